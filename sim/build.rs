@@ -1,0 +1,247 @@
+//! Verilates every checked-in design of `hdl/verilog/` and compiles it into this crate.
+//!
+//! Each `<name>.v` (top module `<name>`) is verilated on its own with `--prefix V<name>`,
+//! so designs never clash. A generated C++ class per design exposes its ports through the
+//! C ABI of `csrc/rnic_model.h`. The Verilator runtime is compiled once for all models, and
+//! the C++ optimisation level is pinned: the debug default (-O0) simulates ~8x slower.
+//!
+//! Verilator is looked up as `$RNIC_VERILATOR`, then `.venv/bin/verilator` (installed by
+//! `scripts/setup-tools`), then `verilator` on the PATH.
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// C++ optimisation level for models and runtime, independent of the cargo profile.
+const CXX_OPT_LEVEL: u32 = 2;
+
+struct Port {
+    name: String,
+    width: u32,
+    is_output: bool,
+}
+
+fn main() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let verilog_dir = manifest.join("../hdl/verilog");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    println!("cargo:rerun-if-changed={}", verilog_dir.display());
+    println!("cargo:rerun-if-changed=csrc");
+    println!("cargo:rerun-if-env-changed=RNIC_VERILATOR");
+
+    let verilator = find_verilator(&manifest);
+    let root = verilator_root(&verilator);
+    let mut designs: Vec<PathBuf> = std::fs::read_dir(&verilog_dir)
+        .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", verilog_dir.display())))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "v"))
+        .collect();
+    designs.sort();
+    if designs.is_empty() {
+        fail(&format!("no designs in {}", verilog_dir.display()));
+    }
+
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++20")
+        .opt_level(CXX_OPT_LEVEL)
+        .debug(false)
+        .warnings(false)
+        .include(&root.join("include"))
+        .include(root.join("include/vltstd"))
+        .include(manifest.join("csrc"))
+        .define("VERILATOR", "1")
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TIMING", "0")
+        .define("VM_TRACE", "1")
+        .define("VM_TRACE_VCD", "1")
+        .define("VM_TRACE_FST", "0")
+        .define("VM_TRACE_SAIF", "0")
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-fno-var-tracking-assignments");
+
+    let mut names = Vec::new();
+    for file in &designs {
+        let name = file.file_stem().and_then(|s| s.to_str()).expect("file name").to_string();
+        println!("cargo:rerun-if-changed={}", file.display());
+        let mdir = out.join("models").join(&name);
+        verilate(&verilator, file, &name, &mdir);
+        let ports = parse_ports(file, &name);
+        let shim = mdir.join(format!("rnic_model_{name}.cpp"));
+        std::fs::write(&shim, model_class(&name, &ports)).expect("write shim");
+        build.include(&mdir);
+        for cpp in cpp_files(&mdir) {
+            build.file(cpp);
+        }
+        names.push(name);
+    }
+    let registry = out.join("rnic_registry.cpp");
+    std::fs::write(&registry, registry_source(&names)).expect("write registry");
+    build.file(registry);
+    build.file(manifest.join("csrc/rnic_model.cpp"));
+    for runtime in ["verilated.cpp", "verilated_vcd_c.cpp", "verilated_threads.cpp"] {
+        build.file(root.join("include").join(runtime));
+    }
+    build.compile("rnic_verilated");
+    println!("cargo:rustc-link-lib=stdc++");
+    println!("cargo:rustc-link-lib=pthread");
+
+    // The list of models, for Rust-side error messages and tests.
+    let list = names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    std::fs::write(out.join("models.rs"), format!("pub const MODELS: &[&str] = &[{list}];\n"))
+        .expect("write models.rs");
+}
+
+fn fail(msg: &str) -> ! {
+    // A build script's panic prints a backtrace hint and noise; one clear line instead.
+    eprintln!("\nerror: rnic-sim: {msg}\n");
+    println!("cargo:warning=rnic-sim: {}", msg.lines().next().unwrap_or(msg));
+    std::process::exit(1)
+}
+
+fn find_verilator(manifest: &Path) -> PathBuf {
+    if let Ok(v) = std::env::var("RNIC_VERILATOR") {
+        return PathBuf::from(v);
+    }
+    let venv = manifest.join("../.venv/bin/verilator");
+    if venv.exists() {
+        return venv;
+    }
+    let on_path = Command::new("verilator").arg("--version").output();
+    if on_path.is_ok_and(|o| o.status.success()) {
+        return PathBuf::from("verilator");
+    }
+    fail(
+        "Verilator was not found.\n  Run `scripts/setup-tools` (installs the pinned Verilator \
+         into .venv/), or set RNIC_VERILATOR to a verilator binary.",
+    )
+}
+
+fn verilator_root(verilator: &Path) -> PathBuf {
+    let out = Command::new(verilator)
+        .args(["--getenv", "VERILATOR_ROOT"])
+        .output()
+        .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
+    if !out.status.success() {
+        fail(&format!("{} --getenv VERILATOR_ROOT failed", verilator.display()));
+    }
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn verilate(verilator: &Path, file: &Path, name: &str, mdir: &Path) {
+    let _ = std::fs::remove_dir_all(mdir);
+    std::fs::create_dir_all(mdir).expect("create model dir");
+    let out = Command::new(verilator)
+        .arg("--cc")
+        .arg("--trace")
+        .args(["--prefix", &format!("V{name}")])
+        .args(["--top-module", name])
+        .arg("-Mdir")
+        .arg(mdir)
+        .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"])
+        // rust-hdl writes unsized literals and one module per register; neither is a bug.
+        .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-DECLFILENAME", "-Wno-UNUSED"])
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("%Error")).take(12).collect();
+        fail(&format!(
+            "Verilator failed on {}:\n  {}\n  (run `{} --lint-only {}` for the full report)",
+            file.display(),
+            errors.join("\n  "),
+            verilator.display(),
+            file.display()
+        ));
+    }
+}
+
+fn cpp_files(mdir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(mdir)
+        .expect("model dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Reads the port list of module `top` from rust-hdl's output, whose declarations have
+/// the fixed form `input wire  [W-1:0] name;` / `output reg  name;`.
+fn parse_ports(file: &Path, top: &str) -> Vec<Port> {
+    let text = std::fs::read_to_string(file).expect("read verilog");
+    let start = text
+        .find(&format!("module {top}("))
+        .unwrap_or_else(|| fail(&format!("{}: no module {top}", file.display())));
+    let body = &text[start..];
+    let end = body.find("endmodule").unwrap_or(body.len());
+    let mut ports = Vec::new();
+    for line in body[..end].lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let is_output = match words.first() {
+            Some(&"input") => false,
+            Some(&"output") => true,
+            _ => continue,
+        };
+        let (width, name) = match &words[2..] {
+            [range, name] if range.starts_with('[') => {
+                let msb: u32 = range[1..range.find(':').expect("range")].parse().expect("msb");
+                (msb + 1, *name)
+            }
+            [name] => (1, *name),
+            _ => fail(&format!("{}: cannot parse port line '{line}'", file.display())),
+        };
+        ports.push(Port { name: name.trim_end_matches(';').to_string(), width, is_output });
+    }
+    ports
+}
+
+fn model_class(name: &str, ports: &[Port]) -> String {
+    let mut s = String::new();
+    let class = format!("V{name}");
+    writeln!(s, "// Generated by sim/build.rs: the C ABI view of design {name}.").unwrap();
+    writeln!(s, "#include \"rnic_model.h\"\n#include \"{class}.h\"\n").unwrap();
+    writeln!(s, "namespace {{\nclass Model final : public RnicModel {{\n  public:").unwrap();
+    writeln!(s, "    Model() : top(new {class}(context.get())) {{").unwrap();
+    writeln!(s, "        ports = table;\n        port_count = {};", ports.len()).unwrap();
+    for (i, p) in ports.iter().enumerate() {
+        let storage = if p.width > 64 {
+            format!("top->{}.data()", p.name)
+        } else {
+            format!("&top->{}", p.name)
+        };
+        writeln!(
+            s,
+            "        table[{i}] = RnicPort{{\"{}\", {}, {}, static_cast<void*>({storage})}};",
+            p.name, p.width, p.is_output as i32
+        )
+        .unwrap();
+    }
+    writeln!(s, "    }}").unwrap();
+    // Close a trace before the model it reads from goes away.
+    writeln!(s, "    ~Model() override {{ trace_close(); }}").unwrap();
+    writeln!(s, "    void eval() override {{ top->eval(); }}").unwrap();
+    writeln!(s, "    void final_() override {{ top->final(); }}").unwrap();
+    writeln!(s, "    void trace_attach(VerilatedVcdC* vcd) override {{ top->trace(vcd, 99); }}").unwrap();
+    writeln!(s, "  private:\n    std::unique_ptr<{class}> top;").unwrap();
+    writeln!(s, "    RnicPort table[{}];\n}};\n}}  // namespace\n", ports.len().max(1)).unwrap();
+    writeln!(s, "RnicModel* rnic_new_{name}() {{ return new Model(); }}").unwrap();
+    s
+}
+
+fn registry_source(names: &[String]) -> String {
+    let mut s = String::from("// Generated by sim/build.rs: every model by name.\n#include <cstring>\n");
+    s.push_str("#include \"rnic_model.h\"\n\n");
+    for n in names {
+        writeln!(s, "RnicModel* rnic_new_{n}();").unwrap();
+    }
+    s.push_str("\nRnicModel* rnic_create_model(const char* name) {\n");
+    for n in names {
+        writeln!(s, "    if (std::strcmp(name, \"{n}\") == 0) return rnic_new_{n}();").unwrap();
+    }
+    s.push_str("    return nullptr;\n}\n\nextern \"C\" const char* rnic_model_names(void) {\n");
+    writeln!(s, "    return \"{}\";\n}}", names.join(", ")).unwrap();
+    s
+}

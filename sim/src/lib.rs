@@ -1,0 +1,17 @@
+//! Verilator models of the RNIC hardware, driven from Rust.
+//!
+//! `build.rs` verilates every design checked in under `hdl/verilog/`; [`Model`] opens one
+//! by name and gives safe access to its ports, its clock and a waveform trace. Set
+//! `RNIC_TRACE=<file.vcd>` to trace every model a run creates; tests wrapped in
+//! [`trace::on_failure`] re-run a failing case with tracing on and name the file.
+mod ffi;
+pub mod alu;
+pub mod model;
+pub mod trace;
+
+pub use model::{Model, Port, SimError};
+
+/// Names of the compiled models (one per file in `hdl/verilog/`).
+pub mod models {
+    include!(concat!(env!("OUT_DIR"), "/models.rs"));
+}
