@@ -8,6 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
+use crate::mpa::Crc32c;
 
 /// One generated design: the Verilog file `<name>.v` with top module `<name>`.
 pub struct Design {
@@ -34,11 +35,33 @@ impl Design {
 
 /// All designs, in the order they are written.
 pub fn all() -> Vec<Design> {
-    vec![Design {
-        name: "rnic_atomic_alu",
-        summary: "masked FetchAdd/CmpSwap ALU, 1 op/cycle, latency 2",
-        generate: || generate::<AtomicAlu>("rnic_atomic_alu", AtomicAlu::default()),
-    }]
+    vec![
+        Design {
+            name: "rnic_atomic_alu",
+            summary: "masked FetchAdd/CmpSwap ALU, 1 op/cycle, latency 2",
+            generate: || generate("rnic_atomic_alu", AtomicAlu::default()),
+        },
+        Design {
+            name: "rnic_mpa_crc32c_w8",
+            summary: "CRC32c, 8 byte lanes per cycle with byte-valid",
+            generate: || generate("rnic_mpa_crc32c_w8", Crc32c::<64, 8>::default()),
+        },
+        Design {
+            name: "rnic_mpa_crc32c_w16",
+            summary: "CRC32c, 16 byte lanes per cycle with byte-valid",
+            generate: || generate("rnic_mpa_crc32c_w16", Crc32c::<128, 16>::default()),
+        },
+        Design {
+            name: "rnic_mpa_crc32c_w32",
+            summary: "CRC32c, 32 byte lanes per cycle with byte-valid",
+            generate: || generate("rnic_mpa_crc32c_w32", Crc32c::<256, 32>::default()),
+        },
+        Design {
+            name: "rnic_mpa_crc32c_w64",
+            summary: "CRC32c, 64 byte lanes per cycle with byte-valid",
+            generate: || generate("rnic_mpa_crc32c_w64", Crc32c::<512, 64>::default()),
+        },
+    ]
 }
 
 /// Writes every design into `dir`, returning the paths written.

@@ -6,6 +6,7 @@
 //! [`trace::on_failure`] re-run a failing case with tracing on and name the file.
 mod ffi;
 pub mod alu;
+pub mod crc;
 pub mod model;
 pub mod trace;
 
