@@ -40,6 +40,73 @@ fn main() {
         fail(&format!("no designs in {}", verilog_dir.display()));
     }
 
+    // Static libraries, linked in dependency order: the registry and C ABI (which call
+    // into the models), one library per model, then the Verilator runtime. A model whose
+    // Verilog, Verilator and build recipe are unchanged is not verilated or compiled again.
+    let version = verilator_version(&verilator);
+    let mut names = Vec::new();
+    let mut libs = vec!["rnic_registry".to_string()];
+    for file in &designs {
+        let name = file.file_stem().and_then(|s| s.to_str()).expect("file name").to_string();
+        println!("cargo:rerun-if-changed={}", file.display());
+        let mdir = out.join("models").join(&name);
+        let text = std::fs::read_to_string(file).expect("read verilog");
+        let stamp = fingerprint(&[&text, &version, RECIPE]);
+        let lib = format!("rnic_model_{name}");
+        if !is_fresh(&mdir, &lib, &stamp) {
+            verilate(&verilator, file, &name, &mdir);
+            let ports = parse_ports(&text, file, &name);
+            let shim = mdir.join(format!("rnic_model_{name}.cpp"));
+            std::fs::write(&shim, model_class(&name, &ports)).expect("write shim");
+            let mut build = cxx(&root, &manifest);
+            build.include(&mdir).files(cpp_files(&mdir));
+            build.out_dir(&mdir).compile(&lib);
+            std::fs::write(mdir.join("stamp"), &stamp).expect("write stamp");
+        }
+        println!("cargo:rustc-link-search=native={}", mdir.display());
+        libs.push(lib);
+        names.push(name);
+    }
+
+    let runtime_dir = out.join("verilator-runtime");
+    let runtime_stamp = fingerprint(&[&version, &root.display().to_string(), RECIPE]);
+    if !is_fresh(&runtime_dir, "rnic_vlrt", &runtime_stamp) {
+        let mut build = cxx(&root, &manifest);
+        for runtime in ["verilated.cpp", "verilated_vcd_c.cpp", "verilated_threads.cpp"] {
+            build.file(root.join("include").join(runtime));
+        }
+        std::fs::create_dir_all(&runtime_dir).expect("runtime dir");
+        build.out_dir(&runtime_dir).compile("rnic_vlrt");
+        std::fs::write(runtime_dir.join("stamp"), &runtime_stamp).expect("write stamp");
+    }
+    println!("cargo:rustc-link-search=native={}", runtime_dir.display());
+    libs.push("rnic_vlrt".into());
+
+    let registry = out.join("rnic_registry.cpp");
+    std::fs::write(&registry, registry_source(&names)).expect("write registry");
+    cxx(&root, &manifest)
+        .file(registry)
+        .file(manifest.join("csrc/rnic_model.cpp"))
+        .out_dir(&out)
+        .compile("rnic_registry");
+    println!("cargo:rustc-link-search=native={}", out.display());
+    for lib in &libs {
+        println!("cargo:rustc-link-lib=static={lib}");
+    }
+    println!("cargo:rustc-link-lib=stdc++");
+    println!("cargo:rustc-link-lib=pthread");
+
+    // The list of models, for Rust-side error messages and tests.
+    let list = names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    std::fs::write(out.join("models.rs"), format!("pub const MODELS: &[&str] = &[{list}];\n"))
+        .expect("write models.rs");
+}
+
+/// Bump when the way models are verilated or compiled changes: cached ones are rebuilt.
+const RECIPE: &str = "verilate --cc --trace -O3; c++20 -O2; shim v1";
+
+/// A C++ build with the flags every model and the runtime share.
+fn cxx(root: &Path, manifest: &Path) -> cc::Build {
     let mut build = cc::Build::new();
     build
         .cpp(true)
@@ -47,7 +114,8 @@ fn main() {
         .opt_level(CXX_OPT_LEVEL)
         .debug(false)
         .warnings(false)
-        .include(&root.join("include"))
+        .cargo_metadata(false)
+        .include(root.join("include"))
         .include(root.join("include/vltstd"))
         .include(manifest.join("csrc"))
         .define("VERILATOR", "1")
@@ -60,37 +128,30 @@ fn main() {
         .define("VM_TRACE_SAIF", "0")
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-fno-var-tracking-assignments");
+    build
+}
 
-    let mut names = Vec::new();
-    for file in &designs {
-        let name = file.file_stem().and_then(|s| s.to_str()).expect("file name").to_string();
-        println!("cargo:rerun-if-changed={}", file.display());
-        let mdir = out.join("models").join(&name);
-        verilate(&verilator, file, &name, &mdir);
-        let ports = parse_ports(file, &name);
-        let shim = mdir.join(format!("rnic_model_{name}.cpp"));
-        std::fs::write(&shim, model_class(&name, &ports)).expect("write shim");
-        build.include(&mdir);
-        for cpp in cpp_files(&mdir) {
-            build.file(cpp);
-        }
-        names.push(name);
-    }
-    let registry = out.join("rnic_registry.cpp");
-    std::fs::write(&registry, registry_source(&names)).expect("write registry");
-    build.file(registry);
-    build.file(manifest.join("csrc/rnic_model.cpp"));
-    for runtime in ["verilated.cpp", "verilated_vcd_c.cpp", "verilated_threads.cpp"] {
-        build.file(root.join("include").join(runtime));
-    }
-    build.compile("rnic_verilated");
-    println!("cargo:rustc-link-lib=stdc++");
-    println!("cargo:rustc-link-lib=pthread");
+fn fingerprint(parts: &[&str]) -> String {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: stable from one build to the next.
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    parts.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
 
-    // The list of models, for Rust-side error messages and tests.
-    let list = names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
-    std::fs::write(out.join("models.rs"), format!("pub const MODELS: &[&str] = &[{list}];\n"))
-        .expect("write models.rs");
+/// Whether `dir` holds `lib<name>.a` built from the inputs that `stamp` fingerprints.
+fn is_fresh(dir: &Path, lib: &str, stamp: &str) -> bool {
+    dir.join(format!("lib{lib}.a")).exists()
+        && std::fs::read_to_string(dir.join("stamp")).is_ok_and(|s| s == stamp)
+}
+
+fn verilator_version(verilator: &Path) -> String {
+    let out = Command::new(verilator)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn fail(msg: &str) -> ! {
@@ -170,8 +231,7 @@ fn cpp_files(mdir: &Path) -> Vec<PathBuf> {
 
 /// Reads the port list of module `top` from rust-hdl's output, whose declarations have
 /// the fixed form `input wire  [W-1:0] name;` / `output reg  name;`.
-fn parse_ports(file: &Path, top: &str) -> Vec<Port> {
-    let text = std::fs::read_to_string(file).expect("read verilog");
+fn parse_ports(text: &str, file: &Path, top: &str) -> Vec<Port> {
     let start = text
         .find(&format!("module {top}("))
         .unwrap_or_else(|| fail(&format!("{}: no module {top}", file.display())));

@@ -8,7 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::mpa::Crc32c;
+use crate::mpa::{Crc32c, MpaTx};
 
 /// One generated design: the Verilog file `<name>.v` with top module `<name>`.
 pub struct Design {
@@ -60,6 +60,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_mpa_crc32c_w64",
             summary: "CRC32c, 64 byte lanes per cycle with byte-valid",
             generate: || generate("rnic_mpa_crc32c_w64", Crc32c::<512, 64>::default()),
+        },
+        Design {
+            name: "rnic_mpa_tx_w8",
+            summary: "MPA framer: ULPDU in, FPDU out (length, PAD, markers, CRC32c), 8 lanes",
+            generate: || generate("rnic_mpa_tx_w8", MpaTx::<64, 8, 192>::default()),
         },
     ]
 }

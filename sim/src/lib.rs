@@ -6,8 +6,10 @@
 //! [`trace::on_failure`] re-run a failing case with tracing on and name the file.
 mod ffi;
 pub mod alu;
+pub mod axis;
 pub mod crc;
 pub mod model;
+pub mod mpa;
 pub mod trace;
 
 pub use model::{Model, Port, SimError};
