@@ -8,7 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::mpa::{Crc32c, MpaTx};
+use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
 /// One generated design: the Verilog file `<name>.v` with top module `<name>`.
 pub struct Design {
@@ -65,6 +65,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_mpa_tx_w8",
             summary: "MPA framer: ULPDU in, FPDU out (length, PAD, markers, CRC32c), 8 lanes",
             generate: || generate("rnic_mpa_tx_w8", MpaTx::<64, 8, 192>::default()),
+        },
+        Design {
+            name: "rnic_mpa_rx_w8",
+            summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 8 lanes",
+            generate: || generate("rnic_mpa_rx_w8", MpaRx::<64, 8, 192, 96, 12>::default()),
         },
     ]
 }

@@ -63,3 +63,54 @@ fn clock_streams(model: &mut Model, source: &mut AxisSource, sink: &mut AxisSink
     model.tick();
     source.advance();
 }
+
+/// The deframer `rnic_mpa_rx_w<lanes>`: TCP octets in on `s_axis`, ULPDUs out on `m_axis`.
+pub struct MpaRxDriver {
+    pub model: Model,
+    pub source: AxisSource,
+    pub sink: AxisSink,
+    failed: Port,
+    error_code: Port,
+}
+
+impl MpaRxDriver {
+    /// Opens the model, sets the framing options and resets it (stream position 0).
+    pub fn new(lanes: usize, cfg: FramingConfig) -> Result<Self, SimError> {
+        let mut model = Model::new(&format!("rnic_mpa_rx_w{lanes}"))?;
+        let (markers, crc, reset) = (model.port("markers_en"), model.port("crc_en"), model.port("reset"));
+        model.set_bit(markers, cfg.markers);
+        model.set_bit(crc, cfg.crc);
+        reset_model(&mut model, reset);
+        Ok(MpaRxDriver {
+            source: AxisSource::new(&model, "s_axis"),
+            sink: AxisSink::new(&model, "m_axis"),
+            failed: model.port("failed"),
+            error_code: model.port("error_code"),
+            model,
+        })
+    }
+
+    /// Queues stream octets as beats of `chunk()` octets each (clamped to 1..=lanes), the
+    /// way TCP payload may arrive in pieces of any size, each beat starting in lane 0.
+    pub fn push_stream(&mut self, bytes: &[u8], mut chunk: impl FnMut() -> usize) {
+        let lanes = self.source.lanes();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let n = chunk().clamp(1, lanes).min(rest.len());
+            let mut data = rest[..n].to_vec();
+            data.resize(lanes, 0);
+            self.source.push([crate::axis::Beat { data, keep: crate::axis::lane_mask(n), last: false, user: 0 }]);
+            rest = &rest[n..];
+        }
+    }
+
+    /// One clock cycle with the bus models' random gaps and back-pressure.
+    pub fn cycle(&mut self, rng: &mut impl Rng) {
+        clock_streams(&mut self.model, &mut self.source, &mut self.sink, rng);
+    }
+
+    /// The MPA error code (2 CRC, 3 marker) once a bad FPDU was seen.
+    pub fn failure(&self) -> Option<u8> {
+        self.model.get_bit(self.failed).then(|| self.model.get(self.error_code) as u8)
+    }
+}

@@ -1,9 +1,16 @@
 //! MPA (RFC 5044): CRC32c, FPDU framing (TX) and deframing (RX).
+//!
+//! TX: [`tx_header`] → [`tx_markers`] → CRC in [`tx`]. RX: [`rx_align`] → [`rx_strip`],
+//! joined in [`rx`]. [`crc32c`] is shared; [`crc_matrix`] computes its XOR network.
 pub mod crc32c;
 pub mod crc_matrix;
+pub mod rx;
+pub mod rx_align;
+pub mod rx_strip;
 pub mod tx;
 pub mod tx_header;
 pub mod tx_markers;
 
 pub use crc32c::Crc32c;
+pub use rx::MpaRx;
 pub use tx::MpaTx;

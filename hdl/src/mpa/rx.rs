@@ -1,0 +1,72 @@
+//! The MPA receiver (RFC 5044 §4, §5.2, §8): TCP payload octets in, ULPDUs out.
+//!
+//! [`RxAlign`] finds the FPDUs in the octet stream, removes markers and checks CRCs and
+//! markers; [`RxStrip`] removes ULPDU_Length and PAD. Each ULPDU leaves as one packet, its
+//! last beat flagged in `tuser` if its FPDU was bad (bit 0 CRC, bit 1 marker); after a bad
+//! FPDU nothing more is delivered and `failed` / `error_code` tell the Terminate logic why
+//! (MPA error 2 or 3, layer 2 type 0). The stream position counts from reset, the first
+//! octet of Full Operation.
+use rust_hdl::prelude::*;
+
+use super::rx_align::RxAlign;
+use super::rx_strip::RxStrip;
+
+/// `D` = data bits, `K` = byte lanes, `B` = `3 D`, `DW` = `D + 32`, `KW` = `K + 4`.
+#[derive(LogicBlock, Default)]
+pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize>
+{
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub markers_en: Signal<In, Bit>,
+    pub crc_en: Signal<In, Bit>,
+    /// TCP payload octets; `tkeep` contiguous from lane 0.
+    pub s_axis_tdata: Signal<In, Bits<D>>,
+    pub s_axis_tkeep: Signal<In, Bits<K>>,
+    pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tready: Signal<Out, Bit>,
+    /// ULPDUs, one packet each; `tuser` on the last beat: bit 0 CRC error, bit 1 marker error.
+    pub m_axis_tdata: Signal<Out, Bits<D>>,
+    pub m_axis_tkeep: Signal<Out, Bits<K>>,
+    pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tuser: Signal<Out, Bits<2>>,
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    pub m_axis_tready: Signal<In, Bit>,
+    pub failed: Signal<Out, Bit>,
+    pub error_code: Signal<Out, Bits<8>>,
+    align: RxAlign<D, K, B, DW, KW>,
+    strip: RxStrip<D, K>,
+}
+
+impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize> Logic
+    for MpaRx<D, K, B, DW, KW>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.align.clock.next = self.clock.val();
+        self.align.reset.next = self.reset.val();
+        self.align.markers_en.next = self.markers_en.val();
+        self.align.crc_en.next = self.crc_en.val();
+        self.align.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.align.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.align.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.s_axis_tready.next = self.align.s_axis_tready.val();
+
+        self.strip.clock.next = self.clock.val();
+        self.strip.reset.next = self.reset.val();
+        self.strip.s_data.next = self.align.m_data.val();
+        self.strip.s_last.next = self.align.m_last.val();
+        self.strip.s_valid.next = self.align.m_valid.val();
+        self.align.m_ready.next = self.strip.s_ready.val();
+        self.strip.crc_ok.next = self.align.crc_ok.val();
+        self.strip.marker_ok.next = self.align.marker_ok.val();
+
+        self.m_axis_tdata.next = self.strip.m_axis_tdata.val();
+        self.m_axis_tkeep.next = self.strip.m_axis_tkeep.val();
+        self.m_axis_tlast.next = self.strip.m_axis_tlast.val();
+        self.m_axis_tuser.next = self.strip.m_axis_tuser.val();
+        self.m_axis_tvalid.next = self.strip.m_axis_tvalid.val();
+        self.strip.m_axis_tready.next = self.m_axis_tready.val();
+        self.failed.next = self.align.failed.val();
+        self.error_code.next = self.align.error_code.val();
+    }
+}
