@@ -67,9 +67,39 @@ pub fn all() -> Vec<Design> {
             generate: || generate("rnic_mpa_tx_w8", MpaTx::<64, 8, 192>::default()),
         },
         Design {
+            name: "rnic_mpa_tx_w16",
+            summary: "MPA framer: ULPDU in, FPDU out (length, PAD, markers, CRC32c), 16 lanes",
+            generate: || generate("rnic_mpa_tx_w16", MpaTx::<128, 16, 384>::default()),
+        },
+        Design {
+            name: "rnic_mpa_tx_w32",
+            summary: "MPA framer: ULPDU in, FPDU out (length, PAD, markers, CRC32c), 32 lanes",
+            generate: || generate("rnic_mpa_tx_w32", MpaTx::<256, 32, 768>::default()),
+        },
+        Design {
+            name: "rnic_mpa_tx_w64",
+            summary: "MPA framer: ULPDU in, FPDU out (length, PAD, markers, CRC32c), 64 lanes",
+            generate: || generate("rnic_mpa_tx_w64", MpaTx::<512, 64, 1536>::default()),
+        },
+        Design {
             name: "rnic_mpa_rx_w8",
             summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 8 lanes",
             generate: || generate("rnic_mpa_rx_w8", MpaRx::<64, 8, 192, 96, 12>::default()),
+        },
+        Design {
+            name: "rnic_mpa_rx_w16",
+            summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 16 lanes",
+            generate: || generate("rnic_mpa_rx_w16", MpaRx::<128, 16, 384, 160, 20>::default()),
+        },
+        Design {
+            name: "rnic_mpa_rx_w32",
+            summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 32 lanes",
+            generate: || generate("rnic_mpa_rx_w32", MpaRx::<256, 32, 768, 288, 36>::default()),
+        },
+        Design {
+            name: "rnic_mpa_rx_w64",
+            summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 64 lanes",
+            generate: || generate("rnic_mpa_rx_w64", MpaRx::<512, 64, 1536, 544, 68>::default()),
         },
     ]
 }

@@ -26,11 +26,11 @@ fn random_length(rng: &mut StdRng) -> usize {
 }
 
 /// A piece size: mostly whole beats, often odd sizes, sometimes single octets.
-fn chunk(rng: &mut StdRng) -> usize {
+fn chunk(rng: &mut StdRng, lanes: usize) -> usize {
     match rng.gen_range(0..10) {
-        0..=4 => LANES,
+        0..=4 => lanes,
         5 => 1,
-        _ => rng.gen_range(1..=LANES),
+        _ => rng.gen_range(1..=lanes),
     }
 }
 
@@ -49,8 +49,8 @@ fn collect(rx: &mut MpaRxDriver, rng: &mut StdRng, packets: usize, patience: u64
     out
 }
 
-fn differential(cfg: FramingConfig, seed: u64, count: usize, valid_rate: f64, ready_rate: f64) {
-    let mut rx = MpaRxDriver::new(LANES, cfg).expect("model");
+fn differential(lanes: usize, cfg: FramingConfig, seed: u64, count: usize, valid_rate: f64, ready_rate: f64) {
+    let mut rx = MpaRxDriver::new(lanes, cfg).expect("model");
     rx.source.valid_rate = valid_rate;
     rx.sink.ready_rate = ready_rate;
     let mut rng = StdRng::seed_from_u64(seed);
@@ -67,17 +67,17 @@ fn differential(cfg: FramingConfig, seed: u64, count: usize, valid_rate: f64, re
             // The reference deframer must agree with what was framed.
             reference.push(&wire);
             assert_eq!(reference.pop(), Some(Ok(ulpdu.clone())), "proto round trip");
-            rx.push_stream(&wire, || chunk(&mut chunks));
+            rx.push_stream(&wire, || chunk(&mut chunks, lanes));
             expected.push_back(ulpdu);
             sent += 1;
         }
         rx.cycle(&mut rng);
         idle += 1;
         while let Some(p) = rx.sink.pop_packet() {
-            p.check_shape(LANES, 1).unwrap_or_else(|e| panic!("ULPDU {checked}: {e}"));
+            p.check_shape(lanes, 1).unwrap_or_else(|e| panic!("ULPDU {checked}: {e}"));
             let want = expected.pop_front().expect("a ULPDU nobody sent");
             assert_eq!(p.user(), 0, "ULPDU {checked} flagged bad");
-            assert_eq!(p.bytes(), want, "ULPDU {checked} ({cfg:?})");
+            assert_eq!(p.bytes(), want, "ULPDU {checked} (W={lanes}, {cfg:?})");
             checked += 1;
             idle = 0;
         }
@@ -89,24 +89,45 @@ fn differential(cfg: FramingConfig, seed: u64, count: usize, valid_rate: f64, re
 #[test]
 fn mpa_rx_w8_matches_proto_markers_and_crc() {
     trace::on_failure("mpa_rx_w8_matches_proto_markers_and_crc", || {
-        differential(MARKERS_AND_CRC, 11, 10_000, 0.8, 0.8)
+        differential(8, MARKERS_AND_CRC, 11, 10_000, 0.8, 0.8)
     });
 }
 
 #[test]
 fn mpa_rx_w8_matches_proto_crc_only() {
-    trace::on_failure("mpa_rx_w8_matches_proto_crc_only", || differential(CRC_ONLY, 12, 10_000, 0.9, 0.7));
+    trace::on_failure("mpa_rx_w8_matches_proto_crc_only", || differential(8, CRC_ONLY, 12, 10_000, 0.9, 0.7));
 }
 
 #[test]
 fn mpa_rx_w8_matches_proto_markers_no_crc() {
     let cfg = FramingConfig { markers: true, crc: false };
-    trace::on_failure("mpa_rx_w8_matches_proto_markers_no_crc", || differential(cfg, 13, 10_000, 1.0, 0.5));
+    trace::on_failure("mpa_rx_w8_matches_proto_markers_no_crc", || differential(8, cfg, 13, 10_000, 1.0, 0.5));
 }
 
 #[test]
 fn mpa_rx_w8_matches_proto_at_full_rate() {
-    trace::on_failure("mpa_rx_w8_matches_proto_at_full_rate", || differential(MARKERS_AND_CRC, 14, 10_000, 1.0, 1.0));
+    trace::on_failure("mpa_rx_w8_matches_proto_at_full_rate", || differential(8, MARKERS_AND_CRC, 14, 10_000, 1.0, 1.0));
+}
+
+#[test]
+fn mpa_rx_w16_matches_proto_markers_and_crc() {
+    trace::on_failure("mpa_rx_w16_matches_proto_markers_and_crc", || {
+        differential(16, MARKERS_AND_CRC, 16, 10_000, 0.8, 0.8)
+    });
+}
+
+#[test]
+fn mpa_rx_w32_matches_proto_markers_and_crc() {
+    trace::on_failure("mpa_rx_w32_matches_proto_markers_and_crc", || {
+        differential(32, MARKERS_AND_CRC, 32, 10_000, 0.8, 0.8)
+    });
+}
+
+#[test]
+fn mpa_rx_w64_matches_proto_markers_and_crc() {
+    trace::on_failure("mpa_rx_w64_matches_proto_markers_and_crc", || {
+        differential(64, MARKERS_AND_CRC, 64, 10_000, 0.8, 0.8)
+    });
 }
 
 /// Frames `ulpdus` from the start of Full Operation.
@@ -149,7 +170,7 @@ fn mpa_08_25_corrupted_fpdu_is_flagged_and_nothing_follows() {
             assert!(matches!(reference.pop(), Some(Err(_))), "case {case}: proto sees the error");
 
             let mut chunks = StdRng::seed_from_u64(case);
-            rx.push_stream(&wire, || chunk(&mut chunks));
+            rx.push_stream(&wire, || chunk(&mut chunks, LANES));
             let mut got = collect(&mut rx, &mut rng, usize::MAX, 2_000);
             // The rest of the stream is accepted and dropped: it never backs up.
             for _ in 0..20_000 {

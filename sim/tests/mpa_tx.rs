@@ -86,6 +86,27 @@ fn mpa_tx_w8_matches_proto_at_full_rate() {
     });
 }
 
+#[test]
+fn mpa_tx_w16_matches_proto_markers_and_crc() {
+    trace::on_failure("mpa_tx_w16_matches_proto_markers_and_crc", || {
+        differential(16, MARKERS_AND_CRC, 16, 10_000, 0.9, 0.8)
+    });
+}
+
+#[test]
+fn mpa_tx_w32_matches_proto_markers_and_crc() {
+    trace::on_failure("mpa_tx_w32_matches_proto_markers_and_crc", || {
+        differential(32, MARKERS_AND_CRC, 32, 10_000, 0.9, 0.8)
+    });
+}
+
+#[test]
+fn mpa_tx_w64_matches_proto_markers_and_crc() {
+    trace::on_failure("mpa_tx_w64_matches_proto_markers_and_crc", || {
+        differential(64, MARKERS_AND_CRC, 64, 10_000, 0.9, 0.8)
+    });
+}
+
 /// Runs `ulpdus` through a framer fresh from reset and returns the stream it sends.
 fn frame_stream(lanes: usize, cfg: FramingConfig, ulpdus: &[Vec<u8>]) -> Vec<u8> {
     let mut tx = MpaTxDriver::new(lanes, cfg).expect("model");
