@@ -7,6 +7,7 @@
 mod ffi;
 pub mod alu;
 pub mod axis;
+pub mod bench;
 pub mod crc;
 pub mod model;
 pub mod mpa;

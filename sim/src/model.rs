@@ -3,6 +3,7 @@ use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::ffi;
 use crate::models::MODELS;
@@ -29,13 +30,18 @@ impl std::fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-/// A port of a [`Model`], resolved once by name and then used every cycle.
+/// A port of a [`Model`], resolved once by name and then used every cycle. It belongs to
+/// the model that gave it out; using it with another model panics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Port {
+    model: u64,
     index: usize,
     width: u32,
     output: bool,
 }
+
+/// Gives every model an identity its ports carry.
+static NEXT_MODEL_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Port {
     /// Width in bits.
@@ -47,6 +53,8 @@ impl Port {
 struct PortInfo {
     name: String,
     port: Port,
+    /// Verilator's storage for the port, valid while the model lives.
+    storage: *mut u8,
 }
 
 /// One Verilated design. Not `Send`: a model belongs to the thread that made it.
@@ -57,6 +65,8 @@ pub struct Model {
     clock: Option<Port>,
     time: u64,
     cycles: u64,
+    /// Inputs changed since the last `eval`.
+    dirty: bool,
     tracing: Option<PathBuf>,
     _not_send: PhantomData<*mut ()>,
 }
@@ -70,6 +80,7 @@ impl Model {
         // SAFETY: `cname` is a valid NUL-terminated string for the duration of the call.
         let raw = unsafe { ffi::rnic_model_new(cname.as_ptr()) };
         let raw = NonNull::new(raw).ok_or_else(|| SimError::UnknownModel(design.into()))?;
+        let model = NEXT_MODEL_ID.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `raw` is a live model; the index is below the count it reports and the
         // name it returns points into a static string table of the generated code.
         let ports = unsafe {
@@ -79,10 +90,12 @@ impl Model {
                         .to_string_lossy()
                         .into_owned(),
                     port: Port {
+                        model,
                         index,
                         width: ffi::rnic_model_port_width(raw.as_ptr(), index),
                         output: ffi::rnic_model_port_is_output(raw.as_ptr(), index) != 0,
                     },
+                    storage: ffi::rnic_model_port_storage(raw.as_ptr(), index).cast(),
                 })
                 .collect::<Vec<_>>()
         };
@@ -93,6 +106,7 @@ impl Model {
             clock: None,
             time: 0,
             cycles: 0,
+            dirty: true,
             tracing: None,
             _not_send: PhantomData,
         };
@@ -124,8 +138,10 @@ impl Model {
     }
 
     fn storage(&self, port: Port) -> *mut u8 {
-        // SAFETY: `port.index` came from this model's own port table.
-        unsafe { ffi::rnic_model_port_storage(self.raw.as_ptr(), port.index).cast() }
+        // The accessors below size their reads and writes by `port.width`, so a port of
+        // another model must never index this one's table.
+        assert_eq!(port.model, self.ports[0].port.model, "{}: port of another model", self.design);
+        self.ports[port.index].storage
     }
 
     /// Drives an input of at most 64 bits; bits above the port width are dropped.
@@ -133,6 +149,7 @@ impl Model {
         assert!(!port.output, "{}: cannot drive an output", self.design);
         assert!(port.width <= 64, "{}: use set_bytes for a {}-bit port", self.design, port.width);
         let value = if port.width == 64 { value } else { value & ((1u64 << port.width) - 1) };
+        self.dirty = true;
         let p = self.storage(port);
         // SAFETY: Verilator stores a port of this width as u8/u16/u32/u64 (rnic_model.h);
         // the pointer is live while the model is, and nothing else aliases it right now.
@@ -183,6 +200,7 @@ impl Model {
             self.set(port, u64::from_le_bytes(v));
             return;
         }
+        self.dirty = true;
         let p = self.storage(port).cast::<u32>();
         for word in 0..lanes.div_ceil(4) {
             let mut w = [0u8; 4];
@@ -212,25 +230,29 @@ impl Model {
         }
     }
 
-    /// Settles the combinational logic after inputs changed.
+    /// Settles the combinational logic after inputs changed. Outputs read before this
+    /// still show the values from before the change.
     pub fn eval(&mut self) {
         // SAFETY: `raw` is live and used from its own thread only.
         unsafe { ffi::rnic_model_eval(self.raw.as_ptr()) }
+        self.dirty = false;
     }
 
-    /// One clock cycle: a rising edge, then the clock back low, with the logic settled
-    /// (and the trace written) after each. Outputs read after `tick` show the new state;
-    /// inputs set after it apply to the next edge.
+    /// One clock cycle: the logic settled with the current inputs, a rising edge, then the
+    /// clock back low. Outputs read after `tick` show the new state (every design is
+    /// rising-edge only, so the falling edge changes nothing and is evaluated lazily, by
+    /// the next `eval` or `tick`); inputs set after it apply to the next edge.
     pub fn tick(&mut self) {
         let clock = self.clock.unwrap_or_else(|| panic!("{} has no clock port", self.design));
-        self.eval();
+        if self.dirty {
+            self.eval();
+        }
         self.dump();
         self.set(clock, 1);
         self.eval();
         self.time += 1;
         self.dump();
         self.set(clock, 0);
-        self.eval();
         self.time += 1;
         self.cycles += 1;
     }

@@ -1,0 +1,170 @@
+//! Cycle-count measurements of the blocks, shared by the `bench-blocks` and `demo`
+//! programs. Every figure is counted in simulated clock cycles with streams at full rate
+//! (source always valid, sink always ready), so it is the hardware's throughput, not the
+//! simulator's; only `cycles_per_second` is a wall-clock figure.
+use std::time::Instant;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rnic_proto::mpa::{FramingConfig, Framer};
+
+use crate::alu::{AluDriver, AluOp};
+use crate::crc::CrcDriver;
+use crate::mpa::{MpaRxDriver, MpaTxDriver};
+use crate::SimError;
+
+/// Throughput of one run through a block.
+#[derive(Clone, Copy, Debug)]
+pub struct Throughput {
+    /// ULPDU (payload) octets moved.
+    pub bytes: u64,
+    /// Cycles from the first input beat taken to the last output beat sent.
+    pub cycles: u64,
+    /// Simulated cycles per wall-clock second, harness included.
+    pub cycles_per_second: f64,
+}
+
+impl Throughput {
+    pub fn bytes_per_cycle(&self) -> f64 {
+        self.bytes as f64 / self.cycles as f64
+    }
+}
+
+/// How many ULPDUs of `size` octets make a run long enough to reach steady state.
+pub fn ulpdus_for(size: usize) -> usize {
+    (512 * 1024 / size.max(1)).clamp(64, 4096)
+}
+
+/// Sends `count` ULPDUs of `size` octets back to back through the framer.
+pub fn mpa_tx(lanes: usize, cfg: FramingConfig, size: usize, count: usize) -> Result<Throughput, SimError> {
+    let mut tx = MpaTxDriver::new(lanes, cfg)?;
+    let mut rng = StdRng::seed_from_u64(1);
+    let ulpdu: Vec<u8> = (0..size).map(|i| i as u8).collect();
+    for _ in 0..count {
+        tx.send(&ulpdu);
+    }
+    let clock = Instant::now();
+    let (mut first, mut last, mut cycle, mut packets) = (None, 0, 0u64, 0);
+    while packets < count {
+        let before = tx.source.beats;
+        tx.cycle(&mut rng);
+        if first.is_none() && tx.source.beats > before {
+            first = Some(cycle);
+        }
+        cycle += 1;
+        while tx.sink.pop_packet().is_some() {
+            packets += 1;
+            last = cycle;
+        }
+        if cycle > 100 * (count * size) as u64 / lanes as u64 + 10_000 {
+            panic!("framer stalled after {packets} FPDUs");
+        }
+    }
+    let cycles = last - first.unwrap_or(0);
+    Ok(Throughput {
+        bytes: (count * size) as u64,
+        cycles,
+        cycles_per_second: cycle as f64 / clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// Sends `count` FPDUs carrying ULPDUs of `size` octets, in whole beats, through the
+/// deframer.
+pub fn mpa_rx(lanes: usize, cfg: FramingConfig, size: usize, count: usize) -> Result<Throughput, SimError> {
+    let mut rx = MpaRxDriver::new(lanes, cfg)?;
+    let mut rng = StdRng::seed_from_u64(1);
+    let ulpdu: Vec<u8> = (0..size).map(|i| i as u8).collect();
+    let mut framer = Framer::new(cfg);
+    let mut wire = Vec::new();
+    for _ in 0..count {
+        framer.frame(&ulpdu, &mut wire).expect("ULPDU fits");
+    }
+    rx.push_stream(&wire, || lanes);
+    let clock = Instant::now();
+    let (mut first, mut last, mut cycle, mut packets) = (None, 0, 0u64, 0);
+    while packets < count {
+        let before = rx.source.beats;
+        rx.cycle(&mut rng);
+        if first.is_none() && rx.source.beats > before {
+            first = Some(cycle);
+        }
+        cycle += 1;
+        while let Some(p) = rx.sink.pop_packet() {
+            assert_eq!(p.user(), 0, "deframer flagged a good FPDU");
+            packets += 1;
+            last = cycle;
+        }
+        if cycle > 100 * wire.len() as u64 / lanes as u64 + 10_000 {
+            panic!("deframer stalled after {packets} ULPDUs");
+        }
+    }
+    let cycles = last - first.unwrap_or(0);
+    Ok(Throughput {
+        bytes: (count * size) as u64,
+        cycles,
+        cycles_per_second: cycle as f64 / clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// Feeds `beats` full beats into the CRC unit, one per cycle.
+pub fn crc(lanes: usize, beats: u64) -> Result<Throughput, SimError> {
+    let mut crc = CrcDriver::new(lanes)?;
+    let data: Vec<u8> = (0..lanes).map(|i| i as u8).collect();
+    let keep = crate::axis::lane_mask(lanes);
+    let clock = Instant::now();
+    for i in 0..beats {
+        crc.beat(i == 0, &data, keep);
+    }
+    Ok(Throughput {
+        bytes: beats * lanes as u64,
+        cycles: beats,
+        cycles_per_second: beats as f64 / clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// ALU throughput: operations completed per cycle over a run of `ops` operations issued
+/// one per cycle, either independent or each chained to the previous result (all on one
+/// word, the contended case), with the ALU's latency.
+#[derive(Clone, Copy, Debug)]
+pub struct AluRate {
+    pub ops: u64,
+    pub cycles: u64,
+    pub latency: u64,
+    pub cycles_per_second: f64,
+}
+
+impl AluRate {
+    /// Steady-state rate: operations per cycle once the pipeline is full.
+    pub fn ops_per_cycle(&self) -> f64 {
+        self.ops as f64 / (self.cycles - self.latency) as f64
+    }
+}
+
+pub fn alu(ops: u64, chained: bool) -> Result<AluRate, SimError> {
+    let mut alu = AluDriver::new()?;
+    let clock = Instant::now();
+    let (mut done, mut cycle, mut first_result) = (0u64, 0u64, None);
+    while done < ops {
+        let op = (cycle < ops).then(|| AluOp {
+            aopcode: if cycle % 2 == 0 { 0x0 } else { 0x2 },
+            chain: chained && cycle > 0,
+            original: cycle,
+            data: 1,
+            mask: if chained { 0 } else { 0x8000_0000_8000_0000 },
+            compare: u64::MAX,
+            compare_mask: 0,
+            tag: cycle as u16,
+        });
+        if alu.cycle(op).is_some() {
+            done += 1;
+            first_result.get_or_insert(cycle);
+        }
+        cycle += 1;
+    }
+    Ok(AluRate {
+        ops,
+        cycles: cycle,
+        latency: first_result.unwrap_or(0),
+        cycles_per_second: cycle as f64 / clock.elapsed().as_secs_f64(),
+    })
+}

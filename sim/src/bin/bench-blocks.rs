@@ -1,0 +1,103 @@
+//! Prints the cycle-level throughput of every block at every width: bytes/cycle through
+//! the MPA framer and deframer for 64 B, 1 KiB and 4 KiB ULPDUs, CRC32c bytes/cycle, ALU
+//! operations/cycle, and how many simulated cycles per second Verilator managed.
+//!
+//! `cargo run --release -p rnic-sim --bin bench-blocks [-- --update-docs]`
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Parser;
+use rnic_proto::mpa::FramingConfig;
+use rnic_sim::bench;
+
+#[derive(Parser)]
+#[command(about = "Cycle-level throughput of the RNIC blocks in Verilator")]
+struct Args {
+    /// Datapath widths in byte lanes.
+    #[arg(long, value_delimiter = ',', default_values_t = [8, 16, 32, 64])]
+    widths: Vec<usize>,
+    /// ULPDU sizes in octets.
+    #[arg(long, value_delimiter = ',', default_values_t = [64, 1024, 4096])]
+    sizes: Vec<usize>,
+    /// Rewrite the bench-blocks section of docs/PERFORMANCE.md with the results.
+    #[arg(long)]
+    update_docs: bool,
+}
+
+const BEGIN: &str = "<!-- bench-blocks:begin -->";
+const END: &str = "<!-- bench-blocks:end -->";
+
+fn main() {
+    let args = Args::parse();
+    let mut report = String::new();
+    let out = &mut report;
+    let configs = [
+        ("markers + CRC", FramingConfig { markers: true, crc: true }),
+        ("CRC only", FramingConfig { markers: false, crc: true }),
+    ];
+
+    writeln!(out, "MPA framer (TX) and deframer (RX), streams at full rate:\n").unwrap();
+    writeln!(out, "| block | W | ULPDU | framing | ULPDU bytes/cycle | of W | sim Mcycles/s |").unwrap();
+    writeln!(out, "|---|---|---|---|---|---|---|").unwrap();
+    for &lanes in &args.widths {
+        for (block, run) in [("TX", bench::mpa_tx as Runner), ("RX", bench::mpa_rx as Runner)] {
+            for (name, cfg) in configs {
+                for &size in &args.sizes {
+                    let t = run(lanes, cfg, size, bench::ulpdus_for(size)).unwrap_or_else(|e| fail(&e));
+                    writeln!(
+                        out,
+                        "| {block} | {lanes} | {size} | {name} | {:.2} | {:.3} | {:.2} |",
+                        t.bytes_per_cycle(),
+                        t.bytes_per_cycle() / lanes as f64,
+                        t.cycles_per_second / 1e6
+                    )
+                    .unwrap();
+                    eprintln!("  {block} W={lanes} {size} B {name}: {:.2} B/cycle", t.bytes_per_cycle());
+                }
+            }
+        }
+    }
+
+    writeln!(out, "\nCRC32c unit, one full beat per cycle:\n").unwrap();
+    writeln!(out, "| W | bytes/cycle | sim Mcycles/s |").unwrap();
+    writeln!(out, "|---|---|---|").unwrap();
+    for &lanes in &args.widths {
+        let t = bench::crc(lanes, 1_000_000).unwrap_or_else(|e| fail(&e));
+        writeln!(out, "| {lanes} | {:.2} | {:.2} |", t.bytes_per_cycle(), t.cycles_per_second / 1e6).unwrap();
+    }
+
+    writeln!(out, "\nAtomic ALU, one operation issued per cycle:\n").unwrap();
+    writeln!(out, "| operations | ops/cycle | latency (cycles) | sim Mcycles/s |").unwrap();
+    writeln!(out, "|---|---|---|---|").unwrap();
+    for (name, chained) in [("independent", false), ("chained on one word (contended)", true)] {
+        let r = bench::alu(1_000_000, chained).unwrap_or_else(|e| fail(&e));
+        writeln!(out, "| {name} | {:.3} | {} | {:.2} |", r.ops_per_cycle(), r.latency, r.cycles_per_second / 1e6)
+            .unwrap();
+    }
+
+    println!("{report}");
+    if args.update_docs {
+        let command = "cargo run --release -p rnic-sim --bin bench-blocks -- --update-docs";
+        let section = format!("{BEGIN}\nMeasured with `{command}`.\n\n{report}{END}");
+        update_docs(&section).unwrap_or_else(|e| fail(&e));
+    }
+}
+
+type Runner = fn(usize, FramingConfig, usize, usize) -> Result<bench::Throughput, rnic_sim::SimError>;
+
+fn update_docs(section: &str) -> std::io::Result<()> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/PERFORMANCE.md");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Performance\n".into());
+    let text = match (text.find(BEGIN), text.find(END)) {
+        (Some(b), Some(e)) if b < e => format!("{}{section}{}", &text[..b], &text[e + END.len()..]),
+        _ => format!("{}\n\n## Block throughput (simulation)\n\n{section}\n", text.trim_end()),
+    };
+    std::fs::write(&path, text)?;
+    eprintln!("updated {}", path.display());
+    Ok(())
+}
+
+fn fail(e: &dyn std::fmt::Display) -> ! {
+    eprintln!("bench-blocks: {e}");
+    std::process::exit(1)
+}
