@@ -327,3 +327,17 @@ fn mpa_rx_reads_vectors_v3_to_v11_and_the_leading_marker_form_of_v3() {
     let got = collect(&mut rx, &mut rng, 1, 1000);
     assert_eq!((got[0].user(), got[0].bytes()), (0, with_marker[6..29].to_vec()));
 }
+
+#[test]
+fn mpa_03_rx_ignores_a_nonzero_pad() {
+    // VECTORS V3 with PAD ff ff ff and the CRC recomputed over it: accepted, and only the
+    // 23 ULPDU octets leave.
+    let mut wire = hex("001741430000000000000000000000010000000048656c6c6fffffff");
+    let crc = crc32c(&wire);
+    wire.extend(crc_field(crc));
+    let mut rx = MpaRxDriver::new(LANES, CRC_ONLY).expect("model");
+    let mut rng = StdRng::seed_from_u64(33);
+    rx.push_stream(&wire, || LANES);
+    let got = collect(&mut rx, &mut rng, 1, 1000);
+    assert_eq!((got[0].user(), got[0].bytes()), (0, wire[2..25].to_vec()));
+}

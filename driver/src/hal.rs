@@ -1,0 +1,48 @@
+//! The platform interface the driver is written against.
+use std::time::Duration;
+
+use crate::DmaRegion;
+
+/// Errors from a backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HalError {
+    /// No DMA memory (or IOVA space) left for a request of this many octets.
+    OutOfDmaMemory(usize),
+    /// A zero-length DMA request.
+    EmptyDmaRequest,
+    /// The interrupt vector does not exist.
+    NoSuchVector(u16),
+    /// The backend failed; the text says how.
+    Backend(String),
+}
+
+impl std::fmt::Display for HalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HalError::OutOfDmaMemory(n) => write!(f, "no DMA memory left for {n} octets"),
+            HalError::EmptyDmaRequest => write!(f, "zero-length DMA allocation"),
+            HalError::NoSuchVector(v) => write!(f, "no interrupt vector {v}"),
+            HalError::Backend(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+impl std::error::Error for HalError {}
+
+/// What the driver needs from a platform: BAR0 registers, DMA memory, interrupts.
+///
+/// Methods take `&self`: a device is shared by the objects that use it (queues, memory
+/// regions), so backends use interior mutability where they need it.
+pub trait Hal {
+    /// Reads the 32-bit register at byte offset `offset` of BAR0.
+    fn read32(&self, offset: u32) -> u32;
+    /// Writes the 32-bit register at byte offset `offset` of BAR0.
+    fn write32(&self, offset: u32, value: u32);
+    /// Allocates `len` octets of zeroed DMA memory, page aligned, mapped for the device at
+    /// an IOVA chosen by the backend (never simply the virtual address).
+    fn dma_alloc(&self, len: usize) -> Result<DmaRegion, HalError>;
+    /// Unmaps and frees memory from [`Hal::dma_alloc`].
+    fn dma_free(&self, region: DmaRegion);
+    /// Waits up to `timeout` for interrupt `vector`; `Ok(true)` if it fired.
+    fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError>;
+}
