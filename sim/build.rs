@@ -23,6 +23,7 @@ struct Port {
 fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let verilog_dir = manifest.join("../hdl/verilog");
+    let verilog_dir = verilog_dir.canonicalize().unwrap_or(verilog_dir);
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     println!("cargo:rerun-if-changed={}", verilog_dir.display());
     println!("cargo:rerun-if-changed=csrc");
@@ -167,7 +168,7 @@ fn find_verilator(manifest: &Path) -> PathBuf {
     }
     let venv = manifest.join("../.venv/bin/verilator");
     if venv.exists() {
-        return venv;
+        return venv.parent().and_then(|d| d.canonicalize().ok()).map_or(venv, |d| d.join("verilator"));
     }
     let on_path = Command::new("verilator").arg("--version").output();
     if on_path.is_ok_and(|o| o.status.success()) {

@@ -43,28 +43,11 @@ pub fn mpa_tx(lanes: usize, cfg: FramingConfig, size: usize, count: usize) -> Re
     for _ in 0..count {
         tx.send(&ulpdu);
     }
-    let clock = Instant::now();
-    let (mut first, mut last, mut cycle, mut packets) = (None, 0, 0u64, 0);
-    while packets < count {
+    let limit = 100 * (count * size) as u64 / lanes as u64 + 10_000;
+    measure((count * size) as u64, count, limit, || {
         let before = tx.source.beats;
         tx.cycle(&mut rng);
-        if first.is_none() && tx.source.beats > before {
-            first = Some(cycle);
-        }
-        cycle += 1;
-        while tx.sink.pop_packet().is_some() {
-            packets += 1;
-            last = cycle;
-        }
-        if cycle > 100 * (count * size) as u64 / lanes as u64 + 10_000 {
-            panic!("framer stalled after {packets} FPDUs");
-        }
-    }
-    let cycles = last - first.unwrap_or(0);
-    Ok(Throughput {
-        bytes: (count * size) as u64,
-        cycles,
-        cycles_per_second: cycle as f64 / clock.elapsed().as_secs_f64(),
+        (tx.source.beats > before, std::iter::from_fn(|| tx.sink.pop_packet()).count())
     })
 }
 
@@ -80,29 +63,44 @@ pub fn mpa_rx(lanes: usize, cfg: FramingConfig, size: usize, count: usize) -> Re
         framer.frame(&ulpdu, &mut wire).expect("ULPDU fits");
     }
     rx.push_stream(&wire, || lanes);
-    let clock = Instant::now();
-    let (mut first, mut last, mut cycle, mut packets) = (None, 0, 0u64, 0);
-    while packets < count {
+    let limit = 100 * wire.len() as u64 / lanes as u64 + 10_000;
+    measure((count * size) as u64, count, limit, || {
         let before = rx.source.beats;
         rx.cycle(&mut rng);
-        if first.is_none() && rx.source.beats > before {
-            first = Some(cycle);
+        let packets = std::iter::from_fn(|| rx.sink.pop_packet())
+            .inspect(|p| assert_eq!(p.user(), 0, "deframer flagged a good FPDU"))
+            .count();
+        (rx.source.beats > before, packets)
+    })
+}
+
+/// Clocks a block (`cycle` returns whether it took an input beat and how many packets
+/// came out) until `packets` came out, and counts the cycles from its first input beat to
+/// its last output packet.
+fn measure(
+    bytes: u64,
+    packets: usize,
+    limit: u64,
+    mut cycle: impl FnMut() -> (bool, usize),
+) -> Result<Throughput, SimError> {
+    let clock = Instant::now();
+    let (mut first, mut last, mut cycles, mut done) = (None, 0, 0u64, 0);
+    while done < packets {
+        let (took, out) = cycle();
+        if took && first.is_none() {
+            first = Some(cycles);
         }
-        cycle += 1;
-        while let Some(p) = rx.sink.pop_packet() {
-            assert_eq!(p.user(), 0, "deframer flagged a good FPDU");
-            packets += 1;
-            last = cycle;
+        cycles += 1;
+        if out > 0 {
+            done += out;
+            last = cycles;
         }
-        if cycle > 100 * wire.len() as u64 / lanes as u64 + 10_000 {
-            panic!("deframer stalled after {packets} ULPDUs");
-        }
+        assert!(cycles <= limit, "block stalled after {done} of {packets} packets");
     }
-    let cycles = last - first.unwrap_or(0);
     Ok(Throughput {
-        bytes: (count * size) as u64,
-        cycles,
-        cycles_per_second: cycle as f64 / clock.elapsed().as_secs_f64(),
+        bytes,
+        cycles: last - first.unwrap_or(0),
+        cycles_per_second: cycles as f64 / clock.elapsed().as_secs_f64(),
     })
 }
 

@@ -16,11 +16,7 @@ pub struct MpaTxDriver {
 impl MpaTxDriver {
     /// Opens the model, sets the framing options and resets it (stream position 0).
     pub fn new(lanes: usize, cfg: FramingConfig) -> Result<Self, SimError> {
-        let mut model = Model::new(&format!("rnic_mpa_tx_w{lanes}"))?;
-        let (markers, crc, reset) = (model.port("markers_en"), model.port("crc_en"), model.port("reset"));
-        model.set_bit(markers, cfg.markers);
-        model.set_bit(crc, cfg.crc);
-        reset_model(&mut model, reset);
+        let model = open(&format!("rnic_mpa_tx_w{lanes}"), cfg)?;
         Ok(MpaTxDriver {
             source: AxisSource::new(&model, "s_axis"),
             sink: AxisSink::new(&model, "m_axis"),
@@ -46,11 +42,18 @@ impl MpaTxDriver {
     }
 }
 
-fn reset_model(model: &mut Model, reset: Port) {
+/// Opens an MPA model with its framing options set, and resets it: the stream position
+/// is 0, the first octet of Full Operation.
+fn open(design: &str, cfg: FramingConfig) -> Result<Model, SimError> {
+    let mut model = Model::new(design)?;
+    let (markers, crc, reset) = (model.port("markers_en"), model.port("crc_en"), model.port("reset"));
+    model.set_bit(markers, cfg.markers);
+    model.set_bit(crc, cfg.crc);
     model.set_bit(reset, true);
     model.tick();
     model.tick();
     model.set_bit(reset, false);
+    Ok(model)
 }
 
 /// One clock of a model with one stream in and one stream out.
@@ -76,11 +79,7 @@ pub struct MpaRxDriver {
 impl MpaRxDriver {
     /// Opens the model, sets the framing options and resets it (stream position 0).
     pub fn new(lanes: usize, cfg: FramingConfig) -> Result<Self, SimError> {
-        let mut model = Model::new(&format!("rnic_mpa_rx_w{lanes}"))?;
-        let (markers, crc, reset) = (model.port("markers_en"), model.port("crc_en"), model.port("reset"));
-        model.set_bit(markers, cfg.markers);
-        model.set_bit(crc, cfg.crc);
-        reset_model(&mut model, reset);
+        let model = open(&format!("rnic_mpa_rx_w{lanes}"), cfg)?;
         Ok(MpaRxDriver {
             source: AxisSource::new(&model, "s_axis"),
             sink: AxisSink::new(&model, "m_axis"),

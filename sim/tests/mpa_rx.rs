@@ -2,8 +2,11 @@
 //! FPDUs cut into random pieces, with back-pressure, with and without markers and CRC;
 //! CRC and marker errors; and the FPDUs of VECTORS V2-V11 (CHECKLIST MPA-02, -06, -08,
 //! -09, -10, -12, -13, -16, -25).
+mod common;
+
 use std::collections::VecDeque;
 
+use common::{hex, random_length, ulpdu_of, zero_send, V3_WITH_MARKER, WIRE_VECTORS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_proto::mpa::{crc32c, crc_field, Deframer, FramingConfig, Framer};
@@ -14,16 +17,6 @@ use rnic_sim::trace;
 const LANES: usize = 8;
 const MARKERS_AND_CRC: FramingConfig = FramingConfig { markers: true, crc: true };
 const CRC_ONLY: FramingConfig = FramingConfig { markers: false, crc: true };
-
-fn random_length(rng: &mut StdRng) -> usize {
-    match rng.gen_range(0..100) {
-        0..=14 => rng.gen_range(0..24),
-        15..=69 => rng.gen_range(18..600),
-        70..=94 => rng.gen_range(600..4200),
-        95..=98 => rng.gen_range(4200..9000),
-        _ => rng.gen_range(60_000..=65_535),
-    }
-}
 
 /// A piece size: mostly whole beats, often odd sizes, sometimes single octets.
 fn chunk(rng: &mut StdRng, lanes: usize) -> usize {
@@ -194,12 +187,7 @@ fn mpa_08_25_corrupted_fpdu_is_flagged_and_nothing_follows() {
 /// The stream of RFC 5044 Figs. 5 and 6 (VECTORS V2): two Sends, the second FPDU at
 /// 0x1EC with a marker at 0x200 inside it.
 fn figure6_stream() -> (Vec<Vec<u8>>, Vec<u8>) {
-    let send = |msn: u8, payload: usize| {
-        let mut u = vec![0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, msn, 0, 0, 0, 0];
-        u.resize(18 + payload, 0);
-        u
-    };
-    let ulpdus = vec![send(1, 464), send(2, 24)];
+    let ulpdus = vec![zero_send(1, 464), zero_send(2, 24)];
     let wire = stream_of(MARKERS_AND_CRC, &ulpdus);
     assert_eq!(&wire[0x21c..0x220], &[0x84, 0x92, 0x58, 0x98], "Figure 6 CRC");
     (ulpdus, wire)
@@ -295,33 +283,18 @@ fn mpa_16_fpdu_split_over_segments_is_delivered_once_after_its_last_octet() {
     assert_eq!((got[0].user(), got[0].bytes()), (0, wire[2..25].to_vec()));
 }
 
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
-}
 
 #[test]
 fn mpa_rx_reads_vectors_v3_to_v11_and_the_leading_marker_form_of_v3() {
-    let vectors = [
-        "001741430000000000000000000000010000000048656c6c6f00000020f5b101",
-        "002e414100000000000000010000000100000000000102030000000000004000000010000a0b0c0d000000000001000019760a62",
-        "0046414a000000000000000100000002000000000000000000000001123456780000000000001000000000000000000100000000000000000000000000000000ffffffffffffffff87bacb87",
-        "0046414a000000000000000100000003000000000000000200000002123456780000000000002008123456781234567800000000ffffffffaaaa0000ffffffffffffffff00000000332d92ae",
-        "001e414b00000000000000030000000100000000000000010000000000000029ebf3f1db",
-        "001a4148000000000000000000000002000000000102030405060708a98a5e54",
-        "00264147000000000000000200000001000000001100c000004ec140deadbeef000000000000000021c9e749",
-        "002a4147000000000000000200000001000000000207c0000046414a000000000000000100000004000000009a790102",
-        "00464147000000000000000200000001000000000100e000002e414100000000000000010000000100000000000102030000000000004000000010000badbeef0000000000010000ce43db61",
-    ];
     let mut rng = StdRng::seed_from_u64(3);
-    for (i, v) in vectors.iter().enumerate() {
+    for (name, v) in WIRE_VECTORS {
         let wire = hex(v);
         let mut rx = MpaRxDriver::new(LANES, CRC_ONLY).expect("model");
         rx.push_stream(&wire, || LANES);
         let got = collect(&mut rx, &mut rng, 1, 1000);
-        let length = usize::from(u16::from_be_bytes([wire[0], wire[1]]));
-        assert_eq!((got[0].user(), got[0].bytes()), (0, wire[2..2 + length].to_vec()), "vector {i}");
+        assert_eq!((got[0].user(), got[0].bytes()), (0, ulpdu_of(&wire)), "{name}");
     }
-    let with_marker = hex("00000000001741430000000000000000000000010000000048656c6c6f000000e304e97c");
+    let with_marker = hex(V3_WITH_MARKER);
     let mut rx = MpaRxDriver::new(LANES, MARKERS_AND_CRC).expect("model");
     rx.push_stream(&with_marker, || 3);
     let got = collect(&mut rx, &mut rng, 1, 1000);

@@ -2,8 +2,11 @@
 //! with random input gaps and output back-pressure, with and without markers and CRC, and
 //! the FPDUs of VECTORS V2-V11 reproduced byte for byte (CHECKLIST MPA-01, -02, -03, -06,
 //! -09, -11, -12).
+mod common;
+
 use std::collections::VecDeque;
 
+use common::{hex, random_length, ulpdu_of, zero_send, V3_WITH_MARKER, WIRE_VECTORS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_proto::mpa::{FramingConfig, Framer};
@@ -11,18 +14,6 @@ use rnic_sim::mpa::MpaTxDriver;
 use rnic_sim::trace;
 
 const MARKERS_AND_CRC: FramingConfig = FramingConfig { markers: true, crc: true };
-
-/// A ULPDU length: mostly DDP-segment-like sizes, some tiny, some up to a jumbo MULPDU,
-/// now and then the 65535 maximum.
-fn random_length(rng: &mut StdRng) -> usize {
-    match rng.gen_range(0..100) {
-        0..=14 => rng.gen_range(0..24),
-        15..=69 => rng.gen_range(18..600),
-        70..=94 => rng.gen_range(600..4200),
-        95..=98 => rng.gen_range(4200..9000),
-        _ => rng.gen_range(60_000..=65_535),
-    }
-}
 
 /// Sends `count` random ULPDUs through the framer and checks every FPDU against the
 /// reference, in order, and the packet shape. Panics if the framer stops making progress.
@@ -129,62 +120,30 @@ fn frame_stream(lanes: usize, cfg: FramingConfig, ulpdus: &[Vec<u8>]) -> Vec<u8>
     panic!("framer sent {packets} of {} FPDUs", ulpdus.len());
 }
 
-/// The ULPDU inside an FPDU without markers: after the 2-octet length, `length` octets.
-fn ulpdu_of(fpdu_hex: &str) -> Vec<u8> {
-    let fpdu = hex(fpdu_hex);
-    let length = usize::from(u16::from_be_bytes([fpdu[0], fpdu[1]]));
-    fpdu[2..2 + length].to_vec()
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
-}
-
-/// VECTORS V3-V11 as they appear on the wire (markers off, CRC on).
-const WIRE_VECTORS: [(&str, &str); 10] = [
-    ("V3", "001741430000000000000000000000010000000048656c6c6f00000020f5b101"),
-    ("V4", "002e414100000000000000010000000100000000000102030000000000004000000010000a0b0c0d000000000001000019760a62"),
-    ("V5", "0046414a000000000000000100000002000000000000000000000001123456780000000000001000000000000000000100000000000000000000000000000000ffffffffffffffff87bacb87"),
-    ("V6", "0046414a000000000000000100000003000000000000000200000002123456780000000000002008123456781234567800000000ffffffffaaaa0000ffffffffffffffff00000000332d92ae"),
-    ("V7", "001e414b00000000000000030000000100000000000000010000000000000029ebf3f1db"),
-    ("V8", "001a4148000000000000000000000002000000000102030405060708a98a5e54"),
-    ("V8 SE", "001a41490000000000000000000000030000000001020304050607085179b84a"),
-    ("V9", "00264147000000000000000200000001000000001100c000004ec140deadbeef000000000000000021c9e749"),
-    ("V10", "002a4147000000000000000200000001000000000207c0000046414a000000000000000100000004000000009a790102"),
-    ("V11", "00464147000000000000000200000001000000000100e000002e414100000000000000010000000100000000000102030000000000004000000010000badbeef0000000000010000ce43db61"),
-];
-
 #[test]
 fn mpa_01_09_tx_reproduces_vectors_v3_to_v11() {
     let crc_only = FramingConfig { markers: false, crc: true };
     for (name, wire) in WIRE_VECTORS {
-        assert_eq!(frame_stream(8, crc_only, &[ulpdu_of(wire)]), hex(wire), "{name}");
+        assert_eq!(frame_stream(8, crc_only, &[ulpdu_of(&hex(wire))]), hex(wire), "{name}");
     }
 }
 
 #[test]
 fn mpa_22_tx_first_fpdu_starts_with_a_zero_marker_v3() {
     // VECTORS V3, second form: the first FPDU of Full Operation with markers on.
-    let want = hex("00000000001741430000000000000000000000010000000048656c6c6f000000e304e97c");
-    let send = ulpdu_of(WIRE_VECTORS[0].1);
-    assert_eq!(frame_stream(8, MARKERS_AND_CRC, &[send]), want);
+    let send = ulpdu_of(&hex(WIRE_VECTORS[0].1));
+    assert_eq!(frame_stream(8, MARKERS_AND_CRC, &[send]), hex(V3_WITH_MARKER));
 }
 
 #[test]
 fn mpa_06_12_tx_reproduces_rfc5044_figures_v2() {
     // VECTORS V2 / RFC 5044 Figs. 5 and 6: Sends (QN 0) with zero payloads.
-    let send = |msn: u8, payload: usize| {
-        let mut u = hex("41430000000000000000000000");
-        u.extend([msn, 0, 0, 0, 0]);
-        u.resize(18 + payload, 0);
-        u
-    };
-    let figure5 = frame_stream(8, MARKERS_AND_CRC, &[send(1, 24)]);
+    let figure5 = frame_stream(8, MARKERS_AND_CRC, &[zero_send(1, 24)]);
     assert_eq!(figure5.len(), 52);
     assert_eq!(&figure5[..8], &hex("00000000002a4143")[..]);
     assert_eq!(&figure5[48..], &hex("52239983")[..], "Figure 5 CRC");
 
-    let stream = frame_stream(8, MARKERS_AND_CRC, &[send(1, 464), send(2, 24)]);
+    let stream = frame_stream(8, MARKERS_AND_CRC, &[zero_send(1, 464), zero_send(2, 24)]);
     let second = &stream[0x1ec..];
     assert_eq!(second.len(), 52);
     assert_eq!(&second[..16], &hex("002a4143000000000000000000000002")[..]);
