@@ -44,22 +44,22 @@ pub fn all() -> Vec<Design> {
         Design {
             name: "rnic_mpa_crc32c_w8",
             summary: "CRC32c, 8 byte lanes per cycle with byte-valid",
-            generate: || generate("rnic_mpa_crc32c_w8", Crc32c::<64, 8>::default()),
+            generate: || generate("rnic_mpa_crc32c_w8", Crc32c::<64, 8, false>::default()),
         },
         Design {
             name: "rnic_mpa_crc32c_w16",
             summary: "CRC32c, 16 byte lanes per cycle with byte-valid",
-            generate: || generate("rnic_mpa_crc32c_w16", Crc32c::<128, 16>::default()),
+            generate: || generate("rnic_mpa_crc32c_w16", Crc32c::<128, 16, false>::default()),
         },
         Design {
             name: "rnic_mpa_crc32c_w32",
             summary: "CRC32c, 32 byte lanes per cycle with byte-valid",
-            generate: || generate("rnic_mpa_crc32c_w32", Crc32c::<256, 32>::default()),
+            generate: || generate("rnic_mpa_crc32c_w32", Crc32c::<256, 32, false>::default()),
         },
         Design {
             name: "rnic_mpa_crc32c_w64",
             summary: "CRC32c, 64 byte lanes per cycle with byte-valid",
-            generate: || generate("rnic_mpa_crc32c_w64", Crc32c::<512, 64>::default()),
+            generate: || generate("rnic_mpa_crc32c_w64", Crc32c::<512, 64, false>::default()),
         },
         Design {
             name: "rnic_mpa_tx_w8",

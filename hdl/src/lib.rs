@@ -4,5 +4,6 @@
 //! and deframing) and [`atomic`] (the RFC 7306 ALU). [`designs`] lists every top-level
 //! design that is generated into `hdl/verilog/`, and the `gen-verilog` binary writes them.
 pub mod atomic;
+pub mod common;
 pub mod designs;
 pub mod mpa;

@@ -32,13 +32,11 @@ module rnic_mpa_rx_w8(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_
     reg  align$s_axis_tvalid;
     wire  align$s_axis_tready;
     wire  [63:0] align$m_data;
-    wire  [7:0] align$m_words;
-    wire  align$m_first;
     wire  align$m_last;
     wire  align$m_valid;
     reg  align$m_ready;
-    wire  align$crc_ok;
-    wire  align$marker_ok;
+    wire  align$m_crc_ok;
+    wire  align$m_marker_ok;
     wire  align$failed;
     wire  [7:0] align$error_code;
     reg  strip$clock;
@@ -47,8 +45,8 @@ module rnic_mpa_rx_w8(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_
     reg  strip$s_last;
     reg  strip$s_valid;
     wire  strip$s_ready;
-    reg  strip$crc_ok;
-    reg  strip$marker_ok;
+    reg  strip$s_crc_ok;
+    reg  strip$s_marker_ok;
     wire  [63:0] strip$m_axis_tdata;
     wire  [7:0] strip$m_axis_tkeep;
     wire  strip$m_axis_tlast;
@@ -67,13 +65,11 @@ module rnic_mpa_rx_w8(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_
         .s_axis_tvalid(align$s_axis_tvalid),
         .s_axis_tready(align$s_axis_tready),
         .m_data(align$m_data),
-        .m_words(align$m_words),
-        .m_first(align$m_first),
         .m_last(align$m_last),
         .m_valid(align$m_valid),
         .m_ready(align$m_ready),
-        .crc_ok(align$crc_ok),
-        .marker_ok(align$marker_ok),
+        .m_crc_ok(align$m_crc_ok),
+        .m_marker_ok(align$m_marker_ok),
         .failed(align$failed),
         .error_code(align$error_code)
     );
@@ -84,8 +80,8 @@ module rnic_mpa_rx_w8(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_
         .s_last(strip$s_last),
         .s_valid(strip$s_valid),
         .s_ready(strip$s_ready),
-        .crc_ok(strip$crc_ok),
-        .marker_ok(strip$marker_ok),
+        .s_crc_ok(strip$s_crc_ok),
+        .s_marker_ok(strip$s_marker_ok),
         .m_axis_tdata(strip$m_axis_tdata),
         .m_axis_tkeep(strip$m_axis_tkeep),
         .m_axis_tlast(strip$m_axis_tlast),
@@ -110,8 +106,8 @@ module rnic_mpa_rx_w8(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_
         strip$s_last = align$m_last;
         strip$s_valid = align$m_valid;
         align$m_ready = strip$s_ready;
-        strip$crc_ok = align$crc_ok;
-        strip$marker_ok = align$marker_ok;
+        strip$s_crc_ok = align$m_crc_ok;
+        strip$s_marker_ok = align$m_marker_ok;
         m_axis_tdata = strip$m_axis_tdata;
         m_axis_tkeep = strip$m_axis_tkeep;
         m_axis_tlast = strip$m_axis_tlast;
@@ -125,7 +121,7 @@ module rnic_mpa_rx_w8(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_
 endmodule // rnic_mpa_rx_w8
 
 
-module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_data,m_words,m_first,m_last,m_valid,m_ready,crc_ok,marker_ok,failed,error_code);
+module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,failed,error_code);
     
     // Module arguments
     input wire  clock;
@@ -137,13 +133,11 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
     input wire  s_axis_tvalid;
     output reg  s_axis_tready;
     output reg  [63:0] m_data;
-    output reg  [7:0] m_words;
-    output reg  m_first;
     output reg  m_last;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  crc_ok;
-    output reg  marker_ok;
+    output reg  m_crc_ok;
+    output reg  m_marker_ok;
     output reg  failed;
     output reg  [7:0] error_code;
     
@@ -156,11 +150,14 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
     // Stub signals
     reg  crc_unit$clock;
     reg  crc_unit$reset;
+    reg  crc_unit$ce;
     reg  crc_unit$s_valid;
     reg  crc_unit$s_first;
+    reg  crc_unit$s_last;
     reg  [95:0] crc_unit$s_data;
     reg  [11:0] crc_unit$s_keep;
-    wire  [31:0] crc_unit$crc;
+    wire  crc_unit$m_valid;
+    wire  [31:0] crc_unit$m_crc;
     reg  [191:0] buffer$d;
     wire  [191:0] buffer$q;
     reg  buffer$clock;
@@ -179,45 +176,46 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
     reg  [15:0] length_position$d;
     wire  [15:0] length_position$q;
     reg  length_position$clock;
-    reg  [31:0] received_crc$d;
-    wire  [31:0] received_crc$q;
-    reg  received_crc$clock;
     reg  marker_bad$d;
     wire  marker_bad$q;
     reg  marker_bad$clock;
-    reg  verdict_due$d;
-    wire  verdict_due$q;
-    reg  verdict_due$clock;
-    reg  crc_ok_held$d;
-    wire  crc_ok_held$q;
-    reg  crc_ok_held$clock;
-    reg  marker_ok_held$d;
-    wire  marker_ok_held$q;
-    reg  marker_ok_held$clock;
     reg  failed_held$d;
     wire  failed_held$q;
     reg  failed_held$clock;
     reg  [7:0] code_held$d;
     wire  [7:0] code_held$q;
     reg  code_held$clock;
-    reg  [63:0] out_data$d;
-    wire  [63:0] out_data$q;
-    reg  out_data$clock;
-    reg  [7:0] out_words$d;
-    wire  [7:0] out_words$q;
-    reg  out_words$clock;
-    reg  out_first$d;
-    wire  out_first$q;
-    reg  out_first$clock;
-    reg  out_last$d;
-    wire  out_last$q;
-    reg  out_last$clock;
-    reg  out_valid$d;
-    wire  out_valid$q;
-    reg  out_valid$clock;
+    reg  pipe_data$clock;
+    reg  pipe_data$reset;
+    reg  pipe_data$ce;
+    reg  [63:0] pipe_data$d;
+    wire  [63:0] pipe_data$q;
+    reg  pipe_last$clock;
+    reg  pipe_last$reset;
+    reg  pipe_last$ce;
+    reg  pipe_last$d;
+    wire  pipe_last$q;
+    reg  pipe_marker_bad$clock;
+    reg  pipe_marker_bad$reset;
+    reg  pipe_marker_bad$ce;
+    reg  pipe_marker_bad$d;
+    wire  pipe_marker_bad$q;
+    reg  pipe_crc_field$clock;
+    reg  pipe_crc_field$reset;
+    reg  pipe_crc_field$ce;
+    reg  [31:0] pipe_crc_field$d;
+    wire  [31:0] pipe_crc_field$q;
+    reg  pipe_valid$clock;
+    reg  pipe_valid$reset;
+    reg  pipe_valid$ce;
+    reg  pipe_valid$d;
+    wire  pipe_valid$q;
     
     // Local signals
-    reg  load;
+    reg  ce;
+    reg  head_valid;
+    reg  head_last;
+    reg  marker_bad_now;
     reg  start;
     reg  [15:0] to_marker;
     reg  [15:0] marker_slot;
@@ -239,8 +237,6 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
     reg  [15:0] need;
     reg  crc_ok_now;
     reg  marker_ok_now;
-    reg  bad_now;
-    reg  dead;
     reg  fire;
     reg  [63:0] front;
     reg  [63:0] after;
@@ -260,11 +256,14 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
     rnic_mpa_rx_w8$align$crc_unit crc_unit(
         .clock(crc_unit$clock),
         .reset(crc_unit$reset),
+        .ce(crc_unit$ce),
         .s_valid(crc_unit$s_valid),
         .s_first(crc_unit$s_first),
+        .s_last(crc_unit$s_last),
         .s_data(crc_unit$s_data),
         .s_keep(crc_unit$s_keep),
-        .crc(crc_unit$crc)
+        .m_valid(crc_unit$m_valid),
+        .m_crc(crc_unit$m_crc)
     );
     rnic_mpa_rx_w8$align$buffer buffer(
         .d(buffer$d),
@@ -296,30 +295,10 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
         .q(length_position$q),
         .clock(length_position$clock)
     );
-    rnic_mpa_rx_w8$align$received_crc received_crc(
-        .d(received_crc$d),
-        .q(received_crc$q),
-        .clock(received_crc$clock)
-    );
     rnic_mpa_rx_w8$align$marker_bad marker_bad(
         .d(marker_bad$d),
         .q(marker_bad$q),
         .clock(marker_bad$clock)
-    );
-    rnic_mpa_rx_w8$align$verdict_due verdict_due(
-        .d(verdict_due$d),
-        .q(verdict_due$q),
-        .clock(verdict_due$clock)
-    );
-    rnic_mpa_rx_w8$align$crc_ok_held crc_ok_held(
-        .d(crc_ok_held$d),
-        .q(crc_ok_held$q),
-        .clock(crc_ok_held$clock)
-    );
-    rnic_mpa_rx_w8$align$marker_ok_held marker_ok_held(
-        .d(marker_ok_held$d),
-        .q(marker_ok_held$q),
-        .clock(marker_ok_held$clock)
     );
     rnic_mpa_rx_w8$align$failed_held failed_held(
         .d(failed_held$d),
@@ -331,30 +310,40 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
         .q(code_held$q),
         .clock(code_held$clock)
     );
-    rnic_mpa_rx_w8$align$out_data out_data(
-        .d(out_data$d),
-        .q(out_data$q),
-        .clock(out_data$clock)
+    rnic_mpa_rx_w8$align$pipe_data pipe_data(
+        .clock(pipe_data$clock),
+        .reset(pipe_data$reset),
+        .ce(pipe_data$ce),
+        .d(pipe_data$d),
+        .q(pipe_data$q)
     );
-    rnic_mpa_rx_w8$align$out_words out_words(
-        .d(out_words$d),
-        .q(out_words$q),
-        .clock(out_words$clock)
+    rnic_mpa_rx_w8$align$pipe_last pipe_last(
+        .clock(pipe_last$clock),
+        .reset(pipe_last$reset),
+        .ce(pipe_last$ce),
+        .d(pipe_last$d),
+        .q(pipe_last$q)
     );
-    rnic_mpa_rx_w8$align$out_first out_first(
-        .d(out_first$d),
-        .q(out_first$q),
-        .clock(out_first$clock)
+    rnic_mpa_rx_w8$align$pipe_marker_bad pipe_marker_bad(
+        .clock(pipe_marker_bad$clock),
+        .reset(pipe_marker_bad$reset),
+        .ce(pipe_marker_bad$ce),
+        .d(pipe_marker_bad$d),
+        .q(pipe_marker_bad$q)
     );
-    rnic_mpa_rx_w8$align$out_last out_last(
-        .d(out_last$d),
-        .q(out_last$q),
-        .clock(out_last$clock)
+    rnic_mpa_rx_w8$align$pipe_crc_field pipe_crc_field(
+        .clock(pipe_crc_field$clock),
+        .reset(pipe_crc_field$reset),
+        .ce(pipe_crc_field$ce),
+        .d(pipe_crc_field$d),
+        .q(pipe_crc_field$q)
     );
-    rnic_mpa_rx_w8$align$out_valid out_valid(
-        .d(out_valid$d),
-        .q(out_valid$q),
-        .clock(out_valid$clock)
+    rnic_mpa_rx_w8$align$pipe_valid pipe_valid(
+        .clock(pipe_valid$clock),
+        .reset(pipe_valid$reset),
+        .ce(pipe_valid$ce),
+        .d(pipe_valid$d),
+        .q(pipe_valid$q)
     );
     
     // Update code
@@ -365,39 +354,33 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
         in_fpdu$clock = clock;
         remaining$clock = clock;
         length_position$clock = clock;
-        received_crc$clock = clock;
         marker_bad$clock = clock;
-        verdict_due$clock = clock;
-        crc_ok_held$clock = clock;
-        marker_ok_held$clock = clock;
         failed_held$clock = clock;
         code_held$clock = clock;
-        out_data$clock = clock;
-        out_words$clock = clock;
-        out_first$clock = clock;
-        out_last$clock = clock;
-        out_valid$clock = clock;
         buffer$d = buffer$q;
         fill$d = fill$q;
         position$d = position$q;
         in_fpdu$d = in_fpdu$q;
         remaining$d = remaining$q;
         length_position$d = length_position$q;
-        received_crc$d = received_crc$q;
         marker_bad$d = marker_bad$q;
-        verdict_due$d = verdict_due$q;
-        crc_ok_held$d = crc_ok_held$q;
-        marker_ok_held$d = marker_ok_held$q;
         failed_held$d = failed_held$q;
         code_held$d = code_held$q;
-        out_data$d = out_data$q;
-        out_words$d = out_words$q;
-        out_first$d = out_first$q;
-        out_last$d = out_last$q;
-        out_valid$d = out_valid$q;
         crc_unit$clock = clock;
         crc_unit$reset = reset;
-        load = ~out_valid$q | m_ready;
+        pipe_data$clock = clock;
+        pipe_data$reset = reset;
+        pipe_last$clock = clock;
+        pipe_last$reset = reset;
+        pipe_marker_bad$clock = clock;
+        pipe_marker_bad$reset = reset;
+        pipe_crc_field$clock = clock;
+        pipe_crc_field$reset = reset;
+        pipe_valid$clock = clock;
+        pipe_valid$reset = reset;
+        head_valid = |pipe_valid$q;
+        head_last = |pipe_last$q;
+        ce = ~head_valid | m_ready;
         start = ~in_fpdu$q;
         to_marker = (~position$q + 32'h1) & 32'h1ff;
         marker_slot = to_marker >> 32'h2;
@@ -435,11 +418,7 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
             used = covered + 32'h1;
         end
         need = used << 32'h2;
-        crc_ok_now = ~crc_en | (crc_unit$crc == received_crc$q);
-        marker_ok_now = ~marker_bad$q;
-        bad_now = verdict_due$q & ~(crc_ok_now & marker_ok_now);
-        dead = failed_held$q | bad_now;
-        fire = load & (((fill$q) & 16'hffff) >= need) & ~dead;
+        fire = ce & (((fill$q) & 16'hffff) >= need) & ~failed_held$q;
         front = ((buffer$q) & 64'hffffffffffffffff);
         after = ((buffer$q >> 32'h20) & 64'hffffffffffffffff);
         beat = front;
@@ -460,8 +439,14 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
         if (leading) begin
             expected_fpduptr = 32'h0;
         end
+        marker_bad_now = marker_bad$q & ~start;
+        if (marker_taken & (fpduptr != expected_fpduptr)) begin
+            marker_bad_now = 1'b1;
+        end
+        crc_unit$ce = ce;
         crc_unit$s_valid = fire;
         crc_unit$s_first = start;
+        crc_unit$s_last = crc_taken;
         crc_unit$s_data = ((buffer$q) & 96'hffffffffffffffffffffffff);
         crc_unit$s_keep = ~(window_ones << (covered << 32'h2));
         consumed = 32'h0;
@@ -503,36 +488,26 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
             buffer$d = kept | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << (((fill$q - consumed) & 16'hffff) << 32'h3));
             fill$d = fill$q - consumed + in_bytes;
         end
-        verdict_due$d = 1'b0;
-        if (m_ready) begin
-            out_valid$d = 1'b0;
-        end
+        pipe_data$ce = ce;
+        pipe_last$ce = ce;
+        pipe_marker_bad$ce = ce;
+        pipe_crc_field$ce = ce;
+        pipe_valid$ce = ce;
+        pipe_data$d = beat;
+        pipe_last$d = crc_taken;
+        pipe_marker_bad$d = marker_bad_now;
+        pipe_crc_field$d = crc_word;
+        pipe_valid$d = fire;
         if (fire) begin
-            out_data$d = beat;
-            out_words$d = ((take) & 8'hff);
-            out_first$d = start;
-            out_last$d = crc_taken;
-            out_valid$d = 1'b1;
             position$d = position$q + need;
             in_fpdu$d = ~crc_taken;
             remaining$d = content - take;
             length_position$d = this_length_position;
-            if (start) begin
-                marker_bad$d = 1'b0;
-            end
-            if (marker_taken & (fpduptr != expected_fpduptr)) begin
-                marker_bad$d = 1'b1;
-            end
-            if (crc_taken) begin
-                received_crc$d = crc_word;
-                verdict_due$d = 1'b1;
-            end
+            marker_bad$d = marker_bad_now;
         end
-        if (verdict_due$q) begin
-            crc_ok_held$d = crc_ok_now;
-            marker_ok_held$d = marker_ok_now;
-        end
-        if (bad_now & ~failed_held$q) begin
+        crc_ok_now = ~crc_en | (crc_unit$m_crc == pipe_crc_field$q);
+        marker_ok_now = ~|pipe_marker_bad$q;
+        if (head_valid & head_last & m_ready & ~failed_held$q & ~(crc_ok_now & marker_ok_now)) begin
             failed_held$d = 1'b1;
             code_held$d = 32'h3;
             if (~crc_ok_now) begin
@@ -544,24 +519,14 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
             fill$d = 32'h0;
             position$d = 32'h0;
             in_fpdu$d = 1'b0;
-            verdict_due$d = 1'b0;
-            crc_ok_held$d = 1'b1;
-            marker_ok_held$d = 1'b1;
             failed_held$d = 1'b0;
             code_held$d = 32'h0;
-            out_valid$d = 1'b0;
         end
-        m_data = out_data$q;
-        m_words = out_words$q;
-        m_first = out_first$q;
-        m_last = out_last$q;
-        m_valid = out_valid$q;
-        crc_ok = crc_ok_held$q;
-        marker_ok = marker_ok_held$q;
-        if (verdict_due$q) begin
-            crc_ok = crc_ok_now;
-            marker_ok = marker_ok_now;
-        end
+        m_data = pipe_data$q;
+        m_last = head_last;
+        m_valid = head_valid & ~failed_held$q;
+        m_crc_ok = crc_ok_now;
+        m_marker_ok = marker_ok_now;
         failed = failed_held$q;
         error_code = code_held$q;
     end
@@ -607,7 +572,345 @@ module rnic_mpa_rx_w8$align$code_held(d,q,clock);
 endmodule // rnic_mpa_rx_w8$align$code_held
 
 
-module rnic_mpa_rx_w8$align$crc_ok_held(d,q,clock);
+module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m_valid,m_crc);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  s_valid;
+    input wire  s_first;
+    input wire  s_last;
+    input wire  [95:0] s_data;
+    input wire  [11:0] s_keep;
+    output reg  m_valid;
+    output reg  [31:0] m_crc;
+    
+    // Stub signals
+    reg  a_valid$d;
+    wire  a_valid$q;
+    reg  a_valid$clock;
+    reg  a_first$d;
+    wire  a_first$q;
+    reg  a_first$clock;
+    reg  a_last$d;
+    wire  a_last$q;
+    reg  a_last$clock;
+    reg  [95:0] a_data$d;
+    wire  [95:0] a_data$q;
+    reg  a_data$clock;
+    reg  [11:0] a_keep$d;
+    wire  [11:0] a_keep$q;
+    reg  a_keep$clock;
+    reg  [95:0] beat$data;
+    reg  [11:0] beat$keep;
+    reg  beat$last;
+    wire  [31:0] beat$contribution;
+    wire  [31:0] beat$init;
+    wire  [7:0] beat$tail;
+    wire  beat$empty;
+    wire  beat$short;
+    reg  b_valid$d;
+    wire  b_valid$q;
+    reg  b_valid$clock;
+    reg  b_first$d;
+    wire  b_first$q;
+    reg  b_first$clock;
+    reg  b_last$d;
+    wire  b_last$q;
+    reg  b_last$clock;
+    reg  b_empty$d;
+    wire  b_empty$q;
+    reg  b_empty$clock;
+    reg  b_short$d;
+    wire  b_short$q;
+    reg  b_short$clock;
+    reg  [31:0] b_data$d;
+    wire  [31:0] b_data$q;
+    reg  b_data$clock;
+    reg  [31:0] b_init$d;
+    wire  [31:0] b_init$q;
+    reg  b_init$clock;
+    reg  [7:0] b_tail$d;
+    wire  [7:0] b_tail$q;
+    reg  b_tail$clock;
+    reg  [31:0] step$register;
+    reg  [31:0] step$data;
+    reg  [31:0] step$init;
+    reg  step$first;
+    reg  step$short;
+    wire  [31:0] step$register_next;
+    reg  [31:0] register$d;
+    wire  [31:0] register$q;
+    reg  register$clock;
+    reg  c_valid$d;
+    wire  c_valid$q;
+    reg  c_valid$clock;
+    reg  [31:0] c_value$d;
+    wire  [31:0] c_value$q;
+    reg  c_value$clock;
+    reg  [7:0] c_tail$d;
+    wire  [7:0] c_tail$q;
+    reg  c_tail$clock;
+    reg  unwind$clock;
+    reg  unwind$ce;
+    reg  [31:0] unwind$value;
+    reg  [7:0] unwind$tail;
+    wire  [31:0] unwind$unwound;
+    reg  d_valid$d;
+    wire  d_valid$q;
+    reg  d_valid$clock;
+    reg  e_valid$d;
+    wire  e_valid$q;
+    reg  e_valid$clock;
+    reg  [31:0] e_crc$d;
+    wire  [31:0] e_crc$q;
+    reg  e_crc$clock;
+    
+    // Sub module instances
+    rnic_mpa_rx_w8$align$crc_unit$a_valid a_valid(
+        .d(a_valid$d),
+        .q(a_valid$q),
+        .clock(a_valid$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$a_first a_first(
+        .d(a_first$d),
+        .q(a_first$q),
+        .clock(a_first$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$a_last a_last(
+        .d(a_last$d),
+        .q(a_last$q),
+        .clock(a_last$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$a_data a_data(
+        .d(a_data$d),
+        .q(a_data$q),
+        .clock(a_data$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$a_keep a_keep(
+        .d(a_keep$d),
+        .q(a_keep$q),
+        .clock(a_keep$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$beat beat(
+        .data(beat$data),
+        .keep(beat$keep),
+        .last(beat$last),
+        .contribution(beat$contribution),
+        .init(beat$init),
+        .tail(beat$tail),
+        .empty(beat$empty),
+        .short(beat$short)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_valid b_valid(
+        .d(b_valid$d),
+        .q(b_valid$q),
+        .clock(b_valid$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_first b_first(
+        .d(b_first$d),
+        .q(b_first$q),
+        .clock(b_first$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_last b_last(
+        .d(b_last$d),
+        .q(b_last$q),
+        .clock(b_last$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_empty b_empty(
+        .d(b_empty$d),
+        .q(b_empty$q),
+        .clock(b_empty$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_short b_short(
+        .d(b_short$d),
+        .q(b_short$q),
+        .clock(b_short$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_data b_data(
+        .d(b_data$d),
+        .q(b_data$q),
+        .clock(b_data$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_init b_init(
+        .d(b_init$d),
+        .q(b_init$q),
+        .clock(b_init$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$b_tail b_tail(
+        .d(b_tail$d),
+        .q(b_tail$q),
+        .clock(b_tail$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$step step(
+        .register(step$register),
+        .data(step$data),
+        .init(step$init),
+        .first(step$first),
+        .short(step$short),
+        .register_next(step$register_next)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$register register(
+        .d(register$d),
+        .q(register$q),
+        .clock(register$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$c_valid c_valid(
+        .d(c_valid$d),
+        .q(c_valid$q),
+        .clock(c_valid$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$c_value c_value(
+        .d(c_value$d),
+        .q(c_value$q),
+        .clock(c_value$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$c_tail c_tail(
+        .d(c_tail$d),
+        .q(c_tail$q),
+        .clock(c_tail$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$unwind unwind(
+        .clock(unwind$clock),
+        .ce(unwind$ce),
+        .value(unwind$value),
+        .tail(unwind$tail),
+        .unwound(unwind$unwound)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$d_valid d_valid(
+        .d(d_valid$d),
+        .q(d_valid$q),
+        .clock(d_valid$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$e_valid e_valid(
+        .d(e_valid$d),
+        .q(e_valid$q),
+        .clock(e_valid$clock)
+    );
+    rnic_mpa_rx_w8$align$crc_unit$e_crc e_crc(
+        .d(e_crc$d),
+        .q(e_crc$q),
+        .clock(e_crc$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        a_valid$clock = clock;
+        a_first$clock = clock;
+        a_last$clock = clock;
+        a_data$clock = clock;
+        a_keep$clock = clock;
+        b_valid$clock = clock;
+        b_first$clock = clock;
+        b_last$clock = clock;
+        b_empty$clock = clock;
+        b_short$clock = clock;
+        b_data$clock = clock;
+        b_init$clock = clock;
+        b_tail$clock = clock;
+        register$clock = clock;
+        c_valid$clock = clock;
+        c_value$clock = clock;
+        c_tail$clock = clock;
+        d_valid$clock = clock;
+        e_valid$clock = clock;
+        e_crc$clock = clock;
+        a_valid$d = a_valid$q;
+        a_first$d = a_first$q;
+        a_last$d = a_last$q;
+        a_data$d = a_data$q;
+        a_keep$d = a_keep$q;
+        b_valid$d = b_valid$q;
+        b_first$d = b_first$q;
+        b_last$d = b_last$q;
+        b_empty$d = b_empty$q;
+        b_short$d = b_short$q;
+        b_data$d = b_data$q;
+        b_init$d = b_init$q;
+        b_tail$d = b_tail$q;
+        register$d = register$q;
+        c_valid$d = c_valid$q;
+        c_value$d = c_value$q;
+        c_tail$d = c_tail$q;
+        d_valid$d = d_valid$q;
+        e_valid$d = e_valid$q;
+        e_crc$d = e_crc$q;
+        beat$data = a_data$q;
+        beat$keep = a_keep$q;
+        beat$last = a_last$q;
+        step$register = register$q;
+        step$data = b_data$q;
+        step$init = b_init$q;
+        step$first = b_first$q;
+        step$short = b_short$q;
+        unwind$clock = clock;
+        unwind$ce = ce;
+        unwind$value = c_value$q;
+        unwind$tail = c_tail$q;
+        if (ce) begin
+            a_valid$d = s_valid;
+            a_first$d = s_first;
+            a_last$d = s_last;
+            a_data$d = s_data;
+            a_keep$d = s_keep;
+            b_valid$d = a_valid$q;
+            b_first$d = a_first$q;
+            b_last$d = a_last$q;
+            b_empty$d = beat$empty;
+            b_short$d = beat$short;
+            b_data$d = beat$contribution;
+            b_init$d = beat$init;
+            b_tail$d = beat$tail;
+            if (b_valid$q & ~b_last$q) begin
+                if (~b_empty$q) begin
+                    register$d = step$register_next;
+                end
+                else if (b_first$q) begin
+                    register$d = 64'hffffffff;
+                end
+            end
+            c_valid$d = b_valid$q & b_last$q;
+            c_value$d = step$register_next;
+            c_tail$d = b_tail$q;
+            d_valid$d = c_valid$q;
+            e_valid$d = d_valid$q;
+            e_crc$d = ~unwind$unwound;
+        end
+        if (reset) begin
+            a_valid$d = 1'b0;
+            b_valid$d = 1'b0;
+            c_valid$d = 1'b0;
+            d_valid$d = 1'b0;
+            e_valid$d = 1'b0;
+        end
+        m_valid = e_valid$q;
+        m_crc = e_crc$q;
+    end
+    
+endmodule // rnic_mpa_rx_w8$align$crc_unit
+
+
+module rnic_mpa_rx_w8$align$crc_unit$a_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [95:0] d;
+    output reg  [95:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 96'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$a_data
+
+
+module rnic_mpa_rx_w8$align$crc_unit$a_first(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -623,556 +926,445 @@ module rnic_mpa_rx_w8$align$crc_ok_held(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w8$align$crc_ok_held
+endmodule // rnic_mpa_rx_w8$align$crc_unit$a_first
 
 
-module rnic_mpa_rx_w8$align$crc_unit(clock,reset,s_valid,s_first,s_data,s_keep,crc);
+module rnic_mpa_rx_w8$align$crc_unit$a_keep(d,q,clock);
     
     // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
-    input wire  reset;
-    input wire  s_valid;
-    input wire  s_first;
-    input wire  [95:0] s_data;
-    input wire  [11:0] s_keep;
-    output reg  [31:0] crc;
-    
-    // Stub signals
-    reg  [31:0] network$register;
-    reg  [95:0] network$data;
-    reg  [11:0] network$keep;
-    reg  network$first;
-    wire  [31:0] network$register_next;
-    reg  [31:0] register$d;
-    wire  [31:0] register$q;
-    reg  register$clock;
-    
-    // Sub module instances
-    rnic_mpa_rx_w8$align$crc_unit$network network(
-        .register(network$register),
-        .data(network$data),
-        .keep(network$keep),
-        .first(network$first),
-        .register_next(network$register_next)
-    );
-    rnic_mpa_rx_w8$align$crc_unit$register register(
-        .d(register$d),
-        .q(register$q),
-        .clock(register$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        register$clock = clock;
-        register$d = register$q;
-        network$register = register$q;
-        network$data = s_data;
-        network$keep = s_keep;
-        network$first = s_first;
-        if (s_valid) begin
-            register$d = network$register_next;
-        end
-        if (reset) begin
-            register$d = 64'hffffffff;
-        end
-        crc = ~register$q;
-    end
-    
-endmodule // rnic_mpa_rx_w8$align$crc_unit
-
-
-module rnic_mpa_rx_w8$align$crc_unit$network(register,data,keep,first,register_next);
-    
-    // Module arguments
-    input wire  [31:0] register;
-    input wire  [95:0] data;
-    input wire  [11:0] keep;
-    input wire  first;
-    output reg  [31:0] register_next;
     
     // Update code (custom)
-    // XOR matrices for 12 lanes, computed by hdl/src/mpa/crc_matrix.rs.
-    reg [95:0] data_masked;
-    reg [31:0] beat;
-    reg [31:0] unwound;
-    reg [31:0] init;
-    reg [127:0] x;
-    reg [7:0] hi;
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$a_keep
+
+
+module rnic_mpa_rx_w8$align$crc_unit$a_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$a_last
+
+
+module rnic_mpa_rx_w8$align$crc_unit$a_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$a_valid
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_data
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_empty
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_first
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_init(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_init
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_last
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_short
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_tail
+
+
+module rnic_mpa_rx_w8$align$crc_unit$b_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$b_valid
+
+
+module rnic_mpa_rx_w8$align$crc_unit$beat(data,keep,last,contribution,init,tail,empty,short);
+    
+    // Module arguments
+    input wire  [95:0] data;
+    input wire  [11:0] keep;
+    input wire  last;
+    output reg  [31:0] contribution;
+    output reg  [31:0] init;
+    output reg  [7:0] tail;
+    output reg  empty;
+    output reg  short;
+    
+    // Update code (custom)
+    // Data columns of the 12-lane beat matrix, computed by hdl/src/mpa/crc_matrix.rs.
+    reg [95:0] masked;
     reg [7:0] lo;
+    reg [7:0] hi;
     integer i;
+    reg [31:0] full_data;
+    reg [31:0] short_data;
     always @(*) begin
         hi = 8'd0;
-        lo = 8'd12;
+        lo = 8'd0;
         for (i = 0; i < 12; i = i + 1) begin
-            data_masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
+            masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
         end
         for (i = 11; i >= 0; i = i - 1) if (keep[i]) lo = i[7:0];
-        x = {data_masked, first ? 32'h0 : register};
-        beat[0] = ^(x & 128'h1f91caf6386f2c25de275318de275318);
-        beat[1] = ^(x & 128'h3f2395ec70de584bbc4ea630bc4ea630);
-        beat[2] = ^(x & 128'h7e472bd8e1bcb097789d4c60789d4c60);
-        beat[3] = ^(x & 128'hfc8e57b1c379612ef13a98c0f13a98c0);
-        beat[4] = ^(x & 128'he68d6595be9dee783c5262993c526299);
-        beat[5] = ^(x & 128'hd28b01dd4554f0d5a683962ba683962b);
-        beat[6] = ^(x & 128'hba87c94cb2c6cd8e93207f4e93207f4e);
-        beat[7] = ^(x & 128'h6a9e586f5de2b738f867ad84f867ad84);
-        beat[8] = ^(x & 128'hd53cb0debbc56e71f0cf5b08f0cf5b08);
-        beat[9] = ^(x & 128'hb5e8ab4b4fe5f0c63fb9e5083fb9e508);
-        beat[10] = ^(x & 128'h74409c60a7a4cda9a1549909a1549909);
-        beat[11] = ^(x & 128'he88138c14f499b5342a9321242a93212);
-        beat[12] = ^(x & 128'hce93bb74a6fc1a835b75373d5b75373d);
-        beat[13] = ^(x & 128'h82b6bc1f7597192368cd3d6268cd3d62);
-        beat[14] = ^(x & 128'h1afcb2c8d3411e630fbd29dd0fbd29dd);
-        beat[15] = ^(x & 128'h35f96591a6823cc61f7a53bb1f7a53bb);
-        beat[16] = ^(x & 128'h6bf2cb234d04798c3ef4a7773ef4a777);
-        beat[17] = ^(x & 128'hd7e596469a08f3187de94eee7de94eee);
-        beat[18] = ^(x & 128'hb05ae67b0c7eca1525f5cec425f5cec4);
-        beat[19] = ^(x & 128'h7f2406002092b80f95ccce9095ccce90);
-        beat[20] = ^(x & 128'hfe480c004125701f2b999d212b999d21);
-        beat[21] = ^(x & 128'he301d2f6ba25cc1b8914695b8914695b);
-        beat[22] = ^(x & 128'hd9926f1b4c24b412cc0f81afcc0f81af);
-        beat[23] = ^(x & 128'hacb514c0a02644004638504646385046);
-        beat[24] = ^(x & 128'h46fbe3777823a4255257f3955257f395);
-        beat[25] = ^(x & 128'h8df7c6eef047484aa4afe72aa4afe72a);
-        beat[26] = ^(x & 128'h047e472bd8e1bcb097789d4c97789d4c);
-        beat[27] = ^(x & 128'h08fc8e57b1c379612ef13a982ef13a98);
-        beat[28] = ^(x & 128'h11f91caf6386f2c25de275315de27531);
-        beat[29] = ^(x & 128'h23f2395ec70de584bbc4ea63bbc4ea63);
-        beat[30] = ^(x & 128'h47e472bd8e1bcb097789d4c67789d4c6);
-        beat[31] = ^(x & 128'h8fc8e57b1c379612ef13a98cef13a98c);
-        case (8'd12 - hi)
-            8'd0: unwound = beat;
-            8'd1: begin
-                unwound[0] = ^(beat & 32'h41000000);
-                unwound[1] = ^(beat & 32'h82000000);
-                unwound[2] = ^(beat & 32'h04000000);
-                unwound[3] = ^(beat & 32'h08000000);
-                unwound[4] = ^(beat & 32'h51000000);
-                unwound[5] = ^(beat & 32'he3000000);
-                unwound[6] = ^(beat & 32'h87000000);
-                unwound[7] = ^(beat & 32'h4f000000);
-                unwound[8] = ^(beat & 32'h9e000001);
-                unwound[9] = ^(beat & 32'h7d000002);
-                unwound[10] = ^(beat & 32'hbb000004);
-                unwound[11] = ^(beat & 32'h76000008);
-                unwound[12] = ^(beat & 32'had000010);
-                unwound[13] = ^(beat & 32'h1b000020);
-                unwound[14] = ^(beat & 32'h77000040);
-                unwound[15] = ^(beat & 32'hee000080);
-                unwound[16] = ^(beat & 32'hdc000100);
-                unwound[17] = ^(beat & 32'hb8000200);
-                unwound[18] = ^(beat & 32'h31000400);
-                unwound[19] = ^(beat & 32'h23000800);
-                unwound[20] = ^(beat & 32'h46001000);
-                unwound[21] = ^(beat & 32'hcd002000);
-                unwound[22] = ^(beat & 32'hdb004000);
-                unwound[23] = ^(beat & 32'hf7008000);
-                unwound[24] = ^(beat & 32'haf010000);
-                unwound[25] = ^(beat & 32'h5e020000);
-                unwound[26] = ^(beat & 32'hfd040000);
-                unwound[27] = ^(beat & 32'hfa080000);
-                unwound[28] = ^(beat & 32'hf4100000);
-                unwound[29] = ^(beat & 32'he8200000);
-                unwound[30] = ^(beat & 32'hd0400000);
-                unwound[31] = ^(beat & 32'ha0800000);
-            end
-            8'd2: begin
-                unwound[0] = ^(beat & 32'h7f410000);
-                unwound[1] = ^(beat & 32'hfe820000);
-                unwound[2] = ^(beat & 32'hfd040000);
-                unwound[3] = ^(beat & 32'hfa080000);
-                unwound[4] = ^(beat & 32'h8b510000);
-                unwound[5] = ^(beat & 32'h69e30000);
-                unwound[6] = ^(beat & 32'hac870000);
-                unwound[7] = ^(beat & 32'h264f0000);
-                unwound[8] = ^(beat & 32'h4c9e0000);
-                unwound[9] = ^(beat & 32'he67d0000);
-                unwound[10] = ^(beat & 32'hb3bb0000);
-                unwound[11] = ^(beat & 32'h67760000);
-                unwound[12] = ^(beat & 32'hb1ad0000);
-                unwound[13] = ^(beat & 32'h1c1b0000);
-                unwound[14] = ^(beat & 32'h47770000);
-                unwound[15] = ^(beat & 32'h8eee0000);
-                unwound[16] = ^(beat & 32'h1ddc0001);
-                unwound[17] = ^(beat & 32'h3bb80002);
-                unwound[18] = ^(beat & 32'h08310004);
-                unwound[19] = ^(beat & 32'h6f230008);
-                unwound[20] = ^(beat & 32'hde460010);
-                unwound[21] = ^(beat & 32'hc3cd0020);
-                unwound[22] = ^(beat & 32'hf8db0040);
-                unwound[23] = ^(beat & 32'h8ef70080);
-                unwound[24] = ^(beat & 32'h62af0100);
-                unwound[25] = ^(beat & 32'hc55e0200);
-                unwound[26] = ^(beat & 32'hf5fd0400);
-                unwound[27] = ^(beat & 32'hebfa0800);
-                unwound[28] = ^(beat & 32'hd7f41000);
-                unwound[29] = ^(beat & 32'hafe82000);
-                unwound[30] = ^(beat & 32'h5fd04000);
-                unwound[31] = ^(beat & 32'hbfa08000);
-            end
-            8'd3: begin
-                unwound[0] = ^(beat & 32'h3d7f4100);
-                unwound[1] = ^(beat & 32'h7afe8200);
-                unwound[2] = ^(beat & 32'hf5fd0400);
-                unwound[3] = ^(beat & 32'hebfa0800);
-                unwound[4] = ^(beat & 32'hea8b5100);
-                unwound[5] = ^(beat & 32'he869e300);
-                unwound[6] = ^(beat & 32'hedac8700);
-                unwound[7] = ^(beat & 32'he6264f00);
-                unwound[8] = ^(beat & 32'hcc4c9e00);
-                unwound[9] = ^(beat & 32'ha5e67d00);
-                unwound[10] = ^(beat & 32'h76b3bb00);
-                unwound[11] = ^(beat & 32'hed677600);
-                unwound[12] = ^(beat & 32'he7b1ad00);
-                unwound[13] = ^(beat & 32'hf21c1b00);
-                unwound[14] = ^(beat & 32'hd9477700);
-                unwound[15] = ^(beat & 32'hb28eee00);
-                unwound[16] = ^(beat & 32'h651ddc00);
-                unwound[17] = ^(beat & 32'hca3bb800);
-                unwound[18] = ^(beat & 32'ha9083100);
-                unwound[19] = ^(beat & 32'h6f6f2300);
-                unwound[20] = ^(beat & 32'hdede4600);
-                unwound[21] = ^(beat & 32'h80c3cd00);
-                unwound[22] = ^(beat & 32'h3cf8db00);
-                unwound[23] = ^(beat & 32'h448ef700);
-                unwound[24] = ^(beat & 32'hb462af01);
-                unwound[25] = ^(beat & 32'h68c55e02);
-                unwound[26] = ^(beat & 32'hecf5fd04);
-                unwound[27] = ^(beat & 32'hd9ebfa08);
-                unwound[28] = ^(beat & 32'hb3d7f410);
-                unwound[29] = ^(beat & 32'h67afe820);
-                unwound[30] = ^(beat & 32'hcf5fd040);
-                unwound[31] = ^(beat & 32'h9ebfa080);
-            end
-            8'd4: begin
-                unwound[0] = ^(beat & 32'h7b3d7f41);
-                unwound[1] = ^(beat & 32'hf67afe82);
-                unwound[2] = ^(beat & 32'hecf5fd04);
-                unwound[3] = ^(beat & 32'hd9ebfa08);
-                unwound[4] = ^(beat & 32'hc8ea8b51);
-                unwound[5] = ^(beat & 32'heae869e3);
-                unwound[6] = ^(beat & 32'haeedac87);
-                unwound[7] = ^(beat & 32'h26e6264f);
-                unwound[8] = ^(beat & 32'h4dcc4c9e);
-                unwound[9] = ^(beat & 32'he0a5e67d);
-                unwound[10] = ^(beat & 32'hba76b3bb);
-                unwound[11] = ^(beat & 32'h74ed6776);
-                unwound[12] = ^(beat & 32'h92e7b1ad);
-                unwound[13] = ^(beat & 32'h5ef21c1b);
-                unwound[14] = ^(beat & 32'hc6d94777);
-                unwound[15] = ^(beat & 32'h8db28eee);
-                unwound[16] = ^(beat & 32'h1b651ddc);
-                unwound[17] = ^(beat & 32'h36ca3bb8);
-                unwound[18] = ^(beat & 32'h16a90831);
-                unwound[19] = ^(beat & 32'h566f6f23);
-                unwound[20] = ^(beat & 32'hacdede46);
-                unwound[21] = ^(beat & 32'h2280c3cd);
-                unwound[22] = ^(beat & 32'h3e3cf8db);
-                unwound[23] = ^(beat & 32'h07448ef7);
-                unwound[24] = ^(beat & 32'h75b462af);
-                unwound[25] = ^(beat & 32'heb68c55e);
-                unwound[26] = ^(beat & 32'hadecf5fd);
-                unwound[27] = ^(beat & 32'h5bd9ebfa);
-                unwound[28] = ^(beat & 32'hb7b3d7f4);
-                unwound[29] = ^(beat & 32'h6f67afe8);
-                unwound[30] = ^(beat & 32'hdecf5fd0);
-                unwound[31] = ^(beat & 32'hbd9ebfa0);
-            end
-            8'd5: begin
-                unwound[0] = ^(beat & 32'hab7b3d7f);
-                unwound[1] = ^(beat & 32'h56f67afe);
-                unwound[2] = ^(beat & 32'hadecf5fd);
-                unwound[3] = ^(beat & 32'h5bd9ebfa);
-                unwound[4] = ^(beat & 32'h1cc8ea8b);
-                unwound[5] = ^(beat & 32'h92eae869);
-                unwound[6] = ^(beat & 32'h8eaeedac);
-                unwound[7] = ^(beat & 32'hb626e626);
-                unwound[8] = ^(beat & 32'h6c4dcc4c);
-                unwound[9] = ^(beat & 32'h73e0a5e6);
-                unwound[10] = ^(beat & 32'h4cba76b3);
-                unwound[11] = ^(beat & 32'h9974ed67);
-                unwound[12] = ^(beat & 32'h9992e7b1);
-                unwound[13] = ^(beat & 32'h985ef21c);
-                unwound[14] = ^(beat & 32'h9bc6d947);
-                unwound[15] = ^(beat & 32'h378db28e);
-                unwound[16] = ^(beat & 32'h6f1b651d);
-                unwound[17] = ^(beat & 32'hde36ca3b);
-                unwound[18] = ^(beat & 32'h1716a908);
-                unwound[19] = ^(beat & 32'h85566f6f);
-                unwound[20] = ^(beat & 32'h0aacdede);
-                unwound[21] = ^(beat & 32'hbe2280c3);
-                unwound[22] = ^(beat & 32'hd73e3cf8);
-                unwound[23] = ^(beat & 32'h0507448e);
-                unwound[24] = ^(beat & 32'ha175b462);
-                unwound[25] = ^(beat & 32'h42eb68c5);
-                unwound[26] = ^(beat & 32'h2eadecf5);
-                unwound[27] = ^(beat & 32'h5d5bd9eb);
-                unwound[28] = ^(beat & 32'hbab7b3d7);
-                unwound[29] = ^(beat & 32'h756f67af);
-                unwound[30] = ^(beat & 32'headecf5f);
-                unwound[31] = ^(beat & 32'hd5bd9ebf);
-            end
-            8'd6: begin
-                unwound[0] = ^(beat & 32'h4bab7b3d);
-                unwound[1] = ^(beat & 32'h9756f67a);
-                unwound[2] = ^(beat & 32'h2eadecf5);
-                unwound[3] = ^(beat & 32'h5d5bd9eb);
-                unwound[4] = ^(beat & 32'hf11cc8ea);
-                unwound[5] = ^(beat & 32'ha992eae8);
-                unwound[6] = ^(beat & 32'h188eaeed);
-                unwound[7] = ^(beat & 32'h7ab626e6);
-                unwound[8] = ^(beat & 32'hf56c4dcc);
-                unwound[9] = ^(beat & 32'ha173e0a5);
-                unwound[10] = ^(beat & 32'h094cba76);
-                unwound[11] = ^(beat & 32'h129974ed);
-                unwound[12] = ^(beat & 32'h6e9992e7);
-                unwound[13] = ^(beat & 32'h96985ef2);
-                unwound[14] = ^(beat & 32'h669bc6d9);
-                unwound[15] = ^(beat & 32'hcd378db2);
-                unwound[16] = ^(beat & 32'h9a6f1b65);
-                unwound[17] = ^(beat & 32'h34de36ca);
-                unwound[18] = ^(beat & 32'h221716a9);
-                unwound[19] = ^(beat & 32'h0f85566f);
-                unwound[20] = ^(beat & 32'h1f0aacde);
-                unwound[21] = ^(beat & 32'h75be2280);
-                unwound[22] = ^(beat & 32'ha0d73e3c);
-                unwound[23] = ^(beat & 32'h0a050744);
-                unwound[24] = ^(beat & 32'h5fa175b4);
-                unwound[25] = ^(beat & 32'hbf42eb68);
-                unwound[26] = ^(beat & 32'h352eadec);
-                unwound[27] = ^(beat & 32'h6a5d5bd9);
-                unwound[28] = ^(beat & 32'hd4bab7b3);
-                unwound[29] = ^(beat & 32'ha9756f67);
-                unwound[30] = ^(beat & 32'h52eadecf);
-                unwound[31] = ^(beat & 32'ha5d5bd9e);
-            end
-            8'd7: begin
-                unwound[0] = ^(beat & 32'h0d4bab7b);
-                unwound[1] = ^(beat & 32'h1a9756f6);
-                unwound[2] = ^(beat & 32'h352eadec);
-                unwound[3] = ^(beat & 32'h6a5d5bd9);
-                unwound[4] = ^(beat & 32'hd9f11cc8);
-                unwound[5] = ^(beat & 32'hbea992ea);
-                unwound[6] = ^(beat & 32'h70188eae);
-                unwound[7] = ^(beat & 32'hed7ab626);
-                unwound[8] = ^(beat & 32'hdaf56c4d);
-                unwound[9] = ^(beat & 32'hb8a173e0);
-                unwound[10] = ^(beat & 32'h7c094cba);
-                unwound[11] = ^(beat & 32'hf8129974);
-                unwound[12] = ^(beat & 32'hfd6e9992);
-                unwound[13] = ^(beat & 32'hf796985e);
-                unwound[14] = ^(beat & 32'he2669bc6);
-                unwound[15] = ^(beat & 32'hc4cd378d);
-                unwound[16] = ^(beat & 32'h899a6f1b);
-                unwound[17] = ^(beat & 32'h1334de36);
-                unwound[18] = ^(beat & 32'h2b221716);
-                unwound[19] = ^(beat & 32'h5b0f8556);
-                unwound[20] = ^(beat & 32'hb61f0aac);
-                unwound[21] = ^(beat & 32'h6175be22);
-                unwound[22] = ^(beat & 32'hcfa0d73e);
-                unwound[23] = ^(beat & 32'h920a0507);
-                unwound[24] = ^(beat & 32'h295fa175);
-                unwound[25] = ^(beat & 32'h52bf42eb);
-                unwound[26] = ^(beat & 32'ha8352ead);
-                unwound[27] = ^(beat & 32'h506a5d5b);
-                unwound[28] = ^(beat & 32'ha0d4bab7);
-                unwound[29] = ^(beat & 32'h41a9756f);
-                unwound[30] = ^(beat & 32'h8352eade);
-                unwound[31] = ^(beat & 32'h06a5d5bd);
-            end
-            8'd8: begin
-                unwound[0] = ^(beat & 32'haa0d4bab);
-                unwound[1] = ^(beat & 32'h541a9756);
-                unwound[2] = ^(beat & 32'ha8352ead);
-                unwound[3] = ^(beat & 32'h506a5d5b);
-                unwound[4] = ^(beat & 32'h0ad9f11c);
-                unwound[5] = ^(beat & 32'hbfbea992);
-                unwound[6] = ^(beat & 32'hd570188e);
-                unwound[7] = ^(beat & 32'h00ed7ab6);
-                unwound[8] = ^(beat & 32'h01daf56c);
-                unwound[9] = ^(beat & 32'ha9b8a173);
-                unwound[10] = ^(beat & 32'hf97c094c);
-                unwound[11] = ^(beat & 32'hf2f81299);
-                unwound[12] = ^(beat & 32'h4ffd6e99);
-                unwound[13] = ^(beat & 32'h35f79698);
-                unwound[14] = ^(beat & 32'hc1e2669b);
-                unwound[15] = ^(beat & 32'h83c4cd37);
-                unwound[16] = ^(beat & 32'h07899a6f);
-                unwound[17] = ^(beat & 32'h0f1334de);
-                unwound[18] = ^(beat & 32'hb42b2217);
-                unwound[19] = ^(beat & 32'hc25b0f85);
-                unwound[20] = ^(beat & 32'h84b61f0a);
-                unwound[21] = ^(beat & 32'ha36175be);
-                unwound[22] = ^(beat & 32'heccfa0d7);
-                unwound[23] = ^(beat & 32'h73920a05);
-                unwound[24] = ^(beat & 32'h4d295fa1);
-                unwound[25] = ^(beat & 32'h9a52bf42);
-                unwound[26] = ^(beat & 32'h9ea8352e);
-                unwound[27] = ^(beat & 32'h3d506a5d);
-                unwound[28] = ^(beat & 32'h7aa0d4ba);
-                unwound[29] = ^(beat & 32'hf541a975);
-                unwound[30] = ^(beat & 32'hea8352ea);
-                unwound[31] = ^(beat & 32'hd506a5d5);
-            end
-            8'd9: begin
-                unwound[0] = ^(beat & 32'ha7aa0d4b);
-                unwound[1] = ^(beat & 32'h4f541a97);
-                unwound[2] = ^(beat & 32'h9ea8352e);
-                unwound[3] = ^(beat & 32'h3d506a5d);
-                unwound[4] = ^(beat & 32'hdd0ad9f1);
-                unwound[5] = ^(beat & 32'h1dbfbea9);
-                unwound[6] = ^(beat & 32'h9cd57018);
-                unwound[7] = ^(beat & 32'h9e00ed7a);
-                unwound[8] = ^(beat & 32'h3c01daf5);
-                unwound[9] = ^(beat & 32'hdfa9b8a1);
-                unwound[10] = ^(beat & 32'h18f97c09);
-                unwound[11] = ^(beat & 32'h31f2f812);
-                unwound[12] = ^(beat & 32'hc44ffd6e);
-                unwound[13] = ^(beat & 32'h2f35f796);
-                unwound[14] = ^(beat & 32'hf9c1e266);
-                unwound[15] = ^(beat & 32'hf383c4cd);
-                unwound[16] = ^(beat & 32'he707899a);
-                unwound[17] = ^(beat & 32'hce0f1334);
-                unwound[18] = ^(beat & 32'h3bb42b22);
-                unwound[19] = ^(beat & 32'hd0c25b0f);
-                unwound[20] = ^(beat & 32'ha184b61f);
-                unwound[21] = ^(beat & 32'he4a36175);
-                unwound[22] = ^(beat & 32'h6eeccfa0);
-                unwound[23] = ^(beat & 32'h7a73920a);
-                unwound[24] = ^(beat & 32'h534d295f);
-                unwound[25] = ^(beat & 32'ha69a52bf);
-                unwound[26] = ^(beat & 32'hea9ea835);
-                unwound[27] = ^(beat & 32'hd53d506a);
-                unwound[28] = ^(beat & 32'haa7aa0d4);
-                unwound[29] = ^(beat & 32'h54f541a9);
-                unwound[30] = ^(beat & 32'ha9ea8352);
-                unwound[31] = ^(beat & 32'h53d506a5);
-            end
-            8'd10: begin
-                unwound[0] = ^(beat & 32'hfaa7aa0d);
-                unwound[1] = ^(beat & 32'hf54f541a);
-                unwound[2] = ^(beat & 32'hea9ea835);
-                unwound[3] = ^(beat & 32'hd53d506a);
-                unwound[4] = ^(beat & 32'h50dd0ad9);
-                unwound[5] = ^(beat & 32'h5b1dbfbe);
-                unwound[6] = ^(beat & 32'h4c9cd570);
-                unwound[7] = ^(beat & 32'h639e00ed);
-                unwound[8] = ^(beat & 32'hc73c01da);
-                unwound[9] = ^(beat & 32'h74dfa9b8);
-                unwound[10] = ^(beat & 32'h1318f97c);
-                unwound[11] = ^(beat & 32'h2631f2f8);
-                unwound[12] = ^(beat & 32'hb6c44ffd);
-                unwound[13] = ^(beat & 32'h972f35f7);
-                unwound[14] = ^(beat & 32'hd4f9c1e2);
-                unwound[15] = ^(beat & 32'ha9f383c4);
-                unwound[16] = ^(beat & 32'h53e70789);
-                unwound[17] = ^(beat & 32'ha7ce0f13);
-                unwound[18] = ^(beat & 32'hb53bb42b);
-                unwound[19] = ^(beat & 32'h90d0c25b);
-                unwound[20] = ^(beat & 32'h21a184b6);
-                unwound[21] = ^(beat & 32'hb9e4a361);
-                unwound[22] = ^(beat & 32'h896eeccf);
-                unwound[23] = ^(beat & 32'he87a7392);
-                unwound[24] = ^(beat & 32'h2a534d29);
-                unwound[25] = ^(beat & 32'h54a69a52);
-                unwound[26] = ^(beat & 32'h53ea9ea8);
-                unwound[27] = ^(beat & 32'ha7d53d50);
-                unwound[28] = ^(beat & 32'h4faa7aa0);
-                unwound[29] = ^(beat & 32'h9f54f541);
-                unwound[30] = ^(beat & 32'h3ea9ea83);
-                unwound[31] = ^(beat & 32'h7d53d506);
-            end
-            8'd11: begin
-                unwound[0] = ^(beat & 32'h14faa7aa);
-                unwound[1] = ^(beat & 32'h29f54f54);
-                unwound[2] = ^(beat & 32'h53ea9ea8);
-                unwound[3] = ^(beat & 32'ha7d53d50);
-                unwound[4] = ^(beat & 32'h5b50dd0a);
-                unwound[5] = ^(beat & 32'ha25b1dbf);
-                unwound[6] = ^(beat & 32'h504c9cd5);
-                unwound[7] = ^(beat & 32'hb4639e00);
-                unwound[8] = ^(beat & 32'h68c73c01);
-                unwound[9] = ^(beat & 32'hc574dfa9);
-                unwound[10] = ^(beat & 32'h9e1318f9);
-                unwound[11] = ^(beat & 32'h3c2631f2);
-                unwound[12] = ^(beat & 32'h6cb6c44f);
-                unwound[13] = ^(beat & 32'hcd972f35);
-                unwound[14] = ^(beat & 32'h8fd4f9c1);
-                unwound[15] = ^(beat & 32'h1fa9f383);
-                unwound[16] = ^(beat & 32'h3f53e707);
-                unwound[17] = ^(beat & 32'h7ea7ce0f);
-                unwound[18] = ^(beat & 32'he9b53bb4);
-                unwound[19] = ^(beat & 32'hc790d0c2);
-                unwound[20] = ^(beat & 32'h8f21a184);
-                unwound[21] = ^(beat & 32'h0ab9e4a3);
-                unwound[22] = ^(beat & 32'h01896eec);
-                unwound[23] = ^(beat & 32'h17e87a73);
-                unwound[24] = ^(beat & 32'h3b2a534d);
-                unwound[25] = ^(beat & 32'h7654a69a);
-                unwound[26] = ^(beat & 32'hf853ea9e);
-                unwound[27] = ^(beat & 32'hf0a7d53d);
-                unwound[28] = ^(beat & 32'he14faa7a);
-                unwound[29] = ^(beat & 32'hc29f54f5);
-                unwound[30] = ^(beat & 32'h853ea9ea);
-                unwound[31] = ^(beat & 32'h0a7d53d5);
-            end
-            8'd12: begin
-                unwound[0] = ^(beat & 32'hbe14faa7);
-                unwound[1] = ^(beat & 32'h7c29f54f);
-                unwound[2] = ^(beat & 32'hf853ea9e);
-                unwound[3] = ^(beat & 32'hf0a7d53d);
-                unwound[4] = ^(beat & 32'h5f5b50dd);
-                unwound[5] = ^(beat & 32'h00a25b1d);
-                unwound[6] = ^(beat & 32'hbf504c9c);
-                unwound[7] = ^(beat & 32'hc0b4639e);
-                unwound[8] = ^(beat & 32'h8168c73c);
-                unwound[9] = ^(beat & 32'hbcc574df);
-                unwound[10] = ^(beat & 32'hc79e1318);
-                unwound[11] = ^(beat & 32'h8f3c2631);
-                unwound[12] = ^(beat & 32'ha06cb6c4);
-                unwound[13] = ^(beat & 32'hfecd972f);
-                unwound[14] = ^(beat & 32'h438fd4f9);
-                unwound[15] = ^(beat & 32'h871fa9f3);
-                unwound[16] = ^(beat & 32'h0e3f53e7);
-                unwound[17] = ^(beat & 32'h1c7ea7ce);
-                unwound[18] = ^(beat & 32'h86e9b53b);
-                unwound[19] = ^(beat & 32'hb3c790d0);
-                unwound[20] = ^(beat & 32'h678f21a1);
-                unwound[21] = ^(beat & 32'h710ab9e4);
-                unwound[22] = ^(beat & 32'h5c01896e);
-                unwound[23] = ^(beat & 32'h0617e87a);
-                unwound[24] = ^(beat & 32'hb23b2a53);
-                unwound[25] = ^(beat & 32'h647654a6);
-                unwound[26] = ^(beat & 32'h76f853ea);
-                unwound[27] = ^(beat & 32'hedf0a7d5);
-                unwound[28] = ^(beat & 32'hdbe14faa);
-                unwound[29] = ^(beat & 32'hb7c29f54);
-                unwound[30] = ^(beat & 32'h6f853ea9);
-                unwound[31] = ^(beat & 32'hdf0a7d53);
-            end
-            default: unwound = beat;
+        full_data[0] = ^(masked & 96'h1f91caf6386f2c25de275318);
+        full_data[1] = ^(masked & 96'h3f2395ec70de584bbc4ea630);
+        full_data[2] = ^(masked & 96'h7e472bd8e1bcb097789d4c60);
+        full_data[3] = ^(masked & 96'hfc8e57b1c379612ef13a98c0);
+        full_data[4] = ^(masked & 96'he68d6595be9dee783c526299);
+        full_data[5] = ^(masked & 96'hd28b01dd4554f0d5a683962b);
+        full_data[6] = ^(masked & 96'hba87c94cb2c6cd8e93207f4e);
+        full_data[7] = ^(masked & 96'h6a9e586f5de2b738f867ad84);
+        full_data[8] = ^(masked & 96'hd53cb0debbc56e71f0cf5b08);
+        full_data[9] = ^(masked & 96'hb5e8ab4b4fe5f0c63fb9e508);
+        full_data[10] = ^(masked & 96'h74409c60a7a4cda9a1549909);
+        full_data[11] = ^(masked & 96'he88138c14f499b5342a93212);
+        full_data[12] = ^(masked & 96'hce93bb74a6fc1a835b75373d);
+        full_data[13] = ^(masked & 96'h82b6bc1f7597192368cd3d62);
+        full_data[14] = ^(masked & 96'h1afcb2c8d3411e630fbd29dd);
+        full_data[15] = ^(masked & 96'h35f96591a6823cc61f7a53bb);
+        full_data[16] = ^(masked & 96'h6bf2cb234d04798c3ef4a777);
+        full_data[17] = ^(masked & 96'hd7e596469a08f3187de94eee);
+        full_data[18] = ^(masked & 96'hb05ae67b0c7eca1525f5cec4);
+        full_data[19] = ^(masked & 96'h7f2406002092b80f95ccce90);
+        full_data[20] = ^(masked & 96'hfe480c004125701f2b999d21);
+        full_data[21] = ^(masked & 96'he301d2f6ba25cc1b8914695b);
+        full_data[22] = ^(masked & 96'hd9926f1b4c24b412cc0f81af);
+        full_data[23] = ^(masked & 96'hacb514c0a026440046385046);
+        full_data[24] = ^(masked & 96'h46fbe3777823a4255257f395);
+        full_data[25] = ^(masked & 96'h8df7c6eef047484aa4afe72a);
+        full_data[26] = ^(masked & 96'h047e472bd8e1bcb097789d4c);
+        full_data[27] = ^(masked & 96'h08fc8e57b1c379612ef13a98);
+        full_data[28] = ^(masked & 96'h11f91caf6386f2c25de27531);
+        full_data[29] = ^(masked & 96'h23f2395ec70de584bbc4ea63);
+        full_data[30] = ^(masked & 96'h47e472bd8e1bcb097789d4c6);
+        full_data[31] = ^(masked & 96'h8fc8e57b1c379612ef13a98c);
+        short_data[0] = ^(masked & 96'h000000011f91caf6386f2c25);
+        short_data[1] = ^(masked & 96'h000000023f2395ec70de584b);
+        short_data[2] = ^(masked & 96'h000000047e472bd8e1bcb097);
+        short_data[3] = ^(masked & 96'h00000008fc8e57b1c379612e);
+        short_data[4] = ^(masked & 96'h00000010e68d6595be9dee78);
+        short_data[5] = ^(masked & 96'h00000020d28b01dd4554f0d5);
+        short_data[6] = ^(masked & 96'h00000040ba87c94cb2c6cd8e);
+        short_data[7] = ^(masked & 96'h000000806a9e586f5de2b738);
+        short_data[8] = ^(masked & 96'h00000100d53cb0debbc56e71);
+        short_data[9] = ^(masked & 96'h00000200b5e8ab4b4fe5f0c6);
+        short_data[10] = ^(masked & 96'h0000040074409c60a7a4cda9);
+        short_data[11] = ^(masked & 96'h00000800e88138c14f499b53);
+        short_data[12] = ^(masked & 96'h00001000ce93bb74a6fc1a83);
+        short_data[13] = ^(masked & 96'h0000200082b6bc1f75971923);
+        short_data[14] = ^(masked & 96'h000040001afcb2c8d3411e63);
+        short_data[15] = ^(masked & 96'h0000800035f96591a6823cc6);
+        short_data[16] = ^(masked & 96'h000100006bf2cb234d04798c);
+        short_data[17] = ^(masked & 96'h00020000d7e596469a08f318);
+        short_data[18] = ^(masked & 96'h00040000b05ae67b0c7eca15);
+        short_data[19] = ^(masked & 96'h000800007f2406002092b80f);
+        short_data[20] = ^(masked & 96'h00100000fe480c004125701f);
+        short_data[21] = ^(masked & 96'h00200000e301d2f6ba25cc1b);
+        short_data[22] = ^(masked & 96'h00400000d9926f1b4c24b412);
+        short_data[23] = ^(masked & 96'h00800000acb514c0a0264400);
+        short_data[24] = ^(masked & 96'h0100000046fbe3777823a425);
+        short_data[25] = ^(masked & 96'h020000008df7c6eef047484a);
+        short_data[26] = ^(masked & 96'h04000000047e472bd8e1bcb0);
+        short_data[27] = ^(masked & 96'h0800000008fc8e57b1c37961);
+        short_data[28] = ^(masked & 96'h1000000011f91caf6386f2c2);
+        short_data[29] = ^(masked & 96'h2000000023f2395ec70de584);
+        short_data[30] = ^(masked & 96'h4000000047e472bd8e1bcb09);
+        short_data[31] = ^(masked & 96'h800000008fc8e57b1c379612);
+        short = ~last & (hi == 8'd8);
+        contribution = short ? short_data : full_data;
+        case (lo)
+            8'd0: init = short ? 32'h73d74d75 : 32'hd49f4aa2;
+            8'd1: init = short ? 32'h44c19592 : 32'h552e4907;
+            8'd2: init = short ? 32'ha8d58375 : 32'h1c220f94;
+            8'd3: init = short ? 32'hba8d89ca : 32'h441a975c;
+            8'd4: init = short ? 32'hb798b438 : 32'h73d74d75;
+            8'd5: init = short ? 32'h9f9b5c85 : 32'h44c19592;
+            8'd6: init = short ? 32'h0e9e882d : 32'ha8d58375;
+            8'd7: init = short ? 32'had82acae : 32'hba8d89ca;
+            8'd8: init = 32'hb798b438;
+            8'd9: init = 32'h9f9b5c85;
+            8'd10: init = 32'h0e9e882d;
+            8'd11: init = 32'had82acae;
+            default: init = 32'hd49f4aa2;
         endcase
-        case (hi - lo)
-            8'd0: init = 32'hffffffff;
-            8'd1: init = 32'had82acae;
-            8'd2: init = 32'h0e9e882d;
-            8'd3: init = 32'h9f9b5c85;
-            8'd4: init = 32'hb798b438;
-            8'd5: init = 32'hba8d89ca;
-            8'd6: init = 32'ha8d58375;
-            8'd7: init = 32'h44c19592;
-            8'd8: init = 32'h73d74d75;
-            8'd9: init = 32'h441a975c;
-            8'd10: init = 32'h1c220f94;
-            8'd11: init = 32'h552e4907;
-            8'd12: init = 32'hd49f4aa2;
-            default: init = 32'hffffffff;
-        endcase
-        if (hi == 8'd0) init = 32'hffffffff;
-        register_next = unwound ^ (first ? init : 32'h0);
+        tail = 8'd12 - hi;
+        empty = (hi == 8'd0);
     end
-endmodule // rnic_mpa_rx_w8$align$crc_unit$network
+endmodule // rnic_mpa_rx_w8$align$crc_unit$beat
+
+
+module rnic_mpa_rx_w8$align$crc_unit$c_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$c_tail
+
+
+module rnic_mpa_rx_w8$align$crc_unit$c_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$c_valid
+
+
+module rnic_mpa_rx_w8$align$crc_unit$c_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$c_value
+
+
+module rnic_mpa_rx_w8$align$crc_unit$d_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$d_valid
+
+
+module rnic_mpa_rx_w8$align$crc_unit$e_crc(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$e_crc
+
+
+module rnic_mpa_rx_w8$align$crc_unit$e_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$crc_unit$e_valid
 
 
 module rnic_mpa_rx_w8$align$crc_unit$register(d,q,clock);
@@ -1192,6 +1384,524 @@ module rnic_mpa_rx_w8$align$crc_unit$register(d,q,clock);
     end
           
 endmodule // rnic_mpa_rx_w8$align$crc_unit$register
+
+
+module rnic_mpa_rx_w8$align$crc_unit$step(register,data,init,first,short,register_next);
+    
+    // Module arguments
+    input wire  [31:0] register;
+    input wire  [31:0] data;
+    input wire  [31:0] init;
+    input wire  first;
+    input wire  short;
+    output reg  [31:0] register_next;
+    
+    // Update code (custom)
+    // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
+    always @(*) begin
+        register_next[0] = first ? (init[0] ^ data[0]) : ((short ? ^(register & 32'h386f2c25) : ^(register & 32'hde275318)) ^ data[0]);
+        register_next[1] = first ? (init[1] ^ data[1]) : ((short ? ^(register & 32'h70de584b) : ^(register & 32'hbc4ea630)) ^ data[1]);
+        register_next[2] = first ? (init[2] ^ data[2]) : ((short ? ^(register & 32'he1bcb097) : ^(register & 32'h789d4c60)) ^ data[2]);
+        register_next[3] = first ? (init[3] ^ data[3]) : ((short ? ^(register & 32'hc379612e) : ^(register & 32'hf13a98c0)) ^ data[3]);
+        register_next[4] = first ? (init[4] ^ data[4]) : ((short ? ^(register & 32'hbe9dee78) : ^(register & 32'h3c526299)) ^ data[4]);
+        register_next[5] = first ? (init[5] ^ data[5]) : ((short ? ^(register & 32'h4554f0d5) : ^(register & 32'ha683962b)) ^ data[5]);
+        register_next[6] = first ? (init[6] ^ data[6]) : ((short ? ^(register & 32'hb2c6cd8e) : ^(register & 32'h93207f4e)) ^ data[6]);
+        register_next[7] = first ? (init[7] ^ data[7]) : ((short ? ^(register & 32'h5de2b738) : ^(register & 32'hf867ad84)) ^ data[7]);
+        register_next[8] = first ? (init[8] ^ data[8]) : ((short ? ^(register & 32'hbbc56e71) : ^(register & 32'hf0cf5b08)) ^ data[8]);
+        register_next[9] = first ? (init[9] ^ data[9]) : ((short ? ^(register & 32'h4fe5f0c6) : ^(register & 32'h3fb9e508)) ^ data[9]);
+        register_next[10] = first ? (init[10] ^ data[10]) : ((short ? ^(register & 32'ha7a4cda9) : ^(register & 32'ha1549909)) ^ data[10]);
+        register_next[11] = first ? (init[11] ^ data[11]) : ((short ? ^(register & 32'h4f499b53) : ^(register & 32'h42a93212)) ^ data[11]);
+        register_next[12] = first ? (init[12] ^ data[12]) : ((short ? ^(register & 32'ha6fc1a83) : ^(register & 32'h5b75373d)) ^ data[12]);
+        register_next[13] = first ? (init[13] ^ data[13]) : ((short ? ^(register & 32'h75971923) : ^(register & 32'h68cd3d62)) ^ data[13]);
+        register_next[14] = first ? (init[14] ^ data[14]) : ((short ? ^(register & 32'hd3411e63) : ^(register & 32'h0fbd29dd)) ^ data[14]);
+        register_next[15] = first ? (init[15] ^ data[15]) : ((short ? ^(register & 32'ha6823cc6) : ^(register & 32'h1f7a53bb)) ^ data[15]);
+        register_next[16] = first ? (init[16] ^ data[16]) : ((short ? ^(register & 32'h4d04798c) : ^(register & 32'h3ef4a777)) ^ data[16]);
+        register_next[17] = first ? (init[17] ^ data[17]) : ((short ? ^(register & 32'h9a08f318) : ^(register & 32'h7de94eee)) ^ data[17]);
+        register_next[18] = first ? (init[18] ^ data[18]) : ((short ? ^(register & 32'h0c7eca15) : ^(register & 32'h25f5cec4)) ^ data[18]);
+        register_next[19] = first ? (init[19] ^ data[19]) : ((short ? ^(register & 32'h2092b80f) : ^(register & 32'h95ccce90)) ^ data[19]);
+        register_next[20] = first ? (init[20] ^ data[20]) : ((short ? ^(register & 32'h4125701f) : ^(register & 32'h2b999d21)) ^ data[20]);
+        register_next[21] = first ? (init[21] ^ data[21]) : ((short ? ^(register & 32'hba25cc1b) : ^(register & 32'h8914695b)) ^ data[21]);
+        register_next[22] = first ? (init[22] ^ data[22]) : ((short ? ^(register & 32'h4c24b412) : ^(register & 32'hcc0f81af)) ^ data[22]);
+        register_next[23] = first ? (init[23] ^ data[23]) : ((short ? ^(register & 32'ha0264400) : ^(register & 32'h46385046)) ^ data[23]);
+        register_next[24] = first ? (init[24] ^ data[24]) : ((short ? ^(register & 32'h7823a425) : ^(register & 32'h5257f395)) ^ data[24]);
+        register_next[25] = first ? (init[25] ^ data[25]) : ((short ? ^(register & 32'hf047484a) : ^(register & 32'ha4afe72a)) ^ data[25]);
+        register_next[26] = first ? (init[26] ^ data[26]) : ((short ? ^(register & 32'hd8e1bcb0) : ^(register & 32'h97789d4c)) ^ data[26]);
+        register_next[27] = first ? (init[27] ^ data[27]) : ((short ? ^(register & 32'hb1c37961) : ^(register & 32'h2ef13a98)) ^ data[27]);
+        register_next[28] = first ? (init[28] ^ data[28]) : ((short ? ^(register & 32'h6386f2c2) : ^(register & 32'h5de27531)) ^ data[28]);
+        register_next[29] = first ? (init[29] ^ data[29]) : ((short ? ^(register & 32'hc70de584) : ^(register & 32'hbbc4ea63)) ^ data[29]);
+        register_next[30] = first ? (init[30] ^ data[30]) : ((short ? ^(register & 32'h8e1bcb09) : ^(register & 32'h7789d4c6)) ^ data[30]);
+        register_next[31] = first ? (init[31] ^ data[31]) : ((short ? ^(register & 32'h1c379612) : ^(register & 32'hef13a98c)) ^ data[31]);
+    end
+endmodule // rnic_mpa_rx_w8$align$crc_unit$step
+
+
+module rnic_mpa_rx_w8$align$crc_unit$unwind(clock,ce,value,tail,unwound);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  ce;
+    input wire  [31:0] value;
+    input wire  [7:0] tail;
+    output reg  [31:0] unwound;
+    
+    // Local signals
+    reg  [31:0] held_value;
+    reg  [7:0] held_tail;
+    
+    // Update code (custom)
+    // A^-t for t = 0..12, computed by hdl/src/mpa/crc_matrix.rs.
+    reg [31:0] candidate_0;
+    reg [31:0] candidate_1;
+    reg [31:0] candidate_2;
+    reg [31:0] candidate_3;
+    reg [31:0] candidate_4;
+    reg [31:0] candidate_5;
+    reg [31:0] candidate_6;
+    reg [31:0] candidate_7;
+    reg [31:0] candidate_8;
+    reg [31:0] candidate_9;
+    reg [31:0] candidate_10;
+    reg [31:0] candidate_11;
+    reg [31:0] candidate_12;
+    always @(posedge clock) if (ce) begin
+        held_tail <= tail;
+        held_value <= value;
+        candidate_0[0] <= ^(value & 32'h00000001);
+        candidate_0[1] <= ^(value & 32'h00000002);
+        candidate_0[2] <= ^(value & 32'h00000004);
+        candidate_0[3] <= ^(value & 32'h00000008);
+        candidate_0[4] <= ^(value & 32'h00000010);
+        candidate_0[5] <= ^(value & 32'h00000020);
+        candidate_0[6] <= ^(value & 32'h00000040);
+        candidate_0[7] <= ^(value & 32'h00000080);
+        candidate_0[8] <= ^(value & 32'h00000100);
+        candidate_0[9] <= ^(value & 32'h00000200);
+        candidate_0[10] <= ^(value & 32'h00000400);
+        candidate_0[11] <= ^(value & 32'h00000800);
+        candidate_0[12] <= ^(value & 32'h00001000);
+        candidate_0[13] <= ^(value & 32'h00002000);
+        candidate_0[14] <= ^(value & 32'h00004000);
+        candidate_0[15] <= ^(value & 32'h00008000);
+        candidate_0[16] <= ^(value & 32'h00010000);
+        candidate_0[17] <= ^(value & 32'h00020000);
+        candidate_0[18] <= ^(value & 32'h00040000);
+        candidate_0[19] <= ^(value & 32'h00080000);
+        candidate_0[20] <= ^(value & 32'h00100000);
+        candidate_0[21] <= ^(value & 32'h00200000);
+        candidate_0[22] <= ^(value & 32'h00400000);
+        candidate_0[23] <= ^(value & 32'h00800000);
+        candidate_0[24] <= ^(value & 32'h01000000);
+        candidate_0[25] <= ^(value & 32'h02000000);
+        candidate_0[26] <= ^(value & 32'h04000000);
+        candidate_0[27] <= ^(value & 32'h08000000);
+        candidate_0[28] <= ^(value & 32'h10000000);
+        candidate_0[29] <= ^(value & 32'h20000000);
+        candidate_0[30] <= ^(value & 32'h40000000);
+        candidate_0[31] <= ^(value & 32'h80000000);
+        candidate_1[0] <= ^(value & 32'h41000000);
+        candidate_1[1] <= ^(value & 32'h82000000);
+        candidate_1[2] <= ^(value & 32'h04000000);
+        candidate_1[3] <= ^(value & 32'h08000000);
+        candidate_1[4] <= ^(value & 32'h51000000);
+        candidate_1[5] <= ^(value & 32'he3000000);
+        candidate_1[6] <= ^(value & 32'h87000000);
+        candidate_1[7] <= ^(value & 32'h4f000000);
+        candidate_1[8] <= ^(value & 32'h9e000001);
+        candidate_1[9] <= ^(value & 32'h7d000002);
+        candidate_1[10] <= ^(value & 32'hbb000004);
+        candidate_1[11] <= ^(value & 32'h76000008);
+        candidate_1[12] <= ^(value & 32'had000010);
+        candidate_1[13] <= ^(value & 32'h1b000020);
+        candidate_1[14] <= ^(value & 32'h77000040);
+        candidate_1[15] <= ^(value & 32'hee000080);
+        candidate_1[16] <= ^(value & 32'hdc000100);
+        candidate_1[17] <= ^(value & 32'hb8000200);
+        candidate_1[18] <= ^(value & 32'h31000400);
+        candidate_1[19] <= ^(value & 32'h23000800);
+        candidate_1[20] <= ^(value & 32'h46001000);
+        candidate_1[21] <= ^(value & 32'hcd002000);
+        candidate_1[22] <= ^(value & 32'hdb004000);
+        candidate_1[23] <= ^(value & 32'hf7008000);
+        candidate_1[24] <= ^(value & 32'haf010000);
+        candidate_1[25] <= ^(value & 32'h5e020000);
+        candidate_1[26] <= ^(value & 32'hfd040000);
+        candidate_1[27] <= ^(value & 32'hfa080000);
+        candidate_1[28] <= ^(value & 32'hf4100000);
+        candidate_1[29] <= ^(value & 32'he8200000);
+        candidate_1[30] <= ^(value & 32'hd0400000);
+        candidate_1[31] <= ^(value & 32'ha0800000);
+        candidate_2[0] <= ^(value & 32'h7f410000);
+        candidate_2[1] <= ^(value & 32'hfe820000);
+        candidate_2[2] <= ^(value & 32'hfd040000);
+        candidate_2[3] <= ^(value & 32'hfa080000);
+        candidate_2[4] <= ^(value & 32'h8b510000);
+        candidate_2[5] <= ^(value & 32'h69e30000);
+        candidate_2[6] <= ^(value & 32'hac870000);
+        candidate_2[7] <= ^(value & 32'h264f0000);
+        candidate_2[8] <= ^(value & 32'h4c9e0000);
+        candidate_2[9] <= ^(value & 32'he67d0000);
+        candidate_2[10] <= ^(value & 32'hb3bb0000);
+        candidate_2[11] <= ^(value & 32'h67760000);
+        candidate_2[12] <= ^(value & 32'hb1ad0000);
+        candidate_2[13] <= ^(value & 32'h1c1b0000);
+        candidate_2[14] <= ^(value & 32'h47770000);
+        candidate_2[15] <= ^(value & 32'h8eee0000);
+        candidate_2[16] <= ^(value & 32'h1ddc0001);
+        candidate_2[17] <= ^(value & 32'h3bb80002);
+        candidate_2[18] <= ^(value & 32'h08310004);
+        candidate_2[19] <= ^(value & 32'h6f230008);
+        candidate_2[20] <= ^(value & 32'hde460010);
+        candidate_2[21] <= ^(value & 32'hc3cd0020);
+        candidate_2[22] <= ^(value & 32'hf8db0040);
+        candidate_2[23] <= ^(value & 32'h8ef70080);
+        candidate_2[24] <= ^(value & 32'h62af0100);
+        candidate_2[25] <= ^(value & 32'hc55e0200);
+        candidate_2[26] <= ^(value & 32'hf5fd0400);
+        candidate_2[27] <= ^(value & 32'hebfa0800);
+        candidate_2[28] <= ^(value & 32'hd7f41000);
+        candidate_2[29] <= ^(value & 32'hafe82000);
+        candidate_2[30] <= ^(value & 32'h5fd04000);
+        candidate_2[31] <= ^(value & 32'hbfa08000);
+        candidate_3[0] <= ^(value & 32'h3d7f4100);
+        candidate_3[1] <= ^(value & 32'h7afe8200);
+        candidate_3[2] <= ^(value & 32'hf5fd0400);
+        candidate_3[3] <= ^(value & 32'hebfa0800);
+        candidate_3[4] <= ^(value & 32'hea8b5100);
+        candidate_3[5] <= ^(value & 32'he869e300);
+        candidate_3[6] <= ^(value & 32'hedac8700);
+        candidate_3[7] <= ^(value & 32'he6264f00);
+        candidate_3[8] <= ^(value & 32'hcc4c9e00);
+        candidate_3[9] <= ^(value & 32'ha5e67d00);
+        candidate_3[10] <= ^(value & 32'h76b3bb00);
+        candidate_3[11] <= ^(value & 32'hed677600);
+        candidate_3[12] <= ^(value & 32'he7b1ad00);
+        candidate_3[13] <= ^(value & 32'hf21c1b00);
+        candidate_3[14] <= ^(value & 32'hd9477700);
+        candidate_3[15] <= ^(value & 32'hb28eee00);
+        candidate_3[16] <= ^(value & 32'h651ddc00);
+        candidate_3[17] <= ^(value & 32'hca3bb800);
+        candidate_3[18] <= ^(value & 32'ha9083100);
+        candidate_3[19] <= ^(value & 32'h6f6f2300);
+        candidate_3[20] <= ^(value & 32'hdede4600);
+        candidate_3[21] <= ^(value & 32'h80c3cd00);
+        candidate_3[22] <= ^(value & 32'h3cf8db00);
+        candidate_3[23] <= ^(value & 32'h448ef700);
+        candidate_3[24] <= ^(value & 32'hb462af01);
+        candidate_3[25] <= ^(value & 32'h68c55e02);
+        candidate_3[26] <= ^(value & 32'hecf5fd04);
+        candidate_3[27] <= ^(value & 32'hd9ebfa08);
+        candidate_3[28] <= ^(value & 32'hb3d7f410);
+        candidate_3[29] <= ^(value & 32'h67afe820);
+        candidate_3[30] <= ^(value & 32'hcf5fd040);
+        candidate_3[31] <= ^(value & 32'h9ebfa080);
+        candidate_4[0] <= ^(value & 32'h7b3d7f41);
+        candidate_4[1] <= ^(value & 32'hf67afe82);
+        candidate_4[2] <= ^(value & 32'hecf5fd04);
+        candidate_4[3] <= ^(value & 32'hd9ebfa08);
+        candidate_4[4] <= ^(value & 32'hc8ea8b51);
+        candidate_4[5] <= ^(value & 32'heae869e3);
+        candidate_4[6] <= ^(value & 32'haeedac87);
+        candidate_4[7] <= ^(value & 32'h26e6264f);
+        candidate_4[8] <= ^(value & 32'h4dcc4c9e);
+        candidate_4[9] <= ^(value & 32'he0a5e67d);
+        candidate_4[10] <= ^(value & 32'hba76b3bb);
+        candidate_4[11] <= ^(value & 32'h74ed6776);
+        candidate_4[12] <= ^(value & 32'h92e7b1ad);
+        candidate_4[13] <= ^(value & 32'h5ef21c1b);
+        candidate_4[14] <= ^(value & 32'hc6d94777);
+        candidate_4[15] <= ^(value & 32'h8db28eee);
+        candidate_4[16] <= ^(value & 32'h1b651ddc);
+        candidate_4[17] <= ^(value & 32'h36ca3bb8);
+        candidate_4[18] <= ^(value & 32'h16a90831);
+        candidate_4[19] <= ^(value & 32'h566f6f23);
+        candidate_4[20] <= ^(value & 32'hacdede46);
+        candidate_4[21] <= ^(value & 32'h2280c3cd);
+        candidate_4[22] <= ^(value & 32'h3e3cf8db);
+        candidate_4[23] <= ^(value & 32'h07448ef7);
+        candidate_4[24] <= ^(value & 32'h75b462af);
+        candidate_4[25] <= ^(value & 32'heb68c55e);
+        candidate_4[26] <= ^(value & 32'hadecf5fd);
+        candidate_4[27] <= ^(value & 32'h5bd9ebfa);
+        candidate_4[28] <= ^(value & 32'hb7b3d7f4);
+        candidate_4[29] <= ^(value & 32'h6f67afe8);
+        candidate_4[30] <= ^(value & 32'hdecf5fd0);
+        candidate_4[31] <= ^(value & 32'hbd9ebfa0);
+        candidate_5[0] <= ^(value & 32'hab7b3d7f);
+        candidate_5[1] <= ^(value & 32'h56f67afe);
+        candidate_5[2] <= ^(value & 32'hadecf5fd);
+        candidate_5[3] <= ^(value & 32'h5bd9ebfa);
+        candidate_5[4] <= ^(value & 32'h1cc8ea8b);
+        candidate_5[5] <= ^(value & 32'h92eae869);
+        candidate_5[6] <= ^(value & 32'h8eaeedac);
+        candidate_5[7] <= ^(value & 32'hb626e626);
+        candidate_5[8] <= ^(value & 32'h6c4dcc4c);
+        candidate_5[9] <= ^(value & 32'h73e0a5e6);
+        candidate_5[10] <= ^(value & 32'h4cba76b3);
+        candidate_5[11] <= ^(value & 32'h9974ed67);
+        candidate_5[12] <= ^(value & 32'h9992e7b1);
+        candidate_5[13] <= ^(value & 32'h985ef21c);
+        candidate_5[14] <= ^(value & 32'h9bc6d947);
+        candidate_5[15] <= ^(value & 32'h378db28e);
+        candidate_5[16] <= ^(value & 32'h6f1b651d);
+        candidate_5[17] <= ^(value & 32'hde36ca3b);
+        candidate_5[18] <= ^(value & 32'h1716a908);
+        candidate_5[19] <= ^(value & 32'h85566f6f);
+        candidate_5[20] <= ^(value & 32'h0aacdede);
+        candidate_5[21] <= ^(value & 32'hbe2280c3);
+        candidate_5[22] <= ^(value & 32'hd73e3cf8);
+        candidate_5[23] <= ^(value & 32'h0507448e);
+        candidate_5[24] <= ^(value & 32'ha175b462);
+        candidate_5[25] <= ^(value & 32'h42eb68c5);
+        candidate_5[26] <= ^(value & 32'h2eadecf5);
+        candidate_5[27] <= ^(value & 32'h5d5bd9eb);
+        candidate_5[28] <= ^(value & 32'hbab7b3d7);
+        candidate_5[29] <= ^(value & 32'h756f67af);
+        candidate_5[30] <= ^(value & 32'headecf5f);
+        candidate_5[31] <= ^(value & 32'hd5bd9ebf);
+        candidate_6[0] <= ^(value & 32'h4bab7b3d);
+        candidate_6[1] <= ^(value & 32'h9756f67a);
+        candidate_6[2] <= ^(value & 32'h2eadecf5);
+        candidate_6[3] <= ^(value & 32'h5d5bd9eb);
+        candidate_6[4] <= ^(value & 32'hf11cc8ea);
+        candidate_6[5] <= ^(value & 32'ha992eae8);
+        candidate_6[6] <= ^(value & 32'h188eaeed);
+        candidate_6[7] <= ^(value & 32'h7ab626e6);
+        candidate_6[8] <= ^(value & 32'hf56c4dcc);
+        candidate_6[9] <= ^(value & 32'ha173e0a5);
+        candidate_6[10] <= ^(value & 32'h094cba76);
+        candidate_6[11] <= ^(value & 32'h129974ed);
+        candidate_6[12] <= ^(value & 32'h6e9992e7);
+        candidate_6[13] <= ^(value & 32'h96985ef2);
+        candidate_6[14] <= ^(value & 32'h669bc6d9);
+        candidate_6[15] <= ^(value & 32'hcd378db2);
+        candidate_6[16] <= ^(value & 32'h9a6f1b65);
+        candidate_6[17] <= ^(value & 32'h34de36ca);
+        candidate_6[18] <= ^(value & 32'h221716a9);
+        candidate_6[19] <= ^(value & 32'h0f85566f);
+        candidate_6[20] <= ^(value & 32'h1f0aacde);
+        candidate_6[21] <= ^(value & 32'h75be2280);
+        candidate_6[22] <= ^(value & 32'ha0d73e3c);
+        candidate_6[23] <= ^(value & 32'h0a050744);
+        candidate_6[24] <= ^(value & 32'h5fa175b4);
+        candidate_6[25] <= ^(value & 32'hbf42eb68);
+        candidate_6[26] <= ^(value & 32'h352eadec);
+        candidate_6[27] <= ^(value & 32'h6a5d5bd9);
+        candidate_6[28] <= ^(value & 32'hd4bab7b3);
+        candidate_6[29] <= ^(value & 32'ha9756f67);
+        candidate_6[30] <= ^(value & 32'h52eadecf);
+        candidate_6[31] <= ^(value & 32'ha5d5bd9e);
+        candidate_7[0] <= ^(value & 32'h0d4bab7b);
+        candidate_7[1] <= ^(value & 32'h1a9756f6);
+        candidate_7[2] <= ^(value & 32'h352eadec);
+        candidate_7[3] <= ^(value & 32'h6a5d5bd9);
+        candidate_7[4] <= ^(value & 32'hd9f11cc8);
+        candidate_7[5] <= ^(value & 32'hbea992ea);
+        candidate_7[6] <= ^(value & 32'h70188eae);
+        candidate_7[7] <= ^(value & 32'hed7ab626);
+        candidate_7[8] <= ^(value & 32'hdaf56c4d);
+        candidate_7[9] <= ^(value & 32'hb8a173e0);
+        candidate_7[10] <= ^(value & 32'h7c094cba);
+        candidate_7[11] <= ^(value & 32'hf8129974);
+        candidate_7[12] <= ^(value & 32'hfd6e9992);
+        candidate_7[13] <= ^(value & 32'hf796985e);
+        candidate_7[14] <= ^(value & 32'he2669bc6);
+        candidate_7[15] <= ^(value & 32'hc4cd378d);
+        candidate_7[16] <= ^(value & 32'h899a6f1b);
+        candidate_7[17] <= ^(value & 32'h1334de36);
+        candidate_7[18] <= ^(value & 32'h2b221716);
+        candidate_7[19] <= ^(value & 32'h5b0f8556);
+        candidate_7[20] <= ^(value & 32'hb61f0aac);
+        candidate_7[21] <= ^(value & 32'h6175be22);
+        candidate_7[22] <= ^(value & 32'hcfa0d73e);
+        candidate_7[23] <= ^(value & 32'h920a0507);
+        candidate_7[24] <= ^(value & 32'h295fa175);
+        candidate_7[25] <= ^(value & 32'h52bf42eb);
+        candidate_7[26] <= ^(value & 32'ha8352ead);
+        candidate_7[27] <= ^(value & 32'h506a5d5b);
+        candidate_7[28] <= ^(value & 32'ha0d4bab7);
+        candidate_7[29] <= ^(value & 32'h41a9756f);
+        candidate_7[30] <= ^(value & 32'h8352eade);
+        candidate_7[31] <= ^(value & 32'h06a5d5bd);
+        candidate_8[0] <= ^(value & 32'haa0d4bab);
+        candidate_8[1] <= ^(value & 32'h541a9756);
+        candidate_8[2] <= ^(value & 32'ha8352ead);
+        candidate_8[3] <= ^(value & 32'h506a5d5b);
+        candidate_8[4] <= ^(value & 32'h0ad9f11c);
+        candidate_8[5] <= ^(value & 32'hbfbea992);
+        candidate_8[6] <= ^(value & 32'hd570188e);
+        candidate_8[7] <= ^(value & 32'h00ed7ab6);
+        candidate_8[8] <= ^(value & 32'h01daf56c);
+        candidate_8[9] <= ^(value & 32'ha9b8a173);
+        candidate_8[10] <= ^(value & 32'hf97c094c);
+        candidate_8[11] <= ^(value & 32'hf2f81299);
+        candidate_8[12] <= ^(value & 32'h4ffd6e99);
+        candidate_8[13] <= ^(value & 32'h35f79698);
+        candidate_8[14] <= ^(value & 32'hc1e2669b);
+        candidate_8[15] <= ^(value & 32'h83c4cd37);
+        candidate_8[16] <= ^(value & 32'h07899a6f);
+        candidate_8[17] <= ^(value & 32'h0f1334de);
+        candidate_8[18] <= ^(value & 32'hb42b2217);
+        candidate_8[19] <= ^(value & 32'hc25b0f85);
+        candidate_8[20] <= ^(value & 32'h84b61f0a);
+        candidate_8[21] <= ^(value & 32'ha36175be);
+        candidate_8[22] <= ^(value & 32'heccfa0d7);
+        candidate_8[23] <= ^(value & 32'h73920a05);
+        candidate_8[24] <= ^(value & 32'h4d295fa1);
+        candidate_8[25] <= ^(value & 32'h9a52bf42);
+        candidate_8[26] <= ^(value & 32'h9ea8352e);
+        candidate_8[27] <= ^(value & 32'h3d506a5d);
+        candidate_8[28] <= ^(value & 32'h7aa0d4ba);
+        candidate_8[29] <= ^(value & 32'hf541a975);
+        candidate_8[30] <= ^(value & 32'hea8352ea);
+        candidate_8[31] <= ^(value & 32'hd506a5d5);
+        candidate_9[0] <= ^(value & 32'ha7aa0d4b);
+        candidate_9[1] <= ^(value & 32'h4f541a97);
+        candidate_9[2] <= ^(value & 32'h9ea8352e);
+        candidate_9[3] <= ^(value & 32'h3d506a5d);
+        candidate_9[4] <= ^(value & 32'hdd0ad9f1);
+        candidate_9[5] <= ^(value & 32'h1dbfbea9);
+        candidate_9[6] <= ^(value & 32'h9cd57018);
+        candidate_9[7] <= ^(value & 32'h9e00ed7a);
+        candidate_9[8] <= ^(value & 32'h3c01daf5);
+        candidate_9[9] <= ^(value & 32'hdfa9b8a1);
+        candidate_9[10] <= ^(value & 32'h18f97c09);
+        candidate_9[11] <= ^(value & 32'h31f2f812);
+        candidate_9[12] <= ^(value & 32'hc44ffd6e);
+        candidate_9[13] <= ^(value & 32'h2f35f796);
+        candidate_9[14] <= ^(value & 32'hf9c1e266);
+        candidate_9[15] <= ^(value & 32'hf383c4cd);
+        candidate_9[16] <= ^(value & 32'he707899a);
+        candidate_9[17] <= ^(value & 32'hce0f1334);
+        candidate_9[18] <= ^(value & 32'h3bb42b22);
+        candidate_9[19] <= ^(value & 32'hd0c25b0f);
+        candidate_9[20] <= ^(value & 32'ha184b61f);
+        candidate_9[21] <= ^(value & 32'he4a36175);
+        candidate_9[22] <= ^(value & 32'h6eeccfa0);
+        candidate_9[23] <= ^(value & 32'h7a73920a);
+        candidate_9[24] <= ^(value & 32'h534d295f);
+        candidate_9[25] <= ^(value & 32'ha69a52bf);
+        candidate_9[26] <= ^(value & 32'hea9ea835);
+        candidate_9[27] <= ^(value & 32'hd53d506a);
+        candidate_9[28] <= ^(value & 32'haa7aa0d4);
+        candidate_9[29] <= ^(value & 32'h54f541a9);
+        candidate_9[30] <= ^(value & 32'ha9ea8352);
+        candidate_9[31] <= ^(value & 32'h53d506a5);
+        candidate_10[0] <= ^(value & 32'hfaa7aa0d);
+        candidate_10[1] <= ^(value & 32'hf54f541a);
+        candidate_10[2] <= ^(value & 32'hea9ea835);
+        candidate_10[3] <= ^(value & 32'hd53d506a);
+        candidate_10[4] <= ^(value & 32'h50dd0ad9);
+        candidate_10[5] <= ^(value & 32'h5b1dbfbe);
+        candidate_10[6] <= ^(value & 32'h4c9cd570);
+        candidate_10[7] <= ^(value & 32'h639e00ed);
+        candidate_10[8] <= ^(value & 32'hc73c01da);
+        candidate_10[9] <= ^(value & 32'h74dfa9b8);
+        candidate_10[10] <= ^(value & 32'h1318f97c);
+        candidate_10[11] <= ^(value & 32'h2631f2f8);
+        candidate_10[12] <= ^(value & 32'hb6c44ffd);
+        candidate_10[13] <= ^(value & 32'h972f35f7);
+        candidate_10[14] <= ^(value & 32'hd4f9c1e2);
+        candidate_10[15] <= ^(value & 32'ha9f383c4);
+        candidate_10[16] <= ^(value & 32'h53e70789);
+        candidate_10[17] <= ^(value & 32'ha7ce0f13);
+        candidate_10[18] <= ^(value & 32'hb53bb42b);
+        candidate_10[19] <= ^(value & 32'h90d0c25b);
+        candidate_10[20] <= ^(value & 32'h21a184b6);
+        candidate_10[21] <= ^(value & 32'hb9e4a361);
+        candidate_10[22] <= ^(value & 32'h896eeccf);
+        candidate_10[23] <= ^(value & 32'he87a7392);
+        candidate_10[24] <= ^(value & 32'h2a534d29);
+        candidate_10[25] <= ^(value & 32'h54a69a52);
+        candidate_10[26] <= ^(value & 32'h53ea9ea8);
+        candidate_10[27] <= ^(value & 32'ha7d53d50);
+        candidate_10[28] <= ^(value & 32'h4faa7aa0);
+        candidate_10[29] <= ^(value & 32'h9f54f541);
+        candidate_10[30] <= ^(value & 32'h3ea9ea83);
+        candidate_10[31] <= ^(value & 32'h7d53d506);
+        candidate_11[0] <= ^(value & 32'h14faa7aa);
+        candidate_11[1] <= ^(value & 32'h29f54f54);
+        candidate_11[2] <= ^(value & 32'h53ea9ea8);
+        candidate_11[3] <= ^(value & 32'ha7d53d50);
+        candidate_11[4] <= ^(value & 32'h5b50dd0a);
+        candidate_11[5] <= ^(value & 32'ha25b1dbf);
+        candidate_11[6] <= ^(value & 32'h504c9cd5);
+        candidate_11[7] <= ^(value & 32'hb4639e00);
+        candidate_11[8] <= ^(value & 32'h68c73c01);
+        candidate_11[9] <= ^(value & 32'hc574dfa9);
+        candidate_11[10] <= ^(value & 32'h9e1318f9);
+        candidate_11[11] <= ^(value & 32'h3c2631f2);
+        candidate_11[12] <= ^(value & 32'h6cb6c44f);
+        candidate_11[13] <= ^(value & 32'hcd972f35);
+        candidate_11[14] <= ^(value & 32'h8fd4f9c1);
+        candidate_11[15] <= ^(value & 32'h1fa9f383);
+        candidate_11[16] <= ^(value & 32'h3f53e707);
+        candidate_11[17] <= ^(value & 32'h7ea7ce0f);
+        candidate_11[18] <= ^(value & 32'he9b53bb4);
+        candidate_11[19] <= ^(value & 32'hc790d0c2);
+        candidate_11[20] <= ^(value & 32'h8f21a184);
+        candidate_11[21] <= ^(value & 32'h0ab9e4a3);
+        candidate_11[22] <= ^(value & 32'h01896eec);
+        candidate_11[23] <= ^(value & 32'h17e87a73);
+        candidate_11[24] <= ^(value & 32'h3b2a534d);
+        candidate_11[25] <= ^(value & 32'h7654a69a);
+        candidate_11[26] <= ^(value & 32'hf853ea9e);
+        candidate_11[27] <= ^(value & 32'hf0a7d53d);
+        candidate_11[28] <= ^(value & 32'he14faa7a);
+        candidate_11[29] <= ^(value & 32'hc29f54f5);
+        candidate_11[30] <= ^(value & 32'h853ea9ea);
+        candidate_11[31] <= ^(value & 32'h0a7d53d5);
+        candidate_12[0] <= ^(value & 32'hbe14faa7);
+        candidate_12[1] <= ^(value & 32'h7c29f54f);
+        candidate_12[2] <= ^(value & 32'hf853ea9e);
+        candidate_12[3] <= ^(value & 32'hf0a7d53d);
+        candidate_12[4] <= ^(value & 32'h5f5b50dd);
+        candidate_12[5] <= ^(value & 32'h00a25b1d);
+        candidate_12[6] <= ^(value & 32'hbf504c9c);
+        candidate_12[7] <= ^(value & 32'hc0b4639e);
+        candidate_12[8] <= ^(value & 32'h8168c73c);
+        candidate_12[9] <= ^(value & 32'hbcc574df);
+        candidate_12[10] <= ^(value & 32'hc79e1318);
+        candidate_12[11] <= ^(value & 32'h8f3c2631);
+        candidate_12[12] <= ^(value & 32'ha06cb6c4);
+        candidate_12[13] <= ^(value & 32'hfecd972f);
+        candidate_12[14] <= ^(value & 32'h438fd4f9);
+        candidate_12[15] <= ^(value & 32'h871fa9f3);
+        candidate_12[16] <= ^(value & 32'h0e3f53e7);
+        candidate_12[17] <= ^(value & 32'h1c7ea7ce);
+        candidate_12[18] <= ^(value & 32'h86e9b53b);
+        candidate_12[19] <= ^(value & 32'hb3c790d0);
+        candidate_12[20] <= ^(value & 32'h678f21a1);
+        candidate_12[21] <= ^(value & 32'h710ab9e4);
+        candidate_12[22] <= ^(value & 32'h5c01896e);
+        candidate_12[23] <= ^(value & 32'h0617e87a);
+        candidate_12[24] <= ^(value & 32'hb23b2a53);
+        candidate_12[25] <= ^(value & 32'h647654a6);
+        candidate_12[26] <= ^(value & 32'h76f853ea);
+        candidate_12[27] <= ^(value & 32'hedf0a7d5);
+        candidate_12[28] <= ^(value & 32'hdbe14faa);
+        candidate_12[29] <= ^(value & 32'hb7c29f54);
+        candidate_12[30] <= ^(value & 32'h6f853ea9);
+        candidate_12[31] <= ^(value & 32'hdf0a7d53);
+    end
+    always @(*) begin
+        case (held_tail)
+            8'd0: unwound = candidate_0;
+            8'd1: unwound = candidate_1;
+            8'd2: unwound = candidate_2;
+            8'd3: unwound = candidate_3;
+            8'd4: unwound = candidate_4;
+            8'd5: unwound = candidate_5;
+            8'd6: unwound = candidate_6;
+            8'd7: unwound = candidate_7;
+            8'd8: unwound = candidate_8;
+            8'd9: unwound = candidate_9;
+            8'd10: unwound = candidate_10;
+            8'd11: unwound = candidate_11;
+            8'd12: unwound = candidate_12;
+            default: unwound = held_value;
+        endcase
+    end
+endmodule // rnic_mpa_rx_w8$align$crc_unit$unwind
 
 
 module rnic_mpa_rx_w8$align$failed_held(d,q,clock);
@@ -1289,26 +1999,272 @@ module rnic_mpa_rx_w8$align$marker_bad(d,q,clock);
 endmodule // rnic_mpa_rx_w8$align$marker_bad
 
 
-module rnic_mpa_rx_w8$align$marker_ok_held(d,q,clock);
+module rnic_mpa_rx_w8$align$pipe_crc_field(clock,reset,ce,d,q);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Stub signals
+    reg  [31:0] stages$0$d;
+    wire  [31:0] stages$0$q;
+    reg  stages$0$clock;
+    reg  [31:0] stages$1$d;
+    wire  [31:0] stages$1$q;
+    reg  stages$1$clock;
+    reg  [31:0] stages$2$d;
+    wire  [31:0] stages$2$q;
+    reg  stages$2$clock;
+    reg  [31:0] stages$3$d;
+    wire  [31:0] stages$3$q;
+    reg  stages$3$clock;
+    reg  [31:0] stages$4$d;
+    wire  [31:0] stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_rx_w8$align$pipe_crc_field$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_crc_field$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_crc_field$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_crc_field$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_crc_field$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_rx_w8$align$pipe_crc_field
+
+
+module rnic_mpa_rx_w8$align$pipe_crc_field$stages$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w8$align$marker_ok_held
+endmodule // rnic_mpa_rx_w8$align$pipe_crc_field$stages$0
 
 
-module rnic_mpa_rx_w8$align$out_data(d,q,clock);
+module rnic_mpa_rx_w8$align$pipe_crc_field$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_crc_field$stages$1
+
+
+module rnic_mpa_rx_w8$align$pipe_crc_field$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_crc_field$stages$2
+
+
+module rnic_mpa_rx_w8$align$pipe_crc_field$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_crc_field$stages$3
+
+
+module rnic_mpa_rx_w8$align$pipe_crc_field$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_crc_field$stages$4
+
+
+module rnic_mpa_rx_w8$align$pipe_data(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Stub signals
+    reg  [63:0] stages$0$d;
+    wire  [63:0] stages$0$q;
+    reg  stages$0$clock;
+    reg  [63:0] stages$1$d;
+    wire  [63:0] stages$1$q;
+    reg  stages$1$clock;
+    reg  [63:0] stages$2$d;
+    wire  [63:0] stages$2$q;
+    reg  stages$2$clock;
+    reg  [63:0] stages$3$d;
+    wire  [63:0] stages$3$q;
+    reg  stages$3$clock;
+    reg  [63:0] stages$4$d;
+    wire  [63:0] stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_rx_w8$align$pipe_data$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_data$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_data$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_data$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_data$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_rx_w8$align$pipe_data
+
+
+module rnic_mpa_rx_w8$align$pipe_data$stages$0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -1324,10 +2280,171 @@ module rnic_mpa_rx_w8$align$out_data(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w8$align$out_data
+endmodule // rnic_mpa_rx_w8$align$pipe_data$stages$0
 
 
-module rnic_mpa_rx_w8$align$out_first(d,q,clock);
+module rnic_mpa_rx_w8$align$pipe_data$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_data$stages$1
+
+
+module rnic_mpa_rx_w8$align$pipe_data$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_data$stages$2
+
+
+module rnic_mpa_rx_w8$align$pipe_data$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_data$stages$3
+
+
+module rnic_mpa_rx_w8$align$pipe_data$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_data$stages$4
+
+
+module rnic_mpa_rx_w8$align$pipe_last(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  d;
+    output reg  q;
+    
+    // Stub signals
+    reg  stages$0$d;
+    wire  stages$0$q;
+    reg  stages$0$clock;
+    reg  stages$1$d;
+    wire  stages$1$q;
+    reg  stages$1$clock;
+    reg  stages$2$d;
+    wire  stages$2$q;
+    reg  stages$2$clock;
+    reg  stages$3$d;
+    wire  stages$3$q;
+    reg  stages$3$clock;
+    reg  stages$4$d;
+    wire  stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_rx_w8$align$pipe_last$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_last$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_last$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_last$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_last$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_rx_w8$align$pipe_last
+
+
+module rnic_mpa_rx_w8$align$pipe_last$stages$0(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1343,10 +2460,10 @@ module rnic_mpa_rx_w8$align$out_first(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w8$align$out_first
+endmodule // rnic_mpa_rx_w8$align$pipe_last$stages$0
 
 
-module rnic_mpa_rx_w8$align$out_last(d,q,clock);
+module rnic_mpa_rx_w8$align$pipe_last$stages$1(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1362,10 +2479,10 @@ module rnic_mpa_rx_w8$align$out_last(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w8$align$out_last
+endmodule // rnic_mpa_rx_w8$align$pipe_last$stages$1
 
 
-module rnic_mpa_rx_w8$align$out_valid(d,q,clock);
+module rnic_mpa_rx_w8$align$pipe_last$stages$2(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1381,26 +2498,405 @@ module rnic_mpa_rx_w8$align$out_valid(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w8$align$out_valid
+endmodule // rnic_mpa_rx_w8$align$pipe_last$stages$2
 
 
-module rnic_mpa_rx_w8$align$out_words(d,q,clock);
+module rnic_mpa_rx_w8$align$pipe_last$stages$3(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w8$align$out_words
+endmodule // rnic_mpa_rx_w8$align$pipe_last$stages$3
+
+
+module rnic_mpa_rx_w8$align$pipe_last$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_last$stages$4
+
+
+module rnic_mpa_rx_w8$align$pipe_marker_bad(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  d;
+    output reg  q;
+    
+    // Stub signals
+    reg  stages$0$d;
+    wire  stages$0$q;
+    reg  stages$0$clock;
+    reg  stages$1$d;
+    wire  stages$1$q;
+    reg  stages$1$clock;
+    reg  stages$2$d;
+    wire  stages$2$q;
+    reg  stages$2$clock;
+    reg  stages$3$d;
+    wire  stages$3$q;
+    reg  stages$3$clock;
+    reg  stages$4$d;
+    wire  stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_rx_w8$align$pipe_marker_bad$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_marker_bad$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_marker_bad$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_marker_bad$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_marker_bad$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_rx_w8$align$pipe_marker_bad
+
+
+module rnic_mpa_rx_w8$align$pipe_marker_bad$stages$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_marker_bad$stages$0
+
+
+module rnic_mpa_rx_w8$align$pipe_marker_bad$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_marker_bad$stages$1
+
+
+module rnic_mpa_rx_w8$align$pipe_marker_bad$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_marker_bad$stages$2
+
+
+module rnic_mpa_rx_w8$align$pipe_marker_bad$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_marker_bad$stages$3
+
+
+module rnic_mpa_rx_w8$align$pipe_marker_bad$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_marker_bad$stages$4
+
+
+module rnic_mpa_rx_w8$align$pipe_valid(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  d;
+    output reg  q;
+    
+    // Stub signals
+    reg  stages$0$d;
+    wire  stages$0$q;
+    reg  stages$0$clock;
+    reg  stages$1$d;
+    wire  stages$1$q;
+    reg  stages$1$clock;
+    reg  stages$2$d;
+    wire  stages$2$q;
+    reg  stages$2$clock;
+    reg  stages$3$d;
+    wire  stages$3$q;
+    reg  stages$3$clock;
+    reg  stages$4$d;
+    wire  stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_rx_w8$align$pipe_valid$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_valid$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_valid$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_valid$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_rx_w8$align$pipe_valid$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_rx_w8$align$pipe_valid
+
+
+module rnic_mpa_rx_w8$align$pipe_valid$stages$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_valid$stages$0
+
+
+module rnic_mpa_rx_w8$align$pipe_valid$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_valid$stages$1
+
+
+module rnic_mpa_rx_w8$align$pipe_valid$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_valid$stages$2
+
+
+module rnic_mpa_rx_w8$align$pipe_valid$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_valid$stages$3
+
+
+module rnic_mpa_rx_w8$align$pipe_valid$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$align$pipe_valid$stages$4
 
 
 module rnic_mpa_rx_w8$align$position(d,q,clock);
@@ -1422,25 +2918,6 @@ module rnic_mpa_rx_w8$align$position(d,q,clock);
 endmodule // rnic_mpa_rx_w8$align$position
 
 
-module rnic_mpa_rx_w8$align$received_crc(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_mpa_rx_w8$align$received_crc
-
-
 module rnic_mpa_rx_w8$align$remaining(d,q,clock);
     
     // Module arguments
@@ -1460,26 +2937,7 @@ module rnic_mpa_rx_w8$align$remaining(d,q,clock);
 endmodule // rnic_mpa_rx_w8$align$remaining
 
 
-module rnic_mpa_rx_w8$align$verdict_due(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_mpa_rx_w8$align$verdict_due
-
-
-module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,marker_ok,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
+module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_ok,s_marker_ok,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
     
     // Module arguments
     input wire  clock;
@@ -1488,8 +2946,8 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
     input wire  s_last;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  crc_ok;
-    input wire  marker_ok;
+    input wire  s_crc_ok;
+    input wire  s_marker_ok;
     output reg  [63:0] m_axis_tdata;
     output reg  [7:0] m_axis_tkeep;
     output reg  m_axis_tlast;
@@ -1527,9 +2985,16 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
+    reg  [1:0] out_user$d;
+    wire  [1:0] out_user$q;
+    reg  out_user$clock;
+    reg  [1:0] hold_user$d;
+    wire  [1:0] hold_user$q;
+    reg  hold_user$clock;
     
     // Local signals
     reg  load;
+    reg  [1:0] in_user;
     reg  drain;
     reg  take_in;
     reg  [17:0] length;
@@ -1578,6 +3043,16 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
         .q(out_valid$q),
         .clock(out_valid$clock)
     );
+    rnic_mpa_rx_w8$strip$out_user out_user(
+        .d(out_user$d),
+        .q(out_user$q),
+        .clock(out_user$clock)
+    );
+    rnic_mpa_rx_w8$strip$hold_user hold_user(
+        .d(hold_user$d),
+        .q(hold_user$q),
+        .clock(hold_user$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1589,6 +3064,8 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
         out_bytes$clock = clock;
         out_last$clock = clock;
         out_valid$clock = clock;
+        out_user$clock = clock;
+        hold_user$clock = clock;
         hold$d = hold$q;
         hold_valid$d = hold_valid$q;
         hold_last$d = hold_last$q;
@@ -1597,6 +3074,18 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
         out_bytes$d = out_bytes$q;
         out_last$d = out_last$q;
         out_valid$d = out_valid$q;
+        out_user$d = out_user$q;
+        hold_user$d = hold_user$q;
+        in_user = 32'h0;
+        if (~s_crc_ok & s_marker_ok) begin
+            in_user = 32'h1;
+        end
+        if (s_crc_ok & ~s_marker_ok) begin
+            in_user = 32'h2;
+        end
+        if (~s_crc_ok & ~s_marker_ok) begin
+            in_user = 32'h3;
+        end
         load = ~out_valid$q | m_axis_tready;
         drain = hold_valid$q & hold_last$q;
         s_ready = load & ~drain;
@@ -1620,6 +3109,7 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
                 out_data$d = hold$q >> 32'h10;
                 out_bytes$d = ((send) & 8'hff);
                 out_last$d = 1'b1;
+                out_user$d = hold_user$q;
                 out_valid$d = 1'b1;
                 left$d = 32'h0;
             end
@@ -1632,6 +3122,7 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
                 out_data$d = s_data >> 32'h10;
                 out_bytes$d = ((send) & 8'hff);
                 out_last$d = 1'b1;
+                out_user$d = in_user;
                 out_valid$d = 1'b1;
                 left$d = 32'h0;
             end
@@ -1639,10 +3130,12 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
         else if (take_in) begin
             hold$d = s_data;
             hold_last$d = s_last;
+            hold_user$d = in_user;
             if (left$q != 32'h0) begin
                 out_data$d = joined;
                 out_bytes$d = ((send) & 8'hff);
                 out_last$d = left$q == send;
+                out_user$d = in_user;
                 out_valid$d = 1'b1;
                 left$d = left$q - send;
             end
@@ -1660,16 +3153,7 @@ module rnic_mpa_rx_w8$strip(clock,reset,s_data,s_last,s_valid,s_ready,crc_ok,mar
         m_axis_tdata = out_data$q;
         m_axis_tkeep = ~(ones << out_bytes$q);
         m_axis_tlast = out_last$q;
-        m_axis_tuser = 32'h0;
-        if (~crc_ok & marker_ok) begin
-            m_axis_tuser = 32'h1;
-        end
-        if (crc_ok & ~marker_ok) begin
-            m_axis_tuser = 32'h2;
-        end
-        if (~crc_ok & ~marker_ok) begin
-            m_axis_tuser = 32'h3;
-        end
+        m_axis_tuser = out_user$q;
         m_axis_tvalid = out_valid$q;
     end
     
@@ -1712,6 +3196,25 @@ module rnic_mpa_rx_w8$strip$hold_last(d,q,clock);
     end
           
 endmodule // rnic_mpa_rx_w8$strip$hold_last
+
+
+module rnic_mpa_rx_w8$strip$hold_user(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$strip$hold_user
 
 
 module rnic_mpa_rx_w8$strip$hold_valid(d,q,clock);
@@ -1807,6 +3310,25 @@ module rnic_mpa_rx_w8$strip$out_last(d,q,clock);
     end
           
 endmodule // rnic_mpa_rx_w8$strip$out_last
+
+
+module rnic_mpa_rx_w8$strip$out_user(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w8$strip$out_user
 
 
 module rnic_mpa_rx_w8$strip$out_valid(d,q,clock);

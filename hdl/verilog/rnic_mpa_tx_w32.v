@@ -57,29 +57,44 @@ module rnic_mpa_tx_w32(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s
     reg  markers$m_ready;
     reg  crc_unit$clock;
     reg  crc_unit$reset;
+    reg  crc_unit$ce;
     reg  crc_unit$s_valid;
     reg  crc_unit$s_first;
+    reg  crc_unit$s_last;
     reg  [255:0] crc_unit$s_data;
     reg  [31:0] crc_unit$s_keep;
-    wire  [31:0] crc_unit$crc;
-    reg  [255:0] out_data$d;
-    wire  [255:0] out_data$q;
-    reg  out_data$clock;
-    reg  [7:0] out_words$d;
-    wire  [7:0] out_words$q;
-    reg  out_words$clock;
-    reg  out_last$d;
-    wire  out_last$q;
-    reg  out_last$clock;
-    reg  [7:0] out_crc_slot$d;
-    wire  [7:0] out_crc_slot$q;
-    reg  out_crc_slot$clock;
-    reg  out_valid$d;
-    wire  out_valid$q;
-    reg  out_valid$clock;
+    wire  crc_unit$m_valid;
+    wire  [31:0] crc_unit$m_crc;
+    reg  pipe_data$clock;
+    reg  pipe_data$reset;
+    reg  pipe_data$ce;
+    reg  [255:0] pipe_data$d;
+    wire  [255:0] pipe_data$q;
+    reg  pipe_words$clock;
+    reg  pipe_words$reset;
+    reg  pipe_words$ce;
+    reg  [7:0] pipe_words$d;
+    wire  [7:0] pipe_words$q;
+    reg  pipe_last$clock;
+    reg  pipe_last$reset;
+    reg  pipe_last$ce;
+    reg  pipe_last$d;
+    wire  pipe_last$q;
+    reg  pipe_crc_slot$clock;
+    reg  pipe_crc_slot$reset;
+    reg  pipe_crc_slot$ce;
+    reg  [7:0] pipe_crc_slot$d;
+    wire  [7:0] pipe_crc_slot$q;
+    reg  pipe_valid$clock;
+    reg  pipe_valid$reset;
+    reg  pipe_valid$ce;
+    reg  pipe_valid$d;
+    wire  pipe_valid$q;
     
     // Local signals
-    reg  load;
+    reg  ce;
+    reg  head_valid;
+    reg  head_last;
     reg  [7:0] crc_words;
     reg  [15:0] crc_shift;
     reg  [15:0] slot_shift;
@@ -122,56 +137,69 @@ module rnic_mpa_tx_w32(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s
     rnic_mpa_tx_w32$crc_unit crc_unit(
         .clock(crc_unit$clock),
         .reset(crc_unit$reset),
+        .ce(crc_unit$ce),
         .s_valid(crc_unit$s_valid),
         .s_first(crc_unit$s_first),
+        .s_last(crc_unit$s_last),
         .s_data(crc_unit$s_data),
         .s_keep(crc_unit$s_keep),
-        .crc(crc_unit$crc)
+        .m_valid(crc_unit$m_valid),
+        .m_crc(crc_unit$m_crc)
     );
-    rnic_mpa_tx_w32$out_data out_data(
-        .d(out_data$d),
-        .q(out_data$q),
-        .clock(out_data$clock)
+    rnic_mpa_tx_w32$pipe_data pipe_data(
+        .clock(pipe_data$clock),
+        .reset(pipe_data$reset),
+        .ce(pipe_data$ce),
+        .d(pipe_data$d),
+        .q(pipe_data$q)
     );
-    rnic_mpa_tx_w32$out_words out_words(
-        .d(out_words$d),
-        .q(out_words$q),
-        .clock(out_words$clock)
+    rnic_mpa_tx_w32$pipe_words pipe_words(
+        .clock(pipe_words$clock),
+        .reset(pipe_words$reset),
+        .ce(pipe_words$ce),
+        .d(pipe_words$d),
+        .q(pipe_words$q)
     );
-    rnic_mpa_tx_w32$out_last out_last(
-        .d(out_last$d),
-        .q(out_last$q),
-        .clock(out_last$clock)
+    rnic_mpa_tx_w32$pipe_last pipe_last(
+        .clock(pipe_last$clock),
+        .reset(pipe_last$reset),
+        .ce(pipe_last$ce),
+        .d(pipe_last$d),
+        .q(pipe_last$q)
     );
-    rnic_mpa_tx_w32$out_crc_slot out_crc_slot(
-        .d(out_crc_slot$d),
-        .q(out_crc_slot$q),
-        .clock(out_crc_slot$clock)
+    rnic_mpa_tx_w32$pipe_crc_slot pipe_crc_slot(
+        .clock(pipe_crc_slot$clock),
+        .reset(pipe_crc_slot$reset),
+        .ce(pipe_crc_slot$ce),
+        .d(pipe_crc_slot$d),
+        .q(pipe_crc_slot$q)
     );
-    rnic_mpa_tx_w32$out_valid out_valid(
-        .d(out_valid$d),
-        .q(out_valid$q),
-        .clock(out_valid$clock)
+    rnic_mpa_tx_w32$pipe_valid pipe_valid(
+        .clock(pipe_valid$clock),
+        .reset(pipe_valid$reset),
+        .ce(pipe_valid$ce),
+        .d(pipe_valid$d),
+        .q(pipe_valid$q)
     );
     
     // Update code
     always @(*) begin
-        out_data$clock = clock;
-        out_words$clock = clock;
-        out_last$clock = clock;
-        out_crc_slot$clock = clock;
-        out_valid$clock = clock;
-        out_data$d = out_data$q;
-        out_words$d = out_words$q;
-        out_last$d = out_last$q;
-        out_crc_slot$d = out_crc_slot$q;
-        out_valid$d = out_valid$q;
         header$clock = clock;
         header$reset = reset;
         markers$clock = clock;
         markers$reset = reset;
         crc_unit$clock = clock;
         crc_unit$reset = reset;
+        pipe_data$clock = clock;
+        pipe_data$reset = reset;
+        pipe_words$clock = clock;
+        pipe_words$reset = reset;
+        pipe_last$clock = clock;
+        pipe_last$reset = reset;
+        pipe_crc_slot$clock = clock;
+        pipe_crc_slot$reset = reset;
+        pipe_valid$clock = clock;
+        pipe_valid$reset = reset;
         header$s_axis_tdata = s_axis_tdata;
         header$s_axis_tkeep = s_axis_tkeep;
         header$s_axis_tvalid = s_axis_tvalid;
@@ -184,1292 +212,831 @@ module rnic_mpa_tx_w32(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s
         markers$s_words = header$m_words;
         markers$s_valid = header$m_valid;
         header$m_ready = markers$s_ready;
-        load = ~out_valid$q | m_axis_tready;
-        markers$m_ready = load;
+        head_valid = |pipe_valid$q;
+        head_last = |pipe_last$q;
+        ce = ~head_valid | m_axis_tready;
+        markers$m_ready = ce;
         crc_words = markers$m_words;
         if (markers$m_last) begin
             crc_words = markers$m_crc_slot;
         end
         crc_shift = ((crc_words) & 16'hffff) << 32'h2;
-        crc_unit$s_valid = markers$m_valid & load;
+        crc_unit$ce = ce;
+        crc_unit$s_valid = markers$m_valid;
         crc_unit$s_first = markers$m_first;
+        crc_unit$s_last = markers$m_last;
         crc_unit$s_data = markers$m_data;
         crc_unit$s_keep = ~(lane_ones << crc_shift);
-        if (load) begin
-            out_valid$d = markers$m_valid;
-            out_data$d = markers$m_data;
-            out_words$d = markers$m_words;
-            out_last$d = markers$m_last;
-            out_crc_slot$d = markers$m_crc_slot;
-        end
-        if (reset) begin
-            out_valid$d = 1'b0;
-        end
+        pipe_data$ce = ce;
+        pipe_words$ce = ce;
+        pipe_last$ce = ce;
+        pipe_crc_slot$ce = ce;
+        pipe_valid$ce = ce;
+        pipe_data$d = markers$m_data;
+        pipe_words$d = markers$m_words;
+        pipe_last$d = markers$m_last;
+        pipe_crc_slot$d = markers$m_crc_slot;
+        pipe_valid$d = markers$m_valid;
         crc_field = 32'h0;
         if (crc_en) begin
-            crc_field = crc_unit$crc;
+            crc_field = crc_unit$m_crc;
         end
-        slot_shift = ((out_crc_slot$q) & 16'hffff) << 32'h5;
-        m_axis_tdata = out_data$q;
-        if (out_last$q) begin
-            m_axis_tdata = (out_data$q & ~(word_mask << slot_shift)) | (((crc_field) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << slot_shift);
+        slot_shift = ((pipe_crc_slot$q) & 16'hffff) << 32'h5;
+        m_axis_tdata = pipe_data$q;
+        if (head_last) begin
+            m_axis_tdata = (pipe_data$q & ~(word_mask << slot_shift)) | (((crc_field) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << slot_shift);
         end
-        keep_shift = ((out_words$q) & 16'hffff) << 32'h2;
+        keep_shift = ((pipe_words$q) & 16'hffff) << 32'h2;
         m_axis_tkeep = ~(lane_ones << keep_shift);
-        m_axis_tvalid = out_valid$q;
-        m_axis_tlast = out_last$q;
+        m_axis_tvalid = head_valid;
+        m_axis_tlast = head_last;
     end
     
 endmodule // rnic_mpa_tx_w32
 
 
-module rnic_mpa_tx_w32$crc_unit(clock,reset,s_valid,s_first,s_data,s_keep,crc);
+module rnic_mpa_tx_w32$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m_valid,m_crc);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
+    input wire  ce;
     input wire  s_valid;
     input wire  s_first;
+    input wire  s_last;
     input wire  [255:0] s_data;
     input wire  [31:0] s_keep;
-    output reg  [31:0] crc;
+    output reg  m_valid;
+    output reg  [31:0] m_crc;
     
     // Stub signals
-    reg  [31:0] network$register;
-    reg  [255:0] network$data;
-    reg  [31:0] network$keep;
-    reg  network$first;
-    wire  [31:0] network$register_next;
+    reg  a_valid$d;
+    wire  a_valid$q;
+    reg  a_valid$clock;
+    reg  a_first$d;
+    wire  a_first$q;
+    reg  a_first$clock;
+    reg  a_last$d;
+    wire  a_last$q;
+    reg  a_last$clock;
+    reg  [255:0] a_data$d;
+    wire  [255:0] a_data$q;
+    reg  a_data$clock;
+    reg  [31:0] a_keep$d;
+    wire  [31:0] a_keep$q;
+    reg  a_keep$clock;
+    reg  [255:0] beat$data;
+    reg  [31:0] beat$keep;
+    reg  beat$last;
+    wire  [31:0] beat$contribution;
+    wire  [31:0] beat$init;
+    wire  [7:0] beat$tail;
+    wire  beat$empty;
+    wire  beat$short;
+    reg  b_valid$d;
+    wire  b_valid$q;
+    reg  b_valid$clock;
+    reg  b_first$d;
+    wire  b_first$q;
+    reg  b_first$clock;
+    reg  b_last$d;
+    wire  b_last$q;
+    reg  b_last$clock;
+    reg  b_empty$d;
+    wire  b_empty$q;
+    reg  b_empty$clock;
+    reg  b_short$d;
+    wire  b_short$q;
+    reg  b_short$clock;
+    reg  [31:0] b_data$d;
+    wire  [31:0] b_data$q;
+    reg  b_data$clock;
+    reg  [31:0] b_init$d;
+    wire  [31:0] b_init$q;
+    reg  b_init$clock;
+    reg  [7:0] b_tail$d;
+    wire  [7:0] b_tail$q;
+    reg  b_tail$clock;
+    reg  [31:0] step$register;
+    reg  [31:0] step$data;
+    reg  [31:0] step$init;
+    reg  step$first;
+    reg  step$short;
+    wire  [31:0] step$register_next;
     reg  [31:0] register$d;
     wire  [31:0] register$q;
     reg  register$clock;
+    reg  c_valid$d;
+    wire  c_valid$q;
+    reg  c_valid$clock;
+    reg  [31:0] c_value$d;
+    wire  [31:0] c_value$q;
+    reg  c_value$clock;
+    reg  [7:0] c_tail$d;
+    wire  [7:0] c_tail$q;
+    reg  c_tail$clock;
+    reg  unwind$clock;
+    reg  unwind$ce;
+    reg  [31:0] unwind$value;
+    reg  [7:0] unwind$tail;
+    wire  [31:0] unwind$unwound;
+    reg  d_valid$d;
+    wire  d_valid$q;
+    reg  d_valid$clock;
+    reg  e_valid$d;
+    wire  e_valid$q;
+    reg  e_valid$clock;
+    reg  [31:0] e_crc$d;
+    wire  [31:0] e_crc$q;
+    reg  e_crc$clock;
     
     // Sub module instances
-    rnic_mpa_tx_w32$crc_unit$network network(
-        .register(network$register),
-        .data(network$data),
-        .keep(network$keep),
-        .first(network$first),
-        .register_next(network$register_next)
+    rnic_mpa_tx_w32$crc_unit$a_valid a_valid(
+        .d(a_valid$d),
+        .q(a_valid$q),
+        .clock(a_valid$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$a_first a_first(
+        .d(a_first$d),
+        .q(a_first$q),
+        .clock(a_first$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$a_last a_last(
+        .d(a_last$d),
+        .q(a_last$q),
+        .clock(a_last$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$a_data a_data(
+        .d(a_data$d),
+        .q(a_data$q),
+        .clock(a_data$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$a_keep a_keep(
+        .d(a_keep$d),
+        .q(a_keep$q),
+        .clock(a_keep$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$beat beat(
+        .data(beat$data),
+        .keep(beat$keep),
+        .last(beat$last),
+        .contribution(beat$contribution),
+        .init(beat$init),
+        .tail(beat$tail),
+        .empty(beat$empty),
+        .short(beat$short)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_valid b_valid(
+        .d(b_valid$d),
+        .q(b_valid$q),
+        .clock(b_valid$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_first b_first(
+        .d(b_first$d),
+        .q(b_first$q),
+        .clock(b_first$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_last b_last(
+        .d(b_last$d),
+        .q(b_last$q),
+        .clock(b_last$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_empty b_empty(
+        .d(b_empty$d),
+        .q(b_empty$q),
+        .clock(b_empty$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_short b_short(
+        .d(b_short$d),
+        .q(b_short$q),
+        .clock(b_short$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_data b_data(
+        .d(b_data$d),
+        .q(b_data$q),
+        .clock(b_data$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_init b_init(
+        .d(b_init$d),
+        .q(b_init$q),
+        .clock(b_init$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$b_tail b_tail(
+        .d(b_tail$d),
+        .q(b_tail$q),
+        .clock(b_tail$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$step step(
+        .register(step$register),
+        .data(step$data),
+        .init(step$init),
+        .first(step$first),
+        .short(step$short),
+        .register_next(step$register_next)
     );
     rnic_mpa_tx_w32$crc_unit$register register(
         .d(register$d),
         .q(register$q),
         .clock(register$clock)
     );
+    rnic_mpa_tx_w32$crc_unit$c_valid c_valid(
+        .d(c_valid$d),
+        .q(c_valid$q),
+        .clock(c_valid$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$c_value c_value(
+        .d(c_value$d),
+        .q(c_value$q),
+        .clock(c_value$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$c_tail c_tail(
+        .d(c_tail$d),
+        .q(c_tail$q),
+        .clock(c_tail$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$unwind unwind(
+        .clock(unwind$clock),
+        .ce(unwind$ce),
+        .value(unwind$value),
+        .tail(unwind$tail),
+        .unwound(unwind$unwound)
+    );
+    rnic_mpa_tx_w32$crc_unit$d_valid d_valid(
+        .d(d_valid$d),
+        .q(d_valid$q),
+        .clock(d_valid$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$e_valid e_valid(
+        .d(e_valid$d),
+        .q(e_valid$q),
+        .clock(e_valid$clock)
+    );
+    rnic_mpa_tx_w32$crc_unit$e_crc e_crc(
+        .d(e_crc$d),
+        .q(e_crc$q),
+        .clock(e_crc$clock)
+    );
     
     // Update code
     always @(*) begin
+        a_valid$clock = clock;
+        a_first$clock = clock;
+        a_last$clock = clock;
+        a_data$clock = clock;
+        a_keep$clock = clock;
+        b_valid$clock = clock;
+        b_first$clock = clock;
+        b_last$clock = clock;
+        b_empty$clock = clock;
+        b_short$clock = clock;
+        b_data$clock = clock;
+        b_init$clock = clock;
+        b_tail$clock = clock;
         register$clock = clock;
+        c_valid$clock = clock;
+        c_value$clock = clock;
+        c_tail$clock = clock;
+        d_valid$clock = clock;
+        e_valid$clock = clock;
+        e_crc$clock = clock;
+        a_valid$d = a_valid$q;
+        a_first$d = a_first$q;
+        a_last$d = a_last$q;
+        a_data$d = a_data$q;
+        a_keep$d = a_keep$q;
+        b_valid$d = b_valid$q;
+        b_first$d = b_first$q;
+        b_last$d = b_last$q;
+        b_empty$d = b_empty$q;
+        b_short$d = b_short$q;
+        b_data$d = b_data$q;
+        b_init$d = b_init$q;
+        b_tail$d = b_tail$q;
         register$d = register$q;
-        network$register = register$q;
-        network$data = s_data;
-        network$keep = s_keep;
-        network$first = s_first;
-        if (s_valid) begin
-            register$d = network$register_next;
+        c_valid$d = c_valid$q;
+        c_value$d = c_value$q;
+        c_tail$d = c_tail$q;
+        d_valid$d = d_valid$q;
+        e_valid$d = e_valid$q;
+        e_crc$d = e_crc$q;
+        beat$data = a_data$q;
+        beat$keep = a_keep$q;
+        beat$last = a_last$q;
+        step$register = register$q;
+        step$data = b_data$q;
+        step$init = b_init$q;
+        step$first = b_first$q;
+        step$short = b_short$q;
+        unwind$clock = clock;
+        unwind$ce = ce;
+        unwind$value = c_value$q;
+        unwind$tail = c_tail$q;
+        if (ce) begin
+            a_valid$d = s_valid;
+            a_first$d = s_first;
+            a_last$d = s_last;
+            a_data$d = s_data;
+            a_keep$d = s_keep;
+            b_valid$d = a_valid$q;
+            b_first$d = a_first$q;
+            b_last$d = a_last$q;
+            b_empty$d = beat$empty;
+            b_short$d = beat$short;
+            b_data$d = beat$contribution;
+            b_init$d = beat$init;
+            b_tail$d = beat$tail;
+            if (b_valid$q & ~b_last$q) begin
+                if (~b_empty$q) begin
+                    register$d = step$register_next;
+                end
+                else if (b_first$q) begin
+                    register$d = 64'hffffffff;
+                end
+            end
+            c_valid$d = b_valid$q & b_last$q;
+            c_value$d = step$register_next;
+            c_tail$d = b_tail$q;
+            d_valid$d = c_valid$q;
+            e_valid$d = d_valid$q;
+            e_crc$d = ~unwind$unwound;
         end
         if (reset) begin
-            register$d = 64'hffffffff;
+            a_valid$d = 1'b0;
+            b_valid$d = 1'b0;
+            c_valid$d = 1'b0;
+            d_valid$d = 1'b0;
+            e_valid$d = 1'b0;
         end
-        crc = ~register$q;
+        m_valid = e_valid$q;
+        m_crc = e_crc$q;
     end
     
 endmodule // rnic_mpa_tx_w32$crc_unit
 
 
-module rnic_mpa_tx_w32$crc_unit$network(register,data,keep,first,register_next);
+module rnic_mpa_tx_w32$crc_unit$a_data(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] register;
-    input wire  [255:0] data;
-    input wire  [31:0] keep;
-    input wire  first;
-    output reg  [31:0] register_next;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    // XOR matrices for 32 lanes, computed by hdl/src/mpa/crc_matrix.rs.
-    reg [255:0] data_masked;
-    reg [31:0] beat;
-    reg [31:0] unwound;
-    reg [31:0] init;
-    reg [287:0] x;
-    reg [7:0] hi;
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$a_data
+
+
+module rnic_mpa_tx_w32$crc_unit$a_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$a_first
+
+
+module rnic_mpa_tx_w32$crc_unit$a_keep(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$a_keep
+
+
+module rnic_mpa_tx_w32$crc_unit$a_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$a_last
+
+
+module rnic_mpa_tx_w32$crc_unit$a_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$a_valid
+
+
+module rnic_mpa_tx_w32$crc_unit$b_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_data
+
+
+module rnic_mpa_tx_w32$crc_unit$b_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_empty
+
+
+module rnic_mpa_tx_w32$crc_unit$b_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_first
+
+
+module rnic_mpa_tx_w32$crc_unit$b_init(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_init
+
+
+module rnic_mpa_tx_w32$crc_unit$b_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_last
+
+
+module rnic_mpa_tx_w32$crc_unit$b_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_short
+
+
+module rnic_mpa_tx_w32$crc_unit$b_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_tail
+
+
+module rnic_mpa_tx_w32$crc_unit$b_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$b_valid
+
+
+module rnic_mpa_tx_w32$crc_unit$beat(data,keep,last,contribution,init,tail,empty,short);
+    
+    // Module arguments
+    input wire  [255:0] data;
+    input wire  [31:0] keep;
+    input wire  last;
+    output reg  [31:0] contribution;
+    output reg  [31:0] init;
+    output reg  [7:0] tail;
+    output reg  empty;
+    output reg  short;
+    
+    // Update code (custom)
+    // Data columns of the 32-lane beat matrix, computed by hdl/src/mpa/crc_matrix.rs.
+    reg [255:0] masked;
     reg [7:0] lo;
+    reg [7:0] hi;
     integer i;
+    reg [31:0] full_data;
+    reg [31:0] short_data;
     always @(*) begin
         hi = 8'd0;
-        lo = 8'd32;
+        lo = 8'd0;
         for (i = 0; i < 32; i = i + 1) begin
-            data_masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
+            masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
         end
         for (i = 31; i >= 0; i = i - 1) if (keep[i]) lo = i[7:0];
-        x = {data_masked, first ? 32'h0 : register};
-        beat[0] = ^(x & 288'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d795f513d79);
-        beat[1] = ^(x & 288'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af3bea27af3);
-        beat[2] = ^(x & 288'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e67d44f5e6);
-        beat[3] = ^(x & 288'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdfa89ebcd);
-        beat[4] = ^(x & 288'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2aa42eae2);
-        beat[5] = ^(x & 288'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc0bd4e8bc);
-        beat[6] = ^(x & 288'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0148f8ec01);
-        beat[7] = ^(x & 288'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57bcea0e57b);
-        beat[8] = ^(x & 288'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf69d41caf6);
-        beat[9] = ^(x & 288'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a89465d2a894);
-        beat[10] = ^(x & 288'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c5094f46c50);
-        beat[11] = ^(x & 288'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a029e8d8a0);
-        beat[12] = ^(x & 288'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c390c808c39);
-        beat[13] = ^(x & 288'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a4650250a);
-        beat[14] = ^(x & 288'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776dd3f1776d);
-        beat[15] = ^(x & 288'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedba7e2eedb);
-        beat[16] = ^(x & 288'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb64fc5ddb6);
-        beat[17] = ^(x & 288'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d9f8bbb6d);
-        beat[18] = ^(x & 288'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba360464ba3);
-        beat[19] = ^(x & 288'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e9fddaa3e);
-        beat[20] = ^(x & 288'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c3fbb547c);
-        beat[21] = ^(x & 288'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db182027958120279581);
-        beat[22] = ^(x & 288'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a1f1e167a);
-        beat[23] = ^(x & 288'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d616d118d);
-        beat[24] = ^(x & 288'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e639d8b1e63);
-        beat[25] = ^(x & 288'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc63b163cc6);
-        beat[26] = ^(x & 288'h047e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5297d44f5);
-        beat[27] = ^(x & 288'h08fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89eb52fa89eb);
-        beat[28] = ^(x & 288'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d7a5f513d7);
-        beat[29] = ^(x & 288'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af4bea27af);
-        beat[30] = ^(x & 288'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e97d44f5e);
-        beat[31] = ^(x & 288'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebc2fa89ebc);
-        case (8'd32 - hi)
-            8'd0: unwound = beat;
-            8'd1: begin
-                unwound[0] = ^(beat & 32'h41000000);
-                unwound[1] = ^(beat & 32'h82000000);
-                unwound[2] = ^(beat & 32'h04000000);
-                unwound[3] = ^(beat & 32'h08000000);
-                unwound[4] = ^(beat & 32'h51000000);
-                unwound[5] = ^(beat & 32'he3000000);
-                unwound[6] = ^(beat & 32'h87000000);
-                unwound[7] = ^(beat & 32'h4f000000);
-                unwound[8] = ^(beat & 32'h9e000001);
-                unwound[9] = ^(beat & 32'h7d000002);
-                unwound[10] = ^(beat & 32'hbb000004);
-                unwound[11] = ^(beat & 32'h76000008);
-                unwound[12] = ^(beat & 32'had000010);
-                unwound[13] = ^(beat & 32'h1b000020);
-                unwound[14] = ^(beat & 32'h77000040);
-                unwound[15] = ^(beat & 32'hee000080);
-                unwound[16] = ^(beat & 32'hdc000100);
-                unwound[17] = ^(beat & 32'hb8000200);
-                unwound[18] = ^(beat & 32'h31000400);
-                unwound[19] = ^(beat & 32'h23000800);
-                unwound[20] = ^(beat & 32'h46001000);
-                unwound[21] = ^(beat & 32'hcd002000);
-                unwound[22] = ^(beat & 32'hdb004000);
-                unwound[23] = ^(beat & 32'hf7008000);
-                unwound[24] = ^(beat & 32'haf010000);
-                unwound[25] = ^(beat & 32'h5e020000);
-                unwound[26] = ^(beat & 32'hfd040000);
-                unwound[27] = ^(beat & 32'hfa080000);
-                unwound[28] = ^(beat & 32'hf4100000);
-                unwound[29] = ^(beat & 32'he8200000);
-                unwound[30] = ^(beat & 32'hd0400000);
-                unwound[31] = ^(beat & 32'ha0800000);
-            end
-            8'd2: begin
-                unwound[0] = ^(beat & 32'h7f410000);
-                unwound[1] = ^(beat & 32'hfe820000);
-                unwound[2] = ^(beat & 32'hfd040000);
-                unwound[3] = ^(beat & 32'hfa080000);
-                unwound[4] = ^(beat & 32'h8b510000);
-                unwound[5] = ^(beat & 32'h69e30000);
-                unwound[6] = ^(beat & 32'hac870000);
-                unwound[7] = ^(beat & 32'h264f0000);
-                unwound[8] = ^(beat & 32'h4c9e0000);
-                unwound[9] = ^(beat & 32'he67d0000);
-                unwound[10] = ^(beat & 32'hb3bb0000);
-                unwound[11] = ^(beat & 32'h67760000);
-                unwound[12] = ^(beat & 32'hb1ad0000);
-                unwound[13] = ^(beat & 32'h1c1b0000);
-                unwound[14] = ^(beat & 32'h47770000);
-                unwound[15] = ^(beat & 32'h8eee0000);
-                unwound[16] = ^(beat & 32'h1ddc0001);
-                unwound[17] = ^(beat & 32'h3bb80002);
-                unwound[18] = ^(beat & 32'h08310004);
-                unwound[19] = ^(beat & 32'h6f230008);
-                unwound[20] = ^(beat & 32'hde460010);
-                unwound[21] = ^(beat & 32'hc3cd0020);
-                unwound[22] = ^(beat & 32'hf8db0040);
-                unwound[23] = ^(beat & 32'h8ef70080);
-                unwound[24] = ^(beat & 32'h62af0100);
-                unwound[25] = ^(beat & 32'hc55e0200);
-                unwound[26] = ^(beat & 32'hf5fd0400);
-                unwound[27] = ^(beat & 32'hebfa0800);
-                unwound[28] = ^(beat & 32'hd7f41000);
-                unwound[29] = ^(beat & 32'hafe82000);
-                unwound[30] = ^(beat & 32'h5fd04000);
-                unwound[31] = ^(beat & 32'hbfa08000);
-            end
-            8'd3: begin
-                unwound[0] = ^(beat & 32'h3d7f4100);
-                unwound[1] = ^(beat & 32'h7afe8200);
-                unwound[2] = ^(beat & 32'hf5fd0400);
-                unwound[3] = ^(beat & 32'hebfa0800);
-                unwound[4] = ^(beat & 32'hea8b5100);
-                unwound[5] = ^(beat & 32'he869e300);
-                unwound[6] = ^(beat & 32'hedac8700);
-                unwound[7] = ^(beat & 32'he6264f00);
-                unwound[8] = ^(beat & 32'hcc4c9e00);
-                unwound[9] = ^(beat & 32'ha5e67d00);
-                unwound[10] = ^(beat & 32'h76b3bb00);
-                unwound[11] = ^(beat & 32'hed677600);
-                unwound[12] = ^(beat & 32'he7b1ad00);
-                unwound[13] = ^(beat & 32'hf21c1b00);
-                unwound[14] = ^(beat & 32'hd9477700);
-                unwound[15] = ^(beat & 32'hb28eee00);
-                unwound[16] = ^(beat & 32'h651ddc00);
-                unwound[17] = ^(beat & 32'hca3bb800);
-                unwound[18] = ^(beat & 32'ha9083100);
-                unwound[19] = ^(beat & 32'h6f6f2300);
-                unwound[20] = ^(beat & 32'hdede4600);
-                unwound[21] = ^(beat & 32'h80c3cd00);
-                unwound[22] = ^(beat & 32'h3cf8db00);
-                unwound[23] = ^(beat & 32'h448ef700);
-                unwound[24] = ^(beat & 32'hb462af01);
-                unwound[25] = ^(beat & 32'h68c55e02);
-                unwound[26] = ^(beat & 32'hecf5fd04);
-                unwound[27] = ^(beat & 32'hd9ebfa08);
-                unwound[28] = ^(beat & 32'hb3d7f410);
-                unwound[29] = ^(beat & 32'h67afe820);
-                unwound[30] = ^(beat & 32'hcf5fd040);
-                unwound[31] = ^(beat & 32'h9ebfa080);
-            end
-            8'd4: begin
-                unwound[0] = ^(beat & 32'h7b3d7f41);
-                unwound[1] = ^(beat & 32'hf67afe82);
-                unwound[2] = ^(beat & 32'hecf5fd04);
-                unwound[3] = ^(beat & 32'hd9ebfa08);
-                unwound[4] = ^(beat & 32'hc8ea8b51);
-                unwound[5] = ^(beat & 32'heae869e3);
-                unwound[6] = ^(beat & 32'haeedac87);
-                unwound[7] = ^(beat & 32'h26e6264f);
-                unwound[8] = ^(beat & 32'h4dcc4c9e);
-                unwound[9] = ^(beat & 32'he0a5e67d);
-                unwound[10] = ^(beat & 32'hba76b3bb);
-                unwound[11] = ^(beat & 32'h74ed6776);
-                unwound[12] = ^(beat & 32'h92e7b1ad);
-                unwound[13] = ^(beat & 32'h5ef21c1b);
-                unwound[14] = ^(beat & 32'hc6d94777);
-                unwound[15] = ^(beat & 32'h8db28eee);
-                unwound[16] = ^(beat & 32'h1b651ddc);
-                unwound[17] = ^(beat & 32'h36ca3bb8);
-                unwound[18] = ^(beat & 32'h16a90831);
-                unwound[19] = ^(beat & 32'h566f6f23);
-                unwound[20] = ^(beat & 32'hacdede46);
-                unwound[21] = ^(beat & 32'h2280c3cd);
-                unwound[22] = ^(beat & 32'h3e3cf8db);
-                unwound[23] = ^(beat & 32'h07448ef7);
-                unwound[24] = ^(beat & 32'h75b462af);
-                unwound[25] = ^(beat & 32'heb68c55e);
-                unwound[26] = ^(beat & 32'hadecf5fd);
-                unwound[27] = ^(beat & 32'h5bd9ebfa);
-                unwound[28] = ^(beat & 32'hb7b3d7f4);
-                unwound[29] = ^(beat & 32'h6f67afe8);
-                unwound[30] = ^(beat & 32'hdecf5fd0);
-                unwound[31] = ^(beat & 32'hbd9ebfa0);
-            end
-            8'd5: begin
-                unwound[0] = ^(beat & 32'hab7b3d7f);
-                unwound[1] = ^(beat & 32'h56f67afe);
-                unwound[2] = ^(beat & 32'hadecf5fd);
-                unwound[3] = ^(beat & 32'h5bd9ebfa);
-                unwound[4] = ^(beat & 32'h1cc8ea8b);
-                unwound[5] = ^(beat & 32'h92eae869);
-                unwound[6] = ^(beat & 32'h8eaeedac);
-                unwound[7] = ^(beat & 32'hb626e626);
-                unwound[8] = ^(beat & 32'h6c4dcc4c);
-                unwound[9] = ^(beat & 32'h73e0a5e6);
-                unwound[10] = ^(beat & 32'h4cba76b3);
-                unwound[11] = ^(beat & 32'h9974ed67);
-                unwound[12] = ^(beat & 32'h9992e7b1);
-                unwound[13] = ^(beat & 32'h985ef21c);
-                unwound[14] = ^(beat & 32'h9bc6d947);
-                unwound[15] = ^(beat & 32'h378db28e);
-                unwound[16] = ^(beat & 32'h6f1b651d);
-                unwound[17] = ^(beat & 32'hde36ca3b);
-                unwound[18] = ^(beat & 32'h1716a908);
-                unwound[19] = ^(beat & 32'h85566f6f);
-                unwound[20] = ^(beat & 32'h0aacdede);
-                unwound[21] = ^(beat & 32'hbe2280c3);
-                unwound[22] = ^(beat & 32'hd73e3cf8);
-                unwound[23] = ^(beat & 32'h0507448e);
-                unwound[24] = ^(beat & 32'ha175b462);
-                unwound[25] = ^(beat & 32'h42eb68c5);
-                unwound[26] = ^(beat & 32'h2eadecf5);
-                unwound[27] = ^(beat & 32'h5d5bd9eb);
-                unwound[28] = ^(beat & 32'hbab7b3d7);
-                unwound[29] = ^(beat & 32'h756f67af);
-                unwound[30] = ^(beat & 32'headecf5f);
-                unwound[31] = ^(beat & 32'hd5bd9ebf);
-            end
-            8'd6: begin
-                unwound[0] = ^(beat & 32'h4bab7b3d);
-                unwound[1] = ^(beat & 32'h9756f67a);
-                unwound[2] = ^(beat & 32'h2eadecf5);
-                unwound[3] = ^(beat & 32'h5d5bd9eb);
-                unwound[4] = ^(beat & 32'hf11cc8ea);
-                unwound[5] = ^(beat & 32'ha992eae8);
-                unwound[6] = ^(beat & 32'h188eaeed);
-                unwound[7] = ^(beat & 32'h7ab626e6);
-                unwound[8] = ^(beat & 32'hf56c4dcc);
-                unwound[9] = ^(beat & 32'ha173e0a5);
-                unwound[10] = ^(beat & 32'h094cba76);
-                unwound[11] = ^(beat & 32'h129974ed);
-                unwound[12] = ^(beat & 32'h6e9992e7);
-                unwound[13] = ^(beat & 32'h96985ef2);
-                unwound[14] = ^(beat & 32'h669bc6d9);
-                unwound[15] = ^(beat & 32'hcd378db2);
-                unwound[16] = ^(beat & 32'h9a6f1b65);
-                unwound[17] = ^(beat & 32'h34de36ca);
-                unwound[18] = ^(beat & 32'h221716a9);
-                unwound[19] = ^(beat & 32'h0f85566f);
-                unwound[20] = ^(beat & 32'h1f0aacde);
-                unwound[21] = ^(beat & 32'h75be2280);
-                unwound[22] = ^(beat & 32'ha0d73e3c);
-                unwound[23] = ^(beat & 32'h0a050744);
-                unwound[24] = ^(beat & 32'h5fa175b4);
-                unwound[25] = ^(beat & 32'hbf42eb68);
-                unwound[26] = ^(beat & 32'h352eadec);
-                unwound[27] = ^(beat & 32'h6a5d5bd9);
-                unwound[28] = ^(beat & 32'hd4bab7b3);
-                unwound[29] = ^(beat & 32'ha9756f67);
-                unwound[30] = ^(beat & 32'h52eadecf);
-                unwound[31] = ^(beat & 32'ha5d5bd9e);
-            end
-            8'd7: begin
-                unwound[0] = ^(beat & 32'h0d4bab7b);
-                unwound[1] = ^(beat & 32'h1a9756f6);
-                unwound[2] = ^(beat & 32'h352eadec);
-                unwound[3] = ^(beat & 32'h6a5d5bd9);
-                unwound[4] = ^(beat & 32'hd9f11cc8);
-                unwound[5] = ^(beat & 32'hbea992ea);
-                unwound[6] = ^(beat & 32'h70188eae);
-                unwound[7] = ^(beat & 32'hed7ab626);
-                unwound[8] = ^(beat & 32'hdaf56c4d);
-                unwound[9] = ^(beat & 32'hb8a173e0);
-                unwound[10] = ^(beat & 32'h7c094cba);
-                unwound[11] = ^(beat & 32'hf8129974);
-                unwound[12] = ^(beat & 32'hfd6e9992);
-                unwound[13] = ^(beat & 32'hf796985e);
-                unwound[14] = ^(beat & 32'he2669bc6);
-                unwound[15] = ^(beat & 32'hc4cd378d);
-                unwound[16] = ^(beat & 32'h899a6f1b);
-                unwound[17] = ^(beat & 32'h1334de36);
-                unwound[18] = ^(beat & 32'h2b221716);
-                unwound[19] = ^(beat & 32'h5b0f8556);
-                unwound[20] = ^(beat & 32'hb61f0aac);
-                unwound[21] = ^(beat & 32'h6175be22);
-                unwound[22] = ^(beat & 32'hcfa0d73e);
-                unwound[23] = ^(beat & 32'h920a0507);
-                unwound[24] = ^(beat & 32'h295fa175);
-                unwound[25] = ^(beat & 32'h52bf42eb);
-                unwound[26] = ^(beat & 32'ha8352ead);
-                unwound[27] = ^(beat & 32'h506a5d5b);
-                unwound[28] = ^(beat & 32'ha0d4bab7);
-                unwound[29] = ^(beat & 32'h41a9756f);
-                unwound[30] = ^(beat & 32'h8352eade);
-                unwound[31] = ^(beat & 32'h06a5d5bd);
-            end
-            8'd8: begin
-                unwound[0] = ^(beat & 32'haa0d4bab);
-                unwound[1] = ^(beat & 32'h541a9756);
-                unwound[2] = ^(beat & 32'ha8352ead);
-                unwound[3] = ^(beat & 32'h506a5d5b);
-                unwound[4] = ^(beat & 32'h0ad9f11c);
-                unwound[5] = ^(beat & 32'hbfbea992);
-                unwound[6] = ^(beat & 32'hd570188e);
-                unwound[7] = ^(beat & 32'h00ed7ab6);
-                unwound[8] = ^(beat & 32'h01daf56c);
-                unwound[9] = ^(beat & 32'ha9b8a173);
-                unwound[10] = ^(beat & 32'hf97c094c);
-                unwound[11] = ^(beat & 32'hf2f81299);
-                unwound[12] = ^(beat & 32'h4ffd6e99);
-                unwound[13] = ^(beat & 32'h35f79698);
-                unwound[14] = ^(beat & 32'hc1e2669b);
-                unwound[15] = ^(beat & 32'h83c4cd37);
-                unwound[16] = ^(beat & 32'h07899a6f);
-                unwound[17] = ^(beat & 32'h0f1334de);
-                unwound[18] = ^(beat & 32'hb42b2217);
-                unwound[19] = ^(beat & 32'hc25b0f85);
-                unwound[20] = ^(beat & 32'h84b61f0a);
-                unwound[21] = ^(beat & 32'ha36175be);
-                unwound[22] = ^(beat & 32'heccfa0d7);
-                unwound[23] = ^(beat & 32'h73920a05);
-                unwound[24] = ^(beat & 32'h4d295fa1);
-                unwound[25] = ^(beat & 32'h9a52bf42);
-                unwound[26] = ^(beat & 32'h9ea8352e);
-                unwound[27] = ^(beat & 32'h3d506a5d);
-                unwound[28] = ^(beat & 32'h7aa0d4ba);
-                unwound[29] = ^(beat & 32'hf541a975);
-                unwound[30] = ^(beat & 32'hea8352ea);
-                unwound[31] = ^(beat & 32'hd506a5d5);
-            end
-            8'd9: begin
-                unwound[0] = ^(beat & 32'ha7aa0d4b);
-                unwound[1] = ^(beat & 32'h4f541a97);
-                unwound[2] = ^(beat & 32'h9ea8352e);
-                unwound[3] = ^(beat & 32'h3d506a5d);
-                unwound[4] = ^(beat & 32'hdd0ad9f1);
-                unwound[5] = ^(beat & 32'h1dbfbea9);
-                unwound[6] = ^(beat & 32'h9cd57018);
-                unwound[7] = ^(beat & 32'h9e00ed7a);
-                unwound[8] = ^(beat & 32'h3c01daf5);
-                unwound[9] = ^(beat & 32'hdfa9b8a1);
-                unwound[10] = ^(beat & 32'h18f97c09);
-                unwound[11] = ^(beat & 32'h31f2f812);
-                unwound[12] = ^(beat & 32'hc44ffd6e);
-                unwound[13] = ^(beat & 32'h2f35f796);
-                unwound[14] = ^(beat & 32'hf9c1e266);
-                unwound[15] = ^(beat & 32'hf383c4cd);
-                unwound[16] = ^(beat & 32'he707899a);
-                unwound[17] = ^(beat & 32'hce0f1334);
-                unwound[18] = ^(beat & 32'h3bb42b22);
-                unwound[19] = ^(beat & 32'hd0c25b0f);
-                unwound[20] = ^(beat & 32'ha184b61f);
-                unwound[21] = ^(beat & 32'he4a36175);
-                unwound[22] = ^(beat & 32'h6eeccfa0);
-                unwound[23] = ^(beat & 32'h7a73920a);
-                unwound[24] = ^(beat & 32'h534d295f);
-                unwound[25] = ^(beat & 32'ha69a52bf);
-                unwound[26] = ^(beat & 32'hea9ea835);
-                unwound[27] = ^(beat & 32'hd53d506a);
-                unwound[28] = ^(beat & 32'haa7aa0d4);
-                unwound[29] = ^(beat & 32'h54f541a9);
-                unwound[30] = ^(beat & 32'ha9ea8352);
-                unwound[31] = ^(beat & 32'h53d506a5);
-            end
-            8'd10: begin
-                unwound[0] = ^(beat & 32'hfaa7aa0d);
-                unwound[1] = ^(beat & 32'hf54f541a);
-                unwound[2] = ^(beat & 32'hea9ea835);
-                unwound[3] = ^(beat & 32'hd53d506a);
-                unwound[4] = ^(beat & 32'h50dd0ad9);
-                unwound[5] = ^(beat & 32'h5b1dbfbe);
-                unwound[6] = ^(beat & 32'h4c9cd570);
-                unwound[7] = ^(beat & 32'h639e00ed);
-                unwound[8] = ^(beat & 32'hc73c01da);
-                unwound[9] = ^(beat & 32'h74dfa9b8);
-                unwound[10] = ^(beat & 32'h1318f97c);
-                unwound[11] = ^(beat & 32'h2631f2f8);
-                unwound[12] = ^(beat & 32'hb6c44ffd);
-                unwound[13] = ^(beat & 32'h972f35f7);
-                unwound[14] = ^(beat & 32'hd4f9c1e2);
-                unwound[15] = ^(beat & 32'ha9f383c4);
-                unwound[16] = ^(beat & 32'h53e70789);
-                unwound[17] = ^(beat & 32'ha7ce0f13);
-                unwound[18] = ^(beat & 32'hb53bb42b);
-                unwound[19] = ^(beat & 32'h90d0c25b);
-                unwound[20] = ^(beat & 32'h21a184b6);
-                unwound[21] = ^(beat & 32'hb9e4a361);
-                unwound[22] = ^(beat & 32'h896eeccf);
-                unwound[23] = ^(beat & 32'he87a7392);
-                unwound[24] = ^(beat & 32'h2a534d29);
-                unwound[25] = ^(beat & 32'h54a69a52);
-                unwound[26] = ^(beat & 32'h53ea9ea8);
-                unwound[27] = ^(beat & 32'ha7d53d50);
-                unwound[28] = ^(beat & 32'h4faa7aa0);
-                unwound[29] = ^(beat & 32'h9f54f541);
-                unwound[30] = ^(beat & 32'h3ea9ea83);
-                unwound[31] = ^(beat & 32'h7d53d506);
-            end
-            8'd11: begin
-                unwound[0] = ^(beat & 32'h14faa7aa);
-                unwound[1] = ^(beat & 32'h29f54f54);
-                unwound[2] = ^(beat & 32'h53ea9ea8);
-                unwound[3] = ^(beat & 32'ha7d53d50);
-                unwound[4] = ^(beat & 32'h5b50dd0a);
-                unwound[5] = ^(beat & 32'ha25b1dbf);
-                unwound[6] = ^(beat & 32'h504c9cd5);
-                unwound[7] = ^(beat & 32'hb4639e00);
-                unwound[8] = ^(beat & 32'h68c73c01);
-                unwound[9] = ^(beat & 32'hc574dfa9);
-                unwound[10] = ^(beat & 32'h9e1318f9);
-                unwound[11] = ^(beat & 32'h3c2631f2);
-                unwound[12] = ^(beat & 32'h6cb6c44f);
-                unwound[13] = ^(beat & 32'hcd972f35);
-                unwound[14] = ^(beat & 32'h8fd4f9c1);
-                unwound[15] = ^(beat & 32'h1fa9f383);
-                unwound[16] = ^(beat & 32'h3f53e707);
-                unwound[17] = ^(beat & 32'h7ea7ce0f);
-                unwound[18] = ^(beat & 32'he9b53bb4);
-                unwound[19] = ^(beat & 32'hc790d0c2);
-                unwound[20] = ^(beat & 32'h8f21a184);
-                unwound[21] = ^(beat & 32'h0ab9e4a3);
-                unwound[22] = ^(beat & 32'h01896eec);
-                unwound[23] = ^(beat & 32'h17e87a73);
-                unwound[24] = ^(beat & 32'h3b2a534d);
-                unwound[25] = ^(beat & 32'h7654a69a);
-                unwound[26] = ^(beat & 32'hf853ea9e);
-                unwound[27] = ^(beat & 32'hf0a7d53d);
-                unwound[28] = ^(beat & 32'he14faa7a);
-                unwound[29] = ^(beat & 32'hc29f54f5);
-                unwound[30] = ^(beat & 32'h853ea9ea);
-                unwound[31] = ^(beat & 32'h0a7d53d5);
-            end
-            8'd12: begin
-                unwound[0] = ^(beat & 32'hbe14faa7);
-                unwound[1] = ^(beat & 32'h7c29f54f);
-                unwound[2] = ^(beat & 32'hf853ea9e);
-                unwound[3] = ^(beat & 32'hf0a7d53d);
-                unwound[4] = ^(beat & 32'h5f5b50dd);
-                unwound[5] = ^(beat & 32'h00a25b1d);
-                unwound[6] = ^(beat & 32'hbf504c9c);
-                unwound[7] = ^(beat & 32'hc0b4639e);
-                unwound[8] = ^(beat & 32'h8168c73c);
-                unwound[9] = ^(beat & 32'hbcc574df);
-                unwound[10] = ^(beat & 32'hc79e1318);
-                unwound[11] = ^(beat & 32'h8f3c2631);
-                unwound[12] = ^(beat & 32'ha06cb6c4);
-                unwound[13] = ^(beat & 32'hfecd972f);
-                unwound[14] = ^(beat & 32'h438fd4f9);
-                unwound[15] = ^(beat & 32'h871fa9f3);
-                unwound[16] = ^(beat & 32'h0e3f53e7);
-                unwound[17] = ^(beat & 32'h1c7ea7ce);
-                unwound[18] = ^(beat & 32'h86e9b53b);
-                unwound[19] = ^(beat & 32'hb3c790d0);
-                unwound[20] = ^(beat & 32'h678f21a1);
-                unwound[21] = ^(beat & 32'h710ab9e4);
-                unwound[22] = ^(beat & 32'h5c01896e);
-                unwound[23] = ^(beat & 32'h0617e87a);
-                unwound[24] = ^(beat & 32'hb23b2a53);
-                unwound[25] = ^(beat & 32'h647654a6);
-                unwound[26] = ^(beat & 32'h76f853ea);
-                unwound[27] = ^(beat & 32'hedf0a7d5);
-                unwound[28] = ^(beat & 32'hdbe14faa);
-                unwound[29] = ^(beat & 32'hb7c29f54);
-                unwound[30] = ^(beat & 32'h6f853ea9);
-                unwound[31] = ^(beat & 32'hdf0a7d53);
-            end
-            8'd13: begin
-                unwound[0] = ^(beat & 32'hddbe14fa);
-                unwound[1] = ^(beat & 32'hbb7c29f5);
-                unwound[2] = ^(beat & 32'h76f853ea);
-                unwound[3] = ^(beat & 32'hedf0a7d5);
-                unwound[4] = ^(beat & 32'h065f5b50);
-                unwound[5] = ^(beat & 32'hd100a25b);
-                unwound[6] = ^(beat & 32'h7fbf504c);
-                unwound[7] = ^(beat & 32'h22c0b463);
-                unwound[8] = ^(beat & 32'h458168c7);
-                unwound[9] = ^(beat & 32'h56bcc574);
-                unwound[10] = ^(beat & 32'h70c79e13);
-                unwound[11] = ^(beat & 32'he18f3c26);
-                unwound[12] = ^(beat & 32'h1ea06cb6);
-                unwound[13] = ^(beat & 32'he0fecd97);
-                unwound[14] = ^(beat & 32'h1c438fd4);
-                unwound[15] = ^(beat & 32'h38871fa9);
-                unwound[16] = ^(beat & 32'h710e3f53);
-                unwound[17] = ^(beat & 32'he21c7ea7);
-                unwound[18] = ^(beat & 32'h1986e9b5);
-                unwound[19] = ^(beat & 32'heeb3c790);
-                unwound[20] = ^(beat & 32'hdd678f21);
-                unwound[21] = ^(beat & 32'h67710ab9);
-                unwound[22] = ^(beat & 32'h135c0189);
-                unwound[23] = ^(beat & 32'hfb0617e8);
-                unwound[24] = ^(beat & 32'h2bb23b2a);
-                unwound[25] = ^(beat & 32'h57647654);
-                unwound[26] = ^(beat & 32'h7376f853);
-                unwound[27] = ^(beat & 32'he6edf0a7);
-                unwound[28] = ^(beat & 32'hcddbe14f);
-                unwound[29] = ^(beat & 32'h9bb7c29f);
-                unwound[30] = ^(beat & 32'h376f853e);
-                unwound[31] = ^(beat & 32'h6edf0a7d);
-            end
-            8'd14: begin
-                unwound[0] = ^(beat & 32'h1cddbe14);
-                unwound[1] = ^(beat & 32'h39bb7c29);
-                unwound[2] = ^(beat & 32'h7376f853);
-                unwound[3] = ^(beat & 32'he6edf0a7);
-                unwound[4] = ^(beat & 32'hd1065f5b);
-                unwound[5] = ^(beat & 32'hbed100a2);
-                unwound[6] = ^(beat & 32'h617fbf50);
-                unwound[7] = ^(beat & 32'hde22c0b4);
-                unwound[8] = ^(beat & 32'hbc458168);
-                unwound[9] = ^(beat & 32'h6456bcc5);
-                unwound[10] = ^(beat & 32'hd470c79e);
-                unwound[11] = ^(beat & 32'ha8e18f3c);
-                unwound[12] = ^(beat & 32'h4d1ea06c);
-                unwound[13] = ^(beat & 32'h86e0fecd);
-                unwound[14] = ^(beat & 32'h111c438f);
-                unwound[15] = ^(beat & 32'h2238871f);
-                unwound[16] = ^(beat & 32'h44710e3f);
-                unwound[17] = ^(beat & 32'h88e21c7e);
-                unwound[18] = ^(beat & 32'h0d1986e9);
-                unwound[19] = ^(beat & 32'h06eeb3c7);
-                unwound[20] = ^(beat & 32'h0ddd678f);
-                unwound[21] = ^(beat & 32'h0767710a);
-                unwound[22] = ^(beat & 32'h12135c01);
-                unwound[23] = ^(beat & 32'h38fb0617);
-                unwound[24] = ^(beat & 32'h6d2bb23b);
-                unwound[25] = ^(beat & 32'hda576476);
-                unwound[26] = ^(beat & 32'ha87376f8);
-                unwound[27] = ^(beat & 32'h50e6edf0);
-                unwound[28] = ^(beat & 32'ha1cddbe1);
-                unwound[29] = ^(beat & 32'h439bb7c2);
-                unwound[30] = ^(beat & 32'h87376f85);
-                unwound[31] = ^(beat & 32'h0e6edf0a);
-            end
-            8'd15: begin
-                unwound[0] = ^(beat & 32'hea1cddbe);
-                unwound[1] = ^(beat & 32'hd439bb7c);
-                unwound[2] = ^(beat & 32'ha87376f8);
-                unwound[3] = ^(beat & 32'h50e6edf0);
-                unwound[4] = ^(beat & 32'h4bd1065f);
-                unwound[5] = ^(beat & 32'h7dbed100);
-                unwound[6] = ^(beat & 32'h11617fbf);
-                unwound[7] = ^(beat & 32'hc8de22c0);
-                unwound[8] = ^(beat & 32'h91bc4581);
-                unwound[9] = ^(beat & 32'hc96456bc);
-                unwound[10] = ^(beat & 32'h78d470c7);
-                unwound[11] = ^(beat & 32'hf1a8e18f);
-                unwound[12] = ^(beat & 32'h094d1ea0);
-                unwound[13] = ^(beat & 32'hf886e0fe);
-                unwound[14] = ^(beat & 32'h1b111c43);
-                unwound[15] = ^(beat & 32'h36223887);
-                unwound[16] = ^(beat & 32'h6c44710e);
-                unwound[17] = ^(beat & 32'hd888e21c);
-                unwound[18] = ^(beat & 32'h5b0d1986);
-                unwound[19] = ^(beat & 32'h5c06eeb3);
-                unwound[20] = ^(beat & 32'hb80ddd67);
-                unwound[21] = ^(beat & 32'h9a076771);
-                unwound[22] = ^(beat & 32'hde12135c);
-                unwound[23] = ^(beat & 32'h5638fb06);
-                unwound[24] = ^(beat & 32'h466d2bb2);
-                unwound[25] = ^(beat & 32'h8cda5764);
-                unwound[26] = ^(beat & 32'hf3a87376);
-                unwound[27] = ^(beat & 32'he750e6ed);
-                unwound[28] = ^(beat & 32'hcea1cddb);
-                unwound[29] = ^(beat & 32'h9d439bb7);
-                unwound[30] = ^(beat & 32'h3a87376f);
-                unwound[31] = ^(beat & 32'h750e6edf);
-            end
-            8'd16: begin
-                unwound[0] = ^(beat & 32'h7cea1cdd);
-                unwound[1] = ^(beat & 32'hf9d439bb);
-                unwound[2] = ^(beat & 32'hf3a87376);
-                unwound[3] = ^(beat & 32'he750e6ed);
-                unwound[4] = ^(beat & 32'hb24bd106);
-                unwound[5] = ^(beat & 32'h187dbed1);
-                unwound[6] = ^(beat & 32'h4c11617f);
-                unwound[7] = ^(beat & 32'he4c8de22);
-                unwound[8] = ^(beat & 32'hc991bc45);
-                unwound[9] = ^(beat & 32'hefc96456);
-                unwound[10] = ^(beat & 32'ha378d470);
-                unwound[11] = ^(beat & 32'h46f1a8e1);
-                unwound[12] = ^(beat & 32'hf1094d1e);
-                unwound[13] = ^(beat & 32'h9ef886e0);
-                unwound[14] = ^(beat & 32'h411b111c);
-                unwound[15] = ^(beat & 32'h82362238);
-                unwound[16] = ^(beat & 32'h046c4471);
-                unwound[17] = ^(beat & 32'h08d888e2);
-                unwound[18] = ^(beat & 32'h6d5b0d19);
-                unwound[19] = ^(beat & 32'ha65c06ee);
-                unwound[20] = ^(beat & 32'h4cb80ddd);
-                unwound[21] = ^(beat & 32'he59a0767);
-                unwound[22] = ^(beat & 32'hb7de1213);
-                unwound[23] = ^(beat & 32'h135638fb);
-                unwound[24] = ^(beat & 32'h5a466d2b);
-                unwound[25] = ^(beat & 32'hb48cda57);
-                unwound[26] = ^(beat & 32'h15f3a873);
-                unwound[27] = ^(beat & 32'h2be750e6);
-                unwound[28] = ^(beat & 32'h57cea1cd);
-                unwound[29] = ^(beat & 32'haf9d439b);
-                unwound[30] = ^(beat & 32'h5f3a8737);
-                unwound[31] = ^(beat & 32'hbe750e6e);
-            end
-            8'd17: begin
-                unwound[0] = ^(beat & 32'h057cea1c);
-                unwound[1] = ^(beat & 32'h0af9d439);
-                unwound[2] = ^(beat & 32'h15f3a873);
-                unwound[3] = ^(beat & 32'h2be750e6);
-                unwound[4] = ^(beat & 32'h52b24bd1);
-                unwound[5] = ^(beat & 32'ha0187dbe);
-                unwound[6] = ^(beat & 32'h454c1161);
-                unwound[7] = ^(beat & 32'h8fe4c8de);
-                unwound[8] = ^(beat & 32'h1fc991bc);
-                unwound[9] = ^(beat & 32'h3aefc964);
-                unwound[10] = ^(beat & 32'h70a378d4);
-                unwound[11] = ^(beat & 32'he146f1a8);
-                unwound[12] = ^(beat & 32'hc7f1094d);
-                unwound[13] = ^(beat & 32'h8a9ef886);
-                unwound[14] = ^(beat & 32'h10411b11);
-                unwound[15] = ^(beat & 32'h20823622);
-                unwound[16] = ^(beat & 32'h41046c44);
-                unwound[17] = ^(beat & 32'h8208d888);
-                unwound[18] = ^(beat & 32'h016d5b0d);
-                unwound[19] = ^(beat & 32'h07a65c06);
-                unwound[20] = ^(beat & 32'h0f4cb80d);
-                unwound[21] = ^(beat & 32'h1be59a07);
-                unwound[22] = ^(beat & 32'h32b7de12);
-                unwound[23] = ^(beat & 32'h60135638);
-                unwound[24] = ^(beat & 32'hc55a466d);
-                unwound[25] = ^(beat & 32'h8ab48cda);
-                unwound[26] = ^(beat & 32'h1015f3a8);
-                unwound[27] = ^(beat & 32'h202be750);
-                unwound[28] = ^(beat & 32'h4057cea1);
-                unwound[29] = ^(beat & 32'h80af9d43);
-                unwound[30] = ^(beat & 32'h015f3a87);
-                unwound[31] = ^(beat & 32'h02be750e);
-            end
-            8'd18: begin
-                unwound[0] = ^(beat & 32'hc4057cea);
-                unwound[1] = ^(beat & 32'h880af9d4);
-                unwound[2] = ^(beat & 32'h1015f3a8);
-                unwound[3] = ^(beat & 32'h202be750);
-                unwound[4] = ^(beat & 32'h8452b24b);
-                unwound[5] = ^(beat & 32'hcca0187d);
-                unwound[6] = ^(beat & 32'h5d454c11);
-                unwound[7] = ^(beat & 32'h7e8fe4c8);
-                unwound[8] = ^(beat & 32'hfd1fc991);
-                unwound[9] = ^(beat & 32'h3e3aefc9);
-                unwound[10] = ^(beat & 32'hb870a378);
-                unwound[11] = ^(beat & 32'h70e146f1);
-                unwound[12] = ^(beat & 32'h25c7f109);
-                unwound[13] = ^(beat & 32'h8f8a9ef8);
-                unwound[14] = ^(beat & 32'hdb10411b);
-                unwound[15] = ^(beat & 32'hb6208236);
-                unwound[16] = ^(beat & 32'h6c41046c);
-                unwound[17] = ^(beat & 32'hd88208d8);
-                unwound[18] = ^(beat & 32'h75016d5b);
-                unwound[19] = ^(beat & 32'h2e07a65c);
-                unwound[20] = ^(beat & 32'h5c0f4cb8);
-                unwound[21] = ^(beat & 32'h7c1be59a);
-                unwound[22] = ^(beat & 32'h3c32b7de);
-                unwound[23] = ^(beat & 32'hbc601356);
-                unwound[24] = ^(beat & 32'hbcc55a46);
-                unwound[25] = ^(beat & 32'h798ab48c);
-                unwound[26] = ^(beat & 32'h371015f3);
-                unwound[27] = ^(beat & 32'h6e202be7);
-                unwound[28] = ^(beat & 32'hdc4057ce);
-                unwound[29] = ^(beat & 32'hb880af9d);
-                unwound[30] = ^(beat & 32'h71015f3a);
-                unwound[31] = ^(beat & 32'he202be75);
-            end
-            8'd19: begin
-                unwound[0] = ^(beat & 32'hcdc4057c);
-                unwound[1] = ^(beat & 32'h9b880af9);
-                unwound[2] = ^(beat & 32'h371015f3);
-                unwound[3] = ^(beat & 32'h6e202be7);
-                unwound[4] = ^(beat & 32'h118452b2);
-                unwound[5] = ^(beat & 32'heecca018);
-                unwound[6] = ^(beat & 32'h105d454c);
-                unwound[7] = ^(beat & 32'hed7e8fe4);
-                unwound[8] = ^(beat & 32'hdafd1fc9);
-                unwound[9] = ^(beat & 32'h783e3aef);
-                unwound[10] = ^(beat & 32'h3db870a3);
-                unwound[11] = ^(beat & 32'h7b70e146);
-                unwound[12] = ^(beat & 32'h3b25c7f1);
-                unwound[13] = ^(beat & 32'hbb8f8a9e);
-                unwound[14] = ^(beat & 32'hbadb1041);
-                unwound[15] = ^(beat & 32'h75b62082);
-                unwound[16] = ^(beat & 32'heb6c4104);
-                unwound[17] = ^(beat & 32'hd6d88208);
-                unwound[18] = ^(beat & 32'h6075016d);
-                unwound[19] = ^(beat & 32'h0d2e07a6);
-                unwound[20] = ^(beat & 32'h1a5c0f4c);
-                unwound[21] = ^(beat & 32'hf97c1be5);
-                unwound[22] = ^(beat & 32'h3f3c32b7);
-                unwound[23] = ^(beat & 32'hb3bc6013);
-                unwound[24] = ^(beat & 32'haabcc55a);
-                unwound[25] = ^(beat & 32'h55798ab4);
-                unwound[26] = ^(beat & 32'h67371015);
-                unwound[27] = ^(beat & 32'hce6e202b);
-                unwound[28] = ^(beat & 32'h9cdc4057);
-                unwound[29] = ^(beat & 32'h39b880af);
-                unwound[30] = ^(beat & 32'h7371015f);
-                unwound[31] = ^(beat & 32'he6e202be);
-            end
-            8'd20: begin
-                unwound[0] = ^(beat & 32'hd9cdc405);
-                unwound[1] = ^(beat & 32'hb39b880a);
-                unwound[2] = ^(beat & 32'h67371015);
-                unwound[3] = ^(beat & 32'hce6e202b);
-                unwound[4] = ^(beat & 32'h45118452);
-                unwound[5] = ^(beat & 32'h53eecca0);
-                unwound[6] = ^(beat & 32'h7e105d45);
-                unwound[7] = ^(beat & 32'h25ed7e8f);
-                unwound[8] = ^(beat & 32'h4bdafd1f);
-                unwound[9] = ^(beat & 32'h4e783e3a);
-                unwound[10] = ^(beat & 32'h453db870);
-                unwound[11] = ^(beat & 32'h8a7b70e1);
-                unwound[12] = ^(beat & 32'hcd3b25c7);
-                unwound[13] = ^(beat & 32'h43bb8f8a);
-                unwound[14] = ^(beat & 32'h5ebadb10);
-                unwound[15] = ^(beat & 32'hbd75b620);
-                unwound[16] = ^(beat & 32'h7aeb6c41);
-                unwound[17] = ^(beat & 32'hf5d6d882);
-                unwound[18] = ^(beat & 32'h32607501);
-                unwound[19] = ^(beat & 32'hbd0d2e07);
-                unwound[20] = ^(beat & 32'h7a1a5c0f);
-                unwound[21] = ^(beat & 32'h2df97c1b);
-                unwound[22] = ^(beat & 32'h823f3c32);
-                unwound[23] = ^(beat & 32'hddb3bc60);
-                unwound[24] = ^(beat & 32'h62aabcc5);
-                unwound[25] = ^(beat & 32'hc555798a);
-                unwound[26] = ^(beat & 32'h53673710);
-                unwound[27] = ^(beat & 32'ha6ce6e20);
-                unwound[28] = ^(beat & 32'h4d9cdc40);
-                unwound[29] = ^(beat & 32'h9b39b880);
-                unwound[30] = ^(beat & 32'h36737101);
-                unwound[31] = ^(beat & 32'h6ce6e202);
-            end
-            8'd21: begin
-                unwound[0] = ^(beat & 32'h54d9cdc4);
-                unwound[1] = ^(beat & 32'ha9b39b88);
-                unwound[2] = ^(beat & 32'h53673710);
-                unwound[3] = ^(beat & 32'ha6ce6e20);
-                unwound[4] = ^(beat & 32'h19451184);
-                unwound[5] = ^(beat & 32'h6653eecc);
-                unwound[6] = ^(beat & 32'h987e105d);
-                unwound[7] = ^(beat & 32'h6425ed7e);
-                unwound[8] = ^(beat & 32'hc84bdafd);
-                unwound[9] = ^(beat & 32'hc44e783e);
-                unwound[10] = ^(beat & 32'hdc453db8);
-                unwound[11] = ^(beat & 32'hb88a7b70);
-                unwound[12] = ^(beat & 32'h25cd3b25);
-                unwound[13] = ^(beat & 32'h1f43bb8f);
-                unwound[14] = ^(beat & 32'h6a5ebadb);
-                unwound[15] = ^(beat & 32'hd4bd75b6);
-                unwound[16] = ^(beat & 32'ha97aeb6c);
-                unwound[17] = ^(beat & 32'h52f5d6d8);
-                unwound[18] = ^(beat & 32'hf1326075);
-                unwound[19] = ^(beat & 32'hb6bd0d2e);
-                unwound[20] = ^(beat & 32'h6d7a1a5c);
-                unwound[21] = ^(beat & 32'h8e2df97c);
-                unwound[22] = ^(beat & 32'h48823f3c);
-                unwound[23] = ^(beat & 32'hc5ddb3bc);
-                unwound[24] = ^(beat & 32'hdf62aabc);
-                unwound[25] = ^(beat & 32'hbec55579);
-                unwound[26] = ^(beat & 32'h29536737);
-                unwound[27] = ^(beat & 32'h52a6ce6e);
-                unwound[28] = ^(beat & 32'ha54d9cdc);
-                unwound[29] = ^(beat & 32'h4a9b39b8);
-                unwound[30] = ^(beat & 32'h95367371);
-                unwound[31] = ^(beat & 32'h2a6ce6e2);
-            end
-            8'd22: begin
-                unwound[0] = ^(beat & 32'h4a54d9cd);
-                unwound[1] = ^(beat & 32'h94a9b39b);
-                unwound[2] = ^(beat & 32'h29536737);
-                unwound[3] = ^(beat & 32'h52a6ce6e);
-                unwound[4] = ^(beat & 32'hef194511);
-                unwound[5] = ^(beat & 32'h946653ee);
-                unwound[6] = ^(beat & 32'h62987e10);
-                unwound[7] = ^(beat & 32'h8f6425ed);
-                unwound[8] = ^(beat & 32'h1ec84bda);
-                unwound[9] = ^(beat & 32'h77c44e78);
-                unwound[10] = ^(beat & 32'ha5dc453d);
-                unwound[11] = ^(beat & 32'h4bb88a7b);
-                unwound[12] = ^(beat & 32'hdd25cd3b);
-                unwound[13] = ^(beat & 32'hf01f43bb);
-                unwound[14] = ^(beat & 32'haa6a5eba);
-                unwound[15] = ^(beat & 32'h54d4bd75);
-                unwound[16] = ^(beat & 32'ha9a97aeb);
-                unwound[17] = ^(beat & 32'h5352f5d6);
-                unwound[18] = ^(beat & 32'hecf13260);
-                unwound[19] = ^(beat & 32'h93b6bd0d);
-                unwound[20] = ^(beat & 32'h276d7a1a);
-                unwound[21] = ^(beat & 32'h048e2df9);
-                unwound[22] = ^(beat & 32'h4348823f);
-                unwound[23] = ^(beat & 32'hccc5ddb3);
-                unwound[24] = ^(beat & 32'hd3df62aa);
-                unwound[25] = ^(beat & 32'ha7bec555);
-                unwound[26] = ^(beat & 32'h05295367);
-                unwound[27] = ^(beat & 32'h0a52a6ce);
-                unwound[28] = ^(beat & 32'h14a54d9c);
-                unwound[29] = ^(beat & 32'h294a9b39);
-                unwound[30] = ^(beat & 32'h52953673);
-                unwound[31] = ^(beat & 32'ha52a6ce6);
-            end
-            8'd23: begin
-                unwound[0] = ^(beat & 32'h814a54d9);
-                unwound[1] = ^(beat & 32'h0294a9b3);
-                unwound[2] = ^(beat & 32'h05295367);
-                unwound[3] = ^(beat & 32'h0a52a6ce);
-                unwound[4] = ^(beat & 32'h95ef1945);
-                unwound[5] = ^(beat & 32'haa946653);
-                unwound[6] = ^(beat & 32'hd462987e);
-                unwound[7] = ^(beat & 32'h298f6425);
-                unwound[8] = ^(beat & 32'h531ec84b);
-                unwound[9] = ^(beat & 32'h2777c44e);
-                unwound[10] = ^(beat & 32'hcfa5dc45);
-                unwound[11] = ^(beat & 32'h9f4bb88a);
-                unwound[12] = ^(beat & 32'hbfdd25cd);
-                unwound[13] = ^(beat & 32'hfef01f43);
-                unwound[14] = ^(beat & 32'h7caa6a5e);
-                unwound[15] = ^(beat & 32'hf954d4bd);
-                unwound[16] = ^(beat & 32'hf2a9a97a);
-                unwound[17] = ^(beat & 32'he55352f5);
-                unwound[18] = ^(beat & 32'h4becf132);
-                unwound[19] = ^(beat & 32'h1693b6bd);
-                unwound[20] = ^(beat & 32'h2d276d7a);
-                unwound[21] = ^(beat & 32'hdb048e2d);
-                unwound[22] = ^(beat & 32'h37434882);
-                unwound[23] = ^(beat & 32'hefccc5dd);
-                unwound[24] = ^(beat & 32'h5ed3df62);
-                unwound[25] = ^(beat & 32'hbda7bec5);
-                unwound[26] = ^(beat & 32'hfa052953);
-                unwound[27] = ^(beat & 32'hf40a52a6);
-                unwound[28] = ^(beat & 32'he814a54d);
-                unwound[29] = ^(beat & 32'hd0294a9b);
-                unwound[30] = ^(beat & 32'ha0529536);
-                unwound[31] = ^(beat & 32'h40a52a6c);
-            end
-            8'd24: begin
-                unwound[0] = ^(beat & 32'hfe814a54);
-                unwound[1] = ^(beat & 32'hfd0294a9);
-                unwound[2] = ^(beat & 32'hfa052953);
-                unwound[3] = ^(beat & 32'hf40a52a6);
-                unwound[4] = ^(beat & 32'h1695ef19);
-                unwound[5] = ^(beat & 32'hd3aa9466);
-                unwound[6] = ^(beat & 32'h59d46298);
-                unwound[7] = ^(beat & 32'h4d298f64);
-                unwound[8] = ^(beat & 32'h9a531ec8);
-                unwound[9] = ^(beat & 32'hca2777c4);
-                unwound[10] = ^(beat & 32'h6acfa5dc);
-                unwound[11] = ^(beat & 32'hd59f4bb8);
-                unwound[12] = ^(beat & 32'h55bfdd25);
-                unwound[13] = ^(beat & 32'h55fef01f);
-                unwound[14] = ^(beat & 32'h557caa6a);
-                unwound[15] = ^(beat & 32'haaf954d4);
-                unwound[16] = ^(beat & 32'h55f2a9a9);
-                unwound[17] = ^(beat & 32'habe55352);
-                unwound[18] = ^(beat & 32'ha94becf1);
-                unwound[19] = ^(beat & 32'hac1693b6);
-                unwound[20] = ^(beat & 32'h582d276d);
-                unwound[21] = ^(beat & 32'h4edb048e);
-                unwound[22] = ^(beat & 32'h63374348);
-                unwound[23] = ^(beat & 32'h38efccc5);
-                unwound[24] = ^(beat & 32'h8f5ed3df);
-                unwound[25] = ^(beat & 32'h1ebda7be);
-                unwound[26] = ^(beat & 32'hc3fa0529);
-                unwound[27] = ^(beat & 32'h87f40a52);
-                unwound[28] = ^(beat & 32'h0fe814a5);
-                unwound[29] = ^(beat & 32'h1fd0294a);
-                unwound[30] = ^(beat & 32'h3fa05295);
-                unwound[31] = ^(beat & 32'h7f40a52a);
-            end
-            8'd25: begin
-                unwound[0] = ^(beat & 32'hb0fe814a);
-                unwound[1] = ^(beat & 32'h61fd0294);
-                unwound[2] = ^(beat & 32'hc3fa0529);
-                unwound[3] = ^(beat & 32'h87f40a52);
-                unwound[4] = ^(beat & 32'hbf1695ef);
-                unwound[5] = ^(beat & 32'hced3aa94);
-                unwound[6] = ^(beat & 32'h2d59d462);
-                unwound[7] = ^(beat & 32'hea4d298f);
-                unwound[8] = ^(beat & 32'hd49a531e);
-                unwound[9] = ^(beat & 32'h19ca2777);
-                unwound[10] = ^(beat & 32'h836acfa5);
-                unwound[11] = ^(beat & 32'h06d59f4b);
-                unwound[12] = ^(beat & 32'hbd55bfdd);
-                unwound[13] = ^(beat & 32'hca55fef0);
-                unwound[14] = ^(beat & 32'h24557caa);
-                unwound[15] = ^(beat & 32'h48aaf954);
-                unwound[16] = ^(beat & 32'h9155f2a9);
-                unwound[17] = ^(beat & 32'h22abe553);
-                unwound[18] = ^(beat & 32'hf5a94bec);
-                unwound[19] = ^(beat & 32'h5bac1693);
-                unwound[20] = ^(beat & 32'hb7582d27);
-                unwound[21] = ^(beat & 32'hde4edb04);
-                unwound[22] = ^(beat & 32'h0c633743);
-                unwound[23] = ^(beat & 32'ha838efcc);
-                unwound[24] = ^(beat & 32'he08f5ed3);
-                unwound[25] = ^(beat & 32'hc11ebda7);
-                unwound[26] = ^(beat & 32'h32c3fa05);
-                unwound[27] = ^(beat & 32'h6587f40a);
-                unwound[28] = ^(beat & 32'hcb0fe814);
-                unwound[29] = ^(beat & 32'h961fd029);
-                unwound[30] = ^(beat & 32'h2c3fa052);
-                unwound[31] = ^(beat & 32'h587f40a5);
-            end
-            8'd26: begin
-                unwound[0] = ^(beat & 32'hccb0fe81);
-                unwound[1] = ^(beat & 32'h9961fd02);
-                unwound[2] = ^(beat & 32'h32c3fa05);
-                unwound[3] = ^(beat & 32'h6587f40a);
-                unwound[4] = ^(beat & 32'h07bf1695);
-                unwound[5] = ^(beat & 32'hc3ced3aa);
-                unwound[6] = ^(beat & 32'h4b2d59d4);
-                unwound[7] = ^(beat & 32'h5aea4d29);
-                unwound[8] = ^(beat & 32'hb5d49a53);
-                unwound[9] = ^(beat & 32'ha719ca27);
-                unwound[10] = ^(beat & 32'h82836acf);
-                unwound[11] = ^(beat & 32'h0506d59f);
-                unwound[12] = ^(beat & 32'hc6bd55bf);
-                unwound[13] = ^(beat & 32'h41ca55fe);
-                unwound[14] = ^(beat & 32'h4f24557c);
-                unwound[15] = ^(beat & 32'h9e48aaf9);
-                unwound[16] = ^(beat & 32'h3c9155f2);
-                unwound[17] = ^(beat & 32'h7922abe5);
-                unwound[18] = ^(beat & 32'h3ef5a94b);
-                unwound[19] = ^(beat & 32'hb15bac16);
-                unwound[20] = ^(beat & 32'h62b7582d);
-                unwound[21] = ^(beat & 32'h09de4edb);
-                unwound[22] = ^(beat & 32'hdf0c6337);
-                unwound[23] = ^(beat & 32'h72a838ef);
-                unwound[24] = ^(beat & 32'h29e08f5e);
-                unwound[25] = ^(beat & 32'h53c11ebd);
-                unwound[26] = ^(beat & 32'h6b32c3fa);
-                unwound[27] = ^(beat & 32'hd66587f4);
-                unwound[28] = ^(beat & 32'haccb0fe8);
-                unwound[29] = ^(beat & 32'h59961fd0);
-                unwound[30] = ^(beat & 32'hb32c3fa0);
-                unwound[31] = ^(beat & 32'h66587f40);
-            end
-            8'd27: begin
-                unwound[0] = ^(beat & 32'h9accb0fe);
-                unwound[1] = ^(beat & 32'h359961fd);
-                unwound[2] = ^(beat & 32'h6b32c3fa);
-                unwound[3] = ^(beat & 32'hd66587f4);
-                unwound[4] = ^(beat & 32'h3607bf16);
-                unwound[5] = ^(beat & 32'hf6c3ced3);
-                unwound[6] = ^(beat & 32'h774b2d59);
-                unwound[7] = ^(beat & 32'h745aea4d);
-                unwound[8] = ^(beat & 32'he8b5d49a);
-                unwound[9] = ^(beat & 32'h4ba719ca);
-                unwound[10] = ^(beat & 32'h0d82836a);
-                unwound[11] = ^(beat & 32'h1b0506d5);
-                unwound[12] = ^(beat & 32'hacc6bd55);
-                unwound[13] = ^(beat & 32'hc341ca55);
-                unwound[14] = ^(beat & 32'h1c4f2455);
-                unwound[15] = ^(beat & 32'h389e48aa);
-                unwound[16] = ^(beat & 32'h713c9155);
-                unwound[17] = ^(beat & 32'he27922ab);
-                unwound[18] = ^(beat & 32'h5e3ef5a9);
-                unwound[19] = ^(beat & 32'h26b15bac);
-                unwound[20] = ^(beat & 32'h4d62b758);
-                unwound[21] = ^(beat & 32'h0009de4e);
-                unwound[22] = ^(beat & 32'h9adf0c63);
-                unwound[23] = ^(beat & 32'haf72a838);
-                unwound[24] = ^(beat & 32'hc429e08f);
-                unwound[25] = ^(beat & 32'h8853c11e);
-                unwound[26] = ^(beat & 32'h8a6b32c3);
-                unwound[27] = ^(beat & 32'h14d66587);
-                unwound[28] = ^(beat & 32'h29accb0f);
-                unwound[29] = ^(beat & 32'h5359961f);
-                unwound[30] = ^(beat & 32'ha6b32c3f);
-                unwound[31] = ^(beat & 32'h4d66587f);
-            end
-            8'd28: begin
-                unwound[0] = ^(beat & 32'h629accb0);
-                unwound[1] = ^(beat & 32'hc5359961);
-                unwound[2] = ^(beat & 32'h8a6b32c3);
-                unwound[3] = ^(beat & 32'h14d66587);
-                unwound[4] = ^(beat & 32'h4b3607bf);
-                unwound[5] = ^(beat & 32'hf4f6c3ce);
-                unwound[6] = ^(beat & 32'h8b774b2d);
-                unwound[7] = ^(beat & 32'h74745aea);
-                unwound[8] = ^(beat & 32'he8e8b5d4);
-                unwound[9] = ^(beat & 32'hb34ba719);
-                unwound[10] = ^(beat & 32'h040d8283);
-                unwound[11] = ^(beat & 32'h081b0506);
-                unwound[12] = ^(beat & 32'h72acc6bd);
-                unwound[13] = ^(beat & 32'h87c341ca);
-                unwound[14] = ^(beat & 32'h6d1c4f24);
-                unwound[15] = ^(beat & 32'hda389e48);
-                unwound[16] = ^(beat & 32'hb4713c91);
-                unwound[17] = ^(beat & 32'h68e27922);
-                unwound[18] = ^(beat & 32'hb35e3ef5);
-                unwound[19] = ^(beat & 32'h0426b15b);
-                unwound[20] = ^(beat & 32'h084d62b7);
-                unwound[21] = ^(beat & 32'h720009de);
-                unwound[22] = ^(beat & 32'h869adf0c);
-                unwound[23] = ^(beat & 32'h6faf72a8);
-                unwound[24] = ^(beat & 32'hbdc429e0);
-                unwound[25] = ^(beat & 32'h7b8853c1);
-                unwound[26] = ^(beat & 32'h958a6b32);
-                unwound[27] = ^(beat & 32'h2b14d665);
-                unwound[28] = ^(beat & 32'h5629accb);
-                unwound[29] = ^(beat & 32'hac535996);
-                unwound[30] = ^(beat & 32'h58a6b32c);
-                unwound[31] = ^(beat & 32'hb14d6658);
-            end
-            8'd29: begin
-                unwound[0] = ^(beat & 32'he5629acc);
-                unwound[1] = ^(beat & 32'hcac53599);
-                unwound[2] = ^(beat & 32'h958a6b32);
-                unwound[3] = ^(beat & 32'h2b14d665);
-                unwound[4] = ^(beat & 32'hb34b3607);
-                unwound[5] = ^(beat & 32'h83f4f6c3);
-                unwound[6] = ^(beat & 32'he28b774b);
-                unwound[7] = ^(beat & 32'h2074745a);
-                unwound[8] = ^(beat & 32'h40e8e8b5);
-                unwound[9] = ^(beat & 32'h64b34ba7);
-                unwound[10] = ^(beat & 32'h2c040d82);
-                unwound[11] = ^(beat & 32'h58081b05);
-                unwound[12] = ^(beat & 32'h5572acc6);
-                unwound[13] = ^(beat & 32'h4f87c341);
-                unwound[14] = ^(beat & 32'h7a6d1c4f);
-                unwound[15] = ^(beat & 32'hf4da389e);
-                unwound[16] = ^(beat & 32'he9b4713c);
-                unwound[17] = ^(beat & 32'hd368e279);
-                unwound[18] = ^(beat & 32'h43b35e3e);
-                unwound[19] = ^(beat & 32'h620426b1);
-                unwound[20] = ^(beat & 32'hc4084d62);
-                unwound[21] = ^(beat & 32'h6d720009);
-                unwound[22] = ^(beat & 32'h3f869adf);
-                unwound[23] = ^(beat & 32'h9a6faf72);
-                unwound[24] = ^(beat & 32'hd1bdc429);
-                unwound[25] = ^(beat & 32'ha37b8853);
-                unwound[26] = ^(beat & 32'ha3958a6b);
-                unwound[27] = ^(beat & 32'h472b14d6);
-                unwound[28] = ^(beat & 32'h8e5629ac);
-                unwound[29] = ^(beat & 32'h1cac5359);
-                unwound[30] = ^(beat & 32'h3958a6b3);
-                unwound[31] = ^(beat & 32'h72b14d66);
-            end
-            8'd30: begin
-                unwound[0] = ^(beat & 32'he8e5629a);
-                unwound[1] = ^(beat & 32'hd1cac535);
-                unwound[2] = ^(beat & 32'ha3958a6b);
-                unwound[3] = ^(beat & 32'h472b14d6);
-                unwound[4] = ^(beat & 32'h66b34b36);
-                unwound[5] = ^(beat & 32'h2583f4f6);
-                unwound[6] = ^(beat & 32'ha3e28b77);
-                unwound[7] = ^(beat & 32'haf207474);
-                unwound[8] = ^(beat & 32'h5e40e8e8);
-                unwound[9] = ^(beat & 32'h5464b34b);
-                unwound[10] = ^(beat & 32'h402c040d);
-                unwound[11] = ^(beat & 32'h8058081b);
-                unwound[12] = ^(beat & 32'he85572ac);
-                unwound[13] = ^(beat & 32'h384f87c3);
-                unwound[14] = ^(beat & 32'h987a6d1c);
-                unwound[15] = ^(beat & 32'h30f4da38);
-                unwound[16] = ^(beat & 32'h61e9b471);
-                unwound[17] = ^(beat & 32'hc3d368e2);
-                unwound[18] = ^(beat & 32'h6f43b35e);
-                unwound[19] = ^(beat & 32'h36620426);
-                unwound[20] = ^(beat & 32'h6cc4084d);
-                unwound[21] = ^(beat & 32'h316d7200);
-                unwound[22] = ^(beat & 32'h8a3f869a);
-                unwound[23] = ^(beat & 32'hfc9a6faf);
-                unwound[24] = ^(beat & 32'h11d1bdc4);
-                unwound[25] = ^(beat & 32'h23a37b88);
-                unwound[26] = ^(beat & 32'hafa3958a);
-                unwound[27] = ^(beat & 32'h5f472b14);
-                unwound[28] = ^(beat & 32'hbe8e5629);
-                unwound[29] = ^(beat & 32'h7d1cac53);
-                unwound[30] = ^(beat & 32'hfa3958a6);
-                unwound[31] = ^(beat & 32'hf472b14d);
-            end
-            8'd31: begin
-                unwound[0] = ^(beat & 32'hebe8e562);
-                unwound[1] = ^(beat & 32'hd7d1cac5);
-                unwound[2] = ^(beat & 32'hafa3958a);
-                unwound[3] = ^(beat & 32'h5f472b14);
-                unwound[4] = ^(beat & 32'h5566b34b);
-                unwound[5] = ^(beat & 32'h412583f4);
-                unwound[6] = ^(beat & 32'h69a3e28b);
-                unwound[7] = ^(beat & 32'h38af2074);
-                unwound[8] = ^(beat & 32'h715e40e8);
-                unwound[9] = ^(beat & 32'h095464b3);
-                unwound[10] = ^(beat & 32'hf9402c04);
-                unwound[11] = ^(beat & 32'hf2805808);
-                unwound[12] = ^(beat & 32'h0ee85572);
-                unwound[13] = ^(beat & 32'hf6384f87);
-                unwound[14] = ^(beat & 32'h07987a6d);
-                unwound[15] = ^(beat & 32'h0f30f4da);
-                unwound[16] = ^(beat & 32'h1e61e9b4);
-                unwound[17] = ^(beat & 32'h3cc3d368);
-                unwound[18] = ^(beat & 32'h926f43b3);
-                unwound[19] = ^(beat & 32'hcf366204);
-                unwound[20] = ^(beat & 32'h9e6cc408);
-                unwound[21] = ^(beat & 32'hd7316d72);
-                unwound[22] = ^(beat & 32'h458a3f86);
-                unwound[23] = ^(beat & 32'h60fc9a6f);
-                unwound[24] = ^(beat & 32'h2a11d1bd);
-                unwound[25] = ^(beat & 32'h5423a37b);
-                unwound[26] = ^(beat & 32'h43afa395);
-                unwound[27] = ^(beat & 32'h875f472b);
-                unwound[28] = ^(beat & 32'h0ebe8e56);
-                unwound[29] = ^(beat & 32'h1d7d1cac);
-                unwound[30] = ^(beat & 32'h3afa3958);
-                unwound[31] = ^(beat & 32'h75f472b1);
-            end
-            8'd32: begin
-                unwound[0] = ^(beat & 32'h10ebe8e5);
-                unwound[1] = ^(beat & 32'h21d7d1ca);
-                unwound[2] = ^(beat & 32'h43afa395);
-                unwound[3] = ^(beat & 32'h875f472b);
-                unwound[4] = ^(beat & 32'h1e5566b3);
-                unwound[5] = ^(beat & 32'h2c412583);
-                unwound[6] = ^(beat & 32'h4869a3e2);
-                unwound[7] = ^(beat & 32'h8038af20);
-                unwound[8] = ^(beat & 32'h00715e40);
-                unwound[9] = ^(beat & 32'h10095464);
-                unwound[10] = ^(beat & 32'h30f9402c);
-                unwound[11] = ^(beat & 32'h61f28058);
-                unwound[12] = ^(beat & 32'hd30ee855);
-                unwound[13] = ^(beat & 32'hb6f6384f);
-                unwound[14] = ^(beat & 32'h7d07987a);
-                unwound[15] = ^(beat & 32'hfa0f30f4);
-                unwound[16] = ^(beat & 32'hf41e61e9);
-                unwound[17] = ^(beat & 32'he83cc3d3);
-                unwound[18] = ^(beat & 32'hc0926f43);
-                unwound[19] = ^(beat & 32'h91cf3662);
-                unwound[20] = ^(beat & 32'h239e6cc4);
-                unwound[21] = ^(beat & 32'h57d7316d);
-                unwound[22] = ^(beat & 32'hbf458a3f);
-                unwound[23] = ^(beat & 32'h6e60fc9a);
-                unwound[24] = ^(beat & 32'hcc2a11d1);
-                unwound[25] = ^(beat & 32'h985423a3);
-                unwound[26] = ^(beat & 32'h2043afa3);
-                unwound[27] = ^(beat & 32'h40875f47);
-                unwound[28] = ^(beat & 32'h810ebe8e);
-                unwound[29] = ^(beat & 32'h021d7d1c);
-                unwound[30] = ^(beat & 32'h043afa39);
-                unwound[31] = ^(beat & 32'h0875f472);
-            end
-            default: unwound = beat;
-        endcase
-        case (hi - lo)
-            8'd0: init = 32'hffffffff;
-            8'd1: init = 32'had82acae;
-            8'd2: init = 32'h0e9e882d;
-            8'd3: init = 32'h9f9b5c85;
-            8'd4: init = 32'hb798b438;
-            8'd5: init = 32'hba8d89ca;
-            8'd6: init = 32'ha8d58375;
-            8'd7: init = 32'h44c19592;
-            8'd8: init = 32'h73d74d75;
-            8'd9: init = 32'h441a975c;
-            8'd10: init = 32'h1c220f94;
-            8'd11: init = 32'h552e4907;
-            8'd12: init = 32'hd49f4aa2;
-            8'd13: init = 32'h43a45a1b;
-            8'd14: init = 32'h8994c80e;
-            8'd15: init = 32'hacf12bef;
+        full_data[0] = ^(masked & 256'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79);
+        full_data[1] = ^(masked & 256'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af3);
+        full_data[2] = ^(masked & 256'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6);
+        full_data[3] = ^(masked & 256'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcd);
+        full_data[4] = ^(masked & 256'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2);
+        full_data[5] = ^(masked & 256'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc);
+        full_data[6] = ^(masked & 256'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec01);
+        full_data[7] = ^(masked & 256'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57b);
+        full_data[8] = ^(masked & 256'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf6);
+        full_data[9] = ^(masked & 256'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a894);
+        full_data[10] = ^(masked & 256'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c50);
+        full_data[11] = ^(masked & 256'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a0);
+        full_data[12] = ^(masked & 256'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c39);
+        full_data[13] = ^(masked & 256'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a);
+        full_data[14] = ^(masked & 256'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776d);
+        full_data[15] = ^(masked & 256'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedb);
+        full_data[16] = ^(masked & 256'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb6);
+        full_data[17] = ^(masked & 256'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d);
+        full_data[18] = ^(masked & 256'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba3);
+        full_data[19] = ^(masked & 256'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e);
+        full_data[20] = ^(masked & 256'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c);
+        full_data[21] = ^(masked & 256'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db1820279581);
+        full_data[22] = ^(masked & 256'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a);
+        full_data[23] = ^(masked & 256'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d);
+        full_data[24] = ^(masked & 256'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e63);
+        full_data[25] = ^(masked & 256'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc6);
+        full_data[26] = ^(masked & 256'h047e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5);
+        full_data[27] = ^(masked & 256'h08fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89eb);
+        full_data[28] = ^(masked & 256'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d7);
+        full_data[29] = ^(masked & 256'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af);
+        full_data[30] = ^(masked & 256'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e);
+        full_data[31] = ^(masked & 256'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebc);
+        short_data = full_data;
+        short = 1'b0;
+        contribution = short ? short_data : full_data;
+        case (lo)
+            8'd0: init = 32'h756ec955;
+            8'd1: init = 32'he12c83b4;
+            8'd2: init = 32'h17f34302;
+            8'd3: init = 32'hb4012dc7;
+            8'd4: init = 32'h08363896;
+            8'd5: init = 32'h195b2188;
+            8'd6: init = 32'h2f692669;
+            8'd7: init = 32'he24e407f;
+            8'd8: init = 32'h7b041311;
+            8'd9: init = 32'hb8fc461a;
+            8'd10: init = 32'hcd8f89da;
+            8'd11: init = 32'h31a59f6e;
+            8'd12: init = 32'h433aa9c1;
+            8'd13: init = 32'h4a6c90a2;
+            8'd14: init = 32'h36da32db;
+            8'd15: init = 32'h25125c16;
             8'd16: init = 32'hbd8f6515;
-            8'd17: init = 32'h25125c16;
-            8'd18: init = 32'h36da32db;
-            8'd19: init = 32'h4a6c90a2;
-            8'd20: init = 32'h433aa9c1;
-            8'd21: init = 32'h31a59f6e;
-            8'd22: init = 32'hcd8f89da;
-            8'd23: init = 32'hb8fc461a;
-            8'd24: init = 32'h7b041311;
-            8'd25: init = 32'he24e407f;
-            8'd26: init = 32'h2f692669;
-            8'd27: init = 32'h195b2188;
-            8'd28: init = 32'h08363896;
-            8'd29: init = 32'hb4012dc7;
-            8'd30: init = 32'h17f34302;
-            8'd31: init = 32'he12c83b4;
-            8'd32: init = 32'h756ec955;
-            default: init = 32'hffffffff;
+            8'd17: init = 32'hacf12bef;
+            8'd18: init = 32'h8994c80e;
+            8'd19: init = 32'h43a45a1b;
+            8'd20: init = 32'hd49f4aa2;
+            8'd21: init = 32'h552e4907;
+            8'd22: init = 32'h1c220f94;
+            8'd23: init = 32'h441a975c;
+            8'd24: init = 32'h73d74d75;
+            8'd25: init = 32'h44c19592;
+            8'd26: init = 32'ha8d58375;
+            8'd27: init = 32'hba8d89ca;
+            8'd28: init = 32'hb798b438;
+            8'd29: init = 32'h9f9b5c85;
+            8'd30: init = 32'h0e9e882d;
+            8'd31: init = 32'had82acae;
+            default: init = 32'h756ec955;
         endcase
-        if (hi == 8'd0) init = 32'hffffffff;
-        register_next = unwound ^ (first ? init : 32'h0);
+        tail = 8'd32 - hi;
+        empty = (hi == 8'd0);
     end
-endmodule // rnic_mpa_tx_w32$crc_unit$network
+endmodule // rnic_mpa_tx_w32$crc_unit$beat
+
+
+module rnic_mpa_tx_w32$crc_unit$c_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$c_tail
+
+
+module rnic_mpa_tx_w32$crc_unit$c_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$c_valid
+
+
+module rnic_mpa_tx_w32$crc_unit$c_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$c_value
+
+
+module rnic_mpa_tx_w32$crc_unit$d_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$d_valid
+
+
+module rnic_mpa_tx_w32$crc_unit$e_crc(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$e_crc
+
+
+module rnic_mpa_tx_w32$crc_unit$e_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$crc_unit$e_valid
 
 
 module rnic_mpa_tx_w32$crc_unit$register(d,q,clock);
@@ -1489,6 +1056,1204 @@ module rnic_mpa_tx_w32$crc_unit$register(d,q,clock);
     end
           
 endmodule // rnic_mpa_tx_w32$crc_unit$register
+
+
+module rnic_mpa_tx_w32$crc_unit$step(register,data,init,first,short,register_next);
+    
+    // Module arguments
+    input wire  [31:0] register;
+    input wire  [31:0] data;
+    input wire  [31:0] init;
+    input wire  first;
+    input wire  short;
+    output reg  [31:0] register_next;
+    
+    // Update code (custom)
+    // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
+    always @(*) begin
+        register_next[0] = first ? (init[0] ^ data[0]) : (^(register & 32'h5f513d79) ^ data[0]);
+        register_next[1] = first ? (init[1] ^ data[1]) : (^(register & 32'hbea27af3) ^ data[1]);
+        register_next[2] = first ? (init[2] ^ data[2]) : (^(register & 32'h7d44f5e6) ^ data[2]);
+        register_next[3] = first ? (init[3] ^ data[3]) : (^(register & 32'hfa89ebcd) ^ data[3]);
+        register_next[4] = first ? (init[4] ^ data[4]) : (^(register & 32'haa42eae2) ^ data[4]);
+        register_next[5] = first ? (init[5] ^ data[5]) : (^(register & 32'h0bd4e8bc) ^ data[5]);
+        register_next[6] = first ? (init[6] ^ data[6]) : (^(register & 32'h48f8ec01) ^ data[6]);
+        register_next[7] = first ? (init[7] ^ data[7]) : (^(register & 32'hcea0e57b) ^ data[7]);
+        register_next[8] = first ? (init[8] ^ data[8]) : (^(register & 32'h9d41caf6) ^ data[8]);
+        register_next[9] = first ? (init[9] ^ data[9]) : (^(register & 32'h65d2a894) ^ data[9]);
+        register_next[10] = first ? (init[10] ^ data[10]) : (^(register & 32'h94f46c50) ^ data[10]);
+        register_next[11] = first ? (init[11] ^ data[11]) : (^(register & 32'h29e8d8a0) ^ data[11]);
+        register_next[12] = first ? (init[12] ^ data[12]) : (^(register & 32'h0c808c39) ^ data[12]);
+        register_next[13] = first ? (init[13] ^ data[13]) : (^(register & 32'h4650250a) ^ data[13]);
+        register_next[14] = first ? (init[14] ^ data[14]) : (^(register & 32'hd3f1776d) ^ data[14]);
+        register_next[15] = first ? (init[15] ^ data[15]) : (^(register & 32'ha7e2eedb) ^ data[15]);
+        register_next[16] = first ? (init[16] ^ data[16]) : (^(register & 32'h4fc5ddb6) ^ data[16]);
+        register_next[17] = first ? (init[17] ^ data[17]) : (^(register & 32'h9f8bbb6d) ^ data[17]);
+        register_next[18] = first ? (init[18] ^ data[18]) : (^(register & 32'h60464ba3) ^ data[18]);
+        register_next[19] = first ? (init[19] ^ data[19]) : (^(register & 32'h9fddaa3e) ^ data[19]);
+        register_next[20] = first ? (init[20] ^ data[20]) : (^(register & 32'h3fbb547c) ^ data[20]);
+        register_next[21] = first ? (init[21] ^ data[21]) : (^(register & 32'h20279581) ^ data[21]);
+        register_next[22] = first ? (init[22] ^ data[22]) : (^(register & 32'h1f1e167a) ^ data[22]);
+        register_next[23] = first ? (init[23] ^ data[23]) : (^(register & 32'h616d118d) ^ data[23]);
+        register_next[24] = first ? (init[24] ^ data[24]) : (^(register & 32'h9d8b1e63) ^ data[24]);
+        register_next[25] = first ? (init[25] ^ data[25]) : (^(register & 32'h3b163cc6) ^ data[25]);
+        register_next[26] = first ? (init[26] ^ data[26]) : (^(register & 32'h297d44f5) ^ data[26]);
+        register_next[27] = first ? (init[27] ^ data[27]) : (^(register & 32'h52fa89eb) ^ data[27]);
+        register_next[28] = first ? (init[28] ^ data[28]) : (^(register & 32'ha5f513d7) ^ data[28]);
+        register_next[29] = first ? (init[29] ^ data[29]) : (^(register & 32'h4bea27af) ^ data[29]);
+        register_next[30] = first ? (init[30] ^ data[30]) : (^(register & 32'h97d44f5e) ^ data[30]);
+        register_next[31] = first ? (init[31] ^ data[31]) : (^(register & 32'h2fa89ebc) ^ data[31]);
+    end
+endmodule // rnic_mpa_tx_w32$crc_unit$step
+
+
+module rnic_mpa_tx_w32$crc_unit$unwind(clock,ce,value,tail,unwound);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  ce;
+    input wire  [31:0] value;
+    input wire  [7:0] tail;
+    output reg  [31:0] unwound;
+    
+    // Local signals
+    reg  [31:0] held_value;
+    reg  [7:0] held_tail;
+    
+    // Update code (custom)
+    // A^-t for t = 0..32, computed by hdl/src/mpa/crc_matrix.rs.
+    reg [31:0] candidate_0;
+    reg [31:0] candidate_1;
+    reg [31:0] candidate_2;
+    reg [31:0] candidate_3;
+    reg [31:0] candidate_4;
+    reg [31:0] candidate_5;
+    reg [31:0] candidate_6;
+    reg [31:0] candidate_7;
+    reg [31:0] candidate_8;
+    reg [31:0] candidate_9;
+    reg [31:0] candidate_10;
+    reg [31:0] candidate_11;
+    reg [31:0] candidate_12;
+    reg [31:0] candidate_13;
+    reg [31:0] candidate_14;
+    reg [31:0] candidate_15;
+    reg [31:0] candidate_16;
+    reg [31:0] candidate_17;
+    reg [31:0] candidate_18;
+    reg [31:0] candidate_19;
+    reg [31:0] candidate_20;
+    reg [31:0] candidate_21;
+    reg [31:0] candidate_22;
+    reg [31:0] candidate_23;
+    reg [31:0] candidate_24;
+    reg [31:0] candidate_25;
+    reg [31:0] candidate_26;
+    reg [31:0] candidate_27;
+    reg [31:0] candidate_28;
+    reg [31:0] candidate_29;
+    reg [31:0] candidate_30;
+    reg [31:0] candidate_31;
+    reg [31:0] candidate_32;
+    always @(posedge clock) if (ce) begin
+        held_tail <= tail;
+        held_value <= value;
+        candidate_0[0] <= ^(value & 32'h00000001);
+        candidate_0[1] <= ^(value & 32'h00000002);
+        candidate_0[2] <= ^(value & 32'h00000004);
+        candidate_0[3] <= ^(value & 32'h00000008);
+        candidate_0[4] <= ^(value & 32'h00000010);
+        candidate_0[5] <= ^(value & 32'h00000020);
+        candidate_0[6] <= ^(value & 32'h00000040);
+        candidate_0[7] <= ^(value & 32'h00000080);
+        candidate_0[8] <= ^(value & 32'h00000100);
+        candidate_0[9] <= ^(value & 32'h00000200);
+        candidate_0[10] <= ^(value & 32'h00000400);
+        candidate_0[11] <= ^(value & 32'h00000800);
+        candidate_0[12] <= ^(value & 32'h00001000);
+        candidate_0[13] <= ^(value & 32'h00002000);
+        candidate_0[14] <= ^(value & 32'h00004000);
+        candidate_0[15] <= ^(value & 32'h00008000);
+        candidate_0[16] <= ^(value & 32'h00010000);
+        candidate_0[17] <= ^(value & 32'h00020000);
+        candidate_0[18] <= ^(value & 32'h00040000);
+        candidate_0[19] <= ^(value & 32'h00080000);
+        candidate_0[20] <= ^(value & 32'h00100000);
+        candidate_0[21] <= ^(value & 32'h00200000);
+        candidate_0[22] <= ^(value & 32'h00400000);
+        candidate_0[23] <= ^(value & 32'h00800000);
+        candidate_0[24] <= ^(value & 32'h01000000);
+        candidate_0[25] <= ^(value & 32'h02000000);
+        candidate_0[26] <= ^(value & 32'h04000000);
+        candidate_0[27] <= ^(value & 32'h08000000);
+        candidate_0[28] <= ^(value & 32'h10000000);
+        candidate_0[29] <= ^(value & 32'h20000000);
+        candidate_0[30] <= ^(value & 32'h40000000);
+        candidate_0[31] <= ^(value & 32'h80000000);
+        candidate_1[0] <= ^(value & 32'h41000000);
+        candidate_1[1] <= ^(value & 32'h82000000);
+        candidate_1[2] <= ^(value & 32'h04000000);
+        candidate_1[3] <= ^(value & 32'h08000000);
+        candidate_1[4] <= ^(value & 32'h51000000);
+        candidate_1[5] <= ^(value & 32'he3000000);
+        candidate_1[6] <= ^(value & 32'h87000000);
+        candidate_1[7] <= ^(value & 32'h4f000000);
+        candidate_1[8] <= ^(value & 32'h9e000001);
+        candidate_1[9] <= ^(value & 32'h7d000002);
+        candidate_1[10] <= ^(value & 32'hbb000004);
+        candidate_1[11] <= ^(value & 32'h76000008);
+        candidate_1[12] <= ^(value & 32'had000010);
+        candidate_1[13] <= ^(value & 32'h1b000020);
+        candidate_1[14] <= ^(value & 32'h77000040);
+        candidate_1[15] <= ^(value & 32'hee000080);
+        candidate_1[16] <= ^(value & 32'hdc000100);
+        candidate_1[17] <= ^(value & 32'hb8000200);
+        candidate_1[18] <= ^(value & 32'h31000400);
+        candidate_1[19] <= ^(value & 32'h23000800);
+        candidate_1[20] <= ^(value & 32'h46001000);
+        candidate_1[21] <= ^(value & 32'hcd002000);
+        candidate_1[22] <= ^(value & 32'hdb004000);
+        candidate_1[23] <= ^(value & 32'hf7008000);
+        candidate_1[24] <= ^(value & 32'haf010000);
+        candidate_1[25] <= ^(value & 32'h5e020000);
+        candidate_1[26] <= ^(value & 32'hfd040000);
+        candidate_1[27] <= ^(value & 32'hfa080000);
+        candidate_1[28] <= ^(value & 32'hf4100000);
+        candidate_1[29] <= ^(value & 32'he8200000);
+        candidate_1[30] <= ^(value & 32'hd0400000);
+        candidate_1[31] <= ^(value & 32'ha0800000);
+        candidate_2[0] <= ^(value & 32'h7f410000);
+        candidate_2[1] <= ^(value & 32'hfe820000);
+        candidate_2[2] <= ^(value & 32'hfd040000);
+        candidate_2[3] <= ^(value & 32'hfa080000);
+        candidate_2[4] <= ^(value & 32'h8b510000);
+        candidate_2[5] <= ^(value & 32'h69e30000);
+        candidate_2[6] <= ^(value & 32'hac870000);
+        candidate_2[7] <= ^(value & 32'h264f0000);
+        candidate_2[8] <= ^(value & 32'h4c9e0000);
+        candidate_2[9] <= ^(value & 32'he67d0000);
+        candidate_2[10] <= ^(value & 32'hb3bb0000);
+        candidate_2[11] <= ^(value & 32'h67760000);
+        candidate_2[12] <= ^(value & 32'hb1ad0000);
+        candidate_2[13] <= ^(value & 32'h1c1b0000);
+        candidate_2[14] <= ^(value & 32'h47770000);
+        candidate_2[15] <= ^(value & 32'h8eee0000);
+        candidate_2[16] <= ^(value & 32'h1ddc0001);
+        candidate_2[17] <= ^(value & 32'h3bb80002);
+        candidate_2[18] <= ^(value & 32'h08310004);
+        candidate_2[19] <= ^(value & 32'h6f230008);
+        candidate_2[20] <= ^(value & 32'hde460010);
+        candidate_2[21] <= ^(value & 32'hc3cd0020);
+        candidate_2[22] <= ^(value & 32'hf8db0040);
+        candidate_2[23] <= ^(value & 32'h8ef70080);
+        candidate_2[24] <= ^(value & 32'h62af0100);
+        candidate_2[25] <= ^(value & 32'hc55e0200);
+        candidate_2[26] <= ^(value & 32'hf5fd0400);
+        candidate_2[27] <= ^(value & 32'hebfa0800);
+        candidate_2[28] <= ^(value & 32'hd7f41000);
+        candidate_2[29] <= ^(value & 32'hafe82000);
+        candidate_2[30] <= ^(value & 32'h5fd04000);
+        candidate_2[31] <= ^(value & 32'hbfa08000);
+        candidate_3[0] <= ^(value & 32'h3d7f4100);
+        candidate_3[1] <= ^(value & 32'h7afe8200);
+        candidate_3[2] <= ^(value & 32'hf5fd0400);
+        candidate_3[3] <= ^(value & 32'hebfa0800);
+        candidate_3[4] <= ^(value & 32'hea8b5100);
+        candidate_3[5] <= ^(value & 32'he869e300);
+        candidate_3[6] <= ^(value & 32'hedac8700);
+        candidate_3[7] <= ^(value & 32'he6264f00);
+        candidate_3[8] <= ^(value & 32'hcc4c9e00);
+        candidate_3[9] <= ^(value & 32'ha5e67d00);
+        candidate_3[10] <= ^(value & 32'h76b3bb00);
+        candidate_3[11] <= ^(value & 32'hed677600);
+        candidate_3[12] <= ^(value & 32'he7b1ad00);
+        candidate_3[13] <= ^(value & 32'hf21c1b00);
+        candidate_3[14] <= ^(value & 32'hd9477700);
+        candidate_3[15] <= ^(value & 32'hb28eee00);
+        candidate_3[16] <= ^(value & 32'h651ddc00);
+        candidate_3[17] <= ^(value & 32'hca3bb800);
+        candidate_3[18] <= ^(value & 32'ha9083100);
+        candidate_3[19] <= ^(value & 32'h6f6f2300);
+        candidate_3[20] <= ^(value & 32'hdede4600);
+        candidate_3[21] <= ^(value & 32'h80c3cd00);
+        candidate_3[22] <= ^(value & 32'h3cf8db00);
+        candidate_3[23] <= ^(value & 32'h448ef700);
+        candidate_3[24] <= ^(value & 32'hb462af01);
+        candidate_3[25] <= ^(value & 32'h68c55e02);
+        candidate_3[26] <= ^(value & 32'hecf5fd04);
+        candidate_3[27] <= ^(value & 32'hd9ebfa08);
+        candidate_3[28] <= ^(value & 32'hb3d7f410);
+        candidate_3[29] <= ^(value & 32'h67afe820);
+        candidate_3[30] <= ^(value & 32'hcf5fd040);
+        candidate_3[31] <= ^(value & 32'h9ebfa080);
+        candidate_4[0] <= ^(value & 32'h7b3d7f41);
+        candidate_4[1] <= ^(value & 32'hf67afe82);
+        candidate_4[2] <= ^(value & 32'hecf5fd04);
+        candidate_4[3] <= ^(value & 32'hd9ebfa08);
+        candidate_4[4] <= ^(value & 32'hc8ea8b51);
+        candidate_4[5] <= ^(value & 32'heae869e3);
+        candidate_4[6] <= ^(value & 32'haeedac87);
+        candidate_4[7] <= ^(value & 32'h26e6264f);
+        candidate_4[8] <= ^(value & 32'h4dcc4c9e);
+        candidate_4[9] <= ^(value & 32'he0a5e67d);
+        candidate_4[10] <= ^(value & 32'hba76b3bb);
+        candidate_4[11] <= ^(value & 32'h74ed6776);
+        candidate_4[12] <= ^(value & 32'h92e7b1ad);
+        candidate_4[13] <= ^(value & 32'h5ef21c1b);
+        candidate_4[14] <= ^(value & 32'hc6d94777);
+        candidate_4[15] <= ^(value & 32'h8db28eee);
+        candidate_4[16] <= ^(value & 32'h1b651ddc);
+        candidate_4[17] <= ^(value & 32'h36ca3bb8);
+        candidate_4[18] <= ^(value & 32'h16a90831);
+        candidate_4[19] <= ^(value & 32'h566f6f23);
+        candidate_4[20] <= ^(value & 32'hacdede46);
+        candidate_4[21] <= ^(value & 32'h2280c3cd);
+        candidate_4[22] <= ^(value & 32'h3e3cf8db);
+        candidate_4[23] <= ^(value & 32'h07448ef7);
+        candidate_4[24] <= ^(value & 32'h75b462af);
+        candidate_4[25] <= ^(value & 32'heb68c55e);
+        candidate_4[26] <= ^(value & 32'hadecf5fd);
+        candidate_4[27] <= ^(value & 32'h5bd9ebfa);
+        candidate_4[28] <= ^(value & 32'hb7b3d7f4);
+        candidate_4[29] <= ^(value & 32'h6f67afe8);
+        candidate_4[30] <= ^(value & 32'hdecf5fd0);
+        candidate_4[31] <= ^(value & 32'hbd9ebfa0);
+        candidate_5[0] <= ^(value & 32'hab7b3d7f);
+        candidate_5[1] <= ^(value & 32'h56f67afe);
+        candidate_5[2] <= ^(value & 32'hadecf5fd);
+        candidate_5[3] <= ^(value & 32'h5bd9ebfa);
+        candidate_5[4] <= ^(value & 32'h1cc8ea8b);
+        candidate_5[5] <= ^(value & 32'h92eae869);
+        candidate_5[6] <= ^(value & 32'h8eaeedac);
+        candidate_5[7] <= ^(value & 32'hb626e626);
+        candidate_5[8] <= ^(value & 32'h6c4dcc4c);
+        candidate_5[9] <= ^(value & 32'h73e0a5e6);
+        candidate_5[10] <= ^(value & 32'h4cba76b3);
+        candidate_5[11] <= ^(value & 32'h9974ed67);
+        candidate_5[12] <= ^(value & 32'h9992e7b1);
+        candidate_5[13] <= ^(value & 32'h985ef21c);
+        candidate_5[14] <= ^(value & 32'h9bc6d947);
+        candidate_5[15] <= ^(value & 32'h378db28e);
+        candidate_5[16] <= ^(value & 32'h6f1b651d);
+        candidate_5[17] <= ^(value & 32'hde36ca3b);
+        candidate_5[18] <= ^(value & 32'h1716a908);
+        candidate_5[19] <= ^(value & 32'h85566f6f);
+        candidate_5[20] <= ^(value & 32'h0aacdede);
+        candidate_5[21] <= ^(value & 32'hbe2280c3);
+        candidate_5[22] <= ^(value & 32'hd73e3cf8);
+        candidate_5[23] <= ^(value & 32'h0507448e);
+        candidate_5[24] <= ^(value & 32'ha175b462);
+        candidate_5[25] <= ^(value & 32'h42eb68c5);
+        candidate_5[26] <= ^(value & 32'h2eadecf5);
+        candidate_5[27] <= ^(value & 32'h5d5bd9eb);
+        candidate_5[28] <= ^(value & 32'hbab7b3d7);
+        candidate_5[29] <= ^(value & 32'h756f67af);
+        candidate_5[30] <= ^(value & 32'headecf5f);
+        candidate_5[31] <= ^(value & 32'hd5bd9ebf);
+        candidate_6[0] <= ^(value & 32'h4bab7b3d);
+        candidate_6[1] <= ^(value & 32'h9756f67a);
+        candidate_6[2] <= ^(value & 32'h2eadecf5);
+        candidate_6[3] <= ^(value & 32'h5d5bd9eb);
+        candidate_6[4] <= ^(value & 32'hf11cc8ea);
+        candidate_6[5] <= ^(value & 32'ha992eae8);
+        candidate_6[6] <= ^(value & 32'h188eaeed);
+        candidate_6[7] <= ^(value & 32'h7ab626e6);
+        candidate_6[8] <= ^(value & 32'hf56c4dcc);
+        candidate_6[9] <= ^(value & 32'ha173e0a5);
+        candidate_6[10] <= ^(value & 32'h094cba76);
+        candidate_6[11] <= ^(value & 32'h129974ed);
+        candidate_6[12] <= ^(value & 32'h6e9992e7);
+        candidate_6[13] <= ^(value & 32'h96985ef2);
+        candidate_6[14] <= ^(value & 32'h669bc6d9);
+        candidate_6[15] <= ^(value & 32'hcd378db2);
+        candidate_6[16] <= ^(value & 32'h9a6f1b65);
+        candidate_6[17] <= ^(value & 32'h34de36ca);
+        candidate_6[18] <= ^(value & 32'h221716a9);
+        candidate_6[19] <= ^(value & 32'h0f85566f);
+        candidate_6[20] <= ^(value & 32'h1f0aacde);
+        candidate_6[21] <= ^(value & 32'h75be2280);
+        candidate_6[22] <= ^(value & 32'ha0d73e3c);
+        candidate_6[23] <= ^(value & 32'h0a050744);
+        candidate_6[24] <= ^(value & 32'h5fa175b4);
+        candidate_6[25] <= ^(value & 32'hbf42eb68);
+        candidate_6[26] <= ^(value & 32'h352eadec);
+        candidate_6[27] <= ^(value & 32'h6a5d5bd9);
+        candidate_6[28] <= ^(value & 32'hd4bab7b3);
+        candidate_6[29] <= ^(value & 32'ha9756f67);
+        candidate_6[30] <= ^(value & 32'h52eadecf);
+        candidate_6[31] <= ^(value & 32'ha5d5bd9e);
+        candidate_7[0] <= ^(value & 32'h0d4bab7b);
+        candidate_7[1] <= ^(value & 32'h1a9756f6);
+        candidate_7[2] <= ^(value & 32'h352eadec);
+        candidate_7[3] <= ^(value & 32'h6a5d5bd9);
+        candidate_7[4] <= ^(value & 32'hd9f11cc8);
+        candidate_7[5] <= ^(value & 32'hbea992ea);
+        candidate_7[6] <= ^(value & 32'h70188eae);
+        candidate_7[7] <= ^(value & 32'hed7ab626);
+        candidate_7[8] <= ^(value & 32'hdaf56c4d);
+        candidate_7[9] <= ^(value & 32'hb8a173e0);
+        candidate_7[10] <= ^(value & 32'h7c094cba);
+        candidate_7[11] <= ^(value & 32'hf8129974);
+        candidate_7[12] <= ^(value & 32'hfd6e9992);
+        candidate_7[13] <= ^(value & 32'hf796985e);
+        candidate_7[14] <= ^(value & 32'he2669bc6);
+        candidate_7[15] <= ^(value & 32'hc4cd378d);
+        candidate_7[16] <= ^(value & 32'h899a6f1b);
+        candidate_7[17] <= ^(value & 32'h1334de36);
+        candidate_7[18] <= ^(value & 32'h2b221716);
+        candidate_7[19] <= ^(value & 32'h5b0f8556);
+        candidate_7[20] <= ^(value & 32'hb61f0aac);
+        candidate_7[21] <= ^(value & 32'h6175be22);
+        candidate_7[22] <= ^(value & 32'hcfa0d73e);
+        candidate_7[23] <= ^(value & 32'h920a0507);
+        candidate_7[24] <= ^(value & 32'h295fa175);
+        candidate_7[25] <= ^(value & 32'h52bf42eb);
+        candidate_7[26] <= ^(value & 32'ha8352ead);
+        candidate_7[27] <= ^(value & 32'h506a5d5b);
+        candidate_7[28] <= ^(value & 32'ha0d4bab7);
+        candidate_7[29] <= ^(value & 32'h41a9756f);
+        candidate_7[30] <= ^(value & 32'h8352eade);
+        candidate_7[31] <= ^(value & 32'h06a5d5bd);
+        candidate_8[0] <= ^(value & 32'haa0d4bab);
+        candidate_8[1] <= ^(value & 32'h541a9756);
+        candidate_8[2] <= ^(value & 32'ha8352ead);
+        candidate_8[3] <= ^(value & 32'h506a5d5b);
+        candidate_8[4] <= ^(value & 32'h0ad9f11c);
+        candidate_8[5] <= ^(value & 32'hbfbea992);
+        candidate_8[6] <= ^(value & 32'hd570188e);
+        candidate_8[7] <= ^(value & 32'h00ed7ab6);
+        candidate_8[8] <= ^(value & 32'h01daf56c);
+        candidate_8[9] <= ^(value & 32'ha9b8a173);
+        candidate_8[10] <= ^(value & 32'hf97c094c);
+        candidate_8[11] <= ^(value & 32'hf2f81299);
+        candidate_8[12] <= ^(value & 32'h4ffd6e99);
+        candidate_8[13] <= ^(value & 32'h35f79698);
+        candidate_8[14] <= ^(value & 32'hc1e2669b);
+        candidate_8[15] <= ^(value & 32'h83c4cd37);
+        candidate_8[16] <= ^(value & 32'h07899a6f);
+        candidate_8[17] <= ^(value & 32'h0f1334de);
+        candidate_8[18] <= ^(value & 32'hb42b2217);
+        candidate_8[19] <= ^(value & 32'hc25b0f85);
+        candidate_8[20] <= ^(value & 32'h84b61f0a);
+        candidate_8[21] <= ^(value & 32'ha36175be);
+        candidate_8[22] <= ^(value & 32'heccfa0d7);
+        candidate_8[23] <= ^(value & 32'h73920a05);
+        candidate_8[24] <= ^(value & 32'h4d295fa1);
+        candidate_8[25] <= ^(value & 32'h9a52bf42);
+        candidate_8[26] <= ^(value & 32'h9ea8352e);
+        candidate_8[27] <= ^(value & 32'h3d506a5d);
+        candidate_8[28] <= ^(value & 32'h7aa0d4ba);
+        candidate_8[29] <= ^(value & 32'hf541a975);
+        candidate_8[30] <= ^(value & 32'hea8352ea);
+        candidate_8[31] <= ^(value & 32'hd506a5d5);
+        candidate_9[0] <= ^(value & 32'ha7aa0d4b);
+        candidate_9[1] <= ^(value & 32'h4f541a97);
+        candidate_9[2] <= ^(value & 32'h9ea8352e);
+        candidate_9[3] <= ^(value & 32'h3d506a5d);
+        candidate_9[4] <= ^(value & 32'hdd0ad9f1);
+        candidate_9[5] <= ^(value & 32'h1dbfbea9);
+        candidate_9[6] <= ^(value & 32'h9cd57018);
+        candidate_9[7] <= ^(value & 32'h9e00ed7a);
+        candidate_9[8] <= ^(value & 32'h3c01daf5);
+        candidate_9[9] <= ^(value & 32'hdfa9b8a1);
+        candidate_9[10] <= ^(value & 32'h18f97c09);
+        candidate_9[11] <= ^(value & 32'h31f2f812);
+        candidate_9[12] <= ^(value & 32'hc44ffd6e);
+        candidate_9[13] <= ^(value & 32'h2f35f796);
+        candidate_9[14] <= ^(value & 32'hf9c1e266);
+        candidate_9[15] <= ^(value & 32'hf383c4cd);
+        candidate_9[16] <= ^(value & 32'he707899a);
+        candidate_9[17] <= ^(value & 32'hce0f1334);
+        candidate_9[18] <= ^(value & 32'h3bb42b22);
+        candidate_9[19] <= ^(value & 32'hd0c25b0f);
+        candidate_9[20] <= ^(value & 32'ha184b61f);
+        candidate_9[21] <= ^(value & 32'he4a36175);
+        candidate_9[22] <= ^(value & 32'h6eeccfa0);
+        candidate_9[23] <= ^(value & 32'h7a73920a);
+        candidate_9[24] <= ^(value & 32'h534d295f);
+        candidate_9[25] <= ^(value & 32'ha69a52bf);
+        candidate_9[26] <= ^(value & 32'hea9ea835);
+        candidate_9[27] <= ^(value & 32'hd53d506a);
+        candidate_9[28] <= ^(value & 32'haa7aa0d4);
+        candidate_9[29] <= ^(value & 32'h54f541a9);
+        candidate_9[30] <= ^(value & 32'ha9ea8352);
+        candidate_9[31] <= ^(value & 32'h53d506a5);
+        candidate_10[0] <= ^(value & 32'hfaa7aa0d);
+        candidate_10[1] <= ^(value & 32'hf54f541a);
+        candidate_10[2] <= ^(value & 32'hea9ea835);
+        candidate_10[3] <= ^(value & 32'hd53d506a);
+        candidate_10[4] <= ^(value & 32'h50dd0ad9);
+        candidate_10[5] <= ^(value & 32'h5b1dbfbe);
+        candidate_10[6] <= ^(value & 32'h4c9cd570);
+        candidate_10[7] <= ^(value & 32'h639e00ed);
+        candidate_10[8] <= ^(value & 32'hc73c01da);
+        candidate_10[9] <= ^(value & 32'h74dfa9b8);
+        candidate_10[10] <= ^(value & 32'h1318f97c);
+        candidate_10[11] <= ^(value & 32'h2631f2f8);
+        candidate_10[12] <= ^(value & 32'hb6c44ffd);
+        candidate_10[13] <= ^(value & 32'h972f35f7);
+        candidate_10[14] <= ^(value & 32'hd4f9c1e2);
+        candidate_10[15] <= ^(value & 32'ha9f383c4);
+        candidate_10[16] <= ^(value & 32'h53e70789);
+        candidate_10[17] <= ^(value & 32'ha7ce0f13);
+        candidate_10[18] <= ^(value & 32'hb53bb42b);
+        candidate_10[19] <= ^(value & 32'h90d0c25b);
+        candidate_10[20] <= ^(value & 32'h21a184b6);
+        candidate_10[21] <= ^(value & 32'hb9e4a361);
+        candidate_10[22] <= ^(value & 32'h896eeccf);
+        candidate_10[23] <= ^(value & 32'he87a7392);
+        candidate_10[24] <= ^(value & 32'h2a534d29);
+        candidate_10[25] <= ^(value & 32'h54a69a52);
+        candidate_10[26] <= ^(value & 32'h53ea9ea8);
+        candidate_10[27] <= ^(value & 32'ha7d53d50);
+        candidate_10[28] <= ^(value & 32'h4faa7aa0);
+        candidate_10[29] <= ^(value & 32'h9f54f541);
+        candidate_10[30] <= ^(value & 32'h3ea9ea83);
+        candidate_10[31] <= ^(value & 32'h7d53d506);
+        candidate_11[0] <= ^(value & 32'h14faa7aa);
+        candidate_11[1] <= ^(value & 32'h29f54f54);
+        candidate_11[2] <= ^(value & 32'h53ea9ea8);
+        candidate_11[3] <= ^(value & 32'ha7d53d50);
+        candidate_11[4] <= ^(value & 32'h5b50dd0a);
+        candidate_11[5] <= ^(value & 32'ha25b1dbf);
+        candidate_11[6] <= ^(value & 32'h504c9cd5);
+        candidate_11[7] <= ^(value & 32'hb4639e00);
+        candidate_11[8] <= ^(value & 32'h68c73c01);
+        candidate_11[9] <= ^(value & 32'hc574dfa9);
+        candidate_11[10] <= ^(value & 32'h9e1318f9);
+        candidate_11[11] <= ^(value & 32'h3c2631f2);
+        candidate_11[12] <= ^(value & 32'h6cb6c44f);
+        candidate_11[13] <= ^(value & 32'hcd972f35);
+        candidate_11[14] <= ^(value & 32'h8fd4f9c1);
+        candidate_11[15] <= ^(value & 32'h1fa9f383);
+        candidate_11[16] <= ^(value & 32'h3f53e707);
+        candidate_11[17] <= ^(value & 32'h7ea7ce0f);
+        candidate_11[18] <= ^(value & 32'he9b53bb4);
+        candidate_11[19] <= ^(value & 32'hc790d0c2);
+        candidate_11[20] <= ^(value & 32'h8f21a184);
+        candidate_11[21] <= ^(value & 32'h0ab9e4a3);
+        candidate_11[22] <= ^(value & 32'h01896eec);
+        candidate_11[23] <= ^(value & 32'h17e87a73);
+        candidate_11[24] <= ^(value & 32'h3b2a534d);
+        candidate_11[25] <= ^(value & 32'h7654a69a);
+        candidate_11[26] <= ^(value & 32'hf853ea9e);
+        candidate_11[27] <= ^(value & 32'hf0a7d53d);
+        candidate_11[28] <= ^(value & 32'he14faa7a);
+        candidate_11[29] <= ^(value & 32'hc29f54f5);
+        candidate_11[30] <= ^(value & 32'h853ea9ea);
+        candidate_11[31] <= ^(value & 32'h0a7d53d5);
+        candidate_12[0] <= ^(value & 32'hbe14faa7);
+        candidate_12[1] <= ^(value & 32'h7c29f54f);
+        candidate_12[2] <= ^(value & 32'hf853ea9e);
+        candidate_12[3] <= ^(value & 32'hf0a7d53d);
+        candidate_12[4] <= ^(value & 32'h5f5b50dd);
+        candidate_12[5] <= ^(value & 32'h00a25b1d);
+        candidate_12[6] <= ^(value & 32'hbf504c9c);
+        candidate_12[7] <= ^(value & 32'hc0b4639e);
+        candidate_12[8] <= ^(value & 32'h8168c73c);
+        candidate_12[9] <= ^(value & 32'hbcc574df);
+        candidate_12[10] <= ^(value & 32'hc79e1318);
+        candidate_12[11] <= ^(value & 32'h8f3c2631);
+        candidate_12[12] <= ^(value & 32'ha06cb6c4);
+        candidate_12[13] <= ^(value & 32'hfecd972f);
+        candidate_12[14] <= ^(value & 32'h438fd4f9);
+        candidate_12[15] <= ^(value & 32'h871fa9f3);
+        candidate_12[16] <= ^(value & 32'h0e3f53e7);
+        candidate_12[17] <= ^(value & 32'h1c7ea7ce);
+        candidate_12[18] <= ^(value & 32'h86e9b53b);
+        candidate_12[19] <= ^(value & 32'hb3c790d0);
+        candidate_12[20] <= ^(value & 32'h678f21a1);
+        candidate_12[21] <= ^(value & 32'h710ab9e4);
+        candidate_12[22] <= ^(value & 32'h5c01896e);
+        candidate_12[23] <= ^(value & 32'h0617e87a);
+        candidate_12[24] <= ^(value & 32'hb23b2a53);
+        candidate_12[25] <= ^(value & 32'h647654a6);
+        candidate_12[26] <= ^(value & 32'h76f853ea);
+        candidate_12[27] <= ^(value & 32'hedf0a7d5);
+        candidate_12[28] <= ^(value & 32'hdbe14faa);
+        candidate_12[29] <= ^(value & 32'hb7c29f54);
+        candidate_12[30] <= ^(value & 32'h6f853ea9);
+        candidate_12[31] <= ^(value & 32'hdf0a7d53);
+        candidate_13[0] <= ^(value & 32'hddbe14fa);
+        candidate_13[1] <= ^(value & 32'hbb7c29f5);
+        candidate_13[2] <= ^(value & 32'h76f853ea);
+        candidate_13[3] <= ^(value & 32'hedf0a7d5);
+        candidate_13[4] <= ^(value & 32'h065f5b50);
+        candidate_13[5] <= ^(value & 32'hd100a25b);
+        candidate_13[6] <= ^(value & 32'h7fbf504c);
+        candidate_13[7] <= ^(value & 32'h22c0b463);
+        candidate_13[8] <= ^(value & 32'h458168c7);
+        candidate_13[9] <= ^(value & 32'h56bcc574);
+        candidate_13[10] <= ^(value & 32'h70c79e13);
+        candidate_13[11] <= ^(value & 32'he18f3c26);
+        candidate_13[12] <= ^(value & 32'h1ea06cb6);
+        candidate_13[13] <= ^(value & 32'he0fecd97);
+        candidate_13[14] <= ^(value & 32'h1c438fd4);
+        candidate_13[15] <= ^(value & 32'h38871fa9);
+        candidate_13[16] <= ^(value & 32'h710e3f53);
+        candidate_13[17] <= ^(value & 32'he21c7ea7);
+        candidate_13[18] <= ^(value & 32'h1986e9b5);
+        candidate_13[19] <= ^(value & 32'heeb3c790);
+        candidate_13[20] <= ^(value & 32'hdd678f21);
+        candidate_13[21] <= ^(value & 32'h67710ab9);
+        candidate_13[22] <= ^(value & 32'h135c0189);
+        candidate_13[23] <= ^(value & 32'hfb0617e8);
+        candidate_13[24] <= ^(value & 32'h2bb23b2a);
+        candidate_13[25] <= ^(value & 32'h57647654);
+        candidate_13[26] <= ^(value & 32'h7376f853);
+        candidate_13[27] <= ^(value & 32'he6edf0a7);
+        candidate_13[28] <= ^(value & 32'hcddbe14f);
+        candidate_13[29] <= ^(value & 32'h9bb7c29f);
+        candidate_13[30] <= ^(value & 32'h376f853e);
+        candidate_13[31] <= ^(value & 32'h6edf0a7d);
+        candidate_14[0] <= ^(value & 32'h1cddbe14);
+        candidate_14[1] <= ^(value & 32'h39bb7c29);
+        candidate_14[2] <= ^(value & 32'h7376f853);
+        candidate_14[3] <= ^(value & 32'he6edf0a7);
+        candidate_14[4] <= ^(value & 32'hd1065f5b);
+        candidate_14[5] <= ^(value & 32'hbed100a2);
+        candidate_14[6] <= ^(value & 32'h617fbf50);
+        candidate_14[7] <= ^(value & 32'hde22c0b4);
+        candidate_14[8] <= ^(value & 32'hbc458168);
+        candidate_14[9] <= ^(value & 32'h6456bcc5);
+        candidate_14[10] <= ^(value & 32'hd470c79e);
+        candidate_14[11] <= ^(value & 32'ha8e18f3c);
+        candidate_14[12] <= ^(value & 32'h4d1ea06c);
+        candidate_14[13] <= ^(value & 32'h86e0fecd);
+        candidate_14[14] <= ^(value & 32'h111c438f);
+        candidate_14[15] <= ^(value & 32'h2238871f);
+        candidate_14[16] <= ^(value & 32'h44710e3f);
+        candidate_14[17] <= ^(value & 32'h88e21c7e);
+        candidate_14[18] <= ^(value & 32'h0d1986e9);
+        candidate_14[19] <= ^(value & 32'h06eeb3c7);
+        candidate_14[20] <= ^(value & 32'h0ddd678f);
+        candidate_14[21] <= ^(value & 32'h0767710a);
+        candidate_14[22] <= ^(value & 32'h12135c01);
+        candidate_14[23] <= ^(value & 32'h38fb0617);
+        candidate_14[24] <= ^(value & 32'h6d2bb23b);
+        candidate_14[25] <= ^(value & 32'hda576476);
+        candidate_14[26] <= ^(value & 32'ha87376f8);
+        candidate_14[27] <= ^(value & 32'h50e6edf0);
+        candidate_14[28] <= ^(value & 32'ha1cddbe1);
+        candidate_14[29] <= ^(value & 32'h439bb7c2);
+        candidate_14[30] <= ^(value & 32'h87376f85);
+        candidate_14[31] <= ^(value & 32'h0e6edf0a);
+        candidate_15[0] <= ^(value & 32'hea1cddbe);
+        candidate_15[1] <= ^(value & 32'hd439bb7c);
+        candidate_15[2] <= ^(value & 32'ha87376f8);
+        candidate_15[3] <= ^(value & 32'h50e6edf0);
+        candidate_15[4] <= ^(value & 32'h4bd1065f);
+        candidate_15[5] <= ^(value & 32'h7dbed100);
+        candidate_15[6] <= ^(value & 32'h11617fbf);
+        candidate_15[7] <= ^(value & 32'hc8de22c0);
+        candidate_15[8] <= ^(value & 32'h91bc4581);
+        candidate_15[9] <= ^(value & 32'hc96456bc);
+        candidate_15[10] <= ^(value & 32'h78d470c7);
+        candidate_15[11] <= ^(value & 32'hf1a8e18f);
+        candidate_15[12] <= ^(value & 32'h094d1ea0);
+        candidate_15[13] <= ^(value & 32'hf886e0fe);
+        candidate_15[14] <= ^(value & 32'h1b111c43);
+        candidate_15[15] <= ^(value & 32'h36223887);
+        candidate_15[16] <= ^(value & 32'h6c44710e);
+        candidate_15[17] <= ^(value & 32'hd888e21c);
+        candidate_15[18] <= ^(value & 32'h5b0d1986);
+        candidate_15[19] <= ^(value & 32'h5c06eeb3);
+        candidate_15[20] <= ^(value & 32'hb80ddd67);
+        candidate_15[21] <= ^(value & 32'h9a076771);
+        candidate_15[22] <= ^(value & 32'hde12135c);
+        candidate_15[23] <= ^(value & 32'h5638fb06);
+        candidate_15[24] <= ^(value & 32'h466d2bb2);
+        candidate_15[25] <= ^(value & 32'h8cda5764);
+        candidate_15[26] <= ^(value & 32'hf3a87376);
+        candidate_15[27] <= ^(value & 32'he750e6ed);
+        candidate_15[28] <= ^(value & 32'hcea1cddb);
+        candidate_15[29] <= ^(value & 32'h9d439bb7);
+        candidate_15[30] <= ^(value & 32'h3a87376f);
+        candidate_15[31] <= ^(value & 32'h750e6edf);
+        candidate_16[0] <= ^(value & 32'h7cea1cdd);
+        candidate_16[1] <= ^(value & 32'hf9d439bb);
+        candidate_16[2] <= ^(value & 32'hf3a87376);
+        candidate_16[3] <= ^(value & 32'he750e6ed);
+        candidate_16[4] <= ^(value & 32'hb24bd106);
+        candidate_16[5] <= ^(value & 32'h187dbed1);
+        candidate_16[6] <= ^(value & 32'h4c11617f);
+        candidate_16[7] <= ^(value & 32'he4c8de22);
+        candidate_16[8] <= ^(value & 32'hc991bc45);
+        candidate_16[9] <= ^(value & 32'hefc96456);
+        candidate_16[10] <= ^(value & 32'ha378d470);
+        candidate_16[11] <= ^(value & 32'h46f1a8e1);
+        candidate_16[12] <= ^(value & 32'hf1094d1e);
+        candidate_16[13] <= ^(value & 32'h9ef886e0);
+        candidate_16[14] <= ^(value & 32'h411b111c);
+        candidate_16[15] <= ^(value & 32'h82362238);
+        candidate_16[16] <= ^(value & 32'h046c4471);
+        candidate_16[17] <= ^(value & 32'h08d888e2);
+        candidate_16[18] <= ^(value & 32'h6d5b0d19);
+        candidate_16[19] <= ^(value & 32'ha65c06ee);
+        candidate_16[20] <= ^(value & 32'h4cb80ddd);
+        candidate_16[21] <= ^(value & 32'he59a0767);
+        candidate_16[22] <= ^(value & 32'hb7de1213);
+        candidate_16[23] <= ^(value & 32'h135638fb);
+        candidate_16[24] <= ^(value & 32'h5a466d2b);
+        candidate_16[25] <= ^(value & 32'hb48cda57);
+        candidate_16[26] <= ^(value & 32'h15f3a873);
+        candidate_16[27] <= ^(value & 32'h2be750e6);
+        candidate_16[28] <= ^(value & 32'h57cea1cd);
+        candidate_16[29] <= ^(value & 32'haf9d439b);
+        candidate_16[30] <= ^(value & 32'h5f3a8737);
+        candidate_16[31] <= ^(value & 32'hbe750e6e);
+        candidate_17[0] <= ^(value & 32'h057cea1c);
+        candidate_17[1] <= ^(value & 32'h0af9d439);
+        candidate_17[2] <= ^(value & 32'h15f3a873);
+        candidate_17[3] <= ^(value & 32'h2be750e6);
+        candidate_17[4] <= ^(value & 32'h52b24bd1);
+        candidate_17[5] <= ^(value & 32'ha0187dbe);
+        candidate_17[6] <= ^(value & 32'h454c1161);
+        candidate_17[7] <= ^(value & 32'h8fe4c8de);
+        candidate_17[8] <= ^(value & 32'h1fc991bc);
+        candidate_17[9] <= ^(value & 32'h3aefc964);
+        candidate_17[10] <= ^(value & 32'h70a378d4);
+        candidate_17[11] <= ^(value & 32'he146f1a8);
+        candidate_17[12] <= ^(value & 32'hc7f1094d);
+        candidate_17[13] <= ^(value & 32'h8a9ef886);
+        candidate_17[14] <= ^(value & 32'h10411b11);
+        candidate_17[15] <= ^(value & 32'h20823622);
+        candidate_17[16] <= ^(value & 32'h41046c44);
+        candidate_17[17] <= ^(value & 32'h8208d888);
+        candidate_17[18] <= ^(value & 32'h016d5b0d);
+        candidate_17[19] <= ^(value & 32'h07a65c06);
+        candidate_17[20] <= ^(value & 32'h0f4cb80d);
+        candidate_17[21] <= ^(value & 32'h1be59a07);
+        candidate_17[22] <= ^(value & 32'h32b7de12);
+        candidate_17[23] <= ^(value & 32'h60135638);
+        candidate_17[24] <= ^(value & 32'hc55a466d);
+        candidate_17[25] <= ^(value & 32'h8ab48cda);
+        candidate_17[26] <= ^(value & 32'h1015f3a8);
+        candidate_17[27] <= ^(value & 32'h202be750);
+        candidate_17[28] <= ^(value & 32'h4057cea1);
+        candidate_17[29] <= ^(value & 32'h80af9d43);
+        candidate_17[30] <= ^(value & 32'h015f3a87);
+        candidate_17[31] <= ^(value & 32'h02be750e);
+        candidate_18[0] <= ^(value & 32'hc4057cea);
+        candidate_18[1] <= ^(value & 32'h880af9d4);
+        candidate_18[2] <= ^(value & 32'h1015f3a8);
+        candidate_18[3] <= ^(value & 32'h202be750);
+        candidate_18[4] <= ^(value & 32'h8452b24b);
+        candidate_18[5] <= ^(value & 32'hcca0187d);
+        candidate_18[6] <= ^(value & 32'h5d454c11);
+        candidate_18[7] <= ^(value & 32'h7e8fe4c8);
+        candidate_18[8] <= ^(value & 32'hfd1fc991);
+        candidate_18[9] <= ^(value & 32'h3e3aefc9);
+        candidate_18[10] <= ^(value & 32'hb870a378);
+        candidate_18[11] <= ^(value & 32'h70e146f1);
+        candidate_18[12] <= ^(value & 32'h25c7f109);
+        candidate_18[13] <= ^(value & 32'h8f8a9ef8);
+        candidate_18[14] <= ^(value & 32'hdb10411b);
+        candidate_18[15] <= ^(value & 32'hb6208236);
+        candidate_18[16] <= ^(value & 32'h6c41046c);
+        candidate_18[17] <= ^(value & 32'hd88208d8);
+        candidate_18[18] <= ^(value & 32'h75016d5b);
+        candidate_18[19] <= ^(value & 32'h2e07a65c);
+        candidate_18[20] <= ^(value & 32'h5c0f4cb8);
+        candidate_18[21] <= ^(value & 32'h7c1be59a);
+        candidate_18[22] <= ^(value & 32'h3c32b7de);
+        candidate_18[23] <= ^(value & 32'hbc601356);
+        candidate_18[24] <= ^(value & 32'hbcc55a46);
+        candidate_18[25] <= ^(value & 32'h798ab48c);
+        candidate_18[26] <= ^(value & 32'h371015f3);
+        candidate_18[27] <= ^(value & 32'h6e202be7);
+        candidate_18[28] <= ^(value & 32'hdc4057ce);
+        candidate_18[29] <= ^(value & 32'hb880af9d);
+        candidate_18[30] <= ^(value & 32'h71015f3a);
+        candidate_18[31] <= ^(value & 32'he202be75);
+        candidate_19[0] <= ^(value & 32'hcdc4057c);
+        candidate_19[1] <= ^(value & 32'h9b880af9);
+        candidate_19[2] <= ^(value & 32'h371015f3);
+        candidate_19[3] <= ^(value & 32'h6e202be7);
+        candidate_19[4] <= ^(value & 32'h118452b2);
+        candidate_19[5] <= ^(value & 32'heecca018);
+        candidate_19[6] <= ^(value & 32'h105d454c);
+        candidate_19[7] <= ^(value & 32'hed7e8fe4);
+        candidate_19[8] <= ^(value & 32'hdafd1fc9);
+        candidate_19[9] <= ^(value & 32'h783e3aef);
+        candidate_19[10] <= ^(value & 32'h3db870a3);
+        candidate_19[11] <= ^(value & 32'h7b70e146);
+        candidate_19[12] <= ^(value & 32'h3b25c7f1);
+        candidate_19[13] <= ^(value & 32'hbb8f8a9e);
+        candidate_19[14] <= ^(value & 32'hbadb1041);
+        candidate_19[15] <= ^(value & 32'h75b62082);
+        candidate_19[16] <= ^(value & 32'heb6c4104);
+        candidate_19[17] <= ^(value & 32'hd6d88208);
+        candidate_19[18] <= ^(value & 32'h6075016d);
+        candidate_19[19] <= ^(value & 32'h0d2e07a6);
+        candidate_19[20] <= ^(value & 32'h1a5c0f4c);
+        candidate_19[21] <= ^(value & 32'hf97c1be5);
+        candidate_19[22] <= ^(value & 32'h3f3c32b7);
+        candidate_19[23] <= ^(value & 32'hb3bc6013);
+        candidate_19[24] <= ^(value & 32'haabcc55a);
+        candidate_19[25] <= ^(value & 32'h55798ab4);
+        candidate_19[26] <= ^(value & 32'h67371015);
+        candidate_19[27] <= ^(value & 32'hce6e202b);
+        candidate_19[28] <= ^(value & 32'h9cdc4057);
+        candidate_19[29] <= ^(value & 32'h39b880af);
+        candidate_19[30] <= ^(value & 32'h7371015f);
+        candidate_19[31] <= ^(value & 32'he6e202be);
+        candidate_20[0] <= ^(value & 32'hd9cdc405);
+        candidate_20[1] <= ^(value & 32'hb39b880a);
+        candidate_20[2] <= ^(value & 32'h67371015);
+        candidate_20[3] <= ^(value & 32'hce6e202b);
+        candidate_20[4] <= ^(value & 32'h45118452);
+        candidate_20[5] <= ^(value & 32'h53eecca0);
+        candidate_20[6] <= ^(value & 32'h7e105d45);
+        candidate_20[7] <= ^(value & 32'h25ed7e8f);
+        candidate_20[8] <= ^(value & 32'h4bdafd1f);
+        candidate_20[9] <= ^(value & 32'h4e783e3a);
+        candidate_20[10] <= ^(value & 32'h453db870);
+        candidate_20[11] <= ^(value & 32'h8a7b70e1);
+        candidate_20[12] <= ^(value & 32'hcd3b25c7);
+        candidate_20[13] <= ^(value & 32'h43bb8f8a);
+        candidate_20[14] <= ^(value & 32'h5ebadb10);
+        candidate_20[15] <= ^(value & 32'hbd75b620);
+        candidate_20[16] <= ^(value & 32'h7aeb6c41);
+        candidate_20[17] <= ^(value & 32'hf5d6d882);
+        candidate_20[18] <= ^(value & 32'h32607501);
+        candidate_20[19] <= ^(value & 32'hbd0d2e07);
+        candidate_20[20] <= ^(value & 32'h7a1a5c0f);
+        candidate_20[21] <= ^(value & 32'h2df97c1b);
+        candidate_20[22] <= ^(value & 32'h823f3c32);
+        candidate_20[23] <= ^(value & 32'hddb3bc60);
+        candidate_20[24] <= ^(value & 32'h62aabcc5);
+        candidate_20[25] <= ^(value & 32'hc555798a);
+        candidate_20[26] <= ^(value & 32'h53673710);
+        candidate_20[27] <= ^(value & 32'ha6ce6e20);
+        candidate_20[28] <= ^(value & 32'h4d9cdc40);
+        candidate_20[29] <= ^(value & 32'h9b39b880);
+        candidate_20[30] <= ^(value & 32'h36737101);
+        candidate_20[31] <= ^(value & 32'h6ce6e202);
+        candidate_21[0] <= ^(value & 32'h54d9cdc4);
+        candidate_21[1] <= ^(value & 32'ha9b39b88);
+        candidate_21[2] <= ^(value & 32'h53673710);
+        candidate_21[3] <= ^(value & 32'ha6ce6e20);
+        candidate_21[4] <= ^(value & 32'h19451184);
+        candidate_21[5] <= ^(value & 32'h6653eecc);
+        candidate_21[6] <= ^(value & 32'h987e105d);
+        candidate_21[7] <= ^(value & 32'h6425ed7e);
+        candidate_21[8] <= ^(value & 32'hc84bdafd);
+        candidate_21[9] <= ^(value & 32'hc44e783e);
+        candidate_21[10] <= ^(value & 32'hdc453db8);
+        candidate_21[11] <= ^(value & 32'hb88a7b70);
+        candidate_21[12] <= ^(value & 32'h25cd3b25);
+        candidate_21[13] <= ^(value & 32'h1f43bb8f);
+        candidate_21[14] <= ^(value & 32'h6a5ebadb);
+        candidate_21[15] <= ^(value & 32'hd4bd75b6);
+        candidate_21[16] <= ^(value & 32'ha97aeb6c);
+        candidate_21[17] <= ^(value & 32'h52f5d6d8);
+        candidate_21[18] <= ^(value & 32'hf1326075);
+        candidate_21[19] <= ^(value & 32'hb6bd0d2e);
+        candidate_21[20] <= ^(value & 32'h6d7a1a5c);
+        candidate_21[21] <= ^(value & 32'h8e2df97c);
+        candidate_21[22] <= ^(value & 32'h48823f3c);
+        candidate_21[23] <= ^(value & 32'hc5ddb3bc);
+        candidate_21[24] <= ^(value & 32'hdf62aabc);
+        candidate_21[25] <= ^(value & 32'hbec55579);
+        candidate_21[26] <= ^(value & 32'h29536737);
+        candidate_21[27] <= ^(value & 32'h52a6ce6e);
+        candidate_21[28] <= ^(value & 32'ha54d9cdc);
+        candidate_21[29] <= ^(value & 32'h4a9b39b8);
+        candidate_21[30] <= ^(value & 32'h95367371);
+        candidate_21[31] <= ^(value & 32'h2a6ce6e2);
+        candidate_22[0] <= ^(value & 32'h4a54d9cd);
+        candidate_22[1] <= ^(value & 32'h94a9b39b);
+        candidate_22[2] <= ^(value & 32'h29536737);
+        candidate_22[3] <= ^(value & 32'h52a6ce6e);
+        candidate_22[4] <= ^(value & 32'hef194511);
+        candidate_22[5] <= ^(value & 32'h946653ee);
+        candidate_22[6] <= ^(value & 32'h62987e10);
+        candidate_22[7] <= ^(value & 32'h8f6425ed);
+        candidate_22[8] <= ^(value & 32'h1ec84bda);
+        candidate_22[9] <= ^(value & 32'h77c44e78);
+        candidate_22[10] <= ^(value & 32'ha5dc453d);
+        candidate_22[11] <= ^(value & 32'h4bb88a7b);
+        candidate_22[12] <= ^(value & 32'hdd25cd3b);
+        candidate_22[13] <= ^(value & 32'hf01f43bb);
+        candidate_22[14] <= ^(value & 32'haa6a5eba);
+        candidate_22[15] <= ^(value & 32'h54d4bd75);
+        candidate_22[16] <= ^(value & 32'ha9a97aeb);
+        candidate_22[17] <= ^(value & 32'h5352f5d6);
+        candidate_22[18] <= ^(value & 32'hecf13260);
+        candidate_22[19] <= ^(value & 32'h93b6bd0d);
+        candidate_22[20] <= ^(value & 32'h276d7a1a);
+        candidate_22[21] <= ^(value & 32'h048e2df9);
+        candidate_22[22] <= ^(value & 32'h4348823f);
+        candidate_22[23] <= ^(value & 32'hccc5ddb3);
+        candidate_22[24] <= ^(value & 32'hd3df62aa);
+        candidate_22[25] <= ^(value & 32'ha7bec555);
+        candidate_22[26] <= ^(value & 32'h05295367);
+        candidate_22[27] <= ^(value & 32'h0a52a6ce);
+        candidate_22[28] <= ^(value & 32'h14a54d9c);
+        candidate_22[29] <= ^(value & 32'h294a9b39);
+        candidate_22[30] <= ^(value & 32'h52953673);
+        candidate_22[31] <= ^(value & 32'ha52a6ce6);
+        candidate_23[0] <= ^(value & 32'h814a54d9);
+        candidate_23[1] <= ^(value & 32'h0294a9b3);
+        candidate_23[2] <= ^(value & 32'h05295367);
+        candidate_23[3] <= ^(value & 32'h0a52a6ce);
+        candidate_23[4] <= ^(value & 32'h95ef1945);
+        candidate_23[5] <= ^(value & 32'haa946653);
+        candidate_23[6] <= ^(value & 32'hd462987e);
+        candidate_23[7] <= ^(value & 32'h298f6425);
+        candidate_23[8] <= ^(value & 32'h531ec84b);
+        candidate_23[9] <= ^(value & 32'h2777c44e);
+        candidate_23[10] <= ^(value & 32'hcfa5dc45);
+        candidate_23[11] <= ^(value & 32'h9f4bb88a);
+        candidate_23[12] <= ^(value & 32'hbfdd25cd);
+        candidate_23[13] <= ^(value & 32'hfef01f43);
+        candidate_23[14] <= ^(value & 32'h7caa6a5e);
+        candidate_23[15] <= ^(value & 32'hf954d4bd);
+        candidate_23[16] <= ^(value & 32'hf2a9a97a);
+        candidate_23[17] <= ^(value & 32'he55352f5);
+        candidate_23[18] <= ^(value & 32'h4becf132);
+        candidate_23[19] <= ^(value & 32'h1693b6bd);
+        candidate_23[20] <= ^(value & 32'h2d276d7a);
+        candidate_23[21] <= ^(value & 32'hdb048e2d);
+        candidate_23[22] <= ^(value & 32'h37434882);
+        candidate_23[23] <= ^(value & 32'hefccc5dd);
+        candidate_23[24] <= ^(value & 32'h5ed3df62);
+        candidate_23[25] <= ^(value & 32'hbda7bec5);
+        candidate_23[26] <= ^(value & 32'hfa052953);
+        candidate_23[27] <= ^(value & 32'hf40a52a6);
+        candidate_23[28] <= ^(value & 32'he814a54d);
+        candidate_23[29] <= ^(value & 32'hd0294a9b);
+        candidate_23[30] <= ^(value & 32'ha0529536);
+        candidate_23[31] <= ^(value & 32'h40a52a6c);
+        candidate_24[0] <= ^(value & 32'hfe814a54);
+        candidate_24[1] <= ^(value & 32'hfd0294a9);
+        candidate_24[2] <= ^(value & 32'hfa052953);
+        candidate_24[3] <= ^(value & 32'hf40a52a6);
+        candidate_24[4] <= ^(value & 32'h1695ef19);
+        candidate_24[5] <= ^(value & 32'hd3aa9466);
+        candidate_24[6] <= ^(value & 32'h59d46298);
+        candidate_24[7] <= ^(value & 32'h4d298f64);
+        candidate_24[8] <= ^(value & 32'h9a531ec8);
+        candidate_24[9] <= ^(value & 32'hca2777c4);
+        candidate_24[10] <= ^(value & 32'h6acfa5dc);
+        candidate_24[11] <= ^(value & 32'hd59f4bb8);
+        candidate_24[12] <= ^(value & 32'h55bfdd25);
+        candidate_24[13] <= ^(value & 32'h55fef01f);
+        candidate_24[14] <= ^(value & 32'h557caa6a);
+        candidate_24[15] <= ^(value & 32'haaf954d4);
+        candidate_24[16] <= ^(value & 32'h55f2a9a9);
+        candidate_24[17] <= ^(value & 32'habe55352);
+        candidate_24[18] <= ^(value & 32'ha94becf1);
+        candidate_24[19] <= ^(value & 32'hac1693b6);
+        candidate_24[20] <= ^(value & 32'h582d276d);
+        candidate_24[21] <= ^(value & 32'h4edb048e);
+        candidate_24[22] <= ^(value & 32'h63374348);
+        candidate_24[23] <= ^(value & 32'h38efccc5);
+        candidate_24[24] <= ^(value & 32'h8f5ed3df);
+        candidate_24[25] <= ^(value & 32'h1ebda7be);
+        candidate_24[26] <= ^(value & 32'hc3fa0529);
+        candidate_24[27] <= ^(value & 32'h87f40a52);
+        candidate_24[28] <= ^(value & 32'h0fe814a5);
+        candidate_24[29] <= ^(value & 32'h1fd0294a);
+        candidate_24[30] <= ^(value & 32'h3fa05295);
+        candidate_24[31] <= ^(value & 32'h7f40a52a);
+        candidate_25[0] <= ^(value & 32'hb0fe814a);
+        candidate_25[1] <= ^(value & 32'h61fd0294);
+        candidate_25[2] <= ^(value & 32'hc3fa0529);
+        candidate_25[3] <= ^(value & 32'h87f40a52);
+        candidate_25[4] <= ^(value & 32'hbf1695ef);
+        candidate_25[5] <= ^(value & 32'hced3aa94);
+        candidate_25[6] <= ^(value & 32'h2d59d462);
+        candidate_25[7] <= ^(value & 32'hea4d298f);
+        candidate_25[8] <= ^(value & 32'hd49a531e);
+        candidate_25[9] <= ^(value & 32'h19ca2777);
+        candidate_25[10] <= ^(value & 32'h836acfa5);
+        candidate_25[11] <= ^(value & 32'h06d59f4b);
+        candidate_25[12] <= ^(value & 32'hbd55bfdd);
+        candidate_25[13] <= ^(value & 32'hca55fef0);
+        candidate_25[14] <= ^(value & 32'h24557caa);
+        candidate_25[15] <= ^(value & 32'h48aaf954);
+        candidate_25[16] <= ^(value & 32'h9155f2a9);
+        candidate_25[17] <= ^(value & 32'h22abe553);
+        candidate_25[18] <= ^(value & 32'hf5a94bec);
+        candidate_25[19] <= ^(value & 32'h5bac1693);
+        candidate_25[20] <= ^(value & 32'hb7582d27);
+        candidate_25[21] <= ^(value & 32'hde4edb04);
+        candidate_25[22] <= ^(value & 32'h0c633743);
+        candidate_25[23] <= ^(value & 32'ha838efcc);
+        candidate_25[24] <= ^(value & 32'he08f5ed3);
+        candidate_25[25] <= ^(value & 32'hc11ebda7);
+        candidate_25[26] <= ^(value & 32'h32c3fa05);
+        candidate_25[27] <= ^(value & 32'h6587f40a);
+        candidate_25[28] <= ^(value & 32'hcb0fe814);
+        candidate_25[29] <= ^(value & 32'h961fd029);
+        candidate_25[30] <= ^(value & 32'h2c3fa052);
+        candidate_25[31] <= ^(value & 32'h587f40a5);
+        candidate_26[0] <= ^(value & 32'hccb0fe81);
+        candidate_26[1] <= ^(value & 32'h9961fd02);
+        candidate_26[2] <= ^(value & 32'h32c3fa05);
+        candidate_26[3] <= ^(value & 32'h6587f40a);
+        candidate_26[4] <= ^(value & 32'h07bf1695);
+        candidate_26[5] <= ^(value & 32'hc3ced3aa);
+        candidate_26[6] <= ^(value & 32'h4b2d59d4);
+        candidate_26[7] <= ^(value & 32'h5aea4d29);
+        candidate_26[8] <= ^(value & 32'hb5d49a53);
+        candidate_26[9] <= ^(value & 32'ha719ca27);
+        candidate_26[10] <= ^(value & 32'h82836acf);
+        candidate_26[11] <= ^(value & 32'h0506d59f);
+        candidate_26[12] <= ^(value & 32'hc6bd55bf);
+        candidate_26[13] <= ^(value & 32'h41ca55fe);
+        candidate_26[14] <= ^(value & 32'h4f24557c);
+        candidate_26[15] <= ^(value & 32'h9e48aaf9);
+        candidate_26[16] <= ^(value & 32'h3c9155f2);
+        candidate_26[17] <= ^(value & 32'h7922abe5);
+        candidate_26[18] <= ^(value & 32'h3ef5a94b);
+        candidate_26[19] <= ^(value & 32'hb15bac16);
+        candidate_26[20] <= ^(value & 32'h62b7582d);
+        candidate_26[21] <= ^(value & 32'h09de4edb);
+        candidate_26[22] <= ^(value & 32'hdf0c6337);
+        candidate_26[23] <= ^(value & 32'h72a838ef);
+        candidate_26[24] <= ^(value & 32'h29e08f5e);
+        candidate_26[25] <= ^(value & 32'h53c11ebd);
+        candidate_26[26] <= ^(value & 32'h6b32c3fa);
+        candidate_26[27] <= ^(value & 32'hd66587f4);
+        candidate_26[28] <= ^(value & 32'haccb0fe8);
+        candidate_26[29] <= ^(value & 32'h59961fd0);
+        candidate_26[30] <= ^(value & 32'hb32c3fa0);
+        candidate_26[31] <= ^(value & 32'h66587f40);
+        candidate_27[0] <= ^(value & 32'h9accb0fe);
+        candidate_27[1] <= ^(value & 32'h359961fd);
+        candidate_27[2] <= ^(value & 32'h6b32c3fa);
+        candidate_27[3] <= ^(value & 32'hd66587f4);
+        candidate_27[4] <= ^(value & 32'h3607bf16);
+        candidate_27[5] <= ^(value & 32'hf6c3ced3);
+        candidate_27[6] <= ^(value & 32'h774b2d59);
+        candidate_27[7] <= ^(value & 32'h745aea4d);
+        candidate_27[8] <= ^(value & 32'he8b5d49a);
+        candidate_27[9] <= ^(value & 32'h4ba719ca);
+        candidate_27[10] <= ^(value & 32'h0d82836a);
+        candidate_27[11] <= ^(value & 32'h1b0506d5);
+        candidate_27[12] <= ^(value & 32'hacc6bd55);
+        candidate_27[13] <= ^(value & 32'hc341ca55);
+        candidate_27[14] <= ^(value & 32'h1c4f2455);
+        candidate_27[15] <= ^(value & 32'h389e48aa);
+        candidate_27[16] <= ^(value & 32'h713c9155);
+        candidate_27[17] <= ^(value & 32'he27922ab);
+        candidate_27[18] <= ^(value & 32'h5e3ef5a9);
+        candidate_27[19] <= ^(value & 32'h26b15bac);
+        candidate_27[20] <= ^(value & 32'h4d62b758);
+        candidate_27[21] <= ^(value & 32'h0009de4e);
+        candidate_27[22] <= ^(value & 32'h9adf0c63);
+        candidate_27[23] <= ^(value & 32'haf72a838);
+        candidate_27[24] <= ^(value & 32'hc429e08f);
+        candidate_27[25] <= ^(value & 32'h8853c11e);
+        candidate_27[26] <= ^(value & 32'h8a6b32c3);
+        candidate_27[27] <= ^(value & 32'h14d66587);
+        candidate_27[28] <= ^(value & 32'h29accb0f);
+        candidate_27[29] <= ^(value & 32'h5359961f);
+        candidate_27[30] <= ^(value & 32'ha6b32c3f);
+        candidate_27[31] <= ^(value & 32'h4d66587f);
+        candidate_28[0] <= ^(value & 32'h629accb0);
+        candidate_28[1] <= ^(value & 32'hc5359961);
+        candidate_28[2] <= ^(value & 32'h8a6b32c3);
+        candidate_28[3] <= ^(value & 32'h14d66587);
+        candidate_28[4] <= ^(value & 32'h4b3607bf);
+        candidate_28[5] <= ^(value & 32'hf4f6c3ce);
+        candidate_28[6] <= ^(value & 32'h8b774b2d);
+        candidate_28[7] <= ^(value & 32'h74745aea);
+        candidate_28[8] <= ^(value & 32'he8e8b5d4);
+        candidate_28[9] <= ^(value & 32'hb34ba719);
+        candidate_28[10] <= ^(value & 32'h040d8283);
+        candidate_28[11] <= ^(value & 32'h081b0506);
+        candidate_28[12] <= ^(value & 32'h72acc6bd);
+        candidate_28[13] <= ^(value & 32'h87c341ca);
+        candidate_28[14] <= ^(value & 32'h6d1c4f24);
+        candidate_28[15] <= ^(value & 32'hda389e48);
+        candidate_28[16] <= ^(value & 32'hb4713c91);
+        candidate_28[17] <= ^(value & 32'h68e27922);
+        candidate_28[18] <= ^(value & 32'hb35e3ef5);
+        candidate_28[19] <= ^(value & 32'h0426b15b);
+        candidate_28[20] <= ^(value & 32'h084d62b7);
+        candidate_28[21] <= ^(value & 32'h720009de);
+        candidate_28[22] <= ^(value & 32'h869adf0c);
+        candidate_28[23] <= ^(value & 32'h6faf72a8);
+        candidate_28[24] <= ^(value & 32'hbdc429e0);
+        candidate_28[25] <= ^(value & 32'h7b8853c1);
+        candidate_28[26] <= ^(value & 32'h958a6b32);
+        candidate_28[27] <= ^(value & 32'h2b14d665);
+        candidate_28[28] <= ^(value & 32'h5629accb);
+        candidate_28[29] <= ^(value & 32'hac535996);
+        candidate_28[30] <= ^(value & 32'h58a6b32c);
+        candidate_28[31] <= ^(value & 32'hb14d6658);
+        candidate_29[0] <= ^(value & 32'he5629acc);
+        candidate_29[1] <= ^(value & 32'hcac53599);
+        candidate_29[2] <= ^(value & 32'h958a6b32);
+        candidate_29[3] <= ^(value & 32'h2b14d665);
+        candidate_29[4] <= ^(value & 32'hb34b3607);
+        candidate_29[5] <= ^(value & 32'h83f4f6c3);
+        candidate_29[6] <= ^(value & 32'he28b774b);
+        candidate_29[7] <= ^(value & 32'h2074745a);
+        candidate_29[8] <= ^(value & 32'h40e8e8b5);
+        candidate_29[9] <= ^(value & 32'h64b34ba7);
+        candidate_29[10] <= ^(value & 32'h2c040d82);
+        candidate_29[11] <= ^(value & 32'h58081b05);
+        candidate_29[12] <= ^(value & 32'h5572acc6);
+        candidate_29[13] <= ^(value & 32'h4f87c341);
+        candidate_29[14] <= ^(value & 32'h7a6d1c4f);
+        candidate_29[15] <= ^(value & 32'hf4da389e);
+        candidate_29[16] <= ^(value & 32'he9b4713c);
+        candidate_29[17] <= ^(value & 32'hd368e279);
+        candidate_29[18] <= ^(value & 32'h43b35e3e);
+        candidate_29[19] <= ^(value & 32'h620426b1);
+        candidate_29[20] <= ^(value & 32'hc4084d62);
+        candidate_29[21] <= ^(value & 32'h6d720009);
+        candidate_29[22] <= ^(value & 32'h3f869adf);
+        candidate_29[23] <= ^(value & 32'h9a6faf72);
+        candidate_29[24] <= ^(value & 32'hd1bdc429);
+        candidate_29[25] <= ^(value & 32'ha37b8853);
+        candidate_29[26] <= ^(value & 32'ha3958a6b);
+        candidate_29[27] <= ^(value & 32'h472b14d6);
+        candidate_29[28] <= ^(value & 32'h8e5629ac);
+        candidate_29[29] <= ^(value & 32'h1cac5359);
+        candidate_29[30] <= ^(value & 32'h3958a6b3);
+        candidate_29[31] <= ^(value & 32'h72b14d66);
+        candidate_30[0] <= ^(value & 32'he8e5629a);
+        candidate_30[1] <= ^(value & 32'hd1cac535);
+        candidate_30[2] <= ^(value & 32'ha3958a6b);
+        candidate_30[3] <= ^(value & 32'h472b14d6);
+        candidate_30[4] <= ^(value & 32'h66b34b36);
+        candidate_30[5] <= ^(value & 32'h2583f4f6);
+        candidate_30[6] <= ^(value & 32'ha3e28b77);
+        candidate_30[7] <= ^(value & 32'haf207474);
+        candidate_30[8] <= ^(value & 32'h5e40e8e8);
+        candidate_30[9] <= ^(value & 32'h5464b34b);
+        candidate_30[10] <= ^(value & 32'h402c040d);
+        candidate_30[11] <= ^(value & 32'h8058081b);
+        candidate_30[12] <= ^(value & 32'he85572ac);
+        candidate_30[13] <= ^(value & 32'h384f87c3);
+        candidate_30[14] <= ^(value & 32'h987a6d1c);
+        candidate_30[15] <= ^(value & 32'h30f4da38);
+        candidate_30[16] <= ^(value & 32'h61e9b471);
+        candidate_30[17] <= ^(value & 32'hc3d368e2);
+        candidate_30[18] <= ^(value & 32'h6f43b35e);
+        candidate_30[19] <= ^(value & 32'h36620426);
+        candidate_30[20] <= ^(value & 32'h6cc4084d);
+        candidate_30[21] <= ^(value & 32'h316d7200);
+        candidate_30[22] <= ^(value & 32'h8a3f869a);
+        candidate_30[23] <= ^(value & 32'hfc9a6faf);
+        candidate_30[24] <= ^(value & 32'h11d1bdc4);
+        candidate_30[25] <= ^(value & 32'h23a37b88);
+        candidate_30[26] <= ^(value & 32'hafa3958a);
+        candidate_30[27] <= ^(value & 32'h5f472b14);
+        candidate_30[28] <= ^(value & 32'hbe8e5629);
+        candidate_30[29] <= ^(value & 32'h7d1cac53);
+        candidate_30[30] <= ^(value & 32'hfa3958a6);
+        candidate_30[31] <= ^(value & 32'hf472b14d);
+        candidate_31[0] <= ^(value & 32'hebe8e562);
+        candidate_31[1] <= ^(value & 32'hd7d1cac5);
+        candidate_31[2] <= ^(value & 32'hafa3958a);
+        candidate_31[3] <= ^(value & 32'h5f472b14);
+        candidate_31[4] <= ^(value & 32'h5566b34b);
+        candidate_31[5] <= ^(value & 32'h412583f4);
+        candidate_31[6] <= ^(value & 32'h69a3e28b);
+        candidate_31[7] <= ^(value & 32'h38af2074);
+        candidate_31[8] <= ^(value & 32'h715e40e8);
+        candidate_31[9] <= ^(value & 32'h095464b3);
+        candidate_31[10] <= ^(value & 32'hf9402c04);
+        candidate_31[11] <= ^(value & 32'hf2805808);
+        candidate_31[12] <= ^(value & 32'h0ee85572);
+        candidate_31[13] <= ^(value & 32'hf6384f87);
+        candidate_31[14] <= ^(value & 32'h07987a6d);
+        candidate_31[15] <= ^(value & 32'h0f30f4da);
+        candidate_31[16] <= ^(value & 32'h1e61e9b4);
+        candidate_31[17] <= ^(value & 32'h3cc3d368);
+        candidate_31[18] <= ^(value & 32'h926f43b3);
+        candidate_31[19] <= ^(value & 32'hcf366204);
+        candidate_31[20] <= ^(value & 32'h9e6cc408);
+        candidate_31[21] <= ^(value & 32'hd7316d72);
+        candidate_31[22] <= ^(value & 32'h458a3f86);
+        candidate_31[23] <= ^(value & 32'h60fc9a6f);
+        candidate_31[24] <= ^(value & 32'h2a11d1bd);
+        candidate_31[25] <= ^(value & 32'h5423a37b);
+        candidate_31[26] <= ^(value & 32'h43afa395);
+        candidate_31[27] <= ^(value & 32'h875f472b);
+        candidate_31[28] <= ^(value & 32'h0ebe8e56);
+        candidate_31[29] <= ^(value & 32'h1d7d1cac);
+        candidate_31[30] <= ^(value & 32'h3afa3958);
+        candidate_31[31] <= ^(value & 32'h75f472b1);
+        candidate_32[0] <= ^(value & 32'h10ebe8e5);
+        candidate_32[1] <= ^(value & 32'h21d7d1ca);
+        candidate_32[2] <= ^(value & 32'h43afa395);
+        candidate_32[3] <= ^(value & 32'h875f472b);
+        candidate_32[4] <= ^(value & 32'h1e5566b3);
+        candidate_32[5] <= ^(value & 32'h2c412583);
+        candidate_32[6] <= ^(value & 32'h4869a3e2);
+        candidate_32[7] <= ^(value & 32'h8038af20);
+        candidate_32[8] <= ^(value & 32'h00715e40);
+        candidate_32[9] <= ^(value & 32'h10095464);
+        candidate_32[10] <= ^(value & 32'h30f9402c);
+        candidate_32[11] <= ^(value & 32'h61f28058);
+        candidate_32[12] <= ^(value & 32'hd30ee855);
+        candidate_32[13] <= ^(value & 32'hb6f6384f);
+        candidate_32[14] <= ^(value & 32'h7d07987a);
+        candidate_32[15] <= ^(value & 32'hfa0f30f4);
+        candidate_32[16] <= ^(value & 32'hf41e61e9);
+        candidate_32[17] <= ^(value & 32'he83cc3d3);
+        candidate_32[18] <= ^(value & 32'hc0926f43);
+        candidate_32[19] <= ^(value & 32'h91cf3662);
+        candidate_32[20] <= ^(value & 32'h239e6cc4);
+        candidate_32[21] <= ^(value & 32'h57d7316d);
+        candidate_32[22] <= ^(value & 32'hbf458a3f);
+        candidate_32[23] <= ^(value & 32'h6e60fc9a);
+        candidate_32[24] <= ^(value & 32'hcc2a11d1);
+        candidate_32[25] <= ^(value & 32'h985423a3);
+        candidate_32[26] <= ^(value & 32'h2043afa3);
+        candidate_32[27] <= ^(value & 32'h40875f47);
+        candidate_32[28] <= ^(value & 32'h810ebe8e);
+        candidate_32[29] <= ^(value & 32'h021d7d1c);
+        candidate_32[30] <= ^(value & 32'h043afa39);
+        candidate_32[31] <= ^(value & 32'h0875f472);
+    end
+    always @(*) begin
+        case (held_tail)
+            8'd0: unwound = candidate_0;
+            8'd1: unwound = candidate_1;
+            8'd2: unwound = candidate_2;
+            8'd3: unwound = candidate_3;
+            8'd4: unwound = candidate_4;
+            8'd5: unwound = candidate_5;
+            8'd6: unwound = candidate_6;
+            8'd7: unwound = candidate_7;
+            8'd8: unwound = candidate_8;
+            8'd9: unwound = candidate_9;
+            8'd10: unwound = candidate_10;
+            8'd11: unwound = candidate_11;
+            8'd12: unwound = candidate_12;
+            8'd13: unwound = candidate_13;
+            8'd14: unwound = candidate_14;
+            8'd15: unwound = candidate_15;
+            8'd16: unwound = candidate_16;
+            8'd17: unwound = candidate_17;
+            8'd18: unwound = candidate_18;
+            8'd19: unwound = candidate_19;
+            8'd20: unwound = candidate_20;
+            8'd21: unwound = candidate_21;
+            8'd22: unwound = candidate_22;
+            8'd23: unwound = candidate_23;
+            8'd24: unwound = candidate_24;
+            8'd25: unwound = candidate_25;
+            8'd26: unwound = candidate_26;
+            8'd27: unwound = candidate_27;
+            8'd28: unwound = candidate_28;
+            8'd29: unwound = candidate_29;
+            8'd30: unwound = candidate_30;
+            8'd31: unwound = candidate_31;
+            8'd32: unwound = candidate_32;
+            default: unwound = held_value;
+        endcase
+    end
+endmodule // rnic_mpa_tx_w32$crc_unit$unwind
 
 
 module rnic_mpa_tx_w32$header(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_data,m_words,m_last,m_valid,m_ready,length_error);
@@ -2489,7 +3254,92 @@ module rnic_mpa_tx_w32$markers$remaining(d,q,clock);
 endmodule // rnic_mpa_tx_w32$markers$remaining
 
 
-module rnic_mpa_tx_w32$out_crc_slot(d,q,clock);
+module rnic_mpa_tx_w32$pipe_crc_slot(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    
+    // Stub signals
+    reg  [7:0] stages$0$d;
+    wire  [7:0] stages$0$q;
+    reg  stages$0$clock;
+    reg  [7:0] stages$1$d;
+    wire  [7:0] stages$1$q;
+    reg  stages$1$clock;
+    reg  [7:0] stages$2$d;
+    wire  [7:0] stages$2$q;
+    reg  stages$2$clock;
+    reg  [7:0] stages$3$d;
+    wire  [7:0] stages$3$q;
+    reg  stages$3$clock;
+    reg  [7:0] stages$4$d;
+    wire  [7:0] stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_tx_w32$pipe_crc_slot$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_tx_w32$pipe_crc_slot$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_tx_w32$pipe_crc_slot$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_tx_w32$pipe_crc_slot$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_tx_w32$pipe_crc_slot$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_tx_w32$pipe_crc_slot
+
+
+module rnic_mpa_tx_w32$pipe_crc_slot$stages$0(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -2505,10 +3355,171 @@ module rnic_mpa_tx_w32$out_crc_slot(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_tx_w32$out_crc_slot
+endmodule // rnic_mpa_tx_w32$pipe_crc_slot$stages$0
 
 
-module rnic_mpa_tx_w32$out_data(d,q,clock);
+module rnic_mpa_tx_w32$pipe_crc_slot$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_crc_slot$stages$1
+
+
+module rnic_mpa_tx_w32$pipe_crc_slot$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_crc_slot$stages$2
+
+
+module rnic_mpa_tx_w32$pipe_crc_slot$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_crc_slot$stages$3
+
+
+module rnic_mpa_tx_w32$pipe_crc_slot$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_crc_slot$stages$4
+
+
+module rnic_mpa_tx_w32$pipe_data(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    
+    // Stub signals
+    reg  [255:0] stages$0$d;
+    wire  [255:0] stages$0$q;
+    reg  stages$0$clock;
+    reg  [255:0] stages$1$d;
+    wire  [255:0] stages$1$q;
+    reg  stages$1$clock;
+    reg  [255:0] stages$2$d;
+    wire  [255:0] stages$2$q;
+    reg  stages$2$clock;
+    reg  [255:0] stages$3$d;
+    wire  [255:0] stages$3$q;
+    reg  stages$3$clock;
+    reg  [255:0] stages$4$d;
+    wire  [255:0] stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_tx_w32$pipe_data$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_tx_w32$pipe_data$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_tx_w32$pipe_data$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_tx_w32$pipe_data$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_tx_w32$pipe_data$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_tx_w32$pipe_data
+
+
+module rnic_mpa_tx_w32$pipe_data$stages$0(d,q,clock);
     
     // Module arguments
     input wire  [255:0] d;
@@ -2524,10 +3535,171 @@ module rnic_mpa_tx_w32$out_data(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_tx_w32$out_data
+endmodule // rnic_mpa_tx_w32$pipe_data$stages$0
 
 
-module rnic_mpa_tx_w32$out_last(d,q,clock);
+module rnic_mpa_tx_w32$pipe_data$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_data$stages$1
+
+
+module rnic_mpa_tx_w32$pipe_data$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_data$stages$2
+
+
+module rnic_mpa_tx_w32$pipe_data$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_data$stages$3
+
+
+module rnic_mpa_tx_w32$pipe_data$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_data$stages$4
+
+
+module rnic_mpa_tx_w32$pipe_last(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  d;
+    output reg  q;
+    
+    // Stub signals
+    reg  stages$0$d;
+    wire  stages$0$q;
+    reg  stages$0$clock;
+    reg  stages$1$d;
+    wire  stages$1$q;
+    reg  stages$1$clock;
+    reg  stages$2$d;
+    wire  stages$2$q;
+    reg  stages$2$clock;
+    reg  stages$3$d;
+    wire  stages$3$q;
+    reg  stages$3$clock;
+    reg  stages$4$d;
+    wire  stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_tx_w32$pipe_last$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_tx_w32$pipe_last$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_tx_w32$pipe_last$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_tx_w32$pipe_last$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_tx_w32$pipe_last$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_tx_w32$pipe_last
+
+
+module rnic_mpa_tx_w32$pipe_last$stages$0(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -2543,10 +3715,10 @@ module rnic_mpa_tx_w32$out_last(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_tx_w32$out_last
+endmodule // rnic_mpa_tx_w32$pipe_last$stages$0
 
 
-module rnic_mpa_tx_w32$out_valid(d,q,clock);
+module rnic_mpa_tx_w32$pipe_last$stages$1(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -2562,10 +3734,332 @@ module rnic_mpa_tx_w32$out_valid(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_tx_w32$out_valid
+endmodule // rnic_mpa_tx_w32$pipe_last$stages$1
 
 
-module rnic_mpa_tx_w32$out_words(d,q,clock);
+module rnic_mpa_tx_w32$pipe_last$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_last$stages$2
+
+
+module rnic_mpa_tx_w32$pipe_last$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_last$stages$3
+
+
+module rnic_mpa_tx_w32$pipe_last$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_last$stages$4
+
+
+module rnic_mpa_tx_w32$pipe_valid(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  d;
+    output reg  q;
+    
+    // Stub signals
+    reg  stages$0$d;
+    wire  stages$0$q;
+    reg  stages$0$clock;
+    reg  stages$1$d;
+    wire  stages$1$q;
+    reg  stages$1$clock;
+    reg  stages$2$d;
+    wire  stages$2$q;
+    reg  stages$2$clock;
+    reg  stages$3$d;
+    wire  stages$3$q;
+    reg  stages$3$clock;
+    reg  stages$4$d;
+    wire  stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_tx_w32$pipe_valid$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_tx_w32$pipe_valid$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_tx_w32$pipe_valid$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_tx_w32$pipe_valid$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_tx_w32$pipe_valid$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_tx_w32$pipe_valid
+
+
+module rnic_mpa_tx_w32$pipe_valid$stages$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_valid$stages$0
+
+
+module rnic_mpa_tx_w32$pipe_valid$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_valid$stages$1
+
+
+module rnic_mpa_tx_w32$pipe_valid$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_valid$stages$2
+
+
+module rnic_mpa_tx_w32$pipe_valid$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_valid$stages$3
+
+
+module rnic_mpa_tx_w32$pipe_valid$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_valid$stages$4
+
+
+module rnic_mpa_tx_w32$pipe_words(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    
+    // Stub signals
+    reg  [7:0] stages$0$d;
+    wire  [7:0] stages$0$q;
+    reg  stages$0$clock;
+    reg  [7:0] stages$1$d;
+    wire  [7:0] stages$1$q;
+    reg  stages$1$clock;
+    reg  [7:0] stages$2$d;
+    wire  [7:0] stages$2$q;
+    reg  stages$2$clock;
+    reg  [7:0] stages$3$d;
+    wire  [7:0] stages$3$q;
+    reg  stages$3$clock;
+    reg  [7:0] stages$4$d;
+    wire  [7:0] stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_mpa_tx_w32$pipe_words$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_mpa_tx_w32$pipe_words$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_mpa_tx_w32$pipe_words$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_mpa_tx_w32$pipe_words$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_mpa_tx_w32$pipe_words$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_mpa_tx_w32$pipe_words
+
+
+module rnic_mpa_tx_w32$pipe_words$stages$0(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -2581,4 +4075,80 @@ module rnic_mpa_tx_w32$out_words(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_tx_w32$out_words
+endmodule // rnic_mpa_tx_w32$pipe_words$stages$0
+
+
+module rnic_mpa_tx_w32$pipe_words$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_words$stages$1
+
+
+module rnic_mpa_tx_w32$pipe_words$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_words$stages$2
+
+
+module rnic_mpa_tx_w32$pipe_words$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_words$stages$3
+
+
+module rnic_mpa_tx_w32$pipe_words$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_tx_w32$pipe_words$stages$4

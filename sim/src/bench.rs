@@ -111,7 +111,7 @@ pub fn crc(lanes: usize, beats: u64) -> Result<Throughput, SimError> {
     let keep = crate::axis::lane_mask(lanes);
     let clock = Instant::now();
     for i in 0..beats {
-        crc.beat(i == 0, &data, keep);
+        crc.cycle(Some((i == 0, i + 1 == beats, &data, keep)), true);
     }
     Ok(Throughput {
         bytes: beats * lanes as u64,

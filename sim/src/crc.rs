@@ -1,15 +1,24 @@
 //! Driver for the `rnic_mpa_crc32c_w<lanes>` models (hdl/src/mpa/crc32c.rs).
 use crate::{Model, Port, SimError};
 
-/// A CRC32c unit of 8, 16, 32 or 64 byte lanes.
+/// Enabled clock edges from a message's last beat to its CRC (hdl `CRC_LATENCY`).
+pub const CRC_LATENCY: usize = 5;
+
+/// A pipelined CRC32c unit of 8, 16, 32 or 64 byte lanes. Every call is one clock cycle;
+/// CRCs that come out are collected in order.
 pub struct CrcDriver {
     pub model: Model,
     lanes: usize,
+    ce: Port,
     s_valid: Port,
     s_first: Port,
+    s_last: Port,
     s_data: Port,
     s_keep: Port,
-    crc: Port,
+    m_valid: Port,
+    m_crc: Port,
+    /// CRCs that came out, oldest first.
+    pub results: Vec<u32>,
 }
 
 impl CrcDriver {
@@ -19,11 +28,15 @@ impl CrcDriver {
         let reset = model.port("reset");
         let mut crc = CrcDriver {
             lanes,
+            ce: model.port("ce"),
             s_valid: model.port("s_valid"),
             s_first: model.port("s_first"),
+            s_last: model.port("s_last"),
             s_data: model.port("s_data"),
             s_keep: model.port("s_keep"),
-            crc: model.port("crc"),
+            m_valid: model.port("m_valid"),
+            m_crc: model.port("m_crc"),
+            results: Vec::new(),
             model,
         };
         crc.model.set_bit(reset, true);
@@ -37,30 +50,27 @@ impl CrcDriver {
         self.lanes
     }
 
-    /// Feeds one beat: `data` holds all lanes (lane i = data[i]); `keep` bit i marks lane i
-    /// valid.
-    pub fn beat(&mut self, first: bool, data: &[u8], keep: u64) {
-        self.model.set_bit(self.s_valid, true);
-        self.model.set_bit(self.s_first, first);
-        self.model.set_bytes(self.s_data, data);
-        self.model.set(self.s_keep, keep);
-        self.model.tick();
-        self.model.set_bit(self.s_valid, false);
+    /// One cycle: a beat (`data` holds all lanes, `keep` bit i marks lane i valid) or none,
+    /// with the pipeline advancing or (`ce` low) holding.
+    pub fn cycle(&mut self, beat: Option<(bool, bool, &[u8], u64)>, ce: bool) {
+        let m = &mut self.model;
+        m.set_bit(self.ce, ce);
+        m.set_bit(self.s_valid, beat.is_some());
+        if let Some((first, last, data, keep)) = beat {
+            m.set_bit(self.s_first, first);
+            m.set_bit(self.s_last, last);
+            m.set_bytes(self.s_data, data);
+            m.set(self.s_keep, keep);
+        }
+        m.eval();
+        if ce && m.get_bit(self.m_valid) {
+            self.results.push(m.get(self.m_crc) as u32);
+        }
+        m.tick();
     }
 
-    /// A cycle with no beat.
-    pub fn idle(&mut self) {
-        self.model.set_bit(self.s_valid, false);
-        self.model.tick();
-    }
-
-    /// The CRC32c value of the message so far.
-    pub fn crc(&self) -> u32 {
-        self.model.get(self.crc) as u32
-    }
-
-    /// Feeds `message` from lane `lead` of a first beat on, in as many beats as it takes,
-    /// and returns the CRC.
+    /// Feeds `message` from lane `lead` of its first beat on, then lets the pipeline run
+    /// until its CRC comes out, and returns it.
     pub fn message(&mut self, message: &[u8], lead: usize) -> u32 {
         assert!(lead < self.lanes);
         let mut lane = lead;
@@ -70,14 +80,20 @@ impl CrcDriver {
             let n = rest.len().min(self.lanes - lane);
             let mut data = vec![0u8; self.lanes];
             data[lane..lane + n].copy_from_slice(&rest[..n]);
-            self.beat(first, &data, lane_mask(lane, lane + n));
             rest = &rest[n..];
+            self.cycle(Some((first, rest.is_empty(), &data, lane_mask(lane, lane + n))), true);
             first = false;
             lane = 0;
             if rest.is_empty() {
-                return self.crc();
+                break;
             }
         }
+        let before = self.results.len();
+        for _ in 0..=CRC_LATENCY {
+            self.cycle(None, true);
+        }
+        assert_eq!(self.results.len(), before + 1, "one CRC per message");
+        self.results[before]
     }
 }
 

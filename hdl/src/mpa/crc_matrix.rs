@@ -57,6 +57,25 @@ impl XorMatrix {
         out
     }
 
+    /// `after * self`: this map followed by the 32 -> 32 map `after`.
+    pub fn then(&self, after: &XorMatrix) -> XorMatrix {
+        assert_eq!(after.inputs, 32);
+        let rows = after
+            .rows
+            .iter()
+            .map(|sel| {
+                let mut row = vec![0u64; self.inputs.div_ceil(64)];
+                for (i, mine) in self.rows.iter().enumerate() {
+                    if sel[0] >> i & 1 != 0 {
+                        row.iter_mut().zip(mine).for_each(|(r, m)| *r ^= m);
+                    }
+                }
+                row
+            })
+            .collect();
+        XorMatrix { inputs: self.inputs, rows }
+    }
+
     /// Row `j` as a Verilog literal of the input width.
     pub fn row_literal(&self, j: usize) -> String {
         let mut hex = String::new();
@@ -81,6 +100,21 @@ pub fn beat_matrix(lanes: usize) -> XorMatrix {
         };
         advance(reg, &data)
     })
+}
+
+/// `D`: the contribution of `lanes` data bytes to a register that starts at zero; inputs
+/// are the data bits, lane i at bits 8i .. 8i + 8.
+pub fn data_matrix(lanes: usize) -> XorMatrix {
+    XorMatrix::from_fn(8 * lanes, |bit| {
+        let mut data = vec![0u8; lanes];
+        data[bit / 8] = 1 << (bit % 8);
+        advance(0, &data)
+    })
+}
+
+/// `A^n`: the register step over `n` zero bytes.
+pub fn zero_bytes_matrix(n: usize) -> XorMatrix {
+    XorMatrix::from_fn(32, |bit| advance(1 << bit, &vec![0u8; n]))
 }
 
 /// `A^-t`: undoes `t` zero bytes fed into the register.
@@ -174,6 +208,26 @@ mod tests {
         let data = b"iWARP";
         let from_zero = advance(0, data);
         assert_eq!(from_zero ^ init_term(data.len()), advance(0xFFFF_FFFF, data));
+    }
+
+    #[test]
+    fn data_and_register_parts_add_up_to_the_beat() {
+        let data = [0x12u8, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0];
+        let reg = 0x0bad_cafe;
+        let mut bits = vec![0u64; 1];
+        bits[0] = u64::from_le_bytes(data);
+        let split = zero_bytes_matrix(8).apply(&[u64::from(reg)]) ^ data_matrix(8).apply(&bits);
+        assert_eq!(split, advance(reg, &data));
+    }
+
+    #[test]
+    fn composition_undoes_trailing_zeros_of_a_short_beat() {
+        // Four data bytes then four zero lanes: D8 followed by A^-4 is D4 on the data.
+        let data = [7u8, 6, 5, 4, 0, 0, 0, 0];
+        let bits = [u64::from_le_bytes(data)];
+        let composed = data_matrix(8).then(&unwind_matrix(4));
+        assert_eq!(composed.apply(&bits), advance(0, &data[..4]));
+        assert_eq!(composed.apply(&bits), unwind_matrix(4).apply(&[u64::from(data_matrix(8).apply(&bits))]));
     }
 
     #[test]

@@ -57,8 +57,8 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.strip.s_last.next = self.align.m_last.val();
         self.strip.s_valid.next = self.align.m_valid.val();
         self.align.m_ready.next = self.strip.s_ready.val();
-        self.strip.crc_ok.next = self.align.crc_ok.val();
-        self.strip.marker_ok.next = self.align.marker_ok.val();
+        self.strip.s_crc_ok.next = self.align.m_crc_ok.val();
+        self.strip.s_marker_ok.next = self.align.m_marker_ok.val();
 
         self.m_axis_tdata.next = self.strip.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.strip.m_axis_tkeep.val();

@@ -9,15 +9,18 @@
 //! words from a window of one beat plus one word: the extra word covers a marker inside
 //! the beat, which is dropped, and the CRC word after the last content word.
 //!
-//! The CRC unit runs over the same window (markers included, CRC field excluded) as the
-//! words leave. The verdict on an FPDU — CRC equal to its CRC field, every marker pointing
-//! at the FPDU's ULPDU_Length — is known the cycle after its last beat left, and is held
-//! until the next FPDU's last beat. A bad FPDU is still passed on, flagged, and then
-//! nothing more: MPA must not deliver it or any later FPDU (§8, MPA-08, MPA-25); the rest
-//! of the stream is accepted and dropped so the connection never backs up.
+//! The pipelined CRC unit runs over the same window (markers included, CRC field
+//! excluded) as the words leave, while the content beats travel through a [`Pipe`] of the
+//! same length; an FPDU's last beat comes out of the pipe together with its CRC and with
+//! the CRC field and marker check result it carried along, and gets its verdict there.
+//! A bad FPDU is still passed on, flagged, and then nothing more: MPA must not deliver it or
+//! any later FPDU (§8, MPA-08, MPA-25); the rest of the stream is accepted and dropped so
+//! the connection never backs up.
 use rust_hdl::prelude::*;
 
+use super::crc32c::CRC_LATENCY;
 use super::Crc32c;
+use crate::common::Pipe;
 
 /// `D` = data bits (`8 K`), `K` = byte lanes, `B` = buffer bits (`3 D`), `DW`/`KW` = CRC
 /// window bits and lanes (`D + 32`, `K + 4`).
@@ -33,20 +36,18 @@ pub struct RxAlign<const D: usize, const K: usize, const B: usize, const DW: usi
     pub s_axis_tkeep: Signal<In, Bits<K>>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
-    /// FPDU content (ULPDU_Length, ULPDU, PAD): `m_words` words, lane 0 first.
+    /// FPDU content (ULPDU_Length, ULPDU, PAD), lane 0 first, whole beats but the last.
     pub m_data: Signal<Out, Bits<D>>,
-    pub m_words: Signal<Out, Bits<8>>,
-    pub m_first: Signal<Out, Bit>,
     pub m_last: Signal<Out, Bit>,
     pub m_valid: Signal<Out, Bit>,
     pub m_ready: Signal<In, Bit>,
-    /// Verdict on the FPDU whose last beat left most recently.
-    pub crc_ok: Signal<Out, Bit>,
-    pub marker_ok: Signal<Out, Bit>,
+    /// The FPDU's verdict, with its last beat.
+    pub m_crc_ok: Signal<Out, Bit>,
+    pub m_marker_ok: Signal<Out, Bit>,
     /// Latched by a bad FPDU; `error_code` is its MPA error code (2 CRC, 3 marker).
     pub failed: Signal<Out, Bit>,
     pub error_code: Signal<Out, Bits<8>>,
-    crc_unit: Crc32c<DW, KW>,
+    crc_unit: Crc32c<DW, KW, true>,
     buffer: DFF<Bits<B>>,
     /// Octets in the buffer.
     fill: DFF<Bits<8>>,
@@ -57,19 +58,18 @@ pub struct RxAlign<const D: usize, const K: usize, const B: usize, const DW: usi
     remaining: DFF<Bits<16>>,
     /// Stream position of the current FPDU's ULPDU_Length field.
     length_position: DFF<Bits<16>>,
-    received_crc: DFF<Bits<32>>,
     marker_bad: DFF<Bit>,
-    verdict_due: DFF<Bit>,
-    crc_ok_held: DFF<Bit>,
-    marker_ok_held: DFF<Bit>,
     failed_held: DFF<Bit>,
     code_held: DFF<Bits<8>>,
-    out_data: DFF<Bits<D>>,
-    out_words: DFF<Bits<8>>,
-    out_first: DFF<Bit>,
-    out_last: DFF<Bit>,
-    out_valid: DFF<Bit>,
-    load: Signal<Local, Bit>,
+    pipe_data: Pipe<D, CRC_LATENCY>,
+    pipe_last: Pipe<1, CRC_LATENCY>,
+    pipe_marker_bad: Pipe<1, CRC_LATENCY>,
+    pipe_crc_field: Pipe<32, CRC_LATENCY>,
+    pipe_valid: Pipe<1, CRC_LATENCY>,
+    ce: Signal<Local, Bit>,
+    head_valid: Signal<Local, Bit>,
+    head_last: Signal<Local, Bit>,
+    marker_bad_now: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
     to_marker: Signal<Local, Bits<16>>,
     marker_slot: Signal<Local, Bits<16>>,
@@ -91,8 +91,6 @@ pub struct RxAlign<const D: usize, const K: usize, const B: usize, const DW: usi
     need: Signal<Local, Bits<16>>,
     crc_ok_now: Signal<Local, Bit>,
     marker_ok_now: Signal<Local, Bit>,
-    bad_now: Signal<Local, Bit>,
-    dead: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     front: Signal<Local, Bits<D>>,
     after: Signal<Local, Bits<D>>,
@@ -130,13 +128,11 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             s_axis_tvalid: Default::default(),
             s_axis_tready: Default::default(),
             m_data: Default::default(),
-            m_words: Default::default(),
-            m_first: Default::default(),
             m_last: Default::default(),
             m_valid: Default::default(),
             m_ready: Default::default(),
-            crc_ok: Default::default(),
-            marker_ok: Default::default(),
+            m_crc_ok: Default::default(),
+            m_marker_ok: Default::default(),
             failed: Default::default(),
             error_code: Default::default(),
             crc_unit: Default::default(),
@@ -146,19 +142,18 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             in_fpdu: Default::default(),
             remaining: Default::default(),
             length_position: Default::default(),
-            received_crc: Default::default(),
             marker_bad: Default::default(),
-            verdict_due: Default::default(),
-            crc_ok_held: Default::default(),
-            marker_ok_held: Default::default(),
             failed_held: Default::default(),
             code_held: Default::default(),
-            out_data: Default::default(),
-            out_words: Default::default(),
-            out_first: Default::default(),
-            out_last: Default::default(),
-            out_valid: Default::default(),
-            load: Default::default(),
+            pipe_data: Default::default(),
+            pipe_last: Default::default(),
+            pipe_marker_bad: Default::default(),
+            pipe_crc_field: Default::default(),
+            pipe_valid: Default::default(),
+            ce: Default::default(),
+            head_valid: Default::default(),
+            head_last: Default::default(),
+            marker_bad_now: Default::default(),
             start: Default::default(),
             to_marker: Default::default(),
             marker_slot: Default::default(),
@@ -180,8 +175,6 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             need: Default::default(),
             crc_ok_now: Default::default(),
             marker_ok_now: Default::default(),
-            bad_now: Default::default(),
-            dead: Default::default(),
             fire: Default::default(),
             front: Default::default(),
             after: Default::default(),
@@ -210,14 +203,23 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, buffer, fill, position, in_fpdu, remaining, length_position,
-            received_crc, marker_bad, verdict_due, crc_ok_held, marker_ok_held, failed_held,
-            code_held, out_data, out_words, out_first, out_last, out_valid
-        );
+        dff_setup!(self, clock, buffer, fill, position, in_fpdu, remaining, length_position, marker_bad, failed_held, code_held);
         self.crc_unit.clock.next = self.clock.val();
         self.crc_unit.reset.next = self.reset.val();
-        self.load.next = !self.out_valid.q.val() | self.m_ready.val();
+        self.pipe_data.clock.next = self.clock.val();
+        self.pipe_data.reset.next = self.reset.val();
+        self.pipe_last.clock.next = self.clock.val();
+        self.pipe_last.reset.next = self.reset.val();
+        self.pipe_marker_bad.clock.next = self.clock.val();
+        self.pipe_marker_bad.reset.next = self.reset.val();
+        self.pipe_crc_field.clock.next = self.clock.val();
+        self.pipe_crc_field.reset.next = self.reset.val();
+        self.pipe_valid.clock.next = self.clock.val();
+        self.pipe_valid.reset.next = self.reset.val();
+        // Content leaves through the pipe, which advances whenever its head can go.
+        self.head_valid.next = self.pipe_valid.q.val().any();
+        self.head_last.next = self.pipe_last.q.val().any();
+        self.ce.next = !self.head_valid.val() | self.m_ready.val();
         self.start.next = !self.in_fpdu.q.val();
 
         // Where the next marker is: 0..511 octets ahead of the front. A slot of the window
@@ -271,16 +273,9 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         }
         self.need.next = self.used.val() << 2;
 
-        // The verdict on the FPDU that ended last cycle, and what a bad one does.
-        self.crc_ok_now.next =
-            !self.crc_en.val() | (self.crc_unit.crc.val() == self.received_crc.q.val());
-        self.marker_ok_now.next = !self.marker_bad.q.val();
-        self.bad_now.next =
-            self.verdict_due.q.val() & !(self.crc_ok_now.val() & self.marker_ok_now.val());
-        self.dead.next = self.failed_held.q.val() | self.bad_now.val();
-        self.fire.next = self.load.val()
+        self.fire.next = self.ce.val()
             & (bit_cast::<16, 8>(self.fill.q.val()) >= self.need.val())
-            & !self.dead.val();
+            & !self.failed_held.q.val();
 
         // Content leaves with the marker cut out: words after it move down one slot.
         self.front.next = bit_cast::<D, B>(self.buffer.q.val());
@@ -312,9 +307,16 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             self.expected_fpduptr.next = 0.into();
         }
 
+        self.marker_bad_now.next = self.marker_bad.q.val() & !self.start.val();
+        if self.marker_taken.val() & (self.fpduptr.val() != self.expected_fpduptr.val()) {
+            self.marker_bad_now.next = true;
+        }
+
         // The CRC covers the octets that leave, markers included, up to the CRC field.
+        self.crc_unit.ce.next = self.ce.val();
         self.crc_unit.s_valid.next = self.fire.val();
         self.crc_unit.s_first.next = self.start.val();
+        self.crc_unit.s_last.next = self.crc_taken.val();
         self.crc_unit.s_data.next = bit_cast::<DW, B>(self.buffer.q.val());
         self.crc_unit.s_keep.next = !(self.window_ones.val() << (self.covered.val() << 2));
 
@@ -346,36 +348,35 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             self.fill.d.next = self.fill.q.val() - self.consumed.val() + self.in_bytes.val();
         }
 
-        self.verdict_due.d.next = false;
-        if self.m_ready.val() {
-            self.out_valid.d.next = false;
-        }
+        self.pipe_data.ce.next = self.ce.val();
+        self.pipe_last.ce.next = self.ce.val();
+        self.pipe_marker_bad.ce.next = self.ce.val();
+        self.pipe_crc_field.ce.next = self.ce.val();
+        self.pipe_valid.ce.next = self.ce.val();
+        self.pipe_data.d.next = self.beat.val();
+        self.pipe_last.d.next = self.crc_taken.val().into();
+        self.pipe_marker_bad.d.next = self.marker_bad_now.val().into();
+        self.pipe_crc_field.d.next = self.crc_word.val();
+        self.pipe_valid.d.next = self.fire.val().into();
         if self.fire.val() {
-            self.out_data.d.next = self.beat.val();
-            self.out_words.d.next = bit_cast::<8, 16>(self.take.val());
-            self.out_first.d.next = self.start.val();
-            self.out_last.d.next = self.crc_taken.val();
-            self.out_valid.d.next = true;
             self.position.d.next = self.position.q.val() + self.need.val();
             self.in_fpdu.d.next = !self.crc_taken.val();
             self.remaining.d.next = self.content.val() - self.take.val();
             self.length_position.d.next = self.this_length_position.val();
-            if self.start.val() {
-                self.marker_bad.d.next = false;
-            }
-            if self.marker_taken.val() & (self.fpduptr.val() != self.expected_fpduptr.val()) {
-                self.marker_bad.d.next = true;
-            }
-            if self.crc_taken.val() {
-                self.received_crc.d.next = self.crc_word.val();
-                self.verdict_due.d.next = true;
-            }
+            self.marker_bad.d.next = self.marker_bad_now.val();
         }
-        if self.verdict_due.q.val() {
-            self.crc_ok_held.d.next = self.crc_ok_now.val();
-            self.marker_ok_held.d.next = self.marker_ok_now.val();
-        }
-        if self.bad_now.val() & !self.failed_held.q.val() {
+
+        // The verdict, where an FPDU's last beat meets its CRC. After a bad FPDU nothing
+        // more leaves, and the MPA error code waits for the Terminate.
+        self.crc_ok_now.next =
+            !self.crc_en.val() | (self.crc_unit.m_crc.val() == self.pipe_crc_field.q.val());
+        self.marker_ok_now.next = !self.pipe_marker_bad.q.val().any();
+        if self.head_valid.val()
+            & self.head_last.val()
+            & self.m_ready.val()
+            & !self.failed_held.q.val()
+            & !(self.crc_ok_now.val() & self.marker_ok_now.val())
+        {
             self.failed_held.d.next = true;
             self.code_held.d.next = 3.into();
             if !self.crc_ok_now.val() {
@@ -387,25 +388,15 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             self.fill.d.next = 0.into();
             self.position.d.next = 0.into();
             self.in_fpdu.d.next = false;
-            self.verdict_due.d.next = false;
-            self.crc_ok_held.d.next = true;
-            self.marker_ok_held.d.next = true;
             self.failed_held.d.next = false;
             self.code_held.d.next = 0.into();
-            self.out_valid.d.next = false;
         }
 
-        self.m_data.next = self.out_data.q.val();
-        self.m_words.next = self.out_words.q.val();
-        self.m_first.next = self.out_first.q.val();
-        self.m_last.next = self.out_last.q.val();
-        self.m_valid.next = self.out_valid.q.val();
-        self.crc_ok.next = self.crc_ok_held.q.val();
-        self.marker_ok.next = self.marker_ok_held.q.val();
-        if self.verdict_due.q.val() {
-            self.crc_ok.next = self.crc_ok_now.val();
-            self.marker_ok.next = self.marker_ok_now.val();
-        }
+        self.m_data.next = self.pipe_data.q.val();
+        self.m_last.next = self.head_last.val();
+        self.m_valid.next = self.head_valid.val() & !self.failed_held.q.val();
+        self.m_crc_ok.next = self.crc_ok_now.val();
+        self.m_marker_ok.next = self.marker_ok_now.val();
         self.failed.next = self.failed_held.q.val();
         self.error_code.next = self.code_held.q.val();
     }

@@ -5,9 +5,9 @@
 //! the final beat of an FPDU may need one more cycle to drain. The output is cut short at
 //! the length the FPDU announced, so the PAD never leaves.
 //!
-//! The ULPDU's last beat carries the aligner's verdict in `tuser`: bit 0 CRC mismatch,
-//! bit 1 marker mismatch. Octets leave as they arrive (cut-through), so a consumer must not
-//! act on a ULPDU before its last beat says it was good.
+//! The ULPDU's last beat carries the FPDU's verdict in `tuser`: bit 0 CRC mismatch, bit 1
+//! marker mismatch. Octets leave as they arrive (cut-through), so a consumer must not act
+//! on a ULPDU before its last beat says it was good.
 use rust_hdl::prelude::*;
 
 /// `D` = data bits, `K` = byte lanes (`D = 8 K`).
@@ -20,9 +20,9 @@ pub struct RxStrip<const D: usize, const K: usize> {
     pub s_last: Signal<In, Bit>,
     pub s_valid: Signal<In, Bit>,
     pub s_ready: Signal<Out, Bit>,
-    /// The aligner's verdict on the FPDU that ended most recently.
-    pub crc_ok: Signal<In, Bit>,
-    pub marker_ok: Signal<In, Bit>,
+    /// The FPDU's verdict, with its last beat.
+    pub s_crc_ok: Signal<In, Bit>,
+    pub s_marker_ok: Signal<In, Bit>,
     /// ULPDUs, lane 0 first, one packet each.
     pub m_axis_tdata: Signal<Out, Bits<D>>,
     pub m_axis_tkeep: Signal<Out, Bits<K>>,
@@ -39,7 +39,11 @@ pub struct RxStrip<const D: usize, const K: usize> {
     out_bytes: DFF<Bits<8>>,
     out_last: DFF<Bit>,
     out_valid: DFF<Bit>,
+    /// `tuser` of the output beat, and the verdict of a held last beat.
+    out_user: DFF<Bits<2>>,
+    hold_user: DFF<Bits<2>>,
     load: Signal<Local, Bit>,
+    in_user: Signal<Local, Bits<2>>,
     drain: Signal<Local, Bit>,
     take_in: Signal<Local, Bit>,
     length: Signal<Local, Bits<18>>,
@@ -61,8 +65,8 @@ impl<const D: usize, const K: usize> Default for RxStrip<D, K> {
             s_last: Default::default(),
             s_valid: Default::default(),
             s_ready: Default::default(),
-            crc_ok: Default::default(),
-            marker_ok: Default::default(),
+            s_crc_ok: Default::default(),
+            s_marker_ok: Default::default(),
             m_axis_tdata: Default::default(),
             m_axis_tkeep: Default::default(),
             m_axis_tlast: Default::default(),
@@ -77,7 +81,10 @@ impl<const D: usize, const K: usize> Default for RxStrip<D, K> {
             out_bytes: Default::default(),
             out_last: Default::default(),
             out_valid: Default::default(),
+            out_user: Default::default(),
+            hold_user: Default::default(),
             load: Default::default(),
+            in_user: Default::default(),
             drain: Default::default(),
             take_in: Default::default(),
             length: Default::default(),
@@ -94,7 +101,21 @@ impl<const D: usize, const K: usize> Default for RxStrip<D, K> {
 impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, hold, hold_valid, hold_last, left, out_data, out_bytes, out_last, out_valid);
+        dff_setup!(
+            self, clock, hold, hold_valid, hold_last, left, out_data, out_bytes, out_last,
+            out_valid, out_user, hold_user
+        );
+        // tuser bits: 0 CRC error, 1 marker error.
+        self.in_user.next = 0.into();
+        if !self.s_crc_ok.val() & self.s_marker_ok.val() {
+            self.in_user.next = 1.into();
+        }
+        if self.s_crc_ok.val() & !self.s_marker_ok.val() {
+            self.in_user.next = 2.into();
+        }
+        if !self.s_crc_ok.val() & !self.s_marker_ok.val() {
+            self.in_user.next = 3.into();
+        }
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
         // The FPDU's last content beat is held: its octets above lane 1 still have to go.
         self.drain.next = self.hold_valid.q.val() & self.hold_last.q.val();
@@ -126,6 +147,7 @@ impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
                 self.out_data.d.next = self.hold.q.val() >> 16;
                 self.out_bytes.d.next = bit_cast::<8, 18>(self.send.val());
                 self.out_last.d.next = true;
+                self.out_user.d.next = self.hold_user.q.val();
                 self.out_valid.d.next = true;
                 self.left.d.next = 0.into();
             }
@@ -138,6 +160,7 @@ impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
                 self.out_data.d.next = self.s_data.val() >> 16;
                 self.out_bytes.d.next = bit_cast::<8, 18>(self.send.val());
                 self.out_last.d.next = true;
+                self.out_user.d.next = self.in_user.val();
                 self.out_valid.d.next = true;
                 self.left.d.next = 0.into();
             }
@@ -145,10 +168,12 @@ impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
             // A following beat: the held beat's octets with two of this one's on top.
             self.hold.d.next = self.s_data.val();
             self.hold_last.d.next = self.s_last.val();
+            self.hold_user.d.next = self.in_user.val();
             if self.left.q.val() != 0 {
                 self.out_data.d.next = self.joined.val();
                 self.out_bytes.d.next = bit_cast::<8, 18>(self.send.val());
                 self.out_last.d.next = self.left.q.val() == self.send.val();
+                self.out_user.d.next = self.in_user.val();
                 self.out_valid.d.next = true;
                 self.left.d.next = self.left.q.val() - self.send.val();
             }
@@ -167,16 +192,7 @@ impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
         self.m_axis_tdata.next = self.out_data.q.val();
         self.m_axis_tkeep.next = !(self.ones.val() << self.out_bytes.q.val());
         self.m_axis_tlast.next = self.out_last.q.val();
-        self.m_axis_tuser.next = 0.into();
-        if !self.crc_ok.val() & self.marker_ok.val() {
-            self.m_axis_tuser.next = 1.into();
-        }
-        if self.crc_ok.val() & !self.marker_ok.val() {
-            self.m_axis_tuser.next = 2.into();
-        }
-        if !self.crc_ok.val() & !self.marker_ok.val() {
-            self.m_axis_tuser.next = 3.into();
-        }
+        self.m_axis_tuser.next = self.out_user.q.val();
         self.m_axis_tvalid.next = self.out_valid.q.val();
     }
 }

@@ -1,20 +1,22 @@
 //! The MPA transmitter (RFC 5044 §4): ULPDUs in, FPDUs out.
 //!
-//! Three stages, each with a registered output and ready/valid between them:
-//! [`TxHeader`] puts ULPDU_Length in front and the PAD behind, [`TxMarkers`] inserts
-//! markers and leaves a slot for the CRC, and the last stage (here) runs the CRC32c over
-//! each beat as it enters the output register and writes the finished CRC into the slot
-//! of the FPDU's final beat. With `crc_en` low the CRC field is zero (CRCs were not
-//! negotiated, §7.1.1).
+//! Three stages with ready/valid between them: [`TxHeader`] puts ULPDU_Length in front
+//! and the PAD behind, [`TxMarkers`] inserts markers and leaves a slot for the CRC, and the
+//! last stage (here) feeds each beat to the pipelined CRC32c unit while the beat itself
+//! travels through a [`Pipe`] of the same length; an FPDU's final beat comes out of the
+//! pipe together with its CRC, which is written into the slot. With `crc_en` low the CRC
+//! field is zero (CRCs were not negotiated, §7.1.1).
 //!
 //! Output: one AXI-Stream packet per FPDU, starting in lane 0, whole 4-octet words, the
 //! last beat possibly partial. The stream position counts from reset, which is the first
 //! octet of Full Operation: with markers on, the first octets sent are a zero marker.
 use rust_hdl::prelude::*;
 
+use super::crc32c::CRC_LATENCY;
 use super::tx_header::TxHeader;
 use super::tx_markers::TxMarkers;
 use super::Crc32c;
+use crate::common::Pipe;
 
 /// `D` = data bits, `K` = byte lanes (`D = 8 K`), `B` = marker buffer bits (`3 D`).
 #[derive(LogicBlock)]
@@ -40,13 +42,15 @@ pub struct MpaTx<const D: usize, const K: usize, const B: usize> {
     pub length_error: Signal<Out, Bit>,
     header: TxHeader<D, K>,
     markers: TxMarkers<D, K, B>,
-    crc_unit: Crc32c<D, K>,
-    out_data: DFF<Bits<D>>,
-    out_words: DFF<Bits<8>>,
-    out_last: DFF<Bit>,
-    out_crc_slot: DFF<Bits<8>>,
-    out_valid: DFF<Bit>,
-    load: Signal<Local, Bit>,
+    crc_unit: Crc32c<D, K, false>,
+    pipe_data: Pipe<D, CRC_LATENCY>,
+    pipe_words: Pipe<8, CRC_LATENCY>,
+    pipe_last: Pipe<1, CRC_LATENCY>,
+    pipe_crc_slot: Pipe<8, CRC_LATENCY>,
+    pipe_valid: Pipe<1, CRC_LATENCY>,
+    ce: Signal<Local, Bit>,
+    head_valid: Signal<Local, Bit>,
+    head_last: Signal<Local, Bit>,
     crc_words: Signal<Local, Bits<8>>,
     crc_shift: Signal<Local, Bits<16>>,
     slot_shift: Signal<Local, Bits<16>>,
@@ -78,12 +82,14 @@ impl<const D: usize, const K: usize, const B: usize> Default for MpaTx<D, K, B> 
             header: Default::default(),
             markers: Default::default(),
             crc_unit: Default::default(),
-            out_data: Default::default(),
-            out_words: Default::default(),
-            out_last: Default::default(),
-            out_crc_slot: Default::default(),
-            out_valid: Default::default(),
-            load: Default::default(),
+            pipe_data: Default::default(),
+            pipe_words: Default::default(),
+            pipe_last: Default::default(),
+            pipe_crc_slot: Default::default(),
+            pipe_valid: Default::default(),
+            ce: Default::default(),
+            head_valid: Default::default(),
+            head_last: Default::default(),
             crc_words: Default::default(),
             crc_shift: Default::default(),
             slot_shift: Default::default(),
@@ -98,13 +104,22 @@ impl<const D: usize, const K: usize, const B: usize> Default for MpaTx<D, K, B> 
 impl<const D: usize, const K: usize, const B: usize> Logic for MpaTx<D, K, B> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out_data, out_words, out_last, out_crc_slot, out_valid);
         self.header.clock.next = self.clock.val();
         self.header.reset.next = self.reset.val();
         self.markers.clock.next = self.clock.val();
         self.markers.reset.next = self.reset.val();
         self.crc_unit.clock.next = self.clock.val();
         self.crc_unit.reset.next = self.reset.val();
+        self.pipe_data.clock.next = self.clock.val();
+        self.pipe_data.reset.next = self.reset.val();
+        self.pipe_words.clock.next = self.clock.val();
+        self.pipe_words.reset.next = self.reset.val();
+        self.pipe_last.clock.next = self.clock.val();
+        self.pipe_last.reset.next = self.reset.val();
+        self.pipe_crc_slot.clock.next = self.clock.val();
+        self.pipe_crc_slot.reset.next = self.reset.val();
+        self.pipe_valid.clock.next = self.clock.val();
+        self.pipe_valid.reset.next = self.reset.val();
 
         // ULPDU in -> content.
         self.header.s_axis_tdata.next = self.s_axis_tdata.val();
@@ -122,45 +137,50 @@ impl<const D: usize, const K: usize, const B: usize> Logic for MpaTx<D, K, B> {
         self.markers.s_valid.next = self.header.m_valid.val();
         self.header.m_ready.next = self.markers.s_ready.val();
 
-        // Output register; the CRC sees each beat as it moves in, up to the CRC slot.
-        self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
-        self.markers.m_ready.next = self.load.val();
+        // FPDU beats -> the CRC unit and, beside it, the pipe to the output. Both advance
+        // whenever the output can take a beat.
+        self.head_valid.next = self.pipe_valid.q.val().any();
+        self.head_last.next = self.pipe_last.q.val().any();
+        self.ce.next = !self.head_valid.val() | self.m_axis_tready.val();
+        self.markers.m_ready.next = self.ce.val();
         self.crc_words.next = self.markers.m_words.val();
         if self.markers.m_last.val() {
             self.crc_words.next = self.markers.m_crc_slot.val();
         }
         self.crc_shift.next = bit_cast::<16, 8>(self.crc_words.val()) << 2;
-        self.crc_unit.s_valid.next = self.markers.m_valid.val() & self.load.val();
+        self.crc_unit.ce.next = self.ce.val();
+        self.crc_unit.s_valid.next = self.markers.m_valid.val();
         self.crc_unit.s_first.next = self.markers.m_first.val();
+        self.crc_unit.s_last.next = self.markers.m_last.val();
         self.crc_unit.s_data.next = self.markers.m_data.val();
         self.crc_unit.s_keep.next = !(self.lane_ones.val() << self.crc_shift.val());
-        if self.load.val() {
-            self.out_valid.d.next = self.markers.m_valid.val();
-            self.out_data.d.next = self.markers.m_data.val();
-            self.out_words.d.next = self.markers.m_words.val();
-            self.out_last.d.next = self.markers.m_last.val();
-            self.out_crc_slot.d.next = self.markers.m_crc_slot.val();
-        }
-        if self.reset.val() {
-            self.out_valid.d.next = false;
-        }
+        self.pipe_data.ce.next = self.ce.val();
+        self.pipe_words.ce.next = self.ce.val();
+        self.pipe_last.ce.next = self.ce.val();
+        self.pipe_crc_slot.ce.next = self.ce.val();
+        self.pipe_valid.ce.next = self.ce.val();
+        self.pipe_data.d.next = self.markers.m_data.val();
+        self.pipe_words.d.next = self.markers.m_words.val();
+        self.pipe_last.d.next = self.markers.m_last.val().into();
+        self.pipe_crc_slot.d.next = self.markers.m_crc_slot.val();
+        self.pipe_valid.d.next = self.markers.m_valid.val().into();
 
         // The CRC field: the CRC32c value least significant octet first (§4.4, RFC 3720),
         // which is the value itself in little-endian lane order.
         self.crc_field.next = 0.into();
         if self.crc_en.val() {
-            self.crc_field.next = self.crc_unit.crc.val();
+            self.crc_field.next = self.crc_unit.m_crc.val();
         }
-        self.slot_shift.next = bit_cast::<16, 8>(self.out_crc_slot.q.val()) << 5;
-        self.m_axis_tdata.next = self.out_data.q.val();
-        if self.out_last.q.val() {
-            self.m_axis_tdata.next = (self.out_data.q.val()
+        self.slot_shift.next = bit_cast::<16, 8>(self.pipe_crc_slot.q.val()) << 5;
+        self.m_axis_tdata.next = self.pipe_data.q.val();
+        if self.head_last.val() {
+            self.m_axis_tdata.next = (self.pipe_data.q.val()
                 & !(self.word_mask.val() << self.slot_shift.val()))
                 | (bit_cast::<D, 32>(self.crc_field.val()) << self.slot_shift.val());
         }
-        self.keep_shift.next = bit_cast::<16, 8>(self.out_words.q.val()) << 2;
+        self.keep_shift.next = bit_cast::<16, 8>(self.pipe_words.q.val()) << 2;
         self.m_axis_tkeep.next = !(self.lane_ones.val() << self.keep_shift.val());
-        self.m_axis_tvalid.next = self.out_valid.q.val();
-        self.m_axis_tlast.next = self.out_last.q.val();
+        self.m_axis_tvalid.next = self.head_valid.val();
+        self.m_axis_tlast.next = self.head_last.val();
     }
 }

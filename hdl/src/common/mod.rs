@@ -1,0 +1,4 @@
+//! Building blocks shared by the protocol blocks.
+pub mod pipe;
+
+pub use pipe::Pipe;
