@@ -84,22 +84,22 @@ pub fn all() -> Vec<Design> {
         Design {
             name: "rnic_mpa_rx_w8",
             summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 8 lanes",
-            generate: || generate("rnic_mpa_rx_w8", MpaRx::<64, 8, 192, 96, 12>::default()),
+            generate: || generate("rnic_mpa_rx_w8", MpaRx::<64, 8, 256, 96, 12>::default()),
         },
         Design {
             name: "rnic_mpa_rx_w16",
             summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 16 lanes",
-            generate: || generate("rnic_mpa_rx_w16", MpaRx::<128, 16, 384, 160, 20>::default()),
+            generate: || generate("rnic_mpa_rx_w16", MpaRx::<128, 16, 512, 160, 20>::default()),
         },
         Design {
             name: "rnic_mpa_rx_w32",
             summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 32 lanes",
-            generate: || generate("rnic_mpa_rx_w32", MpaRx::<256, 32, 768, 288, 36>::default()),
+            generate: || generate("rnic_mpa_rx_w32", MpaRx::<256, 32, 1024, 288, 36>::default()),
         },
         Design {
             name: "rnic_mpa_rx_w64",
             summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 64 lanes",
-            generate: || generate("rnic_mpa_rx_w64", MpaRx::<512, 64, 1536, 544, 68>::default()),
+            generate: || generate("rnic_mpa_rx_w64", MpaRx::<512, 64, 2048, 544, 68>::default()),
         },
     ]
 }

@@ -143,9 +143,13 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
     
     // Constant declarations
     localparam  ones = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  lane_ones = 32'hffffffff;
     localparam  window_ones = 36'hfffffffff;
+    localparam  byte_ones = 1024'hff;
+    localparam  ring_bits = 16'h400;
+    localparam  ring_lanes_mask = 16'h7f;
     localparam  words_per_beat = 16'h8;
-    localparam  accept_limit = 8'h40;
+    localparam  hold_limit = 16'h60;
     
     // Stub signals
     reg  crc_unit$clock;
@@ -158,18 +162,54 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
     reg  [35:0] crc_unit$s_keep;
     wire  crc_unit$m_valid;
     wire  [31:0] crc_unit$m_crc;
-    reg  [767:0] buffer$d;
-    wire  [767:0] buffer$q;
-    reg  buffer$clock;
-    reg  [7:0] fill$d;
-    wire  [7:0] fill$q;
-    reg  fill$clock;
-    reg  [15:0] position$d;
-    wire  [15:0] position$q;
-    reg  position$clock;
+    reg  in_valid$d;
+    wire  in_valid$q;
+    reg  in_valid$clock;
+    reg  [255:0] in_data$d;
+    wire  [255:0] in_data$q;
+    reg  in_data$clock;
+    reg  [7:0] in_bytes$d;
+    wire  [7:0] in_bytes$q;
+    reg  in_bytes$clock;
+    reg  put_valid$d;
+    wire  put_valid$q;
+    reg  put_valid$clock;
+    reg  [1023:0] put_data$d;
+    wire  [1023:0] put_data$q;
+    reg  put_data$clock;
+    reg  [1023:0] put_mask$d;
+    wire  [1023:0] put_mask$q;
+    reg  put_mask$clock;
+    reg  [7:0] put_bytes$d;
+    wire  [7:0] put_bytes$q;
+    reg  put_bytes$clock;
+    reg  [1023:0] ring$d;
+    wire  [1023:0] ring$q;
+    reg  ring$clock;
+    reg  [15:0] cursor$d;
+    wire  [15:0] cursor$q;
+    reg  cursor$clock;
+    reg  [15:0] written$d;
+    wire  [15:0] written$q;
+    reg  written$clock;
+    reg  [15:0] rp$d;
+    wire  [15:0] rp$q;
+    reg  rp$clock;
+    reg  [15:0] avail$d;
+    wire  [15:0] avail$q;
+    reg  avail$clock;
+    reg  [15:0] held$d;
+    wire  [15:0] held$q;
+    reg  held$clock;
+    reg  [15:0] to_marker$d;
+    wire  [15:0] to_marker$q;
+    reg  to_marker$clock;
     reg  in_fpdu$d;
     wire  in_fpdu$q;
     reg  in_fpdu$clock;
+    reg  first_beat$d;
+    wire  first_beat$q;
+    reg  first_beat$clock;
     reg  [15:0] remaining$d;
     wire  [15:0] remaining$q;
     reg  remaining$clock;
@@ -215,42 +255,42 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
     reg  ce;
     reg  head_valid;
     reg  head_last;
-    reg  marker_bad_now;
-    reg  start;
-    reg  [15:0] to_marker;
+    reg  take_input;
+    reg  [7:0] keep_bytes;
+    reg  [1023:0] window;
     reg  [15:0] marker_slot;
-    reg  [15:0] marker_shift;
     reg  marker_window;
     reg  leading;
-    reg  [15:0] length_shift;
-    reg  [31:0] length_word;
     reg  [15:0] length;
-    reg  [15:0] content;
+    reg  parse;
     reg  marker_in;
     reg  [15:0] take;
     reg  all_content;
     reg  marker_taken;
     reg  [15:0] crc_slot;
     reg  crc_taken;
-    reg  [15:0] used;
     reg  [15:0] covered;
-    reg  [15:0] need;
-    reg  crc_ok_now;
-    reg  marker_ok_now;
+    reg  [15:0] used;
     reg  fire;
+    reg  [15:0] consumed;
+    reg  [255:0] beat;
     reg  [255:0] front;
     reg  [255:0] after;
-    reg  [255:0] beat;
+    reg  [255:0] below_marker;
+    reg  [15:0] marker_shift;
     reg  [31:0] crc_word;
     reg  [31:0] marker_word;
     reg  [15:0] fpduptr;
-    reg  [15:0] this_length_position;
     reg  [15:0] expected_fpduptr;
-    reg  [7:0] consumed;
-    reg  [767:0] kept;
-    reg  [7:0] in_bytes;
-    reg  [255:0] in_clean;
-    reg  accept;
+    reg  marker_bad_now;
+    reg  crc_ok_now;
+    reg  marker_ok_now;
+    reg  [15:0] arrived;
+    reg  [15:0] put_shift;
+    reg  [255:0] in_mask;
+    reg  [15:0] window_shift;
+    reg  [15:0] written_next;
+    reg  [15:0] rp_next;
     
     // Sub module instances
     rnic_mpa_rx_w32$align$crc_unit crc_unit(
@@ -265,25 +305,85 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
         .m_valid(crc_unit$m_valid),
         .m_crc(crc_unit$m_crc)
     );
-    rnic_mpa_rx_w32$align$buffer buffer(
-        .d(buffer$d),
-        .q(buffer$q),
-        .clock(buffer$clock)
+    rnic_mpa_rx_w32$align$in_valid in_valid(
+        .d(in_valid$d),
+        .q(in_valid$q),
+        .clock(in_valid$clock)
     );
-    rnic_mpa_rx_w32$align$fill fill(
-        .d(fill$d),
-        .q(fill$q),
-        .clock(fill$clock)
+    rnic_mpa_rx_w32$align$in_data in_data(
+        .d(in_data$d),
+        .q(in_data$q),
+        .clock(in_data$clock)
     );
-    rnic_mpa_rx_w32$align$position position(
-        .d(position$d),
-        .q(position$q),
-        .clock(position$clock)
+    rnic_mpa_rx_w32$align$in_bytes in_bytes(
+        .d(in_bytes$d),
+        .q(in_bytes$q),
+        .clock(in_bytes$clock)
+    );
+    rnic_mpa_rx_w32$align$put_valid put_valid(
+        .d(put_valid$d),
+        .q(put_valid$q),
+        .clock(put_valid$clock)
+    );
+    rnic_mpa_rx_w32$align$put_data put_data(
+        .d(put_data$d),
+        .q(put_data$q),
+        .clock(put_data$clock)
+    );
+    rnic_mpa_rx_w32$align$put_mask put_mask(
+        .d(put_mask$d),
+        .q(put_mask$q),
+        .clock(put_mask$clock)
+    );
+    rnic_mpa_rx_w32$align$put_bytes put_bytes(
+        .d(put_bytes$d),
+        .q(put_bytes$q),
+        .clock(put_bytes$clock)
+    );
+    rnic_mpa_rx_w32$align$ring ring(
+        .d(ring$d),
+        .q(ring$q),
+        .clock(ring$clock)
+    );
+    rnic_mpa_rx_w32$align$cursor cursor(
+        .d(cursor$d),
+        .q(cursor$q),
+        .clock(cursor$clock)
+    );
+    rnic_mpa_rx_w32$align$written written(
+        .d(written$d),
+        .q(written$q),
+        .clock(written$clock)
+    );
+    rnic_mpa_rx_w32$align$rp rp(
+        .d(rp$d),
+        .q(rp$q),
+        .clock(rp$clock)
+    );
+    rnic_mpa_rx_w32$align$avail avail(
+        .d(avail$d),
+        .q(avail$q),
+        .clock(avail$clock)
+    );
+    rnic_mpa_rx_w32$align$held held(
+        .d(held$d),
+        .q(held$q),
+        .clock(held$clock)
+    );
+    rnic_mpa_rx_w32$align$to_marker to_marker(
+        .d(to_marker$d),
+        .q(to_marker$q),
+        .clock(to_marker$clock)
     );
     rnic_mpa_rx_w32$align$in_fpdu in_fpdu(
         .d(in_fpdu$d),
         .q(in_fpdu$q),
         .clock(in_fpdu$clock)
+    );
+    rnic_mpa_rx_w32$align$first_beat first_beat(
+        .d(first_beat$d),
+        .q(first_beat$q),
+        .clock(first_beat$clock)
     );
     rnic_mpa_rx_w32$align$remaining remaining(
         .d(remaining$d),
@@ -348,19 +448,43 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
     
     // Update code
     always @(*) begin
-        buffer$clock = clock;
-        fill$clock = clock;
-        position$clock = clock;
+        in_valid$clock = clock;
+        in_data$clock = clock;
+        in_bytes$clock = clock;
+        put_valid$clock = clock;
+        put_data$clock = clock;
+        put_mask$clock = clock;
+        put_bytes$clock = clock;
+        ring$clock = clock;
+        cursor$clock = clock;
+        written$clock = clock;
+        rp$clock = clock;
+        avail$clock = clock;
+        held$clock = clock;
+        to_marker$clock = clock;
         in_fpdu$clock = clock;
+        first_beat$clock = clock;
         remaining$clock = clock;
         length_position$clock = clock;
         marker_bad$clock = clock;
         failed_held$clock = clock;
         code_held$clock = clock;
-        buffer$d = buffer$q;
-        fill$d = fill$q;
-        position$d = position$q;
+        in_valid$d = in_valid$q;
+        in_data$d = in_data$q;
+        in_bytes$d = in_bytes$q;
+        put_valid$d = put_valid$q;
+        put_data$d = put_data$q;
+        put_mask$d = put_mask$q;
+        put_bytes$d = put_bytes$q;
+        ring$d = ring$q;
+        cursor$d = cursor$q;
+        written$d = written$q;
+        rp$d = rp$q;
+        avail$d = avail$q;
+        held$d = held$q;
+        to_marker$d = to_marker$q;
         in_fpdu$d = in_fpdu$q;
+        first_beat$d = first_beat$q;
         remaining$d = remaining$q;
         length_position$d = length_position$q;
         marker_bad$d = marker_bad$q;
@@ -378,35 +502,145 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
         pipe_crc_field$reset = reset;
         pipe_valid$clock = clock;
         pipe_valid$reset = reset;
+        s_axis_tready = (held$q <= hold_limit) | failed_held$q;
+        take_input = s_axis_tvalid & (held$q <= hold_limit) & ~failed_held$q;
+        keep_bytes = 32'h0;
+        if (s_axis_tkeep[0]) begin
+            keep_bytes = (0 + 32'h1);
+        end
+        if (s_axis_tkeep[1]) begin
+            keep_bytes = (1 + 32'h1);
+        end
+        if (s_axis_tkeep[2]) begin
+            keep_bytes = (2 + 32'h1);
+        end
+        if (s_axis_tkeep[3]) begin
+            keep_bytes = (3 + 32'h1);
+        end
+        if (s_axis_tkeep[4]) begin
+            keep_bytes = (4 + 32'h1);
+        end
+        if (s_axis_tkeep[5]) begin
+            keep_bytes = (5 + 32'h1);
+        end
+        if (s_axis_tkeep[6]) begin
+            keep_bytes = (6 + 32'h1);
+        end
+        if (s_axis_tkeep[7]) begin
+            keep_bytes = (7 + 32'h1);
+        end
+        if (s_axis_tkeep[8]) begin
+            keep_bytes = (8 + 32'h1);
+        end
+        if (s_axis_tkeep[9]) begin
+            keep_bytes = (9 + 32'h1);
+        end
+        if (s_axis_tkeep[10]) begin
+            keep_bytes = (10 + 32'h1);
+        end
+        if (s_axis_tkeep[11]) begin
+            keep_bytes = (11 + 32'h1);
+        end
+        if (s_axis_tkeep[12]) begin
+            keep_bytes = (12 + 32'h1);
+        end
+        if (s_axis_tkeep[13]) begin
+            keep_bytes = (13 + 32'h1);
+        end
+        if (s_axis_tkeep[14]) begin
+            keep_bytes = (14 + 32'h1);
+        end
+        if (s_axis_tkeep[15]) begin
+            keep_bytes = (15 + 32'h1);
+        end
+        if (s_axis_tkeep[16]) begin
+            keep_bytes = (16 + 32'h1);
+        end
+        if (s_axis_tkeep[17]) begin
+            keep_bytes = (17 + 32'h1);
+        end
+        if (s_axis_tkeep[18]) begin
+            keep_bytes = (18 + 32'h1);
+        end
+        if (s_axis_tkeep[19]) begin
+            keep_bytes = (19 + 32'h1);
+        end
+        if (s_axis_tkeep[20]) begin
+            keep_bytes = (20 + 32'h1);
+        end
+        if (s_axis_tkeep[21]) begin
+            keep_bytes = (21 + 32'h1);
+        end
+        if (s_axis_tkeep[22]) begin
+            keep_bytes = (22 + 32'h1);
+        end
+        if (s_axis_tkeep[23]) begin
+            keep_bytes = (23 + 32'h1);
+        end
+        if (s_axis_tkeep[24]) begin
+            keep_bytes = (24 + 32'h1);
+        end
+        if (s_axis_tkeep[25]) begin
+            keep_bytes = (25 + 32'h1);
+        end
+        if (s_axis_tkeep[26]) begin
+            keep_bytes = (26 + 32'h1);
+        end
+        if (s_axis_tkeep[27]) begin
+            keep_bytes = (27 + 32'h1);
+        end
+        if (s_axis_tkeep[28]) begin
+            keep_bytes = (28 + 32'h1);
+        end
+        if (s_axis_tkeep[29]) begin
+            keep_bytes = (29 + 32'h1);
+        end
+        if (s_axis_tkeep[30]) begin
+            keep_bytes = (30 + 32'h1);
+        end
+        if (s_axis_tkeep[31]) begin
+            keep_bytes = (31 + 32'h1);
+        end
+        in_valid$d = take_input;
+        in_data$d = s_axis_tdata;
+        in_bytes$d = keep_bytes;
+        if (~take_input) begin
+            in_bytes$d = 32'h0;
+        end
+        put_shift = (cursor$q & ring_lanes_mask) << 32'h3;
+        put_valid$d = in_valid$q;
+        put_bytes$d = in_bytes$q;
+        put_data$d = (((in_data$q) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_data$q) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
+        in_mask = ~(ones << (((in_bytes$q) & 16'hffff) << 32'h3));
+        put_mask$d = (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
+        cursor$d = cursor$q + ((in_bytes$q) & 16'hffff);
+        if (put_valid$q) begin
+            ring$d = (ring$q & ~put_mask$q) | (put_data$q & put_mask$q);
+        end
+        window_shift = (rp$q & ring_lanes_mask) << 32'h3;
+        window = (ring$q >> window_shift) | (ring$q << (ring_bits - window_shift));
         head_valid = |pipe_valid$q;
         head_last = |pipe_last$q;
         ce = ~head_valid | m_ready;
-        start = ~in_fpdu$q;
-        to_marker = (~position$q + 32'h1) & 32'h1ff;
-        marker_slot = to_marker >> 32'h2;
+        marker_slot = to_marker$q >> 32'h2;
         marker_shift = marker_slot << 32'h5;
         marker_window = markers_en & (marker_slot <= words_per_beat);
-        leading = start & marker_window & (marker_slot == 32'h0);
-        length_shift = 32'h0;
-        if (leading) begin
-            length_shift = 32'h20;
+        leading = first_beat$q & marker_window & (marker_slot == 32'h0);
+        parse = ~in_fpdu$q & ~failed_held$q;
+        length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
+        if (markers_en & (to_marker$q == 32'h0)) begin
+            length = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         end
-        length_word = ((buffer$q >> length_shift) & 32'hffffffff);
-        length = ((((length_word & 32'hff) << 32'h8) | ((length_word >> 32'h8) & 32'hff)) & 16'hffff);
-        content = remaining$q;
-        if (start) begin
-            content = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
-        end
-        marker_in = marker_window & (marker_slot <= content);
-        take = content;
-        if (content > words_per_beat) begin
+        marker_in = marker_window & (marker_slot <= remaining$q);
+        take = remaining$q;
+        if (remaining$q > words_per_beat) begin
             take = words_per_beat;
         end
-        all_content = take == content;
+        all_content = remaining$q <= words_per_beat;
         marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = content;
+        crc_slot = remaining$q;
         if (marker_taken) begin
-            crc_slot = content + 32'h1;
+            crc_slot = remaining$q + 32'h1;
         end
         crc_taken = all_content & (crc_slot <= words_per_beat);
         covered = take;
@@ -417,149 +651,31 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
         if (crc_taken) begin
             used = covered + 32'h1;
         end
-        need = used << 32'h2;
-        fire = ce & (((fill$q) & 16'hffff) >= need) & ~failed_held$q;
-        front = ((buffer$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        after = ((buffer$q >> 32'h20) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        fire = ce & in_fpdu$q & (avail$q >= used) & ~failed_held$q;
+        front = ((window) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        after = ((window >> 32'h20) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        below_marker = ~(ones << marker_shift);
         beat = front;
         if (marker_taken & (marker_slot < take)) begin
-            beat = (front & ~(ones << marker_shift)) | (after & (ones << marker_shift));
+            beat = (front & below_marker) | (after & ~below_marker);
         end
-        crc_word = ((buffer$q >> (crc_slot << 32'h5)) & 32'hffffffff);
-        marker_word = ((buffer$q >> marker_shift) & 32'hffffffff);
+        crc_word = ((window >> (crc_slot << 32'h5)) & 32'hffffffff);
+        marker_word = ((window >> marker_shift) & 32'hffffffff);
         fpduptr = (((((marker_word >> 32'h10) & 32'hff) << 32'h8) | ((marker_word >> 32'h18) & 32'hfc)) & 16'hffff);
-        this_length_position = length_position$q;
-        if (start) begin
-            this_length_position = position$q;
-            if (leading) begin
-                this_length_position = position$q + 32'h4;
-            end
-        end
-        expected_fpduptr = position$q + (marker_slot << 32'h2) - this_length_position;
+        expected_fpduptr = rp$q + (marker_slot << 32'h2) - length_position$q;
         if (leading) begin
             expected_fpduptr = 32'h0;
         end
-        marker_bad_now = marker_bad$q & ~start;
+        marker_bad_now = marker_bad$q & ~first_beat$q;
         if (marker_taken & (fpduptr != expected_fpduptr)) begin
             marker_bad_now = 1'b1;
         end
         crc_unit$ce = ce;
         crc_unit$s_valid = fire;
-        crc_unit$s_first = start;
+        crc_unit$s_first = first_beat$q;
         crc_unit$s_last = crc_taken;
-        crc_unit$s_data = ((buffer$q) & 288'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        crc_unit$s_data = ((window) & 288'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         crc_unit$s_keep = ~(window_ones << (covered << 32'h2));
-        consumed = 32'h0;
-        if (fire) begin
-            consumed = ((need) & 8'hff);
-        end
-        kept = buffer$q >> (((consumed) & 16'hffff) << 32'h3);
-        in_bytes = 32'h0;
-        if (s_axis_tkeep[0]) begin
-            in_bytes = (0 + 32'h1);
-        end
-        if (s_axis_tkeep[1]) begin
-            in_bytes = (1 + 32'h1);
-        end
-        if (s_axis_tkeep[2]) begin
-            in_bytes = (2 + 32'h1);
-        end
-        if (s_axis_tkeep[3]) begin
-            in_bytes = (3 + 32'h1);
-        end
-        if (s_axis_tkeep[4]) begin
-            in_bytes = (4 + 32'h1);
-        end
-        if (s_axis_tkeep[5]) begin
-            in_bytes = (5 + 32'h1);
-        end
-        if (s_axis_tkeep[6]) begin
-            in_bytes = (6 + 32'h1);
-        end
-        if (s_axis_tkeep[7]) begin
-            in_bytes = (7 + 32'h1);
-        end
-        if (s_axis_tkeep[8]) begin
-            in_bytes = (8 + 32'h1);
-        end
-        if (s_axis_tkeep[9]) begin
-            in_bytes = (9 + 32'h1);
-        end
-        if (s_axis_tkeep[10]) begin
-            in_bytes = (10 + 32'h1);
-        end
-        if (s_axis_tkeep[11]) begin
-            in_bytes = (11 + 32'h1);
-        end
-        if (s_axis_tkeep[12]) begin
-            in_bytes = (12 + 32'h1);
-        end
-        if (s_axis_tkeep[13]) begin
-            in_bytes = (13 + 32'h1);
-        end
-        if (s_axis_tkeep[14]) begin
-            in_bytes = (14 + 32'h1);
-        end
-        if (s_axis_tkeep[15]) begin
-            in_bytes = (15 + 32'h1);
-        end
-        if (s_axis_tkeep[16]) begin
-            in_bytes = (16 + 32'h1);
-        end
-        if (s_axis_tkeep[17]) begin
-            in_bytes = (17 + 32'h1);
-        end
-        if (s_axis_tkeep[18]) begin
-            in_bytes = (18 + 32'h1);
-        end
-        if (s_axis_tkeep[19]) begin
-            in_bytes = (19 + 32'h1);
-        end
-        if (s_axis_tkeep[20]) begin
-            in_bytes = (20 + 32'h1);
-        end
-        if (s_axis_tkeep[21]) begin
-            in_bytes = (21 + 32'h1);
-        end
-        if (s_axis_tkeep[22]) begin
-            in_bytes = (22 + 32'h1);
-        end
-        if (s_axis_tkeep[23]) begin
-            in_bytes = (23 + 32'h1);
-        end
-        if (s_axis_tkeep[24]) begin
-            in_bytes = (24 + 32'h1);
-        end
-        if (s_axis_tkeep[25]) begin
-            in_bytes = (25 + 32'h1);
-        end
-        if (s_axis_tkeep[26]) begin
-            in_bytes = (26 + 32'h1);
-        end
-        if (s_axis_tkeep[27]) begin
-            in_bytes = (27 + 32'h1);
-        end
-        if (s_axis_tkeep[28]) begin
-            in_bytes = (28 + 32'h1);
-        end
-        if (s_axis_tkeep[29]) begin
-            in_bytes = (29 + 32'h1);
-        end
-        if (s_axis_tkeep[30]) begin
-            in_bytes = (30 + 32'h1);
-        end
-        if (s_axis_tkeep[31]) begin
-            in_bytes = (31 + 32'h1);
-        end
-        in_clean = s_axis_tdata & ~(ones << (((in_bytes) & 16'hffff) << 32'h3));
-        s_axis_tready = (fill$q <= accept_limit) | failed_held$q;
-        accept = s_axis_tvalid & (fill$q <= accept_limit) & ~failed_held$q;
-        buffer$d = kept;
-        fill$d = fill$q - consumed;
-        if (accept) begin
-            buffer$d = kept | (((in_clean) & 768'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << (((fill$q - consumed) & 16'hffff) << 32'h3));
-            fill$d = fill$q - consumed + in_bytes;
-        end
         pipe_data$ce = ce;
         pipe_last$ce = ce;
         pipe_marker_bad$ce = ce;
@@ -570,11 +686,37 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
         pipe_marker_bad$d = marker_bad_now;
         pipe_crc_field$d = crc_word;
         pipe_valid$d = fire;
+        consumed = 32'h0;
         if (fire) begin
-            position$d = position$q + need;
+            consumed = used;
+        end
+        arrived = 32'h0;
+        if (put_valid$q) begin
+            arrived = ((put_bytes$q) & 16'hffff);
+        end
+        held$d = held$q + ((keep_bytes) & 16'hffff) - (consumed << 32'h2);
+        if (~take_input) begin
+            held$d = held$q - (consumed << 32'h2);
+        end
+        written_next = written$q + arrived;
+        rp_next = rp$q + (consumed << 32'h2);
+        written$d = written_next;
+        rp$d = rp_next;
+        avail$d = (written_next - rp_next) >> 32'h2;
+        to_marker$d = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
+        if (parse & (avail$q >= 32'h2)) begin
+            remaining$d = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+            in_fpdu$d = 1'b1;
+            first_beat$d = 1'b1;
+            length_position$d = rp$q;
+            if (markers_en & (to_marker$q == 32'h0)) begin
+                length_position$d = rp$q + 32'h4;
+            end
+        end
+        if (fire) begin
             in_fpdu$d = ~crc_taken;
-            remaining$d = content - take;
-            length_position$d = this_length_position;
+            first_beat$d = 1'b0;
+            remaining$d = remaining$q - take;
             marker_bad$d = marker_bad_now;
         end
         crc_ok_now = ~crc_en | (crc_unit$m_crc == pipe_crc_field$q);
@@ -587,9 +729,15 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
             end
         end
         if (reset) begin
-            buffer$d = 32'h0;
-            fill$d = 32'h0;
-            position$d = 32'h0;
+            in_valid$d = 1'b0;
+            put_valid$d = 1'b0;
+            in_bytes$d = 32'h0;
+            cursor$d = 32'h0;
+            written$d = 32'h0;
+            rp$d = 32'h0;
+            avail$d = 32'h0;
+            held$d = 32'h0;
+            to_marker$d = 32'h0;
             in_fpdu$d = 1'b0;
             failed_held$d = 1'b0;
             code_held$d = 32'h0;
@@ -606,23 +754,23 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_t
 endmodule // rnic_mpa_rx_w32$align
 
 
-module rnic_mpa_rx_w32$align$buffer(d,q,clock);
+module rnic_mpa_rx_w32$align$avail(d,q,clock);
     
     // Module arguments
-    input wire  [767:0] d;
-    output reg  [767:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 768'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w32$align$buffer
+endmodule // rnic_mpa_rx_w32$align$avail
 
 
 module rnic_mpa_rx_w32$align$code_held(d,q,clock);
@@ -2816,6 +2964,25 @@ module rnic_mpa_rx_w32$align$crc_unit$unwind(clock,ce,value,tail,unwound);
 endmodule // rnic_mpa_rx_w32$align$crc_unit$unwind
 
 
+module rnic_mpa_rx_w32$align$cursor(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$cursor
+
+
 module rnic_mpa_rx_w32$align$failed_held(d,q,clock);
     
     // Module arguments
@@ -2835,7 +3002,45 @@ module rnic_mpa_rx_w32$align$failed_held(d,q,clock);
 endmodule // rnic_mpa_rx_w32$align$failed_held
 
 
-module rnic_mpa_rx_w32$align$fill(d,q,clock);
+module rnic_mpa_rx_w32$align$first_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$first_beat
+
+
+module rnic_mpa_rx_w32$align$held(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$held
+
+
+module rnic_mpa_rx_w32$align$in_bytes(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -2851,7 +3056,26 @@ module rnic_mpa_rx_w32$align$fill(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w32$align$fill
+endmodule // rnic_mpa_rx_w32$align$in_bytes
+
+
+module rnic_mpa_rx_w32$align$in_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$in_data
 
 
 module rnic_mpa_rx_w32$align$in_fpdu(d,q,clock);
@@ -2871,6 +3095,25 @@ module rnic_mpa_rx_w32$align$in_fpdu(d,q,clock);
     end
           
 endmodule // rnic_mpa_rx_w32$align$in_fpdu
+
+
+module rnic_mpa_rx_w32$align$in_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$in_valid
 
 
 module rnic_mpa_rx_w32$align$length_position(d,q,clock);
@@ -3811,23 +4054,80 @@ module rnic_mpa_rx_w32$align$pipe_valid$stages$4(d,q,clock);
 endmodule // rnic_mpa_rx_w32$align$pipe_valid$stages$4
 
 
-module rnic_mpa_rx_w32$align$position(d,q,clock);
+module rnic_mpa_rx_w32$align$put_bytes(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_mpa_rx_w32$align$position
+endmodule // rnic_mpa_rx_w32$align$put_bytes
+
+
+module rnic_mpa_rx_w32$align$put_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$put_data
+
+
+module rnic_mpa_rx_w32$align$put_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$put_mask
+
+
+module rnic_mpa_rx_w32$align$put_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$put_valid
 
 
 module rnic_mpa_rx_w32$align$remaining(d,q,clock);
@@ -3847,6 +4147,82 @@ module rnic_mpa_rx_w32$align$remaining(d,q,clock);
     end
           
 endmodule // rnic_mpa_rx_w32$align$remaining
+
+
+module rnic_mpa_rx_w32$align$ring(d,q,clock);
+    
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$ring
+
+
+module rnic_mpa_rx_w32$align$rp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$rp
+
+
+module rnic_mpa_rx_w32$align$to_marker(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$to_marker
+
+
+module rnic_mpa_rx_w32$align$written(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$written
 
 
 module rnic_mpa_rx_w32$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_ok,s_marker_ok,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);

@@ -11,7 +11,7 @@ use rust_hdl::prelude::*;
 use super::rx_align::RxAlign;
 use super::rx_strip::RxStrip;
 
-/// `D` = data bits, `K` = byte lanes, `B` = `3 D`, `DW` = `D + 32`, `KW` = `K + 4`.
+/// `D` = data bits, `K` = byte lanes, `B` = ring bits (`4 D`), `DW` = `D + 32`, `KW` = `K + 4`.
 #[derive(LogicBlock, Default)]
 pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize>
 {

@@ -1,13 +1,16 @@
 //! RX stage 1: TCP payload octets in, FPDU content out — FPDUs found, markers removed,
 //! CRCs and markers checked (RFC 5044 §4, §5.2, §8).
 //!
-//! Octets collect in a buffer of three beats, oldest in lane 0, so the front of the
-//! buffer is always the next unread octet of the stream, whatever the input beats look
-//! like. An FPDU is read from the front a beat at a time: its ULPDU_Length (behind a
-//! leading marker if one falls there) gives the number of content words, the stream
-//! position gives where markers fall. Each cycle one beat of content leaves, taking its
-//! words from a window of one beat plus one word: the extra word covers a marker inside
-//! the beat, which is dropped, and the CRC word after the last content word.
+//! Octets go into a ring of four beats. Input beats may hold any number of octets, so each
+//! is first rotated to where it belongs in the ring, by a write cursor known a cycle ahead,
+//! and then merged in. Reading is simpler: FPDUs and markers sit on 4-octet boundaries of
+//! the stream, so the read pointer moves in whole words and the window it shows — one beat
+//! plus one word — is a word rotation of the ring.
+//!
+//! An FPDU takes one cycle to parse: its ULPDU_Length (behind a leading marker if one falls
+//! there) gives the number of content words. Then one beat of content leaves per cycle;
+//! the extra word of the window covers a marker inside the beat (cut out) and the CRC word
+//! after the last content word. All these decisions come from small registered counts.
 //!
 //! The pipelined CRC unit runs over the same window (markers included, CRC field
 //! excluded) as the words leave, while the content beats travel through a [`Pipe`] of the
@@ -22,10 +25,10 @@ use super::crc32c::CRC_LATENCY;
 use super::Crc32c;
 use crate::common::Pipe;
 
-/// `D` = data bits (`8 K`), `K` = byte lanes, `B` = buffer bits (`3 D`), `DW`/`KW` = CRC
+/// `D` = data bits (`8 K`), `K` = byte lanes, `R` = ring bits (`4 D`), `DW`/`KW` = CRC
 /// window bits and lanes (`D + 32`, `K + 4`).
 #[derive(LogicBlock)]
-pub struct RxAlign<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize>
+pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: usize>
 {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -48,15 +51,32 @@ pub struct RxAlign<const D: usize, const K: usize, const B: usize, const DW: usi
     pub failed: Signal<Out, Bit>,
     pub error_code: Signal<Out, Bits<8>>,
     crc_unit: Crc32c<DW, KW, true>,
-    buffer: DFF<Bits<B>>,
-    /// Octets in the buffer.
-    fill: DFF<Bits<8>>,
-    /// Stream position (mod 2^16) of the octet at the front of the buffer.
-    position: DFF<Bits<16>>,
+    // Input: the beat as taken, then rotated to its place in the ring.
+    in_valid: DFF<Bit>,
+    in_data: DFF<Bits<D>>,
+    in_bytes: DFF<Bits<8>>,
+    put_valid: DFF<Bit>,
+    put_data: DFF<Bits<R>>,
+    put_mask: DFF<Bits<R>>,
+    put_bytes: DFF<Bits<8>>,
+    ring: DFF<Bits<R>>,
+    /// Stream positions (octets, mod 2^16; the ring holds position p at lane p mod 4K):
+    /// where the beat entering `put_*` goes, how far the ring is written, and the front,
+    /// the next octet to leave (always on a word boundary).
+    cursor: DFF<Bits<16>>,
+    written: DFF<Bits<16>>,
+    rp: DFF<Bits<16>>,
+    /// Whole words between the front and `written`.
+    avail: DFF<Bits<16>>,
+    /// Octets taken in and not yet consumed (ring, `in_*` and `put_*`), for flow control.
+    held: DFF<Bits<16>>,
+    /// Octets from the front to the next marker position (0..511).
+    to_marker: DFF<Bits<16>>,
     in_fpdu: DFF<Bit>,
-    /// Content words of the current FPDU still to leave.
+    /// The next beat is the FPDU's first.
+    first_beat: DFF<Bit>,
+    /// Content words of the current FPDU still to leave (CRC excluded).
     remaining: DFF<Bits<16>>,
-    /// Stream position of the current FPDU's ULPDU_Length field.
     length_position: DFF<Bits<16>>,
     marker_bad: DFF<Bit>,
     failed_held: DFF<Bit>,
@@ -69,55 +89,60 @@ pub struct RxAlign<const D: usize, const K: usize, const B: usize, const DW: usi
     ce: Signal<Local, Bit>,
     head_valid: Signal<Local, Bit>,
     head_last: Signal<Local, Bit>,
-    marker_bad_now: Signal<Local, Bit>,
-    start: Signal<Local, Bit>,
-    to_marker: Signal<Local, Bits<16>>,
+    take_input: Signal<Local, Bit>,
+    keep_bytes: Signal<Local, Bits<8>>,
+    window: Signal<Local, Bits<R>>,
     marker_slot: Signal<Local, Bits<16>>,
-    marker_shift: Signal<Local, Bits<16>>,
     marker_window: Signal<Local, Bit>,
     leading: Signal<Local, Bit>,
-    length_shift: Signal<Local, Bits<16>>,
-    length_word: Signal<Local, Bits<32>>,
     length: Signal<Local, Bits<16>>,
-    content: Signal<Local, Bits<16>>,
+    parse: Signal<Local, Bit>,
     marker_in: Signal<Local, Bit>,
     take: Signal<Local, Bits<16>>,
     all_content: Signal<Local, Bit>,
     marker_taken: Signal<Local, Bit>,
     crc_slot: Signal<Local, Bits<16>>,
     crc_taken: Signal<Local, Bit>,
-    used: Signal<Local, Bits<16>>,
     covered: Signal<Local, Bits<16>>,
-    need: Signal<Local, Bits<16>>,
-    crc_ok_now: Signal<Local, Bit>,
-    marker_ok_now: Signal<Local, Bit>,
+    used: Signal<Local, Bits<16>>,
     fire: Signal<Local, Bit>,
+    consumed: Signal<Local, Bits<16>>,
+    beat: Signal<Local, Bits<D>>,
     front: Signal<Local, Bits<D>>,
     after: Signal<Local, Bits<D>>,
-    beat: Signal<Local, Bits<D>>,
+    below_marker: Signal<Local, Bits<D>>,
+    marker_shift: Signal<Local, Bits<16>>,
     crc_word: Signal<Local, Bits<32>>,
     marker_word: Signal<Local, Bits<32>>,
     fpduptr: Signal<Local, Bits<16>>,
-    this_length_position: Signal<Local, Bits<16>>,
     expected_fpduptr: Signal<Local, Bits<16>>,
-    consumed: Signal<Local, Bits<8>>,
-    kept: Signal<Local, Bits<B>>,
-    in_bytes: Signal<Local, Bits<8>>,
-    in_clean: Signal<Local, Bits<D>>,
-    accept: Signal<Local, Bit>,
+    marker_bad_now: Signal<Local, Bit>,
+    crc_ok_now: Signal<Local, Bit>,
+    marker_ok_now: Signal<Local, Bit>,
+    arrived: Signal<Local, Bits<16>>,
+    put_shift: Signal<Local, Bits<16>>,
+    in_mask: Signal<Local, Bits<D>>,
+    window_shift: Signal<Local, Bits<16>>,
+    written_next: Signal<Local, Bits<16>>,
+    rp_next: Signal<Local, Bits<16>>,
     ones: Constant<Bits<D>>,
+    lane_ones: Constant<Bits<K>>,
     window_ones: Constant<Bits<KW>>,
+    byte_ones: Constant<Bits<R>>,
+    ring_bits: Constant<Bits<16>>,
+    ring_lanes_mask: Constant<Bits<16>>,
     words_per_beat: Constant<Bits<16>>,
-    accept_limit: Constant<Bits<8>>,
+    hold_limit: Constant<Bits<16>>,
 }
 
-impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize> Default
-    for RxAlign<D, K, B, DW, KW>
+impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: usize> Default
+    for RxAlign<D, K, R, DW, KW>
 {
     fn default() -> Self {
         const {
-            assert!(D == 8 * K && K % 4 == 0 && K >= 8 && B == 3 * D && DW == D + 32 && KW == K + 4)
+            assert!(D == 8 * K && K % 4 == 0 && K >= 8 && K <= 64 && R == 4 * D && DW == D + 32 && KW == K + 4)
         };
+        let k = K as u64;
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -136,10 +161,22 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             failed: Default::default(),
             error_code: Default::default(),
             crc_unit: Default::default(),
-            buffer: Default::default(),
-            fill: Default::default(),
-            position: Default::default(),
+            in_valid: Default::default(),
+            in_data: Default::default(),
+            in_bytes: Default::default(),
+            put_valid: Default::default(),
+            put_data: Default::default(),
+            put_mask: Default::default(),
+            put_bytes: Default::default(),
+            ring: Default::default(),
+            cursor: Default::default(),
+            written: Default::default(),
+            rp: Default::default(),
+            avail: Default::default(),
+            held: Default::default(),
+            to_marker: Default::default(),
             in_fpdu: Default::default(),
+            first_beat: Default::default(),
             remaining: Default::default(),
             length_position: Default::default(),
             marker_bad: Default::default(),
@@ -153,57 +190,65 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             ce: Default::default(),
             head_valid: Default::default(),
             head_last: Default::default(),
-            marker_bad_now: Default::default(),
-            start: Default::default(),
-            to_marker: Default::default(),
+            take_input: Default::default(),
+            keep_bytes: Default::default(),
+            window: Default::default(),
             marker_slot: Default::default(),
-            marker_shift: Default::default(),
             marker_window: Default::default(),
             leading: Default::default(),
-            length_shift: Default::default(),
-            length_word: Default::default(),
             length: Default::default(),
-            content: Default::default(),
+            parse: Default::default(),
             marker_in: Default::default(),
             take: Default::default(),
             all_content: Default::default(),
             marker_taken: Default::default(),
             crc_slot: Default::default(),
             crc_taken: Default::default(),
-            used: Default::default(),
             covered: Default::default(),
-            need: Default::default(),
-            crc_ok_now: Default::default(),
-            marker_ok_now: Default::default(),
+            used: Default::default(),
             fire: Default::default(),
+            consumed: Default::default(),
+            beat: Default::default(),
             front: Default::default(),
             after: Default::default(),
-            beat: Default::default(),
+            below_marker: Default::default(),
+            marker_shift: Default::default(),
             crc_word: Default::default(),
             marker_word: Default::default(),
             fpduptr: Default::default(),
-            this_length_position: Default::default(),
             expected_fpduptr: Default::default(),
-            consumed: Default::default(),
-            kept: Default::default(),
-            in_bytes: Default::default(),
-            in_clean: Default::default(),
-            accept: Default::default(),
+            marker_bad_now: Default::default(),
+            crc_ok_now: Default::default(),
+            marker_ok_now: Default::default(),
+            arrived: Default::default(),
+            put_shift: Default::default(),
+            in_mask: Default::default(),
+            window_shift: Default::default(),
+            written_next: Default::default(),
+            rp_next: Default::default(),
             ones: Constant::new(!Bits::<D>::default()),
+            lane_ones: Constant::new(!Bits::<K>::default()),
             window_ones: Constant::new(!Bits::<KW>::default()),
-            words_per_beat: Constant::new((K as u64 / 4).into()),
-            // Take input while two beats or less are buffered, so one more fits.
-            accept_limit: Constant::new((2 * K as u64).into()),
+            byte_ones: Constant::new(0xFF_u64.into()),
+            ring_bits: Constant::new((R as u64).into()),
+            ring_lanes_mask: Constant::new((4 * k - 1).into()),
+            words_per_beat: Constant::new((k / 4).into()),
+            // Take a beat while the ring has room for it on top of everything held.
+            hold_limit: Constant::new((3 * k).into()),
         }
     }
 }
 
-impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize> Logic
-    for RxAlign<D, K, B, DW, KW>
+impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: usize> Logic
+    for RxAlign<D, K, R, DW, KW>
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, buffer, fill, position, in_fpdu, remaining, length_position, marker_bad, failed_held, code_held);
+        dff_setup!(
+            self, clock, in_valid, in_data, in_bytes, put_valid, put_data, put_mask, put_bytes,
+            ring, cursor, written, rp, avail, held, to_marker, in_fpdu, first_beat,
+            remaining, length_position, marker_bad, failed_held, code_held
+        );
         self.crc_unit.clock.next = self.clock.val();
         self.crc_unit.reset.next = self.reset.val();
         self.pipe_data.clock.next = self.clock.val();
@@ -216,50 +261,79 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.pipe_crc_field.reset.next = self.reset.val();
         self.pipe_valid.clock.next = self.clock.val();
         self.pipe_valid.reset.next = self.reset.val();
+
+        // Input: take a beat while there is room; count its octets; rotate the beat before
+        // it to its place in the ring; merge the one before that into the ring.
+        self.s_axis_tready.next = (self.held.q.val() <= self.hold_limit.val()) | self.failed_held.q.val();
+        self.take_input.next =
+            self.s_axis_tvalid.val() & (self.held.q.val() <= self.hold_limit.val()) & !self.failed_held.q.val();
+        self.keep_bytes.next = 0.into();
+        for i in 0..K {
+            if self.s_axis_tkeep.val().get_bit(i) {
+                self.keep_bytes.next = (i + 1).to_bits();
+            }
+        }
+        self.in_valid.d.next = self.take_input.val();
+        self.in_data.d.next = self.s_axis_tdata.val();
+        self.in_bytes.d.next = self.keep_bytes.val();
+        if !self.take_input.val() {
+            self.in_bytes.d.next = 0.into();
+        }
+        self.put_shift.next = (self.cursor.q.val() & self.ring_lanes_mask.val()) << 3;
+        self.put_valid.d.next = self.in_valid.q.val();
+        self.put_bytes.d.next = self.in_bytes.q.val();
+        self.put_data.d.next = (bit_cast::<R, D>(self.in_data.q.val()) << self.put_shift.val())
+            | (bit_cast::<R, D>(self.in_data.q.val()) >> (self.ring_bits.val() - self.put_shift.val()));
+        // (A D-bit signal of its own: inside a wider expression Verilog would invert at
+        // the wider width.)
+        self.in_mask.next = !(self.ones.val() << (bit_cast::<16, 8>(self.in_bytes.q.val()) << 3));
+        self.put_mask.d.next = (bit_cast::<R, D>(self.in_mask.val()) << self.put_shift.val())
+            | (bit_cast::<R, D>(self.in_mask.val()) >> (self.ring_bits.val() - self.put_shift.val()));
+        self.cursor.d.next = self.cursor.q.val() + bit_cast::<16, 8>(self.in_bytes.q.val());
+        if self.put_valid.q.val() {
+            self.ring.d.next = (self.ring.q.val() & !self.put_mask.q.val()) | (self.put_data.q.val() & self.put_mask.q.val());
+        }
+
+        // The window: one beat and one word from the front, a word rotation of the ring.
+        self.window_shift.next = (self.rp.q.val() & self.ring_lanes_mask.val()) << 3;
+        self.window.next = (self.ring.q.val() >> self.window_shift.val())
+            | (self.ring.q.val() << (self.ring_bits.val() - self.window_shift.val()));
+
         // Content leaves through the pipe, which advances whenever its head can go.
         self.head_valid.next = self.pipe_valid.q.val().any();
         self.head_last.next = self.pipe_last.q.val().any();
         self.ce.next = !self.head_valid.val() | self.m_ready.val();
-        self.start.next = !self.in_fpdu.q.val();
 
-        // Where the next marker is: 0..511 octets ahead of the front. A slot of the window
-        // (words 0..N) if close enough.
-        self.to_marker.next = (!self.position.q.val() + 1) & 0x1FF;
-        self.marker_slot.next = self.to_marker.val() >> 2;
+        // Where the next marker is, as a slot of the window.
+        self.marker_slot.next = self.to_marker.q.val() >> 2;
         self.marker_shift.next = self.marker_slot.val() << 5;
         self.marker_window.next =
             self.markers_en.val() & (self.marker_slot.val() <= self.words_per_beat.val());
-        self.leading.next = self.start.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
+        self.leading.next = self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
 
-        // ULPDU_Length of a new FPDU, big-endian, behind a leading marker if there is one.
-        self.length_shift.next = 0.into();
-        if self.leading.val() {
-            self.length_shift.next = 32.into();
-        }
-        self.length_word.next = bit_cast::<32, B>(self.buffer.q.val() >> self.length_shift.val());
-        self.length.next = bit_cast::<16, 32>(
-            ((self.length_word.val() & 0xFF) << 8) | ((self.length_word.val() >> 8) & 0xFF),
-        );
-        self.content.next = self.remaining.q.val();
-        if self.start.val() {
-            // ceil((2 + length) / 4) words, excluding the CRC.
-            self.content.next =
-                bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+        // Parsing a new FPDU: ULPDU_Length, big-endian, behind a leading marker if one is
+        // due. It takes a cycle; nothing leaves.
+        self.parse.next = !self.in_fpdu.q.val() & !self.failed_held.q.val();
+        self.length.next = (bit_cast::<16, R>(self.window.val() & 0xFF) << 8)
+            | bit_cast::<16, R>((self.window.val() >> 8) & 0xFF);
+        if self.markers_en.val() & (self.to_marker.q.val() == 0) {
+            self.length.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
+                | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
         }
 
-        // This beat: up to a beat of content, the marker if it lies among it (or right
-        // before the CRC), and the CRC word if the content ends and it fits the window.
-        self.marker_in.next = self.marker_window.val() & (self.marker_slot.val() <= self.content.val());
-        self.take.next = self.content.val();
-        if self.content.val() > self.words_per_beat.val() {
+        // A beat: up to a beat of content, the marker if it lies among it (or right before
+        // the CRC), and the CRC word if the content ends and it fits the window.
+        self.marker_in.next = self.marker_window.val() & (self.marker_slot.val() <= self.remaining.q.val());
+        self.take.next = self.remaining.q.val();
+        if self.remaining.q.val() > self.words_per_beat.val() {
             self.take.next = self.words_per_beat.val();
         }
-        self.all_content.next = self.take.val() == self.content.val();
+        self.all_content.next = self.remaining.q.val() <= self.words_per_beat.val();
         self.marker_taken.next = self.marker_in.val()
             & ((self.marker_slot.val() < self.take.val()) | self.all_content.val());
-        self.crc_slot.next = self.content.val();
+        self.crc_slot.next = self.remaining.q.val();
         if self.marker_taken.val() {
-            self.crc_slot.next = self.content.val() + 1;
+            self.crc_slot.next = self.remaining.q.val() + 1;
         }
         self.crc_taken.next =
             self.all_content.val() & (self.crc_slot.val() <= self.words_per_beat.val());
@@ -271,43 +345,34 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         if self.crc_taken.val() {
             self.used.next = self.covered.val() + 1;
         }
-        self.need.next = self.used.val() << 2;
-
         self.fire.next = self.ce.val()
-            & (bit_cast::<16, 8>(self.fill.q.val()) >= self.need.val())
+            & self.in_fpdu.q.val()
+            & (self.avail.q.val() >= self.used.val())
             & !self.failed_held.q.val();
 
-        // Content leaves with the marker cut out: words after it move down one slot.
-        self.front.next = bit_cast::<D, B>(self.buffer.q.val());
-        self.after.next = bit_cast::<D, B>(self.buffer.q.val() >> 32);
+        // Content with the marker cut out: words after it move down one slot.
+        self.front.next = bit_cast::<D, R>(self.window.val());
+        self.after.next = bit_cast::<D, R>(self.window.val() >> 32);
+        self.below_marker.next = !(self.ones.val() << self.marker_shift.val());
         self.beat.next = self.front.val();
         if self.marker_taken.val() & (self.marker_slot.val() < self.take.val()) {
-            self.beat.next = (self.front.val() & !(self.ones.val() << self.marker_shift.val()))
-                | (self.after.val() & (self.ones.val() << self.marker_shift.val()));
+            self.beat.next = (self.front.val() & self.below_marker.val())
+                | (self.after.val() & !self.below_marker.val());
         }
-        self.crc_word.next =
-            bit_cast::<32, B>(self.buffer.q.val() >> (self.crc_slot.val() << 5));
+        self.crc_word.next = bit_cast::<32, R>(self.window.val() >> (self.crc_slot.val() << 5));
 
         // A marker must point back at this FPDU's ULPDU_Length (0 when it leads the FPDU);
         // its reserved half and the two low FPDUPTR bits are ignored (§4.2, MPA-10).
-        self.marker_word.next = bit_cast::<32, B>(self.buffer.q.val() >> self.marker_shift.val());
+        self.marker_word.next = bit_cast::<32, R>(self.window.val() >> self.marker_shift.val());
         self.fpduptr.next = bit_cast::<16, 32>(
             (((self.marker_word.val() >> 16) & 0xFF) << 8) | ((self.marker_word.val() >> 24) & 0xFC),
         );
-        self.this_length_position.next = self.length_position.q.val();
-        if self.start.val() {
-            self.this_length_position.next = self.position.q.val();
-            if self.leading.val() {
-                self.this_length_position.next = self.position.q.val() + 4;
-            }
-        }
         self.expected_fpduptr.next =
-            self.position.q.val() + (self.marker_slot.val() << 2) - self.this_length_position.val();
+            self.rp.q.val() + (self.marker_slot.val() << 2) - self.length_position.q.val();
         if self.leading.val() {
             self.expected_fpduptr.next = 0.into();
         }
-
-        self.marker_bad_now.next = self.marker_bad.q.val() & !self.start.val();
+        self.marker_bad_now.next = self.marker_bad.q.val() & !self.first_beat.q.val();
         if self.marker_taken.val() & (self.fpduptr.val() != self.expected_fpduptr.val()) {
             self.marker_bad_now.next = true;
         }
@@ -315,38 +380,10 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         // The CRC covers the octets that leave, markers included, up to the CRC field.
         self.crc_unit.ce.next = self.ce.val();
         self.crc_unit.s_valid.next = self.fire.val();
-        self.crc_unit.s_first.next = self.start.val();
+        self.crc_unit.s_first.next = self.first_beat.q.val();
         self.crc_unit.s_last.next = self.crc_taken.val();
-        self.crc_unit.s_data.next = bit_cast::<DW, B>(self.buffer.q.val());
+        self.crc_unit.s_data.next = bit_cast::<DW, R>(self.window.val());
         self.crc_unit.s_keep.next = !(self.window_ones.val() << (self.covered.val() << 2));
-
-        // Buffer: drop what left, append an accepted input beat behind the rest.
-        self.consumed.next = 0.into();
-        if self.fire.val() {
-            self.consumed.next = bit_cast::<8, 16>(self.need.val());
-        }
-        self.kept.next = self.buffer.q.val() >> (bit_cast::<16, 8>(self.consumed.val()) << 3);
-        self.in_bytes.next = 0.into();
-        for i in 0..K {
-            if self.s_axis_tkeep.val().get_bit(i) {
-                self.in_bytes.next = (i + 1).to_bits();
-            }
-        }
-        self.in_clean.next = self.s_axis_tdata.val()
-            & !(self.ones.val() << (bit_cast::<16, 8>(self.in_bytes.val()) << 3));
-        self.s_axis_tready.next =
-            (self.fill.q.val() <= self.accept_limit.val()) | self.failed_held.q.val();
-        self.accept.next = self.s_axis_tvalid.val()
-            & (self.fill.q.val() <= self.accept_limit.val())
-            & !self.failed_held.q.val();
-        self.buffer.d.next = self.kept.val();
-        self.fill.d.next = self.fill.q.val() - self.consumed.val();
-        if self.accept.val() {
-            self.buffer.d.next = self.kept.val()
-                | (bit_cast::<B, D>(self.in_clean.val())
-                    << (bit_cast::<16, 8>(self.fill.q.val() - self.consumed.val()) << 3));
-            self.fill.d.next = self.fill.q.val() - self.consumed.val() + self.in_bytes.val();
-        }
 
         self.pipe_data.ce.next = self.ce.val();
         self.pipe_last.ce.next = self.ce.val();
@@ -358,11 +395,41 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.pipe_marker_bad.d.next = self.marker_bad_now.val().into();
         self.pipe_crc_field.d.next = self.crc_word.val();
         self.pipe_valid.d.next = self.fire.val().into();
+
+        // Bookkeeping: what was consumed, what arrived.
+        self.consumed.next = 0.into();
         if self.fire.val() {
-            self.position.d.next = self.position.q.val() + self.need.val();
+            self.consumed.next = self.used.val();
+        }
+        self.arrived.next = 0.into();
+        if self.put_valid.q.val() {
+            self.arrived.next = bit_cast::<16, 8>(self.put_bytes.q.val());
+        }
+        self.held.d.next = self.held.q.val() + bit_cast::<16, 8>(self.keep_bytes.val())
+            - (self.consumed.val() << 2);
+        if !self.take_input.val() {
+            self.held.d.next = self.held.q.val() - (self.consumed.val() << 2);
+        }
+        self.written_next.next = self.written.q.val() + self.arrived.val();
+        self.rp_next.next = self.rp.q.val() + (self.consumed.val() << 2);
+        self.written.d.next = self.written_next.val();
+        self.rp.d.next = self.rp_next.val();
+        self.avail.d.next = (self.written_next.val() - self.rp_next.val()) >> 2;
+        self.to_marker.d.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
+        if self.parse.val() & (self.avail.q.val() >= 2) {
+            // ceil((2 + length) / 4) words, excluding the CRC.
+            self.remaining.d.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+            self.in_fpdu.d.next = true;
+            self.first_beat.d.next = true;
+            self.length_position.d.next = self.rp.q.val();
+            if self.markers_en.val() & (self.to_marker.q.val() == 0) {
+                self.length_position.d.next = self.rp.q.val() + 4;
+            }
+        }
+        if self.fire.val() {
             self.in_fpdu.d.next = !self.crc_taken.val();
-            self.remaining.d.next = self.content.val() - self.take.val();
-            self.length_position.d.next = self.this_length_position.val();
+            self.first_beat.d.next = false;
+            self.remaining.d.next = self.remaining.q.val() - self.take.val();
             self.marker_bad.d.next = self.marker_bad_now.val();
         }
 
@@ -384,9 +451,15 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
             }
         }
         if self.reset.val() {
-            self.buffer.d.next = 0.into();
-            self.fill.d.next = 0.into();
-            self.position.d.next = 0.into();
+            self.in_valid.d.next = false;
+            self.put_valid.d.next = false;
+            self.in_bytes.d.next = 0.into();
+            self.cursor.d.next = 0.into();
+            self.written.d.next = 0.into();
+            self.rp.d.next = 0.into();
+            self.avail.d.next = 0.into();
+            self.held.d.next = 0.into();
+            self.to_marker.d.next = 0.into();
             self.in_fpdu.d.next = false;
             self.failed_held.d.next = false;
             self.code_held.d.next = 0.into();
