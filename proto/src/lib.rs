@@ -15,13 +15,16 @@
 //! | [`rdmap`] | RDMAP control octet, opcode headers, whole segments | RFC 5040 §4, RFC 7306 §4–§6 |
 //! | [`terminate`] | Terminate header and every layer/type/code | RFC 5040 §4.8, RFC 5041 §7.2, RFC 5044 §8, RFC 6581 §8 |
 //! | [`atomic`] | FetchAdd / CmpSwap with masks | RFC 7306 §5.1 |
+//! | [`host`] | BAR0 registers, QP/CQ/MR contexts, WQE and CQE descriptors | `docs/REGISTERS.md`, `docs/DESCRIPTORS.md` |
+//! | [`model`] | message-level reference model of two connected RNICs | RFC 5040 §5–§7, RFC 5041 §5, §7 |
 //!
 //! Conventions shared by all modules:
 //!
-//! * Every multi-octet field is big-endian (network order). The single
+//! * Every multi-octet wire field is big-endian (network order). The single
 //!   exception is the MPA CRC field, which carries the CRC32c value least
 //!   significant octet first, exactly like an iSCSI digest (RFC 5044 §4.4,
-//!   RFC 3720 B.4).
+//!   RFC 3720 B.4). The host interface ([`host`]: registers, contexts,
+//!   descriptors in host memory) is little-endian, the host's order.
 //! * Parsers never panic. Malformed input is reported as a typed error, and
 //!   errors that have a Terminate meaning can be mapped to the
 //!   Layer/EType/Code triplet through a `term_code()` method.
@@ -32,6 +35,8 @@
 pub mod atomic;
 pub mod cm;
 pub mod ddp;
+pub mod host;
+pub mod model;
 pub mod mpa;
 pub mod rdmap;
 pub mod terminate;

@@ -1,0 +1,138 @@
+//! The state of one QP in the model.
+
+use super::wire::TxLog;
+use crate::host::context::{QpContext, QpState, QpStatus, TermInfo};
+use crate::host::desc::{RqWqe, SqWqe};
+use crate::rdmap::ReadRequest;
+use std::collections::VecDeque;
+
+/// Next MSN of each untagged queue, per direction (RFC 5041 §4.3: one
+/// counter per stream, direction and QN, starting at 1, wrapping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Msns {
+    /// QN 0, sent: Sends.
+    pub send: u32,
+    /// QN 1, sent: Read Requests.
+    pub read_request: u32,
+    /// QN 2, sent: Terminate.
+    pub terminate: u32,
+    /// QN 0, expected from the peer.
+    pub recv: u32,
+    /// QN 1, expected from the peer.
+    pub read_request_recv: u32,
+}
+
+impl Default for Msns {
+    fn default() -> Self {
+        Msns {
+            send: 1,
+            read_request: 1,
+            terminate: 1,
+            recv: 1,
+            read_request_recv: 1,
+        }
+    }
+}
+
+/// An SQ WQE posted and not yet taken by the RNIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Posted {
+    /// Position in the fabric's global post order.
+    pub id: u64,
+    pub wqe: SqWqe,
+}
+
+/// An RDMA Read whose request went out and whose response is still due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OutstandingRead {
+    pub wqe: SqWqe,
+    /// MSN of its Read Request on QN 1.
+    pub msn: u32,
+    pub request: ReadRequest,
+    /// Response octets placed so far.
+    pub placed: u32,
+}
+
+/// A receive buffer claimed by a Send whose last segment has not arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Receiving {
+    pub wqe: RqWqe,
+    pub msn: u32,
+    /// Octets placed so far (the next MO).
+    pub placed: u32,
+}
+
+/// One QP.
+#[derive(Clone, Debug, Default)]
+pub struct Qp {
+    pub(crate) ctx: QpContext,
+    pub(crate) peer: Option<u32>,
+    pub(crate) sq: VecDeque<Posted>,
+    pub(crate) reads: VecDeque<OutstandingRead>,
+    pub(crate) rq: VecDeque<RqWqe>,
+    pub(crate) receiving: Option<Receiving>,
+    pub(crate) status: QpStatus,
+    pub(crate) msn: Msns,
+    pub(crate) tx: TxLog,
+}
+
+impl Qp {
+    /// The context as last written (the state follows errors too).
+    pub fn context(&self) -> &QpContext {
+        &self.ctx
+    }
+
+    /// The state.
+    pub fn state(&self) -> QpState {
+        self.ctx.state
+    }
+
+    /// The connected QP on the other RNIC.
+    pub fn peer(&self) -> Option<u32> {
+        self.peer
+    }
+
+    /// What QUERY_QP reports after the context.
+    pub fn status(&self) -> &QpStatus {
+        &self.status
+    }
+
+    /// The first Terminate this QP sent or received.
+    pub fn terminate(&self) -> Option<TermInfo> {
+        self.status.terminate
+    }
+
+    /// Next MSNs.
+    pub fn msns(&self) -> &Msns {
+        &self.msn
+    }
+
+    /// Everything this QP transmitted since it was last reset.
+    pub fn tx(&self) -> &TxLog {
+        &self.tx
+    }
+
+    /// SQ WQEs posted and not yet taken (stalled, e.g. a Read with ORD 0).
+    pub fn pending_sends(&self) -> usize {
+        self.sq.len()
+    }
+
+    /// Reads whose response has not arrived (the peer dropped the request).
+    pub fn outstanding_reads(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// Receive buffers posted and not yet consumed.
+    pub fn pending_recvs(&self) -> usize {
+        self.rq.len() + usize::from(self.receiving.is_some())
+    }
+
+    /// Back to RESET: every queue, index, MSN and log cleared, no CQEs.
+    pub(crate) fn reset(&mut self, ctx: QpContext) {
+        *self = Qp {
+            ctx,
+            peer: self.peer,
+            ..Qp::default()
+        };
+    }
+}
