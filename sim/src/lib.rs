@@ -4,11 +4,18 @@
 //! by name and gives safe access to its ports, its clock and a waveform trace. Set
 //! `RNIC_TRACE=<file.vcd>` to trace every model a run creates; tests wrapped in
 //! [`trace::on_failure`] re-run a failing case with tracing on and name the file.
+//!
+//! Bus models play the other end of a design's interfaces: [`axis`] for streams, [`axi`]
+//! for the host memory (a [`host_memory::HostMemory`] behind an IOMMU) that the DMA master
+//! reaches, and [`axil`] for the host CPU's register accesses.
 mod ffi;
 pub mod alu;
+pub mod axi;
+pub mod axil;
 pub mod axis;
 pub mod bench;
 pub mod crc;
+pub mod host_memory;
 pub mod model;
 pub mod mpa;
 pub mod trace;
