@@ -8,6 +8,8 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
+use crate::host::HostCtrl;
+use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
 /// One generated design: the Verilog file `<name>.v` with top module `<name>`.
@@ -100,6 +102,15 @@ pub fn all() -> Vec<Design> {
             name: "rnic_mpa_rx_w64",
             summary: "MPA deframer: TCP octets in, ULPDU out (markers, CRC check), 64 lanes",
             generate: || generate("rnic_mpa_rx_w64", MpaRx::<512, 64, 2048, 544, 68>::default()),
+        },
+        Design {
+            name: "rnic_host_ctrl",
+            summary: "BAR0 (AXI4-Lite) and the command unit: 64 QPs, 64 CQs, 256 MRs",
+            generate: || {
+                let config = RnicConfig::default();
+                let ctrl = HostCtrl::<6, 64, 6, 8, 256>::new(config.datapath_bytes, 64, config.features);
+                generate("rnic_host_ctrl", ctrl)
+            },
         },
     ]
 }

@@ -1,9 +1,10 @@
 //! The RNIC hardware, described with rust-hdl and generated to Verilog.
 //!
 //! Blocks are grouped by protocol layer, one block per file: [`mpa`] (CRC32c, FPDU framing
-//! and deframing) and [`atomic`] (the RFC 7306 ALU). [`designs`] lists every top-level
+//! and deframing), [`atomic`] (the RFC 7306 ALU) and [`host`] (BAR0, contexts, DMA). [`designs`] lists every top-level
 //! design that is generated into `hdl/verilog/`, and the `gen-verilog` binary writes them.
 pub mod atomic;
 pub mod common;
 pub mod designs;
+pub mod host;
 pub mod mpa;

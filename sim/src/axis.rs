@@ -218,7 +218,7 @@ impl Packet {
             if b.keep != lane_mask(n) {
                 return Err(format!("beat {i}: keep {:#x} is not contiguous from lane 0", b.keep));
             }
-            if n % granule != 0 {
+            if !n.is_multiple_of(granule) {
                 return Err(format!("beat {i}: {n} lanes is not a multiple of {granule}"));
             }
             if i + 1 < self.beats.len() && n != lanes {

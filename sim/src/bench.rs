@@ -143,7 +143,7 @@ pub fn alu(ops: u64, chained: bool) -> Result<AluRate, SimError> {
     let clock = Instant::now();
     let (mut done, mut cycle, mut first_result) = (0u64, 0u64, None);
     while done < ops {
-        let op = (cycle < ops).then(|| AluOp {
+        let op = (cycle < ops).then_some(AluOp {
             aopcode: if cycle % 2 == 0 { 0x0 } else { 0x2 },
             chain: chained && cycle > 0,
             original: cycle,

@@ -15,6 +15,7 @@ pub mod axil;
 pub mod axis;
 pub mod bench;
 pub mod crc;
+pub mod host_ctrl;
 pub mod host_memory;
 pub mod model;
 pub mod mpa;

@@ -2,3 +2,10 @@
 pub mod pipe;
 
 pub use pipe::Pipe;
+
+use rust_hdl::prelude::{Bits, Constant, ToBits};
+
+/// A constant of any width, for the values blocks take from `rnic_proto` when generated.
+pub fn constant<const N: usize>(value: u64) -> Constant<Bits<N>> {
+    Constant::new(value.to_bits())
+}

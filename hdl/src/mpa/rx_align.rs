@@ -140,7 +140,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
 {
     fn default() -> Self {
         const {
-            assert!(D == 8 * K && K % 4 == 0 && K >= 8 && K <= 64 && R == 4 * D && DW == D + 32 && KW == K + 4)
+            assert!(D == 8 * K && K.is_multiple_of(4) && K >= 8 && K <= 64 && R == 4 * D && DW == D + 32 && KW == K + 4)
         };
         let k = K as u64;
         Self {

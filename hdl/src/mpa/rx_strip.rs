@@ -57,7 +57,7 @@ pub struct RxStrip<const D: usize, const K: usize> {
 
 impl<const D: usize, const K: usize> Default for RxStrip<D, K> {
     fn default() -> Self {
-        const { assert!(D == 8 * K && K % 4 == 0 && K >= 8) };
+        const { assert!(D == 8 * K && K.is_multiple_of(4) && K >= 8) };
         Self {
             clock: Default::default(),
             reset: Default::default(),

@@ -82,7 +82,7 @@ pub struct TxMarkers<const D: usize, const K: usize, const B: usize> {
 
 impl<const D: usize, const K: usize, const B: usize> Default for TxMarkers<D, K, B> {
     fn default() -> Self {
-        const { assert!(D == 8 * K && K % 4 == 0 && K >= 8 && B == 3 * D) };
+        const { assert!(D == 8 * K && K.is_multiple_of(4) && K >= 8 && B == 3 * D) };
         Self {
             clock: Default::default(),
             reset: Default::default(),

@@ -1,0 +1,586 @@
+//! The command unit: writes and queries QP, CQ and MR contexts for the host
+//! (`docs/REGISTERS.md`, commands), with exactly the checks of
+//! `rnic_proto::model::Rnic::command`: opcode, index, value, state, in that order.
+//!
+//! Contexts are kept as the host wrote them, reserved bits cleared, in RAMs: this unit's
+//! own copy answers queries, and every write also goes out on a `*_we` port so that each
+//! engine can keep a private copy with its own read port. What changes while traffic runs
+//! lives here in registers the engines see all at once: each QP's state (a bit for RTS
+//! and one for ERROR, RESET being neither), each MR's valid bit, and the Terminate that
+//! put a QP in ERROR.
+//!
+//! A command takes three cycles: latch (state 0, idle), read the current context (1),
+//! check and act (2).
+use rust_hdl::prelude::*;
+
+use rnic_proto::host::context::{cq_fields, mr_fields, qp_fields, QpState, CQ_BASE_ALIGN, MAX_LOG_SIZE, RQ_BASE_ALIGN, SQ_BASE_ALIGN};
+use rnic_proto::host::desc::{CQE_LEN, RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
+use rnic_proto::host::regs::{CmdOpcode, CmdResult};
+use rnic_proto::host::Field;
+use rnic_proto::mpa::MIN_MULPDU;
+
+use crate::common::constant;
+
+/// `QB`/`CB`/`MB` = index bits of the QP, CQ and MR tables, `Q`/`M` = their QP and MR
+/// counts (at most `1 << QB`, `1 << MB`). Build it with [`Cmd::new`].
+#[derive(LogicBlock)]
+pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// From the register file.
+    pub cmd_start: Signal<In, Bit>,
+    pub cmd_op: Signal<In, Bits<8>>,
+    pub cmd_index: Signal<In, Bits<24>>,
+    pub cmd_data: Signal<In, Bits<512>>,
+    pub cmd_done: Signal<Out, Bit>,
+    pub cmd_result: Signal<Out, Bits<8>>,
+    pub cmd_load: Signal<Out, Bit>,
+    pub cmd_result_data: Signal<Out, Bits<512>>,
+    /// Context writes for the engines' copies: CMD_DATA words 0..8 / 0..3 / 0..7, reserved
+    /// bits cleared.
+    pub qp_we: Signal<Out, Bit>,
+    pub qp_waddr: Signal<Out, Bits<QB>>,
+    pub qp_wdata: Signal<Out, Bits<256>>,
+    /// With `qp_we`: the QP was written in RESET, engines clear their state for it
+    /// (indices, MSNs, queued work).
+    pub qp_reset: Signal<Out, Bit>,
+    pub cq_we: Signal<Out, Bit>,
+    pub cq_waddr: Signal<Out, Bits<CB>>,
+    pub cq_wdata: Signal<Out, Bits<96>>,
+    pub mr_we: Signal<Out, Bit>,
+    pub mr_waddr: Signal<Out, Bits<MB>>,
+    pub mr_wdata: Signal<Out, Bits<224>>,
+    /// Live state: QP n is in RTS if bit n of `qp_rts`, in ERROR if bit n of `qp_error`.
+    pub qp_rts: Signal<Out, Bits<Q>>,
+    pub qp_error: Signal<Out, Bits<Q>>,
+    pub mr_valid: Signal<Out, Bits<M>>,
+    /// An engine moves a QP to ERROR, with the Terminate it sent or, if
+    /// `fail_received`, the one the peer sent (layer << 12 | etype << 8 | code).
+    pub fail: Signal<In, Bit>,
+    pub fail_qp: Signal<In, Bits<QB>>,
+    pub fail_term: Signal<In, Bits<16>>,
+    pub fail_received: Signal<In, Bit>,
+    /// An engine invalidates an MR (Send with Invalidate; the engine checked the key).
+    pub invalidate: Signal<In, Bit>,
+    pub invalidate_mr: Signal<In, Bits<MB>>,
+    qp_cfg: RAM<Bits<256>, QB>,
+    cq_cfg: RAM<Bits<96>, CB>,
+    mr_cfg: RAM<Bits<224>, MB>,
+    /// Per QP: valid (bit 17), received (16), layer, etype, code.
+    term: RAM<Bits<18>, QB>,
+    state: DFF<Bits<2>>,
+    op: DFF<Bits<8>>,
+    index: DFF<Bits<24>>,
+    data: DFF<Bits<512>>,
+    rts: DFF<Bits<Q>>,
+    error: DFF<Bits<Q>>,
+    valid: DFF<Bits<M>>,
+    done: DFF<Bit>,
+    result: DFF<Bits<8>>,
+    load: DFF<Bit>,
+    result_data: DFF<Bits<512>>,
+    qp_write: DFF<Bit>,
+    qp_clear: DFF<Bit>,
+    cq_write: DFF<Bit>,
+    mr_write: DFF<Bit>,
+    // The object, its state, the new context's checks; all valid in state 2.
+    is_qp_op: Signal<Local, Bit>,
+    is_cq_op: Signal<Local, Bit>,
+    is_mr_op: Signal<Local, Bit>,
+    index_ok: Signal<Local, Bit>,
+    qp_bit: Signal<Local, Bits<Q>>,
+    mr_bit: Signal<Local, Bits<M>>,
+    fail_bit: Signal<Local, Bits<Q>>,
+    inval_bit: Signal<Local, Bits<M>>,
+    cur_state: Signal<Local, Bits<4>>,
+    new_state: Signal<Local, Bits<4>>,
+    sq_log: Signal<Local, Bits<8>>,
+    rq_log: Signal<Local, Bits<8>>,
+    cq_log: Signal<Local, Bits<8>>,
+    sq_end: Signal<Local, Bits<65>>,
+    rq_end: Signal<Local, Bits<65>>,
+    cq_end: Signal<Local, Bits<65>>,
+    va_end: Signal<Local, Bits<65>>,
+    iova_end: Signal<Local, Bits<65>>,
+    qp_value_ok: Signal<Local, Bit>,
+    cq_value_ok: Signal<Local, Bit>,
+    mr_value_ok: Signal<Local, Bit>,
+    relayout: Signal<Local, Bit>,
+    qp_state_ok: Signal<Local, Bit>,
+    live_valid: Signal<Local, Bit>,
+    term_status: Signal<Local, Bits<512>>,
+    qp_words: Signal<Local, Bits<256>>,
+    cq_words: Signal<Local, Bits<96>>,
+    mr_words: Signal<Local, Bits<224>>,
+    qp_count: Constant<Bits<24>>,
+    cq_count: Constant<Bits<24>>,
+    mr_count: Constant<Bits<24>>,
+    cq_limit: Constant<Bits<16>>,
+    one_q: Constant<Bits<Q>>,
+    one_m: Constant<Bits<M>>,
+    // Opcodes, results, states (rnic_proto::host).
+    op_write_qp: Constant<Bits<8>>,
+    op_query_qp: Constant<Bits<8>>,
+    op_write_cq: Constant<Bits<8>>,
+    op_query_cq: Constant<Bits<8>>,
+    op_write_mr: Constant<Bits<8>>,
+    op_query_mr: Constant<Bits<8>>,
+    op_invalidate_mr: Constant<Bits<8>>,
+    ok: Constant<Bits<8>>,
+    bad_opcode: Constant<Bits<8>>,
+    bad_index: Constant<Bits<8>>,
+    bad_state: Constant<Bits<8>>,
+    bad_value: Constant<Bits<8>>,
+    st_reset: Constant<Bits<4>>,
+    st_rts: Constant<Bits<4>>,
+    st_error: Constant<Bits<4>>,
+    // Field positions (lsb) in a context, from rnic_proto::host::context.
+    at_state: Constant<Bits<9>>,
+    at_mulpdu: Constant<Bits<9>>,
+    at_send_cq: Constant<Bits<9>>,
+    at_recv_cq: Constant<Bits<9>>,
+    at_sq_log: Constant<Bits<9>>,
+    at_rq_log: Constant<Bits<9>>,
+    at_sq_base: Constant<Bits<9>>,
+    at_rq_base: Constant<Bits<9>>,
+    at_cq_log: Constant<Bits<9>>,
+    at_cq_base: Constant<Bits<9>>,
+    at_mr_key: Constant<Bits<9>>,
+    at_mr_valid: Constant<Bits<9>>,
+    at_mr_va: Constant<Bits<9>>,
+    at_mr_length: Constant<Bits<9>>,
+    at_mr_iova: Constant<Bits<9>>,
+    at_term_code: Constant<Bits<9>>,
+    at_term_etype: Constant<Bits<9>>,
+    at_term_layer: Constant<Bits<9>>,
+    at_term_received: Constant<Bits<9>>,
+    at_term_valid: Constant<Bits<9>>,
+    // Context rules.
+    max_log: Constant<Bits<8>>,
+    min_mulpdu: Constant<Bits<16>>,
+    sq_slot: Constant<Bits<65>>,
+    rq_slot: Constant<Bits<65>>,
+    cqe_slot: Constant<Bits<65>>,
+    sq_align: Constant<Bits<64>>,
+    rq_align: Constant<Bits<64>>,
+    cq_align: Constant<Bits<64>>,
+    /// The defined bits of each context: what is stored and reported.
+    qp_defined: Constant<Bits<256>>,
+    cq_defined: Constant<Bits<96>>,
+    mr_defined: Constant<Bits<224>>,
+    qp_state_clear: Constant<Bits<256>>,
+    mr_valid_clear: Constant<Bits<224>>,
+    mr_valid_set: Constant<Bits<224>>,
+}
+
+/// The bits of `fields` as a mask over a context of `N` bits.
+fn defined<const N: usize>(fields: &[Field]) -> Bits<N> {
+    let mut mask = Bits::<N>::default();
+    for f in fields {
+        for bit in f.lsb..=f.msb() {
+            mask = mask | (Bits::<N>::from(1_u64) << u64::from(bit));
+        }
+    }
+    mask
+}
+
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize>
+    Cmd<QB, Q, CB, MB, M>
+{
+    /// A command unit for `cqs` CQs (at most `1 << CB`); the QP and MR counts are `Q`, `M`.
+    pub fn new(cqs: usize) -> Self {
+        const {
+            assert!(Q <= 1 << QB && M <= 1 << MB && QB <= 16 && CB <= 16 && MB <= 24);
+        }
+        assert!(cqs <= 1 << CB);
+        let op = |c: CmdOpcode| constant(c.code().into());
+        let res = |r: CmdResult| constant(r.code().into());
+        let st = |s: QpState| constant(s as u64);
+        let at = |f: Field| constant(f.lsb.into());
+        let align_mask = |a: u64| constant(a - 1);
+        Cmd {
+            clock: Default::default(),
+            reset: Default::default(),
+            cmd_start: Default::default(),
+            cmd_op: Default::default(),
+            cmd_index: Default::default(),
+            cmd_data: Default::default(),
+            cmd_done: Default::default(),
+            cmd_result: Default::default(),
+            cmd_load: Default::default(),
+            cmd_result_data: Default::default(),
+            qp_we: Default::default(),
+            qp_waddr: Default::default(),
+            qp_wdata: Default::default(),
+            qp_reset: Default::default(),
+            cq_we: Default::default(),
+            cq_waddr: Default::default(),
+            cq_wdata: Default::default(),
+            mr_we: Default::default(),
+            mr_waddr: Default::default(),
+            mr_wdata: Default::default(),
+            qp_rts: Default::default(),
+            qp_error: Default::default(),
+            mr_valid: Default::default(),
+            fail: Default::default(),
+            fail_qp: Default::default(),
+            fail_term: Default::default(),
+            fail_received: Default::default(),
+            invalidate: Default::default(),
+            invalidate_mr: Default::default(),
+            qp_cfg: Default::default(),
+            cq_cfg: Default::default(),
+            mr_cfg: Default::default(),
+            term: Default::default(),
+            state: Default::default(),
+            op: Default::default(),
+            index: Default::default(),
+            data: Default::default(),
+            rts: Default::default(),
+            error: Default::default(),
+            valid: Default::default(),
+            done: Default::default(),
+            result: Default::default(),
+            load: Default::default(),
+            result_data: Default::default(),
+            qp_write: Default::default(),
+            qp_clear: Default::default(),
+            cq_write: Default::default(),
+            mr_write: Default::default(),
+            is_qp_op: Default::default(),
+            is_cq_op: Default::default(),
+            is_mr_op: Default::default(),
+            index_ok: Default::default(),
+            qp_bit: Default::default(),
+            mr_bit: Default::default(),
+            fail_bit: Default::default(),
+            inval_bit: Default::default(),
+            cur_state: Default::default(),
+            new_state: Default::default(),
+            sq_log: Default::default(),
+            rq_log: Default::default(),
+            cq_log: Default::default(),
+            sq_end: Default::default(),
+            rq_end: Default::default(),
+            cq_end: Default::default(),
+            va_end: Default::default(),
+            iova_end: Default::default(),
+            qp_value_ok: Default::default(),
+            cq_value_ok: Default::default(),
+            mr_value_ok: Default::default(),
+            relayout: Default::default(),
+            qp_state_ok: Default::default(),
+            live_valid: Default::default(),
+            term_status: Default::default(),
+            qp_words: Default::default(),
+            cq_words: Default::default(),
+            mr_words: Default::default(),
+            qp_count: constant(Q as u64),
+            cq_count: constant(cqs as u64),
+            mr_count: constant(M as u64),
+            cq_limit: constant(cqs as u64),
+            one_q: constant(1),
+            one_m: constant(1),
+            op_write_qp: op(CmdOpcode::WriteQp),
+            op_query_qp: op(CmdOpcode::QueryQp),
+            op_write_cq: op(CmdOpcode::WriteCq),
+            op_query_cq: op(CmdOpcode::QueryCq),
+            op_write_mr: op(CmdOpcode::WriteMr),
+            op_query_mr: op(CmdOpcode::QueryMr),
+            op_invalidate_mr: op(CmdOpcode::InvalidateMr),
+            ok: res(CmdResult::Ok),
+            bad_opcode: res(CmdResult::BadOpcode),
+            bad_index: res(CmdResult::BadIndex),
+            bad_state: res(CmdResult::BadState),
+            bad_value: res(CmdResult::BadValue),
+            st_reset: st(QpState::Reset),
+            st_rts: st(QpState::Rts),
+            st_error: st(QpState::Error),
+            at_state: at(qp_fields::STATE),
+            at_mulpdu: at(qp_fields::MULPDU),
+            at_send_cq: at(qp_fields::SEND_CQ),
+            at_recv_cq: at(qp_fields::RECV_CQ),
+            at_sq_log: at(qp_fields::SQ_LOG_SIZE),
+            at_rq_log: at(qp_fields::RQ_LOG_SIZE),
+            at_sq_base: at(qp_fields::SQ_BASE),
+            at_rq_base: at(qp_fields::RQ_BASE),
+            at_cq_log: at(cq_fields::LOG_SIZE),
+            at_cq_base: at(cq_fields::BASE),
+            at_mr_key: at(mr_fields::KEY),
+            at_mr_valid: at(mr_fields::VALID),
+            at_mr_va: at(mr_fields::VA),
+            at_mr_length: at(mr_fields::LENGTH),
+            at_mr_iova: at(mr_fields::IOVA),
+            at_term_code: at(qp_fields::TERM_CODE),
+            at_term_etype: at(qp_fields::TERM_ETYPE),
+            at_term_layer: at(qp_fields::TERM_LAYER),
+            at_term_received: at(qp_fields::TERM_RECEIVED),
+            at_term_valid: at(qp_fields::TERM_VALID),
+            max_log: constant(MAX_LOG_SIZE.into()),
+            min_mulpdu: constant(MIN_MULPDU as u64),
+            sq_slot: constant(SQ_WQE_SLOT_LEN as u64),
+            rq_slot: constant(RQ_WQE_LEN as u64),
+            cqe_slot: constant(CQE_LEN as u64),
+            sq_align: align_mask(SQ_BASE_ALIGN),
+            rq_align: align_mask(RQ_BASE_ALIGN),
+            cq_align: align_mask(CQ_BASE_ALIGN),
+            qp_defined: Constant::new(defined(qp_fields::CONTEXT)),
+            cq_defined: Constant::new(defined(cq_fields::CONTEXT)),
+            mr_defined: Constant::new(defined(mr_fields::CONTEXT)),
+            qp_state_clear: Constant::new(!defined::<256>(&[qp_fields::STATE])),
+            mr_valid_clear: Constant::new(!defined::<224>(&[mr_fields::VALID])),
+            mr_valid_set: Constant::new(defined(&[mr_fields::VALID])),
+        }
+    }
+}
+
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> Logic
+    for Cmd<QB, Q, CB, MB, M>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, op, index, data, rts, error, valid, done, result, load,
+            result_data, qp_write, qp_clear, cq_write, mr_write
+        );
+        self.qp_cfg.read_clock.next = self.clock.val();
+        self.qp_cfg.write_clock.next = self.clock.val();
+        self.cq_cfg.read_clock.next = self.clock.val();
+        self.cq_cfg.write_clock.next = self.clock.val();
+        self.mr_cfg.read_clock.next = self.clock.val();
+        self.mr_cfg.write_clock.next = self.clock.val();
+        self.term.read_clock.next = self.clock.val();
+        self.term.write_clock.next = self.clock.val();
+
+        // The new context as it will be stored: defined fields only.
+        self.qp_words.next = self.data.q.val().get_bits::<256>(0) & self.qp_defined.val();
+        self.cq_words.next = self.data.q.val().get_bits::<96>(0) & self.cq_defined.val();
+        self.mr_words.next = self.data.q.val().get_bits::<224>(0) & self.mr_defined.val();
+
+        // Every RAM reads the latched index; the word is there in state 2.
+        self.qp_cfg.read_address.next = self.index.q.val().get_bits::<QB>(0);
+        self.cq_cfg.read_address.next = self.index.q.val().get_bits::<CB>(0);
+        self.mr_cfg.read_address.next = self.index.q.val().get_bits::<MB>(0);
+        self.term.read_address.next = self.index.q.val().get_bits::<QB>(0);
+        self.qp_cfg.write_address.next = self.index.q.val().get_bits::<QB>(0);
+        self.qp_cfg.write_data.next = self.qp_words.val();
+        self.qp_cfg.write_enable.next = self.qp_write.q.val();
+        self.cq_cfg.write_address.next = self.index.q.val().get_bits::<CB>(0);
+        self.cq_cfg.write_data.next = self.cq_words.val();
+        self.cq_cfg.write_enable.next = self.cq_write.q.val();
+        self.mr_cfg.write_address.next = self.index.q.val().get_bits::<MB>(0);
+        self.mr_cfg.write_data.next = self.mr_words.val();
+        self.mr_cfg.write_enable.next = self.mr_write.q.val();
+        // An engine's Terminate is kept for QUERY_QP; a QP written in RESET forgets it.
+        self.term.write_enable.next = self.fail.val() | self.qp_clear.q.val();
+        self.term.write_address.next = self.fail_qp.val();
+        self.term.write_data.next = bit_cast::<18, 16>(self.fail_term.val()) | 0x20000_u64;
+        if self.fail_received.val() {
+            self.term.write_data.next = bit_cast::<18, 16>(self.fail_term.val()) | 0x30000_u64;
+        }
+        if self.qp_clear.q.val() {
+            self.term.write_address.next = self.index.q.val().get_bits::<QB>(0);
+            self.term.write_data.next = 0.into();
+        }
+
+        // Which object, and does it exist.
+        self.is_qp_op.next =
+            (self.op.q.val() == self.op_write_qp.val()) | (self.op.q.val() == self.op_query_qp.val());
+        self.is_cq_op.next =
+            (self.op.q.val() == self.op_write_cq.val()) | (self.op.q.val() == self.op_query_cq.val());
+        self.is_mr_op.next = (self.op.q.val() == self.op_write_mr.val())
+            | (self.op.q.val() == self.op_query_mr.val())
+            | (self.op.q.val() == self.op_invalidate_mr.val());
+        self.index_ok.next = (self.is_qp_op.val() & (self.index.q.val() < self.qp_count.val()))
+            | (self.is_cq_op.val() & (self.index.q.val() < self.cq_count.val()))
+            | (self.is_mr_op.val() & (self.index.q.val() < self.mr_count.val()));
+        self.qp_bit.next = self.one_q.val() << bit_cast::<Q, QB>(self.index.q.val().get_bits::<QB>(0));
+        self.mr_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.index.q.val().get_bits::<MB>(0));
+        self.fail_bit.next = self.one_q.val() << bit_cast::<Q, QB>(self.fail_qp.val());
+        self.inval_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.invalidate_mr.val());
+        self.cur_state.next = self.st_reset.val();
+        if (self.rts.q.val() & self.qp_bit.val()).any() {
+            self.cur_state.next = self.st_rts.val();
+        }
+        if (self.error.q.val() & self.qp_bit.val()).any() {
+            self.cur_state.next = self.st_error.val();
+        }
+        self.live_valid.next = (self.valid.q.val() & self.mr_bit.val()).any();
+
+        // The value checks of QpContext/CqContext/MrContext::validate: known state, ring
+        // sizes, alignment, no range past 2^64, a usable MULPDU in RTS, existing CQs.
+        self.new_state.next = self.qp_words.val().get_bits::<4>(self.at_state.val().index());
+        self.sq_log.next = self.qp_words.val().get_bits::<8>(self.at_sq_log.val().index());
+        self.rq_log.next = self.qp_words.val().get_bits::<8>(self.at_rq_log.val().index());
+        self.cq_log.next = self.cq_words.val().get_bits::<8>(self.at_cq_log.val().index());
+        self.sq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()))
+            + (self.sq_slot.val() << self.sq_log.val());
+        self.rq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()))
+            + (self.rq_slot.val() << self.rq_log.val());
+        self.cq_end.next = bit_cast::<65, 64>(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()))
+            + (self.cqe_slot.val() << self.cq_log.val());
+        self.va_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_va.val().index()))
+            + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
+        self.iova_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_iova.val().index()))
+            + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
+        self.qp_value_ok.next = (self.new_state.val() <= self.st_error.val())
+            & (self.sq_log.val() <= self.max_log.val())
+            & (self.rq_log.val() <= self.max_log.val())
+            & !(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()) & self.sq_align.val()).any()
+            & !(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()) & self.rq_align.val()).any()
+            & !(self.sq_end.val().get_bit(64) & self.sq_end.val().get_bits::<64>(0).any())
+            & !(self.rq_end.val().get_bit(64) & self.rq_end.val().get_bits::<64>(0).any())
+            & !((self.new_state.val() == self.st_rts.val())
+                & (self.qp_words.val().get_bits::<16>(self.at_mulpdu.val().index()) < self.min_mulpdu.val()))
+            & (self.qp_words.val().get_bits::<16>(self.at_send_cq.val().index()) < self.cq_limit.val())
+            & (self.qp_words.val().get_bits::<16>(self.at_recv_cq.val().index()) < self.cq_limit.val());
+        self.cq_value_ok.next = (self.cq_log.val() <= self.max_log.val())
+            & !(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()) & self.cq_align.val()).any()
+            & !(self.cq_end.val().get_bit(64) & self.cq_end.val().get_bits::<64>(0).any());
+        self.mr_value_ok.next = !(self.va_end.val().get_bit(64) & self.va_end.val().get_bits::<64>(0).any())
+            & !(self.iova_end.val().get_bit(64) & self.iova_end.val().get_bits::<64>(0).any());
+        // State rules: rings move only in RESET; ERROR goes back to RTS only through RESET.
+        self.relayout.next = (self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index())
+            != self.qp_cfg.read_data.val().get_bits::<64>(self.at_sq_base.val().index()))
+            | (self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index())
+                != self.qp_cfg.read_data.val().get_bits::<64>(self.at_rq_base.val().index()))
+            | (self.sq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_sq_log.val().index()))
+            | (self.rq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_rq_log.val().index()));
+        self.qp_state_ok.next = !(self.relayout.val() & (self.cur_state.val() != self.st_reset.val()))
+            & !((self.cur_state.val() == self.st_error.val()) & (self.new_state.val() == self.st_rts.val()));
+
+        self.term_status.next = (bit_cast::<512, 8>(self.term.read_data.val().get_bits::<8>(0))
+            << self.at_term_code.val())
+            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(8)) << self.at_term_etype.val())
+            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(12)) << self.at_term_layer.val())
+            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(16)) << self.at_term_received.val())
+            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(17)) << self.at_term_valid.val());
+
+        self.done.d.next = false;
+        self.load.d.next = false;
+        self.qp_write.d.next = false;
+        self.qp_clear.d.next = false;
+        self.cq_write.d.next = false;
+        self.mr_write.d.next = false;
+        if (self.state.q.val() == 0) & self.cmd_start.val() {
+            self.op.d.next = self.cmd_op.val();
+            self.index.d.next = self.cmd_index.val();
+            self.data.d.next = self.cmd_data.val();
+            self.state.d.next = 1.into();
+        }
+        if self.state.q.val() == 1 {
+            self.state.d.next = 2.into();
+        }
+        if self.state.q.val() == 2 {
+            self.state.d.next = 0.into();
+            self.done.d.next = true;
+            self.result.d.next = self.ok.val();
+            if !(self.is_qp_op.val() | self.is_cq_op.val() | self.is_mr_op.val()) {
+                self.result.d.next = self.bad_opcode.val();
+            } else if !self.index_ok.val() {
+                self.result.d.next = self.bad_index.val();
+            } else if self.op.q.val() == self.op_write_qp.val() {
+                if !self.qp_value_ok.val() {
+                    self.result.d.next = self.bad_value.val();
+                } else if !self.qp_state_ok.val() {
+                    self.result.d.next = self.bad_state.val();
+                } else {
+                    self.qp_write.d.next = true;
+                    self.qp_clear.d.next = self.new_state.val() == self.st_reset.val();
+                    self.rts.d.next = self.rts.q.val() & !self.qp_bit.val();
+                    self.error.d.next = self.error.q.val() & !self.qp_bit.val();
+                    if self.new_state.val() == self.st_rts.val() {
+                        self.rts.d.next = self.rts.q.val() | self.qp_bit.val();
+                    }
+                    if self.new_state.val() == self.st_error.val() {
+                        self.error.d.next = self.error.q.val() | self.qp_bit.val();
+                    }
+                }
+            } else if self.op.q.val() == self.op_query_qp.val() {
+                self.load.d.next = true;
+                self.result_data.d.next =
+                    bit_cast::<512, 256>(self.qp_cfg.read_data.val() & self.qp_state_clear.val())
+                        | (bit_cast::<512, 4>(self.cur_state.val()) << self.at_state.val())
+                        | self.term_status.val();
+            } else if self.op.q.val() == self.op_write_cq.val() {
+                if !self.cq_value_ok.val() {
+                    self.result.d.next = self.bad_value.val();
+                } else {
+                    self.cq_write.d.next = true;
+                }
+            } else if self.op.q.val() == self.op_query_cq.val() {
+                self.load.d.next = true;
+                self.result_data.d.next = bit_cast::<512, 96>(self.cq_cfg.read_data.val());
+            } else if self.op.q.val() == self.op_write_mr.val() {
+                if !self.mr_value_ok.val() {
+                    self.result.d.next = self.bad_value.val();
+                } else {
+                    self.mr_write.d.next = true;
+                    self.valid.d.next = self.valid.q.val() & !self.mr_bit.val();
+                    if self.mr_words.val().get_bit(self.at_mr_valid.val().index()) {
+                        self.valid.d.next = self.valid.q.val() | self.mr_bit.val();
+                    }
+                }
+            } else if self.op.q.val() == self.op_query_mr.val() {
+                self.load.d.next = true;
+                self.result_data.d.next =
+                    bit_cast::<512, 224>(self.mr_cfg.read_data.val() & self.mr_valid_clear.val());
+                if self.live_valid.val() {
+                    self.result_data.d.next = bit_cast::<512, 224>(
+                        (self.mr_cfg.read_data.val() & self.mr_valid_clear.val())
+                            | self.mr_valid_set.val(),
+                    );
+                }
+            } else {
+                // INVALIDATE_MR: the MR must be valid and the key must match.
+                self.result.d.next = self.bad_state.val();
+                if self.live_valid.val()
+                    & (self.mr_cfg.read_data.val().get_bits::<8>(self.at_mr_key.val().index())
+                        == self.data.q.val().get_bits::<8>(self.at_mr_key.val().index()))
+                {
+                    self.result.d.next = self.ok.val();
+                    self.valid.d.next = self.valid.q.val() & !self.mr_bit.val();
+                }
+            }
+        }
+        // Engines' updates of the live state come last: a failure wins over a command in
+        // the same cycle (the host sees ERROR and writes the QP again).
+        if self.fail.val() {
+            self.rts.d.next = self.rts.q.val() & !self.fail_bit.val();
+            self.error.d.next = self.error.q.val() | self.fail_bit.val();
+        }
+        if self.invalidate.val() {
+            self.valid.d.next = self.valid.q.val() & !self.inval_bit.val();
+        }
+        if self.reset.val() {
+            self.state.d.next = 0.into();
+            self.done.d.next = false;
+            self.load.d.next = false;
+            self.qp_write.d.next = false;
+            self.qp_clear.d.next = false;
+            self.cq_write.d.next = false;
+            self.mr_write.d.next = false;
+            self.rts.d.next = 0.into();
+            self.error.d.next = 0.into();
+            self.valid.d.next = 0.into();
+        }
+
+        self.cmd_done.next = self.done.q.val();
+        self.cmd_result.next = self.result.q.val();
+        self.cmd_load.next = self.load.q.val();
+        self.cmd_result_data.next = self.result_data.q.val();
+        self.qp_we.next = self.qp_write.q.val();
+        self.qp_waddr.next = self.index.q.val().get_bits::<QB>(0);
+        self.qp_wdata.next = self.qp_words.val();
+        self.qp_reset.next = self.qp_clear.q.val();
+        self.cq_we.next = self.cq_write.q.val();
+        self.cq_waddr.next = self.index.q.val().get_bits::<CB>(0);
+        self.cq_wdata.next = self.cq_words.val();
+        self.mr_we.next = self.mr_write.q.val();
+        self.mr_waddr.next = self.index.q.val().get_bits::<MB>(0);
+        self.mr_wdata.next = self.mr_words.val();
+        self.qp_rts.next = self.rts.q.val();
+        self.qp_error.next = self.error.q.val();
+        self.mr_valid.next = self.valid.q.val();
+    }
+}

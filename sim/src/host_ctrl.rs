@@ -1,0 +1,165 @@
+//! Driver for the `rnic_host_ctrl` model (hdl/src/host/ctrl.rs): BAR0 over AXI4-Lite as
+//! the host reaches it, the engine-side inputs (failures, invalidations) and the
+//! doorbell events it hands to the engines.
+use rnic_proto::host::regs::{self, CmdResult};
+
+use crate::axil::{AxilMaster, Phase};
+use crate::{Model, Port, SimError};
+
+/// A doorbell as the engines see it: kind (`0` SQ, `1` RQ, `2` CQ_CI, `3` CQ_ARM), queue
+/// number, the value written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Doorbell {
+    pub kind: u8,
+    pub queue: u16,
+    pub value: u32,
+}
+
+/// How many cycles a command may take before the bench gives up.
+const COMMAND_POLLS: usize = 100;
+
+struct EnginePorts {
+    db_valid: Port,
+    db_kind: Port,
+    db_index: Port,
+    db_value: Port,
+    fail: Port,
+    fail_qp: Port,
+    fail_term: Port,
+    fail_received: Port,
+    invalidate: Port,
+    invalidate_mr: Port,
+}
+
+/// The control block with a BAR0 master; engine inputs idle unless pulsed.
+pub struct HostCtrlDriver {
+    pub model: Model,
+    bar: AxilMaster,
+    ports: EnginePorts,
+    doorbells: Vec<Doorbell>,
+}
+
+impl HostCtrlDriver {
+    /// Opens the model and resets it for a few cycles.
+    pub fn new(seed: u64) -> Result<Self, SimError> {
+        let model = Model::new("rnic_host_ctrl")?;
+        let bar = AxilMaster::new(&model, "s_axil", seed);
+        let p = |n: &str| model.port(n);
+        let ports = EnginePorts {
+            db_valid: p("db_valid"),
+            db_kind: p("db_kind"),
+            db_index: p("db_index"),
+            db_value: p("db_value"),
+            fail: p("fail"),
+            fail_qp: p("fail_qp"),
+            fail_term: p("fail_term"),
+            fail_received: p("fail_received"),
+            invalidate: p("invalidate"),
+            invalidate_mr: p("invalidate_mr"),
+        };
+        let mut d = HostCtrlDriver { model, bar, ports, doorbells: Vec::new() };
+        let reset = d.model.port("reset");
+        d.model.set_bit(reset, true);
+        for _ in 0..4 {
+            d.cycle();
+        }
+        d.model.set_bit(reset, false);
+        Ok(d)
+    }
+
+    /// Random gaps and back-pressure on BAR0 (probabilities of valid/ready per cycle).
+    pub fn set_bus_rates(&mut self, valid: f64, ready: f64) {
+        self.bar.core.valid_rate = valid;
+        self.bar.core.ready_rate = ready;
+    }
+
+    /// One clock with BAR0 idle.
+    pub fn cycle(&mut self) {
+        let HostCtrlDriver { model, bar, ports, doorbells } = self;
+        bar.drive(model);
+        model.eval();
+        bar.observe(model);
+        observe_engines(model, ports, doorbells);
+        model.tick();
+    }
+
+    /// Writes a BAR0 register.
+    pub fn write32(&mut self, offset: u32, value: u32) {
+        let HostCtrlDriver { model, bar, ports, doorbells } = self;
+        bar.write32(model, offset, value, |m, phase| {
+            if phase == Phase::Observe {
+                observe_engines(m, ports, doorbells);
+            }
+        });
+    }
+
+    /// Reads a BAR0 register.
+    pub fn read32(&mut self, offset: u32) -> u32 {
+        let HostCtrlDriver { model, bar, ports, doorbells } = self;
+        bar.read32(model, offset, |m, phase| {
+            if phase == Phase::Observe {
+                observe_engines(m, ports, doorbells);
+            }
+        })
+    }
+
+    /// Runs a command as the driver does: CMD_DATA, CMD, poll CMD_STATUS until not busy.
+    /// Returns the result and CMD_DATA afterwards.
+    pub fn command(&mut self, opcode: u8, index: u32, data: &[u32; 16]) -> (u8, [u32; 16]) {
+        for (i, &w) in data.iter().enumerate() {
+            self.write32(regs::cmd_data(i as u32), w);
+        }
+        self.write32(regs::CMD, u32::from(opcode) | index << 8);
+        let status = (0..COMMAND_POLLS)
+            .map(|_| self.read32(regs::CMD_STATUS))
+            .find(|s| s & 1 == 0)
+            .unwrap_or_else(|| panic!("command {opcode:#x} on {index} still busy after {COMMAND_POLLS} polls"));
+        let mut out = [0u32; 16];
+        for (i, w) in out.iter_mut().enumerate() {
+            *w = self.read32(regs::cmd_data(i as u32));
+        }
+        ((status >> 8) as u8, out)
+    }
+
+    /// The result of the last command, as a `CmdResult` when it is one.
+    pub fn result_of(code: u8) -> Result<CmdResult, u8> {
+        CmdResult::ALL.iter().map(|(r, _)| *r).find(|r| r.code() == code).ok_or(code)
+    }
+
+    /// An engine reports that QP `qpn` failed with Terminate `term`
+    /// (layer << 12 | etype << 8 | code), sent or `received`.
+    pub fn engine_fail(&mut self, qpn: u32, term: u16, received: bool) {
+        let p = &self.ports;
+        let (fail, fail_qp, fail_term, fail_received) = (p.fail, p.fail_qp, p.fail_term, p.fail_received);
+        self.model.set_bit(fail, true);
+        self.model.set(fail_qp, qpn.into());
+        self.model.set(fail_term, term.into());
+        self.model.set_bit(fail_received, received);
+        self.cycle();
+        self.model.set_bit(fail, false);
+    }
+
+    /// An engine invalidates MR `index`.
+    pub fn engine_invalidate(&mut self, index: u32) {
+        let (invalidate, invalidate_mr) = (self.ports.invalidate, self.ports.invalidate_mr);
+        self.model.set_bit(invalidate, true);
+        self.model.set(invalidate_mr, index.into());
+        self.cycle();
+        self.model.set_bit(invalidate, false);
+    }
+
+    /// Doorbells seen so far, oldest first; the list is emptied.
+    pub fn take_doorbells(&mut self) -> Vec<Doorbell> {
+        std::mem::take(&mut self.doorbells)
+    }
+}
+
+fn observe_engines(model: &Model, ports: &EnginePorts, doorbells: &mut Vec<Doorbell>) {
+    if model.get_bit(ports.db_valid) {
+        doorbells.push(Doorbell {
+            kind: model.get(ports.db_kind) as u8,
+            queue: model.get(ports.db_index) as u16,
+            value: model.get(ports.db_value) as u32,
+        });
+    }
+}
