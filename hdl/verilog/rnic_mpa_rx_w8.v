@@ -162,15 +162,6 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
     reg  [11:0] crc_unit$s_keep;
     wire  crc_unit$m_valid;
     wire  [31:0] crc_unit$m_crc;
-    reg  in_valid$d;
-    wire  in_valid$q;
-    reg  in_valid$clock;
-    reg  [63:0] in_data$d;
-    wire  [63:0] in_data$q;
-    reg  in_data$clock;
-    reg  [7:0] in_bytes$d;
-    wire  [7:0] in_bytes$q;
-    reg  in_bytes$clock;
     reg  put_valid$d;
     wire  put_valid$q;
     reg  put_valid$clock;
@@ -305,21 +296,6 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
         .m_valid(crc_unit$m_valid),
         .m_crc(crc_unit$m_crc)
     );
-    rnic_mpa_rx_w8$align$in_valid in_valid(
-        .d(in_valid$d),
-        .q(in_valid$q),
-        .clock(in_valid$clock)
-    );
-    rnic_mpa_rx_w8$align$in_data in_data(
-        .d(in_data$d),
-        .q(in_data$q),
-        .clock(in_data$clock)
-    );
-    rnic_mpa_rx_w8$align$in_bytes in_bytes(
-        .d(in_bytes$d),
-        .q(in_bytes$q),
-        .clock(in_bytes$clock)
-    );
     rnic_mpa_rx_w8$align$put_valid put_valid(
         .d(put_valid$d),
         .q(put_valid$q),
@@ -448,9 +424,6 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
     
     // Update code
     always @(*) begin
-        in_valid$clock = clock;
-        in_data$clock = clock;
-        in_bytes$clock = clock;
         put_valid$clock = clock;
         put_data$clock = clock;
         put_mask$clock = clock;
@@ -469,9 +442,6 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
         marker_bad$clock = clock;
         failed_held$clock = clock;
         code_held$clock = clock;
-        in_valid$d = in_valid$q;
-        in_data$d = in_data$q;
-        in_bytes$d = in_bytes$q;
         put_valid$d = put_valid$q;
         put_data$d = put_data$q;
         put_mask$d = put_mask$q;
@@ -529,19 +499,16 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
         if (s_axis_tkeep[7]) begin
             keep_bytes = (7 + 32'h1);
         end
-        in_valid$d = take_input;
-        in_data$d = s_axis_tdata;
-        in_bytes$d = keep_bytes;
-        if (~take_input) begin
-            in_bytes$d = 32'h0;
-        end
         put_shift = (cursor$q & ring_lanes_mask) << 32'h3;
-        put_valid$d = in_valid$q;
-        put_bytes$d = in_bytes$q;
-        put_data$d = (((in_data$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_data$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
-        in_mask = ~(ones << (((in_bytes$q) & 16'hffff) << 32'h3));
+        put_valid$d = take_input;
+        put_bytes$d = 32'h0;
+        if (take_input) begin
+            put_bytes$d = keep_bytes;
+            cursor$d = cursor$q + ((keep_bytes) & 16'hffff);
+        end
+        put_data$d = (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
+        in_mask = ~(ones << (((keep_bytes) & 16'hffff) << 32'h3));
         put_mask$d = (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
-        cursor$d = cursor$q + ((in_bytes$q) & 16'hffff);
         if (put_valid$q) begin
             ring$d = (ring$q & ~put_mask$q) | (put_data$q & put_mask$q);
         end
@@ -657,9 +624,8 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tk
             end
         end
         if (reset) begin
-            in_valid$d = 1'b0;
             put_valid$d = 1'b0;
-            in_bytes$d = 32'h0;
+            put_bytes$d = 32'h0;
             cursor$d = 32'h0;
             written$d = 32'h0;
             rp$d = 32'h0;
@@ -2128,44 +2094,6 @@ module rnic_mpa_rx_w8$align$held(d,q,clock);
 endmodule // rnic_mpa_rx_w8$align$held
 
 
-module rnic_mpa_rx_w8$align$in_bytes(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_mpa_rx_w8$align$in_bytes
-
-
-module rnic_mpa_rx_w8$align$in_data(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_mpa_rx_w8$align$in_data
-
-
 module rnic_mpa_rx_w8$align$in_fpdu(d,q,clock);
     
     // Module arguments
@@ -2183,25 +2111,6 @@ module rnic_mpa_rx_w8$align$in_fpdu(d,q,clock);
     end
           
 endmodule // rnic_mpa_rx_w8$align$in_fpdu
-
-
-module rnic_mpa_rx_w8$align$in_valid(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_mpa_rx_w8$align$in_valid
 
 
 module rnic_mpa_rx_w8$align$length_position(d,q,clock);

@@ -2,8 +2,10 @@
 //! CRCs and markers checked (RFC 5044 §4, §5.2, §8).
 //!
 //! Octets go into a ring of four beats. Input beats may hold any number of octets, so each
-//! is first rotated to where it belongs in the ring, by a write cursor known a cycle ahead,
-//! and then merged in. Reading is simpler: FPDUs and markers sit on 4-octet boundaries of
+//! is rotated as it is taken to where it belongs in the ring, by the registered write
+//! cursor, and merged in a cycle later. With only that one beat in flight, the ring can
+//! run with two beats of content ahead of the reader: enough for a beat plus a marker plus
+//! a CRC word, so markers and FPDU ends cost no input cycles. Reading is simpler: FPDUs and markers sit on 4-octet boundaries of
 //! the stream, so the read pointer moves in whole words and the window it shows — one beat
 //! plus one word — is a word rotation of the ring.
 //!
@@ -51,10 +53,7 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     pub failed: Signal<Out, Bit>,
     pub error_code: Signal<Out, Bits<8>>,
     crc_unit: Crc32c<DW, KW, true>,
-    // Input: the beat as taken, then rotated to its place in the ring.
-    in_valid: DFF<Bit>,
-    in_data: DFF<Bits<D>>,
-    in_bytes: DFF<Bits<8>>,
+    // Input: the beat as taken, rotated to its place in the ring.
     put_valid: DFF<Bit>,
     put_data: DFF<Bits<R>>,
     put_mask: DFF<Bits<R>>,
@@ -68,7 +67,7 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     rp: DFF<Bits<16>>,
     /// Whole words between the front and `written`.
     avail: DFF<Bits<16>>,
-    /// Octets taken in and not yet consumed (ring, `in_*` and `put_*`), for flow control.
+    /// Octets taken in and not yet consumed (ring and `put_*`), for flow control.
     held: DFF<Bits<16>>,
     /// Octets from the front to the next marker position (0..511).
     to_marker: DFF<Bits<16>>,
@@ -161,9 +160,6 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             failed: Default::default(),
             error_code: Default::default(),
             crc_unit: Default::default(),
-            in_valid: Default::default(),
-            in_data: Default::default(),
-            in_bytes: Default::default(),
             put_valid: Default::default(),
             put_data: Default::default(),
             put_mask: Default::default(),
@@ -245,7 +241,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, in_valid, in_data, in_bytes, put_valid, put_data, put_mask, put_bytes,
+            self, clock, put_valid, put_data, put_mask, put_bytes,
             ring, cursor, written, rp, avail, held, to_marker, in_fpdu, first_beat,
             remaining, length_position, marker_bad, failed_held, code_held
         );
@@ -262,8 +258,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.pipe_valid.clock.next = self.clock.val();
         self.pipe_valid.reset.next = self.reset.val();
 
-        // Input: take a beat while there is room; count its octets; rotate the beat before
-        // it to its place in the ring; merge the one before that into the ring.
+        // Input: take a beat while there is room, count its octets and rotate it to its
+        // place in the ring; merge the one before it into the ring.
         self.s_axis_tready.next = (self.held.q.val() <= self.hold_limit.val()) | self.failed_held.q.val();
         self.take_input.next =
             self.s_axis_tvalid.val() & (self.held.q.val() <= self.hold_limit.val()) & !self.failed_held.q.val();
@@ -273,23 +269,20 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
                 self.keep_bytes.next = (i + 1).to_bits();
             }
         }
-        self.in_valid.d.next = self.take_input.val();
-        self.in_data.d.next = self.s_axis_tdata.val();
-        self.in_bytes.d.next = self.keep_bytes.val();
-        if !self.take_input.val() {
-            self.in_bytes.d.next = 0.into();
-        }
         self.put_shift.next = (self.cursor.q.val() & self.ring_lanes_mask.val()) << 3;
-        self.put_valid.d.next = self.in_valid.q.val();
-        self.put_bytes.d.next = self.in_bytes.q.val();
-        self.put_data.d.next = (bit_cast::<R, D>(self.in_data.q.val()) << self.put_shift.val())
-            | (bit_cast::<R, D>(self.in_data.q.val()) >> (self.ring_bits.val() - self.put_shift.val()));
+        self.put_valid.d.next = self.take_input.val();
+        self.put_bytes.d.next = 0.into();
+        if self.take_input.val() {
+            self.put_bytes.d.next = self.keep_bytes.val();
+            self.cursor.d.next = self.cursor.q.val() + bit_cast::<16, 8>(self.keep_bytes.val());
+        }
+        self.put_data.d.next = (bit_cast::<R, D>(self.s_axis_tdata.val()) << self.put_shift.val())
+            | (bit_cast::<R, D>(self.s_axis_tdata.val()) >> (self.ring_bits.val() - self.put_shift.val()));
         // (A D-bit signal of its own: inside a wider expression Verilog would invert at
         // the wider width.)
-        self.in_mask.next = !(self.ones.val() << (bit_cast::<16, 8>(self.in_bytes.q.val()) << 3));
+        self.in_mask.next = !(self.ones.val() << (bit_cast::<16, 8>(self.keep_bytes.val()) << 3));
         self.put_mask.d.next = (bit_cast::<R, D>(self.in_mask.val()) << self.put_shift.val())
             | (bit_cast::<R, D>(self.in_mask.val()) >> (self.ring_bits.val() - self.put_shift.val()));
-        self.cursor.d.next = self.cursor.q.val() + bit_cast::<16, 8>(self.in_bytes.q.val());
         if self.put_valid.q.val() {
             self.ring.d.next = (self.ring.q.val() & !self.put_mask.q.val()) | (self.put_data.q.val() & self.put_mask.q.val());
         }
@@ -451,9 +444,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             }
         }
         if self.reset.val() {
-            self.in_valid.d.next = false;
             self.put_valid.d.next = false;
-            self.in_bytes.d.next = 0.into();
+            self.put_bytes.d.next = 0.into();
             self.cursor.d.next = 0.into();
             self.written.d.next = 0.into();
             self.rp.d.next = 0.into();
