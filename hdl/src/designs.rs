@@ -8,7 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::host::HostCtrl;
+use crate::host::{DmaRead, HostCtrl};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
@@ -111,6 +111,11 @@ pub fn all() -> Vec<Design> {
                 let ctrl = HostCtrl::<6, 64, 6, 8, 256>::new(config.datapath_bytes, 64, config.features);
                 generate("rnic_host_ctrl", ctrl)
             },
+        },
+        Design {
+            name: "rnic_host_dma_read",
+            summary: "DMA read engine: requests to AXI4 bursts, realigned octet stream",
+            generate: || generate("rnic_host_dma_read", DmaRead::default()),
         },
     ]
 }

@@ -450,11 +450,23 @@ impl AddrPorts {
     }
 }
 
-/// An AXI4 slave on a model's master port `<prefix>_*` (`m_axi`). ID ports may be absent.
+/// An AXI4 slave on a model's master port `<prefix>_*` (`m_axi`). ID ports may be absent,
+/// and so may the whole write side (AW, W, B) of a master that only reads.
 pub struct AxiSlave {
     pub core: AxiSlaveCore,
-    aw: AddrPorts,
+    write: Option<WritePorts>,
     ar: AddrPorts,
+    rid: Option<Port>,
+    rdata: Port,
+    rresp: Port,
+    rlast: Port,
+    rvalid: Port,
+    rready: Port,
+}
+
+/// The AW, W and B channels.
+struct WritePorts {
+    aw: AddrPorts,
     wdata: Port,
     wstrb: Port,
     wlast: Port,
@@ -464,29 +476,17 @@ pub struct AxiSlave {
     bresp: Port,
     bvalid: Port,
     bready: Port,
-    rid: Option<Port>,
-    rdata: Port,
-    rresp: Port,
-    rlast: Port,
-    rvalid: Port,
-    rready: Port,
 }
 
 impl AxiSlave {
-    /// Finds the ports and serves `memory`; the data width comes from `<prefix>_wdata`.
+    /// Finds the ports and serves `memory`; the data width comes from `<prefix>_rdata`.
     /// Cycles are numbered as the model counts them.
     pub fn new(model: &Model, prefix: &str, memory: HostMemory) -> Self {
         let port = |name: &str| model.port(&format!("{prefix}_{name}"));
-        let wdata = port("wdata");
         let rdata = port("rdata");
-        assert_eq!(wdata.width(), rdata.width(), "{prefix}: wdata and rdata differ in width");
-        let mut core = AxiSlaveCore::new(memory, wdata.width() as usize / 8);
-        core.set_cycle(model.cycles());
-        AxiSlave {
-            core,
+        let write = model.try_port(&format!("{prefix}_awvalid")).map(|_| WritePorts {
             aw: AddrPorts::new(model, &format!("{prefix}_aw")),
-            ar: AddrPorts::new(model, &format!("{prefix}_ar")),
-            wdata,
+            wdata: port("wdata"),
             wstrb: port("wstrb"),
             wlast: port("wlast"),
             wvalid: port("wvalid"),
@@ -495,6 +495,16 @@ impl AxiSlave {
             bresp: port("bresp"),
             bvalid: port("bvalid"),
             bready: port("bready"),
+        });
+        if let Some(w) = &write {
+            assert_eq!(w.wdata.width(), rdata.width(), "{prefix}: wdata and rdata differ in width");
+        }
+        let mut core = AxiSlaveCore::new(memory, rdata.width() as usize / 8);
+        core.set_cycle(model.cycles());
+        AxiSlave {
+            core,
+            write,
+            ar: AddrPorts::new(model, &format!("{prefix}_ar")),
             rid: model.try_port(&format!("{prefix}_rid")),
             rdata,
             rresp: port("rresp"),
@@ -507,16 +517,18 @@ impl AxiSlave {
     /// Before `Model::eval`: drives the slave's outputs for this cycle.
     pub fn drive(&mut self, model: &mut Model, rng: &mut impl Rng) {
         let out = self.core.drive(rng);
-        model.set_bit(self.aw.ready, out.awready);
-        model.set_bit(self.wready, out.wready);
-        model.set_bit(self.ar.ready, out.arready);
-        model.set_bit(self.bvalid, out.b.is_some());
-        if let Some(b) = out.b {
-            if let Some(p) = self.bid {
-                model.set(p, b.id);
+        if let Some(w) = &self.write {
+            model.set_bit(w.aw.ready, out.awready);
+            model.set_bit(w.wready, out.wready);
+            model.set_bit(w.bvalid, out.b.is_some());
+            if let Some(b) = out.b {
+                if let Some(p) = w.bid {
+                    model.set(p, b.id);
+                }
+                model.set(w.bresp, u64::from(b.resp));
             }
-            model.set(self.bresp, u64::from(b.resp));
         }
+        model.set_bit(self.ar.ready, out.arready);
         model.set_bit(self.rvalid, out.r.is_some());
         if let Some(r) = &out.r {
             if let Some(p) = self.rid {
@@ -531,18 +543,19 @@ impl AxiSlave {
     /// After `Model::eval`, before `Model::tick`: samples the master's signals and applies
     /// the coming edge to the slave.
     pub fn observe(&mut self, model: &Model) {
-        let w = model.get_bit(self.wvalid).then(|| {
-            let mut data = vec![0; self.core.lanes()];
-            model.get_bytes(self.wdata, &mut data);
-            WBeat { data, strb: model.get(self.wstrb), last: model.get_bit(self.wlast) }
-        });
-        let signals = AxiMasterSignals {
-            aw: self.aw.sample(model),
-            w,
-            bready: model.get_bit(self.bready),
-            ar: self.ar.sample(model),
-            rready: model.get_bit(self.rready),
+        let lanes = self.core.lanes();
+        let (aw, w, bready) = match &self.write {
+            Some(p) => {
+                let w = model.get_bit(p.wvalid).then(|| {
+                    let mut data = vec![0; lanes];
+                    model.get_bytes(p.wdata, &mut data);
+                    WBeat { data, strb: model.get(p.wstrb), last: model.get_bit(p.wlast) }
+                });
+                (p.aw.sample(model), w, model.get_bit(p.bready))
+            }
+            None => (None, None, true),
         };
+        let signals = AxiMasterSignals { aw, w, bready, ar: self.ar.sample(model), rready: model.get_bit(self.rready) };
         self.core.edge(&signals);
     }
 }

@@ -4,9 +4,11 @@
 mod axil_slave;
 mod cmd;
 mod ctrl;
+mod dma_read;
 mod regs;
 
 pub use axil_slave::AxilSlave;
 pub use cmd::Cmd;
 pub use ctrl::HostCtrl;
+pub use dma_read::DmaRead;
 pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};
