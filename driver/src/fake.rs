@@ -1,13 +1,23 @@
 //! A backend made of plain memory, for testing driver logic without hardware: registers
 //! are a map, DMA memory comes from the heap at IOVAs from a bump allocator, and tests
 //! raise interrupts by hand.
+//!
+//! Two hooks let driver tests see and answer what the driver does: every register write
+//! is logged ([`FakeHal::take_writes`]), and a write to `CMD` can be answered by a
+//! command handler ([`FakeHal::on_command`]), for instance the reference model's
+//! `rnic_proto::model::Rnic::command`.
 use std::alloc::{self, Layout};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::ptr::NonNull;
 use std::time::Duration;
 
+use rnic_proto::host::regs::{self, CmdResult};
+
 use crate::{DmaRegion, Hal, HalError};
+
+/// Answers a command: opcode, index and `CMD_DATA` in; result and `CMD_DATA` out.
+pub type CommandHandler = Box<dyn FnMut(u8, u32, &[u32; 16]) -> (CmdResult, [u32; 16])>;
 
 const PAGE: usize = 4096;
 /// IOVAs start far from any heap address, so a bug that uses a CPU address as a device
@@ -21,6 +31,8 @@ pub struct FakeHal {
     live: RefCell<BTreeMap<u64, (NonNull<u8>, Layout)>>,
     pending_irqs: RefCell<VecDeque<u16>>,
     vectors: u16,
+    writes: RefCell<Vec<(u32, u32)>>,
+    command: RefCell<Option<CommandHandler>>,
 }
 
 impl FakeHal {
@@ -32,7 +44,34 @@ impl FakeHal {
             live: RefCell::new(BTreeMap::new()),
             pending_irqs: RefCell::new(VecDeque::new()),
             vectors,
+            writes: RefCell::new(Vec::new()),
+            command: RefCell::new(None),
         }
+    }
+
+    /// From now on a write to `CMD` runs `handler` on the opcode, the index and the
+    /// `CMD_DATA` registers, stores the data it returns in `CMD_DATA` and its result in
+    /// `CMD_STATUS` (BUSY clear), as a device that finishes every command at once.
+    pub fn on_command(&self, handler: impl FnMut(u8, u32, &[u32; 16]) -> (CmdResult, [u32; 16]) + 'static) {
+        *self.command.borrow_mut() = Some(Box::new(handler));
+    }
+
+    /// Register writes since the last call, oldest first, as (offset, value).
+    pub fn take_writes(&self) -> Vec<(u32, u32)> {
+        std::mem::take(&mut *self.writes.borrow_mut())
+    }
+
+    fn run_command(&self, cmd: u32) {
+        let mut handler = self.command.borrow_mut();
+        let Some(handler) = handler.as_mut() else { return };
+        let data: [u32; 16] = std::array::from_fn(|i| self.read32(regs::cmd_data(i as u32)));
+        let (opcode, index) = (regs::cmd::OPCODE.get_word(&[cmd]), regs::cmd::INDEX.get_word(&[cmd]));
+        let (result, out) = handler(opcode as u8, index as u32, &data);
+        let mut registers = self.registers.borrow_mut();
+        for (i, w) in out.iter().enumerate() {
+            registers.insert(regs::cmd_data(i as u32), *w);
+        }
+        registers.insert(regs::CMD_STATUS, result.status_word());
     }
 
     /// Makes interrupt `vector` pending, as the device would.
@@ -53,9 +92,13 @@ impl Hal for FakeHal {
 
     fn write32(&self, offset: u32, value: u32) {
         self.registers.borrow_mut().insert(offset, value);
+        self.writes.borrow_mut().push((offset, value));
+        if offset == regs::CMD {
+            self.run_command(value);
+        }
     }
 
-    fn dma_alloc(&self, len: usize) -> Result<DmaRegion, HalError> {
+    fn dma_alloc(&self, len: usize) -> Result<DmaRegion<'_>, HalError> {
         if len == 0 {
             return Err(HalError::EmptyDmaRequest);
         }
@@ -71,7 +114,7 @@ impl Hal for FakeHal {
         Ok(unsafe { DmaRegion::new(ptr, len, iova) })
     }
 
-    fn dma_free(&self, region: DmaRegion) {
+    fn dma_free(&self, region: DmaRegion<'_>) {
         if let Some((ptr, layout)) = self.live.borrow_mut().remove(&region.iova()) {
             // SAFETY: allocated by `dma_alloc` with this layout and freed once (removed
             // from the live table).
@@ -147,6 +190,29 @@ mod tests {
         let hal = FakeHal::new(1);
         let r = hal.dma_alloc(64).expect("alloc");
         r.write_u32(64, 1);
+    }
+
+    #[test]
+    fn writes_are_logged_in_order() {
+        let hal = FakeHal::new(1);
+        hal.write32(0x1000, 1);
+        hal.write32(0x1004, 2);
+        assert_eq!(hal.take_writes(), vec![(0x1000, 1), (0x1004, 2)]);
+        assert_eq!(hal.take_writes(), vec![]);
+    }
+
+    #[test]
+    fn a_command_handler_answers_cmd_writes() {
+        let hal = FakeHal::new(1);
+        hal.on_command(|op, index, data| {
+            (CmdResult::BadState, [u32::from(op), index, data[2] + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        });
+        hal.write32(regs::cmd_data(2), 41);
+        hal.write32(regs::CMD, 0x0012_3406);
+        assert_eq!(hal.read32(regs::CMD_STATUS), CmdResult::BadState.status_word());
+        assert_eq!(hal.read32(regs::cmd_data(0)), 6);
+        assert_eq!(hal.read32(regs::cmd_data(1)), 0x1234);
+        assert_eq!(hal.read32(regs::cmd_data(2)), 42);
     }
 
     #[test]

@@ -33,6 +33,9 @@ impl std::error::Error for HalError {}
 ///
 /// Methods take `&self`: a device is shared by the objects that use it (queues, memory
 /// regions), so backends use interior mutability where they need it.
+///
+/// A [`DmaRegion`] borrows the backend that allocated it: backends free every region
+/// still mapped when they are dropped, so a region must not outlive its backend.
 pub trait Hal {
     /// Reads the 32-bit register at byte offset `offset` of BAR0.
     fn read32(&self, offset: u32) -> u32;
@@ -40,9 +43,28 @@ pub trait Hal {
     fn write32(&self, offset: u32, value: u32);
     /// Allocates `len` octets of zeroed DMA memory, page aligned, mapped for the device at
     /// an IOVA chosen by the backend (never simply the virtual address).
-    fn dma_alloc(&self, len: usize) -> Result<DmaRegion, HalError>;
+    fn dma_alloc(&self, len: usize) -> Result<DmaRegion<'_>, HalError>;
     /// Unmaps and frees memory from [`Hal::dma_alloc`].
-    fn dma_free(&self, region: DmaRegion);
+    fn dma_free(&self, region: DmaRegion<'_>);
     /// Waits up to `timeout` for interrupt `vector`; `Ok(true)` if it fired.
     fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError>;
+}
+
+/// A boxed backend (what a program that picks its backend at run time holds) is a backend.
+impl<T: Hal + ?Sized> Hal for Box<T> {
+    fn read32(&self, offset: u32) -> u32 {
+        (**self).read32(offset)
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        (**self).write32(offset, value)
+    }
+    fn dma_alloc(&self, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        (**self).dma_alloc(len)
+    }
+    fn dma_free(&self, region: DmaRegion<'_>) {
+        (**self).dma_free(region)
+    }
+    fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError> {
+        (**self).wait_irq(vector, timeout)
+    }
 }

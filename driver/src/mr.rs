@@ -1,0 +1,249 @@
+//! Memory regions: DMA memory the device may reach through an STag.
+use std::marker::PhantomData;
+
+use rnic_proto::host::context::{stag, MrAccess, MrContext};
+use rnic_proto::host::regs::CmdOpcode;
+
+use crate::error::{DriverError, Resource};
+use crate::wr::{RemoteBuf, Sge};
+use crate::{DmaRegion, Hal, ProtectionDomain};
+
+/// A registered memory region.
+///
+/// Regions are registered with their tagged offset equal to their IOVA (`va == iova` in
+/// the MR context): a TO names the same octet for the local side and the peer, and the
+/// [`Sge`]s and [`RemoteBuf`]s made by [`MemoryRegion::sge`] and
+/// [`MemoryRegion::remote`] are IOVAs.
+///
+/// The region borrows its memory, so the memory cannot be freed while the device may
+/// still reach it; dropping the region (or [`MemoryRegion::deregister`]) makes the MR
+/// table entry invalid first.
+pub struct MemoryRegion<'a, H: Hal> {
+    pd: &'a ProtectionDomain<'a, H>,
+    _memory: PhantomData<&'a DmaRegion<'a>>,
+    index: u32,
+    key: u8,
+    va: u64,
+    len: u64,
+    access: MrAccess,
+    registered: bool,
+}
+
+impl<'a, H: Hal> MemoryRegion<'a, H> {
+    /// Registers all of `region` in `pd` with rights `access`.
+    pub fn register(
+        pd: &'a ProtectionDomain<'a, H>,
+        region: &'a DmaRegion<'a>,
+        access: MrAccess,
+    ) -> Result<Self, DriverError> {
+        Self::register_range(pd, region, 0, region.len(), access)
+    }
+
+    /// Registers `len` octets of `region` from `offset` on.
+    ///
+    /// The MR table entry gets a fresh key, so STags of the entry's earlier
+    /// registrations no longer match it.
+    pub fn register_range(
+        pd: &'a ProtectionDomain<'a, H>,
+        region: &'a DmaRegion<'a>,
+        offset: usize,
+        len: usize,
+        access: MrAccess,
+    ) -> Result<Self, DriverError> {
+        if !fits(offset as u64, len as u64, region.len() as u64) {
+            return Err(DriverError::OutOfBounds { offset: offset as u64, len: len as u64, size: region.len() as u64 });
+        }
+        let dev = pd.device();
+        let index = dev.alloc_number(Resource::MemoryRegion)?;
+        let key = dev.next_mr_key(index);
+        let va = region.iova() + offset as u64;
+        let ctx = MrContext { key, access, valid: true, pd: pd.pdn(), va, length: len as u64, iova: va };
+        if let Err(e) = dev.command(CmdOpcode::WriteMr, index, &ctx.to_words()) {
+            dev.free_number(Resource::MemoryRegion, index);
+            return Err(e);
+        }
+        Ok(MemoryRegion { pd, _memory: PhantomData, index, key, va, len: len as u64, access, registered: true })
+    }
+
+    /// The STag for local use (in [`Sge`]s).
+    pub fn lkey(&self) -> u32 {
+        stag(self.index, self.key)
+    }
+
+    /// The STag to advertise to the peer. The same as the lkey: one MR entry, one key.
+    pub fn rkey(&self) -> u32 {
+        stag(self.index, self.key)
+    }
+
+    /// The MR table index.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// Tagged offset of the first octet (its IOVA).
+    pub fn va(&self) -> u64 {
+        self.va
+    }
+
+    /// Length in octets.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the region has no octets.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Its rights.
+    pub fn access(&self) -> MrAccess {
+        self.access
+    }
+
+    /// The local buffer of `length` octets at `offset` into the region.
+    pub fn sge(&self, offset: u64, length: u32) -> Result<Sge, DriverError> {
+        self.check(offset, length.into())?;
+        Ok(Sge { lkey: self.lkey(), addr: self.va + offset, length })
+    }
+
+    /// The buffer at `offset` into the region, as the peer names it.
+    pub fn remote(&self, offset: u64) -> Result<RemoteBuf, DriverError> {
+        self.check(offset, 0)?;
+        Ok(RemoteBuf { stag: self.rkey(), to: self.va + offset })
+    }
+
+    fn check(&self, offset: u64, len: u64) -> Result<(), DriverError> {
+        if !fits(offset, len, self.len) {
+            return Err(DriverError::OutOfBounds { offset, len, size: self.len });
+        }
+        Ok(())
+    }
+
+    /// Makes the MR table entry invalid and frees its index.
+    pub fn deregister(mut self) -> Result<(), DriverError> {
+        self.release()
+    }
+
+    /// WRITE_MR with VALID clear rather than INVALIDATE_MR: it succeeds even when the
+    /// peer already invalidated the region (Send with Invalidate), where INVALIDATE_MR
+    /// answers BAD_STATE. An entry the device did not confirm invalid keeps its index
+    /// out of the pool.
+    fn release(&mut self) -> Result<(), DriverError> {
+        if !std::mem::replace(&mut self.registered, false) {
+            return Ok(());
+        }
+        let dev = self.pd.device();
+        let ctx = MrContext {
+            key: self.key,
+            access: self.access,
+            valid: false,
+            pd: self.pd.pdn(),
+            va: self.va,
+            length: self.len,
+            iova: self.va,
+        };
+        dev.command(CmdOpcode::WriteMr, self.index, &ctx.to_words())?;
+        dev.free_number(Resource::MemoryRegion, self.index);
+        Ok(())
+    }
+}
+
+impl<H: Hal> Drop for MemoryRegion<'_, H> {
+    fn drop(&mut self) {
+        // Nothing to report a failure to; the index stays out of the pool (see `release`).
+        let _ = self.release();
+    }
+}
+
+/// Whether `len` octets at `offset` lie inside `size` octets.
+fn fits(offset: u64, len: u64, size: u64) -> bool {
+    offset.checked_add(len).is_some_and(|end| end <= size)
+}
+
+#[cfg(test)]
+mod tests {
+    use rnic_proto::host::context::{stag_index, stag_key};
+
+    use super::*;
+    use crate::testing::model_device;
+
+    const RIGHTS: MrAccess =
+        MrAccess { local_write: true, remote_read: false, remote_write: true, remote_atomic: false };
+
+    #[test]
+    fn register_writes_a_valid_entry_whose_tagged_offsets_are_iovas() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let buf = dev.alloc_dma(8192).expect("dma");
+        let mr = MemoryRegion::register_range(&pd, &buf, 4096, 100, RIGHTS).expect("register");
+        assert_eq!((stag_index(mr.lkey()), mr.rkey()), (mr.index(), mr.lkey()));
+        assert_ne!(stag_key(mr.lkey()), 0, "key 0 is never used");
+        assert_eq!((mr.va(), mr.len(), mr.access()), (buf.iova() + 4096, 100, RIGHTS));
+        assert_eq!(
+            dev.query_mr(mr.index()).expect("query"),
+            MrContext {
+                key: stag_key(mr.lkey()),
+                access: RIGHTS,
+                valid: true,
+                pd: pd.pdn(),
+                va: buf.iova() + 4096,
+                length: 100,
+                iova: buf.iova() + 4096,
+            }
+        );
+    }
+
+    #[test]
+    fn a_range_outside_the_region_is_refused_without_using_an_index() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let buf = dev.alloc_dma(64).expect("dma");
+        for (offset, len) in [(0, 65), (64, 1), (usize::MAX, 2)] {
+            let err = MemoryRegion::register_range(&pd, &buf, offset, len, RIGHTS).err().expect("out of bounds");
+            assert!(matches!(err, DriverError::OutOfBounds { .. }), "{err}");
+        }
+        assert_eq!(MemoryRegion::register(&pd, &buf, RIGHTS).expect("register").index(), 0);
+    }
+
+    #[test]
+    fn deregistering_or_dropping_invalidates_and_a_reused_index_gets_a_new_key() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let first = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
+        let (index, old_stag) = (first.index(), first.lkey());
+        first.deregister().expect("deregister");
+        assert!(!dev.query_mr(index).expect("query").valid);
+
+        let second = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
+        assert_eq!(second.index(), index, "the freed index is reused");
+        assert_ne!(second.lkey(), old_stag, "with a new key");
+        assert!(dev.query_mr(index).expect("query").valid);
+        drop(second);
+        assert!(!dev.query_mr(index).expect("query").valid);
+    }
+
+    #[test]
+    fn sges_and_remote_buffers_stay_inside_the_region() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let buf = dev.alloc_dma(256).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
+        assert_eq!(mr.sge(200, 56).expect("fits"), Sge { lkey: mr.lkey(), addr: buf.iova() + 200, length: 56 });
+        assert_eq!(mr.remote(256).expect("the end"), RemoteBuf { stag: mr.rkey(), to: buf.iova() + 256 });
+        assert!(matches!(mr.sge(200, 57), Err(DriverError::OutOfBounds { offset: 200, len: 57, size: 256 })));
+        assert!(matches!(mr.sge(u64::MAX, 1), Err(DriverError::OutOfBounds { .. })));
+        assert!(matches!(mr.remote(257), Err(DriverError::OutOfBounds { .. })));
+    }
+
+    #[test]
+    fn mr_indices_run_out_with_a_typed_error() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let _all: Vec<_> =
+            (0..dev.info().num_mrs).map(|_| MemoryRegion::register(&pd, &buf, RIGHTS).expect("register")).collect();
+        let err = MemoryRegion::register(&pd, &buf, RIGHTS).err().expect("no index left");
+        assert!(matches!(err, DriverError::Exhausted(Resource::MemoryRegion)), "{err}");
+    }
+}

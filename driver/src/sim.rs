@@ -1,0 +1,246 @@
+//! The Verilated RTL as a backend: [`SimHal`] runs a model from `rnic-sim` and plays the
+//! host around it.
+//!
+//! Every register access is an AXI4-Lite transaction on the model's `s_axil_*` port,
+//! clocked cycle by cycle until it completes; DMA memory is a
+//! [`HostMemory`] (host memory behind an IOMMU), which
+//! the model reaches through an AXI4 slave on `m_axi_*` if it has that port. Time passes
+//! only while the driver touches the device or waits: each cycle of a register access,
+//! an interrupt wait or [`SimHal::run_idle`] also runs the other bus models (the DMA
+//! slave, then any registered with [`SimHal::on_cycle`]) and samples the interrupt
+//! output.
+//!
+//! Ownership: one `RefCell` holds the model and everything clocked with it. The host
+//! memory is owned by exactly one party: by the AXI slave when the model has a DMA port
+//! (the slave must reach it every cycle), and by the backend directly otherwise;
+//! `dma_alloc` reaches it through either. Models are not `Send`, and neither is this.
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rnic_sim::axi::AxiSlave;
+use rnic_sim::host_memory::HostMemory;
+use rnic_sim::Port;
+
+use crate::{DmaRegion, Hal, HalError};
+
+pub use rnic_sim::axil::Phase;
+pub use rnic_sim::Model;
+
+/// Simulated clock cycles per microsecond of a wait: the RNIC's 250 MHz clock.
+pub const CYCLES_PER_US: u64 = 250;
+
+/// The largest single DMA allocation. The simulated host memory is the test process's
+/// heap; this keeps a runaway request an error instead of an abort.
+pub const MAX_DMA_ALLOC: usize = 1 << 30;
+
+/// Cycles the model is held in reset when opened.
+const RESET_CYCLES: usize = 4;
+
+/// Engine-side inputs of a control block simulated on its own (`rnic_host_ctrl`): with
+/// no engines behind it nothing fails, invalidates or reports idle, so they are held
+/// low. Designs without these ports are not affected.
+const ENGINE_INPUTS: [&str; 7] =
+    ["idle", "fail", "fail_qp", "fail_term", "fail_received", "invalidate", "invalidate_mr"];
+
+/// A bus model run every cycle: called in [`Phase::Drive`] before the model settles (to
+/// set its inputs) and in [`Phase::Observe`] after (to sample its outputs), as the bus
+/// models of `rnic-sim` are.
+pub type CycleHook = Box<dyn FnMut(&mut Model, Phase)>;
+
+/// A [`Hal`] over a Verilated model.
+pub struct SimHal {
+    sim: RefCell<Sim>,
+}
+
+struct Sim {
+    model: Model,
+    bar: rnic_sim::axil::AxilMaster,
+    others: Others,
+}
+
+/// Everything clocked with the model besides BAR0.
+struct Others {
+    memory: Memory,
+    irq: Option<IrqPorts>,
+    /// Vectors that fired and nobody has waited for yet. A set, because interrupts that
+    /// fire again before they are taken merge, as pending MSI-X vectors do.
+    fired: BTreeSet<u16>,
+    hooks: Vec<CycleHook>,
+    rng: StdRng,
+}
+
+/// Who owns the host memory.
+enum Memory {
+    /// No DMA port: the backend itself.
+    Plain(HostMemory),
+    /// The AXI slave serving the model's DMA master.
+    Bus(Box<AxiSlave>),
+}
+
+impl Memory {
+    fn get(&mut self) -> &mut HostMemory {
+        match self {
+            Memory::Plain(m) => m,
+            Memory::Bus(slave) => slave.core.memory_mut(),
+        }
+    }
+}
+
+/// The interrupt output: a one-cycle pulse of `irq_valid` with the vector on `irq_vector`.
+#[derive(Clone, Copy)]
+struct IrqPorts {
+    valid: Port,
+    vector: Port,
+}
+
+impl Others {
+    /// Runs the bus models for one phase of a cycle.
+    fn cycle(&mut self, model: &mut Model, phase: Phase) {
+        if let Memory::Bus(slave) = &mut self.memory {
+            match phase {
+                Phase::Drive => slave.drive(model, &mut self.rng),
+                Phase::Observe => slave.observe(model),
+            }
+        }
+        if let (Phase::Observe, Some(irq)) = (phase, self.irq) {
+            if model.get_bit(irq.valid) {
+                self.fired.insert(model.get(irq.vector) as u16);
+            }
+        }
+        for hook in &mut self.hooks {
+            hook(model, phase);
+        }
+    }
+}
+
+impl Sim {
+    /// One clock cycle with BAR0 idle.
+    fn idle_cycle(&mut self) {
+        let Sim { model, bar, others } = self;
+        bar.drive(model);
+        others.cycle(model, Phase::Drive);
+        model.eval();
+        bar.observe(model);
+        others.cycle(model, Phase::Observe);
+        model.tick();
+    }
+}
+
+impl SimHal {
+    /// Opens the model of `design` (a file stem under `hdl/verilog/`), holds it in reset
+    /// for a few cycles, and attaches the bus models its ports call for. The design must
+    /// have a BAR0 (`s_axil_*`).
+    pub fn open(design: &str) -> Result<SimHal, HalError> {
+        let mut model = Model::new(design).map_err(|e| HalError::Backend(e.to_string()))?;
+        if model.try_port("s_axil_awaddr").is_none() {
+            return Err(HalError::Backend(format!("{design} has no BAR0 (s_axil_* ports)")));
+        }
+        let bar = rnic_sim::axil::AxilMaster::new(&model, "s_axil", 0);
+        let memory = if model.try_port("m_axi_awaddr").is_some() {
+            Memory::Bus(Box::new(AxiSlave::new(&model, "m_axi", HostMemory::new())))
+        } else {
+            Memory::Plain(HostMemory::new())
+        };
+        let irq = model
+            .try_port("irq_valid")
+            .zip(model.try_port("irq_vector"))
+            .map(|(valid, vector)| IrqPorts { valid, vector });
+        for name in ENGINE_INPUTS {
+            if let Some(port) = model.try_port(name) {
+                model.set(port, 0);
+            }
+        }
+        let reset = model.try_port("reset");
+        let others = Others { memory, irq, fired: BTreeSet::new(), hooks: Vec::new(), rng: StdRng::seed_from_u64(0) };
+        let mut sim = Sim { model, bar, others };
+        if let Some(reset) = reset {
+            sim.model.set_bit(reset, true);
+            (0..RESET_CYCLES).for_each(|_| sim.idle_cycle());
+            sim.model.set_bit(reset, false);
+        }
+        Ok(SimHal { sim: RefCell::new(sim) })
+    }
+
+    /// Clock cycles simulated so far.
+    pub fn cycles(&self) -> u64 {
+        self.sim.borrow().model.cycles()
+    }
+
+    /// Runs `cycles` clock cycles with BAR0 idle.
+    pub fn run_idle(&self, cycles: u64) {
+        let mut sim = self.sim.borrow_mut();
+        (0..cycles).for_each(|_| sim.idle_cycle());
+    }
+
+    /// Runs `hook` in both phases of every cycle from now on, after the backend's own
+    /// bus models: how a test watches outputs or a stream model feeds inputs. A hook
+    /// must not call back into this backend.
+    pub fn on_cycle(&self, hook: impl FnMut(&mut Model, Phase) + 'static) {
+        self.sim.borrow_mut().others.hooks.push(Box::new(hook));
+    }
+
+    /// Direct access to the model, between cycles: resolving ports, poking inputs.
+    pub fn with_model<R>(&self, f: impl FnOnce(&mut Model) -> R) -> R {
+        f(&mut self.sim.borrow_mut().model)
+    }
+
+    /// Direct access to the host memory: faults, peeks and pokes by IOVA.
+    pub fn with_memory<R>(&self, f: impl FnOnce(&mut HostMemory) -> R) -> R {
+        f(self.sim.borrow_mut().others.memory.get())
+    }
+}
+
+impl Hal for SimHal {
+    fn read32(&self, offset: u32) -> u32 {
+        let Sim { model, bar, others } = &mut *self.sim.borrow_mut();
+        bar.read32(model, offset, |m, phase| others.cycle(m, phase))
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        let Sim { model, bar, others } = &mut *self.sim.borrow_mut();
+        bar.write32(model, offset, value, |m, phase| others.cycle(m, phase))
+    }
+
+    fn dma_alloc(&self, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        if len == 0 {
+            return Err(HalError::EmptyDmaRequest);
+        }
+        if len > MAX_DMA_ALLOC {
+            return Err(HalError::OutOfDmaMemory(len));
+        }
+        let (ptr, iova) = self.sim.borrow_mut().others.memory.get().alloc(len);
+        // SAFETY: HostMemory hands out page-aligned, zeroed memory of at least `len`
+        // octets that stays allocated until `free(iova)` (only in `dma_free`, which takes
+        // the region) or until the HostMemory is dropped with this backend, which the
+        // region's lifetime outlasts. `iova` is where the model's DMA master sees it.
+        Ok(unsafe { DmaRegion::new(ptr, len, iova) })
+    }
+
+    /// Panics if `region` is not one of this backend's: a bug in the caller.
+    fn dma_free(&self, region: DmaRegion<'_>) {
+        self.sim.borrow_mut().others.memory.get().free(region.iova());
+    }
+
+    /// Clocks the model until `vector` fires (or has fired during an earlier access
+    /// since the last wait), for at most `timeout` at [`CYCLES_PER_US`]. A model without
+    /// an interrupt output just runs for the whole budget.
+    fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError> {
+        let mut sim = self.sim.borrow_mut();
+        if let Some(irq) = sim.others.irq {
+            if u64::from(vector).checked_shr(irq.vector.width()).unwrap_or(0) != 0 {
+                return Err(HalError::NoSuchVector(vector));
+            }
+        }
+        let budget = u64::try_from(timeout.as_nanos() * u128::from(CYCLES_PER_US) / 1000).unwrap_or(u64::MAX);
+        for _ in 0..budget {
+            if sim.others.fired.remove(&vector) {
+                return Ok(true);
+            }
+            sim.idle_cycle();
+        }
+        Ok(sim.others.fired.remove(&vector))
+    }
+}
