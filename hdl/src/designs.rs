@@ -8,7 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::host::{DmaRead, HostCtrl};
+use crate::host::{Dma, HostCtrl};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
@@ -113,9 +113,9 @@ pub fn all() -> Vec<Design> {
             },
         },
         Design {
-            name: "rnic_host_dma_read",
-            summary: "DMA read engine: requests to AXI4 bursts, realigned octet stream",
-            generate: || generate("rnic_host_dma_read", DmaRead::default()),
+            name: "rnic_host_dma",
+            summary: "DMA master: read and write engines on one AXI4 port, octet-addressed",
+            generate: || generate("rnic_host_dma", Dma::default()),
         },
     ]
 }

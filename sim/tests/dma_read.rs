@@ -1,4 +1,4 @@
-//! `host/dma_read` in Verilator behind the IOMMU host-memory model: random requests (any
+//! `host/dma_read` (in `rnic_host_dma`) in Verilator behind the IOMMU host-memory model: random requests (any
 //! start octet, lengths 0..9000, across 4 KiB pages) with random bus latency, AXI
 //! back-pressure and output back-pressure; every stream packet must be exactly the
 //! memory's octets, lane 0 first, in request order, with its tag.
@@ -27,11 +27,11 @@ struct Bench {
 
 impl Bench {
     fn new(memory: HostMemory) -> Bench {
-        let mut model = Model::new("rnic_host_dma_read").expect("rnic_host_dma_read model");
+        let mut model = Model::new("rnic_host_dma").expect("rnic_host_dma model");
         let bus = AxiSlave::new(&model, "m_axi", memory);
-        let out = AxisSink::new(&model, "m_axis");
+        let out = AxisSink::new(&model, "m_rd_axis");
         let p = |n: &str| model.port(n);
-        let (valid, ready, addr, len, tag) = (p("s_req_valid"), p("s_req_ready"), p("s_req_addr"), p("s_req_len"), p("s_req_tag"));
+        let (valid, ready, addr, len, tag) = (p("s_rd_req_valid"), p("s_rd_req_ready"), p("s_rd_req_addr"), p("s_rd_req_len"), p("s_rd_req_tag"));
         let reset = model.port("reset");
         model.set_bit(reset, true);
         for _ in 0..4 {

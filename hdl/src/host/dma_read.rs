@@ -1,8 +1,7 @@
 //! DMA read: (IOVA, length) requests in, the octets out as a stream, lane 0 first.
 //!
 //! Requests may start at any octet and have any length. The AR side turns each into INCR
-//! bursts of 64-bit beats that never cross a 4 KiB boundary (an AXI rule) and never
-//! exceed 256 beats, and keeps issuing while earlier data is still on its way: up to
+//! bursts of 64-bit beats ([`BurstSplit`]), and keeps issuing while earlier data is still on its way: up to
 //! `QUEUE` requests are in flight, their descriptors waiting in a small queue for the R
 //! side, which realigns the beats so that the request's first octet is in lane 0. All
 //! reads use one AXI ID, so data comes back in request order.
@@ -11,6 +10,8 @@
 //! response on any beat of a request sets the error bit of `m_axis_tuser` from that beat
 //! to its last, whose data must then not be used.
 use rust_hdl::prelude::*;
+
+use super::BurstSplit;
 
 /// Requests in flight at once.
 pub const QUEUE: usize = 4;
@@ -43,13 +44,8 @@ pub struct DmaRead {
     pub m_axis_tuser: Signal<Out, Bits<9>>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
-    // AR side: the request being cut into bursts, and the burst on the bus.
-    issuing: DFF<Bit>,
-    next_addr: DFF<Bits<64>>,
-    beats_left: DFF<Bits<32>>,
-    ar_valid: DFF<Bit>,
-    ar_addr: DFF<Bits<64>>,
-    ar_len: DFF<Bits<8>>,
+    /// AR side: the request being cut into bursts.
+    bursts: BurstSplit,
     // Descriptors from the AR side to the R side: offset (3 bits), length (32), tag (8).
     queue: [DFF<Bits<43>>; QUEUE],
     head: DFF<Bits<3>>,
@@ -73,8 +69,6 @@ pub struct DmaRead {
     queued: Signal<Local, Bits<3>>,
     accept: Signal<Local, Bit>,
     total_beats: Signal<Local, Bits<32>>,
-    to_boundary: Signal<Local, Bits<32>>,
-    burst: Signal<Local, Bits<32>>,
     head_desc: Signal<Local, Bits<43>>,
     load: Signal<Local, Bit>,
     take_r: Signal<Local, Bit>,
@@ -85,7 +79,6 @@ pub struct DmaRead {
     emit_bytes: Signal<Local, Bits<32>>,
     keep_mask: Signal<Local, Bits<8>>,
     lane_ones: Constant<Bits<8>>,
-    page: Constant<Bits<13>>,
 }
 
 impl Default for DmaRead {
@@ -115,12 +108,7 @@ impl Default for DmaRead {
             m_axis_tuser: Default::default(),
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
-            issuing: Default::default(),
-            next_addr: Default::default(),
-            beats_left: Default::default(),
-            ar_valid: Default::default(),
-            ar_addr: Default::default(),
-            ar_len: Default::default(),
+            bursts: Default::default(),
             queue: Default::default(),
             head: Default::default(),
             tail: Default::default(),
@@ -141,8 +129,6 @@ impl Default for DmaRead {
             queued: Default::default(),
             accept: Default::default(),
             total_beats: Default::default(),
-            to_boundary: Default::default(),
-            burst: Default::default(),
             head_desc: Default::default(),
             load: Default::default(),
             take_r: Default::default(),
@@ -153,7 +139,6 @@ impl Default for DmaRead {
             emit_bytes: Default::default(),
             keep_mask: Default::default(),
             lane_ones: Constant::new(0xFF_u64.to_bits()),
-            page: Constant::new(0x1000_u64.to_bits()),
         }
     }
 }
@@ -162,7 +147,7 @@ impl Logic for DmaRead {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, issuing, next_addr, beats_left, ar_valid, ar_addr, ar_len, head, tail,
+            self, clock, head, tail,
             active, skip, out_left, r_left, carry, held, flushing, error, tag, out_valid,
             out_data, out_keep, out_last, out_user
         );
@@ -172,11 +157,17 @@ impl Logic for DmaRead {
         }
 
         // AR side. A request is taken when the previous one is fully issued and its
-        // descriptor has a place in the queue.
+        // descriptor has a place in the queue; an empty one makes no bursts.
+        self.bursts.clock.next = self.clock.val();
+        self.bursts.reset.next = self.reset.val();
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.accept.next = self.s_req_valid.val() & !self.issuing.q.val() & (self.queued.val() < 4);
-        self.s_req_ready.next = !self.issuing.q.val() & (self.queued.val() < 4);
+        self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & (self.queued.val() < 4);
+        self.s_req_ready.next = self.bursts.s_ready.val() & (self.queued.val() < 4);
         self.total_beats.next = (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
+        self.bursts.s_valid.next = self.accept.val() & self.s_req_len.val().any();
+        self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
+        self.bursts.s_beats.next = self.total_beats.val();
+        self.bursts.m_ready.next = self.m_axi_arready.val();
         if self.accept.val() {
             for i in 0..QUEUE {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
@@ -186,36 +177,12 @@ impl Logic for DmaRead {
                 }
             }
             self.tail.d.next = self.tail.q.val() + 1;
-            self.issuing.d.next = self.s_req_len.val().any();
-            self.next_addr.d.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
-            self.beats_left.d.next = self.total_beats.val();
         }
-        // The next burst: what is left, up to the 4 KiB boundary, at most 256 beats.
-        self.to_boundary.next =
-            bit_cast::<32, 13>(self.page.val() - bit_cast::<13, 12>(self.next_addr.q.val().get_bits::<12>(0))) >> 3;
-        self.burst.next = self.beats_left.q.val();
-        if self.to_boundary.val() < self.burst.val() {
-            self.burst.next = self.to_boundary.val();
-        }
-        if self.burst.val() > 256 {
-            self.burst.next = 256.into();
-        }
-        if self.m_axi_arready.val() {
-            self.ar_valid.d.next = false;
-        }
-        if self.issuing.q.val() & (!self.ar_valid.q.val() | self.m_axi_arready.val()) {
-            self.ar_valid.d.next = true;
-            self.ar_addr.d.next = self.next_addr.q.val();
-            self.ar_len.d.next = bit_cast::<8, 32>(self.burst.val() - 1);
-            self.next_addr.d.next = self.next_addr.q.val() + bit_cast::<64, 32>(self.burst.val() << 3);
-            self.beats_left.d.next = self.beats_left.q.val() - self.burst.val();
-            self.issuing.d.next = self.beats_left.q.val() != self.burst.val();
-        }
-        self.m_axi_araddr.next = self.ar_addr.q.val();
-        self.m_axi_arlen.next = self.ar_len.q.val();
+        self.m_axi_araddr.next = self.bursts.m_addr.val();
+        self.m_axi_arlen.next = self.bursts.m_len.val();
         self.m_axi_arsize.next = 3.into();
         self.m_axi_arburst.next = 1.into();
-        self.m_axi_arvalid.next = self.ar_valid.q.val();
+        self.m_axi_arvalid.next = self.bursts.m_valid.val();
 
         // R side. The output register takes a beat when empty or being emptied.
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
@@ -307,8 +274,6 @@ impl Logic for DmaRead {
             self.active.d.next = self.out_left.q.val() != self.emit_bytes.val();
         }
         if self.reset.val() {
-            self.issuing.d.next = false;
-            self.ar_valid.d.next = false;
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
             self.active.d.next = false;

@@ -2,13 +2,19 @@
 //! and MR contexts, and (to come) the DMA master, the doorbell-driven schedulers and the
 //! completion writer.
 mod axil_slave;
+mod burst_split;
 mod cmd;
 mod ctrl;
+mod dma;
 mod dma_read;
+mod dma_write;
 mod regs;
 
 pub use axil_slave::AxilSlave;
+pub use burst_split::BurstSplit;
 pub use cmd::Cmd;
 pub use ctrl::HostCtrl;
+pub use dma::Dma;
 pub use dma_read::DmaRead;
+pub use dma_write::DmaWrite;
 pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};

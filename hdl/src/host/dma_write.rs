@@ -1,0 +1,389 @@
+//! DMA write: (IOVA, length) requests and their octets in, AXI4 write bursts out, and a
+//! completion per request once every burst is acknowledged.
+//!
+//! A request may start at any octet; its data arrives as a stream with the first octet in
+//! lane 0 (whole beats but the last). The W side shifts the octets up to the address's
+//! lane, carrying the top octets of each beat into the next, so one beat of data more
+//! than the input may leave at the end; strobes cover exactly the request's octets. AW
+//! bursts come from [`BurstSplit`]; the W side ends its bursts by the same two rules (4 KiB
+//! boundary, 256 beats), so the two agree without talking.
+//!
+//! The completion (`m_done_*`, a one-cycle pulse: a consumer must always take it) comes
+//! only when the last B response of the request has arrived: after it, the data is in host
+//! memory (what a CQE written after it may promise). A zero-length request writes nothing
+//! and completes in order. Any error response marks the completion.
+use rust_hdl::prelude::*;
+
+use super::BurstSplit;
+
+/// Requests in flight at once (each queue).
+const QUEUE: usize = 4;
+
+#[derive(LogicBlock)]
+pub struct DmaWrite {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_req_valid: Signal<In, Bit>,
+    pub s_req_ready: Signal<Out, Bit>,
+    pub s_req_addr: Signal<In, Bits<64>>,
+    pub s_req_len: Signal<In, Bits<32>>,
+    pub s_req_tag: Signal<In, Bits<8>>,
+    /// The octets of the requests, in request order; `tlast` ends each non-empty one.
+    pub s_axis_tdata: Signal<In, Bits<64>>,
+    pub s_axis_tkeep: Signal<In, Bits<8>>,
+    pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tready: Signal<Out, Bit>,
+    pub m_axi_awaddr: Signal<Out, Bits<64>>,
+    pub m_axi_awlen: Signal<Out, Bits<8>>,
+    pub m_axi_awsize: Signal<Out, Bits<3>>,
+    pub m_axi_awburst: Signal<Out, Bits<2>>,
+    pub m_axi_awvalid: Signal<Out, Bit>,
+    pub m_axi_awready: Signal<In, Bit>,
+    pub m_axi_wdata: Signal<Out, Bits<64>>,
+    pub m_axi_wstrb: Signal<Out, Bits<8>>,
+    pub m_axi_wlast: Signal<Out, Bit>,
+    pub m_axi_wvalid: Signal<Out, Bit>,
+    pub m_axi_wready: Signal<In, Bit>,
+    pub m_axi_bresp: Signal<In, Bits<2>>,
+    pub m_axi_bvalid: Signal<In, Bit>,
+    pub m_axi_bready: Signal<Out, Bit>,
+    pub m_done_valid: Signal<Out, Bit>,
+    pub m_done_tag: Signal<Out, Bits<8>>,
+    pub m_done_error: Signal<Out, Bit>,
+    bursts: BurstSplit,
+    /// Accepted requests for the W side: address bits 11:0, length (32), tag (8).
+    requests: [DFF<Bits<52>>; QUEUE],
+    req_head: DFF<Bits<3>>,
+    req_tail: DFF<Bits<3>>,
+    /// Requests whose W beats are all out, for the B side: bursts (16 bits), tag (8).
+    written: [DFF<Bits<24>>; QUEUE],
+    wr_head: DFF<Bits<3>>,
+    wr_tail: DFF<Bits<3>>,
+    // W side: the request being written.
+    active: DFF<Bit>,
+    in_left: DFF<Bits<32>>,
+    w_left: DFF<Bits<32>>,
+    beat_addr: DFF<Bits<12>>,
+    in_burst: DFF<Bits<9>>,
+    req_bursts: DFF<Bits<16>>,
+    carry: DFF<Bits<64>>,
+    held: DFF<Bits<4>>,
+    low_lane: DFF<Bits<4>>,
+    flushing: DFF<Bit>,
+    tag: DFF<Bits<8>>,
+    w_valid: DFF<Bit>,
+    w_data: DFF<Bits<64>>,
+    w_strb: DFF<Bits<8>>,
+    w_last: DFF<Bit>,
+    // B side.
+    b_seen: DFF<Bits<16>>,
+    b_error: DFF<Bit>,
+    done_valid: DFF<Bit>,
+    done_tag: DFF<Bits<8>>,
+    done_error: DFF<Bit>,
+    // Combinational.
+    req_count: Signal<Local, Bits<3>>,
+    wr_count: Signal<Local, Bits<3>>,
+    accept: Signal<Local, Bit>,
+    total_beats: Signal<Local, Bits<32>>,
+    head_req: Signal<Local, Bits<52>>,
+    head_written: Signal<Local, Bits<24>>,
+    load: Signal<Local, Bit>,
+    in_bytes: Signal<Local, Bits<4>>,
+    take: Signal<Local, Bit>,
+    combined: Signal<Local, Bits<128>>,
+    total: Signal<Local, Bits<5>>,
+    emit: Signal<Local, Bit>,
+    high_lane: Signal<Local, Bits<5>>,
+    final_beat: Signal<Local, Bit>,
+    burst_end: Signal<Local, Bit>,
+    empty_request: Signal<Local, Bit>,
+    complete: Signal<Local, Bit>,
+    lane_ones: Constant<Bits<8>>,
+}
+
+impl Default for DmaWrite {
+    fn default() -> Self {
+        DmaWrite {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_valid: Default::default(),
+            s_req_ready: Default::default(),
+            s_req_addr: Default::default(),
+            s_req_len: Default::default(),
+            s_req_tag: Default::default(),
+            s_axis_tdata: Default::default(),
+            s_axis_tkeep: Default::default(),
+            s_axis_tlast: Default::default(),
+            s_axis_tvalid: Default::default(),
+            s_axis_tready: Default::default(),
+            m_axi_awaddr: Default::default(),
+            m_axi_awlen: Default::default(),
+            m_axi_awsize: Default::default(),
+            m_axi_awburst: Default::default(),
+            m_axi_awvalid: Default::default(),
+            m_axi_awready: Default::default(),
+            m_axi_wdata: Default::default(),
+            m_axi_wstrb: Default::default(),
+            m_axi_wlast: Default::default(),
+            m_axi_wvalid: Default::default(),
+            m_axi_wready: Default::default(),
+            m_axi_bresp: Default::default(),
+            m_axi_bvalid: Default::default(),
+            m_axi_bready: Default::default(),
+            m_done_valid: Default::default(),
+            m_done_tag: Default::default(),
+            m_done_error: Default::default(),
+            bursts: Default::default(),
+            requests: Default::default(),
+            req_head: Default::default(),
+            req_tail: Default::default(),
+            written: Default::default(),
+            wr_head: Default::default(),
+            wr_tail: Default::default(),
+            active: Default::default(),
+            in_left: Default::default(),
+            w_left: Default::default(),
+            beat_addr: Default::default(),
+            in_burst: Default::default(),
+            req_bursts: Default::default(),
+            carry: Default::default(),
+            held: Default::default(),
+            low_lane: Default::default(),
+            flushing: Default::default(),
+            tag: Default::default(),
+            w_valid: Default::default(),
+            w_data: Default::default(),
+            w_strb: Default::default(),
+            w_last: Default::default(),
+            b_seen: Default::default(),
+            b_error: Default::default(),
+            done_valid: Default::default(),
+            done_tag: Default::default(),
+            done_error: Default::default(),
+            req_count: Default::default(),
+            wr_count: Default::default(),
+            accept: Default::default(),
+            total_beats: Default::default(),
+            head_req: Default::default(),
+            head_written: Default::default(),
+            load: Default::default(),
+            in_bytes: Default::default(),
+            take: Default::default(),
+            combined: Default::default(),
+            total: Default::default(),
+            emit: Default::default(),
+            high_lane: Default::default(),
+            final_beat: Default::default(),
+            burst_end: Default::default(),
+            empty_request: Default::default(),
+            complete: Default::default(),
+            lane_ones: Constant::new(0xFF_u64.to_bits()),
+        }
+    }
+}
+
+impl Logic for DmaWrite {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, req_head, req_tail, wr_head, wr_tail, active, in_left, w_left,
+            beat_addr, in_burst, req_bursts, carry, held, low_lane, flushing, tag, w_valid,
+            w_data, w_strb, w_last, b_seen, b_error, done_valid, done_tag, done_error
+        );
+        for i in 0..QUEUE {
+            self.requests[i].clock.next = self.clock.val();
+            self.requests[i].d.next = self.requests[i].q.val();
+            self.written[i].clock.next = self.clock.val();
+            self.written[i].d.next = self.written[i].q.val();
+        }
+        self.bursts.clock.next = self.clock.val();
+        self.bursts.reset.next = self.reset.val();
+
+        // Requests: AW bursts from the splitter, the request itself queued for the W side.
+        self.req_count.next = self.req_tail.q.val() - self.req_head.q.val();
+        self.wr_count.next = self.wr_tail.q.val() - self.wr_head.q.val();
+        self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & (self.req_count.val() < 4);
+        self.s_req_ready.next = self.bursts.s_ready.val() & (self.req_count.val() < 4);
+        self.total_beats.next = (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
+        self.bursts.s_valid.next = self.accept.val() & self.s_req_len.val().any();
+        self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
+        self.bursts.s_beats.next = self.total_beats.val();
+        self.bursts.m_ready.next = self.m_axi_awready.val();
+        if self.accept.val() {
+            for i in 0..QUEUE {
+                if self.req_tail.q.val().get_bits::<2>(0).index() == i {
+                    self.requests[i].d.next = bit_cast::<52, 12>(self.s_req_addr.val().get_bits::<12>(0))
+                        | (bit_cast::<52, 32>(self.s_req_len.val()) << 12)
+                        | (bit_cast::<52, 8>(self.s_req_tag.val()) << 44);
+                }
+            }
+            self.req_tail.d.next = self.req_tail.q.val() + 1;
+        }
+        self.m_axi_awaddr.next = self.bursts.m_addr.val();
+        self.m_axi_awlen.next = self.bursts.m_len.val();
+        self.m_axi_awsize.next = 3.into();
+        self.m_axi_awburst.next = 1.into();
+        self.m_axi_awvalid.next = self.bursts.m_valid.val();
+
+        // W side: start the next request. Its first beat begins at the address's lane.
+        self.head_req.next = self.requests[0].q.val();
+        for i in 1..QUEUE {
+            if self.req_head.q.val().get_bits::<2>(0).index() == i {
+                self.head_req.next = self.requests[i].q.val();
+            }
+        }
+        if !self.active.q.val() & (self.req_count.val() != 0) {
+            self.active.d.next = true;
+            self.req_head.d.next = self.req_head.q.val() + 1;
+            self.in_left.d.next = self.head_req.val().get_bits::<32>(12);
+            self.w_left.d.next = 0.into();
+            if self.head_req.val().get_bits::<32>(12).any() {
+                self.w_left.d.next = (bit_cast::<32, 3>(self.head_req.val().get_bits::<3>(0))
+                    + self.head_req.val().get_bits::<32>(12)
+                    + 7)
+                    >> 3;
+            }
+            self.tag.d.next = self.head_req.val().get_bits::<8>(44);
+            self.held.d.next = bit_cast::<4, 3>(self.head_req.val().get_bits::<3>(0));
+            self.low_lane.d.next = bit_cast::<4, 3>(self.head_req.val().get_bits::<3>(0));
+            self.beat_addr.d.next = self.head_req.val().get_bits::<12>(0) & 0xFF8_u64;
+            self.in_burst.d.next = 0.into();
+            self.req_bursts.d.next = 0.into();
+            self.carry.d.next = 0.into();
+            self.flushing.d.next = false;
+        }
+        // Each input octet joins those carried; a W beat leaves when eight lanes are
+        // filled, at the request's end, or (flushing) with the last carried octets.
+        self.load.next = !self.w_valid.q.val() | self.m_axi_wready.val();
+        if self.m_axi_wready.val() {
+            self.w_valid.d.next = false;
+        }
+        self.in_bytes.next = 8.into();
+        if self.in_left.q.val() < 8 {
+            self.in_bytes.next = bit_cast::<4, 32>(self.in_left.q.val());
+        }
+        self.final_beat.next = self.w_left.q.val() == 1;
+        self.take.next = self.active.q.val()
+            & self.load.val()
+            & !self.flushing.q.val()
+            & self.in_left.q.val().any()
+            & self.s_axis_tvalid.val()
+            & !(self.final_beat.val() & (self.wr_count.val() == 4));
+        self.s_axis_tready.next = self.active.q.val()
+            & self.load.val()
+            & !self.flushing.q.val()
+            & self.in_left.q.val().any()
+            & !(self.final_beat.val() & (self.wr_count.val() == 4));
+        self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
+            | (bit_cast::<128, 64>(self.s_axis_tdata.val()) << (bit_cast::<128, 4>(self.held.q.val()) << 3));
+        self.total.next = bit_cast::<5, 4>(self.held.q.val()) + bit_cast::<5, 4>(self.in_bytes.val());
+        if self.flushing.q.val() {
+            self.combined.next = bit_cast::<128, 64>(self.carry.q.val());
+            self.total.next = bit_cast::<5, 4>(self.held.q.val());
+        }
+        self.emit.next = (self.take.val() & ((self.total.val() >= 8) | self.final_beat.val()))
+            | (self.active.q.val() & self.load.val() & self.flushing.q.val() & (self.wr_count.val() != 4));
+        self.high_lane.next = self.total.val();
+        if self.total.val() > 8 {
+            self.high_lane.next = 8.into();
+        }
+        // A burst ends at the request's end, at a 4 KiB boundary, or after 256 beats.
+        self.burst_end.next = self.final_beat.val() | (self.beat_addr.q.val().get_bits::<9>(3) == 511) | (self.in_burst.q.val() == 255);
+        if self.take.val() {
+            self.in_left.d.next = self.in_left.q.val() - bit_cast::<32, 4>(self.in_bytes.val());
+            self.carry.d.next = self.combined.val().get_bits::<64>(0);
+            self.held.d.next = bit_cast::<4, 5>(self.total.val());
+        }
+        if self.emit.val() {
+            self.w_valid.d.next = true;
+            self.w_data.d.next = self.combined.val().get_bits::<64>(0);
+            self.w_strb.d.next = (self.lane_ones.val() << bit_cast::<8, 4>(self.low_lane.q.val()))
+                & !(self.lane_ones.val() << bit_cast::<8, 5>(self.high_lane.val()));
+            self.w_last.d.next = self.burst_end.val();
+            self.low_lane.d.next = 0.into();
+            self.carry.d.next = self.combined.val().get_bits::<64>(64);
+            self.held.d.next = 0.into();
+            if self.total.val() > 8 {
+                self.held.d.next = bit_cast::<4, 5>(self.total.val() - 8);
+            }
+            self.w_left.d.next = self.w_left.q.val() - 1;
+            self.beat_addr.d.next = self.beat_addr.q.val() + 8;
+            self.in_burst.d.next = self.in_burst.q.val() + 1;
+            if self.burst_end.val() {
+                self.in_burst.d.next = 0.into();
+                self.req_bursts.d.next = self.req_bursts.q.val() + 1;
+            }
+            // More octets than lanes on the input's last beat: one more beat follows.
+            self.flushing.d.next = !self.final_beat.val() & (self.in_left.q.val() == bit_cast::<32, 4>(self.in_bytes.val()))
+                & !self.flushing.q.val();
+            if self.final_beat.val() {
+                self.active.d.next = false;
+            }
+        }
+        // A request leaves the W side with its last beat (or at once, if empty).
+        self.empty_request.next = self.active.q.val() & !self.w_left.q.val().any() & (self.wr_count.val() < 4);
+        if (self.emit.val() & self.final_beat.val()) | self.empty_request.val() {
+            for i in 0..QUEUE {
+                if self.wr_tail.q.val().get_bits::<2>(0).index() == i {
+                    self.written[i].d.next = bit_cast::<24, 8>(self.tag.q.val()) << 16;
+                    if !self.empty_request.val() {
+                        self.written[i].d.next =
+                            (bit_cast::<24, 8>(self.tag.q.val()) << 16) | bit_cast::<24, 16>(self.req_bursts.q.val() + 1);
+                    }
+                }
+            }
+            self.wr_tail.d.next = self.wr_tail.q.val() + 1;
+        }
+        if self.empty_request.val() {
+            self.active.d.next = false;
+        }
+        self.m_axi_wdata.next = self.w_data.q.val();
+        self.m_axi_wstrb.next = self.w_strb.q.val();
+        self.m_axi_wlast.next = self.w_last.q.val();
+        self.m_axi_wvalid.next = self.w_valid.q.val();
+
+        // B side: count responses; the oldest written request completes when all its bursts
+        // are answered (B responses are taken only while no completion is due, so each
+        // counts towards the right request).
+        self.head_written.next = self.written[0].q.val();
+        for i in 1..QUEUE {
+            if self.wr_head.q.val().get_bits::<2>(0).index() == i {
+                self.head_written.next = self.written[i].q.val();
+            }
+        }
+        self.complete.next = (self.wr_count.val() != 0) & (self.b_seen.q.val() >= self.head_written.val().get_bits::<16>(0));
+        self.m_axi_bready.next = !self.complete.val();
+        self.done_valid.d.next = false;
+        if self.complete.val() {
+            self.done_valid.d.next = true;
+            self.done_tag.d.next = self.head_written.val().get_bits::<8>(16);
+            self.done_error.d.next = self.b_error.q.val();
+            self.b_seen.d.next = self.b_seen.q.val() - self.head_written.val().get_bits::<16>(0);
+            self.b_error.d.next = false;
+            self.wr_head.d.next = self.wr_head.q.val() + 1;
+        } else if self.m_axi_bvalid.val() {
+            self.b_seen.d.next = self.b_seen.q.val() + 1;
+            if self.m_axi_bresp.val().any() {
+                self.b_error.d.next = true;
+            }
+        }
+        self.m_done_valid.next = self.done_valid.q.val();
+        self.m_done_tag.next = self.done_tag.q.val();
+        self.m_done_error.next = self.done_error.q.val();
+
+        if self.reset.val() {
+            self.req_head.d.next = 0.into();
+            self.req_tail.d.next = 0.into();
+            self.wr_head.d.next = 0.into();
+            self.wr_tail.d.next = 0.into();
+            self.active.d.next = false;
+            self.flushing.d.next = false;
+            self.w_valid.d.next = false;
+            self.b_seen.d.next = 0.into();
+            self.b_error.d.next = false;
+            self.done_valid.d.next = false;
+        }
+    }
+}
