@@ -8,7 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::host::{Dma, HostCtrl};
+use crate::host::{CqWriter, Dma, HostCtrl};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
@@ -116,6 +116,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_dma",
             summary: "DMA master: read and write engines on one AXI4 port, octet-addressed",
             generate: || generate("rnic_host_dma", Dma::default()),
+        },
+        Design {
+            name: "rnic_host_cq_writer",
+            summary: "CQ writer: CQEs with phase into the host's rings, overflow, armed interrupts",
+            generate: || generate("rnic_host_cq_writer", CqWriter::<6, 64>::default()),
         },
     ]
 }

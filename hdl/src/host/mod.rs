@@ -4,6 +4,7 @@
 mod axil_slave;
 mod burst_split;
 mod cmd;
+mod cq_writer;
 mod ctrl;
 mod dma;
 mod dma_read;
@@ -13,6 +14,7 @@ mod regs;
 pub use axil_slave::AxilSlave;
 pub use burst_split::BurstSplit;
 pub use cmd::Cmd;
+pub use cq_writer::CqWriter;
 pub use ctrl::HostCtrl;
 pub use dma::Dma;
 pub use dma_read::DmaRead;

@@ -1,0 +1,361 @@
+//! The CQ writer: completions in, CQEs written into the host's CQ rings, interrupts out
+//! (`docs/DESCRIPTORS.md`, CQE and phase; `docs/REGISTERS.md`, CQ_CI and CQ_ARM).
+//!
+//! A completion arrives as the whole 32-octet CQE image with its CQ number; this unit adds
+//! the phase bit of the lap it is written on, picks the slot (`pi` mod the ring size) and
+//! hands the 32 octets to the DMA write engine. A CQ whose ring is full (`pi - ci` = its
+//! size, `ci` from the CQ_CI doorbell) drops the CQE and latches OVERFLOW; a disabled CQ
+//! drops it silently. An armed CQ raises one interrupt on its vector — for the next CQE,
+//! or for the next solicited or error CQE when armed that way — only once the DMA engine
+//! reports that CQE written, so the host never wakes before the entry is there.
+//!
+//! Per CQ it keeps `pi` and `ci` in RAMs, the arm bits and OVERFLOW in registers. A CQ
+//! written with ENABLE clear is emptied: both indices, its arms and OVERFLOW go to 0.
+use rust_hdl::prelude::*;
+
+use rnic_proto::host::context::cq_fields;
+use rnic_proto::host::desc::cqe_fields;
+use rnic_proto::host::Field;
+
+use super::regs::{DB_CQ_ARM, DB_CQ_CI};
+use crate::common::constant;
+
+/// CQE writes in flight (the DMA write engine's queue).
+const IN_FLIGHT: usize = 4;
+
+/// `CB` = CQ index bits, `C` = number of CQs (at most `1 << CB`).
+#[derive(LogicBlock)]
+pub struct CqWriter<const CB: usize, const C: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// A completion: its CQ and its CQE (PHASE clear).
+    pub s_valid: Signal<In, Bit>,
+    pub s_ready: Signal<Out, Bit>,
+    pub s_cqn: Signal<In, Bits<CB>>,
+    pub s_cqe: Signal<In, Bits<256>>,
+    /// CQ context writes from the command unit.
+    pub cq_we: Signal<In, Bit>,
+    pub cq_waddr: Signal<In, Bits<CB>>,
+    pub cq_wdata: Signal<In, Bits<96>>,
+    /// Doorbells (kind, queue, value) from the register file.
+    pub db_valid: Signal<In, Bit>,
+    pub db_kind: Signal<In, Bits<2>>,
+    pub db_index: Signal<In, Bits<16>>,
+    pub db_value: Signal<In, Bits<32>>,
+    /// To the DMA write engine: a 32-octet request and its four beats.
+    pub m_req_valid: Signal<Out, Bit>,
+    pub m_req_ready: Signal<In, Bit>,
+    pub m_req_addr: Signal<Out, Bits<64>>,
+    pub m_req_len: Signal<Out, Bits<32>>,
+    pub m_axis_tdata: Signal<Out, Bits<64>>,
+    pub m_axis_tkeep: Signal<Out, Bits<8>>,
+    pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    pub m_axis_tready: Signal<In, Bit>,
+    /// From the DMA write engine: one pulse per completed request, in order.
+    pub s_done_valid: Signal<In, Bit>,
+    /// Interrupt requests.
+    pub irq_valid: Signal<Out, Bit>,
+    pub irq_ready: Signal<In, Bit>,
+    pub irq_vector: Signal<Out, Bits<16>>,
+    /// OVERFLOW of every CQ.
+    pub overflow: Signal<Out, Bits<C>>,
+    ctx: RAM<Bits<96>, CB>,
+    pi: RAM<Bits<32>, CB>,
+    ci: RAM<Bits<32>, CB>,
+    state: DFF<Bits<3>>,
+    cqn: DFF<Bits<CB>>,
+    cqe: DFF<Bits<256>>,
+    req_valid: DFF<Bit>,
+    req_addr: DFF<Bits<64>>,
+    beat: DFF<Bits<2>>,
+    armed_next: DFF<Bits<C>>,
+    armed_solicited: DFF<Bits<C>>,
+    overflowed: DFF<Bits<C>>,
+    /// CQE writes in flight: whether each raises an interrupt, and on which vector.
+    irqs: [DFF<Bits<17>>; IN_FLIGHT],
+    irq_head: DFF<Bits<3>>,
+    irq_tail: DFF<Bits<3>>,
+    written: DFF<Bits<3>>,
+    in_flight: Signal<Local, Bits<3>>,
+    cq_bit: Signal<Local, Bits<C>>,
+    db_bit: Signal<Local, Bits<C>>,
+    ctx_bit: Signal<Local, Bits<C>>,
+    log_size: Signal<Local, Bits<8>>,
+    size: Signal<Local, Bits<33>>,
+    full: Signal<Local, Bit>,
+    enabled: Signal<Local, Bit>,
+    slot: Signal<Local, Bits<64>>,
+    phase: Signal<Local, Bit>,
+    wake: Signal<Local, Bit>,
+    irq_entry: Signal<Local, Bits<17>>,
+    clearing: Signal<Local, Bit>,
+    irq_head_entry: Signal<Local, Bits<17>>,
+    irq_due: Signal<Local, Bit>,
+    one: Constant<Bits<C>>,
+    slot_mask_one: Constant<Bits<33>>,
+    at_log_size: Constant<Bits<7>>,
+    at_enable: Constant<Bits<7>>,
+    at_vector: Constant<Bits<7>>,
+    at_base: Constant<Bits<7>>,
+    phase_bit: Constant<Bits<256>>,
+    at_solicited: Constant<Bits<8>>,
+    at_status: Constant<Bits<8>>,
+    db_ci: Constant<Bits<2>>,
+    db_arm: Constant<Bits<2>>,
+    cq_count: Constant<Bits<16>>,
+}
+
+impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
+    fn default() -> Self {
+        const { assert!(C <= 1 << CB && CB <= 16) };
+        let at = |f: Field| constant(f.lsb.into());
+        CqWriter {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_valid: Default::default(),
+            s_ready: Default::default(),
+            s_cqn: Default::default(),
+            s_cqe: Default::default(),
+            cq_we: Default::default(),
+            cq_waddr: Default::default(),
+            cq_wdata: Default::default(),
+            db_valid: Default::default(),
+            db_kind: Default::default(),
+            db_index: Default::default(),
+            db_value: Default::default(),
+            m_req_valid: Default::default(),
+            m_req_ready: Default::default(),
+            m_req_addr: Default::default(),
+            m_req_len: Default::default(),
+            m_axis_tdata: Default::default(),
+            m_axis_tkeep: Default::default(),
+            m_axis_tlast: Default::default(),
+            m_axis_tvalid: Default::default(),
+            m_axis_tready: Default::default(),
+            s_done_valid: Default::default(),
+            irq_valid: Default::default(),
+            irq_ready: Default::default(),
+            irq_vector: Default::default(),
+            overflow: Default::default(),
+            ctx: Default::default(),
+            pi: Default::default(),
+            ci: Default::default(),
+            state: Default::default(),
+            cqn: Default::default(),
+            cqe: Default::default(),
+            req_valid: Default::default(),
+            req_addr: Default::default(),
+            beat: Default::default(),
+            armed_next: Default::default(),
+            armed_solicited: Default::default(),
+            overflowed: Default::default(),
+            irqs: Default::default(),
+            irq_head: Default::default(),
+            irq_tail: Default::default(),
+            written: Default::default(),
+            in_flight: Default::default(),
+            cq_bit: Default::default(),
+            db_bit: Default::default(),
+            ctx_bit: Default::default(),
+            log_size: Default::default(),
+            size: Default::default(),
+            full: Default::default(),
+            enabled: Default::default(),
+            slot: Default::default(),
+            phase: Default::default(),
+            wake: Default::default(),
+            irq_entry: Default::default(),
+            clearing: Default::default(),
+            irq_head_entry: Default::default(),
+            irq_due: Default::default(),
+            one: constant(1),
+            slot_mask_one: constant(1),
+            at_log_size: at(cq_fields::LOG_SIZE),
+            at_enable: at(cq_fields::ENABLE),
+            at_vector: at(cq_fields::VECTOR),
+            at_base: at(cq_fields::BASE),
+            phase_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::PHASE.lsb)),
+            at_solicited: constant(cqe_fields::SOLICITED.lsb.into()),
+            at_status: constant(cqe_fields::STATUS.lsb.into()),
+            db_ci: constant(DB_CQ_CI),
+            db_arm: constant(DB_CQ_ARM),
+            cq_count: constant(C as u64),
+        }
+    }
+}
+
+impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, cqn, cqe, req_valid, req_addr, beat, armed_next, armed_solicited,
+            overflowed, irq_head, irq_tail, written
+        );
+        for i in 0..IN_FLIGHT {
+            self.irqs[i].clock.next = self.clock.val();
+            self.irqs[i].d.next = self.irqs[i].q.val();
+        }
+        self.ctx.read_clock.next = self.clock.val();
+        self.ctx.write_clock.next = self.clock.val();
+        self.pi.read_clock.next = self.clock.val();
+        self.pi.write_clock.next = self.clock.val();
+        self.ci.read_clock.next = self.clock.val();
+        self.ci.write_clock.next = self.clock.val();
+
+        // Host side: contexts, consumer indices, arms. A CQ written with ENABLE clear is
+        // emptied.
+        self.clearing.next = self.cq_we.val() & !self.cq_wdata.val().get_bit(self.at_enable.val().index());
+        self.ctx.write_enable.next = self.cq_we.val();
+        self.ctx.write_address.next = self.cq_waddr.val();
+        self.ctx.write_data.next = self.cq_wdata.val();
+        self.ci.write_enable.next = self.db_valid.val() & (self.db_kind.val() == self.db_ci.val())
+            & (self.db_index.val() < self.cq_count.val());
+        self.ci.write_address.next = self.db_index.val().get_bits::<CB>(0);
+        self.ci.write_data.next = self.db_value.val();
+        if self.clearing.val() {
+            self.ci.write_enable.next = true;
+            self.ci.write_address.next = self.cq_waddr.val();
+            self.ci.write_data.next = 0.into();
+        }
+        self.db_bit.next = self.one.val() << bit_cast::<C, CB>(self.db_index.val().get_bits::<CB>(0));
+        self.ctx_bit.next = self.one.val() << bit_cast::<C, CB>(self.cq_waddr.val());
+        if self.db_valid.val() & (self.db_kind.val() == self.db_arm.val()) & (self.db_index.val() < self.cq_count.val()) {
+            if self.db_value.val().get_bit(0) {
+                self.armed_next.d.next = self.armed_next.q.val() | self.db_bit.val();
+            }
+            if self.db_value.val().get_bit(1) {
+                self.armed_solicited.d.next = self.armed_solicited.q.val() | self.db_bit.val();
+            }
+        }
+
+        // A completion: read its CQ's context and indices (state 1), decide (2), request
+        // the write (3), send the four beats (4).
+        self.s_ready.next = self.state.q.val() == 0;
+        self.ctx.read_address.next = self.cqn.q.val();
+        self.pi.read_address.next = self.cqn.q.val();
+        self.ci.read_address.next = self.cqn.q.val();
+        self.pi.write_enable.next = false;
+        self.pi.write_address.next = self.cqn.q.val();
+        self.pi.write_data.next = self.pi.read_data.val() + 1;
+        self.cq_bit.next = self.one.val() << bit_cast::<C, CB>(self.cqn.q.val());
+        self.log_size.next = self.ctx.read_data.val().get_bits::<8>(self.at_log_size.val().index());
+        self.size.next = self.slot_mask_one.val() << self.log_size.val();
+        self.full.next = bit_cast::<33, 32>(self.pi.read_data.val() - self.ci.read_data.val()) >= self.size.val();
+        self.enabled.next = self.ctx.read_data.val().get_bit(self.at_enable.val().index());
+        self.slot.next = bit_cast::<64, 33>(bit_cast::<33, 32>(self.pi.read_data.val()) & (self.size.val() - 1)) << 5;
+        self.phase.next = !(bit_cast::<33, 32>(self.pi.read_data.val()) & self.size.val()).any();
+        // Wake the host if armed for any CQE, or for this solicited or failed one.
+        self.wake.next = (self.armed_next.q.val() & self.cq_bit.val()).any()
+            | ((self.armed_solicited.q.val() & self.cq_bit.val()).any()
+                & (self.cqe.q.val().get_bit(self.at_solicited.val().index())
+                    | self.cqe.q.val().get_bits::<8>(self.at_status.val().index()).any()));
+        self.irq_entry.next = bit_cast::<17, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index()));
+        if self.wake.val() {
+            self.irq_entry.next =
+                bit_cast::<17, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index())) | 0x10000_u64;
+        }
+        self.in_flight.next = self.irq_tail.q.val() - self.irq_head.q.val();
+        if (self.state.q.val() == 0) & self.s_valid.val() {
+            self.cqn.d.next = self.s_cqn.val();
+            self.cqe.d.next = self.s_cqe.val();
+            self.state.d.next = 1.into();
+        }
+        if self.state.q.val() == 1 {
+            self.state.d.next = 2.into();
+        }
+        if (self.state.q.val() == 2) & (self.in_flight.val() < 4) {
+            self.state.d.next = 0.into();
+            if self.enabled.val() & self.full.val() {
+                self.overflowed.d.next = self.overflowed.q.val() | self.cq_bit.val();
+            }
+            if self.enabled.val() & !self.full.val() {
+                self.state.d.next = 3.into();
+                self.req_valid.d.next = true;
+                self.req_addr.d.next = self.ctx.read_data.val().get_bits::<64>(self.at_base.val().index()) + self.slot.val();
+                self.pi.write_enable.next = true;
+                if self.phase.val() {
+                    self.cqe.d.next = self.cqe.q.val() | self.phase_bit.val();
+                }
+                for i in 0..IN_FLIGHT {
+                    if self.irq_tail.q.val().get_bits::<2>(0).index() == i {
+                        self.irqs[i].d.next = self.irq_entry.val();
+                    }
+                }
+                self.irq_tail.d.next = self.irq_tail.q.val() + 1;
+                if self.wake.val() {
+                    self.armed_next.d.next = self.armed_next.q.val() & !self.cq_bit.val();
+                    self.armed_solicited.d.next = self.armed_solicited.q.val() & !self.cq_bit.val();
+                }
+            }
+        }
+        if (self.state.q.val() == 3) & self.m_req_ready.val() {
+            self.req_valid.d.next = false;
+            self.state.d.next = 4.into();
+            self.beat.d.next = 0.into();
+        }
+        if (self.state.q.val() == 4) & self.m_axis_tready.val() {
+            self.beat.d.next = self.beat.q.val() + 1;
+            if self.beat.q.val() == 3 {
+                self.state.d.next = 0.into();
+            }
+        }
+        self.m_req_valid.next = self.req_valid.q.val();
+        self.m_req_addr.next = self.req_addr.q.val();
+        self.m_req_len.next = 32.into();
+        self.m_axis_tvalid.next = self.state.q.val() == 4;
+        self.m_axis_tdata.next = self.cqe.q.val().get_bits::<64>(0);
+        if self.beat.q.val() == 1 {
+            self.m_axis_tdata.next = self.cqe.q.val().get_bits::<64>(64);
+        }
+        if self.beat.q.val() == 2 {
+            self.m_axis_tdata.next = self.cqe.q.val().get_bits::<64>(128);
+        }
+        if self.beat.q.val() == 3 {
+            self.m_axis_tdata.next = self.cqe.q.val().get_bits::<64>(192);
+        }
+        self.m_axis_tkeep.next = 0xFF.into();
+        self.m_axis_tlast.next = self.beat.q.val() == 3;
+
+        // Interrupts, in CQE order, each once its CQE is written.
+        if self.s_done_valid.val() {
+            self.written.d.next = self.written.q.val() + 1;
+        }
+        self.irq_head_entry.next = self.irqs[0].q.val();
+        for i in 1..IN_FLIGHT {
+            if self.irq_head.q.val().get_bits::<2>(0).index() == i {
+                self.irq_head_entry.next = self.irqs[i].q.val();
+            }
+        }
+        self.irq_due.next = (self.written.q.val() != 0) & self.irq_head_entry.val().get_bit(16);
+        if (self.written.q.val() != 0) & (!self.irq_due.val() | self.irq_ready.val()) {
+            self.irq_head.d.next = self.irq_head.q.val() + 1;
+            self.written.d.next = self.written.q.val() - 1;
+            if self.s_done_valid.val() {
+                self.written.d.next = self.written.q.val();
+            }
+        }
+
+        if self.clearing.val() {
+            self.pi.write_enable.next = true;
+            self.pi.write_address.next = self.cq_waddr.val();
+            self.pi.write_data.next = 0.into();
+            self.armed_next.d.next = self.armed_next.q.val() & !self.ctx_bit.val();
+            self.armed_solicited.d.next = self.armed_solicited.q.val() & !self.ctx_bit.val();
+            self.overflowed.d.next = self.overflowed.q.val() & !self.ctx_bit.val();
+        }
+        if self.reset.val() {
+            self.state.d.next = 0.into();
+            self.req_valid.d.next = false;
+            self.armed_next.d.next = 0.into();
+            self.armed_solicited.d.next = 0.into();
+            self.overflowed.d.next = 0.into();
+            self.irq_head.d.next = 0.into();
+            self.irq_tail.d.next = 0.into();
+            self.written.d.next = 0.into();
+        }
+        self.overflow.next = self.overflowed.q.val();
+        self.irq_valid.next = self.irq_due.val();
+        self.irq_vector.next = self.irq_head_entry.val().get_bits::<16>(0);
+    }
+}
