@@ -245,7 +245,7 @@ fn cq_writer_matches_the_ring_rules() {
                     continue;
                 }
                 let slot = u64::from(cq.pi & (size - 1));
-                let mut written = cqe.clone();
+                let mut written = cqe;
                 written.phase = cqe_phase(cq.pi, cq.ctx.log_size);
                 expected_writes.push((cq.ctx.base + slot * 32, written.encode().to_vec()));
                 cq.pi += 1;
