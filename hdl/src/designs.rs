@@ -8,7 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::host::{CqWriter, Dma, HostCtrl};
+use crate::host::{CqWriter, Dma, HostCtrl, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
@@ -121,6 +121,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_cq_writer",
             summary: "CQ writer: CQEs with phase into the host's rings, overflow, armed interrupts",
             generate: || generate("rnic_host_cq_writer", CqWriter::<6, 64>::default()),
+        },
+        Design {
+            name: "rnic_host_sq_fetch",
+            summary: "SQ fetch: round-robin over QPs with work, WQEs read from host rings",
+            generate: || generate("rnic_host_sq_fetch", SqFetch::<6, 64>::default()),
         },
     ]
 }

@@ -10,6 +10,7 @@ mod dma;
 mod dma_read;
 mod dma_write;
 mod regs;
+mod sq_fetch;
 
 pub use axil_slave::AxilSlave;
 pub use burst_split::BurstSplit;
@@ -19,4 +20,5 @@ pub use ctrl::HostCtrl;
 pub use dma::Dma;
 pub use dma_read::DmaRead;
 pub use dma_write::DmaWrite;
+pub use sq_fetch::SqFetch;
 pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};
