@@ -8,6 +8,7 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
+use crate::ddp::TxSegment;
 use crate::host::{CqWriter, Dma, HostCtrl, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
@@ -126,6 +127,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_sq_fetch",
             summary: "SQ fetch: round-robin over QPs with work, WQEs read from host rings",
             generate: || generate("rnic_host_sq_fetch", SqFetch::<6, 64>::default()),
+        },
+        Design {
+            name: "rnic_ddp_tx_segment",
+            summary: "DDP segmentation: messages to ULPDUs at MULPDU with DDP/RDMAP headers",
+            generate: || generate("rnic_ddp_tx_segment", TxSegment::default()),
         },
     ]
 }

@@ -1,10 +1,12 @@
 //! The RNIC hardware, described with rust-hdl and generated to Verilog.
 //!
 //! Blocks are grouped by protocol layer, one block per file: [`mpa`] (CRC32c, FPDU framing
-//! and deframing), [`atomic`] (the RFC 7306 ALU) and [`host`] (BAR0, contexts, DMA). [`designs`] lists every top-level
+//! and deframing), [`atomic`] (the RFC 7306 ALU), [`ddp`] (segmentation) and [`host`] (BAR0, contexts, DMA,
+//! CQs, SQ fetch). [`designs`] lists every top-level
 //! design that is generated into `hdl/verilog/`, and the `gen-verilog` binary writes them.
 pub mod atomic;
 pub mod common;
+pub mod ddp;
 pub mod designs;
 pub mod host;
 pub mod mpa;

@@ -1,0 +1,479 @@
+//! DDP segmentation on transmit: a message in, ULPDUs of at most MULPDU octets out, each
+//! a DDP/RDMAP header followed by its share of the payload (RFC 5041 §5, §6; RFC 5040
+//! §4), ready for the MPA framer (`tuser` = ULPDU length).
+//!
+//! A message is a job: tagged (RDMA Write, Read Response: STag and TO, the TO advancing by
+//! segment) or untagged (Sends, Read Request: the 4-octet field after the RDMAP control —
+//! the Invalidate STag or 0 —, queue number, MSN, the MO advancing by segment), an RDMAP
+//! opcode, the payload's IOVA and length, and up to 28 inline octets that follow the
+//! header (the Read Request's body). Every segment carries `mulpdu` − header octets of
+//! payload but the last; an empty message is one segment with L set.
+//!
+//! Two halves run one segment apart. The walker cuts the message into segments, builds
+//! each header and asks the DMA read engine for that segment's payload (so a payload
+//! stream never spans two segments and the engine's four requests in flight hide its
+//! latency); segments wait in a queue of four. The packer appends a segment's payload to
+//! its header octet by octet, eight per beat, through a 16-octet accumulator.
+use rust_hdl::prelude::*;
+
+/// Segments queued between walker and packer.
+const QUEUE: usize = 4;
+
+#[derive(LogicBlock)]
+pub struct TxSegment {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// A message.
+    pub s_job_valid: Signal<In, Bit>,
+    pub s_job_ready: Signal<Out, Bit>,
+    pub s_job_tagged: Signal<In, Bit>,
+    pub s_job_opcode: Signal<In, Bits<4>>,
+    /// Tagged: the STag; untagged: the field after the RDMAP control (Invalidate STag).
+    pub s_job_stag: Signal<In, Bits<32>>,
+    pub s_job_to: Signal<In, Bits<64>>,
+    pub s_job_qn: Signal<In, Bits<32>>,
+    pub s_job_msn: Signal<In, Bits<32>>,
+    pub s_job_addr: Signal<In, Bits<64>>,
+    pub s_job_len: Signal<In, Bits<32>>,
+    /// Octets 0..n of `s_job_inline` follow the header (untagged, single segment).
+    pub s_job_inline: Signal<In, Bits<224>>,
+    pub s_job_inline_len: Signal<In, Bits<6>>,
+    pub s_job_mulpdu: Signal<In, Bits<16>>,
+    pub s_job_tag: Signal<In, Bits<16>>,
+    /// Payload reads.
+    pub m_rd_req_valid: Signal<Out, Bit>,
+    pub m_rd_req_ready: Signal<In, Bit>,
+    pub m_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_rd_req_len: Signal<Out, Bits<32>>,
+    pub s_rd_tdata: Signal<In, Bits<64>>,
+    pub s_rd_tkeep: Signal<In, Bits<8>>,
+    pub s_rd_tlast: Signal<In, Bit>,
+    pub s_rd_tvalid: Signal<In, Bit>,
+    pub s_rd_tready: Signal<Out, Bit>,
+    /// ULPDUs.
+    pub m_axis_tdata: Signal<Out, Bits<64>>,
+    pub m_axis_tkeep: Signal<Out, Bits<8>>,
+    pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tuser: Signal<Out, Bits<16>>,
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    pub m_axis_tready: Signal<In, Bit>,
+    /// A message's last ULPDU has left: one cycle, with the job's tag.
+    pub m_done_valid: Signal<Out, Bit>,
+    pub m_done_tag: Signal<Out, Bits<16>>,
+    // Walker: the message being cut.
+    walking: DFF<Bit>,
+    is_tagged: DFF<Bit>,
+    opcode: DFF<Bits<4>>,
+    stag: DFF<Bits<32>>,
+    to: DFF<Bits<64>>,
+    qn: DFF<Bits<32>>,
+    msn: DFF<Bits<32>>,
+    addr: DFF<Bits<64>>,
+    offset: DFF<Bits<32>>,
+    left: DFF<Bits<32>>,
+    inline_data: DFF<Bits<224>>,
+    inline_len: DFF<Bits<6>>,
+    per_segment: DFF<Bits<32>>,
+    tag: DFF<Bits<16>>,
+    req_valid: DFF<Bit>,
+    req_addr: DFF<Bits<64>>,
+    req_len: DFF<Bits<32>>,
+    /// Segments for the packer: header (384 bits), header octets (6), payload octets (16),
+    /// last segment of its message (1), the message's tag (16).
+    headers: [DFF<Bits<384>>; QUEUE],
+    info: [DFF<Bits<39>>; QUEUE],
+    head: DFF<Bits<3>>,
+    tail: DFF<Bits<3>>,
+    // Packer: the segment being packed.
+    packing: DFF<Bit>,
+    header: DFF<Bits<384>>,
+    header_left: DFF<Bits<6>>,
+    payload_left: DFF<Bits<16>>,
+    ulpdu_len: DFF<Bits<16>>,
+    message_end: DFF<Bit>,
+    seg_tag: DFF<Bits<16>>,
+    acc: DFF<Bits<128>>,
+    acc_n: DFF<Bits<5>>,
+    out_valid: DFF<Bit>,
+    out_data: DFF<Bits<64>>,
+    out_keep: DFF<Bits<8>>,
+    out_last: DFF<Bit>,
+    out_user: DFF<Bits<16>>,
+    done_valid: DFF<Bit>,
+    done_tag: DFF<Bits<16>>,
+    // Walker signals.
+    queued: Signal<Local, Bits<3>>,
+    header_len: Signal<Local, Bits<6>>,
+    seg_len: Signal<Local, Bits<32>>,
+    last: Signal<Local, Bit>,
+    ctrl: Signal<Local, Bits<16>>,
+    field_be: Signal<Local, Bits<32>>,
+    qn_be: Signal<Local, Bits<32>>,
+    msn_be: Signal<Local, Bits<32>>,
+    mo_be: Signal<Local, Bits<32>>,
+    seg_to: Signal<Local, Bits<64>>,
+    to_be: Signal<Local, Bits<64>>,
+    built: Signal<Local, Bits<384>>,
+    push: Signal<Local, Bit>,
+    // Packer signals.
+    head_header: Signal<Local, Bits<384>>,
+    head_info: Signal<Local, Bits<39>>,
+    load: Signal<Local, Bit>,
+    emit_n: Signal<Local, Bits<5>>,
+    kept: Signal<Local, Bits<128>>,
+    kept_n: Signal<Local, Bits<5>>,
+    chunk: Signal<Local, Bits<64>>,
+    chunk_n: Signal<Local, Bits<5>>,
+    take_header: Signal<Local, Bit>,
+    take_payload: Signal<Local, Bit>,
+    rd_bytes: Signal<Local, Bits<5>>,
+    finished: Signal<Local, Bit>,
+    chunk_mask: Signal<Local, Bits<64>>,
+    rd_mask: Signal<Local, Bits<64>>,
+    rd_data: Signal<Local, Bits<64>>,
+    lane_ones: Constant<Bits<8>>,
+    ones_64: Constant<Bits<64>>,
+}
+
+impl Default for TxSegment {
+    fn default() -> Self {
+        TxSegment {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_job_valid: Default::default(),
+            s_job_ready: Default::default(),
+            s_job_tagged: Default::default(),
+            s_job_opcode: Default::default(),
+            s_job_stag: Default::default(),
+            s_job_to: Default::default(),
+            s_job_qn: Default::default(),
+            s_job_msn: Default::default(),
+            s_job_addr: Default::default(),
+            s_job_len: Default::default(),
+            s_job_inline: Default::default(),
+            s_job_inline_len: Default::default(),
+            s_job_mulpdu: Default::default(),
+            s_job_tag: Default::default(),
+            m_rd_req_valid: Default::default(),
+            m_rd_req_ready: Default::default(),
+            m_rd_req_addr: Default::default(),
+            m_rd_req_len: Default::default(),
+            s_rd_tdata: Default::default(),
+            s_rd_tkeep: Default::default(),
+            s_rd_tlast: Default::default(),
+            s_rd_tvalid: Default::default(),
+            s_rd_tready: Default::default(),
+            m_axis_tdata: Default::default(),
+            m_axis_tkeep: Default::default(),
+            m_axis_tlast: Default::default(),
+            m_axis_tuser: Default::default(),
+            m_axis_tvalid: Default::default(),
+            m_axis_tready: Default::default(),
+            m_done_valid: Default::default(),
+            m_done_tag: Default::default(),
+            walking: Default::default(),
+            is_tagged: Default::default(),
+            opcode: Default::default(),
+            stag: Default::default(),
+            to: Default::default(),
+            qn: Default::default(),
+            msn: Default::default(),
+            addr: Default::default(),
+            offset: Default::default(),
+            left: Default::default(),
+            inline_data: Default::default(),
+            inline_len: Default::default(),
+            per_segment: Default::default(),
+            tag: Default::default(),
+            req_valid: Default::default(),
+            req_addr: Default::default(),
+            req_len: Default::default(),
+            headers: Default::default(),
+            info: Default::default(),
+            head: Default::default(),
+            tail: Default::default(),
+            packing: Default::default(),
+            header: Default::default(),
+            header_left: Default::default(),
+            payload_left: Default::default(),
+            ulpdu_len: Default::default(),
+            message_end: Default::default(),
+            seg_tag: Default::default(),
+            acc: Default::default(),
+            acc_n: Default::default(),
+            out_valid: Default::default(),
+            out_data: Default::default(),
+            out_keep: Default::default(),
+            out_last: Default::default(),
+            out_user: Default::default(),
+            done_valid: Default::default(),
+            done_tag: Default::default(),
+            queued: Default::default(),
+            header_len: Default::default(),
+            seg_len: Default::default(),
+            last: Default::default(),
+            ctrl: Default::default(),
+            field_be: Default::default(),
+            qn_be: Default::default(),
+            msn_be: Default::default(),
+            mo_be: Default::default(),
+            seg_to: Default::default(),
+            to_be: Default::default(),
+            built: Default::default(),
+            push: Default::default(),
+            head_header: Default::default(),
+            head_info: Default::default(),
+            load: Default::default(),
+            emit_n: Default::default(),
+            kept: Default::default(),
+            kept_n: Default::default(),
+            chunk: Default::default(),
+            chunk_n: Default::default(),
+            take_header: Default::default(),
+            take_payload: Default::default(),
+            rd_bytes: Default::default(),
+            finished: Default::default(),
+            chunk_mask: Default::default(),
+            rd_mask: Default::default(),
+            rd_data: Default::default(),
+            lane_ones: Constant::new(0xFF_u64.to_bits()),
+            ones_64: Constant::new(u64::MAX.to_bits()),
+        }
+    }
+}
+
+impl Logic for TxSegment {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, walking, is_tagged, opcode, stag, to, qn, msn, addr, offset, left,
+            inline_data, inline_len, per_segment, tag, req_valid, req_addr, req_len, head, tail,
+            packing, header, header_left, payload_left, ulpdu_len, message_end, seg_tag, acc,
+            acc_n, out_valid, out_data, out_keep, out_last, out_user, done_valid, done_tag
+        );
+        for i in 0..QUEUE {
+            self.headers[i].clock.next = self.clock.val();
+            self.headers[i].d.next = self.headers[i].q.val();
+            self.info[i].clock.next = self.clock.val();
+            self.info[i].d.next = self.info[i].q.val();
+        }
+
+        // Walker: take a message when idle.
+        self.s_job_ready.next = !self.walking.q.val();
+        if self.s_job_valid.val() & !self.walking.q.val() {
+            self.walking.d.next = true;
+            self.is_tagged.d.next = self.s_job_tagged.val();
+            self.opcode.d.next = self.s_job_opcode.val();
+            self.stag.d.next = self.s_job_stag.val();
+            self.to.d.next = self.s_job_to.val();
+            self.qn.d.next = self.s_job_qn.val();
+            self.msn.d.next = self.s_job_msn.val();
+            self.addr.d.next = self.s_job_addr.val();
+            self.offset.d.next = 0.into();
+            self.left.d.next = self.s_job_len.val();
+            self.inline_data.d.next = self.s_job_inline.val();
+            self.inline_len.d.next = self.s_job_inline_len.val();
+            self.tag.d.next = self.s_job_tag.val();
+            // Payload per segment: MULPDU less the header (RFC 5041 §5.2), at least one.
+            self.per_segment.d.next = bit_cast::<32, 16>(self.s_job_mulpdu.val()) - 18;
+            if self.s_job_tagged.val() {
+                self.per_segment.d.next = bit_cast::<32, 16>(self.s_job_mulpdu.val()) - 14;
+            }
+        }
+        // The next segment: its payload, its L flag, its header (big-endian fields).
+        self.header_len.next = 18.into();
+        if self.is_tagged.q.val() {
+            self.header_len.next = 14.into();
+        }
+        self.header_len.next = self.header_len.val() + self.inline_len.q.val();
+        self.seg_len.next = self.left.q.val();
+        if self.left.q.val() > self.per_segment.q.val() {
+            self.seg_len.next = self.per_segment.q.val();
+        }
+        self.last.next = self.left.q.val() == self.seg_len.val();
+        self.ctrl.next = 0x4001.into();
+        if self.is_tagged.q.val() {
+            self.ctrl.next = 0x4081.into();
+        }
+        if self.last.val() {
+            self.ctrl.next = self.ctrl.val() | 0x40_u64;
+        }
+        self.ctrl.next = self.ctrl.val() | (bit_cast::<16, 4>(self.opcode.q.val()) << 8);
+        self.field_be.next = (self.stag.q.val() >> 24)
+            | ((self.stag.q.val() >> 8) & 0xFF00_u64)
+            | ((self.stag.q.val() << 8) & 0xFF0000_u64)
+            | (self.stag.q.val() << 24);
+        self.qn_be.next = (self.qn.q.val() >> 24)
+            | ((self.qn.q.val() >> 8) & 0xFF00_u64)
+            | ((self.qn.q.val() << 8) & 0xFF0000_u64)
+            | (self.qn.q.val() << 24);
+        self.msn_be.next = (self.msn.q.val() >> 24)
+            | ((self.msn.q.val() >> 8) & 0xFF00_u64)
+            | ((self.msn.q.val() << 8) & 0xFF0000_u64)
+            | (self.msn.q.val() << 24);
+        self.mo_be.next = (self.offset.q.val() >> 24)
+            | ((self.offset.q.val() >> 8) & 0xFF00_u64)
+            | ((self.offset.q.val() << 8) & 0xFF0000_u64)
+            | (self.offset.q.val() << 24);
+        self.seg_to.next = self.to.q.val() + bit_cast::<64, 32>(self.offset.q.val());
+        self.to_be.next = (self.seg_to.val() >> 56)
+            | ((self.seg_to.val() >> 40) & 0xFF00_u64)
+            | ((self.seg_to.val() >> 24) & 0xFF0000_u64)
+            | ((self.seg_to.val() >> 8) & 0xFF000000_u64)
+            | ((self.seg_to.val() << 8) & 0xFF00000000_u64)
+            | ((self.seg_to.val() << 24) & 0xFF0000000000_u64)
+            | ((self.seg_to.val() << 40) & 0xFF000000000000_u64)
+            | (self.seg_to.val() << 56);
+        // The RDMAP control octet holds RV = 1 (0x40) and the opcode.
+        self.built.next = bit_cast::<384, 16>(self.ctrl.val())
+            | (bit_cast::<384, 32>(self.field_be.val()) << 16)
+            | (bit_cast::<384, 32>(self.qn_be.val()) << 48)
+            | (bit_cast::<384, 32>(self.msn_be.val()) << 80)
+            | (bit_cast::<384, 32>(self.mo_be.val()) << 112)
+            | (bit_cast::<384, 224>(self.inline_data.q.val()) << 144);
+        if self.is_tagged.q.val() {
+            self.built.next = bit_cast::<384, 16>(self.ctrl.val())
+                | (bit_cast::<384, 32>(self.field_be.val()) << 16)
+                | (bit_cast::<384, 64>(self.to_be.val()) << 48);
+        }
+        // A segment goes into the queue together with its payload read (if any).
+        self.queued.next = self.tail.q.val() - self.head.q.val();
+        self.push.next = self.walking.q.val()
+            & (self.queued.val() < 4)
+            & (!self.req_valid.q.val() | self.m_rd_req_ready.val());
+        if self.m_rd_req_ready.val() {
+            self.req_valid.d.next = false;
+        }
+        if self.push.val() {
+            for i in 0..QUEUE {
+                if self.tail.q.val().get_bits::<2>(0).index() == i {
+                    self.headers[i].d.next = self.built.val();
+                    self.info[i].d.next = bit_cast::<39, 6>(self.header_len.val())
+                        | (bit_cast::<39, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
+                        | (bit_cast::<39, 16>(self.tag.q.val()) << 23);
+                    if self.last.val() {
+                        self.info[i].d.next = bit_cast::<39, 6>(self.header_len.val())
+                            | (bit_cast::<39, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
+                            | 0x400000_u64
+                            | (bit_cast::<39, 16>(self.tag.q.val()) << 23);
+                    }
+                }
+            }
+            self.tail.d.next = self.tail.q.val() + 1;
+            if self.seg_len.val().any() {
+                self.req_valid.d.next = true;
+                self.req_addr.d.next = self.addr.q.val() + bit_cast::<64, 32>(self.offset.q.val());
+                self.req_len.d.next = self.seg_len.val();
+            }
+            self.offset.d.next = self.offset.q.val() + self.seg_len.val();
+            self.left.d.next = self.left.q.val() - self.seg_len.val();
+            self.walking.d.next = !self.last.val();
+        }
+        self.m_rd_req_valid.next = self.req_valid.q.val();
+        self.m_rd_req_addr.next = self.req_addr.q.val();
+        self.m_rd_req_len.next = self.req_len.q.val();
+
+        // Packer: start the next segment.
+        self.head_header.next = self.headers[0].q.val();
+        self.head_info.next = self.info[0].q.val();
+        for i in 1..QUEUE {
+            if self.head.q.val().get_bits::<2>(0).index() == i {
+                self.head_header.next = self.headers[i].q.val();
+                self.head_info.next = self.info[i].q.val();
+            }
+        }
+        if !self.packing.q.val() & (self.queued.val() != 0) {
+            self.packing.d.next = true;
+            self.head.d.next = self.head.q.val() + 1;
+            self.header.d.next = self.head_header.val();
+            self.header_left.d.next = self.head_info.val().get_bits::<6>(0);
+            self.payload_left.d.next = self.head_info.val().get_bits::<16>(6);
+            self.ulpdu_len.d.next = bit_cast::<16, 6>(self.head_info.val().get_bits::<6>(0)) + self.head_info.val().get_bits::<16>(6);
+            self.message_end.d.next = self.head_info.val().get_bit(22);
+            self.seg_tag.d.next = self.head_info.val().get_bits::<16>(23);
+        }
+        // Emit eight octets once there are eight (or the segment's rest at its end).
+        self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
+        if self.m_axis_tready.val() {
+            self.out_valid.d.next = false;
+        }
+        self.finished.next = !self.header_left.q.val().any() & !self.payload_left.q.val().any();
+        self.emit_n.next = 0.into();
+        if self.packing.q.val() & self.load.val() & (self.acc_n.q.val() >= 8) {
+            self.emit_n.next = 8.into();
+        }
+        if self.packing.q.val() & self.load.val() & (self.acc_n.q.val() < 8) & self.finished.val() {
+            self.emit_n.next = self.acc_n.q.val();
+        }
+        self.kept.next = self.acc.q.val() >> (bit_cast::<128, 5>(self.emit_n.val()) << 3);
+        self.kept_n.next = self.acc_n.q.val() - self.emit_n.val();
+        // Then append the next header chunk or payload beat, if it fits behind what stays.
+        self.chunk_n.next = 8.into();
+        if self.header_left.q.val() < 8 {
+            self.chunk_n.next = bit_cast::<5, 6>(self.header_left.q.val());
+        }
+        // Octets past a chunk's end must not reach the accumulator.
+        self.chunk_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.chunk_n.val()) << 3));
+        self.chunk.next = self.header.q.val().get_bits::<64>(0) & self.chunk_mask.val();
+        self.take_header.next = self.packing.q.val() & self.header_left.q.val().any() & (self.kept_n.val() <= 8);
+        self.rd_bytes.next = 8.into();
+        if self.payload_left.q.val() < 8 {
+            self.rd_bytes.next = bit_cast::<5, 16>(self.payload_left.q.val());
+        }
+        self.rd_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.rd_bytes.val()) << 3));
+        self.rd_data.next = self.s_rd_tdata.val() & self.rd_mask.val();
+        self.take_payload.next = self.packing.q.val()
+            & !self.header_left.q.val().any()
+            & self.payload_left.q.val().any()
+            & (self.kept_n.val() <= 8)
+            & self.s_rd_tvalid.val();
+        self.s_rd_tready.next = self.packing.q.val()
+            & !self.header_left.q.val().any()
+            & self.payload_left.q.val().any()
+            & (self.kept_n.val() <= 8);
+        self.acc.d.next = self.kept.val();
+        self.acc_n.d.next = self.kept_n.val();
+        if self.take_header.val() {
+            self.acc.d.next = self.kept.val() | (bit_cast::<128, 64>(self.chunk.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
+            self.acc_n.d.next = self.kept_n.val() + self.chunk_n.val();
+            self.header.d.next = self.header.q.val() >> 64;
+            self.header_left.d.next = self.header_left.q.val() - bit_cast::<6, 5>(self.chunk_n.val());
+        }
+        if self.take_payload.val() {
+            self.acc.d.next =
+                self.kept.val() | (bit_cast::<128, 64>(self.rd_data.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
+            self.acc_n.d.next = self.kept_n.val() + self.rd_bytes.val();
+            self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.val());
+        }
+        self.done_valid.d.next = false;
+        if self.emit_n.val().any() {
+            self.out_valid.d.next = true;
+            self.out_data.d.next = self.acc.q.val().get_bits::<64>(0);
+            self.out_keep.d.next = !(self.lane_ones.val() << bit_cast::<8, 5>(self.emit_n.val()));
+            self.out_last.d.next = self.finished.val() & (self.acc_n.q.val() == self.emit_n.val());
+            self.out_user.d.next = self.ulpdu_len.q.val();
+            if self.finished.val() & (self.acc_n.q.val() == self.emit_n.val()) {
+                self.packing.d.next = false;
+                self.done_valid.d.next = self.message_end.q.val();
+                self.done_tag.d.next = self.seg_tag.q.val();
+            }
+        }
+        if self.reset.val() {
+            self.walking.d.next = false;
+            self.req_valid.d.next = false;
+            self.head.d.next = 0.into();
+            self.tail.d.next = 0.into();
+            self.packing.d.next = false;
+            self.acc_n.d.next = 0.into();
+            self.out_valid.d.next = false;
+            self.done_valid.d.next = false;
+        }
+        self.m_axis_tdata.next = self.out_data.q.val();
+        self.m_axis_tkeep.next = self.out_keep.q.val();
+        self.m_axis_tlast.next = self.out_last.q.val();
+        self.m_axis_tuser.next = self.out_user.q.val();
+        self.m_axis_tvalid.next = self.out_valid.q.val();
+        self.m_done_valid.next = self.done_valid.q.val();
+        self.m_done_tag.next = self.done_tag.q.val();
+    }
+}
