@@ -9,6 +9,7 @@ use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
 use crate::ddp::TxSegment;
+use crate::rdmap::TxRequest;
 use crate::host::{CqWriter, Dma, HostCtrl, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
@@ -132,6 +133,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_ddp_tx_segment",
             summary: "DDP segmentation: messages to ULPDUs at MULPDU with DDP/RDMAP headers",
             generate: || generate("rnic_ddp_tx_segment", TxSegment::default()),
+        },
+        Design {
+            name: "rnic_rdmap_tx_request",
+            summary: "RDMAP requester: SQ WQEs checked (state, opcode, lkey) into messages or error completions",
+            generate: || generate("rnic_rdmap_tx_request", TxRequest::<6, 64, 6, 8, 256>::default()),
         },
     ]
 }

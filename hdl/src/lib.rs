@@ -1,8 +1,8 @@
 //! The RNIC hardware, described with rust-hdl and generated to Verilog.
 //!
 //! Blocks are grouped by protocol layer, one block per file: [`mpa`] (CRC32c, FPDU framing
-//! and deframing), [`atomic`] (the RFC 7306 ALU), [`ddp`] (segmentation) and [`host`] (BAR0, contexts, DMA,
-//! CQs, SQ fetch). [`designs`] lists every top-level
+//! and deframing), [`atomic`] (the RFC 7306 ALU), [`ddp`] (segmentation), [`rdmap`] (work requests to messages) and
+//! [`host`] (BAR0, contexts, DMA, CQs, SQ fetch, MR checks). [`designs`] lists every top-level
 //! design that is generated into `hdl/verilog/`, and the `gen-verilog` binary writes them.
 pub mod atomic;
 pub mod common;
@@ -10,3 +10,4 @@ pub mod ddp;
 pub mod designs;
 pub mod host;
 pub mod mpa;
+pub mod rdmap;

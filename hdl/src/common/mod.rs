@@ -1,6 +1,8 @@
 //! Building blocks shared by the protocol blocks.
+pub mod bswap;
 pub mod pipe;
 
+pub use bswap::{Bswap32, Bswap64};
 pub use pipe::Pipe;
 
 use rust_hdl::prelude::{Bits, Constant, ToBits};

@@ -9,6 +9,7 @@ mod ctrl;
 mod dma;
 mod dma_read;
 mod dma_write;
+mod mr_check;
 mod regs;
 mod sq_fetch;
 
@@ -20,5 +21,9 @@ pub use ctrl::HostCtrl;
 pub use dma::Dma;
 pub use dma_read::DmaRead;
 pub use dma_write::DmaWrite;
+pub use mr_check::{
+    MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD, ACCESS_TO_WRAP,
+    RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,
+};
 pub use sq_fetch::SqFetch;
 pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};

@@ -131,5 +131,5 @@ pub use cq::{Cq, CqMismatch, Expected, Queue};
 pub use fabric::{Fabric, ModelError, Side};
 pub use memory::{HostMemory, MemoryError};
 pub use qp::{Msns, Qp};
-pub use rnic::{terminated_read_status, Rnic, RnicConfig};
+pub use rnic::{local_outcome, sq_cqe, terminated_read_status, Outcome, Rnic, RnicConfig};
 pub use wire::{TxClass, TxLog};

@@ -44,10 +44,14 @@ impl Default for RnicConfig {
 
 /// What a QP's own checks say about an SQ WQE before it is transmitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// It goes out; `source` is the IOVA of its payload (Sends and Writes
-    /// of non-zero length).
-    Transmit { op: SqOpcode, source: Option<u64> },
+pub enum Outcome {
+    /// It goes out.
+    Transmit {
+        /// What it is.
+        op: SqOpcode,
+        /// The IOVA of its payload (Sends and Writes of non-zero length).
+        source: Option<u64>,
+    },
     /// A Read with ORD 0: it can never be issued, and the SQ stops there.
     Stall,
     /// It completes in error with this status.
@@ -57,7 +61,7 @@ pub(crate) enum Outcome {
 /// The local checks of an SQ WQE: a supported opcode, then (for a non-zero
 /// length) the lkey, its PD, bounds, and LOCAL_WRITE for a Read sink. A
 /// zero-length WQE touches no local memory and is not checked.
-pub(crate) fn local_outcome(mrs: &[MrContext], ctx: &QpContext, wqe: &SqWqe) -> Outcome {
+pub fn local_outcome(mrs: &[MrContext], ctx: &QpContext, wqe: &SqWqe) -> Outcome {
     let Some(op) = wqe.op().filter(|op| op.is_supported()) else {
         return Outcome::Fail(CqeStatus::BadOpcode);
     };
@@ -103,7 +107,7 @@ pub fn terminated_read_status(code: TermCode) -> CqeStatus {
 
 /// The completion of an SQ WQE: `byte_len` is its length on success, 0
 /// otherwise; an opcode the interface does not define reports SEND.
-pub(crate) fn sq_cqe(qpn: u32, wqe: &SqWqe, status: CqeStatus) -> Cqe {
+pub fn sq_cqe(qpn: u32, wqe: &SqWqe, status: CqeStatus) -> Cqe {
     let opcode = wqe.op().map_or(CqeOpcode::Send, SqOpcode::cqe_opcode);
     let mut c = Cqe::new(wqe.wr_id, qpn as u16, opcode, status);
     if status == CqeStatus::Success {

@@ -1,0 +1,125 @@
+//! The access check of a memory region (`rnic_proto::model::check_access`), in the same
+//! order: the STag names a valid MR with its key, the PD matches, the right is granted, the
+//! range does not wrap past 2^64, the range lies inside the region. The answer is the
+//! first failing check (`ACCESS_*` codes) and the IOVA of the first octet.
+//!
+//! Combinational: the caller reads the MR context from its own copy of the table and
+//! registers the result where its timing needs.
+use rust_hdl::prelude::*;
+
+use rnic_proto::host::context::mr_fields;
+use rnic_proto::host::Field;
+
+use crate::common::constant;
+
+/// `error` codes, in check order.
+pub const ACCESS_OK: u64 = 0;
+pub const ACCESS_INVALID_STAG: u64 = 1;
+pub const ACCESS_OTHER_PD: u64 = 2;
+pub const ACCESS_NO_RIGHT: u64 = 3;
+pub const ACCESS_TO_WRAP: u64 = 4;
+pub const ACCESS_BOUNDS: u64 = 5;
+
+/// `right` codes.
+pub const RIGHT_LOCAL_READ: u64 = 0;
+pub const RIGHT_LOCAL_WRITE: u64 = 1;
+pub const RIGHT_REMOTE_READ: u64 = 2;
+pub const RIGHT_REMOTE_WRITE: u64 = 3;
+
+#[derive(LogicBlock)]
+pub struct MrCheck {
+    /// The MR context (CMD_DATA words 0..7) and its live valid bit; `exists` if the STag's
+    /// index is within the table.
+    pub mr: Signal<In, Bits<224>>,
+    pub live: Signal<In, Bit>,
+    pub exists: Signal<In, Bit>,
+    pub stag: Signal<In, Bits<32>>,
+    pub pd: Signal<In, Bits<16>>,
+    pub to: Signal<In, Bits<64>>,
+    pub len: Signal<In, Bits<32>>,
+    pub right: Signal<In, Bits<2>>,
+    pub error: Signal<Out, Bits<3>>,
+    pub iova: Signal<Out, Bits<64>>,
+    va: Signal<Local, Bits<64>>,
+    range_end: Signal<Local, Bits<65>>,
+    region_end: Signal<Local, Bits<65>>,
+    granted: Signal<Local, Bit>,
+    at_key: Constant<Bits<8>>,
+    at_local_write: Constant<Bits<8>>,
+    at_remote_read: Constant<Bits<8>>,
+    at_remote_write: Constant<Bits<8>>,
+    at_pd: Constant<Bits<8>>,
+    at_va: Constant<Bits<8>>,
+    at_length: Constant<Bits<8>>,
+    at_iova: Constant<Bits<8>>,
+}
+
+impl Default for MrCheck {
+    fn default() -> Self {
+        let at = |f: Field| constant(f.lsb.into());
+        MrCheck {
+            mr: Default::default(),
+            live: Default::default(),
+            exists: Default::default(),
+            stag: Default::default(),
+            pd: Default::default(),
+            to: Default::default(),
+            len: Default::default(),
+            right: Default::default(),
+            error: Default::default(),
+            iova: Default::default(),
+            va: Default::default(),
+            range_end: Default::default(),
+            region_end: Default::default(),
+            granted: Default::default(),
+            at_key: at(mr_fields::KEY),
+            at_local_write: at(mr_fields::LOCAL_WRITE),
+            at_remote_read: at(mr_fields::REMOTE_READ),
+            at_remote_write: at(mr_fields::REMOTE_WRITE),
+            at_pd: at(mr_fields::PD),
+            at_va: at(mr_fields::VA),
+            at_length: at(mr_fields::LENGTH),
+            at_iova: at(mr_fields::IOVA),
+        }
+    }
+}
+
+impl Logic for MrCheck {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.va.next = self.mr.val().get_bits::<64>(self.at_va.val().index());
+        self.range_end.next = bit_cast::<65, 64>(self.to.val()) + bit_cast::<65, 32>(self.len.val());
+        self.region_end.next = bit_cast::<65, 64>(self.va.val())
+            + bit_cast::<65, 64>(self.mr.val().get_bits::<64>(self.at_length.val().index()));
+        self.granted.next = true;
+        if self.right.val() == 1 {
+            self.granted.next = self.mr.val().get_bit(self.at_local_write.val().index());
+        }
+        if self.right.val() == 2 {
+            self.granted.next = self.mr.val().get_bit(self.at_remote_read.val().index());
+        }
+        if self.right.val() == 3 {
+            self.granted.next = self.mr.val().get_bit(self.at_remote_write.val().index());
+        }
+        self.error.next = 0.into();
+        if (self.to.val() < self.va.val()) | (self.range_end.val() > self.region_end.val()) {
+            self.error.next = 5.into();
+        }
+        if self.range_end.val().get_bit(64) & self.range_end.val().get_bits::<64>(0).any() {
+            self.error.next = 4.into();
+        }
+        if !self.granted.val() {
+            self.error.next = 3.into();
+        }
+        if self.mr.val().get_bits::<16>(self.at_pd.val().index()) != self.pd.val() {
+            self.error.next = 2.into();
+        }
+        if !self.exists.val()
+            | !self.live.val()
+            | (self.mr.val().get_bits::<8>(self.at_key.val().index()) != self.stag.val().get_bits::<8>(0))
+        {
+            self.error.next = 1.into();
+        }
+        self.iova.next = self.mr.val().get_bits::<64>(self.at_iova.val().index()) + (self.to.val() - self.va.val());
+    }
+}

@@ -1,0 +1,503 @@
+//! RDMAP requester, transmit side: a fetched SQ WQE becomes a message for the segmenter,
+//! or a completion in error (`rnic_proto::model::local_outcome`, `sq_cqe`).
+//!
+//! Checks, in the reference's order: the QP is not in ERROR (else FLUSHED), the opcode is
+//! one the interface defines (else BAD_OPCODE), and a non-zero length passes the lkey
+//! check ([`MrCheck`]: the source of a Send or Write is read, the sink of a Read must allow
+//! LOCAL_WRITE; else LOCAL_PROTECTION). An error moves the QP to ERROR through the
+//! command unit (`fail`), so the WQEs behind it are flushed.
+//!
+//! A message is a Send (MSN of QN 0), an RDMA Write (the peer's STag and TO) or a Read
+//! Request (MSN of QN 1, its 28-octet body inline: sink = the local buffer, source = the
+//! peer's). Completions leave in WQE order through one queue: errors at once, Sends and
+//! Writes (if signaled) when the segmenter reports their last ULPDU gone. A Read completes
+//! when its response is placed, on the receive side.
+use rust_hdl::prelude::*;
+
+use rnic_proto::host::context::qp_fields;
+use rnic_proto::host::desc::{cqe_fields, sq_wqe_fields, CqeOpcode, CqeStatus, SqOpcode};
+use rnic_proto::host::Field;
+
+use crate::common::{constant, Bswap32, Bswap64};
+use crate::host::MrCheck;
+
+/// Completions waiting for their message to leave.
+const PENDING: usize = 4;
+
+/// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts.
+#[derive(LogicBlock)]
+pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// From SQ fetch.
+    pub s_valid: Signal<In, Bit>,
+    pub s_ready: Signal<Out, Bit>,
+    pub s_wqe: Signal<In, Bits<512>>,
+    pub s_qpn: Signal<In, Bits<QB>>,
+    pub s_ctx: Signal<In, Bits<256>>,
+    pub s_error: Signal<In, Bit>,
+    pub qp_error: Signal<In, Bits<Q>>,
+    pub qp_we: Signal<In, Bit>,
+    pub qp_waddr: Signal<In, Bits<QB>>,
+    pub qp_reset: Signal<In, Bit>,
+    pub mr_we: Signal<In, Bit>,
+    pub mr_waddr: Signal<In, Bits<MB>>,
+    pub mr_wdata: Signal<In, Bits<224>>,
+    pub mr_valid: Signal<In, Bits<M>>,
+    /// To the segmenter (see `ddp::TxSegment`).
+    pub m_job_valid: Signal<Out, Bit>,
+    pub m_job_ready: Signal<In, Bit>,
+    pub m_job_tagged: Signal<Out, Bit>,
+    pub m_job_opcode: Signal<Out, Bits<4>>,
+    pub m_job_stag: Signal<Out, Bits<32>>,
+    pub m_job_to: Signal<Out, Bits<64>>,
+    pub m_job_qn: Signal<Out, Bits<32>>,
+    pub m_job_msn: Signal<Out, Bits<32>>,
+    pub m_job_addr: Signal<Out, Bits<64>>,
+    pub m_job_len: Signal<Out, Bits<32>>,
+    pub m_job_inline: Signal<Out, Bits<224>>,
+    pub m_job_inline_len: Signal<Out, Bits<6>>,
+    pub m_job_mulpdu: Signal<Out, Bits<16>>,
+    pub m_job_conn: Signal<Out, Bits<16>>,
+    pub s_done_valid: Signal<In, Bit>,
+    /// To the CQ writer.
+    pub m_cqe_valid: Signal<Out, Bit>,
+    pub m_cqe_ready: Signal<In, Bit>,
+    pub m_cqn: Signal<Out, Bits<CB>>,
+    pub m_cqe: Signal<Out, Bits<256>>,
+    /// To the command unit: this QP is in ERROR now (Terminate 0/0/0x00 is to be sent).
+    pub m_fail: Signal<Out, Bit>,
+    pub m_fail_qp: Signal<Out, Bits<QB>>,
+    mrs: RAM<Bits<224>, MB>,
+    send_msn: RAM<Bits<32>, QB>,
+    read_msn: RAM<Bits<32>, QB>,
+    check: MrCheck,
+    state: DFF<Bits<2>>,
+    wqe: DFF<Bits<512>>,
+    qpn: DFF<Bits<QB>>,
+    ctx: DFF<Bits<256>>,
+    fetch_error: DFF<Bit>,
+    job_valid: DFF<Bit>,
+    /// What state 1 read from the RAMs, held while the message waits (the RAMs move on).
+    job_addr: DFF<Bits<64>>,
+    job_msn: DFF<Bits<32>>,
+    fail: DFF<Bit>,
+    /// Completions in WQE order: CQE (256), CQ (16), waits for its message (1), writes a
+    /// CQE (1).
+    pending: [DFF<Bits<274>>; PENDING],
+    head: DFF<Bits<3>>,
+    tail: DFF<Bits<3>>,
+    sent: DFF<Bits<3>>,
+    queued: Signal<Local, Bits<3>>,
+    opcode: Signal<Local, Bits<8>>,
+    is_write: Signal<Local, Bit>,
+    is_read: Signal<Local, Bit>,
+    is_send: Signal<Local, Bit>,
+    has_inv: Signal<Local, Bit>,
+    length: Signal<Local, Bits<32>>,
+    local_ok: Signal<Local, Bit>,
+    flush: Signal<Local, Bit>,
+    status: Signal<Local, Bits<8>>,
+    cqe_opcode: Signal<Local, Bits<8>>,
+    cqe: Signal<Local, Bits<256>>,
+    entry: Signal<Local, Bits<274>>,
+    head_entry: Signal<Local, Bits<274>>,
+    head_ready: Signal<Local, Bit>,
+    read_body: Signal<Local, Bits<224>>,
+    lkey_be: Bswap32,
+    laddr_be: Bswap64,
+    len_be: Bswap32,
+    rstag_be: Bswap32,
+    rto_be: Bswap64,
+    mr_count: Constant<Bits<24>>,
+    one_m: Constant<Bits<M>>,
+    one_q: Constant<Bits<Q>>,
+    flag_wait: Constant<Bits<274>>,
+    flag_write: Constant<Bits<274>>,
+    at_lkey_index: Constant<Bits<9>>,
+    at_opcode: Constant<Bits<9>>,
+    at_signaled: Constant<Bits<9>>,
+    at_length: Constant<Bits<9>>,
+    at_wr_id: Constant<Bits<9>>,
+    at_local_addr: Constant<Bits<9>>,
+    at_lkey: Constant<Bits<9>>,
+    at_remote_stag: Constant<Bits<9>>,
+    at_remote_to: Constant<Bits<9>>,
+    at_pd: Constant<Bits<9>>,
+    at_mulpdu: Constant<Bits<9>>,
+    at_conn: Constant<Bits<9>>,
+    at_send_cq: Constant<Bits<9>>,
+    at_cqe_wr_id: Constant<Bits<9>>,
+    at_cqe_byte_len: Constant<Bits<9>>,
+    at_cqe_qpn: Constant<Bits<9>>,
+    at_cqe_opcode: Constant<Bits<9>>,
+    at_cqe_status: Constant<Bits<9>>,
+    op_write: Constant<Bits<8>>,
+    op_read: Constant<Bits<8>>,
+    op_send: Constant<Bits<8>>,
+    op_send_inv: Constant<Bits<8>>,
+    op_send_se: Constant<Bits<8>>,
+    op_send_se_inv: Constant<Bits<8>>,
+    cqe_send: Constant<Bits<8>>,
+    cqe_write: Constant<Bits<8>>,
+    cqe_read: Constant<Bits<8>>,
+    cqe_atomic: Constant<Bits<8>>,
+    op_write_imm: Constant<Bits<8>>,
+    op_atomic: Constant<Bits<8>>,
+    st_success: Constant<Bits<8>>,
+    st_local_protection: Constant<Bits<8>>,
+    st_flushed: Constant<Bits<8>>,
+    st_bad_opcode: Constant<Bits<8>>,
+}
+
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> Default
+    for TxRequest<QB, Q, CB, MB, M>
+{
+    fn default() -> Self {
+        const { assert!(Q <= 1 << QB && M <= 1 << MB && CB <= 16 && MB <= 24) };
+        let at = |f: Field| constant(f.lsb.into());
+        let op = |o: SqOpcode| constant(o as u64);
+        TxRequest {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_valid: Default::default(),
+            s_ready: Default::default(),
+            s_wqe: Default::default(),
+            s_qpn: Default::default(),
+            s_ctx: Default::default(),
+            s_error: Default::default(),
+            qp_error: Default::default(),
+            qp_we: Default::default(),
+            qp_waddr: Default::default(),
+            qp_reset: Default::default(),
+            mr_we: Default::default(),
+            mr_waddr: Default::default(),
+            mr_wdata: Default::default(),
+            mr_valid: Default::default(),
+            m_job_valid: Default::default(),
+            m_job_ready: Default::default(),
+            m_job_tagged: Default::default(),
+            m_job_opcode: Default::default(),
+            m_job_stag: Default::default(),
+            m_job_to: Default::default(),
+            m_job_qn: Default::default(),
+            m_job_msn: Default::default(),
+            m_job_addr: Default::default(),
+            m_job_len: Default::default(),
+            m_job_inline: Default::default(),
+            m_job_inline_len: Default::default(),
+            m_job_mulpdu: Default::default(),
+            m_job_conn: Default::default(),
+            s_done_valid: Default::default(),
+            m_cqe_valid: Default::default(),
+            m_cqe_ready: Default::default(),
+            m_cqn: Default::default(),
+            m_cqe: Default::default(),
+            m_fail: Default::default(),
+            m_fail_qp: Default::default(),
+            mrs: Default::default(),
+            send_msn: Default::default(),
+            read_msn: Default::default(),
+            check: Default::default(),
+            state: Default::default(),
+            wqe: Default::default(),
+            qpn: Default::default(),
+            ctx: Default::default(),
+            fetch_error: Default::default(),
+            job_valid: Default::default(),
+            job_addr: Default::default(),
+            job_msn: Default::default(),
+            fail: Default::default(),
+            pending: Default::default(),
+            head: Default::default(),
+            tail: Default::default(),
+            sent: Default::default(),
+            queued: Default::default(),
+            opcode: Default::default(),
+            is_write: Default::default(),
+            is_read: Default::default(),
+            is_send: Default::default(),
+            has_inv: Default::default(),
+            length: Default::default(),
+            local_ok: Default::default(),
+            flush: Default::default(),
+            status: Default::default(),
+            cqe_opcode: Default::default(),
+            cqe: Default::default(),
+            entry: Default::default(),
+            head_entry: Default::default(),
+            head_ready: Default::default(),
+            read_body: Default::default(),
+            lkey_be: Default::default(),
+            laddr_be: Default::default(),
+            len_be: Default::default(),
+            rstag_be: Default::default(),
+            rto_be: Default::default(),
+            mr_count: constant(M as u64),
+            one_m: constant(1),
+            one_q: constant(1),
+            flag_wait: Constant::new(Bits::<274>::from(1_u64) << 272_u64),
+            flag_write: Constant::new(Bits::<274>::from(1_u64) << 273_u64),
+            at_lkey_index: constant(u64::from(sq_wqe_fields::LKEY.lsb) + 8),
+            at_opcode: at(sq_wqe_fields::OPCODE),
+            at_signaled: at(sq_wqe_fields::SIGNALED),
+            at_length: at(sq_wqe_fields::LENGTH),
+            at_wr_id: at(sq_wqe_fields::WR_ID),
+            at_local_addr: at(sq_wqe_fields::LOCAL_ADDR),
+            at_lkey: at(sq_wqe_fields::LKEY),
+            at_remote_stag: at(sq_wqe_fields::REMOTE_STAG),
+            at_remote_to: at(sq_wqe_fields::REMOTE_TO),
+            at_pd: at(qp_fields::PD),
+            at_mulpdu: at(qp_fields::MULPDU),
+            at_conn: at(qp_fields::CONN_ID),
+            at_send_cq: at(qp_fields::SEND_CQ),
+            at_cqe_wr_id: at(cqe_fields::WR_ID),
+            at_cqe_byte_len: at(cqe_fields::BYTE_LEN),
+            at_cqe_qpn: at(cqe_fields::QPN),
+            at_cqe_opcode: at(cqe_fields::OPCODE),
+            at_cqe_status: at(cqe_fields::STATUS),
+            op_write: op(SqOpcode::RdmaWrite),
+            op_read: op(SqOpcode::RdmaRead),
+            op_send: op(SqOpcode::Send),
+            op_send_inv: op(SqOpcode::SendInv),
+            op_send_se: op(SqOpcode::SendSe),
+            op_send_se_inv: op(SqOpcode::SendSeInv),
+            cqe_send: constant(CqeOpcode::Send as u64),
+            cqe_write: constant(CqeOpcode::RdmaWrite as u64),
+            cqe_read: constant(CqeOpcode::RdmaRead as u64),
+            cqe_atomic: constant(CqeOpcode::Atomic as u64),
+            op_write_imm: op(SqOpcode::WriteImm),
+            op_atomic: op(SqOpcode::Atomic),
+            st_success: constant(CqeStatus::Success as u64),
+            st_local_protection: constant(CqeStatus::LocalProtection as u64),
+            st_flushed: constant(CqeStatus::Flushed as u64),
+            st_bad_opcode: constant(CqeStatus::BadOpcode as u64),
+        }
+    }
+}
+
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> Logic
+    for TxRequest<QB, Q, CB, MB, M>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, wqe, qpn, ctx, fetch_error, job_valid, job_addr, job_msn, fail, head, tail, sent);
+        for i in 0..PENDING {
+            self.pending[i].clock.next = self.clock.val();
+            self.pending[i].d.next = self.pending[i].q.val();
+        }
+        self.mrs.read_clock.next = self.clock.val();
+        self.mrs.write_clock.next = self.clock.val();
+        self.send_msn.read_clock.next = self.clock.val();
+        self.send_msn.write_clock.next = self.clock.val();
+        self.read_msn.read_clock.next = self.clock.val();
+        self.read_msn.write_clock.next = self.clock.val();
+
+        // The MR table copy; MSN counters (messages sent so far) cleared with the QP.
+        self.mrs.write_enable.next = self.mr_we.val();
+        self.mrs.write_address.next = self.mr_waddr.val();
+        self.mrs.write_data.next = self.mr_wdata.val();
+        self.mrs.read_address.next = self.s_wqe.val().get_bits::<MB>(self.at_lkey_index.val().index());
+        self.send_msn.read_address.next = self.s_qpn.val();
+        self.read_msn.read_address.next = self.s_qpn.val();
+        self.send_msn.write_enable.next = false;
+        self.send_msn.write_address.next = self.qpn.q.val();
+        self.send_msn.write_data.next = self.send_msn.read_data.val() + 1;
+        self.read_msn.write_enable.next = false;
+        self.read_msn.write_address.next = self.qpn.q.val();
+        self.read_msn.write_data.next = self.read_msn.read_data.val() + 1;
+
+        // Take a WQE while there is room for its completion.
+        self.queued.next = self.tail.q.val() - self.head.q.val();
+        self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4);
+        if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) {
+            self.wqe.d.next = self.s_wqe.val();
+            self.qpn.d.next = self.s_qpn.val();
+            self.ctx.d.next = self.s_ctx.val();
+            self.fetch_error.d.next = self.s_error.val();
+            self.state.d.next = 1.into();
+        }
+
+        // State 1: the checks.
+        self.opcode.next = self.wqe.q.val().get_bits::<8>(self.at_opcode.val().index());
+        self.is_write.next = self.opcode.val() == self.op_write.val();
+        self.is_read.next = self.opcode.val() == self.op_read.val();
+        self.has_inv.next = (self.opcode.val() == self.op_send_inv.val()) | (self.opcode.val() == self.op_send_se_inv.val());
+        self.is_send.next = (self.opcode.val() == self.op_send.val()) | (self.opcode.val() == self.op_send_se.val()) | self.has_inv.val();
+        self.length.next = self.wqe.q.val().get_bits::<32>(self.at_length.val().index());
+        self.check.mr.next = self.mrs.read_data.val();
+        self.check.live.next = (self.mr_valid.val()
+            & (self.one_m.val() << bit_cast::<M, MB>(self.wqe.q.val().get_bits::<MB>(self.at_lkey_index.val().index()))))
+            .any();
+        self.check.exists.next =
+            self.wqe.q.val().get_bits::<24>(self.at_lkey_index.val().index()) < self.mr_count.val();
+        self.check.stag.next = self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index());
+        self.check.pd.next = self.ctx.q.val().get_bits::<16>(self.at_pd.val().index());
+        self.check.to.next = self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index());
+        self.check.len.next = self.length.val();
+        self.check.right.next = 0.into();
+        if self.is_read.val() {
+            self.check.right.next = 1.into();
+        }
+        self.local_ok.next = !self.length.val().any() | !self.check.error.val().any();
+        self.flush.next = (self.qp_error.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
+        self.status.next = self.st_success.val();
+        if !self.local_ok.val() | self.fetch_error.q.val() {
+            self.status.next = self.st_local_protection.val();
+        }
+        if !(self.is_write.val() | self.is_read.val() | self.is_send.val()) {
+            self.status.next = self.st_bad_opcode.val();
+        }
+        if self.flush.val() {
+            self.status.next = self.st_flushed.val();
+        }
+        // The completion, as `sq_cqe` makes it.
+        // (Opcodes defined for later issues report their own kind even when refused.)
+        self.cqe_opcode.next = self.cqe_send.val();
+        if self.is_write.val() | (self.opcode.val() == self.op_write_imm.val()) {
+            self.cqe_opcode.next = self.cqe_write.val();
+        }
+        if self.is_read.val() {
+            self.cqe_opcode.next = self.cqe_read.val();
+        }
+        if self.opcode.val() == self.op_atomic.val() {
+            self.cqe_opcode.next = self.cqe_atomic.val();
+        }
+        self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index())) << self.at_cqe_wr_id.val())
+            | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+            | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
+            | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
+        if self.status.val() == self.st_success.val() {
+            self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index())) << self.at_cqe_wr_id.val())
+                | (bit_cast::<256, 32>(self.length.val()) << self.at_cqe_byte_len.val())
+                | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+                | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
+                | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
+        }
+        // Entry: CQE, CQ, waits for its message (bit 272), writes a CQE (bit 273). Errors
+        // always complete; a message's completion waits, and is written if signaled
+        // (Reads complete on the receive side).
+        self.entry.next = bit_cast::<274, 256>(self.cqe.val())
+            | (bit_cast::<274, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
+            | self.flag_write.val();
+        if self.status.val() == self.st_success.val() {
+            self.entry.next = bit_cast::<274, 256>(self.cqe.val())
+                | (bit_cast::<274, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
+                | self.flag_wait.val();
+            if self.wqe.q.val().get_bit(self.at_signaled.val().index()) & !self.is_read.val() {
+                self.entry.next = bit_cast::<274, 256>(self.cqe.val())
+                    | (bit_cast::<274, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
+                    | self.flag_wait.val()
+                    | self.flag_write.val();
+            }
+        }
+        self.fail.d.next = false;
+        if self.state.q.val() == 1 {
+            for i in 0..PENDING {
+                if self.tail.q.val().get_bits::<2>(0).index() == i {
+                    self.pending[i].d.next = self.entry.val();
+                }
+            }
+            self.tail.d.next = self.tail.q.val() + 1;
+            self.state.d.next = 0.into();
+            if (self.status.val() != self.st_success.val()) & !self.flush.val() {
+                self.fail.d.next = true;
+            }
+            if self.status.val() == self.st_success.val() {
+                self.state.d.next = 2.into();
+                self.job_valid.d.next = true;
+                self.job_addr.d.next = self.check.iova.val();
+                self.job_msn.d.next = self.send_msn.read_data.val() + 1;
+                if self.is_read.val() {
+                    self.job_msn.d.next = self.read_msn.read_data.val() + 1;
+                }
+                if self.is_send.val() {
+                    self.send_msn.write_enable.next = true;
+                }
+                if self.is_read.val() {
+                    self.read_msn.write_enable.next = true;
+                }
+            }
+        }
+        if self.qp_we.val() & self.qp_reset.val() {
+            self.send_msn.write_enable.next = true;
+            self.send_msn.write_address.next = self.qp_waddr.val();
+            self.send_msn.write_data.next = 0.into();
+            self.read_msn.write_enable.next = true;
+            self.read_msn.write_address.next = self.qp_waddr.val();
+            self.read_msn.write_data.next = 0.into();
+        }
+        if (self.state.q.val() == 2) & self.m_job_ready.val() {
+            self.job_valid.d.next = false;
+            self.state.d.next = 0.into();
+        }
+
+        // The message. MSNs start at 1 (RFC 5041 §5.1).
+        self.lkey_be.d.next = self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index());
+        self.laddr_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index());
+        self.len_be.d.next = self.length.val();
+        self.rstag_be.d.next = self.wqe.q.val().get_bits::<32>(self.at_remote_stag.val().index());
+        self.rto_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_remote_to.val().index());
+        self.read_body.next = bit_cast::<224, 32>(self.lkey_be.q.val())
+            | (bit_cast::<224, 64>(self.laddr_be.q.val()) << 32)
+            | (bit_cast::<224, 32>(self.len_be.q.val()) << 96)
+            | (bit_cast::<224, 32>(self.rstag_be.q.val()) << 128)
+            | (bit_cast::<224, 64>(self.rto_be.q.val()) << 160);
+        self.m_job_valid.next = self.job_valid.q.val();
+        self.m_job_tagged.next = self.is_write.val();
+        self.m_job_opcode.next = self.opcode.val().get_bits::<4>(0);
+        self.m_job_stag.next = 0.into();
+        if self.is_write.val() | self.has_inv.val() {
+            self.m_job_stag.next = self.wqe.q.val().get_bits::<32>(self.at_remote_stag.val().index());
+        }
+        self.m_job_to.next = self.wqe.q.val().get_bits::<64>(self.at_remote_to.val().index());
+        self.m_job_qn.next = 0.into();
+        self.m_job_msn.next = self.job_msn.q.val();
+        self.m_job_addr.next = self.job_addr.q.val();
+        self.m_job_len.next = self.length.val();
+        self.m_job_inline.next = 0.into();
+        self.m_job_inline_len.next = 0.into();
+        if self.is_read.val() {
+            self.m_job_qn.next = 1.into();
+            self.m_job_len.next = 0.into();
+            self.m_job_inline.next = self.read_body.val();
+            self.m_job_inline_len.next = 28.into();
+        }
+        self.m_job_mulpdu.next = self.ctx.q.val().get_bits::<16>(self.at_mulpdu.val().index());
+        self.m_job_conn.next = self.ctx.q.val().get_bits::<16>(self.at_conn.val().index());
+        self.m_fail.next = self.fail.q.val();
+        self.m_fail_qp.next = self.qpn.q.val();
+
+        // Completions, in order.
+        if self.s_done_valid.val() {
+            self.sent.d.next = self.sent.q.val() + 1;
+        }
+        self.head_entry.next = self.pending[0].q.val();
+        for i in 1..PENDING {
+            if self.head.q.val().get_bits::<2>(0).index() == i {
+                self.head_entry.next = self.pending[i].q.val();
+            }
+        }
+        self.head_ready.next = (self.queued.val() != 0) & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0));
+        self.m_cqe_valid.next = self.head_ready.val() & self.head_entry.val().get_bit(273);
+        self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
+        self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
+        if self.head_ready.val() & (!self.head_entry.val().get_bit(273) | self.m_cqe_ready.val()) {
+            self.head.d.next = self.head.q.val() + 1;
+            if self.head_entry.val().get_bit(272) {
+                self.sent.d.next = self.sent.q.val() - 1;
+                if self.s_done_valid.val() {
+                    self.sent.d.next = self.sent.q.val();
+                }
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = 0.into();
+            self.job_valid.d.next = false;
+            self.fail.d.next = false;
+            self.head.d.next = 0.into();
+            self.tail.d.next = 0.into();
+            self.sent.d.next = 0.into();
+        }
+    }
+}

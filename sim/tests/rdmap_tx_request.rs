@@ -1,0 +1,333 @@
+//! `rdmap/tx_request` in Verilator against the reference model's local checks
+//! (`rnic_proto::model::local_outcome`, `sq_cqe`): random WQEs of every opcode (and
+//! undefined ones) on several QPs, lkeys that are right, stale, of another PD, without
+//! LOCAL_WRITE or out of bounds, QPs in ERROR. Messages must carry exactly the reference's
+//! fields (MSNs counted per QP and queue from 1, the Read Request body), completions must
+//! come in WQE order with the reference's CQEs — errors at once, signaled Sends and Writes
+//! after the segmenter reports the message gone — and every local error must put its QP in
+//! ERROR, flushing what follows.
+use std::collections::VecDeque;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rnic_proto::host::context::{stag, MrAccess, MrContext, QpContext, QpState};
+use rnic_proto::host::desc::{Cqe, CqeStatus, SqOpcode, SqWqe};
+use rnic_proto::model::{local_outcome, sq_cqe, Outcome};
+use rnic_proto::rdmap::ReadRequest;
+use rnic_sim::{trace, Model, Port};
+
+const QPS: usize = 6;
+const MRS: usize = 8;
+const WQES: usize = 4_000;
+const BATCH: usize = 40;
+
+/// A message as the segmenter receives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Job {
+    tagged: bool,
+    opcode: u64,
+    stag: u64,
+    to: Option<u64>,
+    qn: u64,
+    msn: u64,
+    addr: Option<u64>,
+    len: u64,
+    inline: Vec<u8>,
+    mulpdu: u64,
+    conn: u64,
+}
+
+fn random_mrs(rng: &mut StdRng) -> Vec<MrContext> {
+    (0..MRS)
+        .map(|_| MrContext {
+            key: rng.gen(),
+            access: MrAccess { local_write: rng.gen_bool(0.7), remote_read: rng.gen(), remote_write: rng.gen(), remote_atomic: false },
+            valid: rng.gen_bool(0.85),
+            pd: rng.gen_range(0..3),
+            va: rng.gen_range(0..1u64 << 40),
+            length: rng.gen_range(0..20_000),
+            iova: rng.gen_range(0..1u64 << 44),
+        })
+        .collect()
+}
+
+fn random_wqe(rng: &mut StdRng, mrs: &[MrContext], n: u64) -> SqWqe {
+    let opcode = match rng.gen_range(0..20) {
+        0 => rng.gen_range(0..=255),
+        1 => [0x02, 0x07, 0x08, 0x09, 0x0A, 0x10][rng.gen_range(0..6)],
+        2..=6 => 0x00,
+        7..=9 => 0x01,
+        _ => [0x03, 0x04, 0x05, 0x06][rng.gen_range(0..4)],
+    };
+    let index = if rng.gen_bool(0.95) { rng.gen_range(0..MRS as u32) } else { rng.gen_range(MRS as u32..1 << 24) };
+    let mr = mrs.get(index as usize).copied().unwrap_or_default();
+    let key = if rng.gen_bool(0.9) { mr.key } else { rng.gen() };
+    let length = match rng.gen_range(0..10) {
+        0 => 0,
+        1..=6 => rng.gen_range(1..4000),
+        _ => rng.gen(),
+    };
+    // Mostly inside the region; sometimes just before it, straddling its end, or anywhere.
+    let local_addr = match rng.gen_range(0..20) {
+        0 => mr.va.wrapping_sub(rng.gen_range(1..64)),
+        1 => mr.va.wrapping_add(mr.length).wrapping_sub(u64::from(length.min(1 << 16)) / 2),
+        2 => rng.gen(),
+        _ => mr.va.wrapping_add(rng.gen_range(0..mr.length.max(1))),
+    };
+    SqWqe {
+        opcode,
+        signaled: rng.gen_bool(0.7),
+        fence: false,
+        length,
+        wr_id: n,
+        local_addr,
+        lkey: stag(index, key),
+        remote_stag: rng.gen(),
+        remote_to: rng.gen(),
+        imm: 0,
+    }
+}
+
+struct P {
+    s: [Port; 6],
+    qp_we: Port,
+    qp_reset: Port,
+    qp_waddr: Port,
+    qp_error: Port,
+    mr: [Port; 4],
+    job: [Port; 15],
+    done: Port,
+    cqe: [Port; 4],
+    fail: [Port; 2],
+}
+
+#[test]
+fn rdmap_tx_request_matches_the_local_checks() {
+    trace::on_failure("rdmap_tx_request_matches_the_local_checks", || {
+        let mut rng = StdRng::seed_from_u64(0x7e9);
+        let mut m = Model::new("rnic_rdmap_tx_request").expect("rnic_rdmap_tx_request model");
+        let q = |n: &str| m.port(n);
+        let p = P {
+            s: ["s_valid", "s_ready", "s_wqe", "s_qpn", "s_ctx", "s_error"].map(q),
+            qp_error: q("qp_error"),
+            qp_we: q("qp_we"),
+            qp_reset: q("qp_reset"),
+            qp_waddr: q("qp_waddr"),
+            mr: ["mr_we", "mr_waddr", "mr_wdata", "mr_valid"].map(q),
+            job: [
+                "m_job_valid", "m_job_ready", "m_job_tagged", "m_job_opcode", "m_job_stag", "m_job_to", "m_job_qn", "m_job_msn",
+                "m_job_addr", "m_job_len", "m_job_inline", "m_job_inline_len", "m_job_mulpdu", "m_job_conn", "s_done_valid",
+            ]
+            .map(q),
+            done: q("s_done_valid"),
+            cqe: ["m_cqe_valid", "m_cqe_ready", "m_cqn", "m_cqe"].map(q),
+            fail: ["m_fail", "m_fail_qp"].map(q),
+        };
+        let reset = m.port("reset");
+        m.set_bit(reset, true);
+        for _ in 0..4 {
+            m.eval();
+            m.tick();
+        }
+        m.set_bit(reset, false);
+
+        // The MR table, written as the command unit would.
+        let mrs = random_mrs(&mut rng);
+        let mut valid_bits = vec![0u8; 32];
+        for (i, mr) in mrs.iter().enumerate() {
+            let bytes: Vec<u8> = mr.to_words()[..7].iter().flat_map(|w| w.to_le_bytes()).collect();
+            m.set_bit(p.mr[0], true);
+            m.set(p.mr[1], i as u64);
+            m.set_bytes(p.mr[2], &bytes);
+            m.eval();
+            m.tick();
+            if mr.valid {
+                valid_bits[i / 8] |= 1 << (i % 8);
+            }
+        }
+        m.set_bit(p.mr[0], false);
+        m.set_bytes(p.mr[3], &valid_bits);
+        let ctxs: Vec<QpContext> = (0..QPS)
+            .map(|n| QpContext {
+                state: QpState::Rts,
+                pd: rng.gen_range(0..3),
+                conn_id: 0x300 + n as u16,
+                mulpdu: rng.gen_range(128..4000),
+                send_cq: rng.gen_range(0..64),
+                ord: 4,
+                ..QpContext::default()
+            })
+            .collect();
+
+        // The reference, WQE by WQE.
+        let mut in_error = [false; QPS];
+        in_error[5] = true; // QP 5 starts in ERROR: everything on it is flushed
+        let mut msns = [(0u64, 0u64); QPS];
+        let wqes: Vec<(usize, SqWqe)> =
+            (0..WQES).map(|n| (rng.gen_range(0..QPS), random_wqe(&mut rng, &mrs, n as u64))).collect();
+        let (mut jobs, mut cqes, mut fails) = (Vec::new(), Vec::new(), Vec::new());
+        // Every BATCH WQEs the host brings failed QPs back (RESET, then RTS; QP 5 stays in
+        // ERROR), so that failures keep meeting live QPs: (before WQE, QPs, CQEs so far).
+        let mut recoveries: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+        for (n, (qpn, wqe)) in wqes.iter().enumerate() {
+            if n % BATCH == 0 && n > 0 {
+                let failed: Vec<usize> = (0..QPS - 1).filter(|&q| in_error[q]).collect();
+                for &q in &failed {
+                    in_error[q] = false;
+                    msns[q] = (0, 0);
+                }
+                recoveries.push((n, failed, cqes.len()));
+            }
+            let (qpn, ctx) = (*qpn, &ctxs[*qpn]);
+            let cq = u64::from(ctx.send_cq);
+            if in_error[qpn] {
+                cqes.push((cq, sq_cqe(qpn as u32, wqe, CqeStatus::Flushed)));
+                continue;
+            }
+            let outcome = local_outcome(&mrs, ctx, wqe);
+            let Outcome::Transmit { op, source } = outcome else {
+                let Outcome::Fail(status) = outcome else { panic!("ORD is never 0 here") };
+                cqes.push((cq, sq_cqe(qpn as u32, wqe, status)));
+                fails.push(qpn as u64);
+                in_error[qpn] = true;
+                continue;
+            };
+            let read = op == SqOpcode::RdmaRead;
+            let (qn, msn) = if read {
+                msns[qpn].1 += 1;
+                (1, msns[qpn].1)
+            } else if op == SqOpcode::RdmaWrite {
+                (0, msns[qpn].0 + 1)
+            } else {
+                msns[qpn].0 += 1;
+                (0, msns[qpn].0)
+            };
+            let inline = if read {
+                ReadRequest { sink_stag: wqe.lkey, sink_to: wqe.local_addr, size: wqe.length, src_stag: wqe.remote_stag, src_to: wqe.remote_to }
+                    .to_bytes()
+                    .to_vec()
+            } else {
+                Vec::new()
+            };
+            let invalidates = matches!(op, SqOpcode::SendInv | SqOpcode::SendSeInv);
+            jobs.push(Job {
+                tagged: op == SqOpcode::RdmaWrite,
+                opcode: wqe.opcode.into(),
+                stag: if op == SqOpcode::RdmaWrite || invalidates { wqe.remote_stag.into() } else { 0 },
+                to: (op == SqOpcode::RdmaWrite).then_some(wqe.remote_to),
+                qn,
+                msn: if op == SqOpcode::RdmaWrite { 0 } else { msn },
+                addr: source,
+                len: if read { 0 } else { wqe.length.into() },
+                inline,
+                mulpdu: ctx.mulpdu.into(),
+                conn: ctx.conn_id.into(),
+            });
+            if wqe.signaled && !read {
+                cqes.push((cq, sq_cqe(qpn as u32, wqe, CqeStatus::Success)));
+            }
+        }
+
+        // Run: offer WQEs, play the segmenter (done after a delay, in order) and the CQ writer.
+        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+        let [job_valid, job_ready, tagged, opcode, jstag, jto, qn, msn, addr, len, inline, inline_len, mulpdu, conn, _] = p.job;
+        let [cqe_valid, cqe_ready, cqn, cqe_port] = p.cqe;
+        let mut error_bits = 1u64 << 5;
+        let (mut next, mut got_jobs, mut got_cqes, mut got_fails) = (0, Vec::new(), Vec::new(), Vec::new());
+        let mut dones: VecDeque<u64> = VecDeque::new();
+        let mut recovery = recoveries.iter().peekable();
+        for cycle in 0..2_000_000u64 {
+            // At a batch boundary: wait until everything before it has completed, then
+            // reset the failed QPs as the command unit would (MSNs cleared, ERROR gone).
+            let at_boundary = recovery.peek().is_some_and(|r| r.0 == next);
+            if let Some((_, failed, cqes_before)) = recovery.peek().filter(|r| at_boundary && dones.is_empty() && got_cqes.len() == r.2) {
+                let _ = cqes_before;
+                for &q in failed {
+                    m.set_bit(p.qp_we, true);
+                    m.set_bit(p.qp_reset, true);
+                    m.set(p.qp_waddr, q as u64);
+                    m.eval();
+                    m.tick();
+                    error_bits &= !(1 << q);
+                }
+                m.set_bit(p.qp_we, false);
+                m.set_bit(p.qp_reset, false);
+                recovery.next();
+                continue;
+            }
+            let offer = next < wqes.len() && !at_boundary && rng.gen_bool(0.7);
+            m.set_bit(s_valid, offer);
+            if offer {
+                let (qpn, wqe) = &wqes[next];
+                m.set_bytes(s_wqe, &wqe.encode()[..64]);
+                m.set(s_qpn, *qpn as u64);
+                let ctx: Vec<u8> = ctxs[*qpn].to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+                m.set_bytes(s_ctx, &ctx);
+                m.set_bit(s_error, false);
+            }
+            m.set(p.qp_error, error_bits);
+            let (jr, cr) = (rng.gen_bool(0.6), rng.gen_bool(0.6));
+            m.set_bit(job_ready, jr);
+            m.set_bit(cqe_ready, cr);
+            let done = dones.front().is_some_and(|&t| t <= cycle);
+            m.set_bit(p.done, done);
+            if done {
+                dones.pop_front();
+            }
+            m.eval();
+            if offer && m.get_bit(s_ready) {
+                next += 1;
+            }
+            if jr && m.get_bit(job_valid) {
+                let mut body = vec![0; 28];
+                m.get_bytes(inline, &mut body);
+                let n = m.get(inline_len) as usize;
+                let is_tagged = m.get_bit(tagged);
+                let length = m.get(len);
+                got_jobs.push(Job {
+                    tagged: is_tagged,
+                    opcode: m.get(opcode),
+                    stag: m.get(jstag),
+                    to: is_tagged.then(|| m.get(jto)),
+                    qn: m.get(qn),
+                    msn: if is_tagged { 0 } else { m.get(msn) },
+                    addr: (length > 0).then(|| m.get(addr)),
+                    len: length,
+                    inline: body[..n].to_vec(),
+                    mulpdu: m.get(mulpdu),
+                    conn: m.get(conn),
+                });
+                let at = dones.back().copied().unwrap_or(cycle).max(cycle) + rng.gen_range(1..30);
+                dones.push_back(at);
+            }
+            if cr && m.get_bit(cqe_valid) {
+                let mut bytes = [0u8; 32];
+                m.get_bytes(cqe_port, &mut bytes);
+                got_cqes.push((m.get(cqn), Cqe::decode(&bytes).expect("CQE")));
+            }
+            if m.get_bit(p.fail[0]) {
+                let qpn = m.get(p.fail[1]);
+                got_fails.push(qpn);
+                error_bits |= 1 << qpn; // as the command unit does
+            }
+            m.tick();
+            if next == wqes.len() && dones.is_empty() && got_cqes.len() >= cqes.len() && cycle > 100 {
+                break;
+            }
+        }
+        assert_eq!(got_fails, fails, "QPs put in ERROR");
+        assert_eq!(got_jobs.len(), jobs.len(), "number of messages");
+        for (i, (g, w)) in got_jobs.iter().zip(&jobs).enumerate() {
+            assert_eq!(g, w, "message {i}");
+        }
+        assert_eq!(got_cqes.len(), cqes.len(), "number of completions");
+        for (i, (g, w)) in got_cqes.iter().zip(&cqes).enumerate() {
+            assert_eq!(g, w, "completion {i}");
+        }
+        // Every kind of outcome was exercised, failures on live QPs many times.
+        assert!(fails.len() > 100, "only {} local failures", fails.len());
+        for status in [CqeStatus::Success, CqeStatus::Flushed, CqeStatus::BadOpcode, CqeStatus::LocalProtection] {
+            assert!(cqes.iter().any(|(_, c)| c.status == status), "no {status:?} completion in the mix");
+        }
+    });
+}
