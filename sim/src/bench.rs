@@ -195,13 +195,7 @@ pub fn dma(write: bool, size: usize, count: usize) -> Result<(Throughput, u64), 
     let first_out = port("m_rd_axis_tvalid");
     let mut sink = AxisSink::new(&model, "m_rd_axis");
     let mut source = AxisSource::new(&model, "s_wr_axis");
-    let reset = model.port("reset");
-    model.set_bit(reset, true);
-    for _ in 0..4 {
-        model.eval();
-        model.tick();
-    }
-    model.set_bit(reset, false);
+    model.reset_for(4);
     let mut rng = StdRng::seed_from_u64(1);
     let payload = vec![0x5A; size];
     let clock = Instant::now();

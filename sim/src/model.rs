@@ -257,6 +257,16 @@ impl Model {
         self.cycles += 1;
     }
 
+    /// Holds the design's `reset` input high for `cycles` clock cycles, then releases it.
+    pub fn reset_for(&mut self, cycles: u32) {
+        let reset = self.port("reset");
+        self.set_bit(reset, true);
+        for _ in 0..cycles {
+            self.tick();
+        }
+        self.set_bit(reset, false);
+    }
+
     /// Rising edges so far.
     pub fn cycles(&self) -> u64 {
         self.cycles

@@ -89,13 +89,7 @@ impl Bench {
             irq_vector: q("irq_vector"),
             overflow: q("overflow"),
         };
-        let reset = m.port("reset");
-        m.set_bit(reset, true);
-        for _ in 0..4 {
-            m.eval();
-            m.tick();
-        }
-        m.set_bit(reset, false);
+        m.reset_for(4);
         Bench {
             m,
             p,

@@ -102,13 +102,7 @@ fn ddp_08_09_segmenter_matches_the_reference() {
         };
         let mut sink = AxisSink::new(&m, "m_axis");
         sink.ready_rate = 0.8;
-        let reset = m.port("reset");
-        m.set_bit(reset, true);
-        for _ in 0..4 {
-            m.eval();
-            m.tick();
-        }
-        m.set_bit(reset, false);
+        m.reset_for(4);
 
         let [valid, ready, tagged, opcode, stag, to, qn, msn, addr, len, inline, inline_len, mulpdu, tag] = p.job;
         let [tdata, tkeep, tlast, tvalid, tready] = p.rd;

@@ -32,13 +32,7 @@ impl Bench {
         let out = AxisSink::new(&model, "m_rd_axis");
         let p = |n: &str| model.port(n);
         let (valid, ready, addr, len, tag) = (p("s_rd_req_valid"), p("s_rd_req_ready"), p("s_rd_req_addr"), p("s_rd_req_len"), p("s_rd_req_tag"));
-        let reset = model.port("reset");
-        model.set_bit(reset, true);
-        for _ in 0..4 {
-            model.eval();
-            model.tick();
-        }
-        model.set_bit(reset, false);
+        model.reset_for(4);
         Bench { model, bus, out, valid, ready, addr, len, tag }
     }
 }

@@ -38,13 +38,7 @@ impl Bench {
         let (valid, ready, addr, len, tag) =
             (p("s_wr_req_valid"), p("s_wr_req_ready"), p("s_wr_req_addr"), p("s_wr_req_len"), p("s_wr_req_tag"));
         let (done, done_tag, done_error) = (p("m_wr_done_valid"), p("m_wr_done_tag"), p("m_wr_done_error"));
-        let reset = model.port("reset");
-        model.set_bit(reset, true);
-        for _ in 0..4 {
-            model.eval();
-            model.tick();
-        }
-        model.set_bit(reset, false);
+        model.reset_for(4);
         Bench { model, bus, data, valid, ready, addr, len, tag, done, done_tag, done_error }
     }
 }

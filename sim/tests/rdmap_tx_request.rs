@@ -123,13 +123,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
             cqe: ["m_cqe_valid", "m_cqe_ready", "m_cqn", "m_cqe"].map(q),
             fail: ["m_fail", "m_fail_qp"].map(q),
         };
-        let reset = m.port("reset");
-        m.set_bit(reset, true);
-        for _ in 0..4 {
-            m.eval();
-            m.tick();
-        }
-        m.set_bit(reset, false);
+        m.reset_for(4);
 
         // The MR table, written as the command unit would.
         let mrs = random_mrs(&mut rng);

@@ -37,15 +37,10 @@ impl Bench {
     fn new(seed: u64) -> Bench {
         let mut m = Model::new("rnic_host_sq_fetch").expect("rnic_host_sq_fetch model");
         let mut p: HashMap<&'static str, Port> = PORTS.iter().map(|&n| (n, m.port(n))).collect();
-        for n in ["m_ctx", "m_index", "m_error", "reset"] {
+        for n in ["m_ctx", "m_index", "m_error"] {
             p.insert(n, m.port(n));
         }
-        m.set_bit(p["reset"], true);
-        for _ in 0..4 {
-            m.eval();
-            m.tick();
-        }
-        m.set_bit(p["reset"], false);
+        m.reset_for(4);
         m.set_bit(p["enable"], true);
         Bench { m, p, rng: StdRng::seed_from_u64(seed), memory: HashMap::new(), reads: VecDeque::new(), beat: 0, out: Vec::new(), cycle: 0 }
     }
