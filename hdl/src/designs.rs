@@ -10,7 +10,7 @@ use rust_hdl::prelude::*;
 use crate::atomic::AtomicAlu;
 use crate::ddp::TxSegment;
 use crate::rdmap::TxRequest;
-use crate::host::{CqWriter, Dma, HostCtrl, SqFetch};
+use crate::host::{CqWriter, Dma, DmaReadArb, HostCtrl, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
@@ -118,6 +118,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_dma",
             summary: "DMA master: read and write engines on one AXI4 port, octet-addressed",
             generate: || generate("rnic_host_dma", Dma::default()),
+        },
+        Design {
+            name: "rnic_host_dma_read_arb",
+            summary: "DMA read arbiter: four clients, round robin, data steered back by tag",
+            generate: || generate("rnic_host_dma_read_arb", DmaReadArb::<4, 256, 128>::default()),
         },
         Design {
             name: "rnic_host_cq_writer",

@@ -8,6 +8,7 @@ mod cq_writer;
 mod ctrl;
 mod dma;
 mod dma_read;
+mod dma_read_arb;
 mod dma_write;
 mod mr_check;
 mod regs;
@@ -20,6 +21,7 @@ pub use cq_writer::CqWriter;
 pub use ctrl::HostCtrl;
 pub use dma::Dma;
 pub use dma_read::DmaRead;
+pub use dma_read_arb::DmaReadArb;
 pub use dma_write::DmaWrite;
 pub use mr_check::{
     MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD, ACCESS_TO_WRAP,
