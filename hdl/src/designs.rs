@@ -10,7 +10,7 @@ use rust_hdl::prelude::*;
 use crate::atomic::AtomicAlu;
 use crate::ddp::TxSegment;
 use crate::rdmap::TxRequest;
-use crate::host::{CqWriter, Dma, DmaReadArb, HostCtrl, SqFetch};
+use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
@@ -123,6 +123,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_dma_read_arb",
             summary: "DMA read arbiter: four clients, round robin, data steered back by tag",
             generate: || generate("rnic_host_dma_read_arb", DmaReadArb::<4, 256, 128>::default()),
+        },
+        Design {
+            name: "rnic_host_dma_write_arb",
+            summary: "DMA write arbiter: four clients, round robin, data in grant order, completions by tag",
+            generate: || generate("rnic_host_dma_write_arb", DmaWriteArb::<4, 256, 128, 256, 32>::default()),
         },
         Design {
             name: "rnic_host_cq_writer",

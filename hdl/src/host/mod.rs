@@ -10,6 +10,7 @@ mod dma;
 mod dma_read;
 mod dma_read_arb;
 mod dma_write;
+mod dma_write_arb;
 mod mr_check;
 mod regs;
 mod sq_fetch;
@@ -23,6 +24,7 @@ pub use dma::Dma;
 pub use dma_read::DmaRead;
 pub use dma_read_arb::DmaReadArb;
 pub use dma_write::DmaWrite;
+pub use dma_write_arb::DmaWriteArb;
 pub use mr_check::{
     MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD, ACCESS_TO_WRAP,
     RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,

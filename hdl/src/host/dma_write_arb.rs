@@ -1,0 +1,189 @@
+//! Several clients on the DMA write engine: requests granted round robin and tagged with
+//! the client's number; each granted request's octets are then taken from its client, in
+//! grant order (the engine expects data in request order); completions go back by tag.
+//!
+//! Client `i`'s signals are bit `i` of the one-bit buses and slice `i` of the wide ones
+//! (`N` = clients, `AN` = 64 `N`, `LN` = 32 `N`, `DN` = 64 `N`, `KN` = 8 `N`).
+use rust_hdl::prelude::*;
+
+use crate::common::constant;
+
+/// Granted requests whose data has not all gone yet.
+const ORDER: usize = 8;
+
+#[derive(LogicBlock)]
+pub struct DmaWriteArb<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_req_valid: Signal<In, Bits<N>>,
+    pub s_req_ready: Signal<Out, Bits<N>>,
+    pub s_req_addr: Signal<In, Bits<AN>>,
+    pub s_req_len: Signal<In, Bits<LN>>,
+    pub s_wr_tdata: Signal<In, Bits<DN>>,
+    pub s_wr_tkeep: Signal<In, Bits<KN>>,
+    pub s_wr_tlast: Signal<In, Bits<N>>,
+    pub s_wr_tvalid: Signal<In, Bits<N>>,
+    pub s_wr_tready: Signal<Out, Bits<N>>,
+    /// Completions: one pulse to the client that asked, with the engine's error flag.
+    pub m_done_valid: Signal<Out, Bits<N>>,
+    pub m_done_error: Signal<Out, Bit>,
+    /// To the write engine; the tag is the client's number.
+    pub m_req_valid: Signal<Out, Bit>,
+    pub m_req_ready: Signal<In, Bit>,
+    pub m_req_addr: Signal<Out, Bits<64>>,
+    pub m_req_len: Signal<Out, Bits<32>>,
+    pub m_req_tag: Signal<Out, Bits<8>>,
+    pub m_axis_tdata: Signal<Out, Bits<64>>,
+    pub m_axis_tkeep: Signal<Out, Bits<8>>,
+    pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    pub m_axis_tready: Signal<In, Bit>,
+    pub s_done_valid: Signal<In, Bit>,
+    pub s_done_tag: Signal<In, Bits<8>>,
+    pub s_done_error: Signal<In, Bit>,
+    last: DFF<Bits<8>>,
+    /// Clients whose data is due, in grant order.
+    order: [DFF<Bits<8>>; ORDER],
+    head: DFF<Bits<4>>,
+    tail: DFF<Bits<4>>,
+    grant: Signal<Local, Bits<8>>,
+    found: Signal<Local, Bit>,
+    upper: Signal<Local, Bits<N>>,
+    from_upper: Signal<Local, Bit>,
+    queued: Signal<Local, Bits<4>>,
+    granted: Signal<Local, Bit>,
+    sender: Signal<Local, Bits<8>>,
+    ones: Constant<Bits<N>>,
+    one: Constant<Bits<N>>,
+}
+
+impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN: usize> Default
+    for DmaWriteArb<N, AN, LN, DN, KN>
+{
+    fn default() -> Self {
+        const { assert!(N >= 1 && N <= 64 && AN == 64 * N && LN == 32 * N && DN == 64 * N && KN == 8 * N) };
+        DmaWriteArb {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_valid: Default::default(),
+            s_req_ready: Default::default(),
+            s_req_addr: Default::default(),
+            s_req_len: Default::default(),
+            s_wr_tdata: Default::default(),
+            s_wr_tkeep: Default::default(),
+            s_wr_tlast: Default::default(),
+            s_wr_tvalid: Default::default(),
+            s_wr_tready: Default::default(),
+            m_done_valid: Default::default(),
+            m_done_error: Default::default(),
+            m_req_valid: Default::default(),
+            m_req_ready: Default::default(),
+            m_req_addr: Default::default(),
+            m_req_len: Default::default(),
+            m_req_tag: Default::default(),
+            m_axis_tdata: Default::default(),
+            m_axis_tkeep: Default::default(),
+            m_axis_tlast: Default::default(),
+            m_axis_tvalid: Default::default(),
+            m_axis_tready: Default::default(),
+            s_done_valid: Default::default(),
+            s_done_tag: Default::default(),
+            s_done_error: Default::default(),
+            last: Default::default(),
+            order: Default::default(),
+            head: Default::default(),
+            tail: Default::default(),
+            grant: Default::default(),
+            found: Default::default(),
+            upper: Default::default(),
+            from_upper: Default::default(),
+            queued: Default::default(),
+            granted: Default::default(),
+            sender: Default::default(),
+            ones: Constant::new(!Bits::<N>::default()),
+            one: constant(1),
+        }
+    }
+}
+
+impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN: usize> Logic
+    for DmaWriteArb<N, AN, LN, DN, KN>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, last, head, tail);
+        for i in 0..ORDER {
+            self.order[i].clock.next = self.clock.val();
+            self.order[i].d.next = self.order[i].q.val();
+        }
+        // Round robin, as for reads; a request is granted only while its data has a place
+        // in the order queue.
+        self.queued.next = self.tail.q.val() - self.head.q.val();
+        self.upper.next = self.s_req_valid.val() & (self.ones.val() << (self.last.q.val() + 1));
+        self.from_upper.next = self.upper.val().any();
+        self.grant.next = 0.into();
+        self.found.next = false;
+        for i in 0..N {
+            if !self.found.val()
+                & ((self.from_upper.val() & self.upper.val().get_bit(i))
+                    | (!self.from_upper.val() & self.s_req_valid.val().get_bit(i)))
+            {
+                self.grant.next = i.to_bits();
+                self.found.next = true;
+            }
+        }
+        self.m_req_valid.next = self.found.val() & (self.queued.val() < 8);
+        self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.val().index() * 64);
+        self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32);
+        self.m_req_tag.next = self.grant.val();
+        self.granted.next = self.found.val() & (self.queued.val() < 8) & self.m_req_ready.val();
+        self.s_req_ready.next = 0.into();
+        if self.granted.val() {
+            self.s_req_ready.next = self.one.val() << self.grant.val();
+            self.last.d.next = self.grant.val();
+            // An empty request sends no data.
+            if self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32).any() {
+                for i in 0..ORDER {
+                    if self.tail.q.val().get_bits::<3>(0).index() == i {
+                        self.order[i].d.next = self.grant.val();
+                    }
+                }
+                self.tail.d.next = self.tail.q.val() + 1;
+            }
+        }
+        // Data: from the client at the head of the order queue, up to its tlast.
+        self.sender.next = self.order[0].q.val();
+        for i in 1..ORDER {
+            if self.head.q.val().get_bits::<3>(0).index() == i {
+                self.sender.next = self.order[i].q.val();
+            }
+        }
+        self.m_axis_tdata.next = self.s_wr_tdata.val().get_bits::<64>(self.sender.val().index() * 64);
+        self.m_axis_tkeep.next = self.s_wr_tkeep.val().get_bits::<8>(self.sender.val().index() * 8);
+        self.m_axis_tlast.next = self.s_wr_tlast.val().get_bit(self.sender.val().index());
+        self.m_axis_tvalid.next =
+            (self.queued.val() != 0) & self.s_wr_tvalid.val().get_bit(self.sender.val().index());
+        self.s_wr_tready.next = 0.into();
+        if (self.queued.val() != 0) & self.m_axis_tready.val() {
+            self.s_wr_tready.next = self.one.val() << self.sender.val();
+        }
+        if (self.queued.val() != 0)
+            & self.m_axis_tready.val()
+            & self.s_wr_tvalid.val().get_bit(self.sender.val().index())
+            & self.s_wr_tlast.val().get_bit(self.sender.val().index())
+        {
+            self.head.d.next = self.head.q.val() + 1;
+        }
+        // Completions go back to their client.
+        self.m_done_valid.next = 0.into();
+        if self.s_done_valid.val() {
+            self.m_done_valid.next = self.one.val() << self.s_done_tag.val();
+        }
+        self.m_done_error.next = self.s_done_error.val();
+        if self.reset.val() {
+            self.last.d.next = 0.into();
+            self.head.d.next = 0.into();
+            self.tail.d.next = 0.into();
+        }
+    }
+}
