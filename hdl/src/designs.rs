@@ -10,6 +10,7 @@ use rust_hdl::prelude::*;
 use crate::atomic::AtomicAlu;
 use crate::ddp::TxSegment;
 use crate::rdmap::TxRequest;
+use crate::top::RnicTop;
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
@@ -148,6 +149,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_rdmap_tx_request",
             summary: "RDMAP requester: SQ WQEs checked (state, opcode, lkey) into messages or error completions",
             generate: || generate("rnic_rdmap_tx_request", TxRequest::<6, 64, 6, 8, 256>::default()),
+        },
+        Design {
+            name: "rnic_top",
+            summary: "the RNIC top as assembled so far: BAR0, DMA, CQs, the transmit requester and MPA framer",
+            generate: || generate("rnic_top", RnicTop::default()),
         },
     ]
 }

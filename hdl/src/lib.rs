@@ -11,3 +11,4 @@ pub mod designs;
 pub mod host;
 pub mod mpa;
 pub mod rdmap;
+pub mod top;

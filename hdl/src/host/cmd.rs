@@ -63,6 +63,13 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     /// An engine invalidates an MR (Send with Invalidate; the engine checked the key).
     pub invalidate: Signal<In, Bit>,
     pub invalidate_mr: Signal<In, Bits<MB>>,
+    /// The object being queried, for the engines that keep its status; they answer on
+    /// `status_*` one cycle later (a RAM read), in time for the command's last cycle.
+    pub status_index: Signal<Out, Bits<24>>,
+    pub status_sq_ci: Signal<In, Bits<32>>,
+    pub status_rq_ci: Signal<In, Bits<32>>,
+    pub status_cq_pi: Signal<In, Bits<32>>,
+    pub status_cq_overflow: Signal<In, Bit>,
     qp_cfg: RAM<Bits<256>, QB>,
     cq_cfg: RAM<Bits<96>, CB>,
     mr_cfg: RAM<Bits<224>, MB>,
@@ -155,6 +162,10 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     at_term_layer: Constant<Bits<9>>,
     at_term_received: Constant<Bits<9>>,
     at_term_valid: Constant<Bits<9>>,
+    at_sq_ci: Constant<Bits<9>>,
+    at_rq_ci: Constant<Bits<9>>,
+    at_cq_pi: Constant<Bits<9>>,
+    at_cq_overflow: Constant<Bits<9>>,
     // Context rules.
     max_log: Constant<Bits<8>>,
     min_mulpdu: Constant<Bits<16>>,
@@ -171,6 +182,7 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     qp_state_clear: Constant<Bits<256>>,
     mr_valid_clear: Constant<Bits<224>>,
     mr_valid_set: Constant<Bits<224>>,
+    one_512: Constant<Bits<512>>,
 }
 
 /// The bits of `fields` as a mask over a context of `N` bits.
@@ -228,6 +240,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             fail_received: Default::default(),
             invalidate: Default::default(),
             invalidate_mr: Default::default(),
+            status_index: Default::default(),
+            status_sq_ci: Default::default(),
+            status_rq_ci: Default::default(),
+            status_cq_pi: Default::default(),
+            status_cq_overflow: Default::default(),
             qp_cfg: Default::default(),
             cq_cfg: Default::default(),
             mr_cfg: Default::default(),
@@ -316,6 +333,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_term_layer: at(qp_fields::TERM_LAYER),
             at_term_received: at(qp_fields::TERM_RECEIVED),
             at_term_valid: at(qp_fields::TERM_VALID),
+            at_sq_ci: at(qp_fields::SQ_CI),
+            at_rq_ci: at(qp_fields::RQ_CI),
+            at_cq_pi: at(cq_fields::PI),
+            at_cq_overflow: at(cq_fields::OVERFLOW),
             max_log: constant(MAX_LOG_SIZE.into()),
             min_mulpdu: constant(MIN_MULPDU as u64),
             sq_slot: constant(SQ_WQE_SLOT_LEN as u64),
@@ -330,6 +351,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             qp_state_clear: Constant::new(!defined::<256>(&[qp_fields::STATE])),
             mr_valid_clear: Constant::new(!defined::<224>(&[mr_fields::VALID])),
             mr_valid_set: Constant::new(defined(&[mr_fields::VALID])),
+            one_512: constant(1),
         }
     }
 }
@@ -501,7 +523,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 self.result_data.d.next =
                     bit_cast::<512, 256>(self.qp_cfg.read_data.val() & self.qp_state_clear.val())
                         | (bit_cast::<512, 4>(self.cur_state.val()) << self.at_state.val())
-                        | self.term_status.val();
+                        | self.term_status.val()
+                        | (bit_cast::<512, 32>(self.status_sq_ci.val()) << self.at_sq_ci.val())
+                        | (bit_cast::<512, 32>(self.status_rq_ci.val()) << self.at_rq_ci.val());
             } else if self.op.q.val() == self.op_write_cq.val() {
                 if !self.cq_value_ok.val() {
                     self.result.d.next = self.bad_value.val();
@@ -510,7 +534,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 }
             } else if self.op.q.val() == self.op_query_cq.val() {
                 self.load.d.next = true;
-                self.result_data.d.next = bit_cast::<512, 96>(self.cq_cfg.read_data.val());
+                self.result_data.d.next = bit_cast::<512, 96>(self.cq_cfg.read_data.val())
+                    | (bit_cast::<512, 32>(self.status_cq_pi.val()) << self.at_cq_pi.val());
+                if self.status_cq_overflow.val() {
+                    self.result_data.d.next = bit_cast::<512, 96>(self.cq_cfg.read_data.val())
+                        | (bit_cast::<512, 32>(self.status_cq_pi.val()) << self.at_cq_pi.val())
+                        | (self.one_512.val() << self.at_cq_overflow.val());
+                }
             } else if self.op.q.val() == self.op_write_mr.val() {
                 if !self.mr_value_ok.val() {
                     self.result.d.next = self.bad_value.val();
@@ -579,6 +609,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mr_we.next = self.mr_write.q.val();
         self.mr_waddr.next = self.index.q.val().get_bits::<MB>(0);
         self.mr_wdata.next = self.mr_words.val();
+        self.status_index.next = self.index.q.val();
         self.qp_rts.next = self.rts.q.val();
         self.qp_error.next = self.error.q.val();
         self.mr_valid.next = self.valid.q.val();

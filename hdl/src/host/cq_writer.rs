@@ -60,9 +60,16 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     pub irq_vector: Signal<Out, Bits<16>>,
     /// OVERFLOW of every CQ.
     pub overflow: Signal<Out, Bits<C>>,
+    /// QUERY_CQ: `pi` and OVERFLOW of CQ `status_cqn`, one cycle later.
+    pub status_cqn: Signal<In, Bits<CB>>,
+    pub status_pi: Signal<Out, Bits<32>>,
+    pub status_overflow: Signal<Out, Bit>,
     ctx: RAM<Bits<96>, CB>,
     pi: RAM<Bits<32>, CB>,
     ci: RAM<Bits<32>, CB>,
+    /// A copy of `pi` with a read port for queries.
+    pi_copy: RAM<Bits<32>, CB>,
+    overflow_bit: DFF<Bit>,
     state: DFF<Bits<3>>,
     cqn: DFF<Bits<CB>>,
     cqe: DFF<Bits<256>>,
@@ -138,9 +145,14 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             irq_ready: Default::default(),
             irq_vector: Default::default(),
             overflow: Default::default(),
+            status_cqn: Default::default(),
+            status_pi: Default::default(),
+            status_overflow: Default::default(),
             ctx: Default::default(),
             pi: Default::default(),
             ci: Default::default(),
+            pi_copy: Default::default(),
+            overflow_bit: Default::default(),
             state: Default::default(),
             cqn: Default::default(),
             cqe: Default::default(),
@@ -190,8 +202,10 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, cqn, cqe, req_valid, req_addr, beat, armed_next, armed_solicited,
-            overflowed, irq_head, irq_tail, written
+            overflowed, irq_head, irq_tail, written, overflow_bit
         );
+        self.pi_copy.read_clock.next = self.clock.val();
+        self.pi_copy.write_clock.next = self.clock.val();
         for i in 0..IN_FLIGHT {
             self.irqs[i].clock.next = self.clock.val();
             self.irqs[i].d.next = self.irqs[i].q.val();
@@ -355,6 +369,13 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             self.written.d.next = 0.into();
         }
         self.overflow.next = self.overflowed.q.val();
+        self.pi_copy.write_enable.next = self.pi.write_enable.val();
+        self.pi_copy.write_address.next = self.pi.write_address.val();
+        self.pi_copy.write_data.next = self.pi.write_data.val();
+        self.pi_copy.read_address.next = self.status_cqn.val();
+        self.status_pi.next = self.pi_copy.read_data.val();
+        self.overflow_bit.d.next = (self.overflowed.q.val() & (self.one.val() << bit_cast::<C, CB>(self.status_cqn.val()))).any();
+        self.status_overflow.next = self.overflow_bit.q.val();
         self.irq_valid.next = self.irq_due.val();
         self.irq_vector.next = self.irq_head_entry.val().get_bits::<16>(0);
     }

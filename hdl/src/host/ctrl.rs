@@ -58,6 +58,12 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
     pub fail_received: Signal<In, Bit>,
     pub invalidate: Signal<In, Bit>,
     pub invalidate_mr: Signal<In, Bits<MB>>,
+    /// Query status from the engines (see `Cmd`).
+    pub status_index: Signal<Out, Bits<24>>,
+    pub status_sq_ci: Signal<In, Bits<32>>,
+    pub status_rq_ci: Signal<In, Bits<32>>,
+    pub status_cq_pi: Signal<In, Bits<32>>,
+    pub status_cq_overflow: Signal<In, Bit>,
     axil: AxilSlave<16>,
     regs: Regs,
     cmd: Cmd<QB, Q, CB, MB, M>,
@@ -113,6 +119,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             fail_received: Default::default(),
             invalidate: Default::default(),
             invalidate_mr: Default::default(),
+            status_index: Default::default(),
+            status_sq_ci: Default::default(),
+            status_rq_ci: Default::default(),
+            status_cq_pi: Default::default(),
+            status_cq_overflow: Default::default(),
             axil: Default::default(),
             regs: Regs::new(datapath_bytes, Q as u32, cqs as u32, M as u32, features),
             cmd: Cmd::new(cqs),
@@ -193,5 +204,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.cmd.fail_received.next = self.fail_received.val();
         self.cmd.invalidate.next = self.invalidate.val();
         self.cmd.invalidate_mr.next = self.invalidate_mr.val();
+        self.status_index.next = self.cmd.status_index.val();
+        self.cmd.status_sq_ci.next = self.status_sq_ci.val();
+        self.cmd.status_rq_ci.next = self.status_rq_ci.val();
+        self.cmd.status_cq_pi.next = self.status_cq_pi.val();
+        self.cmd.status_cq_overflow.next = self.status_cq_overflow.val();
     }
 }

@@ -56,9 +56,14 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     pub m_ctx: Signal<Out, Bits<256>>,
     pub m_index: Signal<Out, Bits<32>>,
     pub m_error: Signal<Out, Bit>,
+    /// QUERY_QP: the `ci` of QP `status_qpn`, one cycle later.
+    pub status_qpn: Signal<In, Bits<QB>>,
+    pub status_ci: Signal<Out, Bits<32>>,
     ctx: RAM<Bits<256>, QB>,
     pi: RAM<Bits<32>, QB>,
     ci: RAM<Bits<32>, QB>,
+    /// A copy of `ci` with a read port for queries.
+    ci_copy: RAM<Bits<32>, QB>,
     pending: DFF<Bits<Q>>,
     state: DFF<Bits<3>>,
     qpn: DFF<Bits<QB>>,
@@ -125,9 +130,12 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             m_ctx: Default::default(),
             m_index: Default::default(),
             m_error: Default::default(),
+            status_qpn: Default::default(),
+            status_ci: Default::default(),
             ctx: Default::default(),
             pi: Default::default(),
             ci: Default::default(),
+            ci_copy: Default::default(),
             pending: Default::default(),
             state: Default::default(),
             qpn: Default::default(),
@@ -171,6 +179,8 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.pi.write_clock.next = self.clock.val();
         self.ci.read_clock.next = self.clock.val();
         self.ci.write_clock.next = self.clock.val();
+        self.ci_copy.read_clock.next = self.clock.val();
+        self.ci_copy.write_clock.next = self.clock.val();
 
         // Host side: the context copy, producer indices, a QP written in RESET forgets
         // its indices.
@@ -278,6 +288,11 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             self.req_valid.d.next = false;
             self.start.d.next = 0.into();
         }
+        self.ci_copy.write_enable.next = self.ci.write_enable.val();
+        self.ci_copy.write_address.next = self.ci.write_address.val();
+        self.ci_copy.write_data.next = self.ci.write_data.val();
+        self.ci_copy.read_address.next = self.status_qpn.val();
+        self.status_ci.next = self.ci_copy.read_data.val();
         self.m_req_valid.next = self.req_valid.q.val();
         self.m_req_addr.next = self.req_addr.q.val();
         self.m_req_len.next = 64.into();

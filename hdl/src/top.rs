@@ -1,0 +1,380 @@
+//! The RNIC top (`rnic_top`), as far as it is assembled: BAR0 and the command unit, the
+//! DMA master with its arbiters, the CQ writer, and the transmit requester (SQ fetch →
+//! WQE checks → DDP segmentation → MPA framer) onto the TX stream.
+//!
+//! Not yet connected: the receive side (the RX stream is held not ready), per-connection
+//! MPA options and stream positions (the framer runs with CRC on and markers off for all
+//! QPs, and `m_axis_tx_tuser` is 0), the Read responder and Terminates.
+//!
+//! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle.
+use rust_hdl::prelude::*;
+
+use rnic_proto::model::RnicConfig;
+
+use crate::ddp::TxSegment;
+use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, SqFetch};
+use crate::mpa::MpaTx;
+use crate::rdmap::TxRequest;
+
+/// DMA read clients (`DmaReadArb` slots).
+const RD_SQ_FETCH: u64 = 0;
+const RD_PAYLOAD: u64 = 1;
+
+#[derive(LogicBlock)]
+pub struct RnicTop {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_axil_awaddr: Signal<In, Bits<16>>,
+    pub s_axil_awvalid: Signal<In, Bit>,
+    pub s_axil_awready: Signal<Out, Bit>,
+    pub s_axil_wdata: Signal<In, Bits<32>>,
+    pub s_axil_wstrb: Signal<In, Bits<4>>,
+    pub s_axil_wvalid: Signal<In, Bit>,
+    pub s_axil_wready: Signal<Out, Bit>,
+    pub s_axil_bresp: Signal<Out, Bits<2>>,
+    pub s_axil_bvalid: Signal<Out, Bit>,
+    pub s_axil_bready: Signal<In, Bit>,
+    pub s_axil_araddr: Signal<In, Bits<16>>,
+    pub s_axil_arvalid: Signal<In, Bit>,
+    pub s_axil_arready: Signal<Out, Bit>,
+    pub s_axil_rdata: Signal<Out, Bits<32>>,
+    pub s_axil_rresp: Signal<Out, Bits<2>>,
+    pub s_axil_rvalid: Signal<Out, Bit>,
+    pub s_axil_rready: Signal<In, Bit>,
+    pub m_axi_awaddr: Signal<Out, Bits<64>>,
+    pub m_axi_awlen: Signal<Out, Bits<8>>,
+    pub m_axi_awsize: Signal<Out, Bits<3>>,
+    pub m_axi_awburst: Signal<Out, Bits<2>>,
+    pub m_axi_awvalid: Signal<Out, Bit>,
+    pub m_axi_awready: Signal<In, Bit>,
+    pub m_axi_wdata: Signal<Out, Bits<64>>,
+    pub m_axi_wstrb: Signal<Out, Bits<8>>,
+    pub m_axi_wlast: Signal<Out, Bit>,
+    pub m_axi_wvalid: Signal<Out, Bit>,
+    pub m_axi_wready: Signal<In, Bit>,
+    pub m_axi_bresp: Signal<In, Bits<2>>,
+    pub m_axi_bvalid: Signal<In, Bit>,
+    pub m_axi_bready: Signal<Out, Bit>,
+    pub m_axi_araddr: Signal<Out, Bits<64>>,
+    pub m_axi_arlen: Signal<Out, Bits<8>>,
+    pub m_axi_arsize: Signal<Out, Bits<3>>,
+    pub m_axi_arburst: Signal<Out, Bits<2>>,
+    pub m_axi_arvalid: Signal<Out, Bit>,
+    pub m_axi_arready: Signal<In, Bit>,
+    pub m_axi_rdata: Signal<In, Bits<64>>,
+    pub m_axi_rresp: Signal<In, Bits<2>>,
+    pub m_axi_rlast: Signal<In, Bit>,
+    pub m_axi_rvalid: Signal<In, Bit>,
+    pub m_axi_rready: Signal<Out, Bit>,
+    pub irq_valid: Signal<Out, Bit>,
+    pub irq_ready: Signal<In, Bit>,
+    pub irq_vector: Signal<Out, Bits<16>>,
+    pub m_axis_tx_tdata: Signal<Out, Bits<64>>,
+    pub m_axis_tx_tkeep: Signal<Out, Bits<8>>,
+    pub m_axis_tx_tlast: Signal<Out, Bit>,
+    pub m_axis_tx_tvalid: Signal<Out, Bit>,
+    pub m_axis_tx_tready: Signal<In, Bit>,
+    pub m_axis_tx_tuser: Signal<Out, Bits<16>>,
+    pub s_axis_rx_tdata: Signal<In, Bits<64>>,
+    pub s_axis_rx_tkeep: Signal<In, Bits<8>>,
+    pub s_axis_rx_tlast: Signal<In, Bit>,
+    pub s_axis_rx_tvalid: Signal<In, Bit>,
+    pub s_axis_rx_tready: Signal<Out, Bit>,
+    pub s_axis_rx_tuser: Signal<In, Bits<16>>,
+    ctrl: HostCtrl<6, 64, 6, 8, 256>,
+    dma: Dma,
+    reads: DmaReadArb<2, 128, 64>,
+    /// Client 0 writes CQEs; client 1 is for placement on the receive side.
+    writes: DmaWriteArb<2, 128, 64, 128, 16>,
+    cqs: CqWriter<6, 64>,
+    sq: SqFetch<6, 64>,
+    requester: TxRequest<6, 64, 6, 8, 256>,
+    segmenter: TxSegment,
+    framer: MpaTx<64, 8, 192>,
+}
+
+impl Default for RnicTop {
+    fn default() -> Self {
+        let config = RnicConfig::default();
+        let _ = (RD_SQ_FETCH, RD_PAYLOAD);
+        RnicTop {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_axil_awaddr: Default::default(),
+            s_axil_awvalid: Default::default(),
+            s_axil_awready: Default::default(),
+            s_axil_wdata: Default::default(),
+            s_axil_wstrb: Default::default(),
+            s_axil_wvalid: Default::default(),
+            s_axil_wready: Default::default(),
+            s_axil_bresp: Default::default(),
+            s_axil_bvalid: Default::default(),
+            s_axil_bready: Default::default(),
+            s_axil_araddr: Default::default(),
+            s_axil_arvalid: Default::default(),
+            s_axil_arready: Default::default(),
+            s_axil_rdata: Default::default(),
+            s_axil_rresp: Default::default(),
+            s_axil_rvalid: Default::default(),
+            s_axil_rready: Default::default(),
+            m_axi_awaddr: Default::default(),
+            m_axi_awlen: Default::default(),
+            m_axi_awsize: Default::default(),
+            m_axi_awburst: Default::default(),
+            m_axi_awvalid: Default::default(),
+            m_axi_awready: Default::default(),
+            m_axi_wdata: Default::default(),
+            m_axi_wstrb: Default::default(),
+            m_axi_wlast: Default::default(),
+            m_axi_wvalid: Default::default(),
+            m_axi_wready: Default::default(),
+            m_axi_bresp: Default::default(),
+            m_axi_bvalid: Default::default(),
+            m_axi_bready: Default::default(),
+            m_axi_araddr: Default::default(),
+            m_axi_arlen: Default::default(),
+            m_axi_arsize: Default::default(),
+            m_axi_arburst: Default::default(),
+            m_axi_arvalid: Default::default(),
+            m_axi_arready: Default::default(),
+            m_axi_rdata: Default::default(),
+            m_axi_rresp: Default::default(),
+            m_axi_rlast: Default::default(),
+            m_axi_rvalid: Default::default(),
+            m_axi_rready: Default::default(),
+            irq_valid: Default::default(),
+            irq_ready: Default::default(),
+            irq_vector: Default::default(),
+            m_axis_tx_tdata: Default::default(),
+            m_axis_tx_tkeep: Default::default(),
+            m_axis_tx_tlast: Default::default(),
+            m_axis_tx_tvalid: Default::default(),
+            m_axis_tx_tready: Default::default(),
+            m_axis_tx_tuser: Default::default(),
+            s_axis_rx_tdata: Default::default(),
+            s_axis_rx_tkeep: Default::default(),
+            s_axis_rx_tlast: Default::default(),
+            s_axis_rx_tvalid: Default::default(),
+            s_axis_rx_tready: Default::default(),
+            s_axis_rx_tuser: Default::default(),
+            ctrl: HostCtrl::new(config.datapath_bytes, config.num_cqs as usize, config.features),
+            dma: Default::default(),
+            reads: Default::default(),
+            writes: Default::default(),
+            cqs: Default::default(),
+            sq: Default::default(),
+            requester: Default::default(),
+            segmenter: Default::default(),
+            framer: Default::default(),
+        }
+    }
+}
+
+impl Logic for RnicTop {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, framer);
+        self.ctrl.reset.next = self.reset.val();
+        self.dma.reset.next = self.reset.val();
+        self.reads.reset.next = self.reset.val();
+        self.writes.reset.next = self.reset.val();
+        self.cqs.reset.next = self.reset.val();
+        self.sq.reset.next = self.reset.val();
+        self.requester.reset.next = self.reset.val();
+        self.segmenter.reset.next = self.reset.val();
+        self.framer.reset.next = self.reset.val();
+
+        // BAR0.
+        self.ctrl.s_axil_awaddr.next = self.s_axil_awaddr.val();
+        self.ctrl.s_axil_awvalid.next = self.s_axil_awvalid.val();
+        self.s_axil_awready.next = self.ctrl.s_axil_awready.val();
+        self.ctrl.s_axil_wdata.next = self.s_axil_wdata.val();
+        self.ctrl.s_axil_wstrb.next = self.s_axil_wstrb.val();
+        self.ctrl.s_axil_wvalid.next = self.s_axil_wvalid.val();
+        self.s_axil_wready.next = self.ctrl.s_axil_wready.val();
+        self.s_axil_bresp.next = self.ctrl.s_axil_bresp.val();
+        self.s_axil_bvalid.next = self.ctrl.s_axil_bvalid.val();
+        self.ctrl.s_axil_bready.next = self.s_axil_bready.val();
+        self.ctrl.s_axil_araddr.next = self.s_axil_araddr.val();
+        self.ctrl.s_axil_arvalid.next = self.s_axil_arvalid.val();
+        self.s_axil_arready.next = self.ctrl.s_axil_arready.val();
+        self.s_axil_rdata.next = self.ctrl.s_axil_rdata.val();
+        self.s_axil_rresp.next = self.ctrl.s_axil_rresp.val();
+        self.s_axil_rvalid.next = self.ctrl.s_axil_rvalid.val();
+        self.ctrl.s_axil_rready.next = self.s_axil_rready.val();
+        // (STATUS.IDLE is not reported yet: it reads 0.)
+        self.ctrl.idle.next = false;
+        self.ctrl.fail.next = self.requester.m_fail.val();
+        self.ctrl.fail_qp.next = self.requester.m_fail_qp.val();
+        self.ctrl.fail_term.next = 0.into();
+        self.ctrl.fail_received.next = false;
+        self.ctrl.invalidate.next = false;
+        self.ctrl.invalidate_mr.next = 0.into();
+        // Status for QUERY_QP / QUERY_CQ from the engines that own it (RQ: to come).
+        self.sq.status_qpn.next = self.ctrl.status_index.val().get_bits::<6>(0);
+        self.cqs.status_cqn.next = self.ctrl.status_index.val().get_bits::<6>(0);
+        self.ctrl.status_sq_ci.next = self.sq.status_ci.val();
+        self.ctrl.status_rq_ci.next = 0.into();
+        self.ctrl.status_cq_pi.next = self.cqs.status_pi.val();
+        self.ctrl.status_cq_overflow.next = self.cqs.status_overflow.val();
+
+        // The AXI4 master.
+        self.m_axi_awaddr.next = self.dma.m_axi_awaddr.val();
+        self.m_axi_awlen.next = self.dma.m_axi_awlen.val();
+        self.m_axi_awsize.next = self.dma.m_axi_awsize.val();
+        self.m_axi_awburst.next = self.dma.m_axi_awburst.val();
+        self.m_axi_awvalid.next = self.dma.m_axi_awvalid.val();
+        self.dma.m_axi_awready.next = self.m_axi_awready.val();
+        self.m_axi_wdata.next = self.dma.m_axi_wdata.val();
+        self.m_axi_wstrb.next = self.dma.m_axi_wstrb.val();
+        self.m_axi_wlast.next = self.dma.m_axi_wlast.val();
+        self.m_axi_wvalid.next = self.dma.m_axi_wvalid.val();
+        self.dma.m_axi_wready.next = self.m_axi_wready.val();
+        self.dma.m_axi_bresp.next = self.m_axi_bresp.val();
+        self.dma.m_axi_bvalid.next = self.m_axi_bvalid.val();
+        self.m_axi_bready.next = self.dma.m_axi_bready.val();
+        self.m_axi_araddr.next = self.dma.m_axi_araddr.val();
+        self.m_axi_arlen.next = self.dma.m_axi_arlen.val();
+        self.m_axi_arsize.next = self.dma.m_axi_arsize.val();
+        self.m_axi_arburst.next = self.dma.m_axi_arburst.val();
+        self.m_axi_arvalid.next = self.dma.m_axi_arvalid.val();
+        self.dma.m_axi_arready.next = self.m_axi_arready.val();
+        self.dma.m_axi_rdata.next = self.m_axi_rdata.val();
+        self.dma.m_axi_rresp.next = self.m_axi_rresp.val();
+        self.dma.m_axi_rlast.next = self.m_axi_rlast.val();
+        self.dma.m_axi_rvalid.next = self.m_axi_rvalid.val();
+        self.m_axi_rready.next = self.dma.m_axi_rready.val();
+
+        // DMA reads: client 0 fetches WQEs, client 1 reads payload.
+        self.reads.s_req_valid.next = bit_cast::<2, 1>(self.sq.m_req_valid.val().into())
+            | (bit_cast::<2, 1>(self.segmenter.m_rd_req_valid.val().into()) << 1);
+        self.reads.s_req_addr.next =
+            bit_cast::<128, 64>(self.sq.m_req_addr.val()) | (bit_cast::<128, 64>(self.segmenter.m_rd_req_addr.val()) << 64);
+        self.reads.s_req_len.next =
+            bit_cast::<64, 32>(self.sq.m_req_len.val()) | (bit_cast::<64, 32>(self.segmenter.m_rd_req_len.val()) << 32);
+        self.sq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(0);
+        self.segmenter.m_rd_req_ready.next = self.reads.s_req_ready.val().get_bit(1);
+        self.dma.s_rd_req_valid.next = self.reads.m_req_valid.val();
+        self.reads.m_req_ready.next = self.dma.s_rd_req_ready.val();
+        self.dma.s_rd_req_addr.next = self.reads.m_req_addr.val();
+        self.dma.s_rd_req_len.next = self.reads.m_req_len.val();
+        self.dma.s_rd_req_tag.next = self.reads.m_req_tag.val();
+        self.reads.s_rd_tdata.next = self.dma.m_rd_axis_tdata.val();
+        self.reads.s_rd_tkeep.next = self.dma.m_rd_axis_tkeep.val();
+        self.reads.s_rd_tlast.next = self.dma.m_rd_axis_tlast.val();
+        self.reads.s_rd_tuser.next = self.dma.m_rd_axis_tuser.val();
+        self.reads.s_rd_tvalid.next = self.dma.m_rd_axis_tvalid.val();
+        self.dma.m_rd_axis_tready.next = self.reads.s_rd_tready.val();
+        self.sq.s_rd_tdata.next = self.reads.m_rd_tdata.val();
+        self.sq.s_rd_tlast.next = self.reads.m_rd_tlast.val();
+        self.sq.s_rd_tuser.next = bit_cast::<9, 1>(self.reads.m_rd_terror.val().into()) << 8;
+        self.sq.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(0);
+        self.segmenter.s_rd_tdata.next = self.reads.m_rd_tdata.val();
+        self.segmenter.s_rd_tkeep.next = self.reads.m_rd_tkeep.val();
+        self.segmenter.s_rd_tlast.next = self.reads.m_rd_tlast.val();
+        self.segmenter.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(1);
+        self.reads.m_rd_tready.next = bit_cast::<2, 1>(self.sq.s_rd_tready.val().into())
+            | (bit_cast::<2, 1>(self.segmenter.s_rd_tready.val().into()) << 1);
+
+        // DMA writes: client 0 writes CQEs (client 1, placement, is idle until the receive
+        // side is connected).
+        self.writes.s_req_valid.next = bit_cast::<2, 1>(self.cqs.m_req_valid.val().into());
+        self.writes.s_req_addr.next = bit_cast::<128, 64>(self.cqs.m_req_addr.val());
+        self.writes.s_req_len.next = bit_cast::<64, 32>(self.cqs.m_req_len.val());
+        self.cqs.m_req_ready.next = self.writes.s_req_ready.val().get_bit(0);
+        self.writes.s_wr_tdata.next = bit_cast::<128, 64>(self.cqs.m_axis_tdata.val());
+        self.writes.s_wr_tkeep.next = bit_cast::<16, 8>(self.cqs.m_axis_tkeep.val());
+        self.writes.s_wr_tlast.next = bit_cast::<2, 1>(self.cqs.m_axis_tlast.val().into());
+        self.writes.s_wr_tvalid.next = bit_cast::<2, 1>(self.cqs.m_axis_tvalid.val().into());
+        self.cqs.m_axis_tready.next = self.writes.s_wr_tready.val().get_bit(0);
+        self.cqs.s_done_valid.next = self.writes.m_done_valid.val().get_bit(0);
+        self.dma.s_wr_req_valid.next = self.writes.m_req_valid.val();
+        self.writes.m_req_ready.next = self.dma.s_wr_req_ready.val();
+        self.dma.s_wr_req_addr.next = self.writes.m_req_addr.val();
+        self.dma.s_wr_req_len.next = self.writes.m_req_len.val();
+        self.dma.s_wr_req_tag.next = self.writes.m_req_tag.val();
+        self.dma.s_wr_axis_tdata.next = self.writes.m_axis_tdata.val();
+        self.dma.s_wr_axis_tkeep.next = self.writes.m_axis_tkeep.val();
+        self.dma.s_wr_axis_tlast.next = self.writes.m_axis_tlast.val();
+        self.dma.s_wr_axis_tvalid.next = self.writes.m_axis_tvalid.val();
+        self.writes.m_axis_tready.next = self.dma.s_wr_axis_tready.val();
+        self.writes.s_done_valid.next = self.dma.m_wr_done_valid.val();
+        self.writes.s_done_tag.next = self.dma.m_wr_done_tag.val();
+        self.writes.s_done_error.next = self.dma.m_wr_done_error.val();
+
+        // Completions and interrupts.
+        self.cqs.cq_we.next = self.ctrl.cq_we.val();
+        self.cqs.cq_waddr.next = self.ctrl.cq_waddr.val();
+        self.cqs.cq_wdata.next = self.ctrl.cq_wdata.val();
+        self.cqs.db_valid.next = self.ctrl.db_valid.val();
+        self.cqs.db_kind.next = self.ctrl.db_kind.val();
+        self.cqs.db_index.next = self.ctrl.db_index.val();
+        self.cqs.db_value.next = self.ctrl.db_value.val();
+        self.cqs.s_valid.next = self.requester.m_cqe_valid.val();
+        self.requester.m_cqe_ready.next = self.cqs.s_ready.val();
+        self.cqs.s_cqn.next = self.requester.m_cqn.val();
+        self.cqs.s_cqe.next = self.requester.m_cqe.val();
+        self.irq_valid.next = self.cqs.irq_valid.val();
+        self.cqs.irq_ready.next = self.irq_ready.val();
+        self.irq_vector.next = self.cqs.irq_vector.val();
+
+        // The transmit requester: SQ fetch, WQE checks, segmentation, framing.
+        self.sq.enable.next = self.ctrl.enable.val();
+        self.sq.db_valid.next = self.ctrl.db_valid.val();
+        self.sq.db_kind.next = self.ctrl.db_kind.val();
+        self.sq.db_index.next = self.ctrl.db_index.val();
+        self.sq.db_value.next = self.ctrl.db_value.val();
+        self.sq.qp_we.next = self.ctrl.qp_we.val();
+        self.sq.qp_waddr.next = self.ctrl.qp_waddr.val();
+        self.sq.qp_wdata.next = self.ctrl.qp_wdata.val();
+        self.sq.qp_reset.next = self.ctrl.qp_reset.val();
+        self.sq.qp_rts.next = self.ctrl.qp_rts.val();
+        self.sq.qp_error.next = self.ctrl.qp_error.val();
+        self.requester.s_valid.next = self.sq.m_valid.val();
+        self.sq.m_ready.next = self.requester.s_ready.val();
+        self.requester.s_wqe.next = self.sq.m_wqe.val();
+        self.requester.s_qpn.next = self.sq.m_qpn.val();
+        self.requester.s_ctx.next = self.sq.m_ctx.val();
+        self.requester.s_error.next = self.sq.m_error.val();
+        self.requester.qp_error.next = self.ctrl.qp_error.val();
+        self.requester.qp_we.next = self.ctrl.qp_we.val();
+        self.requester.qp_waddr.next = self.ctrl.qp_waddr.val();
+        self.requester.qp_reset.next = self.ctrl.qp_reset.val();
+        self.requester.mr_we.next = self.ctrl.mr_we.val();
+        self.requester.mr_waddr.next = self.ctrl.mr_waddr.val();
+        self.requester.mr_wdata.next = self.ctrl.mr_wdata.val();
+        self.requester.mr_valid.next = self.ctrl.mr_valid.val();
+        self.segmenter.s_job_valid.next = self.requester.m_job_valid.val();
+        self.requester.m_job_ready.next = self.segmenter.s_job_ready.val();
+        self.segmenter.s_job_tagged.next = self.requester.m_job_tagged.val();
+        self.segmenter.s_job_opcode.next = self.requester.m_job_opcode.val();
+        self.segmenter.s_job_stag.next = self.requester.m_job_stag.val();
+        self.segmenter.s_job_to.next = self.requester.m_job_to.val();
+        self.segmenter.s_job_qn.next = self.requester.m_job_qn.val();
+        self.segmenter.s_job_msn.next = self.requester.m_job_msn.val();
+        self.segmenter.s_job_addr.next = self.requester.m_job_addr.val();
+        self.segmenter.s_job_len.next = self.requester.m_job_len.val();
+        self.segmenter.s_job_inline.next = self.requester.m_job_inline.val();
+        self.segmenter.s_job_inline_len.next = self.requester.m_job_inline_len.val();
+        self.segmenter.s_job_mulpdu.next = self.requester.m_job_mulpdu.val();
+        self.segmenter.s_job_tag.next = self.requester.m_job_conn.val();
+        self.requester.s_done_valid.next = self.segmenter.m_done_valid.val();
+        self.framer.markers_en.next = false;
+        self.framer.crc_en.next = true;
+        self.framer.s_axis_tdata.next = self.segmenter.m_axis_tdata.val();
+        self.framer.s_axis_tkeep.next = self.segmenter.m_axis_tkeep.val();
+        self.framer.s_axis_tvalid.next = self.segmenter.m_axis_tvalid.val();
+        self.framer.s_axis_tlast.next = self.segmenter.m_axis_tlast.val();
+        self.framer.s_axis_tuser.next = self.segmenter.m_axis_tuser.val();
+        self.segmenter.m_axis_tready.next = self.framer.s_axis_tready.val();
+        self.m_axis_tx_tdata.next = self.framer.m_axis_tdata.val();
+        self.m_axis_tx_tkeep.next = self.framer.m_axis_tkeep.val();
+        self.m_axis_tx_tlast.next = self.framer.m_axis_tlast.val();
+        self.m_axis_tx_tvalid.next = self.framer.m_axis_tvalid.val();
+        self.framer.m_axis_tready.next = self.m_axis_tx_tready.val();
+        self.m_axis_tx_tuser.next = 0.into();
+
+        // The receive side is not connected yet.
+        self.s_axis_rx_tready.next = false;
+    }
+}
