@@ -11,7 +11,7 @@ use crate::atomic::AtomicAlu;
 use crate::ddp::TxSegment;
 use crate::rdmap::TxRequest;
 use crate::top::RnicTop;
-use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, SqFetch};
+use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
@@ -139,6 +139,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_sq_fetch",
             summary: "SQ fetch: round-robin over QPs with work, WQEs read from host rings",
             generate: || generate("rnic_host_sq_fetch", SqFetch::<6, 64>::default()),
+        },
+        Design {
+            name: "rnic_host_rq_fetch",
+            summary: "RQ fetch: a QP's next posted receive claimed from its host ring",
+            generate: || generate("rnic_host_rq_fetch", RqFetch::<6, 64>::default()),
         },
         Design {
             name: "rnic_ddp_tx_segment",

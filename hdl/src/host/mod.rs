@@ -13,6 +13,7 @@ mod dma_write;
 mod dma_write_arb;
 mod mr_check;
 mod regs;
+mod rq_fetch;
 mod sq_fetch;
 
 pub use axil_slave::AxilSlave;
@@ -29,5 +30,6 @@ pub use mr_check::{
     MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD, ACCESS_TO_WRAP,
     RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,
 };
+pub use rq_fetch::RqFetch;
 pub use sq_fetch::SqFetch;
 pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};
