@@ -79,7 +79,7 @@ pub struct RqFetch<const QB: usize, const Q: usize> {
 impl<const QB: usize, const Q: usize> Default for RqFetch<QB, Q> {
     fn default() -> Self {
         const { assert!(Q <= 1 << QB && QB <= 16) };
-        assert!(RQ_WQE_LEN == 32, "an RQ WQE is four beats");
+        const { assert!(RQ_WQE_LEN == 32, "an RQ WQE is four beats") };
         let at = |f: Field| constant(f.lsb.into());
         RqFetch {
             clock: Default::default(),
