@@ -51,7 +51,7 @@ fn tx_sink(hal: &SimHal, seed: u64) -> Rc<RefCell<Vec<u8>>> {
 }
 
 #[test]
-fn rnic_top_transmits_what_the_reference_sends() {
+fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
     let hal = SimHal::open("rnic_top").expect("rnic_top model");
     let wire = tx_sink(&hal, 5);
     let dev = Device::open(hal).expect("rnic_top identifies as an RNIC");
