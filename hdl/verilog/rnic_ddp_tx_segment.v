@@ -173,6 +173,16 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [15:0] done_tag$d;
     wire  [15:0] done_tag$q;
     reg  done_tag$clock;
+    reg  [31:0] field_be$d;
+    wire  [31:0] field_be$q;
+    reg  [31:0] qn_be$d;
+    wire  [31:0] qn_be$q;
+    reg  [31:0] msn_be$d;
+    wire  [31:0] msn_be$q;
+    reg  [31:0] mo_be$d;
+    wire  [31:0] mo_be$q;
+    reg  [63:0] to_be$d;
+    wire  [63:0] to_be$q;
     
     // Local signals
     reg  [2:0] queued;
@@ -180,12 +190,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [31:0] seg_len;
     reg  last;
     reg  [15:0] ctrl;
-    reg  [31:0] field_be;
-    reg  [31:0] qn_be;
-    reg  [31:0] msn_be;
-    reg  [31:0] mo_be;
     reg  [63:0] seg_to;
-    reg  [63:0] to_be;
     reg  [383:0] built;
     reg  push;
     reg  [383:0] head_header;
@@ -420,6 +425,26 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         .q(done_tag$q),
         .clock(done_tag$clock)
     );
+    rnic_ddp_tx_segment$field_be field_be(
+        .d(field_be$d),
+        .q(field_be$q)
+    );
+    rnic_ddp_tx_segment$qn_be qn_be(
+        .d(qn_be$d),
+        .q(qn_be$q)
+    );
+    rnic_ddp_tx_segment$msn_be msn_be(
+        .d(msn_be$d),
+        .q(msn_be$q)
+    );
+    rnic_ddp_tx_segment$mo_be mo_be(
+        .d(mo_be$d),
+        .q(mo_be$q)
+    );
+    rnic_ddp_tx_segment$to_be to_be(
+        .d(to_be$d),
+        .q(to_be$q)
+    );
     
     // Update code
     always @(*) begin
@@ -547,15 +572,15 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
             ctrl = ctrl | 64'h40;
         end
         ctrl = ctrl | (((opcode$q) & 16'hffff) << 32'h8);
-        field_be = (stag$q >> 32'h18) | ((stag$q >> 32'h8) & 64'hff00) | ((stag$q << 32'h8) & 64'hff0000) | (stag$q << 32'h18);
-        qn_be = (qn$q >> 32'h18) | ((qn$q >> 32'h8) & 64'hff00) | ((qn$q << 32'h8) & 64'hff0000) | (qn$q << 32'h18);
-        msn_be = (msn$q >> 32'h18) | ((msn$q >> 32'h8) & 64'hff00) | ((msn$q << 32'h8) & 64'hff0000) | (msn$q << 32'h18);
-        mo_be = (offset$q >> 32'h18) | ((offset$q >> 32'h8) & 64'hff00) | ((offset$q << 32'h8) & 64'hff0000) | (offset$q << 32'h18);
+        field_be$d = stag$q;
+        qn_be$d = qn$q;
+        msn_be$d = msn$q;
+        mo_be$d = offset$q;
         seg_to = to$q + ((offset$q) & 64'hffffffffffffffff);
-        to_be = (seg_to >> 32'h38) | ((seg_to >> 32'h28) & 64'hff00) | ((seg_to >> 32'h18) & 64'hff0000) | ((seg_to >> 32'h8) & 64'hff000000) | ((seg_to << 32'h8) & 64'hff00000000) | ((seg_to << 32'h18) & 64'hff0000000000) | ((seg_to << 32'h28) & 64'hff000000000000) | (seg_to << 32'h38);
-        built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
+        to_be$d = seg_to;
+        built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
         if (is_tagged$q) begin
-            built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
+            built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         end
         queued = tail$q - head$q;
         push = walking$q & (queued < 32'h4) & (~req_valid$q | m_rd_req_ready);
@@ -798,6 +823,20 @@ module rnic_ddp_tx_segment$done_valid(d,q,clock);
     end
           
 endmodule // rnic_ddp_tx_segment$done_valid
+
+
+module rnic_ddp_tx_segment$field_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_ddp_tx_segment$field_be
 
 
 module rnic_ddp_tx_segment$head(d,q,clock);
@@ -1104,6 +1143,20 @@ module rnic_ddp_tx_segment$message_end(d,q,clock);
 endmodule // rnic_ddp_tx_segment$message_end
 
 
+module rnic_ddp_tx_segment$mo_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_ddp_tx_segment$mo_be
+
+
 module rnic_ddp_tx_segment$msn(d,q,clock);
     
     // Module arguments
@@ -1121,6 +1174,20 @@ module rnic_ddp_tx_segment$msn(d,q,clock);
     end
           
 endmodule // rnic_ddp_tx_segment$msn
+
+
+module rnic_ddp_tx_segment$msn_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_ddp_tx_segment$msn_be
 
 
 module rnic_ddp_tx_segment$offset(d,q,clock);
@@ -1332,6 +1399,20 @@ module rnic_ddp_tx_segment$qn(d,q,clock);
 endmodule // rnic_ddp_tx_segment$qn
 
 
+module rnic_ddp_tx_segment$qn_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_ddp_tx_segment$qn_be
+
+
 module rnic_ddp_tx_segment$req_addr(d,q,clock);
     
     // Module arguments
@@ -1482,6 +1563,20 @@ module rnic_ddp_tx_segment$to(d,q,clock);
     end
           
 endmodule // rnic_ddp_tx_segment$to
+
+
+module rnic_ddp_tx_segment$to_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_ddp_tx_segment$to_be
 
 
 module rnic_ddp_tx_segment$ulpdu_len(d,q,clock);

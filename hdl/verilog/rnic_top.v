@@ -11286,6 +11286,16 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [15:0] done_tag$d;
     wire  [15:0] done_tag$q;
     reg  done_tag$clock;
+    reg  [31:0] field_be$d;
+    wire  [31:0] field_be$q;
+    reg  [31:0] qn_be$d;
+    wire  [31:0] qn_be$q;
+    reg  [31:0] msn_be$d;
+    wire  [31:0] msn_be$q;
+    reg  [31:0] mo_be$d;
+    wire  [31:0] mo_be$q;
+    reg  [63:0] to_be$d;
+    wire  [63:0] to_be$q;
     
     // Local signals
     reg  [2:0] queued;
@@ -11293,12 +11303,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [31:0] seg_len;
     reg  last;
     reg  [15:0] ctrl;
-    reg  [31:0] field_be;
-    reg  [31:0] qn_be;
-    reg  [31:0] msn_be;
-    reg  [31:0] mo_be;
     reg  [63:0] seg_to;
-    reg  [63:0] to_be;
     reg  [383:0] built;
     reg  push;
     reg  [383:0] head_header;
@@ -11533,6 +11538,26 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         .q(done_tag$q),
         .clock(done_tag$clock)
     );
+    rnic_top$segmenter$field_be field_be(
+        .d(field_be$d),
+        .q(field_be$q)
+    );
+    rnic_top$segmenter$qn_be qn_be(
+        .d(qn_be$d),
+        .q(qn_be$q)
+    );
+    rnic_top$segmenter$msn_be msn_be(
+        .d(msn_be$d),
+        .q(msn_be$q)
+    );
+    rnic_top$segmenter$mo_be mo_be(
+        .d(mo_be$d),
+        .q(mo_be$q)
+    );
+    rnic_top$segmenter$to_be to_be(
+        .d(to_be$d),
+        .q(to_be$q)
+    );
     
     // Update code
     always @(*) begin
@@ -11660,15 +11685,15 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             ctrl = ctrl | 64'h40;
         end
         ctrl = ctrl | (((opcode$q) & 16'hffff) << 32'h8);
-        field_be = (stag$q >> 32'h18) | ((stag$q >> 32'h8) & 64'hff00) | ((stag$q << 32'h8) & 64'hff0000) | (stag$q << 32'h18);
-        qn_be = (qn$q >> 32'h18) | ((qn$q >> 32'h8) & 64'hff00) | ((qn$q << 32'h8) & 64'hff0000) | (qn$q << 32'h18);
-        msn_be = (msn$q >> 32'h18) | ((msn$q >> 32'h8) & 64'hff00) | ((msn$q << 32'h8) & 64'hff0000) | (msn$q << 32'h18);
-        mo_be = (offset$q >> 32'h18) | ((offset$q >> 32'h8) & 64'hff00) | ((offset$q << 32'h8) & 64'hff0000) | (offset$q << 32'h18);
+        field_be$d = stag$q;
+        qn_be$d = qn$q;
+        msn_be$d = msn$q;
+        mo_be$d = offset$q;
         seg_to = to$q + ((offset$q) & 64'hffffffffffffffff);
-        to_be = (seg_to >> 32'h38) | ((seg_to >> 32'h28) & 64'hff00) | ((seg_to >> 32'h18) & 64'hff0000) | ((seg_to >> 32'h8) & 64'hff000000) | ((seg_to << 32'h8) & 64'hff00000000) | ((seg_to << 32'h18) & 64'hff0000000000) | ((seg_to << 32'h28) & 64'hff000000000000) | (seg_to << 32'h38);
-        built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
+        to_be$d = seg_to;
+        built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
         if (is_tagged$q) begin
-            built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
+            built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         end
         queued = tail$q - head$q;
         push = walking$q & (queued < 32'h4) & (~req_valid$q | m_rd_req_ready);
@@ -11911,6 +11936,20 @@ module rnic_top$segmenter$done_valid(d,q,clock);
     end
           
 endmodule // rnic_top$segmenter$done_valid
+
+
+module rnic_top$segmenter$field_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top$segmenter$field_be
 
 
 module rnic_top$segmenter$head(d,q,clock);
@@ -12217,6 +12256,20 @@ module rnic_top$segmenter$message_end(d,q,clock);
 endmodule // rnic_top$segmenter$message_end
 
 
+module rnic_top$segmenter$mo_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top$segmenter$mo_be
+
+
 module rnic_top$segmenter$msn(d,q,clock);
     
     // Module arguments
@@ -12234,6 +12287,20 @@ module rnic_top$segmenter$msn(d,q,clock);
     end
           
 endmodule // rnic_top$segmenter$msn
+
+
+module rnic_top$segmenter$msn_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top$segmenter$msn_be
 
 
 module rnic_top$segmenter$offset(d,q,clock);
@@ -12445,6 +12512,20 @@ module rnic_top$segmenter$qn(d,q,clock);
 endmodule // rnic_top$segmenter$qn
 
 
+module rnic_top$segmenter$qn_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top$segmenter$qn_be
+
+
 module rnic_top$segmenter$req_addr(d,q,clock);
     
     // Module arguments
@@ -12595,6 +12676,20 @@ module rnic_top$segmenter$to(d,q,clock);
     end
           
 endmodule // rnic_top$segmenter$to
+
+
+module rnic_top$segmenter$to_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$segmenter$to_be
 
 
 module rnic_top$segmenter$ulpdu_len(d,q,clock);

@@ -16,6 +16,8 @@
 //! its header octet by octet, eight per beat, through a 16-octet accumulator.
 use rust_hdl::prelude::*;
 
+use crate::common::{Bswap32, Bswap64};
+
 /// Segments queued between walker and packer.
 const QUEUE: usize = 4;
 
@@ -107,12 +109,12 @@ pub struct TxSegment {
     seg_len: Signal<Local, Bits<32>>,
     last: Signal<Local, Bit>,
     ctrl: Signal<Local, Bits<16>>,
-    field_be: Signal<Local, Bits<32>>,
-    qn_be: Signal<Local, Bits<32>>,
-    msn_be: Signal<Local, Bits<32>>,
-    mo_be: Signal<Local, Bits<32>>,
+    field_be: Bswap32,
+    qn_be: Bswap32,
+    msn_be: Bswap32,
+    mo_be: Bswap32,
     seg_to: Signal<Local, Bits<64>>,
-    to_be: Signal<Local, Bits<64>>,
+    to_be: Bswap64,
     built: Signal<Local, Bits<384>>,
     push: Signal<Local, Bit>,
     // Packer signals.
@@ -299,42 +301,23 @@ impl Logic for TxSegment {
             self.ctrl.next = self.ctrl.val() | 0x40_u64;
         }
         self.ctrl.next = self.ctrl.val() | (bit_cast::<16, 4>(self.opcode.q.val()) << 8);
-        self.field_be.next = (self.stag.q.val() >> 24)
-            | ((self.stag.q.val() >> 8) & 0xFF00_u64)
-            | ((self.stag.q.val() << 8) & 0xFF0000_u64)
-            | (self.stag.q.val() << 24);
-        self.qn_be.next = (self.qn.q.val() >> 24)
-            | ((self.qn.q.val() >> 8) & 0xFF00_u64)
-            | ((self.qn.q.val() << 8) & 0xFF0000_u64)
-            | (self.qn.q.val() << 24);
-        self.msn_be.next = (self.msn.q.val() >> 24)
-            | ((self.msn.q.val() >> 8) & 0xFF00_u64)
-            | ((self.msn.q.val() << 8) & 0xFF0000_u64)
-            | (self.msn.q.val() << 24);
-        self.mo_be.next = (self.offset.q.val() >> 24)
-            | ((self.offset.q.val() >> 8) & 0xFF00_u64)
-            | ((self.offset.q.val() << 8) & 0xFF0000_u64)
-            | (self.offset.q.val() << 24);
+        self.field_be.d.next = self.stag.q.val();
+        self.qn_be.d.next = self.qn.q.val();
+        self.msn_be.d.next = self.msn.q.val();
+        self.mo_be.d.next = self.offset.q.val();
         self.seg_to.next = self.to.q.val() + bit_cast::<64, 32>(self.offset.q.val());
-        self.to_be.next = (self.seg_to.val() >> 56)
-            | ((self.seg_to.val() >> 40) & 0xFF00_u64)
-            | ((self.seg_to.val() >> 24) & 0xFF0000_u64)
-            | ((self.seg_to.val() >> 8) & 0xFF000000_u64)
-            | ((self.seg_to.val() << 8) & 0xFF00000000_u64)
-            | ((self.seg_to.val() << 24) & 0xFF0000000000_u64)
-            | ((self.seg_to.val() << 40) & 0xFF000000000000_u64)
-            | (self.seg_to.val() << 56);
+        self.to_be.d.next = self.seg_to.val();
         // The RDMAP control octet holds RV = 1 (0x40) and the opcode.
         self.built.next = bit_cast::<384, 16>(self.ctrl.val())
-            | (bit_cast::<384, 32>(self.field_be.val()) << 16)
-            | (bit_cast::<384, 32>(self.qn_be.val()) << 48)
-            | (bit_cast::<384, 32>(self.msn_be.val()) << 80)
-            | (bit_cast::<384, 32>(self.mo_be.val()) << 112)
+            | (bit_cast::<384, 32>(self.field_be.q.val()) << 16)
+            | (bit_cast::<384, 32>(self.qn_be.q.val()) << 48)
+            | (bit_cast::<384, 32>(self.msn_be.q.val()) << 80)
+            | (bit_cast::<384, 32>(self.mo_be.q.val()) << 112)
             | (bit_cast::<384, 224>(self.inline_data.q.val()) << 144);
         if self.is_tagged.q.val() {
             self.built.next = bit_cast::<384, 16>(self.ctrl.val())
-                | (bit_cast::<384, 32>(self.field_be.val()) << 16)
-                | (bit_cast::<384, 64>(self.to_be.val()) << 48);
+                | (bit_cast::<384, 32>(self.field_be.q.val()) << 16)
+                | (bit_cast::<384, 64>(self.to_be.q.val()) << 48);
         }
         // A segment goes into the queue together with its payload read (if any).
         self.queued.next = self.tail.q.val() - self.head.q.val();
