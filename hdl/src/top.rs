@@ -16,10 +16,6 @@ use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, SqFetch};
 use crate::mpa::MpaTx;
 use crate::rdmap::TxRequest;
 
-/// DMA read clients (`DmaReadArb` slots).
-const RD_SQ_FETCH: u64 = 0;
-const RD_PAYLOAD: u64 = 1;
-
 #[derive(LogicBlock)]
 pub struct RnicTop {
     pub clock: Signal<In, Clock>,
@@ -96,7 +92,6 @@ pub struct RnicTop {
 impl Default for RnicTop {
     fn default() -> Self {
         let config = RnicConfig::default();
-        let _ = (RD_SQ_FETCH, RD_PAYLOAD);
         RnicTop {
             clock: Default::default(),
             reset: Default::default(),

@@ -30,19 +30,20 @@ module rnic_host_dma_read_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     input wire  [3:0] m_rd_tready;
     
     // Constant declarations
-    localparam  ones = 4'hf;
     localparam  one = 4'h1;
     
     // Stub signals
     reg  [7:0] last$d;
     wire  [7:0] last$q;
     reg  last$clock;
+    reg  [3:0] pick$requests;
+    reg  [7:0] pick$start;
+    wire  pick$found;
+    wire  [7:0] pick$grant;
     
     // Local signals
     reg  [7:0] grant;
     reg  found;
-    reg  [3:0] upper;
-    reg  from_upper;
     reg  [7:0] client;
     
     // Sub module instances
@@ -51,31 +52,21 @@ module rnic_host_dma_read_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         .q(last$q),
         .clock(last$clock)
     );
+    rnic_host_dma_read_arb$pick pick(
+        .requests(pick$requests),
+        .start(pick$start),
+        .found(pick$found),
+        .grant(pick$grant)
+    );
     
     // Update code
     always @(*) begin
         last$clock = clock;
         last$d = last$q;
-        upper = s_req_valid & (ones << (last$q + 32'h1));
-        from_upper = |upper;
-        grant = 32'h0;
-        found = 1'b0;
-        if (~found & ((from_upper & upper[0]) | (~from_upper & s_req_valid[0]))) begin
-            grant = 0;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[1]) | (~from_upper & s_req_valid[1]))) begin
-            grant = 1;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[2]) | (~from_upper & s_req_valid[2]))) begin
-            grant = 2;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[3]) | (~from_upper & s_req_valid[3]))) begin
-            grant = 3;
-            found = 1'b1;
-        end
+        pick$requests = s_req_valid;
+        pick$start = last$q + 32'h1;
+        found = pick$found;
+        grant = pick$grant;
         m_req_valid = found;
         m_req_addr = s_req_addr[(grant * 32'h40)+:(64)];
         m_req_len = s_req_len[(grant * 32'h20)+:(32)];
@@ -120,3 +111,47 @@ module rnic_host_dma_read_arb$last(d,q,clock);
     end
           
 endmodule // rnic_host_dma_read_arb$last
+
+
+module rnic_host_dma_read_arb$pick(requests,start,found,grant);
+    
+    // Module arguments
+    input wire  [3:0] requests;
+    input wire  [7:0] start;
+    output reg  found;
+    output reg  [7:0] grant;
+    
+    // Constant declarations
+    localparam  ones = 4'hf;
+    
+    // Local signals
+    reg  [3:0] upper;
+    reg  from_upper;
+    reg  picked;
+    
+    // Update code
+    always @(*) begin
+        upper = requests & (ones << start);
+        from_upper = |upper;
+        grant = 32'h0;
+        picked = 1'b0;
+        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+            grant = 0;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+            grant = 1;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+            grant = 2;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+            grant = 3;
+            picked = 1'b1;
+        end
+        found = picked;
+    end
+    
+endmodule // rnic_host_dma_read_arb$pick

@@ -38,7 +38,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     output reg  [31:0] status_ci;
     
     // Constant declarations
-    localparam  ones = 64'hffffffffffffffff;
     localparam  one = 64'h1;
     localparam  one_64 = 64'h1;
     localparam  db_sq = 2'b0;
@@ -106,13 +105,15 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  [255:0] qp_ctx$d;
     wire  [255:0] qp_ctx$q;
     reg  qp_ctx$clock;
+    reg  [63:0] pick$requests;
+    reg  [7:0] pick$start;
+    wire  pick$found;
+    wire  [7:0] pick$grant;
     
     // Local signals
     reg  [63:0] candidates;
-    reg  [63:0] upper;
     reg  [5:0] chosen;
     reg  found;
-    reg  from_upper;
     reg  [63:0] qp_bit;
     reg  [63:0] db_bit;
     reg  [63:0] reset_bit;
@@ -207,6 +208,12 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         .q(qp_ctx$q),
         .clock(qp_ctx$clock)
     );
+    rnic_host_sq_fetch$pick pick(
+        .requests(pick$requests),
+        .start(pick$start),
+        .found(pick$found),
+        .grant(pick$grant)
+    );
     
     // Update code
     always @(*) begin
@@ -254,266 +261,10 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         reset_bit = one << ((qp_waddr) & 64'hffffffffffffffff);
         qp_bit = one << ((qpn$q) & 64'hffffffffffffffff);
         candidates = pending$q & (qp_rts | qp_error);
-        upper = candidates & (ones << ((start$q) & 64'hffffffffffffffff));
-        from_upper = |upper;
-        chosen = 32'h0;
-        found = 1'b0;
-        if (~found & ((from_upper & upper[0]) | (~from_upper & candidates[0]))) begin
-            chosen = 0;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[1]) | (~from_upper & candidates[1]))) begin
-            chosen = 1;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[2]) | (~from_upper & candidates[2]))) begin
-            chosen = 2;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[3]) | (~from_upper & candidates[3]))) begin
-            chosen = 3;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[4]) | (~from_upper & candidates[4]))) begin
-            chosen = 4;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[5]) | (~from_upper & candidates[5]))) begin
-            chosen = 5;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[6]) | (~from_upper & candidates[6]))) begin
-            chosen = 6;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[7]) | (~from_upper & candidates[7]))) begin
-            chosen = 7;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[8]) | (~from_upper & candidates[8]))) begin
-            chosen = 8;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[9]) | (~from_upper & candidates[9]))) begin
-            chosen = 9;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[10]) | (~from_upper & candidates[10]))) begin
-            chosen = 10;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[11]) | (~from_upper & candidates[11]))) begin
-            chosen = 11;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[12]) | (~from_upper & candidates[12]))) begin
-            chosen = 12;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[13]) | (~from_upper & candidates[13]))) begin
-            chosen = 13;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[14]) | (~from_upper & candidates[14]))) begin
-            chosen = 14;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[15]) | (~from_upper & candidates[15]))) begin
-            chosen = 15;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[16]) | (~from_upper & candidates[16]))) begin
-            chosen = 16;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[17]) | (~from_upper & candidates[17]))) begin
-            chosen = 17;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[18]) | (~from_upper & candidates[18]))) begin
-            chosen = 18;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[19]) | (~from_upper & candidates[19]))) begin
-            chosen = 19;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[20]) | (~from_upper & candidates[20]))) begin
-            chosen = 20;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[21]) | (~from_upper & candidates[21]))) begin
-            chosen = 21;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[22]) | (~from_upper & candidates[22]))) begin
-            chosen = 22;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[23]) | (~from_upper & candidates[23]))) begin
-            chosen = 23;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[24]) | (~from_upper & candidates[24]))) begin
-            chosen = 24;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[25]) | (~from_upper & candidates[25]))) begin
-            chosen = 25;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[26]) | (~from_upper & candidates[26]))) begin
-            chosen = 26;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[27]) | (~from_upper & candidates[27]))) begin
-            chosen = 27;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[28]) | (~from_upper & candidates[28]))) begin
-            chosen = 28;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[29]) | (~from_upper & candidates[29]))) begin
-            chosen = 29;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[30]) | (~from_upper & candidates[30]))) begin
-            chosen = 30;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[31]) | (~from_upper & candidates[31]))) begin
-            chosen = 31;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[32]) | (~from_upper & candidates[32]))) begin
-            chosen = 32;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[33]) | (~from_upper & candidates[33]))) begin
-            chosen = 33;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[34]) | (~from_upper & candidates[34]))) begin
-            chosen = 34;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[35]) | (~from_upper & candidates[35]))) begin
-            chosen = 35;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[36]) | (~from_upper & candidates[36]))) begin
-            chosen = 36;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[37]) | (~from_upper & candidates[37]))) begin
-            chosen = 37;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[38]) | (~from_upper & candidates[38]))) begin
-            chosen = 38;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[39]) | (~from_upper & candidates[39]))) begin
-            chosen = 39;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[40]) | (~from_upper & candidates[40]))) begin
-            chosen = 40;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[41]) | (~from_upper & candidates[41]))) begin
-            chosen = 41;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[42]) | (~from_upper & candidates[42]))) begin
-            chosen = 42;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[43]) | (~from_upper & candidates[43]))) begin
-            chosen = 43;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[44]) | (~from_upper & candidates[44]))) begin
-            chosen = 44;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[45]) | (~from_upper & candidates[45]))) begin
-            chosen = 45;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[46]) | (~from_upper & candidates[46]))) begin
-            chosen = 46;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[47]) | (~from_upper & candidates[47]))) begin
-            chosen = 47;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[48]) | (~from_upper & candidates[48]))) begin
-            chosen = 48;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[49]) | (~from_upper & candidates[49]))) begin
-            chosen = 49;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[50]) | (~from_upper & candidates[50]))) begin
-            chosen = 50;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[51]) | (~from_upper & candidates[51]))) begin
-            chosen = 51;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[52]) | (~from_upper & candidates[52]))) begin
-            chosen = 52;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[53]) | (~from_upper & candidates[53]))) begin
-            chosen = 53;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[54]) | (~from_upper & candidates[54]))) begin
-            chosen = 54;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[55]) | (~from_upper & candidates[55]))) begin
-            chosen = 55;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[56]) | (~from_upper & candidates[56]))) begin
-            chosen = 56;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[57]) | (~from_upper & candidates[57]))) begin
-            chosen = 57;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[58]) | (~from_upper & candidates[58]))) begin
-            chosen = 58;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[59]) | (~from_upper & candidates[59]))) begin
-            chosen = 59;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[60]) | (~from_upper & candidates[60]))) begin
-            chosen = 60;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[61]) | (~from_upper & candidates[61]))) begin
-            chosen = 61;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[62]) | (~from_upper & candidates[62]))) begin
-            chosen = 62;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[63]) | (~from_upper & candidates[63]))) begin
-            chosen = 63;
-            found = 1'b1;
-        end
+        pick$requests = candidates;
+        pick$start = ((start$q) & 8'hff);
+        found = pick$found;
+        chosen = pick$grant[(32'h0)+:(6)];
         ctx$read_address = qpn$q;
         pi$read_address = qpn$q;
         ci$read_address = qpn$q;
@@ -771,6 +522,290 @@ module rnic_host_sq_fetch$pi(read_address,read_clock,read_data,write_address,wri
     end
                 
 endmodule // rnic_host_sq_fetch$pi
+
+
+module rnic_host_sq_fetch$pick(requests,start,found,grant);
+    
+    // Module arguments
+    input wire  [63:0] requests;
+    input wire  [7:0] start;
+    output reg  found;
+    output reg  [7:0] grant;
+    
+    // Constant declarations
+    localparam  ones = 64'hffffffffffffffff;
+    
+    // Local signals
+    reg  [63:0] upper;
+    reg  from_upper;
+    reg  picked;
+    
+    // Update code
+    always @(*) begin
+        upper = requests & (ones << start);
+        from_upper = |upper;
+        grant = 32'h0;
+        picked = 1'b0;
+        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+            grant = 0;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+            grant = 1;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+            grant = 2;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+            grant = 3;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
+            grant = 4;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
+            grant = 5;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
+            grant = 6;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
+            grant = 7;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
+            grant = 8;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
+            grant = 9;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
+            grant = 10;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
+            grant = 11;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
+            grant = 12;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
+            grant = 13;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
+            grant = 14;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
+            grant = 15;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[16]) | (~from_upper & requests[16]))) begin
+            grant = 16;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[17]) | (~from_upper & requests[17]))) begin
+            grant = 17;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[18]) | (~from_upper & requests[18]))) begin
+            grant = 18;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[19]) | (~from_upper & requests[19]))) begin
+            grant = 19;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[20]) | (~from_upper & requests[20]))) begin
+            grant = 20;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[21]) | (~from_upper & requests[21]))) begin
+            grant = 21;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[22]) | (~from_upper & requests[22]))) begin
+            grant = 22;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[23]) | (~from_upper & requests[23]))) begin
+            grant = 23;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[24]) | (~from_upper & requests[24]))) begin
+            grant = 24;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[25]) | (~from_upper & requests[25]))) begin
+            grant = 25;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[26]) | (~from_upper & requests[26]))) begin
+            grant = 26;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[27]) | (~from_upper & requests[27]))) begin
+            grant = 27;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[28]) | (~from_upper & requests[28]))) begin
+            grant = 28;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[29]) | (~from_upper & requests[29]))) begin
+            grant = 29;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[30]) | (~from_upper & requests[30]))) begin
+            grant = 30;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[31]) | (~from_upper & requests[31]))) begin
+            grant = 31;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[32]) | (~from_upper & requests[32]))) begin
+            grant = 32;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[33]) | (~from_upper & requests[33]))) begin
+            grant = 33;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[34]) | (~from_upper & requests[34]))) begin
+            grant = 34;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[35]) | (~from_upper & requests[35]))) begin
+            grant = 35;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[36]) | (~from_upper & requests[36]))) begin
+            grant = 36;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[37]) | (~from_upper & requests[37]))) begin
+            grant = 37;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[38]) | (~from_upper & requests[38]))) begin
+            grant = 38;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[39]) | (~from_upper & requests[39]))) begin
+            grant = 39;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[40]) | (~from_upper & requests[40]))) begin
+            grant = 40;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[41]) | (~from_upper & requests[41]))) begin
+            grant = 41;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[42]) | (~from_upper & requests[42]))) begin
+            grant = 42;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[43]) | (~from_upper & requests[43]))) begin
+            grant = 43;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[44]) | (~from_upper & requests[44]))) begin
+            grant = 44;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[45]) | (~from_upper & requests[45]))) begin
+            grant = 45;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[46]) | (~from_upper & requests[46]))) begin
+            grant = 46;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[47]) | (~from_upper & requests[47]))) begin
+            grant = 47;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[48]) | (~from_upper & requests[48]))) begin
+            grant = 48;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[49]) | (~from_upper & requests[49]))) begin
+            grant = 49;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[50]) | (~from_upper & requests[50]))) begin
+            grant = 50;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[51]) | (~from_upper & requests[51]))) begin
+            grant = 51;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[52]) | (~from_upper & requests[52]))) begin
+            grant = 52;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[53]) | (~from_upper & requests[53]))) begin
+            grant = 53;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[54]) | (~from_upper & requests[54]))) begin
+            grant = 54;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[55]) | (~from_upper & requests[55]))) begin
+            grant = 55;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[56]) | (~from_upper & requests[56]))) begin
+            grant = 56;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[57]) | (~from_upper & requests[57]))) begin
+            grant = 57;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[58]) | (~from_upper & requests[58]))) begin
+            grant = 58;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[59]) | (~from_upper & requests[59]))) begin
+            grant = 59;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[60]) | (~from_upper & requests[60]))) begin
+            grant = 60;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[61]) | (~from_upper & requests[61]))) begin
+            grant = 61;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[62]) | (~from_upper & requests[62]))) begin
+            grant = 62;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[63]) | (~from_upper & requests[63]))) begin
+            grant = 63;
+            picked = 1'b1;
+        end
+        found = picked;
+    end
+    
+endmodule // rnic_host_sq_fetch$pick
 
 
 module rnic_host_sq_fetch$qp_ctx(d,q,clock);

@@ -9944,19 +9944,20 @@ module rnic_top$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m
     input wire  [1:0] m_rd_tready;
     
     // Constant declarations
-    localparam  ones = 2'b11;
     localparam  one = 2'b1;
     
     // Stub signals
     reg  [7:0] last$d;
     wire  [7:0] last$q;
     reg  last$clock;
+    reg  [1:0] pick$requests;
+    reg  [7:0] pick$start;
+    wire  pick$found;
+    wire  [7:0] pick$grant;
     
     // Local signals
     reg  [7:0] grant;
     reg  found;
-    reg  [1:0] upper;
-    reg  from_upper;
     reg  [7:0] client;
     
     // Sub module instances
@@ -9965,23 +9966,21 @@ module rnic_top$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m
         .q(last$q),
         .clock(last$clock)
     );
+    rnic_top$reads$pick pick(
+        .requests(pick$requests),
+        .start(pick$start),
+        .found(pick$found),
+        .grant(pick$grant)
+    );
     
     // Update code
     always @(*) begin
         last$clock = clock;
         last$d = last$q;
-        upper = s_req_valid & (ones << (last$q + 32'h1));
-        from_upper = |upper;
-        grant = 32'h0;
-        found = 1'b0;
-        if (~found & ((from_upper & upper[0]) | (~from_upper & s_req_valid[0]))) begin
-            grant = 0;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[1]) | (~from_upper & s_req_valid[1]))) begin
-            grant = 1;
-            found = 1'b1;
-        end
+        pick$requests = s_req_valid;
+        pick$start = last$q + 32'h1;
+        found = pick$found;
+        grant = pick$grant;
         m_req_valid = found;
         m_req_addr = s_req_addr[(grant * 32'h40)+:(64)];
         m_req_len = s_req_len[(grant * 32'h20)+:(32)];
@@ -10026,6 +10025,42 @@ module rnic_top$reads$last(d,q,clock);
     end
           
 endmodule // rnic_top$reads$last
+
+
+module rnic_top$reads$pick(requests,start,found,grant);
+    
+    // Module arguments
+    input wire  [1:0] requests;
+    input wire  [7:0] start;
+    output reg  found;
+    output reg  [7:0] grant;
+    
+    // Constant declarations
+    localparam  ones = 2'b11;
+    
+    // Local signals
+    reg  [1:0] upper;
+    reg  from_upper;
+    reg  picked;
+    
+    // Update code
+    always @(*) begin
+        upper = requests & (ones << start);
+        from_upper = |upper;
+        grant = 32'h0;
+        picked = 1'b0;
+        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+            grant = 0;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+            grant = 1;
+            picked = 1'b1;
+        end
+        found = picked;
+    end
+    
+endmodule // rnic_top$reads$pick
 
 
 module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,s_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
@@ -12766,7 +12801,6 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     output reg  [31:0] status_ci;
     
     // Constant declarations
-    localparam  ones = 64'hffffffffffffffff;
     localparam  one = 64'h1;
     localparam  one_64 = 64'h1;
     localparam  db_sq = 2'b0;
@@ -12834,13 +12868,15 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  [255:0] qp_ctx$d;
     wire  [255:0] qp_ctx$q;
     reg  qp_ctx$clock;
+    reg  [63:0] pick$requests;
+    reg  [7:0] pick$start;
+    wire  pick$found;
+    wire  [7:0] pick$grant;
     
     // Local signals
     reg  [63:0] candidates;
-    reg  [63:0] upper;
     reg  [5:0] chosen;
     reg  found;
-    reg  from_upper;
     reg  [63:0] qp_bit;
     reg  [63:0] db_bit;
     reg  [63:0] reset_bit;
@@ -12935,6 +12971,12 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         .q(qp_ctx$q),
         .clock(qp_ctx$clock)
     );
+    rnic_top$sq$pick pick(
+        .requests(pick$requests),
+        .start(pick$start),
+        .found(pick$found),
+        .grant(pick$grant)
+    );
     
     // Update code
     always @(*) begin
@@ -12982,266 +13024,10 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         reset_bit = one << ((qp_waddr) & 64'hffffffffffffffff);
         qp_bit = one << ((qpn$q) & 64'hffffffffffffffff);
         candidates = pending$q & (qp_rts | qp_error);
-        upper = candidates & (ones << ((start$q) & 64'hffffffffffffffff));
-        from_upper = |upper;
-        chosen = 32'h0;
-        found = 1'b0;
-        if (~found & ((from_upper & upper[0]) | (~from_upper & candidates[0]))) begin
-            chosen = 0;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[1]) | (~from_upper & candidates[1]))) begin
-            chosen = 1;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[2]) | (~from_upper & candidates[2]))) begin
-            chosen = 2;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[3]) | (~from_upper & candidates[3]))) begin
-            chosen = 3;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[4]) | (~from_upper & candidates[4]))) begin
-            chosen = 4;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[5]) | (~from_upper & candidates[5]))) begin
-            chosen = 5;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[6]) | (~from_upper & candidates[6]))) begin
-            chosen = 6;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[7]) | (~from_upper & candidates[7]))) begin
-            chosen = 7;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[8]) | (~from_upper & candidates[8]))) begin
-            chosen = 8;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[9]) | (~from_upper & candidates[9]))) begin
-            chosen = 9;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[10]) | (~from_upper & candidates[10]))) begin
-            chosen = 10;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[11]) | (~from_upper & candidates[11]))) begin
-            chosen = 11;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[12]) | (~from_upper & candidates[12]))) begin
-            chosen = 12;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[13]) | (~from_upper & candidates[13]))) begin
-            chosen = 13;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[14]) | (~from_upper & candidates[14]))) begin
-            chosen = 14;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[15]) | (~from_upper & candidates[15]))) begin
-            chosen = 15;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[16]) | (~from_upper & candidates[16]))) begin
-            chosen = 16;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[17]) | (~from_upper & candidates[17]))) begin
-            chosen = 17;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[18]) | (~from_upper & candidates[18]))) begin
-            chosen = 18;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[19]) | (~from_upper & candidates[19]))) begin
-            chosen = 19;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[20]) | (~from_upper & candidates[20]))) begin
-            chosen = 20;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[21]) | (~from_upper & candidates[21]))) begin
-            chosen = 21;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[22]) | (~from_upper & candidates[22]))) begin
-            chosen = 22;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[23]) | (~from_upper & candidates[23]))) begin
-            chosen = 23;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[24]) | (~from_upper & candidates[24]))) begin
-            chosen = 24;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[25]) | (~from_upper & candidates[25]))) begin
-            chosen = 25;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[26]) | (~from_upper & candidates[26]))) begin
-            chosen = 26;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[27]) | (~from_upper & candidates[27]))) begin
-            chosen = 27;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[28]) | (~from_upper & candidates[28]))) begin
-            chosen = 28;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[29]) | (~from_upper & candidates[29]))) begin
-            chosen = 29;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[30]) | (~from_upper & candidates[30]))) begin
-            chosen = 30;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[31]) | (~from_upper & candidates[31]))) begin
-            chosen = 31;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[32]) | (~from_upper & candidates[32]))) begin
-            chosen = 32;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[33]) | (~from_upper & candidates[33]))) begin
-            chosen = 33;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[34]) | (~from_upper & candidates[34]))) begin
-            chosen = 34;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[35]) | (~from_upper & candidates[35]))) begin
-            chosen = 35;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[36]) | (~from_upper & candidates[36]))) begin
-            chosen = 36;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[37]) | (~from_upper & candidates[37]))) begin
-            chosen = 37;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[38]) | (~from_upper & candidates[38]))) begin
-            chosen = 38;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[39]) | (~from_upper & candidates[39]))) begin
-            chosen = 39;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[40]) | (~from_upper & candidates[40]))) begin
-            chosen = 40;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[41]) | (~from_upper & candidates[41]))) begin
-            chosen = 41;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[42]) | (~from_upper & candidates[42]))) begin
-            chosen = 42;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[43]) | (~from_upper & candidates[43]))) begin
-            chosen = 43;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[44]) | (~from_upper & candidates[44]))) begin
-            chosen = 44;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[45]) | (~from_upper & candidates[45]))) begin
-            chosen = 45;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[46]) | (~from_upper & candidates[46]))) begin
-            chosen = 46;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[47]) | (~from_upper & candidates[47]))) begin
-            chosen = 47;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[48]) | (~from_upper & candidates[48]))) begin
-            chosen = 48;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[49]) | (~from_upper & candidates[49]))) begin
-            chosen = 49;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[50]) | (~from_upper & candidates[50]))) begin
-            chosen = 50;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[51]) | (~from_upper & candidates[51]))) begin
-            chosen = 51;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[52]) | (~from_upper & candidates[52]))) begin
-            chosen = 52;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[53]) | (~from_upper & candidates[53]))) begin
-            chosen = 53;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[54]) | (~from_upper & candidates[54]))) begin
-            chosen = 54;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[55]) | (~from_upper & candidates[55]))) begin
-            chosen = 55;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[56]) | (~from_upper & candidates[56]))) begin
-            chosen = 56;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[57]) | (~from_upper & candidates[57]))) begin
-            chosen = 57;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[58]) | (~from_upper & candidates[58]))) begin
-            chosen = 58;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[59]) | (~from_upper & candidates[59]))) begin
-            chosen = 59;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[60]) | (~from_upper & candidates[60]))) begin
-            chosen = 60;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[61]) | (~from_upper & candidates[61]))) begin
-            chosen = 61;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[62]) | (~from_upper & candidates[62]))) begin
-            chosen = 62;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[63]) | (~from_upper & candidates[63]))) begin
-            chosen = 63;
-            found = 1'b1;
-        end
+        pick$requests = candidates;
+        pick$start = ((start$q) & 8'hff);
+        found = pick$found;
+        chosen = pick$grant[(32'h0)+:(6)];
         ctx$read_address = qpn$q;
         pi$read_address = qpn$q;
         ci$read_address = qpn$q;
@@ -13501,6 +13287,290 @@ module rnic_top$sq$pi(read_address,read_clock,read_data,write_address,write_cloc
 endmodule // rnic_top$sq$pi
 
 
+module rnic_top$sq$pick(requests,start,found,grant);
+    
+    // Module arguments
+    input wire  [63:0] requests;
+    input wire  [7:0] start;
+    output reg  found;
+    output reg  [7:0] grant;
+    
+    // Constant declarations
+    localparam  ones = 64'hffffffffffffffff;
+    
+    // Local signals
+    reg  [63:0] upper;
+    reg  from_upper;
+    reg  picked;
+    
+    // Update code
+    always @(*) begin
+        upper = requests & (ones << start);
+        from_upper = |upper;
+        grant = 32'h0;
+        picked = 1'b0;
+        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+            grant = 0;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+            grant = 1;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+            grant = 2;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+            grant = 3;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
+            grant = 4;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
+            grant = 5;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
+            grant = 6;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
+            grant = 7;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
+            grant = 8;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
+            grant = 9;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
+            grant = 10;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
+            grant = 11;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
+            grant = 12;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
+            grant = 13;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
+            grant = 14;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
+            grant = 15;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[16]) | (~from_upper & requests[16]))) begin
+            grant = 16;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[17]) | (~from_upper & requests[17]))) begin
+            grant = 17;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[18]) | (~from_upper & requests[18]))) begin
+            grant = 18;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[19]) | (~from_upper & requests[19]))) begin
+            grant = 19;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[20]) | (~from_upper & requests[20]))) begin
+            grant = 20;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[21]) | (~from_upper & requests[21]))) begin
+            grant = 21;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[22]) | (~from_upper & requests[22]))) begin
+            grant = 22;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[23]) | (~from_upper & requests[23]))) begin
+            grant = 23;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[24]) | (~from_upper & requests[24]))) begin
+            grant = 24;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[25]) | (~from_upper & requests[25]))) begin
+            grant = 25;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[26]) | (~from_upper & requests[26]))) begin
+            grant = 26;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[27]) | (~from_upper & requests[27]))) begin
+            grant = 27;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[28]) | (~from_upper & requests[28]))) begin
+            grant = 28;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[29]) | (~from_upper & requests[29]))) begin
+            grant = 29;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[30]) | (~from_upper & requests[30]))) begin
+            grant = 30;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[31]) | (~from_upper & requests[31]))) begin
+            grant = 31;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[32]) | (~from_upper & requests[32]))) begin
+            grant = 32;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[33]) | (~from_upper & requests[33]))) begin
+            grant = 33;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[34]) | (~from_upper & requests[34]))) begin
+            grant = 34;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[35]) | (~from_upper & requests[35]))) begin
+            grant = 35;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[36]) | (~from_upper & requests[36]))) begin
+            grant = 36;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[37]) | (~from_upper & requests[37]))) begin
+            grant = 37;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[38]) | (~from_upper & requests[38]))) begin
+            grant = 38;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[39]) | (~from_upper & requests[39]))) begin
+            grant = 39;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[40]) | (~from_upper & requests[40]))) begin
+            grant = 40;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[41]) | (~from_upper & requests[41]))) begin
+            grant = 41;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[42]) | (~from_upper & requests[42]))) begin
+            grant = 42;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[43]) | (~from_upper & requests[43]))) begin
+            grant = 43;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[44]) | (~from_upper & requests[44]))) begin
+            grant = 44;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[45]) | (~from_upper & requests[45]))) begin
+            grant = 45;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[46]) | (~from_upper & requests[46]))) begin
+            grant = 46;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[47]) | (~from_upper & requests[47]))) begin
+            grant = 47;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[48]) | (~from_upper & requests[48]))) begin
+            grant = 48;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[49]) | (~from_upper & requests[49]))) begin
+            grant = 49;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[50]) | (~from_upper & requests[50]))) begin
+            grant = 50;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[51]) | (~from_upper & requests[51]))) begin
+            grant = 51;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[52]) | (~from_upper & requests[52]))) begin
+            grant = 52;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[53]) | (~from_upper & requests[53]))) begin
+            grant = 53;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[54]) | (~from_upper & requests[54]))) begin
+            grant = 54;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[55]) | (~from_upper & requests[55]))) begin
+            grant = 55;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[56]) | (~from_upper & requests[56]))) begin
+            grant = 56;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[57]) | (~from_upper & requests[57]))) begin
+            grant = 57;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[58]) | (~from_upper & requests[58]))) begin
+            grant = 58;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[59]) | (~from_upper & requests[59]))) begin
+            grant = 59;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[60]) | (~from_upper & requests[60]))) begin
+            grant = 60;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[61]) | (~from_upper & requests[61]))) begin
+            grant = 61;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[62]) | (~from_upper & requests[62]))) begin
+            grant = 62;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[63]) | (~from_upper & requests[63]))) begin
+            grant = 63;
+            picked = 1'b1;
+        end
+        found = picked;
+    end
+    
+endmodule // rnic_top$sq$pick
+
+
 module rnic_top$sq$qp_ctx(d,q,clock);
     
     // Module arguments
@@ -13665,7 +13735,6 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     input wire  s_done_error;
     
     // Constant declarations
-    localparam  ones = 2'b11;
     localparam  one = 2'b1;
     
     // Stub signals
@@ -13702,12 +13771,14 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [1:0] pick$requests;
+    reg  [7:0] pick$start;
+    wire  pick$found;
+    wire  [7:0] pick$grant;
     
     // Local signals
     reg  [7:0] grant;
     reg  found;
-    reg  [1:0] upper;
-    reg  from_upper;
     reg  [3:0] queued;
     reg  granted;
     reg  [7:0] sender;
@@ -13768,6 +13839,12 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top$writes$pick pick(
+        .requests(pick$requests),
+        .start(pick$start),
+        .found(pick$found),
+        .grant(pick$grant)
+    );
     
     // Update code
     always @(*) begin
@@ -13794,18 +13871,10 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
         order$7$clock = clock;
         order$7$d = order$7$q;
         queued = tail$q - head$q;
-        upper = s_req_valid & (ones << (last$q + 32'h1));
-        from_upper = |upper;
-        grant = 32'h0;
-        found = 1'b0;
-        if (~found & ((from_upper & upper[0]) | (~from_upper & s_req_valid[0]))) begin
-            grant = 0;
-            found = 1'b1;
-        end
-        if (~found & ((from_upper & upper[1]) | (~from_upper & s_req_valid[1]))) begin
-            grant = 1;
-            found = 1'b1;
-        end
+        pick$requests = s_req_valid;
+        pick$start = last$q + 32'h1;
+        found = pick$found;
+        grant = pick$grant;
         m_req_valid = found & (queued < 32'h8);
         m_req_addr = s_req_addr[(grant * 32'h40)+:(64)];
         m_req_len = s_req_len[(grant * 32'h20)+:(32)];
@@ -14079,6 +14148,42 @@ module rnic_top$writes$order$7(d,q,clock);
     end
           
 endmodule // rnic_top$writes$order$7
+
+
+module rnic_top$writes$pick(requests,start,found,grant);
+    
+    // Module arguments
+    input wire  [1:0] requests;
+    input wire  [7:0] start;
+    output reg  found;
+    output reg  [7:0] grant;
+    
+    // Constant declarations
+    localparam  ones = 2'b11;
+    
+    // Local signals
+    reg  [1:0] upper;
+    reg  from_upper;
+    reg  picked;
+    
+    // Update code
+    always @(*) begin
+        upper = requests & (ones << start);
+        from_upper = |upper;
+        grant = 32'h0;
+        picked = 1'b0;
+        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+            grant = 0;
+            picked = 1'b1;
+        end
+        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+            grant = 1;
+            picked = 1'b1;
+        end
+        found = picked;
+    end
+    
+endmodule // rnic_top$writes$pick
 
 
 module rnic_top$writes$tail(d,q,clock);

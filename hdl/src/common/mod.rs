@@ -1,9 +1,11 @@
 //! Building blocks shared by the protocol blocks.
 pub mod bswap;
 pub mod pipe;
+pub mod round_robin;
 
 pub use bswap::{Bswap32, Bswap64};
 pub use pipe::Pipe;
+pub use round_robin::RoundRobin;
 
 use rust_hdl::prelude::{Bits, Constant, ToBits};
 

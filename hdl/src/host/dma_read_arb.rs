@@ -10,7 +10,7 @@
 //! (`N` = clients, `AN` = 64 `N`, `LN` = 32 `N`).
 use rust_hdl::prelude::*;
 
-use crate::common::constant;
+use crate::common::{constant, RoundRobin};
 
 #[derive(LogicBlock)]
 pub struct DmaReadArb<const N: usize, const AN: usize, const LN: usize> {
@@ -42,12 +42,10 @@ pub struct DmaReadArb<const N: usize, const AN: usize, const LN: usize> {
     pub m_rd_tready: Signal<In, Bits<N>>,
     /// The client granted last; the search starts after it.
     last: DFF<Bits<8>>,
+    pick: RoundRobin<N>,
     grant: Signal<Local, Bits<8>>,
     found: Signal<Local, Bit>,
-    upper: Signal<Local, Bits<N>>,
-    from_upper: Signal<Local, Bit>,
     client: Signal<Local, Bits<8>>,
-    ones: Constant<Bits<N>>,
     one: Constant<Bits<N>>,
 }
 
@@ -79,12 +77,10 @@ impl<const N: usize, const AN: usize, const LN: usize> Default for DmaReadArb<N,
             m_rd_tvalid: Default::default(),
             m_rd_tready: Default::default(),
             last: Default::default(),
+            pick: Default::default(),
             grant: Default::default(),
             found: Default::default(),
-            upper: Default::default(),
-            from_upper: Default::default(),
             client: Default::default(),
-            ones: Constant::new(!Bits::<N>::default()),
             one: constant(1),
         }
     }
@@ -95,19 +91,10 @@ impl<const N: usize, const AN: usize, const LN: usize> Logic for DmaReadArb<N, A
     fn update(&mut self) {
         dff_setup!(self, clock, last);
         // Round robin: the first requesting client after the last one granted, else the first.
-        self.upper.next = self.s_req_valid.val() & (self.ones.val() << (self.last.q.val() + 1));
-        self.from_upper.next = self.upper.val().any();
-        self.grant.next = 0.into();
-        self.found.next = false;
-        for i in 0..N {
-            if !self.found.val()
-                & ((self.from_upper.val() & self.upper.val().get_bit(i))
-                    | (!self.from_upper.val() & self.s_req_valid.val().get_bit(i)))
-            {
-                self.grant.next = i.to_bits();
-                self.found.next = true;
-            }
-        }
+        self.pick.requests.next = self.s_req_valid.val();
+        self.pick.start.next = self.last.q.val() + 1;
+        self.found.next = self.pick.found.val();
+        self.grant.next = self.pick.grant.val();
         self.m_req_valid.next = self.found.val();
         self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.val().index() * 64);
         self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32);

@@ -6,7 +6,7 @@
 //! (`N` = clients, `AN` = 64 `N`, `LN` = 32 `N`, `DN` = 64 `N`, `KN` = 8 `N`).
 use rust_hdl::prelude::*;
 
-use crate::common::constant;
+use crate::common::{constant, RoundRobin};
 
 /// Granted requests whose data has not all gone yet.
 const ORDER: usize = 8;
@@ -46,14 +46,12 @@ pub struct DmaWriteArb<const N: usize, const AN: usize, const LN: usize, const D
     order: [DFF<Bits<8>>; ORDER],
     head: DFF<Bits<4>>,
     tail: DFF<Bits<4>>,
+    pick: RoundRobin<N>,
     grant: Signal<Local, Bits<8>>,
     found: Signal<Local, Bit>,
-    upper: Signal<Local, Bits<N>>,
-    from_upper: Signal<Local, Bit>,
     queued: Signal<Local, Bits<4>>,
     granted: Signal<Local, Bit>,
     sender: Signal<Local, Bits<8>>,
-    ones: Constant<Bits<N>>,
     one: Constant<Bits<N>>,
 }
 
@@ -93,14 +91,12 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             order: Default::default(),
             head: Default::default(),
             tail: Default::default(),
+            pick: Default::default(),
             grant: Default::default(),
             found: Default::default(),
-            upper: Default::default(),
-            from_upper: Default::default(),
             queued: Default::default(),
             granted: Default::default(),
             sender: Default::default(),
-            ones: Constant::new(!Bits::<N>::default()),
             one: constant(1),
         }
     }
@@ -119,19 +115,10 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
         // Round robin, as for reads; a request is granted only while its data has a place
         // in the order queue.
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.upper.next = self.s_req_valid.val() & (self.ones.val() << (self.last.q.val() + 1));
-        self.from_upper.next = self.upper.val().any();
-        self.grant.next = 0.into();
-        self.found.next = false;
-        for i in 0..N {
-            if !self.found.val()
-                & ((self.from_upper.val() & self.upper.val().get_bit(i))
-                    | (!self.from_upper.val() & self.s_req_valid.val().get_bit(i)))
-            {
-                self.grant.next = i.to_bits();
-                self.found.next = true;
-            }
-        }
+        self.pick.requests.next = self.s_req_valid.val();
+        self.pick.start.next = self.last.q.val() + 1;
+        self.found.next = self.pick.found.val();
+        self.grant.next = self.pick.grant.val();
         self.m_req_valid.next = self.found.val() & (self.queued.val() < 8);
         self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.val().index() * 64);
         self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32);

@@ -18,7 +18,7 @@ use rnic_proto::host::desc::SQ_WQE_SLOT_LEN;
 use rnic_proto::host::Field;
 
 use super::regs::DB_SQ;
-use crate::common::constant;
+use crate::common::{constant, RoundRobin};
 
 /// `QB` = QP index bits, `Q` = number of QPs (at most `1 << QB`).
 #[derive(LogicBlock)]
@@ -74,18 +74,16 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     error: DFF<Bit>,
     index: DFF<Bits<32>>,
     qp_ctx: DFF<Bits<256>>,
+    pick: RoundRobin<Q>,
     candidates: Signal<Local, Bits<Q>>,
-    upper: Signal<Local, Bits<Q>>,
     chosen: Signal<Local, Bits<QB>>,
     found: Signal<Local, Bit>,
-    from_upper: Signal<Local, Bit>,
     qp_bit: Signal<Local, Bits<Q>>,
     db_bit: Signal<Local, Bits<Q>>,
     reset_bit: Signal<Local, Bits<Q>>,
     sq_doorbell: Signal<Local, Bit>,
     log_size: Signal<Local, Bits<8>>,
     slot: Signal<Local, Bits<64>>,
-    ones: Constant<Bits<Q>>,
     one: Constant<Bits<Q>>,
     one_64: Constant<Bits<64>>,
     db_sq: Constant<Bits<2>>,
@@ -146,18 +144,16 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             error: Default::default(),
             index: Default::default(),
             qp_ctx: Default::default(),
+            pick: Default::default(),
             candidates: Default::default(),
-            upper: Default::default(),
             chosen: Default::default(),
             found: Default::default(),
-            from_upper: Default::default(),
             qp_bit: Default::default(),
             db_bit: Default::default(),
             reset_bit: Default::default(),
             sq_doorbell: Default::default(),
             log_size: Default::default(),
             slot: Default::default(),
-            ones: Constant::new(!Bits::<Q>::default()),
             one: constant(1),
             one_64: constant(1),
             db_sq: constant(DB_SQ),
@@ -201,21 +197,12 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.reset_bit.next = self.one.val() << bit_cast::<Q, QB>(self.qp_waddr.val());
         self.qp_bit.next = self.one.val() << bit_cast::<Q, QB>(self.qpn.q.val());
 
-        // Round robin: the first candidate at or after `start`, else the first one.
+        // Round robin over the QPs with work.
         self.candidates.next = self.pending.q.val() & (self.qp_rts.val() | self.qp_error.val());
-        self.upper.next = self.candidates.val() & (self.ones.val() << bit_cast::<Q, QB>(self.start.q.val()));
-        self.from_upper.next = self.upper.val().any();
-        self.chosen.next = 0.into();
-        self.found.next = false;
-        for i in 0..Q {
-            if !self.found.val()
-                & ((self.from_upper.val() & self.upper.val().get_bit(i))
-                    | (!self.from_upper.val() & self.candidates.val().get_bit(i)))
-            {
-                self.chosen.next = i.to_bits();
-                self.found.next = true;
-            }
-        }
+        self.pick.requests.next = self.candidates.val();
+        self.pick.start.next = bit_cast::<8, QB>(self.start.q.val());
+        self.found.next = self.pick.found.val();
+        self.chosen.next = self.pick.grant.val().get_bits::<QB>(0);
 
         self.ctx.read_address.next = self.qpn.q.val();
         self.pi.read_address.next = self.qpn.q.val();
