@@ -15,7 +15,8 @@
 //! (the slave must reach it every cycle), and by the backend directly otherwise;
 //! `dma_alloc` reaches it through either. Models are not `Send`, and neither is this.
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
+use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use rand::rngs::StdRng;
@@ -52,8 +53,16 @@ pub type CycleHook = Box<dyn FnMut(&mut Model, Phase)>;
 
 /// A [`Hal`] over a Verilated model.
 pub struct SimHal {
-    sim: RefCell<Sim>,
+    sim: Rc<RefCell<Sim>>,
+    /// A device connected by [`SimHal::connect`]: clocked in step with this one.
+    peer: RefCell<Weak<RefCell<Sim>>>,
 }
+
+/// Beats a link direction holds before it pushes back.
+pub const LINK_BEATS: usize = 64;
+
+/// One beat on a stream link: data, keep, last, user.
+type LinkBeat = (u64, u64, bool, u64);
 
 struct Sim {
     model: Model,
@@ -117,15 +126,56 @@ impl Others {
 }
 
 impl Sim {
-    /// One clock cycle with BAR0 idle.
-    fn idle_cycle(&mut self) {
+    /// One clock cycle with BAR0 idle; `peer`, if any, runs its cycle in step.
+    fn idle_cycle(&mut self, peer: &Weak<RefCell<Sim>>) {
         let Sim { model, bar, others } = self;
         bar.drive(model);
         others.cycle(model, Phase::Drive);
         model.eval();
         bar.observe(model);
         others.cycle(model, Phase::Observe);
+        step_peer(peer);
         model.tick();
+    }
+}
+
+/// Runs the peer's cycle (it has no peer of its own in that call).
+fn step_peer(peer: &Weak<RefCell<Sim>>) {
+    if let Some(p) = peer.upgrade() {
+        p.borrow_mut().idle_cycle(&Weak::new());
+    }
+}
+
+/// One direction of a stream link: a queue between one model's `m_axis_tx_*` and the
+/// other's `s_axis_rx_*`, as a network between two RNICs would be.
+type LinkQueue = Rc<RefCell<VecDeque<LinkBeat>>>;
+
+/// The hook that connects `model`'s TX stream to `out` and its RX stream to `inp`.
+fn link_hook(model: &Model, out: LinkQueue, inp: LinkQueue) -> impl FnMut(&mut Model, Phase) + 'static {
+    let tx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| model.port(&format!("m_axis_tx_{f}")));
+    let rx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| model.port(&format!("s_axis_rx_{f}")));
+    move |m: &mut Model, phase: Phase| match phase {
+        Phase::Drive => {
+            m.set_bit(tx[4], out.borrow().len() < LINK_BEATS);
+            match inp.borrow().front() {
+                Some(&(data, keep, last, user)) => {
+                    m.set(rx[0], data);
+                    m.set(rx[1], keep);
+                    m.set_bit(rx[2], last);
+                    m.set_bit(rx[3], true);
+                    m.set(rx[5], user);
+                }
+                None => m.set_bit(rx[3], false),
+            }
+        }
+        Phase::Observe => {
+            if m.get_bit(tx[3]) && out.borrow().len() < LINK_BEATS {
+                out.borrow_mut().push_back((m.get(tx[0]), m.get(tx[1]), m.get_bit(tx[2]), m.get(tx[5])));
+            }
+            if m.get_bit(rx[4]) && !inp.borrow().is_empty() {
+                inp.borrow_mut().pop_front();
+            }
+        }
     }
 }
 
@@ -158,10 +208,26 @@ impl SimHal {
         let mut sim = Sim { model, bar, others };
         if let Some(reset) = reset {
             sim.model.set_bit(reset, true);
-            (0..RESET_CYCLES).for_each(|_| sim.idle_cycle());
+            (0..RESET_CYCLES).for_each(|_| sim.idle_cycle(&Weak::new()));
             sim.model.set_bit(reset, false);
         }
-        Ok(SimHal { sim: RefCell::new(sim) })
+        Ok(SimHal { sim: Rc::new(RefCell::new(sim)), peer: RefCell::new(Weak::new()) })
+    }
+
+    /// Connects two devices stream to stream (each one's TX to the other's RX, through
+    /// queues of [`LINK_BEATS`] beats, `tuser` passed on) and clocks them in step from
+    /// now on: whenever either runs a cycle, so does the other. The RX `tuser` of an RNIC
+    /// is the number of its QP an FPDU is for, so a QP's CONN_ID must be the number of
+    /// its peer QP. Both designs need the stream ports.
+    pub fn connect(a: &SimHal, b: &SimHal) {
+        let ab: LinkQueue = Rc::default();
+        let ba: LinkQueue = Rc::default();
+        let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone()));
+        let hook_b = b.with_model(|m| link_hook(m, ba, ab));
+        a.on_cycle(hook_a);
+        b.on_cycle(hook_b);
+        *a.peer.borrow_mut() = Rc::downgrade(&b.sim);
+        *b.peer.borrow_mut() = Rc::downgrade(&a.sim);
     }
 
     /// Clock cycles simulated so far.
@@ -172,7 +238,8 @@ impl SimHal {
     /// Runs `cycles` clock cycles with BAR0 idle.
     pub fn run_idle(&self, cycles: u64) {
         let mut sim = self.sim.borrow_mut();
-        (0..cycles).for_each(|_| sim.idle_cycle());
+        let peer = self.peer.borrow();
+        (0..cycles).for_each(|_| sim.idle_cycle(&peer));
     }
 
     /// Runs `hook` in both phases of every cycle from now on, after the backend's own
@@ -196,12 +263,24 @@ impl SimHal {
 impl Hal for SimHal {
     fn read32(&self, offset: u32) -> u32 {
         let Sim { model, bar, others } = &mut *self.sim.borrow_mut();
-        bar.read32(model, offset, |m, phase| others.cycle(m, phase))
+        let peer = self.peer.borrow();
+        bar.read32(model, offset, |m, phase| {
+            others.cycle(m, phase);
+            if phase == Phase::Observe {
+                step_peer(&peer);
+            }
+        })
     }
 
     fn write32(&self, offset: u32, value: u32) {
         let Sim { model, bar, others } = &mut *self.sim.borrow_mut();
-        bar.write32(model, offset, value, |m, phase| others.cycle(m, phase))
+        let peer = self.peer.borrow();
+        bar.write32(model, offset, value, |m, phase| {
+            others.cycle(m, phase);
+            if phase == Phase::Observe {
+                step_peer(&peer);
+            }
+        })
     }
 
     fn dma_alloc(&self, len: usize) -> Result<DmaRegion<'_>, HalError> {
@@ -229,6 +308,7 @@ impl Hal for SimHal {
     /// an interrupt output just runs for the whole budget.
     fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError> {
         let mut sim = self.sim.borrow_mut();
+        let peer = self.peer.borrow();
         if let Some(irq) = sim.others.irq {
             if u64::from(vector).checked_shr(irq.vector.width()).unwrap_or(0) != 0 {
                 return Err(HalError::NoSuchVector(vector));
@@ -239,7 +319,7 @@ impl Hal for SimHal {
             if sim.others.fired.remove(&vector) {
                 return Ok(true);
             }
-            sim.idle_cycle();
+            sim.idle_cycle(&peer);
         }
         Ok(sim.others.fired.remove(&vector))
     }

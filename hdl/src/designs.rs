@@ -8,8 +8,8 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::ddp::TxSegment;
-use crate::rdmap::TxRequest;
+use crate::ddp::{RxBuffer, TxSegment};
+use crate::rdmap::{RdmapRx, TxRequest};
 use crate::top::RnicTop;
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use rnic_proto::model::RnicConfig;
@@ -156,8 +156,18 @@ pub fn all() -> Vec<Design> {
             generate: || generate("rnic_rdmap_tx_request", TxRequest::<6, 64, 6, 8, 256>::default()),
         },
         Design {
+            name: "rnic_ddp_rx_buffer",
+            summary: "store-and-forward of received ULPDUs until their CRC verdict, 16 KiB",
+            generate: || generate("rnic_ddp_rx_buffer", RxBuffer::<11, 12>::default()),
+        },
+        Design {
+            name: "rnic_rdmap_rx",
+            summary: "RDMAP receive engine: validation, placement, receives, Read responder, Terminates",
+            generate: || generate("rnic_rdmap_rx", RdmapRx::<6, 64, 6, 8, 256, 8>::default()),
+        },
+        Design {
             name: "rnic_top",
-            summary: "the RNIC top as assembled so far: BAR0, DMA, CQs, the transmit requester and MPA framer",
+            summary: "the RNIC: BAR0, DMA, CQs, transmit requester, receive engine and responder, MPA framer and deframer",
             generate: || generate("rnic_top", RnicTop::default()),
         },
     ]

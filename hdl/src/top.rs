@@ -1,20 +1,26 @@
-//! The RNIC top (`rnic_top`), as far as it is assembled: BAR0 and the command unit, the
-//! DMA master with its arbiters, the CQ writer, and the transmit requester (SQ fetch →
-//! WQE checks → DDP segmentation → MPA framer) onto the TX stream.
+//! The RNIC top (`rnic_top`): BAR0 and the command unit, the DMA master with its
+//! arbiters, the CQ writer, the transmit requester (SQ fetch → WQE checks → DDP
+//! segmentation → MPA framer → TX stream) and the receive side (RX stream → MPA deframer
+//! → store-and-forward buffer → RDMAP receive engine: placement, receives claimed through
+//! RQ fetch, the Read responder and Terminates, whose messages join the segmenter's).
 //!
-//! Not yet connected: the receive side (the RX stream is held not ready), per-connection
-//! MPA options and stream positions (the framer runs with CRC on and markers off for all
-//! QPs, and `m_axis_tx_tuser` is 0), the Read responder and Terminates.
+//! Streams: one AXI-Stream packet per FPDU. `m_axis_tx_tuser` is the QP's CONN_ID on
+//! every beat; `s_axis_rx_tuser` is the number of the QP an FPDU is for, constant over
+//! the packet, and the stream may change QP only between packets. MPA runs with CRC on and
+//! markers off for every QP (per-connection options and marker positions are not
+//! connected yet).
 //!
-//! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle.
+//! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, a 16 KiB receive buffer (the
+//! largest ULPDU it takes).
 use rust_hdl::prelude::*;
 
 use rnic_proto::model::RnicConfig;
 
-use crate::ddp::TxSegment;
-use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, SqFetch};
-use crate::mpa::MpaTx;
-use crate::rdmap::TxRequest;
+use crate::common::SmallFifo;
+use crate::ddp::{RxBuffer, TxSegment};
+use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
+use crate::mpa::{MpaRx, MpaTx};
+use crate::rdmap::{RdmapRx, TxRequest, RX_JOB_TAG};
 
 #[derive(LogicBlock)]
 pub struct RnicTop {
@@ -79,14 +85,27 @@ pub struct RnicTop {
     pub s_axis_rx_tuser: Signal<In, Bits<16>>,
     ctrl: HostCtrl<6, 64, 6, 8, 256>,
     dma: Dma,
-    reads: DmaReadArb<2, 128, 64>,
-    /// Client 0 writes CQEs; client 1 is for placement on the receive side.
+    /// Clients: 0 SQ WQEs, 1 transmit payload, 2 RQ WQEs.
+    reads: DmaReadArb<3, 192, 96>,
+    /// Clients: 0 CQEs, 1 placement.
     writes: DmaWriteArb<2, 128, 64, 128, 16>,
     cqs: CqWriter<6, 64>,
     sq: SqFetch<6, 64>,
     requester: TxRequest<6, 64, 6, 8, 256>,
     segmenter: TxSegment,
     framer: MpaTx<64, 8, 192>,
+    /// The CONN_ID of each FPDU between segmenter and framer output.
+    tx_conns: SmallFifo<16>,
+    tx_first: DFF<Bit>,
+    deframer: MpaRx<64, 8, 256, 96, 12>,
+    /// The QP of each FPDU between RX stream and deframer output.
+    rx_qps: SmallFifo<16>,
+    rx_buffer: RxBuffer<11, 12>,
+    receiver: RdmapRx<6, 64, 6, 8, 256, 8>,
+    rq: RqFetch<6, 64>,
+    rx_job: Signal<Local, Bit>,
+    rx_cqe: Signal<Local, Bit>,
+    job_tag: Constant<Bits<16>>,
 }
 
 impl Default for RnicTop {
@@ -161,6 +180,16 @@ impl Default for RnicTop {
             requester: Default::default(),
             segmenter: Default::default(),
             framer: Default::default(),
+            tx_conns: Default::default(),
+            tx_first: Default::default(),
+            deframer: Default::default(),
+            rx_qps: Default::default(),
+            rx_buffer: Default::default(),
+            receiver: Default::default(),
+            rq: Default::default(),
+            rx_job: Default::default(),
+            rx_cqe: Default::default(),
+            job_tag: crate::common::constant(RX_JOB_TAG),
         }
     }
 }
@@ -168,7 +197,14 @@ impl Default for RnicTop {
 impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, framer);
+        clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
+        dff_setup!(self, clock, tx_first);
+        self.tx_conns.reset.next = self.reset.val();
+        self.deframer.reset.next = self.reset.val();
+        self.rx_qps.reset.next = self.reset.val();
+        self.rx_buffer.reset.next = self.reset.val();
+        self.receiver.reset.next = self.reset.val();
+        self.rq.reset.next = self.reset.val();
         self.ctrl.reset.next = self.reset.val();
         self.dma.reset.next = self.reset.val();
         self.reads.reset.next = self.reset.val();
@@ -199,17 +235,27 @@ impl Logic for RnicTop {
         self.ctrl.s_axil_rready.next = self.s_axil_rready.val();
         // (STATUS.IDLE is not reported yet: it reads 0.)
         self.ctrl.idle.next = false;
-        self.ctrl.fail.next = self.requester.m_fail.val();
-        self.ctrl.fail_qp.next = self.requester.m_fail_qp.val();
-        self.ctrl.fail_term.next = 0.into();
-        self.ctrl.fail_received.next = false;
-        self.ctrl.invalidate.next = false;
-        self.ctrl.invalidate_mr.next = 0.into();
-        // Status for QUERY_QP / QUERY_CQ from the engines that own it (RQ: to come).
+        // Failures: the requester's at once (0/0/0x00), the receive engine's when the
+        // requester is quiet.
+        self.ctrl.fail.next = self.requester.m_fail.val() | self.receiver.m_fail.val();
+        self.ctrl.fail_qp.next = self.receiver.m_fail_qp.val();
+        self.ctrl.fail_term.next = self.receiver.m_fail_term.val();
+        self.ctrl.fail_received.next = self.receiver.m_fail_received.val();
+        if self.requester.m_fail.val() {
+            self.ctrl.fail_qp.next = self.requester.m_fail_qp.val();
+            self.ctrl.fail_term.next = 0.into();
+            self.ctrl.fail_received.next = false;
+        }
+        self.receiver.s_tx_fail.next = self.requester.m_fail.val();
+        self.receiver.s_tx_fail_qp.next = self.requester.m_fail_qp.val();
+        self.ctrl.invalidate.next = self.receiver.m_invalidate.val();
+        self.ctrl.invalidate_mr.next = self.receiver.m_invalidate_mr.val();
+        // Status for QUERY_QP / QUERY_CQ from the engines that own it.
         self.sq.status_qpn.next = self.ctrl.status_index.val().get_bits::<6>(0);
+        self.rq.status_qpn.next = self.ctrl.status_index.val().get_bits::<6>(0);
         self.cqs.status_cqn.next = self.ctrl.status_index.val().get_bits::<6>(0);
         self.ctrl.status_sq_ci.next = self.sq.status_ci.val();
-        self.ctrl.status_rq_ci.next = 0.into();
+        self.ctrl.status_rq_ci.next = self.rq.status_ci.val();
         self.ctrl.status_cq_pi.next = self.cqs.status_pi.val();
         self.ctrl.status_cq_overflow.next = self.cqs.status_overflow.val();
 
@@ -240,15 +286,19 @@ impl Logic for RnicTop {
         self.dma.m_axi_rvalid.next = self.m_axi_rvalid.val();
         self.m_axi_rready.next = self.dma.m_axi_rready.val();
 
-        // DMA reads: client 0 fetches WQEs, client 1 reads payload.
-        self.reads.s_req_valid.next = bit_cast::<2, 1>(self.sq.m_req_valid.val().into())
-            | (bit_cast::<2, 1>(self.segmenter.m_rd_req_valid.val().into()) << 1);
-        self.reads.s_req_addr.next =
-            bit_cast::<128, 64>(self.sq.m_req_addr.val()) | (bit_cast::<128, 64>(self.segmenter.m_rd_req_addr.val()) << 64);
-        self.reads.s_req_len.next =
-            bit_cast::<64, 32>(self.sq.m_req_len.val()) | (bit_cast::<64, 32>(self.segmenter.m_rd_req_len.val()) << 32);
+        // DMA reads: client 0 fetches SQ WQEs, client 1 reads payload, client 2 RQ WQEs.
+        self.reads.s_req_valid.next = bit_cast::<3, 1>(self.sq.m_req_valid.val().into())
+            | (bit_cast::<3, 1>(self.segmenter.m_rd_req_valid.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.rq.m_req_valid.val().into()) << 2);
+        self.reads.s_req_addr.next = bit_cast::<192, 64>(self.sq.m_req_addr.val())
+            | (bit_cast::<192, 64>(self.segmenter.m_rd_req_addr.val()) << 64)
+            | (bit_cast::<192, 64>(self.rq.m_req_addr.val()) << 128);
+        self.reads.s_req_len.next = bit_cast::<96, 32>(self.sq.m_req_len.val())
+            | (bit_cast::<96, 32>(self.segmenter.m_rd_req_len.val()) << 32)
+            | (bit_cast::<96, 32>(self.rq.m_req_len.val()) << 64);
         self.sq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(0);
         self.segmenter.m_rd_req_ready.next = self.reads.s_req_ready.val().get_bit(1);
+        self.rq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(2);
         self.dma.s_rd_req_valid.next = self.reads.m_req_valid.val();
         self.reads.m_req_ready.next = self.dma.s_rd_req_ready.val();
         self.dma.s_rd_req_addr.next = self.reads.m_req_addr.val();
@@ -268,21 +318,35 @@ impl Logic for RnicTop {
         self.segmenter.s_rd_tkeep.next = self.reads.m_rd_tkeep.val();
         self.segmenter.s_rd_tlast.next = self.reads.m_rd_tlast.val();
         self.segmenter.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(1);
-        self.reads.m_rd_tready.next = bit_cast::<2, 1>(self.sq.s_rd_tready.val().into())
-            | (bit_cast::<2, 1>(self.segmenter.s_rd_tready.val().into()) << 1);
+        self.rq.s_rd_tdata.next = self.reads.m_rd_tdata.val();
+        self.rq.s_rd_tlast.next = self.reads.m_rd_tlast.val();
+        self.rq.s_rd_tuser.next = bit_cast::<9, 1>(self.reads.m_rd_terror.val().into()) << 8;
+        self.rq.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(2);
+        self.reads.m_rd_tready.next = bit_cast::<3, 1>(self.sq.s_rd_tready.val().into())
+            | (bit_cast::<3, 1>(self.segmenter.s_rd_tready.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.rq.s_rd_tready.val().into()) << 2);
 
-        // DMA writes: client 0 writes CQEs (client 1, placement, is idle until the receive
-        // side is connected).
-        self.writes.s_req_valid.next = bit_cast::<2, 1>(self.cqs.m_req_valid.val().into());
-        self.writes.s_req_addr.next = bit_cast::<128, 64>(self.cqs.m_req_addr.val());
-        self.writes.s_req_len.next = bit_cast::<64, 32>(self.cqs.m_req_len.val());
+        // DMA writes: client 0 writes CQEs, client 1 places received payload.
+        self.writes.s_req_valid.next = bit_cast::<2, 1>(self.cqs.m_req_valid.val().into())
+            | (bit_cast::<2, 1>(self.receiver.m_wr_req_valid.val().into()) << 1);
+        self.writes.s_req_addr.next =
+            bit_cast::<128, 64>(self.cqs.m_req_addr.val()) | (bit_cast::<128, 64>(self.receiver.m_wr_req_addr.val()) << 64);
+        self.writes.s_req_len.next =
+            bit_cast::<64, 32>(self.cqs.m_req_len.val()) | (bit_cast::<64, 32>(self.receiver.m_wr_req_len.val()) << 32);
         self.cqs.m_req_ready.next = self.writes.s_req_ready.val().get_bit(0);
-        self.writes.s_wr_tdata.next = bit_cast::<128, 64>(self.cqs.m_axis_tdata.val());
-        self.writes.s_wr_tkeep.next = bit_cast::<16, 8>(self.cqs.m_axis_tkeep.val());
-        self.writes.s_wr_tlast.next = bit_cast::<2, 1>(self.cqs.m_axis_tlast.val().into());
-        self.writes.s_wr_tvalid.next = bit_cast::<2, 1>(self.cqs.m_axis_tvalid.val().into());
+        self.receiver.m_wr_req_ready.next = self.writes.s_req_ready.val().get_bit(1);
+        self.writes.s_wr_tdata.next =
+            bit_cast::<128, 64>(self.cqs.m_axis_tdata.val()) | (bit_cast::<128, 64>(self.receiver.m_wr_tdata.val()) << 64);
+        self.writes.s_wr_tkeep.next =
+            bit_cast::<16, 8>(self.cqs.m_axis_tkeep.val()) | (bit_cast::<16, 8>(self.receiver.m_wr_tkeep.val()) << 8);
+        self.writes.s_wr_tlast.next = bit_cast::<2, 1>(self.cqs.m_axis_tlast.val().into())
+            | (bit_cast::<2, 1>(self.receiver.m_wr_tlast.val().into()) << 1);
+        self.writes.s_wr_tvalid.next = bit_cast::<2, 1>(self.cqs.m_axis_tvalid.val().into())
+            | (bit_cast::<2, 1>(self.receiver.m_wr_tvalid.val().into()) << 1);
         self.cqs.m_axis_tready.next = self.writes.s_wr_tready.val().get_bit(0);
+        self.receiver.m_wr_tready.next = self.writes.s_wr_tready.val().get_bit(1);
         self.cqs.s_done_valid.next = self.writes.m_done_valid.val().get_bit(0);
+        self.receiver.s_wr_done_valid.next = self.writes.m_done_valid.val().get_bit(1);
         self.dma.s_wr_req_valid.next = self.writes.m_req_valid.val();
         self.writes.m_req_ready.next = self.dma.s_wr_req_ready.val();
         self.dma.s_wr_req_addr.next = self.writes.m_req_addr.val();
@@ -305,10 +369,17 @@ impl Logic for RnicTop {
         self.cqs.db_kind.next = self.ctrl.db_kind.val();
         self.cqs.db_index.next = self.ctrl.db_index.val();
         self.cqs.db_value.next = self.ctrl.db_value.val();
-        self.cqs.s_valid.next = self.requester.m_cqe_valid.val();
-        self.requester.m_cqe_ready.next = self.cqs.s_ready.val();
+        // (The receive engine's completions go first.)
+        self.rx_cqe.next = self.receiver.m_cqe_valid.val();
+        self.cqs.s_valid.next = self.receiver.m_cqe_valid.val() | self.requester.m_cqe_valid.val();
+        self.receiver.m_cqe_ready.next = self.cqs.s_ready.val();
+        self.requester.m_cqe_ready.next = self.cqs.s_ready.val() & !self.rx_cqe.val();
         self.cqs.s_cqn.next = self.requester.m_cqn.val();
         self.cqs.s_cqe.next = self.requester.m_cqe.val();
+        if self.rx_cqe.val() {
+            self.cqs.s_cqn.next = self.receiver.m_cqn.val();
+            self.cqs.s_cqe.next = self.receiver.m_cqe.val();
+        }
         self.irq_valid.next = self.cqs.irq_valid.val();
         self.cqs.irq_ready.next = self.irq_ready.val();
         self.irq_vector.next = self.cqs.irq_vector.val();
@@ -339,8 +410,13 @@ impl Logic for RnicTop {
         self.requester.mr_waddr.next = self.ctrl.mr_waddr.val();
         self.requester.mr_wdata.next = self.ctrl.mr_wdata.val();
         self.requester.mr_valid.next = self.ctrl.mr_valid.val();
-        self.segmenter.s_job_valid.next = self.requester.m_job_valid.val();
-        self.requester.m_job_ready.next = self.segmenter.s_job_ready.val();
+        self.requester.reads_full.next = self.receiver.reads_full.val();
+        // Segmenter jobs: the receive engine's (Read Responses, Terminates) go first;
+        // completions of the requester's messages go back to it.
+        self.rx_job.next = self.receiver.m_job_valid.val();
+        self.segmenter.s_job_valid.next = self.receiver.m_job_valid.val() | self.requester.m_job_valid.val();
+        self.receiver.m_job_ready.next = self.segmenter.s_job_ready.val();
+        self.requester.m_job_ready.next = self.segmenter.s_job_ready.val() & !self.rx_job.val();
         self.segmenter.s_job_tagged.next = self.requester.m_job_tagged.val();
         self.segmenter.s_job_opcode.next = self.requester.m_job_opcode.val();
         self.segmenter.s_job_stag.next = self.requester.m_job_stag.val();
@@ -353,23 +429,103 @@ impl Logic for RnicTop {
         self.segmenter.s_job_inline_len.next = self.requester.m_job_inline_len.val();
         self.segmenter.s_job_mulpdu.next = self.requester.m_job_mulpdu.val();
         self.segmenter.s_job_tag.next = self.requester.m_job_conn.val();
-        self.requester.s_done_valid.next = self.segmenter.m_done_valid.val();
+        if self.rx_job.val() {
+            self.segmenter.s_job_tagged.next = self.receiver.m_job_tagged.val();
+            self.segmenter.s_job_opcode.next = self.receiver.m_job_opcode.val();
+            self.segmenter.s_job_stag.next = self.receiver.m_job_stag.val();
+            self.segmenter.s_job_to.next = self.receiver.m_job_to.val();
+            self.segmenter.s_job_qn.next = self.receiver.m_job_qn.val();
+            self.segmenter.s_job_msn.next = self.receiver.m_job_msn.val();
+            self.segmenter.s_job_addr.next = self.receiver.m_job_addr.val();
+            self.segmenter.s_job_len.next = self.receiver.m_job_len.val();
+            self.segmenter.s_job_inline.next = self.receiver.m_job_inline.val();
+            self.segmenter.s_job_inline_len.next = self.receiver.m_job_inline_len.val();
+            self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
+            self.segmenter.s_job_tag.next = self.receiver.m_job_tag.val();
+        }
+        self.requester.s_done_valid.next =
+            self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.job_tag.val()).any();
+        self.receiver.s_read_valid.next = self.requester.m_read_valid.val();
+        self.receiver.s_read_qpn.next = self.requester.m_read_qpn.val();
+        self.receiver.s_read_entry.next = self.requester.m_read_entry.val();
         self.framer.markers_en.next = false;
         self.framer.crc_en.next = true;
+        // Each ULPDU's CONN_ID (the segmenter's job tag without the engine bit) is queued
+        // at its first beat and leaves with its FPDU's last.
+        self.tx_conns.s_data.next = self.segmenter.m_axis_tid.val() & !self.job_tag.val();
+        self.tx_conns.s_valid.next = self.segmenter.m_axis_tvalid.val() & self.framer.s_axis_tready.val() & self.tx_first.q.val();
         self.framer.s_axis_tdata.next = self.segmenter.m_axis_tdata.val();
         self.framer.s_axis_tkeep.next = self.segmenter.m_axis_tkeep.val();
-        self.framer.s_axis_tvalid.next = self.segmenter.m_axis_tvalid.val();
+        self.framer.s_axis_tvalid.next =
+            self.segmenter.m_axis_tvalid.val() & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
         self.framer.s_axis_tlast.next = self.segmenter.m_axis_tlast.val();
         self.framer.s_axis_tuser.next = self.segmenter.m_axis_tuser.val();
-        self.segmenter.m_axis_tready.next = self.framer.s_axis_tready.val();
+        self.segmenter.m_axis_tready.next =
+            self.framer.s_axis_tready.val() & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
+        if self.segmenter.m_axis_tvalid.val() & self.segmenter.m_axis_tready.val() {
+            self.tx_first.d.next = self.segmenter.m_axis_tlast.val();
+        }
         self.m_axis_tx_tdata.next = self.framer.m_axis_tdata.val();
         self.m_axis_tx_tkeep.next = self.framer.m_axis_tkeep.val();
         self.m_axis_tx_tlast.next = self.framer.m_axis_tlast.val();
         self.m_axis_tx_tvalid.next = self.framer.m_axis_tvalid.val();
         self.framer.m_axis_tready.next = self.m_axis_tx_tready.val();
-        self.m_axis_tx_tuser.next = 0.into();
+        self.m_axis_tx_tuser.next = self.tx_conns.m_data.val();
+        self.tx_conns.m_ready.next = self.framer.m_axis_tvalid.val() & self.m_axis_tx_tready.val() & self.framer.m_axis_tlast.val();
 
-        // The receive side is not connected yet.
-        self.s_axis_rx_tready.next = false;
+        // The receive side. Each FPDU's QP is queued at its last beat and taken when its
+        // ULPDU leaves the deframer.
+        self.deframer.markers_en.next = false;
+        self.deframer.crc_en.next = true;
+        self.rx_qps.s_data.next = self.s_axis_rx_tuser.val();
+        self.rx_qps.s_valid.next =
+            self.s_axis_rx_tvalid.val() & self.s_axis_rx_tlast.val() & self.deframer.s_axis_tready.val();
+        self.deframer.s_axis_tdata.next = self.s_axis_rx_tdata.val();
+        self.deframer.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
+        self.deframer.s_axis_tvalid.next =
+            self.s_axis_rx_tvalid.val() & (self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val());
+        self.s_axis_rx_tready.next = self.deframer.s_axis_tready.val() & (self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val());
+        self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
+        self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();
+        self.rx_buffer.s_axis_tlast.next = self.deframer.m_axis_tlast.val();
+        self.rx_buffer.s_axis_tuser.next = self.deframer.m_axis_tuser.val();
+        self.rx_buffer.s_axis_tvalid.next = self.deframer.m_axis_tvalid.val();
+        self.deframer.m_axis_tready.next = self.rx_buffer.s_axis_tready.val();
+        self.rx_buffer.s_conn.next = self.rx_qps.m_data.val();
+        self.rx_qps.m_ready.next =
+            self.deframer.m_axis_tvalid.val() & self.rx_buffer.s_axis_tready.val() & self.deframer.m_axis_tlast.val();
+        self.receiver.s_axis_tdata.next = self.rx_buffer.m_axis_tdata.val();
+        self.receiver.s_axis_tlast.next = self.rx_buffer.m_axis_tlast.val();
+        self.receiver.s_axis_tuser.next = self.rx_buffer.m_axis_tuser.val();
+        self.receiver.s_axis_tvalid.next = self.rx_buffer.m_axis_tvalid.val();
+        self.rx_buffer.m_axis_tready.next = self.receiver.s_axis_tready.val();
+        self.receiver.qp_we.next = self.ctrl.qp_we.val();
+        self.receiver.qp_waddr.next = self.ctrl.qp_waddr.val();
+        self.receiver.qp_wdata.next = self.ctrl.qp_wdata.val();
+        self.receiver.qp_reset.next = self.ctrl.qp_reset.val();
+        self.receiver.qp_rts.next = self.ctrl.qp_rts.val();
+        self.receiver.mr_we.next = self.ctrl.mr_we.val();
+        self.receiver.mr_waddr.next = self.ctrl.mr_waddr.val();
+        self.receiver.mr_wdata.next = self.ctrl.mr_wdata.val();
+        self.receiver.mr_valid.next = self.ctrl.mr_valid.val();
+        self.rq.db_valid.next = self.ctrl.db_valid.val();
+        self.rq.db_kind.next = self.ctrl.db_kind.val();
+        self.rq.db_index.next = self.ctrl.db_index.val();
+        self.rq.db_value.next = self.ctrl.db_value.val();
+        self.rq.qp_we.next = self.ctrl.qp_we.val();
+        self.rq.qp_waddr.next = self.ctrl.qp_waddr.val();
+        self.rq.qp_wdata.next = self.ctrl.qp_wdata.val();
+        self.rq.qp_reset.next = self.ctrl.qp_reset.val();
+        self.rq.s_valid.next = self.receiver.m_rq_valid.val();
+        self.receiver.m_rq_ready.next = self.rq.s_ready.val();
+        self.rq.s_qpn.next = self.receiver.m_rq_qpn.val();
+        self.receiver.s_rq_valid.next = self.rq.m_valid.val();
+        self.rq.m_ready.next = self.receiver.s_rq_ready.val();
+        self.receiver.s_rq_posted.next = self.rq.m_posted.val();
+        self.receiver.s_rq_wqe.next = self.rq.m_wqe.val();
+        self.receiver.s_rq_error.next = self.rq.m_error.val();
+        if self.reset.val() {
+            self.tx_first.d.next = true;
+        }
     }
 }

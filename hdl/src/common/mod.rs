@@ -1,9 +1,11 @@
 //! Building blocks shared by the protocol blocks.
 pub mod bswap;
+pub mod fifo;
 pub mod pipe;
 pub mod round_robin;
 
 pub use bswap::{Bswap32, Bswap64};
+pub use fifo::SmallFifo;
 pub use pipe::Pipe;
 pub use round_robin::RoundRobin;
 

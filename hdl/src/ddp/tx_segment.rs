@@ -57,6 +57,8 @@ pub struct TxSegment {
     pub m_axis_tkeep: Signal<Out, Bits<8>>,
     pub m_axis_tlast: Signal<Out, Bit>,
     pub m_axis_tuser: Signal<Out, Bits<16>>,
+    /// The job's tag, on every beat of its ULPDUs.
+    pub m_axis_tid: Signal<Out, Bits<16>>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     /// A message's last ULPDU has left: one cycle, with the job's tag.
@@ -101,6 +103,7 @@ pub struct TxSegment {
     out_keep: DFF<Bits<8>>,
     out_last: DFF<Bit>,
     out_user: DFF<Bits<16>>,
+    out_tid: DFF<Bits<16>>,
     done_valid: DFF<Bit>,
     done_tag: DFF<Bits<16>>,
     // Walker signals.
@@ -208,6 +211,8 @@ impl Default for TxSegment {
             out_keep: Default::default(),
             out_last: Default::default(),
             out_user: Default::default(),
+            m_axis_tid: Default::default(),
+            out_tid: Default::default(),
             done_valid: Default::default(),
             done_tag: Default::default(),
             queued: Default::default(),
@@ -251,7 +256,7 @@ impl Logic for TxSegment {
             self, clock, walking, is_tagged, opcode, stag, to, qn, msn, addr, offset, left,
             inline_data, inline_len, per_segment, tag, req_valid, req_addr, req_len, head, tail,
             packing, header, header_left, payload_left, ulpdu_len, message_end, seg_tag, acc,
-            acc_n, out_valid, out_data, out_keep, out_last, out_user, done_valid, done_tag
+            acc_n, out_valid, out_data, out_keep, out_last, out_user, out_tid, done_valid, done_tag
         );
         for i in 0..QUEUE {
             self.headers[i].clock.next = self.clock.val();
@@ -435,6 +440,7 @@ impl Logic for TxSegment {
             self.out_keep.d.next = !(self.lane_ones.val() << bit_cast::<8, 5>(self.emit_n.val()));
             self.out_last.d.next = self.finished.val() & (self.acc_n.q.val() == self.emit_n.val());
             self.out_user.d.next = self.ulpdu_len.q.val();
+            self.out_tid.d.next = self.seg_tag.q.val();
             if self.finished.val() & (self.acc_n.q.val() == self.emit_n.val()) {
                 self.packing.d.next = false;
                 self.done_valid.d.next = self.message_end.q.val();
@@ -455,6 +461,7 @@ impl Logic for TxSegment {
         self.m_axis_tkeep.next = self.out_keep.q.val();
         self.m_axis_tlast.next = self.out_last.q.val();
         self.m_axis_tuser.next = self.out_user.q.val();
+        self.m_axis_tid.next = self.out_tid.q.val();
         self.m_axis_tvalid.next = self.out_valid.q.val();
         self.m_done_valid.next = self.done_valid.q.val();
         self.m_done_tag.next = self.done_tag.q.val();

@@ -1,5 +1,7 @@
-//! RDMAP (RFC 5040, RFC 7306): the requester's transmit side (work requests to messages);
-//! the receive side, the responder and Terminates to come.
+//! RDMAP (RFC 5040, RFC 7306): the requester's transmit side (work requests to messages)
+//! and the receive engine (placement, the Read responder, Terminates).
+mod rx;
 mod tx_request;
 
+pub use rx::{RdmapRx, READ_SLOTS, RX_JOB_TAG};
 pub use tx_request::TxRequest;

@@ -60,6 +60,12 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub m_job_mulpdu: Signal<Out, Bits<16>>,
     pub m_job_conn: Signal<Out, Bits<16>>,
     pub s_done_valid: Signal<In, Bit>,
+    /// Read Requests sent, for the receive side's table of outstanding Reads (see
+    /// `RdmapRx::s_read_entry`); a QP whose `reads_full` bit is set issues no more.
+    pub m_read_valid: Signal<Out, Bit>,
+    pub m_read_qpn: Signal<Out, Bits<QB>>,
+    pub m_read_entry: Signal<Out, Bits<193>>,
+    pub reads_full: Signal<In, Bits<Q>>,
     /// To the CQ writer.
     pub m_cqe_valid: Signal<Out, Bit>,
     pub m_cqe_ready: Signal<In, Bit>,
@@ -89,6 +95,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     tail: DFF<Bits<3>>,
     sent: DFF<Bits<3>>,
     queued: Signal<Local, Bits<3>>,
+    held: Signal<Local, Bit>,
     opcode: Signal<Local, Bits<8>>,
     is_write: Signal<Local, Bit>,
     is_read: Signal<Local, Bit>,
@@ -189,6 +196,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             m_job_mulpdu: Default::default(),
             m_job_conn: Default::default(),
             s_done_valid: Default::default(),
+            m_read_valid: Default::default(),
+            m_read_qpn: Default::default(),
+            m_read_entry: Default::default(),
+            reads_full: Default::default(),
+            held: Default::default(),
             m_cqe_valid: Default::default(),
             m_cqe_ready: Default::default(),
             m_cqn: Default::default(),
@@ -309,8 +321,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
 
         // Take a WQE while there is room for its completion.
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4);
-        if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) {
+        // (A Read waits while its QP has as many Reads outstanding as it may.)
+        self.held.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
+            & (self.reads_full.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val()))).any();
+        self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val();
+        if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val() {
             self.wqe.d.next = self.s_wqe.val();
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
@@ -392,6 +407,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         self.fail.d.next = false;
+        self.m_read_valid.next = (self.state.q.val() == 1) & (self.status.val() == self.st_success.val()) & self.is_read.val();
+        self.m_read_qpn.next = self.qpn.q.val();
+        self.m_read_entry.next = bit_cast::<193, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
+            | (bit_cast::<193, 32>(self.length.val()) << 64)
+            | (bit_cast::<193, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 96)
+            | (bit_cast::<193, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 128)
+            | (bit_cast::<193, 1>(self.wqe.q.val().get_bit(self.at_signaled.val().index()).into()) << 192);
         if self.state.q.val() == 1 {
             for i in 0..PENDING {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {

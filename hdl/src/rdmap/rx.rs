@@ -1,0 +1,1281 @@
+//! RDMAP receive engine: every checked ULPDU from [`crate::ddp::RxBuffer`] is parsed,
+//! validated and placed, or turned into a Terminate (`rnic_proto::model`, `responder.rs`,
+//! is the reference, check for check).
+//!
+//! One ULPDU at a time: its first beats are captured as the header (two tagged, three
+//! untagged, six for a Read Request or Terminate), the QP's context and receive state are
+//! read, and then, by opcode:
+//!
+//! - RDMA Write: the STag names an MR of the QP's PD allowing REMOTE_WRITE that holds the
+//!   range (DDP 1/1/x codes); the payload goes to its IOVA. An empty segment is not checked.
+//! - Send, with Solicited Event and/or Invalidate: MSN in order (1/2/0x03); a new message
+//!   claims the next posted receive through RQ fetch (none: 1/2/0x02) and must start at
+//!   MO 0, a later segment continue at the octets placed so far (1/2/0x04); an Invalidate
+//!   STag must name a valid MR of the PD (0/1/0x00, 0/1/0x09); the message must fit the
+//!   receive (1/2/0x05), whose own buffer passes the LOCAL_WRITE check (else DDP local
+//!   catastrophic). The last segment invalidates the STag and completes the receive.
+//! - Read Request (QN 1): MSN in order, IRD not 0, the source passes the REMOTE_READ
+//!   check (0/1/x); the response becomes a tagged job for the segmenter.
+//! - Read Response: continues the oldest outstanding Read of the QP (table filled by the
+//!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
+//!   and next TO; the last segment completes the Read on the SQ's CQ.
+//! - Terminate: the QP enters ERROR with the peer's code.
+//!
+//! A ULPDU for a QP not in RTS is dropped. Any failure places nothing of its ULPDU, moves
+//! the QP to ERROR through the command unit and sends a Terminate (QN 2, MSN 1) carrying
+//! the control word, the segment length and the offending DDP header; local failures the
+//! requester reports (`s_tx_fail`) send 0/0/0x00 without headers. Completions are written
+//! only after every placement write before them has been acknowledged.
+//!
+//! Not covered yet: the Terminate of a failed Read Request does not carry the Read
+//! Request header (R = 0), and a QP entering ERROR does not flush its posted receives or
+//! outstanding Reads.
+use rust_hdl::prelude::*;
+
+use rnic_proto::host::context::qp_fields;
+use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
+use rnic_proto::host::Field;
+use rnic_proto::terminate::{TermCode, D_BIT, M_BIT};
+
+use crate::common::{constant, Bswap32, Bswap64, SmallFifo};
+use crate::host::MrCheck;
+
+/// Outstanding Reads a QP may have (its table slots).
+pub const READ_SLOTS: usize = 4;
+
+/// `tuser` bit of segmenter jobs (and their completions) that come from this engine.
+pub const RX_JOB_TAG: u64 = 0x8000;
+
+fn term(code: TermCode) -> Constant<Bits<16>> {
+    constant(u64::from(code.control_word(false, false, false) >> 16))
+}
+
+/// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`.
+#[derive(LogicBlock)]
+pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Checked ULPDUs; `tuser` = octets `<< 16` | QP.
+    pub s_axis_tdata: Signal<In, Bits<64>>,
+    pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bits<32>>,
+    pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tready: Signal<Out, Bit>,
+    /// Context and MR table writes, live QP and MR state (command unit).
+    pub qp_we: Signal<In, Bit>,
+    pub qp_waddr: Signal<In, Bits<QB>>,
+    pub qp_wdata: Signal<In, Bits<256>>,
+    pub qp_reset: Signal<In, Bit>,
+    pub qp_rts: Signal<In, Bits<Q>>,
+    pub mr_we: Signal<In, Bit>,
+    pub mr_waddr: Signal<In, Bits<MB>>,
+    pub mr_wdata: Signal<In, Bits<224>>,
+    pub mr_valid: Signal<In, Bits<M>>,
+    /// Claims of posted receives (RQ fetch).
+    pub m_rq_valid: Signal<Out, Bit>,
+    pub m_rq_ready: Signal<In, Bit>,
+    pub m_rq_qpn: Signal<Out, Bits<QB>>,
+    pub s_rq_valid: Signal<In, Bit>,
+    pub s_rq_ready: Signal<Out, Bit>,
+    pub s_rq_posted: Signal<In, Bit>,
+    pub s_rq_wqe: Signal<In, Bits<256>>,
+    pub s_rq_error: Signal<In, Bit>,
+    /// Placement (DMA write client).
+    pub m_wr_req_valid: Signal<Out, Bit>,
+    pub m_wr_req_ready: Signal<In, Bit>,
+    pub m_wr_req_addr: Signal<Out, Bits<64>>,
+    pub m_wr_req_len: Signal<Out, Bits<32>>,
+    pub m_wr_tdata: Signal<Out, Bits<64>>,
+    pub m_wr_tkeep: Signal<Out, Bits<8>>,
+    pub m_wr_tlast: Signal<Out, Bit>,
+    pub m_wr_tvalid: Signal<Out, Bit>,
+    pub m_wr_tready: Signal<In, Bit>,
+    pub s_wr_done_valid: Signal<In, Bit>,
+    /// Completions (CQ writer).
+    pub m_cqe_valid: Signal<Out, Bit>,
+    pub m_cqe_ready: Signal<In, Bit>,
+    pub m_cqn: Signal<Out, Bits<CB>>,
+    pub m_cqe: Signal<Out, Bits<256>>,
+    /// Read Responses and Terminates (segmenter jobs, see `ddp::TxSegment`).
+    pub m_job_valid: Signal<Out, Bit>,
+    pub m_job_ready: Signal<In, Bit>,
+    pub m_job_tagged: Signal<Out, Bit>,
+    pub m_job_opcode: Signal<Out, Bits<4>>,
+    pub m_job_stag: Signal<Out, Bits<32>>,
+    pub m_job_to: Signal<Out, Bits<64>>,
+    pub m_job_qn: Signal<Out, Bits<32>>,
+    pub m_job_msn: Signal<Out, Bits<32>>,
+    pub m_job_addr: Signal<Out, Bits<64>>,
+    pub m_job_len: Signal<Out, Bits<32>>,
+    pub m_job_inline: Signal<Out, Bits<224>>,
+    pub m_job_inline_len: Signal<Out, Bits<6>>,
+    pub m_job_mulpdu: Signal<Out, Bits<16>>,
+    pub m_job_tag: Signal<Out, Bits<16>>,
+    /// Read Requests sent (requester): wr_id (64), size (32), sink STag (32), sink TO (64),
+    /// signaled (1); `reads_full` holds back a QP's next Read.
+    pub s_read_valid: Signal<In, Bit>,
+    pub s_read_qpn: Signal<In, Bits<QB>>,
+    pub s_read_entry: Signal<In, Bits<193>>,
+    pub reads_full: Signal<Out, Bits<Q>>,
+    /// The requester's own failures (it has told the command unit already).
+    pub s_tx_fail: Signal<In, Bit>,
+    pub s_tx_fail_qp: Signal<In, Bits<QB>>,
+    /// To the command unit: QP to ERROR with this Terminate code (held off while the
+    /// requester reports).
+    pub m_fail: Signal<Out, Bit>,
+    pub m_fail_qp: Signal<Out, Bits<QB>>,
+    pub m_fail_term: Signal<Out, Bits<16>>,
+    pub m_fail_received: Signal<Out, Bit>,
+    pub m_invalidate: Signal<Out, Bit>,
+    pub m_invalidate_mr: Signal<Out, Bits<MB>>,
+    ctx: RAM<Bits<256>, QB>,
+    mrs: RAM<Bits<224>, MB>,
+    /// Send messages completed (the next MSN is one more).
+    recv_msn: RAM<Bits<32>, QB>,
+    /// Read Requests accepted.
+    rr_msn: RAM<Bits<32>, QB>,
+    /// The receive a Send message is filling: active (1), placed (32), wr_id (64), addr
+    /// (64), length (32), lkey (32).
+    recv: RAM<Bits<225>, QB>,
+    /// Octets of the oldest outstanding Read placed so far.
+    read_placed: RAM<Bits<32>, QB>,
+    reads: RAM<Bits<193>, RB>,
+    read_count: [DFF<Bits<3>>; Q],
+    read_head: [DFF<Bits<2>>; Q],
+    read_limit: [DFF<Bits<3>>; Q],
+    full: DFF<Bits<Q>>,
+    tx_fails: SmallFifo<QB>,
+    check: MrCheck,
+    state: DFF<Bits<4>>,
+    qpn: DFF<Bits<QB>>,
+    ulen: DFF<Bits<16>>,
+    hdr: DFF<Bits<384>>,
+    hdr_shift: DFF<Bits<9>>,
+    beats: DFF<Bits<3>>,
+    ended: DFF<Bit>,
+    /// What the MR check is for: 0 Write, 1 Read Response, 2 Invalidate STag, 3 receive
+    /// buffer, 4 Read source.
+    purpose: DFF<Bits<3>>,
+    mr_index: DFF<Bits<MB>>,
+    chk_stag: DFF<Bits<32>>,
+    chk_to: DFF<Bits<64>>,
+    chk_len: DFF<Bits<32>>,
+    chk_right: DFF<Bits<2>>,
+    /// The receive being filled (Sends) or the Read being answered (Read Responses).
+    r_active: DFF<Bit>,
+    r_placed: DFF<Bits<32>>,
+    r_wr_id: DFF<Bits<64>>,
+    r_addr: DFF<Bits<64>>,
+    r_len: DFF<Bits<32>>,
+    r_lkey: DFF<Bits<32>>,
+    r_signaled: DFF<Bit>,
+    place_addr: DFF<Bits<64>>,
+    left: DFF<Bits<16>>,
+    carry: DFF<Bits<64>>,
+    writes_out: DFF<Bits<4>>,
+    req_valid: DFF<Bit>,
+    job_valid: DFF<Bit>,
+    job_terminate: DFF<Bit>,
+    job_inline: DFF<Bits<224>>,
+    job_inline_len: DFF<Bits<6>>,
+    job_addr: DFF<Bits<64>>,
+    cqe_valid: DFF<Bit>,
+    cqe: DFF<Bits<256>>,
+    cqn: DFF<Bits<CB>>,
+    fault_code: DFF<Bits<16>>,
+    fault_hdr: DFF<Bit>,
+    fail_valid: DFF<Bit>,
+    fail_qp: DFF<Bits<QB>>,
+    fail_term: DFF<Bits<16>>,
+    fail_received: DFF<Bit>,
+    invalidate: DFF<Bit>,
+    // Header fields (wire order: octet i at bits 8 i).
+    b_stag: Bswap32,
+    b_to: Bswap64,
+    b_qn: Bswap32,
+    b_msn: Bswap32,
+    b_mo: Bswap32,
+    b_sink_stag: Bswap32,
+    b_sink_to: Bswap64,
+    b_size: Bswap32,
+    b_src_stag: Bswap32,
+    b_src_to: Bswap64,
+    is_tagged: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+    opcode: Signal<Local, Bits<4>>,
+    hlen: Signal<Local, Bits<16>>,
+    plen: Signal<Local, Bits<16>>,
+    need: Signal<Local, Bits<3>>,
+    is_send: Signal<Local, Bit>,
+    has_inv: Signal<Local, Bit>,
+    queue: Signal<Local, Bits<32>>,
+    parse_error: Signal<Local, Bit>,
+    parse_code: Signal<Local, Bits<16>>,
+    rts: Signal<Local, Bit>,
+    pd: Signal<Local, Bits<16>>,
+    next_msn: Signal<Local, Bits<32>>,
+    next_rr_msn: Signal<Local, Bits<32>>,
+    rd_count: Signal<Local, Bits<3>>,
+    rd_head: Signal<Local, Bits<2>>,
+    rd_entry: Signal<Local, Bits<193>>,
+    push_count: Signal<Local, Bits<3>>,
+    recv_cqe: Signal<Local, Bits<256>>,
+    inv_cqe: Signal<Local, Bits<256>>,
+    term_len: Signal<Local, Bits<16>>,
+    push_head: Signal<Local, Bits<2>>,
+    push_limit: Signal<Local, Bits<3>>,
+    pop: Signal<Local, Bit>,
+    need_in: Signal<Local, Bit>,
+    out_n: Signal<Local, Bits<16>>,
+    term_body: Signal<Local, Bits<224>>,
+    hdr_bytes: Signal<Local, Bits<144>>,
+    access_code: Signal<Local, Bits<16>>,
+    ord: Signal<Local, Bits<8>>,
+    one_q: Constant<Bits<Q>>,
+    one_m: Constant<Bits<M>>,
+    mr_count: Constant<Bits<24>>,
+    at_pd: Constant<Bits<9>>,
+    at_conn: Constant<Bits<9>>,
+    at_mulpdu: Constant<Bits<9>>,
+    at_send_cq: Constant<Bits<9>>,
+    at_recv_cq: Constant<Bits<9>>,
+    at_ird: Constant<Bits<9>>,
+    at_ord: Constant<Bits<9>>,
+    at_rq_wr_id: Constant<Bits<9>>,
+    at_rq_addr: Constant<Bits<9>>,
+    at_rq_length: Constant<Bits<9>>,
+    at_rq_lkey: Constant<Bits<9>>,
+    at_cqe_wr_id: Constant<Bits<9>>,
+    at_cqe_byte_len: Constant<Bits<9>>,
+    at_cqe_qpn: Constant<Bits<9>>,
+    at_cqe_opcode: Constant<Bits<9>>,
+    at_cqe_status: Constant<Bits<9>>,
+    at_cqe_inv_stag: Constant<Bits<9>>,
+    at_cqe_solicited: Constant<Bits<9>>,
+    at_cqe_invalidated: Constant<Bits<9>>,
+    cqe_recv: Constant<Bits<8>>,
+    cqe_read: Constant<Bits<8>>,
+    st_success: Constant<Bits<8>>,
+    job_tag: Constant<Bits<16>>,
+    flags_md: Constant<Bits<224>>,
+    solicited_bit: Constant<Bits<256>>,
+    invalidated_bit: Constant<Bits<256>>,
+    t_unspecified: Constant<Bits<16>>,
+    t_tagged_version: Constant<Bits<16>>,
+    t_untagged_version: Constant<Bits<16>>,
+    t_invalid_qn: Constant<Bits<16>>,
+    t_rdma_version: Constant<Bits<16>>,
+    t_unexpected_opcode: Constant<Bits<16>>,
+    t_no_buffer: Constant<Bits<16>>,
+    t_msn_range: Constant<Bits<16>>,
+    t_invalid_mo: Constant<Bits<16>>,
+    t_too_long: Constant<Bits<16>>,
+    t_ddp_local: Constant<Bits<16>>,
+    t_tagged_stag: Constant<Bits<16>>,
+    t_tagged_bounds: Constant<Bits<16>>,
+    t_tagged_not_associated: Constant<Bits<16>>,
+    t_tagged_wrap: Constant<Bits<16>>,
+    t_rdma_stag: Constant<Bits<16>>,
+    t_rdma_bounds: Constant<Bits<16>>,
+    t_rdma_rights: Constant<Bits<16>>,
+    t_rdma_not_associated: Constant<Bits<16>>,
+    t_rdma_wrap: Constant<Bits<16>>,
+    t_cannot_invalidate: Constant<Bits<16>>,
+    t_local: Constant<Bits<16>>,
+}
+
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> Default
+    for RdmapRx<QB, Q, CB, MB, M, RB>
+{
+    fn default() -> Self {
+        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && CB <= 16 && MB <= 24) };
+        let at = |f: Field| constant(f.lsb.into());
+        RdmapRx {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_axis_tdata: Default::default(),
+            s_axis_tlast: Default::default(),
+            s_axis_tuser: Default::default(),
+            s_axis_tvalid: Default::default(),
+            s_axis_tready: Default::default(),
+            qp_we: Default::default(),
+            qp_waddr: Default::default(),
+            qp_wdata: Default::default(),
+            qp_reset: Default::default(),
+            qp_rts: Default::default(),
+            mr_we: Default::default(),
+            mr_waddr: Default::default(),
+            mr_wdata: Default::default(),
+            mr_valid: Default::default(),
+            m_rq_valid: Default::default(),
+            m_rq_ready: Default::default(),
+            m_rq_qpn: Default::default(),
+            s_rq_valid: Default::default(),
+            s_rq_ready: Default::default(),
+            s_rq_posted: Default::default(),
+            s_rq_wqe: Default::default(),
+            s_rq_error: Default::default(),
+            m_wr_req_valid: Default::default(),
+            m_wr_req_ready: Default::default(),
+            m_wr_req_addr: Default::default(),
+            m_wr_req_len: Default::default(),
+            m_wr_tdata: Default::default(),
+            m_wr_tkeep: Default::default(),
+            m_wr_tlast: Default::default(),
+            m_wr_tvalid: Default::default(),
+            m_wr_tready: Default::default(),
+            s_wr_done_valid: Default::default(),
+            m_cqe_valid: Default::default(),
+            m_cqe_ready: Default::default(),
+            m_cqn: Default::default(),
+            m_cqe: Default::default(),
+            m_job_valid: Default::default(),
+            m_job_ready: Default::default(),
+            m_job_tagged: Default::default(),
+            m_job_opcode: Default::default(),
+            m_job_stag: Default::default(),
+            m_job_to: Default::default(),
+            m_job_qn: Default::default(),
+            m_job_msn: Default::default(),
+            m_job_addr: Default::default(),
+            m_job_len: Default::default(),
+            m_job_inline: Default::default(),
+            m_job_inline_len: Default::default(),
+            m_job_mulpdu: Default::default(),
+            m_job_tag: Default::default(),
+            s_read_valid: Default::default(),
+            s_read_qpn: Default::default(),
+            s_read_entry: Default::default(),
+            reads_full: Default::default(),
+            s_tx_fail: Default::default(),
+            s_tx_fail_qp: Default::default(),
+            m_fail: Default::default(),
+            m_fail_qp: Default::default(),
+            m_fail_term: Default::default(),
+            m_fail_received: Default::default(),
+            m_invalidate: Default::default(),
+            m_invalidate_mr: Default::default(),
+            ctx: Default::default(),
+            mrs: Default::default(),
+            recv_msn: Default::default(),
+            rr_msn: Default::default(),
+            recv: Default::default(),
+            read_placed: Default::default(),
+            reads: Default::default(),
+            read_count: std::array::from_fn(|_| Default::default()),
+            read_head: std::array::from_fn(|_| Default::default()),
+            read_limit: std::array::from_fn(|_| Default::default()),
+            full: Default::default(),
+            tx_fails: Default::default(),
+            check: Default::default(),
+            state: Default::default(),
+            qpn: Default::default(),
+            ulen: Default::default(),
+            hdr: Default::default(),
+            hdr_shift: Default::default(),
+            beats: Default::default(),
+            ended: Default::default(),
+            purpose: Default::default(),
+            mr_index: Default::default(),
+            chk_stag: Default::default(),
+            chk_to: Default::default(),
+            chk_len: Default::default(),
+            chk_right: Default::default(),
+            r_active: Default::default(),
+            r_placed: Default::default(),
+            r_wr_id: Default::default(),
+            r_addr: Default::default(),
+            r_len: Default::default(),
+            r_lkey: Default::default(),
+            r_signaled: Default::default(),
+            place_addr: Default::default(),
+            left: Default::default(),
+            carry: Default::default(),
+            writes_out: Default::default(),
+            req_valid: Default::default(),
+            job_valid: Default::default(),
+            job_terminate: Default::default(),
+            job_inline: Default::default(),
+            job_inline_len: Default::default(),
+            job_addr: Default::default(),
+            cqe_valid: Default::default(),
+            cqe: Default::default(),
+            cqn: Default::default(),
+            fault_code: Default::default(),
+            fault_hdr: Default::default(),
+            fail_valid: Default::default(),
+            fail_qp: Default::default(),
+            fail_term: Default::default(),
+            fail_received: Default::default(),
+            invalidate: Default::default(),
+            b_stag: Default::default(),
+            b_to: Default::default(),
+            b_qn: Default::default(),
+            b_msn: Default::default(),
+            b_mo: Default::default(),
+            b_sink_stag: Default::default(),
+            b_sink_to: Default::default(),
+            b_size: Default::default(),
+            b_src_stag: Default::default(),
+            b_src_to: Default::default(),
+            is_tagged: Default::default(),
+            last: Default::default(),
+            opcode: Default::default(),
+            hlen: Default::default(),
+            plen: Default::default(),
+            need: Default::default(),
+            is_send: Default::default(),
+            has_inv: Default::default(),
+            queue: Default::default(),
+            parse_error: Default::default(),
+            parse_code: Default::default(),
+            rts: Default::default(),
+            pd: Default::default(),
+            next_msn: Default::default(),
+            next_rr_msn: Default::default(),
+            rd_count: Default::default(),
+            rd_head: Default::default(),
+            rd_entry: Default::default(),
+            push_count: Default::default(),
+            recv_cqe: Default::default(),
+            inv_cqe: Default::default(),
+            term_len: Default::default(),
+            push_head: Default::default(),
+            push_limit: Default::default(),
+            pop: Default::default(),
+            need_in: Default::default(),
+            out_n: Default::default(),
+            term_body: Default::default(),
+            hdr_bytes: Default::default(),
+            access_code: Default::default(),
+            ord: Default::default(),
+            one_q: constant(1),
+            one_m: constant(1),
+            mr_count: constant(M as u64),
+            at_pd: at(qp_fields::PD),
+            at_conn: at(qp_fields::CONN_ID),
+            at_mulpdu: at(qp_fields::MULPDU),
+            at_send_cq: at(qp_fields::SEND_CQ),
+            at_recv_cq: at(qp_fields::RECV_CQ),
+            at_ird: at(qp_fields::IRD),
+            at_ord: at(qp_fields::ORD),
+            at_rq_wr_id: at(rq_wqe_fields::WR_ID),
+            at_rq_addr: at(rq_wqe_fields::ADDR),
+            at_rq_length: at(rq_wqe_fields::LENGTH),
+            at_rq_lkey: at(rq_wqe_fields::LKEY),
+            at_cqe_wr_id: at(cqe_fields::WR_ID),
+            at_cqe_byte_len: at(cqe_fields::BYTE_LEN),
+            at_cqe_qpn: at(cqe_fields::QPN),
+            at_cqe_opcode: at(cqe_fields::OPCODE),
+            at_cqe_status: at(cqe_fields::STATUS),
+            at_cqe_inv_stag: at(cqe_fields::INVALIDATED_STAG),
+            at_cqe_solicited: at(cqe_fields::SOLICITED),
+            at_cqe_invalidated: at(cqe_fields::INVALIDATED),
+            cqe_recv: constant(CqeOpcode::Recv as u64),
+            cqe_read: constant(CqeOpcode::RdmaRead as u64),
+            st_success: constant(CqeStatus::Success as u64),
+            job_tag: constant(RX_JOB_TAG),
+            flags_md: Constant::new(Bits::<224>::from(u64::from((M_BIT | D_BIT) >> 8)) << 16_u64),
+            solicited_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::SOLICITED.lsb)),
+            invalidated_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::INVALIDATED.lsb)),
+            t_unspecified: term(TermCode::RDMA_OP_UNSPECIFIED),
+            t_tagged_version: term(TermCode::DDP_TAGGED_INVALID_VERSION),
+            t_untagged_version: term(TermCode::DDP_UNTAGGED_INVALID_VERSION),
+            t_invalid_qn: term(TermCode::DDP_UNTAGGED_INVALID_QN),
+            t_rdma_version: term(TermCode::RDMA_OP_INVALID_VERSION),
+            t_unexpected_opcode: term(TermCode::RDMA_OP_UNEXPECTED_OPCODE),
+            t_no_buffer: term(TermCode::DDP_UNTAGGED_NO_BUFFER),
+            t_msn_range: term(TermCode::DDP_UNTAGGED_MSN_RANGE),
+            t_invalid_mo: term(TermCode::DDP_UNTAGGED_INVALID_MO),
+            t_too_long: term(TermCode::DDP_UNTAGGED_TOO_LONG),
+            t_ddp_local: term(TermCode::DDP_LOCAL_CATASTROPHIC),
+            t_tagged_stag: term(TermCode::DDP_TAGGED_INVALID_STAG),
+            t_tagged_bounds: term(TermCode::DDP_TAGGED_BASE_BOUNDS),
+            t_tagged_not_associated: term(TermCode::DDP_TAGGED_STAG_NOT_ASSOCIATED),
+            t_tagged_wrap: term(TermCode::DDP_TAGGED_TO_WRAP),
+            t_rdma_stag: term(TermCode::RDMA_PROT_INVALID_STAG),
+            t_rdma_bounds: term(TermCode::RDMA_PROT_BASE_BOUNDS),
+            t_rdma_rights: term(TermCode::RDMA_PROT_ACCESS_RIGHTS),
+            t_rdma_not_associated: term(TermCode::RDMA_PROT_STAG_NOT_ASSOCIATED),
+            t_rdma_wrap: term(TermCode::RDMA_PROT_TO_WRAP),
+            t_cannot_invalidate: term(TermCode::RDMA_PROT_CANNOT_INVALIDATE),
+            t_local: term(TermCode::RDMA_LOCAL_CATASTROPHIC),
+        }
+    }
+}
+
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> Logic
+    for RdmapRx<QB, Q, CB, MB, M, RB>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
+            chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, r_signaled, place_addr, left,
+            carry, writes_out, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
+            cqe, cqn, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
+        );
+        for i in 0..Q {
+            self.read_count[i].clock.next = self.clock.val();
+            self.read_count[i].d.next = self.read_count[i].q.val();
+            self.read_head[i].clock.next = self.clock.val();
+            self.read_head[i].d.next = self.read_head[i].q.val();
+            self.read_limit[i].clock.next = self.clock.val();
+            self.read_limit[i].d.next = self.read_limit[i].q.val();
+        }
+        self.ctx.read_clock.next = self.clock.val();
+        // A failure reported this cycle makes room for the next.
+        self.m_fail.next = self.fail_valid.q.val() & !self.s_tx_fail.val();
+        if self.m_fail.val() {
+            self.fail_valid.d.next = false;
+        }
+        self.ctx.write_clock.next = self.clock.val();
+        self.mrs.read_clock.next = self.clock.val();
+        self.mrs.write_clock.next = self.clock.val();
+        self.recv_msn.read_clock.next = self.clock.val();
+        self.recv_msn.write_clock.next = self.clock.val();
+        self.rr_msn.read_clock.next = self.clock.val();
+        self.rr_msn.write_clock.next = self.clock.val();
+        self.recv.read_clock.next = self.clock.val();
+        self.recv.write_clock.next = self.clock.val();
+        self.read_placed.read_clock.next = self.clock.val();
+        self.read_placed.write_clock.next = self.clock.val();
+        self.reads.read_clock.next = self.clock.val();
+        self.reads.write_clock.next = self.clock.val();
+        self.tx_fails.clock.next = self.clock.val();
+        self.tx_fails.reset.next = self.reset.val();
+
+        // Tables: contexts and MRs as the command unit writes them; the per-QP state is
+        // read at the ULPDU's QP.
+        self.ctx.write_enable.next = self.qp_we.val();
+        self.ctx.write_address.next = self.qp_waddr.val();
+        self.ctx.write_data.next = self.qp_wdata.val();
+        self.ctx.read_address.next = self.qpn.q.val();
+        self.mrs.write_enable.next = self.mr_we.val();
+        self.mrs.write_address.next = self.mr_waddr.val();
+        self.mrs.write_data.next = self.mr_wdata.val();
+        self.mrs.read_address.next = self.mr_index.q.val();
+        self.recv_msn.read_address.next = self.qpn.q.val();
+        self.rr_msn.read_address.next = self.qpn.q.val();
+        self.recv.read_address.next = self.qpn.q.val();
+        self.read_placed.read_address.next = self.qpn.q.val();
+        self.recv_msn.write_enable.next = false;
+        self.recv_msn.write_address.next = self.qpn.q.val();
+        self.recv_msn.write_data.next = self.recv_msn.read_data.val() + 1;
+        self.rr_msn.write_enable.next = false;
+        self.rr_msn.write_address.next = self.qpn.q.val();
+        self.rr_msn.write_data.next = self.rr_msn.read_data.val() + 1;
+        self.recv.write_enable.next = false;
+        self.recv.write_address.next = self.qpn.q.val();
+        self.recv.write_data.next = bit_cast::<225, 1>(self.r_active.q.val().into())
+            | (bit_cast::<225, 32>(self.r_placed.q.val()) << 1)
+            | (bit_cast::<225, 64>(self.r_wr_id.q.val()) << 33)
+            | (bit_cast::<225, 64>(self.r_addr.q.val()) << 97)
+            | (bit_cast::<225, 32>(self.r_len.q.val()) << 161)
+            | (bit_cast::<225, 32>(self.r_lkey.q.val()) << 193);
+        self.read_placed.write_enable.next = false;
+        self.read_placed.write_address.next = self.qpn.q.val();
+        self.read_placed.write_data.next = self.r_placed.q.val();
+        self.pd.next = self.ctx.read_data.val().get_bits::<16>(self.at_pd.val().index());
+
+        // The outstanding Read table: a queue of READ_SLOTS entries per QP.
+        self.rd_count.next = self.read_count[0].q.val();
+        self.rd_head.next = self.read_head[0].q.val();
+        self.push_count.next = self.read_count[0].q.val();
+        self.push_head.next = self.read_head[0].q.val();
+        self.push_limit.next = self.read_limit[0].q.val();
+        for i in 1..Q {
+            if self.qpn.q.val().index() == i {
+                self.rd_count.next = self.read_count[i].q.val();
+                self.rd_head.next = self.read_head[i].q.val();
+            }
+            if self.s_read_qpn.val().index() == i {
+                self.push_count.next = self.read_count[i].q.val();
+                self.push_head.next = self.read_head[i].q.val();
+                self.push_limit.next = self.read_limit[i].q.val();
+            }
+        }
+        self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
+        self.rd_entry.next = self.reads.read_data.val();
+        self.reads.write_enable.next = self.s_read_valid.val();
+        self.reads.write_address.next = (bit_cast::<RB, QB>(self.s_read_qpn.val()) << 2)
+            | bit_cast::<RB, 2>(self.push_head.val() + self.push_count.val().get_bits::<2>(0));
+        self.reads.write_data.next = self.s_read_entry.val();
+        self.pop.next = false;
+        self.ord.next = self.qp_wdata.val().get_bits::<8>(self.at_ord.val().index());
+        for i in 0..Q {
+            if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
+                self.read_count[i].d.next = self.read_count[i].q.val() + 1;
+            }
+            if self.qp_we.val() & (self.qp_waddr.val().index() == i) {
+                self.read_limit[i].d.next = self.ord.val().get_bits::<3>(0);
+                if self.ord.val() > 4 {
+                    self.read_limit[i].d.next = 4.into();
+                }
+                if self.ord.val() == 0 {
+                    self.read_limit[i].d.next = 1.into();
+                }
+            }
+        }
+        if self.s_read_valid.val() & ((self.push_count.val() + 1) >= self.push_limit.val()) {
+            self.full.d.next = self.full.q.val() | (self.one_q.val() << bit_cast::<Q, QB>(self.s_read_qpn.val()));
+        }
+        self.reads_full.next = self.full.q.val();
+
+        // Header capture: the first beat in IDLE, then as many as the opcode needs.
+        self.is_tagged.next = self.hdr.q.val().get_bit(7);
+        self.last.next = self.hdr.q.val().get_bit(6);
+        self.opcode.next = self.hdr.q.val().get_bits::<4>(8);
+        self.hlen.next = 18.into();
+        if self.is_tagged.val() {
+            self.hlen.next = 14.into();
+        }
+        self.plen.next = self.ulen.q.val() - self.hlen.val();
+        self.need.next = 3.into();
+        if self.is_tagged.val() {
+            self.need.next = 2.into();
+        }
+        if !self.is_tagged.val() & ((self.opcode.val() == 1) | (self.opcode.val() == 7)) {
+            self.need.next = 6.into();
+        }
+        self.s_axis_tready.next = false;
+        if self.state.q.val() == 0 {
+            self.s_axis_tready.next = !self.tx_fails.m_valid.val();
+            if self.s_axis_tvalid.val() & !self.tx_fails.m_valid.val() {
+                self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(0);
+                self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(16);
+                self.hdr.d.next = bit_cast::<384, 64>(self.s_axis_tdata.val());
+                self.hdr_shift.d.next = 64.into();
+                self.beats.d.next = 1.into();
+                self.ended.d.next = self.s_axis_tlast.val();
+                self.state.d.next = 1.into();
+            }
+        }
+        if (self.state.q.val() == 1) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
+            self.s_axis_tready.next = true;
+            if self.s_axis_tvalid.val() {
+                self.hdr.d.next = self.hdr.q.val() | (bit_cast::<384, 64>(self.s_axis_tdata.val()) << self.hdr_shift.q.val());
+                self.hdr_shift.d.next = self.hdr_shift.q.val() + 64;
+                self.beats.d.next = self.beats.q.val() + 1;
+                self.ended.d.next = self.s_axis_tlast.val();
+            }
+        }
+        if (self.state.q.val() == 1) & ((self.beats.q.val() >= self.need.val()) | self.ended.q.val()) {
+            self.state.d.next = 2.into();
+        }
+
+        // Field views.
+        self.b_stag.d.next = self.hdr.q.val().get_bits::<32>(16);
+        self.b_to.d.next = self.hdr.q.val().get_bits::<64>(48);
+        self.b_qn.d.next = self.hdr.q.val().get_bits::<32>(48);
+        self.b_msn.d.next = self.hdr.q.val().get_bits::<32>(80);
+        self.b_mo.d.next = self.hdr.q.val().get_bits::<32>(112);
+        self.b_sink_stag.d.next = self.hdr.q.val().get_bits::<32>(144);
+        self.b_sink_to.d.next = self.hdr.q.val().get_bits::<64>(176);
+        self.b_size.d.next = self.hdr.q.val().get_bits::<32>(240);
+        self.b_src_stag.d.next = self.hdr.q.val().get_bits::<32>(272);
+        self.b_src_to.d.next = self.hdr.q.val().get_bits::<64>(304);
+        self.has_inv.next = (self.opcode.val() == 4) | (self.opcode.val() == 6);
+        self.is_send.next = (self.opcode.val() >= 3) & (self.opcode.val() <= 6);
+
+        // Parsing (`parse_ulpdu`): length, DDP version, QN, RDMAP version, opcode, T flag
+        // and queue, the fixed RDMAP headers; opcodes of RFC 7306 are not accepted yet.
+        self.queue.next = 0.into();
+        if self.opcode.val() == 1 {
+            self.queue.next = 1.into();
+        }
+        if self.opcode.val() == 7 {
+            self.queue.next = 2.into();
+        }
+        self.parse_error.next = true;
+        self.parse_code.next = self.t_unexpected_opcode.val();
+        if self.opcode.val() == 7 {
+            // A Terminate needs its control word.
+            if self.plen.val() < 4 {
+                self.parse_code.next = self.t_unspecified.val();
+            } else {
+                self.parse_error.next = false;
+            }
+        }
+        if self.opcode.val() == 1 {
+            self.parse_error.next = false;
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 28) {
+                self.parse_error.next = true;
+                self.parse_code.next = self.t_unspecified.val();
+            }
+        }
+        if self.is_send.val() | (self.opcode.val() == 0) | (self.opcode.val() == 2) {
+            self.parse_error.next = false;
+        }
+        if self.opcode.val() >= 8 {
+            self.parse_error.next = true;
+            self.parse_code.next = self.t_unexpected_opcode.val();
+        }
+        if (self.is_tagged.val() != ((self.opcode.val() == 0) | (self.opcode.val() == 2)))
+            | (!self.is_tagged.val() & (self.b_qn.q.val() != self.queue.val()))
+        {
+            self.parse_error.next = true;
+            self.parse_code.next = self.t_unexpected_opcode.val();
+        }
+        if self.hdr.q.val().get_bits::<2>(14) != 1 {
+            self.parse_error.next = true;
+            self.parse_code.next = self.t_rdma_version.val();
+        }
+        if !self.is_tagged.val() & (self.b_qn.q.val() > 3) {
+            self.parse_error.next = true;
+            self.parse_code.next = self.t_invalid_qn.val();
+        }
+        if self.hdr.q.val().get_bits::<2>(0) != 1 {
+            self.parse_error.next = true;
+            self.parse_code.next = self.t_untagged_version.val();
+            if self.is_tagged.val() {
+                self.parse_code.next = self.t_tagged_version.val();
+            }
+        }
+        if self.ulen.q.val() < self.hlen.val() {
+            self.parse_error.next = true;
+            self.parse_code.next = self.t_unspecified.val();
+        }
+        self.rts.next = (self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
+        self.next_msn.next = self.recv_msn.read_data.val() + 1;
+        self.next_rr_msn.next = self.rr_msn.read_data.val() + 1;
+
+        // State 2: classify. States: 3 claim a receive, 4 wait for the MR table, 5 MR
+        // check, 6 receive length check, 7 placement request, 8 placement data, 9 after
+        // placement, 10 wait for writes and complete, 11 fault, 12 job out, 13 drain.
+        if self.state.q.val() == 2 {
+            self.fault_hdr.d.next = self.ulen.q.val() >= self.hlen.val();
+            self.state.d.next = 13.into();
+            self.r_active.d.next = self.recv.read_data.val().get_bit(0);
+            self.r_placed.d.next = self.recv.read_data.val().get_bits::<32>(1);
+            self.r_wr_id.d.next = self.recv.read_data.val().get_bits::<64>(33);
+            self.r_addr.d.next = self.recv.read_data.val().get_bits::<64>(97);
+            self.r_len.d.next = self.recv.read_data.val().get_bits::<32>(161);
+            self.r_lkey.d.next = self.recv.read_data.val().get_bits::<32>(193);
+            self.chk_len.d.next = bit_cast::<32, 16>(self.plen.val());
+            if self.rts.val() {
+                if self.parse_error.val() {
+                    self.fault_code.d.next = self.parse_code.val();
+                    self.state.d.next = 11.into();
+                } else if self.opcode.val() == 0 {
+                    // RDMA Write.
+                    self.purpose.d.next = 0.into();
+                    self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
+                    self.chk_stag.d.next = self.b_stag.q.val();
+                    self.chk_to.d.next = self.b_to.q.val();
+                    self.chk_right.d.next = 3.into();
+                    if self.plen.val().any() {
+                        self.state.d.next = 4.into();
+                    }
+                } else if self.opcode.val() == 2 {
+                    // Read Response.
+                    self.purpose.d.next = 1.into();
+                    self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
+                    self.chk_stag.d.next = self.b_stag.q.val();
+                    self.chk_to.d.next = self.b_to.q.val();
+                    self.chk_right.d.next = 1.into();
+                    self.r_placed.d.next = self.read_placed.read_data.val();
+                    self.r_wr_id.d.next = self.rd_entry.val().get_bits::<64>(0);
+                    self.r_len.d.next = self.rd_entry.val().get_bits::<32>(64);
+                    self.r_signaled.d.next = self.rd_entry.val().get_bit(192);
+                    self.state.d.next = 9.into();
+                    if self.plen.val().any() {
+                        self.state.d.next = 4.into();
+                    }
+                    if self.plen.val().any()
+                        & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(96))
+                    {
+                        self.fault_code.d.next = self.t_tagged_stag.val();
+                        self.state.d.next = 11.into();
+                    }
+                    if self.plen.val().any()
+                        & ((self.b_to.q.val() != (self.rd_entry.val().get_bits::<64>(128) + bit_cast::<64, 32>(self.read_placed.read_data.val())))
+                            | ((bit_cast::<33, 32>(self.read_placed.read_data.val()) + bit_cast::<33, 16>(self.plen.val()))
+                                > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(64))))
+                    {
+                        self.fault_code.d.next = self.t_tagged_bounds.val();
+                        self.state.d.next = 11.into();
+                    }
+                    if self.last.val()
+                        & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
+                            != self.rd_entry.val().get_bits::<32>(64))
+                    {
+                        self.fault_code.d.next = self.t_unspecified.val();
+                        self.state.d.next = 11.into();
+                    }
+                    if self.rd_count.val() == 0 {
+                        self.fault_code.d.next = self.t_unexpected_opcode.val();
+                        self.state.d.next = 11.into();
+                    }
+                } else if self.opcode.val() == 1 {
+                    // Read Request.
+                    self.purpose.d.next = 4.into();
+                    self.mr_index.d.next = self.b_src_stag.q.val().get_bits::<MB>(8);
+                    self.chk_stag.d.next = self.b_src_stag.q.val();
+                    self.chk_to.d.next = self.b_src_to.q.val();
+                    self.chk_len.d.next = self.b_size.q.val();
+                    self.chk_right.d.next = 2.into();
+                    self.job_addr.d.next = 0.into();
+                    if self.b_msn.q.val() != self.next_rr_msn.val() {
+                        self.fault_code.d.next = self.t_msn_range.val();
+                        self.state.d.next = 11.into();
+                    } else if self.ctx.read_data.val().get_bits::<8>(self.at_ird.val().index()) == 0 {
+                        self.fault_code.d.next = self.t_no_buffer.val();
+                        self.state.d.next = 11.into();
+                    } else {
+                        self.rr_msn.write_enable.next = true;
+                        self.state.d.next = 12.into();
+                        self.job_valid.d.next = true;
+                        self.job_terminate.d.next = false;
+                        if self.b_size.q.val().any() {
+                            self.state.d.next = 4.into();
+                            self.job_valid.d.next = false;
+                        }
+                    }
+                } else if self.opcode.val() == 7 {
+                    // Terminate: the peer's code.
+                    self.fail_valid.d.next = true;
+                    self.fail_qp.d.next = self.qpn.q.val();
+                    self.fail_term.d.next = (bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(144)) << 8)
+                        | bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(152));
+                    self.fail_received.d.next = true;
+                } else {
+                    // A Send segment.
+                    if self.b_msn.q.val() != self.next_msn.val() {
+                        self.fault_code.d.next = self.t_msn_range.val();
+                        self.state.d.next = 11.into();
+                    } else if !self.recv.read_data.val().get_bit(0) {
+                        self.state.d.next = 3.into();
+                        self.req_valid.d.next = true;
+                    } else if self.b_mo.q.val() != self.recv.read_data.val().get_bits::<32>(1) {
+                        self.fault_code.d.next = self.t_invalid_mo.val();
+                        self.state.d.next = 11.into();
+                    } else {
+                        self.state.d.next = 6.into();
+                    }
+                }
+            }
+        }
+
+        // State 3: claim the next posted receive.
+        self.m_rq_valid.next = self.req_valid.q.val();
+        self.m_rq_qpn.next = self.qpn.q.val();
+        self.s_rq_ready.next = self.state.q.val() == 3;
+        if self.req_valid.q.val() & self.m_rq_ready.val() {
+            self.req_valid.d.next = false;
+        }
+        if (self.state.q.val() == 3) & self.s_rq_valid.val() {
+            self.r_active.d.next = true;
+            self.r_placed.d.next = 0.into();
+            self.r_wr_id.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_wr_id.val().index());
+            self.r_addr.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_addr.val().index());
+            self.r_len.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_length.val().index());
+            self.r_lkey.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_lkey.val().index());
+            self.state.d.next = 6.into();
+            if self.has_inv.val() {
+                self.purpose.d.next = 2.into();
+                self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
+                self.chk_stag.d.next = self.b_stag.q.val();
+                self.chk_to.d.next = 0.into();
+                self.chk_len.d.next = 0.into();
+                self.chk_right.d.next = 0.into();
+                self.state.d.next = 4.into();
+            }
+            if self.b_mo.q.val().any() {
+                self.fault_code.d.next = self.t_invalid_mo.val();
+                self.state.d.next = 11.into();
+            }
+            if !self.s_rq_posted.val() {
+                self.fault_code.d.next = self.t_no_buffer.val();
+                self.state.d.next = 11.into();
+            }
+            if self.s_rq_error.val() {
+                self.fault_code.d.next = self.t_ddp_local.val();
+                self.fault_hdr.d.next = false;
+                self.state.d.next = 11.into();
+            }
+        }
+
+        // States 4, 5: the MR check, for whichever purpose.
+        if self.state.q.val() == 4 {
+            self.state.d.next = 5.into();
+        }
+        self.check.mr.next = self.mrs.read_data.val();
+        self.check.live.next = (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
+        self.check.exists.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
+        self.check.stag.next = self.chk_stag.q.val();
+        self.check.pd.next = self.pd.val();
+        self.check.to.next = self.chk_to.q.val();
+        self.check.len.next = self.chk_len.q.val();
+        self.check.right.next = self.chk_right.q.val();
+        // The error as a Terminate code: DDP tagged codes, or RDMAP ones for a Read source.
+        self.access_code.next = self.t_tagged_stag.val();
+        if self.check.error.val() == 2 {
+            self.access_code.next = self.t_tagged_not_associated.val();
+        }
+        if self.check.error.val() == 4 {
+            self.access_code.next = self.t_tagged_wrap.val();
+        }
+        if self.check.error.val() == 5 {
+            self.access_code.next = self.t_tagged_bounds.val();
+        }
+        if self.purpose.q.val() == 4 {
+            self.access_code.next = self.t_rdma_stag.val();
+            if self.check.error.val() == 2 {
+                self.access_code.next = self.t_rdma_not_associated.val();
+            }
+            if self.check.error.val() == 3 {
+                self.access_code.next = self.t_rdma_rights.val();
+            }
+            if self.check.error.val() == 4 {
+                self.access_code.next = self.t_rdma_wrap.val();
+            }
+            if self.check.error.val() == 5 {
+                self.access_code.next = self.t_rdma_bounds.val();
+            }
+        }
+        if self.purpose.q.val() == 3 {
+            self.access_code.next = self.t_ddp_local.val();
+        }
+        if self.state.q.val() == 5 {
+            self.place_addr.d.next = self.check.iova.val();
+            self.job_addr.d.next = self.check.iova.val();
+            self.state.d.next = 7.into();
+            if self.purpose.q.val() == 2 {
+                self.state.d.next = 6.into();
+            }
+            if self.purpose.q.val() == 4 {
+                self.state.d.next = 12.into();
+                self.job_valid.d.next = true;
+                self.job_terminate.d.next = false;
+            }
+            if self.check.error.val().any() {
+                self.fault_code.d.next = self.access_code.val();
+                self.state.d.next = 11.into();
+                if self.purpose.q.val() == 3 {
+                    self.fault_hdr.d.next = false;
+                }
+            }
+            if self.purpose.q.val() == 2 {
+                // Invalidate: only a valid MR of this PD (check_invalidate).
+                self.fault_code.d.next = self.t_rdma_stag.val();
+                if self.check.error.val() == 2 {
+                    self.fault_code.d.next = self.t_cannot_invalidate.val();
+                }
+                self.state.d.next = 6.into();
+                if (self.check.error.val() == 1) | (self.check.error.val() == 2) {
+                    self.state.d.next = 11.into();
+                }
+            }
+        }
+
+        // State 6: the Send must fit its receive, whose buffer is then checked.
+        if self.state.q.val() == 6 {
+            self.purpose.d.next = 3.into();
+            self.mr_index.d.next = self.r_lkey.q.val().get_bits::<MB>(8);
+            self.chk_stag.d.next = self.r_lkey.q.val();
+            self.chk_to.d.next = self.r_addr.q.val() + bit_cast::<64, 32>(self.b_mo.q.val());
+            self.chk_len.d.next = bit_cast::<32, 16>(self.plen.val());
+            self.chk_right.d.next = 1.into();
+            self.state.d.next = 9.into();
+            if self.plen.val().any() {
+                self.state.d.next = 4.into();
+            }
+            if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val())) > bit_cast::<33, 32>(self.r_len.q.val()) {
+                self.fault_code.d.next = self.t_too_long.val();
+                self.state.d.next = 11.into();
+            }
+        }
+
+        // States 7, 8: place the payload, realigned to lane 0 (it starts at octet 6 of
+        // the last header beat when tagged, octet 2 when untagged).
+        self.m_wr_req_valid.next = self.state.q.val() == 7;
+        self.m_wr_req_addr.next = self.place_addr.q.val();
+        self.m_wr_req_len.next = bit_cast::<32, 16>(self.plen.val());
+        if (self.state.q.val() == 7) & self.m_wr_req_ready.val() {
+            self.state.d.next = 8.into();
+            self.left.d.next = self.plen.val();
+            self.carry.d.next = self.hdr.q.val().get_bits::<64>(64);
+            if !self.is_tagged.val() {
+                self.carry.d.next = self.hdr.q.val().get_bits::<64>(128);
+            }
+        }
+        self.need_in.next = self.left.q.val() > 2;
+        if !self.is_tagged.val() {
+            self.need_in.next = self.left.q.val() > 6;
+        }
+        self.out_n.next = 8.into();
+        if self.left.q.val() < 8 {
+            self.out_n.next = self.left.q.val();
+        }
+        self.m_wr_tvalid.next = (self.state.q.val() == 8) & (!self.need_in.val() | self.s_axis_tvalid.val());
+        self.m_wr_tdata.next = (self.carry.q.val() >> 48) | (self.s_axis_tdata.val() << 16);
+        if !self.is_tagged.val() {
+            self.m_wr_tdata.next = (self.carry.q.val() >> 16) | (self.s_axis_tdata.val() << 48);
+        }
+        self.m_wr_tkeep.next = 0xFF.into();
+        if self.left.q.val() < 8 {
+            self.m_wr_tkeep.next = 0x7f.into();
+        }
+        if self.left.q.val() < 7 {
+            self.m_wr_tkeep.next = 0x3f.into();
+        }
+        if self.left.q.val() < 6 {
+            self.m_wr_tkeep.next = 0x1f.into();
+        }
+        if self.left.q.val() < 5 {
+            self.m_wr_tkeep.next = 0xf.into();
+        }
+        if self.left.q.val() < 4 {
+            self.m_wr_tkeep.next = 0x7.into();
+        }
+        if self.left.q.val() < 3 {
+            self.m_wr_tkeep.next = 0x3.into();
+        }
+        if self.left.q.val() < 2 {
+            self.m_wr_tkeep.next = 0x1.into();
+        }
+        if self.left.q.val() < 1 {
+            self.m_wr_tkeep.next = 0x0.into();
+        }
+        self.m_wr_tlast.next = self.left.q.val() <= 8;
+        if (self.state.q.val() == 8) & self.need_in.val() {
+            self.s_axis_tready.next = self.m_wr_tready.val();
+        }
+        if (self.state.q.val() == 8) & self.m_wr_tready.val() & (!self.need_in.val() | self.s_axis_tvalid.val()) {
+            self.left.d.next = self.left.q.val() - self.out_n.val();
+            if self.need_in.val() {
+                self.carry.d.next = self.s_axis_tdata.val();
+                self.ended.d.next = self.s_axis_tlast.val();
+            }
+            if self.left.q.val() <= 8 {
+                self.state.d.next = 9.into();
+            }
+        }
+        if self.m_wr_req_valid.val() & self.m_wr_req_ready.val() {
+            self.writes_out.d.next = self.writes_out.q.val() + 1;
+            if self.s_wr_done_valid.val() {
+                self.writes_out.d.next = self.writes_out.q.val();
+            }
+        } else if self.s_wr_done_valid.val() {
+            self.writes_out.d.next = self.writes_out.q.val() - 1;
+        }
+
+        // State 9: after placement, record progress; a message that ends completes.
+        self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
+            | (bit_cast::<256, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << self.at_cqe_byte_len.val())
+            | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+            | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
+            | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val());
+        if self.opcode.val() >= 5 {
+            self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
+                | (bit_cast::<256, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << self.at_cqe_byte_len.val())
+                | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+                | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
+                | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
+                | self.solicited_bit.val();
+        }
+        self.inv_cqe.next = self.recv_cqe.val();
+        if self.has_inv.val() {
+            self.inv_cqe.next = self.recv_cqe.val()
+                | (bit_cast::<256, 32>(self.b_stag.q.val()) << self.at_cqe_inv_stag.val())
+                | self.invalidated_bit.val();
+        }
+        if self.state.q.val() == 9 {
+            self.state.d.next = 13.into();
+            if self.is_send.val() {
+                self.recv.write_enable.next = true;
+                self.recv.write_data.next = bit_cast::<225, 1>(true.into())
+                    | (bit_cast::<225, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << 1)
+                    | (bit_cast::<225, 64>(self.r_wr_id.q.val()) << 33)
+                    | (bit_cast::<225, 64>(self.r_addr.q.val()) << 97)
+                    | (bit_cast::<225, 32>(self.r_len.q.val()) << 161)
+                    | (bit_cast::<225, 32>(self.r_lkey.q.val()) << 193);
+                self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
+                self.cqe.d.next = self.inv_cqe.val();
+                if self.last.val() {
+                    self.recv.write_data.next = 0.into();
+                    self.recv_msn.write_enable.next = true;
+                    self.state.d.next = 10.into();
+                }
+            }
+            if self.opcode.val() == 2 {
+                self.read_placed.write_enable.next = true;
+                self.read_placed.write_data.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
+                self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_send_cq.val().index());
+                self.cqe.d.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
+                    | (bit_cast::<256, 32>(self.r_len.q.val()) << self.at_cqe_byte_len.val())
+                    | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+                    | (bit_cast::<256, 8>(self.cqe_read.val()) << self.at_cqe_opcode.val())
+                    | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val());
+                if self.last.val() {
+                    self.read_placed.write_data.next = 0.into();
+                    self.pop.next = true;
+                    if self.r_signaled.q.val() {
+                        self.state.d.next = 10.into();
+                    }
+                }
+            }
+        }
+        for i in 0..Q {
+            if self.pop.val() & (self.qpn.q.val().index() == i) {
+                self.read_head[i].d.next = self.read_head[i].q.val() + 1;
+                self.read_count[i].d.next = self.read_count[i].q.val() - 1;
+                if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
+                    self.read_count[i].d.next = self.read_count[i].q.val();
+                }
+            }
+        }
+        if self.pop.val() & !(self.s_read_valid.val() & (self.s_read_qpn.val() == self.qpn.q.val())) {
+            self.full.d.next = self.full.q.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
+        }
+
+        // State 10: the completion once the placement writes are acknowledged (the
+        // invalidation goes with it).
+        self.invalidate.d.next = false;
+        if (self.state.q.val() == 10) & !self.cqe_valid.q.val() & (self.writes_out.q.val() == 0) {
+            self.cqe_valid.d.next = true;
+            self.invalidate.d.next = self.is_send.val() & self.has_inv.val();
+        }
+        if self.cqe_valid.q.val() & self.m_cqe_ready.val() {
+            self.cqe_valid.d.next = false;
+            self.state.d.next = 13.into();
+        }
+        self.m_cqe_valid.next = self.cqe_valid.q.val();
+        self.m_cqe.next = self.cqe.q.val();
+        self.m_cqn.next = self.cqn.q.val();
+        self.m_invalidate.next = self.invalidate.q.val();
+        self.m_invalidate_mr.next = self.b_stag.q.val().get_bits::<MB>(8);
+
+        // State 11: a fault. The QP goes to ERROR and a Terminate is sent.
+        self.hdr_bytes.next = self.hdr.q.val().get_bits::<144>(0);
+        if self.is_tagged.val() {
+            self.hdr_bytes.next = bit_cast::<144, 112>(self.hdr.q.val().get_bits::<112>(0));
+        }
+        self.term_body.next = bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(8))
+            | (bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8)
+            | self.flags_md.val()
+            | (bit_cast::<224, 8>(self.ulen.q.val().get_bits::<8>(8)) << 32)
+            | (bit_cast::<224, 8>(self.ulen.q.val().get_bits::<8>(0)) << 40)
+            | (bit_cast::<224, 144>(self.hdr_bytes.val()) << 48);
+        if !self.fault_hdr.q.val() {
+            self.term_body.next = bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(8))
+                | (bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8);
+        }
+        self.term_len.next = self.hlen.val() + 6;
+        if self.state.q.val() == 11 {
+            self.fail_valid.d.next = true;
+            self.fail_qp.d.next = self.qpn.q.val();
+            self.fail_term.d.next = self.fault_code.q.val();
+            self.fail_received.d.next = false;
+            self.job_valid.d.next = true;
+            self.job_terminate.d.next = true;
+            self.job_inline.d.next = self.term_body.val();
+            self.job_inline_len.d.next = 4.into();
+            if self.fault_hdr.q.val() {
+                self.job_inline_len.d.next = self.term_len.val().get_bits::<6>(0);
+            }
+            self.state.d.next = 12.into();
+        }
+        self.m_fail_qp.next = self.fail_qp.q.val();
+        self.m_fail_term.next = self.fail_term.q.val();
+        self.m_fail_received.next = self.fail_received.q.val();
+
+        // The requester's failures wait their turn for a Terminate of their own.
+        self.tx_fails.s_valid.next = self.s_tx_fail.val();
+        self.tx_fails.s_data.next = self.s_tx_fail_qp.val();
+        self.tx_fails.m_ready.next = false;
+        if (self.state.q.val() == 0) & self.tx_fails.m_valid.val() {
+            self.tx_fails.m_ready.next = true;
+            self.qpn.d.next = self.tx_fails.m_data.val();
+            self.fault_code.d.next = self.t_local.val();
+            self.fault_hdr.d.next = false;
+            self.state.d.next = 14.into();
+        }
+        if self.state.q.val() == 14 {
+            self.state.d.next = 15.into();
+        }
+        if self.state.q.val() == 15 {
+            self.job_valid.d.next = true;
+            self.job_terminate.d.next = true;
+            self.job_inline.d.next = self.term_body.val();
+            self.job_inline_len.d.next = 4.into();
+            self.state.d.next = 12.into();
+            self.ended.d.next = true;
+        }
+
+        // State 12: a Read Response or a Terminate for the segmenter.
+        self.m_job_valid.next = self.job_valid.q.val();
+        self.m_job_tagged.next = true;
+        self.m_job_opcode.next = 2.into();
+        self.m_job_stag.next = self.b_sink_stag.q.val();
+        self.m_job_to.next = self.b_sink_to.q.val();
+        self.m_job_qn.next = 0.into();
+        self.m_job_msn.next = 0.into();
+        self.m_job_addr.next = self.job_addr.q.val();
+        self.m_job_len.next = self.b_size.q.val();
+        self.m_job_inline.next = 0.into();
+        self.m_job_inline_len.next = 0.into();
+        if self.job_terminate.q.val() {
+            self.m_job_tagged.next = false;
+            self.m_job_opcode.next = 7.into();
+            self.m_job_stag.next = 0.into();
+            self.m_job_to.next = 0.into();
+            self.m_job_qn.next = 2.into();
+            self.m_job_msn.next = 1.into();
+            self.m_job_len.next = 0.into();
+            self.m_job_inline.next = self.job_inline.q.val();
+            self.m_job_inline_len.next = self.job_inline_len.q.val();
+        }
+        self.m_job_mulpdu.next = self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index());
+        self.m_job_tag.next = self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index()) | self.job_tag.val();
+        if (self.state.q.val() == 12) & self.m_job_ready.val() {
+            self.job_valid.d.next = false;
+            self.state.d.next = 13.into();
+        }
+
+        // State 13: the rest of the ULPDU, if any, is dropped.
+        if self.state.q.val() == 13 {
+            self.s_axis_tready.next = !self.ended.q.val();
+            if self.ended.q.val() {
+                self.state.d.next = 0.into();
+            }
+            if self.s_axis_tvalid.val() & self.s_axis_tlast.val() {
+                self.ended.d.next = true;
+            }
+        }
+
+        // A QP written in RESET starts over.
+        if self.qp_we.val() & self.qp_reset.val() {
+            self.recv_msn.write_enable.next = true;
+            self.recv_msn.write_address.next = self.qp_waddr.val();
+            self.recv_msn.write_data.next = 0.into();
+            self.rr_msn.write_enable.next = true;
+            self.rr_msn.write_address.next = self.qp_waddr.val();
+            self.rr_msn.write_data.next = 0.into();
+            self.recv.write_enable.next = true;
+            self.recv.write_address.next = self.qp_waddr.val();
+            self.recv.write_data.next = 0.into();
+            self.read_placed.write_enable.next = true;
+            self.read_placed.write_address.next = self.qp_waddr.val();
+            self.read_placed.write_data.next = 0.into();
+            for i in 0..Q {
+                if self.qp_waddr.val().index() == i {
+                    self.read_count[i].d.next = 0.into();
+                    self.read_head[i].d.next = 0.into();
+                }
+            }
+            self.full.d.next = self.full.q.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
+        }
+        if self.reset.val() {
+            self.state.d.next = 0.into();
+            self.req_valid.d.next = false;
+            self.job_valid.d.next = false;
+            self.cqe_valid.d.next = false;
+            self.fail_valid.d.next = false;
+            self.invalidate.d.next = false;
+            self.writes_out.d.next = 0.into();
+            self.full.d.next = 0.into();
+        }
+    }
+}
