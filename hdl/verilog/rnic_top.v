@@ -314,6 +314,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [5:0] requester$m_read_qpn;
     wire  [192:0] requester$m_read_entry;
     reg  [63:0] requester$reads_full;
+    wire  [5:0] requester$order_qpn;
+    reg  [2:0] requester$order_done;
     wire  requester$m_cqe_valid;
     reg  requester$m_cqe_ready;
     wire  [5:0] requester$m_cqn;
@@ -477,6 +479,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] receiver$s_read_qpn;
     reg  [192:0] receiver$s_read_entry;
     wire  [63:0] receiver$reads_full;
+    reg  [5:0] receiver$order_qpn;
+    wire  [2:0] receiver$order_done;
     reg  receiver$s_tx_fail;
     reg  [5:0] receiver$s_tx_fail_qp;
     wire  receiver$m_fail;
@@ -779,6 +783,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_read_qpn(requester$m_read_qpn),
         .m_read_entry(requester$m_read_entry),
         .reads_full(requester$reads_full),
+        .order_qpn(requester$order_qpn),
+        .order_done(requester$order_done),
         .m_cqe_valid(requester$m_cqe_valid),
         .m_cqe_ready(requester$m_cqe_ready),
         .m_cqn(requester$m_cqn),
@@ -958,6 +964,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_read_qpn(receiver$s_read_qpn),
         .s_read_entry(receiver$s_read_entry),
         .reads_full(receiver$reads_full),
+        .order_qpn(receiver$order_qpn),
+        .order_done(receiver$order_done),
         .s_tx_fail(receiver$s_tx_fail),
         .s_tx_fail_qp(receiver$s_tx_fail_qp),
         .m_fail(receiver$m_fail),
@@ -1199,6 +1207,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         requester$mr_wdata = ctrl$mr_wdata;
         requester$mr_valid = ctrl$mr_valid;
         requester$reads_full = receiver$reads_full;
+        receiver$order_qpn = requester$order_qpn;
+        requester$order_done = receiver$order_done;
         rx_job = receiver$m_job_valid;
         segmenter$s_job_valid = receiver$m_job_valid | requester$m_job_valid;
         receiver$m_job_ready = segmenter$s_job_ready;
@@ -14131,7 +14141,7 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_tag,s_read_valid,s_read_qpn,s_read_entry,reads_full,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_tag,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr);
     
     // Module arguments
     input wire  clock;
@@ -14190,6 +14200,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     input wire  [5:0] s_read_qpn;
     input wire  [192:0] s_read_entry;
     output reg  [63:0] reads_full;
+    input wire  [5:0] order_qpn;
+    output reg  [2:0] order_done;
     input wire  s_tx_fail;
     input wire  [5:0] s_tx_fail_qp;
     output reg  m_fail;
@@ -14878,6 +14890,201 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [2:0] read_limit$63$d;
     wire  [2:0] read_limit$63$q;
     reg  read_limit$63$clock;
+    reg  [2:0] read_done$0$d;
+    wire  [2:0] read_done$0$q;
+    reg  read_done$0$clock;
+    reg  [2:0] read_done$1$d;
+    wire  [2:0] read_done$1$q;
+    reg  read_done$1$clock;
+    reg  [2:0] read_done$2$d;
+    wire  [2:0] read_done$2$q;
+    reg  read_done$2$clock;
+    reg  [2:0] read_done$3$d;
+    wire  [2:0] read_done$3$q;
+    reg  read_done$3$clock;
+    reg  [2:0] read_done$4$d;
+    wire  [2:0] read_done$4$q;
+    reg  read_done$4$clock;
+    reg  [2:0] read_done$5$d;
+    wire  [2:0] read_done$5$q;
+    reg  read_done$5$clock;
+    reg  [2:0] read_done$6$d;
+    wire  [2:0] read_done$6$q;
+    reg  read_done$6$clock;
+    reg  [2:0] read_done$7$d;
+    wire  [2:0] read_done$7$q;
+    reg  read_done$7$clock;
+    reg  [2:0] read_done$8$d;
+    wire  [2:0] read_done$8$q;
+    reg  read_done$8$clock;
+    reg  [2:0] read_done$9$d;
+    wire  [2:0] read_done$9$q;
+    reg  read_done$9$clock;
+    reg  [2:0] read_done$10$d;
+    wire  [2:0] read_done$10$q;
+    reg  read_done$10$clock;
+    reg  [2:0] read_done$11$d;
+    wire  [2:0] read_done$11$q;
+    reg  read_done$11$clock;
+    reg  [2:0] read_done$12$d;
+    wire  [2:0] read_done$12$q;
+    reg  read_done$12$clock;
+    reg  [2:0] read_done$13$d;
+    wire  [2:0] read_done$13$q;
+    reg  read_done$13$clock;
+    reg  [2:0] read_done$14$d;
+    wire  [2:0] read_done$14$q;
+    reg  read_done$14$clock;
+    reg  [2:0] read_done$15$d;
+    wire  [2:0] read_done$15$q;
+    reg  read_done$15$clock;
+    reg  [2:0] read_done$16$d;
+    wire  [2:0] read_done$16$q;
+    reg  read_done$16$clock;
+    reg  [2:0] read_done$17$d;
+    wire  [2:0] read_done$17$q;
+    reg  read_done$17$clock;
+    reg  [2:0] read_done$18$d;
+    wire  [2:0] read_done$18$q;
+    reg  read_done$18$clock;
+    reg  [2:0] read_done$19$d;
+    wire  [2:0] read_done$19$q;
+    reg  read_done$19$clock;
+    reg  [2:0] read_done$20$d;
+    wire  [2:0] read_done$20$q;
+    reg  read_done$20$clock;
+    reg  [2:0] read_done$21$d;
+    wire  [2:0] read_done$21$q;
+    reg  read_done$21$clock;
+    reg  [2:0] read_done$22$d;
+    wire  [2:0] read_done$22$q;
+    reg  read_done$22$clock;
+    reg  [2:0] read_done$23$d;
+    wire  [2:0] read_done$23$q;
+    reg  read_done$23$clock;
+    reg  [2:0] read_done$24$d;
+    wire  [2:0] read_done$24$q;
+    reg  read_done$24$clock;
+    reg  [2:0] read_done$25$d;
+    wire  [2:0] read_done$25$q;
+    reg  read_done$25$clock;
+    reg  [2:0] read_done$26$d;
+    wire  [2:0] read_done$26$q;
+    reg  read_done$26$clock;
+    reg  [2:0] read_done$27$d;
+    wire  [2:0] read_done$27$q;
+    reg  read_done$27$clock;
+    reg  [2:0] read_done$28$d;
+    wire  [2:0] read_done$28$q;
+    reg  read_done$28$clock;
+    reg  [2:0] read_done$29$d;
+    wire  [2:0] read_done$29$q;
+    reg  read_done$29$clock;
+    reg  [2:0] read_done$30$d;
+    wire  [2:0] read_done$30$q;
+    reg  read_done$30$clock;
+    reg  [2:0] read_done$31$d;
+    wire  [2:0] read_done$31$q;
+    reg  read_done$31$clock;
+    reg  [2:0] read_done$32$d;
+    wire  [2:0] read_done$32$q;
+    reg  read_done$32$clock;
+    reg  [2:0] read_done$33$d;
+    wire  [2:0] read_done$33$q;
+    reg  read_done$33$clock;
+    reg  [2:0] read_done$34$d;
+    wire  [2:0] read_done$34$q;
+    reg  read_done$34$clock;
+    reg  [2:0] read_done$35$d;
+    wire  [2:0] read_done$35$q;
+    reg  read_done$35$clock;
+    reg  [2:0] read_done$36$d;
+    wire  [2:0] read_done$36$q;
+    reg  read_done$36$clock;
+    reg  [2:0] read_done$37$d;
+    wire  [2:0] read_done$37$q;
+    reg  read_done$37$clock;
+    reg  [2:0] read_done$38$d;
+    wire  [2:0] read_done$38$q;
+    reg  read_done$38$clock;
+    reg  [2:0] read_done$39$d;
+    wire  [2:0] read_done$39$q;
+    reg  read_done$39$clock;
+    reg  [2:0] read_done$40$d;
+    wire  [2:0] read_done$40$q;
+    reg  read_done$40$clock;
+    reg  [2:0] read_done$41$d;
+    wire  [2:0] read_done$41$q;
+    reg  read_done$41$clock;
+    reg  [2:0] read_done$42$d;
+    wire  [2:0] read_done$42$q;
+    reg  read_done$42$clock;
+    reg  [2:0] read_done$43$d;
+    wire  [2:0] read_done$43$q;
+    reg  read_done$43$clock;
+    reg  [2:0] read_done$44$d;
+    wire  [2:0] read_done$44$q;
+    reg  read_done$44$clock;
+    reg  [2:0] read_done$45$d;
+    wire  [2:0] read_done$45$q;
+    reg  read_done$45$clock;
+    reg  [2:0] read_done$46$d;
+    wire  [2:0] read_done$46$q;
+    reg  read_done$46$clock;
+    reg  [2:0] read_done$47$d;
+    wire  [2:0] read_done$47$q;
+    reg  read_done$47$clock;
+    reg  [2:0] read_done$48$d;
+    wire  [2:0] read_done$48$q;
+    reg  read_done$48$clock;
+    reg  [2:0] read_done$49$d;
+    wire  [2:0] read_done$49$q;
+    reg  read_done$49$clock;
+    reg  [2:0] read_done$50$d;
+    wire  [2:0] read_done$50$q;
+    reg  read_done$50$clock;
+    reg  [2:0] read_done$51$d;
+    wire  [2:0] read_done$51$q;
+    reg  read_done$51$clock;
+    reg  [2:0] read_done$52$d;
+    wire  [2:0] read_done$52$q;
+    reg  read_done$52$clock;
+    reg  [2:0] read_done$53$d;
+    wire  [2:0] read_done$53$q;
+    reg  read_done$53$clock;
+    reg  [2:0] read_done$54$d;
+    wire  [2:0] read_done$54$q;
+    reg  read_done$54$clock;
+    reg  [2:0] read_done$55$d;
+    wire  [2:0] read_done$55$q;
+    reg  read_done$55$clock;
+    reg  [2:0] read_done$56$d;
+    wire  [2:0] read_done$56$q;
+    reg  read_done$56$clock;
+    reg  [2:0] read_done$57$d;
+    wire  [2:0] read_done$57$q;
+    reg  read_done$57$clock;
+    reg  [2:0] read_done$58$d;
+    wire  [2:0] read_done$58$q;
+    reg  read_done$58$clock;
+    reg  [2:0] read_done$59$d;
+    wire  [2:0] read_done$59$q;
+    reg  read_done$59$clock;
+    reg  [2:0] read_done$60$d;
+    wire  [2:0] read_done$60$q;
+    reg  read_done$60$clock;
+    reg  [2:0] read_done$61$d;
+    wire  [2:0] read_done$61$q;
+    reg  read_done$61$clock;
+    reg  [2:0] read_done$62$d;
+    wire  [2:0] read_done$62$q;
+    reg  read_done$62$clock;
+    reg  [2:0] read_done$63$d;
+    wire  [2:0] read_done$63$q;
+    reg  read_done$63$clock;
+    reg  completing_read$d;
+    wire  completing_read$q;
+    reg  completing_read$clock;
     reg  [63:0] full$d;
     wire  [63:0] full$q;
     reg  full$clock;
@@ -15041,6 +15248,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [63:0] b_src_to$q;
     
     // Local signals
+    reg  done_inc;
     reg  is_tagged;
     reg  last;
     reg  [3:0] opcode;
@@ -15064,6 +15272,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [255:0] inv_cqe;
     reg  [15:0] term_len;
     reg  [1:0] push_head;
+    reg  [1:0] push_slot;
+    reg  [63:0] full_pushed;
     reg  [2:0] push_limit;
     reg  pop;
     reg  need_in;
@@ -16097,6 +16307,331 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .q(read_limit$63$q),
         .clock(read_limit$63$clock)
     );
+    rnic_top$receiver$read_done$0 read_done$0(
+        .d(read_done$0$d),
+        .q(read_done$0$q),
+        .clock(read_done$0$clock)
+    );
+    rnic_top$receiver$read_done$1 read_done$1(
+        .d(read_done$1$d),
+        .q(read_done$1$q),
+        .clock(read_done$1$clock)
+    );
+    rnic_top$receiver$read_done$2 read_done$2(
+        .d(read_done$2$d),
+        .q(read_done$2$q),
+        .clock(read_done$2$clock)
+    );
+    rnic_top$receiver$read_done$3 read_done$3(
+        .d(read_done$3$d),
+        .q(read_done$3$q),
+        .clock(read_done$3$clock)
+    );
+    rnic_top$receiver$read_done$4 read_done$4(
+        .d(read_done$4$d),
+        .q(read_done$4$q),
+        .clock(read_done$4$clock)
+    );
+    rnic_top$receiver$read_done$5 read_done$5(
+        .d(read_done$5$d),
+        .q(read_done$5$q),
+        .clock(read_done$5$clock)
+    );
+    rnic_top$receiver$read_done$6 read_done$6(
+        .d(read_done$6$d),
+        .q(read_done$6$q),
+        .clock(read_done$6$clock)
+    );
+    rnic_top$receiver$read_done$7 read_done$7(
+        .d(read_done$7$d),
+        .q(read_done$7$q),
+        .clock(read_done$7$clock)
+    );
+    rnic_top$receiver$read_done$8 read_done$8(
+        .d(read_done$8$d),
+        .q(read_done$8$q),
+        .clock(read_done$8$clock)
+    );
+    rnic_top$receiver$read_done$9 read_done$9(
+        .d(read_done$9$d),
+        .q(read_done$9$q),
+        .clock(read_done$9$clock)
+    );
+    rnic_top$receiver$read_done$10 read_done$10(
+        .d(read_done$10$d),
+        .q(read_done$10$q),
+        .clock(read_done$10$clock)
+    );
+    rnic_top$receiver$read_done$11 read_done$11(
+        .d(read_done$11$d),
+        .q(read_done$11$q),
+        .clock(read_done$11$clock)
+    );
+    rnic_top$receiver$read_done$12 read_done$12(
+        .d(read_done$12$d),
+        .q(read_done$12$q),
+        .clock(read_done$12$clock)
+    );
+    rnic_top$receiver$read_done$13 read_done$13(
+        .d(read_done$13$d),
+        .q(read_done$13$q),
+        .clock(read_done$13$clock)
+    );
+    rnic_top$receiver$read_done$14 read_done$14(
+        .d(read_done$14$d),
+        .q(read_done$14$q),
+        .clock(read_done$14$clock)
+    );
+    rnic_top$receiver$read_done$15 read_done$15(
+        .d(read_done$15$d),
+        .q(read_done$15$q),
+        .clock(read_done$15$clock)
+    );
+    rnic_top$receiver$read_done$16 read_done$16(
+        .d(read_done$16$d),
+        .q(read_done$16$q),
+        .clock(read_done$16$clock)
+    );
+    rnic_top$receiver$read_done$17 read_done$17(
+        .d(read_done$17$d),
+        .q(read_done$17$q),
+        .clock(read_done$17$clock)
+    );
+    rnic_top$receiver$read_done$18 read_done$18(
+        .d(read_done$18$d),
+        .q(read_done$18$q),
+        .clock(read_done$18$clock)
+    );
+    rnic_top$receiver$read_done$19 read_done$19(
+        .d(read_done$19$d),
+        .q(read_done$19$q),
+        .clock(read_done$19$clock)
+    );
+    rnic_top$receiver$read_done$20 read_done$20(
+        .d(read_done$20$d),
+        .q(read_done$20$q),
+        .clock(read_done$20$clock)
+    );
+    rnic_top$receiver$read_done$21 read_done$21(
+        .d(read_done$21$d),
+        .q(read_done$21$q),
+        .clock(read_done$21$clock)
+    );
+    rnic_top$receiver$read_done$22 read_done$22(
+        .d(read_done$22$d),
+        .q(read_done$22$q),
+        .clock(read_done$22$clock)
+    );
+    rnic_top$receiver$read_done$23 read_done$23(
+        .d(read_done$23$d),
+        .q(read_done$23$q),
+        .clock(read_done$23$clock)
+    );
+    rnic_top$receiver$read_done$24 read_done$24(
+        .d(read_done$24$d),
+        .q(read_done$24$q),
+        .clock(read_done$24$clock)
+    );
+    rnic_top$receiver$read_done$25 read_done$25(
+        .d(read_done$25$d),
+        .q(read_done$25$q),
+        .clock(read_done$25$clock)
+    );
+    rnic_top$receiver$read_done$26 read_done$26(
+        .d(read_done$26$d),
+        .q(read_done$26$q),
+        .clock(read_done$26$clock)
+    );
+    rnic_top$receiver$read_done$27 read_done$27(
+        .d(read_done$27$d),
+        .q(read_done$27$q),
+        .clock(read_done$27$clock)
+    );
+    rnic_top$receiver$read_done$28 read_done$28(
+        .d(read_done$28$d),
+        .q(read_done$28$q),
+        .clock(read_done$28$clock)
+    );
+    rnic_top$receiver$read_done$29 read_done$29(
+        .d(read_done$29$d),
+        .q(read_done$29$q),
+        .clock(read_done$29$clock)
+    );
+    rnic_top$receiver$read_done$30 read_done$30(
+        .d(read_done$30$d),
+        .q(read_done$30$q),
+        .clock(read_done$30$clock)
+    );
+    rnic_top$receiver$read_done$31 read_done$31(
+        .d(read_done$31$d),
+        .q(read_done$31$q),
+        .clock(read_done$31$clock)
+    );
+    rnic_top$receiver$read_done$32 read_done$32(
+        .d(read_done$32$d),
+        .q(read_done$32$q),
+        .clock(read_done$32$clock)
+    );
+    rnic_top$receiver$read_done$33 read_done$33(
+        .d(read_done$33$d),
+        .q(read_done$33$q),
+        .clock(read_done$33$clock)
+    );
+    rnic_top$receiver$read_done$34 read_done$34(
+        .d(read_done$34$d),
+        .q(read_done$34$q),
+        .clock(read_done$34$clock)
+    );
+    rnic_top$receiver$read_done$35 read_done$35(
+        .d(read_done$35$d),
+        .q(read_done$35$q),
+        .clock(read_done$35$clock)
+    );
+    rnic_top$receiver$read_done$36 read_done$36(
+        .d(read_done$36$d),
+        .q(read_done$36$q),
+        .clock(read_done$36$clock)
+    );
+    rnic_top$receiver$read_done$37 read_done$37(
+        .d(read_done$37$d),
+        .q(read_done$37$q),
+        .clock(read_done$37$clock)
+    );
+    rnic_top$receiver$read_done$38 read_done$38(
+        .d(read_done$38$d),
+        .q(read_done$38$q),
+        .clock(read_done$38$clock)
+    );
+    rnic_top$receiver$read_done$39 read_done$39(
+        .d(read_done$39$d),
+        .q(read_done$39$q),
+        .clock(read_done$39$clock)
+    );
+    rnic_top$receiver$read_done$40 read_done$40(
+        .d(read_done$40$d),
+        .q(read_done$40$q),
+        .clock(read_done$40$clock)
+    );
+    rnic_top$receiver$read_done$41 read_done$41(
+        .d(read_done$41$d),
+        .q(read_done$41$q),
+        .clock(read_done$41$clock)
+    );
+    rnic_top$receiver$read_done$42 read_done$42(
+        .d(read_done$42$d),
+        .q(read_done$42$q),
+        .clock(read_done$42$clock)
+    );
+    rnic_top$receiver$read_done$43 read_done$43(
+        .d(read_done$43$d),
+        .q(read_done$43$q),
+        .clock(read_done$43$clock)
+    );
+    rnic_top$receiver$read_done$44 read_done$44(
+        .d(read_done$44$d),
+        .q(read_done$44$q),
+        .clock(read_done$44$clock)
+    );
+    rnic_top$receiver$read_done$45 read_done$45(
+        .d(read_done$45$d),
+        .q(read_done$45$q),
+        .clock(read_done$45$clock)
+    );
+    rnic_top$receiver$read_done$46 read_done$46(
+        .d(read_done$46$d),
+        .q(read_done$46$q),
+        .clock(read_done$46$clock)
+    );
+    rnic_top$receiver$read_done$47 read_done$47(
+        .d(read_done$47$d),
+        .q(read_done$47$q),
+        .clock(read_done$47$clock)
+    );
+    rnic_top$receiver$read_done$48 read_done$48(
+        .d(read_done$48$d),
+        .q(read_done$48$q),
+        .clock(read_done$48$clock)
+    );
+    rnic_top$receiver$read_done$49 read_done$49(
+        .d(read_done$49$d),
+        .q(read_done$49$q),
+        .clock(read_done$49$clock)
+    );
+    rnic_top$receiver$read_done$50 read_done$50(
+        .d(read_done$50$d),
+        .q(read_done$50$q),
+        .clock(read_done$50$clock)
+    );
+    rnic_top$receiver$read_done$51 read_done$51(
+        .d(read_done$51$d),
+        .q(read_done$51$q),
+        .clock(read_done$51$clock)
+    );
+    rnic_top$receiver$read_done$52 read_done$52(
+        .d(read_done$52$d),
+        .q(read_done$52$q),
+        .clock(read_done$52$clock)
+    );
+    rnic_top$receiver$read_done$53 read_done$53(
+        .d(read_done$53$d),
+        .q(read_done$53$q),
+        .clock(read_done$53$clock)
+    );
+    rnic_top$receiver$read_done$54 read_done$54(
+        .d(read_done$54$d),
+        .q(read_done$54$q),
+        .clock(read_done$54$clock)
+    );
+    rnic_top$receiver$read_done$55 read_done$55(
+        .d(read_done$55$d),
+        .q(read_done$55$q),
+        .clock(read_done$55$clock)
+    );
+    rnic_top$receiver$read_done$56 read_done$56(
+        .d(read_done$56$d),
+        .q(read_done$56$q),
+        .clock(read_done$56$clock)
+    );
+    rnic_top$receiver$read_done$57 read_done$57(
+        .d(read_done$57$d),
+        .q(read_done$57$q),
+        .clock(read_done$57$clock)
+    );
+    rnic_top$receiver$read_done$58 read_done$58(
+        .d(read_done$58$d),
+        .q(read_done$58$q),
+        .clock(read_done$58$clock)
+    );
+    rnic_top$receiver$read_done$59 read_done$59(
+        .d(read_done$59$d),
+        .q(read_done$59$q),
+        .clock(read_done$59$clock)
+    );
+    rnic_top$receiver$read_done$60 read_done$60(
+        .d(read_done$60$d),
+        .q(read_done$60$q),
+        .clock(read_done$60$clock)
+    );
+    rnic_top$receiver$read_done$61 read_done$61(
+        .d(read_done$61$d),
+        .q(read_done$61$q),
+        .clock(read_done$61$clock)
+    );
+    rnic_top$receiver$read_done$62 read_done$62(
+        .d(read_done$62$d),
+        .q(read_done$62$q),
+        .clock(read_done$62$clock)
+    );
+    rnic_top$receiver$read_done$63 read_done$63(
+        .d(read_done$63$d),
+        .q(read_done$63$q),
+        .clock(read_done$63$clock)
+    );
+    rnic_top$receiver$completing_read completing_read(
+        .d(completing_read$d),
+        .q(completing_read$q),
+        .clock(completing_read$clock)
+    );
     rnic_top$receiver$full full(
         .d(full$d),
         .q(full$q),
@@ -16401,6 +16936,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         cqe_valid$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
+        completing_read$clock = clock;
         fault_code$clock = clock;
         fault_hdr$clock = clock;
         fail_valid$clock = clock;
@@ -16442,6 +16978,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         cqe_valid$d = cqe_valid$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
+        completing_read$d = completing_read$q;
         fault_code$d = fault_code$q;
         fault_hdr$d = fault_hdr$q;
         fail_valid$d = fail_valid$q;
@@ -16455,384 +16992,512 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         read_head$0$d = read_head$0$q;
         read_limit$0$clock = clock;
         read_limit$0$d = read_limit$0$q;
+        read_done$0$clock = clock;
+        read_done$0$d = read_done$0$q;
         read_count$1$clock = clock;
         read_count$1$d = read_count$1$q;
         read_head$1$clock = clock;
         read_head$1$d = read_head$1$q;
         read_limit$1$clock = clock;
         read_limit$1$d = read_limit$1$q;
+        read_done$1$clock = clock;
+        read_done$1$d = read_done$1$q;
         read_count$2$clock = clock;
         read_count$2$d = read_count$2$q;
         read_head$2$clock = clock;
         read_head$2$d = read_head$2$q;
         read_limit$2$clock = clock;
         read_limit$2$d = read_limit$2$q;
+        read_done$2$clock = clock;
+        read_done$2$d = read_done$2$q;
         read_count$3$clock = clock;
         read_count$3$d = read_count$3$q;
         read_head$3$clock = clock;
         read_head$3$d = read_head$3$q;
         read_limit$3$clock = clock;
         read_limit$3$d = read_limit$3$q;
+        read_done$3$clock = clock;
+        read_done$3$d = read_done$3$q;
         read_count$4$clock = clock;
         read_count$4$d = read_count$4$q;
         read_head$4$clock = clock;
         read_head$4$d = read_head$4$q;
         read_limit$4$clock = clock;
         read_limit$4$d = read_limit$4$q;
+        read_done$4$clock = clock;
+        read_done$4$d = read_done$4$q;
         read_count$5$clock = clock;
         read_count$5$d = read_count$5$q;
         read_head$5$clock = clock;
         read_head$5$d = read_head$5$q;
         read_limit$5$clock = clock;
         read_limit$5$d = read_limit$5$q;
+        read_done$5$clock = clock;
+        read_done$5$d = read_done$5$q;
         read_count$6$clock = clock;
         read_count$6$d = read_count$6$q;
         read_head$6$clock = clock;
         read_head$6$d = read_head$6$q;
         read_limit$6$clock = clock;
         read_limit$6$d = read_limit$6$q;
+        read_done$6$clock = clock;
+        read_done$6$d = read_done$6$q;
         read_count$7$clock = clock;
         read_count$7$d = read_count$7$q;
         read_head$7$clock = clock;
         read_head$7$d = read_head$7$q;
         read_limit$7$clock = clock;
         read_limit$7$d = read_limit$7$q;
+        read_done$7$clock = clock;
+        read_done$7$d = read_done$7$q;
         read_count$8$clock = clock;
         read_count$8$d = read_count$8$q;
         read_head$8$clock = clock;
         read_head$8$d = read_head$8$q;
         read_limit$8$clock = clock;
         read_limit$8$d = read_limit$8$q;
+        read_done$8$clock = clock;
+        read_done$8$d = read_done$8$q;
         read_count$9$clock = clock;
         read_count$9$d = read_count$9$q;
         read_head$9$clock = clock;
         read_head$9$d = read_head$9$q;
         read_limit$9$clock = clock;
         read_limit$9$d = read_limit$9$q;
+        read_done$9$clock = clock;
+        read_done$9$d = read_done$9$q;
         read_count$10$clock = clock;
         read_count$10$d = read_count$10$q;
         read_head$10$clock = clock;
         read_head$10$d = read_head$10$q;
         read_limit$10$clock = clock;
         read_limit$10$d = read_limit$10$q;
+        read_done$10$clock = clock;
+        read_done$10$d = read_done$10$q;
         read_count$11$clock = clock;
         read_count$11$d = read_count$11$q;
         read_head$11$clock = clock;
         read_head$11$d = read_head$11$q;
         read_limit$11$clock = clock;
         read_limit$11$d = read_limit$11$q;
+        read_done$11$clock = clock;
+        read_done$11$d = read_done$11$q;
         read_count$12$clock = clock;
         read_count$12$d = read_count$12$q;
         read_head$12$clock = clock;
         read_head$12$d = read_head$12$q;
         read_limit$12$clock = clock;
         read_limit$12$d = read_limit$12$q;
+        read_done$12$clock = clock;
+        read_done$12$d = read_done$12$q;
         read_count$13$clock = clock;
         read_count$13$d = read_count$13$q;
         read_head$13$clock = clock;
         read_head$13$d = read_head$13$q;
         read_limit$13$clock = clock;
         read_limit$13$d = read_limit$13$q;
+        read_done$13$clock = clock;
+        read_done$13$d = read_done$13$q;
         read_count$14$clock = clock;
         read_count$14$d = read_count$14$q;
         read_head$14$clock = clock;
         read_head$14$d = read_head$14$q;
         read_limit$14$clock = clock;
         read_limit$14$d = read_limit$14$q;
+        read_done$14$clock = clock;
+        read_done$14$d = read_done$14$q;
         read_count$15$clock = clock;
         read_count$15$d = read_count$15$q;
         read_head$15$clock = clock;
         read_head$15$d = read_head$15$q;
         read_limit$15$clock = clock;
         read_limit$15$d = read_limit$15$q;
+        read_done$15$clock = clock;
+        read_done$15$d = read_done$15$q;
         read_count$16$clock = clock;
         read_count$16$d = read_count$16$q;
         read_head$16$clock = clock;
         read_head$16$d = read_head$16$q;
         read_limit$16$clock = clock;
         read_limit$16$d = read_limit$16$q;
+        read_done$16$clock = clock;
+        read_done$16$d = read_done$16$q;
         read_count$17$clock = clock;
         read_count$17$d = read_count$17$q;
         read_head$17$clock = clock;
         read_head$17$d = read_head$17$q;
         read_limit$17$clock = clock;
         read_limit$17$d = read_limit$17$q;
+        read_done$17$clock = clock;
+        read_done$17$d = read_done$17$q;
         read_count$18$clock = clock;
         read_count$18$d = read_count$18$q;
         read_head$18$clock = clock;
         read_head$18$d = read_head$18$q;
         read_limit$18$clock = clock;
         read_limit$18$d = read_limit$18$q;
+        read_done$18$clock = clock;
+        read_done$18$d = read_done$18$q;
         read_count$19$clock = clock;
         read_count$19$d = read_count$19$q;
         read_head$19$clock = clock;
         read_head$19$d = read_head$19$q;
         read_limit$19$clock = clock;
         read_limit$19$d = read_limit$19$q;
+        read_done$19$clock = clock;
+        read_done$19$d = read_done$19$q;
         read_count$20$clock = clock;
         read_count$20$d = read_count$20$q;
         read_head$20$clock = clock;
         read_head$20$d = read_head$20$q;
         read_limit$20$clock = clock;
         read_limit$20$d = read_limit$20$q;
+        read_done$20$clock = clock;
+        read_done$20$d = read_done$20$q;
         read_count$21$clock = clock;
         read_count$21$d = read_count$21$q;
         read_head$21$clock = clock;
         read_head$21$d = read_head$21$q;
         read_limit$21$clock = clock;
         read_limit$21$d = read_limit$21$q;
+        read_done$21$clock = clock;
+        read_done$21$d = read_done$21$q;
         read_count$22$clock = clock;
         read_count$22$d = read_count$22$q;
         read_head$22$clock = clock;
         read_head$22$d = read_head$22$q;
         read_limit$22$clock = clock;
         read_limit$22$d = read_limit$22$q;
+        read_done$22$clock = clock;
+        read_done$22$d = read_done$22$q;
         read_count$23$clock = clock;
         read_count$23$d = read_count$23$q;
         read_head$23$clock = clock;
         read_head$23$d = read_head$23$q;
         read_limit$23$clock = clock;
         read_limit$23$d = read_limit$23$q;
+        read_done$23$clock = clock;
+        read_done$23$d = read_done$23$q;
         read_count$24$clock = clock;
         read_count$24$d = read_count$24$q;
         read_head$24$clock = clock;
         read_head$24$d = read_head$24$q;
         read_limit$24$clock = clock;
         read_limit$24$d = read_limit$24$q;
+        read_done$24$clock = clock;
+        read_done$24$d = read_done$24$q;
         read_count$25$clock = clock;
         read_count$25$d = read_count$25$q;
         read_head$25$clock = clock;
         read_head$25$d = read_head$25$q;
         read_limit$25$clock = clock;
         read_limit$25$d = read_limit$25$q;
+        read_done$25$clock = clock;
+        read_done$25$d = read_done$25$q;
         read_count$26$clock = clock;
         read_count$26$d = read_count$26$q;
         read_head$26$clock = clock;
         read_head$26$d = read_head$26$q;
         read_limit$26$clock = clock;
         read_limit$26$d = read_limit$26$q;
+        read_done$26$clock = clock;
+        read_done$26$d = read_done$26$q;
         read_count$27$clock = clock;
         read_count$27$d = read_count$27$q;
         read_head$27$clock = clock;
         read_head$27$d = read_head$27$q;
         read_limit$27$clock = clock;
         read_limit$27$d = read_limit$27$q;
+        read_done$27$clock = clock;
+        read_done$27$d = read_done$27$q;
         read_count$28$clock = clock;
         read_count$28$d = read_count$28$q;
         read_head$28$clock = clock;
         read_head$28$d = read_head$28$q;
         read_limit$28$clock = clock;
         read_limit$28$d = read_limit$28$q;
+        read_done$28$clock = clock;
+        read_done$28$d = read_done$28$q;
         read_count$29$clock = clock;
         read_count$29$d = read_count$29$q;
         read_head$29$clock = clock;
         read_head$29$d = read_head$29$q;
         read_limit$29$clock = clock;
         read_limit$29$d = read_limit$29$q;
+        read_done$29$clock = clock;
+        read_done$29$d = read_done$29$q;
         read_count$30$clock = clock;
         read_count$30$d = read_count$30$q;
         read_head$30$clock = clock;
         read_head$30$d = read_head$30$q;
         read_limit$30$clock = clock;
         read_limit$30$d = read_limit$30$q;
+        read_done$30$clock = clock;
+        read_done$30$d = read_done$30$q;
         read_count$31$clock = clock;
         read_count$31$d = read_count$31$q;
         read_head$31$clock = clock;
         read_head$31$d = read_head$31$q;
         read_limit$31$clock = clock;
         read_limit$31$d = read_limit$31$q;
+        read_done$31$clock = clock;
+        read_done$31$d = read_done$31$q;
         read_count$32$clock = clock;
         read_count$32$d = read_count$32$q;
         read_head$32$clock = clock;
         read_head$32$d = read_head$32$q;
         read_limit$32$clock = clock;
         read_limit$32$d = read_limit$32$q;
+        read_done$32$clock = clock;
+        read_done$32$d = read_done$32$q;
         read_count$33$clock = clock;
         read_count$33$d = read_count$33$q;
         read_head$33$clock = clock;
         read_head$33$d = read_head$33$q;
         read_limit$33$clock = clock;
         read_limit$33$d = read_limit$33$q;
+        read_done$33$clock = clock;
+        read_done$33$d = read_done$33$q;
         read_count$34$clock = clock;
         read_count$34$d = read_count$34$q;
         read_head$34$clock = clock;
         read_head$34$d = read_head$34$q;
         read_limit$34$clock = clock;
         read_limit$34$d = read_limit$34$q;
+        read_done$34$clock = clock;
+        read_done$34$d = read_done$34$q;
         read_count$35$clock = clock;
         read_count$35$d = read_count$35$q;
         read_head$35$clock = clock;
         read_head$35$d = read_head$35$q;
         read_limit$35$clock = clock;
         read_limit$35$d = read_limit$35$q;
+        read_done$35$clock = clock;
+        read_done$35$d = read_done$35$q;
         read_count$36$clock = clock;
         read_count$36$d = read_count$36$q;
         read_head$36$clock = clock;
         read_head$36$d = read_head$36$q;
         read_limit$36$clock = clock;
         read_limit$36$d = read_limit$36$q;
+        read_done$36$clock = clock;
+        read_done$36$d = read_done$36$q;
         read_count$37$clock = clock;
         read_count$37$d = read_count$37$q;
         read_head$37$clock = clock;
         read_head$37$d = read_head$37$q;
         read_limit$37$clock = clock;
         read_limit$37$d = read_limit$37$q;
+        read_done$37$clock = clock;
+        read_done$37$d = read_done$37$q;
         read_count$38$clock = clock;
         read_count$38$d = read_count$38$q;
         read_head$38$clock = clock;
         read_head$38$d = read_head$38$q;
         read_limit$38$clock = clock;
         read_limit$38$d = read_limit$38$q;
+        read_done$38$clock = clock;
+        read_done$38$d = read_done$38$q;
         read_count$39$clock = clock;
         read_count$39$d = read_count$39$q;
         read_head$39$clock = clock;
         read_head$39$d = read_head$39$q;
         read_limit$39$clock = clock;
         read_limit$39$d = read_limit$39$q;
+        read_done$39$clock = clock;
+        read_done$39$d = read_done$39$q;
         read_count$40$clock = clock;
         read_count$40$d = read_count$40$q;
         read_head$40$clock = clock;
         read_head$40$d = read_head$40$q;
         read_limit$40$clock = clock;
         read_limit$40$d = read_limit$40$q;
+        read_done$40$clock = clock;
+        read_done$40$d = read_done$40$q;
         read_count$41$clock = clock;
         read_count$41$d = read_count$41$q;
         read_head$41$clock = clock;
         read_head$41$d = read_head$41$q;
         read_limit$41$clock = clock;
         read_limit$41$d = read_limit$41$q;
+        read_done$41$clock = clock;
+        read_done$41$d = read_done$41$q;
         read_count$42$clock = clock;
         read_count$42$d = read_count$42$q;
         read_head$42$clock = clock;
         read_head$42$d = read_head$42$q;
         read_limit$42$clock = clock;
         read_limit$42$d = read_limit$42$q;
+        read_done$42$clock = clock;
+        read_done$42$d = read_done$42$q;
         read_count$43$clock = clock;
         read_count$43$d = read_count$43$q;
         read_head$43$clock = clock;
         read_head$43$d = read_head$43$q;
         read_limit$43$clock = clock;
         read_limit$43$d = read_limit$43$q;
+        read_done$43$clock = clock;
+        read_done$43$d = read_done$43$q;
         read_count$44$clock = clock;
         read_count$44$d = read_count$44$q;
         read_head$44$clock = clock;
         read_head$44$d = read_head$44$q;
         read_limit$44$clock = clock;
         read_limit$44$d = read_limit$44$q;
+        read_done$44$clock = clock;
+        read_done$44$d = read_done$44$q;
         read_count$45$clock = clock;
         read_count$45$d = read_count$45$q;
         read_head$45$clock = clock;
         read_head$45$d = read_head$45$q;
         read_limit$45$clock = clock;
         read_limit$45$d = read_limit$45$q;
+        read_done$45$clock = clock;
+        read_done$45$d = read_done$45$q;
         read_count$46$clock = clock;
         read_count$46$d = read_count$46$q;
         read_head$46$clock = clock;
         read_head$46$d = read_head$46$q;
         read_limit$46$clock = clock;
         read_limit$46$d = read_limit$46$q;
+        read_done$46$clock = clock;
+        read_done$46$d = read_done$46$q;
         read_count$47$clock = clock;
         read_count$47$d = read_count$47$q;
         read_head$47$clock = clock;
         read_head$47$d = read_head$47$q;
         read_limit$47$clock = clock;
         read_limit$47$d = read_limit$47$q;
+        read_done$47$clock = clock;
+        read_done$47$d = read_done$47$q;
         read_count$48$clock = clock;
         read_count$48$d = read_count$48$q;
         read_head$48$clock = clock;
         read_head$48$d = read_head$48$q;
         read_limit$48$clock = clock;
         read_limit$48$d = read_limit$48$q;
+        read_done$48$clock = clock;
+        read_done$48$d = read_done$48$q;
         read_count$49$clock = clock;
         read_count$49$d = read_count$49$q;
         read_head$49$clock = clock;
         read_head$49$d = read_head$49$q;
         read_limit$49$clock = clock;
         read_limit$49$d = read_limit$49$q;
+        read_done$49$clock = clock;
+        read_done$49$d = read_done$49$q;
         read_count$50$clock = clock;
         read_count$50$d = read_count$50$q;
         read_head$50$clock = clock;
         read_head$50$d = read_head$50$q;
         read_limit$50$clock = clock;
         read_limit$50$d = read_limit$50$q;
+        read_done$50$clock = clock;
+        read_done$50$d = read_done$50$q;
         read_count$51$clock = clock;
         read_count$51$d = read_count$51$q;
         read_head$51$clock = clock;
         read_head$51$d = read_head$51$q;
         read_limit$51$clock = clock;
         read_limit$51$d = read_limit$51$q;
+        read_done$51$clock = clock;
+        read_done$51$d = read_done$51$q;
         read_count$52$clock = clock;
         read_count$52$d = read_count$52$q;
         read_head$52$clock = clock;
         read_head$52$d = read_head$52$q;
         read_limit$52$clock = clock;
         read_limit$52$d = read_limit$52$q;
+        read_done$52$clock = clock;
+        read_done$52$d = read_done$52$q;
         read_count$53$clock = clock;
         read_count$53$d = read_count$53$q;
         read_head$53$clock = clock;
         read_head$53$d = read_head$53$q;
         read_limit$53$clock = clock;
         read_limit$53$d = read_limit$53$q;
+        read_done$53$clock = clock;
+        read_done$53$d = read_done$53$q;
         read_count$54$clock = clock;
         read_count$54$d = read_count$54$q;
         read_head$54$clock = clock;
         read_head$54$d = read_head$54$q;
         read_limit$54$clock = clock;
         read_limit$54$d = read_limit$54$q;
+        read_done$54$clock = clock;
+        read_done$54$d = read_done$54$q;
         read_count$55$clock = clock;
         read_count$55$d = read_count$55$q;
         read_head$55$clock = clock;
         read_head$55$d = read_head$55$q;
         read_limit$55$clock = clock;
         read_limit$55$d = read_limit$55$q;
+        read_done$55$clock = clock;
+        read_done$55$d = read_done$55$q;
         read_count$56$clock = clock;
         read_count$56$d = read_count$56$q;
         read_head$56$clock = clock;
         read_head$56$d = read_head$56$q;
         read_limit$56$clock = clock;
         read_limit$56$d = read_limit$56$q;
+        read_done$56$clock = clock;
+        read_done$56$d = read_done$56$q;
         read_count$57$clock = clock;
         read_count$57$d = read_count$57$q;
         read_head$57$clock = clock;
         read_head$57$d = read_head$57$q;
         read_limit$57$clock = clock;
         read_limit$57$d = read_limit$57$q;
+        read_done$57$clock = clock;
+        read_done$57$d = read_done$57$q;
         read_count$58$clock = clock;
         read_count$58$d = read_count$58$q;
         read_head$58$clock = clock;
         read_head$58$d = read_head$58$q;
         read_limit$58$clock = clock;
         read_limit$58$d = read_limit$58$q;
+        read_done$58$clock = clock;
+        read_done$58$d = read_done$58$q;
         read_count$59$clock = clock;
         read_count$59$d = read_count$59$q;
         read_head$59$clock = clock;
         read_head$59$d = read_head$59$q;
         read_limit$59$clock = clock;
         read_limit$59$d = read_limit$59$q;
+        read_done$59$clock = clock;
+        read_done$59$d = read_done$59$q;
         read_count$60$clock = clock;
         read_count$60$d = read_count$60$q;
         read_head$60$clock = clock;
         read_head$60$d = read_head$60$q;
         read_limit$60$clock = clock;
         read_limit$60$d = read_limit$60$q;
+        read_done$60$clock = clock;
+        read_done$60$d = read_done$60$q;
         read_count$61$clock = clock;
         read_count$61$d = read_count$61$q;
         read_head$61$clock = clock;
         read_head$61$d = read_head$61$q;
         read_limit$61$clock = clock;
         read_limit$61$d = read_limit$61$q;
+        read_done$61$clock = clock;
+        read_done$61$d = read_done$61$q;
         read_count$62$clock = clock;
         read_count$62$d = read_count$62$q;
         read_head$62$clock = clock;
         read_head$62$d = read_head$62$q;
         read_limit$62$clock = clock;
         read_limit$62$d = read_limit$62$q;
+        read_done$62$clock = clock;
+        read_done$62$d = read_done$62$q;
         read_count$63$clock = clock;
         read_count$63$d = read_count$63$q;
         read_head$63$clock = clock;
         read_head$63$d = read_head$63$q;
         read_limit$63$clock = clock;
         read_limit$63$d = read_limit$63$q;
+        read_done$63$clock = clock;
+        read_done$63$d = read_done$63$q;
         ctx$read_clock = clock;
         m_fail = fail_valid$q & ~s_tx_fail;
         if (m_fail) begin
@@ -17453,7 +18118,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         reads$read_address = (((qpn$q) & 8'hff) << 32'h2) | ((rd_head) & 8'hff);
         rd_entry = reads$read_data;
         reads$write_enable = s_read_valid;
-        reads$write_address = (((s_read_qpn) & 8'hff) << 32'h2) | ((push_head + push_count[(32'h0)+:(2)]) & 8'hff);
+        push_slot = push_head + push_count[(32'h0)+:(2)];
+        reads$write_address = (((s_read_qpn) & 8'hff) << 32'h2) | ((push_slot) & 8'hff);
         reads$write_data = s_read_entry;
         pop = 1'b0;
         ord = qp_wdata[(at_ord)+:(8)];
@@ -18225,9 +18891,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_limit$63$d = 32'h1;
             end
         end
+        full_pushed = full$q;
         if (s_read_valid & ((push_count + 32'h1) >= push_limit)) begin
-            full$d = full$q | (one_q << ((s_read_qpn) & 64'hffffffffffffffff));
+            full_pushed = full$q | (one_q << ((s_read_qpn) & 64'hffffffffffffffff));
         end
+        full$d = full_pushed;
         reads_full = full$q;
         is_tagged = hdr$q[32'h7];
         last = hdr$q[32'h6];
@@ -18651,6 +19319,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (state$q == 32'h9) begin
             state$d = 32'hd;
             if (is_send) begin
+                completing_read$d = 1'b0;
                 recv$write_enable = 1'b1;
                 recv$write_data = ((1'b1) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q + ((plen) & 32'hffffffff)) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
                 cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
@@ -18666,6 +19335,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_placed$write_data = r_placed$q + ((plen) & 32'hffffffff);
                 cqn$d = ctx$read_data[(at_send_cq)+:(6)];
                 cqe$d = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((r_len$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_read) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+                completing_read$d = 1'b1;
                 if (last) begin
                     read_placed$write_data = 32'h0;
                     pop = 1'b1;
@@ -18675,12 +19345,209 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 end
             end
         end
+        done_inc = (pop & ~r_signaled$q) | (cqe_valid$q & m_cqe_ready & completing_read$q);
+        order_done = read_done$0$q;
+        if (order_qpn == 1) begin
+            order_done = read_done$1$q;
+        end
+        if (order_qpn == 2) begin
+            order_done = read_done$2$q;
+        end
+        if (order_qpn == 3) begin
+            order_done = read_done$3$q;
+        end
+        if (order_qpn == 4) begin
+            order_done = read_done$4$q;
+        end
+        if (order_qpn == 5) begin
+            order_done = read_done$5$q;
+        end
+        if (order_qpn == 6) begin
+            order_done = read_done$6$q;
+        end
+        if (order_qpn == 7) begin
+            order_done = read_done$7$q;
+        end
+        if (order_qpn == 8) begin
+            order_done = read_done$8$q;
+        end
+        if (order_qpn == 9) begin
+            order_done = read_done$9$q;
+        end
+        if (order_qpn == 10) begin
+            order_done = read_done$10$q;
+        end
+        if (order_qpn == 11) begin
+            order_done = read_done$11$q;
+        end
+        if (order_qpn == 12) begin
+            order_done = read_done$12$q;
+        end
+        if (order_qpn == 13) begin
+            order_done = read_done$13$q;
+        end
+        if (order_qpn == 14) begin
+            order_done = read_done$14$q;
+        end
+        if (order_qpn == 15) begin
+            order_done = read_done$15$q;
+        end
+        if (order_qpn == 16) begin
+            order_done = read_done$16$q;
+        end
+        if (order_qpn == 17) begin
+            order_done = read_done$17$q;
+        end
+        if (order_qpn == 18) begin
+            order_done = read_done$18$q;
+        end
+        if (order_qpn == 19) begin
+            order_done = read_done$19$q;
+        end
+        if (order_qpn == 20) begin
+            order_done = read_done$20$q;
+        end
+        if (order_qpn == 21) begin
+            order_done = read_done$21$q;
+        end
+        if (order_qpn == 22) begin
+            order_done = read_done$22$q;
+        end
+        if (order_qpn == 23) begin
+            order_done = read_done$23$q;
+        end
+        if (order_qpn == 24) begin
+            order_done = read_done$24$q;
+        end
+        if (order_qpn == 25) begin
+            order_done = read_done$25$q;
+        end
+        if (order_qpn == 26) begin
+            order_done = read_done$26$q;
+        end
+        if (order_qpn == 27) begin
+            order_done = read_done$27$q;
+        end
+        if (order_qpn == 28) begin
+            order_done = read_done$28$q;
+        end
+        if (order_qpn == 29) begin
+            order_done = read_done$29$q;
+        end
+        if (order_qpn == 30) begin
+            order_done = read_done$30$q;
+        end
+        if (order_qpn == 31) begin
+            order_done = read_done$31$q;
+        end
+        if (order_qpn == 32) begin
+            order_done = read_done$32$q;
+        end
+        if (order_qpn == 33) begin
+            order_done = read_done$33$q;
+        end
+        if (order_qpn == 34) begin
+            order_done = read_done$34$q;
+        end
+        if (order_qpn == 35) begin
+            order_done = read_done$35$q;
+        end
+        if (order_qpn == 36) begin
+            order_done = read_done$36$q;
+        end
+        if (order_qpn == 37) begin
+            order_done = read_done$37$q;
+        end
+        if (order_qpn == 38) begin
+            order_done = read_done$38$q;
+        end
+        if (order_qpn == 39) begin
+            order_done = read_done$39$q;
+        end
+        if (order_qpn == 40) begin
+            order_done = read_done$40$q;
+        end
+        if (order_qpn == 41) begin
+            order_done = read_done$41$q;
+        end
+        if (order_qpn == 42) begin
+            order_done = read_done$42$q;
+        end
+        if (order_qpn == 43) begin
+            order_done = read_done$43$q;
+        end
+        if (order_qpn == 44) begin
+            order_done = read_done$44$q;
+        end
+        if (order_qpn == 45) begin
+            order_done = read_done$45$q;
+        end
+        if (order_qpn == 46) begin
+            order_done = read_done$46$q;
+        end
+        if (order_qpn == 47) begin
+            order_done = read_done$47$q;
+        end
+        if (order_qpn == 48) begin
+            order_done = read_done$48$q;
+        end
+        if (order_qpn == 49) begin
+            order_done = read_done$49$q;
+        end
+        if (order_qpn == 50) begin
+            order_done = read_done$50$q;
+        end
+        if (order_qpn == 51) begin
+            order_done = read_done$51$q;
+        end
+        if (order_qpn == 52) begin
+            order_done = read_done$52$q;
+        end
+        if (order_qpn == 53) begin
+            order_done = read_done$53$q;
+        end
+        if (order_qpn == 54) begin
+            order_done = read_done$54$q;
+        end
+        if (order_qpn == 55) begin
+            order_done = read_done$55$q;
+        end
+        if (order_qpn == 56) begin
+            order_done = read_done$56$q;
+        end
+        if (order_qpn == 57) begin
+            order_done = read_done$57$q;
+        end
+        if (order_qpn == 58) begin
+            order_done = read_done$58$q;
+        end
+        if (order_qpn == 59) begin
+            order_done = read_done$59$q;
+        end
+        if (order_qpn == 60) begin
+            order_done = read_done$60$q;
+        end
+        if (order_qpn == 61) begin
+            order_done = read_done$61$q;
+        end
+        if (order_qpn == 62) begin
+            order_done = read_done$62$q;
+        end
+        if (order_qpn == 63) begin
+            order_done = read_done$63$q;
+        end
+        if (done_inc & (qpn$q == 0)) begin
+            read_done$0$d = read_done$0$q + 32'h1;
+        end
         if (pop & (qpn$q == 0)) begin
             read_head$0$d = read_head$0$q + 32'h1;
             read_count$0$d = read_count$0$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 0)) begin
                 read_count$0$d = read_count$0$q;
             end
+        end
+        if (done_inc & (qpn$q == 1)) begin
+            read_done$1$d = read_done$1$q + 32'h1;
         end
         if (pop & (qpn$q == 1)) begin
             read_head$1$d = read_head$1$q + 32'h1;
@@ -18689,12 +19556,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$1$d = read_count$1$q;
             end
         end
+        if (done_inc & (qpn$q == 2)) begin
+            read_done$2$d = read_done$2$q + 32'h1;
+        end
         if (pop & (qpn$q == 2)) begin
             read_head$2$d = read_head$2$q + 32'h1;
             read_count$2$d = read_count$2$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 2)) begin
                 read_count$2$d = read_count$2$q;
             end
+        end
+        if (done_inc & (qpn$q == 3)) begin
+            read_done$3$d = read_done$3$q + 32'h1;
         end
         if (pop & (qpn$q == 3)) begin
             read_head$3$d = read_head$3$q + 32'h1;
@@ -18703,12 +19576,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$3$d = read_count$3$q;
             end
         end
+        if (done_inc & (qpn$q == 4)) begin
+            read_done$4$d = read_done$4$q + 32'h1;
+        end
         if (pop & (qpn$q == 4)) begin
             read_head$4$d = read_head$4$q + 32'h1;
             read_count$4$d = read_count$4$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 4)) begin
                 read_count$4$d = read_count$4$q;
             end
+        end
+        if (done_inc & (qpn$q == 5)) begin
+            read_done$5$d = read_done$5$q + 32'h1;
         end
         if (pop & (qpn$q == 5)) begin
             read_head$5$d = read_head$5$q + 32'h1;
@@ -18717,12 +19596,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$5$d = read_count$5$q;
             end
         end
+        if (done_inc & (qpn$q == 6)) begin
+            read_done$6$d = read_done$6$q + 32'h1;
+        end
         if (pop & (qpn$q == 6)) begin
             read_head$6$d = read_head$6$q + 32'h1;
             read_count$6$d = read_count$6$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 6)) begin
                 read_count$6$d = read_count$6$q;
             end
+        end
+        if (done_inc & (qpn$q == 7)) begin
+            read_done$7$d = read_done$7$q + 32'h1;
         end
         if (pop & (qpn$q == 7)) begin
             read_head$7$d = read_head$7$q + 32'h1;
@@ -18731,12 +19616,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$7$d = read_count$7$q;
             end
         end
+        if (done_inc & (qpn$q == 8)) begin
+            read_done$8$d = read_done$8$q + 32'h1;
+        end
         if (pop & (qpn$q == 8)) begin
             read_head$8$d = read_head$8$q + 32'h1;
             read_count$8$d = read_count$8$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 8)) begin
                 read_count$8$d = read_count$8$q;
             end
+        end
+        if (done_inc & (qpn$q == 9)) begin
+            read_done$9$d = read_done$9$q + 32'h1;
         end
         if (pop & (qpn$q == 9)) begin
             read_head$9$d = read_head$9$q + 32'h1;
@@ -18745,12 +19636,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$9$d = read_count$9$q;
             end
         end
+        if (done_inc & (qpn$q == 10)) begin
+            read_done$10$d = read_done$10$q + 32'h1;
+        end
         if (pop & (qpn$q == 10)) begin
             read_head$10$d = read_head$10$q + 32'h1;
             read_count$10$d = read_count$10$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 10)) begin
                 read_count$10$d = read_count$10$q;
             end
+        end
+        if (done_inc & (qpn$q == 11)) begin
+            read_done$11$d = read_done$11$q + 32'h1;
         end
         if (pop & (qpn$q == 11)) begin
             read_head$11$d = read_head$11$q + 32'h1;
@@ -18759,12 +19656,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$11$d = read_count$11$q;
             end
         end
+        if (done_inc & (qpn$q == 12)) begin
+            read_done$12$d = read_done$12$q + 32'h1;
+        end
         if (pop & (qpn$q == 12)) begin
             read_head$12$d = read_head$12$q + 32'h1;
             read_count$12$d = read_count$12$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 12)) begin
                 read_count$12$d = read_count$12$q;
             end
+        end
+        if (done_inc & (qpn$q == 13)) begin
+            read_done$13$d = read_done$13$q + 32'h1;
         end
         if (pop & (qpn$q == 13)) begin
             read_head$13$d = read_head$13$q + 32'h1;
@@ -18773,12 +19676,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$13$d = read_count$13$q;
             end
         end
+        if (done_inc & (qpn$q == 14)) begin
+            read_done$14$d = read_done$14$q + 32'h1;
+        end
         if (pop & (qpn$q == 14)) begin
             read_head$14$d = read_head$14$q + 32'h1;
             read_count$14$d = read_count$14$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 14)) begin
                 read_count$14$d = read_count$14$q;
             end
+        end
+        if (done_inc & (qpn$q == 15)) begin
+            read_done$15$d = read_done$15$q + 32'h1;
         end
         if (pop & (qpn$q == 15)) begin
             read_head$15$d = read_head$15$q + 32'h1;
@@ -18787,12 +19696,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$15$d = read_count$15$q;
             end
         end
+        if (done_inc & (qpn$q == 16)) begin
+            read_done$16$d = read_done$16$q + 32'h1;
+        end
         if (pop & (qpn$q == 16)) begin
             read_head$16$d = read_head$16$q + 32'h1;
             read_count$16$d = read_count$16$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 16)) begin
                 read_count$16$d = read_count$16$q;
             end
+        end
+        if (done_inc & (qpn$q == 17)) begin
+            read_done$17$d = read_done$17$q + 32'h1;
         end
         if (pop & (qpn$q == 17)) begin
             read_head$17$d = read_head$17$q + 32'h1;
@@ -18801,12 +19716,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$17$d = read_count$17$q;
             end
         end
+        if (done_inc & (qpn$q == 18)) begin
+            read_done$18$d = read_done$18$q + 32'h1;
+        end
         if (pop & (qpn$q == 18)) begin
             read_head$18$d = read_head$18$q + 32'h1;
             read_count$18$d = read_count$18$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 18)) begin
                 read_count$18$d = read_count$18$q;
             end
+        end
+        if (done_inc & (qpn$q == 19)) begin
+            read_done$19$d = read_done$19$q + 32'h1;
         end
         if (pop & (qpn$q == 19)) begin
             read_head$19$d = read_head$19$q + 32'h1;
@@ -18815,12 +19736,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$19$d = read_count$19$q;
             end
         end
+        if (done_inc & (qpn$q == 20)) begin
+            read_done$20$d = read_done$20$q + 32'h1;
+        end
         if (pop & (qpn$q == 20)) begin
             read_head$20$d = read_head$20$q + 32'h1;
             read_count$20$d = read_count$20$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 20)) begin
                 read_count$20$d = read_count$20$q;
             end
+        end
+        if (done_inc & (qpn$q == 21)) begin
+            read_done$21$d = read_done$21$q + 32'h1;
         end
         if (pop & (qpn$q == 21)) begin
             read_head$21$d = read_head$21$q + 32'h1;
@@ -18829,12 +19756,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$21$d = read_count$21$q;
             end
         end
+        if (done_inc & (qpn$q == 22)) begin
+            read_done$22$d = read_done$22$q + 32'h1;
+        end
         if (pop & (qpn$q == 22)) begin
             read_head$22$d = read_head$22$q + 32'h1;
             read_count$22$d = read_count$22$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 22)) begin
                 read_count$22$d = read_count$22$q;
             end
+        end
+        if (done_inc & (qpn$q == 23)) begin
+            read_done$23$d = read_done$23$q + 32'h1;
         end
         if (pop & (qpn$q == 23)) begin
             read_head$23$d = read_head$23$q + 32'h1;
@@ -18843,12 +19776,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$23$d = read_count$23$q;
             end
         end
+        if (done_inc & (qpn$q == 24)) begin
+            read_done$24$d = read_done$24$q + 32'h1;
+        end
         if (pop & (qpn$q == 24)) begin
             read_head$24$d = read_head$24$q + 32'h1;
             read_count$24$d = read_count$24$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 24)) begin
                 read_count$24$d = read_count$24$q;
             end
+        end
+        if (done_inc & (qpn$q == 25)) begin
+            read_done$25$d = read_done$25$q + 32'h1;
         end
         if (pop & (qpn$q == 25)) begin
             read_head$25$d = read_head$25$q + 32'h1;
@@ -18857,12 +19796,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$25$d = read_count$25$q;
             end
         end
+        if (done_inc & (qpn$q == 26)) begin
+            read_done$26$d = read_done$26$q + 32'h1;
+        end
         if (pop & (qpn$q == 26)) begin
             read_head$26$d = read_head$26$q + 32'h1;
             read_count$26$d = read_count$26$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 26)) begin
                 read_count$26$d = read_count$26$q;
             end
+        end
+        if (done_inc & (qpn$q == 27)) begin
+            read_done$27$d = read_done$27$q + 32'h1;
         end
         if (pop & (qpn$q == 27)) begin
             read_head$27$d = read_head$27$q + 32'h1;
@@ -18871,12 +19816,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$27$d = read_count$27$q;
             end
         end
+        if (done_inc & (qpn$q == 28)) begin
+            read_done$28$d = read_done$28$q + 32'h1;
+        end
         if (pop & (qpn$q == 28)) begin
             read_head$28$d = read_head$28$q + 32'h1;
             read_count$28$d = read_count$28$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 28)) begin
                 read_count$28$d = read_count$28$q;
             end
+        end
+        if (done_inc & (qpn$q == 29)) begin
+            read_done$29$d = read_done$29$q + 32'h1;
         end
         if (pop & (qpn$q == 29)) begin
             read_head$29$d = read_head$29$q + 32'h1;
@@ -18885,12 +19836,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$29$d = read_count$29$q;
             end
         end
+        if (done_inc & (qpn$q == 30)) begin
+            read_done$30$d = read_done$30$q + 32'h1;
+        end
         if (pop & (qpn$q == 30)) begin
             read_head$30$d = read_head$30$q + 32'h1;
             read_count$30$d = read_count$30$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 30)) begin
                 read_count$30$d = read_count$30$q;
             end
+        end
+        if (done_inc & (qpn$q == 31)) begin
+            read_done$31$d = read_done$31$q + 32'h1;
         end
         if (pop & (qpn$q == 31)) begin
             read_head$31$d = read_head$31$q + 32'h1;
@@ -18899,12 +19856,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$31$d = read_count$31$q;
             end
         end
+        if (done_inc & (qpn$q == 32)) begin
+            read_done$32$d = read_done$32$q + 32'h1;
+        end
         if (pop & (qpn$q == 32)) begin
             read_head$32$d = read_head$32$q + 32'h1;
             read_count$32$d = read_count$32$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 32)) begin
                 read_count$32$d = read_count$32$q;
             end
+        end
+        if (done_inc & (qpn$q == 33)) begin
+            read_done$33$d = read_done$33$q + 32'h1;
         end
         if (pop & (qpn$q == 33)) begin
             read_head$33$d = read_head$33$q + 32'h1;
@@ -18913,12 +19876,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$33$d = read_count$33$q;
             end
         end
+        if (done_inc & (qpn$q == 34)) begin
+            read_done$34$d = read_done$34$q + 32'h1;
+        end
         if (pop & (qpn$q == 34)) begin
             read_head$34$d = read_head$34$q + 32'h1;
             read_count$34$d = read_count$34$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 34)) begin
                 read_count$34$d = read_count$34$q;
             end
+        end
+        if (done_inc & (qpn$q == 35)) begin
+            read_done$35$d = read_done$35$q + 32'h1;
         end
         if (pop & (qpn$q == 35)) begin
             read_head$35$d = read_head$35$q + 32'h1;
@@ -18927,12 +19896,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$35$d = read_count$35$q;
             end
         end
+        if (done_inc & (qpn$q == 36)) begin
+            read_done$36$d = read_done$36$q + 32'h1;
+        end
         if (pop & (qpn$q == 36)) begin
             read_head$36$d = read_head$36$q + 32'h1;
             read_count$36$d = read_count$36$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 36)) begin
                 read_count$36$d = read_count$36$q;
             end
+        end
+        if (done_inc & (qpn$q == 37)) begin
+            read_done$37$d = read_done$37$q + 32'h1;
         end
         if (pop & (qpn$q == 37)) begin
             read_head$37$d = read_head$37$q + 32'h1;
@@ -18941,12 +19916,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$37$d = read_count$37$q;
             end
         end
+        if (done_inc & (qpn$q == 38)) begin
+            read_done$38$d = read_done$38$q + 32'h1;
+        end
         if (pop & (qpn$q == 38)) begin
             read_head$38$d = read_head$38$q + 32'h1;
             read_count$38$d = read_count$38$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 38)) begin
                 read_count$38$d = read_count$38$q;
             end
+        end
+        if (done_inc & (qpn$q == 39)) begin
+            read_done$39$d = read_done$39$q + 32'h1;
         end
         if (pop & (qpn$q == 39)) begin
             read_head$39$d = read_head$39$q + 32'h1;
@@ -18955,12 +19936,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$39$d = read_count$39$q;
             end
         end
+        if (done_inc & (qpn$q == 40)) begin
+            read_done$40$d = read_done$40$q + 32'h1;
+        end
         if (pop & (qpn$q == 40)) begin
             read_head$40$d = read_head$40$q + 32'h1;
             read_count$40$d = read_count$40$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 40)) begin
                 read_count$40$d = read_count$40$q;
             end
+        end
+        if (done_inc & (qpn$q == 41)) begin
+            read_done$41$d = read_done$41$q + 32'h1;
         end
         if (pop & (qpn$q == 41)) begin
             read_head$41$d = read_head$41$q + 32'h1;
@@ -18969,12 +19956,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$41$d = read_count$41$q;
             end
         end
+        if (done_inc & (qpn$q == 42)) begin
+            read_done$42$d = read_done$42$q + 32'h1;
+        end
         if (pop & (qpn$q == 42)) begin
             read_head$42$d = read_head$42$q + 32'h1;
             read_count$42$d = read_count$42$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 42)) begin
                 read_count$42$d = read_count$42$q;
             end
+        end
+        if (done_inc & (qpn$q == 43)) begin
+            read_done$43$d = read_done$43$q + 32'h1;
         end
         if (pop & (qpn$q == 43)) begin
             read_head$43$d = read_head$43$q + 32'h1;
@@ -18983,12 +19976,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$43$d = read_count$43$q;
             end
         end
+        if (done_inc & (qpn$q == 44)) begin
+            read_done$44$d = read_done$44$q + 32'h1;
+        end
         if (pop & (qpn$q == 44)) begin
             read_head$44$d = read_head$44$q + 32'h1;
             read_count$44$d = read_count$44$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 44)) begin
                 read_count$44$d = read_count$44$q;
             end
+        end
+        if (done_inc & (qpn$q == 45)) begin
+            read_done$45$d = read_done$45$q + 32'h1;
         end
         if (pop & (qpn$q == 45)) begin
             read_head$45$d = read_head$45$q + 32'h1;
@@ -18997,12 +19996,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$45$d = read_count$45$q;
             end
         end
+        if (done_inc & (qpn$q == 46)) begin
+            read_done$46$d = read_done$46$q + 32'h1;
+        end
         if (pop & (qpn$q == 46)) begin
             read_head$46$d = read_head$46$q + 32'h1;
             read_count$46$d = read_count$46$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 46)) begin
                 read_count$46$d = read_count$46$q;
             end
+        end
+        if (done_inc & (qpn$q == 47)) begin
+            read_done$47$d = read_done$47$q + 32'h1;
         end
         if (pop & (qpn$q == 47)) begin
             read_head$47$d = read_head$47$q + 32'h1;
@@ -19011,12 +20016,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$47$d = read_count$47$q;
             end
         end
+        if (done_inc & (qpn$q == 48)) begin
+            read_done$48$d = read_done$48$q + 32'h1;
+        end
         if (pop & (qpn$q == 48)) begin
             read_head$48$d = read_head$48$q + 32'h1;
             read_count$48$d = read_count$48$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 48)) begin
                 read_count$48$d = read_count$48$q;
             end
+        end
+        if (done_inc & (qpn$q == 49)) begin
+            read_done$49$d = read_done$49$q + 32'h1;
         end
         if (pop & (qpn$q == 49)) begin
             read_head$49$d = read_head$49$q + 32'h1;
@@ -19025,12 +20036,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$49$d = read_count$49$q;
             end
         end
+        if (done_inc & (qpn$q == 50)) begin
+            read_done$50$d = read_done$50$q + 32'h1;
+        end
         if (pop & (qpn$q == 50)) begin
             read_head$50$d = read_head$50$q + 32'h1;
             read_count$50$d = read_count$50$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 50)) begin
                 read_count$50$d = read_count$50$q;
             end
+        end
+        if (done_inc & (qpn$q == 51)) begin
+            read_done$51$d = read_done$51$q + 32'h1;
         end
         if (pop & (qpn$q == 51)) begin
             read_head$51$d = read_head$51$q + 32'h1;
@@ -19039,12 +20056,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$51$d = read_count$51$q;
             end
         end
+        if (done_inc & (qpn$q == 52)) begin
+            read_done$52$d = read_done$52$q + 32'h1;
+        end
         if (pop & (qpn$q == 52)) begin
             read_head$52$d = read_head$52$q + 32'h1;
             read_count$52$d = read_count$52$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 52)) begin
                 read_count$52$d = read_count$52$q;
             end
+        end
+        if (done_inc & (qpn$q == 53)) begin
+            read_done$53$d = read_done$53$q + 32'h1;
         end
         if (pop & (qpn$q == 53)) begin
             read_head$53$d = read_head$53$q + 32'h1;
@@ -19053,12 +20076,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$53$d = read_count$53$q;
             end
         end
+        if (done_inc & (qpn$q == 54)) begin
+            read_done$54$d = read_done$54$q + 32'h1;
+        end
         if (pop & (qpn$q == 54)) begin
             read_head$54$d = read_head$54$q + 32'h1;
             read_count$54$d = read_count$54$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 54)) begin
                 read_count$54$d = read_count$54$q;
             end
+        end
+        if (done_inc & (qpn$q == 55)) begin
+            read_done$55$d = read_done$55$q + 32'h1;
         end
         if (pop & (qpn$q == 55)) begin
             read_head$55$d = read_head$55$q + 32'h1;
@@ -19067,12 +20096,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$55$d = read_count$55$q;
             end
         end
+        if (done_inc & (qpn$q == 56)) begin
+            read_done$56$d = read_done$56$q + 32'h1;
+        end
         if (pop & (qpn$q == 56)) begin
             read_head$56$d = read_head$56$q + 32'h1;
             read_count$56$d = read_count$56$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 56)) begin
                 read_count$56$d = read_count$56$q;
             end
+        end
+        if (done_inc & (qpn$q == 57)) begin
+            read_done$57$d = read_done$57$q + 32'h1;
         end
         if (pop & (qpn$q == 57)) begin
             read_head$57$d = read_head$57$q + 32'h1;
@@ -19081,12 +20116,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$57$d = read_count$57$q;
             end
         end
+        if (done_inc & (qpn$q == 58)) begin
+            read_done$58$d = read_done$58$q + 32'h1;
+        end
         if (pop & (qpn$q == 58)) begin
             read_head$58$d = read_head$58$q + 32'h1;
             read_count$58$d = read_count$58$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 58)) begin
                 read_count$58$d = read_count$58$q;
             end
+        end
+        if (done_inc & (qpn$q == 59)) begin
+            read_done$59$d = read_done$59$q + 32'h1;
         end
         if (pop & (qpn$q == 59)) begin
             read_head$59$d = read_head$59$q + 32'h1;
@@ -19095,12 +20136,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$59$d = read_count$59$q;
             end
         end
+        if (done_inc & (qpn$q == 60)) begin
+            read_done$60$d = read_done$60$q + 32'h1;
+        end
         if (pop & (qpn$q == 60)) begin
             read_head$60$d = read_head$60$q + 32'h1;
             read_count$60$d = read_count$60$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 60)) begin
                 read_count$60$d = read_count$60$q;
             end
+        end
+        if (done_inc & (qpn$q == 61)) begin
+            read_done$61$d = read_done$61$q + 32'h1;
         end
         if (pop & (qpn$q == 61)) begin
             read_head$61$d = read_head$61$q + 32'h1;
@@ -19109,12 +20156,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 read_count$61$d = read_count$61$q;
             end
         end
+        if (done_inc & (qpn$q == 62)) begin
+            read_done$62$d = read_done$62$q + 32'h1;
+        end
         if (pop & (qpn$q == 62)) begin
             read_head$62$d = read_head$62$q + 32'h1;
             read_count$62$d = read_count$62$q - 32'h1;
             if (s_read_valid & (s_read_qpn == 62)) begin
                 read_count$62$d = read_count$62$q;
             end
+        end
+        if (done_inc & (qpn$q == 63)) begin
+            read_done$63$d = read_done$63$q + 32'h1;
         end
         if (pop & (qpn$q == 63)) begin
             read_head$63$d = read_head$63$q + 32'h1;
@@ -19124,7 +20177,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
         end
         if (pop & ~(s_read_valid & (s_read_qpn == qpn$q))) begin
-            full$d = full$q & ~(one_q << ((qpn$q) & 64'hffffffffffffffff));
+            full$d = full_pushed & ~(one_q << ((qpn$q) & 64'hffffffffffffffff));
         end
         invalidate$d = 1'b0;
         if ((state$q == 32'ha) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
@@ -19240,258 +20293,322 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             if (qp_waddr == 0) begin
                 read_count$0$d = 32'h0;
                 read_head$0$d = 32'h0;
+                read_done$0$d = 32'h0;
             end
             if (qp_waddr == 1) begin
                 read_count$1$d = 32'h0;
                 read_head$1$d = 32'h0;
+                read_done$1$d = 32'h0;
             end
             if (qp_waddr == 2) begin
                 read_count$2$d = 32'h0;
                 read_head$2$d = 32'h0;
+                read_done$2$d = 32'h0;
             end
             if (qp_waddr == 3) begin
                 read_count$3$d = 32'h0;
                 read_head$3$d = 32'h0;
+                read_done$3$d = 32'h0;
             end
             if (qp_waddr == 4) begin
                 read_count$4$d = 32'h0;
                 read_head$4$d = 32'h0;
+                read_done$4$d = 32'h0;
             end
             if (qp_waddr == 5) begin
                 read_count$5$d = 32'h0;
                 read_head$5$d = 32'h0;
+                read_done$5$d = 32'h0;
             end
             if (qp_waddr == 6) begin
                 read_count$6$d = 32'h0;
                 read_head$6$d = 32'h0;
+                read_done$6$d = 32'h0;
             end
             if (qp_waddr == 7) begin
                 read_count$7$d = 32'h0;
                 read_head$7$d = 32'h0;
+                read_done$7$d = 32'h0;
             end
             if (qp_waddr == 8) begin
                 read_count$8$d = 32'h0;
                 read_head$8$d = 32'h0;
+                read_done$8$d = 32'h0;
             end
             if (qp_waddr == 9) begin
                 read_count$9$d = 32'h0;
                 read_head$9$d = 32'h0;
+                read_done$9$d = 32'h0;
             end
             if (qp_waddr == 10) begin
                 read_count$10$d = 32'h0;
                 read_head$10$d = 32'h0;
+                read_done$10$d = 32'h0;
             end
             if (qp_waddr == 11) begin
                 read_count$11$d = 32'h0;
                 read_head$11$d = 32'h0;
+                read_done$11$d = 32'h0;
             end
             if (qp_waddr == 12) begin
                 read_count$12$d = 32'h0;
                 read_head$12$d = 32'h0;
+                read_done$12$d = 32'h0;
             end
             if (qp_waddr == 13) begin
                 read_count$13$d = 32'h0;
                 read_head$13$d = 32'h0;
+                read_done$13$d = 32'h0;
             end
             if (qp_waddr == 14) begin
                 read_count$14$d = 32'h0;
                 read_head$14$d = 32'h0;
+                read_done$14$d = 32'h0;
             end
             if (qp_waddr == 15) begin
                 read_count$15$d = 32'h0;
                 read_head$15$d = 32'h0;
+                read_done$15$d = 32'h0;
             end
             if (qp_waddr == 16) begin
                 read_count$16$d = 32'h0;
                 read_head$16$d = 32'h0;
+                read_done$16$d = 32'h0;
             end
             if (qp_waddr == 17) begin
                 read_count$17$d = 32'h0;
                 read_head$17$d = 32'h0;
+                read_done$17$d = 32'h0;
             end
             if (qp_waddr == 18) begin
                 read_count$18$d = 32'h0;
                 read_head$18$d = 32'h0;
+                read_done$18$d = 32'h0;
             end
             if (qp_waddr == 19) begin
                 read_count$19$d = 32'h0;
                 read_head$19$d = 32'h0;
+                read_done$19$d = 32'h0;
             end
             if (qp_waddr == 20) begin
                 read_count$20$d = 32'h0;
                 read_head$20$d = 32'h0;
+                read_done$20$d = 32'h0;
             end
             if (qp_waddr == 21) begin
                 read_count$21$d = 32'h0;
                 read_head$21$d = 32'h0;
+                read_done$21$d = 32'h0;
             end
             if (qp_waddr == 22) begin
                 read_count$22$d = 32'h0;
                 read_head$22$d = 32'h0;
+                read_done$22$d = 32'h0;
             end
             if (qp_waddr == 23) begin
                 read_count$23$d = 32'h0;
                 read_head$23$d = 32'h0;
+                read_done$23$d = 32'h0;
             end
             if (qp_waddr == 24) begin
                 read_count$24$d = 32'h0;
                 read_head$24$d = 32'h0;
+                read_done$24$d = 32'h0;
             end
             if (qp_waddr == 25) begin
                 read_count$25$d = 32'h0;
                 read_head$25$d = 32'h0;
+                read_done$25$d = 32'h0;
             end
             if (qp_waddr == 26) begin
                 read_count$26$d = 32'h0;
                 read_head$26$d = 32'h0;
+                read_done$26$d = 32'h0;
             end
             if (qp_waddr == 27) begin
                 read_count$27$d = 32'h0;
                 read_head$27$d = 32'h0;
+                read_done$27$d = 32'h0;
             end
             if (qp_waddr == 28) begin
                 read_count$28$d = 32'h0;
                 read_head$28$d = 32'h0;
+                read_done$28$d = 32'h0;
             end
             if (qp_waddr == 29) begin
                 read_count$29$d = 32'h0;
                 read_head$29$d = 32'h0;
+                read_done$29$d = 32'h0;
             end
             if (qp_waddr == 30) begin
                 read_count$30$d = 32'h0;
                 read_head$30$d = 32'h0;
+                read_done$30$d = 32'h0;
             end
             if (qp_waddr == 31) begin
                 read_count$31$d = 32'h0;
                 read_head$31$d = 32'h0;
+                read_done$31$d = 32'h0;
             end
             if (qp_waddr == 32) begin
                 read_count$32$d = 32'h0;
                 read_head$32$d = 32'h0;
+                read_done$32$d = 32'h0;
             end
             if (qp_waddr == 33) begin
                 read_count$33$d = 32'h0;
                 read_head$33$d = 32'h0;
+                read_done$33$d = 32'h0;
             end
             if (qp_waddr == 34) begin
                 read_count$34$d = 32'h0;
                 read_head$34$d = 32'h0;
+                read_done$34$d = 32'h0;
             end
             if (qp_waddr == 35) begin
                 read_count$35$d = 32'h0;
                 read_head$35$d = 32'h0;
+                read_done$35$d = 32'h0;
             end
             if (qp_waddr == 36) begin
                 read_count$36$d = 32'h0;
                 read_head$36$d = 32'h0;
+                read_done$36$d = 32'h0;
             end
             if (qp_waddr == 37) begin
                 read_count$37$d = 32'h0;
                 read_head$37$d = 32'h0;
+                read_done$37$d = 32'h0;
             end
             if (qp_waddr == 38) begin
                 read_count$38$d = 32'h0;
                 read_head$38$d = 32'h0;
+                read_done$38$d = 32'h0;
             end
             if (qp_waddr == 39) begin
                 read_count$39$d = 32'h0;
                 read_head$39$d = 32'h0;
+                read_done$39$d = 32'h0;
             end
             if (qp_waddr == 40) begin
                 read_count$40$d = 32'h0;
                 read_head$40$d = 32'h0;
+                read_done$40$d = 32'h0;
             end
             if (qp_waddr == 41) begin
                 read_count$41$d = 32'h0;
                 read_head$41$d = 32'h0;
+                read_done$41$d = 32'h0;
             end
             if (qp_waddr == 42) begin
                 read_count$42$d = 32'h0;
                 read_head$42$d = 32'h0;
+                read_done$42$d = 32'h0;
             end
             if (qp_waddr == 43) begin
                 read_count$43$d = 32'h0;
                 read_head$43$d = 32'h0;
+                read_done$43$d = 32'h0;
             end
             if (qp_waddr == 44) begin
                 read_count$44$d = 32'h0;
                 read_head$44$d = 32'h0;
+                read_done$44$d = 32'h0;
             end
             if (qp_waddr == 45) begin
                 read_count$45$d = 32'h0;
                 read_head$45$d = 32'h0;
+                read_done$45$d = 32'h0;
             end
             if (qp_waddr == 46) begin
                 read_count$46$d = 32'h0;
                 read_head$46$d = 32'h0;
+                read_done$46$d = 32'h0;
             end
             if (qp_waddr == 47) begin
                 read_count$47$d = 32'h0;
                 read_head$47$d = 32'h0;
+                read_done$47$d = 32'h0;
             end
             if (qp_waddr == 48) begin
                 read_count$48$d = 32'h0;
                 read_head$48$d = 32'h0;
+                read_done$48$d = 32'h0;
             end
             if (qp_waddr == 49) begin
                 read_count$49$d = 32'h0;
                 read_head$49$d = 32'h0;
+                read_done$49$d = 32'h0;
             end
             if (qp_waddr == 50) begin
                 read_count$50$d = 32'h0;
                 read_head$50$d = 32'h0;
+                read_done$50$d = 32'h0;
             end
             if (qp_waddr == 51) begin
                 read_count$51$d = 32'h0;
                 read_head$51$d = 32'h0;
+                read_done$51$d = 32'h0;
             end
             if (qp_waddr == 52) begin
                 read_count$52$d = 32'h0;
                 read_head$52$d = 32'h0;
+                read_done$52$d = 32'h0;
             end
             if (qp_waddr == 53) begin
                 read_count$53$d = 32'h0;
                 read_head$53$d = 32'h0;
+                read_done$53$d = 32'h0;
             end
             if (qp_waddr == 54) begin
                 read_count$54$d = 32'h0;
                 read_head$54$d = 32'h0;
+                read_done$54$d = 32'h0;
             end
             if (qp_waddr == 55) begin
                 read_count$55$d = 32'h0;
                 read_head$55$d = 32'h0;
+                read_done$55$d = 32'h0;
             end
             if (qp_waddr == 56) begin
                 read_count$56$d = 32'h0;
                 read_head$56$d = 32'h0;
+                read_done$56$d = 32'h0;
             end
             if (qp_waddr == 57) begin
                 read_count$57$d = 32'h0;
                 read_head$57$d = 32'h0;
+                read_done$57$d = 32'h0;
             end
             if (qp_waddr == 58) begin
                 read_count$58$d = 32'h0;
                 read_head$58$d = 32'h0;
+                read_done$58$d = 32'h0;
             end
             if (qp_waddr == 59) begin
                 read_count$59$d = 32'h0;
                 read_head$59$d = 32'h0;
+                read_done$59$d = 32'h0;
             end
             if (qp_waddr == 60) begin
                 read_count$60$d = 32'h0;
                 read_head$60$d = 32'h0;
+                read_done$60$d = 32'h0;
             end
             if (qp_waddr == 61) begin
                 read_count$61$d = 32'h0;
                 read_head$61$d = 32'h0;
+                read_done$61$d = 32'h0;
             end
             if (qp_waddr == 62) begin
                 read_count$62$d = 32'h0;
                 read_head$62$d = 32'h0;
+                read_done$62$d = 32'h0;
             end
             if (qp_waddr == 63) begin
                 read_count$63$d = 32'h0;
                 read_head$63$d = 32'h0;
+                read_done$63$d = 32'h0;
             end
             full$d = full$q & ~(one_q << ((qp_waddr) & 64'hffffffffffffffff));
         end
@@ -19829,6 +20946,25 @@ module rnic_top$receiver$chk_to(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$chk_to
+
+
+module rnic_top$receiver$completing_read(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$completing_read
 
 
 module rnic_top$receiver$cqe(d,q,clock);
@@ -21692,6 +22828,1222 @@ module rnic_top$receiver$read_count$9(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$read_count$9
+
+
+module rnic_top$receiver$read_done$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$0
+
+
+module rnic_top$receiver$read_done$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$1
+
+
+module rnic_top$receiver$read_done$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$10
+
+
+module rnic_top$receiver$read_done$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$11
+
+
+module rnic_top$receiver$read_done$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$12
+
+
+module rnic_top$receiver$read_done$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$13
+
+
+module rnic_top$receiver$read_done$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$14
+
+
+module rnic_top$receiver$read_done$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$15
+
+
+module rnic_top$receiver$read_done$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$16
+
+
+module rnic_top$receiver$read_done$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$17
+
+
+module rnic_top$receiver$read_done$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$18
+
+
+module rnic_top$receiver$read_done$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$19
+
+
+module rnic_top$receiver$read_done$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$2
+
+
+module rnic_top$receiver$read_done$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$20
+
+
+module rnic_top$receiver$read_done$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$21
+
+
+module rnic_top$receiver$read_done$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$22
+
+
+module rnic_top$receiver$read_done$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$23
+
+
+module rnic_top$receiver$read_done$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$24
+
+
+module rnic_top$receiver$read_done$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$25
+
+
+module rnic_top$receiver$read_done$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$26
+
+
+module rnic_top$receiver$read_done$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$27
+
+
+module rnic_top$receiver$read_done$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$28
+
+
+module rnic_top$receiver$read_done$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$29
+
+
+module rnic_top$receiver$read_done$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$3
+
+
+module rnic_top$receiver$read_done$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$30
+
+
+module rnic_top$receiver$read_done$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$31
+
+
+module rnic_top$receiver$read_done$32(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$32
+
+
+module rnic_top$receiver$read_done$33(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$33
+
+
+module rnic_top$receiver$read_done$34(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$34
+
+
+module rnic_top$receiver$read_done$35(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$35
+
+
+module rnic_top$receiver$read_done$36(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$36
+
+
+module rnic_top$receiver$read_done$37(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$37
+
+
+module rnic_top$receiver$read_done$38(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$38
+
+
+module rnic_top$receiver$read_done$39(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$39
+
+
+module rnic_top$receiver$read_done$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$4
+
+
+module rnic_top$receiver$read_done$40(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$40
+
+
+module rnic_top$receiver$read_done$41(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$41
+
+
+module rnic_top$receiver$read_done$42(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$42
+
+
+module rnic_top$receiver$read_done$43(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$43
+
+
+module rnic_top$receiver$read_done$44(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$44
+
+
+module rnic_top$receiver$read_done$45(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$45
+
+
+module rnic_top$receiver$read_done$46(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$46
+
+
+module rnic_top$receiver$read_done$47(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$47
+
+
+module rnic_top$receiver$read_done$48(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$48
+
+
+module rnic_top$receiver$read_done$49(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$49
+
+
+module rnic_top$receiver$read_done$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$5
+
+
+module rnic_top$receiver$read_done$50(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$50
+
+
+module rnic_top$receiver$read_done$51(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$51
+
+
+module rnic_top$receiver$read_done$52(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$52
+
+
+module rnic_top$receiver$read_done$53(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$53
+
+
+module rnic_top$receiver$read_done$54(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$54
+
+
+module rnic_top$receiver$read_done$55(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$55
+
+
+module rnic_top$receiver$read_done$56(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$56
+
+
+module rnic_top$receiver$read_done$57(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$57
+
+
+module rnic_top$receiver$read_done$58(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$58
+
+
+module rnic_top$receiver$read_done$59(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$59
+
+
+module rnic_top$receiver$read_done$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$6
+
+
+module rnic_top$receiver$read_done$60(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$60
+
+
+module rnic_top$receiver$read_done$61(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$61
+
+
+module rnic_top$receiver$read_done$62(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$62
+
+
+module rnic_top$receiver$read_done$63(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$63
+
+
+module rnic_top$receiver$read_done$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$7
+
+
+module rnic_top$receiver$read_done$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$8
+
+
+module rnic_top$receiver$read_done$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_done$9
 
 
 module rnic_top$receiver$read_head$0(d,q,clock);
@@ -24722,7 +27074,7 @@ module rnic_top$receiver$writes_out(d,q,clock);
 endmodule // rnic_top$receiver$writes_out
 
 
-module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
+module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
     
     // Module arguments
     input wire  clock;
@@ -24760,6 +27112,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [5:0] m_read_qpn;
     output reg  [192:0] m_read_entry;
     input wire  [63:0] reads_full;
+    output reg  [5:0] order_qpn;
+    input wire  [2:0] order_done;
     output reg  m_cqe_valid;
     input wire  m_cqe_ready;
     output reg  [5:0] m_cqn;
@@ -24771,8 +27125,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
     localparam  one_q = 64'h1;
-    localparam  flag_wait = 274'h100000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  flag_write = 274'h200000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_wait = 277'h100000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_write = 277'h200000000000000000000000000000000000000000000000000000000000000000000;
     localparam  at_lkey_index = 9'b11001000;
     localparam  at_opcode = 9'b0;
     localparam  at_signaled = 9'b1000;
@@ -24867,17 +27221,17 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
-    reg  [273:0] pending$0$d;
-    wire  [273:0] pending$0$q;
+    reg  [276:0] pending$0$d;
+    wire  [276:0] pending$0$q;
     reg  pending$0$clock;
-    reg  [273:0] pending$1$d;
-    wire  [273:0] pending$1$q;
+    reg  [276:0] pending$1$d;
+    wire  [276:0] pending$1$q;
     reg  pending$1$clock;
-    reg  [273:0] pending$2$d;
-    wire  [273:0] pending$2$q;
+    reg  [276:0] pending$2$d;
+    wire  [276:0] pending$2$q;
     reg  pending$2$clock;
-    reg  [273:0] pending$3$d;
-    wire  [273:0] pending$3$q;
+    reg  [276:0] pending$3$d;
+    wire  [276:0] pending$3$q;
     reg  pending$3$clock;
     reg  [2:0] head$d;
     wire  [2:0] head$q;
@@ -24913,8 +27267,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [7:0] status;
     reg  [7:0] cqe_opcode;
     reg  [255:0] cqe;
-    reg  [273:0] entry;
-    reg  [273:0] head_entry;
+    reg  [276:0] entry;
+    reg  [276:0] head_entry;
     reg  head_ready;
     reg  [223:0] read_body;
     
@@ -25164,11 +27518,11 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if (status == st_success) begin
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
-        entry = ((cqe) & 274'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 274'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | flag_write;
+        entry = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | flag_write;
         if (status == st_success) begin
-            entry = ((cqe) & 274'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 274'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | flag_wait;
+            entry = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | flag_wait;
             if (wqe$q[at_signaled] & ~is_read) begin
-                entry = ((cqe) & 274'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 274'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | flag_wait | flag_write;
+                entry = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | flag_wait | flag_write;
             end
         end
         fail$d = 1'b0;
@@ -25264,7 +27618,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if (head$q[(32'h0)+:(2)] == 3) begin
             head_entry = pending$3$q;
         end
-        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0));
+        order_qpn = head_entry[(at_cqe_qpn)+:(6)];
+        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | (order_done == head_entry[(32'h112)+:(3)]));
         m_cqe_valid = head_ready & head_entry[32'h111];
         m_cqn = head_entry[(32'h100)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];
@@ -25564,13 +27919,13 @@ endmodule // rnic_top$requester$mrs
 module rnic_top$requester$pending$0(d,q,clock);
     
     // Module arguments
-    input wire  [273:0] d;
-    output reg  [273:0] q;
+    input wire  [276:0] d;
+    output reg  [276:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 274'h0;
+       q = 277'h0;
     end
     
     always @(posedge clock) begin
@@ -25583,13 +27938,13 @@ endmodule // rnic_top$requester$pending$0
 module rnic_top$requester$pending$1(d,q,clock);
     
     // Module arguments
-    input wire  [273:0] d;
-    output reg  [273:0] q;
+    input wire  [276:0] d;
+    output reg  [276:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 274'h0;
+       q = 277'h0;
     end
     
     always @(posedge clock) begin
@@ -25602,13 +27957,13 @@ endmodule // rnic_top$requester$pending$1
 module rnic_top$requester$pending$2(d,q,clock);
     
     // Module arguments
-    input wire  [273:0] d;
-    output reg  [273:0] q;
+    input wire  [276:0] d;
+    output reg  [276:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 274'h0;
+       q = 277'h0;
     end
     
     always @(posedge clock) begin
@@ -25621,13 +27976,13 @@ endmodule // rnic_top$requester$pending$2
 module rnic_top$requester$pending$3(d,q,clock);
     
     // Module arguments
-    input wire  [273:0] d;
-    output reg  [273:0] q;
+    input wire  [276:0] d;
+    output reg  [276:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 274'h0;
+       q = 277'h0;
     end
     
     always @(posedge clock) begin

@@ -100,7 +100,10 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
 impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wr_ptr, committed, readable, rd_ptr, length, desc_head, desc_tail, out_valid, out_beat, drop);
+        dff_setup!(
+            self, clock, wr_ptr, committed, readable, rd_ptr, length, desc_head, desc_tail,
+            out_valid, out_beat, drop
+        );
         for i in 0..FIFO_DEPTH {
             self.descs[i].clock.next = self.clock.val();
             self.descs[i].d.next = self.descs[i].q.val();
@@ -156,8 +159,9 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
                     self.committed.d.next = self.wr_ptr.q.val() + 1;
                     for i in 0..FIFO_DEPTH {
                         if self.desc_tail.q.val().get_bits::<3>(0).index() == i {
-                            self.descs[i].d.next = (bit_cast::<32, 16>(self.length.q.val() + self.keep_n.val()) << 16)
-                                | bit_cast::<32, 16>(self.s_conn.val());
+                            self.descs[i].d.next =
+                                (bit_cast::<32, 16>(self.length.q.val() + self.keep_n.val()) << 16)
+                                    | bit_cast::<32, 16>(self.s_conn.val());
                         }
                     }
                     self.desc_tail.d.next = self.desc_tail.q.val() + 1;
@@ -169,7 +173,8 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
 
         // Read side: the ring is read at the pointer it will have next cycle, so a beat
         // can leave every cycle.
-        self.load.next = (self.rd_ptr.q.val() != self.readable.q.val()) & (!self.out_valid.q.val() | self.m_axis_tready.val());
+        self.load.next = (self.rd_ptr.q.val() != self.readable.q.val())
+            & (!self.out_valid.q.val() | self.m_axis_tready.val());
         self.next_rd.next = self.rd_ptr.q.val();
         if self.load.val() {
             self.next_rd.next = self.rd_ptr.q.val() + 1;
