@@ -48,11 +48,7 @@ fn main() {
     let mut names = Vec::new();
     let mut libs = vec!["rnic_registry".to_string()];
     for file in &designs {
-        let name = file
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .expect("file name")
-            .to_string();
+        let name = file.file_stem().and_then(|s| s.to_str()).expect("file name").to_string();
         println!("cargo:rerun-if-changed={}", file.display());
         let mdir = out.join("models").join(&name);
         let text = std::fs::read_to_string(file).expect("read verilog");
@@ -77,11 +73,7 @@ fn main() {
     let runtime_stamp = fingerprint(&[&version, &root.display().to_string(), RECIPE]);
     if !is_fresh(&runtime_dir, "rnic_vlrt", &runtime_stamp) {
         let mut build = cxx(&root, &manifest);
-        for runtime in [
-            "verilated.cpp",
-            "verilated_vcd_c.cpp",
-            "verilated_threads.cpp",
-        ] {
+        for runtime in ["verilated.cpp", "verilated_vcd_c.cpp", "verilated_threads.cpp"] {
             build.file(root.join("include").join(runtime));
         }
         std::fs::create_dir_all(&runtime_dir).expect("runtime dir");
@@ -106,16 +98,9 @@ fn main() {
     println!("cargo:rustc-link-lib=pthread");
 
     // The list of models, for Rust-side error messages and tests.
-    let list = names
-        .iter()
-        .map(|n| format!("{n:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    std::fs::write(
-        out.join("models.rs"),
-        format!("pub const MODELS: &[&str] = &[{list}];\n"),
-    )
-    .expect("write models.rs");
+    let list = names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    std::fs::write(out.join("models.rs"), format!("pub const MODELS: &[&str] = &[{list}];\n"))
+        .expect("write models.rs");
 }
 
 /// Bump when the way models are verilated or compiled changes: cached ones are rebuilt.
@@ -173,10 +158,7 @@ fn verilator_version(verilator: &Path) -> String {
 fn fail(msg: &str) -> ! {
     // A build script's panic prints a backtrace hint and noise; one clear line instead.
     eprintln!("\nerror: rnic-sim: {msg}\n");
-    println!(
-        "cargo:warning=rnic-sim: {}",
-        msg.lines().next().unwrap_or(msg)
-    );
+    println!("cargo:warning=rnic-sim: {}", msg.lines().next().unwrap_or(msg));
     std::process::exit(1)
 }
 
@@ -186,10 +168,7 @@ fn find_verilator(manifest: &Path) -> PathBuf {
     }
     let venv = manifest.join("../.venv/bin/verilator");
     if venv.exists() {
-        return venv
-            .parent()
-            .and_then(|d| d.canonicalize().ok())
-            .map_or(venv, |d| d.join("verilator"));
+        return venv.parent().and_then(|d| d.canonicalize().ok()).map_or(venv, |d| d.join("verilator"));
     }
     let on_path = Command::new("verilator").arg("--version").output();
     if on_path.is_ok_and(|o| o.status.success()) {
@@ -207,10 +186,7 @@ fn verilator_root(verilator: &Path) -> PathBuf {
         .output()
         .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
     if !out.status.success() {
-        fail(&format!(
-            "{} --getenv VERILATOR_ROOT failed",
-            verilator.display()
-        ));
+        fail(&format!("{} --getenv VERILATOR_ROOT failed", verilator.display()));
     }
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -225,31 +201,15 @@ fn verilate(verilator: &Path, file: &Path, name: &str, mdir: &Path) {
         .args(["--top-module", name])
         .arg("-Mdir")
         .arg(mdir)
-        .args([
-            "-O3",
-            "--x-assign",
-            "fast",
-            "--x-initial",
-            "fast",
-            "--noassert",
-        ])
+        .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"])
         // rust-hdl writes unsized literals and one module per register; neither is a bug.
-        .args([
-            "-Wno-fatal",
-            "-Wno-WIDTH",
-            "-Wno-DECLFILENAME",
-            "-Wno-UNUSED",
-        ])
+        .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-DECLFILENAME", "-Wno-UNUSED"])
         .arg(file)
         .output()
         .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let errors: Vec<&str> = stderr
-            .lines()
-            .filter(|l| l.starts_with("%Error"))
-            .take(12)
-            .collect();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("%Error")).take(12).collect();
         fail(&format!(
             "Verilator failed on {}:\n  {}\n  (run `{} --lint-only {}` for the full report)",
             file.display(),
@@ -288,22 +248,13 @@ fn parse_ports(text: &str, file: &Path, top: &str) -> Vec<Port> {
         };
         let (width, name) = match &words[2..] {
             [range, name] if range.starts_with('[') => {
-                let msb: u32 = range[1..range.find(':').expect("range")]
-                    .parse()
-                    .expect("msb");
+                let msb: u32 = range[1..range.find(':').expect("range")].parse().expect("msb");
                 (msb + 1, *name)
             }
             [name] => (1, *name),
-            _ => fail(&format!(
-                "{}: cannot parse port line '{line}'",
-                file.display()
-            )),
+            _ => fail(&format!("{}: cannot parse port line '{line}'", file.display())),
         };
-        ports.push(Port {
-            name: name.trim_end_matches(';').to_string(),
-            width,
-            is_output,
-        });
+        ports.push(Port { name: name.trim_end_matches(';').to_string(), width, is_output });
     }
     ports
 }
@@ -311,24 +262,11 @@ fn parse_ports(text: &str, file: &Path, top: &str) -> Vec<Port> {
 fn model_class(name: &str, ports: &[Port]) -> String {
     let mut s = String::new();
     let class = format!("V{name}");
-    writeln!(
-        s,
-        "// Generated by sim/build.rs: the C ABI view of design {name}."
-    )
-    .unwrap();
+    writeln!(s, "// Generated by sim/build.rs: the C ABI view of design {name}.").unwrap();
     writeln!(s, "#include \"rnic_model.h\"\n#include \"{class}.h\"\n").unwrap();
-    writeln!(
-        s,
-        "namespace {{\nclass Model final : public RnicModel {{\n  public:"
-    )
-    .unwrap();
+    writeln!(s, "namespace {{\nclass Model final : public RnicModel {{\n  public:").unwrap();
     writeln!(s, "    Model() : top(new {class}(context.get())) {{").unwrap();
-    writeln!(
-        s,
-        "        ports = table;\n        port_count = {};",
-        ports.len()
-    )
-    .unwrap();
+    writeln!(s, "        ports = table;\n        port_count = {};", ports.len()).unwrap();
     for (i, p) in ports.iter().enumerate() {
         let storage = if p.width > 64 {
             format!("top->{}.data()", p.name)
@@ -347,36 +285,22 @@ fn model_class(name: &str, ports: &[Port]) -> String {
     writeln!(s, "    ~Model() override {{ trace_close(); }}").unwrap();
     writeln!(s, "    void eval() override {{ top->eval(); }}").unwrap();
     writeln!(s, "    void final_() override {{ top->final(); }}").unwrap();
-    writeln!(
-        s,
-        "    void trace_attach(VerilatedVcdC* vcd) override {{ top->trace(vcd, 99); }}"
-    )
-    .unwrap();
+    writeln!(s, "    void trace_attach(VerilatedVcdC* vcd) override {{ top->trace(vcd, 99); }}").unwrap();
     writeln!(s, "  private:\n    std::unique_ptr<{class}> top;").unwrap();
-    writeln!(
-        s,
-        "    RnicPort table[{}];\n}};\n}}  // namespace\n",
-        ports.len().max(1)
-    )
-    .unwrap();
+    writeln!(s, "    RnicPort table[{}];\n}};\n}}  // namespace\n", ports.len().max(1)).unwrap();
     writeln!(s, "RnicModel* rnic_new_{name}() {{ return new Model(); }}").unwrap();
     s
 }
 
 fn registry_source(names: &[String]) -> String {
-    let mut s =
-        String::from("// Generated by sim/build.rs: every model by name.\n#include <cstring>\n");
+    let mut s = String::from("// Generated by sim/build.rs: every model by name.\n#include <cstring>\n");
     s.push_str("#include \"rnic_model.h\"\n\n");
     for n in names {
         writeln!(s, "RnicModel* rnic_new_{n}();").unwrap();
     }
     s.push_str("\nRnicModel* rnic_create_model(const char* name) {\n");
     for n in names {
-        writeln!(
-            s,
-            "    if (std::strcmp(name, \"{n}\") == 0) return rnic_new_{n}();"
-        )
-        .unwrap();
+        writeln!(s, "    if (std::strcmp(name, \"{n}\") == 0) return rnic_new_{n}();").unwrap();
     }
     s.push_str("    return nullptr;\n}\n\nextern \"C\" const char* rnic_model_names(void) {\n");
     writeln!(s, "    return \"{}\";\n}}", names.join(", ")).unwrap();

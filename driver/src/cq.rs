@@ -82,25 +82,12 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
         check_log_size("CQ", log_size)?;
         let ring = dev.alloc_dma(CQE_LEN << log_size)?;
         let cqn = dev.alloc_number(Resource::CompletionQueue)?;
-        let ctx = CqContext {
-            log_size,
-            enable: true,
-            vector,
-            base: ring.iova(),
-        };
+        let ctx = CqContext { log_size, enable: true, vector, base: ring.iova() };
         if let Err(e) = dev.command(CmdOpcode::WriteCq, cqn, &ctx.to_words()) {
             dev.free_number(Resource::CompletionQueue, cqn);
             return Err(e);
         }
-        Ok(CompletionQueue {
-            dev,
-            ring,
-            cqn,
-            log_size,
-            vector,
-            ci: Cell::new(0),
-            reported: Cell::new(0),
-        })
+        Ok(CompletionQueue { dev, ring, cqn, log_size, vector, ci: Cell::new(0), reported: Cell::new(0) })
     }
 
     /// The CQ number.
@@ -132,9 +119,7 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
     pub fn poll(&self) -> Result<Option<Completion>, DriverError> {
         let ci = self.ci.get();
         let offset = ring_slot(ci, self.log_size) as usize * CQE_LEN;
-        let phase_octet = self
-            .ring
-            .read_u8(offset + cqe_fields::PHASE.byte() as usize);
+        let phase_octet = self.ring.read_u8(offset + cqe_fields::PHASE.byte() as usize);
         let phase = phase_octet >> (cqe_fields::PHASE.lsb % 8) & 1 != 0;
         if phase != cqe_phase(ci, self.log_size) {
             self.report();
@@ -147,11 +132,8 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
         if self.ci.get().wrapping_sub(self.reported.get()) >= (self.capacity() / 4).max(1) {
             self.report();
         }
-        let cqe = Cqe::decode(&entry).map_err(|source| DriverError::MalformedCqe {
-            cqn: self.cqn,
-            index: ci,
-            source,
-        })?;
+        let cqe =
+            Cqe::decode(&entry).map_err(|source| DriverError::MalformedCqe { cqn: self.cqn, index: ci, source })?;
         Ok(Some(cqe.into()))
     }
 
@@ -160,11 +142,7 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
     /// arming: a completion written just before it raises no interrupt.
     pub fn arm(&self, solicited_only: bool) {
         self.report();
-        let bit = if solicited_only {
-            cq_arm_bits::SOLICITED
-        } else {
-            cq_arm_bits::NEXT
-        };
+        let bit = if solicited_only { cq_arm_bits::SOLICITED } else { cq_arm_bits::NEXT };
         let mut w = [0u32];
         bit.set_word(&mut w, 1);
         self.dev.hal().write32(regs::cq_arm(self.cqn), w[0]);
@@ -207,17 +185,8 @@ impl<H: Hal> Drop for CompletionQueue<'_, H> {
     /// device does not confirm, the CQN stays out of the pool; the ring is unmapped
     /// anyway, so a late CQE faults at the IOMMU rather than landing in freed memory.
     fn drop(&mut self) {
-        let ctx = CqContext {
-            log_size: self.log_size,
-            enable: false,
-            vector: self.vector,
-            base: self.ring.iova(),
-        };
-        if self
-            .dev
-            .command(CmdOpcode::WriteCq, self.cqn, &ctx.to_words())
-            .is_ok()
-        {
+        let ctx = CqContext { log_size: self.log_size, enable: false, vector: self.vector, base: self.ring.iova() };
+        if self.dev.command(CmdOpcode::WriteCq, self.cqn, &ctx.to_words()).is_ok() {
             self.dev.free_number(Resource::CompletionQueue, self.cqn);
         }
     }
@@ -241,30 +210,18 @@ mod tests {
     }
 
     fn ci_writes(dev: &Device<FakeHal>, cqn: u32) -> Vec<u32> {
-        dev.hal()
-            .take_writes()
-            .into_iter()
-            .filter(|&(o, _)| o == regs::cq_ci(cqn))
-            .map(|(_, v)| v)
-            .collect()
+        dev.hal().take_writes().into_iter().filter(|&(o, _)| o == regs::cq_ci(cqn)).map(|(_, v)| v).collect()
     }
 
     #[test]
     fn poll_follows_the_phase_over_several_laps() {
         let dev = model_device();
         let cq = CompletionQueue::new(&dev, 1, 0).expect("cq");
-        assert_eq!(
-            cq.poll().expect("poll"),
-            None,
-            "a zeroed ring holds no entry"
-        );
+        assert_eq!(cq.poll().expect("poll"), None, "a zeroed ring holds no entry");
         for index in 0..6u32 {
             device_writes(&cq, index, send_done(index.into()));
             let c = cq.poll().expect("poll").expect("a new entry");
-            assert_eq!(
-                (c.wr_id, c.qpn, c.opcode, c.status),
-                (index.into(), 3, CqeOpcode::Send, CqeStatus::Success)
-            );
+            assert_eq!((c.wr_id, c.qpn, c.opcode, c.status), (index.into(), 3, CqeOpcode::Send, CqeStatus::Success));
             // The slot now holds this lap's phase; the next lap's entry is not there yet.
             assert_eq!(cq.poll().expect("poll"), None, "entry {index} read twice");
         }
@@ -284,9 +241,7 @@ mod tests {
         for i in 0..4u32 {
             device_writes(&cq, start.wrapping_add(i), send_done(i.into()));
         }
-        let ids: Vec<u64> = std::iter::from_fn(|| cq.poll().expect("poll"))
-            .map(|c| c.wr_id)
-            .collect();
+        let ids: Vec<u64> = std::iter::from_fn(|| cq.poll().expect("poll")).map(|c| c.wr_id).collect();
         assert_eq!(ids, [0, 1, 2, 3]);
     }
 
@@ -299,22 +254,14 @@ mod tests {
             device_writes(&cq, index, send_done(0));
         }
         assert!(cq.poll().expect("poll").is_some());
-        assert_eq!(
-            ci_writes(&dev, cq.cqn()),
-            [] as [u32; 0],
-            "one entry is less than a quarter of 8"
-        );
+        assert_eq!(ci_writes(&dev, cq.cqn()), [] as [u32; 0], "one entry is less than a quarter of 8");
         assert!(cq.poll().expect("poll").is_some());
         assert_eq!(ci_writes(&dev, cq.cqn()), [2]);
         assert!(cq.poll().expect("poll").is_some());
         assert_eq!(cq.poll().expect("poll"), None);
         assert_eq!(ci_writes(&dev, cq.cqn()), [3], "reported when found empty");
         assert_eq!(cq.poll().expect("poll"), None);
-        assert_eq!(
-            ci_writes(&dev, cq.cqn()),
-            [] as [u32; 0],
-            "not again while unchanged"
-        );
+        assert_eq!(ci_writes(&dev, cq.cqn()), [] as [u32; 0], "not again while unchanged");
     }
 
     #[test]
@@ -327,10 +274,7 @@ mod tests {
         cq.ring.write_bytes(0, &bytes);
         device_writes(&cq, 1, send_done(2));
         let err = cq.poll().expect_err("status 0x77 is not a CQE status");
-        assert!(
-            matches!(err, DriverError::MalformedCqe { index: 0, .. }),
-            "{err}"
-        );
+        assert!(matches!(err, DriverError::MalformedCqe { index: 0, .. }), "{err}");
         assert_eq!(cq.poll().expect("poll").map(|c| c.wr_id), Some(2));
     }
 
@@ -367,23 +311,12 @@ mod tests {
         dev.hal().take_writes();
         assert_eq!(cq.wait(Duration::ZERO).expect("wait"), None);
         let arm = dev.hal().take_writes();
-        assert_eq!(
-            arm,
-            [(regs::cq_arm(cq.cqn()), 1)],
-            "armed for the next completion"
-        );
+        assert_eq!(arm, [(regs::cq_arm(cq.cqn()), 1)], "armed for the next completion");
         device_writes(&cq, 0, send_done(5));
         dev.hal().raise_irq(1);
-        assert_eq!(
-            cq.wait(Duration::ZERO).expect("wait").map(|c| c.wr_id),
-            Some(5)
-        );
+        assert_eq!(cq.wait(Duration::ZERO).expect("wait").map(|c| c.wr_id), Some(5));
         cq.arm(true);
-        assert_eq!(
-            dev.hal().take_writes().last(),
-            Some(&(regs::cq_arm(cq.cqn()), 2)),
-            "solicited only"
-        );
+        assert_eq!(dev.hal().take_writes().last(), Some(&(regs::cq_arm(cq.cqn()), 2)), "solicited only");
     }
 
     #[test]
@@ -392,41 +325,20 @@ mod tests {
         let cq = CompletionQueue::new(&dev, 4, 3).expect("cq");
         let cqn = cq.cqn();
         let (ctx, _) = dev.query_cq(cqn).expect("query");
-        assert_eq!(
-            ctx,
-            CqContext {
-                log_size: 4,
-                enable: true,
-                vector: 3,
-                base: cq.ring.iova()
-            }
-        );
+        assert_eq!(ctx, CqContext { log_size: 4, enable: true, vector: 3, base: cq.ring.iova() });
         assert_eq!(dev.hal().live_regions(), 1);
         drop(cq);
         assert!(!dev.query_cq(cqn).expect("query").0.enable);
         assert_eq!(dev.hal().live_regions(), 0);
-        assert_eq!(
-            CompletionQueue::new(&dev, 4, 3).expect("cq").cqn(),
-            cqn,
-            "the CQN is free again"
-        );
+        assert_eq!(CompletionQueue::new(&dev, 4, 3).expect("cq").cqn(), cqn, "the CQN is free again");
     }
 
     #[test]
     fn cq_numbers_run_out_with_a_typed_error() {
         let dev = model_device();
-        let cqs: Vec<_> = (0..dev.info().num_cqs)
-            .map(|_| CompletionQueue::new(&dev, 0, 0).expect("cq"))
-            .collect();
+        let cqs: Vec<_> = (0..dev.info().num_cqs).map(|_| CompletionQueue::new(&dev, 0, 0).expect("cq")).collect();
         let err = CompletionQueue::new(&dev, 0, 0).err().expect("no CQN left");
-        assert!(
-            matches!(err, DriverError::Exhausted(Resource::CompletionQueue)),
-            "{err}"
-        );
-        assert_eq!(
-            dev.hal().live_regions(),
-            cqs.len(),
-            "the failed CQ's ring was freed"
-        );
+        assert!(matches!(err, DriverError::Exhausted(Resource::CompletionQueue)), "{err}");
+        assert_eq!(dev.hal().live_regions(), cqs.len(), "the failed CQ's ring was freed");
     }
 }

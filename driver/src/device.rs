@@ -2,12 +2,8 @@
 //! numbering of the objects (QPs, CQs, MRs, PDs) the other modules create.
 use std::cell::RefCell;
 
-use rnic_proto::host::context::{
-    CqContext, CqStatus, MrContext, QpContext, QpStatus, MAX_MR_INDEX,
-};
-use rnic_proto::host::regs::{
-    self, cmd, cmd_status, control, features, status, version, CmdOpcode,
-};
+use rnic_proto::host::context::{CqContext, CqStatus, MrContext, QpContext, QpStatus, MAX_MR_INDEX};
+use rnic_proto::host::regs::{self, cmd, cmd_status, control, features, status, version, CmdOpcode};
 
 use crate::error::{DriverError, Rejection, Resource};
 use crate::pool::IndexPool;
@@ -97,19 +93,12 @@ impl<H: Hal> Device<H> {
         }
         let v = hal.read32(regs::VERSION);
         if version::MAJOR.get_word(&[v]) != version::MAJOR.get_word(&[regs::VERSION_VALUE]) {
-            return Err(DriverError::UnsupportedVersion {
-                found: v,
-                supported: regs::VERSION_VALUE,
-            });
+            return Err(DriverError::UnsupportedVersion { found: v, supported: regs::VERSION_VALUE });
         }
         let geometry = |register: &'static str, offset: u32, max: u32| {
             let value = hal.read32(offset);
             if value > max {
-                return Err(DriverError::BadGeometry {
-                    register,
-                    value,
-                    max,
-                });
+                return Err(DriverError::BadGeometry { register, value, max });
             }
             Ok(value)
         };
@@ -155,10 +144,7 @@ impl<H: Hal> Device<H> {
     /// `STATUS`.
     pub fn status(&self) -> DeviceStatus {
         let w = [self.hal.read32(regs::STATUS)];
-        DeviceStatus {
-            enabled: status::ENABLED.get_word(&w) != 0,
-            idle: status::IDLE.get_word(&w) != 0,
-        }
+        DeviceStatus { enabled: status::ENABLED.get_word(&w) != 0, idle: status::IDLE.get_word(&w) != 0 }
     }
 
     /// `len` octets of zeroed DMA memory, freed when the buffer is dropped: for data
@@ -170,19 +156,13 @@ impl<H: Hal> Device<H> {
     /// QUERY_QP: QP `qpn`'s context and status as the device holds them.
     pub fn query_qp(&self, qpn: u32) -> Result<(QpContext, QpStatus), DriverError> {
         let w = self.command(CmdOpcode::QueryQp, qpn, &[0; 16])?;
-        Ok((
-            QpContext::from_words(&w).map_err(DriverError::BadContext)?,
-            QpStatus::from_words(&w),
-        ))
+        Ok((QpContext::from_words(&w).map_err(DriverError::BadContext)?, QpStatus::from_words(&w)))
     }
 
     /// QUERY_CQ: CQ `cqn`'s context and status.
     pub fn query_cq(&self, cqn: u32) -> Result<(CqContext, CqStatus), DriverError> {
         let w = self.command(CmdOpcode::QueryCq, cqn, &[0; 16])?;
-        Ok((
-            CqContext::from_words(&w).map_err(DriverError::BadContext)?,
-            CqStatus::from_words(&w),
-        ))
+        Ok((CqContext::from_words(&w).map_err(DriverError::BadContext)?, CqStatus::from_words(&w)))
     }
 
     /// QUERY_MR: MR table entry `index`.
@@ -194,38 +174,19 @@ impl<H: Hal> Device<H> {
     /// Runs any command, opcode and data unchecked, for bring-up and tests. It bypasses
     /// the driver's bookkeeping: an object changed this way no longer matches what the
     /// driver's handle for it believes. Returns `CMD_DATA` afterwards.
-    pub fn raw_command(
-        &self,
-        opcode: u8,
-        index: u32,
-        data: &[u32; 16],
-    ) -> Result<[u32; 16], DriverError> {
+    pub fn raw_command(&self, opcode: u8, index: u32, data: &[u32; 16]) -> Result<[u32; 16], DriverError> {
         self.run_command(opcode, index, data, true)
     }
 
     /// Runs a command: `CMD_DATA`, then `CMD`, then polls `CMD_STATUS` until BUSY clears.
     /// Returns `CMD_DATA` afterwards for a query, and `data` itself otherwise (reading
     /// 16 registers back is a round trip each, and only queries change them).
-    pub(crate) fn command(
-        &self,
-        op: CmdOpcode,
-        index: u32,
-        data: &[u32; 16],
-    ) -> Result<[u32; 16], DriverError> {
-        let query = matches!(
-            op,
-            CmdOpcode::QueryQp | CmdOpcode::QueryCq | CmdOpcode::QueryMr
-        );
+    pub(crate) fn command(&self, op: CmdOpcode, index: u32, data: &[u32; 16]) -> Result<[u32; 16], DriverError> {
+        let query = matches!(op, CmdOpcode::QueryQp | CmdOpcode::QueryCq | CmdOpcode::QueryMr);
         self.run_command(op.code(), index, data, query)
     }
 
-    fn run_command(
-        &self,
-        opcode: u8,
-        index: u32,
-        data: &[u32; 16],
-        read_back: bool,
-    ) -> Result<[u32; 16], DriverError> {
+    fn run_command(&self, opcode: u8, index: u32, data: &[u32; 16], read_back: bool) -> Result<[u32; 16], DriverError> {
         if !cmd::INDEX.fits(index.into()) {
             return Err(DriverError::IndexTooLarge(index));
         }
@@ -239,24 +200,14 @@ impl<H: Hal> Device<H> {
         let done = (0..COMMAND_POLLS)
             .map(|_| [self.hal.read32(regs::CMD_STATUS)])
             .find(|s| cmd_status::BUSY.get_word(s) == 0)
-            .ok_or(DriverError::CommandTimeout {
-                opcode,
-                index,
-                polls: COMMAND_POLLS,
-            })?;
+            .ok_or(DriverError::CommandTimeout { opcode, index, polls: COMMAND_POLLS })?;
         if let Some(reason) = Rejection::from_code(cmd_status::RESULT.get_word(&done) as u8) {
-            return Err(DriverError::Rejected {
-                opcode,
-                index,
-                reason,
-            });
+            return Err(DriverError::Rejected { opcode, index, reason });
         }
         if !read_back {
             return Ok(*data);
         }
-        Ok(std::array::from_fn(|i| {
-            self.hal.read32(regs::cmd_data(i as u32))
-        }))
+        Ok(std::array::from_fn(|i| self.hal.read32(regs::cmd_data(i as u32))))
     }
 
     /// A key for MR `index` that differs from the last one it had, so that STags of its
@@ -337,12 +288,7 @@ mod tests {
                 num_qps: 64,
                 num_cqs: 32,
                 num_mrs: 256,
-                features: Features {
-                    crc: true,
-                    markers: false,
-                    atomics: true,
-                    immediate: false
-                },
+                features: Features { crc: true, markers: false, atomics: true, immediate: false },
             }
         );
     }
@@ -361,25 +307,13 @@ mod tests {
     fn open_refuses_another_device_or_major_version_and_accepts_a_newer_minor() {
         let hal = identity_only();
         hal.write32(regs::ID, 0xffff_ffff);
-        assert!(matches!(
-            Device::open(hal),
-            Err(DriverError::NotAnRnic(0xffff_ffff))
-        ));
+        assert!(matches!(Device::open(hal), Err(DriverError::NotAnRnic(0xffff_ffff))));
         let hal = identity_only();
         hal.write32(regs::VERSION, 0x0002_0000);
-        assert!(matches!(
-            Device::open(hal),
-            Err(DriverError::UnsupportedVersion {
-                found: 0x0002_0000,
-                ..
-            })
-        ));
+        assert!(matches!(Device::open(hal), Err(DriverError::UnsupportedVersion { found: 0x0002_0000, .. })));
         let hal = identity_only();
         hal.write32(regs::VERSION, 0x0001_0003);
-        assert_eq!(
-            Device::open(hal).expect("minor 3").info().version,
-            0x0001_0003
-        );
+        assert_eq!(Device::open(hal).expect("minor 3").info().version, 0x0001_0003);
     }
 
     #[test]
@@ -387,16 +321,7 @@ mod tests {
         let hal = identity_only();
         hal.write32(regs::NUM_QPS, regs::MAX_QPS + 1);
         let err = Device::open(hal).err().expect("too many QPs");
-        assert!(
-            matches!(
-                err,
-                DriverError::BadGeometry {
-                    register: "NUM_QPS",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, DriverError::BadGeometry { register: "NUM_QPS", .. }), "{err}");
     }
 
     #[test]
@@ -404,21 +329,10 @@ mod tests {
         let dev = Device::open(identity_only()).expect("open");
         dev.enable();
         dev.disable();
-        let control: Vec<_> = dev
-            .hal()
-            .take_writes()
-            .into_iter()
-            .filter(|&(o, _)| o == regs::CONTROL)
-            .collect();
+        let control: Vec<_> = dev.hal().take_writes().into_iter().filter(|&(o, _)| o == regs::CONTROL).collect();
         assert_eq!(control, [(regs::CONTROL, 1), (regs::CONTROL, 0)]);
         dev.hal().write32(regs::STATUS, 0b10);
-        assert_eq!(
-            dev.status(),
-            DeviceStatus {
-                enabled: false,
-                idle: true
-            }
-        );
+        assert_eq!(dev.status(), DeviceStatus { enabled: false, idle: true });
     }
 
     #[test]
@@ -426,17 +340,7 @@ mod tests {
         let dev = Device::open(identity_only()).expect("open");
         dev.hal().write32(regs::CMD_STATUS, 1);
         let err = dev.query_mr(0).expect_err("busy forever");
-        assert!(
-            matches!(
-                err,
-                DriverError::CommandTimeout {
-                    opcode: 0x06,
-                    index: 0,
-                    polls: COMMAND_POLLS
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, DriverError::CommandTimeout { opcode: 0x06, index: 0, polls: COMMAND_POLLS }), "{err}");
     }
 
     #[test]
@@ -444,113 +348,38 @@ mod tests {
         let dev = Device::open(identity_only()).expect("open");
         dev.hal().write32(regs::CMD_STATUS, 0x0900);
         let err = dev.raw_command(0x01, 5, &[0; 16]).expect_err("result 9");
-        assert!(
-            matches!(
-                err,
-                DriverError::Rejected {
-                    opcode: 1,
-                    index: 5,
-                    reason: Rejection::Unknown(9)
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, DriverError::Rejected { opcode: 1, index: 5, reason: Rejection::Unknown(9) }), "{err}");
 
         let dev = model_device();
-        let err = dev
-            .raw_command(0x42, 0, &[0; 16])
-            .expect_err("no such opcode");
-        assert!(
-            matches!(
-                err,
-                DriverError::Rejected {
-                    opcode: 0x42,
-                    reason: Rejection::BadOpcode,
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        let err = dev.raw_command(0x42, 0, &[0; 16]).expect_err("no such opcode");
+        assert!(matches!(err, DriverError::Rejected { opcode: 0x42, reason: Rejection::BadOpcode, .. }), "{err}");
         let err = dev.query_mr(dev.info().num_mrs).expect_err("no such MR");
-        assert!(
-            matches!(
-                err,
-                DriverError::Rejected {
-                    reason: Rejection::BadIndex,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        let err = dev
-            .raw_command(CmdOpcode::InvalidateMr.code(), 0, &[0; 16])
-            .expect_err("MR 0 is not valid");
-        assert!(
-            matches!(
-                err,
-                DriverError::Rejected {
-                    reason: Rejection::BadState,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        let mut misaligned = CqContext {
-            log_size: 2,
-            enable: true,
-            vector: 0,
-            base: 0x1010,
-        }
-        .to_words();
-        let err = dev
-            .raw_command(CmdOpcode::WriteCq.code(), 0, &misaligned)
-            .expect_err("misaligned");
-        assert!(
-            matches!(
-                err,
-                DriverError::Rejected {
-                    reason: Rejection::BadValue,
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, DriverError::Rejected { reason: Rejection::BadIndex, .. }), "{err}");
+        let err = dev.raw_command(CmdOpcode::InvalidateMr.code(), 0, &[0; 16]).expect_err("MR 0 is not valid");
+        assert!(matches!(err, DriverError::Rejected { reason: Rejection::BadState, .. }), "{err}");
+        let mut misaligned = CqContext { log_size: 2, enable: true, vector: 0, base: 0x1010 }.to_words();
+        let err = dev.raw_command(CmdOpcode::WriteCq.code(), 0, &misaligned).expect_err("misaligned");
+        assert!(matches!(err, DriverError::Rejected { reason: Rejection::BadValue, .. }), "{err}");
         misaligned[1] = 0x1000;
-        dev.raw_command(CmdOpcode::WriteCq.code(), 0, &misaligned)
-            .expect("aligned");
+        dev.raw_command(CmdOpcode::WriteCq.code(), 0, &misaligned).expect("aligned");
     }
 
     #[test]
     fn a_command_writes_data_then_cmd_and_reads_data_back_only_for_queries() {
         let dev = crate::testing::model_device_patched(|_, out| out[15] = 0xabcd);
         dev.hal().take_writes();
-        let data = MrContext {
-            key: 1,
-            valid: true,
-            length: 8,
-            ..MrContext::default()
-        }
-        .to_words();
-        assert_eq!(
-            dev.command(CmdOpcode::WriteMr, 3, &data).expect("write"),
-            data,
-            "a write's data is its own"
-        );
+        let data = MrContext { key: 1, valid: true, length: 8, ..MrContext::default() }.to_words();
+        assert_eq!(dev.command(CmdOpcode::WriteMr, 3, &data).expect("write"), data, "a write's data is its own");
         let writes = dev.hal().take_writes();
-        let expected: Vec<_> = (0..16)
-            .map(|i| (regs::cmd_data(i), data[i as usize]))
-            .chain([(regs::CMD, 0x305)])
-            .collect();
+        let expected: Vec<_> =
+            (0..16).map(|i| (regs::cmd_data(i), data[i as usize])).chain([(regs::CMD, 0x305)]).collect();
         assert_eq!(writes, expected);
         assert_eq!(
             dev.command(CmdOpcode::QueryMr, 3, &[0; 16]).expect("query")[15],
             0xabcd,
             "a query's is the device's"
         );
-        assert!(matches!(
-            dev.raw_command(0, 1 << 24, &data),
-            Err(DriverError::IndexTooLarge(0x100_0000))
-        ));
+        assert!(matches!(dev.raw_command(0, 1 << 24, &data), Err(DriverError::IndexTooLarge(0x100_0000))));
     }
 
     #[test]

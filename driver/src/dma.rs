@@ -32,12 +32,7 @@ impl DmaRegion<'_> {
     /// through [`Hal::dma_free`], which takes the region), and `iova` must be where the
     /// device sees it.
     pub unsafe fn new(ptr: NonNull<u8>, len: usize, iova: u64) -> Self {
-        DmaRegion {
-            ptr,
-            len,
-            iova,
-            _backend: PhantomData,
-        }
+        DmaRegion { ptr, len, iova, _backend: PhantomData }
     }
 
     /// Length in octets.
@@ -87,13 +82,7 @@ impl DmaRegion<'_> {
     pub fn write_u32(&self, offset: usize, value: u32) {
         self.check(offset, 4, 4);
         // SAFETY: as in `read_u32`.
-        unsafe {
-            self.ptr
-                .as_ptr()
-                .add(offset)
-                .cast::<u32>()
-                .write_volatile(value.to_le())
-        }
+        unsafe { self.ptr.as_ptr().add(offset).cast::<u32>().write_volatile(value.to_le()) }
     }
 
     /// Reads the little-endian u64 at `offset` (8-aligned).
@@ -107,13 +96,7 @@ impl DmaRegion<'_> {
     pub fn write_u64(&self, offset: usize, value: u64) {
         self.check(offset, 8, 8);
         // SAFETY: as in `read_u32`.
-        unsafe {
-            self.ptr
-                .as_ptr()
-                .add(offset)
-                .cast::<u64>()
-                .write_volatile(value.to_le())
-        }
+        unsafe { self.ptr.as_ptr().add(offset).cast::<u64>().write_volatile(value.to_le()) }
     }
 
     /// Copies `data` into the region at `offset`, octet by octet, volatile.

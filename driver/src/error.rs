@@ -78,9 +78,7 @@ pub enum DriverError {
     #[error("BAR0 ID reads {0:#010x}, not an RNIC")]
     NotAnRnic(u32),
     /// The interface major version is not the one this driver speaks.
-    #[error(
-        "interface version {found:#010x} is not supported (this driver speaks {supported:#010x})"
-    )]
+    #[error("interface version {found:#010x} is not supported (this driver speaks {supported:#010x})")]
     UnsupportedVersion {
         /// `VERSION` as read.
         found: u32,
@@ -99,9 +97,7 @@ pub enum DriverError {
     },
     /// `CMD_STATUS` still said BUSY after the driver's poll budget. The device is
     /// wedged: a later command would be ignored while this one runs.
-    #[error(
-        "command {opcode:#04x} on object {index} still busy after {polls} polls of CMD_STATUS"
-    )]
+    #[error("command {opcode:#04x} on object {index} still busy after {polls} polls of CMD_STATUS")]
     CommandTimeout {
         /// The command's opcode.
         opcode: u8,

@@ -52,10 +52,7 @@ impl FakeHal {
     /// From now on a write to `CMD` runs `handler` on the opcode, the index and the
     /// `CMD_DATA` registers, stores the data it returns in `CMD_DATA` and its result in
     /// `CMD_STATUS` (BUSY clear), as a device that finishes every command at once.
-    pub fn on_command(
-        &self,
-        handler: impl FnMut(u8, u32, &[u32; 16]) -> (CmdResult, [u32; 16]) + 'static,
-    ) {
+    pub fn on_command(&self, handler: impl FnMut(u8, u32, &[u32; 16]) -> (CmdResult, [u32; 16]) + 'static) {
         *self.command.borrow_mut() = Some(Box::new(handler));
     }
 
@@ -66,14 +63,9 @@ impl FakeHal {
 
     fn run_command(&self, cmd: u32) {
         let mut handler = self.command.borrow_mut();
-        let Some(handler) = handler.as_mut() else {
-            return;
-        };
+        let Some(handler) = handler.as_mut() else { return };
         let data: [u32; 16] = std::array::from_fn(|i| self.read32(regs::cmd_data(i as u32)));
-        let (opcode, index) = (
-            regs::cmd::OPCODE.get_word(&[cmd]),
-            regs::cmd::INDEX.get_word(&[cmd]),
-        );
+        let (opcode, index) = (regs::cmd::OPCODE.get_word(&[cmd]), regs::cmd::INDEX.get_word(&[cmd]));
         let (result, out) = handler(opcode as u8, index as u32, &data);
         let mut registers = self.registers.borrow_mut();
         for (i, w) in out.iter().enumerate() {
@@ -110,14 +102,10 @@ impl Hal for FakeHal {
         if len == 0 {
             return Err(HalError::EmptyDmaRequest);
         }
-        let size = len
-            .checked_next_multiple_of(PAGE)
-            .ok_or(HalError::OutOfDmaMemory(len))?;
-        let layout =
-            Layout::from_size_align(size, PAGE).map_err(|_| HalError::OutOfDmaMemory(len))?;
+        let size = len.checked_next_multiple_of(PAGE).ok_or(HalError::OutOfDmaMemory(len))?;
+        let layout = Layout::from_size_align(size, PAGE).map_err(|_| HalError::OutOfDmaMemory(len))?;
         // SAFETY: the layout has a non-zero size.
-        let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) })
-            .ok_or(HalError::OutOfDmaMemory(len))?;
+        let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) }).ok_or(HalError::OutOfDmaMemory(len))?;
         let iova = self.next_iova.get();
         self.next_iova.set(iova + size as u64);
         self.live.borrow_mut().insert(iova, (ptr, layout));
@@ -173,10 +161,7 @@ mod tests {
         let a = hal.dma_alloc(100).expect("alloc");
         let b = hal.dma_alloc(5000).expect("alloc");
         assert_ne!(a.iova(), b.iova());
-        assert!(
-            b.iova() >= a.iova() + PAGE as u64,
-            "regions overlap in IOVA space"
-        );
+        assert!(b.iova() >= a.iova() + PAGE as u64, "regions overlap in IOVA space");
         assert_ne!(a.iova(), a.as_ptr().as_ptr() as u64);
         assert_eq!(hal.live_regions(), 2);
         hal.dma_free(a);
@@ -220,34 +205,11 @@ mod tests {
     fn a_command_handler_answers_cmd_writes() {
         let hal = FakeHal::new(1);
         hal.on_command(|op, index, data| {
-            (
-                CmdResult::BadState,
-                [
-                    u32::from(op),
-                    index,
-                    data[2] + 1,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                ],
-            )
+            (CmdResult::BadState, [u32::from(op), index, data[2] + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
         });
         hal.write32(regs::cmd_data(2), 41);
         hal.write32(regs::CMD, 0x0012_3406);
-        assert_eq!(
-            hal.read32(regs::CMD_STATUS),
-            CmdResult::BadState.status_word()
-        );
+        assert_eq!(hal.read32(regs::CMD_STATUS), CmdResult::BadState.status_word());
         assert_eq!(hal.read32(regs::cmd_data(0)), 6);
         assert_eq!(hal.read32(regs::cmd_data(1)), 0x1234);
         assert_eq!(hal.read32(regs::cmd_data(2)), 42);
@@ -261,9 +223,6 @@ mod tests {
         assert_eq!(hal.wait_irq(0, Duration::ZERO), Ok(false));
         assert_eq!(hal.wait_irq(1, Duration::ZERO), Ok(true));
         assert_eq!(hal.wait_irq(1, Duration::ZERO), Ok(false));
-        assert_eq!(
-            hal.wait_irq(2, Duration::ZERO),
-            Err(HalError::NoSuchVector(2))
-        );
+        assert_eq!(hal.wait_irq(2, Duration::ZERO), Err(HalError::NoSuchVector(2)));
     }
 }

@@ -51,39 +51,18 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
         access: MrAccess,
     ) -> Result<Self, DriverError> {
         if !fits(offset as u64, len as u64, region.len() as u64) {
-            return Err(DriverError::OutOfBounds {
-                offset: offset as u64,
-                len: len as u64,
-                size: region.len() as u64,
-            });
+            return Err(DriverError::OutOfBounds { offset: offset as u64, len: len as u64, size: region.len() as u64 });
         }
         let dev = pd.device();
         let index = dev.alloc_number(Resource::MemoryRegion)?;
         let key = dev.next_mr_key(index);
         let va = region.iova() + offset as u64;
-        let ctx = MrContext {
-            key,
-            access,
-            valid: true,
-            pd: pd.pdn(),
-            va,
-            length: len as u64,
-            iova: va,
-        };
+        let ctx = MrContext { key, access, valid: true, pd: pd.pdn(), va, length: len as u64, iova: va };
         if let Err(e) = dev.command(CmdOpcode::WriteMr, index, &ctx.to_words()) {
             dev.free_number(Resource::MemoryRegion, index);
             return Err(e);
         }
-        Ok(MemoryRegion {
-            pd,
-            _memory: PhantomData,
-            index,
-            key,
-            va,
-            len: len as u64,
-            access,
-            registered: true,
-        })
+        Ok(MemoryRegion { pd, _memory: PhantomData, index, key, va, len: len as u64, access, registered: true })
     }
 
     /// The STag for local use (in [`Sge`]s).
@@ -124,29 +103,18 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
     /// The local buffer of `length` octets at `offset` into the region.
     pub fn sge(&self, offset: u64, length: u32) -> Result<Sge, DriverError> {
         self.check(offset, length.into())?;
-        Ok(Sge {
-            lkey: self.lkey(),
-            addr: self.va + offset,
-            length,
-        })
+        Ok(Sge { lkey: self.lkey(), addr: self.va + offset, length })
     }
 
     /// The buffer at `offset` into the region, as the peer names it.
     pub fn remote(&self, offset: u64) -> Result<RemoteBuf, DriverError> {
         self.check(offset, 0)?;
-        Ok(RemoteBuf {
-            stag: self.rkey(),
-            to: self.va + offset,
-        })
+        Ok(RemoteBuf { stag: self.rkey(), to: self.va + offset })
     }
 
     fn check(&self, offset: u64, len: u64) -> Result<(), DriverError> {
         if !fits(offset, len, self.len) {
-            return Err(DriverError::OutOfBounds {
-                offset,
-                len,
-                size: self.len,
-            });
+            return Err(DriverError::OutOfBounds { offset, len, size: self.len });
         }
         Ok(())
     }
@@ -199,12 +167,8 @@ mod tests {
     use super::*;
     use crate::testing::model_device;
 
-    const RIGHTS: MrAccess = MrAccess {
-        local_write: true,
-        remote_read: false,
-        remote_write: true,
-        remote_atomic: false,
-    };
+    const RIGHTS: MrAccess =
+        MrAccess { local_write: true, remote_read: false, remote_write: true, remote_atomic: false };
 
     #[test]
     fn register_writes_a_valid_entry_whose_tagged_offsets_are_iovas() {
@@ -214,10 +178,7 @@ mod tests {
         let mr = MemoryRegion::register_range(&pd, &buf, 4096, 100, RIGHTS).expect("register");
         assert_eq!((stag_index(mr.lkey()), mr.rkey()), (mr.index(), mr.lkey()));
         assert_ne!(stag_key(mr.lkey()), 0, "key 0 is never used");
-        assert_eq!(
-            (mr.va(), mr.len(), mr.access()),
-            (buf.iova() + 4096, 100, RIGHTS)
-        );
+        assert_eq!((mr.va(), mr.len(), mr.access()), (buf.iova() + 4096, 100, RIGHTS));
         assert_eq!(
             dev.query_mr(mr.index()).expect("query"),
             MrContext {
@@ -238,17 +199,10 @@ mod tests {
         let pd = ProtectionDomain::new(&dev).expect("pd");
         let buf = dev.alloc_dma(64).expect("dma");
         for (offset, len) in [(0, 65), (64, 1), (usize::MAX, 2)] {
-            let err = MemoryRegion::register_range(&pd, &buf, offset, len, RIGHTS)
-                .err()
-                .expect("out of bounds");
+            let err = MemoryRegion::register_range(&pd, &buf, offset, len, RIGHTS).err().expect("out of bounds");
             assert!(matches!(err, DriverError::OutOfBounds { .. }), "{err}");
         }
-        assert_eq!(
-            MemoryRegion::register(&pd, &buf, RIGHTS)
-                .expect("register")
-                .index(),
-            0
-        );
+        assert_eq!(MemoryRegion::register(&pd, &buf, RIGHTS).expect("register").index(), 0);
     }
 
     #[test]
@@ -275,37 +229,11 @@ mod tests {
         let pd = ProtectionDomain::new(&dev).expect("pd");
         let buf = dev.alloc_dma(256).expect("dma");
         let mr = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
-        assert_eq!(
-            mr.sge(200, 56).expect("fits"),
-            Sge {
-                lkey: mr.lkey(),
-                addr: buf.iova() + 200,
-                length: 56
-            }
-        );
-        assert_eq!(
-            mr.remote(256).expect("the end"),
-            RemoteBuf {
-                stag: mr.rkey(),
-                to: buf.iova() + 256
-            }
-        );
-        assert!(matches!(
-            mr.sge(200, 57),
-            Err(DriverError::OutOfBounds {
-                offset: 200,
-                len: 57,
-                size: 256
-            })
-        ));
-        assert!(matches!(
-            mr.sge(u64::MAX, 1),
-            Err(DriverError::OutOfBounds { .. })
-        ));
-        assert!(matches!(
-            mr.remote(257),
-            Err(DriverError::OutOfBounds { .. })
-        ));
+        assert_eq!(mr.sge(200, 56).expect("fits"), Sge { lkey: mr.lkey(), addr: buf.iova() + 200, length: 56 });
+        assert_eq!(mr.remote(256).expect("the end"), RemoteBuf { stag: mr.rkey(), to: buf.iova() + 256 });
+        assert!(matches!(mr.sge(200, 57), Err(DriverError::OutOfBounds { offset: 200, len: 57, size: 256 })));
+        assert!(matches!(mr.sge(u64::MAX, 1), Err(DriverError::OutOfBounds { .. })));
+        assert!(matches!(mr.remote(257), Err(DriverError::OutOfBounds { .. })));
     }
 
     #[test]
@@ -313,15 +241,9 @@ mod tests {
         let dev = model_device();
         let pd = ProtectionDomain::new(&dev).expect("pd");
         let buf = dev.alloc_dma(64).expect("dma");
-        let _all: Vec<_> = (0..dev.info().num_mrs)
-            .map(|_| MemoryRegion::register(&pd, &buf, RIGHTS).expect("register"))
-            .collect();
-        let err = MemoryRegion::register(&pd, &buf, RIGHTS)
-            .err()
-            .expect("no index left");
-        assert!(
-            matches!(err, DriverError::Exhausted(Resource::MemoryRegion)),
-            "{err}"
-        );
+        let _all: Vec<_> =
+            (0..dev.info().num_mrs).map(|_| MemoryRegion::register(&pd, &buf, RIGHTS).expect("register")).collect();
+        let err = MemoryRegion::register(&pd, &buf, RIGHTS).err().expect("no index left");
+        assert!(matches!(err, DriverError::Exhausted(Resource::MemoryRegion)), "{err}");
     }
 }

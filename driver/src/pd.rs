@@ -14,10 +14,7 @@ impl<'d, H: Hal> ProtectionDomain<'d, H> {
     /// A PD with a number no other live PD of `dev` has.
     pub fn new(dev: &'d Device<H>) -> Result<Self, DriverError> {
         let pdn = dev.alloc_number(Resource::ProtectionDomain)?;
-        Ok(ProtectionDomain {
-            dev,
-            pdn: pdn as u16,
-        })
+        Ok(ProtectionDomain { dev, pdn: pdn as u16 })
     }
 
     /// The PD number.
@@ -33,8 +30,7 @@ impl<'d, H: Hal> ProtectionDomain<'d, H> {
 
 impl<H: Hal> Drop for ProtectionDomain<'_, H> {
     fn drop(&mut self) {
-        self.dev
-            .free_number(Resource::ProtectionDomain, self.pdn.into());
+        self.dev.free_number(Resource::ProtectionDomain, self.pdn.into());
     }
 }
 
@@ -51,13 +47,8 @@ mod tests {
         assert_ne!(a.pdn(), b.pdn());
         let freed = a.pdn();
         drop(a);
-        let more: Vec<_> = (0..u16::MAX)
-            .map(|_| ProtectionDomain::new(&dev).expect("pd"))
-            .collect();
+        let more: Vec<_> = (0..u16::MAX).map(|_| ProtectionDomain::new(&dev).expect("pd")).collect();
         assert!(more.iter().any(|pd| pd.pdn() == freed));
-        assert!(matches!(
-            ProtectionDomain::new(&dev),
-            Err(DriverError::Exhausted(Resource::ProtectionDomain))
-        ));
+        assert!(matches!(ProtectionDomain::new(&dev), Err(DriverError::Exhausted(Resource::ProtectionDomain))));
     }
 }

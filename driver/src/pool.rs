@@ -23,10 +23,7 @@ struct PoolState {
 
 impl IndexPool {
     pub(crate) fn new(capacity: u32) -> Self {
-        IndexPool {
-            capacity,
-            state: RefCell::default(),
-        }
+        IndexPool { capacity, state: RefCell::default() }
     }
 
     /// A free number, or `None` when all are in use.
@@ -44,10 +41,7 @@ impl IndexPool {
     /// Gives `n` back. Only the owner of a number frees it, once.
     pub(crate) fn free(&self, n: u32) {
         let mut s = self.state.borrow_mut();
-        debug_assert!(
-            n < s.fresh && !s.freed.contains(&n),
-            "number {n} freed twice or never allocated"
-        );
+        debug_assert!(n < s.fresh && !s.freed.contains(&n), "number {n} freed twice or never allocated");
         s.freed.push_back(n);
     }
 }
@@ -59,10 +53,7 @@ mod tests {
     #[test]
     fn hands_out_each_number_once_then_reuses_oldest_freed_first() {
         let pool = IndexPool::new(3);
-        assert_eq!(
-            [pool.alloc(), pool.alloc(), pool.alloc()],
-            [Some(0), Some(1), Some(2)]
-        );
+        assert_eq!([pool.alloc(), pool.alloc(), pool.alloc()], [Some(0), Some(1), Some(2)]);
         assert_eq!(pool.alloc(), None);
         pool.free(2);
         pool.free(0);

@@ -50,16 +50,7 @@ impl Default for QpCaps {
     /// Ethernet MTU with its MPA framing), 4 Reads each way, CRC on, markers off,
     /// connection 0.
     fn default() -> Self {
-        QpCaps {
-            sq_log_size: 6,
-            rq_log_size: 6,
-            mulpdu: 1024,
-            ird: 4,
-            ord: 4,
-            crc: true,
-            markers: false,
-            conn_id: 0,
-        }
+        QpCaps { sq_log_size: 6, rq_log_size: 6, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers: false, conn_id: 0 }
     }
 }
 
@@ -121,14 +112,7 @@ impl<'a, H: Hal> QueuePair<'a, H> {
             dev.free_number(Resource::QueuePair, qpn);
             return Err(e);
         }
-        Ok(QueuePair {
-            dev,
-            qpn,
-            ctx,
-            sq,
-            rq,
-            _uses: PhantomData,
-        })
+        Ok(QueuePair { dev, qpn, ctx, sq, rq, _uses: PhantomData })
     }
 
     /// The QP number.
@@ -157,8 +141,7 @@ impl<'a, H: Hal> QueuePair<'a, H> {
     /// QP leaves ERROR through RESET.
     pub fn modify(&mut self, state: QpState) -> Result<(), DriverError> {
         let ctx = QpContext { state, ..self.ctx };
-        self.dev
-            .command(CmdOpcode::WriteQp, self.qpn, &ctx.to_words())?;
+        self.dev.command(CmdOpcode::WriteQp, self.qpn, &ctx.to_words())?;
         self.ctx = ctx;
         if state == QpState::Reset {
             self.sq.reset();
@@ -206,10 +189,7 @@ impl<'a, H: Hal> QueuePair<'a, H> {
     /// Checks that `needed` WQEs may be posted to `queue` now (see the module docs).
     fn make_room(&mut self, queue: WorkQueue, needed: usize) -> Result<(), DriverError> {
         if self.ctx.state == QpState::Reset {
-            return Err(DriverError::WrongState {
-                qpn: self.qpn,
-                state: self.ctx.state,
-            });
+            return Err(DriverError::WrongState { qpn: self.qpn, state: self.ctx.state });
         }
         if self.ring_of(queue).free() as usize >= needed {
             return Ok(());
@@ -221,12 +201,7 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         if free as usize >= needed {
             return Ok(());
         }
-        Err(DriverError::QueueFull {
-            qpn: self.qpn,
-            queue,
-            needed,
-            free,
-        })
+        Err(DriverError::QueueFull { qpn: self.qpn, queue, needed, free })
     }
 
     fn ring_of(&self, queue: WorkQueue) -> &WorkRing<'a, H> {
@@ -253,15 +228,8 @@ impl<H: Hal> Drop for QueuePair<'_, H> {
     /// If the device does not confirm, the QPN stays out of the pool; the rings are
     /// unmapped anyway, so a late access faults at the IOMMU.
     fn drop(&mut self) {
-        let ctx = QpContext {
-            state: QpState::Reset,
-            ..self.ctx
-        };
-        if self
-            .dev
-            .command(CmdOpcode::WriteQp, self.qpn, &ctx.to_words())
-            .is_ok()
-        {
+        let ctx = QpContext { state: QpState::Reset, ..self.ctx };
+        if self.dev.command(CmdOpcode::WriteQp, self.qpn, &ctx.to_words()).is_ok() {
             self.dev.free_number(Resource::QueuePair, self.qpn);
         }
     }
@@ -280,50 +248,24 @@ mod tests {
     use crate::testing::{model_device, model_device_patched};
     use crate::wr::{RemoteBuf, Sge};
 
-    const CAPS: QpCaps = QpCaps {
-        sq_log_size: 2,
-        rq_log_size: 3,
-        mulpdu: 512,
-        ird: 2,
-        ord: 3,
-        crc: true,
-        markers: true,
-        conn_id: 77,
-    };
+    const CAPS: QpCaps =
+        QpCaps { sq_log_size: 2, rq_log_size: 3, mulpdu: 512, ird: 2, ord: 3, crc: true, markers: true, conn_id: 77 };
 
     fn send(wr_id: u64) -> WorkRequest {
-        let local = Sge {
-            lkey: 0x0105,
-            addr: 0x4000 + wr_id,
-            length: 64,
-        };
-        WorkRequest::Send {
-            wr_id,
-            local,
-            solicited: false,
-            invalidate: None,
-            signaled: true,
-        }
+        let local = Sge { lkey: 0x0105, addr: 0x4000 + wr_id, length: 64 };
+        WorkRequest::Send { wr_id, local, solicited: false, invalidate: None, signaled: true }
     }
 
     /// The values written to `offset`, in order.
     fn writes_to(dev: &Device<FakeHal>, offset: u32) -> Vec<u32> {
-        dev.hal()
-            .take_writes()
-            .into_iter()
-            .filter(|&(o, _)| o == offset)
-            .map(|(_, v)| v)
-            .collect()
+        dev.hal().take_writes().into_iter().filter(|&(o, _)| o == offset).map(|(_, v)| v).collect()
     }
 
     #[test]
     fn a_new_qp_is_written_in_reset_with_its_caps_rings_and_cqs() {
         let dev = model_device();
         let pd = ProtectionDomain::new(&dev).expect("pd");
-        let (scq, rcq) = (
-            CompletionQueue::new(&dev, 2, 0).expect("cq"),
-            CompletionQueue::new(&dev, 2, 0).expect("cq"),
-        );
+        let (scq, rcq) = (CompletionQueue::new(&dev, 2, 0).expect("cq"), CompletionQueue::new(&dev, 2, 0).expect("cq"));
         let qp = QueuePair::new(&dev, &pd, &scq, &rcq, CAPS).expect("qp");
         let (ctx, _) = qp.query().expect("query");
         assert_eq!(
@@ -358,23 +300,13 @@ mod tests {
         dev.hal().take_writes();
         let write = WorkRequest::Write {
             wr_id: 0xfeed,
-            local: Sge {
-                lkey: 0x0203,
-                addr: 0x10,
-                length: 3,
-            },
-            remote: RemoteBuf {
-                stag: 0x0904,
-                to: 0x99,
-            },
+            local: Sge { lkey: 0x0203, addr: 0x10, length: 3 },
+            remote: RemoteBuf { stag: 0x0904, to: 0x99 },
             signaled: false,
         };
         qp.post_send(&write).expect("post");
         assert_eq!(qp.sq.slot(0), write.wqe().encode());
-        assert_eq!(
-            SqWqe::decode(&qp.sq.slot(0)).expect("decode").op(),
-            Some(SqOpcode::RdmaWrite)
-        );
+        assert_eq!(SqWqe::decode(&qp.sq.slot(0)).expect("decode").op(), Some(SqOpcode::RdmaWrite));
         assert_eq!(writes_to(&dev, regs::sq_pi(qp.qpn())), [1]);
         qp.post_send(&send(2)).expect("post");
         assert_eq!(qp.sq.slot(1), send(2).wqe().encode());
@@ -389,19 +321,9 @@ mod tests {
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
         qp.ready().expect("rts");
         dev.hal().take_writes();
-        let rr = RecvRequest {
-            wr_id: 4,
-            local: Sge {
-                lkey: 0x0102,
-                addr: 0x2000,
-                length: 4096,
-            },
-        };
+        let rr = RecvRequest { wr_id: 4, local: Sge { lkey: 0x0102, addr: 0x2000, length: 4096 } };
         qp.post_recv(&rr).expect("post");
-        assert_eq!(
-            qp.rq.slot(0)[..],
-            RqWqe::new(4, 0x0102, 0x2000, 4096).encode()
-        );
+        assert_eq!(qp.rq.slot(0)[..], RqWqe::new(4, 0x0102, 0x2000, 4096).encode());
         assert_eq!(writes_to(&dev, regs::rq_pi(qp.qpn())), [1]);
     }
 
@@ -413,21 +335,13 @@ mod tests {
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
         qp.ready().expect("rts");
         dev.hal().take_writes();
-        qp.post_send_batch(&[send(1), send(2), send(3)])
-            .expect("post");
+        qp.post_send_batch(&[send(1), send(2), send(3)]).expect("post");
         assert_eq!(writes_to(&dev, regs::sq_pi(qp.qpn())), [3]);
         for i in 0..3 {
-            assert_eq!(
-                qp.sq.slot(i),
-                send(u64::from(i) + 1).wqe().encode(),
-                "slot {i}"
-            );
+            assert_eq!(qp.sq.slot(i), send(u64::from(i) + 1).wqe().encode(), "slot {i}");
         }
         qp.post_send_batch(&[]).expect("empty batch");
-        assert!(
-            dev.hal().take_writes().is_empty(),
-            "an empty batch rings nothing"
-        );
+        assert!(dev.hal().take_writes().is_empty(), "an empty batch rings nothing");
     }
 
     #[test]
@@ -443,46 +357,20 @@ mod tests {
         let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
         qp.ready().expect("rts");
-        qp.post_send_batch(&[send(0), send(1), send(2), send(3)])
-            .expect("four fit");
+        qp.post_send_batch(&[send(0), send(1), send(2), send(3)]).expect("four fit");
         dev.hal().take_writes();
         let err = qp.post_send(&send(4)).expect_err("the ring is full");
-        assert!(
-            matches!(
-                err,
-                DriverError::QueueFull {
-                    queue: WorkQueue::Send,
-                    needed: 1,
-                    free: 0,
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, DriverError::QueueFull { queue: WorkQueue::Send, needed: 1, free: 0, .. }), "{err}");
         let writes = dev.hal().take_writes();
-        assert!(
-            writes.contains(&(regs::CMD, CmdOpcode::QueryQp.word(qp.qpn()).unwrap())),
-            "asked the device"
-        );
-        assert!(
-            !writes.iter().any(|&(o, _)| o == regs::sq_pi(qp.qpn())),
-            "no doorbell"
-        );
-        assert_eq!(
-            qp.sq.slot(4),
-            send(0).wqe().encode(),
-            "the untaken WQE in slot 0 is intact"
-        );
+        assert!(writes.contains(&(regs::CMD, CmdOpcode::QueryQp.word(qp.qpn()).unwrap())), "asked the device");
+        assert!(!writes.iter().any(|&(o, _)| o == regs::sq_pi(qp.qpn())), "no doorbell");
+        assert_eq!(qp.sq.slot(4), send(0).wqe().encode(), "the untaken WQE in slot 0 is intact");
 
         taken.set(2);
-        qp.post_send_batch(&[send(4), send(5)])
-            .expect("two slots taken");
+        qp.post_send_batch(&[send(4), send(5)]).expect("two slots taken");
         assert_eq!(writes_to(&dev, regs::sq_pi(qp.qpn())), [6]);
         let err = qp.post_send(&send(6)).expect_err("full again");
-        assert!(
-            matches!(err, DriverError::QueueFull { free: 0, .. }),
-            "{err}"
-        );
+        assert!(matches!(err, DriverError::QueueFull { free: 0, .. }), "{err}");
     }
 
     #[test]
@@ -493,20 +381,8 @@ mod tests {
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
         qp.ready().expect("rts");
         qp.post_send_batch(&[send(0), send(1)]).expect("post");
-        let err = qp
-            .post_send_batch(&[send(2), send(3), send(4)])
-            .expect_err("3 > 2 free");
-        assert!(
-            matches!(
-                err,
-                DriverError::QueueFull {
-                    needed: 3,
-                    free: 2,
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        let err = qp.post_send_batch(&[send(2), send(3), send(4)]).expect_err("3 > 2 free");
+        assert!(matches!(err, DriverError::QueueFull { needed: 3, free: 2, .. }), "{err}");
         assert_eq!(qp.sq.pi(), 2);
         assert_eq!(qp.sq.slot(2), [0; SQ_WQE_SLOT_LEN], "nothing written");
     }
@@ -518,28 +394,9 @@ mod tests {
         let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
         let err = qp.post_send(&send(1)).expect_err("in RESET");
-        assert!(
-            matches!(
-                err,
-                DriverError::WrongState {
-                    state: QpState::Reset,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        let rr = RecvRequest {
-            wr_id: 1,
-            local: Sge {
-                lkey: 1,
-                addr: 0,
-                length: 8,
-            },
-        };
-        assert!(matches!(
-            qp.post_recv(&rr),
-            Err(DriverError::WrongState { .. })
-        ));
+        assert!(matches!(err, DriverError::WrongState { state: QpState::Reset, .. }), "{err}");
+        let rr = RecvRequest { wr_id: 1, local: Sge { lkey: 1, addr: 0, length: 8 } };
+        assert!(matches!(qp.post_recv(&rr), Err(DriverError::WrongState { .. })));
     }
 
     #[test]
@@ -551,24 +408,10 @@ mod tests {
         qp.ready().expect("rts");
         qp.post_send_batch(&[send(1), send(2)]).expect("post");
         qp.modify(QpState::Error).expect("error");
-        qp.post_send(&send(3))
-            .expect("ERROR takes work (it flushes)");
+        qp.post_send(&send(3)).expect("ERROR takes work (it flushes)");
         let err = qp.ready().expect_err("ERROR -> RTS");
-        assert!(
-            matches!(
-                err,
-                DriverError::Rejected {
-                    reason: crate::Rejection::BadState,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        assert_eq!(
-            qp.state(),
-            QpState::Error,
-            "a refused change changes nothing"
-        );
+        assert!(matches!(err, DriverError::Rejected { reason: crate::Rejection::BadState, .. }), "{err}");
+        assert_eq!(qp.state(), QpState::Error, "a refused change changes nothing");
         qp.modify(QpState::Reset).expect("reset");
         qp.ready().expect("rts");
         dev.hal().take_writes();
@@ -582,35 +425,10 @@ mod tests {
         let dev = model_device();
         let pd = ProtectionDomain::new(&dev).expect("pd");
         let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
-        let err = QueuePair::new(
-            &dev,
-            &pd,
-            &cq,
-            &cq,
-            QpCaps {
-                mulpdu: 127,
-                ..CAPS
-            },
-        )
-        .err()
-        .expect("MULPDU");
+        let err = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { mulpdu: 127, ..CAPS }).err().expect("MULPDU");
         assert!(matches!(err, DriverError::InvalidQp(_)), "{err}");
-        let err = QueuePair::new(
-            &dev,
-            &pd,
-            &cq,
-            &cq,
-            QpCaps {
-                rq_log_size: 17,
-                ..CAPS
-            },
-        )
-        .err()
-        .expect("RQ size");
-        assert!(
-            matches!(err, DriverError::QueueTooLarge { queue: "RQ", .. }),
-            "{err}"
-        );
+        let err = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { rq_log_size: 17, ..CAPS }).err().expect("RQ size");
+        assert!(matches!(err, DriverError::QueueTooLarge { queue: "RQ", .. }), "{err}");
         assert_eq!(dev.hal().live_regions(), 1, "only the CQ's ring");
     }
 
@@ -620,20 +438,10 @@ mod tests {
         let pd = ProtectionDomain::new(&dev).expect("pd");
         let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
         let foreign_cq = CompletionQueue::new(&other, 2, 0).expect("cq");
-        let err = QueuePair::new(&dev, &pd, &cq, &foreign_cq, CAPS)
-            .err()
-            .expect("foreign CQ");
-        assert!(
-            matches!(err, DriverError::ForeignObject("completion queue")),
-            "{err}"
-        );
-        let err = QueuePair::new(&other, &pd, &foreign_cq, &foreign_cq, CAPS)
-            .err()
-            .expect("foreign PD");
-        assert!(
-            matches!(err, DriverError::ForeignObject("protection domain")),
-            "{err}"
-        );
+        let err = QueuePair::new(&dev, &pd, &cq, &foreign_cq, CAPS).err().expect("foreign CQ");
+        assert!(matches!(err, DriverError::ForeignObject("completion queue")), "{err}");
+        let err = QueuePair::new(&other, &pd, &foreign_cq, &foreign_cq, CAPS).err().expect("foreign PD");
+        assert!(matches!(err, DriverError::ForeignObject("protection domain")), "{err}");
     }
 
     #[test]
@@ -648,9 +456,6 @@ mod tests {
         drop(qp);
         assert_eq!(dev.query_qp(qpn).expect("query").0.state, QpState::Reset);
         assert_eq!(dev.hal().live_regions(), 1);
-        assert_eq!(
-            QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp").qpn(),
-            qpn
-        );
+        assert_eq!(QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp").qpn(), qpn);
     }
 }

@@ -17,11 +17,7 @@ pub const MAX_QUEUE_LOG_SIZE: u8 = 16;
 /// Checks a requested ring size against [`MAX_QUEUE_LOG_SIZE`].
 pub(crate) fn check_log_size(queue: &'static str, log_size: u8) -> Result<(), DriverError> {
     if log_size > MAX_QUEUE_LOG_SIZE {
-        return Err(DriverError::QueueTooLarge {
-            queue,
-            log_size,
-            max: MAX_QUEUE_LOG_SIZE,
-        });
+        return Err(DriverError::QueueTooLarge { queue, log_size, max: MAX_QUEUE_LOG_SIZE });
     }
     Ok(())
 }
@@ -39,21 +35,10 @@ pub(crate) struct WorkRing<'d, H: Hal> {
 
 impl<'d, H: Hal> WorkRing<'d, H> {
     /// A zeroed ring of `2^log_size` slots of `slot_len` octets (a multiple of 8).
-    pub(crate) fn new(
-        hal: &'d H,
-        queue: &'static str,
-        log_size: u8,
-        slot_len: usize,
-    ) -> Result<Self, DriverError> {
+    pub(crate) fn new(hal: &'d H, queue: &'static str, log_size: u8, slot_len: usize) -> Result<Self, DriverError> {
         check_log_size(queue, log_size)?;
         let mem = DmaBuffer::new(hal, slot_len << log_size)?;
-        Ok(WorkRing {
-            mem,
-            log_size,
-            slot_len,
-            pi: 0,
-            ci: 0,
-        })
+        Ok(WorkRing { mem, log_size, slot_len, pi: 0, ci: 0 })
     }
 
     /// IOVA of slot 0.
@@ -102,10 +87,7 @@ impl<'d, H: Hal> WorkRing<'d, H> {
     #[cfg(test)]
     pub(crate) fn slot(&self, index: u32) -> Vec<u8> {
         let mut out = vec![0; self.slot_len];
-        self.mem.read_bytes(
-            ring_slot(index, self.log_size) as usize * self.slot_len,
-            &mut out,
-        );
+        self.mem.read_bytes(ring_slot(index, self.log_size) as usize * self.slot_len, &mut out);
         out
     }
 
@@ -156,13 +138,8 @@ mod tests {
     #[test]
     fn rings_above_the_driver_limit_are_refused_before_allocating() {
         let hal = FakeHal::new(1);
-        let err = WorkRing::new(&hal, "SQ", MAX_QUEUE_LOG_SIZE + 1, 128)
-            .err()
-            .expect("refused");
-        assert!(
-            matches!(err, DriverError::QueueTooLarge { log_size: 17, .. }),
-            "{err}"
-        );
+        let err = WorkRing::new(&hal, "SQ", MAX_QUEUE_LOG_SIZE + 1, 128).err().expect("refused");
+        assert!(matches!(err, DriverError::QueueTooLarge { log_size: 17, .. }), "{err}");
         assert_eq!(hal.live_regions(), 0);
     }
 }

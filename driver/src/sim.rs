@@ -43,15 +43,8 @@ const RESET_CYCLES: usize = 4;
 /// Engine-side inputs of a control block simulated on its own (`rnic_host_ctrl`): with
 /// no engines behind it nothing fails, invalidates or reports idle, so they are held
 /// low. Designs without these ports are not affected.
-const ENGINE_INPUTS: [&str; 7] = [
-    "idle",
-    "fail",
-    "fail_qp",
-    "fail_term",
-    "fail_received",
-    "invalidate",
-    "invalidate_mr",
-];
+const ENGINE_INPUTS: [&str; 7] =
+    ["idle", "fail", "fail_qp", "fail_term", "fail_received", "invalidate", "invalidate_mr"];
 
 /// A bus model run every cycle: called in [`Phase::Drive`] before the model settles (to
 /// set its inputs) and in [`Phase::Observe`] after (to sample its outputs), as the bus
@@ -79,10 +72,7 @@ pub struct LinkConfig {
 
 impl Default for LinkConfig {
     fn default() -> Self {
-        LinkConfig {
-            ready_rate: 1.0,
-            seed: 0,
-        }
+        LinkConfig { ready_rate: 1.0, seed: 0 }
     }
 }
 
@@ -176,23 +166,15 @@ fn step_peer(peer: &Weak<RefCell<Sim>>) {
 type LinkQueue = Rc<RefCell<VecDeque<LinkBeat>>>;
 
 /// The hook that connects `model`'s TX stream to `out` and its RX stream to `inp`.
-fn link_hook(
-    model: &Model,
-    out: LinkQueue,
-    inp: LinkQueue,
-    config: LinkConfig,
-) -> impl FnMut(&mut Model, Phase) + 'static {
+fn link_hook(model: &Model, out: LinkQueue, inp: LinkQueue, config: LinkConfig) -> impl FnMut(&mut Model, Phase) + 'static {
     use rand::Rng;
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mut taking = true;
-    let tx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"]
-        .map(|f| model.port(&format!("m_axis_tx_{f}")));
-    let rx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"]
-        .map(|f| model.port(&format!("s_axis_rx_{f}")));
+    let tx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| model.port(&format!("m_axis_tx_{f}")));
+    let rx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| model.port(&format!("s_axis_rx_{f}")));
     move |m: &mut Model, phase: Phase| match phase {
         Phase::Drive => {
-            taking = out.borrow().len() < LINK_BEATS
-                && (config.ready_rate >= 1.0 || rng.gen_bool(config.ready_rate));
+            taking = out.borrow().len() < LINK_BEATS && (config.ready_rate >= 1.0 || rng.gen_bool(config.ready_rate));
             m.set_bit(tx[4], taking);
             match inp.borrow().front() {
                 Some(&(data, keep, last, user)) => {
@@ -207,12 +189,7 @@ fn link_hook(
         }
         Phase::Observe => {
             if m.get_bit(tx[3]) && taking {
-                out.borrow_mut().push_back((
-                    m.get(tx[0]),
-                    m.get(tx[1]),
-                    m.get_bit(tx[2]),
-                    m.get(tx[5]),
-                ));
+                out.borrow_mut().push_back((m.get(tx[0]), m.get(tx[1]), m.get_bit(tx[2]), m.get(tx[5])));
             }
             if m.get_bit(rx[4]) && !inp.borrow().is_empty() {
                 inp.borrow_mut().pop_front();
@@ -228,9 +205,7 @@ impl SimHal {
     pub fn open(design: &str) -> Result<SimHal, HalError> {
         let mut model = Model::new(design).map_err(|e| HalError::Backend(e.to_string()))?;
         if model.try_port("s_axil_awaddr").is_none() {
-            return Err(HalError::Backend(format!(
-                "{design} has no BAR0 (s_axil_* ports)"
-            )));
+            return Err(HalError::Backend(format!("{design} has no BAR0 (s_axil_* ports)")));
         }
         let bar = rnic_sim::axil::AxilMaster::new(&model, "s_axil", 0);
         let memory = if model.try_port("m_axi_awaddr").is_some() {
@@ -248,23 +223,14 @@ impl SimHal {
             }
         }
         let reset = model.try_port("reset");
-        let others = Others {
-            memory,
-            irq,
-            fired: BTreeSet::new(),
-            hooks: Vec::new(),
-            rng: StdRng::seed_from_u64(0),
-        };
+        let others = Others { memory, irq, fired: BTreeSet::new(), hooks: Vec::new(), rng: StdRng::seed_from_u64(0) };
         let mut sim = Sim { model, bar, others };
         if let Some(reset) = reset {
             sim.model.set_bit(reset, true);
             (0..RESET_CYCLES).for_each(|_| sim.idle_cycle(&Weak::new()));
             sim.model.set_bit(reset, false);
         }
-        Ok(SimHal {
-            sim: Rc::new(RefCell::new(sim)),
-            peer: RefCell::new(Weak::new()),
-        })
+        Ok(SimHal { sim: Rc::new(RefCell::new(sim)), peer: RefCell::new(Weak::new()) })
     }
 
     /// Connects two devices stream to stream (each one's TX to the other's RX, through
@@ -275,10 +241,7 @@ impl SimHal {
     pub fn connect(a: &SimHal, b: &SimHal, config: LinkConfig) {
         let ab: LinkQueue = Rc::default();
         let ba: LinkQueue = Rc::default();
-        let config_b = LinkConfig {
-            seed: config.seed ^ 0x5eed,
-            ..config
-        };
+        let config_b = LinkConfig { seed: config.seed ^ 0x5eed, ..config };
         let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone(), config));
         let hook_b = b.with_model(|m| link_hook(m, ba, ab, config_b));
         a.on_cycle(hook_a);
@@ -313,10 +276,7 @@ impl SimHal {
 
     /// The DMA slave's timing (latencies, ready and valid rates), if the model has a DMA
     /// port.
-    pub fn with_dma_timing<R>(
-        &self,
-        f: impl FnOnce(&mut rnic_sim::axi::AxiSlaveCore) -> R,
-    ) -> Option<R> {
+    pub fn with_dma_timing<R>(&self, f: impl FnOnce(&mut rnic_sim::axi::AxiSlaveCore) -> R) -> Option<R> {
         match &mut self.sim.borrow_mut().others.memory {
             Memory::Bus(slave) => Some(f(&mut slave.core)),
             Memory::Plain(_) => None,
@@ -369,12 +329,7 @@ impl Hal for SimHal {
 
     /// Panics if `region` is not one of this backend's: a bug in the caller.
     fn dma_free(&self, region: DmaRegion<'_>) {
-        self.sim
-            .borrow_mut()
-            .others
-            .memory
-            .get()
-            .free(region.iova());
+        self.sim.borrow_mut().others.memory.get().free(region.iova());
     }
 
     /// Clocks the model until `vector` fires (or has fired during an earlier access
@@ -384,16 +339,11 @@ impl Hal for SimHal {
         let mut sim = self.sim.borrow_mut();
         let peer = self.peer.borrow();
         if let Some(irq) = sim.others.irq {
-            if u64::from(vector)
-                .checked_shr(irq.vector.width())
-                .unwrap_or(0)
-                != 0
-            {
+            if u64::from(vector).checked_shr(irq.vector.width()).unwrap_or(0) != 0 {
                 return Err(HalError::NoSuchVector(vector));
             }
         }
-        let budget = u64::try_from(timeout.as_nanos() * u128::from(CYCLES_PER_US) / 1000)
-            .unwrap_or(u64::MAX);
+        let budget = u64::try_from(timeout.as_nanos() * u128::from(CYCLES_PER_US) / 1000).unwrap_or(u64::MAX);
         for _ in 0..budget {
             if sim.others.fired.remove(&vector) {
                 return Ok(true);

@@ -67,22 +67,16 @@ impl WorkRequest {
     /// The user's identifier.
     pub fn wr_id(&self) -> u64 {
         match *self {
-            WorkRequest::Send { wr_id, .. }
-            | WorkRequest::Write { wr_id, .. }
-            | WorkRequest::Read { wr_id, .. } => wr_id,
+            WorkRequest::Send { wr_id, .. } | WorkRequest::Write { wr_id, .. } | WorkRequest::Read { wr_id, .. } => {
+                wr_id
+            }
         }
     }
 
     /// The SQ WQE this request is posted as.
     pub fn wqe(&self) -> SqWqe {
         let (op, wr_id, local, remote, signaled) = match *self {
-            WorkRequest::Send {
-                wr_id,
-                local,
-                solicited,
-                invalidate,
-                signaled,
-            } => {
+            WorkRequest::Send { wr_id, local, solicited, invalidate, signaled } => {
                 let op = match (solicited, invalidate.is_some()) {
                     (false, false) => SqOpcode::Send,
                     (false, true) => SqOpcode::SendInv,
@@ -90,28 +84,17 @@ impl WorkRequest {
                     (true, true) => SqOpcode::SendSeInv,
                 };
                 // Send with Invalidate carries the STag in `remote_stag`, with no TO.
-                let remote = RemoteBuf {
-                    stag: invalidate.unwrap_or(0),
-                    to: 0,
-                };
+                let remote = RemoteBuf { stag: invalidate.unwrap_or(0), to: 0 };
                 (op, wr_id, local, remote, signaled)
             }
-            WorkRequest::Write {
-                wr_id,
-                local,
-                remote,
-                signaled,
-            } => (SqOpcode::RdmaWrite, wr_id, local, remote, signaled),
-            WorkRequest::Read {
-                wr_id,
-                local,
-                remote,
-                signaled,
-            } => (SqOpcode::RdmaRead, wr_id, local, remote, signaled),
+            WorkRequest::Write { wr_id, local, remote, signaled } => {
+                (SqOpcode::RdmaWrite, wr_id, local, remote, signaled)
+            }
+            WorkRequest::Read { wr_id, local, remote, signaled } => {
+                (SqOpcode::RdmaRead, wr_id, local, remote, signaled)
+            }
         };
-        let wqe = SqWqe::new(op, wr_id)
-            .local(local.lkey, local.addr, local.length)
-            .remote(remote.stag, remote.to);
+        let wqe = SqWqe::new(op, wr_id).local(local.lkey, local.addr, local.length).remote(remote.stag, remote.to);
         if signaled {
             wqe
         } else {
@@ -132,12 +115,7 @@ pub struct RecvRequest {
 impl RecvRequest {
     /// The RQ WQE this request is posted as.
     pub fn wqe(&self) -> RqWqe {
-        RqWqe::new(
-            self.wr_id,
-            self.local.lkey,
-            self.local.addr,
-            self.local.length,
-        )
+        RqWqe::new(self.wr_id, self.local.lkey, self.local.addr, self.local.length)
     }
 }
 
@@ -145,27 +123,13 @@ impl RecvRequest {
 mod tests {
     use super::*;
 
-    const LOCAL: Sge = Sge {
-        lkey: 0x0000_0301,
-        addr: 0x8000_1000,
-        length: 300,
-    };
-    const REMOTE: RemoteBuf = RemoteBuf {
-        stag: 0x0000_0702,
-        to: 0xAB_0000,
-    };
+    const LOCAL: Sge = Sge { lkey: 0x0000_0301, addr: 0x8000_1000, length: 300 };
+    const REMOTE: RemoteBuf = RemoteBuf { stag: 0x0000_0702, to: 0xAB_0000 };
 
     #[test]
     fn send_variants_pick_their_opcode_and_carry_the_stag_to_invalidate() {
         let send = |solicited, invalidate| {
-            WorkRequest::Send {
-                wr_id: 9,
-                local: LOCAL,
-                solicited,
-                invalidate,
-                signaled: true,
-            }
-            .wqe()
+            WorkRequest::Send { wr_id: 9, local: LOCAL, solicited, invalidate, signaled: true }.wqe()
         };
         assert_eq!(send(false, None).op(), Some(SqOpcode::Send));
         assert_eq!(send(true, None).op(), Some(SqOpcode::SendSe));
@@ -173,53 +137,23 @@ mod tests {
         let se_inv = send(true, Some(0x4201));
         assert_eq!(se_inv.op(), Some(SqOpcode::SendSeInv));
         assert_eq!((se_inv.remote_stag, se_inv.remote_to), (0x4201, 0));
-        assert_eq!(
-            (se_inv.lkey, se_inv.local_addr, se_inv.length, se_inv.wr_id),
-            (0x301, 0x8000_1000, 300, 9)
-        );
+        assert_eq!((se_inv.lkey, se_inv.local_addr, se_inv.length, se_inv.wr_id), (0x301, 0x8000_1000, 300, 9));
         assert!(se_inv.signaled);
     }
 
     #[test]
     fn write_and_read_carry_both_buffers_and_the_signaled_flag() {
-        let w = WorkRequest::Write {
-            wr_id: 1,
-            local: LOCAL,
-            remote: REMOTE,
-            signaled: false,
-        }
-        .wqe();
+        let w = WorkRequest::Write { wr_id: 1, local: LOCAL, remote: REMOTE, signaled: false }.wqe();
         assert_eq!(
             w,
-            SqWqe::new(SqOpcode::RdmaWrite, 1)
-                .local(0x301, 0x8000_1000, 300)
-                .remote(0x702, 0xAB_0000)
-                .unsignaled()
+            SqWqe::new(SqOpcode::RdmaWrite, 1).local(0x301, 0x8000_1000, 300).remote(0x702, 0xAB_0000).unsignaled()
         );
-        let r = WorkRequest::Read {
-            wr_id: 2,
-            local: LOCAL,
-            remote: REMOTE,
-            signaled: true,
-        }
-        .wqe();
-        assert_eq!(
-            r,
-            SqWqe::new(SqOpcode::RdmaRead, 2)
-                .local(0x301, 0x8000_1000, 300)
-                .remote(0x702, 0xAB_0000)
-        );
+        let r = WorkRequest::Read { wr_id: 2, local: LOCAL, remote: REMOTE, signaled: true }.wqe();
+        assert_eq!(r, SqWqe::new(SqOpcode::RdmaRead, 2).local(0x301, 0x8000_1000, 300).remote(0x702, 0xAB_0000));
     }
 
     #[test]
     fn a_receive_is_one_buffer() {
-        assert_eq!(
-            RecvRequest {
-                wr_id: 5,
-                local: LOCAL
-            }
-            .wqe(),
-            RqWqe::new(5, 0x301, 0x8000_1000, 300)
-        );
+        assert_eq!(RecvRequest { wr_id: 5, local: LOCAL }.wqe(), RqWqe::new(5, 0x301, 0x8000_1000, 300));
     }
 }

@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use rnic_driver::sim::{Phase, SimHal};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, Device, DeviceInfo, DriverError, Features, Hal,
-    HalError, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest,
-    Rejection, Sge, WorkQueue, WorkRequest,
+    CompletionQueue, CqeOpcode, CqeStatus, Device, DeviceInfo, DriverError, Features, Hal, HalError, MemoryRegion,
+    MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest, Rejection, Sge, WorkQueue, WorkRequest,
 };
 use rnic_proto::host::context::{stag_key, CqContext, MrContext, QpContext};
 use rnic_proto::host::desc::CQE_LEN;
@@ -27,22 +26,9 @@ const DB_RQ: u8 = 1;
 const DB_CQ_CI: u8 = 2;
 const DB_CQ_ARM: u8 = 3;
 
-const RIGHTS: MrAccess = MrAccess {
-    local_write: true,
-    remote_read: true,
-    remote_write: false,
-    remote_atomic: false,
-};
-const CAPS: QpCaps = QpCaps {
-    sq_log_size: 2,
-    rq_log_size: 3,
-    mulpdu: 1460,
-    ird: 4,
-    ord: 2,
-    crc: true,
-    markers: false,
-    conn_id: 9,
-};
+const RIGHTS: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: false, remote_atomic: false };
+const CAPS: QpCaps =
+    QpCaps { sq_log_size: 2, rq_log_size: 3, mulpdu: 1460, ird: 4, ord: 2, crc: true, markers: false, conn_id: 9 };
 
 fn open() -> Device<SimHal> {
     let hal = SimHal::open("rnic_host_ctrl").expect("rnic_host_ctrl model");
@@ -51,17 +37,13 @@ fn open() -> Device<SimHal> {
 
 /// Records every doorbell the block hands to the engines from now on.
 fn watch_doorbells(hal: &SimHal) -> Rc<RefCell<Vec<Doorbell>>> {
-    let [valid, kind, index, value] = hal
-        .with_model(|m| ["db_valid", "db_kind", "db_index", "db_value"].map(|name| m.port(name)));
+    let [valid, kind, index, value] =
+        hal.with_model(|m| ["db_valid", "db_kind", "db_index", "db_value"].map(|name| m.port(name)));
     let seen = Rc::new(RefCell::new(Vec::new()));
     let log = Rc::clone(&seen);
     hal.on_cycle(move |m, phase| {
         if phase == Phase::Observe && m.get_bit(valid) {
-            let db = Doorbell {
-                kind: m.get(kind) as u8,
-                queue: m.get(index) as u16,
-                value: m.get(value) as u32,
-            };
+            let db = Doorbell { kind: m.get(kind) as u8, queue: m.get(index) as u16, value: m.get(value) as u32 };
             log.borrow_mut().push(db);
         }
     });
@@ -79,21 +61,11 @@ fn take(dev: &Device<SimHal>, seen: &Rc<RefCell<Vec<Doorbell>>>) -> Vec<Doorbell
 }
 
 fn db(kind: u8, queue: u32, value: u32) -> Doorbell {
-    Doorbell {
-        kind,
-        queue: queue as u16,
-        value,
-    }
+    Doorbell { kind, queue: queue as u16, value }
 }
 
 fn send(wr_id: u64, local: Sge) -> WorkRequest {
-    WorkRequest::Send {
-        wr_id,
-        local,
-        solicited: false,
-        invalidate: None,
-        signaled: true,
-    }
+    WorkRequest::Send { wr_id, local, solicited: false, invalidate: None, signaled: true }
 }
 
 #[test]
@@ -108,12 +80,7 @@ fn open_reads_the_identity_and_geometry_of_the_control_block() {
             num_qps: config.num_qps,
             num_cqs: config.num_cqs,
             num_mrs: config.num_mrs,
-            features: Features {
-                crc: true,
-                markers: true,
-                atomics: false,
-                immediate: false
-            },
+            features: Features { crc: true, markers: true, atomics: false, immediate: false },
         }
     );
 }
@@ -124,10 +91,7 @@ fn enable_and_disable_show_in_status() {
     assert!(!dev.status().enabled);
     dev.enable();
     let status = dev.status();
-    assert!(
-        status.enabled && !status.idle,
-        "no engines report idle: {status:?}"
-    );
+    assert!(status.enabled && !status.idle, "no engines report idle: {status:?}");
     dev.disable();
     assert!(!dev.status().enabled);
 }
@@ -150,13 +114,7 @@ fn a_registered_mr_reads_back_from_the_device_and_deregistering_clears_valid() {
     assert_eq!(dev.query_mr(mr.index()).expect("query"), expected);
     let index = mr.index();
     mr.deregister().expect("deregister");
-    assert_eq!(
-        dev.query_mr(index).expect("query"),
-        MrContext {
-            valid: false,
-            ..expected
-        }
-    );
+    assert_eq!(dev.query_mr(index).expect("query"), MrContext { valid: false, ..expected });
 }
 
 #[test]
@@ -185,16 +143,9 @@ fn a_cq_context_names_its_ring_in_host_memory_and_drop_disables_it() {
     assert_eq!((ctx.log_size, ctx.enable, ctx.vector), (5, true, 3));
     assert_eq!((status.pi, status.overflow), (0, false));
     // The last entry of the ring lies in mapped host memory (peek panics otherwise).
-    dev.hal()
-        .with_memory(|m| m.peek(ctx.base + (32 - 1) * CQE_LEN as u64, &mut [0; CQE_LEN]));
+    dev.hal().with_memory(|m| m.peek(ctx.base + (32 - 1) * CQE_LEN as u64, &mut [0; CQE_LEN]));
     drop(cq);
-    assert_eq!(
-        dev.query_cq(cqn).expect("query").0,
-        CqContext {
-            enable: false,
-            ..ctx
-        }
-    );
+    assert_eq!(dev.query_cq(cqn).expect("query").0, CqContext { enable: false, ..ctx });
 }
 
 #[test]
@@ -244,30 +195,16 @@ fn a_qp_moves_reset_rts_error_reset_and_the_device_refuses_error_to_rts() {
     assert_eq!(on_device(&qp), QpState::Error);
     let err = qp.ready().expect_err("ERROR -> RTS");
     assert!(
-        matches!(
-            err,
-            DriverError::Rejected {
-                opcode: 0x01,
-                reason: Rejection::BadState,
-                ..
-            }
-        ),
+        matches!(err, DriverError::Rejected { opcode: 0x01, reason: Rejection::BadState, .. }),
         "unexpected error: {err}"
     );
-    assert_eq!(
-        (qp.state(), on_device(&qp)),
-        (QpState::Error, QpState::Error)
-    );
+    assert_eq!((qp.state(), on_device(&qp)), (QpState::Error, QpState::Error));
     qp.modify(QpState::Reset).expect("ERROR -> RESET");
     assert_eq!(on_device(&qp), QpState::Reset);
     qp.ready().expect("RESET -> RTS again");
     let qpn = qp.qpn();
     drop(qp);
-    assert_eq!(
-        dev.query_qp(qpn).expect("query").0.state,
-        QpState::Reset,
-        "a dropped QP is reset"
-    );
+    assert_eq!(dev.query_qp(qpn).expect("query").0.state, QpState::Reset, "a dropped QP is reset");
 }
 
 #[test]
@@ -277,74 +214,25 @@ fn the_device_rejects_invalid_raw_commands_with_typed_errors() {
         Err(DriverError::Rejected { reason, .. }) => reason,
         other => panic!("expected a rejection, got {other:?}"),
     };
-    assert_eq!(
-        reason(dev.raw_command(0x42, 0, &[0; 16])),
-        Rejection::BadOpcode
-    );
-    assert_eq!(
-        reason(dev.raw_command(CmdOpcode::QueryQp.code(), 64, &[0; 16])),
-        Rejection::BadIndex
-    );
+    assert_eq!(reason(dev.raw_command(0x42, 0, &[0; 16])), Rejection::BadOpcode);
+    assert_eq!(reason(dev.raw_command(CmdOpcode::QueryQp.code(), 64, &[0; 16])), Rejection::BadIndex);
 
-    let good = QpContext {
-        mulpdu: 512,
-        sq_base: 0x10_0000,
-        rq_base: 0x20_0000,
-        ..QpContext::default()
-    };
+    let good = QpContext { mulpdu: 512, sq_base: 0x10_0000, rq_base: 0x20_0000, ..QpContext::default() };
     let write_qp = |ctx: QpContext| dev.raw_command(CmdOpcode::WriteQp.code(), 5, &ctx.to_words());
-    assert_eq!(
-        reason(write_qp(QpContext {
-            sq_base: 0x10_0040,
-            ..good
-        })),
-        Rejection::BadValue,
-        "misaligned SQ"
-    );
-    assert_eq!(
-        reason(write_qp(QpContext {
-            send_cq: 64,
-            ..good
-        })),
-        Rejection::BadValue,
-        "no CQ 64"
-    );
-    assert_eq!(
-        reason(write_qp(QpContext {
-            state: QpState::Rts,
-            mulpdu: 100,
-            ..good
-        })),
-        Rejection::BadValue
-    );
+    assert_eq!(reason(write_qp(QpContext { sq_base: 0x10_0040, ..good })), Rejection::BadValue, "misaligned SQ");
+    assert_eq!(reason(write_qp(QpContext { send_cq: 64, ..good })), Rejection::BadValue, "no CQ 64");
+    assert_eq!(reason(write_qp(QpContext { state: QpState::Rts, mulpdu: 100, ..good })), Rejection::BadValue);
     write_qp(good).expect("a good context");
-    write_qp(QpContext {
-        state: QpState::Rts,
-        ..good
-    })
-    .expect("RTS");
-    assert_eq!(
-        reason(write_qp(QpContext {
-            state: QpState::Rts,
-            sq_log_size: 3,
-            ..good
-        })),
-        Rejection::BadState
-    );
+    write_qp(QpContext { state: QpState::Rts, ..good }).expect("RTS");
+    assert_eq!(reason(write_qp(QpContext { state: QpState::Rts, sq_log_size: 3, ..good })), Rejection::BadState);
 
     let pd = ProtectionDomain::new(&dev).expect("pd");
     let buf = dev.alloc_dma(64).expect("dma");
     let mr = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
     let mut wrong_key = [0u32; 16];
     wrong_key[0] = u32::from(stag_key(mr.lkey()).wrapping_add(1));
-    assert_eq!(
-        reason(dev.raw_command(CmdOpcode::InvalidateMr.code(), mr.index(), &wrong_key)),
-        Rejection::BadState
-    );
-    assert!(
-        dev.query_mr(mr.index()).expect("query").valid,
-        "still valid"
-    );
+    assert_eq!(reason(dev.raw_command(CmdOpcode::InvalidateMr.code(), mr.index(), &wrong_key)), Rejection::BadState);
+    assert!(dev.query_mr(mr.index()).expect("query").valid, "still valid");
 }
 
 #[test]
@@ -355,43 +243,20 @@ fn post_send_and_post_recv_ring_their_doorbells_with_absolute_indices() {
     let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
     let buf = dev.alloc_dma(4096).expect("dma");
     let mr = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
-    let mut qp = QueuePair::new(
-        &dev,
-        &pd,
-        &cq,
-        &cq,
-        QpCaps {
-            sq_log_size: 3,
-            ..CAPS
-        },
-    )
-    .expect("qp");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { sq_log_size: 3, ..CAPS }).expect("qp");
     qp.ready().expect("rts");
     assert_eq!(take(&dev, &doorbells), [], "commands ring no doorbells");
 
-    qp.post_send(&send(1, mr.sge(0, 100).expect("sge")))
-        .expect("post");
+    qp.post_send(&send(1, mr.sge(0, 100).expect("sge"))).expect("post");
     assert_eq!(take(&dev, &doorbells), [db(DB_SQ, qp.qpn(), 1)]);
-    let batch: Vec<_> = (2..5)
-        .map(|i| send(i, mr.sge(100 * i, 100).expect("sge")))
-        .collect();
+    let batch: Vec<_> = (2..5).map(|i| send(i, mr.sge(100 * i, 100).expect("sge"))).collect();
     qp.post_send_batch(&batch).expect("post");
-    assert_eq!(
-        take(&dev, &doorbells),
-        [db(DB_SQ, qp.qpn(), 4)],
-        "one doorbell for the batch"
-    );
+    assert_eq!(take(&dev, &doorbells), [db(DB_SQ, qp.qpn(), 4)], "one doorbell for the batch");
 
-    let rr = RecvRequest {
-        wr_id: 7,
-        local: mr.sge(2048, 2048).expect("sge"),
-    };
+    let rr = RecvRequest { wr_id: 7, local: mr.sge(2048, 2048).expect("sge") };
     qp.post_recv(&rr).expect("post");
     qp.post_recv_batch(&[rr, rr]).expect("post");
-    assert_eq!(
-        take(&dev, &doorbells),
-        [db(DB_RQ, qp.qpn(), 1), db(DB_RQ, qp.qpn(), 3)]
-    );
+    assert_eq!(take(&dev, &doorbells), [db(DB_RQ, qp.qpn(), 1), db(DB_RQ, qp.qpn(), 3)]);
 }
 
 #[test]
@@ -402,25 +267,12 @@ fn a_full_send_queue_is_refused_and_rings_nothing() {
     let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
     let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
     qp.ready().expect("rts");
-    let local = Sge {
-        lkey: 0,
-        addr: 0,
-        length: 0,
-    };
-    qp.post_send_batch(&(0..4).map(|i| send(i, local)).collect::<Vec<_>>())
-        .expect("four fit");
+    let local = Sge { lkey: 0, addr: 0, length: 0 };
+    qp.post_send_batch(&(0..4).map(|i| send(i, local)).collect::<Vec<_>>()).expect("four fit");
     // Without engines the block takes nothing: QUERY_QP keeps reporting sq_ci 0.
     let err = qp.post_send(&send(4, local)).expect_err("full");
     assert!(
-        matches!(
-            err,
-            DriverError::QueueFull {
-                queue: WorkQueue::Send,
-                needed: 1,
-                free: 0,
-                ..
-            }
-        ),
+        matches!(err, DriverError::QueueFull { queue: WorkQueue::Send, needed: 1, free: 0, .. }),
         "unexpected error: {err}"
     );
     assert_eq!(take(&dev, &doorbells), [db(DB_SQ, qp.qpn(), 4)]);
@@ -434,41 +286,21 @@ fn cq_poll_reports_its_consumer_index_and_arm_rings_cq_arm() {
     let base = dev.query_cq(cq.cqn()).expect("query").0.base;
     // Play the engines: two CQEs in the ring, each with its lap's phase.
     for index in 0..2u32 {
-        let mut cqe = Cqe::new(
-            100 + u64::from(index),
-            4,
-            CqeOpcode::Recv,
-            CqeStatus::Success,
-        );
+        let mut cqe = Cqe::new(100 + u64::from(index), 4, CqeOpcode::Recv, CqeStatus::Success);
         cqe.byte_len = 64;
         cqe.phase = cqe_phase(index, 3);
-        dev.hal()
-            .with_memory(|m| m.poke(base + u64::from(index) * CQE_LEN as u64, &cqe.encode()));
+        dev.hal().with_memory(|m| m.poke(base + u64::from(index) * CQE_LEN as u64, &cqe.encode()));
     }
     let first = cq.poll().expect("poll").expect("entry 0");
-    assert_eq!(
-        (first.wr_id, first.qpn, first.opcode, first.byte_len),
-        (100, 4, CqeOpcode::Recv, 64)
-    );
-    assert_eq!(
-        take(&dev, &doorbells),
-        [],
-        "less than a quarter ring: not reported yet"
-    );
+    assert_eq!((first.wr_id, first.qpn, first.opcode, first.byte_len), (100, 4, CqeOpcode::Recv, 64));
+    assert_eq!(take(&dev, &doorbells), [], "less than a quarter ring: not reported yet");
     assert_eq!(cq.poll().expect("poll").map(|c| c.wr_id), Some(101));
-    assert_eq!(
-        take(&dev, &doorbells),
-        [db(DB_CQ_CI, cq.cqn(), 2)],
-        "a quarter of 8 consumed"
-    );
+    assert_eq!(take(&dev, &doorbells), [db(DB_CQ_CI, cq.cqn(), 2)], "a quarter of 8 consumed");
     assert_eq!(cq.poll().expect("poll"), None);
     assert_eq!(take(&dev, &doorbells), []);
     cq.arm(false);
     cq.arm(true);
-    assert_eq!(
-        take(&dev, &doorbells),
-        [db(DB_CQ_ARM, cq.cqn(), 1), db(DB_CQ_ARM, cq.cqn(), 2)]
-    );
+    assert_eq!(take(&dev, &doorbells), [db(DB_CQ_ARM, cq.cqn(), 1), db(DB_CQ_ARM, cq.cqn(), 2)]);
 }
 
 #[test]
@@ -476,11 +308,7 @@ fn waiting_on_a_model_without_interrupts_runs_the_cycle_budget_of_the_timeout() 
     let dev = open();
     let before = dev.hal().cycles();
     assert_eq!(dev.hal().wait_irq(0, Duration::from_micros(4)), Ok(false));
-    assert_eq!(
-        dev.hal().cycles() - before,
-        4 * 250,
-        "250 cycles per microsecond"
-    );
+    assert_eq!(dev.hal().cycles() - before, 4 * 250, "250 cycles per microsecond");
 
     let cq = CompletionQueue::new(&dev, 2, 1).expect("cq");
     let before = dev.hal().cycles();
@@ -497,19 +325,12 @@ fn sim_dma_memory_is_zeroed_round_trips_and_never_sits_at_its_cpu_address() {
     region.write_u32(4, 0xcafe_f00d);
     let mut seen = [0u8; 4];
     hal.with_memory(|m| m.peek(region.iova() + 4, &mut seen));
-    assert_eq!(
-        u32::from_le_bytes(seen),
-        0xcafe_f00d,
-        "the device's view is the CPU's"
-    );
+    assert_eq!(u32::from_le_bytes(seen), 0xcafe_f00d, "the device's view is the CPU's");
     hal.with_memory(|m| assert_eq!(m.regions(), 1));
     hal.dma_free(region);
     hal.with_memory(|m| assert_eq!(m.regions(), 0));
     assert_eq!(hal.dma_alloc(0).err(), Some(HalError::EmptyDmaRequest));
-    assert_eq!(
-        hal.dma_alloc(2 << 30).err(),
-        Some(HalError::OutOfDmaMemory(2 << 30))
-    );
+    assert_eq!(hal.dma_alloc(2 << 30).err(), Some(HalError::OutOfDmaMemory(2 << 30)));
 }
 
 #[test]

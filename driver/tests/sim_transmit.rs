@@ -15,36 +15,21 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_driver::sim::{Phase, SimHal};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain,
-    QpCaps, QueuePair, RemoteBuf, WorkRequest,
+    CompletionQueue, CqeOpcode, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
+    RemoteBuf, WorkRequest,
 };
 use rnic_proto::model::wire::request_ulpdus;
 use rnic_proto::mpa::{Deframer, FramingConfig};
 
-const CAPS: QpCaps = QpCaps {
-    sq_log_size: 4,
-    rq_log_size: 2,
-    mulpdu: 700,
-    ird: 4,
-    ord: 4,
-    crc: true,
-    markers: false,
-    conn_id: 7,
-};
+const CAPS: QpCaps =
+    QpCaps { sq_log_size: 4, rq_log_size: 2, mulpdu: 700, ird: 4, ord: 4, crc: true, markers: false, conn_id: 7 };
 const MESSAGES: usize = 60;
 const BUFFER: usize = 16 * 1024;
 
 /// Takes the TX stream with random back-pressure; returns the octets so far.
 fn tx_sink(hal: &SimHal, seed: u64) -> Rc<RefCell<Vec<u8>>> {
-    let [data, keep, valid, ready] = hal.with_model(|m| {
-        [
-            "m_axis_tx_tdata",
-            "m_axis_tx_tkeep",
-            "m_axis_tx_tvalid",
-            "m_axis_tx_tready",
-        ]
-        .map(|n| m.port(n))
-    });
+    let [data, keep, valid, ready] =
+        hal.with_model(|m| ["m_axis_tx_tdata", "m_axis_tx_tkeep", "m_axis_tx_tvalid", "m_axis_tx_tready"].map(|n| m.port(n)));
     let octets = Rc::new(RefCell::new(Vec::new()));
     let out = Rc::clone(&octets);
     let mut rng = StdRng::seed_from_u64(seed);
@@ -59,8 +44,7 @@ fn tx_sink(hal: &SimHal, seed: u64) -> Rc<RefCell<Vec<u8>>> {
                 let mut beat = [0u8; 8];
                 m.get_bytes(data, &mut beat);
                 let k = m.get(keep);
-                out.borrow_mut()
-                    .extend((0..8).filter(|i| k >> i & 1 == 1).map(|i| beat[i]));
+                out.borrow_mut().extend((0..8).filter(|i| k >> i & 1 == 1).map(|i| beat[i]));
             }
         }
     });
@@ -78,12 +62,7 @@ fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
     let mut rng = StdRng::seed_from_u64(0x7a);
     let content: Vec<u8> = (0..BUFFER).map(|_| rng.gen()).collect();
     buffer.write_bytes(0, &content);
-    let access = MrAccess {
-        local_write: true,
-        remote_read: false,
-        remote_write: false,
-        remote_atomic: false,
-    };
+    let access = MrAccess { local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
     let mr = MemoryRegion::register(&pd, &buffer, access).expect("MR");
     let cq = CompletionQueue::new(&dev, 7, 0).expect("CQ");
     let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("QP");
@@ -102,31 +81,13 @@ fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
         };
         let offset = rng.gen_range(0..(BUFFER - len) as u64);
         let local = mr.sge(offset, len as u32).expect("inside the MR");
-        let remote = RemoteBuf {
-            stag: rng.gen(),
-            to: rng.gen(),
-        };
+        let remote = RemoteBuf { stag: rng.gen(), to: rng.gen() };
         let wr = match rng.gen_range(0..6) {
-            0 => WorkRequest::Write {
-                wr_id: n,
-                local,
-                remote,
-                signaled: true,
-            },
+            0 => WorkRequest::Write { wr_id: n, local, remote, signaled: true },
             // Reads only at the end: nothing answers them, and completions behind them
             // wait (the requester holds four at most).
-            1 if n + 3 >= MESSAGES as u64 => WorkRequest::Read {
-                wr_id: n,
-                local,
-                remote,
-                signaled: true,
-            },
-            1 => WorkRequest::Write {
-                wr_id: n,
-                local,
-                remote,
-                signaled: true,
-            },
+            1 if n + 3 >= MESSAGES as u64 => WorkRequest::Read { wr_id: n, local, remote, signaled: true },
+            1 => WorkRequest::Write { wr_id: n, local, remote, signaled: true },
             k => WorkRequest::Send {
                 wr_id: n,
                 local,
@@ -148,19 +109,14 @@ fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
             }
         };
         let payload = &content[offset as usize..offset as usize + len];
-        expected_ulpdus
-            .extend(request_ulpdus(&wqe, msn, payload, CAPS.mulpdu).expect("a supported opcode"));
+        expected_ulpdus.extend(request_ulpdus(&wqe, msn, payload, CAPS.mulpdu).expect("a supported opcode"));
         // A QP's completions stay in WQE order, and a Read completes only with its
         // response, which never comes here: nothing behind the first Read completes.
         if matches!(wr, WorkRequest::Read { .. }) {
             reads_posted = true;
         }
         if !reads_posted && !matches!(wr, WorkRequest::Read { .. }) {
-            let opcode = if matches!(wr, WorkRequest::Write { .. }) {
-                CqeOpcode::RdmaWrite
-            } else {
-                CqeOpcode::Send
-            };
+            let opcode = if matches!(wr, WorkRequest::Write { .. }) { CqeOpcode::RdmaWrite } else { CqeOpcode::Send };
             expected_cqes.push((n, opcode, len as u32));
         }
         // Keep the SQ from filling: collect completions while posting.
@@ -179,11 +135,7 @@ fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
                 }
             }
         }
-        assert!(
-            posted,
-            "work request {n} never found room in the SQ ({} completions so far)",
-            completions.len()
-        );
+        assert!(posted, "work request {n} never found room in the SQ ({} completions so far)", completions.len());
     }
     for _ in 0..2_000 {
         dev.hal().run_idle(100);
@@ -197,10 +149,7 @@ fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
     dev.hal().run_idle(2_000);
 
     // The wire: FPDUs back to back, CRC on, markers off.
-    let mut deframer = Deframer::new(FramingConfig {
-        markers: false,
-        crc: true,
-    });
+    let mut deframer = Deframer::new(FramingConfig { markers: false, crc: true });
     deframer.push(&wire.borrow());
     let mut ulpdus = Vec::new();
     while let Some(u) = deframer.pop() {
@@ -210,11 +159,7 @@ fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
     for (i, (got, want)) in ulpdus.iter().zip(&expected_ulpdus).enumerate() {
         assert_eq!(got, want, "ULPDU {i}");
     }
-    assert_eq!(
-        ulpdus.len(),
-        expected_ulpdus.len(),
-        "number of ULPDUs on the wire"
-    );
+    assert_eq!(ulpdus.len(), expected_ulpdus.len(), "number of ULPDUs on the wire");
     let got: Vec<(u64, CqeOpcode, u32)> = completions
         .iter()
         .map(|c| {

@@ -8,29 +8,25 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_driver::sim::{LinkConfig, SimHal};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess,
-    ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest, RemoteBuf, WorkRequest,
+    CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
+    QpState, QueuePair, RecvRequest, RemoteBuf, WorkRequest,
 };
 
 const BUFFER: usize = 64 * 1024;
-const ALL: MrAccess = MrAccess {
-    local_write: true,
-    remote_read: true,
-    remote_write: true,
-    remote_atomic: false,
-};
+const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
 
 fn caps(peer_qpn: u16) -> QpCaps {
-    QpCaps {
-        sq_log_size: 5,
-        rq_log_size: 5,
-        mulpdu: 1460,
-        ird: 4,
-        ord: 4,
-        crc: true,
-        markers: false,
-        conn_id: peer_qpn,
-    }
+    QpCaps { sq_log_size: 5, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers: false, conn_id: peer_qpn }
+}
+
+/// Two `rnic_top` devices, linked stream to stream and enabled.
+fn linked_pair() -> (Device<SimHal>, Device<SimHal>) {
+    let (ha, hb) = (SimHal::open("rnic_top").expect("model"), SimHal::open("rnic_top").expect("model"));
+    SimHal::connect(&ha, &hb, LinkConfig::default());
+    let (a, b) = (Device::open(ha).expect("RNIC A"), Device::open(hb).expect("RNIC B"));
+    a.enable();
+    b.enable();
+    (a, b)
 }
 
 fn read_all(buf: &DmaBuffer<'_, SimHal>, offset: usize, len: usize) -> Vec<u8> {
@@ -38,11 +34,7 @@ fn read_all(buf: &DmaBuffer<'_, SimHal>, offset: usize, len: usize) -> Vec<u8> {
 }
 
 /// Polls `cq` (clocking both devices) until `n` completions arrived or the budget ends.
-fn collect(
-    dev: &Device<SimHal>,
-    cq: &CompletionQueue<'_, SimHal>,
-    n: usize,
-) -> Vec<rnic_driver::Completion> {
+fn collect(dev: &Device<SimHal>, cq: &CompletionQueue<'_, SimHal>, n: usize) -> Vec<rnic_driver::Completion> {
     let mut got = Vec::new();
     for _ in 0..5_000 {
         while let Some(c) = cq.poll().expect("a CQE that decodes") {
@@ -58,25 +50,9 @@ fn collect(
 
 #[test]
 fn rdmap_send_write_read_between_two_rnics() {
-    let (ha, hb) = (
-        SimHal::open("rnic_top").expect("model"),
-        SimHal::open("rnic_top").expect("model"),
-    );
-    SimHal::connect(&ha, &hb, LinkConfig::default());
-    let (a, b) = (
-        Device::open(ha).expect("RNIC A"),
-        Device::open(hb).expect("RNIC B"),
-    );
-    a.enable();
-    b.enable();
-    let (pda, pdb) = (
-        ProtectionDomain::new(&a).expect("PD"),
-        ProtectionDomain::new(&b).expect("PD"),
-    );
-    let (bufa, bufb) = (
-        a.alloc_dma(BUFFER).expect("DMA"),
-        b.alloc_dma(BUFFER).expect("DMA"),
-    );
+    let (a, b) = linked_pair();
+    let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+    let (bufa, bufb) = (a.alloc_dma(BUFFER).expect("DMA"), b.alloc_dma(BUFFER).expect("DMA"));
     let mut rng = StdRng::seed_from_u64(1);
     let content: Vec<u8> = (0..BUFFER).map(|_| rng.gen()).collect();
     bufa.write_bytes(0, &content);
@@ -84,64 +60,31 @@ fn rdmap_send_write_read_between_two_rnics() {
     bufb.write_bytes(0, &peer);
     let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
     let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
-    let (cqa, cqb) = (
-        CompletionQueue::new(&a, 6, 0).expect("CQ"),
-        CompletionQueue::new(&b, 6, 0).expect("CQ"),
-    );
+    let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
     let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps(0)).expect("QP");
     let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps(0)).expect("QP");
     qpa.ready().expect("RTS");
     qpb.ready().expect("RTS");
 
     // A Send of 3000 octets into B's receive at 40 000.
-    qpb.post_recv(&RecvRequest {
-        wr_id: 77,
-        local: mrb.sge(40_000, 4096).unwrap(),
-    })
-    .expect("recv");
-    qpa.post_send(&WorkRequest::Send {
-        wr_id: 1,
-        local: mra.sge(100, 3000).unwrap(),
-        solicited: true,
-        invalidate: None,
-        signaled: true,
-    })
-    .expect("send");
+    qpb.post_recv(&RecvRequest { wr_id: 77, local: mrb.sge(40_000, 4096).unwrap() }).expect("recv");
+    qpa.post_send(&WorkRequest::Send { wr_id: 1, local: mra.sge(100, 3000).unwrap(), solicited: true, invalidate: None, signaled: true })
+        .expect("send");
     let cb = collect(&b, &cqb, 1);
     assert_eq!(cb.len(), 1, "B's receive completes");
-    assert_eq!(
-        (cb[0].wr_id, cb[0].opcode, cb[0].status, cb[0].byte_len),
-        (77, CqeOpcode::Recv, CqeStatus::Success, 3000)
-    );
+    assert_eq!((cb[0].wr_id, cb[0].opcode, cb[0].status, cb[0].byte_len), (77, CqeOpcode::Recv, CqeStatus::Success, 3000));
     assert!(cb[0].solicited);
     assert_eq!(read_all(&bufb, 40_000, 3000), content[100..3100]);
-    assert_eq!(
-        read_all(&bufb, 43_000, 1096),
-        peer[43_000..44_096],
-        "past the message"
-    );
+    assert_eq!(read_all(&bufb, 43_000, 1096), peer[43_000..44_096], "past the message");
 
     // A Write of 5000 octets to B at 1000.
-    qpa.post_send(&WorkRequest::Write {
-        wr_id: 2,
-        local: mra.sge(7, 5000).unwrap(),
-        remote: mrb.remote(1000).unwrap(),
-        signaled: true,
-    })
-    .expect("write");
+    qpa.post_send(&WorkRequest::Write { wr_id: 2, local: mra.sge(7, 5000).unwrap(), remote: mrb.remote(1000).unwrap(), signaled: true })
+        .expect("write");
     // A Read of 7000 octets of B at 20 000 into A at 30 000.
-    qpa.post_send(&WorkRequest::Read {
-        wr_id: 3,
-        local: mra.sge(30_000, 7000).unwrap(),
-        remote: mrb.remote(20_000).unwrap(),
-        signaled: true,
-    })
-    .expect("read");
+    qpa.post_send(&WorkRequest::Read { wr_id: 3, local: mra.sge(30_000, 7000).unwrap(), remote: mrb.remote(20_000).unwrap(), signaled: true })
+        .expect("read");
     let ca = collect(&a, &cqa, 3);
-    let ids: Vec<_> = ca
-        .iter()
-        .map(|c| (c.wr_id, c.opcode, c.status, c.byte_len))
-        .collect();
+    let ids: Vec<_> = ca.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
     assert_eq!(
         ids,
         [
@@ -152,76 +95,35 @@ fn rdmap_send_write_read_between_two_rnics() {
     );
     assert_eq!(read_all(&bufb, 1000, 5000), content[7..5007]);
     assert_eq!(read_all(&bufa, 30_000, 7000), peer[20_000..27_000]);
-    assert_eq!(
-        read_all(&bufa, 37_000, 100),
-        content[37_000..37_100],
-        "past the Read"
-    );
+    assert_eq!(read_all(&bufa, 37_000, 100), content[37_000..37_100], "past the Read");
 }
 
 #[test]
 fn ddp_12_write_past_the_mr_is_terminated_and_places_nothing() {
-    let (ha, hb) = (
-        SimHal::open("rnic_top").expect("model"),
-        SimHal::open("rnic_top").expect("model"),
-    );
-    SimHal::connect(&ha, &hb, LinkConfig::default());
-    let (a, b) = (
-        Device::open(ha).expect("RNIC A"),
-        Device::open(hb).expect("RNIC B"),
-    );
-    a.enable();
-    b.enable();
-    let (pda, pdb) = (
-        ProtectionDomain::new(&a).expect("PD"),
-        ProtectionDomain::new(&b).expect("PD"),
-    );
-    let (bufa, bufb) = (
-        a.alloc_dma(8192).expect("DMA"),
-        b.alloc_dma(8192).expect("DMA"),
-    );
+    let (a, b) = linked_pair();
+    let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+    let (bufa, bufb) = (a.alloc_dma(8192).expect("DMA"), b.alloc_dma(8192).expect("DMA"));
     bufa.write_bytes(0, &[0x5a; 8192]);
     bufb.write_bytes(0, &[0xc3; 8192]);
     let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
     // B's MR covers 4096 octets of the 8192: the rest is its guard.
     let mrb = MemoryRegion::register_range(&pdb, &bufb, 0, 4096, ALL).expect("MR");
-    let (cqa, cqb) = (
-        CompletionQueue::new(&a, 6, 0).expect("CQ"),
-        CompletionQueue::new(&b, 6, 0).expect("CQ"),
-    );
+    let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
     let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps(0)).expect("QP");
     let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps(0)).expect("QP");
     qpa.ready().expect("RTS");
     qpb.ready().expect("RTS");
-    let remote = RemoteBuf {
-        stag: mrb.rkey(),
-        to: mrb.va() + 4000,
-    };
-    qpa.post_send(&WorkRequest::Write {
-        wr_id: 9,
-        local: mra.sge(0, 200).unwrap(),
-        remote,
-        signaled: true,
-    })
-    .expect("write");
+    let remote = RemoteBuf { stag: mrb.rkey(), to: mrb.va() + 4000 };
+    qpa.post_send(&WorkRequest::Write { wr_id: 9, local: mra.sge(0, 200).unwrap(), remote, signaled: true })
+        .expect("write");
     collect(&a, &cqa, 1);
     b.hal().run_idle(3_000);
-    assert_eq!(
-        read_all(&bufb, 0, 8192),
-        vec![0xc3; 8192],
-        "nothing placed, guard intact"
-    );
+    assert_eq!(read_all(&bufb, 0, 8192), vec![0xc3; 8192], "nothing placed, guard intact");
     let (ctxb, sb) = qpb.query().expect("query B");
     assert_eq!(ctxb.state, QpState::Error);
     let tb = sb.terminate.expect("B terminated");
-    assert_eq!(
-        (tb.code.layer, tb.code.etype, tb.code.code, tb.received),
-        (1, 1, 0x01, false)
-    );
+    assert_eq!((tb.code.layer, tb.code.etype, tb.code.code, tb.received), (1, 1, 0x01, false));
     let (_, sa) = qpa.query().expect("query A");
     let ta = sa.terminate.expect("A got B's Terminate");
-    assert_eq!(
-        (ta.code.layer, ta.code.etype, ta.code.code, ta.received),
-        (1, 1, 0x01, true)
-    );
+    assert_eq!((ta.code.layer, ta.code.etype, ta.code.code, ta.received), (1, 1, 0x01, true));
 }

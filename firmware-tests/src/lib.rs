@@ -23,9 +23,7 @@ pub enum Backend {
 pub fn open(backend: Backend, device: Option<&str>) -> Result<Box<dyn Hal>, String> {
     match backend {
         Backend::Fake => Ok(Box::new(FakeHal::new(4))),
-        Backend::Sim => {
-            Err("the sim backend needs the RNIC top (rnic_top), which is not built yet".into())
-        }
+        Backend::Sim => Err("the sim backend needs the RNIC top (rnic_top), which is not built yet".into()),
         Backend::Vfio => Err(format!(
             "the VFIO backend is not built yet (device {})",
             device.unwrap_or("<none given: use --device 0000:xx:yy.z>")
@@ -41,9 +39,7 @@ pub fn platform_selftest(hal: &dyn Hal) -> Result<Vec<String>, String> {
         hal.write32(offset, value);
         let got = hal.read32(offset);
         if got != value {
-            return Err(format!(
-                "register {offset:#x}: wrote {value:#x}, read {got:#x}"
-            ));
+            return Err(format!("register {offset:#x}: wrote {value:#x}, read {got:#x}"));
         }
     }
     done.push("BAR0 registers read back what was written".to_string());

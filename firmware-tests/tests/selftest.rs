@@ -2,20 +2,13 @@
 use std::process::Command;
 
 fn selftest(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_selftest"))
-        .args(args)
-        .output()
-        .expect("run selftest")
+    Command::new(env!("CARGO_BIN_EXE_selftest")).args(args).output().expect("run selftest")
 }
 
 #[test]
 fn selftest_passes_on_the_fake_backend() {
     let out = selftest(&["--backend", "fake"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok: DMA memory"));
 }
 

@@ -9,11 +9,11 @@ use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
 use crate::ddp::{RxBuffer, TxSegment};
-use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
-use crate::mpa::{Crc32c, MpaRx, MpaTx};
 use crate::rdmap::{RdmapRx, TxRequest};
 use crate::top::RnicTop;
+use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use rnic_proto::model::RnicConfig;
+use crate::mpa::{Crc32c, MpaRx, MpaTx};
 
 /// One generated design: the Verilog file `<name>.v` with top module `<name>`.
 pub struct Design {
@@ -202,10 +202,7 @@ fn rename_top(verilog: &str, name: &str) -> String {
         let starts_word = i == 0 || !is_ident(bytes[i - 1]);
         if starts_word && verilog[i..].starts_with("top") {
             let next = bytes.get(i + 3).copied();
-            if matches!(
-                next,
-                None | Some(b'$') | Some(b'(') | Some(b' ') | Some(b'\n')
-            ) {
+            if matches!(next, None | Some(b'$') | Some(b'(') | Some(b' ') | Some(b'\n')) {
                 out.push_str(name);
                 i += 3;
                 continue;

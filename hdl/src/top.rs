@@ -171,11 +171,7 @@ impl Default for RnicTop {
             s_axis_rx_tvalid: Default::default(),
             s_axis_rx_tready: Default::default(),
             s_axis_rx_tuser: Default::default(),
-            ctrl: HostCtrl::new(
-                config.datapath_bytes,
-                config.num_cqs as usize,
-                config.features,
-            ),
+            ctrl: HostCtrl::new(config.datapath_bytes, config.num_cqs as usize, config.features),
             dma: Default::default(),
             reads: Default::default(),
             writes: Default::default(),
@@ -201,10 +197,7 @@ impl Default for RnicTop {
 impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(
-            self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, framer, tx_conns,
-            deframer, rx_qps, rx_buffer, receiver, rq
-        );
+        clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
         dff_setup!(self, clock, tx_first);
         self.tx_conns.reset.next = self.reset.val();
         self.deframer.reset.next = self.reset.val();
@@ -336,16 +329,16 @@ impl Logic for RnicTop {
         // DMA writes: client 0 writes CQEs, client 1 places received payload.
         self.writes.s_req_valid.next = bit_cast::<2, 1>(self.cqs.m_req_valid.val().into())
             | (bit_cast::<2, 1>(self.receiver.m_wr_req_valid.val().into()) << 1);
-        self.writes.s_req_addr.next = bit_cast::<128, 64>(self.cqs.m_req_addr.val())
-            | (bit_cast::<128, 64>(self.receiver.m_wr_req_addr.val()) << 64);
-        self.writes.s_req_len.next = bit_cast::<64, 32>(self.cqs.m_req_len.val())
-            | (bit_cast::<64, 32>(self.receiver.m_wr_req_len.val()) << 32);
+        self.writes.s_req_addr.next =
+            bit_cast::<128, 64>(self.cqs.m_req_addr.val()) | (bit_cast::<128, 64>(self.receiver.m_wr_req_addr.val()) << 64);
+        self.writes.s_req_len.next =
+            bit_cast::<64, 32>(self.cqs.m_req_len.val()) | (bit_cast::<64, 32>(self.receiver.m_wr_req_len.val()) << 32);
         self.cqs.m_req_ready.next = self.writes.s_req_ready.val().get_bit(0);
         self.receiver.m_wr_req_ready.next = self.writes.s_req_ready.val().get_bit(1);
-        self.writes.s_wr_tdata.next = bit_cast::<128, 64>(self.cqs.m_axis_tdata.val())
-            | (bit_cast::<128, 64>(self.receiver.m_wr_tdata.val()) << 64);
-        self.writes.s_wr_tkeep.next = bit_cast::<16, 8>(self.cqs.m_axis_tkeep.val())
-            | (bit_cast::<16, 8>(self.receiver.m_wr_tkeep.val()) << 8);
+        self.writes.s_wr_tdata.next =
+            bit_cast::<128, 64>(self.cqs.m_axis_tdata.val()) | (bit_cast::<128, 64>(self.receiver.m_wr_tdata.val()) << 64);
+        self.writes.s_wr_tkeep.next =
+            bit_cast::<16, 8>(self.cqs.m_axis_tkeep.val()) | (bit_cast::<16, 8>(self.receiver.m_wr_tkeep.val()) << 8);
         self.writes.s_wr_tlast.next = bit_cast::<2, 1>(self.cqs.m_axis_tlast.val().into())
             | (bit_cast::<2, 1>(self.receiver.m_wr_tlast.val().into()) << 1);
         self.writes.s_wr_tvalid.next = bit_cast::<2, 1>(self.cqs.m_axis_tvalid.val().into())
@@ -423,8 +416,7 @@ impl Logic for RnicTop {
         // Segmenter jobs: the receive engine's (Read Responses, Terminates) go first;
         // completions of the requester's messages go back to it.
         self.rx_job.next = self.receiver.m_job_valid.val();
-        self.segmenter.s_job_valid.next =
-            self.receiver.m_job_valid.val() | self.requester.m_job_valid.val();
+        self.segmenter.s_job_valid.next = self.receiver.m_job_valid.val() | self.requester.m_job_valid.val();
         self.receiver.m_job_ready.next = self.segmenter.s_job_ready.val();
         self.requester.m_job_ready.next = self.segmenter.s_job_ready.val() & !self.rx_job.val();
         self.segmenter.s_job_tagged.next = self.requester.m_job_tagged.val();
@@ -453,8 +445,8 @@ impl Logic for RnicTop {
             self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
             self.segmenter.s_job_tag.next = self.receiver.m_job_tag.val();
         }
-        self.requester.s_done_valid.next = self.segmenter.m_done_valid.val()
-            & !(self.segmenter.m_done_tag.val() & self.job_tag.val()).any();
+        self.requester.s_done_valid.next =
+            self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.job_tag.val()).any();
         self.receiver.s_read_valid.next = self.requester.m_read_valid.val();
         self.receiver.s_read_qpn.next = self.requester.m_read_qpn.val();
         self.receiver.s_read_entry.next = self.requester.m_read_entry.val();
@@ -463,17 +455,15 @@ impl Logic for RnicTop {
         // Each ULPDU's CONN_ID (the segmenter's job tag without the engine bit) is queued
         // at its first beat and leaves with its FPDU's last.
         self.tx_conns.s_data.next = self.segmenter.m_axis_tid.val() & !self.job_tag.val();
-        self.tx_conns.s_valid.next = self.segmenter.m_axis_tvalid.val()
-            & self.framer.s_axis_tready.val()
-            & self.tx_first.q.val();
+        self.tx_conns.s_valid.next = self.segmenter.m_axis_tvalid.val() & self.framer.s_axis_tready.val() & self.tx_first.q.val();
         self.framer.s_axis_tdata.next = self.segmenter.m_axis_tdata.val();
         self.framer.s_axis_tkeep.next = self.segmenter.m_axis_tkeep.val();
-        self.framer.s_axis_tvalid.next = self.segmenter.m_axis_tvalid.val()
-            & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
+        self.framer.s_axis_tvalid.next =
+            self.segmenter.m_axis_tvalid.val() & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
         self.framer.s_axis_tlast.next = self.segmenter.m_axis_tlast.val();
         self.framer.s_axis_tuser.next = self.segmenter.m_axis_tuser.val();
-        self.segmenter.m_axis_tready.next = self.framer.s_axis_tready.val()
-            & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
+        self.segmenter.m_axis_tready.next =
+            self.framer.s_axis_tready.val() & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
         if self.segmenter.m_axis_tvalid.val() & self.segmenter.m_axis_tready.val() {
             self.tx_first.d.next = self.segmenter.m_axis_tlast.val();
         }
@@ -483,24 +473,20 @@ impl Logic for RnicTop {
         self.m_axis_tx_tvalid.next = self.framer.m_axis_tvalid.val();
         self.framer.m_axis_tready.next = self.m_axis_tx_tready.val();
         self.m_axis_tx_tuser.next = self.tx_conns.m_data.val();
-        self.tx_conns.m_ready.next = self.framer.m_axis_tvalid.val()
-            & self.m_axis_tx_tready.val()
-            & self.framer.m_axis_tlast.val();
+        self.tx_conns.m_ready.next = self.framer.m_axis_tvalid.val() & self.m_axis_tx_tready.val() & self.framer.m_axis_tlast.val();
 
         // The receive side. Each FPDU's QP is queued at its last beat and taken when its
         // ULPDU leaves the deframer.
         self.deframer.markers_en.next = false;
         self.deframer.crc_en.next = true;
         self.rx_qps.s_data.next = self.s_axis_rx_tuser.val();
-        self.rx_qps.s_valid.next = self.s_axis_rx_tvalid.val()
-            & self.s_axis_rx_tlast.val()
-            & self.deframer.s_axis_tready.val();
+        self.rx_qps.s_valid.next =
+            self.s_axis_rx_tvalid.val() & self.s_axis_rx_tlast.val() & self.deframer.s_axis_tready.val();
         self.deframer.s_axis_tdata.next = self.s_axis_rx_tdata.val();
         self.deframer.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
         self.deframer.s_axis_tvalid.next =
             self.s_axis_rx_tvalid.val() & (self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val());
-        self.s_axis_rx_tready.next = self.deframer.s_axis_tready.val()
-            & (self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val());
+        self.s_axis_rx_tready.next = self.deframer.s_axis_tready.val() & (self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val());
         self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
         self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();
         self.rx_buffer.s_axis_tlast.next = self.deframer.m_axis_tlast.val();
@@ -508,9 +494,8 @@ impl Logic for RnicTop {
         self.rx_buffer.s_axis_tvalid.next = self.deframer.m_axis_tvalid.val();
         self.deframer.m_axis_tready.next = self.rx_buffer.s_axis_tready.val();
         self.rx_buffer.s_conn.next = self.rx_qps.m_data.val();
-        self.rx_qps.m_ready.next = self.deframer.m_axis_tvalid.val()
-            & self.rx_buffer.s_axis_tready.val()
-            & self.deframer.m_axis_tlast.val();
+        self.rx_qps.m_ready.next =
+            self.deframer.m_axis_tvalid.val() & self.rx_buffer.s_axis_tready.val() & self.deframer.m_axis_tlast.val();
         self.receiver.s_axis_tdata.next = self.rx_buffer.m_axis_tdata.val();
         self.receiver.s_axis_tlast.next = self.rx_buffer.m_axis_tlast.val();
         self.receiver.s_axis_tuser.next = self.rx_buffer.m_axis_tuser.val();

@@ -48,36 +48,14 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
     reg  [15:0] length$d;
     wire  [15:0] length$q;
     reg  length$clock;
-    reg  [31:0] descs$0$d;
-    wire  [31:0] descs$0$q;
-    reg  descs$0$clock;
-    reg  [31:0] descs$1$d;
-    wire  [31:0] descs$1$q;
-    reg  descs$1$clock;
-    reg  [31:0] descs$2$d;
-    wire  [31:0] descs$2$q;
-    reg  descs$2$clock;
-    reg  [31:0] descs$3$d;
-    wire  [31:0] descs$3$q;
-    reg  descs$3$clock;
-    reg  [31:0] descs$4$d;
-    wire  [31:0] descs$4$q;
-    reg  descs$4$clock;
-    reg  [31:0] descs$5$d;
-    wire  [31:0] descs$5$q;
-    reg  descs$5$clock;
-    reg  [31:0] descs$6$d;
-    wire  [31:0] descs$6$q;
-    reg  descs$6$clock;
-    reg  [31:0] descs$7$d;
-    wire  [31:0] descs$7$q;
-    reg  descs$7$clock;
-    reg  [3:0] desc_head$d;
-    wire  [3:0] desc_head$q;
-    reg  desc_head$clock;
-    reg  [3:0] desc_tail$d;
-    wire  [3:0] desc_tail$q;
-    reg  desc_tail$clock;
+    reg  descs$clock;
+    reg  descs$reset;
+    reg  descs$s_valid;
+    wire  descs$s_ready;
+    reg  [31:0] descs$s_data;
+    wire  descs$m_valid;
+    reg  descs$m_ready;
+    wire  [31:0] descs$m_data;
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
@@ -130,55 +108,15 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         .q(length$q),
         .clock(length$clock)
     );
-    rnic_ddp_rx_buffer$descs$0 descs$0(
-        .d(descs$0$d),
-        .q(descs$0$q),
-        .clock(descs$0$clock)
-    );
-    rnic_ddp_rx_buffer$descs$1 descs$1(
-        .d(descs$1$d),
-        .q(descs$1$q),
-        .clock(descs$1$clock)
-    );
-    rnic_ddp_rx_buffer$descs$2 descs$2(
-        .d(descs$2$d),
-        .q(descs$2$q),
-        .clock(descs$2$clock)
-    );
-    rnic_ddp_rx_buffer$descs$3 descs$3(
-        .d(descs$3$d),
-        .q(descs$3$q),
-        .clock(descs$3$clock)
-    );
-    rnic_ddp_rx_buffer$descs$4 descs$4(
-        .d(descs$4$d),
-        .q(descs$4$q),
-        .clock(descs$4$clock)
-    );
-    rnic_ddp_rx_buffer$descs$5 descs$5(
-        .d(descs$5$d),
-        .q(descs$5$q),
-        .clock(descs$5$clock)
-    );
-    rnic_ddp_rx_buffer$descs$6 descs$6(
-        .d(descs$6$d),
-        .q(descs$6$q),
-        .clock(descs$6$clock)
-    );
-    rnic_ddp_rx_buffer$descs$7 descs$7(
-        .d(descs$7$d),
-        .q(descs$7$q),
-        .clock(descs$7$clock)
-    );
-    rnic_ddp_rx_buffer$desc_head desc_head(
-        .d(desc_head$d),
-        .q(desc_head$q),
-        .clock(desc_head$clock)
-    );
-    rnic_ddp_rx_buffer$desc_tail desc_tail(
-        .d(desc_tail$d),
-        .q(desc_tail$q),
-        .clock(desc_tail$clock)
+    rnic_ddp_rx_buffer$descs descs(
+        .clock(descs$clock),
+        .reset(descs$reset),
+        .s_valid(descs$s_valid),
+        .s_ready(descs$s_ready),
+        .s_data(descs$s_data),
+        .m_valid(descs$m_valid),
+        .m_ready(descs$m_ready),
+        .m_data(descs$m_data)
     );
     rnic_ddp_rx_buffer$out_valid out_valid(
         .d(out_valid$d),
@@ -203,8 +141,6 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         readable$clock = clock;
         rd_ptr$clock = clock;
         length$clock = clock;
-        desc_head$clock = clock;
-        desc_tail$clock = clock;
         out_valid$clock = clock;
         out_beat$clock = clock;
         drop$clock = clock;
@@ -213,27 +149,11 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         readable$d = readable$q;
         rd_ptr$d = rd_ptr$q;
         length$d = length$q;
-        desc_head$d = desc_head$q;
-        desc_tail$d = desc_tail$q;
         out_valid$d = out_valid$q;
         out_beat$d = out_beat$q;
         drop$d = drop$q;
-        descs$0$clock = clock;
-        descs$0$d = descs$0$q;
-        descs$1$clock = clock;
-        descs$1$d = descs$1$q;
-        descs$2$clock = clock;
-        descs$2$d = descs$2$q;
-        descs$3$clock = clock;
-        descs$3$d = descs$3$q;
-        descs$4$clock = clock;
-        descs$4$d = descs$4$q;
-        descs$5$clock = clock;
-        descs$5$d = descs$5$q;
-        descs$6$clock = clock;
-        descs$6$d = descs$6$q;
-        descs$7$clock = clock;
-        descs$7$d = descs$7$q;
+        descs$clock = clock;
+        descs$reset = reset;
         ring$read_clock = clock;
         ring$write_clock = clock;
         keep_n = 32'h8;
@@ -261,13 +181,15 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         if (~s_axis_tkeep[32'h0]) begin
             keep_n = 32'h0;
         end
-        room = ((wr_ptr$q - rd_ptr$q) != ring_size) & ((desc_tail$q - desc_head$q) != 32'h8);
+        room = ((wr_ptr$q - rd_ptr$q) != ring_size) & descs$s_ready;
         s_axis_tready = room;
         take = s_axis_tvalid & room;
         ring$write_enable = take;
         ring$write_address = wr_ptr$q[(32'h0)+:(11)];
         ring$write_data = ((s_axis_tdata) & 73'h1ffffffffffffffffff) | (((s_axis_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_axis_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
         drop$d = 1'b0;
+        descs$s_valid = 1'b0;
+        descs$s_data = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
         if (take) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
             length$d = length$q + keep_n;
@@ -279,31 +201,7 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
                 end
                 else begin
                     committed$d = wr_ptr$q + 32'h1;
-                    if (desc_tail$q[(32'h0)+:(3)] == 0) begin
-                        descs$0$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    if (desc_tail$q[(32'h0)+:(3)] == 1) begin
-                        descs$1$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    if (desc_tail$q[(32'h0)+:(3)] == 2) begin
-                        descs$2$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    if (desc_tail$q[(32'h0)+:(3)] == 3) begin
-                        descs$3$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    if (desc_tail$q[(32'h0)+:(3)] == 4) begin
-                        descs$4$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    if (desc_tail$q[(32'h0)+:(3)] == 5) begin
-                        descs$5$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    if (desc_tail$q[(32'h0)+:(3)] == 6) begin
-                        descs$6$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    if (desc_tail$q[(32'h0)+:(3)] == 7) begin
-                        descs$7$d = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-                    end
-                    desc_tail$d = desc_tail$q + 32'h1;
+                    descs$s_valid = 1'b1;
                 end
             end
         end
@@ -316,11 +214,9 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         end
         rd_ptr$d = next_rd;
         ring$read_address = next_rd[(32'h0)+:(11)];
+        descs$m_ready = out_valid$q & m_axis_tready & out_beat$q[32'h48];
         if (out_valid$q & m_axis_tready) begin
             out_valid$d = 1'b0;
-            if (out_beat$q[32'h48]) begin
-                desc_head$d = desc_head$q + 32'h1;
-            end
         end
         if (load) begin
             out_valid$d = 1'b1;
@@ -330,36 +226,13 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         m_axis_tdata = out_beat$q[(32'h0)+:(64)];
         m_axis_tkeep = out_beat$q[(32'h40)+:(8)];
         m_axis_tlast = out_beat$q[32'h48];
-        m_axis_tuser = descs$0$q;
-        if (desc_head$q[(32'h0)+:(3)] == 1) begin
-            m_axis_tuser = descs$1$q;
-        end
-        if (desc_head$q[(32'h0)+:(3)] == 2) begin
-            m_axis_tuser = descs$2$q;
-        end
-        if (desc_head$q[(32'h0)+:(3)] == 3) begin
-            m_axis_tuser = descs$3$q;
-        end
-        if (desc_head$q[(32'h0)+:(3)] == 4) begin
-            m_axis_tuser = descs$4$q;
-        end
-        if (desc_head$q[(32'h0)+:(3)] == 5) begin
-            m_axis_tuser = descs$5$q;
-        end
-        if (desc_head$q[(32'h0)+:(3)] == 6) begin
-            m_axis_tuser = descs$6$q;
-        end
-        if (desc_head$q[(32'h0)+:(3)] == 7) begin
-            m_axis_tuser = descs$7$q;
-        end
+        m_axis_tuser = descs$m_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             committed$d = 32'h0;
             readable$d = 32'h0;
             rd_ptr$d = 32'h0;
             length$d = 32'h0;
-            desc_head$d = 32'h0;
-            desc_tail$d = 32'h0;
             out_valid$d = 1'b0;
             drop$d = 1'b0;
         end
@@ -387,7 +260,344 @@ module rnic_ddp_rx_buffer$committed(d,q,clock);
 endmodule // rnic_ddp_rx_buffer$committed
 
 
-module rnic_ddp_rx_buffer$desc_head(d,q,clock);
+module rnic_ddp_rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [31:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [31:0] m_data;
+    
+    // Stub signals
+    reg  [31:0] entries$0$d;
+    wire  [31:0] entries$0$q;
+    reg  entries$0$clock;
+    reg  [31:0] entries$1$d;
+    wire  [31:0] entries$1$q;
+    reg  entries$1$clock;
+    reg  [31:0] entries$2$d;
+    wire  [31:0] entries$2$q;
+    reg  entries$2$clock;
+    reg  [31:0] entries$3$d;
+    wire  [31:0] entries$3$q;
+    reg  entries$3$clock;
+    reg  [31:0] entries$4$d;
+    wire  [31:0] entries$4$q;
+    reg  entries$4$clock;
+    reg  [31:0] entries$5$d;
+    wire  [31:0] entries$5$q;
+    reg  entries$5$clock;
+    reg  [31:0] entries$6$d;
+    wire  [31:0] entries$6$q;
+    reg  entries$6$clock;
+    reg  [31:0] entries$7$d;
+    wire  [31:0] entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_ddp_rx_buffer$descs$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_ddp_rx_buffer$descs$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_ddp_rx_buffer$descs$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_ddp_rx_buffer$descs$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_ddp_rx_buffer$descs$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_ddp_rx_buffer$descs$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_ddp_rx_buffer$descs$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_ddp_rx_buffer$descs$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_ddp_rx_buffer$descs$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_ddp_rx_buffer$descs$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_ddp_rx_buffer$descs
+
+
+module rnic_ddp_rx_buffer$descs$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$0
+
+
+module rnic_ddp_rx_buffer$descs$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$1
+
+
+module rnic_ddp_rx_buffer$descs$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$2
+
+
+module rnic_ddp_rx_buffer$descs$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$3
+
+
+module rnic_ddp_rx_buffer$descs$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$4
+
+
+module rnic_ddp_rx_buffer$descs$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$5
+
+
+module rnic_ddp_rx_buffer$descs$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$6
+
+
+module rnic_ddp_rx_buffer$descs$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$entries$7
+
+
+module rnic_ddp_rx_buffer$descs$head(d,q,clock);
     
     // Module arguments
     input wire  [3:0] d;
@@ -403,10 +613,10 @@ module rnic_ddp_rx_buffer$desc_head(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_ddp_rx_buffer$desc_head
+endmodule // rnic_ddp_rx_buffer$descs$head
 
 
-module rnic_ddp_rx_buffer$desc_tail(d,q,clock);
+module rnic_ddp_rx_buffer$descs$tail(d,q,clock);
     
     // Module arguments
     input wire  [3:0] d;
@@ -422,159 +632,7 @@ module rnic_ddp_rx_buffer$desc_tail(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_ddp_rx_buffer$desc_tail
-
-
-module rnic_ddp_rx_buffer$descs$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$0
-
-
-module rnic_ddp_rx_buffer$descs$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$1
-
-
-module rnic_ddp_rx_buffer$descs$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$2
-
-
-module rnic_ddp_rx_buffer$descs$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$3
-
-
-module rnic_ddp_rx_buffer$descs$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$4
-
-
-module rnic_ddp_rx_buffer$descs$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$5
-
-
-module rnic_ddp_rx_buffer$descs$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$6
-
-
-module rnic_ddp_rx_buffer$descs$7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_rx_buffer$descs$7
+endmodule // rnic_ddp_rx_buffer$descs$tail
 
 
 module rnic_ddp_rx_buffer$drop(d,q,clock);

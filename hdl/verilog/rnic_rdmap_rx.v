@@ -1130,7 +1130,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [192:0] rd_entry;
     reg  [2:0] push_count;
     reg  [255:0] recv_cqe;
-    reg  [255:0] inv_cqe;
+    reg  [255:0] cqe_flags;
     reg  [15:0] term_len;
     reg  [1:0] push_head;
     reg  [1:0] push_slot;
@@ -5169,14 +5169,14 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         else if (s_wr_done_valid) begin
             writes_out$d = writes_out$q - 32'h1;
         end
-        recv_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((r_placed$q + ((plen) & 32'hffffffff)) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+        cqe_flags = 32'h0;
         if (opcode >= 32'h5) begin
-            recv_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((r_placed$q + ((plen) & 32'hffffffff)) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | solicited_bit;
+            cqe_flags = solicited_bit;
         end
-        inv_cqe = recv_cqe;
         if (has_inv) begin
-            inv_cqe = recv_cqe | (((b_stag$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_inv_stag) | invalidated_bit;
+            cqe_flags = cqe_flags | (((b_stag$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_inv_stag) | invalidated_bit;
         end
+        recv_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((r_placed$q + ((plen) & 32'hffffffff)) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | cqe_flags;
         if (state$q == 32'h9) begin
             state$d = 32'hd;
             if (is_send) begin
@@ -5184,7 +5184,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 recv$write_enable = 1'b1;
                 recv$write_data = ((1'b1) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q + ((plen) & 32'hffffffff)) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
                 cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
-                cqe$d = inv_cqe;
+                cqe$d = recv_cqe;
                 if (last) begin
                     recv$write_data = 32'h0;
                     recv_msn$write_enable = 1'b1;

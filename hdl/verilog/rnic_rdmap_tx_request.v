@@ -196,6 +196,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [7:0] cqe_opcode;
     reg  [255:0] cqe;
     reg  [276:0] entry;
+    reg  [276:0] entry_base;
     reg  [276:0] head_entry;
     reg  head_ready;
     reg  [223:0] read_body;
@@ -446,11 +447,12 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         if (status == st_success) begin
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
-        entry = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | flag_write;
+        entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
+        entry = entry_base | flag_write;
         if (status == st_success) begin
-            entry = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | flag_wait;
+            entry = entry_base | flag_wait;
             if (wqe$q[at_signaled] & ~is_read) begin
-                entry = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | flag_wait | flag_write;
+                entry = entry_base | flag_wait | flag_write;
             end
         end
         fail$d = 1'b0;

@@ -5,19 +5,9 @@ use std::path::{Path, PathBuf};
 /// Every item id of the conformance checklist, in its order (MPA, MPA2, DDP, RDMAP,
 /// ATOM, IMM, SEC).
 fn checklist_items() -> Vec<String> {
-    let sections: [(&str, usize); 7] = [
-        ("MPA", 26),
-        ("MPA2", 8),
-        ("DDP", 14),
-        ("RDMAP", 20),
-        ("ATOM", 16),
-        ("IMM", 5),
-        ("SEC", 12),
-    ];
-    sections
-        .iter()
-        .flat_map(|&(p, n)| (1..=n).map(move |i| format!("{p}-{i:02}")))
-        .collect()
+    let sections: [(&str, usize); 7] =
+        [("MPA", 26), ("MPA2", 8), ("DDP", 14), ("RDMAP", 20), ("ATOM", 16), ("IMM", 5), ("SEC", 12)];
+    sections.iter().flat_map(|&(p, n)| (1..=n).map(move |i| format!("{p}-{i:02}"))).collect()
 }
 
 fn repo() -> PathBuf {
@@ -39,8 +29,7 @@ fn rust_sources(dir: &Path, out: &mut String) {
 
 #[test]
 fn conformance_doc_covers_every_item_and_names_real_tests() {
-    let doc =
-        std::fs::read_to_string(repo().join("docs/CONFORMANCE.md")).expect("docs/CONFORMANCE.md");
+    let doc = std::fs::read_to_string(repo().join("docs/CONFORMANCE.md")).expect("docs/CONFORMANCE.md");
     let mut sources = String::new();
     for dir in ["proto", "hdl", "sim", "driver", "firmware-tests"] {
         rust_sources(&repo().join(dir), &mut sources);
@@ -51,9 +40,7 @@ fn conformance_doc_covers_every_item_and_names_real_tests() {
     for line in doc.lines().filter(|l| l.starts_with("| ")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let (id, tests, status) = match cells.as_slice() {
-            ["", id, _, tests, status, ""] if items.iter().any(|i| i == id) => {
-                (*id, *tests, *status)
-            }
+            ["", id, _, tests, status, ""] if items.iter().any(|i| i == id) => (*id, *tests, *status),
             ["", "item", ..] | ["", "---", ..] => continue,
             _ => {
                 problems.push(format!("row not understood: {line}"));
@@ -71,11 +58,7 @@ fn conformance_doc_covers_every_item_and_names_real_tests() {
         if !known.iter().any(|k| status.starts_with(k)) {
             problems.push(format!("{id}: unknown status '{status}'"));
         }
-        if ["RTL", "wire", "model"]
-            .iter()
-            .any(|k| status.starts_with(k))
-            && names.is_empty()
-        {
+        if ["RTL", "wire", "model"].iter().any(|k| status.starts_with(k)) && names.is_empty() {
             problems.push(format!("{id}: status '{status}' but no test"));
         }
     }
@@ -86,9 +69,5 @@ fn conformance_doc_covers_every_item_and_names_real_tests() {
             n => problems.push(format!("{id} appears {n} times")),
         }
     }
-    assert!(
-        problems.is_empty(),
-        "docs/CONFORMANCE.md:\n  {}",
-        problems.join("\n  ")
-    );
+    assert!(problems.is_empty(), "docs/CONFORMANCE.md:\n  {}", problems.join("\n  "));
 }

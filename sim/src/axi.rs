@@ -153,12 +153,8 @@ impl<T: Clone + PartialEq + fmt::Debug> Handshake<T> {
     pub(crate) fn check(&mut self, offer: Option<&T>, ready: bool) -> bool {
         if let Some(held) = &self.waiting {
             let who = self.who;
-            let now = offer
-                .unwrap_or_else(|| panic!("{who}: valid dropped before ready (payload {held:?})"));
-            assert!(
-                now == held,
-                "{who}: payload changed while waiting for ready: {held:?} became {now:?}"
-            );
+            let now = offer.unwrap_or_else(|| panic!("{who}: valid dropped before ready (payload {held:?})"));
+            assert!(now == held, "{who}: payload changed while waiting for ready: {held:?} became {now:?}");
         }
         self.waiting = offer.filter(|_| !ready).cloned();
         offer.is_some() && ready
@@ -214,10 +210,7 @@ impl AxiSlaveCore {
     /// A slave `lanes` octets wide (a power of two up to 64) in front of `memory`, with
     /// 200-cycle latencies and no back-pressure or gaps.
     pub fn new(memory: HostMemory, lanes: usize) -> Self {
-        assert!(
-            lanes.is_power_of_two() && lanes <= 64,
-            "AXI data width of {lanes} octets unsupported"
-        );
+        assert!(lanes.is_power_of_two() && lanes <= 64, "AXI data width of {lanes} octets unsupported");
         AxiSlaveCore {
             memory,
             lanes,
@@ -293,13 +286,7 @@ impl AxiSlaveCore {
             let req = m.ar.expect("checked");
             self.check_request("AR", &req);
             let due = self.cycle + self.read_latency.max(1);
-            self.reads.push_back(ReadBurst {
-                req,
-                issued: self.cycle,
-                due,
-                data: None,
-                sent: 0,
-            });
+            self.reads.push_back(ReadBurst { req, issued: self.cycle, due, data: None, sent: 0 });
         }
         if self.out.b.is_some() && m.bready {
             self.out.b = None;
@@ -308,10 +295,7 @@ impl AxiSlaveCore {
         }
         if let Some(r) = self.out.r.take_if(|_| m.rready) {
             self.stats.beats_read += 1;
-            let head = self
-                .reads
-                .front_mut()
-                .expect("an R beat belongs to the head burst");
+            let head = self.reads.front_mut().expect("an R beat belongs to the head burst");
             head.sent += 1;
             if r.last {
                 self.reads.pop_front();
@@ -319,8 +303,7 @@ impl AxiSlaveCore {
             }
         }
         self.stats.read_busy_cycles += u64::from(m.ar.is_some() || !self.reads.is_empty());
-        self.stats.write_busy_cycles +=
-            u64::from(m.aw.is_some() || m.w.is_some() || !self.writes.is_empty());
+        self.stats.write_busy_cycles += u64::from(m.aw.is_some() || m.w.is_some() || !self.writes.is_empty());
         self.cycle += 1;
     }
 
@@ -353,19 +336,11 @@ impl AxiSlaveCore {
 
     fn accept_w(&mut self, beat: &WBeat) {
         let lanes = self.lanes;
-        let burst = self
-            .writes
-            .iter_mut()
-            .find(|w| w.due.is_none())
-            .expect("WREADY only with a burst receiving data");
+        let burst =
+            self.writes.iter_mut().find(|w| w.due.is_none()).expect("WREADY only with a burst receiving data");
         let req = burst.req;
         let last = burst.received + 1 == req.beats();
-        assert_eq!(
-            beat.data.len(),
-            lanes,
-            "W beat of {} octets on a {lanes}-octet bus",
-            beat.data.len()
-        );
+        assert_eq!(beat.data.len(), lanes, "W beat of {} octets on a {lanes}-octet bus", beat.data.len());
         assert!(
             beat.last == last,
             "AXI master, W channel: wlast {} on beat {} of a {}-beat burst ({req:?})",
@@ -380,9 +355,7 @@ impl AxiSlaveCore {
             beat.strb
         );
         burst.data.extend_from_slice(&beat.data);
-        burst
-            .enable
-            .extend((0..lanes).map(|lane| beat.strb >> lane & 1 != 0));
+        burst.enable.extend((0..lanes).map(|lane| beat.strb >> lane & 1 != 0));
         burst.received += 1;
         if last {
             burst.due = Some(self.cycle + self.write_latency.max(1));
@@ -391,27 +364,18 @@ impl AxiSlaveCore {
     }
 
     fn b_due(&self) -> bool {
-        self.writes
-            .front()
-            .and_then(|w| w.due)
-            .is_some_and(|due| due <= self.cycle)
+        self.writes.front().and_then(|w| w.due).is_some_and(|due| due <= self.cycle)
     }
 
     /// Writes the head burst to memory (unless it faults) and returns its response.
     fn store_head_write(&mut self) -> BResp {
         let head = self.writes.front().expect("B due");
         let base = aligned(head.req.addr, self.lanes);
-        let resp = match self
-            .memory
-            .dma_write(head.issued, base, &head.data, &head.enable)
-        {
+        let resp = match self.memory.dma_write(head.issued, base, &head.data, &head.enable) {
             Ok(()) => RESP_OKAY,
             Err(kind) => fault_resp(kind),
         };
-        BResp {
-            id: head.req.id,
-            resp,
-        }
+        BResp { id: head.req.id, resp }
     }
 
     /// The head read burst's next beat, reading the burst from memory on its first beat.
@@ -520,26 +484,20 @@ impl AxiSlave {
     pub fn new(model: &Model, prefix: &str, memory: HostMemory) -> Self {
         let port = |name: &str| model.port(&format!("{prefix}_{name}"));
         let rdata = port("rdata");
-        let write = model
-            .try_port(&format!("{prefix}_awvalid"))
-            .map(|_| WritePorts {
-                aw: AddrPorts::new(model, &format!("{prefix}_aw")),
-                wdata: port("wdata"),
-                wstrb: port("wstrb"),
-                wlast: port("wlast"),
-                wvalid: port("wvalid"),
-                wready: port("wready"),
-                bid: model.try_port(&format!("{prefix}_bid")),
-                bresp: port("bresp"),
-                bvalid: port("bvalid"),
-                bready: port("bready"),
-            });
+        let write = model.try_port(&format!("{prefix}_awvalid")).map(|_| WritePorts {
+            aw: AddrPorts::new(model, &format!("{prefix}_aw")),
+            wdata: port("wdata"),
+            wstrb: port("wstrb"),
+            wlast: port("wlast"),
+            wvalid: port("wvalid"),
+            wready: port("wready"),
+            bid: model.try_port(&format!("{prefix}_bid")),
+            bresp: port("bresp"),
+            bvalid: port("bvalid"),
+            bready: port("bready"),
+        });
         if let Some(w) = &write {
-            assert_eq!(
-                w.wdata.width(),
-                rdata.width(),
-                "{prefix}: wdata and rdata differ in width"
-            );
+            assert_eq!(w.wdata.width(), rdata.width(), "{prefix}: wdata and rdata differ in width");
         }
         let mut core = AxiSlaveCore::new(memory, rdata.width() as usize / 8);
         core.set_cycle(model.cycles());
@@ -591,23 +549,13 @@ impl AxiSlave {
                 let w = model.get_bit(p.wvalid).then(|| {
                     let mut data = vec![0; lanes];
                     model.get_bytes(p.wdata, &mut data);
-                    WBeat {
-                        data,
-                        strb: model.get(p.wstrb),
-                        last: model.get_bit(p.wlast),
-                    }
+                    WBeat { data, strb: model.get(p.wstrb), last: model.get_bit(p.wlast) }
                 });
                 (p.aw.sample(model), w, model.get_bit(p.bready))
             }
             None => (None, None, true),
         };
-        let signals = AxiMasterSignals {
-            aw,
-            w,
-            bready,
-            ar: self.ar.sample(model),
-            rready: model.get_bit(self.rready),
-        };
+        let signals = AxiMasterSignals { aw, w, bready, ar: self.ar.sample(model), rready: model.get_bit(self.rready) };
         self.core.edge(&signals);
     }
 }

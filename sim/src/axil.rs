@@ -36,9 +36,7 @@ impl fmt::Display for AxilOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AxilOp::Read { addr } => write!(f, "read of {addr:#x}"),
-            AxilOp::Write { addr, data, strb } => {
-                write!(f, "write of {data:#x} (strobes {strb:#x}) to {addr:#x}")
-            }
+            AxilOp::Write { addr, data, strb } => write!(f, "write of {data:#x} (strobes {strb:#x}) to {addr:#x}"),
         }
     }
 }
@@ -156,18 +154,12 @@ impl AxilMasterCore {
     pub fn drive(&mut self, rng: &mut impl Rng) -> &AxilMasterSignals {
         if self.current.is_none() {
             let issued = self.cycle;
-            self.current = self.queue.pop_front().map(|op| Current {
-                op,
-                issued,
-                addr_taken: false,
-                data_taken: false,
-            });
+            self.current =
+                self.queue.pop_front().map(|op| Current { op, issued, addr_taken: false, data_taken: false });
         }
         self.out.bready = coin(rng, self.ready_rate);
         self.out.rready = coin(rng, self.ready_rate);
-        let Some(c) = &self.current else {
-            return &self.out;
-        };
+        let Some(c) = &self.current else { return &self.out };
         match c.op {
             AxilOp::Write { addr, data, strb } => {
                 if !c.addr_taken && self.out.aw.is_none() && coin(rng, self.valid_rate) {
@@ -191,12 +183,7 @@ impl AxilMasterCore {
         // A response may only follow its request's handshakes, so it is judged against the
         // state before this edge's handshakes count.
         let (write_answerable, read_answerable) = match &self.current {
-            Some(
-                c @ Current {
-                    op: AxilOp::Write { .. },
-                    ..
-                },
-            ) => (c.addr_taken && c.data_taken, false),
+            Some(c @ Current { op: AxilOp::Write { .. }, .. }) => (c.addr_taken && c.data_taken, false),
             Some(c) => (false, c.addr_taken),
             None => (false, false),
         };
@@ -236,27 +223,15 @@ impl AxilMasterCore {
     }
 
     fn finish(&mut self, data: u32, resp: u8) {
-        let c = self
-            .current
-            .take()
-            .expect("a response belongs to the current access");
-        self.done.push_back(AxilDone {
-            op: c.op,
-            data,
-            resp,
-            issued: c.issued,
-            finished: self.cycle,
-        });
+        let c = self.current.take().expect("a response belongs to the current access");
+        self.done.push_back(AxilDone { op: c.op, data, resp, issued: c.issued, finished: self.cycle });
     }
 
     /// The access under way and how far it got, for panic messages.
     fn describe(&self) -> String {
         match &self.current {
             None => "no access under way".into(),
-            Some(c) => format!(
-                "{}: address taken {}, data taken {}",
-                c.op, c.addr_taken, c.data_taken
-            ),
+            Some(c) => format!("{}: address taken {}, data taken {}", c.op, c.addr_taken, c.data_taken),
         }
     }
 
@@ -271,10 +246,7 @@ impl AxilMasterCore {
         limit: u64,
         mut cycle: impl FnMut(&AxilMasterSignals) -> AxilSlaveSignals,
     ) -> AxilDone {
-        assert!(
-            self.idle() && self.done.is_empty(),
-            "blocking AXI-Lite {op} while other accesses are queued"
-        );
+        assert!(self.idle() && self.done.is_empty(), "blocking AXI-Lite {op} while other accesses are queued");
         self.push(op);
         for _ in 0..limit {
             let out = *self.drive(rng);
@@ -284,10 +256,7 @@ impl AxilMasterCore {
                 return done;
             }
         }
-        panic!(
-            "AXI-Lite {op} not complete after {limit} cycles ({})",
-            self.describe()
-        );
+        panic!("AXI-Lite {op} not complete after {limit} cycles ({})", self.describe());
     }
 }
 
@@ -369,10 +338,7 @@ impl AxilPorts {
     /// `Model::set` wrap it onto another register.
     fn set_addr(&self, model: &mut Model, port: Port, addr: u32) {
         let width = port.width();
-        assert!(
-            width >= 32 || addr >> width == 0,
-            "BAR0 offset {addr:#x} beyond the {width}-bit address port"
-        );
+        assert!(width >= 32 || addr >> width == 0, "BAR0 offset {addr:#x} beyond the {width}-bit address port");
         model.set(port, u64::from(addr));
     }
 
@@ -380,13 +346,9 @@ impl AxilPorts {
         AxilSlaveSignals {
             awready: model.get_bit(self.awready),
             wready: model.get_bit(self.wready),
-            b: model
-                .get_bit(self.bvalid)
-                .then(|| model.get(self.bresp) as u8),
+            b: model.get_bit(self.bvalid).then(|| model.get(self.bresp) as u8),
             arready: model.get_bit(self.arready),
-            r: model
-                .get_bit(self.rvalid)
-                .then(|| (model.get(self.rdata) as u32, model.get(self.rresp) as u8)),
+            r: model.get_bit(self.rvalid).then(|| (model.get(self.rdata) as u32, model.get(self.rresp) as u8)),
         }
     }
 }
@@ -397,12 +359,7 @@ impl AxilMaster {
         let mut core = AxilMasterCore::new();
         core.set_cycle(model.cycles());
         let (rng, ports) = (StdRng::seed_from_u64(seed), AxilPorts::new(model, prefix));
-        AxilMaster {
-            core,
-            timeout: 10_000,
-            rng,
-            ports,
-        }
+        AxilMaster { core, timeout: 10_000, rng, ports }
     }
 
     /// Before `Model::eval`: drives the master's outputs for this cycle.
@@ -421,41 +378,16 @@ impl AxilMaster {
     /// Writes a 32-bit register, clocking the model until the write is acknowledged;
     /// `others` runs the other bus models in each phase of every cycle. Panics on a
     /// timeout or an error response.
-    pub fn write32(
-        &mut self,
-        model: &mut Model,
-        offset: u32,
-        value: u32,
-        others: impl FnMut(&mut Model, Phase),
-    ) {
-        self.blocking(
-            model,
-            AxilOp::Write {
-                addr: offset,
-                data: value,
-                strb: 0xf,
-            },
-            others,
-        );
+    pub fn write32(&mut self, model: &mut Model, offset: u32, value: u32, others: impl FnMut(&mut Model, Phase)) {
+        self.blocking(model, AxilOp::Write { addr: offset, data: value, strb: 0xf }, others);
     }
 
     /// Reads a 32-bit register, as [`AxilMaster::write32`] writes one.
-    pub fn read32(
-        &mut self,
-        model: &mut Model,
-        offset: u32,
-        others: impl FnMut(&mut Model, Phase),
-    ) -> u32 {
-        self.blocking(model, AxilOp::Read { addr: offset }, others)
-            .data
+    pub fn read32(&mut self, model: &mut Model, offset: u32, others: impl FnMut(&mut Model, Phase)) -> u32 {
+        self.blocking(model, AxilOp::Read { addr: offset }, others).data
     }
 
-    fn blocking(
-        &mut self,
-        model: &mut Model,
-        op: AxilOp,
-        mut others: impl FnMut(&mut Model, Phase),
-    ) -> AxilDone {
+    fn blocking(&mut self, model: &mut Model, op: AxilOp, mut others: impl FnMut(&mut Model, Phase)) -> AxilDone {
         let ports = self.ports;
         let done = self.core.run(op, &mut self.rng, self.timeout, |out| {
             ports.drive(model, out);
@@ -466,11 +398,7 @@ impl AxilMaster {
             model.tick();
             slave
         });
-        assert_eq!(
-            done.resp, RESP_OKAY,
-            "BAR0 {op} answered with response {}",
-            done.resp
-        );
+        assert_eq!(done.resp, RESP_OKAY, "BAR0 {op} answered with response {}", done.resp);
         done
     }
 }

@@ -23,11 +23,7 @@ pub struct Beat {
 impl Beat {
     /// The bytes of the lanes marked valid, in lane order.
     pub fn kept_bytes(&self) -> impl Iterator<Item = u8> + '_ {
-        self.data
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| self.keep >> i & 1 != 0)
-            .map(|(_, &b)| b)
+        self.data.iter().enumerate().filter(|(i, _)| self.keep >> i & 1 != 0).map(|(_, &b)| b)
     }
 }
 
@@ -35,12 +31,7 @@ impl Beat {
 /// `last`, carrying `user` on every beat. An empty packet is one beat with no lanes valid.
 pub fn packet_beats(bytes: &[u8], lanes: usize, user: u64) -> Vec<Beat> {
     if bytes.is_empty() {
-        return vec![Beat {
-            data: vec![0; lanes],
-            keep: 0,
-            last: true,
-            user,
-        }];
+        return vec![Beat { data: vec![0; lanes], keep: 0, last: true, user }];
     }
     let chunks: Vec<&[u8]> = bytes.chunks(lanes).collect();
     let n = chunks.len();
@@ -50,12 +41,7 @@ pub fn packet_beats(bytes: &[u8], lanes: usize, user: u64) -> Vec<Beat> {
         .map(|(i, c)| {
             let mut data = c.to_vec();
             data.resize(lanes, 0);
-            Beat {
-                data,
-                keep: lane_mask(c.len()),
-                last: i + 1 == n,
-                user,
-            }
+            Beat { data, keep: lane_mask(c.len()), last: i + 1 == n, user }
         })
         .collect()
 }
@@ -109,15 +95,7 @@ impl AxisSource {
     pub fn new(model: &Model, prefix: &str) -> Self {
         let ports = Ports::new(model, prefix);
         let lanes = ports.tdata.width() as usize / 8;
-        AxisSource {
-            ports,
-            lanes,
-            queue: VecDeque::new(),
-            presenting: false,
-            taken: false,
-            valid_rate: 1.0,
-            beats: 0,
-        }
+        AxisSource { ports, lanes, queue: VecDeque::new(), presenting: false, taken: false, valid_rate: 1.0, beats: 0 }
     }
 
     /// Byte lanes of the interface.
@@ -185,13 +163,7 @@ impl AxisSink {
     pub fn new(model: &Model, prefix: &str) -> Self {
         let ports = Ports::new(model, prefix);
         let lanes = ports.tdata.width() as usize / 8;
-        AxisSink {
-            ports,
-            lanes,
-            ready: true,
-            ready_rate: 1.0,
-            received: VecDeque::new(),
-        }
+        AxisSink { ports, lanes, ready: true, ready_rate: 1.0, received: VecDeque::new() }
     }
 
     pub fn drive(&mut self, model: &mut Model, rng: &mut impl Rng) {
@@ -206,10 +178,7 @@ impl AxisSink {
             model.get_bytes(self.ports.tdata, &mut data);
             self.received.push_back(Beat {
                 data,
-                keep: self
-                    .ports
-                    .tkeep
-                    .map_or(lane_mask(self.lanes), |p| model.get(p)),
+                keep: self.ports.tkeep.map_or(lane_mask(self.lanes), |p| model.get(p)),
                 last: self.ports.tlast.is_some_and(|p| model.get_bit(p)),
                 user: self.ports.tuser.map_or(0, |p| model.get(p)),
             });
@@ -219,9 +188,7 @@ impl AxisSink {
     /// Removes and returns the next complete packet, if one has arrived.
     pub fn pop_packet(&mut self) -> Option<Packet> {
         let end = self.received.iter().position(|b| b.last)?;
-        Some(Packet {
-            beats: self.received.drain(..=end).collect(),
-        })
+        Some(Packet { beats: self.received.drain(..=end).collect() })
     }
 }
 
@@ -234,10 +201,7 @@ pub struct Packet {
 impl Packet {
     /// The bytes of the valid lanes, in order.
     pub fn bytes(&self) -> Vec<u8> {
-        self.beats
-            .iter()
-            .flat_map(|b| b.kept_bytes().collect::<Vec<_>>())
-            .collect()
+        self.beats.iter().flat_map(|b| b.kept_bytes().collect::<Vec<_>>()).collect()
     }
 
     /// `tuser` of the last beat.
@@ -252,20 +216,13 @@ impl Packet {
         for (i, b) in self.beats.iter().enumerate() {
             let n = b.keep.count_ones() as usize;
             if b.keep != lane_mask(n) {
-                return Err(format!(
-                    "beat {i}: keep {:#x} is not contiguous from lane 0",
-                    b.keep
-                ));
+                return Err(format!("beat {i}: keep {:#x} is not contiguous from lane 0", b.keep));
             }
             if !n.is_multiple_of(granule) {
-                return Err(format!(
-                    "beat {i}: {n} lanes is not a multiple of {granule}"
-                ));
+                return Err(format!("beat {i}: {n} lanes is not a multiple of {granule}"));
             }
             if i + 1 < self.beats.len() && n != lanes {
-                return Err(format!(
-                    "beat {i}: partial ({n} lanes) before the last beat"
-                ));
+                return Err(format!("beat {i}: partial ({n} lanes) before the last beat"));
             }
         }
         Ok(())

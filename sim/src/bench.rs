@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rnic_proto::mpa::{Framer, FramingConfig};
+use rnic_proto::mpa::{FramingConfig, Framer};
 
 use crate::alu::{AluDriver, AluOp};
 use crate::crc::CrcDriver;
@@ -36,12 +36,7 @@ pub fn ulpdus_for(size: usize) -> usize {
 }
 
 /// Sends `count` ULPDUs of `size` octets back to back through the framer.
-pub fn mpa_tx(
-    lanes: usize,
-    cfg: FramingConfig,
-    size: usize,
-    count: usize,
-) -> Result<Throughput, SimError> {
+pub fn mpa_tx(lanes: usize, cfg: FramingConfig, size: usize, count: usize) -> Result<Throughput, SimError> {
     let mut tx = MpaTxDriver::new(lanes, cfg)?;
     let mut rng = StdRng::seed_from_u64(1);
     let ulpdu: Vec<u8> = (0..size).map(|i| i as u8).collect();
@@ -52,21 +47,13 @@ pub fn mpa_tx(
     measure((count * size) as u64, count, limit, || {
         let before = tx.source.beats;
         tx.cycle(&mut rng);
-        (
-            tx.source.beats > before,
-            std::iter::from_fn(|| tx.sink.pop_packet()).count(),
-        )
+        (tx.source.beats > before, std::iter::from_fn(|| tx.sink.pop_packet()).count())
     })
 }
 
 /// Sends `count` FPDUs carrying ULPDUs of `size` octets, in whole beats, through the
 /// deframer.
-pub fn mpa_rx(
-    lanes: usize,
-    cfg: FramingConfig,
-    size: usize,
-    count: usize,
-) -> Result<Throughput, SimError> {
+pub fn mpa_rx(lanes: usize, cfg: FramingConfig, size: usize, count: usize) -> Result<Throughput, SimError> {
     let mut rx = MpaRxDriver::new(lanes, cfg)?;
     let mut rng = StdRng::seed_from_u64(1);
     let ulpdu: Vec<u8> = (0..size).map(|i| i as u8).collect();
@@ -108,10 +95,7 @@ fn measure(
             done += out;
             last = cycles;
         }
-        assert!(
-            cycles <= limit,
-            "block stalled after {done} of {packets} packets"
-        );
+        assert!(cycles <= limit, "block stalled after {done} of {packets} packets");
     }
     Ok(Throughput {
         bytes,
@@ -215,8 +199,7 @@ pub fn dma(write: bool, size: usize, count: usize) -> Result<(Throughput, u64), 
     let mut rng = StdRng::seed_from_u64(1);
     let payload = vec![0x5A; size];
     let clock = Instant::now();
-    let (mut issued, mut finished, mut cycles, mut first_taken, mut first_latency) =
-        (0, 0, 0u64, None, None);
+    let (mut issued, mut finished, mut cycles, mut first_taken, mut first_latency) = (0, 0, 0u64, None, None);
     while finished < count {
         model.set_bit(valid, issued < count);
         model.set(addr, base + 3 + (issued % 16 * span) as u64);

@@ -81,10 +81,7 @@ impl CrcDriver {
             let mut data = vec![0u8; self.lanes];
             data[lane..lane + n].copy_from_slice(&rest[..n]);
             rest = &rest[n..];
-            self.cycle(
-                Some((first, rest.is_empty(), &data, lane_mask(lane, lane + n))),
-                true,
-            );
+            self.cycle(Some((first, rest.is_empty(), &data, lane_mask(lane, lane + n))), true);
             first = false;
             lane = 0;
             if rest.is_empty() {

@@ -57,12 +57,7 @@ impl HostCtrlDriver {
             invalidate: p("invalidate"),
             invalidate_mr: p("invalidate_mr"),
         };
-        let mut d = HostCtrlDriver {
-            model,
-            bar,
-            ports,
-            doorbells: Vec::new(),
-        };
+        let mut d = HostCtrlDriver { model, bar, ports, doorbells: Vec::new() };
         let reset = d.model.port("reset");
         d.model.set_bit(reset, true);
         for _ in 0..4 {
@@ -80,12 +75,7 @@ impl HostCtrlDriver {
 
     /// One clock with BAR0 idle.
     pub fn cycle(&mut self) {
-        let HostCtrlDriver {
-            model,
-            bar,
-            ports,
-            doorbells,
-        } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells } = self;
         bar.drive(model);
         model.eval();
         bar.observe(model);
@@ -95,12 +85,7 @@ impl HostCtrlDriver {
 
     /// Writes a BAR0 register.
     pub fn write32(&mut self, offset: u32, value: u32) {
-        let HostCtrlDriver {
-            model,
-            bar,
-            ports,
-            doorbells,
-        } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells } = self;
         bar.write32(model, offset, value, |m, phase| {
             if phase == Phase::Observe {
                 observe_engines(m, ports, doorbells);
@@ -110,12 +95,7 @@ impl HostCtrlDriver {
 
     /// Reads a BAR0 register.
     pub fn read32(&mut self, offset: u32) -> u32 {
-        let HostCtrlDriver {
-            model,
-            bar,
-            ports,
-            doorbells,
-        } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells } = self;
         bar.read32(model, offset, |m, phase| {
             if phase == Phase::Observe {
                 observe_engines(m, ports, doorbells);
@@ -133,9 +113,7 @@ impl HostCtrlDriver {
         let status = (0..COMMAND_POLLS)
             .map(|_| self.read32(regs::CMD_STATUS))
             .find(|s| s & 1 == 0)
-            .unwrap_or_else(|| {
-                panic!("command {opcode:#x} on {index} still busy after {COMMAND_POLLS} polls")
-            });
+            .unwrap_or_else(|| panic!("command {opcode:#x} on {index} still busy after {COMMAND_POLLS} polls"));
         let mut out = [0u32; 16];
         for (i, w) in out.iter_mut().enumerate() {
             *w = self.read32(regs::cmd_data(i as u32));
@@ -145,19 +123,14 @@ impl HostCtrlDriver {
 
     /// The result of the last command, as a `CmdResult` when it is one.
     pub fn result_of(code: u8) -> Result<CmdResult, u8> {
-        CmdResult::ALL
-            .iter()
-            .map(|(r, _)| *r)
-            .find(|r| r.code() == code)
-            .ok_or(code)
+        CmdResult::ALL.iter().map(|(r, _)| *r).find(|r| r.code() == code).ok_or(code)
     }
 
     /// An engine reports that QP `qpn` failed with Terminate `term`
     /// (layer << 12 | etype << 8 | code), sent or `received`.
     pub fn engine_fail(&mut self, qpn: u32, term: u16, received: bool) {
         let p = &self.ports;
-        let (fail, fail_qp, fail_term, fail_received) =
-            (p.fail, p.fail_qp, p.fail_term, p.fail_received);
+        let (fail, fail_qp, fail_term, fail_received) = (p.fail, p.fail_qp, p.fail_term, p.fail_received);
         self.model.set_bit(fail, true);
         self.model.set(fail_qp, qpn.into());
         self.model.set(fail_term, term.into());

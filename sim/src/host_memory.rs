@@ -72,11 +72,7 @@ impl fmt::Display for Fault {
             self.len, self.iova, self.cycle
         )?;
         match self.region_below {
-            Some((iova, len)) => write!(
-                f,
-                "; nearest region below: {iova:#x}..{:#x}",
-                iova + len as u64
-            ),
+            Some((iova, len)) => write!(f, "; nearest region below: {iova:#x}..{:#x}", iova + len as u64),
             None => write!(f, "; no region below it"),
         }
     }
@@ -106,12 +102,7 @@ impl Default for HostMemory {
 impl HostMemory {
     /// Empty memory that panics on the first fault.
     pub fn new() -> Self {
-        HostMemory {
-            regions: BTreeMap::new(),
-            next_iova: IOVA_BASE,
-            faults: Vec::new(),
-            fail_on_fault: true,
-        }
+        HostMemory { regions: BTreeMap::new(), next_iova: IOVA_BASE, faults: Vec::new(), fail_on_fault: true }
     }
 
     /// Allocates `len` zeroed octets, page aligned, and maps them at a fresh IOVA with an
@@ -121,8 +112,7 @@ impl HostMemory {
     pub fn alloc(&mut self, len: usize) -> (NonNull<u8>, u64) {
         assert!(len > 0, "zero-length DMA allocation");
         let size = len.div_ceil(PAGE as usize) * PAGE as usize;
-        let layout =
-            Layout::from_size_align(size, PAGE as usize).expect("DMA allocation too large");
+        let layout = Layout::from_size_align(size, PAGE as usize).expect("DMA allocation too large");
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
@@ -140,10 +130,8 @@ impl HostMemory {
     /// Unmaps and frees the region mapped at `iova`. Its IOVAs are never handed out again,
     /// so a device still using them faults.
     pub fn free(&mut self, iova: u64) {
-        let region = self
-            .regions
-            .remove(&iova)
-            .unwrap_or_else(|| panic!("free of {iova:#x}: no region starts there"));
+        let region =
+            self.regions.remove(&iova).unwrap_or_else(|| panic!("free of {iova:#x}: no region starts there"));
         // SAFETY: `ptr` came from `alloc_zeroed` with this layout and is freed once: the
         // region is out of the map now.
         unsafe { alloc::dealloc(region.ptr.as_ptr(), region.layout) }
@@ -176,13 +164,7 @@ impl HostMemory {
 
     /// A DMA write at `iova`, asked for at `cycle`, of the octets of `data` whose `enable`
     /// is set (AXI write strobes). On a fault nothing is written.
-    pub fn dma_write(
-        &mut self,
-        cycle: u64,
-        iova: u64,
-        data: &[u8],
-        enable: &[bool],
-    ) -> Result<(), FaultKind> {
+    pub fn dma_write(&mut self, cycle: u64, iova: u64, data: &[u8], enable: &[bool]) -> Result<(), FaultKind> {
         assert_eq!(data.len(), enable.len(), "one enable per octet");
         let dst = self.dma_translate(cycle, Dir::Write, iova, data.len())?;
         for (i, (&b, &on)) in data.iter().zip(enable).enumerate() {
@@ -211,19 +193,12 @@ impl HostMemory {
     }
 
     fn cpu_translate(&self, iova: u64, len: usize) -> *mut u8 {
-        self.locate(iova, len)
-            .unwrap_or_else(|| panic!("CPU access of {len} octets at {iova:#x}: not mapped"))
+        self.locate(iova, len).unwrap_or_else(|| panic!("CPU access of {len} octets at {iova:#x}: not mapped"))
     }
 
     /// Checks a DMA access against the IOMMU and the AXI 4 KiB rule; records (and, unless
     /// told otherwise, panics on) a fault.
-    fn dma_translate(
-        &mut self,
-        cycle: u64,
-        dir: Dir,
-        iova: u64,
-        len: usize,
-    ) -> Result<*mut u8, FaultKind> {
+    fn dma_translate(&mut self, cycle: u64, dir: Dir, iova: u64, len: usize) -> Result<*mut u8, FaultKind> {
         let last = iova.checked_add(len.max(1) as u64 - 1);
         let kind = match last {
             Some(last) if last / PAGE != iova / PAGE => FaultKind::CrossesPage,
@@ -232,19 +207,8 @@ impl HostMemory {
                 None => FaultKind::Unmapped,
             },
         };
-        let region_below = self
-            .regions
-            .range(..=iova)
-            .next_back()
-            .map(|(&at, r)| (at, r.layout.size()));
-        self.faults.push(Fault {
-            cycle,
-            dir,
-            iova,
-            len,
-            kind,
-            region_below,
-        });
+        let region_below = self.regions.range(..=iova).next_back().map(|(&at, r)| (at, r.layout.size()));
+        self.faults.push(Fault { cycle, dir, iova, len, kind, region_below });
         if self.fail_on_fault {
             panic!("{}", self.faults[self.faults.len() - 1]);
         }

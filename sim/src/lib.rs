@@ -8,13 +8,13 @@
 //! Bus models play the other end of a design's interfaces: [`axis`] for streams, [`axi`]
 //! for the host memory (a [`host_memory::HostMemory`] behind an IOMMU) that the DMA master
 //! reaches, and [`axil`] for the host CPU's register accesses.
+mod ffi;
 pub mod alu;
 pub mod axi;
 pub mod axil;
 pub mod axis;
 pub mod bench;
 pub mod crc;
-mod ffi;
 pub mod host_ctrl;
 pub mod host_memory;
 pub mod model;

@@ -21,11 +21,7 @@ impl std::fmt::Display for SimError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SimError::UnknownModel(n) => {
-                write!(
-                    f,
-                    "no model named {n:?}; compiled models: {}",
-                    MODELS.join(", ")
-                )
+                write!(f, "no model named {n:?}; compiled models: {}", MODELS.join(", "))
             }
             SimError::Trace(p) => write!(f, "cannot write waveform {}", p.display()),
         }
@@ -137,39 +133,22 @@ impl Model {
     pub fn port(&self, name: &str) -> Port {
         self.try_port(name).unwrap_or_else(|| {
             let names: Vec<&str> = self.ports.iter().map(|p| p.name.as_str()).collect();
-            panic!(
-                "{} has no port {name:?}; its ports: {}",
-                self.design,
-                names.join(", ")
-            )
+            panic!("{} has no port {name:?}; its ports: {}", self.design, names.join(", "))
         })
     }
 
     fn storage(&self, port: Port) -> *mut u8 {
         // The accessors below size their reads and writes by `port.width`, so a port of
         // another model must never index this one's table.
-        assert_eq!(
-            port.model, self.ports[0].port.model,
-            "{}: port of another model",
-            self.design
-        );
+        assert_eq!(port.model, self.ports[0].port.model, "{}: port of another model", self.design);
         self.ports[port.index].storage
     }
 
     /// Drives an input of at most 64 bits; bits above the port width are dropped.
     pub fn set(&mut self, port: Port, value: u64) {
         assert!(!port.output, "{}: cannot drive an output", self.design);
-        assert!(
-            port.width <= 64,
-            "{}: use set_bytes for a {}-bit port",
-            self.design,
-            port.width
-        );
-        let value = if port.width == 64 {
-            value
-        } else {
-            value & ((1u64 << port.width) - 1)
-        };
+        assert!(port.width <= 64, "{}: use set_bytes for a {}-bit port", self.design, port.width);
+        let value = if port.width == 64 { value } else { value & ((1u64 << port.width) - 1) };
         self.dirty = true;
         let p = self.storage(port);
         // SAFETY: Verilator stores a port of this width as u8/u16/u32/u64 (rnic_model.h);
@@ -186,12 +165,7 @@ impl Model {
 
     /// Reads a port of at most 64 bits.
     pub fn get(&self, port: Port) -> u64 {
-        assert!(
-            port.width <= 64,
-            "{}: use get_bytes for a {}-bit port",
-            self.design,
-            port.width
-        );
+        assert!(port.width <= 64, "{}: use get_bytes for a {}-bit port", self.design, port.width);
         let p = self.storage(port);
         // SAFETY: as in `set`; a plain read of the port's storage.
         unsafe {
@@ -219,12 +193,7 @@ impl Model {
     pub fn set_bytes(&mut self, port: Port, bytes: &[u8]) {
         assert!(!port.output, "{}: cannot drive an output", self.design);
         let lanes = port.width.div_ceil(8) as usize;
-        assert!(
-            bytes.len() <= lanes,
-            "{}: {} bytes for a {lanes}-byte port",
-            self.design,
-            bytes.len()
-        );
+        assert!(bytes.len() <= lanes, "{}: {} bytes for a {lanes}-byte port", self.design, bytes.len());
         if port.width <= 64 {
             let mut v = [0u8; 8];
             v[..bytes.len()].copy_from_slice(bytes);
@@ -247,12 +216,7 @@ impl Model {
     /// Reads a port of any width into `out` (byte lane order as in [`Model::set_bytes`]).
     pub fn get_bytes(&self, port: Port, out: &mut [u8]) {
         let lanes = port.width.div_ceil(8) as usize;
-        assert!(
-            out.len() <= lanes,
-            "{}: {} bytes from a {lanes}-byte port",
-            self.design,
-            out.len()
-        );
+        assert!(out.len() <= lanes, "{}: {} bytes from a {lanes}-byte port", self.design, out.len());
         if port.width <= 64 {
             let v = self.get(port).to_le_bytes();
             out.copy_from_slice(&v[..out.len()]);
@@ -279,9 +243,7 @@ impl Model {
     /// rising-edge only, so the falling edge changes nothing and is evaluated lazily, by
     /// the next `eval` or `tick`); inputs set after it apply to the next edge.
     pub fn tick(&mut self) {
-        let clock = self
-            .clock
-            .unwrap_or_else(|| panic!("{} has no clock port", self.design));
+        let clock = self.clock.unwrap_or_else(|| panic!("{} has no clock port", self.design));
         if self.dirty {
             self.eval();
         }

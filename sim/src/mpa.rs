@@ -28,8 +28,7 @@ impl MpaTxDriver {
     /// Queues one ULPDU (its length goes in `tuser`).
     pub fn send(&mut self, ulpdu: &[u8]) {
         let lanes = self.source.lanes();
-        self.source
-            .push(packet_beats(ulpdu, lanes, ulpdu.len() as u64));
+        self.source.push(packet_beats(ulpdu, lanes, ulpdu.len() as u64));
     }
 
     /// One clock cycle with the bus models' random gaps and back-pressure.
@@ -47,11 +46,7 @@ impl MpaTxDriver {
 /// is 0, the first octet of Full Operation.
 fn open(design: &str, cfg: FramingConfig) -> Result<Model, SimError> {
     let mut model = Model::new(design)?;
-    let (markers, crc, reset) = (
-        model.port("markers_en"),
-        model.port("crc_en"),
-        model.port("reset"),
-    );
+    let (markers, crc, reset) = (model.port("markers_en"), model.port("crc_en"), model.port("reset"));
     model.set_bit(markers, cfg.markers);
     model.set_bit(crc, cfg.crc);
     model.set_bit(reset, true);
@@ -62,12 +57,7 @@ fn open(design: &str, cfg: FramingConfig) -> Result<Model, SimError> {
 }
 
 /// One clock of a model with one stream in and one stream out.
-fn clock_streams(
-    model: &mut Model,
-    source: &mut AxisSource,
-    sink: &mut AxisSink,
-    rng: &mut impl Rng,
-) {
+fn clock_streams(model: &mut Model, source: &mut AxisSource, sink: &mut AxisSink, rng: &mut impl Rng) {
     source.drive(model, rng);
     sink.drive(model, rng);
     model.eval();
@@ -108,12 +98,7 @@ impl MpaRxDriver {
             let n = chunk().clamp(1, lanes).min(rest.len());
             let mut data = rest[..n].to_vec();
             data.resize(lanes, 0);
-            self.source.push([crate::axis::Beat {
-                data,
-                keep: crate::axis::lane_mask(n),
-                last: false,
-                user: 0,
-            }]);
+            self.source.push([crate::axis::Beat { data, keep: crate::axis::lane_mask(n), last: false, user: 0 }]);
             rest = &rest[n..];
         }
     }
@@ -125,8 +110,6 @@ impl MpaRxDriver {
 
     /// The MPA error code (2 CRC, 3 marker) once a bad FPDU was seen.
     pub fn failure(&self) -> Option<u8> {
-        self.model
-            .get_bit(self.failed)
-            .then(|| self.model.get(self.error_code) as u8)
+        self.model.get_bit(self.failed).then(|| self.model.get(self.error_code) as u8)
     }
 }

@@ -22,22 +22,12 @@ pub(crate) fn path_for(design: &str) -> Option<PathBuf> {
         .or_else(|| std::env::var_os("RNIC_TRACE").map(PathBuf::from))?;
     // The first traced model takes the name as given, later ones get a suffix.
     let n = TRACED_MODELS.replace(TRACED_MODELS.get() + 1);
-    Some(if n == 0 {
-        base
-    } else {
-        with_suffix(&base, &format!("-{design}-{n}"))
-    })
+    Some(if n == 0 { base } else { with_suffix(&base, &format!("-{design}-{n}")) })
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().into_owned())
-        .unwrap_or("vcd".into());
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or("vcd".into());
     path.with_file_name(format!("{stem}{suffix}.{ext}"))
 }
 

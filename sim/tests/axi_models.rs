@@ -8,8 +8,8 @@ use std::ops::Range;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_sim::axi::{
-    AxiAddr, AxiMasterSignals, AxiSlaveCore, AxiSlaveSignals, BResp, RBeat, WBeat, BURST_INCR,
-    RESP_DECERR, RESP_OKAY, RESP_SLVERR,
+    AxiAddr, AxiMasterSignals, AxiSlaveCore, AxiSlaveSignals, BResp, RBeat, WBeat, BURST_INCR, RESP_DECERR,
+    RESP_OKAY, RESP_SLVERR,
 };
 use rnic_sim::axil::{AxilMasterCore, AxilMasterSignals, AxilOp, AxilSlaveSignals};
 use rnic_sim::axis::lane_mask;
@@ -23,13 +23,7 @@ fn coin(rng: &mut impl Rng, p: f64) -> bool {
 
 /// An INCR request of `beats` full-width beats at `addr`.
 fn req(id: u64, addr: u64, beats: usize) -> AxiAddr {
-    AxiAddr {
-        id,
-        addr,
-        len: (beats - 1) as u8,
-        size: LANES.trailing_zeros() as u8,
-        burst: BURST_INCR,
-    }
+    AxiAddr { id, addr, len: (beats - 1) as u8, size: LANES.trailing_zeros() as u8, burst: BURST_INCR }
 }
 
 /// Where a burst's beats lie: from its start rounded down to a beat.
@@ -64,22 +58,14 @@ struct TestMaster {
 
 impl TestMaster {
     fn new(valid_rate: f64, ready_rate: f64) -> Self {
-        TestMaster {
-            valid_rate,
-            ready_rate,
-            ..Default::default()
-        }
+        TestMaster { valid_rate, ready_rate, ..Default::default() }
     }
 
     fn write(&mut self, req: AxiAddr, data: &[u8], strb: &[u64]) {
         assert_eq!(data.len(), req.beats() * LANES);
         self.aw.push_back(req);
         for (i, chunk) in data.chunks(LANES).enumerate() {
-            self.w.push_back(WBeat {
-                data: chunk.to_vec(),
-                strb: strb[i],
-                last: i + 1 == req.beats(),
-            });
+            self.w.push_back(WBeat { data: chunk.to_vec(), strb: strb[i], last: i + 1 == req.beats() });
         }
         self.writes.push_back(req);
     }
@@ -141,27 +127,16 @@ impl TestMaster {
             self.ar_log.push(cycle);
         }
         if let Some(b) = s.b.filter(|_| self.out.bready) {
-            let req = self
-                .writes
-                .pop_front()
-                .expect("B with no write outstanding");
+            let req = self.writes.pop_front().expect("B with no write outstanding");
             assert_eq!(b.id, req.id, "B out of order at cycle {cycle}");
             self.b_log.push((cycle, b));
         }
         if let Some(r) = s.r.as_ref().filter(|_| self.out.rready) {
             let (req, expect, got) = self.reads.front_mut().expect("R with no read outstanding");
             assert_eq!(r.id, req.id, "R out of order at cycle {cycle}");
-            assert_eq!(
-                r.last,
-                *got + 1 == req.beats(),
-                "rlast on beat {got} of {req:?}"
-            );
+            assert_eq!(r.last, *got + 1 == req.beats(), "rlast on beat {got} of {req:?}");
             if let Some(expect) = expect.as_ref().filter(|_| r.resp == RESP_OKAY) {
-                assert_eq!(
-                    r.data,
-                    expect[*got * LANES..][..LANES],
-                    "beat {got} of {req:?} at cycle {cycle}"
-                );
+                assert_eq!(r.data, expect[*got * LANES..][..LANES], "beat {got} of {req:?} at cycle {cycle}");
             }
             *got += 1;
             if r.last {
@@ -195,9 +170,7 @@ fn run_until_idle(slave: &mut AxiSlaveCore, master: &mut TestMaster, rng: &mut S
 /// Host memory with `count` regions of `pages` pages; returns their IOVAs.
 fn memory_with(count: usize, pages: u64) -> (HostMemory, Vec<u64>) {
     let mut memory = HostMemory::new();
-    let iovas = (0..count)
-        .map(|_| memory.alloc((pages * PAGE) as usize).1)
-        .collect();
+    let iovas = (0..count).map(|_| memory.alloc((pages * PAGE) as usize).1).collect();
     (memory, iovas)
 }
 
@@ -215,11 +188,8 @@ struct Shadow {
 
 impl Shadow {
     fn byte(&mut self, addr: u64) -> &mut u8 {
-        let (start, bytes) = self
-            .regions
-            .iter_mut()
-            .find(|(s, b)| (*s..*s + b.len() as u64).contains(&addr))
-            .expect("mapped");
+        let (start, bytes) =
+            self.regions.iter_mut().find(|(s, b)| (*s..*s + b.len() as u64).contains(&addr)).expect("mapped");
         &mut bytes[(addr - *start) as usize]
     }
 }
@@ -236,19 +206,11 @@ fn random_bursts_with_back_pressure_match_a_shadow_copy() {
     slave.valid_rate = 0.7;
     slave.max_outstanding = 4;
     let mut master = TestMaster::new(0.7, 0.6);
-    let mut shadow = Shadow {
-        regions: regions
-            .iter()
-            .map(|&r| (r, vec![0; (pages * PAGE) as usize]))
-            .collect(),
-    };
+    let mut shadow = Shadow { regions: regions.iter().map(|&r| (r, vec![0; (pages * PAGE) as usize])).collect() };
     let (bursts, mut issued, mut waited) = (3000, 0, 0);
     while issued < bursts {
         waited += 1;
-        assert!(
-            waited < 2_000_000,
-            "only {issued} of {bursts} bursts issued"
-        );
+        assert!(waited < 2_000_000, "only {issued} of {bursts} bursts issued");
         if master.aw.len() + master.ar.len() < 6 {
             let page = regions[rng.gen_range(0..regions.len())] + rng.gen_range(0..pages) * PAGE;
             let addr = page + rng.gen_range(0..PAGE);
@@ -260,8 +222,7 @@ fn random_bursts_with_back_pressure_match_a_shadow_copy() {
                 let s = span(&r);
                 if write {
                     let data: Vec<u8> = (0..s.end - s.start).map(|_| rng.gen()).collect();
-                    let mut strb: Vec<u64> =
-                        (0..r.beats()).map(|_| rng.gen::<u8>().into()).collect();
+                    let mut strb: Vec<u64> = (0..r.beats()).map(|_| rng.gen::<u8>().into()).collect();
                     strb[0] &= !lane_mask((addr % LANES as u64) as usize);
                     for (i, &b) in data.iter().enumerate() {
                         if strb[i / LANES] >> (i % LANES) & 1 != 0 {
@@ -279,19 +240,10 @@ fn random_bursts_with_back_pressure_match_a_shadow_copy() {
     }
     run_until_idle(&mut slave, &mut master, &mut rng, 100_000);
     for (start, bytes) in &shadow.regions {
-        assert!(
-            peek(&slave, *start, bytes.len()) == *bytes,
-            "region {start:#x} differs from the shadow copy"
-        );
+        assert!(peek(&slave, *start, bytes.len()) == *bytes, "region {start:#x} differs from the shadow copy");
     }
-    assert!(
-        master.b_log.iter().all(|(_, b)| b.resp == RESP_OKAY),
-        "an error response to a mapped write"
-    );
-    assert!(
-        master.r_log.iter().all(|(_, r)| r.resp == RESP_OKAY),
-        "an error response to a mapped read"
-    );
+    assert!(master.b_log.iter().all(|(_, b)| b.resp == RESP_OKAY), "an error response to a mapped write");
+    assert!(master.r_log.iter().all(|(_, r)| r.resp == RESP_OKAY), "an error response to a mapped read");
     let stats = slave.stats;
     assert_eq!(stats.read_bursts + stats.write_bursts, bursts);
     assert_eq!(stats.beats_read, master.r_log.len() as u64);
@@ -313,11 +265,7 @@ fn latency_from_request_to_response_is_as_configured() {
         run_until_idle(&mut slave, &mut master, &mut rng, 1000);
         let (ar, first_r) = (master.ar_log[0], master.r_log[0].0);
         assert_eq!(first_r - ar, read_latency.unwrap_or(200), "AR to first R");
-        assert_eq!(
-            master.b_log[0].0 - master.w_last_log[0],
-            write_latency.unwrap_or(200),
-            "last W to B"
-        );
+        assert_eq!(master.b_log[0].0 - master.w_last_log[0], write_latency.unwrap_or(200), "last W to B");
         let beats: Vec<u64> = master.r_log.iter().map(|(c, _)| c - first_r).collect();
         assert_eq!(beats, [0, 1, 2, 3], "R beats back to back");
     }
@@ -332,9 +280,7 @@ fn back_to_back_bursts_stream_at_one_beat_per_cycle() {
     let (bursts, beats) = (64u64, 16usize);
     for i in 0..bursts {
         let r = req(i % 16, regions[0] + i * (beats * LANES) as u64, beats);
-        let data: Vec<u8> = (0..beats * LANES)
-            .map(|b| (i as usize * 7 + b) as u8)
-            .collect();
+        let data: Vec<u8> = (0..beats * LANES).map(|b| (i as usize * 7 + b) as u8).collect();
         master.write(r, &data, &[0xff; 16]);
     }
     run_until_idle(&mut slave, &mut master, &mut rng, 10_000);
@@ -345,23 +291,12 @@ fn back_to_back_bursts_stream_at_one_beat_per_cycle() {
 
     for i in 0..bursts {
         let r = req(i % 16, regions[0] + i * (beats * LANES) as u64, beats);
-        master.read(
-            r,
-            Some(
-                (0..beats * LANES)
-                    .map(|b| (i as usize * 7 + b) as u8)
-                    .collect(),
-            ),
-        );
+        master.read(r, Some((0..beats * LANES).map(|b| (i as usize * 7 + b) as u8).collect()));
     }
     run_until_idle(&mut slave, &mut master, &mut rng, 10_000);
     let first_ar = master.ar_log[0];
     let last_r = master.r_log.last().expect("R").0;
-    assert_eq!(
-        last_r - first_ar,
-        200 + total - 1,
-        "read beats with bubbles"
-    );
+    assert_eq!(last_r - first_ar, 200 + total - 1, "read beats with bubbles");
     let stats = slave.stats;
     assert_eq!((stats.beats_read, stats.beats_written), (total, total));
     assert_eq!((stats.read_bursts, stats.write_bursts), (bursts, bursts));
@@ -375,11 +310,7 @@ fn host_memory_gives_zeroed_aligned_regions_at_guarded_iovas() {
     let regions: Vec<_> = sizes.iter().map(|&len| memory.alloc(len)).collect();
     for (&(ptr, iova), &len) in regions.iter().zip(&sizes) {
         let mapped = len.div_ceil(PAGE as usize);
-        assert_eq!(
-            ptr.as_ptr() as usize % PAGE as usize,
-            0,
-            "CPU address not page aligned"
-        );
+        assert_eq!(ptr.as_ptr() as usize % PAGE as usize, 0, "CPU address not page aligned");
         assert_eq!(iova % PAGE, 0, "IOVA not page aligned");
         assert_ne!(iova, ptr.as_ptr() as u64, "IOVA is the CPU address");
         let mut bytes = vec![0xffu8; mapped * PAGE as usize];
@@ -387,20 +318,12 @@ fn host_memory_gives_zeroed_aligned_regions_at_guarded_iovas() {
         assert!(bytes.iter().all(|&b| b == 0), "memory not zeroed");
         // The pages on either side are guards.
         for guard in [iova - PAGE, iova + (mapped as u64) * PAGE] {
-            assert_eq!(
-                memory.dma_read(0, guard, &mut [0; 8]),
-                Err(FaultKind::Unmapped),
-                "{guard:#x} is mapped"
-            );
+            assert_eq!(memory.dma_read(0, guard, &mut [0; 8]), Err(FaultKind::Unmapped), "{guard:#x} is mapped");
         }
     }
     assert_eq!(memory.regions(), sizes.len());
     memory.free(regions[1].1);
-    assert_eq!(
-        memory.dma_read(0, regions[1].1, &mut [0; 8]),
-        Err(FaultKind::Unmapped),
-        "freed region still mapped"
-    );
+    assert_eq!(memory.dma_read(0, regions[1].1, &mut [0; 8]), Err(FaultKind::Unmapped), "freed region still mapped");
     assert_eq!(memory.regions(), sizes.len() - 1);
     assert_eq!(memory.faults().len(), 2 * sizes.len() + 1);
 }
@@ -411,18 +334,11 @@ fn dma_sees_what_the_cpu_wrote_through_the_pointer_and_back() {
     let (ptr, iova) = memory.alloc(64);
     // SAFETY: `ptr` is valid for 64 octets until `memory` frees it, and nothing else is
     // accessing the memory during these calls.
-    unsafe {
-        ptr.as_ptr()
-            .add(8)
-            .cast::<u64>()
-            .write_volatile(0x1122_3344_5566_7788u64.to_le())
-    };
+    unsafe { ptr.as_ptr().add(8).cast::<u64>().write_volatile(0x1122_3344_5566_7788u64.to_le()) };
     let mut out = [0; 8];
     memory.dma_read(0, iova + 8, &mut out).expect("mapped");
     assert_eq!(u64::from_le_bytes(out), 0x1122_3344_5566_7788);
-    memory
-        .dma_write(0, iova + 16, &[1, 2, 3, 4], &[true, false, true, true])
-        .expect("mapped");
+    memory.dma_write(0, iova + 16, &[1, 2, 3, 4], &[true, false, true, true]).expect("mapped");
     // SAFETY: as above.
     let word = unsafe { ptr.as_ptr().add(16).cast::<u32>().read_volatile() };
     assert_eq!(u32::from_le(word), 0x0403_0001);
@@ -448,33 +364,15 @@ fn write_to_a_guard_page_faults_and_writes_nothing() {
     // A good write after it still goes through.
     master.write(req(6, region, 1), &[0x77; LANES], &[0xff]);
     run_until_idle(&mut slave, &mut master, &mut rng, 1000);
-    assert_eq!(
-        master.b_log[0].1,
-        BResp {
-            id: 5,
-            resp: RESP_DECERR
-        }
-    );
-    assert_eq!(
-        master.b_log[1].1,
-        BResp {
-            id: 6,
-            resp: RESP_OKAY
-        }
-    );
+    assert_eq!(master.b_log[0].1, BResp { id: 5, resp: RESP_DECERR });
+    assert_eq!(master.b_log[1].1, BResp { id: 6, resp: RESP_OKAY });
     let fault = &slave.memory().faults()[0];
-    assert_eq!(
-        (fault.dir, fault.iova, fault.len, fault.kind),
-        (Dir::Write, guard, 32, FaultKind::Unmapped)
-    );
+    assert_eq!((fault.dir, fault.iova, fault.len, fault.kind), (Dir::Write, guard, 32, FaultKind::Unmapped));
     assert_eq!(fault.region_below, Some((region, PAGE as usize)));
     assert_eq!(slave.memory().faults().len(), 1);
     let mut expect = vec![0u8; PAGE as usize];
     expect[..LANES].fill(0x77);
-    assert!(
-        peek(&slave, region, PAGE as usize) == expect,
-        "the faulting write reached memory"
-    );
+    assert!(peek(&slave, region, PAGE as usize) == expect, "the faulting write reached memory");
 }
 
 #[test]
@@ -487,36 +385,13 @@ fn burst_across_4k_faults_and_writes_nothing() {
     master.read(req(2, start, 4), None);
     run_until_idle(&mut slave, &mut master, &mut rng, 1000);
     assert_eq!(master.b_log[0].1.resp, RESP_SLVERR);
-    assert_eq!(
-        master.r_log.len(),
-        4,
-        "an error read still returns every beat"
-    );
-    assert!(master
-        .r_log
-        .iter()
-        .all(|(_, r)| r.resp == RESP_SLVERR && r.data == [0; LANES]));
+    assert_eq!(master.r_log.len(), 4, "an error read still returns every beat");
+    assert!(master.r_log.iter().all(|(_, r)| r.resp == RESP_SLVERR && r.data == [0; LANES]));
     // The read's data is due before the write's response, so its fault comes first.
-    let kinds: Vec<_> = slave
-        .memory()
-        .faults()
-        .iter()
-        .map(|f| (f.dir, f.iova, f.len, f.kind))
-        .collect();
+    let kinds: Vec<_> = slave.memory().faults().iter().map(|f| (f.dir, f.iova, f.len, f.kind)).collect();
     let crossing = FaultKind::CrossesPage;
-    assert_eq!(
-        kinds,
-        [
-            (Dir::Read, start, 32, crossing),
-            (Dir::Write, start, 32, crossing)
-        ]
-    );
-    assert!(
-        peek(&slave, region, 2 * PAGE as usize)
-            .iter()
-            .all(|&b| b == 0),
-        "the faulting write reached memory"
-    );
+    assert_eq!(kinds, [(Dir::Read, start, 32, crossing), (Dir::Write, start, 32, crossing)]);
+    assert!(peek(&slave, region, 2 * PAGE as usize).iter().all(|&b| b == 0), "the faulting write reached memory");
 }
 
 #[test]
@@ -527,19 +402,8 @@ fn read_of_a_freed_region_faults_on_every_beat() {
     let mut rng = StdRng::seed_from_u64(5);
     master.read(req(9, region, 3), None);
     run_until_idle(&mut slave, &mut master, &mut rng, 1000);
-    let beats: Vec<_> = master
-        .r_log
-        .iter()
-        .map(|(_, r)| (r.id, r.resp, r.last))
-        .collect();
-    assert_eq!(
-        beats,
-        [
-            (9, RESP_DECERR, false),
-            (9, RESP_DECERR, false),
-            (9, RESP_DECERR, true)
-        ]
-    );
+    let beats: Vec<_> = master.r_log.iter().map(|(_, r)| (r.id, r.resp, r.last)).collect();
+    assert_eq!(beats, [(9, RESP_DECERR, false), (9, RESP_DECERR, false), (9, RESP_DECERR, true)]);
     assert_eq!(slave.memory().faults()[0].kind, FaultKind::Unmapped);
 }
 
@@ -571,24 +435,15 @@ fn stalled_slave() -> AxiSlaveCore {
 #[test]
 #[should_panic(expected = "AXI master, AW channel: payload changed while waiting for ready")]
 fn aw_payload_change_before_ready_panics() {
-    let first = AxiMasterSignals {
-        aw: Some(req(0, 0x1000, 2)),
-        ..Default::default()
-    };
-    let second = AxiMasterSignals {
-        aw: Some(req(0, 0x1008, 2)),
-        ..Default::default()
-    };
+    let first = AxiMasterSignals { aw: Some(req(0, 0x1000, 2)), ..Default::default() };
+    let second = AxiMasterSignals { aw: Some(req(0, 0x1008, 2)), ..Default::default() };
     drive_by_hand(&mut stalled_slave(), &[first.clone(), first, second]);
 }
 
 #[test]
 #[should_panic(expected = "AXI master, AR channel: valid dropped before ready")]
 fn ar_valid_dropped_before_ready_panics() {
-    let offer = AxiMasterSignals {
-        ar: Some(req(0, 0x1000, 2)),
-        ..Default::default()
-    };
+    let offer = AxiMasterSignals { ar: Some(req(0, 0x1000, 2)), ..Default::default() };
     drive_by_hand(&mut stalled_slave(), &[offer, AxiMasterSignals::default()]);
 }
 
@@ -596,16 +451,9 @@ fn ar_valid_dropped_before_ready_panics() {
 fn write_with_wlast_on(beats: usize, last_on: usize) {
     let (memory, regions) = memory_with(1, 1);
     let mut slave = AxiSlaveCore::new(memory, LANES);
-    let mut cycles = vec![AxiMasterSignals {
-        aw: Some(req(0, regions[0], beats)),
-        ..Default::default()
-    }];
+    let mut cycles = vec![AxiMasterSignals { aw: Some(req(0, regions[0], beats)), ..Default::default() }];
     cycles.extend((0..beats).map(|i| AxiMasterSignals {
-        w: Some(WBeat {
-            data: vec![0; LANES],
-            strb: 0xff,
-            last: i == last_on,
-        }),
+        w: Some(WBeat { data: vec![0; LANES], strb: 0xff, last: i == last_on }),
         ..Default::default()
     }));
     drive_by_hand(&mut slave, &cycles);
@@ -631,28 +479,16 @@ fn missing_wlast_panics() {
 #[test]
 #[should_panic(expected = "only INCR bursts are supported")]
 fn wrap_burst_panics() {
-    let wrap = AxiAddr {
-        burst: 2,
-        ..req(0, 0x1000, 4)
-    };
-    let cycle = AxiMasterSignals {
-        ar: Some(wrap),
-        ..Default::default()
-    };
+    let wrap = AxiAddr { burst: 2, ..req(0, 0x1000, 4) };
+    let cycle = AxiMasterSignals { ar: Some(wrap), ..Default::default() };
     drive_by_hand(&mut AxiSlaveCore::new(HostMemory::new(), LANES), &[cycle]);
 }
 
 #[test]
 #[should_panic(expected = "only full-width 8-octet beats are supported")]
 fn narrow_beats_panic() {
-    let narrow = AxiAddr {
-        size: 2,
-        ..req(0, 0x1000, 4)
-    };
-    let cycle = AxiMasterSignals {
-        aw: Some(narrow),
-        ..Default::default()
-    };
+    let narrow = AxiAddr { size: 2, ..req(0, 0x1000, 4) };
+    let cycle = AxiMasterSignals { aw: Some(narrow), ..Default::default() };
     drive_by_hand(&mut AxiSlaveCore::new(HostMemory::new(), LANES), &[cycle]);
 }
 
@@ -660,18 +496,8 @@ fn narrow_beats_panic() {
 #[should_panic(expected = "enables lanes below the unaligned start")]
 fn strobes_below_an_unaligned_start_panic() {
     let cycles = [
-        AxiMasterSignals {
-            aw: Some(req(0, 0x1003, 1)),
-            ..Default::default()
-        },
-        AxiMasterSignals {
-            w: Some(WBeat {
-                data: vec![0; LANES],
-                strb: 0xfc,
-                last: true,
-            }),
-            ..Default::default()
-        },
+        AxiMasterSignals { aw: Some(req(0, 0x1003, 1)), ..Default::default() },
+        AxiMasterSignals { w: Some(WBeat { data: vec![0; LANES], strb: 0xfc, last: true }), ..Default::default() },
     ];
     drive_by_hand(&mut AxiSlaveCore::new(HostMemory::new(), LANES), &cycles);
 }
@@ -697,15 +523,9 @@ impl RegisterFile {
     fn cycle(&mut self, m: &AxilMasterSignals, rng: &mut impl Rng) -> AxilSlaveSignals {
         if let (None, Some(addr), Some((data, strb))) = (self.b, self.aw, self.w) {
             if coin(rng, self.valid_rate) {
-                self.b = Some(if addr < 0x1000 {
-                    RESP_OKAY
-                } else {
-                    RESP_SLVERR
-                });
+                self.b = Some(if addr < 0x1000 { RESP_OKAY } else { RESP_SLVERR });
                 let old = self.regs.get(&addr).copied().unwrap_or(0);
-                let mask = (0..4)
-                    .filter(|i| strb >> i & 1 != 0)
-                    .fold(0u32, |m, i| m | 0xff << (8 * i));
+                let mask = (0..4).filter(|i| strb >> i & 1 != 0).fold(0u32, |m, i| m | 0xff << (8 * i));
                 self.regs.insert(addr, old & !mask | data & mask);
             }
         }
@@ -747,30 +567,20 @@ fn axil_master_against_a_register_file_with_random_delays() {
     let mut master = AxilMasterCore::new();
     master.valid_rate = 0.4;
     master.ready_rate = 0.5;
-    let mut slave = RegisterFile {
-        ready_rate: 0.5,
-        valid_rate: 0.3,
-        ..Default::default()
-    };
+    let mut slave = RegisterFile { ready_rate: 0.5, valid_rate: 0.3, ..Default::default() };
     let mut shadow: HashMap<u32, u32> = HashMap::new();
     let mut expected = VecDeque::new();
     for _ in 0..2000 {
         let addr = 4 * rng.gen_range(0..16);
         let op = if rng.gen_bool(0.5) {
-            AxilOp::Write {
-                addr,
-                data: rng.gen(),
-                strb: rng.gen_range(0..16),
-            }
+            AxilOp::Write { addr, data: rng.gen(), strb: rng.gen_range(0..16) }
         } else {
             AxilOp::Read { addr }
         };
         let want = match op {
             AxilOp::Read { addr } => shadow.get(&addr).copied().unwrap_or(0),
             AxilOp::Write { addr, data, strb } => {
-                let mask = (0..4)
-                    .filter(|i| strb >> i & 1 != 0)
-                    .fold(0u32, |m, i| m | 0xff << (8 * i));
+                let mask = (0..4).filter(|i| strb >> i & 1 != 0).fold(0u32, |m, i| m | 0xff << (8 * i));
                 let old = shadow.get(&addr).copied().unwrap_or(0);
                 shadow.insert(addr, old & !mask | data & mask);
                 0
@@ -792,11 +602,7 @@ fn axil_master_against_a_register_file_with_random_delays() {
             assert!(done.finished > done.issued);
         }
     }
-    assert!(
-        expected.is_empty(),
-        "{} accesses never completed",
-        expected.len()
-    );
+    assert!(expected.is_empty(), "{} accesses never completed", expected.len());
     assert!(master.idle());
     assert!(slave.w_first > 0, "W never went before AW");
 }
@@ -805,76 +611,35 @@ fn axil_master_against_a_register_file_with_random_delays() {
 fn axil_blocking_run_completes_and_reports_errors() {
     let (mut rng, mut slave_rng) = (StdRng::seed_from_u64(9), StdRng::seed_from_u64(10));
     let mut master = AxilMasterCore::new();
-    let mut slave = RegisterFile {
-        ready_rate: 0.3,
-        valid_rate: 0.3,
-        ..Default::default()
-    };
+    let mut slave = RegisterFile { ready_rate: 0.3, valid_rate: 0.3, ..Default::default() };
     let mut clock = |m: &AxilMasterSignals| slave.cycle(m, &mut slave_rng);
-    let write = master.run(
-        AxilOp::Write {
-            addr: 0x40,
-            data: 0xdead_beef,
-            strb: 0xf,
-        },
-        &mut rng,
-        1000,
-        &mut clock,
-    );
+    let write = master.run(AxilOp::Write { addr: 0x40, data: 0xdead_beef, strb: 0xf }, &mut rng, 1000, &mut clock);
     assert_eq!(write.resp, RESP_OKAY);
     let read = master.run(AxilOp::Read { addr: 0x40 }, &mut rng, 1000, &mut clock);
     assert_eq!(read.data, 0xdead_beef);
-    let bad = master.run(
-        AxilOp::Write {
-            addr: 0x2000,
-            data: 1,
-            strb: 0xf,
-        },
-        &mut rng,
-        1000,
-        &mut clock,
-    );
+    let bad = master.run(AxilOp::Write { addr: 0x2000, data: 1, strb: 0xf }, &mut rng, 1000, &mut clock);
     assert_eq!(bad.resp, RESP_SLVERR);
 }
 
 #[test]
-#[should_panic(
-    expected = "AXI-Lite read of 0x8 not complete after 50 cycles (read of 0x8: address taken false"
-)]
+#[should_panic(expected = "AXI-Lite read of 0x8 not complete after 50 cycles (read of 0x8: address taken false")]
 fn axil_blocking_run_times_out() {
     let mut master = AxilMasterCore::new();
     let mut slave = RegisterFile::default(); // never ready
     let mut rng = StdRng::seed_from_u64(11);
-    master.run(
-        AxilOp::Read { addr: 8 },
-        &mut StdRng::seed_from_u64(12),
-        50,
-        |m| slave.cycle(m, &mut rng),
-    );
+    master.run(AxilOp::Read { addr: 8 }, &mut StdRng::seed_from_u64(12), 50, |m| slave.cycle(m, &mut rng));
 }
 
 #[test]
-#[should_panic(
-    expected = "AXI-Lite slave, B channel: BVALID before both the write's address and data were taken"
-)]
+#[should_panic(expected = "AXI-Lite slave, B channel: BVALID before both the write's address and data were taken")]
 fn axil_response_before_the_data_panics() {
     let mut master = AxilMasterCore::new();
-    master.push(AxilOp::Write {
-        addr: 0,
-        data: 1,
-        strb: 0xf,
-    });
+    master.push(AxilOp::Write { addr: 0, data: 1, strb: 0xf });
     let mut rng = StdRng::seed_from_u64(13);
     master.drive(&mut rng);
-    master.edge(&AxilSlaveSignals {
-        awready: true,
-        ..Default::default()
-    });
+    master.edge(&AxilSlaveSignals { awready: true, ..Default::default() });
     master.drive(&mut rng);
-    master.edge(&AxilSlaveSignals {
-        b: Some(RESP_OKAY),
-        ..Default::default()
-    });
+    master.edge(&AxilSlaveSignals { b: Some(RESP_OKAY), ..Default::default() });
 }
 
 #[test]
@@ -885,14 +650,8 @@ fn axil_read_data_dropped_before_ready_panics() {
     master.push(AxilOp::Read { addr: 0 });
     let mut rng = StdRng::seed_from_u64(14);
     for s in [
-        AxilSlaveSignals {
-            arready: true,
-            ..Default::default()
-        },
-        AxilSlaveSignals {
-            r: Some((5, RESP_OKAY)),
-            ..Default::default()
-        },
+        AxilSlaveSignals { arready: true, ..Default::default() },
+        AxilSlaveSignals { r: Some((5, RESP_OKAY)), ..Default::default() },
         AxilSlaveSignals::default(),
     ] {
         master.drive(&mut rng);

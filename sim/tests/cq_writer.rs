@@ -119,33 +119,23 @@ impl Bench {
         self.m.eval();
         if req_ready && self.m.get_bit(p.req_valid) {
             assert_eq!(self.m.get(p.req_len), 32, "CQE writes are 32 octets");
-            self.receiving
-                .push_back((self.m.get(p.req_addr), Vec::new(), 0));
+            self.receiving.push_back((self.m.get(p.req_addr), Vec::new(), 0));
         }
         if tready && self.m.get_bit(p.tvalid) {
-            let (_, bytes, _) = self
-                .receiving
-                .front_mut()
-                .expect("CQE beats before their request");
+            let (_, bytes, _) = self.receiving.front_mut().expect("CQE beats before their request");
             bytes.extend(self.m.get(p.tdata).to_le_bytes());
             if self.m.get_bit(p.tlast) {
                 let (addr, bytes, _) = self.receiving.pop_front().expect("request");
                 assert_eq!(bytes.len(), 32, "a CQE is four beats");
                 self.writes.push((addr, bytes));
                 let delay = self.rng.gen_range(1..60);
-                let at = self
-                    .done_at
-                    .back()
-                    .map_or(self.cycle + delay, |&t| t.max(self.cycle) + delay / 4);
+                let at = self.done_at.back().map_or(self.cycle + delay, |&t| t.max(self.cycle) + delay / 4);
                 self.done_at.push_back(at);
             }
         }
         if irq_ready && self.m.get_bit(p.irq_valid) {
             // Never before the CQE it announces is written.
-            assert!(
-                self.writes.len() > self.irqs.len(),
-                "interrupt before its CQE was reported written"
-            );
+            assert!(self.writes.len() > self.irqs.len(), "interrupt before its CQE was reported written");
             self.irqs.push(self.m.get(p.irq_vector) as u16);
         }
         self.m.tick();
@@ -192,10 +182,7 @@ impl Bench {
         for _ in 0..2_000 {
             self.cycle();
         }
-        assert!(
-            self.receiving.is_empty() && self.done_at.is_empty(),
-            "CQE writes still in flight"
-        );
+        assert!(self.receiving.is_empty() && self.done_at.is_empty(), "CQE writes still in flight");
     }
 }
 
@@ -216,11 +203,7 @@ fn random_cqe(rng: &mut StdRng) -> Cqe {
         byte_len: rng.gen(),
         qpn: rng.gen_range(0..64),
         opcode: CqeOpcode::Recv,
-        status: if rng.gen_bool(0.1) {
-            CqeStatus::Flushed
-        } else {
-            CqeStatus::Success
-        },
+        status: if rng.gen_bool(0.1) { CqeStatus::Flushed } else { CqeStatus::Success },
         imm: rng.gen(),
         invalidated: rng.gen_bool(0.2).then(|| rng.gen()),
         phase: false,
@@ -237,12 +220,7 @@ fn cq_writer_matches_the_ring_rules() {
         let mut cqs = vec![RefCq::default(); CQS];
         let (mut expected_writes, mut expected_irqs) = (Vec::new(), Vec::new());
         for (n, cq) in cqs.iter_mut().enumerate() {
-            cq.ctx = CqContext {
-                log_size: rng.gen_range(1..4),
-                enable: n != 5,
-                vector: 100 + n as u16,
-                base: 0x10_0000 * (n as u64 + 1),
-            };
+            cq.ctx = CqContext { log_size: rng.gen_range(1..4), enable: n != 5, vector: 100 + n as u16, base: 0x10_0000 * (n as u64 + 1) };
             b.write_cq(n, &cq.ctx);
         }
         for _ in 0..ROUNDS {
@@ -265,9 +243,7 @@ fn cq_writer_matches_the_ring_rules() {
                 written.phase = cqe_phase(cq.pi, cq.ctx.log_size);
                 expected_writes.push((cq.ctx.base + slot * 32, written.encode().to_vec()));
                 cq.pi += 1;
-                if cq.armed_next
-                    || (cq.armed_solicited && (cqe.solicited || cqe.status != CqeStatus::Success))
-                {
+                if cq.armed_next || (cq.armed_solicited && (cqe.solicited || cqe.status != CqeStatus::Success)) {
                     expected_irqs.push(cq.ctx.vector);
                     cq.armed_next = false;
                     cq.armed_solicited = false;
@@ -291,11 +267,7 @@ fn cq_writer_matches_the_ring_rules() {
                 }
             }
         }
-        assert_eq!(
-            b.writes.len(),
-            expected_writes.len(),
-            "number of CQEs written"
-        );
+        assert_eq!(b.writes.len(), expected_writes.len(), "number of CQEs written");
         for (i, (got, want)) in b.writes.iter().zip(&expected_writes).enumerate() {
             assert_eq!(got, want, "CQE write {i} (address, octets)");
         }
@@ -305,29 +277,17 @@ fn cq_writer_matches_the_ring_rules() {
             assert_eq!(overflow >> n & 1 == 1, cq.overflow, "CQ {n} OVERFLOW");
         }
         // The mix must have reached the interesting cases.
-        assert!(
-            cqs.iter().any(|c| c.overflow)
-                && expected_irqs.len() > 20
-                && expected_writes.len() > 300
-        );
+        assert!(cqs.iter().any(|c| c.overflow) && expected_irqs.len() > 20 && expected_writes.len() > 300);
         // Every PHASE value appears, so laps were crossed.
         let phase_at = cqe_fields::PHASE.byte() as usize;
-        assert!(
-            b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 0)
-                && b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 1)
-        );
+        assert!(b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 0) && b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 1));
     });
 }
 
 #[test]
 fn cq_writer_empties_a_cq_written_disabled() {
     let mut b = Bench::new(2);
-    let ctx = CqContext {
-        log_size: 1,
-        enable: true,
-        vector: 7,
-        base: 0x4000,
-    };
+    let ctx = CqContext { log_size: 1, enable: true, vector: 7, base: 0x4000 };
     b.write_cq(0, &ctx);
     let mut rng = StdRng::seed_from_u64(3);
     for _ in 0..3 {
@@ -338,13 +298,7 @@ fn cq_writer_empties_a_cq_written_disabled() {
     assert_eq!(b.writes.len(), 2, "a ring of two takes two");
     assert_eq!(b.m.get(b.p.overflow) & 1, 1);
     // Disable (empties it), enable again: slot 0 again, first lap's phase, no OVERFLOW.
-    b.write_cq(
-        0,
-        &CqContext {
-            enable: false,
-            ..ctx
-        },
-    );
+    b.write_cq(0, &CqContext { enable: false, ..ctx });
     b.write_cq(0, &ctx);
     assert_eq!(b.m.get(b.p.overflow) & 1, 0);
     let cqe = random_cqe(&mut rng);

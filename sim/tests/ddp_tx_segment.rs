@@ -47,41 +47,18 @@ fn random_job(rng: &mut StdRng, memory: &[u8]) -> Job {
     let addr = rng.gen_range(0..(MEMORY - len)) as u64;
     let payload = &memory[addr as usize..addr as usize + len];
     let (stag, to, msn) = (rng.gen(), rng.gen(), rng.gen());
-    let mut job = Job {
-        opcode,
-        stag,
-        to,
-        msn,
-        addr,
-        len,
-        inline: Vec::new(),
-        mulpdu,
-        expected: Vec::new(),
-    };
+    let mut job = Job { opcode, stag, to, msn, addr, len, inline: Vec::new(), mulpdu, expected: Vec::new() };
     match opcode {
         Opcode::RdmaWrite => job.expected = tagged_ulpdus(opcode, stag, to, payload, mulpdu),
         Opcode::ReadRequest => {
-            let rr = ReadRequest {
-                sink_stag: rng.gen(),
-                sink_to: rng.gen(),
-                size: rng.gen(),
-                src_stag: rng.gen(),
-                src_to: rng.gen(),
-            };
+            let rr = ReadRequest { sink_stag: rng.gen(), sink_to: rng.gen(), size: rng.gen(), src_stag: rng.gen(), src_to: rng.gen() };
             job.inline = rr.to_bytes().to_vec();
             job.len = 0;
             job.stag = 0;
             job.expected = vec![Segment::read_request(msn, rr).to_vec()];
         }
         _ => {
-            let inv = if matches!(
-                opcode,
-                Opcode::SendInvalidate | Opcode::SendSolicitedInvalidate
-            ) {
-                stag
-            } else {
-                0
-            };
+            let inv = if matches!(opcode, Opcode::SendInvalidate | Opcode::SendSolicitedInvalidate) { stag } else { 0 };
             job.stag = inv;
             job.expected = untagged_ulpdus(opcode, msn, inv, payload, mulpdu);
         }
@@ -105,42 +82,21 @@ fn ddp_08_09_segmenter_matches_the_reference() {
     trace::on_failure("ddp_08_09_segmenter_matches_the_reference", || {
         let mut rng = StdRng::seed_from_u64(0xdd9);
         let memory: Vec<u8> = (0..MEMORY).map(|_| rng.gen()).collect();
-        let jobs: Vec<Job> = (0..MESSAGES)
-            .map(|_| random_job(&mut rng, &memory))
-            .collect();
+        let jobs: Vec<Job> = (0..MESSAGES).map(|_| random_job(&mut rng, &memory)).collect();
 
         let mut m = Model::new("rnic_ddp_tx_segment").expect("rnic_ddp_tx_segment model");
         let q = |n: &str| m.port(n);
         let p = Ports {
             job: [
-                "s_job_valid",
-                "s_job_ready",
-                "s_job_tagged",
-                "s_job_opcode",
-                "s_job_stag",
-                "s_job_to",
-                "s_job_qn",
-                "s_job_msn",
-                "s_job_addr",
-                "s_job_len",
-                "s_job_inline",
-                "s_job_inline_len",
-                "s_job_mulpdu",
-                "s_job_tag",
+                "s_job_valid", "s_job_ready", "s_job_tagged", "s_job_opcode", "s_job_stag", "s_job_to", "s_job_qn", "s_job_msn",
+                "s_job_addr", "s_job_len", "s_job_inline", "s_job_inline_len", "s_job_mulpdu", "s_job_tag",
             ]
             .map(q),
             req_valid: q("m_rd_req_valid"),
             req_ready: q("m_rd_req_ready"),
             req_addr: q("m_rd_req_addr"),
             req_len: q("m_rd_req_len"),
-            rd: [
-                "s_rd_tdata",
-                "s_rd_tkeep",
-                "s_rd_tlast",
-                "s_rd_tvalid",
-                "s_rd_tready",
-            ]
-            .map(q),
+            rd: ["s_rd_tdata", "s_rd_tkeep", "s_rd_tlast", "s_rd_tvalid", "s_rd_tready"].map(q),
             done: q("m_done_valid"),
             done_tag: q("m_done_tag"),
         };
@@ -148,8 +104,7 @@ fn ddp_08_09_segmenter_matches_the_reference() {
         sink.ready_rate = 0.8;
         m.reset_for(4);
 
-        let [valid, ready, tagged, opcode, stag, to, qn, msn, addr, len, inline, inline_len, mulpdu, tag] =
-            p.job;
+        let [valid, ready, tagged, opcode, stag, to, qn, msn, addr, len, inline, inline_len, mulpdu, tag] = p.job;
         let [tdata, tkeep, tlast, tvalid, tready] = p.rd;
         let mut next_job = 0;
         // The DMA engine: requests (address, length, ready at) and the octets of the head one.
@@ -163,11 +118,7 @@ fn ddp_08_09_segmenter_matches_the_reference() {
             m.set_bit(valid, offer);
             if offer {
                 let j = &jobs[next_job];
-                let untagged_qn = if j.opcode == Opcode::ReadRequest {
-                    1
-                } else {
-                    0
-                };
+                let untagged_qn = if j.opcode == Opcode::ReadRequest { 1 } else { 0 };
                 m.set_bit(tagged, j.opcode == Opcode::RdmaWrite);
                 m.set(opcode, j.opcode as u64);
                 m.set(stag, j.stag.into());
@@ -204,10 +155,7 @@ fn ddp_08_09_segmenter_matches_the_reference() {
             if req_ready_now && m.get_bit(p.req_valid) {
                 let a = (m.get(p.req_addr) - 0x7000_0000) as usize;
                 let l = m.get(p.req_len) as usize;
-                assert!(
-                    l > 0 && a + l <= MEMORY,
-                    "payload read {a:#x}+{l} outside the message"
-                );
+                assert!(l > 0 && a + l <= MEMORY, "payload read {a:#x}+{l} outside the message");
                 reads.push_back((a, l, cycle + rng.gen_range(3..40)));
             }
             if let Some((_, l, _)) = due.filter(|_| present && m.get_bit(tready)) {
@@ -229,16 +177,9 @@ fn ddp_08_09_segmenter_matches_the_reference() {
                 break;
             }
         }
-        assert_eq!(
-            dones,
-            (0..jobs.len()).map(|i| i & 0xFFFF).collect::<Vec<_>>(),
-            "done pulses, in order"
-        );
-        let expected: Vec<(usize, &Vec<u8>)> = jobs
-            .iter()
-            .enumerate()
-            .flat_map(|(i, j)| j.expected.iter().map(move |u| (i, u)))
-            .collect();
+        assert_eq!(dones, (0..jobs.len()).map(|i| i & 0xFFFF).collect::<Vec<_>>(), "done pulses, in order");
+        let expected: Vec<(usize, &Vec<u8>)> =
+            jobs.iter().enumerate().flat_map(|(i, j)| j.expected.iter().map(move |u| (i, u))).collect();
         assert_eq!(packets.len(), expected.len(), "number of ULPDUs");
         for (k, (pkt, (i, want))) in packets.iter().zip(&expected).enumerate() {
             let got = pkt.bytes();
@@ -253,13 +194,8 @@ fn ddp_08_09_segmenter_matches_the_reference() {
                 want.len(),
                 &want[..want.len().min(24)]
             );
-            assert_eq!(
-                pkt.user() as usize,
-                want.len(),
-                "ULPDU {k}: tuser is its length"
-            );
-            pkt.check_shape(8, 1)
-                .unwrap_or_else(|e| panic!("ULPDU {k}: {e}"));
+            assert_eq!(pkt.user() as usize, want.len(), "ULPDU {k}: tuser is its length");
+            pkt.check_shape(8, 1).unwrap_or_else(|e| panic!("ULPDU {k}: {e}"));
         }
     });
 }

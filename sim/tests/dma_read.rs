@@ -31,49 +31,23 @@ impl Bench {
         let bus = AxiSlave::new(&model, "m_axi", memory);
         let out = AxisSink::new(&model, "m_rd_axis");
         let p = |n: &str| model.port(n);
-        let (valid, ready, addr, len, tag) = (
-            p("s_rd_req_valid"),
-            p("s_rd_req_ready"),
-            p("s_rd_req_addr"),
-            p("s_rd_req_len"),
-            p("s_rd_req_tag"),
-        );
+        let (valid, ready, addr, len, tag) = (p("s_rd_req_valid"), p("s_rd_req_ready"), p("s_rd_req_addr"), p("s_rd_req_len"), p("s_rd_req_tag"));
         model.reset_for(4);
-        Bench {
-            model,
-            bus,
-            out,
-            valid,
-            ready,
-            addr,
-            len,
-            tag,
-        }
+        Bench { model, bus, out, valid, ready, addr, len, tag }
     }
 }
 
 /// Runs `requests` (IOVA, length) through the engine; returns the packets in order.
-fn run(
-    seed: u64,
-    requests: &[(u64, u32)],
-    latency: u64,
-    rates: (f64, f64, f64),
-    memory: HostMemory,
-) -> Vec<(u64, Vec<u8>)> {
+fn run(seed: u64, requests: &[(u64, u32)], latency: u64, rates: (f64, f64, f64), memory: HostMemory) -> Vec<(u64, Vec<u8>)> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut b = Bench::new(memory);
     b.bus.core.read_latency = latency;
     b.bus.core.ready_rate = rates.0;
     b.bus.core.valid_rate = rates.1;
     b.out.ready_rate = rates.2;
-    let mut pending: VecDeque<(usize, u64, u32)> = requests
-        .iter()
-        .enumerate()
-        .map(|(i, &(a, l))| (i, a, l))
-        .collect();
+    let mut pending: VecDeque<(usize, u64, u32)> = requests.iter().enumerate().map(|(i, &(a, l))| (i, a, l)).collect();
     let mut packets = Vec::new();
-    let budget =
-        200 * requests.len() as u64 + requests.iter().map(|r| u64::from(r.1)).sum::<u64>() + 10_000;
+    let budget = 200 * requests.len() as u64 + requests.iter().map(|r| u64::from(r.1)).sum::<u64>() + 10_000;
     for _ in 0..budget {
         let offer = pending.front().copied().filter(|_| rng.gen_bool(0.7));
         b.model.set_bit(b.valid, offer.is_some());
@@ -98,11 +72,7 @@ fn run(
             return packets;
         }
     }
-    panic!(
-        "only {} of {} requests answered within {budget} cycles",
-        packets.len(),
-        requests.len()
-    );
+    panic!("only {} of {} requests answered within {budget} cycles", packets.len(), requests.len());
 }
 
 fn random_requests(rng: &mut StdRng, base: u64, n: usize) -> Vec<(u64, u32)> {
@@ -132,20 +102,9 @@ fn dma_read_returns_memory_octets_in_order() {
         let packets = run(1, &requests, 200, (0.8, 0.8, 0.7), memory);
         for (i, ((addr, len), (user, bytes))) in requests.iter().zip(&packets).enumerate() {
             let start = (addr - base) as usize;
-            assert_eq!(
-                *user,
-                (i % 256) as u64,
-                "request {i}: tag (error bit clear)"
-            );
-            assert_eq!(
-                bytes.len(),
-                *len as usize,
-                "request {i} at {addr:#x}: length"
-            );
-            assert!(
-                bytes[..] == content[start..start + *len as usize],
-                "request {i} at {addr:#x} len {len}: octets differ"
-            );
+            assert_eq!(*user, (i % 256) as u64, "request {i}: tag (error bit clear)");
+            assert_eq!(bytes.len(), *len as usize, "request {i} at {addr:#x}: length");
+            assert!(bytes[..] == content[start..start + *len as usize], "request {i} at {addr:#x} len {len}: octets differ");
         }
     });
 }
@@ -183,10 +142,7 @@ fn dma_read_keeps_the_bus_busy() {
     let beats = 16 * 4096 / 8;
     assert_eq!(received, requests.len());
     // The first data comes after the latency; then at most a few idle cycles per request.
-    assert!(
-        cycles < 200 + beats as u64 + 16 * 8,
-        "{cycles} cycles for {beats} beats"
-    );
+    assert!(cycles < 200 + beats as u64 + 16 * 8, "{cycles} cycles for {beats} beats");
 }
 
 #[test]
@@ -198,10 +154,6 @@ fn dma_read_flags_a_fault_and_recovers() {
     // Reaching past the region (into the unmapped guard) faults; the next request is fine.
     let requests = [(base + 8192 - 16, 64), (base, 64)];
     let packets = run(3, &requests, 20, (1.0, 1.0, 1.0), memory);
-    assert_eq!(
-        packets[0].0 & 0x100,
-        0x100,
-        "error bit on the faulting request"
-    );
+    assert_eq!(packets[0].0 & 0x100, 0x100, "error bit on the faulting request");
     assert_eq!(packets[1], (1, vec![0x5A; 64]));
 }

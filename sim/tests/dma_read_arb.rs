@@ -66,11 +66,7 @@ fn ports(m: &Model) -> Ports {
 
 /// Runs the clients' request lists; returns each client's received packets and the order
 /// of grants.
-fn run(
-    seed: u64,
-    requests: &[Vec<(u64, u32)>],
-    client_ready: f64,
-) -> (Vec<Vec<Vec<u8>>>, Vec<usize>) {
+fn run(seed: u64, requests: &[Vec<(u64, u32)>], client_ready: f64) -> (Vec<Vec<Vec<u8>>>, Vec<usize>) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut m = Model::new("rnic_host_dma_read_arb").expect("rnic_host_dma_read_arb model");
     let p = ports(&m);
@@ -103,24 +99,13 @@ fn run(
         m.set_bit(p.tvalid, present);
         if let Some((tag, a, l, _)) = due.filter(|_| present) {
             let n = (l - pos).min(8);
-            let beat: Vec<u8> = (0..8)
-                .map(|i| {
-                    if i < n {
-                        octet(a + u64::from(pos + i))
-                    } else {
-                        0xEE
-                    }
-                })
-                .collect();
+            let beat: Vec<u8> = (0..8).map(|i| if i < n { octet(a + u64::from(pos + i)) } else { 0xEE }).collect();
             m.set_bytes(p.tdata, &beat);
             m.set(p.tkeep, (1 << n) - 1);
             m.set_bit(p.tlast, pos + n == l);
             m.set(p.tuser, tag as u64);
         }
-        let readies: u64 = (0..CLIENTS)
-            .filter(|_| rng.gen_bool(client_ready))
-            .map(|c| 1 << c)
-            .sum();
+        let readies: u64 = (0..CLIENTS).filter(|_| rng.gen_bool(client_ready)).map(|c| 1 << c).sum();
         m.set(p.c_tready, readies);
         m.eval();
         let granted = m.get(p.req_ready);
@@ -128,11 +113,7 @@ fn run(
             let tag = m.get(p.m_tag) as usize;
             assert_eq!(granted, 1 << tag, "the granted client is the tagged one");
             let (a, l) = requests[tag][next[tag]];
-            assert_eq!(
-                (m.get(p.m_addr), m.get(p.m_len) as u32),
-                (a, l),
-                "client {tag}'s request forwarded"
-            );
+            assert_eq!((m.get(p.m_addr), m.get(p.m_len) as u32), (a, l), "client {tag}'s request forwarded");
             engine.push_back((tag, a, l, cycle + rng.gen_range(2..30)));
             next[tag] += 1;
             grants.push(tag);
@@ -144,10 +125,7 @@ fn run(
             let (tag, _, l, _) = due.expect("present");
             assert_eq!(to, 1 << tag, "data for client {tag} goes to it alone");
             if m.get_bit(p.tready) {
-                assert!(
-                    readies >> tag & 1 == 1,
-                    "taken though client {tag} was not ready"
-                );
+                assert!(readies >> tag & 1 == 1, "taken though client {tag} was not ready");
                 let mut beat = [0u8; 8];
                 m.get_bytes(p.c_tdata, &mut beat);
                 let keep = m.get(p.c_tkeep);
@@ -175,16 +153,7 @@ fn dma_read_arb_steers_every_clients_data_back() {
     trace::on_failure("dma_read_arb_steers_every_clients_data_back", || {
         let mut rng = StdRng::seed_from_u64(0xa4b);
         let requests: Vec<Vec<(u64, u32)>> = (0..CLIENTS)
-            .map(|c| {
-                (0..rng.gen_range(50..150))
-                    .map(|_| {
-                        (
-                            (c as u64) << 40 | rng.gen_range(0..1 << 20),
-                            rng.gen_range(1..300),
-                        )
-                    })
-                    .collect()
-            })
+            .map(|c| (0..rng.gen_range(50..150)).map(|_| ((c as u64) << 40 | rng.gen_range(0..1 << 20), rng.gen_range(1..300))).collect())
             .collect();
         let (received, _) = run(1, &requests, 0.7);
         for c in 0..CLIENTS {
@@ -199,9 +168,7 @@ fn dma_read_arb_steers_every_clients_data_back() {
 
 #[test]
 fn dma_read_arb_takes_turns() {
-    let requests: Vec<Vec<(u64, u32)>> = (0..CLIENTS)
-        .map(|c| vec![((c as u64) << 40, 8); 20])
-        .collect();
+    let requests: Vec<Vec<(u64, u32)>> = (0..CLIENTS).map(|c| vec![((c as u64) << 40, 8); 20]).collect();
     let (_, grants) = run(2, &requests, 1.0);
     for w in grants.chunks(CLIENTS).take(20 * CLIENTS / CLIENTS - 1) {
         let mut seen = w.to_vec();

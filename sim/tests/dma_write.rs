@@ -35,32 +35,11 @@ impl Bench {
         let bus = AxiSlave::new(&model, "m_axi", memory);
         let data = AxisSource::new(&model, "s_wr_axis");
         let p = |n: &str| model.port(n);
-        let (valid, ready, addr, len, tag) = (
-            p("s_wr_req_valid"),
-            p("s_wr_req_ready"),
-            p("s_wr_req_addr"),
-            p("s_wr_req_len"),
-            p("s_wr_req_tag"),
-        );
-        let (done, done_tag, done_error) = (
-            p("m_wr_done_valid"),
-            p("m_wr_done_tag"),
-            p("m_wr_done_error"),
-        );
+        let (valid, ready, addr, len, tag) =
+            (p("s_wr_req_valid"), p("s_wr_req_ready"), p("s_wr_req_addr"), p("s_wr_req_len"), p("s_wr_req_tag"));
+        let (done, done_tag, done_error) = (p("m_wr_done_valid"), p("m_wr_done_tag"), p("m_wr_done_error"));
         model.reset_for(4);
-        Bench {
-            model,
-            bus,
-            data,
-            valid,
-            ready,
-            addr,
-            len,
-            tag,
-            done,
-            done_tag,
-            done_error,
-        }
+        Bench { model, bus, data, valid, ready, addr, len, tag, done, done_tag, done_error }
     }
 }
 
@@ -86,9 +65,7 @@ fn run(
     b.data.valid_rate = rates.2;
     let mut pending: VecDeque<usize> = (0..requests.len()).collect();
     let mut completed = 0;
-    let budget = 300 * requests.len() as u64
-        + requests.iter().map(|r| r.data.len() as u64).sum::<u64>()
-        + 10_000;
+    let budget = 300 * requests.len() as u64 + requests.iter().map(|r| r.data.len() as u64).sum::<u64>() + 10_000;
     for cycle in 0..budget {
         let offer = pending.front().copied().filter(|_| rng.gen_bool(0.7));
         b.model.set_bit(b.valid, offer.is_some());
@@ -109,11 +86,7 @@ fn run(
         if b.model.get_bit(b.done) {
             let tag = b.model.get(b.done_tag) as usize;
             assert_eq!(tag, completed % 256, "completion {completed}: out of order");
-            on_done(
-                completed,
-                b.model.get_bit(b.done_error),
-                b.bus.core.memory(),
-            );
+            on_done(completed, b.model.get_bit(b.done_error), b.bus.core.memory());
             completed += 1;
         }
         b.bus.observe(&b.model);
@@ -124,10 +97,7 @@ fn run(
             return cycle + 1;
         }
     }
-    panic!(
-        "only {completed} of {} requests completed within {budget} cycles",
-        requests.len()
-    );
+    panic!("only {completed} of {} requests completed within {budget} cycles", requests.len());
 }
 
 fn random_requests(rng: &mut StdRng, base: u64, n: usize) -> Vec<Request> {
@@ -140,10 +110,7 @@ fn random_requests(rng: &mut StdRng, base: u64, n: usize) -> Vec<Request> {
                 _ => rng.gen_range(2048..9000),
             };
             let start = rng.gen_range(0..=(REGION - len)) as u64;
-            Request {
-                addr: base + start,
-                data: (0..len).map(|_| rng.gen()).collect(),
-            }
+            Request { addr: base + start, data: (0..len).map(|_| rng.gen()).collect() }
         })
         .collect()
 }
@@ -166,42 +133,25 @@ fn dma_write_places_exactly_the_octets_in_order() {
             after.push(shadow.clone());
         }
         let mut b = Bench::new(memory);
-        run(
-            1,
-            &requests,
-            200,
-            (0.8, 0.8, 0.8),
-            &mut b,
-            |i, error, memory| {
-                assert!(!error, "request {i}: error completion");
-                // Its octets are in memory, except where a later request in flight may
-                // already have written over them.
-                let r = &requests[i];
-                let at = (r.addr - base) as usize;
-                let mut now = vec![0; r.data.len()];
-                memory.peek(r.addr, &mut now);
-                let later = &requests[i + 1..requests.len().min(i + 10)];
-                for (k, (&got, &want)) in
-                    now.iter().zip(&after[i][at..at + r.data.len()]).enumerate()
-                {
-                    let address = r.addr + k as u64;
-                    let overwritten = later
-                        .iter()
-                        .any(|l| (l.addr..l.addr + l.data.len() as u64).contains(&address));
-                    assert!(
-                        overwritten || got == want,
-                        "request {i}: octet {k} not in memory at its completion"
-                    );
-                }
-            },
-        );
+        run(1, &requests, 200, (0.8, 0.8, 0.8), &mut b, |i, error, memory| {
+            assert!(!error, "request {i}: error completion");
+            // Its octets are in memory, except where a later request in flight may
+            // already have written over them.
+            let r = &requests[i];
+            let at = (r.addr - base) as usize;
+            let mut now = vec![0; r.data.len()];
+            memory.peek(r.addr, &mut now);
+            let later = &requests[i + 1..requests.len().min(i + 10)];
+            for (k, (&got, &want)) in now.iter().zip(&after[i][at..at + r.data.len()]).enumerate() {
+                let address = r.addr + k as u64;
+                let overwritten = later.iter().any(|l| (l.addr..l.addr + l.data.len() as u64).contains(&address));
+                assert!(overwritten || got == want, "request {i}: octet {k} not in memory at its completion");
+            }
+        });
         let mut end = vec![0; REGION];
         b.bus.core.memory().peek(base, &mut end);
         let first_difference = end.iter().zip(&shadow).position(|(a, b)| a != b);
-        assert_eq!(
-            first_difference, None,
-            "memory differs from the requests applied in order"
-        );
+        assert_eq!(first_difference, None, "memory differs from the requests applied in order");
     });
 }
 
@@ -211,23 +161,13 @@ fn dma_write_streams_at_a_beat_per_cycle() {
     // out back to back; only the last response's latency is added.
     let mut memory = HostMemory::new();
     let (_, base) = memory.alloc(REGION);
-    let requests: Vec<Request> = (0..16)
-        .map(|i| Request {
-            addr: base + i * 4096,
-            data: vec![i as u8; 4096],
-        })
-        .collect();
+    let requests: Vec<Request> = (0..16).map(|i| Request { addr: base + i * 4096, data: vec![i as u8; 4096] }).collect();
     let mut b = Bench::new(memory);
-    let cycles = run(2, &requests, 200, (1.0, 1.0, 1.0), &mut b, |_, error, _| {
-        assert!(!error)
-    });
+    let cycles = run(2, &requests, 200, (1.0, 1.0, 1.0), &mut b, |_, error, _| assert!(!error));
     let beats = 16 * 4096 / 8;
     // The requests are offered with 70% probability per cycle, at most a request's worth
     // of idle cycles each, so allow a small margin.
-    assert!(
-        cycles < beats + 200 + 16 * 8,
-        "{cycles} cycles for {beats} beats"
-    );
+    assert!(cycles < beats + 200 + 16 * 8, "{cycles} cycles for {beats} beats");
 }
 
 #[test]
@@ -236,21 +176,10 @@ fn dma_write_reports_a_fault_and_writes_nothing_there() {
     memory.fail_on_fault(false);
     let (_, base) = memory.alloc(8192);
     // The first request runs past the region into the unmapped guard.
-    let requests = vec![
-        Request {
-            addr: base + 8192 - 16,
-            data: vec![1; 64],
-        },
-        Request {
-            addr: base,
-            data: vec![2; 64],
-        },
-    ];
+    let requests = vec![Request { addr: base + 8192 - 16, data: vec![1; 64] }, Request { addr: base, data: vec![2; 64] }];
     let mut b = Bench::new(memory);
     let mut errors = Vec::new();
-    run(3, &requests, 20, (1.0, 1.0, 1.0), &mut b, |_, error, _| {
-        errors.push(error)
-    });
+    run(3, &requests, 20, (1.0, 1.0, 1.0), &mut b, |_, error, _| errors.push(error));
     assert_eq!(errors, vec![true, false]);
     let mut head = vec![0; 64];
     b.bus.core.memory().peek(base, &mut head);

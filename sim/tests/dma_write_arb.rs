@@ -20,49 +20,19 @@ fn dma_write_arb_keeps_data_with_its_request() {
             .map(|c| {
                 (0..rng.gen_range(40..120))
                     .map(|_| {
-                        let len = if rng.gen_bool(0.1) {
-                            0
-                        } else {
-                            rng.gen_range(1..200)
-                        };
-                        (
-                            (c as u64) << 40 | rng.gen_range(0..1 << 20),
-                            (0..len).map(|_| rng.gen()).collect(),
-                        )
+                        let len = if rng.gen_bool(0.1) { 0 } else { rng.gen_range(1..200) };
+                        ((c as u64) << 40 | rng.gen_range(0..1 << 20), (0..len).map(|_| rng.gen()).collect())
                     })
                     .collect()
             })
             .collect();
         let mut m = Model::new("rnic_host_dma_write_arb").expect("rnic_host_dma_write_arb model");
         let p = |n: &str| m.port(n);
-        let (req_valid, req_ready, req_addr, req_len) = (
-            p("s_req_valid"),
-            p("s_req_ready"),
-            p("s_req_addr"),
-            p("s_req_len"),
-        );
-        let (wdata, wkeep, wlast, wvalid, wready) = (
-            p("s_wr_tdata"),
-            p("s_wr_tkeep"),
-            p("s_wr_tlast"),
-            p("s_wr_tvalid"),
-            p("s_wr_tready"),
-        );
-        let (done_out, m_valid, m_ready, m_addr, m_len, m_tag) = (
-            p("m_done_valid"),
-            p("m_req_valid"),
-            p("m_req_ready"),
-            p("m_req_addr"),
-            p("m_req_len"),
-            p("m_req_tag"),
-        );
-        let (tdata, tkeep, tlast, tvalid, tready) = (
-            p("m_axis_tdata"),
-            p("m_axis_tkeep"),
-            p("m_axis_tlast"),
-            p("m_axis_tvalid"),
-            p("m_axis_tready"),
-        );
+        let (req_valid, req_ready, req_addr, req_len) = (p("s_req_valid"), p("s_req_ready"), p("s_req_addr"), p("s_req_len"));
+        let (wdata, wkeep, wlast, wvalid, wready) = (p("s_wr_tdata"), p("s_wr_tkeep"), p("s_wr_tlast"), p("s_wr_tvalid"), p("s_wr_tready"));
+        let (done_out, m_valid, m_ready, m_addr, m_len, m_tag) =
+            (p("m_done_valid"), p("m_req_valid"), p("m_req_ready"), p("m_req_addr"), p("m_req_len"), p("m_req_tag"));
+        let (tdata, tkeep, tlast, tvalid, tready) = (p("m_axis_tdata"), p("m_axis_tkeep"), p("m_axis_tlast"), p("m_axis_tvalid"), p("m_axis_tready"));
         let (done_valid, done_tag) = (p("s_done_valid"), p("s_done_tag"));
         m.reset_for(4);
 
@@ -76,8 +46,7 @@ fn dma_write_arb_keeps_data_with_its_request() {
         let mut completed = [0usize; CLIENTS];
         let total: usize = requests.iter().map(Vec::len).sum();
         for cycle in 0..1_000_000u64 {
-            let (mut valid, mut addrs, mut lens) =
-                (0u64, vec![0u8; 8 * CLIENTS], vec![0u8; 4 * CLIENTS]);
+            let (mut valid, mut addrs, mut lens) = (0u64, vec![0u8; 8 * CLIENTS], vec![0u8; 4 * CLIENTS]);
             for c in 0..CLIENTS {
                 if let Some((a, d)) = requests[c].get(next[c]) {
                     valid |= 1 << c;
@@ -88,8 +57,7 @@ fn dma_write_arb_keeps_data_with_its_request() {
             m.set(req_valid, valid);
             m.set_bytes(req_addr, &addrs);
             m.set_bytes(req_len, &lens);
-            let (mut data, mut keep, mut last, mut present) =
-                (vec![0u8; 8 * CLIENTS], vec![0u8; CLIENTS], 0u64, 0u64);
+            let (mut data, mut keep, mut last, mut present) = (vec![0u8; 8 * CLIENTS], vec![0u8; CLIENTS], 0u64, 0u64);
             for c in 0..CLIENTS {
                 if let Some(b) = sending[c].front().filter(|_| rng.gen_bool(0.7)) {
                     data[8 * c..8 * c + 8].copy_from_slice(&b.data);
@@ -126,11 +94,7 @@ fn dma_write_arb_keeps_data_with_its_request() {
                 let c = m.get(m_tag) as usize;
                 assert_eq!(granted, 1 << c);
                 let (a, d) = &requests[c][next[c]];
-                assert_eq!(
-                    (m.get(m_addr), m.get(m_len) as usize),
-                    (*a, d.len()),
-                    "client {c}'s request forwarded"
-                );
+                assert_eq!((m.get(m_addr), m.get(m_len) as usize), (*a, d.len()), "client {c}'s request forwarded");
                 if d.is_empty() {
                     dones.push_back((c, cycle + rng.gen_range(1..20)));
                 } else {
@@ -143,20 +107,14 @@ fn dma_write_arb_keeps_data_with_its_request() {
             }
             if data_ready && m.get_bit(tvalid) {
                 let (c, i) = *engine.front().expect("data before any request");
-                assert!(
-                    m.get(wready) >> c & 1 == 1,
-                    "the data taken is client {c}'s"
-                );
+                assert!(m.get(wready) >> c & 1 == 1, "the data taken is client {c}'s");
                 let mut beat = [0u8; 8];
                 m.get_bytes(tdata, &mut beat);
                 let k = m.get(tkeep);
                 assembling.extend((0..8).filter(|b| k >> b & 1 == 1).map(|b| beat[b]));
                 sending[c].pop_front();
                 if m.get_bit(tlast) {
-                    assert_eq!(
-                        assembling, requests[c][i].1,
-                        "client {c}, request {i}: octets"
-                    );
+                    assert_eq!(assembling, requests[c][i].1, "client {c}, request {i}: octets");
                     assembling.clear();
                     engine.pop_front();
                     dones.push_back((c, cycle + rng.gen_range(1..20)));

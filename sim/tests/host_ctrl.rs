@@ -23,10 +23,7 @@ fn ring(rng: &mut StdRng, align: u64) -> (u64, u8) {
         0 => (rng.gen::<u64>() & !(align - 1), rng.gen_range(0..=40)),
         1 => (u64::MAX - rng.gen_range(0..1 << 20), rng.gen_range(0..12)),
         2 => (rng.gen::<u64>(), rng.gen_range(0..12)),
-        _ => (
-            rng.gen_range(0..1u64 << 40) & !(align - 1),
-            rng.gen_range(0..12),
-        ),
+        _ => (rng.gen_range(0..1u64 << 40) & !(align - 1), rng.gen_range(0..12)),
     }
 }
 
@@ -39,27 +36,15 @@ fn random_qp(rng: &mut StdRng, config: &RnicConfig) -> [u32; 16] {
     // Reuse one of a few ring layouts so that rewrites of a live QP often keep them.
     let layout_seed = rng.gen_range(0..4u64);
     let mut layout_rng = StdRng::seed_from_u64(layout_seed);
-    let (sq_base, sq_log_size) = if rng.gen_bool(0.8) {
-        ring(&mut layout_rng, 128)
-    } else {
-        ring(rng, 128)
-    };
-    let (rq_base, rq_log_size) = if rng.gen_bool(0.8) {
-        ring(&mut layout_rng, 32)
-    } else {
-        ring(rng, 32)
-    };
+    let (sq_base, sq_log_size) = if rng.gen_bool(0.8) { ring(&mut layout_rng, 128) } else { ring(rng, 128) };
+    let (rq_base, rq_log_size) = if rng.gen_bool(0.8) { ring(&mut layout_rng, 32) } else { ring(rng, 32) };
     let ctx = QpContext {
         state,
         crc_enable: rng.gen(),
         markers_enable: rng.gen(),
         pd: rng.gen(),
         conn_id: rng.gen(),
-        mulpdu: if rng.gen_bool(0.9) {
-            rng.gen_range(128..9000)
-        } else {
-            rng.gen_range(0..128)
-        },
+        mulpdu: if rng.gen_bool(0.9) { rng.gen_range(128..9000) } else { rng.gen_range(0..128) },
         send_cq: rng.gen_range(0..config.num_cqs as u16 + 2),
         recv_cq: rng.gen_range(0..config.num_cqs as u16 + 2),
         sq_log_size,
@@ -76,13 +61,7 @@ fn random_qp(rng: &mut StdRng, config: &RnicConfig) -> [u32; 16] {
 
 fn random_cq(rng: &mut StdRng) -> [u32; 16] {
     let (base, log_size) = ring(rng, 32);
-    let mut w = CqContext {
-        log_size,
-        enable: rng.gen(),
-        vector: rng.gen(),
-        base,
-    }
-    .to_words();
+    let mut w = CqContext { log_size, enable: rng.gen(), vector: rng.gen(), base }.to_words();
     garble(rng, &mut w);
     w
 }
@@ -93,16 +72,8 @@ fn random_mr(rng: &mut StdRng) -> [u32; 16] {
         1 => 0,
         _ => rng.gen_range(1..1 << 24),
     };
-    let va = if rng.gen_bool(0.1) {
-        u64::MAX - rng.gen_range(0..1 << 24)
-    } else {
-        rng.gen()
-    };
-    let iova = if rng.gen_bool(0.1) {
-        u64::MAX - rng.gen_range(0..1 << 24)
-    } else {
-        rng.gen::<u64>() >> 8
-    };
+    let va = if rng.gen_bool(0.1) { u64::MAX - rng.gen_range(0..1 << 24) } else { rng.gen() };
+    let iova = if rng.gen_bool(0.1) { u64::MAX - rng.gen_range(0..1 << 24) } else { rng.gen::<u64>() >> 8 };
     let ctx = MrContext {
         key: rng.gen(),
         access: MrAccess {
@@ -166,18 +137,9 @@ fn random_command(rng: &mut StdRng, config: &RnicConfig) -> (u8, u32, [u32; 16])
 fn identity_registers_report_the_configuration() {
     let mut d = driver(1);
     let reference = Rnic::new(RnicConfig::default());
-    for offset in [
-        regs::ID,
-        regs::VERSION,
-        regs::DATAPATH_BYTES,
-        regs::NUM_QPS,
-        regs::NUM_CQS,
-        regs::NUM_MRS,
-        regs::FEATURES,
-    ] {
-        let expected = reference
-            .identity_register(offset)
-            .expect("identity register");
+    for offset in [regs::ID, regs::VERSION, regs::DATAPATH_BYTES, regs::NUM_QPS, regs::NUM_CQS, regs::NUM_MRS, regs::FEATURES]
+    {
+        let expected = reference.identity_register(offset).expect("identity register");
         assert_eq!(d.read32(offset), expected, "BAR0 {offset:#05x}");
     }
     // CONTROL is read-write; STATUS follows it (IDLE is the engines' input, held low).
@@ -210,18 +172,12 @@ fn commands_match_the_reference_model() {
                 Ok(expected_result),
                 "command {n}: opcode {op:#x} index {index} data {data:08x?}"
             );
-            assert_eq!(
-                out, expected_data,
-                "command {n}: CMD_DATA after opcode {op:#x} index {index}"
-            );
+            assert_eq!(out, expected_data, "command {n}: CMD_DATA after opcode {op:#x} index {index}");
             results[expected_result.code() as usize] += 1;
         }
         // The random mix must have reached every outcome many times.
         for (code, n) in results.iter().enumerate() {
-            assert!(
-                *n > COMMANDS / 100,
-                "result {code} seen only {n} times: {results:?}"
-            );
+            assert!(*n > COMMANDS / 100, "result {code} seen only {n} times: {results:?}");
         }
     });
 }
@@ -242,18 +198,10 @@ fn doorbells_reach_the_engines_and_others_do_not() {
             2 => regs::cq_ci(queue),
             _ => regs::cq_arm(queue),
         };
-        let limit = if kind < 2 {
-            config.num_qps
-        } else {
-            config.num_cqs
-        };
+        let limit = if kind < 2 { config.num_qps } else { config.num_cqs };
         d.write32(offset, value);
         if queue < limit {
-            expected.push(Doorbell {
-                kind,
-                queue: queue as u16,
-                value,
-            });
+            expected.push(Doorbell { kind, queue: queue as u16, value });
         }
         // Other registers never make doorbells.
         if rng.gen_bool(0.1) {
@@ -267,82 +215,34 @@ fn doorbells_reach_the_engines_and_others_do_not() {
 fn engine_failures_and_invalidations_show_in_queries() {
     let mut d = driver(4);
     let ok = CmdResult::Ok.code();
-    let qp = QpContext {
-        state: QpState::Rts,
-        mulpdu: 1024,
-        ..QpContext::default()
-    };
-    assert_eq!(
-        d.command(CmdOpcode::WriteQp.code(), 5, &qp.to_words()).0,
-        ok
-    );
+    let qp = QpContext { state: QpState::Rts, mulpdu: 1024, ..QpContext::default() };
+    assert_eq!(d.command(CmdOpcode::WriteQp.code(), 5, &qp.to_words()).0, ok);
     // A Terminate sent: DDP untagged buffer error, no buffer available (1/2/0x02).
     d.engine_fail(5, 0x1202, false);
     let (r, w) = d.command(CmdOpcode::QueryQp.code(), 5, &[0; 16]);
     assert_eq!(r, ok);
-    assert_eq!(
-        QpContext::from_words(&w).expect("context").state,
-        QpState::Error
-    );
-    let term = QpStatus::from_words(&w)
-        .terminate
-        .expect("terminate reported");
-    assert_eq!(
-        (
-            term.code.layer,
-            term.code.etype,
-            term.code.code,
-            term.received
-        ),
-        (1, 2, 0x02, false)
-    );
+    assert_eq!(QpContext::from_words(&w).expect("context").state, QpState::Error);
+    let term = QpStatus::from_words(&w).terminate.expect("terminate reported");
+    assert_eq!((term.code.layer, term.code.etype, term.code.code, term.received), (1, 2, 0x02, false));
     // ERROR -> RTS is refused; through RESET the QP comes back and forgets the Terminate.
-    assert_eq!(
-        d.command(CmdOpcode::WriteQp.code(), 5, &qp.to_words()).0,
-        CmdResult::BadState.code()
-    );
-    let reset = QpContext {
-        state: QpState::Reset,
-        ..qp
-    };
-    assert_eq!(
-        d.command(CmdOpcode::WriteQp.code(), 5, &reset.to_words()).0,
-        ok
-    );
+    assert_eq!(d.command(CmdOpcode::WriteQp.code(), 5, &qp.to_words()).0, CmdResult::BadState.code());
+    let reset = QpContext { state: QpState::Reset, ..qp };
+    assert_eq!(d.command(CmdOpcode::WriteQp.code(), 5, &reset.to_words()).0, ok);
     let (_, w) = d.command(CmdOpcode::QueryQp.code(), 5, &[0; 16]);
     assert_eq!(QpStatus::from_words(&w).terminate, None);
     // A received Terminate is reported as such.
-    assert_eq!(
-        d.command(CmdOpcode::WriteQp.code(), 5, &qp.to_words()).0,
-        ok
-    );
+    assert_eq!(d.command(CmdOpcode::WriteQp.code(), 5, &qp.to_words()).0, ok);
     d.engine_fail(5, 0x0100, true);
     let (_, w) = d.command(CmdOpcode::QueryQp.code(), 5, &[0; 16]);
-    assert!(
-        QpStatus::from_words(&w)
-            .terminate
-            .expect("terminate")
-            .received
-    );
+    assert!(QpStatus::from_words(&w).terminate.expect("terminate").received);
 
-    let mr = MrContext {
-        key: 0x5A,
-        valid: true,
-        length: 4096,
-        ..MrContext::default()
-    };
-    assert_eq!(
-        d.command(CmdOpcode::WriteMr.code(), 77, &mr.to_words()).0,
-        ok
-    );
+    let mr = MrContext { key: 0x5A, valid: true, length: 4096, ..MrContext::default() };
+    assert_eq!(d.command(CmdOpcode::WriteMr.code(), 77, &mr.to_words()).0, ok);
     d.engine_invalidate(77);
     let (_, w) = d.command(CmdOpcode::QueryMr.code(), 77, &[0; 16]);
     assert!(!MrContext::from_words(&w).expect("context").valid);
     // Invalidating an invalid MR is a state error.
     let mut key = [0u32; 16];
     key[0] = 0x5A;
-    assert_eq!(
-        d.command(CmdOpcode::InvalidateMr.code(), 77, &key).0,
-        CmdResult::BadState.code()
-    );
+    assert_eq!(d.command(CmdOpcode::InvalidateMr.code(), 77, &key).0, CmdResult::BadState.code());
 }

@@ -13,10 +13,10 @@ const WIDTHS: [usize; 4] = [8, 16, 32, 64];
 /// VECTORS V1 (RFC 3720 Appendix B.4): input and CRC32c value.
 fn v1_vectors() -> Vec<(Vec<u8>, u32)> {
     let read10: Vec<u8> = [
-        0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-        0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00,
-        0x00, 0x18, 0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
-        0x00, 0x00, 0x00,
+        0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x14,
+        0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     ]
     .to_vec();
     vec![
@@ -35,11 +35,7 @@ fn mpa_07_crc32c_known_answers_at_every_width() {
         let mut crc = CrcDriver::new(lanes).expect("model");
         for (i, (data, want)) in v1_vectors().into_iter().enumerate() {
             for lead in [0, lanes / 2, lanes - 1] {
-                assert_eq!(
-                    crc.message(&data, lead),
-                    want,
-                    "W={lanes} V1 row {i} lead {lead}"
-                );
+                assert_eq!(crc.message(&data, lead), want, "W={lanes} V1 row {i} lead {lead}");
             }
         }
         assert_eq!(crc.message(&[], 0), 0, "W={lanes}: empty message");
@@ -60,11 +56,7 @@ fn random_messages(lanes: usize) {
             };
             let message: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
             expected.push(crc32c(&message));
-            let mut lane = if rng.gen_bool(0.5) {
-                0
-            } else {
-                rng.gen_range(0..lanes)
-            };
+            let mut lane = if rng.gen_bool(0.5) { 0 } else { rng.gen_range(0..lanes) };
             let mut rest = &message[..];
             let mut first = true;
             loop {
@@ -94,11 +86,7 @@ fn random_messages(lanes: usize) {
         for _ in 0..=CRC_LATENCY {
             crc.cycle(None, true);
         }
-        assert_eq!(
-            crc.results.len(),
-            expected.len(),
-            "W={lanes}: one CRC per message"
-        );
+        assert_eq!(crc.results.len(), expected.len(), "W={lanes}: one CRC per message");
         for (i, (got, want)) in crc.results.iter().zip(&expected).enumerate() {
             assert_eq!(got, want, "W={lanes} message {i}");
         }

@@ -11,10 +11,7 @@ use rnic_sim::mpa::{MpaRxDriver, MpaTxDriver};
 use rnic_sim::trace;
 
 fn loopback(lanes: usize, seed: u64, count: usize) {
-    let cfg = FramingConfig {
-        markers: true,
-        crc: true,
-    };
+    let cfg = FramingConfig { markers: true, crc: true };
     let mut tx = MpaTxDriver::new(lanes, cfg).expect("framer");
     let mut rx = MpaRxDriver::new(lanes, cfg).expect("deframer");
     tx.source.valid_rate = 0.9;
@@ -50,10 +47,7 @@ fn loopback(lanes: usize, seed: u64, count: usize) {
             received += 1;
             idle = 0;
         }
-        assert!(
-            idle < 100_000,
-            "no ULPDU for 100 000 cycles after {received}"
-        );
+        assert!(idle < 100_000, "no ULPDU for 100 000 cycles after {received}");
     }
     assert_eq!(rx.failure(), None);
 }

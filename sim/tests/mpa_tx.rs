@@ -9,25 +9,15 @@ use std::collections::VecDeque;
 use common::{hex, random_length, ulpdu_of, zero_send, V3_WITH_MARKER, WIRE_VECTORS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_proto::mpa::{Framer, FramingConfig};
+use rnic_proto::mpa::{FramingConfig, Framer};
 use rnic_sim::mpa::MpaTxDriver;
 use rnic_sim::trace;
 
-const MARKERS_AND_CRC: FramingConfig = FramingConfig {
-    markers: true,
-    crc: true,
-};
+const MARKERS_AND_CRC: FramingConfig = FramingConfig { markers: true, crc: true };
 
 /// Sends `count` random ULPDUs through the framer and checks every FPDU against the
 /// reference, in order, and the packet shape. Panics if the framer stops making progress.
-fn differential(
-    lanes: usize,
-    cfg: FramingConfig,
-    seed: u64,
-    count: usize,
-    valid_rate: f64,
-    ready_rate: f64,
-) {
+fn differential(lanes: usize, cfg: FramingConfig, seed: u64, count: usize, valid_rate: f64, ready_rate: f64) {
     let mut tx = MpaTxDriver::new(lanes, cfg).expect("model");
     tx.source.valid_rate = valid_rate;
     tx.sink.ready_rate = ready_rate;
@@ -50,18 +40,13 @@ fn differential(
         tx.cycle(&mut rng);
         idle += 1;
         while let Some(packet) = tx.sink.pop_packet() {
-            packet
-                .check_shape(lanes, 4)
-                .unwrap_or_else(|e| panic!("FPDU {checked}: {e}"));
+            packet.check_shape(lanes, 4).unwrap_or_else(|e| panic!("FPDU {checked}: {e}"));
             let want = expected.pop_front().expect("an FPDU nobody sent");
             assert_eq!(packet.bytes(), want, "FPDU {checked} (W={lanes}, {cfg:?})");
             checked += 1;
             idle = 0;
         }
-        assert!(
-            idle < 200_000,
-            "framer made no progress for 200 000 cycles (FPDU {checked})"
-        );
+        assert!(idle < 200_000, "framer made no progress for 200 000 cycles (FPDU {checked})");
     }
     assert!(!tx.length_error(), "length error on well-formed input");
 }
@@ -75,24 +60,14 @@ fn mpa_tx_w8_matches_proto_markers_and_crc() {
 
 #[test]
 fn mpa_tx_w8_matches_proto_crc_only() {
-    let cfg = FramingConfig {
-        markers: false,
-        crc: true,
-    };
-    trace::on_failure("mpa_tx_w8_matches_proto_crc_only", || {
-        differential(8, cfg, 2, 10_000, 0.9, 0.8)
-    });
+    let cfg = FramingConfig { markers: false, crc: true };
+    trace::on_failure("mpa_tx_w8_matches_proto_crc_only", || differential(8, cfg, 2, 10_000, 0.9, 0.8));
 }
 
 #[test]
 fn mpa_tx_w8_matches_proto_markers_no_crc() {
-    let cfg = FramingConfig {
-        markers: true,
-        crc: false,
-    };
-    trace::on_failure("mpa_tx_w8_matches_proto_markers_no_crc", || {
-        differential(8, cfg, 3, 10_000, 1.0, 0.5)
-    });
+    let cfg = FramingConfig { markers: true, crc: false };
+    trace::on_failure("mpa_tx_w8_matches_proto_markers_no_crc", || differential(8, cfg, 3, 10_000, 1.0, 0.5));
 }
 
 #[test]
@@ -147,16 +122,9 @@ fn frame_stream(lanes: usize, cfg: FramingConfig, ulpdus: &[Vec<u8>]) -> Vec<u8>
 
 #[test]
 fn mpa_01_09_tx_reproduces_vectors_v3_to_v11() {
-    let crc_only = FramingConfig {
-        markers: false,
-        crc: true,
-    };
+    let crc_only = FramingConfig { markers: false, crc: true };
     for (name, wire) in WIRE_VECTORS {
-        assert_eq!(
-            frame_stream(8, crc_only, &[ulpdu_of(&hex(wire))]),
-            hex(wire),
-            "{name}"
-        );
+        assert_eq!(frame_stream(8, crc_only, &[ulpdu_of(&hex(wire))]), hex(wire), "{name}");
     }
 }
 
@@ -164,10 +132,7 @@ fn mpa_01_09_tx_reproduces_vectors_v3_to_v11() {
 fn mpa_22_tx_first_fpdu_starts_with_a_zero_marker_v3() {
     // VECTORS V3, second form: the first FPDU of Full Operation with markers on.
     let send = ulpdu_of(&hex(WIRE_VECTORS[0].1));
-    assert_eq!(
-        frame_stream(8, MARKERS_AND_CRC, &[send]),
-        hex(V3_WITH_MARKER)
-    );
+    assert_eq!(frame_stream(8, MARKERS_AND_CRC, &[send]), hex(V3_WITH_MARKER));
 }
 
 #[test]
@@ -182,11 +147,7 @@ fn mpa_06_12_tx_reproduces_rfc5044_figures_v2() {
     let second = &stream[0x1ec..];
     assert_eq!(second.len(), 52);
     assert_eq!(&second[..16], &hex("002a4143000000000000000000000002")[..]);
-    assert_eq!(
-        &stream[0x200..0x204],
-        &hex("00000014")[..],
-        "marker at 0x200, FPDUPTR 0x14"
-    );
+    assert_eq!(&stream[0x200..0x204], &hex("00000014")[..], "marker at 0x200, FPDUPTR 0x14");
     assert_eq!(&second[48..], &hex("84925898")[..], "Figure 6 CRC");
 }
 

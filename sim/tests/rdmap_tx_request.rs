@@ -41,12 +41,7 @@ fn random_mrs(rng: &mut StdRng) -> Vec<MrContext> {
     (0..MRS)
         .map(|_| MrContext {
             key: rng.gen(),
-            access: MrAccess {
-                local_write: rng.gen_bool(0.7),
-                remote_read: rng.gen(),
-                remote_write: rng.gen(),
-                remote_atomic: false,
-            },
+            access: MrAccess { local_write: rng.gen_bool(0.7), remote_read: rng.gen(), remote_write: rng.gen(), remote_atomic: false },
             valid: rng.gen_bool(0.85),
             pd: rng.gen_range(0..3),
             va: rng.gen_range(0..1u64 << 40),
@@ -64,11 +59,7 @@ fn random_wqe(rng: &mut StdRng, mrs: &[MrContext], n: u64) -> SqWqe {
         7..=9 => 0x01,
         _ => [0x03, 0x04, 0x05, 0x06][rng.gen_range(0..4)],
     };
-    let index = if rng.gen_bool(0.95) {
-        rng.gen_range(0..MRS as u32)
-    } else {
-        rng.gen_range(MRS as u32..1 << 24)
-    };
+    let index = if rng.gen_bool(0.95) { rng.gen_range(0..MRS as u32) } else { rng.gen_range(MRS as u32..1 << 24) };
     let mr = mrs.get(index as usize).copied().unwrap_or_default();
     let key = if rng.gen_bool(0.9) { mr.key } else { rng.gen() };
     let length = match rng.gen_range(0..10) {
@@ -79,10 +70,7 @@ fn random_wqe(rng: &mut StdRng, mrs: &[MrContext], n: u64) -> SqWqe {
     // Mostly inside the region; sometimes just before it, straddling its end, or anywhere.
     let local_addr = match rng.gen_range(0..20) {
         0 => mr.va.wrapping_sub(rng.gen_range(1..64)),
-        1 => mr
-            .va
-            .wrapping_add(mr.length)
-            .wrapping_sub(u64::from(length.min(1 << 16)) / 2),
+        1 => mr.va.wrapping_add(mr.length).wrapping_sub(u64::from(length.min(1 << 16)) / 2),
         2 => rng.gen(),
         _ => mr.va.wrapping_add(rng.gen_range(0..mr.length.max(1))),
     };
@@ -131,21 +119,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
             qp_waddr: q("qp_waddr"),
             mr: ["mr_we", "mr_waddr", "mr_wdata", "mr_valid"].map(q),
             job: [
-                "m_job_valid",
-                "m_job_ready",
-                "m_job_tagged",
-                "m_job_opcode",
-                "m_job_stag",
-                "m_job_to",
-                "m_job_qn",
-                "m_job_msn",
-                "m_job_addr",
-                "m_job_len",
-                "m_job_inline",
-                "m_job_inline_len",
-                "m_job_mulpdu",
-                "m_job_conn",
-                "s_done_valid",
+                "m_job_valid", "m_job_ready", "m_job_tagged", "m_job_opcode", "m_job_stag", "m_job_to", "m_job_qn", "m_job_msn",
+                "m_job_addr", "m_job_len", "m_job_inline", "m_job_inline_len", "m_job_mulpdu", "m_job_conn", "s_done_valid",
             ]
             .map(q),
             done: q("s_done_valid"),
@@ -162,10 +137,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
         let mrs = random_mrs(&mut rng);
         let mut valid_bits = vec![0u8; 32];
         for (i, mr) in mrs.iter().enumerate() {
-            let bytes: Vec<u8> = mr.to_words()[..7]
-                .iter()
-                .flat_map(|w| w.to_le_bytes())
-                .collect();
+            let bytes: Vec<u8> = mr.to_words()[..7].iter().flat_map(|w| w.to_le_bytes()).collect();
             m.set_bit(p.mr[0], true);
             m.set(p.mr[1], i as u64);
             m.set_bytes(p.mr[2], &bytes);
@@ -193,9 +165,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
         let mut in_error = [false; QPS];
         in_error[5] = true; // QP 5 starts in ERROR: everything on it is flushed
         let mut msns = [(0u64, 0u64); QPS];
-        let wqes: Vec<(usize, SqWqe)> = (0..WQES)
-            .map(|n| (rng.gen_range(0..QPS), random_wqe(&mut rng, &mrs, n as u64)))
-            .collect();
+        let wqes: Vec<(usize, SqWqe)> =
+            (0..WQES).map(|n| (rng.gen_range(0..QPS), random_wqe(&mut rng, &mrs, n as u64))).collect();
         let (mut jobs, mut cqes, mut fails) = (Vec::new(), Vec::new(), Vec::new());
         // Every BATCH WQEs the host brings failed QPs back (RESET, then RTS; QP 5 stays in
         // ERROR), so that failures keep meeting live QPs: (before WQE, QPs, CQEs so far).
@@ -217,9 +188,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
             }
             let outcome = local_outcome(&mrs, ctx, wqe);
             let Outcome::Transmit { op, source } = outcome else {
-                let Outcome::Fail(status) = outcome else {
-                    panic!("ORD is never 0 here")
-                };
+                let Outcome::Fail(status) = outcome else { panic!("ORD is never 0 here") };
                 cqes.push((cq, sq_cqe(qpn as u32, wqe, status)));
                 fails.push(qpn as u64);
                 in_error[qpn] = true;
@@ -236,15 +205,9 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 (0, msns[qpn].0)
             };
             let inline = if read {
-                ReadRequest {
-                    sink_stag: wqe.lkey,
-                    sink_to: wqe.local_addr,
-                    size: wqe.length,
-                    src_stag: wqe.remote_stag,
-                    src_to: wqe.remote_to,
-                }
-                .to_bytes()
-                .to_vec()
+                ReadRequest { sink_stag: wqe.lkey, sink_to: wqe.local_addr, size: wqe.length, src_stag: wqe.remote_stag, src_to: wqe.remote_to }
+                    .to_bytes()
+                    .to_vec()
             } else {
                 Vec::new()
             };
@@ -252,11 +215,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
             jobs.push(Job {
                 tagged: op == SqOpcode::RdmaWrite,
                 opcode: wqe.opcode.into(),
-                stag: if op == SqOpcode::RdmaWrite || invalidates {
-                    wqe.remote_stag.into()
-                } else {
-                    0
-                },
+                stag: if op == SqOpcode::RdmaWrite || invalidates { wqe.remote_stag.into() } else { 0 },
                 to: (op == SqOpcode::RdmaWrite).then_some(wqe.remote_to),
                 qn,
                 msn: if op == SqOpcode::RdmaWrite { 0 } else { msn },
@@ -273,12 +232,10 @@ fn rdmap_tx_request_matches_the_local_checks() {
 
         // Run: offer WQEs, play the segmenter (done after a delay, in order) and the CQ writer.
         let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
-        let [job_valid, job_ready, tagged, opcode, jstag, jto, qn, msn, addr, len, inline, inline_len, mulpdu, conn, _] =
-            p.job;
+        let [job_valid, job_ready, tagged, opcode, jstag, jto, qn, msn, addr, len, inline, inline_len, mulpdu, conn, _] = p.job;
         let [cqe_valid, cqe_ready, cqn, cqe_port] = p.cqe;
         let mut error_bits = 1u64 << 5;
-        let (mut next, mut got_jobs, mut got_cqes, mut got_fails) =
-            (0, Vec::new(), Vec::new(), Vec::new());
+        let (mut next, mut got_jobs, mut got_cqes, mut got_fails) = (0, Vec::new(), Vec::new(), Vec::new());
         let mut dones: VecDeque<u64> = VecDeque::new();
         let mut recovery = recoveries.iter().peekable();
         // The receive side, played here: every Read completes as soon as it is sent, so
@@ -288,10 +245,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
             // At a batch boundary: wait until everything before it has completed, then
             // reset the failed QPs as the command unit would (MSNs cleared, ERROR gone).
             let at_boundary = recovery.peek().is_some_and(|r| r.0 == next);
-            if let Some((_, failed, cqes_before)) = recovery
-                .peek()
-                .filter(|r| at_boundary && dones.is_empty() && got_cqes.len() == r.2)
-            {
+            if let Some((_, failed, cqes_before)) = recovery.peek().filter(|r| at_boundary && dones.is_empty() && got_cqes.len() == r.2) {
                 let _ = cqes_before;
                 for &q in failed {
                     m.set_bit(p.qp_we, true);
@@ -313,10 +267,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 let (qpn, wqe) = &wqes[next];
                 m.set_bytes(s_wqe, &wqe.encode()[..64]);
                 m.set(s_qpn, *qpn as u64);
-                let ctx: Vec<u8> = ctxs[*qpn].to_words()[..8]
-                    .iter()
-                    .flat_map(|w| w.to_le_bytes())
-                    .collect();
+                let ctx: Vec<u8> = ctxs[*qpn].to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
                 m.set_bytes(s_ctx, &ctx);
                 m.set_bit(s_error, false);
             }
@@ -372,8 +323,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 error_bits |= 1 << qpn; // as the command unit does
             }
             m.tick();
-            if next == wqes.len() && dones.is_empty() && got_cqes.len() >= cqes.len() && cycle > 100
-            {
+            if next == wqes.len() && dones.is_empty() && got_cqes.len() >= cqes.len() && cycle > 100 {
                 break;
             }
         }
@@ -388,16 +338,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
         }
         // Every kind of outcome was exercised, failures on live QPs many times.
         assert!(fails.len() > 100, "only {} local failures", fails.len());
-        for status in [
-            CqeStatus::Success,
-            CqeStatus::Flushed,
-            CqeStatus::BadOpcode,
-            CqeStatus::LocalProtection,
-        ] {
-            assert!(
-                cqes.iter().any(|(_, c)| c.status == status),
-                "no {status:?} completion in the mix"
-            );
+        for status in [CqeStatus::Success, CqeStatus::Flushed, CqeStatus::BadOpcode, CqeStatus::LocalProtection] {
+            assert!(cqes.iter().any(|(_, c)| c.status == status), "no {status:?} completion in the mix");
         }
     });
 }

@@ -24,35 +24,9 @@ struct Bench {
 }
 
 const PORTS: [&str; 29] = [
-    "db_valid",
-    "db_kind",
-    "db_index",
-    "db_value",
-    "qp_we",
-    "qp_waddr",
-    "qp_wdata",
-    "qp_reset",
-    "s_valid",
-    "s_ready",
-    "s_qpn",
-    "m_valid",
-    "m_ready",
-    "m_posted",
-    "m_wqe",
-    "m_index",
-    "m_error",
-    "m_req_valid",
-    "m_req_ready",
-    "m_req_addr",
-    "m_req_len",
-    "s_rd_tdata",
-    "s_rd_tlast",
-    "s_rd_tuser",
-    "s_rd_tvalid",
-    "s_rd_tready",
-    "status_qpn",
-    "status_ci",
-    "reset",
+    "db_valid", "db_kind", "db_index", "db_value", "qp_we", "qp_waddr", "qp_wdata", "qp_reset", "s_valid", "s_ready", "s_qpn",
+    "m_valid", "m_ready", "m_posted", "m_wqe", "m_index", "m_error", "m_req_valid", "m_req_ready", "m_req_addr", "m_req_len",
+    "s_rd_tdata", "s_rd_tlast", "s_rd_tuser", "s_rd_tvalid", "s_rd_tready", "status_qpn", "status_ci", "reset",
 ];
 
 /// One answer: posted, the WQE octets, index.
@@ -63,15 +37,7 @@ impl Bench {
         let mut m = Model::new("rnic_host_rq_fetch").expect("rnic_host_rq_fetch model");
         let p: HashMap<&'static str, Port> = PORTS.iter().map(|&n| (n, m.port(n))).collect();
         m.reset_for(4);
-        Bench {
-            m,
-            p,
-            rng: StdRng::seed_from_u64(seed),
-            memory: HashMap::new(),
-            reads: VecDeque::new(),
-            beat: 0,
-            cycle: 0,
-        }
+        Bench { m, p, rng: StdRng::seed_from_u64(seed), memory: HashMap::new(), reads: VecDeque::new(), beat: 0, cycle: 0 }
     }
 
     /// One cycle, with the DMA engine's side played.
@@ -79,20 +45,12 @@ impl Bench {
         let p = &self.p;
         let req_ready = self.rng.gen_bool(0.5);
         self.m.set_bit(p["m_req_ready"], req_ready);
-        let due = self
-            .reads
-            .front()
-            .filter(|r| r.1 <= self.cycle)
-            .map(|r| r.0);
+        let due = self.reads.front().filter(|r| r.1 <= self.cycle).map(|r| r.0);
         let present = due.is_some() && self.rng.gen_bool(0.7);
         self.m.set_bit(p["s_rd_tvalid"], present);
         if let Some(addr) = due.filter(|_| present) {
-            let wqe = self
-                .memory
-                .get(&addr)
-                .unwrap_or_else(|| panic!("RQ WQE read at {addr:#x}, where nothing was posted"));
-            self.m
-                .set_bytes(p["s_rd_tdata"], &wqe[self.beat * 8..self.beat * 8 + 8]);
+            let wqe = self.memory.get(&addr).unwrap_or_else(|| panic!("RQ WQE read at {addr:#x}, where nothing was posted"));
+            self.m.set_bytes(p["s_rd_tdata"], &wqe[self.beat * 8..self.beat * 8 + 8]);
             self.m.set_bit(p["s_rd_tlast"], self.beat == 3);
             self.m.set(p["s_rd_tuser"], 0);
         }
@@ -100,8 +58,7 @@ impl Bench {
         if req_ready && self.m.get_bit(p["m_req_valid"]) {
             assert_eq!(self.m.get(p["m_req_len"]), RQ_WQE_LEN as u64);
             let latency = self.rng.gen_range(3..60);
-            self.reads
-                .push_back((self.m.get(p["m_req_addr"]), self.cycle + latency));
+            self.reads.push_back((self.m.get(p["m_req_addr"]), self.cycle + latency));
         }
         if present && self.m.get_bit(p["s_rd_tready"]) {
             self.beat += 1;
@@ -128,10 +85,7 @@ impl Bench {
     }
 
     fn write_qp(&mut self, qpn: usize, ctx: &QpContext) {
-        let bytes: Vec<u8> = ctx.to_words()[..8]
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
+        let bytes: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
         self.m.set_bytes(self.p["qp_wdata"], &bytes);
         let reset = u64::from(ctx.state == QpState::Reset);
         self.pulse(&[("qp_waddr", qpn as u64), ("qp_reset", reset)], &["qp_we"]);
@@ -149,11 +103,7 @@ impl Bench {
                 let mut wqe = vec![0; 32];
                 self.m.get_bytes(self.p["m_wqe"], &mut wqe);
                 assert!(!self.m.get_bit(self.p["m_error"]));
-                (
-                    self.m.get_bit(self.p["m_posted"]),
-                    wqe,
-                    self.m.get(self.p["m_index"]) as u32,
-                )
+                (self.m.get_bit(self.p["m_posted"]), wqe, self.m.get(self.p["m_index"]) as u32)
             });
             self.cycle();
             if taken {
@@ -181,11 +131,7 @@ fn rq_fetch_claims_receives_in_ring_order() {
         let mut b = Bench::new(1);
         let mut rng = StdRng::seed_from_u64(0x4f);
         let ctxs: Vec<QpContext> = (0..QPS)
-            .map(|n| QpContext {
-                rq_log_size: rng.gen_range(1..4),
-                rq_base: 0x200_0000 * (n as u64 + 1),
-                ..QpContext::default()
-            })
+            .map(|n| QpContext { rq_log_size: rng.gen_range(1..4), rq_base: 0x200_0000 * (n as u64 + 1), ..QpContext::default() })
             .collect();
         for (n, c) in ctxs.iter().enumerate() {
             b.write_qp(n, c);
@@ -199,24 +145,12 @@ fn rq_fetch_claims_receives_in_ring_order() {
             match rng.gen_range(0..10) {
                 0..=3 if pi[n] - ci[n] < size => {
                     let wqe: [u8; 32] = std::array::from_fn(|_| rng.gen());
-                    b.memory
-                        .insert(ctxs[n].rq_base + u64::from(pi[n] & (size - 1)) * 32, wqe);
+                    b.memory.insert(ctxs[n].rq_base + u64::from(pi[n] & (size - 1)) * 32, wqe);
                     rings[n].insert(pi[n], wqe);
                     pi[n] += 1;
-                    b.pulse(
-                        &[
-                            ("db_kind", 1),
-                            ("db_index", n as u64),
-                            ("db_value", pi[n].into()),
-                        ],
-                        &["db_valid"],
-                    );
+                    b.pulse(&[("db_kind", 1), ("db_index", n as u64), ("db_value", pi[n].into())], &["db_valid"]);
                 }
-                4 => assert_eq!(
-                    b.status_ci(n),
-                    ci[n],
-                    "QP {n}: consumer index as QUERY_QP sees it"
-                ),
+                4 => assert_eq!(b.status_ci(n), ci[n], "QP {n}: consumer index as QUERY_QP sees it"),
                 5 if rng.gen_bool(0.05) => {
                     b.write_qp(n, &ctxs[n]);
                     (pi[n], ci[n]) = (0, 0);
@@ -237,9 +171,6 @@ fn rq_fetch_claims_receives_in_ring_order() {
                 }
             }
         }
-        assert!(
-            claims > 1_000 && nones > 50 && claims - nones > 500,
-            "{claims} claims, {nones} empty"
-        );
+        assert!(claims > 1_000 && nones > 50 && claims - nones > 500, "{claims} claims, {nones} empty");
     });
 }

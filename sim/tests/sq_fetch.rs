@@ -28,30 +28,9 @@ struct Bench {
 }
 
 const PORTS: [&str; 24] = [
-    "enable",
-    "db_valid",
-    "db_kind",
-    "db_index",
-    "db_value",
-    "qp_we",
-    "qp_waddr",
-    "qp_wdata",
-    "qp_reset",
-    "qp_rts",
-    "qp_error",
-    "m_req_valid",
-    "m_req_ready",
-    "m_req_addr",
-    "m_req_len",
-    "s_rd_tdata",
-    "s_rd_tlast",
-    "s_rd_tuser",
-    "s_rd_tvalid",
-    "s_rd_tready",
-    "m_valid",
-    "m_ready",
-    "m_wqe",
-    "m_qpn",
+    "enable", "db_valid", "db_kind", "db_index", "db_value", "qp_we", "qp_waddr", "qp_wdata", "qp_reset", "qp_rts",
+    "qp_error", "m_req_valid", "m_req_ready", "m_req_addr", "m_req_len", "s_rd_tdata", "s_rd_tlast", "s_rd_tuser",
+    "s_rd_tvalid", "s_rd_tready", "m_valid", "m_ready", "m_wqe", "m_qpn",
 ];
 
 impl Bench {
@@ -63,16 +42,7 @@ impl Bench {
         }
         m.reset_for(4);
         m.set_bit(p["enable"], true);
-        Bench {
-            m,
-            p,
-            rng: StdRng::seed_from_u64(seed),
-            memory: HashMap::new(),
-            reads: VecDeque::new(),
-            beat: 0,
-            out: Vec::new(),
-            cycle: 0,
-        }
+        Bench { m, p, rng: StdRng::seed_from_u64(seed), memory: HashMap::new(), reads: VecDeque::new(), beat: 0, out: Vec::new(), cycle: 0 }
     }
 
     fn cycle(&mut self) {
@@ -81,33 +51,20 @@ impl Bench {
         self.m.set_bit(p["m_req_ready"], req_ready);
         self.m.set_bit(p["m_ready"], ready);
         // The DMA read engine: eight beats per 64-octet read, in order, after its latency.
-        let due = self
-            .reads
-            .front()
-            .filter(|r| r.1 <= self.cycle)
-            .map(|r| r.0);
+        let due = self.reads.front().filter(|r| r.1 <= self.cycle).map(|r| r.0);
         let present = due.is_some() && self.rng.gen_bool(0.7);
         self.m.set_bit(p["s_rd_tvalid"], present);
         if let Some(addr) = due.filter(|_| present) {
-            let wqe = self
-                .memory
-                .get(&addr)
-                .unwrap_or_else(|| panic!("WQE read at {addr:#x}, where nothing was posted"));
-            self.m
-                .set_bytes(p["s_rd_tdata"], &wqe[self.beat * 8..self.beat * 8 + 8]);
+            let wqe = self.memory.get(&addr).unwrap_or_else(|| panic!("WQE read at {addr:#x}, where nothing was posted"));
+            self.m.set_bytes(p["s_rd_tdata"], &wqe[self.beat * 8..self.beat * 8 + 8]);
             self.m.set_bit(p["s_rd_tlast"], self.beat == 7);
             self.m.set(p["s_rd_tuser"], 0);
         }
         self.m.eval();
         if req_ready && self.m.get_bit(p["m_req_valid"]) {
-            assert_eq!(
-                self.m.get(p["m_req_len"]),
-                64,
-                "a WQE fetch reads 64 octets"
-            );
+            assert_eq!(self.m.get(p["m_req_len"]), 64, "a WQE fetch reads 64 octets");
             let latency = self.rng.gen_range(5..80);
-            self.reads
-                .push_back((self.m.get(p["m_req_addr"]), self.cycle + latency));
+            self.reads.push_back((self.m.get(p["m_req_addr"]), self.cycle + latency));
         }
         if present && self.m.get_bit(p["s_rd_tready"]) {
             self.beat += 1;
@@ -123,22 +80,14 @@ impl Bench {
             self.m.get_bytes(p["m_ctx"], &mut ctx);
             assert!(!self.m.get_bit(p["m_error"]));
             let word1 = u32::from_le_bytes(ctx[4..8].try_into().expect("4 octets"));
-            self.out.push((
-                self.m.get(p["m_qpn"]) as usize,
-                self.m.get(p["m_index"]) as u32,
-                wqe,
-                word1,
-            ));
+            self.out.push((self.m.get(p["m_qpn"]) as usize, self.m.get(p["m_index"]) as u32, wqe, word1));
         }
         self.m.tick();
         self.cycle += 1;
     }
 
     fn write_qp(&mut self, qpn: usize, ctx: &QpContext) {
-        let bytes: Vec<u8> = ctx.to_words()[..8]
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
+        let bytes: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
         let p = &self.p;
         self.m.set_bit(p["qp_we"], true);
         self.m.set_bit(p["qp_reset"], ctx.state == QpState::Reset);
@@ -244,8 +193,7 @@ fn sq_fetch_takes_turns_between_busy_qps() {
     b.set_states(0b1111, 0);
     for (n, c) in ctxs.iter().enumerate() {
         for i in 0..8u64 {
-            b.memory
-                .insert(c.sq_base + i * SQ_WQE_SLOT_LEN as u64, [n as u8; 64]);
+            b.memory.insert(c.sq_base + i * SQ_WQE_SLOT_LEN as u64, [n as u8; 64]);
         }
     }
     for n in 0..4 {

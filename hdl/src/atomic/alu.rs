@@ -79,22 +79,8 @@ impl Logic for AtomicAlu {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            a_valid,
-            a_aopcode,
-            a_chain,
-            a_original,
-            a_data,
-            a_mask,
-            a_compare,
-            a_compare_mask,
-            a_tag,
-            b_valid,
-            b_result,
-            b_original,
-            b_tag,
-            b_unsupported
+            self, clock, a_valid, a_aopcode, a_chain, a_original, a_data, a_mask, a_compare,
+            a_compare_mask, a_tag, b_valid, b_result, b_original, b_tag, b_unsupported
         );
         // Stage A takes a new operation every cycle.
         self.a_valid.d.next = self.in_valid.val();

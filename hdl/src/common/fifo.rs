@@ -4,7 +4,7 @@
 use rust_hdl::prelude::*;
 
 /// Entries.
-pub const FIFO_DEPTH: usize = 8;
+const FIFO_DEPTH: usize = 8;
 
 #[derive(LogicBlock, Default)]
 pub struct SmallFifo<const W: usize> {

@@ -10,7 +10,7 @@
 use rust_hdl::prelude::*;
 
 use crate::common::constant;
-use crate::common::fifo::FIFO_DEPTH;
+use crate::common::SmallFifo;
 
 /// `AB` = ring address bits, `AB1` = `AB + 1`.
 #[derive(LogicBlock)]
@@ -41,9 +41,8 @@ pub struct RxBuffer<const AB: usize, const AB1: usize> {
     readable: DFF<Bits<AB1>>,
     rd_ptr: DFF<Bits<AB1>>,
     length: DFF<Bits<16>>,
-    descs: [DFF<Bits<32>>; FIFO_DEPTH],
-    desc_head: DFF<Bits<4>>,
-    desc_tail: DFF<Bits<4>>,
+    /// Committed ULPDUs: octets `<< 16` | connection.
+    descs: SmallFifo<32>,
     out_valid: DFF<Bit>,
     out_beat: DFF<Bits<73>>,
     drop: DFF<Bit>,
@@ -82,8 +81,6 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
             rd_ptr: Default::default(),
             length: Default::default(),
             descs: Default::default(),
-            desc_head: Default::default(),
-            desc_tail: Default::default(),
             out_valid: Default::default(),
             out_beat: Default::default(),
             drop: Default::default(),
@@ -100,14 +97,9 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
 impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, wr_ptr, committed, readable, rd_ptr, length, desc_head, desc_tail,
-            out_valid, out_beat, drop
-        );
-        for i in 0..FIFO_DEPTH {
-            self.descs[i].clock.next = self.clock.val();
-            self.descs[i].d.next = self.descs[i].q.val();
-        }
+        dff_setup!(self, clock, wr_ptr, committed, readable, rd_ptr, length, out_valid, out_beat, drop);
+        self.descs.clock.next = self.clock.val();
+        self.descs.reset.next = self.reset.val();
         self.ring.read_clock.next = self.clock.val();
         self.ring.write_clock.next = self.clock.val();
 
@@ -138,7 +130,7 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
             self.keep_n.next = 0.into();
         }
         self.room.next = ((self.wr_ptr.q.val() - self.rd_ptr.q.val()) != self.ring_size.val())
-            & ((self.desc_tail.q.val() - self.desc_head.q.val()) != 8);
+            & self.descs.s_ready.val();
         self.s_axis_tready.next = self.room.val();
         self.take.next = self.s_axis_tvalid.val() & self.room.val();
         self.ring.write_enable.next = self.take.val();
@@ -147,6 +139,9 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
             | (bit_cast::<73, 8>(self.s_axis_tkeep.val()) << 64)
             | (bit_cast::<73, 1>(self.s_axis_tlast.val().into()) << 72);
         self.drop.d.next = false;
+        self.descs.s_valid.next = false;
+        self.descs.s_data.next =
+            (bit_cast::<32, 16>(self.length.q.val() + self.keep_n.val()) << 16) | bit_cast::<32, 16>(self.s_conn.val());
         if self.take.val() {
             self.wr_ptr.d.next = self.wr_ptr.q.val() + 1;
             self.length.d.next = self.length.q.val() + self.keep_n.val();
@@ -157,14 +152,7 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
                     self.drop.d.next = true;
                 } else {
                     self.committed.d.next = self.wr_ptr.q.val() + 1;
-                    for i in 0..FIFO_DEPTH {
-                        if self.desc_tail.q.val().get_bits::<3>(0).index() == i {
-                            self.descs[i].d.next =
-                                (bit_cast::<32, 16>(self.length.q.val() + self.keep_n.val()) << 16)
-                                    | bit_cast::<32, 16>(self.s_conn.val());
-                        }
-                    }
-                    self.desc_tail.d.next = self.desc_tail.q.val() + 1;
+                    self.descs.s_valid.next = true;
                 }
             }
         }
@@ -173,19 +161,16 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
 
         // Read side: the ring is read at the pointer it will have next cycle, so a beat
         // can leave every cycle.
-        self.load.next = (self.rd_ptr.q.val() != self.readable.q.val())
-            & (!self.out_valid.q.val() | self.m_axis_tready.val());
+        self.load.next = (self.rd_ptr.q.val() != self.readable.q.val()) & (!self.out_valid.q.val() | self.m_axis_tready.val());
         self.next_rd.next = self.rd_ptr.q.val();
         if self.load.val() {
             self.next_rd.next = self.rd_ptr.q.val() + 1;
         }
         self.rd_ptr.d.next = self.next_rd.val();
         self.ring.read_address.next = self.next_rd.val().get_bits::<AB>(0);
+        self.descs.m_ready.next = self.out_valid.q.val() & self.m_axis_tready.val() & self.out_beat.q.val().get_bit(72);
         if self.out_valid.q.val() & self.m_axis_tready.val() {
             self.out_valid.d.next = false;
-            if self.out_beat.q.val().get_bit(72) {
-                self.desc_head.d.next = self.desc_head.q.val() + 1;
-            }
         }
         if self.load.val() {
             self.out_valid.d.next = true;
@@ -195,20 +180,13 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
         self.m_axis_tdata.next = self.out_beat.q.val().get_bits::<64>(0);
         self.m_axis_tkeep.next = self.out_beat.q.val().get_bits::<8>(64);
         self.m_axis_tlast.next = self.out_beat.q.val().get_bit(72);
-        self.m_axis_tuser.next = self.descs[0].q.val();
-        for i in 1..FIFO_DEPTH {
-            if self.desc_head.q.val().get_bits::<3>(0).index() == i {
-                self.m_axis_tuser.next = self.descs[i].q.val();
-            }
-        }
+        self.m_axis_tuser.next = self.descs.m_data.val();
         if self.reset.val() {
             self.wr_ptr.d.next = 0.into();
             self.committed.d.next = 0.into();
             self.readable.d.next = 0.into();
             self.rd_ptr.d.next = 0.into();
             self.length.d.next = 0.into();
-            self.desc_head.d.next = 0.into();
-            self.desc_tail.d.next = 0.into();
             self.out_valid.d.next = false;
             self.drop.d.next = false;
         }

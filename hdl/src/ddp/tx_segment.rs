@@ -253,44 +253,10 @@ impl Logic for TxSegment {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            walking,
-            is_tagged,
-            opcode,
-            stag,
-            to,
-            qn,
-            msn,
-            addr,
-            offset,
-            left,
-            inline_data,
-            inline_len,
-            per_segment,
-            tag,
-            req_valid,
-            req_addr,
-            req_len,
-            head,
-            tail,
-            packing,
-            header,
-            header_left,
-            payload_left,
-            ulpdu_len,
-            message_end,
-            seg_tag,
-            acc,
-            acc_n,
-            out_valid,
-            out_data,
-            out_keep,
-            out_last,
-            out_user,
-            out_tid,
-            done_valid,
-            done_tag
+            self, clock, walking, is_tagged, opcode, stag, to, qn, msn, addr, offset, left,
+            inline_data, inline_len, per_segment, tag, req_valid, req_addr, req_len, head, tail,
+            packing, header, header_left, payload_left, ulpdu_len, message_end, seg_tag, acc,
+            acc_n, out_valid, out_data, out_keep, out_last, out_user, out_tid, done_valid, done_tag
         );
         for i in 0..QUEUE {
             self.headers[i].clock.next = self.clock.val();
@@ -410,8 +376,7 @@ impl Logic for TxSegment {
             self.header.d.next = self.head_header.val();
             self.header_left.d.next = self.head_info.val().get_bits::<6>(0);
             self.payload_left.d.next = self.head_info.val().get_bits::<16>(6);
-            self.ulpdu_len.d.next = bit_cast::<16, 6>(self.head_info.val().get_bits::<6>(0))
-                + self.head_info.val().get_bits::<16>(6);
+            self.ulpdu_len.d.next = bit_cast::<16, 6>(self.head_info.val().get_bits::<6>(0)) + self.head_info.val().get_bits::<16>(6);
             self.message_end.d.next = self.head_info.val().get_bit(22);
             self.seg_tag.d.next = self.head_info.val().get_bits::<16>(23);
         }
@@ -436,11 +401,9 @@ impl Logic for TxSegment {
             self.chunk_n.next = bit_cast::<5, 6>(self.header_left.q.val());
         }
         // Octets past a chunk's end must not reach the accumulator.
-        self.chunk_mask.next =
-            !(self.ones_64.val() << (bit_cast::<64, 5>(self.chunk_n.val()) << 3));
+        self.chunk_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.chunk_n.val()) << 3));
         self.chunk.next = self.header.q.val().get_bits::<64>(0) & self.chunk_mask.val();
-        self.take_header.next =
-            self.packing.q.val() & self.header_left.q.val().any() & (self.kept_n.val() <= 8);
+        self.take_header.next = self.packing.q.val() & self.header_left.q.val().any() & (self.kept_n.val() <= 8);
         self.rd_bytes.next = 8.into();
         if self.payload_left.q.val() < 8 {
             self.rd_bytes.next = bit_cast::<5, 16>(self.payload_left.q.val());
@@ -459,21 +422,16 @@ impl Logic for TxSegment {
         self.acc.d.next = self.kept.val();
         self.acc_n.d.next = self.kept_n.val();
         if self.take_header.val() {
-            self.acc.d.next = self.kept.val()
-                | (bit_cast::<128, 64>(self.chunk.val())
-                    << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
+            self.acc.d.next = self.kept.val() | (bit_cast::<128, 64>(self.chunk.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
             self.acc_n.d.next = self.kept_n.val() + self.chunk_n.val();
             self.header.d.next = self.header.q.val() >> 64;
-            self.header_left.d.next =
-                self.header_left.q.val() - bit_cast::<6, 5>(self.chunk_n.val());
+            self.header_left.d.next = self.header_left.q.val() - bit_cast::<6, 5>(self.chunk_n.val());
         }
         if self.take_payload.val() {
-            self.acc.d.next = self.kept.val()
-                | (bit_cast::<128, 64>(self.rd_data.val())
-                    << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
+            self.acc.d.next =
+                self.kept.val() | (bit_cast::<128, 64>(self.rd_data.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
             self.acc_n.d.next = self.kept_n.val() + self.rd_bytes.val();
-            self.payload_left.d.next =
-                self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.val());
+            self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.val());
         }
         self.done_valid.d.next = false;
         if self.emit_n.val().any() {

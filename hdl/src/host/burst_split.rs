@@ -67,9 +67,8 @@ impl Logic for BurstSplit {
             self.beats_left.d.next = self.s_beats.val();
         }
         // The next burst: what is left, up to the 4 KiB boundary, at most 256 beats.
-        self.to_boundary.next = bit_cast::<32, 13>(
-            self.page.val() - bit_cast::<13, 12>(self.next_addr.q.val().get_bits::<12>(0)),
-        ) >> 3;
+        self.to_boundary.next =
+            bit_cast::<32, 13>(self.page.val() - bit_cast::<13, 12>(self.next_addr.q.val().get_bits::<12>(0))) >> 3;
         self.burst.next = self.beats_left.q.val();
         if self.to_boundary.val() < self.burst.val() {
             self.burst.next = self.to_boundary.val();
@@ -84,8 +83,7 @@ impl Logic for BurstSplit {
             self.valid.d.next = true;
             self.addr.d.next = self.next_addr.q.val();
             self.len.d.next = bit_cast::<8, 32>(self.burst.val() - 1);
-            self.next_addr.d.next =
-                self.next_addr.q.val() + bit_cast::<64, 32>(self.burst.val() << 3);
+            self.next_addr.d.next = self.next_addr.q.val() + bit_cast::<64, 32>(self.burst.val() << 3);
             self.beats_left.d.next = self.beats_left.q.val() - self.burst.val();
             self.busy.d.next = self.beats_left.q.val() != self.burst.val();
         }

@@ -13,10 +13,7 @@
 //! check and act (2).
 use rust_hdl::prelude::*;
 
-use rnic_proto::host::context::{
-    cq_fields, mr_fields, qp_fields, QpState, CQ_BASE_ALIGN, MAX_LOG_SIZE, RQ_BASE_ALIGN,
-    SQ_BASE_ALIGN,
-};
+use rnic_proto::host::context::{cq_fields, mr_fields, qp_fields, QpState, CQ_BASE_ALIGN, MAX_LOG_SIZE, RQ_BASE_ALIGN, SQ_BASE_ALIGN};
 use rnic_proto::host::desc::{CQE_LEN, RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::regs::{CmdOpcode, CmdResult};
 use rnic_proto::host::Field;
@@ -365,23 +362,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            state,
-            op,
-            index,
-            data,
-            rts,
-            error,
-            valid,
-            done,
-            result,
-            load,
-            result_data,
-            qp_write,
-            qp_clear,
-            cq_write,
-            mr_write
+            self, clock, state, op, index, data, rts, error, valid, done, result, load,
+            result_data, qp_write, qp_clear, cq_write, mr_write
         );
         self.qp_cfg.read_clock.next = self.clock.val();
         self.qp_cfg.write_clock.next = self.clock.val();
@@ -424,20 +406,18 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
 
         // Which object, and does it exist.
-        self.is_qp_op.next = (self.op.q.val() == self.op_write_qp.val())
-            | (self.op.q.val() == self.op_query_qp.val());
-        self.is_cq_op.next = (self.op.q.val() == self.op_write_cq.val())
-            | (self.op.q.val() == self.op_query_cq.val());
+        self.is_qp_op.next =
+            (self.op.q.val() == self.op_write_qp.val()) | (self.op.q.val() == self.op_query_qp.val());
+        self.is_cq_op.next =
+            (self.op.q.val() == self.op_write_cq.val()) | (self.op.q.val() == self.op_query_cq.val());
         self.is_mr_op.next = (self.op.q.val() == self.op_write_mr.val())
             | (self.op.q.val() == self.op_query_mr.val())
             | (self.op.q.val() == self.op_invalidate_mr.val());
         self.index_ok.next = (self.is_qp_op.val() & (self.index.q.val() < self.qp_count.val()))
             | (self.is_cq_op.val() & (self.index.q.val() < self.cq_count.val()))
             | (self.is_mr_op.val() & (self.index.q.val() < self.mr_count.val()));
-        self.qp_bit.next =
-            self.one_q.val() << bit_cast::<Q, QB>(self.index.q.val().get_bits::<QB>(0));
-        self.mr_bit.next =
-            self.one_m.val() << bit_cast::<M, MB>(self.index.q.val().get_bits::<MB>(0));
+        self.qp_bit.next = self.one_q.val() << bit_cast::<Q, QB>(self.index.q.val().get_bits::<QB>(0));
+        self.mr_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.index.q.val().get_bits::<MB>(0));
         self.fail_bit.next = self.one_q.val() << bit_cast::<Q, QB>(self.fail_qp.val());
         self.inval_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.invalidate_mr.val());
         self.cur_state.next = self.st_reset.val();
@@ -451,145 +431,52 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
 
         // The value checks of QpContext/CqContext/MrContext::validate: known state, ring
         // sizes, alignment, no range past 2^64, a usable MULPDU in RTS, existing CQs.
-        self.new_state.next = self
-            .qp_words
-            .val()
-            .get_bits::<4>(self.at_state.val().index());
-        self.sq_log.next = self
-            .qp_words
-            .val()
-            .get_bits::<8>(self.at_sq_log.val().index());
-        self.rq_log.next = self
-            .qp_words
-            .val()
-            .get_bits::<8>(self.at_rq_log.val().index());
-        self.cq_log.next = self
-            .cq_words
-            .val()
-            .get_bits::<8>(self.at_cq_log.val().index());
-        self.sq_end.next = bit_cast::<65, 64>(
-            self.qp_words
-                .val()
-                .get_bits::<64>(self.at_sq_base.val().index()),
-        ) + (self.sq_slot.val() << self.sq_log.val());
-        self.rq_end.next = bit_cast::<65, 64>(
-            self.qp_words
-                .val()
-                .get_bits::<64>(self.at_rq_base.val().index()),
-        ) + (self.rq_slot.val() << self.rq_log.val());
-        self.cq_end.next = bit_cast::<65, 64>(
-            self.cq_words
-                .val()
-                .get_bits::<64>(self.at_cq_base.val().index()),
-        ) + (self.cqe_slot.val() << self.cq_log.val());
-        self.va_end.next = bit_cast::<65, 64>(
-            self.mr_words
-                .val()
-                .get_bits::<64>(self.at_mr_va.val().index()),
-        ) + bit_cast::<65, 64>(
-            self.mr_words
-                .val()
-                .get_bits::<64>(self.at_mr_length.val().index()),
-        );
-        self.iova_end.next = bit_cast::<65, 64>(
-            self.mr_words
-                .val()
-                .get_bits::<64>(self.at_mr_iova.val().index()),
-        ) + bit_cast::<65, 64>(
-            self.mr_words
-                .val()
-                .get_bits::<64>(self.at_mr_length.val().index()),
-        );
+        self.new_state.next = self.qp_words.val().get_bits::<4>(self.at_state.val().index());
+        self.sq_log.next = self.qp_words.val().get_bits::<8>(self.at_sq_log.val().index());
+        self.rq_log.next = self.qp_words.val().get_bits::<8>(self.at_rq_log.val().index());
+        self.cq_log.next = self.cq_words.val().get_bits::<8>(self.at_cq_log.val().index());
+        self.sq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()))
+            + (self.sq_slot.val() << self.sq_log.val());
+        self.rq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()))
+            + (self.rq_slot.val() << self.rq_log.val());
+        self.cq_end.next = bit_cast::<65, 64>(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()))
+            + (self.cqe_slot.val() << self.cq_log.val());
+        self.va_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_va.val().index()))
+            + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
+        self.iova_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_iova.val().index()))
+            + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
         self.qp_value_ok.next = (self.new_state.val() <= self.st_error.val())
             & (self.sq_log.val() <= self.max_log.val())
             & (self.rq_log.val() <= self.max_log.val())
-            & !(self
-                .qp_words
-                .val()
-                .get_bits::<64>(self.at_sq_base.val().index())
-                & self.sq_align.val())
-            .any()
-            & !(self
-                .qp_words
-                .val()
-                .get_bits::<64>(self.at_rq_base.val().index())
-                & self.rq_align.val())
-            .any()
+            & !(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()) & self.sq_align.val()).any()
+            & !(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()) & self.rq_align.val()).any()
             & !(self.sq_end.val().get_bit(64) & self.sq_end.val().get_bits::<64>(0).any())
             & !(self.rq_end.val().get_bit(64) & self.rq_end.val().get_bits::<64>(0).any())
             & !((self.new_state.val() == self.st_rts.val())
-                & (self
-                    .qp_words
-                    .val()
-                    .get_bits::<16>(self.at_mulpdu.val().index())
-                    < self.min_mulpdu.val()))
-            & (self
-                .qp_words
-                .val()
-                .get_bits::<16>(self.at_send_cq.val().index())
-                < self.cq_limit.val())
-            & (self
-                .qp_words
-                .val()
-                .get_bits::<16>(self.at_recv_cq.val().index())
-                < self.cq_limit.val());
+                & (self.qp_words.val().get_bits::<16>(self.at_mulpdu.val().index()) < self.min_mulpdu.val()))
+            & (self.qp_words.val().get_bits::<16>(self.at_send_cq.val().index()) < self.cq_limit.val())
+            & (self.qp_words.val().get_bits::<16>(self.at_recv_cq.val().index()) < self.cq_limit.val());
         self.cq_value_ok.next = (self.cq_log.val() <= self.max_log.val())
-            & !(self
-                .cq_words
-                .val()
-                .get_bits::<64>(self.at_cq_base.val().index())
-                & self.cq_align.val())
-            .any()
+            & !(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()) & self.cq_align.val()).any()
             & !(self.cq_end.val().get_bit(64) & self.cq_end.val().get_bits::<64>(0).any());
-        self.mr_value_ok.next = !(self.va_end.val().get_bit(64)
-            & self.va_end.val().get_bits::<64>(0).any())
+        self.mr_value_ok.next = !(self.va_end.val().get_bit(64) & self.va_end.val().get_bits::<64>(0).any())
             & !(self.iova_end.val().get_bit(64) & self.iova_end.val().get_bits::<64>(0).any());
         // State rules: rings move only in RESET; ERROR goes back to RTS only through RESET.
-        self.relayout.next = (self
-            .qp_words
-            .val()
-            .get_bits::<64>(self.at_sq_base.val().index())
-            != self
-                .qp_cfg
-                .read_data
-                .val()
-                .get_bits::<64>(self.at_sq_base.val().index()))
-            | (self
-                .qp_words
-                .val()
-                .get_bits::<64>(self.at_rq_base.val().index())
-                != self
-                    .qp_cfg
-                    .read_data
-                    .val()
-                    .get_bits::<64>(self.at_rq_base.val().index()))
-            | (self.sq_log.val()
-                != self
-                    .qp_cfg
-                    .read_data
-                    .val()
-                    .get_bits::<8>(self.at_sq_log.val().index()))
-            | (self.rq_log.val()
-                != self
-                    .qp_cfg
-                    .read_data
-                    .val()
-                    .get_bits::<8>(self.at_rq_log.val().index()));
-        self.qp_state_ok.next = !(self.relayout.val()
-            & (self.cur_state.val() != self.st_reset.val()))
-            & !((self.cur_state.val() == self.st_error.val())
-                & (self.new_state.val() == self.st_rts.val()));
+        self.relayout.next = (self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index())
+            != self.qp_cfg.read_data.val().get_bits::<64>(self.at_sq_base.val().index()))
+            | (self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index())
+                != self.qp_cfg.read_data.val().get_bits::<64>(self.at_rq_base.val().index()))
+            | (self.sq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_sq_log.val().index()))
+            | (self.rq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_rq_log.val().index()));
+        self.qp_state_ok.next = !(self.relayout.val() & (self.cur_state.val() != self.st_reset.val()))
+            & !((self.cur_state.val() == self.st_error.val()) & (self.new_state.val() == self.st_rts.val()));
 
         self.term_status.next = (bit_cast::<512, 8>(self.term.read_data.val().get_bits::<8>(0))
             << self.at_term_code.val())
-            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(8))
-                << self.at_term_etype.val())
-            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(12))
-                << self.at_term_layer.val())
-            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(16))
-                << self.at_term_received.val())
-            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(17))
-                << self.at_term_valid.val());
+            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(8)) << self.at_term_etype.val())
+            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(12)) << self.at_term_layer.val())
+            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(16)) << self.at_term_received.val())
+            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(17)) << self.at_term_valid.val());
 
         self.done.d.next = false;
         self.load.d.next = false;
@@ -678,16 +565,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 // INVALIDATE_MR: the MR must be valid and the key must match.
                 self.result.d.next = self.bad_state.val();
                 if self.live_valid.val()
-                    & (self
-                        .mr_cfg
-                        .read_data
-                        .val()
-                        .get_bits::<8>(self.at_mr_key.val().index())
-                        == self
-                            .data
-                            .q
-                            .val()
-                            .get_bits::<8>(self.at_mr_key.val().index()))
+                    & (self.mr_cfg.read_data.val().get_bits::<8>(self.at_mr_key.val().index())
+                        == self.data.q.val().get_bits::<8>(self.at_mr_key.val().index()))
                 {
                     self.result.d.next = self.ok.val();
                     self.valid.d.next = self.valid.q.val() & !self.mr_bit.val();

@@ -201,21 +201,8 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            state,
-            cqn,
-            cqe,
-            req_valid,
-            req_addr,
-            beat,
-            armed_next,
-            armed_solicited,
-            overflowed,
-            irq_head,
-            irq_tail,
-            written,
-            overflow_bit
+            self, clock, state, cqn, cqe, req_valid, req_addr, beat, armed_next, armed_solicited,
+            overflowed, irq_head, irq_tail, written, overflow_bit
         );
         self.pi_copy.read_clock.next = self.clock.val();
         self.pi_copy.write_clock.next = self.clock.val();
@@ -232,13 +219,11 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
 
         // Host side: contexts, consumer indices, arms. A CQ written with ENABLE clear is
         // emptied.
-        self.clearing.next =
-            self.cq_we.val() & !self.cq_wdata.val().get_bit(self.at_enable.val().index());
+        self.clearing.next = self.cq_we.val() & !self.cq_wdata.val().get_bit(self.at_enable.val().index());
         self.ctx.write_enable.next = self.cq_we.val();
         self.ctx.write_address.next = self.cq_waddr.val();
         self.ctx.write_data.next = self.cq_wdata.val();
-        self.ci.write_enable.next = self.db_valid.val()
-            & (self.db_kind.val() == self.db_ci.val())
+        self.ci.write_enable.next = self.db_valid.val() & (self.db_kind.val() == self.db_ci.val())
             & (self.db_index.val() < self.cq_count.val());
         self.ci.write_address.next = self.db_index.val().get_bits::<CB>(0);
         self.ci.write_data.next = self.db_value.val();
@@ -247,13 +232,9 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             self.ci.write_address.next = self.cq_waddr.val();
             self.ci.write_data.next = 0.into();
         }
-        self.db_bit.next =
-            self.one.val() << bit_cast::<C, CB>(self.db_index.val().get_bits::<CB>(0));
+        self.db_bit.next = self.one.val() << bit_cast::<C, CB>(self.db_index.val().get_bits::<CB>(0));
         self.ctx_bit.next = self.one.val() << bit_cast::<C, CB>(self.cq_waddr.val());
-        if self.db_valid.val()
-            & (self.db_kind.val() == self.db_arm.val())
-            & (self.db_index.val() < self.cq_count.val())
-        {
+        if self.db_valid.val() & (self.db_kind.val() == self.db_arm.val()) & (self.db_index.val() < self.cq_count.val()) {
             if self.db_value.val().get_bit(0) {
                 self.armed_next.d.next = self.armed_next.q.val() | self.db_bit.val();
             }
@@ -272,46 +253,21 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.pi.write_address.next = self.cqn.q.val();
         self.pi.write_data.next = self.pi.read_data.val() + 1;
         self.cq_bit.next = self.one.val() << bit_cast::<C, CB>(self.cqn.q.val());
-        self.log_size.next = self
-            .ctx
-            .read_data
-            .val()
-            .get_bits::<8>(self.at_log_size.val().index());
+        self.log_size.next = self.ctx.read_data.val().get_bits::<8>(self.at_log_size.val().index());
         self.size.next = self.slot_mask_one.val() << self.log_size.val();
-        self.full.next = bit_cast::<33, 32>(self.pi.read_data.val() - self.ci.read_data.val())
-            >= self.size.val();
-        self.enabled.next = self
-            .ctx
-            .read_data
-            .val()
-            .get_bit(self.at_enable.val().index());
-        self.slot.next =
-            bit_cast::<64, 33>(bit_cast::<33, 32>(self.pi.read_data.val()) & (self.size.val() - 1))
-                << 5;
+        self.full.next = bit_cast::<33, 32>(self.pi.read_data.val() - self.ci.read_data.val()) >= self.size.val();
+        self.enabled.next = self.ctx.read_data.val().get_bit(self.at_enable.val().index());
+        self.slot.next = bit_cast::<64, 33>(bit_cast::<33, 32>(self.pi.read_data.val()) & (self.size.val() - 1)) << 5;
         self.phase.next = !(bit_cast::<33, 32>(self.pi.read_data.val()) & self.size.val()).any();
         // Wake the host if armed for any CQE, or for this solicited or failed one.
         self.wake.next = (self.armed_next.q.val() & self.cq_bit.val()).any()
             | ((self.armed_solicited.q.val() & self.cq_bit.val()).any()
                 & (self.cqe.q.val().get_bit(self.at_solicited.val().index())
-                    | self
-                        .cqe
-                        .q
-                        .val()
-                        .get_bits::<8>(self.at_status.val().index())
-                        .any()));
-        self.irq_entry.next = bit_cast::<17, 16>(
-            self.ctx
-                .read_data
-                .val()
-                .get_bits::<16>(self.at_vector.val().index()),
-        );
+                    | self.cqe.q.val().get_bits::<8>(self.at_status.val().index()).any()));
+        self.irq_entry.next = bit_cast::<17, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index()));
         if self.wake.val() {
-            self.irq_entry.next = bit_cast::<17, 16>(
-                self.ctx
-                    .read_data
-                    .val()
-                    .get_bits::<16>(self.at_vector.val().index()),
-            ) | 0x10000_u64;
+            self.irq_entry.next =
+                bit_cast::<17, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index())) | 0x10000_u64;
         }
         self.in_flight.next = self.irq_tail.q.val() - self.irq_head.q.val();
         if (self.state.q.val() == 0) & self.s_valid.val() {
@@ -330,12 +286,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             if self.enabled.val() & !self.full.val() {
                 self.state.d.next = 3.into();
                 self.req_valid.d.next = true;
-                self.req_addr.d.next = self
-                    .ctx
-                    .read_data
-                    .val()
-                    .get_bits::<64>(self.at_base.val().index())
-                    + self.slot.val();
+                self.req_addr.d.next = self.ctx.read_data.val().get_bits::<64>(self.at_base.val().index()) + self.slot.val();
                 self.pi.write_enable.next = true;
                 if self.phase.val() {
                     self.cqe.d.next = self.cqe.q.val() | self.phase_bit.val();
@@ -423,9 +374,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.pi_copy.write_data.next = self.pi.write_data.val();
         self.pi_copy.read_address.next = self.status_cqn.val();
         self.status_pi.next = self.pi_copy.read_data.val();
-        self.overflow_bit.d.next = (self.overflowed.q.val()
-            & (self.one.val() << bit_cast::<C, CB>(self.status_cqn.val())))
-        .any();
+        self.overflow_bit.d.next = (self.overflowed.q.val() & (self.one.val() << bit_cast::<C, CB>(self.status_cqn.val()))).any();
         self.status_overflow.next = self.overflow_bit.q.val();
         self.irq_valid.next = self.irq_due.val();
         self.irq_vector.next = self.irq_head_entry.val().get_bits::<16>(0);

@@ -12,13 +12,8 @@ use super::{AxilSlave, Cmd, Regs};
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts. Build with
 /// [`HostCtrl::new`].
 #[derive(LogicBlock)]
-pub struct HostCtrl<
-    const QB: usize,
-    const Q: usize,
-    const CB: usize,
-    const MB: usize,
-    const M: usize,
-> {
+pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize>
+{
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub s_axil_awaddr: Signal<In, Bits<16>>,

@@ -147,8 +147,9 @@ impl Logic for DmaRead {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, head, tail, active, skip, out_left, r_left, carry, held, flushing, error,
-            tag, out_valid, out_data, out_keep, out_last, out_user
+            self, clock, head, tail,
+            active, skip, out_left, r_left, carry, held, flushing, error, tag, out_valid,
+            out_data, out_keep, out_last, out_user
         );
         for i in 0..QUEUE {
             self.queue[i].clock.next = self.clock.val();
@@ -160,12 +161,9 @@ impl Logic for DmaRead {
         self.bursts.clock.next = self.clock.val();
         self.bursts.reset.next = self.reset.val();
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.accept.next =
-            self.s_req_valid.val() & self.bursts.s_ready.val() & (self.queued.val() < 4);
+        self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & (self.queued.val() < 4);
         self.s_req_ready.next = self.bursts.s_ready.val() & (self.queued.val() < 4);
-        self.total_beats.next =
-            (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7)
-                >> 3;
+        self.total_beats.next = (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
         self.bursts.s_valid.next = self.accept.val() & self.s_req_len.val().any();
         self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
         self.bursts.s_beats.next = self.total_beats.val();
@@ -173,10 +171,9 @@ impl Logic for DmaRead {
         if self.accept.val() {
             for i in 0..QUEUE {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
-                    self.queue[i].d.next =
-                        bit_cast::<43, 3>(self.s_req_addr.val().get_bits::<3>(0))
-                            | (bit_cast::<43, 32>(self.s_req_len.val()) << 3)
-                            | (bit_cast::<43, 8>(self.s_req_tag.val()) << 35);
+                    self.queue[i].d.next = bit_cast::<43, 3>(self.s_req_addr.val().get_bits::<3>(0))
+                        | (bit_cast::<43, 32>(self.s_req_len.val()) << 3)
+                        | (bit_cast::<43, 8>(self.s_req_tag.val()) << 35);
                 }
             }
             self.tail.d.next = self.tail.q.val() + 1;
@@ -229,21 +226,16 @@ impl Logic for DmaRead {
             & self.r_left.q.val().any();
         self.shifted.next = self.m_axi_rdata.val() >> (bit_cast::<64, 3>(self.skip.q.val()) << 3);
         self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
-            | (bit_cast::<128, 64>(self.shifted.val())
-                << (bit_cast::<128, 4>(self.held.q.val()) << 3));
+            | (bit_cast::<128, 64>(self.shifted.val()) << (bit_cast::<128, 4>(self.held.q.val()) << 3));
         self.avail.next = self.held.q.val() + 8 - bit_cast::<4, 3>(self.skip.q.val());
         if self.flushing.q.val() {
             self.combined.next = bit_cast::<128, 64>(self.carry.q.val());
             self.avail.next = self.held.q.val();
         }
         // Emit a full beat, or whatever is left at the end.
-        self.emit.next = (self.take_r.val()
-            & ((self.avail.val() >= 8) | (self.r_left.q.val() == 1)))
+        self.emit.next = (self.take_r.val() & ((self.avail.val() >= 8) | (self.r_left.q.val() == 1)))
             | (self.active.q.val() & self.load.val() & self.flushing.q.val())
-            | (self.active.q.val()
-                & self.load.val()
-                & !self.r_left.q.val().any()
-                & !self.flushing.q.val());
+            | (self.active.q.val() & self.load.val() & !self.r_left.q.val().any() & !self.flushing.q.val());
         self.emit_bytes.next = self.out_left.q.val();
         if self.emit_bytes.val() > 8 {
             self.emit_bytes.next = 8.into();

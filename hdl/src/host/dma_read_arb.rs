@@ -96,14 +96,8 @@ impl<const N: usize, const AN: usize, const LN: usize> Logic for DmaReadArb<N, A
         self.found.next = self.pick.found.val();
         self.grant.next = self.pick.grant.val();
         self.m_req_valid.next = self.found.val();
-        self.m_req_addr.next = self
-            .s_req_addr
-            .val()
-            .get_bits::<64>(self.grant.val().index() * 64);
-        self.m_req_len.next = self
-            .s_req_len
-            .val()
-            .get_bits::<32>(self.grant.val().index() * 32);
+        self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.val().index() * 64);
+        self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32);
         self.m_req_tag.next = self.grant.val();
         self.s_req_ready.next = 0.into();
         if self.found.val() & self.m_req_ready.val() {

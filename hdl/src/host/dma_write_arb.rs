@@ -12,13 +12,7 @@ use crate::common::{constant, RoundRobin};
 const ORDER: usize = 8;
 
 #[derive(LogicBlock)]
-pub struct DmaWriteArb<
-    const N: usize,
-    const AN: usize,
-    const LN: usize,
-    const DN: usize,
-    const KN: usize,
-> {
+pub struct DmaWriteArb<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub s_req_valid: Signal<In, Bits<N>>,
@@ -65,11 +59,7 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
     for DmaWriteArb<N, AN, LN, DN, KN>
 {
     fn default() -> Self {
-        const {
-            assert!(
-                N >= 1 && N <= 64 && AN == 64 * N && LN == 32 * N && DN == 64 * N && KN == 8 * N
-            )
-        };
+        const { assert!(N >= 1 && N <= 64 && AN == 64 * N && LN == 32 * N && DN == 64 * N && KN == 8 * N) };
         DmaWriteArb {
             clock: Default::default(),
             reset: Default::default(),
@@ -130,14 +120,8 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
         self.found.next = self.pick.found.val();
         self.grant.next = self.pick.grant.val();
         self.m_req_valid.next = self.found.val() & (self.queued.val() < 8);
-        self.m_req_addr.next = self
-            .s_req_addr
-            .val()
-            .get_bits::<64>(self.grant.val().index() * 64);
-        self.m_req_len.next = self
-            .s_req_len
-            .val()
-            .get_bits::<32>(self.grant.val().index() * 32);
+        self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.val().index() * 64);
+        self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32);
         self.m_req_tag.next = self.grant.val();
         self.granted.next = self.found.val() & (self.queued.val() < 8) & self.m_req_ready.val();
         self.s_req_ready.next = 0.into();
@@ -145,12 +129,7 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             self.s_req_ready.next = self.one.val() << self.grant.val();
             self.last.d.next = self.grant.val();
             // An empty request sends no data.
-            if self
-                .s_req_len
-                .val()
-                .get_bits::<32>(self.grant.val().index() * 32)
-                .any()
-            {
+            if self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32).any() {
                 for i in 0..ORDER {
                     if self.tail.q.val().get_bits::<3>(0).index() == i {
                         self.order[i].d.next = self.grant.val();
@@ -166,14 +145,8 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
                 self.sender.next = self.order[i].q.val();
             }
         }
-        self.m_axis_tdata.next = self
-            .s_wr_tdata
-            .val()
-            .get_bits::<64>(self.sender.val().index() * 64);
-        self.m_axis_tkeep.next = self
-            .s_wr_tkeep
-            .val()
-            .get_bits::<8>(self.sender.val().index() * 8);
+        self.m_axis_tdata.next = self.s_wr_tdata.val().get_bits::<64>(self.sender.val().index() * 64);
+        self.m_axis_tkeep.next = self.s_wr_tkeep.val().get_bits::<8>(self.sender.val().index() * 8);
         self.m_axis_tlast.next = self.s_wr_tlast.val().get_bit(self.sender.val().index());
         self.m_axis_tvalid.next =
             (self.queued.val() != 0) & self.s_wr_tvalid.val().get_bit(self.sender.val().index());

@@ -27,9 +27,9 @@ pub use dma_read_arb::DmaReadArb;
 pub use dma_write::DmaWrite;
 pub use dma_write_arb::DmaWriteArb;
 pub use mr_check::{
-    MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD,
-    ACCESS_TO_WRAP, RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,
+    MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD, ACCESS_TO_WRAP,
+    RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,
 };
-pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};
 pub use rq_fetch::RqFetch;
 pub use sq_fetch::SqFetch;
+pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};

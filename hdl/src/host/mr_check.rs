@@ -88,8 +88,7 @@ impl Logic for MrCheck {
     #[hdl_gen]
     fn update(&mut self) {
         self.va.next = self.mr.val().get_bits::<64>(self.at_va.val().index());
-        self.range_end.next =
-            bit_cast::<65, 64>(self.to.val()) + bit_cast::<65, 32>(self.len.val());
+        self.range_end.next = bit_cast::<65, 64>(self.to.val()) + bit_cast::<65, 32>(self.len.val());
         self.region_end.next = bit_cast::<65, 64>(self.va.val())
             + bit_cast::<65, 64>(self.mr.val().get_bits::<64>(self.at_length.val().index()));
         self.granted.next = true;
@@ -117,12 +116,10 @@ impl Logic for MrCheck {
         }
         if !self.exists.val()
             | !self.live.val()
-            | (self.mr.val().get_bits::<8>(self.at_key.val().index())
-                != self.stag.val().get_bits::<8>(0))
+            | (self.mr.val().get_bits::<8>(self.at_key.val().index()) != self.stag.val().get_bits::<8>(0))
         {
             self.error.next = 1.into();
         }
-        self.iova.next = self.mr.val().get_bits::<64>(self.at_iova.val().index())
-            + (self.to.val() - self.va.val());
+        self.iova.next = self.mr.val().get_bits::<64>(self.at_iova.val().index()) + (self.to.val() - self.va.val());
     }
 }

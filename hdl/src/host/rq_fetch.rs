@@ -154,9 +154,8 @@ impl<const QB: usize, const Q: usize> Logic for RqFetch<QB, Q> {
         self.ctx.write_enable.next = self.qp_we.val();
         self.ctx.write_address.next = self.qp_waddr.val();
         self.ctx.write_data.next = self.qp_wdata.val();
-        self.rq_doorbell.next = self.db_valid.val()
-            & (self.db_kind.val() == self.db_rq.val())
-            & (self.db_index.val() < self.qp_count.val());
+        self.rq_doorbell.next =
+            self.db_valid.val() & (self.db_kind.val() == self.db_rq.val()) & (self.db_index.val() < self.qp_count.val());
         self.pi.write_enable.next = self.rq_doorbell.val();
         self.pi.write_address.next = self.db_index.val().get_bits::<QB>(0);
         self.pi.write_data.next = self.db_value.val();
@@ -179,13 +178,8 @@ impl<const QB: usize, const Q: usize> Logic for RqFetch<QB, Q> {
         self.ci.write_enable.next = false;
         self.ci.write_address.next = self.qpn.q.val();
         self.ci.write_data.next = self.index.q.val() + 1;
-        self.log_size.next = self
-            .ctx
-            .read_data
-            .val()
-            .get_bits::<8>(self.at_rq_log.val().index());
-        self.slot.next = (bit_cast::<64, 32>(self.ci.read_data.val())
-            & ((self.one_64.val() << self.log_size.val()) - 1))
+        self.log_size.next = self.ctx.read_data.val().get_bits::<8>(self.at_rq_log.val().index());
+        self.slot.next = (bit_cast::<64, 32>(self.ci.read_data.val()) & ((self.one_64.val() << self.log_size.val()) - 1))
             << self.slot_shift.val();
         if self.state.q.val() == 1 {
             self.state.d.next = 2.into();
@@ -200,12 +194,8 @@ impl<const QB: usize, const Q: usize> Logic for RqFetch<QB, Q> {
             } else {
                 self.posted.d.next = true;
                 self.req_valid.d.next = true;
-                self.req_addr.d.next = self
-                    .ctx
-                    .read_data
-                    .val()
-                    .get_bits::<64>(self.at_rq_base.val().index())
-                    + self.slot.val();
+                self.req_addr.d.next =
+                    self.ctx.read_data.val().get_bits::<64>(self.at_rq_base.val().index()) + self.slot.val();
                 self.state.d.next = 3.into();
             }
         }
@@ -215,8 +205,7 @@ impl<const QB: usize, const Q: usize> Logic for RqFetch<QB, Q> {
         }
         self.s_rd_tready.next = self.state.q.val() == 4;
         if (self.state.q.val() == 4) & self.s_rd_tvalid.val() {
-            self.wqe.d.next =
-                (self.wqe.q.val() >> 64) | (bit_cast::<256, 64>(self.s_rd_tdata.val()) << 192);
+            self.wqe.d.next = (self.wqe.q.val() >> 64) | (bit_cast::<256, 64>(self.s_rd_tdata.val()) << 192);
             if self.s_rd_tuser.val().get_bit(8) {
                 self.error.d.next = true;
             }

@@ -168,9 +168,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
 impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, pending, state, qpn, start, req_valid, req_addr, wqe, error, index, qp_ctx
-        );
+        dff_setup!(self, clock, pending, state, qpn, start, req_valid, req_addr, wqe, error, index, qp_ctx);
         self.ctx.read_clock.next = self.clock.val();
         self.ctx.write_clock.next = self.clock.val();
         self.pi.read_clock.next = self.clock.val();
@@ -185,9 +183,8 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.ctx.write_enable.next = self.qp_we.val();
         self.ctx.write_address.next = self.qp_waddr.val();
         self.ctx.write_data.next = self.qp_wdata.val();
-        self.sq_doorbell.next = self.db_valid.val()
-            & (self.db_kind.val() == self.db_sq.val())
-            & (self.db_index.val() < self.qp_count.val());
+        self.sq_doorbell.next =
+            self.db_valid.val() & (self.db_kind.val() == self.db_sq.val()) & (self.db_index.val() < self.qp_count.val());
         self.pi.write_enable.next = self.sq_doorbell.val();
         self.pi.write_address.next = self.db_index.val().get_bits::<QB>(0);
         self.pi.write_data.next = self.db_value.val();
@@ -196,8 +193,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             self.pi.write_address.next = self.qp_waddr.val();
             self.pi.write_data.next = 0.into();
         }
-        self.db_bit.next =
-            self.one.val() << bit_cast::<Q, QB>(self.db_index.val().get_bits::<QB>(0));
+        self.db_bit.next = self.one.val() << bit_cast::<Q, QB>(self.db_index.val().get_bits::<QB>(0));
         self.reset_bit.next = self.one.val() << bit_cast::<Q, QB>(self.qp_waddr.val());
         self.qp_bit.next = self.one.val() << bit_cast::<Q, QB>(self.qpn.q.val());
 
@@ -214,13 +210,8 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.ci.write_enable.next = false;
         self.ci.write_address.next = self.qpn.q.val();
         self.ci.write_data.next = self.index.q.val() + 1;
-        self.log_size.next = self
-            .ctx
-            .read_data
-            .val()
-            .get_bits::<8>(self.at_sq_log.val().index());
-        self.slot.next = (bit_cast::<64, 32>(self.ci.read_data.val())
-            & ((self.one_64.val() << self.log_size.val()) - 1))
+        self.log_size.next = self.ctx.read_data.val().get_bits::<8>(self.at_sq_log.val().index());
+        self.slot.next = (bit_cast::<64, 32>(self.ci.read_data.val()) & ((self.one_64.val() << self.log_size.val()) - 1))
             << self.slot_shift.val();
 
         // 0: pick; 1: read the QP; 2: empty, or request the WQE; 3: request on the bus;
@@ -239,12 +230,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
                 self.start.d.next = self.qpn.q.val() + 1;
             } else {
                 self.req_valid.d.next = true;
-                self.req_addr.d.next = self
-                    .ctx
-                    .read_data
-                    .val()
-                    .get_bits::<64>(self.at_sq_base.val().index())
-                    + self.slot.val();
+                self.req_addr.d.next = self.ctx.read_data.val().get_bits::<64>(self.at_sq_base.val().index()) + self.slot.val();
                 self.index.d.next = self.ci.read_data.val();
                 self.qp_ctx.d.next = self.ctx.read_data.val();
                 self.error.d.next = false;
@@ -257,8 +243,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         }
         self.s_rd_tready.next = self.state.q.val() == 4;
         if (self.state.q.val() == 4) & self.s_rd_tvalid.val() {
-            self.wqe.d.next =
-                (self.wqe.q.val() >> 64) | (bit_cast::<512, 64>(self.s_rd_tdata.val()) << 448);
+            self.wqe.d.next = (self.wqe.q.val() >> 64) | (bit_cast::<512, 64>(self.s_rd_tdata.val()) << 448);
             if self.s_rd_tuser.val().get_bit(8) {
                 self.error.d.next = true;
             }
@@ -275,8 +260,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         if self.sq_doorbell.val() {
             self.pending.d.next = self.pending.q.val() | self.db_bit.val();
             if (self.state.q.val() == 2) & (self.pi.read_data.val() == self.ci.read_data.val()) {
-                self.pending.d.next =
-                    (self.pending.q.val() & !self.qp_bit.val()) | self.db_bit.val();
+                self.pending.d.next = (self.pending.q.val() & !self.qp_bit.val()) | self.db_bit.val();
             }
         }
         if self.qp_we.val() & self.qp_reset.val() {

@@ -78,8 +78,8 @@ impl<const D: usize, const K: usize, const SHORT: bool> Logic for Crc32c<D, K, S
     fn update(&mut self) {
         dff_setup!(
             self, clock, a_valid, a_first, a_last, a_data, a_keep, b_valid, b_first, b_last,
-            b_empty, b_short, b_data, b_init, b_tail, register, c_valid, c_value, c_tail, d_valid,
-            e_valid, e_crc
+            b_empty, b_short, b_data, b_init, b_tail, register, c_valid, c_value, c_tail,
+            d_valid, e_valid, e_crc
         );
         self.beat.data.next = self.a_data.q.val();
         self.beat.keep.next = self.a_keep.q.val();
@@ -198,15 +198,8 @@ impl<const D: usize, const K: usize, const SHORT: bool> Logic for CrcBeat<D, K, 
         let short = SHORT && !self.last.val() && hi == K - 4;
         let n = if short { K - 4 } else { K };
         let data = self.data.val();
-        let bytes: Vec<u8> = (0..n)
-            .map(|i| {
-                if (lo..hi).contains(&i) {
-                    data.get_bits::<8>(8 * i).to_u8()
-                } else {
-                    0
-                }
-            })
-            .collect();
+        let bytes: Vec<u8> =
+            (0..n).map(|i| if (lo..hi).contains(&i) { data.get_bits::<8>(8 * i).to_u8() } else { 0 }).collect();
         self.contribution.next = word(advance(0, &bytes));
         self.init.next = word(init_term(n - lo.min(n)));
         self.tail.next = ((K - hi) as u64).into();
@@ -244,9 +237,7 @@ impl<const K: usize, const SHORT: bool> Logic for CrcStep<K, SHORT> {
 
     fn hdl(&self) -> Verilog {
         let full = zero_bytes_matrix(K);
-        let mut v = String::from(
-            "// A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.\n",
-        );
+        let mut v = String::from("// A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.\n");
         v.push_str("always @(*) begin\n");
         for j in 0..32 {
             let stepped = if SHORT {
@@ -293,53 +284,25 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
     let data = data_matrix(lanes);
     let mut v = String::new();
     let w = &mut v;
-    writeln!(
-        w,
-        "// Data columns of the {lanes}-lane beat matrix, computed by hdl/src/mpa/crc_matrix.rs."
-    )
-    .unwrap();
-    writeln!(
-        w,
-        "reg [{}:0] masked;\nreg [7:0] lo;\nreg [7:0] hi;\ninteger i;",
-        bits - 1
-    )
-    .unwrap();
+    writeln!(w, "// Data columns of the {lanes}-lane beat matrix, computed by hdl/src/mpa/crc_matrix.rs.").unwrap();
+    writeln!(w, "reg [{}:0] masked;\nreg [7:0] lo;\nreg [7:0] hi;\ninteger i;", bits - 1).unwrap();
     writeln!(w, "reg [31:0] full_data;\nreg [31:0] short_data;").unwrap();
     writeln!(w, "always @(*) begin").unwrap();
     writeln!(w, "    hi = 8'd0;\n    lo = 8'd0;").unwrap();
     writeln!(w, "    for (i = 0; i < {lanes}; i = i + 1) begin").unwrap();
-    writeln!(
-        w,
-        "        masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;"
-    )
-    .unwrap();
+    writeln!(w, "        masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;").unwrap();
     writeln!(w, "        if (keep[i]) hi = i[7:0] + 8'd1;").unwrap();
     writeln!(w, "    end").unwrap();
-    writeln!(
-        w,
-        "    for (i = {}; i >= 0; i = i - 1) if (keep[i]) lo = i[7:0];",
-        lanes - 1
-    )
-    .unwrap();
+    writeln!(w, "    for (i = {}; i >= 0; i = i - 1) if (keep[i]) lo = i[7:0];", lanes - 1).unwrap();
     for j in 0..32 {
-        writeln!(
-            w,
-            "    full_data[{j}] = ^(masked & {});",
-            data.row_literal(j)
-        )
-        .unwrap();
+        writeln!(w, "    full_data[{j}] = ^(masked & {});", data.row_literal(j)).unwrap();
     }
     if short {
         // A short beat's contribution is the full one with its four trailing zero bytes
         // undone: A^-4 D, applied as one matrix so both run side by side.
         let short_data = data.then(&unwind_matrix(4));
         for j in 0..32 {
-            writeln!(
-                w,
-                "    short_data[{j}] = ^(masked & {});",
-                short_data.row_literal(j)
-            )
-            .unwrap();
+            writeln!(w, "    short_data[{j}] = ^(masked & {});", short_data.row_literal(j)).unwrap();
         }
         writeln!(w, "    short = ~last & (hi == 8'd{});", lanes - 4).unwrap();
     } else {
@@ -348,41 +311,20 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
     writeln!(w, "    contribution = short ? short_data : full_data;").unwrap();
     writeln!(w, "    case (lo)").unwrap();
     for lo in 0..lanes {
-        let n = if short && lo < lanes - 4 {
-            format!("short ? 32'h{:08x} : ", init_term(lanes - 4 - lo))
-        } else {
-            String::new()
-        };
-        writeln!(
-            w,
-            "        8'd{lo}: init = {n}32'h{:08x};",
-            init_term(lanes - lo)
-        )
-        .unwrap();
+        let n = if short && lo < lanes - 4 { format!("short ? 32'h{:08x} : ", init_term(lanes - 4 - lo)) } else { String::new() };
+        writeln!(w, "        8'd{lo}: init = {n}32'h{:08x};", init_term(lanes - lo)).unwrap();
     }
-    writeln!(
-        w,
-        "        default: init = 32'h{:08x};\n    endcase",
-        init_term(lanes)
-    )
-    .unwrap();
-    writeln!(
-        w,
-        "    tail = 8'd{lanes} - hi;\n    empty = (hi == 8'd0);\nend"
-    )
-    .unwrap();
+    writeln!(w, "        default: init = 32'h{:08x};\n    endcase", init_term(lanes)).unwrap();
+    writeln!(w, "    tail = 8'd{lanes} - hi;\n    empty = (hi == 8'd0);\nend").unwrap();
     v
 }
+
 
 /// The unwind stage for `lanes` byte lanes.
 fn unwind_verilog(lanes: usize) -> String {
     let mut v = String::new();
     let w = &mut v;
-    writeln!(
-        w,
-        "// A^-t for t = 0..{lanes}, computed by hdl/src/mpa/crc_matrix.rs."
-    )
-    .unwrap();
+    writeln!(w, "// A^-t for t = 0..{lanes}, computed by hdl/src/mpa/crc_matrix.rs.").unwrap();
     for t in 0..=lanes {
         writeln!(w, "reg [31:0] candidate_{t};").unwrap();
     }
@@ -392,12 +334,7 @@ fn unwind_verilog(lanes: usize) -> String {
     for t in 0..=lanes {
         let m = unwind_matrix(t);
         for j in 0..32 {
-            writeln!(
-                w,
-                "    candidate_{t}[{j}] <= ^(value & 32'h{:08x});",
-                m.rows[j][0]
-            )
-            .unwrap();
+            writeln!(w, "    candidate_{t}[{j}] <= ^(value & 32'h{:08x});", m.rows[j][0]).unwrap();
         }
     }
     writeln!(w, "end").unwrap();
@@ -405,10 +342,6 @@ fn unwind_verilog(lanes: usize) -> String {
     for t in 0..=lanes {
         writeln!(w, "        8'd{t}: unwound = candidate_{t};").unwrap();
     }
-    writeln!(
-        w,
-        "        default: unwound = held_value;\n    endcase\nend"
-    )
-    .unwrap();
+    writeln!(w, "        default: unwound = held_value;\n    endcase\nend").unwrap();
     v
 }

@@ -51,10 +51,7 @@ impl XorMatrix {
     pub fn apply(&self, input: &[u64]) -> u32 {
         let mut out = 0u32;
         for (j, row) in self.rows.iter().enumerate() {
-            let parity = row
-                .iter()
-                .zip(input)
-                .fold(0u32, |p, (r, x)| p ^ (r & x).count_ones());
+            let parity = row.iter().zip(input).fold(0u32, |p, (r, x)| p ^ (r & x).count_ones());
             out |= (parity & 1) << j;
         }
         out
@@ -76,10 +73,7 @@ impl XorMatrix {
                 row
             })
             .collect();
-        XorMatrix {
-            inputs: self.inputs,
-            rows,
-        }
+        XorMatrix { inputs: self.inputs, rows }
     }
 
     /// Row `j` as a Verilog literal of the input width.
@@ -146,9 +140,7 @@ fn invert(m: &XorMatrix) -> XorMatrix {
     // Augmented rows: low 32 bits the matrix row, high 32 bits the identity row.
     let mut rows: Vec<u64> = (0..32).map(|j| m.rows[j][0] | (1u64 << (32 + j))).collect();
     for col in 0..32 {
-        let pivot = (col..32)
-            .find(|&r| rows[r] >> col & 1 != 0)
-            .expect("CRC step is invertible");
+        let pivot = (col..32).find(|&r| rows[r] >> col & 1 != 0).expect("CRC step is invertible");
         rows.swap(col, pivot);
         for r in 0..32 {
             if r != col && rows[r] >> col & 1 != 0 {
@@ -156,10 +148,7 @@ fn invert(m: &XorMatrix) -> XorMatrix {
             }
         }
     }
-    XorMatrix {
-        inputs: 32,
-        rows: rows.iter().map(|r| vec![r >> 32]).collect(),
-    }
+    XorMatrix { inputs: 32, rows: rows.iter().map(|r| vec![r >> 32]).collect() }
 }
 
 #[cfg(test)]
@@ -210,11 +199,7 @@ mod tests {
         for t in 0..=64 {
             let reg = 0xDEAD_BEEF_u32.rotate_left(t as u32);
             let forward = advance(reg, &vec![0u8; t]);
-            assert_eq!(
-                unwind_matrix(t).apply(&[u64::from(forward)]),
-                reg,
-                "t = {t}"
-            );
+            assert_eq!(unwind_matrix(t).apply(&[u64::from(forward)]), reg, "t = {t}");
         }
     }
 
@@ -222,10 +207,7 @@ mod tests {
     fn init_term_accounts_for_the_initial_value() {
         let data = b"iWARP";
         let from_zero = advance(0, data);
-        assert_eq!(
-            from_zero ^ init_term(data.len()),
-            advance(0xFFFF_FFFF, data)
-        );
+        assert_eq!(from_zero ^ init_term(data.len()), advance(0xFFFF_FFFF, data));
     }
 
     #[test]
@@ -245,10 +227,7 @@ mod tests {
         let bits = [u64::from_le_bytes(data)];
         let composed = data_matrix(8).then(&unwind_matrix(4));
         assert_eq!(composed.apply(&bits), advance(0, &data[..4]));
-        assert_eq!(
-            composed.apply(&bits),
-            unwind_matrix(4).apply(&[u64::from(data_matrix(8).apply(&bits))])
-        );
+        assert_eq!(composed.apply(&bits), unwind_matrix(4).apply(&[u64::from(data_matrix(8).apply(&bits))]));
     }
 
     #[test]

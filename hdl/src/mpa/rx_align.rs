@@ -139,15 +139,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
 {
     fn default() -> Self {
         const {
-            assert!(
-                D == 8 * K
-                    && K.is_multiple_of(4)
-                    && K >= 8
-                    && K <= 64
-                    && R == 4 * D
-                    && DW == D + 32
-                    && KW == K + 4
-            )
+            assert!(D == 8 * K && K.is_multiple_of(4) && K >= 8 && K <= 64 && R == 4 * D && DW == D + 32 && KW == K + 4)
         };
         let k = K as u64;
         Self {
@@ -249,26 +241,9 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            put_valid,
-            put_data,
-            put_mask,
-            put_bytes,
-            ring,
-            cursor,
-            written,
-            rp,
-            avail,
-            held,
-            to_marker,
-            in_fpdu,
-            first_beat,
-            remaining,
-            length_position,
-            marker_bad,
-            failed_held,
-            code_held
+            self, clock, put_valid, put_data, put_mask, put_bytes,
+            ring, cursor, written, rp, avail, held, to_marker, in_fpdu, first_beat,
+            remaining, length_position, marker_bad, failed_held, code_held
         );
         self.crc_unit.clock.next = self.clock.val();
         self.crc_unit.reset.next = self.reset.val();
@@ -285,11 +260,9 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
 
         // Input: take a beat while there is room, count its octets and rotate it to its
         // place in the ring; merge the one before it into the ring.
-        self.s_axis_tready.next =
-            (self.held.q.val() <= self.hold_limit.val()) | self.failed_held.q.val();
-        self.take_input.next = self.s_axis_tvalid.val()
-            & (self.held.q.val() <= self.hold_limit.val())
-            & !self.failed_held.q.val();
+        self.s_axis_tready.next = (self.held.q.val() <= self.hold_limit.val()) | self.failed_held.q.val();
+        self.take_input.next =
+            self.s_axis_tvalid.val() & (self.held.q.val() <= self.hold_limit.val()) & !self.failed_held.q.val();
         self.keep_bytes.next = 0.into();
         for i in 0..K {
             if self.s_axis_tkeep.val().get_bit(i) {
@@ -304,17 +277,14 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.cursor.d.next = self.cursor.q.val() + bit_cast::<16, 8>(self.keep_bytes.val());
         }
         self.put_data.d.next = (bit_cast::<R, D>(self.s_axis_tdata.val()) << self.put_shift.val())
-            | (bit_cast::<R, D>(self.s_axis_tdata.val())
-                >> (self.ring_bits.val() - self.put_shift.val()));
+            | (bit_cast::<R, D>(self.s_axis_tdata.val()) >> (self.ring_bits.val() - self.put_shift.val()));
         // (A D-bit signal of its own: inside a wider expression Verilog would invert at
         // the wider width.)
         self.in_mask.next = !(self.ones.val() << (bit_cast::<16, 8>(self.keep_bytes.val()) << 3));
         self.put_mask.d.next = (bit_cast::<R, D>(self.in_mask.val()) << self.put_shift.val())
-            | (bit_cast::<R, D>(self.in_mask.val())
-                >> (self.ring_bits.val() - self.put_shift.val()));
+            | (bit_cast::<R, D>(self.in_mask.val()) >> (self.ring_bits.val() - self.put_shift.val()));
         if self.put_valid.q.val() {
-            self.ring.d.next = (self.ring.q.val() & !self.put_mask.q.val())
-                | (self.put_data.q.val() & self.put_mask.q.val());
+            self.ring.d.next = (self.ring.q.val() & !self.put_mask.q.val()) | (self.put_data.q.val() & self.put_mask.q.val());
         }
 
         // The window: one beat and one word from the front, a word rotation of the ring.
@@ -332,8 +302,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.marker_shift.next = self.marker_slot.val() << 5;
         self.marker_window.next =
             self.markers_en.val() & (self.marker_slot.val() <= self.words_per_beat.val());
-        self.leading.next =
-            self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
+        self.leading.next = self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
 
         // Parsing a new FPDU: ULPDU_Length, big-endian, behind a leading marker if one is
         // due. It takes a cycle; nothing leaves.
@@ -347,8 +316,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
 
         // A beat: up to a beat of content, the marker if it lies among it (or right before
         // the CRC), and the CRC word if the content ends and it fits the window.
-        self.marker_in.next =
-            self.marker_window.val() & (self.marker_slot.val() <= self.remaining.q.val());
+        self.marker_in.next = self.marker_window.val() & (self.marker_slot.val() <= self.remaining.q.val());
         self.take.next = self.remaining.q.val();
         if self.remaining.q.val() > self.words_per_beat.val() {
             self.take.next = self.words_per_beat.val();
@@ -390,8 +358,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // its reserved half and the two low FPDUPTR bits are ignored (§4.2, MPA-10).
         self.marker_word.next = bit_cast::<32, R>(self.window.val() >> self.marker_shift.val());
         self.fpduptr.next = bit_cast::<16, 32>(
-            (((self.marker_word.val() >> 16) & 0xFF) << 8)
-                | ((self.marker_word.val() >> 24) & 0xFC),
+            (((self.marker_word.val() >> 16) & 0xFF) << 8) | ((self.marker_word.val() >> 24) & 0xFC),
         );
         self.expected_fpduptr.next =
             self.rp.q.val() + (self.marker_slot.val() << 2) - self.length_position.q.val();
@@ -444,8 +411,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.to_marker.d.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
         if self.parse.val() & (self.avail.q.val() >= 2) {
             // ceil((2 + length) / 4) words, excluding the CRC.
-            self.remaining.d.next =
-                bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+            self.remaining.d.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
             self.in_fpdu.d.next = true;
             self.first_beat.d.next = true;
             self.length_position.d.next = self.rp.q.val();

@@ -155,10 +155,7 @@ impl<const D: usize, const K: usize> Logic for TxHeader<D, K> {
             self.left.d.next = self.budget.val() - self.emit.val();
             self.flushing.d.next = self.budget.val() != self.emit.val();
         } else if self.load.val() & self.s_axis_tvalid.val() {
-            self.carry.d.next = self
-                .clean
-                .val()
-                .get_bits::<16>(self.top_lanes.val().index());
+            self.carry.d.next = self.clean.val().get_bits::<16>(self.top_lanes.val().index());
             self.data_left.d.next = self.ulpdu_left.val() - self.take.val();
             self.left.d.next = self.budget.val() - self.emit.val();
             self.in_packet.d.next = !self.s_axis_tlast.val();

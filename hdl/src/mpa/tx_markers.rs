@@ -148,20 +148,8 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            buffer,
-            fill,
-            position,
-            in_fpdu,
-            remaining,
-            length_position,
-            out_data,
-            out_words,
-            out_first,
-            out_last,
-            out_crc_slot,
-            out_valid
+            self, clock, buffer, fill, position, in_fpdu, remaining, length_position, out_data,
+            out_words, out_first, out_last, out_crc_slot, out_valid
         );
         self.load.next = !self.out_valid.q.val() | self.m_ready.val();
         self.start.next = !self.in_fpdu.q.val();
@@ -205,8 +193,7 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
         if self.crc_here.val() {
             self.used.next = self.used.val() + 1;
         }
-        self.fire.next =
-            self.load.val() & (bit_cast::<16, 8>(self.fill.q.val()) >= self.take.val());
+        self.fire.next = self.load.val() & (bit_cast::<16, 8>(self.fill.q.val()) >= self.take.val());
 
         // FPDUPTR: octets from the ULPDU_Length field back to the marker; 0 for a marker
         // in front of the FPDU, whose length field then follows the marker.
@@ -248,12 +235,13 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
         self.s_ready.next = self.fill.q.val() <= self.accept_limit.val();
         self.in_shift.next = bit_cast::<16, 8>(self.s_words.val()) << 5;
         self.in_clean.next = self.s_data.val() & !(self.ones.val() << self.in_shift.val());
-        self.append_shift.next = bit_cast::<16, 8>(self.fill.q.val() - self.consumed.val()) << 5;
+        self.append_shift.next =
+            bit_cast::<16, 8>(self.fill.q.val() - self.consumed.val()) << 5;
         self.buffer.d.next = self.kept.val();
         self.fill.d.next = self.fill.q.val() - self.consumed.val();
         if self.accept.val() {
-            self.buffer.d.next = self.kept.val()
-                | (bit_cast::<B, D>(self.in_clean.val()) << self.append_shift.val());
+            self.buffer.d.next =
+                self.kept.val() | (bit_cast::<B, D>(self.in_clean.val()) << self.append_shift.val());
             self.fill.d.next = self.fill.q.val() - self.consumed.val() + self.s_words.val();
         }
 

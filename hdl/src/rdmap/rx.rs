@@ -52,14 +52,7 @@ fn term(code: TermCode) -> Constant<Bits<16>> {
 
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`.
 #[derive(LogicBlock)]
-pub struct RdmapRx<
-    const QB: usize,
-    const Q: usize,
-    const CB: usize,
-    const MB: usize,
-    const M: usize,
-    const RB: usize,
-> {
+pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Checked ULPDUs; `tuser` = octets `<< 16` | QP.
@@ -234,7 +227,7 @@ pub struct RdmapRx<
     rd_entry: Signal<Local, Bits<193>>,
     push_count: Signal<Local, Bits<3>>,
     recv_cqe: Signal<Local, Bits<256>>,
-    inv_cqe: Signal<Local, Bits<256>>,
+    cqe_flags: Signal<Local, Bits<256>>,
     term_len: Signal<Local, Bits<16>>,
     push_head: Signal<Local, Bits<2>>,
     push_slot: Signal<Local, Bits<2>>,
@@ -300,14 +293,8 @@ pub struct RdmapRx<
     t_local: Constant<Bits<16>>,
 }
 
-impl<
-        const QB: usize,
-        const Q: usize,
-        const CB: usize,
-        const MB: usize,
-        const M: usize,
-        const RB: usize,
-    > Default for RdmapRx<QB, Q, CB, MB, M, RB>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> Default
+    for RdmapRx<QB, Q, CB, MB, M, RB>
 {
     fn default() -> Self {
         const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && CB <= 16 && MB <= 24) };
@@ -465,7 +452,7 @@ impl<
             rd_entry: Default::default(),
             push_count: Default::default(),
             recv_cqe: Default::default(),
-            inv_cqe: Default::default(),
+            cqe_flags: Default::default(),
             term_len: Default::default(),
             push_head: Default::default(),
             push_slot: Default::default(),
@@ -505,12 +492,8 @@ impl<
             st_success: constant(CqeStatus::Success as u64),
             job_tag: constant(RX_JOB_TAG),
             flags_md: Constant::new(Bits::<224>::from(u64::from((M_BIT | D_BIT) >> 8)) << 16_u64),
-            solicited_bit: Constant::new(
-                Bits::<256>::from(1_u64) << u64::from(cqe_fields::SOLICITED.lsb),
-            ),
-            invalidated_bit: Constant::new(
-                Bits::<256>::from(1_u64) << u64::from(cqe_fields::INVALIDATED.lsb),
-            ),
+            solicited_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::SOLICITED.lsb)),
+            invalidated_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::INVALIDATED.lsb)),
             t_unspecified: term(TermCode::RDMA_OP_UNSPECIFIED),
             t_tagged_version: term(TermCode::DDP_TAGGED_INVALID_VERSION),
             t_untagged_version: term(TermCode::DDP_UNTAGGED_INVALID_VERSION),
@@ -537,62 +520,16 @@ impl<
     }
 }
 
-impl<
-        const QB: usize,
-        const Q: usize,
-        const CB: usize,
-        const MB: usize,
-        const M: usize,
-        const RB: usize,
-    > Logic for RdmapRx<QB, Q, CB, MB, M, RB>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> Logic
+    for RdmapRx<QB, Q, CB, MB, M, RB>
 {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            full,
-            state,
-            qpn,
-            ulen,
-            hdr,
-            hdr_shift,
-            beats,
-            ended,
-            purpose,
-            mr_index,
-            chk_stag,
-            chk_to,
-            chk_len,
-            chk_right,
-            r_active,
-            r_placed,
-            r_wr_id,
-            r_addr,
-            r_len,
-            r_lkey,
-            r_signaled,
-            place_addr,
-            left,
-            carry,
-            writes_out,
-            req_valid,
-            job_valid,
-            job_terminate,
-            job_inline,
-            job_inline_len,
-            job_addr,
-            cqe_valid,
-            cqe,
-            cqn,
-            completing_read,
-            fault_code,
-            fault_hdr,
-            fail_valid,
-            fail_qp,
-            fail_term,
-            fail_received,
-            invalidate
+            self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
+            chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, r_signaled, place_addr, left,
+            carry, writes_out, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
+            cqe, cqn, completing_read, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
         );
         for i in 0..Q {
             self.read_count[i].clock.next = self.clock.val();
@@ -657,11 +594,7 @@ impl<
         self.read_placed.write_enable.next = false;
         self.read_placed.write_address.next = self.qpn.q.val();
         self.read_placed.write_data.next = self.r_placed.q.val();
-        self.pd.next = self
-            .ctx
-            .read_data
-            .val()
-            .get_bits::<16>(self.at_pd.val().index());
+        self.pd.next = self.ctx.read_data.val().get_bits::<16>(self.at_pd.val().index());
 
         // The outstanding Read table: a queue of READ_SLOTS entries per QP.
         self.rd_count.next = self.read_count[0].q.val();
@@ -680,15 +613,14 @@ impl<
                 self.push_limit.next = self.read_limit[i].q.val();
             }
         }
-        self.reads.read_address.next =
-            (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
+        self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
         self.rd_entry.next = self.reads.read_data.val();
         self.reads.write_enable.next = self.s_read_valid.val();
         // (The slot is its own two-bit signal: inside a wider expression the sum would
         // not wrap.)
         self.push_slot.next = self.push_head.val() + self.push_count.val().get_bits::<2>(0);
-        self.reads.write_address.next = (bit_cast::<RB, QB>(self.s_read_qpn.val()) << 2)
-            | bit_cast::<RB, 2>(self.push_slot.val());
+        self.reads.write_address.next =
+            (bit_cast::<RB, QB>(self.s_read_qpn.val()) << 2) | bit_cast::<RB, 2>(self.push_slot.val());
         self.reads.write_data.next = self.s_read_entry.val();
         self.pop.next = false;
         self.ord.next = self.qp_wdata.val().get_bits::<8>(self.at_ord.val().index());
@@ -708,8 +640,7 @@ impl<
         }
         self.full_pushed.next = self.full.q.val();
         if self.s_read_valid.val() & ((self.push_count.val() + 1) >= self.push_limit.val()) {
-            self.full_pushed.next =
-                self.full.q.val() | (self.one_q.val() << bit_cast::<Q, QB>(self.s_read_qpn.val()));
+            self.full_pushed.next = self.full.q.val() | (self.one_q.val() << bit_cast::<Q, QB>(self.s_read_qpn.val()));
         }
         self.full.d.next = self.full_pushed.val();
         self.reads_full.next = self.full.q.val();
@@ -743,20 +674,16 @@ impl<
                 self.state.d.next = 1.into();
             }
         }
-        if (self.state.q.val() == 1) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val()
-        {
+        if (self.state.q.val() == 1) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
-                self.hdr.d.next = self.hdr.q.val()
-                    | (bit_cast::<384, 64>(self.s_axis_tdata.val()) << self.hdr_shift.q.val());
+                self.hdr.d.next = self.hdr.q.val() | (bit_cast::<384, 64>(self.s_axis_tdata.val()) << self.hdr_shift.q.val());
                 self.hdr_shift.d.next = self.hdr_shift.q.val() + 64;
                 self.beats.d.next = self.beats.q.val() + 1;
                 self.ended.d.next = self.s_axis_tlast.val();
             }
         }
-        if (self.state.q.val() == 1)
-            & ((self.beats.q.val() >= self.need.val()) | self.ended.q.val())
-        {
+        if (self.state.q.val() == 1) & ((self.beats.q.val() >= self.need.val()) | self.ended.q.val()) {
             self.state.d.next = 2.into();
         }
 
@@ -832,8 +759,7 @@ impl<
             self.parse_error.next = true;
             self.parse_code.next = self.t_unspecified.val();
         }
-        self.rts.next =
-            (self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
+        self.rts.next = (self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
         self.next_msn.next = self.recv_msn.read_data.val() + 1;
         self.next_rr_msn.next = self.rr_msn.read_data.val() + 1;
 
@@ -886,11 +812,8 @@ impl<
                         self.state.d.next = 11.into();
                     }
                     if self.plen.val().any()
-                        & ((self.b_to.q.val()
-                            != (self.rd_entry.val().get_bits::<64>(128)
-                                + bit_cast::<64, 32>(self.read_placed.read_data.val())))
-                            | ((bit_cast::<33, 32>(self.read_placed.read_data.val())
-                                + bit_cast::<33, 16>(self.plen.val()))
+                        & ((self.b_to.q.val() != (self.rd_entry.val().get_bits::<64>(128) + bit_cast::<64, 32>(self.read_placed.read_data.val())))
+                            | ((bit_cast::<33, 32>(self.read_placed.read_data.val()) + bit_cast::<33, 16>(self.plen.val()))
                                 > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(64))))
                     {
                         self.fault_code.d.next = self.t_tagged_bounds.val();
@@ -919,13 +842,7 @@ impl<
                     if self.b_msn.q.val() != self.next_rr_msn.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
-                    } else if self
-                        .ctx
-                        .read_data
-                        .val()
-                        .get_bits::<8>(self.at_ird.val().index())
-                        == 0
-                    {
+                    } else if self.ctx.read_data.val().get_bits::<8>(self.at_ird.val().index()) == 0 {
                         self.fault_code.d.next = self.t_no_buffer.val();
                         self.state.d.next = 11.into();
                     } else {
@@ -942,9 +859,8 @@ impl<
                     // Terminate: the peer's code.
                     self.fail_valid.d.next = true;
                     self.fail_qp.d.next = self.qpn.q.val();
-                    self.fail_term.d.next =
-                        (bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(144)) << 8)
-                            | bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(152));
+                    self.fail_term.d.next = (bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(144)) << 8)
+                        | bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(152));
                     self.fail_received.d.next = true;
                 } else {
                     // A Send segment.
@@ -974,22 +890,10 @@ impl<
         if (self.state.q.val() == 3) & self.s_rq_valid.val() {
             self.r_active.d.next = true;
             self.r_placed.d.next = 0.into();
-            self.r_wr_id.d.next = self
-                .s_rq_wqe
-                .val()
-                .get_bits::<64>(self.at_rq_wr_id.val().index());
-            self.r_addr.d.next = self
-                .s_rq_wqe
-                .val()
-                .get_bits::<64>(self.at_rq_addr.val().index());
-            self.r_len.d.next = self
-                .s_rq_wqe
-                .val()
-                .get_bits::<32>(self.at_rq_length.val().index());
-            self.r_lkey.d.next = self
-                .s_rq_wqe
-                .val()
-                .get_bits::<32>(self.at_rq_lkey.val().index());
+            self.r_wr_id.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_wr_id.val().index());
+            self.r_addr.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_addr.val().index());
+            self.r_len.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_length.val().index());
+            self.r_lkey.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_lkey.val().index());
             self.state.d.next = 6.into();
             if self.has_inv.val() {
                 self.purpose.d.next = 2.into();
@@ -1020,9 +924,7 @@ impl<
             self.state.d.next = 5.into();
         }
         self.check.mr.next = self.mrs.read_data.val();
-        self.check.live.next = (self.mr_valid.val()
-            & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val())))
-        .any();
+        self.check.live.next = (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
         self.check.exists.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
         self.check.stag.next = self.chk_stag.q.val();
         self.check.pd.next = self.pd.val();
@@ -1102,9 +1004,7 @@ impl<
             if self.plen.val().any() {
                 self.state.d.next = 4.into();
             }
-            if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val()))
-                > bit_cast::<33, 32>(self.r_len.q.val())
-            {
+            if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val())) > bit_cast::<33, 32>(self.r_len.q.val()) {
                 self.fault_code.d.next = self.t_too_long.val();
                 self.state.d.next = 11.into();
             }
@@ -1131,8 +1031,7 @@ impl<
         if self.left.q.val() < 8 {
             self.out_n.next = self.left.q.val();
         }
-        self.m_wr_tvalid.next =
-            (self.state.q.val() == 8) & (!self.need_in.val() | self.s_axis_tvalid.val());
+        self.m_wr_tvalid.next = (self.state.q.val() == 8) & (!self.need_in.val() | self.s_axis_tvalid.val());
         self.m_wr_tdata.next = (self.carry.q.val() >> 48) | (self.s_axis_tdata.val() << 16);
         if !self.is_tagged.val() {
             self.m_wr_tdata.next = (self.carry.q.val() >> 16) | (self.s_axis_tdata.val() << 48);
@@ -1166,10 +1065,7 @@ impl<
         if (self.state.q.val() == 8) & self.need_in.val() {
             self.s_axis_tready.next = self.m_wr_tready.val();
         }
-        if (self.state.q.val() == 8)
-            & self.m_wr_tready.val()
-            & (!self.need_in.val() | self.s_axis_tvalid.val())
-        {
+        if (self.state.q.val() == 8) & self.m_wr_tready.val() & (!self.need_in.val() | self.s_axis_tvalid.val()) {
             self.left.d.next = self.left.q.val() - self.out_n.val();
             if self.need_in.val() {
                 self.carry.d.next = self.s_axis_tdata.val();
@@ -1189,48 +1085,36 @@ impl<
         }
 
         // State 9: after placement, record progress; a message that ends completes.
-        self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
-            | (bit_cast::<256, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val()))
-                << self.at_cqe_byte_len.val())
-            | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
-            | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
-            | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val());
+        // The receive's CQE; the SE variants (opcodes 5, 6) set SOLICITED, the Invalidate
+        // ones INVALIDATED with the STag.
+        self.cqe_flags.next = 0.into();
         if self.opcode.val() >= 5 {
-            self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val())
-                << self.at_cqe_wr_id.val())
-                | (bit_cast::<256, 32>(
-                    self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val()),
-                ) << self.at_cqe_byte_len.val())
-                | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
-                | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
-                | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
-                | self.solicited_bit.val();
+            self.cqe_flags.next = self.solicited_bit.val();
         }
-        self.inv_cqe.next = self.recv_cqe.val();
         if self.has_inv.val() {
-            self.inv_cqe.next = self.recv_cqe.val()
+            self.cqe_flags.next = self.cqe_flags.val()
                 | (bit_cast::<256, 32>(self.b_stag.q.val()) << self.at_cqe_inv_stag.val())
                 | self.invalidated_bit.val();
         }
+        self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
+            | (bit_cast::<256, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << self.at_cqe_byte_len.val())
+            | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+            | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
+            | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
+            | self.cqe_flags.val();
         if self.state.q.val() == 9 {
             self.state.d.next = 13.into();
             if self.is_send.val() {
                 self.completing_read.d.next = false;
                 self.recv.write_enable.next = true;
                 self.recv.write_data.next = bit_cast::<225, 1>(true.into())
-                    | (bit_cast::<225, 32>(
-                        self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val()),
-                    ) << 1)
+                    | (bit_cast::<225, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << 1)
                     | (bit_cast::<225, 64>(self.r_wr_id.q.val()) << 33)
                     | (bit_cast::<225, 64>(self.r_addr.q.val()) << 97)
                     | (bit_cast::<225, 32>(self.r_len.q.val()) << 161)
                     | (bit_cast::<225, 32>(self.r_lkey.q.val()) << 193);
-                self.cqn.d.next = self
-                    .ctx
-                    .read_data
-                    .val()
-                    .get_bits::<CB>(self.at_recv_cq.val().index());
-                self.cqe.d.next = self.inv_cqe.val();
+                self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
+                self.cqe.d.next = self.recv_cqe.val();
                 if self.last.val() {
                     self.recv.write_data.next = 0.into();
                     self.recv_msn.write_enable.next = true;
@@ -1239,15 +1123,9 @@ impl<
             }
             if self.opcode.val() == 2 {
                 self.read_placed.write_enable.next = true;
-                self.read_placed.write_data.next =
-                    self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
-                self.cqn.d.next = self
-                    .ctx
-                    .read_data
-                    .val()
-                    .get_bits::<CB>(self.at_send_cq.val().index());
-                self.cqe.d.next = (bit_cast::<256, 64>(self.r_wr_id.q.val())
-                    << self.at_cqe_wr_id.val())
+                self.read_placed.write_data.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
+                self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_send_cq.val().index());
+                self.cqe.d.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
                     | (bit_cast::<256, 32>(self.r_len.q.val()) << self.at_cqe_byte_len.val())
                     | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
                     | (bit_cast::<256, 8>(self.cqe_read.val()) << self.at_cqe_opcode.val())
@@ -1284,10 +1162,8 @@ impl<
                 }
             }
         }
-        if self.pop.val() & !(self.s_read_valid.val() & (self.s_read_qpn.val() == self.qpn.q.val()))
-        {
-            self.full.d.next =
-                self.full_pushed.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
+        if self.pop.val() & !(self.s_read_valid.val() & (self.s_read_qpn.val() == self.qpn.q.val())) {
+            self.full.d.next = self.full_pushed.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
         }
 
         // State 10: the completion once the placement writes are acknowledged (the
@@ -1387,17 +1263,8 @@ impl<
             self.m_job_inline.next = self.job_inline.q.val();
             self.m_job_inline_len.next = self.job_inline_len.q.val();
         }
-        self.m_job_mulpdu.next = self
-            .ctx
-            .read_data
-            .val()
-            .get_bits::<16>(self.at_mulpdu.val().index());
-        self.m_job_tag.next = self
-            .ctx
-            .read_data
-            .val()
-            .get_bits::<16>(self.at_conn.val().index())
-            | self.job_tag.val();
+        self.m_job_mulpdu.next = self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index());
+        self.m_job_tag.next = self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index()) | self.job_tag.val();
         if (self.state.q.val() == 12) & self.m_job_ready.val() {
             self.job_valid.d.next = false;
             self.state.d.next = 13.into();
@@ -1435,8 +1302,7 @@ impl<
                     self.read_done[i].d.next = 0.into();
                 }
             }
-            self.full.d.next =
-                self.full.q.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
+            self.full.d.next = self.full.q.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
         }
         if self.reset.val() {
             self.state.d.next = 0.into();

@@ -26,13 +26,7 @@ const PENDING: usize = 4;
 
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts.
 #[derive(LogicBlock)]
-pub struct TxRequest<
-    const QB: usize,
-    const Q: usize,
-    const CB: usize,
-    const MB: usize,
-    const M: usize,
-> {
+pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// From SQ fetch.
@@ -117,6 +111,7 @@ pub struct TxRequest<
     cqe_opcode: Signal<Local, Bits<8>>,
     cqe: Signal<Local, Bits<256>>,
     entry: Signal<Local, Bits<277>>,
+    entry_base: Signal<Local, Bits<277>>,
     head_entry: Signal<Local, Bits<277>>,
     head_ready: Signal<Local, Bit>,
     read_body: Signal<Local, Bits<224>>,
@@ -248,6 +243,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             cqe_opcode: Default::default(),
             cqe: Default::default(),
             entry: Default::default(),
+            entry_base: Default::default(),
             head_entry: Default::default(),
             head_ready: Default::default(),
             read_body: Default::default(),
@@ -304,22 +300,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            state,
-            wqe,
-            qpn,
-            ctx,
-            fetch_error,
-            job_valid,
-            job_addr,
-            job_msn,
-            fail,
-            head,
-            tail,
-            sent
-        );
+        dff_setup!(self, clock, state, wqe, qpn, ctx, fetch_error, job_valid, job_addr, job_msn, fail, head, tail, sent);
         for i in 0..PENDING {
             self.pending[i].clock.next = self.clock.val();
             self.pending[i].d.next = self.pending[i].q.val();
@@ -335,10 +316,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mrs.write_enable.next = self.mr_we.val();
         self.mrs.write_address.next = self.mr_waddr.val();
         self.mrs.write_data.next = self.mr_wdata.val();
-        self.mrs.read_address.next = self
-            .s_wqe
-            .val()
-            .get_bits::<MB>(self.at_lkey_index.val().index());
+        self.mrs.read_address.next = self.s_wqe.val().get_bits::<MB>(self.at_lkey_index.val().index());
         self.send_msn.read_address.next = self.s_qpn.val();
         self.read_msn.read_address.next = self.s_qpn.val();
         self.send_msn.write_enable.next = false;
@@ -351,16 +329,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // Take a WQE while there is room for its completion.
         self.queued.next = self.tail.q.val() - self.head.q.val();
         // (A Read waits while its QP has as many Reads outstanding as it may.)
-        self.held.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index())
-            == self.op_read.val())
-            & (self.reads_full.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val())))
-                .any();
+        self.held.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
+            & (self.reads_full.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val()))).any();
         self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val();
-        if self.s_valid.val()
-            & (self.state.q.val() == 0)
-            & (self.queued.val() < 4)
-            & !self.held.val()
-        {
+        if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val() {
             self.wqe.d.next = self.s_wqe.val();
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
@@ -372,47 +344,25 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.opcode.next = self.wqe.q.val().get_bits::<8>(self.at_opcode.val().index());
         self.is_write.next = self.opcode.val() == self.op_write.val();
         self.is_read.next = self.opcode.val() == self.op_read.val();
-        self.has_inv.next = (self.opcode.val() == self.op_send_inv.val())
-            | (self.opcode.val() == self.op_send_se_inv.val());
-        self.is_send.next = (self.opcode.val() == self.op_send.val())
-            | (self.opcode.val() == self.op_send_se.val())
-            | self.has_inv.val();
-        self.length.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<32>(self.at_length.val().index());
+        self.has_inv.next = (self.opcode.val() == self.op_send_inv.val()) | (self.opcode.val() == self.op_send_se_inv.val());
+        self.is_send.next = (self.opcode.val() == self.op_send.val()) | (self.opcode.val() == self.op_send_se.val()) | self.has_inv.val();
+        self.length.next = self.wqe.q.val().get_bits::<32>(self.at_length.val().index());
         self.check.mr.next = self.mrs.read_data.val();
         self.check.live.next = (self.mr_valid.val()
-            & (self.one_m.val()
-                << bit_cast::<M, MB>(
-                    self.wqe
-                        .q
-                        .val()
-                        .get_bits::<MB>(self.at_lkey_index.val().index()),
-                )))
-        .any();
-        self.check.exists.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<24>(self.at_lkey_index.val().index())
-            < self.mr_count.val();
+            & (self.one_m.val() << bit_cast::<M, MB>(self.wqe.q.val().get_bits::<MB>(self.at_lkey_index.val().index()))))
+            .any();
+        self.check.exists.next =
+            self.wqe.q.val().get_bits::<24>(self.at_lkey_index.val().index()) < self.mr_count.val();
         self.check.stag.next = self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index());
         self.check.pd.next = self.ctx.q.val().get_bits::<16>(self.at_pd.val().index());
-        self.check.to.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<64>(self.at_local_addr.val().index());
+        self.check.to.next = self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index());
         self.check.len.next = self.length.val();
         self.check.right.next = 0.into();
         if self.is_read.val() {
             self.check.right.next = 1.into();
         }
         self.local_ok.next = !self.length.val().any() | !self.check.error.val().any();
-        self.flush.next =
-            (self.qp_error.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
+        self.flush.next = (self.qp_error.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
         self.status.next = self.st_success.val();
         if !self.local_ok.val() | self.fetch_error.q.val() {
             self.status.next = self.st_local_protection.val();
@@ -435,80 +385,38 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.opcode.val() == self.op_atomic.val() {
             self.cqe_opcode.next = self.cqe_atomic.val();
         }
-        self.cqe.next =
-            (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
-                << self.at_cqe_wr_id.val())
+        self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index())) << self.at_cqe_wr_id.val())
+            | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+            | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
+            | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
+        if self.status.val() == self.st_success.val() {
+            self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index())) << self.at_cqe_wr_id.val())
+                | (bit_cast::<256, 32>(self.length.val()) << self.at_cqe_byte_len.val())
                 | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
                 | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
                 | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
-        if self.status.val() == self.st_success.val() {
-            self.cqe.next =
-                (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
-                    << self.at_cqe_wr_id.val())
-                    | (bit_cast::<256, 32>(self.length.val()) << self.at_cqe_byte_len.val())
-                    | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
-                    | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
-                    | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
         }
-        // Entry: CQE, CQ, waits for its message (bit 272), writes a CQE (bit 273). Errors
-        // always complete; a message's completion waits, and is written if signaled
-        // (Reads complete on the receive side).
-        self.entry.next = bit_cast::<277, 256>(self.cqe.val())
-            | (bit_cast::<277, 16>(
-                self.ctx
-                    .q
-                    .val()
-                    .get_bits::<16>(self.at_send_cq.val().index()),
-            ) << 256)
-            | (bit_cast::<277, 3>(self.read_msn.read_data.val().get_bits::<3>(0)) << 274)
-            | self.flag_write.val();
+        // Entry: CQE, CQ, the QP's Reads so far; flags: waits for its message (bit 272),
+        // writes a CQE (bit 273). Errors always complete; a message's completion waits, and
+        // is written if signaled (Reads complete on the receive side).
+        self.entry_base.next = bit_cast::<277, 256>(self.cqe.val())
+            | (bit_cast::<277, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
+            | (bit_cast::<277, 3>(self.read_msn.read_data.val().get_bits::<3>(0)) << 274);
+        self.entry.next = self.entry_base.val() | self.flag_write.val();
         if self.status.val() == self.st_success.val() {
-            self.entry.next = bit_cast::<277, 256>(self.cqe.val())
-                | (bit_cast::<277, 16>(
-                    self.ctx
-                        .q
-                        .val()
-                        .get_bits::<16>(self.at_send_cq.val().index()),
-                ) << 256)
-                | (bit_cast::<277, 3>(self.read_msn.read_data.val().get_bits::<3>(0)) << 274)
-                | self.flag_wait.val();
+            self.entry.next = self.entry_base.val() | self.flag_wait.val();
             if self.wqe.q.val().get_bit(self.at_signaled.val().index()) & !self.is_read.val() {
-                self.entry.next = bit_cast::<277, 256>(self.cqe.val())
-                    | (bit_cast::<277, 16>(
-                        self.ctx
-                            .q
-                            .val()
-                            .get_bits::<16>(self.at_send_cq.val().index()),
-                    ) << 256)
-                    | (bit_cast::<277, 3>(self.read_msn.read_data.val().get_bits::<3>(0)) << 274)
-                    | self.flag_wait.val()
-                    | self.flag_write.val();
+                self.entry.next = self.entry_base.val() | self.flag_wait.val() | self.flag_write.val();
             }
         }
         self.fail.d.next = false;
-        self.m_read_valid.next = (self.state.q.val() == 1)
-            & (self.status.val() == self.st_success.val())
-            & self.is_read.val();
+        self.m_read_valid.next = (self.state.q.val() == 1) & (self.status.val() == self.st_success.val()) & self.is_read.val();
         self.m_read_qpn.next = self.qpn.q.val();
-        self.m_read_entry.next =
-            bit_cast::<193, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
-                | (bit_cast::<193, 32>(self.length.val()) << 64)
-                | (bit_cast::<193, 32>(
-                    self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index()),
-                ) << 96)
-                | (bit_cast::<193, 64>(
-                    self.wqe
-                        .q
-                        .val()
-                        .get_bits::<64>(self.at_local_addr.val().index()),
-                ) << 128)
-                | (bit_cast::<193, 1>(
-                    self.wqe
-                        .q
-                        .val()
-                        .get_bit(self.at_signaled.val().index())
-                        .into(),
-                ) << 192);
+        self.m_read_entry.next = bit_cast::<193, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
+            | (bit_cast::<193, 32>(self.length.val()) << 64)
+            | (bit_cast::<193, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 96)
+            | (bit_cast::<193, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 128)
+            | (bit_cast::<193, 1>(self.wqe.q.val().get_bit(self.at_signaled.val().index()).into()) << 192);
         if self.state.q.val() == 1 {
             for i in 0..PENDING {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
@@ -551,22 +459,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
 
         // The message. MSNs start at 1 (RFC 5041 §5.1).
         self.lkey_be.d.next = self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index());
-        self.laddr_be.d.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<64>(self.at_local_addr.val().index());
+        self.laddr_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index());
         self.len_be.d.next = self.length.val();
-        self.rstag_be.d.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<32>(self.at_remote_stag.val().index());
-        self.rto_be.d.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<64>(self.at_remote_to.val().index());
+        self.rstag_be.d.next = self.wqe.q.val().get_bits::<32>(self.at_remote_stag.val().index());
+        self.rto_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_remote_to.val().index());
         self.read_body.next = bit_cast::<224, 32>(self.lkey_be.q.val())
             | (bit_cast::<224, 64>(self.laddr_be.q.val()) << 32)
             | (bit_cast::<224, 32>(self.len_be.q.val()) << 96)
@@ -577,17 +473,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_job_opcode.next = self.opcode.val().get_bits::<4>(0);
         self.m_job_stag.next = 0.into();
         if self.is_write.val() | self.has_inv.val() {
-            self.m_job_stag.next = self
-                .wqe
-                .q
-                .val()
-                .get_bits::<32>(self.at_remote_stag.val().index());
+            self.m_job_stag.next = self.wqe.q.val().get_bits::<32>(self.at_remote_stag.val().index());
         }
-        self.m_job_to.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<64>(self.at_remote_to.val().index());
+        self.m_job_to.next = self.wqe.q.val().get_bits::<64>(self.at_remote_to.val().index());
         self.m_job_qn.next = 0.into();
         self.m_job_msn.next = self.job_msn.q.val();
         self.m_job_addr.next = self.job_addr.q.val();
@@ -600,11 +488,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.m_job_inline.next = self.read_body.val();
             self.m_job_inline_len.next = 28.into();
         }
-        self.m_job_mulpdu.next = self
-            .ctx
-            .q
-            .val()
-            .get_bits::<16>(self.at_mulpdu.val().index());
+        self.m_job_mulpdu.next = self.ctx.q.val().get_bits::<16>(self.at_mulpdu.val().index());
         self.m_job_conn.next = self.ctx.q.val().get_bits::<16>(self.at_conn.val().index());
         self.m_fail.next = self.fail.q.val();
         self.m_fail_qp.next = self.qpn.q.val();
@@ -621,14 +505,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         // A completion also waits for the Reads its QP issued before it (their completions
         // come from the receive side), so a QP's SQ completions stay in WQE order.
-        self.order_qpn.next = self
-            .head_entry
-            .val()
-            .get_bits::<QB>(self.at_cqe_qpn.val().index());
+        self.order_qpn.next = self.head_entry.val().get_bits::<QB>(self.at_cqe_qpn.val().index());
         self.head_ready.next = (self.queued.val() != 0)
             & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
-            & (!self.head_entry.val().get_bit(273)
-                | (self.order_done.val() == self.head_entry.val().get_bits::<3>(274)));
+            & (!self.head_entry.val().get_bit(273) | (self.order_done.val() == self.head_entry.val().get_bits::<3>(274)));
         self.m_cqe_valid.next = self.head_ready.val() & self.head_entry.val().get_bit(273);
         self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);

@@ -213,9 +213,7 @@ impl Rnic {
         let objects = match op {
             CmdOpcode::WriteQp | CmdOpcode::QueryQp => self.config.num_qps,
             CmdOpcode::WriteCq | CmdOpcode::QueryCq => self.config.num_cqs,
-            CmdOpcode::WriteMr | CmdOpcode::QueryMr | CmdOpcode::InvalidateMr => {
-                self.config.num_mrs
-            }
+            CmdOpcode::WriteMr | CmdOpcode::QueryMr | CmdOpcode::InvalidateMr => self.config.num_mrs,
         };
         if index >= objects {
             return (CmdResult::BadIndex, *data);

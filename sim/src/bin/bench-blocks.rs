@@ -32,42 +32,18 @@ fn main() {
     let mut report = String::new();
     let out = &mut report;
     let configs = [
-        (
-            "markers + CRC",
-            FramingConfig {
-                markers: true,
-                crc: true,
-            },
-        ),
-        (
-            "CRC only",
-            FramingConfig {
-                markers: false,
-                crc: true,
-            },
-        ),
+        ("markers + CRC", FramingConfig { markers: true, crc: true }),
+        ("CRC only", FramingConfig { markers: false, crc: true }),
     ];
 
-    writeln!(
-        out,
-        "MPA framer (TX) and deframer (RX), streams at full rate:\n"
-    )
-    .unwrap();
-    writeln!(
-        out,
-        "| block | W | ULPDU | framing | ULPDU bytes/cycle | of W | sim Mcycles/s |"
-    )
-    .unwrap();
+    writeln!(out, "MPA framer (TX) and deframer (RX), streams at full rate:\n").unwrap();
+    writeln!(out, "| block | W | ULPDU | framing | ULPDU bytes/cycle | of W | sim Mcycles/s |").unwrap();
     writeln!(out, "|---|---|---|---|---|---|---|").unwrap();
     for &lanes in &args.widths {
-        for (block, run) in [
-            ("TX", bench::mpa_tx as Runner),
-            ("RX", bench::mpa_rx as Runner),
-        ] {
+        for (block, run) in [("TX", bench::mpa_tx as Runner), ("RX", bench::mpa_rx as Runner)] {
             for (name, cfg) in configs {
                 for &size in &args.sizes {
-                    let t =
-                        run(lanes, cfg, size, bench::ulpdus_for(size)).unwrap_or_else(|e| fail(&e));
+                    let t = run(lanes, cfg, size, bench::ulpdus_for(size)).unwrap_or_else(|e| fail(&e));
                     writeln!(
                         out,
                         "| {block} | {lanes} | {size} | {name} | {:.2} | {:.3} | {:.2} |",
@@ -76,10 +52,7 @@ fn main() {
                         t.cycles_per_second / 1e6
                     )
                     .unwrap();
-                    eprintln!(
-                        "  {block} W={lanes} {size} B {name}: {:.2} B/cycle",
-                        t.bytes_per_cycle()
-                    );
+                    eprintln!("  {block} W={lanes} {size} B {name}: {:.2} B/cycle", t.bytes_per_cycle());
                 }
             }
         }
@@ -90,35 +63,16 @@ fn main() {
     writeln!(out, "|---|---|---|").unwrap();
     for &lanes in &args.widths {
         let t = bench::crc(lanes, 1_000_000).unwrap_or_else(|e| fail(&e));
-        writeln!(
-            out,
-            "| {lanes} | {:.2} | {:.2} |",
-            t.bytes_per_cycle(),
-            t.cycles_per_second / 1e6
-        )
-        .unwrap();
+        writeln!(out, "| {lanes} | {:.2} | {:.2} |", t.bytes_per_cycle(), t.cycles_per_second / 1e6).unwrap();
     }
 
     writeln!(out, "\nAtomic ALU, one operation issued per cycle:\n").unwrap();
-    writeln!(
-        out,
-        "| operations | ops/cycle | latency (cycles) | sim Mcycles/s |"
-    )
-    .unwrap();
+    writeln!(out, "| operations | ops/cycle | latency (cycles) | sim Mcycles/s |").unwrap();
     writeln!(out, "|---|---|---|---|").unwrap();
-    for (name, chained) in [
-        ("independent", false),
-        ("chained on one word (contended)", true),
-    ] {
+    for (name, chained) in [("independent", false), ("chained on one word (contended)", true)] {
         let r = bench::alu(1_000_000, chained).unwrap_or_else(|e| fail(&e));
-        writeln!(
-            out,
-            "| {name} | {:.3} | {} | {:.2} |",
-            r.ops_per_cycle(),
-            r.latency,
-            r.cycles_per_second / 1e6
-        )
-        .unwrap();
+        writeln!(out, "| {name} | {:.3} | {} | {:.2} |", r.ops_per_cycle(), r.latency, r.cycles_per_second / 1e6)
+            .unwrap();
     }
 
     writeln!(
@@ -131,15 +85,9 @@ fn main() {
     writeln!(out, "|---|---|---|---|---|").unwrap();
     for (name, write) in [("read", false), ("write", true)] {
         for size in [64, 1024, 4096] {
-            let (t, latency) =
-                bench::dma(write, size, (256 * 1024 / size).max(64)).unwrap_or_else(|e| fail(&e));
-            writeln!(
-                out,
-                "| {name} | {size} | {:.2} | {latency} | {:.2} |",
-                t.bytes_per_cycle(),
-                t.cycles_per_second / 1e6
-            )
-            .unwrap();
+            let (t, latency) = bench::dma(write, size, (256 * 1024 / size).max(64)).unwrap_or_else(|e| fail(&e));
+            writeln!(out, "| {name} | {size} | {:.2} | {latency} | {:.2} |", t.bytes_per_cycle(), t.cycles_per_second / 1e6)
+                .unwrap();
             eprintln!("  DMA {name} {size} B: {:.2} B/cycle", t.bytes_per_cycle());
         }
     }
@@ -152,18 +100,14 @@ fn main() {
     }
 }
 
-type Runner =
-    fn(usize, FramingConfig, usize, usize) -> Result<bench::Throughput, rnic_sim::SimError>;
+type Runner = fn(usize, FramingConfig, usize, usize) -> Result<bench::Throughput, rnic_sim::SimError>;
 
 fn update_docs(section: &str) -> std::io::Result<()> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/PERFORMANCE.md");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Performance\n".into());
     let text = match (text.find(BEGIN), text.find(END)) {
         (Some(b), Some(e)) if b < e => format!("{}{section}{}", &text[..b], &text[e + END.len()..]),
-        _ => format!(
-            "{}\n\n## Block throughput (simulation)\n\n{section}\n",
-            text.trim_end()
-        ),
+        _ => format!("{}\n\n## Block throughput (simulation)\n\n{section}\n", text.trim_end()),
     };
     std::fs::write(&path, text)?;
     eprintln!("updated {}", path.display());

@@ -7,17 +7,14 @@
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rnic_proto::atomic::{masked_cmp_swap, masked_fetch_add};
-use rnic_proto::mpa::{Framer, FramingConfig};
-use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, RdmapHeader, ReadRequest, Segment};
+use rnic_proto::mpa::{FramingConfig, Framer};
+use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, ReadRequest, RdmapHeader, Segment};
 use rnic_sim::alu::{AluDriver, AluOp};
 use rnic_sim::bench;
 use rnic_sim::mpa::{MpaRxDriver, MpaTxDriver};
 
 const LANES: usize = 8;
-const CFG: FramingConfig = FramingConfig {
-    markers: true,
-    crc: true,
-};
+const CFG: FramingConfig = FramingConfig { markers: true, crc: true };
 
 fn main() {
     if let Err(e) = run() {
@@ -27,49 +24,26 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    println!(
-        "iWARP RNIC hardware demo: Verilated RTL, {LANES} byte lanes, MPA markers and CRC on\n"
-    );
+    println!("iWARP RNIC hardware demo: Verilated RTL, {LANES} byte lanes, MPA markers and CRC on\n");
 
     // 1. RDMAP messages, built with the wire-format crate.
     let hello = b"Hello, iWARP!";
     let messages: Vec<(&str, Vec<u8>)> = vec![
-        (
-            "Send \"Hello, iWARP!\" (MSN 1)",
-            Segment::send(1, hello).to_vec(),
-        ),
+        ("Send \"Hello, iWARP!\" (MSN 1)", Segment::send(1, hello).to_vec()),
         (
             "RDMA Read Request 4096 B (QN 1, MSN 1)",
             Segment::read_request(
                 1,
-                ReadRequest {
-                    sink_stag: 0x0001_0203,
-                    sink_to: 0x4000,
-                    size: 4096,
-                    src_stag: 0x0a0b_0c0d,
-                    src_to: 0x10000,
-                },
+                ReadRequest { sink_stag: 0x0001_0203, sink_to: 0x4000, size: 4096, src_stag: 0x0a0b_0c0d, src_to: 0x10000 },
             )
             .to_vec(),
         ),
         (
             "masked FetchAdd, two 32-bit counters (QN 1, MSN 2)",
-            Segment::atomic_request(
-                2,
-                AtomicRequest::fetch_add(
-                    1,
-                    0x1234_5678,
-                    0x1000,
-                    0x0000_0001_0000_0001,
-                    0x8000_0000_8000_0000,
-                ),
-            )
-            .to_vec(),
+            Segment::atomic_request(2, AtomicRequest::fetch_add(1, 0x1234_5678, 0x1000, 0x0000_0001_0000_0001, 0x8000_0000_8000_0000))
+                .to_vec(),
         ),
-        (
-            "Immediate Data with SE (MSN 2)",
-            Segment::immediate(2, *b"RFC 7306", true).to_vec(),
-        ),
+        ("Immediate Data with SE (MSN 2)", Segment::immediate(2, *b"RFC 7306", true).to_vec()),
     ];
 
     // 2. Through the MPA transmitter; the wire must match the reference framer octet for octet.
@@ -92,17 +66,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         };
         let mut want = Vec::new();
         reference.frame(ulpdu, &mut want)?;
-        let verdict = if fpdu == want {
-            "identical to rnic-proto"
-        } else {
-            "DIFFERS from rnic-proto"
-        };
-        println!(
-            "   {name}: {} B ULPDU -> {} B FPDU at stream offset {}, {verdict}",
-            ulpdu.len(),
-            fpdu.len(),
-            wire.len()
-        );
+        let verdict = if fpdu == want { "identical to rnic-proto" } else { "DIFFERS from rnic-proto" };
+        println!("   {name}: {} B ULPDU -> {} B FPDU at stream offset {}, {verdict}", ulpdu.len(), fpdu.len(), wire.len());
         println!("     {}", hex_preview(&fpdu));
         if fpdu != want {
             return Err("framer output differs from the reference".into());
@@ -122,35 +87,17 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     for (p, (name, ulpdu)) in got.iter().zip(&messages) {
-        let crc = if p.user() == 0 {
-            "CRC and markers good"
-        } else {
-            "BAD"
-        };
+        let crc = if p.user() == 0 { "CRC and markers good" } else { "BAD" };
         let bytes = p.bytes();
         let decoded = match parse_ulpdu(&bytes)? {
-            Segment {
-                header: RdmapHeader::AtomicRequest(a),
-                ..
-            } => {
-                format!(
-                    "Atomic Request id {} STag {:#x} TO {:#x} add {:#x} mask {:#x}",
-                    a.request_id, a.stag, a.to, a.add_swap, a.add_swap_mask
-                )
+            Segment { header: RdmapHeader::AtomicRequest(a), .. } => {
+                format!("Atomic Request id {} STag {:#x} TO {:#x} add {:#x} mask {:#x}", a.request_id, a.stag, a.to, a.add_swap, a.add_swap_mask)
             }
             s => format!("{:?}, {} B payload", s.opcode, s.payload.len()),
         };
-        println!(
-            "   {name}: {crc}, equal: {}; parsed: {decoded}",
-            bytes == *ulpdu
-        );
+        println!("   {name}: {crc}, equal: {}; parsed: {decoded}", bytes == *ulpdu);
     }
-    if got.len() != messages.len()
-        || got
-            .iter()
-            .zip(&messages)
-            .any(|(p, (_, u))| p.user() != 0 || p.bytes() != *u)
-    {
+    if got.len() != messages.len() || got.iter().zip(&messages).any(|(p, (_, u))| p.user() != 0 || p.bytes() != *u) {
         return Err("the deframer did not return every ULPDU intact".into());
     }
 
@@ -158,38 +105,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("\n3. Atomic ALU (hdl/src/atomic/alu.rs), RFC 7306 §5.1");
     let mut alu = AluDriver::new()?;
     let cases = [
-        (
-            "FetchAdd, two 32-bit fields",
-            AluOp {
-                aopcode: 0,
-                original: 0x0000_0001_FFFF_FFFF,
-                data: 1,
-                mask: 0x8000_0000_8000_0000,
-                ..Default::default()
-            },
-        ),
-        (
-            "FetchAdd, eight 8-bit fields",
-            AluOp {
-                aopcode: 0,
-                original: 0x00FF_7F80_FE01_FFFF,
-                data: 0x0101_0101_0101_0101,
-                mask: 0x8080_8080_8080_8080,
-                ..Default::default()
-            },
-        ),
-        (
-            "CmpSwap, compare upper half, swap lower",
-            AluOp {
-                aopcode: 2,
-                original: 0xAAAA_0000_BBBB_0000,
-                data: 0x1234_5678_1234_5678,
-                mask: 0xFFFF_FFFF,
-                compare: 0xAAAA_0000_FFFF_FFFF,
-                compare_mask: 0xFFFF_FFFF_0000_0000,
-                ..Default::default()
-            },
-        ),
+        ("FetchAdd, two 32-bit fields", AluOp { aopcode: 0, original: 0x0000_0001_FFFF_FFFF, data: 1, mask: 0x8000_0000_8000_0000, ..Default::default() }),
+        ("FetchAdd, eight 8-bit fields", AluOp { aopcode: 0, original: 0x00FF_7F80_FE01_FFFF, data: 0x0101_0101_0101_0101, mask: 0x8080_8080_8080_8080, ..Default::default() }),
+        ("CmpSwap, compare upper half, swap lower", AluOp { aopcode: 2, original: 0xAAAA_0000_BBBB_0000, data: 0x1234_5678_1234_5678, mask: 0xFFFF_FFFF, compare: 0xAAAA_0000_FFFF_FFFF, compare_mask: 0xFFFF_FFFF_0000_0000, ..Default::default() }),
     ];
     for (name, op) in cases {
         alu.cycle(Some(op));
@@ -200,16 +118,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         } else {
             masked_cmp_swap(op.original, op.data, op.mask, op.compare, op.compare_mask)
         };
-        println!(
-            "   {name}: {:#018x} -> {:#018x} ({})",
-            r.original,
-            r.result,
-            if r.result == want {
-                "= rnic-proto"
-            } else {
-                "DIFFERS"
-            }
-        );
+        println!("   {name}: {:#018x} -> {:#018x} ({})", r.original, r.result, if r.result == want { "= rnic-proto" } else { "DIFFERS" });
     }
 
     // 5. A contended counter: every FetchAdd depends on the one before.
@@ -217,13 +126,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let start = alu.model.cycles();
     let mut last = 0;
     for i in 0..n + 2 {
-        let op = (i < n).then_some(AluOp {
-            aopcode: 0,
-            chain: i > 0,
-            original: 0,
-            data: 1,
-            ..Default::default()
-        });
+        let op = (i < n).then_some(AluOp { aopcode: 0, chain: i > 0, original: 0, data: 1, ..Default::default() });
         if let Some(r) = alu.cycle(op) {
             last = r.result;
         }
@@ -243,23 +146,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let a = bench::alu(100_000, true)?;
-    println!(
-        "   ALU: {:.3} dependent operations per cycle, latency {} cycles",
-        a.ops_per_cycle(),
-        a.latency
-    );
+    println!("   ALU: {:.3} dependent operations per cycle, latency {} cycles", a.ops_per_cycle(), a.latency);
     println!("\nMore: cargo run --release -p rnic-sim --bin bench-blocks (all widths); docs/PERFORMANCE.md");
     Ok(())
 }
 
 /// The first and last octets of an FPDU in hex.
 fn hex_preview(b: &[u8]) -> String {
-    let hex = |s: &[u8]| {
-        s.iter()
-            .map(|x| format!("{x:02x}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let hex = |s: &[u8]| s.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ");
     if b.len() <= 24 {
         hex(b)
     } else {

@@ -18,10 +18,7 @@ pub fn random_length(rng: &mut StdRng) -> usize {
 
 /// Octets from a hex string.
 pub fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
 }
 
 /// The ULPDU inside an FPDU without markers: after the 2-octet length, `length` octets.
@@ -45,8 +42,7 @@ pub const WIRE_VECTORS: [(&str, &str); 10] = [
 ];
 
 /// VECTORS V3 as the first FPDU of Full Operation with markers on: a zero marker first.
-pub const V3_WITH_MARKER: &str =
-    "00000000001741430000000000000000000000010000000048656c6c6f000000e304e97c";
+pub const V3_WITH_MARKER: &str = "00000000001741430000000000000000000000010000000048656c6c6f000000e304e97c";
 
 /// A Send ULPDU (QN 0) with `payload` zero octets, as in RFC 5044 Figs. 5 and 6.
 pub fn zero_send(msn: u8, payload: usize) -> Vec<u8> {
