@@ -1,6 +1,7 @@
 //! The RNIC top (`rnic_top`): BAR0 and the command unit, the DMA master with its
 //! arbiters, the CQ writer, the transmit requester (SQ fetch → WQE checks → DDP
-//! segmentation → MPA framer → TX stream) and the receive side (RX stream → MPA deframer
+//! segmentation, its payload through a buffer that keeps the DMA read stream moving → MPA
+//! framer → TX stream) and the receive side (RX stream → MPA deframer
 //! → store-and-forward buffer → RDMAP receive engine: placement, receives claimed through
 //! RQ fetch, the Read responder and Terminates, whose messages join the segmenter's).
 //!
@@ -17,7 +18,7 @@ use rust_hdl::prelude::*;
 use rnic_proto::model::RnicConfig;
 
 use crate::common::SmallFifo;
-use crate::ddp::{RxBuffer, TxSegment};
+use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use crate::mpa::{MpaRx, MpaTx};
 use crate::rdmap::{RdmapRx, TxRequest, RX_JOB_TAG};
@@ -93,6 +94,8 @@ pub struct RnicTop {
     sq: SqFetch<6, 64>,
     requester: TxRequest<6, 64, 6, 8, 256>,
     segmenter: TxSegment,
+    /// Payload on its way to the segmenter (16 KiB), requested only when it fits.
+    payload: TxPayload<11, 12>,
     framer: MpaTx<64, 8, 192>,
     /// The CONN_ID of each FPDU between segmenter and framer output.
     tx_conns: SmallFifo<16>,
@@ -101,7 +104,7 @@ pub struct RnicTop {
     /// The QP of each FPDU between RX stream and deframer output.
     rx_qps: SmallFifo<16>,
     rx_buffer: RxBuffer<11, 12>,
-    receiver: RdmapRx<6, 64, 6, 8, 256, 8>,
+    receiver: RdmapRx<6, 64, 6, 8, 256, 8, 9>,
     rq: RqFetch<6, 64>,
     rx_job: Signal<Local, Bit>,
     rx_cqe: Signal<Local, Bit>,
@@ -179,6 +182,7 @@ impl Default for RnicTop {
             sq: Default::default(),
             requester: Default::default(),
             segmenter: Default::default(),
+            payload: Default::default(),
             framer: Default::default(),
             tx_conns: Default::default(),
             tx_first: Default::default(),
@@ -197,7 +201,7 @@ impl Default for RnicTop {
 impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
+        clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
         dff_setup!(self, clock, tx_first);
         self.tx_conns.reset.next = self.reset.val();
         self.deframer.reset.next = self.reset.val();
@@ -213,6 +217,7 @@ impl Logic for RnicTop {
         self.sq.reset.next = self.reset.val();
         self.requester.reset.next = self.reset.val();
         self.segmenter.reset.next = self.reset.val();
+        self.payload.reset.next = self.reset.val();
         self.framer.reset.next = self.reset.val();
 
         // BAR0.
@@ -288,16 +293,20 @@ impl Logic for RnicTop {
 
         // DMA reads: client 0 fetches SQ WQEs, client 1 reads payload, client 2 RQ WQEs.
         self.reads.s_req_valid.next = bit_cast::<3, 1>(self.sq.m_req_valid.val().into())
-            | (bit_cast::<3, 1>(self.segmenter.m_rd_req_valid.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.payload.m_req_valid.val().into()) << 1)
             | (bit_cast::<3, 1>(self.rq.m_req_valid.val().into()) << 2);
         self.reads.s_req_addr.next = bit_cast::<192, 64>(self.sq.m_req_addr.val())
-            | (bit_cast::<192, 64>(self.segmenter.m_rd_req_addr.val()) << 64)
+            | (bit_cast::<192, 64>(self.payload.m_req_addr.val()) << 64)
             | (bit_cast::<192, 64>(self.rq.m_req_addr.val()) << 128);
         self.reads.s_req_len.next = bit_cast::<96, 32>(self.sq.m_req_len.val())
-            | (bit_cast::<96, 32>(self.segmenter.m_rd_req_len.val()) << 32)
+            | (bit_cast::<96, 32>(self.payload.m_req_len.val()) << 32)
             | (bit_cast::<96, 32>(self.rq.m_req_len.val()) << 64);
         self.sq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(0);
-        self.segmenter.m_rd_req_ready.next = self.reads.s_req_ready.val().get_bit(1);
+        self.payload.m_req_ready.next = self.reads.s_req_ready.val().get_bit(1);
+        self.payload.s_req_valid.next = self.segmenter.m_rd_req_valid.val();
+        self.payload.s_req_addr.next = self.segmenter.m_rd_req_addr.val();
+        self.payload.s_req_len.next = self.segmenter.m_rd_req_len.val();
+        self.segmenter.m_rd_req_ready.next = self.payload.s_req_ready.val();
         self.rq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(2);
         self.dma.s_rd_req_valid.next = self.reads.m_req_valid.val();
         self.reads.m_req_ready.next = self.dma.s_rd_req_ready.val();
@@ -314,16 +323,21 @@ impl Logic for RnicTop {
         self.sq.s_rd_tlast.next = self.reads.m_rd_tlast.val();
         self.sq.s_rd_tuser.next = bit_cast::<9, 1>(self.reads.m_rd_terror.val().into()) << 8;
         self.sq.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(0);
-        self.segmenter.s_rd_tdata.next = self.reads.m_rd_tdata.val();
-        self.segmenter.s_rd_tkeep.next = self.reads.m_rd_tkeep.val();
-        self.segmenter.s_rd_tlast.next = self.reads.m_rd_tlast.val();
-        self.segmenter.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(1);
+        self.payload.s_rd_tdata.next = self.reads.m_rd_tdata.val();
+        self.payload.s_rd_tkeep.next = self.reads.m_rd_tkeep.val();
+        self.payload.s_rd_tlast.next = self.reads.m_rd_tlast.val();
+        self.payload.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(1);
+        self.segmenter.s_rd_tdata.next = self.payload.m_rd_tdata.val();
+        self.segmenter.s_rd_tkeep.next = self.payload.m_rd_tkeep.val();
+        self.segmenter.s_rd_tlast.next = self.payload.m_rd_tlast.val();
+        self.segmenter.s_rd_tvalid.next = self.payload.m_rd_tvalid.val();
+        self.payload.m_rd_tready.next = self.segmenter.s_rd_tready.val();
         self.rq.s_rd_tdata.next = self.reads.m_rd_tdata.val();
         self.rq.s_rd_tlast.next = self.reads.m_rd_tlast.val();
         self.rq.s_rd_tuser.next = bit_cast::<9, 1>(self.reads.m_rd_terror.val().into()) << 8;
         self.rq.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(2);
         self.reads.m_rd_tready.next = bit_cast::<3, 1>(self.sq.s_rd_tready.val().into())
-            | (bit_cast::<3, 1>(self.segmenter.s_rd_tready.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.payload.s_rd_tready.val().into()) << 1)
             | (bit_cast::<3, 1>(self.rq.s_rd_tready.val().into()) << 2);
 
         // DMA writes: client 0 writes CQEs, client 1 places received payload.

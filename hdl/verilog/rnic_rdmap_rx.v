@@ -59,7 +59,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     output reg  [15:0] m_job_tag;
     input wire  s_read_valid;
     input wire  [5:0] s_read_qpn;
-    input wire  [192:0] s_read_entry;
+    input wire  [127:0] s_read_entry;
     output reg  [63:0] reads_full;
     input wire  [5:0] order_qpn;
     output reg  [2:0] order_done;
@@ -79,7 +79,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     localparam  at_pd = 9'b10000;
     localparam  at_conn = 9'b100000;
     localparam  at_mulpdu = 9'b110000;
-    localparam  at_send_cq = 9'b1000000;
     localparam  at_recv_cq = 9'b1010000;
     localparam  at_ird = 9'b1110000;
     localparam  at_ord = 9'b1111000;
@@ -96,7 +95,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     localparam  at_cqe_solicited = 9'b11111001;
     localparam  at_cqe_invalidated = 9'b11111011;
     localparam  cqe_recv = 8'h3;
-    localparam  cqe_read = 8'h2;
     localparam  st_success = 8'h0;
     localparam  job_tag = 16'h8000;
     localparam  flags_md = 224'hc00000;
@@ -170,10 +168,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  read_placed$write_enable;
     reg  [7:0] reads$read_address;
     reg  reads$read_clock;
-    wire  [192:0] reads$read_data;
+    wire  [127:0] reads$read_data;
     reg  [7:0] reads$write_address;
     reg  reads$write_clock;
-    reg  [192:0] reads$write_data;
+    reg  [127:0] reads$write_data;
     reg  reads$write_enable;
     reg  [2:0] read_count$0$d;
     wire  [2:0] read_count$0$q;
@@ -957,6 +955,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     wire  tx_fails$m_valid;
     reg  tx_fails$m_ready;
     wire  [5:0] tx_fails$m_data;
+    reg  jobs$clock;
+    reg  jobs$reset;
+    reg  jobs$s_valid;
+    wire  jobs$s_ready;
+    reg  [262:0] jobs$s_data;
+    wire  jobs$m_valid;
+    reg  jobs$m_ready;
+    wire  [262:0] jobs$m_data;
+    wire  [8:0] jobs$count;
     reg  [223:0] check$mr;
     reg  check$live;
     reg  check$exists;
@@ -1024,9 +1031,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [31:0] r_lkey$d;
     wire  [31:0] r_lkey$q;
     reg  r_lkey$clock;
-    reg  r_signaled$d;
-    wire  r_signaled$q;
-    reg  r_signaled$clock;
     reg  [63:0] place_addr$d;
     wire  [63:0] place_addr$q;
     reg  place_addr$clock;
@@ -1110,6 +1114,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     
     // Local signals
     reg  done_inc;
+    reg  [262:0] job_entry;
+    reg  [262:0] job_out;
     reg  is_tagged;
     reg  last;
     reg  [3:0] opcode;
@@ -1127,7 +1133,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [31:0] next_rr_msn;
     reg  [2:0] rd_count;
     reg  [1:0] rd_head;
-    reg  [192:0] rd_entry;
+    reg  [127:0] rd_entry;
     reg  [2:0] push_count;
     reg  [255:0] recv_cqe;
     reg  [255:0] cqe_flags;
@@ -2508,6 +2514,17 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .m_ready(tx_fails$m_ready),
         .m_data(tx_fails$m_data)
     );
+    rnic_rdmap_rx$jobs jobs(
+        .clock(jobs$clock),
+        .reset(jobs$reset),
+        .s_valid(jobs$s_valid),
+        .s_ready(jobs$s_ready),
+        .s_data(jobs$s_data),
+        .m_valid(jobs$m_valid),
+        .m_ready(jobs$m_ready),
+        .m_data(jobs$m_data),
+        .count(jobs$count)
+    );
     rnic_rdmap_rx$check check(
         .mr(check$mr),
         .live(check$live),
@@ -2614,11 +2631,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .d(r_lkey$d),
         .q(r_lkey$q),
         .clock(r_lkey$clock)
-    );
-    rnic_rdmap_rx$r_signaled r_signaled(
-        .d(r_signaled$d),
-        .q(r_signaled$q),
-        .clock(r_signaled$clock)
     );
     rnic_rdmap_rx$place_addr place_addr(
         .d(place_addr$d),
@@ -2783,7 +2795,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         r_addr$clock = clock;
         r_len$clock = clock;
         r_lkey$clock = clock;
-        r_signaled$clock = clock;
         place_addr$clock = clock;
         left$clock = clock;
         carry$clock = clock;
@@ -2825,7 +2836,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         r_addr$d = r_addr$q;
         r_len$d = r_len$q;
         r_lkey$d = r_lkey$q;
-        r_signaled$d = r_signaled$q;
         place_addr$d = place_addr$q;
         left$d = left$q;
         carry$d = carry$q;
@@ -3379,6 +3389,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         reads$write_clock = clock;
         tx_fails$clock = clock;
         tx_fails$reset = reset;
+        jobs$clock = clock;
+        jobs$reset = reset;
         ctx$write_enable = qp_we;
         ctx$write_address = qp_waddr;
         ctx$write_data = qp_wdata;
@@ -4899,22 +4911,20 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     chk_to$d = b_to$q;
                     chk_right$d = 32'h1;
                     r_placed$d = read_placed$read_data;
-                    r_wr_id$d = rd_entry[(32'h0)+:(64)];
-                    r_len$d = rd_entry[(32'h40)+:(32)];
-                    r_signaled$d = rd_entry[32'hc0];
+                    r_len$d = rd_entry[(32'h0)+:(32)];
                     state$d = 32'h9;
                     if (|plen) begin
                         state$d = 32'h4;
                     end
-                    if (|plen & (b_stag$q != rd_entry[(32'h60)+:(32)])) begin
+                    if (|plen & (b_stag$q != rd_entry[(32'h20)+:(32)])) begin
                         fault_code$d = t_tagged_stag;
                         state$d = 32'hb;
                     end
-                    if (|plen & ((b_to$q != (rd_entry[(32'h80)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h40)+:(32)]) & 33'h1ffffffff)))) begin
+                    if (|plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)))) begin
                         fault_code$d = t_tagged_bounds;
                         state$d = 32'hb;
                     end
-                    if (last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h40)+:(32)])) begin
+                    if (last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)])) begin
                         fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
@@ -5194,19 +5204,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             if (opcode == 32'h2) begin
                 read_placed$write_enable = 1'b1;
                 read_placed$write_data = r_placed$q + ((plen) & 32'hffffffff);
-                cqn$d = ctx$read_data[(at_send_cq)+:(6)];
-                cqe$d = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((r_len$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_read) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
                 completing_read$d = 1'b1;
                 if (last) begin
                     read_placed$write_data = 32'h0;
                     pop = 1'b1;
-                    if (r_signaled$q) begin
-                        state$d = 32'ha;
-                    end
+                    state$d = 32'ha;
                 end
             end
         end
-        done_inc = (pop & ~r_signaled$q) | (cqe_valid$q & m_cqe_ready & completing_read$q);
+        done_inc = (state$q == 32'ha) & completing_read$q & (writes_out$q == 32'h0);
         order_done = read_done$0$q;
         if (order_qpn == 1) begin
             order_done = read_done$1$q;
@@ -6041,7 +6047,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             full$d = full_pushed & ~(one_q << ((qpn$q) & 64'hffffffffffffffff));
         end
         invalidate$d = 1'b0;
-        if ((state$q == 32'ha) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if (done_inc) begin
+            state$d = 32'hd;
+        end
+        if ((state$q == 32'ha) & ~completing_read$q & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -6101,34 +6110,43 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             state$d = 32'hc;
             ended$d = 1'b1;
         end
-        m_job_valid = job_valid$q;
+        job_entry = ((job_terminate$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)] | job_tag) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7);
+        if (job_terminate$q) begin
+            job_entry = ((1'b1) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)] | job_tag) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7);
+        end
+        jobs$s_valid = job_valid$q;
+        jobs$s_data = job_entry;
+        if ((state$q == 32'hc) & jobs$s_ready) begin
+            job_valid$d = 1'b0;
+            state$d = 32'hd;
+        end
+        job_out = jobs$m_data;
+        m_job_valid = jobs$m_valid;
+        jobs$m_ready = m_job_ready;
         m_job_tagged = 1'b1;
         m_job_opcode = 32'h2;
-        m_job_stag = b_sink_stag$q;
-        m_job_to = b_sink_to$q;
+        m_job_stag = job_out[(32'h1)+:(32)];
+        m_job_to = job_out[(32'h21)+:(64)];
         m_job_qn = 32'h0;
         m_job_msn = 32'h0;
-        m_job_addr = job_addr$q;
-        m_job_len = b_size$q;
+        m_job_addr = job_out[(32'h61)+:(64)];
+        m_job_len = job_out[(32'ha1)+:(32)];
         m_job_inline = 32'h0;
         m_job_inline_len = 32'h0;
-        if (job_terminate$q) begin
+        if (job_out[32'h0]) begin
             m_job_tagged = 1'b0;
             m_job_opcode = 32'h7;
             m_job_stag = 32'h0;
             m_job_to = 32'h0;
             m_job_qn = 32'h2;
             m_job_msn = 32'h1;
+            m_job_addr = 32'h0;
             m_job_len = 32'h0;
-            m_job_inline = job_inline$q;
-            m_job_inline_len = job_inline_len$q;
+            m_job_inline = job_out[(32'h1)+:(224)];
+            m_job_inline_len = job_out[(32'he1)+:(6)];
         end
-        m_job_mulpdu = ctx$read_data[(at_mulpdu)+:(16)];
-        m_job_tag = ctx$read_data[(at_conn)+:(16)] | job_tag;
-        if ((state$q == 32'hc) & m_job_ready) begin
-            job_valid$d = 1'b0;
-            state$d = 32'hd;
-        end
+        m_job_mulpdu = job_out[(32'he7)+:(16)];
+        m_job_tag = job_out[(32'hf7)+:(16)];
         if (state$q == 32'hd) begin
             s_axis_tready = ~ended$q;
             if (ended$q) begin
@@ -7218,6 +7236,196 @@ module rnic_rdmap_rx$job_valid(d,q,clock);
 endmodule // rnic_rdmap_rx$job_valid
 
 
+module rnic_rdmap_rx$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [262:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [262:0] m_data;
+    output reg  [8:0] count;
+    
+    // Constant declarations
+    localparam  depth = 9'b100000000;
+    
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [262:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [262:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [8:0] wr_ptr$d;
+    wire  [8:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [8:0] visible$d;
+    wire  [8:0] visible$q;
+    reg  visible$clock;
+    reg  [8:0] rd_ptr$d;
+    wire  [8:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [8:0] next_rd;
+    
+    // Sub module instances
+    rnic_rdmap_rx$jobs$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_rdmap_rx$jobs$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_rdmap_rx$jobs$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_rdmap_rx$jobs$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(8)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_rdmap_rx$jobs
+
+
+module rnic_rdmap_rx$jobs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [262:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [262:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[262:0] mem[255:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_rdmap_rx$jobs$ram
+
+
+module rnic_rdmap_rx$jobs$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$jobs$rd_ptr
+
+
+module rnic_rdmap_rx$jobs$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$jobs$visible
+
+
+module rnic_rdmap_rx$jobs$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$jobs$wr_ptr
+
+
 module rnic_rdmap_rx$left(d,q,clock);
     
     // Module arguments
@@ -7435,25 +7643,6 @@ module rnic_rdmap_rx$r_placed(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$r_placed
-
-
-module rnic_rdmap_rx$r_signaled(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$r_signaled
 
 
 module rnic_rdmap_rx$r_wr_id(d,q,clock);
@@ -12373,14 +12562,14 @@ module rnic_rdmap_rx$reads(read_address,read_clock,read_data,write_address,write
     // Module arguments
     input wire  [7:0] read_address;
     input wire  read_clock;
-    output reg  [192:0] read_data;
+    output reg  [127:0] read_data;
     input wire  [7:0] write_address;
     input wire  write_clock;
-    input wire  [192:0] write_data;
+    input wire  [127:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[192:0] mem[255:0];
+    reg[127:0] mem[255:0];
     
     
     

@@ -38,7 +38,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     input wire  s_done_valid;
     output reg  m_read_valid;
     output reg  [5:0] m_read_qpn;
-    output reg  [192:0] m_read_entry;
+    output reg  [127:0] m_read_entry;
     input wire  [63:0] reads_full;
     output reg  [5:0] order_qpn;
     input wire  [2:0] order_done;
@@ -199,6 +199,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [276:0] entry_base;
     reg  [276:0] head_entry;
     reg  head_ready;
+    reg  [2:0] reads_behind;
+    reg  [2:0] reads_before;
     reg  [223:0] read_body;
     
     // Sub module instances
@@ -447,18 +449,22 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         if (status == st_success) begin
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
-        entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
+        reads_before = read_msn$read_data[(32'h0)+:(3)];
+        if (is_read & (status == st_success)) begin
+            reads_before = read_msn$read_data[(32'h0)+:(3)] + 32'h1;
+        end
+        entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
         entry = entry_base | flag_write;
         if (status == st_success) begin
             entry = entry_base | flag_wait;
-            if (wqe$q[at_signaled] & ~is_read) begin
+            if (wqe$q[at_signaled]) begin
                 entry = entry_base | flag_wait | flag_write;
             end
         end
         fail$d = 1'b0;
         m_read_valid = (state$q == 32'h1) & (status == st_success) & is_read;
         m_read_qpn = qpn$q;
-        m_read_entry = ((wqe$q[(at_wr_id)+:(64)]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) | (((length) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((wqe$q[(at_lkey)+:(32)]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((wqe$q[(at_local_addr)+:(64)]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((wqe$q[at_signaled]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
+        m_read_entry = ((length) & 128'hffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
         if (state$q == 32'h1) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 pending$0$d = entry;
@@ -549,7 +555,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             head_entry = pending$3$q;
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(6)];
-        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | (order_done == head_entry[(32'h112)+:(3)]));
+        reads_behind = order_done - head_entry[(32'h112)+:(3)];
+        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | ~reads_behind[32'h2]);
         m_cqe_valid = head_ready & head_entry[32'h111];
         m_cqn = head_entry[(32'h100)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];

@@ -312,7 +312,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  requester$s_done_valid;
     wire  requester$m_read_valid;
     wire  [5:0] requester$m_read_qpn;
-    wire  [192:0] requester$m_read_entry;
+    wire  [127:0] requester$m_read_entry;
     reg  [63:0] requester$reads_full;
     wire  [5:0] requester$order_qpn;
     reg  [2:0] requester$order_done;
@@ -356,6 +356,26 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  segmenter$m_axis_tready;
     wire  segmenter$m_done_valid;
     wire  [15:0] segmenter$m_done_tag;
+    reg  payload$clock;
+    reg  payload$reset;
+    reg  payload$s_req_valid;
+    wire  payload$s_req_ready;
+    reg  [63:0] payload$s_req_addr;
+    reg  [31:0] payload$s_req_len;
+    wire  payload$m_req_valid;
+    reg  payload$m_req_ready;
+    wire  [63:0] payload$m_req_addr;
+    wire  [31:0] payload$m_req_len;
+    reg  [63:0] payload$s_rd_tdata;
+    reg  [7:0] payload$s_rd_tkeep;
+    reg  payload$s_rd_tlast;
+    reg  payload$s_rd_tvalid;
+    wire  payload$s_rd_tready;
+    wire  [63:0] payload$m_rd_tdata;
+    wire  [7:0] payload$m_rd_tkeep;
+    wire  payload$m_rd_tlast;
+    wire  payload$m_rd_tvalid;
+    reg  payload$m_rd_tready;
     reg  framer$clock;
     reg  framer$reset;
     reg  framer$markers_en;
@@ -477,7 +497,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [15:0] receiver$m_job_tag;
     reg  receiver$s_read_valid;
     reg  [5:0] receiver$s_read_qpn;
-    reg  [192:0] receiver$s_read_entry;
+    reg  [127:0] receiver$s_read_entry;
     wire  [63:0] receiver$reads_full;
     reg  [5:0] receiver$order_qpn;
     wire  [2:0] receiver$order_done;
@@ -828,6 +848,28 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_done_valid(segmenter$m_done_valid),
         .m_done_tag(segmenter$m_done_tag)
     );
+    rnic_top$payload payload(
+        .clock(payload$clock),
+        .reset(payload$reset),
+        .s_req_valid(payload$s_req_valid),
+        .s_req_ready(payload$s_req_ready),
+        .s_req_addr(payload$s_req_addr),
+        .s_req_len(payload$s_req_len),
+        .m_req_valid(payload$m_req_valid),
+        .m_req_ready(payload$m_req_ready),
+        .m_req_addr(payload$m_req_addr),
+        .m_req_len(payload$m_req_len),
+        .s_rd_tdata(payload$s_rd_tdata),
+        .s_rd_tkeep(payload$s_rd_tkeep),
+        .s_rd_tlast(payload$s_rd_tlast),
+        .s_rd_tvalid(payload$s_rd_tvalid),
+        .s_rd_tready(payload$s_rd_tready),
+        .m_rd_tdata(payload$m_rd_tdata),
+        .m_rd_tkeep(payload$m_rd_tkeep),
+        .m_rd_tlast(payload$m_rd_tlast),
+        .m_rd_tvalid(payload$m_rd_tvalid),
+        .m_rd_tready(payload$m_rd_tready)
+    );
     rnic_top$framer framer(
         .clock(framer$clock),
         .reset(framer$reset),
@@ -1018,6 +1060,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         sq$clock = clock;
         requester$clock = clock;
         segmenter$clock = clock;
+        payload$clock = clock;
         framer$clock = clock;
         tx_conns$clock = clock;
         deframer$clock = clock;
@@ -1041,6 +1084,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         sq$reset = reset;
         requester$reset = reset;
         segmenter$reset = reset;
+        payload$reset = reset;
         framer$reset = reset;
         ctrl$s_axil_awaddr = s_axil_awaddr;
         ctrl$s_axil_awvalid = s_axil_awvalid;
@@ -1105,11 +1149,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         dma$m_axi_rlast = m_axi_rlast;
         dma$m_axi_rvalid = m_axi_rvalid;
         m_axi_rready = dma$m_axi_rready;
-        reads$s_req_valid = ((sq$m_req_valid) & 3'h7) | (((segmenter$m_rd_req_valid) & 3'h7) << 32'h1) | (((rq$m_req_valid) & 3'h7) << 32'h2);
-        reads$s_req_addr = ((sq$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((segmenter$m_rd_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rq$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80);
-        reads$s_req_len = ((sq$m_req_len) & 96'hffffffffffffffffffffffff) | (((segmenter$m_rd_req_len) & 96'hffffffffffffffffffffffff) << 32'h20) | (((rq$m_req_len) & 96'hffffffffffffffffffffffff) << 32'h40);
+        reads$s_req_valid = ((sq$m_req_valid) & 3'h7) | (((payload$m_req_valid) & 3'h7) << 32'h1) | (((rq$m_req_valid) & 3'h7) << 32'h2);
+        reads$s_req_addr = ((sq$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((payload$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rq$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+        reads$s_req_len = ((sq$m_req_len) & 96'hffffffffffffffffffffffff) | (((payload$m_req_len) & 96'hffffffffffffffffffffffff) << 32'h20) | (((rq$m_req_len) & 96'hffffffffffffffffffffffff) << 32'h40);
         sq$m_req_ready = reads$s_req_ready[32'h0];
-        segmenter$m_rd_req_ready = reads$s_req_ready[32'h1];
+        payload$m_req_ready = reads$s_req_ready[32'h1];
+        payload$s_req_valid = segmenter$m_rd_req_valid;
+        payload$s_req_addr = segmenter$m_rd_req_addr;
+        payload$s_req_len = segmenter$m_rd_req_len;
+        segmenter$m_rd_req_ready = payload$s_req_ready;
         rq$m_req_ready = reads$s_req_ready[32'h2];
         dma$s_rd_req_valid = reads$m_req_valid;
         reads$m_req_ready = dma$s_rd_req_ready;
@@ -1126,15 +1174,20 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         sq$s_rd_tlast = reads$m_rd_tlast;
         sq$s_rd_tuser = ((reads$m_rd_terror) & 9'h1ff) << 32'h8;
         sq$s_rd_tvalid = reads$m_rd_tvalid[32'h0];
-        segmenter$s_rd_tdata = reads$m_rd_tdata;
-        segmenter$s_rd_tkeep = reads$m_rd_tkeep;
-        segmenter$s_rd_tlast = reads$m_rd_tlast;
-        segmenter$s_rd_tvalid = reads$m_rd_tvalid[32'h1];
+        payload$s_rd_tdata = reads$m_rd_tdata;
+        payload$s_rd_tkeep = reads$m_rd_tkeep;
+        payload$s_rd_tlast = reads$m_rd_tlast;
+        payload$s_rd_tvalid = reads$m_rd_tvalid[32'h1];
+        segmenter$s_rd_tdata = payload$m_rd_tdata;
+        segmenter$s_rd_tkeep = payload$m_rd_tkeep;
+        segmenter$s_rd_tlast = payload$m_rd_tlast;
+        segmenter$s_rd_tvalid = payload$m_rd_tvalid;
+        payload$m_rd_tready = segmenter$s_rd_tready;
         rq$s_rd_tdata = reads$m_rd_tdata;
         rq$s_rd_tlast = reads$m_rd_tlast;
         rq$s_rd_tuser = ((reads$m_rd_terror) & 9'h1ff) << 32'h8;
         rq$s_rd_tvalid = reads$m_rd_tvalid[32'h2];
-        reads$m_rd_tready = ((sq$s_rd_tready) & 3'h7) | (((segmenter$s_rd_tready) & 3'h7) << 32'h1) | (((rq$s_rd_tready) & 3'h7) << 32'h2);
+        reads$m_rd_tready = ((sq$s_rd_tready) & 3'h7) | (((payload$s_rd_tready) & 3'h7) << 32'h1) | (((rq$s_rd_tready) & 3'h7) << 32'h2);
         writes$s_req_valid = ((cqs$m_req_valid) & 2'h3) | (((receiver$m_wr_req_valid) & 2'h3) << 32'h1);
         writes$s_req_addr = ((cqs$m_req_addr) & 128'hffffffffffffffffffffffffffffffff) | (((receiver$m_wr_req_addr) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
         writes$s_req_len = ((cqs$m_req_len) & 64'hffffffffffffffff) | (((receiver$m_wr_req_len) & 64'hffffffffffffffff) << 32'h20);
@@ -13990,6 +14043,322 @@ module rnic_top$framer$pipe_words$stages$4(d,q,clock);
 endmodule // rnic_top$framer$pipe_words$stages$4
 
 
+module rnic_top$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m_req_valid,m_req_ready,m_req_addr,m_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_rd_tdata,m_rd_tkeep,m_rd_tlast,m_rd_tvalid,m_rd_tready);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_req_valid;
+    output reg  s_req_ready;
+    input wire  [63:0] s_req_addr;
+    input wire  [31:0] s_req_len;
+    output reg  m_req_valid;
+    input wire  m_req_ready;
+    output reg  [63:0] m_req_addr;
+    output reg  [31:0] m_req_len;
+    input wire  [63:0] s_rd_tdata;
+    input wire  [7:0] s_rd_tkeep;
+    input wire  s_rd_tlast;
+    input wire  s_rd_tvalid;
+    output reg  s_rd_tready;
+    output reg  [63:0] m_rd_tdata;
+    output reg  [7:0] m_rd_tkeep;
+    output reg  m_rd_tlast;
+    output reg  m_rd_tvalid;
+    input wire  m_rd_tready;
+    
+    // Constant declarations
+    localparam  size = 32'h800;
+    
+    // Stub signals
+    reg  buffer$clock;
+    reg  buffer$reset;
+    reg  buffer$s_valid;
+    wire  buffer$s_ready;
+    reg  [72:0] buffer$s_data;
+    wire  buffer$m_valid;
+    reg  buffer$m_ready;
+    wire  [72:0] buffer$m_data;
+    wire  [11:0] buffer$count;
+    reg  [31:0] reserved$d;
+    wire  [31:0] reserved$q;
+    reg  reserved$clock;
+    
+    // Local signals
+    reg  [31:0] beats;
+    reg  fits;
+    reg  granted;
+    reg  taken;
+    
+    // Sub module instances
+    rnic_top$payload$buffer buffer(
+        .clock(buffer$clock),
+        .reset(buffer$reset),
+        .s_valid(buffer$s_valid),
+        .s_ready(buffer$s_ready),
+        .s_data(buffer$s_data),
+        .m_valid(buffer$m_valid),
+        .m_ready(buffer$m_ready),
+        .m_data(buffer$m_data),
+        .count(buffer$count)
+    );
+    rnic_top$payload$reserved reserved(
+        .d(reserved$d),
+        .q(reserved$q),
+        .clock(reserved$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        reserved$clock = clock;
+        reserved$d = reserved$q;
+        buffer$clock = clock;
+        buffer$reset = reset;
+        beats = (s_req_len + 32'h7) >> 32'h3;
+        if (~|s_req_len) begin
+            beats = 32'h1;
+        end
+        fits = ((reserved$q + beats) <= size) | ~|reserved$q;
+        m_req_valid = s_req_valid & fits;
+        s_req_ready = m_req_ready & fits;
+        m_req_addr = s_req_addr;
+        m_req_len = s_req_len;
+        granted = s_req_valid & m_req_ready & fits;
+        buffer$s_valid = s_rd_tvalid;
+        buffer$s_data = ((s_rd_tdata) & 73'h1ffffffffffffffffff) | (((s_rd_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_rd_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
+        s_rd_tready = buffer$s_ready;
+        m_rd_tvalid = buffer$m_valid;
+        m_rd_tdata = buffer$m_data[(32'h0)+:(64)];
+        m_rd_tkeep = buffer$m_data[(32'h40)+:(8)];
+        m_rd_tlast = buffer$m_data[32'h48];
+        buffer$m_ready = m_rd_tready;
+        taken = buffer$m_valid & m_rd_tready;
+        if (granted) begin
+            reserved$d = reserved$q + beats;
+            if (taken) begin
+                reserved$d = reserved$q + beats - 32'h1;
+            end
+        end
+        else if (taken) begin
+            reserved$d = reserved$q - 32'h1;
+        end
+        if (reset) begin
+            reserved$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$payload
+
+
+module rnic_top$payload$buffer(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [72:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [72:0] m_data;
+    output reg  [11:0] count;
+    
+    // Constant declarations
+    localparam  depth = 12'h800;
+    
+    // Stub signals
+    reg  [10:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [72:0] ram$read_data;
+    reg  [10:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [72:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [11:0] wr_ptr$d;
+    wire  [11:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [11:0] visible$d;
+    wire  [11:0] visible$q;
+    reg  visible$clock;
+    reg  [11:0] rd_ptr$d;
+    wire  [11:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [11:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$payload$buffer$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$payload$buffer$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$payload$buffer$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$payload$buffer$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(11)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$payload$buffer
+
+
+module rnic_top$payload$buffer$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [10:0] read_address;
+    input wire  read_clock;
+    output reg  [72:0] read_data;
+    input wire  [10:0] write_address;
+    input wire  write_clock;
+    input wire  [72:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[72:0] mem[2047:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$payload$buffer$ram
+
+
+module rnic_top$payload$buffer$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$payload$buffer$rd_ptr
+
+
+module rnic_top$payload$buffer$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$payload$buffer$visible
+
+
+module rnic_top$payload$buffer$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$payload$buffer$wr_ptr
+
+
+module rnic_top$payload$reserved(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$payload$reserved
+
+
 module rnic_top$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m_req_valid,m_req_ready,m_req_addr,m_req_len,m_req_tag,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tuser,s_rd_tvalid,s_rd_tready,m_rd_tdata,m_rd_tkeep,m_rd_tlast,m_rd_terror,m_rd_tvalid,m_rd_tready);
     
     // Module arguments
@@ -14198,7 +14567,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     output reg  [15:0] m_job_tag;
     input wire  s_read_valid;
     input wire  [5:0] s_read_qpn;
-    input wire  [192:0] s_read_entry;
+    input wire  [127:0] s_read_entry;
     output reg  [63:0] reads_full;
     input wire  [5:0] order_qpn;
     output reg  [2:0] order_done;
@@ -14218,7 +14587,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  at_pd = 9'b10000;
     localparam  at_conn = 9'b100000;
     localparam  at_mulpdu = 9'b110000;
-    localparam  at_send_cq = 9'b1000000;
     localparam  at_recv_cq = 9'b1010000;
     localparam  at_ird = 9'b1110000;
     localparam  at_ord = 9'b1111000;
@@ -14235,7 +14603,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  at_cqe_solicited = 9'b11111001;
     localparam  at_cqe_invalidated = 9'b11111011;
     localparam  cqe_recv = 8'h3;
-    localparam  cqe_read = 8'h2;
     localparam  st_success = 8'h0;
     localparam  job_tag = 16'h8000;
     localparam  flags_md = 224'hc00000;
@@ -14309,10 +14676,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  read_placed$write_enable;
     reg  [7:0] reads$read_address;
     reg  reads$read_clock;
-    wire  [192:0] reads$read_data;
+    wire  [127:0] reads$read_data;
     reg  [7:0] reads$write_address;
     reg  reads$write_clock;
-    reg  [192:0] reads$write_data;
+    reg  [127:0] reads$write_data;
     reg  reads$write_enable;
     reg  [2:0] read_count$0$d;
     wire  [2:0] read_count$0$q;
@@ -15096,6 +15463,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  tx_fails$m_valid;
     reg  tx_fails$m_ready;
     wire  [5:0] tx_fails$m_data;
+    reg  jobs$clock;
+    reg  jobs$reset;
+    reg  jobs$s_valid;
+    wire  jobs$s_ready;
+    reg  [262:0] jobs$s_data;
+    wire  jobs$m_valid;
+    reg  jobs$m_ready;
+    wire  [262:0] jobs$m_data;
+    wire  [8:0] jobs$count;
     reg  [223:0] check$mr;
     reg  check$live;
     reg  check$exists;
@@ -15163,9 +15539,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [31:0] r_lkey$d;
     wire  [31:0] r_lkey$q;
     reg  r_lkey$clock;
-    reg  r_signaled$d;
-    wire  r_signaled$q;
-    reg  r_signaled$clock;
     reg  [63:0] place_addr$d;
     wire  [63:0] place_addr$q;
     reg  place_addr$clock;
@@ -15249,6 +15622,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     
     // Local signals
     reg  done_inc;
+    reg  [262:0] job_entry;
+    reg  [262:0] job_out;
     reg  is_tagged;
     reg  last;
     reg  [3:0] opcode;
@@ -15266,7 +15641,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [31:0] next_rr_msn;
     reg  [2:0] rd_count;
     reg  [1:0] rd_head;
-    reg  [192:0] rd_entry;
+    reg  [127:0] rd_entry;
     reg  [2:0] push_count;
     reg  [255:0] recv_cqe;
     reg  [255:0] cqe_flags;
@@ -16647,6 +17022,17 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .m_ready(tx_fails$m_ready),
         .m_data(tx_fails$m_data)
     );
+    rnic_top$receiver$jobs jobs(
+        .clock(jobs$clock),
+        .reset(jobs$reset),
+        .s_valid(jobs$s_valid),
+        .s_ready(jobs$s_ready),
+        .s_data(jobs$s_data),
+        .m_valid(jobs$m_valid),
+        .m_ready(jobs$m_ready),
+        .m_data(jobs$m_data),
+        .count(jobs$count)
+    );
     rnic_top$receiver$check check(
         .mr(check$mr),
         .live(check$live),
@@ -16753,11 +17139,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(r_lkey$d),
         .q(r_lkey$q),
         .clock(r_lkey$clock)
-    );
-    rnic_top$receiver$r_signaled r_signaled(
-        .d(r_signaled$d),
-        .q(r_signaled$q),
-        .clock(r_signaled$clock)
     );
     rnic_top$receiver$place_addr place_addr(
         .d(place_addr$d),
@@ -16922,7 +17303,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         r_addr$clock = clock;
         r_len$clock = clock;
         r_lkey$clock = clock;
-        r_signaled$clock = clock;
         place_addr$clock = clock;
         left$clock = clock;
         carry$clock = clock;
@@ -16964,7 +17344,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         r_addr$d = r_addr$q;
         r_len$d = r_len$q;
         r_lkey$d = r_lkey$q;
-        r_signaled$d = r_signaled$q;
         place_addr$d = place_addr$q;
         left$d = left$q;
         carry$d = carry$q;
@@ -17518,6 +17897,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         reads$write_clock = clock;
         tx_fails$clock = clock;
         tx_fails$reset = reset;
+        jobs$clock = clock;
+        jobs$reset = reset;
         ctx$write_enable = qp_we;
         ctx$write_address = qp_waddr;
         ctx$write_data = qp_wdata;
@@ -19038,22 +19419,20 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     chk_to$d = b_to$q;
                     chk_right$d = 32'h1;
                     r_placed$d = read_placed$read_data;
-                    r_wr_id$d = rd_entry[(32'h0)+:(64)];
-                    r_len$d = rd_entry[(32'h40)+:(32)];
-                    r_signaled$d = rd_entry[32'hc0];
+                    r_len$d = rd_entry[(32'h0)+:(32)];
                     state$d = 32'h9;
                     if (|plen) begin
                         state$d = 32'h4;
                     end
-                    if (|plen & (b_stag$q != rd_entry[(32'h60)+:(32)])) begin
+                    if (|plen & (b_stag$q != rd_entry[(32'h20)+:(32)])) begin
                         fault_code$d = t_tagged_stag;
                         state$d = 32'hb;
                     end
-                    if (|plen & ((b_to$q != (rd_entry[(32'h80)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h40)+:(32)]) & 33'h1ffffffff)))) begin
+                    if (|plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)))) begin
                         fault_code$d = t_tagged_bounds;
                         state$d = 32'hb;
                     end
-                    if (last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h40)+:(32)])) begin
+                    if (last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)])) begin
                         fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
@@ -19333,19 +19712,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             if (opcode == 32'h2) begin
                 read_placed$write_enable = 1'b1;
                 read_placed$write_data = r_placed$q + ((plen) & 32'hffffffff);
-                cqn$d = ctx$read_data[(at_send_cq)+:(6)];
-                cqe$d = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((r_len$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_read) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
                 completing_read$d = 1'b1;
                 if (last) begin
                     read_placed$write_data = 32'h0;
                     pop = 1'b1;
-                    if (r_signaled$q) begin
-                        state$d = 32'ha;
-                    end
+                    state$d = 32'ha;
                 end
             end
         end
-        done_inc = (pop & ~r_signaled$q) | (cqe_valid$q & m_cqe_ready & completing_read$q);
+        done_inc = (state$q == 32'ha) & completing_read$q & (writes_out$q == 32'h0);
         order_done = read_done$0$q;
         if (order_qpn == 1) begin
             order_done = read_done$1$q;
@@ -20180,7 +20555,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             full$d = full_pushed & ~(one_q << ((qpn$q) & 64'hffffffffffffffff));
         end
         invalidate$d = 1'b0;
-        if ((state$q == 32'ha) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if (done_inc) begin
+            state$d = 32'hd;
+        end
+        if ((state$q == 32'ha) & ~completing_read$q & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -20240,34 +20618,43 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             state$d = 32'hc;
             ended$d = 1'b1;
         end
-        m_job_valid = job_valid$q;
+        job_entry = ((job_terminate$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)] | job_tag) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7);
+        if (job_terminate$q) begin
+            job_entry = ((1'b1) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)] | job_tag) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7);
+        end
+        jobs$s_valid = job_valid$q;
+        jobs$s_data = job_entry;
+        if ((state$q == 32'hc) & jobs$s_ready) begin
+            job_valid$d = 1'b0;
+            state$d = 32'hd;
+        end
+        job_out = jobs$m_data;
+        m_job_valid = jobs$m_valid;
+        jobs$m_ready = m_job_ready;
         m_job_tagged = 1'b1;
         m_job_opcode = 32'h2;
-        m_job_stag = b_sink_stag$q;
-        m_job_to = b_sink_to$q;
+        m_job_stag = job_out[(32'h1)+:(32)];
+        m_job_to = job_out[(32'h21)+:(64)];
         m_job_qn = 32'h0;
         m_job_msn = 32'h0;
-        m_job_addr = job_addr$q;
-        m_job_len = b_size$q;
+        m_job_addr = job_out[(32'h61)+:(64)];
+        m_job_len = job_out[(32'ha1)+:(32)];
         m_job_inline = 32'h0;
         m_job_inline_len = 32'h0;
-        if (job_terminate$q) begin
+        if (job_out[32'h0]) begin
             m_job_tagged = 1'b0;
             m_job_opcode = 32'h7;
             m_job_stag = 32'h0;
             m_job_to = 32'h0;
             m_job_qn = 32'h2;
             m_job_msn = 32'h1;
+            m_job_addr = 32'h0;
             m_job_len = 32'h0;
-            m_job_inline = job_inline$q;
-            m_job_inline_len = job_inline_len$q;
+            m_job_inline = job_out[(32'h1)+:(224)];
+            m_job_inline_len = job_out[(32'he1)+:(6)];
         end
-        m_job_mulpdu = ctx$read_data[(at_mulpdu)+:(16)];
-        m_job_tag = ctx$read_data[(at_conn)+:(16)] | job_tag;
-        if ((state$q == 32'hc) & m_job_ready) begin
-            job_valid$d = 1'b0;
-            state$d = 32'hd;
-        end
+        m_job_mulpdu = job_out[(32'he7)+:(16)];
+        m_job_tag = job_out[(32'hf7)+:(16)];
         if (state$q == 32'hd) begin
             s_axis_tready = ~ended$q;
             if (ended$q) begin
@@ -21357,6 +21744,196 @@ module rnic_top$receiver$job_valid(d,q,clock);
 endmodule // rnic_top$receiver$job_valid
 
 
+module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [262:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [262:0] m_data;
+    output reg  [8:0] count;
+    
+    // Constant declarations
+    localparam  depth = 9'b100000000;
+    
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [262:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [262:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [8:0] wr_ptr$d;
+    wire  [8:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [8:0] visible$d;
+    wire  [8:0] visible$q;
+    reg  visible$clock;
+    reg  [8:0] rd_ptr$d;
+    wire  [8:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [8:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$receiver$jobs$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$receiver$jobs$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$receiver$jobs$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$receiver$jobs$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(8)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$receiver$jobs
+
+
+module rnic_top$receiver$jobs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [262:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [262:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[262:0] mem[255:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$receiver$jobs$ram
+
+
+module rnic_top$receiver$jobs$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$jobs$rd_ptr
+
+
+module rnic_top$receiver$jobs$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$jobs$visible
+
+
+module rnic_top$receiver$jobs$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$jobs$wr_ptr
+
+
 module rnic_top$receiver$left(d,q,clock);
     
     // Module arguments
@@ -21574,25 +22151,6 @@ module rnic_top$receiver$r_placed(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$r_placed
-
-
-module rnic_top$receiver$r_signaled(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$receiver$r_signaled
 
 
 module rnic_top$receiver$r_wr_id(d,q,clock);
@@ -26512,14 +27070,14 @@ module rnic_top$receiver$reads(read_address,read_clock,read_data,write_address,w
     // Module arguments
     input wire  [7:0] read_address;
     input wire  read_clock;
-    output reg  [192:0] read_data;
+    output reg  [127:0] read_data;
     input wire  [7:0] write_address;
     input wire  write_clock;
-    input wire  [192:0] write_data;
+    input wire  [127:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[192:0] mem[255:0];
+    reg[127:0] mem[255:0];
     
     
     
@@ -27110,7 +27668,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     input wire  s_done_valid;
     output reg  m_read_valid;
     output reg  [5:0] m_read_qpn;
-    output reg  [192:0] m_read_entry;
+    output reg  [127:0] m_read_entry;
     input wire  [63:0] reads_full;
     output reg  [5:0] order_qpn;
     input wire  [2:0] order_done;
@@ -27271,6 +27829,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [276:0] entry_base;
     reg  [276:0] head_entry;
     reg  head_ready;
+    reg  [2:0] reads_behind;
+    reg  [2:0] reads_before;
     reg  [223:0] read_body;
     
     // Sub module instances
@@ -27519,18 +28079,22 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if (status == st_success) begin
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
-        entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((read_msn$read_data[(32'h0)+:(3)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
+        reads_before = read_msn$read_data[(32'h0)+:(3)];
+        if (is_read & (status == st_success)) begin
+            reads_before = read_msn$read_data[(32'h0)+:(3)] + 32'h1;
+        end
+        entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
         entry = entry_base | flag_write;
         if (status == st_success) begin
             entry = entry_base | flag_wait;
-            if (wqe$q[at_signaled] & ~is_read) begin
+            if (wqe$q[at_signaled]) begin
                 entry = entry_base | flag_wait | flag_write;
             end
         end
         fail$d = 1'b0;
         m_read_valid = (state$q == 32'h1) & (status == st_success) & is_read;
         m_read_qpn = qpn$q;
-        m_read_entry = ((wqe$q[(at_wr_id)+:(64)]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) | (((length) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((wqe$q[(at_lkey)+:(32)]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((wqe$q[(at_local_addr)+:(64)]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((wqe$q[at_signaled]) & 193'h1ffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
+        m_read_entry = ((length) & 128'hffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
         if (state$q == 32'h1) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 pending$0$d = entry;
@@ -27621,7 +28185,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             head_entry = pending$3$q;
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(6)];
-        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | (order_done == head_entry[(32'h112)+:(3)]));
+        reads_behind = order_done - head_entry[(32'h112)+:(3)];
+        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | ~reads_behind[32'h2]);
         m_cqe_valid = head_ready & head_entry[32'h111];
         m_cqn = head_entry[(32'h100)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];

@@ -3,9 +3,10 @@
 //! undefined ones) on several QPs, lkeys that are right, stale, of another PD, without
 //! LOCAL_WRITE or out of bounds, QPs in ERROR. Messages must carry exactly the reference's
 //! fields (MSNs counted per QP and queue from 1, the Read Request body), completions must
-//! come in WQE order with the reference's CQEs — errors at once, signaled Sends and Writes
-//! after the segmenter reports the message gone — and every local error must put its QP in
-//! ERROR, flushing what follows.
+//! come in WQE order with the reference's CQEs — errors at once, signaled messages after
+//! the segmenter reports them gone (Reads also once the bench, playing the receive side,
+//! reports them placed) — and every local error must put its QP in ERROR, flushing what
+//! follows.
 use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
@@ -225,7 +226,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 mulpdu: ctx.mulpdu.into(),
                 conn: ctx.conn_id.into(),
             });
-            if wqe.signaled && !read {
+            if wqe.signaled {
                 cqes.push((cq, sq_cqe(qpn as u32, wqe, CqeStatus::Success)));
             }
         }

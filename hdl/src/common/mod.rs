@@ -2,11 +2,13 @@
 pub mod bswap;
 pub mod fifo;
 pub mod pipe;
+pub mod ram_fifo;
 pub mod round_robin;
 
 pub use bswap::{Bswap32, Bswap64};
 pub use fifo::SmallFifo;
 pub use pipe::Pipe;
+pub use ram_fifo::RamFifo;
 pub use round_robin::RoundRobin;
 
 use rust_hdl::prelude::{Bits, Constant, ToBits};

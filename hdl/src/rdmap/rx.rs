@@ -18,7 +18,8 @@
 //!   check (0/1/x); the response becomes a tagged job for the segmenter.
 //! - Read Response: continues the oldest outstanding Read of the QP (table filled by the
 //!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
-//!   and next TO; the last segment completes the Read on the SQ's CQ.
+//!   and next TO; once the last segment is placed, the requester completes the Read
+//!   (`order_done`).
 //! - Terminate: the QP enters ERROR with the peer's code.
 //!
 //! A ULPDU for a QP not in RTS is dropped. Any failure places nothing of its ULPDU, moves
@@ -37,7 +38,7 @@ use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
 use rnic_proto::host::Field;
 use rnic_proto::terminate::{TermCode, D_BIT, M_BIT};
 
-use crate::common::{constant, Bswap32, Bswap64, SmallFifo};
+use crate::common::{constant, Bswap32, Bswap64, RamFifo, SmallFifo};
 use crate::host::MrCheck;
 
 /// Outstanding Reads a QP may have (its table slots).
@@ -50,9 +51,18 @@ fn term(code: TermCode) -> Constant<Bits<16>> {
     constant(u64::from(code.control_word(false, false, false) >> 16))
 }
 
-/// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`.
+/// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`,
+/// `RB1` = `RB + 1`.
 #[derive(LogicBlock)]
-pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> {
+pub struct RdmapRx<
+    const QB: usize,
+    const Q: usize,
+    const CB: usize,
+    const MB: usize,
+    const M: usize,
+    const RB: usize,
+    const RB1: usize,
+> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Checked ULPDUs; `tuser` = octets `<< 16` | QP.
@@ -111,14 +121,14 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     pub m_job_inline_len: Signal<Out, Bits<6>>,
     pub m_job_mulpdu: Signal<Out, Bits<16>>,
     pub m_job_tag: Signal<Out, Bits<16>>,
-    /// Read Requests sent (requester): wr_id (64), size (32), sink STag (32), sink TO (64),
-    /// signaled (1); `reads_full` holds back a QP's next Read.
+    /// Read Requests sent (requester): size (32), sink STag (32), sink TO (64);
+    /// `reads_full` holds back a QP's next Read.
     pub s_read_valid: Signal<In, Bit>,
     pub s_read_qpn: Signal<In, Bits<QB>>,
-    pub s_read_entry: Signal<In, Bits<193>>,
+    pub s_read_entry: Signal<In, Bits<128>>,
     pub reads_full: Signal<Out, Bits<Q>>,
-    /// Reads of QP `order_qpn` completed so far (modulo 8, from the QP's reset): the
-    /// requester holds a later completion of that QP until the Reads before it are done.
+    /// Reads of QP `order_qpn` placed so far (modulo 8, from the QP's reset): the
+    /// requester completes a Read, and holds its QP's later completions, until then.
     pub order_qpn: Signal<In, Bits<QB>>,
     pub order_done: Signal<Out, Bits<3>>,
     /// The requester's own failures (it has told the command unit already).
@@ -143,7 +153,7 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     recv: RAM<Bits<225>, QB>,
     /// Octets of the oldest outstanding Read placed so far.
     read_placed: RAM<Bits<32>, QB>,
-    reads: RAM<Bits<193>, RB>,
+    reads: RAM<Bits<128>, RB>,
     read_count: [DFF<Bits<3>>; Q],
     read_head: [DFF<Bits<2>>; Q],
     read_limit: [DFF<Bits<3>>; Q],
@@ -152,6 +162,14 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     done_inc: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
+    /// Read Responses and Terminates waiting for the segmenter, room for every QP's
+    /// READ_SLOTS: the engine never waits for the transmitter, whose progress may hang on
+    /// this very engine draining the peer's link. An entry is `JOB_BITS` wide: terminate
+    /// (1); STag (32), TO (64), IOVA (64), length (32) or the inline octets (224); inline
+    /// length (6); MULPDU (16); tag (16).
+    jobs: RamFifo<263, RB, RB1>,
+    job_entry: Signal<Local, Bits<263>>,
+    job_out: Signal<Local, Bits<263>>,
     check: MrCheck,
     state: DFF<Bits<4>>,
     qpn: DFF<Bits<QB>>,
@@ -175,7 +193,6 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     r_addr: DFF<Bits<64>>,
     r_len: DFF<Bits<32>>,
     r_lkey: DFF<Bits<32>>,
-    r_signaled: DFF<Bit>,
     place_addr: DFF<Bits<64>>,
     left: DFF<Bits<16>>,
     carry: DFF<Bits<64>>,
@@ -224,7 +241,7 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     next_rr_msn: Signal<Local, Bits<32>>,
     rd_count: Signal<Local, Bits<3>>,
     rd_head: Signal<Local, Bits<2>>,
-    rd_entry: Signal<Local, Bits<193>>,
+    rd_entry: Signal<Local, Bits<128>>,
     push_count: Signal<Local, Bits<3>>,
     recv_cqe: Signal<Local, Bits<256>>,
     cqe_flags: Signal<Local, Bits<256>>,
@@ -246,7 +263,6 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     at_pd: Constant<Bits<9>>,
     at_conn: Constant<Bits<9>>,
     at_mulpdu: Constant<Bits<9>>,
-    at_send_cq: Constant<Bits<9>>,
     at_recv_cq: Constant<Bits<9>>,
     at_ird: Constant<Bits<9>>,
     at_ord: Constant<Bits<9>>,
@@ -263,7 +279,6 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     at_cqe_solicited: Constant<Bits<9>>,
     at_cqe_invalidated: Constant<Bits<9>>,
     cqe_recv: Constant<Bits<8>>,
-    cqe_read: Constant<Bits<8>>,
     st_success: Constant<Bits<8>>,
     job_tag: Constant<Bits<16>>,
     flags_md: Constant<Bits<224>>,
@@ -293,11 +308,11 @@ pub struct RdmapRx<const QB: usize, const Q: usize, const CB: usize, const MB: u
     t_local: Constant<Bits<16>>,
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> Default
-    for RdmapRx<QB, Q, CB, MB, M, RB>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize>
+    Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1>
 {
     fn default() -> Self {
-        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && CB <= 16 && MB <= 24) };
+        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && RB1 == RB + 1 && CB <= 16 && MB <= 24) };
         let at = |f: Field| constant(f.lsb.into());
         RdmapRx {
             clock: Default::default(),
@@ -381,6 +396,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             order_done: Default::default(),
             full: Default::default(),
             tx_fails: Default::default(),
+            jobs: Default::default(),
+            job_entry: Default::default(),
+            job_out: Default::default(),
             check: Default::default(),
             state: Default::default(),
             qpn: Default::default(),
@@ -401,7 +419,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             r_addr: Default::default(),
             r_len: Default::default(),
             r_lkey: Default::default(),
-            r_signaled: Default::default(),
             place_addr: Default::default(),
             left: Default::default(),
             carry: Default::default(),
@@ -471,7 +488,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_pd: at(qp_fields::PD),
             at_conn: at(qp_fields::CONN_ID),
             at_mulpdu: at(qp_fields::MULPDU),
-            at_send_cq: at(qp_fields::SEND_CQ),
             at_recv_cq: at(qp_fields::RECV_CQ),
             at_ird: at(qp_fields::IRD),
             at_ord: at(qp_fields::ORD),
@@ -488,7 +504,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_cqe_solicited: at(cqe_fields::SOLICITED),
             at_cqe_invalidated: at(cqe_fields::INVALIDATED),
             cqe_recv: constant(CqeOpcode::Recv as u64),
-            cqe_read: constant(CqeOpcode::RdmaRead as u64),
             st_success: constant(CqeStatus::Success as u64),
             job_tag: constant(RX_JOB_TAG),
             flags_md: Constant::new(Bits::<224>::from(u64::from((M_BIT | D_BIT) >> 8)) << 16_u64),
@@ -520,14 +535,14 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     }
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize> Logic
-    for RdmapRx<QB, Q, CB, MB, M, RB>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize>
+    Logic for RdmapRx<QB, Q, CB, MB, M, RB, RB1>
 {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
-            chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, r_signaled, place_addr, left,
+            chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
             carry, writes_out, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
             cqe, cqn, completing_read, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
         );
@@ -562,6 +577,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.reads.write_clock.next = self.clock.val();
         self.tx_fails.clock.next = self.clock.val();
         self.tx_fails.reset.next = self.reset.val();
+        self.jobs.clock.next = self.clock.val();
+        self.jobs.reset.next = self.reset.val();
 
         // Tables: contexts and MRs as the command unit writes them; the per-QP state is
         // read at the ULPDU's QP.
@@ -798,30 +815,28 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     self.chk_to.d.next = self.b_to.q.val();
                     self.chk_right.d.next = 1.into();
                     self.r_placed.d.next = self.read_placed.read_data.val();
-                    self.r_wr_id.d.next = self.rd_entry.val().get_bits::<64>(0);
-                    self.r_len.d.next = self.rd_entry.val().get_bits::<32>(64);
-                    self.r_signaled.d.next = self.rd_entry.val().get_bit(192);
+                    self.r_len.d.next = self.rd_entry.val().get_bits::<32>(0);
                     self.state.d.next = 9.into();
                     if self.plen.val().any() {
                         self.state.d.next = 4.into();
                     }
                     if self.plen.val().any()
-                        & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(96))
+                        & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32))
                     {
                         self.fault_code.d.next = self.t_tagged_stag.val();
                         self.state.d.next = 11.into();
                     }
                     if self.plen.val().any()
-                        & ((self.b_to.q.val() != (self.rd_entry.val().get_bits::<64>(128) + bit_cast::<64, 32>(self.read_placed.read_data.val())))
+                        & ((self.b_to.q.val() != (self.rd_entry.val().get_bits::<64>(64) + bit_cast::<64, 32>(self.read_placed.read_data.val())))
                             | ((bit_cast::<33, 32>(self.read_placed.read_data.val()) + bit_cast::<33, 16>(self.plen.val()))
-                                > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(64))))
+                                > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(0))))
                     {
                         self.fault_code.d.next = self.t_tagged_bounds.val();
                         self.state.d.next = 11.into();
                     }
                     if self.last.val()
                         & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
-                            != self.rd_entry.val().get_bits::<32>(64))
+                            != self.rd_entry.val().get_bits::<32>(0))
                     {
                         self.fault_code.d.next = self.t_unspecified.val();
                         self.state.d.next = 11.into();
@@ -1124,26 +1139,18 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             if self.opcode.val() == 2 {
                 self.read_placed.write_enable.next = true;
                 self.read_placed.write_data.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
-                self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_send_cq.val().index());
-                self.cqe.d.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
-                    | (bit_cast::<256, 32>(self.r_len.q.val()) << self.at_cqe_byte_len.val())
-                    | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
-                    | (bit_cast::<256, 8>(self.cqe_read.val()) << self.at_cqe_opcode.val())
-                    | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val());
                 self.completing_read.d.next = true;
                 if self.last.val() {
                     self.read_placed.write_data.next = 0.into();
                     self.pop.next = true;
-                    if self.r_signaled.q.val() {
-                        self.state.d.next = 10.into();
-                    }
+                    self.state.d.next = 10.into();
                 }
             }
         }
-        // A Read is done for the requester's ordering when its completion is handed on
-        // (or at once when it has none).
-        self.done_inc.next = (self.pop.val() & !self.r_signaled.q.val())
-            | (self.cqe_valid.q.val() & self.m_cqe_ready.val() & self.completing_read.q.val());
+        // A Read is done once its last response segment is placed and acknowledged; the
+        // requester then writes its completion, in WQE order with the QP's others.
+        self.done_inc.next =
+            (self.state.q.val() == 10) & self.completing_read.q.val() & (self.writes_out.q.val() == 0);
         self.order_done.next = self.read_done[0].q.val();
         for i in 1..Q {
             if self.order_qpn.val().index() == i {
@@ -1169,7 +1176,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // State 10: the completion once the placement writes are acknowledged (the
         // invalidation goes with it).
         self.invalidate.d.next = false;
-        if (self.state.q.val() == 10) & !self.cqe_valid.q.val() & (self.writes_out.q.val() == 0) {
+        if self.done_inc.val() {
+            self.state.d.next = 13.into();
+        }
+        if (self.state.q.val() == 10) & !self.completing_read.q.val() & !self.cqe_valid.q.val() & (self.writes_out.q.val() == 0) {
             self.cqe_valid.d.next = true;
             self.invalidate.d.next = self.is_send.val() & self.has_inv.val();
         }
@@ -1240,35 +1250,54 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.ended.d.next = true;
         }
 
-        // State 12: a Read Response or a Terminate for the segmenter.
-        self.m_job_valid.next = self.job_valid.q.val();
+        // State 12: a Read Response or a Terminate joins the segmenter's queue.
+        self.job_entry.next = bit_cast::<263, 1>(self.job_terminate.q.val().into())
+            | (bit_cast::<263, 32>(self.b_sink_stag.q.val()) << 1)
+            | (bit_cast::<263, 64>(self.b_sink_to.q.val()) << 33)
+            | (bit_cast::<263, 64>(self.job_addr.q.val()) << 97)
+            | (bit_cast::<263, 32>(self.b_size.q.val()) << 161)
+            | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
+            | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index()) | self.job_tag.val()) << 247);
+        if self.job_terminate.q.val() {
+            self.job_entry.next = bit_cast::<263, 1>(true.into())
+                | (bit_cast::<263, 224>(self.job_inline.q.val()) << 1)
+                | (bit_cast::<263, 6>(self.job_inline_len.q.val()) << 225)
+                | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
+                | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index()) | self.job_tag.val()) << 247);
+        }
+        self.jobs.s_valid.next = self.job_valid.q.val();
+        self.jobs.s_data.next = self.job_entry.val();
+        if (self.state.q.val() == 12) & self.jobs.s_ready.val() {
+            self.job_valid.d.next = false;
+            self.state.d.next = 13.into();
+        }
+        self.job_out.next = self.jobs.m_data.val();
+        self.m_job_valid.next = self.jobs.m_valid.val();
+        self.jobs.m_ready.next = self.m_job_ready.val();
         self.m_job_tagged.next = true;
         self.m_job_opcode.next = 2.into();
-        self.m_job_stag.next = self.b_sink_stag.q.val();
-        self.m_job_to.next = self.b_sink_to.q.val();
+        self.m_job_stag.next = self.job_out.val().get_bits::<32>(1);
+        self.m_job_to.next = self.job_out.val().get_bits::<64>(33);
         self.m_job_qn.next = 0.into();
         self.m_job_msn.next = 0.into();
-        self.m_job_addr.next = self.job_addr.q.val();
-        self.m_job_len.next = self.b_size.q.val();
+        self.m_job_addr.next = self.job_out.val().get_bits::<64>(97);
+        self.m_job_len.next = self.job_out.val().get_bits::<32>(161);
         self.m_job_inline.next = 0.into();
         self.m_job_inline_len.next = 0.into();
-        if self.job_terminate.q.val() {
+        if self.job_out.val().get_bit(0) {
             self.m_job_tagged.next = false;
             self.m_job_opcode.next = 7.into();
             self.m_job_stag.next = 0.into();
             self.m_job_to.next = 0.into();
             self.m_job_qn.next = 2.into();
             self.m_job_msn.next = 1.into();
+            self.m_job_addr.next = 0.into();
             self.m_job_len.next = 0.into();
-            self.m_job_inline.next = self.job_inline.q.val();
-            self.m_job_inline_len.next = self.job_inline_len.q.val();
+            self.m_job_inline.next = self.job_out.val().get_bits::<224>(1);
+            self.m_job_inline_len.next = self.job_out.val().get_bits::<6>(225);
         }
-        self.m_job_mulpdu.next = self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index());
-        self.m_job_tag.next = self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index()) | self.job_tag.val();
-        if (self.state.q.val() == 12) & self.m_job_ready.val() {
-            self.job_valid.d.next = false;
-            self.state.d.next = 13.into();
-        }
+        self.m_job_mulpdu.next = self.job_out.val().get_bits::<16>(231);
+        self.m_job_tag.next = self.job_out.val().get_bits::<16>(247);
 
         // State 13: the rest of the ULPDU, if any, is dropped.
         if self.state.q.val() == 13 {

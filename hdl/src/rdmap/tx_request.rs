@@ -10,8 +10,8 @@
 //! A message is a Send (MSN of QN 0), an RDMA Write (the peer's STag and TO) or a Read
 //! Request (MSN of QN 1, its 28-octet body inline: sink = the local buffer, source = the
 //! peer's). Completions leave in WQE order through one queue: errors at once, Sends and
-//! Writes (if signaled) when the segmenter reports their last ULPDU gone. A Read completes
-//! when its response is placed, on the receive side.
+//! Writes (if signaled) when the segmenter reports their last ULPDU gone, Reads when the
+//! receive side reports their response placed (`order_done`).
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::qp_fields;
@@ -64,7 +64,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// `RdmapRx::s_read_entry`); a QP whose `reads_full` bit is set issues no more.
     pub m_read_valid: Signal<Out, Bit>,
     pub m_read_qpn: Signal<Out, Bits<QB>>,
-    pub m_read_entry: Signal<Out, Bits<193>>,
+    pub m_read_entry: Signal<Out, Bits<128>>,
     pub reads_full: Signal<In, Bits<Q>>,
     /// Reads completed by the receive side for QP `order_qpn` (see `RdmapRx`).
     pub order_qpn: Signal<Out, Bits<QB>>,
@@ -92,7 +92,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     job_msn: DFF<Bits<32>>,
     fail: DFF<Bit>,
     /// Completions in WQE order: CQE (256), CQ (16), waits for its message (1), writes a
-    /// CQE (1), the QP's Reads issued before it, modulo 8 (3).
+    /// CQE (1), the QP's Reads that must be done first, modulo 8 (3).
     pending: [DFF<Bits<277>>; PENDING],
     head: DFF<Bits<3>>,
     tail: DFF<Bits<3>>,
@@ -114,6 +114,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     entry_base: Signal<Local, Bits<277>>,
     head_entry: Signal<Local, Bits<277>>,
     head_ready: Signal<Local, Bit>,
+    reads_behind: Signal<Local, Bits<3>>,
+    reads_before: Signal<Local, Bits<3>>,
     read_body: Signal<Local, Bits<224>>,
     lkey_be: Bswap32,
     laddr_be: Bswap64,
@@ -246,6 +248,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             entry_base: Default::default(),
             head_entry: Default::default(),
             head_ready: Default::default(),
+            reads_behind: Default::default(),
+            reads_before: Default::default(),
             read_body: Default::default(),
             lkey_be: Default::default(),
             laddr_be: Default::default(),
@@ -396,27 +400,29 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
                 | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
         }
-        // Entry: CQE, CQ, the QP's Reads so far; flags: waits for its message (bit 272),
-        // writes a CQE (bit 273). Errors always complete; a message's completion waits, and
-        // is written if signaled (Reads complete on the receive side).
+        // Entry: CQE, CQ, the QP's Reads that come first (those issued before it, and a
+        // Read itself); flags: waits for its message (bit 272), writes a CQE (bit 273).
+        // Errors always complete; a message's completion waits, and is written if signaled.
+        self.reads_before.next = self.read_msn.read_data.val().get_bits::<3>(0);
+        if self.is_read.val() & (self.status.val() == self.st_success.val()) {
+            self.reads_before.next = self.read_msn.read_data.val().get_bits::<3>(0) + 1;
+        }
         self.entry_base.next = bit_cast::<277, 256>(self.cqe.val())
             | (bit_cast::<277, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
-            | (bit_cast::<277, 3>(self.read_msn.read_data.val().get_bits::<3>(0)) << 274);
+            | (bit_cast::<277, 3>(self.reads_before.val()) << 274);
         self.entry.next = self.entry_base.val() | self.flag_write.val();
         if self.status.val() == self.st_success.val() {
             self.entry.next = self.entry_base.val() | self.flag_wait.val();
-            if self.wqe.q.val().get_bit(self.at_signaled.val().index()) & !self.is_read.val() {
+            if self.wqe.q.val().get_bit(self.at_signaled.val().index()) {
                 self.entry.next = self.entry_base.val() | self.flag_wait.val() | self.flag_write.val();
             }
         }
         self.fail.d.next = false;
         self.m_read_valid.next = (self.state.q.val() == 1) & (self.status.val() == self.st_success.val()) & self.is_read.val();
         self.m_read_qpn.next = self.qpn.q.val();
-        self.m_read_entry.next = bit_cast::<193, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
-            | (bit_cast::<193, 32>(self.length.val()) << 64)
-            | (bit_cast::<193, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 96)
-            | (bit_cast::<193, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 128)
-            | (bit_cast::<193, 1>(self.wqe.q.val().get_bit(self.at_signaled.val().index()).into()) << 192);
+        self.m_read_entry.next = bit_cast::<128, 32>(self.length.val())
+            | (bit_cast::<128, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 32)
+            | (bit_cast::<128, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 64);
         if self.state.q.val() == 1 {
             for i in 0..PENDING {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
@@ -503,12 +509,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 self.head_entry.next = self.pending[i].q.val();
             }
         }
-        // A completion also waits for the Reads its QP issued before it (their completions
-        // come from the receive side), so a QP's SQ completions stay in WQE order.
+        // A completion also waits until its QP's Reads before it (and a Read's own
+        // response) are placed. Counted modulo 8, the done count is within 4 below (ORD
+        // is at most 4) and 3 above (every later Read has an entry behind this one) the
+        // count needed: a difference of 0..3 means done.
         self.order_qpn.next = self.head_entry.val().get_bits::<QB>(self.at_cqe_qpn.val().index());
+        self.reads_behind.next = self.order_done.val() - self.head_entry.val().get_bits::<3>(274);
         self.head_ready.next = (self.queued.val() != 0)
             & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
-            & (!self.head_entry.val().get_bit(273) | (self.order_done.val() == self.head_entry.val().get_bits::<3>(274)));
+            & (!self.head_entry.val().get_bit(273) | !self.reads_behind.val().get_bit(2));
         self.m_cqe_valid.next = self.head_ready.val() & self.head_entry.val().get_bit(273);
         self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
