@@ -14,7 +14,7 @@
 //! memory is owned by exactly one party: by the AXI slave when the model has a DMA port
 //! (the slave must reach it every cycle), and by the backend directly otherwise;
 //! `dma_alloc` reaches it through either. Models are not `Send`, and neither is this.
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
@@ -56,6 +56,8 @@ pub struct SimHal {
     sim: Rc<RefCell<Sim>>,
     /// A device connected by [`SimHal::connect`]: clocked in step with this one.
     peer: RefCell<Weak<RefCell<Sim>>>,
+    /// Octets this device has sent on its link (see [`SimHal::tx_octets`]).
+    tx_octets: Rc<Cell<u64>>,
 }
 
 /// Beats a link direction holds before it pushes back.
@@ -166,7 +168,13 @@ fn step_peer(peer: &Weak<RefCell<Sim>>) {
 type LinkQueue = Rc<RefCell<VecDeque<LinkBeat>>>;
 
 /// The hook that connects `model`'s TX stream to `out` and its RX stream to `inp`.
-fn link_hook(model: &Model, out: LinkQueue, inp: LinkQueue, config: LinkConfig) -> impl FnMut(&mut Model, Phase) + 'static {
+fn link_hook(
+    model: &Model,
+    out: LinkQueue,
+    inp: LinkQueue,
+    sent: Rc<Cell<u64>>,
+    config: LinkConfig,
+) -> impl FnMut(&mut Model, Phase) + 'static {
     use rand::Rng;
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mut taking = true;
@@ -189,7 +197,9 @@ fn link_hook(model: &Model, out: LinkQueue, inp: LinkQueue, config: LinkConfig) 
         }
         Phase::Observe => {
             if m.get_bit(tx[3]) && taking {
-                out.borrow_mut().push_back((m.get(tx[0]), m.get(tx[1]), m.get_bit(tx[2]), m.get(tx[5])));
+                let keep = m.get(tx[1]);
+                sent.set(sent.get() + u64::from(keep.count_ones()));
+                out.borrow_mut().push_back((m.get(tx[0]), keep, m.get_bit(tx[2]), m.get(tx[5])));
             }
             if m.get_bit(rx[4]) && !inp.borrow().is_empty() {
                 inp.borrow_mut().pop_front();
@@ -230,7 +240,7 @@ impl SimHal {
             (0..RESET_CYCLES).for_each(|_| sim.idle_cycle(&Weak::new()));
             sim.model.set_bit(reset, false);
         }
-        Ok(SimHal { sim: Rc::new(RefCell::new(sim)), peer: RefCell::new(Weak::new()) })
+        Ok(SimHal { sim: Rc::new(RefCell::new(sim)), peer: RefCell::new(Weak::new()), tx_octets: Rc::default() })
     }
 
     /// Connects two devices stream to stream (each one's TX to the other's RX, through
@@ -242,8 +252,8 @@ impl SimHal {
         let ab: LinkQueue = Rc::default();
         let ba: LinkQueue = Rc::default();
         let config_b = LinkConfig { seed: config.seed ^ 0x5eed, ..config };
-        let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone(), config));
-        let hook_b = b.with_model(|m| link_hook(m, ba, ab, config_b));
+        let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone(), a.tx_octets.clone(), config));
+        let hook_b = b.with_model(|m| link_hook(m, ba, ab, b.tx_octets.clone(), config_b));
         a.on_cycle(hook_a);
         b.on_cycle(hook_b);
         *a.peer.borrow_mut() = Rc::downgrade(&b.sim);
@@ -253,6 +263,12 @@ impl SimHal {
     /// Clock cycles simulated so far.
     pub fn cycles(&self) -> u64 {
         self.sim.borrow().model.cycles()
+    }
+
+    /// Octets sent on the link since [`SimHal::connect`]: MPA FPDUs, whole (length,
+    /// ULPDU, pad, CRC), as a network would carry them.
+    pub fn tx_octets(&self) -> u64 {
+        self.tx_octets.get()
     }
 
     /// Runs `cycles` clock cycles with BAR0 idle.

@@ -1,7 +1,8 @@
 //! Two Verilated RNICs (`rnic_top`) connected stream to stream, driven by the real driver
 //! through `SimHal`: Sends land in posted receives, RDMA Writes in the peer's MR, RDMA
-//! Reads bring the peer's memory back, byte for byte; a Write past the end of its MR is
-//! refused with the exact Terminate and places nothing.
+//! Reads bring the peer's memory back, byte for byte; zero-length messages are one
+//! segment each and checked only as far as the RFCs allow; a Write past the end of its
+//! MR is refused with the exact Terminate and places nothing.
 #![cfg(feature = "sim")]
 
 use rand::rngs::StdRng;
@@ -126,4 +127,64 @@ fn ddp_12_write_past_the_mr_is_terminated_and_places_nothing() {
     let (_, sa) = qpa.query().expect("query A");
     let ta = sa.terminate.expect("A got B's Terminate");
     assert_eq!((ta.code.layer, ta.code.etype, ta.code.code, ta.received), (1, 1, 0x01, true));
+}
+
+#[test]
+fn ddp_09_zero_length_messages_are_one_segment_and_checked_as_the_rfc_says() {
+    let (a, b) = linked_pair();
+    let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+    let (bufa, bufb) = (a.alloc_dma(8192).expect("DMA"), b.alloc_dma(8192).expect("DMA"));
+    bufa.write_bytes(0, &[0x11; 8192]);
+    bufb.write_bytes(0, &[0x22; 8192]);
+    let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
+    let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+    let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
+    let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps(0)).expect("QP");
+    let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps(0)).expect("QP");
+    qpa.ready().expect("RTS");
+    qpb.ready().expect("RTS");
+
+    // DDP-09 test 2 / RDMAP-11: a zero-length Send consumes exactly one receive; the
+    // Send after it takes the next.
+    qpb.post_recv(&RecvRequest { wr_id: 1, local: mrb.sge(0, 4096).unwrap() }).expect("recv");
+    qpb.post_recv(&RecvRequest { wr_id: 2, local: mrb.sge(4096, 4096).unwrap() }).expect("recv");
+    bufa.write_bytes(0, &[0x33; 100]);
+    let empty = WorkRequest::Send { wr_id: 10, local: mra.sge(0, 0).unwrap(), solicited: false, invalidate: None, signaled: true };
+    let hundred = WorkRequest::Send { wr_id: 11, local: mra.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: true };
+    qpa.post_send_batch(&[empty, hundred]).expect("sends");
+    let cb = collect(&b, &cqb, 2);
+    let got: Vec<_> = cb.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
+    assert_eq!(got, [(1, CqeOpcode::Recv, CqeStatus::Success, 0), (2, CqeOpcode::Recv, CqeStatus::Success, 100)]);
+    assert_eq!(read_all(&bufb, 0, 4096), vec![0x22; 4096], "the empty Send placed nothing");
+    assert_eq!(read_all(&bufb, 4096, 100), vec![0x33; 100]);
+
+    // DDP-09 test 1: a zero-length Write's STag and TO are not checked (all ones here).
+    let nowhere = RemoteBuf { stag: 0xFFFF_FFFF, to: u64::MAX };
+    qpa.post_send(&WorkRequest::Write { wr_id: 12, local: mra.sge(0, 0).unwrap(), remote: nowhere, signaled: true })
+        .expect("write");
+    // RDMAP-08 test 1: a zero-length Read with an invalid source STag (0) is answered
+    // with a zero-length Read Response, not a Terminate; a Read after it still works.
+    let invalid = RemoteBuf { stag: 0, to: 0 };
+    qpa.post_send(&WorkRequest::Read { wr_id: 13, local: mra.sge(200, 0).unwrap(), remote: invalid, signaled: true })
+        .expect("read");
+    qpa.post_send(&WorkRequest::Read { wr_id: 14, local: mra.sge(300, 64).unwrap(), remote: mrb.remote(4096).unwrap(), signaled: true })
+        .expect("read");
+    let ca = collect(&a, &cqa, 5);
+    let got: Vec<_> = ca.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
+    assert_eq!(
+        got,
+        [
+            (10, CqeOpcode::Send, CqeStatus::Success, 0),
+            (11, CqeOpcode::Send, CqeStatus::Success, 100),
+            (12, CqeOpcode::RdmaWrite, CqeStatus::Success, 0),
+            (13, CqeOpcode::RdmaRead, CqeStatus::Success, 0),
+            (14, CqeOpcode::RdmaRead, CqeStatus::Success, 64),
+        ]
+    );
+    assert_eq!(read_all(&bufa, 100, 200), vec![0x11; 200], "the empty Read placed nothing");
+    assert_eq!(read_all(&bufa, 300, 64), vec![0x33; 64], "the Read after it");
+    for (qp, side) in [(&qpa, "A"), (&qpb, "B")] {
+        let (ctx, status) = qp.query().expect("query");
+        assert_eq!((ctx.state, status.terminate), (QpState::Rts, None), "{side} stays in RTS");
+    }
 }

@@ -1,0 +1,19 @@
+//! `pingpong --backend sim [--size N] [--iters N] [--mulpdu N] [--dma-latency N]`:
+//! Send/Recv ping-pong latency between two RNICs, in cycles, from the doorbell to the completion; every message is checked.
+//! Exits 1 if a run fails or moves a wrong octet, 2 if the backend cannot run.
+use clap::Parser;
+use rnic_firmware_tests::cli::PerfArgs;
+
+#[derive(Parser)]
+#[command(about = "Send/Recv ping-pong latency between two RNICs, in cycles")]
+struct Args {
+    #[command(flatten)]
+    perf: PerfArgs,
+}
+
+fn main() {
+    let args = Args::parse();
+    args.perf.require_pair_backend("pingpong");
+    #[cfg(feature = "sim")]
+    rnic_firmware_tests::programs::pingpong_program(&args.perf);
+}

@@ -1,0 +1,61 @@
+//! Flags the measuring programs share (perftest's names where there is one).
+use clap::Args;
+
+use crate::Backend;
+
+#[derive(Args, Clone, Debug)]
+pub struct PerfArgs {
+    /// Where to run: `sim` (two Verilated RNICs linked stream to stream) or `vfio`.
+    #[arg(long, value_enum, default_value = "sim")]
+    pub backend: Backend,
+    /// PCI address of the card for `--backend vfio`, e.g. 0000:01:00.0.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Message size in octets.
+    #[arg(long, default_value_t = 4096)]
+    pub size: u32,
+    /// Messages per QP (latency programs: round trips or operations).
+    #[arg(long, default_value_t = 200)]
+    pub iters: u32,
+    /// QPs used at once (bandwidth programs).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub qps: u16,
+    /// MULPDU of every QP: the largest ULPDU, in octets (at most 16 KiB, the RNIC's
+    /// receive buffer).
+    #[arg(long, default_value_t = 1460, value_parser = clap::value_parser!(u16).range(64..=16384))]
+    pub mulpdu: u16,
+    /// Cycles the simulated host memory takes to answer a DMA request.
+    #[arg(long, default_value_t = 200)]
+    pub dma_latency: u64,
+}
+
+impl PerfArgs {
+    /// Fails (exit status 2) unless the chosen backend can run a pair of RNICs here.
+    pub fn require_pair_backend(&self, program: &str) {
+        let why = match self.backend {
+            Backend::Sim if cfg!(feature = "sim") => return,
+            Backend::Sim => "the sim backend is not built in: build with `--features sim`".to_string(),
+            Backend::Fake => "the fake backend has no RNIC behind it".to_string(),
+            Backend::Vfio => format!(
+                "the vfio backend is not built in yet (device {})",
+                self.device.as_deref().unwrap_or("<none given>")
+            ),
+        };
+        eprintln!("{program}: cannot run on {:?}: {why}", self.backend);
+        std::process::exit(2)
+    }
+
+    /// The setup line every program prints above its table.
+    pub fn setup(&self) -> String {
+        format!(
+            "backend {:?}, {} QP(s), MULPDU {}, MPA CRC on, markers off, DMA latency {} cycles, datapath 8 octets/cycle",
+            self.backend, self.qps, self.mulpdu, self.dma_latency
+        )
+    }
+}
+
+/// Reports a failed run and exits with status 1.
+pub fn fail(program: &str, error: String) -> ! {
+    eprintln!("{program}: FAILED: {error}");
+    std::process::exit(1)
+}

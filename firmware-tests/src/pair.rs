@@ -1,0 +1,128 @@
+//! Two RNICs linked stream to stream in one process (the `sim` backend): A and B, each
+//! with one protection domain, one DMA buffer registered with every right, one CQ, and
+//! `qps` QPs in RTS, QP `n` of A connected to QP `n` of B.
+//!
+//! Buffer layout, the same on both sides: QP `n` sends from (and is read at) `source(n)`,
+//! and receives into (is written at, reads into) `sink(n)`; each slot holds one message.
+use rnic_driver::sim::{LinkConfig, SimHal};
+use rnic_driver::{
+    CompletionQueue, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
+};
+
+/// QP count and queue sizes, per side.
+#[derive(Clone, Copy, Debug)]
+pub struct PairConfig {
+    pub qps: u16,
+    /// The largest message a slot holds (octets).
+    pub max_size: u32,
+    /// MULPDU of every QP: the largest ULPDU the peer accepts.
+    pub mulpdu: u16,
+    /// Cycles from a DMA request to its answer in the host memory model.
+    pub dma_latency: u64,
+}
+
+/// Work requests a QP may have posted and not completed (its SQ holds 64).
+pub const DEPTH: u32 = 32;
+const SQ_LOG_SIZE: u8 = 6;
+/// One CQ per side takes every QP's completions: `qps · DEPTH` at most (256 QPs' worth).
+const CQ_LOG_SIZE: u8 = 13;
+const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
+
+/// One side of the pair.
+pub struct End<'d> {
+    pub dev: &'d Device<SimHal>,
+    pub buf: &'d DmaBuffer<'d, SimHal>,
+    pub mr: MemoryRegion<'d, SimHal>,
+    pub cq: &'d CompletionQueue<'d, SimHal>,
+    pub qps: Vec<QueuePair<'d, SimHal>>,
+    slot: u64,
+    count: u64,
+}
+
+impl End<'_> {
+    /// Where QP `qp` sends from, and is read at.
+    pub fn source(&self, qp: usize) -> u64 {
+        qp as u64 * self.slot
+    }
+
+    /// Where QP `qp` receives, is written, and places what it reads.
+    pub fn sink(&self, qp: usize) -> u64 {
+        (self.count + qp as u64) * self.slot
+    }
+
+    pub fn hal(&self) -> &SimHal {
+        self.dev.hal()
+    }
+
+    /// `len` octets of the buffer from `offset`.
+    pub fn bytes(&self, offset: u64, len: u32) -> Vec<u8> {
+        let mut out = vec![0; len as usize];
+        self.buf.read_bytes(offset as usize, &mut out);
+        out
+    }
+}
+
+/// A and B.
+pub struct Pair<'d> {
+    pub a: End<'d>,
+    pub b: End<'d>,
+    pub config: PairConfig,
+}
+
+fn err(what: &str) -> impl Fn(rnic_driver::DriverError) -> String + '_ {
+    move |e| format!("{what}: {e}")
+}
+
+/// Opens two Verilated `rnic_top`s, links them, sets both up as the module says, fills
+/// each buffer with its own pattern, and runs `f` on the pair.
+pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) -> Result<R, String>) -> Result<R, String> {
+    let open = || SimHal::open("rnic_top").map_err(|e| format!("cannot open the rnic_top model: {e}"));
+    let (ha, hb) = (open()?, open()?);
+    SimHal::connect(&ha, &hb, LinkConfig::default());
+    for hal in [&ha, &hb] {
+        hal.with_dma_timing(|t| {
+            t.read_latency = config.dma_latency;
+            t.write_latency = config.dma_latency;
+        });
+    }
+    let devs = [Device::open(ha).map_err(err("RNIC A"))?, Device::open(hb).map_err(err("RNIC B"))?];
+    let slot = u64::from(config.max_size.max(64)).next_multiple_of(64);
+    let count = u64::from(config.qps);
+    let len = (2 * count * slot) as usize;
+    let pds = [ProtectionDomain::new(&devs[0]).map_err(err("PD"))?, ProtectionDomain::new(&devs[1]).map_err(err("PD"))?];
+    let bufs = [devs[0].alloc_dma(len).map_err(err("DMA buffer"))?, devs[1].alloc_dma(len).map_err(err("DMA buffer"))?];
+    for (side, buf) in bufs.iter().enumerate() {
+        let pattern: Vec<u8> = (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).rotate_right(side as u32 * 8 + 13) as u8).collect();
+        buf.write_bytes(0, &pattern);
+    }
+    let cqs = [
+        CompletionQueue::new(&devs[0], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
+        CompletionQueue::new(&devs[1], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
+    ];
+    let mut ends = Vec::new();
+    for side in 0..2 {
+        devs[side].enable();
+        let mut qps = Vec::new();
+        for n in 0..config.qps {
+            let caps = QpCaps {
+                sq_log_size: SQ_LOG_SIZE,
+                rq_log_size: SQ_LOG_SIZE,
+                mulpdu: config.mulpdu,
+                ird: 4,
+                ord: 4,
+                crc: true,
+                markers: false,
+                conn_id: n,
+            };
+            let mut qp = QueuePair::new(&devs[side], &pds[side], &cqs[side], &cqs[side], caps).map_err(err("QP"))?;
+            qp.ready().map_err(err("QP to RTS"))?;
+            qps.push(qp);
+        }
+        let mr = MemoryRegion::register(&pds[side], &bufs[side], ALL).map_err(err("MR"))?;
+        ends.push(End { dev: &devs[side], buf: &bufs[side], mr, cq: &cqs[side], qps, slot, count });
+    }
+    let b = ends.pop().expect("two ends");
+    let a = ends.pop().expect("two ends");
+    let mut pair = Pair { a, b, config };
+    f(&mut pair)
+}

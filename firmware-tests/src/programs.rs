@@ -1,0 +1,86 @@
+//! The bodies of the measuring programs (`src/bin/*` parse flags and call these): run,
+//! print the setup line and the summary table, exit 1 on any failure.
+use std::path::Path;
+
+use crate::cli::{fail, PerfArgs};
+use crate::pair::{with_pair, PairConfig};
+use crate::perf::{bandwidth, pingpong, read_latency, Bandwidth, Direction, Latency};
+use crate::report::{plot_sweep, Curve, Table};
+
+/// Message sizes of a sweep: 64 octets to 64 KiB, doubling.
+pub const SWEEP: [u32; 11] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];
+
+/// The datapath: octets per cycle.
+const W: f64 = 8.0;
+
+fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
+    PairConfig { qps: args.qps, max_size, mulpdu: args.mulpdu, dma_latency: args.dma_latency }
+}
+
+/// `write_bw` and `read_bw`: one size, or the sweep with its plot written to `svg`.
+pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, svg: Option<&Path>) {
+    let sizes: Vec<u32> = if svg.is_some() { SWEEP.to_vec() } else { vec![args.size] };
+    let max_size = *sizes.iter().max().expect("a size");
+    let runs = with_pair(config(args, max_size), |pair| {
+        sizes.iter().map(|&size| bandwidth(pair, direction, size, args.iters)).collect::<Result<Vec<Bandwidth>, String>>()
+    })
+    .unwrap_or_else(|e| fail(program, e));
+    let what = match direction {
+        Direction::Write => "RDMA Writes, A to B",
+        Direction::Read => "RDMA Reads by A from B, ORD 4",
+    };
+    println!("{program}: {what}, {} per QP; {}", args.iters, args.setup());
+    let mut table =
+        Table::new(&["size", "messages", "cycles", "bytes/cycle", "wire bytes/cycle", "messages/cycle", "sim cycles/s"]);
+    for r in &runs {
+        table.row(vec![
+            r.size.to_string(),
+            r.messages.to_string(),
+            r.cycles.to_string(),
+            format!("{:.3}", r.bytes_per_cycle()),
+            format!("{:.3}", r.wire_bytes_per_cycle()),
+            format!("{:.4}", r.messages_per_cycle()),
+            format!("{:.0}", r.sim_cycles_per_second()),
+        ]);
+    }
+    print!("{}", table.render());
+    println!("data checked: every sink equals its source");
+    if let Some(path) = svg {
+        let curves = [
+            Curve { name: "payload bytes/cycle", points: runs.iter().map(|r| (r.size, r.bytes_per_cycle())).collect() },
+            Curve { name: "wire bytes/cycle (MPA FPDUs)", points: runs.iter().map(|r| (r.size, r.wire_bytes_per_cycle())).collect() },
+        ];
+        let title = format!("{program}: {what}, {} QP(s), MULPDU {}", args.qps, args.mulpdu);
+        plot_sweep(path, &title, &curves, W).unwrap_or_else(|e| fail(program, e));
+        println!("plot written to {}", path.display());
+    }
+}
+
+fn latency_table(program: &str, what: &str, args: &PerfArgs, latency: &Latency) {
+    println!("{program}: {what}; {}", args.setup());
+    let mut table = Table::new(&["size", "samples", "min", "median", "mean", "max"]);
+    table.row(vec![
+        args.size.to_string(),
+        latency.samples.len().to_string(),
+        latency.min().to_string(),
+        latency.median().to_string(),
+        format!("{:.1}", latency.mean()),
+        latency.max().to_string(),
+    ]);
+    print!("{}", table.render());
+    println!("latencies in cycles; data checked: every message equals what was sent");
+}
+
+/// `pingpong`: Send/Recv, one way, doorbell to the peer's receive completion.
+pub fn pingpong_program(args: &PerfArgs) {
+    let latency = with_pair(config(args, args.size), |pair| pingpong(pair, args.size, args.iters))
+        .unwrap_or_else(|e| fail("pingpong", e));
+    latency_table("pingpong", "Send/Recv on QP 0, one way: sender's doorbell to the receiver's CQE", args, &latency);
+}
+
+/// `read_lat`: one RDMA Read at a time, doorbell to its completion.
+pub fn read_lat_program(args: &PerfArgs) {
+    let latency = with_pair(config(args, args.size), |pair| read_latency(pair, args.size, args.iters))
+        .unwrap_or_else(|e| fail("read_lat", e));
+    latency_table("read_lat", "RDMA Read on QP 0, one at a time: doorbell to the Read's CQE", args, &latency);
+}

@@ -1,0 +1,89 @@
+//! The measuring programs run as a user runs them, on two Verilated RNICs (`--backend
+//! sim`): each must succeed, print its table with figures that make sense, and have
+//! checked its data (a wrong octet makes it exit 1); a backend that cannot run is refused
+//! with exit status 2.
+#![cfg(feature = "sim")]
+use std::process::{Command, Output};
+
+fn run(program: &str, args: &[&str]) -> Output {
+    let exe = match program {
+        "pingpong" => env!("CARGO_BIN_EXE_pingpong"),
+        "write_bw" => env!("CARGO_BIN_EXE_write_bw"),
+        "read_bw" => env!("CARGO_BIN_EXE_read_bw"),
+        "read_lat" => env!("CARGO_BIN_EXE_read_lat"),
+        other => panic!("no program {other}"),
+    };
+    let out = Command::new(exe).args(["--backend", "sim"]).args(args).output().expect("run the program");
+    assert!(out.status.success(), "{program} {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// The cells of the table's first data row (the third line of the table).
+fn first_row(stdout: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(stdout);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+    assert!(rows.len() >= 3, "a header, a rule and a row in:\n{text}");
+    rows[2].trim_matches('|').split('|').map(|c| c.trim().to_string()).collect()
+}
+
+fn number(cell: &str) -> f64 {
+    cell.parse().unwrap_or_else(|_| panic!("{cell:?} is not a number"))
+}
+
+#[test]
+fn pingpong_measures_one_way_latency_on_sim() {
+    let out = run("pingpong", &["--size", "100", "--iters", "3"]);
+    let row = first_row(&out.stdout);
+    assert_eq!((row[0].as_str(), row[1].as_str()), ("100", "6"), "both directions of 3 round trips");
+    let (min, max) = (number(&row[2]), number(&row[5]));
+    // A Send crosses at least four DMA round trips of 200 cycles (WQE, payload, receive
+    // WQE, placement): anything faster is not measuring the path.
+    assert!(min >= 800.0 && min <= max && max < 20_000.0, "latencies {row:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("data checked"));
+}
+
+#[test]
+fn write_bw_moves_every_octet_near_the_datapath_rate() {
+    let out = run("write_bw", &["--size", "4096", "--iters", "24", "--qps", "2"]);
+    let row = first_row(&out.stdout);
+    assert_eq!((row[0].as_str(), row[1].as_str()), ("4096", "48"));
+    let (payload, wire) = (number(&row[3]), number(&row[4]));
+    assert!(payload > 0.0 && wire > payload && wire <= 8.0, "{row:?}");
+}
+
+#[test]
+fn read_bw_brings_back_every_octet() {
+    let out = run("read_bw", &["--size", "3000", "--iters", "12", "--qps", "2", "--mulpdu", "700"]);
+    let row = first_row(&out.stdout);
+    assert_eq!((row[0].as_str(), row[1].as_str()), ("3000", "24"));
+    assert!(number(&row[3]) > 0.5 && number(&row[4]) <= 8.0, "{row:?}");
+}
+
+#[test]
+fn read_lat_measures_each_read() {
+    let out = run("read_lat", &["--size", "64", "--iters", "4"]);
+    let row = first_row(&out.stdout);
+    assert_eq!(row[1], "4");
+    assert!(number(&row[2]) >= 600.0, "a Read takes the WQE fetch, the peer's DMA read and the placement: {row:?}");
+}
+
+#[test]
+fn write_bw_sweep_writes_a_plot() {
+    let svg = std::env::temp_dir().join(format!("write_bw_sweep_{}.svg", std::process::id()));
+    let out = run("write_bw", &["--sweep", "--iters", "2", "--svg", svg.to_str().expect("path")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().filter(|l| l.starts_with('|')).count(), 2 + 11, "one row per size:\n{text}");
+    let plot = std::fs::read_to_string(&svg).expect("the plot");
+    std::fs::remove_file(&svg).ok();
+    assert!(plot.starts_with("<svg") && plot.contains("message size") && plot.contains("<polyline"), "an SVG with curves");
+}
+
+#[test]
+fn a_backend_that_cannot_run_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_write_bw"))
+        .args(["--backend", "vfio", "--device", "0000:01:00.0"])
+        .output()
+        .expect("run write_bw");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not built in"));
+}
