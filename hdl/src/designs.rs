@@ -8,7 +8,8 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::AtomicAlu;
-use crate::ddp::{RxBuffer, TxSegment};
+use crate::common::RamFifo;
+use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::rdmap::{RdmapRx, TxRequest};
 use crate::top::RnicTop;
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
@@ -45,6 +46,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_atomic_alu",
             summary: "masked FetchAdd/CmpSwap ALU, 1 op/cycle, latency 2",
             generate: || generate("rnic_atomic_alu", AtomicAlu::default()),
+        },
+        Design {
+            name: "rnic_common_ram_fifo",
+            summary: "first-in first-out queue in block RAM, 16 entries of 73 bits (test size)",
+            generate: || generate("rnic_common_ram_fifo", RamFifo::<73, 4, 5>::default()),
         },
         Design {
             name: "rnic_mpa_crc32c_w8",
@@ -149,6 +155,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_ddp_tx_segment",
             summary: "DDP segmentation: messages to ULPDUs at MULPDU with DDP/RDMAP headers",
             generate: || generate("rnic_ddp_tx_segment", TxSegment::default()),
+        },
+        Design {
+            name: "rnic_ddp_tx_payload",
+            summary: "transmit payload buffer, 32 beats (test size): requests only what fits",
+            generate: || generate("rnic_ddp_tx_payload", TxPayload::<5, 6>::default()),
         },
         Design {
             name: "rnic_rdmap_tx_request",
