@@ -164,7 +164,7 @@ pub struct RdmapRx<
     tx_fails: SmallFifo<QB>,
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
     /// READ_SLOTS: the engine never waits for the transmitter, whose progress may hang on
-    /// this very engine draining the peer's link. An entry is `JOB_BITS` wide: terminate
+    /// this very engine draining the peer's link. An entry (263 bits): terminate
     /// (1); STag (32), TO (64), IOVA (64), length (32) or the inline octets (224); inline
     /// length (6); MULPDU (16); tag (16).
     jobs: RamFifo<263, RB, RB1>,
