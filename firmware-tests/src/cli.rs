@@ -15,7 +15,7 @@ pub struct PerfArgs {
     #[arg(long, default_value_t = 4096)]
     pub size: u32,
     /// Messages per QP (latency programs: round trips or operations).
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
     pub iters: u32,
     /// QPs used at once (bandwidth programs).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]

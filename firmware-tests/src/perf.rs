@@ -44,34 +44,37 @@ impl Bandwidth {
     }
 }
 
-/// Latencies in cycles, one per iteration.
+/// Latencies in cycles, one per iteration, kept sorted.
 #[derive(Clone, Debug)]
 pub struct Latency {
-    pub samples: Vec<u64>,
+    sorted: Vec<u64>,
 }
 
 impl Latency {
-    fn sorted(&self) -> Vec<u64> {
-        let mut s = self.samples.clone();
-        s.sort_unstable();
-        s
+    fn new(mut samples: Vec<u64>) -> Latency {
+        assert!(!samples.is_empty(), "at least one sample");
+        samples.sort_unstable();
+        Latency { sorted: samples }
+    }
+
+    pub fn count(&self) -> usize {
+        self.sorted.len()
     }
 
     pub fn min(&self) -> u64 {
-        self.sorted()[0]
+        self.sorted[0]
     }
 
     pub fn median(&self) -> u64 {
-        let s = self.sorted();
-        s[s.len() / 2]
+        self.sorted[self.sorted.len() / 2]
     }
 
     pub fn max(&self) -> u64 {
-        *self.sorted().last().expect("at least one sample")
+        self.sorted[self.sorted.len() - 1]
     }
 
     pub fn mean(&self) -> f64 {
-        self.samples.iter().sum::<u64>() as f64 / self.samples.len() as f64
+        self.sorted.iter().sum::<u64>() as f64 / self.sorted.len() as f64
     }
 }
 
@@ -117,13 +120,12 @@ pub fn bandwidth(pair: &mut Pair<'_>, direction: Direction, size: u32, iters: u3
     while completed < total {
         for q in 0..qps {
             let room = (DEPTH - (posted[q] - done[q])).min(iters - posted[q]);
-            let local = match direction {
-                Direction::Write => pair.a.mr.sge(pair.a.source(q), size),
-                Direction::Read => pair.a.mr.sge(pair.a.sink(q), size),
-            };
-            let remote = match direction {
-                Direction::Write => pair.b.mr.remote(pair.b.sink(q)),
-                Direction::Read => pair.b.mr.remote(pair.b.source(q)),
+            if room == 0 {
+                continue;
+            }
+            let (local, remote) = match direction {
+                Direction::Write => (pair.a.mr.sge(pair.a.source(q), size), pair.b.mr.remote(pair.b.sink(q))),
+                Direction::Read => (pair.a.mr.sge(pair.a.sink(q), size), pair.b.mr.remote(pair.b.source(q))),
             };
             let (local, remote) = (local.map_err(|e| e.to_string())?, remote.map_err(|e| e.to_string())?);
             let wrs: Vec<WorkRequest> = (0..room)
@@ -194,7 +196,7 @@ pub fn read_latency(pair: &mut Pair<'_>, size: u32, iters: u32) -> Result<Latenc
         }
         samples.push(at - start);
     }
-    Ok(Latency { samples })
+    Ok(Latency::new(samples))
 }
 
 /// Ping-pong on QP 0: A sends `size` octets to B, B sends them back, `iters` times. Each
@@ -224,5 +226,5 @@ pub fn pingpong(pair: &mut Pair<'_>, size: u32, iters: u32) -> Result<Latency, S
             samples.push(at - start);
         }
     }
-    Ok(Latency { samples })
+    Ok(Latency::new(samples))
 }

@@ -61,7 +61,7 @@ fn latency_table(program: &str, what: &str, args: &PerfArgs, latency: &Latency) 
     let mut table = Table::new(&["size", "samples", "min", "median", "mean", "max"]);
     table.row(vec![
         args.size.to_string(),
-        latency.samples.len().to_string(),
+        latency.count().to_string(),
         latency.min().to_string(),
         latency.median().to_string(),
         format!("{:.1}", latency.mean()),

@@ -941,9 +941,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [2:0] read_done$63$d;
     wire  [2:0] read_done$63$q;
     reg  read_done$63$clock;
-    reg  completing_read$d;
-    wire  completing_read$q;
-    reg  completing_read$clock;
     reg  [63:0] full$d;
     wire  [63:0] full$q;
     reg  full$clock;
@@ -2494,11 +2491,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .q(read_done$63$q),
         .clock(read_done$63$clock)
     );
-    rnic_rdmap_rx$completing_read completing_read(
-        .d(completing_read$d),
-        .q(completing_read$q),
-        .clock(completing_read$clock)
-    );
     rnic_rdmap_rx$full full(
         .d(full$d),
         .q(full$q),
@@ -2808,7 +2800,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         cqe_valid$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
-        completing_read$clock = clock;
         fault_code$clock = clock;
         fault_hdr$clock = clock;
         fail_valid$clock = clock;
@@ -2849,7 +2840,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         cqe_valid$d = cqe_valid$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
-        completing_read$d = completing_read$q;
         fault_code$d = fault_code$q;
         fault_hdr$d = fault_hdr$q;
         fail_valid$d = fail_valid$q;
@@ -5190,7 +5180,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (state$q == 32'h9) begin
             state$d = 32'hd;
             if (is_send) begin
-                completing_read$d = 1'b0;
                 recv$write_enable = 1'b1;
                 recv$write_data = ((1'b1) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q + ((plen) & 32'hffffffff)) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
                 cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
@@ -5204,7 +5193,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             if (opcode == 32'h2) begin
                 read_placed$write_enable = 1'b1;
                 read_placed$write_data = r_placed$q + ((plen) & 32'hffffffff);
-                completing_read$d = 1'b1;
                 if (last) begin
                     read_placed$write_data = 32'h0;
                     pop = 1'b1;
@@ -5212,7 +5200,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 end
             end
         end
-        done_inc = (state$q == 32'ha) & completing_read$q & (writes_out$q == 32'h0);
+        done_inc = (state$q == 32'ha) & (opcode == 32'h2) & (writes_out$q == 32'h0);
         order_done = read_done$0$q;
         if (order_qpn == 1) begin
             order_done = read_done$1$q;
@@ -6050,7 +6038,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (done_inc) begin
             state$d = 32'hd;
         end
-        if ((state$q == 32'ha) & ~completing_read$q & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if ((state$q == 32'ha) & (opcode != 32'h2) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -6825,25 +6813,6 @@ module rnic_rdmap_rx$chk_to(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$chk_to
-
-
-module rnic_rdmap_rx$completing_read(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$completing_read
 
 
 module rnic_rdmap_rx$cqe(d,q,clock);

@@ -120,6 +120,22 @@ pub fn crc(lanes: usize, beats: u64) -> Result<Throughput, SimError> {
     })
 }
 
+/// Simulated cycles per wall-clock second of the whole RNIC (`rnic_top`) on its own, idle
+/// with its TX stream ready: the Verilated model's speed without any bus model or driver
+/// around it (those the end-to-end programs add on top).
+pub fn top_idle(cycles: u64) -> Result<f64, SimError> {
+    let mut top = crate::Model::new("rnic_top")?;
+    top.reset_for(4);
+    let ready = top.port("m_axis_tx_tready");
+    top.set_bit(ready, true);
+    let clock = Instant::now();
+    for _ in 0..cycles {
+        top.eval();
+        top.tick();
+    }
+    Ok(cycles as f64 / clock.elapsed().as_secs_f64())
+}
+
 /// ALU throughput: operations completed per cycle over a run of `ops` operations issued
 /// one per cycle, either independent or each chained to the previous result (all on one
 /// word, the contended case), with the ALU's latency.

@@ -158,7 +158,6 @@ pub struct RdmapRx<
     read_head: [DFF<Bits<2>>; Q],
     read_limit: [DFF<Bits<3>>; Q],
     read_done: [DFF<Bits<3>>; Q],
-    completing_read: DFF<Bit>,
     done_inc: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
@@ -312,7 +311,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1>
 {
     fn default() -> Self {
-        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && RB1 == RB + 1 && CB <= 16 && MB <= 24) };
+        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && 1 << (RB - QB) == READ_SLOTS && RB1 == RB + 1 && CB <= 16 && MB <= 24) };
         let at = |f: Field| constant(f.lsb.into());
         RdmapRx {
             clock: Default::default(),
@@ -390,7 +389,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             read_head: std::array::from_fn(|_| Default::default()),
             read_limit: std::array::from_fn(|_| Default::default()),
             read_done: std::array::from_fn(|_| Default::default()),
-            completing_read: Default::default(),
             done_inc: Default::default(),
             order_qpn: Default::default(),
             order_done: Default::default(),
@@ -544,7 +542,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
             chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
             carry, writes_out, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
-            cqe, cqn, completing_read, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
+            cqe, cqn, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
         );
         for i in 0..Q {
             self.read_count[i].clock.next = self.clock.val();
@@ -1120,7 +1118,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.state.q.val() == 9 {
             self.state.d.next = 13.into();
             if self.is_send.val() {
-                self.completing_read.d.next = false;
                 self.recv.write_enable.next = true;
                 self.recv.write_data.next = bit_cast::<225, 1>(true.into())
                     | (bit_cast::<225, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << 1)
@@ -1139,7 +1136,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             if self.opcode.val() == 2 {
                 self.read_placed.write_enable.next = true;
                 self.read_placed.write_data.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
-                self.completing_read.d.next = true;
                 if self.last.val() {
                     self.read_placed.write_data.next = 0.into();
                     self.pop.next = true;
@@ -1150,7 +1146,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // A Read is done once its last response segment is placed and acknowledged; the
         // requester then writes its completion, in WQE order with the QP's others.
         self.done_inc.next =
-            (self.state.q.val() == 10) & self.completing_read.q.val() & (self.writes_out.q.val() == 0);
+            (self.state.q.val() == 10) & (self.opcode.val() == 2) & (self.writes_out.q.val() == 0);
         self.order_done.next = self.read_done[0].q.val();
         for i in 1..Q {
             if self.order_qpn.val().index() == i {
@@ -1179,7 +1175,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.done_inc.val() {
             self.state.d.next = 13.into();
         }
-        if (self.state.q.val() == 10) & !self.completing_read.q.val() & !self.cqe_valid.q.val() & (self.writes_out.q.val() == 0) {
+        if (self.state.q.val() == 10) & (self.opcode.val() != 2) & !self.cqe_valid.q.val() & (self.writes_out.q.val() == 0) {
             self.cqe_valid.d.next = true;
             self.invalidate.d.next = self.is_send.val() & self.has_inv.val();
         }

@@ -1,6 +1,7 @@
 //! Prints the cycle-level throughput of every block at every width: bytes/cycle through
 //! the MPA framer and deframer for 64 B, 1 KiB and 4 KiB ULPDUs, CRC32c bytes/cycle, ALU
-//! operations/cycle, and how many simulated cycles per second Verilator managed.
+//! operations/cycle, and how many simulated cycles per second Verilator managed (also for
+//! the whole RNIC, `rnic_top`, on its own).
 //!
 //! `cargo run --release -p rnic-sim --bin bench-blocks [-- --update-docs]`
 use std::fmt::Write as _;
@@ -91,6 +92,9 @@ fn main() {
             eprintln!("  DMA {name} {size} B: {:.2} B/cycle", t.bytes_per_cycle());
         }
     }
+
+    let speed = bench::top_idle(2_000_000).unwrap_or_else(|e| fail(&e));
+    writeln!(out, "\nThe whole RNIC (`rnic_top`) idle, no bus models: {:.2} sim Mcycles/s", speed / 1e6).unwrap();
 
     println!("{report}");
     if args.update_docs {
