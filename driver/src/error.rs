@@ -169,6 +169,9 @@ pub enum DriverError {
     /// An object of another device was passed in.
     #[error("the {0} belongs to another device")]
     ForeignObject(&'static str),
+    /// A feature the device does not report in FEATURES.
+    #[error("the device does not support {0}")]
+    Unsupported(&'static str),
     /// A CQE the driver cannot decode (a device bug). It has been consumed.
     #[error("CQ {cqn} entry {index}: {source}")]
     MalformedCqe {

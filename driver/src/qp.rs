@@ -84,6 +84,12 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         if !send_cq.device().is(dev) || !recv_cq.device().is(dev) {
             return Err(DriverError::ForeignObject("completion queue"));
         }
+        if caps.markers && !dev.info().features.markers {
+            return Err(DriverError::Unsupported("MPA markers"));
+        }
+        if caps.crc && !dev.info().features.crc {
+            return Err(DriverError::Unsupported("MPA CRCs"));
+        }
         let mut ctx = QpContext {
             state: QpState::Rts,
             crc_enable: caps.crc,

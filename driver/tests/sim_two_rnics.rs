@@ -188,3 +188,53 @@ fn ddp_09_zero_length_messages_are_one_segment_and_checked_as_the_rfc_says() {
         assert_eq!((ctx.state, status.terminate), (QpState::Rts, None), "{side} stays in RTS");
     }
 }
+
+/// RDMAP-10 Test 2: B answers at most IRD Reads at once. With IRD 1, Reads one after
+/// another all succeed (a sent response frees its slot); a second Read Request that
+/// arrives while the first response is still going out gets Terminate 1/2/0x02
+/// (`0x1202C000`) and no response: its sink stays as it was.
+#[test]
+fn rdmap_10_read_requests_beyond_ird_are_refused_and_sent_responses_free_their_slot() {
+    let (a, b) = linked_pair();
+    let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+    let (bufa, bufb) = (a.alloc_dma(BUFFER).expect("DMA"), b.alloc_dma(BUFFER).expect("DMA"));
+    let mut rng = StdRng::seed_from_u64(10);
+    let peer: Vec<u8> = (0..BUFFER).map(|_| rng.gen()).collect();
+    bufa.write_bytes(0, &[0x11; BUFFER]);
+    bufb.write_bytes(0, &peer);
+    let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
+    let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+    let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
+    let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps(0)).expect("QP");
+    let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, QpCaps { ird: 1, ..caps(0) }).expect("QP");
+    qpa.ready().expect("RTS");
+    qpb.ready().expect("RTS");
+
+    for i in 0..3_u64 {
+        let at = 2000 * i as usize;
+        let read = WorkRequest::Read { wr_id: i, local: mra.sge(at as u64, 2000).unwrap(), remote: mrb.remote(at as u64).unwrap(), signaled: true };
+        qpa.post_send(&read).expect("read");
+        let done = collect(&a, &cqa, 1);
+        assert_eq!(done.len(), 1, "Read {i} completes");
+        assert_eq!((done[0].wr_id, done[0].status, done[0].byte_len), (i, CqeStatus::Success, 2000));
+        assert_eq!(read_all(&bufa, at, 2000), peer[at..at + 2000], "Read {i} data");
+    }
+
+    // Two Reads of 24 KiB at once: the second request finds the first response unsent.
+    for (i, at) in [(10_u64, 8192_usize), (11, 8192 + 24 * 1024)] {
+        let read = WorkRequest::Read { wr_id: i, local: mra.sge(at as u64, 24 * 1024).unwrap(), remote: mrb.remote(at as u64).unwrap(), signaled: true };
+        qpa.post_send(&read).expect("read");
+    }
+    collect(&a, &cqa, 2);
+    a.hal().run_idle(5_000);
+    let (ctxb, sb) = qpb.query().expect("query B");
+    assert_eq!(ctxb.state, QpState::Error);
+    let tb = sb.terminate.expect("B terminated");
+    assert_eq!((tb.code.layer, tb.code.etype, tb.code.code, tb.received), (1, 2, 0x02, false));
+    assert_eq!(tb.code.control_word(true, true, false), 0x1202_C000, "the CHECKLIST word, M and D set");
+    let (_, sa) = qpa.query().expect("query A");
+    let ta = sa.terminate.expect("A got B's Terminate");
+    assert_eq!((ta.code.layer, ta.code.etype, ta.code.code, ta.received), (1, 2, 0x02, true));
+    let second = 8192 + 24 * 1024;
+    assert_eq!(read_all(&bufa, second, 24 * 1024), vec![0x11; 24 * 1024], "no response to the refused Read");
+}

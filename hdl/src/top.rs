@@ -7,9 +7,10 @@
 //!
 //! Streams: one AXI-Stream packet per FPDU. `m_axis_tx_tuser` is the QP's CONN_ID on
 //! every beat; `s_axis_rx_tuser` is the number of the QP an FPDU is for, constant over
-//! the packet, and the stream may change QP only between packets. MPA runs with CRC on and
-//! markers off for every QP (per-connection options and marker positions are not
-//! connected yet).
+//! the packet, and the stream may change QP only between packets. Each QP's CRC_ENABLE
+//! decides whether its FPDUs carry a CRC (else the field is zero) and whether received ones
+//! are checked; markers are off for every QP (per-connection marker positions are not
+//! built yet, and FEATURES says so).
 //!
 //! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, a 16 KiB receive buffer (the
 //! largest ULPDU it takes).
@@ -21,7 +22,21 @@ use crate::common::SmallFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use crate::mpa::{MpaRx, MpaTx};
-use crate::rdmap::{RdmapRx, TxRequest, RX_JOB_TAG};
+use crate::rdmap::{RdmapRx, TxRequest};
+
+/// FEATURES of this top: the build's, without MARKERS (marker positions are not kept per
+/// connection yet, so no QP may ask for them).
+fn top_features(config: &RnicConfig) -> u32 {
+    let mut word = [config.features];
+    rnic_proto::host::regs::features::MARKERS.set_word(&mut word, 0);
+    word[0]
+}
+
+/// Segmenter job tags: CONN_ID in bits 0..15, then these flags.
+/// The job is the receive engine's (a Read Response or a Terminate).
+const TAG_RX_JOB: u64 = 1 << 16;
+/// The job's QP runs with MPA CRCs.
+const TAG_CRC: u64 = 1 << 17;
 
 #[derive(LogicBlock)]
 pub struct RnicTop {
@@ -97,18 +112,26 @@ pub struct RnicTop {
     /// Payload on its way to the segmenter (16 KiB), requested only when it fits.
     payload: TxPayload<11, 12>,
     framer: MpaTx<64, 8, 192>,
-    /// The CONN_ID of each FPDU between segmenter and framer output.
-    tx_conns: SmallFifo<16>,
+    /// The CONN_ID (low 16 bits) and CRC setting (bit 16) of each FPDU between segmenter
+    /// and framer output.
+    tx_conns: SmallFifo<17>,
     tx_first: DFF<Bit>,
     deframer: MpaRx<64, 8, 256, 96, 12>,
     /// The QP of each FPDU between RX stream and deframer output.
     rx_qps: SmallFifo<16>,
+    /// The CRC setting of each FPDU's QP, from its first beat until the deframer parses
+    /// it.
+    rx_crcs: SmallFifo<1>,
+    rx_first: DFF<Bit>,
+    rx_open: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
-    receiver: RdmapRx<6, 64, 6, 8, 256, 8, 9>,
+    receiver: RdmapRx<6, 64, 6, 8, 256, 8, 9, 10>,
     rq: RqFetch<6, 64>,
     rx_job: Signal<Local, Bit>,
     rx_cqe: Signal<Local, Bit>,
-    job_tag: Constant<Bits<16>>,
+    tag_rx_job: Constant<Bits<32>>,
+    tag_crc: Constant<Bits<32>>,
+    one_q: Constant<Bits<64>>,
 }
 
 impl Default for RnicTop {
@@ -174,7 +197,7 @@ impl Default for RnicTop {
             s_axis_rx_tvalid: Default::default(),
             s_axis_rx_tready: Default::default(),
             s_axis_rx_tuser: Default::default(),
-            ctrl: HostCtrl::new(config.datapath_bytes, config.num_cqs as usize, config.features),
+            ctrl: HostCtrl::new(config.datapath_bytes, config.num_cqs as usize, top_features(&config)),
             dma: Default::default(),
             reads: Default::default(),
             writes: Default::default(),
@@ -193,7 +216,12 @@ impl Default for RnicTop {
             rq: Default::default(),
             rx_job: Default::default(),
             rx_cqe: Default::default(),
-            job_tag: crate::common::constant(RX_JOB_TAG),
+            tag_rx_job: crate::common::constant(TAG_RX_JOB),
+            tag_crc: crate::common::constant(TAG_CRC),
+            one_q: crate::common::constant(1),
+            rx_crcs: Default::default(),
+            rx_first: Default::default(),
+            rx_open: Default::default(),
         }
     }
 }
@@ -202,10 +230,12 @@ impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
-        dff_setup!(self, clock, tx_first);
+        dff_setup!(self, clock, tx_first, rx_first);
         self.tx_conns.reset.next = self.reset.val();
         self.deframer.reset.next = self.reset.val();
         self.rx_qps.reset.next = self.reset.val();
+        self.rx_crcs.clock.next = self.clock.val();
+        self.rx_crcs.reset.next = self.reset.val();
         self.rx_buffer.reset.next = self.reset.val();
         self.receiver.reset.next = self.reset.val();
         self.rq.reset.next = self.reset.val();
@@ -417,6 +447,7 @@ impl Logic for RnicTop {
         self.requester.s_ctx.next = self.sq.m_ctx.val();
         self.requester.s_error.next = self.sq.m_error.val();
         self.requester.qp_error.next = self.ctrl.qp_error.val();
+        self.requester.qp_rts.next = self.ctrl.qp_rts.val();
         self.requester.qp_we.next = self.ctrl.qp_we.val();
         self.requester.qp_waddr.next = self.ctrl.qp_waddr.val();
         self.requester.qp_reset.next = self.ctrl.qp_reset.val();
@@ -444,7 +475,10 @@ impl Logic for RnicTop {
         self.segmenter.s_job_inline.next = self.requester.m_job_inline.val();
         self.segmenter.s_job_inline_len.next = self.requester.m_job_inline_len.val();
         self.segmenter.s_job_mulpdu.next = self.requester.m_job_mulpdu.val();
-        self.segmenter.s_job_tag.next = self.requester.m_job_conn.val();
+        self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val());
+        if self.requester.m_job_crc.val() {
+            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val()) | self.tag_crc.val();
+        }
         if self.rx_job.val() {
             self.segmenter.s_job_tagged.next = self.receiver.m_job_tagged.val();
             self.segmenter.s_job_opcode.next = self.receiver.m_job_opcode.val();
@@ -457,18 +491,25 @@ impl Logic for RnicTop {
             self.segmenter.s_job_inline.next = self.receiver.m_job_inline.val();
             self.segmenter.s_job_inline_len.next = self.receiver.m_job_inline_len.val();
             self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
-            self.segmenter.s_job_tag.next = self.receiver.m_job_tag.val();
+            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val()) | self.tag_rx_job.val();
+            if self.receiver.m_job_crc.val() {
+                self.segmenter.s_job_tag.next =
+                    bit_cast::<32, 16>(self.receiver.m_job_conn.val()) | self.tag_rx_job.val() | self.tag_crc.val();
+            }
         }
         self.requester.s_done_valid.next =
-            self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.job_tag.val()).any();
+            self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.tag_rx_job.val()).any();
+        self.receiver.s_job_done.next =
+            self.segmenter.m_done_valid.val() & (self.segmenter.m_done_tag.val() & self.tag_rx_job.val()).any();
         self.receiver.s_read_valid.next = self.requester.m_read_valid.val();
         self.receiver.s_read_qpn.next = self.requester.m_read_qpn.val();
         self.receiver.s_read_entry.next = self.requester.m_read_entry.val();
         self.framer.markers_en.next = false;
-        self.framer.crc_en.next = true;
+        self.framer.crc_en.next = self.tx_conns.m_data.val().get_bit(16);
         // Each ULPDU's CONN_ID (the segmenter's job tag without the engine bit) is queued
         // at its first beat and leaves with its FPDU's last.
-        self.tx_conns.s_data.next = self.segmenter.m_axis_tid.val() & !self.job_tag.val();
+        self.tx_conns.s_data.next = bit_cast::<17, 16>(self.segmenter.m_axis_tid.val().get_bits::<16>(0))
+            | (bit_cast::<17, 1>((self.segmenter.m_axis_tid.val() & self.tag_crc.val()).any().into()) << 16);
         self.tx_conns.s_valid.next = self.segmenter.m_axis_tvalid.val() & self.framer.s_axis_tready.val() & self.tx_first.q.val();
         self.framer.s_axis_tdata.next = self.segmenter.m_axis_tdata.val();
         self.framer.s_axis_tkeep.next = self.segmenter.m_axis_tkeep.val();
@@ -486,21 +527,39 @@ impl Logic for RnicTop {
         self.m_axis_tx_tlast.next = self.framer.m_axis_tlast.val();
         self.m_axis_tx_tvalid.next = self.framer.m_axis_tvalid.val();
         self.framer.m_axis_tready.next = self.m_axis_tx_tready.val();
-        self.m_axis_tx_tuser.next = self.tx_conns.m_data.val();
+        self.m_axis_tx_tuser.next = self.tx_conns.m_data.val().get_bits::<16>(0);
         self.tx_conns.m_ready.next = self.framer.m_axis_tvalid.val() & self.m_axis_tx_tready.val() & self.framer.m_axis_tlast.val();
 
         // The receive side. Each FPDU's QP is queued at its last beat and taken when its
-        // ULPDU leaves the deframer.
+        // ULPDU leaves the deframer; its QP's CRC setting is queued at its first beat and
+        // taken when the deframer parses it. (After a bad FPDU the deframer delivers
+        // nothing more and drops the stream: the queues must not hold it up.)
         self.deframer.markers_en.next = false;
-        self.deframer.crc_en.next = true;
+        self.deframer.crc_en.next = self.rx_crcs.m_data.val().any();
+        self.rx_crcs.m_ready.next = self.deframer.fpdu_start.val();
+        self.rx_open.next = ((self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val())
+            & (self.rx_crcs.s_ready.val() | !self.rx_first.q.val()))
+            | self.deframer.failed.val();
         self.rx_qps.s_data.next = self.s_axis_rx_tuser.val();
-        self.rx_qps.s_valid.next =
-            self.s_axis_rx_tvalid.val() & self.s_axis_rx_tlast.val() & self.deframer.s_axis_tready.val();
+        self.rx_qps.s_valid.next = self.s_axis_rx_tvalid.val()
+            & self.s_axis_rx_tlast.val()
+            & self.deframer.s_axis_tready.val()
+            & self.rx_open.val();
+        self.rx_crcs.s_data.next = (self.ctrl.qp_crc.val()
+            & (self.one_q.val() << bit_cast::<64, 6>(self.s_axis_rx_tuser.val().get_bits::<6>(0))))
+            .any()
+            .into();
+        self.rx_crcs.s_valid.next = self.s_axis_rx_tvalid.val()
+            & self.rx_first.q.val()
+            & self.deframer.s_axis_tready.val()
+            & self.rx_open.val();
+        if self.s_axis_rx_tvalid.val() & self.deframer.s_axis_tready.val() & self.rx_open.val() {
+            self.rx_first.d.next = self.s_axis_rx_tlast.val();
+        }
         self.deframer.s_axis_tdata.next = self.s_axis_rx_tdata.val();
         self.deframer.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
-        self.deframer.s_axis_tvalid.next =
-            self.s_axis_rx_tvalid.val() & (self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val());
-        self.s_axis_rx_tready.next = self.deframer.s_axis_tready.val() & (self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val());
+        self.deframer.s_axis_tvalid.next = self.s_axis_rx_tvalid.val() & self.rx_open.val();
+        self.s_axis_rx_tready.next = self.deframer.s_axis_tready.val() & self.rx_open.val();
         self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
         self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();
         self.rx_buffer.s_axis_tlast.next = self.deframer.m_axis_tlast.val();
@@ -542,6 +601,7 @@ impl Logic for RnicTop {
         self.receiver.s_rq_error.next = self.rq.m_error.val();
         if self.reset.val() {
             self.tx_first.d.next = true;
+            self.rx_first.d.next = true;
         }
     }
 }

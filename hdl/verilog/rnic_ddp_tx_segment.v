@@ -20,7 +20,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     input wire  [223:0] s_job_inline;
     input wire  [5:0] s_job_inline_len;
     input wire  [15:0] s_job_mulpdu;
-    input wire  [15:0] s_job_tag;
+    input wire  [31:0] s_job_tag;
     output reg  m_rd_req_valid;
     input wire  m_rd_req_ready;
     output reg  [63:0] m_rd_req_addr;
@@ -34,11 +34,11 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     output reg  [7:0] m_axis_tkeep;
     output reg  m_axis_tlast;
     output reg  [15:0] m_axis_tuser;
-    output reg  [15:0] m_axis_tid;
+    output reg  [31:0] m_axis_tid;
     output reg  m_axis_tvalid;
     input wire  m_axis_tready;
     output reg  m_done_valid;
-    output reg  [15:0] m_done_tag;
+    output reg  [31:0] m_done_tag;
     
     // Constant declarations
     localparam  lane_ones = 8'hff;
@@ -84,8 +84,8 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [31:0] per_segment$d;
     wire  [31:0] per_segment$q;
     reg  per_segment$clock;
-    reg  [15:0] tag$d;
-    wire  [15:0] tag$q;
+    reg  [31:0] tag$d;
+    wire  [31:0] tag$q;
     reg  tag$clock;
     reg  req_valid$d;
     wire  req_valid$q;
@@ -108,17 +108,17 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [383:0] headers$3$d;
     wire  [383:0] headers$3$q;
     reg  headers$3$clock;
-    reg  [38:0] info$0$d;
-    wire  [38:0] info$0$q;
+    reg  [54:0] info$0$d;
+    wire  [54:0] info$0$q;
     reg  info$0$clock;
-    reg  [38:0] info$1$d;
-    wire  [38:0] info$1$q;
+    reg  [54:0] info$1$d;
+    wire  [54:0] info$1$q;
     reg  info$1$clock;
-    reg  [38:0] info$2$d;
-    wire  [38:0] info$2$q;
+    reg  [54:0] info$2$d;
+    wire  [54:0] info$2$q;
     reg  info$2$clock;
-    reg  [38:0] info$3$d;
-    wire  [38:0] info$3$q;
+    reg  [54:0] info$3$d;
+    wire  [54:0] info$3$q;
     reg  info$3$clock;
     reg  [2:0] head$d;
     wire  [2:0] head$q;
@@ -144,8 +144,8 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  message_end$d;
     wire  message_end$q;
     reg  message_end$clock;
-    reg  [15:0] seg_tag$d;
-    wire  [15:0] seg_tag$q;
+    reg  [31:0] seg_tag$d;
+    wire  [31:0] seg_tag$q;
     reg  seg_tag$clock;
     reg  [127:0] acc$d;
     wire  [127:0] acc$q;
@@ -168,14 +168,14 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [15:0] out_user$d;
     wire  [15:0] out_user$q;
     reg  out_user$clock;
-    reg  [15:0] out_tid$d;
-    wire  [15:0] out_tid$q;
+    reg  [31:0] out_tid$d;
+    wire  [31:0] out_tid$q;
     reg  out_tid$clock;
     reg  done_valid$d;
     wire  done_valid$q;
     reg  done_valid$clock;
-    reg  [15:0] done_tag$d;
-    wire  [15:0] done_tag$q;
+    reg  [31:0] done_tag$d;
+    wire  [31:0] done_tag$q;
     reg  done_tag$clock;
     reg  [31:0] field_be$d;
     wire  [31:0] field_be$q;
@@ -198,7 +198,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [383:0] built;
     reg  push;
     reg  [383:0] head_header;
-    reg  [38:0] head_info;
+    reg  [54:0] head_info;
     reg  load;
     reg  [4:0] emit_n;
     reg  [127:0] kept;
@@ -601,30 +601,30 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         if (push) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 headers$0$d = built;
-                info$0$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$0$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 1) begin
                 headers$1$d = built;
-                info$1$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$1$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 2) begin
                 headers$2$d = built;
-                info$2$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$2$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 3) begin
                 headers$3$d = built;
-                info$3$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$3$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             tail$d = tail$q + 32'h1;
@@ -662,7 +662,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
             payload_left$d = head_info[(32'h6)+:(16)];
             ulpdu_len$d = ((head_info[(32'h0)+:(6)]) & 16'hffff) + head_info[(32'h6)+:(16)];
             message_end$d = head_info[32'h16];
-            seg_tag$d = head_info[(32'h17)+:(16)];
+            seg_tag$d = head_info[(32'h17)+:(32)];
         end
         load = ~out_valid$q | m_axis_tready;
         if (m_axis_tready) begin
@@ -803,13 +803,13 @@ endmodule // rnic_ddp_tx_segment$addr
 module rnic_ddp_tx_segment$done_tag(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -988,13 +988,13 @@ endmodule // rnic_ddp_tx_segment$headers$3
 module rnic_ddp_tx_segment$info$0(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -1007,13 +1007,13 @@ endmodule // rnic_ddp_tx_segment$info$0
 module rnic_ddp_tx_segment$info$1(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -1026,13 +1026,13 @@ endmodule // rnic_ddp_tx_segment$info$1
 module rnic_ddp_tx_segment$info$2(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -1045,13 +1045,13 @@ endmodule // rnic_ddp_tx_segment$info$2
 module rnic_ddp_tx_segment$info$3(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -1301,13 +1301,13 @@ endmodule // rnic_ddp_tx_segment$out_last
 module rnic_ddp_tx_segment$out_tid(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -1505,13 +1505,13 @@ endmodule // rnic_ddp_tx_segment$req_valid
 module rnic_ddp_tx_segment$seg_tag(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -1543,13 +1543,13 @@ endmodule // rnic_ddp_tx_segment$stag
 module rnic_ddp_tx_segment$tag(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin

@@ -66,7 +66,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     input wire  [15:0] s_axis_rx_tuser;
     
     // Constant declarations
-    localparam  job_tag = 16'h8000;
+    localparam  tag_rx_job = 32'h10000;
+    localparam  tag_crc = 32'h20000;
+    localparam  one_q = 64'h1;
     
     // Stub signals
     reg  ctrl$clock;
@@ -106,6 +108,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [223:0] ctrl$mr_wdata;
     wire  [63:0] ctrl$qp_rts;
     wire  [63:0] ctrl$qp_error;
+    wire  [63:0] ctrl$qp_crc;
     wire  [255:0] ctrl$mr_valid;
     reg  ctrl$fail;
     reg  [5:0] ctrl$fail_qp;
@@ -288,6 +291,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [255:0] requester$s_ctx;
     reg  requester$s_error;
     reg  [63:0] requester$qp_error;
+    reg  [63:0] requester$qp_rts;
     reg  requester$qp_we;
     reg  [5:0] requester$qp_waddr;
     reg  requester$qp_reset;
@@ -309,6 +313,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [5:0] requester$m_job_inline_len;
     wire  [15:0] requester$m_job_mulpdu;
     wire  [15:0] requester$m_job_conn;
+    wire  requester$m_job_crc;
     reg  requester$s_done_valid;
     wire  requester$m_read_valid;
     wire  [5:0] requester$m_read_qpn;
@@ -337,7 +342,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [223:0] segmenter$s_job_inline;
     reg  [5:0] segmenter$s_job_inline_len;
     reg  [15:0] segmenter$s_job_mulpdu;
-    reg  [15:0] segmenter$s_job_tag;
+    reg  [31:0] segmenter$s_job_tag;
     wire  segmenter$m_rd_req_valid;
     reg  segmenter$m_rd_req_ready;
     wire  [63:0] segmenter$m_rd_req_addr;
@@ -351,11 +356,11 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [7:0] segmenter$m_axis_tkeep;
     wire  segmenter$m_axis_tlast;
     wire  [15:0] segmenter$m_axis_tuser;
-    wire  [15:0] segmenter$m_axis_tid;
+    wire  [31:0] segmenter$m_axis_tid;
     wire  segmenter$m_axis_tvalid;
     reg  segmenter$m_axis_tready;
     wire  segmenter$m_done_valid;
-    wire  [15:0] segmenter$m_done_tag;
+    wire  [31:0] segmenter$m_done_tag;
     reg  payload$clock;
     reg  payload$reset;
     reg  payload$s_req_valid;
@@ -396,10 +401,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  tx_conns$reset;
     reg  tx_conns$s_valid;
     wire  tx_conns$s_ready;
-    reg  [15:0] tx_conns$s_data;
+    reg  [16:0] tx_conns$s_data;
     wire  tx_conns$m_valid;
     reg  tx_conns$m_ready;
-    wire  [15:0] tx_conns$m_data;
+    wire  [16:0] tx_conns$m_data;
     reg  tx_first$d;
     wire  tx_first$q;
     reg  tx_first$clock;
@@ -407,6 +412,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  deframer$reset;
     reg  deframer$markers_en;
     reg  deframer$crc_en;
+    wire  deframer$fpdu_start;
     reg  [63:0] deframer$s_axis_tdata;
     reg  [7:0] deframer$s_axis_tkeep;
     reg  deframer$s_axis_tvalid;
@@ -427,6 +433,17 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  rx_qps$m_valid;
     reg  rx_qps$m_ready;
     wire  [15:0] rx_qps$m_data;
+    reg  rx_crcs$clock;
+    reg  rx_crcs$reset;
+    reg  rx_crcs$s_valid;
+    wire  rx_crcs$s_ready;
+    reg  rx_crcs$s_data;
+    wire  rx_crcs$m_valid;
+    reg  rx_crcs$m_ready;
+    wire  rx_crcs$m_data;
+    reg  rx_first$d;
+    wire  rx_first$q;
+    reg  rx_first$clock;
     reg  rx_buffer$clock;
     reg  rx_buffer$reset;
     reg  [63:0] rx_buffer$s_axis_tdata;
@@ -494,7 +511,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [223:0] receiver$m_job_inline;
     wire  [5:0] receiver$m_job_inline_len;
     wire  [15:0] receiver$m_job_mulpdu;
-    wire  [15:0] receiver$m_job_tag;
+    wire  [15:0] receiver$m_job_conn;
+    wire  receiver$m_job_crc;
+    reg  receiver$s_job_done;
     reg  receiver$s_read_valid;
     reg  [5:0] receiver$s_read_qpn;
     reg  [127:0] receiver$s_read_entry;
@@ -541,6 +560,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [31:0] rq$status_ci;
     
     // Local signals
+    reg  rx_open;
     reg  rx_job;
     reg  rx_cqe;
     
@@ -583,6 +603,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .mr_wdata(ctrl$mr_wdata),
         .qp_rts(ctrl$qp_rts),
         .qp_error(ctrl$qp_error),
+        .qp_crc(ctrl$qp_crc),
         .mr_valid(ctrl$mr_valid),
         .fail(ctrl$fail),
         .fail_qp(ctrl$fail_qp),
@@ -777,6 +798,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_ctx(requester$s_ctx),
         .s_error(requester$s_error),
         .qp_error(requester$qp_error),
+        .qp_rts(requester$qp_rts),
         .qp_we(requester$qp_we),
         .qp_waddr(requester$qp_waddr),
         .qp_reset(requester$qp_reset),
@@ -798,6 +820,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_job_inline_len(requester$m_job_inline_len),
         .m_job_mulpdu(requester$m_job_mulpdu),
         .m_job_conn(requester$m_job_conn),
+        .m_job_crc(requester$m_job_crc),
         .s_done_valid(requester$s_done_valid),
         .m_read_valid(requester$m_read_valid),
         .m_read_qpn(requester$m_read_qpn),
@@ -908,6 +931,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .reset(deframer$reset),
         .markers_en(deframer$markers_en),
         .crc_en(deframer$crc_en),
+        .fpdu_start(deframer$fpdu_start),
         .s_axis_tdata(deframer$s_axis_tdata),
         .s_axis_tkeep(deframer$s_axis_tkeep),
         .s_axis_tvalid(deframer$s_axis_tvalid),
@@ -930,6 +954,21 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_valid(rx_qps$m_valid),
         .m_ready(rx_qps$m_ready),
         .m_data(rx_qps$m_data)
+    );
+    rnic_top$rx_crcs rx_crcs(
+        .clock(rx_crcs$clock),
+        .reset(rx_crcs$reset),
+        .s_valid(rx_crcs$s_valid),
+        .s_ready(rx_crcs$s_ready),
+        .s_data(rx_crcs$s_data),
+        .m_valid(rx_crcs$m_valid),
+        .m_ready(rx_crcs$m_ready),
+        .m_data(rx_crcs$m_data)
+    );
+    rnic_top$rx_first rx_first(
+        .d(rx_first$d),
+        .q(rx_first$q),
+        .clock(rx_first$clock)
     );
     rnic_top$rx_buffer rx_buffer(
         .clock(rx_buffer$clock),
@@ -1001,7 +1040,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_job_inline(receiver$m_job_inline),
         .m_job_inline_len(receiver$m_job_inline_len),
         .m_job_mulpdu(receiver$m_job_mulpdu),
-        .m_job_tag(receiver$m_job_tag),
+        .m_job_conn(receiver$m_job_conn),
+        .m_job_crc(receiver$m_job_crc),
+        .s_job_done(receiver$s_job_done),
         .s_read_valid(receiver$s_read_valid),
         .s_read_qpn(receiver$s_read_qpn),
         .s_read_entry(receiver$s_read_entry),
@@ -1069,10 +1110,14 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         receiver$clock = clock;
         rq$clock = clock;
         tx_first$clock = clock;
+        rx_first$clock = clock;
         tx_first$d = tx_first$q;
+        rx_first$d = rx_first$q;
         tx_conns$reset = reset;
         deframer$reset = reset;
         rx_qps$reset = reset;
+        rx_crcs$clock = clock;
+        rx_crcs$reset = reset;
         rx_buffer$reset = reset;
         receiver$reset = reset;
         rq$reset = reset;
@@ -1252,6 +1297,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         requester$s_ctx = sq$m_ctx;
         requester$s_error = sq$m_error;
         requester$qp_error = ctrl$qp_error;
+        requester$qp_rts = ctrl$qp_rts;
         requester$qp_we = ctrl$qp_we;
         requester$qp_waddr = ctrl$qp_waddr;
         requester$qp_reset = ctrl$qp_reset;
@@ -1277,7 +1323,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         segmenter$s_job_inline = requester$m_job_inline;
         segmenter$s_job_inline_len = requester$m_job_inline_len;
         segmenter$s_job_mulpdu = requester$m_job_mulpdu;
-        segmenter$s_job_tag = requester$m_job_conn;
+        segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff);
+        if (requester$m_job_crc) begin
+            segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | tag_crc;
+        end
         if (rx_job) begin
             segmenter$s_job_tagged = receiver$m_job_tagged;
             segmenter$s_job_opcode = receiver$m_job_opcode;
@@ -1290,15 +1339,19 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             segmenter$s_job_inline = receiver$m_job_inline;
             segmenter$s_job_inline_len = receiver$m_job_inline_len;
             segmenter$s_job_mulpdu = receiver$m_job_mulpdu;
-            segmenter$s_job_tag = receiver$m_job_tag;
+            segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job;
+            if (receiver$m_job_crc) begin
+                segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | tag_crc;
+            end
         end
-        requester$s_done_valid = segmenter$m_done_valid & ~|(segmenter$m_done_tag & job_tag);
+        requester$s_done_valid = segmenter$m_done_valid & ~|(segmenter$m_done_tag & tag_rx_job);
+        receiver$s_job_done = segmenter$m_done_valid & |(segmenter$m_done_tag & tag_rx_job);
         receiver$s_read_valid = requester$m_read_valid;
         receiver$s_read_qpn = requester$m_read_qpn;
         receiver$s_read_entry = requester$m_read_entry;
         framer$markers_en = 1'b0;
-        framer$crc_en = 1'b1;
-        tx_conns$s_data = segmenter$m_axis_tid & ~job_tag;
+        framer$crc_en = tx_conns$m_data[32'h10];
+        tx_conns$s_data = ((segmenter$m_axis_tid[(32'h0)+:(16)]) & 17'h1ffff) | (((|(segmenter$m_axis_tid & tag_crc)) & 17'h1ffff) << 32'h10);
         tx_conns$s_valid = segmenter$m_axis_tvalid & framer$s_axis_tready & tx_first$q;
         framer$s_axis_tdata = segmenter$m_axis_tdata;
         framer$s_axis_tkeep = segmenter$m_axis_tkeep;
@@ -1314,16 +1367,23 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         m_axis_tx_tlast = framer$m_axis_tlast;
         m_axis_tx_tvalid = framer$m_axis_tvalid;
         framer$m_axis_tready = m_axis_tx_tready;
-        m_axis_tx_tuser = tx_conns$m_data;
+        m_axis_tx_tuser = tx_conns$m_data[(32'h0)+:(16)];
         tx_conns$m_ready = framer$m_axis_tvalid & m_axis_tx_tready & framer$m_axis_tlast;
         deframer$markers_en = 1'b0;
-        deframer$crc_en = 1'b1;
+        deframer$crc_en = |rx_crcs$m_data;
+        rx_crcs$m_ready = deframer$fpdu_start;
+        rx_open = ((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_crcs$s_ready | ~rx_first$q)) | deframer$failed;
         rx_qps$s_data = s_axis_rx_tuser;
-        rx_qps$s_valid = s_axis_rx_tvalid & s_axis_rx_tlast & deframer$s_axis_tready;
+        rx_qps$s_valid = s_axis_rx_tvalid & s_axis_rx_tlast & deframer$s_axis_tready & rx_open;
+        rx_crcs$s_data = |(ctrl$qp_crc & (one_q << ((s_axis_rx_tuser[(32'h0)+:(6)]) & 64'hffffffffffffffff)));
+        rx_crcs$s_valid = s_axis_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
+        if (s_axis_rx_tvalid & deframer$s_axis_tready & rx_open) begin
+            rx_first$d = s_axis_rx_tlast;
+        end
         deframer$s_axis_tdata = s_axis_rx_tdata;
         deframer$s_axis_tkeep = s_axis_rx_tkeep;
-        deframer$s_axis_tvalid = s_axis_rx_tvalid & (rx_qps$s_ready | ~s_axis_rx_tlast);
-        s_axis_rx_tready = deframer$s_axis_tready & (rx_qps$s_ready | ~s_axis_rx_tlast);
+        deframer$s_axis_tvalid = s_axis_rx_tvalid & rx_open;
+        s_axis_rx_tready = deframer$s_axis_tready & rx_open;
         rx_buffer$s_axis_tdata = deframer$m_axis_tdata;
         rx_buffer$s_axis_tkeep = deframer$m_axis_tkeep;
         rx_buffer$s_axis_tlast = deframer$m_axis_tlast;
@@ -1364,6 +1424,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         receiver$s_rq_error = rq$m_error;
         if (reset) begin
             tx_first$d = 1'b1;
+            rx_first$d = 1'b1;
         end
     end
     
@@ -2285,7 +2346,7 @@ module rnic_top$cqs$written(d,q,clock);
 endmodule // rnic_top$cqs$written
 
 
-module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
     
     // Module arguments
     input wire  clock;
@@ -2325,6 +2386,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     output reg  [223:0] mr_wdata;
     output reg  [63:0] qp_rts;
     output reg  [63:0] qp_error;
+    output reg  [63:0] qp_crc;
     output reg  [255:0] mr_valid;
     input wire  fail;
     input wire  [5:0] fail_qp;
@@ -2409,6 +2471,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     wire  [7:0] cmd$mr_waddr;
     wire  [223:0] cmd$mr_wdata;
     wire  [63:0] cmd$qp_rts;
+    wire  [63:0] cmd$qp_crc;
     wire  [63:0] cmd$qp_error;
     wire  [255:0] cmd$mr_valid;
     reg  cmd$fail;
@@ -2499,6 +2562,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         .mr_waddr(cmd$mr_waddr),
         .mr_wdata(cmd$mr_wdata),
         .qp_rts(cmd$qp_rts),
+        .qp_crc(cmd$qp_crc),
         .qp_error(cmd$qp_error),
         .mr_valid(cmd$mr_valid),
         .fail(cmd$fail),
@@ -2572,6 +2636,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         mr_wdata = cmd$mr_wdata;
         qp_rts = cmd$qp_rts;
         qp_error = cmd$qp_error;
+        qp_crc = cmd$qp_crc;
         mr_valid = cmd$mr_valid;
         cmd$fail = fail;
         cmd$fail_qp = fail_qp;
@@ -3037,7 +3102,7 @@ module rnic_top$ctrl$axil$wr_pulse(d,q,clock);
 endmodule // rnic_top$ctrl$axil$wr_pulse
 
 
-module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_crc,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
     
     // Module arguments
     input wire  clock;
@@ -3061,6 +3126,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     output reg  [7:0] mr_waddr;
     output reg  [223:0] mr_wdata;
     output reg  [63:0] qp_rts;
+    output reg  [63:0] qp_crc;
     output reg  [63:0] qp_error;
     output reg  [255:0] mr_valid;
     input wire  fail;
@@ -3123,6 +3189,10 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     localparam  at_cq_overflow = 9'b10100000;
     localparam  max_log = 8'h1f;
     localparam  min_mulpdu = 16'h80;
+    localparam  at_crc = 9'b1000;
+    localparam  at_ird = 9'b1110000;
+    localparam  at_ord = 9'b1111000;
+    localparam  max_reads = 8'h4;
     localparam  sq_slot = 65'h80;
     localparam  rq_slot = 65'h20;
     localparam  cqe_slot = 65'h20;
@@ -3181,6 +3251,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     reg  [63:0] rts$d;
     wire  [63:0] rts$q;
     reg  rts$clock;
+    reg  [63:0] crc$d;
+    wire  [63:0] crc$q;
+    reg  crc$clock;
     reg  [63:0] error$d;
     wire  [63:0] error$q;
     reg  error$clock;
@@ -3304,6 +3377,11 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         .q(rts$q),
         .clock(rts$clock)
     );
+    rnic_top$ctrl$cmd$crc crc(
+        .d(crc$d),
+        .q(crc$q),
+        .clock(crc$clock)
+    );
     rnic_top$ctrl$cmd$error error(
         .d(error$d),
         .q(error$q),
@@ -3362,6 +3440,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         index$clock = clock;
         data$clock = clock;
         rts$clock = clock;
+        crc$clock = clock;
         error$clock = clock;
         valid$clock = clock;
         done$clock = clock;
@@ -3377,6 +3456,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         index$d = index$q;
         data$d = data$q;
         rts$d = rts$q;
+        crc$d = crc$q;
         error$d = error$q;
         valid$d = valid$q;
         done$d = done$q;
@@ -3446,7 +3526,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         cq_end = ((cq_words[(at_cq_base)+:(64)]) & 65'h1ffffffffffffffff) + (cqe_slot << cq_log);
         va_end = ((mr_words[(at_mr_va)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
         iova_end = ((mr_words[(at_mr_iova)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
-        qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end[32'h40] & |sq_end[(32'h0)+:(64)]) & ~(rq_end[32'h40] & |rq_end[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
+        qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end[32'h40] & |sq_end[(32'h0)+:(64)]) & ~(rq_end[32'h40] & |rq_end[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_ird)+:(8)] <= max_reads) & (qp_words[(at_ord)+:(8)] <= max_reads) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
         cq_value_ok = (cq_log <= max_log) & ~|(cq_words[(at_cq_base)+:(64)] & cq_align) & ~(cq_end[32'h40] & |cq_end[(32'h0)+:(64)]);
         mr_value_ok = ~(va_end[32'h40] & |va_end[(32'h0)+:(64)]) & ~(iova_end[32'h40] & |iova_end[(32'h0)+:(64)]);
         relayout = (qp_words[(at_sq_base)+:(64)] != qp_cfg$read_data[(at_sq_base)+:(64)]) | (qp_words[(at_rq_base)+:(64)] != qp_cfg$read_data[(at_rq_base)+:(64)]) | (sq_log != qp_cfg$read_data[(at_sq_log)+:(8)]) | (rq_log != qp_cfg$read_data[(at_rq_log)+:(8)]);
@@ -3489,6 +3569,10 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
                     qp_clear$d = new_state == st_reset;
                     rts$d = rts$q & ~qp_bit;
                     error$d = error$q & ~qp_bit;
+                    crc$d = crc$q & ~qp_bit;
+                    if (qp_words[at_crc]) begin
+                        crc$d = crc$q | qp_bit;
+                    end
                     if (new_state == st_rts) begin
                         rts$d = rts$q | qp_bit;
                     end
@@ -3578,6 +3662,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         mr_wdata = mr_words;
         status_index = index$q;
         qp_rts = rts$q;
+        qp_crc = crc$q;
         qp_error = error$q;
         mr_valid = valid$q;
     end
@@ -3631,6 +3716,25 @@ module rnic_top$ctrl$cmd$cq_write(d,q,clock);
     end
           
 endmodule // rnic_top$ctrl$cmd$cq_write
+
+
+module rnic_top$ctrl$cmd$crc(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$ctrl$cmd$crc
 
 
 module rnic_top$ctrl$cmd$data(d,q,clock);
@@ -4020,7 +4124,7 @@ module rnic_top$ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_add
     localparam  num_qps = 32'h40;
     localparam  num_cqs = 32'h40;
     localparam  num_mrs = 32'h100;
-    localparam  features = 32'h3;
+    localparam  features = 32'h1;
     localparam  qp_limit = 16'h40;
     localparam  cq_limit = 16'h40;
     localparam  at_id = 16'h0;
@@ -4489,13 +4593,14 @@ module rnic_top$ctrl$regs$start(d,q,clock);
 endmodule // rnic_top$ctrl$regs$start
 
 
-module rnic_top$deframer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,failed,error_code);
+module rnic_top$deframer(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,failed,error_code);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  markers_en;
     input wire  crc_en;
+    output reg  fpdu_start;
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
     input wire  s_axis_tvalid;
@@ -4514,6 +4619,7 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep
     reg  align$reset;
     reg  align$markers_en;
     reg  align$crc_en;
+    wire  align$fpdu_start;
     reg  [63:0] align$s_axis_tdata;
     reg  [7:0] align$s_axis_tkeep;
     reg  align$s_axis_tvalid;
@@ -4547,6 +4653,7 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep
         .reset(align$reset),
         .markers_en(align$markers_en),
         .crc_en(align$crc_en),
+        .fpdu_start(align$fpdu_start),
         .s_axis_tdata(align$s_axis_tdata),
         .s_axis_tkeep(align$s_axis_tkeep),
         .s_axis_tvalid(align$s_axis_tvalid),
@@ -4583,6 +4690,7 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep
         align$reset = reset;
         align$markers_en = markers_en;
         align$crc_en = crc_en;
+        fpdu_start = align$fpdu_start;
         align$s_axis_tdata = s_axis_tdata;
         align$s_axis_tkeep = s_axis_tkeep;
         align$s_axis_tvalid = s_axis_tvalid;
@@ -4608,13 +4716,14 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep
 endmodule // rnic_top$deframer
 
 
-module rnic_top$deframer$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,failed,error_code);
+module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,failed,error_code);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  markers_en;
     input wire  crc_en;
+    output reg  fpdu_start;
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
     input wire  s_axis_tvalid;
@@ -4723,6 +4832,14 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis
     reg  pipe_crc_field$ce;
     reg  [31:0] pipe_crc_field$d;
     wire  [31:0] pipe_crc_field$q;
+    reg  pipe_crc_en$clock;
+    reg  pipe_crc_en$reset;
+    reg  pipe_crc_en$ce;
+    reg  pipe_crc_en$d;
+    wire  pipe_crc_en$q;
+    reg  fpdu_crc_en$d;
+    wire  fpdu_crc_en$q;
+    reg  fpdu_crc_en$clock;
     reg  pipe_valid$clock;
     reg  pipe_valid$reset;
     reg  pipe_valid$ce;
@@ -4901,6 +5018,18 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis
         .d(pipe_crc_field$d),
         .q(pipe_crc_field$q)
     );
+    rnic_top$deframer$align$pipe_crc_en pipe_crc_en(
+        .clock(pipe_crc_en$clock),
+        .reset(pipe_crc_en$reset),
+        .ce(pipe_crc_en$ce),
+        .d(pipe_crc_en$d),
+        .q(pipe_crc_en$q)
+    );
+    rnic_top$deframer$align$fpdu_crc_en fpdu_crc_en(
+        .d(fpdu_crc_en$d),
+        .q(fpdu_crc_en$q),
+        .clock(fpdu_crc_en$clock)
+    );
     rnic_top$deframer$align$pipe_valid pipe_valid(
         .clock(pipe_valid$clock),
         .reset(pipe_valid$reset),
@@ -4957,6 +5086,10 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis
         pipe_marker_bad$reset = reset;
         pipe_crc_field$clock = clock;
         pipe_crc_field$reset = reset;
+        pipe_crc_en$clock = clock;
+        pipe_crc_en$reset = reset;
+        fpdu_crc_en$clock = clock;
+        fpdu_crc_en$d = fpdu_crc_en$q;
         pipe_valid$clock = clock;
         pipe_valid$reset = reset;
         s_axis_tready = (held$q <= hold_limit) | failed_held$q;
@@ -5062,11 +5195,13 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis
         pipe_last$ce = ce;
         pipe_marker_bad$ce = ce;
         pipe_crc_field$ce = ce;
+        pipe_crc_en$ce = ce;
         pipe_valid$ce = ce;
         pipe_data$d = beat;
         pipe_last$d = crc_taken;
         pipe_marker_bad$d = marker_bad_now;
         pipe_crc_field$d = crc_word;
+        pipe_crc_en$d = fpdu_crc_en$q;
         pipe_valid$d = fire;
         consumed = 32'h0;
         if (fire) begin
@@ -5086,7 +5221,9 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis
         rp$d = rp_next;
         avail$d = (written_next - rp_next) >> 32'h2;
         to_marker$d = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
+        fpdu_start = parse & (avail$q >= 32'h2);
         if (parse & (avail$q >= 32'h2)) begin
+            fpdu_crc_en$d = crc_en;
             remaining$d = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
             in_fpdu$d = 1'b1;
             first_beat$d = 1'b1;
@@ -5101,7 +5238,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis
             remaining$d = remaining$q - take;
             marker_bad$d = marker_bad_now;
         end
-        crc_ok_now = ~crc_en | (crc_unit$m_crc == pipe_crc_field$q);
+        crc_ok_now = ~|pipe_crc_en$q | (crc_unit$m_crc == pipe_crc_field$q);
         marker_ok_now = ~|pipe_marker_bad$q;
         if (head_valid & head_last & m_ready & ~failed_held$q & ~(crc_ok_now & marker_ok_now)) begin
             failed_held$d = 1'b1;
@@ -6562,6 +6699,25 @@ module rnic_top$deframer$align$first_beat(d,q,clock);
 endmodule // rnic_top$deframer$align$first_beat
 
 
+module rnic_top$deframer$align$fpdu_crc_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$fpdu_crc_en
+
+
 module rnic_top$deframer$align$held(d,q,clock);
     
     // Module arguments
@@ -6636,6 +6792,186 @@ module rnic_top$deframer$align$marker_bad(d,q,clock);
     end
           
 endmodule // rnic_top$deframer$align$marker_bad
+
+
+module rnic_top$deframer$align$pipe_crc_en(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  d;
+    output reg  q;
+    
+    // Stub signals
+    reg  stages$0$d;
+    wire  stages$0$q;
+    reg  stages$0$clock;
+    reg  stages$1$d;
+    wire  stages$1$q;
+    reg  stages$1$clock;
+    reg  stages$2$d;
+    wire  stages$2$q;
+    reg  stages$2$clock;
+    reg  stages$3$d;
+    wire  stages$3$q;
+    reg  stages$3$clock;
+    reg  stages$4$d;
+    wire  stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_top$deframer$align$pipe_crc_en$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_top$deframer$align$pipe_crc_en$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_top$deframer$align$pipe_crc_en$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_top$deframer$align$pipe_crc_en$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_top$deframer$align$pipe_crc_en$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_top$deframer$align$pipe_crc_en
+
+
+module rnic_top$deframer$align$pipe_crc_en$stages$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_crc_en$stages$0
+
+
+module rnic_top$deframer$align$pipe_crc_en$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_crc_en$stages$1
+
+
+module rnic_top$deframer$align$pipe_crc_en$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_crc_en$stages$2
+
+
+module rnic_top$deframer$align$pipe_crc_en$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_crc_en$stages$3
+
+
+module rnic_top$deframer$align$pipe_crc_en$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_crc_en$stages$4
 
 
 module rnic_top$deframer$align$pipe_crc_field(clock,reset,ce,d,q);
@@ -14510,7 +14846,7 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_tag,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr);
     
     // Module arguments
     input wire  clock;
@@ -14564,7 +14900,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     output reg  [223:0] m_job_inline;
     output reg  [5:0] m_job_inline_len;
     output reg  [15:0] m_job_mulpdu;
-    output reg  [15:0] m_job_tag;
+    output reg  [15:0] m_job_conn;
+    output reg  m_job_crc;
+    input wire  s_job_done;
     input wire  s_read_valid;
     input wire  [5:0] s_read_qpn;
     input wire  [127:0] s_read_entry;
@@ -14581,11 +14919,13 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     output reg  [7:0] m_invalidate_mr;
     
     // Constant declarations
+    localparam  max_reads = 8'h4;
     localparam  one_q = 64'h1;
     localparam  one_m = 256'h1;
     localparam  mr_count = 24'h100;
     localparam  at_pd = 9'b10000;
     localparam  at_conn = 9'b100000;
+    localparam  at_crc = 9'b1000;
     localparam  at_mulpdu = 9'b110000;
     localparam  at_recv_cq = 9'b1010000;
     localparam  at_ird = 9'b1110000;
@@ -14604,7 +14944,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  at_cqe_invalidated = 9'b11111011;
     localparam  cqe_recv = 8'h3;
     localparam  st_success = 8'h0;
-    localparam  job_tag = 16'h8000;
     localparam  flags_md = 224'hc00000;
     localparam  solicited_bit = 256'h200000000000000000000000000000000000000000000000000000000000000;
     localparam  invalidated_bit = 256'h800000000000000000000000000000000000000000000000000000000000000;
@@ -14660,6 +14999,24 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  rr_msn$write_clock;
     reg  [31:0] rr_msn$write_data;
     reg  rr_msn$write_enable;
+    reg  [5:0] rr_sent$read_address;
+    reg  rr_sent$read_clock;
+    wire  [31:0] rr_sent$read_data;
+    reg  [5:0] rr_sent$write_address;
+    reg  rr_sent$write_clock;
+    reg  [31:0] rr_sent$write_data;
+    reg  rr_sent$write_enable;
+    reg  sending$clock;
+    reg  sending$reset;
+    reg  sending$s_valid;
+    wire  sending$s_ready;
+    reg  [40:0] sending$s_data;
+    wire  sending$m_valid;
+    reg  sending$m_ready;
+    wire  [40:0] sending$m_data;
+    reg  [3:0] dones$d;
+    wire  [3:0] dones$q;
+    reg  dones$clock;
     reg  [5:0] recv$read_address;
     reg  recv$read_clock;
     wire  [224:0] recv$read_data;
@@ -15464,11 +15821,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  jobs$reset;
     reg  jobs$s_valid;
     wire  jobs$s_ready;
-    reg  [262:0] jobs$s_data;
+    reg  [271:0] jobs$s_data;
     wire  jobs$m_valid;
     reg  jobs$m_ready;
-    wire  [262:0] jobs$m_data;
-    wire  [8:0] jobs$count;
+    wire  [271:0] jobs$m_data;
+    wire  [9:0] jobs$count;
     reg  [223:0] check$mr;
     reg  check$live;
     reg  check$exists;
@@ -15618,9 +15975,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [63:0] b_src_to$q;
     
     // Local signals
+    reg  [31:0] in_flight;
+    reg  [7:0] ird;
     reg  done_inc;
-    reg  [262:0] job_entry;
-    reg  [262:0] job_out;
+    reg  [271:0] job_entry;
+    reg  [271:0] job_out;
     reg  is_tagged;
     reg  last;
     reg  [3:0] opcode;
@@ -15691,6 +16050,30 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .write_clock(rr_msn$write_clock),
         .write_data(rr_msn$write_data),
         .write_enable(rr_msn$write_enable)
+    );
+    rnic_top$receiver$rr_sent rr_sent(
+        .read_address(rr_sent$read_address),
+        .read_clock(rr_sent$read_clock),
+        .read_data(rr_sent$read_data),
+        .write_address(rr_sent$write_address),
+        .write_clock(rr_sent$write_clock),
+        .write_data(rr_sent$write_data),
+        .write_enable(rr_sent$write_enable)
+    );
+    rnic_top$receiver$sending sending(
+        .clock(sending$clock),
+        .reset(sending$reset),
+        .s_valid(sending$s_valid),
+        .s_ready(sending$s_ready),
+        .s_data(sending$s_data),
+        .m_valid(sending$m_valid),
+        .m_ready(sending$m_ready),
+        .m_data(sending$m_data)
+    );
+    rnic_top$receiver$dones dones(
+        .d(dones$d),
+        .q(dones$q),
+        .clock(dones$clock)
     );
     rnic_top$receiver$recv recv(
         .read_address(recv$read_address),
@@ -17299,6 +17682,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         left$clock = clock;
         carry$clock = clock;
         writes_out$clock = clock;
+        dones$clock = clock;
         req_valid$clock = clock;
         job_valid$clock = clock;
         job_terminate$clock = clock;
@@ -17339,6 +17723,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         left$d = left$q;
         carry$d = carry$q;
         writes_out$d = writes_out$q;
+        dones$d = dones$q;
         req_valid$d = req_valid$q;
         job_valid$d = job_valid$q;
         job_terminate$d = job_terminate$q;
@@ -17879,6 +18264,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         recv_msn$write_clock = clock;
         rr_msn$read_clock = clock;
         rr_msn$write_clock = clock;
+        rr_sent$read_clock = clock;
+        rr_sent$write_clock = clock;
+        sending$clock = clock;
+        sending$reset = reset;
         recv$read_clock = clock;
         recv$write_clock = clock;
         read_placed$read_clock = clock;
@@ -17899,6 +18288,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         mrs$read_address = mr_index$q;
         recv_msn$read_address = qpn$q;
         rr_msn$read_address = qpn$q;
+        rr_sent$read_address = qpn$q;
         recv$read_address = qpn$q;
         read_placed$read_address = qpn$q;
         recv_msn$write_enable = 1'b0;
@@ -19377,6 +19767,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         rts = |(qp_rts & (one_q << ((qpn$q) & 64'hffffffffffffffff)));
         next_msn = recv_msn$read_data + 32'h1;
         next_rr_msn = rr_msn$read_data + 32'h1;
+        in_flight = rr_msn$read_data - rr_sent$read_data;
+        ird = ctx$read_data[(at_ird)+:(8)];
+        if (ird > max_reads) begin
+            ird = max_reads;
+        end
         if (state$q == 32'h2) begin
             fault_hdr$d = ulen$q >= hlen;
             state$d = 32'hd;
@@ -19443,7 +19838,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (ctx$read_data[(at_ird)+:(8)] == 32'h0) begin
+                    else if (in_flight >= ((ird) & 32'hffffffff)) begin
                         fault_code$d = t_no_buffer;
                         state$d = 32'hb;
                     end
@@ -20606,9 +21001,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             state$d = 32'hc;
             ended$d = 1'b1;
         end
-        job_entry = ((job_terminate$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)] | job_tag) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7);
+        job_entry = ((job_terminate$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
         if (job_terminate$q) begin
-            job_entry = ((1'b1) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)] | job_tag) & 263'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7);
+            job_entry = ((1'b1) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((ctx$read_data[at_crc]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
         end
         jobs$s_valid = job_valid$q;
         jobs$s_data = job_entry;
@@ -20617,8 +21012,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             state$d = 32'hd;
         end
         job_out = jobs$m_data;
-        m_job_valid = jobs$m_valid;
-        jobs$m_ready = m_job_ready;
+        m_job_valid = jobs$m_valid & sending$s_ready;
+        jobs$m_ready = m_job_ready & sending$s_ready;
+        sending$s_valid = m_job_valid & m_job_ready;
+        sending$s_data = ((job_out[32'h0]) & 41'h1ffffffffff) | (((job_out[(32'hc1)+:(32)]) & 41'h1ffffffffff) << 32'h1) | (((job_out[(32'h107)+:(8)]) & 41'h1ffffffffff) << 32'h21);
+        sending$m_ready = |dones$q & ~(qp_we & qp_reset);
+        dones$d = dones$q + ((s_job_done) & 4'hf) - (((sending$m_ready & sending$m_valid)) & 4'hf);
+        rr_sent$write_enable = sending$m_ready & sending$m_valid & ~sending$m_data[32'h0];
+        rr_sent$write_address = sending$m_data[(32'h21)+:(6)];
+        rr_sent$write_data = sending$m_data[(32'h1)+:(32)];
         m_job_tagged = 1'b1;
         m_job_opcode = 32'h2;
         m_job_stag = job_out[(32'h1)+:(32)];
@@ -20642,7 +21044,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             m_job_inline_len = job_out[(32'he1)+:(6)];
         end
         m_job_mulpdu = job_out[(32'he7)+:(16)];
-        m_job_tag = job_out[(32'hf7)+:(16)];
+        m_job_conn = job_out[(32'hf7)+:(16)];
+        m_job_crc = job_out[32'h10f];
         if (state$q == 32'hd) begin
             s_axis_tready = ~ended$q;
             if (ended$q) begin
@@ -20659,6 +21062,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             rr_msn$write_enable = 1'b1;
             rr_msn$write_address = qp_waddr;
             rr_msn$write_data = 32'h0;
+            rr_sent$write_enable = 1'b1;
+            rr_sent$write_address = qp_waddr;
+            rr_sent$write_data = 32'h0;
             recv$write_enable = 1'b1;
             recv$write_address = qp_waddr;
             recv$write_data = 32'h0;
@@ -20995,6 +21401,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             fail_valid$d = 1'b0;
             invalidate$d = 1'b0;
             writes_out$d = 32'h0;
+            dones$d = 32'h0;
             full$d = 32'h0;
         end
     end
@@ -21409,6 +21816,25 @@ module rnic_top$receiver$ctx(read_address,read_clock,read_data,write_address,wri
 endmodule // rnic_top$receiver$ctx
 
 
+module rnic_top$receiver$dones(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$dones
+
+
 module rnic_top$receiver$ended(d,q,clock);
     
     // Module arguments
@@ -21720,37 +22146,37 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [262:0] s_data;
+    input wire  [271:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [262:0] m_data;
-    output reg  [8:0] count;
+    output reg  [271:0] m_data;
+    output reg  [9:0] count;
     
     // Constant declarations
-    localparam  depth = 9'b100000000;
+    localparam  depth = 10'b1000000000;
     
     // Stub signals
-    reg  [7:0] ram$read_address;
+    reg  [8:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [262:0] ram$read_data;
-    reg  [7:0] ram$write_address;
+    wire  [271:0] ram$read_data;
+    reg  [8:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [262:0] ram$write_data;
+    reg  [271:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [8:0] wr_ptr$d;
-    wire  [8:0] wr_ptr$q;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [8:0] visible$d;
-    wire  [8:0] visible$q;
+    reg  [9:0] visible$d;
+    wire  [9:0] visible$q;
     reg  visible$clock;
-    reg  [8:0] rd_ptr$d;
-    wire  [8:0] rd_ptr$q;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [8:0] next_rd;
+    reg  [9:0] next_rd;
     
     // Sub module instances
     rnic_top$receiver$jobs$ram ram(
@@ -21794,7 +22220,7 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -21805,7 +22231,7 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(8)];
+        ram$read_address = next_rd[(32'h0)+:(9)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -21820,16 +22246,16 @@ endmodule // rnic_top$receiver$jobs
 module rnic_top$receiver$jobs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [7:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
-    output reg  [262:0] read_data;
-    input wire  [7:0] write_address;
+    output reg  [271:0] read_data;
+    input wire  [8:0] write_address;
     input wire  write_clock;
-    input wire  [262:0] write_data;
+    input wire  [271:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[262:0] mem[255:0];
+    reg[271:0] mem[511:0];
     
     
     
@@ -21849,13 +22275,13 @@ endmodule // rnic_top$receiver$jobs$ram
 module rnic_top$receiver$jobs$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 10'h0;
     end
     
     always @(posedge clock) begin
@@ -21868,13 +22294,13 @@ endmodule // rnic_top$receiver$jobs$rd_ptr
 module rnic_top$receiver$jobs$visible(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 10'h0;
     end
     
     always @(posedge clock) begin
@@ -21887,13 +22313,13 @@ endmodule // rnic_top$receiver$jobs$visible
 module rnic_top$receiver$jobs$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 10'h0;
     end
     
     always @(posedge clock) begin
@@ -27169,6 +27595,410 @@ module rnic_top$receiver$rr_msn(read_address,read_clock,read_data,write_address,
 endmodule // rnic_top$receiver$rr_msn
 
 
+module rnic_top$receiver$rr_sent(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$receiver$rr_sent
+
+
+module rnic_top$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [40:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [40:0] m_data;
+    
+    // Stub signals
+    reg  [40:0] entries$0$d;
+    wire  [40:0] entries$0$q;
+    reg  entries$0$clock;
+    reg  [40:0] entries$1$d;
+    wire  [40:0] entries$1$q;
+    reg  entries$1$clock;
+    reg  [40:0] entries$2$d;
+    wire  [40:0] entries$2$q;
+    reg  entries$2$clock;
+    reg  [40:0] entries$3$d;
+    wire  [40:0] entries$3$q;
+    reg  entries$3$clock;
+    reg  [40:0] entries$4$d;
+    wire  [40:0] entries$4$q;
+    reg  entries$4$clock;
+    reg  [40:0] entries$5$d;
+    wire  [40:0] entries$5$q;
+    reg  entries$5$clock;
+    reg  [40:0] entries$6$d;
+    wire  [40:0] entries$6$q;
+    reg  entries$6$clock;
+    reg  [40:0] entries$7$d;
+    wire  [40:0] entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$receiver$sending$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$receiver$sending$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$receiver$sending$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$receiver$sending$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$receiver$sending$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$receiver$sending$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$receiver$sending$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$receiver$sending$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$receiver$sending$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$receiver$sending$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$receiver$sending
+
+
+module rnic_top$receiver$sending$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$0
+
+
+module rnic_top$receiver$sending$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$1
+
+
+module rnic_top$receiver$sending$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$2
+
+
+module rnic_top$receiver$sending$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$3
+
+
+module rnic_top$receiver$sending$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$4
+
+
+module rnic_top$receiver$sending$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$5
+
+
+module rnic_top$receiver$sending$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$6
+
+
+module rnic_top$receiver$sending$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$entries$7
+
+
+module rnic_top$receiver$sending$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$head
+
+
+module rnic_top$receiver$sending$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$sending$tail
+
+
 module rnic_top$receiver$state(d,q,clock);
     
     // Module arguments
@@ -27601,7 +28431,7 @@ module rnic_top$receiver$writes_out(d,q,clock);
 endmodule // rnic_top$receiver$writes_out
 
 
-module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
+module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
     
     // Module arguments
     input wire  clock;
@@ -27613,6 +28443,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     input wire  [255:0] s_ctx;
     input wire  s_error;
     input wire  [63:0] qp_error;
+    input wire  [63:0] qp_rts;
     input wire  qp_we;
     input wire  [5:0] qp_waddr;
     input wire  qp_reset;
@@ -27634,6 +28465,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [5:0] m_job_inline_len;
     output reg  [15:0] m_job_mulpdu;
     output reg  [15:0] m_job_conn;
+    output reg  m_job_crc;
     input wire  s_done_valid;
     output reg  m_read_valid;
     output reg  [5:0] m_read_qpn;
@@ -27649,6 +28481,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [5:0] m_fail_qp;
     
     // Constant declarations
+    localparam  status_mask = 256'hff000000000000000000000000000000;
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
     localparam  one_q = 64'h1;
@@ -27666,6 +28499,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     localparam  at_pd = 9'b10000;
     localparam  at_mulpdu = 9'b110000;
     localparam  at_conn = 9'b100000;
+    localparam  at_crc = 9'b1000;
     localparam  at_send_cq = 9'b1000000;
     localparam  at_cqe_wr_id = 9'b0;
     localparam  at_cqe_byte_len = 9'b1000000;
@@ -27799,6 +28633,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [276:0] head_entry;
     reg  head_ready;
     reg  [2:0] reads_behind;
+    reg  head_flushed;
     reg  [2:0] reads_before;
     reg  [223:0] read_body;
     
@@ -28138,6 +28973,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         end
         m_job_mulpdu = ctx$q[(at_mulpdu)+:(16)];
         m_job_conn = ctx$q[(at_conn)+:(16)];
+        m_job_crc = ctx$q[at_crc];
         m_fail = fail$q;
         m_fail_qp = qpn$q;
         if (s_done_valid) begin
@@ -28155,10 +28991,14 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(6)];
         reads_behind = order_done - head_entry[(32'h112)+:(3)];
-        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | ~reads_behind[32'h2]);
+        head_flushed = reads_behind[32'h2] & ~|(qp_rts & (one_q << ((order_qpn) & 64'hffffffffffffffff)));
+        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | ~reads_behind[32'h2] | head_flushed);
         m_cqe_valid = head_ready & head_entry[32'h111];
         m_cqn = head_entry[(32'h100)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];
+        if (head_flushed) begin
+            m_cqe = (head_entry[(32'h0)+:(256)] & ~status_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+        end
         if (head_ready & (~head_entry[32'h111] | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
             if (head_entry[32'h110]) begin
@@ -30065,6 +30905,400 @@ module rnic_top$rx_buffer$wr_ptr(d,q,clock);
 endmodule // rnic_top$rx_buffer$wr_ptr
 
 
+module rnic_top$rx_crcs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  m_data;
+    
+    // Stub signals
+    reg  entries$0$d;
+    wire  entries$0$q;
+    reg  entries$0$clock;
+    reg  entries$1$d;
+    wire  entries$1$q;
+    reg  entries$1$clock;
+    reg  entries$2$d;
+    wire  entries$2$q;
+    reg  entries$2$clock;
+    reg  entries$3$d;
+    wire  entries$3$q;
+    reg  entries$3$clock;
+    reg  entries$4$d;
+    wire  entries$4$q;
+    reg  entries$4$clock;
+    reg  entries$5$d;
+    wire  entries$5$q;
+    reg  entries$5$clock;
+    reg  entries$6$d;
+    wire  entries$6$q;
+    reg  entries$6$clock;
+    reg  entries$7$d;
+    wire  entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$rx_crcs$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$rx_crcs$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$rx_crcs$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$rx_crcs$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$rx_crcs$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$rx_crcs$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$rx_crcs$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$rx_crcs$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$rx_crcs$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$rx_crcs$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$rx_crcs
+
+
+module rnic_top$rx_crcs$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$0
+
+
+module rnic_top$rx_crcs$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$1
+
+
+module rnic_top$rx_crcs$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$2
+
+
+module rnic_top$rx_crcs$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$3
+
+
+module rnic_top$rx_crcs$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$4
+
+
+module rnic_top$rx_crcs$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$5
+
+
+module rnic_top$rx_crcs$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$6
+
+
+module rnic_top$rx_crcs$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$entries$7
+
+
+module rnic_top$rx_crcs$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$head
+
+
+module rnic_top$rx_crcs$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_crcs$tail
+
+
+module rnic_top$rx_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_first
+
+
 module rnic_top$rx_qps(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
@@ -30458,7 +31692,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     input wire  [223:0] s_job_inline;
     input wire  [5:0] s_job_inline_len;
     input wire  [15:0] s_job_mulpdu;
-    input wire  [15:0] s_job_tag;
+    input wire  [31:0] s_job_tag;
     output reg  m_rd_req_valid;
     input wire  m_rd_req_ready;
     output reg  [63:0] m_rd_req_addr;
@@ -30472,11 +31706,11 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     output reg  [7:0] m_axis_tkeep;
     output reg  m_axis_tlast;
     output reg  [15:0] m_axis_tuser;
-    output reg  [15:0] m_axis_tid;
+    output reg  [31:0] m_axis_tid;
     output reg  m_axis_tvalid;
     input wire  m_axis_tready;
     output reg  m_done_valid;
-    output reg  [15:0] m_done_tag;
+    output reg  [31:0] m_done_tag;
     
     // Constant declarations
     localparam  lane_ones = 8'hff;
@@ -30522,8 +31756,8 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [31:0] per_segment$d;
     wire  [31:0] per_segment$q;
     reg  per_segment$clock;
-    reg  [15:0] tag$d;
-    wire  [15:0] tag$q;
+    reg  [31:0] tag$d;
+    wire  [31:0] tag$q;
     reg  tag$clock;
     reg  req_valid$d;
     wire  req_valid$q;
@@ -30546,17 +31780,17 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [383:0] headers$3$d;
     wire  [383:0] headers$3$q;
     reg  headers$3$clock;
-    reg  [38:0] info$0$d;
-    wire  [38:0] info$0$q;
+    reg  [54:0] info$0$d;
+    wire  [54:0] info$0$q;
     reg  info$0$clock;
-    reg  [38:0] info$1$d;
-    wire  [38:0] info$1$q;
+    reg  [54:0] info$1$d;
+    wire  [54:0] info$1$q;
     reg  info$1$clock;
-    reg  [38:0] info$2$d;
-    wire  [38:0] info$2$q;
+    reg  [54:0] info$2$d;
+    wire  [54:0] info$2$q;
     reg  info$2$clock;
-    reg  [38:0] info$3$d;
-    wire  [38:0] info$3$q;
+    reg  [54:0] info$3$d;
+    wire  [54:0] info$3$q;
     reg  info$3$clock;
     reg  [2:0] head$d;
     wire  [2:0] head$q;
@@ -30582,8 +31816,8 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  message_end$d;
     wire  message_end$q;
     reg  message_end$clock;
-    reg  [15:0] seg_tag$d;
-    wire  [15:0] seg_tag$q;
+    reg  [31:0] seg_tag$d;
+    wire  [31:0] seg_tag$q;
     reg  seg_tag$clock;
     reg  [127:0] acc$d;
     wire  [127:0] acc$q;
@@ -30606,14 +31840,14 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [15:0] out_user$d;
     wire  [15:0] out_user$q;
     reg  out_user$clock;
-    reg  [15:0] out_tid$d;
-    wire  [15:0] out_tid$q;
+    reg  [31:0] out_tid$d;
+    wire  [31:0] out_tid$q;
     reg  out_tid$clock;
     reg  done_valid$d;
     wire  done_valid$q;
     reg  done_valid$clock;
-    reg  [15:0] done_tag$d;
-    wire  [15:0] done_tag$q;
+    reg  [31:0] done_tag$d;
+    wire  [31:0] done_tag$q;
     reg  done_tag$clock;
     reg  [31:0] field_be$d;
     wire  [31:0] field_be$q;
@@ -30636,7 +31870,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [383:0] built;
     reg  push;
     reg  [383:0] head_header;
-    reg  [38:0] head_info;
+    reg  [54:0] head_info;
     reg  load;
     reg  [4:0] emit_n;
     reg  [127:0] kept;
@@ -31039,30 +32273,30 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         if (push) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 headers$0$d = built;
-                info$0$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$0$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 1) begin
                 headers$1$d = built;
-                info$1$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$1$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 2) begin
                 headers$2$d = built;
-                info$2$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$2$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 3) begin
                 headers$3$d = built;
-                info$3$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 if (last) begin
-                    info$3$d = ((header_len) & 39'h7fffffffff) | (((seg_len[(32'h0)+:(16)]) & 39'h7fffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 39'h7fffffffff) << 32'h17);
+                    info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
                 end
             end
             tail$d = tail$q + 32'h1;
@@ -31100,7 +32334,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             payload_left$d = head_info[(32'h6)+:(16)];
             ulpdu_len$d = ((head_info[(32'h0)+:(6)]) & 16'hffff) + head_info[(32'h6)+:(16)];
             message_end$d = head_info[32'h16];
-            seg_tag$d = head_info[(32'h17)+:(16)];
+            seg_tag$d = head_info[(32'h17)+:(32)];
         end
         load = ~out_valid$q | m_axis_tready;
         if (m_axis_tready) begin
@@ -31241,13 +32475,13 @@ endmodule // rnic_top$segmenter$addr
 module rnic_top$segmenter$done_tag(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -31426,13 +32660,13 @@ endmodule // rnic_top$segmenter$headers$3
 module rnic_top$segmenter$info$0(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -31445,13 +32679,13 @@ endmodule // rnic_top$segmenter$info$0
 module rnic_top$segmenter$info$1(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -31464,13 +32698,13 @@ endmodule // rnic_top$segmenter$info$1
 module rnic_top$segmenter$info$2(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -31483,13 +32717,13 @@ endmodule // rnic_top$segmenter$info$2
 module rnic_top$segmenter$info$3(d,q,clock);
     
     // Module arguments
-    input wire  [38:0] d;
-    output reg  [38:0] q;
+    input wire  [54:0] d;
+    output reg  [54:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 39'h0;
+       q = 55'h0;
     end
     
     always @(posedge clock) begin
@@ -31739,13 +32973,13 @@ endmodule // rnic_top$segmenter$out_last
 module rnic_top$segmenter$out_tid(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -31943,13 +33177,13 @@ endmodule // rnic_top$segmenter$req_valid
 module rnic_top$segmenter$seg_tag(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -31981,13 +33215,13 @@ endmodule // rnic_top$segmenter$stag
 module rnic_top$segmenter$tag(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -33033,35 +34267,35 @@ module rnic_top$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_da
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [15:0] s_data;
+    input wire  [16:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [15:0] m_data;
+    output reg  [16:0] m_data;
     
     // Stub signals
-    reg  [15:0] entries$0$d;
-    wire  [15:0] entries$0$q;
+    reg  [16:0] entries$0$d;
+    wire  [16:0] entries$0$q;
     reg  entries$0$clock;
-    reg  [15:0] entries$1$d;
-    wire  [15:0] entries$1$q;
+    reg  [16:0] entries$1$d;
+    wire  [16:0] entries$1$q;
     reg  entries$1$clock;
-    reg  [15:0] entries$2$d;
-    wire  [15:0] entries$2$q;
+    reg  [16:0] entries$2$d;
+    wire  [16:0] entries$2$q;
     reg  entries$2$clock;
-    reg  [15:0] entries$3$d;
-    wire  [15:0] entries$3$q;
+    reg  [16:0] entries$3$d;
+    wire  [16:0] entries$3$q;
     reg  entries$3$clock;
-    reg  [15:0] entries$4$d;
-    wire  [15:0] entries$4$q;
+    reg  [16:0] entries$4$d;
+    wire  [16:0] entries$4$q;
     reg  entries$4$clock;
-    reg  [15:0] entries$5$d;
-    wire  [15:0] entries$5$q;
+    reg  [16:0] entries$5$d;
+    wire  [16:0] entries$5$q;
     reg  entries$5$clock;
-    reg  [15:0] entries$6$d;
-    wire  [15:0] entries$6$q;
+    reg  [16:0] entries$6$d;
+    wire  [16:0] entries$6$q;
     reg  entries$6$clock;
-    reg  [15:0] entries$7$d;
-    wire  [15:0] entries$7$q;
+    reg  [16:0] entries$7$d;
+    wire  [16:0] entries$7$q;
     reg  entries$7$clock;
     reg  [3:0] head$d;
     wire  [3:0] head$q;
@@ -33214,13 +34448,13 @@ endmodule // rnic_top$tx_conns
 module rnic_top$tx_conns$entries$0(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
@@ -33233,13 +34467,13 @@ endmodule // rnic_top$tx_conns$entries$0
 module rnic_top$tx_conns$entries$1(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
@@ -33252,13 +34486,13 @@ endmodule // rnic_top$tx_conns$entries$1
 module rnic_top$tx_conns$entries$2(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
@@ -33271,13 +34505,13 @@ endmodule // rnic_top$tx_conns$entries$2
 module rnic_top$tx_conns$entries$3(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
@@ -33290,13 +34524,13 @@ endmodule // rnic_top$tx_conns$entries$3
 module rnic_top$tx_conns$entries$4(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
@@ -33309,13 +34543,13 @@ endmodule // rnic_top$tx_conns$entries$4
 module rnic_top$tx_conns$entries$5(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
@@ -33328,13 +34562,13 @@ endmodule // rnic_top$tx_conns$entries$5
 module rnic_top$tx_conns$entries$6(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
@@ -33347,13 +34581,13 @@ endmodule // rnic_top$tx_conns$entries$6
 module rnic_top$tx_conns$entries$7(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin

@@ -6,7 +6,7 @@ use common::hex;
 use proptest::prelude::*;
 use rnic_proto::host::context::{
     cq_fields, mr_fields, qp_fields, ContextError, CqContext, CqStatus, MrAccess, MrContext,
-    QpContext, QpState, QpStatus, TermInfo,
+    QpContext, MAX_READS, QpState, QpStatus, TermInfo,
 };
 use rnic_proto::host::desc::{
     cqe_fields, cqe_phase, rq_wqe_fields, slot_addr, sq_wqe_fields, Cqe, CqeOpcode, CqeStatus,
@@ -209,8 +209,8 @@ fn qp_ctx() -> QpContext {
         recv_cq: 4,
         sq_log_size: 6,
         rq_log_size: 7,
-        ird: 8,
-        ord: 16,
+        ird: 2,
+        ord: 4,
         sq_base: 0x1234_5678_9ABC_DE80,
         rq_base: 0x0000_0001_0000_0020,
     }
@@ -222,7 +222,7 @@ fn qp_context_words_by_hand() {
     assert_eq!(w[0], 0xBEEF_0101);
     assert_eq!(w[1], (1448 << 16) | 0x0102);
     assert_eq!(w[2], 0x0004_0003);
-    assert_eq!(w[3], 0x1008_0706);
+    assert_eq!(w[3], 0x0402_0706);
     assert_eq!((w[4], w[5]), (0x9ABC_DE80, 0x1234_5678));
     assert_eq!((w[6], w[7]), (0x0000_0020, 0x0000_0001));
     assert!(w[8..].iter().all(|&x| x == 0));
@@ -286,6 +286,8 @@ fn qp_context_errors() {
         Err(ContextError::Misaligned { align: 32, .. })
     ));
     assert_eq!(bad(|c| c.mulpdu = 127), Err(ContextError::Mulpdu(127)));
+    assert_eq!(bad(|c| c.ird = 5), Err(ContextError::ReadDepth { field: "ird", value: 5 }));
+    assert_eq!(bad(|c| c.ord = 255), Err(ContextError::ReadDepth { field: "ord", value: 255 }));
     assert!(matches!(
         bad(|c| c.sq_base = !127),
         Err(ContextError::Wraps { .. })
@@ -622,7 +624,7 @@ fn valid_qp_context() -> impl Strategy<Value = QpContext> {
         0u8..3,
         any::<(bool, bool, u16, u16)>(),
         128u16..,
-        any::<(u16, u16, u8, u8)>(),
+        (any::<u16>(), any::<u16>(), 0u8..=MAX_READS, 0u8..=MAX_READS),
         (0u8..=24, 0u8..=24),
         (any::<u32>(), any::<u32>()),
     )

@@ -95,6 +95,7 @@ struct P {
     qp_reset: Port,
     qp_waddr: Port,
     qp_error: Port,
+    qp_rts: Port,
     mr: [Port; 4],
     job: [Port; 15],
     done: Port,
@@ -115,6 +116,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
         let p = P {
             s: ["s_valid", "s_ready", "s_wqe", "s_qpn", "s_ctx", "s_error"].map(q),
             qp_error: q("qp_error"),
+            qp_rts: q("qp_rts"),
             qp_we: q("qp_we"),
             qp_reset: q("qp_reset"),
             qp_waddr: q("qp_waddr"),
@@ -273,6 +275,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 m.set_bit(s_error, false);
             }
             m.set(p.qp_error, error_bits);
+            m.set(p.qp_rts, !error_bits);
             let (jr, cr) = (rng.gen_bool(0.6), rng.gen_bool(0.6));
             m.set_bit(job_ready, jr);
             m.set_bit(cqe_ready, cr);

@@ -41,7 +41,7 @@ pub struct TxSegment {
     pub s_job_inline: Signal<In, Bits<224>>,
     pub s_job_inline_len: Signal<In, Bits<6>>,
     pub s_job_mulpdu: Signal<In, Bits<16>>,
-    pub s_job_tag: Signal<In, Bits<16>>,
+    pub s_job_tag: Signal<In, Bits<32>>,
     /// Payload reads.
     pub m_rd_req_valid: Signal<Out, Bit>,
     pub m_rd_req_ready: Signal<In, Bit>,
@@ -58,12 +58,12 @@ pub struct TxSegment {
     pub m_axis_tlast: Signal<Out, Bit>,
     pub m_axis_tuser: Signal<Out, Bits<16>>,
     /// The job's tag, on every beat of its ULPDUs.
-    pub m_axis_tid: Signal<Out, Bits<16>>,
+    pub m_axis_tid: Signal<Out, Bits<32>>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     /// A message's last ULPDU has left: one cycle, with the job's tag.
     pub m_done_valid: Signal<Out, Bit>,
-    pub m_done_tag: Signal<Out, Bits<16>>,
+    pub m_done_tag: Signal<Out, Bits<32>>,
     // Walker: the message being cut.
     walking: DFF<Bit>,
     is_tagged: DFF<Bit>,
@@ -78,14 +78,14 @@ pub struct TxSegment {
     inline_data: DFF<Bits<224>>,
     inline_len: DFF<Bits<6>>,
     per_segment: DFF<Bits<32>>,
-    tag: DFF<Bits<16>>,
+    tag: DFF<Bits<32>>,
     req_valid: DFF<Bit>,
     req_addr: DFF<Bits<64>>,
     req_len: DFF<Bits<32>>,
     /// Segments for the packer: header (384 bits), header octets (6), payload octets (16),
-    /// last segment of its message (1), the message's tag (16).
+    /// last segment of its message (1), the message's tag (32).
     headers: [DFF<Bits<384>>; QUEUE],
-    info: [DFF<Bits<39>>; QUEUE],
+    info: [DFF<Bits<55>>; QUEUE],
     head: DFF<Bits<3>>,
     tail: DFF<Bits<3>>,
     // Packer: the segment being packed.
@@ -95,7 +95,7 @@ pub struct TxSegment {
     payload_left: DFF<Bits<16>>,
     ulpdu_len: DFF<Bits<16>>,
     message_end: DFF<Bit>,
-    seg_tag: DFF<Bits<16>>,
+    seg_tag: DFF<Bits<32>>,
     acc: DFF<Bits<128>>,
     acc_n: DFF<Bits<5>>,
     out_valid: DFF<Bit>,
@@ -103,9 +103,9 @@ pub struct TxSegment {
     out_keep: DFF<Bits<8>>,
     out_last: DFF<Bit>,
     out_user: DFF<Bits<16>>,
-    out_tid: DFF<Bits<16>>,
+    out_tid: DFF<Bits<32>>,
     done_valid: DFF<Bit>,
-    done_tag: DFF<Bits<16>>,
+    done_tag: DFF<Bits<32>>,
     // Walker signals.
     queued: Signal<Local, Bits<3>>,
     header_len: Signal<Local, Bits<6>>,
@@ -122,7 +122,7 @@ pub struct TxSegment {
     push: Signal<Local, Bit>,
     // Packer signals.
     head_header: Signal<Local, Bits<384>>,
-    head_info: Signal<Local, Bits<39>>,
+    head_info: Signal<Local, Bits<55>>,
     load: Signal<Local, Bit>,
     emit_n: Signal<Local, Bits<5>>,
     kept: Signal<Local, Bits<128>>,
@@ -336,14 +336,14 @@ impl Logic for TxSegment {
             for i in 0..QUEUE {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
                     self.headers[i].d.next = self.built.val();
-                    self.info[i].d.next = bit_cast::<39, 6>(self.header_len.val())
-                        | (bit_cast::<39, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
-                        | (bit_cast::<39, 16>(self.tag.q.val()) << 23);
+                    self.info[i].d.next = bit_cast::<55, 6>(self.header_len.val())
+                        | (bit_cast::<55, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
+                        | (bit_cast::<55, 32>(self.tag.q.val()) << 23);
                     if self.last.val() {
-                        self.info[i].d.next = bit_cast::<39, 6>(self.header_len.val())
-                            | (bit_cast::<39, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
+                        self.info[i].d.next = bit_cast::<55, 6>(self.header_len.val())
+                            | (bit_cast::<55, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
                             | 0x400000_u64
-                            | (bit_cast::<39, 16>(self.tag.q.val()) << 23);
+                            | (bit_cast::<55, 32>(self.tag.q.val()) << 23);
                     }
                 }
             }
@@ -378,7 +378,7 @@ impl Logic for TxSegment {
             self.payload_left.d.next = self.head_info.val().get_bits::<16>(6);
             self.ulpdu_len.d.next = bit_cast::<16, 6>(self.head_info.val().get_bits::<6>(0)) + self.head_info.val().get_bits::<16>(6);
             self.message_end.d.next = self.head_info.val().get_bit(22);
-            self.seg_tag.d.next = self.head_info.val().get_bits::<16>(23);
+            self.seg_tag.d.next = self.head_info.val().get_bits::<32>(23);
         }
         // Emit eight octets once there are eight (or the segment's rest at its end).
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();

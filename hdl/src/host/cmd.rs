@@ -13,7 +13,7 @@
 //! check and act (2).
 use rust_hdl::prelude::*;
 
-use rnic_proto::host::context::{cq_fields, mr_fields, qp_fields, QpState, CQ_BASE_ALIGN, MAX_LOG_SIZE, RQ_BASE_ALIGN, SQ_BASE_ALIGN};
+use rnic_proto::host::context::{cq_fields, mr_fields, qp_fields, QpState, CQ_BASE_ALIGN, MAX_LOG_SIZE, MAX_READS, RQ_BASE_ALIGN, SQ_BASE_ALIGN};
 use rnic_proto::host::desc::{CQE_LEN, RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::regs::{CmdOpcode, CmdResult};
 use rnic_proto::host::Field;
@@ -52,6 +52,8 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     pub mr_wdata: Signal<Out, Bits<224>>,
     /// Live state: QP n is in RTS if bit n of `qp_rts`, in ERROR if bit n of `qp_error`.
     pub qp_rts: Signal<Out, Bits<Q>>,
+    /// QP n's connection runs with MPA CRCs if bit n of `qp_crc` (as last written).
+    pub qp_crc: Signal<Out, Bits<Q>>,
     pub qp_error: Signal<Out, Bits<Q>>,
     pub mr_valid: Signal<Out, Bits<M>>,
     /// An engine moves a QP to ERROR, with the Terminate it sent or, if
@@ -80,6 +82,7 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     index: DFF<Bits<24>>,
     data: DFF<Bits<512>>,
     rts: DFF<Bits<Q>>,
+    crc: DFF<Bits<Q>>,
     error: DFF<Bits<Q>>,
     valid: DFF<Bits<M>>,
     done: DFF<Bit>,
@@ -169,6 +172,10 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     // Context rules.
     max_log: Constant<Bits<8>>,
     min_mulpdu: Constant<Bits<16>>,
+    at_crc: Constant<Bits<9>>,
+    at_ird: Constant<Bits<9>>,
+    at_ord: Constant<Bits<9>>,
+    max_reads: Constant<Bits<8>>,
     sq_slot: Constant<Bits<65>>,
     rq_slot: Constant<Bits<65>>,
     cqe_slot: Constant<Bits<65>>,
@@ -232,6 +239,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mr_waddr: Default::default(),
             mr_wdata: Default::default(),
             qp_rts: Default::default(),
+            qp_crc: Default::default(),
             qp_error: Default::default(),
             mr_valid: Default::default(),
             fail: Default::default(),
@@ -254,6 +262,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             index: Default::default(),
             data: Default::default(),
             rts: Default::default(),
+            crc: Default::default(),
+            at_crc: at(qp_fields::CRC_ENABLE),
             error: Default::default(),
             valid: Default::default(),
             done: Default::default(),
@@ -339,6 +349,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_cq_overflow: at(cq_fields::OVERFLOW),
             max_log: constant(MAX_LOG_SIZE.into()),
             min_mulpdu: constant(MIN_MULPDU as u64),
+            at_ird: at(qp_fields::IRD),
+            at_ord: at(qp_fields::ORD),
+            max_reads: constant(MAX_READS.into()),
             sq_slot: constant(SQ_WQE_SLOT_LEN as u64),
             rq_slot: constant(RQ_WQE_LEN as u64),
             cqe_slot: constant(CQE_LEN as u64),
@@ -362,7 +375,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, op, index, data, rts, error, valid, done, result, load,
+            self, clock, state, op, index, data, rts, crc, error, valid, done, result, load,
             result_data, qp_write, qp_clear, cq_write, mr_write
         );
         self.qp_cfg.read_clock.next = self.clock.val();
@@ -430,7 +443,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.live_valid.next = (self.valid.q.val() & self.mr_bit.val()).any();
 
         // The value checks of QpContext/CqContext/MrContext::validate: known state, ring
-        // sizes, alignment, no range past 2^64, a usable MULPDU in RTS, existing CQs.
+        // sizes, alignment, no range past 2^64, a usable MULPDU in RTS, IRD and ORD within
+        // the Read tables, existing CQs.
         self.new_state.next = self.qp_words.val().get_bits::<4>(self.at_state.val().index());
         self.sq_log.next = self.qp_words.val().get_bits::<8>(self.at_sq_log.val().index());
         self.rq_log.next = self.qp_words.val().get_bits::<8>(self.at_rq_log.val().index());
@@ -454,6 +468,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             & !(self.rq_end.val().get_bit(64) & self.rq_end.val().get_bits::<64>(0).any())
             & !((self.new_state.val() == self.st_rts.val())
                 & (self.qp_words.val().get_bits::<16>(self.at_mulpdu.val().index()) < self.min_mulpdu.val()))
+            & (self.qp_words.val().get_bits::<8>(self.at_ird.val().index()) <= self.max_reads.val())
+            & (self.qp_words.val().get_bits::<8>(self.at_ord.val().index()) <= self.max_reads.val())
             & (self.qp_words.val().get_bits::<16>(self.at_send_cq.val().index()) < self.cq_limit.val())
             & (self.qp_words.val().get_bits::<16>(self.at_recv_cq.val().index()) < self.cq_limit.val());
         self.cq_value_ok.next = (self.cq_log.val() <= self.max_log.val())
@@ -511,6 +527,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     self.qp_clear.d.next = self.new_state.val() == self.st_reset.val();
                     self.rts.d.next = self.rts.q.val() & !self.qp_bit.val();
                     self.error.d.next = self.error.q.val() & !self.qp_bit.val();
+                    self.crc.d.next = self.crc.q.val() & !self.qp_bit.val();
+                    if self.qp_words.val().get_bit(self.at_crc.val().index()) {
+                        self.crc.d.next = self.crc.q.val() | self.qp_bit.val();
+                    }
                     if self.new_state.val() == self.st_rts.val() {
                         self.rts.d.next = self.rts.q.val() | self.qp_bit.val();
                     }
@@ -611,6 +631,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mr_wdata.next = self.mr_words.val();
         self.status_index.next = self.index.q.val();
         self.qp_rts.next = self.rts.q.val();
+        self.qp_crc.next = self.crc.q.val();
         self.qp_error.next = self.error.q.val();
         self.mr_valid.next = self.valid.q.val();
     }

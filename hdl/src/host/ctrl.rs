@@ -51,6 +51,7 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
     pub mr_wdata: Signal<Out, Bits<224>>,
     pub qp_rts: Signal<Out, Bits<Q>>,
     pub qp_error: Signal<Out, Bits<Q>>,
+    pub qp_crc: Signal<Out, Bits<Q>>,
     pub mr_valid: Signal<Out, Bits<M>>,
     pub fail: Signal<In, Bit>,
     pub fail_qp: Signal<In, Bits<QB>>,
@@ -112,6 +113,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mr_wdata: Default::default(),
             qp_rts: Default::default(),
             qp_error: Default::default(),
+            qp_crc: Default::default(),
             mr_valid: Default::default(),
             fail: Default::default(),
             fail_qp: Default::default(),
@@ -197,6 +199,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mr_wdata.next = self.cmd.mr_wdata.val();
         self.qp_rts.next = self.cmd.qp_rts.val();
         self.qp_error.next = self.cmd.qp_error.val();
+        self.qp_crc.next = self.cmd.qp_crc.val();
         self.mr_valid.next = self.cmd.mr_valid.val();
         self.cmd.fail.next = self.fail.val();
         self.cmd.fail_qp.next = self.fail_qp.val();

@@ -18,7 +18,9 @@ pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub markers_en: Signal<In, Bit>,
+    /// Sampled for each FPDU when `fpdu_start` is high (see [`RxAlign`]).
     pub crc_en: Signal<In, Bit>,
+    pub fpdu_start: Signal<Out, Bit>,
     /// TCP payload octets; `tkeep` contiguous from lane 0.
     pub s_axis_tdata: Signal<In, Bits<D>>,
     pub s_axis_tkeep: Signal<In, Bits<K>>,
@@ -46,6 +48,7 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.align.reset.next = self.reset.val();
         self.align.markers_en.next = self.markers_en.val();
         self.align.crc_en.next = self.crc_en.val();
+        self.fpdu_start.next = self.align.fpdu_start.val();
         self.align.s_axis_tdata.next = self.s_axis_tdata.val();
         self.align.s_axis_tkeep.next = self.s_axis_tkeep.val();
         self.align.s_axis_tvalid.next = self.s_axis_tvalid.val();

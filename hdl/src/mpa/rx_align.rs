@@ -35,7 +35,10 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub markers_en: Signal<In, Bit>,
+    /// Whether the FPDU parsed now (`fpdu_start`) has its CRC checked: sampled once per
+    /// FPDU, so FPDUs of connections with and without CRCs may follow each other.
     pub crc_en: Signal<In, Bit>,
+    pub fpdu_start: Signal<Out, Bit>,
     /// TCP payload octets; `tkeep` contiguous from lane 0.
     pub s_axis_tdata: Signal<In, Bits<D>>,
     pub s_axis_tkeep: Signal<In, Bits<K>>,
@@ -84,6 +87,8 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     pipe_last: Pipe<1, CRC_LATENCY>,
     pipe_marker_bad: Pipe<1, CRC_LATENCY>,
     pipe_crc_field: Pipe<32, CRC_LATENCY>,
+    pipe_crc_en: Pipe<1, CRC_LATENCY>,
+    fpdu_crc_en: DFF<Bit>,
     pipe_valid: Pipe<1, CRC_LATENCY>,
     ce: Signal<Local, Bit>,
     head_valid: Signal<Local, Bit>,
@@ -182,6 +187,9 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             pipe_last: Default::default(),
             pipe_marker_bad: Default::default(),
             pipe_crc_field: Default::default(),
+            pipe_crc_en: Default::default(),
+            fpdu_crc_en: Default::default(),
+            fpdu_start: Default::default(),
             pipe_valid: Default::default(),
             ce: Default::default(),
             head_valid: Default::default(),
@@ -255,6 +263,10 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.pipe_marker_bad.reset.next = self.reset.val();
         self.pipe_crc_field.clock.next = self.clock.val();
         self.pipe_crc_field.reset.next = self.reset.val();
+        self.pipe_crc_en.clock.next = self.clock.val();
+        self.pipe_crc_en.reset.next = self.reset.val();
+        self.fpdu_crc_en.clock.next = self.clock.val();
+        self.fpdu_crc_en.d.next = self.fpdu_crc_en.q.val();
         self.pipe_valid.clock.next = self.clock.val();
         self.pipe_valid.reset.next = self.reset.val();
 
@@ -382,11 +394,13 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.pipe_last.ce.next = self.ce.val();
         self.pipe_marker_bad.ce.next = self.ce.val();
         self.pipe_crc_field.ce.next = self.ce.val();
+        self.pipe_crc_en.ce.next = self.ce.val();
         self.pipe_valid.ce.next = self.ce.val();
         self.pipe_data.d.next = self.beat.val();
         self.pipe_last.d.next = self.crc_taken.val().into();
         self.pipe_marker_bad.d.next = self.marker_bad_now.val().into();
         self.pipe_crc_field.d.next = self.crc_word.val();
+        self.pipe_crc_en.d.next = self.fpdu_crc_en.q.val().into();
         self.pipe_valid.d.next = self.fire.val().into();
 
         // Bookkeeping: what was consumed, what arrived.
@@ -409,7 +423,9 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.rp.d.next = self.rp_next.val();
         self.avail.d.next = (self.written_next.val() - self.rp_next.val()) >> 2;
         self.to_marker.d.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
+        self.fpdu_start.next = self.parse.val() & (self.avail.q.val() >= 2);
         if self.parse.val() & (self.avail.q.val() >= 2) {
+            self.fpdu_crc_en.d.next = self.crc_en.val();
             // ceil((2 + length) / 4) words, excluding the CRC.
             self.remaining.d.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
             self.in_fpdu.d.next = true;
@@ -429,7 +445,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // The verdict, where an FPDU's last beat meets its CRC. After a bad FPDU nothing
         // more leaves, and the MPA error code waits for the Terminate.
         self.crc_ok_now.next =
-            !self.crc_en.val() | (self.crc_unit.m_crc.val() == self.pipe_crc_field.q.val());
+            !self.pipe_crc_en.q.val().any() | (self.crc_unit.m_crc.val() == self.pipe_crc_field.q.val());
         self.marker_ok_now.next = !self.pipe_marker_bad.q.val().any();
         if self.head_valid.val()
             & self.head_last.val()

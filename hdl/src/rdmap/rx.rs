@@ -14,8 +14,10 @@
 //!   STag must name a valid MR of the PD (0/1/0x00, 0/1/0x09); the message must fit the
 //!   receive (1/2/0x05), whose own buffer passes the LOCAL_WRITE check (else DDP local
 //!   catastrophic). The last segment invalidates the STag and completes the receive.
-//! - Read Request (QN 1): MSN in order, IRD not 0, the source passes the REMOTE_READ
-//!   check (0/1/x); the response becomes a tagged job for the segmenter.
+//! - Read Request (QN 1): MSN in order, fewer than IRD Read Responses of the QP still
+//!   unsent (else no QN 1 buffer, 1/2/0x02), the source passes the REMOTE_READ check
+//!   (0/1/x); the response becomes a tagged job for the segmenter. A Read Request's IRD
+//!   slot is free again once the segmenter has sent its response's last segment.
 //! - Read Response: continues the oldest outstanding Read of the QP (table filled by the
 //!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
 //!   and next TO; once the last segment is placed, the requester completes the Read
@@ -33,7 +35,7 @@
 //! outstanding Reads.
 use rust_hdl::prelude::*;
 
-use rnic_proto::host::context::qp_fields;
+use rnic_proto::host::context::{qp_fields, MAX_READS};
 use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
 use rnic_proto::host::Field;
 use rnic_proto::terminate::{TermCode, D_BIT, M_BIT};
@@ -41,18 +43,15 @@ use rnic_proto::terminate::{TermCode, D_BIT, M_BIT};
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SmallFifo};
 use crate::host::MrCheck;
 
-/// Outstanding Reads a QP may have (its table slots).
-pub const READ_SLOTS: usize = 4;
-
-/// `tuser` bit of segmenter jobs (and their completions) that come from this engine.
-pub const RX_JOB_TAG: u64 = 0x8000;
+/// Outstanding Reads a QP may have each way (its table slots; ORD and IRD at most this).
+pub const READ_SLOTS: usize = MAX_READS as usize;
 
 fn term(code: TermCode) -> Constant<Bits<16>> {
     constant(u64::from(code.control_word(false, false, false) >> 16))
 }
 
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`,
-/// `RB1` = `RB + 1`.
+/// `RB1` = `RB + 1`, `RB2` = `RB + 2`.
 #[derive(LogicBlock)]
 pub struct RdmapRx<
     const QB: usize,
@@ -62,6 +61,7 @@ pub struct RdmapRx<
     const M: usize,
     const RB: usize,
     const RB1: usize,
+    const RB2: usize,
 > {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -120,7 +120,11 @@ pub struct RdmapRx<
     pub m_job_inline: Signal<Out, Bits<224>>,
     pub m_job_inline_len: Signal<Out, Bits<6>>,
     pub m_job_mulpdu: Signal<Out, Bits<16>>,
-    pub m_job_tag: Signal<Out, Bits<16>>,
+    /// The QP's CONN_ID and whether its connection runs with MPA CRCs.
+    pub m_job_conn: Signal<Out, Bits<16>>,
+    pub m_job_crc: Signal<Out, Bit>,
+    /// The segmenter has sent the last segment of one of these jobs (in job order).
+    pub s_job_done: Signal<In, Bit>,
     /// Read Requests sent (requester): size (32), sink STag (32), sink TO (64);
     /// `reads_full` holds back a QP's next Read.
     pub s_read_valid: Signal<In, Bit>,
@@ -148,6 +152,16 @@ pub struct RdmapRx<
     recv_msn: RAM<Bits<32>, QB>,
     /// Read Requests accepted.
     rr_msn: RAM<Bits<32>, QB>,
+    /// The MSN of the last Read Request whose response has been sent: the Read
+    /// Responses still to send are `rr_msn - rr_sent`, at most IRD.
+    rr_sent: RAM<Bits<32>, QB>,
+    /// Jobs the segmenter has taken and not finished: terminate (1), MSN (32), QP (8).
+    sending: SmallFifo<41>,
+    /// Finished jobs not yet taken from `sending`.
+    dones: DFF<Bits<4>>,
+    in_flight: Signal<Local, Bits<32>>,
+    ird: Signal<Local, Bits<8>>,
+    max_reads: Constant<Bits<8>>,
     /// The receive a Send message is filling: active (1), placed (32), wr_id (64), addr
     /// (64), length (32), lkey (32).
     recv: RAM<Bits<225>, QB>,
@@ -162,13 +176,14 @@ pub struct RdmapRx<
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
-    /// READ_SLOTS: the engine never waits for the transmitter, whose progress may hang on
-    /// this very engine draining the peer's link. An entry (263 bits): terminate
-    /// (1); STag (32), TO (64), IOVA (64), length (32) or the inline octets (224); inline
-    /// length (6); MULPDU (16); tag (16).
-    jobs: RamFifo<263, RB, RB1>,
-    job_entry: Signal<Local, Bits<263>>,
-    job_out: Signal<Local, Bits<263>>,
+    /// READ_SLOTS Read Responses (IRD) and its Terminate: the engine never waits for the
+    /// transmitter, whose progress may hang on this very engine draining the peer's link.
+    /// An entry (272 bits): terminate (1); STag (32), TO (64), IOVA (64), length (32),
+    /// MSN (32) or the inline octets (224); inline length (6); MULPDU (16); CONN_ID (16);
+    /// QP (8); CRC (1).
+    jobs: RamFifo<272, RB1, RB2>,
+    job_entry: Signal<Local, Bits<272>>,
+    job_out: Signal<Local, Bits<272>>,
     check: MrCheck,
     state: DFF<Bits<4>>,
     qpn: DFF<Bits<QB>>,
@@ -261,6 +276,7 @@ pub struct RdmapRx<
     mr_count: Constant<Bits<24>>,
     at_pd: Constant<Bits<9>>,
     at_conn: Constant<Bits<9>>,
+    at_crc: Constant<Bits<9>>,
     at_mulpdu: Constant<Bits<9>>,
     at_recv_cq: Constant<Bits<9>>,
     at_ird: Constant<Bits<9>>,
@@ -279,7 +295,6 @@ pub struct RdmapRx<
     at_cqe_invalidated: Constant<Bits<9>>,
     cqe_recv: Constant<Bits<8>>,
     st_success: Constant<Bits<8>>,
-    job_tag: Constant<Bits<16>>,
     flags_md: Constant<Bits<224>>,
     solicited_bit: Constant<Bits<256>>,
     invalidated_bit: Constant<Bits<256>>,
@@ -307,11 +322,11 @@ pub struct RdmapRx<
     t_local: Constant<Bits<16>>,
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize>
-    Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize>
+    Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2>
 {
     fn default() -> Self {
-        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && 1 << (RB - QB) == READ_SLOTS && RB1 == RB + 1 && CB <= 16 && MB <= 24) };
+        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && 1 << (RB - QB) == READ_SLOTS && RB1 == RB + 1 && RB2 == RB + 2 && QB <= 8 && CB <= 16 && MB <= 24) };
         let at = |f: Field| constant(f.lsb.into());
         RdmapRx {
             clock: Default::default(),
@@ -365,7 +380,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             m_job_inline: Default::default(),
             m_job_inline_len: Default::default(),
             m_job_mulpdu: Default::default(),
-            m_job_tag: Default::default(),
+            m_job_conn: Default::default(),
+            m_job_crc: Default::default(),
+            s_job_done: Default::default(),
             s_read_valid: Default::default(),
             s_read_qpn: Default::default(),
             s_read_entry: Default::default(),
@@ -382,6 +399,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mrs: Default::default(),
             recv_msn: Default::default(),
             rr_msn: Default::default(),
+            rr_sent: Default::default(),
+            sending: Default::default(),
+            dones: Default::default(),
+            in_flight: Default::default(),
+            ird: Default::default(),
+            max_reads: constant(MAX_READS.into()),
             recv: Default::default(),
             read_placed: Default::default(),
             reads: Default::default(),
@@ -485,6 +508,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mr_count: constant(M as u64),
             at_pd: at(qp_fields::PD),
             at_conn: at(qp_fields::CONN_ID),
+            at_crc: at(qp_fields::CRC_ENABLE),
             at_mulpdu: at(qp_fields::MULPDU),
             at_recv_cq: at(qp_fields::RECV_CQ),
             at_ird: at(qp_fields::IRD),
@@ -503,7 +527,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_cqe_invalidated: at(cqe_fields::INVALIDATED),
             cqe_recv: constant(CqeOpcode::Recv as u64),
             st_success: constant(CqeStatus::Success as u64),
-            job_tag: constant(RX_JOB_TAG),
             flags_md: Constant::new(Bits::<224>::from(u64::from((M_BIT | D_BIT) >> 8)) << 16_u64),
             solicited_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::SOLICITED.lsb)),
             invalidated_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::INVALIDATED.lsb)),
@@ -533,15 +556,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     }
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize>
-    Logic for RdmapRx<QB, Q, CB, MB, M, RB, RB1>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize>
+    Logic for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2>
 {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
             chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
-            carry, writes_out, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
+            carry, writes_out, dones, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
             cqe, cqn, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
         );
         for i in 0..Q {
@@ -567,6 +590,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.recv_msn.write_clock.next = self.clock.val();
         self.rr_msn.read_clock.next = self.clock.val();
         self.rr_msn.write_clock.next = self.clock.val();
+        self.rr_sent.read_clock.next = self.clock.val();
+        self.rr_sent.write_clock.next = self.clock.val();
+        self.sending.clock.next = self.clock.val();
+        self.sending.reset.next = self.reset.val();
         self.recv.read_clock.next = self.clock.val();
         self.recv.write_clock.next = self.clock.val();
         self.read_placed.read_clock.next = self.clock.val();
@@ -590,6 +617,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mrs.read_address.next = self.mr_index.q.val();
         self.recv_msn.read_address.next = self.qpn.q.val();
         self.rr_msn.read_address.next = self.qpn.q.val();
+        self.rr_sent.read_address.next = self.qpn.q.val();
         self.recv.read_address.next = self.qpn.q.val();
         self.read_placed.read_address.next = self.qpn.q.val();
         self.recv_msn.write_enable.next = false;
@@ -777,6 +805,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.rts.next = (self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
         self.next_msn.next = self.recv_msn.read_data.val() + 1;
         self.next_rr_msn.next = self.rr_msn.read_data.val() + 1;
+        self.in_flight.next = self.rr_msn.read_data.val() - self.rr_sent.read_data.val();
+        self.ird.next = self.ctx.read_data.val().get_bits::<8>(self.at_ird.val().index());
+        if self.ird.val() > self.max_reads.val() {
+            self.ird.next = self.max_reads.val();
+        }
 
         // State 2: classify. States: 3 claim a receive, 4 wait for the MR table, 5 MR
         // check, 6 receive length check, 7 placement request, 8 placement data, 9 after
@@ -855,7 +888,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     if self.b_msn.q.val() != self.next_rr_msn.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
-                    } else if self.ctx.read_data.val().get_bits::<8>(self.at_ird.val().index()) == 0 {
+                    } else if self.in_flight.val() >= bit_cast::<32, 8>(self.ird.val()) {
+                        // IRD 0, or IRD responses not yet sent: no QN 1 buffer.
                         self.fault_code.d.next = self.t_no_buffer.val();
                         self.state.d.next = 11.into();
                     } else {
@@ -1247,19 +1281,23 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
 
         // State 12: a Read Response or a Terminate joins the segmenter's queue.
-        self.job_entry.next = bit_cast::<263, 1>(self.job_terminate.q.val().into())
-            | (bit_cast::<263, 32>(self.b_sink_stag.q.val()) << 1)
-            | (bit_cast::<263, 64>(self.b_sink_to.q.val()) << 33)
-            | (bit_cast::<263, 64>(self.job_addr.q.val()) << 97)
-            | (bit_cast::<263, 32>(self.b_size.q.val()) << 161)
-            | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
-            | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index()) | self.job_tag.val()) << 247);
+        self.job_entry.next = bit_cast::<272, 1>(self.job_terminate.q.val().into())
+            | (bit_cast::<272, 32>(self.b_sink_stag.q.val()) << 1)
+            | (bit_cast::<272, 64>(self.b_sink_to.q.val()) << 33)
+            | (bit_cast::<272, 64>(self.job_addr.q.val()) << 97)
+            | (bit_cast::<272, 32>(self.b_size.q.val()) << 161)
+            | (bit_cast::<272, 32>(self.b_msn.q.val()) << 193)
+            | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
+            | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
+            | (bit_cast::<272, QB>(self.qpn.q.val()) << 263)
+            | (bit_cast::<272, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
         if self.job_terminate.q.val() {
-            self.job_entry.next = bit_cast::<263, 1>(true.into())
-                | (bit_cast::<263, 224>(self.job_inline.q.val()) << 1)
-                | (bit_cast::<263, 6>(self.job_inline_len.q.val()) << 225)
-                | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
-                | (bit_cast::<263, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index()) | self.job_tag.val()) << 247);
+            self.job_entry.next = bit_cast::<272, 1>(true.into())
+                | (bit_cast::<272, 224>(self.job_inline.q.val()) << 1)
+                | (bit_cast::<272, 6>(self.job_inline_len.q.val()) << 225)
+                | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
+                | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
+                | (bit_cast::<272, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
         }
         self.jobs.s_valid.next = self.job_valid.q.val();
         self.jobs.s_data.next = self.job_entry.val();
@@ -1268,8 +1306,21 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.state.d.next = 13.into();
         }
         self.job_out.next = self.jobs.m_data.val();
-        self.m_job_valid.next = self.jobs.m_valid.val();
-        self.jobs.m_ready.next = self.m_job_ready.val();
+        self.m_job_valid.next = self.jobs.m_valid.val() & self.sending.s_ready.val();
+        self.jobs.m_ready.next = self.m_job_ready.val() & self.sending.s_ready.val();
+        // A job the segmenter takes is remembered until it is done; a finished Read
+        // Response frees its IRD slot. (A QP written in RESET goes first: the pop waits.)
+        self.sending.s_valid.next = self.m_job_valid.val() & self.m_job_ready.val();
+        self.sending.s_data.next = bit_cast::<41, 1>(self.job_out.val().get_bit(0).into())
+            | (bit_cast::<41, 32>(self.job_out.val().get_bits::<32>(193)) << 1)
+            | (bit_cast::<41, 8>(self.job_out.val().get_bits::<8>(263)) << 33);
+        self.sending.m_ready.next = self.dones.q.val().any() & !(self.qp_we.val() & self.qp_reset.val());
+        self.dones.d.next = self.dones.q.val() + bit_cast::<4, 1>(self.s_job_done.val().into())
+            - bit_cast::<4, 1>((self.sending.m_ready.val() & self.sending.m_valid.val()).into());
+        self.rr_sent.write_enable.next =
+            self.sending.m_ready.val() & self.sending.m_valid.val() & !self.sending.m_data.val().get_bit(0);
+        self.rr_sent.write_address.next = self.sending.m_data.val().get_bits::<QB>(33);
+        self.rr_sent.write_data.next = self.sending.m_data.val().get_bits::<32>(1);
         self.m_job_tagged.next = true;
         self.m_job_opcode.next = 2.into();
         self.m_job_stag.next = self.job_out.val().get_bits::<32>(1);
@@ -1293,7 +1344,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.m_job_inline_len.next = self.job_out.val().get_bits::<6>(225);
         }
         self.m_job_mulpdu.next = self.job_out.val().get_bits::<16>(231);
-        self.m_job_tag.next = self.job_out.val().get_bits::<16>(247);
+        self.m_job_conn.next = self.job_out.val().get_bits::<16>(247);
+        self.m_job_crc.next = self.job_out.val().get_bit(271);
 
         // State 13: the rest of the ULPDU, if any, is dropped.
         if self.state.q.val() == 13 {
@@ -1314,6 +1366,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.rr_msn.write_enable.next = true;
             self.rr_msn.write_address.next = self.qp_waddr.val();
             self.rr_msn.write_data.next = 0.into();
+            self.rr_sent.write_enable.next = true;
+            self.rr_sent.write_address.next = self.qp_waddr.val();
+            self.rr_sent.write_data.next = 0.into();
             self.recv.write_enable.next = true;
             self.recv.write_address.next = self.qp_waddr.val();
             self.recv.write_data.next = 0.into();
@@ -1337,6 +1392,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.fail_valid.d.next = false;
             self.invalidate.d.next = false;
             self.writes_out.d.next = 0.into();
+            self.dones.d.next = 0.into();
             self.full.d.next = 0.into();
         }
     }

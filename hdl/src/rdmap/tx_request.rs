@@ -11,7 +11,8 @@
 //! Request (MSN of QN 1, its 28-octet body inline: sink = the local buffer, source = the
 //! peer's). Completions leave in WQE order through one queue: errors at once, Sends and
 //! Writes (if signaled) when the segmenter reports their last ULPDU gone, Reads when the
-//! receive side reports their response placed (`order_done`).
+//! receive side reports their response placed (`order_done`). A completion still waiting
+//! for a response when its QP leaves RTS (a Terminate, a reset) is written FLUSHED.
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::qp_fields;
@@ -37,6 +38,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub s_ctx: Signal<In, Bits<256>>,
     pub s_error: Signal<In, Bit>,
     pub qp_error: Signal<In, Bits<Q>>,
+    pub qp_rts: Signal<In, Bits<Q>>,
     pub qp_we: Signal<In, Bit>,
     pub qp_waddr: Signal<In, Bits<QB>>,
     pub qp_reset: Signal<In, Bit>,
@@ -59,6 +61,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub m_job_inline_len: Signal<Out, Bits<6>>,
     pub m_job_mulpdu: Signal<Out, Bits<16>>,
     pub m_job_conn: Signal<Out, Bits<16>>,
+    /// The QP's connection runs with MPA CRCs.
+    pub m_job_crc: Signal<Out, Bit>,
     pub s_done_valid: Signal<In, Bit>,
     /// Read Requests sent, for the receive side's table of outstanding Reads (see
     /// `RdmapRx::s_read_entry`); a QP whose `reads_full` bit is set issues no more.
@@ -115,6 +119,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     head_entry: Signal<Local, Bits<277>>,
     head_ready: Signal<Local, Bit>,
     reads_behind: Signal<Local, Bits<3>>,
+    head_flushed: Signal<Local, Bit>,
+    status_mask: Constant<Bits<256>>,
     reads_before: Signal<Local, Bits<3>>,
     read_body: Signal<Local, Bits<224>>,
     lkey_be: Bswap32,
@@ -139,6 +145,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     at_pd: Constant<Bits<9>>,
     at_mulpdu: Constant<Bits<9>>,
     at_conn: Constant<Bits<9>>,
+    at_crc: Constant<Bits<9>>,
     at_send_cq: Constant<Bits<9>>,
     at_cqe_wr_id: Constant<Bits<9>>,
     at_cqe_byte_len: Constant<Bits<9>>,
@@ -180,6 +187,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             s_ctx: Default::default(),
             s_error: Default::default(),
             qp_error: Default::default(),
+            qp_rts: Default::default(),
             qp_we: Default::default(),
             qp_waddr: Default::default(),
             qp_reset: Default::default(),
@@ -201,6 +209,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             m_job_inline_len: Default::default(),
             m_job_mulpdu: Default::default(),
             m_job_conn: Default::default(),
+            m_job_crc: Default::default(),
             s_done_valid: Default::default(),
             m_read_valid: Default::default(),
             m_read_qpn: Default::default(),
@@ -249,6 +258,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             head_entry: Default::default(),
             head_ready: Default::default(),
             reads_behind: Default::default(),
+            head_flushed: Default::default(),
+            status_mask: Constant::new(Bits::<256>::from(0xFF_u64) << u64::from(cqe_fields::STATUS.lsb)),
             reads_before: Default::default(),
             read_body: Default::default(),
             lkey_be: Default::default(),
@@ -273,6 +284,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_pd: at(qp_fields::PD),
             at_mulpdu: at(qp_fields::MULPDU),
             at_conn: at(qp_fields::CONN_ID),
+            at_crc: at(qp_fields::CRC_ENABLE),
             at_send_cq: at(qp_fields::SEND_CQ),
             at_cqe_wr_id: at(cqe_fields::WR_ID),
             at_cqe_byte_len: at(cqe_fields::BYTE_LEN),
@@ -496,6 +508,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         self.m_job_mulpdu.next = self.ctx.q.val().get_bits::<16>(self.at_mulpdu.val().index());
         self.m_job_conn.next = self.ctx.q.val().get_bits::<16>(self.at_conn.val().index());
+        self.m_job_crc.next = self.ctx.q.val().get_bit(self.at_crc.val().index());
         self.m_fail.next = self.fail.q.val();
         self.m_fail_qp.next = self.qpn.q.val();
 
@@ -515,12 +528,19 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // count needed: a difference of 0..3 means done.
         self.order_qpn.next = self.head_entry.val().get_bits::<QB>(self.at_cqe_qpn.val().index());
         self.reads_behind.next = self.order_done.val() - self.head_entry.val().get_bits::<3>(274);
+        // A QP that left RTS gets no more responses: what still waits for one is flushed.
+        self.head_flushed.next = self.reads_behind.val().get_bit(2)
+            & !(self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.order_qpn.val()))).any();
         self.head_ready.next = (self.queued.val() != 0)
             & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
-            & (!self.head_entry.val().get_bit(273) | !self.reads_behind.val().get_bit(2));
+            & (!self.head_entry.val().get_bit(273) | !self.reads_behind.val().get_bit(2) | self.head_flushed.val());
         self.m_cqe_valid.next = self.head_ready.val() & self.head_entry.val().get_bit(273);
         self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
+        if self.head_flushed.val() {
+            self.m_cqe.next = (self.head_entry.val().get_bits::<256>(0) & !self.status_mask.val())
+                | (bit_cast::<256, 8>(self.st_flushed.val()) << self.at_cqe_status.val());
+        }
         if self.head_ready.val() & (!self.head_entry.val().get_bit(273) | self.m_cqe_ready.val()) {
             self.head.d.next = self.head.q.val() + 1;
             if self.head_entry.val().get_bit(272) {

@@ -24,6 +24,9 @@ pub const RQ_BASE_ALIGN: u64 = RQ_WQE_LEN as u64;
 pub const CQ_BASE_ALIGN: u64 = CQE_LEN as u64;
 /// The largest MR index: STags carry it in their upper 24 bits.
 pub const MAX_MR_INDEX: u32 = (1 << 24) - 1;
+/// The most RDMA Reads a QP has outstanding each way: its ORD and IRD are at most
+/// this (the RNIC keeps a table of this many Reads per QP in each direction).
+pub const MAX_READS: u8 = 4;
 
 /// The STag of MR `index` with `key` (`index << 8 | key`). Local keys
 /// (lkeys) name MRs the same way.
@@ -69,6 +72,14 @@ pub enum ContextError {
     /// which also guarantees that every single-segment message fits.
     #[error("MULPDU {0} is below {MIN_MULPDU}")]
     Mulpdu(u16),
+    /// An IRD or ORD above [`MAX_READS`].
+    #[error("{field} {value} exceeds {MAX_READS}")]
+    ReadDepth {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: u8,
+    },
     /// A ring or region that runs past the end of the 64-bit address space.
     #[error("{field} range of {len} octets at {start:#x} wraps")]
     Wraps {
@@ -320,6 +331,11 @@ impl QpContext {
         )?;
         if self.state == QpState::Rts && usize::from(self.mulpdu) < MIN_MULPDU {
             return Err(ContextError::Mulpdu(self.mulpdu));
+        }
+        for (field, value) in [("ird", self.ird), ("ord", self.ord)] {
+            if value > MAX_READS {
+                return Err(ContextError::ReadDepth { field, value });
+            }
         }
         Ok(())
     }
