@@ -116,6 +116,7 @@ pub struct RnicTop {
     /// and framer output.
     tx_conns: SmallFifo<17>,
     tx_first: DFF<Bit>,
+    reset_q: DFF<Bit>,
     deframer: MpaRx<64, 8, 256, 96, 12>,
     /// The QP of each FPDU between RX stream and deframer output.
     rx_qps: SmallFifo<16>,
@@ -209,6 +210,7 @@ impl Default for RnicTop {
             framer: Default::default(),
             tx_conns: Default::default(),
             tx_first: Default::default(),
+            reset_q: Default::default(),
             deframer: Default::default(),
             rx_qps: Default::default(),
             rx_buffer: Default::default(),
@@ -230,25 +232,29 @@ impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
-        dff_setup!(self, clock, tx_first, rx_first);
-        self.tx_conns.reset.next = self.reset.val();
-        self.deframer.reset.next = self.reset.val();
-        self.rx_qps.reset.next = self.reset.val();
+        dff_setup!(self, clock, tx_first, rx_first, reset_q);
+        // The reset input is registered once and fans out from the register: no block's
+        // logic depends on an input pin directly (which also spares a simulator from
+        // re-evaluating all of it on every input change).
+        self.reset_q.d.next = self.reset.val();
+        self.tx_conns.reset.next = self.reset_q.q.val();
+        self.deframer.reset.next = self.reset_q.q.val();
+        self.rx_qps.reset.next = self.reset_q.q.val();
         self.rx_crcs.clock.next = self.clock.val();
-        self.rx_crcs.reset.next = self.reset.val();
-        self.rx_buffer.reset.next = self.reset.val();
-        self.receiver.reset.next = self.reset.val();
-        self.rq.reset.next = self.reset.val();
-        self.ctrl.reset.next = self.reset.val();
-        self.dma.reset.next = self.reset.val();
-        self.reads.reset.next = self.reset.val();
-        self.writes.reset.next = self.reset.val();
-        self.cqs.reset.next = self.reset.val();
-        self.sq.reset.next = self.reset.val();
-        self.requester.reset.next = self.reset.val();
-        self.segmenter.reset.next = self.reset.val();
-        self.payload.reset.next = self.reset.val();
-        self.framer.reset.next = self.reset.val();
+        self.rx_crcs.reset.next = self.reset_q.q.val();
+        self.rx_buffer.reset.next = self.reset_q.q.val();
+        self.receiver.reset.next = self.reset_q.q.val();
+        self.rq.reset.next = self.reset_q.q.val();
+        self.ctrl.reset.next = self.reset_q.q.val();
+        self.dma.reset.next = self.reset_q.q.val();
+        self.reads.reset.next = self.reset_q.q.val();
+        self.writes.reset.next = self.reset_q.q.val();
+        self.cqs.reset.next = self.reset_q.q.val();
+        self.sq.reset.next = self.reset_q.q.val();
+        self.requester.reset.next = self.reset_q.q.val();
+        self.segmenter.reset.next = self.reset_q.q.val();
+        self.payload.reset.next = self.reset_q.q.val();
+        self.framer.reset.next = self.reset_q.q.val();
 
         // BAR0.
         self.ctrl.s_axil_awaddr.next = self.s_axil_awaddr.val();
@@ -537,9 +543,10 @@ impl Logic for RnicTop {
         self.deframer.markers_en.next = false;
         self.deframer.crc_en.next = self.rx_crcs.m_data.val().any();
         self.rx_crcs.m_ready.next = self.deframer.fpdu_start.val();
-        self.rx_open.next = ((self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val())
+        self.rx_open.next = (((self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val())
             & (self.rx_crcs.s_ready.val() | !self.rx_first.q.val()))
-            | self.deframer.failed.val();
+            | self.deframer.failed.val())
+            & !self.reset_q.q.val();
         self.rx_qps.s_data.next = self.s_axis_rx_tuser.val();
         self.rx_qps.s_valid.next = self.s_axis_rx_tvalid.val()
             & self.s_axis_rx_tlast.val()
@@ -599,7 +606,7 @@ impl Logic for RnicTop {
         self.receiver.s_rq_posted.next = self.rq.m_posted.val();
         self.receiver.s_rq_wqe.next = self.rq.m_wqe.val();
         self.receiver.s_rq_error.next = self.rq.m_error.val();
-        if self.reset.val() {
+        if self.reset_q.q.val() {
             self.tx_first.d.next = true;
             self.rx_first.d.next = true;
         }

@@ -469,8 +469,8 @@ module rnic_host_ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awrea
         ar_addr$d = ar_addr$q;
         r_valid$d = r_valid$q;
         r_data$d = r_data$q;
-        s_axil_awready = ~aw_held$q;
-        s_axil_wready = ~w_held$q;
+        s_axil_awready = ~aw_held$q & ~reset;
+        s_axil_wready = ~w_held$q & ~reset;
         if (s_axil_awvalid & ~aw_held$q) begin
             aw_held$d = 1'b1;
             aw_addr$d = s_axil_awaddr;
@@ -490,7 +490,7 @@ module rnic_host_ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awrea
         if (b_pending$q & s_axil_bready) begin
             b_pending$d = 1'b0;
         end
-        s_axil_arready = ~ar_busy$q;
+        s_axil_arready = ~ar_busy$q & ~reset;
         rd_pulse$d = 1'b0;
         if (s_axil_arvalid & ~ar_busy$q) begin
             ar_busy$d = 1'b1;
@@ -1162,9 +1162,15 @@ module rnic_host_ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_do
         is_mr_op = (op$q == op_write_mr) | (op$q == op_query_mr) | (op$q == op_invalidate_mr);
         index_ok = (is_qp_op & (index$q < qp_count)) | (is_cq_op & (index$q < cq_count)) | (is_mr_op & (index$q < mr_count));
         qp_bit = one_q << ((index$q[(32'h0)+:(6)]) & 64'hffffffffffffffff);
-        mr_bit = one_m << ((index$q[(32'h0)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         fail_bit = one_q << ((fail_qp) & 64'hffffffffffffffff);
-        inval_bit = one_m << ((invalidate_mr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        mr_bit = 32'h0;
+        if (state$q == 32'h2) begin
+            mr_bit = one_m << ((index$q[(32'h0)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        inval_bit = 32'h0;
+        if (invalidate) begin
+            inval_bit = one_m << ((invalidate_mr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
         cur_state = st_reset;
         if (|(rts$q & qp_bit)) begin
             cur_state = st_rts;
@@ -1173,21 +1179,38 @@ module rnic_host_ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_do
             cur_state = st_error;
         end
         live_valid = |(valid$q & mr_bit);
-        new_state = qp_words[(at_state)+:(4)];
-        sq_log = qp_words[(at_sq_log)+:(8)];
-        rq_log = qp_words[(at_rq_log)+:(8)];
-        cq_log = cq_words[(at_cq_log)+:(8)];
-        sq_end = ((qp_words[(at_sq_base)+:(64)]) & 65'h1ffffffffffffffff) + (sq_slot << sq_log);
-        rq_end = ((qp_words[(at_rq_base)+:(64)]) & 65'h1ffffffffffffffff) + (rq_slot << rq_log);
-        cq_end = ((cq_words[(at_cq_base)+:(64)]) & 65'h1ffffffffffffffff) + (cqe_slot << cq_log);
-        va_end = ((mr_words[(at_mr_va)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
-        iova_end = ((mr_words[(at_mr_iova)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
-        qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end[32'h40] & |sq_end[(32'h0)+:(64)]) & ~(rq_end[32'h40] & |rq_end[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_ird)+:(8)] <= max_reads) & (qp_words[(at_ord)+:(8)] <= max_reads) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
-        cq_value_ok = (cq_log <= max_log) & ~|(cq_words[(at_cq_base)+:(64)] & cq_align) & ~(cq_end[32'h40] & |cq_end[(32'h0)+:(64)]);
-        mr_value_ok = ~(va_end[32'h40] & |va_end[(32'h0)+:(64)]) & ~(iova_end[32'h40] & |iova_end[(32'h0)+:(64)]);
-        relayout = (qp_words[(at_sq_base)+:(64)] != qp_cfg$read_data[(at_sq_base)+:(64)]) | (qp_words[(at_rq_base)+:(64)] != qp_cfg$read_data[(at_rq_base)+:(64)]) | (sq_log != qp_cfg$read_data[(at_sq_log)+:(8)]) | (rq_log != qp_cfg$read_data[(at_rq_log)+:(8)]);
-        qp_state_ok = ~(relayout & (cur_state != st_reset)) & ~((cur_state == st_error) & (new_state == st_rts));
-        term_status = (((term$read_data[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_code) | (((term$read_data[(32'h8)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_etype) | (((term$read_data[(32'hc)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_layer) | (((term$read_data[(32'h10)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_received) | (((term$read_data[(32'h11)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_valid);
+        new_state = 32'h0;
+        sq_log = 32'h0;
+        rq_log = 32'h0;
+        cq_log = 32'h0;
+        sq_end = 32'h0;
+        rq_end = 32'h0;
+        cq_end = 32'h0;
+        va_end = 32'h0;
+        iova_end = 32'h0;
+        qp_value_ok = 1'b0;
+        cq_value_ok = 1'b0;
+        mr_value_ok = 1'b0;
+        relayout = 1'b0;
+        qp_state_ok = 1'b0;
+        term_status = 32'h0;
+        if (state$q == 32'h2) begin
+            new_state = qp_words[(at_state)+:(4)];
+            sq_log = qp_words[(at_sq_log)+:(8)];
+            rq_log = qp_words[(at_rq_log)+:(8)];
+            cq_log = cq_words[(at_cq_log)+:(8)];
+            sq_end = ((qp_words[(at_sq_base)+:(64)]) & 65'h1ffffffffffffffff) + (sq_slot << sq_log);
+            rq_end = ((qp_words[(at_rq_base)+:(64)]) & 65'h1ffffffffffffffff) + (rq_slot << rq_log);
+            cq_end = ((cq_words[(at_cq_base)+:(64)]) & 65'h1ffffffffffffffff) + (cqe_slot << cq_log);
+            va_end = ((mr_words[(at_mr_va)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
+            iova_end = ((mr_words[(at_mr_iova)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
+            qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end[32'h40] & |sq_end[(32'h0)+:(64)]) & ~(rq_end[32'h40] & |rq_end[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_ird)+:(8)] <= max_reads) & (qp_words[(at_ord)+:(8)] <= max_reads) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
+            cq_value_ok = (cq_log <= max_log) & ~|(cq_words[(at_cq_base)+:(64)] & cq_align) & ~(cq_end[32'h40] & |cq_end[(32'h0)+:(64)]);
+            mr_value_ok = ~(va_end[32'h40] & |va_end[(32'h0)+:(64)]) & ~(iova_end[32'h40] & |iova_end[(32'h0)+:(64)]);
+            relayout = (qp_words[(at_sq_base)+:(64)] != qp_cfg$read_data[(at_sq_base)+:(64)]) | (qp_words[(at_rq_base)+:(64)] != qp_cfg$read_data[(at_rq_base)+:(64)]) | (sq_log != qp_cfg$read_data[(at_sq_log)+:(8)]) | (rq_log != qp_cfg$read_data[(at_rq_log)+:(8)]);
+            qp_state_ok = ~(relayout & (cur_state != st_reset)) & ~((cur_state == st_error) & (new_state == st_rts));
+            term_status = (((term$read_data[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_code) | (((term$read_data[(32'h8)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_etype) | (((term$read_data[(32'hc)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_layer) | (((term$read_data[(32'h10)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_received) | (((term$read_data[(32'h11)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_valid);
+        end
         done$d = 1'b0;
         load$d = 1'b0;
         qp_write$d = 1'b0;

@@ -470,21 +470,23 @@ module rnic_host_dma_write_arb$pick(requests,start,found,grant);
         from_upper = |upper;
         grant = 32'h0;
         picked = 1'b0;
-        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
-            grant = 0;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
-            grant = 1;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
-            grant = 2;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
-            grant = 3;
-            picked = 1'b1;
+        if (|requests) begin
+            if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+                grant = 0;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+                grant = 1;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+                grant = 2;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+                grant = 3;
+                picked = 1'b1;
+            end
         end
         found = picked;
     end

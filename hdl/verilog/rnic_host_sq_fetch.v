@@ -546,261 +546,263 @@ module rnic_host_sq_fetch$pick(requests,start,found,grant);
         from_upper = |upper;
         grant = 32'h0;
         picked = 1'b0;
-        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
-            grant = 0;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
-            grant = 1;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
-            grant = 2;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
-            grant = 3;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
-            grant = 4;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
-            grant = 5;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
-            grant = 6;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
-            grant = 7;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
-            grant = 8;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
-            grant = 9;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
-            grant = 10;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
-            grant = 11;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
-            grant = 12;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
-            grant = 13;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
-            grant = 14;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
-            grant = 15;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[16]) | (~from_upper & requests[16]))) begin
-            grant = 16;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[17]) | (~from_upper & requests[17]))) begin
-            grant = 17;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[18]) | (~from_upper & requests[18]))) begin
-            grant = 18;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[19]) | (~from_upper & requests[19]))) begin
-            grant = 19;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[20]) | (~from_upper & requests[20]))) begin
-            grant = 20;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[21]) | (~from_upper & requests[21]))) begin
-            grant = 21;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[22]) | (~from_upper & requests[22]))) begin
-            grant = 22;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[23]) | (~from_upper & requests[23]))) begin
-            grant = 23;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[24]) | (~from_upper & requests[24]))) begin
-            grant = 24;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[25]) | (~from_upper & requests[25]))) begin
-            grant = 25;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[26]) | (~from_upper & requests[26]))) begin
-            grant = 26;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[27]) | (~from_upper & requests[27]))) begin
-            grant = 27;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[28]) | (~from_upper & requests[28]))) begin
-            grant = 28;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[29]) | (~from_upper & requests[29]))) begin
-            grant = 29;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[30]) | (~from_upper & requests[30]))) begin
-            grant = 30;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[31]) | (~from_upper & requests[31]))) begin
-            grant = 31;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[32]) | (~from_upper & requests[32]))) begin
-            grant = 32;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[33]) | (~from_upper & requests[33]))) begin
-            grant = 33;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[34]) | (~from_upper & requests[34]))) begin
-            grant = 34;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[35]) | (~from_upper & requests[35]))) begin
-            grant = 35;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[36]) | (~from_upper & requests[36]))) begin
-            grant = 36;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[37]) | (~from_upper & requests[37]))) begin
-            grant = 37;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[38]) | (~from_upper & requests[38]))) begin
-            grant = 38;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[39]) | (~from_upper & requests[39]))) begin
-            grant = 39;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[40]) | (~from_upper & requests[40]))) begin
-            grant = 40;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[41]) | (~from_upper & requests[41]))) begin
-            grant = 41;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[42]) | (~from_upper & requests[42]))) begin
-            grant = 42;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[43]) | (~from_upper & requests[43]))) begin
-            grant = 43;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[44]) | (~from_upper & requests[44]))) begin
-            grant = 44;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[45]) | (~from_upper & requests[45]))) begin
-            grant = 45;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[46]) | (~from_upper & requests[46]))) begin
-            grant = 46;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[47]) | (~from_upper & requests[47]))) begin
-            grant = 47;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[48]) | (~from_upper & requests[48]))) begin
-            grant = 48;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[49]) | (~from_upper & requests[49]))) begin
-            grant = 49;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[50]) | (~from_upper & requests[50]))) begin
-            grant = 50;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[51]) | (~from_upper & requests[51]))) begin
-            grant = 51;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[52]) | (~from_upper & requests[52]))) begin
-            grant = 52;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[53]) | (~from_upper & requests[53]))) begin
-            grant = 53;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[54]) | (~from_upper & requests[54]))) begin
-            grant = 54;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[55]) | (~from_upper & requests[55]))) begin
-            grant = 55;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[56]) | (~from_upper & requests[56]))) begin
-            grant = 56;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[57]) | (~from_upper & requests[57]))) begin
-            grant = 57;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[58]) | (~from_upper & requests[58]))) begin
-            grant = 58;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[59]) | (~from_upper & requests[59]))) begin
-            grant = 59;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[60]) | (~from_upper & requests[60]))) begin
-            grant = 60;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[61]) | (~from_upper & requests[61]))) begin
-            grant = 61;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[62]) | (~from_upper & requests[62]))) begin
-            grant = 62;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[63]) | (~from_upper & requests[63]))) begin
-            grant = 63;
-            picked = 1'b1;
+        if (|requests) begin
+            if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+                grant = 0;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+                grant = 1;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+                grant = 2;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+                grant = 3;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
+                grant = 4;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
+                grant = 5;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
+                grant = 6;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
+                grant = 7;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
+                grant = 8;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
+                grant = 9;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
+                grant = 10;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
+                grant = 11;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
+                grant = 12;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
+                grant = 13;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
+                grant = 14;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
+                grant = 15;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[16]) | (~from_upper & requests[16]))) begin
+                grant = 16;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[17]) | (~from_upper & requests[17]))) begin
+                grant = 17;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[18]) | (~from_upper & requests[18]))) begin
+                grant = 18;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[19]) | (~from_upper & requests[19]))) begin
+                grant = 19;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[20]) | (~from_upper & requests[20]))) begin
+                grant = 20;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[21]) | (~from_upper & requests[21]))) begin
+                grant = 21;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[22]) | (~from_upper & requests[22]))) begin
+                grant = 22;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[23]) | (~from_upper & requests[23]))) begin
+                grant = 23;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[24]) | (~from_upper & requests[24]))) begin
+                grant = 24;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[25]) | (~from_upper & requests[25]))) begin
+                grant = 25;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[26]) | (~from_upper & requests[26]))) begin
+                grant = 26;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[27]) | (~from_upper & requests[27]))) begin
+                grant = 27;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[28]) | (~from_upper & requests[28]))) begin
+                grant = 28;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[29]) | (~from_upper & requests[29]))) begin
+                grant = 29;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[30]) | (~from_upper & requests[30]))) begin
+                grant = 30;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[31]) | (~from_upper & requests[31]))) begin
+                grant = 31;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[32]) | (~from_upper & requests[32]))) begin
+                grant = 32;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[33]) | (~from_upper & requests[33]))) begin
+                grant = 33;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[34]) | (~from_upper & requests[34]))) begin
+                grant = 34;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[35]) | (~from_upper & requests[35]))) begin
+                grant = 35;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[36]) | (~from_upper & requests[36]))) begin
+                grant = 36;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[37]) | (~from_upper & requests[37]))) begin
+                grant = 37;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[38]) | (~from_upper & requests[38]))) begin
+                grant = 38;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[39]) | (~from_upper & requests[39]))) begin
+                grant = 39;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[40]) | (~from_upper & requests[40]))) begin
+                grant = 40;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[41]) | (~from_upper & requests[41]))) begin
+                grant = 41;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[42]) | (~from_upper & requests[42]))) begin
+                grant = 42;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[43]) | (~from_upper & requests[43]))) begin
+                grant = 43;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[44]) | (~from_upper & requests[44]))) begin
+                grant = 44;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[45]) | (~from_upper & requests[45]))) begin
+                grant = 45;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[46]) | (~from_upper & requests[46]))) begin
+                grant = 46;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[47]) | (~from_upper & requests[47]))) begin
+                grant = 47;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[48]) | (~from_upper & requests[48]))) begin
+                grant = 48;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[49]) | (~from_upper & requests[49]))) begin
+                grant = 49;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[50]) | (~from_upper & requests[50]))) begin
+                grant = 50;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[51]) | (~from_upper & requests[51]))) begin
+                grant = 51;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[52]) | (~from_upper & requests[52]))) begin
+                grant = 52;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[53]) | (~from_upper & requests[53]))) begin
+                grant = 53;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[54]) | (~from_upper & requests[54]))) begin
+                grant = 54;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[55]) | (~from_upper & requests[55]))) begin
+                grant = 55;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[56]) | (~from_upper & requests[56]))) begin
+                grant = 56;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[57]) | (~from_upper & requests[57]))) begin
+                grant = 57;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[58]) | (~from_upper & requests[58]))) begin
+                grant = 58;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[59]) | (~from_upper & requests[59]))) begin
+                grant = 59;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[60]) | (~from_upper & requests[60]))) begin
+                grant = 60;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[61]) | (~from_upper & requests[61]))) begin
+                grant = 61;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[62]) | (~from_upper & requests[62]))) begin
+                grant = 62;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[63]) | (~from_upper & requests[63]))) begin
+                grant = 63;
+                picked = 1'b1;
+            end
         end
         found = picked;
     end

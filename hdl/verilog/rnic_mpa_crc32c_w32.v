@@ -32,6 +32,7 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
     reg  [31:0] a_keep$d;
     wire  [31:0] a_keep$q;
     reg  a_keep$clock;
+    reg  beat$valid;
     reg  [255:0] beat$data;
     reg  [31:0] beat$keep;
     reg  beat$last;
@@ -64,6 +65,7 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
     reg  [7:0] b_tail$d;
     wire  [7:0] b_tail$q;
     reg  b_tail$clock;
+    reg  step$valid;
     reg  [31:0] step$register;
     reg  [31:0] step$data;
     reg  [31:0] step$init;
@@ -84,6 +86,7 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
     reg  c_tail$clock;
     reg  unwind$clock;
     reg  unwind$ce;
+    reg  unwind$load;
     reg  [31:0] unwind$value;
     reg  [7:0] unwind$tail;
     wire  [31:0] unwind$unwound;
@@ -124,6 +127,7 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
         .clock(a_keep$clock)
     );
     rnic_mpa_crc32c_w32$beat beat(
+        .valid(beat$valid),
         .data(beat$data),
         .keep(beat$keep),
         .last(beat$last),
@@ -174,6 +178,7 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
         .clock(b_tail$clock)
     );
     rnic_mpa_crc32c_w32$step step(
+        .valid(step$valid),
         .register(step$register),
         .data(step$data),
         .init(step$init),
@@ -204,6 +209,7 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
     rnic_mpa_crc32c_w32$unwind unwind(
         .clock(unwind$clock),
         .ce(unwind$ce),
+        .load(unwind$load),
         .value(unwind$value),
         .tail(unwind$tail),
         .unwound(unwind$unwound)
@@ -266,9 +272,11 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
         d_valid$d = d_valid$q;
         e_valid$d = e_valid$q;
         e_crc$d = e_crc$q;
+        beat$valid = a_valid$q;
         beat$data = a_data$q;
         beat$keep = a_keep$q;
         beat$last = a_last$q;
+        step$valid = b_valid$q;
         step$register = register$q;
         step$data = b_data$q;
         step$init = b_init$q;
@@ -276,6 +284,7 @@ module rnic_mpa_crc32c_w32(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m
         step$short = b_short$q;
         unwind$clock = clock;
         unwind$ce = ce;
+        unwind$load = c_valid$q;
         unwind$value = c_value$q;
         unwind$tail = c_tail$q;
         if (ce) begin
@@ -568,9 +577,10 @@ module rnic_mpa_crc32c_w32$b_valid(d,q,clock);
 endmodule // rnic_mpa_crc32c_w32$b_valid
 
 
-module rnic_mpa_crc32c_w32$beat(data,keep,last,contribution,init,tail,empty,short);
+module rnic_mpa_crc32c_w32$beat(valid,data,keep,last,contribution,init,tail,empty,short);
     
     // Module arguments
+    input wire  valid;
     input wire  [255:0] data;
     input wire  [31:0] keep;
     input wire  last;
@@ -591,6 +601,13 @@ module rnic_mpa_crc32c_w32$beat(data,keep,last,contribution,init,tail,empty,shor
     always @(*) begin
         hi = 8'd0;
         lo = 8'd0;
+        masked = 256'd0;
+        full_data = 32'h0;
+        short_data = 32'h0;
+        contribution = 32'h0;
+        init = 32'h0;
+        short = 1'b0;
+        if (valid) begin
         for (i = 0; i < 32; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
@@ -666,8 +683,9 @@ module rnic_mpa_crc32c_w32$beat(data,keep,last,contribution,init,tail,empty,shor
             8'd31: init = 32'had82acae;
             default: init = 32'h756ec955;
         endcase
-        tail = 8'd32 - hi;
-        empty = (hi == 8'd0);
+        end
+        tail = valid ? 8'd32 - hi : 8'd0;
+        empty = ~valid | (hi == 8'd0);
     end
 endmodule // rnic_mpa_crc32c_w32$beat
 
@@ -805,9 +823,10 @@ module rnic_mpa_crc32c_w32$register(d,q,clock);
 endmodule // rnic_mpa_crc32c_w32$register
 
 
-module rnic_mpa_crc32c_w32$step(register,data,init,first,short,register_next);
+module rnic_mpa_crc32c_w32$step(valid,register,data,init,first,short,register_next);
     
     // Module arguments
+    input wire  valid;
     input wire  [31:0] register;
     input wire  [31:0] data;
     input wire  [31:0] init;
@@ -818,47 +837,51 @@ module rnic_mpa_crc32c_w32$step(register,data,init,first,short,register_next);
     // Update code (custom)
     // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
     always @(*) begin
-        register_next[0] = first ? (init[0] ^ data[0]) : (^(register & 32'h5f513d79) ^ data[0]);
-        register_next[1] = first ? (init[1] ^ data[1]) : (^(register & 32'hbea27af3) ^ data[1]);
-        register_next[2] = first ? (init[2] ^ data[2]) : (^(register & 32'h7d44f5e6) ^ data[2]);
-        register_next[3] = first ? (init[3] ^ data[3]) : (^(register & 32'hfa89ebcd) ^ data[3]);
-        register_next[4] = first ? (init[4] ^ data[4]) : (^(register & 32'haa42eae2) ^ data[4]);
-        register_next[5] = first ? (init[5] ^ data[5]) : (^(register & 32'h0bd4e8bc) ^ data[5]);
-        register_next[6] = first ? (init[6] ^ data[6]) : (^(register & 32'h48f8ec01) ^ data[6]);
-        register_next[7] = first ? (init[7] ^ data[7]) : (^(register & 32'hcea0e57b) ^ data[7]);
-        register_next[8] = first ? (init[8] ^ data[8]) : (^(register & 32'h9d41caf6) ^ data[8]);
-        register_next[9] = first ? (init[9] ^ data[9]) : (^(register & 32'h65d2a894) ^ data[9]);
-        register_next[10] = first ? (init[10] ^ data[10]) : (^(register & 32'h94f46c50) ^ data[10]);
-        register_next[11] = first ? (init[11] ^ data[11]) : (^(register & 32'h29e8d8a0) ^ data[11]);
-        register_next[12] = first ? (init[12] ^ data[12]) : (^(register & 32'h0c808c39) ^ data[12]);
-        register_next[13] = first ? (init[13] ^ data[13]) : (^(register & 32'h4650250a) ^ data[13]);
-        register_next[14] = first ? (init[14] ^ data[14]) : (^(register & 32'hd3f1776d) ^ data[14]);
-        register_next[15] = first ? (init[15] ^ data[15]) : (^(register & 32'ha7e2eedb) ^ data[15]);
-        register_next[16] = first ? (init[16] ^ data[16]) : (^(register & 32'h4fc5ddb6) ^ data[16]);
-        register_next[17] = first ? (init[17] ^ data[17]) : (^(register & 32'h9f8bbb6d) ^ data[17]);
-        register_next[18] = first ? (init[18] ^ data[18]) : (^(register & 32'h60464ba3) ^ data[18]);
-        register_next[19] = first ? (init[19] ^ data[19]) : (^(register & 32'h9fddaa3e) ^ data[19]);
-        register_next[20] = first ? (init[20] ^ data[20]) : (^(register & 32'h3fbb547c) ^ data[20]);
-        register_next[21] = first ? (init[21] ^ data[21]) : (^(register & 32'h20279581) ^ data[21]);
-        register_next[22] = first ? (init[22] ^ data[22]) : (^(register & 32'h1f1e167a) ^ data[22]);
-        register_next[23] = first ? (init[23] ^ data[23]) : (^(register & 32'h616d118d) ^ data[23]);
-        register_next[24] = first ? (init[24] ^ data[24]) : (^(register & 32'h9d8b1e63) ^ data[24]);
-        register_next[25] = first ? (init[25] ^ data[25]) : (^(register & 32'h3b163cc6) ^ data[25]);
-        register_next[26] = first ? (init[26] ^ data[26]) : (^(register & 32'h297d44f5) ^ data[26]);
-        register_next[27] = first ? (init[27] ^ data[27]) : (^(register & 32'h52fa89eb) ^ data[27]);
-        register_next[28] = first ? (init[28] ^ data[28]) : (^(register & 32'ha5f513d7) ^ data[28]);
-        register_next[29] = first ? (init[29] ^ data[29]) : (^(register & 32'h4bea27af) ^ data[29]);
-        register_next[30] = first ? (init[30] ^ data[30]) : (^(register & 32'h97d44f5e) ^ data[30]);
-        register_next[31] = first ? (init[31] ^ data[31]) : (^(register & 32'h2fa89ebc) ^ data[31]);
+        register_next = 32'h0;
+        if (valid) begin
+            register_next[0] = first ? (init[0] ^ data[0]) : (^(register & 32'h5f513d79) ^ data[0]);
+            register_next[1] = first ? (init[1] ^ data[1]) : (^(register & 32'hbea27af3) ^ data[1]);
+            register_next[2] = first ? (init[2] ^ data[2]) : (^(register & 32'h7d44f5e6) ^ data[2]);
+            register_next[3] = first ? (init[3] ^ data[3]) : (^(register & 32'hfa89ebcd) ^ data[3]);
+            register_next[4] = first ? (init[4] ^ data[4]) : (^(register & 32'haa42eae2) ^ data[4]);
+            register_next[5] = first ? (init[5] ^ data[5]) : (^(register & 32'h0bd4e8bc) ^ data[5]);
+            register_next[6] = first ? (init[6] ^ data[6]) : (^(register & 32'h48f8ec01) ^ data[6]);
+            register_next[7] = first ? (init[7] ^ data[7]) : (^(register & 32'hcea0e57b) ^ data[7]);
+            register_next[8] = first ? (init[8] ^ data[8]) : (^(register & 32'h9d41caf6) ^ data[8]);
+            register_next[9] = first ? (init[9] ^ data[9]) : (^(register & 32'h65d2a894) ^ data[9]);
+            register_next[10] = first ? (init[10] ^ data[10]) : (^(register & 32'h94f46c50) ^ data[10]);
+            register_next[11] = first ? (init[11] ^ data[11]) : (^(register & 32'h29e8d8a0) ^ data[11]);
+            register_next[12] = first ? (init[12] ^ data[12]) : (^(register & 32'h0c808c39) ^ data[12]);
+            register_next[13] = first ? (init[13] ^ data[13]) : (^(register & 32'h4650250a) ^ data[13]);
+            register_next[14] = first ? (init[14] ^ data[14]) : (^(register & 32'hd3f1776d) ^ data[14]);
+            register_next[15] = first ? (init[15] ^ data[15]) : (^(register & 32'ha7e2eedb) ^ data[15]);
+            register_next[16] = first ? (init[16] ^ data[16]) : (^(register & 32'h4fc5ddb6) ^ data[16]);
+            register_next[17] = first ? (init[17] ^ data[17]) : (^(register & 32'h9f8bbb6d) ^ data[17]);
+            register_next[18] = first ? (init[18] ^ data[18]) : (^(register & 32'h60464ba3) ^ data[18]);
+            register_next[19] = first ? (init[19] ^ data[19]) : (^(register & 32'h9fddaa3e) ^ data[19]);
+            register_next[20] = first ? (init[20] ^ data[20]) : (^(register & 32'h3fbb547c) ^ data[20]);
+            register_next[21] = first ? (init[21] ^ data[21]) : (^(register & 32'h20279581) ^ data[21]);
+            register_next[22] = first ? (init[22] ^ data[22]) : (^(register & 32'h1f1e167a) ^ data[22]);
+            register_next[23] = first ? (init[23] ^ data[23]) : (^(register & 32'h616d118d) ^ data[23]);
+            register_next[24] = first ? (init[24] ^ data[24]) : (^(register & 32'h9d8b1e63) ^ data[24]);
+            register_next[25] = first ? (init[25] ^ data[25]) : (^(register & 32'h3b163cc6) ^ data[25]);
+            register_next[26] = first ? (init[26] ^ data[26]) : (^(register & 32'h297d44f5) ^ data[26]);
+            register_next[27] = first ? (init[27] ^ data[27]) : (^(register & 32'h52fa89eb) ^ data[27]);
+            register_next[28] = first ? (init[28] ^ data[28]) : (^(register & 32'ha5f513d7) ^ data[28]);
+            register_next[29] = first ? (init[29] ^ data[29]) : (^(register & 32'h4bea27af) ^ data[29]);
+            register_next[30] = first ? (init[30] ^ data[30]) : (^(register & 32'h97d44f5e) ^ data[30]);
+            register_next[31] = first ? (init[31] ^ data[31]) : (^(register & 32'h2fa89ebc) ^ data[31]);
+        end
     end
 endmodule // rnic_mpa_crc32c_w32$step
 
 
-module rnic_mpa_crc32c_w32$unwind(clock,ce,value,tail,unwound);
+module rnic_mpa_crc32c_w32$unwind(clock,ce,load,value,tail,unwound);
     
     // Module arguments
     input wire  clock;
     input wire  ce;
+    input wire  load;
     input wire  [31:0] value;
     input wire  [7:0] tail;
     output reg  [31:0] unwound;
@@ -902,7 +925,7 @@ module rnic_mpa_crc32c_w32$unwind(clock,ce,value,tail,unwound);
     reg [31:0] candidate_30;
     reg [31:0] candidate_31;
     reg [31:0] candidate_32;
-    always @(posedge clock) if (ce) begin
+    always @(posedge clock) if (ce & load) begin
         held_tail <= tail;
         held_value <= value;
         candidate_0[0] <= ^(value & 32'h00000001);

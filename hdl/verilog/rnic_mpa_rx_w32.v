@@ -821,6 +821,7 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
     reg  [35:0] a_keep$d;
     wire  [35:0] a_keep$q;
     reg  a_keep$clock;
+    reg  beat$valid;
     reg  [287:0] beat$data;
     reg  [35:0] beat$keep;
     reg  beat$last;
@@ -853,6 +854,7 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
     reg  [7:0] b_tail$d;
     wire  [7:0] b_tail$q;
     reg  b_tail$clock;
+    reg  step$valid;
     reg  [31:0] step$register;
     reg  [31:0] step$data;
     reg  [31:0] step$init;
@@ -873,6 +875,7 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
     reg  c_tail$clock;
     reg  unwind$clock;
     reg  unwind$ce;
+    reg  unwind$load;
     reg  [31:0] unwind$value;
     reg  [7:0] unwind$tail;
     wire  [31:0] unwind$unwound;
@@ -913,6 +916,7 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
         .clock(a_keep$clock)
     );
     rnic_mpa_rx_w32$align$crc_unit$beat beat(
+        .valid(beat$valid),
         .data(beat$data),
         .keep(beat$keep),
         .last(beat$last),
@@ -963,6 +967,7 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
         .clock(b_tail$clock)
     );
     rnic_mpa_rx_w32$align$crc_unit$step step(
+        .valid(step$valid),
         .register(step$register),
         .data(step$data),
         .init(step$init),
@@ -993,6 +998,7 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
     rnic_mpa_rx_w32$align$crc_unit$unwind unwind(
         .clock(unwind$clock),
         .ce(unwind$ce),
+        .load(unwind$load),
         .value(unwind$value),
         .tail(unwind$tail),
         .unwound(unwind$unwound)
@@ -1055,9 +1061,11 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
         d_valid$d = d_valid$q;
         e_valid$d = e_valid$q;
         e_crc$d = e_crc$q;
+        beat$valid = a_valid$q;
         beat$data = a_data$q;
         beat$keep = a_keep$q;
         beat$last = a_last$q;
+        step$valid = b_valid$q;
         step$register = register$q;
         step$data = b_data$q;
         step$init = b_init$q;
@@ -1065,6 +1073,7 @@ module rnic_mpa_rx_w32$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_da
         step$short = b_short$q;
         unwind$clock = clock;
         unwind$ce = ce;
+        unwind$load = c_valid$q;
         unwind$value = c_value$q;
         unwind$tail = c_tail$q;
         if (ce) begin
@@ -1357,9 +1366,10 @@ module rnic_mpa_rx_w32$align$crc_unit$b_valid(d,q,clock);
 endmodule // rnic_mpa_rx_w32$align$crc_unit$b_valid
 
 
-module rnic_mpa_rx_w32$align$crc_unit$beat(data,keep,last,contribution,init,tail,empty,short);
+module rnic_mpa_rx_w32$align$crc_unit$beat(valid,data,keep,last,contribution,init,tail,empty,short);
     
     // Module arguments
+    input wire  valid;
     input wire  [287:0] data;
     input wire  [35:0] keep;
     input wire  last;
@@ -1380,6 +1390,13 @@ module rnic_mpa_rx_w32$align$crc_unit$beat(data,keep,last,contribution,init,tail
     always @(*) begin
         hi = 8'd0;
         lo = 8'd0;
+        masked = 288'd0;
+        full_data = 32'h0;
+        short_data = 32'h0;
+        contribution = 32'h0;
+        init = 32'h0;
+        short = 1'b0;
+        if (valid) begin
         for (i = 0; i < 36; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
@@ -1490,8 +1507,9 @@ module rnic_mpa_rx_w32$align$crc_unit$beat(data,keep,last,contribution,init,tail
             8'd35: init = 32'had82acae;
             default: init = 32'h05d9d92d;
         endcase
-        tail = 8'd36 - hi;
-        empty = (hi == 8'd0);
+        end
+        tail = valid ? 8'd36 - hi : 8'd0;
+        empty = ~valid | (hi == 8'd0);
     end
 endmodule // rnic_mpa_rx_w32$align$crc_unit$beat
 
@@ -1629,9 +1647,10 @@ module rnic_mpa_rx_w32$align$crc_unit$register(d,q,clock);
 endmodule // rnic_mpa_rx_w32$align$crc_unit$register
 
 
-module rnic_mpa_rx_w32$align$crc_unit$step(register,data,init,first,short,register_next);
+module rnic_mpa_rx_w32$align$crc_unit$step(valid,register,data,init,first,short,register_next);
     
     // Module arguments
+    input wire  valid;
     input wire  [31:0] register;
     input wire  [31:0] data;
     input wire  [31:0] init;
@@ -1642,47 +1661,51 @@ module rnic_mpa_rx_w32$align$crc_unit$step(register,data,init,first,short,regist
     // Update code (custom)
     // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
     always @(*) begin
-        register_next[0] = first ? (init[0] ^ data[0]) : ((short ? ^(register & 32'h5f513d79) : ^(register & 32'hb5fd0998)) ^ data[0]);
-        register_next[1] = first ? (init[1] ^ data[1]) : ((short ? ^(register & 32'hbea27af3) : ^(register & 32'h6bfa1330)) ^ data[1]);
-        register_next[2] = first ? (init[2] ^ data[2]) : ((short ? ^(register & 32'h7d44f5e6) : ^(register & 32'hd7f42661)) ^ data[2]);
-        register_next[3] = first ? (init[3] ^ data[3]) : ((short ? ^(register & 32'hfa89ebcd) : ^(register & 32'hafe84cc3)) ^ data[3]);
-        register_next[4] = first ? (init[4] ^ data[4]) : ((short ? ^(register & 32'haa42eae2) : ^(register & 32'hea2d901f)) ^ data[4]);
-        register_next[5] = first ? (init[5] ^ data[5]) : ((short ? ^(register & 32'h0bd4e8bc) : ^(register & 32'h61a629a7)) ^ data[5]);
-        register_next[6] = first ? (init[6] ^ data[6]) : ((short ? ^(register & 32'h48f8ec01) : ^(register & 32'h76b15ad6)) ^ data[6]);
-        register_next[7] = first ? (init[7] ^ data[7]) : ((short ? ^(register & 32'hcea0e57b) : ^(register & 32'h589fbc35)) ^ data[7]);
-        register_next[8] = first ? (init[8] ^ data[8]) : ((short ? ^(register & 32'h9d41caf6) : ^(register & 32'hb13f786b)) ^ data[8]);
-        register_next[9] = first ? (init[9] ^ data[9]) : ((short ? ^(register & 32'h65d2a894) : ^(register & 32'hd783f94f)) ^ data[9]);
-        register_next[10] = first ? (init[10] ^ data[10]) : ((short ? ^(register & 32'h94f46c50) : ^(register & 32'h1afafb06)) ^ data[10]);
-        register_next[11] = first ? (init[11] ^ data[11]) : ((short ? ^(register & 32'h29e8d8a0) : ^(register & 32'h35f5f60d)) ^ data[11]);
-        register_next[12] = first ? (init[12] ^ data[12]) : ((short ? ^(register & 32'h0c808c39) : ^(register & 32'hde16e583)) ^ data[12]);
-        register_next[13] = first ? (init[13] ^ data[13]) : ((short ? ^(register & 32'h4650250a) : ^(register & 32'h09d0c29f)) ^ data[13]);
-        register_next[14] = first ? (init[14] ^ data[14]) : ((short ? ^(register & 32'hd3f1776d) : ^(register & 32'ha65c8ca6)) ^ data[14]);
-        register_next[15] = first ? (init[15] ^ data[15]) : ((short ? ^(register & 32'ha7e2eedb) : ^(register & 32'h4cb9194d)) ^ data[15]);
-        register_next[16] = first ? (init[16] ^ data[16]) : ((short ? ^(register & 32'h4fc5ddb6) : ^(register & 32'h9972329a)) ^ data[16]);
-        register_next[17] = first ? (init[17] ^ data[17]) : ((short ? ^(register & 32'h9f8bbb6d) : ^(register & 32'h32e46534)) ^ data[17]);
-        register_next[18] = first ? (init[18] ^ data[18]) : ((short ? ^(register & 32'h60464ba3) : ^(register & 32'hd035c3f1)) ^ data[18]);
-        register_next[19] = first ? (init[19] ^ data[19]) : ((short ? ^(register & 32'h9fddaa3e) : ^(register & 32'h15968e7b)) ^ data[19]);
-        register_next[20] = first ? (init[20] ^ data[20]) : ((short ? ^(register & 32'h3fbb547c) : ^(register & 32'h2b2d1cf6)) ^ data[20]);
-        register_next[21] = first ? (init[21] ^ data[21]) : ((short ? ^(register & 32'h20279581) : ^(register & 32'he3a73074)) ^ data[21]);
-        register_next[22] = first ? (init[22] ^ data[22]) : ((short ? ^(register & 32'h1f1e167a) : ^(register & 32'h72b36971)) ^ data[22]);
-        register_next[23] = first ? (init[23] ^ data[23]) : ((short ? ^(register & 32'h616d118d) : ^(register & 32'h509bdb7b)) ^ data[23]);
-        register_next[24] = first ? (init[24] ^ data[24]) : ((short ? ^(register & 32'h9d8b1e63) : ^(register & 32'h14cabf6f)) ^ data[24]);
-        register_next[25] = first ? (init[25] ^ data[25]) : ((short ? ^(register & 32'h3b163cc6) : ^(register & 32'h29957edf)) ^ data[25]);
-        register_next[26] = first ? (init[26] ^ data[26]) : ((short ? ^(register & 32'h297d44f5) : ^(register & 32'he6d7f426)) ^ data[26]);
-        register_next[27] = first ? (init[27] ^ data[27]) : ((short ? ^(register & 32'h52fa89eb) : ^(register & 32'hcdafe84c)) ^ data[27]);
-        register_next[28] = first ? (init[28] ^ data[28]) : ((short ? ^(register & 32'ha5f513d7) : ^(register & 32'h9b5fd099)) ^ data[28]);
-        register_next[29] = first ? (init[29] ^ data[29]) : ((short ? ^(register & 32'h4bea27af) : ^(register & 32'h36bfa133)) ^ data[29]);
-        register_next[30] = first ? (init[30] ^ data[30]) : ((short ? ^(register & 32'h97d44f5e) : ^(register & 32'h6d7f4266)) ^ data[30]);
-        register_next[31] = first ? (init[31] ^ data[31]) : ((short ? ^(register & 32'h2fa89ebc) : ^(register & 32'hdafe84cc)) ^ data[31]);
+        register_next = 32'h0;
+        if (valid) begin
+            register_next[0] = first ? (init[0] ^ data[0]) : ((short ? ^(register & 32'h5f513d79) : ^(register & 32'hb5fd0998)) ^ data[0]);
+            register_next[1] = first ? (init[1] ^ data[1]) : ((short ? ^(register & 32'hbea27af3) : ^(register & 32'h6bfa1330)) ^ data[1]);
+            register_next[2] = first ? (init[2] ^ data[2]) : ((short ? ^(register & 32'h7d44f5e6) : ^(register & 32'hd7f42661)) ^ data[2]);
+            register_next[3] = first ? (init[3] ^ data[3]) : ((short ? ^(register & 32'hfa89ebcd) : ^(register & 32'hafe84cc3)) ^ data[3]);
+            register_next[4] = first ? (init[4] ^ data[4]) : ((short ? ^(register & 32'haa42eae2) : ^(register & 32'hea2d901f)) ^ data[4]);
+            register_next[5] = first ? (init[5] ^ data[5]) : ((short ? ^(register & 32'h0bd4e8bc) : ^(register & 32'h61a629a7)) ^ data[5]);
+            register_next[6] = first ? (init[6] ^ data[6]) : ((short ? ^(register & 32'h48f8ec01) : ^(register & 32'h76b15ad6)) ^ data[6]);
+            register_next[7] = first ? (init[7] ^ data[7]) : ((short ? ^(register & 32'hcea0e57b) : ^(register & 32'h589fbc35)) ^ data[7]);
+            register_next[8] = first ? (init[8] ^ data[8]) : ((short ? ^(register & 32'h9d41caf6) : ^(register & 32'hb13f786b)) ^ data[8]);
+            register_next[9] = first ? (init[9] ^ data[9]) : ((short ? ^(register & 32'h65d2a894) : ^(register & 32'hd783f94f)) ^ data[9]);
+            register_next[10] = first ? (init[10] ^ data[10]) : ((short ? ^(register & 32'h94f46c50) : ^(register & 32'h1afafb06)) ^ data[10]);
+            register_next[11] = first ? (init[11] ^ data[11]) : ((short ? ^(register & 32'h29e8d8a0) : ^(register & 32'h35f5f60d)) ^ data[11]);
+            register_next[12] = first ? (init[12] ^ data[12]) : ((short ? ^(register & 32'h0c808c39) : ^(register & 32'hde16e583)) ^ data[12]);
+            register_next[13] = first ? (init[13] ^ data[13]) : ((short ? ^(register & 32'h4650250a) : ^(register & 32'h09d0c29f)) ^ data[13]);
+            register_next[14] = first ? (init[14] ^ data[14]) : ((short ? ^(register & 32'hd3f1776d) : ^(register & 32'ha65c8ca6)) ^ data[14]);
+            register_next[15] = first ? (init[15] ^ data[15]) : ((short ? ^(register & 32'ha7e2eedb) : ^(register & 32'h4cb9194d)) ^ data[15]);
+            register_next[16] = first ? (init[16] ^ data[16]) : ((short ? ^(register & 32'h4fc5ddb6) : ^(register & 32'h9972329a)) ^ data[16]);
+            register_next[17] = first ? (init[17] ^ data[17]) : ((short ? ^(register & 32'h9f8bbb6d) : ^(register & 32'h32e46534)) ^ data[17]);
+            register_next[18] = first ? (init[18] ^ data[18]) : ((short ? ^(register & 32'h60464ba3) : ^(register & 32'hd035c3f1)) ^ data[18]);
+            register_next[19] = first ? (init[19] ^ data[19]) : ((short ? ^(register & 32'h9fddaa3e) : ^(register & 32'h15968e7b)) ^ data[19]);
+            register_next[20] = first ? (init[20] ^ data[20]) : ((short ? ^(register & 32'h3fbb547c) : ^(register & 32'h2b2d1cf6)) ^ data[20]);
+            register_next[21] = first ? (init[21] ^ data[21]) : ((short ? ^(register & 32'h20279581) : ^(register & 32'he3a73074)) ^ data[21]);
+            register_next[22] = first ? (init[22] ^ data[22]) : ((short ? ^(register & 32'h1f1e167a) : ^(register & 32'h72b36971)) ^ data[22]);
+            register_next[23] = first ? (init[23] ^ data[23]) : ((short ? ^(register & 32'h616d118d) : ^(register & 32'h509bdb7b)) ^ data[23]);
+            register_next[24] = first ? (init[24] ^ data[24]) : ((short ? ^(register & 32'h9d8b1e63) : ^(register & 32'h14cabf6f)) ^ data[24]);
+            register_next[25] = first ? (init[25] ^ data[25]) : ((short ? ^(register & 32'h3b163cc6) : ^(register & 32'h29957edf)) ^ data[25]);
+            register_next[26] = first ? (init[26] ^ data[26]) : ((short ? ^(register & 32'h297d44f5) : ^(register & 32'he6d7f426)) ^ data[26]);
+            register_next[27] = first ? (init[27] ^ data[27]) : ((short ? ^(register & 32'h52fa89eb) : ^(register & 32'hcdafe84c)) ^ data[27]);
+            register_next[28] = first ? (init[28] ^ data[28]) : ((short ? ^(register & 32'ha5f513d7) : ^(register & 32'h9b5fd099)) ^ data[28]);
+            register_next[29] = first ? (init[29] ^ data[29]) : ((short ? ^(register & 32'h4bea27af) : ^(register & 32'h36bfa133)) ^ data[29]);
+            register_next[30] = first ? (init[30] ^ data[30]) : ((short ? ^(register & 32'h97d44f5e) : ^(register & 32'h6d7f4266)) ^ data[30]);
+            register_next[31] = first ? (init[31] ^ data[31]) : ((short ? ^(register & 32'h2fa89ebc) : ^(register & 32'hdafe84cc)) ^ data[31]);
+        end
     end
 endmodule // rnic_mpa_rx_w32$align$crc_unit$step
 
 
-module rnic_mpa_rx_w32$align$crc_unit$unwind(clock,ce,value,tail,unwound);
+module rnic_mpa_rx_w32$align$crc_unit$unwind(clock,ce,load,value,tail,unwound);
     
     // Module arguments
     input wire  clock;
     input wire  ce;
+    input wire  load;
     input wire  [31:0] value;
     input wire  [7:0] tail;
     output reg  [31:0] unwound;
@@ -1730,7 +1753,7 @@ module rnic_mpa_rx_w32$align$crc_unit$unwind(clock,ce,value,tail,unwound);
     reg [31:0] candidate_34;
     reg [31:0] candidate_35;
     reg [31:0] candidate_36;
-    always @(posedge clock) if (ce) begin
+    always @(posedge clock) if (ce & load) begin
         held_tail <= tail;
         held_value <= value;
         candidate_0[0] <= ^(value & 32'h00000001);

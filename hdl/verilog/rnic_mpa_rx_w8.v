@@ -749,6 +749,7 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
     reg  [11:0] a_keep$d;
     wire  [11:0] a_keep$q;
     reg  a_keep$clock;
+    reg  beat$valid;
     reg  [95:0] beat$data;
     reg  [11:0] beat$keep;
     reg  beat$last;
@@ -781,6 +782,7 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
     reg  [7:0] b_tail$d;
     wire  [7:0] b_tail$q;
     reg  b_tail$clock;
+    reg  step$valid;
     reg  [31:0] step$register;
     reg  [31:0] step$data;
     reg  [31:0] step$init;
@@ -801,6 +803,7 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
     reg  c_tail$clock;
     reg  unwind$clock;
     reg  unwind$ce;
+    reg  unwind$load;
     reg  [31:0] unwind$value;
     reg  [7:0] unwind$tail;
     wire  [31:0] unwind$unwound;
@@ -841,6 +844,7 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
         .clock(a_keep$clock)
     );
     rnic_mpa_rx_w8$align$crc_unit$beat beat(
+        .valid(beat$valid),
         .data(beat$data),
         .keep(beat$keep),
         .last(beat$last),
@@ -891,6 +895,7 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
         .clock(b_tail$clock)
     );
     rnic_mpa_rx_w8$align$crc_unit$step step(
+        .valid(step$valid),
         .register(step$register),
         .data(step$data),
         .init(step$init),
@@ -921,6 +926,7 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
     rnic_mpa_rx_w8$align$crc_unit$unwind unwind(
         .clock(unwind$clock),
         .ce(unwind$ce),
+        .load(unwind$load),
         .value(unwind$value),
         .tail(unwind$tail),
         .unwound(unwind$unwound)
@@ -983,9 +989,11 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
         d_valid$d = d_valid$q;
         e_valid$d = e_valid$q;
         e_crc$d = e_crc$q;
+        beat$valid = a_valid$q;
         beat$data = a_data$q;
         beat$keep = a_keep$q;
         beat$last = a_last$q;
+        step$valid = b_valid$q;
         step$register = register$q;
         step$data = b_data$q;
         step$init = b_init$q;
@@ -993,6 +1001,7 @@ module rnic_mpa_rx_w8$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_dat
         step$short = b_short$q;
         unwind$clock = clock;
         unwind$ce = ce;
+        unwind$load = c_valid$q;
         unwind$value = c_value$q;
         unwind$tail = c_tail$q;
         if (ce) begin
@@ -1285,9 +1294,10 @@ module rnic_mpa_rx_w8$align$crc_unit$b_valid(d,q,clock);
 endmodule // rnic_mpa_rx_w8$align$crc_unit$b_valid
 
 
-module rnic_mpa_rx_w8$align$crc_unit$beat(data,keep,last,contribution,init,tail,empty,short);
+module rnic_mpa_rx_w8$align$crc_unit$beat(valid,data,keep,last,contribution,init,tail,empty,short);
     
     // Module arguments
+    input wire  valid;
     input wire  [95:0] data;
     input wire  [11:0] keep;
     input wire  last;
@@ -1308,6 +1318,13 @@ module rnic_mpa_rx_w8$align$crc_unit$beat(data,keep,last,contribution,init,tail,
     always @(*) begin
         hi = 8'd0;
         lo = 8'd0;
+        masked = 96'd0;
+        full_data = 32'h0;
+        short_data = 32'h0;
+        contribution = 32'h0;
+        init = 32'h0;
+        short = 1'b0;
+        if (valid) begin
         for (i = 0; i < 12; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
@@ -1394,8 +1411,9 @@ module rnic_mpa_rx_w8$align$crc_unit$beat(data,keep,last,contribution,init,tail,
             8'd11: init = 32'had82acae;
             default: init = 32'hd49f4aa2;
         endcase
-        tail = 8'd12 - hi;
-        empty = (hi == 8'd0);
+        end
+        tail = valid ? 8'd12 - hi : 8'd0;
+        empty = ~valid | (hi == 8'd0);
     end
 endmodule // rnic_mpa_rx_w8$align$crc_unit$beat
 
@@ -1533,9 +1551,10 @@ module rnic_mpa_rx_w8$align$crc_unit$register(d,q,clock);
 endmodule // rnic_mpa_rx_w8$align$crc_unit$register
 
 
-module rnic_mpa_rx_w8$align$crc_unit$step(register,data,init,first,short,register_next);
+module rnic_mpa_rx_w8$align$crc_unit$step(valid,register,data,init,first,short,register_next);
     
     // Module arguments
+    input wire  valid;
     input wire  [31:0] register;
     input wire  [31:0] data;
     input wire  [31:0] init;
@@ -1546,47 +1565,51 @@ module rnic_mpa_rx_w8$align$crc_unit$step(register,data,init,first,short,registe
     // Update code (custom)
     // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
     always @(*) begin
-        register_next[0] = first ? (init[0] ^ data[0]) : ((short ? ^(register & 32'h386f2c25) : ^(register & 32'hde275318)) ^ data[0]);
-        register_next[1] = first ? (init[1] ^ data[1]) : ((short ? ^(register & 32'h70de584b) : ^(register & 32'hbc4ea630)) ^ data[1]);
-        register_next[2] = first ? (init[2] ^ data[2]) : ((short ? ^(register & 32'he1bcb097) : ^(register & 32'h789d4c60)) ^ data[2]);
-        register_next[3] = first ? (init[3] ^ data[3]) : ((short ? ^(register & 32'hc379612e) : ^(register & 32'hf13a98c0)) ^ data[3]);
-        register_next[4] = first ? (init[4] ^ data[4]) : ((short ? ^(register & 32'hbe9dee78) : ^(register & 32'h3c526299)) ^ data[4]);
-        register_next[5] = first ? (init[5] ^ data[5]) : ((short ? ^(register & 32'h4554f0d5) : ^(register & 32'ha683962b)) ^ data[5]);
-        register_next[6] = first ? (init[6] ^ data[6]) : ((short ? ^(register & 32'hb2c6cd8e) : ^(register & 32'h93207f4e)) ^ data[6]);
-        register_next[7] = first ? (init[7] ^ data[7]) : ((short ? ^(register & 32'h5de2b738) : ^(register & 32'hf867ad84)) ^ data[7]);
-        register_next[8] = first ? (init[8] ^ data[8]) : ((short ? ^(register & 32'hbbc56e71) : ^(register & 32'hf0cf5b08)) ^ data[8]);
-        register_next[9] = first ? (init[9] ^ data[9]) : ((short ? ^(register & 32'h4fe5f0c6) : ^(register & 32'h3fb9e508)) ^ data[9]);
-        register_next[10] = first ? (init[10] ^ data[10]) : ((short ? ^(register & 32'ha7a4cda9) : ^(register & 32'ha1549909)) ^ data[10]);
-        register_next[11] = first ? (init[11] ^ data[11]) : ((short ? ^(register & 32'h4f499b53) : ^(register & 32'h42a93212)) ^ data[11]);
-        register_next[12] = first ? (init[12] ^ data[12]) : ((short ? ^(register & 32'ha6fc1a83) : ^(register & 32'h5b75373d)) ^ data[12]);
-        register_next[13] = first ? (init[13] ^ data[13]) : ((short ? ^(register & 32'h75971923) : ^(register & 32'h68cd3d62)) ^ data[13]);
-        register_next[14] = first ? (init[14] ^ data[14]) : ((short ? ^(register & 32'hd3411e63) : ^(register & 32'h0fbd29dd)) ^ data[14]);
-        register_next[15] = first ? (init[15] ^ data[15]) : ((short ? ^(register & 32'ha6823cc6) : ^(register & 32'h1f7a53bb)) ^ data[15]);
-        register_next[16] = first ? (init[16] ^ data[16]) : ((short ? ^(register & 32'h4d04798c) : ^(register & 32'h3ef4a777)) ^ data[16]);
-        register_next[17] = first ? (init[17] ^ data[17]) : ((short ? ^(register & 32'h9a08f318) : ^(register & 32'h7de94eee)) ^ data[17]);
-        register_next[18] = first ? (init[18] ^ data[18]) : ((short ? ^(register & 32'h0c7eca15) : ^(register & 32'h25f5cec4)) ^ data[18]);
-        register_next[19] = first ? (init[19] ^ data[19]) : ((short ? ^(register & 32'h2092b80f) : ^(register & 32'h95ccce90)) ^ data[19]);
-        register_next[20] = first ? (init[20] ^ data[20]) : ((short ? ^(register & 32'h4125701f) : ^(register & 32'h2b999d21)) ^ data[20]);
-        register_next[21] = first ? (init[21] ^ data[21]) : ((short ? ^(register & 32'hba25cc1b) : ^(register & 32'h8914695b)) ^ data[21]);
-        register_next[22] = first ? (init[22] ^ data[22]) : ((short ? ^(register & 32'h4c24b412) : ^(register & 32'hcc0f81af)) ^ data[22]);
-        register_next[23] = first ? (init[23] ^ data[23]) : ((short ? ^(register & 32'ha0264400) : ^(register & 32'h46385046)) ^ data[23]);
-        register_next[24] = first ? (init[24] ^ data[24]) : ((short ? ^(register & 32'h7823a425) : ^(register & 32'h5257f395)) ^ data[24]);
-        register_next[25] = first ? (init[25] ^ data[25]) : ((short ? ^(register & 32'hf047484a) : ^(register & 32'ha4afe72a)) ^ data[25]);
-        register_next[26] = first ? (init[26] ^ data[26]) : ((short ? ^(register & 32'hd8e1bcb0) : ^(register & 32'h97789d4c)) ^ data[26]);
-        register_next[27] = first ? (init[27] ^ data[27]) : ((short ? ^(register & 32'hb1c37961) : ^(register & 32'h2ef13a98)) ^ data[27]);
-        register_next[28] = first ? (init[28] ^ data[28]) : ((short ? ^(register & 32'h6386f2c2) : ^(register & 32'h5de27531)) ^ data[28]);
-        register_next[29] = first ? (init[29] ^ data[29]) : ((short ? ^(register & 32'hc70de584) : ^(register & 32'hbbc4ea63)) ^ data[29]);
-        register_next[30] = first ? (init[30] ^ data[30]) : ((short ? ^(register & 32'h8e1bcb09) : ^(register & 32'h7789d4c6)) ^ data[30]);
-        register_next[31] = first ? (init[31] ^ data[31]) : ((short ? ^(register & 32'h1c379612) : ^(register & 32'hef13a98c)) ^ data[31]);
+        register_next = 32'h0;
+        if (valid) begin
+            register_next[0] = first ? (init[0] ^ data[0]) : ((short ? ^(register & 32'h386f2c25) : ^(register & 32'hde275318)) ^ data[0]);
+            register_next[1] = first ? (init[1] ^ data[1]) : ((short ? ^(register & 32'h70de584b) : ^(register & 32'hbc4ea630)) ^ data[1]);
+            register_next[2] = first ? (init[2] ^ data[2]) : ((short ? ^(register & 32'he1bcb097) : ^(register & 32'h789d4c60)) ^ data[2]);
+            register_next[3] = first ? (init[3] ^ data[3]) : ((short ? ^(register & 32'hc379612e) : ^(register & 32'hf13a98c0)) ^ data[3]);
+            register_next[4] = first ? (init[4] ^ data[4]) : ((short ? ^(register & 32'hbe9dee78) : ^(register & 32'h3c526299)) ^ data[4]);
+            register_next[5] = first ? (init[5] ^ data[5]) : ((short ? ^(register & 32'h4554f0d5) : ^(register & 32'ha683962b)) ^ data[5]);
+            register_next[6] = first ? (init[6] ^ data[6]) : ((short ? ^(register & 32'hb2c6cd8e) : ^(register & 32'h93207f4e)) ^ data[6]);
+            register_next[7] = first ? (init[7] ^ data[7]) : ((short ? ^(register & 32'h5de2b738) : ^(register & 32'hf867ad84)) ^ data[7]);
+            register_next[8] = first ? (init[8] ^ data[8]) : ((short ? ^(register & 32'hbbc56e71) : ^(register & 32'hf0cf5b08)) ^ data[8]);
+            register_next[9] = first ? (init[9] ^ data[9]) : ((short ? ^(register & 32'h4fe5f0c6) : ^(register & 32'h3fb9e508)) ^ data[9]);
+            register_next[10] = first ? (init[10] ^ data[10]) : ((short ? ^(register & 32'ha7a4cda9) : ^(register & 32'ha1549909)) ^ data[10]);
+            register_next[11] = first ? (init[11] ^ data[11]) : ((short ? ^(register & 32'h4f499b53) : ^(register & 32'h42a93212)) ^ data[11]);
+            register_next[12] = first ? (init[12] ^ data[12]) : ((short ? ^(register & 32'ha6fc1a83) : ^(register & 32'h5b75373d)) ^ data[12]);
+            register_next[13] = first ? (init[13] ^ data[13]) : ((short ? ^(register & 32'h75971923) : ^(register & 32'h68cd3d62)) ^ data[13]);
+            register_next[14] = first ? (init[14] ^ data[14]) : ((short ? ^(register & 32'hd3411e63) : ^(register & 32'h0fbd29dd)) ^ data[14]);
+            register_next[15] = first ? (init[15] ^ data[15]) : ((short ? ^(register & 32'ha6823cc6) : ^(register & 32'h1f7a53bb)) ^ data[15]);
+            register_next[16] = first ? (init[16] ^ data[16]) : ((short ? ^(register & 32'h4d04798c) : ^(register & 32'h3ef4a777)) ^ data[16]);
+            register_next[17] = first ? (init[17] ^ data[17]) : ((short ? ^(register & 32'h9a08f318) : ^(register & 32'h7de94eee)) ^ data[17]);
+            register_next[18] = first ? (init[18] ^ data[18]) : ((short ? ^(register & 32'h0c7eca15) : ^(register & 32'h25f5cec4)) ^ data[18]);
+            register_next[19] = first ? (init[19] ^ data[19]) : ((short ? ^(register & 32'h2092b80f) : ^(register & 32'h95ccce90)) ^ data[19]);
+            register_next[20] = first ? (init[20] ^ data[20]) : ((short ? ^(register & 32'h4125701f) : ^(register & 32'h2b999d21)) ^ data[20]);
+            register_next[21] = first ? (init[21] ^ data[21]) : ((short ? ^(register & 32'hba25cc1b) : ^(register & 32'h8914695b)) ^ data[21]);
+            register_next[22] = first ? (init[22] ^ data[22]) : ((short ? ^(register & 32'h4c24b412) : ^(register & 32'hcc0f81af)) ^ data[22]);
+            register_next[23] = first ? (init[23] ^ data[23]) : ((short ? ^(register & 32'ha0264400) : ^(register & 32'h46385046)) ^ data[23]);
+            register_next[24] = first ? (init[24] ^ data[24]) : ((short ? ^(register & 32'h7823a425) : ^(register & 32'h5257f395)) ^ data[24]);
+            register_next[25] = first ? (init[25] ^ data[25]) : ((short ? ^(register & 32'hf047484a) : ^(register & 32'ha4afe72a)) ^ data[25]);
+            register_next[26] = first ? (init[26] ^ data[26]) : ((short ? ^(register & 32'hd8e1bcb0) : ^(register & 32'h97789d4c)) ^ data[26]);
+            register_next[27] = first ? (init[27] ^ data[27]) : ((short ? ^(register & 32'hb1c37961) : ^(register & 32'h2ef13a98)) ^ data[27]);
+            register_next[28] = first ? (init[28] ^ data[28]) : ((short ? ^(register & 32'h6386f2c2) : ^(register & 32'h5de27531)) ^ data[28]);
+            register_next[29] = first ? (init[29] ^ data[29]) : ((short ? ^(register & 32'hc70de584) : ^(register & 32'hbbc4ea63)) ^ data[29]);
+            register_next[30] = first ? (init[30] ^ data[30]) : ((short ? ^(register & 32'h8e1bcb09) : ^(register & 32'h7789d4c6)) ^ data[30]);
+            register_next[31] = first ? (init[31] ^ data[31]) : ((short ? ^(register & 32'h1c379612) : ^(register & 32'hef13a98c)) ^ data[31]);
+        end
     end
 endmodule // rnic_mpa_rx_w8$align$crc_unit$step
 
 
-module rnic_mpa_rx_w8$align$crc_unit$unwind(clock,ce,value,tail,unwound);
+module rnic_mpa_rx_w8$align$crc_unit$unwind(clock,ce,load,value,tail,unwound);
     
     // Module arguments
     input wire  clock;
     input wire  ce;
+    input wire  load;
     input wire  [31:0] value;
     input wire  [7:0] tail;
     output reg  [31:0] unwound;
@@ -1610,7 +1633,7 @@ module rnic_mpa_rx_w8$align$crc_unit$unwind(clock,ce,value,tail,unwound);
     reg [31:0] candidate_10;
     reg [31:0] candidate_11;
     reg [31:0] candidate_12;
-    always @(posedge clock) if (ce) begin
+    always @(posedge clock) if (ce & load) begin
         held_tail <= tail;
         held_value <= value;
         candidate_0[0] <= ^(value & 32'h00000001);

@@ -285,6 +285,7 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
     reg  [7:0] a_keep$d;
     wire  [7:0] a_keep$q;
     reg  a_keep$clock;
+    reg  beat$valid;
     reg  [63:0] beat$data;
     reg  [7:0] beat$keep;
     reg  beat$last;
@@ -317,6 +318,7 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
     reg  [7:0] b_tail$d;
     wire  [7:0] b_tail$q;
     reg  b_tail$clock;
+    reg  step$valid;
     reg  [31:0] step$register;
     reg  [31:0] step$data;
     reg  [31:0] step$init;
@@ -337,6 +339,7 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
     reg  c_tail$clock;
     reg  unwind$clock;
     reg  unwind$ce;
+    reg  unwind$load;
     reg  [31:0] unwind$value;
     reg  [7:0] unwind$tail;
     wire  [31:0] unwind$unwound;
@@ -377,6 +380,7 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
         .clock(a_keep$clock)
     );
     rnic_mpa_tx_w8$crc_unit$beat beat(
+        .valid(beat$valid),
         .data(beat$data),
         .keep(beat$keep),
         .last(beat$last),
@@ -427,6 +431,7 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
         .clock(b_tail$clock)
     );
     rnic_mpa_tx_w8$crc_unit$step step(
+        .valid(step$valid),
         .register(step$register),
         .data(step$data),
         .init(step$init),
@@ -457,6 +462,7 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
     rnic_mpa_tx_w8$crc_unit$unwind unwind(
         .clock(unwind$clock),
         .ce(unwind$ce),
+        .load(unwind$load),
         .value(unwind$value),
         .tail(unwind$tail),
         .unwound(unwind$unwound)
@@ -519,9 +525,11 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
         d_valid$d = d_valid$q;
         e_valid$d = e_valid$q;
         e_crc$d = e_crc$q;
+        beat$valid = a_valid$q;
         beat$data = a_data$q;
         beat$keep = a_keep$q;
         beat$last = a_last$q;
+        step$valid = b_valid$q;
         step$register = register$q;
         step$data = b_data$q;
         step$init = b_init$q;
@@ -529,6 +537,7 @@ module rnic_mpa_tx_w8$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_ke
         step$short = b_short$q;
         unwind$clock = clock;
         unwind$ce = ce;
+        unwind$load = c_valid$q;
         unwind$value = c_value$q;
         unwind$tail = c_tail$q;
         if (ce) begin
@@ -821,9 +830,10 @@ module rnic_mpa_tx_w8$crc_unit$b_valid(d,q,clock);
 endmodule // rnic_mpa_tx_w8$crc_unit$b_valid
 
 
-module rnic_mpa_tx_w8$crc_unit$beat(data,keep,last,contribution,init,tail,empty,short);
+module rnic_mpa_tx_w8$crc_unit$beat(valid,data,keep,last,contribution,init,tail,empty,short);
     
     // Module arguments
+    input wire  valid;
     input wire  [63:0] data;
     input wire  [7:0] keep;
     input wire  last;
@@ -844,6 +854,13 @@ module rnic_mpa_tx_w8$crc_unit$beat(data,keep,last,contribution,init,tail,empty,
     always @(*) begin
         hi = 8'd0;
         lo = 8'd0;
+        masked = 64'd0;
+        full_data = 32'h0;
+        short_data = 32'h0;
+        contribution = 32'h0;
+        init = 32'h0;
+        short = 1'b0;
+        if (valid) begin
         for (i = 0; i < 8; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
@@ -895,8 +912,9 @@ module rnic_mpa_tx_w8$crc_unit$beat(data,keep,last,contribution,init,tail,empty,
             8'd7: init = 32'had82acae;
             default: init = 32'h73d74d75;
         endcase
-        tail = 8'd8 - hi;
-        empty = (hi == 8'd0);
+        end
+        tail = valid ? 8'd8 - hi : 8'd0;
+        empty = ~valid | (hi == 8'd0);
     end
 endmodule // rnic_mpa_tx_w8$crc_unit$beat
 
@@ -1034,9 +1052,10 @@ module rnic_mpa_tx_w8$crc_unit$register(d,q,clock);
 endmodule // rnic_mpa_tx_w8$crc_unit$register
 
 
-module rnic_mpa_tx_w8$crc_unit$step(register,data,init,first,short,register_next);
+module rnic_mpa_tx_w8$crc_unit$step(valid,register,data,init,first,short,register_next);
     
     // Module arguments
+    input wire  valid;
     input wire  [31:0] register;
     input wire  [31:0] data;
     input wire  [31:0] init;
@@ -1047,47 +1066,51 @@ module rnic_mpa_tx_w8$crc_unit$step(register,data,init,first,short,register_next
     // Update code (custom)
     // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
     always @(*) begin
-        register_next[0] = first ? (init[0] ^ data[0]) : (^(register & 32'h386f2c25) ^ data[0]);
-        register_next[1] = first ? (init[1] ^ data[1]) : (^(register & 32'h70de584b) ^ data[1]);
-        register_next[2] = first ? (init[2] ^ data[2]) : (^(register & 32'he1bcb097) ^ data[2]);
-        register_next[3] = first ? (init[3] ^ data[3]) : (^(register & 32'hc379612e) ^ data[3]);
-        register_next[4] = first ? (init[4] ^ data[4]) : (^(register & 32'hbe9dee78) ^ data[4]);
-        register_next[5] = first ? (init[5] ^ data[5]) : (^(register & 32'h4554f0d5) ^ data[5]);
-        register_next[6] = first ? (init[6] ^ data[6]) : (^(register & 32'hb2c6cd8e) ^ data[6]);
-        register_next[7] = first ? (init[7] ^ data[7]) : (^(register & 32'h5de2b738) ^ data[7]);
-        register_next[8] = first ? (init[8] ^ data[8]) : (^(register & 32'hbbc56e71) ^ data[8]);
-        register_next[9] = first ? (init[9] ^ data[9]) : (^(register & 32'h4fe5f0c6) ^ data[9]);
-        register_next[10] = first ? (init[10] ^ data[10]) : (^(register & 32'ha7a4cda9) ^ data[10]);
-        register_next[11] = first ? (init[11] ^ data[11]) : (^(register & 32'h4f499b53) ^ data[11]);
-        register_next[12] = first ? (init[12] ^ data[12]) : (^(register & 32'ha6fc1a83) ^ data[12]);
-        register_next[13] = first ? (init[13] ^ data[13]) : (^(register & 32'h75971923) ^ data[13]);
-        register_next[14] = first ? (init[14] ^ data[14]) : (^(register & 32'hd3411e63) ^ data[14]);
-        register_next[15] = first ? (init[15] ^ data[15]) : (^(register & 32'ha6823cc6) ^ data[15]);
-        register_next[16] = first ? (init[16] ^ data[16]) : (^(register & 32'h4d04798c) ^ data[16]);
-        register_next[17] = first ? (init[17] ^ data[17]) : (^(register & 32'h9a08f318) ^ data[17]);
-        register_next[18] = first ? (init[18] ^ data[18]) : (^(register & 32'h0c7eca15) ^ data[18]);
-        register_next[19] = first ? (init[19] ^ data[19]) : (^(register & 32'h2092b80f) ^ data[19]);
-        register_next[20] = first ? (init[20] ^ data[20]) : (^(register & 32'h4125701f) ^ data[20]);
-        register_next[21] = first ? (init[21] ^ data[21]) : (^(register & 32'hba25cc1b) ^ data[21]);
-        register_next[22] = first ? (init[22] ^ data[22]) : (^(register & 32'h4c24b412) ^ data[22]);
-        register_next[23] = first ? (init[23] ^ data[23]) : (^(register & 32'ha0264400) ^ data[23]);
-        register_next[24] = first ? (init[24] ^ data[24]) : (^(register & 32'h7823a425) ^ data[24]);
-        register_next[25] = first ? (init[25] ^ data[25]) : (^(register & 32'hf047484a) ^ data[25]);
-        register_next[26] = first ? (init[26] ^ data[26]) : (^(register & 32'hd8e1bcb0) ^ data[26]);
-        register_next[27] = first ? (init[27] ^ data[27]) : (^(register & 32'hb1c37961) ^ data[27]);
-        register_next[28] = first ? (init[28] ^ data[28]) : (^(register & 32'h6386f2c2) ^ data[28]);
-        register_next[29] = first ? (init[29] ^ data[29]) : (^(register & 32'hc70de584) ^ data[29]);
-        register_next[30] = first ? (init[30] ^ data[30]) : (^(register & 32'h8e1bcb09) ^ data[30]);
-        register_next[31] = first ? (init[31] ^ data[31]) : (^(register & 32'h1c379612) ^ data[31]);
+        register_next = 32'h0;
+        if (valid) begin
+            register_next[0] = first ? (init[0] ^ data[0]) : (^(register & 32'h386f2c25) ^ data[0]);
+            register_next[1] = first ? (init[1] ^ data[1]) : (^(register & 32'h70de584b) ^ data[1]);
+            register_next[2] = first ? (init[2] ^ data[2]) : (^(register & 32'he1bcb097) ^ data[2]);
+            register_next[3] = first ? (init[3] ^ data[3]) : (^(register & 32'hc379612e) ^ data[3]);
+            register_next[4] = first ? (init[4] ^ data[4]) : (^(register & 32'hbe9dee78) ^ data[4]);
+            register_next[5] = first ? (init[5] ^ data[5]) : (^(register & 32'h4554f0d5) ^ data[5]);
+            register_next[6] = first ? (init[6] ^ data[6]) : (^(register & 32'hb2c6cd8e) ^ data[6]);
+            register_next[7] = first ? (init[7] ^ data[7]) : (^(register & 32'h5de2b738) ^ data[7]);
+            register_next[8] = first ? (init[8] ^ data[8]) : (^(register & 32'hbbc56e71) ^ data[8]);
+            register_next[9] = first ? (init[9] ^ data[9]) : (^(register & 32'h4fe5f0c6) ^ data[9]);
+            register_next[10] = first ? (init[10] ^ data[10]) : (^(register & 32'ha7a4cda9) ^ data[10]);
+            register_next[11] = first ? (init[11] ^ data[11]) : (^(register & 32'h4f499b53) ^ data[11]);
+            register_next[12] = first ? (init[12] ^ data[12]) : (^(register & 32'ha6fc1a83) ^ data[12]);
+            register_next[13] = first ? (init[13] ^ data[13]) : (^(register & 32'h75971923) ^ data[13]);
+            register_next[14] = first ? (init[14] ^ data[14]) : (^(register & 32'hd3411e63) ^ data[14]);
+            register_next[15] = first ? (init[15] ^ data[15]) : (^(register & 32'ha6823cc6) ^ data[15]);
+            register_next[16] = first ? (init[16] ^ data[16]) : (^(register & 32'h4d04798c) ^ data[16]);
+            register_next[17] = first ? (init[17] ^ data[17]) : (^(register & 32'h9a08f318) ^ data[17]);
+            register_next[18] = first ? (init[18] ^ data[18]) : (^(register & 32'h0c7eca15) ^ data[18]);
+            register_next[19] = first ? (init[19] ^ data[19]) : (^(register & 32'h2092b80f) ^ data[19]);
+            register_next[20] = first ? (init[20] ^ data[20]) : (^(register & 32'h4125701f) ^ data[20]);
+            register_next[21] = first ? (init[21] ^ data[21]) : (^(register & 32'hba25cc1b) ^ data[21]);
+            register_next[22] = first ? (init[22] ^ data[22]) : (^(register & 32'h4c24b412) ^ data[22]);
+            register_next[23] = first ? (init[23] ^ data[23]) : (^(register & 32'ha0264400) ^ data[23]);
+            register_next[24] = first ? (init[24] ^ data[24]) : (^(register & 32'h7823a425) ^ data[24]);
+            register_next[25] = first ? (init[25] ^ data[25]) : (^(register & 32'hf047484a) ^ data[25]);
+            register_next[26] = first ? (init[26] ^ data[26]) : (^(register & 32'hd8e1bcb0) ^ data[26]);
+            register_next[27] = first ? (init[27] ^ data[27]) : (^(register & 32'hb1c37961) ^ data[27]);
+            register_next[28] = first ? (init[28] ^ data[28]) : (^(register & 32'h6386f2c2) ^ data[28]);
+            register_next[29] = first ? (init[29] ^ data[29]) : (^(register & 32'hc70de584) ^ data[29]);
+            register_next[30] = first ? (init[30] ^ data[30]) : (^(register & 32'h8e1bcb09) ^ data[30]);
+            register_next[31] = first ? (init[31] ^ data[31]) : (^(register & 32'h1c379612) ^ data[31]);
+        end
     end
 endmodule // rnic_mpa_tx_w8$crc_unit$step
 
 
-module rnic_mpa_tx_w8$crc_unit$unwind(clock,ce,value,tail,unwound);
+module rnic_mpa_tx_w8$crc_unit$unwind(clock,ce,load,value,tail,unwound);
     
     // Module arguments
     input wire  clock;
     input wire  ce;
+    input wire  load;
     input wire  [31:0] value;
     input wire  [7:0] tail;
     output reg  [31:0] unwound;
@@ -1107,7 +1130,7 @@ module rnic_mpa_tx_w8$crc_unit$unwind(clock,ce,value,tail,unwound);
     reg [31:0] candidate_6;
     reg [31:0] candidate_7;
     reg [31:0] candidate_8;
-    always @(posedge clock) if (ce) begin
+    always @(posedge clock) if (ce & load) begin
         held_tail <= tail;
         held_value <= value;
         candidate_0[0] <= ^(value & 32'h00000001);

@@ -408,6 +408,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  tx_first$d;
     wire  tx_first$q;
     reg  tx_first$clock;
+    reg  reset_q$d;
+    wire  reset_q$q;
+    reg  reset_q$clock;
     reg  deframer$clock;
     reg  deframer$reset;
     reg  deframer$markers_en;
@@ -926,6 +929,11 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .q(tx_first$q),
         .clock(tx_first$clock)
     );
+    rnic_top$reset_q reset_q(
+        .d(reset_q$d),
+        .q(reset_q$q),
+        .clock(reset_q$clock)
+    );
     rnic_top$deframer deframer(
         .clock(deframer$clock),
         .reset(deframer$reset),
@@ -1111,26 +1119,29 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rq$clock = clock;
         tx_first$clock = clock;
         rx_first$clock = clock;
+        reset_q$clock = clock;
         tx_first$d = tx_first$q;
         rx_first$d = rx_first$q;
-        tx_conns$reset = reset;
-        deframer$reset = reset;
-        rx_qps$reset = reset;
+        reset_q$d = reset_q$q;
+        reset_q$d = reset;
+        tx_conns$reset = reset_q$q;
+        deframer$reset = reset_q$q;
+        rx_qps$reset = reset_q$q;
         rx_crcs$clock = clock;
-        rx_crcs$reset = reset;
-        rx_buffer$reset = reset;
-        receiver$reset = reset;
-        rq$reset = reset;
-        ctrl$reset = reset;
-        dma$reset = reset;
-        reads$reset = reset;
-        writes$reset = reset;
-        cqs$reset = reset;
-        sq$reset = reset;
-        requester$reset = reset;
-        segmenter$reset = reset;
-        payload$reset = reset;
-        framer$reset = reset;
+        rx_crcs$reset = reset_q$q;
+        rx_buffer$reset = reset_q$q;
+        receiver$reset = reset_q$q;
+        rq$reset = reset_q$q;
+        ctrl$reset = reset_q$q;
+        dma$reset = reset_q$q;
+        reads$reset = reset_q$q;
+        writes$reset = reset_q$q;
+        cqs$reset = reset_q$q;
+        sq$reset = reset_q$q;
+        requester$reset = reset_q$q;
+        segmenter$reset = reset_q$q;
+        payload$reset = reset_q$q;
+        framer$reset = reset_q$q;
         ctrl$s_axil_awaddr = s_axil_awaddr;
         ctrl$s_axil_awvalid = s_axil_awvalid;
         s_axil_awready = ctrl$s_axil_awready;
@@ -1372,7 +1383,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         deframer$markers_en = 1'b0;
         deframer$crc_en = |rx_crcs$m_data;
         rx_crcs$m_ready = deframer$fpdu_start;
-        rx_open = ((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_crcs$s_ready | ~rx_first$q)) | deframer$failed;
+        rx_open = (((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_crcs$s_ready | ~rx_first$q)) | deframer$failed) & ~reset_q$q;
         rx_qps$s_data = s_axis_rx_tuser;
         rx_qps$s_valid = s_axis_rx_tvalid & s_axis_rx_tlast & deframer$s_axis_tready & rx_open;
         rx_crcs$s_data = |(ctrl$qp_crc & (one_q << ((s_axis_rx_tuser[(32'h0)+:(6)]) & 64'hffffffffffffffff)));
@@ -1422,7 +1433,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         receiver$s_rq_posted = rq$m_posted;
         receiver$s_rq_wqe = rq$m_wqe;
         receiver$s_rq_error = rq$m_error;
-        if (reset) begin
+        if (reset_q$q) begin
             tx_first$d = 1'b1;
             rx_first$d = 1'b1;
         end
@@ -2813,8 +2824,8 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
         ar_addr$d = ar_addr$q;
         r_valid$d = r_valid$q;
         r_data$d = r_data$q;
-        s_axil_awready = ~aw_held$q;
-        s_axil_wready = ~w_held$q;
+        s_axil_awready = ~aw_held$q & ~reset;
+        s_axil_wready = ~w_held$q & ~reset;
         if (s_axil_awvalid & ~aw_held$q) begin
             aw_held$d = 1'b1;
             aw_addr$d = s_axil_awaddr;
@@ -2834,7 +2845,7 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
         if (b_pending$q & s_axil_bready) begin
             b_pending$d = 1'b0;
         end
-        s_axil_arready = ~ar_busy$q;
+        s_axil_arready = ~ar_busy$q & ~reset;
         rd_pulse$d = 1'b0;
         if (s_axil_arvalid & ~ar_busy$q) begin
             ar_busy$d = 1'b1;
@@ -3506,9 +3517,15 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         is_mr_op = (op$q == op_write_mr) | (op$q == op_query_mr) | (op$q == op_invalidate_mr);
         index_ok = (is_qp_op & (index$q < qp_count)) | (is_cq_op & (index$q < cq_count)) | (is_mr_op & (index$q < mr_count));
         qp_bit = one_q << ((index$q[(32'h0)+:(6)]) & 64'hffffffffffffffff);
-        mr_bit = one_m << ((index$q[(32'h0)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         fail_bit = one_q << ((fail_qp) & 64'hffffffffffffffff);
-        inval_bit = one_m << ((invalidate_mr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        mr_bit = 32'h0;
+        if (state$q == 32'h2) begin
+            mr_bit = one_m << ((index$q[(32'h0)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        inval_bit = 32'h0;
+        if (invalidate) begin
+            inval_bit = one_m << ((invalidate_mr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
         cur_state = st_reset;
         if (|(rts$q & qp_bit)) begin
             cur_state = st_rts;
@@ -3517,21 +3534,38 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
             cur_state = st_error;
         end
         live_valid = |(valid$q & mr_bit);
-        new_state = qp_words[(at_state)+:(4)];
-        sq_log = qp_words[(at_sq_log)+:(8)];
-        rq_log = qp_words[(at_rq_log)+:(8)];
-        cq_log = cq_words[(at_cq_log)+:(8)];
-        sq_end = ((qp_words[(at_sq_base)+:(64)]) & 65'h1ffffffffffffffff) + (sq_slot << sq_log);
-        rq_end = ((qp_words[(at_rq_base)+:(64)]) & 65'h1ffffffffffffffff) + (rq_slot << rq_log);
-        cq_end = ((cq_words[(at_cq_base)+:(64)]) & 65'h1ffffffffffffffff) + (cqe_slot << cq_log);
-        va_end = ((mr_words[(at_mr_va)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
-        iova_end = ((mr_words[(at_mr_iova)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
-        qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end[32'h40] & |sq_end[(32'h0)+:(64)]) & ~(rq_end[32'h40] & |rq_end[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_ird)+:(8)] <= max_reads) & (qp_words[(at_ord)+:(8)] <= max_reads) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
-        cq_value_ok = (cq_log <= max_log) & ~|(cq_words[(at_cq_base)+:(64)] & cq_align) & ~(cq_end[32'h40] & |cq_end[(32'h0)+:(64)]);
-        mr_value_ok = ~(va_end[32'h40] & |va_end[(32'h0)+:(64)]) & ~(iova_end[32'h40] & |iova_end[(32'h0)+:(64)]);
-        relayout = (qp_words[(at_sq_base)+:(64)] != qp_cfg$read_data[(at_sq_base)+:(64)]) | (qp_words[(at_rq_base)+:(64)] != qp_cfg$read_data[(at_rq_base)+:(64)]) | (sq_log != qp_cfg$read_data[(at_sq_log)+:(8)]) | (rq_log != qp_cfg$read_data[(at_rq_log)+:(8)]);
-        qp_state_ok = ~(relayout & (cur_state != st_reset)) & ~((cur_state == st_error) & (new_state == st_rts));
-        term_status = (((term$read_data[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_code) | (((term$read_data[(32'h8)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_etype) | (((term$read_data[(32'hc)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_layer) | (((term$read_data[(32'h10)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_received) | (((term$read_data[(32'h11)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_valid);
+        new_state = 32'h0;
+        sq_log = 32'h0;
+        rq_log = 32'h0;
+        cq_log = 32'h0;
+        sq_end = 32'h0;
+        rq_end = 32'h0;
+        cq_end = 32'h0;
+        va_end = 32'h0;
+        iova_end = 32'h0;
+        qp_value_ok = 1'b0;
+        cq_value_ok = 1'b0;
+        mr_value_ok = 1'b0;
+        relayout = 1'b0;
+        qp_state_ok = 1'b0;
+        term_status = 32'h0;
+        if (state$q == 32'h2) begin
+            new_state = qp_words[(at_state)+:(4)];
+            sq_log = qp_words[(at_sq_log)+:(8)];
+            rq_log = qp_words[(at_rq_log)+:(8)];
+            cq_log = cq_words[(at_cq_log)+:(8)];
+            sq_end = ((qp_words[(at_sq_base)+:(64)]) & 65'h1ffffffffffffffff) + (sq_slot << sq_log);
+            rq_end = ((qp_words[(at_rq_base)+:(64)]) & 65'h1ffffffffffffffff) + (rq_slot << rq_log);
+            cq_end = ((cq_words[(at_cq_base)+:(64)]) & 65'h1ffffffffffffffff) + (cqe_slot << cq_log);
+            va_end = ((mr_words[(at_mr_va)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
+            iova_end = ((mr_words[(at_mr_iova)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
+            qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end[32'h40] & |sq_end[(32'h0)+:(64)]) & ~(rq_end[32'h40] & |rq_end[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_ird)+:(8)] <= max_reads) & (qp_words[(at_ord)+:(8)] <= max_reads) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
+            cq_value_ok = (cq_log <= max_log) & ~|(cq_words[(at_cq_base)+:(64)] & cq_align) & ~(cq_end[32'h40] & |cq_end[(32'h0)+:(64)]);
+            mr_value_ok = ~(va_end[32'h40] & |va_end[(32'h0)+:(64)]) & ~(iova_end[32'h40] & |iova_end[(32'h0)+:(64)]);
+            relayout = (qp_words[(at_sq_base)+:(64)] != qp_cfg$read_data[(at_sq_base)+:(64)]) | (qp_words[(at_rq_base)+:(64)] != qp_cfg$read_data[(at_rq_base)+:(64)]) | (sq_log != qp_cfg$read_data[(at_sq_log)+:(8)]) | (rq_log != qp_cfg$read_data[(at_rq_log)+:(8)]);
+            qp_state_ok = ~(relayout & (cur_state != st_reset)) & ~((cur_state == st_error) & (new_state == st_rts));
+            term_status = (((term$read_data[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_code) | (((term$read_data[(32'h8)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_etype) | (((term$read_data[(32'hc)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_layer) | (((term$read_data[(32'h10)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_received) | (((term$read_data[(32'h11)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_valid);
+        end
         done$d = 1'b0;
         load$d = 1'b0;
         qp_write$d = 1'b0;
@@ -5340,6 +5374,7 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
     reg  [11:0] a_keep$d;
     wire  [11:0] a_keep$q;
     reg  a_keep$clock;
+    reg  beat$valid;
     reg  [95:0] beat$data;
     reg  [11:0] beat$keep;
     reg  beat$last;
@@ -5372,6 +5407,7 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
     reg  [7:0] b_tail$d;
     wire  [7:0] b_tail$q;
     reg  b_tail$clock;
+    reg  step$valid;
     reg  [31:0] step$register;
     reg  [31:0] step$data;
     reg  [31:0] step$init;
@@ -5392,6 +5428,7 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
     reg  c_tail$clock;
     reg  unwind$clock;
     reg  unwind$ce;
+    reg  unwind$load;
     reg  [31:0] unwind$value;
     reg  [7:0] unwind$tail;
     wire  [31:0] unwind$unwound;
@@ -5432,6 +5469,7 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
         .clock(a_keep$clock)
     );
     rnic_top$deframer$align$crc_unit$beat beat(
+        .valid(beat$valid),
         .data(beat$data),
         .keep(beat$keep),
         .last(beat$last),
@@ -5482,6 +5520,7 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
         .clock(b_tail$clock)
     );
     rnic_top$deframer$align$crc_unit$step step(
+        .valid(step$valid),
         .register(step$register),
         .data(step$data),
         .init(step$init),
@@ -5512,6 +5551,7 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
     rnic_top$deframer$align$crc_unit$unwind unwind(
         .clock(unwind$clock),
         .ce(unwind$ce),
+        .load(unwind$load),
         .value(unwind$value),
         .tail(unwind$tail),
         .unwound(unwind$unwound)
@@ -5574,9 +5614,11 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
         d_valid$d = d_valid$q;
         e_valid$d = e_valid$q;
         e_crc$d = e_crc$q;
+        beat$valid = a_valid$q;
         beat$data = a_data$q;
         beat$keep = a_keep$q;
         beat$last = a_last$q;
+        step$valid = b_valid$q;
         step$register = register$q;
         step$data = b_data$q;
         step$init = b_init$q;
@@ -5584,6 +5626,7 @@ module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_
         step$short = b_short$q;
         unwind$clock = clock;
         unwind$ce = ce;
+        unwind$load = c_valid$q;
         unwind$value = c_value$q;
         unwind$tail = c_tail$q;
         if (ce) begin
@@ -5876,9 +5919,10 @@ module rnic_top$deframer$align$crc_unit$b_valid(d,q,clock);
 endmodule // rnic_top$deframer$align$crc_unit$b_valid
 
 
-module rnic_top$deframer$align$crc_unit$beat(data,keep,last,contribution,init,tail,empty,short);
+module rnic_top$deframer$align$crc_unit$beat(valid,data,keep,last,contribution,init,tail,empty,short);
     
     // Module arguments
+    input wire  valid;
     input wire  [95:0] data;
     input wire  [11:0] keep;
     input wire  last;
@@ -5899,6 +5943,13 @@ module rnic_top$deframer$align$crc_unit$beat(data,keep,last,contribution,init,ta
     always @(*) begin
         hi = 8'd0;
         lo = 8'd0;
+        masked = 96'd0;
+        full_data = 32'h0;
+        short_data = 32'h0;
+        contribution = 32'h0;
+        init = 32'h0;
+        short = 1'b0;
+        if (valid) begin
         for (i = 0; i < 12; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
@@ -5985,8 +6036,9 @@ module rnic_top$deframer$align$crc_unit$beat(data,keep,last,contribution,init,ta
             8'd11: init = 32'had82acae;
             default: init = 32'hd49f4aa2;
         endcase
-        tail = 8'd12 - hi;
-        empty = (hi == 8'd0);
+        end
+        tail = valid ? 8'd12 - hi : 8'd0;
+        empty = ~valid | (hi == 8'd0);
     end
 endmodule // rnic_top$deframer$align$crc_unit$beat
 
@@ -6124,9 +6176,10 @@ module rnic_top$deframer$align$crc_unit$register(d,q,clock);
 endmodule // rnic_top$deframer$align$crc_unit$register
 
 
-module rnic_top$deframer$align$crc_unit$step(register,data,init,first,short,register_next);
+module rnic_top$deframer$align$crc_unit$step(valid,register,data,init,first,short,register_next);
     
     // Module arguments
+    input wire  valid;
     input wire  [31:0] register;
     input wire  [31:0] data;
     input wire  [31:0] init;
@@ -6137,47 +6190,51 @@ module rnic_top$deframer$align$crc_unit$step(register,data,init,first,short,regi
     // Update code (custom)
     // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
     always @(*) begin
-        register_next[0] = first ? (init[0] ^ data[0]) : ((short ? ^(register & 32'h386f2c25) : ^(register & 32'hde275318)) ^ data[0]);
-        register_next[1] = first ? (init[1] ^ data[1]) : ((short ? ^(register & 32'h70de584b) : ^(register & 32'hbc4ea630)) ^ data[1]);
-        register_next[2] = first ? (init[2] ^ data[2]) : ((short ? ^(register & 32'he1bcb097) : ^(register & 32'h789d4c60)) ^ data[2]);
-        register_next[3] = first ? (init[3] ^ data[3]) : ((short ? ^(register & 32'hc379612e) : ^(register & 32'hf13a98c0)) ^ data[3]);
-        register_next[4] = first ? (init[4] ^ data[4]) : ((short ? ^(register & 32'hbe9dee78) : ^(register & 32'h3c526299)) ^ data[4]);
-        register_next[5] = first ? (init[5] ^ data[5]) : ((short ? ^(register & 32'h4554f0d5) : ^(register & 32'ha683962b)) ^ data[5]);
-        register_next[6] = first ? (init[6] ^ data[6]) : ((short ? ^(register & 32'hb2c6cd8e) : ^(register & 32'h93207f4e)) ^ data[6]);
-        register_next[7] = first ? (init[7] ^ data[7]) : ((short ? ^(register & 32'h5de2b738) : ^(register & 32'hf867ad84)) ^ data[7]);
-        register_next[8] = first ? (init[8] ^ data[8]) : ((short ? ^(register & 32'hbbc56e71) : ^(register & 32'hf0cf5b08)) ^ data[8]);
-        register_next[9] = first ? (init[9] ^ data[9]) : ((short ? ^(register & 32'h4fe5f0c6) : ^(register & 32'h3fb9e508)) ^ data[9]);
-        register_next[10] = first ? (init[10] ^ data[10]) : ((short ? ^(register & 32'ha7a4cda9) : ^(register & 32'ha1549909)) ^ data[10]);
-        register_next[11] = first ? (init[11] ^ data[11]) : ((short ? ^(register & 32'h4f499b53) : ^(register & 32'h42a93212)) ^ data[11]);
-        register_next[12] = first ? (init[12] ^ data[12]) : ((short ? ^(register & 32'ha6fc1a83) : ^(register & 32'h5b75373d)) ^ data[12]);
-        register_next[13] = first ? (init[13] ^ data[13]) : ((short ? ^(register & 32'h75971923) : ^(register & 32'h68cd3d62)) ^ data[13]);
-        register_next[14] = first ? (init[14] ^ data[14]) : ((short ? ^(register & 32'hd3411e63) : ^(register & 32'h0fbd29dd)) ^ data[14]);
-        register_next[15] = first ? (init[15] ^ data[15]) : ((short ? ^(register & 32'ha6823cc6) : ^(register & 32'h1f7a53bb)) ^ data[15]);
-        register_next[16] = first ? (init[16] ^ data[16]) : ((short ? ^(register & 32'h4d04798c) : ^(register & 32'h3ef4a777)) ^ data[16]);
-        register_next[17] = first ? (init[17] ^ data[17]) : ((short ? ^(register & 32'h9a08f318) : ^(register & 32'h7de94eee)) ^ data[17]);
-        register_next[18] = first ? (init[18] ^ data[18]) : ((short ? ^(register & 32'h0c7eca15) : ^(register & 32'h25f5cec4)) ^ data[18]);
-        register_next[19] = first ? (init[19] ^ data[19]) : ((short ? ^(register & 32'h2092b80f) : ^(register & 32'h95ccce90)) ^ data[19]);
-        register_next[20] = first ? (init[20] ^ data[20]) : ((short ? ^(register & 32'h4125701f) : ^(register & 32'h2b999d21)) ^ data[20]);
-        register_next[21] = first ? (init[21] ^ data[21]) : ((short ? ^(register & 32'hba25cc1b) : ^(register & 32'h8914695b)) ^ data[21]);
-        register_next[22] = first ? (init[22] ^ data[22]) : ((short ? ^(register & 32'h4c24b412) : ^(register & 32'hcc0f81af)) ^ data[22]);
-        register_next[23] = first ? (init[23] ^ data[23]) : ((short ? ^(register & 32'ha0264400) : ^(register & 32'h46385046)) ^ data[23]);
-        register_next[24] = first ? (init[24] ^ data[24]) : ((short ? ^(register & 32'h7823a425) : ^(register & 32'h5257f395)) ^ data[24]);
-        register_next[25] = first ? (init[25] ^ data[25]) : ((short ? ^(register & 32'hf047484a) : ^(register & 32'ha4afe72a)) ^ data[25]);
-        register_next[26] = first ? (init[26] ^ data[26]) : ((short ? ^(register & 32'hd8e1bcb0) : ^(register & 32'h97789d4c)) ^ data[26]);
-        register_next[27] = first ? (init[27] ^ data[27]) : ((short ? ^(register & 32'hb1c37961) : ^(register & 32'h2ef13a98)) ^ data[27]);
-        register_next[28] = first ? (init[28] ^ data[28]) : ((short ? ^(register & 32'h6386f2c2) : ^(register & 32'h5de27531)) ^ data[28]);
-        register_next[29] = first ? (init[29] ^ data[29]) : ((short ? ^(register & 32'hc70de584) : ^(register & 32'hbbc4ea63)) ^ data[29]);
-        register_next[30] = first ? (init[30] ^ data[30]) : ((short ? ^(register & 32'h8e1bcb09) : ^(register & 32'h7789d4c6)) ^ data[30]);
-        register_next[31] = first ? (init[31] ^ data[31]) : ((short ? ^(register & 32'h1c379612) : ^(register & 32'hef13a98c)) ^ data[31]);
+        register_next = 32'h0;
+        if (valid) begin
+            register_next[0] = first ? (init[0] ^ data[0]) : ((short ? ^(register & 32'h386f2c25) : ^(register & 32'hde275318)) ^ data[0]);
+            register_next[1] = first ? (init[1] ^ data[1]) : ((short ? ^(register & 32'h70de584b) : ^(register & 32'hbc4ea630)) ^ data[1]);
+            register_next[2] = first ? (init[2] ^ data[2]) : ((short ? ^(register & 32'he1bcb097) : ^(register & 32'h789d4c60)) ^ data[2]);
+            register_next[3] = first ? (init[3] ^ data[3]) : ((short ? ^(register & 32'hc379612e) : ^(register & 32'hf13a98c0)) ^ data[3]);
+            register_next[4] = first ? (init[4] ^ data[4]) : ((short ? ^(register & 32'hbe9dee78) : ^(register & 32'h3c526299)) ^ data[4]);
+            register_next[5] = first ? (init[5] ^ data[5]) : ((short ? ^(register & 32'h4554f0d5) : ^(register & 32'ha683962b)) ^ data[5]);
+            register_next[6] = first ? (init[6] ^ data[6]) : ((short ? ^(register & 32'hb2c6cd8e) : ^(register & 32'h93207f4e)) ^ data[6]);
+            register_next[7] = first ? (init[7] ^ data[7]) : ((short ? ^(register & 32'h5de2b738) : ^(register & 32'hf867ad84)) ^ data[7]);
+            register_next[8] = first ? (init[8] ^ data[8]) : ((short ? ^(register & 32'hbbc56e71) : ^(register & 32'hf0cf5b08)) ^ data[8]);
+            register_next[9] = first ? (init[9] ^ data[9]) : ((short ? ^(register & 32'h4fe5f0c6) : ^(register & 32'h3fb9e508)) ^ data[9]);
+            register_next[10] = first ? (init[10] ^ data[10]) : ((short ? ^(register & 32'ha7a4cda9) : ^(register & 32'ha1549909)) ^ data[10]);
+            register_next[11] = first ? (init[11] ^ data[11]) : ((short ? ^(register & 32'h4f499b53) : ^(register & 32'h42a93212)) ^ data[11]);
+            register_next[12] = first ? (init[12] ^ data[12]) : ((short ? ^(register & 32'ha6fc1a83) : ^(register & 32'h5b75373d)) ^ data[12]);
+            register_next[13] = first ? (init[13] ^ data[13]) : ((short ? ^(register & 32'h75971923) : ^(register & 32'h68cd3d62)) ^ data[13]);
+            register_next[14] = first ? (init[14] ^ data[14]) : ((short ? ^(register & 32'hd3411e63) : ^(register & 32'h0fbd29dd)) ^ data[14]);
+            register_next[15] = first ? (init[15] ^ data[15]) : ((short ? ^(register & 32'ha6823cc6) : ^(register & 32'h1f7a53bb)) ^ data[15]);
+            register_next[16] = first ? (init[16] ^ data[16]) : ((short ? ^(register & 32'h4d04798c) : ^(register & 32'h3ef4a777)) ^ data[16]);
+            register_next[17] = first ? (init[17] ^ data[17]) : ((short ? ^(register & 32'h9a08f318) : ^(register & 32'h7de94eee)) ^ data[17]);
+            register_next[18] = first ? (init[18] ^ data[18]) : ((short ? ^(register & 32'h0c7eca15) : ^(register & 32'h25f5cec4)) ^ data[18]);
+            register_next[19] = first ? (init[19] ^ data[19]) : ((short ? ^(register & 32'h2092b80f) : ^(register & 32'h95ccce90)) ^ data[19]);
+            register_next[20] = first ? (init[20] ^ data[20]) : ((short ? ^(register & 32'h4125701f) : ^(register & 32'h2b999d21)) ^ data[20]);
+            register_next[21] = first ? (init[21] ^ data[21]) : ((short ? ^(register & 32'hba25cc1b) : ^(register & 32'h8914695b)) ^ data[21]);
+            register_next[22] = first ? (init[22] ^ data[22]) : ((short ? ^(register & 32'h4c24b412) : ^(register & 32'hcc0f81af)) ^ data[22]);
+            register_next[23] = first ? (init[23] ^ data[23]) : ((short ? ^(register & 32'ha0264400) : ^(register & 32'h46385046)) ^ data[23]);
+            register_next[24] = first ? (init[24] ^ data[24]) : ((short ? ^(register & 32'h7823a425) : ^(register & 32'h5257f395)) ^ data[24]);
+            register_next[25] = first ? (init[25] ^ data[25]) : ((short ? ^(register & 32'hf047484a) : ^(register & 32'ha4afe72a)) ^ data[25]);
+            register_next[26] = first ? (init[26] ^ data[26]) : ((short ? ^(register & 32'hd8e1bcb0) : ^(register & 32'h97789d4c)) ^ data[26]);
+            register_next[27] = first ? (init[27] ^ data[27]) : ((short ? ^(register & 32'hb1c37961) : ^(register & 32'h2ef13a98)) ^ data[27]);
+            register_next[28] = first ? (init[28] ^ data[28]) : ((short ? ^(register & 32'h6386f2c2) : ^(register & 32'h5de27531)) ^ data[28]);
+            register_next[29] = first ? (init[29] ^ data[29]) : ((short ? ^(register & 32'hc70de584) : ^(register & 32'hbbc4ea63)) ^ data[29]);
+            register_next[30] = first ? (init[30] ^ data[30]) : ((short ? ^(register & 32'h8e1bcb09) : ^(register & 32'h7789d4c6)) ^ data[30]);
+            register_next[31] = first ? (init[31] ^ data[31]) : ((short ? ^(register & 32'h1c379612) : ^(register & 32'hef13a98c)) ^ data[31]);
+        end
     end
 endmodule // rnic_top$deframer$align$crc_unit$step
 
 
-module rnic_top$deframer$align$crc_unit$unwind(clock,ce,value,tail,unwound);
+module rnic_top$deframer$align$crc_unit$unwind(clock,ce,load,value,tail,unwound);
     
     // Module arguments
     input wire  clock;
     input wire  ce;
+    input wire  load;
     input wire  [31:0] value;
     input wire  [7:0] tail;
     output reg  [31:0] unwound;
@@ -6201,7 +6258,7 @@ module rnic_top$deframer$align$crc_unit$unwind(clock,ce,value,tail,unwound);
     reg [31:0] candidate_10;
     reg [31:0] candidate_11;
     reg [31:0] candidate_12;
-    always @(posedge clock) if (ce) begin
+    always @(posedge clock) if (ce & load) begin
         held_tail <= tail;
         held_value <= value;
         candidate_0[0] <= ^(value & 32'h00000001);
@@ -11422,6 +11479,7 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
     reg  [7:0] a_keep$d;
     wire  [7:0] a_keep$q;
     reg  a_keep$clock;
+    reg  beat$valid;
     reg  [63:0] beat$data;
     reg  [7:0] beat$keep;
     reg  beat$last;
@@ -11454,6 +11512,7 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
     reg  [7:0] b_tail$d;
     wire  [7:0] b_tail$q;
     reg  b_tail$clock;
+    reg  step$valid;
     reg  [31:0] step$register;
     reg  [31:0] step$data;
     reg  [31:0] step$init;
@@ -11474,6 +11533,7 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
     reg  c_tail$clock;
     reg  unwind$clock;
     reg  unwind$ce;
+    reg  unwind$load;
     reg  [31:0] unwind$value;
     reg  [7:0] unwind$tail;
     wire  [31:0] unwind$unwound;
@@ -11514,6 +11574,7 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
         .clock(a_keep$clock)
     );
     rnic_top$framer$crc_unit$beat beat(
+        .valid(beat$valid),
         .data(beat$data),
         .keep(beat$keep),
         .last(beat$last),
@@ -11564,6 +11625,7 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
         .clock(b_tail$clock)
     );
     rnic_top$framer$crc_unit$step step(
+        .valid(step$valid),
         .register(step$register),
         .data(step$data),
         .init(step$init),
@@ -11594,6 +11656,7 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
     rnic_top$framer$crc_unit$unwind unwind(
         .clock(unwind$clock),
         .ce(unwind$ce),
+        .load(unwind$load),
         .value(unwind$value),
         .tail(unwind$tail),
         .unwound(unwind$unwound)
@@ -11656,9 +11719,11 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
         d_valid$d = d_valid$q;
         e_valid$d = e_valid$q;
         e_crc$d = e_crc$q;
+        beat$valid = a_valid$q;
         beat$data = a_data$q;
         beat$keep = a_keep$q;
         beat$last = a_last$q;
+        step$valid = b_valid$q;
         step$register = register$q;
         step$data = b_data$q;
         step$init = b_init$q;
@@ -11666,6 +11731,7 @@ module rnic_top$framer$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_k
         step$short = b_short$q;
         unwind$clock = clock;
         unwind$ce = ce;
+        unwind$load = c_valid$q;
         unwind$value = c_value$q;
         unwind$tail = c_tail$q;
         if (ce) begin
@@ -11958,9 +12024,10 @@ module rnic_top$framer$crc_unit$b_valid(d,q,clock);
 endmodule // rnic_top$framer$crc_unit$b_valid
 
 
-module rnic_top$framer$crc_unit$beat(data,keep,last,contribution,init,tail,empty,short);
+module rnic_top$framer$crc_unit$beat(valid,data,keep,last,contribution,init,tail,empty,short);
     
     // Module arguments
+    input wire  valid;
     input wire  [63:0] data;
     input wire  [7:0] keep;
     input wire  last;
@@ -11981,6 +12048,13 @@ module rnic_top$framer$crc_unit$beat(data,keep,last,contribution,init,tail,empty
     always @(*) begin
         hi = 8'd0;
         lo = 8'd0;
+        masked = 64'd0;
+        full_data = 32'h0;
+        short_data = 32'h0;
+        contribution = 32'h0;
+        init = 32'h0;
+        short = 1'b0;
+        if (valid) begin
         for (i = 0; i < 8; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
             if (keep[i]) hi = i[7:0] + 8'd1;
@@ -12032,8 +12106,9 @@ module rnic_top$framer$crc_unit$beat(data,keep,last,contribution,init,tail,empty
             8'd7: init = 32'had82acae;
             default: init = 32'h73d74d75;
         endcase
-        tail = 8'd8 - hi;
-        empty = (hi == 8'd0);
+        end
+        tail = valid ? 8'd8 - hi : 8'd0;
+        empty = ~valid | (hi == 8'd0);
     end
 endmodule // rnic_top$framer$crc_unit$beat
 
@@ -12171,9 +12246,10 @@ module rnic_top$framer$crc_unit$register(d,q,clock);
 endmodule // rnic_top$framer$crc_unit$register
 
 
-module rnic_top$framer$crc_unit$step(register,data,init,first,short,register_next);
+module rnic_top$framer$crc_unit$step(valid,register,data,init,first,short,register_next);
     
     // Module arguments
+    input wire  valid;
     input wire  [31:0] register;
     input wire  [31:0] data;
     input wire  [31:0] init;
@@ -12184,47 +12260,51 @@ module rnic_top$framer$crc_unit$step(register,data,init,first,short,register_nex
     // Update code (custom)
     // A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.
     always @(*) begin
-        register_next[0] = first ? (init[0] ^ data[0]) : (^(register & 32'h386f2c25) ^ data[0]);
-        register_next[1] = first ? (init[1] ^ data[1]) : (^(register & 32'h70de584b) ^ data[1]);
-        register_next[2] = first ? (init[2] ^ data[2]) : (^(register & 32'he1bcb097) ^ data[2]);
-        register_next[3] = first ? (init[3] ^ data[3]) : (^(register & 32'hc379612e) ^ data[3]);
-        register_next[4] = first ? (init[4] ^ data[4]) : (^(register & 32'hbe9dee78) ^ data[4]);
-        register_next[5] = first ? (init[5] ^ data[5]) : (^(register & 32'h4554f0d5) ^ data[5]);
-        register_next[6] = first ? (init[6] ^ data[6]) : (^(register & 32'hb2c6cd8e) ^ data[6]);
-        register_next[7] = first ? (init[7] ^ data[7]) : (^(register & 32'h5de2b738) ^ data[7]);
-        register_next[8] = first ? (init[8] ^ data[8]) : (^(register & 32'hbbc56e71) ^ data[8]);
-        register_next[9] = first ? (init[9] ^ data[9]) : (^(register & 32'h4fe5f0c6) ^ data[9]);
-        register_next[10] = first ? (init[10] ^ data[10]) : (^(register & 32'ha7a4cda9) ^ data[10]);
-        register_next[11] = first ? (init[11] ^ data[11]) : (^(register & 32'h4f499b53) ^ data[11]);
-        register_next[12] = first ? (init[12] ^ data[12]) : (^(register & 32'ha6fc1a83) ^ data[12]);
-        register_next[13] = first ? (init[13] ^ data[13]) : (^(register & 32'h75971923) ^ data[13]);
-        register_next[14] = first ? (init[14] ^ data[14]) : (^(register & 32'hd3411e63) ^ data[14]);
-        register_next[15] = first ? (init[15] ^ data[15]) : (^(register & 32'ha6823cc6) ^ data[15]);
-        register_next[16] = first ? (init[16] ^ data[16]) : (^(register & 32'h4d04798c) ^ data[16]);
-        register_next[17] = first ? (init[17] ^ data[17]) : (^(register & 32'h9a08f318) ^ data[17]);
-        register_next[18] = first ? (init[18] ^ data[18]) : (^(register & 32'h0c7eca15) ^ data[18]);
-        register_next[19] = first ? (init[19] ^ data[19]) : (^(register & 32'h2092b80f) ^ data[19]);
-        register_next[20] = first ? (init[20] ^ data[20]) : (^(register & 32'h4125701f) ^ data[20]);
-        register_next[21] = first ? (init[21] ^ data[21]) : (^(register & 32'hba25cc1b) ^ data[21]);
-        register_next[22] = first ? (init[22] ^ data[22]) : (^(register & 32'h4c24b412) ^ data[22]);
-        register_next[23] = first ? (init[23] ^ data[23]) : (^(register & 32'ha0264400) ^ data[23]);
-        register_next[24] = first ? (init[24] ^ data[24]) : (^(register & 32'h7823a425) ^ data[24]);
-        register_next[25] = first ? (init[25] ^ data[25]) : (^(register & 32'hf047484a) ^ data[25]);
-        register_next[26] = first ? (init[26] ^ data[26]) : (^(register & 32'hd8e1bcb0) ^ data[26]);
-        register_next[27] = first ? (init[27] ^ data[27]) : (^(register & 32'hb1c37961) ^ data[27]);
-        register_next[28] = first ? (init[28] ^ data[28]) : (^(register & 32'h6386f2c2) ^ data[28]);
-        register_next[29] = first ? (init[29] ^ data[29]) : (^(register & 32'hc70de584) ^ data[29]);
-        register_next[30] = first ? (init[30] ^ data[30]) : (^(register & 32'h8e1bcb09) ^ data[30]);
-        register_next[31] = first ? (init[31] ^ data[31]) : (^(register & 32'h1c379612) ^ data[31]);
+        register_next = 32'h0;
+        if (valid) begin
+            register_next[0] = first ? (init[0] ^ data[0]) : (^(register & 32'h386f2c25) ^ data[0]);
+            register_next[1] = first ? (init[1] ^ data[1]) : (^(register & 32'h70de584b) ^ data[1]);
+            register_next[2] = first ? (init[2] ^ data[2]) : (^(register & 32'he1bcb097) ^ data[2]);
+            register_next[3] = first ? (init[3] ^ data[3]) : (^(register & 32'hc379612e) ^ data[3]);
+            register_next[4] = first ? (init[4] ^ data[4]) : (^(register & 32'hbe9dee78) ^ data[4]);
+            register_next[5] = first ? (init[5] ^ data[5]) : (^(register & 32'h4554f0d5) ^ data[5]);
+            register_next[6] = first ? (init[6] ^ data[6]) : (^(register & 32'hb2c6cd8e) ^ data[6]);
+            register_next[7] = first ? (init[7] ^ data[7]) : (^(register & 32'h5de2b738) ^ data[7]);
+            register_next[8] = first ? (init[8] ^ data[8]) : (^(register & 32'hbbc56e71) ^ data[8]);
+            register_next[9] = first ? (init[9] ^ data[9]) : (^(register & 32'h4fe5f0c6) ^ data[9]);
+            register_next[10] = first ? (init[10] ^ data[10]) : (^(register & 32'ha7a4cda9) ^ data[10]);
+            register_next[11] = first ? (init[11] ^ data[11]) : (^(register & 32'h4f499b53) ^ data[11]);
+            register_next[12] = first ? (init[12] ^ data[12]) : (^(register & 32'ha6fc1a83) ^ data[12]);
+            register_next[13] = first ? (init[13] ^ data[13]) : (^(register & 32'h75971923) ^ data[13]);
+            register_next[14] = first ? (init[14] ^ data[14]) : (^(register & 32'hd3411e63) ^ data[14]);
+            register_next[15] = first ? (init[15] ^ data[15]) : (^(register & 32'ha6823cc6) ^ data[15]);
+            register_next[16] = first ? (init[16] ^ data[16]) : (^(register & 32'h4d04798c) ^ data[16]);
+            register_next[17] = first ? (init[17] ^ data[17]) : (^(register & 32'h9a08f318) ^ data[17]);
+            register_next[18] = first ? (init[18] ^ data[18]) : (^(register & 32'h0c7eca15) ^ data[18]);
+            register_next[19] = first ? (init[19] ^ data[19]) : (^(register & 32'h2092b80f) ^ data[19]);
+            register_next[20] = first ? (init[20] ^ data[20]) : (^(register & 32'h4125701f) ^ data[20]);
+            register_next[21] = first ? (init[21] ^ data[21]) : (^(register & 32'hba25cc1b) ^ data[21]);
+            register_next[22] = first ? (init[22] ^ data[22]) : (^(register & 32'h4c24b412) ^ data[22]);
+            register_next[23] = first ? (init[23] ^ data[23]) : (^(register & 32'ha0264400) ^ data[23]);
+            register_next[24] = first ? (init[24] ^ data[24]) : (^(register & 32'h7823a425) ^ data[24]);
+            register_next[25] = first ? (init[25] ^ data[25]) : (^(register & 32'hf047484a) ^ data[25]);
+            register_next[26] = first ? (init[26] ^ data[26]) : (^(register & 32'hd8e1bcb0) ^ data[26]);
+            register_next[27] = first ? (init[27] ^ data[27]) : (^(register & 32'hb1c37961) ^ data[27]);
+            register_next[28] = first ? (init[28] ^ data[28]) : (^(register & 32'h6386f2c2) ^ data[28]);
+            register_next[29] = first ? (init[29] ^ data[29]) : (^(register & 32'hc70de584) ^ data[29]);
+            register_next[30] = first ? (init[30] ^ data[30]) : (^(register & 32'h8e1bcb09) ^ data[30]);
+            register_next[31] = first ? (init[31] ^ data[31]) : (^(register & 32'h1c379612) ^ data[31]);
+        end
     end
 endmodule // rnic_top$framer$crc_unit$step
 
 
-module rnic_top$framer$crc_unit$unwind(clock,ce,value,tail,unwound);
+module rnic_top$framer$crc_unit$unwind(clock,ce,load,value,tail,unwound);
     
     // Module arguments
     input wire  clock;
     input wire  ce;
+    input wire  load;
     input wire  [31:0] value;
     input wire  [7:0] tail;
     output reg  [31:0] unwound;
@@ -12244,7 +12324,7 @@ module rnic_top$framer$crc_unit$unwind(clock,ce,value,tail,unwound);
     reg [31:0] candidate_6;
     reg [31:0] candidate_7;
     reg [31:0] candidate_8;
-    always @(posedge clock) if (ce) begin
+    always @(posedge clock) if (ce & load) begin
         held_tail <= tail;
         held_value <= value;
         candidate_0[0] <= ^(value & 32'h00000001);
@@ -14828,17 +14908,19 @@ module rnic_top$reads$pick(requests,start,found,grant);
         from_upper = |upper;
         grant = 32'h0;
         picked = 1'b0;
-        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
-            grant = 0;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
-            grant = 1;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
-            grant = 2;
-            picked = 1'b1;
+        if (|requests) begin
+            if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+                grant = 0;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+                grant = 1;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+                grant = 2;
+                picked = 1'b1;
+            end
         end
         found = picked;
     end
@@ -29549,6 +29631,25 @@ module rnic_top$requester$wqe(d,q,clock);
 endmodule // rnic_top$requester$wqe
 
 
+module rnic_top$reset_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$reset_q
+
+
 module rnic_top$rq(clock,reset,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,s_valid,s_ready,s_qpn,m_valid,m_ready,m_posted,m_wqe,m_index,m_error,m_req_valid,m_req_ready,m_req_addr,m_req_len,s_rd_tdata,s_rd_tlast,s_rd_tuser,s_rd_tvalid,s_rd_tready,status_qpn,status_ci);
     
     // Module arguments
@@ -33865,261 +33966,263 @@ module rnic_top$sq$pick(requests,start,found,grant);
         from_upper = |upper;
         grant = 32'h0;
         picked = 1'b0;
-        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
-            grant = 0;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
-            grant = 1;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
-            grant = 2;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
-            grant = 3;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
-            grant = 4;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
-            grant = 5;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
-            grant = 6;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
-            grant = 7;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
-            grant = 8;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
-            grant = 9;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
-            grant = 10;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
-            grant = 11;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
-            grant = 12;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
-            grant = 13;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
-            grant = 14;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
-            grant = 15;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[16]) | (~from_upper & requests[16]))) begin
-            grant = 16;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[17]) | (~from_upper & requests[17]))) begin
-            grant = 17;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[18]) | (~from_upper & requests[18]))) begin
-            grant = 18;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[19]) | (~from_upper & requests[19]))) begin
-            grant = 19;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[20]) | (~from_upper & requests[20]))) begin
-            grant = 20;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[21]) | (~from_upper & requests[21]))) begin
-            grant = 21;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[22]) | (~from_upper & requests[22]))) begin
-            grant = 22;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[23]) | (~from_upper & requests[23]))) begin
-            grant = 23;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[24]) | (~from_upper & requests[24]))) begin
-            grant = 24;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[25]) | (~from_upper & requests[25]))) begin
-            grant = 25;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[26]) | (~from_upper & requests[26]))) begin
-            grant = 26;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[27]) | (~from_upper & requests[27]))) begin
-            grant = 27;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[28]) | (~from_upper & requests[28]))) begin
-            grant = 28;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[29]) | (~from_upper & requests[29]))) begin
-            grant = 29;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[30]) | (~from_upper & requests[30]))) begin
-            grant = 30;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[31]) | (~from_upper & requests[31]))) begin
-            grant = 31;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[32]) | (~from_upper & requests[32]))) begin
-            grant = 32;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[33]) | (~from_upper & requests[33]))) begin
-            grant = 33;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[34]) | (~from_upper & requests[34]))) begin
-            grant = 34;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[35]) | (~from_upper & requests[35]))) begin
-            grant = 35;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[36]) | (~from_upper & requests[36]))) begin
-            grant = 36;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[37]) | (~from_upper & requests[37]))) begin
-            grant = 37;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[38]) | (~from_upper & requests[38]))) begin
-            grant = 38;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[39]) | (~from_upper & requests[39]))) begin
-            grant = 39;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[40]) | (~from_upper & requests[40]))) begin
-            grant = 40;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[41]) | (~from_upper & requests[41]))) begin
-            grant = 41;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[42]) | (~from_upper & requests[42]))) begin
-            grant = 42;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[43]) | (~from_upper & requests[43]))) begin
-            grant = 43;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[44]) | (~from_upper & requests[44]))) begin
-            grant = 44;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[45]) | (~from_upper & requests[45]))) begin
-            grant = 45;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[46]) | (~from_upper & requests[46]))) begin
-            grant = 46;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[47]) | (~from_upper & requests[47]))) begin
-            grant = 47;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[48]) | (~from_upper & requests[48]))) begin
-            grant = 48;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[49]) | (~from_upper & requests[49]))) begin
-            grant = 49;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[50]) | (~from_upper & requests[50]))) begin
-            grant = 50;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[51]) | (~from_upper & requests[51]))) begin
-            grant = 51;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[52]) | (~from_upper & requests[52]))) begin
-            grant = 52;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[53]) | (~from_upper & requests[53]))) begin
-            grant = 53;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[54]) | (~from_upper & requests[54]))) begin
-            grant = 54;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[55]) | (~from_upper & requests[55]))) begin
-            grant = 55;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[56]) | (~from_upper & requests[56]))) begin
-            grant = 56;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[57]) | (~from_upper & requests[57]))) begin
-            grant = 57;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[58]) | (~from_upper & requests[58]))) begin
-            grant = 58;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[59]) | (~from_upper & requests[59]))) begin
-            grant = 59;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[60]) | (~from_upper & requests[60]))) begin
-            grant = 60;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[61]) | (~from_upper & requests[61]))) begin
-            grant = 61;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[62]) | (~from_upper & requests[62]))) begin
-            grant = 62;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[63]) | (~from_upper & requests[63]))) begin
-            grant = 63;
-            picked = 1'b1;
+        if (|requests) begin
+            if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+                grant = 0;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+                grant = 1;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+                grant = 2;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+                grant = 3;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
+                grant = 4;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
+                grant = 5;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
+                grant = 6;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
+                grant = 7;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
+                grant = 8;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
+                grant = 9;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
+                grant = 10;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
+                grant = 11;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
+                grant = 12;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
+                grant = 13;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
+                grant = 14;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
+                grant = 15;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[16]) | (~from_upper & requests[16]))) begin
+                grant = 16;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[17]) | (~from_upper & requests[17]))) begin
+                grant = 17;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[18]) | (~from_upper & requests[18]))) begin
+                grant = 18;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[19]) | (~from_upper & requests[19]))) begin
+                grant = 19;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[20]) | (~from_upper & requests[20]))) begin
+                grant = 20;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[21]) | (~from_upper & requests[21]))) begin
+                grant = 21;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[22]) | (~from_upper & requests[22]))) begin
+                grant = 22;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[23]) | (~from_upper & requests[23]))) begin
+                grant = 23;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[24]) | (~from_upper & requests[24]))) begin
+                grant = 24;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[25]) | (~from_upper & requests[25]))) begin
+                grant = 25;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[26]) | (~from_upper & requests[26]))) begin
+                grant = 26;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[27]) | (~from_upper & requests[27]))) begin
+                grant = 27;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[28]) | (~from_upper & requests[28]))) begin
+                grant = 28;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[29]) | (~from_upper & requests[29]))) begin
+                grant = 29;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[30]) | (~from_upper & requests[30]))) begin
+                grant = 30;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[31]) | (~from_upper & requests[31]))) begin
+                grant = 31;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[32]) | (~from_upper & requests[32]))) begin
+                grant = 32;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[33]) | (~from_upper & requests[33]))) begin
+                grant = 33;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[34]) | (~from_upper & requests[34]))) begin
+                grant = 34;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[35]) | (~from_upper & requests[35]))) begin
+                grant = 35;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[36]) | (~from_upper & requests[36]))) begin
+                grant = 36;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[37]) | (~from_upper & requests[37]))) begin
+                grant = 37;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[38]) | (~from_upper & requests[38]))) begin
+                grant = 38;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[39]) | (~from_upper & requests[39]))) begin
+                grant = 39;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[40]) | (~from_upper & requests[40]))) begin
+                grant = 40;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[41]) | (~from_upper & requests[41]))) begin
+                grant = 41;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[42]) | (~from_upper & requests[42]))) begin
+                grant = 42;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[43]) | (~from_upper & requests[43]))) begin
+                grant = 43;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[44]) | (~from_upper & requests[44]))) begin
+                grant = 44;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[45]) | (~from_upper & requests[45]))) begin
+                grant = 45;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[46]) | (~from_upper & requests[46]))) begin
+                grant = 46;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[47]) | (~from_upper & requests[47]))) begin
+                grant = 47;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[48]) | (~from_upper & requests[48]))) begin
+                grant = 48;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[49]) | (~from_upper & requests[49]))) begin
+                grant = 49;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[50]) | (~from_upper & requests[50]))) begin
+                grant = 50;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[51]) | (~from_upper & requests[51]))) begin
+                grant = 51;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[52]) | (~from_upper & requests[52]))) begin
+                grant = 52;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[53]) | (~from_upper & requests[53]))) begin
+                grant = 53;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[54]) | (~from_upper & requests[54]))) begin
+                grant = 54;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[55]) | (~from_upper & requests[55]))) begin
+                grant = 55;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[56]) | (~from_upper & requests[56]))) begin
+                grant = 56;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[57]) | (~from_upper & requests[57]))) begin
+                grant = 57;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[58]) | (~from_upper & requests[58]))) begin
+                grant = 58;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[59]) | (~from_upper & requests[59]))) begin
+                grant = 59;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[60]) | (~from_upper & requests[60]))) begin
+                grant = 60;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[61]) | (~from_upper & requests[61]))) begin
+                grant = 61;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[62]) | (~from_upper & requests[62]))) begin
+                grant = 62;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[63]) | (~from_upper & requests[63]))) begin
+                grant = 63;
+                picked = 1'b1;
+            end
         end
         found = picked;
     end
@@ -35122,13 +35225,15 @@ module rnic_top$writes$pick(requests,start,found,grant);
         from_upper = |upper;
         grant = 32'h0;
         picked = 1'b0;
-        if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
-            grant = 0;
-            picked = 1'b1;
-        end
-        if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
-            grant = 1;
-            picked = 1'b1;
+        if (|requests) begin
+            if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
+                grant = 0;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
+                grant = 1;
+                picked = 1'b1;
+            end
         end
         found = picked;
     end

@@ -31,12 +31,16 @@ class RnicModel {
     virtual ~RnicModel() { trace_close(); }
     virtual void eval() = 0;
     virtual void final_() = 0;
-    virtual void trace_attach(VerilatedVcdC* vcd) = 0;
+    // False for a model verilated without tracing.
+    virtual bool trace_attach(VerilatedVcdC* vcd) = 0;
 
     int trace_open(const char* path) {
         trace_close();
         vcd.reset(new VerilatedVcdC);
-        trace_attach(vcd.get());
+        if (!trace_attach(vcd.get())) {
+            vcd.reset();
+            return -2;
+        }
         vcd->open(path);
         return vcd->isOpen() ? 0 : -1;
     }

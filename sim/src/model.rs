@@ -15,6 +15,8 @@ pub enum SimError {
     UnknownModel(String),
     /// The VCD file could not be created.
     Trace(PathBuf),
+    /// The model was built without tracing (a fast variant, see [`Model::new`]).
+    Untraceable(String),
 }
 
 impl std::fmt::Display for SimError {
@@ -24,6 +26,9 @@ impl std::fmt::Display for SimError {
                 write!(f, "no model named {n:?}; compiled models: {}", MODELS.join(", "))
             }
             SimError::Trace(p) => write!(f, "cannot write waveform {}", p.display()),
+            SimError::Untraceable(n) => {
+                write!(f, "this model of {n} was built without tracing; set RNIC_TRACE before creating it")
+            }
         }
     }
 }
@@ -74,12 +79,20 @@ pub struct Model {
 impl Model {
     /// Creates a model of `design` (the file stem under `hdl/verilog/`), with its clock
     /// low. Traces to a VCD file when `RNIC_TRACE` is set or [`crate::trace::on_failure`]
-    /// is re-running a failed case.
+    /// is re-running a failed case; otherwise a design built also without tracing (see
+    /// `FAST_DESIGNS` in `build.rs`) runs that faster model.
     pub fn new(design: &str) -> Result<Model, SimError> {
-        let cname = CString::new(design).map_err(|_| SimError::UnknownModel(design.into()))?;
-        // SAFETY: `cname` is a valid NUL-terminated string for the duration of the call.
-        let raw = unsafe { ffi::rnic_model_new(cname.as_ptr()) };
-        let raw = NonNull::new(raw).ok_or_else(|| SimError::UnknownModel(design.into()))?;
+        let trace = crate::trace::path_for(design);
+        let create = |name: &str| {
+            let cname = CString::new(name).map_err(|_| SimError::UnknownModel(design.into()))?;
+            // SAFETY: `cname` is a valid NUL-terminated string for the duration of the call.
+            Ok::<_, SimError>(NonNull::new(unsafe { ffi::rnic_model_new(cname.as_ptr()) }))
+        };
+        let fast = if trace.is_none() { create(&format!("{design}_fast"))? } else { None };
+        let raw = match fast {
+            Some(raw) => raw,
+            None => create(design)?.ok_or_else(|| SimError::UnknownModel(design.into()))?,
+        };
         let model = NEXT_MODEL_ID.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `raw` is a live model; the index is below the count it reports and the
         // name it returns points into a static string table of the generated code.
@@ -111,7 +124,7 @@ impl Model {
             _not_send: PhantomData,
         };
         model.clock = model.try_port("clock");
-        if let Some(path) = crate::trace::path_for(design) {
+        if let Some(path) = trace {
             model.trace_to(&path)?;
         }
         model.eval();
@@ -288,6 +301,9 @@ impl Model {
             .map_err(|_| SimError::Trace(path.into()))?;
         // SAFETY: `raw` is live; `cpath` outlives the call.
         let rc = unsafe { ffi::rnic_model_trace_open(self.raw.as_ptr(), cpath.as_ptr()) };
+        if rc == -2 {
+            return Err(SimError::Untraceable(self.design.clone()));
+        }
         if rc != 0 {
             return Err(SimError::Trace(path.into()));
         }

@@ -39,13 +39,16 @@ impl<const N: usize> Logic for RoundRobin<N> {
         self.from_upper.next = self.upper.val().any();
         self.grant.next = 0.into();
         self.picked.next = false;
-        for i in 0..N {
-            if !self.picked.val()
-                & ((self.from_upper.val() & self.upper.val().get_bit(i))
-                    | (!self.from_upper.val() & self.requests.val().get_bit(i)))
-            {
-                self.grant.next = i.to_bits();
-                self.picked.next = true;
+        // (The scan only when someone asks: an idle simulation then skips it.)
+        if self.requests.val().any() {
+            for i in 0..N {
+                if !self.picked.val()
+                    & ((self.from_upper.val() & self.upper.val().get_bit(i))
+                        | (!self.from_upper.val() & self.requests.val().get_bit(i)))
+                {
+                    self.grant.next = i.to_bits();
+                    self.picked.next = true;
+                }
             }
         }
         self.found.next = self.picked.val();

@@ -61,9 +61,10 @@ impl<const A: usize> Logic for AxilSlave<A> {
             self, clock, aw_held, aw_addr, w_held, w_data, w_strb, b_pending, wr_pulse, ar_busy,
             rd_pulse, ar_addr, r_valid, r_data
         );
+        // Nothing is taken in reset (which may outlast the bus's own by a cycle or two).
         // Write channel: hold address and data until both are here and B is free.
-        self.s_axil_awready.next = !self.aw_held.q.val();
-        self.s_axil_wready.next = !self.w_held.q.val();
+        self.s_axil_awready.next = !self.aw_held.q.val() & !self.reset.val();
+        self.s_axil_wready.next = !self.w_held.q.val() & !self.reset.val();
         if self.s_axil_awvalid.val() & !self.aw_held.q.val() {
             self.aw_held.d.next = true;
             self.aw_addr.d.next = self.s_axil_awaddr.val();
@@ -84,7 +85,7 @@ impl<const A: usize> Logic for AxilSlave<A> {
             self.b_pending.d.next = false;
         }
         // Read channel: address, a cycle for the register file, then R.
-        self.s_axil_arready.next = !self.ar_busy.q.val();
+        self.s_axil_arready.next = !self.ar_busy.q.val() & !self.reset.val();
         self.rd_pulse.d.next = false;
         if self.s_axil_arvalid.val() & !self.ar_busy.q.val() {
             self.ar_busy.d.next = true;

@@ -430,9 +430,16 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             | (self.is_cq_op.val() & (self.index.q.val() < self.cq_count.val()))
             | (self.is_mr_op.val() & (self.index.q.val() < self.mr_count.val()));
         self.qp_bit.next = self.one_q.val() << bit_cast::<Q, QB>(self.index.q.val().get_bits::<QB>(0));
-        self.mr_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.index.q.val().get_bits::<MB>(0));
         self.fail_bit.next = self.one_q.val() << bit_cast::<Q, QB>(self.fail_qp.val());
-        self.inval_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.invalidate_mr.val());
+        // (The MR-wide masks only when used: a simulator then skips the wide shifts.)
+        self.mr_bit.next = 0.into();
+        if self.state.q.val() == 2 {
+            self.mr_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.index.q.val().get_bits::<MB>(0));
+        }
+        self.inval_bit.next = 0.into();
+        if self.invalidate.val() {
+            self.inval_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.invalidate_mr.val());
+        }
         self.cur_state.next = self.st_reset.val();
         if (self.rts.q.val() & self.qp_bit.val()).any() {
             self.cur_state.next = self.st_rts.val();
@@ -442,57 +449,76 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         self.live_valid.next = (self.valid.q.val() & self.mr_bit.val()).any();
 
-        // The value checks of QpContext/CqContext/MrContext::validate: known state, ring
-        // sizes, alignment, no range past 2^64, a usable MULPDU in RTS, IRD and ORD within
-        // the Read tables, existing CQs.
-        self.new_state.next = self.qp_words.val().get_bits::<4>(self.at_state.val().index());
-        self.sq_log.next = self.qp_words.val().get_bits::<8>(self.at_sq_log.val().index());
-        self.rq_log.next = self.qp_words.val().get_bits::<8>(self.at_rq_log.val().index());
-        self.cq_log.next = self.cq_words.val().get_bits::<8>(self.at_cq_log.val().index());
-        self.sq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()))
-            + (self.sq_slot.val() << self.sq_log.val());
-        self.rq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()))
-            + (self.rq_slot.val() << self.rq_log.val());
-        self.cq_end.next = bit_cast::<65, 64>(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()))
-            + (self.cqe_slot.val() << self.cq_log.val());
-        self.va_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_va.val().index()))
-            + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
-        self.iova_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_iova.val().index()))
-            + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
-        self.qp_value_ok.next = (self.new_state.val() <= self.st_error.val())
-            & (self.sq_log.val() <= self.max_log.val())
-            & (self.rq_log.val() <= self.max_log.val())
-            & !(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()) & self.sq_align.val()).any()
-            & !(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()) & self.rq_align.val()).any()
-            & !(self.sq_end.val().get_bit(64) & self.sq_end.val().get_bits::<64>(0).any())
-            & !(self.rq_end.val().get_bit(64) & self.rq_end.val().get_bits::<64>(0).any())
-            & !((self.new_state.val() == self.st_rts.val())
-                & (self.qp_words.val().get_bits::<16>(self.at_mulpdu.val().index()) < self.min_mulpdu.val()))
-            & (self.qp_words.val().get_bits::<8>(self.at_ird.val().index()) <= self.max_reads.val())
-            & (self.qp_words.val().get_bits::<8>(self.at_ord.val().index()) <= self.max_reads.val())
-            & (self.qp_words.val().get_bits::<16>(self.at_send_cq.val().index()) < self.cq_limit.val())
-            & (self.qp_words.val().get_bits::<16>(self.at_recv_cq.val().index()) < self.cq_limit.val());
-        self.cq_value_ok.next = (self.cq_log.val() <= self.max_log.val())
-            & !(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()) & self.cq_align.val()).any()
-            & !(self.cq_end.val().get_bit(64) & self.cq_end.val().get_bits::<64>(0).any());
-        self.mr_value_ok.next = !(self.va_end.val().get_bit(64) & self.va_end.val().get_bits::<64>(0).any())
-            & !(self.iova_end.val().get_bit(64) & self.iova_end.val().get_bits::<64>(0).any());
-        // State rules: rings move only in RESET; ERROR goes back to RTS only through RESET.
-        self.relayout.next = (self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index())
-            != self.qp_cfg.read_data.val().get_bits::<64>(self.at_sq_base.val().index()))
-            | (self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index())
-                != self.qp_cfg.read_data.val().get_bits::<64>(self.at_rq_base.val().index()))
-            | (self.sq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_sq_log.val().index()))
-            | (self.rq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_rq_log.val().index()));
-        self.qp_state_ok.next = !(self.relayout.val() & (self.cur_state.val() != self.st_reset.val()))
-            & !((self.cur_state.val() == self.st_error.val()) & (self.new_state.val() == self.st_rts.val()));
+        // Everything below is needed in state 2 only; elsewhere it is held at zero (which
+        // also spares a simulator evaluating wide comparisons every cycle).
+        self.new_state.next = 0.into();
+        self.sq_log.next = 0.into();
+        self.rq_log.next = 0.into();
+        self.cq_log.next = 0.into();
+        self.sq_end.next = 0.into();
+        self.rq_end.next = 0.into();
+        self.cq_end.next = 0.into();
+        self.va_end.next = 0.into();
+        self.iova_end.next = 0.into();
+        self.qp_value_ok.next = false;
+        self.cq_value_ok.next = false;
+        self.mr_value_ok.next = false;
+        self.relayout.next = false;
+        self.qp_state_ok.next = false;
+        self.term_status.next = 0.into();
+        if self.state.q.val() == 2 {
+            // The value checks of QpContext/CqContext/MrContext::validate: known state, ring
+            // sizes, alignment, no range past 2^64, a usable MULPDU in RTS, IRD and ORD within
+            // the Read tables, existing CQs.
+            self.new_state.next = self.qp_words.val().get_bits::<4>(self.at_state.val().index());
+            self.sq_log.next = self.qp_words.val().get_bits::<8>(self.at_sq_log.val().index());
+            self.rq_log.next = self.qp_words.val().get_bits::<8>(self.at_rq_log.val().index());
+            self.cq_log.next = self.cq_words.val().get_bits::<8>(self.at_cq_log.val().index());
+            self.sq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()))
+                + (self.sq_slot.val() << self.sq_log.val());
+            self.rq_end.next = bit_cast::<65, 64>(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()))
+                + (self.rq_slot.val() << self.rq_log.val());
+            self.cq_end.next = bit_cast::<65, 64>(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()))
+                + (self.cqe_slot.val() << self.cq_log.val());
+            self.va_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_va.val().index()))
+                + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
+            self.iova_end.next = bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_iova.val().index()))
+                + bit_cast::<65, 64>(self.mr_words.val().get_bits::<64>(self.at_mr_length.val().index()));
+            self.qp_value_ok.next = (self.new_state.val() <= self.st_error.val())
+                & (self.sq_log.val() <= self.max_log.val())
+                & (self.rq_log.val() <= self.max_log.val())
+                & !(self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index()) & self.sq_align.val()).any()
+                & !(self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index()) & self.rq_align.val()).any()
+                & !(self.sq_end.val().get_bit(64) & self.sq_end.val().get_bits::<64>(0).any())
+                & !(self.rq_end.val().get_bit(64) & self.rq_end.val().get_bits::<64>(0).any())
+                & !((self.new_state.val() == self.st_rts.val())
+                    & (self.qp_words.val().get_bits::<16>(self.at_mulpdu.val().index()) < self.min_mulpdu.val()))
+                & (self.qp_words.val().get_bits::<8>(self.at_ird.val().index()) <= self.max_reads.val())
+                & (self.qp_words.val().get_bits::<8>(self.at_ord.val().index()) <= self.max_reads.val())
+                & (self.qp_words.val().get_bits::<16>(self.at_send_cq.val().index()) < self.cq_limit.val())
+                & (self.qp_words.val().get_bits::<16>(self.at_recv_cq.val().index()) < self.cq_limit.val());
+            self.cq_value_ok.next = (self.cq_log.val() <= self.max_log.val())
+                & !(self.cq_words.val().get_bits::<64>(self.at_cq_base.val().index()) & self.cq_align.val()).any()
+                & !(self.cq_end.val().get_bit(64) & self.cq_end.val().get_bits::<64>(0).any());
+            self.mr_value_ok.next = !(self.va_end.val().get_bit(64) & self.va_end.val().get_bits::<64>(0).any())
+                & !(self.iova_end.val().get_bit(64) & self.iova_end.val().get_bits::<64>(0).any());
+            // State rules: rings move only in RESET; ERROR goes back to RTS only through RESET.
+            self.relayout.next = (self.qp_words.val().get_bits::<64>(self.at_sq_base.val().index())
+                != self.qp_cfg.read_data.val().get_bits::<64>(self.at_sq_base.val().index()))
+                | (self.qp_words.val().get_bits::<64>(self.at_rq_base.val().index())
+                    != self.qp_cfg.read_data.val().get_bits::<64>(self.at_rq_base.val().index()))
+                | (self.sq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_sq_log.val().index()))
+                | (self.rq_log.val() != self.qp_cfg.read_data.val().get_bits::<8>(self.at_rq_log.val().index()));
+            self.qp_state_ok.next = !(self.relayout.val() & (self.cur_state.val() != self.st_reset.val()))
+                & !((self.cur_state.val() == self.st_error.val()) & (self.new_state.val() == self.st_rts.val()));
 
-        self.term_status.next = (bit_cast::<512, 8>(self.term.read_data.val().get_bits::<8>(0))
-            << self.at_term_code.val())
-            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(8)) << self.at_term_etype.val())
-            | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(12)) << self.at_term_layer.val())
-            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(16)) << self.at_term_received.val())
-            | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(17)) << self.at_term_valid.val());
+            self.term_status.next = (bit_cast::<512, 8>(self.term.read_data.val().get_bits::<8>(0))
+                << self.at_term_code.val())
+                | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(8)) << self.at_term_etype.val())
+                | (bit_cast::<512, 4>(self.term.read_data.val().get_bits::<4>(12)) << self.at_term_layer.val())
+                | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(16)) << self.at_term_received.val())
+                | (bit_cast::<512, 1>(self.term.read_data.val().get_bits::<1>(17)) << self.at_term_valid.val());
+        }
 
         self.done.d.next = false;
         self.load.d.next = false;

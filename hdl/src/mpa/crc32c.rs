@@ -81,9 +81,11 @@ impl<const D: usize, const K: usize, const SHORT: bool> Logic for Crc32c<D, K, S
             b_empty, b_short, b_data, b_init, b_tail, register, c_valid, c_value, c_tail,
             d_valid, e_valid, e_crc
         );
+        self.beat.valid.next = self.a_valid.q.val();
         self.beat.data.next = self.a_data.q.val();
         self.beat.keep.next = self.a_keep.q.val();
         self.beat.last.next = self.a_last.q.val();
+        self.step.valid.next = self.b_valid.q.val();
         self.step.register.next = self.register.q.val();
         self.step.data.next = self.b_data.q.val();
         self.step.init.next = self.b_init.q.val();
@@ -91,6 +93,7 @@ impl<const D: usize, const K: usize, const SHORT: bool> Logic for Crc32c<D, K, S
         self.step.short.next = self.b_short.q.val();
         self.unwind.clock.next = self.clock.val();
         self.unwind.ce.next = self.ce.val();
+        self.unwind.load.next = self.c_valid.q.val();
         self.unwind.value.next = self.c_value.q.val();
         self.unwind.tail.next = self.c_tail.q.val();
         if self.ce.val() {
@@ -141,9 +144,12 @@ impl<const D: usize, const K: usize, const SHORT: bool> Logic for Crc32c<D, K, S
 /// Stage B's network: a beat's data contribution `D x` over its `n` lanes (invalid lanes
 /// as zeros), the initial value's share `A^(n-lo) 0xFFFFFFFF` for a message starting at
 /// lane `lo`, and the number of trailing invalid lanes, where `n` is `K`, or `K - 4` for a
-/// short middle beat (with `SHORT`). An empty beat counts as lanes 0..0.
+/// short middle beat (with `SHORT`). An empty beat counts as lanes 0..0. Without `valid`
+/// the outputs are zero and `empty` is set: the network is evaluated only for real beats,
+/// which is what a simulator spends its time on.
 #[derive(LogicBlock, Default)]
 pub struct CrcBeat<const D: usize, const K: usize, const SHORT: bool> {
+    pub valid: Signal<In, Bit>,
     pub data: Signal<In, Bits<D>>,
     pub keep: Signal<In, Bits<K>>,
     pub last: Signal<In, Bit>,
@@ -154,9 +160,11 @@ pub struct CrcBeat<const D: usize, const K: usize, const SHORT: bool> {
     pub short: Signal<Out, Bit>,
 }
 
-/// The loop network: `first ? init ^ data : A^n register ^ data`, `n` as for [`CrcBeat`].
+/// The loop network: `first ? init ^ data : A^n register ^ data`, `n` as for [`CrcBeat`];
+/// zero without `valid`.
 #[derive(LogicBlock, Default)]
 pub struct CrcStep<const K: usize, const SHORT: bool> {
+    pub valid: Signal<In, Bit>,
     pub register: Signal<In, Bits<32>>,
     pub data: Signal<In, Bits<32>>,
     pub init: Signal<In, Bits<32>>,
@@ -166,11 +174,14 @@ pub struct CrcStep<const K: usize, const SHORT: bool> {
 }
 
 /// `A^-tail value`, one enabled edge later: every candidate is registered, then the one
-/// for the registered tail is selected.
+/// for the registered tail is selected. Only an edge with `load` takes a new value (a
+/// message's last beat): the 288 parities are computed once per message, not per cycle,
+/// which is what a simulator spends its time on.
 #[derive(LogicBlock, Default)]
 pub struct CrcUnwind<const K: usize> {
     pub clock: Signal<In, Clock>,
     pub ce: Signal<In, Bit>,
+    pub load: Signal<In, Bit>,
     pub value: Signal<In, Bits<32>>,
     pub tail: Signal<In, Bits<8>>,
     pub unwound: Signal<Out, Bits<32>>,
@@ -194,6 +205,14 @@ fn word(v: u32) -> Bits<32> {
 
 impl<const D: usize, const K: usize, const SHORT: bool> Logic for CrcBeat<D, K, SHORT> {
     fn update(&mut self) {
+        if !self.valid.val() {
+            self.contribution.next = 0.into();
+            self.init.next = 0.into();
+            self.tail.next = 0.into();
+            self.empty.next = true;
+            self.short.next = false;
+            return;
+        }
         let (lo, hi) = lane_range(self.keep.val());
         let short = SHORT && !self.last.val() && hi == K - 4;
         let n = if short { K - 4 } else { K };
@@ -222,6 +241,10 @@ impl<const D: usize, const K: usize, const SHORT: bool> Logic for CrcBeat<D, K, 
 
 impl<const K: usize, const SHORT: bool> Logic for CrcStep<K, SHORT> {
     fn update(&mut self) {
+        if !self.valid.val() {
+            self.register_next.next = 0.into();
+            return;
+        }
         let n = if self.short.val() { K - 4 } else { K };
         let next = if self.first.val() {
             self.init.val().to_u32()
@@ -238,7 +261,7 @@ impl<const K: usize, const SHORT: bool> Logic for CrcStep<K, SHORT> {
     fn hdl(&self) -> Verilog {
         let full = zero_bytes_matrix(K);
         let mut v = String::from("// A^K (and A^(K-4) for short beats), computed by hdl/src/mpa/crc_matrix.rs.\n");
-        v.push_str("always @(*) begin\n");
+        v.push_str("always @(*) begin\n    register_next = 32'h0;\n    if (valid) begin\n");
         for j in 0..32 {
             let stepped = if SHORT {
                 let short = zero_bytes_matrix(K - 4);
@@ -249,16 +272,16 @@ impl<const K: usize, const SHORT: bool> Logic for CrcStep<K, SHORT> {
             } else {
                 format!("^(register & 32'h{:08x})", full.rows[j][0])
             };
-            writeln!(v, "    register_next[{j}] = first ? (init[{j}] ^ data[{j}]) : ({stepped} ^ data[{j}]);").unwrap();
+            writeln!(v, "        register_next[{j}] = first ? (init[{j}] ^ data[{j}]) : ({stepped} ^ data[{j}]);").unwrap();
         }
-        v.push_str("end\n");
+        v.push_str("    end\nend\n");
         Verilog::Custom(v)
     }
 }
 
 impl<const K: usize> Logic for CrcUnwind<K> {
     fn update(&mut self) {
-        if self.clock.pos_edge() && self.ce.val() {
+        if self.clock.pos_edge() && self.ce.val() && self.load.val() {
             self.held_value.next = self.value.val();
             self.held_tail.next = self.tail.val();
         }
@@ -288,7 +311,9 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
     writeln!(w, "reg [{}:0] masked;\nreg [7:0] lo;\nreg [7:0] hi;\ninteger i;", bits - 1).unwrap();
     writeln!(w, "reg [31:0] full_data;\nreg [31:0] short_data;").unwrap();
     writeln!(w, "always @(*) begin").unwrap();
-    writeln!(w, "    hi = 8'd0;\n    lo = 8'd0;").unwrap();
+    writeln!(w, "    hi = 8'd0;\n    lo = 8'd0;\n    masked = {bits}'d0;\n    full_data = 32'h0;\n    short_data = 32'h0;").unwrap();
+    writeln!(w, "    contribution = 32'h0;\n    init = 32'h0;\n    short = 1'b0;").unwrap();
+    writeln!(w, "    if (valid) begin").unwrap();
     writeln!(w, "    for (i = 0; i < {lanes}; i = i + 1) begin").unwrap();
     writeln!(w, "        masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;").unwrap();
     writeln!(w, "        if (keep[i]) hi = i[7:0] + 8'd1;").unwrap();
@@ -315,7 +340,8 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
         writeln!(w, "        8'd{lo}: init = {n}32'h{:08x};", init_term(lanes - lo)).unwrap();
     }
     writeln!(w, "        default: init = 32'h{:08x};\n    endcase", init_term(lanes)).unwrap();
-    writeln!(w, "    tail = 8'd{lanes} - hi;\n    empty = (hi == 8'd0);\nend").unwrap();
+    writeln!(w, "    end").unwrap();
+    writeln!(w, "    tail = valid ? 8'd{lanes} - hi : 8'd0;\n    empty = ~valid | (hi == 8'd0);\nend").unwrap();
     v
 }
 
@@ -329,7 +355,7 @@ fn unwind_verilog(lanes: usize) -> String {
         writeln!(w, "reg [31:0] candidate_{t};").unwrap();
     }
     // `held_tail` and `held_value` are declared by rust-hdl (the block's local signals).
-    writeln!(w, "always @(posedge clock) if (ce) begin").unwrap();
+    writeln!(w, "always @(posedge clock) if (ce & load) begin").unwrap();
     writeln!(w, "    held_tail <= tail;\n    held_value <= value;").unwrap();
     for t in 0..=lanes {
         let m = unwind_matrix(t);
