@@ -18391,572 +18391,576 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         push_count = read_count$0$q;
         push_head = read_head$0$q;
         push_limit = read_limit$0$q;
-        if (qpn$q == 1) begin
-            rd_count = read_count$1$q;
-            rd_head = read_head$1$q;
-        end
-        if (s_read_qpn == 1) begin
-            push_count = read_count$1$q;
-            push_head = read_head$1$q;
-            push_limit = read_limit$1$q;
-        end
-        if (qpn$q == 2) begin
-            rd_count = read_count$2$q;
-            rd_head = read_head$2$q;
-        end
-        if (s_read_qpn == 2) begin
-            push_count = read_count$2$q;
-            push_head = read_head$2$q;
-            push_limit = read_limit$2$q;
-        end
-        if (qpn$q == 3) begin
-            rd_count = read_count$3$q;
-            rd_head = read_head$3$q;
-        end
-        if (s_read_qpn == 3) begin
-            push_count = read_count$3$q;
-            push_head = read_head$3$q;
-            push_limit = read_limit$3$q;
-        end
-        if (qpn$q == 4) begin
-            rd_count = read_count$4$q;
-            rd_head = read_head$4$q;
-        end
-        if (s_read_qpn == 4) begin
-            push_count = read_count$4$q;
-            push_head = read_head$4$q;
-            push_limit = read_limit$4$q;
-        end
-        if (qpn$q == 5) begin
-            rd_count = read_count$5$q;
-            rd_head = read_head$5$q;
-        end
-        if (s_read_qpn == 5) begin
-            push_count = read_count$5$q;
-            push_head = read_head$5$q;
-            push_limit = read_limit$5$q;
-        end
-        if (qpn$q == 6) begin
-            rd_count = read_count$6$q;
-            rd_head = read_head$6$q;
-        end
-        if (s_read_qpn == 6) begin
-            push_count = read_count$6$q;
-            push_head = read_head$6$q;
-            push_limit = read_limit$6$q;
-        end
-        if (qpn$q == 7) begin
-            rd_count = read_count$7$q;
-            rd_head = read_head$7$q;
-        end
-        if (s_read_qpn == 7) begin
-            push_count = read_count$7$q;
-            push_head = read_head$7$q;
-            push_limit = read_limit$7$q;
-        end
-        if (qpn$q == 8) begin
-            rd_count = read_count$8$q;
-            rd_head = read_head$8$q;
-        end
-        if (s_read_qpn == 8) begin
-            push_count = read_count$8$q;
-            push_head = read_head$8$q;
-            push_limit = read_limit$8$q;
-        end
-        if (qpn$q == 9) begin
-            rd_count = read_count$9$q;
-            rd_head = read_head$9$q;
-        end
-        if (s_read_qpn == 9) begin
-            push_count = read_count$9$q;
-            push_head = read_head$9$q;
-            push_limit = read_limit$9$q;
-        end
-        if (qpn$q == 10) begin
-            rd_count = read_count$10$q;
-            rd_head = read_head$10$q;
-        end
-        if (s_read_qpn == 10) begin
-            push_count = read_count$10$q;
-            push_head = read_head$10$q;
-            push_limit = read_limit$10$q;
-        end
-        if (qpn$q == 11) begin
-            rd_count = read_count$11$q;
-            rd_head = read_head$11$q;
-        end
-        if (s_read_qpn == 11) begin
-            push_count = read_count$11$q;
-            push_head = read_head$11$q;
-            push_limit = read_limit$11$q;
-        end
-        if (qpn$q == 12) begin
-            rd_count = read_count$12$q;
-            rd_head = read_head$12$q;
-        end
-        if (s_read_qpn == 12) begin
-            push_count = read_count$12$q;
-            push_head = read_head$12$q;
-            push_limit = read_limit$12$q;
-        end
-        if (qpn$q == 13) begin
-            rd_count = read_count$13$q;
-            rd_head = read_head$13$q;
-        end
-        if (s_read_qpn == 13) begin
-            push_count = read_count$13$q;
-            push_head = read_head$13$q;
-            push_limit = read_limit$13$q;
-        end
-        if (qpn$q == 14) begin
-            rd_count = read_count$14$q;
-            rd_head = read_head$14$q;
-        end
-        if (s_read_qpn == 14) begin
-            push_count = read_count$14$q;
-            push_head = read_head$14$q;
-            push_limit = read_limit$14$q;
-        end
-        if (qpn$q == 15) begin
-            rd_count = read_count$15$q;
-            rd_head = read_head$15$q;
-        end
-        if (s_read_qpn == 15) begin
-            push_count = read_count$15$q;
-            push_head = read_head$15$q;
-            push_limit = read_limit$15$q;
-        end
-        if (qpn$q == 16) begin
-            rd_count = read_count$16$q;
-            rd_head = read_head$16$q;
-        end
-        if (s_read_qpn == 16) begin
-            push_count = read_count$16$q;
-            push_head = read_head$16$q;
-            push_limit = read_limit$16$q;
-        end
-        if (qpn$q == 17) begin
-            rd_count = read_count$17$q;
-            rd_head = read_head$17$q;
-        end
-        if (s_read_qpn == 17) begin
-            push_count = read_count$17$q;
-            push_head = read_head$17$q;
-            push_limit = read_limit$17$q;
-        end
-        if (qpn$q == 18) begin
-            rd_count = read_count$18$q;
-            rd_head = read_head$18$q;
-        end
-        if (s_read_qpn == 18) begin
-            push_count = read_count$18$q;
-            push_head = read_head$18$q;
-            push_limit = read_limit$18$q;
-        end
-        if (qpn$q == 19) begin
-            rd_count = read_count$19$q;
-            rd_head = read_head$19$q;
-        end
-        if (s_read_qpn == 19) begin
-            push_count = read_count$19$q;
-            push_head = read_head$19$q;
-            push_limit = read_limit$19$q;
-        end
-        if (qpn$q == 20) begin
-            rd_count = read_count$20$q;
-            rd_head = read_head$20$q;
-        end
-        if (s_read_qpn == 20) begin
-            push_count = read_count$20$q;
-            push_head = read_head$20$q;
-            push_limit = read_limit$20$q;
-        end
-        if (qpn$q == 21) begin
-            rd_count = read_count$21$q;
-            rd_head = read_head$21$q;
-        end
-        if (s_read_qpn == 21) begin
-            push_count = read_count$21$q;
-            push_head = read_head$21$q;
-            push_limit = read_limit$21$q;
-        end
-        if (qpn$q == 22) begin
-            rd_count = read_count$22$q;
-            rd_head = read_head$22$q;
-        end
-        if (s_read_qpn == 22) begin
-            push_count = read_count$22$q;
-            push_head = read_head$22$q;
-            push_limit = read_limit$22$q;
-        end
-        if (qpn$q == 23) begin
-            rd_count = read_count$23$q;
-            rd_head = read_head$23$q;
-        end
-        if (s_read_qpn == 23) begin
-            push_count = read_count$23$q;
-            push_head = read_head$23$q;
-            push_limit = read_limit$23$q;
-        end
-        if (qpn$q == 24) begin
-            rd_count = read_count$24$q;
-            rd_head = read_head$24$q;
-        end
-        if (s_read_qpn == 24) begin
-            push_count = read_count$24$q;
-            push_head = read_head$24$q;
-            push_limit = read_limit$24$q;
-        end
-        if (qpn$q == 25) begin
-            rd_count = read_count$25$q;
-            rd_head = read_head$25$q;
-        end
-        if (s_read_qpn == 25) begin
-            push_count = read_count$25$q;
-            push_head = read_head$25$q;
-            push_limit = read_limit$25$q;
-        end
-        if (qpn$q == 26) begin
-            rd_count = read_count$26$q;
-            rd_head = read_head$26$q;
-        end
-        if (s_read_qpn == 26) begin
-            push_count = read_count$26$q;
-            push_head = read_head$26$q;
-            push_limit = read_limit$26$q;
-        end
-        if (qpn$q == 27) begin
-            rd_count = read_count$27$q;
-            rd_head = read_head$27$q;
-        end
-        if (s_read_qpn == 27) begin
-            push_count = read_count$27$q;
-            push_head = read_head$27$q;
-            push_limit = read_limit$27$q;
-        end
-        if (qpn$q == 28) begin
-            rd_count = read_count$28$q;
-            rd_head = read_head$28$q;
-        end
-        if (s_read_qpn == 28) begin
-            push_count = read_count$28$q;
-            push_head = read_head$28$q;
-            push_limit = read_limit$28$q;
-        end
-        if (qpn$q == 29) begin
-            rd_count = read_count$29$q;
-            rd_head = read_head$29$q;
-        end
-        if (s_read_qpn == 29) begin
-            push_count = read_count$29$q;
-            push_head = read_head$29$q;
-            push_limit = read_limit$29$q;
-        end
-        if (qpn$q == 30) begin
-            rd_count = read_count$30$q;
-            rd_head = read_head$30$q;
-        end
-        if (s_read_qpn == 30) begin
-            push_count = read_count$30$q;
-            push_head = read_head$30$q;
-            push_limit = read_limit$30$q;
-        end
-        if (qpn$q == 31) begin
-            rd_count = read_count$31$q;
-            rd_head = read_head$31$q;
-        end
-        if (s_read_qpn == 31) begin
-            push_count = read_count$31$q;
-            push_head = read_head$31$q;
-            push_limit = read_limit$31$q;
-        end
-        if (qpn$q == 32) begin
-            rd_count = read_count$32$q;
-            rd_head = read_head$32$q;
-        end
-        if (s_read_qpn == 32) begin
-            push_count = read_count$32$q;
-            push_head = read_head$32$q;
-            push_limit = read_limit$32$q;
-        end
-        if (qpn$q == 33) begin
-            rd_count = read_count$33$q;
-            rd_head = read_head$33$q;
-        end
-        if (s_read_qpn == 33) begin
-            push_count = read_count$33$q;
-            push_head = read_head$33$q;
-            push_limit = read_limit$33$q;
-        end
-        if (qpn$q == 34) begin
-            rd_count = read_count$34$q;
-            rd_head = read_head$34$q;
-        end
-        if (s_read_qpn == 34) begin
-            push_count = read_count$34$q;
-            push_head = read_head$34$q;
-            push_limit = read_limit$34$q;
-        end
-        if (qpn$q == 35) begin
-            rd_count = read_count$35$q;
-            rd_head = read_head$35$q;
-        end
-        if (s_read_qpn == 35) begin
-            push_count = read_count$35$q;
-            push_head = read_head$35$q;
-            push_limit = read_limit$35$q;
-        end
-        if (qpn$q == 36) begin
-            rd_count = read_count$36$q;
-            rd_head = read_head$36$q;
-        end
-        if (s_read_qpn == 36) begin
-            push_count = read_count$36$q;
-            push_head = read_head$36$q;
-            push_limit = read_limit$36$q;
-        end
-        if (qpn$q == 37) begin
-            rd_count = read_count$37$q;
-            rd_head = read_head$37$q;
-        end
-        if (s_read_qpn == 37) begin
-            push_count = read_count$37$q;
-            push_head = read_head$37$q;
-            push_limit = read_limit$37$q;
-        end
-        if (qpn$q == 38) begin
-            rd_count = read_count$38$q;
-            rd_head = read_head$38$q;
-        end
-        if (s_read_qpn == 38) begin
-            push_count = read_count$38$q;
-            push_head = read_head$38$q;
-            push_limit = read_limit$38$q;
-        end
-        if (qpn$q == 39) begin
-            rd_count = read_count$39$q;
-            rd_head = read_head$39$q;
-        end
-        if (s_read_qpn == 39) begin
-            push_count = read_count$39$q;
-            push_head = read_head$39$q;
-            push_limit = read_limit$39$q;
-        end
-        if (qpn$q == 40) begin
-            rd_count = read_count$40$q;
-            rd_head = read_head$40$q;
-        end
-        if (s_read_qpn == 40) begin
-            push_count = read_count$40$q;
-            push_head = read_head$40$q;
-            push_limit = read_limit$40$q;
-        end
-        if (qpn$q == 41) begin
-            rd_count = read_count$41$q;
-            rd_head = read_head$41$q;
-        end
-        if (s_read_qpn == 41) begin
-            push_count = read_count$41$q;
-            push_head = read_head$41$q;
-            push_limit = read_limit$41$q;
-        end
-        if (qpn$q == 42) begin
-            rd_count = read_count$42$q;
-            rd_head = read_head$42$q;
-        end
-        if (s_read_qpn == 42) begin
-            push_count = read_count$42$q;
-            push_head = read_head$42$q;
-            push_limit = read_limit$42$q;
-        end
-        if (qpn$q == 43) begin
-            rd_count = read_count$43$q;
-            rd_head = read_head$43$q;
-        end
-        if (s_read_qpn == 43) begin
-            push_count = read_count$43$q;
-            push_head = read_head$43$q;
-            push_limit = read_limit$43$q;
-        end
-        if (qpn$q == 44) begin
-            rd_count = read_count$44$q;
-            rd_head = read_head$44$q;
-        end
-        if (s_read_qpn == 44) begin
-            push_count = read_count$44$q;
-            push_head = read_head$44$q;
-            push_limit = read_limit$44$q;
-        end
-        if (qpn$q == 45) begin
-            rd_count = read_count$45$q;
-            rd_head = read_head$45$q;
-        end
-        if (s_read_qpn == 45) begin
-            push_count = read_count$45$q;
-            push_head = read_head$45$q;
-            push_limit = read_limit$45$q;
-        end
-        if (qpn$q == 46) begin
-            rd_count = read_count$46$q;
-            rd_head = read_head$46$q;
-        end
-        if (s_read_qpn == 46) begin
-            push_count = read_count$46$q;
-            push_head = read_head$46$q;
-            push_limit = read_limit$46$q;
-        end
-        if (qpn$q == 47) begin
-            rd_count = read_count$47$q;
-            rd_head = read_head$47$q;
-        end
-        if (s_read_qpn == 47) begin
-            push_count = read_count$47$q;
-            push_head = read_head$47$q;
-            push_limit = read_limit$47$q;
-        end
-        if (qpn$q == 48) begin
-            rd_count = read_count$48$q;
-            rd_head = read_head$48$q;
-        end
-        if (s_read_qpn == 48) begin
-            push_count = read_count$48$q;
-            push_head = read_head$48$q;
-            push_limit = read_limit$48$q;
-        end
-        if (qpn$q == 49) begin
-            rd_count = read_count$49$q;
-            rd_head = read_head$49$q;
-        end
-        if (s_read_qpn == 49) begin
-            push_count = read_count$49$q;
-            push_head = read_head$49$q;
-            push_limit = read_limit$49$q;
-        end
-        if (qpn$q == 50) begin
-            rd_count = read_count$50$q;
-            rd_head = read_head$50$q;
-        end
-        if (s_read_qpn == 50) begin
-            push_count = read_count$50$q;
-            push_head = read_head$50$q;
-            push_limit = read_limit$50$q;
-        end
-        if (qpn$q == 51) begin
-            rd_count = read_count$51$q;
-            rd_head = read_head$51$q;
-        end
-        if (s_read_qpn == 51) begin
-            push_count = read_count$51$q;
-            push_head = read_head$51$q;
-            push_limit = read_limit$51$q;
-        end
-        if (qpn$q == 52) begin
-            rd_count = read_count$52$q;
-            rd_head = read_head$52$q;
-        end
-        if (s_read_qpn == 52) begin
-            push_count = read_count$52$q;
-            push_head = read_head$52$q;
-            push_limit = read_limit$52$q;
-        end
-        if (qpn$q == 53) begin
-            rd_count = read_count$53$q;
-            rd_head = read_head$53$q;
-        end
-        if (s_read_qpn == 53) begin
-            push_count = read_count$53$q;
-            push_head = read_head$53$q;
-            push_limit = read_limit$53$q;
-        end
-        if (qpn$q == 54) begin
-            rd_count = read_count$54$q;
-            rd_head = read_head$54$q;
-        end
-        if (s_read_qpn == 54) begin
-            push_count = read_count$54$q;
-            push_head = read_head$54$q;
-            push_limit = read_limit$54$q;
-        end
-        if (qpn$q == 55) begin
-            rd_count = read_count$55$q;
-            rd_head = read_head$55$q;
-        end
-        if (s_read_qpn == 55) begin
-            push_count = read_count$55$q;
-            push_head = read_head$55$q;
-            push_limit = read_limit$55$q;
-        end
-        if (qpn$q == 56) begin
-            rd_count = read_count$56$q;
-            rd_head = read_head$56$q;
-        end
-        if (s_read_qpn == 56) begin
-            push_count = read_count$56$q;
-            push_head = read_head$56$q;
-            push_limit = read_limit$56$q;
-        end
-        if (qpn$q == 57) begin
-            rd_count = read_count$57$q;
-            rd_head = read_head$57$q;
-        end
-        if (s_read_qpn == 57) begin
-            push_count = read_count$57$q;
-            push_head = read_head$57$q;
-            push_limit = read_limit$57$q;
-        end
-        if (qpn$q == 58) begin
-            rd_count = read_count$58$q;
-            rd_head = read_head$58$q;
-        end
-        if (s_read_qpn == 58) begin
-            push_count = read_count$58$q;
-            push_head = read_head$58$q;
-            push_limit = read_limit$58$q;
-        end
-        if (qpn$q == 59) begin
-            rd_count = read_count$59$q;
-            rd_head = read_head$59$q;
-        end
-        if (s_read_qpn == 59) begin
-            push_count = read_count$59$q;
-            push_head = read_head$59$q;
-            push_limit = read_limit$59$q;
-        end
-        if (qpn$q == 60) begin
-            rd_count = read_count$60$q;
-            rd_head = read_head$60$q;
-        end
-        if (s_read_qpn == 60) begin
-            push_count = read_count$60$q;
-            push_head = read_head$60$q;
-            push_limit = read_limit$60$q;
-        end
-        if (qpn$q == 61) begin
-            rd_count = read_count$61$q;
-            rd_head = read_head$61$q;
-        end
-        if (s_read_qpn == 61) begin
-            push_count = read_count$61$q;
-            push_head = read_head$61$q;
-            push_limit = read_limit$61$q;
-        end
-        if (qpn$q == 62) begin
-            rd_count = read_count$62$q;
-            rd_head = read_head$62$q;
-        end
-        if (s_read_qpn == 62) begin
-            push_count = read_count$62$q;
-            push_head = read_head$62$q;
-            push_limit = read_limit$62$q;
-        end
-        if (qpn$q == 63) begin
-            rd_count = read_count$63$q;
-            rd_head = read_head$63$q;
-        end
-        if (s_read_qpn == 63) begin
-            push_count = read_count$63$q;
-            push_head = read_head$63$q;
-            push_limit = read_limit$63$q;
+        if (state$q != 32'h0) begin
+            if (qpn$q == 1) begin
+                rd_count = read_count$1$q;
+                rd_head = read_head$1$q;
+            end
+            if (qpn$q == 2) begin
+                rd_count = read_count$2$q;
+                rd_head = read_head$2$q;
+            end
+            if (qpn$q == 3) begin
+                rd_count = read_count$3$q;
+                rd_head = read_head$3$q;
+            end
+            if (qpn$q == 4) begin
+                rd_count = read_count$4$q;
+                rd_head = read_head$4$q;
+            end
+            if (qpn$q == 5) begin
+                rd_count = read_count$5$q;
+                rd_head = read_head$5$q;
+            end
+            if (qpn$q == 6) begin
+                rd_count = read_count$6$q;
+                rd_head = read_head$6$q;
+            end
+            if (qpn$q == 7) begin
+                rd_count = read_count$7$q;
+                rd_head = read_head$7$q;
+            end
+            if (qpn$q == 8) begin
+                rd_count = read_count$8$q;
+                rd_head = read_head$8$q;
+            end
+            if (qpn$q == 9) begin
+                rd_count = read_count$9$q;
+                rd_head = read_head$9$q;
+            end
+            if (qpn$q == 10) begin
+                rd_count = read_count$10$q;
+                rd_head = read_head$10$q;
+            end
+            if (qpn$q == 11) begin
+                rd_count = read_count$11$q;
+                rd_head = read_head$11$q;
+            end
+            if (qpn$q == 12) begin
+                rd_count = read_count$12$q;
+                rd_head = read_head$12$q;
+            end
+            if (qpn$q == 13) begin
+                rd_count = read_count$13$q;
+                rd_head = read_head$13$q;
+            end
+            if (qpn$q == 14) begin
+                rd_count = read_count$14$q;
+                rd_head = read_head$14$q;
+            end
+            if (qpn$q == 15) begin
+                rd_count = read_count$15$q;
+                rd_head = read_head$15$q;
+            end
+            if (qpn$q == 16) begin
+                rd_count = read_count$16$q;
+                rd_head = read_head$16$q;
+            end
+            if (qpn$q == 17) begin
+                rd_count = read_count$17$q;
+                rd_head = read_head$17$q;
+            end
+            if (qpn$q == 18) begin
+                rd_count = read_count$18$q;
+                rd_head = read_head$18$q;
+            end
+            if (qpn$q == 19) begin
+                rd_count = read_count$19$q;
+                rd_head = read_head$19$q;
+            end
+            if (qpn$q == 20) begin
+                rd_count = read_count$20$q;
+                rd_head = read_head$20$q;
+            end
+            if (qpn$q == 21) begin
+                rd_count = read_count$21$q;
+                rd_head = read_head$21$q;
+            end
+            if (qpn$q == 22) begin
+                rd_count = read_count$22$q;
+                rd_head = read_head$22$q;
+            end
+            if (qpn$q == 23) begin
+                rd_count = read_count$23$q;
+                rd_head = read_head$23$q;
+            end
+            if (qpn$q == 24) begin
+                rd_count = read_count$24$q;
+                rd_head = read_head$24$q;
+            end
+            if (qpn$q == 25) begin
+                rd_count = read_count$25$q;
+                rd_head = read_head$25$q;
+            end
+            if (qpn$q == 26) begin
+                rd_count = read_count$26$q;
+                rd_head = read_head$26$q;
+            end
+            if (qpn$q == 27) begin
+                rd_count = read_count$27$q;
+                rd_head = read_head$27$q;
+            end
+            if (qpn$q == 28) begin
+                rd_count = read_count$28$q;
+                rd_head = read_head$28$q;
+            end
+            if (qpn$q == 29) begin
+                rd_count = read_count$29$q;
+                rd_head = read_head$29$q;
+            end
+            if (qpn$q == 30) begin
+                rd_count = read_count$30$q;
+                rd_head = read_head$30$q;
+            end
+            if (qpn$q == 31) begin
+                rd_count = read_count$31$q;
+                rd_head = read_head$31$q;
+            end
+            if (qpn$q == 32) begin
+                rd_count = read_count$32$q;
+                rd_head = read_head$32$q;
+            end
+            if (qpn$q == 33) begin
+                rd_count = read_count$33$q;
+                rd_head = read_head$33$q;
+            end
+            if (qpn$q == 34) begin
+                rd_count = read_count$34$q;
+                rd_head = read_head$34$q;
+            end
+            if (qpn$q == 35) begin
+                rd_count = read_count$35$q;
+                rd_head = read_head$35$q;
+            end
+            if (qpn$q == 36) begin
+                rd_count = read_count$36$q;
+                rd_head = read_head$36$q;
+            end
+            if (qpn$q == 37) begin
+                rd_count = read_count$37$q;
+                rd_head = read_head$37$q;
+            end
+            if (qpn$q == 38) begin
+                rd_count = read_count$38$q;
+                rd_head = read_head$38$q;
+            end
+            if (qpn$q == 39) begin
+                rd_count = read_count$39$q;
+                rd_head = read_head$39$q;
+            end
+            if (qpn$q == 40) begin
+                rd_count = read_count$40$q;
+                rd_head = read_head$40$q;
+            end
+            if (qpn$q == 41) begin
+                rd_count = read_count$41$q;
+                rd_head = read_head$41$q;
+            end
+            if (qpn$q == 42) begin
+                rd_count = read_count$42$q;
+                rd_head = read_head$42$q;
+            end
+            if (qpn$q == 43) begin
+                rd_count = read_count$43$q;
+                rd_head = read_head$43$q;
+            end
+            if (qpn$q == 44) begin
+                rd_count = read_count$44$q;
+                rd_head = read_head$44$q;
+            end
+            if (qpn$q == 45) begin
+                rd_count = read_count$45$q;
+                rd_head = read_head$45$q;
+            end
+            if (qpn$q == 46) begin
+                rd_count = read_count$46$q;
+                rd_head = read_head$46$q;
+            end
+            if (qpn$q == 47) begin
+                rd_count = read_count$47$q;
+                rd_head = read_head$47$q;
+            end
+            if (qpn$q == 48) begin
+                rd_count = read_count$48$q;
+                rd_head = read_head$48$q;
+            end
+            if (qpn$q == 49) begin
+                rd_count = read_count$49$q;
+                rd_head = read_head$49$q;
+            end
+            if (qpn$q == 50) begin
+                rd_count = read_count$50$q;
+                rd_head = read_head$50$q;
+            end
+            if (qpn$q == 51) begin
+                rd_count = read_count$51$q;
+                rd_head = read_head$51$q;
+            end
+            if (qpn$q == 52) begin
+                rd_count = read_count$52$q;
+                rd_head = read_head$52$q;
+            end
+            if (qpn$q == 53) begin
+                rd_count = read_count$53$q;
+                rd_head = read_head$53$q;
+            end
+            if (qpn$q == 54) begin
+                rd_count = read_count$54$q;
+                rd_head = read_head$54$q;
+            end
+            if (qpn$q == 55) begin
+                rd_count = read_count$55$q;
+                rd_head = read_head$55$q;
+            end
+            if (qpn$q == 56) begin
+                rd_count = read_count$56$q;
+                rd_head = read_head$56$q;
+            end
+            if (qpn$q == 57) begin
+                rd_count = read_count$57$q;
+                rd_head = read_head$57$q;
+            end
+            if (qpn$q == 58) begin
+                rd_count = read_count$58$q;
+                rd_head = read_head$58$q;
+            end
+            if (qpn$q == 59) begin
+                rd_count = read_count$59$q;
+                rd_head = read_head$59$q;
+            end
+            if (qpn$q == 60) begin
+                rd_count = read_count$60$q;
+                rd_head = read_head$60$q;
+            end
+            if (qpn$q == 61) begin
+                rd_count = read_count$61$q;
+                rd_head = read_head$61$q;
+            end
+            if (qpn$q == 62) begin
+                rd_count = read_count$62$q;
+                rd_head = read_head$62$q;
+            end
+            if (qpn$q == 63) begin
+                rd_count = read_count$63$q;
+                rd_head = read_head$63$q;
+            end
+        end
+        if (s_read_valid) begin
+            if (s_read_qpn == 1) begin
+                push_count = read_count$1$q;
+                push_head = read_head$1$q;
+                push_limit = read_limit$1$q;
+            end
+            if (s_read_qpn == 2) begin
+                push_count = read_count$2$q;
+                push_head = read_head$2$q;
+                push_limit = read_limit$2$q;
+            end
+            if (s_read_qpn == 3) begin
+                push_count = read_count$3$q;
+                push_head = read_head$3$q;
+                push_limit = read_limit$3$q;
+            end
+            if (s_read_qpn == 4) begin
+                push_count = read_count$4$q;
+                push_head = read_head$4$q;
+                push_limit = read_limit$4$q;
+            end
+            if (s_read_qpn == 5) begin
+                push_count = read_count$5$q;
+                push_head = read_head$5$q;
+                push_limit = read_limit$5$q;
+            end
+            if (s_read_qpn == 6) begin
+                push_count = read_count$6$q;
+                push_head = read_head$6$q;
+                push_limit = read_limit$6$q;
+            end
+            if (s_read_qpn == 7) begin
+                push_count = read_count$7$q;
+                push_head = read_head$7$q;
+                push_limit = read_limit$7$q;
+            end
+            if (s_read_qpn == 8) begin
+                push_count = read_count$8$q;
+                push_head = read_head$8$q;
+                push_limit = read_limit$8$q;
+            end
+            if (s_read_qpn == 9) begin
+                push_count = read_count$9$q;
+                push_head = read_head$9$q;
+                push_limit = read_limit$9$q;
+            end
+            if (s_read_qpn == 10) begin
+                push_count = read_count$10$q;
+                push_head = read_head$10$q;
+                push_limit = read_limit$10$q;
+            end
+            if (s_read_qpn == 11) begin
+                push_count = read_count$11$q;
+                push_head = read_head$11$q;
+                push_limit = read_limit$11$q;
+            end
+            if (s_read_qpn == 12) begin
+                push_count = read_count$12$q;
+                push_head = read_head$12$q;
+                push_limit = read_limit$12$q;
+            end
+            if (s_read_qpn == 13) begin
+                push_count = read_count$13$q;
+                push_head = read_head$13$q;
+                push_limit = read_limit$13$q;
+            end
+            if (s_read_qpn == 14) begin
+                push_count = read_count$14$q;
+                push_head = read_head$14$q;
+                push_limit = read_limit$14$q;
+            end
+            if (s_read_qpn == 15) begin
+                push_count = read_count$15$q;
+                push_head = read_head$15$q;
+                push_limit = read_limit$15$q;
+            end
+            if (s_read_qpn == 16) begin
+                push_count = read_count$16$q;
+                push_head = read_head$16$q;
+                push_limit = read_limit$16$q;
+            end
+            if (s_read_qpn == 17) begin
+                push_count = read_count$17$q;
+                push_head = read_head$17$q;
+                push_limit = read_limit$17$q;
+            end
+            if (s_read_qpn == 18) begin
+                push_count = read_count$18$q;
+                push_head = read_head$18$q;
+                push_limit = read_limit$18$q;
+            end
+            if (s_read_qpn == 19) begin
+                push_count = read_count$19$q;
+                push_head = read_head$19$q;
+                push_limit = read_limit$19$q;
+            end
+            if (s_read_qpn == 20) begin
+                push_count = read_count$20$q;
+                push_head = read_head$20$q;
+                push_limit = read_limit$20$q;
+            end
+            if (s_read_qpn == 21) begin
+                push_count = read_count$21$q;
+                push_head = read_head$21$q;
+                push_limit = read_limit$21$q;
+            end
+            if (s_read_qpn == 22) begin
+                push_count = read_count$22$q;
+                push_head = read_head$22$q;
+                push_limit = read_limit$22$q;
+            end
+            if (s_read_qpn == 23) begin
+                push_count = read_count$23$q;
+                push_head = read_head$23$q;
+                push_limit = read_limit$23$q;
+            end
+            if (s_read_qpn == 24) begin
+                push_count = read_count$24$q;
+                push_head = read_head$24$q;
+                push_limit = read_limit$24$q;
+            end
+            if (s_read_qpn == 25) begin
+                push_count = read_count$25$q;
+                push_head = read_head$25$q;
+                push_limit = read_limit$25$q;
+            end
+            if (s_read_qpn == 26) begin
+                push_count = read_count$26$q;
+                push_head = read_head$26$q;
+                push_limit = read_limit$26$q;
+            end
+            if (s_read_qpn == 27) begin
+                push_count = read_count$27$q;
+                push_head = read_head$27$q;
+                push_limit = read_limit$27$q;
+            end
+            if (s_read_qpn == 28) begin
+                push_count = read_count$28$q;
+                push_head = read_head$28$q;
+                push_limit = read_limit$28$q;
+            end
+            if (s_read_qpn == 29) begin
+                push_count = read_count$29$q;
+                push_head = read_head$29$q;
+                push_limit = read_limit$29$q;
+            end
+            if (s_read_qpn == 30) begin
+                push_count = read_count$30$q;
+                push_head = read_head$30$q;
+                push_limit = read_limit$30$q;
+            end
+            if (s_read_qpn == 31) begin
+                push_count = read_count$31$q;
+                push_head = read_head$31$q;
+                push_limit = read_limit$31$q;
+            end
+            if (s_read_qpn == 32) begin
+                push_count = read_count$32$q;
+                push_head = read_head$32$q;
+                push_limit = read_limit$32$q;
+            end
+            if (s_read_qpn == 33) begin
+                push_count = read_count$33$q;
+                push_head = read_head$33$q;
+                push_limit = read_limit$33$q;
+            end
+            if (s_read_qpn == 34) begin
+                push_count = read_count$34$q;
+                push_head = read_head$34$q;
+                push_limit = read_limit$34$q;
+            end
+            if (s_read_qpn == 35) begin
+                push_count = read_count$35$q;
+                push_head = read_head$35$q;
+                push_limit = read_limit$35$q;
+            end
+            if (s_read_qpn == 36) begin
+                push_count = read_count$36$q;
+                push_head = read_head$36$q;
+                push_limit = read_limit$36$q;
+            end
+            if (s_read_qpn == 37) begin
+                push_count = read_count$37$q;
+                push_head = read_head$37$q;
+                push_limit = read_limit$37$q;
+            end
+            if (s_read_qpn == 38) begin
+                push_count = read_count$38$q;
+                push_head = read_head$38$q;
+                push_limit = read_limit$38$q;
+            end
+            if (s_read_qpn == 39) begin
+                push_count = read_count$39$q;
+                push_head = read_head$39$q;
+                push_limit = read_limit$39$q;
+            end
+            if (s_read_qpn == 40) begin
+                push_count = read_count$40$q;
+                push_head = read_head$40$q;
+                push_limit = read_limit$40$q;
+            end
+            if (s_read_qpn == 41) begin
+                push_count = read_count$41$q;
+                push_head = read_head$41$q;
+                push_limit = read_limit$41$q;
+            end
+            if (s_read_qpn == 42) begin
+                push_count = read_count$42$q;
+                push_head = read_head$42$q;
+                push_limit = read_limit$42$q;
+            end
+            if (s_read_qpn == 43) begin
+                push_count = read_count$43$q;
+                push_head = read_head$43$q;
+                push_limit = read_limit$43$q;
+            end
+            if (s_read_qpn == 44) begin
+                push_count = read_count$44$q;
+                push_head = read_head$44$q;
+                push_limit = read_limit$44$q;
+            end
+            if (s_read_qpn == 45) begin
+                push_count = read_count$45$q;
+                push_head = read_head$45$q;
+                push_limit = read_limit$45$q;
+            end
+            if (s_read_qpn == 46) begin
+                push_count = read_count$46$q;
+                push_head = read_head$46$q;
+                push_limit = read_limit$46$q;
+            end
+            if (s_read_qpn == 47) begin
+                push_count = read_count$47$q;
+                push_head = read_head$47$q;
+                push_limit = read_limit$47$q;
+            end
+            if (s_read_qpn == 48) begin
+                push_count = read_count$48$q;
+                push_head = read_head$48$q;
+                push_limit = read_limit$48$q;
+            end
+            if (s_read_qpn == 49) begin
+                push_count = read_count$49$q;
+                push_head = read_head$49$q;
+                push_limit = read_limit$49$q;
+            end
+            if (s_read_qpn == 50) begin
+                push_count = read_count$50$q;
+                push_head = read_head$50$q;
+                push_limit = read_limit$50$q;
+            end
+            if (s_read_qpn == 51) begin
+                push_count = read_count$51$q;
+                push_head = read_head$51$q;
+                push_limit = read_limit$51$q;
+            end
+            if (s_read_qpn == 52) begin
+                push_count = read_count$52$q;
+                push_head = read_head$52$q;
+                push_limit = read_limit$52$q;
+            end
+            if (s_read_qpn == 53) begin
+                push_count = read_count$53$q;
+                push_head = read_head$53$q;
+                push_limit = read_limit$53$q;
+            end
+            if (s_read_qpn == 54) begin
+                push_count = read_count$54$q;
+                push_head = read_head$54$q;
+                push_limit = read_limit$54$q;
+            end
+            if (s_read_qpn == 55) begin
+                push_count = read_count$55$q;
+                push_head = read_head$55$q;
+                push_limit = read_limit$55$q;
+            end
+            if (s_read_qpn == 56) begin
+                push_count = read_count$56$q;
+                push_head = read_head$56$q;
+                push_limit = read_limit$56$q;
+            end
+            if (s_read_qpn == 57) begin
+                push_count = read_count$57$q;
+                push_head = read_head$57$q;
+                push_limit = read_limit$57$q;
+            end
+            if (s_read_qpn == 58) begin
+                push_count = read_count$58$q;
+                push_head = read_head$58$q;
+                push_limit = read_limit$58$q;
+            end
+            if (s_read_qpn == 59) begin
+                push_count = read_count$59$q;
+                push_head = read_head$59$q;
+                push_limit = read_limit$59$q;
+            end
+            if (s_read_qpn == 60) begin
+                push_count = read_count$60$q;
+                push_head = read_head$60$q;
+                push_limit = read_limit$60$q;
+            end
+            if (s_read_qpn == 61) begin
+                push_count = read_count$61$q;
+                push_head = read_head$61$q;
+                push_limit = read_limit$61$q;
+            end
+            if (s_read_qpn == 62) begin
+                push_count = read_count$62$q;
+                push_head = read_head$62$q;
+                push_limit = read_limit$62$q;
+            end
+            if (s_read_qpn == 63) begin
+                push_count = read_count$63$q;
+                push_head = read_head$63$q;
+                push_limit = read_limit$63$q;
+            end
         end
         reads$read_address = (((qpn$q) & 8'hff) << 32'h2) | ((rd_head) & 8'hff);
         rd_entry = reads$read_data;
@@ -18966,772 +18970,774 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         reads$write_data = s_read_entry;
         pop = 1'b0;
         ord = qp_wdata[(at_ord)+:(8)];
-        if (s_read_valid & (s_read_qpn == 0)) begin
-            read_count$0$d = read_count$0$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 0)) begin
-            read_limit$0$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$0$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$0$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 1)) begin
-            read_count$1$d = read_count$1$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 1)) begin
-            read_limit$1$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$1$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$1$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 2)) begin
-            read_count$2$d = read_count$2$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 2)) begin
-            read_limit$2$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$2$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$2$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 3)) begin
-            read_count$3$d = read_count$3$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 3)) begin
-            read_limit$3$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$3$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$3$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 4)) begin
-            read_count$4$d = read_count$4$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 4)) begin
-            read_limit$4$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$4$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$4$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 5)) begin
-            read_count$5$d = read_count$5$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 5)) begin
-            read_limit$5$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$5$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$5$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 6)) begin
-            read_count$6$d = read_count$6$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 6)) begin
-            read_limit$6$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$6$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$6$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 7)) begin
-            read_count$7$d = read_count$7$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 7)) begin
-            read_limit$7$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$7$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$7$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 8)) begin
-            read_count$8$d = read_count$8$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 8)) begin
-            read_limit$8$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$8$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$8$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 9)) begin
-            read_count$9$d = read_count$9$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 9)) begin
-            read_limit$9$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$9$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$9$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 10)) begin
-            read_count$10$d = read_count$10$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 10)) begin
-            read_limit$10$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$10$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$10$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 11)) begin
-            read_count$11$d = read_count$11$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 11)) begin
-            read_limit$11$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$11$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$11$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 12)) begin
-            read_count$12$d = read_count$12$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 12)) begin
-            read_limit$12$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$12$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$12$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 13)) begin
-            read_count$13$d = read_count$13$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 13)) begin
-            read_limit$13$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$13$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$13$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 14)) begin
-            read_count$14$d = read_count$14$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 14)) begin
-            read_limit$14$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$14$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$14$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 15)) begin
-            read_count$15$d = read_count$15$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 15)) begin
-            read_limit$15$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$15$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$15$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 16)) begin
-            read_count$16$d = read_count$16$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 16)) begin
-            read_limit$16$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$16$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$16$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 17)) begin
-            read_count$17$d = read_count$17$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 17)) begin
-            read_limit$17$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$17$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$17$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 18)) begin
-            read_count$18$d = read_count$18$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 18)) begin
-            read_limit$18$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$18$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$18$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 19)) begin
-            read_count$19$d = read_count$19$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 19)) begin
-            read_limit$19$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$19$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$19$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 20)) begin
-            read_count$20$d = read_count$20$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 20)) begin
-            read_limit$20$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$20$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$20$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 21)) begin
-            read_count$21$d = read_count$21$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 21)) begin
-            read_limit$21$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$21$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$21$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 22)) begin
-            read_count$22$d = read_count$22$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 22)) begin
-            read_limit$22$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$22$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$22$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 23)) begin
-            read_count$23$d = read_count$23$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 23)) begin
-            read_limit$23$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$23$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$23$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 24)) begin
-            read_count$24$d = read_count$24$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 24)) begin
-            read_limit$24$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$24$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$24$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 25)) begin
-            read_count$25$d = read_count$25$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 25)) begin
-            read_limit$25$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$25$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$25$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 26)) begin
-            read_count$26$d = read_count$26$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 26)) begin
-            read_limit$26$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$26$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$26$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 27)) begin
-            read_count$27$d = read_count$27$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 27)) begin
-            read_limit$27$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$27$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$27$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 28)) begin
-            read_count$28$d = read_count$28$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 28)) begin
-            read_limit$28$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$28$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$28$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 29)) begin
-            read_count$29$d = read_count$29$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 29)) begin
-            read_limit$29$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$29$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$29$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 30)) begin
-            read_count$30$d = read_count$30$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 30)) begin
-            read_limit$30$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$30$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$30$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 31)) begin
-            read_count$31$d = read_count$31$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 31)) begin
-            read_limit$31$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$31$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$31$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 32)) begin
-            read_count$32$d = read_count$32$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 32)) begin
-            read_limit$32$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$32$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$32$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 33)) begin
-            read_count$33$d = read_count$33$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 33)) begin
-            read_limit$33$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$33$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$33$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 34)) begin
-            read_count$34$d = read_count$34$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 34)) begin
-            read_limit$34$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$34$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$34$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 35)) begin
-            read_count$35$d = read_count$35$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 35)) begin
-            read_limit$35$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$35$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$35$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 36)) begin
-            read_count$36$d = read_count$36$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 36)) begin
-            read_limit$36$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$36$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$36$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 37)) begin
-            read_count$37$d = read_count$37$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 37)) begin
-            read_limit$37$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$37$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$37$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 38)) begin
-            read_count$38$d = read_count$38$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 38)) begin
-            read_limit$38$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$38$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$38$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 39)) begin
-            read_count$39$d = read_count$39$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 39)) begin
-            read_limit$39$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$39$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$39$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 40)) begin
-            read_count$40$d = read_count$40$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 40)) begin
-            read_limit$40$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$40$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$40$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 41)) begin
-            read_count$41$d = read_count$41$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 41)) begin
-            read_limit$41$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$41$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$41$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 42)) begin
-            read_count$42$d = read_count$42$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 42)) begin
-            read_limit$42$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$42$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$42$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 43)) begin
-            read_count$43$d = read_count$43$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 43)) begin
-            read_limit$43$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$43$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$43$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 44)) begin
-            read_count$44$d = read_count$44$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 44)) begin
-            read_limit$44$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$44$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$44$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 45)) begin
-            read_count$45$d = read_count$45$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 45)) begin
-            read_limit$45$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$45$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$45$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 46)) begin
-            read_count$46$d = read_count$46$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 46)) begin
-            read_limit$46$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$46$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$46$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 47)) begin
-            read_count$47$d = read_count$47$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 47)) begin
-            read_limit$47$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$47$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$47$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 48)) begin
-            read_count$48$d = read_count$48$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 48)) begin
-            read_limit$48$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$48$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$48$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 49)) begin
-            read_count$49$d = read_count$49$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 49)) begin
-            read_limit$49$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$49$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$49$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 50)) begin
-            read_count$50$d = read_count$50$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 50)) begin
-            read_limit$50$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$50$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$50$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 51)) begin
-            read_count$51$d = read_count$51$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 51)) begin
-            read_limit$51$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$51$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$51$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 52)) begin
-            read_count$52$d = read_count$52$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 52)) begin
-            read_limit$52$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$52$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$52$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 53)) begin
-            read_count$53$d = read_count$53$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 53)) begin
-            read_limit$53$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$53$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$53$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 54)) begin
-            read_count$54$d = read_count$54$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 54)) begin
-            read_limit$54$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$54$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$54$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 55)) begin
-            read_count$55$d = read_count$55$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 55)) begin
-            read_limit$55$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$55$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$55$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 56)) begin
-            read_count$56$d = read_count$56$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 56)) begin
-            read_limit$56$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$56$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$56$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 57)) begin
-            read_count$57$d = read_count$57$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 57)) begin
-            read_limit$57$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$57$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$57$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 58)) begin
-            read_count$58$d = read_count$58$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 58)) begin
-            read_limit$58$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$58$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$58$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 59)) begin
-            read_count$59$d = read_count$59$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 59)) begin
-            read_limit$59$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$59$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$59$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 60)) begin
-            read_count$60$d = read_count$60$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 60)) begin
-            read_limit$60$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$60$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$60$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 61)) begin
-            read_count$61$d = read_count$61$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 61)) begin
-            read_limit$61$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$61$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$61$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 62)) begin
-            read_count$62$d = read_count$62$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 62)) begin
-            read_limit$62$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$62$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$62$d = 32'h1;
-            end
-        end
-        if (s_read_valid & (s_read_qpn == 63)) begin
-            read_count$63$d = read_count$63$q + 32'h1;
-        end
-        if (qp_we & (qp_waddr == 63)) begin
-            read_limit$63$d = ord[(32'h0)+:(3)];
-            if (ord > 32'h4) begin
-                read_limit$63$d = 32'h4;
-            end
-            if (ord == 32'h0) begin
-                read_limit$63$d = 32'h1;
+        if (s_read_valid | qp_we) begin
+            if (s_read_valid & (s_read_qpn == 0)) begin
+                read_count$0$d = read_count$0$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 0)) begin
+                read_limit$0$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$0$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$0$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 1)) begin
+                read_count$1$d = read_count$1$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 1)) begin
+                read_limit$1$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$1$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$1$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 2)) begin
+                read_count$2$d = read_count$2$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 2)) begin
+                read_limit$2$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$2$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$2$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 3)) begin
+                read_count$3$d = read_count$3$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 3)) begin
+                read_limit$3$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$3$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$3$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 4)) begin
+                read_count$4$d = read_count$4$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 4)) begin
+                read_limit$4$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$4$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$4$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 5)) begin
+                read_count$5$d = read_count$5$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 5)) begin
+                read_limit$5$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$5$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$5$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 6)) begin
+                read_count$6$d = read_count$6$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 6)) begin
+                read_limit$6$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$6$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$6$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 7)) begin
+                read_count$7$d = read_count$7$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 7)) begin
+                read_limit$7$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$7$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$7$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 8)) begin
+                read_count$8$d = read_count$8$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 8)) begin
+                read_limit$8$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$8$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$8$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 9)) begin
+                read_count$9$d = read_count$9$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 9)) begin
+                read_limit$9$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$9$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$9$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 10)) begin
+                read_count$10$d = read_count$10$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 10)) begin
+                read_limit$10$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$10$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$10$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 11)) begin
+                read_count$11$d = read_count$11$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 11)) begin
+                read_limit$11$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$11$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$11$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 12)) begin
+                read_count$12$d = read_count$12$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 12)) begin
+                read_limit$12$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$12$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$12$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 13)) begin
+                read_count$13$d = read_count$13$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 13)) begin
+                read_limit$13$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$13$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$13$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 14)) begin
+                read_count$14$d = read_count$14$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 14)) begin
+                read_limit$14$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$14$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$14$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 15)) begin
+                read_count$15$d = read_count$15$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 15)) begin
+                read_limit$15$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$15$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$15$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 16)) begin
+                read_count$16$d = read_count$16$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 16)) begin
+                read_limit$16$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$16$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$16$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 17)) begin
+                read_count$17$d = read_count$17$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 17)) begin
+                read_limit$17$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$17$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$17$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 18)) begin
+                read_count$18$d = read_count$18$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 18)) begin
+                read_limit$18$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$18$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$18$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 19)) begin
+                read_count$19$d = read_count$19$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 19)) begin
+                read_limit$19$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$19$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$19$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 20)) begin
+                read_count$20$d = read_count$20$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 20)) begin
+                read_limit$20$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$20$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$20$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 21)) begin
+                read_count$21$d = read_count$21$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 21)) begin
+                read_limit$21$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$21$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$21$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 22)) begin
+                read_count$22$d = read_count$22$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 22)) begin
+                read_limit$22$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$22$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$22$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 23)) begin
+                read_count$23$d = read_count$23$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 23)) begin
+                read_limit$23$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$23$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$23$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 24)) begin
+                read_count$24$d = read_count$24$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 24)) begin
+                read_limit$24$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$24$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$24$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 25)) begin
+                read_count$25$d = read_count$25$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 25)) begin
+                read_limit$25$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$25$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$25$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 26)) begin
+                read_count$26$d = read_count$26$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 26)) begin
+                read_limit$26$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$26$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$26$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 27)) begin
+                read_count$27$d = read_count$27$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 27)) begin
+                read_limit$27$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$27$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$27$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 28)) begin
+                read_count$28$d = read_count$28$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 28)) begin
+                read_limit$28$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$28$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$28$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 29)) begin
+                read_count$29$d = read_count$29$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 29)) begin
+                read_limit$29$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$29$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$29$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 30)) begin
+                read_count$30$d = read_count$30$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 30)) begin
+                read_limit$30$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$30$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$30$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 31)) begin
+                read_count$31$d = read_count$31$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 31)) begin
+                read_limit$31$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$31$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$31$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 32)) begin
+                read_count$32$d = read_count$32$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 32)) begin
+                read_limit$32$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$32$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$32$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 33)) begin
+                read_count$33$d = read_count$33$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 33)) begin
+                read_limit$33$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$33$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$33$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 34)) begin
+                read_count$34$d = read_count$34$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 34)) begin
+                read_limit$34$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$34$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$34$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 35)) begin
+                read_count$35$d = read_count$35$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 35)) begin
+                read_limit$35$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$35$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$35$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 36)) begin
+                read_count$36$d = read_count$36$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 36)) begin
+                read_limit$36$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$36$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$36$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 37)) begin
+                read_count$37$d = read_count$37$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 37)) begin
+                read_limit$37$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$37$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$37$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 38)) begin
+                read_count$38$d = read_count$38$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 38)) begin
+                read_limit$38$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$38$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$38$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 39)) begin
+                read_count$39$d = read_count$39$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 39)) begin
+                read_limit$39$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$39$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$39$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 40)) begin
+                read_count$40$d = read_count$40$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 40)) begin
+                read_limit$40$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$40$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$40$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 41)) begin
+                read_count$41$d = read_count$41$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 41)) begin
+                read_limit$41$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$41$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$41$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 42)) begin
+                read_count$42$d = read_count$42$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 42)) begin
+                read_limit$42$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$42$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$42$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 43)) begin
+                read_count$43$d = read_count$43$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 43)) begin
+                read_limit$43$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$43$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$43$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 44)) begin
+                read_count$44$d = read_count$44$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 44)) begin
+                read_limit$44$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$44$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$44$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 45)) begin
+                read_count$45$d = read_count$45$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 45)) begin
+                read_limit$45$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$45$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$45$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 46)) begin
+                read_count$46$d = read_count$46$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 46)) begin
+                read_limit$46$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$46$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$46$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 47)) begin
+                read_count$47$d = read_count$47$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 47)) begin
+                read_limit$47$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$47$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$47$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 48)) begin
+                read_count$48$d = read_count$48$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 48)) begin
+                read_limit$48$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$48$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$48$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 49)) begin
+                read_count$49$d = read_count$49$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 49)) begin
+                read_limit$49$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$49$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$49$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 50)) begin
+                read_count$50$d = read_count$50$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 50)) begin
+                read_limit$50$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$50$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$50$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 51)) begin
+                read_count$51$d = read_count$51$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 51)) begin
+                read_limit$51$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$51$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$51$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 52)) begin
+                read_count$52$d = read_count$52$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 52)) begin
+                read_limit$52$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$52$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$52$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 53)) begin
+                read_count$53$d = read_count$53$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 53)) begin
+                read_limit$53$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$53$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$53$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 54)) begin
+                read_count$54$d = read_count$54$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 54)) begin
+                read_limit$54$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$54$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$54$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 55)) begin
+                read_count$55$d = read_count$55$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 55)) begin
+                read_limit$55$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$55$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$55$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 56)) begin
+                read_count$56$d = read_count$56$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 56)) begin
+                read_limit$56$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$56$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$56$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 57)) begin
+                read_count$57$d = read_count$57$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 57)) begin
+                read_limit$57$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$57$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$57$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 58)) begin
+                read_count$58$d = read_count$58$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 58)) begin
+                read_limit$58$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$58$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$58$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 59)) begin
+                read_count$59$d = read_count$59$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 59)) begin
+                read_limit$59$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$59$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$59$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 60)) begin
+                read_count$60$d = read_count$60$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 60)) begin
+                read_limit$60$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$60$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$60$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 61)) begin
+                read_count$61$d = read_count$61$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 61)) begin
+                read_limit$61$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$61$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$61$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 62)) begin
+                read_count$62$d = read_count$62$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 62)) begin
+                read_limit$62$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$62$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$62$d = 32'h1;
+                end
+            end
+            if (s_read_valid & (s_read_qpn == 63)) begin
+                read_count$63$d = read_count$63$q + 32'h1;
+            end
+            if (qp_we & (qp_waddr == 63)) begin
+                read_limit$63$d = ord[(32'h0)+:(3)];
+                if (ord > 32'h4) begin
+                    read_limit$63$d = 32'h4;
+                end
+                if (ord == 32'h0) begin
+                    read_limit$63$d = 32'h1;
+                end
             end
         end
         full_pushed = full$q;
@@ -20376,644 +20382,646 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (order_qpn == 63) begin
             order_done = read_done$63$q;
         end
-        if (done_inc & (qpn$q == 0)) begin
-            read_done$0$d = read_done$0$q + 32'h1;
-        end
-        if (pop & (qpn$q == 0)) begin
-            read_head$0$d = read_head$0$q + 32'h1;
-            read_count$0$d = read_count$0$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 0)) begin
-                read_count$0$d = read_count$0$q;
+        if (done_inc | pop) begin
+            if (done_inc & (qpn$q == 0)) begin
+                read_done$0$d = read_done$0$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 1)) begin
-            read_done$1$d = read_done$1$q + 32'h1;
-        end
-        if (pop & (qpn$q == 1)) begin
-            read_head$1$d = read_head$1$q + 32'h1;
-            read_count$1$d = read_count$1$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 1)) begin
-                read_count$1$d = read_count$1$q;
+            if (pop & (qpn$q == 0)) begin
+                read_head$0$d = read_head$0$q + 32'h1;
+                read_count$0$d = read_count$0$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 0)) begin
+                    read_count$0$d = read_count$0$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 2)) begin
-            read_done$2$d = read_done$2$q + 32'h1;
-        end
-        if (pop & (qpn$q == 2)) begin
-            read_head$2$d = read_head$2$q + 32'h1;
-            read_count$2$d = read_count$2$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 2)) begin
-                read_count$2$d = read_count$2$q;
+            if (done_inc & (qpn$q == 1)) begin
+                read_done$1$d = read_done$1$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 3)) begin
-            read_done$3$d = read_done$3$q + 32'h1;
-        end
-        if (pop & (qpn$q == 3)) begin
-            read_head$3$d = read_head$3$q + 32'h1;
-            read_count$3$d = read_count$3$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 3)) begin
-                read_count$3$d = read_count$3$q;
+            if (pop & (qpn$q == 1)) begin
+                read_head$1$d = read_head$1$q + 32'h1;
+                read_count$1$d = read_count$1$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 1)) begin
+                    read_count$1$d = read_count$1$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 4)) begin
-            read_done$4$d = read_done$4$q + 32'h1;
-        end
-        if (pop & (qpn$q == 4)) begin
-            read_head$4$d = read_head$4$q + 32'h1;
-            read_count$4$d = read_count$4$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 4)) begin
-                read_count$4$d = read_count$4$q;
+            if (done_inc & (qpn$q == 2)) begin
+                read_done$2$d = read_done$2$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 5)) begin
-            read_done$5$d = read_done$5$q + 32'h1;
-        end
-        if (pop & (qpn$q == 5)) begin
-            read_head$5$d = read_head$5$q + 32'h1;
-            read_count$5$d = read_count$5$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 5)) begin
-                read_count$5$d = read_count$5$q;
+            if (pop & (qpn$q == 2)) begin
+                read_head$2$d = read_head$2$q + 32'h1;
+                read_count$2$d = read_count$2$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 2)) begin
+                    read_count$2$d = read_count$2$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 6)) begin
-            read_done$6$d = read_done$6$q + 32'h1;
-        end
-        if (pop & (qpn$q == 6)) begin
-            read_head$6$d = read_head$6$q + 32'h1;
-            read_count$6$d = read_count$6$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 6)) begin
-                read_count$6$d = read_count$6$q;
+            if (done_inc & (qpn$q == 3)) begin
+                read_done$3$d = read_done$3$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 7)) begin
-            read_done$7$d = read_done$7$q + 32'h1;
-        end
-        if (pop & (qpn$q == 7)) begin
-            read_head$7$d = read_head$7$q + 32'h1;
-            read_count$7$d = read_count$7$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 7)) begin
-                read_count$7$d = read_count$7$q;
+            if (pop & (qpn$q == 3)) begin
+                read_head$3$d = read_head$3$q + 32'h1;
+                read_count$3$d = read_count$3$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 3)) begin
+                    read_count$3$d = read_count$3$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 8)) begin
-            read_done$8$d = read_done$8$q + 32'h1;
-        end
-        if (pop & (qpn$q == 8)) begin
-            read_head$8$d = read_head$8$q + 32'h1;
-            read_count$8$d = read_count$8$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 8)) begin
-                read_count$8$d = read_count$8$q;
+            if (done_inc & (qpn$q == 4)) begin
+                read_done$4$d = read_done$4$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 9)) begin
-            read_done$9$d = read_done$9$q + 32'h1;
-        end
-        if (pop & (qpn$q == 9)) begin
-            read_head$9$d = read_head$9$q + 32'h1;
-            read_count$9$d = read_count$9$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 9)) begin
-                read_count$9$d = read_count$9$q;
+            if (pop & (qpn$q == 4)) begin
+                read_head$4$d = read_head$4$q + 32'h1;
+                read_count$4$d = read_count$4$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 4)) begin
+                    read_count$4$d = read_count$4$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 10)) begin
-            read_done$10$d = read_done$10$q + 32'h1;
-        end
-        if (pop & (qpn$q == 10)) begin
-            read_head$10$d = read_head$10$q + 32'h1;
-            read_count$10$d = read_count$10$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 10)) begin
-                read_count$10$d = read_count$10$q;
+            if (done_inc & (qpn$q == 5)) begin
+                read_done$5$d = read_done$5$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 11)) begin
-            read_done$11$d = read_done$11$q + 32'h1;
-        end
-        if (pop & (qpn$q == 11)) begin
-            read_head$11$d = read_head$11$q + 32'h1;
-            read_count$11$d = read_count$11$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 11)) begin
-                read_count$11$d = read_count$11$q;
+            if (pop & (qpn$q == 5)) begin
+                read_head$5$d = read_head$5$q + 32'h1;
+                read_count$5$d = read_count$5$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 5)) begin
+                    read_count$5$d = read_count$5$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 12)) begin
-            read_done$12$d = read_done$12$q + 32'h1;
-        end
-        if (pop & (qpn$q == 12)) begin
-            read_head$12$d = read_head$12$q + 32'h1;
-            read_count$12$d = read_count$12$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 12)) begin
-                read_count$12$d = read_count$12$q;
+            if (done_inc & (qpn$q == 6)) begin
+                read_done$6$d = read_done$6$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 13)) begin
-            read_done$13$d = read_done$13$q + 32'h1;
-        end
-        if (pop & (qpn$q == 13)) begin
-            read_head$13$d = read_head$13$q + 32'h1;
-            read_count$13$d = read_count$13$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 13)) begin
-                read_count$13$d = read_count$13$q;
+            if (pop & (qpn$q == 6)) begin
+                read_head$6$d = read_head$6$q + 32'h1;
+                read_count$6$d = read_count$6$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 6)) begin
+                    read_count$6$d = read_count$6$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 14)) begin
-            read_done$14$d = read_done$14$q + 32'h1;
-        end
-        if (pop & (qpn$q == 14)) begin
-            read_head$14$d = read_head$14$q + 32'h1;
-            read_count$14$d = read_count$14$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 14)) begin
-                read_count$14$d = read_count$14$q;
+            if (done_inc & (qpn$q == 7)) begin
+                read_done$7$d = read_done$7$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 15)) begin
-            read_done$15$d = read_done$15$q + 32'h1;
-        end
-        if (pop & (qpn$q == 15)) begin
-            read_head$15$d = read_head$15$q + 32'h1;
-            read_count$15$d = read_count$15$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 15)) begin
-                read_count$15$d = read_count$15$q;
+            if (pop & (qpn$q == 7)) begin
+                read_head$7$d = read_head$7$q + 32'h1;
+                read_count$7$d = read_count$7$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 7)) begin
+                    read_count$7$d = read_count$7$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 16)) begin
-            read_done$16$d = read_done$16$q + 32'h1;
-        end
-        if (pop & (qpn$q == 16)) begin
-            read_head$16$d = read_head$16$q + 32'h1;
-            read_count$16$d = read_count$16$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 16)) begin
-                read_count$16$d = read_count$16$q;
+            if (done_inc & (qpn$q == 8)) begin
+                read_done$8$d = read_done$8$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 17)) begin
-            read_done$17$d = read_done$17$q + 32'h1;
-        end
-        if (pop & (qpn$q == 17)) begin
-            read_head$17$d = read_head$17$q + 32'h1;
-            read_count$17$d = read_count$17$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 17)) begin
-                read_count$17$d = read_count$17$q;
+            if (pop & (qpn$q == 8)) begin
+                read_head$8$d = read_head$8$q + 32'h1;
+                read_count$8$d = read_count$8$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 8)) begin
+                    read_count$8$d = read_count$8$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 18)) begin
-            read_done$18$d = read_done$18$q + 32'h1;
-        end
-        if (pop & (qpn$q == 18)) begin
-            read_head$18$d = read_head$18$q + 32'h1;
-            read_count$18$d = read_count$18$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 18)) begin
-                read_count$18$d = read_count$18$q;
+            if (done_inc & (qpn$q == 9)) begin
+                read_done$9$d = read_done$9$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 19)) begin
-            read_done$19$d = read_done$19$q + 32'h1;
-        end
-        if (pop & (qpn$q == 19)) begin
-            read_head$19$d = read_head$19$q + 32'h1;
-            read_count$19$d = read_count$19$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 19)) begin
-                read_count$19$d = read_count$19$q;
+            if (pop & (qpn$q == 9)) begin
+                read_head$9$d = read_head$9$q + 32'h1;
+                read_count$9$d = read_count$9$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 9)) begin
+                    read_count$9$d = read_count$9$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 20)) begin
-            read_done$20$d = read_done$20$q + 32'h1;
-        end
-        if (pop & (qpn$q == 20)) begin
-            read_head$20$d = read_head$20$q + 32'h1;
-            read_count$20$d = read_count$20$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 20)) begin
-                read_count$20$d = read_count$20$q;
+            if (done_inc & (qpn$q == 10)) begin
+                read_done$10$d = read_done$10$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 21)) begin
-            read_done$21$d = read_done$21$q + 32'h1;
-        end
-        if (pop & (qpn$q == 21)) begin
-            read_head$21$d = read_head$21$q + 32'h1;
-            read_count$21$d = read_count$21$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 21)) begin
-                read_count$21$d = read_count$21$q;
+            if (pop & (qpn$q == 10)) begin
+                read_head$10$d = read_head$10$q + 32'h1;
+                read_count$10$d = read_count$10$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 10)) begin
+                    read_count$10$d = read_count$10$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 22)) begin
-            read_done$22$d = read_done$22$q + 32'h1;
-        end
-        if (pop & (qpn$q == 22)) begin
-            read_head$22$d = read_head$22$q + 32'h1;
-            read_count$22$d = read_count$22$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 22)) begin
-                read_count$22$d = read_count$22$q;
+            if (done_inc & (qpn$q == 11)) begin
+                read_done$11$d = read_done$11$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 23)) begin
-            read_done$23$d = read_done$23$q + 32'h1;
-        end
-        if (pop & (qpn$q == 23)) begin
-            read_head$23$d = read_head$23$q + 32'h1;
-            read_count$23$d = read_count$23$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 23)) begin
-                read_count$23$d = read_count$23$q;
+            if (pop & (qpn$q == 11)) begin
+                read_head$11$d = read_head$11$q + 32'h1;
+                read_count$11$d = read_count$11$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 11)) begin
+                    read_count$11$d = read_count$11$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 24)) begin
-            read_done$24$d = read_done$24$q + 32'h1;
-        end
-        if (pop & (qpn$q == 24)) begin
-            read_head$24$d = read_head$24$q + 32'h1;
-            read_count$24$d = read_count$24$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 24)) begin
-                read_count$24$d = read_count$24$q;
+            if (done_inc & (qpn$q == 12)) begin
+                read_done$12$d = read_done$12$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 25)) begin
-            read_done$25$d = read_done$25$q + 32'h1;
-        end
-        if (pop & (qpn$q == 25)) begin
-            read_head$25$d = read_head$25$q + 32'h1;
-            read_count$25$d = read_count$25$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 25)) begin
-                read_count$25$d = read_count$25$q;
+            if (pop & (qpn$q == 12)) begin
+                read_head$12$d = read_head$12$q + 32'h1;
+                read_count$12$d = read_count$12$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 12)) begin
+                    read_count$12$d = read_count$12$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 26)) begin
-            read_done$26$d = read_done$26$q + 32'h1;
-        end
-        if (pop & (qpn$q == 26)) begin
-            read_head$26$d = read_head$26$q + 32'h1;
-            read_count$26$d = read_count$26$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 26)) begin
-                read_count$26$d = read_count$26$q;
+            if (done_inc & (qpn$q == 13)) begin
+                read_done$13$d = read_done$13$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 27)) begin
-            read_done$27$d = read_done$27$q + 32'h1;
-        end
-        if (pop & (qpn$q == 27)) begin
-            read_head$27$d = read_head$27$q + 32'h1;
-            read_count$27$d = read_count$27$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 27)) begin
-                read_count$27$d = read_count$27$q;
+            if (pop & (qpn$q == 13)) begin
+                read_head$13$d = read_head$13$q + 32'h1;
+                read_count$13$d = read_count$13$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 13)) begin
+                    read_count$13$d = read_count$13$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 28)) begin
-            read_done$28$d = read_done$28$q + 32'h1;
-        end
-        if (pop & (qpn$q == 28)) begin
-            read_head$28$d = read_head$28$q + 32'h1;
-            read_count$28$d = read_count$28$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 28)) begin
-                read_count$28$d = read_count$28$q;
+            if (done_inc & (qpn$q == 14)) begin
+                read_done$14$d = read_done$14$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 29)) begin
-            read_done$29$d = read_done$29$q + 32'h1;
-        end
-        if (pop & (qpn$q == 29)) begin
-            read_head$29$d = read_head$29$q + 32'h1;
-            read_count$29$d = read_count$29$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 29)) begin
-                read_count$29$d = read_count$29$q;
+            if (pop & (qpn$q == 14)) begin
+                read_head$14$d = read_head$14$q + 32'h1;
+                read_count$14$d = read_count$14$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 14)) begin
+                    read_count$14$d = read_count$14$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 30)) begin
-            read_done$30$d = read_done$30$q + 32'h1;
-        end
-        if (pop & (qpn$q == 30)) begin
-            read_head$30$d = read_head$30$q + 32'h1;
-            read_count$30$d = read_count$30$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 30)) begin
-                read_count$30$d = read_count$30$q;
+            if (done_inc & (qpn$q == 15)) begin
+                read_done$15$d = read_done$15$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 31)) begin
-            read_done$31$d = read_done$31$q + 32'h1;
-        end
-        if (pop & (qpn$q == 31)) begin
-            read_head$31$d = read_head$31$q + 32'h1;
-            read_count$31$d = read_count$31$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 31)) begin
-                read_count$31$d = read_count$31$q;
+            if (pop & (qpn$q == 15)) begin
+                read_head$15$d = read_head$15$q + 32'h1;
+                read_count$15$d = read_count$15$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 15)) begin
+                    read_count$15$d = read_count$15$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 32)) begin
-            read_done$32$d = read_done$32$q + 32'h1;
-        end
-        if (pop & (qpn$q == 32)) begin
-            read_head$32$d = read_head$32$q + 32'h1;
-            read_count$32$d = read_count$32$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 32)) begin
-                read_count$32$d = read_count$32$q;
+            if (done_inc & (qpn$q == 16)) begin
+                read_done$16$d = read_done$16$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 33)) begin
-            read_done$33$d = read_done$33$q + 32'h1;
-        end
-        if (pop & (qpn$q == 33)) begin
-            read_head$33$d = read_head$33$q + 32'h1;
-            read_count$33$d = read_count$33$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 33)) begin
-                read_count$33$d = read_count$33$q;
+            if (pop & (qpn$q == 16)) begin
+                read_head$16$d = read_head$16$q + 32'h1;
+                read_count$16$d = read_count$16$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 16)) begin
+                    read_count$16$d = read_count$16$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 34)) begin
-            read_done$34$d = read_done$34$q + 32'h1;
-        end
-        if (pop & (qpn$q == 34)) begin
-            read_head$34$d = read_head$34$q + 32'h1;
-            read_count$34$d = read_count$34$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 34)) begin
-                read_count$34$d = read_count$34$q;
+            if (done_inc & (qpn$q == 17)) begin
+                read_done$17$d = read_done$17$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 35)) begin
-            read_done$35$d = read_done$35$q + 32'h1;
-        end
-        if (pop & (qpn$q == 35)) begin
-            read_head$35$d = read_head$35$q + 32'h1;
-            read_count$35$d = read_count$35$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 35)) begin
-                read_count$35$d = read_count$35$q;
+            if (pop & (qpn$q == 17)) begin
+                read_head$17$d = read_head$17$q + 32'h1;
+                read_count$17$d = read_count$17$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 17)) begin
+                    read_count$17$d = read_count$17$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 36)) begin
-            read_done$36$d = read_done$36$q + 32'h1;
-        end
-        if (pop & (qpn$q == 36)) begin
-            read_head$36$d = read_head$36$q + 32'h1;
-            read_count$36$d = read_count$36$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 36)) begin
-                read_count$36$d = read_count$36$q;
+            if (done_inc & (qpn$q == 18)) begin
+                read_done$18$d = read_done$18$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 37)) begin
-            read_done$37$d = read_done$37$q + 32'h1;
-        end
-        if (pop & (qpn$q == 37)) begin
-            read_head$37$d = read_head$37$q + 32'h1;
-            read_count$37$d = read_count$37$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 37)) begin
-                read_count$37$d = read_count$37$q;
+            if (pop & (qpn$q == 18)) begin
+                read_head$18$d = read_head$18$q + 32'h1;
+                read_count$18$d = read_count$18$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 18)) begin
+                    read_count$18$d = read_count$18$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 38)) begin
-            read_done$38$d = read_done$38$q + 32'h1;
-        end
-        if (pop & (qpn$q == 38)) begin
-            read_head$38$d = read_head$38$q + 32'h1;
-            read_count$38$d = read_count$38$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 38)) begin
-                read_count$38$d = read_count$38$q;
+            if (done_inc & (qpn$q == 19)) begin
+                read_done$19$d = read_done$19$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 39)) begin
-            read_done$39$d = read_done$39$q + 32'h1;
-        end
-        if (pop & (qpn$q == 39)) begin
-            read_head$39$d = read_head$39$q + 32'h1;
-            read_count$39$d = read_count$39$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 39)) begin
-                read_count$39$d = read_count$39$q;
+            if (pop & (qpn$q == 19)) begin
+                read_head$19$d = read_head$19$q + 32'h1;
+                read_count$19$d = read_count$19$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 19)) begin
+                    read_count$19$d = read_count$19$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 40)) begin
-            read_done$40$d = read_done$40$q + 32'h1;
-        end
-        if (pop & (qpn$q == 40)) begin
-            read_head$40$d = read_head$40$q + 32'h1;
-            read_count$40$d = read_count$40$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 40)) begin
-                read_count$40$d = read_count$40$q;
+            if (done_inc & (qpn$q == 20)) begin
+                read_done$20$d = read_done$20$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 41)) begin
-            read_done$41$d = read_done$41$q + 32'h1;
-        end
-        if (pop & (qpn$q == 41)) begin
-            read_head$41$d = read_head$41$q + 32'h1;
-            read_count$41$d = read_count$41$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 41)) begin
-                read_count$41$d = read_count$41$q;
+            if (pop & (qpn$q == 20)) begin
+                read_head$20$d = read_head$20$q + 32'h1;
+                read_count$20$d = read_count$20$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 20)) begin
+                    read_count$20$d = read_count$20$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 42)) begin
-            read_done$42$d = read_done$42$q + 32'h1;
-        end
-        if (pop & (qpn$q == 42)) begin
-            read_head$42$d = read_head$42$q + 32'h1;
-            read_count$42$d = read_count$42$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 42)) begin
-                read_count$42$d = read_count$42$q;
+            if (done_inc & (qpn$q == 21)) begin
+                read_done$21$d = read_done$21$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 43)) begin
-            read_done$43$d = read_done$43$q + 32'h1;
-        end
-        if (pop & (qpn$q == 43)) begin
-            read_head$43$d = read_head$43$q + 32'h1;
-            read_count$43$d = read_count$43$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 43)) begin
-                read_count$43$d = read_count$43$q;
+            if (pop & (qpn$q == 21)) begin
+                read_head$21$d = read_head$21$q + 32'h1;
+                read_count$21$d = read_count$21$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 21)) begin
+                    read_count$21$d = read_count$21$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 44)) begin
-            read_done$44$d = read_done$44$q + 32'h1;
-        end
-        if (pop & (qpn$q == 44)) begin
-            read_head$44$d = read_head$44$q + 32'h1;
-            read_count$44$d = read_count$44$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 44)) begin
-                read_count$44$d = read_count$44$q;
+            if (done_inc & (qpn$q == 22)) begin
+                read_done$22$d = read_done$22$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 45)) begin
-            read_done$45$d = read_done$45$q + 32'h1;
-        end
-        if (pop & (qpn$q == 45)) begin
-            read_head$45$d = read_head$45$q + 32'h1;
-            read_count$45$d = read_count$45$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 45)) begin
-                read_count$45$d = read_count$45$q;
+            if (pop & (qpn$q == 22)) begin
+                read_head$22$d = read_head$22$q + 32'h1;
+                read_count$22$d = read_count$22$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 22)) begin
+                    read_count$22$d = read_count$22$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 46)) begin
-            read_done$46$d = read_done$46$q + 32'h1;
-        end
-        if (pop & (qpn$q == 46)) begin
-            read_head$46$d = read_head$46$q + 32'h1;
-            read_count$46$d = read_count$46$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 46)) begin
-                read_count$46$d = read_count$46$q;
+            if (done_inc & (qpn$q == 23)) begin
+                read_done$23$d = read_done$23$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 47)) begin
-            read_done$47$d = read_done$47$q + 32'h1;
-        end
-        if (pop & (qpn$q == 47)) begin
-            read_head$47$d = read_head$47$q + 32'h1;
-            read_count$47$d = read_count$47$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 47)) begin
-                read_count$47$d = read_count$47$q;
+            if (pop & (qpn$q == 23)) begin
+                read_head$23$d = read_head$23$q + 32'h1;
+                read_count$23$d = read_count$23$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 23)) begin
+                    read_count$23$d = read_count$23$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 48)) begin
-            read_done$48$d = read_done$48$q + 32'h1;
-        end
-        if (pop & (qpn$q == 48)) begin
-            read_head$48$d = read_head$48$q + 32'h1;
-            read_count$48$d = read_count$48$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 48)) begin
-                read_count$48$d = read_count$48$q;
+            if (done_inc & (qpn$q == 24)) begin
+                read_done$24$d = read_done$24$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 49)) begin
-            read_done$49$d = read_done$49$q + 32'h1;
-        end
-        if (pop & (qpn$q == 49)) begin
-            read_head$49$d = read_head$49$q + 32'h1;
-            read_count$49$d = read_count$49$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 49)) begin
-                read_count$49$d = read_count$49$q;
+            if (pop & (qpn$q == 24)) begin
+                read_head$24$d = read_head$24$q + 32'h1;
+                read_count$24$d = read_count$24$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 24)) begin
+                    read_count$24$d = read_count$24$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 50)) begin
-            read_done$50$d = read_done$50$q + 32'h1;
-        end
-        if (pop & (qpn$q == 50)) begin
-            read_head$50$d = read_head$50$q + 32'h1;
-            read_count$50$d = read_count$50$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 50)) begin
-                read_count$50$d = read_count$50$q;
+            if (done_inc & (qpn$q == 25)) begin
+                read_done$25$d = read_done$25$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 51)) begin
-            read_done$51$d = read_done$51$q + 32'h1;
-        end
-        if (pop & (qpn$q == 51)) begin
-            read_head$51$d = read_head$51$q + 32'h1;
-            read_count$51$d = read_count$51$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 51)) begin
-                read_count$51$d = read_count$51$q;
+            if (pop & (qpn$q == 25)) begin
+                read_head$25$d = read_head$25$q + 32'h1;
+                read_count$25$d = read_count$25$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 25)) begin
+                    read_count$25$d = read_count$25$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 52)) begin
-            read_done$52$d = read_done$52$q + 32'h1;
-        end
-        if (pop & (qpn$q == 52)) begin
-            read_head$52$d = read_head$52$q + 32'h1;
-            read_count$52$d = read_count$52$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 52)) begin
-                read_count$52$d = read_count$52$q;
+            if (done_inc & (qpn$q == 26)) begin
+                read_done$26$d = read_done$26$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 53)) begin
-            read_done$53$d = read_done$53$q + 32'h1;
-        end
-        if (pop & (qpn$q == 53)) begin
-            read_head$53$d = read_head$53$q + 32'h1;
-            read_count$53$d = read_count$53$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 53)) begin
-                read_count$53$d = read_count$53$q;
+            if (pop & (qpn$q == 26)) begin
+                read_head$26$d = read_head$26$q + 32'h1;
+                read_count$26$d = read_count$26$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 26)) begin
+                    read_count$26$d = read_count$26$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 54)) begin
-            read_done$54$d = read_done$54$q + 32'h1;
-        end
-        if (pop & (qpn$q == 54)) begin
-            read_head$54$d = read_head$54$q + 32'h1;
-            read_count$54$d = read_count$54$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 54)) begin
-                read_count$54$d = read_count$54$q;
+            if (done_inc & (qpn$q == 27)) begin
+                read_done$27$d = read_done$27$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 55)) begin
-            read_done$55$d = read_done$55$q + 32'h1;
-        end
-        if (pop & (qpn$q == 55)) begin
-            read_head$55$d = read_head$55$q + 32'h1;
-            read_count$55$d = read_count$55$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 55)) begin
-                read_count$55$d = read_count$55$q;
+            if (pop & (qpn$q == 27)) begin
+                read_head$27$d = read_head$27$q + 32'h1;
+                read_count$27$d = read_count$27$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 27)) begin
+                    read_count$27$d = read_count$27$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 56)) begin
-            read_done$56$d = read_done$56$q + 32'h1;
-        end
-        if (pop & (qpn$q == 56)) begin
-            read_head$56$d = read_head$56$q + 32'h1;
-            read_count$56$d = read_count$56$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 56)) begin
-                read_count$56$d = read_count$56$q;
+            if (done_inc & (qpn$q == 28)) begin
+                read_done$28$d = read_done$28$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 57)) begin
-            read_done$57$d = read_done$57$q + 32'h1;
-        end
-        if (pop & (qpn$q == 57)) begin
-            read_head$57$d = read_head$57$q + 32'h1;
-            read_count$57$d = read_count$57$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 57)) begin
-                read_count$57$d = read_count$57$q;
+            if (pop & (qpn$q == 28)) begin
+                read_head$28$d = read_head$28$q + 32'h1;
+                read_count$28$d = read_count$28$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 28)) begin
+                    read_count$28$d = read_count$28$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 58)) begin
-            read_done$58$d = read_done$58$q + 32'h1;
-        end
-        if (pop & (qpn$q == 58)) begin
-            read_head$58$d = read_head$58$q + 32'h1;
-            read_count$58$d = read_count$58$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 58)) begin
-                read_count$58$d = read_count$58$q;
+            if (done_inc & (qpn$q == 29)) begin
+                read_done$29$d = read_done$29$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 59)) begin
-            read_done$59$d = read_done$59$q + 32'h1;
-        end
-        if (pop & (qpn$q == 59)) begin
-            read_head$59$d = read_head$59$q + 32'h1;
-            read_count$59$d = read_count$59$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 59)) begin
-                read_count$59$d = read_count$59$q;
+            if (pop & (qpn$q == 29)) begin
+                read_head$29$d = read_head$29$q + 32'h1;
+                read_count$29$d = read_count$29$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 29)) begin
+                    read_count$29$d = read_count$29$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 60)) begin
-            read_done$60$d = read_done$60$q + 32'h1;
-        end
-        if (pop & (qpn$q == 60)) begin
-            read_head$60$d = read_head$60$q + 32'h1;
-            read_count$60$d = read_count$60$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 60)) begin
-                read_count$60$d = read_count$60$q;
+            if (done_inc & (qpn$q == 30)) begin
+                read_done$30$d = read_done$30$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 61)) begin
-            read_done$61$d = read_done$61$q + 32'h1;
-        end
-        if (pop & (qpn$q == 61)) begin
-            read_head$61$d = read_head$61$q + 32'h1;
-            read_count$61$d = read_count$61$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 61)) begin
-                read_count$61$d = read_count$61$q;
+            if (pop & (qpn$q == 30)) begin
+                read_head$30$d = read_head$30$q + 32'h1;
+                read_count$30$d = read_count$30$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 30)) begin
+                    read_count$30$d = read_count$30$q;
+                end
             end
-        end
-        if (done_inc & (qpn$q == 62)) begin
-            read_done$62$d = read_done$62$q + 32'h1;
-        end
-        if (pop & (qpn$q == 62)) begin
-            read_head$62$d = read_head$62$q + 32'h1;
-            read_count$62$d = read_count$62$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 62)) begin
-                read_count$62$d = read_count$62$q;
+            if (done_inc & (qpn$q == 31)) begin
+                read_done$31$d = read_done$31$q + 32'h1;
             end
-        end
-        if (done_inc & (qpn$q == 63)) begin
-            read_done$63$d = read_done$63$q + 32'h1;
-        end
-        if (pop & (qpn$q == 63)) begin
-            read_head$63$d = read_head$63$q + 32'h1;
-            read_count$63$d = read_count$63$q - 32'h1;
-            if (s_read_valid & (s_read_qpn == 63)) begin
-                read_count$63$d = read_count$63$q;
+            if (pop & (qpn$q == 31)) begin
+                read_head$31$d = read_head$31$q + 32'h1;
+                read_count$31$d = read_count$31$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 31)) begin
+                    read_count$31$d = read_count$31$q;
+                end
+            end
+            if (done_inc & (qpn$q == 32)) begin
+                read_done$32$d = read_done$32$q + 32'h1;
+            end
+            if (pop & (qpn$q == 32)) begin
+                read_head$32$d = read_head$32$q + 32'h1;
+                read_count$32$d = read_count$32$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 32)) begin
+                    read_count$32$d = read_count$32$q;
+                end
+            end
+            if (done_inc & (qpn$q == 33)) begin
+                read_done$33$d = read_done$33$q + 32'h1;
+            end
+            if (pop & (qpn$q == 33)) begin
+                read_head$33$d = read_head$33$q + 32'h1;
+                read_count$33$d = read_count$33$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 33)) begin
+                    read_count$33$d = read_count$33$q;
+                end
+            end
+            if (done_inc & (qpn$q == 34)) begin
+                read_done$34$d = read_done$34$q + 32'h1;
+            end
+            if (pop & (qpn$q == 34)) begin
+                read_head$34$d = read_head$34$q + 32'h1;
+                read_count$34$d = read_count$34$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 34)) begin
+                    read_count$34$d = read_count$34$q;
+                end
+            end
+            if (done_inc & (qpn$q == 35)) begin
+                read_done$35$d = read_done$35$q + 32'h1;
+            end
+            if (pop & (qpn$q == 35)) begin
+                read_head$35$d = read_head$35$q + 32'h1;
+                read_count$35$d = read_count$35$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 35)) begin
+                    read_count$35$d = read_count$35$q;
+                end
+            end
+            if (done_inc & (qpn$q == 36)) begin
+                read_done$36$d = read_done$36$q + 32'h1;
+            end
+            if (pop & (qpn$q == 36)) begin
+                read_head$36$d = read_head$36$q + 32'h1;
+                read_count$36$d = read_count$36$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 36)) begin
+                    read_count$36$d = read_count$36$q;
+                end
+            end
+            if (done_inc & (qpn$q == 37)) begin
+                read_done$37$d = read_done$37$q + 32'h1;
+            end
+            if (pop & (qpn$q == 37)) begin
+                read_head$37$d = read_head$37$q + 32'h1;
+                read_count$37$d = read_count$37$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 37)) begin
+                    read_count$37$d = read_count$37$q;
+                end
+            end
+            if (done_inc & (qpn$q == 38)) begin
+                read_done$38$d = read_done$38$q + 32'h1;
+            end
+            if (pop & (qpn$q == 38)) begin
+                read_head$38$d = read_head$38$q + 32'h1;
+                read_count$38$d = read_count$38$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 38)) begin
+                    read_count$38$d = read_count$38$q;
+                end
+            end
+            if (done_inc & (qpn$q == 39)) begin
+                read_done$39$d = read_done$39$q + 32'h1;
+            end
+            if (pop & (qpn$q == 39)) begin
+                read_head$39$d = read_head$39$q + 32'h1;
+                read_count$39$d = read_count$39$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 39)) begin
+                    read_count$39$d = read_count$39$q;
+                end
+            end
+            if (done_inc & (qpn$q == 40)) begin
+                read_done$40$d = read_done$40$q + 32'h1;
+            end
+            if (pop & (qpn$q == 40)) begin
+                read_head$40$d = read_head$40$q + 32'h1;
+                read_count$40$d = read_count$40$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 40)) begin
+                    read_count$40$d = read_count$40$q;
+                end
+            end
+            if (done_inc & (qpn$q == 41)) begin
+                read_done$41$d = read_done$41$q + 32'h1;
+            end
+            if (pop & (qpn$q == 41)) begin
+                read_head$41$d = read_head$41$q + 32'h1;
+                read_count$41$d = read_count$41$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 41)) begin
+                    read_count$41$d = read_count$41$q;
+                end
+            end
+            if (done_inc & (qpn$q == 42)) begin
+                read_done$42$d = read_done$42$q + 32'h1;
+            end
+            if (pop & (qpn$q == 42)) begin
+                read_head$42$d = read_head$42$q + 32'h1;
+                read_count$42$d = read_count$42$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 42)) begin
+                    read_count$42$d = read_count$42$q;
+                end
+            end
+            if (done_inc & (qpn$q == 43)) begin
+                read_done$43$d = read_done$43$q + 32'h1;
+            end
+            if (pop & (qpn$q == 43)) begin
+                read_head$43$d = read_head$43$q + 32'h1;
+                read_count$43$d = read_count$43$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 43)) begin
+                    read_count$43$d = read_count$43$q;
+                end
+            end
+            if (done_inc & (qpn$q == 44)) begin
+                read_done$44$d = read_done$44$q + 32'h1;
+            end
+            if (pop & (qpn$q == 44)) begin
+                read_head$44$d = read_head$44$q + 32'h1;
+                read_count$44$d = read_count$44$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 44)) begin
+                    read_count$44$d = read_count$44$q;
+                end
+            end
+            if (done_inc & (qpn$q == 45)) begin
+                read_done$45$d = read_done$45$q + 32'h1;
+            end
+            if (pop & (qpn$q == 45)) begin
+                read_head$45$d = read_head$45$q + 32'h1;
+                read_count$45$d = read_count$45$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 45)) begin
+                    read_count$45$d = read_count$45$q;
+                end
+            end
+            if (done_inc & (qpn$q == 46)) begin
+                read_done$46$d = read_done$46$q + 32'h1;
+            end
+            if (pop & (qpn$q == 46)) begin
+                read_head$46$d = read_head$46$q + 32'h1;
+                read_count$46$d = read_count$46$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 46)) begin
+                    read_count$46$d = read_count$46$q;
+                end
+            end
+            if (done_inc & (qpn$q == 47)) begin
+                read_done$47$d = read_done$47$q + 32'h1;
+            end
+            if (pop & (qpn$q == 47)) begin
+                read_head$47$d = read_head$47$q + 32'h1;
+                read_count$47$d = read_count$47$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 47)) begin
+                    read_count$47$d = read_count$47$q;
+                end
+            end
+            if (done_inc & (qpn$q == 48)) begin
+                read_done$48$d = read_done$48$q + 32'h1;
+            end
+            if (pop & (qpn$q == 48)) begin
+                read_head$48$d = read_head$48$q + 32'h1;
+                read_count$48$d = read_count$48$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 48)) begin
+                    read_count$48$d = read_count$48$q;
+                end
+            end
+            if (done_inc & (qpn$q == 49)) begin
+                read_done$49$d = read_done$49$q + 32'h1;
+            end
+            if (pop & (qpn$q == 49)) begin
+                read_head$49$d = read_head$49$q + 32'h1;
+                read_count$49$d = read_count$49$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 49)) begin
+                    read_count$49$d = read_count$49$q;
+                end
+            end
+            if (done_inc & (qpn$q == 50)) begin
+                read_done$50$d = read_done$50$q + 32'h1;
+            end
+            if (pop & (qpn$q == 50)) begin
+                read_head$50$d = read_head$50$q + 32'h1;
+                read_count$50$d = read_count$50$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 50)) begin
+                    read_count$50$d = read_count$50$q;
+                end
+            end
+            if (done_inc & (qpn$q == 51)) begin
+                read_done$51$d = read_done$51$q + 32'h1;
+            end
+            if (pop & (qpn$q == 51)) begin
+                read_head$51$d = read_head$51$q + 32'h1;
+                read_count$51$d = read_count$51$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 51)) begin
+                    read_count$51$d = read_count$51$q;
+                end
+            end
+            if (done_inc & (qpn$q == 52)) begin
+                read_done$52$d = read_done$52$q + 32'h1;
+            end
+            if (pop & (qpn$q == 52)) begin
+                read_head$52$d = read_head$52$q + 32'h1;
+                read_count$52$d = read_count$52$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 52)) begin
+                    read_count$52$d = read_count$52$q;
+                end
+            end
+            if (done_inc & (qpn$q == 53)) begin
+                read_done$53$d = read_done$53$q + 32'h1;
+            end
+            if (pop & (qpn$q == 53)) begin
+                read_head$53$d = read_head$53$q + 32'h1;
+                read_count$53$d = read_count$53$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 53)) begin
+                    read_count$53$d = read_count$53$q;
+                end
+            end
+            if (done_inc & (qpn$q == 54)) begin
+                read_done$54$d = read_done$54$q + 32'h1;
+            end
+            if (pop & (qpn$q == 54)) begin
+                read_head$54$d = read_head$54$q + 32'h1;
+                read_count$54$d = read_count$54$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 54)) begin
+                    read_count$54$d = read_count$54$q;
+                end
+            end
+            if (done_inc & (qpn$q == 55)) begin
+                read_done$55$d = read_done$55$q + 32'h1;
+            end
+            if (pop & (qpn$q == 55)) begin
+                read_head$55$d = read_head$55$q + 32'h1;
+                read_count$55$d = read_count$55$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 55)) begin
+                    read_count$55$d = read_count$55$q;
+                end
+            end
+            if (done_inc & (qpn$q == 56)) begin
+                read_done$56$d = read_done$56$q + 32'h1;
+            end
+            if (pop & (qpn$q == 56)) begin
+                read_head$56$d = read_head$56$q + 32'h1;
+                read_count$56$d = read_count$56$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 56)) begin
+                    read_count$56$d = read_count$56$q;
+                end
+            end
+            if (done_inc & (qpn$q == 57)) begin
+                read_done$57$d = read_done$57$q + 32'h1;
+            end
+            if (pop & (qpn$q == 57)) begin
+                read_head$57$d = read_head$57$q + 32'h1;
+                read_count$57$d = read_count$57$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 57)) begin
+                    read_count$57$d = read_count$57$q;
+                end
+            end
+            if (done_inc & (qpn$q == 58)) begin
+                read_done$58$d = read_done$58$q + 32'h1;
+            end
+            if (pop & (qpn$q == 58)) begin
+                read_head$58$d = read_head$58$q + 32'h1;
+                read_count$58$d = read_count$58$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 58)) begin
+                    read_count$58$d = read_count$58$q;
+                end
+            end
+            if (done_inc & (qpn$q == 59)) begin
+                read_done$59$d = read_done$59$q + 32'h1;
+            end
+            if (pop & (qpn$q == 59)) begin
+                read_head$59$d = read_head$59$q + 32'h1;
+                read_count$59$d = read_count$59$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 59)) begin
+                    read_count$59$d = read_count$59$q;
+                end
+            end
+            if (done_inc & (qpn$q == 60)) begin
+                read_done$60$d = read_done$60$q + 32'h1;
+            end
+            if (pop & (qpn$q == 60)) begin
+                read_head$60$d = read_head$60$q + 32'h1;
+                read_count$60$d = read_count$60$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 60)) begin
+                    read_count$60$d = read_count$60$q;
+                end
+            end
+            if (done_inc & (qpn$q == 61)) begin
+                read_done$61$d = read_done$61$q + 32'h1;
+            end
+            if (pop & (qpn$q == 61)) begin
+                read_head$61$d = read_head$61$q + 32'h1;
+                read_count$61$d = read_count$61$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 61)) begin
+                    read_count$61$d = read_count$61$q;
+                end
+            end
+            if (done_inc & (qpn$q == 62)) begin
+                read_done$62$d = read_done$62$q + 32'h1;
+            end
+            if (pop & (qpn$q == 62)) begin
+                read_head$62$d = read_head$62$q + 32'h1;
+                read_count$62$d = read_count$62$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 62)) begin
+                    read_count$62$d = read_count$62$q;
+                end
+            end
+            if (done_inc & (qpn$q == 63)) begin
+                read_done$63$d = read_done$63$q + 32'h1;
+            end
+            if (pop & (qpn$q == 63)) begin
+                read_head$63$d = read_head$63$q + 32'h1;
+                read_count$63$d = read_count$63$q - 32'h1;
+                if (s_read_valid & (s_read_qpn == 63)) begin
+                    read_count$63$d = read_count$63$q;
+                end
             end
         end
         if (pop & ~(s_read_valid & (s_read_qpn == qpn$q))) begin

@@ -639,21 +639,29 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.read_placed.write_data.next = self.r_placed.q.val();
         self.pd.next = self.ctx.read_data.val().get_bits::<16>(self.at_pd.val().index());
 
-        // The outstanding Read table: a queue of READ_SLOTS entries per QP.
+        // The outstanding Read table: a queue of READ_SLOTS entries per QP. (The per-QP
+        // registers are looked at and updated only when something happens: an idle
+        // simulation then skips their multiplexers.)
         self.rd_count.next = self.read_count[0].q.val();
         self.rd_head.next = self.read_head[0].q.val();
         self.push_count.next = self.read_count[0].q.val();
         self.push_head.next = self.read_head[0].q.val();
         self.push_limit.next = self.read_limit[0].q.val();
-        for i in 1..Q {
-            if self.qpn.q.val().index() == i {
-                self.rd_count.next = self.read_count[i].q.val();
-                self.rd_head.next = self.read_head[i].q.val();
+        if self.state.q.val() != 0 {
+            for i in 1..Q {
+                if self.qpn.q.val().index() == i {
+                    self.rd_count.next = self.read_count[i].q.val();
+                    self.rd_head.next = self.read_head[i].q.val();
+                }
             }
-            if self.s_read_qpn.val().index() == i {
-                self.push_count.next = self.read_count[i].q.val();
-                self.push_head.next = self.read_head[i].q.val();
-                self.push_limit.next = self.read_limit[i].q.val();
+        }
+        if self.s_read_valid.val() {
+            for i in 1..Q {
+                if self.s_read_qpn.val().index() == i {
+                    self.push_count.next = self.read_count[i].q.val();
+                    self.push_head.next = self.read_head[i].q.val();
+                    self.push_limit.next = self.read_limit[i].q.val();
+                }
             }
         }
         self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
@@ -667,17 +675,19 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.reads.write_data.next = self.s_read_entry.val();
         self.pop.next = false;
         self.ord.next = self.qp_wdata.val().get_bits::<8>(self.at_ord.val().index());
-        for i in 0..Q {
-            if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
-                self.read_count[i].d.next = self.read_count[i].q.val() + 1;
-            }
-            if self.qp_we.val() & (self.qp_waddr.val().index() == i) {
-                self.read_limit[i].d.next = self.ord.val().get_bits::<3>(0);
-                if self.ord.val() > 4 {
-                    self.read_limit[i].d.next = 4.into();
+        if self.s_read_valid.val() | self.qp_we.val() {
+            for i in 0..Q {
+                if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
+                    self.read_count[i].d.next = self.read_count[i].q.val() + 1;
                 }
-                if self.ord.val() == 0 {
-                    self.read_limit[i].d.next = 1.into();
+                if self.qp_we.val() & (self.qp_waddr.val().index() == i) {
+                    self.read_limit[i].d.next = self.ord.val().get_bits::<3>(0);
+                    if self.ord.val() > 4 {
+                        self.read_limit[i].d.next = 4.into();
+                    }
+                    if self.ord.val() == 0 {
+                        self.read_limit[i].d.next = 1.into();
+                    }
                 }
             }
         }
@@ -1187,15 +1197,17 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 self.order_done.next = self.read_done[i].q.val();
             }
         }
-        for i in 0..Q {
-            if self.done_inc.val() & (self.qpn.q.val().index() == i) {
-                self.read_done[i].d.next = self.read_done[i].q.val() + 1;
-            }
-            if self.pop.val() & (self.qpn.q.val().index() == i) {
-                self.read_head[i].d.next = self.read_head[i].q.val() + 1;
-                self.read_count[i].d.next = self.read_count[i].q.val() - 1;
-                if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
-                    self.read_count[i].d.next = self.read_count[i].q.val();
+        if self.done_inc.val() | self.pop.val() {
+            for i in 0..Q {
+                if self.done_inc.val() & (self.qpn.q.val().index() == i) {
+                    self.read_done[i].d.next = self.read_done[i].q.val() + 1;
+                }
+                if self.pop.val() & (self.qpn.q.val().index() == i) {
+                    self.read_head[i].d.next = self.read_head[i].q.val() + 1;
+                    self.read_count[i].d.next = self.read_count[i].q.val() - 1;
+                    if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
+                        self.read_count[i].d.next = self.read_count[i].q.val();
+                    }
                 }
             }
         }
