@@ -251,7 +251,7 @@ mod tests {
 
     use super::*;
     use crate::fake::FakeHal;
-    use crate::testing::{model_device, model_device_patched};
+    use crate::testing::{model_device, model_device_features, model_device_patched};
     use crate::wr::{RemoteBuf, Sge};
 
     const CAPS: QpCaps =
@@ -265,6 +265,17 @@ mod tests {
     /// The values written to `offset`, in order.
     fn writes_to(dev: &Device<FakeHal>, offset: u32) -> Vec<u32> {
         dev.hal().take_writes().into_iter().filter(|&(o, _)| o == offset).map(|(_, v)| v).collect()
+    }
+
+    #[test]
+    fn a_qp_asking_for_mpa_options_the_device_lacks_is_refused() {
+        let dev = model_device_features(0);
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let refused = |caps| QueuePair::new(&dev, &pd, &cq, &cq, caps).err();
+        assert!(matches!(refused(CAPS), Some(DriverError::Unsupported("MPA markers"))));
+        assert!(matches!(refused(QpCaps { markers: false, ..CAPS }), Some(DriverError::Unsupported("MPA CRCs"))));
+        assert!(refused(QpCaps { markers: false, crc: false, ..CAPS }).is_none());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Differential end-to-end test: two Verilated RNICs (`rnic_top`) linked stream to stream
-//! run random Sends, RDMA Writes and RDMA Reads in both directions on four QP pairs, sizes
-//! 0..64 KiB, with random back-pressure on the link and the DMA bus; both hosts' memory
+//! run random Sends, RDMA Writes and RDMA Reads in both directions on four QP pairs (with
+//! and without MPA CRCs and markers), sizes 0..64 KiB, with random back-pressure on the link and the DMA bus; both hosts' memory
 //! and every QP's completions must equal what `rnic_proto::model::Fabric` predicts for
 //! the same work requests.
 //!
@@ -150,8 +150,9 @@ fn end_to_end_random_work_matches_the_reference_model() {
                 mulpdu: [1460, 700, 4000, 9000][q],
                 ird: 4,
                 ord: 4,
-                crc: true,
-                markers: false,
+                // Every mix of MPA options, each pair's own.
+                crc: [true, true, false, false][q],
+                markers: [false, true, true, false][q],
                 conn_id: q as u16,
             };
             let mut qp = QueuePair::new(dev, &pds[i], cq, cq, caps).expect("QP");

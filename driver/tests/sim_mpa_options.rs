@@ -1,8 +1,8 @@
 //! Per-QP MPA options of `rnic_top`, against a raw peer on its streams: each QP's
 //! CRC_ENABLE decides whether its FPDUs carry a CRC and whether received FPDUs have theirs
-//! checked (MPA-05), so connections with and without CRCs share the device; markers,
-//! which the top does not build yet, are not offered in FEATURES and the driver refuses
-//! a QP that asks for them.
+//! checked (MPA-05), and its MARKERS_ENABLE whether its stream has markers, at positions
+//! of its own stream (MPA-11, MPA-12): connections with different options share the
+//! device.
 #![cfg(feature = "sim")]
 
 use std::cell::RefCell;
@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use rnic_driver::sim::{Phase, SimHal};
 use rnic_driver::{
-    CompletionQueue, CqeStatus, Device, DriverError, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
+    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
     RecvRequest, WorkRequest,
 };
 use rnic_proto::model::wire::untagged_ulpdus;
@@ -87,7 +87,7 @@ fn send_fpdu(payload: &[u8], crc: bool) -> Vec<u8> {
 }
 
 fn run_until(dev: &Device<SimHal>, mut done: impl FnMut() -> bool) {
-    for _ in 0..400 {
+    for _ in 0..1000 {
         if done() {
             return;
         }
@@ -164,13 +164,111 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     assert!((3000..3200).all(|i| buf.read_u8(i) == 0xAB), "and places nothing");
 }
 
+/// MPA-11/MPA-12 per connection: each QP's FPDUs carry markers at every 512th octet of
+/// its own stream (from 0, the first FPDU of Full Operation), with FPDUPTR pointing back at
+/// their FPDU, or none; received FPDUs are read the same way. Three QPs share the device:
+/// markers and CRCs, CRCs only, markers only. Their FPDUs go out and
+/// come in interleaved, and each stream must equal what `rnic_proto`'s framer makes of the
+/// same ULPDUs.
 #[test]
-fn markers_are_not_offered_and_a_qp_asking_for_them_is_refused() {
-    let dev = Device::open(SimHal::open("rnic_top").expect("rnic_top model")).expect("RNIC");
-    assert!(dev.info().features.crc);
-    assert!(!dev.info().features.markers);
+fn mpa_11_12_markers_are_placed_and_removed_per_qp_stream() {
+    let hal = SimHal::open("rnic_top").expect("rnic_top model");
+    let peer = attach_peer(&hal);
+    let dev = Device::open(hal).expect("RNIC");
+    dev.enable();
+    assert!(dev.info().features.markers, "FEATURES offers markers");
     let pd = ProtectionDomain::new(&dev).expect("PD");
-    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-    let caps = QpCaps { markers: true, ..QpCaps::default() };
-    assert!(matches!(QueuePair::new(&dev, &pd, &cq, &cq, caps), Err(DriverError::Unsupported("MPA markers"))));
+    let buf = dev.alloc_dma(64 * 1024).expect("DMA");
+    let content: Vec<u8> = (0..64 * 1024).map(|i| (i * 7 + i / 251) as u8).collect();
+    buf.write_bytes(0, &content);
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers: true, conn_id: 0 };
+    let configs = [
+        FramingConfig { markers: true, crc: true },
+        FramingConfig { markers: false, crc: true },
+        FramingConfig { markers: true, crc: false },
+    ];
+    let mut qps: Vec<_> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let caps = QpCaps { markers: c.markers, crc: c.crc, conn_id: 20 + i as u16, ..base };
+            QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP")
+        })
+        .collect();
+    for qp in &mut qps {
+        qp.ready().expect("RTS");
+    }
+    let sizes = [100_usize, 700, 1300, 37, 900, 2000];
+
+    // Transmit: the same six Sends on every QP, posted round robin.
+    for (n, &size) in sizes.iter().enumerate() {
+        for qp in &mut qps {
+            let local = mr.sge(64 * n as u64, size as u32).unwrap();
+            qp.post_send(&WorkRequest::Send { wr_id: n as u64, local, solicited: false, invalidate: None, signaled: false })
+                .expect("send");
+        }
+    }
+    let expected: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .flat_map(|(n, &size)| untagged_ulpdus(Opcode::Send, n as u32 + 1, 0, &content[64 * n..64 * n + size], 1024))
+        .collect();
+    let fpdus = expected.len() * qps.len();
+    run_until(&dev, || peer.sent.borrow().len() >= fpdus);
+    let sent = peer.sent.borrow().clone();
+    assert_eq!(sent.len(), fpdus, "every FPDU sent");
+    for (i, config) in configs.iter().enumerate() {
+        let stream: Vec<u8> = sent.iter().filter(|(_, c)| *c == 20 + i as u64).flat_map(|(f, _)| f.clone()).collect();
+        let mut reference = Vec::new();
+        let mut framer = Framer::new(*config);
+        for ulpdu in &expected {
+            framer.frame(ulpdu, &mut reference).expect("frame");
+        }
+        assert_eq!(stream.len(), reference.len(), "QP {i} ({config:?}): stream length");
+        assert!(stream == reference, "QP {i} ({config:?}): the stream differs from the reference framing");
+    }
+
+    // Receive: each QP's stream from the reference framer, FPDUs interleaved round robin.
+    for (i, qp) in qps.iter_mut().enumerate() {
+        for n in 0..sizes.len() {
+            let at = 16 * 1024 + (i * sizes.len() + n) as u64 * 2048;
+            qp.post_recv(&RecvRequest { wr_id: (i * 100 + n) as u64, local: mr.sge(at, 2048).unwrap() }).expect("recv");
+        }
+    }
+    let packets: Vec<Vec<Vec<u8>>> = configs
+        .iter()
+        .map(|config| {
+            let mut framer = Framer::new(*config);
+            expected
+                .iter()
+                .map(|ulpdu| {
+                    let mut fpdu = Vec::new();
+                    framer.frame(ulpdu, &mut fpdu).expect("frame");
+                    fpdu
+                })
+                .collect()
+        })
+        .collect();
+    for k in 0..expected.len() {
+        for (i, qp) in qps.iter().enumerate() {
+            peer.send(&packets[i][k], qp.qpn());
+        }
+    }
+    let mut done = Vec::new();
+    run_until(&dev, || {
+        while let Some(c) = cq.poll().expect("CQE") {
+            done.push(c);
+        }
+        done.len() >= qps.len() * sizes.len()
+    });
+    assert_eq!(done.len(), qps.len() * sizes.len(), "every receive completes");
+    for c in &done {
+        let (i, n) = (c.wr_id as usize / 100, c.wr_id as usize % 100);
+        assert_eq!((c.status, c.byte_len as usize), (CqeStatus::Success, sizes[n]), "receive {} of QP {i}", c.wr_id);
+        let at = 16 * 1024 + (i * sizes.len() + n) * 2048;
+        let placed: Vec<u8> = (at..at + sizes[n]).map(|a| buf.read_u8(a)).collect();
+        assert!(placed == content[64 * n..64 * n + sizes[n]], "receive {} of QP {i}: data", c.wr_id);
+    }
 }

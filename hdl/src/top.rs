@@ -9,8 +9,9 @@
 //! every beat; `s_axis_rx_tuser` is the number of the QP an FPDU is for, constant over
 //! the packet, and the stream may change QP only between packets. Each QP's CRC_ENABLE
 //! decides whether its FPDUs carry a CRC (else the field is zero) and whether received ones
-//! are checked; markers are off for every QP (per-connection marker positions are not
-//! built yet, and FEATURES says so).
+//! are checked, and its MARKERS_ENABLE whether its FPDUs, both ways, have markers; each
+//! QP's stream keeps its own marker position (from 0 when the QP is written in RESET), so
+//! connections with different options share the streams.
 //!
 //! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, a 16 KiB receive buffer (the
 //! largest ULPDU it takes).
@@ -24,19 +25,12 @@ use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqF
 use crate::mpa::{MpaRx, MpaTx};
 use crate::rdmap::{RdmapRx, TxRequest};
 
-/// FEATURES of this top: the build's, without MARKERS (marker positions are not kept per
-/// connection yet, so no QP may ask for them).
-fn top_features(config: &RnicConfig) -> u32 {
-    let mut word = [config.features];
-    rnic_proto::host::regs::features::MARKERS.set_word(&mut word, 0);
-    word[0]
-}
-
 /// Segmenter job tags: CONN_ID in bits 0..15, then these flags.
 /// The job is the receive engine's (a Read Response or a Terminate).
 const TAG_RX_JOB: u64 = 1 << 16;
 /// The job's QP runs with MPA CRCs.
 const TAG_CRC: u64 = 1 << 17;
+// The job's QP number sits in bits 23:18.
 
 #[derive(LogicBlock)]
 pub struct RnicTop {
@@ -115,14 +109,27 @@ pub struct RnicTop {
     /// The CONN_ID (low 16 bits) and CRC setting (bit 16) of each FPDU between segmenter
     /// and framer output.
     tx_conns: SmallFifo<17>,
+    /// The QP of each FPDU between segmenter and the framer's marker stage, and per QP
+    /// the stream position (mod 512) where its next FPDU starts: connections have their
+    /// own marker positions.
+    tx_fpdus: SmallFifo<6>,
+    tx_position: [DFF<Bits<9>>; 64],
+    tx_qp: DFF<Bits<6>>,
+    tx_ending: Signal<Local, Bits<6>>,
+    tx_head_position: Signal<Local, Bits<9>>,
     tx_first: DFF<Bit>,
     reset_q: DFF<Bit>,
     deframer: MpaRx<64, 8, 256, 96, 12>,
     /// The QP of each FPDU between RX stream and deframer output.
     rx_qps: SmallFifo<16>,
-    /// The CRC setting of each FPDU's QP, from its first beat until the deframer parses
-    /// it.
-    rx_crcs: SmallFifo<1>,
+    /// The QP of each FPDU from its first beat until the deframer parses it (its CRC and
+    /// marker settings apply then), and per QP the octets from where its next FPDU starts
+    /// to its next marker.
+    rx_fpdus: SmallFifo<6>,
+    rx_to_marker: [DFF<Bits<9>>; 64],
+    rx_qp: DFF<Bits<6>>,
+    rx_ending: Signal<Local, Bits<6>>,
+    rx_head_to_marker: Signal<Local, Bits<9>>,
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
@@ -198,7 +205,7 @@ impl Default for RnicTop {
             s_axis_rx_tvalid: Default::default(),
             s_axis_rx_tready: Default::default(),
             s_axis_rx_tuser: Default::default(),
-            ctrl: HostCtrl::new(config.datapath_bytes, config.num_cqs as usize, top_features(&config)),
+            ctrl: HostCtrl::new(config.datapath_bytes, config.num_cqs as usize, config.features),
             dma: Default::default(),
             reads: Default::default(),
             writes: Default::default(),
@@ -209,6 +216,11 @@ impl Default for RnicTop {
             payload: Default::default(),
             framer: Default::default(),
             tx_conns: Default::default(),
+            tx_fpdus: Default::default(),
+            tx_position: std::array::from_fn(|_| Default::default()),
+            tx_qp: Default::default(),
+            tx_ending: Default::default(),
+            tx_head_position: Default::default(),
             tx_first: Default::default(),
             reset_q: Default::default(),
             deframer: Default::default(),
@@ -221,7 +233,11 @@ impl Default for RnicTop {
             tag_rx_job: crate::common::constant(TAG_RX_JOB),
             tag_crc: crate::common::constant(TAG_CRC),
             one_q: crate::common::constant(1),
-            rx_crcs: Default::default(),
+            rx_fpdus: Default::default(),
+            rx_to_marker: std::array::from_fn(|_| Default::default()),
+            rx_qp: Default::default(),
+            rx_ending: Default::default(),
+            rx_head_to_marker: Default::default(),
             rx_first: Default::default(),
             rx_open: Default::default(),
         }
@@ -232,7 +248,7 @@ impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
-        dff_setup!(self, clock, tx_first, rx_first, reset_q);
+        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp);
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
         // re-evaluating all of it on every input change).
@@ -240,8 +256,16 @@ impl Logic for RnicTop {
         self.tx_conns.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
         self.rx_qps.reset.next = self.reset_q.q.val();
-        self.rx_crcs.clock.next = self.clock.val();
-        self.rx_crcs.reset.next = self.reset_q.q.val();
+        self.rx_fpdus.clock.next = self.clock.val();
+        self.rx_fpdus.reset.next = self.reset_q.q.val();
+        self.tx_fpdus.clock.next = self.clock.val();
+        self.tx_fpdus.reset.next = self.reset_q.q.val();
+        for i in 0..64 {
+            self.tx_position[i].clock.next = self.clock.val();
+            self.tx_position[i].d.next = self.tx_position[i].q.val();
+            self.rx_to_marker[i].clock.next = self.clock.val();
+            self.rx_to_marker[i].d.next = self.rx_to_marker[i].q.val();
+        }
         self.rx_buffer.reset.next = self.reset_q.q.val();
         self.receiver.reset.next = self.reset_q.q.val();
         self.rq.reset.next = self.reset_q.q.val();
@@ -481,9 +505,12 @@ impl Logic for RnicTop {
         self.segmenter.s_job_inline.next = self.requester.m_job_inline.val();
         self.segmenter.s_job_inline_len.next = self.requester.m_job_inline_len.val();
         self.segmenter.s_job_mulpdu.next = self.requester.m_job_mulpdu.val();
-        self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val());
+        self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val())
+            | (bit_cast::<32, 6>(self.requester.m_job_qpn.val()) << 18_u64);
         if self.requester.m_job_crc.val() {
-            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val()) | self.tag_crc.val();
+            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val())
+                | (bit_cast::<32, 6>(self.requester.m_job_qpn.val()) << 18_u64)
+                | self.tag_crc.val();
         }
         if self.rx_job.val() {
             self.segmenter.s_job_tagged.next = self.receiver.m_job_tagged.val();
@@ -497,10 +524,14 @@ impl Logic for RnicTop {
             self.segmenter.s_job_inline.next = self.receiver.m_job_inline.val();
             self.segmenter.s_job_inline_len.next = self.receiver.m_job_inline_len.val();
             self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
-            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val()) | self.tag_rx_job.val();
+            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
+                | (bit_cast::<32, 6>(self.receiver.m_job_qpn.val()) << 18_u64)
+                | self.tag_rx_job.val();
             if self.receiver.m_job_crc.val() {
-                self.segmenter.s_job_tag.next =
-                    bit_cast::<32, 16>(self.receiver.m_job_conn.val()) | self.tag_rx_job.val() | self.tag_crc.val();
+                self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
+                    | (bit_cast::<32, 6>(self.receiver.m_job_qpn.val()) << 18_u64)
+                    | self.tag_rx_job.val()
+                    | self.tag_crc.val();
             }
         }
         self.requester.s_done_valid.next =
@@ -510,21 +541,57 @@ impl Logic for RnicTop {
         self.receiver.s_read_valid.next = self.requester.m_read_valid.val();
         self.receiver.s_read_qpn.next = self.requester.m_read_qpn.val();
         self.receiver.s_read_entry.next = self.requester.m_read_entry.val();
-        self.framer.markers_en.next = false;
         self.framer.crc_en.next = self.tx_conns.m_data.val().get_bit(16);
+        // Markers: each FPDU starts at its QP's own stream position, with its QP's setting,
+        // and leaves the position where it ends for the QP's next FPDU. A QP written in
+        // RESET starts over at 0 (the first FPDU of Full Operation has a marker in front).
+        self.tx_fpdus.s_data.next = self.segmenter.m_axis_tid.val().get_bits::<6>(18);
+        self.tx_fpdus.s_valid.next = self.tx_conns.s_valid.val();
+        self.tx_fpdus.m_ready.next = self.framer.fpdu_start.val();
+        self.tx_head_position.next = self.tx_position[0].q.val();
+        if self.tx_fpdus.m_valid.val() {
+            for i in 1..64 {
+                if self.tx_fpdus.m_data.val().index() == i {
+                    self.tx_head_position.next = self.tx_position[i].q.val();
+                }
+            }
+        }
+        self.framer.markers_en.next = (self.ctrl.qp_markers.val()
+            & (self.one_q.val() << bit_cast::<64, 6>(self.tx_fpdus.m_data.val())))
+            .any();
+        self.framer.fpdu_load.next = true;
+        self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_head_position.val());
+        self.tx_ending.next = self.tx_qp.q.val();
+        if self.framer.fpdu_start.val() {
+            self.tx_qp.d.next = self.tx_fpdus.m_data.val();
+            self.tx_ending.next = self.tx_fpdus.m_data.val();
+        }
+        if self.framer.fpdu_end.val() | (self.ctrl.qp_we.val() & self.ctrl.qp_reset.val()) {
+            for i in 0..64 {
+                if self.framer.fpdu_end.val() & (self.tx_ending.val().index() == i) {
+                    self.tx_position[i].d.next = self.framer.end_position.val().get_bits::<9>(0);
+                }
+                if self.ctrl.qp_we.val() & self.ctrl.qp_reset.val() & (self.ctrl.qp_waddr.val().index() == i) {
+                    self.tx_position[i].d.next = 0.into();
+                }
+            }
+        }
         // Each ULPDU's CONN_ID (the segmenter's job tag without the engine bit) is queued
         // at its first beat and leaves with its FPDU's last.
         self.tx_conns.s_data.next = bit_cast::<17, 16>(self.segmenter.m_axis_tid.val().get_bits::<16>(0))
             | (bit_cast::<17, 1>((self.segmenter.m_axis_tid.val() & self.tag_crc.val()).any().into()) << 16);
-        self.tx_conns.s_valid.next = self.segmenter.m_axis_tvalid.val() & self.framer.s_axis_tready.val() & self.tx_first.q.val();
+        self.tx_conns.s_valid.next = self.segmenter.m_axis_tvalid.val()
+            & self.framer.s_axis_tready.val()
+            & self.tx_fpdus.s_ready.val()
+            & self.tx_first.q.val();
         self.framer.s_axis_tdata.next = self.segmenter.m_axis_tdata.val();
         self.framer.s_axis_tkeep.next = self.segmenter.m_axis_tkeep.val();
-        self.framer.s_axis_tvalid.next =
-            self.segmenter.m_axis_tvalid.val() & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
+        self.framer.s_axis_tvalid.next = self.segmenter.m_axis_tvalid.val()
+            & ((self.tx_conns.s_ready.val() & self.tx_fpdus.s_ready.val()) | !self.tx_first.q.val());
         self.framer.s_axis_tlast.next = self.segmenter.m_axis_tlast.val();
         self.framer.s_axis_tuser.next = self.segmenter.m_axis_tuser.val();
-        self.segmenter.m_axis_tready.next =
-            self.framer.s_axis_tready.val() & (self.tx_conns.s_ready.val() | !self.tx_first.q.val());
+        self.segmenter.m_axis_tready.next = self.framer.s_axis_tready.val()
+            & ((self.tx_conns.s_ready.val() & self.tx_fpdus.s_ready.val()) | !self.tx_first.q.val());
         if self.segmenter.m_axis_tvalid.val() & self.segmenter.m_axis_tready.val() {
             self.tx_first.d.next = self.segmenter.m_axis_tlast.val();
         }
@@ -537,14 +604,45 @@ impl Logic for RnicTop {
         self.tx_conns.m_ready.next = self.framer.m_axis_tvalid.val() & self.m_axis_tx_tready.val() & self.framer.m_axis_tlast.val();
 
         // The receive side. Each FPDU's QP is queued at its last beat and taken when its
-        // ULPDU leaves the deframer; its QP's CRC setting is queued at its first beat and
-        // taken when the deframer parses it. (After a bad FPDU the deframer delivers
-        // nothing more and drops the stream: the queues must not hold it up.)
-        self.deframer.markers_en.next = false;
-        self.deframer.crc_en.next = self.rx_crcs.m_data.val().any();
-        self.rx_crcs.m_ready.next = self.deframer.fpdu_start.val();
+        // ULPDU leaves the deframer; it is also queued at its first beat and taken when the
+        // deframer parses the FPDU, which then runs with the QP's CRC and marker settings
+        // and from the QP's own marker distance (kept per QP as for transmit). (After a
+        // bad FPDU the deframer delivers nothing more and drops the stream: the queues must
+        // not hold it up.)
+        self.rx_head_to_marker.next = self.rx_to_marker[0].q.val();
+        if self.rx_fpdus.m_valid.val() {
+            for i in 1..64 {
+                if self.rx_fpdus.m_data.val().index() == i {
+                    self.rx_head_to_marker.next = self.rx_to_marker[i].q.val();
+                }
+            }
+        }
+        self.deframer.markers_en.next = (self.ctrl.qp_markers.val()
+            & (self.one_q.val() << bit_cast::<64, 6>(self.rx_fpdus.m_data.val())))
+            .any();
+        self.deframer.crc_en.next = (self.ctrl.qp_crc.val()
+            & (self.one_q.val() << bit_cast::<64, 6>(self.rx_fpdus.m_data.val())))
+            .any();
+        self.deframer.fpdu_load.next = true;
+        self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_head_to_marker.val());
+        self.rx_fpdus.m_ready.next = self.deframer.fpdu_start.val();
+        self.rx_ending.next = self.rx_qp.q.val();
+        if self.deframer.fpdu_start.val() {
+            self.rx_qp.d.next = self.rx_fpdus.m_data.val();
+            self.rx_ending.next = self.rx_fpdus.m_data.val();
+        }
+        if self.deframer.fpdu_end.val() | (self.ctrl.qp_we.val() & self.ctrl.qp_reset.val()) {
+            for i in 0..64 {
+                if self.deframer.fpdu_end.val() & (self.rx_ending.val().index() == i) {
+                    self.rx_to_marker[i].d.next = self.deframer.end_to_marker.val().get_bits::<9>(0);
+                }
+                if self.ctrl.qp_we.val() & self.ctrl.qp_reset.val() & (self.ctrl.qp_waddr.val().index() == i) {
+                    self.rx_to_marker[i].d.next = 0.into();
+                }
+            }
+        }
         self.rx_open.next = (((self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val())
-            & (self.rx_crcs.s_ready.val() | !self.rx_first.q.val()))
+            & (self.rx_fpdus.s_ready.val() | !self.rx_first.q.val()))
             | self.deframer.failed.val())
             & !self.reset_q.q.val();
         self.rx_qps.s_data.next = self.s_axis_rx_tuser.val();
@@ -552,11 +650,8 @@ impl Logic for RnicTop {
             & self.s_axis_rx_tlast.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();
-        self.rx_crcs.s_data.next = (self.ctrl.qp_crc.val()
-            & (self.one_q.val() << bit_cast::<64, 6>(self.s_axis_rx_tuser.val().get_bits::<6>(0))))
-            .any()
-            .into();
-        self.rx_crcs.s_valid.next = self.s_axis_rx_tvalid.val()
+        self.rx_fpdus.s_data.next = self.s_axis_rx_tuser.val().get_bits::<6>(0);
+        self.rx_fpdus.s_valid.next = self.s_axis_rx_tvalid.val()
             & self.rx_first.q.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();

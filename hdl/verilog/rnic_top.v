@@ -109,6 +109,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [63:0] ctrl$qp_rts;
     wire  [63:0] ctrl$qp_error;
     wire  [63:0] ctrl$qp_crc;
+    wire  [63:0] ctrl$qp_markers;
     wire  [255:0] ctrl$mr_valid;
     reg  ctrl$fail;
     reg  [5:0] ctrl$fail_qp;
@@ -314,6 +315,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [15:0] requester$m_job_mulpdu;
     wire  [15:0] requester$m_job_conn;
     wire  requester$m_job_crc;
+    wire  [5:0] requester$m_job_qpn;
     reg  requester$s_done_valid;
     wire  requester$m_read_valid;
     wire  [5:0] requester$m_read_qpn;
@@ -384,6 +386,11 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  framer$clock;
     reg  framer$reset;
     reg  framer$markers_en;
+    reg  framer$fpdu_load;
+    reg  [15:0] framer$fpdu_position;
+    wire  framer$fpdu_start;
+    wire  framer$fpdu_end;
+    wire  [15:0] framer$end_position;
     reg  framer$crc_en;
     reg  [63:0] framer$s_axis_tdata;
     reg  [7:0] framer$s_axis_tkeep;
@@ -405,6 +412,209 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  tx_conns$m_valid;
     reg  tx_conns$m_ready;
     wire  [16:0] tx_conns$m_data;
+    reg  tx_fpdus$clock;
+    reg  tx_fpdus$reset;
+    reg  tx_fpdus$s_valid;
+    wire  tx_fpdus$s_ready;
+    reg  [5:0] tx_fpdus$s_data;
+    wire  tx_fpdus$m_valid;
+    reg  tx_fpdus$m_ready;
+    wire  [5:0] tx_fpdus$m_data;
+    reg  [8:0] tx_position$0$d;
+    wire  [8:0] tx_position$0$q;
+    reg  tx_position$0$clock;
+    reg  [8:0] tx_position$1$d;
+    wire  [8:0] tx_position$1$q;
+    reg  tx_position$1$clock;
+    reg  [8:0] tx_position$2$d;
+    wire  [8:0] tx_position$2$q;
+    reg  tx_position$2$clock;
+    reg  [8:0] tx_position$3$d;
+    wire  [8:0] tx_position$3$q;
+    reg  tx_position$3$clock;
+    reg  [8:0] tx_position$4$d;
+    wire  [8:0] tx_position$4$q;
+    reg  tx_position$4$clock;
+    reg  [8:0] tx_position$5$d;
+    wire  [8:0] tx_position$5$q;
+    reg  tx_position$5$clock;
+    reg  [8:0] tx_position$6$d;
+    wire  [8:0] tx_position$6$q;
+    reg  tx_position$6$clock;
+    reg  [8:0] tx_position$7$d;
+    wire  [8:0] tx_position$7$q;
+    reg  tx_position$7$clock;
+    reg  [8:0] tx_position$8$d;
+    wire  [8:0] tx_position$8$q;
+    reg  tx_position$8$clock;
+    reg  [8:0] tx_position$9$d;
+    wire  [8:0] tx_position$9$q;
+    reg  tx_position$9$clock;
+    reg  [8:0] tx_position$10$d;
+    wire  [8:0] tx_position$10$q;
+    reg  tx_position$10$clock;
+    reg  [8:0] tx_position$11$d;
+    wire  [8:0] tx_position$11$q;
+    reg  tx_position$11$clock;
+    reg  [8:0] tx_position$12$d;
+    wire  [8:0] tx_position$12$q;
+    reg  tx_position$12$clock;
+    reg  [8:0] tx_position$13$d;
+    wire  [8:0] tx_position$13$q;
+    reg  tx_position$13$clock;
+    reg  [8:0] tx_position$14$d;
+    wire  [8:0] tx_position$14$q;
+    reg  tx_position$14$clock;
+    reg  [8:0] tx_position$15$d;
+    wire  [8:0] tx_position$15$q;
+    reg  tx_position$15$clock;
+    reg  [8:0] tx_position$16$d;
+    wire  [8:0] tx_position$16$q;
+    reg  tx_position$16$clock;
+    reg  [8:0] tx_position$17$d;
+    wire  [8:0] tx_position$17$q;
+    reg  tx_position$17$clock;
+    reg  [8:0] tx_position$18$d;
+    wire  [8:0] tx_position$18$q;
+    reg  tx_position$18$clock;
+    reg  [8:0] tx_position$19$d;
+    wire  [8:0] tx_position$19$q;
+    reg  tx_position$19$clock;
+    reg  [8:0] tx_position$20$d;
+    wire  [8:0] tx_position$20$q;
+    reg  tx_position$20$clock;
+    reg  [8:0] tx_position$21$d;
+    wire  [8:0] tx_position$21$q;
+    reg  tx_position$21$clock;
+    reg  [8:0] tx_position$22$d;
+    wire  [8:0] tx_position$22$q;
+    reg  tx_position$22$clock;
+    reg  [8:0] tx_position$23$d;
+    wire  [8:0] tx_position$23$q;
+    reg  tx_position$23$clock;
+    reg  [8:0] tx_position$24$d;
+    wire  [8:0] tx_position$24$q;
+    reg  tx_position$24$clock;
+    reg  [8:0] tx_position$25$d;
+    wire  [8:0] tx_position$25$q;
+    reg  tx_position$25$clock;
+    reg  [8:0] tx_position$26$d;
+    wire  [8:0] tx_position$26$q;
+    reg  tx_position$26$clock;
+    reg  [8:0] tx_position$27$d;
+    wire  [8:0] tx_position$27$q;
+    reg  tx_position$27$clock;
+    reg  [8:0] tx_position$28$d;
+    wire  [8:0] tx_position$28$q;
+    reg  tx_position$28$clock;
+    reg  [8:0] tx_position$29$d;
+    wire  [8:0] tx_position$29$q;
+    reg  tx_position$29$clock;
+    reg  [8:0] tx_position$30$d;
+    wire  [8:0] tx_position$30$q;
+    reg  tx_position$30$clock;
+    reg  [8:0] tx_position$31$d;
+    wire  [8:0] tx_position$31$q;
+    reg  tx_position$31$clock;
+    reg  [8:0] tx_position$32$d;
+    wire  [8:0] tx_position$32$q;
+    reg  tx_position$32$clock;
+    reg  [8:0] tx_position$33$d;
+    wire  [8:0] tx_position$33$q;
+    reg  tx_position$33$clock;
+    reg  [8:0] tx_position$34$d;
+    wire  [8:0] tx_position$34$q;
+    reg  tx_position$34$clock;
+    reg  [8:0] tx_position$35$d;
+    wire  [8:0] tx_position$35$q;
+    reg  tx_position$35$clock;
+    reg  [8:0] tx_position$36$d;
+    wire  [8:0] tx_position$36$q;
+    reg  tx_position$36$clock;
+    reg  [8:0] tx_position$37$d;
+    wire  [8:0] tx_position$37$q;
+    reg  tx_position$37$clock;
+    reg  [8:0] tx_position$38$d;
+    wire  [8:0] tx_position$38$q;
+    reg  tx_position$38$clock;
+    reg  [8:0] tx_position$39$d;
+    wire  [8:0] tx_position$39$q;
+    reg  tx_position$39$clock;
+    reg  [8:0] tx_position$40$d;
+    wire  [8:0] tx_position$40$q;
+    reg  tx_position$40$clock;
+    reg  [8:0] tx_position$41$d;
+    wire  [8:0] tx_position$41$q;
+    reg  tx_position$41$clock;
+    reg  [8:0] tx_position$42$d;
+    wire  [8:0] tx_position$42$q;
+    reg  tx_position$42$clock;
+    reg  [8:0] tx_position$43$d;
+    wire  [8:0] tx_position$43$q;
+    reg  tx_position$43$clock;
+    reg  [8:0] tx_position$44$d;
+    wire  [8:0] tx_position$44$q;
+    reg  tx_position$44$clock;
+    reg  [8:0] tx_position$45$d;
+    wire  [8:0] tx_position$45$q;
+    reg  tx_position$45$clock;
+    reg  [8:0] tx_position$46$d;
+    wire  [8:0] tx_position$46$q;
+    reg  tx_position$46$clock;
+    reg  [8:0] tx_position$47$d;
+    wire  [8:0] tx_position$47$q;
+    reg  tx_position$47$clock;
+    reg  [8:0] tx_position$48$d;
+    wire  [8:0] tx_position$48$q;
+    reg  tx_position$48$clock;
+    reg  [8:0] tx_position$49$d;
+    wire  [8:0] tx_position$49$q;
+    reg  tx_position$49$clock;
+    reg  [8:0] tx_position$50$d;
+    wire  [8:0] tx_position$50$q;
+    reg  tx_position$50$clock;
+    reg  [8:0] tx_position$51$d;
+    wire  [8:0] tx_position$51$q;
+    reg  tx_position$51$clock;
+    reg  [8:0] tx_position$52$d;
+    wire  [8:0] tx_position$52$q;
+    reg  tx_position$52$clock;
+    reg  [8:0] tx_position$53$d;
+    wire  [8:0] tx_position$53$q;
+    reg  tx_position$53$clock;
+    reg  [8:0] tx_position$54$d;
+    wire  [8:0] tx_position$54$q;
+    reg  tx_position$54$clock;
+    reg  [8:0] tx_position$55$d;
+    wire  [8:0] tx_position$55$q;
+    reg  tx_position$55$clock;
+    reg  [8:0] tx_position$56$d;
+    wire  [8:0] tx_position$56$q;
+    reg  tx_position$56$clock;
+    reg  [8:0] tx_position$57$d;
+    wire  [8:0] tx_position$57$q;
+    reg  tx_position$57$clock;
+    reg  [8:0] tx_position$58$d;
+    wire  [8:0] tx_position$58$q;
+    reg  tx_position$58$clock;
+    reg  [8:0] tx_position$59$d;
+    wire  [8:0] tx_position$59$q;
+    reg  tx_position$59$clock;
+    reg  [8:0] tx_position$60$d;
+    wire  [8:0] tx_position$60$q;
+    reg  tx_position$60$clock;
+    reg  [8:0] tx_position$61$d;
+    wire  [8:0] tx_position$61$q;
+    reg  tx_position$61$clock;
+    reg  [8:0] tx_position$62$d;
+    wire  [8:0] tx_position$62$q;
+    reg  tx_position$62$clock;
+    reg  [8:0] tx_position$63$d;
+    wire  [8:0] tx_position$63$q;
+    reg  tx_position$63$clock;
+    reg  [5:0] tx_qp$d;
+    wire  [5:0] tx_qp$q;
+    reg  tx_qp$clock;
     reg  tx_first$d;
     wire  tx_first$q;
     reg  tx_first$clock;
@@ -414,6 +624,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  deframer$clock;
     reg  deframer$reset;
     reg  deframer$markers_en;
+    reg  deframer$fpdu_load;
+    reg  [15:0] deframer$fpdu_to_marker;
+    wire  deframer$fpdu_end;
+    wire  [15:0] deframer$end_to_marker;
     reg  deframer$crc_en;
     wire  deframer$fpdu_start;
     reg  [63:0] deframer$s_axis_tdata;
@@ -436,14 +650,209 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  rx_qps$m_valid;
     reg  rx_qps$m_ready;
     wire  [15:0] rx_qps$m_data;
-    reg  rx_crcs$clock;
-    reg  rx_crcs$reset;
-    reg  rx_crcs$s_valid;
-    wire  rx_crcs$s_ready;
-    reg  rx_crcs$s_data;
-    wire  rx_crcs$m_valid;
-    reg  rx_crcs$m_ready;
-    wire  rx_crcs$m_data;
+    reg  rx_fpdus$clock;
+    reg  rx_fpdus$reset;
+    reg  rx_fpdus$s_valid;
+    wire  rx_fpdus$s_ready;
+    reg  [5:0] rx_fpdus$s_data;
+    wire  rx_fpdus$m_valid;
+    reg  rx_fpdus$m_ready;
+    wire  [5:0] rx_fpdus$m_data;
+    reg  [8:0] rx_to_marker$0$d;
+    wire  [8:0] rx_to_marker$0$q;
+    reg  rx_to_marker$0$clock;
+    reg  [8:0] rx_to_marker$1$d;
+    wire  [8:0] rx_to_marker$1$q;
+    reg  rx_to_marker$1$clock;
+    reg  [8:0] rx_to_marker$2$d;
+    wire  [8:0] rx_to_marker$2$q;
+    reg  rx_to_marker$2$clock;
+    reg  [8:0] rx_to_marker$3$d;
+    wire  [8:0] rx_to_marker$3$q;
+    reg  rx_to_marker$3$clock;
+    reg  [8:0] rx_to_marker$4$d;
+    wire  [8:0] rx_to_marker$4$q;
+    reg  rx_to_marker$4$clock;
+    reg  [8:0] rx_to_marker$5$d;
+    wire  [8:0] rx_to_marker$5$q;
+    reg  rx_to_marker$5$clock;
+    reg  [8:0] rx_to_marker$6$d;
+    wire  [8:0] rx_to_marker$6$q;
+    reg  rx_to_marker$6$clock;
+    reg  [8:0] rx_to_marker$7$d;
+    wire  [8:0] rx_to_marker$7$q;
+    reg  rx_to_marker$7$clock;
+    reg  [8:0] rx_to_marker$8$d;
+    wire  [8:0] rx_to_marker$8$q;
+    reg  rx_to_marker$8$clock;
+    reg  [8:0] rx_to_marker$9$d;
+    wire  [8:0] rx_to_marker$9$q;
+    reg  rx_to_marker$9$clock;
+    reg  [8:0] rx_to_marker$10$d;
+    wire  [8:0] rx_to_marker$10$q;
+    reg  rx_to_marker$10$clock;
+    reg  [8:0] rx_to_marker$11$d;
+    wire  [8:0] rx_to_marker$11$q;
+    reg  rx_to_marker$11$clock;
+    reg  [8:0] rx_to_marker$12$d;
+    wire  [8:0] rx_to_marker$12$q;
+    reg  rx_to_marker$12$clock;
+    reg  [8:0] rx_to_marker$13$d;
+    wire  [8:0] rx_to_marker$13$q;
+    reg  rx_to_marker$13$clock;
+    reg  [8:0] rx_to_marker$14$d;
+    wire  [8:0] rx_to_marker$14$q;
+    reg  rx_to_marker$14$clock;
+    reg  [8:0] rx_to_marker$15$d;
+    wire  [8:0] rx_to_marker$15$q;
+    reg  rx_to_marker$15$clock;
+    reg  [8:0] rx_to_marker$16$d;
+    wire  [8:0] rx_to_marker$16$q;
+    reg  rx_to_marker$16$clock;
+    reg  [8:0] rx_to_marker$17$d;
+    wire  [8:0] rx_to_marker$17$q;
+    reg  rx_to_marker$17$clock;
+    reg  [8:0] rx_to_marker$18$d;
+    wire  [8:0] rx_to_marker$18$q;
+    reg  rx_to_marker$18$clock;
+    reg  [8:0] rx_to_marker$19$d;
+    wire  [8:0] rx_to_marker$19$q;
+    reg  rx_to_marker$19$clock;
+    reg  [8:0] rx_to_marker$20$d;
+    wire  [8:0] rx_to_marker$20$q;
+    reg  rx_to_marker$20$clock;
+    reg  [8:0] rx_to_marker$21$d;
+    wire  [8:0] rx_to_marker$21$q;
+    reg  rx_to_marker$21$clock;
+    reg  [8:0] rx_to_marker$22$d;
+    wire  [8:0] rx_to_marker$22$q;
+    reg  rx_to_marker$22$clock;
+    reg  [8:0] rx_to_marker$23$d;
+    wire  [8:0] rx_to_marker$23$q;
+    reg  rx_to_marker$23$clock;
+    reg  [8:0] rx_to_marker$24$d;
+    wire  [8:0] rx_to_marker$24$q;
+    reg  rx_to_marker$24$clock;
+    reg  [8:0] rx_to_marker$25$d;
+    wire  [8:0] rx_to_marker$25$q;
+    reg  rx_to_marker$25$clock;
+    reg  [8:0] rx_to_marker$26$d;
+    wire  [8:0] rx_to_marker$26$q;
+    reg  rx_to_marker$26$clock;
+    reg  [8:0] rx_to_marker$27$d;
+    wire  [8:0] rx_to_marker$27$q;
+    reg  rx_to_marker$27$clock;
+    reg  [8:0] rx_to_marker$28$d;
+    wire  [8:0] rx_to_marker$28$q;
+    reg  rx_to_marker$28$clock;
+    reg  [8:0] rx_to_marker$29$d;
+    wire  [8:0] rx_to_marker$29$q;
+    reg  rx_to_marker$29$clock;
+    reg  [8:0] rx_to_marker$30$d;
+    wire  [8:0] rx_to_marker$30$q;
+    reg  rx_to_marker$30$clock;
+    reg  [8:0] rx_to_marker$31$d;
+    wire  [8:0] rx_to_marker$31$q;
+    reg  rx_to_marker$31$clock;
+    reg  [8:0] rx_to_marker$32$d;
+    wire  [8:0] rx_to_marker$32$q;
+    reg  rx_to_marker$32$clock;
+    reg  [8:0] rx_to_marker$33$d;
+    wire  [8:0] rx_to_marker$33$q;
+    reg  rx_to_marker$33$clock;
+    reg  [8:0] rx_to_marker$34$d;
+    wire  [8:0] rx_to_marker$34$q;
+    reg  rx_to_marker$34$clock;
+    reg  [8:0] rx_to_marker$35$d;
+    wire  [8:0] rx_to_marker$35$q;
+    reg  rx_to_marker$35$clock;
+    reg  [8:0] rx_to_marker$36$d;
+    wire  [8:0] rx_to_marker$36$q;
+    reg  rx_to_marker$36$clock;
+    reg  [8:0] rx_to_marker$37$d;
+    wire  [8:0] rx_to_marker$37$q;
+    reg  rx_to_marker$37$clock;
+    reg  [8:0] rx_to_marker$38$d;
+    wire  [8:0] rx_to_marker$38$q;
+    reg  rx_to_marker$38$clock;
+    reg  [8:0] rx_to_marker$39$d;
+    wire  [8:0] rx_to_marker$39$q;
+    reg  rx_to_marker$39$clock;
+    reg  [8:0] rx_to_marker$40$d;
+    wire  [8:0] rx_to_marker$40$q;
+    reg  rx_to_marker$40$clock;
+    reg  [8:0] rx_to_marker$41$d;
+    wire  [8:0] rx_to_marker$41$q;
+    reg  rx_to_marker$41$clock;
+    reg  [8:0] rx_to_marker$42$d;
+    wire  [8:0] rx_to_marker$42$q;
+    reg  rx_to_marker$42$clock;
+    reg  [8:0] rx_to_marker$43$d;
+    wire  [8:0] rx_to_marker$43$q;
+    reg  rx_to_marker$43$clock;
+    reg  [8:0] rx_to_marker$44$d;
+    wire  [8:0] rx_to_marker$44$q;
+    reg  rx_to_marker$44$clock;
+    reg  [8:0] rx_to_marker$45$d;
+    wire  [8:0] rx_to_marker$45$q;
+    reg  rx_to_marker$45$clock;
+    reg  [8:0] rx_to_marker$46$d;
+    wire  [8:0] rx_to_marker$46$q;
+    reg  rx_to_marker$46$clock;
+    reg  [8:0] rx_to_marker$47$d;
+    wire  [8:0] rx_to_marker$47$q;
+    reg  rx_to_marker$47$clock;
+    reg  [8:0] rx_to_marker$48$d;
+    wire  [8:0] rx_to_marker$48$q;
+    reg  rx_to_marker$48$clock;
+    reg  [8:0] rx_to_marker$49$d;
+    wire  [8:0] rx_to_marker$49$q;
+    reg  rx_to_marker$49$clock;
+    reg  [8:0] rx_to_marker$50$d;
+    wire  [8:0] rx_to_marker$50$q;
+    reg  rx_to_marker$50$clock;
+    reg  [8:0] rx_to_marker$51$d;
+    wire  [8:0] rx_to_marker$51$q;
+    reg  rx_to_marker$51$clock;
+    reg  [8:0] rx_to_marker$52$d;
+    wire  [8:0] rx_to_marker$52$q;
+    reg  rx_to_marker$52$clock;
+    reg  [8:0] rx_to_marker$53$d;
+    wire  [8:0] rx_to_marker$53$q;
+    reg  rx_to_marker$53$clock;
+    reg  [8:0] rx_to_marker$54$d;
+    wire  [8:0] rx_to_marker$54$q;
+    reg  rx_to_marker$54$clock;
+    reg  [8:0] rx_to_marker$55$d;
+    wire  [8:0] rx_to_marker$55$q;
+    reg  rx_to_marker$55$clock;
+    reg  [8:0] rx_to_marker$56$d;
+    wire  [8:0] rx_to_marker$56$q;
+    reg  rx_to_marker$56$clock;
+    reg  [8:0] rx_to_marker$57$d;
+    wire  [8:0] rx_to_marker$57$q;
+    reg  rx_to_marker$57$clock;
+    reg  [8:0] rx_to_marker$58$d;
+    wire  [8:0] rx_to_marker$58$q;
+    reg  rx_to_marker$58$clock;
+    reg  [8:0] rx_to_marker$59$d;
+    wire  [8:0] rx_to_marker$59$q;
+    reg  rx_to_marker$59$clock;
+    reg  [8:0] rx_to_marker$60$d;
+    wire  [8:0] rx_to_marker$60$q;
+    reg  rx_to_marker$60$clock;
+    reg  [8:0] rx_to_marker$61$d;
+    wire  [8:0] rx_to_marker$61$q;
+    reg  rx_to_marker$61$clock;
+    reg  [8:0] rx_to_marker$62$d;
+    wire  [8:0] rx_to_marker$62$q;
+    reg  rx_to_marker$62$clock;
+    reg  [8:0] rx_to_marker$63$d;
+    wire  [8:0] rx_to_marker$63$q;
+    reg  rx_to_marker$63$clock;
+    reg  [5:0] rx_qp$d;
+    wire  [5:0] rx_qp$q;
+    reg  rx_qp$clock;
     reg  rx_first$d;
     wire  rx_first$q;
     reg  rx_first$clock;
@@ -516,6 +925,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [15:0] receiver$m_job_mulpdu;
     wire  [15:0] receiver$m_job_conn;
     wire  receiver$m_job_crc;
+    wire  [5:0] receiver$m_job_qpn;
     reg  receiver$s_job_done;
     reg  receiver$s_read_valid;
     reg  [5:0] receiver$s_read_qpn;
@@ -563,6 +973,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [31:0] rq$status_ci;
     
     // Local signals
+    reg  [5:0] tx_ending;
+    reg  [8:0] tx_head_position;
+    reg  [5:0] rx_ending;
+    reg  [8:0] rx_head_to_marker;
     reg  rx_open;
     reg  rx_job;
     reg  rx_cqe;
@@ -607,6 +1021,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .qp_rts(ctrl$qp_rts),
         .qp_error(ctrl$qp_error),
         .qp_crc(ctrl$qp_crc),
+        .qp_markers(ctrl$qp_markers),
         .mr_valid(ctrl$mr_valid),
         .fail(ctrl$fail),
         .fail_qp(ctrl$fail_qp),
@@ -824,6 +1239,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_job_mulpdu(requester$m_job_mulpdu),
         .m_job_conn(requester$m_job_conn),
         .m_job_crc(requester$m_job_crc),
+        .m_job_qpn(requester$m_job_qpn),
         .s_done_valid(requester$s_done_valid),
         .m_read_valid(requester$m_read_valid),
         .m_read_qpn(requester$m_read_qpn),
@@ -900,6 +1316,11 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .clock(framer$clock),
         .reset(framer$reset),
         .markers_en(framer$markers_en),
+        .fpdu_load(framer$fpdu_load),
+        .fpdu_position(framer$fpdu_position),
+        .fpdu_start(framer$fpdu_start),
+        .fpdu_end(framer$fpdu_end),
+        .end_position(framer$end_position),
         .crc_en(framer$crc_en),
         .s_axis_tdata(framer$s_axis_tdata),
         .s_axis_tkeep(framer$s_axis_tkeep),
@@ -924,6 +1345,341 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_ready(tx_conns$m_ready),
         .m_data(tx_conns$m_data)
     );
+    rnic_top$tx_fpdus tx_fpdus(
+        .clock(tx_fpdus$clock),
+        .reset(tx_fpdus$reset),
+        .s_valid(tx_fpdus$s_valid),
+        .s_ready(tx_fpdus$s_ready),
+        .s_data(tx_fpdus$s_data),
+        .m_valid(tx_fpdus$m_valid),
+        .m_ready(tx_fpdus$m_ready),
+        .m_data(tx_fpdus$m_data)
+    );
+    rnic_top$tx_position$0 tx_position$0(
+        .d(tx_position$0$d),
+        .q(tx_position$0$q),
+        .clock(tx_position$0$clock)
+    );
+    rnic_top$tx_position$1 tx_position$1(
+        .d(tx_position$1$d),
+        .q(tx_position$1$q),
+        .clock(tx_position$1$clock)
+    );
+    rnic_top$tx_position$2 tx_position$2(
+        .d(tx_position$2$d),
+        .q(tx_position$2$q),
+        .clock(tx_position$2$clock)
+    );
+    rnic_top$tx_position$3 tx_position$3(
+        .d(tx_position$3$d),
+        .q(tx_position$3$q),
+        .clock(tx_position$3$clock)
+    );
+    rnic_top$tx_position$4 tx_position$4(
+        .d(tx_position$4$d),
+        .q(tx_position$4$q),
+        .clock(tx_position$4$clock)
+    );
+    rnic_top$tx_position$5 tx_position$5(
+        .d(tx_position$5$d),
+        .q(tx_position$5$q),
+        .clock(tx_position$5$clock)
+    );
+    rnic_top$tx_position$6 tx_position$6(
+        .d(tx_position$6$d),
+        .q(tx_position$6$q),
+        .clock(tx_position$6$clock)
+    );
+    rnic_top$tx_position$7 tx_position$7(
+        .d(tx_position$7$d),
+        .q(tx_position$7$q),
+        .clock(tx_position$7$clock)
+    );
+    rnic_top$tx_position$8 tx_position$8(
+        .d(tx_position$8$d),
+        .q(tx_position$8$q),
+        .clock(tx_position$8$clock)
+    );
+    rnic_top$tx_position$9 tx_position$9(
+        .d(tx_position$9$d),
+        .q(tx_position$9$q),
+        .clock(tx_position$9$clock)
+    );
+    rnic_top$tx_position$10 tx_position$10(
+        .d(tx_position$10$d),
+        .q(tx_position$10$q),
+        .clock(tx_position$10$clock)
+    );
+    rnic_top$tx_position$11 tx_position$11(
+        .d(tx_position$11$d),
+        .q(tx_position$11$q),
+        .clock(tx_position$11$clock)
+    );
+    rnic_top$tx_position$12 tx_position$12(
+        .d(tx_position$12$d),
+        .q(tx_position$12$q),
+        .clock(tx_position$12$clock)
+    );
+    rnic_top$tx_position$13 tx_position$13(
+        .d(tx_position$13$d),
+        .q(tx_position$13$q),
+        .clock(tx_position$13$clock)
+    );
+    rnic_top$tx_position$14 tx_position$14(
+        .d(tx_position$14$d),
+        .q(tx_position$14$q),
+        .clock(tx_position$14$clock)
+    );
+    rnic_top$tx_position$15 tx_position$15(
+        .d(tx_position$15$d),
+        .q(tx_position$15$q),
+        .clock(tx_position$15$clock)
+    );
+    rnic_top$tx_position$16 tx_position$16(
+        .d(tx_position$16$d),
+        .q(tx_position$16$q),
+        .clock(tx_position$16$clock)
+    );
+    rnic_top$tx_position$17 tx_position$17(
+        .d(tx_position$17$d),
+        .q(tx_position$17$q),
+        .clock(tx_position$17$clock)
+    );
+    rnic_top$tx_position$18 tx_position$18(
+        .d(tx_position$18$d),
+        .q(tx_position$18$q),
+        .clock(tx_position$18$clock)
+    );
+    rnic_top$tx_position$19 tx_position$19(
+        .d(tx_position$19$d),
+        .q(tx_position$19$q),
+        .clock(tx_position$19$clock)
+    );
+    rnic_top$tx_position$20 tx_position$20(
+        .d(tx_position$20$d),
+        .q(tx_position$20$q),
+        .clock(tx_position$20$clock)
+    );
+    rnic_top$tx_position$21 tx_position$21(
+        .d(tx_position$21$d),
+        .q(tx_position$21$q),
+        .clock(tx_position$21$clock)
+    );
+    rnic_top$tx_position$22 tx_position$22(
+        .d(tx_position$22$d),
+        .q(tx_position$22$q),
+        .clock(tx_position$22$clock)
+    );
+    rnic_top$tx_position$23 tx_position$23(
+        .d(tx_position$23$d),
+        .q(tx_position$23$q),
+        .clock(tx_position$23$clock)
+    );
+    rnic_top$tx_position$24 tx_position$24(
+        .d(tx_position$24$d),
+        .q(tx_position$24$q),
+        .clock(tx_position$24$clock)
+    );
+    rnic_top$tx_position$25 tx_position$25(
+        .d(tx_position$25$d),
+        .q(tx_position$25$q),
+        .clock(tx_position$25$clock)
+    );
+    rnic_top$tx_position$26 tx_position$26(
+        .d(tx_position$26$d),
+        .q(tx_position$26$q),
+        .clock(tx_position$26$clock)
+    );
+    rnic_top$tx_position$27 tx_position$27(
+        .d(tx_position$27$d),
+        .q(tx_position$27$q),
+        .clock(tx_position$27$clock)
+    );
+    rnic_top$tx_position$28 tx_position$28(
+        .d(tx_position$28$d),
+        .q(tx_position$28$q),
+        .clock(tx_position$28$clock)
+    );
+    rnic_top$tx_position$29 tx_position$29(
+        .d(tx_position$29$d),
+        .q(tx_position$29$q),
+        .clock(tx_position$29$clock)
+    );
+    rnic_top$tx_position$30 tx_position$30(
+        .d(tx_position$30$d),
+        .q(tx_position$30$q),
+        .clock(tx_position$30$clock)
+    );
+    rnic_top$tx_position$31 tx_position$31(
+        .d(tx_position$31$d),
+        .q(tx_position$31$q),
+        .clock(tx_position$31$clock)
+    );
+    rnic_top$tx_position$32 tx_position$32(
+        .d(tx_position$32$d),
+        .q(tx_position$32$q),
+        .clock(tx_position$32$clock)
+    );
+    rnic_top$tx_position$33 tx_position$33(
+        .d(tx_position$33$d),
+        .q(tx_position$33$q),
+        .clock(tx_position$33$clock)
+    );
+    rnic_top$tx_position$34 tx_position$34(
+        .d(tx_position$34$d),
+        .q(tx_position$34$q),
+        .clock(tx_position$34$clock)
+    );
+    rnic_top$tx_position$35 tx_position$35(
+        .d(tx_position$35$d),
+        .q(tx_position$35$q),
+        .clock(tx_position$35$clock)
+    );
+    rnic_top$tx_position$36 tx_position$36(
+        .d(tx_position$36$d),
+        .q(tx_position$36$q),
+        .clock(tx_position$36$clock)
+    );
+    rnic_top$tx_position$37 tx_position$37(
+        .d(tx_position$37$d),
+        .q(tx_position$37$q),
+        .clock(tx_position$37$clock)
+    );
+    rnic_top$tx_position$38 tx_position$38(
+        .d(tx_position$38$d),
+        .q(tx_position$38$q),
+        .clock(tx_position$38$clock)
+    );
+    rnic_top$tx_position$39 tx_position$39(
+        .d(tx_position$39$d),
+        .q(tx_position$39$q),
+        .clock(tx_position$39$clock)
+    );
+    rnic_top$tx_position$40 tx_position$40(
+        .d(tx_position$40$d),
+        .q(tx_position$40$q),
+        .clock(tx_position$40$clock)
+    );
+    rnic_top$tx_position$41 tx_position$41(
+        .d(tx_position$41$d),
+        .q(tx_position$41$q),
+        .clock(tx_position$41$clock)
+    );
+    rnic_top$tx_position$42 tx_position$42(
+        .d(tx_position$42$d),
+        .q(tx_position$42$q),
+        .clock(tx_position$42$clock)
+    );
+    rnic_top$tx_position$43 tx_position$43(
+        .d(tx_position$43$d),
+        .q(tx_position$43$q),
+        .clock(tx_position$43$clock)
+    );
+    rnic_top$tx_position$44 tx_position$44(
+        .d(tx_position$44$d),
+        .q(tx_position$44$q),
+        .clock(tx_position$44$clock)
+    );
+    rnic_top$tx_position$45 tx_position$45(
+        .d(tx_position$45$d),
+        .q(tx_position$45$q),
+        .clock(tx_position$45$clock)
+    );
+    rnic_top$tx_position$46 tx_position$46(
+        .d(tx_position$46$d),
+        .q(tx_position$46$q),
+        .clock(tx_position$46$clock)
+    );
+    rnic_top$tx_position$47 tx_position$47(
+        .d(tx_position$47$d),
+        .q(tx_position$47$q),
+        .clock(tx_position$47$clock)
+    );
+    rnic_top$tx_position$48 tx_position$48(
+        .d(tx_position$48$d),
+        .q(tx_position$48$q),
+        .clock(tx_position$48$clock)
+    );
+    rnic_top$tx_position$49 tx_position$49(
+        .d(tx_position$49$d),
+        .q(tx_position$49$q),
+        .clock(tx_position$49$clock)
+    );
+    rnic_top$tx_position$50 tx_position$50(
+        .d(tx_position$50$d),
+        .q(tx_position$50$q),
+        .clock(tx_position$50$clock)
+    );
+    rnic_top$tx_position$51 tx_position$51(
+        .d(tx_position$51$d),
+        .q(tx_position$51$q),
+        .clock(tx_position$51$clock)
+    );
+    rnic_top$tx_position$52 tx_position$52(
+        .d(tx_position$52$d),
+        .q(tx_position$52$q),
+        .clock(tx_position$52$clock)
+    );
+    rnic_top$tx_position$53 tx_position$53(
+        .d(tx_position$53$d),
+        .q(tx_position$53$q),
+        .clock(tx_position$53$clock)
+    );
+    rnic_top$tx_position$54 tx_position$54(
+        .d(tx_position$54$d),
+        .q(tx_position$54$q),
+        .clock(tx_position$54$clock)
+    );
+    rnic_top$tx_position$55 tx_position$55(
+        .d(tx_position$55$d),
+        .q(tx_position$55$q),
+        .clock(tx_position$55$clock)
+    );
+    rnic_top$tx_position$56 tx_position$56(
+        .d(tx_position$56$d),
+        .q(tx_position$56$q),
+        .clock(tx_position$56$clock)
+    );
+    rnic_top$tx_position$57 tx_position$57(
+        .d(tx_position$57$d),
+        .q(tx_position$57$q),
+        .clock(tx_position$57$clock)
+    );
+    rnic_top$tx_position$58 tx_position$58(
+        .d(tx_position$58$d),
+        .q(tx_position$58$q),
+        .clock(tx_position$58$clock)
+    );
+    rnic_top$tx_position$59 tx_position$59(
+        .d(tx_position$59$d),
+        .q(tx_position$59$q),
+        .clock(tx_position$59$clock)
+    );
+    rnic_top$tx_position$60 tx_position$60(
+        .d(tx_position$60$d),
+        .q(tx_position$60$q),
+        .clock(tx_position$60$clock)
+    );
+    rnic_top$tx_position$61 tx_position$61(
+        .d(tx_position$61$d),
+        .q(tx_position$61$q),
+        .clock(tx_position$61$clock)
+    );
+    rnic_top$tx_position$62 tx_position$62(
+        .d(tx_position$62$d),
+        .q(tx_position$62$q),
+        .clock(tx_position$62$clock)
+    );
+    rnic_top$tx_position$63 tx_position$63(
+        .d(tx_position$63$d),
+        .q(tx_position$63$q),
+        .clock(tx_position$63$clock)
+    );
+    rnic_top$tx_qp tx_qp(
+        .d(tx_qp$d),
+        .q(tx_qp$q),
+        .clock(tx_qp$clock)
+    );
     rnic_top$tx_first tx_first(
         .d(tx_first$d),
         .q(tx_first$q),
@@ -938,6 +1694,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .clock(deframer$clock),
         .reset(deframer$reset),
         .markers_en(deframer$markers_en),
+        .fpdu_load(deframer$fpdu_load),
+        .fpdu_to_marker(deframer$fpdu_to_marker),
+        .fpdu_end(deframer$fpdu_end),
+        .end_to_marker(deframer$end_to_marker),
         .crc_en(deframer$crc_en),
         .fpdu_start(deframer$fpdu_start),
         .s_axis_tdata(deframer$s_axis_tdata),
@@ -963,15 +1723,340 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_ready(rx_qps$m_ready),
         .m_data(rx_qps$m_data)
     );
-    rnic_top$rx_crcs rx_crcs(
-        .clock(rx_crcs$clock),
-        .reset(rx_crcs$reset),
-        .s_valid(rx_crcs$s_valid),
-        .s_ready(rx_crcs$s_ready),
-        .s_data(rx_crcs$s_data),
-        .m_valid(rx_crcs$m_valid),
-        .m_ready(rx_crcs$m_ready),
-        .m_data(rx_crcs$m_data)
+    rnic_top$rx_fpdus rx_fpdus(
+        .clock(rx_fpdus$clock),
+        .reset(rx_fpdus$reset),
+        .s_valid(rx_fpdus$s_valid),
+        .s_ready(rx_fpdus$s_ready),
+        .s_data(rx_fpdus$s_data),
+        .m_valid(rx_fpdus$m_valid),
+        .m_ready(rx_fpdus$m_ready),
+        .m_data(rx_fpdus$m_data)
+    );
+    rnic_top$rx_to_marker$0 rx_to_marker$0(
+        .d(rx_to_marker$0$d),
+        .q(rx_to_marker$0$q),
+        .clock(rx_to_marker$0$clock)
+    );
+    rnic_top$rx_to_marker$1 rx_to_marker$1(
+        .d(rx_to_marker$1$d),
+        .q(rx_to_marker$1$q),
+        .clock(rx_to_marker$1$clock)
+    );
+    rnic_top$rx_to_marker$2 rx_to_marker$2(
+        .d(rx_to_marker$2$d),
+        .q(rx_to_marker$2$q),
+        .clock(rx_to_marker$2$clock)
+    );
+    rnic_top$rx_to_marker$3 rx_to_marker$3(
+        .d(rx_to_marker$3$d),
+        .q(rx_to_marker$3$q),
+        .clock(rx_to_marker$3$clock)
+    );
+    rnic_top$rx_to_marker$4 rx_to_marker$4(
+        .d(rx_to_marker$4$d),
+        .q(rx_to_marker$4$q),
+        .clock(rx_to_marker$4$clock)
+    );
+    rnic_top$rx_to_marker$5 rx_to_marker$5(
+        .d(rx_to_marker$5$d),
+        .q(rx_to_marker$5$q),
+        .clock(rx_to_marker$5$clock)
+    );
+    rnic_top$rx_to_marker$6 rx_to_marker$6(
+        .d(rx_to_marker$6$d),
+        .q(rx_to_marker$6$q),
+        .clock(rx_to_marker$6$clock)
+    );
+    rnic_top$rx_to_marker$7 rx_to_marker$7(
+        .d(rx_to_marker$7$d),
+        .q(rx_to_marker$7$q),
+        .clock(rx_to_marker$7$clock)
+    );
+    rnic_top$rx_to_marker$8 rx_to_marker$8(
+        .d(rx_to_marker$8$d),
+        .q(rx_to_marker$8$q),
+        .clock(rx_to_marker$8$clock)
+    );
+    rnic_top$rx_to_marker$9 rx_to_marker$9(
+        .d(rx_to_marker$9$d),
+        .q(rx_to_marker$9$q),
+        .clock(rx_to_marker$9$clock)
+    );
+    rnic_top$rx_to_marker$10 rx_to_marker$10(
+        .d(rx_to_marker$10$d),
+        .q(rx_to_marker$10$q),
+        .clock(rx_to_marker$10$clock)
+    );
+    rnic_top$rx_to_marker$11 rx_to_marker$11(
+        .d(rx_to_marker$11$d),
+        .q(rx_to_marker$11$q),
+        .clock(rx_to_marker$11$clock)
+    );
+    rnic_top$rx_to_marker$12 rx_to_marker$12(
+        .d(rx_to_marker$12$d),
+        .q(rx_to_marker$12$q),
+        .clock(rx_to_marker$12$clock)
+    );
+    rnic_top$rx_to_marker$13 rx_to_marker$13(
+        .d(rx_to_marker$13$d),
+        .q(rx_to_marker$13$q),
+        .clock(rx_to_marker$13$clock)
+    );
+    rnic_top$rx_to_marker$14 rx_to_marker$14(
+        .d(rx_to_marker$14$d),
+        .q(rx_to_marker$14$q),
+        .clock(rx_to_marker$14$clock)
+    );
+    rnic_top$rx_to_marker$15 rx_to_marker$15(
+        .d(rx_to_marker$15$d),
+        .q(rx_to_marker$15$q),
+        .clock(rx_to_marker$15$clock)
+    );
+    rnic_top$rx_to_marker$16 rx_to_marker$16(
+        .d(rx_to_marker$16$d),
+        .q(rx_to_marker$16$q),
+        .clock(rx_to_marker$16$clock)
+    );
+    rnic_top$rx_to_marker$17 rx_to_marker$17(
+        .d(rx_to_marker$17$d),
+        .q(rx_to_marker$17$q),
+        .clock(rx_to_marker$17$clock)
+    );
+    rnic_top$rx_to_marker$18 rx_to_marker$18(
+        .d(rx_to_marker$18$d),
+        .q(rx_to_marker$18$q),
+        .clock(rx_to_marker$18$clock)
+    );
+    rnic_top$rx_to_marker$19 rx_to_marker$19(
+        .d(rx_to_marker$19$d),
+        .q(rx_to_marker$19$q),
+        .clock(rx_to_marker$19$clock)
+    );
+    rnic_top$rx_to_marker$20 rx_to_marker$20(
+        .d(rx_to_marker$20$d),
+        .q(rx_to_marker$20$q),
+        .clock(rx_to_marker$20$clock)
+    );
+    rnic_top$rx_to_marker$21 rx_to_marker$21(
+        .d(rx_to_marker$21$d),
+        .q(rx_to_marker$21$q),
+        .clock(rx_to_marker$21$clock)
+    );
+    rnic_top$rx_to_marker$22 rx_to_marker$22(
+        .d(rx_to_marker$22$d),
+        .q(rx_to_marker$22$q),
+        .clock(rx_to_marker$22$clock)
+    );
+    rnic_top$rx_to_marker$23 rx_to_marker$23(
+        .d(rx_to_marker$23$d),
+        .q(rx_to_marker$23$q),
+        .clock(rx_to_marker$23$clock)
+    );
+    rnic_top$rx_to_marker$24 rx_to_marker$24(
+        .d(rx_to_marker$24$d),
+        .q(rx_to_marker$24$q),
+        .clock(rx_to_marker$24$clock)
+    );
+    rnic_top$rx_to_marker$25 rx_to_marker$25(
+        .d(rx_to_marker$25$d),
+        .q(rx_to_marker$25$q),
+        .clock(rx_to_marker$25$clock)
+    );
+    rnic_top$rx_to_marker$26 rx_to_marker$26(
+        .d(rx_to_marker$26$d),
+        .q(rx_to_marker$26$q),
+        .clock(rx_to_marker$26$clock)
+    );
+    rnic_top$rx_to_marker$27 rx_to_marker$27(
+        .d(rx_to_marker$27$d),
+        .q(rx_to_marker$27$q),
+        .clock(rx_to_marker$27$clock)
+    );
+    rnic_top$rx_to_marker$28 rx_to_marker$28(
+        .d(rx_to_marker$28$d),
+        .q(rx_to_marker$28$q),
+        .clock(rx_to_marker$28$clock)
+    );
+    rnic_top$rx_to_marker$29 rx_to_marker$29(
+        .d(rx_to_marker$29$d),
+        .q(rx_to_marker$29$q),
+        .clock(rx_to_marker$29$clock)
+    );
+    rnic_top$rx_to_marker$30 rx_to_marker$30(
+        .d(rx_to_marker$30$d),
+        .q(rx_to_marker$30$q),
+        .clock(rx_to_marker$30$clock)
+    );
+    rnic_top$rx_to_marker$31 rx_to_marker$31(
+        .d(rx_to_marker$31$d),
+        .q(rx_to_marker$31$q),
+        .clock(rx_to_marker$31$clock)
+    );
+    rnic_top$rx_to_marker$32 rx_to_marker$32(
+        .d(rx_to_marker$32$d),
+        .q(rx_to_marker$32$q),
+        .clock(rx_to_marker$32$clock)
+    );
+    rnic_top$rx_to_marker$33 rx_to_marker$33(
+        .d(rx_to_marker$33$d),
+        .q(rx_to_marker$33$q),
+        .clock(rx_to_marker$33$clock)
+    );
+    rnic_top$rx_to_marker$34 rx_to_marker$34(
+        .d(rx_to_marker$34$d),
+        .q(rx_to_marker$34$q),
+        .clock(rx_to_marker$34$clock)
+    );
+    rnic_top$rx_to_marker$35 rx_to_marker$35(
+        .d(rx_to_marker$35$d),
+        .q(rx_to_marker$35$q),
+        .clock(rx_to_marker$35$clock)
+    );
+    rnic_top$rx_to_marker$36 rx_to_marker$36(
+        .d(rx_to_marker$36$d),
+        .q(rx_to_marker$36$q),
+        .clock(rx_to_marker$36$clock)
+    );
+    rnic_top$rx_to_marker$37 rx_to_marker$37(
+        .d(rx_to_marker$37$d),
+        .q(rx_to_marker$37$q),
+        .clock(rx_to_marker$37$clock)
+    );
+    rnic_top$rx_to_marker$38 rx_to_marker$38(
+        .d(rx_to_marker$38$d),
+        .q(rx_to_marker$38$q),
+        .clock(rx_to_marker$38$clock)
+    );
+    rnic_top$rx_to_marker$39 rx_to_marker$39(
+        .d(rx_to_marker$39$d),
+        .q(rx_to_marker$39$q),
+        .clock(rx_to_marker$39$clock)
+    );
+    rnic_top$rx_to_marker$40 rx_to_marker$40(
+        .d(rx_to_marker$40$d),
+        .q(rx_to_marker$40$q),
+        .clock(rx_to_marker$40$clock)
+    );
+    rnic_top$rx_to_marker$41 rx_to_marker$41(
+        .d(rx_to_marker$41$d),
+        .q(rx_to_marker$41$q),
+        .clock(rx_to_marker$41$clock)
+    );
+    rnic_top$rx_to_marker$42 rx_to_marker$42(
+        .d(rx_to_marker$42$d),
+        .q(rx_to_marker$42$q),
+        .clock(rx_to_marker$42$clock)
+    );
+    rnic_top$rx_to_marker$43 rx_to_marker$43(
+        .d(rx_to_marker$43$d),
+        .q(rx_to_marker$43$q),
+        .clock(rx_to_marker$43$clock)
+    );
+    rnic_top$rx_to_marker$44 rx_to_marker$44(
+        .d(rx_to_marker$44$d),
+        .q(rx_to_marker$44$q),
+        .clock(rx_to_marker$44$clock)
+    );
+    rnic_top$rx_to_marker$45 rx_to_marker$45(
+        .d(rx_to_marker$45$d),
+        .q(rx_to_marker$45$q),
+        .clock(rx_to_marker$45$clock)
+    );
+    rnic_top$rx_to_marker$46 rx_to_marker$46(
+        .d(rx_to_marker$46$d),
+        .q(rx_to_marker$46$q),
+        .clock(rx_to_marker$46$clock)
+    );
+    rnic_top$rx_to_marker$47 rx_to_marker$47(
+        .d(rx_to_marker$47$d),
+        .q(rx_to_marker$47$q),
+        .clock(rx_to_marker$47$clock)
+    );
+    rnic_top$rx_to_marker$48 rx_to_marker$48(
+        .d(rx_to_marker$48$d),
+        .q(rx_to_marker$48$q),
+        .clock(rx_to_marker$48$clock)
+    );
+    rnic_top$rx_to_marker$49 rx_to_marker$49(
+        .d(rx_to_marker$49$d),
+        .q(rx_to_marker$49$q),
+        .clock(rx_to_marker$49$clock)
+    );
+    rnic_top$rx_to_marker$50 rx_to_marker$50(
+        .d(rx_to_marker$50$d),
+        .q(rx_to_marker$50$q),
+        .clock(rx_to_marker$50$clock)
+    );
+    rnic_top$rx_to_marker$51 rx_to_marker$51(
+        .d(rx_to_marker$51$d),
+        .q(rx_to_marker$51$q),
+        .clock(rx_to_marker$51$clock)
+    );
+    rnic_top$rx_to_marker$52 rx_to_marker$52(
+        .d(rx_to_marker$52$d),
+        .q(rx_to_marker$52$q),
+        .clock(rx_to_marker$52$clock)
+    );
+    rnic_top$rx_to_marker$53 rx_to_marker$53(
+        .d(rx_to_marker$53$d),
+        .q(rx_to_marker$53$q),
+        .clock(rx_to_marker$53$clock)
+    );
+    rnic_top$rx_to_marker$54 rx_to_marker$54(
+        .d(rx_to_marker$54$d),
+        .q(rx_to_marker$54$q),
+        .clock(rx_to_marker$54$clock)
+    );
+    rnic_top$rx_to_marker$55 rx_to_marker$55(
+        .d(rx_to_marker$55$d),
+        .q(rx_to_marker$55$q),
+        .clock(rx_to_marker$55$clock)
+    );
+    rnic_top$rx_to_marker$56 rx_to_marker$56(
+        .d(rx_to_marker$56$d),
+        .q(rx_to_marker$56$q),
+        .clock(rx_to_marker$56$clock)
+    );
+    rnic_top$rx_to_marker$57 rx_to_marker$57(
+        .d(rx_to_marker$57$d),
+        .q(rx_to_marker$57$q),
+        .clock(rx_to_marker$57$clock)
+    );
+    rnic_top$rx_to_marker$58 rx_to_marker$58(
+        .d(rx_to_marker$58$d),
+        .q(rx_to_marker$58$q),
+        .clock(rx_to_marker$58$clock)
+    );
+    rnic_top$rx_to_marker$59 rx_to_marker$59(
+        .d(rx_to_marker$59$d),
+        .q(rx_to_marker$59$q),
+        .clock(rx_to_marker$59$clock)
+    );
+    rnic_top$rx_to_marker$60 rx_to_marker$60(
+        .d(rx_to_marker$60$d),
+        .q(rx_to_marker$60$q),
+        .clock(rx_to_marker$60$clock)
+    );
+    rnic_top$rx_to_marker$61 rx_to_marker$61(
+        .d(rx_to_marker$61$d),
+        .q(rx_to_marker$61$q),
+        .clock(rx_to_marker$61$clock)
+    );
+    rnic_top$rx_to_marker$62 rx_to_marker$62(
+        .d(rx_to_marker$62$d),
+        .q(rx_to_marker$62$q),
+        .clock(rx_to_marker$62$clock)
+    );
+    rnic_top$rx_to_marker$63 rx_to_marker$63(
+        .d(rx_to_marker$63$d),
+        .q(rx_to_marker$63$q),
+        .clock(rx_to_marker$63$clock)
+    );
+    rnic_top$rx_qp rx_qp(
+        .d(rx_qp$d),
+        .q(rx_qp$q),
+        .clock(rx_qp$clock)
     );
     rnic_top$rx_first rx_first(
         .d(rx_first$d),
@@ -1050,6 +2135,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_job_mulpdu(receiver$m_job_mulpdu),
         .m_job_conn(receiver$m_job_conn),
         .m_job_crc(receiver$m_job_crc),
+        .m_job_qpn(receiver$m_job_qpn),
         .s_job_done(receiver$s_job_done),
         .s_read_valid(receiver$s_read_valid),
         .s_read_qpn(receiver$s_read_qpn),
@@ -1120,15 +2206,277 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_first$clock = clock;
         rx_first$clock = clock;
         reset_q$clock = clock;
+        tx_qp$clock = clock;
+        rx_qp$clock = clock;
         tx_first$d = tx_first$q;
         rx_first$d = rx_first$q;
         reset_q$d = reset_q$q;
+        tx_qp$d = tx_qp$q;
+        rx_qp$d = rx_qp$q;
         reset_q$d = reset;
         tx_conns$reset = reset_q$q;
         deframer$reset = reset_q$q;
         rx_qps$reset = reset_q$q;
-        rx_crcs$clock = clock;
-        rx_crcs$reset = reset_q$q;
+        rx_fpdus$clock = clock;
+        rx_fpdus$reset = reset_q$q;
+        tx_fpdus$clock = clock;
+        tx_fpdus$reset = reset_q$q;
+        tx_position$0$clock = clock;
+        tx_position$0$d = tx_position$0$q;
+        rx_to_marker$0$clock = clock;
+        rx_to_marker$0$d = rx_to_marker$0$q;
+        tx_position$1$clock = clock;
+        tx_position$1$d = tx_position$1$q;
+        rx_to_marker$1$clock = clock;
+        rx_to_marker$1$d = rx_to_marker$1$q;
+        tx_position$2$clock = clock;
+        tx_position$2$d = tx_position$2$q;
+        rx_to_marker$2$clock = clock;
+        rx_to_marker$2$d = rx_to_marker$2$q;
+        tx_position$3$clock = clock;
+        tx_position$3$d = tx_position$3$q;
+        rx_to_marker$3$clock = clock;
+        rx_to_marker$3$d = rx_to_marker$3$q;
+        tx_position$4$clock = clock;
+        tx_position$4$d = tx_position$4$q;
+        rx_to_marker$4$clock = clock;
+        rx_to_marker$4$d = rx_to_marker$4$q;
+        tx_position$5$clock = clock;
+        tx_position$5$d = tx_position$5$q;
+        rx_to_marker$5$clock = clock;
+        rx_to_marker$5$d = rx_to_marker$5$q;
+        tx_position$6$clock = clock;
+        tx_position$6$d = tx_position$6$q;
+        rx_to_marker$6$clock = clock;
+        rx_to_marker$6$d = rx_to_marker$6$q;
+        tx_position$7$clock = clock;
+        tx_position$7$d = tx_position$7$q;
+        rx_to_marker$7$clock = clock;
+        rx_to_marker$7$d = rx_to_marker$7$q;
+        tx_position$8$clock = clock;
+        tx_position$8$d = tx_position$8$q;
+        rx_to_marker$8$clock = clock;
+        rx_to_marker$8$d = rx_to_marker$8$q;
+        tx_position$9$clock = clock;
+        tx_position$9$d = tx_position$9$q;
+        rx_to_marker$9$clock = clock;
+        rx_to_marker$9$d = rx_to_marker$9$q;
+        tx_position$10$clock = clock;
+        tx_position$10$d = tx_position$10$q;
+        rx_to_marker$10$clock = clock;
+        rx_to_marker$10$d = rx_to_marker$10$q;
+        tx_position$11$clock = clock;
+        tx_position$11$d = tx_position$11$q;
+        rx_to_marker$11$clock = clock;
+        rx_to_marker$11$d = rx_to_marker$11$q;
+        tx_position$12$clock = clock;
+        tx_position$12$d = tx_position$12$q;
+        rx_to_marker$12$clock = clock;
+        rx_to_marker$12$d = rx_to_marker$12$q;
+        tx_position$13$clock = clock;
+        tx_position$13$d = tx_position$13$q;
+        rx_to_marker$13$clock = clock;
+        rx_to_marker$13$d = rx_to_marker$13$q;
+        tx_position$14$clock = clock;
+        tx_position$14$d = tx_position$14$q;
+        rx_to_marker$14$clock = clock;
+        rx_to_marker$14$d = rx_to_marker$14$q;
+        tx_position$15$clock = clock;
+        tx_position$15$d = tx_position$15$q;
+        rx_to_marker$15$clock = clock;
+        rx_to_marker$15$d = rx_to_marker$15$q;
+        tx_position$16$clock = clock;
+        tx_position$16$d = tx_position$16$q;
+        rx_to_marker$16$clock = clock;
+        rx_to_marker$16$d = rx_to_marker$16$q;
+        tx_position$17$clock = clock;
+        tx_position$17$d = tx_position$17$q;
+        rx_to_marker$17$clock = clock;
+        rx_to_marker$17$d = rx_to_marker$17$q;
+        tx_position$18$clock = clock;
+        tx_position$18$d = tx_position$18$q;
+        rx_to_marker$18$clock = clock;
+        rx_to_marker$18$d = rx_to_marker$18$q;
+        tx_position$19$clock = clock;
+        tx_position$19$d = tx_position$19$q;
+        rx_to_marker$19$clock = clock;
+        rx_to_marker$19$d = rx_to_marker$19$q;
+        tx_position$20$clock = clock;
+        tx_position$20$d = tx_position$20$q;
+        rx_to_marker$20$clock = clock;
+        rx_to_marker$20$d = rx_to_marker$20$q;
+        tx_position$21$clock = clock;
+        tx_position$21$d = tx_position$21$q;
+        rx_to_marker$21$clock = clock;
+        rx_to_marker$21$d = rx_to_marker$21$q;
+        tx_position$22$clock = clock;
+        tx_position$22$d = tx_position$22$q;
+        rx_to_marker$22$clock = clock;
+        rx_to_marker$22$d = rx_to_marker$22$q;
+        tx_position$23$clock = clock;
+        tx_position$23$d = tx_position$23$q;
+        rx_to_marker$23$clock = clock;
+        rx_to_marker$23$d = rx_to_marker$23$q;
+        tx_position$24$clock = clock;
+        tx_position$24$d = tx_position$24$q;
+        rx_to_marker$24$clock = clock;
+        rx_to_marker$24$d = rx_to_marker$24$q;
+        tx_position$25$clock = clock;
+        tx_position$25$d = tx_position$25$q;
+        rx_to_marker$25$clock = clock;
+        rx_to_marker$25$d = rx_to_marker$25$q;
+        tx_position$26$clock = clock;
+        tx_position$26$d = tx_position$26$q;
+        rx_to_marker$26$clock = clock;
+        rx_to_marker$26$d = rx_to_marker$26$q;
+        tx_position$27$clock = clock;
+        tx_position$27$d = tx_position$27$q;
+        rx_to_marker$27$clock = clock;
+        rx_to_marker$27$d = rx_to_marker$27$q;
+        tx_position$28$clock = clock;
+        tx_position$28$d = tx_position$28$q;
+        rx_to_marker$28$clock = clock;
+        rx_to_marker$28$d = rx_to_marker$28$q;
+        tx_position$29$clock = clock;
+        tx_position$29$d = tx_position$29$q;
+        rx_to_marker$29$clock = clock;
+        rx_to_marker$29$d = rx_to_marker$29$q;
+        tx_position$30$clock = clock;
+        tx_position$30$d = tx_position$30$q;
+        rx_to_marker$30$clock = clock;
+        rx_to_marker$30$d = rx_to_marker$30$q;
+        tx_position$31$clock = clock;
+        tx_position$31$d = tx_position$31$q;
+        rx_to_marker$31$clock = clock;
+        rx_to_marker$31$d = rx_to_marker$31$q;
+        tx_position$32$clock = clock;
+        tx_position$32$d = tx_position$32$q;
+        rx_to_marker$32$clock = clock;
+        rx_to_marker$32$d = rx_to_marker$32$q;
+        tx_position$33$clock = clock;
+        tx_position$33$d = tx_position$33$q;
+        rx_to_marker$33$clock = clock;
+        rx_to_marker$33$d = rx_to_marker$33$q;
+        tx_position$34$clock = clock;
+        tx_position$34$d = tx_position$34$q;
+        rx_to_marker$34$clock = clock;
+        rx_to_marker$34$d = rx_to_marker$34$q;
+        tx_position$35$clock = clock;
+        tx_position$35$d = tx_position$35$q;
+        rx_to_marker$35$clock = clock;
+        rx_to_marker$35$d = rx_to_marker$35$q;
+        tx_position$36$clock = clock;
+        tx_position$36$d = tx_position$36$q;
+        rx_to_marker$36$clock = clock;
+        rx_to_marker$36$d = rx_to_marker$36$q;
+        tx_position$37$clock = clock;
+        tx_position$37$d = tx_position$37$q;
+        rx_to_marker$37$clock = clock;
+        rx_to_marker$37$d = rx_to_marker$37$q;
+        tx_position$38$clock = clock;
+        tx_position$38$d = tx_position$38$q;
+        rx_to_marker$38$clock = clock;
+        rx_to_marker$38$d = rx_to_marker$38$q;
+        tx_position$39$clock = clock;
+        tx_position$39$d = tx_position$39$q;
+        rx_to_marker$39$clock = clock;
+        rx_to_marker$39$d = rx_to_marker$39$q;
+        tx_position$40$clock = clock;
+        tx_position$40$d = tx_position$40$q;
+        rx_to_marker$40$clock = clock;
+        rx_to_marker$40$d = rx_to_marker$40$q;
+        tx_position$41$clock = clock;
+        tx_position$41$d = tx_position$41$q;
+        rx_to_marker$41$clock = clock;
+        rx_to_marker$41$d = rx_to_marker$41$q;
+        tx_position$42$clock = clock;
+        tx_position$42$d = tx_position$42$q;
+        rx_to_marker$42$clock = clock;
+        rx_to_marker$42$d = rx_to_marker$42$q;
+        tx_position$43$clock = clock;
+        tx_position$43$d = tx_position$43$q;
+        rx_to_marker$43$clock = clock;
+        rx_to_marker$43$d = rx_to_marker$43$q;
+        tx_position$44$clock = clock;
+        tx_position$44$d = tx_position$44$q;
+        rx_to_marker$44$clock = clock;
+        rx_to_marker$44$d = rx_to_marker$44$q;
+        tx_position$45$clock = clock;
+        tx_position$45$d = tx_position$45$q;
+        rx_to_marker$45$clock = clock;
+        rx_to_marker$45$d = rx_to_marker$45$q;
+        tx_position$46$clock = clock;
+        tx_position$46$d = tx_position$46$q;
+        rx_to_marker$46$clock = clock;
+        rx_to_marker$46$d = rx_to_marker$46$q;
+        tx_position$47$clock = clock;
+        tx_position$47$d = tx_position$47$q;
+        rx_to_marker$47$clock = clock;
+        rx_to_marker$47$d = rx_to_marker$47$q;
+        tx_position$48$clock = clock;
+        tx_position$48$d = tx_position$48$q;
+        rx_to_marker$48$clock = clock;
+        rx_to_marker$48$d = rx_to_marker$48$q;
+        tx_position$49$clock = clock;
+        tx_position$49$d = tx_position$49$q;
+        rx_to_marker$49$clock = clock;
+        rx_to_marker$49$d = rx_to_marker$49$q;
+        tx_position$50$clock = clock;
+        tx_position$50$d = tx_position$50$q;
+        rx_to_marker$50$clock = clock;
+        rx_to_marker$50$d = rx_to_marker$50$q;
+        tx_position$51$clock = clock;
+        tx_position$51$d = tx_position$51$q;
+        rx_to_marker$51$clock = clock;
+        rx_to_marker$51$d = rx_to_marker$51$q;
+        tx_position$52$clock = clock;
+        tx_position$52$d = tx_position$52$q;
+        rx_to_marker$52$clock = clock;
+        rx_to_marker$52$d = rx_to_marker$52$q;
+        tx_position$53$clock = clock;
+        tx_position$53$d = tx_position$53$q;
+        rx_to_marker$53$clock = clock;
+        rx_to_marker$53$d = rx_to_marker$53$q;
+        tx_position$54$clock = clock;
+        tx_position$54$d = tx_position$54$q;
+        rx_to_marker$54$clock = clock;
+        rx_to_marker$54$d = rx_to_marker$54$q;
+        tx_position$55$clock = clock;
+        tx_position$55$d = tx_position$55$q;
+        rx_to_marker$55$clock = clock;
+        rx_to_marker$55$d = rx_to_marker$55$q;
+        tx_position$56$clock = clock;
+        tx_position$56$d = tx_position$56$q;
+        rx_to_marker$56$clock = clock;
+        rx_to_marker$56$d = rx_to_marker$56$q;
+        tx_position$57$clock = clock;
+        tx_position$57$d = tx_position$57$q;
+        rx_to_marker$57$clock = clock;
+        rx_to_marker$57$d = rx_to_marker$57$q;
+        tx_position$58$clock = clock;
+        tx_position$58$d = tx_position$58$q;
+        rx_to_marker$58$clock = clock;
+        rx_to_marker$58$d = rx_to_marker$58$q;
+        tx_position$59$clock = clock;
+        tx_position$59$d = tx_position$59$q;
+        rx_to_marker$59$clock = clock;
+        rx_to_marker$59$d = rx_to_marker$59$q;
+        tx_position$60$clock = clock;
+        tx_position$60$d = tx_position$60$q;
+        rx_to_marker$60$clock = clock;
+        rx_to_marker$60$d = rx_to_marker$60$q;
+        tx_position$61$clock = clock;
+        tx_position$61$d = tx_position$61$q;
+        rx_to_marker$61$clock = clock;
+        rx_to_marker$61$d = rx_to_marker$61$q;
+        tx_position$62$clock = clock;
+        tx_position$62$d = tx_position$62$q;
+        rx_to_marker$62$clock = clock;
+        rx_to_marker$62$d = rx_to_marker$62$q;
+        tx_position$63$clock = clock;
+        tx_position$63$d = tx_position$63$q;
+        rx_to_marker$63$clock = clock;
+        rx_to_marker$63$d = rx_to_marker$63$q;
         rx_buffer$reset = reset_q$q;
         receiver$reset = reset_q$q;
         rq$reset = reset_q$q;
@@ -1334,9 +2682,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         segmenter$s_job_inline = requester$m_job_inline;
         segmenter$s_job_inline_len = requester$m_job_inline_len;
         segmenter$s_job_mulpdu = requester$m_job_mulpdu;
-        segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff);
+        segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | (((requester$m_job_qpn) & 32'hffffffff) << 64'h12);
         if (requester$m_job_crc) begin
-            segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | tag_crc;
+            segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | (((requester$m_job_qpn) & 32'hffffffff) << 64'h12) | tag_crc;
         end
         if (rx_job) begin
             segmenter$s_job_tagged = receiver$m_job_tagged;
@@ -1350,9 +2698,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             segmenter$s_job_inline = receiver$m_job_inline;
             segmenter$s_job_inline_len = receiver$m_job_inline_len;
             segmenter$s_job_mulpdu = receiver$m_job_mulpdu;
-            segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job;
+            segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12) | tag_rx_job;
             if (receiver$m_job_crc) begin
-                segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | tag_crc;
+                segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12) | tag_rx_job | tag_crc;
             end
         end
         requester$s_done_valid = segmenter$m_done_valid & ~|(segmenter$m_done_tag & tag_rx_job);
@@ -1360,16 +2708,604 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         receiver$s_read_valid = requester$m_read_valid;
         receiver$s_read_qpn = requester$m_read_qpn;
         receiver$s_read_entry = requester$m_read_entry;
-        framer$markers_en = 1'b0;
         framer$crc_en = tx_conns$m_data[32'h10];
+        tx_fpdus$s_data = segmenter$m_axis_tid[(32'h12)+:(6)];
+        tx_fpdus$s_valid = tx_conns$s_valid;
+        tx_fpdus$m_ready = framer$fpdu_start;
+        tx_head_position = tx_position$0$q;
+        if (tx_fpdus$m_valid) begin
+            if (tx_fpdus$m_data == 1) begin
+                tx_head_position = tx_position$1$q;
+            end
+            if (tx_fpdus$m_data == 2) begin
+                tx_head_position = tx_position$2$q;
+            end
+            if (tx_fpdus$m_data == 3) begin
+                tx_head_position = tx_position$3$q;
+            end
+            if (tx_fpdus$m_data == 4) begin
+                tx_head_position = tx_position$4$q;
+            end
+            if (tx_fpdus$m_data == 5) begin
+                tx_head_position = tx_position$5$q;
+            end
+            if (tx_fpdus$m_data == 6) begin
+                tx_head_position = tx_position$6$q;
+            end
+            if (tx_fpdus$m_data == 7) begin
+                tx_head_position = tx_position$7$q;
+            end
+            if (tx_fpdus$m_data == 8) begin
+                tx_head_position = tx_position$8$q;
+            end
+            if (tx_fpdus$m_data == 9) begin
+                tx_head_position = tx_position$9$q;
+            end
+            if (tx_fpdus$m_data == 10) begin
+                tx_head_position = tx_position$10$q;
+            end
+            if (tx_fpdus$m_data == 11) begin
+                tx_head_position = tx_position$11$q;
+            end
+            if (tx_fpdus$m_data == 12) begin
+                tx_head_position = tx_position$12$q;
+            end
+            if (tx_fpdus$m_data == 13) begin
+                tx_head_position = tx_position$13$q;
+            end
+            if (tx_fpdus$m_data == 14) begin
+                tx_head_position = tx_position$14$q;
+            end
+            if (tx_fpdus$m_data == 15) begin
+                tx_head_position = tx_position$15$q;
+            end
+            if (tx_fpdus$m_data == 16) begin
+                tx_head_position = tx_position$16$q;
+            end
+            if (tx_fpdus$m_data == 17) begin
+                tx_head_position = tx_position$17$q;
+            end
+            if (tx_fpdus$m_data == 18) begin
+                tx_head_position = tx_position$18$q;
+            end
+            if (tx_fpdus$m_data == 19) begin
+                tx_head_position = tx_position$19$q;
+            end
+            if (tx_fpdus$m_data == 20) begin
+                tx_head_position = tx_position$20$q;
+            end
+            if (tx_fpdus$m_data == 21) begin
+                tx_head_position = tx_position$21$q;
+            end
+            if (tx_fpdus$m_data == 22) begin
+                tx_head_position = tx_position$22$q;
+            end
+            if (tx_fpdus$m_data == 23) begin
+                tx_head_position = tx_position$23$q;
+            end
+            if (tx_fpdus$m_data == 24) begin
+                tx_head_position = tx_position$24$q;
+            end
+            if (tx_fpdus$m_data == 25) begin
+                tx_head_position = tx_position$25$q;
+            end
+            if (tx_fpdus$m_data == 26) begin
+                tx_head_position = tx_position$26$q;
+            end
+            if (tx_fpdus$m_data == 27) begin
+                tx_head_position = tx_position$27$q;
+            end
+            if (tx_fpdus$m_data == 28) begin
+                tx_head_position = tx_position$28$q;
+            end
+            if (tx_fpdus$m_data == 29) begin
+                tx_head_position = tx_position$29$q;
+            end
+            if (tx_fpdus$m_data == 30) begin
+                tx_head_position = tx_position$30$q;
+            end
+            if (tx_fpdus$m_data == 31) begin
+                tx_head_position = tx_position$31$q;
+            end
+            if (tx_fpdus$m_data == 32) begin
+                tx_head_position = tx_position$32$q;
+            end
+            if (tx_fpdus$m_data == 33) begin
+                tx_head_position = tx_position$33$q;
+            end
+            if (tx_fpdus$m_data == 34) begin
+                tx_head_position = tx_position$34$q;
+            end
+            if (tx_fpdus$m_data == 35) begin
+                tx_head_position = tx_position$35$q;
+            end
+            if (tx_fpdus$m_data == 36) begin
+                tx_head_position = tx_position$36$q;
+            end
+            if (tx_fpdus$m_data == 37) begin
+                tx_head_position = tx_position$37$q;
+            end
+            if (tx_fpdus$m_data == 38) begin
+                tx_head_position = tx_position$38$q;
+            end
+            if (tx_fpdus$m_data == 39) begin
+                tx_head_position = tx_position$39$q;
+            end
+            if (tx_fpdus$m_data == 40) begin
+                tx_head_position = tx_position$40$q;
+            end
+            if (tx_fpdus$m_data == 41) begin
+                tx_head_position = tx_position$41$q;
+            end
+            if (tx_fpdus$m_data == 42) begin
+                tx_head_position = tx_position$42$q;
+            end
+            if (tx_fpdus$m_data == 43) begin
+                tx_head_position = tx_position$43$q;
+            end
+            if (tx_fpdus$m_data == 44) begin
+                tx_head_position = tx_position$44$q;
+            end
+            if (tx_fpdus$m_data == 45) begin
+                tx_head_position = tx_position$45$q;
+            end
+            if (tx_fpdus$m_data == 46) begin
+                tx_head_position = tx_position$46$q;
+            end
+            if (tx_fpdus$m_data == 47) begin
+                tx_head_position = tx_position$47$q;
+            end
+            if (tx_fpdus$m_data == 48) begin
+                tx_head_position = tx_position$48$q;
+            end
+            if (tx_fpdus$m_data == 49) begin
+                tx_head_position = tx_position$49$q;
+            end
+            if (tx_fpdus$m_data == 50) begin
+                tx_head_position = tx_position$50$q;
+            end
+            if (tx_fpdus$m_data == 51) begin
+                tx_head_position = tx_position$51$q;
+            end
+            if (tx_fpdus$m_data == 52) begin
+                tx_head_position = tx_position$52$q;
+            end
+            if (tx_fpdus$m_data == 53) begin
+                tx_head_position = tx_position$53$q;
+            end
+            if (tx_fpdus$m_data == 54) begin
+                tx_head_position = tx_position$54$q;
+            end
+            if (tx_fpdus$m_data == 55) begin
+                tx_head_position = tx_position$55$q;
+            end
+            if (tx_fpdus$m_data == 56) begin
+                tx_head_position = tx_position$56$q;
+            end
+            if (tx_fpdus$m_data == 57) begin
+                tx_head_position = tx_position$57$q;
+            end
+            if (tx_fpdus$m_data == 58) begin
+                tx_head_position = tx_position$58$q;
+            end
+            if (tx_fpdus$m_data == 59) begin
+                tx_head_position = tx_position$59$q;
+            end
+            if (tx_fpdus$m_data == 60) begin
+                tx_head_position = tx_position$60$q;
+            end
+            if (tx_fpdus$m_data == 61) begin
+                tx_head_position = tx_position$61$q;
+            end
+            if (tx_fpdus$m_data == 62) begin
+                tx_head_position = tx_position$62$q;
+            end
+            if (tx_fpdus$m_data == 63) begin
+                tx_head_position = tx_position$63$q;
+            end
+        end
+        framer$markers_en = |(ctrl$qp_markers & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
+        framer$fpdu_load = 1'b1;
+        framer$fpdu_position = ((tx_head_position) & 16'hffff);
+        tx_ending = tx_qp$q;
+        if (framer$fpdu_start) begin
+            tx_qp$d = tx_fpdus$m_data;
+            tx_ending = tx_fpdus$m_data;
+        end
+        if (framer$fpdu_end | (ctrl$qp_we & ctrl$qp_reset)) begin
+            if (framer$fpdu_end & (tx_ending == 0)) begin
+                tx_position$0$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 0)) begin
+                tx_position$0$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 1)) begin
+                tx_position$1$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 1)) begin
+                tx_position$1$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 2)) begin
+                tx_position$2$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 2)) begin
+                tx_position$2$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 3)) begin
+                tx_position$3$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 3)) begin
+                tx_position$3$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 4)) begin
+                tx_position$4$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 4)) begin
+                tx_position$4$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 5)) begin
+                tx_position$5$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 5)) begin
+                tx_position$5$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 6)) begin
+                tx_position$6$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 6)) begin
+                tx_position$6$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 7)) begin
+                tx_position$7$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 7)) begin
+                tx_position$7$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 8)) begin
+                tx_position$8$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 8)) begin
+                tx_position$8$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 9)) begin
+                tx_position$9$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 9)) begin
+                tx_position$9$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 10)) begin
+                tx_position$10$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 10)) begin
+                tx_position$10$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 11)) begin
+                tx_position$11$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 11)) begin
+                tx_position$11$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 12)) begin
+                tx_position$12$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 12)) begin
+                tx_position$12$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 13)) begin
+                tx_position$13$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 13)) begin
+                tx_position$13$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 14)) begin
+                tx_position$14$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 14)) begin
+                tx_position$14$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 15)) begin
+                tx_position$15$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 15)) begin
+                tx_position$15$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 16)) begin
+                tx_position$16$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 16)) begin
+                tx_position$16$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 17)) begin
+                tx_position$17$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 17)) begin
+                tx_position$17$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 18)) begin
+                tx_position$18$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 18)) begin
+                tx_position$18$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 19)) begin
+                tx_position$19$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 19)) begin
+                tx_position$19$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 20)) begin
+                tx_position$20$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 20)) begin
+                tx_position$20$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 21)) begin
+                tx_position$21$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 21)) begin
+                tx_position$21$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 22)) begin
+                tx_position$22$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 22)) begin
+                tx_position$22$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 23)) begin
+                tx_position$23$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 23)) begin
+                tx_position$23$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 24)) begin
+                tx_position$24$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 24)) begin
+                tx_position$24$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 25)) begin
+                tx_position$25$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 25)) begin
+                tx_position$25$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 26)) begin
+                tx_position$26$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 26)) begin
+                tx_position$26$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 27)) begin
+                tx_position$27$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 27)) begin
+                tx_position$27$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 28)) begin
+                tx_position$28$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 28)) begin
+                tx_position$28$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 29)) begin
+                tx_position$29$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 29)) begin
+                tx_position$29$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 30)) begin
+                tx_position$30$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 30)) begin
+                tx_position$30$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 31)) begin
+                tx_position$31$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 31)) begin
+                tx_position$31$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 32)) begin
+                tx_position$32$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 32)) begin
+                tx_position$32$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 33)) begin
+                tx_position$33$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 33)) begin
+                tx_position$33$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 34)) begin
+                tx_position$34$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 34)) begin
+                tx_position$34$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 35)) begin
+                tx_position$35$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 35)) begin
+                tx_position$35$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 36)) begin
+                tx_position$36$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 36)) begin
+                tx_position$36$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 37)) begin
+                tx_position$37$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 37)) begin
+                tx_position$37$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 38)) begin
+                tx_position$38$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 38)) begin
+                tx_position$38$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 39)) begin
+                tx_position$39$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 39)) begin
+                tx_position$39$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 40)) begin
+                tx_position$40$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 40)) begin
+                tx_position$40$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 41)) begin
+                tx_position$41$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 41)) begin
+                tx_position$41$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 42)) begin
+                tx_position$42$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 42)) begin
+                tx_position$42$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 43)) begin
+                tx_position$43$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 43)) begin
+                tx_position$43$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 44)) begin
+                tx_position$44$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 44)) begin
+                tx_position$44$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 45)) begin
+                tx_position$45$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 45)) begin
+                tx_position$45$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 46)) begin
+                tx_position$46$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 46)) begin
+                tx_position$46$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 47)) begin
+                tx_position$47$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 47)) begin
+                tx_position$47$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 48)) begin
+                tx_position$48$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 48)) begin
+                tx_position$48$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 49)) begin
+                tx_position$49$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 49)) begin
+                tx_position$49$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 50)) begin
+                tx_position$50$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 50)) begin
+                tx_position$50$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 51)) begin
+                tx_position$51$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 51)) begin
+                tx_position$51$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 52)) begin
+                tx_position$52$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 52)) begin
+                tx_position$52$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 53)) begin
+                tx_position$53$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 53)) begin
+                tx_position$53$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 54)) begin
+                tx_position$54$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 54)) begin
+                tx_position$54$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 55)) begin
+                tx_position$55$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 55)) begin
+                tx_position$55$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 56)) begin
+                tx_position$56$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 56)) begin
+                tx_position$56$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 57)) begin
+                tx_position$57$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 57)) begin
+                tx_position$57$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 58)) begin
+                tx_position$58$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 58)) begin
+                tx_position$58$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 59)) begin
+                tx_position$59$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 59)) begin
+                tx_position$59$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 60)) begin
+                tx_position$60$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 60)) begin
+                tx_position$60$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 61)) begin
+                tx_position$61$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 61)) begin
+                tx_position$61$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 62)) begin
+                tx_position$62$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 62)) begin
+                tx_position$62$d = 32'h0;
+            end
+            if (framer$fpdu_end & (tx_ending == 63)) begin
+                tx_position$63$d = framer$end_position[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 63)) begin
+                tx_position$63$d = 32'h0;
+            end
+        end
         tx_conns$s_data = ((segmenter$m_axis_tid[(32'h0)+:(16)]) & 17'h1ffff) | (((|(segmenter$m_axis_tid & tag_crc)) & 17'h1ffff) << 32'h10);
-        tx_conns$s_valid = segmenter$m_axis_tvalid & framer$s_axis_tready & tx_first$q;
+        tx_conns$s_valid = segmenter$m_axis_tvalid & framer$s_axis_tready & tx_fpdus$s_ready & tx_first$q;
         framer$s_axis_tdata = segmenter$m_axis_tdata;
         framer$s_axis_tkeep = segmenter$m_axis_tkeep;
-        framer$s_axis_tvalid = segmenter$m_axis_tvalid & (tx_conns$s_ready | ~tx_first$q);
+        framer$s_axis_tvalid = segmenter$m_axis_tvalid & ((tx_conns$s_ready & tx_fpdus$s_ready) | ~tx_first$q);
         framer$s_axis_tlast = segmenter$m_axis_tlast;
         framer$s_axis_tuser = segmenter$m_axis_tuser;
-        segmenter$m_axis_tready = framer$s_axis_tready & (tx_conns$s_ready | ~tx_first$q);
+        segmenter$m_axis_tready = framer$s_axis_tready & ((tx_conns$s_ready & tx_fpdus$s_ready) | ~tx_first$q);
         if (segmenter$m_axis_tvalid & segmenter$m_axis_tready) begin
             tx_first$d = segmenter$m_axis_tlast;
         end
@@ -1380,14 +3316,599 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         framer$m_axis_tready = m_axis_tx_tready;
         m_axis_tx_tuser = tx_conns$m_data[(32'h0)+:(16)];
         tx_conns$m_ready = framer$m_axis_tvalid & m_axis_tx_tready & framer$m_axis_tlast;
-        deframer$markers_en = 1'b0;
-        deframer$crc_en = |rx_crcs$m_data;
-        rx_crcs$m_ready = deframer$fpdu_start;
-        rx_open = (((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_crcs$s_ready | ~rx_first$q)) | deframer$failed) & ~reset_q$q;
+        rx_head_to_marker = rx_to_marker$0$q;
+        if (rx_fpdus$m_valid) begin
+            if (rx_fpdus$m_data == 1) begin
+                rx_head_to_marker = rx_to_marker$1$q;
+            end
+            if (rx_fpdus$m_data == 2) begin
+                rx_head_to_marker = rx_to_marker$2$q;
+            end
+            if (rx_fpdus$m_data == 3) begin
+                rx_head_to_marker = rx_to_marker$3$q;
+            end
+            if (rx_fpdus$m_data == 4) begin
+                rx_head_to_marker = rx_to_marker$4$q;
+            end
+            if (rx_fpdus$m_data == 5) begin
+                rx_head_to_marker = rx_to_marker$5$q;
+            end
+            if (rx_fpdus$m_data == 6) begin
+                rx_head_to_marker = rx_to_marker$6$q;
+            end
+            if (rx_fpdus$m_data == 7) begin
+                rx_head_to_marker = rx_to_marker$7$q;
+            end
+            if (rx_fpdus$m_data == 8) begin
+                rx_head_to_marker = rx_to_marker$8$q;
+            end
+            if (rx_fpdus$m_data == 9) begin
+                rx_head_to_marker = rx_to_marker$9$q;
+            end
+            if (rx_fpdus$m_data == 10) begin
+                rx_head_to_marker = rx_to_marker$10$q;
+            end
+            if (rx_fpdus$m_data == 11) begin
+                rx_head_to_marker = rx_to_marker$11$q;
+            end
+            if (rx_fpdus$m_data == 12) begin
+                rx_head_to_marker = rx_to_marker$12$q;
+            end
+            if (rx_fpdus$m_data == 13) begin
+                rx_head_to_marker = rx_to_marker$13$q;
+            end
+            if (rx_fpdus$m_data == 14) begin
+                rx_head_to_marker = rx_to_marker$14$q;
+            end
+            if (rx_fpdus$m_data == 15) begin
+                rx_head_to_marker = rx_to_marker$15$q;
+            end
+            if (rx_fpdus$m_data == 16) begin
+                rx_head_to_marker = rx_to_marker$16$q;
+            end
+            if (rx_fpdus$m_data == 17) begin
+                rx_head_to_marker = rx_to_marker$17$q;
+            end
+            if (rx_fpdus$m_data == 18) begin
+                rx_head_to_marker = rx_to_marker$18$q;
+            end
+            if (rx_fpdus$m_data == 19) begin
+                rx_head_to_marker = rx_to_marker$19$q;
+            end
+            if (rx_fpdus$m_data == 20) begin
+                rx_head_to_marker = rx_to_marker$20$q;
+            end
+            if (rx_fpdus$m_data == 21) begin
+                rx_head_to_marker = rx_to_marker$21$q;
+            end
+            if (rx_fpdus$m_data == 22) begin
+                rx_head_to_marker = rx_to_marker$22$q;
+            end
+            if (rx_fpdus$m_data == 23) begin
+                rx_head_to_marker = rx_to_marker$23$q;
+            end
+            if (rx_fpdus$m_data == 24) begin
+                rx_head_to_marker = rx_to_marker$24$q;
+            end
+            if (rx_fpdus$m_data == 25) begin
+                rx_head_to_marker = rx_to_marker$25$q;
+            end
+            if (rx_fpdus$m_data == 26) begin
+                rx_head_to_marker = rx_to_marker$26$q;
+            end
+            if (rx_fpdus$m_data == 27) begin
+                rx_head_to_marker = rx_to_marker$27$q;
+            end
+            if (rx_fpdus$m_data == 28) begin
+                rx_head_to_marker = rx_to_marker$28$q;
+            end
+            if (rx_fpdus$m_data == 29) begin
+                rx_head_to_marker = rx_to_marker$29$q;
+            end
+            if (rx_fpdus$m_data == 30) begin
+                rx_head_to_marker = rx_to_marker$30$q;
+            end
+            if (rx_fpdus$m_data == 31) begin
+                rx_head_to_marker = rx_to_marker$31$q;
+            end
+            if (rx_fpdus$m_data == 32) begin
+                rx_head_to_marker = rx_to_marker$32$q;
+            end
+            if (rx_fpdus$m_data == 33) begin
+                rx_head_to_marker = rx_to_marker$33$q;
+            end
+            if (rx_fpdus$m_data == 34) begin
+                rx_head_to_marker = rx_to_marker$34$q;
+            end
+            if (rx_fpdus$m_data == 35) begin
+                rx_head_to_marker = rx_to_marker$35$q;
+            end
+            if (rx_fpdus$m_data == 36) begin
+                rx_head_to_marker = rx_to_marker$36$q;
+            end
+            if (rx_fpdus$m_data == 37) begin
+                rx_head_to_marker = rx_to_marker$37$q;
+            end
+            if (rx_fpdus$m_data == 38) begin
+                rx_head_to_marker = rx_to_marker$38$q;
+            end
+            if (rx_fpdus$m_data == 39) begin
+                rx_head_to_marker = rx_to_marker$39$q;
+            end
+            if (rx_fpdus$m_data == 40) begin
+                rx_head_to_marker = rx_to_marker$40$q;
+            end
+            if (rx_fpdus$m_data == 41) begin
+                rx_head_to_marker = rx_to_marker$41$q;
+            end
+            if (rx_fpdus$m_data == 42) begin
+                rx_head_to_marker = rx_to_marker$42$q;
+            end
+            if (rx_fpdus$m_data == 43) begin
+                rx_head_to_marker = rx_to_marker$43$q;
+            end
+            if (rx_fpdus$m_data == 44) begin
+                rx_head_to_marker = rx_to_marker$44$q;
+            end
+            if (rx_fpdus$m_data == 45) begin
+                rx_head_to_marker = rx_to_marker$45$q;
+            end
+            if (rx_fpdus$m_data == 46) begin
+                rx_head_to_marker = rx_to_marker$46$q;
+            end
+            if (rx_fpdus$m_data == 47) begin
+                rx_head_to_marker = rx_to_marker$47$q;
+            end
+            if (rx_fpdus$m_data == 48) begin
+                rx_head_to_marker = rx_to_marker$48$q;
+            end
+            if (rx_fpdus$m_data == 49) begin
+                rx_head_to_marker = rx_to_marker$49$q;
+            end
+            if (rx_fpdus$m_data == 50) begin
+                rx_head_to_marker = rx_to_marker$50$q;
+            end
+            if (rx_fpdus$m_data == 51) begin
+                rx_head_to_marker = rx_to_marker$51$q;
+            end
+            if (rx_fpdus$m_data == 52) begin
+                rx_head_to_marker = rx_to_marker$52$q;
+            end
+            if (rx_fpdus$m_data == 53) begin
+                rx_head_to_marker = rx_to_marker$53$q;
+            end
+            if (rx_fpdus$m_data == 54) begin
+                rx_head_to_marker = rx_to_marker$54$q;
+            end
+            if (rx_fpdus$m_data == 55) begin
+                rx_head_to_marker = rx_to_marker$55$q;
+            end
+            if (rx_fpdus$m_data == 56) begin
+                rx_head_to_marker = rx_to_marker$56$q;
+            end
+            if (rx_fpdus$m_data == 57) begin
+                rx_head_to_marker = rx_to_marker$57$q;
+            end
+            if (rx_fpdus$m_data == 58) begin
+                rx_head_to_marker = rx_to_marker$58$q;
+            end
+            if (rx_fpdus$m_data == 59) begin
+                rx_head_to_marker = rx_to_marker$59$q;
+            end
+            if (rx_fpdus$m_data == 60) begin
+                rx_head_to_marker = rx_to_marker$60$q;
+            end
+            if (rx_fpdus$m_data == 61) begin
+                rx_head_to_marker = rx_to_marker$61$q;
+            end
+            if (rx_fpdus$m_data == 62) begin
+                rx_head_to_marker = rx_to_marker$62$q;
+            end
+            if (rx_fpdus$m_data == 63) begin
+                rx_head_to_marker = rx_to_marker$63$q;
+            end
+        end
+        deframer$markers_en = |(ctrl$qp_markers & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
+        deframer$crc_en = |(ctrl$qp_crc & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
+        deframer$fpdu_load = 1'b1;
+        deframer$fpdu_to_marker = ((rx_head_to_marker) & 16'hffff);
+        rx_fpdus$m_ready = deframer$fpdu_start;
+        rx_ending = rx_qp$q;
+        if (deframer$fpdu_start) begin
+            rx_qp$d = rx_fpdus$m_data;
+            rx_ending = rx_fpdus$m_data;
+        end
+        if (deframer$fpdu_end | (ctrl$qp_we & ctrl$qp_reset)) begin
+            if (deframer$fpdu_end & (rx_ending == 0)) begin
+                rx_to_marker$0$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 0)) begin
+                rx_to_marker$0$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 1)) begin
+                rx_to_marker$1$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 1)) begin
+                rx_to_marker$1$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 2)) begin
+                rx_to_marker$2$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 2)) begin
+                rx_to_marker$2$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 3)) begin
+                rx_to_marker$3$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 3)) begin
+                rx_to_marker$3$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 4)) begin
+                rx_to_marker$4$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 4)) begin
+                rx_to_marker$4$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 5)) begin
+                rx_to_marker$5$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 5)) begin
+                rx_to_marker$5$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 6)) begin
+                rx_to_marker$6$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 6)) begin
+                rx_to_marker$6$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 7)) begin
+                rx_to_marker$7$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 7)) begin
+                rx_to_marker$7$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 8)) begin
+                rx_to_marker$8$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 8)) begin
+                rx_to_marker$8$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 9)) begin
+                rx_to_marker$9$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 9)) begin
+                rx_to_marker$9$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 10)) begin
+                rx_to_marker$10$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 10)) begin
+                rx_to_marker$10$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 11)) begin
+                rx_to_marker$11$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 11)) begin
+                rx_to_marker$11$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 12)) begin
+                rx_to_marker$12$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 12)) begin
+                rx_to_marker$12$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 13)) begin
+                rx_to_marker$13$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 13)) begin
+                rx_to_marker$13$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 14)) begin
+                rx_to_marker$14$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 14)) begin
+                rx_to_marker$14$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 15)) begin
+                rx_to_marker$15$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 15)) begin
+                rx_to_marker$15$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 16)) begin
+                rx_to_marker$16$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 16)) begin
+                rx_to_marker$16$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 17)) begin
+                rx_to_marker$17$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 17)) begin
+                rx_to_marker$17$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 18)) begin
+                rx_to_marker$18$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 18)) begin
+                rx_to_marker$18$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 19)) begin
+                rx_to_marker$19$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 19)) begin
+                rx_to_marker$19$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 20)) begin
+                rx_to_marker$20$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 20)) begin
+                rx_to_marker$20$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 21)) begin
+                rx_to_marker$21$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 21)) begin
+                rx_to_marker$21$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 22)) begin
+                rx_to_marker$22$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 22)) begin
+                rx_to_marker$22$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 23)) begin
+                rx_to_marker$23$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 23)) begin
+                rx_to_marker$23$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 24)) begin
+                rx_to_marker$24$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 24)) begin
+                rx_to_marker$24$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 25)) begin
+                rx_to_marker$25$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 25)) begin
+                rx_to_marker$25$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 26)) begin
+                rx_to_marker$26$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 26)) begin
+                rx_to_marker$26$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 27)) begin
+                rx_to_marker$27$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 27)) begin
+                rx_to_marker$27$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 28)) begin
+                rx_to_marker$28$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 28)) begin
+                rx_to_marker$28$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 29)) begin
+                rx_to_marker$29$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 29)) begin
+                rx_to_marker$29$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 30)) begin
+                rx_to_marker$30$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 30)) begin
+                rx_to_marker$30$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 31)) begin
+                rx_to_marker$31$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 31)) begin
+                rx_to_marker$31$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 32)) begin
+                rx_to_marker$32$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 32)) begin
+                rx_to_marker$32$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 33)) begin
+                rx_to_marker$33$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 33)) begin
+                rx_to_marker$33$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 34)) begin
+                rx_to_marker$34$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 34)) begin
+                rx_to_marker$34$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 35)) begin
+                rx_to_marker$35$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 35)) begin
+                rx_to_marker$35$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 36)) begin
+                rx_to_marker$36$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 36)) begin
+                rx_to_marker$36$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 37)) begin
+                rx_to_marker$37$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 37)) begin
+                rx_to_marker$37$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 38)) begin
+                rx_to_marker$38$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 38)) begin
+                rx_to_marker$38$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 39)) begin
+                rx_to_marker$39$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 39)) begin
+                rx_to_marker$39$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 40)) begin
+                rx_to_marker$40$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 40)) begin
+                rx_to_marker$40$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 41)) begin
+                rx_to_marker$41$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 41)) begin
+                rx_to_marker$41$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 42)) begin
+                rx_to_marker$42$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 42)) begin
+                rx_to_marker$42$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 43)) begin
+                rx_to_marker$43$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 43)) begin
+                rx_to_marker$43$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 44)) begin
+                rx_to_marker$44$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 44)) begin
+                rx_to_marker$44$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 45)) begin
+                rx_to_marker$45$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 45)) begin
+                rx_to_marker$45$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 46)) begin
+                rx_to_marker$46$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 46)) begin
+                rx_to_marker$46$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 47)) begin
+                rx_to_marker$47$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 47)) begin
+                rx_to_marker$47$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 48)) begin
+                rx_to_marker$48$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 48)) begin
+                rx_to_marker$48$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 49)) begin
+                rx_to_marker$49$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 49)) begin
+                rx_to_marker$49$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 50)) begin
+                rx_to_marker$50$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 50)) begin
+                rx_to_marker$50$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 51)) begin
+                rx_to_marker$51$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 51)) begin
+                rx_to_marker$51$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 52)) begin
+                rx_to_marker$52$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 52)) begin
+                rx_to_marker$52$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 53)) begin
+                rx_to_marker$53$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 53)) begin
+                rx_to_marker$53$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 54)) begin
+                rx_to_marker$54$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 54)) begin
+                rx_to_marker$54$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 55)) begin
+                rx_to_marker$55$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 55)) begin
+                rx_to_marker$55$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 56)) begin
+                rx_to_marker$56$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 56)) begin
+                rx_to_marker$56$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 57)) begin
+                rx_to_marker$57$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 57)) begin
+                rx_to_marker$57$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 58)) begin
+                rx_to_marker$58$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 58)) begin
+                rx_to_marker$58$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 59)) begin
+                rx_to_marker$59$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 59)) begin
+                rx_to_marker$59$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 60)) begin
+                rx_to_marker$60$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 60)) begin
+                rx_to_marker$60$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 61)) begin
+                rx_to_marker$61$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 61)) begin
+                rx_to_marker$61$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 62)) begin
+                rx_to_marker$62$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 62)) begin
+                rx_to_marker$62$d = 32'h0;
+            end
+            if (deframer$fpdu_end & (rx_ending == 63)) begin
+                rx_to_marker$63$d = deframer$end_to_marker[(32'h0)+:(9)];
+            end
+            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 63)) begin
+                rx_to_marker$63$d = 32'h0;
+            end
+        end
+        rx_open = (((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_fpdus$s_ready | ~rx_first$q)) | deframer$failed) & ~reset_q$q;
         rx_qps$s_data = s_axis_rx_tuser;
         rx_qps$s_valid = s_axis_rx_tvalid & s_axis_rx_tlast & deframer$s_axis_tready & rx_open;
-        rx_crcs$s_data = |(ctrl$qp_crc & (one_q << ((s_axis_rx_tuser[(32'h0)+:(6)]) & 64'hffffffffffffffff)));
-        rx_crcs$s_valid = s_axis_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
+        rx_fpdus$s_data = s_axis_rx_tuser[(32'h0)+:(6)];
+        rx_fpdus$s_valid = s_axis_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
         if (s_axis_rx_tvalid & deframer$s_axis_tready & rx_open) begin
             rx_first$d = s_axis_rx_tlast;
         end
@@ -2357,7 +4878,7 @@ module rnic_top$cqs$written(d,q,clock);
 endmodule // rnic_top$cqs$written
 
 
-module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
     
     // Module arguments
     input wire  clock;
@@ -2398,6 +4919,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     output reg  [63:0] qp_rts;
     output reg  [63:0] qp_error;
     output reg  [63:0] qp_crc;
+    output reg  [63:0] qp_markers;
     output reg  [255:0] mr_valid;
     input wire  fail;
     input wire  [5:0] fail_qp;
@@ -2483,6 +5005,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     wire  [223:0] cmd$mr_wdata;
     wire  [63:0] cmd$qp_rts;
     wire  [63:0] cmd$qp_crc;
+    wire  [63:0] cmd$qp_markers;
     wire  [63:0] cmd$qp_error;
     wire  [255:0] cmd$mr_valid;
     reg  cmd$fail;
@@ -2574,6 +5097,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         .mr_wdata(cmd$mr_wdata),
         .qp_rts(cmd$qp_rts),
         .qp_crc(cmd$qp_crc),
+        .qp_markers(cmd$qp_markers),
         .qp_error(cmd$qp_error),
         .mr_valid(cmd$mr_valid),
         .fail(cmd$fail),
@@ -2648,6 +5172,7 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         qp_rts = cmd$qp_rts;
         qp_error = cmd$qp_error;
         qp_crc = cmd$qp_crc;
+        qp_markers = cmd$qp_markers;
         mr_valid = cmd$mr_valid;
         cmd$fail = fail;
         cmd$fail_qp = fail_qp;
@@ -3113,7 +5638,7 @@ module rnic_top$ctrl$axil$wr_pulse(d,q,clock);
 endmodule // rnic_top$ctrl$axil$wr_pulse
 
 
-module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_crc,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_crc,qp_markers,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
     
     // Module arguments
     input wire  clock;
@@ -3138,6 +5663,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     output reg  [223:0] mr_wdata;
     output reg  [63:0] qp_rts;
     output reg  [63:0] qp_crc;
+    output reg  [63:0] qp_markers;
     output reg  [63:0] qp_error;
     output reg  [255:0] mr_valid;
     input wire  fail;
@@ -3201,6 +5727,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     localparam  max_log = 8'h1f;
     localparam  min_mulpdu = 16'h80;
     localparam  at_crc = 9'b1000;
+    localparam  at_markers = 9'b1001;
     localparam  at_ird = 9'b1110000;
     localparam  at_ord = 9'b1111000;
     localparam  max_reads = 8'h4;
@@ -3265,6 +5792,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     reg  [63:0] crc$d;
     wire  [63:0] crc$q;
     reg  crc$clock;
+    reg  [63:0] markers$d;
+    wire  [63:0] markers$q;
+    reg  markers$clock;
     reg  [63:0] error$d;
     wire  [63:0] error$q;
     reg  error$clock;
@@ -3393,6 +5923,11 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         .q(crc$q),
         .clock(crc$clock)
     );
+    rnic_top$ctrl$cmd$markers markers(
+        .d(markers$d),
+        .q(markers$q),
+        .clock(markers$clock)
+    );
     rnic_top$ctrl$cmd$error error(
         .d(error$d),
         .q(error$q),
@@ -3452,6 +5987,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         data$clock = clock;
         rts$clock = clock;
         crc$clock = clock;
+        markers$clock = clock;
         error$clock = clock;
         valid$clock = clock;
         done$clock = clock;
@@ -3468,6 +6004,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         data$d = data$q;
         rts$d = rts$q;
         crc$d = crc$q;
+        markers$d = markers$q;
         error$d = error$q;
         valid$d = valid$q;
         done$d = done$q;
@@ -3607,6 +6144,10 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
                     if (qp_words[at_crc]) begin
                         crc$d = crc$q | qp_bit;
                     end
+                    markers$d = markers$q & ~qp_bit;
+                    if (qp_words[at_markers]) begin
+                        markers$d = markers$q | qp_bit;
+                    end
                     if (new_state == st_rts) begin
                         rts$d = rts$q | qp_bit;
                     end
@@ -3697,6 +6238,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         status_index = index$q;
         qp_rts = rts$q;
         qp_crc = crc$q;
+        qp_markers = markers$q;
         qp_error = error$q;
         mr_valid = valid$q;
     end
@@ -3864,6 +6406,25 @@ module rnic_top$ctrl$cmd$load(d,q,clock);
     end
           
 endmodule // rnic_top$ctrl$cmd$load
+
+
+module rnic_top$ctrl$cmd$markers(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$ctrl$cmd$markers
 
 
 module rnic_top$ctrl$cmd$mr_cfg(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -4158,7 +6719,7 @@ module rnic_top$ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_add
     localparam  num_qps = 32'h40;
     localparam  num_cqs = 32'h40;
     localparam  num_mrs = 32'h100;
-    localparam  features = 32'h1;
+    localparam  features = 32'h3;
     localparam  qp_limit = 16'h40;
     localparam  cq_limit = 16'h40;
     localparam  at_id = 16'h0;
@@ -4627,12 +7188,16 @@ module rnic_top$ctrl$regs$start(d,q,clock);
 endmodule // rnic_top$ctrl$regs$start
 
 
-module rnic_top$deframer(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,failed,error_code);
+module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,failed,error_code);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  markers_en;
+    input wire  fpdu_load;
+    input wire  [15:0] fpdu_to_marker;
+    output reg  fpdu_end;
+    output reg  [15:0] end_to_marker;
     input wire  crc_en;
     output reg  fpdu_start;
     input wire  [63:0] s_axis_tdata;
@@ -4652,6 +7217,10 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s
     reg  align$clock;
     reg  align$reset;
     reg  align$markers_en;
+    reg  align$fpdu_load;
+    reg  [15:0] align$fpdu_to_marker;
+    wire  align$fpdu_end;
+    wire  [15:0] align$end_to_marker;
     reg  align$crc_en;
     wire  align$fpdu_start;
     reg  [63:0] align$s_axis_tdata;
@@ -4686,6 +7255,10 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s
         .clock(align$clock),
         .reset(align$reset),
         .markers_en(align$markers_en),
+        .fpdu_load(align$fpdu_load),
+        .fpdu_to_marker(align$fpdu_to_marker),
+        .fpdu_end(align$fpdu_end),
+        .end_to_marker(align$end_to_marker),
         .crc_en(align$crc_en),
         .fpdu_start(align$fpdu_start),
         .s_axis_tdata(align$s_axis_tdata),
@@ -4723,6 +7296,10 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s
         align$clock = clock;
         align$reset = reset;
         align$markers_en = markers_en;
+        align$fpdu_load = fpdu_load;
+        align$fpdu_to_marker = fpdu_to_marker;
+        fpdu_end = align$fpdu_end;
+        end_to_marker = align$end_to_marker;
         align$crc_en = crc_en;
         fpdu_start = align$fpdu_start;
         align$s_axis_tdata = s_axis_tdata;
@@ -4750,12 +7327,16 @@ module rnic_top$deframer(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s
 endmodule // rnic_top$deframer
 
 
-module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,failed,error_code);
+module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,failed,error_code);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  markers_en;
+    input wire  fpdu_load;
+    input wire  [15:0] fpdu_to_marker;
+    output reg  fpdu_end;
+    output reg  [15:0] end_to_marker;
     input wire  crc_en;
     output reg  fpdu_start;
     input wire  [63:0] s_axis_tdata;
@@ -4825,6 +7406,9 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_t
     reg  [15:0] to_marker$d;
     wire  [15:0] to_marker$q;
     reg  to_marker$clock;
+    reg  fpdu_markers$d;
+    wire  fpdu_markers$q;
+    reg  fpdu_markers$clock;
     reg  in_fpdu$d;
     wire  in_fpdu$q;
     reg  in_fpdu$clock;
@@ -4881,6 +7465,8 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_t
     wire  pipe_valid$q;
     
     // Local signals
+    reg  markers_on;
+    reg  [15:0] tm;
     reg  ce;
     reg  head_valid;
     reg  head_last;
@@ -4989,6 +7575,11 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_t
         .q(to_marker$q),
         .clock(to_marker$clock)
     );
+    rnic_top$deframer$align$fpdu_markers fpdu_markers(
+        .d(fpdu_markers$d),
+        .q(fpdu_markers$q),
+        .clock(fpdu_markers$clock)
+    );
     rnic_top$deframer$align$in_fpdu in_fpdu(
         .d(in_fpdu$d),
         .q(in_fpdu$q),
@@ -5085,6 +7676,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_t
         avail$clock = clock;
         held$clock = clock;
         to_marker$clock = clock;
+        fpdu_markers$clock = clock;
         in_fpdu$clock = clock;
         first_beat$clock = clock;
         remaining$clock = clock;
@@ -5103,6 +7695,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_t
         avail$d = avail$q;
         held$d = held$q;
         to_marker$d = to_marker$q;
+        fpdu_markers$d = fpdu_markers$q;
         in_fpdu$d = in_fpdu$q;
         first_beat$d = first_beat$q;
         remaining$d = remaining$q;
@@ -5171,13 +7764,21 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_t
         head_valid = |pipe_valid$q;
         head_last = |pipe_last$q;
         ce = ~head_valid | m_ready;
-        marker_slot = to_marker$q >> 32'h2;
-        marker_shift = marker_slot << 32'h5;
-        marker_window = markers_en & (marker_slot <= words_per_beat);
-        leading = first_beat$q & marker_window & (marker_slot == 32'h0);
         parse = ~in_fpdu$q & ~failed_held$q;
+        markers_on = fpdu_markers$q;
+        tm = to_marker$q;
+        if (parse) begin
+            markers_on = markers_en;
+            if (fpdu_load) begin
+                tm = fpdu_to_marker;
+            end
+        end
+        marker_slot = tm >> 32'h2;
+        marker_shift = marker_slot << 32'h5;
+        marker_window = markers_on & (marker_slot <= words_per_beat);
+        leading = first_beat$q & marker_window & (marker_slot == 32'h0);
         length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
-        if (markers_en & (to_marker$q == 32'h0)) begin
+        if (markers_on & (tm == 32'h0)) begin
             length = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         end
         marker_in = marker_window & (marker_slot <= remaining$q);
@@ -5254,15 +7855,18 @@ module rnic_top$deframer$align(clock,reset,markers_en,crc_en,fpdu_start,s_axis_t
         written$d = written_next;
         rp$d = rp_next;
         avail$d = (written_next - rp_next) >> 32'h2;
-        to_marker$d = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
+        to_marker$d = (tm - (consumed << 32'h2)) & 32'h1ff;
+        fpdu_end = fire & crc_taken;
+        end_to_marker = (tm - (consumed << 32'h2)) & 32'h1ff;
         fpdu_start = parse & (avail$q >= 32'h2);
         if (parse & (avail$q >= 32'h2)) begin
             fpdu_crc_en$d = crc_en;
             remaining$d = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
             in_fpdu$d = 1'b1;
             first_beat$d = 1'b1;
+            fpdu_markers$d = markers_en;
             length_position$d = rp$q;
-            if (markers_en & (to_marker$q == 32'h0)) begin
+            if (markers_on & (tm == 32'h0)) begin
                 length_position$d = rp$q + 32'h4;
             end
         end
@@ -6773,6 +9377,25 @@ module rnic_top$deframer$align$fpdu_crc_en(d,q,clock);
     end
           
 endmodule // rnic_top$deframer$align$fpdu_crc_en
+
+
+module rnic_top$deframer$align$fpdu_markers(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$fpdu_markers
 
 
 module rnic_top$deframer$align$held(d,q,clock);
@@ -11196,12 +13819,17 @@ module rnic_top$dma$write$written$3(d,q,clock);
 endmodule // rnic_top$dma$write$written$3
 
 
-module rnic_top$framer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
+module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  markers_en;
+    input wire  fpdu_load;
+    input wire  [15:0] fpdu_position;
+    output reg  fpdu_start;
+    output reg  fpdu_end;
+    output reg  [15:0] end_position;
     input wire  crc_en;
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
@@ -11238,6 +13866,11 @@ module rnic_top$framer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s
     reg  markers$clock;
     reg  markers$reset;
     reg  markers$markers_en;
+    reg  markers$fpdu_load;
+    reg  [15:0] markers$fpdu_position;
+    wire  markers$fpdu_start;
+    wire  markers$fpdu_end;
+    wire  [15:0] markers$end_position;
     reg  [63:0] markers$s_data;
     reg  [7:0] markers$s_words;
     reg  markers$s_valid;
@@ -11316,6 +13949,11 @@ module rnic_top$framer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s
         .clock(markers$clock),
         .reset(markers$reset),
         .markers_en(markers$markers_en),
+        .fpdu_load(markers$fpdu_load),
+        .fpdu_position(markers$fpdu_position),
+        .fpdu_start(markers$fpdu_start),
+        .fpdu_end(markers$fpdu_end),
+        .end_position(markers$end_position),
         .s_data(markers$s_data),
         .s_words(markers$s_words),
         .s_valid(markers$s_valid),
@@ -11402,6 +14040,11 @@ module rnic_top$framer(clock,reset,markers_en,crc_en,s_axis_tdata,s_axis_tkeep,s
         s_axis_tready = header$s_axis_tready;
         length_error = header$length_error;
         markers$markers_en = markers_en;
+        markers$fpdu_load = fpdu_load;
+        markers$fpdu_position = fpdu_position;
+        fpdu_start = markers$fpdu_start;
+        fpdu_end = markers$fpdu_end;
+        end_position = markers$end_position;
         markers$s_data = header$m_data;
         markers$s_words = header$m_words;
         markers$s_valid = header$m_valid;
@@ -13055,12 +15698,17 @@ module rnic_top$framer$header$out_words(d,q,clock);
 endmodule // rnic_top$framer$header$out_words
 
 
-module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
+module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start,fpdu_end,end_position,s_data,s_words,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  markers_en;
+    input wire  fpdu_load;
+    input wire  [15:0] fpdu_position;
+    output reg  fpdu_start;
+    output reg  fpdu_end;
+    output reg  [15:0] end_position;
     input wire  [63:0] s_data;
     input wire  [7:0] s_words;
     input wire  s_valid;
@@ -13091,6 +15739,9 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
     reg  in_fpdu$d;
     wire  in_fpdu$q;
     reg  in_fpdu$clock;
+    reg  fpdu_markers$d;
+    wire  fpdu_markers$q;
+    reg  fpdu_markers$clock;
     reg  [15:0] remaining$d;
     wire  [15:0] remaining$q;
     reg  remaining$clock;
@@ -13117,6 +15768,8 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
     reg  out_valid$clock;
     
     // Local signals
+    reg  [15:0] here;
+    reg  markers_on;
     reg  load;
     reg  start;
     reg  [15:0] length;
@@ -13165,6 +15818,11 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
         .q(in_fpdu$q),
         .clock(in_fpdu$clock)
     );
+    rnic_top$framer$markers$fpdu_markers fpdu_markers(
+        .d(fpdu_markers$d),
+        .q(fpdu_markers$q),
+        .clock(fpdu_markers$clock)
+    );
     rnic_top$framer$markers$remaining remaining(
         .d(remaining$d),
         .q(remaining$q),
@@ -13212,6 +15870,7 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
         fill$clock = clock;
         position$clock = clock;
         in_fpdu$clock = clock;
+        fpdu_markers$clock = clock;
         remaining$clock = clock;
         length_position$clock = clock;
         out_data$clock = clock;
@@ -13224,6 +15883,7 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
         fill$d = fill$q;
         position$d = position$q;
         in_fpdu$d = in_fpdu$q;
+        fpdu_markers$d = fpdu_markers$q;
         remaining$d = remaining$q;
         length_position$d = length_position$q;
         out_data$d = out_data$q;
@@ -13239,9 +15899,17 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
         if (start) begin
             content = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
         end
-        to_marker = (~position$q + 32'h1) & 32'h1ff;
+        here = position$q;
+        markers_on = fpdu_markers$q;
+        if (start) begin
+            markers_on = markers_en;
+            if (fpdu_load) begin
+                here = fpdu_position;
+            end
+        end
+        to_marker = (~here + 32'h1) & 32'h1ff;
         marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_here = markers_en & (((marker_slot) & 16'hffff) < words_per_beat) & (((marker_slot) & 16'hffff) < content + 32'h1);
+        marker_here = markers_on & (((marker_slot) & 16'hffff) < words_per_beat) & (((marker_slot) & 16'hffff) < content + 32'h1);
         slots = words_per_beat;
         if (marker_here) begin
             slots = words_per_beat - 32'h1;
@@ -13265,12 +15933,12 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
         fire = load & (((fill$q) & 16'hffff) >= take);
         this_length_position = length_position$q;
         if (start) begin
-            this_length_position = position$q;
+            this_length_position = here;
             if (marker_here & (marker_slot == 32'h0)) begin
-                this_length_position = position$q + 32'h4;
+                this_length_position = here + 32'h4;
             end
         end
-        fpduptr = position$q + (((marker_slot) & 16'hffff) << 32'h2) - this_length_position;
+        fpduptr = here + (((marker_slot) & 16'hffff) << 32'h2) - this_length_position;
         if (start & (marker_slot == 32'h0)) begin
             fpduptr = 32'h0;
         end
@@ -13308,8 +15976,9 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
             out_last$d = crc_here;
             out_crc_slot$d = ((crc_slot) & 8'hff);
             out_valid$d = 1'b1;
-            position$d = position$q + (used << 32'h2);
+            position$d = here + (used << 32'h2);
             in_fpdu$d = ~crc_here;
+            fpdu_markers$d = markers_on;
             remaining$d = content - take;
             length_position$d = this_length_position;
         end
@@ -13320,6 +15989,9 @@ module rnic_top$framer$markers(clock,reset,markers_en,s_data,s_words,s_valid,s_r
             in_fpdu$d = 1'b0;
             out_valid$d = 1'b0;
         end
+        fpdu_start = fire & start;
+        fpdu_end = fire & crc_here;
+        end_position = here + (used << 32'h2);
         m_data = out_data$q;
         m_words = out_words$q;
         m_first = out_first$q;
@@ -13367,6 +16039,25 @@ module rnic_top$framer$markers$fill(d,q,clock);
     end
           
 endmodule // rnic_top$framer$markers$fill
+
+
+module rnic_top$framer$markers$fpdu_markers(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$framer$markers$fpdu_markers
 
 
 module rnic_top$framer$markers$in_fpdu(d,q,clock);
@@ -14928,7 +17619,7 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr);
     
     // Module arguments
     input wire  clock;
@@ -14984,6 +17675,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     output reg  [15:0] m_job_mulpdu;
     output reg  [15:0] m_job_conn;
     output reg  m_job_crc;
+    output reg  [5:0] m_job_qpn;
     input wire  s_job_done;
     input wire  s_read_valid;
     input wire  [5:0] s_read_qpn;
@@ -21093,7 +23785,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         job_entry = ((job_terminate$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
         if (job_terminate$q) begin
-            job_entry = ((1'b1) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((ctx$read_data[at_crc]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
+            job_entry = ((1'b1) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
         end
         jobs$s_valid = job_valid$q;
         jobs$s_data = job_entry;
@@ -21136,6 +23828,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_job_mulpdu = job_out[(32'he7)+:(16)];
         m_job_conn = job_out[(32'hf7)+:(16)];
         m_job_crc = job_out[32'h10f];
+        m_job_qpn = job_out[(32'h107)+:(6)];
         if (state$q == 32'hd) begin
             s_axis_tready = ~ended$q;
             if (ended$q) begin
@@ -28521,7 +31214,7 @@ module rnic_top$receiver$writes_out(d,q,clock);
 endmodule // rnic_top$receiver$writes_out
 
 
-module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
+module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
     
     // Module arguments
     input wire  clock;
@@ -28556,6 +31249,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [15:0] m_job_mulpdu;
     output reg  [15:0] m_job_conn;
     output reg  m_job_crc;
+    output reg  [5:0] m_job_qpn;
     input wire  s_done_valid;
     output reg  m_read_valid;
     output reg  [5:0] m_read_qpn;
@@ -29064,6 +31758,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         m_job_mulpdu = ctx$q[(at_mulpdu)+:(16)];
         m_job_conn = ctx$q[(at_conn)+:(16)];
         m_job_crc = ctx$q[at_crc];
+        m_job_qpn = qpn$q;
         m_fail = fail$q;
         m_fail_qp = qpn$q;
         if (s_done_valid) begin
@@ -31014,42 +33709,61 @@ module rnic_top$rx_buffer$wr_ptr(d,q,clock);
 endmodule // rnic_top$rx_buffer$wr_ptr
 
 
-module rnic_top$rx_crcs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+module rnic_top$rx_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_first
+
+
+module rnic_top$rx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  s_data;
+    input wire  [5:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  m_data;
+    output reg  [5:0] m_data;
     
     // Stub signals
-    reg  entries$0$d;
-    wire  entries$0$q;
+    reg  [5:0] entries$0$d;
+    wire  [5:0] entries$0$q;
     reg  entries$0$clock;
-    reg  entries$1$d;
-    wire  entries$1$q;
+    reg  [5:0] entries$1$d;
+    wire  [5:0] entries$1$q;
     reg  entries$1$clock;
-    reg  entries$2$d;
-    wire  entries$2$q;
+    reg  [5:0] entries$2$d;
+    wire  [5:0] entries$2$q;
     reg  entries$2$clock;
-    reg  entries$3$d;
-    wire  entries$3$q;
+    reg  [5:0] entries$3$d;
+    wire  [5:0] entries$3$q;
     reg  entries$3$clock;
-    reg  entries$4$d;
-    wire  entries$4$q;
+    reg  [5:0] entries$4$d;
+    wire  [5:0] entries$4$q;
     reg  entries$4$clock;
-    reg  entries$5$d;
-    wire  entries$5$q;
+    reg  [5:0] entries$5$d;
+    wire  [5:0] entries$5$q;
     reg  entries$5$clock;
-    reg  entries$6$d;
-    wire  entries$6$q;
+    reg  [5:0] entries$6$d;
+    wire  [5:0] entries$6$q;
     reg  entries$6$clock;
-    reg  entries$7$d;
-    wire  entries$7$q;
+    reg  [5:0] entries$7$d;
+    wire  [5:0] entries$7$q;
     reg  entries$7$clock;
     reg  [3:0] head$d;
     wire  [3:0] head$q;
@@ -31062,52 +33776,52 @@ module rnic_top$rx_crcs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_dat
     reg  [3:0] count;
     
     // Sub module instances
-    rnic_top$rx_crcs$entries$0 entries$0(
+    rnic_top$rx_fpdus$entries$0 entries$0(
         .d(entries$0$d),
         .q(entries$0$q),
         .clock(entries$0$clock)
     );
-    rnic_top$rx_crcs$entries$1 entries$1(
+    rnic_top$rx_fpdus$entries$1 entries$1(
         .d(entries$1$d),
         .q(entries$1$q),
         .clock(entries$1$clock)
     );
-    rnic_top$rx_crcs$entries$2 entries$2(
+    rnic_top$rx_fpdus$entries$2 entries$2(
         .d(entries$2$d),
         .q(entries$2$q),
         .clock(entries$2$clock)
     );
-    rnic_top$rx_crcs$entries$3 entries$3(
+    rnic_top$rx_fpdus$entries$3 entries$3(
         .d(entries$3$d),
         .q(entries$3$q),
         .clock(entries$3$clock)
     );
-    rnic_top$rx_crcs$entries$4 entries$4(
+    rnic_top$rx_fpdus$entries$4 entries$4(
         .d(entries$4$d),
         .q(entries$4$q),
         .clock(entries$4$clock)
     );
-    rnic_top$rx_crcs$entries$5 entries$5(
+    rnic_top$rx_fpdus$entries$5 entries$5(
         .d(entries$5$d),
         .q(entries$5$q),
         .clock(entries$5$clock)
     );
-    rnic_top$rx_crcs$entries$6 entries$6(
+    rnic_top$rx_fpdus$entries$6 entries$6(
         .d(entries$6$d),
         .q(entries$6$q),
         .clock(entries$6$clock)
     );
-    rnic_top$rx_crcs$entries$7 entries$7(
+    rnic_top$rx_fpdus$entries$7 entries$7(
         .d(entries$7$d),
         .q(entries$7$q),
         .clock(entries$7$clock)
     );
-    rnic_top$rx_crcs$head head(
+    rnic_top$rx_fpdus$head head(
         .d(head$d),
         .q(head$q),
         .clock(head$clock)
     );
-    rnic_top$rx_crcs$tail tail(
+    rnic_top$rx_fpdus$tail tail(
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
@@ -31196,181 +33910,162 @@ module rnic_top$rx_crcs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_dat
         end
     end
     
-endmodule // rnic_top$rx_crcs
+endmodule // rnic_top$rx_fpdus
 
 
-module rnic_top$rx_crcs$entries$0(d,q,clock);
+module rnic_top$rx_fpdus$entries$0(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$0
+endmodule // rnic_top$rx_fpdus$entries$0
 
 
-module rnic_top$rx_crcs$entries$1(d,q,clock);
+module rnic_top$rx_fpdus$entries$1(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$1
+endmodule // rnic_top$rx_fpdus$entries$1
 
 
-module rnic_top$rx_crcs$entries$2(d,q,clock);
+module rnic_top$rx_fpdus$entries$2(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$2
+endmodule // rnic_top$rx_fpdus$entries$2
 
 
-module rnic_top$rx_crcs$entries$3(d,q,clock);
+module rnic_top$rx_fpdus$entries$3(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$3
+endmodule // rnic_top$rx_fpdus$entries$3
 
 
-module rnic_top$rx_crcs$entries$4(d,q,clock);
+module rnic_top$rx_fpdus$entries$4(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$4
+endmodule // rnic_top$rx_fpdus$entries$4
 
 
-module rnic_top$rx_crcs$entries$5(d,q,clock);
+module rnic_top$rx_fpdus$entries$5(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$5
+endmodule // rnic_top$rx_fpdus$entries$5
 
 
-module rnic_top$rx_crcs$entries$6(d,q,clock);
+module rnic_top$rx_fpdus$entries$6(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$6
+endmodule // rnic_top$rx_fpdus$entries$6
 
 
-module rnic_top$rx_crcs$entries$7(d,q,clock);
+module rnic_top$rx_fpdus$entries$7(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$entries$7
+endmodule // rnic_top$rx_fpdus$entries$7
 
 
-module rnic_top$rx_crcs$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_crcs$head
-
-
-module rnic_top$rx_crcs$tail(d,q,clock);
+module rnic_top$rx_fpdus$head(d,q,clock);
     
     // Module arguments
     input wire  [3:0] d;
@@ -31386,26 +34081,45 @@ module rnic_top$rx_crcs$tail(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top$rx_crcs$tail
+endmodule // rnic_top$rx_fpdus$head
 
 
-module rnic_top$rx_first(d,q,clock);
+module rnic_top$rx_fpdus$tail(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$rx_first
+endmodule // rnic_top$rx_fpdus$tail
+
+
+module rnic_top$rx_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_qp
 
 
 module rnic_top$rx_qps(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
@@ -31781,6 +34495,1222 @@ module rnic_top$rx_qps$tail(d,q,clock);
     end
           
 endmodule // rnic_top$rx_qps$tail
+
+
+module rnic_top$rx_to_marker$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$0
+
+
+module rnic_top$rx_to_marker$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$1
+
+
+module rnic_top$rx_to_marker$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$10
+
+
+module rnic_top$rx_to_marker$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$11
+
+
+module rnic_top$rx_to_marker$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$12
+
+
+module rnic_top$rx_to_marker$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$13
+
+
+module rnic_top$rx_to_marker$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$14
+
+
+module rnic_top$rx_to_marker$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$15
+
+
+module rnic_top$rx_to_marker$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$16
+
+
+module rnic_top$rx_to_marker$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$17
+
+
+module rnic_top$rx_to_marker$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$18
+
+
+module rnic_top$rx_to_marker$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$19
+
+
+module rnic_top$rx_to_marker$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$2
+
+
+module rnic_top$rx_to_marker$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$20
+
+
+module rnic_top$rx_to_marker$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$21
+
+
+module rnic_top$rx_to_marker$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$22
+
+
+module rnic_top$rx_to_marker$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$23
+
+
+module rnic_top$rx_to_marker$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$24
+
+
+module rnic_top$rx_to_marker$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$25
+
+
+module rnic_top$rx_to_marker$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$26
+
+
+module rnic_top$rx_to_marker$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$27
+
+
+module rnic_top$rx_to_marker$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$28
+
+
+module rnic_top$rx_to_marker$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$29
+
+
+module rnic_top$rx_to_marker$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$3
+
+
+module rnic_top$rx_to_marker$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$30
+
+
+module rnic_top$rx_to_marker$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$31
+
+
+module rnic_top$rx_to_marker$32(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$32
+
+
+module rnic_top$rx_to_marker$33(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$33
+
+
+module rnic_top$rx_to_marker$34(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$34
+
+
+module rnic_top$rx_to_marker$35(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$35
+
+
+module rnic_top$rx_to_marker$36(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$36
+
+
+module rnic_top$rx_to_marker$37(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$37
+
+
+module rnic_top$rx_to_marker$38(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$38
+
+
+module rnic_top$rx_to_marker$39(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$39
+
+
+module rnic_top$rx_to_marker$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$4
+
+
+module rnic_top$rx_to_marker$40(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$40
+
+
+module rnic_top$rx_to_marker$41(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$41
+
+
+module rnic_top$rx_to_marker$42(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$42
+
+
+module rnic_top$rx_to_marker$43(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$43
+
+
+module rnic_top$rx_to_marker$44(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$44
+
+
+module rnic_top$rx_to_marker$45(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$45
+
+
+module rnic_top$rx_to_marker$46(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$46
+
+
+module rnic_top$rx_to_marker$47(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$47
+
+
+module rnic_top$rx_to_marker$48(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$48
+
+
+module rnic_top$rx_to_marker$49(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$49
+
+
+module rnic_top$rx_to_marker$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$5
+
+
+module rnic_top$rx_to_marker$50(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$50
+
+
+module rnic_top$rx_to_marker$51(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$51
+
+
+module rnic_top$rx_to_marker$52(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$52
+
+
+module rnic_top$rx_to_marker$53(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$53
+
+
+module rnic_top$rx_to_marker$54(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$54
+
+
+module rnic_top$rx_to_marker$55(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$55
+
+
+module rnic_top$rx_to_marker$56(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$56
+
+
+module rnic_top$rx_to_marker$57(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$57
+
+
+module rnic_top$rx_to_marker$58(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$58
+
+
+module rnic_top$rx_to_marker$59(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$59
+
+
+module rnic_top$rx_to_marker$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$6
+
+
+module rnic_top$rx_to_marker$60(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$60
+
+
+module rnic_top$rx_to_marker$61(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$61
+
+
+module rnic_top$rx_to_marker$62(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$62
+
+
+module rnic_top$rx_to_marker$63(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$63
+
+
+module rnic_top$rx_to_marker$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$7
+
+
+module rnic_top$rx_to_marker$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$8
+
+
+module rnic_top$rx_to_marker$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_to_marker$9
 
 
 module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
@@ -34763,6 +38693,1616 @@ module rnic_top$tx_first(d,q,clock);
     end
           
 endmodule // rnic_top$tx_first
+
+
+module rnic_top$tx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [5:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [5:0] m_data;
+    
+    // Stub signals
+    reg  [5:0] entries$0$d;
+    wire  [5:0] entries$0$q;
+    reg  entries$0$clock;
+    reg  [5:0] entries$1$d;
+    wire  [5:0] entries$1$q;
+    reg  entries$1$clock;
+    reg  [5:0] entries$2$d;
+    wire  [5:0] entries$2$q;
+    reg  entries$2$clock;
+    reg  [5:0] entries$3$d;
+    wire  [5:0] entries$3$q;
+    reg  entries$3$clock;
+    reg  [5:0] entries$4$d;
+    wire  [5:0] entries$4$q;
+    reg  entries$4$clock;
+    reg  [5:0] entries$5$d;
+    wire  [5:0] entries$5$q;
+    reg  entries$5$clock;
+    reg  [5:0] entries$6$d;
+    wire  [5:0] entries$6$q;
+    reg  entries$6$clock;
+    reg  [5:0] entries$7$d;
+    wire  [5:0] entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$tx_fpdus$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$tx_fpdus$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$tx_fpdus$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$tx_fpdus$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$tx_fpdus$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$tx_fpdus$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$tx_fpdus$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$tx_fpdus$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$tx_fpdus$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$tx_fpdus$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$tx_fpdus
+
+
+module rnic_top$tx_fpdus$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$0
+
+
+module rnic_top$tx_fpdus$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$1
+
+
+module rnic_top$tx_fpdus$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$2
+
+
+module rnic_top$tx_fpdus$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$3
+
+
+module rnic_top$tx_fpdus$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$4
+
+
+module rnic_top$tx_fpdus$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$5
+
+
+module rnic_top$tx_fpdus$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$6
+
+
+module rnic_top$tx_fpdus$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$entries$7
+
+
+module rnic_top$tx_fpdus$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$head
+
+
+module rnic_top$tx_fpdus$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_fpdus$tail
+
+
+module rnic_top$tx_position$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$0
+
+
+module rnic_top$tx_position$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$1
+
+
+module rnic_top$tx_position$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$10
+
+
+module rnic_top$tx_position$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$11
+
+
+module rnic_top$tx_position$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$12
+
+
+module rnic_top$tx_position$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$13
+
+
+module rnic_top$tx_position$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$14
+
+
+module rnic_top$tx_position$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$15
+
+
+module rnic_top$tx_position$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$16
+
+
+module rnic_top$tx_position$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$17
+
+
+module rnic_top$tx_position$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$18
+
+
+module rnic_top$tx_position$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$19
+
+
+module rnic_top$tx_position$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$2
+
+
+module rnic_top$tx_position$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$20
+
+
+module rnic_top$tx_position$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$21
+
+
+module rnic_top$tx_position$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$22
+
+
+module rnic_top$tx_position$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$23
+
+
+module rnic_top$tx_position$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$24
+
+
+module rnic_top$tx_position$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$25
+
+
+module rnic_top$tx_position$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$26
+
+
+module rnic_top$tx_position$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$27
+
+
+module rnic_top$tx_position$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$28
+
+
+module rnic_top$tx_position$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$29
+
+
+module rnic_top$tx_position$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$3
+
+
+module rnic_top$tx_position$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$30
+
+
+module rnic_top$tx_position$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$31
+
+
+module rnic_top$tx_position$32(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$32
+
+
+module rnic_top$tx_position$33(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$33
+
+
+module rnic_top$tx_position$34(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$34
+
+
+module rnic_top$tx_position$35(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$35
+
+
+module rnic_top$tx_position$36(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$36
+
+
+module rnic_top$tx_position$37(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$37
+
+
+module rnic_top$tx_position$38(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$38
+
+
+module rnic_top$tx_position$39(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$39
+
+
+module rnic_top$tx_position$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$4
+
+
+module rnic_top$tx_position$40(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$40
+
+
+module rnic_top$tx_position$41(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$41
+
+
+module rnic_top$tx_position$42(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$42
+
+
+module rnic_top$tx_position$43(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$43
+
+
+module rnic_top$tx_position$44(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$44
+
+
+module rnic_top$tx_position$45(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$45
+
+
+module rnic_top$tx_position$46(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$46
+
+
+module rnic_top$tx_position$47(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$47
+
+
+module rnic_top$tx_position$48(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$48
+
+
+module rnic_top$tx_position$49(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$49
+
+
+module rnic_top$tx_position$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$5
+
+
+module rnic_top$tx_position$50(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$50
+
+
+module rnic_top$tx_position$51(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$51
+
+
+module rnic_top$tx_position$52(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$52
+
+
+module rnic_top$tx_position$53(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$53
+
+
+module rnic_top$tx_position$54(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$54
+
+
+module rnic_top$tx_position$55(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$55
+
+
+module rnic_top$tx_position$56(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$56
+
+
+module rnic_top$tx_position$57(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$57
+
+
+module rnic_top$tx_position$58(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$58
+
+
+module rnic_top$tx_position$59(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$59
+
+
+module rnic_top$tx_position$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$6
+
+
+module rnic_top$tx_position$60(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$60
+
+
+module rnic_top$tx_position$61(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$61
+
+
+module rnic_top$tx_position$62(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$62
+
+
+module rnic_top$tx_position$63(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$63
+
+
+module rnic_top$tx_position$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$7
+
+
+module rnic_top$tx_position$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$8
+
+
+module rnic_top$tx_position$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_position$9
+
+
+module rnic_top$tx_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_qp
 
 
 module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_wr_tdata,s_wr_tkeep,s_wr_tlast,s_wr_tvalid,s_wr_tready,m_done_valid,m_done_error,m_req_valid,m_req_ready,m_req_addr,m_req_len,m_req_tag,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,m_axis_tready,s_done_valid,s_done_tag,s_done_error);

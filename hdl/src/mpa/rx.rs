@@ -17,7 +17,12 @@ pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize
 {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
+    /// Per FPDU, for connections sharing the stream: see [`RxAlign`].
     pub markers_en: Signal<In, Bit>,
+    pub fpdu_load: Signal<In, Bit>,
+    pub fpdu_to_marker: Signal<In, Bits<16>>,
+    pub fpdu_end: Signal<Out, Bit>,
+    pub end_to_marker: Signal<Out, Bits<16>>,
     /// Sampled for each FPDU when `fpdu_start` is high (see [`RxAlign`]).
     pub crc_en: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
@@ -47,6 +52,10 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.align.clock.next = self.clock.val();
         self.align.reset.next = self.reset.val();
         self.align.markers_en.next = self.markers_en.val();
+        self.align.fpdu_load.next = self.fpdu_load.val();
+        self.align.fpdu_to_marker.next = self.fpdu_to_marker.val();
+        self.fpdu_end.next = self.align.fpdu_end.val();
+        self.end_to_marker.next = self.align.end_to_marker.val();
         self.align.crc_en.next = self.crc_en.val();
         self.fpdu_start.next = self.align.fpdu_start.val();
         self.align.s_axis_tdata.next = self.s_axis_tdata.val();

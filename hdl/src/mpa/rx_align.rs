@@ -34,7 +34,15 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
 {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
+    /// Whether the FPDU parsed now (`fpdu_start`) has markers; with `fpdu_load` it starts
+    /// `fpdu_to_marker` octets before its connection's next marker, instead of where the
+    /// last FPDU left off. `fpdu_end` gives that distance after it (`end_to_marker`), to
+    /// keep for the connection's next FPDU: several connections may share the stream.
     pub markers_en: Signal<In, Bit>,
+    pub fpdu_load: Signal<In, Bit>,
+    pub fpdu_to_marker: Signal<In, Bits<16>>,
+    pub fpdu_end: Signal<Out, Bit>,
+    pub end_to_marker: Signal<Out, Bits<16>>,
     /// Whether the FPDU parsed now (`fpdu_start`) has its CRC checked: sampled once per
     /// FPDU, so FPDUs of connections with and without CRCs may follow each other.
     pub crc_en: Signal<In, Bit>,
@@ -74,6 +82,10 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     held: DFF<Bits<16>>,
     /// Octets from the front to the next marker position (0..511).
     to_marker: DFF<Bits<16>>,
+    /// `markers_en` as the current FPDU was parsed.
+    fpdu_markers: DFF<Bit>,
+    markers_on: Signal<Local, Bit>,
+    tm: Signal<Local, Bits<16>>,
     in_fpdu: DFF<Bit>,
     /// The next beat is the FPDU's first.
     first_beat: DFF<Bit>,
@@ -151,6 +163,13 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             clock: Default::default(),
             reset: Default::default(),
             markers_en: Default::default(),
+            fpdu_load: Default::default(),
+            fpdu_to_marker: Default::default(),
+            fpdu_end: Default::default(),
+            end_to_marker: Default::default(),
+            fpdu_markers: Default::default(),
+            markers_on: Default::default(),
+            tm: Default::default(),
             crc_en: Default::default(),
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
@@ -250,7 +269,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
     fn update(&mut self) {
         dff_setup!(
             self, clock, put_valid, put_data, put_mask, put_bytes,
-            ring, cursor, written, rp, avail, held, to_marker, in_fpdu, first_beat,
+            ring, cursor, written, rp, avail, held, to_marker, fpdu_markers, in_fpdu, first_beat,
             remaining, length_position, marker_bad, failed_held, code_held
         );
         self.crc_unit.clock.next = self.clock.val();
@@ -309,19 +328,30 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.head_last.next = self.pipe_last.q.val().any();
         self.ce.next = !self.head_valid.val() | self.m_ready.val();
 
+        // Between FPDUs the next one is parsed; its connection's marker setting and
+        // distance apply from then on.
+        self.parse.next = !self.in_fpdu.q.val() & !self.failed_held.q.val();
+        self.markers_on.next = self.fpdu_markers.q.val();
+        self.tm.next = self.to_marker.q.val();
+        if self.parse.val() {
+            self.markers_on.next = self.markers_en.val();
+            if self.fpdu_load.val() {
+                self.tm.next = self.fpdu_to_marker.val();
+            }
+        }
+
         // Where the next marker is, as a slot of the window.
-        self.marker_slot.next = self.to_marker.q.val() >> 2;
+        self.marker_slot.next = self.tm.val() >> 2;
         self.marker_shift.next = self.marker_slot.val() << 5;
         self.marker_window.next =
-            self.markers_en.val() & (self.marker_slot.val() <= self.words_per_beat.val());
+            self.markers_on.val() & (self.marker_slot.val() <= self.words_per_beat.val());
         self.leading.next = self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
 
         // Parsing a new FPDU: ULPDU_Length, big-endian, behind a leading marker if one is
         // due. It takes a cycle; nothing leaves.
-        self.parse.next = !self.in_fpdu.q.val() & !self.failed_held.q.val();
         self.length.next = (bit_cast::<16, R>(self.window.val() & 0xFF) << 8)
             | bit_cast::<16, R>((self.window.val() >> 8) & 0xFF);
-        if self.markers_en.val() & (self.to_marker.q.val() == 0) {
+        if self.markers_on.val() & (self.tm.val() == 0) {
             self.length.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
                 | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
         }
@@ -422,7 +452,9 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.written.d.next = self.written_next.val();
         self.rp.d.next = self.rp_next.val();
         self.avail.d.next = (self.written_next.val() - self.rp_next.val()) >> 2;
-        self.to_marker.d.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
+        self.to_marker.d.next = (self.tm.val() - (self.consumed.val() << 2)) & 0x1FF;
+        self.fpdu_end.next = self.fire.val() & self.crc_taken.val();
+        self.end_to_marker.next = (self.tm.val() - (self.consumed.val() << 2)) & 0x1FF;
         self.fpdu_start.next = self.parse.val() & (self.avail.q.val() >= 2);
         if self.parse.val() & (self.avail.q.val() >= 2) {
             self.fpdu_crc_en.d.next = self.crc_en.val();
@@ -430,8 +462,9 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.remaining.d.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
             self.in_fpdu.d.next = true;
             self.first_beat.d.next = true;
+            self.fpdu_markers.d.next = self.markers_en.val();
             self.length_position.d.next = self.rp.q.val();
-            if self.markers_en.val() & (self.to_marker.q.val() == 0) {
+            if self.markers_on.val() & (self.tm.val() == 0) {
                 self.length_position.d.next = self.rp.q.val() + 4;
             }
         }

@@ -23,7 +23,15 @@ use crate::common::Pipe;
 pub struct MpaTx<const D: usize, const K: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
+    /// Markers for the FPDU starting now, its stream position (with `fpdu_load`), and
+    /// where each FPDU ends (see [`TxMarkers`]): what several connections sharing the
+    /// framer need.
     pub markers_en: Signal<In, Bit>,
+    pub fpdu_load: Signal<In, Bit>,
+    pub fpdu_position: Signal<In, Bits<16>>,
+    pub fpdu_start: Signal<Out, Bit>,
+    pub fpdu_end: Signal<Out, Bit>,
+    pub end_position: Signal<Out, Bits<16>>,
     pub crc_en: Signal<In, Bit>,
     /// ULPDUs; `tuser` = ULPDU length on the first beat; `tkeep` contiguous from lane 0.
     pub s_axis_tdata: Signal<In, Bits<D>>,
@@ -67,6 +75,11 @@ impl<const D: usize, const K: usize, const B: usize> Default for MpaTx<D, K, B> 
             reset: Default::default(),
             markers_en: Default::default(),
             crc_en: Default::default(),
+            fpdu_load: Default::default(),
+            fpdu_position: Default::default(),
+            fpdu_start: Default::default(),
+            fpdu_end: Default::default(),
+            end_position: Default::default(),
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
             s_axis_tvalid: Default::default(),
@@ -132,6 +145,11 @@ impl<const D: usize, const K: usize, const B: usize> Logic for MpaTx<D, K, B> {
 
         // Content -> FPDU beats with markers.
         self.markers.markers_en.next = self.markers_en.val();
+        self.markers.fpdu_load.next = self.fpdu_load.val();
+        self.markers.fpdu_position.next = self.fpdu_position.val();
+        self.fpdu_start.next = self.markers.fpdu_start.val();
+        self.fpdu_end.next = self.markers.fpdu_end.val();
+        self.end_position.next = self.markers.end_position.val();
         self.markers.s_data.next = self.header.m_data.val();
         self.markers.s_words.next = self.header.m_words.val();
         self.markers.s_valid.next = self.header.m_valid.val();

@@ -8,6 +8,11 @@
 //! marker takes a slot, so the buffer absorbs the shift a marker causes and the input
 //! rarely waits.
 //!
+//! Several connections may share the block, FPDU by FPDU: `markers_en` is taken at each
+//! FPDU's start (`fpdu_start`) and holds for that FPDU, and with `fpdu_load` the FPDU
+//! starts at stream position `fpdu_position` (its connection's) instead of where the last
+//! one ended; `fpdu_end` gives the position after it (`end_position`) to keep for the next.
+//!
 //! Each FPDU leaves as its own packet starting in lane 0: any markers that fall inside it,
 //! then the CRC slot after the content. A marker that falls exactly between two FPDUs is
 //! the first word of the following one (FPDUPTR 0); one that falls right after the PAD is
@@ -20,6 +25,11 @@ pub struct TxMarkers<const D: usize, const K: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub markers_en: Signal<In, Bit>,
+    pub fpdu_load: Signal<In, Bit>,
+    pub fpdu_position: Signal<In, Bits<16>>,
+    pub fpdu_start: Signal<Out, Bit>,
+    pub fpdu_end: Signal<Out, Bit>,
+    pub end_position: Signal<Out, Bits<16>>,
     /// FPDU content (ULPDU_Length, ULPDU, PAD), `s_words` whole words per beat.
     pub s_data: Signal<In, Bits<D>>,
     pub s_words: Signal<In, Bits<8>>,
@@ -39,6 +49,10 @@ pub struct TxMarkers<const D: usize, const K: usize, const B: usize> {
     /// Stream position (mod 2^16) of the next output word.
     position: DFF<Bits<16>>,
     in_fpdu: DFF<Bit>,
+    /// `markers_en` as the current FPDU started.
+    fpdu_markers: DFF<Bit>,
+    here: Signal<Local, Bits<16>>,
+    markers_on: Signal<Local, Bit>,
     /// Content words of the current FPDU not yet sent.
     remaining: DFF<Bits<16>>,
     /// Stream position of the current FPDU's ULPDU_Length field.
@@ -87,6 +101,14 @@ impl<const D: usize, const K: usize, const B: usize> Default for TxMarkers<D, K,
             clock: Default::default(),
             reset: Default::default(),
             markers_en: Default::default(),
+            fpdu_load: Default::default(),
+            fpdu_position: Default::default(),
+            fpdu_start: Default::default(),
+            fpdu_end: Default::default(),
+            end_position: Default::default(),
+            fpdu_markers: Default::default(),
+            here: Default::default(),
+            markers_on: Default::default(),
             s_data: Default::default(),
             s_words: Default::default(),
             s_valid: Default::default(),
@@ -148,7 +170,7 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, buffer, fill, position, in_fpdu, remaining, length_position, out_data,
+            self, clock, buffer, fill, position, in_fpdu, fpdu_markers, remaining, length_position, out_data,
             out_words, out_first, out_last, out_crc_slot, out_valid
         );
         self.load.next = !self.out_valid.q.val() | self.m_ready.val();
@@ -164,11 +186,21 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
                 bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
         }
 
+        // The stream position of this beat's first word, and whether this FPDU has markers.
+        self.here.next = self.position.q.val();
+        self.markers_on.next = self.fpdu_markers.q.val();
+        if self.start.val() {
+            self.markers_on.next = self.markers_en.val();
+            if self.fpdu_load.val() {
+                self.here.next = self.fpdu_position.val();
+            }
+        }
+
         // Where the next marker falls: 0..511 octets ahead, a slot of this beat if less
         // than a beat ahead and before the FPDU's end (content + CRC).
-        self.to_marker.next = (!self.position.q.val() + 1) & 0x1FF;
+        self.to_marker.next = (!self.here.val() + 1) & 0x1FF;
         self.marker_slot.next = bit_cast::<8, 16>(self.to_marker.val() >> 2);
-        self.marker_here.next = self.markers_en.val()
+        self.marker_here.next = self.markers_on.val()
             & (bit_cast::<16, 8>(self.marker_slot.val()) < self.words_per_beat.val())
             & (bit_cast::<16, 8>(self.marker_slot.val()) < self.content.val() + 1);
 
@@ -199,12 +231,12 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
         // in front of the FPDU, whose length field then follows the marker.
         self.this_length_position.next = self.length_position.q.val();
         if self.start.val() {
-            self.this_length_position.next = self.position.q.val();
+            self.this_length_position.next = self.here.val();
             if self.marker_here.val() & (self.marker_slot.val() == 0) {
-                self.this_length_position.next = self.position.q.val() + 4;
+                self.this_length_position.next = self.here.val() + 4;
             }
         }
-        self.fpduptr.next = self.position.q.val()
+        self.fpduptr.next = self.here.val()
             + (bit_cast::<16, 8>(self.marker_slot.val()) << 2)
             - self.this_length_position.val();
         if self.start.val() & (self.marker_slot.val() == 0) {
@@ -255,8 +287,9 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
             self.out_last.d.next = self.crc_here.val();
             self.out_crc_slot.d.next = bit_cast::<8, 16>(self.crc_slot.val());
             self.out_valid.d.next = true;
-            self.position.d.next = self.position.q.val() + (self.used.val() << 2);
+            self.position.d.next = self.here.val() + (self.used.val() << 2);
             self.in_fpdu.d.next = !self.crc_here.val();
+            self.fpdu_markers.d.next = self.markers_on.val();
             self.remaining.d.next = self.content.val() - self.take.val();
             self.length_position.d.next = self.this_length_position.val();
         }
@@ -267,6 +300,9 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
             self.in_fpdu.d.next = false;
             self.out_valid.d.next = false;
         }
+        self.fpdu_start.next = self.fire.val() & self.start.val();
+        self.fpdu_end.next = self.fire.val() & self.crc_here.val();
+        self.end_position.next = self.here.val() + (self.used.val() << 2);
         self.m_data.next = self.out_data.q.val();
         self.m_words.next = self.out_words.q.val();
         self.m_first.next = self.out_first.q.val();

@@ -123,6 +123,7 @@ pub struct RdmapRx<
     /// The QP's CONN_ID and whether its connection runs with MPA CRCs.
     pub m_job_conn: Signal<Out, Bits<16>>,
     pub m_job_crc: Signal<Out, Bit>,
+    pub m_job_qpn: Signal<Out, Bits<QB>>,
     /// The segmenter has sent the last segment of one of these jobs (in job order).
     pub s_job_done: Signal<In, Bit>,
     /// Read Requests sent (requester): size (32), sink STag (32), sink TO (64);
@@ -382,6 +383,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             m_job_mulpdu: Default::default(),
             m_job_conn: Default::default(),
             m_job_crc: Default::default(),
+            m_job_qpn: Default::default(),
             s_job_done: Default::default(),
             s_read_valid: Default::default(),
             s_read_qpn: Default::default(),
@@ -1309,6 +1311,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 | (bit_cast::<272, 6>(self.job_inline_len.q.val()) << 225)
                 | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
                 | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
+                | (bit_cast::<272, QB>(self.qpn.q.val()) << 263)
                 | (bit_cast::<272, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
         }
         self.jobs.s_valid.next = self.job_valid.q.val();
@@ -1358,6 +1361,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_job_mulpdu.next = self.job_out.val().get_bits::<16>(231);
         self.m_job_conn.next = self.job_out.val().get_bits::<16>(247);
         self.m_job_crc.next = self.job_out.val().get_bit(271);
+        self.m_job_qpn.next = self.job_out.val().get_bits::<QB>(263);
 
         // State 13: the rest of the ULPDU, if any, is dropped.
         if self.state.q.val() == 13 {

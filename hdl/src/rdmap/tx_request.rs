@@ -63,6 +63,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub m_job_conn: Signal<Out, Bits<16>>,
     /// The QP's connection runs with MPA CRCs.
     pub m_job_crc: Signal<Out, Bit>,
+    pub m_job_qpn: Signal<Out, Bits<QB>>,
     pub s_done_valid: Signal<In, Bit>,
     /// Read Requests sent, for the receive side's table of outstanding Reads (see
     /// `RdmapRx::s_read_entry`); a QP whose `reads_full` bit is set issues no more.
@@ -210,6 +211,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             m_job_mulpdu: Default::default(),
             m_job_conn: Default::default(),
             m_job_crc: Default::default(),
+            m_job_qpn: Default::default(),
             s_done_valid: Default::default(),
             m_read_valid: Default::default(),
             m_read_qpn: Default::default(),
@@ -509,6 +511,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_job_mulpdu.next = self.ctx.q.val().get_bits::<16>(self.at_mulpdu.val().index());
         self.m_job_conn.next = self.ctx.q.val().get_bits::<16>(self.at_conn.val().index());
         self.m_job_crc.next = self.ctx.q.val().get_bit(self.at_crc.val().index());
+        self.m_job_qpn.next = self.qpn.q.val();
         self.m_fail.next = self.fail.q.val();
         self.m_fail_qp.next = self.qpn.q.val();
 
