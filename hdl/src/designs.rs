@@ -14,7 +14,7 @@ use crate::rdmap::{RdmapRx, TxRequest};
 use crate::top::RnicTop;
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use rnic_proto::model::RnicConfig;
-use crate::mpa::{Crc32c, MpaRx, MpaTx};
+use crate::mpa::{Crc32c, MpaRx, MpaTx, Positions};
 
 /// One generated design: the Verilog file `<name>.v` with top module `<name>`.
 pub struct Design {
@@ -51,6 +51,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_common_ram_fifo",
             summary: "first-in first-out queue in block RAM, 16 entries of 73 bits (test size)",
             generate: || generate("rnic_common_ram_fifo", RamFifo::<73, 4, 5>::default()),
+        },
+        Design {
+            name: "rnic_mpa_positions",
+            summary: "each connection's place on the marker grid, 8 connections (test size)",
+            generate: || generate("rnic_mpa_positions", Positions::<3, 8>::default()),
         },
         Design {
             name: "rnic_mpa_crc32c_w8",

@@ -22,7 +22,7 @@ use rnic_proto::model::RnicConfig;
 use crate::common::SmallFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
-use crate::mpa::{MpaRx, MpaTx};
+use crate::mpa::{MpaRx, MpaTx, Positions};
 use crate::rdmap::{RdmapRx, TxRequest};
 
 /// Segmenter job tags: CONN_ID in bits 0..15, then these flags.
@@ -113,10 +113,9 @@ pub struct RnicTop {
     /// the stream position (mod 512) where its next FPDU starts: connections have their
     /// own marker positions.
     tx_fpdus: SmallFifo<6>,
-    tx_position: [DFF<Bits<9>>; 64],
+    tx_positions: Positions<6, 64>,
     tx_qp: DFF<Bits<6>>,
     tx_ending: Signal<Local, Bits<6>>,
-    tx_head_position: Signal<Local, Bits<9>>,
     tx_first: DFF<Bit>,
     reset_q: DFF<Bit>,
     deframer: MpaRx<64, 8, 256, 96, 12>,
@@ -126,10 +125,9 @@ pub struct RnicTop {
     /// marker settings apply then), and per QP the octets from where its next FPDU starts
     /// to its next marker.
     rx_fpdus: SmallFifo<6>,
-    rx_to_marker: [DFF<Bits<9>>; 64],
+    rx_positions: Positions<6, 64>,
     rx_qp: DFF<Bits<6>>,
     rx_ending: Signal<Local, Bits<6>>,
-    rx_head_to_marker: Signal<Local, Bits<9>>,
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
@@ -217,10 +215,9 @@ impl Default for RnicTop {
             framer: Default::default(),
             tx_conns: Default::default(),
             tx_fpdus: Default::default(),
-            tx_position: std::array::from_fn(|_| Default::default()),
+            tx_positions: Default::default(),
             tx_qp: Default::default(),
             tx_ending: Default::default(),
-            tx_head_position: Default::default(),
             tx_first: Default::default(),
             reset_q: Default::default(),
             deframer: Default::default(),
@@ -234,10 +231,9 @@ impl Default for RnicTop {
             tag_crc: crate::common::constant(TAG_CRC),
             one_q: crate::common::constant(1),
             rx_fpdus: Default::default(),
-            rx_to_marker: std::array::from_fn(|_| Default::default()),
+            rx_positions: Default::default(),
             rx_qp: Default::default(),
             rx_ending: Default::default(),
-            rx_head_to_marker: Default::default(),
             rx_first: Default::default(),
             rx_open: Default::default(),
         }
@@ -260,12 +256,10 @@ impl Logic for RnicTop {
         self.rx_fpdus.reset.next = self.reset_q.q.val();
         self.tx_fpdus.clock.next = self.clock.val();
         self.tx_fpdus.reset.next = self.reset_q.q.val();
-        for i in 0..64 {
-            self.tx_position[i].clock.next = self.clock.val();
-            self.tx_position[i].d.next = self.tx_position[i].q.val();
-            self.rx_to_marker[i].clock.next = self.clock.val();
-            self.rx_to_marker[i].d.next = self.rx_to_marker[i].q.val();
-        }
+        self.tx_positions.clock.next = self.clock.val();
+        self.tx_positions.reset.next = self.reset_q.q.val();
+        self.rx_positions.clock.next = self.clock.val();
+        self.rx_positions.reset.next = self.reset_q.q.val();
         self.rx_buffer.reset.next = self.reset_q.q.val();
         self.receiver.reset.next = self.reset_q.q.val();
         self.rq.reset.next = self.reset_q.q.val();
@@ -548,34 +542,24 @@ impl Logic for RnicTop {
         self.tx_fpdus.s_data.next = self.segmenter.m_axis_tid.val().get_bits::<6>(18);
         self.tx_fpdus.s_valid.next = self.tx_conns.s_valid.val();
         self.tx_fpdus.m_ready.next = self.framer.fpdu_start.val();
-        self.tx_head_position.next = self.tx_position[0].q.val();
-        if self.tx_fpdus.m_valid.val() {
-            for i in 1..64 {
-                if self.tx_fpdus.m_data.val().index() == i {
-                    self.tx_head_position.next = self.tx_position[i].q.val();
-                }
-            }
-        }
+        // (The queue's head is there cycles before its FPDU starts: the positions' RAM
+        // reads it in time.)
+        self.tx_positions.read_qp.next = self.tx_fpdus.m_data.val();
         self.framer.markers_en.next = (self.ctrl.qp_markers.val()
             & (self.one_q.val() << bit_cast::<64, 6>(self.tx_fpdus.m_data.val())))
             .any();
         self.framer.fpdu_load.next = true;
-        self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_head_position.val());
+        self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.value.val());
         self.tx_ending.next = self.tx_qp.q.val();
         if self.framer.fpdu_start.val() {
             self.tx_qp.d.next = self.tx_fpdus.m_data.val();
             self.tx_ending.next = self.tx_fpdus.m_data.val();
         }
-        if self.framer.fpdu_end.val() | (self.ctrl.qp_we.val() & self.ctrl.qp_reset.val()) {
-            for i in 0..64 {
-                if self.framer.fpdu_end.val() & (self.tx_ending.val().index() == i) {
-                    self.tx_position[i].d.next = self.framer.end_position.val().get_bits::<9>(0);
-                }
-                if self.ctrl.qp_we.val() & self.ctrl.qp_reset.val() & (self.ctrl.qp_waddr.val().index() == i) {
-                    self.tx_position[i].d.next = 0.into();
-                }
-            }
-        }
+        self.tx_positions.write.next = self.framer.fpdu_end.val();
+        self.tx_positions.write_qp.next = self.tx_ending.val();
+        self.tx_positions.write_value.next = self.framer.end_position.val().get_bits::<9>(0);
+        self.tx_positions.clear.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
+        self.tx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
         // Each ULPDU's CONN_ID (the segmenter's job tag without the engine bit) is queued
         // at its first beat and leaves with its FPDU's last.
         self.tx_conns.s_data.next = bit_cast::<17, 16>(self.segmenter.m_axis_tid.val().get_bits::<16>(0))
@@ -609,14 +593,7 @@ impl Logic for RnicTop {
         // and from the QP's own marker distance (kept per QP as for transmit). (After a
         // bad FPDU the deframer delivers nothing more and drops the stream: the queues must
         // not hold it up.)
-        self.rx_head_to_marker.next = self.rx_to_marker[0].q.val();
-        if self.rx_fpdus.m_valid.val() {
-            for i in 1..64 {
-                if self.rx_fpdus.m_data.val().index() == i {
-                    self.rx_head_to_marker.next = self.rx_to_marker[i].q.val();
-                }
-            }
-        }
+        self.rx_positions.read_qp.next = self.rx_fpdus.m_data.val();
         self.deframer.markers_en.next = (self.ctrl.qp_markers.val()
             & (self.one_q.val() << bit_cast::<64, 6>(self.rx_fpdus.m_data.val())))
             .any();
@@ -624,23 +601,18 @@ impl Logic for RnicTop {
             & (self.one_q.val() << bit_cast::<64, 6>(self.rx_fpdus.m_data.val())))
             .any();
         self.deframer.fpdu_load.next = true;
-        self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_head_to_marker.val());
+        self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_positions.value.val());
         self.rx_fpdus.m_ready.next = self.deframer.fpdu_start.val();
         self.rx_ending.next = self.rx_qp.q.val();
         if self.deframer.fpdu_start.val() {
             self.rx_qp.d.next = self.rx_fpdus.m_data.val();
             self.rx_ending.next = self.rx_fpdus.m_data.val();
         }
-        if self.deframer.fpdu_end.val() | (self.ctrl.qp_we.val() & self.ctrl.qp_reset.val()) {
-            for i in 0..64 {
-                if self.deframer.fpdu_end.val() & (self.rx_ending.val().index() == i) {
-                    self.rx_to_marker[i].d.next = self.deframer.end_to_marker.val().get_bits::<9>(0);
-                }
-                if self.ctrl.qp_we.val() & self.ctrl.qp_reset.val() & (self.ctrl.qp_waddr.val().index() == i) {
-                    self.rx_to_marker[i].d.next = 0.into();
-                }
-            }
-        }
+        self.rx_positions.write.next = self.deframer.fpdu_end.val();
+        self.rx_positions.write_qp.next = self.rx_ending.val();
+        self.rx_positions.write_value.next = self.deframer.end_to_marker.val().get_bits::<9>(0);
+        self.rx_positions.clear.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
+        self.rx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
         self.rx_open.next = (((self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val())
             & (self.rx_fpdus.s_ready.val() | !self.rx_first.q.val()))
             | self.deframer.failed.val())

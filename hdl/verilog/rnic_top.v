@@ -420,198 +420,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  tx_fpdus$m_valid;
     reg  tx_fpdus$m_ready;
     wire  [5:0] tx_fpdus$m_data;
-    reg  [8:0] tx_position$0$d;
-    wire  [8:0] tx_position$0$q;
-    reg  tx_position$0$clock;
-    reg  [8:0] tx_position$1$d;
-    wire  [8:0] tx_position$1$q;
-    reg  tx_position$1$clock;
-    reg  [8:0] tx_position$2$d;
-    wire  [8:0] tx_position$2$q;
-    reg  tx_position$2$clock;
-    reg  [8:0] tx_position$3$d;
-    wire  [8:0] tx_position$3$q;
-    reg  tx_position$3$clock;
-    reg  [8:0] tx_position$4$d;
-    wire  [8:0] tx_position$4$q;
-    reg  tx_position$4$clock;
-    reg  [8:0] tx_position$5$d;
-    wire  [8:0] tx_position$5$q;
-    reg  tx_position$5$clock;
-    reg  [8:0] tx_position$6$d;
-    wire  [8:0] tx_position$6$q;
-    reg  tx_position$6$clock;
-    reg  [8:0] tx_position$7$d;
-    wire  [8:0] tx_position$7$q;
-    reg  tx_position$7$clock;
-    reg  [8:0] tx_position$8$d;
-    wire  [8:0] tx_position$8$q;
-    reg  tx_position$8$clock;
-    reg  [8:0] tx_position$9$d;
-    wire  [8:0] tx_position$9$q;
-    reg  tx_position$9$clock;
-    reg  [8:0] tx_position$10$d;
-    wire  [8:0] tx_position$10$q;
-    reg  tx_position$10$clock;
-    reg  [8:0] tx_position$11$d;
-    wire  [8:0] tx_position$11$q;
-    reg  tx_position$11$clock;
-    reg  [8:0] tx_position$12$d;
-    wire  [8:0] tx_position$12$q;
-    reg  tx_position$12$clock;
-    reg  [8:0] tx_position$13$d;
-    wire  [8:0] tx_position$13$q;
-    reg  tx_position$13$clock;
-    reg  [8:0] tx_position$14$d;
-    wire  [8:0] tx_position$14$q;
-    reg  tx_position$14$clock;
-    reg  [8:0] tx_position$15$d;
-    wire  [8:0] tx_position$15$q;
-    reg  tx_position$15$clock;
-    reg  [8:0] tx_position$16$d;
-    wire  [8:0] tx_position$16$q;
-    reg  tx_position$16$clock;
-    reg  [8:0] tx_position$17$d;
-    wire  [8:0] tx_position$17$q;
-    reg  tx_position$17$clock;
-    reg  [8:0] tx_position$18$d;
-    wire  [8:0] tx_position$18$q;
-    reg  tx_position$18$clock;
-    reg  [8:0] tx_position$19$d;
-    wire  [8:0] tx_position$19$q;
-    reg  tx_position$19$clock;
-    reg  [8:0] tx_position$20$d;
-    wire  [8:0] tx_position$20$q;
-    reg  tx_position$20$clock;
-    reg  [8:0] tx_position$21$d;
-    wire  [8:0] tx_position$21$q;
-    reg  tx_position$21$clock;
-    reg  [8:0] tx_position$22$d;
-    wire  [8:0] tx_position$22$q;
-    reg  tx_position$22$clock;
-    reg  [8:0] tx_position$23$d;
-    wire  [8:0] tx_position$23$q;
-    reg  tx_position$23$clock;
-    reg  [8:0] tx_position$24$d;
-    wire  [8:0] tx_position$24$q;
-    reg  tx_position$24$clock;
-    reg  [8:0] tx_position$25$d;
-    wire  [8:0] tx_position$25$q;
-    reg  tx_position$25$clock;
-    reg  [8:0] tx_position$26$d;
-    wire  [8:0] tx_position$26$q;
-    reg  tx_position$26$clock;
-    reg  [8:0] tx_position$27$d;
-    wire  [8:0] tx_position$27$q;
-    reg  tx_position$27$clock;
-    reg  [8:0] tx_position$28$d;
-    wire  [8:0] tx_position$28$q;
-    reg  tx_position$28$clock;
-    reg  [8:0] tx_position$29$d;
-    wire  [8:0] tx_position$29$q;
-    reg  tx_position$29$clock;
-    reg  [8:0] tx_position$30$d;
-    wire  [8:0] tx_position$30$q;
-    reg  tx_position$30$clock;
-    reg  [8:0] tx_position$31$d;
-    wire  [8:0] tx_position$31$q;
-    reg  tx_position$31$clock;
-    reg  [8:0] tx_position$32$d;
-    wire  [8:0] tx_position$32$q;
-    reg  tx_position$32$clock;
-    reg  [8:0] tx_position$33$d;
-    wire  [8:0] tx_position$33$q;
-    reg  tx_position$33$clock;
-    reg  [8:0] tx_position$34$d;
-    wire  [8:0] tx_position$34$q;
-    reg  tx_position$34$clock;
-    reg  [8:0] tx_position$35$d;
-    wire  [8:0] tx_position$35$q;
-    reg  tx_position$35$clock;
-    reg  [8:0] tx_position$36$d;
-    wire  [8:0] tx_position$36$q;
-    reg  tx_position$36$clock;
-    reg  [8:0] tx_position$37$d;
-    wire  [8:0] tx_position$37$q;
-    reg  tx_position$37$clock;
-    reg  [8:0] tx_position$38$d;
-    wire  [8:0] tx_position$38$q;
-    reg  tx_position$38$clock;
-    reg  [8:0] tx_position$39$d;
-    wire  [8:0] tx_position$39$q;
-    reg  tx_position$39$clock;
-    reg  [8:0] tx_position$40$d;
-    wire  [8:0] tx_position$40$q;
-    reg  tx_position$40$clock;
-    reg  [8:0] tx_position$41$d;
-    wire  [8:0] tx_position$41$q;
-    reg  tx_position$41$clock;
-    reg  [8:0] tx_position$42$d;
-    wire  [8:0] tx_position$42$q;
-    reg  tx_position$42$clock;
-    reg  [8:0] tx_position$43$d;
-    wire  [8:0] tx_position$43$q;
-    reg  tx_position$43$clock;
-    reg  [8:0] tx_position$44$d;
-    wire  [8:0] tx_position$44$q;
-    reg  tx_position$44$clock;
-    reg  [8:0] tx_position$45$d;
-    wire  [8:0] tx_position$45$q;
-    reg  tx_position$45$clock;
-    reg  [8:0] tx_position$46$d;
-    wire  [8:0] tx_position$46$q;
-    reg  tx_position$46$clock;
-    reg  [8:0] tx_position$47$d;
-    wire  [8:0] tx_position$47$q;
-    reg  tx_position$47$clock;
-    reg  [8:0] tx_position$48$d;
-    wire  [8:0] tx_position$48$q;
-    reg  tx_position$48$clock;
-    reg  [8:0] tx_position$49$d;
-    wire  [8:0] tx_position$49$q;
-    reg  tx_position$49$clock;
-    reg  [8:0] tx_position$50$d;
-    wire  [8:0] tx_position$50$q;
-    reg  tx_position$50$clock;
-    reg  [8:0] tx_position$51$d;
-    wire  [8:0] tx_position$51$q;
-    reg  tx_position$51$clock;
-    reg  [8:0] tx_position$52$d;
-    wire  [8:0] tx_position$52$q;
-    reg  tx_position$52$clock;
-    reg  [8:0] tx_position$53$d;
-    wire  [8:0] tx_position$53$q;
-    reg  tx_position$53$clock;
-    reg  [8:0] tx_position$54$d;
-    wire  [8:0] tx_position$54$q;
-    reg  tx_position$54$clock;
-    reg  [8:0] tx_position$55$d;
-    wire  [8:0] tx_position$55$q;
-    reg  tx_position$55$clock;
-    reg  [8:0] tx_position$56$d;
-    wire  [8:0] tx_position$56$q;
-    reg  tx_position$56$clock;
-    reg  [8:0] tx_position$57$d;
-    wire  [8:0] tx_position$57$q;
-    reg  tx_position$57$clock;
-    reg  [8:0] tx_position$58$d;
-    wire  [8:0] tx_position$58$q;
-    reg  tx_position$58$clock;
-    reg  [8:0] tx_position$59$d;
-    wire  [8:0] tx_position$59$q;
-    reg  tx_position$59$clock;
-    reg  [8:0] tx_position$60$d;
-    wire  [8:0] tx_position$60$q;
-    reg  tx_position$60$clock;
-    reg  [8:0] tx_position$61$d;
-    wire  [8:0] tx_position$61$q;
-    reg  tx_position$61$clock;
-    reg  [8:0] tx_position$62$d;
-    wire  [8:0] tx_position$62$q;
-    reg  tx_position$62$clock;
-    reg  [8:0] tx_position$63$d;
-    wire  [8:0] tx_position$63$q;
-    reg  tx_position$63$clock;
+    reg  tx_positions$clock;
+    reg  tx_positions$reset;
+    reg  [5:0] tx_positions$read_qp;
+    wire  [8:0] tx_positions$value;
+    reg  tx_positions$write;
+    reg  [5:0] tx_positions$write_qp;
+    reg  [8:0] tx_positions$write_value;
+    reg  tx_positions$clear;
+    reg  [5:0] tx_positions$clear_qp;
     reg  [5:0] tx_qp$d;
     wire  [5:0] tx_qp$q;
     reg  tx_qp$clock;
@@ -658,198 +475,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  rx_fpdus$m_valid;
     reg  rx_fpdus$m_ready;
     wire  [5:0] rx_fpdus$m_data;
-    reg  [8:0] rx_to_marker$0$d;
-    wire  [8:0] rx_to_marker$0$q;
-    reg  rx_to_marker$0$clock;
-    reg  [8:0] rx_to_marker$1$d;
-    wire  [8:0] rx_to_marker$1$q;
-    reg  rx_to_marker$1$clock;
-    reg  [8:0] rx_to_marker$2$d;
-    wire  [8:0] rx_to_marker$2$q;
-    reg  rx_to_marker$2$clock;
-    reg  [8:0] rx_to_marker$3$d;
-    wire  [8:0] rx_to_marker$3$q;
-    reg  rx_to_marker$3$clock;
-    reg  [8:0] rx_to_marker$4$d;
-    wire  [8:0] rx_to_marker$4$q;
-    reg  rx_to_marker$4$clock;
-    reg  [8:0] rx_to_marker$5$d;
-    wire  [8:0] rx_to_marker$5$q;
-    reg  rx_to_marker$5$clock;
-    reg  [8:0] rx_to_marker$6$d;
-    wire  [8:0] rx_to_marker$6$q;
-    reg  rx_to_marker$6$clock;
-    reg  [8:0] rx_to_marker$7$d;
-    wire  [8:0] rx_to_marker$7$q;
-    reg  rx_to_marker$7$clock;
-    reg  [8:0] rx_to_marker$8$d;
-    wire  [8:0] rx_to_marker$8$q;
-    reg  rx_to_marker$8$clock;
-    reg  [8:0] rx_to_marker$9$d;
-    wire  [8:0] rx_to_marker$9$q;
-    reg  rx_to_marker$9$clock;
-    reg  [8:0] rx_to_marker$10$d;
-    wire  [8:0] rx_to_marker$10$q;
-    reg  rx_to_marker$10$clock;
-    reg  [8:0] rx_to_marker$11$d;
-    wire  [8:0] rx_to_marker$11$q;
-    reg  rx_to_marker$11$clock;
-    reg  [8:0] rx_to_marker$12$d;
-    wire  [8:0] rx_to_marker$12$q;
-    reg  rx_to_marker$12$clock;
-    reg  [8:0] rx_to_marker$13$d;
-    wire  [8:0] rx_to_marker$13$q;
-    reg  rx_to_marker$13$clock;
-    reg  [8:0] rx_to_marker$14$d;
-    wire  [8:0] rx_to_marker$14$q;
-    reg  rx_to_marker$14$clock;
-    reg  [8:0] rx_to_marker$15$d;
-    wire  [8:0] rx_to_marker$15$q;
-    reg  rx_to_marker$15$clock;
-    reg  [8:0] rx_to_marker$16$d;
-    wire  [8:0] rx_to_marker$16$q;
-    reg  rx_to_marker$16$clock;
-    reg  [8:0] rx_to_marker$17$d;
-    wire  [8:0] rx_to_marker$17$q;
-    reg  rx_to_marker$17$clock;
-    reg  [8:0] rx_to_marker$18$d;
-    wire  [8:0] rx_to_marker$18$q;
-    reg  rx_to_marker$18$clock;
-    reg  [8:0] rx_to_marker$19$d;
-    wire  [8:0] rx_to_marker$19$q;
-    reg  rx_to_marker$19$clock;
-    reg  [8:0] rx_to_marker$20$d;
-    wire  [8:0] rx_to_marker$20$q;
-    reg  rx_to_marker$20$clock;
-    reg  [8:0] rx_to_marker$21$d;
-    wire  [8:0] rx_to_marker$21$q;
-    reg  rx_to_marker$21$clock;
-    reg  [8:0] rx_to_marker$22$d;
-    wire  [8:0] rx_to_marker$22$q;
-    reg  rx_to_marker$22$clock;
-    reg  [8:0] rx_to_marker$23$d;
-    wire  [8:0] rx_to_marker$23$q;
-    reg  rx_to_marker$23$clock;
-    reg  [8:0] rx_to_marker$24$d;
-    wire  [8:0] rx_to_marker$24$q;
-    reg  rx_to_marker$24$clock;
-    reg  [8:0] rx_to_marker$25$d;
-    wire  [8:0] rx_to_marker$25$q;
-    reg  rx_to_marker$25$clock;
-    reg  [8:0] rx_to_marker$26$d;
-    wire  [8:0] rx_to_marker$26$q;
-    reg  rx_to_marker$26$clock;
-    reg  [8:0] rx_to_marker$27$d;
-    wire  [8:0] rx_to_marker$27$q;
-    reg  rx_to_marker$27$clock;
-    reg  [8:0] rx_to_marker$28$d;
-    wire  [8:0] rx_to_marker$28$q;
-    reg  rx_to_marker$28$clock;
-    reg  [8:0] rx_to_marker$29$d;
-    wire  [8:0] rx_to_marker$29$q;
-    reg  rx_to_marker$29$clock;
-    reg  [8:0] rx_to_marker$30$d;
-    wire  [8:0] rx_to_marker$30$q;
-    reg  rx_to_marker$30$clock;
-    reg  [8:0] rx_to_marker$31$d;
-    wire  [8:0] rx_to_marker$31$q;
-    reg  rx_to_marker$31$clock;
-    reg  [8:0] rx_to_marker$32$d;
-    wire  [8:0] rx_to_marker$32$q;
-    reg  rx_to_marker$32$clock;
-    reg  [8:0] rx_to_marker$33$d;
-    wire  [8:0] rx_to_marker$33$q;
-    reg  rx_to_marker$33$clock;
-    reg  [8:0] rx_to_marker$34$d;
-    wire  [8:0] rx_to_marker$34$q;
-    reg  rx_to_marker$34$clock;
-    reg  [8:0] rx_to_marker$35$d;
-    wire  [8:0] rx_to_marker$35$q;
-    reg  rx_to_marker$35$clock;
-    reg  [8:0] rx_to_marker$36$d;
-    wire  [8:0] rx_to_marker$36$q;
-    reg  rx_to_marker$36$clock;
-    reg  [8:0] rx_to_marker$37$d;
-    wire  [8:0] rx_to_marker$37$q;
-    reg  rx_to_marker$37$clock;
-    reg  [8:0] rx_to_marker$38$d;
-    wire  [8:0] rx_to_marker$38$q;
-    reg  rx_to_marker$38$clock;
-    reg  [8:0] rx_to_marker$39$d;
-    wire  [8:0] rx_to_marker$39$q;
-    reg  rx_to_marker$39$clock;
-    reg  [8:0] rx_to_marker$40$d;
-    wire  [8:0] rx_to_marker$40$q;
-    reg  rx_to_marker$40$clock;
-    reg  [8:0] rx_to_marker$41$d;
-    wire  [8:0] rx_to_marker$41$q;
-    reg  rx_to_marker$41$clock;
-    reg  [8:0] rx_to_marker$42$d;
-    wire  [8:0] rx_to_marker$42$q;
-    reg  rx_to_marker$42$clock;
-    reg  [8:0] rx_to_marker$43$d;
-    wire  [8:0] rx_to_marker$43$q;
-    reg  rx_to_marker$43$clock;
-    reg  [8:0] rx_to_marker$44$d;
-    wire  [8:0] rx_to_marker$44$q;
-    reg  rx_to_marker$44$clock;
-    reg  [8:0] rx_to_marker$45$d;
-    wire  [8:0] rx_to_marker$45$q;
-    reg  rx_to_marker$45$clock;
-    reg  [8:0] rx_to_marker$46$d;
-    wire  [8:0] rx_to_marker$46$q;
-    reg  rx_to_marker$46$clock;
-    reg  [8:0] rx_to_marker$47$d;
-    wire  [8:0] rx_to_marker$47$q;
-    reg  rx_to_marker$47$clock;
-    reg  [8:0] rx_to_marker$48$d;
-    wire  [8:0] rx_to_marker$48$q;
-    reg  rx_to_marker$48$clock;
-    reg  [8:0] rx_to_marker$49$d;
-    wire  [8:0] rx_to_marker$49$q;
-    reg  rx_to_marker$49$clock;
-    reg  [8:0] rx_to_marker$50$d;
-    wire  [8:0] rx_to_marker$50$q;
-    reg  rx_to_marker$50$clock;
-    reg  [8:0] rx_to_marker$51$d;
-    wire  [8:0] rx_to_marker$51$q;
-    reg  rx_to_marker$51$clock;
-    reg  [8:0] rx_to_marker$52$d;
-    wire  [8:0] rx_to_marker$52$q;
-    reg  rx_to_marker$52$clock;
-    reg  [8:0] rx_to_marker$53$d;
-    wire  [8:0] rx_to_marker$53$q;
-    reg  rx_to_marker$53$clock;
-    reg  [8:0] rx_to_marker$54$d;
-    wire  [8:0] rx_to_marker$54$q;
-    reg  rx_to_marker$54$clock;
-    reg  [8:0] rx_to_marker$55$d;
-    wire  [8:0] rx_to_marker$55$q;
-    reg  rx_to_marker$55$clock;
-    reg  [8:0] rx_to_marker$56$d;
-    wire  [8:0] rx_to_marker$56$q;
-    reg  rx_to_marker$56$clock;
-    reg  [8:0] rx_to_marker$57$d;
-    wire  [8:0] rx_to_marker$57$q;
-    reg  rx_to_marker$57$clock;
-    reg  [8:0] rx_to_marker$58$d;
-    wire  [8:0] rx_to_marker$58$q;
-    reg  rx_to_marker$58$clock;
-    reg  [8:0] rx_to_marker$59$d;
-    wire  [8:0] rx_to_marker$59$q;
-    reg  rx_to_marker$59$clock;
-    reg  [8:0] rx_to_marker$60$d;
-    wire  [8:0] rx_to_marker$60$q;
-    reg  rx_to_marker$60$clock;
-    reg  [8:0] rx_to_marker$61$d;
-    wire  [8:0] rx_to_marker$61$q;
-    reg  rx_to_marker$61$clock;
-    reg  [8:0] rx_to_marker$62$d;
-    wire  [8:0] rx_to_marker$62$q;
-    reg  rx_to_marker$62$clock;
-    reg  [8:0] rx_to_marker$63$d;
-    wire  [8:0] rx_to_marker$63$q;
-    reg  rx_to_marker$63$clock;
+    reg  rx_positions$clock;
+    reg  rx_positions$reset;
+    reg  [5:0] rx_positions$read_qp;
+    wire  [8:0] rx_positions$value;
+    reg  rx_positions$write;
+    reg  [5:0] rx_positions$write_qp;
+    reg  [8:0] rx_positions$write_value;
+    reg  rx_positions$clear;
+    reg  [5:0] rx_positions$clear_qp;
     reg  [5:0] rx_qp$d;
     wire  [5:0] rx_qp$q;
     reg  rx_qp$clock;
@@ -974,9 +608,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     
     // Local signals
     reg  [5:0] tx_ending;
-    reg  [8:0] tx_head_position;
     reg  [5:0] rx_ending;
-    reg  [8:0] rx_head_to_marker;
     reg  rx_open;
     reg  rx_job;
     reg  rx_cqe;
@@ -1355,325 +987,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_ready(tx_fpdus$m_ready),
         .m_data(tx_fpdus$m_data)
     );
-    rnic_top$tx_position$0 tx_position$0(
-        .d(tx_position$0$d),
-        .q(tx_position$0$q),
-        .clock(tx_position$0$clock)
-    );
-    rnic_top$tx_position$1 tx_position$1(
-        .d(tx_position$1$d),
-        .q(tx_position$1$q),
-        .clock(tx_position$1$clock)
-    );
-    rnic_top$tx_position$2 tx_position$2(
-        .d(tx_position$2$d),
-        .q(tx_position$2$q),
-        .clock(tx_position$2$clock)
-    );
-    rnic_top$tx_position$3 tx_position$3(
-        .d(tx_position$3$d),
-        .q(tx_position$3$q),
-        .clock(tx_position$3$clock)
-    );
-    rnic_top$tx_position$4 tx_position$4(
-        .d(tx_position$4$d),
-        .q(tx_position$4$q),
-        .clock(tx_position$4$clock)
-    );
-    rnic_top$tx_position$5 tx_position$5(
-        .d(tx_position$5$d),
-        .q(tx_position$5$q),
-        .clock(tx_position$5$clock)
-    );
-    rnic_top$tx_position$6 tx_position$6(
-        .d(tx_position$6$d),
-        .q(tx_position$6$q),
-        .clock(tx_position$6$clock)
-    );
-    rnic_top$tx_position$7 tx_position$7(
-        .d(tx_position$7$d),
-        .q(tx_position$7$q),
-        .clock(tx_position$7$clock)
-    );
-    rnic_top$tx_position$8 tx_position$8(
-        .d(tx_position$8$d),
-        .q(tx_position$8$q),
-        .clock(tx_position$8$clock)
-    );
-    rnic_top$tx_position$9 tx_position$9(
-        .d(tx_position$9$d),
-        .q(tx_position$9$q),
-        .clock(tx_position$9$clock)
-    );
-    rnic_top$tx_position$10 tx_position$10(
-        .d(tx_position$10$d),
-        .q(tx_position$10$q),
-        .clock(tx_position$10$clock)
-    );
-    rnic_top$tx_position$11 tx_position$11(
-        .d(tx_position$11$d),
-        .q(tx_position$11$q),
-        .clock(tx_position$11$clock)
-    );
-    rnic_top$tx_position$12 tx_position$12(
-        .d(tx_position$12$d),
-        .q(tx_position$12$q),
-        .clock(tx_position$12$clock)
-    );
-    rnic_top$tx_position$13 tx_position$13(
-        .d(tx_position$13$d),
-        .q(tx_position$13$q),
-        .clock(tx_position$13$clock)
-    );
-    rnic_top$tx_position$14 tx_position$14(
-        .d(tx_position$14$d),
-        .q(tx_position$14$q),
-        .clock(tx_position$14$clock)
-    );
-    rnic_top$tx_position$15 tx_position$15(
-        .d(tx_position$15$d),
-        .q(tx_position$15$q),
-        .clock(tx_position$15$clock)
-    );
-    rnic_top$tx_position$16 tx_position$16(
-        .d(tx_position$16$d),
-        .q(tx_position$16$q),
-        .clock(tx_position$16$clock)
-    );
-    rnic_top$tx_position$17 tx_position$17(
-        .d(tx_position$17$d),
-        .q(tx_position$17$q),
-        .clock(tx_position$17$clock)
-    );
-    rnic_top$tx_position$18 tx_position$18(
-        .d(tx_position$18$d),
-        .q(tx_position$18$q),
-        .clock(tx_position$18$clock)
-    );
-    rnic_top$tx_position$19 tx_position$19(
-        .d(tx_position$19$d),
-        .q(tx_position$19$q),
-        .clock(tx_position$19$clock)
-    );
-    rnic_top$tx_position$20 tx_position$20(
-        .d(tx_position$20$d),
-        .q(tx_position$20$q),
-        .clock(tx_position$20$clock)
-    );
-    rnic_top$tx_position$21 tx_position$21(
-        .d(tx_position$21$d),
-        .q(tx_position$21$q),
-        .clock(tx_position$21$clock)
-    );
-    rnic_top$tx_position$22 tx_position$22(
-        .d(tx_position$22$d),
-        .q(tx_position$22$q),
-        .clock(tx_position$22$clock)
-    );
-    rnic_top$tx_position$23 tx_position$23(
-        .d(tx_position$23$d),
-        .q(tx_position$23$q),
-        .clock(tx_position$23$clock)
-    );
-    rnic_top$tx_position$24 tx_position$24(
-        .d(tx_position$24$d),
-        .q(tx_position$24$q),
-        .clock(tx_position$24$clock)
-    );
-    rnic_top$tx_position$25 tx_position$25(
-        .d(tx_position$25$d),
-        .q(tx_position$25$q),
-        .clock(tx_position$25$clock)
-    );
-    rnic_top$tx_position$26 tx_position$26(
-        .d(tx_position$26$d),
-        .q(tx_position$26$q),
-        .clock(tx_position$26$clock)
-    );
-    rnic_top$tx_position$27 tx_position$27(
-        .d(tx_position$27$d),
-        .q(tx_position$27$q),
-        .clock(tx_position$27$clock)
-    );
-    rnic_top$tx_position$28 tx_position$28(
-        .d(tx_position$28$d),
-        .q(tx_position$28$q),
-        .clock(tx_position$28$clock)
-    );
-    rnic_top$tx_position$29 tx_position$29(
-        .d(tx_position$29$d),
-        .q(tx_position$29$q),
-        .clock(tx_position$29$clock)
-    );
-    rnic_top$tx_position$30 tx_position$30(
-        .d(tx_position$30$d),
-        .q(tx_position$30$q),
-        .clock(tx_position$30$clock)
-    );
-    rnic_top$tx_position$31 tx_position$31(
-        .d(tx_position$31$d),
-        .q(tx_position$31$q),
-        .clock(tx_position$31$clock)
-    );
-    rnic_top$tx_position$32 tx_position$32(
-        .d(tx_position$32$d),
-        .q(tx_position$32$q),
-        .clock(tx_position$32$clock)
-    );
-    rnic_top$tx_position$33 tx_position$33(
-        .d(tx_position$33$d),
-        .q(tx_position$33$q),
-        .clock(tx_position$33$clock)
-    );
-    rnic_top$tx_position$34 tx_position$34(
-        .d(tx_position$34$d),
-        .q(tx_position$34$q),
-        .clock(tx_position$34$clock)
-    );
-    rnic_top$tx_position$35 tx_position$35(
-        .d(tx_position$35$d),
-        .q(tx_position$35$q),
-        .clock(tx_position$35$clock)
-    );
-    rnic_top$tx_position$36 tx_position$36(
-        .d(tx_position$36$d),
-        .q(tx_position$36$q),
-        .clock(tx_position$36$clock)
-    );
-    rnic_top$tx_position$37 tx_position$37(
-        .d(tx_position$37$d),
-        .q(tx_position$37$q),
-        .clock(tx_position$37$clock)
-    );
-    rnic_top$tx_position$38 tx_position$38(
-        .d(tx_position$38$d),
-        .q(tx_position$38$q),
-        .clock(tx_position$38$clock)
-    );
-    rnic_top$tx_position$39 tx_position$39(
-        .d(tx_position$39$d),
-        .q(tx_position$39$q),
-        .clock(tx_position$39$clock)
-    );
-    rnic_top$tx_position$40 tx_position$40(
-        .d(tx_position$40$d),
-        .q(tx_position$40$q),
-        .clock(tx_position$40$clock)
-    );
-    rnic_top$tx_position$41 tx_position$41(
-        .d(tx_position$41$d),
-        .q(tx_position$41$q),
-        .clock(tx_position$41$clock)
-    );
-    rnic_top$tx_position$42 tx_position$42(
-        .d(tx_position$42$d),
-        .q(tx_position$42$q),
-        .clock(tx_position$42$clock)
-    );
-    rnic_top$tx_position$43 tx_position$43(
-        .d(tx_position$43$d),
-        .q(tx_position$43$q),
-        .clock(tx_position$43$clock)
-    );
-    rnic_top$tx_position$44 tx_position$44(
-        .d(tx_position$44$d),
-        .q(tx_position$44$q),
-        .clock(tx_position$44$clock)
-    );
-    rnic_top$tx_position$45 tx_position$45(
-        .d(tx_position$45$d),
-        .q(tx_position$45$q),
-        .clock(tx_position$45$clock)
-    );
-    rnic_top$tx_position$46 tx_position$46(
-        .d(tx_position$46$d),
-        .q(tx_position$46$q),
-        .clock(tx_position$46$clock)
-    );
-    rnic_top$tx_position$47 tx_position$47(
-        .d(tx_position$47$d),
-        .q(tx_position$47$q),
-        .clock(tx_position$47$clock)
-    );
-    rnic_top$tx_position$48 tx_position$48(
-        .d(tx_position$48$d),
-        .q(tx_position$48$q),
-        .clock(tx_position$48$clock)
-    );
-    rnic_top$tx_position$49 tx_position$49(
-        .d(tx_position$49$d),
-        .q(tx_position$49$q),
-        .clock(tx_position$49$clock)
-    );
-    rnic_top$tx_position$50 tx_position$50(
-        .d(tx_position$50$d),
-        .q(tx_position$50$q),
-        .clock(tx_position$50$clock)
-    );
-    rnic_top$tx_position$51 tx_position$51(
-        .d(tx_position$51$d),
-        .q(tx_position$51$q),
-        .clock(tx_position$51$clock)
-    );
-    rnic_top$tx_position$52 tx_position$52(
-        .d(tx_position$52$d),
-        .q(tx_position$52$q),
-        .clock(tx_position$52$clock)
-    );
-    rnic_top$tx_position$53 tx_position$53(
-        .d(tx_position$53$d),
-        .q(tx_position$53$q),
-        .clock(tx_position$53$clock)
-    );
-    rnic_top$tx_position$54 tx_position$54(
-        .d(tx_position$54$d),
-        .q(tx_position$54$q),
-        .clock(tx_position$54$clock)
-    );
-    rnic_top$tx_position$55 tx_position$55(
-        .d(tx_position$55$d),
-        .q(tx_position$55$q),
-        .clock(tx_position$55$clock)
-    );
-    rnic_top$tx_position$56 tx_position$56(
-        .d(tx_position$56$d),
-        .q(tx_position$56$q),
-        .clock(tx_position$56$clock)
-    );
-    rnic_top$tx_position$57 tx_position$57(
-        .d(tx_position$57$d),
-        .q(tx_position$57$q),
-        .clock(tx_position$57$clock)
-    );
-    rnic_top$tx_position$58 tx_position$58(
-        .d(tx_position$58$d),
-        .q(tx_position$58$q),
-        .clock(tx_position$58$clock)
-    );
-    rnic_top$tx_position$59 tx_position$59(
-        .d(tx_position$59$d),
-        .q(tx_position$59$q),
-        .clock(tx_position$59$clock)
-    );
-    rnic_top$tx_position$60 tx_position$60(
-        .d(tx_position$60$d),
-        .q(tx_position$60$q),
-        .clock(tx_position$60$clock)
-    );
-    rnic_top$tx_position$61 tx_position$61(
-        .d(tx_position$61$d),
-        .q(tx_position$61$q),
-        .clock(tx_position$61$clock)
-    );
-    rnic_top$tx_position$62 tx_position$62(
-        .d(tx_position$62$d),
-        .q(tx_position$62$q),
-        .clock(tx_position$62$clock)
-    );
-    rnic_top$tx_position$63 tx_position$63(
-        .d(tx_position$63$d),
-        .q(tx_position$63$q),
-        .clock(tx_position$63$clock)
+    rnic_top$tx_positions tx_positions(
+        .clock(tx_positions$clock),
+        .reset(tx_positions$reset),
+        .read_qp(tx_positions$read_qp),
+        .value(tx_positions$value),
+        .write(tx_positions$write),
+        .write_qp(tx_positions$write_qp),
+        .write_value(tx_positions$write_value),
+        .clear(tx_positions$clear),
+        .clear_qp(tx_positions$clear_qp)
     );
     rnic_top$tx_qp tx_qp(
         .d(tx_qp$d),
@@ -1733,325 +1056,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_ready(rx_fpdus$m_ready),
         .m_data(rx_fpdus$m_data)
     );
-    rnic_top$rx_to_marker$0 rx_to_marker$0(
-        .d(rx_to_marker$0$d),
-        .q(rx_to_marker$0$q),
-        .clock(rx_to_marker$0$clock)
-    );
-    rnic_top$rx_to_marker$1 rx_to_marker$1(
-        .d(rx_to_marker$1$d),
-        .q(rx_to_marker$1$q),
-        .clock(rx_to_marker$1$clock)
-    );
-    rnic_top$rx_to_marker$2 rx_to_marker$2(
-        .d(rx_to_marker$2$d),
-        .q(rx_to_marker$2$q),
-        .clock(rx_to_marker$2$clock)
-    );
-    rnic_top$rx_to_marker$3 rx_to_marker$3(
-        .d(rx_to_marker$3$d),
-        .q(rx_to_marker$3$q),
-        .clock(rx_to_marker$3$clock)
-    );
-    rnic_top$rx_to_marker$4 rx_to_marker$4(
-        .d(rx_to_marker$4$d),
-        .q(rx_to_marker$4$q),
-        .clock(rx_to_marker$4$clock)
-    );
-    rnic_top$rx_to_marker$5 rx_to_marker$5(
-        .d(rx_to_marker$5$d),
-        .q(rx_to_marker$5$q),
-        .clock(rx_to_marker$5$clock)
-    );
-    rnic_top$rx_to_marker$6 rx_to_marker$6(
-        .d(rx_to_marker$6$d),
-        .q(rx_to_marker$6$q),
-        .clock(rx_to_marker$6$clock)
-    );
-    rnic_top$rx_to_marker$7 rx_to_marker$7(
-        .d(rx_to_marker$7$d),
-        .q(rx_to_marker$7$q),
-        .clock(rx_to_marker$7$clock)
-    );
-    rnic_top$rx_to_marker$8 rx_to_marker$8(
-        .d(rx_to_marker$8$d),
-        .q(rx_to_marker$8$q),
-        .clock(rx_to_marker$8$clock)
-    );
-    rnic_top$rx_to_marker$9 rx_to_marker$9(
-        .d(rx_to_marker$9$d),
-        .q(rx_to_marker$9$q),
-        .clock(rx_to_marker$9$clock)
-    );
-    rnic_top$rx_to_marker$10 rx_to_marker$10(
-        .d(rx_to_marker$10$d),
-        .q(rx_to_marker$10$q),
-        .clock(rx_to_marker$10$clock)
-    );
-    rnic_top$rx_to_marker$11 rx_to_marker$11(
-        .d(rx_to_marker$11$d),
-        .q(rx_to_marker$11$q),
-        .clock(rx_to_marker$11$clock)
-    );
-    rnic_top$rx_to_marker$12 rx_to_marker$12(
-        .d(rx_to_marker$12$d),
-        .q(rx_to_marker$12$q),
-        .clock(rx_to_marker$12$clock)
-    );
-    rnic_top$rx_to_marker$13 rx_to_marker$13(
-        .d(rx_to_marker$13$d),
-        .q(rx_to_marker$13$q),
-        .clock(rx_to_marker$13$clock)
-    );
-    rnic_top$rx_to_marker$14 rx_to_marker$14(
-        .d(rx_to_marker$14$d),
-        .q(rx_to_marker$14$q),
-        .clock(rx_to_marker$14$clock)
-    );
-    rnic_top$rx_to_marker$15 rx_to_marker$15(
-        .d(rx_to_marker$15$d),
-        .q(rx_to_marker$15$q),
-        .clock(rx_to_marker$15$clock)
-    );
-    rnic_top$rx_to_marker$16 rx_to_marker$16(
-        .d(rx_to_marker$16$d),
-        .q(rx_to_marker$16$q),
-        .clock(rx_to_marker$16$clock)
-    );
-    rnic_top$rx_to_marker$17 rx_to_marker$17(
-        .d(rx_to_marker$17$d),
-        .q(rx_to_marker$17$q),
-        .clock(rx_to_marker$17$clock)
-    );
-    rnic_top$rx_to_marker$18 rx_to_marker$18(
-        .d(rx_to_marker$18$d),
-        .q(rx_to_marker$18$q),
-        .clock(rx_to_marker$18$clock)
-    );
-    rnic_top$rx_to_marker$19 rx_to_marker$19(
-        .d(rx_to_marker$19$d),
-        .q(rx_to_marker$19$q),
-        .clock(rx_to_marker$19$clock)
-    );
-    rnic_top$rx_to_marker$20 rx_to_marker$20(
-        .d(rx_to_marker$20$d),
-        .q(rx_to_marker$20$q),
-        .clock(rx_to_marker$20$clock)
-    );
-    rnic_top$rx_to_marker$21 rx_to_marker$21(
-        .d(rx_to_marker$21$d),
-        .q(rx_to_marker$21$q),
-        .clock(rx_to_marker$21$clock)
-    );
-    rnic_top$rx_to_marker$22 rx_to_marker$22(
-        .d(rx_to_marker$22$d),
-        .q(rx_to_marker$22$q),
-        .clock(rx_to_marker$22$clock)
-    );
-    rnic_top$rx_to_marker$23 rx_to_marker$23(
-        .d(rx_to_marker$23$d),
-        .q(rx_to_marker$23$q),
-        .clock(rx_to_marker$23$clock)
-    );
-    rnic_top$rx_to_marker$24 rx_to_marker$24(
-        .d(rx_to_marker$24$d),
-        .q(rx_to_marker$24$q),
-        .clock(rx_to_marker$24$clock)
-    );
-    rnic_top$rx_to_marker$25 rx_to_marker$25(
-        .d(rx_to_marker$25$d),
-        .q(rx_to_marker$25$q),
-        .clock(rx_to_marker$25$clock)
-    );
-    rnic_top$rx_to_marker$26 rx_to_marker$26(
-        .d(rx_to_marker$26$d),
-        .q(rx_to_marker$26$q),
-        .clock(rx_to_marker$26$clock)
-    );
-    rnic_top$rx_to_marker$27 rx_to_marker$27(
-        .d(rx_to_marker$27$d),
-        .q(rx_to_marker$27$q),
-        .clock(rx_to_marker$27$clock)
-    );
-    rnic_top$rx_to_marker$28 rx_to_marker$28(
-        .d(rx_to_marker$28$d),
-        .q(rx_to_marker$28$q),
-        .clock(rx_to_marker$28$clock)
-    );
-    rnic_top$rx_to_marker$29 rx_to_marker$29(
-        .d(rx_to_marker$29$d),
-        .q(rx_to_marker$29$q),
-        .clock(rx_to_marker$29$clock)
-    );
-    rnic_top$rx_to_marker$30 rx_to_marker$30(
-        .d(rx_to_marker$30$d),
-        .q(rx_to_marker$30$q),
-        .clock(rx_to_marker$30$clock)
-    );
-    rnic_top$rx_to_marker$31 rx_to_marker$31(
-        .d(rx_to_marker$31$d),
-        .q(rx_to_marker$31$q),
-        .clock(rx_to_marker$31$clock)
-    );
-    rnic_top$rx_to_marker$32 rx_to_marker$32(
-        .d(rx_to_marker$32$d),
-        .q(rx_to_marker$32$q),
-        .clock(rx_to_marker$32$clock)
-    );
-    rnic_top$rx_to_marker$33 rx_to_marker$33(
-        .d(rx_to_marker$33$d),
-        .q(rx_to_marker$33$q),
-        .clock(rx_to_marker$33$clock)
-    );
-    rnic_top$rx_to_marker$34 rx_to_marker$34(
-        .d(rx_to_marker$34$d),
-        .q(rx_to_marker$34$q),
-        .clock(rx_to_marker$34$clock)
-    );
-    rnic_top$rx_to_marker$35 rx_to_marker$35(
-        .d(rx_to_marker$35$d),
-        .q(rx_to_marker$35$q),
-        .clock(rx_to_marker$35$clock)
-    );
-    rnic_top$rx_to_marker$36 rx_to_marker$36(
-        .d(rx_to_marker$36$d),
-        .q(rx_to_marker$36$q),
-        .clock(rx_to_marker$36$clock)
-    );
-    rnic_top$rx_to_marker$37 rx_to_marker$37(
-        .d(rx_to_marker$37$d),
-        .q(rx_to_marker$37$q),
-        .clock(rx_to_marker$37$clock)
-    );
-    rnic_top$rx_to_marker$38 rx_to_marker$38(
-        .d(rx_to_marker$38$d),
-        .q(rx_to_marker$38$q),
-        .clock(rx_to_marker$38$clock)
-    );
-    rnic_top$rx_to_marker$39 rx_to_marker$39(
-        .d(rx_to_marker$39$d),
-        .q(rx_to_marker$39$q),
-        .clock(rx_to_marker$39$clock)
-    );
-    rnic_top$rx_to_marker$40 rx_to_marker$40(
-        .d(rx_to_marker$40$d),
-        .q(rx_to_marker$40$q),
-        .clock(rx_to_marker$40$clock)
-    );
-    rnic_top$rx_to_marker$41 rx_to_marker$41(
-        .d(rx_to_marker$41$d),
-        .q(rx_to_marker$41$q),
-        .clock(rx_to_marker$41$clock)
-    );
-    rnic_top$rx_to_marker$42 rx_to_marker$42(
-        .d(rx_to_marker$42$d),
-        .q(rx_to_marker$42$q),
-        .clock(rx_to_marker$42$clock)
-    );
-    rnic_top$rx_to_marker$43 rx_to_marker$43(
-        .d(rx_to_marker$43$d),
-        .q(rx_to_marker$43$q),
-        .clock(rx_to_marker$43$clock)
-    );
-    rnic_top$rx_to_marker$44 rx_to_marker$44(
-        .d(rx_to_marker$44$d),
-        .q(rx_to_marker$44$q),
-        .clock(rx_to_marker$44$clock)
-    );
-    rnic_top$rx_to_marker$45 rx_to_marker$45(
-        .d(rx_to_marker$45$d),
-        .q(rx_to_marker$45$q),
-        .clock(rx_to_marker$45$clock)
-    );
-    rnic_top$rx_to_marker$46 rx_to_marker$46(
-        .d(rx_to_marker$46$d),
-        .q(rx_to_marker$46$q),
-        .clock(rx_to_marker$46$clock)
-    );
-    rnic_top$rx_to_marker$47 rx_to_marker$47(
-        .d(rx_to_marker$47$d),
-        .q(rx_to_marker$47$q),
-        .clock(rx_to_marker$47$clock)
-    );
-    rnic_top$rx_to_marker$48 rx_to_marker$48(
-        .d(rx_to_marker$48$d),
-        .q(rx_to_marker$48$q),
-        .clock(rx_to_marker$48$clock)
-    );
-    rnic_top$rx_to_marker$49 rx_to_marker$49(
-        .d(rx_to_marker$49$d),
-        .q(rx_to_marker$49$q),
-        .clock(rx_to_marker$49$clock)
-    );
-    rnic_top$rx_to_marker$50 rx_to_marker$50(
-        .d(rx_to_marker$50$d),
-        .q(rx_to_marker$50$q),
-        .clock(rx_to_marker$50$clock)
-    );
-    rnic_top$rx_to_marker$51 rx_to_marker$51(
-        .d(rx_to_marker$51$d),
-        .q(rx_to_marker$51$q),
-        .clock(rx_to_marker$51$clock)
-    );
-    rnic_top$rx_to_marker$52 rx_to_marker$52(
-        .d(rx_to_marker$52$d),
-        .q(rx_to_marker$52$q),
-        .clock(rx_to_marker$52$clock)
-    );
-    rnic_top$rx_to_marker$53 rx_to_marker$53(
-        .d(rx_to_marker$53$d),
-        .q(rx_to_marker$53$q),
-        .clock(rx_to_marker$53$clock)
-    );
-    rnic_top$rx_to_marker$54 rx_to_marker$54(
-        .d(rx_to_marker$54$d),
-        .q(rx_to_marker$54$q),
-        .clock(rx_to_marker$54$clock)
-    );
-    rnic_top$rx_to_marker$55 rx_to_marker$55(
-        .d(rx_to_marker$55$d),
-        .q(rx_to_marker$55$q),
-        .clock(rx_to_marker$55$clock)
-    );
-    rnic_top$rx_to_marker$56 rx_to_marker$56(
-        .d(rx_to_marker$56$d),
-        .q(rx_to_marker$56$q),
-        .clock(rx_to_marker$56$clock)
-    );
-    rnic_top$rx_to_marker$57 rx_to_marker$57(
-        .d(rx_to_marker$57$d),
-        .q(rx_to_marker$57$q),
-        .clock(rx_to_marker$57$clock)
-    );
-    rnic_top$rx_to_marker$58 rx_to_marker$58(
-        .d(rx_to_marker$58$d),
-        .q(rx_to_marker$58$q),
-        .clock(rx_to_marker$58$clock)
-    );
-    rnic_top$rx_to_marker$59 rx_to_marker$59(
-        .d(rx_to_marker$59$d),
-        .q(rx_to_marker$59$q),
-        .clock(rx_to_marker$59$clock)
-    );
-    rnic_top$rx_to_marker$60 rx_to_marker$60(
-        .d(rx_to_marker$60$d),
-        .q(rx_to_marker$60$q),
-        .clock(rx_to_marker$60$clock)
-    );
-    rnic_top$rx_to_marker$61 rx_to_marker$61(
-        .d(rx_to_marker$61$d),
-        .q(rx_to_marker$61$q),
-        .clock(rx_to_marker$61$clock)
-    );
-    rnic_top$rx_to_marker$62 rx_to_marker$62(
-        .d(rx_to_marker$62$d),
-        .q(rx_to_marker$62$q),
-        .clock(rx_to_marker$62$clock)
-    );
-    rnic_top$rx_to_marker$63 rx_to_marker$63(
-        .d(rx_to_marker$63$d),
-        .q(rx_to_marker$63$q),
-        .clock(rx_to_marker$63$clock)
+    rnic_top$rx_positions rx_positions(
+        .clock(rx_positions$clock),
+        .reset(rx_positions$reset),
+        .read_qp(rx_positions$read_qp),
+        .value(rx_positions$value),
+        .write(rx_positions$write),
+        .write_qp(rx_positions$write_qp),
+        .write_value(rx_positions$write_value),
+        .clear(rx_positions$clear),
+        .clear_qp(rx_positions$clear_qp)
     );
     rnic_top$rx_qp rx_qp(
         .d(rx_qp$d),
@@ -2221,262 +1235,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_fpdus$reset = reset_q$q;
         tx_fpdus$clock = clock;
         tx_fpdus$reset = reset_q$q;
-        tx_position$0$clock = clock;
-        tx_position$0$d = tx_position$0$q;
-        rx_to_marker$0$clock = clock;
-        rx_to_marker$0$d = rx_to_marker$0$q;
-        tx_position$1$clock = clock;
-        tx_position$1$d = tx_position$1$q;
-        rx_to_marker$1$clock = clock;
-        rx_to_marker$1$d = rx_to_marker$1$q;
-        tx_position$2$clock = clock;
-        tx_position$2$d = tx_position$2$q;
-        rx_to_marker$2$clock = clock;
-        rx_to_marker$2$d = rx_to_marker$2$q;
-        tx_position$3$clock = clock;
-        tx_position$3$d = tx_position$3$q;
-        rx_to_marker$3$clock = clock;
-        rx_to_marker$3$d = rx_to_marker$3$q;
-        tx_position$4$clock = clock;
-        tx_position$4$d = tx_position$4$q;
-        rx_to_marker$4$clock = clock;
-        rx_to_marker$4$d = rx_to_marker$4$q;
-        tx_position$5$clock = clock;
-        tx_position$5$d = tx_position$5$q;
-        rx_to_marker$5$clock = clock;
-        rx_to_marker$5$d = rx_to_marker$5$q;
-        tx_position$6$clock = clock;
-        tx_position$6$d = tx_position$6$q;
-        rx_to_marker$6$clock = clock;
-        rx_to_marker$6$d = rx_to_marker$6$q;
-        tx_position$7$clock = clock;
-        tx_position$7$d = tx_position$7$q;
-        rx_to_marker$7$clock = clock;
-        rx_to_marker$7$d = rx_to_marker$7$q;
-        tx_position$8$clock = clock;
-        tx_position$8$d = tx_position$8$q;
-        rx_to_marker$8$clock = clock;
-        rx_to_marker$8$d = rx_to_marker$8$q;
-        tx_position$9$clock = clock;
-        tx_position$9$d = tx_position$9$q;
-        rx_to_marker$9$clock = clock;
-        rx_to_marker$9$d = rx_to_marker$9$q;
-        tx_position$10$clock = clock;
-        tx_position$10$d = tx_position$10$q;
-        rx_to_marker$10$clock = clock;
-        rx_to_marker$10$d = rx_to_marker$10$q;
-        tx_position$11$clock = clock;
-        tx_position$11$d = tx_position$11$q;
-        rx_to_marker$11$clock = clock;
-        rx_to_marker$11$d = rx_to_marker$11$q;
-        tx_position$12$clock = clock;
-        tx_position$12$d = tx_position$12$q;
-        rx_to_marker$12$clock = clock;
-        rx_to_marker$12$d = rx_to_marker$12$q;
-        tx_position$13$clock = clock;
-        tx_position$13$d = tx_position$13$q;
-        rx_to_marker$13$clock = clock;
-        rx_to_marker$13$d = rx_to_marker$13$q;
-        tx_position$14$clock = clock;
-        tx_position$14$d = tx_position$14$q;
-        rx_to_marker$14$clock = clock;
-        rx_to_marker$14$d = rx_to_marker$14$q;
-        tx_position$15$clock = clock;
-        tx_position$15$d = tx_position$15$q;
-        rx_to_marker$15$clock = clock;
-        rx_to_marker$15$d = rx_to_marker$15$q;
-        tx_position$16$clock = clock;
-        tx_position$16$d = tx_position$16$q;
-        rx_to_marker$16$clock = clock;
-        rx_to_marker$16$d = rx_to_marker$16$q;
-        tx_position$17$clock = clock;
-        tx_position$17$d = tx_position$17$q;
-        rx_to_marker$17$clock = clock;
-        rx_to_marker$17$d = rx_to_marker$17$q;
-        tx_position$18$clock = clock;
-        tx_position$18$d = tx_position$18$q;
-        rx_to_marker$18$clock = clock;
-        rx_to_marker$18$d = rx_to_marker$18$q;
-        tx_position$19$clock = clock;
-        tx_position$19$d = tx_position$19$q;
-        rx_to_marker$19$clock = clock;
-        rx_to_marker$19$d = rx_to_marker$19$q;
-        tx_position$20$clock = clock;
-        tx_position$20$d = tx_position$20$q;
-        rx_to_marker$20$clock = clock;
-        rx_to_marker$20$d = rx_to_marker$20$q;
-        tx_position$21$clock = clock;
-        tx_position$21$d = tx_position$21$q;
-        rx_to_marker$21$clock = clock;
-        rx_to_marker$21$d = rx_to_marker$21$q;
-        tx_position$22$clock = clock;
-        tx_position$22$d = tx_position$22$q;
-        rx_to_marker$22$clock = clock;
-        rx_to_marker$22$d = rx_to_marker$22$q;
-        tx_position$23$clock = clock;
-        tx_position$23$d = tx_position$23$q;
-        rx_to_marker$23$clock = clock;
-        rx_to_marker$23$d = rx_to_marker$23$q;
-        tx_position$24$clock = clock;
-        tx_position$24$d = tx_position$24$q;
-        rx_to_marker$24$clock = clock;
-        rx_to_marker$24$d = rx_to_marker$24$q;
-        tx_position$25$clock = clock;
-        tx_position$25$d = tx_position$25$q;
-        rx_to_marker$25$clock = clock;
-        rx_to_marker$25$d = rx_to_marker$25$q;
-        tx_position$26$clock = clock;
-        tx_position$26$d = tx_position$26$q;
-        rx_to_marker$26$clock = clock;
-        rx_to_marker$26$d = rx_to_marker$26$q;
-        tx_position$27$clock = clock;
-        tx_position$27$d = tx_position$27$q;
-        rx_to_marker$27$clock = clock;
-        rx_to_marker$27$d = rx_to_marker$27$q;
-        tx_position$28$clock = clock;
-        tx_position$28$d = tx_position$28$q;
-        rx_to_marker$28$clock = clock;
-        rx_to_marker$28$d = rx_to_marker$28$q;
-        tx_position$29$clock = clock;
-        tx_position$29$d = tx_position$29$q;
-        rx_to_marker$29$clock = clock;
-        rx_to_marker$29$d = rx_to_marker$29$q;
-        tx_position$30$clock = clock;
-        tx_position$30$d = tx_position$30$q;
-        rx_to_marker$30$clock = clock;
-        rx_to_marker$30$d = rx_to_marker$30$q;
-        tx_position$31$clock = clock;
-        tx_position$31$d = tx_position$31$q;
-        rx_to_marker$31$clock = clock;
-        rx_to_marker$31$d = rx_to_marker$31$q;
-        tx_position$32$clock = clock;
-        tx_position$32$d = tx_position$32$q;
-        rx_to_marker$32$clock = clock;
-        rx_to_marker$32$d = rx_to_marker$32$q;
-        tx_position$33$clock = clock;
-        tx_position$33$d = tx_position$33$q;
-        rx_to_marker$33$clock = clock;
-        rx_to_marker$33$d = rx_to_marker$33$q;
-        tx_position$34$clock = clock;
-        tx_position$34$d = tx_position$34$q;
-        rx_to_marker$34$clock = clock;
-        rx_to_marker$34$d = rx_to_marker$34$q;
-        tx_position$35$clock = clock;
-        tx_position$35$d = tx_position$35$q;
-        rx_to_marker$35$clock = clock;
-        rx_to_marker$35$d = rx_to_marker$35$q;
-        tx_position$36$clock = clock;
-        tx_position$36$d = tx_position$36$q;
-        rx_to_marker$36$clock = clock;
-        rx_to_marker$36$d = rx_to_marker$36$q;
-        tx_position$37$clock = clock;
-        tx_position$37$d = tx_position$37$q;
-        rx_to_marker$37$clock = clock;
-        rx_to_marker$37$d = rx_to_marker$37$q;
-        tx_position$38$clock = clock;
-        tx_position$38$d = tx_position$38$q;
-        rx_to_marker$38$clock = clock;
-        rx_to_marker$38$d = rx_to_marker$38$q;
-        tx_position$39$clock = clock;
-        tx_position$39$d = tx_position$39$q;
-        rx_to_marker$39$clock = clock;
-        rx_to_marker$39$d = rx_to_marker$39$q;
-        tx_position$40$clock = clock;
-        tx_position$40$d = tx_position$40$q;
-        rx_to_marker$40$clock = clock;
-        rx_to_marker$40$d = rx_to_marker$40$q;
-        tx_position$41$clock = clock;
-        tx_position$41$d = tx_position$41$q;
-        rx_to_marker$41$clock = clock;
-        rx_to_marker$41$d = rx_to_marker$41$q;
-        tx_position$42$clock = clock;
-        tx_position$42$d = tx_position$42$q;
-        rx_to_marker$42$clock = clock;
-        rx_to_marker$42$d = rx_to_marker$42$q;
-        tx_position$43$clock = clock;
-        tx_position$43$d = tx_position$43$q;
-        rx_to_marker$43$clock = clock;
-        rx_to_marker$43$d = rx_to_marker$43$q;
-        tx_position$44$clock = clock;
-        tx_position$44$d = tx_position$44$q;
-        rx_to_marker$44$clock = clock;
-        rx_to_marker$44$d = rx_to_marker$44$q;
-        tx_position$45$clock = clock;
-        tx_position$45$d = tx_position$45$q;
-        rx_to_marker$45$clock = clock;
-        rx_to_marker$45$d = rx_to_marker$45$q;
-        tx_position$46$clock = clock;
-        tx_position$46$d = tx_position$46$q;
-        rx_to_marker$46$clock = clock;
-        rx_to_marker$46$d = rx_to_marker$46$q;
-        tx_position$47$clock = clock;
-        tx_position$47$d = tx_position$47$q;
-        rx_to_marker$47$clock = clock;
-        rx_to_marker$47$d = rx_to_marker$47$q;
-        tx_position$48$clock = clock;
-        tx_position$48$d = tx_position$48$q;
-        rx_to_marker$48$clock = clock;
-        rx_to_marker$48$d = rx_to_marker$48$q;
-        tx_position$49$clock = clock;
-        tx_position$49$d = tx_position$49$q;
-        rx_to_marker$49$clock = clock;
-        rx_to_marker$49$d = rx_to_marker$49$q;
-        tx_position$50$clock = clock;
-        tx_position$50$d = tx_position$50$q;
-        rx_to_marker$50$clock = clock;
-        rx_to_marker$50$d = rx_to_marker$50$q;
-        tx_position$51$clock = clock;
-        tx_position$51$d = tx_position$51$q;
-        rx_to_marker$51$clock = clock;
-        rx_to_marker$51$d = rx_to_marker$51$q;
-        tx_position$52$clock = clock;
-        tx_position$52$d = tx_position$52$q;
-        rx_to_marker$52$clock = clock;
-        rx_to_marker$52$d = rx_to_marker$52$q;
-        tx_position$53$clock = clock;
-        tx_position$53$d = tx_position$53$q;
-        rx_to_marker$53$clock = clock;
-        rx_to_marker$53$d = rx_to_marker$53$q;
-        tx_position$54$clock = clock;
-        tx_position$54$d = tx_position$54$q;
-        rx_to_marker$54$clock = clock;
-        rx_to_marker$54$d = rx_to_marker$54$q;
-        tx_position$55$clock = clock;
-        tx_position$55$d = tx_position$55$q;
-        rx_to_marker$55$clock = clock;
-        rx_to_marker$55$d = rx_to_marker$55$q;
-        tx_position$56$clock = clock;
-        tx_position$56$d = tx_position$56$q;
-        rx_to_marker$56$clock = clock;
-        rx_to_marker$56$d = rx_to_marker$56$q;
-        tx_position$57$clock = clock;
-        tx_position$57$d = tx_position$57$q;
-        rx_to_marker$57$clock = clock;
-        rx_to_marker$57$d = rx_to_marker$57$q;
-        tx_position$58$clock = clock;
-        tx_position$58$d = tx_position$58$q;
-        rx_to_marker$58$clock = clock;
-        rx_to_marker$58$d = rx_to_marker$58$q;
-        tx_position$59$clock = clock;
-        tx_position$59$d = tx_position$59$q;
-        rx_to_marker$59$clock = clock;
-        rx_to_marker$59$d = rx_to_marker$59$q;
-        tx_position$60$clock = clock;
-        tx_position$60$d = tx_position$60$q;
-        rx_to_marker$60$clock = clock;
-        rx_to_marker$60$d = rx_to_marker$60$q;
-        tx_position$61$clock = clock;
-        tx_position$61$d = tx_position$61$q;
-        rx_to_marker$61$clock = clock;
-        rx_to_marker$61$d = rx_to_marker$61$q;
-        tx_position$62$clock = clock;
-        tx_position$62$d = tx_position$62$q;
-        rx_to_marker$62$clock = clock;
-        rx_to_marker$62$d = rx_to_marker$62$q;
-        tx_position$63$clock = clock;
-        tx_position$63$d = tx_position$63$q;
-        rx_to_marker$63$clock = clock;
-        rx_to_marker$63$d = rx_to_marker$63$q;
+        tx_positions$clock = clock;
+        tx_positions$reset = reset_q$q;
+        rx_positions$clock = clock;
+        rx_positions$reset = reset_q$q;
         rx_buffer$reset = reset_q$q;
         receiver$reset = reset_q$q;
         rq$reset = reset_q$q;
@@ -2712,592 +1474,20 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_fpdus$s_data = segmenter$m_axis_tid[(32'h12)+:(6)];
         tx_fpdus$s_valid = tx_conns$s_valid;
         tx_fpdus$m_ready = framer$fpdu_start;
-        tx_head_position = tx_position$0$q;
-        if (tx_fpdus$m_valid) begin
-            if (tx_fpdus$m_data == 1) begin
-                tx_head_position = tx_position$1$q;
-            end
-            if (tx_fpdus$m_data == 2) begin
-                tx_head_position = tx_position$2$q;
-            end
-            if (tx_fpdus$m_data == 3) begin
-                tx_head_position = tx_position$3$q;
-            end
-            if (tx_fpdus$m_data == 4) begin
-                tx_head_position = tx_position$4$q;
-            end
-            if (tx_fpdus$m_data == 5) begin
-                tx_head_position = tx_position$5$q;
-            end
-            if (tx_fpdus$m_data == 6) begin
-                tx_head_position = tx_position$6$q;
-            end
-            if (tx_fpdus$m_data == 7) begin
-                tx_head_position = tx_position$7$q;
-            end
-            if (tx_fpdus$m_data == 8) begin
-                tx_head_position = tx_position$8$q;
-            end
-            if (tx_fpdus$m_data == 9) begin
-                tx_head_position = tx_position$9$q;
-            end
-            if (tx_fpdus$m_data == 10) begin
-                tx_head_position = tx_position$10$q;
-            end
-            if (tx_fpdus$m_data == 11) begin
-                tx_head_position = tx_position$11$q;
-            end
-            if (tx_fpdus$m_data == 12) begin
-                tx_head_position = tx_position$12$q;
-            end
-            if (tx_fpdus$m_data == 13) begin
-                tx_head_position = tx_position$13$q;
-            end
-            if (tx_fpdus$m_data == 14) begin
-                tx_head_position = tx_position$14$q;
-            end
-            if (tx_fpdus$m_data == 15) begin
-                tx_head_position = tx_position$15$q;
-            end
-            if (tx_fpdus$m_data == 16) begin
-                tx_head_position = tx_position$16$q;
-            end
-            if (tx_fpdus$m_data == 17) begin
-                tx_head_position = tx_position$17$q;
-            end
-            if (tx_fpdus$m_data == 18) begin
-                tx_head_position = tx_position$18$q;
-            end
-            if (tx_fpdus$m_data == 19) begin
-                tx_head_position = tx_position$19$q;
-            end
-            if (tx_fpdus$m_data == 20) begin
-                tx_head_position = tx_position$20$q;
-            end
-            if (tx_fpdus$m_data == 21) begin
-                tx_head_position = tx_position$21$q;
-            end
-            if (tx_fpdus$m_data == 22) begin
-                tx_head_position = tx_position$22$q;
-            end
-            if (tx_fpdus$m_data == 23) begin
-                tx_head_position = tx_position$23$q;
-            end
-            if (tx_fpdus$m_data == 24) begin
-                tx_head_position = tx_position$24$q;
-            end
-            if (tx_fpdus$m_data == 25) begin
-                tx_head_position = tx_position$25$q;
-            end
-            if (tx_fpdus$m_data == 26) begin
-                tx_head_position = tx_position$26$q;
-            end
-            if (tx_fpdus$m_data == 27) begin
-                tx_head_position = tx_position$27$q;
-            end
-            if (tx_fpdus$m_data == 28) begin
-                tx_head_position = tx_position$28$q;
-            end
-            if (tx_fpdus$m_data == 29) begin
-                tx_head_position = tx_position$29$q;
-            end
-            if (tx_fpdus$m_data == 30) begin
-                tx_head_position = tx_position$30$q;
-            end
-            if (tx_fpdus$m_data == 31) begin
-                tx_head_position = tx_position$31$q;
-            end
-            if (tx_fpdus$m_data == 32) begin
-                tx_head_position = tx_position$32$q;
-            end
-            if (tx_fpdus$m_data == 33) begin
-                tx_head_position = tx_position$33$q;
-            end
-            if (tx_fpdus$m_data == 34) begin
-                tx_head_position = tx_position$34$q;
-            end
-            if (tx_fpdus$m_data == 35) begin
-                tx_head_position = tx_position$35$q;
-            end
-            if (tx_fpdus$m_data == 36) begin
-                tx_head_position = tx_position$36$q;
-            end
-            if (tx_fpdus$m_data == 37) begin
-                tx_head_position = tx_position$37$q;
-            end
-            if (tx_fpdus$m_data == 38) begin
-                tx_head_position = tx_position$38$q;
-            end
-            if (tx_fpdus$m_data == 39) begin
-                tx_head_position = tx_position$39$q;
-            end
-            if (tx_fpdus$m_data == 40) begin
-                tx_head_position = tx_position$40$q;
-            end
-            if (tx_fpdus$m_data == 41) begin
-                tx_head_position = tx_position$41$q;
-            end
-            if (tx_fpdus$m_data == 42) begin
-                tx_head_position = tx_position$42$q;
-            end
-            if (tx_fpdus$m_data == 43) begin
-                tx_head_position = tx_position$43$q;
-            end
-            if (tx_fpdus$m_data == 44) begin
-                tx_head_position = tx_position$44$q;
-            end
-            if (tx_fpdus$m_data == 45) begin
-                tx_head_position = tx_position$45$q;
-            end
-            if (tx_fpdus$m_data == 46) begin
-                tx_head_position = tx_position$46$q;
-            end
-            if (tx_fpdus$m_data == 47) begin
-                tx_head_position = tx_position$47$q;
-            end
-            if (tx_fpdus$m_data == 48) begin
-                tx_head_position = tx_position$48$q;
-            end
-            if (tx_fpdus$m_data == 49) begin
-                tx_head_position = tx_position$49$q;
-            end
-            if (tx_fpdus$m_data == 50) begin
-                tx_head_position = tx_position$50$q;
-            end
-            if (tx_fpdus$m_data == 51) begin
-                tx_head_position = tx_position$51$q;
-            end
-            if (tx_fpdus$m_data == 52) begin
-                tx_head_position = tx_position$52$q;
-            end
-            if (tx_fpdus$m_data == 53) begin
-                tx_head_position = tx_position$53$q;
-            end
-            if (tx_fpdus$m_data == 54) begin
-                tx_head_position = tx_position$54$q;
-            end
-            if (tx_fpdus$m_data == 55) begin
-                tx_head_position = tx_position$55$q;
-            end
-            if (tx_fpdus$m_data == 56) begin
-                tx_head_position = tx_position$56$q;
-            end
-            if (tx_fpdus$m_data == 57) begin
-                tx_head_position = tx_position$57$q;
-            end
-            if (tx_fpdus$m_data == 58) begin
-                tx_head_position = tx_position$58$q;
-            end
-            if (tx_fpdus$m_data == 59) begin
-                tx_head_position = tx_position$59$q;
-            end
-            if (tx_fpdus$m_data == 60) begin
-                tx_head_position = tx_position$60$q;
-            end
-            if (tx_fpdus$m_data == 61) begin
-                tx_head_position = tx_position$61$q;
-            end
-            if (tx_fpdus$m_data == 62) begin
-                tx_head_position = tx_position$62$q;
-            end
-            if (tx_fpdus$m_data == 63) begin
-                tx_head_position = tx_position$63$q;
-            end
-        end
+        tx_positions$read_qp = tx_fpdus$m_data;
         framer$markers_en = |(ctrl$qp_markers & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
         framer$fpdu_load = 1'b1;
-        framer$fpdu_position = ((tx_head_position) & 16'hffff);
+        framer$fpdu_position = ((tx_positions$value) & 16'hffff);
         tx_ending = tx_qp$q;
         if (framer$fpdu_start) begin
             tx_qp$d = tx_fpdus$m_data;
             tx_ending = tx_fpdus$m_data;
         end
-        if (framer$fpdu_end | (ctrl$qp_we & ctrl$qp_reset)) begin
-            if (framer$fpdu_end & (tx_ending == 0)) begin
-                tx_position$0$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 0)) begin
-                tx_position$0$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 1)) begin
-                tx_position$1$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 1)) begin
-                tx_position$1$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 2)) begin
-                tx_position$2$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 2)) begin
-                tx_position$2$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 3)) begin
-                tx_position$3$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 3)) begin
-                tx_position$3$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 4)) begin
-                tx_position$4$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 4)) begin
-                tx_position$4$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 5)) begin
-                tx_position$5$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 5)) begin
-                tx_position$5$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 6)) begin
-                tx_position$6$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 6)) begin
-                tx_position$6$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 7)) begin
-                tx_position$7$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 7)) begin
-                tx_position$7$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 8)) begin
-                tx_position$8$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 8)) begin
-                tx_position$8$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 9)) begin
-                tx_position$9$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 9)) begin
-                tx_position$9$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 10)) begin
-                tx_position$10$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 10)) begin
-                tx_position$10$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 11)) begin
-                tx_position$11$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 11)) begin
-                tx_position$11$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 12)) begin
-                tx_position$12$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 12)) begin
-                tx_position$12$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 13)) begin
-                tx_position$13$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 13)) begin
-                tx_position$13$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 14)) begin
-                tx_position$14$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 14)) begin
-                tx_position$14$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 15)) begin
-                tx_position$15$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 15)) begin
-                tx_position$15$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 16)) begin
-                tx_position$16$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 16)) begin
-                tx_position$16$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 17)) begin
-                tx_position$17$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 17)) begin
-                tx_position$17$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 18)) begin
-                tx_position$18$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 18)) begin
-                tx_position$18$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 19)) begin
-                tx_position$19$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 19)) begin
-                tx_position$19$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 20)) begin
-                tx_position$20$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 20)) begin
-                tx_position$20$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 21)) begin
-                tx_position$21$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 21)) begin
-                tx_position$21$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 22)) begin
-                tx_position$22$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 22)) begin
-                tx_position$22$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 23)) begin
-                tx_position$23$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 23)) begin
-                tx_position$23$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 24)) begin
-                tx_position$24$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 24)) begin
-                tx_position$24$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 25)) begin
-                tx_position$25$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 25)) begin
-                tx_position$25$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 26)) begin
-                tx_position$26$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 26)) begin
-                tx_position$26$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 27)) begin
-                tx_position$27$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 27)) begin
-                tx_position$27$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 28)) begin
-                tx_position$28$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 28)) begin
-                tx_position$28$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 29)) begin
-                tx_position$29$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 29)) begin
-                tx_position$29$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 30)) begin
-                tx_position$30$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 30)) begin
-                tx_position$30$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 31)) begin
-                tx_position$31$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 31)) begin
-                tx_position$31$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 32)) begin
-                tx_position$32$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 32)) begin
-                tx_position$32$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 33)) begin
-                tx_position$33$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 33)) begin
-                tx_position$33$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 34)) begin
-                tx_position$34$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 34)) begin
-                tx_position$34$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 35)) begin
-                tx_position$35$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 35)) begin
-                tx_position$35$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 36)) begin
-                tx_position$36$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 36)) begin
-                tx_position$36$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 37)) begin
-                tx_position$37$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 37)) begin
-                tx_position$37$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 38)) begin
-                tx_position$38$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 38)) begin
-                tx_position$38$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 39)) begin
-                tx_position$39$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 39)) begin
-                tx_position$39$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 40)) begin
-                tx_position$40$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 40)) begin
-                tx_position$40$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 41)) begin
-                tx_position$41$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 41)) begin
-                tx_position$41$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 42)) begin
-                tx_position$42$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 42)) begin
-                tx_position$42$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 43)) begin
-                tx_position$43$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 43)) begin
-                tx_position$43$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 44)) begin
-                tx_position$44$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 44)) begin
-                tx_position$44$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 45)) begin
-                tx_position$45$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 45)) begin
-                tx_position$45$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 46)) begin
-                tx_position$46$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 46)) begin
-                tx_position$46$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 47)) begin
-                tx_position$47$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 47)) begin
-                tx_position$47$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 48)) begin
-                tx_position$48$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 48)) begin
-                tx_position$48$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 49)) begin
-                tx_position$49$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 49)) begin
-                tx_position$49$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 50)) begin
-                tx_position$50$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 50)) begin
-                tx_position$50$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 51)) begin
-                tx_position$51$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 51)) begin
-                tx_position$51$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 52)) begin
-                tx_position$52$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 52)) begin
-                tx_position$52$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 53)) begin
-                tx_position$53$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 53)) begin
-                tx_position$53$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 54)) begin
-                tx_position$54$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 54)) begin
-                tx_position$54$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 55)) begin
-                tx_position$55$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 55)) begin
-                tx_position$55$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 56)) begin
-                tx_position$56$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 56)) begin
-                tx_position$56$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 57)) begin
-                tx_position$57$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 57)) begin
-                tx_position$57$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 58)) begin
-                tx_position$58$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 58)) begin
-                tx_position$58$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 59)) begin
-                tx_position$59$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 59)) begin
-                tx_position$59$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 60)) begin
-                tx_position$60$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 60)) begin
-                tx_position$60$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 61)) begin
-                tx_position$61$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 61)) begin
-                tx_position$61$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 62)) begin
-                tx_position$62$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 62)) begin
-                tx_position$62$d = 32'h0;
-            end
-            if (framer$fpdu_end & (tx_ending == 63)) begin
-                tx_position$63$d = framer$end_position[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 63)) begin
-                tx_position$63$d = 32'h0;
-            end
-        end
+        tx_positions$write = framer$fpdu_end;
+        tx_positions$write_qp = tx_ending;
+        tx_positions$write_value = framer$end_position[(32'h0)+:(9)];
+        tx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
+        tx_positions$clear_qp = ctrl$qp_waddr;
         tx_conns$s_data = ((segmenter$m_axis_tid[(32'h0)+:(16)]) & 17'h1ffff) | (((|(segmenter$m_axis_tid & tag_crc)) & 17'h1ffff) << 32'h10);
         tx_conns$s_valid = segmenter$m_axis_tvalid & framer$s_axis_tready & tx_fpdus$s_ready & tx_first$q;
         framer$s_axis_tdata = segmenter$m_axis_tdata;
@@ -3316,594 +1506,22 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         framer$m_axis_tready = m_axis_tx_tready;
         m_axis_tx_tuser = tx_conns$m_data[(32'h0)+:(16)];
         tx_conns$m_ready = framer$m_axis_tvalid & m_axis_tx_tready & framer$m_axis_tlast;
-        rx_head_to_marker = rx_to_marker$0$q;
-        if (rx_fpdus$m_valid) begin
-            if (rx_fpdus$m_data == 1) begin
-                rx_head_to_marker = rx_to_marker$1$q;
-            end
-            if (rx_fpdus$m_data == 2) begin
-                rx_head_to_marker = rx_to_marker$2$q;
-            end
-            if (rx_fpdus$m_data == 3) begin
-                rx_head_to_marker = rx_to_marker$3$q;
-            end
-            if (rx_fpdus$m_data == 4) begin
-                rx_head_to_marker = rx_to_marker$4$q;
-            end
-            if (rx_fpdus$m_data == 5) begin
-                rx_head_to_marker = rx_to_marker$5$q;
-            end
-            if (rx_fpdus$m_data == 6) begin
-                rx_head_to_marker = rx_to_marker$6$q;
-            end
-            if (rx_fpdus$m_data == 7) begin
-                rx_head_to_marker = rx_to_marker$7$q;
-            end
-            if (rx_fpdus$m_data == 8) begin
-                rx_head_to_marker = rx_to_marker$8$q;
-            end
-            if (rx_fpdus$m_data == 9) begin
-                rx_head_to_marker = rx_to_marker$9$q;
-            end
-            if (rx_fpdus$m_data == 10) begin
-                rx_head_to_marker = rx_to_marker$10$q;
-            end
-            if (rx_fpdus$m_data == 11) begin
-                rx_head_to_marker = rx_to_marker$11$q;
-            end
-            if (rx_fpdus$m_data == 12) begin
-                rx_head_to_marker = rx_to_marker$12$q;
-            end
-            if (rx_fpdus$m_data == 13) begin
-                rx_head_to_marker = rx_to_marker$13$q;
-            end
-            if (rx_fpdus$m_data == 14) begin
-                rx_head_to_marker = rx_to_marker$14$q;
-            end
-            if (rx_fpdus$m_data == 15) begin
-                rx_head_to_marker = rx_to_marker$15$q;
-            end
-            if (rx_fpdus$m_data == 16) begin
-                rx_head_to_marker = rx_to_marker$16$q;
-            end
-            if (rx_fpdus$m_data == 17) begin
-                rx_head_to_marker = rx_to_marker$17$q;
-            end
-            if (rx_fpdus$m_data == 18) begin
-                rx_head_to_marker = rx_to_marker$18$q;
-            end
-            if (rx_fpdus$m_data == 19) begin
-                rx_head_to_marker = rx_to_marker$19$q;
-            end
-            if (rx_fpdus$m_data == 20) begin
-                rx_head_to_marker = rx_to_marker$20$q;
-            end
-            if (rx_fpdus$m_data == 21) begin
-                rx_head_to_marker = rx_to_marker$21$q;
-            end
-            if (rx_fpdus$m_data == 22) begin
-                rx_head_to_marker = rx_to_marker$22$q;
-            end
-            if (rx_fpdus$m_data == 23) begin
-                rx_head_to_marker = rx_to_marker$23$q;
-            end
-            if (rx_fpdus$m_data == 24) begin
-                rx_head_to_marker = rx_to_marker$24$q;
-            end
-            if (rx_fpdus$m_data == 25) begin
-                rx_head_to_marker = rx_to_marker$25$q;
-            end
-            if (rx_fpdus$m_data == 26) begin
-                rx_head_to_marker = rx_to_marker$26$q;
-            end
-            if (rx_fpdus$m_data == 27) begin
-                rx_head_to_marker = rx_to_marker$27$q;
-            end
-            if (rx_fpdus$m_data == 28) begin
-                rx_head_to_marker = rx_to_marker$28$q;
-            end
-            if (rx_fpdus$m_data == 29) begin
-                rx_head_to_marker = rx_to_marker$29$q;
-            end
-            if (rx_fpdus$m_data == 30) begin
-                rx_head_to_marker = rx_to_marker$30$q;
-            end
-            if (rx_fpdus$m_data == 31) begin
-                rx_head_to_marker = rx_to_marker$31$q;
-            end
-            if (rx_fpdus$m_data == 32) begin
-                rx_head_to_marker = rx_to_marker$32$q;
-            end
-            if (rx_fpdus$m_data == 33) begin
-                rx_head_to_marker = rx_to_marker$33$q;
-            end
-            if (rx_fpdus$m_data == 34) begin
-                rx_head_to_marker = rx_to_marker$34$q;
-            end
-            if (rx_fpdus$m_data == 35) begin
-                rx_head_to_marker = rx_to_marker$35$q;
-            end
-            if (rx_fpdus$m_data == 36) begin
-                rx_head_to_marker = rx_to_marker$36$q;
-            end
-            if (rx_fpdus$m_data == 37) begin
-                rx_head_to_marker = rx_to_marker$37$q;
-            end
-            if (rx_fpdus$m_data == 38) begin
-                rx_head_to_marker = rx_to_marker$38$q;
-            end
-            if (rx_fpdus$m_data == 39) begin
-                rx_head_to_marker = rx_to_marker$39$q;
-            end
-            if (rx_fpdus$m_data == 40) begin
-                rx_head_to_marker = rx_to_marker$40$q;
-            end
-            if (rx_fpdus$m_data == 41) begin
-                rx_head_to_marker = rx_to_marker$41$q;
-            end
-            if (rx_fpdus$m_data == 42) begin
-                rx_head_to_marker = rx_to_marker$42$q;
-            end
-            if (rx_fpdus$m_data == 43) begin
-                rx_head_to_marker = rx_to_marker$43$q;
-            end
-            if (rx_fpdus$m_data == 44) begin
-                rx_head_to_marker = rx_to_marker$44$q;
-            end
-            if (rx_fpdus$m_data == 45) begin
-                rx_head_to_marker = rx_to_marker$45$q;
-            end
-            if (rx_fpdus$m_data == 46) begin
-                rx_head_to_marker = rx_to_marker$46$q;
-            end
-            if (rx_fpdus$m_data == 47) begin
-                rx_head_to_marker = rx_to_marker$47$q;
-            end
-            if (rx_fpdus$m_data == 48) begin
-                rx_head_to_marker = rx_to_marker$48$q;
-            end
-            if (rx_fpdus$m_data == 49) begin
-                rx_head_to_marker = rx_to_marker$49$q;
-            end
-            if (rx_fpdus$m_data == 50) begin
-                rx_head_to_marker = rx_to_marker$50$q;
-            end
-            if (rx_fpdus$m_data == 51) begin
-                rx_head_to_marker = rx_to_marker$51$q;
-            end
-            if (rx_fpdus$m_data == 52) begin
-                rx_head_to_marker = rx_to_marker$52$q;
-            end
-            if (rx_fpdus$m_data == 53) begin
-                rx_head_to_marker = rx_to_marker$53$q;
-            end
-            if (rx_fpdus$m_data == 54) begin
-                rx_head_to_marker = rx_to_marker$54$q;
-            end
-            if (rx_fpdus$m_data == 55) begin
-                rx_head_to_marker = rx_to_marker$55$q;
-            end
-            if (rx_fpdus$m_data == 56) begin
-                rx_head_to_marker = rx_to_marker$56$q;
-            end
-            if (rx_fpdus$m_data == 57) begin
-                rx_head_to_marker = rx_to_marker$57$q;
-            end
-            if (rx_fpdus$m_data == 58) begin
-                rx_head_to_marker = rx_to_marker$58$q;
-            end
-            if (rx_fpdus$m_data == 59) begin
-                rx_head_to_marker = rx_to_marker$59$q;
-            end
-            if (rx_fpdus$m_data == 60) begin
-                rx_head_to_marker = rx_to_marker$60$q;
-            end
-            if (rx_fpdus$m_data == 61) begin
-                rx_head_to_marker = rx_to_marker$61$q;
-            end
-            if (rx_fpdus$m_data == 62) begin
-                rx_head_to_marker = rx_to_marker$62$q;
-            end
-            if (rx_fpdus$m_data == 63) begin
-                rx_head_to_marker = rx_to_marker$63$q;
-            end
-        end
+        rx_positions$read_qp = rx_fpdus$m_data;
         deframer$markers_en = |(ctrl$qp_markers & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
         deframer$crc_en = |(ctrl$qp_crc & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
         deframer$fpdu_load = 1'b1;
-        deframer$fpdu_to_marker = ((rx_head_to_marker) & 16'hffff);
+        deframer$fpdu_to_marker = ((rx_positions$value) & 16'hffff);
         rx_fpdus$m_ready = deframer$fpdu_start;
         rx_ending = rx_qp$q;
         if (deframer$fpdu_start) begin
             rx_qp$d = rx_fpdus$m_data;
             rx_ending = rx_fpdus$m_data;
         end
-        if (deframer$fpdu_end | (ctrl$qp_we & ctrl$qp_reset)) begin
-            if (deframer$fpdu_end & (rx_ending == 0)) begin
-                rx_to_marker$0$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 0)) begin
-                rx_to_marker$0$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 1)) begin
-                rx_to_marker$1$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 1)) begin
-                rx_to_marker$1$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 2)) begin
-                rx_to_marker$2$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 2)) begin
-                rx_to_marker$2$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 3)) begin
-                rx_to_marker$3$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 3)) begin
-                rx_to_marker$3$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 4)) begin
-                rx_to_marker$4$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 4)) begin
-                rx_to_marker$4$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 5)) begin
-                rx_to_marker$5$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 5)) begin
-                rx_to_marker$5$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 6)) begin
-                rx_to_marker$6$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 6)) begin
-                rx_to_marker$6$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 7)) begin
-                rx_to_marker$7$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 7)) begin
-                rx_to_marker$7$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 8)) begin
-                rx_to_marker$8$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 8)) begin
-                rx_to_marker$8$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 9)) begin
-                rx_to_marker$9$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 9)) begin
-                rx_to_marker$9$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 10)) begin
-                rx_to_marker$10$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 10)) begin
-                rx_to_marker$10$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 11)) begin
-                rx_to_marker$11$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 11)) begin
-                rx_to_marker$11$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 12)) begin
-                rx_to_marker$12$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 12)) begin
-                rx_to_marker$12$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 13)) begin
-                rx_to_marker$13$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 13)) begin
-                rx_to_marker$13$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 14)) begin
-                rx_to_marker$14$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 14)) begin
-                rx_to_marker$14$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 15)) begin
-                rx_to_marker$15$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 15)) begin
-                rx_to_marker$15$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 16)) begin
-                rx_to_marker$16$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 16)) begin
-                rx_to_marker$16$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 17)) begin
-                rx_to_marker$17$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 17)) begin
-                rx_to_marker$17$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 18)) begin
-                rx_to_marker$18$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 18)) begin
-                rx_to_marker$18$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 19)) begin
-                rx_to_marker$19$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 19)) begin
-                rx_to_marker$19$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 20)) begin
-                rx_to_marker$20$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 20)) begin
-                rx_to_marker$20$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 21)) begin
-                rx_to_marker$21$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 21)) begin
-                rx_to_marker$21$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 22)) begin
-                rx_to_marker$22$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 22)) begin
-                rx_to_marker$22$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 23)) begin
-                rx_to_marker$23$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 23)) begin
-                rx_to_marker$23$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 24)) begin
-                rx_to_marker$24$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 24)) begin
-                rx_to_marker$24$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 25)) begin
-                rx_to_marker$25$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 25)) begin
-                rx_to_marker$25$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 26)) begin
-                rx_to_marker$26$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 26)) begin
-                rx_to_marker$26$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 27)) begin
-                rx_to_marker$27$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 27)) begin
-                rx_to_marker$27$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 28)) begin
-                rx_to_marker$28$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 28)) begin
-                rx_to_marker$28$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 29)) begin
-                rx_to_marker$29$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 29)) begin
-                rx_to_marker$29$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 30)) begin
-                rx_to_marker$30$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 30)) begin
-                rx_to_marker$30$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 31)) begin
-                rx_to_marker$31$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 31)) begin
-                rx_to_marker$31$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 32)) begin
-                rx_to_marker$32$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 32)) begin
-                rx_to_marker$32$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 33)) begin
-                rx_to_marker$33$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 33)) begin
-                rx_to_marker$33$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 34)) begin
-                rx_to_marker$34$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 34)) begin
-                rx_to_marker$34$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 35)) begin
-                rx_to_marker$35$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 35)) begin
-                rx_to_marker$35$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 36)) begin
-                rx_to_marker$36$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 36)) begin
-                rx_to_marker$36$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 37)) begin
-                rx_to_marker$37$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 37)) begin
-                rx_to_marker$37$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 38)) begin
-                rx_to_marker$38$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 38)) begin
-                rx_to_marker$38$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 39)) begin
-                rx_to_marker$39$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 39)) begin
-                rx_to_marker$39$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 40)) begin
-                rx_to_marker$40$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 40)) begin
-                rx_to_marker$40$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 41)) begin
-                rx_to_marker$41$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 41)) begin
-                rx_to_marker$41$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 42)) begin
-                rx_to_marker$42$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 42)) begin
-                rx_to_marker$42$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 43)) begin
-                rx_to_marker$43$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 43)) begin
-                rx_to_marker$43$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 44)) begin
-                rx_to_marker$44$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 44)) begin
-                rx_to_marker$44$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 45)) begin
-                rx_to_marker$45$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 45)) begin
-                rx_to_marker$45$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 46)) begin
-                rx_to_marker$46$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 46)) begin
-                rx_to_marker$46$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 47)) begin
-                rx_to_marker$47$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 47)) begin
-                rx_to_marker$47$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 48)) begin
-                rx_to_marker$48$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 48)) begin
-                rx_to_marker$48$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 49)) begin
-                rx_to_marker$49$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 49)) begin
-                rx_to_marker$49$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 50)) begin
-                rx_to_marker$50$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 50)) begin
-                rx_to_marker$50$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 51)) begin
-                rx_to_marker$51$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 51)) begin
-                rx_to_marker$51$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 52)) begin
-                rx_to_marker$52$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 52)) begin
-                rx_to_marker$52$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 53)) begin
-                rx_to_marker$53$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 53)) begin
-                rx_to_marker$53$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 54)) begin
-                rx_to_marker$54$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 54)) begin
-                rx_to_marker$54$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 55)) begin
-                rx_to_marker$55$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 55)) begin
-                rx_to_marker$55$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 56)) begin
-                rx_to_marker$56$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 56)) begin
-                rx_to_marker$56$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 57)) begin
-                rx_to_marker$57$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 57)) begin
-                rx_to_marker$57$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 58)) begin
-                rx_to_marker$58$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 58)) begin
-                rx_to_marker$58$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 59)) begin
-                rx_to_marker$59$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 59)) begin
-                rx_to_marker$59$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 60)) begin
-                rx_to_marker$60$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 60)) begin
-                rx_to_marker$60$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 61)) begin
-                rx_to_marker$61$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 61)) begin
-                rx_to_marker$61$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 62)) begin
-                rx_to_marker$62$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 62)) begin
-                rx_to_marker$62$d = 32'h0;
-            end
-            if (deframer$fpdu_end & (rx_ending == 63)) begin
-                rx_to_marker$63$d = deframer$end_to_marker[(32'h0)+:(9)];
-            end
-            if (ctrl$qp_we & ctrl$qp_reset & (ctrl$qp_waddr == 63)) begin
-                rx_to_marker$63$d = 32'h0;
-            end
-        end
+        rx_positions$write = deframer$fpdu_end;
+        rx_positions$write_qp = rx_ending;
+        rx_positions$write_value = deframer$end_to_marker[(32'h0)+:(9)];
+        rx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
+        rx_positions$clear_qp = ctrl$qp_waddr;
         rx_open = (((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_fpdus$s_ready | ~rx_first$q)) | deframer$failed) & ~reset_q$q;
         rx_qps$s_data = s_axis_rx_tuser;
         rx_qps$s_valid = s_axis_rx_tvalid & s_axis_rx_tlast & deframer$s_axis_tready & rx_open;
@@ -34103,6 +31721,227 @@ module rnic_top$rx_fpdus$tail(d,q,clock);
 endmodule // rnic_top$rx_fpdus$tail
 
 
+module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_value,clear,clear_qp);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [5:0] read_qp;
+    output reg  [8:0] value;
+    input wire  write;
+    input wire  [5:0] write_qp;
+    input wire  [8:0] write_value;
+    input wire  clear;
+    input wire  [5:0] clear_qp;
+    
+    // Constant declarations
+    localparam  one = 64'h1;
+    
+    // Stub signals
+    reg  [5:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [8:0] ram$read_data;
+    reg  [5:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [8:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [63:0] valid$d;
+    wire  [63:0] valid$q;
+    reg  valid$clock;
+    reg  last_write$d;
+    wire  last_write$q;
+    reg  last_write$clock;
+    reg  [5:0] last_qp$d;
+    wire  [5:0] last_qp$q;
+    reg  last_qp$clock;
+    reg  [8:0] last_value$d;
+    wire  [8:0] last_value$q;
+    reg  last_value$clock;
+    
+    // Local signals
+    reg  [63:0] set_bits;
+    reg  [63:0] clear_bits;
+    
+    // Sub module instances
+    rnic_top$rx_positions$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$rx_positions$valid valid(
+        .d(valid$d),
+        .q(valid$q),
+        .clock(valid$clock)
+    );
+    rnic_top$rx_positions$last_write last_write(
+        .d(last_write$d),
+        .q(last_write$q),
+        .clock(last_write$clock)
+    );
+    rnic_top$rx_positions$last_qp last_qp(
+        .d(last_qp$d),
+        .q(last_qp$q),
+        .clock(last_qp$clock)
+    );
+    rnic_top$rx_positions$last_value last_value(
+        .d(last_value$d),
+        .q(last_value$q),
+        .clock(last_value$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        valid$clock = clock;
+        last_write$clock = clock;
+        last_qp$clock = clock;
+        last_value$clock = clock;
+        valid$d = valid$q;
+        last_write$d = last_write$q;
+        last_qp$d = last_qp$q;
+        last_value$d = last_value$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        ram$read_address = read_qp;
+        ram$write_address = write_qp;
+        ram$write_data = write_value;
+        ram$write_enable = write;
+        value = 32'h0;
+        if (|(valid$q & (one << ((read_qp) & 64'hffffffffffffffff)))) begin
+            value = ram$read_data;
+        end
+        if (last_write$q & (last_qp$q == read_qp)) begin
+            value = last_value$q;
+        end
+        last_write$d = write & ~(clear & (clear_qp == write_qp));
+        last_qp$d = write_qp;
+        last_value$d = write_value;
+        set_bits = 32'h0;
+        if (write) begin
+            set_bits = one << ((write_qp) & 64'hffffffffffffffff);
+        end
+        clear_bits = 32'h0;
+        if (clear) begin
+            clear_bits = one << ((clear_qp) & 64'hffffffffffffffff);
+        end
+        valid$d = (valid$q | set_bits) & ~clear_bits;
+        if (reset) begin
+            valid$d = 32'h0;
+            last_write$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$rx_positions
+
+
+module rnic_top$rx_positions$last_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_positions$last_qp
+
+
+module rnic_top$rx_positions$last_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_positions$last_value
+
+
+module rnic_top$rx_positions$last_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_positions$last_write
+
+
+module rnic_top$rx_positions$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [8:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [8:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[8:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$rx_positions$ram
+
+
+module rnic_top$rx_positions$valid(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_positions$valid
+
+
 module rnic_top$rx_qp(d,q,clock);
     
     // Module arguments
@@ -34495,1222 +32334,6 @@ module rnic_top$rx_qps$tail(d,q,clock);
     end
           
 endmodule // rnic_top$rx_qps$tail
-
-
-module rnic_top$rx_to_marker$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$0
-
-
-module rnic_top$rx_to_marker$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$1
-
-
-module rnic_top$rx_to_marker$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$10
-
-
-module rnic_top$rx_to_marker$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$11
-
-
-module rnic_top$rx_to_marker$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$12
-
-
-module rnic_top$rx_to_marker$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$13
-
-
-module rnic_top$rx_to_marker$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$14
-
-
-module rnic_top$rx_to_marker$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$15
-
-
-module rnic_top$rx_to_marker$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$16
-
-
-module rnic_top$rx_to_marker$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$17
-
-
-module rnic_top$rx_to_marker$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$18
-
-
-module rnic_top$rx_to_marker$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$19
-
-
-module rnic_top$rx_to_marker$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$2
-
-
-module rnic_top$rx_to_marker$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$20
-
-
-module rnic_top$rx_to_marker$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$21
-
-
-module rnic_top$rx_to_marker$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$22
-
-
-module rnic_top$rx_to_marker$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$23
-
-
-module rnic_top$rx_to_marker$24(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$24
-
-
-module rnic_top$rx_to_marker$25(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$25
-
-
-module rnic_top$rx_to_marker$26(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$26
-
-
-module rnic_top$rx_to_marker$27(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$27
-
-
-module rnic_top$rx_to_marker$28(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$28
-
-
-module rnic_top$rx_to_marker$29(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$29
-
-
-module rnic_top$rx_to_marker$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$3
-
-
-module rnic_top$rx_to_marker$30(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$30
-
-
-module rnic_top$rx_to_marker$31(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$31
-
-
-module rnic_top$rx_to_marker$32(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$32
-
-
-module rnic_top$rx_to_marker$33(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$33
-
-
-module rnic_top$rx_to_marker$34(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$34
-
-
-module rnic_top$rx_to_marker$35(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$35
-
-
-module rnic_top$rx_to_marker$36(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$36
-
-
-module rnic_top$rx_to_marker$37(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$37
-
-
-module rnic_top$rx_to_marker$38(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$38
-
-
-module rnic_top$rx_to_marker$39(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$39
-
-
-module rnic_top$rx_to_marker$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$4
-
-
-module rnic_top$rx_to_marker$40(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$40
-
-
-module rnic_top$rx_to_marker$41(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$41
-
-
-module rnic_top$rx_to_marker$42(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$42
-
-
-module rnic_top$rx_to_marker$43(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$43
-
-
-module rnic_top$rx_to_marker$44(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$44
-
-
-module rnic_top$rx_to_marker$45(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$45
-
-
-module rnic_top$rx_to_marker$46(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$46
-
-
-module rnic_top$rx_to_marker$47(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$47
-
-
-module rnic_top$rx_to_marker$48(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$48
-
-
-module rnic_top$rx_to_marker$49(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$49
-
-
-module rnic_top$rx_to_marker$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$5
-
-
-module rnic_top$rx_to_marker$50(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$50
-
-
-module rnic_top$rx_to_marker$51(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$51
-
-
-module rnic_top$rx_to_marker$52(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$52
-
-
-module rnic_top$rx_to_marker$53(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$53
-
-
-module rnic_top$rx_to_marker$54(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$54
-
-
-module rnic_top$rx_to_marker$55(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$55
-
-
-module rnic_top$rx_to_marker$56(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$56
-
-
-module rnic_top$rx_to_marker$57(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$57
-
-
-module rnic_top$rx_to_marker$58(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$58
-
-
-module rnic_top$rx_to_marker$59(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$59
-
-
-module rnic_top$rx_to_marker$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$6
-
-
-module rnic_top$rx_to_marker$60(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$60
-
-
-module rnic_top$rx_to_marker$61(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$61
-
-
-module rnic_top$rx_to_marker$62(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$62
-
-
-module rnic_top$rx_to_marker$63(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$63
-
-
-module rnic_top$rx_to_marker$7(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$7
-
-
-module rnic_top$rx_to_marker$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$8
-
-
-module rnic_top$rx_to_marker$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_to_marker$9
 
 
 module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
@@ -39070,1128 +35693,142 @@ module rnic_top$tx_fpdus$tail(d,q,clock);
 endmodule // rnic_top$tx_fpdus$tail
 
 
-module rnic_top$tx_position$0(d,q,clock);
+module rnic_top$tx_positions(clock,reset,read_qp,value,write,write_qp,write_value,clear,clear_qp);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [5:0] read_qp;
+    output reg  [8:0] value;
+    input wire  write;
+    input wire  [5:0] write_qp;
+    input wire  [8:0] write_value;
+    input wire  clear;
+    input wire  [5:0] clear_qp;
+    
+    // Constant declarations
+    localparam  one = 64'h1;
+    
+    // Stub signals
+    reg  [5:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [8:0] ram$read_data;
+    reg  [5:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [8:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [63:0] valid$d;
+    wire  [63:0] valid$q;
+    reg  valid$clock;
+    reg  last_write$d;
+    wire  last_write$q;
+    reg  last_write$clock;
+    reg  [5:0] last_qp$d;
+    wire  [5:0] last_qp$q;
+    reg  last_qp$clock;
+    reg  [8:0] last_value$d;
+    wire  [8:0] last_value$q;
+    reg  last_value$clock;
+    
+    // Local signals
+    reg  [63:0] set_bits;
+    reg  [63:0] clear_bits;
+    
+    // Sub module instances
+    rnic_top$tx_positions$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$tx_positions$valid valid(
+        .d(valid$d),
+        .q(valid$q),
+        .clock(valid$clock)
+    );
+    rnic_top$tx_positions$last_write last_write(
+        .d(last_write$d),
+        .q(last_write$q),
+        .clock(last_write$clock)
+    );
+    rnic_top$tx_positions$last_qp last_qp(
+        .d(last_qp$d),
+        .q(last_qp$q),
+        .clock(last_qp$clock)
+    );
+    rnic_top$tx_positions$last_value last_value(
+        .d(last_value$d),
+        .q(last_value$q),
+        .clock(last_value$clock)
+    );
     
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$0
-
-
-module rnic_top$tx_position$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$1
-
-
-module rnic_top$tx_position$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$10
-
-
-module rnic_top$tx_position$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$11
-
-
-module rnic_top$tx_position$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$12
-
-
-module rnic_top$tx_position$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$13
-
-
-module rnic_top$tx_position$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$14
-
-
-module rnic_top$tx_position$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$15
-
-
-module rnic_top$tx_position$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$16
-
-
-module rnic_top$tx_position$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$17
-
-
-module rnic_top$tx_position$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$18
-
-
-module rnic_top$tx_position$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$19
-
-
-module rnic_top$tx_position$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$2
-
-
-module rnic_top$tx_position$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$20
-
-
-module rnic_top$tx_position$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$21
-
-
-module rnic_top$tx_position$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$22
-
-
-module rnic_top$tx_position$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$23
-
-
-module rnic_top$tx_position$24(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$24
-
-
-module rnic_top$tx_position$25(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$25
-
-
-module rnic_top$tx_position$26(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$26
-
-
-module rnic_top$tx_position$27(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$27
-
-
-module rnic_top$tx_position$28(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$28
-
-
-module rnic_top$tx_position$29(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$29
-
-
-module rnic_top$tx_position$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$3
-
-
-module rnic_top$tx_position$30(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$30
-
-
-module rnic_top$tx_position$31(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$31
-
-
-module rnic_top$tx_position$32(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$32
-
-
-module rnic_top$tx_position$33(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$33
-
-
-module rnic_top$tx_position$34(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$34
-
-
-module rnic_top$tx_position$35(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$35
-
-
-module rnic_top$tx_position$36(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$36
-
-
-module rnic_top$tx_position$37(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$37
-
-
-module rnic_top$tx_position$38(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$38
-
-
-module rnic_top$tx_position$39(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$39
-
-
-module rnic_top$tx_position$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$4
-
-
-module rnic_top$tx_position$40(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$40
-
-
-module rnic_top$tx_position$41(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$41
-
-
-module rnic_top$tx_position$42(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$42
-
-
-module rnic_top$tx_position$43(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$43
-
-
-module rnic_top$tx_position$44(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$44
-
-
-module rnic_top$tx_position$45(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$45
-
-
-module rnic_top$tx_position$46(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$46
-
-
-module rnic_top$tx_position$47(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$47
-
-
-module rnic_top$tx_position$48(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$48
-
-
-module rnic_top$tx_position$49(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$49
-
-
-module rnic_top$tx_position$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$5
-
-
-module rnic_top$tx_position$50(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$50
-
-
-module rnic_top$tx_position$51(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$51
-
-
-module rnic_top$tx_position$52(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$52
-
-
-module rnic_top$tx_position$53(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$53
-
-
-module rnic_top$tx_position$54(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$54
-
-
-module rnic_top$tx_position$55(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$55
-
-
-module rnic_top$tx_position$56(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$56
-
-
-module rnic_top$tx_position$57(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$57
-
-
-module rnic_top$tx_position$58(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$58
-
-
-module rnic_top$tx_position$59(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
+    // Update code
+    always @(*) begin
+        valid$clock = clock;
+        last_write$clock = clock;
+        last_qp$clock = clock;
+        last_value$clock = clock;
+        valid$d = valid$q;
+        last_write$d = last_write$q;
+        last_qp$d = last_qp$q;
+        last_value$d = last_value$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        ram$read_address = read_qp;
+        ram$write_address = write_qp;
+        ram$write_data = write_value;
+        ram$write_enable = write;
+        value = 32'h0;
+        if (|(valid$q & (one << ((read_qp) & 64'hffffffffffffffff)))) begin
+            value = ram$read_data;
+        end
+        if (last_write$q & (last_qp$q == read_qp)) begin
+            value = last_value$q;
+        end
+        last_write$d = write & ~(clear & (clear_qp == write_qp));
+        last_qp$d = write_qp;
+        last_value$d = write_value;
+        set_bits = 32'h0;
+        if (write) begin
+            set_bits = one << ((write_qp) & 64'hffffffffffffffff);
+        end
+        clear_bits = 32'h0;
+        if (clear) begin
+            clear_bits = one << ((clear_qp) & 64'hffffffffffffffff);
+        end
+        valid$d = (valid$q | set_bits) & ~clear_bits;
+        if (reset) begin
+            valid$d = 32'h0;
+            last_write$d = 1'b0;
+        end
     end
-          
-endmodule // rnic_top$tx_position$59
-
-
-module rnic_top$tx_position$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$6
-
-
-module rnic_top$tx_position$60(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
     
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$60
+endmodule // rnic_top$tx_positions
 
 
-module rnic_top$tx_position$61(d,q,clock);
+module rnic_top$tx_positions$last_qp(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$tx_position$61
+endmodule // rnic_top$tx_positions$last_qp
 
 
-module rnic_top$tx_position$62(d,q,clock);
+module rnic_top$tx_positions$last_value(d,q,clock);
     
     // Module arguments
     input wire  [8:0] d;
@@ -40207,83 +35844,74 @@ module rnic_top$tx_position$62(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top$tx_position$62
+endmodule // rnic_top$tx_positions$last_value
 
 
-module rnic_top$tx_position$63(d,q,clock);
+module rnic_top$tx_positions$last_write(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$tx_position$63
+endmodule // rnic_top$tx_positions$last_write
 
 
-module rnic_top$tx_position$7(d,q,clock);
+module rnic_top$tx_positions$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [8:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [8:0] write_data;
+    input wire  write_enable;
     
     // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
+    reg[8:0] mem[63:0];
     
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_position$7
-
-
-module rnic_top$tx_position$8(d,q,clock);
     
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
     
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
     end
     
-    always @(posedge clock) begin
-       q <= d;
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
     end
-          
-endmodule // rnic_top$tx_position$8
+                
+endmodule // rnic_top$tx_positions$ram
 
 
-module rnic_top$tx_position$9(d,q,clock);
+module rnic_top$tx_positions$valid(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$tx_position$9
+endmodule // rnic_top$tx_positions$valid
 
 
 module rnic_top$tx_qp(d,q,clock);

@@ -2,8 +2,11 @@
 //!
 //! TX: [`tx_header`] → [`tx_markers`] → CRC in [`tx`]. RX: [`rx_align`] → [`rx_strip`],
 //! joined in [`rx`]. [`crc32c`] is shared; [`crc_matrix`] computes its XOR network.
+//! [`positions`] keeps each connection's place on the marker grid where connections share
+//! a framer or deframer.
 pub mod crc32c;
 pub mod crc_matrix;
+pub mod positions;
 pub mod rx;
 pub mod rx_align;
 pub mod rx_strip;
@@ -12,5 +15,6 @@ pub mod tx_header;
 pub mod tx_markers;
 
 pub use crc32c::Crc32c;
+pub use positions::Positions;
 pub use rx::MpaRx;
 pub use tx::MpaTx;
