@@ -39,8 +39,10 @@ pub struct QpCaps {
     pub ord: u8,
     /// MPA CRC32c on this connection.
     pub crc: bool,
-    /// MPA markers on this connection.
-    pub markers: bool,
+    /// MPA markers on the FPDUs this QP sends (the peer asked for them, RFC 5044 §7.1.1).
+    pub markers_tx: bool,
+    /// MPA markers on the FPDUs this QP receives (this side asked for them).
+    pub markers_rx: bool,
     /// The connection's id on the TCP streams (`tuser`).
     pub conn_id: u16,
 }
@@ -50,7 +52,7 @@ impl Default for QpCaps {
     /// Ethernet MTU with its MPA framing), 4 Reads each way, CRC on, markers off,
     /// connection 0.
     fn default() -> Self {
-        QpCaps { sq_log_size: 6, rq_log_size: 6, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers: false, conn_id: 0 }
+        QpCaps { sq_log_size: 6, rq_log_size: 6, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: 0 }
     }
 }
 
@@ -84,7 +86,7 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         if !send_cq.device().is(dev) || !recv_cq.device().is(dev) {
             return Err(DriverError::ForeignObject("completion queue"));
         }
-        if caps.markers && !dev.info().features.markers {
+        if (caps.markers_tx || caps.markers_rx) && !dev.info().features.markers {
             return Err(DriverError::Unsupported("MPA markers"));
         }
         if caps.crc && !dev.info().features.crc {
@@ -93,7 +95,8 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         let mut ctx = QpContext {
             state: QpState::Rts,
             crc_enable: caps.crc,
-            markers_enable: caps.markers,
+            markers_tx: caps.markers_tx,
+            markers_rx: caps.markers_rx,
             pd: pd.pdn(),
             conn_id: caps.conn_id,
             mulpdu: caps.mulpdu,
@@ -255,7 +258,7 @@ mod tests {
     use crate::wr::{RemoteBuf, Sge};
 
     const CAPS: QpCaps =
-        QpCaps { sq_log_size: 2, rq_log_size: 3, mulpdu: 512, ird: 2, ord: 3, crc: true, markers: true, conn_id: 77 };
+        QpCaps { sq_log_size: 2, rq_log_size: 3, mulpdu: 512, ird: 2, ord: 3, crc: true, markers_tx: true, markers_rx: false, conn_id: 77 };
 
     fn send(wr_id: u64) -> WorkRequest {
         let local = Sge { lkey: 0x0105, addr: 0x4000 + wr_id, length: 64 };
@@ -274,8 +277,8 @@ mod tests {
         let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
         let refused = |caps| QueuePair::new(&dev, &pd, &cq, &cq, caps).err();
         assert!(matches!(refused(CAPS), Some(DriverError::Unsupported("MPA markers"))));
-        assert!(matches!(refused(QpCaps { markers: false, ..CAPS }), Some(DriverError::Unsupported("MPA CRCs"))));
-        assert!(refused(QpCaps { markers: false, crc: false, ..CAPS }).is_none());
+        assert!(matches!(refused(QpCaps { markers_tx: false, ..CAPS }), Some(DriverError::Unsupported("MPA CRCs"))));
+        assert!(refused(QpCaps { markers_tx: false, crc: false, ..CAPS }).is_none());
     }
 
     #[test]
@@ -290,7 +293,8 @@ mod tests {
             QpContext {
                 state: QpState::Reset,
                 crc_enable: true,
-                markers_enable: true,
+                markers_tx: true,
+                markers_rx: false,
                 pd: pd.pdn(),
                 conn_id: 77,
                 mulpdu: 512,

@@ -152,7 +152,8 @@ fn end_to_end_random_work_matches_the_reference_model() {
                 ord: 4,
                 // Every mix of MPA options, each pair's own.
                 crc: [true, true, false, false][q],
-                markers: [false, true, true, false][q],
+                markers_tx: [false, true, true, false][q],
+                markers_rx: [false, true, true, false][q],
                 conn_id: q as u16,
             };
             let mut qp = QueuePair::new(dev, &pds[i], cq, cq, caps).expect("QP");

@@ -1,8 +1,8 @@
 //! Per-QP MPA options of `rnic_top`, against a raw peer on its streams: each QP's
 //! CRC_ENABLE decides whether its FPDUs carry a CRC and whether received FPDUs have theirs
-//! checked (MPA-05), and its MARKERS_ENABLE whether its stream has markers, at positions
-//! of its own stream (MPA-11, MPA-12): connections with different options share the
-//! device.
+//! checked (MPA-05), and its MARKERS_TX / MARKERS_RX whether the FPDUs it sends /
+//! receives have markers, at positions of its own stream (MPA-11, MPA-12, MPA-14):
+//! connections with different options share the device.
 #![cfg(feature = "sim")]
 
 use std::cell::RefCell;
@@ -106,7 +106,7 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     buf.write_bytes(0, &[0xAB; 8192]);
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
-    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers: false, conn_id: 0 };
+    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: 0 };
     let mut with_crc = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { conn_id: 10, ..base }).expect("QP");
     let mut without = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { crc: false, conn_id: 11, ..base }).expect("QP");
     with_crc.ready().expect("RTS");
@@ -164,14 +164,14 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     assert!((3000..3200).all(|i| buf.read_u8(i) == 0xAB), "and places nothing");
 }
 
-/// MPA-11/MPA-12 per connection: each QP's FPDUs carry markers at every 512th octet of
-/// its own stream (from 0, the first FPDU of Full Operation), with FPDUPTR pointing back at
-/// their FPDU, or none; received FPDUs are read the same way. Three QPs share the device:
-/// markers and CRCs, CRCs only, markers only. Their FPDUs go out and
-/// come in interleaved, and each stream must equal what `rnic_proto`'s framer makes of the
-/// same ULPDUs.
+/// MPA-11/MPA-12 per connection, MPA-14 per direction: each QP's FPDUs carry markers at
+/// every 512th octet of its own stream (from 0, the first FPDU of Full Operation), with
+/// FPDUPTR pointing back at their FPDU, or none; received FPDUs are read the same way.
+/// Four QPs share the device: markers and CRCs, CRCs only, markers only, and markers on
+/// what it sends but not on what it receives. Their FPDUs go out and come in interleaved,
+/// and each stream must equal what `rnic_proto`'s framer makes of the same ULPDUs.
 #[test]
-fn mpa_11_12_markers_are_placed_and_removed_per_qp_stream() {
+fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
     let hal = SimHal::open("rnic_top").expect("rnic_top model");
     let peer = attach_peer(&hal);
     let dev = Device::open(hal).expect("RNIC");
@@ -183,17 +183,20 @@ fn mpa_11_12_markers_are_placed_and_removed_per_qp_stream() {
     buf.write_bytes(0, &content);
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
-    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers: true, conn_id: 0 };
+    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: true, markers_rx: true, conn_id: 0 };
+    // (what the QP sends, what it receives)
+    let framing = |markers, crc| FramingConfig { markers, crc };
     let configs = [
-        FramingConfig { markers: true, crc: true },
-        FramingConfig { markers: false, crc: true },
-        FramingConfig { markers: true, crc: false },
+        (framing(true, true), framing(true, true)),
+        (framing(false, true), framing(false, true)),
+        (framing(true, false), framing(true, false)),
+        (framing(true, true), framing(false, true)),
     ];
     let mut qps: Vec<_> = configs
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            let caps = QpCaps { markers: c.markers, crc: c.crc, conn_id: 20 + i as u16, ..base };
+        .map(|(i, (tx, rx))| {
+            let caps = QpCaps { markers_tx: tx.markers, markers_rx: rx.markers, crc: tx.crc, conn_id: 20 + i as u16, ..base };
             QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP")
         })
         .collect();
@@ -219,7 +222,7 @@ fn mpa_11_12_markers_are_placed_and_removed_per_qp_stream() {
     run_until(&dev, || peer.sent.borrow().len() >= fpdus);
     let sent = peer.sent.borrow().clone();
     assert_eq!(sent.len(), fpdus, "every FPDU sent");
-    for (i, config) in configs.iter().enumerate() {
+    for (i, (config, _)) in configs.iter().enumerate() {
         let stream: Vec<u8> = sent.iter().filter(|(_, c)| *c == 20 + i as u64).flat_map(|(f, _)| f.clone()).collect();
         let mut reference = Vec::new();
         let mut framer = Framer::new(*config);
@@ -239,7 +242,7 @@ fn mpa_11_12_markers_are_placed_and_removed_per_qp_stream() {
     }
     let packets: Vec<Vec<Vec<u8>>> = configs
         .iter()
-        .map(|config| {
+        .map(|(_, config)| {
             let mut framer = Framer::new(*config);
             expected
                 .iter()

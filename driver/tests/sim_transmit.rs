@@ -22,7 +22,7 @@ use rnic_proto::model::wire::request_ulpdus;
 use rnic_proto::mpa::{Deframer, FramingConfig};
 
 const CAPS: QpCaps =
-    QpCaps { sq_log_size: 4, rq_log_size: 2, mulpdu: 700, ird: 4, ord: 4, crc: true, markers: false, conn_id: 7 };
+    QpCaps { sq_log_size: 4, rq_log_size: 2, mulpdu: 700, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: 7 };
 const MESSAGES: usize = 60;
 const BUFFER: usize = 16 * 1024;
 

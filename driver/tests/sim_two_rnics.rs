@@ -17,7 +17,7 @@ const BUFFER: usize = 64 * 1024;
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
 
 fn caps(peer_qpn: u16) -> QpCaps {
-    QpCaps { sq_log_size: 5, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers: false, conn_id: peer_qpn }
+    QpCaps { sq_log_size: 5, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: peer_qpn }
 }
 
 /// Two `rnic_top` devices, linked stream to stream and enabled.

@@ -111,7 +111,8 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
                 ird: 4,
                 ord: 4,
                 crc: true,
-                markers: false,
+                markers_tx: false,
+                markers_rx: false,
                 conn_id: n,
             };
             let mut qp = QueuePair::new(&devs[side], &pds[side], &cqs[side], &cqs[side], caps).map_err(err("QP"))?;

@@ -9,9 +9,9 @@
 //! every beat; `s_axis_rx_tuser` is the number of the QP an FPDU is for, constant over
 //! the packet, and the stream may change QP only between packets. Each QP's CRC_ENABLE
 //! decides whether its FPDUs carry a CRC (else the field is zero) and whether received ones
-//! are checked, and its MARKERS_ENABLE whether its FPDUs, both ways, have markers; each
-//! QP's stream keeps its own marker position (from 0 when the QP is written in RESET), so
-//! connections with different options share the streams.
+//! are checked, and its MARKERS_TX / MARKERS_RX whether the FPDUs it sends / receives have
+//! markers; each QP's stream keeps its own marker position in each direction (from 0 when
+//! the QP is written in RESET), so connections with different options share the streams.
 //!
 //! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, a 16 KiB receive buffer (the
 //! largest ULPDU it takes).
@@ -545,7 +545,7 @@ impl Logic for RnicTop {
         // (The queue's head is there cycles before its FPDU starts: the positions' RAM
         // reads it in time.)
         self.tx_positions.read_qp.next = self.tx_fpdus.m_data.val();
-        self.framer.markers_en.next = (self.ctrl.qp_markers.val()
+        self.framer.markers_en.next = (self.ctrl.qp_markers_tx.val()
             & (self.one_q.val() << bit_cast::<64, 6>(self.tx_fpdus.m_data.val())))
             .any();
         self.framer.fpdu_load.next = true;
@@ -594,7 +594,7 @@ impl Logic for RnicTop {
         // bad FPDU the deframer delivers nothing more and drops the stream: the queues must
         // not hold it up.)
         self.rx_positions.read_qp.next = self.rx_fpdus.m_data.val();
-        self.deframer.markers_en.next = (self.ctrl.qp_markers.val()
+        self.deframer.markers_en.next = (self.ctrl.qp_markers_rx.val()
             & (self.one_q.val() << bit_cast::<64, 6>(self.rx_fpdus.m_data.val())))
             .any();
         self.deframer.crc_en.next = (self.ctrl.qp_crc.val()

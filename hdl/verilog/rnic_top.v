@@ -109,7 +109,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [63:0] ctrl$qp_rts;
     wire  [63:0] ctrl$qp_error;
     wire  [63:0] ctrl$qp_crc;
-    wire  [63:0] ctrl$qp_markers;
+    wire  [63:0] ctrl$qp_markers_tx;
+    wire  [63:0] ctrl$qp_markers_rx;
     wire  [255:0] ctrl$mr_valid;
     reg  ctrl$fail;
     reg  [5:0] ctrl$fail_qp;
@@ -653,7 +654,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .qp_rts(ctrl$qp_rts),
         .qp_error(ctrl$qp_error),
         .qp_crc(ctrl$qp_crc),
-        .qp_markers(ctrl$qp_markers),
+        .qp_markers_tx(ctrl$qp_markers_tx),
+        .qp_markers_rx(ctrl$qp_markers_rx),
         .mr_valid(ctrl$mr_valid),
         .fail(ctrl$fail),
         .fail_qp(ctrl$fail_qp),
@@ -1475,7 +1477,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_fpdus$s_valid = tx_conns$s_valid;
         tx_fpdus$m_ready = framer$fpdu_start;
         tx_positions$read_qp = tx_fpdus$m_data;
-        framer$markers_en = |(ctrl$qp_markers & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
+        framer$markers_en = |(ctrl$qp_markers_tx & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
         framer$fpdu_load = 1'b1;
         framer$fpdu_position = ((tx_positions$value) & 16'hffff);
         tx_ending = tx_qp$q;
@@ -1507,7 +1509,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         m_axis_tx_tuser = tx_conns$m_data[(32'h0)+:(16)];
         tx_conns$m_ready = framer$m_axis_tvalid & m_axis_tx_tready & framer$m_axis_tlast;
         rx_positions$read_qp = rx_fpdus$m_data;
-        deframer$markers_en = |(ctrl$qp_markers & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
+        deframer$markers_en = |(ctrl$qp_markers_rx & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
         deframer$crc_en = |(ctrl$qp_crc & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
         deframer$fpdu_load = 1'b1;
         deframer$fpdu_to_marker = ((rx_positions$value) & 16'hffff);
@@ -2496,7 +2498,7 @@ module rnic_top$cqs$written(d,q,clock);
 endmodule // rnic_top$cqs$written
 
 
-module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers_tx,qp_markers_rx,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
     
     // Module arguments
     input wire  clock;
@@ -2537,7 +2539,8 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     output reg  [63:0] qp_rts;
     output reg  [63:0] qp_error;
     output reg  [63:0] qp_crc;
-    output reg  [63:0] qp_markers;
+    output reg  [63:0] qp_markers_tx;
+    output reg  [63:0] qp_markers_rx;
     output reg  [255:0] mr_valid;
     input wire  fail;
     input wire  [5:0] fail_qp;
@@ -2623,7 +2626,8 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     wire  [223:0] cmd$mr_wdata;
     wire  [63:0] cmd$qp_rts;
     wire  [63:0] cmd$qp_crc;
-    wire  [63:0] cmd$qp_markers;
+    wire  [63:0] cmd$qp_markers_tx;
+    wire  [63:0] cmd$qp_markers_rx;
     wire  [63:0] cmd$qp_error;
     wire  [255:0] cmd$mr_valid;
     reg  cmd$fail;
@@ -2715,7 +2719,8 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         .mr_wdata(cmd$mr_wdata),
         .qp_rts(cmd$qp_rts),
         .qp_crc(cmd$qp_crc),
-        .qp_markers(cmd$qp_markers),
+        .qp_markers_tx(cmd$qp_markers_tx),
+        .qp_markers_rx(cmd$qp_markers_rx),
         .qp_error(cmd$qp_error),
         .mr_valid(cmd$mr_valid),
         .fail(cmd$fail),
@@ -2790,7 +2795,8 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         qp_rts = cmd$qp_rts;
         qp_error = cmd$qp_error;
         qp_crc = cmd$qp_crc;
-        qp_markers = cmd$qp_markers;
+        qp_markers_tx = cmd$qp_markers_tx;
+        qp_markers_rx = cmd$qp_markers_rx;
         mr_valid = cmd$mr_valid;
         cmd$fail = fail;
         cmd$fail_qp = fail_qp;
@@ -3256,7 +3262,7 @@ module rnic_top$ctrl$axil$wr_pulse(d,q,clock);
 endmodule // rnic_top$ctrl$axil$wr_pulse
 
 
-module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_crc,qp_markers,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_crc,qp_markers_tx,qp_markers_rx,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
     
     // Module arguments
     input wire  clock;
@@ -3281,7 +3287,8 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     output reg  [223:0] mr_wdata;
     output reg  [63:0] qp_rts;
     output reg  [63:0] qp_crc;
-    output reg  [63:0] qp_markers;
+    output reg  [63:0] qp_markers_tx;
+    output reg  [63:0] qp_markers_rx;
     output reg  [63:0] qp_error;
     output reg  [255:0] mr_valid;
     input wire  fail;
@@ -3345,7 +3352,8 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     localparam  max_log = 8'h1f;
     localparam  min_mulpdu = 16'h80;
     localparam  at_crc = 9'b1000;
-    localparam  at_markers = 9'b1001;
+    localparam  at_markers_tx = 9'b1001;
+    localparam  at_markers_rx = 9'b1010;
     localparam  at_ird = 9'b1110000;
     localparam  at_ord = 9'b1111000;
     localparam  max_reads = 8'h4;
@@ -3355,7 +3363,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     localparam  sq_align = 64'h7f;
     localparam  rq_align = 64'h1f;
     localparam  cq_align = 64'h1f;
-    localparam  qp_defined = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff030f;
+    localparam  qp_defined = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff070f;
     localparam  cq_defined = 96'hffffffffffffffffffff01ff;
     localparam  mr_defined = 224'hffffffffffffffffffffffffffffffffffffffffffffffffffff8fff;
     localparam  qp_state_clear = 256'hfffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff0;
@@ -3410,9 +3418,12 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     reg  [63:0] crc$d;
     wire  [63:0] crc$q;
     reg  crc$clock;
-    reg  [63:0] markers$d;
-    wire  [63:0] markers$q;
-    reg  markers$clock;
+    reg  [63:0] markers_tx$d;
+    wire  [63:0] markers_tx$q;
+    reg  markers_tx$clock;
+    reg  [63:0] markers_rx$d;
+    wire  [63:0] markers_rx$q;
+    reg  markers_rx$clock;
     reg  [63:0] error$d;
     wire  [63:0] error$q;
     reg  error$clock;
@@ -3541,10 +3552,15 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         .q(crc$q),
         .clock(crc$clock)
     );
-    rnic_top$ctrl$cmd$markers markers(
-        .d(markers$d),
-        .q(markers$q),
-        .clock(markers$clock)
+    rnic_top$ctrl$cmd$markers_tx markers_tx(
+        .d(markers_tx$d),
+        .q(markers_tx$q),
+        .clock(markers_tx$clock)
+    );
+    rnic_top$ctrl$cmd$markers_rx markers_rx(
+        .d(markers_rx$d),
+        .q(markers_rx$q),
+        .clock(markers_rx$clock)
     );
     rnic_top$ctrl$cmd$error error(
         .d(error$d),
@@ -3605,7 +3621,8 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         data$clock = clock;
         rts$clock = clock;
         crc$clock = clock;
-        markers$clock = clock;
+        markers_tx$clock = clock;
+        markers_rx$clock = clock;
         error$clock = clock;
         valid$clock = clock;
         done$clock = clock;
@@ -3622,7 +3639,8 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         data$d = data$q;
         rts$d = rts$q;
         crc$d = crc$q;
-        markers$d = markers$q;
+        markers_tx$d = markers_tx$q;
+        markers_rx$d = markers_rx$q;
         error$d = error$q;
         valid$d = valid$q;
         done$d = done$q;
@@ -3762,9 +3780,13 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
                     if (qp_words[at_crc]) begin
                         crc$d = crc$q | qp_bit;
                     end
-                    markers$d = markers$q & ~qp_bit;
-                    if (qp_words[at_markers]) begin
-                        markers$d = markers$q | qp_bit;
+                    markers_tx$d = markers_tx$q & ~qp_bit;
+                    if (qp_words[at_markers_tx]) begin
+                        markers_tx$d = markers_tx$q | qp_bit;
+                    end
+                    markers_rx$d = markers_rx$q & ~qp_bit;
+                    if (qp_words[at_markers_rx]) begin
+                        markers_rx$d = markers_rx$q | qp_bit;
                     end
                     if (new_state == st_rts) begin
                         rts$d = rts$q | qp_bit;
@@ -3856,7 +3878,8 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         status_index = index$q;
         qp_rts = rts$q;
         qp_crc = crc$q;
-        qp_markers = markers$q;
+        qp_markers_tx = markers_tx$q;
+        qp_markers_rx = markers_rx$q;
         qp_error = error$q;
         mr_valid = valid$q;
     end
@@ -4026,7 +4049,7 @@ module rnic_top$ctrl$cmd$load(d,q,clock);
 endmodule // rnic_top$ctrl$cmd$load
 
 
-module rnic_top$ctrl$cmd$markers(d,q,clock);
+module rnic_top$ctrl$cmd$markers_rx(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -4042,7 +4065,26 @@ module rnic_top$ctrl$cmd$markers(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top$ctrl$cmd$markers
+endmodule // rnic_top$ctrl$cmd$markers_rx
+
+
+module rnic_top$ctrl$cmd$markers_tx(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$ctrl$cmd$markers_tx
 
 
 module rnic_top$ctrl$cmd$mr_cfg(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -201,7 +201,8 @@ fn qp_ctx() -> QpContext {
     QpContext {
         state: QpState::Rts,
         crc_enable: true,
-        markers_enable: false,
+        markers_tx: false,
+        markers_rx: true,
         pd: 0xBEEF,
         conn_id: 0x0102,
         mulpdu: 1448,
@@ -219,7 +220,7 @@ fn qp_ctx() -> QpContext {
 #[test]
 fn qp_context_words_by_hand() {
     let w = qp_ctx().to_words();
-    assert_eq!(w[0], 0xBEEF_0101);
+    assert_eq!(w[0], 0xBEEF_0501);
     assert_eq!(w[1], (1448 << 16) | 0x0102);
     assert_eq!(w[2], 0x0004_0003);
     assert_eq!(w[3], 0x0402_0706);
@@ -297,7 +298,7 @@ fn qp_context_errors() {
     assert_eq!(bad(|c| c.sq_log_size = 31).map(|c| c.sq_log_size), Ok(31));
     // Reserved bits and the query words are ignored.
     let mut w = qp_ctx().to_words();
-    w[0] |= 0x0000_FCF0;
+    w[0] |= 0x0000_F8F0;
     w[8] = 0xFFFF_FFFF;
     assert_eq!(QpContext::from_words(&w), Ok(qp_ctx()));
 }
@@ -622,7 +623,7 @@ fn cqe() -> impl Strategy<Value = Cqe> {
 fn valid_qp_context() -> impl Strategy<Value = QpContext> {
     (
         0u8..3,
-        any::<(bool, bool, u16, u16)>(),
+        (any::<bool>(), any::<(bool, bool)>(), any::<u16>(), any::<u16>()),
         128u16..,
         (any::<u16>(), any::<u16>(), 0u8..=MAX_READS, 0u8..=MAX_READS),
         (0u8..=24, 0u8..=24),
@@ -631,7 +632,7 @@ fn valid_qp_context() -> impl Strategy<Value = QpContext> {
         .prop_map(
             |(
                 state,
-                (crc, markers, pd, conn),
+                (crc, (markers_tx, markers_rx), pd, conn),
                 mulpdu,
                 (send_cq, recv_cq, ird, ord),
                 (sq_log, rq_log),
@@ -639,7 +640,8 @@ fn valid_qp_context() -> impl Strategy<Value = QpContext> {
             )| QpContext {
                 state: QpState::try_from(state).unwrap(),
                 crc_enable: crc,
-                markers_enable: markers,
+                markers_tx,
+                markers_rx,
                 pd,
                 conn_id: conn,
                 mulpdu,

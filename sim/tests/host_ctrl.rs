@@ -41,7 +41,8 @@ fn random_qp(rng: &mut StdRng, config: &RnicConfig) -> [u32; 16] {
     let ctx = QpContext {
         state,
         crc_enable: rng.gen(),
-        markers_enable: rng.gen(),
+        markers_tx: rng.gen(),
+        markers_rx: rng.gen(),
         pd: rng.gen(),
         conn_id: rng.gen(),
         mulpdu: if rng.gen_bool(0.9) { rng.gen_range(128..9000) } else { rng.gen_range(0..128) },

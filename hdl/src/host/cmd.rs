@@ -52,10 +52,11 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     pub mr_wdata: Signal<Out, Bits<224>>,
     /// Live state: QP n is in RTS if bit n of `qp_rts`, in ERROR if bit n of `qp_error`.
     pub qp_rts: Signal<Out, Bits<Q>>,
-    /// QP n's connection runs with MPA CRCs if bit n of `qp_crc`, with markers if bit n
-    /// of `qp_markers` (as last written).
+    /// QP n's connection runs with MPA CRCs if bit n of `qp_crc`, with markers on what it
+    /// sends / receives if bit n of `qp_markers_tx` / `qp_markers_rx` (as last written).
     pub qp_crc: Signal<Out, Bits<Q>>,
-    pub qp_markers: Signal<Out, Bits<Q>>,
+    pub qp_markers_tx: Signal<Out, Bits<Q>>,
+    pub qp_markers_rx: Signal<Out, Bits<Q>>,
     pub qp_error: Signal<Out, Bits<Q>>,
     pub mr_valid: Signal<Out, Bits<M>>,
     /// An engine moves a QP to ERROR, with the Terminate it sent or, if
@@ -85,7 +86,8 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     data: DFF<Bits<512>>,
     rts: DFF<Bits<Q>>,
     crc: DFF<Bits<Q>>,
-    markers: DFF<Bits<Q>>,
+    markers_tx: DFF<Bits<Q>>,
+    markers_rx: DFF<Bits<Q>>,
     error: DFF<Bits<Q>>,
     valid: DFF<Bits<M>>,
     done: DFF<Bit>,
@@ -176,7 +178,8 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     max_log: Constant<Bits<8>>,
     min_mulpdu: Constant<Bits<16>>,
     at_crc: Constant<Bits<9>>,
-    at_markers: Constant<Bits<9>>,
+    at_markers_tx: Constant<Bits<9>>,
+    at_markers_rx: Constant<Bits<9>>,
     at_ird: Constant<Bits<9>>,
     at_ord: Constant<Bits<9>>,
     max_reads: Constant<Bits<8>>,
@@ -244,7 +247,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mr_wdata: Default::default(),
             qp_rts: Default::default(),
             qp_crc: Default::default(),
-            qp_markers: Default::default(),
+            qp_markers_tx: Default::default(),
+            qp_markers_rx: Default::default(),
             qp_error: Default::default(),
             mr_valid: Default::default(),
             fail: Default::default(),
@@ -268,8 +272,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             data: Default::default(),
             rts: Default::default(),
             crc: Default::default(),
-            markers: Default::default(),
-            at_markers: at(qp_fields::MARKERS_ENABLE),
+            markers_tx: Default::default(),
+            markers_rx: Default::default(),
+            at_markers_tx: at(qp_fields::MARKERS_TX),
+            at_markers_rx: at(qp_fields::MARKERS_RX),
             at_crc: at(qp_fields::CRC_ENABLE),
             error: Default::default(),
             valid: Default::default(),
@@ -382,7 +388,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, op, index, data, rts, crc, markers, error, valid, done, result, load,
+            self, clock, state, op, index, data, rts, crc, markers_tx, markers_rx, error, valid, done, result, load,
             result_data, qp_write, qp_clear, cq_write, mr_write
         );
         self.qp_cfg.read_clock.next = self.clock.val();
@@ -564,9 +570,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     if self.qp_words.val().get_bit(self.at_crc.val().index()) {
                         self.crc.d.next = self.crc.q.val() | self.qp_bit.val();
                     }
-                    self.markers.d.next = self.markers.q.val() & !self.qp_bit.val();
-                    if self.qp_words.val().get_bit(self.at_markers.val().index()) {
-                        self.markers.d.next = self.markers.q.val() | self.qp_bit.val();
+                    self.markers_tx.d.next = self.markers_tx.q.val() & !self.qp_bit.val();
+                    if self.qp_words.val().get_bit(self.at_markers_tx.val().index()) {
+                        self.markers_tx.d.next = self.markers_tx.q.val() | self.qp_bit.val();
+                    }
+                    self.markers_rx.d.next = self.markers_rx.q.val() & !self.qp_bit.val();
+                    if self.qp_words.val().get_bit(self.at_markers_rx.val().index()) {
+                        self.markers_rx.d.next = self.markers_rx.q.val() | self.qp_bit.val();
                     }
                     if self.new_state.val() == self.st_rts.val() {
                         self.rts.d.next = self.rts.q.val() | self.qp_bit.val();
@@ -669,7 +679,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.status_index.next = self.index.q.val();
         self.qp_rts.next = self.rts.q.val();
         self.qp_crc.next = self.crc.q.val();
-        self.qp_markers.next = self.markers.q.val();
+        self.qp_markers_tx.next = self.markers_tx.q.val();
+        self.qp_markers_rx.next = self.markers_rx.q.val();
         self.qp_error.next = self.error.q.val();
         self.mr_valid.next = self.valid.q.val();
     }

@@ -52,7 +52,8 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
     pub qp_rts: Signal<Out, Bits<Q>>,
     pub qp_error: Signal<Out, Bits<Q>>,
     pub qp_crc: Signal<Out, Bits<Q>>,
-    pub qp_markers: Signal<Out, Bits<Q>>,
+    pub qp_markers_tx: Signal<Out, Bits<Q>>,
+    pub qp_markers_rx: Signal<Out, Bits<Q>>,
     pub mr_valid: Signal<Out, Bits<M>>,
     pub fail: Signal<In, Bit>,
     pub fail_qp: Signal<In, Bits<QB>>,
@@ -115,7 +116,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             qp_rts: Default::default(),
             qp_error: Default::default(),
             qp_crc: Default::default(),
-            qp_markers: Default::default(),
+            qp_markers_tx: Default::default(),
+            qp_markers_rx: Default::default(),
             mr_valid: Default::default(),
             fail: Default::default(),
             fail_qp: Default::default(),
@@ -202,7 +204,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.qp_rts.next = self.cmd.qp_rts.val();
         self.qp_error.next = self.cmd.qp_error.val();
         self.qp_crc.next = self.cmd.qp_crc.val();
-        self.qp_markers.next = self.cmd.qp_markers.val();
+        self.qp_markers_tx.next = self.cmd.qp_markers_tx.val();
+        self.qp_markers_rx.next = self.cmd.qp_markers_rx.val();
         self.mr_valid.next = self.cmd.mr_valid.val();
         self.cmd.fail.next = self.fail.val();
         self.cmd.fail_qp.next = self.fail_qp.val();

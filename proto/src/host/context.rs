@@ -164,8 +164,10 @@ pub mod qp_fields {
     pub const STATE: Field = Field::at_word("state", 0, 0, 4);
     /// MPA CRC32c on.
     pub const CRC_ENABLE: Field = Field::at_word("crc_enable", 0, 8, 1);
-    /// MPA markers on.
-    pub const MARKERS_ENABLE: Field = Field::at_word("markers_enable", 0, 9, 1);
+    /// MPA markers on the FPDUs this QP sends (RFC 5044 §7.1.1: the peer's M bit).
+    pub const MARKERS_TX: Field = Field::at_word("markers_tx", 0, 9, 1);
+    /// MPA markers on the FPDUs this QP receives (its own M bit).
+    pub const MARKERS_RX: Field = Field::at_word("markers_rx", 0, 10, 1);
     /// Protection domain.
     pub const PD: Field = Field::at_word("pd", 0, 16, 16);
     /// Connection id: the `tuser` of the TCP streams.
@@ -208,7 +210,8 @@ pub mod qp_fields {
     pub const CONTEXT: &[Field] = &[
         STATE,
         CRC_ENABLE,
-        MARKERS_ENABLE,
+        MARKERS_TX,
+        MARKERS_RX,
         PD,
         CONN_ID,
         MULPDU,
@@ -240,8 +243,10 @@ pub struct QpContext {
     pub state: QpState,
     /// MPA CRC32c on.
     pub crc_enable: bool,
-    /// MPA markers on.
-    pub markers_enable: bool,
+    /// MPA markers on the FPDUs this QP sends.
+    pub markers_tx: bool,
+    /// MPA markers on the FPDUs this QP receives.
+    pub markers_rx: bool,
     /// Protection domain.
     pub pd: u16,
     /// Connection id (`tuser` of the streams).
@@ -273,7 +278,8 @@ impl QpContext {
         let mut w = [0u32; 16];
         f::STATE.set_word(&mut w, self.state as u64);
         f::CRC_ENABLE.set_word(&mut w, self.crc_enable.into());
-        f::MARKERS_ENABLE.set_word(&mut w, self.markers_enable.into());
+        f::MARKERS_TX.set_word(&mut w, self.markers_tx.into());
+        f::MARKERS_RX.set_word(&mut w, self.markers_rx.into());
         f::PD.set_word(&mut w, self.pd.into());
         f::CONN_ID.set_word(&mut w, self.conn_id.into());
         f::MULPDU.set_word(&mut w, self.mulpdu.into());
@@ -294,7 +300,8 @@ impl QpContext {
         let ctx = QpContext {
             state: QpState::try_from(f::STATE.get_word(w) as u8)?,
             crc_enable: f::CRC_ENABLE.get_word(w) != 0,
-            markers_enable: f::MARKERS_ENABLE.get_word(w) != 0,
+            markers_tx: f::MARKERS_TX.get_word(w) != 0,
+            markers_rx: f::MARKERS_RX.get_word(w) != 0,
             pd: f::PD.get_word(w) as u16,
             conn_id: f::CONN_ID.get_word(w) as u16,
             mulpdu: f::MULPDU.get_word(w) as u16,
