@@ -179,7 +179,7 @@ pub fn all() -> Vec<Design> {
         Design {
             name: "rnic_rdmap_rx",
             summary: "RDMAP receive engine: validation, placement, receives, Read responder, Terminates",
-            generate: || generate("rnic_rdmap_rx", RdmapRx::<6, 64, 6, 8, 256, 8, 9, 10>::default()),
+            generate: || generate("rnic_rdmap_rx", RdmapRx::<6, 64, 6, 8, 256, 8, 9, 10, 1024>::default()),
         },
         Design {
             name: "rnic_top",

@@ -131,7 +131,7 @@ pub struct RnicTop {
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
-    receiver: RdmapRx<6, 64, 6, 8, 256, 8, 9, 10>,
+    receiver: RdmapRx<6, 64, 6, 8, 256, 8, 9, 10, 1024>,
     rq: RqFetch<6, 64>,
     rx_job: Signal<Local, Bit>,
     rx_cqe: Signal<Local, Bit>,

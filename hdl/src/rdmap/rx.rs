@@ -51,7 +51,7 @@ fn term(code: TermCode) -> Constant<Bits<16>> {
 }
 
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`,
-/// `RB1` = `RB + 1`, `RB2` = `RB + 2`.
+/// `RB1` = `RB + 1`, `RB2` = `RB + 2`, `QL` = `16 Q`.
 #[derive(LogicBlock)]
 pub struct RdmapRx<
     const QB: usize,
@@ -62,6 +62,7 @@ pub struct RdmapRx<
     const RB: usize,
     const RB1: usize,
     const RB2: usize,
+    const QL: usize,
 > {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -169,10 +170,26 @@ pub struct RdmapRx<
     /// Octets of the oldest outstanding Read placed so far.
     read_placed: RAM<Bits<32>, QB>,
     reads: RAM<Bits<128>, RB>,
-    read_count: [DFF<Bits<3>>; Q],
-    read_head: [DFF<Bits<2>>; Q],
-    read_limit: [DFF<Bits<3>>; Q],
-    read_done: [DFF<Bits<3>>; Q],
+    /// The outstanding-Read state of every QP, a 16-bit lane each (one register, not 4 Q
+    /// small ones: a simulator pays per register): Reads queued (3:0), the oldest one's
+    /// slot (5:4), the most allowed (11:8), Reads completed modulo 8 (14:12).
+    read_table: DFF<Bits<QL>>,
+    rd_lane: Signal<Local, Bits<16>>,
+    push_lane: Signal<Local, Bits<16>>,
+    order_lane: Signal<Local, Bits<16>>,
+    rd_slot: Signal<Local, Bits<16>>,
+    push_slot16: Signal<Local, Bits<16>>,
+    order_slot: Signal<Local, Bits<16>>,
+    waddr_slot: Signal<Local, Bits<16>>,
+    lane_a: Signal<Local, Bits<16>>,
+    lane_b: Signal<Local, Bits<16>>,
+    lane_c: Signal<Local, Bits<16>>,
+    lane_d: Signal<Local, Bits<16>>,
+    limit: Signal<Local, Bits<4>>,
+    table_a: Signal<Local, Bits<QL>>,
+    table_b: Signal<Local, Bits<QL>>,
+    table_c: Signal<Local, Bits<QL>>,
+    lane_ones: Constant<Bits<QL>>,
     done_inc: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
@@ -323,11 +340,11 @@ pub struct RdmapRx<
     t_local: Constant<Bits<16>>,
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize>
-    Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
+    Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>
 {
     fn default() -> Self {
-        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && 1 << (RB - QB) == READ_SLOTS && RB1 == RB + 1 && RB2 == RB + 2 && QB <= 8 && CB <= 16 && MB <= 24) };
+        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && 1 << (RB - QB) == READ_SLOTS && RB1 == RB + 1 && RB2 == RB + 2 && QL == 16 * Q && QB <= 8 && CB <= 16 && MB <= 24) };
         let at = |f: Field| constant(f.lsb.into());
         RdmapRx {
             clock: Default::default(),
@@ -410,10 +427,23 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             recv: Default::default(),
             read_placed: Default::default(),
             reads: Default::default(),
-            read_count: std::array::from_fn(|_| Default::default()),
-            read_head: std::array::from_fn(|_| Default::default()),
-            read_limit: std::array::from_fn(|_| Default::default()),
-            read_done: std::array::from_fn(|_| Default::default()),
+            read_table: Default::default(),
+            rd_lane: Default::default(),
+            push_lane: Default::default(),
+            order_lane: Default::default(),
+            rd_slot: Default::default(),
+            push_slot16: Default::default(),
+            order_slot: Default::default(),
+            waddr_slot: Default::default(),
+            lane_a: Default::default(),
+            lane_b: Default::default(),
+            lane_c: Default::default(),
+            lane_d: Default::default(),
+            limit: Default::default(),
+            table_a: Default::default(),
+            table_b: Default::default(),
+            table_c: Default::default(),
+            lane_ones: constant(0xFFFF),
             done_inc: Default::default(),
             order_qpn: Default::default(),
             order_done: Default::default(),
@@ -558,27 +588,17 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     }
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize>
-    Logic for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2>
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
+    Logic for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>
 {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
             chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
-            carry, writes_out, dones, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
+            carry, writes_out, dones, read_table, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
             cqe, cqn, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
         );
-        for i in 0..Q {
-            self.read_count[i].clock.next = self.clock.val();
-            self.read_count[i].d.next = self.read_count[i].q.val();
-            self.read_head[i].clock.next = self.clock.val();
-            self.read_head[i].d.next = self.read_head[i].q.val();
-            self.read_limit[i].clock.next = self.clock.val();
-            self.read_limit[i].d.next = self.read_limit[i].q.val();
-            self.read_done[i].clock.next = self.clock.val();
-            self.read_done[i].d.next = self.read_done[i].q.val();
-        }
         self.ctx.read_clock.next = self.clock.val();
         // A failure reported this cycle makes room for the next.
         self.m_fail.next = self.fail_valid.q.val() & !self.s_tx_fail.val();
@@ -641,31 +661,20 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.read_placed.write_data.next = self.r_placed.q.val();
         self.pd.next = self.ctx.read_data.val().get_bits::<16>(self.at_pd.val().index());
 
-        // The outstanding Read table: a queue of READ_SLOTS entries per QP. (The per-QP
-        // registers are looked at and updated only when something happens: an idle
-        // simulation then skips their multiplexers.)
-        self.rd_count.next = self.read_count[0].q.val();
-        self.rd_head.next = self.read_head[0].q.val();
-        self.push_count.next = self.read_count[0].q.val();
-        self.push_head.next = self.read_head[0].q.val();
-        self.push_limit.next = self.read_limit[0].q.val();
-        if self.state.q.val() != 0 {
-            for i in 1..Q {
-                if self.qpn.q.val().index() == i {
-                    self.rd_count.next = self.read_count[i].q.val();
-                    self.rd_head.next = self.read_head[i].q.val();
-                }
-            }
-        }
-        if self.s_read_valid.val() {
-            for i in 1..Q {
-                if self.s_read_qpn.val().index() == i {
-                    self.push_count.next = self.read_count[i].q.val();
-                    self.push_head.next = self.read_head[i].q.val();
-                    self.push_limit.next = self.read_limit[i].q.val();
-                }
-            }
-        }
+        // The outstanding Read table: a queue of READ_SLOTS entries per QP, its state in
+        // the QP's lane of `read_table`.
+        self.rd_slot.next = bit_cast::<16, QB>(self.qpn.q.val()) << 4;
+        self.push_slot16.next = bit_cast::<16, QB>(self.s_read_qpn.val()) << 4;
+        self.order_slot.next = bit_cast::<16, QB>(self.order_qpn.val()) << 4;
+        self.waddr_slot.next = bit_cast::<16, QB>(self.qp_waddr.val()) << 4;
+        self.rd_lane.next = self.read_table.q.val().get_bits::<16>(self.rd_slot.val().index());
+        self.push_lane.next = self.read_table.q.val().get_bits::<16>(self.push_slot16.val().index());
+        self.order_lane.next = self.read_table.q.val().get_bits::<16>(self.order_slot.val().index());
+        self.rd_count.next = self.rd_lane.val().get_bits::<3>(0);
+        self.rd_head.next = self.rd_lane.val().get_bits::<2>(4);
+        self.push_count.next = self.push_lane.val().get_bits::<3>(0);
+        self.push_head.next = self.push_lane.val().get_bits::<2>(4);
+        self.push_limit.next = self.push_lane.val().get_bits::<3>(8);
         self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
         self.rd_entry.next = self.reads.read_data.val();
         self.reads.write_enable.next = self.s_read_valid.val();
@@ -677,21 +686,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.reads.write_data.next = self.s_read_entry.val();
         self.pop.next = false;
         self.ord.next = self.qp_wdata.val().get_bits::<8>(self.at_ord.val().index());
-        if self.s_read_valid.val() | self.qp_we.val() {
-            for i in 0..Q {
-                if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
-                    self.read_count[i].d.next = self.read_count[i].q.val() + 1;
-                }
-                if self.qp_we.val() & (self.qp_waddr.val().index() == i) {
-                    self.read_limit[i].d.next = self.ord.val().get_bits::<3>(0);
-                    if self.ord.val() > 4 {
-                        self.read_limit[i].d.next = 4.into();
-                    }
-                    if self.ord.val() == 0 {
-                        self.read_limit[i].d.next = 1.into();
-                    }
-                }
-            }
+        self.limit.next = self.ord.val().get_bits::<4>(0);
+        if self.ord.val() > 4 {
+            self.limit.next = 4.into();
+        }
+        if self.ord.val() == 0 {
+            self.limit.next = 1.into();
         }
         self.full_pushed.next = self.full.q.val();
         if self.s_read_valid.val() & ((self.push_count.val() + 1) >= self.push_limit.val()) {
@@ -1193,26 +1193,46 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // requester then writes its completion, in WQE order with the QP's others.
         self.done_inc.next =
             (self.state.q.val() == 10) & (self.opcode.val() == 2) & (self.writes_out.q.val() == 0);
-        self.order_done.next = self.read_done[0].q.val();
-        for i in 1..Q {
-            if self.order_qpn.val().index() == i {
-                self.order_done.next = self.read_done[i].q.val();
-            }
+        self.order_done.next = self.order_lane.val().get_bits::<3>(12);
+        // The read table's updates, one after the other on its lanes: a Read pushed (count + 1),
+        // a Read popped (count - 1, slot + 1) or completed (done + 1), then a QP written
+        // (its limit from ORD; in RESET also count, slot and done to 0), which wins. Only
+        // when something happens: an idle simulation skips the wide shifts.
+        self.table_a.next = self.read_table.q.val();
+        self.lane_a.next = self.push_lane.val();
+        if self.s_read_valid.val() {
+            self.lane_a.next = (self.push_lane.val() & 0xFFF0) | bit_cast::<16, 4>(self.push_lane.val().get_bits::<4>(0) + 1);
+            self.table_a.next = (self.read_table.q.val() & !(self.lane_ones.val() << self.push_slot16.val()))
+                | (bit_cast::<QL, 16>(self.lane_a.val()) << self.push_slot16.val());
         }
-        if self.done_inc.val() | self.pop.val() {
-            for i in 0..Q {
-                if self.done_inc.val() & (self.qpn.q.val().index() == i) {
-                    self.read_done[i].d.next = self.read_done[i].q.val() + 1;
-                }
-                if self.pop.val() & (self.qpn.q.val().index() == i) {
-                    self.read_head[i].d.next = self.read_head[i].q.val() + 1;
-                    self.read_count[i].d.next = self.read_count[i].q.val() - 1;
-                    if self.s_read_valid.val() & (self.s_read_qpn.val().index() == i) {
-                        self.read_count[i].d.next = self.read_count[i].q.val();
-                    }
-                }
-            }
+        self.table_b.next = self.table_a.val();
+        self.lane_b.next = self.table_a.val().get_bits::<16>(self.rd_slot.val().index());
+        self.lane_c.next = self.lane_b.val();
+        if self.pop.val() {
+            self.lane_c.next = (self.lane_b.val() & 0xFF00)
+                | (bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(4) + 1) << 4)
+                | bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(0) - 1);
         }
+        if self.done_inc.val() {
+            self.lane_c.next = (self.lane_b.val() & 0x0FFF)
+                | (bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(12) + 1) << 12);
+        }
+        if self.pop.val() | self.done_inc.val() {
+            self.table_b.next = (self.table_a.val() & !(self.lane_ones.val() << self.rd_slot.val()))
+                | (bit_cast::<QL, 16>(self.lane_c.val()) << self.rd_slot.val());
+        }
+        self.table_c.next = self.table_b.val();
+        self.lane_d.next = self.table_b.val().get_bits::<16>(self.waddr_slot.val().index());
+        if self.qp_we.val() {
+            self.lane_d.next = (self.table_b.val().get_bits::<16>(self.waddr_slot.val().index()) & 0xF0FF)
+                | (bit_cast::<16, 4>(self.limit.val()) << 8);
+            if self.qp_reset.val() {
+                self.lane_d.next = bit_cast::<16, 4>(self.limit.val()) << 8;
+            }
+            self.table_c.next = (self.table_b.val() & !(self.lane_ones.val() << self.waddr_slot.val()))
+                | (bit_cast::<QL, 16>(self.lane_d.val()) << self.waddr_slot.val());
+        }
+        self.read_table.d.next = self.table_c.val();
         if self.pop.val() & !(self.s_read_valid.val() & (self.s_read_qpn.val() == self.qpn.q.val())) {
             self.full.d.next = self.full_pushed.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
         }
@@ -1391,13 +1411,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.read_placed.write_enable.next = true;
             self.read_placed.write_address.next = self.qp_waddr.val();
             self.read_placed.write_data.next = 0.into();
-            for i in 0..Q {
-                if self.qp_waddr.val().index() == i {
-                    self.read_count[i].d.next = 0.into();
-                    self.read_head[i].d.next = 0.into();
-                    self.read_done[i].d.next = 0.into();
-                }
-            }
             self.full.d.next = self.full.q.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
         }
         if self.reset.val() {
@@ -1409,6 +1422,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.invalidate.d.next = false;
             self.writes_out.d.next = 0.into();
             self.dones.d.next = 0.into();
+            self.read_table.d.next = 0.into();
             self.full.d.next = 0.into();
         }
     }
