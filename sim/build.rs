@@ -111,7 +111,7 @@ fn main() {
 }
 
 /// Bump when the way models are verilated or compiled changes: cached ones are rebuilt.
-const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3; shim v2";
+const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3 -fPIE; shim v2";
 
 /// Designs that also get a model verilated without `--trace` (about a fifth faster),
 /// which `Model::new` picks whenever no trace is asked for.
@@ -139,7 +139,11 @@ fn cxx(root: &Path, manifest: &Path) -> cc::Build {
         .define("VM_TRACE_FST", "0")
         .define("VM_TRACE_SAIF", "0")
         .flag_if_supported("-Wno-unused-parameter")
-        .flag_if_supported("-fno-var-tracking-assignments");
+        .flag_if_supported("-fno-var-tracking-assignments")
+        // The models are linked into executables only: position-independent code for an
+        // executable, not the slower shared-library kind cc picks by default.
+        .pic(false)
+        .flag("-fPIE");
     build
 }
 
