@@ -31,8 +31,10 @@
 //! only after every placement write before them has been acknowledged.
 //!
 //! Not covered yet: the Terminate of a failed Read Request does not carry the Read
-//! Request header (R = 0), and a QP entering ERROR does not flush its posted receives or
-//! outstanding Reads.
+//! Request header (R = 0); a QP entering ERROR does not flush its posted receives (the
+//! requester flushes the completions of Reads left without a response); a QP written in
+//! RESET while the segmenter still sends its Read Responses may have their MSN recorded
+//! after the reset, which would then refuse its next Read Requests.
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::{qp_fields, MAX_READS};
