@@ -167,6 +167,46 @@ fn step_peer(peer: &Weak<RefCell<Sim>>) {
 /// other's `s_axis_rx_*`, as a network between two RNICs would be.
 type LinkQueue = Rc<RefCell<VecDeque<LinkBeat>>>;
 
+/// A model's stream ports: TX (`m_axis_tx_*`) and RX (`s_axis_rx_*`), each data, keep,
+/// last, valid, ready, user.
+struct StreamPorts {
+    tx: [Port; 6],
+    rx: [Port; 6],
+}
+
+impl StreamPorts {
+    fn of(model: &Model) -> StreamPorts {
+        let ports = |dir: &str| {
+            ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| model.port(&format!("{dir}_{f}")))
+        };
+        StreamPorts { tx: ports("m_axis_tx"), rx: ports("s_axis_rx") }
+    }
+
+    /// Drive phase: offers the front of `inp` on RX.
+    fn offer(&self, m: &mut Model, inp: &LinkQueue) {
+        match inp.borrow().front() {
+            Some(&(data, keep, last, user)) => {
+                m.set(self.rx[0], data);
+                m.set(self.rx[1], keep);
+                m.set_bit(self.rx[2], last);
+                m.set_bit(self.rx[3], true);
+                m.set(self.rx[5], user);
+            }
+            None => m.set_bit(self.rx[3], false),
+        }
+    }
+
+    /// Observe phase: drops the front of `inp` if RX took it; returns the TX beat taken
+    /// (if `taking` and the model offered one).
+    fn exchange(&self, m: &mut Model, inp: &LinkQueue, taking: bool) -> Option<LinkBeat> {
+        if m.get_bit(self.rx[4]) && !inp.borrow().is_empty() {
+            inp.borrow_mut().pop_front();
+        }
+        (taking && m.get_bit(self.tx[3]))
+            .then(|| (m.get(self.tx[0]), m.get(self.tx[1]), m.get_bit(self.tx[2]), m.get(self.tx[5])))
+    }
+}
+
 /// The hook that connects `model`'s TX stream to `out` and its RX stream to `inp`.
 fn link_hook(
     model: &Model,
@@ -178,32 +218,45 @@ fn link_hook(
     use rand::Rng;
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mut taking = true;
-    let tx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| model.port(&format!("m_axis_tx_{f}")));
-    let rx = ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| model.port(&format!("s_axis_rx_{f}")));
+    let ports = StreamPorts::of(model);
     move |m: &mut Model, phase: Phase| match phase {
         Phase::Drive => {
             taking = out.borrow().len() < LINK_BEATS && (config.ready_rate >= 1.0 || rng.gen_bool(config.ready_rate));
-            m.set_bit(tx[4], taking);
-            match inp.borrow().front() {
-                Some(&(data, keep, last, user)) => {
-                    m.set(rx[0], data);
-                    m.set(rx[1], keep);
-                    m.set_bit(rx[2], last);
-                    m.set_bit(rx[3], true);
-                    m.set(rx[5], user);
-                }
-                None => m.set_bit(rx[3], false),
-            }
+            m.set_bit(ports.tx[4], taking);
+            ports.offer(m, &inp);
         }
         Phase::Observe => {
-            if m.get_bit(tx[3]) && taking {
-                let keep = m.get(tx[1]);
-                sent.set(sent.get() + u64::from(keep.count_ones()));
-                out.borrow_mut().push_back((m.get(tx[0]), keep, m.get_bit(tx[2]), m.get(tx[5])));
+            if let Some(beat) = ports.exchange(m, &inp, taking) {
+                sent.set(sent.get() + u64::from(beat.1.count_ones()));
+                out.borrow_mut().push_back(beat);
             }
-            if m.get_bit(rx[4]) && !inp.borrow().is_empty() {
-                inp.borrow_mut().pop_front();
-            }
+        }
+    }
+}
+
+/// Plays the network on one device's streams, for tests that speak to it octet by
+/// octet: it takes every FPDU the device sends (always ready) and feeds it FPDUs queued
+/// with [`RawPeer::send`]. The device must not also be [`SimHal::connect`]ed.
+pub struct RawPeer {
+    sent: Rc<RefCell<Vec<(Vec<u8>, u64)>>>,
+    to_send: LinkQueue,
+}
+
+impl RawPeer {
+    /// The FPDUs the device has sent so far: each packet's octets and its `tuser`.
+    pub fn sent(&self) -> Vec<(Vec<u8>, u64)> {
+        self.sent.borrow().clone()
+    }
+
+    /// Queues `fpdu` for the device, in beats of 8 octets with `tuser` on each (the
+    /// device's QP number for `rnic_top`).
+    pub fn send(&self, fpdu: &[u8], tuser: u64) {
+        let chunks: Vec<&[u8]> = fpdu.chunks(8).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let mut beat = [0u8; 8];
+            beat[..chunk.len()].copy_from_slice(chunk);
+            let keep = (1u64 << chunk.len()) - 1;
+            self.to_send.borrow_mut().push_back((u64::from_le_bytes(beat), keep, i + 1 == chunks.len(), tuser));
         }
     }
 }
@@ -258,6 +311,30 @@ impl SimHal {
         b.on_cycle(hook_b);
         *a.peer.borrow_mut() = Rc::downgrade(&b.sim);
         *b.peer.borrow_mut() = Rc::downgrade(&a.sim);
+    }
+
+    /// Attaches a [`RawPeer`] to this device's streams (8-octet `tdata`).
+    pub fn attach_raw_peer(&self) -> RawPeer {
+        let peer = RawPeer { sent: Rc::default(), to_send: Rc::default() };
+        let (sent, inp) = (Rc::clone(&peer.sent), Rc::clone(&peer.to_send));
+        let ports = self.with_model(|m| StreamPorts::of(m));
+        let mut current = Vec::new();
+        self.on_cycle(move |m, phase| match phase {
+            Phase::Drive => {
+                m.set_bit(ports.tx[4], true);
+                ports.offer(m, &inp);
+            }
+            Phase::Observe => {
+                if let Some((data, keep, last, user)) = ports.exchange(m, &inp, true) {
+                    let octets = data.to_le_bytes();
+                    current.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| octets[i]));
+                    if last {
+                        sent.borrow_mut().push((std::mem::take(&mut current), user));
+                    }
+                }
+            }
+        });
+        peer
     }
 
     /// Clock cycles simulated so far.

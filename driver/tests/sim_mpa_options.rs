@@ -5,11 +5,7 @@
 //! connections with different options share the device.
 #![cfg(feature = "sim")]
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::rc::Rc;
-
-use rnic_driver::sim::{Phase, SimHal};
+use rnic_driver::sim::SimHal;
 use rnic_driver::{
     CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
     RecvRequest, WorkRequest,
@@ -19,64 +15,6 @@ use rnic_proto::mpa::{crc32c, crc_field, Framer, FramingConfig};
 use rnic_proto::rdmap::Opcode;
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
-
-/// One FPDU as the stream carries it: its octets and `tuser`.
-type Packet = (Vec<u8>, u64);
-
-/// The raw peer: records every FPDU the device sends and feeds it queued FPDUs.
-struct Peer {
-    sent: Rc<RefCell<Vec<Packet>>>,
-    to_send: Rc<RefCell<VecDeque<(u64, u64, bool, u64)>>>,
-}
-
-fn attach_peer(hal: &SimHal) -> Peer {
-    let tx = hal.with_model(|m| ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| m.port(&format!("m_axis_tx_{f}"))));
-    let rx = hal.with_model(|m| ["tdata", "tkeep", "tlast", "tvalid", "tready", "tuser"].map(|f| m.port(&format!("s_axis_rx_{f}"))));
-    let peer = Peer { sent: Rc::default(), to_send: Rc::default() };
-    let (sent, to_send) = (Rc::clone(&peer.sent), Rc::clone(&peer.to_send));
-    let mut current = Vec::new();
-    hal.on_cycle(move |m, phase| match phase {
-        Phase::Drive => {
-            m.set_bit(tx[4], true);
-            match to_send.borrow().front() {
-                Some(&(data, keep, last, user)) => {
-                    m.set(rx[0], data);
-                    m.set(rx[1], keep);
-                    m.set_bit(rx[2], last);
-                    m.set_bit(rx[3], true);
-                    m.set(rx[5], user);
-                }
-                None => m.set_bit(rx[3], false),
-            }
-        }
-        Phase::Observe => {
-            if m.get_bit(tx[3]) {
-                let (data, keep) = (m.get(tx[0]).to_le_bytes(), m.get(tx[1]));
-                current.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| data[i]));
-                if m.get_bit(tx[2]) {
-                    sent.borrow_mut().push((std::mem::take(&mut current), m.get(tx[5])));
-                }
-            }
-            if m.get_bit(rx[4]) && !to_send.borrow().is_empty() {
-                to_send.borrow_mut().pop_front();
-            }
-        }
-    });
-    peer
-}
-
-impl Peer {
-    /// Queues one FPDU for the device's QP `qpn`, in beats of 8 octets.
-    fn send(&self, fpdu: &[u8], qpn: u32) {
-        let chunks: Vec<&[u8]> = fpdu.chunks(8).collect();
-        for (i, chunk) in chunks.iter().enumerate() {
-            let mut beat = [0u8; 8];
-            beat[..chunk.len()].copy_from_slice(chunk);
-            let keep = (1u64 << chunk.len()) - 1;
-            self.to_send.borrow_mut().push_back((u64::from_le_bytes(beat), keep, i + 1 == chunks.len(), qpn.into()));
-        }
-    }
-}
 
 /// A one-segment Send with MSN 1, framed with or without a CRC.
 fn send_fpdu(payload: &[u8], crc: bool) -> Vec<u8> {
@@ -98,7 +36,7 @@ fn run_until(dev: &Device<SimHal>, mut done: impl FnMut() -> bool) {
 #[test]
 fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     let hal = SimHal::open("rnic_top").expect("rnic_top model");
-    let peer = attach_peer(&hal);
+    let peer = hal.attach_raw_peer();
     let dev = Device::open(hal).expect("RNIC");
     dev.enable();
     let pd = ProtectionDomain::new(&dev).expect("PD");
@@ -118,8 +56,8 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
         qp.post_send(&WorkRequest::Send { wr_id: 1, local: mr.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: false })
             .expect("send");
     }
-    run_until(&dev, || peer.sent.borrow().len() >= 2);
-    let sent = peer.sent.borrow().clone();
+    run_until(&dev, || peer.sent().len() >= 2);
+    let sent = peer.sent();
     assert_eq!(sent.len(), 2, "one FPDU per Send");
     for (fpdu, conn) in &sent {
         let (body, field) = fpdu.split_at(fpdu.len() - 4);
@@ -139,8 +77,8 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     let mut bogus = send_fpdu(&payload, false);
     let n = bogus.len();
     bogus[n - 4..].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
-    peer.send(&bogus, without.qpn());
-    peer.send(&send_fpdu(&payload, true), with_crc.qpn());
+    peer.send(&bogus, without.qpn().into());
+    peer.send(&send_fpdu(&payload, true), with_crc.qpn().into());
     let mut done = Vec::new();
     run_until(&dev, || {
         while let Some(c) = cq.poll().expect("CQE") {
@@ -158,7 +96,7 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     with_crc.post_recv(&RecvRequest { wr_id: 3000, local: mr.sge(3000, 200).unwrap() }).expect("recv");
     let mut corrupted = send_fpdu(&payload, true);
     corrupted[10] ^= 1;
-    peer.send(&corrupted, with_crc.qpn());
+    peer.send(&corrupted, with_crc.qpn().into());
     dev.hal().run_idle(3_000);
     assert!(cq.poll().expect("CQE").is_none(), "a corrupted FPDU completes nothing");
     assert!((3000..3200).all(|i| buf.read_u8(i) == 0xAB), "and places nothing");
@@ -173,7 +111,7 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
 #[test]
 fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
     let hal = SimHal::open("rnic_top").expect("rnic_top model");
-    let peer = attach_peer(&hal);
+    let peer = hal.attach_raw_peer();
     let dev = Device::open(hal).expect("RNIC");
     dev.enable();
     assert!(dev.info().features.markers, "FEATURES offers markers");
@@ -219,8 +157,8 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
         .flat_map(|(n, &size)| untagged_ulpdus(Opcode::Send, n as u32 + 1, 0, &content[64 * n..64 * n + size], 1024))
         .collect();
     let fpdus = expected.len() * qps.len();
-    run_until(&dev, || peer.sent.borrow().len() >= fpdus);
-    let sent = peer.sent.borrow().clone();
+    run_until(&dev, || peer.sent().len() >= fpdus);
+    let sent = peer.sent();
     assert_eq!(sent.len(), fpdus, "every FPDU sent");
     for (i, (config, _)) in configs.iter().enumerate() {
         let stream: Vec<u8> = sent.iter().filter(|(_, c)| *c == 20 + i as u64).flat_map(|(f, _)| f.clone()).collect();
@@ -256,7 +194,7 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
         .collect();
     for k in 0..expected.len() {
         for (i, qp) in qps.iter().enumerate() {
-            peer.send(&packets[i][k], qp.qpn());
+            peer.send(&packets[i][k], qp.qpn().into());
         }
     }
     let mut done = Vec::new();
