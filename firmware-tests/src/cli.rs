@@ -27,6 +27,12 @@ pub struct PerfArgs {
     /// Cycles the simulated host memory takes to answer a DMA request.
     #[arg(long, default_value_t = 200)]
     pub dma_latency: u64,
+    /// MPA markers on every connection, both ways.
+    #[arg(long)]
+    pub markers: bool,
+    /// MPA CRCs off on every connection.
+    #[arg(long)]
+    pub no_crc: bool,
 }
 
 impl PerfArgs {
@@ -47,9 +53,15 @@ impl PerfArgs {
 
     /// The setup line every program prints above its table.
     pub fn setup(&self) -> String {
+        let on = |b: bool| if b { "on" } else { "off" };
         format!(
-            "backend {:?}, {} QP(s), MULPDU {}, MPA CRC on, markers off, DMA latency {} cycles, datapath 8 octets/cycle",
-            self.backend, self.qps, self.mulpdu, self.dma_latency
+            "backend {:?}, {} QP(s), MULPDU {}, MPA CRC {}, markers {}, DMA latency {} cycles, datapath 8 octets/cycle",
+            self.backend,
+            self.qps,
+            self.mulpdu,
+            on(!self.no_crc),
+            on(self.markers),
+            self.dma_latency
         )
     }
 }

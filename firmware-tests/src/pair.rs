@@ -19,6 +19,9 @@ pub struct PairConfig {
     pub mulpdu: u16,
     /// Cycles from a DMA request to its answer in the host memory model.
     pub dma_latency: u64,
+    /// MPA CRCs, and markers both ways, on every connection.
+    pub crc: bool,
+    pub markers: bool,
 }
 
 /// Work requests a QP may have posted and not completed (its SQ holds 64).
@@ -110,9 +113,9 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
                 mulpdu: config.mulpdu,
                 ird: 4,
                 ord: 4,
-                crc: true,
-                markers_tx: false,
-                markers_rx: false,
+                crc: config.crc,
+                markers_tx: config.markers,
+                markers_rx: config.markers,
                 conn_id: n,
             };
             let mut qp = QueuePair::new(&devs[side], &pds[side], &cqs[side], &cqs[side], caps).map_err(err("QP"))?;

@@ -14,7 +14,14 @@ pub const SWEEP: [u32; 11] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 
 const W: f64 = 8.0;
 
 fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
-    PairConfig { qps: args.qps, max_size, mulpdu: args.mulpdu, dma_latency: args.dma_latency }
+    PairConfig {
+        qps: args.qps,
+        max_size,
+        mulpdu: args.mulpdu,
+        dma_latency: args.dma_latency,
+        crc: !args.no_crc,
+        markers: args.markers,
+    }
 }
 
 /// `write_bw` and `read_bw`: one size, or the sweep with its plot written to `svg`.

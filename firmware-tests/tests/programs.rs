@@ -51,6 +51,19 @@ fn write_bw_moves_every_octet_near_the_datapath_rate() {
     assert!(payload > 0.0 && wire > payload && wire <= 8.0, "{row:?}");
 }
 
+/// The MPA options reach the wire: a marker takes four octets of every 512, CRCs off change
+/// nothing in size; every octet still arrives.
+#[test]
+fn write_bw_runs_with_markers_and_without_crcs() {
+    let plain = first_row(&run("write_bw", &["--size", "4096", "--iters", "8"]).stdout);
+    let marked = first_row(&run("write_bw", &["--size", "4096", "--iters", "8", "--markers", "--no-crc"]).stdout);
+    let (payload, wire, marked_wire) = (number(&plain[3]), number(&plain[4]), number(&marked[4]));
+    let octets = |row: &[String]| number(&row[4]) * number(&row[2]);
+    let ratio = octets(&marked) / octets(&plain);
+    assert!(payload > 0.0 && marked_wire > 0.0, "{plain:?} {marked:?}");
+    assert!((ratio - 512.0 / 508.0).abs() < 0.002, "a marker takes 4 octets of every 512: {ratio} ({wire} vs {marked_wire})");
+}
+
 #[test]
 fn read_bw_brings_back_every_octet() {
     let out = run("read_bw", &["--size", "3000", "--iters", "12", "--qps", "2", "--mulpdu", "700"]);
