@@ -248,6 +248,11 @@ impl RawPeer {
         self.sent.borrow().clone()
     }
 
+    /// How many FPDUs the device has sent so far (for waiting without copying them).
+    pub fn sent_count(&self) -> usize {
+        self.sent.borrow().len()
+    }
+
     /// Queues `fpdu` for the device, in beats of 8 octets with `tuser` on each (the
     /// device's QP number for `rnic_top`).
     pub fn send(&self, fpdu: &[u8], tuser: u64) {

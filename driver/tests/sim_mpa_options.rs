@@ -56,7 +56,7 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
         qp.post_send(&WorkRequest::Send { wr_id: 1, local: mr.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: false })
             .expect("send");
     }
-    run_until(&dev, || peer.sent().len() >= 2);
+    run_until(&dev, || peer.sent_count() >= 2);
     let sent = peer.sent();
     assert_eq!(sent.len(), 2, "one FPDU per Send");
     for (fpdu, conn) in &sent {
@@ -157,7 +157,7 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
         .flat_map(|(n, &size)| untagged_ulpdus(Opcode::Send, n as u32 + 1, 0, &content[64 * n..64 * n + size], 1024))
         .collect();
     let fpdus = expected.len() * qps.len();
-    run_until(&dev, || peer.sent().len() >= fpdus);
+    run_until(&dev, || peer.sent_count() >= fpdus);
     let sent = peer.sent();
     assert_eq!(sent.len(), fpdus, "every FPDU sent");
     for (i, (config, _)) in configs.iter().enumerate() {

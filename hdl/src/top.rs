@@ -500,12 +500,8 @@ impl Logic for RnicTop {
         self.segmenter.s_job_inline_len.next = self.requester.m_job_inline_len.val();
         self.segmenter.s_job_mulpdu.next = self.requester.m_job_mulpdu.val();
         self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val())
+            | (bit_cast::<32, 1>(self.requester.m_job_crc.val().into()) << 17_u64)
             | (bit_cast::<32, 6>(self.requester.m_job_qpn.val()) << 18_u64);
-        if self.requester.m_job_crc.val() {
-            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val())
-                | (bit_cast::<32, 6>(self.requester.m_job_qpn.val()) << 18_u64)
-                | self.tag_crc.val();
-        }
         if self.rx_job.val() {
             self.segmenter.s_job_tagged.next = self.receiver.m_job_tagged.val();
             self.segmenter.s_job_opcode.next = self.receiver.m_job_opcode.val();
@@ -519,14 +515,9 @@ impl Logic for RnicTop {
             self.segmenter.s_job_inline_len.next = self.receiver.m_job_inline_len.val();
             self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
             self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
-                | (bit_cast::<32, 6>(self.receiver.m_job_qpn.val()) << 18_u64)
-                | self.tag_rx_job.val();
-            if self.receiver.m_job_crc.val() {
-                self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
-                    | (bit_cast::<32, 6>(self.receiver.m_job_qpn.val()) << 18_u64)
-                    | self.tag_rx_job.val()
-                    | self.tag_crc.val();
-            }
+                | self.tag_rx_job.val()
+                | (bit_cast::<32, 1>(self.receiver.m_job_crc.val().into()) << 17_u64)
+                | (bit_cast::<32, 6>(self.receiver.m_job_qpn.val()) << 18_u64);
         }
         self.requester.s_done_valid.next =
             self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.tag_rx_job.val()).any();

@@ -948,8 +948,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         pop = 1'b0;
         ord = qp_wdata[(at_ord)+:(8)];
         limit = ord[(32'h0)+:(4)];
-        if (ord > 32'h4) begin
-            limit = 32'h4;
+        if (ord > max_reads) begin
+            limit = max_reads[(32'h0)+:(4)];
         end
         if (ord == 32'h0) begin
             limit = 32'h1;

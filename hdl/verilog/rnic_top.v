@@ -1446,10 +1446,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         segmenter$s_job_inline = requester$m_job_inline;
         segmenter$s_job_inline_len = requester$m_job_inline_len;
         segmenter$s_job_mulpdu = requester$m_job_mulpdu;
-        segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | (((requester$m_job_qpn) & 32'hffffffff) << 64'h12);
-        if (requester$m_job_crc) begin
-            segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | (((requester$m_job_qpn) & 32'hffffffff) << 64'h12) | tag_crc;
-        end
+        segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | (((requester$m_job_crc) & 32'hffffffff) << 64'h11) | (((requester$m_job_qpn) & 32'hffffffff) << 64'h12);
         if (rx_job) begin
             segmenter$s_job_tagged = receiver$m_job_tagged;
             segmenter$s_job_opcode = receiver$m_job_opcode;
@@ -1462,10 +1459,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             segmenter$s_job_inline = receiver$m_job_inline;
             segmenter$s_job_inline_len = receiver$m_job_inline_len;
             segmenter$s_job_mulpdu = receiver$m_job_mulpdu;
-            segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12) | tag_rx_job;
-            if (receiver$m_job_crc) begin
-                segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12) | tag_rx_job | tag_crc;
-            end
+            segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | (((receiver$m_job_crc) & 32'hffffffff) << 64'h11) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12);
         end
         requester$s_done_valid = segmenter$m_done_valid & ~|(segmenter$m_done_tag & tag_rx_job);
         receiver$s_job_done = segmenter$m_done_valid & |(segmenter$m_done_tag & tag_rx_job);
@@ -16225,8 +16219,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         pop = 1'b0;
         ord = qp_wdata[(at_ord)+:(8)];
         limit = ord[(32'h0)+:(4)];
-        if (ord > 32'h4) begin
-            limit = 32'h4;
+        if (ord > max_reads) begin
+            limit = max_reads[(32'h0)+:(4)];
         end
         if (ord == 32'h0) begin
             limit = 32'h1;

@@ -689,8 +689,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.pop.next = false;
         self.ord.next = self.qp_wdata.val().get_bits::<8>(self.at_ord.val().index());
         self.limit.next = self.ord.val().get_bits::<4>(0);
-        if self.ord.val() > 4 {
-            self.limit.next = 4.into();
+        if self.ord.val() > self.max_reads.val() {
+            self.limit.next = self.max_reads.val().get_bits::<4>(0);
         }
         if self.ord.val() == 0 {
             self.limit.next = 1.into();
