@@ -29,8 +29,8 @@ pub struct Completion {
     pub solicited: bool,
     /// The STag a received Send with Invalidate invalidated.
     pub invalidated: Option<u32>,
-    /// Immediate data.
-    pub imm: Option<u64>,
+    /// Immediate Data received ([`CqeOpcode::RecvImm`]), first octet first.
+    pub imm: Option<[u8; 8]>,
 }
 
 impl Completion {
@@ -50,7 +50,7 @@ impl From<Cqe> for Completion {
             byte_len: c.byte_len,
             solicited: c.solicited,
             invalidated: c.invalidated,
-            imm: c.imm_valid.then_some(c.imm),
+            imm: c.imm_valid.then(|| c.imm.to_le_bytes()),
         }
     }
 }

@@ -169,9 +169,9 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         if wrs.is_empty() {
             return Ok(());
         }
-        self.make_room(WorkQueue::Send, wrs.len())?;
-        for wr in wrs {
-            self.sq.push(&wr.wqe().encode());
+        self.make_room(WorkQueue::Send, wrs.iter().map(WorkRequest::wqe_count).sum())?;
+        for wqe in wrs.iter().flat_map(WorkRequest::wqes) {
+            self.sq.push(&wqe.encode());
         }
         self.ring_doorbell(WorkQueue::Send);
         Ok(())

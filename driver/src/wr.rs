@@ -1,6 +1,9 @@
 //! Work requests as the user writes them, and the WQEs they become.
 use rnic_proto::host::{RqWqe, SqOpcode, SqWqe};
 
+/// Octets of an atomic's target and of the local buffer that receives its original value.
+pub const ATOMIC_LEN: u32 = 8;
+
 /// A local buffer: `length` octets at tagged offset `addr` of the memory region named by
 /// `lkey` (see [`crate::MemoryRegion::sge`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,19 +64,125 @@ pub enum WorkRequest {
         /// Complete on success too.
         signaled: bool,
     },
+    /// RFC 7306 masked FetchAdd on the 64-bit word at `remote` (8-aligned, REMOTE_ATOMIC):
+    /// each set bit of `add_mask` ends a field whose carry is dropped (0: a plain add). The
+    /// word's original value is written little-endian to the first 8 octets of `local`
+    /// (LOCAL_WRITE), and the request completes once it is there.
+    FetchAdd {
+        /// Returned in the completion.
+        wr_id: u64,
+        /// Receives the original value.
+        local: Sge,
+        /// The target word at the peer.
+        remote: RemoteBuf,
+        /// Add Data.
+        add: u64,
+        /// Add Mask.
+        add_mask: u64,
+        /// Complete on success too.
+        signaled: bool,
+    },
+    /// RFC 7306 masked CmpSwap: if `(original ^ compare) & compare_mask` is 0, the word
+    /// becomes `(original & !swap_mask) | (swap & swap_mask)`. The original value comes back
+    /// as for [`WorkRequest::FetchAdd`].
+    CmpSwap {
+        /// Returned in the completion.
+        wr_id: u64,
+        /// Receives the original value.
+        local: Sge,
+        /// The target word at the peer.
+        remote: RemoteBuf,
+        /// Compare Data.
+        compare: u64,
+        /// Compare Mask.
+        compare_mask: u64,
+        /// Swap Data.
+        swap: u64,
+        /// Swap Mask.
+        swap_mask: u64,
+        /// Complete on success too.
+        signaled: bool,
+    },
+    /// Immediate Data (RFC 7306 §6): eight octets that consume the peer's next receive and
+    /// arrive in its completion, with a solicited event if asked.
+    Immediate {
+        /// Returned in the completion.
+        wr_id: u64,
+        /// The octets, first on the wire first.
+        data: [u8; 8],
+        /// Immediate Data with Solicited Event.
+        solicited: bool,
+        /// Complete on success too.
+        signaled: bool,
+    },
+    /// An RDMA Write of `local` to `remote` followed by Immediate Data: the peer's receive
+    /// completes only once the Write is placed (RFC 7306 §7). Two WQEs; the Write's
+    /// completion is not signaled, the Immediate Data's as asked.
+    WriteWithImmediate {
+        /// Returned in the completions.
+        wr_id: u64,
+        /// The source.
+        local: Sge,
+        /// The target at the peer.
+        remote: RemoteBuf,
+        /// The immediate octets.
+        data: [u8; 8],
+        /// Ask for a solicited event at the receiver.
+        solicited: bool,
+        /// Complete on success too.
+        signaled: bool,
+    },
 }
 
 impl WorkRequest {
     /// The user's identifier.
     pub fn wr_id(&self) -> u64 {
         match *self {
-            WorkRequest::Send { wr_id, .. } | WorkRequest::Write { wr_id, .. } | WorkRequest::Read { wr_id, .. } => {
-                wr_id
-            }
+            WorkRequest::Send { wr_id, .. }
+            | WorkRequest::Write { wr_id, .. }
+            | WorkRequest::Read { wr_id, .. }
+            | WorkRequest::FetchAdd { wr_id, .. }
+            | WorkRequest::CmpSwap { wr_id, .. }
+            | WorkRequest::Immediate { wr_id, .. }
+            | WorkRequest::WriteWithImmediate { wr_id, .. } => wr_id,
         }
     }
 
-    /// The SQ WQE this request is posted as.
+    /// Whether it completes on success too (errors always complete).
+    pub fn signaled(&self) -> bool {
+        match *self {
+            WorkRequest::Send { signaled, .. }
+            | WorkRequest::Write { signaled, .. }
+            | WorkRequest::Read { signaled, .. }
+            | WorkRequest::FetchAdd { signaled, .. }
+            | WorkRequest::CmpSwap { signaled, .. }
+            | WorkRequest::Immediate { signaled, .. }
+            | WorkRequest::WriteWithImmediate { signaled, .. } => signaled,
+        }
+    }
+
+    /// SQ slots the request takes.
+    pub fn wqe_count(&self) -> usize {
+        match self {
+            WorkRequest::WriteWithImmediate { .. } => 2,
+            _ => 1,
+        }
+    }
+
+    /// The SQ WQEs this request is posted as, in order.
+    pub fn wqes(&self) -> impl Iterator<Item = SqWqe> {
+        let (first, second) = match *self {
+            WorkRequest::WriteWithImmediate { wr_id, local, remote, data, solicited, signaled } => {
+                let write = WorkRequest::Write { wr_id, local, remote, signaled: false };
+                let imm = WorkRequest::Immediate { wr_id, data, solicited, signaled };
+                (write.wqe(), Some(imm.wqe()))
+            }
+            _ => (self.wqe(), None),
+        };
+        std::iter::once(first).chain(second)
+    }
+
+    /// The SQ WQE of a one-WQE request (the first of a [`WorkRequest::WriteWithImmediate`]).
     pub fn wqe(&self) -> SqWqe {
         let (op, wr_id, local, remote, signaled) = match *self {
             WorkRequest::Send { wr_id, local, solicited, invalidate, signaled } => {
@@ -93,13 +202,31 @@ impl WorkRequest {
             WorkRequest::Read { wr_id, local, remote, signaled } => {
                 (SqOpcode::RdmaRead, wr_id, local, remote, signaled)
             }
+            WorkRequest::FetchAdd { wr_id, local, remote, add, add_mask, signaled } => {
+                let wqe = SqWqe::fetch_add(wr_id, add, add_mask);
+                return finish(wqe.local(local.lkey, local.addr, ATOMIC_LEN).remote(remote.stag, remote.to), signaled);
+            }
+            WorkRequest::CmpSwap { wr_id, local, remote, compare, compare_mask, swap, swap_mask, signaled } => {
+                let wqe = SqWqe::cmp_swap(wr_id, compare, compare_mask, swap, swap_mask);
+                return finish(wqe.local(local.lkey, local.addr, ATOMIC_LEN).remote(remote.stag, remote.to), signaled);
+            }
+            WorkRequest::Immediate { wr_id, data, solicited, signaled } => {
+                return finish(SqWqe::immediate(wr_id, data, solicited), signaled);
+            }
+            WorkRequest::WriteWithImmediate { wr_id, local, remote, signaled: _, .. } => {
+                return WorkRequest::Write { wr_id, local, remote, signaled: false }.wqe();
+            }
         };
         let wqe = SqWqe::new(op, wr_id).local(local.lkey, local.addr, local.length).remote(remote.stag, remote.to);
-        if signaled {
-            wqe
-        } else {
-            wqe.unsignaled()
-        }
+        finish(wqe, signaled)
+    }
+}
+
+fn finish(wqe: SqWqe, signaled: bool) -> SqWqe {
+    if signaled {
+        wqe
+    } else {
+        wqe.unsignaled()
     }
 }
 

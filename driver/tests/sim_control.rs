@@ -80,7 +80,7 @@ fn open_reads_the_identity_and_geometry_of_the_control_block() {
             num_qps: config.num_qps,
             num_cqs: config.num_cqs,
             num_mrs: config.num_mrs,
-            features: Features { crc: true, markers: true, atomics: false, immediate: false },
+            features: Features { crc: true, markers: true, atomics: true, immediate: true },
         }
     );
 }

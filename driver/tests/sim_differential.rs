@@ -243,12 +243,7 @@ fn end_to_end_random_work_matches_the_reference_model() {
                     }
                 }
             };
-            let signaled = match wr {
-                WorkRequest::Send { signaled, .. }
-                | WorkRequest::Write { signaled, .. }
-                | WorkRequest::Read { signaled, .. } => signaled,
-            };
-            expected_count[from] += usize::from(signaled);
+            expected_count[from] += usize::from(wr.signaled());
             hosts[from].qps[q].post_send(&wr).expect("post");
             fabric
                 .post_send([Side::A, Side::B][from], q as u32, wr.wqe())

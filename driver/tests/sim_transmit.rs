@@ -107,6 +107,7 @@ fn rdmap_06_07_11_rnic_top_transmits_what_the_reference_sends() {
                 send_msn += 1;
                 send_msn
             }
+            _ => unreachable!("only Sends, Writes and Reads here"),
         };
         let payload = &content[offset as usize..offset as usize + len];
         expected_ulpdus.extend(request_ulpdus(&wqe, msn, payload, CAPS.mulpdu).expect("a supported opcode"));

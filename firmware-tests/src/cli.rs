@@ -1,5 +1,5 @@
 //! Flags the measuring programs share (perftest's names where there is one).
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::Backend;
 
@@ -70,4 +70,13 @@ impl PerfArgs {
 pub fn fail(program: &str, error: String) -> ! {
     eprintln!("{program}: FAILED: {error}");
     std::process::exit(1)
+}
+
+/// The atomic operation of `atomic_bw` and `atomic_lat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AtomicKind {
+    /// FetchAdd(+1): a ticket counter.
+    Fadd,
+    /// CmpSwap that always matches (Compare Mask 0) and swaps in the operation's number.
+    Cswap,
 }

@@ -5,8 +5,12 @@
 //!
 //! Programs: `selftest` (the platform contract the driver relies on); `pingpong` (Send/Recv
 //! latency), `write_bw` and `read_bw` (bandwidth, `--sweep` plots it against message
-//! size), `read_lat` (RDMA Read latency). Each prints a summary table and checks every
-//! octet it moved.
+//! size), `read_lat` (RDMA Read latency), `atomic_bw` and `atomic_lat` (RFC 7306
+//! atomics, `--op fadd|cswap`, `--contended`), `imm_pingpong` (Immediate Data latency) and
+//! `sequencer` (a demo: QPs taking tickets from one counter). Each prints a summary table
+//! and checks every octet it moved.
+#[cfg(feature = "sim")]
+pub mod atomics;
 pub mod cli;
 #[cfg(feature = "sim")]
 pub mod pair;

@@ -29,7 +29,7 @@ pub const DEPTH: u32 = 32;
 const SQ_LOG_SIZE: u8 = 6;
 /// One CQ per side takes every QP's completions: `qps · DEPTH` at most (256 QPs' worth).
 const CQ_LOG_SIZE: u8 = 13;
-const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
+const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 
 /// One side of the pair.
 pub struct End<'d> {

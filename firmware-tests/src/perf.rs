@@ -51,6 +51,11 @@ pub struct Latency {
 }
 
 impl Latency {
+    /// The latencies of a run (at least one).
+    pub fn from_samples(samples: Vec<u64>) -> Latency {
+        Latency::new(samples)
+    }
+
     fn new(mut samples: Vec<u64>) -> Latency {
         assert!(!samples.is_empty(), "at least one sample");
         samples.sort_unstable();

@@ -2,6 +2,7 @@
 //! print the setup line and the summary table, exit 1 on any failure.
 use std::path::Path;
 
+use crate::atomics::{atomic_bandwidth, atomic_latency, imm_pingpong, sequencer, AtomicKind};
 use crate::cli::{fail, PerfArgs};
 use crate::pair::{with_pair, PairConfig};
 use crate::perf::{bandwidth, pingpong, read_latency, Bandwidth, Direction, Latency};
@@ -90,4 +91,58 @@ pub fn read_lat_program(args: &PerfArgs) {
     let latency = with_pair(config(args, args.size), |pair| read_latency(pair, args.size, args.iters))
         .unwrap_or_else(|e| fail("read_lat", e));
     latency_table("read_lat", "RDMA Read on QP 0, one at a time: doorbell to the Read's CQE", args, &latency);
+}
+
+/// `atomic_bw`: atomics from every QP of A on B's memory, as many in flight as each QP
+/// allows (ORD 4 on the wire, 32 posted).
+pub fn atomic_bw_program(args: &PerfArgs, kind: AtomicKind, contended: bool) {
+    let run = with_pair(config(args, args.iters * 8), |pair| atomic_bandwidth(pair, kind, contended, args.iters))
+        .unwrap_or_else(|e| fail("atomic_bw", e));
+    let target = if contended { "all on one word of B" } else { "each QP on a word of its own" };
+    println!("atomic_bw: {kind:?}, {} per QP, {target}; {}", args.iters, args.setup());
+    let mut table = Table::new(&["op", "atomics", "cycles", "ops/cycle", "Mops at 250 MHz", "sim cycles/s"]);
+    table.row(vec![
+        format!("{kind:?}").to_lowercase(),
+        run.ops.to_string(),
+        run.cycles.to_string(),
+        format!("{:.4}", run.ops_per_cycle()),
+        format!("{:.1}", run.ops_per_cycle() * 250.0),
+        format!("{:.0}", run.cycles as f64 / run.seconds),
+    ]);
+    print!("{}", table.render());
+    println!("results checked: every original value returned once and the target holds what they add up to");
+}
+
+/// `atomic_lat`: one atomic at a time, doorbell to its completion.
+pub fn atomic_lat_program(args: &PerfArgs, kind: AtomicKind) {
+    let samples = with_pair(config(args, 64), |pair| atomic_latency(pair, kind, args.iters))
+        .unwrap_or_else(|e| fail("atomic_lat", e));
+    let what = format!("{kind:?} on QP 0, one at a time: doorbell to the atomic's CQE");
+    latency_table("atomic_lat", &what, args, &Latency::from_samples(samples));
+}
+
+/// `imm_pingpong`: Immediate Data, one way, doorbell to the peer's receive completion.
+pub fn imm_pingpong_program(args: &PerfArgs) {
+    let samples = with_pair(config(args, 64), |pair| imm_pingpong(pair, args.iters)).unwrap_or_else(|e| fail("imm_pingpong", e));
+    latency_table("imm_pingpong", "Immediate Data on QP 0, one way: sender's doorbell to the receiver's CQE", args, &Latency::from_samples(samples));
+}
+
+/// `sequencer`: every QP takes `iters` tickets from one counter at B.
+pub fn sequencer_program(args: &PerfArgs) {
+    let (run, tickets) = with_pair(config(args, args.iters * 8), |pair| sequencer(pair, args.iters))
+        .unwrap_or_else(|e| fail("sequencer", e));
+    println!("sequencer: {} QP(s) of A take {} tickets each from one counter in B's memory; {}", args.qps, args.iters, args.setup());
+    let mut table = Table::new(&["QP", "tickets", "first", "last"]);
+    for (q, mine) in tickets.iter().enumerate() {
+        table.row(vec![q.to_string(), mine.len().to_string(), mine[0].to_string(), mine[mine.len() - 1].to_string()]);
+    }
+    print!("{}", table.render());
+    println!(
+        "counter at {}: tickets 0..{} each handed out once, each QP's rising; {} FetchAdds in {} cycles ({:.4}/cycle)",
+        run.ops,
+        run.ops,
+        run.ops,
+        run.cycles,
+        run.ops_per_cycle()
+    );
 }

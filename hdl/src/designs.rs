@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rust_hdl::prelude::*;
 
-use crate::atomic::AtomicAlu;
+use crate::atomic::{AtomicAlu, AtomicUnit};
 use crate::common::RamFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::rdmap::{RdmapRx, TxRequest};
@@ -46,6 +46,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_atomic_alu",
             summary: "masked FetchAdd/CmpSwap ALU, 1 op/cycle, latency 2",
             generate: || generate("rnic_atomic_alu", AtomicAlu::default()),
+        },
+        Design {
+            name: "rnic_atomic_unit",
+            summary: "atomic unit: ordered read-modify-write of memory words, same-word forwarding, batched write-back",
+            generate: || generate("rnic_atomic_unit", AtomicUnit::default()),
         },
         Design {
             name: "rnic_common_ram_fifo",

@@ -1,7 +1,7 @@
 //! The RNIC hardware, described with rust-hdl and generated to Verilog.
 //!
 //! Blocks are grouped by protocol layer, one block per file: [`mpa`] (CRC32c, FPDU framing
-//! and deframing), [`atomic`] (the RFC 7306 ALU), [`ddp`] (segmentation), [`rdmap`] (work requests to messages) and
+//! and deframing), [`atomic`] (the RFC 7306 ALU and atomic unit), [`ddp`] (segmentation), [`rdmap`] (work requests to messages) and
 //! [`host`] (BAR0, contexts, DMA, CQs, SQ fetch, MR checks). [`designs`] lists every top-level
 //! design that is generated into `hdl/verilog/`, and the `gen-verilog` binary writes them.
 pub mod atomic;

@@ -19,6 +19,7 @@ use rust_hdl::prelude::*;
 
 use rnic_proto::model::RnicConfig;
 
+use crate::atomic::AtomicUnit;
 use crate::common::SmallFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
@@ -95,10 +96,12 @@ pub struct RnicTop {
     pub s_axis_rx_tuser: Signal<In, Bits<16>>,
     ctrl: HostCtrl<6, 64, 6, 8, 256>,
     dma: Dma,
-    /// Clients: 0 SQ WQEs, 1 transmit payload, 2 RQ WQEs.
-    reads: DmaReadArb<3, 192, 96>,
-    /// Clients: 0 CQEs, 1 placement.
-    writes: DmaWriteArb<2, 128, 64, 128, 16>,
+    /// Clients: 0 SQ WQEs, 1 transmit payload, 2 RQ WQEs, 3 atomic targets.
+    reads: DmaReadArb<4, 256, 128>,
+    /// Clients: 0 CQEs, 1 placement, 2 atomic write-backs.
+    writes: DmaWriteArb<3, 192, 96, 192, 24>,
+    /// The responder's one atomic unit: every QP's atomics in arrival order (RFC 7306 §5.3).
+    atomics: AtomicUnit,
     cqs: CqWriter<6, 64>,
     sq: SqFetch<6, 64>,
     requester: TxRequest<6, 64, 6, 8, 256>,
@@ -207,6 +210,7 @@ impl Default for RnicTop {
             dma: Default::default(),
             reads: Default::default(),
             writes: Default::default(),
+            atomics: Default::default(),
             cqs: Default::default(),
             sq: Default::default(),
             requester: Default::default(),
@@ -243,7 +247,7 @@ impl Default for RnicTop {
 impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, ctrl, dma, reads, writes, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
+        clock!(self, clock, ctrl, dma, reads, writes, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
         dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp);
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
@@ -267,6 +271,7 @@ impl Logic for RnicTop {
         self.dma.reset.next = self.reset_q.q.val();
         self.reads.reset.next = self.reset_q.q.val();
         self.writes.reset.next = self.reset_q.q.val();
+        self.atomics.reset.next = self.reset_q.q.val();
         self.cqs.reset.next = self.reset_q.q.val();
         self.sq.reset.next = self.reset_q.q.val();
         self.requester.reset.next = self.reset_q.q.val();
@@ -345,16 +350,21 @@ impl Logic for RnicTop {
         self.dma.m_axi_rvalid.next = self.m_axi_rvalid.val();
         self.m_axi_rready.next = self.dma.m_axi_rready.val();
 
-        // DMA reads: client 0 fetches SQ WQEs, client 1 reads payload, client 2 RQ WQEs.
-        self.reads.s_req_valid.next = bit_cast::<3, 1>(self.sq.m_req_valid.val().into())
-            | (bit_cast::<3, 1>(self.payload.m_req_valid.val().into()) << 1)
-            | (bit_cast::<3, 1>(self.rq.m_req_valid.val().into()) << 2);
-        self.reads.s_req_addr.next = bit_cast::<192, 64>(self.sq.m_req_addr.val())
-            | (bit_cast::<192, 64>(self.payload.m_req_addr.val()) << 64)
-            | (bit_cast::<192, 64>(self.rq.m_req_addr.val()) << 128);
-        self.reads.s_req_len.next = bit_cast::<96, 32>(self.sq.m_req_len.val())
-            | (bit_cast::<96, 32>(self.payload.m_req_len.val()) << 32)
-            | (bit_cast::<96, 32>(self.rq.m_req_len.val()) << 64);
+        // DMA reads: client 0 fetches SQ WQEs, client 1 reads payload, client 2 RQ WQEs,
+        // client 3 atomic targets.
+        self.reads.s_req_valid.next = bit_cast::<4, 1>(self.sq.m_req_valid.val().into())
+            | (bit_cast::<4, 1>(self.payload.m_req_valid.val().into()) << 1)
+            | (bit_cast::<4, 1>(self.rq.m_req_valid.val().into()) << 2)
+            | (bit_cast::<4, 1>(self.atomics.m_rd_req_valid.val().into()) << 3);
+        self.reads.s_req_addr.next = bit_cast::<256, 64>(self.sq.m_req_addr.val())
+            | (bit_cast::<256, 64>(self.payload.m_req_addr.val()) << 64)
+            | (bit_cast::<256, 64>(self.rq.m_req_addr.val()) << 128)
+            | (bit_cast::<256, 64>(self.atomics.m_rd_req_addr.val()) << 192);
+        self.reads.s_req_len.next = bit_cast::<128, 32>(self.sq.m_req_len.val())
+            | (bit_cast::<128, 32>(self.payload.m_req_len.val()) << 32)
+            | (bit_cast::<128, 32>(self.rq.m_req_len.val()) << 64)
+            | (bit_cast::<128, 32>(self.atomics.m_rd_req_len.val()) << 96);
+        self.atomics.m_rd_req_ready.next = self.reads.s_req_ready.val().get_bit(3);
         self.sq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(0);
         self.payload.m_req_ready.next = self.reads.s_req_ready.val().get_bit(1);
         self.payload.s_req_valid.next = self.segmenter.m_rd_req_valid.val();
@@ -390,31 +400,64 @@ impl Logic for RnicTop {
         self.rq.s_rd_tlast.next = self.reads.m_rd_tlast.val();
         self.rq.s_rd_tuser.next = bit_cast::<9, 1>(self.reads.m_rd_terror.val().into()) << 8;
         self.rq.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(2);
-        self.reads.m_rd_tready.next = bit_cast::<3, 1>(self.sq.s_rd_tready.val().into())
-            | (bit_cast::<3, 1>(self.payload.s_rd_tready.val().into()) << 1)
-            | (bit_cast::<3, 1>(self.rq.s_rd_tready.val().into()) << 2);
+        self.atomics.s_rd_tdata.next = self.reads.m_rd_tdata.val();
+        self.atomics.s_rd_tkeep.next = self.reads.m_rd_tkeep.val();
+        self.atomics.s_rd_tlast.next = self.reads.m_rd_tlast.val();
+        self.atomics.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(3);
+        self.reads.m_rd_tready.next = bit_cast::<4, 1>(self.sq.s_rd_tready.val().into())
+            | (bit_cast::<4, 1>(self.payload.s_rd_tready.val().into()) << 1)
+            | (bit_cast::<4, 1>(self.rq.s_rd_tready.val().into()) << 2)
+            | (bit_cast::<4, 1>(self.atomics.s_rd_tready.val().into()) << 3);
 
-        // DMA writes: client 0 writes CQEs, client 1 places received payload.
-        self.writes.s_req_valid.next = bit_cast::<2, 1>(self.cqs.m_req_valid.val().into())
-            | (bit_cast::<2, 1>(self.receiver.m_wr_req_valid.val().into()) << 1);
-        self.writes.s_req_addr.next =
-            bit_cast::<128, 64>(self.cqs.m_req_addr.val()) | (bit_cast::<128, 64>(self.receiver.m_wr_req_addr.val()) << 64);
-        self.writes.s_req_len.next =
-            bit_cast::<64, 32>(self.cqs.m_req_len.val()) | (bit_cast::<64, 32>(self.receiver.m_wr_req_len.val()) << 32);
+        // DMA writes: client 0 writes CQEs, client 1 places received payload, client 2
+        // writes atomic results back.
+        self.writes.s_req_valid.next = bit_cast::<3, 1>(self.cqs.m_req_valid.val().into())
+            | (bit_cast::<3, 1>(self.receiver.m_wr_req_valid.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.atomics.m_wr_req_valid.val().into()) << 2);
+        self.writes.s_req_addr.next = bit_cast::<192, 64>(self.cqs.m_req_addr.val())
+            | (bit_cast::<192, 64>(self.receiver.m_wr_req_addr.val()) << 64)
+            | (bit_cast::<192, 64>(self.atomics.m_wr_req_addr.val()) << 128);
+        self.writes.s_req_len.next = bit_cast::<96, 32>(self.cqs.m_req_len.val())
+            | (bit_cast::<96, 32>(self.receiver.m_wr_req_len.val()) << 32)
+            | (bit_cast::<96, 32>(self.atomics.m_wr_req_len.val()) << 64);
         self.cqs.m_req_ready.next = self.writes.s_req_ready.val().get_bit(0);
         self.receiver.m_wr_req_ready.next = self.writes.s_req_ready.val().get_bit(1);
-        self.writes.s_wr_tdata.next =
-            bit_cast::<128, 64>(self.cqs.m_axis_tdata.val()) | (bit_cast::<128, 64>(self.receiver.m_wr_tdata.val()) << 64);
-        self.writes.s_wr_tkeep.next =
-            bit_cast::<16, 8>(self.cqs.m_axis_tkeep.val()) | (bit_cast::<16, 8>(self.receiver.m_wr_tkeep.val()) << 8);
-        self.writes.s_wr_tlast.next = bit_cast::<2, 1>(self.cqs.m_axis_tlast.val().into())
-            | (bit_cast::<2, 1>(self.receiver.m_wr_tlast.val().into()) << 1);
-        self.writes.s_wr_tvalid.next = bit_cast::<2, 1>(self.cqs.m_axis_tvalid.val().into())
-            | (bit_cast::<2, 1>(self.receiver.m_wr_tvalid.val().into()) << 1);
+        self.atomics.m_wr_req_ready.next = self.writes.s_req_ready.val().get_bit(2);
+        self.writes.s_wr_tdata.next = bit_cast::<192, 64>(self.cqs.m_axis_tdata.val())
+            | (bit_cast::<192, 64>(self.receiver.m_wr_tdata.val()) << 64)
+            | (bit_cast::<192, 64>(self.atomics.m_wr_tdata.val()) << 128);
+        self.writes.s_wr_tkeep.next = bit_cast::<24, 8>(self.cqs.m_axis_tkeep.val())
+            | (bit_cast::<24, 8>(self.receiver.m_wr_tkeep.val()) << 8)
+            | (bit_cast::<24, 8>(self.atomics.m_wr_tkeep.val()) << 16);
+        self.writes.s_wr_tlast.next = bit_cast::<3, 1>(self.cqs.m_axis_tlast.val().into())
+            | (bit_cast::<3, 1>(self.receiver.m_wr_tlast.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.atomics.m_wr_tlast.val().into()) << 2);
+        self.writes.s_wr_tvalid.next = bit_cast::<3, 1>(self.cqs.m_axis_tvalid.val().into())
+            | (bit_cast::<3, 1>(self.receiver.m_wr_tvalid.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.atomics.m_wr_tvalid.val().into()) << 2);
         self.cqs.m_axis_tready.next = self.writes.s_wr_tready.val().get_bit(0);
         self.receiver.m_wr_tready.next = self.writes.s_wr_tready.val().get_bit(1);
+        self.atomics.m_wr_tready.next = self.writes.s_wr_tready.val().get_bit(2);
         self.cqs.s_done_valid.next = self.writes.m_done_valid.val().get_bit(0);
         self.receiver.s_wr_done_valid.next = self.writes.m_done_valid.val().get_bit(1);
+        self.atomics.s_wr_done_valid.next = self.writes.m_done_valid.val().get_bit(2);
+
+        // Checked Atomic Requests to the atomic unit; its values back to the receive
+        // engine's Atomic Response jobs.
+        self.atomics.s_op_valid.next = self.receiver.m_atom_valid.val();
+        self.receiver.m_atom_ready.next = self.atomics.s_op_ready.val();
+        self.atomics.s_op_addr.next = self.receiver.m_atom_addr.val();
+        self.atomics.s_op_aopcode.next = self.receiver.m_atom_aopcode.val();
+        self.atomics.s_op_data.next = self.receiver.m_atom_data.val();
+        self.atomics.s_op_mask.next = self.receiver.m_atom_mask.val();
+        self.atomics.s_op_compare.next = self.receiver.m_atom_compare.val();
+        self.atomics.s_op_compare_mask.next = self.receiver.m_atom_compare_mask.val();
+        self.atomics.s_op_fresh.next = self.receiver.m_atom_fresh.val();
+        self.atomics.s_op_after.next = self.receiver.m_atom_after.val();
+        self.atomics.done_count.next = self.receiver.plain_done.val();
+        self.receiver.s_res_valid.next = self.atomics.m_res_valid.val();
+        self.atomics.m_res_ready.next = self.receiver.s_res_ready.val();
+        self.receiver.s_res_original.next = self.atomics.m_res_original.val();
         self.dma.s_wr_req_valid.next = self.writes.m_req_valid.val();
         self.writes.m_req_ready.next = self.dma.s_wr_req_ready.val();
         self.dma.s_wr_req_addr.next = self.writes.m_req_addr.val();
@@ -511,7 +554,7 @@ impl Logic for RnicTop {
             self.segmenter.s_job_msn.next = self.receiver.m_job_msn.val();
             self.segmenter.s_job_addr.next = self.receiver.m_job_addr.val();
             self.segmenter.s_job_len.next = self.receiver.m_job_len.val();
-            self.segmenter.s_job_inline.next = self.receiver.m_job_inline.val();
+            self.segmenter.s_job_inline.next = bit_cast::<416, 224>(self.receiver.m_job_inline.val());
             self.segmenter.s_job_inline_len.next = self.receiver.m_job_inline_len.val();
             self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
             self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())

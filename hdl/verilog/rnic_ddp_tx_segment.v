@@ -17,7 +17,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     input wire  [31:0] s_job_msn;
     input wire  [63:0] s_job_addr;
     input wire  [31:0] s_job_len;
-    input wire  [223:0] s_job_inline;
+    input wire  [415:0] s_job_inline;
     input wire  [5:0] s_job_inline_len;
     input wire  [15:0] s_job_mulpdu;
     input wire  [31:0] s_job_tag;
@@ -75,8 +75,8 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [31:0] left$d;
     wire  [31:0] left$q;
     reg  left$clock;
-    reg  [223:0] inline_data$d;
-    wire  [223:0] inline_data$q;
+    reg  [415:0] inline_data$d;
+    wire  [415:0] inline_data$q;
     reg  inline_data$clock;
     reg  [5:0] inline_len$d;
     wire  [5:0] inline_len$q;
@@ -96,29 +96,29 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [31:0] req_len$d;
     wire  [31:0] req_len$q;
     reg  req_len$clock;
-    reg  [383:0] headers$0$d;
-    wire  [383:0] headers$0$q;
+    reg  [575:0] headers$0$d;
+    wire  [575:0] headers$0$q;
     reg  headers$0$clock;
-    reg  [383:0] headers$1$d;
-    wire  [383:0] headers$1$q;
+    reg  [575:0] headers$1$d;
+    wire  [575:0] headers$1$q;
     reg  headers$1$clock;
-    reg  [383:0] headers$2$d;
-    wire  [383:0] headers$2$q;
+    reg  [575:0] headers$2$d;
+    wire  [575:0] headers$2$q;
     reg  headers$2$clock;
-    reg  [383:0] headers$3$d;
-    wire  [383:0] headers$3$q;
+    reg  [575:0] headers$3$d;
+    wire  [575:0] headers$3$q;
     reg  headers$3$clock;
-    reg  [54:0] info$0$d;
-    wire  [54:0] info$0$q;
+    reg  [55:0] info$0$d;
+    wire  [55:0] info$0$q;
     reg  info$0$clock;
-    reg  [54:0] info$1$d;
-    wire  [54:0] info$1$q;
+    reg  [55:0] info$1$d;
+    wire  [55:0] info$1$q;
     reg  info$1$clock;
-    reg  [54:0] info$2$d;
-    wire  [54:0] info$2$q;
+    reg  [55:0] info$2$d;
+    wire  [55:0] info$2$q;
     reg  info$2$clock;
-    reg  [54:0] info$3$d;
-    wire  [54:0] info$3$q;
+    reg  [55:0] info$3$d;
+    wire  [55:0] info$3$q;
     reg  info$3$clock;
     reg  [2:0] head$d;
     wire  [2:0] head$q;
@@ -129,11 +129,11 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  packing$d;
     wire  packing$q;
     reg  packing$clock;
-    reg  [383:0] header$d;
-    wire  [383:0] header$q;
+    reg  [575:0] header$d;
+    wire  [575:0] header$q;
     reg  header$clock;
-    reg  [5:0] header_left$d;
-    wire  [5:0] header_left$q;
+    reg  [6:0] header_left$d;
+    wire  [6:0] header_left$q;
     reg  header_left$clock;
     reg  [15:0] payload_left$d;
     wire  [15:0] payload_left$q;
@@ -190,15 +190,15 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     
     // Local signals
     reg  [2:0] queued;
-    reg  [5:0] header_len;
+    reg  [6:0] header_len;
     reg  [31:0] seg_len;
     reg  last;
     reg  [15:0] ctrl;
     reg  [63:0] seg_to;
-    reg  [383:0] built;
+    reg  [575:0] built;
     reg  push;
-    reg  [383:0] head_header;
-    reg  [54:0] head_info;
+    reg  [575:0] head_header;
+    reg  [55:0] head_info;
     reg  load;
     reg  [4:0] emit_n;
     reg  [127:0] kept;
@@ -569,7 +569,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         if (is_tagged$q) begin
             header_len = 32'he;
         end
-        header_len = header_len + inline_len$q;
+        header_len = header_len + ((inline_len$q) & 7'h7f);
         seg_len = left$q;
         if (left$q > per_segment$q) begin
             seg_len = per_segment$q;
@@ -589,9 +589,9 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         mo_be$d = offset$q;
         seg_to = to$q + ((offset$q) & 64'hffffffffffffffff);
         to_be$d = seg_to;
-        built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
+        built = ((ctrl) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
         if (is_tagged$q) begin
-            built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
+            built = ((ctrl) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         end
         queued = tail$q - head$q;
         push = walking$q & (queued < 32'h4) & (~req_valid$q | m_rd_req_ready);
@@ -601,30 +601,30 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         if (push) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 headers$0$d = built;
-                info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 1) begin
                 headers$1$d = built;
-                info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 2) begin
                 headers$2$d = built;
-                info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 3) begin
                 headers$3$d = built;
-                info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             tail$d = tail$q + 32'h1;
@@ -658,11 +658,11 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
             packing$d = 1'b1;
             head$d = head$q + 32'h1;
             header$d = head_header;
-            header_left$d = head_info[(32'h0)+:(6)];
-            payload_left$d = head_info[(32'h6)+:(16)];
-            ulpdu_len$d = ((head_info[(32'h0)+:(6)]) & 16'hffff) + head_info[(32'h6)+:(16)];
-            message_end$d = head_info[32'h16];
-            seg_tag$d = head_info[(32'h17)+:(32)];
+            header_left$d = head_info[(32'h0)+:(7)];
+            payload_left$d = head_info[(32'h7)+:(16)];
+            ulpdu_len$d = ((head_info[(32'h0)+:(7)]) & 16'hffff) + head_info[(32'h7)+:(16)];
+            message_end$d = head_info[32'h17];
+            seg_tag$d = head_info[(32'h18)+:(32)];
         end
         load = ~out_valid$q | m_axis_tready;
         if (m_axis_tready) begin
@@ -699,7 +699,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
             acc$d = kept | (((chunk) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
             acc_n$d = kept_n + chunk_n;
             header$d = header$q >> 32'h40;
-            header_left$d = header_left$q - ((chunk_n) & 6'h3f);
+            header_left$d = header_left$q - ((chunk_n) & 7'h7f);
         end
         if (take_payload) begin
             acc$d = kept | (((rd_data) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
@@ -874,13 +874,13 @@ endmodule // rnic_ddp_tx_segment$head
 module rnic_ddp_tx_segment$header(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -893,13 +893,13 @@ endmodule // rnic_ddp_tx_segment$header
 module rnic_ddp_tx_segment$header_left(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
@@ -912,13 +912,13 @@ endmodule // rnic_ddp_tx_segment$header_left
 module rnic_ddp_tx_segment$headers$0(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -931,13 +931,13 @@ endmodule // rnic_ddp_tx_segment$headers$0
 module rnic_ddp_tx_segment$headers$1(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -950,13 +950,13 @@ endmodule // rnic_ddp_tx_segment$headers$1
 module rnic_ddp_tx_segment$headers$2(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -969,13 +969,13 @@ endmodule // rnic_ddp_tx_segment$headers$2
 module rnic_ddp_tx_segment$headers$3(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -988,13 +988,13 @@ endmodule // rnic_ddp_tx_segment$headers$3
 module rnic_ddp_tx_segment$info$0(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -1007,13 +1007,13 @@ endmodule // rnic_ddp_tx_segment$info$0
 module rnic_ddp_tx_segment$info$1(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -1026,13 +1026,13 @@ endmodule // rnic_ddp_tx_segment$info$1
 module rnic_ddp_tx_segment$info$2(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -1045,13 +1045,13 @@ endmodule // rnic_ddp_tx_segment$info$2
 module rnic_ddp_tx_segment$info$3(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -1064,13 +1064,13 @@ endmodule // rnic_ddp_tx_segment$info$3
 module rnic_ddp_tx_segment$inline_data(d,q,clock);
     
     // Module arguments
-    input wire  [223:0] d;
-    output reg  [223:0] q;
+    input wire  [415:0] d;
+    output reg  [415:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 224'h0;
+       q = 416'h0;
     end
     
     always @(posedge clock) begin

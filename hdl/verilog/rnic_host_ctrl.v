@@ -1883,7 +1883,7 @@ module rnic_host_ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_ad
     localparam  num_qps = 32'h40;
     localparam  num_cqs = 32'h40;
     localparam  num_mrs = 32'h100;
-    localparam  features = 32'h3;
+    localparam  features = 32'hf;
     localparam  qp_limit = 16'h40;
     localparam  cq_limit = 16'h40;
     localparam  at_id = 16'h0;

@@ -29,7 +29,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     output reg  s_rd_tready;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [511:0] m_wqe;
+    output reg  [767:0] m_wqe;
     output reg  [5:0] m_qpn;
     output reg  [255:0] m_ctx;
     output reg  [31:0] m_index;
@@ -40,6 +40,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     // Constant declarations
     localparam  one = 64'h1;
     localparam  one_64 = 64'h1;
+    localparam  wqe_len = 32'h60;
     localparam  db_sq = 2'b0;
     localparam  qp_count = 16'h40;
     localparam  at_sq_log = 8'h60;
@@ -93,8 +94,8 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  [63:0] req_addr$d;
     wire  [63:0] req_addr$q;
     reg  req_addr$clock;
-    reg  [511:0] wqe$d;
-    wire  [511:0] wqe$q;
+    reg  [767:0] wqe$d;
+    wire  [767:0] wqe$q;
     reg  wqe$clock;
     reg  error$d;
     wire  error$q;
@@ -301,7 +302,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         end
         s_rd_tready = state$q == 32'h4;
         if ((state$q == 32'h4) & s_rd_tvalid) begin
-            wqe$d = (wqe$q >> 32'h40) | (((s_rd_tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c0);
+            wqe$d = (wqe$q >> 32'h40) | (((s_rd_tdata) & 768'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2c0);
             if (s_rd_tuser[32'h8]) begin
                 error$d = 1'b1;
             end
@@ -339,7 +340,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         status_ci = ci_copy$read_data;
         m_req_valid = req_valid$q;
         m_req_addr = req_addr$q;
-        m_req_len = 32'h40;
+        m_req_len = wqe_len;
         m_valid = state$q == 32'h5;
         m_wqe = wqe$q;
         m_qpn = qpn$q;
@@ -927,13 +928,13 @@ endmodule // rnic_host_sq_fetch$state
 module rnic_host_sq_fetch$wqe(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [767:0] d;
+    output reg  [767:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 768'h0;
     end
     
     always @(posedge clock) begin

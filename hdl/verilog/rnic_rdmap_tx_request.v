@@ -9,7 +9,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [511:0] s_wqe;
+    input wire  [767:0] s_wqe;
     input wire  [5:0] s_qpn;
     input wire  [255:0] s_ctx;
     input wire  s_error;
@@ -32,7 +32,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     output reg  [31:0] m_job_msn;
     output reg  [63:0] m_job_addr;
     output reg  [31:0] m_job_len;
-    output reg  [223:0] m_job_inline;
+    output reg  [415:0] m_job_inline;
     output reg  [5:0] m_job_inline_len;
     output reg  [15:0] m_job_mulpdu;
     output reg  [15:0] m_job_conn;
@@ -41,7 +41,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     input wire  s_done_valid;
     output reg  m_read_valid;
     output reg  [5:0] m_read_qpn;
-    output reg  [127:0] m_read_entry;
+    output reg  [128:0] m_read_entry;
     input wire  [63:0] reads_full;
     output reg  [5:0] order_qpn;
     input wire  [2:0] order_done;
@@ -67,7 +67,13 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     localparam  at_local_addr = 9'b10000000;
     localparam  at_lkey = 9'b11000000;
     localparam  at_remote_stag = 9'b11100000;
-    localparam  at_remote_to = 9'b100000000;
+    localparam  at_remote_to = 10'b100000000;
+    localparam  at_imm = 10'b101000000;
+    localparam  at_aopcode = 10'b10000;
+    localparam  at_add_swap = 10'b1000000000;
+    localparam  at_add_swap_mask = 10'b1001000000;
+    localparam  at_compare = 10'b1010000000;
+    localparam  at_compare_mask = 10'b1011000000;
     localparam  at_pd = 9'b10000;
     localparam  at_mulpdu = 9'b110000;
     localparam  at_conn = 9'b100000;
@@ -84,6 +90,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     localparam  op_send_inv = 8'h4;
     localparam  op_send_se = 8'h5;
     localparam  op_send_se_inv = 8'h6;
+    localparam  op_imm = 8'h8;
+    localparam  op_imm_se = 8'h9;
     localparam  cqe_send = 8'h0;
     localparam  cqe_write = 8'h1;
     localparam  cqe_read = 8'h2;
@@ -117,6 +125,13 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  read_msn$write_clock;
     reg  [31:0] read_msn$write_data;
     reg  read_msn$write_enable;
+    reg  [5:0] atomic_msn$read_address;
+    reg  atomic_msn$read_clock;
+    wire  [31:0] atomic_msn$read_data;
+    reg  [5:0] atomic_msn$write_address;
+    reg  atomic_msn$write_clock;
+    reg  [31:0] atomic_msn$write_data;
+    reg  atomic_msn$write_enable;
     reg  [223:0] check$mr;
     reg  check$live;
     reg  check$exists;
@@ -124,14 +139,14 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [15:0] check$pd;
     reg  [63:0] check$to;
     reg  [31:0] check$len;
-    reg  [1:0] check$right;
+    reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
     reg  [1:0] state$d;
     wire  [1:0] state$q;
     reg  state$clock;
-    reg  [511:0] wqe$d;
-    wire  [511:0] wqe$q;
+    reg  [767:0] wqe$d;
+    wire  [767:0] wqe$q;
     reg  wqe$clock;
     reg  [5:0] qpn$d;
     wire  [5:0] qpn$q;
@@ -175,6 +190,16 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [2:0] sent$d;
     wire  [2:0] sent$q;
     reg  sent$clock;
+    reg  [31:0] req_id_be$d;
+    wire  [31:0] req_id_be$q;
+    reg  [63:0] add_be$d;
+    wire  [63:0] add_be$q;
+    reg  [63:0] add_mask_be$d;
+    wire  [63:0] add_mask_be$q;
+    reg  [63:0] compare_be$d;
+    wire  [63:0] compare_be$q;
+    reg  [63:0] compare_mask_be$d;
+    wire  [63:0] compare_mask_be$q;
     reg  [31:0] lkey_be$d;
     wire  [31:0] lkey_be$q;
     reg  [63:0] laddr_be$d;
@@ -193,6 +218,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  is_write;
     reg  is_read;
     reg  is_send;
+    reg  is_imm;
+    reg  is_atomic;
     reg  has_inv;
     reg  [31:0] length;
     reg  local_ok;
@@ -208,6 +235,11 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  head_flushed;
     reg  [2:0] reads_before;
     reg  [223:0] read_body;
+    reg  [415:0] atomic_body;
+    reg  [31:0] aop_word;
+    reg  [63:0] cmp_be;
+    reg  [63:0] cmask_be;
+    reg  is_fetch_add;
     
     // Sub module instances
     rnic_rdmap_tx_request$mrs mrs(
@@ -236,6 +268,15 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .write_clock(read_msn$write_clock),
         .write_data(read_msn$write_data),
         .write_enable(read_msn$write_enable)
+    );
+    rnic_rdmap_tx_request$atomic_msn atomic_msn(
+        .read_address(atomic_msn$read_address),
+        .read_clock(atomic_msn$read_clock),
+        .read_data(atomic_msn$read_data),
+        .write_address(atomic_msn$write_address),
+        .write_clock(atomic_msn$write_clock),
+        .write_data(atomic_msn$write_data),
+        .write_enable(atomic_msn$write_enable)
     );
     rnic_rdmap_tx_request$check check(
         .mr(check$mr),
@@ -329,6 +370,26 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .q(sent$q),
         .clock(sent$clock)
     );
+    rnic_rdmap_tx_request$req_id_be req_id_be(
+        .d(req_id_be$d),
+        .q(req_id_be$q)
+    );
+    rnic_rdmap_tx_request$add_be add_be(
+        .d(add_be$d),
+        .q(add_be$q)
+    );
+    rnic_rdmap_tx_request$add_mask_be add_mask_be(
+        .d(add_mask_be$d),
+        .q(add_mask_be$q)
+    );
+    rnic_rdmap_tx_request$compare_be compare_be(
+        .d(compare_be$d),
+        .q(compare_be$q)
+    );
+    rnic_rdmap_tx_request$compare_mask_be compare_mask_be(
+        .d(compare_mask_be$d),
+        .q(compare_mask_be$q)
+    );
     rnic_rdmap_tx_request$lkey_be lkey_be(
         .d(lkey_be$d),
         .q(lkey_be$q)
@@ -390,20 +451,26 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         send_msn$write_clock = clock;
         read_msn$read_clock = clock;
         read_msn$write_clock = clock;
+        atomic_msn$read_clock = clock;
+        atomic_msn$write_clock = clock;
         mrs$write_enable = mr_we;
         mrs$write_address = mr_waddr;
         mrs$write_data = mr_wdata;
         mrs$read_address = s_wqe[(at_lkey_index)+:(8)];
         send_msn$read_address = s_qpn;
         read_msn$read_address = s_qpn;
+        atomic_msn$read_address = s_qpn;
         send_msn$write_enable = 1'b0;
         send_msn$write_address = qpn$q;
         send_msn$write_data = send_msn$read_data + 32'h1;
         read_msn$write_enable = 1'b0;
         read_msn$write_address = qpn$q;
         read_msn$write_data = read_msn$read_data + 32'h1;
+        atomic_msn$write_enable = 1'b0;
+        atomic_msn$write_address = qpn$q;
+        atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
-        held = (s_wqe[(at_opcode)+:(8)] == op_read) & |(reads_full & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
+        held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
         s_ready = (state$q == 32'h0) & (queued < 32'h4) & ~held;
         if (s_valid & (state$q == 32'h0) & (queued < 32'h4) & ~held) begin
             wqe$d = s_wqe;
@@ -417,7 +484,12 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         is_read = opcode == op_read;
         has_inv = (opcode == op_send_inv) | (opcode == op_send_se_inv);
         is_send = (opcode == op_send) | (opcode == op_send_se) | has_inv;
+        is_imm = (opcode == op_imm) | (opcode == op_imm_se);
+        is_atomic = opcode == op_atomic;
         length = wqe$q[(at_length)+:(32)];
+        if (is_imm | is_atomic) begin
+            length = 32'h8;
+        end
         check$mr = mrs$read_data;
         check$live = |(mr_valid & (one_m << ((wqe$q[(at_lkey_index)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)));
         check$exists = wqe$q[(at_lkey_index)+:(24)] < mr_count;
@@ -426,16 +498,16 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         check$to = wqe$q[(at_local_addr)+:(64)];
         check$len = length;
         check$right = 32'h0;
-        if (is_read) begin
+        if (is_read | is_atomic) begin
             check$right = 32'h1;
         end
-        local_ok = ~|length | ~|check$error;
+        local_ok = ~|length | ~|check$error | is_imm;
         flush = |(qp_error & (one_q << ((qpn$q) & 64'hffffffffffffffff)));
         status = st_success;
         if (~local_ok | fetch_error$q) begin
             status = st_local_protection;
         end
-        if (~(is_write | is_read | is_send)) begin
+        if (~(is_write | is_read | is_send | is_imm | is_atomic)) begin
             status = st_bad_opcode;
         end
         if (flush) begin
@@ -456,7 +528,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
         reads_before = read_msn$read_data[(32'h0)+:(3)];
-        if (is_read & (status == st_success)) begin
+        if ((is_read | is_atomic) & (status == st_success)) begin
             reads_before = read_msn$read_data[(32'h0)+:(3)] + 32'h1;
         end
         entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
@@ -468,9 +540,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             end
         end
         fail$d = 1'b0;
-        m_read_valid = (state$q == 32'h1) & (status == st_success) & is_read;
+        m_read_valid = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
         m_read_qpn = qpn$q;
-        m_read_entry = ((length) & 128'hffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+        m_read_entry = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
         if (state$q == 32'h1) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 pending$0$d = entry;
@@ -494,14 +566,15 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
                 job_valid$d = 1'b1;
                 job_addr$d = check$iova;
                 job_msn$d = send_msn$read_data + 32'h1;
-                if (is_read) begin
+                if (is_read | is_atomic) begin
                     job_msn$d = read_msn$read_data + 32'h1;
+                    read_msn$write_enable = 1'b1;
                 end
-                if (is_send) begin
+                if (is_send | is_imm) begin
                     send_msn$write_enable = 1'b1;
                 end
-                if (is_read) begin
-                    read_msn$write_enable = 1'b1;
+                if (is_atomic) begin
+                    atomic_msn$write_enable = 1'b1;
                 end
             end
         end
@@ -512,6 +585,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             read_msn$write_enable = 1'b1;
             read_msn$write_address = qp_waddr;
             read_msn$write_data = 32'h0;
+            atomic_msn$write_enable = 1'b1;
+            atomic_msn$write_address = qp_waddr;
+            atomic_msn$write_data = 32'h0;
         end
         if ((state$q == 32'h2) & m_job_ready) begin
             job_valid$d = 1'b0;
@@ -523,6 +599,20 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         rstag_be$d = wqe$q[(at_remote_stag)+:(32)];
         rto_be$d = wqe$q[(at_remote_to)+:(64)];
         read_body = ((lkey_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((laddr_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((len_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((rstag_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((rto_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+        aop_word = ((wqe$q[(at_aopcode)+:(4)]) & 32'hffffffff) << 32'h18;
+        req_id_be$d = atomic_msn$read_data + 32'h1;
+        add_be$d = wqe$q[(at_add_swap)+:(64)];
+        add_mask_be$d = wqe$q[(at_add_swap_mask)+:(64)];
+        compare_be$d = wqe$q[(at_compare)+:(64)];
+        compare_mask_be$d = wqe$q[(at_compare_mask)+:(64)];
+        is_fetch_add = ~|wqe$q[(at_aopcode)+:(4)];
+        cmp_be = compare_be$q;
+        cmask_be = compare_mask_be$q;
+        if (is_fetch_add) begin
+            cmp_be = 32'h0;
+            cmask_be = 64'hffffffffffffffff;
+        end
+        atomic_body = ((aop_word) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((req_id_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((rstag_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rto_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((add_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0) | (((add_mask_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((cmp_be) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h120) | (((cmask_be) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h160);
         m_job_valid = job_valid$q;
         m_job_tagged = is_write;
         m_job_opcode = opcode[(32'h0)+:(4)];
@@ -540,8 +630,19 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         if (is_read) begin
             m_job_qn = 32'h1;
             m_job_len = 32'h0;
-            m_job_inline = read_body;
+            m_job_inline = ((read_body) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
             m_job_inline_len = 32'h1c;
+        end
+        if (is_atomic) begin
+            m_job_qn = 32'h1;
+            m_job_len = 32'h0;
+            m_job_inline = atomic_body;
+            m_job_inline_len = 32'h34;
+        end
+        if (is_imm) begin
+            m_job_len = 32'h0;
+            m_job_inline = ((wqe$q[(at_imm)+:(64)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+            m_job_inline_len = 32'h8;
         end
         m_job_mulpdu = ctx$q[(at_mulpdu)+:(16)];
         m_job_conn = ctx$q[(at_conn)+:(16)];
@@ -594,6 +695,63 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
 endmodule // rnic_rdmap_tx_request
 
 
+module rnic_rdmap_tx_request$add_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_rdmap_tx_request$add_be
+
+
+module rnic_rdmap_tx_request$add_mask_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_rdmap_tx_request$add_mask_be
+
+
+module rnic_rdmap_tx_request$atomic_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_rdmap_tx_request$atomic_msn
+
+
 module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,len,right,error,iova);
     
     // Module arguments
@@ -604,7 +762,7 @@ module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,len,right,error,iov
     input wire  [15:0] pd;
     input wire  [63:0] to;
     input wire  [31:0] len;
-    input wire  [1:0] right;
+    input wire  [2:0] right;
     output reg  [2:0] error;
     output reg  [63:0] iova;
     
@@ -613,6 +771,7 @@ module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,len,right,error,iov
     localparam  at_local_write = 8'h8;
     localparam  at_remote_read = 8'h9;
     localparam  at_remote_write = 8'ha;
+    localparam  at_remote_atomic = 8'hb;
     localparam  at_pd = 8'h10;
     localparam  at_va = 8'h20;
     localparam  at_length = 8'h60;
@@ -639,6 +798,9 @@ module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,len,right,error,iov
         if (right == 32'h3) begin
             granted = mr[at_remote_write];
         end
+        if (right == 32'h4) begin
+            granted = mr[at_remote_atomic];
+        end
         error = 32'h0;
         if ((to < va) | (range_end > region_end)) begin
             error = 32'h5;
@@ -659,6 +821,34 @@ module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,len,right,error,iov
     end
     
 endmodule // rnic_rdmap_tx_request$check
+
+
+module rnic_rdmap_tx_request$compare_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_rdmap_tx_request$compare_be
+
+
+module rnic_rdmap_tx_request$compare_mask_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_rdmap_tx_request$compare_mask_be
 
 
 module rnic_rdmap_tx_request$ctx(d,q,clock);
@@ -989,6 +1179,20 @@ module rnic_rdmap_tx_request$read_msn(read_address,read_clock,read_data,write_ad
 endmodule // rnic_rdmap_tx_request$read_msn
 
 
+module rnic_rdmap_tx_request$req_id_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_rdmap_tx_request$req_id_be
+
+
 module rnic_rdmap_tx_request$rstag_be(d,q);
     
     // Module arguments
@@ -1106,13 +1310,13 @@ endmodule // rnic_rdmap_tx_request$tail
 module rnic_rdmap_tx_request$wqe(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [767:0] d;
+    output reg  [767:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 768'h0;
     end
     
     always @(posedge clock) begin

@@ -176,10 +176,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  dma$m_axi_rready;
     reg  reads$clock;
     reg  reads$reset;
-    reg  [2:0] reads$s_req_valid;
-    wire  [2:0] reads$s_req_ready;
-    reg  [191:0] reads$s_req_addr;
-    reg  [95:0] reads$s_req_len;
+    reg  [3:0] reads$s_req_valid;
+    wire  [3:0] reads$s_req_ready;
+    reg  [255:0] reads$s_req_addr;
+    reg  [127:0] reads$s_req_len;
     wire  reads$m_req_valid;
     reg  reads$m_req_ready;
     wire  [63:0] reads$m_req_addr;
@@ -195,20 +195,20 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [7:0] reads$m_rd_tkeep;
     wire  reads$m_rd_tlast;
     wire  reads$m_rd_terror;
-    wire  [2:0] reads$m_rd_tvalid;
-    reg  [2:0] reads$m_rd_tready;
+    wire  [3:0] reads$m_rd_tvalid;
+    reg  [3:0] reads$m_rd_tready;
     reg  writes$clock;
     reg  writes$reset;
-    reg  [1:0] writes$s_req_valid;
-    wire  [1:0] writes$s_req_ready;
-    reg  [127:0] writes$s_req_addr;
-    reg  [63:0] writes$s_req_len;
-    reg  [127:0] writes$s_wr_tdata;
-    reg  [15:0] writes$s_wr_tkeep;
-    reg  [1:0] writes$s_wr_tlast;
-    reg  [1:0] writes$s_wr_tvalid;
-    wire  [1:0] writes$s_wr_tready;
-    wire  [1:0] writes$m_done_valid;
+    reg  [2:0] writes$s_req_valid;
+    wire  [2:0] writes$s_req_ready;
+    reg  [191:0] writes$s_req_addr;
+    reg  [95:0] writes$s_req_len;
+    reg  [191:0] writes$s_wr_tdata;
+    reg  [23:0] writes$s_wr_tkeep;
+    reg  [2:0] writes$s_wr_tlast;
+    reg  [2:0] writes$s_wr_tvalid;
+    wire  [2:0] writes$s_wr_tready;
+    wire  [2:0] writes$m_done_valid;
     wire  writes$m_done_error;
     wire  writes$m_req_valid;
     reg  writes$m_req_ready;
@@ -223,6 +223,41 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  writes$s_done_valid;
     reg  [7:0] writes$s_done_tag;
     reg  writes$s_done_error;
+    reg  atomics$clock;
+    reg  atomics$reset;
+    reg  atomics$s_op_valid;
+    wire  atomics$s_op_ready;
+    reg  [63:0] atomics$s_op_addr;
+    reg  [3:0] atomics$s_op_aopcode;
+    reg  [63:0] atomics$s_op_data;
+    reg  [63:0] atomics$s_op_mask;
+    reg  [63:0] atomics$s_op_compare;
+    reg  [63:0] atomics$s_op_compare_mask;
+    reg  atomics$s_op_fresh;
+    reg  [15:0] atomics$s_op_after;
+    reg  [15:0] atomics$done_count;
+    wire  atomics$m_rd_req_valid;
+    reg  atomics$m_rd_req_ready;
+    wire  [63:0] atomics$m_rd_req_addr;
+    wire  [31:0] atomics$m_rd_req_len;
+    reg  [63:0] atomics$s_rd_tdata;
+    reg  [7:0] atomics$s_rd_tkeep;
+    reg  atomics$s_rd_tlast;
+    reg  atomics$s_rd_tvalid;
+    wire  atomics$s_rd_tready;
+    wire  atomics$m_wr_req_valid;
+    reg  atomics$m_wr_req_ready;
+    wire  [63:0] atomics$m_wr_req_addr;
+    wire  [31:0] atomics$m_wr_req_len;
+    wire  [63:0] atomics$m_wr_tdata;
+    wire  [7:0] atomics$m_wr_tkeep;
+    wire  atomics$m_wr_tlast;
+    wire  atomics$m_wr_tvalid;
+    reg  atomics$m_wr_tready;
+    reg  atomics$s_wr_done_valid;
+    wire  atomics$m_res_valid;
+    reg  atomics$m_res_ready;
+    wire  [63:0] atomics$m_res_original;
     reg  cqs$clock;
     reg  cqs$reset;
     reg  cqs$s_valid;
@@ -277,7 +312,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  sq$s_rd_tready;
     wire  sq$m_valid;
     reg  sq$m_ready;
-    wire  [511:0] sq$m_wqe;
+    wire  [767:0] sq$m_wqe;
     wire  [5:0] sq$m_qpn;
     wire  [255:0] sq$m_ctx;
     wire  [31:0] sq$m_index;
@@ -288,7 +323,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  requester$reset;
     reg  requester$s_valid;
     wire  requester$s_ready;
-    reg  [511:0] requester$s_wqe;
+    reg  [767:0] requester$s_wqe;
     reg  [5:0] requester$s_qpn;
     reg  [255:0] requester$s_ctx;
     reg  requester$s_error;
@@ -311,7 +346,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [31:0] requester$m_job_msn;
     wire  [63:0] requester$m_job_addr;
     wire  [31:0] requester$m_job_len;
-    wire  [223:0] requester$m_job_inline;
+    wire  [415:0] requester$m_job_inline;
     wire  [5:0] requester$m_job_inline_len;
     wire  [15:0] requester$m_job_mulpdu;
     wire  [15:0] requester$m_job_conn;
@@ -320,7 +355,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  requester$s_done_valid;
     wire  requester$m_read_valid;
     wire  [5:0] requester$m_read_qpn;
-    wire  [127:0] requester$m_read_entry;
+    wire  [128:0] requester$m_read_entry;
     reg  [63:0] requester$reads_full;
     wire  [5:0] requester$order_qpn;
     reg  [2:0] requester$order_done;
@@ -342,7 +377,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [31:0] segmenter$s_job_msn;
     reg  [63:0] segmenter$s_job_addr;
     reg  [31:0] segmenter$s_job_len;
-    reg  [223:0] segmenter$s_job_inline;
+    reg  [415:0] segmenter$s_job_inline;
     reg  [5:0] segmenter$s_job_inline_len;
     reg  [15:0] segmenter$s_job_mulpdu;
     reg  [31:0] segmenter$s_job_tag;
@@ -564,7 +599,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  receiver$s_job_done;
     reg  receiver$s_read_valid;
     reg  [5:0] receiver$s_read_qpn;
-    reg  [127:0] receiver$s_read_entry;
+    reg  [128:0] receiver$s_read_entry;
     wire  [63:0] receiver$reads_full;
     reg  [5:0] receiver$order_qpn;
     wire  [2:0] receiver$order_done;
@@ -576,6 +611,20 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  receiver$m_fail_received;
     wire  receiver$m_invalidate;
     wire  [7:0] receiver$m_invalidate_mr;
+    wire  receiver$m_atom_valid;
+    reg  receiver$m_atom_ready;
+    wire  [63:0] receiver$m_atom_addr;
+    wire  [3:0] receiver$m_atom_aopcode;
+    wire  [63:0] receiver$m_atom_data;
+    wire  [63:0] receiver$m_atom_mask;
+    wire  [63:0] receiver$m_atom_compare;
+    wire  [63:0] receiver$m_atom_compare_mask;
+    wire  receiver$m_atom_fresh;
+    wire  [15:0] receiver$m_atom_after;
+    wire  [15:0] receiver$plain_done;
+    reg  receiver$s_res_valid;
+    wire  receiver$s_res_ready;
+    reg  [63:0] receiver$s_res_original;
     reg  rq$clock;
     reg  rq$reset;
     reg  rq$db_valid;
@@ -774,6 +823,43 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_done_valid(writes$s_done_valid),
         .s_done_tag(writes$s_done_tag),
         .s_done_error(writes$s_done_error)
+    );
+    rnic_top$atomics atomics(
+        .clock(atomics$clock),
+        .reset(atomics$reset),
+        .s_op_valid(atomics$s_op_valid),
+        .s_op_ready(atomics$s_op_ready),
+        .s_op_addr(atomics$s_op_addr),
+        .s_op_aopcode(atomics$s_op_aopcode),
+        .s_op_data(atomics$s_op_data),
+        .s_op_mask(atomics$s_op_mask),
+        .s_op_compare(atomics$s_op_compare),
+        .s_op_compare_mask(atomics$s_op_compare_mask),
+        .s_op_fresh(atomics$s_op_fresh),
+        .s_op_after(atomics$s_op_after),
+        .done_count(atomics$done_count),
+        .m_rd_req_valid(atomics$m_rd_req_valid),
+        .m_rd_req_ready(atomics$m_rd_req_ready),
+        .m_rd_req_addr(atomics$m_rd_req_addr),
+        .m_rd_req_len(atomics$m_rd_req_len),
+        .s_rd_tdata(atomics$s_rd_tdata),
+        .s_rd_tkeep(atomics$s_rd_tkeep),
+        .s_rd_tlast(atomics$s_rd_tlast),
+        .s_rd_tvalid(atomics$s_rd_tvalid),
+        .s_rd_tready(atomics$s_rd_tready),
+        .m_wr_req_valid(atomics$m_wr_req_valid),
+        .m_wr_req_ready(atomics$m_wr_req_ready),
+        .m_wr_req_addr(atomics$m_wr_req_addr),
+        .m_wr_req_len(atomics$m_wr_req_len),
+        .m_wr_tdata(atomics$m_wr_tdata),
+        .m_wr_tkeep(atomics$m_wr_tkeep),
+        .m_wr_tlast(atomics$m_wr_tlast),
+        .m_wr_tvalid(atomics$m_wr_tvalid),
+        .m_wr_tready(atomics$m_wr_tready),
+        .s_wr_done_valid(atomics$s_wr_done_valid),
+        .m_res_valid(atomics$m_res_valid),
+        .m_res_ready(atomics$m_res_ready),
+        .m_res_original(atomics$m_res_original)
     );
     rnic_top$cqs cqs(
         .clock(cqs$clock),
@@ -1166,7 +1252,21 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_fail_term(receiver$m_fail_term),
         .m_fail_received(receiver$m_fail_received),
         .m_invalidate(receiver$m_invalidate),
-        .m_invalidate_mr(receiver$m_invalidate_mr)
+        .m_invalidate_mr(receiver$m_invalidate_mr),
+        .m_atom_valid(receiver$m_atom_valid),
+        .m_atom_ready(receiver$m_atom_ready),
+        .m_atom_addr(receiver$m_atom_addr),
+        .m_atom_aopcode(receiver$m_atom_aopcode),
+        .m_atom_data(receiver$m_atom_data),
+        .m_atom_mask(receiver$m_atom_mask),
+        .m_atom_compare(receiver$m_atom_compare),
+        .m_atom_compare_mask(receiver$m_atom_compare_mask),
+        .m_atom_fresh(receiver$m_atom_fresh),
+        .m_atom_after(receiver$m_atom_after),
+        .plain_done(receiver$plain_done),
+        .s_res_valid(receiver$s_res_valid),
+        .s_res_ready(receiver$s_res_ready),
+        .s_res_original(receiver$s_res_original)
     );
     rnic_top$rq rq(
         .clock(rq$clock),
@@ -1207,6 +1307,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         dma$clock = clock;
         reads$clock = clock;
         writes$clock = clock;
+        atomics$clock = clock;
         cqs$clock = clock;
         sq$clock = clock;
         requester$clock = clock;
@@ -1248,6 +1349,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         dma$reset = reset_q$q;
         reads$reset = reset_q$q;
         writes$reset = reset_q$q;
+        atomics$reset = reset_q$q;
         cqs$reset = reset_q$q;
         sq$reset = reset_q$q;
         requester$reset = reset_q$q;
@@ -1317,9 +1419,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         dma$m_axi_rlast = m_axi_rlast;
         dma$m_axi_rvalid = m_axi_rvalid;
         m_axi_rready = dma$m_axi_rready;
-        reads$s_req_valid = ((sq$m_req_valid) & 3'h7) | (((payload$m_req_valid) & 3'h7) << 32'h1) | (((rq$m_req_valid) & 3'h7) << 32'h2);
-        reads$s_req_addr = ((sq$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((payload$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rq$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80);
-        reads$s_req_len = ((sq$m_req_len) & 96'hffffffffffffffffffffffff) | (((payload$m_req_len) & 96'hffffffffffffffffffffffff) << 32'h20) | (((rq$m_req_len) & 96'hffffffffffffffffffffffff) << 32'h40);
+        reads$s_req_valid = ((sq$m_req_valid) & 4'hf) | (((payload$m_req_valid) & 4'hf) << 32'h1) | (((rq$m_req_valid) & 4'hf) << 32'h2) | (((atomics$m_rd_req_valid) & 4'hf) << 32'h3);
+        reads$s_req_addr = ((sq$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((payload$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rq$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((atomics$m_rd_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
+        reads$s_req_len = ((sq$m_req_len) & 128'hffffffffffffffffffffffffffffffff) | (((payload$m_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((rq$m_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_rd_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h60);
+        atomics$m_rd_req_ready = reads$s_req_ready[32'h3];
         sq$m_req_ready = reads$s_req_ready[32'h0];
         payload$m_req_ready = reads$s_req_ready[32'h1];
         payload$s_req_valid = segmenter$m_rd_req_valid;
@@ -1355,20 +1458,41 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rq$s_rd_tlast = reads$m_rd_tlast;
         rq$s_rd_tuser = ((reads$m_rd_terror) & 9'h1ff) << 32'h8;
         rq$s_rd_tvalid = reads$m_rd_tvalid[32'h2];
-        reads$m_rd_tready = ((sq$s_rd_tready) & 3'h7) | (((payload$s_rd_tready) & 3'h7) << 32'h1) | (((rq$s_rd_tready) & 3'h7) << 32'h2);
-        writes$s_req_valid = ((cqs$m_req_valid) & 2'h3) | (((receiver$m_wr_req_valid) & 2'h3) << 32'h1);
-        writes$s_req_addr = ((cqs$m_req_addr) & 128'hffffffffffffffffffffffffffffffff) | (((receiver$m_wr_req_addr) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
-        writes$s_req_len = ((cqs$m_req_len) & 64'hffffffffffffffff) | (((receiver$m_wr_req_len) & 64'hffffffffffffffff) << 32'h20);
+        atomics$s_rd_tdata = reads$m_rd_tdata;
+        atomics$s_rd_tkeep = reads$m_rd_tkeep;
+        atomics$s_rd_tlast = reads$m_rd_tlast;
+        atomics$s_rd_tvalid = reads$m_rd_tvalid[32'h3];
+        reads$m_rd_tready = ((sq$s_rd_tready) & 4'hf) | (((payload$s_rd_tready) & 4'hf) << 32'h1) | (((rq$s_rd_tready) & 4'hf) << 32'h2) | (((atomics$s_rd_tready) & 4'hf) << 32'h3);
+        writes$s_req_valid = ((cqs$m_req_valid) & 3'h7) | (((receiver$m_wr_req_valid) & 3'h7) << 32'h1) | (((atomics$m_wr_req_valid) & 3'h7) << 32'h2);
+        writes$s_req_addr = ((cqs$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((receiver$m_wr_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_wr_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+        writes$s_req_len = ((cqs$m_req_len) & 96'hffffffffffffffffffffffff) | (((receiver$m_wr_req_len) & 96'hffffffffffffffffffffffff) << 32'h20) | (((atomics$m_wr_req_len) & 96'hffffffffffffffffffffffff) << 32'h40);
         cqs$m_req_ready = writes$s_req_ready[32'h0];
         receiver$m_wr_req_ready = writes$s_req_ready[32'h1];
-        writes$s_wr_tdata = ((cqs$m_axis_tdata) & 128'hffffffffffffffffffffffffffffffff) | (((receiver$m_wr_tdata) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
-        writes$s_wr_tkeep = ((cqs$m_axis_tkeep) & 16'hffff) | (((receiver$m_wr_tkeep) & 16'hffff) << 32'h8);
-        writes$s_wr_tlast = ((cqs$m_axis_tlast) & 2'h3) | (((receiver$m_wr_tlast) & 2'h3) << 32'h1);
-        writes$s_wr_tvalid = ((cqs$m_axis_tvalid) & 2'h3) | (((receiver$m_wr_tvalid) & 2'h3) << 32'h1);
+        atomics$m_wr_req_ready = writes$s_req_ready[32'h2];
+        writes$s_wr_tdata = ((cqs$m_axis_tdata) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((receiver$m_wr_tdata) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_wr_tdata) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+        writes$s_wr_tkeep = ((cqs$m_axis_tkeep) & 24'hffffff) | (((receiver$m_wr_tkeep) & 24'hffffff) << 32'h8) | (((atomics$m_wr_tkeep) & 24'hffffff) << 32'h10);
+        writes$s_wr_tlast = ((cqs$m_axis_tlast) & 3'h7) | (((receiver$m_wr_tlast) & 3'h7) << 32'h1) | (((atomics$m_wr_tlast) & 3'h7) << 32'h2);
+        writes$s_wr_tvalid = ((cqs$m_axis_tvalid) & 3'h7) | (((receiver$m_wr_tvalid) & 3'h7) << 32'h1) | (((atomics$m_wr_tvalid) & 3'h7) << 32'h2);
         cqs$m_axis_tready = writes$s_wr_tready[32'h0];
         receiver$m_wr_tready = writes$s_wr_tready[32'h1];
+        atomics$m_wr_tready = writes$s_wr_tready[32'h2];
         cqs$s_done_valid = writes$m_done_valid[32'h0];
         receiver$s_wr_done_valid = writes$m_done_valid[32'h1];
+        atomics$s_wr_done_valid = writes$m_done_valid[32'h2];
+        atomics$s_op_valid = receiver$m_atom_valid;
+        receiver$m_atom_ready = atomics$s_op_ready;
+        atomics$s_op_addr = receiver$m_atom_addr;
+        atomics$s_op_aopcode = receiver$m_atom_aopcode;
+        atomics$s_op_data = receiver$m_atom_data;
+        atomics$s_op_mask = receiver$m_atom_mask;
+        atomics$s_op_compare = receiver$m_atom_compare;
+        atomics$s_op_compare_mask = receiver$m_atom_compare_mask;
+        atomics$s_op_fresh = receiver$m_atom_fresh;
+        atomics$s_op_after = receiver$m_atom_after;
+        atomics$done_count = receiver$plain_done;
+        receiver$s_res_valid = atomics$m_res_valid;
+        atomics$m_res_ready = receiver$s_res_ready;
+        receiver$s_res_original = atomics$m_res_original;
         dma$s_wr_req_valid = writes$m_req_valid;
         writes$m_req_ready = dma$s_wr_req_ready;
         dma$s_wr_req_addr = writes$m_req_addr;
@@ -1456,7 +1580,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             segmenter$s_job_msn = receiver$m_job_msn;
             segmenter$s_job_addr = receiver$m_job_addr;
             segmenter$s_job_len = receiver$m_job_len;
-            segmenter$s_job_inline = receiver$m_job_inline;
+            segmenter$s_job_inline = ((receiver$m_job_inline) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
             segmenter$s_job_inline_len = receiver$m_job_inline_len;
             segmenter$s_job_mulpdu = receiver$m_job_mulpdu;
             segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | (((receiver$m_job_crc) & 32'hffffffff) << 64'h11) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12);
@@ -1575,6 +1699,1786 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     end
     
 endmodule // rnic_top
+
+
+module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode,s_op_data,s_op_mask,s_op_compare,s_op_compare_mask,s_op_fresh,s_op_after,done_count,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_res_valid,m_res_ready,m_res_original);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_op_valid;
+    output reg  s_op_ready;
+    input wire  [63:0] s_op_addr;
+    input wire  [3:0] s_op_aopcode;
+    input wire  [63:0] s_op_data;
+    input wire  [63:0] s_op_mask;
+    input wire  [63:0] s_op_compare;
+    input wire  [63:0] s_op_compare_mask;
+    input wire  s_op_fresh;
+    input wire  [15:0] s_op_after;
+    input wire  [15:0] done_count;
+    output reg  m_rd_req_valid;
+    input wire  m_rd_req_ready;
+    output reg  [63:0] m_rd_req_addr;
+    output reg  [31:0] m_rd_req_len;
+    input wire  [63:0] s_rd_tdata;
+    input wire  [7:0] s_rd_tkeep;
+    input wire  s_rd_tlast;
+    input wire  s_rd_tvalid;
+    output reg  s_rd_tready;
+    output reg  m_wr_req_valid;
+    input wire  m_wr_req_ready;
+    output reg  [63:0] m_wr_req_addr;
+    output reg  [31:0] m_wr_req_len;
+    output reg  [63:0] m_wr_tdata;
+    output reg  [7:0] m_wr_tkeep;
+    output reg  m_wr_tlast;
+    output reg  m_wr_tvalid;
+    input wire  m_wr_tready;
+    input wire  s_wr_done_valid;
+    output reg  m_res_valid;
+    input wire  m_res_ready;
+    output reg  [63:0] m_res_original;
+    
+    // Constant declarations
+    localparam  results_limit = 10'b111111101;
+    localparam  batches_limit = 6'b11100;
+    localparam  writes_limit = 5'b1100;
+    localparam  batch_max = 6'b100000;
+    localparam  idle_close_limit = 6'b1000;
+    localparam  bucket_one = 96'h1;
+    localparam  rd_idle = 2'b0;
+    localparam  rd_request = 2'b1;
+    localparam  rd_wait = 2'b10;
+    
+    // Stub signals
+    reg  alu$clock;
+    reg  alu$reset;
+    reg  alu$in_valid;
+    reg  [3:0] alu$in_aopcode;
+    reg  alu$in_chain;
+    reg  [63:0] alu$in_original;
+    reg  [63:0] alu$in_data;
+    reg  [63:0] alu$in_mask;
+    reg  [63:0] alu$in_compare;
+    reg  [63:0] alu$in_compare_mask;
+    reg  [15:0] alu$in_tag;
+    wire  alu$out_valid;
+    wire  [63:0] alu$out_result;
+    wire  [63:0] alu$out_original;
+    wire  [15:0] alu$out_tag;
+    wire  alu$out_unsupported;
+    reg  results$clock;
+    reg  results$reset;
+    reg  results$s_valid;
+    wire  results$s_ready;
+    reg  [63:0] results$s_data;
+    wire  results$m_valid;
+    reg  results$m_ready;
+    wire  [63:0] results$m_data;
+    wire  [9:0] results$count;
+    reg  writes$clock;
+    reg  writes$reset;
+    reg  writes$s_valid;
+    wire  writes$s_ready;
+    reg  [127:0] writes$s_data;
+    wire  writes$m_valid;
+    reg  writes$m_ready;
+    wire  [127:0] writes$m_data;
+    wire  [4:0] writes$count;
+    reg  batches$clock;
+    reg  batches$reset;
+    reg  batches$s_valid;
+    wire  batches$s_ready;
+    reg  [10:0] batches$s_data;
+    wire  batches$m_valid;
+    reg  batches$m_ready;
+    wire  [10:0] batches$m_data;
+    wire  [5:0] batches$count;
+    reg  op_valid$d;
+    wire  op_valid$q;
+    reg  op_valid$clock;
+    reg  [63:0] op_addr$d;
+    wire  [63:0] op_addr$q;
+    reg  op_addr$clock;
+    reg  [255:0] op_operands$d;
+    wire  [255:0] op_operands$q;
+    reg  op_operands$clock;
+    reg  [20:0] op_ctl$d;
+    wire  [20:0] op_ctl$q;
+    reg  op_ctl$clock;
+    reg  held_valid$d;
+    wire  held_valid$q;
+    reg  held_valid$clock;
+    reg  [63:0] held_addr$d;
+    wire  [63:0] held_addr$q;
+    reg  held_addr$clock;
+    reg  issued$d;
+    wire  issued$q;
+    reg  issued$clock;
+    reg  [5:0] open_count$d;
+    wire  [5:0] open_count$q;
+    reg  open_count$clock;
+    reg  open_dirty$d;
+    wire  open_dirty$q;
+    reg  open_dirty$clock;
+    reg  [1:0] rd_state$d;
+    wire  [1:0] rd_state$q;
+    reg  rd_state$clock;
+    reg  wr_req_sent$d;
+    wire  wr_req_sent$q;
+    reg  wr_req_sent$clock;
+    reg  [5:0] acks$d;
+    wire  [5:0] acks$q;
+    reg  acks$clock;
+    reg  [9:0] credit$d;
+    wire  [9:0] credit$q;
+    reg  credit$clock;
+    reg  [95:0] buckets$d;
+    wire  [95:0] buckets$q;
+    reg  buckets$clock;
+    
+    // Local signals
+    reg  [15:0] gate_diff;
+    reg  gate_open;
+    reg  same_word;
+    reg  room;
+    reg  issue_chain;
+    reg  rd_arrive;
+    reg  issue;
+    reg  [5:0] batch_count;
+    reg  batch_dirty;
+    reg  close;
+    reg  close_write;
+    reg  [3:0] held_bucket;
+    reg  [6:0] held_shift;
+    reg  [3:0] op_bucket;
+    reg  [6:0] op_shift;
+    reg  [95:0] op_bucket_counts;
+    reg  [5:0] op_bucket_count;
+    reg  start_read;
+    reg  [10:0] batch_head;
+    reg  head_wrote;
+    reg  [5:0] head_count;
+    reg  [3:0] head_bucket;
+    reg  [6:0] head_shift;
+    reg  [5:0] acks_avail;
+    reg  retire;
+    reg  retire_write;
+    reg  [9:0] released;
+    reg  res_take;
+    reg  [95:0] bucket_inc;
+    reg  [95:0] bucket_dec;
+    reg  [127:0] wr_head;
+    
+    // Sub module instances
+    rnic_top$atomics$alu alu(
+        .clock(alu$clock),
+        .reset(alu$reset),
+        .in_valid(alu$in_valid),
+        .in_aopcode(alu$in_aopcode),
+        .in_chain(alu$in_chain),
+        .in_original(alu$in_original),
+        .in_data(alu$in_data),
+        .in_mask(alu$in_mask),
+        .in_compare(alu$in_compare),
+        .in_compare_mask(alu$in_compare_mask),
+        .in_tag(alu$in_tag),
+        .out_valid(alu$out_valid),
+        .out_result(alu$out_result),
+        .out_original(alu$out_original),
+        .out_tag(alu$out_tag),
+        .out_unsupported(alu$out_unsupported)
+    );
+    rnic_top$atomics$results results(
+        .clock(results$clock),
+        .reset(results$reset),
+        .s_valid(results$s_valid),
+        .s_ready(results$s_ready),
+        .s_data(results$s_data),
+        .m_valid(results$m_valid),
+        .m_ready(results$m_ready),
+        .m_data(results$m_data),
+        .count(results$count)
+    );
+    rnic_top$atomics$writes writes(
+        .clock(writes$clock),
+        .reset(writes$reset),
+        .s_valid(writes$s_valid),
+        .s_ready(writes$s_ready),
+        .s_data(writes$s_data),
+        .m_valid(writes$m_valid),
+        .m_ready(writes$m_ready),
+        .m_data(writes$m_data),
+        .count(writes$count)
+    );
+    rnic_top$atomics$batches batches(
+        .clock(batches$clock),
+        .reset(batches$reset),
+        .s_valid(batches$s_valid),
+        .s_ready(batches$s_ready),
+        .s_data(batches$s_data),
+        .m_valid(batches$m_valid),
+        .m_ready(batches$m_ready),
+        .m_data(batches$m_data),
+        .count(batches$count)
+    );
+    rnic_top$atomics$op_valid op_valid(
+        .d(op_valid$d),
+        .q(op_valid$q),
+        .clock(op_valid$clock)
+    );
+    rnic_top$atomics$op_addr op_addr(
+        .d(op_addr$d),
+        .q(op_addr$q),
+        .clock(op_addr$clock)
+    );
+    rnic_top$atomics$op_operands op_operands(
+        .d(op_operands$d),
+        .q(op_operands$q),
+        .clock(op_operands$clock)
+    );
+    rnic_top$atomics$op_ctl op_ctl(
+        .d(op_ctl$d),
+        .q(op_ctl$q),
+        .clock(op_ctl$clock)
+    );
+    rnic_top$atomics$held_valid held_valid(
+        .d(held_valid$d),
+        .q(held_valid$q),
+        .clock(held_valid$clock)
+    );
+    rnic_top$atomics$held_addr held_addr(
+        .d(held_addr$d),
+        .q(held_addr$q),
+        .clock(held_addr$clock)
+    );
+    rnic_top$atomics$issued issued(
+        .d(issued$d),
+        .q(issued$q),
+        .clock(issued$clock)
+    );
+    rnic_top$atomics$open_count open_count(
+        .d(open_count$d),
+        .q(open_count$q),
+        .clock(open_count$clock)
+    );
+    rnic_top$atomics$open_dirty open_dirty(
+        .d(open_dirty$d),
+        .q(open_dirty$q),
+        .clock(open_dirty$clock)
+    );
+    rnic_top$atomics$rd_state rd_state(
+        .d(rd_state$d),
+        .q(rd_state$q),
+        .clock(rd_state$clock)
+    );
+    rnic_top$atomics$wr_req_sent wr_req_sent(
+        .d(wr_req_sent$d),
+        .q(wr_req_sent$q),
+        .clock(wr_req_sent$clock)
+    );
+    rnic_top$atomics$acks acks(
+        .d(acks$d),
+        .q(acks$q),
+        .clock(acks$clock)
+    );
+    rnic_top$atomics$credit credit(
+        .d(credit$d),
+        .q(credit$q),
+        .clock(credit$clock)
+    );
+    rnic_top$atomics$buckets buckets(
+        .d(buckets$d),
+        .q(buckets$q),
+        .clock(buckets$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        op_valid$clock = clock;
+        op_addr$clock = clock;
+        op_operands$clock = clock;
+        op_ctl$clock = clock;
+        held_valid$clock = clock;
+        held_addr$clock = clock;
+        issued$clock = clock;
+        open_count$clock = clock;
+        open_dirty$clock = clock;
+        rd_state$clock = clock;
+        wr_req_sent$clock = clock;
+        acks$clock = clock;
+        credit$clock = clock;
+        buckets$clock = clock;
+        op_valid$d = op_valid$q;
+        op_addr$d = op_addr$q;
+        op_operands$d = op_operands$q;
+        op_ctl$d = op_ctl$q;
+        held_valid$d = held_valid$q;
+        held_addr$d = held_addr$q;
+        issued$d = issued$q;
+        open_count$d = open_count$q;
+        open_dirty$d = open_dirty$q;
+        rd_state$d = rd_state$q;
+        wr_req_sent$d = wr_req_sent$q;
+        acks$d = acks$q;
+        credit$d = credit$q;
+        buckets$d = buckets$q;
+        alu$clock = clock;
+        alu$reset = reset;
+        results$clock = clock;
+        results$reset = reset;
+        writes$clock = clock;
+        writes$reset = reset;
+        batches$clock = clock;
+        batches$reset = reset;
+        gate_diff = done_count - op_ctl$q[(32'h0)+:(16)];
+        gate_open = ~gate_diff[32'hf];
+        same_word = held_valid$q & (op_addr$q == held_addr$q) & ~op_ctl$q[32'h14];
+        room = (results$count < results_limit) & (batches$count < batches_limit) & (writes$count < writes_limit);
+        issue_chain = op_valid$q & same_word & gate_open & room;
+        rd_arrive = (rd_state$q == rd_wait) & s_rd_tvalid;
+        issue = issue_chain | rd_arrive;
+        s_op_ready = ~op_valid$q | issue;
+        op_valid$d = op_valid$q & ~issue;
+        if (s_op_valid & (~op_valid$q | issue)) begin
+            op_valid$d = 1'b1;
+            op_addr$d = s_op_addr;
+            op_operands$d = ((s_op_data) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((s_op_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((s_op_compare) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((s_op_compare_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
+            op_ctl$d = ((s_op_after) & 21'h1fffff) | (((s_op_aopcode) & 21'h1fffff) << 32'h10) | (((s_op_fresh) & 21'h1fffff) << 32'h14);
+        end
+        alu$in_valid = issue;
+        alu$in_chain = issue_chain;
+        alu$in_original = s_rd_tdata;
+        alu$in_aopcode = op_ctl$q[(32'h10)+:(4)];
+        alu$in_data = op_operands$q[(32'h0)+:(64)];
+        alu$in_mask = op_operands$q[(32'h40)+:(64)];
+        alu$in_compare = op_operands$q[(32'h80)+:(64)];
+        alu$in_compare_mask = op_operands$q[(32'hc0)+:(64)];
+        alu$in_tag = 32'h0;
+        issued$d = issue;
+        if (rd_arrive) begin
+            held_valid$d = 1'b1;
+            held_addr$d = op_addr$q;
+        end
+        results$s_valid = alu$out_valid;
+        results$s_data = alu$out_original;
+        batch_count = open_count$q + ((alu$out_valid) & 6'h3f);
+        batch_dirty = open_dirty$q | (alu$out_valid & (alu$out_result != alu$out_original));
+        close = (alu$out_valid & (batch_count == batch_max)) | (~issued$q & |batch_count & ~issue_chain & (op_valid$q | (batches$count < idle_close_limit)));
+        close_write = close & batch_dirty;
+        open_count$d = batch_count;
+        open_dirty$d = batch_dirty;
+        if (close) begin
+            open_count$d = 32'h0;
+            open_dirty$d = 1'b0;
+        end
+        held_bucket = held_addr$q[(32'h3)+:(4)] ^ held_addr$q[(32'h7)+:(4)];
+        held_shift = (((held_bucket) & 7'h7f) << 32'h2) + (((held_bucket) & 7'h7f) << 32'h1);
+        writes$s_valid = close_write;
+        writes$s_data = ((held_addr$q) & 128'hffffffffffffffffffffffffffffffff) | (((alu$out_result) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+        batches$s_valid = close;
+        batches$s_data = ((batch_count) & 11'h7ff) | (((batch_dirty) & 11'h7ff) << 32'h6) | (((held_bucket) & 11'h7ff) << 32'h7);
+        op_bucket = op_addr$q[(32'h3)+:(4)] ^ op_addr$q[(32'h7)+:(4)];
+        op_shift = (((op_bucket) & 7'h7f) << 32'h2) + (((op_bucket) & 7'h7f) << 32'h1);
+        op_bucket_counts = buckets$q >> op_shift;
+        op_bucket_count = op_bucket_counts[(32'h0)+:(6)];
+        start_read = op_valid$q & ~same_word & gate_open & room & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|op_bucket_count;
+        m_rd_req_valid = rd_state$q == rd_request;
+        m_rd_req_addr = op_addr$q;
+        m_rd_req_len = 32'h8;
+        s_rd_tready = 1'b1;
+        if (start_read) begin
+            rd_state$d = rd_request;
+        end
+        if ((rd_state$q == rd_request) & m_rd_req_ready) begin
+            rd_state$d = rd_wait;
+        end
+        if (rd_arrive) begin
+            rd_state$d = rd_idle;
+        end
+        wr_head = writes$m_data;
+        m_wr_req_valid = writes$m_valid & ~wr_req_sent$q;
+        m_wr_req_addr = wr_head[(32'h0)+:(64)];
+        m_wr_req_len = 32'h8;
+        m_wr_tvalid = writes$m_valid & wr_req_sent$q;
+        m_wr_tdata = wr_head[(32'h40)+:(64)];
+        m_wr_tkeep = 32'hff;
+        m_wr_tlast = 1'b1;
+        writes$m_ready = wr_req_sent$q & m_wr_tready;
+        if (writes$m_valid & ~wr_req_sent$q & m_wr_req_ready) begin
+            wr_req_sent$d = 1'b1;
+        end
+        if (writes$m_valid & wr_req_sent$q & m_wr_tready) begin
+            wr_req_sent$d = 1'b0;
+        end
+        batch_head = batches$m_data;
+        head_count = batch_head[(32'h0)+:(6)];
+        head_wrote = batch_head[32'h6];
+        head_bucket = batch_head[(32'h7)+:(4)];
+        head_shift = (((head_bucket) & 7'h7f) << 32'h2) + (((head_bucket) & 7'h7f) << 32'h1);
+        acks_avail = acks$q + ((s_wr_done_valid) & 6'h3f);
+        retire = batches$m_valid & (~head_wrote | |acks_avail);
+        retire_write = retire & head_wrote;
+        batches$m_ready = retire;
+        acks$d = acks_avail - ((retire_write) & 6'h3f);
+        released = 32'h0;
+        if (retire) begin
+            released = ((head_count) & 10'h3ff);
+        end
+        bucket_inc = 32'h0;
+        if (close_write) begin
+            bucket_inc = bucket_one << held_shift;
+        end
+        bucket_dec = 32'h0;
+        if (retire_write) begin
+            bucket_dec = bucket_one << head_shift;
+        end
+        buckets$d = buckets$q + bucket_inc - bucket_dec;
+        m_res_valid = results$m_valid & |credit$q;
+        m_res_original = results$m_data;
+        results$m_ready = m_res_ready & |credit$q;
+        res_take = m_res_ready & results$m_valid & |credit$q;
+        credit$d = credit$q + released - ((res_take) & 10'h3ff);
+        if (reset) begin
+            op_valid$d = 1'b0;
+            held_valid$d = 1'b0;
+            issued$d = 1'b0;
+            open_count$d = 32'h0;
+            open_dirty$d = 1'b0;
+            rd_state$d = rd_idle;
+            wr_req_sent$d = 1'b0;
+            acks$d = 32'h0;
+            credit$d = 32'h0;
+            buckets$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$atomics
+
+
+module rnic_top$atomics$acks(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$acks
+
+
+module rnic_top$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original,in_data,in_mask,in_compare,in_compare_mask,in_tag,out_valid,out_result,out_original,out_tag,out_unsupported);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [3:0] in_aopcode;
+    input wire  in_chain;
+    input wire  [63:0] in_original;
+    input wire  [63:0] in_data;
+    input wire  [63:0] in_mask;
+    input wire  [63:0] in_compare;
+    input wire  [63:0] in_compare_mask;
+    input wire  [15:0] in_tag;
+    output reg  out_valid;
+    output reg  [63:0] out_result;
+    output reg  [63:0] out_original;
+    output reg  [15:0] out_tag;
+    output reg  out_unsupported;
+    
+    // Stub signals
+    reg  a_valid$d;
+    wire  a_valid$q;
+    reg  a_valid$clock;
+    reg  [3:0] a_aopcode$d;
+    wire  [3:0] a_aopcode$q;
+    reg  a_aopcode$clock;
+    reg  a_chain$d;
+    wire  a_chain$q;
+    reg  a_chain$clock;
+    reg  [63:0] a_original$d;
+    wire  [63:0] a_original$q;
+    reg  a_original$clock;
+    reg  [63:0] a_data$d;
+    wire  [63:0] a_data$q;
+    reg  a_data$clock;
+    reg  [63:0] a_mask$d;
+    wire  [63:0] a_mask$q;
+    reg  a_mask$clock;
+    reg  [63:0] a_compare$d;
+    wire  [63:0] a_compare$q;
+    reg  a_compare$clock;
+    reg  [63:0] a_compare_mask$d;
+    wire  [63:0] a_compare_mask$q;
+    reg  a_compare_mask$clock;
+    reg  [15:0] a_tag$d;
+    wire  [15:0] a_tag$q;
+    reg  a_tag$clock;
+    reg  b_valid$d;
+    wire  b_valid$q;
+    reg  b_valid$clock;
+    reg  [63:0] b_result$d;
+    wire  [63:0] b_result$q;
+    reg  b_result$clock;
+    reg  [63:0] b_original$d;
+    wire  [63:0] b_original$q;
+    reg  b_original$clock;
+    reg  [15:0] b_tag$d;
+    wire  [15:0] b_tag$q;
+    reg  b_tag$clock;
+    reg  b_unsupported$d;
+    wire  b_unsupported$q;
+    reg  b_unsupported$clock;
+    
+    // Local signals
+    reg  [63:0] original;
+    reg  [63:0] fetch_add;
+    reg  compare_equal;
+    reg  [63:0] cmp_swap;
+    
+    // Sub module instances
+    rnic_top$atomics$alu$a_valid a_valid(
+        .d(a_valid$d),
+        .q(a_valid$q),
+        .clock(a_valid$clock)
+    );
+    rnic_top$atomics$alu$a_aopcode a_aopcode(
+        .d(a_aopcode$d),
+        .q(a_aopcode$q),
+        .clock(a_aopcode$clock)
+    );
+    rnic_top$atomics$alu$a_chain a_chain(
+        .d(a_chain$d),
+        .q(a_chain$q),
+        .clock(a_chain$clock)
+    );
+    rnic_top$atomics$alu$a_original a_original(
+        .d(a_original$d),
+        .q(a_original$q),
+        .clock(a_original$clock)
+    );
+    rnic_top$atomics$alu$a_data a_data(
+        .d(a_data$d),
+        .q(a_data$q),
+        .clock(a_data$clock)
+    );
+    rnic_top$atomics$alu$a_mask a_mask(
+        .d(a_mask$d),
+        .q(a_mask$q),
+        .clock(a_mask$clock)
+    );
+    rnic_top$atomics$alu$a_compare a_compare(
+        .d(a_compare$d),
+        .q(a_compare$q),
+        .clock(a_compare$clock)
+    );
+    rnic_top$atomics$alu$a_compare_mask a_compare_mask(
+        .d(a_compare_mask$d),
+        .q(a_compare_mask$q),
+        .clock(a_compare_mask$clock)
+    );
+    rnic_top$atomics$alu$a_tag a_tag(
+        .d(a_tag$d),
+        .q(a_tag$q),
+        .clock(a_tag$clock)
+    );
+    rnic_top$atomics$alu$b_valid b_valid(
+        .d(b_valid$d),
+        .q(b_valid$q),
+        .clock(b_valid$clock)
+    );
+    rnic_top$atomics$alu$b_result b_result(
+        .d(b_result$d),
+        .q(b_result$q),
+        .clock(b_result$clock)
+    );
+    rnic_top$atomics$alu$b_original b_original(
+        .d(b_original$d),
+        .q(b_original$q),
+        .clock(b_original$clock)
+    );
+    rnic_top$atomics$alu$b_tag b_tag(
+        .d(b_tag$d),
+        .q(b_tag$q),
+        .clock(b_tag$clock)
+    );
+    rnic_top$atomics$alu$b_unsupported b_unsupported(
+        .d(b_unsupported$d),
+        .q(b_unsupported$q),
+        .clock(b_unsupported$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        a_valid$clock = clock;
+        a_aopcode$clock = clock;
+        a_chain$clock = clock;
+        a_original$clock = clock;
+        a_data$clock = clock;
+        a_mask$clock = clock;
+        a_compare$clock = clock;
+        a_compare_mask$clock = clock;
+        a_tag$clock = clock;
+        b_valid$clock = clock;
+        b_result$clock = clock;
+        b_original$clock = clock;
+        b_tag$clock = clock;
+        b_unsupported$clock = clock;
+        a_valid$d = a_valid$q;
+        a_aopcode$d = a_aopcode$q;
+        a_chain$d = a_chain$q;
+        a_original$d = a_original$q;
+        a_data$d = a_data$q;
+        a_mask$d = a_mask$q;
+        a_compare$d = a_compare$q;
+        a_compare_mask$d = a_compare_mask$q;
+        a_tag$d = a_tag$q;
+        b_valid$d = b_valid$q;
+        b_result$d = b_result$q;
+        b_original$d = b_original$q;
+        b_tag$d = b_tag$q;
+        b_unsupported$d = b_unsupported$q;
+        a_valid$d = in_valid;
+        a_aopcode$d = in_aopcode;
+        a_chain$d = in_chain;
+        a_original$d = in_original;
+        a_data$d = in_data;
+        a_mask$d = in_mask;
+        a_compare$d = in_compare;
+        a_compare_mask$d = in_compare_mask;
+        a_tag$d = in_tag;
+        original = a_original$q;
+        if (a_chain$q) begin
+            original = b_result$q;
+        end
+        fetch_add = ((original & ~a_mask$q) + (a_data$q & ~a_mask$q)) ^ ((original ^ a_data$q) & a_mask$q);
+        compare_equal = ~|((a_compare$q ^ original) & a_compare_mask$q);
+        cmp_swap = original;
+        if (compare_equal) begin
+            cmp_swap = (original & ~a_mask$q) | (a_data$q & a_mask$q);
+        end
+        b_valid$d = a_valid$q;
+        b_original$d = original;
+        b_tag$d = a_tag$q;
+        b_result$d = original;
+        b_unsupported$d = 1'b1;
+        if (a_aopcode$q == 32'h0) begin
+            b_result$d = fetch_add;
+            b_unsupported$d = 1'b0;
+        end
+        if (a_aopcode$q == 32'h2) begin
+            b_result$d = cmp_swap;
+            b_unsupported$d = 1'b0;
+        end
+        if (~a_valid$q) begin
+            b_result$d = b_result$q;
+            b_unsupported$d = 1'b0;
+        end
+        if (reset) begin
+            a_valid$d = 1'b0;
+            b_valid$d = 1'b0;
+        end
+        out_valid = b_valid$q;
+        out_result = b_result$q;
+        out_original = b_original$q;
+        out_tag = b_tag$q;
+        out_unsupported = b_unsupported$q;
+    end
+    
+endmodule // rnic_top$atomics$alu
+
+
+module rnic_top$atomics$alu$a_aopcode(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_aopcode
+
+
+module rnic_top$atomics$alu$a_chain(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_chain
+
+
+module rnic_top$atomics$alu$a_compare(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_compare
+
+
+module rnic_top$atomics$alu$a_compare_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_compare_mask
+
+
+module rnic_top$atomics$alu$a_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_data
+
+
+module rnic_top$atomics$alu$a_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_mask
+
+
+module rnic_top$atomics$alu$a_original(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_original
+
+
+module rnic_top$atomics$alu$a_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_tag
+
+
+module rnic_top$atomics$alu$a_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$a_valid
+
+
+module rnic_top$atomics$alu$b_original(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$b_original
+
+
+module rnic_top$atomics$alu$b_result(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$b_result
+
+
+module rnic_top$atomics$alu$b_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$b_tag
+
+
+module rnic_top$atomics$alu$b_unsupported(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$b_unsupported
+
+
+module rnic_top$atomics$alu$b_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$alu$b_valid
+
+
+module rnic_top$atomics$batches(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [10:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [10:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [10:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [10:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$atomics$batches$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$atomics$batches$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$atomics$batches$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$atomics$batches$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$atomics$batches
+
+
+module rnic_top$atomics$batches$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [10:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [10:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[10:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$atomics$batches$ram
+
+
+module rnic_top$atomics$batches$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$batches$rd_ptr
+
+
+module rnic_top$atomics$batches$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$batches$visible
+
+
+module rnic_top$atomics$batches$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$batches$wr_ptr
+
+
+module rnic_top$atomics$buckets(d,q,clock);
+    
+    // Module arguments
+    input wire  [95:0] d;
+    output reg  [95:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 96'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$buckets
+
+
+module rnic_top$atomics$credit(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$credit
+
+
+module rnic_top$atomics$held_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$held_addr
+
+
+module rnic_top$atomics$held_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$held_valid
+
+
+module rnic_top$atomics$issued(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$issued
+
+
+module rnic_top$atomics$op_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$op_addr
+
+
+module rnic_top$atomics$op_ctl(d,q,clock);
+    
+    // Module arguments
+    input wire  [20:0] d;
+    output reg  [20:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 21'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$op_ctl
+
+
+module rnic_top$atomics$op_operands(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$op_operands
+
+
+module rnic_top$atomics$op_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$op_valid
+
+
+module rnic_top$atomics$open_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$open_count
+
+
+module rnic_top$atomics$open_dirty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$open_dirty
+
+
+module rnic_top$atomics$rd_state(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$rd_state
+
+
+module rnic_top$atomics$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [63:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [63:0] m_data;
+    output reg  [9:0] count;
+    
+    // Constant declarations
+    localparam  depth = 10'b1000000000;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [9:0] visible$d;
+    wire  [9:0] visible$q;
+    reg  visible$clock;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [9:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$atomics$results$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$atomics$results$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$atomics$results$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$atomics$results$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(9)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$atomics$results
+
+
+module rnic_top$atomics$results$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$atomics$results$ram
+
+
+module rnic_top$atomics$results$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$results$rd_ptr
+
+
+module rnic_top$atomics$results$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$results$visible
+
+
+module rnic_top$atomics$results$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$results$wr_ptr
+
+
+module rnic_top$atomics$wr_req_sent(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$wr_req_sent
+
+
+module rnic_top$atomics$writes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [127:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [127:0] m_data;
+    output reg  [4:0] count;
+    
+    // Constant declarations
+    localparam  depth = 5'b10000;
+    
+    // Stub signals
+    reg  [3:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [127:0] ram$read_data;
+    reg  [3:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [127:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [4:0] wr_ptr$d;
+    wire  [4:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [4:0] visible$d;
+    wire  [4:0] visible$q;
+    reg  visible$clock;
+    reg  [4:0] rd_ptr$d;
+    wire  [4:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [4:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$atomics$writes$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$atomics$writes$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$atomics$writes$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$atomics$writes$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(4)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(4)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$atomics$writes
+
+
+module rnic_top$atomics$writes$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [3:0] read_address;
+    input wire  read_clock;
+    output reg  [127:0] read_data;
+    input wire  [3:0] write_address;
+    input wire  write_clock;
+    input wire  [127:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[127:0] mem[15:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$atomics$writes$ram
+
+
+module rnic_top$atomics$writes$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$writes$rd_ptr
+
+
+module rnic_top$atomics$writes$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$writes$visible
+
+
+module rnic_top$atomics$writes$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$writes$wr_ptr
 
 
 module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wdata,db_valid,db_kind,db_index,db_value,m_req_valid,m_req_ready,m_req_addr,m_req_len,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,m_axis_tready,s_done_valid,irq_valid,irq_ready,irq_vector,overflow,status_cqn,status_pi,status_overflow);
@@ -4373,7 +6277,7 @@ module rnic_top$ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_add
     localparam  num_qps = 32'h40;
     localparam  num_cqs = 32'h40;
     localparam  num_mrs = 32'h100;
-    localparam  features = 32'h3;
+    localparam  features = 32'hf;
     localparam  qp_limit = 16'h40;
     localparam  cq_limit = 16'h40;
     localparam  at_id = 16'h0;
@@ -15125,10 +17029,10 @@ module rnic_top$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m
     // Module arguments
     input wire  clock;
     input wire  reset;
-    input wire  [2:0] s_req_valid;
-    output reg  [2:0] s_req_ready;
-    input wire  [191:0] s_req_addr;
-    input wire  [95:0] s_req_len;
+    input wire  [3:0] s_req_valid;
+    output reg  [3:0] s_req_ready;
+    input wire  [255:0] s_req_addr;
+    input wire  [127:0] s_req_len;
     output reg  m_req_valid;
     input wire  m_req_ready;
     output reg  [63:0] m_req_addr;
@@ -15144,17 +17048,17 @@ module rnic_top$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m
     output reg  [7:0] m_rd_tkeep;
     output reg  m_rd_tlast;
     output reg  m_rd_terror;
-    output reg  [2:0] m_rd_tvalid;
-    input wire  [2:0] m_rd_tready;
+    output reg  [3:0] m_rd_tvalid;
+    input wire  [3:0] m_rd_tready;
     
     // Constant declarations
-    localparam  one = 3'b1;
+    localparam  one = 4'h1;
     
     // Stub signals
     reg  [7:0] last$d;
     wire  [7:0] last$q;
     reg  last$clock;
-    reg  [2:0] pick$requests;
+    reg  [3:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
@@ -15234,16 +17138,16 @@ endmodule // rnic_top$reads$last
 module rnic_top$reads$pick(requests,start,found,grant);
     
     // Module arguments
-    input wire  [2:0] requests;
+    input wire  [3:0] requests;
     input wire  [7:0] start;
     output reg  found;
     output reg  [7:0] grant;
     
     // Constant declarations
-    localparam  ones = 3'b111;
+    localparam  ones = 4'hf;
     
     // Local signals
-    reg  [2:0] upper;
+    reg  [3:0] upper;
     reg  from_upper;
     reg  picked;
     
@@ -15266,6 +17170,10 @@ module rnic_top$reads$pick(requests,start,found,grant);
                 grant = 2;
                 picked = 1'b1;
             end
+            if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+                grant = 3;
+                picked = 1'b1;
+            end
         end
         found = picked;
     end
@@ -15273,7 +17181,7 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_res_valid,s_res_ready,s_res_original);
     
     // Module arguments
     input wire  clock;
@@ -15333,7 +17241,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     input wire  s_job_done;
     input wire  s_read_valid;
     input wire  [5:0] s_read_qpn;
-    input wire  [127:0] s_read_entry;
+    input wire  [128:0] s_read_entry;
     output reg  [63:0] reads_full;
     input wire  [5:0] order_qpn;
     output reg  [2:0] order_done;
@@ -15345,6 +17253,20 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     output reg  m_fail_received;
     output reg  m_invalidate;
     output reg  [7:0] m_invalidate_mr;
+    output reg  m_atom_valid;
+    input wire  m_atom_ready;
+    output reg  [63:0] m_atom_addr;
+    output reg  [3:0] m_atom_aopcode;
+    output reg  [63:0] m_atom_data;
+    output reg  [63:0] m_atom_mask;
+    output reg  [63:0] m_atom_compare;
+    output reg  [63:0] m_atom_compare_mask;
+    output reg  m_atom_fresh;
+    output reg  [15:0] m_atom_after;
+    output reg  [15:0] plain_done;
+    input wire  s_res_valid;
+    output reg  s_res_ready;
+    input wire  [63:0] s_res_original;
     
     // Constant declarations
     localparam  max_reads = 8'h4;
@@ -15372,6 +17294,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  at_cqe_solicited = 9'b11111001;
     localparam  at_cqe_invalidated = 9'b11111011;
     localparam  cqe_recv = 8'h3;
+    localparam  cqe_recv_imm = 8'h4;
+    localparam  at_cqe_imm = 9'b10000000;
+    localparam  imm_valid_bit = 256'h400000000000000000000000000000000000000000000000000000000000000;
     localparam  st_success = 8'h0;
     localparam  flags_md = 224'hc00000;
     localparam  solicited_bit = 256'h200000000000000000000000000000000000000000000000000000000000000;
@@ -15398,6 +17323,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  t_rdma_wrap = 16'h104;
     localparam  t_cannot_invalidate = 16'h109;
     localparam  t_local = 16'h0;
+    localparam  t_misaligned = 16'h207;
     
     // Stub signals
     reg  [5:0] ctx$read_address;
@@ -15435,14 +17361,37 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  rr_sent$write_clock;
     reg  [31:0] rr_sent$write_data;
     reg  rr_sent$write_enable;
+    reg  [5:0] resp_sent_msn$read_address;
+    reg  resp_sent_msn$read_clock;
+    wire  [31:0] resp_sent_msn$read_data;
+    reg  [5:0] resp_sent_msn$write_address;
+    reg  resp_sent_msn$write_clock;
+    reg  [31:0] resp_sent_msn$write_data;
+    reg  resp_sent_msn$write_enable;
+    reg  [5:0] resp_recv_msn$read_address;
+    reg  resp_recv_msn$read_clock;
+    wire  [31:0] resp_recv_msn$read_data;
+    reg  [5:0] resp_recv_msn$write_address;
+    reg  resp_recv_msn$write_clock;
+    reg  [31:0] resp_recv_msn$write_data;
+    reg  resp_recv_msn$write_enable;
+    reg  [15:0] plain_pushed$d;
+    wire  [15:0] plain_pushed$q;
+    reg  plain_pushed$clock;
+    reg  [15:0] plain_count$d;
+    wire  [15:0] plain_count$q;
+    reg  plain_count$clock;
+    reg  placed_since$d;
+    wire  placed_since$q;
+    reg  placed_since$clock;
     reg  sending$clock;
     reg  sending$reset;
     reg  sending$s_valid;
     wire  sending$s_ready;
-    reg  [40:0] sending$s_data;
+    reg  [41:0] sending$s_data;
     wire  sending$m_valid;
     reg  sending$m_ready;
-    wire  [40:0] sending$m_data;
+    wire  [41:0] sending$m_data;
     reg  [3:0] dones$d;
     wire  [3:0] dones$q;
     reg  dones$clock;
@@ -15462,10 +17411,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  read_placed$write_enable;
     reg  [7:0] reads$read_address;
     reg  reads$read_clock;
-    wire  [127:0] reads$read_data;
+    wire  [128:0] reads$read_data;
     reg  [7:0] reads$write_address;
     reg  reads$write_clock;
-    reg  [127:0] reads$write_data;
+    reg  [128:0] reads$write_data;
     reg  reads$write_enable;
     reg  [1023:0] read_table$d;
     wire  [1023:0] read_table$q;
@@ -15485,11 +17434,13 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  jobs$reset;
     reg  jobs$s_valid;
     wire  jobs$s_ready;
-    reg  [271:0] jobs$s_data;
+    reg  [272:0] jobs$s_data;
     wire  jobs$m_valid;
     reg  jobs$m_ready;
-    wire  [271:0] jobs$m_data;
+    wire  [272:0] jobs$m_data;
     wire  [9:0] jobs$count;
+    reg  [63:0] res_be$d;
+    wire  [63:0] res_be$q;
     reg  [223:0] check$mr;
     reg  check$live;
     reg  check$exists;
@@ -15497,11 +17448,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [15:0] check$pd;
     reg  [63:0] check$to;
     reg  [31:0] check$len;
-    reg  [1:0] check$right;
+    reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
-    reg  [3:0] state$d;
-    wire  [3:0] state$q;
+    reg  [4:0] state$d;
+    wire  [4:0] state$q;
     reg  state$clock;
     reg  [5:0] qpn$d;
     wire  [5:0] qpn$q;
@@ -15509,14 +17460,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [15:0] ulen$d;
     wire  [15:0] ulen$q;
     reg  ulen$clock;
-    reg  [383:0] hdr$d;
-    wire  [383:0] hdr$q;
+    reg  [575:0] hdr$d;
+    wire  [575:0] hdr$q;
     reg  hdr$clock;
-    reg  [8:0] hdr_shift$d;
-    wire  [8:0] hdr_shift$q;
+    reg  [9:0] hdr_shift$d;
+    wire  [9:0] hdr_shift$q;
     reg  hdr_shift$clock;
-    reg  [2:0] beats$d;
-    wire  [2:0] beats$q;
+    reg  [3:0] beats$d;
+    wire  [3:0] beats$q;
     reg  beats$clock;
     reg  ended$d;
     wire  ended$q;
@@ -15536,8 +17487,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [31:0] chk_len$d;
     wire  [31:0] chk_len$q;
     reg  chk_len$clock;
-    reg  [1:0] chk_right$d;
-    wire  [1:0] chk_right$q;
+    reg  [2:0] chk_right$d;
+    wire  [2:0] chk_right$q;
     reg  chk_right$clock;
     reg  r_active$d;
     wire  r_active$q;
@@ -15578,6 +17529,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  job_terminate$d;
     wire  job_terminate$q;
     reg  job_terminate$clock;
+    reg  job_atomic$d;
+    wire  job_atomic$q;
+    reg  job_atomic$clock;
     reg  [223:0] job_inline$d;
     wire  [223:0] job_inline$q;
     reg  job_inline$clock;
@@ -15637,6 +17591,22 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [31:0] b_src_stag$q;
     reg  [63:0] b_src_to$d;
     wire  [63:0] b_src_to$q;
+    reg  [31:0] b_a_stag$d;
+    wire  [31:0] b_a_stag$q;
+    reg  [63:0] b_a_to$d;
+    wire  [63:0] b_a_to$q;
+    reg  [63:0] b_a_data$d;
+    wire  [63:0] b_a_data$q;
+    reg  [63:0] b_a_mask$d;
+    wire  [63:0] b_a_mask$q;
+    reg  [63:0] b_a_compare$d;
+    wire  [63:0] b_a_compare$q;
+    reg  [63:0] b_a_compare_mask$d;
+    wire  [63:0] b_a_compare_mask$q;
+    reg  [31:0] b_req_id$d;
+    wire  [31:0] b_req_id$q;
+    reg  [63:0] b_value$d;
+    wire  [63:0] b_value$q;
     
     // Local signals
     reg  [31:0] in_flight;
@@ -15657,14 +17627,19 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [1023:0] table_b;
     reg  [1023:0] table_c;
     reg  done_inc;
-    reg  [271:0] job_entry;
-    reg  [271:0] job_out;
+    reg  [272:0] job_entry;
+    reg  [272:0] job_out;
+    reg  job_is_atomic;
+    reg  [3:0] aop;
+    reg  [31:0] next_resp_msn;
+    reg  is_imm;
+    reg  [255:0] imm_cqe;
     reg  is_tagged;
     reg  last;
     reg  [3:0] opcode;
     reg  [15:0] hlen;
     reg  [15:0] plen;
-    reg  [2:0] need;
+    reg  [3:0] need;
     reg  is_send;
     reg  has_inv;
     reg  [31:0] queue;
@@ -15676,7 +17651,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [31:0] next_rr_msn;
     reg  [2:0] rd_count;
     reg  [1:0] rd_head;
-    reg  [127:0] rd_entry;
+    reg  [128:0] rd_entry;
     reg  [2:0] push_count;
     reg  [255:0] recv_cqe;
     reg  [255:0] cqe_flags;
@@ -15738,6 +17713,39 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .write_clock(rr_sent$write_clock),
         .write_data(rr_sent$write_data),
         .write_enable(rr_sent$write_enable)
+    );
+    rnic_top$receiver$resp_sent_msn resp_sent_msn(
+        .read_address(resp_sent_msn$read_address),
+        .read_clock(resp_sent_msn$read_clock),
+        .read_data(resp_sent_msn$read_data),
+        .write_address(resp_sent_msn$write_address),
+        .write_clock(resp_sent_msn$write_clock),
+        .write_data(resp_sent_msn$write_data),
+        .write_enable(resp_sent_msn$write_enable)
+    );
+    rnic_top$receiver$resp_recv_msn resp_recv_msn(
+        .read_address(resp_recv_msn$read_address),
+        .read_clock(resp_recv_msn$read_clock),
+        .read_data(resp_recv_msn$read_data),
+        .write_address(resp_recv_msn$write_address),
+        .write_clock(resp_recv_msn$write_clock),
+        .write_data(resp_recv_msn$write_data),
+        .write_enable(resp_recv_msn$write_enable)
+    );
+    rnic_top$receiver$plain_pushed plain_pushed(
+        .d(plain_pushed$d),
+        .q(plain_pushed$q),
+        .clock(plain_pushed$clock)
+    );
+    rnic_top$receiver$plain_count plain_count(
+        .d(plain_count$d),
+        .q(plain_count$q),
+        .clock(plain_count$clock)
+    );
+    rnic_top$receiver$placed_since placed_since(
+        .d(placed_since$d),
+        .q(placed_since$q),
+        .clock(placed_since$clock)
     );
     rnic_top$receiver$sending sending(
         .clock(sending$clock),
@@ -15811,6 +17819,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .m_ready(jobs$m_ready),
         .m_data(jobs$m_data),
         .count(jobs$count)
+    );
+    rnic_top$receiver$res_be res_be(
+        .d(res_be$d),
+        .q(res_be$q)
     );
     rnic_top$receiver$check check(
         .mr(check$mr),
@@ -15954,6 +17966,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .q(job_terminate$q),
         .clock(job_terminate$clock)
     );
+    rnic_top$receiver$job_atomic job_atomic(
+        .d(job_atomic$d),
+        .q(job_atomic$q),
+        .clock(job_atomic$clock)
+    );
     rnic_top$receiver$job_inline job_inline(
         .d(job_inline$d),
         .q(job_inline$q),
@@ -16059,6 +18076,38 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(b_src_to$d),
         .q(b_src_to$q)
     );
+    rnic_top$receiver$b_a_stag b_a_stag(
+        .d(b_a_stag$d),
+        .q(b_a_stag$q)
+    );
+    rnic_top$receiver$b_a_to b_a_to(
+        .d(b_a_to$d),
+        .q(b_a_to$q)
+    );
+    rnic_top$receiver$b_a_data b_a_data(
+        .d(b_a_data$d),
+        .q(b_a_data$q)
+    );
+    rnic_top$receiver$b_a_mask b_a_mask(
+        .d(b_a_mask$d),
+        .q(b_a_mask$q)
+    );
+    rnic_top$receiver$b_a_compare b_a_compare(
+        .d(b_a_compare$d),
+        .q(b_a_compare$q)
+    );
+    rnic_top$receiver$b_a_compare_mask b_a_compare_mask(
+        .d(b_a_compare_mask$d),
+        .q(b_a_compare_mask$q)
+    );
+    rnic_top$receiver$b_req_id b_req_id(
+        .d(b_req_id$d),
+        .q(b_req_id$q)
+    );
+    rnic_top$receiver$b_value b_value(
+        .d(b_value$d),
+        .q(b_value$q)
+    );
     
     // Update code
     always @(*) begin
@@ -16091,10 +18140,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         req_valid$clock = clock;
         job_valid$clock = clock;
         job_terminate$clock = clock;
+        job_atomic$clock = clock;
         job_inline$clock = clock;
         job_inline_len$clock = clock;
         job_addr$clock = clock;
         cqe_valid$clock = clock;
+        plain_pushed$clock = clock;
+        plain_count$clock = clock;
+        placed_since$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
         fault_code$clock = clock;
@@ -16133,10 +18186,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         req_valid$d = req_valid$q;
         job_valid$d = job_valid$q;
         job_terminate$d = job_terminate$q;
+        job_atomic$d = job_atomic$q;
         job_inline$d = job_inline$q;
         job_inline_len$d = job_inline_len$q;
         job_addr$d = job_addr$q;
         cqe_valid$d = cqe_valid$q;
+        plain_pushed$d = plain_pushed$q;
+        plain_count$d = plain_count$q;
+        placed_since$d = placed_since$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
         fault_code$d = fault_code$q;
@@ -16160,6 +18217,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         rr_msn$write_clock = clock;
         rr_sent$read_clock = clock;
         rr_sent$write_clock = clock;
+        resp_sent_msn$read_clock = clock;
+        resp_sent_msn$write_clock = clock;
+        resp_recv_msn$read_clock = clock;
+        resp_recv_msn$write_clock = clock;
         sending$clock = clock;
         sending$reset = reset;
         recv$read_clock = clock;
@@ -16183,6 +18244,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         recv_msn$read_address = qpn$q;
         rr_msn$read_address = qpn$q;
         rr_sent$read_address = qpn$q;
+        resp_sent_msn$read_address = qpn$q;
+        resp_recv_msn$read_address = qpn$q;
+        resp_sent_msn$write_enable = 1'b0;
+        resp_sent_msn$write_address = qpn$q;
+        resp_sent_msn$write_data = resp_sent_msn$read_data + 32'h1;
+        resp_recv_msn$write_enable = 1'b0;
+        resp_recv_msn$write_address = qpn$q;
+        resp_recv_msn$write_data = resp_recv_msn$read_data + 32'h1;
         recv$read_address = qpn$q;
         read_placed$read_address = qpn$q;
         recv_msn$write_enable = 1'b0;
@@ -16246,13 +18315,19 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (~is_tagged & ((opcode == 32'h1) | (opcode == 32'h7))) begin
             need = 32'h6;
         end
+        if (~is_tagged & ((opcode == 32'h8) | (opcode == 32'h9) | (opcode == 32'hb))) begin
+            need = 32'h4;
+        end
+        if (~is_tagged & (opcode == 32'ha)) begin
+            need = 32'h9;
+        end
         s_axis_tready = 1'b0;
         if (state$q == 32'h0) begin
             s_axis_tready = ~tx_fails$m_valid;
             if (s_axis_tvalid & ~tx_fails$m_valid) begin
                 qpn$d = s_axis_tuser[(32'h0)+:(6)];
                 ulen$d = s_axis_tuser[(32'h10)+:(16)];
-                hdr$d = ((s_axis_tdata) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 hdr_shift$d = 32'h40;
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
@@ -16262,7 +18337,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if ((state$q == 32'h1) & (beats$q < need) & ~ended$q) begin
             s_axis_tready = 1'b1;
             if (s_axis_tvalid) begin
-                hdr$d = hdr$q | (((s_axis_tdata) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_shift$q);
+                hdr$d = hdr$q | (((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_shift$q);
                 hdr_shift$d = hdr_shift$q + 32'h40;
                 beats$d = beats$q + 32'h1;
                 ended$d = s_axis_tlast;
@@ -16281,11 +18356,24 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         b_size$d = hdr$q[(32'hf0)+:(32)];
         b_src_stag$d = hdr$q[(32'h110)+:(32)];
         b_src_to$d = hdr$q[(32'h130)+:(64)];
+        aop = hdr$q[(32'ha8)+:(4)];
+        b_a_stag$d = hdr$q[(32'hd0)+:(32)];
+        b_a_to$d = hdr$q[(32'hf0)+:(64)];
+        b_a_data$d = hdr$q[(32'h130)+:(64)];
+        b_a_mask$d = hdr$q[(32'h170)+:(64)];
+        b_a_compare$d = hdr$q[(32'h1b0)+:(64)];
+        b_a_compare_mask$d = hdr$q[(32'h1f0)+:(64)];
+        b_req_id$d = hdr$q[(32'h90)+:(32)];
+        b_value$d = hdr$q[(32'hb0)+:(64)];
+        is_imm = (opcode == 32'h8) | (opcode == 32'h9);
         has_inv = (opcode == 32'h4) | (opcode == 32'h6);
         is_send = (opcode >= 32'h3) & (opcode <= 32'h6);
         queue = 32'h0;
-        if (opcode == 32'h1) begin
+        if ((opcode == 32'h1) | (opcode == 32'ha)) begin
             queue = 32'h1;
+        end
+        if (opcode == 32'hb) begin
+            queue = 32'h3;
         end
         if (opcode == 32'h7) begin
             queue = 32'h2;
@@ -16310,7 +18398,28 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (is_send | (opcode == 32'h0) | (opcode == 32'h2)) begin
             parse_error = 1'b0;
         end
-        if (opcode >= 32'h8) begin
+        if (is_imm) begin
+            parse_error = 1'b0;
+            if (~last | |b_mo$q | (plen != 32'h8)) begin
+                parse_error = 1'b1;
+                parse_code = t_unspecified;
+            end
+        end
+        if (opcode == 32'ha) begin
+            parse_error = 1'b0;
+            if (~last | |b_mo$q | (plen != 32'h34)) begin
+                parse_error = 1'b1;
+                parse_code = t_unspecified;
+            end
+        end
+        if (opcode == 32'hb) begin
+            parse_error = 1'b0;
+            if (~last | |b_mo$q | (plen != 32'hc)) begin
+                parse_error = 1'b1;
+                parse_code = t_unspecified;
+            end
+        end
+        if (opcode >= 32'hc) begin
             parse_error = 1'b1;
             parse_code = t_unexpected_opcode;
         end
@@ -16340,6 +18449,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         rts = |(qp_rts & (one_q << ((qpn$q) & 64'hffffffffffffffff)));
         next_msn = recv_msn$read_data + 32'h1;
         next_rr_msn = rr_msn$read_data + 32'h1;
+        next_resp_msn = resp_recv_msn$read_data + 32'h1;
         in_flight = rr_msn$read_data - rr_sent$read_data;
         ird = ctx$read_data[(at_ird)+:(8)];
         if (ird > max_reads) begin
@@ -16394,7 +18504,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
-                    if (rd_count == 32'h0) begin
+                    if ((rd_count == 32'h0) | rd_entry[32'h80]) begin
                         fault_code$d = t_unexpected_opcode;
                         state$d = 32'hb;
                     end
@@ -16424,6 +18534,47 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                             state$d = 32'h4;
                             job_valid$d = 1'b0;
                         end
+                    end
+                end
+                else if (opcode == 32'ha) begin
+                    purpose$d = 32'h5;
+                    mr_index$d = b_a_stag$q[(32'h8)+:(8)];
+                    chk_stag$d = b_a_stag$q;
+                    chk_to$d = b_a_to$q;
+                    chk_len$d = 32'h8;
+                    chk_right$d = 32'h4;
+                    if (b_msn$q != next_rr_msn) begin
+                        fault_code$d = t_msn_range;
+                        state$d = 32'hb;
+                    end
+                    else if (in_flight >= ((ird) & 32'hffffffff)) begin
+                        fault_code$d = t_no_buffer;
+                        state$d = 32'hb;
+                    end
+                    else if ((aop != 32'h0) & (aop != 32'h2)) begin
+                        fault_code$d = t_unexpected_opcode;
+                        state$d = 32'hb;
+                    end
+                    else begin
+                        rr_msn$write_enable = 1'b1;
+                        state$d = 32'h4;
+                    end
+                end
+                else if (opcode == 32'hb) begin
+                    purpose$d = 32'h1;
+                    mr_index$d = rd_entry[(32'h28)+:(8)];
+                    chk_stag$d = rd_entry[(32'h20)+:(32)];
+                    chk_to$d = rd_entry[(32'h40)+:(64)];
+                    chk_len$d = 32'h8;
+                    chk_right$d = 32'h1;
+                    state$d = 32'h4;
+                    if ((rd_count == 32'h0) | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn)) begin
+                        fault_code$d = t_unspecified;
+                        state$d = 32'hb;
+                    end
+                    if (b_msn$q != next_resp_msn) begin
+                        fault_code$d = t_msn_range;
+                        state$d = 32'hb;
                     end
                 end
                 else if (opcode == 32'h7) begin
@@ -16465,6 +18616,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             r_len$d = s_rq_wqe[(at_rq_length)+:(32)];
             r_lkey$d = s_rq_wqe[(at_rq_lkey)+:(32)];
             state$d = 32'h6;
+            if (is_imm) begin
+                state$d = 32'h10;
+            end
             if (has_inv) begin
                 purpose$d = 32'h2;
                 mr_index$d = b_stag$q[(32'h8)+:(8)];
@@ -16509,7 +18663,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (check$error == 32'h5) begin
             access_code = t_tagged_bounds;
         end
-        if (purpose$q == 32'h4) begin
+        if ((purpose$q == 32'h4) | (purpose$q == 32'h5)) begin
             access_code = t_rdma_stag;
             if (check$error == 32'h2) begin
                 access_code = t_rdma_not_associated;
@@ -16538,6 +18692,13 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 state$d = 32'hc;
                 job_valid$d = 1'b1;
                 job_terminate$d = 1'b0;
+            end
+            if (purpose$q == 32'h5) begin
+                state$d = 32'h11;
+                if (|check$iova[(32'h0)+:(3)]) begin
+                    fault_code$d = t_misaligned;
+                    state$d = 32'hb;
+                end
             end
             if (|check$error) begin
                 fault_code$d = access_code;
@@ -16576,9 +18737,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_wr_req_valid = state$q == 32'h7;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen) & 32'hffffffff);
+        if (opcode == 32'hb) begin
+            m_wr_req_len = 32'h8;
+        end
         if ((state$q == 32'h7) & m_wr_req_ready) begin
             state$d = 32'h8;
             left$d = plen;
+            if (opcode == 32'hb) begin
+                left$d = 32'h8;
+            end
             carry$d = hdr$q[(32'h40)+:(64)];
             if (~is_tagged) begin
                 carry$d = hdr$q[(32'h80)+:(64)];
@@ -16588,6 +18755,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (~is_tagged) begin
             need_in = left$q > 32'h6;
         end
+        if (opcode == 32'hb) begin
+            need_in = 1'b0;
+        end
         out_n = 32'h8;
         if (left$q < 32'h8) begin
             out_n = left$q;
@@ -16596,6 +18766,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_wr_tdata = (carry$q >> 32'h30) | (s_axis_tdata << 32'h10);
         if (~is_tagged) begin
             m_wr_tdata = (carry$q >> 32'h10) | (s_axis_tdata << 32'h30);
+        end
+        if (opcode == 32'hb) begin
+            m_wr_tdata = b_value$q;
         end
         m_wr_tkeep = 32'hff;
         if (left$q < 32'h8) begin
@@ -16637,6 +18810,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
         end
         if (m_wr_req_valid & m_wr_req_ready) begin
+            placed_since$d = 1'b1;
             writes_out$d = writes_out$q + 32'h1;
             if (s_wr_done_valid) begin
                 writes_out$d = writes_out$q;
@@ -16666,6 +18840,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     state$d = 32'ha;
                 end
             end
+            if (opcode == 32'hb) begin
+                resp_recv_msn$write_enable = 1'b1;
+                pop = 1'b1;
+                state$d = 32'ha;
+            end
             if (opcode == 32'h2) begin
                 read_placed$write_enable = 1'b1;
                 read_placed$write_data = r_placed$q + ((plen) & 32'hffffffff);
@@ -16676,7 +18855,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 end
             end
         end
-        done_inc = (state$q == 32'ha) & (opcode == 32'h2) & (writes_out$q == 32'h0);
+        done_inc = (state$q == 32'ha) & ((opcode == 32'h2) | (opcode == 32'hb)) & (writes_out$q == 32'h0);
         order_done = order_lane[(32'hc)+:(3)];
         table_a = read_table$q;
         lane_a = push_lane;
@@ -16713,7 +18892,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (done_inc) begin
             state$d = 32'hd;
         end
-        if ((state$q == 32'ha) & (opcode != 32'h2) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if ((state$q == 32'ha) & (opcode != 32'h2) & (opcode != 32'hb) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -16726,6 +18905,32 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_cqn = cqn$q;
         m_invalidate = invalidate$q;
         m_invalidate_mr = b_stag$q[(32'h8)+:(8)];
+        imm_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((plen) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv_imm) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | (((hdr$q[(32'h90)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_imm) | imm_valid_bit;
+        if (state$q == 32'h10) begin
+            cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
+            cqe$d = imm_cqe;
+            if (opcode == 32'h9) begin
+                cqe$d = imm_cqe | solicited_bit;
+            end
+            recv_msn$write_enable = 1'b1;
+            state$d = 32'ha;
+        end
+        m_atom_valid = (state$q == 32'h11) & (writes_out$q == 32'h0);
+        m_atom_addr = job_addr$q;
+        m_atom_aopcode = aop;
+        m_atom_data = b_a_data$q;
+        m_atom_mask = b_a_mask$q;
+        m_atom_compare = b_a_compare$q;
+        m_atom_compare_mask = b_a_compare_mask$q;
+        m_atom_fresh = placed_since$q;
+        m_atom_after = plain_pushed$q;
+        if (m_atom_valid & m_atom_ready) begin
+            placed_since$d = 1'b0;
+            job_valid$d = 1'b1;
+            job_terminate$d = 1'b0;
+            job_atomic$d = 1'b1;
+            state$d = 32'hc;
+        end
         hdr_bytes = hdr$q[(32'h0)+:(144)];
         if (is_tagged) begin
             hdr_bytes = ((hdr$q[(32'h0)+:(112)]) & 144'hffffffffffffffffffffffffffffffffffff);
@@ -16773,23 +18978,39 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             state$d = 32'hc;
             ended$d = 1'b1;
         end
-        job_entry = ((job_terminate$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
+        job_entry = ((job_terminate$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
+        if (job_atomic$q) begin
+            job_entry = (((hdr$q[(32'hb0)+:(32)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_sent_msn$read_data + 32'h1) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f) | (((1'b1) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h110);
+        end
         if (job_terminate$q) begin
-            job_entry = ((1'b1) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
+            job_entry = ((1'b1) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
         end
         jobs$s_valid = job_valid$q;
         jobs$s_data = job_entry;
         if ((state$q == 32'hc) & jobs$s_ready) begin
             job_valid$d = 1'b0;
+            job_atomic$d = 1'b0;
             state$d = 32'hd;
+            if (job_atomic$q) begin
+                resp_sent_msn$write_enable = 1'b1;
+            end
+            else begin
+                plain_pushed$d = plain_pushed$q + 32'h1;
+            end
         end
         job_out = jobs$m_data;
-        m_job_valid = jobs$m_valid & sending$s_ready;
-        jobs$m_ready = m_job_ready & sending$s_ready;
+        job_is_atomic = job_out[32'h110];
+        s_res_ready = jobs$m_valid & job_is_atomic & m_job_ready & sending$s_ready;
+        m_job_valid = jobs$m_valid & sending$s_ready & (~job_is_atomic | s_res_valid);
+        jobs$m_ready = m_job_ready & sending$s_ready & (~job_is_atomic | s_res_valid);
         sending$s_valid = m_job_valid & m_job_ready;
-        sending$s_data = ((job_out[32'h0]) & 41'h1ffffffffff) | (((job_out[(32'hc1)+:(32)]) & 41'h1ffffffffff) << 32'h1) | (((job_out[(32'h107)+:(8)]) & 41'h1ffffffffff) << 32'h21);
+        sending$s_data = ((job_out[32'h0]) & 42'h3ffffffffff) | (((job_out[(32'hc1)+:(32)]) & 42'h3ffffffffff) << 32'h1) | (((job_out[(32'h107)+:(8)]) & 42'h3ffffffffff) << 32'h21) | (((job_is_atomic) & 42'h3ffffffffff) << 32'h29);
         sending$m_ready = |dones$q & ~(qp_we & qp_reset);
         dones$d = dones$q + ((s_job_done) & 4'hf) - (((sending$m_ready & sending$m_valid)) & 4'hf);
+        if (sending$m_ready & sending$m_valid & ~sending$m_data[32'h29]) begin
+            plain_count$d = plain_count$q + 32'h1;
+        end
+        plain_done = plain_count$q;
         rr_sent$write_enable = sending$m_ready & sending$m_valid & ~sending$m_data[32'h0];
         rr_sent$write_address = sending$m_data[(32'h21)+:(6)];
         rr_sent$write_data = sending$m_data[(32'h1)+:(32)];
@@ -16803,6 +19024,19 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_job_len = job_out[(32'ha1)+:(32)];
         m_job_inline = 32'h0;
         m_job_inline_len = 32'h0;
+        res_be$d = s_res_original;
+        if (job_is_atomic) begin
+            m_job_tagged = 1'b0;
+            m_job_opcode = 32'hb;
+            m_job_stag = 32'h0;
+            m_job_to = 32'h0;
+            m_job_qn = 32'h3;
+            m_job_msn = job_out[(32'h61)+:(32)];
+            m_job_addr = 32'h0;
+            m_job_len = 32'h0;
+            m_job_inline = ((job_out[(32'h1)+:(32)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((res_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20);
+            m_job_inline_len = 32'hc;
+        end
         if (job_out[32'h0]) begin
             m_job_tagged = 1'b0;
             m_job_opcode = 32'h7;
@@ -16838,6 +19072,12 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             rr_sent$write_enable = 1'b1;
             rr_sent$write_address = qp_waddr;
             rr_sent$write_data = 32'h0;
+            resp_sent_msn$write_enable = 1'b1;
+            resp_sent_msn$write_address = qp_waddr;
+            resp_sent_msn$write_data = 32'h0;
+            resp_recv_msn$write_enable = 1'b1;
+            resp_recv_msn$write_address = qp_waddr;
+            resp_recv_msn$write_data = 32'h0;
             recv$write_enable = 1'b1;
             recv$write_address = qp_waddr;
             recv$write_data = 32'h0;
@@ -16856,11 +19096,99 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             writes_out$d = 32'h0;
             dones$d = 32'h0;
             read_table$d = 32'h0;
+            job_atomic$d = 1'b0;
+            plain_pushed$d = 32'h0;
+            plain_count$d = 32'h0;
+            placed_since$d = 1'b0;
             full$d = 32'h0;
         end
     end
     
 endmodule // rnic_top$receiver
+
+
+module rnic_top$receiver$b_a_compare(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$receiver$b_a_compare
+
+
+module rnic_top$receiver$b_a_compare_mask(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$receiver$b_a_compare_mask
+
+
+module rnic_top$receiver$b_a_data(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$receiver$b_a_data
+
+
+module rnic_top$receiver$b_a_mask(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$receiver$b_a_mask
+
+
+module rnic_top$receiver$b_a_stag(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top$receiver$b_a_stag
+
+
+module rnic_top$receiver$b_a_to(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$receiver$b_a_to
 
 
 module rnic_top$receiver$b_mo(d,q);
@@ -16903,6 +19231,20 @@ module rnic_top$receiver$b_qn(d,q);
     end
     
 endmodule // rnic_top$receiver$b_qn
+
+
+module rnic_top$receiver$b_req_id(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top$receiver$b_req_id
 
 
 module rnic_top$receiver$b_sink_stag(d,q);
@@ -17003,16 +19345,30 @@ module rnic_top$receiver$b_to(d,q);
 endmodule // rnic_top$receiver$b_to
 
 
+module rnic_top$receiver$b_value(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$receiver$b_value
+
+
 module rnic_top$receiver$beats(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
@@ -17051,7 +19407,7 @@ module rnic_top$receiver$check(mr,live,exists,stag,pd,to,len,right,error,iova);
     input wire  [15:0] pd;
     input wire  [63:0] to;
     input wire  [31:0] len;
-    input wire  [1:0] right;
+    input wire  [2:0] right;
     output reg  [2:0] error;
     output reg  [63:0] iova;
     
@@ -17060,6 +19416,7 @@ module rnic_top$receiver$check(mr,live,exists,stag,pd,to,len,right,error,iova);
     localparam  at_local_write = 8'h8;
     localparam  at_remote_read = 8'h9;
     localparam  at_remote_write = 8'ha;
+    localparam  at_remote_atomic = 8'hb;
     localparam  at_pd = 8'h10;
     localparam  at_va = 8'h20;
     localparam  at_length = 8'h60;
@@ -17085,6 +19442,9 @@ module rnic_top$receiver$check(mr,live,exists,stag,pd,to,len,right,error,iova);
         end
         if (right == 32'h3) begin
             granted = mr[at_remote_write];
+        end
+        if (right == 32'h4) begin
+            granted = mr[at_remote_atomic];
         end
         error = 32'h0;
         if ((to < va) | (range_end > region_end)) begin
@@ -17130,13 +19490,13 @@ endmodule // rnic_top$receiver$chk_len
 module rnic_top$receiver$chk_right(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -17444,13 +19804,13 @@ endmodule // rnic_top$receiver$full
 module rnic_top$receiver$hdr(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -17463,13 +19823,13 @@ endmodule // rnic_top$receiver$hdr
 module rnic_top$receiver$hdr_shift(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 10'h0;
     end
     
     always @(posedge clock) begin
@@ -17515,6 +19875,25 @@ module rnic_top$receiver$job_addr(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$job_addr
+
+
+module rnic_top$receiver$job_atomic(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$job_atomic
 
 
 module rnic_top$receiver$job_inline(d,q,clock);
@@ -17600,10 +19979,10 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [271:0] s_data;
+    input wire  [272:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [271:0] m_data;
+    output reg  [272:0] m_data;
     output reg  [9:0] count;
     
     // Constant declarations
@@ -17612,10 +19991,10 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     // Stub signals
     reg  [8:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [271:0] ram$read_data;
+    wire  [272:0] ram$read_data;
     reg  [8:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [271:0] ram$write_data;
+    reg  [272:0] ram$write_data;
     reg  ram$write_enable;
     reg  [9:0] wr_ptr$d;
     wire  [9:0] wr_ptr$q;
@@ -17702,14 +20081,14 @@ module rnic_top$receiver$jobs$ram(read_address,read_clock,read_data,write_addres
     // Module arguments
     input wire  [8:0] read_address;
     input wire  read_clock;
-    output reg  [271:0] read_data;
+    output reg  [272:0] read_data;
     input wire  [8:0] write_address;
     input wire  write_clock;
-    input wire  [271:0] write_data;
+    input wire  [272:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[271:0] mem[511:0];
+    reg[272:0] mem[511:0];
     
     
     
@@ -17867,6 +20246,63 @@ module rnic_top$receiver$place_addr(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$place_addr
+
+
+module rnic_top$receiver$placed_since(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$placed_since
+
+
+module rnic_top$receiver$plain_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$plain_count
+
+
+module rnic_top$receiver$plain_pushed(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$plain_pushed
 
 
 module rnic_top$receiver$purpose(d,q,clock);
@@ -18074,14 +20510,14 @@ module rnic_top$receiver$reads(read_address,read_clock,read_data,write_address,w
     // Module arguments
     input wire  [7:0] read_address;
     input wire  read_clock;
-    output reg  [127:0] read_data;
+    output reg  [128:0] read_data;
     input wire  [7:0] write_address;
     input wire  write_clock;
-    input wire  [127:0] write_data;
+    input wire  [128:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[127:0] mem[255:0];
+    reg[128:0] mem[255:0];
     
     
     
@@ -18175,6 +20611,78 @@ module rnic_top$receiver$req_valid(d,q,clock);
 endmodule // rnic_top$receiver$req_valid
 
 
+module rnic_top$receiver$res_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$receiver$res_be
+
+
+module rnic_top$receiver$resp_recv_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$receiver$resp_recv_msn
+
+
+module rnic_top$receiver$resp_sent_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$receiver$resp_sent_msn
+
+
 module rnic_top$receiver$rr_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -18240,35 +20748,35 @@ module rnic_top$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_re
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [40:0] s_data;
+    input wire  [41:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [40:0] m_data;
+    output reg  [41:0] m_data;
     
     // Stub signals
-    reg  [40:0] entries$0$d;
-    wire  [40:0] entries$0$q;
+    reg  [41:0] entries$0$d;
+    wire  [41:0] entries$0$q;
     reg  entries$0$clock;
-    reg  [40:0] entries$1$d;
-    wire  [40:0] entries$1$q;
+    reg  [41:0] entries$1$d;
+    wire  [41:0] entries$1$q;
     reg  entries$1$clock;
-    reg  [40:0] entries$2$d;
-    wire  [40:0] entries$2$q;
+    reg  [41:0] entries$2$d;
+    wire  [41:0] entries$2$q;
     reg  entries$2$clock;
-    reg  [40:0] entries$3$d;
-    wire  [40:0] entries$3$q;
+    reg  [41:0] entries$3$d;
+    wire  [41:0] entries$3$q;
     reg  entries$3$clock;
-    reg  [40:0] entries$4$d;
-    wire  [40:0] entries$4$q;
+    reg  [41:0] entries$4$d;
+    wire  [41:0] entries$4$q;
     reg  entries$4$clock;
-    reg  [40:0] entries$5$d;
-    wire  [40:0] entries$5$q;
+    reg  [41:0] entries$5$d;
+    wire  [41:0] entries$5$q;
     reg  entries$5$clock;
-    reg  [40:0] entries$6$d;
-    wire  [40:0] entries$6$q;
+    reg  [41:0] entries$6$d;
+    wire  [41:0] entries$6$q;
     reg  entries$6$clock;
-    reg  [40:0] entries$7$d;
-    wire  [40:0] entries$7$q;
+    reg  [41:0] entries$7$d;
+    wire  [41:0] entries$7$q;
     reg  entries$7$clock;
     reg  [3:0] head$d;
     wire  [3:0] head$q;
@@ -18421,13 +20929,13 @@ endmodule // rnic_top$receiver$sending
 module rnic_top$receiver$sending$entries$0(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18440,13 +20948,13 @@ endmodule // rnic_top$receiver$sending$entries$0
 module rnic_top$receiver$sending$entries$1(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18459,13 +20967,13 @@ endmodule // rnic_top$receiver$sending$entries$1
 module rnic_top$receiver$sending$entries$2(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18478,13 +20986,13 @@ endmodule // rnic_top$receiver$sending$entries$2
 module rnic_top$receiver$sending$entries$3(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18497,13 +21005,13 @@ endmodule // rnic_top$receiver$sending$entries$3
 module rnic_top$receiver$sending$entries$4(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18516,13 +21024,13 @@ endmodule // rnic_top$receiver$sending$entries$4
 module rnic_top$receiver$sending$entries$5(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18535,13 +21043,13 @@ endmodule // rnic_top$receiver$sending$entries$5
 module rnic_top$receiver$sending$entries$6(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18554,13 +21062,13 @@ endmodule // rnic_top$receiver$sending$entries$6
 module rnic_top$receiver$sending$entries$7(d,q,clock);
     
     // Module arguments
-    input wire  [40:0] d;
-    output reg  [40:0] q;
+    input wire  [41:0] d;
+    output reg  [41:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 41'h0;
+       q = 42'h0;
     end
     
     always @(posedge clock) begin
@@ -18611,13 +21119,13 @@ endmodule // rnic_top$receiver$sending$tail
 module rnic_top$receiver$state(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -19047,7 +21555,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [511:0] s_wqe;
+    input wire  [767:0] s_wqe;
     input wire  [5:0] s_qpn;
     input wire  [255:0] s_ctx;
     input wire  s_error;
@@ -19070,7 +21578,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [31:0] m_job_msn;
     output reg  [63:0] m_job_addr;
     output reg  [31:0] m_job_len;
-    output reg  [223:0] m_job_inline;
+    output reg  [415:0] m_job_inline;
     output reg  [5:0] m_job_inline_len;
     output reg  [15:0] m_job_mulpdu;
     output reg  [15:0] m_job_conn;
@@ -19079,7 +21587,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     input wire  s_done_valid;
     output reg  m_read_valid;
     output reg  [5:0] m_read_qpn;
-    output reg  [127:0] m_read_entry;
+    output reg  [128:0] m_read_entry;
     input wire  [63:0] reads_full;
     output reg  [5:0] order_qpn;
     input wire  [2:0] order_done;
@@ -19105,7 +21613,13 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     localparam  at_local_addr = 9'b10000000;
     localparam  at_lkey = 9'b11000000;
     localparam  at_remote_stag = 9'b11100000;
-    localparam  at_remote_to = 9'b100000000;
+    localparam  at_remote_to = 10'b100000000;
+    localparam  at_imm = 10'b101000000;
+    localparam  at_aopcode = 10'b10000;
+    localparam  at_add_swap = 10'b1000000000;
+    localparam  at_add_swap_mask = 10'b1001000000;
+    localparam  at_compare = 10'b1010000000;
+    localparam  at_compare_mask = 10'b1011000000;
     localparam  at_pd = 9'b10000;
     localparam  at_mulpdu = 9'b110000;
     localparam  at_conn = 9'b100000;
@@ -19122,6 +21636,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     localparam  op_send_inv = 8'h4;
     localparam  op_send_se = 8'h5;
     localparam  op_send_se_inv = 8'h6;
+    localparam  op_imm = 8'h8;
+    localparam  op_imm_se = 8'h9;
     localparam  cqe_send = 8'h0;
     localparam  cqe_write = 8'h1;
     localparam  cqe_read = 8'h2;
@@ -19155,6 +21671,13 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  read_msn$write_clock;
     reg  [31:0] read_msn$write_data;
     reg  read_msn$write_enable;
+    reg  [5:0] atomic_msn$read_address;
+    reg  atomic_msn$read_clock;
+    wire  [31:0] atomic_msn$read_data;
+    reg  [5:0] atomic_msn$write_address;
+    reg  atomic_msn$write_clock;
+    reg  [31:0] atomic_msn$write_data;
+    reg  atomic_msn$write_enable;
     reg  [223:0] check$mr;
     reg  check$live;
     reg  check$exists;
@@ -19162,14 +21685,14 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [15:0] check$pd;
     reg  [63:0] check$to;
     reg  [31:0] check$len;
-    reg  [1:0] check$right;
+    reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
     reg  [1:0] state$d;
     wire  [1:0] state$q;
     reg  state$clock;
-    reg  [511:0] wqe$d;
-    wire  [511:0] wqe$q;
+    reg  [767:0] wqe$d;
+    wire  [767:0] wqe$q;
     reg  wqe$clock;
     reg  [5:0] qpn$d;
     wire  [5:0] qpn$q;
@@ -19213,6 +21736,16 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [2:0] sent$d;
     wire  [2:0] sent$q;
     reg  sent$clock;
+    reg  [31:0] req_id_be$d;
+    wire  [31:0] req_id_be$q;
+    reg  [63:0] add_be$d;
+    wire  [63:0] add_be$q;
+    reg  [63:0] add_mask_be$d;
+    wire  [63:0] add_mask_be$q;
+    reg  [63:0] compare_be$d;
+    wire  [63:0] compare_be$q;
+    reg  [63:0] compare_mask_be$d;
+    wire  [63:0] compare_mask_be$q;
     reg  [31:0] lkey_be$d;
     wire  [31:0] lkey_be$q;
     reg  [63:0] laddr_be$d;
@@ -19231,6 +21764,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  is_write;
     reg  is_read;
     reg  is_send;
+    reg  is_imm;
+    reg  is_atomic;
     reg  has_inv;
     reg  [31:0] length;
     reg  local_ok;
@@ -19246,6 +21781,11 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  head_flushed;
     reg  [2:0] reads_before;
     reg  [223:0] read_body;
+    reg  [415:0] atomic_body;
+    reg  [31:0] aop_word;
+    reg  [63:0] cmp_be;
+    reg  [63:0] cmask_be;
+    reg  is_fetch_add;
     
     // Sub module instances
     rnic_top$requester$mrs mrs(
@@ -19274,6 +21814,15 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .write_clock(read_msn$write_clock),
         .write_data(read_msn$write_data),
         .write_enable(read_msn$write_enable)
+    );
+    rnic_top$requester$atomic_msn atomic_msn(
+        .read_address(atomic_msn$read_address),
+        .read_clock(atomic_msn$read_clock),
+        .read_data(atomic_msn$read_data),
+        .write_address(atomic_msn$write_address),
+        .write_clock(atomic_msn$write_clock),
+        .write_data(atomic_msn$write_data),
+        .write_enable(atomic_msn$write_enable)
     );
     rnic_top$requester$check check(
         .mr(check$mr),
@@ -19367,6 +21916,26 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .q(sent$q),
         .clock(sent$clock)
     );
+    rnic_top$requester$req_id_be req_id_be(
+        .d(req_id_be$d),
+        .q(req_id_be$q)
+    );
+    rnic_top$requester$add_be add_be(
+        .d(add_be$d),
+        .q(add_be$q)
+    );
+    rnic_top$requester$add_mask_be add_mask_be(
+        .d(add_mask_be$d),
+        .q(add_mask_be$q)
+    );
+    rnic_top$requester$compare_be compare_be(
+        .d(compare_be$d),
+        .q(compare_be$q)
+    );
+    rnic_top$requester$compare_mask_be compare_mask_be(
+        .d(compare_mask_be$d),
+        .q(compare_mask_be$q)
+    );
     rnic_top$requester$lkey_be lkey_be(
         .d(lkey_be$d),
         .q(lkey_be$q)
@@ -19428,20 +21997,26 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         send_msn$write_clock = clock;
         read_msn$read_clock = clock;
         read_msn$write_clock = clock;
+        atomic_msn$read_clock = clock;
+        atomic_msn$write_clock = clock;
         mrs$write_enable = mr_we;
         mrs$write_address = mr_waddr;
         mrs$write_data = mr_wdata;
         mrs$read_address = s_wqe[(at_lkey_index)+:(8)];
         send_msn$read_address = s_qpn;
         read_msn$read_address = s_qpn;
+        atomic_msn$read_address = s_qpn;
         send_msn$write_enable = 1'b0;
         send_msn$write_address = qpn$q;
         send_msn$write_data = send_msn$read_data + 32'h1;
         read_msn$write_enable = 1'b0;
         read_msn$write_address = qpn$q;
         read_msn$write_data = read_msn$read_data + 32'h1;
+        atomic_msn$write_enable = 1'b0;
+        atomic_msn$write_address = qpn$q;
+        atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
-        held = (s_wqe[(at_opcode)+:(8)] == op_read) & |(reads_full & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
+        held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
         s_ready = (state$q == 32'h0) & (queued < 32'h4) & ~held;
         if (s_valid & (state$q == 32'h0) & (queued < 32'h4) & ~held) begin
             wqe$d = s_wqe;
@@ -19455,7 +22030,12 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         is_read = opcode == op_read;
         has_inv = (opcode == op_send_inv) | (opcode == op_send_se_inv);
         is_send = (opcode == op_send) | (opcode == op_send_se) | has_inv;
+        is_imm = (opcode == op_imm) | (opcode == op_imm_se);
+        is_atomic = opcode == op_atomic;
         length = wqe$q[(at_length)+:(32)];
+        if (is_imm | is_atomic) begin
+            length = 32'h8;
+        end
         check$mr = mrs$read_data;
         check$live = |(mr_valid & (one_m << ((wqe$q[(at_lkey_index)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)));
         check$exists = wqe$q[(at_lkey_index)+:(24)] < mr_count;
@@ -19464,16 +22044,16 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         check$to = wqe$q[(at_local_addr)+:(64)];
         check$len = length;
         check$right = 32'h0;
-        if (is_read) begin
+        if (is_read | is_atomic) begin
             check$right = 32'h1;
         end
-        local_ok = ~|length | ~|check$error;
+        local_ok = ~|length | ~|check$error | is_imm;
         flush = |(qp_error & (one_q << ((qpn$q) & 64'hffffffffffffffff)));
         status = st_success;
         if (~local_ok | fetch_error$q) begin
             status = st_local_protection;
         end
-        if (~(is_write | is_read | is_send)) begin
+        if (~(is_write | is_read | is_send | is_imm | is_atomic)) begin
             status = st_bad_opcode;
         end
         if (flush) begin
@@ -19494,7 +22074,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
         reads_before = read_msn$read_data[(32'h0)+:(3)];
-        if (is_read & (status == st_success)) begin
+        if ((is_read | is_atomic) & (status == st_success)) begin
             reads_before = read_msn$read_data[(32'h0)+:(3)] + 32'h1;
         end
         entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
@@ -19506,9 +22086,9 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             end
         end
         fail$d = 1'b0;
-        m_read_valid = (state$q == 32'h1) & (status == st_success) & is_read;
+        m_read_valid = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
         m_read_qpn = qpn$q;
-        m_read_entry = ((length) & 128'hffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+        m_read_entry = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
         if (state$q == 32'h1) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 pending$0$d = entry;
@@ -19532,14 +22112,15 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
                 job_valid$d = 1'b1;
                 job_addr$d = check$iova;
                 job_msn$d = send_msn$read_data + 32'h1;
-                if (is_read) begin
+                if (is_read | is_atomic) begin
                     job_msn$d = read_msn$read_data + 32'h1;
+                    read_msn$write_enable = 1'b1;
                 end
-                if (is_send) begin
+                if (is_send | is_imm) begin
                     send_msn$write_enable = 1'b1;
                 end
-                if (is_read) begin
-                    read_msn$write_enable = 1'b1;
+                if (is_atomic) begin
+                    atomic_msn$write_enable = 1'b1;
                 end
             end
         end
@@ -19550,6 +22131,9 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             read_msn$write_enable = 1'b1;
             read_msn$write_address = qp_waddr;
             read_msn$write_data = 32'h0;
+            atomic_msn$write_enable = 1'b1;
+            atomic_msn$write_address = qp_waddr;
+            atomic_msn$write_data = 32'h0;
         end
         if ((state$q == 32'h2) & m_job_ready) begin
             job_valid$d = 1'b0;
@@ -19561,6 +22145,20 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         rstag_be$d = wqe$q[(at_remote_stag)+:(32)];
         rto_be$d = wqe$q[(at_remote_to)+:(64)];
         read_body = ((lkey_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((laddr_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((len_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((rstag_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((rto_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+        aop_word = ((wqe$q[(at_aopcode)+:(4)]) & 32'hffffffff) << 32'h18;
+        req_id_be$d = atomic_msn$read_data + 32'h1;
+        add_be$d = wqe$q[(at_add_swap)+:(64)];
+        add_mask_be$d = wqe$q[(at_add_swap_mask)+:(64)];
+        compare_be$d = wqe$q[(at_compare)+:(64)];
+        compare_mask_be$d = wqe$q[(at_compare_mask)+:(64)];
+        is_fetch_add = ~|wqe$q[(at_aopcode)+:(4)];
+        cmp_be = compare_be$q;
+        cmask_be = compare_mask_be$q;
+        if (is_fetch_add) begin
+            cmp_be = 32'h0;
+            cmask_be = 64'hffffffffffffffff;
+        end
+        atomic_body = ((aop_word) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((req_id_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((rstag_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rto_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((add_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0) | (((add_mask_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((cmp_be) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h120) | (((cmask_be) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h160);
         m_job_valid = job_valid$q;
         m_job_tagged = is_write;
         m_job_opcode = opcode[(32'h0)+:(4)];
@@ -19578,8 +22176,19 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if (is_read) begin
             m_job_qn = 32'h1;
             m_job_len = 32'h0;
-            m_job_inline = read_body;
+            m_job_inline = ((read_body) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
             m_job_inline_len = 32'h1c;
+        end
+        if (is_atomic) begin
+            m_job_qn = 32'h1;
+            m_job_len = 32'h0;
+            m_job_inline = atomic_body;
+            m_job_inline_len = 32'h34;
+        end
+        if (is_imm) begin
+            m_job_len = 32'h0;
+            m_job_inline = ((wqe$q[(at_imm)+:(64)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+            m_job_inline_len = 32'h8;
         end
         m_job_mulpdu = ctx$q[(at_mulpdu)+:(16)];
         m_job_conn = ctx$q[(at_conn)+:(16)];
@@ -19632,6 +22241,63 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
 endmodule // rnic_top$requester
 
 
+module rnic_top$requester$add_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$requester$add_be
+
+
+module rnic_top$requester$add_mask_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$requester$add_mask_be
+
+
+module rnic_top$requester$atomic_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$requester$atomic_msn
+
+
 module rnic_top$requester$check(mr,live,exists,stag,pd,to,len,right,error,iova);
     
     // Module arguments
@@ -19642,7 +22308,7 @@ module rnic_top$requester$check(mr,live,exists,stag,pd,to,len,right,error,iova);
     input wire  [15:0] pd;
     input wire  [63:0] to;
     input wire  [31:0] len;
-    input wire  [1:0] right;
+    input wire  [2:0] right;
     output reg  [2:0] error;
     output reg  [63:0] iova;
     
@@ -19651,6 +22317,7 @@ module rnic_top$requester$check(mr,live,exists,stag,pd,to,len,right,error,iova);
     localparam  at_local_write = 8'h8;
     localparam  at_remote_read = 8'h9;
     localparam  at_remote_write = 8'ha;
+    localparam  at_remote_atomic = 8'hb;
     localparam  at_pd = 8'h10;
     localparam  at_va = 8'h20;
     localparam  at_length = 8'h60;
@@ -19677,6 +22344,9 @@ module rnic_top$requester$check(mr,live,exists,stag,pd,to,len,right,error,iova);
         if (right == 32'h3) begin
             granted = mr[at_remote_write];
         end
+        if (right == 32'h4) begin
+            granted = mr[at_remote_atomic];
+        end
         error = 32'h0;
         if ((to < va) | (range_end > region_end)) begin
             error = 32'h5;
@@ -19697,6 +22367,34 @@ module rnic_top$requester$check(mr,live,exists,stag,pd,to,len,right,error,iova);
     end
     
 endmodule // rnic_top$requester$check
+
+
+module rnic_top$requester$compare_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$requester$compare_be
+
+
+module rnic_top$requester$compare_mask_be(d,q);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
+    end
+    
+endmodule // rnic_top$requester$compare_mask_be
 
 
 module rnic_top$requester$ctx(d,q,clock);
@@ -20027,6 +22725,20 @@ module rnic_top$requester$read_msn(read_address,read_clock,read_data,write_addre
 endmodule // rnic_top$requester$read_msn
 
 
+module rnic_top$requester$req_id_be(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top$requester$req_id_be
+
+
 module rnic_top$requester$rstag_be(d,q);
     
     // Module arguments
@@ -20144,13 +22856,13 @@ endmodule // rnic_top$requester$tail
 module rnic_top$requester$wqe(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [767:0] d;
+    output reg  [767:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 768'h0;
     end
     
     always @(posedge clock) begin
@@ -22559,7 +25271,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     input wire  [31:0] s_job_msn;
     input wire  [63:0] s_job_addr;
     input wire  [31:0] s_job_len;
-    input wire  [223:0] s_job_inline;
+    input wire  [415:0] s_job_inline;
     input wire  [5:0] s_job_inline_len;
     input wire  [15:0] s_job_mulpdu;
     input wire  [31:0] s_job_tag;
@@ -22617,8 +25329,8 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [31:0] left$d;
     wire  [31:0] left$q;
     reg  left$clock;
-    reg  [223:0] inline_data$d;
-    wire  [223:0] inline_data$q;
+    reg  [415:0] inline_data$d;
+    wire  [415:0] inline_data$q;
     reg  inline_data$clock;
     reg  [5:0] inline_len$d;
     wire  [5:0] inline_len$q;
@@ -22638,29 +25350,29 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [31:0] req_len$d;
     wire  [31:0] req_len$q;
     reg  req_len$clock;
-    reg  [383:0] headers$0$d;
-    wire  [383:0] headers$0$q;
+    reg  [575:0] headers$0$d;
+    wire  [575:0] headers$0$q;
     reg  headers$0$clock;
-    reg  [383:0] headers$1$d;
-    wire  [383:0] headers$1$q;
+    reg  [575:0] headers$1$d;
+    wire  [575:0] headers$1$q;
     reg  headers$1$clock;
-    reg  [383:0] headers$2$d;
-    wire  [383:0] headers$2$q;
+    reg  [575:0] headers$2$d;
+    wire  [575:0] headers$2$q;
     reg  headers$2$clock;
-    reg  [383:0] headers$3$d;
-    wire  [383:0] headers$3$q;
+    reg  [575:0] headers$3$d;
+    wire  [575:0] headers$3$q;
     reg  headers$3$clock;
-    reg  [54:0] info$0$d;
-    wire  [54:0] info$0$q;
+    reg  [55:0] info$0$d;
+    wire  [55:0] info$0$q;
     reg  info$0$clock;
-    reg  [54:0] info$1$d;
-    wire  [54:0] info$1$q;
+    reg  [55:0] info$1$d;
+    wire  [55:0] info$1$q;
     reg  info$1$clock;
-    reg  [54:0] info$2$d;
-    wire  [54:0] info$2$q;
+    reg  [55:0] info$2$d;
+    wire  [55:0] info$2$q;
     reg  info$2$clock;
-    reg  [54:0] info$3$d;
-    wire  [54:0] info$3$q;
+    reg  [55:0] info$3$d;
+    wire  [55:0] info$3$q;
     reg  info$3$clock;
     reg  [2:0] head$d;
     wire  [2:0] head$q;
@@ -22671,11 +25383,11 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  packing$d;
     wire  packing$q;
     reg  packing$clock;
-    reg  [383:0] header$d;
-    wire  [383:0] header$q;
+    reg  [575:0] header$d;
+    wire  [575:0] header$q;
     reg  header$clock;
-    reg  [5:0] header_left$d;
-    wire  [5:0] header_left$q;
+    reg  [6:0] header_left$d;
+    wire  [6:0] header_left$q;
     reg  header_left$clock;
     reg  [15:0] payload_left$d;
     wire  [15:0] payload_left$q;
@@ -22732,15 +25444,15 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     
     // Local signals
     reg  [2:0] queued;
-    reg  [5:0] header_len;
+    reg  [6:0] header_len;
     reg  [31:0] seg_len;
     reg  last;
     reg  [15:0] ctrl;
     reg  [63:0] seg_to;
-    reg  [383:0] built;
+    reg  [575:0] built;
     reg  push;
-    reg  [383:0] head_header;
-    reg  [54:0] head_info;
+    reg  [575:0] head_header;
+    reg  [55:0] head_info;
     reg  load;
     reg  [4:0] emit_n;
     reg  [127:0] kept;
@@ -23111,7 +25823,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         if (is_tagged$q) begin
             header_len = 32'he;
         end
-        header_len = header_len + inline_len$q;
+        header_len = header_len + ((inline_len$q) & 7'h7f);
         seg_len = left$q;
         if (left$q > per_segment$q) begin
             seg_len = per_segment$q;
@@ -23131,9 +25843,9 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         mo_be$d = offset$q;
         seg_to = to$q + ((offset$q) & 64'hffffffffffffffff);
         to_be$d = seg_to;
-        built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
+        built = ((ctrl) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((qn_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((msn_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((mo_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((inline_data$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90);
         if (is_tagged$q) begin
-            built = ((ctrl) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 384'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
+            built = ((ctrl) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         end
         queued = tail$q - head$q;
         push = walking$q & (queued < 32'h4) & (~req_valid$q | m_rd_req_ready);
@@ -23143,30 +25855,30 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         if (push) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 headers$0$d = built;
-                info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$0$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 1) begin
                 headers$1$d = built;
-                info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$1$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 2) begin
                 headers$2$d = built;
-                info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$2$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             if (tail$q[(32'h0)+:(2)] == 3) begin
                 headers$3$d = built;
-                info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 if (last) begin
-                    info$3$d = ((header_len) & 55'h7fffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 55'h7fffffffffffff) << 32'h6) | 64'h400000 | (((tag$q) & 55'h7fffffffffffff) << 32'h17);
+                    info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
                 end
             end
             tail$d = tail$q + 32'h1;
@@ -23200,11 +25912,11 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             packing$d = 1'b1;
             head$d = head$q + 32'h1;
             header$d = head_header;
-            header_left$d = head_info[(32'h0)+:(6)];
-            payload_left$d = head_info[(32'h6)+:(16)];
-            ulpdu_len$d = ((head_info[(32'h0)+:(6)]) & 16'hffff) + head_info[(32'h6)+:(16)];
-            message_end$d = head_info[32'h16];
-            seg_tag$d = head_info[(32'h17)+:(32)];
+            header_left$d = head_info[(32'h0)+:(7)];
+            payload_left$d = head_info[(32'h7)+:(16)];
+            ulpdu_len$d = ((head_info[(32'h0)+:(7)]) & 16'hffff) + head_info[(32'h7)+:(16)];
+            message_end$d = head_info[32'h17];
+            seg_tag$d = head_info[(32'h18)+:(32)];
         end
         load = ~out_valid$q | m_axis_tready;
         if (m_axis_tready) begin
@@ -23241,7 +25953,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             acc$d = kept | (((chunk) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
             acc_n$d = kept_n + chunk_n;
             header$d = header$q >> 32'h40;
-            header_left$d = header_left$q - ((chunk_n) & 6'h3f);
+            header_left$d = header_left$q - ((chunk_n) & 7'h7f);
         end
         if (take_payload) begin
             acc$d = kept | (((rd_data) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
@@ -23416,13 +26128,13 @@ endmodule // rnic_top$segmenter$head
 module rnic_top$segmenter$header(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -23435,13 +26147,13 @@ endmodule // rnic_top$segmenter$header
 module rnic_top$segmenter$header_left(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
@@ -23454,13 +26166,13 @@ endmodule // rnic_top$segmenter$header_left
 module rnic_top$segmenter$headers$0(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -23473,13 +26185,13 @@ endmodule // rnic_top$segmenter$headers$0
 module rnic_top$segmenter$headers$1(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -23492,13 +26204,13 @@ endmodule // rnic_top$segmenter$headers$1
 module rnic_top$segmenter$headers$2(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -23511,13 +26223,13 @@ endmodule // rnic_top$segmenter$headers$2
 module rnic_top$segmenter$headers$3(d,q,clock);
     
     // Module arguments
-    input wire  [383:0] d;
-    output reg  [383:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 384'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -23530,13 +26242,13 @@ endmodule // rnic_top$segmenter$headers$3
 module rnic_top$segmenter$info$0(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -23549,13 +26261,13 @@ endmodule // rnic_top$segmenter$info$0
 module rnic_top$segmenter$info$1(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -23568,13 +26280,13 @@ endmodule // rnic_top$segmenter$info$1
 module rnic_top$segmenter$info$2(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -23587,13 +26299,13 @@ endmodule // rnic_top$segmenter$info$2
 module rnic_top$segmenter$info$3(d,q,clock);
     
     // Module arguments
-    input wire  [54:0] d;
-    output reg  [54:0] q;
+    input wire  [55:0] d;
+    output reg  [55:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 55'h0;
+       q = 56'h0;
     end
     
     always @(posedge clock) begin
@@ -23606,13 +26318,13 @@ endmodule // rnic_top$segmenter$info$3
 module rnic_top$segmenter$inline_data(d,q,clock);
     
     // Module arguments
-    input wire  [223:0] d;
-    output reg  [223:0] q;
+    input wire  [415:0] d;
+    output reg  [415:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 224'h0;
+       q = 416'h0;
     end
     
     always @(posedge clock) begin
@@ -24218,7 +26930,7 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     output reg  s_rd_tready;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [511:0] m_wqe;
+    output reg  [767:0] m_wqe;
     output reg  [5:0] m_qpn;
     output reg  [255:0] m_ctx;
     output reg  [31:0] m_index;
@@ -24229,6 +26941,7 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     // Constant declarations
     localparam  one = 64'h1;
     localparam  one_64 = 64'h1;
+    localparam  wqe_len = 32'h60;
     localparam  db_sq = 2'b0;
     localparam  qp_count = 16'h40;
     localparam  at_sq_log = 8'h60;
@@ -24282,8 +26995,8 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  [63:0] req_addr$d;
     wire  [63:0] req_addr$q;
     reg  req_addr$clock;
-    reg  [511:0] wqe$d;
-    wire  [511:0] wqe$q;
+    reg  [767:0] wqe$d;
+    wire  [767:0] wqe$q;
     reg  wqe$clock;
     reg  error$d;
     wire  error$q;
@@ -24490,7 +27203,7 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         end
         s_rd_tready = state$q == 32'h4;
         if ((state$q == 32'h4) & s_rd_tvalid) begin
-            wqe$d = (wqe$q >> 32'h40) | (((s_rd_tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c0);
+            wqe$d = (wqe$q >> 32'h40) | (((s_rd_tdata) & 768'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2c0);
             if (s_rd_tuser[32'h8]) begin
                 error$d = 1'b1;
             end
@@ -24528,7 +27241,7 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         status_ci = ci_copy$read_data;
         m_req_valid = req_valid$q;
         m_req_addr = req_addr$q;
-        m_req_len = 32'h40;
+        m_req_len = wqe_len;
         m_valid = state$q == 32'h5;
         m_wqe = wqe$q;
         m_qpn = qpn$q;
@@ -25116,13 +27829,13 @@ endmodule // rnic_top$sq$state
 module rnic_top$sq$wqe(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [767:0] d;
+    output reg  [767:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 768'h0;
     end
     
     always @(posedge clock) begin
@@ -26146,16 +28859,16 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     // Module arguments
     input wire  clock;
     input wire  reset;
-    input wire  [1:0] s_req_valid;
-    output reg  [1:0] s_req_ready;
-    input wire  [127:0] s_req_addr;
-    input wire  [63:0] s_req_len;
-    input wire  [127:0] s_wr_tdata;
-    input wire  [15:0] s_wr_tkeep;
-    input wire  [1:0] s_wr_tlast;
-    input wire  [1:0] s_wr_tvalid;
-    output reg  [1:0] s_wr_tready;
-    output reg  [1:0] m_done_valid;
+    input wire  [2:0] s_req_valid;
+    output reg  [2:0] s_req_ready;
+    input wire  [191:0] s_req_addr;
+    input wire  [95:0] s_req_len;
+    input wire  [191:0] s_wr_tdata;
+    input wire  [23:0] s_wr_tkeep;
+    input wire  [2:0] s_wr_tlast;
+    input wire  [2:0] s_wr_tvalid;
+    output reg  [2:0] s_wr_tready;
+    output reg  [2:0] m_done_valid;
     output reg  m_done_error;
     output reg  m_req_valid;
     input wire  m_req_ready;
@@ -26172,7 +28885,7 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     input wire  s_done_error;
     
     // Constant declarations
-    localparam  one = 2'b1;
+    localparam  one = 3'b1;
     
     // Stub signals
     reg  [7:0] last$d;
@@ -26208,7 +28921,7 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
-    reg  [1:0] pick$requests;
+    reg  [2:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
@@ -26590,16 +29303,16 @@ endmodule // rnic_top$writes$order$7
 module rnic_top$writes$pick(requests,start,found,grant);
     
     // Module arguments
-    input wire  [1:0] requests;
+    input wire  [2:0] requests;
     input wire  [7:0] start;
     output reg  found;
     output reg  [7:0] grant;
     
     // Constant declarations
-    localparam  ones = 2'b11;
+    localparam  ones = 3'b111;
     
     // Local signals
-    reg  [1:0] upper;
+    reg  [2:0] upper;
     reg  from_upper;
     reg  picked;
     
@@ -26616,6 +29329,10 @@ module rnic_top$writes$pick(requests,start,found,grant);
             end
             if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
                 grant = 1;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
+                grant = 2;
                 picked = 1'b1;
             end
         end

@@ -5,6 +5,10 @@
 
 use crate::rdmap::RdmapError;
 
+/// Octets of the word an atomic operates on (RFC 7306 §5: 64 bits), and of
+/// the requester's buffer that receives its original value.
+pub const OPERAND_LEN: usize = 8;
+
 /// The atomic operations of RFC 7306 §5.2.1 Fig. 5 / §10.1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {

@@ -14,6 +14,7 @@ use rnic_proto::host::desc::{
 };
 use rnic_proto::host::regs::{self, CmdOpcode, CmdResult, Register};
 use rnic_proto::host::{stag, stag_index, stag_key, Field};
+use rnic_proto::rdmap::Opcode;
 use rnic_proto::terminate::TermCode;
 
 // ------------------------------------------------------------ registers
@@ -391,6 +392,7 @@ fn sq_wqe_bytes_by_hand() {
         opcode: SqOpcode::SendSeInv.code(),
         signaled: true,
         fence: true,
+        aopcode: 0xA,
         length: 0x0102_0304,
         wr_id: 0x1112_1314_1516_1718,
         local_addr: 0x2122_2324_2526_2728,
@@ -398,17 +400,54 @@ fn sq_wqe_bytes_by_hand() {
         remote_stag: 0x4142_4344,
         remote_to: 0x5152_5354_5556_5758,
         imm: 0x6162_6364_6566_6768,
+        add_swap: 0x7172_7374_7576_7778,
+        add_swap_mask: 0x8182_8384_8586_8788,
+        compare: 0x9192_9394_9596_9798,
+        compare_mask: 0xA1A2_A3A4_A5A6_A7A8,
     };
     let b = w.encode();
     assert_eq!(b.len(), SQ_WQE_SLOT_LEN);
-    let mut want = hex("06 03 00 00 04 03 02 01  18 17 16 15 14 13 12 11
+    let mut want = hex("06 03 0A 00 04 03 02 01  18 17 16 15 14 13 12 11
          28 27 26 25 24 23 22 21  34 33 32 31 44 43 42 41
-         58 57 56 55 54 53 52 51  68 67 66 65 64 63 62 61");
+         58 57 56 55 54 53 52 51  68 67 66 65 64 63 62 61
+         00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00
+         78 77 76 75 74 73 72 71  88 87 86 85 84 83 82 81
+         98 97 96 95 94 93 92 91  A8 A7 A6 A5 A4 A3 A2 A1");
     want.resize(SQ_WQE_SLOT_LEN, 0);
     assert_eq!(b.to_vec(), want);
     assert_eq!(SqWqe::decode(&b), Ok(w));
     assert_eq!(SqWqe::decode(&b[..SQ_WQE_LEN]), Ok(w));
     assert_eq!(w.op(), Some(SqOpcode::SendSeInv));
+    // Only the low 4 bits of octet 2 are the AOpCode.
+    let mut high = b;
+    high[2] = 0xF2;
+    assert_eq!(SqWqe::decode(&high).map(|w| w.aopcode), Ok(2));
+}
+
+#[test]
+fn rfc_7306_wqe_builders() {
+    let fa = SqWqe::fetch_add(1, 0x29, 0x8000_0000).local(7, 0x100, 8).remote(9, 0x1000);
+    assert_eq!(
+        (fa.op(), fa.aopcode, fa.add_swap, fa.add_swap_mask, fa.signaled),
+        (Some(SqOpcode::Atomic), 0, 0x29, 0x8000_0000, true)
+    );
+    assert_eq!((fa.compare, fa.compare_mask), (0, 0));
+    let cs = SqWqe::cmp_swap(2, 0xC, 0xCC, 0x5, 0x55);
+    assert_eq!(
+        (cs.aopcode, cs.compare, cs.compare_mask, cs.add_swap, cs.add_swap_mask),
+        (2, 0xC, 0xCC, 0x5, 0x55)
+    );
+    let imm = SqWqe::immediate(3, [1, 2, 3, 4, 5, 6, 7, 8], true);
+    assert_eq!(imm.op(), Some(SqOpcode::ImmSe));
+    // The octets sit in the WQE as they go on the wire.
+    assert_eq!(imm.encode()[40..48], [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(imm.imm.to_le_bytes(), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(SqWqe::immediate(3, [0; 8], false).op(), Some(SqOpcode::Imm));
+    // The RFC 7306 WQEs complete with 8 octets whatever their length says.
+    for w in [fa.local(7, 0x100, 4096), cs, imm.local(1, 2, 3)] {
+        assert_eq!(w.completed_len(), 8, "{:?}", w.op());
+    }
+    assert_eq!(SqWqe::new(SqOpcode::Send, 4).local(1, 2, 3).completed_len(), 3);
 }
 
 #[test]
@@ -426,10 +465,12 @@ fn sq_opcodes_equal_rdmap_opcodes() {
         .filter(|(o, _)| o.is_supported())
         .map(|(o, _)| o.code())
         .collect();
-    assert_eq!(supported, [0, 1, 3, 4, 5, 6]);
+    assert_eq!(supported, [0, 1, 3, 4, 5, 6, 8, 9, 0xA]);
+    assert_eq!(SqOpcode::Atomic.rdmap_opcode(), Some(Opcode::AtomicRequest));
+    assert_eq!(SqOpcode::WriteImm.rdmap_opcode(), None);
     assert_eq!(SqOpcode::try_from(0x02), Err(0x02));
     // An unknown opcode survives decoding: it must still complete (BAD_OPCODE).
-    let mut b = [0u8; 64];
+    let mut b = [0u8; SQ_WQE_LEN];
     b[0] = 0x7F;
     assert_eq!(
         SqWqe::decode(&b).map(|w| (w.opcode, w.op())),
@@ -487,11 +528,11 @@ fn cqe_bytes_by_hand() {
 #[test]
 fn truncated_descriptors() {
     assert_eq!(
-        SqWqe::decode(&[0; 63]),
+        SqWqe::decode(&[0; 95]),
         Err(DescError::Truncated {
             what: "SQ WQE",
-            needed: 64,
-            got: 63
+            needed: 96,
+            got: 95
         })
     );
     assert!(matches!(
@@ -572,6 +613,7 @@ fn sq_wqe() -> impl Strategy<Value = SqWqe> {
         any::<(bool, bool)>(),
         any::<u32>(),
         any::<(u64, u64, u32, u32, u64, u64)>(),
+        (0u8..16, any::<(u64, u64, u64, u64)>()),
     )
         .prop_map(
             |(
@@ -579,10 +621,12 @@ fn sq_wqe() -> impl Strategy<Value = SqWqe> {
                 (signaled, fence),
                 length,
                 (wr_id, local_addr, lkey, remote_stag, remote_to, imm),
+                (aopcode, (add_swap, add_swap_mask, compare, compare_mask)),
             )| SqWqe {
                 opcode,
                 signaled,
                 fence,
+                aopcode,
                 length,
                 wr_id,
                 local_addr,
@@ -590,6 +634,10 @@ fn sq_wqe() -> impl Strategy<Value = SqWqe> {
                 remote_stag,
                 remote_to,
                 imm,
+                add_swap,
+                add_swap_mask,
+                compare,
+                compare_mask,
             },
         )
 }
@@ -663,7 +711,9 @@ proptest! {
     #[test]
     fn sq_wqe_round_trip(w in sq_wqe()) {
         let b = w.encode();
-        prop_assert!(b[48..].iter().all(|&x| x == 0) && b[2..4] == [0, 0]);
+        // Reserved: the high nibble of octet 2, octet 3, 48–63 and 96–127.
+        let reserved = b[2] >> 4 == 0 && b[3] == 0;
+        prop_assert!(reserved && b[48..64].iter().chain(&b[96..]).all(|&x| x == 0));
         prop_assert_eq!(SqWqe::decode(&b), Ok(w));
     }
 

@@ -345,6 +345,9 @@ fn the_checks_fail_on_a_drifted_doc() {
         ("| 31 | 3 | invalidated |", ""),
         ("| 7 | TERMINATED |", "| 8 | TERMINATED |"),
         ("| 0x10 | WRITE_IMM |", "| 0x0B | WRITE_IMM |"),
+        ("| 2 | 3:0 | aopcode |", "| 2 | 4:0 | aopcode |"),
+        ("| 88–95 | 63:0 | compare_mask |", "| 80–87 | 63:0 | compare_mask |"),
+        ("| 4 | RECV_IMM |", "| 5 | RECV_IMM |"),
     ];
     for (from, to) in drifts {
         assert!(desc.contains(from), "{from}");

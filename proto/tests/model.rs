@@ -949,13 +949,7 @@ fn local_protection_errors_stop_the_requester() {
 
 #[test]
 fn unsupported_opcodes_complete_with_bad_opcode() {
-    for opcode in [
-        0x02u8,
-        0x07,
-        SqOpcode::Imm.code(),
-        SqOpcode::Atomic.code(),
-        0xFF,
-    ] {
+    for opcode in [0x02u8, 0x07, 0x0B, SqOpcode::WriteImm.code(), 0xFF] {
         let mut f = setup(1024);
         let bad = SqWqe {
             opcode,
@@ -1116,8 +1110,9 @@ fn rdmap_02_03_bad_version_and_opcodes_from_the_peer() {
     let mut v = Segment::send(1, b"x").to_vec();
     v[1] = 0x83;
     assert_eq!(peer_sends(&v).1.control_word(), 0x0205_C000);
-    let imm = Segment::immediate(1, [0; 8], false).to_vec();
-    assert_eq!(peer_sends(&imm).1.control_word(), 0x0206_C000);
+    let mut unknown = Segment::send(1, b"x").to_vec();
+    unknown[1] = 0x4C;
+    assert_eq!(peer_sends(&unknown).1.control_word(), 0x0206_C000);
     let resp = Segment::read_response(LA, 0, b"unasked").to_vec();
     assert_eq!(peer_sends(&resp).1.control_word(), 0x0206_C000);
 }
@@ -1356,7 +1351,7 @@ fn commands_write_and_query_contexts() {
     let r = f.rnic_mut(Side::A);
     assert_eq!(r.identity_register(regs::ID), Some(0x524E_4943));
     assert_eq!(r.identity_register(regs::NUM_MRS), Some(256));
-    assert_eq!(r.identity_register(regs::FEATURES), Some(0b0011));
+    assert_eq!(r.identity_register(regs::FEATURES), Some(0b1111));
     assert_eq!(r.identity_register(regs::CONTROL), None);
 
     let cq = CqContext {

@@ -9,6 +9,7 @@ use rand::SeedableRng;
 use rnic_proto::mpa::{FramingConfig, Framer};
 
 use crate::alu::{AluDriver, AluOp};
+use crate::atomic_unit::{AtomicUnitDriver, Pressure, UnitOp};
 use crate::crc::CrcDriver;
 use crate::mpa::{MpaRxDriver, MpaTxDriver};
 use crate::SimError;
@@ -256,4 +257,56 @@ pub fn dma(write: bool, size: usize, count: usize) -> Result<(Throughput, u64), 
         cycles_per_second: cycles as f64 / clock.elapsed().as_secs_f64(),
     };
     Ok((t, first_latency.unwrap_or(0) - start))
+}
+
+/// Atomic unit throughput over a run of ops offered back to back, memory and result sink
+/// at full rate: ops per cycle from the first op taken to the last result out.
+#[derive(Clone, Copy, Debug)]
+pub struct AtomicUnitRate {
+    pub ops: u64,
+    pub cycles: u64,
+    pub cycles_per_second: f64,
+}
+
+impl AtomicUnitRate {
+    pub fn ops_per_cycle(&self) -> f64 {
+        self.ops as f64 / self.cycles as f64
+    }
+}
+
+/// `ops` FetchAdd/CmpSwap ops through the unit behind a memory of `latency` cycles: all on
+/// one word (`contended`, chained after the first read) or each on its own word.
+pub fn atomic_unit(latency: u64, contended: bool, ops: u64) -> Result<AtomicUnitRate, SimError> {
+    let mut unit = AtomicUnitDriver::new(latency, Pressure::NONE, 1)?;
+    for i in 0..ops {
+        let addr = if contended { 0x1000 } else { 0x1000 + 8 * i };
+        let aopcode = if i % 2 == 0 { 0x0 } else { 0x2 };
+        unit.queue.push_back(UnitOp { addr, aopcode, data: 1, compare_mask: u64::MAX, ..Default::default() });
+    }
+    let clock = Instant::now();
+    unit.drain(100_000 + ops * (2 * latency + 100));
+    let first = unit.accept_cycles[0];
+    let last = *unit.result_cycles.last().expect("results");
+    Ok(AtomicUnitRate {
+        ops,
+        cycles: last + 1 - first,
+        cycles_per_second: unit.cycle as f64 / clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// Cycles from an op taken to its result valid, for a single op alone in the unit behind a
+/// memory of `latency` cycles: on a word the unit does not hold (read, apply, write back)
+/// and then again on that word, now held (apply and write back).
+pub fn atomic_unit_latency(latency: u64) -> Result<(u64, u64), SimError> {
+    let mut unit = AtomicUnitDriver::new(latency, Pressure::NONE, 1)?;
+    let op = UnitOp { addr: 0x1000, aopcode: 0x0, data: 1, ..Default::default() };
+    let single = |unit: &mut AtomicUnitDriver| {
+        unit.queue.push_back(op);
+        unit.drain(10_000 + 4 * latency);
+        let i = unit.results.len() - 1;
+        unit.result_cycles[i] - unit.accept_cycles[i]
+    };
+    let cold = single(&mut unit);
+    let held = single(&mut unit);
+    Ok((cold, held))
 }

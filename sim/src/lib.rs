@@ -10,6 +10,7 @@
 //! reaches, and [`axil`] for the host CPU's register accesses.
 mod ffi;
 pub mod alu;
+pub mod atomic_unit;
 pub mod axi;
 pub mod axil;
 pub mod axis;

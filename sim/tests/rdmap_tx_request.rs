@@ -2,7 +2,8 @@
 //! (`rnic_proto::model::local_outcome`, `sq_cqe`): random WQEs of every opcode (and
 //! undefined ones) on several QPs, lkeys that are right, stale, of another PD, without
 //! LOCAL_WRITE or out of bounds, QPs in ERROR. Messages must carry exactly the reference's
-//! fields (MSNs counted per QP and queue from 1, the Read Request body), completions must
+//! fields (MSNs counted per QP and queue from 1, the Read and Atomic Request bodies,
+//! Immediate Data), completions must
 //! come in WQE order with the reference's CQEs — errors at once, signaled messages after
 //! the segmenter reports them gone (Reads also once the bench, playing the receive side,
 //! reports them placed) — and every local error must put its QP in ERROR, flushing what
@@ -12,7 +13,8 @@ use std::collections::VecDeque;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_proto::host::context::{stag, MrAccess, MrContext, QpContext, QpState};
-use rnic_proto::host::desc::{Cqe, CqeStatus, SqOpcode, SqWqe};
+use rnic_proto::host::desc::{Cqe, CqeStatus, SqOpcode, SqWqe, SQ_WQE_LEN};
+use rnic_proto::model::wire::atomic_request_of;
 use rnic_proto::model::{local_outcome, sq_cqe, Outcome};
 use rnic_proto::rdmap::ReadRequest;
 use rnic_sim::{trace, Model, Port};
@@ -55,9 +57,11 @@ fn random_mrs(rng: &mut StdRng) -> Vec<MrContext> {
 fn random_wqe(rng: &mut StdRng, mrs: &[MrContext], n: u64) -> SqWqe {
     let opcode = match rng.gen_range(0..20) {
         0 => rng.gen_range(0..=255),
-        1 => [0x02, 0x07, 0x08, 0x09, 0x0A, 0x10][rng.gen_range(0..6)],
-        2..=6 => 0x00,
-        7..=9 => 0x01,
+        1 => [0x02, 0x07, 0x0B, 0x10][rng.gen_range(0..4)],
+        2..=5 => 0x00,
+        6..=8 => 0x01,
+        9 => [0x08, 0x09][rng.gen_range(0..2)],
+        10 => 0x0A,
         _ => [0x03, 0x04, 0x05, 0x06][rng.gen_range(0..4)],
     };
     let index = if rng.gen_bool(0.95) { rng.gen_range(0..MRS as u32) } else { rng.gen_range(MRS as u32..1 << 24) };
@@ -85,7 +89,13 @@ fn random_wqe(rng: &mut StdRng, mrs: &[MrContext], n: u64) -> SqWqe {
         lkey: stag(index, key),
         remote_stag: rng.gen(),
         remote_to: rng.gen(),
-        imm: 0,
+        imm: rng.gen(),
+        // Any AOpCode goes out as given (the responder refuses the unsupported ones).
+        aopcode: [0, 2, 0, 2, 1, 15][rng.gen_range(0..6)],
+        add_swap: rng.gen(),
+        add_swap_mask: rng.gen(),
+        compare: rng.gen(),
+        compare_mask: rng.gen(),
     }
 }
 
@@ -168,6 +178,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
         let mut in_error = [false; QPS];
         in_error[5] = true; // QP 5 starts in ERROR: everything on it is flushed
         let mut msns = [(0u64, 0u64); QPS];
+        // Atomic Requests per QP: the next one's Request Identifier is one more.
+        let mut atomics = [0u32; QPS];
         let wqes: Vec<(usize, SqWqe)> =
             (0..WQES).map(|n| (rng.gen_range(0..QPS), random_wqe(&mut rng, &mrs, n as u64))).collect();
         let (mut jobs, mut cqes, mut fails) = (Vec::new(), Vec::new(), Vec::new());
@@ -180,6 +192,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 for &q in &failed {
                     in_error[q] = false;
                     msns[q] = (0, 0);
+                    atomics[q] = 0;
                 }
                 recoveries.push((n, failed, cqes.len()));
             }
@@ -198,7 +211,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 continue;
             };
             let read = op == SqOpcode::RdmaRead;
-            let (qn, msn) = if read {
+            let atomic = op == SqOpcode::Atomic;
+            let (qn, msn) = if read || atomic {
                 msns[qpn].1 += 1;
                 (1, msns[qpn].1)
             } else if op == SqOpcode::RdmaWrite {
@@ -211,6 +225,11 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 ReadRequest { sink_stag: wqe.lkey, sink_to: wqe.local_addr, size: wqe.length, src_stag: wqe.remote_stag, src_to: wqe.remote_to }
                     .to_bytes()
                     .to_vec()
+            } else if atomic {
+                atomics[qpn] += 1;
+                atomic_request_of(wqe, atomics[qpn]).to_bytes().to_vec()
+            } else if matches!(op, SqOpcode::Imm | SqOpcode::ImmSe) {
+                wqe.imm.to_le_bytes().to_vec()
             } else {
                 Vec::new()
             };
@@ -223,7 +242,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 qn,
                 msn: if op == SqOpcode::RdmaWrite { 0 } else { msn },
                 addr: source,
-                len: if read { 0 } else { wqe.length.into() },
+                // Reads, atomics and Immediate Data carry no payload from host memory.
+                len: if read || atomic || matches!(op, SqOpcode::Imm | SqOpcode::ImmSe) { 0 } else { wqe.length.into() },
                 inline,
                 mulpdu: ctx.mulpdu.into(),
                 conn: ctx.conn_id.into(),
@@ -268,7 +288,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
             m.set_bit(s_valid, offer);
             if offer {
                 let (qpn, wqe) = &wqes[next];
-                m.set_bytes(s_wqe, &wqe.encode()[..64]);
+                m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
                 m.set(s_qpn, *qpn as u64);
                 let ctx: Vec<u8> = ctxs[*qpn].to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
                 m.set_bytes(s_ctx, &ctx);
@@ -295,7 +315,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 next += 1;
             }
             if jr && m.get_bit(job_valid) {
-                let mut body = vec![0; 28];
+                let mut body = vec![0; 52];
                 m.get_bytes(inline, &mut body);
                 let n = m.get(inline_len) as usize;
                 let is_tagged = m.get_bit(tagged);

@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_proto::host::context::{QpContext, QpState};
-use rnic_proto::host::desc::SQ_WQE_SLOT_LEN;
+use rnic_proto::host::desc::{SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_sim::{trace, Model, Port};
 
 const QPS: usize = 8;
@@ -17,8 +17,8 @@ struct Bench {
     m: Model,
     p: HashMap<&'static str, Port>,
     rng: StdRng,
-    /// Host memory: 64-octet WQE images by address.
-    memory: HashMap<u64, [u8; 64]>,
+    /// Host memory: WQE images (the octets fetched) by address.
+    memory: HashMap<u64, [u8; SQ_WQE_LEN]>,
     /// Read requests taken: address, when the data may start.
     reads: VecDeque<(u64, u64)>,
     beat: usize,
@@ -50,31 +50,31 @@ impl Bench {
         let p = &self.p;
         self.m.set_bit(p["m_req_ready"], req_ready);
         self.m.set_bit(p["m_ready"], ready);
-        // The DMA read engine: eight beats per 64-octet read, in order, after its latency.
+        // The DMA read engine: eight octets a beat, reads in order, after their latency.
         let due = self.reads.front().filter(|r| r.1 <= self.cycle).map(|r| r.0);
         let present = due.is_some() && self.rng.gen_bool(0.7);
         self.m.set_bit(p["s_rd_tvalid"], present);
         if let Some(addr) = due.filter(|_| present) {
             let wqe = self.memory.get(&addr).unwrap_or_else(|| panic!("WQE read at {addr:#x}, where nothing was posted"));
             self.m.set_bytes(p["s_rd_tdata"], &wqe[self.beat * 8..self.beat * 8 + 8]);
-            self.m.set_bit(p["s_rd_tlast"], self.beat == 7);
+            self.m.set_bit(p["s_rd_tlast"], self.beat == SQ_WQE_LEN / 8 - 1);
             self.m.set(p["s_rd_tuser"], 0);
         }
         self.m.eval();
         if req_ready && self.m.get_bit(p["m_req_valid"]) {
-            assert_eq!(self.m.get(p["m_req_len"]), 64, "a WQE fetch reads 64 octets");
+            assert_eq!(self.m.get(p["m_req_len"]), SQ_WQE_LEN as u64, "a WQE fetch reads the WQE's first 96 octets");
             let latency = self.rng.gen_range(5..80);
             self.reads.push_back((self.m.get(p["m_req_addr"]), self.cycle + latency));
         }
         if present && self.m.get_bit(p["s_rd_tready"]) {
             self.beat += 1;
-            if self.beat == 8 {
+            if self.beat == SQ_WQE_LEN / 8 {
                 self.beat = 0;
                 self.reads.pop_front();
             }
         }
         if ready && self.m.get_bit(p["m_valid"]) {
-            let mut wqe = vec![0; 64];
+            let mut wqe = vec![0; SQ_WQE_LEN];
             self.m.get_bytes(p["m_wqe"], &mut wqe);
             let mut ctx = [0u8; 32];
             self.m.get_bytes(p["m_ctx"], &mut ctx);
@@ -152,7 +152,7 @@ fn sq_fetch_delivers_every_posted_wqe_in_ring_order() {
                 }
                 continue;
             }
-            let wqe: [u8; 64] = std::array::from_fn(|_| rng.gen());
+            let wqe: [u8; SQ_WQE_LEN] = std::array::from_fn(|_| rng.gen());
             let addr = ctxs[n].sq_base + u64::from(pi[n] & (size - 1)) * SQ_WQE_SLOT_LEN as u64;
             b.memory.insert(addr, wqe);
             posted[n].push(wqe.to_vec());
@@ -193,7 +193,7 @@ fn sq_fetch_takes_turns_between_busy_qps() {
     b.set_states(0b1111, 0);
     for (n, c) in ctxs.iter().enumerate() {
         for i in 0..8u64 {
-            b.memory.insert(c.sq_base + i * SQ_WQE_SLOT_LEN as u64, [n as u8; 64]);
+            b.memory.insert(c.sq_base + i * SQ_WQE_SLOT_LEN as u64, [n as u8; SQ_WQE_LEN]);
         }
     }
     for n in 0..4 {
@@ -218,8 +218,8 @@ fn sq_fetch_forgets_a_qp_written_in_reset() {
     let mut b = Bench::new(3);
     let c = context(0, 2);
     b.write_qp(0, &c);
-    b.memory.insert(c.sq_base, [1; 64]);
-    b.memory.insert(c.sq_base + 128, [2; 64]);
+    b.memory.insert(c.sq_base, [1; SQ_WQE_LEN]);
+    b.memory.insert(c.sq_base + 128, [2; SQ_WQE_LEN]);
     b.doorbell(0, 2);
     // Not in RTS yet: nothing moves.
     for _ in 0..500 {

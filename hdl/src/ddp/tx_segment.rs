@@ -5,8 +5,9 @@
 //! A message is a job: tagged (RDMA Write, Read Response: STag and TO, the TO advancing by
 //! segment) or untagged (Sends, Read Request: the 4-octet field after the RDMAP control —
 //! the Invalidate STag or 0 —, queue number, MSN, the MO advancing by segment), an RDMAP
-//! opcode, the payload's IOVA and length, and up to 28 inline octets that follow the
-//! header (the Read Request's body). Every segment carries `mulpdu` − header octets of
+//! opcode, the payload's IOVA and length, and up to 52 inline octets that follow the
+//! header (the body of a Read Request, an Atomic Request or Response, a Terminate, or
+//! Immediate Data). Every segment carries `mulpdu` − header octets of
 //! payload but the last; an empty message is one segment with L set.
 //!
 //! Two halves run one segment apart. The walker cuts the message into segments, builds
@@ -38,7 +39,7 @@ pub struct TxSegment {
     pub s_job_addr: Signal<In, Bits<64>>,
     pub s_job_len: Signal<In, Bits<32>>,
     /// Octets 0..n of `s_job_inline` follow the header (untagged, single segment).
-    pub s_job_inline: Signal<In, Bits<224>>,
+    pub s_job_inline: Signal<In, Bits<416>>,
     pub s_job_inline_len: Signal<In, Bits<6>>,
     pub s_job_mulpdu: Signal<In, Bits<16>>,
     pub s_job_tag: Signal<In, Bits<32>>,
@@ -75,23 +76,23 @@ pub struct TxSegment {
     addr: DFF<Bits<64>>,
     offset: DFF<Bits<32>>,
     left: DFF<Bits<32>>,
-    inline_data: DFF<Bits<224>>,
+    inline_data: DFF<Bits<416>>,
     inline_len: DFF<Bits<6>>,
     per_segment: DFF<Bits<32>>,
     tag: DFF<Bits<32>>,
     req_valid: DFF<Bit>,
     req_addr: DFF<Bits<64>>,
     req_len: DFF<Bits<32>>,
-    /// Segments for the packer: header (384 bits), header octets (6), payload octets (16),
+    /// Segments for the packer: header (576 bits), header octets (7), payload octets (16),
     /// last segment of its message (1), the message's tag (32).
-    headers: [DFF<Bits<384>>; QUEUE],
-    info: [DFF<Bits<55>>; QUEUE],
+    headers: [DFF<Bits<576>>; QUEUE],
+    info: [DFF<Bits<56>>; QUEUE],
     head: DFF<Bits<3>>,
     tail: DFF<Bits<3>>,
     // Packer: the segment being packed.
     packing: DFF<Bit>,
-    header: DFF<Bits<384>>,
-    header_left: DFF<Bits<6>>,
+    header: DFF<Bits<576>>,
+    header_left: DFF<Bits<7>>,
     payload_left: DFF<Bits<16>>,
     ulpdu_len: DFF<Bits<16>>,
     message_end: DFF<Bit>,
@@ -108,7 +109,7 @@ pub struct TxSegment {
     done_tag: DFF<Bits<32>>,
     // Walker signals.
     queued: Signal<Local, Bits<3>>,
-    header_len: Signal<Local, Bits<6>>,
+    header_len: Signal<Local, Bits<7>>,
     seg_len: Signal<Local, Bits<32>>,
     last: Signal<Local, Bit>,
     ctrl: Signal<Local, Bits<16>>,
@@ -118,11 +119,11 @@ pub struct TxSegment {
     mo_be: Bswap32,
     seg_to: Signal<Local, Bits<64>>,
     to_be: Bswap64,
-    built: Signal<Local, Bits<384>>,
+    built: Signal<Local, Bits<576>>,
     push: Signal<Local, Bit>,
     // Packer signals.
-    head_header: Signal<Local, Bits<384>>,
-    head_info: Signal<Local, Bits<55>>,
+    head_header: Signal<Local, Bits<576>>,
+    head_info: Signal<Local, Bits<56>>,
     load: Signal<Local, Bit>,
     emit_n: Signal<Local, Bits<5>>,
     kept: Signal<Local, Bits<128>>,
@@ -292,7 +293,7 @@ impl Logic for TxSegment {
         if self.is_tagged.q.val() {
             self.header_len.next = 14.into();
         }
-        self.header_len.next = self.header_len.val() + self.inline_len.q.val();
+        self.header_len.next = self.header_len.val() + bit_cast::<7, 6>(self.inline_len.q.val());
         self.seg_len.next = self.left.q.val();
         if self.left.q.val() > self.per_segment.q.val() {
             self.seg_len.next = self.per_segment.q.val();
@@ -313,16 +314,16 @@ impl Logic for TxSegment {
         self.seg_to.next = self.to.q.val() + bit_cast::<64, 32>(self.offset.q.val());
         self.to_be.d.next = self.seg_to.val();
         // The RDMAP control octet holds RV = 1 (0x40) and the opcode.
-        self.built.next = bit_cast::<384, 16>(self.ctrl.val())
-            | (bit_cast::<384, 32>(self.field_be.q.val()) << 16)
-            | (bit_cast::<384, 32>(self.qn_be.q.val()) << 48)
-            | (bit_cast::<384, 32>(self.msn_be.q.val()) << 80)
-            | (bit_cast::<384, 32>(self.mo_be.q.val()) << 112)
-            | (bit_cast::<384, 224>(self.inline_data.q.val()) << 144);
+        self.built.next = bit_cast::<576, 16>(self.ctrl.val())
+            | (bit_cast::<576, 32>(self.field_be.q.val()) << 16)
+            | (bit_cast::<576, 32>(self.qn_be.q.val()) << 48)
+            | (bit_cast::<576, 32>(self.msn_be.q.val()) << 80)
+            | (bit_cast::<576, 32>(self.mo_be.q.val()) << 112)
+            | (bit_cast::<576, 416>(self.inline_data.q.val()) << 144);
         if self.is_tagged.q.val() {
-            self.built.next = bit_cast::<384, 16>(self.ctrl.val())
-                | (bit_cast::<384, 32>(self.field_be.q.val()) << 16)
-                | (bit_cast::<384, 64>(self.to_be.q.val()) << 48);
+            self.built.next = bit_cast::<576, 16>(self.ctrl.val())
+                | (bit_cast::<576, 32>(self.field_be.q.val()) << 16)
+                | (bit_cast::<576, 64>(self.to_be.q.val()) << 48);
         }
         // A segment goes into the queue together with its payload read (if any).
         self.queued.next = self.tail.q.val() - self.head.q.val();
@@ -336,14 +337,14 @@ impl Logic for TxSegment {
             for i in 0..QUEUE {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
                     self.headers[i].d.next = self.built.val();
-                    self.info[i].d.next = bit_cast::<55, 6>(self.header_len.val())
-                        | (bit_cast::<55, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
-                        | (bit_cast::<55, 32>(self.tag.q.val()) << 23);
+                    self.info[i].d.next = bit_cast::<56, 7>(self.header_len.val())
+                        | (bit_cast::<56, 16>(self.seg_len.val().get_bits::<16>(0)) << 7)
+                        | (bit_cast::<56, 32>(self.tag.q.val()) << 24);
                     if self.last.val() {
-                        self.info[i].d.next = bit_cast::<55, 6>(self.header_len.val())
-                            | (bit_cast::<55, 16>(self.seg_len.val().get_bits::<16>(0)) << 6)
-                            | 0x400000_u64
-                            | (bit_cast::<55, 32>(self.tag.q.val()) << 23);
+                        self.info[i].d.next = bit_cast::<56, 7>(self.header_len.val())
+                            | (bit_cast::<56, 16>(self.seg_len.val().get_bits::<16>(0)) << 7)
+                            | 0x800000_u64
+                            | (bit_cast::<56, 32>(self.tag.q.val()) << 24);
                     }
                 }
             }
@@ -374,11 +375,11 @@ impl Logic for TxSegment {
             self.packing.d.next = true;
             self.head.d.next = self.head.q.val() + 1;
             self.header.d.next = self.head_header.val();
-            self.header_left.d.next = self.head_info.val().get_bits::<6>(0);
-            self.payload_left.d.next = self.head_info.val().get_bits::<16>(6);
-            self.ulpdu_len.d.next = bit_cast::<16, 6>(self.head_info.val().get_bits::<6>(0)) + self.head_info.val().get_bits::<16>(6);
-            self.message_end.d.next = self.head_info.val().get_bit(22);
-            self.seg_tag.d.next = self.head_info.val().get_bits::<32>(23);
+            self.header_left.d.next = self.head_info.val().get_bits::<7>(0);
+            self.payload_left.d.next = self.head_info.val().get_bits::<16>(7);
+            self.ulpdu_len.d.next = bit_cast::<16, 7>(self.head_info.val().get_bits::<7>(0)) + self.head_info.val().get_bits::<16>(7);
+            self.message_end.d.next = self.head_info.val().get_bit(23);
+            self.seg_tag.d.next = self.head_info.val().get_bits::<32>(24);
         }
         // Emit eight octets once there are eight (or the segment's rest at its end).
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
@@ -398,7 +399,7 @@ impl Logic for TxSegment {
         // Then append the next header chunk or payload beat, if it fits behind what stays.
         self.chunk_n.next = 8.into();
         if self.header_left.q.val() < 8 {
-            self.chunk_n.next = bit_cast::<5, 6>(self.header_left.q.val());
+            self.chunk_n.next = bit_cast::<5, 7>(self.header_left.q.val());
         }
         // Octets past a chunk's end must not reach the accumulator.
         self.chunk_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.chunk_n.val()) << 3));
@@ -425,7 +426,7 @@ impl Logic for TxSegment {
             self.acc.d.next = self.kept.val() | (bit_cast::<128, 64>(self.chunk.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
             self.acc_n.d.next = self.kept_n.val() + self.chunk_n.val();
             self.header.d.next = self.header.q.val() >> 64;
-            self.header_left.d.next = self.header_left.q.val() - bit_cast::<6, 5>(self.chunk_n.val());
+            self.header_left.d.next = self.header_left.q.val() - bit_cast::<7, 5>(self.chunk_n.val());
         }
         if self.take_payload.val() {
             self.acc.d.next =

@@ -28,7 +28,7 @@ pub use dma_write::DmaWrite;
 pub use dma_write_arb::DmaWriteArb;
 pub use mr_check::{
     MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD, ACCESS_TO_WRAP,
-    RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,
+    RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_ATOMIC, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,
 };
 pub use rq_fetch::RqFetch;
 pub use sq_fetch::SqFetch;

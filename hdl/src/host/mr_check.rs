@@ -25,6 +25,7 @@ pub const RIGHT_LOCAL_READ: u64 = 0;
 pub const RIGHT_LOCAL_WRITE: u64 = 1;
 pub const RIGHT_REMOTE_READ: u64 = 2;
 pub const RIGHT_REMOTE_WRITE: u64 = 3;
+pub const RIGHT_REMOTE_ATOMIC: u64 = 4;
 
 #[derive(LogicBlock)]
 pub struct MrCheck {
@@ -37,7 +38,7 @@ pub struct MrCheck {
     pub pd: Signal<In, Bits<16>>,
     pub to: Signal<In, Bits<64>>,
     pub len: Signal<In, Bits<32>>,
-    pub right: Signal<In, Bits<2>>,
+    pub right: Signal<In, Bits<3>>,
     pub error: Signal<Out, Bits<3>>,
     pub iova: Signal<Out, Bits<64>>,
     va: Signal<Local, Bits<64>>,
@@ -48,6 +49,7 @@ pub struct MrCheck {
     at_local_write: Constant<Bits<8>>,
     at_remote_read: Constant<Bits<8>>,
     at_remote_write: Constant<Bits<8>>,
+    at_remote_atomic: Constant<Bits<8>>,
     at_pd: Constant<Bits<8>>,
     at_va: Constant<Bits<8>>,
     at_length: Constant<Bits<8>>,
@@ -76,6 +78,7 @@ impl Default for MrCheck {
             at_local_write: at(mr_fields::LOCAL_WRITE),
             at_remote_read: at(mr_fields::REMOTE_READ),
             at_remote_write: at(mr_fields::REMOTE_WRITE),
+            at_remote_atomic: at(mr_fields::REMOTE_ATOMIC),
             at_pd: at(mr_fields::PD),
             at_va: at(mr_fields::VA),
             at_length: at(mr_fields::LENGTH),
@@ -100,6 +103,9 @@ impl Logic for MrCheck {
         }
         if self.right.val() == 3 {
             self.granted.next = self.mr.val().get_bit(self.at_remote_write.val().index());
+        }
+        if self.right.val() == 4 {
+            self.granted.next = self.mr.val().get_bit(self.at_remote_atomic.val().index());
         }
         self.error.next = 0.into();
         if (self.to.val() < self.va.val()) | (self.range_end.val() > self.region_end.val()) {

@@ -3,8 +3,8 @@
 //! SQ_PI doorbells mark a QP pending and record its producer index. A round-robin pick
 //! among pending QPs in RTS or ERROR (ERROR QPs still have their WQEs fetched, to be
 //! completed as FLUSHED) reads the QP's context copy and indices; if the SQ is empty the QP
-//! stops being pending, otherwise the first 64 octets of the WQE at `ci` (128-octet slots)
-//! are read through the DMA read engine and handed on with the QP's context. `ci` advances
+//! stops being pending, otherwise the first 96 octets of the WQE at `ci` (128-octet slots;
+//! the last 32 are an atomic's operands) are read through the DMA read engine and handed on with the QP's context. `ci` advances
 //! when the WQE is taken, and the next pick starts after this QP, so every QP with work
 //! gets one WQE per round.
 //!
@@ -14,7 +14,7 @@
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::qp_fields;
-use rnic_proto::host::desc::SQ_WQE_SLOT_LEN;
+use rnic_proto::host::desc::{SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::Field;
 
 use super::regs::DB_SQ;
@@ -47,11 +47,11 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     pub s_rd_tuser: Signal<In, Bits<9>>,
     pub s_rd_tvalid: Signal<In, Bit>,
     pub s_rd_tready: Signal<Out, Bit>,
-    /// A WQE (its first 64 octets), its QP, the QP's context and the WQE's index; `error`
+    /// A WQE (its first 96 octets), its QP, the QP's context and the WQE's index; `error`
     /// if the DMA read failed.
     pub m_valid: Signal<Out, Bit>,
     pub m_ready: Signal<In, Bit>,
-    pub m_wqe: Signal<Out, Bits<512>>,
+    pub m_wqe: Signal<Out, Bits<768>>,
     pub m_qpn: Signal<Out, Bits<QB>>,
     pub m_ctx: Signal<Out, Bits<256>>,
     pub m_index: Signal<Out, Bits<32>>,
@@ -70,7 +70,7 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     start: DFF<Bits<QB>>,
     req_valid: DFF<Bit>,
     req_addr: DFF<Bits<64>>,
-    wqe: DFF<Bits<512>>,
+    wqe: DFF<Bits<768>>,
     error: DFF<Bit>,
     index: DFF<Bits<32>>,
     qp_ctx: DFF<Bits<256>>,
@@ -86,6 +86,7 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     slot: Signal<Local, Bits<64>>,
     one: Constant<Bits<Q>>,
     one_64: Constant<Bits<64>>,
+    wqe_len: Constant<Bits<32>>,
     db_sq: Constant<Bits<2>>,
     qp_count: Constant<Bits<16>>,
     at_sq_log: Constant<Bits<8>>,
@@ -97,6 +98,8 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
     fn default() -> Self {
         const { assert!(Q <= 1 << QB && QB <= 16) };
         assert!(SQ_WQE_SLOT_LEN.is_power_of_two());
+        // The WQE register is 96 octets, taken whole beats at a time.
+        assert!(SQ_WQE_LEN == 96);
         let at = |f: Field| constant(f.lsb.into());
         SqFetch {
             clock: Default::default(),
@@ -156,6 +159,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             slot: Default::default(),
             one: constant(1),
             one_64: constant(1),
+            wqe_len: constant(SQ_WQE_LEN as u64),
             db_sq: constant(DB_SQ),
             qp_count: constant(Q as u64),
             at_sq_log: at(qp_fields::SQ_LOG_SIZE),
@@ -243,7 +247,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         }
         self.s_rd_tready.next = self.state.q.val() == 4;
         if (self.state.q.val() == 4) & self.s_rd_tvalid.val() {
-            self.wqe.d.next = (self.wqe.q.val() >> 64) | (bit_cast::<512, 64>(self.s_rd_tdata.val()) << 448);
+            self.wqe.d.next = (self.wqe.q.val() >> 64) | (bit_cast::<768, 64>(self.s_rd_tdata.val()) << 704);
             if self.s_rd_tuser.val().get_bit(8) {
                 self.error.d.next = true;
             }
@@ -282,7 +286,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.status_ci.next = self.ci_copy.read_data.val();
         self.m_req_valid.next = self.req_valid.q.val();
         self.m_req_addr.next = self.req_addr.q.val();
-        self.m_req_len.next = 64.into();
+        self.m_req_len.next = self.wqe_len.val();
         self.m_valid.next = self.state.q.val() == 5;
         self.m_wqe.next = self.wqe.q.val();
         self.m_qpn.next = self.qpn.q.val();

@@ -3,7 +3,8 @@
 //! is the reference, check for check).
 //!
 //! One ULPDU at a time: its first beats are captured as the header (two tagged, three
-//! untagged, six for a Read Request or Terminate), the QP's context and receive state are
+//! untagged, six for a Read Request or Terminate, four for Immediate Data and Atomic
+//! Responses, nine for an Atomic Request), the QP's context and receive state are
 //! read, and then, by opcode:
 //!
 //! - RDMA Write: the STag names an MR of the QP's PD allowing REMOTE_WRITE that holds the
@@ -22,6 +23,22 @@
 //!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
 //!   and next TO; once the last segment is placed, the requester completes the Read
 //!   (`order_done`).
+//! - Immediate Data (RFC 7306 §6, opcodes 0x8/0x9): exactly 8 octets in one segment
+//!   (0/2/0xFF), MSN and receive as a Send; the receive completes RECV_IMM with the octets
+//!   in its CQE (SOLICITED for 0x9) and nothing placed in its buffer, after every earlier
+//!   placement is acknowledged (so a Write before it is in memory).
+//! - Atomic Request (QN 1, shared with Read Requests: MSN, IRD): a supported AOpCode
+//!   (0/2/0x06), the 8 target octets pass the REMOTE_ATOMIC check (0/1/x), the target's
+//!   IOVA is 8-aligned (0/2/0x07); Terminates carry the DDP header. Once every earlier
+//!   placement is acknowledged the request goes to the atomic unit, and an Atomic Response
+//!   job (QN 3, the QP's next MSN, the Request Identifier echoed) joins the job queue, where
+//!   it waits for the unit's original value. The unit is told how many Read Responses and
+//!   Terminates are queued before it (`m_atom_after`, `plain_done`): it acts only after
+//!   they are sent, so an earlier Read sees memory as it was.
+//! - Atomic Response (QN 3): the QP's next QN 3 MSN (1/2/0x03), answering its oldest
+//!   outstanding request, which must be an atomic whose Request Identifier — its QN 3 MSN —
+//!   the response echoes (0/2/0xFF); the original value is placed little-endian in the
+//!   request's local buffer and the requester completes the atomic.
 //! - Terminate: the QP enters ERROR with the peer's code.
 //!
 //! A ULPDU for a QP not in RTS is dropped. Any failure places nothing of its ULPDU, moves
@@ -129,11 +146,12 @@ pub struct RdmapRx<
     pub m_job_qpn: Signal<Out, Bits<QB>>,
     /// The segmenter has sent the last segment of one of these jobs (in job order).
     pub s_job_done: Signal<In, Bit>,
-    /// Read Requests sent (requester): size (32), sink STag (32), sink TO (64);
+    /// Read and Atomic Requests sent (requester): size (32), sink STag (32), sink TO (64),
+    /// an atomic (1: its response is an Atomic Response of 8 octets);
     /// `reads_full` holds back a QP's next Read.
     pub s_read_valid: Signal<In, Bit>,
     pub s_read_qpn: Signal<In, Bits<QB>>,
-    pub s_read_entry: Signal<In, Bits<128>>,
+    pub s_read_entry: Signal<In, Bits<129>>,
     pub reads_full: Signal<Out, Bits<Q>>,
     /// Reads of QP `order_qpn` placed so far (modulo 8, from the QP's reset): the
     /// requester completes a Read, and holds its QP's later completions, until then.
@@ -150,6 +168,28 @@ pub struct RdmapRx<
     pub m_fail_received: Signal<Out, Bit>,
     pub m_invalidate: Signal<Out, Bit>,
     pub m_invalidate_mr: Signal<Out, Bits<MB>>,
+    /// Atomic Requests that passed every check, in order, for the atomic unit
+    /// (`atomic::AtomicUnit`): the target's IOVA and the operands as numbers; `fresh` when
+    /// a placement was written since the previous one (no forwarded value may be used),
+    /// `after` the count of Read Responses and Terminates queued before it (`plain_done`
+    /// must reach it first: RFC 7306 §7, a Read before an Atomic sees the old value).
+    pub m_atom_valid: Signal<Out, Bit>,
+    pub m_atom_ready: Signal<In, Bit>,
+    pub m_atom_addr: Signal<Out, Bits<64>>,
+    pub m_atom_aopcode: Signal<Out, Bits<4>>,
+    pub m_atom_data: Signal<Out, Bits<64>>,
+    pub m_atom_mask: Signal<Out, Bits<64>>,
+    pub m_atom_compare: Signal<Out, Bits<64>>,
+    pub m_atom_compare_mask: Signal<Out, Bits<64>>,
+    pub m_atom_fresh: Signal<Out, Bit>,
+    pub m_atom_after: Signal<Out, Bits<16>>,
+    /// Read Responses and Terminates the segmenter has finished, modulo 2^16.
+    pub plain_done: Signal<Out, Bits<16>>,
+    /// The atomic unit's original values, in order: each one completes the Atomic Response
+    /// job at the head of the queue, which waits for it.
+    pub s_res_valid: Signal<In, Bit>,
+    pub s_res_ready: Signal<Out, Bit>,
+    pub s_res_original: Signal<In, Bits<64>>,
     ctx: RAM<Bits<256>, QB>,
     mrs: RAM<Bits<224>, MB>,
     /// Send messages completed (the next MSN is one more).
@@ -159,8 +199,17 @@ pub struct RdmapRx<
     /// The MSN of the last Read Request whose response has been sent: the Read
     /// Responses still to send are `rr_msn - rr_sent`, at most IRD.
     rr_sent: RAM<Bits<32>, QB>,
-    /// Jobs the segmenter has taken and not finished: terminate (1), MSN (32), QP (8).
-    sending: SmallFifo<41>,
+    /// Atomic Responses sent (QN 3, responder) and received (requester).
+    resp_sent_msn: RAM<Bits<32>, QB>,
+    resp_recv_msn: RAM<Bits<32>, QB>,
+    /// Read Responses and Terminates queued and finished (modulo 2^16), and whether a
+    /// placement was requested since the last Atomic Request went to the atomic unit.
+    plain_pushed: DFF<Bits<16>>,
+    plain_count: DFF<Bits<16>>,
+    placed_since: DFF<Bit>,
+    /// Jobs the segmenter has taken and not finished: terminate (1), MSN (32), QP (8),
+    /// Atomic Response (1).
+    sending: SmallFifo<42>,
     /// Finished jobs not yet taken from `sending`.
     dones: DFF<Bits<4>>,
     in_flight: Signal<Local, Bits<32>>,
@@ -171,7 +220,7 @@ pub struct RdmapRx<
     recv: RAM<Bits<225>, QB>,
     /// Octets of the oldest outstanding Read placed so far.
     read_placed: RAM<Bits<32>, QB>,
-    reads: RAM<Bits<128>, RB>,
+    reads: RAM<Bits<129>, RB>,
     /// The outstanding-Read state of every QP, a 16-bit lane each (one register, not 4 Q
     /// small ones: a simulator pays per register): Reads queued (3:0), the oldest one's
     /// slot (5:4), the most allowed (11:8), Reads completed modulo 8 (14:12).
@@ -198,19 +247,22 @@ pub struct RdmapRx<
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
     /// READ_SLOTS Read Responses (IRD) and its Terminate: the engine never waits for the
     /// transmitter, whose progress may hang on this very engine draining the peer's link.
-    /// An entry (272 bits): terminate (1); STag (32), TO (64), IOVA (64), length (32),
+    /// An entry (273 bits): terminate (1); STag (32), TO (64), IOVA (64), length (32),
     /// MSN (32) or the inline octets (224); inline length (6); MULPDU (16); CONN_ID (16);
-    /// QP (8); CRC (1).
-    jobs: RamFifo<272, RB1, RB2>,
-    job_entry: Signal<Local, Bits<272>>,
-    job_out: Signal<Local, Bits<272>>,
+    /// QP (8); CRC (1); Atomic Response (1: Request Identifier in the STag's place, QN 3 MSN
+    /// in the IOVA's, the request's QN 1 MSN as MSN; the value comes from the atomic unit).
+    jobs: RamFifo<273, RB1, RB2>,
+    job_entry: Signal<Local, Bits<273>>,
+    job_out: Signal<Local, Bits<273>>,
+    job_is_atomic: Signal<Local, Bit>,
+    res_be: Bswap64,
     check: MrCheck,
-    state: DFF<Bits<4>>,
+    state: DFF<Bits<5>>,
     qpn: DFF<Bits<QB>>,
     ulen: DFF<Bits<16>>,
-    hdr: DFF<Bits<384>>,
-    hdr_shift: DFF<Bits<9>>,
-    beats: DFF<Bits<3>>,
+    hdr: DFF<Bits<576>>,
+    hdr_shift: DFF<Bits<10>>,
+    beats: DFF<Bits<4>>,
     ended: DFF<Bit>,
     /// What the MR check is for: 0 Write, 1 Read Response, 2 Invalidate STag, 3 receive
     /// buffer, 4 Read source.
@@ -219,7 +271,7 @@ pub struct RdmapRx<
     chk_stag: DFF<Bits<32>>,
     chk_to: DFF<Bits<64>>,
     chk_len: DFF<Bits<32>>,
-    chk_right: DFF<Bits<2>>,
+    chk_right: DFF<Bits<3>>,
     /// The receive being filled (Sends) or the Read being answered (Read Responses).
     r_active: DFF<Bit>,
     r_placed: DFF<Bits<32>>,
@@ -234,6 +286,7 @@ pub struct RdmapRx<
     req_valid: DFF<Bit>,
     job_valid: DFF<Bit>,
     job_terminate: DFF<Bit>,
+    job_atomic: DFF<Bit>,
     job_inline: DFF<Bits<224>>,
     job_inline_len: DFF<Bits<6>>,
     job_addr: DFF<Bits<64>>,
@@ -258,12 +311,24 @@ pub struct RdmapRx<
     b_size: Bswap32,
     b_src_stag: Bswap32,
     b_src_to: Bswap64,
+    b_a_stag: Bswap32,
+    b_a_to: Bswap64,
+    b_a_data: Bswap64,
+    b_a_mask: Bswap64,
+    b_a_compare: Bswap64,
+    b_a_compare_mask: Bswap64,
+    b_req_id: Bswap32,
+    b_value: Bswap64,
+    aop: Signal<Local, Bits<4>>,
+    next_resp_msn: Signal<Local, Bits<32>>,
+    is_imm: Signal<Local, Bit>,
+    imm_cqe: Signal<Local, Bits<256>>,
     is_tagged: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     opcode: Signal<Local, Bits<4>>,
     hlen: Signal<Local, Bits<16>>,
     plen: Signal<Local, Bits<16>>,
-    need: Signal<Local, Bits<3>>,
+    need: Signal<Local, Bits<4>>,
     is_send: Signal<Local, Bit>,
     has_inv: Signal<Local, Bit>,
     queue: Signal<Local, Bits<32>>,
@@ -275,7 +340,7 @@ pub struct RdmapRx<
     next_rr_msn: Signal<Local, Bits<32>>,
     rd_count: Signal<Local, Bits<3>>,
     rd_head: Signal<Local, Bits<2>>,
-    rd_entry: Signal<Local, Bits<128>>,
+    rd_entry: Signal<Local, Bits<129>>,
     push_count: Signal<Local, Bits<3>>,
     recv_cqe: Signal<Local, Bits<256>>,
     cqe_flags: Signal<Local, Bits<256>>,
@@ -314,6 +379,9 @@ pub struct RdmapRx<
     at_cqe_solicited: Constant<Bits<9>>,
     at_cqe_invalidated: Constant<Bits<9>>,
     cqe_recv: Constant<Bits<8>>,
+    cqe_recv_imm: Constant<Bits<8>>,
+    at_cqe_imm: Constant<Bits<9>>,
+    imm_valid_bit: Constant<Bits<256>>,
     st_success: Constant<Bits<8>>,
     flags_md: Constant<Bits<224>>,
     solicited_bit: Constant<Bits<256>>,
@@ -340,6 +408,7 @@ pub struct RdmapRx<
     t_rdma_wrap: Constant<Bits<16>>,
     t_cannot_invalidate: Constant<Bits<16>>,
     t_local: Constant<Bits<16>>,
+    t_misaligned: Constant<Bits<16>>,
 }
 
 impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
@@ -416,11 +485,32 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             m_fail_received: Default::default(),
             m_invalidate: Default::default(),
             m_invalidate_mr: Default::default(),
+            m_atom_valid: Default::default(),
+            m_atom_ready: Default::default(),
+            m_atom_addr: Default::default(),
+            m_atom_aopcode: Default::default(),
+            m_atom_data: Default::default(),
+            m_atom_mask: Default::default(),
+            m_atom_compare: Default::default(),
+            m_atom_compare_mask: Default::default(),
+            m_atom_fresh: Default::default(),
+            m_atom_after: Default::default(),
+            plain_done: Default::default(),
+            s_res_valid: Default::default(),
+            s_res_ready: Default::default(),
+            s_res_original: Default::default(),
             ctx: Default::default(),
             mrs: Default::default(),
             recv_msn: Default::default(),
             rr_msn: Default::default(),
             rr_sent: Default::default(),
+            resp_sent_msn: Default::default(),
+            resp_recv_msn: Default::default(),
+            plain_pushed: Default::default(),
+            plain_count: Default::default(),
+            placed_since: Default::default(),
+            job_is_atomic: Default::default(),
+            res_be: Default::default(),
             sending: Default::default(),
             dones: Default::default(),
             in_flight: Default::default(),
@@ -481,6 +571,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             req_valid: Default::default(),
             job_valid: Default::default(),
             job_terminate: Default::default(),
+            job_atomic: Default::default(),
             job_inline: Default::default(),
             job_inline_len: Default::default(),
             job_addr: Default::default(),
@@ -504,6 +595,18 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             b_size: Default::default(),
             b_src_stag: Default::default(),
             b_src_to: Default::default(),
+            b_a_stag: Default::default(),
+            b_a_to: Default::default(),
+            b_a_data: Default::default(),
+            b_a_mask: Default::default(),
+            b_a_compare: Default::default(),
+            b_a_compare_mask: Default::default(),
+            b_req_id: Default::default(),
+            b_value: Default::default(),
+            aop: Default::default(),
+            next_resp_msn: Default::default(),
+            is_imm: Default::default(),
+            imm_cqe: Default::default(),
             is_tagged: Default::default(),
             last: Default::default(),
             opcode: Default::default(),
@@ -560,6 +663,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_cqe_solicited: at(cqe_fields::SOLICITED),
             at_cqe_invalidated: at(cqe_fields::INVALIDATED),
             cqe_recv: constant(CqeOpcode::Recv as u64),
+            cqe_recv_imm: constant(CqeOpcode::RecvImm as u64),
+            at_cqe_imm: at(cqe_fields::IMM),
+            imm_valid_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::IMM_VALID.lsb)),
             st_success: constant(CqeStatus::Success as u64),
             flags_md: Constant::new(Bits::<224>::from(u64::from((M_BIT | D_BIT) >> 8)) << 16_u64),
             solicited_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::SOLICITED.lsb)),
@@ -586,6 +692,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             t_rdma_wrap: term(TermCode::RDMA_PROT_TO_WRAP),
             t_cannot_invalidate: term(TermCode::RDMA_PROT_CANNOT_INVALIDATE),
             t_local: term(TermCode::RDMA_LOCAL_CATASTROPHIC),
+            t_misaligned: term(TermCode::RDMA_OP_CATASTROPHIC_STREAM),
         }
     }
 }
@@ -598,7 +705,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         dff_setup!(
             self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
             chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
-            carry, writes_out, dones, read_table, req_valid, job_valid, job_terminate, job_inline, job_inline_len, job_addr, cqe_valid,
+            carry, writes_out, dones, read_table, req_valid, job_valid, job_terminate, job_atomic, job_inline, job_inline_len, job_addr, cqe_valid,
+            plain_pushed, plain_count, placed_since,
             cqe, cqn, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
         );
         self.ctx.read_clock.next = self.clock.val();
@@ -616,6 +724,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.rr_msn.write_clock.next = self.clock.val();
         self.rr_sent.read_clock.next = self.clock.val();
         self.rr_sent.write_clock.next = self.clock.val();
+        self.resp_sent_msn.read_clock.next = self.clock.val();
+        self.resp_sent_msn.write_clock.next = self.clock.val();
+        self.resp_recv_msn.read_clock.next = self.clock.val();
+        self.resp_recv_msn.write_clock.next = self.clock.val();
         self.sending.clock.next = self.clock.val();
         self.sending.reset.next = self.reset.val();
         self.recv.read_clock.next = self.clock.val();
@@ -642,6 +754,14 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.recv_msn.read_address.next = self.qpn.q.val();
         self.rr_msn.read_address.next = self.qpn.q.val();
         self.rr_sent.read_address.next = self.qpn.q.val();
+        self.resp_sent_msn.read_address.next = self.qpn.q.val();
+        self.resp_recv_msn.read_address.next = self.qpn.q.val();
+        self.resp_sent_msn.write_enable.next = false;
+        self.resp_sent_msn.write_address.next = self.qpn.q.val();
+        self.resp_sent_msn.write_data.next = self.resp_sent_msn.read_data.val() + 1;
+        self.resp_recv_msn.write_enable.next = false;
+        self.resp_recv_msn.write_address.next = self.qpn.q.val();
+        self.resp_recv_msn.write_data.next = self.resp_recv_msn.read_data.val() + 1;
         self.recv.read_address.next = self.qpn.q.val();
         self.read_placed.read_address.next = self.qpn.q.val();
         self.recv_msn.write_enable.next = false;
@@ -718,13 +838,20 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if !self.is_tagged.val() & ((self.opcode.val() == 1) | (self.opcode.val() == 7)) {
             self.need.next = 6.into();
         }
+        // Immediate Data (26 octets) and Atomic Responses (30) whole; Atomic Requests (70).
+        if !self.is_tagged.val() & ((self.opcode.val() == 8) | (self.opcode.val() == 9) | (self.opcode.val() == 11)) {
+            self.need.next = 4.into();
+        }
+        if !self.is_tagged.val() & (self.opcode.val() == 10) {
+            self.need.next = 9.into();
+        }
         self.s_axis_tready.next = false;
         if self.state.q.val() == 0 {
             self.s_axis_tready.next = !self.tx_fails.m_valid.val();
             if self.s_axis_tvalid.val() & !self.tx_fails.m_valid.val() {
                 self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(0);
                 self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(16);
-                self.hdr.d.next = bit_cast::<384, 64>(self.s_axis_tdata.val());
+                self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
                 self.hdr_shift.d.next = 64.into();
                 self.beats.d.next = 1.into();
                 self.ended.d.next = self.s_axis_tlast.val();
@@ -734,7 +861,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if (self.state.q.val() == 1) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
-                self.hdr.d.next = self.hdr.q.val() | (bit_cast::<384, 64>(self.s_axis_tdata.val()) << self.hdr_shift.q.val());
+                self.hdr.d.next = self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_shift.q.val());
                 self.hdr_shift.d.next = self.hdr_shift.q.val() + 64;
                 self.beats.d.next = self.beats.q.val() + 1;
                 self.ended.d.next = self.s_axis_tlast.val();
@@ -755,14 +882,29 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.b_size.d.next = self.hdr.q.val().get_bits::<32>(240);
         self.b_src_stag.d.next = self.hdr.q.val().get_bits::<32>(272);
         self.b_src_to.d.next = self.hdr.q.val().get_bits::<64>(304);
-        self.has_inv.next = (self.opcode.val() == 4) | (self.opcode.val() == 6);
+        // Atomic Request (RFC 7306 Fig. 4, from octet 18): AOpCode in the low nibble of
+        // octet 21, Request Identifier, STag, TO, Add/Swap Data and Mask, Compare Data and
+        // Mask; an Atomic Response (Fig. 6): Request Identifier, original value.
+        self.aop.next = self.hdr.q.val().get_bits::<4>(168);
+        self.b_a_stag.d.next = self.hdr.q.val().get_bits::<32>(208);
+        self.b_a_to.d.next = self.hdr.q.val().get_bits::<64>(240);
+        self.b_a_data.d.next = self.hdr.q.val().get_bits::<64>(304);
+        self.b_a_mask.d.next = self.hdr.q.val().get_bits::<64>(368);
+        self.b_a_compare.d.next = self.hdr.q.val().get_bits::<64>(432);
+        self.b_a_compare_mask.d.next = self.hdr.q.val().get_bits::<64>(496);
+        self.b_req_id.d.next = self.hdr.q.val().get_bits::<32>(144);
+        self.b_value.d.next = self.hdr.q.val().get_bits::<64>(176);
+        self.is_imm.next = (self.opcode.val() == 8) | (self.opcode.val() == 9);        self.has_inv.next = (self.opcode.val() == 4) | (self.opcode.val() == 6);
         self.is_send.next = (self.opcode.val() >= 3) & (self.opcode.val() <= 6);
 
         // Parsing (`parse_ulpdu`): length, DDP version, QN, RDMAP version, opcode, T flag
-        // and queue, the fixed RDMAP headers; opcodes of RFC 7306 are not accepted yet.
+        // and queue, the fixed RDMAP headers (RFC 7306's as well).
         self.queue.next = 0.into();
-        if self.opcode.val() == 1 {
+        if (self.opcode.val() == 1) | (self.opcode.val() == 10) {
             self.queue.next = 1.into();
+        }
+        if self.opcode.val() == 11 {
+            self.queue.next = 3.into();
         }
         if self.opcode.val() == 7 {
             self.queue.next = 2.into();
@@ -787,7 +929,30 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.is_send.val() | (self.opcode.val() == 0) | (self.opcode.val() == 2) {
             self.parse_error.next = false;
         }
-        if self.opcode.val() >= 8 {
+        // Immediate Data is exactly 8 octets, in one segment (IMM-03); the atomic headers
+        // fill single segments exactly.
+        if self.is_imm.val() {
+            self.parse_error.next = false;
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 8) {
+                self.parse_error.next = true;
+                self.parse_code.next = self.t_unspecified.val();
+            }
+        }
+        if self.opcode.val() == 10 {
+            self.parse_error.next = false;
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 52) {
+                self.parse_error.next = true;
+                self.parse_code.next = self.t_unspecified.val();
+            }
+        }
+        if self.opcode.val() == 11 {
+            self.parse_error.next = false;
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 12) {
+                self.parse_error.next = true;
+                self.parse_code.next = self.t_unspecified.val();
+            }
+        }
+        if self.opcode.val() >= 12 {
             self.parse_error.next = true;
             self.parse_code.next = self.t_unexpected_opcode.val();
         }
@@ -819,6 +984,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.rts.next = (self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
         self.next_msn.next = self.recv_msn.read_data.val() + 1;
         self.next_rr_msn.next = self.rr_msn.read_data.val() + 1;
+        self.next_resp_msn.next = self.resp_recv_msn.read_data.val() + 1;
         self.in_flight.next = self.rr_msn.read_data.val() - self.rr_sent.read_data.val();
         self.ird.next = self.ctx.read_data.val().get_bits::<8>(self.at_ird.val().index());
         if self.ird.val() > self.max_reads.val() {
@@ -886,7 +1052,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                         self.fault_code.d.next = self.t_unspecified.val();
                         self.state.d.next = 11.into();
                     }
-                    if self.rd_count.val() == 0 {
+                    if (self.rd_count.val() == 0) | self.rd_entry.val().get_bit(128) {
                         self.fault_code.d.next = self.t_unexpected_opcode.val();
                         self.state.d.next = 11.into();
                     }
@@ -915,6 +1081,50 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                             self.state.d.next = 4.into();
                             self.job_valid.d.next = false;
                         }
+                    }
+                } else if self.opcode.val() == 10 {
+                    // Atomic Request: QN 1 MSN and an IRD slot as a Read Request, a
+                    // supported AOpCode (ATOM-04), then the 8 target octets (REMOTE_ATOMIC).
+                    self.purpose.d.next = 5.into();
+                    self.mr_index.d.next = self.b_a_stag.q.val().get_bits::<MB>(8);
+                    self.chk_stag.d.next = self.b_a_stag.q.val();
+                    self.chk_to.d.next = self.b_a_to.q.val();
+                    self.chk_len.d.next = 8.into();
+                    self.chk_right.d.next = 4.into();
+                    if self.b_msn.q.val() != self.next_rr_msn.val() {
+                        self.fault_code.d.next = self.t_msn_range.val();
+                        self.state.d.next = 11.into();
+                    } else if self.in_flight.val() >= bit_cast::<32, 8>(self.ird.val()) {
+                        self.fault_code.d.next = self.t_no_buffer.val();
+                        self.state.d.next = 11.into();
+                    } else if (self.aop.val() != 0) & (self.aop.val() != 2) {
+                        self.fault_code.d.next = self.t_unexpected_opcode.val();
+                        self.state.d.next = 11.into();
+                    } else {
+                        self.rr_msn.write_enable.next = true;
+                        self.state.d.next = 4.into();
+                    }
+                } else if self.opcode.val() == 11 {
+                    // Atomic Response: the next QN 3 MSN, answering the oldest outstanding
+                    // request, which must be an atomic with this Request Identifier (the
+                    // same number); its 8 octets go to the request's local buffer.
+                    self.purpose.d.next = 1.into();
+                    self.mr_index.d.next = self.rd_entry.val().get_bits::<MB>(40);
+                    self.chk_stag.d.next = self.rd_entry.val().get_bits::<32>(32);
+                    self.chk_to.d.next = self.rd_entry.val().get_bits::<64>(64);
+                    self.chk_len.d.next = 8.into();
+                    self.chk_right.d.next = 1.into();
+                    self.state.d.next = 4.into();
+                    if (self.rd_count.val() == 0)
+                        | !self.rd_entry.val().get_bit(128)
+                        | (self.b_req_id.q.val() != self.next_resp_msn.val())
+                    {
+                        self.fault_code.d.next = self.t_unspecified.val();
+                        self.state.d.next = 11.into();
+                    }
+                    if self.b_msn.q.val() != self.next_resp_msn.val() {
+                        self.fault_code.d.next = self.t_msn_range.val();
+                        self.state.d.next = 11.into();
                     }
                 } else if self.opcode.val() == 7 {
                     // Terminate: the peer's code.
@@ -956,6 +1166,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.r_len.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_length.val().index());
             self.r_lkey.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_lkey.val().index());
             self.state.d.next = 6.into();
+            if self.is_imm.val() {
+                // Immediate Data consumes the receive but places nothing in its buffer.
+                self.state.d.next = 16.into();
+            }
             if self.has_inv.val() {
                 self.purpose.d.next = 2.into();
                 self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
@@ -1003,7 +1217,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.check.error.val() == 5 {
             self.access_code.next = self.t_tagged_bounds.val();
         }
-        if self.purpose.q.val() == 4 {
+        if (self.purpose.q.val() == 4) | (self.purpose.q.val() == 5) {
             self.access_code.next = self.t_rdma_stag.val();
             if self.check.error.val() == 2 {
                 self.access_code.next = self.t_rdma_not_associated.val();
@@ -1032,6 +1246,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 self.state.d.next = 12.into();
                 self.job_valid.d.next = true;
                 self.job_terminate.d.next = false;
+            }
+            if self.purpose.q.val() == 5 {
+                // The atomic's target must be a 64-bit aligned host address (ATOM-07:
+                // 0/2/0x07, after the access checks).
+                self.state.d.next = 17.into();
+                if self.check.iova.val().get_bits::<3>(0).any() {
+                    self.fault_code.d.next = self.t_misaligned.val();
+                    self.state.d.next = 11.into();
+                }
             }
             if self.check.error.val().any() {
                 self.fault_code.d.next = self.access_code.val();
@@ -1076,9 +1299,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_wr_req_valid.next = self.state.q.val() == 7;
         self.m_wr_req_addr.next = self.place_addr.q.val();
         self.m_wr_req_len.next = bit_cast::<32, 16>(self.plen.val());
+        if self.opcode.val() == 11 {
+            self.m_wr_req_len.next = 8.into();
+        }
         if (self.state.q.val() == 7) & self.m_wr_req_ready.val() {
             self.state.d.next = 8.into();
             self.left.d.next = self.plen.val();
+            if self.opcode.val() == 11 {
+                self.left.d.next = 8.into();
+            }
             self.carry.d.next = self.hdr.q.val().get_bits::<64>(64);
             if !self.is_tagged.val() {
                 self.carry.d.next = self.hdr.q.val().get_bits::<64>(128);
@@ -1088,6 +1317,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if !self.is_tagged.val() {
             self.need_in.next = self.left.q.val() > 6;
         }
+        if self.opcode.val() == 11 {
+            self.need_in.next = false;
+        }
         self.out_n.next = 8.into();
         if self.left.q.val() < 8 {
             self.out_n.next = self.left.q.val();
@@ -1096,6 +1328,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_wr_tdata.next = (self.carry.q.val() >> 48) | (self.s_axis_tdata.val() << 16);
         if !self.is_tagged.val() {
             self.m_wr_tdata.next = (self.carry.q.val() >> 16) | (self.s_axis_tdata.val() << 48);
+        }
+        if self.opcode.val() == 11 {
+            // The original value, big-endian on the wire, little-endian in memory (ATOM-11).
+            self.m_wr_tdata.next = self.b_value.q.val();
         }
         self.m_wr_tkeep.next = 0xFF.into();
         if self.left.q.val() < 8 {
@@ -1137,6 +1373,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         if self.m_wr_req_valid.val() & self.m_wr_req_ready.val() {
+            self.placed_since.d.next = true;
             self.writes_out.d.next = self.writes_out.q.val() + 1;
             if self.s_wr_done_valid.val() {
                 self.writes_out.d.next = self.writes_out.q.val();
@@ -1181,6 +1418,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     self.state.d.next = 10.into();
                 }
             }
+            if self.opcode.val() == 11 {
+                self.resp_recv_msn.write_enable.next = true;
+                self.pop.next = true;
+                self.state.d.next = 10.into();
+            }
             if self.opcode.val() == 2 {
                 self.read_placed.write_enable.next = true;
                 self.read_placed.write_data.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
@@ -1193,8 +1435,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         // A Read is done once its last response segment is placed and acknowledged; the
         // requester then writes its completion, in WQE order with the QP's others.
-        self.done_inc.next =
-            (self.state.q.val() == 10) & (self.opcode.val() == 2) & (self.writes_out.q.val() == 0);
+        self.done_inc.next = (self.state.q.val() == 10)
+            & ((self.opcode.val() == 2) | (self.opcode.val() == 11))
+            & (self.writes_out.q.val() == 0);
         self.order_done.next = self.order_lane.val().get_bits::<3>(12);
         // The read table's updates, one after the other on its lanes: a Read pushed (count + 1),
         // a Read popped (count - 1, slot + 1) or completed (done + 1), then a QP written
@@ -1245,7 +1488,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.done_inc.val() {
             self.state.d.next = 13.into();
         }
-        if (self.state.q.val() == 10) & (self.opcode.val() != 2) & !self.cqe_valid.q.val() & (self.writes_out.q.val() == 0) {
+        if (self.state.q.val() == 10)
+            & (self.opcode.val() != 2)
+            & (self.opcode.val() != 11)
+            & !self.cqe_valid.q.val()
+            & (self.writes_out.q.val() == 0)
+        {
             self.cqe_valid.d.next = true;
             self.invalidate.d.next = self.is_send.val() & self.has_inv.val();
         }
@@ -1258,6 +1506,46 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_cqn.next = self.cqn.q.val();
         self.m_invalidate.next = self.invalidate.q.val();
         self.m_invalidate_mr.next = self.b_stag.q.val().get_bits::<MB>(8);
+
+        // State 16: Immediate Data completes its receive with the 8 octets in the CQE
+        // (IMM-04: SOLICITED for opcode 0x9), once earlier placements are acknowledged (a
+        // Write before it is in memory when the CQE says so: IMM-05).
+        self.imm_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
+            | (bit_cast::<256, 16>(self.plen.val()) << self.at_cqe_byte_len.val())
+            | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+            | (bit_cast::<256, 8>(self.cqe_recv_imm.val()) << self.at_cqe_opcode.val())
+            | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
+            | (bit_cast::<256, 64>(self.hdr.q.val().get_bits::<64>(144)) << self.at_cqe_imm.val())
+            | self.imm_valid_bit.val();
+        if self.state.q.val() == 16 {
+            self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
+            self.cqe.d.next = self.imm_cqe.val();
+            if self.opcode.val() == 9 {
+                self.cqe.d.next = self.imm_cqe.val() | self.solicited_bit.val();
+            }
+            self.recv_msn.write_enable.next = true;
+            self.state.d.next = 10.into();
+        }
+
+        // State 17: a checked Atomic Request goes to the atomic unit once every placement
+        // before it is acknowledged (RFC 7306 §7: a Write before an Atomic is seen by it);
+        // its response joins the job queue, to leave when the unit returns the value.
+        self.m_atom_valid.next = (self.state.q.val() == 17) & (self.writes_out.q.val() == 0);
+        self.m_atom_addr.next = self.job_addr.q.val();
+        self.m_atom_aopcode.next = self.aop.val();
+        self.m_atom_data.next = self.b_a_data.q.val();
+        self.m_atom_mask.next = self.b_a_mask.q.val();
+        self.m_atom_compare.next = self.b_a_compare.q.val();
+        self.m_atom_compare_mask.next = self.b_a_compare_mask.q.val();
+        self.m_atom_fresh.next = self.placed_since.q.val();
+        self.m_atom_after.next = self.plain_pushed.q.val();
+        if self.m_atom_valid.val() & self.m_atom_ready.val() {
+            self.placed_since.d.next = false;
+            self.job_valid.d.next = true;
+            self.job_terminate.d.next = false;
+            self.job_atomic.d.next = true;
+            self.state.d.next = 12.into();
+        }
 
         // State 11: a fault. The QP goes to ERROR and a Terminate is sent.
         self.hdr_bytes.next = self.hdr.q.val().get_bits::<144>(0);
@@ -1316,44 +1604,72 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.ended.d.next = true;
         }
 
-        // State 12: a Read Response or a Terminate joins the segmenter's queue.
-        self.job_entry.next = bit_cast::<272, 1>(self.job_terminate.q.val().into())
-            | (bit_cast::<272, 32>(self.b_sink_stag.q.val()) << 1)
-            | (bit_cast::<272, 64>(self.b_sink_to.q.val()) << 33)
-            | (bit_cast::<272, 64>(self.job_addr.q.val()) << 97)
-            | (bit_cast::<272, 32>(self.b_size.q.val()) << 161)
-            | (bit_cast::<272, 32>(self.b_msn.q.val()) << 193)
-            | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
-            | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
-            | (bit_cast::<272, QB>(self.qpn.q.val()) << 263)
-            | (bit_cast::<272, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
+        // State 12: a Read Response, an Atomic Response or a Terminate joins the
+        // segmenter's queue.
+        self.job_entry.next = bit_cast::<273, 1>(self.job_terminate.q.val().into())
+            | (bit_cast::<273, 32>(self.b_sink_stag.q.val()) << 1)
+            | (bit_cast::<273, 64>(self.b_sink_to.q.val()) << 33)
+            | (bit_cast::<273, 64>(self.job_addr.q.val()) << 97)
+            | (bit_cast::<273, 32>(self.b_size.q.val()) << 161)
+            | (bit_cast::<273, 32>(self.b_msn.q.val()) << 193)
+            | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
+            | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
+            | (bit_cast::<273, QB>(self.qpn.q.val()) << 263)
+            | (bit_cast::<273, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
+        if self.job_atomic.q.val() {
+            self.job_entry.next = (bit_cast::<273, 32>(self.hdr.q.val().get_bits::<32>(176)) << 1)
+                | (bit_cast::<273, 32>(self.resp_sent_msn.read_data.val() + 1) << 97)
+                | (bit_cast::<273, 32>(self.b_msn.q.val()) << 193)
+                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
+                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
+                | (bit_cast::<273, QB>(self.qpn.q.val()) << 263)
+                | (bit_cast::<273, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271)
+                | (bit_cast::<273, 1>(true.into()) << 272);
+        }
         if self.job_terminate.q.val() {
-            self.job_entry.next = bit_cast::<272, 1>(true.into())
-                | (bit_cast::<272, 224>(self.job_inline.q.val()) << 1)
-                | (bit_cast::<272, 6>(self.job_inline_len.q.val()) << 225)
-                | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
-                | (bit_cast::<272, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
-                | (bit_cast::<272, QB>(self.qpn.q.val()) << 263)
-                | (bit_cast::<272, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
+            self.job_entry.next = bit_cast::<273, 1>(true.into())
+                | (bit_cast::<273, 224>(self.job_inline.q.val()) << 1)
+                | (bit_cast::<273, 6>(self.job_inline_len.q.val()) << 225)
+                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
+                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
+                | (bit_cast::<273, QB>(self.qpn.q.val()) << 263)
+                | (bit_cast::<273, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
         }
         self.jobs.s_valid.next = self.job_valid.q.val();
         self.jobs.s_data.next = self.job_entry.val();
         if (self.state.q.val() == 12) & self.jobs.s_ready.val() {
             self.job_valid.d.next = false;
+            self.job_atomic.d.next = false;
             self.state.d.next = 13.into();
+            if self.job_atomic.q.val() {
+                self.resp_sent_msn.write_enable.next = true;
+            } else {
+                self.plain_pushed.d.next = self.plain_pushed.q.val() + 1;
+            }
         }
+        // An Atomic Response leaves with the atomic unit's value, which it waits for.
         self.job_out.next = self.jobs.m_data.val();
-        self.m_job_valid.next = self.jobs.m_valid.val() & self.sending.s_ready.val();
-        self.jobs.m_ready.next = self.m_job_ready.val() & self.sending.s_ready.val();
-        // A job the segmenter takes is remembered until it is done; a finished Read
-        // Response frees its IRD slot. (A QP written in RESET goes first: the pop waits.)
+        self.job_is_atomic.next = self.job_out.val().get_bit(272);
+        self.s_res_ready.next = self.jobs.m_valid.val() & self.job_is_atomic.val() & self.m_job_ready.val() & self.sending.s_ready.val();
+        self.m_job_valid.next =
+            self.jobs.m_valid.val() & self.sending.s_ready.val() & (!self.job_is_atomic.val() | self.s_res_valid.val());
+        self.jobs.m_ready.next =
+            self.m_job_ready.val() & self.sending.s_ready.val() & (!self.job_is_atomic.val() | self.s_res_valid.val());
+        // A job the segmenter takes is remembered until it is done; a finished Read or
+        // Atomic Response frees its IRD slot. (A QP written in RESET goes first: the pop
+        // waits.)
         self.sending.s_valid.next = self.m_job_valid.val() & self.m_job_ready.val();
-        self.sending.s_data.next = bit_cast::<41, 1>(self.job_out.val().get_bit(0).into())
-            | (bit_cast::<41, 32>(self.job_out.val().get_bits::<32>(193)) << 1)
-            | (bit_cast::<41, 8>(self.job_out.val().get_bits::<8>(263)) << 33);
+        self.sending.s_data.next = bit_cast::<42, 1>(self.job_out.val().get_bit(0).into())
+            | (bit_cast::<42, 32>(self.job_out.val().get_bits::<32>(193)) << 1)
+            | (bit_cast::<42, 8>(self.job_out.val().get_bits::<8>(263)) << 33)
+            | (bit_cast::<42, 1>(self.job_is_atomic.val().into()) << 41);
         self.sending.m_ready.next = self.dones.q.val().any() & !(self.qp_we.val() & self.qp_reset.val());
         self.dones.d.next = self.dones.q.val() + bit_cast::<4, 1>(self.s_job_done.val().into())
             - bit_cast::<4, 1>((self.sending.m_ready.val() & self.sending.m_valid.val()).into());
+        if self.sending.m_ready.val() & self.sending.m_valid.val() & !self.sending.m_data.val().get_bit(41) {
+            self.plain_count.d.next = self.plain_count.q.val() + 1;
+        }
+        self.plain_done.next = self.plain_count.q.val();
         self.rr_sent.write_enable.next =
             self.sending.m_ready.val() & self.sending.m_valid.val() & !self.sending.m_data.val().get_bit(0);
         self.rr_sent.write_address.next = self.sending.m_data.val().get_bits::<QB>(33);
@@ -1368,6 +1684,20 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_job_len.next = self.job_out.val().get_bits::<32>(161);
         self.m_job_inline.next = 0.into();
         self.m_job_inline_len.next = 0.into();
+        self.res_be.d.next = self.s_res_original.val();
+        if self.job_is_atomic.val() {
+            self.m_job_tagged.next = false;
+            self.m_job_opcode.next = 11.into();
+            self.m_job_stag.next = 0.into();
+            self.m_job_to.next = 0.into();
+            self.m_job_qn.next = 3.into();
+            self.m_job_msn.next = self.job_out.val().get_bits::<32>(97);
+            self.m_job_addr.next = 0.into();
+            self.m_job_len.next = 0.into();
+            self.m_job_inline.next =
+                bit_cast::<224, 32>(self.job_out.val().get_bits::<32>(1)) | (bit_cast::<224, 64>(self.res_be.q.val()) << 32);
+            self.m_job_inline_len.next = 12.into();
+        }
         if self.job_out.val().get_bit(0) {
             self.m_job_tagged.next = false;
             self.m_job_opcode.next = 7.into();
@@ -1407,6 +1737,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.rr_sent.write_enable.next = true;
             self.rr_sent.write_address.next = self.qp_waddr.val();
             self.rr_sent.write_data.next = 0.into();
+            self.resp_sent_msn.write_enable.next = true;
+            self.resp_sent_msn.write_address.next = self.qp_waddr.val();
+            self.resp_sent_msn.write_data.next = 0.into();
+            self.resp_recv_msn.write_enable.next = true;
+            self.resp_recv_msn.write_address.next = self.qp_waddr.val();
+            self.resp_recv_msn.write_data.next = 0.into();
             self.recv.write_enable.next = true;
             self.recv.write_address.next = self.qp_waddr.val();
             self.recv.write_data.next = 0.into();
@@ -1425,6 +1761,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.writes_out.d.next = 0.into();
             self.dones.d.next = 0.into();
             self.read_table.d.next = 0.into();
+            self.job_atomic.d.next = false;
+            self.plain_pushed.d.next = 0.into();
+            self.plain_count.d.next = 0.into();
+            self.placed_since.d.next = false;
             self.full.d.next = 0.into();
         }
     }

@@ -7,11 +7,16 @@
 //! LOCAL_WRITE; else LOCAL_PROTECTION). An error moves the QP to ERROR through the
 //! command unit (`fail`), so the WQEs behind it are flushed.
 //!
-//! A message is a Send (MSN of QN 0), an RDMA Write (the peer's STag and TO) or a Read
-//! Request (MSN of QN 1, its 28-octet body inline: sink = the local buffer, source = the
-//! peer's). Completions leave in WQE order through one queue: errors at once, Sends and
-//! Writes (if signaled) when the segmenter reports their last ULPDU gone, Reads when the
-//! receive side reports their response placed (`order_done`). A completion still waiting
+//! A message is a Send or Immediate Data (MSN of QN 0; Immediate Data carries the WQE's
+//! eight `imm` octets inline and has no local buffer), an RDMA Write (the peer's STag and
+//! TO), a Read Request (MSN of QN 1, its 28-octet body inline: sink = the local buffer,
+//! source = the peer's) or an Atomic Request (RFC 7306 §5.2.1: MSN of QN 1 too, its
+//! 52-octet body inline; the Request Identifier is the QP's count of Atomic Requests, which
+//! is also the QN 3 MSN its response will carry; the local buffer, 8 octets with
+//! LOCAL_WRITE, receives the original value). Reads and atomics share the QP's ORD slots.
+//! Completions leave in WQE order through one queue: errors at once, Sends, Immediate Data
+//! and Writes (if signaled) when the segmenter reports their last ULPDU gone, Reads and
+//! atomics when the receive side reports their response placed (`order_done`). A completion still waiting
 //! for a response when its QP leaves RTS (a Terminate, a reset) is written FLUSHED.
 use rust_hdl::prelude::*;
 
@@ -33,7 +38,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// From SQ fetch.
     pub s_valid: Signal<In, Bit>,
     pub s_ready: Signal<Out, Bit>,
-    pub s_wqe: Signal<In, Bits<512>>,
+    pub s_wqe: Signal<In, Bits<768>>,
     pub s_qpn: Signal<In, Bits<QB>>,
     pub s_ctx: Signal<In, Bits<256>>,
     pub s_error: Signal<In, Bit>,
@@ -57,7 +62,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub m_job_msn: Signal<Out, Bits<32>>,
     pub m_job_addr: Signal<Out, Bits<64>>,
     pub m_job_len: Signal<Out, Bits<32>>,
-    pub m_job_inline: Signal<Out, Bits<224>>,
+    pub m_job_inline: Signal<Out, Bits<416>>,
     pub m_job_inline_len: Signal<Out, Bits<6>>,
     pub m_job_mulpdu: Signal<Out, Bits<16>>,
     pub m_job_conn: Signal<Out, Bits<16>>,
@@ -65,11 +70,11 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub m_job_crc: Signal<Out, Bit>,
     pub m_job_qpn: Signal<Out, Bits<QB>>,
     pub s_done_valid: Signal<In, Bit>,
-    /// Read Requests sent, for the receive side's table of outstanding Reads (see
+    /// Read and Atomic Requests sent, for the receive side's table of outstanding ones (see
     /// `RdmapRx::s_read_entry`); a QP whose `reads_full` bit is set issues no more.
     pub m_read_valid: Signal<Out, Bit>,
     pub m_read_qpn: Signal<Out, Bits<QB>>,
-    pub m_read_entry: Signal<Out, Bits<128>>,
+    pub m_read_entry: Signal<Out, Bits<129>>,
     pub reads_full: Signal<In, Bits<Q>>,
     /// Reads completed by the receive side for QP `order_qpn` (see `RdmapRx`).
     pub order_qpn: Signal<Out, Bits<QB>>,
@@ -85,9 +90,11 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     mrs: RAM<Bits<224>, MB>,
     send_msn: RAM<Bits<32>, QB>,
     read_msn: RAM<Bits<32>, QB>,
+    /// Atomic Requests sent (the next Request Identifier is one more).
+    atomic_msn: RAM<Bits<32>, QB>,
     check: MrCheck,
     state: DFF<Bits<2>>,
-    wqe: DFF<Bits<512>>,
+    wqe: DFF<Bits<768>>,
     qpn: DFF<Bits<QB>>,
     ctx: DFF<Bits<256>>,
     fetch_error: DFF<Bit>,
@@ -108,6 +115,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     is_write: Signal<Local, Bit>,
     is_read: Signal<Local, Bit>,
     is_send: Signal<Local, Bit>,
+    is_imm: Signal<Local, Bit>,
+    is_atomic: Signal<Local, Bit>,
     has_inv: Signal<Local, Bit>,
     length: Signal<Local, Bits<32>>,
     local_ok: Signal<Local, Bit>,
@@ -124,6 +133,16 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     status_mask: Constant<Bits<256>>,
     reads_before: Signal<Local, Bits<3>>,
     read_body: Signal<Local, Bits<224>>,
+    atomic_body: Signal<Local, Bits<416>>,
+    aop_word: Signal<Local, Bits<32>>,
+    cmp_be: Signal<Local, Bits<64>>,
+    cmask_be: Signal<Local, Bits<64>>,
+    req_id_be: Bswap32,
+    add_be: Bswap64,
+    add_mask_be: Bswap64,
+    compare_be: Bswap64,
+    compare_mask_be: Bswap64,
+    is_fetch_add: Signal<Local, Bit>,
     lkey_be: Bswap32,
     laddr_be: Bswap64,
     len_be: Bswap32,
@@ -142,7 +161,13 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     at_local_addr: Constant<Bits<9>>,
     at_lkey: Constant<Bits<9>>,
     at_remote_stag: Constant<Bits<9>>,
-    at_remote_to: Constant<Bits<9>>,
+    at_remote_to: Constant<Bits<10>>,
+    at_imm: Constant<Bits<10>>,
+    at_aopcode: Constant<Bits<10>>,
+    at_add_swap: Constant<Bits<10>>,
+    at_add_swap_mask: Constant<Bits<10>>,
+    at_compare: Constant<Bits<10>>,
+    at_compare_mask: Constant<Bits<10>>,
     at_pd: Constant<Bits<9>>,
     at_mulpdu: Constant<Bits<9>>,
     at_conn: Constant<Bits<9>>,
@@ -159,6 +184,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     op_send_inv: Constant<Bits<8>>,
     op_send_se: Constant<Bits<8>>,
     op_send_se_inv: Constant<Bits<8>>,
+    op_imm: Constant<Bits<8>>,
+    op_imm_se: Constant<Bits<8>>,
     cqe_send: Constant<Bits<8>>,
     cqe_write: Constant<Bits<8>>,
     cqe_read: Constant<Bits<8>>,
@@ -177,6 +204,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     fn default() -> Self {
         const { assert!(Q <= 1 << QB && M <= 1 << MB && CB <= 16 && MB <= 24) };
         let at = |f: Field| constant(f.lsb.into());
+        // WQE fields past octet 63 need a tenth index bit.
+        let at10 = |f: Field| constant(f.lsb.into());
         let op = |o: SqOpcode| constant(o as u64);
         TxRequest {
             clock: Default::default(),
@@ -229,6 +258,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mrs: Default::default(),
             send_msn: Default::default(),
             read_msn: Default::default(),
+            atomic_msn: Default::default(),
             check: Default::default(),
             state: Default::default(),
             wqe: Default::default(),
@@ -248,6 +278,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             is_write: Default::default(),
             is_read: Default::default(),
             is_send: Default::default(),
+            is_imm: Default::default(),
+            is_atomic: Default::default(),
             has_inv: Default::default(),
             length: Default::default(),
             local_ok: Default::default(),
@@ -264,6 +296,16 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             status_mask: Constant::new(Bits::<256>::from(0xFF_u64) << u64::from(cqe_fields::STATUS.lsb)),
             reads_before: Default::default(),
             read_body: Default::default(),
+            atomic_body: Default::default(),
+            aop_word: Default::default(),
+            cmp_be: Default::default(),
+            cmask_be: Default::default(),
+            req_id_be: Default::default(),
+            add_be: Default::default(),
+            add_mask_be: Default::default(),
+            compare_be: Default::default(),
+            compare_mask_be: Default::default(),
+            is_fetch_add: Default::default(),
             lkey_be: Default::default(),
             laddr_be: Default::default(),
             len_be: Default::default(),
@@ -282,7 +324,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_local_addr: at(sq_wqe_fields::LOCAL_ADDR),
             at_lkey: at(sq_wqe_fields::LKEY),
             at_remote_stag: at(sq_wqe_fields::REMOTE_STAG),
-            at_remote_to: at(sq_wqe_fields::REMOTE_TO),
+            at_remote_to: at10(sq_wqe_fields::REMOTE_TO),
+            at_imm: at10(sq_wqe_fields::IMM),
+            at_aopcode: at10(sq_wqe_fields::AOPCODE),
+            at_add_swap: at10(sq_wqe_fields::ADD_SWAP),
+            at_add_swap_mask: at10(sq_wqe_fields::ADD_SWAP_MASK),
+            at_compare: at10(sq_wqe_fields::COMPARE),
+            at_compare_mask: at10(sq_wqe_fields::COMPARE_MASK),
             at_pd: at(qp_fields::PD),
             at_mulpdu: at(qp_fields::MULPDU),
             at_conn: at(qp_fields::CONN_ID),
@@ -299,6 +347,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             op_send_inv: op(SqOpcode::SendInv),
             op_send_se: op(SqOpcode::SendSe),
             op_send_se_inv: op(SqOpcode::SendSeInv),
+            op_imm: op(SqOpcode::Imm),
+            op_imm_se: op(SqOpcode::ImmSe),
             cqe_send: constant(CqeOpcode::Send as u64),
             cqe_write: constant(CqeOpcode::RdmaWrite as u64),
             cqe_read: constant(CqeOpcode::RdmaRead as u64),
@@ -329,6 +379,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.send_msn.write_clock.next = self.clock.val();
         self.read_msn.read_clock.next = self.clock.val();
         self.read_msn.write_clock.next = self.clock.val();
+        self.atomic_msn.read_clock.next = self.clock.val();
+        self.atomic_msn.write_clock.next = self.clock.val();
 
         // The MR table copy; MSN counters (messages sent so far) cleared with the QP.
         self.mrs.write_enable.next = self.mr_we.val();
@@ -337,17 +389,22 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mrs.read_address.next = self.s_wqe.val().get_bits::<MB>(self.at_lkey_index.val().index());
         self.send_msn.read_address.next = self.s_qpn.val();
         self.read_msn.read_address.next = self.s_qpn.val();
+        self.atomic_msn.read_address.next = self.s_qpn.val();
         self.send_msn.write_enable.next = false;
         self.send_msn.write_address.next = self.qpn.q.val();
         self.send_msn.write_data.next = self.send_msn.read_data.val() + 1;
         self.read_msn.write_enable.next = false;
         self.read_msn.write_address.next = self.qpn.q.val();
         self.read_msn.write_data.next = self.read_msn.read_data.val() + 1;
+        self.atomic_msn.write_enable.next = false;
+        self.atomic_msn.write_address.next = self.qpn.q.val();
+        self.atomic_msn.write_data.next = self.atomic_msn.read_data.val() + 1;
 
         // Take a WQE while there is room for its completion.
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        // (A Read waits while its QP has as many Reads outstanding as it may.)
-        self.held.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
+        // (A Read or atomic waits while its QP has as many outstanding as ORD allows.)
+        self.held.next = ((self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
+            | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val()))
             & (self.reads_full.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val()))).any();
         self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val();
         if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val() {
@@ -364,7 +421,14 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.is_read.next = self.opcode.val() == self.op_read.val();
         self.has_inv.next = (self.opcode.val() == self.op_send_inv.val()) | (self.opcode.val() == self.op_send_se_inv.val());
         self.is_send.next = (self.opcode.val() == self.op_send.val()) | (self.opcode.val() == self.op_send_se.val()) | self.has_inv.val();
+        self.is_imm.next = (self.opcode.val() == self.op_imm.val()) | (self.opcode.val() == self.op_imm_se.val());
+        self.is_atomic.next = self.opcode.val() == self.op_atomic.val();
+        // Immediate Data is eight octets from the WQE; an atomic's local buffer is the eight
+        // octets its original value goes to.
         self.length.next = self.wqe.q.val().get_bits::<32>(self.at_length.val().index());
+        if self.is_imm.val() | self.is_atomic.val() {
+            self.length.next = 8.into();
+        }
         self.check.mr.next = self.mrs.read_data.val();
         self.check.live.next = (self.mr_valid.val()
             & (self.one_m.val() << bit_cast::<M, MB>(self.wqe.q.val().get_bits::<MB>(self.at_lkey_index.val().index()))))
@@ -376,16 +440,16 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.check.to.next = self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index());
         self.check.len.next = self.length.val();
         self.check.right.next = 0.into();
-        if self.is_read.val() {
+        if self.is_read.val() | self.is_atomic.val() {
             self.check.right.next = 1.into();
         }
-        self.local_ok.next = !self.length.val().any() | !self.check.error.val().any();
+        self.local_ok.next = !self.length.val().any() | !self.check.error.val().any() | self.is_imm.val();
         self.flush.next = (self.qp_error.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
         self.status.next = self.st_success.val();
         if !self.local_ok.val() | self.fetch_error.q.val() {
             self.status.next = self.st_local_protection.val();
         }
-        if !(self.is_write.val() | self.is_read.val() | self.is_send.val()) {
+        if !(self.is_write.val() | self.is_read.val() | self.is_send.val() | self.is_imm.val() | self.is_atomic.val()) {
             self.status.next = self.st_bad_opcode.val();
         }
         if self.flush.val() {
@@ -418,7 +482,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // Read itself); flags: waits for its message (bit 272), writes a CQE (bit 273).
         // Errors always complete; a message's completion waits, and is written if signaled.
         self.reads_before.next = self.read_msn.read_data.val().get_bits::<3>(0);
-        if self.is_read.val() & (self.status.val() == self.st_success.val()) {
+        if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
             self.reads_before.next = self.read_msn.read_data.val().get_bits::<3>(0) + 1;
         }
         self.entry_base.next = bit_cast::<277, 256>(self.cqe.val())
@@ -432,11 +496,14 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         self.fail.d.next = false;
-        self.m_read_valid.next = (self.state.q.val() == 1) & (self.status.val() == self.st_success.val()) & self.is_read.val();
+        self.m_read_valid.next = (self.state.q.val() == 1)
+            & (self.status.val() == self.st_success.val())
+            & (self.is_read.val() | self.is_atomic.val());
         self.m_read_qpn.next = self.qpn.q.val();
-        self.m_read_entry.next = bit_cast::<128, 32>(self.length.val())
-            | (bit_cast::<128, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 32)
-            | (bit_cast::<128, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 64);
+        self.m_read_entry.next = bit_cast::<129, 32>(self.length.val())
+            | (bit_cast::<129, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 32)
+            | (bit_cast::<129, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 64)
+            | (bit_cast::<129, 1>(self.is_atomic.val().into()) << 128);
         if self.state.q.val() == 1 {
             for i in 0..PENDING {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
@@ -453,14 +520,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 self.job_valid.d.next = true;
                 self.job_addr.d.next = self.check.iova.val();
                 self.job_msn.d.next = self.send_msn.read_data.val() + 1;
-                if self.is_read.val() {
+                if self.is_read.val() | self.is_atomic.val() {
                     self.job_msn.d.next = self.read_msn.read_data.val() + 1;
+                    self.read_msn.write_enable.next = true;
                 }
-                if self.is_send.val() {
+                if self.is_send.val() | self.is_imm.val() {
                     self.send_msn.write_enable.next = true;
                 }
-                if self.is_read.val() {
-                    self.read_msn.write_enable.next = true;
+                if self.is_atomic.val() {
+                    self.atomic_msn.write_enable.next = true;
                 }
             }
         }
@@ -471,6 +539,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.read_msn.write_enable.next = true;
             self.read_msn.write_address.next = self.qp_waddr.val();
             self.read_msn.write_data.next = 0.into();
+            self.atomic_msn.write_enable.next = true;
+            self.atomic_msn.write_address.next = self.qp_waddr.val();
+            self.atomic_msn.write_data.next = 0.into();
         }
         if (self.state.q.val() == 2) & self.m_job_ready.val() {
             self.job_valid.d.next = false;
@@ -488,6 +559,30 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             | (bit_cast::<224, 32>(self.len_be.q.val()) << 96)
             | (bit_cast::<224, 32>(self.rstag_be.q.val()) << 128)
             | (bit_cast::<224, 64>(self.rto_be.q.val()) << 160);
+        // The Atomic Request body (RFC 7306 Fig. 4): AOpCode as given, the Request
+        // Identifier, the target, then the operands; a FetchAdd sends Compare Data 0 and
+        // Compare Mask all ones (ATOM-03), whatever the WQE holds there.
+        self.aop_word.next = bit_cast::<32, 4>(self.wqe.q.val().get_bits::<4>(self.at_aopcode.val().index())) << 24;
+        self.req_id_be.d.next = self.atomic_msn.read_data.val() + 1;
+        self.add_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_add_swap.val().index());
+        self.add_mask_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_add_swap_mask.val().index());
+        self.compare_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_compare.val().index());
+        self.compare_mask_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_compare_mask.val().index());
+        self.is_fetch_add.next = !self.wqe.q.val().get_bits::<4>(self.at_aopcode.val().index()).any();
+        self.cmp_be.next = self.compare_be.q.val();
+        self.cmask_be.next = self.compare_mask_be.q.val();
+        if self.is_fetch_add.val() {
+            self.cmp_be.next = 0.into();
+            self.cmask_be.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
+        }
+        self.atomic_body.next = bit_cast::<416, 32>(self.aop_word.val())
+            | (bit_cast::<416, 32>(self.req_id_be.q.val()) << 32)
+            | (bit_cast::<416, 32>(self.rstag_be.q.val()) << 64)
+            | (bit_cast::<416, 64>(self.rto_be.q.val()) << 96)
+            | (bit_cast::<416, 64>(self.add_be.q.val()) << 160)
+            | (bit_cast::<416, 64>(self.add_mask_be.q.val()) << 224)
+            | (bit_cast::<416, 64>(self.cmp_be.val()) << 288)
+            | (bit_cast::<416, 64>(self.cmask_be.val()) << 352);
         self.m_job_valid.next = self.job_valid.q.val();
         self.m_job_tagged.next = self.is_write.val();
         self.m_job_opcode.next = self.opcode.val().get_bits::<4>(0);
@@ -505,8 +600,20 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.is_read.val() {
             self.m_job_qn.next = 1.into();
             self.m_job_len.next = 0.into();
-            self.m_job_inline.next = self.read_body.val();
+            self.m_job_inline.next = bit_cast::<416, 224>(self.read_body.val());
             self.m_job_inline_len.next = 28.into();
+        }
+        if self.is_atomic.val() {
+            self.m_job_qn.next = 1.into();
+            self.m_job_len.next = 0.into();
+            self.m_job_inline.next = self.atomic_body.val();
+            self.m_job_inline_len.next = 52.into();
+        }
+        if self.is_imm.val() {
+            // The eight octets as they are in the WQE, first octet first.
+            self.m_job_len.next = 0.into();
+            self.m_job_inline.next = bit_cast::<416, 64>(self.wqe.q.val().get_bits::<64>(self.at_imm.val().index()));
+            self.m_job_inline_len.next = 8.into();
         }
         self.m_job_mulpdu.next = self.ctx.q.val().get_bits::<16>(self.at_mulpdu.val().index());
         self.m_job_conn.next = self.ctx.q.val().get_bits::<16>(self.at_conn.val().index());

@@ -10,13 +10,14 @@
 //! decode error.
 
 use super::field::Field;
-use crate::rdmap::Opcode;
+use crate::atomic::{AtomicOp, OPERAND_LEN};
+use crate::rdmap::{Opcode, IMMEDIATE_DATA_LEN};
 
 /// Octets per SQ slot.
 pub const SQ_WQE_SLOT_LEN: usize = 128;
-/// Octets of an SQ slot the RNIC fetches (64–127 are reserved for the
-/// atomic operands of a later issue).
-pub const SQ_WQE_LEN: usize = 64;
+/// Octets of an SQ slot the RNIC fetches (96–127 are reserved): the
+/// atomic operands end at 95.
+pub const SQ_WQE_LEN: usize = 96;
 /// Octets per RQ slot.
 pub const RQ_WQE_LEN: usize = 32;
 /// Octets per CQE slot.
@@ -54,7 +55,8 @@ fn need(buf: &[u8], what: &'static str, needed: usize) -> Result<(), DescError> 
     Ok(())
 }
 
-/// SQ WQE opcodes (byte 0). The first six equal the RDMAP opcodes.
+/// SQ WQE opcodes (byte 0). Each supported one equals the RDMAP opcode of
+/// the message it sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum SqOpcode {
@@ -70,13 +72,15 @@ pub enum SqOpcode {
     SendSe = 0x05,
     /// Send with Solicited Event and Invalidate.
     SendSeInv = 0x06,
-    /// Immediate Data (RFC 7306; not supported yet).
+    /// Immediate Data (RFC 7306 §6): the 8 octets of `imm`, no local buffer.
     Imm = 0x08,
-    /// Immediate Data with Solicited Event (not supported yet).
+    /// Immediate Data with Solicited Event.
     ImmSe = 0x09,
-    /// Atomic (RFC 7306; not supported yet).
+    /// Atomic (RFC 7306 §5): `aopcode` on `remote_stag`/`remote_to`; the
+    /// original value lands in the 8-octet local buffer.
     Atomic = 0x0A,
-    /// RDMA Write with Immediate (not supported yet).
+    /// RDMA Write with Immediate: not supported (BAD_OPCODE). RDMA_WRITE
+    /// followed by IMM gives the same guarantee (CHECKLIST IMM-05).
     WriteImm = 0x10,
 }
 
@@ -106,7 +110,8 @@ impl SqOpcode {
         self.rdmap_opcode().is_some()
     }
 
-    /// The RDMAP message a supported opcode sends (a Read sends a Read Request).
+    /// The RDMAP message a supported opcode sends (a Read sends a Read
+    /// Request, an Atomic an Atomic Request).
     pub fn rdmap_opcode(self) -> Option<Opcode> {
         match self {
             SqOpcode::RdmaWrite => Some(Opcode::RdmaWrite),
@@ -115,7 +120,10 @@ impl SqOpcode {
             SqOpcode::SendInv => Some(Opcode::SendInvalidate),
             SqOpcode::SendSe => Some(Opcode::SendSolicited),
             SqOpcode::SendSeInv => Some(Opcode::SendSolicitedInvalidate),
-            _ => None,
+            SqOpcode::Imm => Some(Opcode::ImmediateData),
+            SqOpcode::ImmSe => Some(Opcode::ImmediateDataSolicited),
+            SqOpcode::Atomic => Some(Opcode::AtomicRequest),
+            SqOpcode::WriteImm => None,
         }
     }
 
@@ -157,26 +165,40 @@ pub mod sq_wqe_fields {
     pub const SIGNALED: Field = Field::at_byte("signaled", 1, 0, 1);
     /// Fence (reserved: wait for earlier Reads before starting).
     pub const FENCE: Field = Field::at_byte("fence", 1, 1, 1);
-    /// Payload octets; for a Read, the octets to read.
+    /// ATOMIC: the AOpCode, sent unchanged (0 FetchAdd, 2 CmpSwap; the
+    /// responder refuses any other value, RFC 7306 §5.2.1).
+    pub const AOPCODE: Field = Field::at_byte("aopcode", 2, 0, 4);
+    /// Payload octets; for a Read, the octets to read. Ignored for IMM,
+    /// IMM_SE (no local buffer) and ATOMIC (always 8).
     pub const LENGTH: Field = Field::at_byte("length", 4, 0, 32);
     /// The host's identifier, returned in the CQE.
     pub const WR_ID: Field = Field::at_byte("wr_id", 8, 0, 64);
-    /// TO inside the lkey's MR: the source, or a Read's sink.
+    /// TO inside the lkey's MR: the source, or a Read's or an Atomic's sink.
     pub const LOCAL_ADDR: Field = Field::at_byte("local_addr", 16, 0, 64);
     /// The local MR's STag.
     pub const LKEY: Field = Field::at_byte("lkey", 24, 0, 32);
-    /// Write/Read: the peer's STag. Send with Invalidate: the STag to invalidate.
+    /// Write/Read/Atomic: the peer's STag. Send with Invalidate: the STag to invalidate.
     pub const REMOTE_STAG: Field = Field::at_byte("remote_stag", 28, 0, 32);
-    /// Write/Read: the peer's TO.
+    /// Write/Read/Atomic: the peer's TO.
     pub const REMOTE_TO: Field = Field::at_byte("remote_to", 32, 0, 64);
-    /// Immediate data (later).
+    /// IMM, IMM_SE: the 8 octets sent, in the order they are in memory
+    /// (the wire carries octets 40–47 as they are).
     pub const IMM: Field = Field::at_byte("imm", 40, 0, 64);
+    /// ATOMIC: FetchAdd Add Data, or CmpSwap Swap Data.
+    pub const ADD_SWAP: Field = Field::at_byte("add_swap", 64, 0, 64);
+    /// ATOMIC: FetchAdd Add Mask (0: a plain add), or CmpSwap Swap Mask.
+    pub const ADD_SWAP_MASK: Field = Field::at_byte("add_swap_mask", 72, 0, 64);
+    /// ATOMIC CmpSwap: Compare Data (a FetchAdd sends 0).
+    pub const COMPARE: Field = Field::at_byte("compare", 80, 0, 64);
+    /// ATOMIC CmpSwap: Compare Mask (a FetchAdd sends all ones).
+    pub const COMPARE_MASK: Field = Field::at_byte("compare_mask", 88, 0, 64);
 
     /// Every field, in byte order.
     pub const ALL: &[Field] = &[
         OPCODE,
         SIGNALED,
         FENCE,
+        AOPCODE,
         LENGTH,
         WR_ID,
         LOCAL_ADDR,
@@ -184,10 +206,14 @@ pub mod sq_wqe_fields {
         REMOTE_STAG,
         REMOTE_TO,
         IMM,
+        ADD_SWAP,
+        ADD_SWAP_MASK,
+        COMPARE,
+        COMPARE_MASK,
     ];
 }
 
-/// An SQ work queue entry (a 128-octet slot; the first 64 octets are used).
+/// An SQ work queue entry (a 128-octet slot; the first 96 octets are used).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SqWqe {
     /// Raw opcode, see [`SqOpcode`].
@@ -196,20 +222,30 @@ pub struct SqWqe {
     pub signaled: bool,
     /// Fence flag (reserved).
     pub fence: bool,
-    /// Payload octets (Read: octets to read).
+    /// Raw AOpCode of an ATOMIC (4 bits), see [`AtomicOp`].
+    pub aopcode: u8,
+    /// Payload octets (Read: octets to read; ignored for IMM, IMM_SE, ATOMIC).
     pub length: u32,
     /// Host identifier.
     pub wr_id: u64,
-    /// Local TO (source, or Read sink).
+    /// Local TO (source, or Read or Atomic sink).
     pub local_addr: u64,
     /// Local MR STag.
     pub lkey: u32,
-    /// Peer STag (Write/Read) or STag to invalidate (Send with Invalidate).
+    /// Peer STag (Write/Read/Atomic) or STag to invalidate (Send with Invalidate).
     pub remote_stag: u32,
-    /// Peer TO (Write/Read).
+    /// Peer TO (Write/Read/Atomic).
     pub remote_to: u64,
-    /// Immediate data (later).
+    /// IMM, IMM_SE: the 8 octets to send, as `imm.to_le_bytes()`.
     pub imm: u64,
+    /// ATOMIC: Add Data or Swap Data.
+    pub add_swap: u64,
+    /// ATOMIC: Add Mask or Swap Mask.
+    pub add_swap_mask: u64,
+    /// ATOMIC CmpSwap: Compare Data.
+    pub compare: u64,
+    /// ATOMIC CmpSwap: Compare Mask.
+    pub compare_mask: u64,
 }
 
 impl SqWqe {
@@ -220,6 +256,51 @@ impl SqWqe {
             signaled: true,
             wr_id,
             ..SqWqe::default()
+        }
+    }
+
+    /// A signaled masked FetchAdd (RFC 7306 §5.1.1); add the target with
+    /// [`remote`](Self::remote) and the 8-octet result buffer with
+    /// [`local`](Self::local).
+    pub fn fetch_add(wr_id: u64, add: u64, add_mask: u64) -> Self {
+        SqWqe {
+            aopcode: AtomicOp::FetchAdd.code(),
+            add_swap: add,
+            add_swap_mask: add_mask,
+            ..SqWqe::new(SqOpcode::Atomic, wr_id)
+        }
+    }
+
+    /// A signaled masked CmpSwap (RFC 7306 §5.1.2); target and result
+    /// buffer as for [`fetch_add`](Self::fetch_add).
+    pub fn cmp_swap(
+        wr_id: u64,
+        compare: u64,
+        compare_mask: u64,
+        swap: u64,
+        swap_mask: u64,
+    ) -> Self {
+        SqWqe {
+            aopcode: AtomicOp::CmpSwap.code(),
+            add_swap: swap,
+            add_swap_mask: swap_mask,
+            compare,
+            compare_mask,
+            ..SqWqe::new(SqOpcode::Atomic, wr_id)
+        }
+    }
+
+    /// A signaled Immediate Data WQE sending `data` as it is (IMM_SE when
+    /// `solicited`).
+    pub fn immediate(wr_id: u64, data: [u8; IMMEDIATE_DATA_LEN], solicited: bool) -> Self {
+        let op = if solicited {
+            SqOpcode::ImmSe
+        } else {
+            SqOpcode::Imm
+        };
+        SqWqe {
+            imm: u64::from_le_bytes(data),
+            ..SqWqe::new(op, wr_id)
         }
     }
 
@@ -249,13 +330,25 @@ impl SqWqe {
         SqOpcode::try_from(self.opcode).ok()
     }
 
-    /// The 128-octet slot (octets 48–127 zero).
+    /// The `byte_len` of its SUCCESS completion: 8 for IMM, IMM_SE and
+    /// ATOMIC, whose size is fixed by RFC 7306 whatever `length` says, and
+    /// `length` otherwise.
+    pub fn completed_len(&self) -> u32 {
+        match self.op() {
+            Some(SqOpcode::Imm | SqOpcode::ImmSe) => IMMEDIATE_DATA_LEN as u32,
+            Some(SqOpcode::Atomic) => OPERAND_LEN as u32,
+            _ => self.length,
+        }
+    }
+
+    /// The 128-octet slot (octets 96–127 zero).
     pub fn encode(&self) -> [u8; SQ_WQE_SLOT_LEN] {
         use sq_wqe_fields as f;
         let mut b = [0u8; SQ_WQE_SLOT_LEN];
         f::OPCODE.set(&mut b, self.opcode.into());
         f::SIGNALED.set(&mut b, self.signaled.into());
         f::FENCE.set(&mut b, self.fence.into());
+        f::AOPCODE.set(&mut b, self.aopcode.into());
         f::LENGTH.set(&mut b, self.length.into());
         f::WR_ID.set(&mut b, self.wr_id);
         f::LOCAL_ADDR.set(&mut b, self.local_addr);
@@ -263,10 +356,14 @@ impl SqWqe {
         f::REMOTE_STAG.set(&mut b, self.remote_stag.into());
         f::REMOTE_TO.set(&mut b, self.remote_to);
         f::IMM.set(&mut b, self.imm);
+        f::ADD_SWAP.set(&mut b, self.add_swap);
+        f::ADD_SWAP_MASK.set(&mut b, self.add_swap_mask);
+        f::COMPARE.set(&mut b, self.compare);
+        f::COMPARE_MASK.set(&mut b, self.compare_mask);
         b
     }
 
-    /// Reads the 64 octets the RNIC fetches (a whole slot may be given).
+    /// Reads the 96 octets the RNIC fetches (a whole slot may be given).
     pub fn decode(buf: &[u8]) -> Result<Self, DescError> {
         use sq_wqe_fields as f;
         need(buf, "SQ WQE", SQ_WQE_LEN)?;
@@ -274,6 +371,7 @@ impl SqWqe {
             opcode: f::OPCODE.get(buf) as u8,
             signaled: f::SIGNALED.get(buf) != 0,
             fence: f::FENCE.get(buf) != 0,
+            aopcode: f::AOPCODE.get(buf) as u8,
             length: f::LENGTH.get(buf) as u32,
             wr_id: f::WR_ID.get(buf),
             local_addr: f::LOCAL_ADDR.get(buf),
@@ -281,6 +379,10 @@ impl SqWqe {
             remote_stag: f::REMOTE_STAG.get(buf) as u32,
             remote_to: f::REMOTE_TO.get(buf),
             imm: f::IMM.get(buf),
+            add_swap: f::ADD_SWAP.get(buf),
+            add_swap_mask: f::ADD_SWAP_MASK.get(buf),
+            compare: f::COMPARE.get(buf),
+            compare_mask: f::COMPARE_MASK.get(buf),
         })
     }
 }
@@ -361,9 +463,9 @@ pub enum CqeOpcode {
     RdmaRead = 2,
     /// A receive (RQ).
     Recv = 3,
-    /// A receive with immediate data (RQ, later).
+    /// A received Immediate Data message (RQ).
     RecvImm = 4,
-    /// An atomic (SQ, later).
+    /// An atomic (SQ).
     Atomic = 5,
 }
 
@@ -457,7 +559,8 @@ pub mod cqe_fields {
     use super::Field;
     /// The WQE's identifier.
     pub const WR_ID: Field = Field::at_byte("wr_id", 0, 0, 64);
-    /// Octets received (RQ) or the WQE length (SQ); 0 unless SUCCESS.
+    /// Octets received (RQ; 8 for RECV_IMM) or the WQE length (SQ; 8 for
+    /// IMM, IMM_SE and ATOMIC); 0 unless SUCCESS.
     pub const BYTE_LEN: Field = Field::at_byte("byte_len", 8, 0, 32);
     /// The local QP.
     pub const QPN: Field = Field::at_byte("qpn", 12, 0, 16);
@@ -465,15 +568,17 @@ pub mod cqe_fields {
     pub const OPCODE: Field = Field::at_byte("opcode", 14, 0, 8);
     /// Status, see [`super::CqeStatus`].
     pub const STATUS: Field = Field::at_byte("status", 15, 0, 8);
-    /// Immediate data / atomic original value (later).
+    /// RECV_IMM: the 8 octets received, in wire order (`imm.to_le_bytes()`
+    /// are the octets as sent); 0 otherwise.
     pub const IMM: Field = Field::at_byte("imm", 16, 0, 64);
     /// The STag a Send with Invalidate invalidated (valid with INVALIDATED).
     pub const INVALIDATED_STAG: Field = Field::at_byte("invalidated_stag", 24, 0, 32);
     /// Ring phase, see [`super::cqe_phase`].
     pub const PHASE: Field = Field::at_byte("phase", 31, 0, 1);
-    /// The Send asked for a solicited event.
+    /// The Send or Immediate Data asked for a solicited event (opcodes 0x5,
+    /// 0x6, 0x9).
     pub const SOLICITED: Field = Field::at_byte("solicited", 31, 1, 1);
-    /// `imm` is valid.
+    /// `imm` holds received immediate data (RECV_IMM).
     pub const IMM_VALID: Field = Field::at_byte("imm_valid", 31, 2, 1);
     /// `invalidated_stag` is valid.
     pub const INVALIDATED: Field = Field::at_byte("invalidated", 31, 3, 1);
@@ -499,7 +604,7 @@ pub mod cqe_fields {
 pub struct Cqe {
     /// The WQE's identifier.
     pub wr_id: u64,
-    /// Received octets (RQ) or the WQE length (SQ); 0 unless SUCCESS.
+    /// Received octets (RQ) or [`SqWqe::completed_len`] (SQ); 0 unless SUCCESS.
     pub byte_len: u32,
     /// Local QP number.
     pub qpn: u16,
@@ -507,7 +612,7 @@ pub struct Cqe {
     pub opcode: CqeOpcode,
     /// Status.
     pub status: CqeStatus,
-    /// Immediate data / atomic original value (later).
+    /// RECV_IMM: the received octets, `imm.to_le_bytes()` in wire order.
     pub imm: u64,
     /// The STag a Send with Invalidate invalidated (the INVALIDATED flag).
     pub invalidated: Option<u32>,

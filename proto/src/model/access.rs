@@ -12,7 +12,7 @@
 //! Rights come before bounds so that a peer without rights learns nothing
 //! about a region's extent. The result maps to a Terminate code by the
 //! layer that found it: DDP for tagged segments, RDMAP for the source of a
-//! Read Request.
+//! Read Request and the target of an Atomic Request.
 
 use crate::host::context::{stag_index, stag_key, MrContext};
 use crate::terminate::TermCode;
@@ -28,6 +28,8 @@ pub enum Right {
     RemoteRead,
     /// The peer writes (RDMA Write target).
     RemoteWrite,
+    /// The peer runs an atomic on it (RFC 7306 target).
+    RemoteAtomic,
 }
 
 /// Why an access was refused, in check order.
@@ -64,8 +66,9 @@ impl AccessError {
         }
     }
 
-    /// The Terminate for the source of an RDMA Read Request: RFC 5040 §7.2
-    /// items 4a–4e, CHECKLIST RDMAP-08.
+    /// The Terminate for the source of an RDMA Read Request (RFC 5040 §7.2
+    /// items 4a–4e, CHECKLIST RDMAP-08) and for the target of an Atomic
+    /// Request, for which RFC 7306 names no codes (CHECKLIST ATOM-08 Rec.).
     pub fn rdma_term_code(self) -> TermCode {
         match self {
             AccessError::InvalidStag => TermCode::RDMA_PROT_INVALID_STAG,
@@ -102,6 +105,7 @@ pub fn check_access(
         Right::LocalWrite => mr.access.local_write,
         Right::RemoteRead => mr.access.remote_read,
         Right::RemoteWrite => mr.access.remote_write,
+        Right::RemoteAtomic => mr.access.remote_atomic,
     };
     if !granted {
         return Err(AccessError::NoRight);

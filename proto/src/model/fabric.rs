@@ -231,7 +231,7 @@ impl Fabric {
         for rnic in &mut self.rnics {
             for qpn in 0..rnic.qps.len() as u32 {
                 let qp = &rnic.qps[qpn as usize];
-                let idle = qp.sq.is_empty() && qp.rq.is_empty() && qp.reads.is_empty();
+                let idle = qp.sq.is_empty() && qp.rq.is_empty() && qp.ord.is_empty();
                 if qp.ctx.state == QpState::Error && !idle {
                     rnic.enter_error(qpn, ErrorCause::FLUSH);
                 }

@@ -10,16 +10,21 @@ use std::collections::VecDeque;
 /// counter per stream, direction and QN, starting at 1, wrapping).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Msns {
-    /// QN 0, sent: Sends.
+    /// QN 0, sent: Sends and Immediate Data.
     pub send: u32,
-    /// QN 1, sent: Read Requests.
+    /// QN 1, sent: Read Requests and Atomic Requests (one counter,
+    /// RFC 7306 §5.2).
     pub read_request: u32,
     /// QN 2, sent: Terminate.
     pub terminate: u32,
+    /// QN 3, sent: Atomic Responses.
+    pub atomic_response: u32,
     /// QN 0, expected from the peer.
     pub recv: u32,
     /// QN 1, expected from the peer.
     pub read_request_recv: u32,
+    /// QN 3, expected from the peer.
+    pub atomic_response_recv: u32,
 }
 
 impl Default for Msns {
@@ -28,8 +33,10 @@ impl Default for Msns {
             send: 1,
             read_request: 1,
             terminate: 1,
+            atomic_response: 1,
             recv: 1,
             read_request_recv: 1,
+            atomic_response_recv: 1,
         }
     }
 }
@@ -42,15 +49,27 @@ pub(crate) struct Posted {
     pub wqe: SqWqe,
 }
 
-/// An RDMA Read whose request went out and whose response is still due.
+/// An RDMA Read or an atomic whose request went out and whose response is
+/// still due: one ORD slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct OutstandingRead {
+pub(crate) struct Outstanding {
     pub wqe: SqWqe,
-    /// MSN of its Read Request on QN 1.
+    /// MSN of its request on QN 1, by which a Terminate names it.
     pub msn: u32,
-    pub request: ReadRequest,
-    /// Response octets placed so far.
-    pub placed: u32,
+    pub awaiting: Awaiting,
+}
+
+/// What an ORD slot waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Awaiting {
+    /// Read Response segments for this request.
+    Read {
+        request: ReadRequest,
+        /// Response octets placed so far.
+        placed: u32,
+    },
+    /// The Atomic Response echoing this Request Identifier.
+    Atomic { request_id: u32 },
 }
 
 /// A receive buffer claimed by a Send whose last segment has not arrived.
@@ -63,17 +82,38 @@ pub(crate) struct Receiving {
 }
 
 /// One QP.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Qp {
     pub(crate) ctx: QpContext,
     pub(crate) peer: Option<u32>,
     pub(crate) sq: VecDeque<Posted>,
-    pub(crate) reads: VecDeque<OutstandingRead>,
+    /// ORD slots in use, oldest first.
+    pub(crate) ord: VecDeque<Outstanding>,
+    /// Request Identifier of the next Atomic Request: the count of those
+    /// sent, from 1, so it equals the QN 3 MSN of its response.
+    pub(crate) next_request_id: u32,
     pub(crate) rq: VecDeque<RqWqe>,
     pub(crate) receiving: Option<Receiving>,
     pub(crate) status: QpStatus,
     pub(crate) msn: Msns,
     pub(crate) tx: TxLog,
+}
+
+impl Default for Qp {
+    fn default() -> Self {
+        Qp {
+            ctx: QpContext::default(),
+            peer: None,
+            sq: VecDeque::new(),
+            ord: VecDeque::new(),
+            next_request_id: 1,
+            rq: VecDeque::new(),
+            receiving: None,
+            status: QpStatus::default(),
+            msn: Msns::default(),
+            tx: TxLog::default(),
+        }
+    }
 }
 
 impl Qp {
@@ -117,9 +157,10 @@ impl Qp {
         self.sq.len()
     }
 
-    /// Reads whose response has not arrived (the peer dropped the request).
+    /// Reads and atomics whose response has not arrived (the peer dropped
+    /// the request).
     pub fn outstanding_reads(&self) -> usize {
-        self.reads.len()
+        self.ord.len()
     }
 
     /// Receive buffers posted and not yet consumed.
@@ -127,7 +168,8 @@ impl Qp {
         self.rq.len() + usize::from(self.receiving.is_some())
     }
 
-    /// Back to RESET: every queue, index, MSN and log cleared, no CQEs.
+    /// Back to RESET: every queue, index, MSN, Request Identifier and log
+    /// cleared, no CQEs.
     pub(crate) fn reset(&mut self, ctx: QpContext) {
         *self = Qp {
             ctx,

@@ -2,11 +2,12 @@
 
 use super::cq::{Expected, Queue};
 use super::fabric::{Fabric, ModelError, Side, Step, Token};
-use super::qp::OutstandingRead;
-use super::rnic::{local_outcome, sq_cqe, ErrorCause, Outcome};
-use super::wire::{read_request_of, request_ulpdus};
+use super::qp::{Awaiting, Outstanding, Qp};
+use super::rnic::{local_outcome, sq_cqe, takes_ord_slot, ErrorCause, Outcome};
+use super::wire::{atomic_request_ulpdu, read_request_of, request_ulpdus};
 use crate::host::context::QpState;
-use crate::host::desc::{CqeStatus, SqOpcode};
+use crate::host::desc::{CqeStatus, SqOpcode, SqWqe};
+use crate::rdmap::Segment;
 use crate::terminate::{TermCode, Terminate};
 
 impl Fabric {
@@ -34,9 +35,10 @@ impl Fabric {
             QpState::Rts => {}
         }
         // Everything a WQE causes is processed before the next one starts,
-        // so a Read still outstanding here lost its request or response to
-        // a peer that drops traffic: nothing after it can complete.
-        if !qp.reads.is_empty() {
+        // so a Read or atomic still outstanding here lost its request or
+        // response to a peer that drops traffic: nothing after it can
+        // complete.
+        if !qp.ord.is_empty() {
             return Ok(Step::Blocked);
         }
         match local_outcome(&rnic.mrs, &qp.ctx, &front.wqe) {
@@ -52,8 +54,9 @@ impl Fabric {
         }
     }
 
-    /// Sends the WQE at the head of the SQ. Sends and Writes complete once
-    /// their last segment is handed on; a Read waits for its response.
+    /// Sends the WQE at the head of the SQ. Sends, Writes and Immediate
+    /// Data complete once their last segment is handed on; a Read or an
+    /// atomic takes an ORD slot and waits for its response.
     fn issue(
         &mut self,
         side: Side,
@@ -68,34 +71,27 @@ impl Fabric {
         };
         let wqe = posted.wqe;
         qp.status.sq_ci = qp.status.sq_ci.wrapping_add(1);
-        let msn = match op {
-            SqOpcode::RdmaWrite => 0,
-            SqOpcode::RdmaRead => {
-                let msn = qp.msn.read_request;
-                qp.msn.read_request = msn.wrapping_add(1);
-                qp.reads.push_back(OutstandingRead {
-                    wqe,
-                    msn,
-                    request: read_request_of(&wqe),
-                    placed: 0,
-                });
-                msn
-            }
-            _ => {
-                let msn = qp.msn.send;
-                qp.msn.send = msn.wrapping_add(1);
-                msn
-            }
+        let ulpdus = if takes_ord_slot(op) {
+            vec![qp.take_ord_slot(wqe)]
+        } else {
+            let msn = match op {
+                SqOpcode::RdmaWrite => 0,
+                _ => {
+                    let msn = qp.msn.send;
+                    qp.msn.send = msn.wrapping_add(1);
+                    msn
+                }
+            };
+            let payload = match source {
+                Some(iova) => rnic.mem.read(iova, wqe.length as usize)?.to_vec(),
+                None => Vec::new(),
+            };
+            request_ulpdus(&wqe, msn, &payload, qp.ctx.mulpdu).unwrap_or_default()
         };
-        let mulpdu = qp.ctx.mulpdu;
-        let payload = match source {
-            Some(iova) => rnic.mem.read(iova, wqe.length as usize)?.to_vec(),
-            None => Vec::new(),
-        };
-        for ulpdu in request_ulpdus(&wqe, msn, &payload, mulpdu).unwrap_or_default() {
+        for ulpdu in ulpdus {
             self.transmit(side, qpn, ulpdu);
         }
-        if op != SqOpcode::RdmaRead && wqe.signaled {
+        if !takes_ord_slot(op) && wqe.signaled {
             let cqe = sq_cqe(qpn, &wqe, CqeStatus::Success);
             self.rnics[side.index()].complete(qpn, Queue::Send, Expected::Exact(cqe));
         }
@@ -117,5 +113,27 @@ impl Fabric {
         rnic.complete(qpn, Queue::Send, Expected::Exact(cqe));
         self.send_terminate(side, qpn, Terminate::new(TermCode::RDMA_LOCAL_CATASTROPHIC));
         self.rnics[side.index()].enter_error(qpn, ErrorCause::FLUSH);
+    }
+}
+
+impl Qp {
+    /// Takes an ORD slot for a Read or ATOMIC WQE and returns its request:
+    /// the next QN 1 MSN (Read and Atomic Requests share it), and for an
+    /// atomic the next Request Identifier.
+    fn take_ord_slot(&mut self, wqe: SqWqe) -> Vec<u8> {
+        let msn = self.msn.read_request;
+        self.msn.read_request = msn.wrapping_add(1);
+        let (awaiting, ulpdu) = if wqe.op() == Some(SqOpcode::Atomic) {
+            let request_id = self.next_request_id;
+            self.next_request_id = request_id.wrapping_add(1);
+            let ulpdu = atomic_request_ulpdu(&wqe, msn, request_id);
+            (Awaiting::Atomic { request_id }, ulpdu)
+        } else {
+            let request = read_request_of(&wqe);
+            let ulpdu = Segment::read_request(msn, request).to_vec();
+            (Awaiting::Read { request, placed: 0 }, ulpdu)
+        };
+        self.ord.push_back(Outstanding { wqe, msn, awaiting });
+        ulpdu
     }
 }

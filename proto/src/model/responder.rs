@@ -1,5 +1,5 @@
 //! The receiver: validating and placing incoming segments, answering Read
-//! Requests, and turning the first error into a Terminate.
+//! and Atomic Requests, and turning the first error into a Terminate.
 //!
 //! Segments are validated one by one, as DDP places them: a failing
 //! segment places nothing and stops the stream (RFC 5041 §7.1, CHECKLIST
@@ -10,13 +10,17 @@
 use super::access::{check_access, lookup, Right};
 use super::cq::{Expected, Queue};
 use super::fabric::{with_ddp_header, Fabric, ModelError, Side};
-use super::qp::Receiving;
+use super::memory::HostMemory;
+use super::qp::{Awaiting, Receiving};
 use super::rnic::{sq_cqe, terminated_read_status, ErrorCause};
 use super::wire::tagged_ulpdus;
+use crate::atomic::OPERAND_LEN;
 use crate::ddp::DdpHeader;
 use crate::host::context::{stag_index, MrContext, QpState, TermInfo};
 use crate::host::desc::{Cqe, CqeOpcode, CqeStatus};
-use crate::rdmap::{parse_ulpdu, Opcode, RdmapHeader, Segment, QN_READ_ATOMIC_REQUEST};
+use crate::rdmap::{
+    parse_ulpdu, AtomicResponse, Opcode, RdmapHeader, Segment, QN_READ_ATOMIC_REQUEST,
+};
 use crate::terminate::{TermCode, Terminate};
 
 /// A validation failure: the Terminate to send and the completion status
@@ -83,13 +87,11 @@ impl Fabric {
                     self.rx_terminate(side, qpn, &seg);
                     Ok(())
                 }
-                // Without RFC 7306 support these opcodes are reserved (CHECKLIST RDMAP-03).
-                Opcode::ImmediateData
-                | Opcode::ImmediateDataSolicited
-                | Opcode::AtomicRequest
-                | Opcode::AtomicResponse => {
-                    Err(Fault::segment(TermCode::RDMA_OP_UNEXPECTED_OPCODE, ulpdu))
+                Opcode::ImmediateData | Opcode::ImmediateDataSolicited => {
+                    self.rx_immediate(side, qpn, &seg, ulpdu)?
                 }
+                Opcode::AtomicRequest => self.rx_atomic_request(side, qpn, &seg, ulpdu)?,
+                Opcode::AtomicResponse => self.rx_atomic_response(side, qpn, &seg, ulpdu)?,
             },
         };
         if let Err(fault) = result {
@@ -270,10 +272,11 @@ impl Fabric {
     }
 
     /// A Read Response segment: it must continue the oldest outstanding
-    /// Read (else `0/2/0x06`) at its sink STag (`1/1/0x00`) and next TO
-    /// within the size (`1/1/0x01`), and the sink MR must still allow the
-    /// write; the last segment must end at the size (`0/2/0xFF`). The Read
-    /// completes with the last segment.
+    /// Read (else `0/2/0x06`, also when the oldest ORD slot is an atomic)
+    /// at its sink STag (`1/1/0x00`) and next TO within the size
+    /// (`1/1/0x01`), and the sink MR must still allow the write; the last
+    /// segment must end at the size (`0/2/0xFF`). The Read completes with
+    /// the last segment.
     fn rx_read_response(&mut self, side: Side, qpn: u32, seg: &Segment, ulpdu: &[u8]) -> Rx {
         let DdpHeader::Tagged(h) = seg.ddp else {
             return Ok(Ok(()));
@@ -281,45 +284,180 @@ impl Fabric {
         let fault = |code| Ok(Err(Fault::segment(code, ulpdu)));
         let rnic = &mut self.rnics[side.index()];
         let qp = &mut rnic.qps[qpn as usize];
-        let Some(mut read) = qp.reads.front().copied() else {
+        let Some(front) = qp.ord.front().copied() else {
+            return fault(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
+        };
+        let Awaiting::Read {
+            request: rr,
+            mut placed,
+        } = front.awaiting
+        else {
             return fault(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
         };
         let len = seg.payload.len() as u64;
         if len > 0 {
-            let rr = read.request;
             if h.stag != rr.sink_stag {
                 return fault(TermCode::DDP_TAGGED_INVALID_STAG);
             }
-            let next_to = rr.sink_to.wrapping_add(read.placed.into());
-            if h.to != next_to || u64::from(read.placed) + len > u64::from(rr.size) {
+            let next_to = rr.sink_to.wrapping_add(placed.into());
+            if h.to != next_to || u64::from(placed) + len > u64::from(rr.size) {
                 return fault(TermCode::DDP_TAGGED_BASE_BOUNDS);
             }
             match check_access(&rnic.mrs, qp.ctx.pd, h.stag, h.to, len, Right::LocalWrite) {
                 Err(e) => return fault(e.ddp_term_code()),
                 Ok(iova) => rnic.mem.write(iova, seg.payload)?,
             }
-            read.placed += len as u32;
+            placed += len as u32;
         }
         if !h.last {
-            if let Some(r) = qp.reads.front_mut() {
-                *r = read;
+            if let Some(r) = qp.ord.front_mut() {
+                r.awaiting = Awaiting::Read { request: rr, placed };
             }
             return Ok(Ok(()));
         }
-        if read.placed != read.request.size {
+        if placed != rr.size {
             return fault(TermCode::RDMA_OP_UNSPECIFIED);
         }
-        qp.reads.pop_front();
-        if read.wqe.signaled {
-            let cqe = sq_cqe(qpn, &read.wqe, CqeStatus::Success);
+        qp.ord.pop_front();
+        if front.wqe.signaled {
+            let cqe = sq_cqe(qpn, &front.wqe, CqeStatus::Success);
+            rnic.complete(qpn, Queue::Send, Expected::Exact(cqe));
+        }
+        Ok(Ok(()))
+    }
+
+    /// Immediate Data (QN 0, RFC 7306 §6). Checks, in order: MSN
+    /// (`1/2/0x03`; also when a Send is half received, whose receive it
+    /// cannot continue), a posted receive (`1/2/0x02`), and exactly 8
+    /// octets in one segment (`0/2/0xFF`: [`parse_ulpdu`] lets through the
+    /// first pieces of a split message, which this RNIC refuses). The
+    /// receive is consumed without being written or checked: the octets go
+    /// into its CQE.
+    fn rx_immediate(&mut self, side: Side, qpn: u32, seg: &Segment, ulpdu: &[u8]) -> Rx {
+        let DdpHeader::Untagged(h) = seg.ddp else {
+            return Ok(Ok(()));
+        };
+        let fault = |code| Fault::segment(code, ulpdu);
+        let rnic = &mut self.rnics[side.index()];
+        let qp = &mut rnic.qps[qpn as usize];
+        if qp.receiving.is_some() {
+            let f = fault(TermCode::DDP_UNTAGGED_MSN_RANGE).claimed(CqeStatus::RemoteOperation);
+            return Ok(Err(f));
+        }
+        if h.msn != qp.msn.recv {
+            return Ok(Err(fault(TermCode::DDP_UNTAGGED_MSN_RANGE)));
+        }
+        if qp.rq.is_empty() {
+            return Ok(Err(fault(TermCode::DDP_UNTAGGED_NO_BUFFER)));
+        }
+        let RdmapHeader::ImmediateData(data) = seg.header else {
+            return Ok(Err(fault(TermCode::RDMA_OP_UNSPECIFIED)));
+        };
+        let Some(wqe) = qp.rq.pop_front() else {
+            return Ok(Ok(()));
+        };
+        qp.msn.recv = qp.msn.recv.wrapping_add(1);
+        qp.status.rq_ci = qp.status.rq_ci.wrapping_add(1);
+        let mut cqe = Cqe::new(wqe.wr_id, qpn as u16, CqeOpcode::RecvImm, CqeStatus::Success);
+        cqe.byte_len = data.len() as u32;
+        cqe.imm = u64::from_le_bytes(data);
+        cqe.imm_valid = true;
+        cqe.solicited = seg.opcode.is_solicited();
+        rnic.complete(qpn, Queue::Recv, Expected::Exact(cqe));
+        Ok(Ok(()))
+    }
+
+    /// An Atomic Request (QN 1, RFC 7306 §5.2.1). Every check comes before
+    /// memory is touched, in order: MSN (`1/2/0x03`, shared with Read
+    /// Requests), an IRD slot (`1/2/0x02`), a supported AOpCode
+    /// (`0/2/0x06`), the target (valid, PD, REMOTE_ATOMIC, wrap, bounds:
+    /// `0/1/0x00` / `0x03` / `0x02` / `0x04` / `0x01`) and the 8-alignment
+    /// of its IOVA (`0/2/0x07`, RFC 7306 §8.2). The Terminates carry the
+    /// DDP header only (§8.1 item 2). Then the word is read, updated and
+    /// written back little-endian, and the original value goes back
+    /// big-endian in an Atomic Response on QN 3.
+    fn rx_atomic_request(&mut self, side: Side, qpn: u32, seg: &Segment, ulpdu: &[u8]) -> Rx {
+        let (DdpHeader::Untagged(h), RdmapHeader::AtomicRequest(req)) = (seg.ddp, seg.header)
+        else {
+            return Ok(Ok(()));
+        };
+        let fault = |code| Ok(Err(Fault::segment(code, ulpdu)));
+        let rnic = &mut self.rnics[side.index()];
+        let qp = &mut rnic.qps[qpn as usize];
+        if h.msn != qp.msn.read_request_recv {
+            return fault(TermCode::DDP_UNTAGGED_MSN_RANGE);
+        }
+        if qp.ctx.ird == 0 {
+            return fault(TermCode::DDP_UNTAGGED_NO_BUFFER);
+        }
+        qp.msn.read_request_recv = h.msn.wrapping_add(1);
+        if req.op().is_err() {
+            return fault(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
+        }
+        let (len, right) = (OPERAND_LEN as u64, Right::RemoteAtomic);
+        let iova = match check_access(&rnic.mrs, qp.ctx.pd, req.stag, req.to, len, right) {
+            Err(e) => return fault(e.rdma_term_code()),
+            Ok(iova) => iova,
+        };
+        if iova % len != 0 {
+            return fault(TermCode::RDMA_OP_CATASTROPHIC_STREAM);
+        }
+        let original = read_word(&rnic.mem, iova)?;
+        let Ok(updated) = req.apply(original) else {
+            return fault(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
+        };
+        rnic.mem.write(iova, &updated.to_le_bytes())?;
+        let msn = qp.msn.atomic_response;
+        qp.msn.atomic_response = msn.wrapping_add(1);
+        let response = AtomicResponse {
+            request_id: req.request_id,
+            original,
+        };
+        self.transmit(side, qpn, Segment::atomic_response(msn, response).to_vec());
+        Ok(Ok(()))
+    }
+
+    /// An Atomic Response (QN 3) at the requester. Checks, in order: its
+    /// MSN is the next one (`1/2/0x03`); the oldest ORD slot is an atomic
+    /// with this Request Identifier (`0/2/0xFF`: an unsolicited or
+    /// mismatched response, CHECKLIST ATOM-16); its local buffer still
+    /// takes the write (the DDP codes of a Read Response sink). Then the
+    /// original value is stored little-endian and the atomic completes.
+    fn rx_atomic_response(&mut self, side: Side, qpn: u32, seg: &Segment, ulpdu: &[u8]) -> Rx {
+        let (DdpHeader::Untagged(h), RdmapHeader::AtomicResponse(resp)) = (seg.ddp, seg.header)
+        else {
+            return Ok(Ok(()));
+        };
+        let fault = |code| Ok(Err(Fault::segment(code, ulpdu)));
+        let rnic = &mut self.rnics[side.index()];
+        let qp = &mut rnic.qps[qpn as usize];
+        if h.msn != qp.msn.atomic_response_recv {
+            return fault(TermCode::DDP_UNTAGGED_MSN_RANGE);
+        }
+        let Some(front) = qp.ord.front().copied() else {
+            return fault(TermCode::RDMA_OP_UNSPECIFIED);
+        };
+        if front.awaiting != (Awaiting::Atomic { request_id: resp.request_id }) {
+            return fault(TermCode::RDMA_OP_UNSPECIFIED);
+        }
+        let wqe = front.wqe;
+        let len = OPERAND_LEN as u64;
+        match check_access(&rnic.mrs, qp.ctx.pd, wqe.lkey, wqe.local_addr, len, Right::LocalWrite) {
+            Err(e) => return fault(e.ddp_term_code()),
+            Ok(iova) => rnic.mem.write(iova, &resp.original.to_le_bytes())?,
+        }
+        qp.msn.atomic_response_recv = h.msn.wrapping_add(1);
+        qp.ord.pop_front();
+        if wqe.signaled {
+            let cqe = sq_cqe(qpn, &wqe, CqeStatus::Success);
             rnic.complete(qpn, Queue::Send, Expected::Exact(cqe));
         }
         Ok(Ok(()))
     }
 
     /// A Terminate from the peer: the QP enters ERROR. The outstanding Read
-    /// its Terminated DDP Header names (QN 1, by MSN) completes with the
-    /// status of [`terminated_read_status`]; the rest is flushed.
+    /// or atomic its Terminated DDP Header names (QN 1, by MSN) completes
+    /// with the status of [`terminated_read_status`]; the rest is flushed.
     fn rx_terminate(&mut self, side: Side, qpn: u32, seg: &Segment) {
         let RdmapHeader::Terminate(t) = seg.header else {
             return;
@@ -346,4 +484,12 @@ impl Fabric {
         };
         rnic.enter_error(qpn, cause);
     }
+}
+
+/// The 8-octet word at `iova`, little-endian as the host keeps it (CHECKLIST
+/// ATOM-11).
+fn read_word(mem: &HostMemory, iova: u64) -> Result<u64, ModelError> {
+    let mut word = [0u8; OPERAND_LEN];
+    word.copy_from_slice(mem.read(iova, OPERAND_LEN)?);
+    Ok(u64::from_le_bytes(word))
 }

@@ -5,6 +5,7 @@ use super::access::{check_access, Right};
 use super::cq::{Cq, Expected, Queue};
 use super::memory::HostMemory;
 use super::qp::Qp;
+use crate::atomic::OPERAND_LEN;
 use crate::host::context::{CqContext, CqStatus, MrContext, QpContext, QpState};
 use crate::host::desc::{Cqe, CqeOpcode, CqeStatus, RqWqe, SqOpcode, SqWqe};
 use crate::host::regs::{self, CmdOpcode, CmdResult};
@@ -26,12 +27,15 @@ pub struct RnicConfig {
 }
 
 impl Default for RnicConfig {
-    /// The default build: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, CRC
-    /// and markers (no atomics or immediate data yet).
+    /// The default build: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, CRC,
+    /// markers, RFC 7306 atomics and Immediate Data (FEATURES is what the
+    /// default hardware build reports).
     fn default() -> Self {
         let mut features = [0u32];
         regs::features::CRC.set_word(&mut features, 1);
         regs::features::MARKERS.set_word(&mut features, 1);
+        regs::features::ATOMICS.set_word(&mut features, 1);
+        regs::features::IMMEDIATE.set_word(&mut features, 1);
         RnicConfig {
             num_qps: regs::DEFAULT_NUM_QPS,
             num_cqs: regs::DEFAULT_NUM_CQS,
@@ -52,49 +56,58 @@ pub enum Outcome {
         /// The IOVA of its payload (Sends and Writes of non-zero length).
         source: Option<u64>,
     },
-    /// A Read with ORD 0: it can never be issued, and the SQ stops there.
+    /// A Read or atomic with ORD 0: it can never be issued, and the SQ
+    /// stops there.
     Stall,
     /// It completes in error with this status.
     Fail(CqeStatus),
 }
 
-/// The local checks of an SQ WQE: a supported opcode, then (for a non-zero
-/// length) the lkey, its PD, bounds, and LOCAL_WRITE for a Read sink. A
-/// zero-length WQE touches no local memory and is not checked.
+/// The local checks of an SQ WQE: a supported opcode, then the local
+/// buffer it touches (lkey, PD, LOCAL_WRITE for a sink, no wrap, bounds),
+/// then an ORD slot for a Read or atomic.
 pub fn local_outcome(mrs: &[MrContext], ctx: &QpContext, wqe: &SqWqe) -> Outcome {
     let Some(op) = wqe.op().filter(|op| op.is_supported()) else {
         return Outcome::Fail(CqeStatus::BadOpcode);
     };
-    let read = op == SqOpcode::RdmaRead;
     let mut source = None;
-    if wqe.length > 0 {
-        let right = if read {
-            Right::LocalWrite
-        } else {
-            Right::LocalRead
-        };
-        match check_access(
-            mrs,
-            ctx.pd,
-            wqe.lkey,
-            wqe.local_addr,
-            wqe.length.into(),
-            right,
-        ) {
-            Ok(iova) => source = (!read).then_some(iova),
+    if let Some((len, right)) = local_buffer(op, wqe) {
+        match check_access(mrs, ctx.pd, wqe.lkey, wqe.local_addr, len, right) {
+            Ok(iova) => source = (right == Right::LocalRead).then_some(iova),
             Err(_) => return Outcome::Fail(CqeStatus::LocalProtection),
         }
     }
-    if read && ctx.ord == 0 {
+    if takes_ord_slot(op) && ctx.ord == 0 {
         return Outcome::Stall;
     }
     Outcome::Transmit { op, source }
 }
 
-/// The status of the outstanding Read a received Terminate names, by the
-/// Terminate's class: protection and tagged-buffer errors are REMOTE_ACCESS,
-/// operation and untagged-buffer errors REMOTE_OPERATION, anything else
-/// (catastrophic, LLP) TERMINATED.
+/// The local buffer a WQE touches, as a length and the right it needs;
+/// `None` when it touches none. A zero-length WQE is not checked at all,
+/// Immediate Data carries its octets in the WQE, and an atomic always
+/// writes its 8-octet original value, whatever `length` says.
+fn local_buffer(op: SqOpcode, wqe: &SqWqe) -> Option<(u64, Right)> {
+    let len = u64::from(wqe.length);
+    match op {
+        SqOpcode::Imm | SqOpcode::ImmSe => None,
+        SqOpcode::Atomic => Some((OPERAND_LEN as u64, Right::LocalWrite)),
+        _ if len == 0 => None,
+        SqOpcode::RdmaRead => Some((len, Right::LocalWrite)),
+        _ => Some((len, Right::LocalRead)),
+    }
+}
+
+/// True for the WQEs that wait for a response and so hold an ORD slot
+/// (RFC 7306 §5.2: atomics share the Read machinery).
+pub(crate) fn takes_ord_slot(op: SqOpcode) -> bool {
+    matches!(op, SqOpcode::RdmaRead | SqOpcode::Atomic)
+}
+
+/// The status of the outstanding Read or atomic a received Terminate
+/// names, by the Terminate's class: protection and tagged-buffer errors
+/// are REMOTE_ACCESS, operation and untagged-buffer errors
+/// REMOTE_OPERATION, anything else (catastrophic, LLP) TERMINATED.
 pub fn terminated_read_status(code: TermCode) -> CqeStatus {
     match (code.layer, code.etype) {
         (TermCode::LAYER_RDMA, TermCode::ETYPE_RDMA_REMOTE_PROTECTION)
@@ -105,13 +118,14 @@ pub fn terminated_read_status(code: TermCode) -> CqeStatus {
     }
 }
 
-/// The completion of an SQ WQE: `byte_len` is its length on success, 0
-/// otherwise; an opcode the interface does not define reports SEND.
+/// The completion of an SQ WQE: `byte_len` is
+/// [`SqWqe::completed_len`] on success, 0 otherwise; an opcode the
+/// interface does not define reports SEND.
 pub fn sq_cqe(qpn: u32, wqe: &SqWqe, status: CqeStatus) -> Cqe {
     let opcode = wqe.op().map_or(CqeOpcode::Send, SqOpcode::cqe_opcode);
     let mut c = Cqe::new(wqe.wr_id, qpn as u16, opcode, status);
     if status == CqeStatus::Success {
-        c.byte_len = wqe.length;
+        c.byte_len = wqe.completed_len();
     }
     c
 }
@@ -128,7 +142,8 @@ pub(crate) struct ErrorCause {
     /// received Terminate), so pending Sends and Writes may already have
     /// been transmitted by hardware.
     pub racy: bool,
-    /// The outstanding Read a received Terminate names (QN 1 MSN) and its status.
+    /// The outstanding Read or atomic a received Terminate names (QN 1
+    /// MSN) and its status.
     pub read: Option<(u32, CqeStatus)>,
     /// Status of the receive a Send in progress had claimed.
     pub receiving: CqeStatus,
@@ -353,16 +368,17 @@ impl Rnic {
     }
 
     /// Moves QP `qpn` to ERROR and completes all its work, in queue order:
-    /// outstanding Reads (the one `cause` names with its status), SQ WQEs
-    /// not yet taken, the receive a Send in progress claimed, the other
-    /// receives. All FLUSHED unless `cause` says otherwise.
+    /// outstanding Reads and atomics (the one `cause` names with its
+    /// status), SQ WQEs not yet taken, the receive a Send in progress
+    /// claimed, the other receives. All FLUSHED unless `cause` says
+    /// otherwise.
     pub(crate) fn enter_error(&mut self, qpn: u32, cause: ErrorCause) {
         let Some(qp) = self.qps.get_mut(qpn as usize) else {
             return;
         };
         qp.ctx.state = QpState::Error;
         let mut done = Vec::new();
-        for r in qp.reads.drain(..) {
+        for r in qp.ord.drain(..) {
             let status = match cause.read {
                 Some((msn, status)) if msn == r.msn => status,
                 _ => CqeStatus::Flushed,
@@ -401,11 +417,11 @@ impl Rnic {
 }
 
 /// The expectation for a pending SQ WQE flushed on an event from the
-/// peer's direction. Hardware may have sent it first: a Send or Write then
-/// completes as sent; a Read is flushed either way (the peer drops its
-/// request, or its response, once it is in ERROR). Once a WQE could not
-/// have gone out (it stalls or fails locally), nothing after it could
-/// either, and `racy` turns off.
+/// peer's direction. Hardware may have sent it first: a Send, Write or
+/// Immediate Data then completes as sent; a Read or atomic is flushed
+/// either way (the peer drops its request, or its response, once it is in
+/// ERROR). Once a WQE could not have gone out (it stalls or fails
+/// locally), nothing after it could either, and `racy` turns off.
 fn racy_flush(
     mrs: &[MrContext],
     ctx: &QpContext,
@@ -415,10 +431,7 @@ fn racy_flush(
 ) -> Expected {
     let flushed = sq_cqe(qpn, wqe, CqeStatus::Flushed);
     match local_outcome(mrs, ctx, wqe) {
-        Outcome::Transmit {
-            op: SqOpcode::RdmaRead,
-            ..
-        } => Expected::Exact(flushed),
+        Outcome::Transmit { op, .. } if takes_ord_slot(op) => Expected::Exact(flushed),
         Outcome::Transmit { .. } => Expected::FlushedOrSent {
             flushed,
             sent: wqe.signaled.then(|| sq_cqe(qpn, wqe, CqeStatus::Success)),

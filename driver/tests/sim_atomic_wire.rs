@@ -1,0 +1,264 @@
+//! RFC 7306 on the wire of one `rnic_top`, against a raw peer on its streams: the Atomic
+//! Requests and Immediate Data it sends are the byte-exact vectors V5, V6 and V8 of the
+//! CHECKLIST's VECTORS.md; the V7 response completes its FetchAdd; as a responder it
+//! answers FetchAdds in order and refuses a misaligned one with the exact V10 Terminate,
+//! and the other bad requests with their codes, leaving memory byte-identical.
+#![cfg(feature = "sim")]
+
+use rnic_driver::sim::{RawPeer, SimHal};
+use rnic_driver::{
+    CompletionQueue, CqeOpcode, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState,
+    QueuePair, RecvRequest, RemoteBuf, WorkRequest,
+};
+use rnic_proto::ddp::DdpHeader;
+use rnic_proto::mpa::{Framer, FramingConfig};
+use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, RdmapHeader, Segment};
+
+const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
+
+/// VECTORS.md V5: FetchAdd, QN 1, MSN 2, Request Identifier 1, STag 0x12345678, TO 0x1000, +1.
+const V5: &str = "0046414a000000000000000100000002000000000000000000000001123456780000000000001000000000000000000100000000000000000000000000000000ffffffffffffffff87bacb87";
+/// V6: masked CmpSwap, MSN 3, Request Identifier 2, TO 0x2008.
+const V6: &str = "0046414a000000000000000100000003000000000000000200000002123456780000000000002008123456781234567800000000ffffffffaaaa0000ffffffffffffffff00000000332d92ae";
+/// V7: the Atomic Response to V5 (QN 3, MSN 1), original value 0x29.
+const V7: &str = "001e414b00000000000000030000000100000000000000010000000000000029ebf3f1db";
+/// V8: Immediate Data 01..08, MSN 2, and the same with SE, MSN 3.
+const V8: &str = "001a4148000000000000000000000002000000000102030405060708a98a5e54";
+const V8_SE: &str = "001a41490000000000000000000000030000000001020304050607085179b84a";
+/// V10: Terminate 0/2/0x07 for a misaligned Atomic Request with MSN 4.
+const V10: &str = "002a4147000000000000000200000001000000000207c0000046414a000000000000000100000004000000009a790102";
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
+}
+
+fn frame(ulpdu: &[u8]) -> Vec<u8> {
+    let mut fpdu = Vec::new();
+    Framer::new(FramingConfig { markers: false, crc: true }).frame(ulpdu, &mut fpdu).expect("frame");
+    fpdu
+}
+
+fn caps(conn_id: u16) -> QpCaps {
+    QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id }
+}
+
+fn device() -> (Device<SimHal>, RawPeer) {
+    let hal = SimHal::open("rnic_top").expect("rnic_top model");
+    let peer = hal.attach_raw_peer();
+    let dev = Device::open(hal).expect("RNIC");
+    dev.enable();
+    (dev, peer)
+}
+
+fn run_until(dev: &Device<SimHal>, mut done: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if done() {
+            return;
+        }
+        dev.hal().run_idle(20);
+    }
+}
+
+/// The ULPDU of an FPDU without markers: after ULPDU_Length, before PAD and CRC.
+fn ulpdu_of(fpdu: &[u8]) -> &[u8] {
+    let len = usize::from(u16::from_be_bytes([fpdu[0], fpdu[1]]));
+    &fpdu[2..2 + len]
+}
+
+#[test]
+fn atom_02_03_05_13_requests_leave_as_v5_v6_and_the_v7_response_completes_the_fetch_add() {
+    let (dev, peer) = device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    buf.write_bytes(0, &[0xEE; 4096]);
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(5)).expect("QP");
+    qp.ready().expect("RTS");
+    // ATOM-13: a Read takes QN 1 MSN 1, the atomics MSNs 2 and 3 (the peer's STag and TOs
+    // are those of the vectors; a requester does not check them).
+    let target = RemoteBuf { stag: 0x1234_5678, to: 0x1000 };
+    let read = WorkRequest::Read { wr_id: 1, local: mr.sge(0, 8).unwrap(), remote: target, signaled: true };
+    let fetch_add = WorkRequest::FetchAdd { wr_id: 2, local: mr.sge(8, 8).unwrap(), remote: target, add: 1, add_mask: 0, signaled: true };
+    let cmp_swap = WorkRequest::CmpSwap {
+        wr_id: 3,
+        local: mr.sge(16, 8).unwrap(),
+        remote: RemoteBuf { stag: 0x1234_5678, to: 0x2008 },
+        compare: 0xAAAA_0000_FFFF_FFFF,
+        compare_mask: 0xFFFF_FFFF_0000_0000,
+        swap: 0x1234_5678_1234_5678,
+        swap_mask: 0x0000_0000_FFFF_FFFF,
+        signaled: true,
+    };
+    qp.post_send_batch(&[read, fetch_add, cmp_swap]).expect("post");
+    run_until(&dev, || peer.sent_count() >= 3);
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 3, "a Read Request and two Atomic Requests");
+    assert_eq!(sent[1].0, hex(V5), "V5 byte for byte");
+    assert_eq!(sent[2].0, hex(V6), "V6 byte for byte");
+    assert!(sent.iter().all(|(_, conn)| *conn == 5));
+
+    // The peer answers in order: the Read Response, V7, then the CmpSwap's response.
+    let Ok(Segment { header: RdmapHeader::ReadRequest(rr), .. }) = parse_ulpdu(ulpdu_of(&sent[0].0)) else {
+        panic!("a Read Request first");
+    };
+    let data = 0x0102_0304_0506_0708_u64.to_le_bytes();
+    peer.send(&frame(&Segment::read_response(rr.sink_stag, rr.sink_to, &data).to_vec()), qp.qpn().into());
+    peer.send(&hex(V7), qp.qpn().into());
+    let second = AtomicResponse { request_id: 2, original: 0xAAAA_0000_BBBB_0000 };
+    peer.send(&frame(&Segment::atomic_response(2, second).to_vec()), qp.qpn().into());
+    let mut done = Vec::new();
+    run_until(&dev, || {
+        while let Some(c) = cq.poll().expect("CQE") {
+            done.push(c);
+        }
+        done.len() >= 3
+    });
+    let got: Vec<_> = done.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
+    assert_eq!(
+        got,
+        [
+            (1, CqeOpcode::RdmaRead, CqeStatus::Success, 8),
+            (2, CqeOpcode::Atomic, CqeStatus::Success, 8),
+            (3, CqeOpcode::Atomic, CqeStatus::Success, 8)
+        ]
+    );
+    let word = |at: usize| u64::from_le_bytes(std::array::from_fn(|i| buf.read_u8(at + i)));
+    assert_eq!((word(0), word(8), word(16)), (0x0102_0304_0506_0708, 0x29, 0xAAAA_0000_BBBB_0000));
+    assert_eq!(word(24), 0xEEEE_EEEE_EEEE_EEEE, "nothing past the result buffers");
+}
+
+#[test]
+fn imm_01_immediate_data_leaves_as_v8() {
+    let (dev, peer) = device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(6)).expect("QP");
+    qp.ready().expect("RTS");
+    let data = [1, 2, 3, 4, 5, 6, 7, 8];
+    qp.post_send_batch(&[
+        WorkRequest::Send { wr_id: 1, local: mr.sge(0, 10).unwrap(), solicited: false, invalidate: None, signaled: true },
+        WorkRequest::Immediate { wr_id: 2, data, solicited: false, signaled: true },
+        WorkRequest::Immediate { wr_id: 3, data, solicited: true, signaled: true },
+    ])
+    .expect("post");
+    run_until(&dev, || peer.sent_count() >= 3);
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[1].0, hex(V8), "V8 byte for byte");
+    assert_eq!(sent[2].0, hex(V8_SE), "V8 with SE byte for byte");
+}
+
+/// One responder QP per bad request (each ends its QP in ERROR), all against one MR whose
+/// memory must stay byte-identical.
+#[test]
+fn atom_04_07_08_bad_atomic_requests_get_their_terminate_and_leave_memory_alone() {
+    let (dev, peer) = device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(8192).expect("DMA");
+    let pattern: Vec<u8> = (0..8192).map(|i| (i * 7 + 3) as u8).collect();
+    buf.write_bytes(0, &pattern);
+    // The region: 4096 octets at offset 0 with every right, and one without REMOTE_ATOMIC.
+    let mr = MemoryRegion::register_range(&pd, &buf, 0, 4096, ALL).expect("MR");
+    let no_atomic = MrAccess { remote_atomic: false, ..ALL };
+    let mr_plain = MemoryRegion::register_range(&pd, &buf, 4096, 4096, no_atomic).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qps: Vec<_> = (0..5).map(|i| QueuePair::new(&dev, &pd, &cq, &cq, caps(20 + i)).expect("QP")).collect();
+    for qp in &mut qps {
+        qp.ready().expect("RTS");
+    }
+    let fa = |id, stag, to| AtomicRequest::fetch_add(id, stag, to, 1, 0);
+    // QP 0 (ATOM-07, V10): three good FetchAdds on word 0, then MSN 4 at base + 4.
+    let qp0 = qps[0].qpn().into();
+    for msn in 1..=3 {
+        peer.send(&frame(&Segment::atomic_request(msn, fa(msn, mr.rkey(), mr.va())).to_vec()), qp0);
+    }
+    peer.send(&frame(&Segment::atomic_request(4, fa(4, mr.rkey(), mr.va() + 4)).to_vec()), qp0);
+    // QP 1 (ATOM-04): AOpCode 1, the draft's Swap, on word 8.
+    let swap = AtomicRequest { aopcode: 1, ..AtomicRequest::cmp_swap(1, mr.rkey(), mr.va() + 8, 0, u64::MAX, 0, 0) };
+    peer.send(&frame(&Segment::atomic_request(1, swap).to_vec()), qps[1].qpn().into());
+    // QP 2 (ATOM-08): the last 4 octets of the region.
+    peer.send(&frame(&Segment::atomic_request(1, fa(1, mr.rkey(), mr.va() + 4092)).to_vec()), qps[2].qpn().into());
+    // QP 3 (ATOM-08): a region without REMOTE_ATOMIC.
+    peer.send(&frame(&Segment::atomic_request(1, fa(1, mr_plain.rkey(), mr_plain.va())).to_vec()), qps[3].qpn().into());
+    // QP 4 (SEC-01 for atomics): an STag that names no region.
+    peer.send(&frame(&Segment::atomic_request(1, fa(1, 0x00BB_0000 | 0x42, 0)).to_vec()), qps[4].qpn().into());
+    run_until(&dev, || peer.sent_count() >= 8);
+    let sent = peer.sent();
+    let to = |i: usize| -> Vec<&Vec<u8>> {
+        let conn = u64::from(20 + i as u16);
+        sent.iter().filter(|(_, c)| *c == conn).map(|(f, _)| f).collect()
+    };
+    // QP 0: the three responses, MSNs 1..3, Request Identifiers echoed, originals 0x..
+    let first = u64::from_le_bytes(pattern[0..8].try_into().unwrap());
+    let qp0_sent = to(0);
+    assert_eq!(qp0_sent.len(), 4, "three responses and a Terminate");
+    for (n, fpdu) in qp0_sent[..3].iter().enumerate() {
+        let seg = parse_ulpdu(ulpdu_of(fpdu)).expect("an Atomic Response");
+        let RdmapHeader::AtomicResponse(resp) = seg.header else { panic!("{seg:?}") };
+        let DdpHeader::Untagged(ddp) = seg.ddp else { panic!("{seg:?}") };
+        assert_eq!((ddp.qn, ddp.msn), (3, n as u32 + 1), "QN 3, MSN in order");
+        assert_eq!(resp, AtomicResponse { request_id: n as u32 + 1, original: first + n as u64 });
+    }
+    assert_eq!(*qp0_sent[3], hex(V10), "V10 byte for byte");
+    let codes: Vec<u32> = (1..5)
+        .map(|i| {
+            let t = to(i);
+            assert_eq!(t.len(), 1, "QP {i}: only a Terminate");
+            let seg = parse_ulpdu(ulpdu_of(t[0])).expect("a Terminate");
+            let RdmapHeader::Terminate(term) = seg.header else { panic!("{seg:?}") };
+            term.control_word()
+        })
+        .collect();
+    assert_eq!(codes, [0x0206_C000, 0x0101_C000, 0x0102_C000, 0x0100_C000], "AOpCode 1, bounds, rights, invalid STag");
+    let mut expected = pattern.clone();
+    expected[0..8].copy_from_slice(&(first + 3).to_le_bytes());
+    assert!((0..8192).all(|i| buf.read_u8(i) == expected[i]), "only the three good FetchAdds changed memory");
+    for qp in &qps {
+        assert_eq!(qp.query().expect("query").0.state, QpState::Error);
+    }
+}
+
+/// IMM-03: Immediate Data of 7 or 9 octets is refused with 0/2/0xFF and completes nothing
+/// successfully; 8 octets complete the receive.
+#[test]
+fn imm_03_immediate_data_must_be_exactly_eight_octets() {
+    let (dev, peer) = device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qps: Vec<_> = (0..3).map(|i| QueuePair::new(&dev, &pd, &cq, &cq, caps(30 + i)).expect("QP")).collect();
+    for (i, qp) in qps.iter_mut().enumerate() {
+        qp.ready().expect("RTS");
+        qp.post_recv(&RecvRequest { wr_id: i as u64, local: mr.sge(i as u64 * 64, 64).unwrap() }).expect("recv");
+    }
+    let imm_ulpdu = |len: usize| {
+        let mut u = Segment::immediate(1, [9; 8], false).to_vec();
+        u.resize(18 + len, 9);
+        u
+    };
+    for (qp, len) in qps.iter().zip([7, 9, 8]) {
+        peer.send(&frame(&imm_ulpdu(len)), qp.qpn().into());
+    }
+    run_until(&dev, || peer.sent_count() >= 2);
+    dev.hal().run_idle(2000);
+    let mut codes: Vec<(u64, u32)> = peer
+        .sent()
+        .iter()
+        .map(|(f, c)| {
+            let seg = parse_ulpdu(ulpdu_of(f)).expect("a Terminate");
+            let RdmapHeader::Terminate(term) = seg.header else { panic!("{seg:?}") };
+            (*c, term.control_word())
+        })
+        .collect();
+    codes.sort();
+    assert_eq!(codes, [(30, 0x02FF_C000), (31, 0x02FF_C000)], "7 and 9 octets: Terminate 0/2/0xFF with the DDP header");
+    let mut done = Vec::new();
+    while let Some(c) = cq.poll().expect("CQE") {
+        done.push((c.wr_id, c.opcode, c.status, c.imm));
+    }
+    assert_eq!(done, [(2, CqeOpcode::RecvImm, CqeStatus::Success, Some([9; 8]))], "only the 8-octet one completes");
+}

@@ -1,0 +1,478 @@
+//! The responder's atomic unit (RFC 7306 §5.3): one unit for all QPs, so every atomic on
+//! a word is serialised here. Validated requests come in, each read-modify-writes a 64-bit
+//! word of memory through the DMA read and write engines, and the original values leave
+//! in request order, each only once the memory write holding its effect is acknowledged.
+//!
+//! ```text
+//!  s_op ─► head op ─┬─ on the held word, not fresh ───────► ALU ─► originals ─► result RAM ─► m_res
+//!                   └─ otherwise: once its bucket has no    ▲         │            (512)      ▲
+//!                      write-back in flight, read the word ─┘         │ batch closes          │ credit
+//!                                                                     ├─► write-back ─► m_wr   │
+//!                                                                     └─► batch queue ─────────┘
+//!                                                                         retired by s_wr_done
+//! ```
+//!
+//! - **Forwarding.** The unit holds one word: its address (`held_addr`) and its latest
+//!   value, which is the ALU's last result (the ALU keeps it between operations). An op on
+//!   that address that is not `fresh` (nobody else wrote memory since) is chained on it
+//!   without touching memory, one per cycle: the contended case costs no memory round trip.
+//! - **Write-back batching.** Results are counted into a *batch* as they leave the ALU. A
+//!   batch is closed when the next op cannot chain (another word, `fresh`, held by its
+//!   gate or by full storage), when no op is waiting (unless 8 batches are in flight
+//!   already: then ops arriving with gaps keep chaining into the open batch instead of
+//!   each costing a write-back, and it closes as soon as one retires), or when it reaches
+//!   32 results, so a long run of chained ops still releases results while it keeps going.
+//!   Closing writes the word's latest value back if any op of the batch changed it; a
+//!   batch that changed nothing (failed CmpSwaps) writes nothing. Several write-backs may
+//!   be in flight.
+//! - **Result release.** Each closed batch is queued with its size and whether it wrote;
+//!   the queue's head is retired by the next write acknowledgement (acks come in request
+//!   order), or at once if it wrote nothing — but never before the batches ahead of it,
+//!   whose values it saw. Retiring a batch adds its size to `credit`, the results that may
+//!   leave: a response never promises a value that memory does not hold yet.
+//! - **Reads.** An op that cannot chain reads its word, after the held batch is closed and
+//!   every write-back that may target the same word is acknowledged. Write-backs in flight
+//!   are counted per bucket (16 buckets, a hash of the address): a read waits only for its
+//!   own bucket, so ops on different words do not wait for each other's write-backs. Reads
+//!   go one at a time (uncontended ops run at one per memory read latency).
+//! - **Order and gating.** Ops are applied one at a time from the head register, in order;
+//!   the head waits for `done_count` to reach its `after` (modulo 2^16), and so does
+//!   everything behind it.
+//! - **Never blocking the shared streams.** Read data is always taken (one read in flight,
+//!   captured by the ALU as it arrives), write acks are always counted. Ops are taken only
+//!   while the result RAM and both queues have room for everything already in flight, so
+//!   with `m_res_ready` low the unit stops taking ops and nothing else.
+use rust_hdl::prelude::*;
+
+use super::AtomicAlu;
+use crate::common::{constant, RamFifo};
+
+/// Results (original values) waiting for release, in the result RAM.
+pub const RESULT_DEPTH: u64 = 512;
+/// A batch is closed (and written back) after this many chained results at most.
+pub const BATCH_MAX: u64 = 32;
+/// With no op waiting, a batch is closed only while fewer batches than this are in flight.
+pub const IDLE_CLOSE_LIMIT: u64 = 8;
+
+// Read request states.
+const RD_IDLE: u64 = 0;
+const RD_REQUEST: u64 = 1;
+const RD_WAIT: u64 = 2;
+
+#[derive(LogicBlock)]
+pub struct AtomicUnit {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Ops: an 8-aligned IOVA, AOpCode (0x0 FetchAdd, 0x2 CmpSwap), the ALU's operands.
+    pub s_op_valid: Signal<In, Bit>,
+    pub s_op_ready: Signal<Out, Bit>,
+    pub s_op_addr: Signal<In, Bits<64>>,
+    pub s_op_aopcode: Signal<In, Bits<4>>,
+    pub s_op_data: Signal<In, Bits<64>>,
+    pub s_op_mask: Signal<In, Bits<64>>,
+    pub s_op_compare: Signal<In, Bits<64>>,
+    pub s_op_compare_mask: Signal<In, Bits<64>>,
+    /// Memory may have been written by someone else since the previous op: read it.
+    pub s_op_fresh: Signal<In, Bit>,
+    /// The op may act once `done_count` has reached this (modulo 2^16).
+    pub s_op_after: Signal<In, Bits<16>>,
+    pub done_count: Signal<In, Bits<16>>,
+    /// Read client: 8-octet reads, data back in request order.
+    pub m_rd_req_valid: Signal<Out, Bit>,
+    pub m_rd_req_ready: Signal<In, Bit>,
+    pub m_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_rd_req_len: Signal<Out, Bits<32>>,
+    pub s_rd_tdata: Signal<In, Bits<64>>,
+    pub s_rd_tkeep: Signal<In, Bits<8>>,
+    pub s_rd_tlast: Signal<In, Bit>,
+    pub s_rd_tvalid: Signal<In, Bit>,
+    pub s_rd_tready: Signal<Out, Bit>,
+    /// Write client: a request, then its one data beat; one ack per request, in order.
+    pub m_wr_req_valid: Signal<Out, Bit>,
+    pub m_wr_req_ready: Signal<In, Bit>,
+    pub m_wr_req_addr: Signal<Out, Bits<64>>,
+    pub m_wr_req_len: Signal<Out, Bits<32>>,
+    pub m_wr_tdata: Signal<Out, Bits<64>>,
+    pub m_wr_tkeep: Signal<Out, Bits<8>>,
+    pub m_wr_tlast: Signal<Out, Bit>,
+    pub m_wr_tvalid: Signal<Out, Bit>,
+    pub m_wr_tready: Signal<In, Bit>,
+    pub s_wr_done_valid: Signal<In, Bit>,
+    /// Original values, one per op, in op order.
+    pub m_res_valid: Signal<Out, Bit>,
+    pub m_res_ready: Signal<In, Bit>,
+    pub m_res_original: Signal<Out, Bits<64>>,
+    alu: AtomicAlu,
+    /// Original values until their batch is retired.
+    results: RamFifo<64, 9, 10>,
+    /// Write-backs not yet sent: data (127:64), address (63:0).
+    writes: RamFifo<128, 4, 5>,
+    /// Closed batches not yet retired: bucket (10:7), wrote (6), results (5:0).
+    batches: RamFifo<11, 5, 6>,
+    // The head op. Operands: compare mask, compare, mask, data (64 bits each, high to low);
+    // control: fresh (20), AOpCode (19:16), after (15:0).
+    op_valid: DFF<Bit>,
+    op_addr: DFF<Bits<64>>,
+    op_operands: DFF<Bits<256>>,
+    op_ctl: DFF<Bits<21>>,
+    /// The word held in the ALU (its value is the ALU's last result).
+    held_valid: DFF<Bit>,
+    held_addr: DFF<Bits<64>>,
+    /// An op entered the ALU last cycle (its result is not out yet).
+    issued: DFF<Bit>,
+    /// Results of the open batch, and whether any changed the word.
+    open_count: DFF<Bits<6>>,
+    open_dirty: DFF<Bit>,
+    rd_state: DFF<Bits<2>>,
+    /// The head write's request was accepted; its data beat is next.
+    wr_req_sent: DFF<Bit>,
+    /// Write acks not yet matched to a batch.
+    acks: DFF<Bits<6>>,
+    /// Results released and not yet taken.
+    credit: DFF<Bits<10>>,
+    /// Write-backs in flight per address bucket: 16 counters of 6 bits.
+    buckets: DFF<Bits<96>>,
+    // Combinational, in the order they are computed.
+    gate_diff: Signal<Local, Bits<16>>,
+    gate_open: Signal<Local, Bit>,
+    same_word: Signal<Local, Bit>,
+    room: Signal<Local, Bit>,
+    issue_chain: Signal<Local, Bit>,
+    rd_arrive: Signal<Local, Bit>,
+    issue: Signal<Local, Bit>,
+    batch_count: Signal<Local, Bits<6>>,
+    batch_dirty: Signal<Local, Bit>,
+    close: Signal<Local, Bit>,
+    close_write: Signal<Local, Bit>,
+    held_bucket: Signal<Local, Bits<4>>,
+    held_shift: Signal<Local, Bits<7>>,
+    op_bucket: Signal<Local, Bits<4>>,
+    op_shift: Signal<Local, Bits<7>>,
+    op_bucket_counts: Signal<Local, Bits<96>>,
+    op_bucket_count: Signal<Local, Bits<6>>,
+    start_read: Signal<Local, Bit>,
+    batch_head: Signal<Local, Bits<11>>,
+    head_wrote: Signal<Local, Bit>,
+    head_count: Signal<Local, Bits<6>>,
+    head_bucket: Signal<Local, Bits<4>>,
+    head_shift: Signal<Local, Bits<7>>,
+    acks_avail: Signal<Local, Bits<6>>,
+    retire: Signal<Local, Bit>,
+    retire_write: Signal<Local, Bit>,
+    released: Signal<Local, Bits<10>>,
+    res_take: Signal<Local, Bit>,
+    bucket_inc: Signal<Local, Bits<96>>,
+    bucket_dec: Signal<Local, Bits<96>>,
+    wr_head: Signal<Local, Bits<128>>,
+    // Room limits: each queue keeps space for what the ops already in the ALU may add
+    // (two results, two batch closes) after the last op taken.
+    results_limit: Constant<Bits<10>>,
+    batches_limit: Constant<Bits<6>>,
+    writes_limit: Constant<Bits<5>>,
+    batch_max: Constant<Bits<6>>,
+    idle_close_limit: Constant<Bits<6>>,
+    bucket_one: Constant<Bits<96>>,
+    rd_idle: Constant<Bits<2>>,
+    rd_request: Constant<Bits<2>>,
+    rd_wait: Constant<Bits<2>>,
+}
+
+impl Default for AtomicUnit {
+    fn default() -> Self {
+        // The result RAM is RamFifo<64, 9, 10>.
+        const { assert!(RESULT_DEPTH == 1 << 9) };
+        AtomicUnit {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_op_valid: Default::default(),
+            s_op_ready: Default::default(),
+            s_op_addr: Default::default(),
+            s_op_aopcode: Default::default(),
+            s_op_data: Default::default(),
+            s_op_mask: Default::default(),
+            s_op_compare: Default::default(),
+            s_op_compare_mask: Default::default(),
+            s_op_fresh: Default::default(),
+            s_op_after: Default::default(),
+            done_count: Default::default(),
+            m_rd_req_valid: Default::default(),
+            m_rd_req_ready: Default::default(),
+            m_rd_req_addr: Default::default(),
+            m_rd_req_len: Default::default(),
+            s_rd_tdata: Default::default(),
+            s_rd_tkeep: Default::default(),
+            s_rd_tlast: Default::default(),
+            s_rd_tvalid: Default::default(),
+            s_rd_tready: Default::default(),
+            m_wr_req_valid: Default::default(),
+            m_wr_req_ready: Default::default(),
+            m_wr_req_addr: Default::default(),
+            m_wr_req_len: Default::default(),
+            m_wr_tdata: Default::default(),
+            m_wr_tkeep: Default::default(),
+            m_wr_tlast: Default::default(),
+            m_wr_tvalid: Default::default(),
+            m_wr_tready: Default::default(),
+            s_wr_done_valid: Default::default(),
+            m_res_valid: Default::default(),
+            m_res_ready: Default::default(),
+            m_res_original: Default::default(),
+            alu: Default::default(),
+            results: Default::default(),
+            writes: Default::default(),
+            batches: Default::default(),
+            op_valid: Default::default(),
+            op_addr: Default::default(),
+            op_operands: Default::default(),
+            op_ctl: Default::default(),
+            held_valid: Default::default(),
+            held_addr: Default::default(),
+            issued: Default::default(),
+            open_count: Default::default(),
+            open_dirty: Default::default(),
+            rd_state: Default::default(),
+            wr_req_sent: Default::default(),
+            acks: Default::default(),
+            credit: Default::default(),
+            buckets: Default::default(),
+            gate_diff: Default::default(),
+            gate_open: Default::default(),
+            same_word: Default::default(),
+            room: Default::default(),
+            issue_chain: Default::default(),
+            rd_arrive: Default::default(),
+            issue: Default::default(),
+            batch_count: Default::default(),
+            batch_dirty: Default::default(),
+            close: Default::default(),
+            close_write: Default::default(),
+            held_bucket: Default::default(),
+            held_shift: Default::default(),
+            op_bucket: Default::default(),
+            op_shift: Default::default(),
+            op_bucket_counts: Default::default(),
+            op_bucket_count: Default::default(),
+            start_read: Default::default(),
+            batch_head: Default::default(),
+            head_wrote: Default::default(),
+            head_count: Default::default(),
+            head_bucket: Default::default(),
+            head_shift: Default::default(),
+            acks_avail: Default::default(),
+            retire: Default::default(),
+            retire_write: Default::default(),
+            released: Default::default(),
+            res_take: Default::default(),
+            bucket_inc: Default::default(),
+            bucket_dec: Default::default(),
+            wr_head: Default::default(),
+            results_limit: constant(RESULT_DEPTH - 3),
+            batches_limit: constant(32 - 4),
+            writes_limit: constant(16 - 4),
+            batch_max: constant(BATCH_MAX),
+            idle_close_limit: constant(IDLE_CLOSE_LIMIT),
+            bucket_one: constant(1),
+            rd_idle: constant(RD_IDLE),
+            rd_request: constant(RD_REQUEST),
+            rd_wait: constant(RD_WAIT),
+        }
+    }
+}
+
+impl Logic for AtomicUnit {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, op_valid, op_addr, op_operands, op_ctl, held_valid, held_addr, issued,
+            open_count, open_dirty, rd_state, wr_req_sent, acks, credit, buckets
+        );
+        self.alu.clock.next = self.clock.val();
+        self.alu.reset.next = self.reset.val();
+        self.results.clock.next = self.clock.val();
+        self.results.reset.next = self.reset.val();
+        self.writes.clock.next = self.clock.val();
+        self.writes.reset.next = self.reset.val();
+        self.batches.clock.next = self.clock.val();
+        self.batches.reset.next = self.reset.val();
+
+        // ---- The head op: may it act, and how.
+        self.gate_diff.next = self.done_count.val() - self.op_ctl.q.val().get_bits::<16>(0);
+        self.gate_open.next = !self.gate_diff.val().get_bit(15);
+        self.same_word.next = self.held_valid.q.val()
+            & (self.op_addr.q.val() == self.held_addr.q.val())
+            & !self.op_ctl.q.val().get_bit(20);
+        self.room.next = (self.results.count.val() < self.results_limit.val())
+            & (self.batches.count.val() < self.batches_limit.val())
+            & (self.writes.count.val() < self.writes_limit.val());
+        self.issue_chain.next =
+            self.op_valid.q.val() & self.same_word.val() & self.gate_open.val() & self.room.val();
+        // The word read for the head op: it enters the ALU as it arrives.
+        self.rd_arrive.next = (self.rd_state.q.val() == self.rd_wait.val()) & self.s_rd_tvalid.val();
+        self.issue.next = self.issue_chain.val() | self.rd_arrive.val();
+
+        self.s_op_ready.next = !self.op_valid.q.val() | self.issue.val();
+        self.op_valid.d.next = self.op_valid.q.val() & !self.issue.val();
+        if self.s_op_valid.val() & (!self.op_valid.q.val() | self.issue.val()) {
+            self.op_valid.d.next = true;
+            self.op_addr.d.next = self.s_op_addr.val();
+            self.op_operands.d.next = bit_cast::<256, 64>(self.s_op_data.val())
+                | (bit_cast::<256, 64>(self.s_op_mask.val()) << 64)
+                | (bit_cast::<256, 64>(self.s_op_compare.val()) << 128)
+                | (bit_cast::<256, 64>(self.s_op_compare_mask.val()) << 192);
+            self.op_ctl.d.next = bit_cast::<21, 16>(self.s_op_after.val())
+                | (bit_cast::<21, 4>(self.s_op_aopcode.val()) << 16)
+                | (bit_cast::<21, 1>(self.s_op_fresh.val().into()) << 20);
+        }
+
+        self.alu.in_valid.next = self.issue.val();
+        self.alu.in_chain.next = self.issue_chain.val();
+        self.alu.in_original.next = self.s_rd_tdata.val();
+        self.alu.in_aopcode.next = self.op_ctl.q.val().get_bits::<4>(16);
+        self.alu.in_data.next = self.op_operands.q.val().get_bits::<64>(0);
+        self.alu.in_mask.next = self.op_operands.q.val().get_bits::<64>(64);
+        self.alu.in_compare.next = self.op_operands.q.val().get_bits::<64>(128);
+        self.alu.in_compare_mask.next = self.op_operands.q.val().get_bits::<64>(192);
+        self.alu.in_tag.next = 0.into();
+        self.issued.d.next = self.issue.val();
+        if self.rd_arrive.val() {
+            self.held_valid.d.next = true;
+            self.held_addr.d.next = self.op_addr.q.val();
+        }
+
+        // ---- Results into the RAM; batches closed and written back.
+        self.results.s_valid.next = self.alu.out_valid.val();
+        self.results.s_data.next = self.alu.out_original.val();
+        self.batch_count.next =
+            self.open_count.q.val() + bit_cast::<6, 1>(self.alu.out_valid.val().into());
+        self.batch_dirty.next = self.open_dirty.q.val()
+            | (self.alu.out_valid.val() & (self.alu.out_result.val() != self.alu.out_original.val()));
+        // Close at BATCH_MAX results, or when the ALU holds the latest value (nothing entered it
+        // last cycle) and the head op is not chaining on it now: the ALU's result output
+        // then shows the word's latest value, results or not this cycle. With no op waiting
+        // the close waits while IDLE_CLOSE_LIMIT batches are in flight already: ops arriving
+        // with gaps would otherwise each cost a write-back, and the next op may still chain.
+        self.close.next = (self.alu.out_valid.val() & (self.batch_count.val() == self.batch_max.val()))
+            | (!self.issued.q.val()
+                & self.batch_count.val().any()
+                & !self.issue_chain.val()
+                & (self.op_valid.q.val() | (self.batches.count.val() < self.idle_close_limit.val())));
+        self.close_write.next = self.close.val() & self.batch_dirty.val();
+        self.open_count.d.next = self.batch_count.val();
+        self.open_dirty.d.next = self.batch_dirty.val();
+        if self.close.val() {
+            self.open_count.d.next = 0.into();
+            self.open_dirty.d.next = false;
+        }
+        // Bucket of a word: address bits 6:3 ^ 10:7; its counter sits at bit 6 * bucket.
+        self.held_bucket.next =
+            self.held_addr.q.val().get_bits::<4>(3) ^ self.held_addr.q.val().get_bits::<4>(7);
+        self.held_shift.next = (bit_cast::<7, 4>(self.held_bucket.val()) << 2)
+            + (bit_cast::<7, 4>(self.held_bucket.val()) << 1);
+        self.writes.s_valid.next = self.close_write.val();
+        self.writes.s_data.next = bit_cast::<128, 64>(self.held_addr.q.val())
+            | (bit_cast::<128, 64>(self.alu.out_result.val()) << 64);
+        self.batches.s_valid.next = self.close.val();
+        self.batches.s_data.next = bit_cast::<11, 6>(self.batch_count.val())
+            | (bit_cast::<11, 1>(self.batch_dirty.val().into()) << 6)
+            | (bit_cast::<11, 4>(self.held_bucket.val()) << 7);
+
+        // ---- Reading the word of an op that cannot chain.
+        self.op_bucket.next =
+            self.op_addr.q.val().get_bits::<4>(3) ^ self.op_addr.q.val().get_bits::<4>(7);
+        self.op_shift.next = (bit_cast::<7, 4>(self.op_bucket.val()) << 2)
+            + (bit_cast::<7, 4>(self.op_bucket.val()) << 1);
+        self.op_bucket_counts.next = self.buckets.q.val() >> self.op_shift.val();
+        self.op_bucket_count.next = self.op_bucket_counts.val().get_bits::<6>(0);
+        // The held batch must be closed (ALU empty, nothing open) so the ALU may take a new
+        // word, and no write-back that may hit this word may still be in flight.
+        self.start_read.next = self.op_valid.q.val()
+            & !self.same_word.val()
+            & self.gate_open.val()
+            & self.room.val()
+            & (self.rd_state.q.val() == self.rd_idle.val())
+            & !self.issued.q.val()
+            & !self.alu.out_valid.val()
+            & !self.open_count.q.val().any()
+            & !self.op_bucket_count.val().any();
+        self.m_rd_req_valid.next = self.rd_state.q.val() == self.rd_request.val();
+        self.m_rd_req_addr.next = self.op_addr.q.val();
+        self.m_rd_req_len.next = 8.into();
+        self.s_rd_tready.next = true;
+        if self.start_read.val() {
+            self.rd_state.d.next = self.rd_request.val();
+        }
+        if (self.rd_state.q.val() == self.rd_request.val()) & self.m_rd_req_ready.val() {
+            self.rd_state.d.next = self.rd_wait.val();
+        }
+        if self.rd_arrive.val() {
+            self.rd_state.d.next = self.rd_idle.val();
+        }
+
+        // ---- Write-backs to the write engine: request, then the data beat.
+        self.wr_head.next = self.writes.m_data.val();
+        self.m_wr_req_valid.next = self.writes.m_valid.val() & !self.wr_req_sent.q.val();
+        self.m_wr_req_addr.next = self.wr_head.val().get_bits::<64>(0);
+        self.m_wr_req_len.next = 8.into();
+        self.m_wr_tvalid.next = self.writes.m_valid.val() & self.wr_req_sent.q.val();
+        self.m_wr_tdata.next = self.wr_head.val().get_bits::<64>(64);
+        self.m_wr_tkeep.next = 0xFF.into();
+        self.m_wr_tlast.next = true;
+        self.writes.m_ready.next = self.wr_req_sent.q.val() & self.m_wr_tready.val();
+        if self.writes.m_valid.val() & !self.wr_req_sent.q.val() & self.m_wr_req_ready.val() {
+            self.wr_req_sent.d.next = true;
+        }
+        if self.writes.m_valid.val() & self.wr_req_sent.q.val() & self.m_wr_tready.val() {
+            self.wr_req_sent.d.next = false;
+        }
+
+        // ---- Retiring batches (in order) releases their results.
+        self.batch_head.next = self.batches.m_data.val();
+        self.head_count.next = self.batch_head.val().get_bits::<6>(0);
+        self.head_wrote.next = self.batch_head.val().get_bit(6);
+        self.head_bucket.next = self.batch_head.val().get_bits::<4>(7);
+        self.head_shift.next = (bit_cast::<7, 4>(self.head_bucket.val()) << 2)
+            + (bit_cast::<7, 4>(self.head_bucket.val()) << 1);
+        self.acks_avail.next = self.acks.q.val() + bit_cast::<6, 1>(self.s_wr_done_valid.val().into());
+        self.retire.next =
+            self.batches.m_valid.val() & (!self.head_wrote.val() | self.acks_avail.val().any());
+        self.retire_write.next = self.retire.val() & self.head_wrote.val();
+        self.batches.m_ready.next = self.retire.val();
+        self.acks.d.next = self.acks_avail.val() - bit_cast::<6, 1>(self.retire_write.val().into());
+        self.released.next = 0.into();
+        if self.retire.val() {
+            self.released.next = bit_cast::<10, 6>(self.head_count.val());
+        }
+        self.bucket_inc.next = 0.into();
+        if self.close_write.val() {
+            self.bucket_inc.next = self.bucket_one.val() << self.held_shift.val();
+        }
+        self.bucket_dec.next = 0.into();
+        if self.retire_write.val() {
+            self.bucket_dec.next = self.bucket_one.val() << self.head_shift.val();
+        }
+        // A counter never exceeds the 32 batches in flight nor goes below zero, so adding
+        // and subtracting one-hot fields never carries into a neighbour.
+        self.buckets.d.next = self.buckets.q.val() + self.bucket_inc.val() - self.bucket_dec.val();
+
+        // ---- Released results out.
+        self.m_res_valid.next = self.results.m_valid.val() & self.credit.q.val().any();
+        self.m_res_original.next = self.results.m_data.val();
+        self.results.m_ready.next = self.m_res_ready.val() & self.credit.q.val().any();
+        self.res_take.next = self.m_res_ready.val() & self.results.m_valid.val() & self.credit.q.val().any();
+        self.credit.d.next = self.credit.q.val() + self.released.val()
+            - bit_cast::<10, 1>(self.res_take.val().into());
+
+        if self.reset.val() {
+            self.op_valid.d.next = false;
+            self.held_valid.d.next = false;
+            self.issued.d.next = false;
+            self.open_count.d.next = 0.into();
+            self.open_dirty.d.next = false;
+            self.rd_state.d.next = self.rd_idle.val();
+            self.wr_req_sent.d.next = false;
+            self.acks.d.next = 0.into();
+            self.credit.d.next = 0.into();
+            self.buckets.d.next = 0.into();
+        }
+    }
+}
