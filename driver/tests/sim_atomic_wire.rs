@@ -262,3 +262,45 @@ fn imm_03_immediate_data_must_be_exactly_eight_octets() {
     }
     assert_eq!(done, [(2, CqeOpcode::RecvImm, CqeStatus::Success, Some([9; 8]))], "only the 8-octet one completes");
 }
+
+/// ATOM-06, ATOM-16: a response with the wrong QN 3 MSN gives 1/2/0x03, an unsolicited one
+/// (no atomic outstanding) 0/2/0xFF; neither completes anything or writes memory.
+#[test]
+fn atom_06_16_responses_that_match_no_request_are_refused() {
+    let (dev, peer) = device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    buf.write_bytes(0, &[0x5C; 4096]);
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qps: Vec<_> = (0..2).map(|i| QueuePair::new(&dev, &pd, &cq, &cq, caps(40 + i)).expect("QP")).collect();
+    for qp in &mut qps {
+        qp.ready().expect("RTS");
+    }
+    // QP 0 has one FetchAdd outstanding; its response comes with MSN 2.
+    let target = RemoteBuf { stag: 0x0000_0100, to: 0 };
+    qps[0]
+        .post_send(&WorkRequest::FetchAdd { wr_id: 1, local: mr.sge(0, 8).unwrap(), remote: target, add: 1, add_mask: 0, signaled: true })
+        .expect("post");
+    run_until(&dev, || peer.sent_count() >= 1);
+    let wrong_msn = AtomicResponse { request_id: 1, original: 7 };
+    peer.send(&frame(&Segment::atomic_response(2, wrong_msn).to_vec()), qps[0].qpn().into());
+    // QP 1 has none.
+    peer.send(&frame(&Segment::atomic_response(1, AtomicResponse { request_id: 1, original: 7 }).to_vec()), qps[1].qpn().into());
+    run_until(&dev, || peer.sent_count() >= 3);
+    dev.hal().run_idle(1000);
+    let mut codes: Vec<(u64, u32)> = peer.sent()[1..]
+        .iter()
+        .map(|(f, c)| {
+            let seg = parse_ulpdu(ulpdu_of(f)).expect("a Terminate");
+            let RdmapHeader::Terminate(term) = seg.header else { panic!("{seg:?}") };
+            (*c, term.control_word())
+        })
+        .collect();
+    codes.sort();
+    assert_eq!(codes, [(40, 0x1203_C000), (41, 0x02FF_C000)]);
+    while let Some(c) = cq.poll().expect("CQE") {
+        assert_ne!(c.status, CqeStatus::Success, "nothing completes successfully: {c:?}");
+    }
+    assert!((0..4096).all(|i| buf.read_u8(i) == 0x5C), "nothing placed");
+}

@@ -382,3 +382,31 @@ fn imm_01_02_04_05_immediate_data_completes_receives_in_order_after_the_write_be
     );
     let _ = pdb;
 }
+
+/// ATOM-14: Write(X to T) then FetchAdd(T): the original value returned is X's first word
+/// (the atomic runs only once the Write is placed); Read after the atomic sees its result.
+#[test]
+fn atom_14_write_then_fetch_add_then_read_see_each_other_in_order() {
+    setup!(p, pda, pdb, bufa, bufb, mra, mrb, cqa, cqb, qpa, qpb, ALL);
+    for round in 0..20u64 {
+        let x = 0x1111_0000_0000_0000 | round << 8;
+        set_word(&bufa, 0, x);
+        set_word(&bufb, 0x800, 0xDEAD);
+        let write = WorkRequest::Write { wr_id: 1, local: mra.sge(0, 8).unwrap(), remote: mrb.remote(0x800).unwrap(), signaled: true };
+        let fa = WorkRequest::FetchAdd {
+            wr_id: 2,
+            local: mra.sge(64, 8).unwrap(),
+            remote: mrb.remote(0x800).unwrap(),
+            add: 5,
+            add_mask: 0,
+            signaled: true,
+        };
+        let read = WorkRequest::Read { wr_id: 3, local: mra.sge(128, 8).unwrap(), remote: mrb.remote(0x800).unwrap(), signaled: true };
+        qpa.post_send_batch(&[write, fa, read]).expect("post");
+        let done = collect(&p.a, &cqa, 3);
+        assert_eq!(done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]);
+        assert_eq!(word(&bufa, 64), x, "round {round}: the FetchAdd saw the Write");
+        assert_eq!(word(&bufa, 128), x + 5, "round {round}: the Read saw the FetchAdd");
+    }
+    let _ = (&mut qpb, &cqb, &pdb);
+}

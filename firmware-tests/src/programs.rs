@@ -64,11 +64,12 @@ pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, s
     }
 }
 
-fn latency_table(program: &str, what: &str, args: &PerfArgs, latency: &Latency) {
+/// Prints a latency summary; `size` is the octets each operation carries.
+fn latency_table(program: &str, what: &str, args: &PerfArgs, size: u32, latency: &Latency) {
     println!("{program}: {what}; {}", args.setup());
     let mut table = Table::new(&["size", "samples", "min", "median", "mean", "max"]);
     table.row(vec![
-        args.size.to_string(),
+        size.to_string(),
         latency.count().to_string(),
         latency.min().to_string(),
         latency.median().to_string(),
@@ -83,14 +84,14 @@ fn latency_table(program: &str, what: &str, args: &PerfArgs, latency: &Latency) 
 pub fn pingpong_program(args: &PerfArgs) {
     let latency = with_pair(config(args, args.size), |pair| pingpong(pair, args.size, args.iters))
         .unwrap_or_else(|e| fail("pingpong", e));
-    latency_table("pingpong", "Send/Recv on QP 0, one way: sender's doorbell to the receiver's CQE", args, &latency);
+    latency_table("pingpong", "Send/Recv on QP 0, one way: sender's doorbell to the receiver's CQE", args, args.size, &latency);
 }
 
 /// `read_lat`: one RDMA Read at a time, doorbell to its completion.
 pub fn read_lat_program(args: &PerfArgs) {
     let latency = with_pair(config(args, args.size), |pair| read_latency(pair, args.size, args.iters))
         .unwrap_or_else(|e| fail("read_lat", e));
-    latency_table("read_lat", "RDMA Read on QP 0, one at a time: doorbell to the Read's CQE", args, &latency);
+    latency_table("read_lat", "RDMA Read on QP 0, one at a time: doorbell to the Read's CQE", args, args.size, &latency);
 }
 
 /// `atomic_bw`: atomics from every QP of A on B's memory, as many in flight as each QP
@@ -118,13 +119,13 @@ pub fn atomic_lat_program(args: &PerfArgs, kind: AtomicKind) {
     let samples = with_pair(config(args, 64), |pair| atomic_latency(pair, kind, args.iters))
         .unwrap_or_else(|e| fail("atomic_lat", e));
     let what = format!("{kind:?} on QP 0, one at a time: doorbell to the atomic's CQE");
-    latency_table("atomic_lat", &what, args, &Latency::from_samples(samples));
+    latency_table("atomic_lat", &what, args, 8, &Latency::from_samples(samples));
 }
 
 /// `imm_pingpong`: Immediate Data, one way, doorbell to the peer's receive completion.
 pub fn imm_pingpong_program(args: &PerfArgs) {
     let samples = with_pair(config(args, 64), |pair| imm_pingpong(pair, args.iters)).unwrap_or_else(|e| fail("imm_pingpong", e));
-    latency_table("imm_pingpong", "Immediate Data on QP 0, one way: sender's doorbell to the receiver's CQE", args, &Latency::from_samples(samples));
+    latency_table("imm_pingpong", "Immediate Data on QP 0, one way: sender's doorbell to the receiver's CQE", args, 8, &Latency::from_samples(samples));
 }
 
 /// `sequencer`: every QP takes `iters` tickets from one counter at B.

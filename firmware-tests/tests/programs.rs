@@ -11,6 +11,10 @@ fn run(program: &str, args: &[&str]) -> Output {
         "write_bw" => env!("CARGO_BIN_EXE_write_bw"),
         "read_bw" => env!("CARGO_BIN_EXE_read_bw"),
         "read_lat" => env!("CARGO_BIN_EXE_read_lat"),
+        "atomic_bw" => env!("CARGO_BIN_EXE_atomic_bw"),
+        "atomic_lat" => env!("CARGO_BIN_EXE_atomic_lat"),
+        "imm_pingpong" => env!("CARGO_BIN_EXE_imm_pingpong"),
+        "sequencer" => env!("CARGO_BIN_EXE_sequencer"),
         other => panic!("no program {other}"),
     };
     let out = Command::new(exe).args(["--backend", "sim"]).args(args).output().expect("run the program");
@@ -78,6 +82,43 @@ fn read_lat_measures_each_read() {
     let row = first_row(&out.stdout);
     assert_eq!(row[1], "4");
     assert!(number(&row[2]) >= 600.0, "a Read takes the WQE fetch, the peer's DMA read and the placement: {row:?}");
+}
+
+/// RFC 7306: both atomics, contended and not, return checked values (the programs exit 1
+/// on a ticket handed out twice or a CmpSwap chain that breaks).
+#[test]
+fn atomic_bw_runs_both_operations_contended_and_not() {
+    let runs: [(&[&str], &str); 3] = [
+        (&["--qps", "3", "--iters", "40", "--contended"], "120"),
+        (&["--qps", "2", "--iters", "40"], "80"),
+        (&["--op", "cswap", "--qps", "3", "--iters", "40", "--contended"], "120"),
+    ];
+    for (args, atomics) in runs {
+        let row = first_row(&run("atomic_bw", args).stdout);
+        assert_eq!(row[1], atomics, "{args:?}");
+        let rate = number(&row[3]);
+        assert!(rate > 0.0 && rate <= 1.0, "{row:?}");
+    }
+}
+
+#[test]
+fn atomic_lat_and_imm_pingpong_measure_round_trips() {
+    let row = first_row(&run("atomic_lat", &["--iters", "4"]).stdout);
+    assert_eq!((row[0].as_str(), row[1].as_str()), ("8", "4"));
+    // A request, the peer's read and write-back, the response and its placement: several
+    // DMA round trips of 200 cycles.
+    assert!(number(&row[2]) >= 800.0, "{row:?}");
+    let row = first_row(&run("imm_pingpong", &["--iters", "3"]).stdout);
+    assert_eq!((row[0].as_str(), row[1].as_str()), ("8", "6"));
+    assert!(number(&row[2]) >= 400.0, "{row:?}");
+}
+
+#[test]
+fn sequencer_hands_out_every_ticket_once() {
+    let out = run("sequencer", &["--qps", "4", "--iters", "50"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("counter at 200: tickets 0..200 each handed out once"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with('|')).count(), 2 + 4, "a row per QP:\n{text}");
 }
 
 #[test]
