@@ -5,13 +5,14 @@
 //! and the other bad requests with their codes, leaving memory byte-identical.
 #![cfg(feature = "sim")]
 
-use rnic_driver::sim::{RawPeer, SimHal};
+mod common;
+
+use common::{frame, raw_device, run_until, terminate_code, ulpdu_of};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState,
+    CompletionQueue, CqeOpcode, CqeStatus, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState,
     QueuePair, RecvRequest, RemoteBuf, WorkRequest,
 };
 use rnic_proto::ddp::DdpHeader;
-use rnic_proto::mpa::{Framer, FramingConfig};
 use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, RdmapHeader, Segment};
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
@@ -32,42 +33,18 @@ fn hex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
 }
 
-fn frame(ulpdu: &[u8]) -> Vec<u8> {
-    let mut fpdu = Vec::new();
-    Framer::new(FramingConfig { markers: false, crc: true }).frame(ulpdu, &mut fpdu).expect("frame");
-    fpdu
+/// Every FPDU here carries a CRC.
+fn frame_crc(ulpdu: &[u8]) -> Vec<u8> {
+    frame(ulpdu, true)
 }
 
 fn caps(conn_id: u16) -> QpCaps {
     QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id }
 }
 
-fn device() -> (Device<SimHal>, RawPeer) {
-    let hal = SimHal::open("rnic_top").expect("rnic_top model");
-    let peer = hal.attach_raw_peer();
-    let dev = Device::open(hal).expect("RNIC");
-    dev.enable();
-    (dev, peer)
-}
-
-fn run_until(dev: &Device<SimHal>, mut done: impl FnMut() -> bool) {
-    for _ in 0..2000 {
-        if done() {
-            return;
-        }
-        dev.hal().run_idle(20);
-    }
-}
-
-/// The ULPDU of an FPDU without markers: after ULPDU_Length, before PAD and CRC.
-fn ulpdu_of(fpdu: &[u8]) -> &[u8] {
-    let len = usize::from(u16::from_be_bytes([fpdu[0], fpdu[1]]));
-    &fpdu[2..2 + len]
-}
-
 #[test]
 fn atom_02_03_05_13_requests_leave_as_v5_v6_and_the_v7_response_completes_the_fetch_add() {
-    let (dev, peer) = device();
+    let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(4096).expect("DMA");
     buf.write_bytes(0, &[0xEE; 4096]);
@@ -103,10 +80,10 @@ fn atom_02_03_05_13_requests_leave_as_v5_v6_and_the_v7_response_completes_the_fe
         panic!("a Read Request first");
     };
     let data = 0x0102_0304_0506_0708_u64.to_le_bytes();
-    peer.send(&frame(&Segment::read_response(rr.sink_stag, rr.sink_to, &data).to_vec()), qp.qpn().into());
+    peer.send(&frame_crc(&Segment::read_response(rr.sink_stag, rr.sink_to, &data).to_vec()), qp.qpn().into());
     peer.send(&hex(V7), qp.qpn().into());
     let second = AtomicResponse { request_id: 2, original: 0xAAAA_0000_BBBB_0000 };
-    peer.send(&frame(&Segment::atomic_response(2, second).to_vec()), qp.qpn().into());
+    peer.send(&frame_crc(&Segment::atomic_response(2, second).to_vec()), qp.qpn().into());
     let mut done = Vec::new();
     run_until(&dev, || {
         while let Some(c) = cq.poll().expect("CQE") {
@@ -130,7 +107,7 @@ fn atom_02_03_05_13_requests_leave_as_v5_v6_and_the_v7_response_completes_the_fe
 
 #[test]
 fn imm_01_immediate_data_leaves_as_v8() {
-    let (dev, peer) = device();
+    let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(4096).expect("DMA");
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
@@ -155,7 +132,7 @@ fn imm_01_immediate_data_leaves_as_v8() {
 /// memory must stay byte-identical.
 #[test]
 fn atom_04_07_08_bad_atomic_requests_get_their_terminate_and_leave_memory_alone() {
-    let (dev, peer) = device();
+    let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(8192).expect("DMA");
     let pattern: Vec<u8> = (0..8192).map(|i| (i * 7 + 3) as u8).collect();
@@ -173,18 +150,18 @@ fn atom_04_07_08_bad_atomic_requests_get_their_terminate_and_leave_memory_alone(
     // QP 0 (ATOM-07, V10): three good FetchAdds on word 0, then MSN 4 at base + 4.
     let qp0 = qps[0].qpn().into();
     for msn in 1..=3 {
-        peer.send(&frame(&Segment::atomic_request(msn, fa(msn, mr.rkey(), mr.va())).to_vec()), qp0);
+        peer.send(&frame_crc(&Segment::atomic_request(msn, fa(msn, mr.rkey(), mr.va())).to_vec()), qp0);
     }
-    peer.send(&frame(&Segment::atomic_request(4, fa(4, mr.rkey(), mr.va() + 4)).to_vec()), qp0);
+    peer.send(&frame_crc(&Segment::atomic_request(4, fa(4, mr.rkey(), mr.va() + 4)).to_vec()), qp0);
     // QP 1 (ATOM-04): AOpCode 1, the draft's Swap, on word 8.
     let swap = AtomicRequest { aopcode: 1, ..AtomicRequest::cmp_swap(1, mr.rkey(), mr.va() + 8, 0, u64::MAX, 0, 0) };
-    peer.send(&frame(&Segment::atomic_request(1, swap).to_vec()), qps[1].qpn().into());
+    peer.send(&frame_crc(&Segment::atomic_request(1, swap).to_vec()), qps[1].qpn().into());
     // QP 2 (ATOM-08): the last 4 octets of the region.
-    peer.send(&frame(&Segment::atomic_request(1, fa(1, mr.rkey(), mr.va() + 4092)).to_vec()), qps[2].qpn().into());
+    peer.send(&frame_crc(&Segment::atomic_request(1, fa(1, mr.rkey(), mr.va() + 4092)).to_vec()), qps[2].qpn().into());
     // QP 3 (ATOM-08): a region without REMOTE_ATOMIC.
-    peer.send(&frame(&Segment::atomic_request(1, fa(1, mr_plain.rkey(), mr_plain.va())).to_vec()), qps[3].qpn().into());
+    peer.send(&frame_crc(&Segment::atomic_request(1, fa(1, mr_plain.rkey(), mr_plain.va())).to_vec()), qps[3].qpn().into());
     // QP 4 (SEC-01 for atomics): an STag that names no region.
-    peer.send(&frame(&Segment::atomic_request(1, fa(1, 0x00BB_0000 | 0x42, 0)).to_vec()), qps[4].qpn().into());
+    peer.send(&frame_crc(&Segment::atomic_request(1, fa(1, 0x00BB_0000 | 0x42, 0)).to_vec()), qps[4].qpn().into());
     run_until(&dev, || peer.sent_count() >= 8);
     let sent = peer.sent();
     let to = |i: usize| -> Vec<&Vec<u8>> {
@@ -207,9 +184,7 @@ fn atom_04_07_08_bad_atomic_requests_get_their_terminate_and_leave_memory_alone(
         .map(|i| {
             let t = to(i);
             assert_eq!(t.len(), 1, "QP {i}: only a Terminate");
-            let seg = parse_ulpdu(ulpdu_of(t[0])).expect("a Terminate");
-            let RdmapHeader::Terminate(term) = seg.header else { panic!("{seg:?}") };
-            term.control_word()
+            terminate_code(t[0])
         })
         .collect();
     assert_eq!(codes, [0x0206_C000, 0x0101_C000, 0x0102_C000, 0x0100_C000], "AOpCode 1, bounds, rights, invalid STag");
@@ -225,7 +200,7 @@ fn atom_04_07_08_bad_atomic_requests_get_their_terminate_and_leave_memory_alone(
 /// successfully; 8 octets complete the receive.
 #[test]
 fn imm_03_immediate_data_must_be_exactly_eight_octets() {
-    let (dev, peer) = device();
+    let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(4096).expect("DMA");
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
@@ -241,18 +216,14 @@ fn imm_03_immediate_data_must_be_exactly_eight_octets() {
         u
     };
     for (qp, len) in qps.iter().zip([7, 9, 8]) {
-        peer.send(&frame(&imm_ulpdu(len)), qp.qpn().into());
+        peer.send(&frame_crc(&imm_ulpdu(len)), qp.qpn().into());
     }
     run_until(&dev, || peer.sent_count() >= 2);
     dev.hal().run_idle(2000);
     let mut codes: Vec<(u64, u32)> = peer
         .sent()
         .iter()
-        .map(|(f, c)| {
-            let seg = parse_ulpdu(ulpdu_of(f)).expect("a Terminate");
-            let RdmapHeader::Terminate(term) = seg.header else { panic!("{seg:?}") };
-            (*c, term.control_word())
-        })
+        .map(|(f, c)| (*c, terminate_code(f)))
         .collect();
     codes.sort();
     assert_eq!(codes, [(30, 0x02FF_C000), (31, 0x02FF_C000)], "7 and 9 octets: Terminate 0/2/0xFF with the DDP header");
@@ -267,7 +238,7 @@ fn imm_03_immediate_data_must_be_exactly_eight_octets() {
 /// (no atomic outstanding) 0/2/0xFF; neither completes anything or writes memory.
 #[test]
 fn atom_06_16_responses_that_match_no_request_are_refused() {
-    let (dev, peer) = device();
+    let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(4096).expect("DMA");
     buf.write_bytes(0, &[0x5C; 4096]);
@@ -284,18 +255,14 @@ fn atom_06_16_responses_that_match_no_request_are_refused() {
         .expect("post");
     run_until(&dev, || peer.sent_count() >= 1);
     let wrong_msn = AtomicResponse { request_id: 1, original: 7 };
-    peer.send(&frame(&Segment::atomic_response(2, wrong_msn).to_vec()), qps[0].qpn().into());
+    peer.send(&frame_crc(&Segment::atomic_response(2, wrong_msn).to_vec()), qps[0].qpn().into());
     // QP 1 has none.
-    peer.send(&frame(&Segment::atomic_response(1, AtomicResponse { request_id: 1, original: 7 }).to_vec()), qps[1].qpn().into());
+    peer.send(&frame_crc(&Segment::atomic_response(1, AtomicResponse { request_id: 1, original: 7 }).to_vec()), qps[1].qpn().into());
     run_until(&dev, || peer.sent_count() >= 3);
     dev.hal().run_idle(1000);
     let mut codes: Vec<(u64, u32)> = peer.sent()[1..]
         .iter()
-        .map(|(f, c)| {
-            let seg = parse_ulpdu(ulpdu_of(f)).expect("a Terminate");
-            let RdmapHeader::Terminate(term) = seg.header else { panic!("{seg:?}") };
-            (*c, term.control_word())
-        })
+        .map(|(f, c)| (*c, terminate_code(f)))
         .collect();
     codes.sort();
     assert_eq!(codes, [(40, 0x1203_C000), (41, 0x02FF_C000)]);

@@ -1,16 +1,20 @@
 //! RFC 7306 between two Verilated RNICs (`rnic_top`) driven by the real driver: masked
 //! FetchAdd and CmpSwap against `rnic_proto::atomic`, atomicity across QPs, the §7
-//! ordering rules, the error cases with their exact Terminates, and Immediate Data.
+//! ordering rules, and Immediate Data (the wire vectors and error cases:
+//! `sim_atomic_wire.rs`).
 #![cfg(feature = "sim")]
+
+mod common;
 
 use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_driver::sim::{LinkConfig, SimHal};
+use common::{collect, linked_pair};
+use rnic_driver::sim::SimHal;
 use rnic_driver::{
-    Completion, CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain,
-    Hal, QpCaps, QueuePair, RecvRequest, WorkRequest,
+    CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, Hal, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
+    QueuePair, RecvRequest, WorkRequest,
 };
 use rnic_proto::atomic::{masked_cmp_swap, masked_fetch_add};
 
@@ -18,16 +22,6 @@ const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_wr
 
 fn caps(conn_id: u16) -> QpCaps {
     QpCaps { sq_log_size: 6, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id }
-}
-
-/// Two linked, enabled `rnic_top`s.
-fn linked_pair() -> (Device<SimHal>, Device<SimHal>) {
-    let (ha, hb) = (SimHal::open("rnic_top").expect("model"), SimHal::open("rnic_top").expect("model"));
-    SimHal::connect(&ha, &hb, LinkConfig::default());
-    let (a, b) = (Device::open(ha).expect("RNIC A"), Device::open(hb).expect("RNIC B"));
-    a.enable();
-    b.enable();
-    (a, b)
 }
 
 fn word(buf: &DmaBuffer<'_, SimHal>, offset: usize) -> u64 {
@@ -38,94 +32,84 @@ fn set_word(buf: &DmaBuffer<'_, SimHal>, offset: usize, value: u64) {
     buf.write_bytes(offset, &value.to_le_bytes());
 }
 
-/// Polls `cq` (clocking both devices) until `n` completions arrived or the budget ends.
-fn collect(dev: &Device<SimHal>, cq: &CompletionQueue<'_, SimHal>, n: usize) -> Vec<Completion> {
-    let mut got = Vec::new();
-    for _ in 0..20_000 {
-        while let Some(c) = cq.poll().expect("a CQE that decodes") {
-            got.push(c);
-        }
-        if got.len() >= n {
-            break;
-        }
-        dev.hal().run_idle(20);
-    }
-    got
+/// One side of a pair: a 64 KiB buffer with an MR of every right, a CQ, one QP in RTS.
+struct Side<'d> {
+    dev: &'d Device<SimHal>,
+    buf: &'d DmaBuffer<'d, SimHal>,
+    mr: MemoryRegion<'d, SimHal>,
+    cq: &'d CompletionQueue<'d, SimHal>,
+    qp: QueuePair<'d, SimHal>,
 }
 
-/// One QP pair, A requester and B responder, with a 64 KiB buffer and MR each.
-struct Pair {
-    a: Device<SimHal>,
-    b: Device<SimHal>,
-}
-
-macro_rules! setup {
-    ($pair:ident, $pda:ident, $pdb:ident, $bufa:ident, $bufb:ident, $mra:ident, $mrb:ident, $cqa:ident, $cqb:ident, $qpa:ident, $qpb:ident, $access:expr) => {
-        let (a, b) = linked_pair();
-        let $pair = Pair { a, b };
-        let ($pda, $pdb) = (ProtectionDomain::new(&$pair.a).expect("PD"), ProtectionDomain::new(&$pair.b).expect("PD"));
-        let ($bufa, $bufb) = ($pair.a.alloc_dma(65536).expect("DMA"), $pair.b.alloc_dma(65536).expect("DMA"));
-        let $mra = MemoryRegion::register(&$pda, &$bufa, ALL).expect("MR");
-        let $mrb = MemoryRegion::register(&$pdb, &$bufb, $access).expect("MR");
-        let ($cqa, $cqb) = (CompletionQueue::new(&$pair.a, 8, 0).expect("CQ"), CompletionQueue::new(&$pair.b, 8, 0).expect("CQ"));
-        let mut $qpa = QueuePair::new(&$pair.a, &$pda, &$cqa, &$cqa, caps(0)).expect("QP");
-        let mut $qpb = QueuePair::new(&$pair.b, &$pdb, &$cqb, &$cqb, caps(0)).expect("QP");
-        $qpa.ready().expect("RTS");
-        $qpb.ready().expect("RTS");
-    };
+/// Runs `f` on A (the requester) and B (the responder), linked, their QPs connected.
+fn with_pair(f: impl for<'d> FnOnce(Side<'d>, Side<'d>)) {
+    let devs = linked_pair();
+    let devs = [&devs.0, &devs.1];
+    let pds = devs.map(|d| ProtectionDomain::new(d).expect("PD"));
+    let bufs = devs.map(|d| d.alloc_dma(65536).expect("DMA"));
+    let cqs = devs.map(|d| CompletionQueue::new(d, 8, 0).expect("CQ"));
+    let mut sides = (0..2).map(|i| {
+        let mut qp = QueuePair::new(devs[i], &pds[i], &cqs[i], &cqs[i], caps(0)).expect("QP");
+        qp.ready().expect("RTS");
+        let mr = MemoryRegion::register(&pds[i], &bufs[i], ALL).expect("MR");
+        Side { dev: devs[i], buf: &bufs[i], mr, cq: &cqs[i], qp }
+    });
+    let (a, b) = (sides.next().expect("A"), sides.next().expect("B"));
+    f(a, b);
 }
 
 #[test]
 fn atom_01_09_10_11_fetch_add_and_cmp_swap_return_the_original_and_change_memory_in_place() {
-    setup!(p, pda, pdb, bufa, bufb, mra, mrb, cqa, cqb, qpa, qpb, ALL);
-    // ATOM-11 / V7: memory 29 00 .. 00, FetchAdd +1 -> 2a 00 .. 00, original 0x29.
-    set_word(&bufb, 0x1000, 0x29);
-    // V13 row 1: two 32-bit fields.
-    set_word(&bufb, 0x1008, 0x0000_0001_FFFF_FFFF);
-    // V14 row 1: a masked compare that matches, a masked swap.
-    set_word(&bufb, 0x1010, 0xAAAA_0000_BBBB_0000);
-    // V14 row 3: a compare that fails leaves memory.
-    set_word(&bufb, 0x1018, 0x1111);
-    // ATOM-01: the capability probe, FetchAdd with Add Data 0.
-    set_word(&bufb, 0x1020, 0x0123_4567_89AB_CDEF);
-    bufa.write_bytes(0, &[0xEE; 64]);
-    let fa = |wr_id, at: u64, add, add_mask| WorkRequest::FetchAdd {
-        wr_id,
-        local: mra.sge(wr_id * 8, 8).unwrap(),
-        remote: mrb.remote(at).unwrap(),
-        add,
-        add_mask,
-        signaled: true,
-    };
-    let cs = |wr_id, at: u64, compare, compare_mask, swap, swap_mask| WorkRequest::CmpSwap {
-        wr_id,
-        local: mra.sge(wr_id * 8, 8).unwrap(),
-        remote: mrb.remote(at).unwrap(),
-        compare,
-        compare_mask,
-        swap,
-        swap_mask,
-        signaled: true,
-    };
-    qpa.post_send_batch(&[
-        fa(0, 0x1000, 1, 0),
-        fa(1, 0x1008, 1, 0x8000_0000_8000_0000),
-        cs(2, 0x1010, 0xAAAA_0000_FFFF_FFFF, 0xFFFF_FFFF_0000_0000, 0x1234_5678_1234_5678, 0x0000_0000_FFFF_FFFF),
-        cs(3, 0x1018, 0x1112, u64::MAX, 0x2222, u64::MAX),
-        fa(4, 0x1020, 0, 0),
-    ])
-    .expect("post");
-    let done = collect(&p.a, &cqa, 5);
-    let got: Vec<_> = done.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
-    let want: Vec<_> = (0..5).map(|i| (i, CqeOpcode::Atomic, CqeStatus::Success, 8)).collect();
-    assert_eq!(got, want, "every atomic completes, in order");
-    let originals: Vec<u64> = (0..5).map(|i| word(&bufa, i * 8)).collect();
-    assert_eq!(originals, [0x29, 0x0000_0001_FFFF_FFFF, 0xAAAA_0000_BBBB_0000, 0x1111, 0x0123_4567_89AB_CDEF]);
-    let after: Vec<u64> = (0..5).map(|i| word(&bufb, 0x1000 + i * 8)).collect();
-    assert_eq!(after, [0x2a, 0x0000_0001_0000_0000, 0xAAAA_0000_1234_5678, 0x1111, 0x0123_4567_89AB_CDEF]);
-    assert_eq!(word(&bufa, 40), 0xEEEE_EEEE_EEEE_EEEE, "nothing past the result buffers");
-    assert!(collect(&p.b, &cqb, 1).is_empty(), "atomics complete nothing at the responder");
-    let _ = (&mut qpb, &pdb);
+    with_pair(|mut a, b| {
+        // ATOM-11 / V7: memory 29 00 .. 00, FetchAdd +1 -> 2a 00 .. 00, original 0x29.
+        set_word(&b.buf, 0x1000, 0x29);
+        // V13 row 1: two 32-bit fields.
+        set_word(&b.buf, 0x1008, 0x0000_0001_FFFF_FFFF);
+        // V14 row 1: a masked compare that matches, a masked swap.
+        set_word(&b.buf, 0x1010, 0xAAAA_0000_BBBB_0000);
+        // V14 row 3: a compare that fails leaves memory.
+        set_word(&b.buf, 0x1018, 0x1111);
+        // ATOM-01: the capability probe, FetchAdd with Add Data 0.
+        set_word(&b.buf, 0x1020, 0x0123_4567_89AB_CDEF);
+        a.buf.write_bytes(0, &[0xEE; 64]);
+        let fa = |wr_id, at: u64, add, add_mask| WorkRequest::FetchAdd {
+            wr_id,
+            local: a.mr.sge(wr_id * 8, 8).unwrap(),
+            remote: b.mr.remote(at).unwrap(),
+            add,
+            add_mask,
+            signaled: true,
+        };
+        let cs = |wr_id, at: u64, compare, compare_mask, swap, swap_mask| WorkRequest::CmpSwap {
+            wr_id,
+            local: a.mr.sge(wr_id * 8, 8).unwrap(),
+            remote: b.mr.remote(at).unwrap(),
+            compare,
+            compare_mask,
+            swap,
+            swap_mask,
+            signaled: true,
+        };
+        a.qp.post_send_batch(&[
+            fa(0, 0x1000, 1, 0),
+            fa(1, 0x1008, 1, 0x8000_0000_8000_0000),
+            cs(2, 0x1010, 0xAAAA_0000_FFFF_FFFF, 0xFFFF_FFFF_0000_0000, 0x1234_5678_1234_5678, 0x0000_0000_FFFF_FFFF),
+            cs(3, 0x1018, 0x1112, u64::MAX, 0x2222, u64::MAX),
+            fa(4, 0x1020, 0, 0),
+        ])
+        .expect("post");
+        let done = collect(a.dev, a.cq, 5);
+        let got: Vec<_> = done.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
+        let want: Vec<_> = (0..5).map(|i| (i, CqeOpcode::Atomic, CqeStatus::Success, 8)).collect();
+        assert_eq!(got, want, "every atomic completes, in order");
+        let originals: Vec<u64> = (0..5).map(|i| word(&a.buf, i * 8)).collect();
+        assert_eq!(originals, [0x29, 0x0000_0001_FFFF_FFFF, 0xAAAA_0000_BBBB_0000, 0x1111, 0x0123_4567_89AB_CDEF]);
+        let after: Vec<u64> = (0..5).map(|i| word(&b.buf, 0x1000 + i * 8)).collect();
+        assert_eq!(after, [0x2a, 0x0000_0001_0000_0000, 0xAAAA_0000_1234_5678, 0x1111, 0x0123_4567_89AB_CDEF]);
+        assert_eq!(word(&a.buf, 40), 0xEEEE_EEEE_EEEE_EEEE, "nothing past the result buffers");
+        b.dev.hal().run_idle(2_000);
+        assert!(b.cq.poll().expect("CQE").is_none(), "atomics complete nothing at the responder");
+    });
 }
 
 /// ATOM-09, ATOM-10, ATOM-12 at scale: random masked FetchAdds and CmpSwaps from four QPs
@@ -258,7 +242,6 @@ fn atom_09_10_12_random_masked_atomics_from_four_qps_equal_the_reference() {
     for (i, v) in memory.iter().enumerate() {
         assert_eq!(word(&bufb, i * 8), *v, "word {i} ends as the reference");
     }
-    let _ = qpbs;
 }
 
 /// ATOM-12 (and the acceptance): four QPs each FetchAdd(+1) one word 10 000 times;
@@ -325,88 +308,88 @@ fn atom_12_four_qps_fetch_add_one_counter_forty_thousand_times() {
 /// only once the Write's octets are in memory.
 #[test]
 fn imm_01_02_04_05_immediate_data_completes_receives_in_order_after_the_write_before_it() {
-    setup!(p, pda, pdb, bufa, bufb, mra, mrb, cqa, cqb, qpa, qpb, ALL);
-    let mut rng = StdRng::seed_from_u64(8);
-    let content: Vec<u8> = (0..4096).map(|_| rng.gen()).collect();
-    bufa.write_bytes(0, &content);
-    bufb.write_bytes(0, &[0x77; 16384]);
-    for i in 0..4 {
-        qpb.post_recv(&RecvRequest { wr_id: 100 + i, local: mrb.sge(8192 + i * 1024, 1024).unwrap() }).expect("recv");
-    }
-    cqb.arm(true);
-    let send = WorkRequest::Send { wr_id: 1, local: mra.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: true };
-    let imm = WorkRequest::Immediate { wr_id: 2, data: [1, 2, 3, 4, 5, 6, 7, 8], solicited: false, signaled: true };
-    qpa.post_send_batch(&[send, imm]).expect("post");
-    let cb = collect(&p.b, &cqb, 2);
-    let got: Vec<_> = cb.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len, c.imm, c.solicited)).collect();
-    assert_eq!(
-        got,
-        [
-            (100, CqeOpcode::Recv, CqeStatus::Success, 100, None, false),
-            (101, CqeOpcode::RecvImm, CqeStatus::Success, 8, Some([1, 2, 3, 4, 5, 6, 7, 8]), false)
-        ]
-    );
-    assert_eq!((9216..10240).map(|i| bufb.read_u8(i)).collect::<Vec<_>>(), vec![0x77; 1024], "Immediate Data places nothing");
-    assert!(!p.b.hal().wait_irq(0, Duration::from_micros(10)).unwrap(), "plain Immediate Data raises no solicited event");
-
-    // Write with Immediate with SE: when the receive completes, the 4 KiB are there.
-    let wimm = WorkRequest::WriteWithImmediate {
-        wr_id: 3,
-        local: mra.sge(0, 4096).unwrap(),
-        remote: mrb.remote(0).unwrap(),
-        data: *b"imm-data",
-        solicited: true,
-        signaled: true,
-    };
-    qpa.post_send(&wimm).expect("post");
-    let mut done = None;
-    for _ in 0..5_000 {
-        if let Some(c) = cqb.poll().expect("CQE") {
-            // Read memory at once: nothing may still be on its way.
-            let placed: Vec<u8> = (0..4096).map(|i| bufb.read_u8(i)).collect();
-            done = Some((c, placed));
-            break;
+    with_pair(|mut a, mut b| {
+        let mut rng = StdRng::seed_from_u64(8);
+        let content: Vec<u8> = (0..4096).map(|_| rng.gen()).collect();
+        a.buf.write_bytes(0, &content);
+        b.buf.write_bytes(0, &[0x77; 16384]);
+        for i in 0..4 {
+            b.qp.post_recv(&RecvRequest { wr_id: 100 + i, local: b.mr.sge(8192 + i * 1024, 1024).unwrap() }).expect("recv");
         }
-        p.b.hal().run_idle(10);
-    }
-    let (c, placed) = done.expect("the Write with Immediate completes at B");
-    assert_eq!((c.wr_id, c.opcode, c.imm, c.solicited), (102, CqeOpcode::RecvImm, Some(*b"imm-data"), true));
-    assert!(placed == content, "the Write was placed before the Immediate Data completed");
-    assert!(p.b.hal().wait_irq(0, Duration::from_micros(10)).unwrap(), "Immediate Data with SE raises the solicited event");
-    let ca = collect(&p.a, &cqa, 3);
-    let got: Vec<_> = ca.iter().map(|c| (c.wr_id, c.opcode, c.status)).collect();
-    assert_eq!(
-        got,
-        [(1, CqeOpcode::Send, CqeStatus::Success), (2, CqeOpcode::Send, CqeStatus::Success), (3, CqeOpcode::Send, CqeStatus::Success)],
-        "the sender completes each signaled request once (the Write of a Write with Immediate is unsignaled)"
-    );
-    let _ = pdb;
+        b.cq.arm(true);
+        let send = WorkRequest::Send { wr_id: 1, local: a.mr.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: true };
+        let imm = WorkRequest::Immediate { wr_id: 2, data: [1, 2, 3, 4, 5, 6, 7, 8], solicited: false, signaled: true };
+        a.qp.post_send_batch(&[send, imm]).expect("post");
+        let cb = collect(b.dev, b.cq, 2);
+        let got: Vec<_> = cb.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len, c.imm, c.solicited)).collect();
+        assert_eq!(
+            got,
+            [
+                (100, CqeOpcode::Recv, CqeStatus::Success, 100, None, false),
+                (101, CqeOpcode::RecvImm, CqeStatus::Success, 8, Some([1, 2, 3, 4, 5, 6, 7, 8]), false)
+            ]
+        );
+        assert_eq!((9216..10240).map(|i| b.buf.read_u8(i)).collect::<Vec<_>>(), vec![0x77; 1024], "Immediate Data places nothing");
+        assert!(!b.dev.hal().wait_irq(0, Duration::from_micros(10)).unwrap(), "plain Immediate Data raises no solicited event");
+
+        // Write with Immediate with SE: when the receive completes, the 4 KiB are there.
+        let wimm = WorkRequest::WriteWithImmediate {
+            wr_id: 3,
+            local: a.mr.sge(0, 4096).unwrap(),
+            remote: b.mr.remote(0).unwrap(),
+            data: *b"imm-data",
+            solicited: true,
+            signaled: true,
+        };
+        a.qp.post_send(&wimm).expect("post");
+        let mut done = None;
+        for _ in 0..5_000 {
+            if let Some(c) = b.cq.poll().expect("CQE") {
+                // Read memory at once: nothing may still be on its way.
+                let placed: Vec<u8> = (0..4096).map(|i| b.buf.read_u8(i)).collect();
+                done = Some((c, placed));
+                break;
+            }
+            b.dev.hal().run_idle(10);
+        }
+        let (c, placed) = done.expect("the Write with Immediate completes at B");
+        assert_eq!((c.wr_id, c.opcode, c.imm, c.solicited), (102, CqeOpcode::RecvImm, Some(*b"imm-data"), true));
+        assert!(placed == content, "the Write was placed before the Immediate Data completed");
+        assert!(b.dev.hal().wait_irq(0, Duration::from_micros(10)).unwrap(), "Immediate Data with SE raises the solicited event");
+        let ca = collect(a.dev, a.cq, 3);
+        let got: Vec<_> = ca.iter().map(|c| (c.wr_id, c.opcode, c.status)).collect();
+        assert_eq!(
+            got,
+            [(1, CqeOpcode::Send, CqeStatus::Success), (2, CqeOpcode::Send, CqeStatus::Success), (3, CqeOpcode::Send, CqeStatus::Success)],
+            "the sender completes each signaled request once (the Write of a Write with Immediate is unsignaled)"
+        );
+    });
 }
 
 /// ATOM-14: Write(X to T) then FetchAdd(T): the original value returned is X's first word
 /// (the atomic runs only once the Write is placed); Read after the atomic sees its result.
 #[test]
 fn atom_14_write_then_fetch_add_then_read_see_each_other_in_order() {
-    setup!(p, pda, pdb, bufa, bufb, mra, mrb, cqa, cqb, qpa, qpb, ALL);
-    for round in 0..20u64 {
-        let x = 0x1111_0000_0000_0000 | round << 8;
-        set_word(&bufa, 0, x);
-        set_word(&bufb, 0x800, 0xDEAD);
-        let write = WorkRequest::Write { wr_id: 1, local: mra.sge(0, 8).unwrap(), remote: mrb.remote(0x800).unwrap(), signaled: true };
-        let fa = WorkRequest::FetchAdd {
-            wr_id: 2,
-            local: mra.sge(64, 8).unwrap(),
-            remote: mrb.remote(0x800).unwrap(),
-            add: 5,
-            add_mask: 0,
-            signaled: true,
-        };
-        let read = WorkRequest::Read { wr_id: 3, local: mra.sge(128, 8).unwrap(), remote: mrb.remote(0x800).unwrap(), signaled: true };
-        qpa.post_send_batch(&[write, fa, read]).expect("post");
-        let done = collect(&p.a, &cqa, 3);
-        assert_eq!(done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]);
-        assert_eq!(word(&bufa, 64), x, "round {round}: the FetchAdd saw the Write");
-        assert_eq!(word(&bufa, 128), x + 5, "round {round}: the Read saw the FetchAdd");
-    }
-    let _ = (&mut qpb, &cqb, &pdb);
+    with_pair(|mut a, b| {
+        for round in 0..20u64 {
+            let x = 0x1111_0000_0000_0000 | round << 8;
+            set_word(&a.buf, 0, x);
+            set_word(&b.buf, 0x800, 0xDEAD);
+            let write = WorkRequest::Write { wr_id: 1, local: a.mr.sge(0, 8).unwrap(), remote: b.mr.remote(0x800).unwrap(), signaled: true };
+            let fa = WorkRequest::FetchAdd {
+                wr_id: 2,
+                local: a.mr.sge(64, 8).unwrap(),
+                remote: b.mr.remote(0x800).unwrap(),
+                add: 5,
+                add_mask: 0,
+                signaled: true,
+            };
+            let read = WorkRequest::Read { wr_id: 3, local: a.mr.sge(128, 8).unwrap(), remote: b.mr.remote(0x800).unwrap(), signaled: true };
+            a.qp.post_send_batch(&[write, fa, read]).expect("post");
+            let done = collect(a.dev, a.cq, 3);
+            assert_eq!(done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]);
+            assert_eq!(word(&a.buf, 64), x, "round {round}: the FetchAdd saw the Write");
+            assert_eq!(word(&a.buf, 128), x + 5, "round {round}: the Read saw the FetchAdd");
+        }
+    });
 }

@@ -5,6 +5,9 @@
 //! connections with different options share the device.
 #![cfg(feature = "sim")]
 
+mod common;
+
+use common::{frame, run_until};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
     CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
@@ -19,18 +22,7 @@ const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_wr
 /// A one-segment Send with MSN 1, framed with or without a CRC.
 fn send_fpdu(payload: &[u8], crc: bool) -> Vec<u8> {
     let ulpdu = untagged_ulpdus(Opcode::Send, 1, 0, payload, 1024).remove(0);
-    let mut fpdu = Vec::new();
-    Framer::new(FramingConfig { markers: false, crc }).frame(&ulpdu, &mut fpdu).expect("frame");
-    fpdu
-}
-
-fn run_until(dev: &Device<SimHal>, mut done: impl FnMut() -> bool) {
-    for _ in 0..1000 {
-        if done() {
-            return;
-        }
-        dev.hal().run_idle(50);
-    }
+    frame(&ulpdu, crc)
 }
 
 #[test]

@@ -5,11 +5,14 @@
 //! MR is refused with the exact Terminate and places nothing.
 #![cfg(feature = "sim")]
 
+mod common;
+
+use common::{collect, linked_pair};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_driver::sim::{LinkConfig, SimHal};
+use rnic_driver::sim::SimHal;
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
+    CompletionQueue, CqeOpcode, CqeStatus, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
     QpState, QueuePair, RecvRequest, RemoteBuf, WorkRequest,
 };
 
@@ -20,33 +23,8 @@ fn caps(peer_qpn: u16) -> QpCaps {
     QpCaps { sq_log_size: 5, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: peer_qpn }
 }
 
-/// Two `rnic_top` devices, linked stream to stream and enabled.
-fn linked_pair() -> (Device<SimHal>, Device<SimHal>) {
-    let (ha, hb) = (SimHal::open("rnic_top").expect("model"), SimHal::open("rnic_top").expect("model"));
-    SimHal::connect(&ha, &hb, LinkConfig::default());
-    let (a, b) = (Device::open(ha).expect("RNIC A"), Device::open(hb).expect("RNIC B"));
-    a.enable();
-    b.enable();
-    (a, b)
-}
-
 fn read_all(buf: &DmaBuffer<'_, SimHal>, offset: usize, len: usize) -> Vec<u8> {
     (offset..offset + len).map(|i| buf.read_u8(i)).collect()
-}
-
-/// Polls `cq` (clocking both devices) until `n` completions arrived or the budget ends.
-fn collect(dev: &Device<SimHal>, cq: &CompletionQueue<'_, SimHal>, n: usize) -> Vec<rnic_driver::Completion> {
-    let mut got = Vec::new();
-    for _ in 0..5_000 {
-        while let Some(c) = cq.poll().expect("a CQE that decodes") {
-            got.push(c);
-        }
-        if got.len() >= n {
-            break;
-        }
-        dev.hal().run_idle(50);
-    }
-    got
 }
 
 #[test]

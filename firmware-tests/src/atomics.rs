@@ -9,16 +9,15 @@ use rnic_driver::{Completion, CqeOpcode, CqeStatus, RecvRequest, WorkRequest};
 
 pub use crate::cli::AtomicKind;
 use crate::pair::{End, Pair, DEPTH};
+use crate::perf::{next_completion, CYCLE_BUDGET};
 
-/// No run may take longer than this many cycles.
-const CYCLE_BUDGET: u64 = 500_000_000;
-
-/// What an atomic run measured.
-#[derive(Clone, Copy, Debug)]
+/// What an atomic run measured, and the original values each QP got back, in its order.
+#[derive(Clone, Debug)]
 pub struct AtomicRun {
     pub ops: u64,
     pub cycles: u64,
     pub seconds: f64,
+    pub originals: Vec<Vec<u64>>,
 }
 
 impl AtomicRun {
@@ -101,7 +100,7 @@ pub fn atomic_bandwidth(pair: &mut Pair<'_>, kind: AtomicKind, contended: bool, 
     let returned: Vec<Vec<u64>> =
         (0..qps).map(|q| (0..u64::from(iters)).map(|i| word(&pair.a, pair.a.sink(q) + 8 * i)).collect()).collect();
     check_results(pair, kind, contended, &returned)?;
-    Ok(AtomicRun { ops: total, cycles: last - start, seconds })
+    Ok(AtomicRun { ops: total, cycles: last - start, seconds, originals: returned })
 }
 
 fn check_atomic(c: &Completion) -> Result<(), String> {
@@ -143,23 +142,6 @@ fn check_results(pair: &Pair<'_>, kind: AtomicKind, contended: bool, returned: &
         }
     }
     Ok(())
-}
-
-/// The next completion on `end`'s CQ, clocking one cycle at a time; with its cycle.
-fn next_completion(end: &End<'_>, start: u64) -> Result<(Completion, u64), String> {
-    loop {
-        let now = end.hal().cycles();
-        if let Some(c) = end.cq.poll().map_err(|e| e.to_string())? {
-            if c.status != CqeStatus::Success {
-                return Err(format!("QP {} completed wr_id {} with {:?}", c.qpn, c.wr_id, c.status));
-            }
-            return Ok((c, now));
-        }
-        if now - start > CYCLE_BUDGET {
-            return Err(format!("no completion after {CYCLE_BUDGET} cycles"));
-        }
-        end.hal().run_idle(1);
-    }
 }
 
 /// One atomic at a time on QP 0 against one word, `iters` times: cycles from the doorbell
@@ -216,14 +198,11 @@ pub fn imm_pingpong(pair: &mut Pair<'_>, iters: u32) -> Result<Vec<u64>, String>
 }
 
 /// The sequencer: contended FetchAdd(+1) from every QP (checked as [`atomic_bandwidth`]
-/// does), plus each QP's own tickets, which must rise.
-pub fn sequencer(pair: &mut Pair<'_>, iters: u32) -> Result<(AtomicRun, Vec<Vec<u64>>), String> {
+/// does), and each QP's own tickets must rise.
+pub fn sequencer(pair: &mut Pair<'_>, iters: u32) -> Result<AtomicRun, String> {
     let run = atomic_bandwidth(pair, AtomicKind::Fadd, true, iters)?;
-    let tickets: Vec<Vec<u64>> = (0..pair.a.qps.len())
-        .map(|q| (0..u64::from(iters)).map(|i| word(&pair.a, pair.a.sink(q) + 8 * i)).collect())
-        .collect();
-    if let Some(q) = tickets.iter().position(|t| t.windows(2).any(|w| w[0] >= w[1])) {
+    if let Some(q) = run.originals.iter().position(|t| t.windows(2).any(|w| w[0] >= w[1])) {
         return Err(format!("QP {q}'s tickets do not rise: the responder reordered its requests"));
     }
-    Ok((run, tickets))
+    Ok(run)
 }

@@ -11,7 +11,7 @@ use rnic_driver::{Completion, CqeOpcode, CqeStatus, RecvRequest, WorkRequest};
 use crate::pair::{End, Pair, DEPTH};
 
 /// No run may take longer than this many cycles (a hang is an error, not a wait).
-const CYCLE_BUDGET: u64 = 500_000_000;
+pub(crate) const CYCLE_BUDGET: u64 = 500_000_000;
 
 /// What a bandwidth run measured.
 #[derive(Clone, Copy, Debug)]
@@ -85,7 +85,7 @@ impl Latency {
 
 /// The next completion on `end`'s CQ, clocking the pair one cycle at a time until it is
 /// there; returns it with the cycle at which it was first visible.
-fn next_completion(end: &End<'_>, start: u64) -> Result<(Completion, u64), String> {
+pub(crate) fn next_completion(end: &End<'_>, start: u64) -> Result<(Completion, u64), String> {
     loop {
         let now = end.hal().cycles();
         if let Some(c) = end.cq.poll().map_err(|e| e.to_string())? {

@@ -130,11 +130,11 @@ pub fn imm_pingpong_program(args: &PerfArgs) {
 
 /// `sequencer`: every QP takes `iters` tickets from one counter at B.
 pub fn sequencer_program(args: &PerfArgs) {
-    let (run, tickets) = with_pair(config(args, args.iters * 8), |pair| sequencer(pair, args.iters))
+    let run = with_pair(config(args, args.iters * 8), |pair| sequencer(pair, args.iters))
         .unwrap_or_else(|e| fail("sequencer", e));
     println!("sequencer: {} QP(s) of A take {} tickets each from one counter in B's memory; {}", args.qps, args.iters, args.setup());
     let mut table = Table::new(&["QP", "tickets", "first", "last"]);
-    for (q, mine) in tickets.iter().enumerate() {
+    for (q, mine) in run.originals.iter().enumerate() {
         table.row(vec![q.to_string(), mine.len().to_string(), mine[0].to_string(), mine[mine.len() - 1].to_string()]);
     }
     print!("{}", table.render());

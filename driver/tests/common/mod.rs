@@ -1,0 +1,73 @@
+//! What the `rnic_top` integration tests share: two devices linked stream to stream, or one
+//! device against a raw peer on its streams, and ways to wait on them and read their FPDUs.
+#![allow(dead_code)] // each test file uses its own part
+
+use rnic_driver::sim::{LinkConfig, RawPeer, SimHal};
+use rnic_driver::{Completion, CompletionQueue, Device};
+use rnic_proto::mpa::{Framer, FramingConfig};
+use rnic_proto::rdmap::{parse_ulpdu, RdmapHeader};
+
+/// Two `rnic_top` devices, linked stream to stream and enabled.
+pub fn linked_pair() -> (Device<SimHal>, Device<SimHal>) {
+    let (ha, hb) = (SimHal::open("rnic_top").expect("model"), SimHal::open("rnic_top").expect("model"));
+    SimHal::connect(&ha, &hb, LinkConfig::default());
+    let (a, b) = (Device::open(ha).expect("RNIC A"), Device::open(hb).expect("RNIC B"));
+    a.enable();
+    b.enable();
+    (a, b)
+}
+
+/// One enabled `rnic_top` whose streams a raw peer plays.
+pub fn raw_device() -> (Device<SimHal>, RawPeer) {
+    let hal = SimHal::open("rnic_top").expect("rnic_top model");
+    let peer = hal.attach_raw_peer();
+    let dev = Device::open(hal).expect("RNIC");
+    dev.enable();
+    (dev, peer)
+}
+
+/// Polls `cq` (clocking `dev`, and its peer if linked) until `n` completions arrived or
+/// the budget ends.
+pub fn collect(dev: &Device<SimHal>, cq: &CompletionQueue<'_, SimHal>, n: usize) -> Vec<Completion> {
+    let mut got = Vec::new();
+    for _ in 0..20_000 {
+        while let Some(c) = cq.poll().expect("a CQE that decodes") {
+            got.push(c);
+        }
+        if got.len() >= n {
+            break;
+        }
+        dev.hal().run_idle(20);
+    }
+    got
+}
+
+/// Clocks `dev` until `done` holds, for at most 40 000 cycles.
+pub fn run_until(dev: &Device<SimHal>, mut done: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if done() {
+            return;
+        }
+        dev.hal().run_idle(20);
+    }
+}
+
+/// A ULPDU framed as one FPDU, with or without a CRC, no markers.
+pub fn frame(ulpdu: &[u8], crc: bool) -> Vec<u8> {
+    let mut fpdu = Vec::new();
+    Framer::new(FramingConfig { markers: false, crc }).frame(ulpdu, &mut fpdu).expect("frame");
+    fpdu
+}
+
+/// The ULPDU of an FPDU without markers: after ULPDU_Length, before PAD and CRC.
+pub fn ulpdu_of(fpdu: &[u8]) -> &[u8] {
+    let len = usize::from(u16::from_be_bytes([fpdu[0], fpdu[1]]));
+    &fpdu[2..2 + len]
+}
+
+/// The control word of the Terminate an FPDU carries.
+pub fn terminate_code(fpdu: &[u8]) -> u32 {
+    let seg = parse_ulpdu(ulpdu_of(fpdu)).expect("a Terminate");
+    let RdmapHeader::Terminate(term) = seg.header else { panic!("not a Terminate: {seg:?}") };
+    term.control_word()
+}
