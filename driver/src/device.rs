@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use rnic_proto::host::context::{CqContext, CqStatus, MrContext, QpContext, QpStatus, MAX_MR_INDEX};
 use rnic_proto::host::regs::{self, cmd, cmd_status, control, features, status, version, CmdOpcode};
 
+use crate::dm::{DeviceMemory, DmAllocator};
 use crate::error::{DriverError, Rejection, Resource};
 use crate::pool::IndexPool;
 use crate::{DmaBuffer, Hal};
@@ -33,6 +34,10 @@ pub struct DeviceInfo {
     pub num_mrs: u32,
     /// Optional features.
     pub features: Features,
+    /// Octets of device memory (0 without the feature).
+    pub dm_size: u32,
+    /// IOVA of the device memory's first octet.
+    pub dm_base: u64,
 }
 
 /// The `FEATURES` bits.
@@ -46,6 +51,8 @@ pub struct Features {
     pub atomics: bool,
     /// RFC 7306 Immediate Data.
     pub immediate: bool,
+    /// Device memory: MRs in on-chip RAM.
+    pub device_memory: bool,
 }
 
 impl Features {
@@ -56,6 +63,7 @@ impl Features {
             markers: bit(features::MARKERS),
             atomics: bit(features::ATOMICS),
             immediate: bit(features::IMMEDIATE),
+            device_memory: bit(features::DEVICE_MEMORY),
         }
     }
 }
@@ -80,6 +88,7 @@ pub struct Device<H: Hal> {
     pdns: IndexPool,
     /// The last key handed out per MR index (0: never used).
     mr_keys: RefCell<Vec<u8>>,
+    dm: DmAllocator,
 }
 
 impl<H: Hal> Device<H> {
@@ -109,6 +118,16 @@ impl<H: Hal> Device<H> {
             num_cqs: geometry("NUM_CQS", regs::NUM_CQS, regs::MAX_CQS)?,
             num_mrs: geometry("NUM_MRS", regs::NUM_MRS, MAX_MR_INDEX + 1)?,
             features: Features::from_word(hal.read32(regs::FEATURES)),
+            dm_size: 0,
+            dm_base: 0,
+        };
+        let info = match info.features.device_memory {
+            true => DeviceInfo {
+                dm_size: hal.read32(regs::DM_SIZE),
+                dm_base: u64::from(hal.read32(regs::DM_BASE_HI)) << 32 | u64::from(hal.read32(regs::DM_BASE_LO)),
+                ..info
+            },
+            false => info,
         };
         Ok(Device {
             hal,
@@ -118,6 +137,7 @@ impl<H: Hal> Device<H> {
             pdns: IndexPool::new(NUM_PDS),
             info,
             mr_keys: RefCell::new(Vec::new()),
+            dm: DmAllocator::new(info.dm_size),
         })
     }
 
@@ -151,6 +171,20 @@ impl<H: Hal> Device<H> {
     /// buffers to register with [`crate::MemoryRegion::register`].
     pub fn alloc_dma(&self, len: usize) -> Result<DmaBuffer<'_, H>, DriverError> {
         Ok(DmaBuffer::new(&self.hal, len)?)
+    }
+
+    /// `len` octets of zeroed device memory (on-chip RAM), freed when dropped: for MRs
+    /// that atomics, Reads and Writes reach without a host round trip
+    /// ([`crate::MemoryRegion::register_device`]).
+    pub fn alloc_device_memory(&self, len: usize) -> Result<DeviceMemory<'_, H>, DriverError> {
+        if !self.info.features.device_memory {
+            return Err(DriverError::Unsupported("device memory"));
+        }
+        DeviceMemory::alloc(self, len)
+    }
+
+    pub(crate) fn dm(&self) -> &DmAllocator {
+        &self.dm
     }
 
     /// QUERY_QP: QP `qpn`'s context and status as the device holds them.
@@ -288,7 +322,9 @@ mod tests {
                 num_qps: 64,
                 num_cqs: 32,
                 num_mrs: 256,
-                features: Features { crc: true, markers: false, atomics: true, immediate: false },
+                features: Features { crc: true, markers: false, atomics: true, immediate: false, device_memory: false },
+                dm_size: 0,
+                dm_base: 0,
             }
         );
     }

@@ -169,6 +169,14 @@ pub enum DriverError {
     /// An object of another device was passed in.
     #[error("the {0} belongs to another device")]
     ForeignObject(&'static str),
+    /// Not enough device memory free for an allocation (or a length of 0).
+    #[error("{len} octets of device memory requested, {available} free")]
+    OutOfDeviceMemory {
+        /// Octets asked for.
+        len: u64,
+        /// Octets free (some may be unusable for alignment).
+        available: u64,
+    },
     /// A feature the device does not report in FEATURES.
     #[error("the device does not support {0}")]
     Unsupported(&'static str),

@@ -9,7 +9,8 @@
 //! On top of it sits a verbs-shaped API, one module per object:
 //!
 //! * [`Device`]: opens the RNIC, enables it, runs commands, numbers the objects;
-//! * [`ProtectionDomain`] and [`MemoryRegion`]: memory the device may reach, by STag;
+//! * [`ProtectionDomain`] and [`MemoryRegion`]: memory the device may reach, by STag,
+//!   in the host or in the device's own RAM ([`DeviceMemory`]);
 //! * [`CompletionQueue`]: completions, polled by the phase rule or waited for;
 //! * [`QueuePair`]: the SQ and RQ, posted with [`WorkRequest`]s and [`RecvRequest`]s.
 //!
@@ -21,6 +22,7 @@
 //! [`DmaRegion`] only offers volatile reads and writes at checked offsets.
 pub mod cq;
 pub mod device;
+pub mod dm;
 pub mod dma;
 pub mod error;
 pub mod fake;
@@ -38,6 +40,7 @@ pub mod wr;
 
 pub use cq::{Completion, CompletionQueue};
 pub use device::{Device, DeviceInfo, DeviceStatus, Features};
+pub use dm::DeviceMemory;
 pub use dma::{DmaBuffer, DmaRegion};
 pub use error::{DriverError, Rejection, Resource, WorkQueue};
 pub use hal::{Hal, HalError};

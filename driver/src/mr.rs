@@ -6,7 +6,7 @@ use rnic_proto::host::regs::CmdOpcode;
 
 use crate::error::{DriverError, Resource};
 use crate::wr::{RemoteBuf, Sge};
-use crate::{DmaRegion, Hal, ProtectionDomain};
+use crate::{DeviceMemory, DmaRegion, Hal, ProtectionDomain};
 
 /// A registered memory region.
 ///
@@ -20,7 +20,8 @@ use crate::{DmaRegion, Hal, ProtectionDomain};
 /// table entry invalid first.
 pub struct MemoryRegion<'a, H: Hal> {
     pd: &'a ProtectionDomain<'a, H>,
-    _memory: PhantomData<&'a DmaRegion<'a>>,
+    /// The memory (a [`DmaRegion`] or a [`DeviceMemory`]) stays borrowed.
+    _memory: PhantomData<&'a ()>,
     index: u32,
     key: u8,
     va: u64,
@@ -53,16 +54,29 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
         if !fits(offset as u64, len as u64, region.len() as u64) {
             return Err(DriverError::OutOfBounds { offset: offset as u64, len: len as u64, size: region.len() as u64 });
         }
+        Self::register_iova(pd, region.iova() + offset as u64, len as u64, access)
+    }
+
+    /// Registers all of a piece of device memory in `pd` with rights `access`. Its tagged
+    /// offsets are device memory IOVAs, which the device serves from its own RAM.
+    pub fn register_device(
+        pd: &'a ProtectionDomain<'a, H>,
+        memory: &'a DeviceMemory<'a, H>,
+        access: MrAccess,
+    ) -> Result<Self, DriverError> {
+        Self::register_iova(pd, memory.iova(), memory.len() as u64, access)
+    }
+
+    fn register_iova(pd: &'a ProtectionDomain<'a, H>, va: u64, len: u64, access: MrAccess) -> Result<Self, DriverError> {
         let dev = pd.device();
         let index = dev.alloc_number(Resource::MemoryRegion)?;
         let key = dev.next_mr_key(index);
-        let va = region.iova() + offset as u64;
-        let ctx = MrContext { key, access, valid: true, pd: pd.pdn(), va, length: len as u64, iova: va };
+        let ctx = MrContext { key, access, valid: true, pd: pd.pdn(), va, length: len, iova: va };
         if let Err(e) = dev.command(CmdOpcode::WriteMr, index, &ctx.to_words()) {
             dev.free_number(Resource::MemoryRegion, index);
             return Err(e);
         }
-        Ok(MemoryRegion { pd, _memory: PhantomData, index, key, va, len: len as u64, access, registered: true })
+        Ok(MemoryRegion { pd, _memory: PhantomData, index, key, va, len, access, registered: true })
     }
 
     /// The STag for local use (in [`Sge`]s).

@@ -248,6 +248,12 @@ impl RawPeer {
         self.sent.borrow().clone()
     }
 
+    /// Takes the FPDUs the device has sent since the last take (for a long run: `sent` and
+    /// `sent_count` then hold only what comes after).
+    pub fn take_sent(&self) -> Vec<(Vec<u8>, u64)> {
+        std::mem::take(&mut *self.sent.borrow_mut())
+    }
+
     /// How many FPDUs the device has sent so far (for waiting without copying them).
     pub fn sent_count(&self) -> usize {
         self.sent.borrow().len()

@@ -30,9 +30,18 @@ pub(crate) fn model_device_features(features: u32) -> Device<FakeHal> {
 fn model_device_with(features: Option<u32>, mut patch: impl FnMut(u8, &mut [u32; 16]) + 'static) -> Device<FakeHal> {
     let hal = FakeHal::new(VECTORS);
     let mut rnic = Rnic::new(RnicConfig::default());
-    for offset in
-        [regs::ID, regs::VERSION, regs::DATAPATH_BYTES, regs::NUM_QPS, regs::NUM_CQS, regs::NUM_MRS, regs::FEATURES]
-    {
+    for offset in [
+        regs::ID,
+        regs::VERSION,
+        regs::DATAPATH_BYTES,
+        regs::NUM_QPS,
+        regs::NUM_CQS,
+        regs::NUM_MRS,
+        regs::FEATURES,
+        regs::DM_SIZE,
+        regs::DM_BASE_LO,
+        regs::DM_BASE_HI,
+    ] {
         hal.write32(offset, rnic.identity_register(offset).expect("identity register"));
     }
     if let Some(features) = features {

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{frame, raw_device, run_until, terminate_code, ulpdu_of};
+use common::{frame, raw_device, run_until, terminate_code, ulpdu_of, Targets};
 use rnic_driver::{
     CompletionQueue, CqeOpcode, CqeStatus, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState,
     QueuePair, RecvRequest, RemoteBuf, WorkRequest,
@@ -128,19 +128,29 @@ fn imm_01_immediate_data_leaves_as_v8() {
     assert_eq!(sent[2].0, hex(V8_SE), "V8 with SE byte for byte");
 }
 
-/// One responder QP per bad request (each ends its QP in ERROR), all against one MR whose
-/// memory must stay byte-identical.
+/// One responder QP per bad request (each ends its QP in ERROR), against two adjacent
+/// regions whose memory must stay byte-identical.
 #[test]
 fn atom_04_07_08_bad_atomic_requests_get_their_terminate_and_leave_memory_alone() {
+    bad_atomic_requests(false);
+}
+
+/// The same checks on regions in device memory.
+#[test]
+fn atom_04_07_08_bad_atomic_requests_on_device_memory_get_their_terminate_and_leave_it_alone() {
+    bad_atomic_requests(true);
+}
+
+fn bad_atomic_requests(device_memory: bool) {
     let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
-    let buf = dev.alloc_dma(8192).expect("DMA");
+    // Two regions of 4096 octets: one with every right, one without REMOTE_ATOMIC.
+    let bufs = [Targets::new(&dev, device_memory, 4096), Targets::new(&dev, device_memory, 4096)];
     let pattern: Vec<u8> = (0..8192).map(|i| (i * 7 + 3) as u8).collect();
-    buf.write_bytes(0, &pattern);
-    // The region: 4096 octets at offset 0 with every right, and one without REMOTE_ATOMIC.
-    let mr = MemoryRegion::register_range(&pd, &buf, 0, 4096, ALL).expect("MR");
-    let no_atomic = MrAccess { remote_atomic: false, ..ALL };
-    let mr_plain = MemoryRegion::register_range(&pd, &buf, 4096, 4096, no_atomic).expect("MR");
+    bufs[0].write_bytes(0, &pattern[..4096]);
+    bufs[1].write_bytes(0, &pattern[4096..]);
+    let mr = bufs[0].register(&pd, ALL);
+    let mr_plain = bufs[1].register(&pd, MrAccess { remote_atomic: false, ..ALL });
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
     let mut qps: Vec<_> = (0..5).map(|i| QueuePair::new(&dev, &pd, &cq, &cq, caps(20 + i)).expect("QP")).collect();
     for qp in &mut qps {
@@ -190,7 +200,8 @@ fn atom_04_07_08_bad_atomic_requests_get_their_terminate_and_leave_memory_alone(
     assert_eq!(codes, [0x0206_C000, 0x0101_C000, 0x0102_C000, 0x0100_C000], "AOpCode 1, bounds, rights, invalid STag");
     let mut expected = pattern.clone();
     expected[0..8].copy_from_slice(&(first + 3).to_le_bytes());
-    assert!((0..8192).all(|i| buf.read_u8(i) == expected[i]), "only the three good FetchAdds changed memory");
+    let memory = [bufs[0].bytes(0, 4096), bufs[1].bytes(0, 4096)].concat();
+    assert!(memory == expected, "only the three good FetchAdds changed memory");
     for qp in &qps {
         assert_eq!(qp.query().expect("query").0.state, QpState::Error);
     }
@@ -270,4 +281,100 @@ fn atom_06_16_responses_that_match_no_request_are_refused() {
         assert_ne!(c.status, CqeStatus::Success, "nothing completes successfully: {c:?}");
     }
     assert!((0..4096).all(|i| buf.read_u8(i) == 0x5C), "nothing placed");
+}
+
+/// ATOM-13 test 2: with ORD 1, a Read and an atomic posted together leave one at a time:
+/// the Atomic Request only once the Read Response has come back, and both complete.
+#[test]
+fn atom_13_with_ord_one_a_read_and_an_atomic_go_out_one_at_a_time() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { ord: 1, ..caps(6) }).expect("QP");
+    qp.ready().expect("RTS");
+    let target = RemoteBuf { stag: 0x1234_5678, to: 0x1000 };
+    let read = WorkRequest::Read { wr_id: 1, local: mr.sge(0, 8).unwrap(), remote: target, signaled: true };
+    let fetch_add = WorkRequest::FetchAdd { wr_id: 2, local: mr.sge(8, 8).unwrap(), remote: target, add: 1, add_mask: 0, signaled: true };
+    qp.post_send_batch(&[read, fetch_add]).expect("post");
+    run_until(&dev, || peer.sent_count() >= 2);
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "only the Read Request while it is outstanding");
+    let Ok(Segment { header: RdmapHeader::ReadRequest(rr), .. }) = parse_ulpdu(ulpdu_of(&sent[0].0)) else {
+        panic!("a Read Request first: {:02x?}", sent[0].0);
+    };
+    let data = 0x0102_0304_0506_0708_u64.to_le_bytes();
+    peer.send(&frame_crc(&Segment::read_response(rr.sink_stag, rr.sink_to, &data).to_vec()), qp.qpn().into());
+    run_until(&dev, || peer.sent_count() >= 2);
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 2, "the Atomic Request once the Read is answered");
+    let Ok(Segment { header: RdmapHeader::AtomicRequest(req), ddp: DdpHeader::Untagged(ddp), .. }) = parse_ulpdu(ulpdu_of(&sent[1].0))
+    else {
+        panic!("an Atomic Request second: {:02x?}", sent[1].0);
+    };
+    assert_eq!((ddp.qn, ddp.msn, req.request_id), (1, 2, 1), "QN 1 MSN 2 after the Read's MSN 1");
+    let response = AtomicResponse { request_id: req.request_id, original: 7 };
+    peer.send(&frame_crc(&Segment::atomic_response(1, response).to_vec()), qp.qpn().into());
+    let mut done = Vec::new();
+    run_until(&dev, || {
+        while let Some(c) = cq.poll().expect("CQE") {
+            done.push((c.wr_id, c.opcode, c.status));
+        }
+        done.len() >= 2
+    });
+    assert_eq!(done, [(1, CqeOpcode::RdmaRead, CqeStatus::Success), (2, CqeOpcode::Atomic, CqeStatus::Success)]);
+    assert_eq!(buf.read_u64(8), 7, "the original value placed");
+}
+
+/// ATOM-14, §7 rows Send → Atomic and Immediate Data → Atomic: the Atomic Response is not
+/// generated until the message before it has completed at the responder. The target is in
+/// device memory, so the atomic itself takes a few cycles and only the ordering rule holds
+/// the response back until the receive's CQE is in host memory.
+#[test]
+fn atom_14_send_or_immediate_data_then_atomic_completes_the_receive_before_the_response() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let dm = Targets::new(&dev, true, 64);
+    let target = dm.register(&pd, ALL);
+    dm.set_word(0, 5);
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(7)).expect("QP");
+    qp.ready().expect("RTS");
+    for i in 0..2 {
+        qp.post_recv(&RecvRequest { wr_id: 10 + i, local: mr.sge(1024 * i, 1024).unwrap() }).expect("recv");
+    }
+    let payload = [0x5Au8; 200];
+    let first: [Vec<u8>; 2] = [Segment::send(1, &payload).to_vec(), Segment::immediate(2, *b"12345678", false).to_vec()];
+    // Atomics that leave memory as it is (a FetchAdd of 0, a CmpSwap that fails) have no
+    // write-back to wait for: nothing but the rule holds their responses.
+    for (n, message) in first.iter().enumerate() {
+        let msn = n as u32 + 1;
+        let request = match n {
+            0 => AtomicRequest::fetch_add(msn, target.rkey(), target.va(), 0, 0),
+            _ => AtomicRequest::cmp_swap(msn, target.rkey(), target.va(), 6, u64::MAX, 9, u64::MAX),
+        };
+        peer.send(&frame_crc(message), qp.qpn().into());
+        peer.send(&frame_crc(&Segment::atomic_request(msn, request).to_vec()), qp.qpn().into());
+        // Clock one cycle at a time until the response leaves; the receive's CQE must be
+        // in memory by then.
+        let mut cycles = 0;
+        while peer.sent_count() <= n && cycles < 20_000 {
+            dev.hal().run_idle(1);
+            cycles += 1;
+        }
+        assert_eq!(peer.sent_count(), n + 1, "message {n}: the Atomic Response left");
+        let c = cq.poll().expect("CQE").unwrap_or_else(|| panic!("message {n}: the response left before the receive completed"));
+        assert_eq!((c.wr_id, c.status), (10 + n as u64, CqeStatus::Success));
+    }
+    let sent = peer.sent();
+    for (n, (fpdu, _)) in sent.iter().enumerate() {
+        let Ok(Segment { header: RdmapHeader::AtomicResponse(resp), .. }) = parse_ulpdu(ulpdu_of(fpdu)) else {
+            panic!("an Atomic Response: {fpdu:02x?}");
+        };
+        assert_eq!(resp, AtomicResponse { request_id: n as u32 + 1, original: 5 });
+    }
+    assert_eq!(dm.word(0), 5, "neither atomic changed the word");
 }

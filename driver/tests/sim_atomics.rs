@@ -1,7 +1,7 @@
 //! RFC 7306 between two Verilated RNICs (`rnic_top`) driven by the real driver: masked
-//! FetchAdd and CmpSwap against `rnic_proto::atomic`, atomicity across QPs, the §7
-//! ordering rules, and Immediate Data (the wire vectors and error cases:
-//! `sim_atomic_wire.rs`).
+//! FetchAdd and CmpSwap against `rnic_proto::atomic`, atomicity across QPs (on host memory
+//! and on device memory), the §7 ordering rules, and Immediate Data (the wire vectors and
+//! error cases: `sim_atomic_wire.rs`).
 #![cfg(feature = "sim")]
 
 mod common;
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use common::{collect, linked_pair};
+use common::{collect, linked_pair, Targets};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
     CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, Hal, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
@@ -118,13 +118,23 @@ fn atom_01_09_10_11_fetch_add_and_cmp_swap_return_the_original_and_change_memory
 /// kept; the interleaving is found from the returned originals).
 #[test]
 fn atom_09_10_12_random_masked_atomics_from_four_qps_equal_the_reference() {
+    random_masked_atomics(false);
+}
+
+/// The same on words of the responder's device memory.
+#[test]
+fn atom_09_10_12_random_masked_atomics_on_device_memory_equal_the_reference() {
+    random_masked_atomics(true);
+}
+
+fn random_masked_atomics(device_memory: bool) {
     let (a, b) = linked_pair();
     let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
     const PER_QP: usize = 2500;
     let bufa = a.alloc_dma(4 * PER_QP * 8).expect("DMA");
-    let bufb = b.alloc_dma(4096).expect("DMA");
+    let bufb = Targets::new(&b, device_memory, 4096);
     let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
-    let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+    let mrb = bufb.register(&pdb, ALL);
     let (cqa, cqb) = (CompletionQueue::new(&a, 12, 0).expect("CQ"), CompletionQueue::new(&b, 8, 0).expect("CQ"));
     let mut qpas = Vec::new();
     let mut qpbs = Vec::new();
@@ -140,7 +150,7 @@ fn atom_09_10_12_random_masked_atomics_from_four_qps_equal_the_reference() {
     const WORDS: usize = 3;
     let mut memory: Vec<u64> = (0..WORDS).map(|_| rng.gen()).collect();
     for (i, v) in memory.iter().enumerate() {
-        set_word(&bufb, i * 8, *v);
+        bufb.set_word(i * 8, *v);
     }
     // Each QP's operations, posted in windows the SQ holds.
     let mut ops: Vec<Vec<(usize, WorkRequest)>> = vec![Vec::new(); 4];
@@ -240,7 +250,7 @@ fn atom_09_10_12_random_masked_atomics_from_four_qps_equal_the_reference() {
         }
     }
     for (i, v) in memory.iter().enumerate() {
-        assert_eq!(word(&bufb, i * 8), *v, "word {i} ends as the reference");
+        assert_eq!(bufb.word(i * 8), *v, "word {i} ends as the reference");
     }
 }
 
@@ -248,13 +258,23 @@ fn atom_09_10_12_random_masked_atomics_from_four_qps_equal_the_reference() {
 /// the word ends at exactly 40 000 and the 40 000 returned originals are 0..39 999, each once.
 #[test]
 fn atom_12_four_qps_fetch_add_one_counter_forty_thousand_times() {
+    forty_thousand_tickets(false);
+}
+
+/// The same with the counter in the responder's device memory.
+#[test]
+fn atom_12_four_qps_fetch_add_one_counter_on_device_memory_forty_thousand_times() {
+    forty_thousand_tickets(true);
+}
+
+fn forty_thousand_tickets(device_memory: bool) {
     let (a, b) = linked_pair();
     let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
     const PER_QP: usize = 10_000;
     let bufa = a.alloc_dma(4 * PER_QP * 8).expect("DMA");
-    let bufb = b.alloc_dma(4096).expect("DMA");
+    let bufb = Targets::new(&b, device_memory, 4096);
     let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
-    let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+    let mrb = bufb.register(&pdb, ALL);
     let (cqa, cqb) = (CompletionQueue::new(&a, 12, 0).expect("CQ"), CompletionQueue::new(&b, 8, 0).expect("CQ"));
     let mut qps = Vec::new();
     for q in 0..4u16 {
@@ -264,7 +284,7 @@ fn atom_12_four_qps_fetch_add_one_counter_forty_thousand_times() {
         qb.ready().expect("RTS");
         qps.push((qa, qb));
     }
-    set_word(&bufb, 64, 0);
+    bufb.set_word(64, 0);
     let mut posted = [0usize; 4];
     let mut outstanding = [0usize; 4];
     let mut completed = 0;
@@ -291,7 +311,7 @@ fn atom_12_four_qps_fetch_add_one_counter_forty_thousand_times() {
         a.hal().run_idle(20);
     }
     assert_eq!(completed, 4 * PER_QP, "every FetchAdd completes");
-    assert_eq!(word(&bufb, 64), 4 * PER_QP as u64, "the counter");
+    assert_eq!(bufb.word(64), 4 * PER_QP as u64, "the counter");
     let mut originals: Vec<u64> = (0..4 * PER_QP).map(|i| word(&bufa, i * 8)).collect();
     // Each QP sees its own values rise.
     for q in 0..4 {
@@ -390,6 +410,31 @@ fn atom_14_write_then_fetch_add_then_read_see_each_other_in_order() {
             assert_eq!(done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]);
             assert_eq!(word(&a.buf, 64), x, "round {round}: the FetchAdd saw the Write");
             assert_eq!(word(&a.buf, 128), x + 5, "round {round}: the Read saw the FetchAdd");
+        }
+    });
+}
+
+/// ATOM-14, §7 rows RDMA Read → Atomic and Atomic → RDMA Read: Read(T), FetchAdd(T, +5),
+/// Read(T) in one batch; the first Read sees T before the atomic, the atomic returns that
+/// same value, and the last Read sees the sum.
+#[test]
+fn atom_14_read_then_fetch_add_then_read_see_memory_in_order() {
+    with_pair(|mut a, b| {
+        for round in 0..20u64 {
+            let t = 0x3333_0000_0000_0000 | round << 16;
+            set_word(&b.buf, 0x900, t);
+            let remote = b.mr.remote(0x900).unwrap();
+            let first = WorkRequest::Read { wr_id: 1, local: a.mr.sge(0, 8).unwrap(), remote, signaled: true };
+            let local = a.mr.sge(64, 8).unwrap();
+            let fa = WorkRequest::FetchAdd { wr_id: 2, local, remote, add: 5, add_mask: 0, signaled: true };
+            let last = WorkRequest::Read { wr_id: 3, local: a.mr.sge(128, 8).unwrap(), remote, signaled: true };
+            a.qp.post_send_batch(&[first, fa, last]).expect("post");
+            let done = collect(a.dev, a.cq, 3);
+            let got: Vec<_> = done.iter().map(|c| (c.wr_id, c.status)).collect();
+            assert_eq!(got, [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]);
+            assert_eq!(word(&a.buf, 0), t, "round {round}: the first Read saw memory before the atomic");
+            assert_eq!(word(&a.buf, 64), t, "round {round}: the atomic's original");
+            assert_eq!(word(&a.buf, 128), t + 5, "round {round}: the last Read saw the atomic");
         }
     });
 }

@@ -80,7 +80,9 @@ fn open_reads_the_identity_and_geometry_of_the_control_block() {
             num_qps: config.num_qps,
             num_cqs: config.num_cqs,
             num_mrs: config.num_mrs,
-            features: Features { crc: true, markers: true, atomics: true, immediate: true },
+            features: Features { crc: true, markers: true, atomics: true, immediate: true, device_memory: true },
+            dm_size: config.dm_size,
+            dm_base: config.dm_base,
         }
     );
 }

@@ -2,7 +2,8 @@
 //! Data. Figures are in RNIC clock cycles, as in [`crate::perf`], and every run checks its
 //! result: each FetchAdd(+1) returns a distinct ticket and the counter ends at their count;
 //! each CmpSwap returns the value the one before it left; each Immediate Data arrives with
-//! its octets.
+//! its octets. Targets lie in B's host memory, or in B's device memory when the pair has
+//! it ([`End::dm`]).
 use std::time::Instant;
 
 use rnic_driver::{Completion, CqeOpcode, CqeStatus, RecvRequest, WorkRequest};
@@ -26,13 +27,37 @@ impl AtomicRun {
     }
 }
 
-/// Where B's target word for QP `q` lies: one word for all when contended, else a word of
-/// QP `q`'s own.
-fn target(pair: &Pair<'_>, q: usize, contended: bool) -> u64 {
+/// Where B's target word for QP `q` lies (an offset in B's target memory): one word for
+/// all when contended, else a word of QP `q`'s own (in a 64-octet line of its own).
+fn target(q: usize, contended: bool) -> u64 {
     if contended {
-        pair.b.source(0)
+        0
     } else {
-        pair.b.source(q)
+        64 * q as u64
+    }
+}
+
+/// The buffer B's target at `offset` of its target memory names.
+fn remote(end: &End<'_>, offset: u64) -> Result<rnic_driver::RemoteBuf, String> {
+    let mr = end.dm.as_ref().map_or(&end.mr, |dm| &dm.mr);
+    mr.remote(offset).map_err(|e| e.to_string())
+}
+
+/// The 64-bit word at `offset` of an end's target memory.
+fn target_word(end: &End<'_>, offset: u64) -> Result<u64, String> {
+    match &end.dm {
+        Some(dm) => dm.memory.read_u64(offset as usize).map_err(|e| e.to_string()),
+        None => Ok(word(end, offset)),
+    }
+}
+
+fn set_target_word(end: &End<'_>, offset: u64, value: u64) -> Result<(), String> {
+    match &end.dm {
+        Some(dm) => dm.memory.write_u64(offset as usize, value).map_err(|e| e.to_string()),
+        None => {
+            end.buf.write_bytes(offset as usize, &value.to_le_bytes());
+            Ok(())
+        }
     }
 }
 
@@ -62,7 +87,7 @@ fn word(end: &End<'_>, offset: u64) -> u64 {
 pub fn atomic_bandwidth(pair: &mut Pair<'_>, kind: AtomicKind, contended: bool, iters: u32) -> Result<AtomicRun, String> {
     let qps = pair.a.qps.len();
     for q in 0..qps {
-        pair.b.buf.write_bytes(target(pair, q, contended) as usize, &0u64.to_le_bytes());
+        set_target_word(&pair.b, target(q, contended), 0)?;
     }
     let (mut posted, mut done) = (vec![0u32; qps], vec![0u32; qps]);
     let total = u64::from(iters) * qps as u64;
@@ -71,7 +96,7 @@ pub fn atomic_bandwidth(pair: &mut Pair<'_>, kind: AtomicKind, contended: bool, 
     while completed < total {
         for q in 0..qps {
             let room = (DEPTH - (posted[q] - done[q])).min(iters - posted[q]);
-            let remote = pair.b.mr.remote(target(pair, q, contended)).map_err(|e| e.to_string())?;
+            let remote = remote(&pair.b, target(q, contended))?;
             let mut wrs = Vec::new();
             for i in posted[q]..posted[q] + room {
                 let local = pair.a.mr.sge(pair.a.sink(q) + 8 * u64::from(i), 8).map_err(|e| e.to_string())?;
@@ -117,8 +142,8 @@ fn check_results(pair: &Pair<'_>, kind: AtomicKind, contended: bool, returned: &
     let groups: Vec<Vec<usize>> = if contended { vec![(0..returned.len()).collect()] } else { (0..returned.len()).map(|q| vec![q]).collect() };
     for group in groups {
         let mut values: Vec<u64> = group.iter().flat_map(|&q| returned[q].iter().copied()).collect();
-        let at = target(pair, group[0], contended);
-        let now = word(&pair.b, at);
+        let at = target(group[0], contended);
+        let now = target_word(&pair.b, at)?;
         let n = values.len() as u64;
         match kind {
             AtomicKind::Fadd => {
@@ -147,9 +172,8 @@ fn check_results(pair: &Pair<'_>, kind: AtomicKind, contended: bool, returned: &
 /// One atomic at a time on QP 0 against one word, `iters` times: cycles from the doorbell
 /// to the atomic's completion (its original value in A's memory), checked each time.
 pub fn atomic_latency(pair: &mut Pair<'_>, kind: AtomicKind, iters: u32) -> Result<Vec<u64>, String> {
-    let at = pair.b.source(0);
-    pair.b.buf.write_bytes(at as usize, &0u64.to_le_bytes());
-    let remote = pair.b.mr.remote(at).map_err(|e| e.to_string())?;
+    set_target_word(&pair.b, 0, 0)?;
+    let remote = remote(&pair.b, 0)?;
     let local = pair.a.mr.sge(pair.a.sink(0), 8).map_err(|e| e.to_string())?;
     let mut samples = Vec::new();
     let mut expected = 0;

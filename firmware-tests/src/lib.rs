@@ -6,7 +6,8 @@
 //! Programs: `selftest` (the platform contract the driver relies on); `pingpong` (Send/Recv
 //! latency), `write_bw` and `read_bw` (bandwidth, `--sweep` plots it against message
 //! size), `read_lat` (RDMA Read latency), `atomic_bw` and `atomic_lat` (RFC 7306
-//! atomics, `--op fadd|cswap`, `--contended`), `imm_pingpong` (Immediate Data latency) and
+//! atomics, `--op fadd|cswap`, `--contended`, `--device-memory`), `atomic_responder` (the
+//! responder alone, fed by a raw peer at link rate), `imm_pingpong` (Immediate Data latency) and
 //! `sequencer` (a demo: QPs taking tickets from one counter). Each prints a summary table
 //! and checks every octet it moved.
 #[cfg(feature = "sim")]
@@ -18,6 +19,8 @@ pub mod pair;
 pub mod perf;
 #[cfg(feature = "sim")]
 pub mod programs;
+#[cfg(feature = "sim")]
+pub mod responder;
 pub mod report;
 
 use clap::ValueEnum;

@@ -4,9 +4,11 @@
 //!
 //! Buffer layout, the same on both sides: QP `n` sends from (and is read at) `source(n)`,
 //! and receives into (is written at, reads into) `sink(n)`; each slot holds one message.
+//! With `device_memory`, each end also has 4 KiB of its RNIC's on-chip memory registered
+//! with every right ([`End::dm`]): atomic targets can live there.
 use rnic_driver::sim::{LinkConfig, SimHal};
 use rnic_driver::{
-    CompletionQueue, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
+    CompletionQueue, Device, DeviceMemory, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
 };
 
 /// QP count and queue sizes, per side.
@@ -22,6 +24,17 @@ pub struct PairConfig {
     /// MPA CRCs, and markers both ways, on every connection.
     pub crc: bool,
     pub markers: bool,
+    /// Each end gets [`DM_LEN`] octets of device memory as an MR too.
+    pub device_memory: bool,
+}
+
+/// Octets of device memory per end, with `device_memory`.
+pub const DM_LEN: usize = 4096;
+
+/// An end's device memory and its MR.
+pub struct DeviceTarget<'d> {
+    pub memory: &'d DeviceMemory<'d, SimHal>,
+    pub mr: MemoryRegion<'d, SimHal>,
 }
 
 /// Work requests a QP may have posted and not completed (its SQ holds 64).
@@ -38,6 +51,7 @@ pub struct End<'d> {
     pub mr: MemoryRegion<'d, SimHal>,
     pub cq: &'d CompletionQueue<'d, SimHal>,
     pub qps: Vec<QueuePair<'d, SimHal>>,
+    pub dm: Option<DeviceTarget<'d>>,
     slot: u64,
     count: u64,
 }
@@ -98,6 +112,10 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
         let pattern: Vec<u8> = (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).rotate_right(side as u32 * 8 + 13) as u8).collect();
         buf.write_bytes(0, &pattern);
     }
+    let dms = match config.device_memory {
+        true => devs.iter().map(|d| d.alloc_device_memory(DM_LEN)).collect::<Result<Vec<_>, _>>().map_err(err("device memory"))?,
+        false => Vec::new(),
+    };
     let cqs = [
         CompletionQueue::new(&devs[0], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
         CompletionQueue::new(&devs[1], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
@@ -123,7 +141,13 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
             qps.push(qp);
         }
         let mr = MemoryRegion::register(&pds[side], &bufs[side], ALL).map_err(err("MR"))?;
-        ends.push(End { dev: &devs[side], buf: &bufs[side], mr, cq: &cqs[side], qps, slot, count });
+        let dm = match dms.get(side) {
+            Some(memory) => {
+                Some(DeviceTarget { memory, mr: MemoryRegion::register_device(&pds[side], memory, ALL).map_err(err("device memory MR"))? })
+            }
+            None => None,
+        };
+        ends.push(End { dev: &devs[side], buf: &bufs[side], mr, cq: &cqs[side], qps, dm, slot, count });
     }
     let b = ends.pop().expect("two ends");
     let a = ends.pop().expect("two ends");

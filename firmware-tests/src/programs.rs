@@ -5,6 +5,7 @@ use std::path::Path;
 use crate::atomics::{atomic_bandwidth, atomic_latency, imm_pingpong, sequencer, AtomicKind};
 use crate::cli::{fail, PerfArgs};
 use crate::pair::{with_pair, PairConfig};
+use crate::responder::{atomic_responder, ResponderConfig};
 use crate::perf::{bandwidth, pingpong, read_latency, Bandwidth, Direction, Latency};
 use crate::report::{plot_sweep, Curve, Table};
 
@@ -22,6 +23,16 @@ fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
         dma_latency: args.dma_latency,
         crc: !args.no_crc,
         markers: args.markers,
+        device_memory: false,
+    }
+}
+
+/// Where an atomic program's targets live, for its setup line.
+fn memory_name(device_memory: bool) -> &'static str {
+    if device_memory {
+        "B's device memory"
+    } else {
+        "B's host memory"
     }
 }
 
@@ -96,11 +107,13 @@ pub fn read_lat_program(args: &PerfArgs) {
 
 /// `atomic_bw`: atomics from every QP of A on B's memory, as many in flight as each QP
 /// allows (ORD 4 on the wire, 32 posted).
-pub fn atomic_bw_program(args: &PerfArgs, kind: AtomicKind, contended: bool) {
-    let run = with_pair(config(args, args.iters * 8), |pair| atomic_bandwidth(pair, kind, contended, args.iters))
+pub fn atomic_bw_program(args: &PerfArgs, kind: AtomicKind, contended: bool, device_memory: bool) {
+    let config = PairConfig { device_memory, ..config(args, args.iters * 8) };
+    let run = with_pair(config, |pair| atomic_bandwidth(pair, kind, contended, args.iters))
         .unwrap_or_else(|e| fail("atomic_bw", e));
-    let target = if contended { "all on one word of B" } else { "each QP on a word of its own" };
-    println!("atomic_bw: {kind:?}, {} per QP, {target}; {}", args.iters, args.setup());
+    let target = if contended { "all on one word" } else { "each QP on a word of its own" };
+    let memory = memory_name(device_memory);
+    println!("atomic_bw: {kind:?}, {} per QP, {target} in {memory}; {}", args.iters, args.setup());
     let mut table = Table::new(&["op", "atomics", "cycles", "ops/cycle", "Mops at 250 MHz", "sim cycles/s"]);
     table.row(vec![
         format!("{kind:?}").to_lowercase(),
@@ -114,11 +127,47 @@ pub fn atomic_bw_program(args: &PerfArgs, kind: AtomicKind, contended: bool) {
     println!("results checked: every original value returned once and the target holds what they add up to");
 }
 
+/// `atomic_responder`: one RNIC answering a raw peer's FetchAdds at link rate.
+pub fn atomic_responder_program(args: &PerfArgs, contended: bool, device_memory: bool) {
+    let config = ResponderConfig {
+        qps: args.qps,
+        iters: args.iters,
+        contended,
+        device_memory,
+        dma_latency: args.dma_latency,
+        crc: !args.no_crc,
+    };
+    let run = atomic_responder(config).unwrap_or_else(|e| fail("atomic_responder", e));
+    let target = if contended { "all on one word" } else { "each QP on a word of its own" };
+    println!(
+        "atomic_responder: FetchAdd(+1) from a raw peer at link rate, IRD 4 per QP kept full, {} per QP, {target} in {}; {}",
+        args.iters,
+        memory_name(device_memory).replace("B's", "the RNIC's"),
+        args.setup()
+    );
+    let mut table = Table::new(&["atomics", "cycles", "ops/cycle", "link bound ops/cycle", "of the bound", "Mops at 250 MHz"]);
+    table.row(vec![
+        run.ops.to_string(),
+        run.cycles.to_string(),
+        format!("{:.4}", run.ops_per_cycle()),
+        format!("{:.4}", run.link_bound()),
+        format!("{:.0}%", 100.0 * run.ops_per_cycle() / run.link_bound()),
+        format!("{:.1}", run.ops_per_cycle() * 250.0),
+    ]);
+    print!("{}", table.render());
+    println!(
+        "results checked: every response on QN 3 in order with its Request Identifier; the originals are 0..n once each; {} octets per request FPDU",
+        run.request_octets
+    );
+}
+
 /// `atomic_lat`: one atomic at a time, doorbell to its completion.
-pub fn atomic_lat_program(args: &PerfArgs, kind: AtomicKind) {
-    let samples = with_pair(config(args, 64), |pair| atomic_latency(pair, kind, args.iters))
+pub fn atomic_lat_program(args: &PerfArgs, kind: AtomicKind, device_memory: bool) {
+    let config = PairConfig { device_memory, ..config(args, 64) };
+    let samples = with_pair(config, |pair| atomic_latency(pair, kind, args.iters))
         .unwrap_or_else(|e| fail("atomic_lat", e));
-    let what = format!("{kind:?} on QP 0, one at a time: doorbell to the atomic's CQE");
+    let memory = memory_name(device_memory);
+    let what = format!("{kind:?} on QP 0 on a word of {memory}, one at a time: doorbell to the atomic's CQE");
     latency_table("atomic_lat", &what, args, 8, &Latency::from_samples(samples));
 }
 

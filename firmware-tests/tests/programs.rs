@@ -13,6 +13,7 @@ fn run(program: &str, args: &[&str]) -> Output {
         "read_lat" => env!("CARGO_BIN_EXE_read_lat"),
         "atomic_bw" => env!("CARGO_BIN_EXE_atomic_bw"),
         "atomic_lat" => env!("CARGO_BIN_EXE_atomic_lat"),
+        "atomic_responder" => env!("CARGO_BIN_EXE_atomic_responder"),
         "imm_pingpong" => env!("CARGO_BIN_EXE_imm_pingpong"),
         "sequencer" => env!("CARGO_BIN_EXE_sequencer"),
         other => panic!("no program {other}"),
@@ -99,6 +100,35 @@ fn atomic_bw_runs_both_operations_contended_and_not() {
         let rate = number(&row[3]);
         assert!(rate > 0.0 && rate <= 1.0, "{row:?}");
     }
+}
+
+/// Device memory: the same checked runs with B's targets on chip, and one host DMA round
+/// trip less per atomic than on host memory.
+#[test]
+fn atomic_bw_and_atomic_lat_run_on_device_memory() {
+    let row = first_row(&run("atomic_bw", &["--qps", "3", "--iters", "40", "--contended", "--device-memory"]).stdout);
+    assert_eq!(row[1], "120");
+    let out = run("atomic_lat", &["--iters", "4", "--device-memory"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("on a word of B's device memory"));
+    let on_chip = number(&first_row(&out.stdout)[2]);
+    let host = number(&first_row(&run("atomic_lat", &["--iters", "4"]).stdout)[2]);
+    assert!(on_chip + 150.0 <= host, "device memory {on_chip} cycles, host memory {host}");
+}
+
+/// The responder alone, fed at link rate: every response checked, the rate within the
+/// link's bound, and device memory at least as fast as host memory.
+#[test]
+fn atomic_responder_answers_a_raw_peer_within_the_link_bound() {
+    let rate = |extra: &[&str]| {
+        let args = [&["--qps", "8", "--iters", "30", "--contended"], extra].concat();
+        let row = first_row(&run("atomic_responder", &args).stdout);
+        assert_eq!(row[0], "240", "{row:?}");
+        let (rate, bound) = (number(&row[2]), number(&row[3]));
+        assert!(rate > 0.0 && rate <= bound, "{row:?}");
+        rate
+    };
+    let (host, on_chip) = (rate(&[]), rate(&["--device-memory"]));
+    assert!(on_chip >= host * 0.95, "device memory {on_chip}, host memory {host}");
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::common::RamFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::rdmap::{RdmapRx, TxRequest};
 use crate::top::RnicTop;
-use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
+use crate::host::{AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx, Positions};
 
@@ -126,8 +126,7 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_ctrl",
             summary: "BAR0 (AXI4-Lite) and the command unit: 64 QPs, 64 CQs, 256 MRs",
             generate: || {
-                let config = RnicConfig::default();
-                let ctrl = HostCtrl::<6, 64, 6, 8, 256>::new(config.datapath_bytes, 64, config.features);
+                let ctrl = HostCtrl::<6, 64, 6, 8, 256>::new(&RnicConfig::default());
                 generate("rnic_host_ctrl", ctrl)
             },
         },
@@ -145,6 +144,16 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_dma_write_arb",
             summary: "DMA write arbiter: four clients, round robin, data in grant order, completions by tag",
             generate: || generate("rnic_host_dma_write_arb", DmaWriteArb::<4, 256, 128, 256, 32>::default()),
+        },
+        Design {
+            name: "rnic_host_dev_mem",
+            summary: "device memory: 32 KiB of block RAM as an AXI4 slave, with a 32-bit host port",
+            generate: || generate("rnic_host_dev_mem", DevMem::<12>::default()),
+        },
+        Design {
+            name: "rnic_host_axi_window",
+            summary: "address window: bursts in a 32 KiB window at 2^62 to device memory, the rest to the host, in order",
+            generate: || generate("rnic_host_axi_window", AxiWindow::<15>::new(1 << 62)),
         },
         Design {
             name: "rnic_host_cq_writer",

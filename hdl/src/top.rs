@@ -13,8 +13,12 @@
 //! markers; each QP's stream keeps its own marker position in each direction (from 0 when
 //! the QP is written in RESET), so connections with different options share the streams.
 //!
+//! Device memory (32 KiB of on-chip RAM) sits behind an IOVA window in front of the DMA
+//! master's AXI port: MRs whose IOVAs lie there are served on chip, and BAR0 reaches the
+//! same RAM from 0x8000 on.
+//!
 //! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, a 16 KiB receive buffer (the
-//! largest ULPDU it takes).
+//! largest ULPDU it takes), 32 KiB of device memory.
 use rust_hdl::prelude::*;
 
 use rnic_proto::model::RnicConfig;
@@ -22,7 +26,7 @@ use rnic_proto::model::RnicConfig;
 use crate::atomic::AtomicUnit;
 use crate::common::SmallFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
-use crate::host::{CqWriter, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
+use crate::host::{AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
 use crate::mpa::{MpaRx, MpaTx, Positions};
 use crate::rdmap::{RdmapRx, TxRequest};
 
@@ -96,6 +100,10 @@ pub struct RnicTop {
     pub s_axis_rx_tuser: Signal<In, Bits<16>>,
     ctrl: HostCtrl<6, 64, 6, 8, 256>,
     dma: Dma,
+    /// The DMA master's accesses to device memory IOVAs go to `dev_mem`.
+    window: AxiWindow<15>,
+    /// Device memory: 32 KiB of on-chip RAM, MRs like host memory, BAR0 from 0x8000 on.
+    dev_mem: DevMem<12>,
     /// Clients: 0 SQ WQEs, 1 transmit payload, 2 RQ WQEs, 3 atomic targets.
     reads: DmaReadArb<4, 256, 128>,
     /// Clients: 0 CQEs, 1 placement, 2 atomic write-backs.
@@ -138,6 +146,11 @@ pub struct RnicTop {
     rq: RqFetch<6, 64>,
     rx_job: Signal<Local, Bit>,
     rx_cqe: Signal<Local, Bit>,
+    /// CQEs the CQ writer has taken, and the count it had once it took the receive engine's
+    /// latest: when `cqs.settled` reaches that, every receive completion is in memory.
+    cqes_taken: DFF<Bits<32>>,
+    rx_cqes_due: DFF<Bits<32>>,
+    rx_cqes_behind: Signal<Local, Bits<32>>,
     tag_rx_job: Constant<Bits<32>>,
     tag_crc: Constant<Bits<32>>,
     one_q: Constant<Bits<64>>,
@@ -146,6 +159,8 @@ pub struct RnicTop {
 impl Default for RnicTop {
     fn default() -> Self {
         let config = RnicConfig::default();
+        assert_eq!(config.dm_size, 8 << 12, "DevMem<12> holds DM_SIZE octets");
+        assert!(config.dm_size <= 1 << 15, "the window AxiWindow<15> covers the device memory");
         RnicTop {
             clock: Default::default(),
             reset: Default::default(),
@@ -206,8 +221,10 @@ impl Default for RnicTop {
             s_axis_rx_tvalid: Default::default(),
             s_axis_rx_tready: Default::default(),
             s_axis_rx_tuser: Default::default(),
-            ctrl: HostCtrl::new(config.datapath_bytes, config.num_cqs as usize, config.features),
+            ctrl: HostCtrl::new(&config),
             dma: Default::default(),
+            window: AxiWindow::new(config.dm_base),
+            dev_mem: Default::default(),
             reads: Default::default(),
             writes: Default::default(),
             atomics: Default::default(),
@@ -231,6 +248,9 @@ impl Default for RnicTop {
             rq: Default::default(),
             rx_job: Default::default(),
             rx_cqe: Default::default(),
+            cqes_taken: Default::default(),
+            rx_cqes_due: Default::default(),
+            rx_cqes_behind: Default::default(),
             tag_rx_job: crate::common::constant(TAG_RX_JOB),
             tag_crc: crate::common::constant(TAG_CRC),
             one_q: crate::common::constant(1),
@@ -247,8 +267,8 @@ impl Default for RnicTop {
 impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, ctrl, dma, reads, writes, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
-        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp);
+        clock!(self, clock, ctrl, dma, window, dev_mem, reads, writes, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
+        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due);
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
         // re-evaluating all of it on every input change).
@@ -269,6 +289,8 @@ impl Logic for RnicTop {
         self.rq.reset.next = self.reset_q.q.val();
         self.ctrl.reset.next = self.reset_q.q.val();
         self.dma.reset.next = self.reset_q.q.val();
+        self.window.reset.next = self.reset_q.q.val();
+        self.dev_mem.reset.next = self.reset_q.q.val();
         self.reads.reset.next = self.reset_q.q.val();
         self.writes.reset.next = self.reset_q.q.val();
         self.atomics.reset.next = self.reset_q.q.val();
@@ -323,32 +345,90 @@ impl Logic for RnicTop {
         self.ctrl.status_cq_pi.next = self.cqs.status_pi.val();
         self.ctrl.status_cq_overflow.next = self.cqs.status_overflow.val();
 
-        // The AXI4 master.
-        self.m_axi_awaddr.next = self.dma.m_axi_awaddr.val();
-        self.m_axi_awlen.next = self.dma.m_axi_awlen.val();
-        self.m_axi_awsize.next = self.dma.m_axi_awsize.val();
-        self.m_axi_awburst.next = self.dma.m_axi_awburst.val();
-        self.m_axi_awvalid.next = self.dma.m_axi_awvalid.val();
-        self.dma.m_axi_awready.next = self.m_axi_awready.val();
-        self.m_axi_wdata.next = self.dma.m_axi_wdata.val();
-        self.m_axi_wstrb.next = self.dma.m_axi_wstrb.val();
-        self.m_axi_wlast.next = self.dma.m_axi_wlast.val();
-        self.m_axi_wvalid.next = self.dma.m_axi_wvalid.val();
-        self.dma.m_axi_wready.next = self.m_axi_wready.val();
-        self.dma.m_axi_bresp.next = self.m_axi_bresp.val();
-        self.dma.m_axi_bvalid.next = self.m_axi_bvalid.val();
-        self.m_axi_bready.next = self.dma.m_axi_bready.val();
-        self.m_axi_araddr.next = self.dma.m_axi_araddr.val();
-        self.m_axi_arlen.next = self.dma.m_axi_arlen.val();
-        self.m_axi_arsize.next = self.dma.m_axi_arsize.val();
-        self.m_axi_arburst.next = self.dma.m_axi_arburst.val();
-        self.m_axi_arvalid.next = self.dma.m_axi_arvalid.val();
-        self.dma.m_axi_arready.next = self.m_axi_arready.val();
-        self.dma.m_axi_rdata.next = self.m_axi_rdata.val();
-        self.dma.m_axi_rresp.next = self.m_axi_rresp.val();
-        self.dma.m_axi_rlast.next = self.m_axi_rlast.val();
-        self.dma.m_axi_rvalid.next = self.m_axi_rvalid.val();
-        self.m_axi_rready.next = self.dma.m_axi_rready.val();
+        // The AXI4 master, through the device memory window: what lies in it is served
+        // on chip, everything else goes to the host.
+        self.window.s_axi_awaddr.next = self.dma.m_axi_awaddr.val();
+        self.window.s_axi_awlen.next = self.dma.m_axi_awlen.val();
+        self.window.s_axi_awsize.next = self.dma.m_axi_awsize.val();
+        self.window.s_axi_awburst.next = self.dma.m_axi_awburst.val();
+        self.window.s_axi_awvalid.next = self.dma.m_axi_awvalid.val();
+        self.dma.m_axi_awready.next = self.window.s_axi_awready.val();
+        self.window.s_axi_wdata.next = self.dma.m_axi_wdata.val();
+        self.window.s_axi_wstrb.next = self.dma.m_axi_wstrb.val();
+        self.window.s_axi_wlast.next = self.dma.m_axi_wlast.val();
+        self.window.s_axi_wvalid.next = self.dma.m_axi_wvalid.val();
+        self.dma.m_axi_wready.next = self.window.s_axi_wready.val();
+        self.dma.m_axi_bresp.next = self.window.s_axi_bresp.val();
+        self.dma.m_axi_bvalid.next = self.window.s_axi_bvalid.val();
+        self.window.s_axi_bready.next = self.dma.m_axi_bready.val();
+        self.window.s_axi_araddr.next = self.dma.m_axi_araddr.val();
+        self.window.s_axi_arlen.next = self.dma.m_axi_arlen.val();
+        self.window.s_axi_arsize.next = self.dma.m_axi_arsize.val();
+        self.window.s_axi_arburst.next = self.dma.m_axi_arburst.val();
+        self.window.s_axi_arvalid.next = self.dma.m_axi_arvalid.val();
+        self.dma.m_axi_arready.next = self.window.s_axi_arready.val();
+        self.dma.m_axi_rdata.next = self.window.s_axi_rdata.val();
+        self.dma.m_axi_rresp.next = self.window.s_axi_rresp.val();
+        self.dma.m_axi_rlast.next = self.window.s_axi_rlast.val();
+        self.dma.m_axi_rvalid.next = self.window.s_axi_rvalid.val();
+        self.window.s_axi_rready.next = self.dma.m_axi_rready.val();
+        self.m_axi_awaddr.next = self.window.m_axi_awaddr.val();
+        self.m_axi_awlen.next = self.window.m_axi_awlen.val();
+        self.m_axi_awsize.next = self.window.m_axi_awsize.val();
+        self.m_axi_awburst.next = self.window.m_axi_awburst.val();
+        self.m_axi_awvalid.next = self.window.m_axi_awvalid.val();
+        self.window.m_axi_awready.next = self.m_axi_awready.val();
+        self.m_axi_wdata.next = self.window.m_axi_wdata.val();
+        self.m_axi_wstrb.next = self.window.m_axi_wstrb.val();
+        self.m_axi_wlast.next = self.window.m_axi_wlast.val();
+        self.m_axi_wvalid.next = self.window.m_axi_wvalid.val();
+        self.window.m_axi_wready.next = self.m_axi_wready.val();
+        self.window.m_axi_bresp.next = self.m_axi_bresp.val();
+        self.window.m_axi_bvalid.next = self.m_axi_bvalid.val();
+        self.m_axi_bready.next = self.window.m_axi_bready.val();
+        self.m_axi_araddr.next = self.window.m_axi_araddr.val();
+        self.m_axi_arlen.next = self.window.m_axi_arlen.val();
+        self.m_axi_arsize.next = self.window.m_axi_arsize.val();
+        self.m_axi_arburst.next = self.window.m_axi_arburst.val();
+        self.m_axi_arvalid.next = self.window.m_axi_arvalid.val();
+        self.window.m_axi_arready.next = self.m_axi_arready.val();
+        self.window.m_axi_rdata.next = self.m_axi_rdata.val();
+        self.window.m_axi_rresp.next = self.m_axi_rresp.val();
+        self.window.m_axi_rlast.next = self.m_axi_rlast.val();
+        self.window.m_axi_rvalid.next = self.m_axi_rvalid.val();
+        self.m_axi_rready.next = self.window.m_axi_rready.val();
+        self.dev_mem.s_axi_awaddr.next = self.window.d_axi_awaddr.val();
+        self.dev_mem.s_axi_awlen.next = self.window.d_axi_awlen.val();
+        self.dev_mem.s_axi_awsize.next = self.window.d_axi_awsize.val();
+        self.dev_mem.s_axi_awburst.next = self.window.d_axi_awburst.val();
+        self.dev_mem.s_axi_awvalid.next = self.window.d_axi_awvalid.val();
+        self.window.d_axi_awready.next = self.dev_mem.s_axi_awready.val();
+        self.dev_mem.s_axi_wdata.next = self.window.d_axi_wdata.val();
+        self.dev_mem.s_axi_wstrb.next = self.window.d_axi_wstrb.val();
+        self.dev_mem.s_axi_wlast.next = self.window.d_axi_wlast.val();
+        self.dev_mem.s_axi_wvalid.next = self.window.d_axi_wvalid.val();
+        self.window.d_axi_wready.next = self.dev_mem.s_axi_wready.val();
+        self.window.d_axi_bresp.next = self.dev_mem.s_axi_bresp.val();
+        self.window.d_axi_bvalid.next = self.dev_mem.s_axi_bvalid.val();
+        self.dev_mem.s_axi_bready.next = self.window.d_axi_bready.val();
+        self.dev_mem.s_axi_araddr.next = self.window.d_axi_araddr.val();
+        self.dev_mem.s_axi_arlen.next = self.window.d_axi_arlen.val();
+        self.dev_mem.s_axi_arsize.next = self.window.d_axi_arsize.val();
+        self.dev_mem.s_axi_arburst.next = self.window.d_axi_arburst.val();
+        self.dev_mem.s_axi_arvalid.next = self.window.d_axi_arvalid.val();
+        self.window.d_axi_arready.next = self.dev_mem.s_axi_arready.val();
+        self.window.d_axi_rdata.next = self.dev_mem.s_axi_rdata.val();
+        self.window.d_axi_rresp.next = self.dev_mem.s_axi_rresp.val();
+        self.window.d_axi_rlast.next = self.dev_mem.s_axi_rlast.val();
+        self.window.d_axi_rvalid.next = self.dev_mem.s_axi_rvalid.val();
+        self.dev_mem.s_axi_rready.next = self.window.d_axi_rready.val();
+        self.dev_mem.h_wr_en.next = self.ctrl.dm_wr_en.val();
+        self.dev_mem.h_wr_addr.next = self.ctrl.dm_wr_addr.val();
+        self.dev_mem.h_wr_data.next = self.ctrl.dm_wr_data.val();
+        self.dev_mem.h_wr_strb.next = self.ctrl.dm_wr_strb.val();
+        self.dev_mem.h_rd_en.next = self.ctrl.dm_rd_en.val();
+        self.dev_mem.h_rd_addr.next = self.ctrl.dm_rd_addr.val();
+        self.ctrl.dm_rd_data.next = self.dev_mem.h_rd_data.val();
 
         // DMA reads: client 0 fetches SQ WQEs, client 1 reads payload, client 2 RQ WQEs,
         // client 3 atomic targets.
@@ -491,6 +571,15 @@ impl Logic for RnicTop {
             self.cqs.s_cqn.next = self.receiver.m_cqn.val();
             self.cqs.s_cqe.next = self.receiver.m_cqe.val();
         }
+        if self.cqs.s_valid.val() & self.cqs.s_ready.val() {
+            self.cqes_taken.d.next = self.cqes_taken.q.val() + 1;
+            if self.rx_cqe.val() {
+                self.rx_cqes_due.d.next = self.cqes_taken.q.val() + 1;
+            }
+        }
+        // (Counts modulo 2^32: the difference's sign says whether `settled` is behind.)
+        self.rx_cqes_behind.next = self.rx_cqes_due.q.val() - self.cqs.settled.val();
+        self.receiver.s_cqes_written.next = (self.rx_cqes_behind.val() == 0) | self.rx_cqes_behind.val().get_bit(31);
         self.irq_valid.next = self.cqs.irq_valid.val();
         self.cqs.irq_ready.next = self.irq_ready.val();
         self.irq_vector.next = self.cqs.irq_vector.val();
@@ -710,6 +799,8 @@ impl Logic for RnicTop {
         if self.reset_q.q.val() {
             self.tx_first.d.next = true;
             self.rx_first.d.next = true;
+            self.cqes_taken.d.next = 0.into();
+            self.rx_cqes_due.d.next = 0.into();
         }
     }
 }

@@ -362,6 +362,9 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             held_valid$d = 1'b1;
             held_addr$d = op_addr$q;
         end
+        if (~op_valid$q & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
+            held_valid$d = 1'b0;
+        end
         results$s_valid = alu$out_valid;
         results$s_data = alu$out_original;
         batch_count = open_count$q + ((alu$out_valid) & 6'h3f);

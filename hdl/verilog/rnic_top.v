@@ -123,6 +123,13 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [31:0] ctrl$status_rq_ci;
     reg  [31:0] ctrl$status_cq_pi;
     reg  ctrl$status_cq_overflow;
+    wire  ctrl$dm_wr_en;
+    wire  [15:0] ctrl$dm_wr_addr;
+    wire  [31:0] ctrl$dm_wr_data;
+    wire  [3:0] ctrl$dm_wr_strb;
+    wire  ctrl$dm_rd_en;
+    wire  [15:0] ctrl$dm_rd_addr;
+    reg  [31:0] ctrl$dm_rd_data;
     reg  dma$clock;
     reg  dma$reset;
     reg  dma$s_rd_req_valid;
@@ -174,6 +181,117 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  dma$m_axi_rlast;
     reg  dma$m_axi_rvalid;
     wire  dma$m_axi_rready;
+    reg  window$clock;
+    reg  window$reset;
+    reg  [63:0] window$s_axi_awaddr;
+    reg  [7:0] window$s_axi_awlen;
+    reg  [2:0] window$s_axi_awsize;
+    reg  [1:0] window$s_axi_awburst;
+    reg  window$s_axi_awvalid;
+    wire  window$s_axi_awready;
+    reg  [63:0] window$s_axi_wdata;
+    reg  [7:0] window$s_axi_wstrb;
+    reg  window$s_axi_wlast;
+    reg  window$s_axi_wvalid;
+    wire  window$s_axi_wready;
+    wire  [1:0] window$s_axi_bresp;
+    wire  window$s_axi_bvalid;
+    reg  window$s_axi_bready;
+    reg  [63:0] window$s_axi_araddr;
+    reg  [7:0] window$s_axi_arlen;
+    reg  [2:0] window$s_axi_arsize;
+    reg  [1:0] window$s_axi_arburst;
+    reg  window$s_axi_arvalid;
+    wire  window$s_axi_arready;
+    wire  [63:0] window$s_axi_rdata;
+    wire  [1:0] window$s_axi_rresp;
+    wire  window$s_axi_rlast;
+    wire  window$s_axi_rvalid;
+    reg  window$s_axi_rready;
+    wire  [63:0] window$m_axi_awaddr;
+    wire  [7:0] window$m_axi_awlen;
+    wire  [2:0] window$m_axi_awsize;
+    wire  [1:0] window$m_axi_awburst;
+    wire  window$m_axi_awvalid;
+    reg  window$m_axi_awready;
+    wire  [63:0] window$m_axi_wdata;
+    wire  [7:0] window$m_axi_wstrb;
+    wire  window$m_axi_wlast;
+    wire  window$m_axi_wvalid;
+    reg  window$m_axi_wready;
+    reg  [1:0] window$m_axi_bresp;
+    reg  window$m_axi_bvalid;
+    wire  window$m_axi_bready;
+    wire  [63:0] window$m_axi_araddr;
+    wire  [7:0] window$m_axi_arlen;
+    wire  [2:0] window$m_axi_arsize;
+    wire  [1:0] window$m_axi_arburst;
+    wire  window$m_axi_arvalid;
+    reg  window$m_axi_arready;
+    reg  [63:0] window$m_axi_rdata;
+    reg  [1:0] window$m_axi_rresp;
+    reg  window$m_axi_rlast;
+    reg  window$m_axi_rvalid;
+    wire  window$m_axi_rready;
+    wire  [63:0] window$d_axi_awaddr;
+    wire  [7:0] window$d_axi_awlen;
+    wire  [2:0] window$d_axi_awsize;
+    wire  [1:0] window$d_axi_awburst;
+    wire  window$d_axi_awvalid;
+    reg  window$d_axi_awready;
+    wire  [63:0] window$d_axi_wdata;
+    wire  [7:0] window$d_axi_wstrb;
+    wire  window$d_axi_wlast;
+    wire  window$d_axi_wvalid;
+    reg  window$d_axi_wready;
+    reg  [1:0] window$d_axi_bresp;
+    reg  window$d_axi_bvalid;
+    wire  window$d_axi_bready;
+    wire  [63:0] window$d_axi_araddr;
+    wire  [7:0] window$d_axi_arlen;
+    wire  [2:0] window$d_axi_arsize;
+    wire  [1:0] window$d_axi_arburst;
+    wire  window$d_axi_arvalid;
+    reg  window$d_axi_arready;
+    reg  [63:0] window$d_axi_rdata;
+    reg  [1:0] window$d_axi_rresp;
+    reg  window$d_axi_rlast;
+    reg  window$d_axi_rvalid;
+    wire  window$d_axi_rready;
+    reg  dev_mem$clock;
+    reg  dev_mem$reset;
+    reg  [63:0] dev_mem$s_axi_awaddr;
+    reg  [7:0] dev_mem$s_axi_awlen;
+    reg  [2:0] dev_mem$s_axi_awsize;
+    reg  [1:0] dev_mem$s_axi_awburst;
+    reg  dev_mem$s_axi_awvalid;
+    wire  dev_mem$s_axi_awready;
+    reg  [63:0] dev_mem$s_axi_wdata;
+    reg  [7:0] dev_mem$s_axi_wstrb;
+    reg  dev_mem$s_axi_wlast;
+    reg  dev_mem$s_axi_wvalid;
+    wire  dev_mem$s_axi_wready;
+    wire  [1:0] dev_mem$s_axi_bresp;
+    wire  dev_mem$s_axi_bvalid;
+    reg  dev_mem$s_axi_bready;
+    reg  [63:0] dev_mem$s_axi_araddr;
+    reg  [7:0] dev_mem$s_axi_arlen;
+    reg  [2:0] dev_mem$s_axi_arsize;
+    reg  [1:0] dev_mem$s_axi_arburst;
+    reg  dev_mem$s_axi_arvalid;
+    wire  dev_mem$s_axi_arready;
+    wire  [63:0] dev_mem$s_axi_rdata;
+    wire  [1:0] dev_mem$s_axi_rresp;
+    wire  dev_mem$s_axi_rlast;
+    wire  dev_mem$s_axi_rvalid;
+    reg  dev_mem$s_axi_rready;
+    reg  dev_mem$h_wr_en;
+    reg  [15:0] dev_mem$h_wr_addr;
+    reg  [31:0] dev_mem$h_wr_data;
+    reg  [3:0] dev_mem$h_wr_strb;
+    reg  dev_mem$h_rd_en;
+    reg  [15:0] dev_mem$h_rd_addr;
+    wire  [31:0] dev_mem$h_rd_data;
     reg  reads$clock;
     reg  reads$reset;
     reg  [3:0] reads$s_req_valid;
@@ -288,6 +406,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] cqs$status_cqn;
     wire  [31:0] cqs$status_pi;
     wire  cqs$status_overflow;
+    wire  [31:0] cqs$settled;
     reg  sq$clock;
     reg  sq$reset;
     reg  sq$enable;
@@ -622,6 +741,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  receiver$m_atom_fresh;
     wire  [15:0] receiver$m_atom_after;
     wire  [15:0] receiver$plain_done;
+    reg  receiver$s_cqes_written;
     reg  receiver$s_res_valid;
     wire  receiver$s_res_ready;
     reg  [63:0] receiver$s_res_original;
@@ -655,6 +775,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  rq$s_rd_tready;
     reg  [5:0] rq$status_qpn;
     wire  [31:0] rq$status_ci;
+    reg  [31:0] cqes_taken$d;
+    wire  [31:0] cqes_taken$q;
+    reg  cqes_taken$clock;
+    reg  [31:0] rx_cqes_due$d;
+    wire  [31:0] rx_cqes_due$q;
+    reg  rx_cqes_due$clock;
     
     // Local signals
     reg  [5:0] tx_ending;
@@ -662,6 +788,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  rx_open;
     reg  rx_job;
     reg  rx_cqe;
+    reg  [31:0] rx_cqes_behind;
     
     // Sub module instances
     rnic_top$ctrl ctrl(
@@ -716,7 +843,14 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .status_sq_ci(ctrl$status_sq_ci),
         .status_rq_ci(ctrl$status_rq_ci),
         .status_cq_pi(ctrl$status_cq_pi),
-        .status_cq_overflow(ctrl$status_cq_overflow)
+        .status_cq_overflow(ctrl$status_cq_overflow),
+        .dm_wr_en(ctrl$dm_wr_en),
+        .dm_wr_addr(ctrl$dm_wr_addr),
+        .dm_wr_data(ctrl$dm_wr_data),
+        .dm_wr_strb(ctrl$dm_wr_strb),
+        .dm_rd_en(ctrl$dm_rd_en),
+        .dm_rd_addr(ctrl$dm_rd_addr),
+        .dm_rd_data(ctrl$dm_rd_data)
     );
     rnic_top$dma dma(
         .clock(dma$clock),
@@ -770,6 +904,121 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_axi_rlast(dma$m_axi_rlast),
         .m_axi_rvalid(dma$m_axi_rvalid),
         .m_axi_rready(dma$m_axi_rready)
+    );
+    rnic_top$window window(
+        .clock(window$clock),
+        .reset(window$reset),
+        .s_axi_awaddr(window$s_axi_awaddr),
+        .s_axi_awlen(window$s_axi_awlen),
+        .s_axi_awsize(window$s_axi_awsize),
+        .s_axi_awburst(window$s_axi_awburst),
+        .s_axi_awvalid(window$s_axi_awvalid),
+        .s_axi_awready(window$s_axi_awready),
+        .s_axi_wdata(window$s_axi_wdata),
+        .s_axi_wstrb(window$s_axi_wstrb),
+        .s_axi_wlast(window$s_axi_wlast),
+        .s_axi_wvalid(window$s_axi_wvalid),
+        .s_axi_wready(window$s_axi_wready),
+        .s_axi_bresp(window$s_axi_bresp),
+        .s_axi_bvalid(window$s_axi_bvalid),
+        .s_axi_bready(window$s_axi_bready),
+        .s_axi_araddr(window$s_axi_araddr),
+        .s_axi_arlen(window$s_axi_arlen),
+        .s_axi_arsize(window$s_axi_arsize),
+        .s_axi_arburst(window$s_axi_arburst),
+        .s_axi_arvalid(window$s_axi_arvalid),
+        .s_axi_arready(window$s_axi_arready),
+        .s_axi_rdata(window$s_axi_rdata),
+        .s_axi_rresp(window$s_axi_rresp),
+        .s_axi_rlast(window$s_axi_rlast),
+        .s_axi_rvalid(window$s_axi_rvalid),
+        .s_axi_rready(window$s_axi_rready),
+        .m_axi_awaddr(window$m_axi_awaddr),
+        .m_axi_awlen(window$m_axi_awlen),
+        .m_axi_awsize(window$m_axi_awsize),
+        .m_axi_awburst(window$m_axi_awburst),
+        .m_axi_awvalid(window$m_axi_awvalid),
+        .m_axi_awready(window$m_axi_awready),
+        .m_axi_wdata(window$m_axi_wdata),
+        .m_axi_wstrb(window$m_axi_wstrb),
+        .m_axi_wlast(window$m_axi_wlast),
+        .m_axi_wvalid(window$m_axi_wvalid),
+        .m_axi_wready(window$m_axi_wready),
+        .m_axi_bresp(window$m_axi_bresp),
+        .m_axi_bvalid(window$m_axi_bvalid),
+        .m_axi_bready(window$m_axi_bready),
+        .m_axi_araddr(window$m_axi_araddr),
+        .m_axi_arlen(window$m_axi_arlen),
+        .m_axi_arsize(window$m_axi_arsize),
+        .m_axi_arburst(window$m_axi_arburst),
+        .m_axi_arvalid(window$m_axi_arvalid),
+        .m_axi_arready(window$m_axi_arready),
+        .m_axi_rdata(window$m_axi_rdata),
+        .m_axi_rresp(window$m_axi_rresp),
+        .m_axi_rlast(window$m_axi_rlast),
+        .m_axi_rvalid(window$m_axi_rvalid),
+        .m_axi_rready(window$m_axi_rready),
+        .d_axi_awaddr(window$d_axi_awaddr),
+        .d_axi_awlen(window$d_axi_awlen),
+        .d_axi_awsize(window$d_axi_awsize),
+        .d_axi_awburst(window$d_axi_awburst),
+        .d_axi_awvalid(window$d_axi_awvalid),
+        .d_axi_awready(window$d_axi_awready),
+        .d_axi_wdata(window$d_axi_wdata),
+        .d_axi_wstrb(window$d_axi_wstrb),
+        .d_axi_wlast(window$d_axi_wlast),
+        .d_axi_wvalid(window$d_axi_wvalid),
+        .d_axi_wready(window$d_axi_wready),
+        .d_axi_bresp(window$d_axi_bresp),
+        .d_axi_bvalid(window$d_axi_bvalid),
+        .d_axi_bready(window$d_axi_bready),
+        .d_axi_araddr(window$d_axi_araddr),
+        .d_axi_arlen(window$d_axi_arlen),
+        .d_axi_arsize(window$d_axi_arsize),
+        .d_axi_arburst(window$d_axi_arburst),
+        .d_axi_arvalid(window$d_axi_arvalid),
+        .d_axi_arready(window$d_axi_arready),
+        .d_axi_rdata(window$d_axi_rdata),
+        .d_axi_rresp(window$d_axi_rresp),
+        .d_axi_rlast(window$d_axi_rlast),
+        .d_axi_rvalid(window$d_axi_rvalid),
+        .d_axi_rready(window$d_axi_rready)
+    );
+    rnic_top$dev_mem dev_mem(
+        .clock(dev_mem$clock),
+        .reset(dev_mem$reset),
+        .s_axi_awaddr(dev_mem$s_axi_awaddr),
+        .s_axi_awlen(dev_mem$s_axi_awlen),
+        .s_axi_awsize(dev_mem$s_axi_awsize),
+        .s_axi_awburst(dev_mem$s_axi_awburst),
+        .s_axi_awvalid(dev_mem$s_axi_awvalid),
+        .s_axi_awready(dev_mem$s_axi_awready),
+        .s_axi_wdata(dev_mem$s_axi_wdata),
+        .s_axi_wstrb(dev_mem$s_axi_wstrb),
+        .s_axi_wlast(dev_mem$s_axi_wlast),
+        .s_axi_wvalid(dev_mem$s_axi_wvalid),
+        .s_axi_wready(dev_mem$s_axi_wready),
+        .s_axi_bresp(dev_mem$s_axi_bresp),
+        .s_axi_bvalid(dev_mem$s_axi_bvalid),
+        .s_axi_bready(dev_mem$s_axi_bready),
+        .s_axi_araddr(dev_mem$s_axi_araddr),
+        .s_axi_arlen(dev_mem$s_axi_arlen),
+        .s_axi_arsize(dev_mem$s_axi_arsize),
+        .s_axi_arburst(dev_mem$s_axi_arburst),
+        .s_axi_arvalid(dev_mem$s_axi_arvalid),
+        .s_axi_arready(dev_mem$s_axi_arready),
+        .s_axi_rdata(dev_mem$s_axi_rdata),
+        .s_axi_rresp(dev_mem$s_axi_rresp),
+        .s_axi_rlast(dev_mem$s_axi_rlast),
+        .s_axi_rvalid(dev_mem$s_axi_rvalid),
+        .s_axi_rready(dev_mem$s_axi_rready),
+        .h_wr_en(dev_mem$h_wr_en),
+        .h_wr_addr(dev_mem$h_wr_addr),
+        .h_wr_data(dev_mem$h_wr_data),
+        .h_wr_strb(dev_mem$h_wr_strb),
+        .h_rd_en(dev_mem$h_rd_en),
+        .h_rd_addr(dev_mem$h_rd_addr),
+        .h_rd_data(dev_mem$h_rd_data)
     );
     rnic_top$reads reads(
         .clock(reads$clock),
@@ -891,7 +1140,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .overflow(cqs$overflow),
         .status_cqn(cqs$status_cqn),
         .status_pi(cqs$status_pi),
-        .status_overflow(cqs$status_overflow)
+        .status_overflow(cqs$status_overflow),
+        .settled(cqs$settled)
     );
     rnic_top$sq sq(
         .clock(sq$clock),
@@ -1264,6 +1514,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_atom_fresh(receiver$m_atom_fresh),
         .m_atom_after(receiver$m_atom_after),
         .plain_done(receiver$plain_done),
+        .s_cqes_written(receiver$s_cqes_written),
         .s_res_valid(receiver$s_res_valid),
         .s_res_ready(receiver$s_res_ready),
         .s_res_original(receiver$s_res_original)
@@ -1300,11 +1551,23 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .status_qpn(rq$status_qpn),
         .status_ci(rq$status_ci)
     );
+    rnic_top$cqes_taken cqes_taken(
+        .d(cqes_taken$d),
+        .q(cqes_taken$q),
+        .clock(cqes_taken$clock)
+    );
+    rnic_top$rx_cqes_due rx_cqes_due(
+        .d(rx_cqes_due$d),
+        .q(rx_cqes_due$q),
+        .clock(rx_cqes_due$clock)
+    );
     
     // Update code
     always @(*) begin
         ctrl$clock = clock;
         dma$clock = clock;
+        window$clock = clock;
+        dev_mem$clock = clock;
         reads$clock = clock;
         writes$clock = clock;
         atomics$clock = clock;
@@ -1325,11 +1588,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         reset_q$clock = clock;
         tx_qp$clock = clock;
         rx_qp$clock = clock;
+        cqes_taken$clock = clock;
+        rx_cqes_due$clock = clock;
         tx_first$d = tx_first$q;
         rx_first$d = rx_first$q;
         reset_q$d = reset_q$q;
         tx_qp$d = tx_qp$q;
         rx_qp$d = rx_qp$q;
+        cqes_taken$d = cqes_taken$q;
+        rx_cqes_due$d = rx_cqes_due$q;
         reset_q$d = reset;
         tx_conns$reset = reset_q$q;
         deframer$reset = reset_q$q;
@@ -1347,6 +1614,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rq$reset = reset_q$q;
         ctrl$reset = reset_q$q;
         dma$reset = reset_q$q;
+        window$reset = reset_q$q;
+        dev_mem$reset = reset_q$q;
         reads$reset = reset_q$q;
         writes$reset = reset_q$q;
         atomics$reset = reset_q$q;
@@ -1394,31 +1663,88 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         ctrl$status_rq_ci = rq$status_ci;
         ctrl$status_cq_pi = cqs$status_pi;
         ctrl$status_cq_overflow = cqs$status_overflow;
-        m_axi_awaddr = dma$m_axi_awaddr;
-        m_axi_awlen = dma$m_axi_awlen;
-        m_axi_awsize = dma$m_axi_awsize;
-        m_axi_awburst = dma$m_axi_awburst;
-        m_axi_awvalid = dma$m_axi_awvalid;
-        dma$m_axi_awready = m_axi_awready;
-        m_axi_wdata = dma$m_axi_wdata;
-        m_axi_wstrb = dma$m_axi_wstrb;
-        m_axi_wlast = dma$m_axi_wlast;
-        m_axi_wvalid = dma$m_axi_wvalid;
-        dma$m_axi_wready = m_axi_wready;
-        dma$m_axi_bresp = m_axi_bresp;
-        dma$m_axi_bvalid = m_axi_bvalid;
-        m_axi_bready = dma$m_axi_bready;
-        m_axi_araddr = dma$m_axi_araddr;
-        m_axi_arlen = dma$m_axi_arlen;
-        m_axi_arsize = dma$m_axi_arsize;
-        m_axi_arburst = dma$m_axi_arburst;
-        m_axi_arvalid = dma$m_axi_arvalid;
-        dma$m_axi_arready = m_axi_arready;
-        dma$m_axi_rdata = m_axi_rdata;
-        dma$m_axi_rresp = m_axi_rresp;
-        dma$m_axi_rlast = m_axi_rlast;
-        dma$m_axi_rvalid = m_axi_rvalid;
-        m_axi_rready = dma$m_axi_rready;
+        window$s_axi_awaddr = dma$m_axi_awaddr;
+        window$s_axi_awlen = dma$m_axi_awlen;
+        window$s_axi_awsize = dma$m_axi_awsize;
+        window$s_axi_awburst = dma$m_axi_awburst;
+        window$s_axi_awvalid = dma$m_axi_awvalid;
+        dma$m_axi_awready = window$s_axi_awready;
+        window$s_axi_wdata = dma$m_axi_wdata;
+        window$s_axi_wstrb = dma$m_axi_wstrb;
+        window$s_axi_wlast = dma$m_axi_wlast;
+        window$s_axi_wvalid = dma$m_axi_wvalid;
+        dma$m_axi_wready = window$s_axi_wready;
+        dma$m_axi_bresp = window$s_axi_bresp;
+        dma$m_axi_bvalid = window$s_axi_bvalid;
+        window$s_axi_bready = dma$m_axi_bready;
+        window$s_axi_araddr = dma$m_axi_araddr;
+        window$s_axi_arlen = dma$m_axi_arlen;
+        window$s_axi_arsize = dma$m_axi_arsize;
+        window$s_axi_arburst = dma$m_axi_arburst;
+        window$s_axi_arvalid = dma$m_axi_arvalid;
+        dma$m_axi_arready = window$s_axi_arready;
+        dma$m_axi_rdata = window$s_axi_rdata;
+        dma$m_axi_rresp = window$s_axi_rresp;
+        dma$m_axi_rlast = window$s_axi_rlast;
+        dma$m_axi_rvalid = window$s_axi_rvalid;
+        window$s_axi_rready = dma$m_axi_rready;
+        m_axi_awaddr = window$m_axi_awaddr;
+        m_axi_awlen = window$m_axi_awlen;
+        m_axi_awsize = window$m_axi_awsize;
+        m_axi_awburst = window$m_axi_awburst;
+        m_axi_awvalid = window$m_axi_awvalid;
+        window$m_axi_awready = m_axi_awready;
+        m_axi_wdata = window$m_axi_wdata;
+        m_axi_wstrb = window$m_axi_wstrb;
+        m_axi_wlast = window$m_axi_wlast;
+        m_axi_wvalid = window$m_axi_wvalid;
+        window$m_axi_wready = m_axi_wready;
+        window$m_axi_bresp = m_axi_bresp;
+        window$m_axi_bvalid = m_axi_bvalid;
+        m_axi_bready = window$m_axi_bready;
+        m_axi_araddr = window$m_axi_araddr;
+        m_axi_arlen = window$m_axi_arlen;
+        m_axi_arsize = window$m_axi_arsize;
+        m_axi_arburst = window$m_axi_arburst;
+        m_axi_arvalid = window$m_axi_arvalid;
+        window$m_axi_arready = m_axi_arready;
+        window$m_axi_rdata = m_axi_rdata;
+        window$m_axi_rresp = m_axi_rresp;
+        window$m_axi_rlast = m_axi_rlast;
+        window$m_axi_rvalid = m_axi_rvalid;
+        m_axi_rready = window$m_axi_rready;
+        dev_mem$s_axi_awaddr = window$d_axi_awaddr;
+        dev_mem$s_axi_awlen = window$d_axi_awlen;
+        dev_mem$s_axi_awsize = window$d_axi_awsize;
+        dev_mem$s_axi_awburst = window$d_axi_awburst;
+        dev_mem$s_axi_awvalid = window$d_axi_awvalid;
+        window$d_axi_awready = dev_mem$s_axi_awready;
+        dev_mem$s_axi_wdata = window$d_axi_wdata;
+        dev_mem$s_axi_wstrb = window$d_axi_wstrb;
+        dev_mem$s_axi_wlast = window$d_axi_wlast;
+        dev_mem$s_axi_wvalid = window$d_axi_wvalid;
+        window$d_axi_wready = dev_mem$s_axi_wready;
+        window$d_axi_bresp = dev_mem$s_axi_bresp;
+        window$d_axi_bvalid = dev_mem$s_axi_bvalid;
+        dev_mem$s_axi_bready = window$d_axi_bready;
+        dev_mem$s_axi_araddr = window$d_axi_araddr;
+        dev_mem$s_axi_arlen = window$d_axi_arlen;
+        dev_mem$s_axi_arsize = window$d_axi_arsize;
+        dev_mem$s_axi_arburst = window$d_axi_arburst;
+        dev_mem$s_axi_arvalid = window$d_axi_arvalid;
+        window$d_axi_arready = dev_mem$s_axi_arready;
+        window$d_axi_rdata = dev_mem$s_axi_rdata;
+        window$d_axi_rresp = dev_mem$s_axi_rresp;
+        window$d_axi_rlast = dev_mem$s_axi_rlast;
+        window$d_axi_rvalid = dev_mem$s_axi_rvalid;
+        dev_mem$s_axi_rready = window$d_axi_rready;
+        dev_mem$h_wr_en = ctrl$dm_wr_en;
+        dev_mem$h_wr_addr = ctrl$dm_wr_addr;
+        dev_mem$h_wr_data = ctrl$dm_wr_data;
+        dev_mem$h_wr_strb = ctrl$dm_wr_strb;
+        dev_mem$h_rd_en = ctrl$dm_rd_en;
+        dev_mem$h_rd_addr = ctrl$dm_rd_addr;
+        ctrl$dm_rd_data = dev_mem$h_rd_data;
         reads$s_req_valid = ((sq$m_req_valid) & 4'hf) | (((payload$m_req_valid) & 4'hf) << 32'h1) | (((rq$m_req_valid) & 4'hf) << 32'h2) | (((atomics$m_rd_req_valid) & 4'hf) << 32'h3);
         reads$s_req_addr = ((sq$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((payload$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rq$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((atomics$m_rd_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
         reads$s_req_len = ((sq$m_req_len) & 128'hffffffffffffffffffffffffffffffff) | (((payload$m_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((rq$m_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_rd_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h60);
@@ -1523,6 +1849,14 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             cqs$s_cqn = receiver$m_cqn;
             cqs$s_cqe = receiver$m_cqe;
         end
+        if (cqs$s_valid & cqs$s_ready) begin
+            cqes_taken$d = cqes_taken$q + 32'h1;
+            if (rx_cqe) begin
+                rx_cqes_due$d = cqes_taken$q + 32'h1;
+            end
+        end
+        rx_cqes_behind = rx_cqes_due$q - cqs$settled;
+        receiver$s_cqes_written = (rx_cqes_behind == 32'h0) | rx_cqes_behind[32'h1f];
         irq_valid = cqs$irq_valid;
         cqs$irq_ready = irq_ready;
         irq_vector = cqs$irq_vector;
@@ -1695,6 +2029,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         if (reset_q$q) begin
             tx_first$d = 1'b1;
             rx_first$d = 1'b1;
+            cqes_taken$d = 32'h0;
+            rx_cqes_due$d = 32'h0;
         end
     end
     
@@ -2060,6 +2396,9 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         if (rd_arrive) begin
             held_valid$d = 1'b1;
             held_addr$d = op_addr$q;
+        end
+        if (~op_valid$q & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
+            held_valid$d = 1'b0;
         end
         results$s_valid = alu$out_valid;
         results$s_data = alu$out_original;
@@ -3481,7 +3820,26 @@ module rnic_top$atomics$writes$wr_ptr(d,q,clock);
 endmodule // rnic_top$atomics$writes$wr_ptr
 
 
-module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wdata,db_valid,db_kind,db_index,db_value,m_req_valid,m_req_ready,m_req_addr,m_req_len,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,m_axis_tready,s_done_valid,irq_valid,irq_ready,irq_vector,overflow,status_cqn,status_pi,status_overflow);
+module rnic_top$cqes_taken(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$cqes_taken
+
+
+module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wdata,db_valid,db_kind,db_index,db_value,m_req_valid,m_req_ready,m_req_addr,m_req_len,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,m_axis_tready,s_done_valid,irq_valid,irq_ready,irq_vector,overflow,status_cqn,status_pi,status_overflow,settled);
     
     // Module arguments
     input wire  clock;
@@ -3514,6 +3872,7 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
     input wire  [5:0] status_cqn;
     output reg  [31:0] status_pi;
     output reg  status_overflow;
+    output reg  [31:0] settled;
     
     // Constant declarations
     localparam  one = 64'h1;
@@ -3609,8 +3968,12 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
     reg  [2:0] written$d;
     wire  [2:0] written$q;
     reg  written$clock;
+    reg  [31:0] settled_count$d;
+    wire  [31:0] settled_count$q;
+    reg  settled_count$clock;
     
     // Local signals
+    reg  dropping;
     reg  [2:0] in_flight;
     reg  [63:0] cq_bit;
     reg  [63:0] db_bit;
@@ -3749,6 +4112,11 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         .q(written$q),
         .clock(written$clock)
     );
+    rnic_top$cqs$settled_count settled_count(
+        .d(settled_count$d),
+        .q(settled_count$q),
+        .clock(settled_count$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -3765,6 +4133,7 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         irq_tail$clock = clock;
         written$clock = clock;
         overflow_bit$clock = clock;
+        settled_count$clock = clock;
         state$d = state$q;
         cqn$d = cqn$q;
         cqe$d = cqe$q;
@@ -3778,6 +4147,7 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         irq_tail$d = irq_tail$q;
         written$d = written$q;
         overflow_bit$d = overflow_bit$q;
+        settled_count$d = settled_count$q;
         pi_copy$read_clock = clock;
         pi_copy$write_clock = clock;
         irqs$0$clock = clock;
@@ -3844,8 +4214,12 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         if (state$q == 32'h1) begin
             state$d = 32'h2;
         end
-        if ((state$q == 32'h2) & (in_flight < 32'h4)) begin
+        dropping = ~enabled | full;
+        if ((state$q == 32'h2) & (in_flight < 32'h4) & (~dropping | (in_flight == 32'h0))) begin
             state$d = 32'h0;
+            if (dropping) begin
+                settled_count$d = settled_count$q + 32'h1;
+            end
             if (enabled & full) begin
                 overflowed$d = overflowed$q | cq_bit;
             end
@@ -3905,6 +4279,7 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         m_axis_tlast = beat$q == 32'h3;
         if (s_done_valid) begin
             written$d = written$q + 32'h1;
+            settled_count$d = settled_count$q + 32'h1;
         end
         irq_head_entry = irqs$0$q;
         if (irq_head$q[(32'h0)+:(2)] == 1) begin
@@ -3941,6 +4316,7 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
             irq_head$d = 32'h0;
             irq_tail$d = 32'h0;
             written$d = 32'h0;
+            settled_count$d = 32'h0;
         end
         overflow = overflowed$q;
         pi_copy$write_enable = pi$write_enable;
@@ -3950,6 +4326,7 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         status_pi = pi_copy$read_data;
         overflow_bit$d = |(overflowed$q & (one << ((status_cqn) & 64'hffffffffffffffff)));
         status_overflow = overflow_bit$q;
+        settled = settled_count$q;
         irq_valid = irq_due;
         irq_vector = irq_head_entry[(32'h0)+:(16)];
     end
@@ -4358,6 +4735,25 @@ module rnic_top$cqs$req_valid(d,q,clock);
 endmodule // rnic_top$cqs$req_valid
 
 
+module rnic_top$cqs$settled_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$cqs$settled_count
+
+
 module rnic_top$cqs$state(d,q,clock);
     
     // Module arguments
@@ -4396,7 +4792,7 @@ module rnic_top$cqs$written(d,q,clock);
 endmodule // rnic_top$cqs$written
 
 
-module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers_tx,qp_markers_rx,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers_tx,qp_markers_rx,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow,dm_wr_en,dm_wr_addr,dm_wr_data,dm_wr_strb,dm_rd_en,dm_rd_addr,dm_rd_data);
     
     // Module arguments
     input wire  clock;
@@ -4451,6 +4847,13 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     input wire  [31:0] status_rq_ci;
     input wire  [31:0] status_cq_pi;
     input wire  status_cq_overflow;
+    output reg  dm_wr_en;
+    output reg  [15:0] dm_wr_addr;
+    output reg  [31:0] dm_wr_data;
+    output reg  [3:0] dm_wr_strb;
+    output reg  dm_rd_en;
+    output reg  [15:0] dm_rd_addr;
+    input wire  [31:0] dm_rd_data;
     
     // Stub signals
     reg  axil$clock;
@@ -4659,13 +5062,22 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         s_axil_rresp = axil$s_axil_rresp;
         s_axil_rvalid = axil$s_axil_rvalid;
         axil$s_axil_rready = s_axil_rready;
-        regs$wr_en = axil$wr_en;
+        regs$wr_en = axil$wr_en & ~axil$wr_addr[32'hf];
         regs$wr_addr = axil$wr_addr;
         regs$wr_data = axil$wr_data;
         regs$wr_strb = axil$wr_strb;
-        regs$rd_en = axil$rd_en;
+        regs$rd_en = axil$rd_en & ~axil$rd_addr[32'hf];
         regs$rd_addr = axil$rd_addr;
+        dm_wr_en = axil$wr_en & axil$wr_addr[32'hf];
+        dm_wr_addr = axil$wr_addr;
+        dm_wr_data = axil$wr_data;
+        dm_wr_strb = axil$wr_strb;
+        dm_rd_en = axil$rd_en & axil$rd_addr[32'hf];
+        dm_rd_addr = axil$rd_addr;
         axil$rd_data = regs$rd_data;
+        if (axil$rd_addr[32'hf]) begin
+            axil$rd_data = dm_rd_data;
+        end
         enable = regs$enable;
         regs$idle = idle;
         db_valid = regs$db_valid;
@@ -4770,6 +5182,9 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
     reg  rd_pulse$d;
     wire  rd_pulse$q;
     reg  rd_pulse$clock;
+    reg  rd_answer$d;
+    wire  rd_answer$q;
+    reg  rd_answer$clock;
     reg  [15:0] ar_addr$d;
     wire  [15:0] ar_addr$q;
     reg  ar_addr$clock;
@@ -4829,6 +5244,11 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
         .q(rd_pulse$q),
         .clock(rd_pulse$clock)
     );
+    rnic_top$ctrl$axil$rd_answer rd_answer(
+        .d(rd_answer$d),
+        .q(rd_answer$q),
+        .clock(rd_answer$clock)
+    );
     rnic_top$ctrl$axil$ar_addr ar_addr(
         .d(ar_addr$d),
         .q(ar_addr$q),
@@ -4856,6 +5276,7 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
         wr_pulse$clock = clock;
         ar_busy$clock = clock;
         rd_pulse$clock = clock;
+        rd_answer$clock = clock;
         ar_addr$clock = clock;
         r_valid$clock = clock;
         r_data$clock = clock;
@@ -4868,6 +5289,7 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
         wr_pulse$d = wr_pulse$q;
         ar_busy$d = ar_busy$q;
         rd_pulse$d = rd_pulse$q;
+        rd_answer$d = rd_answer$q;
         ar_addr$d = ar_addr$q;
         r_valid$d = r_valid$q;
         r_data$d = r_data$q;
@@ -4899,7 +5321,8 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
             ar_addr$d = s_axil_araddr;
             rd_pulse$d = 1'b1;
         end
-        if (rd_pulse$q) begin
+        rd_answer$d = rd_pulse$q;
+        if (rd_answer$q) begin
             r_valid$d = 1'b1;
             r_data$d = rd_data;
         end
@@ -4914,6 +5337,7 @@ module rnic_top$ctrl$axil(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awread
             wr_pulse$d = 1'b0;
             ar_busy$d = 1'b0;
             rd_pulse$d = 1'b0;
+            rd_answer$d = 1'b0;
             r_valid$d = 1'b0;
         end
         s_axil_bresp = 32'h0;
@@ -5063,6 +5487,25 @@ module rnic_top$ctrl$axil$r_valid(d,q,clock);
     end
           
 endmodule // rnic_top$ctrl$axil$r_valid
+
+
+module rnic_top$ctrl$axil$rd_answer(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$ctrl$axil$rd_answer
 
 
 module rnic_top$ctrl$axil$rd_pulse(d,q,clock);
@@ -6277,7 +6720,10 @@ module rnic_top$ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_add
     localparam  num_qps = 32'h40;
     localparam  num_cqs = 32'h40;
     localparam  num_mrs = 32'h100;
-    localparam  features = 32'hf;
+    localparam  features = 32'h1f;
+    localparam  dm_size = 32'h8000;
+    localparam  dm_base_lo = 32'h0;
+    localparam  dm_base_hi = 32'h40000000;
     localparam  qp_limit = 16'h40;
     localparam  cq_limit = 16'h40;
     localparam  at_id = 16'h0;
@@ -6287,6 +6733,9 @@ module rnic_top$ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_add
     localparam  at_num_cqs = 16'h10;
     localparam  at_num_mrs = 16'h14;
     localparam  at_features = 16'h18;
+    localparam  at_dm_size = 16'h1c;
+    localparam  at_dm_base_lo = 16'h28;
+    localparam  at_dm_base_hi = 16'h2c;
     localparam  at_control = 16'h20;
     localparam  at_status = 16'h24;
     localparam  at_cmd = 16'h30;
@@ -6496,6 +6945,15 @@ module rnic_top$ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_add
         end
         if (rd_addr == at_features) begin
             rd_data = features;
+        end
+        if (rd_addr == at_dm_size) begin
+            rd_data = dm_size;
+        end
+        if (rd_addr == at_dm_base_lo) begin
+            rd_data = dm_base_lo;
+        end
+        if (rd_addr == at_dm_base_hi) begin
+            rd_data = dm_base_hi;
         end
         status_word = 32'h0;
         if (control$q) begin
@@ -10694,6 +11152,1188 @@ module rnic_top$deframer$strip$out_valid(d,q,clock);
     end
           
 endmodule // rnic_top$deframer$strip$out_valid
+
+
+module rnic_top$dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_awburst,s_axi_awvalid,s_axi_awready,s_axi_wdata,s_axi_wstrb,s_axi_wlast,s_axi_wvalid,s_axi_wready,s_axi_bresp,s_axi_bvalid,s_axi_bready,s_axi_araddr,s_axi_arlen,s_axi_arsize,s_axi_arburst,s_axi_arvalid,s_axi_arready,s_axi_rdata,s_axi_rresp,s_axi_rlast,s_axi_rvalid,s_axi_rready,h_wr_en,h_wr_addr,h_wr_data,h_wr_strb,h_rd_en,h_rd_addr,h_rd_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] s_axi_awaddr;
+    input wire  [7:0] s_axi_awlen;
+    input wire  [2:0] s_axi_awsize;
+    input wire  [1:0] s_axi_awburst;
+    input wire  s_axi_awvalid;
+    output reg  s_axi_awready;
+    input wire  [63:0] s_axi_wdata;
+    input wire  [7:0] s_axi_wstrb;
+    input wire  s_axi_wlast;
+    input wire  s_axi_wvalid;
+    output reg  s_axi_wready;
+    output reg  [1:0] s_axi_bresp;
+    output reg  s_axi_bvalid;
+    input wire  s_axi_bready;
+    input wire  [63:0] s_axi_araddr;
+    input wire  [7:0] s_axi_arlen;
+    input wire  [2:0] s_axi_arsize;
+    input wire  [1:0] s_axi_arburst;
+    input wire  s_axi_arvalid;
+    output reg  s_axi_arready;
+    output reg  [63:0] s_axi_rdata;
+    output reg  [1:0] s_axi_rresp;
+    output reg  s_axi_rlast;
+    output reg  s_axi_rvalid;
+    input wire  s_axi_rready;
+    input wire  h_wr_en;
+    input wire  [15:0] h_wr_addr;
+    input wire  [31:0] h_wr_data;
+    input wire  [3:0] h_wr_strb;
+    input wire  h_rd_en;
+    input wire  [15:0] h_rd_addr;
+    output reg  [31:0] h_rd_data;
+    
+    // Stub signals
+    reg  [11:0] lane$0$read_address;
+    reg  lane$0$read_clock;
+    wire  [7:0] lane$0$read_data;
+    reg  [11:0] lane$0$write_address;
+    reg  lane$0$write_clock;
+    reg  [7:0] lane$0$write_data;
+    reg  lane$0$write_enable;
+    reg  [11:0] lane$1$read_address;
+    reg  lane$1$read_clock;
+    wire  [7:0] lane$1$read_data;
+    reg  [11:0] lane$1$write_address;
+    reg  lane$1$write_clock;
+    reg  [7:0] lane$1$write_data;
+    reg  lane$1$write_enable;
+    reg  [11:0] lane$2$read_address;
+    reg  lane$2$read_clock;
+    wire  [7:0] lane$2$read_data;
+    reg  [11:0] lane$2$write_address;
+    reg  lane$2$write_clock;
+    reg  [7:0] lane$2$write_data;
+    reg  lane$2$write_enable;
+    reg  [11:0] lane$3$read_address;
+    reg  lane$3$read_clock;
+    wire  [7:0] lane$3$read_data;
+    reg  [11:0] lane$3$write_address;
+    reg  lane$3$write_clock;
+    reg  [7:0] lane$3$write_data;
+    reg  lane$3$write_enable;
+    reg  [11:0] lane$4$read_address;
+    reg  lane$4$read_clock;
+    wire  [7:0] lane$4$read_data;
+    reg  [11:0] lane$4$write_address;
+    reg  lane$4$write_clock;
+    reg  [7:0] lane$4$write_data;
+    reg  lane$4$write_enable;
+    reg  [11:0] lane$5$read_address;
+    reg  lane$5$read_clock;
+    wire  [7:0] lane$5$read_data;
+    reg  [11:0] lane$5$write_address;
+    reg  lane$5$write_clock;
+    reg  [7:0] lane$5$write_data;
+    reg  lane$5$write_enable;
+    reg  [11:0] lane$6$read_address;
+    reg  lane$6$read_clock;
+    wire  [7:0] lane$6$read_data;
+    reg  [11:0] lane$6$write_address;
+    reg  lane$6$write_clock;
+    reg  [7:0] lane$6$write_data;
+    reg  lane$6$write_enable;
+    reg  [11:0] lane$7$read_address;
+    reg  lane$7$read_clock;
+    wire  [7:0] lane$7$read_data;
+    reg  [11:0] lane$7$write_address;
+    reg  lane$7$write_clock;
+    reg  [7:0] lane$7$write_data;
+    reg  lane$7$write_enable;
+    reg  w_busy$d;
+    wire  w_busy$q;
+    reg  w_busy$clock;
+    reg  [11:0] w_word$d;
+    wire  [11:0] w_word$q;
+    reg  w_word$clock;
+    reg  aw_held$d;
+    wire  aw_held$q;
+    reg  aw_held$clock;
+    reg  [11:0] aw_word$d;
+    wire  [11:0] aw_word$q;
+    reg  aw_word$clock;
+    reg  [4:0] b_owed$d;
+    wire  [4:0] b_owed$q;
+    reg  b_owed$clock;
+    reg  r_busy$d;
+    wire  r_busy$q;
+    reg  r_busy$clock;
+    reg  [11:0] r_word$d;
+    wire  [11:0] r_word$q;
+    reg  r_word$clock;
+    reg  [7:0] r_left$d;
+    wire  [7:0] r_left$q;
+    reg  r_left$clock;
+    reg  ar_held$d;
+    wire  ar_held$q;
+    reg  ar_held$clock;
+    reg  [11:0] ar_word$d;
+    wire  [11:0] ar_word$q;
+    reg  ar_word$clock;
+    reg  [7:0] ar_len$d;
+    wire  [7:0] ar_len$q;
+    reg  ar_len$clock;
+    reg  r_pend$d;
+    wire  r_pend$q;
+    reg  r_pend$clock;
+    reg  r_pend_last$d;
+    wire  r_pend_last$q;
+    reg  r_pend_last$clock;
+    reg  [1:0] out_count$d;
+    wire  [1:0] out_count$q;
+    reg  out_count$clock;
+    reg  [64:0] out0$d;
+    wire  [64:0] out0$q;
+    reg  out0$clock;
+    reg  [64:0] out1$d;
+    wire  [64:0] out1$q;
+    reg  out1$clock;
+    reg  h_pend$d;
+    wire  h_pend$q;
+    reg  h_pend$clock;
+    reg  h_half$d;
+    wire  h_half$q;
+    reg  h_half$clock;
+    reg  [31:0] h_held$d;
+    wire  [31:0] h_held$q;
+    reg  h_held$clock;
+    
+    // Local signals
+    reg  aw_take;
+    reg  w_take;
+    reg  w_next;
+    reg  b_take;
+    reg  [11:0] h_wr_word;
+    reg  [11:0] h_rd_word;
+    reg  [63:0] ram_word;
+    reg  [31:0] ram_half;
+    reg  [1:0] occupancy;
+    reg  pop;
+    reg  issue;
+    reg  issue_last;
+    reg  r_next;
+    reg  ar_take;
+    reg  pop_buffer;
+    reg  [1:0] kept;
+    reg  push;
+    
+    // Sub module instances
+    rnic_top$dev_mem$lane$0 lane$0(
+        .read_address(lane$0$read_address),
+        .read_clock(lane$0$read_clock),
+        .read_data(lane$0$read_data),
+        .write_address(lane$0$write_address),
+        .write_clock(lane$0$write_clock),
+        .write_data(lane$0$write_data),
+        .write_enable(lane$0$write_enable)
+    );
+    rnic_top$dev_mem$lane$1 lane$1(
+        .read_address(lane$1$read_address),
+        .read_clock(lane$1$read_clock),
+        .read_data(lane$1$read_data),
+        .write_address(lane$1$write_address),
+        .write_clock(lane$1$write_clock),
+        .write_data(lane$1$write_data),
+        .write_enable(lane$1$write_enable)
+    );
+    rnic_top$dev_mem$lane$2 lane$2(
+        .read_address(lane$2$read_address),
+        .read_clock(lane$2$read_clock),
+        .read_data(lane$2$read_data),
+        .write_address(lane$2$write_address),
+        .write_clock(lane$2$write_clock),
+        .write_data(lane$2$write_data),
+        .write_enable(lane$2$write_enable)
+    );
+    rnic_top$dev_mem$lane$3 lane$3(
+        .read_address(lane$3$read_address),
+        .read_clock(lane$3$read_clock),
+        .read_data(lane$3$read_data),
+        .write_address(lane$3$write_address),
+        .write_clock(lane$3$write_clock),
+        .write_data(lane$3$write_data),
+        .write_enable(lane$3$write_enable)
+    );
+    rnic_top$dev_mem$lane$4 lane$4(
+        .read_address(lane$4$read_address),
+        .read_clock(lane$4$read_clock),
+        .read_data(lane$4$read_data),
+        .write_address(lane$4$write_address),
+        .write_clock(lane$4$write_clock),
+        .write_data(lane$4$write_data),
+        .write_enable(lane$4$write_enable)
+    );
+    rnic_top$dev_mem$lane$5 lane$5(
+        .read_address(lane$5$read_address),
+        .read_clock(lane$5$read_clock),
+        .read_data(lane$5$read_data),
+        .write_address(lane$5$write_address),
+        .write_clock(lane$5$write_clock),
+        .write_data(lane$5$write_data),
+        .write_enable(lane$5$write_enable)
+    );
+    rnic_top$dev_mem$lane$6 lane$6(
+        .read_address(lane$6$read_address),
+        .read_clock(lane$6$read_clock),
+        .read_data(lane$6$read_data),
+        .write_address(lane$6$write_address),
+        .write_clock(lane$6$write_clock),
+        .write_data(lane$6$write_data),
+        .write_enable(lane$6$write_enable)
+    );
+    rnic_top$dev_mem$lane$7 lane$7(
+        .read_address(lane$7$read_address),
+        .read_clock(lane$7$read_clock),
+        .read_data(lane$7$read_data),
+        .write_address(lane$7$write_address),
+        .write_clock(lane$7$write_clock),
+        .write_data(lane$7$write_data),
+        .write_enable(lane$7$write_enable)
+    );
+    rnic_top$dev_mem$w_busy w_busy(
+        .d(w_busy$d),
+        .q(w_busy$q),
+        .clock(w_busy$clock)
+    );
+    rnic_top$dev_mem$w_word w_word(
+        .d(w_word$d),
+        .q(w_word$q),
+        .clock(w_word$clock)
+    );
+    rnic_top$dev_mem$aw_held aw_held(
+        .d(aw_held$d),
+        .q(aw_held$q),
+        .clock(aw_held$clock)
+    );
+    rnic_top$dev_mem$aw_word aw_word(
+        .d(aw_word$d),
+        .q(aw_word$q),
+        .clock(aw_word$clock)
+    );
+    rnic_top$dev_mem$b_owed b_owed(
+        .d(b_owed$d),
+        .q(b_owed$q),
+        .clock(b_owed$clock)
+    );
+    rnic_top$dev_mem$r_busy r_busy(
+        .d(r_busy$d),
+        .q(r_busy$q),
+        .clock(r_busy$clock)
+    );
+    rnic_top$dev_mem$r_word r_word(
+        .d(r_word$d),
+        .q(r_word$q),
+        .clock(r_word$clock)
+    );
+    rnic_top$dev_mem$r_left r_left(
+        .d(r_left$d),
+        .q(r_left$q),
+        .clock(r_left$clock)
+    );
+    rnic_top$dev_mem$ar_held ar_held(
+        .d(ar_held$d),
+        .q(ar_held$q),
+        .clock(ar_held$clock)
+    );
+    rnic_top$dev_mem$ar_word ar_word(
+        .d(ar_word$d),
+        .q(ar_word$q),
+        .clock(ar_word$clock)
+    );
+    rnic_top$dev_mem$ar_len ar_len(
+        .d(ar_len$d),
+        .q(ar_len$q),
+        .clock(ar_len$clock)
+    );
+    rnic_top$dev_mem$r_pend r_pend(
+        .d(r_pend$d),
+        .q(r_pend$q),
+        .clock(r_pend$clock)
+    );
+    rnic_top$dev_mem$r_pend_last r_pend_last(
+        .d(r_pend_last$d),
+        .q(r_pend_last$q),
+        .clock(r_pend_last$clock)
+    );
+    rnic_top$dev_mem$out_count out_count(
+        .d(out_count$d),
+        .q(out_count$q),
+        .clock(out_count$clock)
+    );
+    rnic_top$dev_mem$out0 out0(
+        .d(out0$d),
+        .q(out0$q),
+        .clock(out0$clock)
+    );
+    rnic_top$dev_mem$out1 out1(
+        .d(out1$d),
+        .q(out1$q),
+        .clock(out1$clock)
+    );
+    rnic_top$dev_mem$h_pend h_pend(
+        .d(h_pend$d),
+        .q(h_pend$q),
+        .clock(h_pend$clock)
+    );
+    rnic_top$dev_mem$h_half h_half(
+        .d(h_half$d),
+        .q(h_half$q),
+        .clock(h_half$clock)
+    );
+    rnic_top$dev_mem$h_held h_held(
+        .d(h_held$d),
+        .q(h_held$q),
+        .clock(h_held$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        w_busy$clock = clock;
+        w_word$clock = clock;
+        aw_held$clock = clock;
+        aw_word$clock = clock;
+        b_owed$clock = clock;
+        r_busy$clock = clock;
+        r_word$clock = clock;
+        r_left$clock = clock;
+        ar_held$clock = clock;
+        ar_word$clock = clock;
+        ar_len$clock = clock;
+        r_pend$clock = clock;
+        r_pend_last$clock = clock;
+        out_count$clock = clock;
+        out0$clock = clock;
+        out1$clock = clock;
+        h_pend$clock = clock;
+        h_half$clock = clock;
+        h_held$clock = clock;
+        w_busy$d = w_busy$q;
+        w_word$d = w_word$q;
+        aw_held$d = aw_held$q;
+        aw_word$d = aw_word$q;
+        b_owed$d = b_owed$q;
+        r_busy$d = r_busy$q;
+        r_word$d = r_word$q;
+        r_left$d = r_left$q;
+        ar_held$d = ar_held$q;
+        ar_word$d = ar_word$q;
+        ar_len$d = ar_len$q;
+        r_pend$d = r_pend$q;
+        r_pend_last$d = r_pend_last$q;
+        out_count$d = out_count$q;
+        out0$d = out0$q;
+        out1$d = out1$q;
+        h_pend$d = h_pend$q;
+        h_half$d = h_half$q;
+        h_held$d = h_held$q;
+        lane$0$read_clock = clock;
+        lane$0$write_clock = clock;
+        lane$1$read_clock = clock;
+        lane$1$write_clock = clock;
+        lane$2$read_clock = clock;
+        lane$2$write_clock = clock;
+        lane$3$read_clock = clock;
+        lane$3$write_clock = clock;
+        lane$4$read_clock = clock;
+        lane$4$write_clock = clock;
+        lane$5$read_clock = clock;
+        lane$5$write_clock = clock;
+        lane$6$read_clock = clock;
+        lane$6$write_clock = clock;
+        lane$7$read_clock = clock;
+        lane$7$write_clock = clock;
+        aw_take = s_axi_awvalid & ~aw_held$q & ~b_owed$q[32'h4] & ~reset;
+        s_axi_awready = ~aw_held$q & ~b_owed$q[32'h4] & ~reset;
+        s_axi_wready = w_busy$q & ~h_wr_en;
+        w_take = s_axi_wvalid & w_busy$q & ~h_wr_en;
+        w_next = ~w_busy$q | (w_take & s_axi_wlast);
+        if (w_take) begin
+            w_word$d = w_word$q + 32'h1;
+        end
+        if (w_next) begin
+            w_busy$d = aw_held$q | aw_take;
+            aw_held$d = 1'b0;
+            if (aw_held$q) begin
+                w_word$d = aw_word$q;
+            end
+            else if (aw_take) begin
+                w_word$d = s_axi_awaddr[(32'h3)+:(12)];
+            end
+        end
+        else if (aw_take) begin
+            aw_held$d = 1'b1;
+            aw_word$d = s_axi_awaddr[(32'h3)+:(12)];
+        end
+        b_take = |b_owed$q & s_axi_bready;
+        b_owed$d = b_owed$q + (((w_take & s_axi_wlast)) & 5'h1f) - ((b_take) & 5'h1f);
+        s_axi_bvalid = |b_owed$q;
+        s_axi_bresp = 32'h0;
+        h_wr_word = h_wr_addr[(32'h3)+:(12)];
+        lane$0$write_address = w_word$q;
+        lane$0$write_data = s_axi_wdata[(32'h8 * 0)+:(8)];
+        lane$0$write_enable = w_take & s_axi_wstrb[0];
+        lane$1$write_address = w_word$q;
+        lane$1$write_data = s_axi_wdata[(32'h8 * 1)+:(8)];
+        lane$1$write_enable = w_take & s_axi_wstrb[1];
+        lane$2$write_address = w_word$q;
+        lane$2$write_data = s_axi_wdata[(32'h8 * 2)+:(8)];
+        lane$2$write_enable = w_take & s_axi_wstrb[2];
+        lane$3$write_address = w_word$q;
+        lane$3$write_data = s_axi_wdata[(32'h8 * 3)+:(8)];
+        lane$3$write_enable = w_take & s_axi_wstrb[3];
+        lane$4$write_address = w_word$q;
+        lane$4$write_data = s_axi_wdata[(32'h8 * 4)+:(8)];
+        lane$4$write_enable = w_take & s_axi_wstrb[4];
+        lane$5$write_address = w_word$q;
+        lane$5$write_data = s_axi_wdata[(32'h8 * 5)+:(8)];
+        lane$5$write_enable = w_take & s_axi_wstrb[5];
+        lane$6$write_address = w_word$q;
+        lane$6$write_data = s_axi_wdata[(32'h8 * 6)+:(8)];
+        lane$6$write_enable = w_take & s_axi_wstrb[6];
+        lane$7$write_address = w_word$q;
+        lane$7$write_data = s_axi_wdata[(32'h8 * 7)+:(8)];
+        lane$7$write_enable = w_take & s_axi_wstrb[7];
+        if (h_wr_en) begin
+            lane$0$write_address = h_wr_word;
+            lane$0$write_data = h_wr_data[(32'h8 * 0)+:(8)];
+            lane$0$write_enable = ~h_wr_addr[32'h2] & h_wr_strb[0];
+            lane$1$write_address = h_wr_word;
+            lane$1$write_data = h_wr_data[(32'h8 * 1)+:(8)];
+            lane$1$write_enable = ~h_wr_addr[32'h2] & h_wr_strb[1];
+            lane$2$write_address = h_wr_word;
+            lane$2$write_data = h_wr_data[(32'h8 * 2)+:(8)];
+            lane$2$write_enable = ~h_wr_addr[32'h2] & h_wr_strb[2];
+            lane$3$write_address = h_wr_word;
+            lane$3$write_data = h_wr_data[(32'h8 * 3)+:(8)];
+            lane$3$write_enable = ~h_wr_addr[32'h2] & h_wr_strb[3];
+            lane$4$write_address = h_wr_word;
+            lane$4$write_data = h_wr_data[(32'h8 * 4 - 32'h20)+:(8)];
+            lane$4$write_enable = h_wr_addr[32'h2] & h_wr_strb[4 - 32'h4];
+            lane$5$write_address = h_wr_word;
+            lane$5$write_data = h_wr_data[(32'h8 * 5 - 32'h20)+:(8)];
+            lane$5$write_enable = h_wr_addr[32'h2] & h_wr_strb[5 - 32'h4];
+            lane$6$write_address = h_wr_word;
+            lane$6$write_data = h_wr_data[(32'h8 * 6 - 32'h20)+:(8)];
+            lane$6$write_enable = h_wr_addr[32'h2] & h_wr_strb[6 - 32'h4];
+            lane$7$write_address = h_wr_word;
+            lane$7$write_data = h_wr_data[(32'h8 * 7 - 32'h20)+:(8)];
+            lane$7$write_enable = h_wr_addr[32'h2] & h_wr_strb[7 - 32'h4];
+        end
+        ram_word = ((lane$0$read_data) & 64'hffffffffffffffff) | (((lane$1$read_data) & 64'hffffffffffffffff) << 32'h8) | (((lane$2$read_data) & 64'hffffffffffffffff) << 32'h10) | (((lane$3$read_data) & 64'hffffffffffffffff) << 32'h18) | (((lane$4$read_data) & 64'hffffffffffffffff) << 32'h20) | (((lane$5$read_data) & 64'hffffffffffffffff) << 32'h28) | (((lane$6$read_data) & 64'hffffffffffffffff) << 32'h30) | (((lane$7$read_data) & 64'hffffffffffffffff) << 32'h38);
+        ram_half = ram_word[(32'h0)+:(32)];
+        if (h_half$q) begin
+            ram_half = ram_word[(32'h20)+:(32)];
+        end
+        occupancy = out_count$q + ((r_pend$q) & 2'h3);
+        s_axi_rvalid = |occupancy;
+        s_axi_rdata = ram_word;
+        s_axi_rlast = r_pend_last$q;
+        if (|out_count$q) begin
+            s_axi_rdata = out0$q[(32'h0)+:(64)];
+            s_axi_rlast = out0$q[32'h40];
+        end
+        s_axi_rresp = 32'h0;
+        pop = |occupancy & s_axi_rready;
+        issue = r_busy$q & ~h_rd_en & (~occupancy[32'h1] | pop);
+        issue_last = issue & ~|r_left$q;
+        ar_take = s_axi_arvalid & ~ar_held$q & ~reset;
+        s_axi_arready = ~ar_held$q & ~reset;
+        r_next = ~r_busy$q | issue_last;
+        if (issue) begin
+            r_word$d = r_word$q + 32'h1;
+            r_left$d = r_left$q - 32'h1;
+        end
+        if (r_next) begin
+            r_busy$d = ar_held$q | ar_take;
+            ar_held$d = 1'b0;
+            if (ar_held$q) begin
+                r_word$d = ar_word$q;
+                r_left$d = ar_len$q;
+            end
+            else if (ar_take) begin
+                r_word$d = s_axi_araddr[(32'h3)+:(12)];
+                r_left$d = s_axi_arlen;
+            end
+        end
+        else if (ar_take) begin
+            ar_held$d = 1'b1;
+            ar_word$d = s_axi_araddr[(32'h3)+:(12)];
+            ar_len$d = s_axi_arlen;
+        end
+        r_pend$d = issue;
+        r_pend_last$d = issue_last;
+        pop_buffer = pop & |out_count$q;
+        kept = out_count$q - ((pop_buffer) & 2'h3);
+        push = r_pend$q & ~(pop & ~|out_count$q);
+        out_count$d = kept + ((push) & 2'h3);
+        if (pop_buffer) begin
+            out0$d = out1$q;
+        end
+        if (push) begin
+            if (|kept) begin
+                out1$d = ((ram_word) & 65'h1ffffffffffffffff) | (((r_pend_last$q) & 65'h1ffffffffffffffff) << 32'h40);
+            end
+            else begin
+                out0$d = ((ram_word) & 65'h1ffffffffffffffff) | (((r_pend_last$q) & 65'h1ffffffffffffffff) << 32'h40);
+            end
+        end
+        h_rd_word = h_rd_addr[(32'h3)+:(12)];
+        lane$0$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$0$read_address = h_rd_word;
+        end
+        lane$1$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$1$read_address = h_rd_word;
+        end
+        lane$2$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$2$read_address = h_rd_word;
+        end
+        lane$3$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$3$read_address = h_rd_word;
+        end
+        lane$4$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$4$read_address = h_rd_word;
+        end
+        lane$5$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$5$read_address = h_rd_word;
+        end
+        lane$6$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$6$read_address = h_rd_word;
+        end
+        lane$7$read_address = r_word$q;
+        if (h_rd_en) begin
+            lane$7$read_address = h_rd_word;
+        end
+        h_pend$d = h_rd_en;
+        if (h_rd_en) begin
+            h_half$d = h_rd_addr[32'h2];
+        end
+        h_rd_data = h_held$q;
+        if (h_pend$q) begin
+            h_rd_data = ram_half;
+            h_held$d = ram_half;
+        end
+        if (reset) begin
+            w_busy$d = 1'b0;
+            aw_held$d = 1'b0;
+            b_owed$d = 32'h0;
+            r_busy$d = 1'b0;
+            ar_held$d = 1'b0;
+            r_pend$d = 1'b0;
+            out_count$d = 32'h0;
+            h_pend$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$dev_mem
+
+
+module rnic_top$dev_mem$ar_held(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$ar_held
+
+
+module rnic_top$dev_mem$ar_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$ar_len
+
+
+module rnic_top$dev_mem$ar_word(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$ar_word
+
+
+module rnic_top$dev_mem$aw_held(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$aw_held
+
+
+module rnic_top$dev_mem$aw_word(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$aw_word
+
+
+module rnic_top$dev_mem$b_owed(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$b_owed
+
+
+module rnic_top$dev_mem$h_half(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$h_half
+
+
+module rnic_top$dev_mem$h_held(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$h_held
+
+
+module rnic_top$dev_mem$h_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$h_pend
+
+
+module rnic_top$dev_mem$lane$0(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$0
+
+
+module rnic_top$dev_mem$lane$1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$1
+
+
+module rnic_top$dev_mem$lane$2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$2
+
+
+module rnic_top$dev_mem$lane$3(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$3
+
+
+module rnic_top$dev_mem$lane$4(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$4
+
+
+module rnic_top$dev_mem$lane$5(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$5
+
+
+module rnic_top$dev_mem$lane$6(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$6
+
+
+module rnic_top$dev_mem$lane$7(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[7:0] mem[4095:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$dev_mem$lane$7
+
+
+module rnic_top$dev_mem$out0(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$out0
+
+
+module rnic_top$dev_mem$out1(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$out1
+
+
+module rnic_top$dev_mem$out_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$out_count
+
+
+module rnic_top$dev_mem$r_busy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$r_busy
+
+
+module rnic_top$dev_mem$r_left(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$r_left
+
+
+module rnic_top$dev_mem$r_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$r_pend
+
+
+module rnic_top$dev_mem$r_pend_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$r_pend_last
+
+
+module rnic_top$dev_mem$r_word(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$r_word
+
+
+module rnic_top$dev_mem$w_busy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$w_busy
+
+
+module rnic_top$dev_mem$w_word(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dev_mem$w_word
 
 
 module rnic_top$dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,s_rd_req_len,s_rd_req_tag,m_rd_axis_tdata,m_rd_axis_tkeep,m_rd_axis_tlast,m_rd_axis_tuser,m_rd_axis_tvalid,m_rd_axis_tready,s_wr_req_valid,s_wr_req_ready,s_wr_req_addr,s_wr_req_len,s_wr_req_tag,s_wr_axis_tdata,s_wr_axis_tkeep,s_wr_axis_tlast,s_wr_axis_tvalid,s_wr_axis_tready,m_wr_done_valid,m_wr_done_tag,m_wr_done_error,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_axi_araddr,m_axi_arlen,m_axi_arsize,m_axi_arburst,m_axi_arvalid,m_axi_arready,m_axi_rdata,m_axi_rresp,m_axi_rlast,m_axi_rvalid,m_axi_rready);
@@ -17181,7 +18821,7 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_res_valid,s_res_ready,s_res_original);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
     
     // Module arguments
     input wire  clock;
@@ -17264,6 +18904,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     output reg  m_atom_fresh;
     output reg  [15:0] m_atom_after;
     output reg  [15:0] plain_done;
+    input wire  s_cqes_written;
     input wire  s_res_valid;
     output reg  s_res_ready;
     input wire  [63:0] s_res_original;
@@ -18915,7 +20556,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             recv_msn$write_enable = 1'b1;
             state$d = 32'ha;
         end
-        m_atom_valid = (state$q == 32'h11) & (writes_out$q == 32'h0);
+        m_atom_valid = (state$q == 32'h11) & (writes_out$q == 32'h0) & s_cqes_written;
         m_atom_addr = job_addr$q;
         m_atom_aopcode = aop;
         m_atom_data = b_a_data$q;
@@ -24247,6 +25888,25 @@ module rnic_top$rx_buffer$wr_ptr(d,q,clock);
 endmodule // rnic_top$rx_buffer$wr_ptr
 
 
+module rnic_top$rx_cqes_due(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_cqes_due
+
+
 module rnic_top$rx_first(d,q,clock);
     
     // Module arguments
@@ -28852,6 +30512,1397 @@ module rnic_top$tx_qp(d,q,clock);
     end
           
 endmodule // rnic_top$tx_qp
+
+
+module rnic_top$window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_awburst,s_axi_awvalid,s_axi_awready,s_axi_wdata,s_axi_wstrb,s_axi_wlast,s_axi_wvalid,s_axi_wready,s_axi_bresp,s_axi_bvalid,s_axi_bready,s_axi_araddr,s_axi_arlen,s_axi_arsize,s_axi_arburst,s_axi_arvalid,s_axi_arready,s_axi_rdata,s_axi_rresp,s_axi_rlast,s_axi_rvalid,s_axi_rready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_axi_araddr,m_axi_arlen,m_axi_arsize,m_axi_arburst,m_axi_arvalid,m_axi_arready,m_axi_rdata,m_axi_rresp,m_axi_rlast,m_axi_rvalid,m_axi_rready,d_axi_awaddr,d_axi_awlen,d_axi_awsize,d_axi_awburst,d_axi_awvalid,d_axi_awready,d_axi_wdata,d_axi_wstrb,d_axi_wlast,d_axi_wvalid,d_axi_wready,d_axi_bresp,d_axi_bvalid,d_axi_bready,d_axi_araddr,d_axi_arlen,d_axi_arsize,d_axi_arburst,d_axi_arvalid,d_axi_arready,d_axi_rdata,d_axi_rresp,d_axi_rlast,d_axi_rvalid,d_axi_rready);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] s_axi_awaddr;
+    input wire  [7:0] s_axi_awlen;
+    input wire  [2:0] s_axi_awsize;
+    input wire  [1:0] s_axi_awburst;
+    input wire  s_axi_awvalid;
+    output reg  s_axi_awready;
+    input wire  [63:0] s_axi_wdata;
+    input wire  [7:0] s_axi_wstrb;
+    input wire  s_axi_wlast;
+    input wire  s_axi_wvalid;
+    output reg  s_axi_wready;
+    output reg  [1:0] s_axi_bresp;
+    output reg  s_axi_bvalid;
+    input wire  s_axi_bready;
+    input wire  [63:0] s_axi_araddr;
+    input wire  [7:0] s_axi_arlen;
+    input wire  [2:0] s_axi_arsize;
+    input wire  [1:0] s_axi_arburst;
+    input wire  s_axi_arvalid;
+    output reg  s_axi_arready;
+    output reg  [63:0] s_axi_rdata;
+    output reg  [1:0] s_axi_rresp;
+    output reg  s_axi_rlast;
+    output reg  s_axi_rvalid;
+    input wire  s_axi_rready;
+    output reg  [63:0] m_axi_awaddr;
+    output reg  [7:0] m_axi_awlen;
+    output reg  [2:0] m_axi_awsize;
+    output reg  [1:0] m_axi_awburst;
+    output reg  m_axi_awvalid;
+    input wire  m_axi_awready;
+    output reg  [63:0] m_axi_wdata;
+    output reg  [7:0] m_axi_wstrb;
+    output reg  m_axi_wlast;
+    output reg  m_axi_wvalid;
+    input wire  m_axi_wready;
+    input wire  [1:0] m_axi_bresp;
+    input wire  m_axi_bvalid;
+    output reg  m_axi_bready;
+    output reg  [63:0] m_axi_araddr;
+    output reg  [7:0] m_axi_arlen;
+    output reg  [2:0] m_axi_arsize;
+    output reg  [1:0] m_axi_arburst;
+    output reg  m_axi_arvalid;
+    input wire  m_axi_arready;
+    input wire  [63:0] m_axi_rdata;
+    input wire  [1:0] m_axi_rresp;
+    input wire  m_axi_rlast;
+    input wire  m_axi_rvalid;
+    output reg  m_axi_rready;
+    output reg  [63:0] d_axi_awaddr;
+    output reg  [7:0] d_axi_awlen;
+    output reg  [2:0] d_axi_awsize;
+    output reg  [1:0] d_axi_awburst;
+    output reg  d_axi_awvalid;
+    input wire  d_axi_awready;
+    output reg  [63:0] d_axi_wdata;
+    output reg  [7:0] d_axi_wstrb;
+    output reg  d_axi_wlast;
+    output reg  d_axi_wvalid;
+    input wire  d_axi_wready;
+    input wire  [1:0] d_axi_bresp;
+    input wire  d_axi_bvalid;
+    output reg  d_axi_bready;
+    output reg  [63:0] d_axi_araddr;
+    output reg  [7:0] d_axi_arlen;
+    output reg  [2:0] d_axi_arsize;
+    output reg  [1:0] d_axi_arburst;
+    output reg  d_axi_arvalid;
+    input wire  d_axi_arready;
+    input wire  [63:0] d_axi_rdata;
+    input wire  [1:0] d_axi_rresp;
+    input wire  d_axi_rlast;
+    input wire  d_axi_rvalid;
+    output reg  d_axi_rready;
+    
+    // Constant declarations
+    localparam  base = 64'h4000000000000000;
+    localparam  window_mask = 64'hffffffffffff8000;
+    
+    // Stub signals
+    reg  ar_route$clock;
+    reg  ar_route$reset;
+    reg  ar_route$s_valid;
+    wire  ar_route$s_ready;
+    reg  ar_route$s_data;
+    wire  ar_route$m_valid;
+    reg  ar_route$m_ready;
+    wire  ar_route$m_data;
+    reg  w_route$clock;
+    reg  w_route$reset;
+    reg  w_route$s_valid;
+    wire  w_route$s_ready;
+    reg  w_route$s_data;
+    wire  w_route$m_valid;
+    reg  w_route$m_ready;
+    wire  w_route$m_data;
+    reg  b_route$clock;
+    reg  b_route$reset;
+    reg  b_route$s_valid;
+    wire  b_route$s_ready;
+    reg  b_route$s_data;
+    wire  b_route$m_valid;
+    reg  b_route$m_ready;
+    wire  b_route$m_data;
+    
+    // Local signals
+    reg  ar_dev;
+    reg  ar_room;
+    reg  ar_go;
+    reg  r_dev;
+    reg  r_go;
+    reg  aw_dev;
+    reg  aw_room;
+    reg  aw_go;
+    reg  w_dev;
+    reg  w_go;
+    reg  b_dev;
+    reg  b_go;
+    
+    // Sub module instances
+    rnic_top$window$ar_route ar_route(
+        .clock(ar_route$clock),
+        .reset(ar_route$reset),
+        .s_valid(ar_route$s_valid),
+        .s_ready(ar_route$s_ready),
+        .s_data(ar_route$s_data),
+        .m_valid(ar_route$m_valid),
+        .m_ready(ar_route$m_ready),
+        .m_data(ar_route$m_data)
+    );
+    rnic_top$window$w_route w_route(
+        .clock(w_route$clock),
+        .reset(w_route$reset),
+        .s_valid(w_route$s_valid),
+        .s_ready(w_route$s_ready),
+        .s_data(w_route$s_data),
+        .m_valid(w_route$m_valid),
+        .m_ready(w_route$m_ready),
+        .m_data(w_route$m_data)
+    );
+    rnic_top$window$b_route b_route(
+        .clock(b_route$clock),
+        .reset(b_route$reset),
+        .s_valid(b_route$s_valid),
+        .s_ready(b_route$s_ready),
+        .s_data(b_route$s_data),
+        .m_valid(b_route$m_valid),
+        .m_ready(b_route$m_ready),
+        .m_data(b_route$m_data)
+    );
+    
+    // Update code
+    always @(*) begin
+        ar_route$clock = clock;
+        ar_route$reset = reset;
+        w_route$clock = clock;
+        w_route$reset = reset;
+        b_route$clock = clock;
+        b_route$reset = reset;
+        ar_dev = (s_axi_araddr & window_mask) == base;
+        ar_room = ar_route$s_ready & ~reset;
+        m_axi_araddr = s_axi_araddr;
+        m_axi_arlen = s_axi_arlen;
+        m_axi_arsize = s_axi_arsize;
+        m_axi_arburst = s_axi_arburst;
+        m_axi_arvalid = s_axi_arvalid & ar_room & ~ar_dev;
+        d_axi_araddr = s_axi_araddr;
+        d_axi_arlen = s_axi_arlen;
+        d_axi_arsize = s_axi_arsize;
+        d_axi_arburst = s_axi_arburst;
+        d_axi_arvalid = s_axi_arvalid & ar_room & ar_dev;
+        s_axi_arready = ar_room & m_axi_arready;
+        if (ar_dev) begin
+            s_axi_arready = ar_room & d_axi_arready;
+        end
+        ar_go = s_axi_arvalid & ar_room & m_axi_arready;
+        if (ar_dev) begin
+            ar_go = s_axi_arvalid & ar_room & d_axi_arready;
+        end
+        ar_route$s_valid = ar_go;
+        ar_route$s_data = ar_dev;
+        r_dev = |ar_route$m_data;
+        s_axi_rvalid = ar_route$m_valid & m_axi_rvalid;
+        s_axi_rdata = m_axi_rdata;
+        s_axi_rresp = m_axi_rresp;
+        s_axi_rlast = m_axi_rlast;
+        if (r_dev) begin
+            s_axi_rvalid = ar_route$m_valid & d_axi_rvalid;
+            s_axi_rdata = d_axi_rdata;
+            s_axi_rresp = d_axi_rresp;
+            s_axi_rlast = d_axi_rlast;
+        end
+        m_axi_rready = s_axi_rready & ar_route$m_valid & ~r_dev;
+        d_axi_rready = s_axi_rready & ar_route$m_valid & r_dev;
+        r_go = ar_route$m_valid & s_axi_rready & m_axi_rvalid & m_axi_rlast;
+        if (r_dev) begin
+            r_go = ar_route$m_valid & s_axi_rready & d_axi_rvalid & d_axi_rlast;
+        end
+        ar_route$m_ready = r_go;
+        aw_dev = (s_axi_awaddr & window_mask) == base;
+        aw_room = w_route$s_ready & b_route$s_ready & ~reset;
+        m_axi_awaddr = s_axi_awaddr;
+        m_axi_awlen = s_axi_awlen;
+        m_axi_awsize = s_axi_awsize;
+        m_axi_awburst = s_axi_awburst;
+        m_axi_awvalid = s_axi_awvalid & aw_room & ~aw_dev;
+        d_axi_awaddr = s_axi_awaddr;
+        d_axi_awlen = s_axi_awlen;
+        d_axi_awsize = s_axi_awsize;
+        d_axi_awburst = s_axi_awburst;
+        d_axi_awvalid = s_axi_awvalid & aw_room & aw_dev;
+        s_axi_awready = aw_room & m_axi_awready;
+        if (aw_dev) begin
+            s_axi_awready = aw_room & d_axi_awready;
+        end
+        aw_go = s_axi_awvalid & aw_room & m_axi_awready;
+        if (aw_dev) begin
+            aw_go = s_axi_awvalid & aw_room & d_axi_awready;
+        end
+        w_route$s_valid = aw_go;
+        w_route$s_data = aw_dev;
+        b_route$s_valid = aw_go;
+        b_route$s_data = aw_dev;
+        w_dev = |w_route$m_data;
+        m_axi_wdata = s_axi_wdata;
+        m_axi_wstrb = s_axi_wstrb;
+        m_axi_wlast = s_axi_wlast;
+        m_axi_wvalid = s_axi_wvalid & w_route$m_valid & ~w_dev;
+        d_axi_wdata = s_axi_wdata;
+        d_axi_wstrb = s_axi_wstrb;
+        d_axi_wlast = s_axi_wlast;
+        d_axi_wvalid = s_axi_wvalid & w_route$m_valid & w_dev;
+        s_axi_wready = w_route$m_valid & m_axi_wready;
+        if (w_dev) begin
+            s_axi_wready = w_route$m_valid & d_axi_wready;
+        end
+        w_go = s_axi_wvalid & w_route$m_valid & s_axi_wlast & m_axi_wready;
+        if (w_dev) begin
+            w_go = s_axi_wvalid & w_route$m_valid & s_axi_wlast & d_axi_wready;
+        end
+        w_route$m_ready = w_go;
+        b_dev = |b_route$m_data;
+        s_axi_bvalid = b_route$m_valid & m_axi_bvalid;
+        s_axi_bresp = m_axi_bresp;
+        if (b_dev) begin
+            s_axi_bvalid = b_route$m_valid & d_axi_bvalid;
+            s_axi_bresp = d_axi_bresp;
+        end
+        m_axi_bready = s_axi_bready & b_route$m_valid & ~b_dev;
+        d_axi_bready = s_axi_bready & b_route$m_valid & b_dev;
+        b_go = b_route$m_valid & s_axi_bready & m_axi_bvalid;
+        if (b_dev) begin
+            b_go = b_route$m_valid & s_axi_bready & d_axi_bvalid;
+        end
+        b_route$m_ready = b_go;
+    end
+    
+endmodule // rnic_top$window
+
+
+module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  m_data;
+    
+    // Stub signals
+    reg  entries$0$d;
+    wire  entries$0$q;
+    reg  entries$0$clock;
+    reg  entries$1$d;
+    wire  entries$1$q;
+    reg  entries$1$clock;
+    reg  entries$2$d;
+    wire  entries$2$q;
+    reg  entries$2$clock;
+    reg  entries$3$d;
+    wire  entries$3$q;
+    reg  entries$3$clock;
+    reg  entries$4$d;
+    wire  entries$4$q;
+    reg  entries$4$clock;
+    reg  entries$5$d;
+    wire  entries$5$q;
+    reg  entries$5$clock;
+    reg  entries$6$d;
+    wire  entries$6$q;
+    reg  entries$6$clock;
+    reg  entries$7$d;
+    wire  entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$window$ar_route$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$window$ar_route$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$window$ar_route$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$window$ar_route$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$window$ar_route$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$window$ar_route$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$window$ar_route$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$window$ar_route$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$window$ar_route$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$window$ar_route$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$window$ar_route
+
+
+module rnic_top$window$ar_route$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$0
+
+
+module rnic_top$window$ar_route$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$1
+
+
+module rnic_top$window$ar_route$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$2
+
+
+module rnic_top$window$ar_route$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$3
+
+
+module rnic_top$window$ar_route$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$4
+
+
+module rnic_top$window$ar_route$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$5
+
+
+module rnic_top$window$ar_route$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$6
+
+
+module rnic_top$window$ar_route$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$entries$7
+
+
+module rnic_top$window$ar_route$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$head
+
+
+module rnic_top$window$ar_route$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$ar_route$tail
+
+
+module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  m_data;
+    
+    // Stub signals
+    reg  entries$0$d;
+    wire  entries$0$q;
+    reg  entries$0$clock;
+    reg  entries$1$d;
+    wire  entries$1$q;
+    reg  entries$1$clock;
+    reg  entries$2$d;
+    wire  entries$2$q;
+    reg  entries$2$clock;
+    reg  entries$3$d;
+    wire  entries$3$q;
+    reg  entries$3$clock;
+    reg  entries$4$d;
+    wire  entries$4$q;
+    reg  entries$4$clock;
+    reg  entries$5$d;
+    wire  entries$5$q;
+    reg  entries$5$clock;
+    reg  entries$6$d;
+    wire  entries$6$q;
+    reg  entries$6$clock;
+    reg  entries$7$d;
+    wire  entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$window$b_route$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$window$b_route$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$window$b_route$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$window$b_route$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$window$b_route$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$window$b_route$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$window$b_route$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$window$b_route$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$window$b_route$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$window$b_route$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$window$b_route
+
+
+module rnic_top$window$b_route$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$0
+
+
+module rnic_top$window$b_route$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$1
+
+
+module rnic_top$window$b_route$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$2
+
+
+module rnic_top$window$b_route$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$3
+
+
+module rnic_top$window$b_route$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$4
+
+
+module rnic_top$window$b_route$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$5
+
+
+module rnic_top$window$b_route$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$6
+
+
+module rnic_top$window$b_route$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$entries$7
+
+
+module rnic_top$window$b_route$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$head
+
+
+module rnic_top$window$b_route$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$b_route$tail
+
+
+module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  m_data;
+    
+    // Stub signals
+    reg  entries$0$d;
+    wire  entries$0$q;
+    reg  entries$0$clock;
+    reg  entries$1$d;
+    wire  entries$1$q;
+    reg  entries$1$clock;
+    reg  entries$2$d;
+    wire  entries$2$q;
+    reg  entries$2$clock;
+    reg  entries$3$d;
+    wire  entries$3$q;
+    reg  entries$3$clock;
+    reg  entries$4$d;
+    wire  entries$4$q;
+    reg  entries$4$clock;
+    reg  entries$5$d;
+    wire  entries$5$q;
+    reg  entries$5$clock;
+    reg  entries$6$d;
+    wire  entries$6$q;
+    reg  entries$6$clock;
+    reg  entries$7$d;
+    wire  entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$window$w_route$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$window$w_route$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$window$w_route$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$window$w_route$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$window$w_route$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$window$w_route$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$window$w_route$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$window$w_route$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$window$w_route$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$window$w_route$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$window$w_route
+
+
+module rnic_top$window$w_route$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$0
+
+
+module rnic_top$window$w_route$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$1
+
+
+module rnic_top$window$w_route$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$2
+
+
+module rnic_top$window$w_route$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$3
+
+
+module rnic_top$window$w_route$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$4
+
+
+module rnic_top$window$w_route$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$5
+
+
+module rnic_top$window$w_route$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$6
+
+
+module rnic_top$window$w_route$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$entries$7
+
+
+module rnic_top$window$w_route$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$head
+
+
+module rnic_top$window$w_route$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$window$w_route$tail
 
 
 module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_wr_tdata,s_wr_tkeep,s_wr_tlast,s_wr_tvalid,s_wr_tready,m_done_valid,m_done_error,m_req_valid,m_req_ready,m_req_addr,m_req_len,m_req_tag,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,m_axis_tready,s_done_valid,s_done_tag,s_done_error);

@@ -79,12 +79,19 @@ fn register_decode_agrees_with_the_offset_functions() {
             Some(Register::CmdData(i))
         );
     }
+    for i in [0, 1, regs::DEVICE_MEMORY_WINDOW / 4 - 1] {
+        assert_eq!(
+            Register::decode(regs::DEVICE_MEMORY + 4 * i, qps, cqs),
+            Some(Register::DeviceMemory(i))
+        );
+    }
     // Everything else in BAR0 is unmapped.
     let mapped = (0..regs::BAR0_LEN)
         .filter(|&o| Register::decode(o, qps, cqs).is_some())
         .count();
     let fixed = regs::REGISTERS.len() - 1; // CMD_DATA is counted as its 16 words
-    assert_eq!(mapped, fixed + 16 + 2 * qps as usize + 2 * cqs as usize);
+    let window = (regs::DEVICE_MEMORY_WINDOW / 4) as usize;
+    assert_eq!(mapped, fixed + 16 + 2 * qps as usize + 2 * cqs as usize + window);
 }
 
 #[test]

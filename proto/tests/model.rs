@@ -1351,7 +1351,9 @@ fn commands_write_and_query_contexts() {
     let r = f.rnic_mut(Side::A);
     assert_eq!(r.identity_register(regs::ID), Some(0x524E_4943));
     assert_eq!(r.identity_register(regs::NUM_MRS), Some(256));
-    assert_eq!(r.identity_register(regs::FEATURES), Some(0b1111));
+    assert_eq!(r.identity_register(regs::FEATURES), Some(0b1_1111));
+    assert_eq!(r.identity_register(regs::DM_SIZE), Some(32 * 1024));
+    assert_eq!(r.identity_register(regs::DM_BASE_HI), Some(1 << 30));
     assert_eq!(r.identity_register(regs::CONTROL), None);
 
     let cq = CqContext {

@@ -294,19 +294,19 @@ pub fn atomic_unit(latency: u64, contended: bool, ops: u64) -> Result<AtomicUnit
     })
 }
 
-/// Cycles from an op taken to its result valid, for a single op alone in the unit behind a
-/// memory of `latency` cycles: on a word the unit does not hold (read, apply, write back)
-/// and then again on that word, now held (apply and write back).
+/// Cycles from an op taken to its result valid behind a memory of `latency` cycles: a
+/// single op alone in the unit (read, apply, write back), and the second of two ops on one
+/// word offered together (chained on the first: apply and write back).
 pub fn atomic_unit_latency(latency: u64) -> Result<(u64, u64), SimError> {
     let mut unit = AtomicUnitDriver::new(latency, Pressure::NONE, 1)?;
     let op = UnitOp { addr: 0x1000, aopcode: 0x0, data: 1, ..Default::default() };
-    let single = |unit: &mut AtomicUnitDriver| {
-        unit.queue.push_back(op);
+    let run = |unit: &mut AtomicUnitDriver, ops: usize| {
+        unit.queue.extend(std::iter::repeat_n(op, ops));
         unit.drain(10_000 + 4 * latency);
         let i = unit.results.len() - 1;
         unit.result_cycles[i] - unit.accept_cycles[i]
     };
-    let cold = single(&mut unit);
-    let held = single(&mut unit);
-    Ok((cold, held))
+    let cold = run(&mut unit, 1);
+    let chained = run(&mut unit, 2);
+    Ok((cold, chained))
 }

@@ -111,20 +111,40 @@ impl HostMemory {
     /// buffer whose length is not a multiple of the beat does not fault.
     pub fn alloc(&mut self, len: usize) -> (NonNull<u8>, u64) {
         assert!(len > 0, "zero-length DMA allocation");
+        let iova = self.next_iova + PAGE;
         let size = len.div_ceil(PAGE as usize) * PAGE as usize;
+        self.next_iova = iova.checked_add(size as u64).expect("IOVA space exhausted");
+        (self.map(iova, size), iova)
+    }
+
+    /// Allocates `len` zeroed octets like [`HostMemory::alloc`], mapped at the page-aligned
+    /// `iova` of the caller's choice (which must be clear of every region mapped), for
+    /// memory that lives at a fixed address, such as a device-memory window.
+    pub fn alloc_at(&mut self, iova: u64, len: usize) -> NonNull<u8> {
+        assert!(len > 0, "zero-length DMA allocation");
+        assert_eq!(iova % PAGE, 0, "IOVA {iova:#x} is not page aligned");
+        self.map(iova, len.div_ceil(PAGE as usize) * PAGE as usize)
+    }
+
+    /// Allocates `size` zeroed octets (whole pages) and maps them at `iova`.
+    fn map(&mut self, iova: u64, size: usize) -> NonNull<u8> {
+        let end = iova.checked_add(size as u64).expect("IOVA space exhausted");
+        let below = self.regions.range(..end).next_back();
+        assert!(
+            below.is_none_or(|(&at, r)| at + r.layout.size() as u64 <= iova),
+            "IOVA range {iova:#x}..{end:#x} overlaps a mapped region"
+        );
         let layout = Layout::from_size_align(size, PAGE as usize).expect("DMA allocation too large");
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-        let iova = self.next_iova + PAGE;
-        self.next_iova = iova.checked_add(size as u64).expect("IOVA space exhausted");
         let cpu = ptr.as_ptr() as u64;
         assert!(
             cpu.abs_diff(iova) >= size as u64,
             "IOVA {iova:#x} overlaps CPU address {cpu:#x}: a CPU address used as IOVA would not fault"
         );
         self.regions.insert(iova, Region { ptr, layout });
-        (ptr, iova)
+        ptr
     }
 
     /// Unmaps and frees the region mapped at `iova`. Its IOVAs are never handed out again,

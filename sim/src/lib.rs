@@ -7,11 +7,13 @@
 //!
 //! Bus models play the other end of a design's interfaces: [`axis`] for streams, [`axi`]
 //! for the host memory (a [`host_memory::HostMemory`] behind an IOMMU) that the DMA master
-//! reaches, and [`axil`] for the host CPU's register accesses.
+//! reaches, [`axi_master`] for the DMA master itself in front of blocks that sit behind it,
+//! and [`axil`] for the host CPU's register accesses.
 mod ffi;
 pub mod alu;
 pub mod atomic_unit;
 pub mod axi;
+pub mod axi_master;
 pub mod axil;
 pub mod axis;
 pub mod bench;

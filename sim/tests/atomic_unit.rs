@@ -228,8 +228,8 @@ fn atom_14_after_gate_holds_the_op_and_those_behind_it() {
             unit.drain(step_limit(latency, 2));
             assert_eq!(unit.results.len(), 1, "{what}: an op whose after is reached runs");
 
-            // The word is held: the next op on it would chain, but its gate is 0x0005, after
-            // the wrap. The op on another word behind it is ungated, and must wait too.
+            // The next op on that word is gated at 0x0005, after the wrap. The op on another
+            // word behind it is ungated, and must wait too.
             push(&mut unit, &mut expected, a, 0x0005);
             push(&mut unit, &mut expected, b, 0xFFF0);
             let reads = unit.memory.reads_taken;

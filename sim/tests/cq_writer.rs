@@ -43,6 +43,7 @@ struct Ports {
     irq_ready: Port,
     irq_vector: Port,
     overflow: Port,
+    settled: Port,
 }
 
 /// The bench: the model, and the DMA engine and interrupt controller it talks to.
@@ -57,6 +58,10 @@ struct Bench {
     done_at: VecDeque<u64>,
     irqs: Vec<u16>,
     cycle: u64,
+    /// Each completion taken, in order: true if it is written (false: dropped).
+    taken: Vec<bool>,
+    /// Done pulses given.
+    dones: usize,
 }
 
 impl Bench {
@@ -88,6 +93,7 @@ impl Bench {
             irq_ready: q("irq_ready"),
             irq_vector: q("irq_vector"),
             overflow: q("overflow"),
+            settled: q("settled"),
         };
         m.reset_for(4);
         Bench {
@@ -99,6 +105,8 @@ impl Bench {
             done_at: VecDeque::new(),
             irqs: Vec::new(),
             cycle: 0,
+            taken: Vec::new(),
+            dones: 0,
         }
     }
 
@@ -115,8 +123,14 @@ impl Bench {
         self.m.set_bit(p.done, done);
         if done {
             self.done_at.pop_front();
+            self.dones += 1;
         }
         self.m.eval();
+        // `settled` counts in order: the writes among the first `settled` completions have
+        // all been reported done (a drop never settles ahead of a write before it).
+        let settled = self.m.get(p.settled) as usize;
+        let writes = self.taken.iter().take(settled).filter(|&&w| w).count();
+        assert!(settled <= self.taken.len() + 1 && writes <= self.dones, "settled {settled} of {:?} with {} done", self.taken, self.dones);
         if req_ready && self.m.get_bit(p.req_valid) {
             assert_eq!(self.m.get(p.req_len), 32, "CQE writes are 32 octets");
             self.receiving.push_back((self.m.get(p.req_addr), Vec::new(), 0));
@@ -183,6 +197,7 @@ impl Bench {
             self.cycle();
         }
         assert!(self.receiving.is_empty() && self.done_at.is_empty(), "CQE writes still in flight");
+        assert_eq!(self.m.get(self.p.settled) as usize, self.taken.len(), "every completion settled");
     }
 }
 
@@ -231,6 +246,8 @@ fn cq_writer_matches_the_ring_rules() {
                 b.complete(n, &cqe);
                 let cq = &mut cqs[n];
                 let size = 1u32 << cq.ctx.log_size;
+                let written = cq.ctx.enable && cq.pi.wrapping_sub(cq.ci) < size;
+                b.taken.push(written);
                 if !cq.ctx.enable {
                     continue;
                 }
@@ -290,9 +307,10 @@ fn cq_writer_empties_a_cq_written_disabled() {
     let ctx = CqContext { log_size: 1, enable: true, vector: 7, base: 0x4000 };
     b.write_cq(0, &ctx);
     let mut rng = StdRng::seed_from_u64(3);
-    for _ in 0..3 {
+    for n in 0..3 {
         let cqe = random_cqe(&mut rng);
         b.complete(0, &cqe);
+        b.taken.push(n < 2);
     }
     b.settle();
     assert_eq!(b.writes.len(), 2, "a ring of two takes two");
@@ -303,6 +321,7 @@ fn cq_writer_empties_a_cq_written_disabled() {
     assert_eq!(b.m.get(b.p.overflow) & 1, 0);
     let cqe = random_cqe(&mut rng);
     b.complete(0, &cqe);
+    b.taken.push(true);
     b.settle();
     let (addr, bytes) = b.writes.last().expect("a write");
     assert_eq!(*addr, 0x4000);

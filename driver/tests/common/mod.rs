@@ -3,7 +3,9 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use rnic_driver::sim::{LinkConfig, RawPeer, SimHal};
-use rnic_driver::{Completion, CompletionQueue, Device};
+use rnic_driver::{
+    Completion, CompletionQueue, Device, DeviceMemory, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain,
+};
 use rnic_proto::mpa::{Framer, FramingConfig};
 use rnic_proto::rdmap::{parse_ulpdu, RdmapHeader};
 
@@ -70,4 +72,53 @@ pub fn terminate_code(fpdu: &[u8]) -> u32 {
     let seg = parse_ulpdu(ulpdu_of(fpdu)).expect("a Terminate");
     let RdmapHeader::Terminate(term) = seg.header else { panic!("not a Terminate: {seg:?}") };
     term.control_word()
+}
+
+/// Memory a test targets: a host DMA buffer, or a piece of the device's own memory.
+pub enum Targets<'d> {
+    Host(DmaBuffer<'d, SimHal>),
+    Device(DeviceMemory<'d, SimHal>),
+}
+
+impl<'d> Targets<'d> {
+    /// `len` zeroed octets of `dev`'s device memory, or of host memory.
+    pub fn new(dev: &'d Device<SimHal>, device_memory: bool, len: usize) -> Self {
+        match device_memory {
+            true => Targets::Device(dev.alloc_device_memory(len).expect("device memory")),
+            false => Targets::Host(dev.alloc_dma(len).expect("DMA")),
+        }
+    }
+
+    /// An MR over all of it.
+    pub fn register(&'d self, pd: &'d ProtectionDomain<'d, SimHal>, access: MrAccess) -> MemoryRegion<'d, SimHal> {
+        match self {
+            Targets::Host(buf) => MemoryRegion::register(pd, buf, access).expect("MR"),
+            Targets::Device(dm) => MemoryRegion::register_device(pd, dm, access).expect("device memory MR"),
+        }
+    }
+
+    pub fn write_bytes(&self, offset: usize, data: &[u8]) {
+        match self {
+            Targets::Host(buf) => buf.write_bytes(offset, data),
+            Targets::Device(dm) => dm.write_bytes(offset, data).expect("in the piece"),
+        }
+    }
+
+    pub fn bytes(&self, offset: usize, len: usize) -> Vec<u8> {
+        let mut out = vec![0; len];
+        match self {
+            Targets::Host(buf) => buf.read_bytes(offset, &mut out),
+            Targets::Device(dm) => dm.read_bytes(offset, &mut out).expect("in the piece"),
+        }
+        out
+    }
+
+    /// The little-endian word at `offset`.
+    pub fn word(&self, offset: usize) -> u64 {
+        u64::from_le_bytes(self.bytes(offset, 8).try_into().expect("8 octets"))
+    }
+
+    pub fn set_word(&self, offset: usize, value: u64) {
+        self.write_bytes(offset, &value.to_le_bytes())
+    }
 }

@@ -1,6 +1,7 @@
-//! `atomic_bw --backend sim [--op fadd|cswap] [--contended] [--iters N] [--qps N] [--dma-latency N]`:
+//! `atomic_bw --backend sim [--op fadd|cswap] [--device-memory] [--contended] [--iters N] [--qps N] [--dma-latency N]`:
 //! RFC 7306 atomic rate: every QP of A runs `iters` atomics on B's memory, each QP on a
-//! word of its own or, with `--contended`, all on one word; prints atomics per cycle.
+//! word of its own or, with `--contended`, all on one word, in B's host memory or, with
+//! `--device-memory`, in B's on-chip memory; prints atomics per cycle.
 //! Every original value returned is checked. Exits 1 if a run fails, 2 if the backend
 //! cannot run.
 use clap::Parser;
@@ -15,6 +16,9 @@ struct Args {
     /// The operation.
     #[arg(long, value_enum, default_value = "fadd")]
     op: AtomicKind,
+    /// The target in B's device memory (on-chip RAM) instead of its host memory.
+    #[arg(long)]
+    device_memory: bool,
     /// Every QP on one word (the responder serialises them).
     #[arg(long)]
     contended: bool,
@@ -24,5 +28,5 @@ fn main() {
     let args = Args::parse();
     args.perf.require_pair_backend("atomic_bw");
     #[cfg(feature = "sim")]
-    rnic_firmware_tests::programs::atomic_bw_program(&args.perf, args.op, args.contended);
+    rnic_firmware_tests::programs::atomic_bw_program(&args.perf, args.op, args.contended, args.device_memory);
 }

@@ -16,6 +16,8 @@
 //!   value, which is the ALU's last result (the ALU keeps it between operations). An op on
 //!   that address that is not `fresh` (nobody else wrote memory since) is chained on it
 //!   without touching memory, one per cycle: the contended case costs no memory round trip.
+//!   The word is let go once the unit is idle (no op waiting, every batch retired): what
+//!   the host writes to memory between bursts of atomics is read by the next one.
 //! - **Write-back batching.** Results are counted into a *batch* as they leave the ALU. A
 //!   batch is closed when the next op cannot chain (another word, `fresh`, held by its
 //!   gate or by full storage), when no op is waiting (unless 8 batches are in flight
@@ -337,6 +339,17 @@ impl Logic for AtomicUnit {
         if self.rd_arrive.val() {
             self.held_valid.d.next = true;
             self.held_addr.d.next = self.op_addr.q.val();
+        }
+        // The word is held only while it is in use: once no op waits and every batch has
+        // retired, the host may write it (RFC 7306 atomics are atomic only against each
+        // other, not against the CPU), so the next op reads it again.
+        if !self.op_valid.q.val()
+            & !self.issued.q.val()
+            & !self.alu.out_valid.val()
+            & !self.open_count.q.val().any()
+            & !self.batches.count.val().any()
+        {
+            self.held_valid.d.next = false;
         }
 
         // ---- Results into the RAM; batches closed and written back.

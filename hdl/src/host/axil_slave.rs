@@ -2,8 +2,9 @@
 //!
 //! A write completes when both its address and its data have arrived, in either order;
 //! the register file sees it as a one-cycle `wr_en` pulse. A read becomes a one-cycle
-//! `rd_en` pulse; the register file answers on `rd_data` in that same cycle (a mux of
-//! registers, no side effects), and the answer goes out on the R channel next cycle.
+//! `rd_en` pulse; `rd_addr` stays until the read is over, and `rd_data` is taken the cycle
+//! after `rd_en` (a mux of registers, or a block RAM's synchronous read: no side effects),
+//! and goes out on the R channel the cycle after that.
 //! One transaction of each kind is in flight at a time: BAR0 traffic is a few accesses
 //! per work request at most, and the host waits for each read anyway.
 use rust_hdl::prelude::*;
@@ -35,7 +36,7 @@ pub struct AxilSlave<const A: usize> {
     pub wr_addr: Signal<Out, Bits<A>>,
     pub wr_data: Signal<Out, Bits<32>>,
     pub wr_strb: Signal<Out, Bits<4>>,
-    /// One cycle per read; `rd_data` must answer `rd_addr` in that cycle.
+    /// One cycle per read; `rd_data` must answer `rd_addr` in the next cycle.
     pub rd_en: Signal<Out, Bit>,
     pub rd_addr: Signal<Out, Bits<A>>,
     pub rd_data: Signal<In, Bits<32>>,
@@ -48,6 +49,7 @@ pub struct AxilSlave<const A: usize> {
     wr_pulse: DFF<Bit>,
     ar_busy: DFF<Bit>,
     rd_pulse: DFF<Bit>,
+    rd_answer: DFF<Bit>,
     ar_addr: DFF<Bits<A>>,
     r_valid: DFF<Bit>,
     r_data: DFF<Bits<32>>,
@@ -59,7 +61,7 @@ impl<const A: usize> Logic for AxilSlave<A> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, aw_held, aw_addr, w_held, w_data, w_strb, b_pending, wr_pulse, ar_busy,
-            rd_pulse, ar_addr, r_valid, r_data
+            rd_pulse, rd_answer, ar_addr, r_valid, r_data
         );
         // Nothing is taken in reset (which may outlast the bus's own by a cycle or two).
         // Write channel: hold address and data until both are here and B is free.
@@ -84,7 +86,7 @@ impl<const A: usize> Logic for AxilSlave<A> {
         if self.b_pending.q.val() & self.s_axil_bready.val() {
             self.b_pending.d.next = false;
         }
-        // Read channel: address, a cycle for the register file, then R.
+        // Read channel: address, a cycle for the register file to look, one to answer, R.
         self.s_axil_arready.next = !self.ar_busy.q.val() & !self.reset.val();
         self.rd_pulse.d.next = false;
         if self.s_axil_arvalid.val() & !self.ar_busy.q.val() {
@@ -92,7 +94,8 @@ impl<const A: usize> Logic for AxilSlave<A> {
             self.ar_addr.d.next = self.s_axil_araddr.val();
             self.rd_pulse.d.next = true;
         }
-        if self.rd_pulse.q.val() {
+        self.rd_answer.d.next = self.rd_pulse.q.val();
+        if self.rd_answer.q.val() {
             self.r_valid.d.next = true;
             self.r_data.d.next = self.rd_data.val();
         }
@@ -107,6 +110,7 @@ impl<const A: usize> Logic for AxilSlave<A> {
             self.wr_pulse.d.next = false;
             self.ar_busy.d.next = false;
             self.rd_pulse.d.next = false;
+            self.rd_answer.d.next = false;
             self.r_valid.d.next = false;
         }
         self.s_axil_bresp.next = 0.into();

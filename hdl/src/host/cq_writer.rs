@@ -11,6 +11,10 @@
 //!
 //! Per CQ it keeps `pi` and `ci` in RAMs, the arm bits and OVERFLOW in registers. A CQ
 //! written with ENABLE clear is emptied: both indices, its arms and OVERFLOW go to 0.
+//!
+//! `settled` counts CQEs written or dropped, in the order they were taken (a drop waits
+//! for the writes before it): RFC 7306 §7 holds an Atomic Response until the Send before
+//! it has completed, and the receive engine learns that from this count.
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::cq_fields;
@@ -64,6 +68,10 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     pub status_cqn: Signal<In, Bits<CB>>,
     pub status_pi: Signal<Out, Bits<32>>,
     pub status_overflow: Signal<Out, Bit>,
+    /// CQEs settled, in the order they were taken, modulo 2^32: written (the DMA engine
+    /// acknowledged them) or dropped. A consumer that counts what it handed in knows when
+    /// its CQEs are in host memory.
+    pub settled: Signal<Out, Bits<32>>,
     ctx: RAM<Bits<96>, CB>,
     pi: RAM<Bits<32>, CB>,
     ci: RAM<Bits<32>, CB>,
@@ -84,6 +92,8 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     irq_head: DFF<Bits<3>>,
     irq_tail: DFF<Bits<3>>,
     written: DFF<Bits<3>>,
+    settled_count: DFF<Bits<32>>,
+    dropping: Signal<Local, Bit>,
     in_flight: Signal<Local, Bits<3>>,
     cq_bit: Signal<Local, Bits<C>>,
     db_bit: Signal<Local, Bits<C>>,
@@ -148,6 +158,9 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             status_cqn: Default::default(),
             status_pi: Default::default(),
             status_overflow: Default::default(),
+            settled: Default::default(),
+            settled_count: Default::default(),
+            dropping: Default::default(),
             ctx: Default::default(),
             pi: Default::default(),
             ci: Default::default(),
@@ -202,7 +215,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, cqn, cqe, req_valid, req_addr, beat, armed_next, armed_solicited,
-            overflowed, irq_head, irq_tail, written, overflow_bit
+            overflowed, irq_head, irq_tail, written, overflow_bit, settled_count
         );
         self.pi_copy.read_clock.next = self.clock.val();
         self.pi_copy.write_clock.next = self.clock.val();
@@ -278,8 +291,17 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         if self.state.q.val() == 1 {
             self.state.d.next = 2.into();
         }
-        if (self.state.q.val() == 2) & (self.in_flight.val() < 4) {
+        // A CQE that is dropped waits until the writes before it are acknowledged, so CQEs
+        // settle in order.
+        self.dropping.next = !self.enabled.val() | self.full.val();
+        if (self.state.q.val() == 2)
+            & (self.in_flight.val() < 4)
+            & (!self.dropping.val() | (self.in_flight.val() == 0))
+        {
             self.state.d.next = 0.into();
+            if self.dropping.val() {
+                self.settled_count.d.next = self.settled_count.q.val() + 1;
+            }
             if self.enabled.val() & self.full.val() {
                 self.overflowed.d.next = self.overflowed.q.val() | self.cq_bit.val();
             }
@@ -334,6 +356,8 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         // Interrupts, in CQE order, each once its CQE is written.
         if self.s_done_valid.val() {
             self.written.d.next = self.written.q.val() + 1;
+            // (No drop settles in the same cycle: it waits for no write in flight.)
+            self.settled_count.d.next = self.settled_count.q.val() + 1;
         }
         self.irq_head_entry.next = self.irqs[0].q.val();
         for i in 1..IN_FLIGHT {
@@ -367,6 +391,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             self.irq_head.d.next = 0.into();
             self.irq_tail.d.next = 0.into();
             self.written.d.next = 0.into();
+            self.settled_count.d.next = 0.into();
         }
         self.overflow.next = self.overflowed.q.val();
         self.pi_copy.write_enable.next = self.pi.write_enable.val();
@@ -376,6 +401,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.status_pi.next = self.pi_copy.read_data.val();
         self.overflow_bit.d.next = (self.overflowed.q.val() & (self.one.val() << bit_cast::<C, CB>(self.status_cqn.val()))).any();
         self.status_overflow.next = self.overflow_bit.q.val();
+        self.settled.next = self.settled_count.q.val();
         self.irq_valid.next = self.irq_due.val();
         self.irq_vector.next = self.irq_head_entry.val().get_bits::<16>(0);
     }

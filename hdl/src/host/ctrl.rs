@@ -2,10 +2,13 @@
 //! unit ([`Cmd`]).
 //!
 //! Outward it has the AXI4-Lite slave, the doorbell events, the context write ports that
-//! feed the engines' private copies, and the live QP/MR state. `rnic_top` instantiates it
+//! feed the engines' private copies, the live QP/MR state, and the BAR0 accesses of the
+//! device memory window (offset bit 15 set: `dm_*`, answered the cycle after the read). `rnic_top` instantiates it
 //! once; it is also generated on its own so that its testbench can drive it from the host
 //! side exactly as the driver does.
 use rust_hdl::prelude::*;
+
+use rnic_proto::model::RnicConfig;
 
 use super::{AxilSlave, Cmd, Regs};
 
@@ -67,6 +70,15 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
     pub status_rq_ci: Signal<In, Bits<32>>,
     pub status_cq_pi: Signal<In, Bits<32>>,
     pub status_cq_overflow: Signal<In, Bit>,
+    /// The device memory window: BAR0 writes and reads with offset bit 15 set. `dm_rd_data`
+    /// answers `dm_rd_addr` the cycle after `dm_rd_en`.
+    pub dm_wr_en: Signal<Out, Bit>,
+    pub dm_wr_addr: Signal<Out, Bits<16>>,
+    pub dm_wr_data: Signal<Out, Bits<32>>,
+    pub dm_wr_strb: Signal<Out, Bits<4>>,
+    pub dm_rd_en: Signal<Out, Bit>,
+    pub dm_rd_addr: Signal<Out, Bits<16>>,
+    pub dm_rd_data: Signal<In, Bits<32>>,
     axil: AxilSlave<16>,
     regs: Regs,
     cmd: Cmd<QB, Q, CB, MB, M>,
@@ -75,8 +87,10 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
 impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize>
     HostCtrl<QB, Q, CB, MB, M>
 {
-    /// Control for `cqs` CQs, reporting `datapath_bytes` and `features` in BAR0.
-    pub fn new(datapath_bytes: u32, cqs: usize, features: u32) -> Self {
+    /// Control for `config.num_cqs` CQs, reporting `config`'s width, features and device
+    /// memory in BAR0.
+    pub fn new(config: &RnicConfig) -> Self {
+        let cqs = config.num_cqs as usize;
         HostCtrl {
             clock: Default::default(),
             reset: Default::default(),
@@ -130,8 +144,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             status_rq_ci: Default::default(),
             status_cq_pi: Default::default(),
             status_cq_overflow: Default::default(),
+            dm_wr_en: Default::default(),
+            dm_wr_addr: Default::default(),
+            dm_wr_data: Default::default(),
+            dm_wr_strb: Default::default(),
+            dm_rd_en: Default::default(),
+            dm_rd_addr: Default::default(),
+            dm_rd_data: Default::default(),
             axil: Default::default(),
-            regs: Regs::new(datapath_bytes, Q as u32, cqs as u32, M as u32, features),
+            regs: Regs::new(config, Q as u32, cqs as u32, M as u32),
             cmd: Cmd::new(cqs),
         }
     }
@@ -167,13 +188,24 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.s_axil_rvalid.next = self.axil.s_axil_rvalid.val();
         self.axil.s_axil_rready.next = self.s_axil_rready.val();
 
-        self.regs.wr_en.next = self.axil.wr_en.val();
+        // Offsets from 0x8000 on are the device memory window (the registers never see
+        // them).
+        self.regs.wr_en.next = self.axil.wr_en.val() & !self.axil.wr_addr.val().get_bit(15);
         self.regs.wr_addr.next = self.axil.wr_addr.val();
         self.regs.wr_data.next = self.axil.wr_data.val();
         self.regs.wr_strb.next = self.axil.wr_strb.val();
-        self.regs.rd_en.next = self.axil.rd_en.val();
+        self.regs.rd_en.next = self.axil.rd_en.val() & !self.axil.rd_addr.val().get_bit(15);
         self.regs.rd_addr.next = self.axil.rd_addr.val();
+        self.dm_wr_en.next = self.axil.wr_en.val() & self.axil.wr_addr.val().get_bit(15);
+        self.dm_wr_addr.next = self.axil.wr_addr.val();
+        self.dm_wr_data.next = self.axil.wr_data.val();
+        self.dm_wr_strb.next = self.axil.wr_strb.val();
+        self.dm_rd_en.next = self.axil.rd_en.val() & self.axil.rd_addr.val().get_bit(15);
+        self.dm_rd_addr.next = self.axil.rd_addr.val();
         self.axil.rd_data.next = self.regs.rd_data.val();
+        if self.axil.rd_addr.val().get_bit(15) {
+            self.axil.rd_data.next = self.dm_rd_data.val();
+        }
 
         self.enable.next = self.regs.enable.val();
         self.regs.idle.next = self.idle.val();

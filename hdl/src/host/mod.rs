@@ -1,10 +1,12 @@
 //! The host side of the RNIC: BAR0 (AXI4-Lite), the command unit that keeps the QP, CQ
 //! and MR contexts, and (to come) the DMA master, the doorbell-driven schedulers and the
 //! completion writer.
+mod axi_window;
 mod axil_slave;
 mod burst_split;
 mod cmd;
 mod cq_writer;
+mod dev_mem;
 mod ctrl;
 mod dma;
 mod dma_read;
@@ -16,10 +18,12 @@ mod regs;
 mod rq_fetch;
 mod sq_fetch;
 
+pub use axi_window::AxiWindow;
 pub use axil_slave::AxilSlave;
 pub use burst_split::BurstSplit;
 pub use cmd::Cmd;
 pub use cq_writer::CqWriter;
+pub use dev_mem::DevMem;
 pub use ctrl::HostCtrl;
 pub use dma::Dma;
 pub use dma_read::DmaRead;

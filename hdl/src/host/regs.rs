@@ -9,6 +9,7 @@
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::regs as map;
+use rnic_proto::model::RnicConfig;
 
 /// Doorbell kinds on `db_kind`.
 pub const DB_SQ: u64 = 0;
@@ -75,6 +76,9 @@ pub struct Regs {
     num_cqs: Constant<Bits<32>>,
     num_mrs: Constant<Bits<32>>,
     features: Constant<Bits<32>>,
+    dm_size: Constant<Bits<32>>,
+    dm_base_lo: Constant<Bits<32>>,
+    dm_base_hi: Constant<Bits<32>>,
     qp_limit: Constant<Bits<16>>,
     cq_limit: Constant<Bits<16>>,
     // Register offsets (rnic_proto::host::regs).
@@ -85,6 +89,9 @@ pub struct Regs {
     at_num_cqs: Constant<Bits<16>>,
     at_num_mrs: Constant<Bits<16>>,
     at_features: Constant<Bits<16>>,
+    at_dm_size: Constant<Bits<16>>,
+    at_dm_base_lo: Constant<Bits<16>>,
+    at_dm_base_hi: Constant<Bits<16>>,
     at_control: Constant<Bits<16>>,
     at_status: Constant<Bits<16>>,
     at_cmd: Constant<Bits<16>>,
@@ -96,8 +103,9 @@ pub struct Regs {
 }
 
 impl Regs {
-    /// A register file reporting these sizes and `features` (FEATURES bits).
-    pub fn new(datapath_bytes: u32, qps: u32, cqs: u32, mrs: u32, features: u32) -> Self {
+    /// A register file reporting `config`'s width, features and device memory, with `qps`
+    /// QPs, `cqs` CQs and `mrs` MRs.
+    pub fn new(config: &RnicConfig, qps: u32, cqs: u32, mrs: u32) -> Self {
         assert!(qps <= 512 && cqs <= 512, "a doorbell page holds 512 queues");
         let word = |v: u32| Constant::new((v as u64).to_bits());
         let at = |offset: u32| Constant::new((offset as u64).to_bits());
@@ -144,11 +152,14 @@ impl Regs {
             cmd_status_word: Default::default(),
             id: word(map::ID_VALUE),
             version: word(map::VERSION_VALUE),
-            datapath: word(datapath_bytes),
+            datapath: word(config.datapath_bytes),
             num_qps: word(qps),
             num_cqs: word(cqs),
             num_mrs: word(mrs),
-            features: word(features),
+            features: word(config.features),
+            dm_size: word(config.dm_size),
+            dm_base_lo: word(config.dm_base as u32),
+            dm_base_hi: word((config.dm_base >> 32) as u32),
             qp_limit: Constant::new((qps as u64).to_bits()),
             cq_limit: Constant::new((cqs as u64).to_bits()),
             at_id: at(map::ID),
@@ -158,6 +169,9 @@ impl Regs {
             at_num_cqs: at(map::NUM_CQS),
             at_num_mrs: at(map::NUM_MRS),
             at_features: at(map::FEATURES),
+            at_dm_size: at(map::DM_SIZE),
+            at_dm_base_lo: at(map::DM_BASE_LO),
+            at_dm_base_hi: at(map::DM_BASE_HI),
             at_control: at(map::CONTROL),
             at_status: at(map::STATUS),
             at_cmd: at(map::CMD),
@@ -241,7 +255,7 @@ impl Logic for Regs {
             self.db_pulse.d.next = false;
         }
 
-        // Reads: a mux of the registers, answered in the cycle of `rd_en`.
+        // Reads: a mux of the registers on `rd_addr` (held until the answer is taken).
         self.rd_shift.next = bit_cast::<9, 4>(self.rd_addr.val().get_bits::<4>(2)) << 5;
         self.rd_data.next = 0.into();
         if self.rd_addr.val() == self.at_id.val() {
@@ -264,6 +278,15 @@ impl Logic for Regs {
         }
         if self.rd_addr.val() == self.at_features.val() {
             self.rd_data.next = self.features.val();
+        }
+        if self.rd_addr.val() == self.at_dm_size.val() {
+            self.rd_data.next = self.dm_size.val();
+        }
+        if self.rd_addr.val() == self.at_dm_base_lo.val() {
+            self.rd_data.next = self.dm_base_lo.val();
+        }
+        if self.rd_addr.val() == self.at_dm_base_hi.val() {
+            self.rd_data.next = self.dm_base_hi.val();
         }
         self.status_word.next = 0.into();
         if self.control.q.val() {

@@ -30,7 +30,9 @@
 //! - Atomic Request (QN 1, shared with Read Requests: MSN, IRD): a supported AOpCode
 //!   (0/2/0x06), the 8 target octets pass the REMOTE_ATOMIC check (0/1/x), the target's
 //!   IOVA is 8-aligned (0/2/0x07); Terminates carry the DDP header. Once every earlier
-//!   placement is acknowledged the request goes to the atomic unit, and an Atomic Response
+//!   placement is acknowledged and every earlier receive completion written (a Send or
+//!   Immediate Data before it has completed, RFC 7306 §7) the request goes to the atomic
+//!   unit, and an Atomic Response
 //!   job (QN 3, the QP's next MSN, the Request Identifier echoed) joins the job queue, where
 //!   it waits for the unit's original value. The unit is told how many Read Responses and
 //!   Terminates are queued before it (`m_atom_after`, `plain_done`): it acts only after
@@ -185,6 +187,9 @@ pub struct RdmapRx<
     pub m_atom_after: Signal<Out, Bits<16>>,
     /// Read Responses and Terminates the segmenter has finished, modulo 2^16.
     pub plain_done: Signal<Out, Bits<16>>,
+    /// Every receive completion this block has handed out is in host memory (or dropped):
+    /// an atomic after a Send or Immediate Data waits for it (RFC 7306 §7).
+    pub s_cqes_written: Signal<In, Bit>,
     /// The atomic unit's original values, in order: each one completes the Atomic Response
     /// job at the head of the queue, which waits for it.
     pub s_res_valid: Signal<In, Bit>,
@@ -496,6 +501,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             m_atom_fresh: Default::default(),
             m_atom_after: Default::default(),
             plain_done: Default::default(),
+            s_cqes_written: Default::default(),
             s_res_valid: Default::default(),
             s_res_ready: Default::default(),
             s_res_original: Default::default(),
@@ -1528,9 +1534,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
 
         // State 17: a checked Atomic Request goes to the atomic unit once every placement
-        // before it is acknowledged (RFC 7306 §7: a Write before an Atomic is seen by it);
-        // its response joins the job queue, to leave when the unit returns the value.
-        self.m_atom_valid.next = (self.state.q.val() == 17) & (self.writes_out.q.val() == 0);
+        // before it is acknowledged (RFC 7306 §7: a Write before an Atomic is seen by it)
+        // and every receive completed before it is written (§7: its response is not
+        // generated until an earlier Send or Immediate Data has completed); its response
+        // joins the job queue, to leave when the unit returns the value.
+        self.m_atom_valid.next =
+            (self.state.q.val() == 17) & (self.writes_out.q.val() == 0) & self.s_cqes_written.val();
         self.m_atom_addr.next = self.job_addr.q.val();
         self.m_atom_aopcode.next = self.aop.val();
         self.m_atom_data.next = self.b_a_data.q.val();

@@ -29,10 +29,16 @@ pub const NUM_CQS: u32 = 0x010;
 pub const NUM_MRS: u32 = 0x014;
 /// Optional features, see [`features`].
 pub const FEATURES: u32 = 0x018;
+/// Octets of device memory (0: none), see [`DEVICE_MEMORY`].
+pub const DM_SIZE: u32 = 0x01C;
 /// Global control, see [`control`].
 pub const CONTROL: u32 = 0x020;
 /// Global status, see [`status`].
 pub const STATUS: u32 = 0x024;
+/// Low word of the device memory's IOVA (its first octet as the MR table names it).
+pub const DM_BASE_LO: u32 = 0x028;
+/// High word of the device memory's IOVA.
+pub const DM_BASE_HI: u32 = 0x02C;
 /// Command: writing it starts a command, see [`cmd`].
 pub const CMD: u32 = 0x030;
 /// Command status, see [`cmd_status`].
@@ -53,10 +59,17 @@ pub const QP_DOORBELLS: u32 = 0x1000;
 pub const CQ_DOORBELLS: u32 = 0x2000;
 /// Octets between the doorbell pairs of consecutive QPs or CQs.
 pub const DOORBELL_STRIDE: u32 = 8;
+/// Octets of each doorbell page.
+pub const DOORBELL_PAGE: u32 = 0x1000;
 /// Most QPs the doorbell window can address (its 4 KiB hold 512 pairs).
-pub const MAX_QPS: u32 = (CQ_DOORBELLS - QP_DOORBELLS) / DOORBELL_STRIDE;
-/// Most CQs the doorbell window can address (up to the end of BAR0).
-pub const MAX_CQS: u32 = (BAR0_LEN - CQ_DOORBELLS) / DOORBELL_STRIDE;
+pub const MAX_QPS: u32 = DOORBELL_PAGE / DOORBELL_STRIDE;
+/// Most CQs the doorbell window can address (its 4 KiB hold 512 pairs).
+pub const MAX_CQS: u32 = DOORBELL_PAGE / DOORBELL_STRIDE;
+/// The device memory window: BAR0 offset `DEVICE_MEMORY + o` is octet `o` of the on-chip
+/// memory (32-bit accesses), up to the end of BAR0 or of the memory.
+pub const DEVICE_MEMORY: u32 = 0x8000;
+/// Octets of device memory the window reaches.
+pub const DEVICE_MEMORY_WINDOW: u32 = BAR0_LEN - DEVICE_MEMORY;
 
 /// `SQ_PI[qpn]`: the SQ producer index of QP `qpn` (absolute, free-running).
 pub const fn sq_pi(qpn: u32) -> u32 {
@@ -90,6 +103,11 @@ pub const DEFAULT_NUM_QPS: u32 = 64;
 pub const DEFAULT_NUM_CQS: u32 = 64;
 /// Default number of MR table entries.
 pub const DEFAULT_NUM_MRS: u32 = 256;
+/// Default device memory: 32 KiB, all of it in the BAR0 window.
+pub const DEFAULT_DM_SIZE: u32 = 0x8000;
+/// The device memory's IOVA in the default build: 2^62, above the address width of any
+/// IOMMU (57 bits at most), so no host mapping can ever have it.
+pub const DEFAULT_DM_BASE: u64 = 1 << 62;
 
 /// How the host may access a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -141,8 +159,11 @@ pub const REGISTERS: &[RegisterInfo] = &[
     reg("NUM_CQS", NUM_CQS, Access::ReadOnly),
     reg("NUM_MRS", NUM_MRS, Access::ReadOnly),
     reg("FEATURES", FEATURES, Access::ReadOnly),
+    reg("DM_SIZE", DM_SIZE, Access::ReadOnly),
     reg("CONTROL", CONTROL, Access::ReadWrite),
     reg("STATUS", STATUS, Access::ReadOnly),
+    reg("DM_BASE_LO", DM_BASE_LO, Access::ReadOnly),
+    reg("DM_BASE_HI", DM_BASE_HI, Access::ReadOnly),
     reg("CMD", CMD, Access::WriteOnly),
     reg("CMD_STATUS", CMD_STATUS, Access::ReadOnly),
     reg("CMD_DATA", CMD_DATA, Access::ReadWrite),
@@ -193,6 +214,12 @@ pub const REGISTER_ARRAYS: &[RegisterArray] = &[
         stride: DOORBELL_STRIDE,
         access: Access::WriteOnly,
     },
+    RegisterArray {
+        name: "DM[i]",
+        base: DEVICE_MEMORY,
+        stride: 4,
+        access: Access::ReadWrite,
+    },
 ];
 
 /// What lives at a BAR0 offset.
@@ -210,6 +237,8 @@ pub enum Register {
     CqCi(u32),
     /// `CQ_ARM[cqn]`.
     CqArm(u32),
+    /// `DM[i]`: octets `4i … 4i+3` of device memory.
+    DeviceMemory(u32),
 }
 
 impl Register {
@@ -223,6 +252,9 @@ impl Register {
         let data_end = cmd_data(CMD_DATA_WORDS as u32);
         if (CMD_DATA..data_end).contains(&offset) {
             return Some(Register::CmdData((offset - CMD_DATA) / 4));
+        }
+        if offset >= DEVICE_MEMORY {
+            return Some(Register::DeviceMemory((offset - DEVICE_MEMORY) / 4));
         }
         if offset >= CQ_DOORBELLS {
             let n = (offset - CQ_DOORBELLS) / DOORBELL_STRIDE;
@@ -252,7 +284,7 @@ impl Register {
     pub fn access(&self) -> Access {
         match self {
             Register::Fixed(r) => r.access,
-            Register::CmdData(_) => Access::ReadWrite,
+            Register::CmdData(_) | Register::DeviceMemory(_) => Access::ReadWrite,
             _ => Access::WriteOnly,
         }
     }
@@ -278,6 +310,8 @@ pub mod features {
     pub const ATOMICS: Field = Field::at_word("atomics", 0, 2, 1);
     /// RFC 7306 Immediate Data.
     pub const IMMEDIATE: Field = Field::at_word("immediate", 0, 3, 1);
+    /// Device memory: MRs in on-chip RAM (`DM_SIZE`, `DM_BASE_*`).
+    pub const DEVICE_MEMORY: Field = Field::at_word("device_memory", 0, 4, 1);
 }
 
 /// Bits of `CONTROL`.
@@ -331,6 +365,7 @@ pub const REGISTER_FIELDS: &[(&str, Field)] = &[
     ("FEATURES", features::MARKERS),
     ("FEATURES", features::ATOMICS),
     ("FEATURES", features::IMMEDIATE),
+    ("FEATURES", features::DEVICE_MEMORY),
     ("CONTROL", control::ENABLE),
     ("STATUS", status::ENABLED),
     ("STATUS", status::IDLE),
@@ -465,7 +500,8 @@ mod tests {
     #[test]
     fn doorbells_fill_their_windows_exactly() {
         assert_eq!(rq_pi(MAX_QPS - 1) + 4, CQ_DOORBELLS);
-        assert_eq!(cq_arm(MAX_CQS - 1) + 4, BAR0_LEN);
+        assert_eq!(cq_arm(MAX_CQS - 1) + 4, CQ_DOORBELLS + DOORBELL_PAGE);
+        assert!(CQ_DOORBELLS + DOORBELL_PAGE <= DEVICE_MEMORY);
         assert_eq!(cmd_data(15), 0x07C);
     }
 
@@ -482,7 +518,10 @@ mod tests {
         );
         assert_eq!(Register::decode(0x1000 + 8 * 64, 64, 64), None);
         assert_eq!(Register::decode(0x2008, 64, 64), Some(Register::CqCi(1)));
-        assert_eq!(Register::decode(0x01C, 64, 64), None);
+        assert_eq!(Register::decode(0x01C, 64, 64).map(|r| r.access()), Some(Access::ReadOnly));
+        assert_eq!(Register::decode(0x038, 64, 64), None);
+        assert_eq!(Register::decode(0x3000, 64, 64), None);
+        assert_eq!(Register::decode(0x8004, 64, 64), Some(Register::DeviceMemory(1)));
         assert_eq!(Register::decode(0x002, 64, 64), None);
     }
 

@@ -24,24 +24,31 @@ pub struct RnicConfig {
     pub datapath_bytes: u32,
     /// `FEATURES`.
     pub features: u32,
+    /// `DM_SIZE`: octets of device memory (0: none).
+    pub dm_size: u32,
+    /// `DM_BASE_LO`/`DM_BASE_HI`: the device memory's IOVA.
+    pub dm_base: u64,
 }
 
 impl Default for RnicConfig {
     /// The default build: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, CRC,
-    /// markers, RFC 7306 atomics and Immediate Data (FEATURES is what the
-    /// default hardware build reports).
+    /// markers, RFC 7306 atomics and Immediate Data, 32 KiB of device memory
+    /// (FEATURES is what the default hardware build reports).
     fn default() -> Self {
         let mut features = [0u32];
         regs::features::CRC.set_word(&mut features, 1);
         regs::features::MARKERS.set_word(&mut features, 1);
         regs::features::ATOMICS.set_word(&mut features, 1);
         regs::features::IMMEDIATE.set_word(&mut features, 1);
+        regs::features::DEVICE_MEMORY.set_word(&mut features, 1);
         RnicConfig {
             num_qps: regs::DEFAULT_NUM_QPS,
             num_cqs: regs::DEFAULT_NUM_CQS,
             num_mrs: regs::DEFAULT_NUM_MRS,
             datapath_bytes: regs::DEFAULT_DATAPATH_BYTES,
             features: features[0],
+            dm_size: regs::DEFAULT_DM_SIZE,
+            dm_base: regs::DEFAULT_DM_BASE,
         }
     }
 }
@@ -186,7 +193,7 @@ impl Rnic {
         &self.config
     }
 
-    /// The value of an identity or capability register (ID … FEATURES);
+    /// The value of an identity or capability register (ID … FEATURES, DM_*);
     /// `None` for any other offset.
     pub fn identity_register(&self, offset: u32) -> Option<u32> {
         Some(match offset {
@@ -197,6 +204,9 @@ impl Rnic {
             regs::NUM_CQS => self.config.num_cqs,
             regs::NUM_MRS => self.config.num_mrs,
             regs::FEATURES => self.config.features,
+            regs::DM_SIZE => self.config.dm_size,
+            regs::DM_BASE_LO => self.config.dm_base as u32,
+            regs::DM_BASE_HI => (self.config.dm_base >> 32) as u32,
             _ => return None,
         })
     }

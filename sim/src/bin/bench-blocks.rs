@@ -106,16 +106,16 @@ fn main() {
              an op taken to its result valid:\n"
         )
         .unwrap();
-        writeln!(out, "| memory latency | contended (one word) ops/cycle | uncontended (a word each) ops/cycle | single op latency, word not held | single op latency, word held | sim Mcycles/s |").unwrap();
+        writeln!(out, "| memory latency | contended (one word) ops/cycle | uncontended (a word each) ops/cycle | single op latency | latency of the second of two ops on one word (chained) | sim Mcycles/s |").unwrap();
         writeln!(out, "|---|---|---|---|---|---|").unwrap();
         for latency in [1, 200] {
             let contended = bench::atomic_unit(latency, true, 100_000).unwrap_or_else(|e| fail(&e));
             let uncontended =
                 bench::atomic_unit(latency, false, if latency > 10 { 2_000 } else { 20_000 }).unwrap_or_else(|e| fail(&e));
-            let (cold, held) = bench::atomic_unit_latency(latency).unwrap_or_else(|e| fail(&e));
+            let (cold, chained) = bench::atomic_unit_latency(latency).unwrap_or_else(|e| fail(&e));
             writeln!(
                 out,
-                "| {latency} | {:.3} | {:.4} | {cold} | {held} | {:.2} |",
+                "| {latency} | {:.3} | {:.4} | {cold} | {chained} | {:.2} |",
                 contended.ops_per_cycle(),
                 uncontended.ops_per_cycle(),
                 contended.cycles_per_second / 1e6

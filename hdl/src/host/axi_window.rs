@@ -1,0 +1,351 @@
+//! An address window in front of the DMA master's AXI4 port: bursts whose address lies in
+//! `[base, base + 2^AB)` go to device memory (`d_axi_*`, a [`super::DevMem`]), all others
+//! to the host (`m_axi_*`). `base` is aligned to `2^AB` and `2^AB` is at least 4 KiB, so no
+//! burst straddles the window's edge. Addresses are passed on unchanged (the device memory
+//! uses only their low bits).
+//!
+//! The master uses one ID and expects responses in order, while the two sides answer
+//! independently. So each AR pushes its side into a route queue, and R beats are taken
+//! only from the side at its head, which is popped at `rlast`; each AW pushes its side
+//! into a W queue (popped at `wlast`, steering the W beats) and a B queue (steering the B
+//! responses). A W beat therefore waits until its burst's AW has been taken (a cycle
+//! later, as the queues are registers), which AXI allows; the DMA master raises AW
+//! without waiting for W. An address waits while its queue is full (8 bursts), and
+//! nothing is taken in reset.
+//!
+//! Addresses, beats and responses pass through combinationally, adding no cycle (but for
+//! that first W beat), and a side's valid never depends on the other side's ready.
+use rust_hdl::prelude::*;
+
+use crate::common::{constant, SmallFifo};
+
+/// `AB` = address bits inside the window.
+#[derive(LogicBlock)]
+pub struct AxiWindow<const AB: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_axi_awaddr: Signal<In, Bits<64>>,
+    pub s_axi_awlen: Signal<In, Bits<8>>,
+    pub s_axi_awsize: Signal<In, Bits<3>>,
+    pub s_axi_awburst: Signal<In, Bits<2>>,
+    pub s_axi_awvalid: Signal<In, Bit>,
+    pub s_axi_awready: Signal<Out, Bit>,
+    pub s_axi_wdata: Signal<In, Bits<64>>,
+    pub s_axi_wstrb: Signal<In, Bits<8>>,
+    pub s_axi_wlast: Signal<In, Bit>,
+    pub s_axi_wvalid: Signal<In, Bit>,
+    pub s_axi_wready: Signal<Out, Bit>,
+    pub s_axi_bresp: Signal<Out, Bits<2>>,
+    pub s_axi_bvalid: Signal<Out, Bit>,
+    pub s_axi_bready: Signal<In, Bit>,
+    pub s_axi_araddr: Signal<In, Bits<64>>,
+    pub s_axi_arlen: Signal<In, Bits<8>>,
+    pub s_axi_arsize: Signal<In, Bits<3>>,
+    pub s_axi_arburst: Signal<In, Bits<2>>,
+    pub s_axi_arvalid: Signal<In, Bit>,
+    pub s_axi_arready: Signal<Out, Bit>,
+    pub s_axi_rdata: Signal<Out, Bits<64>>,
+    pub s_axi_rresp: Signal<Out, Bits<2>>,
+    pub s_axi_rlast: Signal<Out, Bit>,
+    pub s_axi_rvalid: Signal<Out, Bit>,
+    pub s_axi_rready: Signal<In, Bit>,
+    pub m_axi_awaddr: Signal<Out, Bits<64>>,
+    pub m_axi_awlen: Signal<Out, Bits<8>>,
+    pub m_axi_awsize: Signal<Out, Bits<3>>,
+    pub m_axi_awburst: Signal<Out, Bits<2>>,
+    pub m_axi_awvalid: Signal<Out, Bit>,
+    pub m_axi_awready: Signal<In, Bit>,
+    pub m_axi_wdata: Signal<Out, Bits<64>>,
+    pub m_axi_wstrb: Signal<Out, Bits<8>>,
+    pub m_axi_wlast: Signal<Out, Bit>,
+    pub m_axi_wvalid: Signal<Out, Bit>,
+    pub m_axi_wready: Signal<In, Bit>,
+    pub m_axi_bresp: Signal<In, Bits<2>>,
+    pub m_axi_bvalid: Signal<In, Bit>,
+    pub m_axi_bready: Signal<Out, Bit>,
+    pub m_axi_araddr: Signal<Out, Bits<64>>,
+    pub m_axi_arlen: Signal<Out, Bits<8>>,
+    pub m_axi_arsize: Signal<Out, Bits<3>>,
+    pub m_axi_arburst: Signal<Out, Bits<2>>,
+    pub m_axi_arvalid: Signal<Out, Bit>,
+    pub m_axi_arready: Signal<In, Bit>,
+    pub m_axi_rdata: Signal<In, Bits<64>>,
+    pub m_axi_rresp: Signal<In, Bits<2>>,
+    pub m_axi_rlast: Signal<In, Bit>,
+    pub m_axi_rvalid: Signal<In, Bit>,
+    pub m_axi_rready: Signal<Out, Bit>,
+    pub d_axi_awaddr: Signal<Out, Bits<64>>,
+    pub d_axi_awlen: Signal<Out, Bits<8>>,
+    pub d_axi_awsize: Signal<Out, Bits<3>>,
+    pub d_axi_awburst: Signal<Out, Bits<2>>,
+    pub d_axi_awvalid: Signal<Out, Bit>,
+    pub d_axi_awready: Signal<In, Bit>,
+    pub d_axi_wdata: Signal<Out, Bits<64>>,
+    pub d_axi_wstrb: Signal<Out, Bits<8>>,
+    pub d_axi_wlast: Signal<Out, Bit>,
+    pub d_axi_wvalid: Signal<Out, Bit>,
+    pub d_axi_wready: Signal<In, Bit>,
+    pub d_axi_bresp: Signal<In, Bits<2>>,
+    pub d_axi_bvalid: Signal<In, Bit>,
+    pub d_axi_bready: Signal<Out, Bit>,
+    pub d_axi_araddr: Signal<Out, Bits<64>>,
+    pub d_axi_arlen: Signal<Out, Bits<8>>,
+    pub d_axi_arsize: Signal<Out, Bits<3>>,
+    pub d_axi_arburst: Signal<Out, Bits<2>>,
+    pub d_axi_arvalid: Signal<Out, Bit>,
+    pub d_axi_arready: Signal<In, Bit>,
+    pub d_axi_rdata: Signal<In, Bits<64>>,
+    pub d_axi_rresp: Signal<In, Bits<2>>,
+    pub d_axi_rlast: Signal<In, Bit>,
+    pub d_axi_rvalid: Signal<In, Bit>,
+    pub d_axi_rready: Signal<Out, Bit>,
+    /// The side (1: device) of every AR whose R beats are not all through.
+    ar_route: SmallFifo<1>,
+    /// The side of every AW whose W beats are not all through.
+    w_route: SmallFifo<1>,
+    /// The side of every AW whose B is not through.
+    b_route: SmallFifo<1>,
+    base: Constant<Bits<64>>,
+    /// The address bits that select the window (63..AB).
+    window_mask: Constant<Bits<64>>,
+    // Combinational.
+    ar_dev: Signal<Local, Bit>,
+    ar_room: Signal<Local, Bit>,
+    ar_go: Signal<Local, Bit>,
+    r_dev: Signal<Local, Bit>,
+    r_go: Signal<Local, Bit>,
+    aw_dev: Signal<Local, Bit>,
+    aw_room: Signal<Local, Bit>,
+    aw_go: Signal<Local, Bit>,
+    w_dev: Signal<Local, Bit>,
+    w_go: Signal<Local, Bit>,
+    b_dev: Signal<Local, Bit>,
+    b_go: Signal<Local, Bit>,
+}
+
+impl<const AB: usize> AxiWindow<AB> {
+    /// A window of `2^AB` octets at `base`.
+    pub fn new(base: u64) -> Self {
+        const { assert!(AB >= 12 && AB < 64) };
+        let low = (1_u64 << AB) - 1;
+        assert_eq!(base & low, 0, "window base {base:#x} not aligned to 2^{AB}");
+        AxiWindow {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_axi_awaddr: Default::default(),
+            s_axi_awlen: Default::default(),
+            s_axi_awsize: Default::default(),
+            s_axi_awburst: Default::default(),
+            s_axi_awvalid: Default::default(),
+            s_axi_awready: Default::default(),
+            s_axi_wdata: Default::default(),
+            s_axi_wstrb: Default::default(),
+            s_axi_wlast: Default::default(),
+            s_axi_wvalid: Default::default(),
+            s_axi_wready: Default::default(),
+            s_axi_bresp: Default::default(),
+            s_axi_bvalid: Default::default(),
+            s_axi_bready: Default::default(),
+            s_axi_araddr: Default::default(),
+            s_axi_arlen: Default::default(),
+            s_axi_arsize: Default::default(),
+            s_axi_arburst: Default::default(),
+            s_axi_arvalid: Default::default(),
+            s_axi_arready: Default::default(),
+            s_axi_rdata: Default::default(),
+            s_axi_rresp: Default::default(),
+            s_axi_rlast: Default::default(),
+            s_axi_rvalid: Default::default(),
+            s_axi_rready: Default::default(),
+            m_axi_awaddr: Default::default(),
+            m_axi_awlen: Default::default(),
+            m_axi_awsize: Default::default(),
+            m_axi_awburst: Default::default(),
+            m_axi_awvalid: Default::default(),
+            m_axi_awready: Default::default(),
+            m_axi_wdata: Default::default(),
+            m_axi_wstrb: Default::default(),
+            m_axi_wlast: Default::default(),
+            m_axi_wvalid: Default::default(),
+            m_axi_wready: Default::default(),
+            m_axi_bresp: Default::default(),
+            m_axi_bvalid: Default::default(),
+            m_axi_bready: Default::default(),
+            m_axi_araddr: Default::default(),
+            m_axi_arlen: Default::default(),
+            m_axi_arsize: Default::default(),
+            m_axi_arburst: Default::default(),
+            m_axi_arvalid: Default::default(),
+            m_axi_arready: Default::default(),
+            m_axi_rdata: Default::default(),
+            m_axi_rresp: Default::default(),
+            m_axi_rlast: Default::default(),
+            m_axi_rvalid: Default::default(),
+            m_axi_rready: Default::default(),
+            d_axi_awaddr: Default::default(),
+            d_axi_awlen: Default::default(),
+            d_axi_awsize: Default::default(),
+            d_axi_awburst: Default::default(),
+            d_axi_awvalid: Default::default(),
+            d_axi_awready: Default::default(),
+            d_axi_wdata: Default::default(),
+            d_axi_wstrb: Default::default(),
+            d_axi_wlast: Default::default(),
+            d_axi_wvalid: Default::default(),
+            d_axi_wready: Default::default(),
+            d_axi_bresp: Default::default(),
+            d_axi_bvalid: Default::default(),
+            d_axi_bready: Default::default(),
+            d_axi_araddr: Default::default(),
+            d_axi_arlen: Default::default(),
+            d_axi_arsize: Default::default(),
+            d_axi_arburst: Default::default(),
+            d_axi_arvalid: Default::default(),
+            d_axi_arready: Default::default(),
+            d_axi_rdata: Default::default(),
+            d_axi_rresp: Default::default(),
+            d_axi_rlast: Default::default(),
+            d_axi_rvalid: Default::default(),
+            d_axi_rready: Default::default(),
+            ar_route: Default::default(),
+            w_route: Default::default(),
+            b_route: Default::default(),
+            base: constant(base),
+            window_mask: constant(!low),
+            ar_dev: Default::default(),
+            ar_room: Default::default(),
+            ar_go: Default::default(),
+            r_dev: Default::default(),
+            r_go: Default::default(),
+            aw_dev: Default::default(),
+            aw_room: Default::default(),
+            aw_go: Default::default(),
+            w_dev: Default::default(),
+            w_go: Default::default(),
+            b_dev: Default::default(),
+            b_go: Default::default(),
+        }
+    }
+}
+
+impl<const AB: usize> Logic for AxiWindow<AB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.ar_route.clock.next = self.clock.val();
+        self.ar_route.reset.next = self.reset.val();
+        self.w_route.clock.next = self.clock.val();
+        self.w_route.reset.next = self.reset.val();
+        self.b_route.clock.next = self.clock.val();
+        self.b_route.reset.next = self.reset.val();
+
+        // ---- AR to its side, the side queued for the R beats.
+        self.ar_dev.next = (self.s_axi_araddr.val() & self.window_mask.val()) == self.base.val();
+        self.ar_room.next = self.ar_route.s_ready.val() & !self.reset.val();
+        self.m_axi_araddr.next = self.s_axi_araddr.val();
+        self.m_axi_arlen.next = self.s_axi_arlen.val();
+        self.m_axi_arsize.next = self.s_axi_arsize.val();
+        self.m_axi_arburst.next = self.s_axi_arburst.val();
+        self.m_axi_arvalid.next = self.s_axi_arvalid.val() & self.ar_room.val() & !self.ar_dev.val();
+        self.d_axi_araddr.next = self.s_axi_araddr.val();
+        self.d_axi_arlen.next = self.s_axi_arlen.val();
+        self.d_axi_arsize.next = self.s_axi_arsize.val();
+        self.d_axi_arburst.next = self.s_axi_arburst.val();
+        self.d_axi_arvalid.next = self.s_axi_arvalid.val() & self.ar_room.val() & self.ar_dev.val();
+        self.s_axi_arready.next = self.ar_room.val() & self.m_axi_arready.val();
+        if self.ar_dev.val() {
+            self.s_axi_arready.next = self.ar_room.val() & self.d_axi_arready.val();
+        }
+        self.ar_go.next = self.s_axi_arvalid.val() & self.ar_room.val() & self.m_axi_arready.val();
+        if self.ar_dev.val() {
+            self.ar_go.next = self.s_axi_arvalid.val() & self.ar_room.val() & self.d_axi_arready.val();
+        }
+        self.ar_route.s_valid.next = self.ar_go.val();
+        self.ar_route.s_data.next = self.ar_dev.val().into();
+
+        // ---- R beats from the side of the oldest AR only.
+        self.r_dev.next = self.ar_route.m_data.val().any();
+        self.s_axi_rvalid.next = self.ar_route.m_valid.val() & self.m_axi_rvalid.val();
+        self.s_axi_rdata.next = self.m_axi_rdata.val();
+        self.s_axi_rresp.next = self.m_axi_rresp.val();
+        self.s_axi_rlast.next = self.m_axi_rlast.val();
+        if self.r_dev.val() {
+            self.s_axi_rvalid.next = self.ar_route.m_valid.val() & self.d_axi_rvalid.val();
+            self.s_axi_rdata.next = self.d_axi_rdata.val();
+            self.s_axi_rresp.next = self.d_axi_rresp.val();
+            self.s_axi_rlast.next = self.d_axi_rlast.val();
+        }
+        self.m_axi_rready.next = self.s_axi_rready.val() & self.ar_route.m_valid.val() & !self.r_dev.val();
+        self.d_axi_rready.next = self.s_axi_rready.val() & self.ar_route.m_valid.val() & self.r_dev.val();
+        self.r_go.next = self.ar_route.m_valid.val() & self.s_axi_rready.val() & self.m_axi_rvalid.val()
+            & self.m_axi_rlast.val();
+        if self.r_dev.val() {
+            self.r_go.next = self.ar_route.m_valid.val() & self.s_axi_rready.val() & self.d_axi_rvalid.val()
+                & self.d_axi_rlast.val();
+        }
+        self.ar_route.m_ready.next = self.r_go.val();
+
+        // ---- AW to its side, the side queued for the W beats and for the B response.
+        self.aw_dev.next = (self.s_axi_awaddr.val() & self.window_mask.val()) == self.base.val();
+        self.aw_room.next = self.w_route.s_ready.val() & self.b_route.s_ready.val() & !self.reset.val();
+        self.m_axi_awaddr.next = self.s_axi_awaddr.val();
+        self.m_axi_awlen.next = self.s_axi_awlen.val();
+        self.m_axi_awsize.next = self.s_axi_awsize.val();
+        self.m_axi_awburst.next = self.s_axi_awburst.val();
+        self.m_axi_awvalid.next = self.s_axi_awvalid.val() & self.aw_room.val() & !self.aw_dev.val();
+        self.d_axi_awaddr.next = self.s_axi_awaddr.val();
+        self.d_axi_awlen.next = self.s_axi_awlen.val();
+        self.d_axi_awsize.next = self.s_axi_awsize.val();
+        self.d_axi_awburst.next = self.s_axi_awburst.val();
+        self.d_axi_awvalid.next = self.s_axi_awvalid.val() & self.aw_room.val() & self.aw_dev.val();
+        self.s_axi_awready.next = self.aw_room.val() & self.m_axi_awready.val();
+        if self.aw_dev.val() {
+            self.s_axi_awready.next = self.aw_room.val() & self.d_axi_awready.val();
+        }
+        self.aw_go.next = self.s_axi_awvalid.val() & self.aw_room.val() & self.m_axi_awready.val();
+        if self.aw_dev.val() {
+            self.aw_go.next = self.s_axi_awvalid.val() & self.aw_room.val() & self.d_axi_awready.val();
+        }
+        self.w_route.s_valid.next = self.aw_go.val();
+        self.w_route.s_data.next = self.aw_dev.val().into();
+        self.b_route.s_valid.next = self.aw_go.val();
+        self.b_route.s_data.next = self.aw_dev.val().into();
+
+        // ---- W beats to the side of the oldest AW still receiving data.
+        self.w_dev.next = self.w_route.m_data.val().any();
+        self.m_axi_wdata.next = self.s_axi_wdata.val();
+        self.m_axi_wstrb.next = self.s_axi_wstrb.val();
+        self.m_axi_wlast.next = self.s_axi_wlast.val();
+        self.m_axi_wvalid.next = self.s_axi_wvalid.val() & self.w_route.m_valid.val() & !self.w_dev.val();
+        self.d_axi_wdata.next = self.s_axi_wdata.val();
+        self.d_axi_wstrb.next = self.s_axi_wstrb.val();
+        self.d_axi_wlast.next = self.s_axi_wlast.val();
+        self.d_axi_wvalid.next = self.s_axi_wvalid.val() & self.w_route.m_valid.val() & self.w_dev.val();
+        self.s_axi_wready.next = self.w_route.m_valid.val() & self.m_axi_wready.val();
+        if self.w_dev.val() {
+            self.s_axi_wready.next = self.w_route.m_valid.val() & self.d_axi_wready.val();
+        }
+        self.w_go.next = self.s_axi_wvalid.val() & self.w_route.m_valid.val() & self.s_axi_wlast.val()
+            & self.m_axi_wready.val();
+        if self.w_dev.val() {
+            self.w_go.next = self.s_axi_wvalid.val() & self.w_route.m_valid.val() & self.s_axi_wlast.val()
+                & self.d_axi_wready.val();
+        }
+        self.w_route.m_ready.next = self.w_go.val();
+
+        // ---- B responses from the side of the oldest AW not answered.
+        self.b_dev.next = self.b_route.m_data.val().any();
+        self.s_axi_bvalid.next = self.b_route.m_valid.val() & self.m_axi_bvalid.val();
+        self.s_axi_bresp.next = self.m_axi_bresp.val();
+        if self.b_dev.val() {
+            self.s_axi_bvalid.next = self.b_route.m_valid.val() & self.d_axi_bvalid.val();
+            self.s_axi_bresp.next = self.d_axi_bresp.val();
+        }
+        self.m_axi_bready.next = self.s_axi_bready.val() & self.b_route.m_valid.val() & !self.b_dev.val();
+        self.d_axi_bready.next = self.s_axi_bready.val() & self.b_route.m_valid.val() & self.b_dev.val();
+        self.b_go.next = self.b_route.m_valid.val() & self.s_axi_bready.val() & self.m_axi_bvalid.val();
+        if self.b_dev.val() {
+            self.b_go.next = self.b_route.m_valid.val() & self.s_axi_bready.val() & self.d_axi_bvalid.val();
+        }
+        self.b_route.m_ready.next = self.b_go.val();
+    }
+}
