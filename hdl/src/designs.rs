@@ -162,7 +162,7 @@ pub fn all() -> Vec<Design> {
         },
         Design {
             name: "rnic_host_sq_fetch",
-            summary: "SQ fetch: round-robin over QPs with work, WQEs read from host rings",
+            summary: "SQ fetch: round-robin over QPs with work, WQEs read from host rings up to eight slots a request",
             generate: || generate("rnic_host_sq_fetch", SqFetch::<6, 64>::default()),
         },
         Design {

@@ -166,6 +166,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [31:0] job_msn$d;
     wire  [31:0] job_msn$q;
     reg  job_msn$clock;
+    reg  [31:0] req_id$d;
+    wire  [31:0] req_id$q;
+    reg  req_id$clock;
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
@@ -330,6 +333,11 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .q(job_msn$q),
         .clock(job_msn$clock)
     );
+    rnic_rdmap_tx_request$req_id req_id(
+        .d(req_id$d),
+        .q(req_id$q),
+        .clock(req_id$clock)
+    );
     rnic_rdmap_tx_request$fail fail(
         .d(fail$d),
         .q(fail$q),
@@ -421,6 +429,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         job_valid$clock = clock;
         job_addr$clock = clock;
         job_msn$clock = clock;
+        req_id$clock = clock;
         fail$clock = clock;
         head$clock = clock;
         tail$clock = clock;
@@ -433,6 +442,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         job_valid$d = job_valid$q;
         job_addr$d = job_addr$q;
         job_msn$d = job_msn$q;
+        req_id$d = req_id$q;
         fail$d = fail$q;
         head$d = head$q;
         tail$d = tail$q;
@@ -600,7 +610,10 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         rto_be$d = wqe$q[(at_remote_to)+:(64)];
         read_body = ((lkey_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((laddr_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((len_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((rstag_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((rto_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
         aop_word = ((wqe$q[(at_aopcode)+:(4)]) & 32'hffffffff) << 32'h18;
-        req_id_be$d = atomic_msn$read_data + 32'h1;
+        if (state$q == 32'h1) begin
+            req_id$d = atomic_msn$read_data + 32'h1;
+        end
+        req_id_be$d = req_id$q;
         add_be$d = wqe$q[(at_add_swap)+:(64)];
         add_mask_be$d = wqe$q[(at_add_swap_mask)+:(64)];
         compare_be$d = wqe$q[(at_compare)+:(64)];
@@ -1177,6 +1190,25 @@ module rnic_rdmap_tx_request$read_msn(read_address,read_clock,read_data,write_ad
     end
                 
 endmodule // rnic_rdmap_tx_request$read_msn
+
+
+module rnic_rdmap_tx_request$req_id(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$req_id
 
 
 module rnic_rdmap_tx_request$req_id_be(d,q);

@@ -23353,6 +23353,9 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [31:0] job_msn$d;
     wire  [31:0] job_msn$q;
     reg  job_msn$clock;
+    reg  [31:0] req_id$d;
+    wire  [31:0] req_id$q;
+    reg  req_id$clock;
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
@@ -23517,6 +23520,11 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .q(job_msn$q),
         .clock(job_msn$clock)
     );
+    rnic_top$requester$req_id req_id(
+        .d(req_id$d),
+        .q(req_id$q),
+        .clock(req_id$clock)
+    );
     rnic_top$requester$fail fail(
         .d(fail$d),
         .q(fail$q),
@@ -23608,6 +23616,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         job_valid$clock = clock;
         job_addr$clock = clock;
         job_msn$clock = clock;
+        req_id$clock = clock;
         fail$clock = clock;
         head$clock = clock;
         tail$clock = clock;
@@ -23620,6 +23629,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         job_valid$d = job_valid$q;
         job_addr$d = job_addr$q;
         job_msn$d = job_msn$q;
+        req_id$d = req_id$q;
         fail$d = fail$q;
         head$d = head$q;
         tail$d = tail$q;
@@ -23787,7 +23797,10 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         rto_be$d = wqe$q[(at_remote_to)+:(64)];
         read_body = ((lkey_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((laddr_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((len_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((rstag_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((rto_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
         aop_word = ((wqe$q[(at_aopcode)+:(4)]) & 32'hffffffff) << 32'h18;
-        req_id_be$d = atomic_msn$read_data + 32'h1;
+        if (state$q == 32'h1) begin
+            req_id$d = atomic_msn$read_data + 32'h1;
+        end
+        req_id_be$d = req_id$q;
         add_be$d = wqe$q[(at_add_swap)+:(64)];
         add_mask_be$d = wqe$q[(at_add_swap_mask)+:(64)];
         compare_be$d = wqe$q[(at_compare)+:(64)];
@@ -24364,6 +24377,25 @@ module rnic_top$requester$read_msn(read_address,read_clock,read_data,write_addre
     end
                 
 endmodule // rnic_top$requester$read_msn
+
+
+module rnic_top$requester$req_id(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$req_id
 
 
 module rnic_top$requester$req_id_be(d,q);
@@ -28600,8 +28632,11 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     
     // Constant declarations
     localparam  one = 64'h1;
-    localparam  one_64 = 64'h1;
-    localparam  wqe_len = 32'h60;
+    localparam  ones = 64'hffffffffffffffff;
+    localparam  one_32 = 32'h1;
+    localparam  batch = 32'h8;
+    localparam  slot_tail = 32'h20;
+    localparam  wqe_last_beat = 4'hb;
     localparam  db_sq = 2'b0;
     localparam  qp_count = 16'h40;
     localparam  at_sq_log = 8'h60;
@@ -28623,6 +28658,13 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  pi$write_clock;
     reg  [31:0] pi$write_data;
     reg  pi$write_enable;
+    reg  [5:0] fi$read_address;
+    reg  fi$read_clock;
+    wire  [31:0] fi$read_data;
+    reg  [5:0] fi$write_address;
+    reg  fi$write_clock;
+    reg  [31:0] fi$write_data;
+    reg  fi$write_enable;
     reg  [5:0] ci$read_address;
     reg  ci$read_clock;
     wire  [31:0] ci$read_data;
@@ -28630,13 +28672,12 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  ci$write_clock;
     reg  [31:0] ci$write_data;
     reg  ci$write_enable;
-    reg  [5:0] ci_copy$read_address;
-    reg  ci_copy$read_clock;
-    wire  [31:0] ci_copy$read_data;
-    reg  [5:0] ci_copy$write_address;
-    reg  ci_copy$write_clock;
-    reg  [31:0] ci_copy$write_data;
-    reg  ci_copy$write_enable;
+    reg  [63:0] fi_zero$d;
+    wire  [63:0] fi_zero$q;
+    reg  fi_zero$clock;
+    reg  [63:0] ci_zero$d;
+    wire  [63:0] ci_zero$q;
+    reg  ci_zero$clock;
     reg  [63:0] pending$d;
     wire  [63:0] pending$q;
     reg  pending$clock;
@@ -28649,24 +28690,117 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  [5:0] start$d;
     wire  [5:0] start$q;
     reg  start$clock;
+    reg  restart$d;
+    wire  restart$q;
+    reg  restart$clock;
+    reg  db_hit$d;
+    wire  db_hit$q;
+    reg  db_hit$clock;
+    reg  wrote$d;
+    wire  wrote$q;
+    reg  wrote$clock;
+    reg  [5:0] wrote_qpn$d;
+    wire  [5:0] wrote_qpn$q;
+    reg  wrote_qpn$clock;
+    reg  [31:0] sz_fi$d;
+    wire  [31:0] sz_fi$q;
+    reg  sz_fi$clock;
+    reg  [31:0] sz_mask$d;
+    wire  [31:0] sz_mask$q;
+    reg  sz_mask$clock;
+    reg  [3:0] sz_count$d;
+    wire  [3:0] sz_count$q;
+    reg  sz_count$clock;
+    reg  sz_all$d;
+    wire  sz_all$q;
+    reg  sz_all$clock;
+    reg  sz_any$d;
+    wire  sz_any$q;
+    reg  sz_any$clock;
+    reg  [3:0] dec_count$d;
+    wire  [3:0] dec_count$q;
+    reg  dec_count$clock;
+    reg  dec_last$d;
+    wire  dec_last$q;
+    reg  dec_last$clock;
+    reg  [63:0] dec_addr$d;
+    wire  [63:0] dec_addr$q;
+    reg  dec_addr$clock;
+    reg  snap_fi_zero$d;
+    wire  snap_fi_zero$q;
+    reg  snap_fi_zero$clock;
+    reg  status_zero$d;
+    wire  status_zero$q;
+    reg  status_zero$clock;
     reg  req_valid$d;
     wire  req_valid$q;
     reg  req_valid$clock;
     reg  [63:0] req_addr$d;
     wire  [63:0] req_addr$q;
     reg  req_addr$clock;
-    reg  [767:0] wqe$d;
-    wire  [767:0] wqe$q;
-    reg  wqe$clock;
-    reg  error$d;
-    wire  error$q;
-    reg  error$clock;
-    reg  [31:0] index$d;
-    wire  [31:0] index$q;
-    reg  index$clock;
-    reg  [255:0] qp_ctx$d;
-    wire  [255:0] qp_ctx$q;
-    reg  qp_ctx$clock;
+    reg  [31:0] req_len$d;
+    wire  [31:0] req_len$q;
+    reg  req_len$clock;
+    reg  b_busy$0$d;
+    wire  b_busy$0$q;
+    reg  b_busy$0$clock;
+    reg  b_busy$1$d;
+    wire  b_busy$1$q;
+    reg  b_busy$1$clock;
+    reg  b_drop$0$d;
+    wire  b_drop$0$q;
+    reg  b_drop$0$clock;
+    reg  b_drop$1$d;
+    wire  b_drop$1$q;
+    reg  b_drop$1$clock;
+    reg  [5:0] b_qpn$0$d;
+    wire  [5:0] b_qpn$0$q;
+    reg  b_qpn$0$clock;
+    reg  [5:0] b_qpn$1$d;
+    wire  [5:0] b_qpn$1$q;
+    reg  b_qpn$1$clock;
+    reg  [255:0] b_ctx$0$d;
+    wire  [255:0] b_ctx$0$q;
+    reg  b_ctx$0$clock;
+    reg  [255:0] b_ctx$1$d;
+    wire  [255:0] b_ctx$1$q;
+    reg  b_ctx$1$clock;
+    reg  [31:0] b_index$0$d;
+    wire  [31:0] b_index$0$q;
+    reg  b_index$0$clock;
+    reg  [31:0] b_index$1$d;
+    wire  [31:0] b_index$1$q;
+    reg  b_index$1$clock;
+    reg  [3:0] b_left$0$d;
+    wire  [3:0] b_left$0$q;
+    reg  b_left$0$clock;
+    reg  [3:0] b_left$1$d;
+    wire  [3:0] b_left$1$q;
+    reg  b_left$1$clock;
+    reg  issue$d;
+    wire  issue$q;
+    reg  issue$clock;
+    reg  out$d;
+    wire  out$q;
+    reg  out$clock;
+    reg  [3:0] rx_beat$d;
+    wire  [3:0] rx_beat$q;
+    reg  rx_beat$clock;
+    reg  [767:0] wqe_in$d;
+    wire  [767:0] wqe_in$q;
+    reg  wqe_in$clock;
+    reg  err_in$d;
+    wire  err_in$q;
+    reg  err_in$clock;
+    reg  wqes$clock;
+    reg  wqes$reset;
+    reg  wqes$s_valid;
+    wire  wqes$s_ready;
+    reg  [768:0] wqes$s_data;
+    wire  wqes$m_valid;
+    reg  wqes$m_ready;
+    wire  [768:0] wqes$m_data;
+    wire  [4:0] wqes$count;
     reg  [63:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
@@ -28676,12 +28810,39 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  [63:0] candidates;
     reg  [5:0] chosen;
     reg  found;
-    reg  [63:0] qp_bit;
-    reg  [63:0] db_bit;
-    reg  [63:0] reset_bit;
+    reg  slot_free;
     reg  sq_doorbell;
+    reg  [5:0] db_qpn;
+    reg  [63:0] db_mask;
+    reg  reset_write;
+    reg  [63:0] reset_mask;
+    reg  [63:0] qp_bit;
+    reg  db_here;
+    reg  write_here;
+    reg  [31:0] fi_now;
+    reg  [31:0] avail;
     reg  [7:0] log_size;
-    reg  [63:0] slot;
+    reg  [31:0] ring_size;
+    reg  [31:0] ring_slot;
+    reg  [31:0] to_wrap;
+    reg  [31:0] count_avail;
+    reg  wrapped;
+    reg  [3:0] count;
+    reg  live;
+    reg  issuing;
+    reg  [63:0] fi_mask;
+    reg  [63:0] done_mask;
+    reg  [767:0] wqe_next;
+    reg  err_next;
+    reg  head_drop;
+    reg  [5:0] head_qpn;
+    reg  [255:0] head_ctx;
+    reg  [31:0] head_index;
+    reg  [3:0] head_left;
+    reg  head_reset;
+    reg  take;
+    reg  pop;
+    reg  [63:0] ci_mask;
     
     // Sub module instances
     rnic_top$sq$ctx ctx(
@@ -28702,6 +28863,15 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         .write_data(pi$write_data),
         .write_enable(pi$write_enable)
     );
+    rnic_top$sq$fi fi(
+        .read_address(fi$read_address),
+        .read_clock(fi$read_clock),
+        .read_data(fi$read_data),
+        .write_address(fi$write_address),
+        .write_clock(fi$write_clock),
+        .write_data(fi$write_data),
+        .write_enable(fi$write_enable)
+    );
     rnic_top$sq$ci ci(
         .read_address(ci$read_address),
         .read_clock(ci$read_clock),
@@ -28711,14 +28881,15 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         .write_data(ci$write_data),
         .write_enable(ci$write_enable)
     );
-    rnic_top$sq$ci_copy ci_copy(
-        .read_address(ci_copy$read_address),
-        .read_clock(ci_copy$read_clock),
-        .read_data(ci_copy$read_data),
-        .write_address(ci_copy$write_address),
-        .write_clock(ci_copy$write_clock),
-        .write_data(ci_copy$write_data),
-        .write_enable(ci_copy$write_enable)
+    rnic_top$sq$fi_zero fi_zero(
+        .d(fi_zero$d),
+        .q(fi_zero$q),
+        .clock(fi_zero$clock)
+    );
+    rnic_top$sq$ci_zero ci_zero(
+        .d(ci_zero$d),
+        .q(ci_zero$q),
+        .clock(ci_zero$clock)
     );
     rnic_top$sq$pending pending(
         .d(pending$d),
@@ -28740,6 +28911,76 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         .q(start$q),
         .clock(start$clock)
     );
+    rnic_top$sq$restart restart(
+        .d(restart$d),
+        .q(restart$q),
+        .clock(restart$clock)
+    );
+    rnic_top$sq$db_hit db_hit(
+        .d(db_hit$d),
+        .q(db_hit$q),
+        .clock(db_hit$clock)
+    );
+    rnic_top$sq$wrote wrote(
+        .d(wrote$d),
+        .q(wrote$q),
+        .clock(wrote$clock)
+    );
+    rnic_top$sq$wrote_qpn wrote_qpn(
+        .d(wrote_qpn$d),
+        .q(wrote_qpn$q),
+        .clock(wrote_qpn$clock)
+    );
+    rnic_top$sq$sz_fi sz_fi(
+        .d(sz_fi$d),
+        .q(sz_fi$q),
+        .clock(sz_fi$clock)
+    );
+    rnic_top$sq$sz_mask sz_mask(
+        .d(sz_mask$d),
+        .q(sz_mask$q),
+        .clock(sz_mask$clock)
+    );
+    rnic_top$sq$sz_count sz_count(
+        .d(sz_count$d),
+        .q(sz_count$q),
+        .clock(sz_count$clock)
+    );
+    rnic_top$sq$sz_all sz_all(
+        .d(sz_all$d),
+        .q(sz_all$q),
+        .clock(sz_all$clock)
+    );
+    rnic_top$sq$sz_any sz_any(
+        .d(sz_any$d),
+        .q(sz_any$q),
+        .clock(sz_any$clock)
+    );
+    rnic_top$sq$dec_count dec_count(
+        .d(dec_count$d),
+        .q(dec_count$q),
+        .clock(dec_count$clock)
+    );
+    rnic_top$sq$dec_last dec_last(
+        .d(dec_last$d),
+        .q(dec_last$q),
+        .clock(dec_last$clock)
+    );
+    rnic_top$sq$dec_addr dec_addr(
+        .d(dec_addr$d),
+        .q(dec_addr$q),
+        .clock(dec_addr$clock)
+    );
+    rnic_top$sq$snap_fi_zero snap_fi_zero(
+        .d(snap_fi_zero$d),
+        .q(snap_fi_zero$q),
+        .clock(snap_fi_zero$clock)
+    );
+    rnic_top$sq$status_zero status_zero(
+        .d(status_zero$d),
+        .q(status_zero$q),
+        .clock(status_zero$clock)
+    );
     rnic_top$sq$req_valid req_valid(
         .d(req_valid$d),
         .q(req_valid$q),
@@ -28750,25 +28991,106 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         .q(req_addr$q),
         .clock(req_addr$clock)
     );
-    rnic_top$sq$wqe wqe(
-        .d(wqe$d),
-        .q(wqe$q),
-        .clock(wqe$clock)
+    rnic_top$sq$req_len req_len(
+        .d(req_len$d),
+        .q(req_len$q),
+        .clock(req_len$clock)
     );
-    rnic_top$sq$error error(
-        .d(error$d),
-        .q(error$q),
-        .clock(error$clock)
+    rnic_top$sq$b_busy$0 b_busy$0(
+        .d(b_busy$0$d),
+        .q(b_busy$0$q),
+        .clock(b_busy$0$clock)
     );
-    rnic_top$sq$index index(
-        .d(index$d),
-        .q(index$q),
-        .clock(index$clock)
+    rnic_top$sq$b_busy$1 b_busy$1(
+        .d(b_busy$1$d),
+        .q(b_busy$1$q),
+        .clock(b_busy$1$clock)
     );
-    rnic_top$sq$qp_ctx qp_ctx(
-        .d(qp_ctx$d),
-        .q(qp_ctx$q),
-        .clock(qp_ctx$clock)
+    rnic_top$sq$b_drop$0 b_drop$0(
+        .d(b_drop$0$d),
+        .q(b_drop$0$q),
+        .clock(b_drop$0$clock)
+    );
+    rnic_top$sq$b_drop$1 b_drop$1(
+        .d(b_drop$1$d),
+        .q(b_drop$1$q),
+        .clock(b_drop$1$clock)
+    );
+    rnic_top$sq$b_qpn$0 b_qpn$0(
+        .d(b_qpn$0$d),
+        .q(b_qpn$0$q),
+        .clock(b_qpn$0$clock)
+    );
+    rnic_top$sq$b_qpn$1 b_qpn$1(
+        .d(b_qpn$1$d),
+        .q(b_qpn$1$q),
+        .clock(b_qpn$1$clock)
+    );
+    rnic_top$sq$b_ctx$0 b_ctx$0(
+        .d(b_ctx$0$d),
+        .q(b_ctx$0$q),
+        .clock(b_ctx$0$clock)
+    );
+    rnic_top$sq$b_ctx$1 b_ctx$1(
+        .d(b_ctx$1$d),
+        .q(b_ctx$1$q),
+        .clock(b_ctx$1$clock)
+    );
+    rnic_top$sq$b_index$0 b_index$0(
+        .d(b_index$0$d),
+        .q(b_index$0$q),
+        .clock(b_index$0$clock)
+    );
+    rnic_top$sq$b_index$1 b_index$1(
+        .d(b_index$1$d),
+        .q(b_index$1$q),
+        .clock(b_index$1$clock)
+    );
+    rnic_top$sq$b_left$0 b_left$0(
+        .d(b_left$0$d),
+        .q(b_left$0$q),
+        .clock(b_left$0$clock)
+    );
+    rnic_top$sq$b_left$1 b_left$1(
+        .d(b_left$1$d),
+        .q(b_left$1$q),
+        .clock(b_left$1$clock)
+    );
+    rnic_top$sq$issue issue(
+        .d(issue$d),
+        .q(issue$q),
+        .clock(issue$clock)
+    );
+    rnic_top$sq$out out(
+        .d(out$d),
+        .q(out$q),
+        .clock(out$clock)
+    );
+    rnic_top$sq$rx_beat rx_beat(
+        .d(rx_beat$d),
+        .q(rx_beat$q),
+        .clock(rx_beat$clock)
+    );
+    rnic_top$sq$wqe_in wqe_in(
+        .d(wqe_in$d),
+        .q(wqe_in$q),
+        .clock(wqe_in$clock)
+    );
+    rnic_top$sq$err_in err_in(
+        .d(err_in$d),
+        .q(err_in$q),
+        .clock(err_in$clock)
+    );
+    rnic_top$sq$wqes wqes(
+        .clock(wqes$clock),
+        .reset(wqes$reset),
+        .s_valid(wqes$s_valid),
+        .s_ready(wqes$s_ready),
+        .s_data(wqes$s_data),
+        .m_valid(wqes$m_valid),
+        .m_ready(wqes$m_ready),
+        .m_data(wqes$m_data),
+        .count(wqes$count)
     );
     rnic_top$sq$pick pick(
         .requests(pick$requests),
@@ -28779,138 +29101,570 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     
     // Update code
     always @(*) begin
+        fi_zero$clock = clock;
+        ci_zero$clock = clock;
         pending$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
         start$clock = clock;
+        restart$clock = clock;
+        db_hit$clock = clock;
+        wrote$clock = clock;
+        wrote_qpn$clock = clock;
+        sz_fi$clock = clock;
+        sz_mask$clock = clock;
+        sz_count$clock = clock;
+        sz_all$clock = clock;
+        sz_any$clock = clock;
+        dec_count$clock = clock;
+        dec_last$clock = clock;
+        dec_addr$clock = clock;
+        snap_fi_zero$clock = clock;
+        status_zero$clock = clock;
         req_valid$clock = clock;
         req_addr$clock = clock;
-        wqe$clock = clock;
-        error$clock = clock;
-        index$clock = clock;
-        qp_ctx$clock = clock;
+        req_len$clock = clock;
+        issue$clock = clock;
+        out$clock = clock;
+        rx_beat$clock = clock;
+        wqe_in$clock = clock;
+        err_in$clock = clock;
+        fi_zero$d = fi_zero$q;
+        ci_zero$d = ci_zero$q;
         pending$d = pending$q;
         state$d = state$q;
         qpn$d = qpn$q;
         start$d = start$q;
+        restart$d = restart$q;
+        db_hit$d = db_hit$q;
+        wrote$d = wrote$q;
+        wrote_qpn$d = wrote_qpn$q;
+        sz_fi$d = sz_fi$q;
+        sz_mask$d = sz_mask$q;
+        sz_count$d = sz_count$q;
+        sz_all$d = sz_all$q;
+        sz_any$d = sz_any$q;
+        dec_count$d = dec_count$q;
+        dec_last$d = dec_last$q;
+        dec_addr$d = dec_addr$q;
+        snap_fi_zero$d = snap_fi_zero$q;
+        status_zero$d = status_zero$q;
         req_valid$d = req_valid$q;
         req_addr$d = req_addr$q;
-        wqe$d = wqe$q;
-        error$d = error$q;
-        index$d = index$q;
-        qp_ctx$d = qp_ctx$q;
+        req_len$d = req_len$q;
+        issue$d = issue$q;
+        out$d = out$q;
+        rx_beat$d = rx_beat$q;
+        wqe_in$d = wqe_in$q;
+        err_in$d = err_in$q;
+        b_busy$0$clock = clock;
+        b_busy$0$d = b_busy$0$q;
+        b_drop$0$clock = clock;
+        b_drop$0$d = b_drop$0$q;
+        b_qpn$0$clock = clock;
+        b_qpn$0$d = b_qpn$0$q;
+        b_ctx$0$clock = clock;
+        b_ctx$0$d = b_ctx$0$q;
+        b_index$0$clock = clock;
+        b_index$0$d = b_index$0$q;
+        b_left$0$clock = clock;
+        b_left$0$d = b_left$0$q;
+        b_busy$1$clock = clock;
+        b_busy$1$d = b_busy$1$q;
+        b_drop$1$clock = clock;
+        b_drop$1$d = b_drop$1$q;
+        b_qpn$1$clock = clock;
+        b_qpn$1$d = b_qpn$1$q;
+        b_ctx$1$clock = clock;
+        b_ctx$1$d = b_ctx$1$q;
+        b_index$1$clock = clock;
+        b_index$1$d = b_index$1$q;
+        b_left$1$clock = clock;
+        b_left$1$d = b_left$1$q;
         ctx$read_clock = clock;
         ctx$write_clock = clock;
         pi$read_clock = clock;
         pi$write_clock = clock;
+        fi$read_clock = clock;
+        fi$write_clock = clock;
         ci$read_clock = clock;
         ci$write_clock = clock;
-        ci_copy$read_clock = clock;
-        ci_copy$write_clock = clock;
+        wqes$clock = clock;
+        wqes$reset = reset;
         ctx$write_enable = qp_we;
         ctx$write_address = qp_waddr;
         ctx$write_data = qp_wdata;
         sq_doorbell = db_valid & (db_kind == db_sq) & (db_index < qp_count);
+        db_qpn = db_index[(32'h0)+:(6)];
         pi$write_enable = sq_doorbell;
-        pi$write_address = db_index[(32'h0)+:(6)];
+        pi$write_address = db_qpn;
         pi$write_data = db_value;
-        if (qp_we & qp_reset) begin
-            pi$write_enable = 1'b1;
-            pi$write_address = qp_waddr;
-            pi$write_data = 32'h0;
+        db_mask = 32'h0;
+        if (sq_doorbell) begin
+            db_mask = one << ((db_qpn) & 64'hffffffffffffffff);
         end
-        db_bit = one << ((db_index[(32'h0)+:(6)]) & 64'hffffffffffffffff);
-        reset_bit = one << ((qp_waddr) & 64'hffffffffffffffff);
+        reset_write = qp_we & qp_reset;
+        reset_mask = 32'h0;
+        if (reset_write) begin
+            reset_mask = one << ((qp_waddr) & 64'hffffffffffffffff);
+        end
         qp_bit = one << ((qpn$q) & 64'hffffffffffffffff);
+        db_here = sq_doorbell & (db_qpn == qpn$q);
+        write_here = qp_we & (qp_waddr == qpn$q);
         candidates = pending$q & (qp_rts | qp_error);
         pick$requests = candidates;
         pick$start = ((start$q) & 8'hff);
         found = pick$found;
         chosen = pick$grant[(32'h0)+:(6)];
+        slot_free = 1'b0;
+        if (issue$q == 0) begin
+            slot_free = ~b_busy$0$q;
+        end
+        if (issue$q == 1) begin
+            slot_free = ~b_busy$1$q;
+        end
         ctx$read_address = qpn$q;
         pi$read_address = qpn$q;
-        ci$read_address = qpn$q;
-        ci$write_enable = 1'b0;
-        ci$write_address = qpn$q;
-        ci$write_data = index$q + 32'h1;
+        fi$read_address = qpn$q;
+        fi_now = fi$read_data;
+        if (snap_fi_zero$q) begin
+            fi_now = 32'h0;
+        end
+        avail = pi$read_data - fi_now;
         log_size = ctx$read_data[(at_sq_log)+:(8)];
-        slot = (((ci$read_data) & 64'hffffffffffffffff) & ((one_64 << log_size) - 32'h1)) << slot_shift;
-        if ((state$q == 32'h0) & found & enable) begin
+        ring_size = one_32 << log_size;
+        count_avail = batch;
+        if (avail < batch) begin
+            count_avail = avail;
+        end
+        ring_slot = sz_fi$q & sz_mask$q;
+        to_wrap = sz_mask$q - ring_slot + 32'h1;
+        wrapped = to_wrap < ((sz_count$q) & 32'hffffffff);
+        count = sz_count$q;
+        if (wrapped) begin
+            count = to_wrap[(32'h0)+:(4)];
+        end
+        if ((state$q == 32'h0) & found & enable & slot_free) begin
             qpn$d = chosen;
+            restart$d = 1'b0;
+            db_hit$d = 1'b0;
             state$d = 32'h1;
         end
         if (state$q == 32'h1) begin
+            snap_fi_zero$d = |(fi_zero$q & qp_bit);
             state$d = 32'h2;
+            if (wrote$q & (wrote_qpn$q == qpn$q)) begin
+                restart$d = 1'b1;
+            end
         end
+        if ((state$q != 32'h0) & (state$q != 32'h5)) begin
+            if (write_here) begin
+                restart$d = 1'b1;
+            end
+            if (db_here) begin
+                db_hit$d = 1'b1;
+            end
+        end
+        wrote$d = qp_we;
+        wrote_qpn$d = qp_waddr;
         if (state$q == 32'h2) begin
-            if (pi$read_data == ci$read_data) begin
-                pending$d = pending$q & ~qp_bit;
-                state$d = 32'h0;
-                start$d = qpn$q + 32'h1;
-            end
-            else begin
-                req_valid$d = 1'b1;
-                req_addr$d = ctx$read_data[(at_sq_base)+:(64)] + slot;
-                index$d = ci$read_data;
-                qp_ctx$d = ctx$read_data;
-                error$d = 1'b0;
-                state$d = 32'h3;
-            end
+            sz_fi$d = fi_now;
+            sz_mask$d = ring_size - 32'h1;
+            sz_count$d = count_avail[(32'h0)+:(4)];
+            sz_all$d = avail <= batch;
+            sz_any$d = |avail;
+            state$d = 32'h3;
         end
-        if ((state$q == 32'h3) & m_req_ready) begin
-            req_valid$d = 1'b0;
+        if (state$q == 32'h3) begin
+            dec_count$d = count;
+            dec_last$d = sz_all$q & ~wrapped;
+            dec_addr$d = ctx$read_data[(at_sq_base)+:(64)] + (((ring_slot) & 64'hffffffffffffffff) << slot_shift);
             state$d = 32'h4;
         end
-        s_rd_tready = state$q == 32'h4;
-        if ((state$q == 32'h4) & s_rd_tvalid) begin
-            wqe$d = (wqe$q >> 32'h40) | (((s_rd_tdata) & 768'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2c0);
-            if (s_rd_tuser[32'h8]) begin
-                error$d = 1'b1;
+        live = (state$q == 32'h4) & ~restart$q & ~write_here;
+        issuing = live & sz_any$q;
+        fi$write_enable = issuing;
+        fi$write_address = qpn$q;
+        fi$write_data = sz_fi$q + ((dec_count$q) & 32'hffffffff);
+        fi_mask = 32'h0;
+        done_mask = 32'h0;
+        if (state$q == 32'h4) begin
+            state$d = 32'h0;
+        end
+        if (live) begin
+            start$d = qpn$q + 32'h1;
+            if (dec_last$q & ~db_hit$q) begin
+                done_mask = qp_bit;
+            end
+        end
+        if (issuing) begin
+            fi_mask = qp_bit;
+            if (issue$q == 0) begin
+                b_busy$0$d = 1'b1;
+                b_drop$0$d = 1'b0;
+                b_qpn$0$d = qpn$q;
+                b_ctx$0$d = ctx$read_data;
+                b_index$0$d = sz_fi$q;
+                b_left$0$d = dec_count$q;
+            end
+            if (issue$q == 1) begin
+                b_busy$1$d = 1'b1;
+                b_drop$1$d = 1'b0;
+                b_qpn$1$d = qpn$q;
+                b_ctx$1$d = ctx$read_data;
+                b_index$1$d = sz_fi$q;
+                b_left$1$d = dec_count$q;
+            end
+            issue$d = issue$q + 32'h1;
+            req_valid$d = 1'b1;
+            req_addr$d = dec_addr$q;
+            req_len$d = (((dec_count$q) & 32'hffffffff) << slot_shift) - slot_tail;
+            state$d = 32'h5;
+        end
+        if ((state$q == 32'h5) & m_req_ready) begin
+            req_valid$d = 1'b0;
+            state$d = 32'h0;
+        end
+        if (b_busy$0$q & qp_we & (qp_waddr == b_qpn$0$q)) begin
+            b_ctx$0$d = qp_wdata;
+            if (qp_reset) begin
+                b_drop$0$d = 1'b1;
+            end
+        end
+        if (b_busy$1$q & qp_we & (qp_waddr == b_qpn$1$q)) begin
+            b_ctx$1$d = qp_wdata;
+            if (qp_reset) begin
+                b_drop$1$d = 1'b1;
+            end
+        end
+        s_rd_tready = 1'b1;
+        wqe_next = (wqe_in$q >> 32'h40) | (((s_rd_tdata) & 768'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2c0);
+        err_next = err_in$q | s_rd_tuser[32'h8];
+        wqes$s_valid = s_rd_tvalid & (rx_beat$q == wqe_last_beat);
+        wqes$s_data = ((wqe_next) & 769'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((err_next) & 769'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h300);
+        if (s_rd_tvalid) begin
+            wqe_in$d = wqe_next;
+            err_in$d = err_next;
+            rx_beat$d = rx_beat$q + 32'h1;
+            if ((rx_beat$q == wqe_last_beat) | s_rd_tlast) begin
+                err_in$d = 1'b0;
             end
             if (s_rd_tlast) begin
-                state$d = 32'h5;
+                rx_beat$d = 32'h0;
             end
         end
-        if ((state$q == 32'h5) & m_ready) begin
-            ci$write_enable = 1'b1;
-            state$d = 32'h0;
-            start$d = qpn$q + 32'h1;
+        head_drop = 1'b0;
+        head_qpn = 32'h0;
+        head_ctx = 32'h0;
+        head_index = 32'h0;
+        head_left = 32'h0;
+        if (out$q == 0) begin
+            head_drop = b_drop$0$q;
+            head_qpn = b_qpn$0$q;
+            head_ctx = b_ctx$0$q;
+            head_index = b_index$0$q;
+            head_left = b_left$0$q;
         end
-        if (sq_doorbell) begin
-            pending$d = pending$q | db_bit;
-            if ((state$q == 32'h2) & (pi$read_data == ci$read_data)) begin
-                pending$d = (pending$q & ~qp_bit) | db_bit;
+        if (out$q == 1) begin
+            head_drop = b_drop$1$q;
+            head_qpn = b_qpn$1$q;
+            head_ctx = b_ctx$1$q;
+            head_index = b_index$1$q;
+            head_left = b_left$1$q;
+        end
+        head_reset = reset_write & (qp_waddr == head_qpn);
+        m_valid = wqes$m_valid & ~head_drop & ~head_reset & enable;
+        take = m_valid & m_ready;
+        pop = take | (wqes$m_valid & head_drop);
+        wqes$m_ready = pop;
+        if (pop) begin
+            if (out$q == 0) begin
+                b_index$0$d = b_index$0$q + 32'h1;
+                b_left$0$d = b_left$0$q - 32'h1;
+                if (b_left$0$q == 32'h1) begin
+                    b_busy$0$d = 1'b0;
+                end
+            end
+            if (out$q == 1) begin
+                b_index$1$d = b_index$1$q + 32'h1;
+                b_left$1$d = b_left$1$q - 32'h1;
+                if (b_left$1$q == 32'h1) begin
+                    b_busy$1$d = 1'b0;
+                end
+            end
+            if (head_left == 32'h1) begin
+                out$d = out$q + 32'h1;
             end
         end
-        if (qp_we & qp_reset) begin
-            ci$write_enable = 1'b1;
-            ci$write_address = qp_waddr;
-            ci$write_data = 32'h0;
-            pending$d = pending$q & ~reset_bit;
+        ci$write_enable = take;
+        ci$write_address = head_qpn;
+        ci$write_data = head_index + 32'h1;
+        ci_mask = 32'h0;
+        if (take) begin
+            ci_mask = one << ((head_qpn) & 64'hffffffffffffffff);
         end
+        pending$d = ((pending$q & ~done_mask) | db_mask) & ~reset_mask;
+        fi_zero$d = (fi_zero$q & ~fi_mask) | reset_mask;
+        ci_zero$d = (ci_zero$q & ~ci_mask) | reset_mask;
         if (reset) begin
             pending$d = 32'h0;
+            fi_zero$d = ones;
+            ci_zero$d = ones;
             state$d = 32'h0;
             req_valid$d = 1'b0;
             start$d = 32'h0;
+            b_busy$0$d = 1'b0;
+            b_busy$1$d = 1'b0;
+            issue$d = 32'h0;
+            out$d = 32'h0;
+            rx_beat$d = 32'h0;
+            err_in$d = 1'b0;
         end
-        ci_copy$write_enable = ci$write_enable;
-        ci_copy$write_address = ci$write_address;
-        ci_copy$write_data = ci$write_data;
-        ci_copy$read_address = status_qpn;
-        status_ci = ci_copy$read_data;
+        ci$read_address = status_qpn;
+        status_zero$d = |(ci_zero$q & (one << ((status_qpn) & 64'hffffffffffffffff)));
+        status_ci = ci$read_data;
+        if (status_zero$q) begin
+            status_ci = 32'h0;
+        end
         m_req_valid = req_valid$q;
         m_req_addr = req_addr$q;
-        m_req_len = wqe_len;
-        m_valid = state$q == 32'h5;
-        m_wqe = wqe$q;
-        m_qpn = qpn$q;
-        m_ctx = qp_ctx$q;
-        m_index = index$q;
-        m_error = error$q;
+        m_req_len = req_len$q;
+        m_wqe = wqes$m_data[(32'h0)+:(768)];
+        m_error = wqes$m_data[32'h300];
+        m_qpn = head_qpn;
+        m_ctx = head_ctx;
+        m_index = head_index;
     end
     
 endmodule // rnic_top$sq
+
+
+module rnic_top$sq$b_busy$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_busy$0
+
+
+module rnic_top$sq$b_busy$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_busy$1
+
+
+module rnic_top$sq$b_ctx$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_ctx$0
+
+
+module rnic_top$sq$b_ctx$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_ctx$1
+
+
+module rnic_top$sq$b_drop$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_drop$0
+
+
+module rnic_top$sq$b_drop$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_drop$1
+
+
+module rnic_top$sq$b_index$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_index$0
+
+
+module rnic_top$sq$b_index$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_index$1
+
+
+module rnic_top$sq$b_left$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_left$0
+
+
+module rnic_top$sq$b_left$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_left$1
+
+
+module rnic_top$sq$b_qpn$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_qpn$0
+
+
+module rnic_top$sq$b_qpn$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$b_qpn$1
 
 
 module rnic_top$sq$ci(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -28942,33 +29696,23 @@ module rnic_top$sq$ci(read_address,read_clock,read_data,write_address,write_cloc
 endmodule // rnic_top$sq$ci
 
 
-module rnic_top$sq$ci_copy(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_top$sq$ci_zero(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] read_address;
-    input wire  read_clock;
-    output reg  [31:0] read_data;
-    input wire  [5:0] write_address;
-    input wire  write_clock;
-    input wire  [31:0] write_data;
-    input wire  write_enable;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    reg[31:0] mem[63:0];
-    
-    
-    
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+    initial begin
+       q = 64'h0;
     end
     
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
+    always @(posedge clock) begin
+       q <= d;
     end
-                
-endmodule // rnic_top$sq$ci_copy
+          
+endmodule // rnic_top$sq$ci_zero
 
 
 module rnic_top$sq$ctx(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -29000,7 +29744,7 @@ module rnic_top$sq$ctx(read_address,read_clock,read_data,write_address,write_clo
 endmodule // rnic_top$sq$ctx
 
 
-module rnic_top$sq$error(d,q,clock);
+module rnic_top$sq$db_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -29016,26 +29760,169 @@ module rnic_top$sq$error(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top$sq$error
+endmodule // rnic_top$sq$db_hit
 
 
-module rnic_top$sq$index(d,q,clock);
+module rnic_top$sq$dec_addr(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$sq$index
+endmodule // rnic_top$sq$dec_addr
+
+
+module rnic_top$sq$dec_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$dec_count
+
+
+module rnic_top$sq$dec_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$dec_last
+
+
+module rnic_top$sq$err_in(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$err_in
+
+
+module rnic_top$sq$fi(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$sq$fi
+
+
+module rnic_top$sq$fi_zero(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$fi_zero
+
+
+module rnic_top$sq$issue(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$issue
+
+
+module rnic_top$sq$out(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$out
 
 
 module rnic_top$sq$pending(d,q,clock);
@@ -29372,25 +30259,6 @@ module rnic_top$sq$pick(requests,start,found,grant);
 endmodule // rnic_top$sq$pick
 
 
-module rnic_top$sq$qp_ctx(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$sq$qp_ctx
-
-
 module rnic_top$sq$qpn(d,q,clock);
     
     // Module arguments
@@ -29429,6 +30297,25 @@ module rnic_top$sq$req_addr(d,q,clock);
 endmodule // rnic_top$sq$req_addr
 
 
+module rnic_top$sq$req_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$req_len
+
+
 module rnic_top$sq$req_valid(d,q,clock);
     
     // Module arguments
@@ -29446,6 +30333,63 @@ module rnic_top$sq$req_valid(d,q,clock);
     end
           
 endmodule // rnic_top$sq$req_valid
+
+
+module rnic_top$sq$restart(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$restart
+
+
+module rnic_top$sq$rx_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$rx_beat
+
+
+module rnic_top$sq$snap_fi_zero(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$snap_fi_zero
 
 
 module rnic_top$sq$start(d,q,clock);
@@ -29486,7 +30430,121 @@ module rnic_top$sq$state(d,q,clock);
 endmodule // rnic_top$sq$state
 
 
-module rnic_top$sq$wqe(d,q,clock);
+module rnic_top$sq$status_zero(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$status_zero
+
+
+module rnic_top$sq$sz_all(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$sz_all
+
+
+module rnic_top$sq$sz_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$sz_any
+
+
+module rnic_top$sq$sz_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$sz_count
+
+
+module rnic_top$sq$sz_fi(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$sz_fi
+
+
+module rnic_top$sq$sz_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$sz_mask
+
+
+module rnic_top$sq$wqe_in(d,q,clock);
     
     // Module arguments
     input wire  [767:0] d;
@@ -29502,7 +30560,235 @@ module rnic_top$sq$wqe(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top$sq$wqe
+endmodule // rnic_top$sq$wqe_in
+
+
+module rnic_top$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [768:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [768:0] m_data;
+    output reg  [4:0] count;
+    
+    // Constant declarations
+    localparam  depth = 5'b10000;
+    
+    // Stub signals
+    reg  [3:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [768:0] ram$read_data;
+    reg  [3:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [768:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [4:0] wr_ptr$d;
+    wire  [4:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [4:0] visible$d;
+    wire  [4:0] visible$q;
+    reg  visible$clock;
+    reg  [4:0] rd_ptr$d;
+    wire  [4:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [4:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$sq$wqes$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$sq$wqes$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$sq$wqes$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$sq$wqes$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(4)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(4)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$sq$wqes
+
+
+module rnic_top$sq$wqes$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [3:0] read_address;
+    input wire  read_clock;
+    output reg  [768:0] read_data;
+    input wire  [3:0] write_address;
+    input wire  write_clock;
+    input wire  [768:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[768:0] mem[15:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$sq$wqes$ram
+
+
+module rnic_top$sq$wqes$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes$rd_ptr
+
+
+module rnic_top$sq$wqes$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes$visible
+
+
+module rnic_top$sq$wqes$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes$wr_ptr
+
+
+module rnic_top$sq$wrote(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wrote
+
+
+module rnic_top$sq$wrote_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wrote_qpn
 
 
 module rnic_top$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);

@@ -117,33 +117,37 @@ struct P {
     fail: [Port; 2],
 }
 
+fn ports(m: &Model) -> P {
+    let q = |n: &str| m.port(n);
+    P {
+        s: ["s_valid", "s_ready", "s_wqe", "s_qpn", "s_ctx", "s_error"].map(q),
+        qp_error: q("qp_error"),
+        qp_rts: q("qp_rts"),
+        qp_we: q("qp_we"),
+        qp_reset: q("qp_reset"),
+        qp_waddr: q("qp_waddr"),
+        mr: ["mr_we", "mr_waddr", "mr_wdata", "mr_valid"].map(q),
+        job: [
+            "m_job_valid", "m_job_ready", "m_job_tagged", "m_job_opcode", "m_job_stag", "m_job_to", "m_job_qn", "m_job_msn",
+            "m_job_addr", "m_job_len", "m_job_inline", "m_job_inline_len", "m_job_mulpdu", "m_job_conn", "s_done_valid",
+        ]
+        .map(q),
+        done: q("s_done_valid"),
+        read_valid: q("m_read_valid"),
+        read_qpn: q("m_read_qpn"),
+        order_qpn: q("order_qpn"),
+        order_done: q("order_done"),
+        cqe: ["m_cqe_valid", "m_cqe_ready", "m_cqn", "m_cqe"].map(q),
+        fail: ["m_fail", "m_fail_qp"].map(q),
+    }
+}
+
 #[test]
 fn rdmap_tx_request_matches_the_local_checks() {
     trace::on_failure("rdmap_tx_request_matches_the_local_checks", || {
         let mut rng = StdRng::seed_from_u64(0x7e9);
         let mut m = Model::new("rnic_rdmap_tx_request").expect("rnic_rdmap_tx_request model");
-        let q = |n: &str| m.port(n);
-        let p = P {
-            s: ["s_valid", "s_ready", "s_wqe", "s_qpn", "s_ctx", "s_error"].map(q),
-            qp_error: q("qp_error"),
-            qp_rts: q("qp_rts"),
-            qp_we: q("qp_we"),
-            qp_reset: q("qp_reset"),
-            qp_waddr: q("qp_waddr"),
-            mr: ["mr_we", "mr_waddr", "mr_wdata", "mr_valid"].map(q),
-            job: [
-                "m_job_valid", "m_job_ready", "m_job_tagged", "m_job_opcode", "m_job_stag", "m_job_to", "m_job_qn", "m_job_msn",
-                "m_job_addr", "m_job_len", "m_job_inline", "m_job_inline_len", "m_job_mulpdu", "m_job_conn", "s_done_valid",
-            ]
-            .map(q),
-            done: q("s_done_valid"),
-            read_valid: q("m_read_valid"),
-            read_qpn: q("m_read_qpn"),
-            order_qpn: q("order_qpn"),
-            order_done: q("order_done"),
-            cqe: ["m_cqe_valid", "m_cqe_ready", "m_cqn", "m_cqe"].map(q),
-            fail: ["m_fail", "m_fail_qp"].map(q),
-        };
+        let p = ports(&m);
         m.reset_for(4);
 
         // The MR table, written as the command unit would.
@@ -364,6 +368,129 @@ fn rdmap_tx_request_matches_the_local_checks() {
         assert!(fails.len() > 100, "only {} local failures", fails.len());
         for status in [CqeStatus::Success, CqeStatus::Flushed, CqeStatus::BadOpcode, CqeStatus::LocalProtection] {
             assert!(cqes.iter().any(|(_, c)| c.status == status), "no {status:?} completion in the mix");
+        }
+    });
+}
+
+/// Atomics of several QPs back to back, the segmenter taking each message after a random
+/// wait while the next WQEs (of other QPs) are already offered: every Atomic Request
+/// carries its own QP's Request Identifier, 1, 2, 3... per QP. (The identifier is the
+/// QP's count read with the WQE; read later, the count has moved on and the RAM's address
+/// follows the WQE on offer.)
+#[test]
+fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
+    trace::on_failure("rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits", || {
+        const N: usize = 4;
+        let mut rng = StdRng::seed_from_u64(0xa70);
+        let mut m = Model::new("rnic_rdmap_tx_request").expect("rnic_rdmap_tx_request model");
+        let p = ports(&m);
+        m.reset_for(4);
+        let access = MrAccess { local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
+        let mr = MrContext { key: 0x5a, access, valid: true, pd: 1, va: 0x1000, length: 1 << 20, iova: 0x10_0000 };
+        let bytes: Vec<u8> = mr.to_words()[..7].iter().flat_map(|w| w.to_le_bytes()).collect();
+        m.set_bit(p.mr[0], true);
+        m.set(p.mr[1], 0);
+        m.set_bytes(p.mr[2], &bytes);
+        m.eval();
+        m.tick();
+        m.set_bit(p.mr[0], false);
+        let mut valid_bits = vec![0u8; 32];
+        valid_bits[0] = 1;
+        m.set_bytes(p.mr[3], &valid_bits);
+        m.set(p.qp_rts, (1 << N) - 1);
+        m.set(p.qp_error, 0);
+        let ctxs: Vec<QpContext> = (0..N)
+            .map(|n| QpContext {
+                state: QpState::Rts,
+                pd: 1,
+                conn_id: n as u16,
+                mulpdu: 1024,
+                ord: 4,
+                ..QpContext::default()
+            })
+            .collect();
+        let mut counts = [0u32; N];
+        let (mut wqes, mut want) = (Vec::new(), Vec::new());
+        for n in 0..400u64 {
+            let qpn = rng.gen_range(0..N);
+            let wqe = SqWqe {
+                opcode: SqOpcode::Atomic as u8,
+                signaled: false,
+                fence: false,
+                length: 8,
+                wr_id: n,
+                local_addr: 0x1000 + 8 * n,
+                lkey: stag(0, mr.key),
+                remote_stag: rng.gen(),
+                remote_to: rng.gen::<u64>() & !7,
+                imm: 0,
+                aopcode: [0, 2][rng.gen_range(0..2)],
+                add_swap: rng.gen(),
+                add_swap_mask: rng.gen(),
+                compare: rng.gen(),
+                compare_mask: rng.gen(),
+            };
+            counts[qpn] += 1;
+            want.push(atomic_request_of(&wqe, counts[qpn]).to_bytes().to_vec());
+            wqes.push((qpn, wqe));
+        }
+        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+        let [job_valid, job_ready, _, opcode, .., inline, inline_len, _, _, _] = p.job;
+        let (mut next, mut got) = (0, Vec::new());
+        let mut dones: VecDeque<u64> = VecDeque::new();
+        let mut reads_done = [0u64; 64];
+        let mut stall = 0u32;
+        m.set_bit(p.cqe[1], true);
+        for cycle in 0..200_000u64 {
+            let offer = next < wqes.len();
+            m.set_bit(s_valid, offer);
+            if offer {
+                let (qpn, wqe) = &wqes[next];
+                m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+                m.set(s_qpn, *qpn as u64);
+                let ctx: Vec<u8> = ctxs[*qpn].to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+                m.set_bytes(s_ctx, &ctx);
+                m.set_bit(s_error, false);
+            }
+            // The segmenter: busy for up to 20 cycles at a time.
+            if stall == 0 && rng.gen_bool(0.3) {
+                stall = rng.gen_range(1..20);
+            }
+            let jr = stall == 0;
+            stall = stall.saturating_sub(1);
+            m.set_bit(job_ready, jr);
+            let done = dones.front().is_some_and(|&t| t <= cycle);
+            m.set_bit(p.done, done);
+            if done {
+                dones.pop_front();
+            }
+            m.eval();
+            let order_qpn = m.get(p.order_qpn) as usize;
+            m.set(p.order_done, reads_done[order_qpn] & 7);
+            m.eval();
+            if m.get_bit(p.read_valid) {
+                reads_done[m.get(p.read_qpn) as usize] += 1;
+            }
+            if offer && m.get_bit(s_ready) {
+                next += 1;
+            }
+            if jr && m.get_bit(job_valid) {
+                assert_eq!(m.get(opcode), 10, "an Atomic Request");
+                let mut body = vec![0; 52];
+                m.get_bytes(inline, &mut body);
+                body.truncate(m.get(inline_len) as usize);
+                got.push(body);
+                dones.push_back(cycle + rng.gen_range(1..10));
+            }
+            assert!(!m.get_bit(p.fail[0]), "a QP failed");
+            m.tick();
+            if got.len() == want.len() {
+                break;
+            }
+        }
+        assert_eq!(got.len(), want.len(), "Atomic Requests sent");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "Atomic Request {i} (QP {})", wqes[i].0);
         }
     });
 }

@@ -1,31 +1,63 @@
-//! SQ fetch: which QP sends next, and its next WQE from host memory.
+//! SQ fetch: which QP sends next, and its next WQEs from host memory.
 //!
-//! SQ_PI doorbells mark a QP pending and record its producer index. A round-robin pick
-//! among pending QPs in RTS or ERROR (ERROR QPs still have their WQEs fetched, to be
-//! completed as FLUSHED) reads the QP's context copy and indices; if the SQ is empty the QP
-//! stops being pending, otherwise the first 96 octets of the WQE at `ci` (128-octet slots;
-//! the last 32 are an atomic's operands) are read through the DMA read engine and handed on with the QP's context. `ci` advances
-//! when the WQE is taken, and the next pick starts after this QP, so every QP with work
-//! gets one WQE per round.
+//! SQ_PI doorbells mark a QP pending and record its producer index `pi`. A round-robin
+//! pick among pending QPs in RTS or ERROR (ERROR QPs still have their WQEs fetched, to be
+//! completed as FLUSHED) reads the QP's context copy and its fetch index `fi`, and asks the
+//! DMA read engine for up to `BATCH` (8) consecutive slots from `fi` in one request, so
+//! that a DMA round trip is paid per batch rather than per message. A batch stops at `pi`
+//! and at the ring's last slot (the next one starts at slot 0), and its read leaves out
+//! the last slot's reserved 32 octets; those of the slots before are dropped as they
+//! arrive, so each WQE is its slot's first 96 octets (64–95 are an atomic's operands). The
+//! next pick starts after this QP: with several QPs loaded, each gets up to one batch per
+//! round, and a QP with more left stays pending for the next round.
 //!
-//! One WQE is fetched at a time: a message then costs one DMA round trip before its first
-//! octet goes out. Fetching ahead (several WQEs in flight) is the next step for small
-//! message rates.
+//! WQEs wait in a 16-entry block-RAM queue and leave one by one in ring order, with their
+//! QP, its context and their index, each as soon as it has arrived. Two batches may be in
+//! flight or queued at once (double buffering: the next read overlaps handing on the
+//! last). A pick waits for a free batch slot, which also reserves the queue room its data
+//! needs: the read data stream is shared by every DMA client, and this block always takes
+//! its octets at once. `fi` advances when a read is issued; `ci` (QUERY_QP's status) when
+//! the consumer takes a WQE, so it counts WQEs started, never WQEs merely fetched.
+//!
+//! - A DMA error marks each WQE with an octet that came with the error bit. The bit holds
+//!   from the bad beat to the read's end, so that is every WQE of the read from the one
+//!   the bad beat falls in; those before it are whole and go on unmarked.
+//! - A QP written in RESET forgets its indices at once, and its WQEs queued or still being
+//!   read are dropped (their octets taken and discarded), the one on offer in that very
+//!   cycle included. `fi` and `ci` are not written for it: per-QP bits make them read as
+//!   zero, so a reset never competes with a fetch or a hand-on for a RAM write port. `pi`
+//!   needs no such bit: a reset QP is not pending, and is picked again only after a
+//!   doorbell has rewritten its `pi`. A write of the QP's context (reset or not) while it
+//!   is being picked, from the cycle it is chosen on, restarts the pick, so the indices
+//!   and context read are never older than the write.
+//! - Writes of a QP's context while it has WQEs queued update the context they go on with.
+//! - Clearing CONTROL.ENABLE stops new picks and holds the queued WQEs back (reads in
+//!   flight still land), so a disabled device starts no WQE; they go on once it is set.
+//! - A doorbell while its QP is being picked keeps the QP pending even if the pick read the
+//!   older `pi`: the QP is looked at again in the next round.
+//!
+//! Behind this block TxRequest holds at most four WQEs whose messages are not done, so two
+//! batches are enough to keep it fed from one QP at a 200-cycle memory latency.
 use rust_hdl::prelude::*;
 
-use rnic_proto::host::context::qp_fields;
+use rnic_proto::host::context::{qp_fields, MAX_LOG_SIZE};
 use rnic_proto::host::desc::{SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::Field;
 
 use super::regs::DB_SQ;
-use crate::common::{constant, RoundRobin};
+use crate::common::{constant, RamFifo, RoundRobin};
+
+/// Slots read per DMA request at most (1 KiB of ring).
+const BATCH: u64 = 8;
+/// Batches in flight or queued at once; the WQE queue holds all of them.
+const BATCHES: usize = 2;
 
 /// `QB` = QP index bits, `Q` = number of QPs (at most `1 << QB`).
 #[derive(LogicBlock)]
 pub struct SqFetch<const QB: usize, const Q: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// CONTROL.ENABLE: no new WQE is fetched while clear.
+    /// CONTROL.ENABLE: no WQE is fetched or handed on while clear.
     pub enable: Signal<In, Bit>,
     pub db_valid: Signal<In, Bit>,
     pub db_kind: Signal<In, Bits<2>>,
@@ -61,32 +93,103 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     pub status_ci: Signal<Out, Bits<32>>,
     ctx: RAM<Bits<256>, QB>,
     pi: RAM<Bits<32>, QB>,
+    /// The next slot to read, per QP.
+    fi: RAM<Bits<32>, QB>,
+    /// WQEs taken, per QP (only read by queries).
     ci: RAM<Bits<32>, QB>,
-    /// A copy of `ci` with a read port for queries.
-    ci_copy: RAM<Bits<32>, QB>,
+    /// Per QP: the word reads as zero (the QP was reset since it was last written). `pi`
+    /// needs none: a QP is picked only after a doorbell, which writes it.
+    fi_zero: DFF<Bits<Q>>,
+    ci_zero: DFF<Bits<Q>>,
     pending: DFF<Bits<Q>>,
+    // The pick: 0 choose, 1 read the QP, 2 and 3 size the batch, 4 decide, 5 request on
+    // the bus.
     state: DFF<Bits<3>>,
     qpn: DFF<Bits<QB>>,
     start: DFF<Bits<QB>>,
+    /// The picked QP's context was written during the pick, from the cycle it was chosen.
+    restart: DFF<Bit>,
+    /// A doorbell for the picked QP came during the pick.
+    db_hit: DFF<Bit>,
+    /// Last cycle's context write, if any, and its QP.
+    wrote: DFF<Bit>,
+    wrote_qpn: DFF<Bits<QB>>,
+    /// The batch being sized: its first index, the ring's slot mask, slots up to `pi`,
+    /// whether that is all there is, whether there is any.
+    sz_fi: DFF<Bits<32>>,
+    sz_mask: DFF<Bits<32>>,
+    sz_count: DFF<Bits<4>>,
+    sz_all: DFF<Bit>,
+    sz_any: DFF<Bit>,
+    /// The batch as sized: slots, whether it takes all there is, its address.
+    dec_count: DFF<Bits<4>>,
+    dec_last: DFF<Bit>,
+    dec_addr: DFF<Bits<64>>,
+    /// `fi_zero` of the picked QP as of the RAM word read.
+    snap_fi_zero: DFF<Bit>,
+    status_zero: DFF<Bit>,
     req_valid: DFF<Bit>,
     req_addr: DFF<Bits<64>>,
-    wqe: DFF<Bits<768>>,
-    error: DFF<Bit>,
-    index: DFF<Bits<32>>,
-    qp_ctx: DFF<Bits<256>>,
+    req_len: DFF<Bits<32>>,
+    // Batches, a ring of BATCHES slots: allocated at `issue`, handed on from `out`.
+    b_busy: [DFF<Bit>; BATCHES],
+    b_drop: [DFF<Bit>; BATCHES],
+    b_qpn: [DFF<Bits<QB>>; BATCHES],
+    b_ctx: [DFF<Bits<256>>; BATCHES],
+    /// The index of the batch's next WQE to hand on, and how many are left.
+    b_index: [DFF<Bits<32>>; BATCHES],
+    b_left: [DFF<Bits<4>>; BATCHES],
+    issue: DFF<Bits<1>>,
+    out: DFF<Bits<1>>,
+    // Receiving: the beat within the slot, the WQE so far, whether any beat was bad.
+    rx_beat: DFF<Bits<4>>,
+    wqe_in: DFF<Bits<768>>,
+    err_in: DFF<Bit>,
+    /// WQEs (768 bits) with their error bit, in ring order.
+    wqes: RamFifo<769, 4, 5>,
     pick: RoundRobin<Q>,
     candidates: Signal<Local, Bits<Q>>,
     chosen: Signal<Local, Bits<QB>>,
     found: Signal<Local, Bit>,
-    qp_bit: Signal<Local, Bits<Q>>,
-    db_bit: Signal<Local, Bits<Q>>,
-    reset_bit: Signal<Local, Bits<Q>>,
+    slot_free: Signal<Local, Bit>,
     sq_doorbell: Signal<Local, Bit>,
+    db_qpn: Signal<Local, Bits<QB>>,
+    db_mask: Signal<Local, Bits<Q>>,
+    reset_write: Signal<Local, Bit>,
+    reset_mask: Signal<Local, Bits<Q>>,
+    qp_bit: Signal<Local, Bits<Q>>,
+    db_here: Signal<Local, Bit>,
+    write_here: Signal<Local, Bit>,
+    fi_now: Signal<Local, Bits<32>>,
+    avail: Signal<Local, Bits<32>>,
     log_size: Signal<Local, Bits<8>>,
-    slot: Signal<Local, Bits<64>>,
+    ring_size: Signal<Local, Bits<32>>,
+    ring_slot: Signal<Local, Bits<32>>,
+    to_wrap: Signal<Local, Bits<32>>,
+    count_avail: Signal<Local, Bits<32>>,
+    wrapped: Signal<Local, Bit>,
+    count: Signal<Local, Bits<4>>,
+    live: Signal<Local, Bit>,
+    issuing: Signal<Local, Bit>,
+    fi_mask: Signal<Local, Bits<Q>>,
+    done_mask: Signal<Local, Bits<Q>>,
+    wqe_next: Signal<Local, Bits<768>>,
+    err_next: Signal<Local, Bit>,
+    head_drop: Signal<Local, Bit>,
+    head_qpn: Signal<Local, Bits<QB>>,
+    head_ctx: Signal<Local, Bits<256>>,
+    head_index: Signal<Local, Bits<32>>,
+    head_left: Signal<Local, Bits<4>>,
+    head_reset: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    ci_mask: Signal<Local, Bits<Q>>,
     one: Constant<Bits<Q>>,
-    one_64: Constant<Bits<64>>,
-    wqe_len: Constant<Bits<32>>,
+    ones: Constant<Bits<Q>>,
+    one_32: Constant<Bits<32>>,
+    batch: Constant<Bits<32>>,
+    slot_tail: Constant<Bits<32>>,
+    wqe_last_beat: Constant<Bits<4>>,
     db_sq: Constant<Bits<2>>,
     qp_count: Constant<Bits<16>>,
     at_sq_log: Constant<Bits<8>>,
@@ -97,9 +200,13 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
 impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
     fn default() -> Self {
         const { assert!(Q <= 1 << QB && QB <= 16) };
-        assert!(SQ_WQE_SLOT_LEN.is_power_of_two());
-        // The WQE register is 96 octets, taken whole beats at a time.
-        assert!(SQ_WQE_LEN == 96);
+        // The queue holds every batch in flight; the batch ring pointers are one bit.
+        const { assert!(BATCH * BATCHES as u64 == 16 && BATCHES == 2) };
+        // The WQE register is 96 octets, taken whole beats at a time; a slot is 16 beats
+        // (the 4-bit beat counter wraps at each slot).
+        assert!(SQ_WQE_LEN == 96 && SQ_WQE_SLOT_LEN == 128);
+        // Ring slots are counted in 32 bits.
+        const { assert!(MAX_LOG_SIZE < 32) };
         let at = |f: Field| constant(f.lsb.into());
         SqFetch {
             clock: Default::default(),
@@ -135,31 +242,86 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             status_ci: Default::default(),
             ctx: Default::default(),
             pi: Default::default(),
+            fi: Default::default(),
             ci: Default::default(),
-            ci_copy: Default::default(),
+            fi_zero: Default::default(),
+            ci_zero: Default::default(),
             pending: Default::default(),
             state: Default::default(),
             qpn: Default::default(),
             start: Default::default(),
+            restart: Default::default(),
+            db_hit: Default::default(),
+            wrote: Default::default(),
+            wrote_qpn: Default::default(),
+            sz_fi: Default::default(),
+            sz_mask: Default::default(),
+            sz_count: Default::default(),
+            sz_all: Default::default(),
+            sz_any: Default::default(),
+            dec_count: Default::default(),
+            dec_last: Default::default(),
+            dec_addr: Default::default(),
+            snap_fi_zero: Default::default(),
+            status_zero: Default::default(),
             req_valid: Default::default(),
             req_addr: Default::default(),
-            wqe: Default::default(),
-            error: Default::default(),
-            index: Default::default(),
-            qp_ctx: Default::default(),
+            req_len: Default::default(),
+            b_busy: Default::default(),
+            b_drop: Default::default(),
+            b_qpn: Default::default(),
+            b_ctx: Default::default(),
+            b_index: Default::default(),
+            b_left: Default::default(),
+            issue: Default::default(),
+            out: Default::default(),
+            rx_beat: Default::default(),
+            wqe_in: Default::default(),
+            err_in: Default::default(),
+            wqes: Default::default(),
             pick: Default::default(),
             candidates: Default::default(),
             chosen: Default::default(),
             found: Default::default(),
-            qp_bit: Default::default(),
-            db_bit: Default::default(),
-            reset_bit: Default::default(),
+            slot_free: Default::default(),
             sq_doorbell: Default::default(),
+            db_qpn: Default::default(),
+            db_mask: Default::default(),
+            reset_write: Default::default(),
+            reset_mask: Default::default(),
+            qp_bit: Default::default(),
+            db_here: Default::default(),
+            write_here: Default::default(),
+            fi_now: Default::default(),
+            avail: Default::default(),
             log_size: Default::default(),
-            slot: Default::default(),
+            ring_size: Default::default(),
+            ring_slot: Default::default(),
+            to_wrap: Default::default(),
+            count_avail: Default::default(),
+            wrapped: Default::default(),
+            count: Default::default(),
+            live: Default::default(),
+            issuing: Default::default(),
+            fi_mask: Default::default(),
+            done_mask: Default::default(),
+            wqe_next: Default::default(),
+            err_next: Default::default(),
+            head_drop: Default::default(),
+            head_qpn: Default::default(),
+            head_ctx: Default::default(),
+            head_index: Default::default(),
+            head_left: Default::default(),
+            head_reset: Default::default(),
+            take: Default::default(),
+            pop: Default::default(),
+            ci_mask: Default::default(),
             one: constant(1),
-            one_64: constant(1),
-            wqe_len: constant(SQ_WQE_LEN as u64),
+            ones: Constant::new(!Bits::<Q>::default()),
+            one_32: constant(1),
+            batch: constant(BATCH),
+            slot_tail: constant((SQ_WQE_SLOT_LEN - SQ_WQE_LEN) as u64),
+            wqe_last_beat: constant((SQ_WQE_LEN / 8 - 1) as u64),
             db_sq: constant(DB_SQ),
             qp_count: constant(Q as u64),
             at_sq_log: at(qp_fields::SQ_LOG_SIZE),
@@ -172,126 +334,314 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
 impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pending, state, qpn, start, req_valid, req_addr, wqe, error, index, qp_ctx);
+        dff_setup!(
+            self,
+            clock,
+            fi_zero,
+            ci_zero,
+            pending,
+            state,
+            qpn,
+            start,
+            restart,
+            db_hit,
+            wrote,
+            wrote_qpn,
+            sz_fi,
+            sz_mask,
+            sz_count,
+            sz_all,
+            sz_any,
+            dec_count,
+            dec_last,
+            dec_addr,
+            snap_fi_zero,
+            status_zero,
+            req_valid,
+            req_addr,
+            req_len,
+            issue,
+            out,
+            rx_beat,
+            wqe_in,
+            err_in
+        );
+        for i in 0..BATCHES {
+            self.b_busy[i].clock.next = self.clock.val();
+            self.b_busy[i].d.next = self.b_busy[i].q.val();
+            self.b_drop[i].clock.next = self.clock.val();
+            self.b_drop[i].d.next = self.b_drop[i].q.val();
+            self.b_qpn[i].clock.next = self.clock.val();
+            self.b_qpn[i].d.next = self.b_qpn[i].q.val();
+            self.b_ctx[i].clock.next = self.clock.val();
+            self.b_ctx[i].d.next = self.b_ctx[i].q.val();
+            self.b_index[i].clock.next = self.clock.val();
+            self.b_index[i].d.next = self.b_index[i].q.val();
+            self.b_left[i].clock.next = self.clock.val();
+            self.b_left[i].d.next = self.b_left[i].q.val();
+        }
         self.ctx.read_clock.next = self.clock.val();
         self.ctx.write_clock.next = self.clock.val();
         self.pi.read_clock.next = self.clock.val();
         self.pi.write_clock.next = self.clock.val();
+        self.fi.read_clock.next = self.clock.val();
+        self.fi.write_clock.next = self.clock.val();
         self.ci.read_clock.next = self.clock.val();
         self.ci.write_clock.next = self.clock.val();
-        self.ci_copy.read_clock.next = self.clock.val();
-        self.ci_copy.write_clock.next = self.clock.val();
+        self.wqes.clock.next = self.clock.val();
+        self.wqes.reset.next = self.reset.val();
 
-        // Host side: the context copy, producer indices, a QP written in RESET forgets
-        // its indices.
+        // Host side: the context copy and producer indices.
         self.ctx.write_enable.next = self.qp_we.val();
         self.ctx.write_address.next = self.qp_waddr.val();
         self.ctx.write_data.next = self.qp_wdata.val();
-        self.sq_doorbell.next =
-            self.db_valid.val() & (self.db_kind.val() == self.db_sq.val()) & (self.db_index.val() < self.qp_count.val());
+        self.sq_doorbell.next = self.db_valid.val()
+            & (self.db_kind.val() == self.db_sq.val())
+            & (self.db_index.val() < self.qp_count.val());
+        self.db_qpn.next = self.db_index.val().get_bits::<QB>(0);
         self.pi.write_enable.next = self.sq_doorbell.val();
-        self.pi.write_address.next = self.db_index.val().get_bits::<QB>(0);
+        self.pi.write_address.next = self.db_qpn.val();
         self.pi.write_data.next = self.db_value.val();
-        if self.qp_we.val() & self.qp_reset.val() {
-            self.pi.write_enable.next = true;
-            self.pi.write_address.next = self.qp_waddr.val();
-            self.pi.write_data.next = 0.into();
+        self.db_mask.next = 0.into();
+        if self.sq_doorbell.val() {
+            self.db_mask.next = self.one.val() << bit_cast::<Q, QB>(self.db_qpn.val());
         }
-        self.db_bit.next = self.one.val() << bit_cast::<Q, QB>(self.db_index.val().get_bits::<QB>(0));
-        self.reset_bit.next = self.one.val() << bit_cast::<Q, QB>(self.qp_waddr.val());
+        self.reset_write.next = self.qp_we.val() & self.qp_reset.val();
+        self.reset_mask.next = 0.into();
+        if self.reset_write.val() {
+            self.reset_mask.next = self.one.val() << bit_cast::<Q, QB>(self.qp_waddr.val());
+        }
         self.qp_bit.next = self.one.val() << bit_cast::<Q, QB>(self.qpn.q.val());
+        self.db_here.next = self.sq_doorbell.val() & (self.db_qpn.val() == self.qpn.q.val());
+        self.write_here.next = self.qp_we.val() & (self.qp_waddr.val() == self.qpn.q.val());
 
-        // Round robin over the QPs with work.
+        // Round robin over the QPs with work, while a batch slot is free.
         self.candidates.next = self.pending.q.val() & (self.qp_rts.val() | self.qp_error.val());
         self.pick.requests.next = self.candidates.val();
         self.pick.start.next = bit_cast::<8, QB>(self.start.q.val());
         self.found.next = self.pick.found.val();
         self.chosen.next = self.pick.grant.val().get_bits::<QB>(0);
+        self.slot_free.next = false;
+        for i in 0..BATCHES {
+            if self.issue.q.val().index() == i {
+                self.slot_free.next = !self.b_busy[i].q.val();
+            }
+        }
 
+        // The picked QP: its words as of the end of the pick's first cycle, zero if reset.
         self.ctx.read_address.next = self.qpn.q.val();
         self.pi.read_address.next = self.qpn.q.val();
-        self.ci.read_address.next = self.qpn.q.val();
-        self.ci.write_enable.next = false;
-        self.ci.write_address.next = self.qpn.q.val();
-        self.ci.write_data.next = self.index.q.val() + 1;
+        self.fi.read_address.next = self.qpn.q.val();
+        self.fi_now.next = self.fi.read_data.val();
+        if self.snap_fi_zero.q.val() {
+            self.fi_now.next = 0.into();
+        }
+        // The batch: up to BATCH slots, not past `pi` (state 2), not past the ring's last
+        // slot (state 3): two cycles, as each is a long path.
+        self.avail.next = self.pi.read_data.val() - self.fi_now.val();
         self.log_size.next = self.ctx.read_data.val().get_bits::<8>(self.at_sq_log.val().index());
-        self.slot.next = (bit_cast::<64, 32>(self.ci.read_data.val()) & ((self.one_64.val() << self.log_size.val()) - 1))
-            << self.slot_shift.val();
+        self.ring_size.next = self.one_32.val() << self.log_size.val();
+        self.count_avail.next = self.batch.val();
+        if self.avail.val() < self.batch.val() {
+            self.count_avail.next = self.avail.val();
+        }
+        self.ring_slot.next = self.sz_fi.q.val() & self.sz_mask.q.val();
+        self.to_wrap.next = self.sz_mask.q.val() - self.ring_slot.val() + 1;
+        self.wrapped.next = self.to_wrap.val() < bit_cast::<32, 4>(self.sz_count.q.val());
+        self.count.next = self.sz_count.q.val();
+        if self.wrapped.val() {
+            self.count.next = self.to_wrap.val().get_bits::<4>(0);
+        }
 
-        // 0: pick; 1: read the QP; 2: empty, or request the WQE; 3: request on the bus;
-        // 4: the WQE's eight beats; 5: hand it on.
-        if (self.state.q.val() == 0) & self.found.val() & self.enable.val() {
+        if (self.state.q.val() == 0) & self.found.val() & self.enable.val() & self.slot_free.val() {
             self.qpn.d.next = self.chosen.val();
+            self.restart.d.next = false;
+            self.db_hit.d.next = false;
             self.state.d.next = 1.into();
         }
+        // The RAMs read the QP's words at the end of this cycle; `fi_zero` matches them. A
+        // context write in the cycle the QP was chosen (`wrote`) counts as one during the pick.
         if self.state.q.val() == 1 {
+            self.snap_fi_zero.d.next = (self.fi_zero.q.val() & self.qp_bit.val()).any();
             self.state.d.next = 2.into();
-        }
-        if self.state.q.val() == 2 {
-            if self.pi.read_data.val() == self.ci.read_data.val() {
-                self.pending.d.next = self.pending.q.val() & !self.qp_bit.val();
-                self.state.d.next = 0.into();
-                self.start.d.next = self.qpn.q.val() + 1;
-            } else {
-                self.req_valid.d.next = true;
-                self.req_addr.d.next = self.ctx.read_data.val().get_bits::<64>(self.at_sq_base.val().index()) + self.slot.val();
-                self.index.d.next = self.ci.read_data.val();
-                self.qp_ctx.d.next = self.ctx.read_data.val();
-                self.error.d.next = false;
-                self.state.d.next = 3.into();
+            if self.wrote.q.val() & (self.wrote_qpn.q.val() == self.qpn.q.val()) {
+                self.restart.d.next = true;
             }
         }
-        if (self.state.q.val() == 3) & self.m_req_ready.val() {
-            self.req_valid.d.next = false;
+        if (self.state.q.val() != 0) & (self.state.q.val() != 5) {
+            if self.write_here.val() {
+                self.restart.d.next = true;
+            }
+            if self.db_here.val() {
+                self.db_hit.d.next = true;
+            }
+        }
+        self.wrote.d.next = self.qp_we.val();
+        self.wrote_qpn.d.next = self.qp_waddr.val();
+        if self.state.q.val() == 2 {
+            self.sz_fi.d.next = self.fi_now.val();
+            self.sz_mask.d.next = self.ring_size.val() - 1;
+            self.sz_count.d.next = self.count_avail.val().get_bits::<4>(0);
+            self.sz_all.d.next = self.avail.val() <= self.batch.val();
+            self.sz_any.d.next = self.avail.val().any();
+            self.state.d.next = 3.into();
+        }
+        if self.state.q.val() == 3 {
+            self.dec_count.d.next = self.count.val();
+            self.dec_last.d.next = self.sz_all.q.val() & !self.wrapped.val();
+            self.dec_addr.d.next = self.ctx.read_data.val().get_bits::<64>(self.at_sq_base.val().index())
+                + (bit_cast::<64, 32>(self.ring_slot.val()) << self.slot_shift.val());
             self.state.d.next = 4.into();
         }
-        self.s_rd_tready.next = self.state.q.val() == 4;
-        if (self.state.q.val() == 4) & self.s_rd_tvalid.val() {
-            self.wqe.d.next = (self.wqe.q.val() >> 64) | (bit_cast::<768, 64>(self.s_rd_tdata.val()) << 704);
-            if self.s_rd_tuser.val().get_bit(8) {
-                self.error.d.next = true;
+        // A pick that saw a context write ends without effect and starts again.
+        self.live.next = (self.state.q.val() == 4) & !self.restart.q.val() & !self.write_here.val();
+        self.issuing.next = self.live.val() & self.sz_any.q.val();
+        self.fi.write_enable.next = self.issuing.val();
+        self.fi.write_address.next = self.qpn.q.val();
+        self.fi.write_data.next = self.sz_fi.q.val() + bit_cast::<32, 4>(self.dec_count.q.val());
+        self.fi_mask.next = 0.into();
+        // Nothing left to fetch after this (unless a doorbell came meanwhile): not pending.
+        self.done_mask.next = 0.into();
+        if self.state.q.val() == 4 {
+            self.state.d.next = 0.into();
+        }
+        if self.live.val() {
+            self.start.d.next = self.qpn.q.val() + 1;
+            if self.dec_last.q.val() & !self.db_hit.q.val() {
+                self.done_mask.next = self.qp_bit.val();
+            }
+        }
+        if self.issuing.val() {
+            self.fi_mask.next = self.qp_bit.val();
+            for i in 0..BATCHES {
+                if self.issue.q.val().index() == i {
+                    self.b_busy[i].d.next = true;
+                    self.b_drop[i].d.next = false;
+                    self.b_qpn[i].d.next = self.qpn.q.val();
+                    self.b_ctx[i].d.next = self.ctx.read_data.val();
+                    self.b_index[i].d.next = self.sz_fi.q.val();
+                    self.b_left[i].d.next = self.dec_count.q.val();
+                }
+            }
+            self.issue.d.next = self.issue.q.val() + 1;
+            self.req_valid.d.next = true;
+            self.req_addr.d.next = self.dec_addr.q.val();
+            self.req_len.d.next =
+                (bit_cast::<32, 4>(self.dec_count.q.val()) << self.slot_shift.val()) - self.slot_tail.val();
+            self.state.d.next = 5.into();
+        }
+        if (self.state.q.val() == 5) & self.m_req_ready.val() {
+            self.req_valid.d.next = false;
+            self.state.d.next = 0.into();
+        }
+
+        // Queued and in-flight batches follow their QP's context; a reset drops them.
+        for i in 0..BATCHES {
+            if self.b_busy[i].q.val() & self.qp_we.val() & (self.qp_waddr.val() == self.b_qpn[i].q.val()) {
+                self.b_ctx[i].d.next = self.qp_wdata.val();
+                if self.qp_reset.val() {
+                    self.b_drop[i].d.next = true;
+                }
+            }
+        }
+
+        // Receiving: a slot's first 96 octets are its WQE, the rest are skipped.
+        self.s_rd_tready.next = true;
+        self.wqe_next.next = (self.wqe_in.q.val() >> 64) | (bit_cast::<768, 64>(self.s_rd_tdata.val()) << 704);
+        self.err_next.next = self.err_in.q.val() | self.s_rd_tuser.val().get_bit(8);
+        self.wqes.s_valid.next = self.s_rd_tvalid.val() & (self.rx_beat.q.val() == self.wqe_last_beat.val());
+        self.wqes.s_data.next =
+            bit_cast::<769, 768>(self.wqe_next.val()) | (bit_cast::<769, 1>(self.err_next.val().into()) << 768);
+        if self.s_rd_tvalid.val() {
+            self.wqe_in.d.next = self.wqe_next.val();
+            self.err_in.d.next = self.err_next.val();
+            self.rx_beat.d.next = self.rx_beat.q.val() + 1;
+            if (self.rx_beat.q.val() == self.wqe_last_beat.val()) | self.s_rd_tlast.val() {
+                self.err_in.d.next = false;
             }
             if self.s_rd_tlast.val() {
-                self.state.d.next = 5.into();
+                self.rx_beat.d.next = 0.into();
             }
         }
-        if (self.state.q.val() == 5) & self.m_ready.val() {
-            self.ci.write_enable.next = true;
-            self.state.d.next = 0.into();
-            self.start.d.next = self.qpn.q.val() + 1;
-        }
-        // Doorbells come last: one in the same cycle as "empty" keeps the QP pending.
-        if self.sq_doorbell.val() {
-            self.pending.d.next = self.pending.q.val() | self.db_bit.val();
-            if (self.state.q.val() == 2) & (self.pi.read_data.val() == self.ci.read_data.val()) {
-                self.pending.d.next = (self.pending.q.val() & !self.qp_bit.val()) | self.db_bit.val();
+
+        // Handing on: the oldest queued WQE belongs to the batch at `out`.
+        self.head_drop.next = false;
+        self.head_qpn.next = 0.into();
+        self.head_ctx.next = 0.into();
+        self.head_index.next = 0.into();
+        self.head_left.next = 0.into();
+        for i in 0..BATCHES {
+            if self.out.q.val().index() == i {
+                self.head_drop.next = self.b_drop[i].q.val();
+                self.head_qpn.next = self.b_qpn[i].q.val();
+                self.head_ctx.next = self.b_ctx[i].q.val();
+                self.head_index.next = self.b_index[i].q.val();
+                self.head_left.next = self.b_left[i].q.val();
             }
         }
-        if self.qp_we.val() & self.qp_reset.val() {
-            self.ci.write_enable.next = true;
-            self.ci.write_address.next = self.qp_waddr.val();
-            self.ci.write_data.next = 0.into();
-            self.pending.d.next = self.pending.q.val() & !self.reset_bit.val();
+        self.head_reset.next = self.reset_write.val() & (self.qp_waddr.val() == self.head_qpn.val());
+        self.m_valid.next =
+            self.wqes.m_valid.val() & !self.head_drop.val() & !self.head_reset.val() & self.enable.val();
+        self.take.next = self.m_valid.val() & self.m_ready.val();
+        self.pop.next = self.take.val() | (self.wqes.m_valid.val() & self.head_drop.val());
+        self.wqes.m_ready.next = self.pop.val();
+        if self.pop.val() {
+            for i in 0..BATCHES {
+                if self.out.q.val().index() == i {
+                    self.b_index[i].d.next = self.b_index[i].q.val() + 1;
+                    self.b_left[i].d.next = self.b_left[i].q.val() - 1;
+                    if self.b_left[i].q.val() == 1 {
+                        self.b_busy[i].d.next = false;
+                    }
+                }
+            }
+            if self.head_left.val() == 1 {
+                self.out.d.next = self.out.q.val() + 1;
+            }
         }
+        self.ci.write_enable.next = self.take.val();
+        self.ci.write_address.next = self.head_qpn.val();
+        self.ci.write_data.next = self.head_index.val() + 1;
+        self.ci_mask.next = 0.into();
+        if self.take.val() {
+            self.ci_mask.next = self.one.val() << bit_cast::<Q, QB>(self.head_qpn.val());
+        }
+
+        // Per-QP bits. A reset wins over a doorbell in the same cycle.
+        self.pending.d.next =
+            ((self.pending.q.val() & !self.done_mask.val()) | self.db_mask.val()) & !self.reset_mask.val();
+        self.fi_zero.d.next = (self.fi_zero.q.val() & !self.fi_mask.val()) | self.reset_mask.val();
+        self.ci_zero.d.next = (self.ci_zero.q.val() & !self.ci_mask.val()) | self.reset_mask.val();
         if self.reset.val() {
             self.pending.d.next = 0.into();
+            self.fi_zero.d.next = self.ones.val();
+            self.ci_zero.d.next = self.ones.val();
             self.state.d.next = 0.into();
             self.req_valid.d.next = false;
             self.start.d.next = 0.into();
+            for i in 0..BATCHES {
+                self.b_busy[i].d.next = false;
+            }
+            self.issue.d.next = 0.into();
+            self.out.d.next = 0.into();
+            self.rx_beat.d.next = 0.into();
+            self.err_in.d.next = false;
         }
-        self.ci_copy.write_enable.next = self.ci.write_enable.val();
-        self.ci_copy.write_address.next = self.ci.write_address.val();
-        self.ci_copy.write_data.next = self.ci.write_data.val();
-        self.ci_copy.read_address.next = self.status_qpn.val();
-        self.status_ci.next = self.ci_copy.read_data.val();
+
+        self.ci.read_address.next = self.status_qpn.val();
+        self.status_zero.d.next =
+            (self.ci_zero.q.val() & (self.one.val() << bit_cast::<Q, QB>(self.status_qpn.val()))).any();
+        self.status_ci.next = self.ci.read_data.val();
+        if self.status_zero.q.val() {
+            self.status_ci.next = 0.into();
+        }
         self.m_req_valid.next = self.req_valid.q.val();
         self.m_req_addr.next = self.req_addr.q.val();
-        self.m_req_len.next = self.wqe_len.val();
-        self.m_valid.next = self.state.q.val() == 5;
-        self.m_wqe.next = self.wqe.q.val();
-        self.m_qpn.next = self.qpn.q.val();
-        self.m_ctx.next = self.qp_ctx.q.val();
-        self.m_index.next = self.index.q.val();
-        self.m_error.next = self.error.q.val();
+        self.m_req_len.next = self.req_len.q.val();
+        self.m_wqe.next = self.wqes.m_data.val().get_bits::<768>(0);
+        self.m_error.next = self.wqes.m_data.val().get_bit(768);
+        self.m_qpn.next = self.head_qpn.val();
+        self.m_ctx.next = self.head_ctx.val();
+        self.m_index.next = self.head_index.val();
     }
 }

@@ -102,6 +102,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// What state 1 read from the RAMs, held while the message waits (the RAMs move on).
     job_addr: DFF<Bits<64>>,
     job_msn: DFF<Bits<32>>,
+    /// The Request Identifier of the atomic being sent, read with its WQE.
+    req_id: DFF<Bits<32>>,
     fail: DFF<Bit>,
     /// Completions in WQE order: CQE (256), CQ (16), waits for its message (1), writes a
     /// CQE (1), the QP's Reads that must be done first, modulo 8 (3).
@@ -268,6 +270,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             job_valid: Default::default(),
             job_addr: Default::default(),
             job_msn: Default::default(),
+            req_id: Default::default(),
             fail: Default::default(),
             pending: Default::default(),
             head: Default::default(),
@@ -368,7 +371,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, wqe, qpn, ctx, fetch_error, job_valid, job_addr, job_msn, fail, head, tail, sent);
+        dff_setup!(
+            self, clock, state, wqe, qpn, ctx, fetch_error, job_valid, job_addr, job_msn, req_id, fail, head, tail, sent
+        );
         for i in 0..PENDING {
             self.pending[i].clock.next = self.clock.val();
             self.pending[i].d.next = self.pending[i].q.val();
@@ -563,7 +568,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // Identifier, the target, then the operands; a FetchAdd sends Compare Data 0 and
         // Compare Mask all ones (ATOM-03), whatever the WQE holds there.
         self.aop_word.next = bit_cast::<32, 4>(self.wqe.q.val().get_bits::<4>(self.at_aopcode.val().index())) << 24;
-        self.req_id_be.d.next = self.atomic_msn.read_data.val() + 1;
+        // (The count is read for the WQE's QP only in the cycle after it is taken: the read
+        // address follows SQ fetch's next WQE, and the count itself goes up.)
+        if self.state.q.val() == 1 {
+            self.req_id.d.next = self.atomic_msn.read_data.val() + 1;
+        }
+        self.req_id_be.d.next = self.req_id.q.val();
         self.add_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_add_swap.val().index());
         self.add_mask_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_add_swap_mask.val().index());
         self.compare_be.d.next = self.wqe.q.val().get_bits::<64>(self.at_compare.val().index());
