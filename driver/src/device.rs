@@ -1,6 +1,7 @@
 //! The device: identity checks at open, global control, the command interface, and the
 //! numbering of the objects (QPs, CQs, MRs, PDs) the other modules create.
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use rnic_proto::host::context::{CqContext, CqStatus, MrContext, QpContext, QpStatus, MAX_MR_INDEX};
 use rnic_proto::host::regs::{self, cmd, cmd_status, control, features, status, version, CmdOpcode};
@@ -8,6 +9,7 @@ use rnic_proto::host::regs::{self, cmd, cmd_status, control, features, status, v
 use crate::dm::{DeviceMemory, DmAllocator};
 use crate::error::{DriverError, Rejection, Resource};
 use crate::pool::IndexPool;
+use crate::wr::LocalBuffer;
 use crate::{DmaBuffer, Hal};
 
 /// How often the driver reads `CMD_STATUS` before it gives up on a command. A command
@@ -77,6 +79,20 @@ pub struct DeviceStatus {
     pub idle: bool,
 }
 
+/// What the driver knows of a live memory region: enough to check the local buffers of
+/// posted work before the device sees them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LiveMr {
+    /// Its protection domain.
+    pub(crate) pd: u16,
+    /// Tagged offset of its first octet.
+    pub(crate) va: u64,
+    /// Octets.
+    pub(crate) len: u64,
+    /// LOCAL_WRITE.
+    pub(crate) local_write: bool,
+}
+
 /// An opened RNIC. Objects borrow it (`&Device`), so the borrow checker keeps the
 /// device, and with it the backend and its DMA memory, alive as long as any object.
 pub struct Device<H: Hal> {
@@ -88,6 +104,9 @@ pub struct Device<H: Hal> {
     pdns: IndexPool,
     /// The last key handed out per MR index (0: never used).
     mr_keys: RefCell<Vec<u8>>,
+    /// The registered MRs by lkey. [`crate::Sge`]s are plain values that outlive their
+    /// region, so posting checks them here: one hash lookup per local buffer.
+    live_mrs: RefCell<HashMap<u32, LiveMr>>,
     dm: DmAllocator,
 }
 
@@ -137,6 +156,7 @@ impl<H: Hal> Device<H> {
             pdns: IndexPool::new(NUM_PDS),
             info,
             mr_keys: RefCell::new(Vec::new()),
+            live_mrs: RefCell::new(HashMap::new()),
             dm: DmAllocator::new(info.dm_size),
         })
     }
@@ -255,6 +275,37 @@ impl<H: Hal> Device<H> {
         }
         keys[i] = keys[i].checked_add(1).unwrap_or(1);
         keys[i]
+    }
+
+    /// Records a registered MR, for [`Device::check_local`].
+    pub(crate) fn mr_registered(&self, lkey: u32, mr: LiveMr) {
+        self.live_mrs.borrow_mut().insert(lkey, mr);
+    }
+
+    /// Forgets an MR that is being deregistered.
+    pub(crate) fn mr_deregistered(&self, lkey: u32) {
+        self.live_mrs.borrow_mut().remove(&lkey);
+    }
+
+    /// Checks a local buffer of work for QP `qpn` (of PD `pd`) against the live MRs, in
+    /// the device's order: the lkey, the PD, the right, the bounds. The device checks the
+    /// same again; this turns a user mistake into an error before anything is posted,
+    /// instead of a LOCAL_PROTECTION completion and a QP in ERROR.
+    pub(crate) fn check_local(&self, qpn: u32, pd: u16, buf: &LocalBuffer) -> Result<(), DriverError> {
+        let lkey = buf.lkey;
+        let mr = *self.live_mrs.borrow().get(&lkey).ok_or(DriverError::UnknownLkey { lkey })?;
+        if mr.pd != pd {
+            return Err(DriverError::WrongPd { qpn, lkey, mr_pd: mr.pd, qp_pd: pd });
+        }
+        if buf.write && !mr.local_write {
+            return Err(DriverError::NoLocalWrite { lkey });
+        }
+        // In u128, so that a range running past 2^64 is simply out of bounds.
+        let end = u128::from(buf.addr) + u128::from(buf.len);
+        if buf.addr < mr.va || end > u128::from(mr.va) + u128::from(mr.len) {
+            return Err(DriverError::SgeOutOfBounds { lkey, addr: buf.addr, len: buf.len, va: mr.va, size: mr.len });
+        }
+        Ok(())
     }
 
     /// A fresh number of `kind`.

@@ -1,8 +1,10 @@
 //! The driver's one error type.
 use std::fmt;
 
+use rnic_proto::host::context::{QpStatus, TermInfo};
 use rnic_proto::host::regs::CmdResult;
 use rnic_proto::host::{ContextError, DescError, QpState};
+use rnic_proto::terminate::TermCode;
 
 use crate::HalError;
 
@@ -158,6 +160,19 @@ pub enum DriverError {
         /// Slots free.
         free: u32,
     },
+    /// A batch with more WQEs than the work queue has slots: it would never fit, however
+    /// long the device runs. Nothing was posted.
+    #[error("{queue:?} queue of QP {qpn}: {needed} WQEs never fit its {capacity} slots; post smaller batches")]
+    BatchTooLarge {
+        /// The QP.
+        qpn: u32,
+        /// Which queue.
+        queue: WorkQueue,
+        /// Slots the batch needs.
+        needed: usize,
+        /// Slots in the ring.
+        capacity: u32,
+    },
     /// Work posted to a QP in RESET, which would drop it.
     #[error("QP {qpn} is in {state:?}; work can be posted in RTS or ERROR only")]
     WrongState {
@@ -165,6 +180,92 @@ pub enum DriverError {
         qpn: u32,
         /// Its state.
         state: QpState,
+    },
+    /// A local buffer whose lkey no live memory region of this device has: never
+    /// registered, deregistered since, or registered on another device. Nothing was posted.
+    #[error(
+        "lkey {lkey:#010x} names no live memory region of this device; take Sges from a registered \
+         MemoryRegion (MemoryRegion::sge)"
+    )]
+    UnknownLkey {
+        /// The lkey.
+        lkey: u32,
+    },
+    /// A local buffer in a memory region of another protection domain than the QP's.
+    /// Nothing was posted.
+    #[error("lkey {lkey:#010x} is in PD {mr_pd}, QP {qpn} in PD {qp_pd}; register the buffer in the QP's PD")]
+    WrongPd {
+        /// The QP.
+        qpn: u32,
+        /// The lkey.
+        lkey: u32,
+        /// The region's PD.
+        mr_pd: u16,
+        /// The QP's PD.
+        qp_pd: u16,
+    },
+    /// A local buffer the device writes (a receive buffer, a Read's sink, an atomic's
+    /// result) in a region registered without LOCAL_WRITE. Nothing was posted.
+    #[error(
+        "lkey {lkey:#010x} lacks LOCAL_WRITE, which receive buffers, Read sinks and atomic results need; \
+         register the region with local_write"
+    )]
+    NoLocalWrite {
+        /// The lkey.
+        lkey: u32,
+    },
+    /// A local buffer that does not lie inside its memory region (or whose range runs
+    /// past 2^64). Nothing was posted.
+    #[error(
+        "{len} octets at TO {addr:#x} leave lkey {lkey:#010x}'s {size} octets at TO {va:#x}; keep the buffer \
+         inside its region (MemoryRegion::sge checks this)"
+    )]
+    SgeOutOfBounds {
+        /// The lkey.
+        lkey: u32,
+        /// Tagged offset of the buffer.
+        addr: u64,
+        /// Octets the device would touch.
+        len: u64,
+        /// Tagged offset of the region's first octet.
+        va: u64,
+        /// The region's length.
+        size: u64,
+    },
+    /// Work the QP can never carry out: a Read or an atomic on a QP created with ORD 0
+    /// would stop its send queue for good. Nothing was posted.
+    #[error("QP {qpn} has ORD 0: a Read or atomic would never be issued; create the QP with ord 1 or more")]
+    NoReadCredits {
+        /// The QP.
+        qpn: u32,
+    },
+    /// A memory region whose IOVA range runs past the end of the 64-bit IOVA space, which
+    /// the device refuses. Nothing was registered.
+    #[error(
+        "{len} octets at IOVA {iova:#x} run past the end of the 64-bit IOVA space; the backend must map \
+         the memory lower"
+    )]
+    IovaWraps {
+        /// IOVA of the first octet.
+        iova: u64,
+        /// Octets.
+        len: u64,
+    },
+    /// A host memory region whose IOVA range overlaps the device memory window: the device
+    /// would serve those IOVAs from its own RAM, not from the host. Nothing was registered.
+    #[error(
+        "{len} octets of host memory at IOVA {iova:#x} overlap the device memory window ({window_len} octets \
+         at {window:#x}), which the device serves from its own RAM; the backend must map host memory elsewhere"
+    )]
+    IovaInDeviceMemory {
+        /// IOVA of the first octet.
+        iova: u64,
+        /// Octets.
+        len: u64,
+        /// `DM_BASE`.
+        window: u64,
+        /// `DM_SIZE`.
+        window_len: u32,
     },
     /// An object of another device was passed in.
     #[error("the {0} belongs to another device")]
@@ -197,4 +298,137 @@ pub enum DriverError {
     /// The backend failed.
     #[error(transparent)]
     Hal(#[from] HalError),
+}
+
+/// Why a QP stopped, as the device reports it ([`crate::QueuePair::error`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpError {
+    /// A Terminate ended the stream (RFC 5040 §4.8): sent by the peer, or by this QP
+    /// because of an error it found. The device keeps the first one.
+    Terminated {
+        /// The peer sent it; otherwise this QP did.
+        by_peer: bool,
+        /// Its layer, error type and error code.
+        code: TermCode,
+        /// The QP's state (ERROR: outstanding and new work completes as FLUSHED).
+        state: QpState,
+    },
+    /// In ERROR with no Terminate: the host moved it there ([`crate::QueuePair::modify`]),
+    /// which flushes its work without telling the peer.
+    Flushed,
+}
+
+impl QpError {
+    /// What a QP in `state` with `status` (QUERY_QP) reports; `None` while it works.
+    pub fn from_status(state: QpState, status: &QpStatus) -> Option<QpError> {
+        match status.terminate {
+            Some(TermInfo { code, received }) => Some(QpError::Terminated { by_peer: received, code, state }),
+            None if state == QpState::Error => Some(QpError::Flushed),
+            None => None,
+        }
+    }
+}
+
+impl fmt::Display for QpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            QpError::Terminated { by_peer, code, state } => {
+                let who = if by_peer { "the peer" } else { "this QP" };
+                write!(f, "{who} sent Terminate {code} ({}, {}): ", layer_name(code.layer), etype_name(code))?;
+                match code.name() {
+                    Some(name) => f.write_str(name)?,
+                    None => write!(f, "error code {:#04x}, which no RFC defines", code.code)?,
+                }
+                write!(f, "; the QP is in {}", state_name(state))
+            }
+            QpError::Flushed => f.write_str("the QP is in ERROR without a Terminate: the host moved it there"),
+        }
+    }
+}
+
+impl std::error::Error for QpError {}
+
+/// The state as `docs/REGISTERS.md` names it.
+fn state_name(state: QpState) -> &'static str {
+    match state {
+        QpState::Reset => "RESET",
+        QpState::Rts => "RTS",
+        QpState::Error => "ERROR",
+    }
+}
+
+/// RFC 5040 §4.8 layer names.
+fn layer_name(layer: u8) -> &'static str {
+    match layer {
+        TermCode::LAYER_RDMA => "RDMAP",
+        TermCode::LAYER_DDP => "DDP",
+        TermCode::LAYER_LLP => "LLP (MPA)",
+        _ => "unknown layer",
+    }
+}
+
+/// RFC 5040 §4.8 error type names, per layer.
+fn etype_name(code: TermCode) -> &'static str {
+    match (code.layer, code.etype) {
+        (TermCode::LAYER_RDMA, TermCode::ETYPE_RDMA_LOCAL_CATASTROPHIC) => "Local Catastrophic Error",
+        (TermCode::LAYER_RDMA, TermCode::ETYPE_RDMA_REMOTE_PROTECTION) => "Remote Protection Error",
+        (TermCode::LAYER_RDMA, TermCode::ETYPE_RDMA_REMOTE_OPERATION) => "Remote Operation Error",
+        (TermCode::LAYER_DDP, TermCode::ETYPE_DDP_LOCAL_CATASTROPHIC) => "Local Catastrophic Error",
+        (TermCode::LAYER_DDP, TermCode::ETYPE_DDP_TAGGED) => "Tagged Buffer Error",
+        (TermCode::LAYER_DDP, TermCode::ETYPE_DDP_UNTAGGED) => "Untagged Buffer Error",
+        (TermCode::LAYER_DDP, TermCode::ETYPE_DDP_RSVD_LLP) => "reserved for the LLP",
+        (TermCode::LAYER_LLP, TermCode::ETYPE_LLP_MPA) => "MPA Error",
+        _ => "unknown error type",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_qp_error_names_the_terminate_by_layer_type_and_code() {
+        let sent = QpError::Terminated { by_peer: false, code: TermCode::MPA_CRC, state: QpState::Error };
+        assert_eq!(
+            sent.to_string(),
+            "this QP sent Terminate 2/0/0x02 (LLP (MPA), MPA Error): Received MPA CRC does not match; the QP is in ERROR"
+        );
+        let rdma =
+            QpError::Terminated { by_peer: true, code: TermCode::RDMA_PROT_ACCESS_RIGHTS, state: QpState::Error };
+        assert!(rdma.to_string().contains("(RDMAP, Remote Protection Error): Access rights violation"), "{rdma}");
+        let unknown = QpError::Terminated { by_peer: true, code: TermCode::new(5, 9, 0x42), state: QpState::Error };
+        assert_eq!(
+            unknown.to_string(),
+            "the peer sent Terminate 5/9/0x42 (unknown layer, unknown error type): error code 0x42, which no RFC \
+             defines; the QP is in ERROR"
+        );
+    }
+
+    #[test]
+    fn misuse_messages_name_the_object_and_the_fix_on_one_line() {
+        assert_eq!(
+            DriverError::UnknownLkey { lkey: 0x105 }.to_string(),
+            "lkey 0x00000105 names no live memory region of this device; take Sges from a registered MemoryRegion \
+             (MemoryRegion::sge)"
+        );
+        let out = DriverError::SgeOutOfBounds { lkey: 0x105, addr: 0x1100, len: 8, va: 0x1000, size: 256 };
+        assert_eq!(
+            out.to_string(),
+            "8 octets at TO 0x1100 leave lkey 0x00000105's 256 octets at TO 0x1000; keep the buffer inside its \
+             region (MemoryRegion::sge checks this)"
+        );
+    }
+
+    #[test]
+    fn the_status_says_terminated_flushed_or_nothing() {
+        let term = TermInfo { code: TermCode::DDP_UNTAGGED_NO_BUFFER, received: true };
+        let terminated = QpStatus { terminate: Some(term), ..QpStatus::default() };
+        assert_eq!(
+            QpError::from_status(QpState::Error, &terminated),
+            Some(QpError::Terminated { by_peer: true, code: TermCode::DDP_UNTAGGED_NO_BUFFER, state: QpState::Error })
+        );
+        assert_eq!(QpError::from_status(QpState::Error, &QpStatus::default()), Some(QpError::Flushed));
+        assert_eq!(QpError::from_status(QpState::Rts, &QpStatus::default()), None);
+        assert_eq!(QpError::from_status(QpState::Reset, &QpStatus::default()), None);
+    }
 }

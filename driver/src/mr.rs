@@ -4,6 +4,7 @@ use std::marker::PhantomData;
 use rnic_proto::host::context::{stag, MrAccess, MrContext};
 use rnic_proto::host::regs::CmdOpcode;
 
+use crate::device::LiveMr;
 use crate::error::{DriverError, Resource};
 use crate::wr::{RemoteBuf, Sge};
 use crate::{DeviceMemory, DmaRegion, Hal, ProtectionDomain};
@@ -18,6 +19,63 @@ use crate::{DeviceMemory, DmaRegion, Hal, ProtectionDomain};
 /// The region borrows its memory, so the memory cannot be freed while the device may
 /// still reach it; dropping the region (or [`MemoryRegion::deregister`]) makes the MR
 /// table entry invalid first.
+///
+/// ```
+/// # use rnic_driver::{Device, DriverError, Hal, MemoryRegion, MrAccess, ProtectionDomain};
+/// # fn f<H: Hal>(dev: &Device<H>) -> Result<(), DriverError> {
+/// let pd = ProtectionDomain::new(dev)?;
+/// let buf = dev.alloc_dma(4096)?;
+/// let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL)?;
+/// let sge = mr.sge(0, 64)?;
+/// mr.deregister()?;
+/// drop(buf);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Deregistering twice, or using a region once deregistered, does not compile:
+/// [`MemoryRegion::deregister`] takes the region.
+///
+/// ```compile_fail,E0382
+/// # use rnic_driver::{Device, DriverError, Hal, MemoryRegion, MrAccess, ProtectionDomain};
+/// # fn f<H: Hal>(dev: &Device<H>) -> Result<(), DriverError> {
+/// # let pd = ProtectionDomain::new(dev)?;
+/// # let buf = dev.alloc_dma(4096)?;
+/// let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL)?;
+/// mr.deregister()?;
+/// mr.deregister()?; // use of moved value
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Nor does freeing the memory, or dropping the PD, while the region lives:
+///
+/// ```compile_fail,E0505
+/// # use rnic_driver::{Device, DriverError, Hal, MemoryRegion, MrAccess, ProtectionDomain};
+/// # fn f<H: Hal>(dev: &Device<H>) -> Result<(), DriverError> {
+/// # let pd = ProtectionDomain::new(dev)?;
+/// # let buf = dev.alloc_dma(4096)?;
+/// let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL)?;
+/// drop(buf); // cannot move out of `buf` because it is borrowed
+/// mr.deregister()?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// ```compile_fail,E0505
+/// # use rnic_driver::{Device, DriverError, Hal, MemoryRegion, MrAccess, ProtectionDomain};
+/// # fn f<H: Hal>(dev: &Device<H>) -> Result<(), DriverError> {
+/// # let pd = ProtectionDomain::new(dev)?;
+/// # let buf = dev.alloc_dma(4096)?;
+/// let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL)?;
+/// drop(pd); // cannot move out of `pd` because it is borrowed
+/// mr.deregister()?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// An [`Sge`] taken from the region is a plain value that outlives it (`sge` above); a
+/// post checks it against the live regions instead ([`DriverError::UnknownLkey`]).
 pub struct MemoryRegion<'a, H: Hal> {
     pd: &'a ProtectionDomain<'a, H>,
     /// The memory (a [`DmaRegion`] or a [`DeviceMemory`]) stays borrowed.
@@ -54,7 +112,10 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
         if !fits(offset as u64, len as u64, region.len() as u64) {
             return Err(DriverError::OutOfBounds { offset: offset as u64, len: len as u64, size: region.len() as u64 });
         }
-        Self::register_iova(pd, region.iova() + offset as u64, len as u64, access)
+        let Some(iova) = region.iova().checked_add(offset as u64) else {
+            return Err(DriverError::IovaWraps { iova: region.iova(), len: (offset + len) as u64 });
+        };
+        Self::register_iova(pd, iova, len as u64, access, Memory::Host)
     }
 
     /// Registers all of a piece of device memory in `pd` with rights `access`. Its tagged
@@ -64,10 +125,23 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
         memory: &'a DeviceMemory<'a, H>,
         access: MrAccess,
     ) -> Result<Self, DriverError> {
-        Self::register_iova(pd, memory.iova(), memory.len() as u64, access)
+        Self::register_iova(pd, memory.iova(), memory.len() as u64, access, Memory::Device)
     }
 
-    fn register_iova(pd: &'a ProtectionDomain<'a, H>, va: u64, len: u64, access: MrAccess) -> Result<Self, DriverError> {
+    fn register_iova(
+        pd: &'a ProtectionDomain<'a, H>,
+        va: u64,
+        len: u64,
+        access: MrAccess,
+        memory: Memory,
+    ) -> Result<Self, DriverError> {
+        // WRITE_MR would answer BAD_VALUE; this says why, before an index is taken.
+        if u128::from(va) + u128::from(len) > 1u128 << 64 {
+            return Err(DriverError::IovaWraps { iova: va, len });
+        }
+        if memory == Memory::Host {
+            check_host_iova(pd, va, len)?;
+        }
         let dev = pd.device();
         let index = dev.alloc_number(Resource::MemoryRegion)?;
         let key = dev.next_mr_key(index);
@@ -76,6 +150,8 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
             dev.free_number(Resource::MemoryRegion, index);
             return Err(e);
         }
+        let live = LiveMr { pd: pd.pdn(), va, len, local_write: access.local_write };
+        dev.mr_registered(stag(index, key), live);
         Ok(MemoryRegion { pd, _memory: PhantomData, index, key, va, len, access, registered: true })
     }
 
@@ -147,6 +223,8 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
             return Ok(());
         }
         let dev = self.pd.device();
+        // Forgotten first: even if the device does not confirm, no new work may use it.
+        dev.mr_deregistered(self.lkey());
         let ctx = MrContext {
             key: self.key,
             access: self.access,
@@ -169,6 +247,30 @@ impl<H: Hal> Drop for MemoryRegion<'_, H> {
     }
 }
 
+/// Where a region's octets are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Memory {
+    /// The host's, from the backend.
+    Host,
+    /// The device's own RAM ([`DeviceMemory`]).
+    Device,
+}
+
+/// Refuses host memory at IOVAs the device serves from its own RAM: with device memory,
+/// `[DM_BASE, DM_BASE + DM_SIZE)` never reaches the host.
+fn check_host_iova<H: Hal>(pd: &ProtectionDomain<'_, H>, iova: u64, len: u64) -> Result<(), DriverError> {
+    let info = pd.device().info();
+    if !info.features.device_memory || len == 0 {
+        return Ok(());
+    }
+    let (start, end) = (u128::from(iova), u128::from(iova) + u128::from(len));
+    let (window, window_end) = (u128::from(info.dm_base), u128::from(info.dm_base) + u128::from(info.dm_size));
+    if start < window_end && window < end {
+        return Err(DriverError::IovaInDeviceMemory { iova, len, window: info.dm_base, window_len: info.dm_size });
+    }
+    Ok(())
+}
+
 /// Whether `len` octets at `offset` lie inside `size` octets.
 fn fits(offset: u64, len: u64, size: u64) -> bool {
     offset.checked_add(len).is_some_and(|end| end <= size)
@@ -176,10 +278,12 @@ fn fits(offset: u64, len: u64, size: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::ptr::NonNull;
+
     use rnic_proto::host::context::{stag_index, stag_key};
 
     use super::*;
-    use crate::testing::model_device;
+    use crate::testing::{model_device, model_device_features};
 
     const RIGHTS: MrAccess =
         MrAccess { local_write: true, remote_read: false, remote_write: true, remote_atomic: false };
@@ -259,5 +363,57 @@ mod tests {
             (0..dev.info().num_mrs).map(|_| MemoryRegion::register(&pd, &buf, RIGHTS).expect("register")).collect();
         let err = MemoryRegion::register(&pd, &buf, RIGHTS).err().expect("no index left");
         assert!(matches!(err, DriverError::Exhausted(Resource::MemoryRegion)), "{err}");
+    }
+
+    /// A region over `mem` at `iova`, as a backend that maps memory there hands it out.
+    fn region_at(mem: &mut [u64], iova: u64) -> DmaRegion<'_> {
+        let len = std::mem::size_of_val(mem);
+        // SAFETY: `mem` is valid for reads and writes of `len` octets and 8-aligned, and the
+        // region borrows it, so it cannot outlive it.
+        unsafe { DmaRegion::new(NonNull::from(mem).cast(), len, iova) }
+    }
+
+    #[test]
+    fn a_region_whose_iova_range_runs_past_2_to_the_64_is_refused_before_taking_an_index() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let mut mem = [0u64; 16];
+        let high = region_at(&mut mem, u64::MAX - 63);
+        let err = MemoryRegion::register(&pd, &high, RIGHTS).err().expect("128 octets in the last 64");
+        assert!(matches!(err, DriverError::IovaWraps { iova, len: 128 } if iova == u64::MAX - 63), "{err}");
+        let err = MemoryRegion::register_range(&pd, &high, 64, 8, RIGHTS).err().expect("its IOVA wraps");
+        assert!(matches!(err, DriverError::IovaWraps { .. }), "{err}");
+        let last = MemoryRegion::register_range(&pd, &high, 0, 64, RIGHTS).expect("up to the last octet");
+        assert_eq!((last.index(), last.va()), (0, u64::MAX - 63), "the refusals took no index");
+        assert!(dev.query_mr(0).expect("query").valid);
+    }
+
+    #[test]
+    fn host_memory_overlapping_the_device_memory_window_is_refused() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let (base, size) = (dev.info().dm_base, u64::from(dev.info().dm_size));
+        let mut mem = [0u64; 16];
+        for (iova, what) in
+            [(base, "at its start"), (base - 64, "across its start"), (base + size - 8, "across its end")]
+        {
+            let region = region_at(&mut mem, iova);
+            let err = MemoryRegion::register(&pd, &region, RIGHTS).err().expect(what);
+            assert!(
+                matches!(err, DriverError::IovaInDeviceMemory { iova: i, len: 128, window, .. } if (i, window) == (iova, base)),
+                "{what}: {err}"
+            );
+        }
+        for (iova, what) in [(base - 128, "ends where it starts"), (base + size, "starts where it ends")] {
+            let region = region_at(&mut mem, iova);
+            MemoryRegion::register(&pd, &region, RIGHTS).expect(what);
+        }
+        let dm = dev.alloc_device_memory(64).expect("device memory");
+        MemoryRegion::register_device(&pd, &dm, RIGHTS).expect("device memory belongs there");
+
+        let plain = model_device_features(0b1111);
+        let pd = ProtectionDomain::new(&plain).expect("pd");
+        let region = region_at(&mut mem, base);
+        MemoryRegion::register(&pd, &region, RIGHTS).expect("no window without device memory");
     }
 }

@@ -12,6 +12,23 @@
 //! unsignaled requests, error flushes and CQEs left over from an earlier QP with the same
 //! number would all make a count of completions wrong. The cost is one command each time
 //! the ring looks full: while the device keeps up, at most once per ring's worth of posts.
+//!
+//! # What a post checks
+//!
+//! A post is all or nothing: before a WQE is written, every request is checked and the
+//! first problem is returned as a [`DriverError`]. The QP must not be in RESET (RTS and
+//! ERROR take work; in ERROR the device flushes it). Each local buffer must lie in a live
+//! memory region of the QP's PD, with LOCAL_WRITE where the device writes it (see
+//! [`crate::Sge`]); a Read or atomic needs ORD of at least 1 and atomics and Immediate
+//! Data the device's features; a batch must fit the ring at all
+//! ([`DriverError::BatchTooLarge`]) and then in its free slots
+//! ([`DriverError::QueueFull`]).
+//!
+//! # Errors the device finds
+//!
+//! A QP goes to ERROR on its own when it receives a Terminate, or sends one for an error
+//! it found in the peer's traffic or its own work. Its work then completes with an error
+//! status or FLUSHED, and [`QueuePair::error`] says why, with the Terminate's codes.
 use std::marker::PhantomData;
 use std::sync::atomic::{fence, Ordering};
 
@@ -19,9 +36,9 @@ use rnic_proto::host::context::{QpContext, QpState, QpStatus};
 use rnic_proto::host::desc::{RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::regs::{self, CmdOpcode};
 
-use crate::error::{DriverError, Resource, WorkQueue};
+use crate::error::{DriverError, QpError, Resource, WorkQueue};
 use crate::ring::WorkRing;
-use crate::wr::{RecvRequest, WorkRequest};
+use crate::wr::{LocalBuffer, RecvRequest, WorkRequest};
 use crate::{CompletionQueue, Device, Hal, ProtectionDomain};
 
 /// What a QP is created with.
@@ -60,6 +77,48 @@ impl Default for QpCaps {
 ///
 /// It borrows its PD and CQs, so they outlive it. Dropping it writes RESET (the device
 /// stops using the rings) before the rings are freed.
+///
+/// ```
+/// # use rnic_driver::{CompletionQueue, Device, DriverError, Hal, ProtectionDomain, QpCaps, QueuePair};
+/// # fn f<H: Hal>(dev: &Device<H>) -> Result<(), DriverError> {
+/// let pd = ProtectionDomain::new(dev)?;
+/// let cq = CompletionQueue::new(dev, 6, 0)?;
+/// let mut qp = QueuePair::new(dev, &pd, &cq, &cq, QpCaps::default())?;
+/// qp.ready()?;
+/// drop(qp);
+/// drop(cq);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A destroyed (dropped) QP cannot be used, so nothing is posted under a QPN the driver
+/// may already have handed to another QP:
+///
+/// ```compile_fail,E0382
+/// # use rnic_driver::{CompletionQueue, Device, DriverError, Hal, ProtectionDomain, QpCaps, QueuePair};
+/// # fn f<H: Hal>(dev: &Device<H>) -> Result<(), DriverError> {
+/// # let pd = ProtectionDomain::new(dev)?;
+/// # let cq = CompletionQueue::new(dev, 6, 0)?;
+/// let mut qp = QueuePair::new(dev, &pd, &cq, &cq, QpCaps::default())?;
+/// drop(qp);
+/// qp.ready()?; // borrow of moved value
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Nor can its CQs (or PD) go while it lives:
+///
+/// ```compile_fail,E0505
+/// # use rnic_driver::{CompletionQueue, Device, DriverError, Hal, ProtectionDomain, QpCaps, QueuePair};
+/// # fn f<H: Hal>(dev: &Device<H>) -> Result<(), DriverError> {
+/// # let pd = ProtectionDomain::new(dev)?;
+/// # let cq = CompletionQueue::new(dev, 6, 0)?;
+/// let mut qp = QueuePair::new(dev, &pd, &cq, &cq, QpCaps::default())?;
+/// drop(cq); // cannot move out of `cq` because it is borrowed
+/// qp.ready()?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct QueuePair<'a, H: Hal> {
     dev: &'a Device<H>,
     qpn: u32,
@@ -130,7 +189,7 @@ impl<'a, H: Hal> QueuePair<'a, H> {
     }
 
     /// The state the driver last wrote. The device moves a QP to ERROR on its own when
-    /// a connection fails; [`QueuePair::query`] tells.
+    /// a connection fails; [`QueuePair::error`] tells.
     pub fn state(&self) -> QpState {
         self.ctx.state
     }
@@ -138,6 +197,14 @@ impl<'a, H: Hal> QueuePair<'a, H> {
     /// The context and status as the device holds them.
     pub fn query(&self) -> Result<(QpContext, QpStatus), DriverError> {
         self.dev.query_qp(self.qpn)
+    }
+
+    /// Why the QP stopped, asking the device (QUERY_QP): the Terminate it received or
+    /// sent, with its layer, error type and code, or ERROR entered through
+    /// [`QueuePair::modify`]. `None` while it works. Work posted to it now is flushed.
+    pub fn error(&self) -> Result<Option<QpError>, DriverError> {
+        let (ctx, status) = self.query()?;
+        Ok(QpError::from_status(ctx.state, &status))
     }
 
     /// RESET → RTS: the QP starts sending and receiving.
@@ -169,6 +236,16 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         if wrs.is_empty() {
             return Ok(());
         }
+        self.check_state()?;
+        for wr in wrs {
+            if let Some(feature) = wr.missing_feature(&self.dev.info().features) {
+                return Err(DriverError::Unsupported(feature));
+            }
+            if wr.needs_ord() && self.ctx.ord == 0 {
+                return Err(DriverError::NoReadCredits { qpn: self.qpn });
+            }
+            self.check_local(wr.local_buffer())?;
+        }
         self.make_room(WorkQueue::Send, wrs.iter().map(WorkRequest::wqe_count).sum())?;
         for wqe in wrs.iter().flat_map(WorkRequest::wqes) {
             self.sq.push(&wqe.encode());
@@ -187,6 +264,10 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         if rrs.is_empty() {
             return Ok(());
         }
+        self.check_state()?;
+        for rr in rrs {
+            self.check_local(rr.local_buffer())?;
+        }
         self.make_room(WorkQueue::Recv, rrs.len())?;
         for rr in rrs {
             self.rq.push(&rr.wqe().encode());
@@ -195,10 +276,24 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         Ok(())
     }
 
-    /// Checks that `needed` WQEs may be posted to `queue` now (see the module docs).
-    fn make_room(&mut self, queue: WorkQueue, needed: usize) -> Result<(), DriverError> {
+    /// RESET drops work, so nothing is posted then. ERROR takes it: the device flushes it.
+    fn check_state(&self) -> Result<(), DriverError> {
         if self.ctx.state == QpState::Reset {
             return Err(DriverError::WrongState { qpn: self.qpn, state: self.ctx.state });
+        }
+        Ok(())
+    }
+
+    /// Checks a local buffer against the device's live MRs.
+    fn check_local(&self, buf: Option<LocalBuffer>) -> Result<(), DriverError> {
+        buf.map_or(Ok(()), |buf| self.dev.check_local(self.qpn, self.ctx.pd, &buf))
+    }
+
+    /// Checks that `needed` WQEs may be posted to `queue` now (see the module docs).
+    fn make_room(&mut self, queue: WorkQueue, needed: usize) -> Result<(), DriverError> {
+        let capacity = self.ring_of(queue).capacity();
+        if needed > capacity as usize {
+            return Err(DriverError::BatchTooLarge { qpn: self.qpn, queue, needed, capacity });
         }
         if self.ring_of(queue).free() as usize >= needed {
             return Ok(());
@@ -249,25 +344,49 @@ mod tests {
     use std::cell::Cell;
     use std::rc::Rc;
 
-    use rnic_proto::host::context::qp_fields;
+    use rnic_proto::host::context::{qp_fields, TermInfo};
     use rnic_proto::host::{RqWqe, SqOpcode, SqWqe};
+    use rnic_proto::terminate::TermCode;
 
     use super::*;
     use crate::fake::FakeHal;
     use crate::testing::{model_device, model_device_features, model_device_patched};
     use crate::wr::{RemoteBuf, Sge};
+    use crate::{MemoryRegion, MrAccess};
 
     const CAPS: QpCaps =
         QpCaps { sq_log_size: 2, rq_log_size: 3, mulpdu: 512, ird: 2, ord: 3, crc: true, markers_tx: true, markers_rx: false, conn_id: 77 };
 
+    /// A Send of nothing: the device touches no memory for it, so it needs no MR, and the
+    /// ring tests stay about rings.
     fn send(wr_id: u64) -> WorkRequest {
-        let local = Sge { lkey: 0x0105, addr: 0x4000 + wr_id, length: 64 };
+        let local = Sge { lkey: 0x0105, addr: 0x4000 + wr_id, length: 0 };
         WorkRequest::Send { wr_id, local, solicited: false, invalidate: None, signaled: true }
     }
 
     /// The values written to `offset`, in order.
     fn writes_to(dev: &Device<FakeHal>, offset: u32) -> Vec<u32> {
         dev.hal().take_writes().into_iter().filter(|&(o, _)| o == offset).map(|(_, v)| v).collect()
+    }
+
+    fn write(wr_id: u64, local: Sge) -> WorkRequest {
+        WorkRequest::Write { wr_id, local, remote: RemoteBuf { stag: 0x0904, to: 0 }, signaled: true }
+    }
+
+    fn read(wr_id: u64, local: Sge) -> WorkRequest {
+        WorkRequest::Read { wr_id, local, remote: RemoteBuf { stag: 0x0904, to: 0 }, signaled: true }
+    }
+
+    fn fetch_add(wr_id: u64, local: Sge) -> WorkRequest {
+        let remote = RemoteBuf { stag: 0x0904, to: 0 };
+        WorkRequest::FetchAdd { wr_id, local, remote, add: 1, add_mask: 0, signaled: true }
+    }
+
+    /// Asserts that a refused post left the SQ as it was: no WQE written, no doorbell.
+    fn assert_nothing_posted(dev: &Device<FakeHal>, qp: &QueuePair<'_, FakeHal>, pi: u32) {
+        assert_eq!(qp.sq.pi(), pi, "the producer index moved");
+        assert_eq!(qp.sq.slot(pi), [0; SQ_WQE_SLOT_LEN], "a WQE was written");
+        assert_eq!(writes_to(dev, regs::sq_pi(qp.qpn())), [] as [u32; 0], "the doorbell rang");
     }
 
     #[test]
@@ -318,10 +437,12 @@ mod tests {
         let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
         qp.ready().expect("rts");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, MrAccess::default()).expect("mr");
         dev.hal().take_writes();
         let write = WorkRequest::Write {
             wr_id: 0xfeed,
-            local: Sge { lkey: 0x0203, addr: 0x10, length: 3 },
+            local: mr.sge(0x10, 3).expect("sge"),
             remote: RemoteBuf { stag: 0x0904, to: 0x99 },
             signaled: false,
         };
@@ -342,9 +463,11 @@ mod tests {
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
         qp.ready().expect("rts");
         dev.hal().take_writes();
-        let rr = RecvRequest { wr_id: 4, local: Sge { lkey: 0x0102, addr: 0x2000, length: 4096 } };
+        let buf = dev.alloc_dma(8192).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr");
+        let rr = RecvRequest { wr_id: 4, local: mr.sge(0x1000, 4096).expect("sge") };
         qp.post_recv(&rr).expect("post");
-        assert_eq!(qp.rq.slot(0)[..], RqWqe::new(4, 0x0102, 0x2000, 4096).encode());
+        assert_eq!(qp.rq.slot(0)[..], RqWqe::new(4, mr.lkey(), buf.iova() + 0x1000, 4096).encode());
         assert_eq!(writes_to(&dev, regs::rq_pi(qp.qpn())), [1]);
     }
 
@@ -478,5 +601,307 @@ mod tests {
         assert_eq!(dev.query_qp(qpn).expect("query").0.state, QpState::Reset);
         assert_eq!(dev.hal().live_regions(), 1);
         assert_eq!(QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp").qpn(), qpn);
+    }
+
+    #[test]
+    fn an_sge_whose_lkey_no_live_mr_has_is_refused() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(256).expect("dma");
+        let (deregistered, dropped) = (
+            MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr"),
+            MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr"),
+        );
+        let (stale, gone) = (deregistered.sge(0, 64).expect("sge"), dropped.sge(0, 64).expect("sge"));
+        deregistered.deregister().expect("deregister");
+        drop(dropped);
+        let never = Sge { lkey: 0x0700, addr: buf.iova(), length: 64 };
+        dev.hal().take_writes();
+        for sge in [never, stale, gone] {
+            let err = qp.post_send(&write(1, sge)).expect_err("no such MR");
+            assert!(matches!(err, DriverError::UnknownLkey { lkey } if lkey == sge.lkey), "{err}");
+            let err = qp.post_recv(&RecvRequest { wr_id: 2, local: sge }).expect_err("no such MR");
+            assert!(matches!(err, DriverError::UnknownLkey { .. }), "{err}");
+        }
+        assert_nothing_posted(&dev, &qp, 0);
+        assert_eq!(qp.rq.pi(), 0);
+    }
+
+    #[test]
+    fn an_sge_of_an_mr_in_another_pd_is_refused() {
+        let dev = model_device();
+        let (pd, other_pd) = (ProtectionDomain::new(&dev).expect("pd"), ProtectionDomain::new(&dev).expect("pd"));
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(256).expect("dma");
+        let foreign = MemoryRegion::register(&other_pd, &buf, MrAccess::ALL).expect("mr");
+        dev.hal().take_writes();
+        let err = qp.post_send(&write(1, foreign.sge(0, 8).expect("sge"))).expect_err("another PD");
+        let (qpn, lkey, mr_pd, qp_pd) = (qp.qpn(), foreign.lkey(), other_pd.pdn(), pd.pdn());
+        assert!(
+            matches!(err, DriverError::WrongPd { qpn: q, lkey: l, mr_pd: m, qp_pd: p } if (q, l, m, p) == (qpn, lkey, mr_pd, qp_pd)),
+            "{err}"
+        );
+        assert_nothing_posted(&dev, &qp, 0);
+        let own = MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr");
+        qp.post_send(&write(1, own.sge(0, 8).expect("sge"))).expect("the QP's own PD");
+    }
+
+    #[test]
+    fn a_hand_built_sge_beyond_its_mr_is_refused_and_one_at_its_very_end_is_posted() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(4096).expect("dma");
+        let mr = MemoryRegion::register_range(&pd, &buf, 1024, 256, MrAccess::ALL).expect("mr");
+        let at = |addr: u64, length: u32| Sge { lkey: mr.lkey(), addr, length };
+        let (va, end) = (mr.va(), mr.va() + 256);
+        dev.hal().take_writes();
+        for (sge, what) in [
+            (at(va - 1, 8), "starts before the region"),
+            (at(end - 8, 9), "ends past it"),
+            (at(end, 1), "starts at its end"),
+            (at(va, 257), "longer than the region"),
+            (at(u64::MAX - 3, 8), "runs past 2^64"),
+        ] {
+            let err = qp.post_send(&write(1, sge)).expect_err(what);
+            let want = (mr.lkey(), sge.addr, u64::from(sge.length), va, 256);
+            assert!(
+                matches!(err, DriverError::SgeOutOfBounds { lkey, addr, len, va, size } if (lkey, addr, len, va, size) == want),
+                "{what}: {err}"
+            );
+        }
+        assert_nothing_posted(&dev, &qp, 0);
+        qp.post_send_batch(&[write(1, at(va, 256)), write(2, at(end - 1, 1))]).expect("inside, up to the last octet");
+        assert_eq!(qp.sq.pi(), 2);
+    }
+
+    #[test]
+    fn buffers_the_device_writes_need_local_write() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(256).expect("dma");
+        let read_only =
+            MemoryRegion::register(&pd, &buf, MrAccess { local_write: false, ..MrAccess::ALL }).expect("mr");
+        let sge = read_only.sge(0, 64).expect("sge");
+        dev.hal().take_writes();
+        for wr in [read(1, sge), fetch_add(2, sge)] {
+            let err = qp.post_send(&wr).expect_err("the device would write it");
+            assert!(matches!(err, DriverError::NoLocalWrite { lkey } if lkey == read_only.lkey()), "{err}");
+        }
+        let err = qp.post_recv(&RecvRequest { wr_id: 3, local: sge }).expect_err("a receive buffer");
+        assert!(matches!(err, DriverError::NoLocalWrite { .. }), "{err}");
+        assert_nothing_posted(&dev, &qp, 0);
+        let send = WorkRequest::Send { wr_id: 4, local: sge, solicited: false, invalidate: None, signaled: true };
+        qp.post_send_batch(&[send, write(5, sge)]).expect("sources are only read");
+    }
+
+    #[test]
+    fn an_atomic_result_buffer_is_checked_as_eight_octets_whatever_its_length_says() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr");
+        let last_four = Sge { lkey: mr.lkey(), addr: mr.va() + 60, length: 0 };
+        let err = qp.post_send(&fetch_add(1, last_four)).expect_err("8 octets do not fit in 4");
+        assert!(matches!(err, DriverError::SgeOutOfBounds { len: 8, .. }), "{err}");
+        let unregistered = Sge { lkey: 0x0700, addr: 0, length: 0 };
+        let err = qp.post_send(&fetch_add(1, unregistered)).expect_err("even with length 0");
+        assert!(matches!(err, DriverError::UnknownLkey { .. }), "{err}");
+        let last_eight = Sge { lkey: mr.lkey(), addr: mr.va() + 56, length: 0 };
+        qp.post_send(&fetch_add(2, last_eight)).expect("8 octets fit");
+    }
+
+    #[test]
+    fn zero_length_buffers_and_immediate_data_need_no_memory_region() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let nothing = Sge { lkey: 0, addr: 0, length: 0 };
+        let imm = WorkRequest::Immediate { wr_id: 3, data: [1; 8], solicited: false, signaled: true };
+        qp.post_send_batch(&[send(1), write(2, nothing), read(3, nothing), imm]).expect("nothing to check");
+        qp.post_recv(&RecvRequest { wr_id: 4, local: nothing }).expect("an empty receive buffer");
+        assert_eq!((qp.sq.pi(), qp.rq.pi()), (4, 1));
+    }
+
+    #[test]
+    fn device_memory_regions_are_checked_like_host_ones() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let dm = dev.alloc_device_memory(64).expect("device memory");
+        let mr = MemoryRegion::register_device(&pd, &dm, MrAccess::ALL).expect("mr");
+        qp.post_send(&fetch_add(1, mr.sge(56, 8).expect("sge"))).expect("inside");
+        let past = Sge { lkey: mr.lkey(), addr: dm.iova() + 60, length: 8 };
+        let err = qp.post_send(&read(2, past)).expect_err("past the end");
+        assert!(matches!(err, DriverError::SgeOutOfBounds { .. }), "{err}");
+        let sge = mr.sge(0, 8).expect("sge");
+        drop(mr);
+        let err = qp.post_send(&read(3, sge)).expect_err("deregistered");
+        assert!(matches!(err, DriverError::UnknownLkey { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_batch_with_one_bad_request_posts_nothing() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr");
+        let good = mr.sge(0, 8).expect("sge");
+        let bad = Sge { length: 65, ..good };
+        dev.hal().take_writes();
+        let err = qp.post_send_batch(&[write(1, good), write(2, bad), write(3, good)]).expect_err("the second");
+        assert!(matches!(err, DriverError::SgeOutOfBounds { len: 65, .. }), "{err}");
+        assert_nothing_posted(&dev, &qp, 0);
+        let rrs = [RecvRequest { wr_id: 1, local: good }, RecvRequest { wr_id: 2, local: bad }];
+        assert!(matches!(qp.post_recv_batch(&rrs), Err(DriverError::SgeOutOfBounds { .. })));
+        assert_eq!(qp.rq.pi(), 0);
+        assert_eq!(writes_to(&dev, regs::rq_pi(qp.qpn())), [] as [u32; 0]);
+    }
+
+    #[test]
+    fn a_batch_larger_than_the_ring_is_refused_without_asking_the_device() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        dev.hal().take_writes();
+        let five: Vec<_> = (0..5).map(send).collect();
+        let err = qp.post_send_batch(&five).expect_err("5 > 4 slots");
+        let qpn = qp.qpn();
+        assert!(
+            matches!(err, DriverError::BatchTooLarge { qpn: q, queue: WorkQueue::Send, needed: 5, capacity: 4 } if q == qpn),
+            "{err}"
+        );
+        assert!(!dev.hal().take_writes().iter().any(|&(o, _)| o == regs::CMD), "no QUERY_QP");
+        let nine: Vec<_> =
+            (0..9).map(|wr_id| RecvRequest { wr_id, local: Sge { lkey: 0, addr: 0, length: 0 } }).collect();
+        let err = qp.post_recv_batch(&nine).expect_err("9 > 8 slots");
+        assert!(
+            matches!(err, DriverError::BatchTooLarge { queue: WorkQueue::Recv, needed: 9, capacity: 8, .. }),
+            "{err}"
+        );
+        qp.post_send_batch(&five[..4]).expect("four fit");
+
+        let mut tiny = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { sq_log_size: 0, ..CAPS }).expect("qp");
+        tiny.ready().expect("rts");
+        let nothing = Sge { lkey: 0, addr: 0, length: 0 };
+        let remote = RemoteBuf { stag: 1, to: 0 };
+        let wwi = WorkRequest::WriteWithImmediate {
+            wr_id: 1,
+            local: nothing,
+            remote,
+            data: [0; 8],
+            solicited: false,
+            signaled: true,
+        };
+        let err = tiny.post_send(&wwi).expect_err("two WQEs, one slot");
+        assert!(matches!(err, DriverError::BatchTooLarge { needed: 2, capacity: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn reads_and_atomics_on_a_qp_without_ord_are_refused() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { ord: 0, ..CAPS }).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr");
+        let sge = mr.sge(0, 8).expect("sge");
+        dev.hal().take_writes();
+        for wr in [read(1, sge), fetch_add(2, sge)] {
+            let err = qp.post_send(&wr).expect_err("it would stall the SQ");
+            assert!(matches!(err, DriverError::NoReadCredits { qpn } if qpn == qp.qpn()), "{err}");
+        }
+        assert_nothing_posted(&dev, &qp, 0);
+        qp.post_send(&write(3, sge)).expect("a Write needs no ORD");
+    }
+
+    #[test]
+    fn atomics_and_immediate_data_need_the_device_features() {
+        let dev = model_device_features(0b0011);
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, MrAccess::ALL).expect("mr");
+        let sge = mr.sge(0, 8).expect("sge");
+        let err = qp.post_send(&fetch_add(1, sge)).expect_err("no atomics");
+        assert!(matches!(err, DriverError::Unsupported("RFC 7306 atomics")), "{err}");
+        let imm = WorkRequest::Immediate { wr_id: 2, data: [0; 8], solicited: false, signaled: true };
+        let err = qp.post_send(&imm).expect_err("no Immediate Data");
+        assert!(matches!(err, DriverError::Unsupported("RFC 7306 Immediate Data")), "{err}");
+        assert_eq!(qp.sq.pi(), 0);
+        qp.post_send(&read(3, sge)).expect("a Read is base RDMAP");
+    }
+
+    #[test]
+    fn a_received_terminate_is_reported_with_its_codes_and_the_error_qp_still_takes_work() {
+        let terminated = Rc::new(Cell::new(false));
+        let device_terminated = Rc::clone(&terminated);
+        let dev = model_device_patched(move |op, out| {
+            if op == CmdOpcode::QueryQp.code() && device_terminated.get() {
+                // The device's part: the peer's Terminate arrived and moved the QP to ERROR.
+                let mut status = QpStatus::from_words(out);
+                status.terminate = Some(TermInfo { code: TermCode::DDP_TAGGED_BASE_BOUNDS, received: true });
+                status.write_words(out);
+                qp_fields::STATE.set_word(out, QpState::Error as u64);
+            }
+        });
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        qp.ready().expect("rts");
+        assert_eq!(qp.error().expect("query"), None, "working");
+        terminated.set(true);
+        let err = qp.error().expect("query").expect("terminated");
+        assert_eq!(
+            err,
+            QpError::Terminated { by_peer: true, code: TermCode::DDP_TAGGED_BASE_BOUNDS, state: QpState::Error }
+        );
+        assert_eq!(
+            err.to_string(),
+            "the peer sent Terminate 1/1/0x01 (DDP, Tagged Buffer Error): Base or bounds violation; the QP is in ERROR"
+        );
+        dev.hal().take_writes();
+        qp.post_send(&send(1)).expect("ERROR takes work: the device flushes it");
+        assert_eq!(writes_to(&dev, regs::sq_pi(qp.qpn())), [1]);
+    }
+
+    #[test]
+    fn error_is_none_while_the_qp_works_and_flushed_after_the_host_moves_it_to_error() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+        assert_eq!(qp.error().expect("query"), None, "RESET");
+        qp.ready().expect("rts");
+        assert_eq!(qp.error().expect("query"), None, "RTS");
+        qp.modify(QpState::Error).expect("error");
+        assert_eq!(qp.error().expect("query"), Some(QpError::Flushed));
+        qp.modify(QpState::Reset).expect("reset");
+        assert_eq!(qp.error().expect("query"), None, "RESET again");
     }
 }

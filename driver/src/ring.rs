@@ -51,9 +51,14 @@ impl<'d, H: Hal> WorkRing<'d, H> {
         self.pi
     }
 
+    /// Slots in the ring.
+    pub(crate) fn capacity(&self) -> u32 {
+        1 << self.log_size
+    }
+
     /// Slots the host may write without overwriting a WQE the device has not taken.
     pub(crate) fn free(&self) -> u32 {
-        (1u32 << self.log_size) - self.pi.wrapping_sub(self.ci)
+        self.capacity() - self.pi.wrapping_sub(self.ci)
     }
 
     /// Takes the device's consumer index. A value outside `[ci, pi]` cannot be one the

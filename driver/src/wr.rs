@@ -1,11 +1,19 @@
 //! Work requests as the user writes them, and the WQEs they become.
 use rnic_proto::host::{RqWqe, SqOpcode, SqWqe};
 
+use crate::Features;
+
 /// Octets of an atomic's target and of the local buffer that receives its original value.
 pub const ATOMIC_LEN: u32 = 8;
 
 /// A local buffer: `length` octets at tagged offset `addr` of the memory region named by
 /// `lkey` (see [`crate::MemoryRegion::sge`]).
+///
+/// The fields are public and an `Sge` is a plain value that outlives its region, so
+/// posting checks it against the device's live regions: an lkey no live region has, a
+/// region of another PD than the QP's, a buffer the device writes without LOCAL_WRITE and
+/// a range outside the region are errors and nothing is posted. A zero-length buffer is
+/// not checked (the device touches no memory for it), so a zero-length Send needs no MR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sge {
     /// The local MR's STag.
@@ -17,6 +25,9 @@ pub struct Sge {
 }
 
 /// A buffer at the peer: the STag and tagged offset it advertised.
+///
+/// Only the peer knows its regions, so the driver does not check these: a bad one is
+/// refused by the peer with a Terminate ([`crate::QueuePair::error`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RemoteBuf {
     /// The peer's STag.
@@ -161,6 +172,40 @@ impl WorkRequest {
         }
     }
 
+    /// Whether it is a Read or an atomic, which waits for a response and needs ORD.
+    pub(crate) fn needs_ord(&self) -> bool {
+        matches!(self, WorkRequest::Read { .. } | WorkRequest::FetchAdd { .. } | WorkRequest::CmpSwap { .. })
+    }
+
+    /// The feature it needs that `features` lacks, by name (the device would complete it
+    /// with BAD_OPCODE).
+    pub(crate) fn missing_feature(&self, features: &Features) -> Option<&'static str> {
+        match self {
+            WorkRequest::FetchAdd { .. } | WorkRequest::CmpSwap { .. } if !features.atomics => Some("RFC 7306 atomics"),
+            WorkRequest::Immediate { .. } | WorkRequest::WriteWithImmediate { .. } if !features.immediate => {
+                Some("RFC 7306 Immediate Data")
+            }
+            _ => None,
+        }
+    }
+
+    /// The local memory the device touches for it, as the device checks it
+    /// (`docs/DESCRIPTORS.md`): none for Immediate Data (its octets are in the WQE) or a
+    /// zero length, and always 8 written octets for an atomic, whatever `local.length` says.
+    pub(crate) fn local_buffer(&self) -> Option<LocalBuffer> {
+        let (local, write) = match *self {
+            WorkRequest::Immediate { .. } => return None,
+            WorkRequest::FetchAdd { local, .. } | WorkRequest::CmpSwap { local, .. } => {
+                return Some(LocalBuffer { lkey: local.lkey, addr: local.addr, len: ATOMIC_LEN.into(), write: true });
+            }
+            WorkRequest::Read { local, .. } => (local, true),
+            WorkRequest::Send { local, .. }
+            | WorkRequest::Write { local, .. }
+            | WorkRequest::WriteWithImmediate { local, .. } => (local, false),
+        };
+        LocalBuffer::of(local, write)
+    }
+
     /// SQ slots the request takes.
     pub fn wqe_count(&self) -> usize {
         match self {
@@ -240,9 +285,31 @@ pub struct RecvRequest {
 }
 
 impl RecvRequest {
+    /// The memory the device writes into, if any (not for a zero-length buffer).
+    pub(crate) fn local_buffer(&self) -> Option<LocalBuffer> {
+        LocalBuffer::of(self.local, true)
+    }
+
     /// The RQ WQE this request is posted as.
     pub fn wqe(&self) -> RqWqe {
         RqWqe::new(self.wr_id, self.local.lkey, self.local.addr, self.local.length)
+    }
+}
+
+/// Local memory posted work makes the device touch: `len` octets at `addr` of `lkey`'s
+/// region, written by the device or only read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LocalBuffer {
+    pub(crate) lkey: u32,
+    pub(crate) addr: u64,
+    pub(crate) len: u64,
+    pub(crate) write: bool,
+}
+
+impl LocalBuffer {
+    /// The buffer of `sge`; `None` when it is empty, which the device never checks.
+    fn of(sge: Sge, write: bool) -> Option<LocalBuffer> {
+        (sge.length > 0).then_some(LocalBuffer { lkey: sge.lkey, addr: sge.addr, len: sge.length.into(), write })
     }
 }
 

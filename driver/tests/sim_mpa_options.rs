@@ -90,7 +90,8 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     corrupted[10] ^= 1;
     peer.send(&corrupted, with_crc.qpn().into());
     dev.hal().run_idle(3_000);
-    assert!(cq.poll().expect("CQE").is_none(), "a corrupted FPDU completes nothing");
+    let c = cq.poll().expect("CQE").map(|c| (c.wr_id, c.status));
+    assert_eq!(c, Some((3000, CqeStatus::Flushed)), "a corrupted FPDU completes nothing: its QP fails, the receive is flushed");
     assert!((3000..3200).all(|i| buf.read_u8(i) == 0xAB), "and places nothing");
 }
 

@@ -333,6 +333,17 @@ impl Logic for RnicTop {
             self.ctrl.fail_received.next = false;
         }
         self.receiver.s_tx_fail.next = self.requester.m_fail.val();
+        // A bad FPDU (its last beat flagged: bit 0 CRC, bit 1 marker) fails its QP with
+        // Terminate 2/0/0x02 or 2/0/0x03 (RFC 5044 §8).
+        self.receiver.s_llp_fail.next = self.deframer.m_axis_tvalid.val()
+            & self.rx_buffer.s_axis_tready.val()
+            & self.deframer.m_axis_tlast.val()
+            & self.deframer.m_axis_tuser.val().any();
+        self.receiver.s_llp_qp.next = self.rx_qps.m_data.val().get_bits::<6>(0);
+        self.receiver.s_llp_code.next = 0x2003.into();
+        if self.deframer.m_axis_tuser.val().get_bit(0) {
+            self.receiver.s_llp_code.next = 0x2002.into();
+        }
         self.receiver.s_tx_fail_qp.next = self.requester.m_fail_qp.val();
         self.ctrl.invalidate.next = self.receiver.m_invalidate.val();
         self.ctrl.invalidate_mr.next = self.receiver.m_invalidate_mr.val();
@@ -643,7 +654,7 @@ impl Logic for RnicTop {
             self.segmenter.s_job_msn.next = self.receiver.m_job_msn.val();
             self.segmenter.s_job_addr.next = self.receiver.m_job_addr.val();
             self.segmenter.s_job_len.next = self.receiver.m_job_len.val();
-            self.segmenter.s_job_inline.next = bit_cast::<416, 224>(self.receiver.m_job_inline.val());
+            self.segmenter.s_job_inline.next = self.receiver.m_job_inline.val();
             self.segmenter.s_job_inline_len.next = self.receiver.m_job_inline_len.val();
             self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
             self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
@@ -776,6 +787,10 @@ impl Logic for RnicTop {
         self.receiver.qp_wdata.next = self.ctrl.qp_wdata.val();
         self.receiver.qp_reset.next = self.ctrl.qp_reset.val();
         self.receiver.qp_rts.next = self.ctrl.qp_rts.val();
+        self.receiver.qp_error.next = self.ctrl.qp_error.val();
+        self.receiver.db_valid.next = self.ctrl.db_valid.val();
+        self.receiver.db_kind.next = self.ctrl.db_kind.val();
+        self.receiver.db_index.next = self.ctrl.db_index.val();
         self.receiver.mr_we.next = self.ctrl.mr_we.val();
         self.receiver.mr_waddr.next = self.ctrl.mr_waddr.val();
         self.receiver.mr_wdata.next = self.ctrl.mr_wdata.val();

@@ -480,7 +480,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         atomic_msn$write_address = qpn$q;
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
-        held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
+        held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
         s_ready = (state$q == 32'h0) & (queued < 32'h4) & ~held;
         if (s_valid & (state$q == 32'h0) & (queued < 32'h4) & ~held) begin
             wqe$d = s_wqe;

@@ -673,6 +673,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [255:0] receiver$qp_wdata;
     reg  receiver$qp_reset;
     reg  [63:0] receiver$qp_rts;
+    reg  [63:0] receiver$qp_error;
+    reg  receiver$db_valid;
+    reg  [1:0] receiver$db_kind;
+    reg  [15:0] receiver$db_index;
     reg  receiver$mr_we;
     reg  [7:0] receiver$mr_waddr;
     reg  [223:0] receiver$mr_wdata;
@@ -709,7 +713,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [31:0] receiver$m_job_msn;
     wire  [63:0] receiver$m_job_addr;
     wire  [31:0] receiver$m_job_len;
-    wire  [223:0] receiver$m_job_inline;
+    wire  [415:0] receiver$m_job_inline;
     wire  [5:0] receiver$m_job_inline_len;
     wire  [15:0] receiver$m_job_mulpdu;
     wire  [15:0] receiver$m_job_conn;
@@ -723,6 +727,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] receiver$order_qpn;
     wire  [2:0] receiver$order_done;
     reg  receiver$s_tx_fail;
+    reg  receiver$s_llp_fail;
+    reg  [5:0] receiver$s_llp_qp;
+    reg  [15:0] receiver$s_llp_code;
     reg  [5:0] receiver$s_tx_fail_qp;
     wire  receiver$m_fail;
     wire  [5:0] receiver$m_fail_qp;
@@ -1446,6 +1453,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .qp_wdata(receiver$qp_wdata),
         .qp_reset(receiver$qp_reset),
         .qp_rts(receiver$qp_rts),
+        .qp_error(receiver$qp_error),
+        .db_valid(receiver$db_valid),
+        .db_kind(receiver$db_kind),
+        .db_index(receiver$db_index),
         .mr_we(receiver$mr_we),
         .mr_waddr(receiver$mr_waddr),
         .mr_wdata(receiver$mr_wdata),
@@ -1496,6 +1507,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .order_qpn(receiver$order_qpn),
         .order_done(receiver$order_done),
         .s_tx_fail(receiver$s_tx_fail),
+        .s_llp_fail(receiver$s_llp_fail),
+        .s_llp_qp(receiver$s_llp_qp),
+        .s_llp_code(receiver$s_llp_code),
         .s_tx_fail_qp(receiver$s_tx_fail_qp),
         .m_fail(receiver$m_fail),
         .m_fail_qp(receiver$m_fail_qp),
@@ -1653,6 +1667,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             ctrl$fail_received = 1'b0;
         end
         receiver$s_tx_fail = requester$m_fail;
+        receiver$s_llp_fail = deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast & |deframer$m_axis_tuser;
+        receiver$s_llp_qp = rx_qps$m_data[(32'h0)+:(6)];
+        receiver$s_llp_code = 32'h2003;
+        if (deframer$m_axis_tuser[32'h0]) begin
+            receiver$s_llp_code = 32'h2002;
+        end
         receiver$s_tx_fail_qp = requester$m_fail_qp;
         ctrl$invalidate = receiver$m_invalidate;
         ctrl$invalidate_mr = receiver$m_invalidate_mr;
@@ -1914,7 +1934,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             segmenter$s_job_msn = receiver$m_job_msn;
             segmenter$s_job_addr = receiver$m_job_addr;
             segmenter$s_job_len = receiver$m_job_len;
-            segmenter$s_job_inline = ((receiver$m_job_inline) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+            segmenter$s_job_inline = receiver$m_job_inline;
             segmenter$s_job_inline_len = receiver$m_job_inline_len;
             segmenter$s_job_mulpdu = receiver$m_job_mulpdu;
             segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | (((receiver$m_job_crc) & 32'hffffffff) << 64'h11) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12);
@@ -2006,6 +2026,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         receiver$qp_wdata = ctrl$qp_wdata;
         receiver$qp_reset = ctrl$qp_reset;
         receiver$qp_rts = ctrl$qp_rts;
+        receiver$qp_error = ctrl$qp_error;
+        receiver$db_valid = ctrl$db_valid;
+        receiver$db_kind = ctrl$db_kind;
+        receiver$db_index = ctrl$db_index;
         receiver$mr_we = ctrl$mr_we;
         receiver$mr_waddr = ctrl$mr_waddr;
         receiver$mr_wdata = ctrl$mr_wdata;
@@ -18821,7 +18845,7 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,db_valid,db_kind,db_index,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_llp_fail,s_llp_qp,s_llp_code,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
     
     // Module arguments
     input wire  clock;
@@ -18836,6 +18860,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     input wire  [255:0] qp_wdata;
     input wire  qp_reset;
     input wire  [63:0] qp_rts;
+    input wire  [63:0] qp_error;
+    input wire  db_valid;
+    input wire  [1:0] db_kind;
+    input wire  [15:0] db_index;
     input wire  mr_we;
     input wire  [7:0] mr_waddr;
     input wire  [223:0] mr_wdata;
@@ -18872,7 +18900,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     output reg  [31:0] m_job_msn;
     output reg  [63:0] m_job_addr;
     output reg  [31:0] m_job_len;
-    output reg  [223:0] m_job_inline;
+    output reg  [415:0] m_job_inline;
     output reg  [5:0] m_job_inline_len;
     output reg  [15:0] m_job_mulpdu;
     output reg  [15:0] m_job_conn;
@@ -18886,6 +18914,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     input wire  [5:0] order_qpn;
     output reg  [2:0] order_done;
     input wire  s_tx_fail;
+    input wire  s_llp_fail;
+    input wire  [5:0] s_llp_qp;
+    input wire  [15:0] s_llp_code;
     input wire  [5:0] s_tx_fail_qp;
     output reg  m_fail;
     output reg  [5:0] m_fail_qp;
@@ -18911,6 +18942,12 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     
     // Constant declarations
     localparam  max_reads = 8'h4;
+    localparam  db_rq = 2'b1;
+    localparam  st_flushed = 8'h5;
+    localparam  st_local_length = 8'h1;
+    localparam  st_local_protection = 8'h2;
+    localparam  st_remote_access = 8'h3;
+    localparam  st_remote_operation = 8'h4;
     localparam  lane_ones = 1024'hffff;
     localparam  one_q = 64'h1;
     localparam  one_m = 256'h1;
@@ -18939,7 +18976,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  at_cqe_imm = 9'b10000000;
     localparam  imm_valid_bit = 256'h400000000000000000000000000000000000000000000000000000000000000;
     localparam  st_success = 8'h0;
-    localparam  flags_md = 224'hc00000;
+    localparam  flags_md = 416'hc00000;
+    localparam  flag_r = 416'h200000;
     localparam  solicited_bit = 256'h200000000000000000000000000000000000000000000000000000000000000;
     localparam  invalidated_bit = 256'h800000000000000000000000000000000000000000000000000000000000000;
     localparam  t_unspecified = 16'h2ff;
@@ -19038,11 +19076,20 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  dones$clock;
     reg  [5:0] recv$read_address;
     reg  recv$read_clock;
-    wire  [224:0] recv$read_data;
+    wire  [232:0] recv$read_data;
     reg  [5:0] recv$write_address;
     reg  recv$write_clock;
-    reg  [224:0] recv$write_data;
+    reg  [232:0] recv$write_data;
     reg  recv$write_enable;
+    reg  [5:0] scan$d;
+    wire  [5:0] scan$q;
+    reg  scan$clock;
+    reg  [63:0] quiet$d;
+    wire  [63:0] quiet$q;
+    reg  quiet$clock;
+    reg  flush_turn$d;
+    wire  flush_turn$q;
+    reg  flush_turn$clock;
     reg  [5:0] read_placed$read_address;
     reg  read_placed$read_clock;
     wire  [31:0] read_placed$read_data;
@@ -19071,14 +19118,23 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  tx_fails$m_valid;
     reg  tx_fails$m_ready;
     wire  [5:0] tx_fails$m_data;
+    reg  llp_pending$d;
+    wire  llp_pending$q;
+    reg  llp_pending$clock;
+    reg  [5:0] llp_qp$d;
+    wire  [5:0] llp_qp$q;
+    reg  llp_qp$clock;
+    reg  [15:0] llp_code$d;
+    wire  [15:0] llp_code$q;
+    reg  llp_code$clock;
     reg  jobs$clock;
     reg  jobs$reset;
     reg  jobs$s_valid;
     wire  jobs$s_ready;
-    reg  [272:0] jobs$s_data;
+    reg  [464:0] jobs$s_data;
     wire  jobs$m_valid;
     reg  jobs$m_ready;
-    wire  [272:0] jobs$m_data;
+    wire  [464:0] jobs$m_data;
     wire  [9:0] jobs$count;
     reg  [63:0] res_be$d;
     wire  [63:0] res_be$q;
@@ -19173,8 +19229,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  job_atomic$d;
     wire  job_atomic$q;
     reg  job_atomic$clock;
-    reg  [223:0] job_inline$d;
-    wire  [223:0] job_inline$q;
+    reg  [415:0] job_inline$d;
+    wire  [415:0] job_inline$q;
     reg  job_inline$clock;
     reg  [5:0] job_inline_len$d;
     wire  [5:0] job_inline_len$q;
@@ -19248,10 +19304,21 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [31:0] b_req_id$q;
     reg  [63:0] b_value$d;
     wire  [63:0] b_value$q;
+    reg  fault_rdma$d;
+    wire  fault_rdma$q;
+    reg  fault_rdma$clock;
     
     // Local signals
     reg  [31:0] in_flight;
     reg  [7:0] ird;
+    reg  [63:0] quiet_next;
+    reg  flush_here;
+    reg  flush_go;
+    reg  [63:0] flush_wr_id;
+    reg  [31:0] flush_len;
+    reg  [7:0] flush_status;
+    reg  [255:0] flush_cqe;
+    reg  [7:0] fault_status;
     reg  [15:0] rd_lane;
     reg  [15:0] push_lane;
     reg  [15:0] order_lane;
@@ -19268,8 +19335,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [1023:0] table_b;
     reg  [1023:0] table_c;
     reg  done_inc;
-    reg  [272:0] job_entry;
-    reg  [272:0] job_out;
+    reg  side_work;
+    reg  [464:0] job_entry;
+    reg  [464:0] job_out;
     reg  job_is_atomic;
     reg  [3:0] aop;
     reg  [31:0] next_resp_msn;
@@ -19304,7 +19372,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  pop;
     reg  need_in;
     reg  [15:0] out_n;
-    reg  [223:0] term_body;
+    reg  [415:0] term_body;
     reg  [143:0] hdr_bytes;
     reg  [15:0] access_code;
     reg  [7:0] ord;
@@ -19412,6 +19480,21 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .write_data(recv$write_data),
         .write_enable(recv$write_enable)
     );
+    rnic_top$receiver$scan scan(
+        .d(scan$d),
+        .q(scan$q),
+        .clock(scan$clock)
+    );
+    rnic_top$receiver$quiet quiet(
+        .d(quiet$d),
+        .q(quiet$q),
+        .clock(quiet$clock)
+    );
+    rnic_top$receiver$flush_turn flush_turn(
+        .d(flush_turn$d),
+        .q(flush_turn$q),
+        .clock(flush_turn$clock)
+    );
     rnic_top$receiver$read_placed read_placed(
         .read_address(read_placed$read_address),
         .read_clock(read_placed$read_clock),
@@ -19449,6 +19532,21 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .m_valid(tx_fails$m_valid),
         .m_ready(tx_fails$m_ready),
         .m_data(tx_fails$m_data)
+    );
+    rnic_top$receiver$llp_pending llp_pending(
+        .d(llp_pending$d),
+        .q(llp_pending$q),
+        .clock(llp_pending$clock)
+    );
+    rnic_top$receiver$llp_qp llp_qp(
+        .d(llp_qp$d),
+        .q(llp_qp$q),
+        .clock(llp_qp$clock)
+    );
+    rnic_top$receiver$llp_code llp_code(
+        .d(llp_code$d),
+        .q(llp_code$q),
+        .clock(llp_code$clock)
     );
     rnic_top$receiver$jobs jobs(
         .clock(jobs$clock),
@@ -19749,6 +19847,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(b_value$d),
         .q(b_value$q)
     );
+    rnic_top$receiver$fault_rdma fault_rdma(
+        .d(fault_rdma$d),
+        .q(fault_rdma$q),
+        .clock(fault_rdma$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -19786,9 +19889,16 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         job_inline_len$clock = clock;
         job_addr$clock = clock;
         cqe_valid$clock = clock;
+        fault_rdma$clock = clock;
         plain_pushed$clock = clock;
         plain_count$clock = clock;
         placed_since$clock = clock;
+        scan$clock = clock;
+        quiet$clock = clock;
+        flush_turn$clock = clock;
+        llp_pending$clock = clock;
+        llp_qp$clock = clock;
+        llp_code$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
         fault_code$clock = clock;
@@ -19832,9 +19942,16 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         job_inline_len$d = job_inline_len$q;
         job_addr$d = job_addr$q;
         cqe_valid$d = cqe_valid$q;
+        fault_rdma$d = fault_rdma$q;
         plain_pushed$d = plain_pushed$q;
         plain_count$d = plain_count$q;
         placed_since$d = placed_since$q;
+        scan$d = scan$q;
+        quiet$d = quiet$q;
+        flush_turn$d = flush_turn$q;
+        llp_pending$d = llp_pending$q;
+        llp_qp$d = llp_qp$q;
+        llp_code$d = llp_code$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
         fault_code$d = fault_code$q;
@@ -19903,7 +20020,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         rr_msn$write_data = rr_msn$read_data + 32'h1;
         recv$write_enable = 1'b0;
         recv$write_address = qpn$q;
-        recv$write_data = ((r_active$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
+        recv$write_data = ((r_active$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
         read_placed$write_enable = 1'b0;
         read_placed$write_address = qpn$q;
         read_placed$write_data = r_placed$q;
@@ -19962,10 +20079,23 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (~is_tagged & (opcode == 32'ha)) begin
             need = 32'h9;
         end
+        side_work = tx_fails$m_valid | llp_pending$q;
+        flush_here = |((qp_error & ~quiet$q) & (one_q << ((scan$q) & 64'hffffffffffffffff)));
+        if (~flush_here) begin
+            scan$d = scan$q + 32'h1;
+        end
+        flush_go = (state$q == 32'h0) & flush_here & ~side_work & (~s_axis_tvalid | flush_turn$q);
+        if (flush_go) begin
+            qpn$d = scan$q;
+            ended$d = 1'b1;
+            flush_turn$d = 1'b0;
+            state$d = 32'h12;
+        end
         s_axis_tready = 1'b0;
-        if (state$q == 32'h0) begin
-            s_axis_tready = ~tx_fails$m_valid;
-            if (s_axis_tvalid & ~tx_fails$m_valid) begin
+        if ((state$q == 32'h0) & ~flush_go) begin
+            s_axis_tready = ~side_work;
+            if (s_axis_tvalid & ~side_work) begin
+                flush_turn$d = 1'b1;
                 qpn$d = s_axis_tuser[(32'h0)+:(6)];
                 ulen$d = s_axis_tuser[(32'h10)+:(16)];
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
@@ -20098,6 +20228,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         if (state$q == 32'h2) begin
             fault_hdr$d = ulen$q >= hlen;
+            fault_rdma$d = 1'b0;
             state$d = 32'hd;
             r_active$d = recv$read_data[32'h0];
             r_placed$d = recv$read_data[(32'h1)+:(32)];
@@ -20239,18 +20370,27 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     end
                     else begin
                         state$d = 32'h6;
+                        if (has_inv) begin
+                            purpose$d = 32'h2;
+                            mr_index$d = b_stag$q[(32'h8)+:(8)];
+                            chk_stag$d = b_stag$q;
+                            chk_to$d = 32'h0;
+                            chk_len$d = 32'h0;
+                            chk_right$d = 32'h0;
+                            state$d = 32'h4;
+                        end
                     end
                 end
             end
         end
         m_rq_valid = req_valid$q;
         m_rq_qpn = qpn$q;
-        s_rq_ready = state$q == 32'h3;
+        s_rq_ready = (state$q == 32'h3) | (state$q == 32'h14);
         if (req_valid$q & m_rq_ready) begin
             req_valid$d = 1'b0;
         end
         if ((state$q == 32'h3) & s_rq_valid) begin
-            r_active$d = 1'b1;
+            r_active$d = s_rq_posted & ~s_rq_error;
             r_placed$d = 32'h0;
             r_wr_id$d = s_rq_wqe[(at_rq_wr_id)+:(64)];
             r_addr$d = s_rq_wqe[(at_rq_addr)+:(64)];
@@ -20342,6 +20482,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 end
             end
             if (|check$error) begin
+                job_valid$d = 1'b0;
+                fault_rdma$d = purpose$q == 32'h4;
                 fault_code$d = access_code;
                 state$d = 32'hb;
                 if (purpose$q == 32'h3) begin
@@ -20472,7 +20614,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             state$d = 32'hd;
             if (is_send) begin
                 recv$write_enable = 1'b1;
-                recv$write_data = ((1'b1) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q + ((plen) & 32'hffffffff)) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 225'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
+                recv$write_data = ((1'b1) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q + ((plen) & 32'hffffffff)) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
                 cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
                 cqe$d = recv_cqe;
                 if (last) begin
@@ -20576,11 +20718,34 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (is_tagged) begin
             hdr_bytes = ((hdr$q[(32'h0)+:(112)]) & 144'hffffffffffffffffffffffffffffffffffff);
         end
-        term_body = ((fault_code$q[(32'h8)+:(8)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_code$q[(32'h0)+:(8)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | flags_md | (((ulen$q[(32'h8)+:(8)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((ulen$q[(32'h0)+:(8)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h28) | (((hdr_bytes) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
+        term_body = ((fault_code$q[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_code$q[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | flags_md | (((ulen$q[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((ulen$q[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h28) | (((hdr_bytes) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
+        if (fault_rdma$q) begin
+            term_body = term_body | flag_r | (((hdr$q[(32'h90)+:(224)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
+        end
         if (~fault_hdr$q) begin
-            term_body = ((fault_code$q[(32'h8)+:(8)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_code$q[(32'h0)+:(8)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8);
+            term_body = ((fault_code$q[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_code$q[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8);
         end
         term_len = hlen + 32'h6;
+        if (fault_rdma$q) begin
+            term_len = hlen + 32'h22;
+        end
+        fault_status = 32'h0;
+        if (fault_code$q == t_too_long) begin
+            fault_status = st_local_length;
+        end
+        if (fault_code$q == t_ddp_local) begin
+            fault_status = st_local_protection;
+        end
+        if ((fault_code$q == t_rdma_stag) | (fault_code$q == t_cannot_invalidate)) begin
+            fault_status = st_remote_access;
+        end
+        if (fault_code$q == t_invalid_mo) begin
+            fault_status = st_remote_operation;
+        end
+        if ((state$q == 32'hb) & r_active$q & (is_send | is_imm)) begin
+            recv$write_enable = 1'b1;
+            recv$write_data = ((1'b1) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((fault_status) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1);
+        end
         if (state$q == 32'hb) begin
             fail_valid$d = 1'b1;
             fail_qp$d = qpn$q;
@@ -20606,10 +20771,32 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             qpn$d = tx_fails$m_data;
             fault_code$d = t_local;
             fault_hdr$d = 1'b0;
+            fault_rdma$d = 1'b0;
             state$d = 32'he;
         end
         if (state$q == 32'he) begin
             state$d = 32'hf;
+        end
+        if (s_llp_fail) begin
+            llp_pending$d = 1'b1;
+            llp_qp$d = s_llp_qp;
+            llp_code$d = s_llp_code;
+        end
+        if ((state$q == 32'h0) & ~tx_fails$m_valid & llp_pending$q) begin
+            llp_pending$d = 1'b0;
+            qpn$d = llp_qp$q;
+            fault_code$d = llp_code$q;
+            fault_hdr$d = 1'b0;
+            fault_rdma$d = 1'b0;
+            r_active$d = 1'b0;
+            ended$d = 1'b1;
+            state$d = 32'h16;
+        end
+        if (state$q == 32'h16) begin
+            state$d = 32'hd;
+            if (rts) begin
+                state$d = 32'hb;
+            end
         end
         if (state$q == 32'hf) begin
             job_valid$d = 1'b1;
@@ -20619,12 +20806,12 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             state$d = 32'hc;
             ended$d = 1'b1;
         end
-        job_entry = ((job_terminate$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
+        job_entry = ((job_terminate$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         if (job_atomic$q) begin
-            job_entry = (((hdr$q[(32'hb0)+:(32)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_sent_msn$read_data + 32'h1) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f) | (((1'b1) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h110);
+            job_entry = (((hdr$q[(32'hb0)+:(32)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_sent_msn$read_data + 32'h1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf) | (((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
         end
         if (job_terminate$q) begin
-            job_entry = ((1'b1) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he7) | (((ctx$read_data[(at_conn)+:(16)]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf7) | (((qpn$q) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h107) | (((ctx$read_data[at_crc]) & 273'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10f);
+            job_entry = ((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         end
         jobs$s_valid = job_valid$q;
         jobs$s_data = job_entry;
@@ -20640,12 +20827,12 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
         end
         job_out = jobs$m_data;
-        job_is_atomic = job_out[32'h110];
+        job_is_atomic = job_out[32'h1d0];
         s_res_ready = jobs$m_valid & job_is_atomic & m_job_ready & sending$s_ready;
         m_job_valid = jobs$m_valid & sending$s_ready & (~job_is_atomic | s_res_valid);
         jobs$m_ready = m_job_ready & sending$s_ready & (~job_is_atomic | s_res_valid);
         sending$s_valid = m_job_valid & m_job_ready;
-        sending$s_data = ((job_out[32'h0]) & 42'h3ffffffffff) | (((job_out[(32'hc1)+:(32)]) & 42'h3ffffffffff) << 32'h1) | (((job_out[(32'h107)+:(8)]) & 42'h3ffffffffff) << 32'h21) | (((job_is_atomic) & 42'h3ffffffffff) << 32'h29);
+        sending$s_data = ((job_out[32'h0]) & 42'h3ffffffffff) | (((job_out[(32'hc1)+:(32)]) & 42'h3ffffffffff) << 32'h1) | (((job_out[(32'h1c7)+:(8)]) & 42'h3ffffffffff) << 32'h21) | (((job_is_atomic) & 42'h3ffffffffff) << 32'h29);
         sending$m_ready = |dones$q & ~(qp_we & qp_reset);
         dones$d = dones$q + ((s_job_done) & 4'hf) - (((sending$m_ready & sending$m_valid)) & 4'hf);
         if (sending$m_ready & sending$m_valid & ~sending$m_data[32'h29]) begin
@@ -20675,7 +20862,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             m_job_msn = job_out[(32'h61)+:(32)];
             m_job_addr = 32'h0;
             m_job_len = 32'h0;
-            m_job_inline = ((job_out[(32'h1)+:(32)]) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((res_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20);
+            m_job_inline = ((job_out[(32'h1)+:(32)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((res_be$q) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20);
             m_job_inline_len = 32'hc;
         end
         if (job_out[32'h0]) begin
@@ -20687,13 +20874,59 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             m_job_msn = 32'h1;
             m_job_addr = 32'h0;
             m_job_len = 32'h0;
-            m_job_inline = job_out[(32'h1)+:(224)];
-            m_job_inline_len = job_out[(32'he1)+:(6)];
+            m_job_inline = job_out[(32'h1)+:(416)];
+            m_job_inline_len = job_out[(32'h1a1)+:(6)];
         end
-        m_job_mulpdu = job_out[(32'he7)+:(16)];
-        m_job_conn = job_out[(32'hf7)+:(16)];
-        m_job_crc = job_out[32'h10f];
-        m_job_qpn = job_out[(32'h107)+:(6)];
+        m_job_mulpdu = job_out[(32'h1a7)+:(16)];
+        m_job_conn = job_out[(32'h1b7)+:(16)];
+        m_job_crc = job_out[32'h1cf];
+        m_job_qpn = job_out[(32'h1c7)+:(6)];
+        flush_wr_id = recv$read_data[(32'h21)+:(64)];
+        flush_len = recv$read_data[(32'h1)+:(32)];
+        flush_status = recv$read_data[(32'he1)+:(8)];
+        if (~|flush_status) begin
+            flush_status = st_flushed;
+        end
+        if (state$q == 32'h14) begin
+            flush_wr_id = s_rq_wqe[(at_rq_wr_id)+:(64)];
+            flush_len = 32'h0;
+            flush_status = st_flushed;
+        end
+        flush_cqe = (((flush_wr_id) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((flush_len) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((flush_status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+        if (state$q == 32'h12) begin
+            state$d = 32'h13;
+        end
+        if (state$q == 32'h13) begin
+            cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
+            cqe$d = flush_cqe;
+            req_valid$d = 1'b1;
+            state$d = 32'h14;
+            if (recv$read_data[32'h0]) begin
+                recv$write_enable = 1'b1;
+                recv$write_data = 32'h0;
+                req_valid$d = 1'b0;
+                cqe_valid$d = 1'b1;
+                state$d = 32'h15;
+            end
+        end
+        quiet_next = quiet$q;
+        if ((state$q == 32'h14) & s_rq_valid) begin
+            cqe$d = flush_cqe;
+            cqe_valid$d = 1'b1;
+            state$d = 32'h15;
+            if (~s_rq_posted | s_rq_error) begin
+                cqe_valid$d = 1'b0;
+                quiet_next = quiet$q | (one_q << ((qpn$q) & 64'hffffffffffffffff));
+                state$d = 32'h0;
+            end
+        end
+        if (db_valid & (db_kind == db_rq)) begin
+            quiet_next = quiet_next & ~(one_q << ((db_index) & 64'hffffffffffffffff));
+        end
+        if (qp_we) begin
+            quiet_next = quiet_next & ~(one_q << ((qp_waddr) & 64'hffffffffffffffff));
+        end
+        quiet$d = quiet_next;
         if (state$q == 32'hd) begin
             s_axis_tready = ~ended$q;
             if (ended$q) begin
@@ -20742,6 +20975,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             plain_count$d = 32'h0;
             placed_since$d = 1'b0;
             full$d = 32'h0;
+            quiet$d = 32'h0;
+            flush_turn$d = 1'b0;
+            llp_pending$d = 1'b0;
         end
     end
     
@@ -21423,6 +21659,44 @@ module rnic_top$receiver$fault_hdr(d,q,clock);
 endmodule // rnic_top$receiver$fault_hdr
 
 
+module rnic_top$receiver$fault_rdma(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$fault_rdma
+
+
+module rnic_top$receiver$flush_turn(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$flush_turn
+
+
 module rnic_top$receiver$full(d,q,clock);
     
     // Module arguments
@@ -21540,13 +21814,13 @@ endmodule // rnic_top$receiver$job_atomic
 module rnic_top$receiver$job_inline(d,q,clock);
     
     // Module arguments
-    input wire  [223:0] d;
-    output reg  [223:0] q;
+    input wire  [415:0] d;
+    output reg  [415:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 224'h0;
+       q = 416'h0;
     end
     
     always @(posedge clock) begin
@@ -21620,10 +21894,10 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [272:0] s_data;
+    input wire  [464:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [272:0] m_data;
+    output reg  [464:0] m_data;
     output reg  [9:0] count;
     
     // Constant declarations
@@ -21632,10 +21906,10 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     // Stub signals
     reg  [8:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [272:0] ram$read_data;
+    wire  [464:0] ram$read_data;
     reg  [8:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [272:0] ram$write_data;
+    reg  [464:0] ram$write_data;
     reg  ram$write_enable;
     reg  [9:0] wr_ptr$d;
     wire  [9:0] wr_ptr$q;
@@ -21722,14 +21996,14 @@ module rnic_top$receiver$jobs$ram(read_address,read_clock,read_data,write_addres
     // Module arguments
     input wire  [8:0] read_address;
     input wire  read_clock;
-    output reg  [272:0] read_data;
+    output reg  [464:0] read_data;
     input wire  [8:0] write_address;
     input wire  write_clock;
-    input wire  [272:0] write_data;
+    input wire  [464:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[272:0] mem[511:0];
+    reg[464:0] mem[511:0];
     
     
     
@@ -21820,6 +22094,63 @@ module rnic_top$receiver$left(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$left
+
+
+module rnic_top$receiver$llp_code(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$llp_code
+
+
+module rnic_top$receiver$llp_pending(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$llp_pending
+
+
+module rnic_top$receiver$llp_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$llp_qp
 
 
 module rnic_top$receiver$mr_index(d,q,clock);
@@ -21982,6 +22313,25 @@ module rnic_top$receiver$qpn(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$qpn
+
+
+module rnic_top$receiver$quiet(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$quiet
 
 
 module rnic_top$receiver$r_active(d,q,clock);
@@ -22180,14 +22530,14 @@ module rnic_top$receiver$recv(read_address,read_clock,read_data,write_address,wr
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [224:0] read_data;
+    output reg  [232:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [224:0] write_data;
+    input wire  [232:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[224:0] mem[63:0];
+    reg[232:0] mem[63:0];
     
     
     
@@ -22380,6 +22730,25 @@ module rnic_top$receiver$rr_sent(read_address,read_clock,read_data,write_address
     end
                 
 endmodule // rnic_top$receiver$rr_sent
+
+
+module rnic_top$receiver$scan(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$scan
 
 
 module rnic_top$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
@@ -23667,7 +24036,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         atomic_msn$write_address = qpn$q;
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
-        held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
+        held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
         s_ready = (state$q == 32'h0) & (queued < 32'h4) & ~held;
         if (s_valid & (state$q == 32'h0) & (queued < 32'h4) & ~held) begin
             wqe$d = s_wqe;

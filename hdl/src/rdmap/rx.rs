@@ -45,21 +45,26 @@
 //!
 //! A ULPDU for a QP not in RTS is dropped. Any failure places nothing of its ULPDU, moves
 //! the QP to ERROR through the command unit and sends a Terminate (QN 2, MSN 1) carrying
-//! the control word, the segment length and the offending DDP header; local failures the
-//! requester reports (`s_tx_fail`) send 0/0/0x00 without headers. Completions are written
-//! only after every placement write before them has been acknowledged.
+//! the control word, the segment length and the offending DDP header, and for a Read
+//! Request refused by its source checks the Read Request header as well (R = 1); local
+//! failures the requester reports (`s_tx_fail`) send 0/0/0x00 without headers.
+//! Completions are written only after every placement write before them has been
+//! acknowledged.
 //!
-//! Not covered yet: the Terminate of a failed Read Request does not carry the Read
-//! Request header (R = 0); a QP entering ERROR does not flush its posted receives (the
-//! requester flushes the completions of Reads left without a response); a QP written in
-//! RESET while the segmenter still sends its Read Responses may have their MSN recorded
-//! after the reset, which would then refuse its next Read Requests.
+//! A QP in ERROR has its receives flushed (states 18–21, taking turns with ULPDUs): the
+//! receive a failing Send claimed completes with the status of its failure (LOCAL_LENGTH,
+//! LOCAL_PROTECTION, REMOTE_ACCESS, REMOTE_OPERATION), one a Send was still filling with
+//! FLUSHED, then every posted receive with FLUSHED, including those posted later.
+//!
+//! Not covered yet: a QP written in RESET while the segmenter still sends its Read
+//! Responses may have their MSN recorded after the reset, which would then refuse its
+//! next Read Requests.
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::{qp_fields, MAX_READS};
 use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
 use rnic_proto::host::Field;
-use rnic_proto::terminate::{TermCode, D_BIT, M_BIT};
+use rnic_proto::terminate::{TermCode, D_BIT, M_BIT, R_BIT};
 
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SmallFifo};
 use crate::host::MrCheck;
@@ -99,6 +104,12 @@ pub struct RdmapRx<
     pub qp_wdata: Signal<In, Bits<256>>,
     pub qp_reset: Signal<In, Bit>,
     pub qp_rts: Signal<In, Bits<Q>>,
+    /// QPs in ERROR: their posted receives are flushed.
+    pub qp_error: Signal<In, Bits<Q>>,
+    /// Doorbells (a receive posted to a QP in ERROR is flushed too).
+    pub db_valid: Signal<In, Bit>,
+    pub db_kind: Signal<In, Bits<2>>,
+    pub db_index: Signal<In, Bits<16>>,
     pub mr_we: Signal<In, Bit>,
     pub mr_waddr: Signal<In, Bits<MB>>,
     pub mr_wdata: Signal<In, Bits<224>>,
@@ -139,7 +150,7 @@ pub struct RdmapRx<
     pub m_job_msn: Signal<Out, Bits<32>>,
     pub m_job_addr: Signal<Out, Bits<64>>,
     pub m_job_len: Signal<Out, Bits<32>>,
-    pub m_job_inline: Signal<Out, Bits<224>>,
+    pub m_job_inline: Signal<Out, Bits<416>>,
     pub m_job_inline_len: Signal<Out, Bits<6>>,
     pub m_job_mulpdu: Signal<Out, Bits<16>>,
     /// The QP's CONN_ID and whether its connection runs with MPA CRCs.
@@ -161,6 +172,11 @@ pub struct RdmapRx<
     pub order_done: Signal<Out, Bits<3>>,
     /// The requester's own failures (it has told the command unit already).
     pub s_tx_fail: Signal<In, Bit>,
+    /// The MPA receiver found a bad FPDU for QP `s_llp_qp` (RFC 5044 §8): the QP goes to
+    /// ERROR and sends the Terminate `s_llp_code` (layer 2), without headers.
+    pub s_llp_fail: Signal<In, Bit>,
+    pub s_llp_qp: Signal<In, Bits<QB>>,
+    pub s_llp_code: Signal<In, Bits<16>>,
     pub s_tx_fail_qp: Signal<In, Bits<QB>>,
     /// To the command unit: QP to ERROR with this Terminate code (held off while the
     /// requester reports).
@@ -222,7 +238,26 @@ pub struct RdmapRx<
     max_reads: Constant<Bits<8>>,
     /// The receive a Send message is filling: active (1), placed (32), wr_id (64), addr
     /// (64), length (32), lkey (32).
-    recv: RAM<Bits<225>, QB>,
+    recv: RAM<Bits<233>, QB>,
+    /// The flush of receives: a pointer walking the QPs, the QPs in ERROR found with
+    /// nothing left to flush, and whose turn it is when a ULPDU waits too.
+    scan: DFF<Bits<QB>>,
+    quiet: DFF<Bits<Q>>,
+    quiet_next: Signal<Local, Bits<Q>>,
+    flush_turn: DFF<Bit>,
+    flush_here: Signal<Local, Bit>,
+    flush_go: Signal<Local, Bit>,
+    flush_wr_id: Signal<Local, Bits<64>>,
+    flush_len: Signal<Local, Bits<32>>,
+    flush_status: Signal<Local, Bits<8>>,
+    flush_cqe: Signal<Local, Bits<256>>,
+    fault_status: Signal<Local, Bits<8>>,
+    db_rq: Constant<Bits<2>>,
+    st_flushed: Constant<Bits<8>>,
+    st_local_length: Constant<Bits<8>>,
+    st_local_protection: Constant<Bits<8>>,
+    st_remote_access: Constant<Bits<8>>,
+    st_remote_operation: Constant<Bits<8>>,
     /// Octets of the oldest outstanding Read placed so far.
     read_placed: RAM<Bits<32>, QB>,
     reads: RAM<Bits<129>, RB>,
@@ -249,16 +284,22 @@ pub struct RdmapRx<
     done_inc: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
+    llp_pending: DFF<Bit>,
+    llp_qp: DFF<Bits<QB>>,
+    llp_code: DFF<Bits<16>>,
+    /// A Terminate to send before the next ULPDU (the requester's, or the MPA receiver's).
+    side_work: Signal<Local, Bit>,
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
     /// READ_SLOTS Read Responses (IRD) and its Terminate: the engine never waits for the
     /// transmitter, whose progress may hang on this very engine draining the peer's link.
-    /// An entry (273 bits): terminate (1); STag (32), TO (64), IOVA (64), length (32),
-    /// MSN (32) or the inline octets (224); inline length (6); MULPDU (16); CONN_ID (16);
+    /// An entry (465 bits): terminate (1); STag (32), TO (64), IOVA (64), length (32),
+    /// MSN (32) or the inline octets (416: a Terminate of up to 52); inline length (6);
+    /// MULPDU (16); CONN_ID (16);
     /// QP (8); CRC (1); Atomic Response (1: Request Identifier in the STag's place, QN 3 MSN
     /// in the IOVA's, the request's QN 1 MSN as MSN; the value comes from the atomic unit).
-    jobs: RamFifo<273, RB1, RB2>,
-    job_entry: Signal<Local, Bits<273>>,
-    job_out: Signal<Local, Bits<273>>,
+    jobs: RamFifo<465, RB1, RB2>,
+    job_entry: Signal<Local, Bits<465>>,
+    job_out: Signal<Local, Bits<465>>,
     job_is_atomic: Signal<Local, Bit>,
     res_be: Bswap64,
     check: MrCheck,
@@ -292,7 +333,7 @@ pub struct RdmapRx<
     job_valid: DFF<Bit>,
     job_terminate: DFF<Bit>,
     job_atomic: DFF<Bit>,
-    job_inline: DFF<Bits<224>>,
+    job_inline: DFF<Bits<416>>,
     job_inline_len: DFF<Bits<6>>,
     job_addr: DFF<Bits<64>>,
     cqe_valid: DFF<Bit>,
@@ -357,7 +398,7 @@ pub struct RdmapRx<
     pop: Signal<Local, Bit>,
     need_in: Signal<Local, Bit>,
     out_n: Signal<Local, Bits<16>>,
-    term_body: Signal<Local, Bits<224>>,
+    term_body: Signal<Local, Bits<416>>,
     hdr_bytes: Signal<Local, Bits<144>>,
     access_code: Signal<Local, Bits<16>>,
     ord: Signal<Local, Bits<8>>,
@@ -388,7 +429,9 @@ pub struct RdmapRx<
     at_cqe_imm: Constant<Bits<9>>,
     imm_valid_bit: Constant<Bits<256>>,
     st_success: Constant<Bits<8>>,
-    flags_md: Constant<Bits<224>>,
+    flags_md: Constant<Bits<416>>,
+    flag_r: Constant<Bits<416>>,
+    fault_rdma: DFF<Bit>,
     solicited_bit: Constant<Bits<256>>,
     invalidated_bit: Constant<Bits<256>>,
     t_unspecified: Constant<Bits<16>>,
@@ -435,6 +478,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             qp_wdata: Default::default(),
             qp_reset: Default::default(),
             qp_rts: Default::default(),
+            qp_error: Default::default(),
+            db_valid: Default::default(),
+            db_kind: Default::default(),
+            db_index: Default::default(),
             mr_we: Default::default(),
             mr_waddr: Default::default(),
             mr_wdata: Default::default(),
@@ -483,6 +530,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             s_read_entry: Default::default(),
             reads_full: Default::default(),
             s_tx_fail: Default::default(),
+            s_llp_fail: Default::default(),
+            s_llp_qp: Default::default(),
+            s_llp_code: Default::default(),
+            llp_pending: Default::default(),
+            llp_qp: Default::default(),
+            llp_code: Default::default(),
+            side_work: Default::default(),
             s_tx_fail_qp: Default::default(),
             m_fail: Default::default(),
             m_fail_qp: Default::default(),
@@ -523,6 +577,23 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             ird: Default::default(),
             max_reads: constant(MAX_READS.into()),
             recv: Default::default(),
+            scan: Default::default(),
+            quiet: Default::default(),
+            quiet_next: Default::default(),
+            flush_turn: Default::default(),
+            flush_here: Default::default(),
+            flush_go: Default::default(),
+            flush_wr_id: Default::default(),
+            flush_len: Default::default(),
+            flush_status: Default::default(),
+            flush_cqe: Default::default(),
+            fault_status: Default::default(),
+            db_rq: constant(crate::host::DB_RQ),
+            st_flushed: constant(CqeStatus::Flushed as u64),
+            st_local_length: constant(CqeStatus::LocalLength as u64),
+            st_local_protection: constant(CqeStatus::LocalProtection as u64),
+            st_remote_access: constant(CqeStatus::RemoteAccess as u64),
+            st_remote_operation: constant(CqeStatus::RemoteOperation as u64),
             read_placed: Default::default(),
             reads: Default::default(),
             read_table: Default::default(),
@@ -673,7 +744,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_cqe_imm: at(cqe_fields::IMM),
             imm_valid_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::IMM_VALID.lsb)),
             st_success: constant(CqeStatus::Success as u64),
-            flags_md: Constant::new(Bits::<224>::from(u64::from((M_BIT | D_BIT) >> 8)) << 16_u64),
+            flags_md: Constant::new(Bits::<416>::from(u64::from((M_BIT | D_BIT) >> 8)) << 16_u64),
+            flag_r: Constant::new(Bits::<416>::from(u64::from(R_BIT >> 8)) << 16_u64),
+            fault_rdma: Default::default(),
             solicited_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::SOLICITED.lsb)),
             invalidated_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::INVALIDATED.lsb)),
             t_unspecified: term(TermCode::RDMA_OP_UNSPECIFIED),
@@ -711,8 +784,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         dff_setup!(
             self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
             chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
-            carry, writes_out, dones, read_table, req_valid, job_valid, job_terminate, job_atomic, job_inline, job_inline_len, job_addr, cqe_valid,
-            plain_pushed, plain_count, placed_since,
+            carry, writes_out, dones, read_table, req_valid, job_valid, job_terminate, job_atomic, job_inline, job_inline_len, job_addr, cqe_valid, fault_rdma,
+            plain_pushed, plain_count, placed_since, scan, quiet, flush_turn, llp_pending, llp_qp, llp_code,
             cqe, cqn, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
         );
         self.ctx.read_clock.next = self.clock.val();
@@ -778,12 +851,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.rr_msn.write_data.next = self.rr_msn.read_data.val() + 1;
         self.recv.write_enable.next = false;
         self.recv.write_address.next = self.qpn.q.val();
-        self.recv.write_data.next = bit_cast::<225, 1>(self.r_active.q.val().into())
-            | (bit_cast::<225, 32>(self.r_placed.q.val()) << 1)
-            | (bit_cast::<225, 64>(self.r_wr_id.q.val()) << 33)
-            | (bit_cast::<225, 64>(self.r_addr.q.val()) << 97)
-            | (bit_cast::<225, 32>(self.r_len.q.val()) << 161)
-            | (bit_cast::<225, 32>(self.r_lkey.q.val()) << 193);
+        self.recv.write_data.next = bit_cast::<233, 1>(self.r_active.q.val().into())
+            | (bit_cast::<233, 32>(self.r_placed.q.val()) << 1)
+            | (bit_cast::<233, 64>(self.r_wr_id.q.val()) << 33)
+            | (bit_cast::<233, 64>(self.r_addr.q.val()) << 97)
+            | (bit_cast::<233, 32>(self.r_len.q.val()) << 161)
+            | (bit_cast::<233, 32>(self.r_lkey.q.val()) << 193);
         self.read_placed.write_enable.next = false;
         self.read_placed.write_address.next = self.qpn.q.val();
         self.read_placed.write_data.next = self.r_placed.q.val();
@@ -851,10 +924,29 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if !self.is_tagged.val() & (self.opcode.val() == 10) {
             self.need.next = 9.into();
         }
+        self.side_work.next = self.tx_fails.m_valid.val() | self.llp_pending.q.val();
+        // The flush of a QP in ERROR takes turns with ULPDUs (see state 18).
+        self.flush_here.next = ((self.qp_error.val() & !self.quiet.q.val())
+            & (self.one_q.val() << bit_cast::<Q, QB>(self.scan.q.val())))
+        .any();
+        if !self.flush_here.val() {
+            self.scan.d.next = self.scan.q.val() + 1;
+        }
+        self.flush_go.next = (self.state.q.val() == 0)
+            & self.flush_here.val()
+            & !self.side_work.val()
+            & (!self.s_axis_tvalid.val() | self.flush_turn.q.val());
+        if self.flush_go.val() {
+            self.qpn.d.next = self.scan.q.val();
+            self.ended.d.next = true;
+            self.flush_turn.d.next = false;
+            self.state.d.next = 18.into();
+        }
         self.s_axis_tready.next = false;
-        if self.state.q.val() == 0 {
-            self.s_axis_tready.next = !self.tx_fails.m_valid.val();
-            if self.s_axis_tvalid.val() & !self.tx_fails.m_valid.val() {
+        if (self.state.q.val() == 0) & !self.flush_go.val() {
+            self.s_axis_tready.next = !self.side_work.val();
+            if self.s_axis_tvalid.val() & !self.side_work.val() {
+                self.flush_turn.d.next = true;
                 self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(0);
                 self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(16);
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
@@ -1002,6 +1094,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // placement, 10 wait for writes and complete, 11 fault, 12 job out, 13 drain.
         if self.state.q.val() == 2 {
             self.fault_hdr.d.next = self.ulen.q.val() >= self.hlen.val();
+            self.fault_rdma.d.next = false;
             self.state.d.next = 13.into();
             self.r_active.d.next = self.recv.read_data.val().get_bit(0);
             self.r_placed.d.next = self.recv.read_data.val().get_bits::<32>(1);
@@ -1152,6 +1245,17 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                         self.state.d.next = 11.into();
                     } else {
                         self.state.d.next = 6.into();
+                        if self.has_inv.val() {
+                            // Every segment's Invalidate STag is checked: the last one's
+                            // is what gets invalidated.
+                            self.purpose.d.next = 2.into();
+                            self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
+                            self.chk_stag.d.next = self.b_stag.q.val();
+                            self.chk_to.d.next = 0.into();
+                            self.chk_len.d.next = 0.into();
+                            self.chk_right.d.next = 0.into();
+                            self.state.d.next = 4.into();
+                        }
                     }
                 }
             }
@@ -1160,12 +1264,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // State 3: claim the next posted receive.
         self.m_rq_valid.next = self.req_valid.q.val();
         self.m_rq_qpn.next = self.qpn.q.val();
-        self.s_rq_ready.next = self.state.q.val() == 3;
+        self.s_rq_ready.next = (self.state.q.val() == 3) | (self.state.q.val() == 20);
         if self.req_valid.q.val() & self.m_rq_ready.val() {
             self.req_valid.d.next = false;
         }
         if (self.state.q.val() == 3) & self.s_rq_valid.val() {
-            self.r_active.d.next = true;
+            self.r_active.d.next = self.s_rq_posted.val() & !self.s_rq_error.val();
             self.r_placed.d.next = 0.into();
             self.r_wr_id.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_wr_id.val().index());
             self.r_addr.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_addr.val().index());
@@ -1263,6 +1367,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 }
             }
             if self.check.error.val().any() {
+                // A refused Read Request gets its Terminate and no response.
+                self.job_valid.d.next = false;
+                self.fault_rdma.d.next = self.purpose.q.val() == 4;
                 self.fault_code.d.next = self.access_code.val();
                 self.state.d.next = 11.into();
                 if self.purpose.q.val() == 3 {
@@ -1410,12 +1517,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.state.d.next = 13.into();
             if self.is_send.val() {
                 self.recv.write_enable.next = true;
-                self.recv.write_data.next = bit_cast::<225, 1>(true.into())
-                    | (bit_cast::<225, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << 1)
-                    | (bit_cast::<225, 64>(self.r_wr_id.q.val()) << 33)
-                    | (bit_cast::<225, 64>(self.r_addr.q.val()) << 97)
-                    | (bit_cast::<225, 32>(self.r_len.q.val()) << 161)
-                    | (bit_cast::<225, 32>(self.r_lkey.q.val()) << 193);
+                self.recv.write_data.next = bit_cast::<233, 1>(true.into())
+                    | (bit_cast::<233, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << 1)
+                    | (bit_cast::<233, 64>(self.r_wr_id.q.val()) << 33)
+                    | (bit_cast::<233, 64>(self.r_addr.q.val()) << 97)
+                    | (bit_cast::<233, 32>(self.r_len.q.val()) << 161)
+                    | (bit_cast::<233, 32>(self.r_lkey.q.val()) << 193);
                 self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
                 self.cqe.d.next = self.recv_cqe.val();
                 if self.last.val() {
@@ -1561,17 +1668,52 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.is_tagged.val() {
             self.hdr_bytes.next = bit_cast::<144, 112>(self.hdr.q.val().get_bits::<112>(0));
         }
-        self.term_body.next = bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(8))
-            | (bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8)
+        self.term_body.next = bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(8))
+            | (bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8)
             | self.flags_md.val()
-            | (bit_cast::<224, 8>(self.ulen.q.val().get_bits::<8>(8)) << 32)
-            | (bit_cast::<224, 8>(self.ulen.q.val().get_bits::<8>(0)) << 40)
-            | (bit_cast::<224, 144>(self.hdr_bytes.val()) << 48);
+            | (bit_cast::<416, 8>(self.ulen.q.val().get_bits::<8>(8)) << 32)
+            | (bit_cast::<416, 8>(self.ulen.q.val().get_bits::<8>(0)) << 40)
+            | (bit_cast::<416, 144>(self.hdr_bytes.val()) << 48);
+        if self.fault_rdma.q.val() {
+            // A refused Read Request's Terminate also carries its 28-octet RDMA header
+            // (RFC 5040 §4.8, R = 1; CHECKLIST RDMAP-08, V11).
+            self.term_body.next = self.term_body.val()
+                | self.flag_r.val()
+                | (bit_cast::<416, 224>(self.hdr.q.val().get_bits::<224>(144)) << 192);
+        }
         if !self.fault_hdr.q.val() {
-            self.term_body.next = bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(8))
-                | (bit_cast::<224, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8);
+            self.term_body.next = bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(8))
+                | (bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8);
         }
         self.term_len.next = self.hlen.val() + 6;
+        if self.fault_rdma.q.val() {
+            self.term_len.next = self.hlen.val() + 34;
+        }
+        // The receive a failing Send or Immediate Data claimed stays claimed, with the
+        // status its flush completes it with (`responder.rs`; 0: FLUSHED).
+        self.fault_status.next = 0.into();
+        if self.fault_code.q.val() == self.t_too_long.val() {
+            self.fault_status.next = self.st_local_length.val();
+        }
+        if self.fault_code.q.val() == self.t_ddp_local.val() {
+            self.fault_status.next = self.st_local_protection.val();
+        }
+        if (self.fault_code.q.val() == self.t_rdma_stag.val()) | (self.fault_code.q.val() == self.t_cannot_invalidate.val()) {
+            self.fault_status.next = self.st_remote_access.val();
+        }
+        if self.fault_code.q.val() == self.t_invalid_mo.val() {
+            self.fault_status.next = self.st_remote_operation.val();
+        }
+        if (self.state.q.val() == 11) & self.r_active.q.val() & (self.is_send.val() | self.is_imm.val()) {
+            self.recv.write_enable.next = true;
+            self.recv.write_data.next = bit_cast::<233, 1>(true.into())
+                | (bit_cast::<233, 32>(self.r_placed.q.val()) << 1)
+                | (bit_cast::<233, 64>(self.r_wr_id.q.val()) << 33)
+                | (bit_cast::<233, 64>(self.r_addr.q.val()) << 97)
+                | (bit_cast::<233, 32>(self.r_len.q.val()) << 161)
+                | (bit_cast::<233, 32>(self.r_lkey.q.val()) << 193)
+                | (bit_cast::<233, 8>(self.fault_status.val()) << 225);
+        }
         if self.state.q.val() == 11 {
             self.fail_valid.d.next = true;
             self.fail_qp.d.next = self.qpn.q.val();
@@ -1599,10 +1741,35 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.qpn.d.next = self.tx_fails.m_data.val();
             self.fault_code.d.next = self.t_local.val();
             self.fault_hdr.d.next = false;
+            self.fault_rdma.d.next = false;
             self.state.d.next = 14.into();
         }
         if self.state.q.val() == 14 {
             self.state.d.next = 15.into();
+        }
+        // The MPA receiver's failure (one per device: it delivers nothing after it) goes
+        // the way of any other failure, its code without headers (states 22, 11), if the QP
+        // is still in RTS.
+        if self.s_llp_fail.val() {
+            self.llp_pending.d.next = true;
+            self.llp_qp.d.next = self.s_llp_qp.val();
+            self.llp_code.d.next = self.s_llp_code.val();
+        }
+        if (self.state.q.val() == 0) & !self.tx_fails.m_valid.val() & self.llp_pending.q.val() {
+            self.llp_pending.d.next = false;
+            self.qpn.d.next = self.llp_qp.q.val();
+            self.fault_code.d.next = self.llp_code.q.val();
+            self.fault_hdr.d.next = false;
+            self.fault_rdma.d.next = false;
+            self.r_active.d.next = false;
+            self.ended.d.next = true;
+            self.state.d.next = 22.into();
+        }
+        if self.state.q.val() == 22 {
+            self.state.d.next = 13.into();
+            if self.rts.val() {
+                self.state.d.next = 11.into();
+            }
         }
         if self.state.q.val() == 15 {
             self.job_valid.d.next = true;
@@ -1615,34 +1782,34 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
 
         // State 12: a Read Response, an Atomic Response or a Terminate joins the
         // segmenter's queue.
-        self.job_entry.next = bit_cast::<273, 1>(self.job_terminate.q.val().into())
-            | (bit_cast::<273, 32>(self.b_sink_stag.q.val()) << 1)
-            | (bit_cast::<273, 64>(self.b_sink_to.q.val()) << 33)
-            | (bit_cast::<273, 64>(self.job_addr.q.val()) << 97)
-            | (bit_cast::<273, 32>(self.b_size.q.val()) << 161)
-            | (bit_cast::<273, 32>(self.b_msn.q.val()) << 193)
-            | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
-            | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
-            | (bit_cast::<273, QB>(self.qpn.q.val()) << 263)
-            | (bit_cast::<273, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
+        self.job_entry.next = bit_cast::<465, 1>(self.job_terminate.q.val().into())
+            | (bit_cast::<465, 32>(self.b_sink_stag.q.val()) << 1)
+            | (bit_cast::<465, 64>(self.b_sink_to.q.val()) << 33)
+            | (bit_cast::<465, 64>(self.job_addr.q.val()) << 97)
+            | (bit_cast::<465, 32>(self.b_size.q.val()) << 161)
+            | (bit_cast::<465, 32>(self.b_msn.q.val()) << 193)
+            | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 423)
+            | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 439)
+            | (bit_cast::<465, QB>(self.qpn.q.val()) << 455)
+            | (bit_cast::<465, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 463);
         if self.job_atomic.q.val() {
-            self.job_entry.next = (bit_cast::<273, 32>(self.hdr.q.val().get_bits::<32>(176)) << 1)
-                | (bit_cast::<273, 32>(self.resp_sent_msn.read_data.val() + 1) << 97)
-                | (bit_cast::<273, 32>(self.b_msn.q.val()) << 193)
-                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
-                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
-                | (bit_cast::<273, QB>(self.qpn.q.val()) << 263)
-                | (bit_cast::<273, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271)
-                | (bit_cast::<273, 1>(true.into()) << 272);
+            self.job_entry.next = (bit_cast::<465, 32>(self.hdr.q.val().get_bits::<32>(176)) << 1)
+                | (bit_cast::<465, 32>(self.resp_sent_msn.read_data.val() + 1) << 97)
+                | (bit_cast::<465, 32>(self.b_msn.q.val()) << 193)
+                | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 423)
+                | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 439)
+                | (bit_cast::<465, QB>(self.qpn.q.val()) << 455)
+                | (bit_cast::<465, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 463)
+                | (bit_cast::<465, 1>(true.into()) << 464);
         }
         if self.job_terminate.q.val() {
-            self.job_entry.next = bit_cast::<273, 1>(true.into())
-                | (bit_cast::<273, 224>(self.job_inline.q.val()) << 1)
-                | (bit_cast::<273, 6>(self.job_inline_len.q.val()) << 225)
-                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 231)
-                | (bit_cast::<273, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 247)
-                | (bit_cast::<273, QB>(self.qpn.q.val()) << 263)
-                | (bit_cast::<273, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 271);
+            self.job_entry.next = bit_cast::<465, 1>(true.into())
+                | (bit_cast::<465, 416>(self.job_inline.q.val()) << 1)
+                | (bit_cast::<465, 6>(self.job_inline_len.q.val()) << 417)
+                | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 423)
+                | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 439)
+                | (bit_cast::<465, QB>(self.qpn.q.val()) << 455)
+                | (bit_cast::<465, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 463);
         }
         self.jobs.s_valid.next = self.job_valid.q.val();
         self.jobs.s_data.next = self.job_entry.val();
@@ -1658,7 +1825,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         // An Atomic Response leaves with the atomic unit's value, which it waits for.
         self.job_out.next = self.jobs.m_data.val();
-        self.job_is_atomic.next = self.job_out.val().get_bit(272);
+        self.job_is_atomic.next = self.job_out.val().get_bit(464);
         self.s_res_ready.next = self.jobs.m_valid.val() & self.job_is_atomic.val() & self.m_job_ready.val() & self.sending.s_ready.val();
         self.m_job_valid.next =
             self.jobs.m_valid.val() & self.sending.s_ready.val() & (!self.job_is_atomic.val() | self.s_res_valid.val());
@@ -1670,7 +1837,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.sending.s_valid.next = self.m_job_valid.val() & self.m_job_ready.val();
         self.sending.s_data.next = bit_cast::<42, 1>(self.job_out.val().get_bit(0).into())
             | (bit_cast::<42, 32>(self.job_out.val().get_bits::<32>(193)) << 1)
-            | (bit_cast::<42, 8>(self.job_out.val().get_bits::<8>(263)) << 33)
+            | (bit_cast::<42, 8>(self.job_out.val().get_bits::<8>(455)) << 33)
             | (bit_cast::<42, 1>(self.job_is_atomic.val().into()) << 41);
         self.sending.m_ready.next = self.dones.q.val().any() & !(self.qp_we.val() & self.qp_reset.val());
         self.dones.d.next = self.dones.q.val() + bit_cast::<4, 1>(self.s_job_done.val().into())
@@ -1704,7 +1871,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.m_job_addr.next = 0.into();
             self.m_job_len.next = 0.into();
             self.m_job_inline.next =
-                bit_cast::<224, 32>(self.job_out.val().get_bits::<32>(1)) | (bit_cast::<224, 64>(self.res_be.q.val()) << 32);
+                bit_cast::<416, 32>(self.job_out.val().get_bits::<32>(1)) | (bit_cast::<416, 64>(self.res_be.q.val()) << 32);
             self.m_job_inline_len.next = 12.into();
         }
         if self.job_out.val().get_bit(0) {
@@ -1716,13 +1883,70 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.m_job_msn.next = 1.into();
             self.m_job_addr.next = 0.into();
             self.m_job_len.next = 0.into();
-            self.m_job_inline.next = self.job_out.val().get_bits::<224>(1);
-            self.m_job_inline_len.next = self.job_out.val().get_bits::<6>(225);
+            self.m_job_inline.next = self.job_out.val().get_bits::<416>(1);
+            self.m_job_inline_len.next = self.job_out.val().get_bits::<6>(417);
         }
-        self.m_job_mulpdu.next = self.job_out.val().get_bits::<16>(231);
-        self.m_job_conn.next = self.job_out.val().get_bits::<16>(247);
-        self.m_job_crc.next = self.job_out.val().get_bit(271);
-        self.m_job_qpn.next = self.job_out.val().get_bits::<QB>(263);
+        self.m_job_mulpdu.next = self.job_out.val().get_bits::<16>(423);
+        self.m_job_conn.next = self.job_out.val().get_bits::<16>(439);
+        self.m_job_crc.next = self.job_out.val().get_bit(463);
+        self.m_job_qpn.next = self.job_out.val().get_bits::<QB>(455);
+
+        // States 18-21: the flush of a QP in ERROR (RFC 5040 §6.2: outstanding work
+        // completes in error). The receive a Send had claimed completes first, with the
+        // status its failure gave it, then every posted receive, FLUSHED, one per turn;
+        // a claim that finds none marks the QP quiet until its next RQ doorbell or
+        // context write. (18: the QP's tables are read; 19: the claimed receive; 20:
+        // the next posted one; 21: its CQE leaves.)
+        self.flush_wr_id.next = self.recv.read_data.val().get_bits::<64>(33);
+        self.flush_len.next = self.recv.read_data.val().get_bits::<32>(1);
+        self.flush_status.next = self.recv.read_data.val().get_bits::<8>(225);
+        if !self.flush_status.val().any() {
+            self.flush_status.next = self.st_flushed.val();
+        }
+        if self.state.q.val() == 20 {
+            self.flush_wr_id.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_wr_id.val().index());
+            self.flush_len.next = 0.into();
+            self.flush_status.next = self.st_flushed.val();
+        }
+        self.flush_cqe.next = (bit_cast::<256, 64>(self.flush_wr_id.val()) << self.at_cqe_wr_id.val())
+            | (bit_cast::<256, 32>(self.flush_len.val()) << self.at_cqe_byte_len.val())
+            | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
+            | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
+            | (bit_cast::<256, 8>(self.flush_status.val()) << self.at_cqe_status.val());
+        if self.state.q.val() == 18 {
+            self.state.d.next = 19.into();
+        }
+        if self.state.q.val() == 19 {
+            self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
+            self.cqe.d.next = self.flush_cqe.val();
+            self.req_valid.d.next = true;
+            self.state.d.next = 20.into();
+            if self.recv.read_data.val().get_bit(0) {
+                self.recv.write_enable.next = true;
+                self.recv.write_data.next = 0.into();
+                self.req_valid.d.next = false;
+                self.cqe_valid.d.next = true;
+                self.state.d.next = 21.into();
+            }
+        }
+        self.quiet_next.next = self.quiet.q.val();
+        if (self.state.q.val() == 20) & self.s_rq_valid.val() {
+            self.cqe.d.next = self.flush_cqe.val();
+            self.cqe_valid.d.next = true;
+            self.state.d.next = 21.into();
+            if !self.s_rq_posted.val() | self.s_rq_error.val() {
+                self.cqe_valid.d.next = false;
+                self.quiet_next.next = self.quiet.q.val() | (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
+                self.state.d.next = 0.into();
+            }
+        }
+        if self.db_valid.val() & (self.db_kind.val() == self.db_rq.val()) {
+            self.quiet_next.next = self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, 16>(self.db_index.val()));
+        }
+        if self.qp_we.val() {
+            self.quiet_next.next = self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
+        }
+        self.quiet.d.next = self.quiet_next.val();
 
         // State 13: the rest of the ULPDU, if any, is dropped.
         if self.state.q.val() == 13 {
@@ -1775,6 +1999,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.plain_count.d.next = 0.into();
             self.placed_since.d.next = false;
             self.full.d.next = 0.into();
+            self.quiet.d.next = 0.into();
+            self.flush_turn.d.next = false;
+            self.llp_pending.d.next = false;
         }
     }
 }

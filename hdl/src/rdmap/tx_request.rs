@@ -407,10 +407,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
 
         // Take a WQE while there is room for its completion.
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        // (A Read or atomic waits while its QP has as many outstanding as ORD allows.)
+        // (A Read or atomic waits while its QP has as many outstanding as ORD allows, unless
+        // the QP is in ERROR: it is flushed, and the responses that would free a slot are
+        // dropped.)
         self.held.next = ((self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
             | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val()))
-            & (self.reads_full.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val()))).any();
+            & (self.reads_full.val() & !self.qp_error.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val()))).any();
         self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val();
         if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val() {
             self.wqe.d.next = self.s_wqe.val();
