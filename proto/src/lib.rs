@@ -35,6 +35,9 @@
 pub mod atomic;
 pub mod cm;
 pub mod ddp;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod model;
 pub mod mpa;

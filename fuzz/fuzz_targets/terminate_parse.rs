@@ -1,0 +1,6 @@
+#![no_main]
+
+// The properties live in rnic_proto::fuzzing, where `cargo test` runs them too.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    rnic_proto::fuzzing::terminate_parse(data);
+});
