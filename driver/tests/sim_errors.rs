@@ -28,6 +28,17 @@ fn caps(conn_id: u16) -> QpCaps {
     QpCaps { sq_log_size: 6, rq_log_size: 6, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id }
 }
 
+/// A QP of `pd` in RTS completing into `cq`, its peer on connection 1.
+fn qp_in_rts<'d>(
+    dev: &'d Device<SimHal>,
+    pd: &'d ProtectionDomain<'d, SimHal>,
+    cq: &'d CompletionQueue<'d, SimHal>,
+) -> QueuePair<'d, SimHal> {
+    let mut qp = QueuePair::new(dev, pd, cq, cq, caps(1)).expect("QP");
+    qp.ready().expect("RTS");
+    qp
+}
+
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
 }
@@ -63,8 +74,7 @@ fn rdmap_08_refused_read_request_gets_exactly_v11_and_no_read_response() {
     let buf = dev.alloc_dma(4096).expect("DMA");
     let _mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(1)).expect("QP");
-    qp.ready().expect("RTS");
+    let qp = qp_in_rts(&dev, &pd, &cq);
     let request = hex(REQUEST);
     peer.send(&frame(&request[2..], true), qp.qpn().into());
     dev.hal().run_idle(3_000);
@@ -72,42 +82,6 @@ fn rdmap_08_refused_read_request_gets_exactly_v11_and_no_read_response() {
     assert_eq!(sent.len(), 1, "only the Terminate: {:?}", opcodes(&peer));
     assert_eq!(sent[0].0, hex(V11), "V11 byte for byte");
     assert_eq!(qp.query().expect("query").0.state, QpState::Error);
-}
-
-/// RDMAP-08 and SEC-01/03/04: every source check a Read Request can fail gives its code
-/// with the Read Request header attached (R = 1) and no Read Response.
-#[test]
-fn rdmap_08_sec_01_03_04_refused_read_requests_carry_their_header_and_read_nothing() {
-    let cases: [(&str, fn(&MemoryRegion<'_, SimHal>, &MemoryRegion<'_, SimHal>, &MemoryRegion<'_, SimHal>) -> (u32, u64, u32), u32); 5] = [
-        ("invalid STag", |m, _, _| (m.rkey() ^ 0xFF, m.va(), 64), 0x0100_E000),
-        ("other PD", |_, other, _| (other.rkey(), other.va(), 64), 0x0103_E000),
-        ("no REMOTE_READ", |_, _, local| (local.rkey(), local.va(), 64), 0x0102_E000),
-        ("bounds", |m, _, _| (m.rkey(), m.va() + m.len() - 8, 16), 0x0101_E000),
-        ("TO wrap", |m, _, _| (m.rkey(), u64::MAX - 7, 16), 0x0104_E000),
-    ];
-    for (what, source, word) in cases {
-        let (dev, peer) = raw_device();
-        let (pd, other_pd) = (ProtectionDomain::new(&dev).expect("PD"), ProtectionDomain::new(&dev).expect("PD"));
-        let buf = dev.alloc_dma(4096).expect("DMA");
-        let mr = MemoryRegion::register_range(&pd, &buf, 0, 1024, ALL).expect("MR");
-        let other = MemoryRegion::register_range(&other_pd, &buf, 1024, 1024, ALL).expect("MR");
-        let local = MemoryRegion::register_range(&pd, &buf, 2048, 1024, LOCAL).expect("MR");
-        let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(1)).expect("QP");
-        qp.ready().expect("RTS");
-        let (src_stag, src_to, size) = source(&mr, &other, &local);
-        let rr = ReadRequest { sink_stag: 0x1234, sink_to: 0x40, size, src_stag, src_to };
-        let request = Segment::read_request(1, rr).to_vec();
-        peer.send(&frame(&request, true), qp.qpn().into());
-        dev.hal().run_idle(3_000);
-        assert_eq!(opcodes(&peer), [Opcode::Terminate], "{what}: the Terminate alone");
-        let sent = peer.sent();
-        let seg = rnic_proto::rdmap::parse_ulpdu(ulpdu_of(&sent[0].0)).expect("parses");
-        let RdmapHeader::Terminate(term) = seg.header else { panic!("{what}: not a Terminate") };
-        assert_eq!(term.control_word(), word, "{what}");
-        assert_eq!(term.rdma_header, Some(rr), "{what}: the Read Request header");
-        assert_eq!(term.segment_length as usize, request.len(), "{what}: the segment length");
-    }
 }
 
 /// RDMAP-12 / SEC-06: the Invalidate STag of every segment of a Send with Invalidate is
@@ -122,8 +96,7 @@ fn rdmap_12_sec_06_every_segment_of_a_send_with_invalidate_is_checked() {
     let mine = MemoryRegion::register_range(&pd, &buf, 1024, 64, ALL).expect("MR");
     let theirs = MemoryRegion::register_range(&other_pd, &buf, 2048, 64, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(1)).expect("QP");
-    qp.ready().expect("RTS");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
     qp.post_recv(&RecvRequest { wr_id: 1, local: recv.sge(0, 512).expect("in the MR") }).expect("receive");
     let wrong_key = (theirs.rkey() & !0xFF) | (theirs.rkey().wrapping_add(1) & 0xFF);
     for (last, inv, mo) in [(false, mine.rkey(), 0), (true, wrong_key, 32)] {
@@ -149,8 +122,7 @@ fn ddp_11_rdmap_20_failing_send_completes_its_receive_and_the_rest_are_flushed_o
     let buf = dev.alloc_dma(8192).expect("DMA");
     let mr = MemoryRegion::register(&pd, &buf, LOCAL).expect("MR");
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
-    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(1)).expect("QP");
-    qp.ready().expect("RTS");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
     let recv = |id: u64, len: u32| RecvRequest { wr_id: id, local: mr.sge(id * 64, len).expect("in the MR") };
     qp.post_recv_batch(&[recv(7, 16), recv(8, 64), recv(9, 64)]).expect("receives");
     peer.send(&frame(&Segment::send(1, &[1; 64]).to_vec(), true), qp.qpn().into());
@@ -188,8 +160,7 @@ fn rdmap_13_20_a_received_terminate_flushes_every_posted_request_once() {
     let buf = dev.alloc_dma(8192).expect("DMA");
     let mr = MemoryRegion::register(&pd, &buf, LOCAL).expect("MR");
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
-    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(1)).expect("QP");
-    qp.ready().expect("RTS");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
     let recvs: Vec<_> = (0..6).map(|i| RecvRequest { wr_id: 100 + i, local: mr.sge(i * 64, 64).unwrap() }).collect();
     qp.post_recv_batch(&recvs).expect("receives");
     let term = Terminate::new(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
@@ -324,8 +295,7 @@ fn mpa_08_25_a_crc_error_sends_0x20020000_places_nothing_more_and_flushes_the_qp
     let buf = dev.alloc_dma(4096).expect("DMA");
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(1)).expect("QP");
-    qp.ready().expect("RTS");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
     qp.post_recv(&RecvRequest { wr_id: 5, local: mr.sge(3000, 64).unwrap() }).expect("receive");
     let write = |at: u64, fill: u8| frame(&Segment::write(mr.rkey(), mr.va() + at, &[fill; 32]).to_vec(), true);
     let mut bad = write(100, 2);
@@ -353,6 +323,8 @@ struct Regions<'a> {
     read_only: MemoryRegion<'a, SimHal>,
     /// PD B, every right.
     other_pd: MemoryRegion<'a, SimHal>,
+    /// PD A, LOCAL_WRITE only: the receive buffer.
+    local: MemoryRegion<'a, SimHal>,
 }
 
 /// One malformed segment and what it must cause.
@@ -361,7 +333,8 @@ struct ErrorCase {
     ulpdu: fn(&Regions<'_>) -> Vec<u8>,
     /// Whether the QP has a receive posted.
     receive: bool,
-    /// The Terminate control word; the DDP header and segment length follow it when M/D.
+    /// The Terminate control word; the segment length and DDP header follow it when M/D,
+    /// and the Read Request header when R.
     word: u32,
     /// The status the posted receive completes with.
     receive_status: CqeStatus,
@@ -375,6 +348,11 @@ fn untagged(ddp_ctrl: u8, rdmap_ctrl: u8, inv: u32, qn: u32, msn: u32, mo: u32, 
     }
     u.extend_from_slice(payload);
     u
+}
+
+/// A Read Request (MSN 1) for `size` octets at the source `stag`/`to`.
+fn read_request(stag: u32, to: u64, size: u32) -> Vec<u8> {
+    Segment::read_request(1, ReadRequest { sink_stag: 0x1234, sink_to: 0x40, size, src_stag: stag, src_to: to }).to_vec()
 }
 
 const ERROR_CASES: &[ErrorCase] = &[
@@ -397,16 +375,22 @@ const ERROR_CASES: &[ErrorCase] = &[
     ErrorCase { name: "RDMAP-04 tagged Send", ulpdu: |r| { let mut u = Segment::write(r.all.rkey(), r.all.va(), &[1; 8]).to_vec(); u[1] = 0x43; u }, receive: true, word: 0x0206_C000, receive_status: CqeStatus::Flushed },
     ErrorCase { name: "RDMAP-12 SEC-06 Invalidate STag of another PD", ulpdu: |r| Segment::send_invalidate(1, r.other_pd.rkey(), &[1; 8]).to_vec(), receive: true, word: 0x0109_C000, receive_status: CqeStatus::RemoteAccess },
     ErrorCase { name: "RDMAP-12 invalid Invalidate STag", ulpdu: |_| Segment::send_invalidate(1, 0xDEAD_BEEF, &[1; 8]).to_vec(), receive: true, word: 0x0100_C000, receive_status: CqeStatus::RemoteAccess },
+    ErrorCase { name: "RDMAP-08 invalid source STag", ulpdu: |r| read_request(r.all.rkey() ^ 0xFF, r.all.va(), 64), receive: true, word: 0x0100_E000, receive_status: CqeStatus::Flushed },
+    ErrorCase { name: "RDMAP-08 SEC-01 source of another PD", ulpdu: |r| read_request(r.other_pd.rkey(), r.other_pd.va(), 64), receive: true, word: 0x0103_E000, receive_status: CqeStatus::Flushed },
+    ErrorCase { name: "RDMAP-08 SEC-04 source without REMOTE_READ", ulpdu: |r| read_request(r.local.rkey(), r.local.va(), 64), receive: true, word: 0x0102_E000, receive_status: CqeStatus::Flushed },
+    ErrorCase { name: "RDMAP-08 SEC-03 source bounds", ulpdu: |r| read_request(r.all.rkey(), r.all.va() + r.all.len() - 8, 16), receive: true, word: 0x0101_E000, receive_status: CqeStatus::Flushed },
+    ErrorCase { name: "RDMAP-08 source TO wrap", ulpdu: |r| read_request(r.all.rkey(), u64::MAX - 7, 16), receive: true, word: 0x0104_E000, receive_status: CqeStatus::Flushed },
     ErrorCase { name: "IMM-03 seven octets", ulpdu: |_| untagged(0x41, 0x48, 0, 0, 1, 0, &[1; 7]), receive: true, word: 0x02FF_C000, receive_status: CqeStatus::Flushed },
 ];
 
-/// DDP-02, DDP-11, DDP-12, DDP-13, DDP-14, RDMAP-02, RDMAP-03, RDMAP-04, RDMAP-12, RDMAP-16,
-/// IMM-03, SEC-01, SEC-04, SEC-06: each malformed segment, sent alone to a fresh QP, gets
-/// exactly its Terminate — the control word, then (M = D = 1) the segment length and the
-/// segment's own DDP header — and nothing else; memory is unchanged, the QP is in ERROR with
-/// that code, and its posted receive completes with the status the failure gives it.
+/// DDP-02, DDP-11, DDP-12, DDP-13, DDP-14, RDMAP-02, RDMAP-03, RDMAP-04, RDMAP-08, RDMAP-12,
+/// RDMAP-16, IMM-03, SEC-01, SEC-03, SEC-04, SEC-06: each malformed segment, sent alone to a
+/// fresh QP, gets exactly its Terminate — the control word, then (M = D = 1) the segment
+/// length and the segment's own DDP header, and for a Read Request (R = 1) its header — and
+/// nothing else (no Read Response); memory is unchanged, the QP is in ERROR with that code,
+/// and its posted receive completes with the status the failure gives it.
 #[test]
-fn ddp_02_11_12_rdmap_02_03_04_12_imm_03_sec_01_04_every_error_case_sends_its_exact_terminate() {
+fn ddp_02_11_12_rdmap_02_03_04_08_12_imm_03_sec_01_03_04_every_error_case_sends_its_exact_terminate() {
     for case in ERROR_CASES {
         let (dev, peer) = raw_device();
         let (pd, other_pd) = (ProtectionDomain::new(&dev).expect("PD"), ProtectionDomain::new(&dev).expect("PD"));
@@ -416,13 +400,12 @@ fn ddp_02_11_12_rdmap_02_03_04_12_imm_03_sec_01_04_every_error_case_sends_its_ex
             all: MemoryRegion::register_range(&pd, &buf, 0, 1024, ALL).expect("MR"),
             read_only: MemoryRegion::register_range(&pd, &buf, 1024, 1024, MrAccess { remote_read: true, ..LOCAL }).expect("MR"),
             other_pd: MemoryRegion::register_range(&other_pd, &buf, 2048, 1024, ALL).expect("MR"),
+            local: MemoryRegion::register_range(&pd, &buf, 3072, 1024, LOCAL).expect("MR"),
         };
-        let receive_mr = MemoryRegion::register_range(&pd, &buf, 3072, 1024, LOCAL).expect("MR");
         let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-        let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps(1)).expect("QP");
-        qp.ready().expect("RTS");
+        let mut qp = qp_in_rts(&dev, &pd, &cq);
         if case.receive {
-            qp.post_recv(&RecvRequest { wr_id: 9, local: receive_mr.sge(0, 64).unwrap() }).expect("receive");
+            qp.post_recv(&RecvRequest { wr_id: 9, local: regions.local.sge(0, 64).unwrap() }).expect("receive");
         }
         let ulpdu = (case.ulpdu)(&regions);
         peer.send(&frame(&ulpdu, true), qp.qpn().into());
@@ -436,6 +419,10 @@ fn ddp_02_11_12_rdmap_02_03_04_12_imm_03_sec_01_04_every_error_case_sends_its_ex
         let mut expected = case.word.to_be_bytes().to_vec();
         expected.extend_from_slice(&(ulpdu.len() as u16).to_be_bytes());
         expected.extend_from_slice(&ulpdu[..header_len]);
+        if case.word & 0x2000 != 0 {
+            // R: the Read Request header as received.
+            expected.extend_from_slice(&ulpdu[header_len..]);
+        }
         assert_eq!(&ulpdu_of(&sent[0].0)[18..], expected, "{name}: control word {:#010x}, length, DDP header", case.word);
         assert!(bytes(&buf, 0, 4096).iter().all(|&b| b == 0x5E), "{name}: memory unchanged");
         let info = qp.query().expect("query").1.terminate.expect("recorded");

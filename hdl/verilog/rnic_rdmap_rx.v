@@ -476,6 +476,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [7:0] flush_status;
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
+    reg  inv_check;
     reg  [15:0] rd_lane;
     reg  [15:0] push_lane;
     reg  [15:0] order_lane;
@@ -1383,6 +1384,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (ird > max_reads) begin
             ird = max_reads;
         end
+        inv_check = 1'b0;
         if (state$q == 32'h2) begin
             fault_hdr$d = ulen$q >= hlen;
             fault_rdma$d = 1'b0;
@@ -1527,15 +1529,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     end
                     else begin
                         state$d = 32'h6;
-                        if (has_inv) begin
-                            purpose$d = 32'h2;
-                            mr_index$d = b_stag$q[(32'h8)+:(8)];
-                            chk_stag$d = b_stag$q;
-                            chk_to$d = 32'h0;
-                            chk_len$d = 32'h0;
-                            chk_right$d = 32'h0;
-                            state$d = 32'h4;
-                        end
+                        inv_check = has_inv;
                     end
                 end
             end
@@ -1557,15 +1551,18 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             if (is_imm) begin
                 state$d = 32'h10;
             end
-            if (has_inv) begin
-                purpose$d = 32'h2;
-                mr_index$d = b_stag$q[(32'h8)+:(8)];
-                chk_stag$d = b_stag$q;
-                chk_to$d = 32'h0;
-                chk_len$d = 32'h0;
-                chk_right$d = 32'h0;
-                state$d = 32'h4;
-            end
+            inv_check = has_inv;
+        end
+        if (inv_check) begin
+            purpose$d = 32'h2;
+            mr_index$d = b_stag$q[(32'h8)+:(8)];
+            chk_stag$d = b_stag$q;
+            chk_to$d = 32'h0;
+            chk_len$d = 32'h0;
+            chk_right$d = 32'h0;
+            state$d = 32'h4;
+        end
+        if ((state$q == 32'h3) & s_rq_valid) begin
             if (|b_mo$q) begin
                 fault_code$d = t_invalid_mo;
                 state$d = 32'hb;

@@ -252,6 +252,8 @@ pub struct RdmapRx<
     flush_status: Signal<Local, Bits<8>>,
     flush_cqe: Signal<Local, Bits<256>>,
     fault_status: Signal<Local, Bits<8>>,
+    /// This cycle's segment is a Send with Invalidate whose STag gets checked next.
+    inv_check: Signal<Local, Bit>,
     db_rq: Constant<Bits<2>>,
     st_flushed: Constant<Bits<8>>,
     st_local_length: Constant<Bits<8>>,
@@ -588,6 +590,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             flush_status: Default::default(),
             flush_cqe: Default::default(),
             fault_status: Default::default(),
+            inv_check: Default::default(),
             db_rq: constant(crate::host::DB_RQ),
             st_flushed: constant(CqeStatus::Flushed as u64),
             st_local_length: constant(CqeStatus::LocalLength as u64),
@@ -1092,6 +1095,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // State 2: classify. States: 3 claim a receive, 4 wait for the MR table, 5 MR
         // check, 6 receive length check, 7 placement request, 8 placement data, 9 after
         // placement, 10 wait for writes and complete, 11 fault, 12 job out, 13 drain.
+        self.inv_check.next = false;
         if self.state.q.val() == 2 {
             self.fault_hdr.d.next = self.ulen.q.val() >= self.hlen.val();
             self.fault_rdma.d.next = false;
@@ -1245,17 +1249,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                         self.state.d.next = 11.into();
                     } else {
                         self.state.d.next = 6.into();
-                        if self.has_inv.val() {
-                            // Every segment's Invalidate STag is checked: the last one's
-                            // is what gets invalidated.
-                            self.purpose.d.next = 2.into();
-                            self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
-                            self.chk_stag.d.next = self.b_stag.q.val();
-                            self.chk_to.d.next = 0.into();
-                            self.chk_len.d.next = 0.into();
-                            self.chk_right.d.next = 0.into();
-                            self.state.d.next = 4.into();
-                        }
+                        self.inv_check.next = self.has_inv.val();
                     }
                 }
             }
@@ -1280,15 +1274,21 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 // Immediate Data consumes the receive but places nothing in its buffer.
                 self.state.d.next = 16.into();
             }
-            if self.has_inv.val() {
-                self.purpose.d.next = 2.into();
-                self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
-                self.chk_stag.d.next = self.b_stag.q.val();
-                self.chk_to.d.next = 0.into();
-                self.chk_len.d.next = 0.into();
-                self.chk_right.d.next = 0.into();
-                self.state.d.next = 4.into();
-            }
+            self.inv_check.next = self.has_inv.val();
+        }
+        // A Send with Invalidate, first segment or later one, has its Invalidate STag checked
+        // before its receive: every segment's, as the last one's is what gets invalidated.
+        if self.inv_check.val() {
+            self.purpose.d.next = 2.into();
+            self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
+            self.chk_stag.d.next = self.b_stag.q.val();
+            self.chk_to.d.next = 0.into();
+            self.chk_len.d.next = 0.into();
+            self.chk_right.d.next = 0.into();
+            self.state.d.next = 4.into();
+        }
+        // The claim's own failures win.
+        if (self.state.q.val() == 3) & self.s_rq_valid.val() {
             if self.b_mo.q.val().any() {
                 self.fault_code.d.next = self.t_invalid_mo.val();
                 self.state.d.next = 11.into();
