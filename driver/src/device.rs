@@ -264,8 +264,9 @@ impl<H: Hal> Device<H> {
         Ok(std::array::from_fn(|i| self.hal.read32(regs::cmd_data(i as u32))))
     }
 
-    /// A key for MR `index` that differs from the last one it had, so that STags of its
-    /// earlier registrations stop matching. Key 0 is skipped: a zeroed STag then never
+    /// A random key for MR `index` that differs from the last one it had, so that STags of
+    /// its earlier registrations stop matching and a peer cannot predict the next one
+    /// (RFC 5040 §8.1.1, CHECKLIST SEC-08). Key 0 is skipped: a zeroed STag then never
     /// names a valid region.
     pub(crate) fn next_mr_key(&self, index: u32) -> u8 {
         let mut keys = self.mr_keys.borrow_mut();
@@ -273,7 +274,8 @@ impl<H: Hal> Device<H> {
         if keys.len() <= i {
             keys.resize(i + 1, 0);
         }
-        keys[i] = keys[i].checked_add(1).unwrap_or(1);
+        let previous = keys[i];
+        keys[i] = std::iter::repeat_with(random_octet).find(|&k| k != 0 && k != previous).expect("endless");
         keys[i]
     }
 
@@ -337,6 +339,15 @@ fn control_word(enable: bool) -> u32 {
     let mut w = [0u32];
     control::ENABLE.set_word(&mut w, enable.into());
     w[0]
+}
+
+/// An octet no peer can predict: SipHash under the process's random keys (std's
+/// `RandomState`, which moves its key on for every new state).
+fn random_octet() -> u8 {
+    use std::hash::{BuildHasher, Hasher, RandomState};
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u8(0);
+    hasher.finish() as u8
 }
 
 #[cfg(test)]
@@ -470,13 +481,15 @@ mod tests {
     }
 
     #[test]
-    fn mr_keys_change_on_every_registration_and_skip_zero() {
+    fn sec_08_mr_keys_change_on_every_registration_skip_zero_and_have_no_stride() {
         let dev = model_device();
-        let keys: Vec<u8> = (0..300).map(|_| dev.next_mr_key(7)).collect();
-        assert_eq!(keys[..3], [1, 2, 3]);
+        let keys: Vec<u8> = (0..10_000).map(|_| dev.next_mr_key(7)).collect();
         assert!(!keys.contains(&0));
-        assert!(keys.windows(2).all(|w| w[0] != w[1]));
-        assert_eq!(keys[255], 1, "wraps from 255 to 1");
-        assert_eq!(dev.next_mr_key(8), 1, "keys are per index");
+        assert!(keys.windows(2).all(|w| w[0] != w[1]), "a new key every time");
+        let strides: std::collections::HashSet<u8> = keys.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+        let distinct: std::collections::HashSet<u8> = keys.iter().copied().collect();
+        assert!(strides.len() > 200 && distinct.len() == 255, "{} strides, {} keys", strides.len(), distinct.len());
+        let other: Vec<u8> = (0..64).map(|_| dev.next_mr_key(8)).collect();
+        assert_ne!(other[..], keys[..64], "keys are per index and not a shared sequence");
     }
 }

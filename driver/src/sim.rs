@@ -259,6 +259,12 @@ impl RawPeer {
         self.sent.borrow().len()
     }
 
+    /// Beats queued with [`RawPeer::send`] that the device has not taken yet: what a test
+    /// watches to tell a receive path that stopped taking input (`tready` held low).
+    pub fn pending(&self) -> usize {
+        self.to_send.borrow().len()
+    }
+
     /// Queues `fpdu` for the device, in beats of 8 octets with `tuser` on each (the
     /// device's QP number for `rnic_top`).
     pub fn send(&self, fpdu: &[u8], tuser: u64) {

@@ -315,6 +315,110 @@ fn mpa_08_25_a_crc_error_sends_0x20020000_places_nothing_more_and_flushes_the_qp
     assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, CqeStatus::Flushed)]);
 }
 
+#[test]
+fn sec_05_an_mr_deregistered_in_the_middle_of_a_write_takes_no_more_of_it() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(8192).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
+    let qp = qp_in_rts(&dev, &pd, &cq);
+    // One 8 KiB Write in eight 1 KiB segments; the MR goes after the fourth is placed.
+    let (rkey, va) = (mr.rkey(), mr.va());
+    let segment =
+        |i: usize| Segment::tagged(Opcode::RdmaWrite, i == 7, rkey, va + 1024 * i as u64, &[i as u8 + 1; 1024]).to_vec();
+    for i in 0..4 {
+        peer.send(&frame(&segment(i), true), qp.qpn().into());
+    }
+    run_until(&dev, || bytes(&buf, 3 * 1024, 1024) == [4; 1024]);
+    mr.deregister().expect("deregister");
+    for i in 4..8 {
+        peer.send(&frame(&segment(i), true), qp.qpn().into());
+    }
+    run_until(&dev, || !peer.sent().is_empty());
+    dev.hal().run_idle(3_000);
+    for i in 0..8 {
+        let expected = if i < 4 { i as u8 + 1 } else { 0 };
+        assert!(bytes(&buf, 1024 * i, 1024).iter().all(|&b| b == expected), "segment {i}");
+    }
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
+    let refused = segment(4);
+    let mut expected = 0x1100_C000u32.to_be_bytes().to_vec();
+    expected.extend_from_slice(&(refused.len() as u16).to_be_bytes());
+    expected.extend_from_slice(&refused[..14]);
+    assert_eq!(&ulpdu_of(&sent[0].0)[18..], expected, "invalid STag, with the first refused segment's header");
+    assert_eq!(qp.query().expect("query").0.state, QpState::Error);
+}
+
+#[test]
+fn sec_09_an_overflowing_cq_stops_only_its_own_completions() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(8192).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let (small, other) = (CompletionQueue::new(&dev, 2, 0).expect("CQ"), CompletionQueue::new(&dev, 4, 0).expect("CQ"));
+    let mut flooded = QueuePair::new(&dev, &pd, &small, &small, caps(1)).expect("QP");
+    let mut spared = QueuePair::new(&dev, &pd, &other, &other, caps(2)).expect("QP");
+    flooded.ready().expect("RTS");
+    spared.ready().expect("RTS");
+    // Twelve Sends into a CQ of four entries that nobody polls, then traffic for the other QP.
+    for i in 0..12u32 {
+        flooded.post_recv(&RecvRequest { wr_id: u64::from(i), local: mr.sge(64 * u64::from(i), 64).unwrap() }).expect("receive");
+        peer.send(&frame(&Segment::send(i + 1, &[i as u8 + 1; 16]).to_vec(), true), flooded.qpn().into());
+    }
+    spared.post_recv(&RecvRequest { wr_id: 100, local: mr.sge(4096, 64).unwrap() }).expect("receive");
+    peer.send(&frame(&Segment::send(1, &[0xAB; 16]).to_vec(), true), spared.qpn().into());
+    peer.send(&frame(&Segment::write(mr.rkey(), mr.va() + 5000, &[0xCD; 16]).to_vec(), true), spared.qpn().into());
+    let got = collect(&dev, &other, 1);
+    dev.hal().run_idle(3_000);
+
+    assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(100, CqeStatus::Success)]);
+    assert_eq!((bytes(&buf, 4096, 16), bytes(&buf, 5000, 16)), (vec![0xAB; 16], vec![0xCD; 16]), "the other QP's data");
+    for i in 0..12 {
+        assert_eq!(bytes(&buf, 64 * i, 16), [i as u8 + 1; 16], "the flooded QP's Send {i} is placed");
+    }
+    let status = |cq: &CompletionQueue<'_, SimHal>| dev.query_cq(cq.cqn()).expect("QUERY_CQ").1;
+    assert!(status(&small).overflow, "the small CQ reports its overflow");
+    assert!(!status(&other).overflow, "the other CQ does not");
+    assert!(peer.sent().is_empty(), "no Terminate: {:?}", opcodes(&peer));
+}
+
+/// The largest ULPDU the RX buffer (`ddp/rx_buffer.rs`) holds, and so checks before it
+/// places anything.
+const RX_BUFFER_OCTETS: usize = 16_384;
+
+#[test]
+fn rx_buffer_an_fpdu_longer_than_it_holds_sends_0x20050000_places_nothing_and_wedges_nothing() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(65536).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
+    qp.post_recv(&RecvRequest { wr_id: 5, local: mr.sge(60_000, 64).unwrap() }).expect("receive");
+    let write = |at: usize, ulpdu_len: usize, fill: u8| {
+        frame(&Segment::write(mr.rkey(), mr.va() + at as u64, &vec![fill; ulpdu_len - 14]).to_vec(), true)
+    };
+    // The largest ULPDU the buffer holds is placed; one octet more is not, nor what follows.
+    let (largest, longer) = ((0, RX_BUFFER_OCTETS), (20_000, RX_BUFFER_OCTETS + 1));
+    for fpdu in [write(largest.0, largest.1, 1), write(longer.0, longer.1, 2), write(40_000, 46, 3)] {
+        peer.send(&fpdu, qp.qpn().into());
+    }
+    let got = collect(&dev, &cq, 1);
+    assert_eq!(peer.pending(), 0, "the stream is still taken");
+    assert!(bytes(&buf, 0, largest.1 - 14).iter().all(|&b| b == 1), "the largest ULPDU is placed");
+    let rest = bytes(&buf, largest.1 - 14, 65536 - (largest.1 - 14));
+    assert!(rest.iter().all(|&b| b == 0), "nothing of the longer one or after it");
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
+    assert_eq!(ulpdu_of(&sent[0].0).len(), 18 + 4, "the control word alone");
+    assert_eq!(terminate_code(&sent[0].0), 0x2005_0000);
+    let info = qp.query().expect("query").1.terminate.expect("recorded");
+    assert_eq!((info.received, info.code), (false, TermCode::MPA_LOCAL_CATASTROPHIC));
+    assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, CqeStatus::Flushed)]);
+}
+
 /// The memory regions an error case may name.
 struct Regions<'a> {
     /// PD A, every right (the QP's PD).

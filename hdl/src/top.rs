@@ -334,13 +334,20 @@ impl Logic for RnicTop {
         }
         self.receiver.s_tx_fail.next = self.requester.m_fail.val();
         // A bad FPDU (its last beat flagged: bit 0 CRC, bit 1 marker) fails its QP with
-        // Terminate 2/0/0x02 or 2/0/0x03 (RFC 5044 §8).
+        // Terminate 2/0/0x02 or 2/0/0x03 (RFC 5044 §8); one longer than the RX buffer holds
+        // (and so not checked) with 2/0/0x05, local catastrophic (RFC 6581 §8). Either
+        // stops the receive path, so there is only ever one.
         self.receiver.s_llp_fail.next = self.deframer.m_axis_tvalid.val()
             & self.rx_buffer.s_axis_tready.val()
             & self.deframer.m_axis_tlast.val()
-            & self.deframer.m_axis_tuser.val().any();
+            & (self.deframer.m_axis_tuser.val().any() | self.rx_buffer.m_overlong.val())
+            & !self.rx_buffer.m_dead.val();
         self.receiver.s_llp_qp.next = self.rx_qps.m_data.val().get_bits::<6>(0);
-        self.receiver.s_llp_code.next = 0x2003.into();
+        self.receiver.s_rx_empty.next = self.rx_buffer.m_empty.val();
+        self.receiver.s_llp_code.next = 0x2005.into();
+        if self.deframer.m_axis_tuser.val().get_bit(1) {
+            self.receiver.s_llp_code.next = 0x2003.into();
+        }
         if self.deframer.m_axis_tuser.val().get_bit(0) {
             self.receiver.s_llp_code.next = 0x2002.into();
         }

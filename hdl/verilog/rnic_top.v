@@ -661,6 +661,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  rx_buffer$m_axis_tvalid;
     reg  rx_buffer$m_axis_tready;
     wire  rx_buffer$m_drop;
+    wire  rx_buffer$m_empty;
+    wire  rx_buffer$m_overlong;
+    wire  rx_buffer$m_dead;
     reg  receiver$clock;
     reg  receiver$reset;
     reg  [63:0] receiver$s_axis_tdata;
@@ -730,6 +733,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  receiver$s_llp_fail;
     reg  [5:0] receiver$s_llp_qp;
     reg  [15:0] receiver$s_llp_code;
+    reg  receiver$s_rx_empty;
     reg  [5:0] receiver$s_tx_fail_qp;
     wire  receiver$m_fail;
     wire  [5:0] receiver$m_fail_qp;
@@ -1438,7 +1442,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_axis_tuser(rx_buffer$m_axis_tuser),
         .m_axis_tvalid(rx_buffer$m_axis_tvalid),
         .m_axis_tready(rx_buffer$m_axis_tready),
-        .m_drop(rx_buffer$m_drop)
+        .m_drop(rx_buffer$m_drop),
+        .m_empty(rx_buffer$m_empty),
+        .m_overlong(rx_buffer$m_overlong),
+        .m_dead(rx_buffer$m_dead)
     );
     rnic_top$receiver receiver(
         .clock(receiver$clock),
@@ -1510,6 +1517,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_llp_fail(receiver$s_llp_fail),
         .s_llp_qp(receiver$s_llp_qp),
         .s_llp_code(receiver$s_llp_code),
+        .s_rx_empty(receiver$s_rx_empty),
         .s_tx_fail_qp(receiver$s_tx_fail_qp),
         .m_fail(receiver$m_fail),
         .m_fail_qp(receiver$m_fail_qp),
@@ -1667,9 +1675,13 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             ctrl$fail_received = 1'b0;
         end
         receiver$s_tx_fail = requester$m_fail;
-        receiver$s_llp_fail = deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast & |deframer$m_axis_tuser;
+        receiver$s_llp_fail = deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast & (|deframer$m_axis_tuser | rx_buffer$m_overlong) & ~rx_buffer$m_dead;
         receiver$s_llp_qp = rx_qps$m_data[(32'h0)+:(6)];
-        receiver$s_llp_code = 32'h2003;
+        receiver$s_rx_empty = rx_buffer$m_empty;
+        receiver$s_llp_code = 32'h2005;
+        if (deframer$m_axis_tuser[32'h1]) begin
+            receiver$s_llp_code = 32'h2003;
+        end
         if (deframer$m_axis_tuser[32'h0]) begin
             receiver$s_llp_code = 32'h2002;
         end
@@ -18845,7 +18857,7 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,db_valid,db_kind,db_index,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_llp_fail,s_llp_qp,s_llp_code,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,db_valid,db_kind,db_index,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_llp_fail,s_llp_qp,s_llp_code,s_rx_empty,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
     
     // Module arguments
     input wire  clock;
@@ -18917,6 +18929,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     input wire  s_llp_fail;
     input wire  [5:0] s_llp_qp;
     input wire  [15:0] s_llp_code;
+    input wire  s_rx_empty;
     input wire  [5:0] s_tx_fail_qp;
     output reg  m_fail;
     output reg  [5:0] m_fail_qp;
@@ -19337,6 +19350,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [1023:0] table_c;
     reg  done_inc;
     reg  side_work;
+    reg  llp_ready;
     reg  [464:0] job_entry;
     reg  [464:0] job_out;
     reg  job_is_atomic;
@@ -20080,7 +20094,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (~is_tagged & (opcode == 32'ha)) begin
             need = 32'h9;
         end
-        side_work = tx_fails$m_valid | llp_pending$q;
+        llp_ready = llp_pending$q & s_rx_empty;
+        side_work = tx_fails$m_valid | llp_ready;
         flush_here = |((qp_error & ~quiet$q) & (one_q << ((scan$q) & 64'hffffffffffffffff)));
         if (~flush_here) begin
             scan$d = scan$q + 32'h1;
@@ -20779,7 +20794,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             llp_qp$d = s_llp_qp;
             llp_code$d = s_llp_code;
         end
-        if ((state$q == 32'h0) & ~tx_fails$m_valid & llp_pending$q) begin
+        if ((state$q == 32'h0) & ~tx_fails$m_valid & llp_ready) begin
             llp_pending$d = 1'b0;
             qpn$d = llp_qp$q;
             fault_code$d = llp_code$q;
@@ -25491,7 +25506,7 @@ module rnic_top$rq$wqe(d,q,clock);
 endmodule // rnic_top$rq$wqe
 
 
-module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,s_conn,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,m_drop);
+module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,s_conn,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,m_drop,m_empty,m_overlong,m_dead);
     
     // Module arguments
     input wire  clock;
@@ -25510,6 +25525,9 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
     output reg  m_axis_tvalid;
     input wire  m_axis_tready;
     output reg  m_drop;
+    output reg  m_empty;
+    output reg  m_overlong;
+    output reg  m_dead;
     
     // Constant declarations
     localparam  ring_size = 12'h800;
@@ -25554,6 +25572,12 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
     reg  drop$d;
     wire  drop$q;
     reg  drop$clock;
+    reg  overlong$d;
+    wire  overlong$q;
+    reg  overlong$clock;
+    reg  dead$d;
+    wire  dead$q;
+    reg  dead$clock;
     
     // Local signals
     reg  [15:0] keep_n;
@@ -25622,6 +25646,16 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         .q(drop$q),
         .clock(drop$clock)
     );
+    rnic_top$rx_buffer$overlong overlong(
+        .d(overlong$d),
+        .q(overlong$q),
+        .clock(overlong$clock)
+    );
+    rnic_top$rx_buffer$dead dead(
+        .d(dead$d),
+        .q(dead$q),
+        .clock(dead$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -25633,6 +25667,8 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         out_valid$clock = clock;
         out_beat$clock = clock;
         drop$clock = clock;
+        overlong$clock = clock;
+        dead$clock = clock;
         wr_ptr$d = wr_ptr$q;
         committed$d = committed$q;
         readable$d = readable$q;
@@ -25641,6 +25677,8 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         out_valid$d = out_valid$q;
         out_beat$d = out_beat$q;
         drop$d = drop$q;
+        overlong$d = overlong$q;
+        dead$d = dead$q;
         descs$clock = clock;
         descs$reset = reset;
         ring$read_clock = clock;
@@ -25670,16 +25708,25 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         if (~s_axis_tkeep[32'h0]) begin
             keep_n = 32'h0;
         end
-        room = ((wr_ptr$q - rd_ptr$q) != ring_size) & descs$s_ready;
+        room = (((wr_ptr$q - rd_ptr$q) != ring_size) & descs$s_ready) | overlong$q | dead$q;
         s_axis_tready = room;
         take = s_axis_tvalid & room;
-        ring$write_enable = take;
+        ring$write_enable = take & ~overlong$q & ~dead$q;
+        if (((wr_ptr$q - committed$q) == ring_size) & ~overlong$q) begin
+            overlong$d = 1'b1;
+            wr_ptr$d = committed$q;
+            length$d = 32'h0;
+        end
         ring$write_address = wr_ptr$q[(32'h0)+:(11)];
         ring$write_data = ((s_axis_tdata) & 73'h1ffffffffffffffffff) | (((s_axis_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_axis_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
         drop$d = 1'b0;
         descs$s_valid = 1'b0;
         descs$s_data = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-        if (take) begin
+        if (take & (overlong$q | dead$q) & s_axis_tlast) begin
+            dead$d = 1'b1;
+            overlong$d = 1'b0;
+        end
+        if (take & ~overlong$q & ~dead$q) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
             length$d = length$q + keep_n;
             if (s_axis_tlast) begin
@@ -25716,6 +25763,9 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         m_axis_tkeep = out_beat$q[(32'h40)+:(8)];
         m_axis_tlast = out_beat$q[32'h48];
         m_axis_tuser = descs$m_data;
+        m_overlong = overlong$q;
+        m_dead = dead$q;
+        m_empty = (rd_ptr$q == committed$q) & ~out_valid$q;
         if (reset) begin
             wr_ptr$d = 32'h0;
             committed$d = 32'h0;
@@ -25724,6 +25774,8 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
             length$d = 32'h0;
             out_valid$d = 1'b0;
             drop$d = 1'b0;
+            overlong$d = 1'b0;
+            dead$d = 1'b0;
         end
     end
     
@@ -25747,6 +25799,25 @@ module rnic_top$rx_buffer$committed(d,q,clock);
     end
           
 endmodule // rnic_top$rx_buffer$committed
+
+
+module rnic_top$rx_buffer$dead(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_buffer$dead
 
 
 module rnic_top$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
@@ -26198,6 +26269,25 @@ module rnic_top$rx_buffer$out_valid(d,q,clock);
     end
           
 endmodule // rnic_top$rx_buffer$out_valid
+
+
+module rnic_top$rx_buffer$overlong(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_buffer$overlong
 
 
 module rnic_top$rx_buffer$rd_ptr(d,q,clock);

@@ -78,6 +78,17 @@ impl fmt::Display for Fault {
     }
 }
 
+/// A DMA access that reached memory, as recorded by [`HostMemory::log_accesses`]: one run
+/// of contiguous octets (a write with gaps in its strobes is one record per run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// Cycle the device asked for the access.
+    pub cycle: u64,
+    pub dir: Dir,
+    pub iova: u64,
+    pub len: usize,
+}
+
 struct Region {
     ptr: NonNull<u8>,
     /// Size is the mapped length: whole pages, as an IOMMU maps.
@@ -91,6 +102,8 @@ pub struct HostMemory {
     next_iova: u64,
     faults: Vec<Fault>,
     fail_on_fault: bool,
+    /// Accesses that reached memory, while a test asked for them.
+    log: Option<Vec<Access>>,
 }
 
 impl Default for HostMemory {
@@ -102,7 +115,7 @@ impl Default for HostMemory {
 impl HostMemory {
     /// Empty memory that panics on the first fault.
     pub fn new() -> Self {
-        HostMemory { regions: BTreeMap::new(), next_iova: IOVA_BASE, faults: Vec::new(), fail_on_fault: true }
+        HostMemory { regions: BTreeMap::new(), next_iova: IOVA_BASE, faults: Vec::new(), fail_on_fault: true, log: None }
     }
 
     /// Allocates `len` zeroed octets, page aligned, and maps them at a fresh IOVA with an
@@ -162,6 +175,18 @@ impl HostMemory {
         self.fail_on_fault = on;
     }
 
+    /// Whether every DMA access that reaches memory is recorded (off by default), for tests
+    /// that check where a device read and wrote rather than only what memory holds after:
+    /// a write of the octets already there is recorded too.
+    pub fn log_accesses(&mut self, on: bool) {
+        self.log = on.then(Vec::new);
+    }
+
+    /// The accesses recorded since the last take, oldest first (empty when not logging).
+    pub fn take_accesses(&mut self) -> Vec<Access> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     /// Faults so far, oldest first.
     pub fn faults(&self) -> &[Fault] {
         &self.faults
@@ -179,6 +204,9 @@ impl HostMemory {
         // SAFETY: `translate` checked that the octets lie in one live region; `out` is
         // ours, so the two do not overlap.
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
+        if let Some(log) = &mut self.log {
+            log.push(Access { cycle, dir: Dir::Read, iova, len: out.len() });
+        }
         Ok(())
     }
 
@@ -192,6 +220,16 @@ impl HostMemory {
                 // SAFETY: `translate` checked that all `data.len()` octets lie in one live
                 // region.
                 unsafe { dst.add(i).write_volatile(b) };
+            }
+        }
+        if let Some(log) = &mut self.log {
+            // One record per run of enabled octets; each run but the last ends at a disabled one.
+            let mut at = iova;
+            for run in enable.split(|&on| !on) {
+                if !run.is_empty() {
+                    log.push(Access { cycle, dir: Dir::Write, iova: at, len: run.len() });
+                }
+                at += run.len() as u64 + 1;
             }
         }
         Ok(())

@@ -344,6 +344,26 @@ fn dma_sees_what_the_cpu_wrote_through_the_pointer_and_back() {
     assert_eq!(u32::from_le(word), 0x0403_0001);
 }
 
+#[test]
+fn the_access_log_records_what_reached_memory_by_runs_of_enabled_octets() {
+    let mut memory = HostMemory::new();
+    memory.fail_on_fault(false);
+    let (_, iova) = memory.alloc(64);
+    memory.dma_write(0, iova, &[9; 4], &[true; 4]).expect("mapped");
+    assert!(memory.take_accesses().is_empty(), "nothing is logged unless asked");
+    memory.log_accesses(true);
+    memory.dma_write(7, iova + 8, &[1; 8], &[true, true, false, false, true, false, true, true]).expect("mapped");
+    memory.dma_read(8, iova + 16, &mut [0; 8]).expect("mapped");
+    assert_eq!(memory.dma_write(9, iova + PAGE, &[1], &[true]), Err(FaultKind::Unmapped));
+    let log: Vec<_> = memory.take_accesses().iter().map(|a| (a.cycle, a.dir, a.iova - iova, a.len)).collect();
+    assert_eq!(
+        log,
+        [(7, Dir::Write, 8, 2), (7, Dir::Write, 12, 1), (7, Dir::Write, 14, 2), (8, Dir::Read, 16, 8)],
+        "write runs and the read; the faulting write reached nothing"
+    );
+    assert!(memory.take_accesses().is_empty(), "taken");
+}
+
 /// A slave in record-only fault mode over one region of `pages` pages.
 fn faulting_slave(pages: u64) -> (AxiSlaveCore, u64) {
     let (mut memory, regions) = memory_with(1, pages);

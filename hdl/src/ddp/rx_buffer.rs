@@ -5,8 +5,13 @@
 //! Beats are written into a ring of `1 << AB` beats as they come; a good last beat commits
 //! the ULPDU (its octet count and connection id go into a descriptor queue), a bad one
 //! rewinds the write pointer and pulses `m_drop`. Committed ULPDUs leave as packets, the
-//! descriptor in `tuser` (`length << 16 | connection`) on every beat. A ULPDU longer than
-//! the ring (16 KiB at AB = 11) is never committed: MULPDU must stay below it.
+//! descriptor in `tuser` (`length << 16 | connection`) on every beat.
+//!
+//! A ULPDU longer than the ring (16 KiB at AB = 11) cannot be held, so it cannot be checked
+//! before delivery: once it fills the ring alone it is discarded up to its last beat
+//! (`m_overlong` during that beat), and the buffer takes and discards everything after it,
+//! as the MPA receiver does after a bad FPDU (`m_dead`): a peer cannot wedge the receive
+//! path with a long FPDU, and nothing after it is delivered out of its place.
 use rust_hdl::prelude::*;
 
 use crate::common::constant;
@@ -34,6 +39,12 @@ pub struct RxBuffer<const AB: usize, const AB1: usize> {
     pub m_axis_tready: Signal<In, Bit>,
     /// A bad ULPDU was dropped (one cycle).
     pub m_drop: Signal<Out, Bit>,
+    /// No committed ULPDU waits or leaves: everything that came before a dropped one is out.
+    pub m_empty: Signal<Out, Bit>,
+    /// The arriving ULPDU is longer than the ring and is being discarded.
+    pub m_overlong: Signal<Out, Bit>,
+    /// An over-long ULPDU was discarded: everything since is too (until reset).
+    pub m_dead: Signal<Out, Bit>,
     ring: RAM<Bits<73>, AB>,
     wr_ptr: DFF<Bits<AB1>>,
     committed: DFF<Bits<AB1>>,
@@ -46,6 +57,8 @@ pub struct RxBuffer<const AB: usize, const AB1: usize> {
     out_valid: DFF<Bit>,
     out_beat: DFF<Bits<73>>,
     drop: DFF<Bit>,
+    overlong: DFF<Bit>,
+    dead: DFF<Bit>,
     keep_n: Signal<Local, Bits<16>>,
     room: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
@@ -72,6 +85,11 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
             m_axis_tlast: Default::default(),
             m_axis_tuser: Default::default(),
             m_axis_tvalid: Default::default(),
+            m_empty: Default::default(),
+            m_overlong: Default::default(),
+            m_dead: Default::default(),
+            overlong: Default::default(),
+            dead: Default::default(),
             m_axis_tready: Default::default(),
             m_drop: Default::default(),
             ring: Default::default(),
@@ -97,7 +115,7 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
 impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wr_ptr, committed, readable, rd_ptr, length, out_valid, out_beat, drop);
+        dff_setup!(self, clock, wr_ptr, committed, readable, rd_ptr, length, out_valid, out_beat, drop, overlong, dead);
         self.descs.clock.next = self.clock.val();
         self.descs.reset.next = self.reset.val();
         self.ring.read_clock.next = self.clock.val();
@@ -129,11 +147,20 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
         if !self.s_axis_tkeep.val().get_bit(0) {
             self.keep_n.next = 0.into();
         }
-        self.room.next = ((self.wr_ptr.q.val() - self.rd_ptr.q.val()) != self.ring_size.val())
-            & self.descs.s_ready.val();
+        self.room.next = (((self.wr_ptr.q.val() - self.rd_ptr.q.val()) != self.ring_size.val())
+            & self.descs.s_ready.val())
+            | self.overlong.q.val()
+            | self.dead.q.val();
         self.s_axis_tready.next = self.room.val();
         self.take.next = self.s_axis_tvalid.val() & self.room.val();
-        self.ring.write_enable.next = self.take.val();
+        self.ring.write_enable.next = self.take.val() & !self.overlong.q.val() & !self.dead.q.val();
+        // A ULPDU that fills the ring alone can never be committed: give its room back and
+        // discard the rest of it.
+        if ((self.wr_ptr.q.val() - self.committed.q.val()) == self.ring_size.val()) & !self.overlong.q.val() {
+            self.overlong.d.next = true;
+            self.wr_ptr.d.next = self.committed.q.val();
+            self.length.d.next = 0.into();
+        }
         self.ring.write_address.next = self.wr_ptr.q.val().get_bits::<AB>(0);
         self.ring.write_data.next = bit_cast::<73, 64>(self.s_axis_tdata.val())
             | (bit_cast::<73, 8>(self.s_axis_tkeep.val()) << 64)
@@ -142,7 +169,11 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
         self.descs.s_valid.next = false;
         self.descs.s_data.next =
             (bit_cast::<32, 16>(self.length.q.val() + self.keep_n.val()) << 16) | bit_cast::<32, 16>(self.s_conn.val());
-        if self.take.val() {
+        if self.take.val() & (self.overlong.q.val() | self.dead.q.val()) & self.s_axis_tlast.val() {
+            self.dead.d.next = true;
+            self.overlong.d.next = false;
+        }
+        if self.take.val() & !self.overlong.q.val() & !self.dead.q.val() {
             self.wr_ptr.d.next = self.wr_ptr.q.val() + 1;
             self.length.d.next = self.length.q.val() + self.keep_n.val();
             if self.s_axis_tlast.val() {
@@ -181,6 +212,9 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
         self.m_axis_tkeep.next = self.out_beat.q.val().get_bits::<8>(64);
         self.m_axis_tlast.next = self.out_beat.q.val().get_bit(72);
         self.m_axis_tuser.next = self.descs.m_data.val();
+        self.m_overlong.next = self.overlong.q.val();
+        self.m_dead.next = self.dead.q.val();
+        self.m_empty.next = (self.rd_ptr.q.val() == self.committed.q.val()) & !self.out_valid.q.val();
         if self.reset.val() {
             self.wr_ptr.d.next = 0.into();
             self.committed.d.next = 0.into();
@@ -189,6 +223,8 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
             self.length.d.next = 0.into();
             self.out_valid.d.next = false;
             self.drop.d.next = false;
+            self.overlong.d.next = false;
+            self.dead.d.next = false;
         }
     }
 }

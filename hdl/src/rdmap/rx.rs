@@ -177,6 +177,9 @@ pub struct RdmapRx<
     pub s_llp_fail: Signal<In, Bit>,
     pub s_llp_qp: Signal<In, Bits<QB>>,
     pub s_llp_code: Signal<In, Bits<16>>,
+    /// The RX buffer holds no good ULPDU: those before the bad FPDU are all handled, so its
+    /// failure may now be (the QP must not enter ERROR before they are placed).
+    pub s_rx_empty: Signal<In, Bit>,
     pub s_tx_fail_qp: Signal<In, Bits<QB>>,
     /// To the command unit: QP to ERROR with this Terminate code (held off while the
     /// requester reports).
@@ -291,6 +294,7 @@ pub struct RdmapRx<
     llp_code: DFF<Bits<16>>,
     /// A Terminate to send before the next ULPDU (the requester's, or the MPA receiver's).
     side_work: Signal<Local, Bit>,
+    llp_ready: Signal<Local, Bit>,
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
     /// READ_SLOTS Read Responses (IRD) and its Terminate: the engine never waits for the
     /// transmitter, whose progress may hang on this very engine draining the peer's link.
@@ -535,6 +539,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             s_llp_fail: Default::default(),
             s_llp_qp: Default::default(),
             s_llp_code: Default::default(),
+            s_rx_empty: Default::default(),
+            llp_ready: Default::default(),
             llp_pending: Default::default(),
             llp_qp: Default::default(),
             llp_code: Default::default(),
@@ -927,7 +933,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if !self.is_tagged.val() & (self.opcode.val() == 10) {
             self.need.next = 9.into();
         }
-        self.side_work.next = self.tx_fails.m_valid.val() | self.llp_pending.q.val();
+        self.llp_ready.next = self.llp_pending.q.val() & self.s_rx_empty.val();
+        self.side_work.next = self.tx_fails.m_valid.val() | self.llp_ready.val();
         // The flush of a QP in ERROR takes turns with ULPDUs (see state 18).
         self.flush_here.next = ((self.qp_error.val() & !self.quiet.q.val())
             & (self.one_q.val() << bit_cast::<Q, QB>(self.scan.q.val())))
@@ -1755,7 +1762,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.llp_qp.d.next = self.s_llp_qp.val();
             self.llp_code.d.next = self.s_llp_code.val();
         }
-        if (self.state.q.val() == 0) & !self.tx_fails.m_valid.val() & self.llp_pending.q.val() {
+        if (self.state.q.val() == 0) & !self.tx_fails.m_valid.val() & self.llp_ready.val() {
             self.llp_pending.d.next = false;
             self.qpn.d.next = self.llp_qp.q.val();
             self.fault_code.d.next = self.llp_code.q.val();
