@@ -419,6 +419,37 @@ fn rx_buffer_an_fpdu_longer_than_it_holds_sends_0x20050000_places_nothing_and_we
     assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, CqeStatus::Flushed)]);
 }
 
+/// Outside the stream contract (one packet per FPDU): a 40-octet packet for a QP without
+/// CRC whose ULPDU_Length says 2000, then eight good packets. The deframer waits for the
+/// 2000 octets while the queues that carry each packet's QP fill; the device must see that
+/// nothing can move any more, stop its receive path as after a bad FPDU (the stream still
+/// taken) and fail the QP with 2/0/0x05, not hold `tready` low for good.
+#[test]
+fn packets_out_of_step_with_their_fpdus_stop_the_receive_path_without_a_deadlock() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { crc: false, ..caps(1) }).expect("QP");
+    qp.ready().expect("RTS");
+    let write = |at: u64| frame(&Segment::write(mr.rkey(), mr.va() + at, &[2; 8]).to_vec(), false);
+    let mut long = write(0);
+    long[0..2].copy_from_slice(&2000u16.to_be_bytes());
+    peer.send(&long, qp.qpn().into());
+    for i in 0..8 {
+        peer.send(&write(64 + 8 * i), qp.qpn().into());
+    }
+    run_until(&dev, || peer.pending() == 0 && !peer.sent().is_empty());
+    dev.hal().run_idle(2_000);
+    assert_eq!(peer.pending(), 0, "the stream is taken");
+    assert!(bytes(&buf, 0, 4096).iter().all(|&b| b == 0), "nothing placed");
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
+    assert_eq!(terminate_code(&sent[0].0), 0x2005_0000);
+    assert_eq!(qp.query().expect("query").0.state, QpState::Error);
+}
+
 /// The memory regions an error case may name.
 struct Regions<'a> {
     /// PD A, every right (the QP's PD).

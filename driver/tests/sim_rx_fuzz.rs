@@ -1,6 +1,6 @@
 //! A fuzz harness on the receive path of one `rnic_top` (Verilated), fed by a raw peer on
 //! its streams: random and mutated FPDU streams against several QPs and MRs, every case
-//! checked. The RX error paths it found broken are pinned down in `sim_rx_errors.rs`.
+//! checked. The RX error paths it found broken are pinned down in `sim_errors.rs`.
 //!
 //! **Cases.** 1 to 6 FPDUs, mostly to one of four QPs (PD A with CRC; PD A with CRC and
 //! receive markers; PD B with CRC; PD A without CRC), a few to a QP in RESET or a QP number
@@ -57,14 +57,13 @@
 //! (`crc` for the CRC test). `RNIC_FUZZ_CASES=1000000` is the long run, `RNIC_FUZZ_SEED`
 //! picks another sequence, `RNIC_FUZZ_VERBOSE=1` logs every case.
 //!
-//! **RTL bugs it found.** Fixed, with their tests in `sim_errors.rs`, and never excused:
-//! KB-READ (a refused Read Request was also answered with memory), KB-INV (a later segment
-//! of a Send with Invalidate invalidated an unchecked STag), KB-RXBUF (a ULPDU longer than
-//! the RX buffer wedged the receive path; now the `Overlong` cases). Not fixed: KB-STEP, out
-//! of step with its packets (outside the stream contract, so only in `Desync` and `Wire`
-//! cases) a long FPDU deadlocks the receive path; its test in `sim_rx_errors.rs` is
-//! ignored. The run excuses and counts it, in one section below; `RNIC_FUZZ_KNOWN_BUGS=1`
-//! makes it a failure.
+//! **RTL bugs it found**, all fixed, with their tests in `sim_errors.rs`: KB-READ (a
+//! refused Read Request was also answered with memory), KB-INV (a later segment of a Send
+//! with Invalidate invalidated an unchecked STag), KB-RXBUF (a ULPDU longer than the RX
+//! buffer wedged the receive path; now the `Overlong` cases), KB-STEP (out of step with its
+//! packets, outside the stream contract, a long FPDU deadlocked the receive path), a bad
+//! FPDU's failure overtaking the good ULPDUs before it, and the receive a failing Send
+//! claimed never completing. A failure that looks like KB-READ or KB-INV says so.
 #![cfg(feature = "sim")]
 
 mod common;
@@ -116,7 +115,6 @@ struct Settings {
     seed: u64,
     first: u64,
     cases: u64,
-    known_bugs: bool,
     verbose: bool,
 }
 
@@ -130,7 +128,6 @@ fn settings(default_cases: u64) -> Settings {
         seed: number("RNIC_FUZZ_SEED", BASE_SEED),
         first: number("RNIC_FUZZ_FIRST", 0),
         cases: number("RNIC_FUZZ_CASES", default_cases),
-        known_bugs: flag("RNIC_FUZZ_KNOWN_BUGS"),
         verbose: flag("RNIC_FUZZ_VERBOSE"),
     }
 }
@@ -429,13 +426,11 @@ impl Allowed {
     }
 }
 
-/// Counts for the summary, as `group/what`, and the known bugs seen.
+/// Counts for the summary, as `group/what`.
 #[derive(Default)]
 struct Stats {
     cases: u64,
     counts: BTreeMap<String, u64>,
-    /// Known bug: how often, and the first case.
-    known: BTreeMap<&'static str, (u64, u64)>,
 }
 
 impl Stats {
@@ -452,9 +447,6 @@ impl Stats {
         let mut s = format!("{} cases", self.cases);
         for (group, items) in groups {
             let _ = write!(s, "\n  {group}: {}", items.join(", "));
-        }
-        for (bug, (n, first)) in &self.known {
-            let _ = write!(s, "\n  KNOWN BUG seen {n} times (first in case {first}): {bug}");
         }
         s
     }
@@ -1170,10 +1162,10 @@ impl<'a> World<'a> {
         match settle(self.dev, self.peer, self.activity, bound, idle, || !await_probe || placed(self)) {
             Ok(cycles) => self.stats.count("device/cycles", cycles),
             Err(e) => {
-                let bug = self.known_stall(&e).ok_or(e.clone())?;
-                self.excuse(index, bug, format!("{e}; the device is dropped"))?;
-                self.stats.cases += 1;
-                return Ok(true);
+                return Err(match self.known_stall() {
+                    Some(bug) => bug_is_back(bug, e),
+                    None => e,
+                })
             }
         }
         // Nothing may be delivered after an FPDU corrupted on the wire; out of step, the
@@ -1186,7 +1178,7 @@ impl<'a> World<'a> {
             }
             probe_expect[slot..slot + 8].copy_from_slice(&value.to_le_bytes());
         }
-        self.check_case(index, &allowed, probe_expect)?;
+        self.check_case(&allowed, probe_expect)?;
         // The over-long FPDU fails its QP, unless an earlier FPDU of the case had.
         let terminated_before = self.terminated.contains(&primary) && !self.overlong_terminated;
         if mode == Mode::Overlong && !self.overlong_terminated && !terminated_before {
@@ -1257,12 +1249,12 @@ impl<'a> World<'a> {
 
     /// Checks what the device did in the case: what it sent, its DMA accesses and IOMMU
     /// faults, host, device and probe memory, its completions.
-    fn check_case(&mut self, index: u64, allowed: &Allowed, probe_expect: Vec<u8>) -> CaseResult<()> {
+    fn check_case(&mut self, allowed: &Allowed, probe_expect: Vec<u8>) -> CaseResult<()> {
         let after = self.image()?;
         let (faults, accesses) =
             self.dev.hal().with_memory(|m| (m.faults()[self.faults_seen..].to_vec(), m.take_accesses()));
         self.faults_seen += faults.len();
-        let excuse_reads = self.harvest_tx(index, &after, &accesses)?;
+        let excuse_reads = self.harvest_tx(&after, &accesses)?;
         if let Some(f) = faults.iter().find(|f| !(excuse_reads && f.dir == Dir::Read)) {
             return Err(format!("IOMMU FAULT: {f}"));
         }
@@ -1272,7 +1264,7 @@ impl<'a> World<'a> {
             return Err(format!("probe memory is {} where {} was expected", hex(&probe), hex(&probe_expect)));
         }
         self.probe_shadow = probe;
-        self.harvest_cq(index)
+        self.harvest_cq()
     }
 
     /// What a case addressing `targets` may touch.
@@ -1350,7 +1342,7 @@ impl<'a> World<'a> {
 
     /// Takes what the device sent and checks every FPDU. Returns whether the case's reads
     /// are excused (KB-READ, or a request the harness cannot see out of step).
-    fn harvest_tx(&mut self, index: u64, after: &Image, accesses: &[Access]) -> CaseResult<bool> {
+    fn harvest_tx(&mut self, after: &Image, accesses: &[Access]) -> CaseResult<bool> {
         let mut excuse_reads = false;
         for (fpdu, conn) in self.peer.take_sent() {
             note!(self, "  <- conn {conn}: {}", hex(&fpdu));
@@ -1407,8 +1399,7 @@ impl<'a> World<'a> {
                     if !self.passes(self.qps[qi].spec.pd, rr.src_stag, rr.src_to, rr.size.into(), RR) {
                         let what =
                             format!("QP {qi} answered {rr:?}, whose source fails the access checks: {}", hex(&fpdu));
-                        self.excuse(index, KB_READ, what)?;
-                        excuse_reads = true;
+                        return Err(bug_is_back(KB_READ, what));
                     } else if let Some(wrong) = self.read_payload_mismatch(at, seg.payload, after, accesses) {
                         let what = self.describe(at);
                         return Err(format!(
@@ -1451,8 +1442,7 @@ impl<'a> World<'a> {
     }
 
     /// Takes the completions and checks each against what the harness posted.
-    fn harvest_cq(&mut self, index: u64) -> CaseResult<()> {
-        let mut resync = false;
+    fn harvest_cq(&mut self) -> CaseResult<()> {
         while let Some(c) = self.cq.poll().map_err(|e| format!("a CQE that does not decode: {e}"))? {
             note!(self, "  CQE {c:?}");
             let Some(qi) = self.qps.iter().position(|q| q.qp.qpn() == c.qpn) else {
@@ -1480,19 +1470,13 @@ impl<'a> World<'a> {
                     }
                     let Some(stag) = c.invalidated.filter(|_| c.is_ok()) else { continue };
                     match self.mrs.iter().position(|m| m.stag == stag) {
-                        // KB-INV: after it, which MRs are valid is known again only once
-                        // the case's completions are all in.
-                        Some(mi) if self.mrs[mi].pd() == pd && (self.mrs[mi].valid || resync) => {
+                        Some(mi) if self.mrs[mi].pd() == pd && self.mrs[mi].valid => {
                             self.mrs[mi].valid = false;
                             self.stats.count("device/MRs invalidated", 1);
                         }
                         _ if self.later_segment_invalidates(qi, stag) => {
-                            self.excuse(
-                                index,
-                                KB_INV,
-                                format!("QP {qi} invalidated STag {stag:#x} ({})", self.describe_stag(stag)),
-                            )?;
-                            resync = true;
+                            let what = format!("QP {qi} invalidated STag {stag:#x} ({})", self.describe_stag(stag));
+                            return Err(bug_is_back(KB_INV, what));
                         }
                         _ => {
                             let what = self.describe_stag(stag);
@@ -1518,9 +1502,6 @@ impl<'a> World<'a> {
                 }
                 _ => return Err(format!("QP {qi}: a completion the harness never asked for: {c:?}")),
             }
-        }
-        if resync {
-            self.sync_mr_validity()?;
         }
         Ok(())
     }
@@ -1640,13 +1621,10 @@ fn mutate(rng: &mut StdRng, ulpdu: &mut Vec<u8>, other: &[u8]) -> &'static str {
 }
 
 // =========================================================================================
-// KNOWN RTL BUGS: what excuses them. Each has an ignored test in sim_rx_errors.rs; once it
-// is fixed, delete its constant and helpers here, and the call sites, which name it.
+// RTL BUGS THE HARNESS FOUND, all fixed (`sim_errors.rs` has their tests): recognised by
+// their signature, so that a failure names the bug that came back.
 // =========================================================================================
 
-/// Bugs fixed in the RTL (`sim_errors.rs` has their tests): never excused, whatever the
-/// setting, so that the fuzzer catches them coming back.
-const FIXED: [&str; 2] = [KB_READ, KB_INV];
 /// A Read Request refused by its source checks still gets a Read Response with the octets
 /// at the unchecked address (then the Terminate).
 const KB_READ: &str = "KB-READ: refused Read Request answered with memory";
@@ -1654,11 +1632,10 @@ const KB_READ: &str = "KB-READ: refused Read Request answered with memory";
 /// never checked: a later segment can invalidate any MR (of another PD, or one that only
 /// its STag's low index bits name).
 const KB_INV: &str = "KB-INV: a later segment's unchecked Invalidate STag is invalidated";
-/// Outside the stream contract: when packets and FPDUs fall out of step, the two 8-entry
-/// queues that carry each packet's QP (`rx_qps`, `rx_fpdus` in `top.rs`) gain an entry per
-/// packet and lose one per FPDU; once one is full while the deframer waits for a long
-/// FPDU's octets, `tready` drops for good.
-const KB_STEP: &str = "KB-STEP: out of step with its packets, the per-packet QP queues fill and deadlock the RX path";
+/// A case's failure, named as `bug` come back.
+fn bug_is_back(bug: &str, error: String) -> String {
+    format!("KNOWN BUG {bug} is back: {error}")
+}
 
 /// The Invalidate STag of a Send with Invalidate segment that is not the first of its
 /// message (MO > 0), read without validating anything.
@@ -1669,20 +1646,10 @@ fn later_invalidate_stag(ulpdu: &[u8]) -> Option<u32> {
 }
 
 impl World<'_> {
-    /// Excuses `error` as `bug` (counting it, with the first case) unless the run is strict.
-    fn excuse(&mut self, index: u64, bug: &'static str, error: String) -> CaseResult<()> {
-        if self.settings.known_bugs || FIXED.contains(&bug) {
-            return Err(format!("KNOWN BUG {bug}: {error}"));
-        }
-        note!(self, "  KNOWN BUG {bug}: {error}");
-        self.stats.known.entry(bug).or_insert((0, index)).0 += 1;
-        Ok(())
-    }
-
     /// Which known bug explains a case that did not settle: [`KB_READ`] streaming what a
-    /// refused Read Request asked for (up to 4 GiB), [`KB_STEP`], or [`KB_INV`] having
-    /// invalidated the probe's MR (the probe QP then sends a Terminate for it).
-    fn known_stall(&self, error: &str) -> Option<&'static str> {
+    /// refused Read Request asked for (up to 4 GiB), or [`KB_INV`] having invalidated the
+    /// probe's MR (the probe QP then sends a Terminate for it).
+    fn known_stall(&self) -> Option<&'static str> {
         let sent = self.peer.sent();
         let refused_read_answered = sent.iter().any(|(fpdu, conn)| {
             let Some(DdpHeader::Tagged(h)) =
@@ -1702,66 +1669,17 @@ impl World<'_> {
         });
         let names_probe = |stag: u32| (stag >> 8) & 0xFF == self.probe_mr.index();
         let probe_invalidated = self.packets.iter().any(|p| later_invalidate_stag(&p.ulpdu).is_some_and(names_probe));
-        let rx_stalled = error.starts_with("HANG: the RX stream");
         if refused_read_answered {
             Some(KB_READ)
-        } else if self.mode != Mode::Framed && rx_stalled && self.out_of_step_deadlock() {
-            Some(KB_STEP)
         } else {
             (probe_terminated && probe_invalidated).then_some(KB_INV)
         }
-    }
-
-    /// Whether the case's stream deadlocks the two 8-entry per-packet QP queues
-    /// ([`KB_STEP`]), replayed from the octets sent: FPDUs found one after the other by
-    /// ULPDU_Length (markers left aside); `rx_fpdus` takes an entry at each packet's first
-    /// beat and gives one back at each FPDU's parse (which needs its first 8 octets);
-    /// `rx_qps` takes one at each packet's last beat and gives one back at each FPDU's end.
-    /// A beat that finds its queue full waits for good: the entry it needs only goes with
-    /// octets at or after it.
-    fn out_of_step_deadlock(&self) -> bool {
-        let fpdus: Vec<&[u8]> = self.packets.iter().map(|p| &p.fpdu[..]).chain([&self.probe_fpdu[..]]).collect();
-        // (octet, order at the same octet, queue, takes an entry)
-        let mut events: Vec<(usize, u8, usize, bool)> = Vec::new();
-        let mut len = 0;
-        for fpdu in &fpdus {
-            events.push((len, 1, 0, true));
-            len += fpdu.len();
-            events.push((len, 2, 1, true));
-        }
-        let (stream, mut at) = (fpdus.concat(), 0);
-        while at + 8 <= len {
-            let ulpdu = usize::from(u16::from_be_bytes([stream[at], stream[at + 1]]));
-            events.push((at + 8, 0, 0, false));
-            at += 2 + ulpdu + pad_len(ulpdu) + 4;
-            if at <= len {
-                events.push((at, 3, 1, false));
-            }
-        }
-        events.sort_unstable();
-        let mut held = [0usize; 2];
-        events.into_iter().any(|(_, _, queue, takes)| {
-            let full = takes && held[queue] == 8;
-            held[queue] = if takes { held[queue] + 1 } else { held[queue].saturating_sub(1) };
-            full
-        })
     }
 
     /// Whether the case sent QP `qi` a later segment of a Send with Invalidate naming
     /// `stag`: the signature of [`KB_INV`].
     fn later_segment_invalidates(&self, qi: usize, stag: u32) -> bool {
         self.packets.iter().any(|p| p.target == Target::Fuzz(qi) && later_invalidate_stag(&p.ulpdu) == Some(stag))
-    }
-
-    /// Reads every MR's valid bit back from the device, after [`KB_INV`] changed them
-    /// behind the harness's back.
-    fn sync_mr_validity(&mut self) -> CaseResult<()> {
-        for m in &mut self.mrs {
-            if let Some(mr) = &m.mr {
-                m.valid = self.dev.query_mr(mr.index()).map_err(|e| format!("QUERY_MR: {e}"))?.valid;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -1944,8 +1862,7 @@ fn fuzz(s: Settings, knobs: Knobs) -> Result<Stats, String> {
 #[test]
 fn rx_fuzz_random_and_mutated_fpdu_streams() {
     let (s, t) = (settings(CI_CASES), Instant::now());
-    let strict = if s.known_bugs { ", known bugs fail" } else { "" };
-    eprintln!("rx fuzz: {} cases from {} of seed {:#x}{strict}", s.cases, s.first, s.seed);
+    eprintln!("rx fuzz: {} cases from {} of seed {:#x}", s.cases, s.first, s.seed);
     match fuzz(s, Knobs::default()) {
         Ok(stats) => eprintln!("rx fuzz: all checks passed in {:.1?}\n{}", t.elapsed(), stats.summary()),
         Err(report) => panic!("rx fuzz FAILED after {:.1?}:\n{report}", t.elapsed()),

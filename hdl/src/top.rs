@@ -141,6 +141,12 @@ pub struct RnicTop {
     rx_ending: Signal<Local, Bits<6>>,
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
+    /// Cycles the stream has waited on a full per-packet queue while the deframer, with
+    /// nothing to deliver, waited for octets (see `rx_broken`).
+    rx_stuck: DFF<Bits<8>>,
+    /// The stream was out of step with its packets: the receive path has stopped.
+    rx_broken: DFF<Bit>,
+    rx_break: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
     receiver: RdmapRx<6, 64, 6, 8, 256, 8, 9, 10, 1024>,
     rq: RqFetch<6, 64>,
@@ -260,6 +266,9 @@ impl Default for RnicTop {
             rx_ending: Default::default(),
             rx_first: Default::default(),
             rx_open: Default::default(),
+            rx_stuck: Default::default(),
+            rx_broken: Default::default(),
+            rx_break: Default::default(),
         }
     }
 }
@@ -268,7 +277,7 @@ impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, ctrl, dma, window, dev_mem, reads, writes, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
-        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due);
+        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due, rx_stuck, rx_broken);
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
         // re-evaluating all of it on every input change).
@@ -335,13 +344,16 @@ impl Logic for RnicTop {
         self.receiver.s_tx_fail.next = self.requester.m_fail.val();
         // A bad FPDU (its last beat flagged: bit 0 CRC, bit 1 marker) fails its QP with
         // Terminate 2/0/0x02 or 2/0/0x03 (RFC 5044 §8); one longer than the RX buffer holds
-        // (and so not checked) with 2/0/0x05, local catastrophic (RFC 6581 §8). Either
-        // stops the receive path, so there is only ever one.
-        self.receiver.s_llp_fail.next = self.deframer.m_axis_tvalid.val()
+        // (and so not checked), or a stream out of step with its packets, with 2/0/0x05,
+        // local catastrophic (RFC 6581 §8). Each stops the receive path, so there is only
+        // ever one.
+        self.rx_break.next = self.rx_stuck.q.val().get_bit(7) & !self.rx_broken.q.val();
+        self.receiver.s_llp_fail.next = (self.deframer.m_axis_tvalid.val()
             & self.rx_buffer.s_axis_tready.val()
             & self.deframer.m_axis_tlast.val()
             & (self.deframer.m_axis_tuser.val().any() | self.rx_buffer.m_overlong.val())
-            & !self.rx_buffer.m_dead.val();
+            & !self.rx_buffer.m_dead.val())
+            | self.rx_break.val();
         self.receiver.s_llp_qp.next = self.rx_qps.m_data.val().get_bits::<6>(0);
         self.receiver.s_rx_empty.next = self.rx_buffer.m_empty.val();
         self.receiver.s_llp_code.next = 0x2005.into();
@@ -350,6 +362,10 @@ impl Logic for RnicTop {
         }
         if self.deframer.m_axis_tuser.val().get_bit(0) {
             self.receiver.s_llp_code.next = 0x2002.into();
+        }
+        if self.rx_break.val() {
+            self.receiver.s_llp_qp.next = self.rx_qp.q.val();
+            self.receiver.s_llp_code.next = 0x2005.into();
         }
         self.receiver.s_tx_fail_qp.next = self.requester.m_fail_qp.val();
         self.ctrl.invalidate.next = self.receiver.m_invalidate.val();
@@ -756,8 +772,25 @@ impl Logic for RnicTop {
         self.rx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
         self.rx_open.next = (((self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val())
             & (self.rx_fpdus.s_ready.val() | !self.rx_first.q.val()))
-            | self.deframer.failed.val())
+            | self.deframer.failed.val()
+            | self.rx_broken.q.val())
             & !self.reset_q.q.val();
+        // Within the stream contract (one packet per FPDU) the queues never fill: at most
+        // a few packets lie between the deframer's input and output. Out of step, they can,
+        // while the deframer waits for octets behind the beat they hold up, and nothing
+        // would ever move again. So a stream held up that way for 128 cycles is taken as
+        // broken: the receive path stops and drops the stream, as after a bad FPDU, and the
+        // QP of the FPDU the deframer waited on fails.
+        self.rx_stuck.d.next = 0.into();
+        if self.s_axis_rx_tvalid.val() & !self.rx_open.val() & !self.deframer.m_axis_tvalid.val() {
+            self.rx_stuck.d.next = self.rx_stuck.q.val() + 1;
+        }
+        if self.rx_break.val() {
+            self.rx_broken.d.next = true;
+        }
+        if self.reset_q.q.val() {
+            self.rx_broken.d.next = false;
+        }
         self.rx_qps.s_data.next = self.s_axis_rx_tuser.val();
         self.rx_qps.s_valid.next = self.s_axis_rx_tvalid.val()
             & self.s_axis_rx_tlast.val()
@@ -773,8 +806,9 @@ impl Logic for RnicTop {
         }
         self.deframer.s_axis_tdata.next = self.s_axis_rx_tdata.val();
         self.deframer.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
-        self.deframer.s_axis_tvalid.next = self.s_axis_rx_tvalid.val() & self.rx_open.val();
-        self.s_axis_rx_tready.next = self.deframer.s_axis_tready.val() & self.rx_open.val();
+        self.deframer.s_axis_tvalid.next = self.s_axis_rx_tvalid.val() & self.rx_open.val() & !self.rx_broken.q.val();
+        self.s_axis_rx_tready.next =
+            (self.deframer.s_axis_tready.val() & self.rx_open.val()) | (self.rx_broken.q.val() & !self.reset_q.q.val());
         self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
         self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();
         self.rx_buffer.s_axis_tlast.next = self.deframer.m_axis_tlast.val();

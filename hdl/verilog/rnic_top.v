@@ -645,6 +645,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  rx_first$d;
     wire  rx_first$q;
     reg  rx_first$clock;
+    reg  [7:0] rx_stuck$d;
+    wire  [7:0] rx_stuck$q;
+    reg  rx_stuck$clock;
+    reg  rx_broken$d;
+    wire  rx_broken$q;
+    reg  rx_broken$clock;
     reg  rx_buffer$clock;
     reg  rx_buffer$reset;
     reg  [63:0] rx_buffer$s_axis_tdata;
@@ -797,6 +803,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] tx_ending;
     reg  [5:0] rx_ending;
     reg  rx_open;
+    reg  rx_break;
     reg  rx_job;
     reg  rx_cqe;
     reg  [31:0] rx_cqes_behind;
@@ -1426,6 +1433,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .q(rx_first$q),
         .clock(rx_first$clock)
     );
+    rnic_top$rx_stuck rx_stuck(
+        .d(rx_stuck$d),
+        .q(rx_stuck$q),
+        .clock(rx_stuck$clock)
+    );
+    rnic_top$rx_broken rx_broken(
+        .d(rx_broken$d),
+        .q(rx_broken$q),
+        .clock(rx_broken$clock)
+    );
     rnic_top$rx_buffer rx_buffer(
         .clock(rx_buffer$clock),
         .reset(rx_buffer$reset),
@@ -1612,6 +1629,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_qp$clock = clock;
         cqes_taken$clock = clock;
         rx_cqes_due$clock = clock;
+        rx_stuck$clock = clock;
+        rx_broken$clock = clock;
         tx_first$d = tx_first$q;
         rx_first$d = rx_first$q;
         reset_q$d = reset_q$q;
@@ -1619,6 +1638,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_qp$d = rx_qp$q;
         cqes_taken$d = cqes_taken$q;
         rx_cqes_due$d = rx_cqes_due$q;
+        rx_stuck$d = rx_stuck$q;
+        rx_broken$d = rx_broken$q;
         reset_q$d = reset;
         tx_conns$reset = reset_q$q;
         deframer$reset = reset_q$q;
@@ -1675,7 +1696,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             ctrl$fail_received = 1'b0;
         end
         receiver$s_tx_fail = requester$m_fail;
-        receiver$s_llp_fail = deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast & (|deframer$m_axis_tuser | rx_buffer$m_overlong) & ~rx_buffer$m_dead;
+        rx_break = rx_stuck$q[32'h7] & ~rx_broken$q;
+        receiver$s_llp_fail = (deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast & (|deframer$m_axis_tuser | rx_buffer$m_overlong) & ~rx_buffer$m_dead) | rx_break;
         receiver$s_llp_qp = rx_qps$m_data[(32'h0)+:(6)];
         receiver$s_rx_empty = rx_buffer$m_empty;
         receiver$s_llp_code = 32'h2005;
@@ -1684,6 +1706,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         end
         if (deframer$m_axis_tuser[32'h0]) begin
             receiver$s_llp_code = 32'h2002;
+        end
+        if (rx_break) begin
+            receiver$s_llp_qp = rx_qp$q;
+            receiver$s_llp_code = 32'h2005;
         end
         receiver$s_tx_fail_qp = requester$m_fail_qp;
         ctrl$invalidate = receiver$m_invalidate;
@@ -2008,7 +2034,17 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_positions$write_value = deframer$end_to_marker[(32'h0)+:(9)];
         rx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
         rx_positions$clear_qp = ctrl$qp_waddr;
-        rx_open = (((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_fpdus$s_ready | ~rx_first$q)) | deframer$failed) & ~reset_q$q;
+        rx_open = (((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_fpdus$s_ready | ~rx_first$q)) | deframer$failed | rx_broken$q) & ~reset_q$q;
+        rx_stuck$d = 32'h0;
+        if (s_axis_rx_tvalid & ~rx_open & ~deframer$m_axis_tvalid) begin
+            rx_stuck$d = rx_stuck$q + 32'h1;
+        end
+        if (rx_break) begin
+            rx_broken$d = 1'b1;
+        end
+        if (reset_q$q) begin
+            rx_broken$d = 1'b0;
+        end
         rx_qps$s_data = s_axis_rx_tuser;
         rx_qps$s_valid = s_axis_rx_tvalid & s_axis_rx_tlast & deframer$s_axis_tready & rx_open;
         rx_fpdus$s_data = s_axis_rx_tuser[(32'h0)+:(6)];
@@ -2018,8 +2054,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         end
         deframer$s_axis_tdata = s_axis_rx_tdata;
         deframer$s_axis_tkeep = s_axis_rx_tkeep;
-        deframer$s_axis_tvalid = s_axis_rx_tvalid & rx_open;
-        s_axis_rx_tready = deframer$s_axis_tready & rx_open;
+        deframer$s_axis_tvalid = s_axis_rx_tvalid & rx_open & ~rx_broken$q;
+        s_axis_rx_tready = (deframer$s_axis_tready & rx_open) | (rx_broken$q & ~reset_q$q);
         rx_buffer$s_axis_tdata = deframer$m_axis_tdata;
         rx_buffer$s_axis_tkeep = deframer$m_axis_tkeep;
         rx_buffer$s_axis_tlast = deframer$m_axis_tlast;
@@ -25506,6 +25542,25 @@ module rnic_top$rq$wqe(d,q,clock);
 endmodule // rnic_top$rq$wqe
 
 
+module rnic_top$rx_broken(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_broken
+
+
 module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,s_conn,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,m_drop,m_empty,m_overlong,m_dead);
     
     // Module arguments
@@ -27402,6 +27457,25 @@ module rnic_top$rx_qps$tail(d,q,clock);
     end
           
 endmodule // rnic_top$rx_qps$tail
+
+
+module rnic_top$rx_stuck(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_stuck
 
 
 module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
