@@ -4,7 +4,8 @@
 //! 32-bit register access to BAR0, DMA memory that the device can reach (a CPU pointer
 //! and an IOVA), and interrupt waits. Backends implement it: [`fake::FakeHal`] (plain
 //! memory, for unit tests), `sim::SimHal` (the Verilated RTL, with the `sim` feature),
-//! and VFIO on a PCIe card next, driven by the same driver code.
+//! and [`vfio::VfioHal`] (a PCIe card through the kernel's VFIO), driven by the same
+//! driver code.
 //!
 //! On top of it sits a verbs-shaped API, one module per object:
 //!
@@ -36,6 +37,8 @@ mod ring;
 pub mod sim;
 #[cfg(test)]
 mod testing;
+#[cfg(target_os = "linux")]
+pub mod vfio;
 pub mod wr;
 
 pub use cq::{Completion, CompletionQueue};

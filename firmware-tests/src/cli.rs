@@ -42,10 +42,14 @@ impl PerfArgs {
             Backend::Sim if cfg!(feature = "sim") => return,
             Backend::Sim => "the sim backend is not built in: build with `--features sim`".to_string(),
             Backend::Fake => "the fake backend has no RNIC behind it".to_string(),
-            Backend::Vfio => format!(
-                "the vfio backend is not built in yet (device {})",
-                self.device.as_deref().unwrap_or("<none given>")
-            ),
+            // The card is opened first, so that a setup mistake is what gets reported.
+            Backend::Vfio => match crate::open(Backend::Vfio, self.device.as_deref()) {
+                Err(e) => e,
+                Ok(_) => "the card opened, but these programs measure two RNICs linked stream to stream, \
+                          and a card's streams reach a peer only through the host stream rings, which are \
+                          not built yet"
+                    .to_string(),
+            },
         };
         eprintln!("{program}: cannot run on {:?}: {why}", self.backend);
         std::process::exit(2)

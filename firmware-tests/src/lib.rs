@@ -1,7 +1,7 @@
 //! Host test programs for the RNIC. Each takes `--backend` and runs the same driver code
 //! against whichever backend it names: the fake platform, the Verilated RTL (`sim`, two
-//! RNICs linked stream to stream in one process, feature `sim`) and, once it is built, a
-//! PCIe card through VFIO (`vfio --device <BDF>`).
+//! RNICs linked stream to stream in one process, feature `sim`) and a PCIe card through
+//! VFIO (`vfio --device <BDF>`).
 //!
 //! Programs: `selftest` (the platform contract the driver relies on); `pingpong` (Send/Recv
 //! latency), `write_bw` and `read_bw` (bandwidth, `--sweep` plots it against message
@@ -43,11 +43,21 @@ pub fn open(backend: Backend, device: Option<&str>) -> Result<Box<dyn Hal>, Stri
     match backend {
         Backend::Fake => Ok(Box::new(FakeHal::new(4))),
         Backend::Sim => Err("selftest checks a bare platform; the sim backend runs the RNIC programs (pingpong, write_bw...)".into()),
-        Backend::Vfio => Err(format!(
-            "the VFIO backend is not built yet (device {})",
-            device.unwrap_or("<none given: use --device 0000:xx:yy.z>")
-        )),
+        Backend::Vfio => open_vfio(device),
     }
+}
+
+/// Opens the card at `device` through VFIO; the error names the fix.
+#[cfg(target_os = "linux")]
+fn open_vfio(device: Option<&str>) -> Result<Box<dyn Hal>, String> {
+    let device = device.ok_or("--backend vfio needs --device <PCI address>, e.g. --device 0000:01:00.0")?;
+    let hal = rnic_driver::vfio::VfioHal::open(device).map_err(|e| e.to_string())?;
+    Ok(Box::new(hal))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_vfio(_device: Option<&str>) -> Result<Box<dyn Hal>, String> {
+    Err("VFIO exists on Linux only".into())
 }
 
 /// Checks the platform contract the driver relies on: registers hold values, DMA memory

@@ -163,11 +163,13 @@ fn write_bw_sweep_writes_a_plot() {
 }
 
 #[test]
-fn a_backend_that_cannot_run_is_refused() {
-    let out = Command::new(env!("CARGO_BIN_EXE_write_bw"))
-        .args(["--backend", "vfio", "--device", "0000:01:00.0"])
-        .output()
-        .expect("run write_bw");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not built in"));
+fn vfio_with_no_such_device_is_refused_with_the_fix() {
+    for program in [env!("CARGO_BIN_EXE_write_bw"), env!("CARGO_BIN_EXE_pingpong"), env!("CARGO_BIN_EXE_atomic_lat")] {
+        let out = Command::new(program).args(["--backend", "vfio", "--device", "0000:fe:1f.7"]).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{program}: {err}");
+        assert!(err.contains("no PCI device 0000:fe:1f.7") && err.contains("lspci -D"), "{program}: {err}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_write_bw")).args(["--backend", "vfio"]).output().expect("run");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --device"), "no device given");
 }

@@ -16,5 +16,6 @@ fn selftest_passes_on_the_fake_backend() {
 fn selftest_says_clearly_when_a_backend_cannot_open() {
     let out = selftest(&["--backend", "vfio", "--device", "0000:99:00.0"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open Vfio backend"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot open Vfio backend") && err.contains("no PCI device 0000:99:00.0"), "{err}");
 }
