@@ -24,6 +24,8 @@ use rand::SeedableRng;
 use rnic_sim::axi::AxiSlave;
 use rnic_sim::host_memory::HostMemory;
 use rnic_sim::Port;
+use rnic_proto::cm::{FrameKind, MpaFrame};
+use rnic_proto::pcap::{ConnId, Endpoint, Side, TcpCapture};
 
 use crate::{DmaRegion, Hal, HalError};
 
@@ -207,6 +209,10 @@ impl StreamPorts {
     }
 }
 
+/// What one side of a link records in a [`LinkCapture`]: the capture and whether this
+/// side is A.
+type CaptureSide = (Rc<RefCell<LinkCapture>>, bool);
+
 /// The hook that connects `model`'s TX stream to `out` and its RX stream to `inp`.
 fn link_hook(
     model: &Model,
@@ -214,13 +220,16 @@ fn link_hook(
     inp: LinkQueue,
     sent: Rc<Cell<u64>>,
     config: LinkConfig,
+    capture: Option<CaptureSide>,
 ) -> impl FnMut(&mut Model, Phase) + 'static {
     use rand::Rng;
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mut taking = true;
     let ports = StreamPorts::of(model);
+    let (mut cycle, mut packet) = (0u64, Vec::new());
     move |m: &mut Model, phase: Phase| match phase {
         Phase::Drive => {
+            cycle += 1;
             taking = out.borrow().len() < LINK_BEATS && (config.ready_rate >= 1.0 || rng.gen_bool(config.ready_rate));
             m.set_bit(ports.tx[4], taking);
             ports.offer(m, &inp);
@@ -228,9 +237,63 @@ fn link_hook(
         Phase::Observe => {
             if let Some(beat) = ports.exchange(m, &inp, taking) {
                 sent.set(sent.get() + u64::from(beat.1.count_ones()));
+                if let Some((capture, from_a)) = &capture {
+                    let octets = beat.0.to_le_bytes();
+                    packet.extend_from_slice(&octets[..beat.1.count_ones() as usize]);
+                    if beat.2 {
+                        capture.borrow_mut().record(*from_a, beat.3, &packet, cycle);
+                        packet.clear();
+                    }
+                }
                 out.borrow_mut().push_back(beat);
             }
         }
+    }
+}
+
+/// Records the streams of two linked devices as a packet capture
+/// ([`rnic_proto::pcap`]): each QP pair's FPDUs become one TCP connection from A
+/// (10.0.0.1) to B (10.0.0.2), opened by a handshake and MPA Request and Reply with the
+/// pair's framing, timed at [`CYCLES_PER_US`].
+#[derive(Default)]
+pub struct LinkCapture {
+    tcp: TcpCapture,
+    /// (A's QP, B's QP, connection).
+    pairs: Vec<(u64, u64, ConnId)>,
+    /// FPDUs for QPs no pair was declared for.
+    pub unpaired: u64,
+}
+
+impl LinkCapture {
+    /// An empty capture.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Declares that A's QP `a_qp` and B's QP `b_qp` are connected, with MPA CRCs and
+    /// markers as given: their connection opens in the capture now.
+    pub fn pair(&mut self, a_qp: u32, b_qp: u32, crc: bool, markers: bool) {
+        let frame = |kind| MpaFrame { crc, markers, ..MpaFrame::new(kind) };
+        let (a, b) = (Endpoint { ip: [10, 0, 0, 1], port: 49_152 + a_qp as u16 }, Endpoint { ip: [10, 0, 0, 2], port: 4_000 + b_qp as u16 });
+        let conn = self.tcp.connect(a, b, &frame(FrameKind::Request), &frame(FrameKind::Reply), 0);
+        self.pairs.push((u64::from(a_qp), u64::from(b_qp), conn));
+    }
+
+    /// One FPDU crossing the link: from A (`tuser` = B's QP) or from B (A's QP).
+    fn record(&mut self, from_a: bool, tuser: u64, fpdu: &[u8], cycle: u64) {
+        let found = self.pairs.iter().find(|&&(a, b, _)| if from_a { b == tuser } else { a == tuser });
+        match found {
+            Some(&(_, _, conn)) => {
+                let side = if from_a { Side::Initiator } else { Side::Responder };
+                self.tcp.data(conn, side, fpdu, cycle / CYCLES_PER_US);
+            }
+            None => self.unpaired += 1,
+        }
+    }
+
+    /// The capture file's octets.
+    pub fn bytes(&self) -> &[u8] {
+        self.tcp.bytes()
     }
 }
 
@@ -319,11 +382,17 @@ impl SimHal {
     /// is the number of its QP an FPDU is for, so a QP's CONN_ID must be the number of
     /// its peer QP. Both designs need the stream ports.
     pub fn connect(a: &SimHal, b: &SimHal, config: LinkConfig) {
+        Self::connect_captured(a, b, config, None);
+    }
+
+    /// [`SimHal::connect`], recording every FPDU that crosses the link in `capture`.
+    pub fn connect_captured(a: &SimHal, b: &SimHal, config: LinkConfig, capture: Option<Rc<RefCell<LinkCapture>>>) {
         let ab: LinkQueue = Rc::default();
         let ba: LinkQueue = Rc::default();
         let config_b = LinkConfig { seed: config.seed ^ 0x5eed, ..config };
-        let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone(), a.tx_octets.clone(), config));
-        let hook_b = b.with_model(|m| link_hook(m, ba, ab, b.tx_octets.clone(), config_b));
+        let (cap_a, cap_b) = (capture.clone().map(|c| (c, true)), capture.map(|c| (c, false)));
+        let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone(), a.tx_octets.clone(), config, cap_a));
+        let hook_b = b.with_model(|m| link_hook(m, ba, ab, b.tx_octets.clone(), config_b, cap_b));
         a.on_cycle(hook_a);
         b.on_cycle(hook_b);
         *a.peer.borrow_mut() = Rc::downgrade(&b.sim);

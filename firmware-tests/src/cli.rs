@@ -33,6 +33,10 @@ pub struct PerfArgs {
     /// MPA CRCs off on every connection.
     #[arg(long)]
     pub no_crc: bool,
+    /// Write the streams between the RNICs to FILE as a packet capture (Ethernet/IPv4/TCP,
+    /// with each connection's MPA handshake) that Wireshark and tshark decode.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 impl PerfArgs {

@@ -6,13 +6,17 @@
 //! and receives into (is written at, reads into) `sink(n)`; each slot holds one message.
 //! With `device_memory`, each end also has 4 KiB of its RNIC's on-chip memory registered
 //! with every right ([`End::dm`]): atomic targets can live there.
-use rnic_driver::sim::{LinkConfig, SimHal};
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use rnic_driver::sim::{LinkCapture, LinkConfig, SimHal};
 use rnic_driver::{
     CompletionQueue, Device, DeviceMemory, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
 };
 
 /// QP count and queue sizes, per side.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct PairConfig {
     pub qps: u16,
     /// The largest message a slot holds (octets).
@@ -26,6 +30,9 @@ pub struct PairConfig {
     pub markers: bool,
     /// Each end gets [`DM_LEN`] octets of device memory as an MR too.
     pub device_memory: bool,
+    /// Write the link's streams to this file as a packet capture (one TCP connection
+    /// per QP pair, with its MPA handshake), when the run ends.
+    pub pcap: Option<PathBuf>,
 }
 
 /// Octets of device memory per end, with `device_memory`.
@@ -95,7 +102,8 @@ fn err(what: &str) -> impl Fn(rnic_driver::DriverError) -> String + '_ {
 pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) -> Result<R, String>) -> Result<R, String> {
     let open = || SimHal::open("rnic_top").map_err(|e| format!("cannot open the rnic_top model: {e}"));
     let (ha, hb) = (open()?, open()?);
-    SimHal::connect(&ha, &hb, LinkConfig::default());
+    let capture = config.pcap.as_ref().map(|_| Rc::new(RefCell::new(LinkCapture::new())));
+    SimHal::connect_captured(&ha, &hb, LinkConfig::default(), capture.clone());
     for hal in [&ha, &hb] {
         hal.with_dma_timing(|t| {
             t.read_latency = config.dma_latency;
@@ -151,6 +159,16 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
     }
     let b = ends.pop().expect("two ends");
     let a = ends.pop().expect("two ends");
+    if let Some(capture) = &capture {
+        for (qa, qb) in a.qps.iter().zip(&b.qps) {
+            capture.borrow_mut().pair(qa.qpn(), qb.qpn(), config.crc, config.markers);
+        }
+    }
+    let pcap = config.pcap.clone();
     let mut pair = Pair { a, b, config };
-    f(&mut pair)
+    let result = f(&mut pair);
+    if let (Some(capture), Some(path)) = (capture, pcap) {
+        std::fs::write(&path, capture.borrow().bytes()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    result
 }

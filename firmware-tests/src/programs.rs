@@ -24,6 +24,7 @@ fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
         crc: !args.no_crc,
         markers: args.markers,
         device_memory: false,
+        pcap: args.pcap.clone(),
     }
 }
 

@@ -17,6 +17,7 @@
 //! | [`atomic`] | FetchAdd / CmpSwap with masks | RFC 7306 §5.1 |
 //! | [`host`] | BAR0 registers, QP/CQ/MR contexts, WQE and CQE descriptors | `docs/REGISTERS.md`, `docs/DESCRIPTORS.md` |
 //! | [`model`] | message-level reference model of two connected RNICs | RFC 5040 §5–§7, RFC 5041 §5, §7 |
+//! | [`pcap`] | packet captures of the streams as Ethernet/IPv4/TCP frames | libpcap format, RFC 793 |
 //!
 //! Conventions shared by all modules:
 //!
@@ -41,6 +42,7 @@ pub mod fuzzing;
 pub mod host;
 pub mod model;
 pub mod mpa;
+pub mod pcap;
 pub mod rdmap;
 pub mod terminate;
 
