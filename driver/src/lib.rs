@@ -9,6 +9,8 @@
 //!
 //! On top of it sits a verbs-shaped API, one module per object:
 //!
+//! * [`cm`]: MPA connection setup on a kernel TCP connection, before it is handed to the
+//!   RNIC with the negotiated options;
 //! * [`Device`]: opens the RNIC, enables it, runs commands, numbers the objects;
 //! * [`ProtectionDomain`] and [`MemoryRegion`]: memory the device may reach, by STag,
 //!   in the host or in the device's own RAM ([`DeviceMemory`]);
@@ -21,6 +23,7 @@
 //!
 //! DMA memory is shared with hardware, so the driver never forms Rust references into it:
 //! [`DmaRegion`] only offers volatile reads and writes at checked offsets.
+pub mod cm;
 pub mod cq;
 pub mod device;
 pub mod dm;

@@ -297,6 +297,113 @@ impl LinkCapture {
     }
 }
 
+/// Cycles between two polls of a [`SocketBridge`]'s sockets: a system call per socket
+/// per cycle would slow the simulation down many times.
+const BRIDGE_POLL_CYCLES: u64 = 32;
+
+/// Carries a device's streams over kernel TCP connections, as the host socket bridge of a
+/// card does (here on the model's stream ports): each FPDU the device sends goes to the
+/// socket of its `CONN_ID`, and the octets a socket receives are cut at the FPDU
+/// boundaries their ULPDU_Lengths (and markers) give, each FPDU fed to the device as one
+/// packet for the connection's QP (the `rnic_top` stream contract).
+pub struct SocketBridge {
+    conns: Rc<RefCell<Vec<BridgedConn>>>,
+}
+
+struct BridgedConn {
+    stream: std::net::TcpStream,
+    qpn: u64,
+    conn_id: u64,
+    /// Whether received FPDUs carry markers, and the stream position of `inbox[0]`.
+    rx_markers: bool,
+    rx_pos: u64,
+    inbox: Vec<u8>,
+    outbox: VecDeque<u8>,
+    /// What ended the connection, if it ended.
+    ended: Option<String>,
+}
+
+impl SocketBridge {
+    /// Carries QP `qpn` (whose CONN_ID is `conn_id`) over `stream`, in Full Operation
+    /// from its next octet; `rx_markers` says whether the peer sends markers.
+    pub fn add(&self, stream: std::net::TcpStream, qpn: u32, conn_id: u16, rx_markers: bool) -> std::io::Result<()> {
+        stream.set_nonblocking(true)?;
+        stream.set_nodelay(true)?;
+        self.conns.borrow_mut().push(BridgedConn {
+            stream,
+            qpn: u64::from(qpn),
+            conn_id: u64::from(conn_id),
+            rx_markers,
+            rx_pos: 0,
+            inbox: Vec::new(),
+            outbox: VecDeque::new(),
+            ended: None,
+        });
+        Ok(())
+    }
+
+    /// Why connection `conn_id` ended (closed by the peer, a socket error), if it did.
+    pub fn ended(&self, conn_id: u16) -> Option<String> {
+        self.conns.borrow().iter().find(|c| c.conn_id == u64::from(conn_id)).and_then(|c| c.ended.clone())
+    }
+
+    /// Octets the device sent that wait for their socket, over all connections.
+    pub fn unsent(&self) -> usize {
+        self.conns.borrow().iter().map(|c| c.outbox.len()).sum()
+    }
+}
+
+impl BridgedConn {
+    /// Writes what the socket takes, reads what it has, and queues every whole FPDU.
+    fn pump(&mut self, rx: &LinkQueue) {
+        use std::io::{ErrorKind, Read, Write};
+        if self.ended.is_some() {
+            return;
+        }
+        while !self.outbox.is_empty() {
+            let (front, _) = self.outbox.as_slices();
+            match self.stream.write(front) {
+                Ok(n) => drop(self.outbox.drain(..n)),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => return self.ended = Some(format!("write: {e}")),
+            }
+        }
+        let mut buf = [0; 16 * 1024];
+        loop {
+            match self.stream.read(&mut buf) {
+                Ok(0) => {
+                    self.ended = Some("closed by the peer".into());
+                    break;
+                }
+                Ok(n) => self.inbox.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => return self.ended = Some(format!("read: {e}")),
+            }
+        }
+        while let Some(len) = self.next_fpdu_len() {
+            let fpdu: Vec<u8> = self.inbox.drain(..len).collect();
+            self.rx_pos += len as u64;
+            let chunks: Vec<&[u8]> = fpdu.chunks(8).collect();
+            for (i, chunk) in chunks.iter().enumerate() {
+                let mut beat = [0u8; 8];
+                beat[..chunk.len()].copy_from_slice(chunk);
+                let keep = (1u64 << chunk.len()) - 1;
+                rx.borrow_mut().push_back((u64::from_le_bytes(beat), keep, i + 1 == chunks.len(), self.qpn));
+            }
+        }
+    }
+
+    /// The wire length of the FPDU at the front of `inbox`, once all of it is there.
+    fn next_fpdu_len(&self) -> Option<usize> {
+        // FPDUs are multiples of 4 octets, so a marker never splits ULPDU_Length.
+        let at = if self.rx_markers && self.rx_pos % 512 == 0 { 4 } else { 0 };
+        let length = usize::from(u16::from_be_bytes([*self.inbox.get(at)?, *self.inbox.get(at + 1)?]));
+        let content = 2 + length + rnic_proto::mpa::pad_len(length);
+        let wire = rnic_proto::mpa::markers::fpdu_wire_len(self.rx_pos, content, self.rx_markers);
+        (self.inbox.len() >= wire).then_some(wire)
+    }
+}
+
 /// Plays the network on one device's streams, for tests that speak to it octet by
 /// octet: it takes every FPDU the device sends (always ready) and feeds it FPDUs queued
 /// with [`RawPeer::send`]. The device must not also be [`SimHal::connect`]ed.
@@ -421,6 +528,42 @@ impl SimHal {
             }
         });
         peer
+    }
+
+    /// Attaches a [`SocketBridge`] to this device's streams (8-octet `tdata`); the device
+    /// must not also be [`SimHal::connect`]ed or have a [`RawPeer`].
+    pub fn attach_socket_bridge(&self) -> SocketBridge {
+        let bridge = SocketBridge { conns: Rc::default() };
+        let conns = Rc::clone(&bridge.conns);
+        let inp: LinkQueue = Rc::default();
+        let ports = self.with_model(|m| StreamPorts::of(m));
+        let (mut current, mut cycle) = (Vec::new(), 0u64);
+        self.on_cycle(move |m, phase| match phase {
+            Phase::Drive => {
+                cycle += 1;
+                if cycle % BRIDGE_POLL_CYCLES == 0 {
+                    for conn in conns.borrow_mut().iter_mut() {
+                        conn.pump(&inp);
+                    }
+                }
+                m.set_bit(ports.tx[4], true);
+                ports.offer(m, &inp);
+            }
+            Phase::Observe => {
+                if let Some((data, keep, last, user)) = ports.exchange(m, &inp, true) {
+                    let octets = data.to_le_bytes();
+                    current.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| octets[i]));
+                    if last {
+                        let fpdu = std::mem::take(&mut current);
+                        match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
+                            Some(conn) => conn.outbox.extend(fpdu),
+                            None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
+                        }
+                    }
+                }
+            }
+        });
+        bridge
     }
 
     /// Clock cycles simulated so far.
