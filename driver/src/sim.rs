@@ -297,6 +297,17 @@ impl LinkCapture {
     }
 }
 
+/// Queues `packet` on `queue` as beats of 8 octets, `tuser` on each.
+fn queue_packet(queue: &LinkQueue, packet: &[u8], tuser: u64) {
+    let chunks: Vec<&[u8]> = packet.chunks(8).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        let mut beat = [0u8; 8];
+        beat[..chunk.len()].copy_from_slice(chunk);
+        let keep = (1u64 << chunk.len()) - 1;
+        queue.borrow_mut().push_back((u64::from_le_bytes(beat), keep, i + 1 == chunks.len(), tuser));
+    }
+}
+
 /// Cycles between two polls of a [`SocketBridge`]'s sockets: a system call per socket
 /// per cycle would slow the simulation down many times.
 const BRIDGE_POLL_CYCLES: u64 = 32;
@@ -383,13 +394,7 @@ impl BridgedConn {
         while let Some(len) = self.next_fpdu_len() {
             let fpdu: Vec<u8> = self.inbox.drain(..len).collect();
             self.rx_pos += len as u64;
-            let chunks: Vec<&[u8]> = fpdu.chunks(8).collect();
-            for (i, chunk) in chunks.iter().enumerate() {
-                let mut beat = [0u8; 8];
-                beat[..chunk.len()].copy_from_slice(chunk);
-                let keep = (1u64 << chunk.len()) - 1;
-                rx.borrow_mut().push_back((u64::from_le_bytes(beat), keep, i + 1 == chunks.len(), self.qpn));
-            }
+            queue_packet(rx, &fpdu, self.qpn);
         }
     }
 
@@ -438,13 +443,7 @@ impl RawPeer {
     /// Queues `fpdu` for the device, in beats of 8 octets with `tuser` on each (the
     /// device's QP number for `rnic_top`).
     pub fn send(&self, fpdu: &[u8], tuser: u64) {
-        let chunks: Vec<&[u8]> = fpdu.chunks(8).collect();
-        for (i, chunk) in chunks.iter().enumerate() {
-            let mut beat = [0u8; 8];
-            beat[..chunk.len()].copy_from_slice(chunk);
-            let keep = (1u64 << chunk.len()) - 1;
-            self.to_send.borrow_mut().push_back((u64::from_le_bytes(beat), keep, i + 1 == chunks.len(), tuser));
-        }
+        queue_packet(&self.to_send, fpdu, tuser);
     }
 }
 
@@ -506,14 +505,20 @@ impl SimHal {
         *b.peer.borrow_mut() = Rc::downgrade(&a.sim);
     }
 
-    /// Attaches a [`RawPeer`] to this device's streams (8-octet `tdata`).
-    pub fn attach_raw_peer(&self) -> RawPeer {
-        let peer = RawPeer { sent: Rc::default(), to_send: Rc::default() };
-        let (sent, inp) = (Rc::clone(&peer.sent), Rc::clone(&peer.to_send));
+    /// Makes something the far end of this device's streams (8-octet `tdata`): TX is
+    /// always taken, each packet whole handed to `on_packet` with its `tuser`; RX is fed
+    /// from `inp`; `every_cycle` runs first in each cycle.
+    fn attach_endpoint(
+        &self,
+        inp: LinkQueue,
+        mut every_cycle: impl FnMut() + 'static,
+        mut on_packet: impl FnMut(Vec<u8>, u64) + 'static,
+    ) {
         let ports = self.with_model(|m| StreamPorts::of(m));
         let mut current = Vec::new();
         self.on_cycle(move |m, phase| match phase {
             Phase::Drive => {
+                every_cycle();
                 m.set_bit(ports.tx[4], true);
                 ports.offer(m, &inp);
             }
@@ -522,46 +527,37 @@ impl SimHal {
                     let octets = data.to_le_bytes();
                     current.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| octets[i]));
                     if last {
-                        sent.borrow_mut().push((std::mem::take(&mut current), user));
+                        on_packet(std::mem::take(&mut current), user);
                     }
                 }
             }
         });
+    }
+
+    /// Attaches a [`RawPeer`] to this device's streams.
+    pub fn attach_raw_peer(&self) -> RawPeer {
+        let peer = RawPeer { sent: Rc::default(), to_send: Rc::default() };
+        let sent = Rc::clone(&peer.sent);
+        self.attach_endpoint(Rc::clone(&peer.to_send), || {}, move |fpdu, user| sent.borrow_mut().push((fpdu, user)));
         peer
     }
 
-    /// Attaches a [`SocketBridge`] to this device's streams (8-octet `tdata`); the device
-    /// must not also be [`SimHal::connect`]ed or have a [`RawPeer`].
+    /// Attaches a [`SocketBridge`] to this device's streams; the device must not also be
+    /// [`SimHal::connect`]ed or have a [`RawPeer`].
     pub fn attach_socket_bridge(&self) -> SocketBridge {
         let bridge = SocketBridge { conns: Rc::default() };
-        let conns = Rc::clone(&bridge.conns);
+        let (conns, pumped) = (Rc::clone(&bridge.conns), Rc::clone(&bridge.conns));
         let inp: LinkQueue = Rc::default();
-        let ports = self.with_model(|m| StreamPorts::of(m));
-        let (mut current, mut cycle) = (Vec::new(), 0u64);
-        self.on_cycle(move |m, phase| match phase {
-            Phase::Drive => {
-                cycle += 1;
-                if cycle % BRIDGE_POLL_CYCLES == 0 {
-                    for conn in conns.borrow_mut().iter_mut() {
-                        conn.pump(&inp);
-                    }
-                }
-                m.set_bit(ports.tx[4], true);
-                ports.offer(m, &inp);
+        let (rx, mut cycle) = (Rc::clone(&inp), 0u64);
+        let pump = move || {
+            cycle += 1;
+            if cycle % BRIDGE_POLL_CYCLES == 0 {
+                pumped.borrow_mut().iter_mut().for_each(|conn| conn.pump(&rx));
             }
-            Phase::Observe => {
-                if let Some((data, keep, last, user)) = ports.exchange(m, &inp, true) {
-                    let octets = data.to_le_bytes();
-                    current.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| octets[i]));
-                    if last {
-                        let fpdu = std::mem::take(&mut current);
-                        match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
-                            Some(conn) => conn.outbox.extend(fpdu),
-                            None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
-                        }
-                    }
-                }
-            }
+        };
+        self.attach_endpoint(inp, pump, move |fpdu, user| match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
+            Some(conn) => conn.outbox.extend(fpdu),
+            None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
         });
         bridge
     }
