@@ -8,8 +8,9 @@
 //! size), `read_lat` (RDMA Read latency), `atomic_bw` and `atomic_lat` (RFC 7306
 //! atomics, `--op fadd|cswap`, `--contended`, `--device-memory`), `atomic_responder` (the
 //! responder alone, fed by a raw peer at link rate), `imm_pingpong` (Immediate Data latency) and
-//! `sequencer` (a demo: QPs taking tickets from one counter). Each prints a summary table
-//! and checks every octet it moved.
+//! `sequencer` (a demo: QPs taking tickets from one counter), and `rping` (rdma-core's
+//! rping protocol over kernel TCP, for Linux soft-iWARP). Each prints a summary table or
+//! its pings and checks every octet it moved.
 #[cfg(feature = "sim")]
 pub mod atomics;
 pub mod cli;
@@ -21,6 +22,8 @@ pub mod perf;
 pub mod programs;
 #[cfg(feature = "sim")]
 pub mod responder;
+#[cfg(feature = "sim")]
+pub mod rping;
 pub mod report;
 
 use clap::ValueEnum;
