@@ -332,6 +332,18 @@ struct BridgedConn {
     outbox: VecDeque<u8>,
     /// What ended the connection, if it ended.
     ended: Option<String>,
+    counts: BridgeCounts,
+}
+
+/// What a [`SocketBridge`] connection has carried so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BridgeCounts {
+    /// Octets written to the socket, and FPDUs the device sent.
+    pub octets_out: u64,
+    pub fpdus_out: u64,
+    /// Octets read from the socket, and FPDUs cut from them for the device.
+    pub octets_in: u64,
+    pub fpdus_in: u64,
 }
 
 impl SocketBridge {
@@ -349,6 +361,7 @@ impl SocketBridge {
             inbox: Vec::new(),
             outbox: VecDeque::new(),
             ended: None,
+            counts: BridgeCounts::default(),
         });
         Ok(())
     }
@@ -356,6 +369,12 @@ impl SocketBridge {
     /// Why connection `conn_id` ended (closed by the peer, a socket error), if it did.
     pub fn ended(&self, conn_id: u16) -> Option<String> {
         self.conns.borrow().iter().find(|c| c.conn_id == u64::from(conn_id)).and_then(|c| c.ended.clone())
+    }
+
+    /// What connection `conn_id` has carried, and the octets received that do not make a
+    /// whole FPDU yet.
+    pub fn counts(&self, conn_id: u16) -> Option<(BridgeCounts, usize)> {
+        self.conns.borrow().iter().find(|c| c.conn_id == u64::from(conn_id)).map(|c| (c.counts, c.inbox.len()))
     }
 
     /// Octets the device sent that wait for their socket, over all connections.
@@ -374,7 +393,10 @@ impl BridgedConn {
         while !self.outbox.is_empty() {
             let (front, _) = self.outbox.as_slices();
             match self.stream.write(front) {
-                Ok(n) => drop(self.outbox.drain(..n)),
+                Ok(n) => {
+                    self.outbox.drain(..n);
+                    self.counts.octets_out += n as u64;
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) => return self.ended = Some(format!("write: {e}")),
             }
@@ -386,7 +408,10 @@ impl BridgedConn {
                     self.ended = Some("closed by the peer".into());
                     break;
                 }
-                Ok(n) => self.inbox.extend_from_slice(&buf[..n]),
+                Ok(n) => {
+                    self.inbox.extend_from_slice(&buf[..n]);
+                    self.counts.octets_in += n as u64;
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) => return self.ended = Some(format!("read: {e}")),
             }
@@ -394,6 +419,7 @@ impl BridgedConn {
         while let Some(len) = self.next_fpdu_len() {
             let fpdu: Vec<u8> = self.inbox.drain(..len).collect();
             self.rx_pos += len as u64;
+            self.counts.fpdus_in += 1;
             queue_packet(rx, &fpdu, self.qpn);
         }
     }
@@ -556,7 +582,10 @@ impl SimHal {
             }
         };
         self.attach_endpoint(inp, pump, move |fpdu, user| match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
-            Some(conn) => conn.outbox.extend(fpdu),
+            Some(conn) => {
+                conn.outbox.extend(fpdu);
+                conn.counts.fpdus_out += 1;
+            }
             None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
         });
         bridge

@@ -110,10 +110,16 @@ impl End<'_> {
                 grace = grace.checked_sub(256).ok_or(format!("the connection ended: {why}"))?;
             }
             if Instant::now() > self.deadline {
-                return Err("timed out waiting for a completion".into());
+                return Err(format!("timed out waiting for a completion ({})", self.state()));
             }
             self.dev.hal().run_idle(256);
         }
+    }
+
+    /// What the connection and the QP have done, for a report.
+    fn state(&self) -> String {
+        let qp = self.qp.query().map(|(ctx, status)| format!("QP {:?}, SQ taken {}, RQ taken {}", ctx.state, status.sq_ci, status.rq_ci));
+        format!("bridge {:?}, {} octets unsent; {}", self.bridge.counts(CONN_ID), self.bridge.unsent(), qp.unwrap_or_else(|e| e.to_string()))
     }
 
     /// Clocks the device until the bridge has handed everything sent to the socket.
@@ -215,14 +221,24 @@ pub fn run(config: &RpingConfig) -> Result<Vec<String>, String> {
     };
     let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps).map_err(|e| e.to_string())?;
     qp.ready().map_err(|e| e.to_string())?;
-    let rx_markers = established.rx.markers;
-    bridge.add(established.stream, qp.qpn(), CONN_ID, rx_markers).map_err(|e| e.to_string())?;
+    let on = |b: bool| if b { "on" } else { "off" };
+    let setup = format!(
+        "connected: MPA revision {}, CRC {}, markers sent {} received {}, IRD {} ORD {}",
+        established.peer_rev,
+        on(established.tx.crc),
+        on(established.tx.markers),
+        on(established.rx.markers),
+        caps.ird,
+        caps.ord
+    );
+    bridge.add(established.stream, qp.qpn(), CONN_ID, established.rx.markers).map_err(|e| e.to_string())?;
     let mut end = End { dev: &dev, bridge: &bridge, buf: &buf, mr, cq: &cq, qp, layout, deadline, next_wr: 0 };
     end.post_recv()?;
-    match config.role {
+    let pings = match config.role {
         Role::Client(_) => client(&mut end, config.count),
         Role::Server(_) => server(&mut end, config.count),
-    }
+    }?;
+    Ok(std::iter::once(setup).chain(pings).collect())
 }
 
 fn client(end: &mut End<'_>, count: u32) -> Result<Vec<String>, String> {
