@@ -31,11 +31,24 @@ pub struct MpaConfig {
     pub private_data: Vec<u8>,
     /// Bound on the whole exchange.
     pub timeout: Duration,
+    /// How long the active side waits after the Reply before it hands the connection on.
+    /// Linux soft-iWARP arms its receive path only after it has sent its Reply: an FPDU
+    /// that arrives before then can lie unread until more data comes.
+    pub settle: Duration,
 }
 
 impl Default for MpaConfig {
     fn default() -> Self {
-        MpaConfig { crc: true, markers: false, ird: 4, ord: 4, rev: 2, private_data: Vec::new(), timeout: Duration::from_secs(5) }
+        MpaConfig {
+            crc: true,
+            markers: false,
+            ird: 4,
+            ord: 4,
+            rev: 2,
+            private_data: Vec::new(),
+            timeout: Duration::from_secs(5),
+            settle: Duration::from_millis(100),
+        }
     }
 }
 
@@ -93,6 +106,7 @@ pub fn connect(addr: SocketAddr, config: &MpaConfig) -> Result<Established, CmEr
         return Err(CmError::Rejected { private_data: reply.private_data });
     }
     let framing = negotiate_framing(&request, &reply);
+    std::thread::sleep(config.settle);
     // The responder's IRD bounds our ORD and its ORD our IRD.
     let (ird, ord) = match reply.ird_ord {
         Some(w) => (config.ird.min(w.ord), config.ord.min(w.ird)),
