@@ -7,12 +7,21 @@
 //! are used unless both sides decline them, markers per direction as the other side asks
 //! (RFC 5044 §7.1.1), and IRD/ORD as RFC 6581 §9.1 sets them: neither side may have more
 //! reads outstanding than the other can answer. Every wait is bounded by the timeout.
+//!
+//! Peer-to-peer mode (RFC 6581 §9.2): the initiator offers it with the A bit and a
+//! zero-length RDMA Write as its ready-to-receive (RTR) message; the responder accepts by
+//! echoing both. The initiator then sends the RTR, framed as negotiated, before anything
+//! else, and the responder takes it off the stream (checking its CRC) before the RNIC sees
+//! the stream. Only the Write RTR is spoken: a Send RTR would use up an MSN and a Read RTR
+//! needs a Read Response, both of which belong to the RNIC. The RTR moves the marker
+//! positions of the stream, so peer-to-peer mode with markers is refused.
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use rnic_proto::cm::{negotiate_framing, FrameKind, IrdOrd, MpaFrame, FRAME_HEADER_LEN};
-use rnic_proto::mpa::FramingConfig;
+use rnic_proto::mpa::{crc32c, crc_field, pad_len, Framer, FramingConfig};
+use rnic_proto::rdmap::{parse_ulpdu, Opcode, Segment};
 
 /// What this end asks for.
 #[derive(Clone, Debug)]
@@ -35,6 +44,8 @@ pub struct MpaConfig {
     /// Linux soft-iWARP arms its receive path only after it has sent its Reply: an FPDU
     /// that arrives before then can lie unread until more data comes.
     pub settle: Duration,
+    /// Offer (initiator) or accept (responder) peer-to-peer mode with a Write RTR.
+    pub peer_to_peer: bool,
 }
 
 impl Default for MpaConfig {
@@ -48,6 +59,7 @@ impl Default for MpaConfig {
             private_data: Vec::new(),
             timeout: Duration::from_secs(5),
             settle: Duration::from_millis(100),
+            peer_to_peer: false,
         }
     }
 }
@@ -66,6 +78,8 @@ pub struct Established {
     /// The peer's private data (without the IRD/ORD word) and revision.
     pub peer_private_data: Vec<u8>,
     pub peer_rev: u8,
+    /// Peer-to-peer mode: the RTR has been sent (initiator) or received (responder).
+    pub peer_to_peer: bool,
 }
 
 /// Whether the passive side accepts a Request.
@@ -91,6 +105,8 @@ pub enum CmError {
     Rejected { private_data: Vec<u8> },
     #[error("this end rejected the connection")]
     RejectedHere,
+    #[error("peer-to-peer mode: {0}")]
+    PeerToPeer(String),
 }
 
 /// Connects to `addr` and sends the Request; returns the connection once the Reply
@@ -112,6 +128,20 @@ pub fn connect(addr: SocketAddr, config: &MpaConfig) -> Result<Established, CmEr
         Some(w) => (config.ird.min(w.ord), config.ord.min(w.ird)),
         None => (config.ird, config.ord),
     };
+    let peer_to_peer = reply.ird_ord.is_some_and(|w| w.effective().peer_to_peer);
+    if peer_to_peer {
+        let w = reply.ird_ord.expect("peer-to-peer comes in the IRD/ORD word");
+        if !config.peer_to_peer || !w.write_rtr {
+            return Err(CmError::PeerToPeer(format!("the responder chose an RTR this end did not offer: {w:?}")));
+        }
+        let tx = framing.initiator_to_responder;
+        if tx.markers || framing.responder_to_initiator.markers {
+            return Err(CmError::PeerToPeer("markers with an RTR are not supported".into()));
+        }
+        let mut rtr = Vec::new();
+        Framer::new(tx).frame(&Segment::write(0, 0, &[]).to_vec(), &mut rtr).expect("a zero-length Write frames");
+        stream.write_all(&rtr)?;
+    }
     Ok(Established {
         stream,
         tx: framing.initiator_to_responder,
@@ -120,6 +150,7 @@ pub fn connect(addr: SocketAddr, config: &MpaConfig) -> Result<Established, CmEr
         ord,
         peer_private_data: reply.private_data,
         peer_rev: reply.rev,
+        peer_to_peer,
     })
 }
 
@@ -155,6 +186,12 @@ pub fn accept(
     if reply.rev < 2 {
         reply.ird_ord = None;
     }
+    // Peer-to-peer when both want it and the initiator offers the Write RTR.
+    let offered = request.ird_ord.map(|w| w.effective()).filter(|w| w.peer_to_peer && w.write_rtr);
+    let peer_to_peer = config.peer_to_peer && offered.is_some() && !config.markers && !request.markers;
+    if let (true, Some(w)) = (peer_to_peer, reply.ird_ord.as_mut()) {
+        (w.peer_to_peer, w.write_rtr) = (true, true);
+    }
     if let Decision::Reject(private_data) = decide(&request) {
         reply.reject = true;
         reply.private_data = private_data;
@@ -163,6 +200,9 @@ pub fn accept(
     }
     stream.write_all(&reply.encode()?)?;
     let framing = negotiate_framing(&request, &reply);
+    if peer_to_peer {
+        read_rtr(&mut stream, framing.initiator_to_responder.crc, deadline, config.timeout)?;
+    }
     Ok(Established {
         stream,
         tx: framing.responder_to_initiator,
@@ -171,14 +211,35 @@ pub fn accept(
         ord,
         peer_private_data: request.private_data,
         peer_rev: request.rev,
+        peer_to_peer,
     })
+}
+
+/// Takes the initiator's RTR, a zero-length RDMA Write FPDU without markers, off the
+/// stream, checking its CRC when CRCs are on.
+fn read_rtr(stream: &mut TcpStream, crc: bool, deadline: Instant, timeout: Duration) -> Result<(), CmError> {
+    let mut length = [0; 2];
+    read_exact_by(stream, &mut length, deadline, timeout)?;
+    let ulpdu_len = usize::from(u16::from_be_bytes(length));
+    let mut rest = vec![0; ulpdu_len + pad_len(ulpdu_len) + 4];
+    read_exact_by(stream, &mut rest, deadline, timeout)?;
+    let (covered, field) = rest.split_at(rest.len() - 4);
+    if crc && field != crc_field(crc32c(&[&length[..], covered].concat())) {
+        return Err(CmError::PeerToPeer("the RTR's CRC is wrong".into()));
+    }
+    match parse_ulpdu(&covered[..ulpdu_len]) {
+        Ok(seg) if seg.opcode == Opcode::RdmaWrite && seg.payload.is_empty() => Ok(()),
+        other => Err(CmError::PeerToPeer(format!("expected a zero-length RDMA Write as RTR, got {other:?}"))),
+    }
 }
 
 fn frame(kind: FrameKind, config: &MpaConfig, ird: u16, ord: u16) -> MpaFrame {
     let frame = MpaFrame { markers: config.markers, crc: config.crc, private_data: config.private_data.clone(), ..MpaFrame::new(kind) };
+    // The initiator offers peer-to-peer mode here; the responder sets the bits it accepts.
+    let offer = kind == FrameKind::Request && config.peer_to_peer;
     match config.rev {
         1 => frame,
-        _ => frame.enhanced(IrdOrd { ird, ord, ..IrdOrd::default() }),
+        _ => frame.enhanced(IrdOrd { ird, ord, peer_to_peer: offer, write_rtr: offer, ..IrdOrd::default() }),
     }
 }
 
@@ -273,6 +334,40 @@ mod tests {
         let (a, b) = exchange(MpaConfig::default(), MpaConfig::default(), Decision::Reject(b"busy".to_vec()));
         assert!(matches!(a, Err(CmError::Rejected { ref private_data }) if private_data == b"busy"), "{a:?}");
         assert!(matches!(b, Err(CmError::RejectedHere)));
+    }
+
+    #[test]
+    fn mpa2_peer_to_peer_the_write_rtr_is_sent_and_taken_off_the_stream() {
+        let p2p = MpaConfig { peer_to_peer: true, ..MpaConfig::default() };
+        let (a, b) = exchange(p2p.clone(), p2p.clone(), Decision::Accept);
+        let (mut a, mut b) = (a.expect("active"), b.expect("passive"));
+        assert!(a.peer_to_peer && b.peer_to_peer);
+        // The RTR is gone from the stream: the next octets are the first the active end sends.
+        a.stream.write_all(b"FPDU").expect("write");
+        let mut next = [0; 4];
+        b.stream.read_exact(&mut next).expect("read");
+        assert_eq!(&next, b"FPDU");
+        // Offered but not wanted: plain client/server mode, no RTR.
+        let (a, b) = exchange(p2p, MpaConfig::default(), Decision::Accept);
+        assert!(!a.expect("active").peer_to_peer && !b.expect("passive").peer_to_peer);
+    }
+
+    #[test]
+    fn mpa2_a_bad_rtr_is_refused() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let p2p = MpaConfig { peer_to_peer: true, ..MpaConfig::default() };
+        let server = std::thread::spawn(move || accept(&listener, &p2p, |_| Decision::Accept));
+        let mut s = TcpStream::connect(addr).expect("connect");
+        let request = frame(FrameKind::Request, &MpaConfig { peer_to_peer: true, ..MpaConfig::default() }, 4, 4);
+        s.write_all(&request.encode().expect("encode")).expect("request");
+        let mut rtr = Vec::new();
+        Framer::new(FramingConfig { crc: true, markers: false }).frame(&Segment::write(0, 0, &[]).to_vec(), &mut rtr).expect("frame");
+        let n = rtr.len();
+        rtr[n - 1] ^= 1;
+        s.write_all(&rtr).expect("rtr");
+        let got = server.join().expect("thread");
+        assert!(matches!(got, Err(CmError::PeerToPeer(ref why)) if why.contains("CRC")), "{got:?}");
     }
 
     #[test]

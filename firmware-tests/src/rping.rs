@@ -29,6 +29,10 @@ const CONN_ID: u16 = 1;
 pub enum Role {
     Client(SocketAddr),
     Server(SocketAddr),
+    /// Connect, then send one RFC 7306 FetchAdd (add 0) instead of pinging: the probe of
+    /// RFC 7306 §1.1. A peer without the extension must answer with a Terminate, which
+    /// must surface as the QP's error, not a hang.
+    ProbeFetchAdd(SocketAddr),
 }
 
 /// How to run.
@@ -194,7 +198,9 @@ impl End<'_> {
 pub fn run(config: &RpingConfig) -> Result<Vec<String>, String> {
     let deadline = Instant::now() + config.timeout;
     let established: Established = match config.role {
-        Role::Client(addr) => connect(addr, &config.mpa).map_err(|e| format!("connecting to {addr}: {e}"))?,
+        Role::Client(addr) | Role::ProbeFetchAdd(addr) => {
+            connect(addr, &config.mpa).map_err(|e| format!("connecting to {addr}: {e}"))?
+        }
         Role::Server(addr) => {
             let listener = TcpListener::bind(addr).map_err(|e| format!("listening on {addr}: {e}"))?;
             accept(&listener, &config.mpa, |_| Decision::Accept).map_err(|e| format!("accepting on {addr}: {e}"))?
@@ -223,13 +229,14 @@ pub fn run(config: &RpingConfig) -> Result<Vec<String>, String> {
     qp.ready().map_err(|e| e.to_string())?;
     let on = |b: bool| if b { "on" } else { "off" };
     let setup = format!(
-        "connected: MPA revision {}, CRC {}, markers sent {} received {}, IRD {} ORD {}",
+        "connected: MPA revision {}, CRC {}, markers sent {} received {}, IRD {} ORD {}, peer-to-peer {}",
         established.peer_rev,
         on(established.tx.crc),
         on(established.tx.markers),
         on(established.rx.markers),
         caps.ird,
-        caps.ord
+        caps.ord,
+        on(established.peer_to_peer)
     );
     bridge.add(established.stream, qp.qpn(), CONN_ID, established.rx.markers).map_err(|e| e.to_string())?;
     let mut end = End { dev: &dev, bridge: &bridge, buf: &buf, mr, cq: &cq, qp, layout, deadline, next_wr: 0 };
@@ -237,6 +244,7 @@ pub fn run(config: &RpingConfig) -> Result<Vec<String>, String> {
     let pings = match config.role {
         Role::Client(_) => client(&mut end, config.count),
         Role::Server(_) => server(&mut end, config.count),
+        Role::ProbeFetchAdd(_) => probe_fetch_add(&mut end),
     }?;
     Ok(std::iter::once(setup).chain(pings).collect())
 }
@@ -263,6 +271,30 @@ fn client(end: &mut End<'_>, count: u32) -> Result<Vec<String>, String> {
         lines.push(format!("ping data: {}", String::from_utf8_lossy(&sent[..len - 1])));
     }
     Ok(lines)
+}
+
+fn probe_fetch_add(end: &mut End<'_>) -> Result<Vec<String>, String> {
+    let (wr_id, local) = (end.wr_id(), end.mr.sge(end.layout.send() as u64, 8).map_err(|e| e.to_string())?);
+    let remote = RemoteBuf { stag: 0, to: 0 };
+    end.post(WorkRequest::FetchAdd { wr_id, local, remote, add: 0, add_mask: 0, signaled: true })?;
+    // The FetchAdd must end: completed (the peer has the extension) or flushed once the
+    // peer's Terminate moved the QP to ERROR.
+    loop {
+        if Instant::now() > end.deadline {
+            return Err(format!("the FetchAdd never completed ({})", end.state()));
+        }
+        end.dev.hal().run_idle(256);
+        let Some(c) = end.cq.poll().map_err(|e| e.to_string())? else { continue };
+        if c.wr_id != wr_id {
+            continue;
+        }
+        let error = end.qp.error().map_err(|e| e.to_string())?;
+        return Ok(vec![match (c.status, error) {
+            (CqeStatus::Success, _) => "probe: the peer executed the FetchAdd: it has RFC 7306 atomics".into(),
+            (status, Some(e)) => format!("probe: the peer refused the FetchAdd: {e} (the FetchAdd completed {status:?})"),
+            (status, None) => format!("probe: the FetchAdd completed {status:?}, the QP has no error"),
+        }]);
+    }
 }
 
 fn server(end: &mut End<'_>, count: u32) -> Result<Vec<String>, String> {

@@ -38,6 +38,8 @@ fn ping(extra: &[&str]) {
     assert_eq!(c.lines().filter(|l| l.starts_with("ping data: rdma-ping-")).count(), 4, "{c}");
     assert!(c.contains("ping data: rdma-ping-3: DEFGHIJ"), "the fourth ping's text: {c}");
     assert_eq!(s.lines().filter(|l| l.starts_with("server ping ")).count(), 4, "{s}");
+    let p2p = if extra.contains(&"--p2p") { "peer-to-peer on" } else { "peer-to-peer off" };
+    assert!(c.contains(p2p) && s.contains(p2p), "{c}{s}");
 }
 
 #[test]
@@ -48,4 +50,9 @@ fn rping_client_and_server_over_loopback_tcp() {
 #[test]
 fn rping_with_markers_and_without_crcs() {
     ping(&["--markers", "--no-crc", "--size", "1000"]);
+}
+
+#[test]
+fn rping_in_peer_to_peer_mode_with_a_write_rtr() {
+    ping(&["--p2p"]);
 }

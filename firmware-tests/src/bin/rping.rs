@@ -1,5 +1,5 @@
-//! `rping (--connect HOST:PORT | --listen ADDR:PORT) [--count N] [--size N] [--no-crc]
-//! [--markers] [--mpa-rev 1|2]`: rdma-core's rping on one simulated RNIC whose stream runs
+//! `rping (--connect HOST:PORT | --listen ADDR:PORT | --probe-fetch-add HOST:PORT)
+//! [--count N] [--size N] [--no-crc] [--markers] [--p2p] [--mpa-rev 1|2]`: rdma-core's rping on one simulated RNIC whose stream runs
 //! over kernel TCP (MPA set up by the driver, the stream carried by a socket bridge), so
 //! that it pings a real `rping` on Linux soft-iWARP, or another of itself. Prints each
 //! ping's text; exits 1 if a ping fails or its data comes back different.
@@ -12,8 +12,12 @@ use clap::Parser;
 #[command(about = "rdma-core's rping on a simulated RNIC over kernel TCP")]
 struct Args {
     /// Act as the rping client, connecting here.
-    #[arg(long, conflicts_with = "listen", required_unless_present = "listen")]
+    #[arg(long, conflicts_with_all = ["listen", "probe_fetch_add"], required_unless_present_any = ["listen", "probe_fetch_add"])]
     connect: Option<SocketAddr>,
+    /// Connect here and send one RFC 7306 FetchAdd (add 0) instead of pinging (the probe of
+    /// RFC 7306 §1.1): prints how the peer answered.
+    #[arg(long, conflicts_with = "listen")]
+    probe_fetch_add: Option<SocketAddr>,
     /// Act as the rping server, listening here.
     #[arg(long)]
     listen: Option<SocketAddr>,
@@ -29,6 +33,10 @@ struct Args {
     /// Ask the peer for markers.
     #[arg(long)]
     markers: bool,
+    /// Offer (client) or accept (server) MPA peer-to-peer mode with a zero-length RDMA
+    /// Write as RTR (RFC 6581 §9.2).
+    #[arg(long)]
+    p2p: bool,
     /// MPA revision to propose.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
     mpa_rev: u8,
@@ -42,9 +50,10 @@ fn main() {
     #[cfg(feature = "sim")]
     {
         use rnic_firmware_tests::rping::{run, Role, RpingConfig};
-        let role = match (args.connect, args.listen) {
-            (Some(addr), _) => Role::Client(addr),
-            (_, Some(addr)) => Role::Server(addr),
+        let role = match (args.connect, args.listen, args.probe_fetch_add) {
+            (Some(addr), _, _) => Role::Client(addr),
+            (_, Some(addr), _) => Role::Server(addr),
+            (_, _, Some(addr)) => Role::ProbeFetchAdd(addr),
             _ => unreachable!("clap requires one"),
         };
         let mpa = rnic_driver::cm::MpaConfig {
@@ -53,6 +62,7 @@ fn main() {
             rev: args.mpa_rev,
             ird: 1,
             ord: 1,
+            peer_to_peer: args.p2p,
             timeout: Duration::from_secs(args.timeout),
             ..Default::default()
         };
