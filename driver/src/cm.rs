@@ -80,6 +80,8 @@ pub struct Established {
     pub peer_rev: u8,
     /// Peer-to-peer mode: the RTR has been sent (initiator) or received (responder).
     pub peer_to_peer: bool,
+    /// The frames exchanged, Request then Reply (for captures and logs).
+    pub frames: [MpaFrame; 2],
 }
 
 /// Whether the passive side accepts a Request.
@@ -148,9 +150,10 @@ pub fn connect(addr: SocketAddr, config: &MpaConfig) -> Result<Established, CmEr
         rx: framing.responder_to_initiator,
         ird,
         ord,
-        peer_private_data: reply.private_data,
+        peer_private_data: reply.private_data.clone(),
         peer_rev: reply.rev,
         peer_to_peer,
+        frames: [request, reply],
     })
 }
 
@@ -209,9 +212,10 @@ pub fn accept(
         rx: framing.initiator_to_responder,
         ird,
         ord,
-        peer_private_data: request.private_data,
+        peer_private_data: request.private_data.clone(),
         peer_rev: request.rev,
         peer_to_peer,
+        frames: [request, reply],
     })
 }
 

@@ -319,6 +319,7 @@ const BRIDGE_POLL_CYCLES: u64 = 32;
 /// packet for the connection's QP (the `rnic_top` stream contract).
 pub struct SocketBridge {
     conns: Rc<RefCell<Vec<BridgedConn>>>,
+    cycle: Rc<Cell<u64>>,
 }
 
 struct BridgedConn {
@@ -333,6 +334,10 @@ struct BridgedConn {
     /// What ended the connection, if it ended.
     ended: Option<String>,
     counts: BridgeCounts,
+    /// Where its FPDUs are recorded, and which side of the connection this end is.
+    capture: Option<(Rc<RefCell<TcpCapture>>, ConnId, Side)>,
+    /// The device's cycle count, for capture timestamps.
+    cycle: Rc<Cell<u64>>,
 }
 
 /// What a [`SocketBridge`] connection has carried so far.
@@ -362,8 +367,19 @@ impl SocketBridge {
             outbox: VecDeque::new(),
             ended: None,
             counts: BridgeCounts::default(),
+            capture: None,
+            cycle: Rc::clone(&self.cycle),
         });
         Ok(())
+    }
+
+    /// Records connection `conn_id`'s FPDUs, both ways, as connection `conn` of
+    /// `capture`, this end being `side` (a capture opened with the connection's MPA
+    /// frames, so that Wireshark knows its framing).
+    pub fn capture(&self, conn_id: u16, capture: Rc<RefCell<TcpCapture>>, conn: ConnId, side: Side) {
+        if let Some(c) = self.conns.borrow_mut().iter_mut().find(|c| c.conn_id == u64::from(conn_id)) {
+            c.capture = Some((capture, conn, side));
+        }
     }
 
     /// Why connection `conn_id` ended (closed by the peer, a socket error), if it did.
@@ -384,6 +400,18 @@ impl SocketBridge {
 }
 
 impl BridgedConn {
+    /// Records an FPDU this end sent (`ours`) or received, if the connection is captured.
+    fn record(&self, fpdu: &[u8], ours: bool) {
+        if let Some((capture, conn, side)) = &self.capture {
+            let from = match (ours, side) {
+                (true, _) => *side,
+                (false, Side::Initiator) => Side::Responder,
+                (false, Side::Responder) => Side::Initiator,
+            };
+            capture.borrow_mut().data(*conn, from, fpdu, self.cycle.get() / CYCLES_PER_US);
+        }
+    }
+
     /// Writes what the socket takes, reads what it has, and queues every whole FPDU.
     fn pump(&mut self, rx: &LinkQueue) {
         use std::io::{ErrorKind, Read, Write};
@@ -420,6 +448,7 @@ impl BridgedConn {
             let fpdu: Vec<u8> = self.inbox.drain(..len).collect();
             self.rx_pos += len as u64;
             self.counts.fpdus_in += 1;
+            self.record(&fpdu, false);
             queue_packet(rx, &fpdu, self.qpn);
         }
     }
@@ -571,18 +600,19 @@ impl SimHal {
     /// Attaches a [`SocketBridge`] to this device's streams; the device must not also be
     /// [`SimHal::connect`]ed or have a [`RawPeer`].
     pub fn attach_socket_bridge(&self) -> SocketBridge {
-        let bridge = SocketBridge { conns: Rc::default() };
+        let bridge = SocketBridge { conns: Rc::default(), cycle: Rc::default() };
         let (conns, pumped) = (Rc::clone(&bridge.conns), Rc::clone(&bridge.conns));
         let inp: LinkQueue = Rc::default();
-        let (rx, mut cycle) = (Rc::clone(&inp), 0u64);
+        let (rx, cycle) = (Rc::clone(&inp), Rc::clone(&bridge.cycle));
         let pump = move || {
-            cycle += 1;
-            if cycle % BRIDGE_POLL_CYCLES == 0 {
+            cycle.set(cycle.get() + 1);
+            if cycle.get() % BRIDGE_POLL_CYCLES == 0 {
                 pumped.borrow_mut().iter_mut().for_each(|conn| conn.pump(&rx));
             }
         };
         self.attach_endpoint(inp, pump, move |fpdu, user| match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
             Some(conn) => {
+                conn.record(&fpdu, true);
                 conn.outbox.extend(fpdu);
                 conn.counts.fpdus_out += 1;
             }

@@ -8,11 +8,14 @@
 //! it and answers with a Send; the client sends where its RDMA buffer is; the server RDMA
 //! Writes the text there (`strlen + 1` octets) and answers with a Send; the client checks
 //! that the two buffers hold the same text.
+use std::cell::RefCell;
 use std::net::{SocketAddr, TcpListener};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rnic_driver::cm::{accept, connect, Decision, Established, MpaConfig};
 use rnic_driver::sim::{SimHal, SocketBridge};
+use rnic_proto::pcap::{Endpoint, Side, TcpCapture};
 use rnic_driver::{
     Completion, CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
     QueuePair, RecvRequest, RemoteBuf, WorkRequest,
@@ -46,6 +49,9 @@ pub struct RpingConfig {
     pub mpa: MpaConfig,
     /// Give up after this long.
     pub timeout: Duration,
+    /// Write the connection's FPDUs, both ways, with its MPA frames, to this packet
+    /// capture (whether the run succeeds or not).
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 /// Buffer layout in one DMA region: start buffer, RDMA buffer, receive and send info.
@@ -238,15 +244,37 @@ pub fn run(config: &RpingConfig) -> Result<Vec<String>, String> {
         caps.ord,
         on(established.peer_to_peer)
     );
+    let capture = config.pcap.as_ref().map(|_| capture_of(&established, matches!(config.role, Role::Server(_))));
     bridge.add(established.stream, qp.qpn(), CONN_ID, established.rx.markers).map_err(|e| e.to_string())?;
+    if let Some((capture, conn, side)) = &capture {
+        bridge.capture(CONN_ID, Rc::clone(capture), *conn, *side);
+    }
     let mut end = End { dev: &dev, bridge: &bridge, buf: &buf, mr, cq: &cq, qp, layout, deadline, next_wr: 0 };
     end.post_recv()?;
     let pings = match config.role {
         Role::Client(_) => client(&mut end, config.count),
         Role::Server(_) => server(&mut end, config.count),
         Role::ProbeFetchAdd(_) => probe_fetch_add(&mut end),
-    }?;
-    Ok(std::iter::once(setup).chain(pings).collect())
+    };
+    if let (Some(path), Some((capture, ..))) = (&config.pcap, &capture) {
+        std::fs::write(path, capture.borrow().bytes()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    Ok(std::iter::once(setup).chain(pings?).collect())
+}
+
+/// A capture of the connection, opened with its MPA frames between its real addresses.
+fn capture_of(established: &Established, server: bool) -> (Rc<RefCell<TcpCapture>>, rnic_proto::pcap::ConnId, Side) {
+    // The capture is IPv4: another address family is shown as 0.0.0.0.
+    let endpoint = |addr: std::io::Result<SocketAddr>| match addr {
+        Ok(SocketAddr::V4(a)) => Endpoint { ip: a.ip().octets(), port: a.port() },
+        Ok(a) => Endpoint { ip: [0; 4], port: a.port() },
+        Err(_) => Endpoint { ip: [0; 4], port: 0 },
+    };
+    let (local, peer) = (endpoint(established.stream.local_addr()), endpoint(established.stream.peer_addr()));
+    let (initiator, responder, side) = if server { (peer, local, Side::Responder) } else { (local, peer, Side::Initiator) };
+    let mut capture = TcpCapture::new();
+    let conn = capture.connect(initiator, responder, &established.frames[0], &established.frames[1], 0);
+    (Rc::new(RefCell::new(capture)), conn, side)
 }
 
 fn client(end: &mut End<'_>, count: u32) -> Result<Vec<String>, String> {

@@ -40,6 +40,10 @@ struct Args {
     /// MPA revision to propose.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
     mpa_rev: u8,
+    /// Write the connection (MPA frames and every FPDU, both ways) to FILE as a packet
+    /// capture that Wireshark and tshark decode.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<std::path::PathBuf>,
     /// Seconds before giving up.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
@@ -66,7 +70,14 @@ fn main() {
             timeout: Duration::from_secs(args.timeout),
             ..Default::default()
         };
-        let config = RpingConfig { role, count: args.count, size: args.size as usize, mpa, timeout: Duration::from_secs(args.timeout) };
+        let config = RpingConfig {
+            role,
+            count: args.count,
+            size: args.size as usize,
+            mpa,
+            timeout: Duration::from_secs(args.timeout),
+            pcap: args.pcap,
+        };
         match run(&config) {
             Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
             Err(e) => rnic_firmware_tests::cli::fail("rping", e),
