@@ -607,6 +607,7 @@ module rnic_mpa_crc32c_w8$beat(valid,data,keep,last,contribution,init,tail,empty
         contribution = 32'h0;
         init = 32'h0;
         short = 1'b0;
+        i = 0;
         if (valid) begin
         for (i = 0; i < 8; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;

@@ -1439,6 +1439,7 @@ module rnic_mpa_rx_w32$align$crc_unit$beat(valid,data,keep,last,contribution,ini
         contribution = 32'h0;
         init = 32'h0;
         short = 1'b0;
+        i = 0;
         if (valid) begin
         for (i = 0; i < 36; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;

@@ -880,6 +880,7 @@ module rnic_mpa_tx_w64$crc_unit$beat(valid,data,keep,last,contribution,init,tail
         contribution = 32'h0;
         init = 32'h0;
         short = 1'b0;
+        i = 0;
         if (valid) begin
         for (i = 0; i < 64; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;

@@ -8641,6 +8641,7 @@ module rnic_top$deframer$align$crc_unit$beat(valid,data,keep,last,contribution,i
         contribution = 32'h0;
         init = 32'h0;
         short = 1'b0;
+        i = 0;
         if (valid) begin
         for (i = 0; i < 12; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
@@ -15967,6 +15968,7 @@ module rnic_top$framer$crc_unit$beat(valid,data,keep,last,contribution,init,tail
         contribution = 32'h0;
         init = 32'h0;
         short = 1'b0;
+        i = 0;
         if (valid) begin
         for (i = 0; i < 8; i = i + 1) begin
             masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;

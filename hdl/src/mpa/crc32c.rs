@@ -312,7 +312,8 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
     writeln!(w, "reg [31:0] full_data;\nreg [31:0] short_data;").unwrap();
     writeln!(w, "always @(*) begin").unwrap();
     writeln!(w, "    hi = 8'd0;\n    lo = 8'd0;\n    masked = {bits}'d0;\n    full_data = 32'h0;\n    short_data = 32'h0;").unwrap();
-    writeln!(w, "    contribution = 32'h0;\n    init = 32'h0;\n    short = 1'b0;").unwrap();
+    // The loop index too, so that it is assigned on every path (else synthesis infers a latch).
+    writeln!(w, "    contribution = 32'h0;\n    init = 32'h0;\n    short = 1'b0;\n    i = 0;").unwrap();
     writeln!(w, "    if (valid) begin").unwrap();
     writeln!(w, "    for (i = 0; i < {lanes}; i = i + 1) begin").unwrap();
     writeln!(w, "        masked[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;").unwrap();
