@@ -176,6 +176,7 @@ pub fn accept(
             Err(e) => return Err(e.into()),
         }
     };
+    listener.set_nonblocking(false)?;
     stream.set_nonblocking(false)?;
     stream.set_nodelay(true)?;
     let request = read_frame(&mut stream, FrameKind::Request, deadline, config.timeout)?;

@@ -312,6 +312,11 @@ fn queue_packet(queue: &LinkQueue, packet: &[u8], tuser: u64) {
 /// per cycle would slow the simulation down many times.
 const BRIDGE_POLL_CYCLES: u64 = 32;
 
+/// Beats waiting for the device beyond which a [`SocketBridge`] stops reading its sockets,
+/// so that TCP's flow control reaches the peer instead of the bridge buffering without
+/// bound.
+const BRIDGE_RX_BEATS: usize = 8 * 1024;
+
 /// Carries a device's streams over kernel TCP connections, as the host socket bridge of a
 /// card does (here on the model's stream ports): each FPDU the device sends goes to the
 /// socket of its `CONN_ID`, and the octets a socket receives are cut at the FPDU
@@ -430,7 +435,7 @@ impl BridgedConn {
             }
         }
         let mut buf = [0; 16 * 1024];
-        loop {
+        while rx.borrow().len() < BRIDGE_RX_BEATS {
             match self.stream.read(&mut buf) {
                 Ok(0) => {
                     self.ended = Some("closed by the peer".into());
@@ -439,11 +444,16 @@ impl BridgedConn {
                 Ok(n) => {
                     self.inbox.extend_from_slice(&buf[..n]);
                     self.counts.octets_in += n as u64;
+                    self.deliver(rx);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) => return self.ended = Some(format!("read: {e}")),
             }
         }
+    }
+
+    /// Queues every whole FPDU at the front of `inbox` for the device.
+    fn deliver(&mut self, rx: &LinkQueue) {
         while let Some(len) = self.next_fpdu_len() {
             let fpdu: Vec<u8> = self.inbox.drain(..len).collect();
             self.rx_pos += len as u64;
