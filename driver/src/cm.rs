@@ -20,7 +20,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use rnic_proto::cm::{negotiate_framing, FrameKind, IrdOrd, MpaFrame, FRAME_HEADER_LEN};
-use rnic_proto::mpa::{crc32c, crc_field, pad_len, Framer, FramingConfig};
+use rnic_proto::mpa::{pad_len, Deframer, Framer, FramingConfig};
 use rnic_proto::rdmap::{parse_ulpdu, Opcode, Segment};
 
 /// What this end asks for.
@@ -221,18 +221,21 @@ pub fn accept(
 }
 
 /// Takes the initiator's RTR, a zero-length RDMA Write FPDU without markers, off the
-/// stream, checking its CRC when CRCs are on.
+/// stream (exactly its octets, so what follows stays for the RNIC) and deframes it,
+/// checking its CRC when CRCs are on.
 fn read_rtr(stream: &mut TcpStream, crc: bool, deadline: Instant, timeout: Duration) -> Result<(), CmError> {
-    let mut length = [0; 2];
-    read_exact_by(stream, &mut length, deadline, timeout)?;
-    let ulpdu_len = usize::from(u16::from_be_bytes(length));
-    let mut rest = vec![0; ulpdu_len + pad_len(ulpdu_len) + 4];
-    read_exact_by(stream, &mut rest, deadline, timeout)?;
-    let (covered, field) = rest.split_at(rest.len() - 4);
-    if crc && field != crc_field(crc32c(&[&length[..], covered].concat())) {
-        return Err(CmError::PeerToPeer("the RTR's CRC is wrong".into()));
-    }
-    match parse_ulpdu(&covered[..ulpdu_len]) {
+    let mut fpdu = vec![0; 2];
+    read_exact_by(stream, &mut fpdu, deadline, timeout)?;
+    let ulpdu_len = usize::from(u16::from_be_bytes([fpdu[0], fpdu[1]]));
+    fpdu.resize(2 + ulpdu_len + pad_len(ulpdu_len) + 4, 0);
+    read_exact_by(stream, &mut fpdu[2..], deadline, timeout)?;
+    let mut deframer = Deframer::new(FramingConfig { crc, markers: false });
+    deframer.push(&fpdu);
+    let ulpdu = match deframer.pop() {
+        Some(Ok(ulpdu)) => ulpdu,
+        other => return Err(CmError::PeerToPeer(format!("the RTR does not deframe: {other:?}"))),
+    };
+    match parse_ulpdu(&ulpdu) {
         Ok(seg) if seg.opcode == Opcode::RdmaWrite && seg.payload.is_empty() => Ok(()),
         other => Err(CmError::PeerToPeer(format!("expected a zero-length RDMA Write as RTR, got {other:?}"))),
     }
@@ -372,7 +375,7 @@ mod tests {
         rtr[n - 1] ^= 1;
         s.write_all(&rtr).expect("rtr");
         let got = server.join().expect("thread");
-        assert!(matches!(got, Err(CmError::PeerToPeer(ref why)) if why.contains("CRC")), "{got:?}");
+        assert!(matches!(got, Err(CmError::PeerToPeer(ref why)) if why.contains("Crc")), "{got:?}");
     }
 
     #[test]

@@ -261,7 +261,7 @@ pub struct LinkCapture {
     /// (A's QP, B's QP, connection).
     pairs: Vec<(u64, u64, ConnId)>,
     /// FPDUs for QPs no pair was declared for.
-    pub unpaired: u64,
+    unpaired: u64,
 }
 
 impl LinkCapture {
@@ -294,6 +294,12 @@ impl LinkCapture {
     /// The capture file's octets.
     pub fn bytes(&self) -> &[u8] {
         self.tcp.bytes()
+    }
+
+    /// FPDUs that crossed the link for QPs no [`LinkCapture::pair`] declared, and so are
+    /// missing from the capture.
+    pub fn unpaired(&self) -> u64 {
+        self.unpaired
     }
 }
 
@@ -339,6 +345,8 @@ struct BridgedConn {
     /// What ended the connection, if it ended.
     ended: Option<String>,
     counts: BridgeCounts,
+    /// Where socket reads land before they join `inbox` (kept, not zeroed per poll).
+    scratch: Vec<u8>,
     /// Where its FPDUs are recorded, and which side of the connection this end is.
     capture: Option<(Rc<RefCell<TcpCapture>>, ConnId, Side)>,
     /// The device's cycle count, for capture timestamps.
@@ -372,6 +380,7 @@ impl SocketBridge {
             outbox: VecDeque::new(),
             ended: None,
             counts: BridgeCounts::default(),
+            scratch: vec![0; 16 * 1024],
             capture: None,
             cycle: Rc::clone(&self.cycle),
         });
@@ -434,15 +443,14 @@ impl BridgedConn {
                 Err(e) => return self.ended = Some(format!("write: {e}")),
             }
         }
-        let mut buf = [0; 16 * 1024];
         while rx.borrow().len() < BRIDGE_RX_BEATS {
-            match self.stream.read(&mut buf) {
+            match self.stream.read(&mut self.scratch) {
                 Ok(0) => {
                     self.ended = Some("closed by the peer".into());
                     break;
                 }
                 Ok(n) => {
-                    self.inbox.extend_from_slice(&buf[..n]);
+                    self.inbox.extend_from_slice(&self.scratch[..n]);
                     self.counts.octets_in += n as u64;
                     self.deliver(rx);
                 }

@@ -53,6 +53,18 @@ fn opcodes(peer: &rnic_driver::sim::RawPeer) -> Vec<Opcode> {
 }
 
 /// Polls until the QP's rings are empty as the device sees them, then checks that they are.
+/// `peer` got one FPDU, an MPA Terminate of control word `word` alone (no headers), and
+/// `qp` recorded it as its own and is in ERROR.
+fn assert_only_an_mpa_terminate(peer: &rnic_driver::sim::RawPeer, qp: &QueuePair<'_, SimHal>, word: u32) {
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(peer));
+    assert_eq!(ulpdu_of(&sent[0].0).len(), 18 + 4, "the control word alone");
+    assert_eq!(terminate_code(&sent[0].0), word);
+    let (ctx, status) = qp.query().expect("query");
+    let info = status.terminate.expect("recorded");
+    assert_eq!((info.received, info.code, ctx.state), (false, TermCode::from_control_word(word).0, QpState::Error));
+}
+
 fn assert_rings_drained(dev: &Device<SimHal>, qp: &QueuePair<'_, SimHal>, sq_posted: u32, rq_posted: u32) {
     run_until(dev, || qp.query().map(|(_, s)| s.sq_ci == sq_posted && s.rq_ci == rq_posted).unwrap_or(false));
     let (_, status) = qp.query().expect("query");
@@ -306,12 +318,7 @@ fn mpa_08_25_a_crc_error_sends_0x20020000_places_nothing_more_and_flushes_the_qp
     let got = collect(&dev, &cq, 1);
     assert_eq!(bytes(&buf, 0, 32), [1; 32], "the Write before is placed");
     assert!(bytes(&buf, 100, 132).iter().chain(&bytes(&buf, 200, 32)).all(|&b| b == 0), "nothing after it");
-    let sent = peer.sent();
-    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
-    assert_eq!(ulpdu_of(&sent[0].0).len(), 18 + 4, "the control word alone");
-    assert_eq!(terminate_code(&sent[0].0), 0x2002_0000);
-    let info = qp.query().expect("query").1.terminate.expect("recorded");
-    assert_eq!((info.received, info.code), (false, TermCode::MPA_CRC));
+    assert_only_an_mpa_terminate(&peer, &qp, 0x2002_0000);
     assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, CqeStatus::Flushed)]);
 }
 
@@ -410,12 +417,7 @@ fn rx_buffer_an_fpdu_longer_than_it_holds_sends_0x20050000_places_nothing_and_we
     assert!(bytes(&buf, 0, largest.1 - 14).iter().all(|&b| b == 1), "the largest ULPDU is placed");
     let rest = bytes(&buf, largest.1 - 14, 65536 - (largest.1 - 14));
     assert!(rest.iter().all(|&b| b == 0), "nothing of the longer one or after it");
-    let sent = peer.sent();
-    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
-    assert_eq!(ulpdu_of(&sent[0].0).len(), 18 + 4, "the control word alone");
-    assert_eq!(terminate_code(&sent[0].0), 0x2005_0000);
-    let info = qp.query().expect("query").1.terminate.expect("recorded");
-    assert_eq!((info.received, info.code), (false, TermCode::MPA_LOCAL_CATASTROPHIC));
+    assert_only_an_mpa_terminate(&peer, &qp, 0x2005_0000);
     assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, CqeStatus::Flushed)]);
 }
 
@@ -444,10 +446,7 @@ fn packets_out_of_step_with_their_fpdus_stop_the_receive_path_without_a_deadlock
     dev.hal().run_idle(2_000);
     assert_eq!(peer.pending(), 0, "the stream is taken");
     assert!(bytes(&buf, 0, 4096).iter().all(|&b| b == 0), "nothing placed");
-    let sent = peer.sent();
-    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
-    assert_eq!(terminate_code(&sent[0].0), 0x2005_0000);
-    assert_eq!(qp.query().expect("query").0.state, QpState::Error);
+    assert_only_an_mpa_terminate(&peer, &qp, 0x2005_0000);
 }
 
 /// The memory regions an error case may name.

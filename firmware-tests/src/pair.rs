@@ -168,7 +168,11 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
     let mut pair = Pair { a, b, config };
     let result = f(&mut pair);
     if let (Some(capture), Some(path)) = (capture, pcap) {
-        std::fs::write(&path, capture.borrow().bytes()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        let capture = capture.borrow();
+        std::fs::write(&path, capture.bytes()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        if capture.unpaired() > 0 {
+            return Err(format!("{}: {} FPDUs of undeclared QP pairs are missing", path.display(), capture.unpaired()));
+        }
     }
     result
 }
