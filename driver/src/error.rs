@@ -295,6 +295,41 @@ pub enum DriverError {
     /// A queried context the driver cannot decode (a device bug).
     #[error("the device returned an invalid context: {0}")]
     BadContext(#[source] ContextError),
+    /// A stream ring size outside what the driver uses.
+    #[error("a stream ring of 2^{log2} octets: the driver uses 2^{min} to 2^{max}")]
+    BadRingSize {
+        /// The size asked for, log2 octets.
+        log2: u32,
+        /// The smallest size, log2 octets.
+        min: u32,
+        /// The largest size, log2 octets.
+        max: u32,
+    },
+    /// A stream ring stopped: on TX a DMA write failed; on RX a record was bad or a DMA
+    /// read failed.
+    #[error("the {ring} stream ring stopped (STATUS {status:#x})")]
+    RingStopped {
+        /// "TX" or "RX".
+        ring: &'static str,
+        /// Its STATUS register.
+        status: u32,
+    },
+    /// A TX ring record the driver cannot take (a device bug): the ring is left as it is.
+    #[error("TX stream ring record at {position}: {what}")]
+    MalformedRecord {
+        /// The record's ring position (free-running octets).
+        position: u32,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// An FPDU that cannot be an RX ring record: empty, or larger than the ring holds.
+    #[error("an FPDU of {len} octets cannot be a record of a stream ring of {size} octets")]
+    RecordSize {
+        /// The FPDU's octets.
+        len: usize,
+        /// The ring's octets.
+        size: usize,
+    },
     /// The backend failed.
     #[error(transparent)]
     Hal(#[from] HalError),

@@ -23,6 +23,7 @@
 //!
 //! DMA memory is shared with hardware, so the driver never forms Rust references into it:
 //! [`DmaRegion`] only offers volatile reads and writes at checked offsets.
+pub mod bridge;
 pub mod cm;
 pub mod cq;
 pub mod device;
@@ -38,6 +39,7 @@ pub mod qp;
 mod ring;
 #[cfg(feature = "sim")]
 pub mod sim;
+pub mod stream;
 #[cfg(test)]
 mod testing;
 #[cfg(target_os = "linux")]

@@ -24,6 +24,9 @@ use rand::SeedableRng;
 use rnic_sim::axi::AxiSlave;
 use rnic_sim::host_memory::HostMemory;
 use rnic_sim::Port;
+
+pub use crate::bridge::BridgeCounts;
+use crate::bridge::SocketConn;
 use rnic_proto::cm::{FrameKind, MpaFrame};
 use rnic_proto::pcap::{ConnId, Endpoint, Side, TcpCapture};
 
@@ -334,53 +337,23 @@ pub struct SocketBridge {
 }
 
 struct BridgedConn {
-    stream: std::net::TcpStream,
+    socket: SocketConn,
     qpn: u64,
     conn_id: u64,
-    /// Whether received FPDUs carry markers, and the stream position of `inbox[0]`.
-    rx_markers: bool,
-    rx_pos: u64,
-    inbox: Vec<u8>,
-    outbox: VecDeque<u8>,
-    /// What ended the connection, if it ended.
-    ended: Option<String>,
-    counts: BridgeCounts,
-    /// Where socket reads land before they join `inbox` (kept, not zeroed per poll).
-    scratch: Vec<u8>,
     /// Where its FPDUs are recorded, and which side of the connection this end is.
     capture: Option<(Rc<RefCell<TcpCapture>>, ConnId, Side)>,
     /// The device's cycle count, for capture timestamps.
     cycle: Rc<Cell<u64>>,
 }
 
-/// What a [`SocketBridge`] connection has carried so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BridgeCounts {
-    /// Octets written to the socket, and FPDUs the device sent.
-    pub octets_out: u64,
-    pub fpdus_out: u64,
-    /// Octets read from the socket, and FPDUs cut from them for the device.
-    pub octets_in: u64,
-    pub fpdus_in: u64,
-}
-
 impl SocketBridge {
     /// Carries QP `qpn` (whose CONN_ID is `conn_id`) over `stream`, in Full Operation
     /// from its next octet; `rx_markers` says whether the peer sends markers.
     pub fn add(&self, stream: std::net::TcpStream, qpn: u32, conn_id: u16, rx_markers: bool) -> std::io::Result<()> {
-        stream.set_nonblocking(true)?;
-        stream.set_nodelay(true)?;
         self.conns.borrow_mut().push(BridgedConn {
-            stream,
+            socket: SocketConn::new(stream, rx_markers)?,
             qpn: u64::from(qpn),
             conn_id: u64::from(conn_id),
-            rx_markers,
-            rx_pos: 0,
-            inbox: Vec::new(),
-            outbox: VecDeque::new(),
-            ended: None,
-            counts: BridgeCounts::default(),
-            scratch: vec![0; 16 * 1024],
             capture: None,
             cycle: Rc::clone(&self.cycle),
         });
@@ -398,18 +371,19 @@ impl SocketBridge {
 
     /// Why connection `conn_id` ended (closed by the peer, a socket error), if it did.
     pub fn ended(&self, conn_id: u16) -> Option<String> {
-        self.conns.borrow().iter().find(|c| c.conn_id == u64::from(conn_id)).and_then(|c| c.ended.clone())
+        let conns = self.conns.borrow();
+        conns.iter().find(|c| c.conn_id == u64::from(conn_id)).and_then(|c| c.socket.ended().map(str::to_string))
     }
 
     /// What connection `conn_id` has carried, and the octets received that do not make a
     /// whole FPDU yet.
     pub fn counts(&self, conn_id: u16) -> Option<(BridgeCounts, usize)> {
-        self.conns.borrow().iter().find(|c| c.conn_id == u64::from(conn_id)).map(|c| (c.counts, c.inbox.len()))
+        self.conns.borrow().iter().find(|c| c.conn_id == u64::from(conn_id)).map(|c| c.socket.counts())
     }
 
     /// Octets the device sent that wait for their socket, over all connections.
     pub fn unsent(&self) -> usize {
-        self.conns.borrow().iter().map(|c| c.outbox.len()).sum()
+        self.conns.borrow().iter().map(|c| c.socket.unsent()).sum()
     }
 }
 
@@ -426,59 +400,17 @@ impl BridgedConn {
         }
     }
 
-    /// Writes what the socket takes, reads what it has, and queues every whole FPDU.
+    /// Writes what the socket takes, reads what it has, and queues every whole FPDU
+    /// (reading only while the device is not too far behind).
     fn pump(&mut self, rx: &LinkQueue) {
-        use std::io::{ErrorKind, Read, Write};
-        if self.ended.is_some() {
-            return;
-        }
-        while !self.outbox.is_empty() {
-            let (front, _) = self.outbox.as_slices();
-            match self.stream.write(front) {
-                Ok(n) => {
-                    self.outbox.drain(..n);
-                    self.counts.octets_out += n as u64;
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) => return self.ended = Some(format!("write: {e}")),
+        self.socket.flush();
+        while rx.borrow().len() < BRIDGE_RX_BEATS && self.socket.read() {
+            while let Some(fpdu) = self.socket.next_fpdu().map(<[u8]>::to_vec) {
+                self.record(&fpdu, false);
+                queue_packet(rx, &fpdu, self.qpn);
+                self.socket.consume_fpdu();
             }
         }
-        while rx.borrow().len() < BRIDGE_RX_BEATS {
-            match self.stream.read(&mut self.scratch) {
-                Ok(0) => {
-                    self.ended = Some("closed by the peer".into());
-                    break;
-                }
-                Ok(n) => {
-                    self.inbox.extend_from_slice(&self.scratch[..n]);
-                    self.counts.octets_in += n as u64;
-                    self.deliver(rx);
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) => return self.ended = Some(format!("read: {e}")),
-            }
-        }
-    }
-
-    /// Queues every whole FPDU at the front of `inbox` for the device.
-    fn deliver(&mut self, rx: &LinkQueue) {
-        while let Some(len) = self.next_fpdu_len() {
-            let fpdu: Vec<u8> = self.inbox.drain(..len).collect();
-            self.rx_pos += len as u64;
-            self.counts.fpdus_in += 1;
-            self.record(&fpdu, false);
-            queue_packet(rx, &fpdu, self.qpn);
-        }
-    }
-
-    /// The wire length of the FPDU at the front of `inbox`, once all of it is there.
-    fn next_fpdu_len(&self) -> Option<usize> {
-        // FPDUs are multiples of 4 octets, so a marker never splits ULPDU_Length.
-        let at = if self.rx_markers && self.rx_pos % 512 == 0 { 4 } else { 0 };
-        let length = usize::from(u16::from_be_bytes([*self.inbox.get(at)?, *self.inbox.get(at + 1)?]));
-        let content = 2 + length + rnic_proto::mpa::pad_len(length);
-        let wire = rnic_proto::mpa::markers::fpdu_wire_len(self.rx_pos, content, self.rx_markers);
-        (self.inbox.len() >= wire).then_some(wire)
     }
 }
 
@@ -631,8 +563,7 @@ impl SimHal {
         self.attach_endpoint(inp, pump, move |fpdu, user| match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
             Some(conn) => {
                 conn.record(&fpdu, true);
-                conn.outbox.extend(fpdu);
-                conn.counts.fpdus_out += 1;
+                conn.socket.send(&fpdu);
             }
             None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
         });

@@ -8,11 +8,14 @@ use std::path::Path;
 use rust_hdl::prelude::*;
 
 use crate::atomic::{AtomicAlu, AtomicUnit};
+use crate::board::UartBridge;
 use crate::common::RamFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::rdmap::{RdmapRx, TxRequest};
 use crate::top::RnicTop;
-use crate::host::{AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
+use crate::host::{
+    AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing, StreamTxRing,
+};
 use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx, Positions};
 
@@ -196,9 +199,29 @@ pub fn all() -> Vec<Design> {
             generate: || generate("rnic_rdmap_rx", RdmapRx::<6, 64, 6, 8, 256, 8, 9, 10, 1024>::default()),
         },
         Design {
+            name: "rnic_host_stream_tx_ring",
+            summary: "TX stream ring: the transmit stream written into host memory as records",
+            generate: || generate("rnic_host_stream_tx_ring", StreamTxRing::default()),
+        },
+        Design {
+            name: "rnic_host_stream_rx_ring",
+            summary: "RX stream ring: records read from host memory into the receive stream",
+            generate: || generate("rnic_host_stream_rx_ring", StreamRxRing::default()),
+        },
+        Design {
             name: "rnic_top",
             summary: "the RNIC: BAR0, DMA, CQs, transmit requester, receive engine and responder, MPA framer and deframer",
             generate: || generate("rnic_top", RnicTop::default()),
+        },
+        Design {
+            name: "rnic_board_uart_bridge",
+            summary: "board UART bridge: 8N1 requests to an AXI4-Lite master (BAR0) and a host-memory port",
+            generate: || generate("rnic_board_uart_bridge", UartBridge::default()),
+        },
+        Design {
+            name: "rnic_board_host_mem",
+            summary: "board host memory: 64 KiB of block RAM as an AXI4 slave, with a 32-bit host port",
+            generate: || generate("rnic_board_host_mem", DevMem::<13>::default()),
         },
     ]
 }

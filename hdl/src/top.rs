@@ -13,6 +13,10 @@
 //! markers; each QP's stream keeps its own marker position in each direction (from 0 when
 //! the QP is written in RESET), so connections with different options share the streams.
 //!
+//! Stream rings (BAR0 0x3000, off after reset): for a card without a TCP engine, the TX
+//! stream can go to a ring in host memory instead of `m_axis_tx_*`, and the RX stream come
+//! from one instead of `s_axis_rx_*`, so that the driver carries them over kernel sockets.
+//!
 //! Device memory (32 KiB of on-chip RAM) sits behind an IOVA window in front of the DMA
 //! master's AXI port: MRs whose IOVAs lie there are served on chip, and BAR0 reaches the
 //! same RAM from 0x8000 on.
@@ -26,7 +30,9 @@ use rnic_proto::model::RnicConfig;
 use crate::atomic::AtomicUnit;
 use crate::common::SmallFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
-use crate::host::{AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch};
+use crate::host::{
+    AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing, StreamTxRing,
+};
 use crate::mpa::{MpaRx, MpaTx, Positions};
 use crate::rdmap::{RdmapRx, TxRequest};
 
@@ -104,10 +110,17 @@ pub struct RnicTop {
     window: AxiWindow<15>,
     /// Device memory: 32 KiB of on-chip RAM, MRs like host memory, BAR0 from 0x8000 on.
     dev_mem: DevMem<12>,
-    /// Clients: 0 SQ WQEs, 1 transmit payload, 2 RQ WQEs, 3 atomic targets.
-    reads: DmaReadArb<4, 256, 128>,
-    /// Clients: 0 CQEs, 1 placement, 2 atomic write-backs.
-    writes: DmaWriteArb<3, 192, 96, 192, 24>,
+    /// Clients: 0 SQ WQEs, 1 transmit payload, 2 RQ WQEs, 3 atomic targets, 4 the RX
+    /// stream ring.
+    reads: DmaReadArb<5, 320, 160>,
+    /// Clients: 0 CQEs, 1 placement, 2 atomic write-backs, 3 the TX stream ring.
+    writes: DmaWriteArb<4, 256, 128, 256, 32>,
+    /// The streams through host memory, when the driver turns them on.
+    tx_ring: StreamTxRing,
+    rx_ring: StreamRxRing,
+    /// The rings' register pages (BAR0 offset bits 15..5).
+    tx_ring_page: Constant<Bits<11>>,
+    rx_ring_page: Constant<Bits<11>>,
     /// The responder's one atomic unit: every QP's atomics in arrival order (RFC 7306 §5.3).
     atomics: AtomicUnit,
     cqs: CqWriter<6, 64>,
@@ -233,6 +246,10 @@ impl Default for RnicTop {
             dev_mem: Default::default(),
             reads: Default::default(),
             writes: Default::default(),
+            tx_ring: Default::default(),
+            rx_ring: Default::default(),
+            tx_ring_page: crate::common::constant((rnic_proto::host::regs::TX_RING >> 5) as u64),
+            rx_ring_page: crate::common::constant((rnic_proto::host::regs::RX_RING >> 5) as u64),
             atomics: Default::default(),
             cqs: Default::default(),
             sq: Default::default(),
@@ -276,7 +293,7 @@ impl Default for RnicTop {
 impl Logic for RnicTop {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, ctrl, dma, window, dev_mem, reads, writes, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
+        clock!(self, clock, ctrl, dma, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
         dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due, rx_stuck, rx_broken);
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
@@ -302,6 +319,8 @@ impl Logic for RnicTop {
         self.dev_mem.reset.next = self.reset_q.q.val();
         self.reads.reset.next = self.reset_q.q.val();
         self.writes.reset.next = self.reset_q.q.val();
+        self.tx_ring.reset.next = self.reset_q.q.val();
+        self.rx_ring.reset.next = self.reset_q.q.val();
         self.atomics.reset.next = self.reset_q.q.val();
         self.cqs.reset.next = self.reset_q.q.val();
         self.sq.reset.next = self.reset_q.q.val();
@@ -465,19 +484,23 @@ impl Logic for RnicTop {
         self.ctrl.dm_rd_data.next = self.dev_mem.h_rd_data.val();
 
         // DMA reads: client 0 fetches SQ WQEs, client 1 reads payload, client 2 RQ WQEs,
-        // client 3 atomic targets.
-        self.reads.s_req_valid.next = bit_cast::<4, 1>(self.sq.m_req_valid.val().into())
-            | (bit_cast::<4, 1>(self.payload.m_req_valid.val().into()) << 1)
-            | (bit_cast::<4, 1>(self.rq.m_req_valid.val().into()) << 2)
-            | (bit_cast::<4, 1>(self.atomics.m_rd_req_valid.val().into()) << 3);
-        self.reads.s_req_addr.next = bit_cast::<256, 64>(self.sq.m_req_addr.val())
-            | (bit_cast::<256, 64>(self.payload.m_req_addr.val()) << 64)
-            | (bit_cast::<256, 64>(self.rq.m_req_addr.val()) << 128)
-            | (bit_cast::<256, 64>(self.atomics.m_rd_req_addr.val()) << 192);
-        self.reads.s_req_len.next = bit_cast::<128, 32>(self.sq.m_req_len.val())
-            | (bit_cast::<128, 32>(self.payload.m_req_len.val()) << 32)
-            | (bit_cast::<128, 32>(self.rq.m_req_len.val()) << 64)
-            | (bit_cast::<128, 32>(self.atomics.m_rd_req_len.val()) << 96);
+        // client 3 atomic targets, client 4 empties the RX stream ring.
+        self.reads.s_req_valid.next = bit_cast::<5, 1>(self.sq.m_req_valid.val().into())
+            | (bit_cast::<5, 1>(self.payload.m_req_valid.val().into()) << 1)
+            | (bit_cast::<5, 1>(self.rq.m_req_valid.val().into()) << 2)
+            | (bit_cast::<5, 1>(self.atomics.m_rd_req_valid.val().into()) << 3)
+            | (bit_cast::<5, 1>(self.rx_ring.m_rd_req_valid.val().into()) << 4);
+        self.reads.s_req_addr.next = bit_cast::<320, 64>(self.sq.m_req_addr.val())
+            | (bit_cast::<320, 64>(self.payload.m_req_addr.val()) << 64)
+            | (bit_cast::<320, 64>(self.rq.m_req_addr.val()) << 128)
+            | (bit_cast::<320, 64>(self.atomics.m_rd_req_addr.val()) << 192)
+            | (bit_cast::<320, 64>(self.rx_ring.m_rd_req_addr.val()) << 256);
+        self.reads.s_req_len.next = bit_cast::<160, 32>(self.sq.m_req_len.val())
+            | (bit_cast::<160, 32>(self.payload.m_req_len.val()) << 32)
+            | (bit_cast::<160, 32>(self.rq.m_req_len.val()) << 64)
+            | (bit_cast::<160, 32>(self.atomics.m_rd_req_len.val()) << 96)
+            | (bit_cast::<160, 32>(self.rx_ring.m_rd_req_len.val()) << 128);
+        self.rx_ring.m_rd_req_ready.next = self.reads.s_req_ready.val().get_bit(4);
         self.atomics.m_rd_req_ready.next = self.reads.s_req_ready.val().get_bit(3);
         self.sq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(0);
         self.payload.m_req_ready.next = self.reads.s_req_ready.val().get_bit(1);
@@ -518,43 +541,59 @@ impl Logic for RnicTop {
         self.atomics.s_rd_tkeep.next = self.reads.m_rd_tkeep.val();
         self.atomics.s_rd_tlast.next = self.reads.m_rd_tlast.val();
         self.atomics.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(3);
-        self.reads.m_rd_tready.next = bit_cast::<4, 1>(self.sq.s_rd_tready.val().into())
-            | (bit_cast::<4, 1>(self.payload.s_rd_tready.val().into()) << 1)
-            | (bit_cast::<4, 1>(self.rq.s_rd_tready.val().into()) << 2)
-            | (bit_cast::<4, 1>(self.atomics.s_rd_tready.val().into()) << 3);
+        self.rx_ring.s_rd_tdata.next = self.reads.m_rd_tdata.val();
+        self.rx_ring.s_rd_terror.next = self.reads.m_rd_terror.val();
+        self.rx_ring.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(4);
+        self.reads.m_rd_tready.next = bit_cast::<5, 1>(self.sq.s_rd_tready.val().into())
+            | (bit_cast::<5, 1>(self.payload.s_rd_tready.val().into()) << 1)
+            | (bit_cast::<5, 1>(self.rq.s_rd_tready.val().into()) << 2)
+            | (bit_cast::<5, 1>(self.atomics.s_rd_tready.val().into()) << 3)
+            | (bit_cast::<5, 1>(self.rx_ring.s_rd_tready.val().into()) << 4);
 
         // DMA writes: client 0 writes CQEs, client 1 places received payload, client 2
-        // writes atomic results back.
-        self.writes.s_req_valid.next = bit_cast::<3, 1>(self.cqs.m_req_valid.val().into())
-            | (bit_cast::<3, 1>(self.receiver.m_wr_req_valid.val().into()) << 1)
-            | (bit_cast::<3, 1>(self.atomics.m_wr_req_valid.val().into()) << 2);
-        self.writes.s_req_addr.next = bit_cast::<192, 64>(self.cqs.m_req_addr.val())
-            | (bit_cast::<192, 64>(self.receiver.m_wr_req_addr.val()) << 64)
-            | (bit_cast::<192, 64>(self.atomics.m_wr_req_addr.val()) << 128);
-        self.writes.s_req_len.next = bit_cast::<96, 32>(self.cqs.m_req_len.val())
-            | (bit_cast::<96, 32>(self.receiver.m_wr_req_len.val()) << 32)
-            | (bit_cast::<96, 32>(self.atomics.m_wr_req_len.val()) << 64);
+        // writes atomic results back, client 3 fills the TX stream ring.
+        self.writes.s_req_valid.next = bit_cast::<4, 1>(self.cqs.m_req_valid.val().into())
+            | (bit_cast::<4, 1>(self.receiver.m_wr_req_valid.val().into()) << 1)
+            | (bit_cast::<4, 1>(self.atomics.m_wr_req_valid.val().into()) << 2)
+            | (bit_cast::<4, 1>(self.tx_ring.m_wr_req_valid.val().into()) << 3);
+        self.writes.s_req_addr.next = bit_cast::<256, 64>(self.cqs.m_req_addr.val())
+            | (bit_cast::<256, 64>(self.receiver.m_wr_req_addr.val()) << 64)
+            | (bit_cast::<256, 64>(self.atomics.m_wr_req_addr.val()) << 128)
+            | (bit_cast::<256, 64>(self.tx_ring.m_wr_req_addr.val()) << 192);
+        self.writes.s_req_len.next = bit_cast::<128, 32>(self.cqs.m_req_len.val())
+            | (bit_cast::<128, 32>(self.receiver.m_wr_req_len.val()) << 32)
+            | (bit_cast::<128, 32>(self.atomics.m_wr_req_len.val()) << 64)
+            | (bit_cast::<128, 32>(self.tx_ring.m_wr_req_len.val()) << 96);
         self.cqs.m_req_ready.next = self.writes.s_req_ready.val().get_bit(0);
         self.receiver.m_wr_req_ready.next = self.writes.s_req_ready.val().get_bit(1);
         self.atomics.m_wr_req_ready.next = self.writes.s_req_ready.val().get_bit(2);
-        self.writes.s_wr_tdata.next = bit_cast::<192, 64>(self.cqs.m_axis_tdata.val())
-            | (bit_cast::<192, 64>(self.receiver.m_wr_tdata.val()) << 64)
-            | (bit_cast::<192, 64>(self.atomics.m_wr_tdata.val()) << 128);
-        self.writes.s_wr_tkeep.next = bit_cast::<24, 8>(self.cqs.m_axis_tkeep.val())
-            | (bit_cast::<24, 8>(self.receiver.m_wr_tkeep.val()) << 8)
-            | (bit_cast::<24, 8>(self.atomics.m_wr_tkeep.val()) << 16);
-        self.writes.s_wr_tlast.next = bit_cast::<3, 1>(self.cqs.m_axis_tlast.val().into())
-            | (bit_cast::<3, 1>(self.receiver.m_wr_tlast.val().into()) << 1)
-            | (bit_cast::<3, 1>(self.atomics.m_wr_tlast.val().into()) << 2);
-        self.writes.s_wr_tvalid.next = bit_cast::<3, 1>(self.cqs.m_axis_tvalid.val().into())
-            | (bit_cast::<3, 1>(self.receiver.m_wr_tvalid.val().into()) << 1)
-            | (bit_cast::<3, 1>(self.atomics.m_wr_tvalid.val().into()) << 2);
+        self.writes.s_wr_tdata.next = bit_cast::<256, 64>(self.cqs.m_axis_tdata.val())
+            | (bit_cast::<256, 64>(self.receiver.m_wr_tdata.val()) << 64)
+            | (bit_cast::<256, 64>(self.atomics.m_wr_tdata.val()) << 128)
+            | (bit_cast::<256, 64>(self.tx_ring.m_wr_tdata.val()) << 192);
+        self.writes.s_wr_tkeep.next = bit_cast::<32, 8>(self.cqs.m_axis_tkeep.val())
+            | (bit_cast::<32, 8>(self.receiver.m_wr_tkeep.val()) << 8)
+            | (bit_cast::<32, 8>(self.atomics.m_wr_tkeep.val()) << 16)
+            | (bit_cast::<32, 8>(self.tx_ring.m_wr_tkeep.val()) << 24);
+        self.writes.s_wr_tlast.next = bit_cast::<4, 1>(self.cqs.m_axis_tlast.val().into())
+            | (bit_cast::<4, 1>(self.receiver.m_wr_tlast.val().into()) << 1)
+            | (bit_cast::<4, 1>(self.atomics.m_wr_tlast.val().into()) << 2)
+            | (bit_cast::<4, 1>(self.tx_ring.m_wr_tlast.val().into()) << 3);
+        self.writes.s_wr_tvalid.next = bit_cast::<4, 1>(self.cqs.m_axis_tvalid.val().into())
+            | (bit_cast::<4, 1>(self.receiver.m_wr_tvalid.val().into()) << 1)
+            | (bit_cast::<4, 1>(self.atomics.m_wr_tvalid.val().into()) << 2)
+            | (bit_cast::<4, 1>(self.tx_ring.m_wr_tvalid.val().into()) << 3);
         self.cqs.m_axis_tready.next = self.writes.s_wr_tready.val().get_bit(0);
         self.receiver.m_wr_tready.next = self.writes.s_wr_tready.val().get_bit(1);
         self.atomics.m_wr_tready.next = self.writes.s_wr_tready.val().get_bit(2);
         self.cqs.s_done_valid.next = self.writes.m_done_valid.val().get_bit(0);
         self.receiver.s_wr_done_valid.next = self.writes.m_done_valid.val().get_bit(1);
         self.atomics.s_wr_done_valid.next = self.writes.m_done_valid.val().get_bit(2);
+        self.tx_ring.m_wr_req_ready.next = self.writes.s_req_ready.val().get_bit(3);
+        self.tx_ring.m_wr_tready.next = self.writes.s_wr_tready.val().get_bit(3);
+        self.tx_ring.s_wr_done_valid.next = self.writes.m_done_valid.val().get_bit(3);
+        self.tx_ring.s_wr_done_error.next = self.writes.m_done_error.val();
+
 
         // Checked Atomic Requests to the atomic unit; its values back to the receive
         // engine's Atomic Response jobs.
@@ -736,13 +775,40 @@ impl Logic for RnicTop {
         if self.segmenter.m_axis_tvalid.val() & self.segmenter.m_axis_tready.val() {
             self.tx_first.d.next = self.segmenter.m_axis_tlast.val();
         }
-        self.m_axis_tx_tdata.next = self.framer.m_axis_tdata.val();
-        self.m_axis_tx_tkeep.next = self.framer.m_axis_tkeep.val();
-        self.m_axis_tx_tlast.next = self.framer.m_axis_tlast.val();
-        self.m_axis_tx_tvalid.next = self.framer.m_axis_tvalid.val();
-        self.framer.m_axis_tready.next = self.m_axis_tx_tready.val();
-        self.m_axis_tx_tuser.next = self.tx_conns.m_data.val().get_bits::<16>(0);
-        self.tx_conns.m_ready.next = self.framer.m_axis_tvalid.val() & self.m_axis_tx_tready.val() & self.framer.m_axis_tlast.val();
+        // The TX stream: to the port, or into the TX stream ring when it is on.
+        self.tx_ring.s_tx_tdata.next = self.framer.m_axis_tdata.val();
+        self.tx_ring.s_tx_tkeep.next = self.framer.m_axis_tkeep.val();
+        self.tx_ring.s_tx_tlast.next = self.framer.m_axis_tlast.val();
+        self.tx_ring.s_tx_tvalid.next = self.framer.m_axis_tvalid.val();
+        self.tx_ring.s_tx_tuser.next = self.tx_conns.m_data.val().get_bits::<16>(0);
+        self.framer.m_axis_tready.next = self.tx_ring.s_tx_tready.val();
+        self.tx_conns.m_ready.next =
+            self.framer.m_axis_tvalid.val() & self.tx_ring.s_tx_tready.val() & self.framer.m_axis_tlast.val();
+        self.m_axis_tx_tdata.next = self.tx_ring.m_tx_tdata.val();
+        self.m_axis_tx_tkeep.next = self.tx_ring.m_tx_tkeep.val();
+        self.m_axis_tx_tlast.next = self.tx_ring.m_tx_tlast.val();
+        self.m_axis_tx_tvalid.next = self.tx_ring.m_tx_tvalid.val();
+        self.m_axis_tx_tuser.next = self.tx_ring.m_tx_tuser.val();
+        self.tx_ring.m_tx_tready.next = self.m_axis_tx_tready.val();
+        // The RX stream: from the port, or from the RX stream ring when it is on.
+        self.rx_ring.s_rx_tdata.next = self.s_axis_rx_tdata.val();
+        self.rx_ring.s_rx_tkeep.next = self.s_axis_rx_tkeep.val();
+        self.rx_ring.s_rx_tlast.next = self.s_axis_rx_tlast.val();
+        self.rx_ring.s_rx_tuser.next = self.s_axis_rx_tuser.val();
+        self.rx_ring.s_rx_tvalid.next = self.s_axis_rx_tvalid.val();
+        self.s_axis_rx_tready.next = self.rx_ring.s_rx_tready.val();
+        // The rings' registers.
+        self.tx_ring.page.next = self.tx_ring_page.val();
+        self.rx_ring.page.next = self.rx_ring_page.val();
+        self.tx_ring.wr_en.next = self.ctrl.ext_wr_en.val();
+        self.tx_ring.wr_addr.next = self.ctrl.ext_wr_addr.val();
+        self.tx_ring.wr_data.next = self.ctrl.ext_wr_data.val();
+        self.tx_ring.rd_addr.next = self.ctrl.ext_rd_addr.val();
+        self.rx_ring.wr_en.next = self.ctrl.ext_wr_en.val();
+        self.rx_ring.wr_addr.next = self.ctrl.ext_wr_addr.val();
+        self.rx_ring.wr_data.next = self.ctrl.ext_wr_data.val();
+        self.rx_ring.rd_addr.next = self.ctrl.ext_rd_addr.val();
+        self.ctrl.ext_rd_data.next = self.tx_ring.rd_data.val() | self.rx_ring.rd_data.val();
 
         // The receive side. Each FPDU's QP is queued at its last beat and taken when its
         // ULPDU leaves the deframer; it is also queued at its first beat and taken when the
@@ -770,7 +836,7 @@ impl Logic for RnicTop {
         self.rx_positions.write_value.next = self.deframer.end_to_marker.val().get_bits::<9>(0);
         self.rx_positions.clear.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
         self.rx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
-        self.rx_open.next = (((self.rx_qps.s_ready.val() | !self.s_axis_rx_tlast.val())
+        self.rx_open.next = (((self.rx_qps.s_ready.val() | !self.rx_ring.m_rx_tlast.val())
             & (self.rx_fpdus.s_ready.val() | !self.rx_first.q.val()))
             | self.deframer.failed.val()
             | self.rx_broken.q.val())
@@ -782,7 +848,7 @@ impl Logic for RnicTop {
         // broken: the receive path stops and drops the stream, as after a bad FPDU, and the
         // QP of the FPDU the deframer waited on fails.
         self.rx_stuck.d.next = 0.into();
-        if self.s_axis_rx_tvalid.val() & !self.rx_open.val() & !self.deframer.m_axis_tvalid.val() {
+        if self.rx_ring.m_rx_tvalid.val() & !self.rx_open.val() & !self.deframer.m_axis_tvalid.val() {
             self.rx_stuck.d.next = self.rx_stuck.q.val() + 1;
         }
         if self.rx_break.val() {
@@ -791,23 +857,23 @@ impl Logic for RnicTop {
         if self.reset_q.q.val() {
             self.rx_broken.d.next = false;
         }
-        self.rx_qps.s_data.next = self.s_axis_rx_tuser.val();
-        self.rx_qps.s_valid.next = self.s_axis_rx_tvalid.val()
-            & self.s_axis_rx_tlast.val()
+        self.rx_qps.s_data.next = self.rx_ring.m_rx_tuser.val();
+        self.rx_qps.s_valid.next = self.rx_ring.m_rx_tvalid.val()
+            & self.rx_ring.m_rx_tlast.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();
-        self.rx_fpdus.s_data.next = self.s_axis_rx_tuser.val().get_bits::<6>(0);
-        self.rx_fpdus.s_valid.next = self.s_axis_rx_tvalid.val()
+        self.rx_fpdus.s_data.next = self.rx_ring.m_rx_tuser.val().get_bits::<6>(0);
+        self.rx_fpdus.s_valid.next = self.rx_ring.m_rx_tvalid.val()
             & self.rx_first.q.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();
-        if self.s_axis_rx_tvalid.val() & self.deframer.s_axis_tready.val() & self.rx_open.val() {
-            self.rx_first.d.next = self.s_axis_rx_tlast.val();
+        if self.rx_ring.m_rx_tvalid.val() & self.deframer.s_axis_tready.val() & self.rx_open.val() {
+            self.rx_first.d.next = self.rx_ring.m_rx_tlast.val();
         }
-        self.deframer.s_axis_tdata.next = self.s_axis_rx_tdata.val();
-        self.deframer.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
-        self.deframer.s_axis_tvalid.next = self.s_axis_rx_tvalid.val() & self.rx_open.val() & !self.rx_broken.q.val();
-        self.s_axis_rx_tready.next =
+        self.deframer.s_axis_tdata.next = self.rx_ring.m_rx_tdata.val();
+        self.deframer.s_axis_tkeep.next = self.rx_ring.m_rx_tkeep.val();
+        self.deframer.s_axis_tvalid.next = self.rx_ring.m_rx_tvalid.val() & self.rx_open.val() & !self.rx_broken.q.val();
+        self.rx_ring.m_rx_tready.next =
             (self.deframer.s_axis_tready.val() & self.rx_open.val()) | (self.rx_broken.q.val() & !self.reset_q.q.val());
         self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
         self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();

@@ -66,6 +66,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     input wire  [15:0] s_axis_rx_tuser;
     
     // Constant declarations
+    localparam  tx_ring_page = 11'b110000000;
+    localparam  rx_ring_page = 11'b110000001;
     localparam  tag_rx_job = 32'h10000;
     localparam  tag_crc = 32'h20000;
     localparam  one_q = 64'h1;
@@ -130,6 +132,11 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  ctrl$dm_rd_en;
     wire  [15:0] ctrl$dm_rd_addr;
     reg  [31:0] ctrl$dm_rd_data;
+    wire  ctrl$ext_wr_en;
+    wire  [15:0] ctrl$ext_wr_addr;
+    wire  [31:0] ctrl$ext_wr_data;
+    wire  [15:0] ctrl$ext_rd_addr;
+    reg  [31:0] ctrl$ext_rd_data;
     reg  dma$clock;
     reg  dma$reset;
     reg  dma$s_rd_req_valid;
@@ -294,10 +301,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [31:0] dev_mem$h_rd_data;
     reg  reads$clock;
     reg  reads$reset;
-    reg  [3:0] reads$s_req_valid;
-    wire  [3:0] reads$s_req_ready;
-    reg  [255:0] reads$s_req_addr;
-    reg  [127:0] reads$s_req_len;
+    reg  [4:0] reads$s_req_valid;
+    wire  [4:0] reads$s_req_ready;
+    reg  [319:0] reads$s_req_addr;
+    reg  [159:0] reads$s_req_len;
     wire  reads$m_req_valid;
     reg  reads$m_req_ready;
     wire  [63:0] reads$m_req_addr;
@@ -313,20 +320,20 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [7:0] reads$m_rd_tkeep;
     wire  reads$m_rd_tlast;
     wire  reads$m_rd_terror;
-    wire  [3:0] reads$m_rd_tvalid;
-    reg  [3:0] reads$m_rd_tready;
+    wire  [4:0] reads$m_rd_tvalid;
+    reg  [4:0] reads$m_rd_tready;
     reg  writes$clock;
     reg  writes$reset;
-    reg  [2:0] writes$s_req_valid;
-    wire  [2:0] writes$s_req_ready;
-    reg  [191:0] writes$s_req_addr;
-    reg  [95:0] writes$s_req_len;
-    reg  [191:0] writes$s_wr_tdata;
-    reg  [23:0] writes$s_wr_tkeep;
-    reg  [2:0] writes$s_wr_tlast;
-    reg  [2:0] writes$s_wr_tvalid;
-    wire  [2:0] writes$s_wr_tready;
-    wire  [2:0] writes$m_done_valid;
+    reg  [3:0] writes$s_req_valid;
+    wire  [3:0] writes$s_req_ready;
+    reg  [255:0] writes$s_req_addr;
+    reg  [127:0] writes$s_req_len;
+    reg  [255:0] writes$s_wr_tdata;
+    reg  [31:0] writes$s_wr_tkeep;
+    reg  [3:0] writes$s_wr_tlast;
+    reg  [3:0] writes$s_wr_tvalid;
+    wire  [3:0] writes$s_wr_tready;
+    wire  [3:0] writes$m_done_valid;
     wire  writes$m_done_error;
     wire  writes$m_req_valid;
     reg  writes$m_req_ready;
@@ -341,6 +348,65 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  writes$s_done_valid;
     reg  [7:0] writes$s_done_tag;
     reg  writes$s_done_error;
+    reg  tx_ring$clock;
+    reg  tx_ring$reset;
+    reg  tx_ring$wr_en;
+    reg  [15:0] tx_ring$wr_addr;
+    reg  [31:0] tx_ring$wr_data;
+    reg  [15:0] tx_ring$rd_addr;
+    wire  [31:0] tx_ring$rd_data;
+    reg  [10:0] tx_ring$page;
+    reg  [63:0] tx_ring$s_tx_tdata;
+    reg  [7:0] tx_ring$s_tx_tkeep;
+    reg  tx_ring$s_tx_tlast;
+    reg  [15:0] tx_ring$s_tx_tuser;
+    reg  tx_ring$s_tx_tvalid;
+    wire  tx_ring$s_tx_tready;
+    wire  [63:0] tx_ring$m_tx_tdata;
+    wire  [7:0] tx_ring$m_tx_tkeep;
+    wire  tx_ring$m_tx_tlast;
+    wire  [15:0] tx_ring$m_tx_tuser;
+    wire  tx_ring$m_tx_tvalid;
+    reg  tx_ring$m_tx_tready;
+    wire  tx_ring$m_wr_req_valid;
+    reg  tx_ring$m_wr_req_ready;
+    wire  [63:0] tx_ring$m_wr_req_addr;
+    wire  [31:0] tx_ring$m_wr_req_len;
+    wire  [63:0] tx_ring$m_wr_tdata;
+    wire  [7:0] tx_ring$m_wr_tkeep;
+    wire  tx_ring$m_wr_tlast;
+    wire  tx_ring$m_wr_tvalid;
+    reg  tx_ring$m_wr_tready;
+    reg  tx_ring$s_wr_done_valid;
+    reg  tx_ring$s_wr_done_error;
+    reg  rx_ring$clock;
+    reg  rx_ring$reset;
+    reg  rx_ring$wr_en;
+    reg  [15:0] rx_ring$wr_addr;
+    reg  [31:0] rx_ring$wr_data;
+    reg  [15:0] rx_ring$rd_addr;
+    wire  [31:0] rx_ring$rd_data;
+    reg  [10:0] rx_ring$page;
+    reg  [63:0] rx_ring$s_rx_tdata;
+    reg  [7:0] rx_ring$s_rx_tkeep;
+    reg  rx_ring$s_rx_tlast;
+    reg  [15:0] rx_ring$s_rx_tuser;
+    reg  rx_ring$s_rx_tvalid;
+    wire  rx_ring$s_rx_tready;
+    wire  [63:0] rx_ring$m_rx_tdata;
+    wire  [7:0] rx_ring$m_rx_tkeep;
+    wire  rx_ring$m_rx_tlast;
+    wire  [15:0] rx_ring$m_rx_tuser;
+    wire  rx_ring$m_rx_tvalid;
+    reg  rx_ring$m_rx_tready;
+    wire  rx_ring$m_rd_req_valid;
+    reg  rx_ring$m_rd_req_ready;
+    wire  [63:0] rx_ring$m_rd_req_addr;
+    wire  [31:0] rx_ring$m_rd_req_len;
+    reg  [63:0] rx_ring$s_rd_tdata;
+    reg  rx_ring$s_rd_terror;
+    reg  rx_ring$s_rd_tvalid;
+    wire  rx_ring$s_rd_tready;
     reg  atomics$clock;
     reg  atomics$reset;
     reg  atomics$s_op_valid;
@@ -868,7 +934,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .dm_wr_strb(ctrl$dm_wr_strb),
         .dm_rd_en(ctrl$dm_rd_en),
         .dm_rd_addr(ctrl$dm_rd_addr),
-        .dm_rd_data(ctrl$dm_rd_data)
+        .dm_rd_data(ctrl$dm_rd_data),
+        .ext_wr_en(ctrl$ext_wr_en),
+        .ext_wr_addr(ctrl$ext_wr_addr),
+        .ext_wr_data(ctrl$ext_wr_data),
+        .ext_rd_addr(ctrl$ext_rd_addr),
+        .ext_rd_data(ctrl$ext_rd_data)
     );
     rnic_top$dma dma(
         .clock(dma$clock),
@@ -1090,6 +1161,69 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_done_valid(writes$s_done_valid),
         .s_done_tag(writes$s_done_tag),
         .s_done_error(writes$s_done_error)
+    );
+    rnic_top$tx_ring tx_ring(
+        .clock(tx_ring$clock),
+        .reset(tx_ring$reset),
+        .wr_en(tx_ring$wr_en),
+        .wr_addr(tx_ring$wr_addr),
+        .wr_data(tx_ring$wr_data),
+        .rd_addr(tx_ring$rd_addr),
+        .rd_data(tx_ring$rd_data),
+        .page(tx_ring$page),
+        .s_tx_tdata(tx_ring$s_tx_tdata),
+        .s_tx_tkeep(tx_ring$s_tx_tkeep),
+        .s_tx_tlast(tx_ring$s_tx_tlast),
+        .s_tx_tuser(tx_ring$s_tx_tuser),
+        .s_tx_tvalid(tx_ring$s_tx_tvalid),
+        .s_tx_tready(tx_ring$s_tx_tready),
+        .m_tx_tdata(tx_ring$m_tx_tdata),
+        .m_tx_tkeep(tx_ring$m_tx_tkeep),
+        .m_tx_tlast(tx_ring$m_tx_tlast),
+        .m_tx_tuser(tx_ring$m_tx_tuser),
+        .m_tx_tvalid(tx_ring$m_tx_tvalid),
+        .m_tx_tready(tx_ring$m_tx_tready),
+        .m_wr_req_valid(tx_ring$m_wr_req_valid),
+        .m_wr_req_ready(tx_ring$m_wr_req_ready),
+        .m_wr_req_addr(tx_ring$m_wr_req_addr),
+        .m_wr_req_len(tx_ring$m_wr_req_len),
+        .m_wr_tdata(tx_ring$m_wr_tdata),
+        .m_wr_tkeep(tx_ring$m_wr_tkeep),
+        .m_wr_tlast(tx_ring$m_wr_tlast),
+        .m_wr_tvalid(tx_ring$m_wr_tvalid),
+        .m_wr_tready(tx_ring$m_wr_tready),
+        .s_wr_done_valid(tx_ring$s_wr_done_valid),
+        .s_wr_done_error(tx_ring$s_wr_done_error)
+    );
+    rnic_top$rx_ring rx_ring(
+        .clock(rx_ring$clock),
+        .reset(rx_ring$reset),
+        .wr_en(rx_ring$wr_en),
+        .wr_addr(rx_ring$wr_addr),
+        .wr_data(rx_ring$wr_data),
+        .rd_addr(rx_ring$rd_addr),
+        .rd_data(rx_ring$rd_data),
+        .page(rx_ring$page),
+        .s_rx_tdata(rx_ring$s_rx_tdata),
+        .s_rx_tkeep(rx_ring$s_rx_tkeep),
+        .s_rx_tlast(rx_ring$s_rx_tlast),
+        .s_rx_tuser(rx_ring$s_rx_tuser),
+        .s_rx_tvalid(rx_ring$s_rx_tvalid),
+        .s_rx_tready(rx_ring$s_rx_tready),
+        .m_rx_tdata(rx_ring$m_rx_tdata),
+        .m_rx_tkeep(rx_ring$m_rx_tkeep),
+        .m_rx_tlast(rx_ring$m_rx_tlast),
+        .m_rx_tuser(rx_ring$m_rx_tuser),
+        .m_rx_tvalid(rx_ring$m_rx_tvalid),
+        .m_rx_tready(rx_ring$m_rx_tready),
+        .m_rd_req_valid(rx_ring$m_rd_req_valid),
+        .m_rd_req_ready(rx_ring$m_rd_req_ready),
+        .m_rd_req_addr(rx_ring$m_rd_req_addr),
+        .m_rd_req_len(rx_ring$m_rd_req_len),
+        .s_rd_tdata(rx_ring$s_rd_tdata),
+        .s_rd_terror(rx_ring$s_rd_terror),
+        .s_rd_tvalid(rx_ring$s_rd_tvalid),
+        .s_rd_tready(rx_ring$s_rd_tready)
     );
     rnic_top$atomics atomics(
         .clock(atomics$clock),
@@ -1609,6 +1743,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         dev_mem$clock = clock;
         reads$clock = clock;
         writes$clock = clock;
+        tx_ring$clock = clock;
+        rx_ring$clock = clock;
         atomics$clock = clock;
         cqs$clock = clock;
         sq$clock = clock;
@@ -1661,6 +1797,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         dev_mem$reset = reset_q$q;
         reads$reset = reset_q$q;
         writes$reset = reset_q$q;
+        tx_ring$reset = reset_q$q;
+        rx_ring$reset = reset_q$q;
         atomics$reset = reset_q$q;
         cqs$reset = reset_q$q;
         sq$reset = reset_q$q;
@@ -1803,9 +1941,10 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         dev_mem$h_rd_en = ctrl$dm_rd_en;
         dev_mem$h_rd_addr = ctrl$dm_rd_addr;
         ctrl$dm_rd_data = dev_mem$h_rd_data;
-        reads$s_req_valid = ((sq$m_req_valid) & 4'hf) | (((payload$m_req_valid) & 4'hf) << 32'h1) | (((rq$m_req_valid) & 4'hf) << 32'h2) | (((atomics$m_rd_req_valid) & 4'hf) << 32'h3);
-        reads$s_req_addr = ((sq$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((payload$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rq$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((atomics$m_rd_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
-        reads$s_req_len = ((sq$m_req_len) & 128'hffffffffffffffffffffffffffffffff) | (((payload$m_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((rq$m_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_rd_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h60);
+        reads$s_req_valid = ((sq$m_req_valid) & 5'h1f) | (((payload$m_req_valid) & 5'h1f) << 32'h1) | (((rq$m_req_valid) & 5'h1f) << 32'h2) | (((atomics$m_rd_req_valid) & 5'h1f) << 32'h3) | (((rx_ring$m_rd_req_valid) & 5'h1f) << 32'h4);
+        reads$s_req_addr = ((sq$m_req_addr) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((payload$m_req_addr) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((rq$m_req_addr) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((atomics$m_rd_req_addr) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((rx_ring$m_rd_req_addr) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100);
+        reads$s_req_len = ((sq$m_req_len) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((payload$m_req_len) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((rq$m_req_len) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_rd_req_len) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((rx_ring$m_rd_req_len) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+        rx_ring$m_rd_req_ready = reads$s_req_ready[32'h4];
         atomics$m_rd_req_ready = reads$s_req_ready[32'h3];
         sq$m_req_ready = reads$s_req_ready[32'h0];
         payload$m_req_ready = reads$s_req_ready[32'h1];
@@ -1846,23 +1985,30 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         atomics$s_rd_tkeep = reads$m_rd_tkeep;
         atomics$s_rd_tlast = reads$m_rd_tlast;
         atomics$s_rd_tvalid = reads$m_rd_tvalid[32'h3];
-        reads$m_rd_tready = ((sq$s_rd_tready) & 4'hf) | (((payload$s_rd_tready) & 4'hf) << 32'h1) | (((rq$s_rd_tready) & 4'hf) << 32'h2) | (((atomics$s_rd_tready) & 4'hf) << 32'h3);
-        writes$s_req_valid = ((cqs$m_req_valid) & 3'h7) | (((receiver$m_wr_req_valid) & 3'h7) << 32'h1) | (((atomics$m_wr_req_valid) & 3'h7) << 32'h2);
-        writes$s_req_addr = ((cqs$m_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((receiver$m_wr_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_wr_req_addr) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80);
-        writes$s_req_len = ((cqs$m_req_len) & 96'hffffffffffffffffffffffff) | (((receiver$m_wr_req_len) & 96'hffffffffffffffffffffffff) << 32'h20) | (((atomics$m_wr_req_len) & 96'hffffffffffffffffffffffff) << 32'h40);
+        rx_ring$s_rd_tdata = reads$m_rd_tdata;
+        rx_ring$s_rd_terror = reads$m_rd_terror;
+        rx_ring$s_rd_tvalid = reads$m_rd_tvalid[32'h4];
+        reads$m_rd_tready = ((sq$s_rd_tready) & 5'h1f) | (((payload$s_rd_tready) & 5'h1f) << 32'h1) | (((rq$s_rd_tready) & 5'h1f) << 32'h2) | (((atomics$s_rd_tready) & 5'h1f) << 32'h3) | (((rx_ring$s_rd_tready) & 5'h1f) << 32'h4);
+        writes$s_req_valid = ((cqs$m_req_valid) & 4'hf) | (((receiver$m_wr_req_valid) & 4'hf) << 32'h1) | (((atomics$m_wr_req_valid) & 4'hf) << 32'h2) | (((tx_ring$m_wr_req_valid) & 4'hf) << 32'h3);
+        writes$s_req_addr = ((cqs$m_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((receiver$m_wr_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_wr_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((tx_ring$m_wr_req_addr) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
+        writes$s_req_len = ((cqs$m_req_len) & 128'hffffffffffffffffffffffffffffffff) | (((receiver$m_wr_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h20) | (((atomics$m_wr_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h40) | (((tx_ring$m_wr_req_len) & 128'hffffffffffffffffffffffffffffffff) << 32'h60);
         cqs$m_req_ready = writes$s_req_ready[32'h0];
         receiver$m_wr_req_ready = writes$s_req_ready[32'h1];
         atomics$m_wr_req_ready = writes$s_req_ready[32'h2];
-        writes$s_wr_tdata = ((cqs$m_axis_tdata) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((receiver$m_wr_tdata) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_wr_tdata) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80);
-        writes$s_wr_tkeep = ((cqs$m_axis_tkeep) & 24'hffffff) | (((receiver$m_wr_tkeep) & 24'hffffff) << 32'h8) | (((atomics$m_wr_tkeep) & 24'hffffff) << 32'h10);
-        writes$s_wr_tlast = ((cqs$m_axis_tlast) & 3'h7) | (((receiver$m_wr_tlast) & 3'h7) << 32'h1) | (((atomics$m_wr_tlast) & 3'h7) << 32'h2);
-        writes$s_wr_tvalid = ((cqs$m_axis_tvalid) & 3'h7) | (((receiver$m_wr_tvalid) & 3'h7) << 32'h1) | (((atomics$m_wr_tvalid) & 3'h7) << 32'h2);
+        writes$s_wr_tdata = ((cqs$m_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((receiver$m_wr_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((atomics$m_wr_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((tx_ring$m_wr_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
+        writes$s_wr_tkeep = ((cqs$m_axis_tkeep) & 32'hffffffff) | (((receiver$m_wr_tkeep) & 32'hffffffff) << 32'h8) | (((atomics$m_wr_tkeep) & 32'hffffffff) << 32'h10) | (((tx_ring$m_wr_tkeep) & 32'hffffffff) << 32'h18);
+        writes$s_wr_tlast = ((cqs$m_axis_tlast) & 4'hf) | (((receiver$m_wr_tlast) & 4'hf) << 32'h1) | (((atomics$m_wr_tlast) & 4'hf) << 32'h2) | (((tx_ring$m_wr_tlast) & 4'hf) << 32'h3);
+        writes$s_wr_tvalid = ((cqs$m_axis_tvalid) & 4'hf) | (((receiver$m_wr_tvalid) & 4'hf) << 32'h1) | (((atomics$m_wr_tvalid) & 4'hf) << 32'h2) | (((tx_ring$m_wr_tvalid) & 4'hf) << 32'h3);
         cqs$m_axis_tready = writes$s_wr_tready[32'h0];
         receiver$m_wr_tready = writes$s_wr_tready[32'h1];
         atomics$m_wr_tready = writes$s_wr_tready[32'h2];
         cqs$s_done_valid = writes$m_done_valid[32'h0];
         receiver$s_wr_done_valid = writes$m_done_valid[32'h1];
         atomics$s_wr_done_valid = writes$m_done_valid[32'h2];
+        tx_ring$m_wr_req_ready = writes$s_req_ready[32'h3];
+        tx_ring$m_wr_tready = writes$s_wr_tready[32'h3];
+        tx_ring$s_wr_done_valid = writes$m_done_valid[32'h3];
+        tx_ring$s_wr_done_error = writes$m_done_error;
         atomics$s_op_valid = receiver$m_atom_valid;
         receiver$m_atom_ready = atomics$s_op_ready;
         atomics$s_op_addr = receiver$m_atom_addr;
@@ -2011,13 +2157,36 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         if (segmenter$m_axis_tvalid & segmenter$m_axis_tready) begin
             tx_first$d = segmenter$m_axis_tlast;
         end
-        m_axis_tx_tdata = framer$m_axis_tdata;
-        m_axis_tx_tkeep = framer$m_axis_tkeep;
-        m_axis_tx_tlast = framer$m_axis_tlast;
-        m_axis_tx_tvalid = framer$m_axis_tvalid;
-        framer$m_axis_tready = m_axis_tx_tready;
-        m_axis_tx_tuser = tx_conns$m_data[(32'h0)+:(16)];
-        tx_conns$m_ready = framer$m_axis_tvalid & m_axis_tx_tready & framer$m_axis_tlast;
+        tx_ring$s_tx_tdata = framer$m_axis_tdata;
+        tx_ring$s_tx_tkeep = framer$m_axis_tkeep;
+        tx_ring$s_tx_tlast = framer$m_axis_tlast;
+        tx_ring$s_tx_tvalid = framer$m_axis_tvalid;
+        tx_ring$s_tx_tuser = tx_conns$m_data[(32'h0)+:(16)];
+        framer$m_axis_tready = tx_ring$s_tx_tready;
+        tx_conns$m_ready = framer$m_axis_tvalid & tx_ring$s_tx_tready & framer$m_axis_tlast;
+        m_axis_tx_tdata = tx_ring$m_tx_tdata;
+        m_axis_tx_tkeep = tx_ring$m_tx_tkeep;
+        m_axis_tx_tlast = tx_ring$m_tx_tlast;
+        m_axis_tx_tvalid = tx_ring$m_tx_tvalid;
+        m_axis_tx_tuser = tx_ring$m_tx_tuser;
+        tx_ring$m_tx_tready = m_axis_tx_tready;
+        rx_ring$s_rx_tdata = s_axis_rx_tdata;
+        rx_ring$s_rx_tkeep = s_axis_rx_tkeep;
+        rx_ring$s_rx_tlast = s_axis_rx_tlast;
+        rx_ring$s_rx_tuser = s_axis_rx_tuser;
+        rx_ring$s_rx_tvalid = s_axis_rx_tvalid;
+        s_axis_rx_tready = rx_ring$s_rx_tready;
+        tx_ring$page = tx_ring_page;
+        rx_ring$page = rx_ring_page;
+        tx_ring$wr_en = ctrl$ext_wr_en;
+        tx_ring$wr_addr = ctrl$ext_wr_addr;
+        tx_ring$wr_data = ctrl$ext_wr_data;
+        tx_ring$rd_addr = ctrl$ext_rd_addr;
+        rx_ring$wr_en = ctrl$ext_wr_en;
+        rx_ring$wr_addr = ctrl$ext_wr_addr;
+        rx_ring$wr_data = ctrl$ext_wr_data;
+        rx_ring$rd_addr = ctrl$ext_rd_addr;
+        ctrl$ext_rd_data = tx_ring$rd_data | rx_ring$rd_data;
         rx_positions$read_qp = rx_fpdus$m_data;
         deframer$markers_en = |(ctrl$qp_markers_rx & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
         deframer$crc_en = |(ctrl$qp_crc & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
@@ -2034,9 +2203,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_positions$write_value = deframer$end_to_marker[(32'h0)+:(9)];
         rx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
         rx_positions$clear_qp = ctrl$qp_waddr;
-        rx_open = (((rx_qps$s_ready | ~s_axis_rx_tlast) & (rx_fpdus$s_ready | ~rx_first$q)) | deframer$failed | rx_broken$q) & ~reset_q$q;
+        rx_open = (((rx_qps$s_ready | ~rx_ring$m_rx_tlast) & (rx_fpdus$s_ready | ~rx_first$q)) | deframer$failed | rx_broken$q) & ~reset_q$q;
         rx_stuck$d = 32'h0;
-        if (s_axis_rx_tvalid & ~rx_open & ~deframer$m_axis_tvalid) begin
+        if (rx_ring$m_rx_tvalid & ~rx_open & ~deframer$m_axis_tvalid) begin
             rx_stuck$d = rx_stuck$q + 32'h1;
         end
         if (rx_break) begin
@@ -2045,17 +2214,17 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         if (reset_q$q) begin
             rx_broken$d = 1'b0;
         end
-        rx_qps$s_data = s_axis_rx_tuser;
-        rx_qps$s_valid = s_axis_rx_tvalid & s_axis_rx_tlast & deframer$s_axis_tready & rx_open;
-        rx_fpdus$s_data = s_axis_rx_tuser[(32'h0)+:(6)];
-        rx_fpdus$s_valid = s_axis_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
-        if (s_axis_rx_tvalid & deframer$s_axis_tready & rx_open) begin
-            rx_first$d = s_axis_rx_tlast;
+        rx_qps$s_data = rx_ring$m_rx_tuser;
+        rx_qps$s_valid = rx_ring$m_rx_tvalid & rx_ring$m_rx_tlast & deframer$s_axis_tready & rx_open;
+        rx_fpdus$s_data = rx_ring$m_rx_tuser[(32'h0)+:(6)];
+        rx_fpdus$s_valid = rx_ring$m_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
+        if (rx_ring$m_rx_tvalid & deframer$s_axis_tready & rx_open) begin
+            rx_first$d = rx_ring$m_rx_tlast;
         end
-        deframer$s_axis_tdata = s_axis_rx_tdata;
-        deframer$s_axis_tkeep = s_axis_rx_tkeep;
-        deframer$s_axis_tvalid = s_axis_rx_tvalid & rx_open & ~rx_broken$q;
-        s_axis_rx_tready = (deframer$s_axis_tready & rx_open) | (rx_broken$q & ~reset_q$q);
+        deframer$s_axis_tdata = rx_ring$m_rx_tdata;
+        deframer$s_axis_tkeep = rx_ring$m_rx_tkeep;
+        deframer$s_axis_tvalid = rx_ring$m_rx_tvalid & rx_open & ~rx_broken$q;
+        rx_ring$m_rx_tready = (deframer$s_axis_tready & rx_open) | (rx_broken$q & ~reset_q$q);
         rx_buffer$s_axis_tdata = deframer$m_axis_tdata;
         rx_buffer$s_axis_tkeep = deframer$m_axis_tkeep;
         rx_buffer$s_axis_tlast = deframer$m_axis_tlast;
@@ -4864,7 +5033,7 @@ module rnic_top$cqs$written(d,q,clock);
 endmodule // rnic_top$cqs$written
 
 
-module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers_tx,qp_markers_rx,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow,dm_wr_en,dm_wr_addr,dm_wr_data,dm_wr_strb,dm_rd_en,dm_rd_addr,dm_rd_data);
+module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers_tx,qp_markers_rx,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow,dm_wr_en,dm_wr_addr,dm_wr_data,dm_wr_strb,dm_rd_en,dm_rd_addr,dm_rd_data,ext_wr_en,ext_wr_addr,ext_wr_data,ext_rd_addr,ext_rd_data);
     
     // Module arguments
     input wire  clock;
@@ -4926,6 +5095,11 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     output reg  dm_rd_en;
     output reg  [15:0] dm_rd_addr;
     input wire  [31:0] dm_rd_data;
+    output reg  ext_wr_en;
+    output reg  [15:0] ext_wr_addr;
+    output reg  [31:0] ext_wr_data;
+    output reg  [15:0] ext_rd_addr;
+    input wire  [31:0] ext_rd_data;
     
     // Stub signals
     reg  axil$clock;
@@ -5146,7 +5320,11 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         dm_wr_strb = axil$wr_strb;
         dm_rd_en = axil$rd_en & axil$rd_addr[32'hf];
         dm_rd_addr = axil$rd_addr;
-        axil$rd_data = regs$rd_data;
+        ext_wr_en = regs$wr_en;
+        ext_wr_addr = axil$wr_addr;
+        ext_wr_data = axil$wr_data;
+        ext_rd_addr = axil$rd_addr;
+        axil$rd_data = regs$rd_data | ext_rd_data;
         if (axil$rd_addr[32'hf]) begin
             axil$rd_data = dm_rd_data;
         end
@@ -18743,10 +18921,10 @@ module rnic_top$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m
     // Module arguments
     input wire  clock;
     input wire  reset;
-    input wire  [3:0] s_req_valid;
-    output reg  [3:0] s_req_ready;
-    input wire  [255:0] s_req_addr;
-    input wire  [127:0] s_req_len;
+    input wire  [4:0] s_req_valid;
+    output reg  [4:0] s_req_ready;
+    input wire  [319:0] s_req_addr;
+    input wire  [159:0] s_req_len;
     output reg  m_req_valid;
     input wire  m_req_ready;
     output reg  [63:0] m_req_addr;
@@ -18762,17 +18940,17 @@ module rnic_top$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m
     output reg  [7:0] m_rd_tkeep;
     output reg  m_rd_tlast;
     output reg  m_rd_terror;
-    output reg  [3:0] m_rd_tvalid;
-    input wire  [3:0] m_rd_tready;
+    output reg  [4:0] m_rd_tvalid;
+    input wire  [4:0] m_rd_tready;
     
     // Constant declarations
-    localparam  one = 4'h1;
+    localparam  one = 5'b1;
     
     // Stub signals
     reg  [7:0] last$d;
     wire  [7:0] last$q;
     reg  last$clock;
-    reg  [3:0] pick$requests;
+    reg  [4:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
@@ -18852,16 +19030,16 @@ endmodule // rnic_top$reads$last
 module rnic_top$reads$pick(requests,start,found,grant);
     
     // Module arguments
-    input wire  [3:0] requests;
+    input wire  [4:0] requests;
     input wire  [7:0] start;
     output reg  found;
     output reg  [7:0] grant;
     
     // Constant declarations
-    localparam  ones = 4'hf;
+    localparam  ones = 5'b11111;
     
     // Local signals
-    reg  [3:0] upper;
+    reg  [4:0] upper;
     reg  from_upper;
     reg  picked;
     
@@ -18886,6 +19064,10 @@ module rnic_top$reads$pick(requests,start,found,grant);
             end
             if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
                 grant = 3;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
+                grant = 4;
                 picked = 1'b1;
             end
         end
@@ -27461,6 +27643,863 @@ module rnic_top$rx_qps$tail(d,q,clock);
 endmodule // rnic_top$rx_qps$tail
 
 
+module rnic_top$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,s_rx_tdata,s_rx_tkeep,s_rx_tlast,s_rx_tuser,s_rx_tvalid,s_rx_tready,m_rx_tdata,m_rx_tkeep,m_rx_tlast,m_rx_tuser,m_rx_tvalid,m_rx_tready,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_terror,s_rd_tvalid,s_rd_tready);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  wr_en;
+    input wire  [15:0] wr_addr;
+    input wire  [31:0] wr_data;
+    input wire  [15:0] rd_addr;
+    output reg  [31:0] rd_data;
+    input wire  [10:0] page;
+    input wire  [63:0] s_rx_tdata;
+    input wire  [7:0] s_rx_tkeep;
+    input wire  s_rx_tlast;
+    input wire  [15:0] s_rx_tuser;
+    input wire  s_rx_tvalid;
+    output reg  s_rx_tready;
+    output reg  [63:0] m_rx_tdata;
+    output reg  [7:0] m_rx_tkeep;
+    output reg  m_rx_tlast;
+    output reg  [15:0] m_rx_tuser;
+    output reg  m_rx_tvalid;
+    input wire  m_rx_tready;
+    output reg  m_rd_req_valid;
+    input wire  m_rd_req_ready;
+    output reg  [63:0] m_rd_req_addr;
+    output reg  [31:0] m_rd_req_len;
+    input wire  [63:0] s_rd_tdata;
+    input wire  s_rd_terror;
+    input wire  s_rd_tvalid;
+    output reg  s_rd_tready;
+    
+    // Constant declarations
+    localparam  one = 32'h1;
+    localparam  one_lane = 8'h1;
+    localparam  max_chunk = 32'h100;
+    localparam  queue_depth = 8'h40;
+    localparam  st_idle = 2'b0;
+    localparam  st_header = 2'b1;
+    localparam  st_data = 2'b10;
+    
+    // Stub signals
+    reg  [63:0] base$d;
+    wire  [63:0] base$q;
+    reg  base$clock;
+    reg  [4:0] size_log2$d;
+    wire  [4:0] size_log2$q;
+    reg  size_log2$clock;
+    reg  [31:0] size$d;
+    wire  [31:0] size$q;
+    reg  size$clock;
+    reg  [31:0] mask$d;
+    wire  [31:0] mask$q;
+    reg  mask$clock;
+    reg  [31:0] pi$d;
+    wire  [31:0] pi$q;
+    reg  pi$clock;
+    reg  [31:0] ci$d;
+    wire  [31:0] ci$q;
+    reg  ci$clock;
+    reg  failed$d;
+    wire  failed$q;
+    reg  failed$clock;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  [31:0] rd_pos$d;
+    wire  [31:0] rd_pos$q;
+    reg  rd_pos$clock;
+    reg  [31:0] ask_left$d;
+    wire  [31:0] ask_left$q;
+    reg  ask_left$clock;
+    reg  [31:0] beats_left$d;
+    wire  [31:0] beats_left$q;
+    reg  beats_left$clock;
+    reg  [7:0] last_keep$d;
+    wire  [7:0] last_keep$q;
+    reg  last_keep$clock;
+    reg  [15:0] qp$d;
+    wire  [15:0] qp$q;
+    reg  qp$clock;
+    reg  [31:0] rec_end$d;
+    wire  [31:0] rec_end$q;
+    reg  rec_end$clock;
+    reg  [7:0] owed$d;
+    wire  [7:0] owed$q;
+    reg  owed$clock;
+    reg  out$clock;
+    reg  out$reset;
+    reg  out$s_valid;
+    wire  out$s_ready;
+    reg  [88:0] out$s_data;
+    wire  out$m_valid;
+    reg  out$m_ready;
+    wire  [88:0] out$m_data;
+    wire  [6:0] out$count;
+    
+    // Local signals
+    reg  on;
+    reg  [31:0] len;
+    reg  [31:0] padded;
+    reg  [31:0] to_end;
+    reg  [31:0] chunk;
+    reg  arrive;
+    reg  [7:0] owed_add;
+    reg  [7:0] keep;
+    reg  is_last;
+    reg  [2:0] wr_reg;
+    
+    // Sub module instances
+    rnic_top$rx_ring$base base(
+        .d(base$d),
+        .q(base$q),
+        .clock(base$clock)
+    );
+    rnic_top$rx_ring$size_log2 size_log2(
+        .d(size_log2$d),
+        .q(size_log2$q),
+        .clock(size_log2$clock)
+    );
+    rnic_top$rx_ring$size size(
+        .d(size$d),
+        .q(size$q),
+        .clock(size$clock)
+    );
+    rnic_top$rx_ring$mask mask(
+        .d(mask$d),
+        .q(mask$q),
+        .clock(mask$clock)
+    );
+    rnic_top$rx_ring$pi pi(
+        .d(pi$d),
+        .q(pi$q),
+        .clock(pi$clock)
+    );
+    rnic_top$rx_ring$ci ci(
+        .d(ci$d),
+        .q(ci$q),
+        .clock(ci$clock)
+    );
+    rnic_top$rx_ring$failed failed(
+        .d(failed$d),
+        .q(failed$q),
+        .clock(failed$clock)
+    );
+    rnic_top$rx_ring$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_top$rx_ring$rd_pos rd_pos(
+        .d(rd_pos$d),
+        .q(rd_pos$q),
+        .clock(rd_pos$clock)
+    );
+    rnic_top$rx_ring$ask_left ask_left(
+        .d(ask_left$d),
+        .q(ask_left$q),
+        .clock(ask_left$clock)
+    );
+    rnic_top$rx_ring$beats_left beats_left(
+        .d(beats_left$d),
+        .q(beats_left$q),
+        .clock(beats_left$clock)
+    );
+    rnic_top$rx_ring$last_keep last_keep(
+        .d(last_keep$d),
+        .q(last_keep$q),
+        .clock(last_keep$clock)
+    );
+    rnic_top$rx_ring$qp qp(
+        .d(qp$d),
+        .q(qp$q),
+        .clock(qp$clock)
+    );
+    rnic_top$rx_ring$rec_end rec_end(
+        .d(rec_end$d),
+        .q(rec_end$q),
+        .clock(rec_end$clock)
+    );
+    rnic_top$rx_ring$owed owed(
+        .d(owed$d),
+        .q(owed$q),
+        .clock(owed$clock)
+    );
+    rnic_top$rx_ring$out out(
+        .clock(out$clock),
+        .reset(out$reset),
+        .s_valid(out$s_valid),
+        .s_ready(out$s_ready),
+        .s_data(out$s_data),
+        .m_valid(out$m_valid),
+        .m_ready(out$m_ready),
+        .m_data(out$m_data),
+        .count(out$count)
+    );
+    
+    // Update code
+    always @(*) begin
+        out$clock = clock;
+        base$clock = clock;
+        size_log2$clock = clock;
+        size$clock = clock;
+        mask$clock = clock;
+        pi$clock = clock;
+        ci$clock = clock;
+        failed$clock = clock;
+        state$clock = clock;
+        rd_pos$clock = clock;
+        ask_left$clock = clock;
+        beats_left$clock = clock;
+        last_keep$clock = clock;
+        qp$clock = clock;
+        rec_end$clock = clock;
+        owed$clock = clock;
+        base$d = base$q;
+        size_log2$d = size_log2$q;
+        size$d = size$q;
+        mask$d = mask$q;
+        pi$d = pi$q;
+        ci$d = ci$q;
+        failed$d = failed$q;
+        state$d = state$q;
+        rd_pos$d = rd_pos$q;
+        ask_left$d = ask_left$q;
+        beats_left$d = beats_left$q;
+        last_keep$d = last_keep$q;
+        qp$d = qp$q;
+        rec_end$d = rec_end$q;
+        owed$d = owed$q;
+        out$reset = reset;
+        on = |size$q;
+        len = s_rd_tdata[(32'h0)+:(32)];
+        padded = (len + 32'h7) & 64'hfffffff8;
+        to_end = size$q - (rd_pos$q & mask$q);
+        chunk = max_chunk;
+        if (ask_left$q < chunk) begin
+            chunk = ask_left$q;
+        end
+        if (to_end < chunk) begin
+            chunk = to_end;
+        end
+        m_rd_req_valid = 1'b0;
+        m_rd_req_addr = base$q + ((rd_pos$q & mask$q) & 64'hffffffffffffffff);
+        m_rd_req_len = chunk;
+        owed_add = 32'h0;
+        if (state$q == st_idle) begin
+            m_rd_req_len = 32'h8;
+            m_rd_req_valid = on & ~failed$q & ((pi$q - ci$q) >= 32'h8) & (owed$q == 32'h0);
+            if (m_rd_req_valid & m_rd_req_ready) begin
+                state$d = st_header;
+            end
+        end
+        if (state$q == st_data) begin
+            m_rd_req_valid = (((out$count) & 8'hff) + owed$q + ((chunk[(32'h3)+:(6)]) & 8'hff)) <= queue_depth;
+            if (m_rd_req_valid & m_rd_req_ready) begin
+                rd_pos$d = rd_pos$q + chunk;
+                ask_left$d = ask_left$q - chunk;
+                owed_add = ((chunk[(32'h3)+:(6)]) & 8'hff);
+                if (ask_left$q == chunk) begin
+                    state$d = st_idle;
+                end
+            end
+        end
+        s_rd_tready = 1'b1;
+        arrive = 1'b0;
+        if (s_rd_tvalid & (state$q == st_header)) begin
+            state$d = st_data;
+            rd_pos$d = ci$q + 32'h8;
+            ask_left$d = padded;
+            beats_left$d = padded >> 32'h3;
+            qp$d = s_rd_tdata[(32'h20)+:(16)];
+            rec_end$d = ci$q + 32'h8 + padded;
+            last_keep$d = 32'hff;
+            if (|len[(32'h0)+:(3)]) begin
+                last_keep$d = (one_lane << len[(32'h0)+:(3)]) - 32'h1;
+            end
+            if ((len == 32'h0) | (padded > (pi$q - ci$q - 32'h8)) | (len > 64'h7ffffff0) | s_rd_terror) begin
+                state$d = st_idle;
+                failed$d = 1'b1;
+            end
+        end
+        if (state$q != st_header) begin
+            s_rd_tready = out$s_ready;
+            arrive = s_rd_tvalid & out$s_ready;
+        end
+        keep = 32'hff;
+        is_last = 32'h0;
+        if (beats_left$q == 32'h1) begin
+            keep = last_keep$q;
+            is_last = 32'h1;
+        end
+        out$s_valid = arrive;
+        out$s_data = ((s_rd_tdata) & 89'h1ffffffffffffffffffffff) | (((keep) & 89'h1ffffffffffffffffffffff) << 32'h40) | (((is_last) & 89'h1ffffffffffffffffffffff) << 32'h48) | (((qp$q) & 89'h1ffffffffffffffffffffff) << 32'h49);
+        owed$d = owed$q + owed_add;
+        if (arrive) begin
+            owed$d = owed$q + owed_add - 32'h1;
+            beats_left$d = beats_left$q - 32'h1;
+            if (beats_left$q == 32'h1) begin
+                ci$d = rec_end$q;
+            end
+            if (s_rd_terror) begin
+                failed$d = 1'b1;
+            end
+        end
+        m_rx_tdata = s_rx_tdata;
+        m_rx_tkeep = s_rx_tkeep;
+        m_rx_tlast = s_rx_tlast;
+        m_rx_tuser = s_rx_tuser;
+        m_rx_tvalid = s_rx_tvalid;
+        s_rx_tready = m_rx_tready;
+        out$m_ready = 1'b0;
+        if (on) begin
+            m_rx_tdata = out$m_data[(32'h0)+:(64)];
+            m_rx_tkeep = out$m_data[(32'h40)+:(8)];
+            m_rx_tlast = out$m_data[32'h48];
+            m_rx_tuser = out$m_data[(32'h49)+:(16)];
+            m_rx_tvalid = out$m_valid;
+            s_rx_tready = 1'b0;
+            out$m_ready = m_rx_tready;
+        end
+        wr_reg = wr_addr[(32'h2)+:(3)];
+        if (wr_en & (wr_addr[(32'h5)+:(11)] == page)) begin
+            if (wr_reg == 32'h0) begin
+                base$d = (base$q & 64'hffffffff00000000) | ((wr_data) & 64'hffffffffffffffff);
+            end
+            if (wr_reg == 32'h1) begin
+                base$d = (base$q & 64'hffffffff) | (((wr_data) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wr_reg == 32'h2) begin
+                size_log2$d = wr_data[(32'h0)+:(5)];
+                size$d = 32'h0;
+                mask$d = 32'h0;
+                if (|wr_data[(32'h0)+:(5)]) begin
+                    size$d = one << wr_data[(32'h0)+:(5)];
+                    mask$d = (one << wr_data[(32'h0)+:(5)]) - 32'h1;
+                end
+                pi$d = 32'h0;
+                ci$d = 32'h0;
+                failed$d = 1'b0;
+                state$d = st_idle;
+            end
+            if (wr_reg == 32'h3) begin
+                pi$d = wr_data;
+            end
+        end
+        rd_data = 32'h0;
+        if (rd_addr[(32'h5)+:(11)] == page) begin
+            if (rd_addr[(32'h2)+:(3)] == 32'h0) begin
+                rd_data = base$q[(32'h0)+:(32)];
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h1) begin
+                rd_data = base$q[(32'h20)+:(32)];
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h2) begin
+                rd_data = ((size_log2$q) & 32'hffffffff);
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h3) begin
+                rd_data = pi$q;
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h4) begin
+                rd_data = ci$q;
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h5) begin
+                rd_data = ((failed$q) & 32'hffffffff);
+            end
+        end
+        if (reset) begin
+            size$d = 32'h0;
+            mask$d = 32'h0;
+            size_log2$d = 32'h0;
+            pi$d = 32'h0;
+            ci$d = 32'h0;
+            failed$d = 1'b0;
+            state$d = st_idle;
+            owed$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$rx_ring
+
+
+module rnic_top$rx_ring$ask_left(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$ask_left
+
+
+module rnic_top$rx_ring$base(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$base
+
+
+module rnic_top$rx_ring$beats_left(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$beats_left
+
+
+module rnic_top$rx_ring$ci(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$ci
+
+
+module rnic_top$rx_ring$failed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$failed
+
+
+module rnic_top$rx_ring$last_keep(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$last_keep
+
+
+module rnic_top$rx_ring$mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$mask
+
+
+module rnic_top$rx_ring$out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [88:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [88:0] m_data;
+    output reg  [6:0] count;
+    
+    // Constant declarations
+    localparam  depth = 7'b1000000;
+    
+    // Stub signals
+    reg  [5:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [88:0] ram$read_data;
+    reg  [5:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [88:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [6:0] wr_ptr$d;
+    wire  [6:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [6:0] visible$d;
+    wire  [6:0] visible$q;
+    reg  visible$clock;
+    reg  [6:0] rd_ptr$d;
+    wire  [6:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [6:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$rx_ring$out$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$rx_ring$out$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$rx_ring$out$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$rx_ring$out$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(6)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(6)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$rx_ring$out
+
+
+module rnic_top$rx_ring$out$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [88:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [88:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[88:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$rx_ring$out$ram
+
+
+module rnic_top$rx_ring$out$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$out$rd_ptr
+
+
+module rnic_top$rx_ring$out$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$out$visible
+
+
+module rnic_top$rx_ring$out$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$out$wr_ptr
+
+
+module rnic_top$rx_ring$owed(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$owed
+
+
+module rnic_top$rx_ring$pi(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$pi
+
+
+module rnic_top$rx_ring$qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$qp
+
+
+module rnic_top$rx_ring$rd_pos(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$rd_pos
+
+
+module rnic_top$rx_ring$rec_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$rec_end
+
+
+module rnic_top$rx_ring$size(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$size
+
+
+module rnic_top$rx_ring$size_log2(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$size_log2
+
+
+module rnic_top$rx_ring$state(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$state
+
+
 module rnic_top$rx_stuck(d,q,clock);
     
     // Module arguments
@@ -32332,6 +33371,1670 @@ module rnic_top$tx_qp(d,q,clock);
 endmodule // rnic_top$tx_qp
 
 
+module rnic_top$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,s_tx_tdata,s_tx_tkeep,s_tx_tlast,s_tx_tuser,s_tx_tvalid,s_tx_tready,m_tx_tdata,m_tx_tkeep,m_tx_tlast,m_tx_tuser,m_tx_tvalid,m_tx_tready,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,s_wr_done_error);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  wr_en;
+    input wire  [15:0] wr_addr;
+    input wire  [31:0] wr_data;
+    input wire  [15:0] rd_addr;
+    output reg  [31:0] rd_data;
+    input wire  [10:0] page;
+    input wire  [63:0] s_tx_tdata;
+    input wire  [7:0] s_tx_tkeep;
+    input wire  s_tx_tlast;
+    input wire  [15:0] s_tx_tuser;
+    input wire  s_tx_tvalid;
+    output reg  s_tx_tready;
+    output reg  [63:0] m_tx_tdata;
+    output reg  [7:0] m_tx_tkeep;
+    output reg  m_tx_tlast;
+    output reg  [15:0] m_tx_tuser;
+    output reg  m_tx_tvalid;
+    input wire  m_tx_tready;
+    output reg  m_wr_req_valid;
+    input wire  m_wr_req_ready;
+    output reg  [63:0] m_wr_req_addr;
+    output reg  [31:0] m_wr_req_len;
+    output reg  [63:0] m_wr_tdata;
+    output reg  [7:0] m_wr_tkeep;
+    output reg  m_wr_tlast;
+    output reg  m_wr_tvalid;
+    input wire  m_wr_tready;
+    input wire  s_wr_done_valid;
+    input wire  s_wr_done_error;
+    
+    // Constant declarations
+    localparam  one = 32'h1;
+    localparam  set = 1'b1;
+    localparam  header_request = 74'h20800000000;
+    
+    // Stub signals
+    reg  [63:0] base$d;
+    wire  [63:0] base$q;
+    reg  base$clock;
+    reg  [4:0] size_log2$d;
+    wire  [4:0] size_log2$q;
+    reg  size_log2$clock;
+    reg  [31:0] size$d;
+    wire  [31:0] size$q;
+    reg  size$clock;
+    reg  [31:0] mask$d;
+    wire  [31:0] mask$q;
+    reg  mask$clock;
+    reg  [31:0] tail$d;
+    wire  [31:0] tail$q;
+    reg  tail$clock;
+    reg  [31:0] pi$d;
+    wire  [31:0] pi$q;
+    reg  pi$clock;
+    reg  [31:0] ci$d;
+    wire  [31:0] ci$q;
+    reg  ci$clock;
+    reg  failed$d;
+    wire  failed$q;
+    reg  failed$clock;
+    reg  in_rec$d;
+    wire  in_rec$q;
+    reg  in_rec$clock;
+    reg  [31:0] hdr_pos$d;
+    wire  [31:0] hdr_pos$q;
+    reg  hdr_pos$clock;
+    reg  [31:0] rec_len$d;
+    wire  [31:0] rec_len$q;
+    reg  rec_len$clock;
+    reg  [15:0] conn$d;
+    wire  [15:0] conn$q;
+    reg  conn$clock;
+    reg  hdr_due$d;
+    wire  hdr_due$q;
+    reg  hdr_due$clock;
+    reg  [31:0] chunk_pos$d;
+    wire  [31:0] chunk_pos$q;
+    reg  chunk_pos$clock;
+    reg  [5:0] chunk_beats$d;
+    wire  [5:0] chunk_beats$q;
+    reg  chunk_beats$clock;
+    reg  beats$clock;
+    reg  beats$reset;
+    reg  beats$s_valid;
+    wire  beats$s_ready;
+    reg  [64:0] beats$s_data;
+    wire  beats$m_valid;
+    reg  beats$m_ready;
+    wire  [64:0] beats$m_data;
+    wire  [6:0] beats$count;
+    reg  requests$clock;
+    reg  requests$reset;
+    reg  requests$s_valid;
+    wire  requests$s_ready;
+    reg  [73:0] requests$s_data;
+    wire  requests$m_valid;
+    reg  requests$m_ready;
+    wire  [73:0] requests$m_data;
+    reg  in_flight$clock;
+    reg  in_flight$reset;
+    reg  in_flight$s_valid;
+    wire  in_flight$s_ready;
+    reg  [32:0] in_flight$s_data;
+    wire  in_flight$m_valid;
+    reg  in_flight$m_ready;
+    wire  [32:0] in_flight$m_data;
+    
+    // Local signals
+    reg  on;
+    reg  first;
+    reg  [31:0] beat_pos;
+    reg  [31:0] need;
+    reg  room;
+    reg  take;
+    reg  [31:0] octets;
+    reg  [31:0] chunk_start;
+    reg  chunk_end;
+    reg  [2:0] wr_reg;
+    reg  issue;
+    
+    // Sub module instances
+    rnic_top$tx_ring$base base(
+        .d(base$d),
+        .q(base$q),
+        .clock(base$clock)
+    );
+    rnic_top$tx_ring$size_log2 size_log2(
+        .d(size_log2$d),
+        .q(size_log2$q),
+        .clock(size_log2$clock)
+    );
+    rnic_top$tx_ring$size size(
+        .d(size$d),
+        .q(size$q),
+        .clock(size$clock)
+    );
+    rnic_top$tx_ring$mask mask(
+        .d(mask$d),
+        .q(mask$q),
+        .clock(mask$clock)
+    );
+    rnic_top$tx_ring$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    rnic_top$tx_ring$pi pi(
+        .d(pi$d),
+        .q(pi$q),
+        .clock(pi$clock)
+    );
+    rnic_top$tx_ring$ci ci(
+        .d(ci$d),
+        .q(ci$q),
+        .clock(ci$clock)
+    );
+    rnic_top$tx_ring$failed failed(
+        .d(failed$d),
+        .q(failed$q),
+        .clock(failed$clock)
+    );
+    rnic_top$tx_ring$in_rec in_rec(
+        .d(in_rec$d),
+        .q(in_rec$q),
+        .clock(in_rec$clock)
+    );
+    rnic_top$tx_ring$hdr_pos hdr_pos(
+        .d(hdr_pos$d),
+        .q(hdr_pos$q),
+        .clock(hdr_pos$clock)
+    );
+    rnic_top$tx_ring$rec_len rec_len(
+        .d(rec_len$d),
+        .q(rec_len$q),
+        .clock(rec_len$clock)
+    );
+    rnic_top$tx_ring$conn conn(
+        .d(conn$d),
+        .q(conn$q),
+        .clock(conn$clock)
+    );
+    rnic_top$tx_ring$hdr_due hdr_due(
+        .d(hdr_due$d),
+        .q(hdr_due$q),
+        .clock(hdr_due$clock)
+    );
+    rnic_top$tx_ring$chunk_pos chunk_pos(
+        .d(chunk_pos$d),
+        .q(chunk_pos$q),
+        .clock(chunk_pos$clock)
+    );
+    rnic_top$tx_ring$chunk_beats chunk_beats(
+        .d(chunk_beats$d),
+        .q(chunk_beats$q),
+        .clock(chunk_beats$clock)
+    );
+    rnic_top$tx_ring$beats beats(
+        .clock(beats$clock),
+        .reset(beats$reset),
+        .s_valid(beats$s_valid),
+        .s_ready(beats$s_ready),
+        .s_data(beats$s_data),
+        .m_valid(beats$m_valid),
+        .m_ready(beats$m_ready),
+        .m_data(beats$m_data),
+        .count(beats$count)
+    );
+    rnic_top$tx_ring$requests requests(
+        .clock(requests$clock),
+        .reset(requests$reset),
+        .s_valid(requests$s_valid),
+        .s_ready(requests$s_ready),
+        .s_data(requests$s_data),
+        .m_valid(requests$m_valid),
+        .m_ready(requests$m_ready),
+        .m_data(requests$m_data)
+    );
+    rnic_top$tx_ring$in_flight in_flight(
+        .clock(in_flight$clock),
+        .reset(in_flight$reset),
+        .s_valid(in_flight$s_valid),
+        .s_ready(in_flight$s_ready),
+        .s_data(in_flight$s_data),
+        .m_valid(in_flight$m_valid),
+        .m_ready(in_flight$m_ready),
+        .m_data(in_flight$m_data)
+    );
+    
+    // Update code
+    always @(*) begin
+        beats$clock = clock;
+        requests$clock = clock;
+        in_flight$clock = clock;
+        base$clock = clock;
+        size_log2$clock = clock;
+        size$clock = clock;
+        mask$clock = clock;
+        tail$clock = clock;
+        pi$clock = clock;
+        ci$clock = clock;
+        failed$clock = clock;
+        in_rec$clock = clock;
+        hdr_pos$clock = clock;
+        rec_len$clock = clock;
+        conn$clock = clock;
+        hdr_due$clock = clock;
+        chunk_pos$clock = clock;
+        chunk_beats$clock = clock;
+        base$d = base$q;
+        size_log2$d = size_log2$q;
+        size$d = size$q;
+        mask$d = mask$q;
+        tail$d = tail$q;
+        pi$d = pi$q;
+        ci$d = ci$q;
+        failed$d = failed$q;
+        in_rec$d = in_rec$q;
+        hdr_pos$d = hdr_pos$q;
+        rec_len$d = rec_len$q;
+        conn$d = conn$q;
+        hdr_due$d = hdr_due$q;
+        chunk_pos$d = chunk_pos$q;
+        chunk_beats$d = chunk_beats$q;
+        beats$reset = reset;
+        requests$reset = reset;
+        in_flight$reset = reset;
+        on = |size$q;
+        first = ~in_rec$q;
+        beat_pos = tail$q;
+        need = 32'h8;
+        if (first) begin
+            beat_pos = tail$q + 32'h8;
+            need = 32'h10;
+        end
+        room = (tail$q + need - ci$q) <= size$q;
+        take = on & s_tx_tvalid & room & ~hdr_due$q & ~failed$q & beats$s_ready & requests$s_ready;
+        m_tx_tdata = s_tx_tdata;
+        m_tx_tkeep = s_tx_tkeep;
+        m_tx_tlast = s_tx_tlast;
+        m_tx_tuser = s_tx_tuser;
+        m_tx_tvalid = s_tx_tvalid & ~on;
+        s_tx_tready = m_tx_tready;
+        if (on) begin
+            s_tx_tready = take;
+        end
+        octets = 32'h0;
+        if (s_tx_tkeep[32'h0]) begin
+            octets = 32'h1;
+        end
+        if (s_tx_tkeep[32'h1]) begin
+            octets = 32'h2;
+        end
+        if (s_tx_tkeep[32'h2]) begin
+            octets = 32'h3;
+        end
+        if (s_tx_tkeep[32'h3]) begin
+            octets = 32'h4;
+        end
+        if (s_tx_tkeep[32'h4]) begin
+            octets = 32'h5;
+        end
+        if (s_tx_tkeep[32'h5]) begin
+            octets = 32'h6;
+        end
+        if (s_tx_tkeep[32'h6]) begin
+            octets = 32'h7;
+        end
+        if (s_tx_tkeep[32'h7]) begin
+            octets = 32'h8;
+        end
+        chunk_start = chunk_pos$q;
+        if (chunk_beats$q == 32'h0) begin
+            chunk_start = beat_pos;
+        end
+        chunk_end = s_tx_tlast | (chunk_beats$q == 32'h1f) | (((beat_pos + 32'h8) & mask$q) == 32'h0);
+        beats$s_valid = take;
+        beats$s_data = ((s_tx_tdata) & 65'h1ffffffffffffffff) | (((chunk_end) & 65'h1ffffffffffffffff) << 32'h40);
+        requests$s_valid = take & chunk_end;
+        requests$s_data = ((chunk_start) & 74'h3ffffffffffffffffff) | (((((chunk_beats$q) & 7'h7f) + 32'h1) & 74'h3ffffffffffffffffff) << 32'h23);
+        if (take) begin
+            tail$d = beat_pos + 32'h8;
+            chunk_pos$d = chunk_start;
+            chunk_beats$d = chunk_beats$q + 32'h1;
+            if (chunk_end) begin
+                chunk_beats$d = 32'h0;
+            end
+            rec_len$d = rec_len$q + octets;
+            if (first) begin
+                in_rec$d = 1'b1;
+                hdr_pos$d = tail$q;
+                rec_len$d = octets;
+                conn$d = s_tx_tuser;
+            end
+            if (s_tx_tlast) begin
+                hdr_due$d = 1'b1;
+            end
+        end
+        if (hdr_due$q & ~take) begin
+            beats$s_valid = requests$s_ready;
+            beats$s_data = ((rec_len$q) & 65'h1ffffffffffffffff) | (((conn$q) & 65'h1ffffffffffffffff) << 32'h20) | (((set) & 65'h1ffffffffffffffff) << 32'h40);
+            requests$s_valid = beats$s_ready;
+            requests$s_data = ((hdr_pos$q) & 74'h3ffffffffffffffffff) | header_request | (((tail$q) & 74'h3ffffffffffffffffff) << 32'h2a);
+            if (beats$s_ready & requests$s_ready) begin
+                hdr_due$d = 1'b0;
+                in_rec$d = 1'b0;
+            end
+        end
+        issue = requests$m_valid & in_flight$s_ready & m_wr_req_ready;
+        m_wr_req_valid = requests$m_valid & in_flight$s_ready;
+        m_wr_req_addr = base$q + ((requests$m_data[(32'h0)+:(32)] & mask$q) & 64'hffffffffffffffff);
+        m_wr_req_len = ((requests$m_data[(32'h20)+:(9)]) & 32'hffffffff);
+        requests$m_ready = issue;
+        in_flight$s_valid = issue;
+        in_flight$s_data = requests$m_data[(32'h29)+:(33)];
+        m_wr_tdata = beats$m_data[(32'h0)+:(64)];
+        m_wr_tkeep = 32'hff;
+        m_wr_tlast = beats$m_data[32'h40];
+        m_wr_tvalid = beats$m_valid;
+        beats$m_ready = m_wr_tready;
+        in_flight$m_ready = s_wr_done_valid;
+        if (s_wr_done_valid) begin
+            if (in_flight$m_data[32'h0] & ~s_wr_done_error & ~failed$q) begin
+                pi$d = in_flight$m_data[(32'h1)+:(32)];
+            end
+            if (s_wr_done_error) begin
+                failed$d = 1'b1;
+            end
+        end
+        wr_reg = wr_addr[(32'h2)+:(3)];
+        if (wr_en & (wr_addr[(32'h5)+:(11)] == page)) begin
+            if (wr_reg == 32'h0) begin
+                base$d = (base$q & 64'hffffffff00000000) | ((wr_data) & 64'hffffffffffffffff);
+            end
+            if (wr_reg == 32'h1) begin
+                base$d = (base$q & 64'hffffffff) | (((wr_data) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wr_reg == 32'h2) begin
+                size_log2$d = wr_data[(32'h0)+:(5)];
+                size$d = 32'h0;
+                mask$d = 32'h0;
+                if (|wr_data[(32'h0)+:(5)]) begin
+                    size$d = one << wr_data[(32'h0)+:(5)];
+                    mask$d = (one << wr_data[(32'h0)+:(5)]) - 32'h1;
+                end
+                tail$d = 32'h0;
+                pi$d = 32'h0;
+                ci$d = 32'h0;
+                failed$d = 1'b0;
+                in_rec$d = 1'b0;
+                hdr_due$d = 1'b0;
+                chunk_beats$d = 32'h0;
+            end
+            if (wr_reg == 32'h4) begin
+                ci$d = wr_data;
+            end
+        end
+        rd_data = 32'h0;
+        if (rd_addr[(32'h5)+:(11)] == page) begin
+            if (rd_addr[(32'h2)+:(3)] == 32'h0) begin
+                rd_data = base$q[(32'h0)+:(32)];
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h1) begin
+                rd_data = base$q[(32'h20)+:(32)];
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h2) begin
+                rd_data = ((size_log2$q) & 32'hffffffff);
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h3) begin
+                rd_data = pi$q;
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h4) begin
+                rd_data = ci$q;
+            end
+            if (rd_addr[(32'h2)+:(3)] == 32'h5) begin
+                rd_data = ((failed$q) & 32'hffffffff);
+            end
+        end
+        if (reset) begin
+            size$d = 32'h0;
+            mask$d = 32'h0;
+            size_log2$d = 32'h0;
+            tail$d = 32'h0;
+            pi$d = 32'h0;
+            ci$d = 32'h0;
+            failed$d = 1'b0;
+            in_rec$d = 1'b0;
+            hdr_due$d = 1'b0;
+            chunk_beats$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$tx_ring
+
+
+module rnic_top$tx_ring$base(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$base
+
+
+module rnic_top$tx_ring$beats(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [64:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [64:0] m_data;
+    output reg  [6:0] count;
+    
+    // Constant declarations
+    localparam  depth = 7'b1000000;
+    
+    // Stub signals
+    reg  [5:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [64:0] ram$read_data;
+    reg  [5:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [64:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [6:0] wr_ptr$d;
+    wire  [6:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [6:0] visible$d;
+    wire  [6:0] visible$q;
+    reg  visible$clock;
+    reg  [6:0] rd_ptr$d;
+    wire  [6:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [6:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$tx_ring$beats$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$tx_ring$beats$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$tx_ring$beats$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$tx_ring$beats$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(6)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(6)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$tx_ring$beats
+
+
+module rnic_top$tx_ring$beats$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [64:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [64:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[64:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$tx_ring$beats$ram
+
+
+module rnic_top$tx_ring$beats$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$beats$rd_ptr
+
+
+module rnic_top$tx_ring$beats$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$beats$visible
+
+
+module rnic_top$tx_ring$beats$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$beats$wr_ptr
+
+
+module rnic_top$tx_ring$chunk_beats(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$chunk_beats
+
+
+module rnic_top$tx_ring$chunk_pos(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$chunk_pos
+
+
+module rnic_top$tx_ring$ci(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$ci
+
+
+module rnic_top$tx_ring$conn(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$conn
+
+
+module rnic_top$tx_ring$failed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$failed
+
+
+module rnic_top$tx_ring$hdr_due(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$hdr_due
+
+
+module rnic_top$tx_ring$hdr_pos(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$hdr_pos
+
+
+module rnic_top$tx_ring$in_flight(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [32:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [32:0] m_data;
+    
+    // Stub signals
+    reg  [32:0] entries$0$d;
+    wire  [32:0] entries$0$q;
+    reg  entries$0$clock;
+    reg  [32:0] entries$1$d;
+    wire  [32:0] entries$1$q;
+    reg  entries$1$clock;
+    reg  [32:0] entries$2$d;
+    wire  [32:0] entries$2$q;
+    reg  entries$2$clock;
+    reg  [32:0] entries$3$d;
+    wire  [32:0] entries$3$q;
+    reg  entries$3$clock;
+    reg  [32:0] entries$4$d;
+    wire  [32:0] entries$4$q;
+    reg  entries$4$clock;
+    reg  [32:0] entries$5$d;
+    wire  [32:0] entries$5$q;
+    reg  entries$5$clock;
+    reg  [32:0] entries$6$d;
+    wire  [32:0] entries$6$q;
+    reg  entries$6$clock;
+    reg  [32:0] entries$7$d;
+    wire  [32:0] entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$tx_ring$in_flight$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$tx_ring$in_flight$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$tx_ring$in_flight$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$tx_ring$in_flight$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$tx_ring$in_flight$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$tx_ring$in_flight$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$tx_ring$in_flight$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$tx_ring$in_flight$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$tx_ring$in_flight$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$tx_ring$in_flight$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$tx_ring$in_flight
+
+
+module rnic_top$tx_ring$in_flight$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$0
+
+
+module rnic_top$tx_ring$in_flight$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$1
+
+
+module rnic_top$tx_ring$in_flight$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$2
+
+
+module rnic_top$tx_ring$in_flight$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$3
+
+
+module rnic_top$tx_ring$in_flight$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$4
+
+
+module rnic_top$tx_ring$in_flight$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$5
+
+
+module rnic_top$tx_ring$in_flight$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$6
+
+
+module rnic_top$tx_ring$in_flight$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$entries$7
+
+
+module rnic_top$tx_ring$in_flight$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$head
+
+
+module rnic_top$tx_ring$in_flight$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_flight$tail
+
+
+module rnic_top$tx_ring$in_rec(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$in_rec
+
+
+module rnic_top$tx_ring$mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$mask
+
+
+module rnic_top$tx_ring$pi(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$pi
+
+
+module rnic_top$tx_ring$rec_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$rec_len
+
+
+module rnic_top$tx_ring$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [73:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [73:0] m_data;
+    
+    // Stub signals
+    reg  [73:0] entries$0$d;
+    wire  [73:0] entries$0$q;
+    reg  entries$0$clock;
+    reg  [73:0] entries$1$d;
+    wire  [73:0] entries$1$q;
+    reg  entries$1$clock;
+    reg  [73:0] entries$2$d;
+    wire  [73:0] entries$2$q;
+    reg  entries$2$clock;
+    reg  [73:0] entries$3$d;
+    wire  [73:0] entries$3$q;
+    reg  entries$3$clock;
+    reg  [73:0] entries$4$d;
+    wire  [73:0] entries$4$q;
+    reg  entries$4$clock;
+    reg  [73:0] entries$5$d;
+    wire  [73:0] entries$5$q;
+    reg  entries$5$clock;
+    reg  [73:0] entries$6$d;
+    wire  [73:0] entries$6$q;
+    reg  entries$6$clock;
+    reg  [73:0] entries$7$d;
+    wire  [73:0] entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$tx_ring$requests$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$tx_ring$requests$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$tx_ring$requests$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$tx_ring$requests$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$tx_ring$requests$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$tx_ring$requests$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$tx_ring$requests$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$tx_ring$requests$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$tx_ring$requests$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$tx_ring$requests$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$tx_ring$requests
+
+
+module rnic_top$tx_ring$requests$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$0
+
+
+module rnic_top$tx_ring$requests$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$1
+
+
+module rnic_top$tx_ring$requests$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$2
+
+
+module rnic_top$tx_ring$requests$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$3
+
+
+module rnic_top$tx_ring$requests$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$4
+
+
+module rnic_top$tx_ring$requests$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$5
+
+
+module rnic_top$tx_ring$requests$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$6
+
+
+module rnic_top$tx_ring$requests$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$entries$7
+
+
+module rnic_top$tx_ring$requests$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$head
+
+
+module rnic_top$tx_ring$requests$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$requests$tail
+
+
+module rnic_top$tx_ring$size(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$size
+
+
+module rnic_top$tx_ring$size_log2(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$size_log2
+
+
+module rnic_top$tx_ring$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$tail
+
+
 module rnic_top$window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_awburst,s_axi_awvalid,s_axi_awready,s_axi_wdata,s_axi_wstrb,s_axi_wlast,s_axi_wvalid,s_axi_wready,s_axi_bresp,s_axi_bvalid,s_axi_bready,s_axi_araddr,s_axi_arlen,s_axi_arsize,s_axi_arburst,s_axi_arvalid,s_axi_arready,s_axi_rdata,s_axi_rresp,s_axi_rlast,s_axi_rvalid,s_axi_rready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_axi_araddr,m_axi_arlen,m_axi_arsize,m_axi_arburst,m_axi_arvalid,m_axi_arready,m_axi_rdata,m_axi_rresp,m_axi_rlast,m_axi_rvalid,m_axi_rready,d_axi_awaddr,d_axi_awlen,d_axi_awsize,d_axi_awburst,d_axi_awvalid,d_axi_awready,d_axi_wdata,d_axi_wstrb,d_axi_wlast,d_axi_wvalid,d_axi_wready,d_axi_bresp,d_axi_bvalid,d_axi_bready,d_axi_araddr,d_axi_arlen,d_axi_arsize,d_axi_arburst,d_axi_arvalid,d_axi_arready,d_axi_rdata,d_axi_rresp,d_axi_rlast,d_axi_rvalid,d_axi_rready);
     
     // Module arguments
@@ -33728,16 +36431,16 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     // Module arguments
     input wire  clock;
     input wire  reset;
-    input wire  [2:0] s_req_valid;
-    output reg  [2:0] s_req_ready;
-    input wire  [191:0] s_req_addr;
-    input wire  [95:0] s_req_len;
-    input wire  [191:0] s_wr_tdata;
-    input wire  [23:0] s_wr_tkeep;
-    input wire  [2:0] s_wr_tlast;
-    input wire  [2:0] s_wr_tvalid;
-    output reg  [2:0] s_wr_tready;
-    output reg  [2:0] m_done_valid;
+    input wire  [3:0] s_req_valid;
+    output reg  [3:0] s_req_ready;
+    input wire  [255:0] s_req_addr;
+    input wire  [127:0] s_req_len;
+    input wire  [255:0] s_wr_tdata;
+    input wire  [31:0] s_wr_tkeep;
+    input wire  [3:0] s_wr_tlast;
+    input wire  [3:0] s_wr_tvalid;
+    output reg  [3:0] s_wr_tready;
+    output reg  [3:0] m_done_valid;
     output reg  m_done_error;
     output reg  m_req_valid;
     input wire  m_req_ready;
@@ -33754,7 +36457,7 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     input wire  s_done_error;
     
     // Constant declarations
-    localparam  one = 3'b1;
+    localparam  one = 4'h1;
     
     // Stub signals
     reg  [7:0] last$d;
@@ -33790,7 +36493,7 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
-    reg  [2:0] pick$requests;
+    reg  [3:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
@@ -34172,16 +36875,16 @@ endmodule // rnic_top$writes$order$7
 module rnic_top$writes$pick(requests,start,found,grant);
     
     // Module arguments
-    input wire  [2:0] requests;
+    input wire  [3:0] requests;
     input wire  [7:0] start;
     output reg  found;
     output reg  [7:0] grant;
     
     // Constant declarations
-    localparam  ones = 3'b111;
+    localparam  ones = 4'hf;
     
     // Local signals
-    reg  [2:0] upper;
+    reg  [3:0] upper;
     reg  from_upper;
     reg  picked;
     
@@ -34202,6 +36905,10 @@ module rnic_top$writes$pick(requests,start,found,grant);
             end
             if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
                 grant = 2;
+                picked = 1'b1;
+            end
+            if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
+                grant = 3;
                 picked = 1'b1;
             end
         end

@@ -79,6 +79,14 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
     pub dm_rd_en: Signal<Out, Bit>,
     pub dm_rd_addr: Signal<Out, Bits<16>>,
     pub dm_rd_data: Signal<In, Bits<32>>,
+    /// The register bus below 0x8000, for register pages kept outside this block (the
+    /// stream rings): writes as they happen, reads answered by `ext_rd_data` on
+    /// `ext_rd_addr` (0 outside those pages, since it is ORed into the registers').
+    pub ext_wr_en: Signal<Out, Bit>,
+    pub ext_wr_addr: Signal<Out, Bits<16>>,
+    pub ext_wr_data: Signal<Out, Bits<32>>,
+    pub ext_rd_addr: Signal<Out, Bits<16>>,
+    pub ext_rd_data: Signal<In, Bits<32>>,
     axil: AxilSlave<16>,
     regs: Regs,
     cmd: Cmd<QB, Q, CB, MB, M>,
@@ -151,6 +159,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             dm_rd_en: Default::default(),
             dm_rd_addr: Default::default(),
             dm_rd_data: Default::default(),
+            ext_wr_en: Default::default(),
+            ext_wr_addr: Default::default(),
+            ext_wr_data: Default::default(),
+            ext_rd_addr: Default::default(),
+            ext_rd_data: Default::default(),
             axil: Default::default(),
             regs: Regs::new(config, Q as u32, cqs as u32, M as u32),
             cmd: Cmd::new(cqs),
@@ -202,7 +215,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.dm_wr_strb.next = self.axil.wr_strb.val();
         self.dm_rd_en.next = self.axil.rd_en.val() & self.axil.rd_addr.val().get_bit(15);
         self.dm_rd_addr.next = self.axil.rd_addr.val();
-        self.axil.rd_data.next = self.regs.rd_data.val();
+        self.ext_wr_en.next = self.regs.wr_en.val();
+        self.ext_wr_addr.next = self.axil.wr_addr.val();
+        self.ext_wr_data.next = self.axil.wr_data.val();
+        self.ext_rd_addr.next = self.axil.rd_addr.val();
+        self.axil.rd_data.next = self.regs.rd_data.val() | self.ext_rd_data.val();
         if self.axil.rd_addr.val().get_bit(15) {
             self.axil.rd_data.next = self.dm_rd_data.val();
         }

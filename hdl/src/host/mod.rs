@@ -17,6 +17,8 @@ mod mr_check;
 mod regs;
 mod rq_fetch;
 mod sq_fetch;
+mod stream_rx_ring;
+mod stream_tx_ring;
 
 pub use axi_window::AxiWindow;
 pub use axil_slave::AxilSlave;
@@ -36,4 +38,6 @@ pub use mr_check::{
 };
 pub use rq_fetch::RqFetch;
 pub use sq_fetch::SqFetch;
+pub use stream_rx_ring::StreamRxRing;
+pub use stream_tx_ring::StreamTxRing;
 pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};

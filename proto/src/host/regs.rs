@@ -65,6 +65,37 @@ pub const DOORBELL_PAGE: u32 = 0x1000;
 pub const MAX_QPS: u32 = DOORBELL_PAGE / DOORBELL_STRIDE;
 /// Most CQs the doorbell window can address (its 4 KiB hold 512 pairs).
 pub const MAX_CQS: u32 = DOORBELL_PAGE / DOORBELL_STRIDE;
+/// The stream rings' registers (`TXR_*` and `RXR_*`): each ring has a 32-octet page, see
+/// [`ring`].
+pub const STREAM_RINGS: u32 = 0x3000;
+/// The TX stream ring's page: the RNIC writes its transmit stream into host memory.
+pub const TX_RING: u32 = STREAM_RINGS;
+/// The RX stream ring's page: the RNIC reads its receive stream from host memory.
+pub const RX_RING: u32 = STREAM_RINGS + 0x20;
+
+/// Registers of a stream ring, as offsets within its page.
+pub mod ring {
+    /// Base IOVA, bits 31:0 (8-octet aligned).
+    pub const BASE_LO: u32 = 0x00;
+    /// Base IOVA, bits 63:32.
+    pub const BASE_HI: u32 = 0x04;
+    /// log2 of the ring's size in octets; writing it restarts the ring at position 0,
+    /// and 0 turns it off (the stream then uses the RNIC's stream port).
+    pub const SIZE_LOG2: u32 = 0x08;
+    /// Producer position (free-running octets): the RNIC's on TX, the host's on RX.
+    pub const PI: u32 = 0x0C;
+    /// Consumer position (free-running octets): the host's on TX, the RNIC's on RX.
+    pub const CI: u32 = 0x10;
+    /// Bit 0: the ring stopped (a DMA error, or on RX a bad record).
+    pub const STATUS: u32 = 0x14;
+    /// Octets of a record's header (length, stream id, zero).
+    pub const RECORD_HEADER: usize = 8;
+    /// Smallest ring size the driver uses (log2 octets).
+    pub const MIN_SIZE_LOG2: u32 = 12;
+    /// Largest ring size the driver uses (log2 octets).
+    pub const MAX_SIZE_LOG2: u32 = 28;
+}
+
 /// The device memory window: BAR0 offset `DEVICE_MEMORY + o` is octet `o` of the on-chip
 /// memory (32-bit accesses), up to the end of BAR0 or of the memory.
 pub const DEVICE_MEMORY: u32 = 0x8000;
@@ -167,6 +198,18 @@ pub const REGISTERS: &[RegisterInfo] = &[
     reg("CMD", CMD, Access::WriteOnly),
     reg("CMD_STATUS", CMD_STATUS, Access::ReadOnly),
     reg("CMD_DATA", CMD_DATA, Access::ReadWrite),
+    reg("TXR_BASE_LO", TX_RING + ring::BASE_LO, Access::ReadWrite),
+    reg("TXR_BASE_HI", TX_RING + ring::BASE_HI, Access::ReadWrite),
+    reg("TXR_SIZE_LOG2", TX_RING + ring::SIZE_LOG2, Access::ReadWrite),
+    reg("TXR_PI", TX_RING + ring::PI, Access::ReadOnly),
+    reg("TXR_CI", TX_RING + ring::CI, Access::ReadWrite),
+    reg("TXR_STATUS", TX_RING + ring::STATUS, Access::ReadOnly),
+    reg("RXR_BASE_LO", RX_RING + ring::BASE_LO, Access::ReadWrite),
+    reg("RXR_BASE_HI", RX_RING + ring::BASE_HI, Access::ReadWrite),
+    reg("RXR_SIZE_LOG2", RX_RING + ring::SIZE_LOG2, Access::ReadWrite),
+    reg("RXR_PI", RX_RING + ring::PI, Access::ReadWrite),
+    reg("RXR_CI", RX_RING + ring::CI, Access::ReadOnly),
+    reg("RXR_STATUS", RX_RING + ring::STATUS, Access::ReadOnly),
 ];
 
 /// One array of per-object registers: `base + stride · n`.
@@ -255,6 +298,9 @@ impl Register {
         }
         if offset >= DEVICE_MEMORY {
             return Some(Register::DeviceMemory((offset - DEVICE_MEMORY) / 4));
+        }
+        if offset >= STREAM_RINGS {
+            return REGISTERS.iter().find(|r| r.offset == offset).map(|r| Register::Fixed(*r));
         }
         if offset >= CQ_DOORBELLS {
             let n = (offset - CQ_DOORBELLS) / DOORBELL_STRIDE;
@@ -520,7 +566,10 @@ mod tests {
         assert_eq!(Register::decode(0x2008, 64, 64), Some(Register::CqCi(1)));
         assert_eq!(Register::decode(0x01C, 64, 64).map(|r| r.access()), Some(Access::ReadOnly));
         assert_eq!(Register::decode(0x038, 64, 64), None);
-        assert_eq!(Register::decode(0x3000, 64, 64), None);
+        assert_eq!(Register::decode(0x3000, 64, 64).map(|r| r.access()), Some(Access::ReadWrite));
+        assert_eq!(Register::decode(0x300C, 64, 64).map(|r| r.access()), Some(Access::ReadOnly));
+        assert_eq!(Register::decode(0x3018, 64, 64), None);
+        assert_eq!(Register::decode(0x3040, 64, 64), None);
         assert_eq!(Register::decode(0x8004, 64, 64), Some(Register::DeviceMemory(1)));
         assert_eq!(Register::decode(0x002, 64, 64), None);
     }

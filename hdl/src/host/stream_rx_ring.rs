@@ -1,0 +1,350 @@
+//! The RX stream ring: FPDUs the host received on its sockets, read from a ring in host
+//! memory into the RNIC's receive stream (one packet per FPDU, `tuser` = QP number), the
+//! counterpart of [`super::StreamTxRing`] (`docs/REGISTERS.md`, "Stream rings").
+//!
+//! - **Records.** The host writes each FPDU as a record at an 8-octet-aligned position: an
+//!   8-octet header (octets 0..3 the FPDU's length, 4..5 the QP number, 6..7 zero, little
+//!   endian) and the FPDU, padded to a multiple of 8, wrapping around the ring's end if
+//!   need be; then it moves `PI` past the record.
+//! - **Reading.** The header is read first, then the FPDU in requests of at most 256
+//!   octets (never across the ring's end), each only when the output queue has room for
+//!   it, so the ring always takes its data at full rate. `CI` moves past a record when
+//!   its last octet is in the queue: the host may reuse the space.
+//! - **Bad records.** A header with length 0, or a record reaching past `PI`, or a failed
+//!   DMA read, stops the ring (status bit 0) before anything of that record is read:
+//!   nothing is read beyond what the host published.
+//! - **Registers** (offsets within the ring's page): 0x00/0x04 base IOVA, 0x08 log2 of
+//!   the size in octets (writing it restarts the ring at position 0: 0 turns it off, and
+//!   `s_rx_*` passes through untouched), 0x0C `PI` (the host's), 0x10 `CI` (read only),
+//!   0x14 status (bit 0: stopped on a bad record or a failed read).
+use rust_hdl::prelude::*;
+
+use crate::common::{constant, RamFifo};
+
+#[derive(LogicBlock)]
+pub struct StreamRxRing {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Register writes and reads of the ring's 32-octet page (`wr_addr`/`rd_addr` bits
+    /// 4..2 pick the register); `rd_data` is 0 outside it.
+    pub wr_en: Signal<In, Bit>,
+    pub wr_addr: Signal<In, Bits<16>>,
+    pub wr_data: Signal<In, Bits<32>>,
+    pub rd_addr: Signal<In, Bits<16>>,
+    pub rd_data: Signal<Out, Bits<32>>,
+    /// The ring's page: BAR0 offset bits 15..5.
+    pub page: Signal<In, Bits<11>>,
+    /// The receive stream from the port (used while the ring is off), and on to the RNIC.
+    pub s_rx_tdata: Signal<In, Bits<64>>,
+    pub s_rx_tkeep: Signal<In, Bits<8>>,
+    pub s_rx_tlast: Signal<In, Bit>,
+    pub s_rx_tuser: Signal<In, Bits<16>>,
+    pub s_rx_tvalid: Signal<In, Bit>,
+    pub s_rx_tready: Signal<Out, Bit>,
+    pub m_rx_tdata: Signal<Out, Bits<64>>,
+    pub m_rx_tkeep: Signal<Out, Bits<8>>,
+    pub m_rx_tlast: Signal<Out, Bit>,
+    pub m_rx_tuser: Signal<Out, Bits<16>>,
+    pub m_rx_tvalid: Signal<Out, Bit>,
+    pub m_rx_tready: Signal<In, Bit>,
+    /// DMA read client.
+    pub m_rd_req_valid: Signal<Out, Bit>,
+    pub m_rd_req_ready: Signal<In, Bit>,
+    pub m_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_rd_req_len: Signal<Out, Bits<32>>,
+    pub s_rd_tdata: Signal<In, Bits<64>>,
+    pub s_rd_terror: Signal<In, Bit>,
+    pub s_rd_tvalid: Signal<In, Bit>,
+    pub s_rd_tready: Signal<Out, Bit>,
+    base: DFF<Bits<64>>,
+    size_log2: DFF<Bits<5>>,
+    /// Ring size in octets (0 while off) and size - 1.
+    size: DFF<Bits<32>>,
+    mask: DFF<Bits<32>>,
+    /// Free-running octet positions: the host's producer, the end of the records read.
+    pi: DFF<Bits<32>>,
+    ci: DFF<Bits<32>>,
+    failed: DFF<Bit>,
+    state: DFF<Bits<2>>,
+    /// The record being read: next octet to ask for, octets left to ask for, beats left
+    /// to arrive, keep of its last beat, its QP, and `CI` after it.
+    rd_pos: DFF<Bits<32>>,
+    ask_left: DFF<Bits<32>>,
+    beats_left: DFF<Bits<32>>,
+    last_keep: DFF<Bits<8>>,
+    qp: DFF<Bits<16>>,
+    rec_end: DFF<Bits<32>>,
+    /// Beats asked for and not yet arrived.
+    owed: DFF<Bits<8>>,
+    /// Beats for the RNIC: data (0..64), keep (64..72), last (72), QP (73..89).
+    out: RamFifo<89, 6, 7>,
+    on: Signal<Local, Bit>,
+    len: Signal<Local, Bits<32>>,
+    padded: Signal<Local, Bits<32>>,
+    to_end: Signal<Local, Bits<32>>,
+    chunk: Signal<Local, Bits<32>>,
+    arrive: Signal<Local, Bit>,
+    owed_add: Signal<Local, Bits<8>>,
+    keep: Signal<Local, Bits<8>>,
+    is_last: Signal<Local, Bits<1>>,
+    wr_reg: Signal<Local, Bits<3>>,
+    one: Constant<Bits<32>>,
+    one_lane: Constant<Bits<8>>,
+    max_chunk: Constant<Bits<32>>,
+    queue_depth: Constant<Bits<8>>,
+    /// Reader states: waiting to read a header, the header asked for, the data being
+    /// asked for.
+    st_idle: Constant<Bits<2>>,
+    st_header: Constant<Bits<2>>,
+    st_data: Constant<Bits<2>>,
+}
+
+impl Default for StreamRxRing {
+    fn default() -> Self {
+        StreamRxRing {
+            clock: Default::default(),
+            reset: Default::default(),
+            wr_en: Default::default(),
+            wr_addr: Default::default(),
+            wr_data: Default::default(),
+            rd_addr: Default::default(),
+            rd_data: Default::default(),
+            page: Default::default(),
+            s_rx_tdata: Default::default(),
+            s_rx_tkeep: Default::default(),
+            s_rx_tlast: Default::default(),
+            s_rx_tuser: Default::default(),
+            s_rx_tvalid: Default::default(),
+            s_rx_tready: Default::default(),
+            m_rx_tdata: Default::default(),
+            m_rx_tkeep: Default::default(),
+            m_rx_tlast: Default::default(),
+            m_rx_tuser: Default::default(),
+            m_rx_tvalid: Default::default(),
+            m_rx_tready: Default::default(),
+            m_rd_req_valid: Default::default(),
+            m_rd_req_ready: Default::default(),
+            m_rd_req_addr: Default::default(),
+            m_rd_req_len: Default::default(),
+            s_rd_tdata: Default::default(),
+            s_rd_terror: Default::default(),
+            s_rd_tvalid: Default::default(),
+            s_rd_tready: Default::default(),
+            base: Default::default(),
+            size_log2: Default::default(),
+            size: Default::default(),
+            mask: Default::default(),
+            pi: Default::default(),
+            ci: Default::default(),
+            failed: Default::default(),
+            state: Default::default(),
+            rd_pos: Default::default(),
+            ask_left: Default::default(),
+            beats_left: Default::default(),
+            last_keep: Default::default(),
+            qp: Default::default(),
+            rec_end: Default::default(),
+            owed: Default::default(),
+            out: Default::default(),
+            on: Default::default(),
+            len: Default::default(),
+            padded: Default::default(),
+            to_end: Default::default(),
+            chunk: Default::default(),
+            arrive: Default::default(),
+            owed_add: Default::default(),
+            keep: Default::default(),
+            is_last: Default::default(),
+            wr_reg: Default::default(),
+            one: constant(1),
+            one_lane: constant(1),
+            max_chunk: constant(256),
+            queue_depth: constant(64),
+            st_idle: constant(0),
+            st_header: constant(1),
+            st_data: constant(2),
+        }
+    }
+}
+
+impl Logic for StreamRxRing {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, out);
+        dff_setup!(
+            self, clock, base, size_log2, size, mask, pi, ci, failed, state, rd_pos, ask_left, beats_left,
+            last_keep, qp, rec_end, owed
+        );
+        self.out.reset.next = self.reset.val();
+        self.on.next = self.size.q.val().any();
+
+        // The header as it arrives: length rounded up to whole beats.
+        self.len.next = self.s_rd_tdata.val().get_bits::<32>(0);
+        self.padded.next = (self.len.val() + 7) & 0xffff_fff8_u64;
+        // The next request: up to 256 octets, to the record's end, to the ring's end.
+        self.to_end.next = self.size.q.val() - (self.rd_pos.q.val() & self.mask.q.val());
+        self.chunk.next = self.max_chunk.val();
+        if self.ask_left.q.val() < self.chunk.val() {
+            self.chunk.next = self.ask_left.q.val();
+        }
+        if self.to_end.val() < self.chunk.val() {
+            self.chunk.next = self.to_end.val();
+        }
+        self.m_rd_req_valid.next = false;
+        self.m_rd_req_addr.next = self.base.q.val() + bit_cast::<64, 32>(self.rd_pos.q.val() & self.mask.q.val());
+        self.m_rd_req_len.next = self.chunk.val();
+        self.owed_add.next = 0.into();
+        if self.state.q.val() == self.st_idle.val() {
+            // A header, once the last record is all in and the host has published more.
+            self.m_rd_req_len.next = 8.into();
+            self.m_rd_req_valid.next =
+                self.on.val() & !self.failed.q.val() & ((self.pi.q.val() - self.ci.q.val()) >= 8) & (self.owed.q.val() == 0);
+            if self.m_rd_req_valid.val() & self.m_rd_req_ready.val() {
+                self.state.d.next = self.st_header.val();
+            }
+        }
+        if self.state.q.val() == self.st_data.val() {
+            // Room for the whole request in the queue, counting beats still owed (a
+            // request's beats are octets / 8: at most 256 octets, 32 beats).
+            self.m_rd_req_valid.next = (bit_cast::<8, 7>(self.out.count.val())
+                + self.owed.q.val()
+                + bit_cast::<8, 6>(self.chunk.val().get_bits::<6>(3)))
+                <= self.queue_depth.val();
+            if self.m_rd_req_valid.val() & self.m_rd_req_ready.val() {
+                self.rd_pos.d.next = self.rd_pos.q.val() + self.chunk.val();
+                self.ask_left.d.next = self.ask_left.q.val() - self.chunk.val();
+                self.owed_add.next = bit_cast::<8, 6>(self.chunk.val().get_bits::<6>(3));
+                if self.ask_left.q.val() == self.chunk.val() {
+                    self.state.d.next = self.st_idle.val();
+                }
+            }
+        }
+
+        // Returned octets: the header in HEADER, the record's beats otherwise.
+        self.s_rd_tready.next = true;
+        self.arrive.next = false;
+        if self.s_rd_tvalid.val() & (self.state.q.val() == self.st_header.val()) {
+            self.state.d.next = self.st_data.val();
+            self.rd_pos.d.next = self.ci.q.val() + 8;
+            self.ask_left.d.next = self.padded.val();
+            self.beats_left.d.next = self.padded.val() >> 3;
+            self.qp.d.next = self.s_rd_tdata.val().get_bits::<16>(32);
+            self.rec_end.d.next = self.ci.q.val() + 8 + self.padded.val();
+            self.last_keep.d.next = 0xff.into();
+            if self.len.val().get_bits::<3>(0).any() {
+                self.last_keep.d.next = (self.one_lane.val() << self.len.val().get_bits::<3>(0)) - 1;
+            }
+            // Length 0, a record past PI (or one longer than the ring), or a failed read.
+            if (self.len.val() == 0)
+                | (self.padded.val() > (self.pi.q.val() - self.ci.q.val() - 8))
+                | (self.len.val() > 0x7fff_fff0_u64)
+                | self.s_rd_terror.val()
+            {
+                self.state.d.next = self.st_idle.val();
+                self.failed.d.next = true;
+            }
+        }
+        if self.state.q.val() != self.st_header.val() {
+            self.s_rd_tready.next = self.out.s_ready.val();
+            self.arrive.next = self.s_rd_tvalid.val() & self.out.s_ready.val();
+        }
+        self.keep.next = 0xff.into();
+        self.is_last.next = 0.into();
+        if self.beats_left.q.val() == 1 {
+            self.keep.next = self.last_keep.q.val();
+            self.is_last.next = 1.into();
+        }
+        self.out.s_valid.next = self.arrive.val();
+        self.out.s_data.next = bit_cast::<89, 64>(self.s_rd_tdata.val())
+            | (bit_cast::<89, 8>(self.keep.val()) << 64)
+            | (bit_cast::<89, 1>(self.is_last.val()) << 72)
+            | (bit_cast::<89, 16>(self.qp.q.val()) << 73);
+        self.owed.d.next = self.owed.q.val() + self.owed_add.val();
+        if self.arrive.val() {
+            self.owed.d.next = self.owed.q.val() + self.owed_add.val() - 1;
+            self.beats_left.d.next = self.beats_left.q.val() - 1;
+            if self.beats_left.q.val() == 1 {
+                self.ci.d.next = self.rec_end.q.val();
+            }
+            if self.s_rd_terror.val() {
+                self.failed.d.next = true;
+            }
+        }
+
+        // The stream to the RNIC: from the queue while on, from the port while off.
+        self.m_rx_tdata.next = self.s_rx_tdata.val();
+        self.m_rx_tkeep.next = self.s_rx_tkeep.val();
+        self.m_rx_tlast.next = self.s_rx_tlast.val();
+        self.m_rx_tuser.next = self.s_rx_tuser.val();
+        self.m_rx_tvalid.next = self.s_rx_tvalid.val();
+        self.s_rx_tready.next = self.m_rx_tready.val();
+        self.out.m_ready.next = false;
+        if self.on.val() {
+            self.m_rx_tdata.next = self.out.m_data.val().get_bits::<64>(0);
+            self.m_rx_tkeep.next = self.out.m_data.val().get_bits::<8>(64);
+            self.m_rx_tlast.next = self.out.m_data.val().get_bit(72);
+            self.m_rx_tuser.next = self.out.m_data.val().get_bits::<16>(73);
+            self.m_rx_tvalid.next = self.out.m_valid.val();
+            self.s_rx_tready.next = false;
+            self.out.m_ready.next = self.m_rx_tready.val();
+        }
+
+        // Registers.
+        self.wr_reg.next = self.wr_addr.val().get_bits::<3>(2);
+        if self.wr_en.val() & (self.wr_addr.val().get_bits::<11>(5) == self.page.val()) {
+            if self.wr_reg.val() == 0 {
+                self.base.d.next = (self.base.q.val() & 0xffff_ffff_0000_0000_u64) | bit_cast::<64, 32>(self.wr_data.val());
+            }
+            if self.wr_reg.val() == 1 {
+                self.base.d.next = (self.base.q.val() & 0xffff_ffff_u64) | (bit_cast::<64, 32>(self.wr_data.val()) << 32);
+            }
+            if self.wr_reg.val() == 2 {
+                self.size_log2.d.next = self.wr_data.val().get_bits::<5>(0);
+                self.size.d.next = 0.into();
+                self.mask.d.next = 0.into();
+                if self.wr_data.val().get_bits::<5>(0).any() {
+                    self.size.d.next = self.one.val() << self.wr_data.val().get_bits::<5>(0);
+                    self.mask.d.next = (self.one.val() << self.wr_data.val().get_bits::<5>(0)) - 1;
+                }
+                self.pi.d.next = 0.into();
+                self.ci.d.next = 0.into();
+                self.failed.d.next = false;
+                self.state.d.next = self.st_idle.val();
+            }
+            if self.wr_reg.val() == 3 {
+                self.pi.d.next = self.wr_data.val();
+            }
+        }
+        self.rd_data.next = 0.into();
+        if self.rd_addr.val().get_bits::<11>(5) == self.page.val() {
+            if self.rd_addr.val().get_bits::<3>(2) == 0 {
+                self.rd_data.next = self.base.q.val().get_bits::<32>(0);
+            }
+            if self.rd_addr.val().get_bits::<3>(2) == 1 {
+                self.rd_data.next = self.base.q.val().get_bits::<32>(32);
+            }
+            if self.rd_addr.val().get_bits::<3>(2) == 2 {
+                self.rd_data.next = bit_cast::<32, 5>(self.size_log2.q.val());
+            }
+            if self.rd_addr.val().get_bits::<3>(2) == 3 {
+                self.rd_data.next = self.pi.q.val();
+            }
+            if self.rd_addr.val().get_bits::<3>(2) == 4 {
+                self.rd_data.next = self.ci.q.val();
+            }
+            if self.rd_addr.val().get_bits::<3>(2) == 5 {
+                self.rd_data.next = bit_cast::<32, 1>(self.failed.q.val().into());
+            }
+        }
+        if self.reset.val() {
+            self.size.d.next = 0.into();
+            self.mask.d.next = 0.into();
+            self.size_log2.d.next = 0.into();
+            self.pi.d.next = 0.into();
+            self.ci.d.next = 0.into();
+            self.failed.d.next = false;
+            self.state.d.next = self.st_idle.val();
+            self.owed.d.next = 0.into();
+        }
+    }
+}
