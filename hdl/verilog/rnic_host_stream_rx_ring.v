@@ -35,7 +35,6 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     output reg  s_rd_tready;
     
     // Constant declarations
-    localparam  one = 32'h1;
     localparam  one_lane = 8'h1;
     localparam  max_chunk = 32'h100;
     localparam  queue_depth = 8'h40;
@@ -44,21 +43,22 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     localparam  st_data = 2'b10;
     
     // Stub signals
-    reg  [63:0] base$d;
-    wire  [63:0] base$q;
-    reg  base$clock;
-    reg  [4:0] size_log2$d;
-    wire  [4:0] size_log2$q;
-    reg  size_log2$clock;
-    reg  [31:0] size$d;
-    wire  [31:0] size$q;
-    reg  size$clock;
-    reg  [31:0] mask$d;
-    wire  [31:0] mask$q;
-    reg  mask$clock;
-    reg  [31:0] pi$d;
-    wire  [31:0] pi$q;
-    reg  pi$clock;
+    reg  regs$clock;
+    reg  regs$reset;
+    reg  regs$wr_en;
+    reg  [15:0] regs$wr_addr;
+    reg  [31:0] regs$wr_data;
+    reg  [15:0] regs$rd_addr;
+    wire  [31:0] regs$rd_data;
+    reg  [10:0] regs$page;
+    reg  regs$host_pi;
+    reg  [31:0] regs$dev_index;
+    reg  regs$stopped;
+    wire  [63:0] regs$base;
+    wire  [31:0] regs$size;
+    wire  [31:0] regs$mask;
+    wire  [31:0] regs$host_index;
+    wire  regs$restart;
     reg  [31:0] ci$d;
     wire  [31:0] ci$q;
     reg  ci$clock;
@@ -109,33 +109,25 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     reg  [7:0] owed_add;
     reg  [7:0] keep;
     reg  is_last;
-    reg  [2:0] wr_reg;
     
     // Sub module instances
-    rnic_host_stream_rx_ring$base base(
-        .d(base$d),
-        .q(base$q),
-        .clock(base$clock)
-    );
-    rnic_host_stream_rx_ring$size_log2 size_log2(
-        .d(size_log2$d),
-        .q(size_log2$q),
-        .clock(size_log2$clock)
-    );
-    rnic_host_stream_rx_ring$size size(
-        .d(size$d),
-        .q(size$q),
-        .clock(size$clock)
-    );
-    rnic_host_stream_rx_ring$mask mask(
-        .d(mask$d),
-        .q(mask$q),
-        .clock(mask$clock)
-    );
-    rnic_host_stream_rx_ring$pi pi(
-        .d(pi$d),
-        .q(pi$q),
-        .clock(pi$clock)
+    rnic_host_stream_rx_ring$regs regs(
+        .clock(regs$clock),
+        .reset(regs$reset),
+        .wr_en(regs$wr_en),
+        .wr_addr(regs$wr_addr),
+        .wr_data(regs$wr_data),
+        .rd_addr(regs$rd_addr),
+        .rd_data(regs$rd_data),
+        .page(regs$page),
+        .host_pi(regs$host_pi),
+        .dev_index(regs$dev_index),
+        .stopped(regs$stopped),
+        .base(regs$base),
+        .size(regs$size),
+        .mask(regs$mask),
+        .host_index(regs$host_index),
+        .restart(regs$restart)
     );
     rnic_host_stream_rx_ring$ci ci(
         .d(ci$d),
@@ -201,12 +193,8 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     
     // Update code
     always @(*) begin
+        regs$clock = clock;
         out$clock = clock;
-        base$clock = clock;
-        size_log2$clock = clock;
-        size$clock = clock;
-        mask$clock = clock;
-        pi$clock = clock;
         ci$clock = clock;
         failed$clock = clock;
         state$clock = clock;
@@ -217,11 +205,6 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         qp$clock = clock;
         rec_end$clock = clock;
         owed$clock = clock;
-        base$d = base$q;
-        size_log2$d = size_log2$q;
-        size$d = size$q;
-        mask$d = mask$q;
-        pi$d = pi$q;
         ci$d = ci$q;
         failed$d = failed$q;
         state$d = state$q;
@@ -232,11 +215,21 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         qp$d = qp$q;
         rec_end$d = rec_end$q;
         owed$d = owed$q;
+        regs$reset = reset;
+        regs$wr_en = wr_en;
+        regs$wr_addr = wr_addr;
+        regs$wr_data = wr_data;
+        regs$rd_addr = rd_addr;
+        regs$page = page;
+        regs$host_pi = 1'b1;
+        regs$dev_index = ci$q;
+        regs$stopped = failed$q;
+        rd_data = regs$rd_data;
         out$reset = reset;
-        on = |size$q;
+        on = |regs$size;
         len = s_rd_tdata[(32'h0)+:(32)];
         padded = (len + 32'h7) & 64'hfffffff8;
-        to_end = size$q - (rd_pos$q & mask$q);
+        to_end = regs$size - (rd_pos$q & regs$mask);
         chunk = max_chunk;
         if (ask_left$q < chunk) begin
             chunk = ask_left$q;
@@ -245,12 +238,12 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
             chunk = to_end;
         end
         m_rd_req_valid = 1'b0;
-        m_rd_req_addr = base$q + ((rd_pos$q & mask$q) & 64'hffffffffffffffff);
+        m_rd_req_addr = regs$base + ((rd_pos$q & regs$mask) & 64'hffffffffffffffff);
         m_rd_req_len = chunk;
         owed_add = 32'h0;
         if (state$q == st_idle) begin
             m_rd_req_len = 32'h8;
-            m_rd_req_valid = on & ~failed$q & ((pi$q - ci$q) >= 32'h8) & (owed$q == 32'h0);
+            m_rd_req_valid = on & ~failed$q & ((regs$host_index - ci$q) >= 32'h8) & (owed$q == 32'h0);
             if (m_rd_req_valid & m_rd_req_ready) begin
                 state$d = st_header;
             end
@@ -279,7 +272,7 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
             if (|len[(32'h0)+:(3)]) begin
                 last_keep$d = (one_lane << len[(32'h0)+:(3)]) - 32'h1;
             end
-            if ((len == 32'h0) | (padded > (pi$q - ci$q - 32'h8)) | (len > 64'h7ffffff0) | s_rd_terror) begin
+            if ((len == 32'h0) | (padded > (regs$host_index - ci$q - 32'h8)) | (len > 64'h7ffffff0) | s_rd_terror) begin
                 state$d = st_idle;
                 failed$d = 1'b1;
             end
@@ -323,57 +316,12 @@ module rnic_host_stream_rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
             s_rx_tready = 1'b0;
             out$m_ready = m_rx_tready;
         end
-        wr_reg = wr_addr[(32'h2)+:(3)];
-        if (wr_en & (wr_addr[(32'h5)+:(11)] == page)) begin
-            if (wr_reg == 32'h0) begin
-                base$d = (base$q & 64'hffffffff00000000) | ((wr_data) & 64'hffffffffffffffff);
-            end
-            if (wr_reg == 32'h1) begin
-                base$d = (base$q & 64'hffffffff) | (((wr_data) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (wr_reg == 32'h2) begin
-                size_log2$d = wr_data[(32'h0)+:(5)];
-                size$d = 32'h0;
-                mask$d = 32'h0;
-                if (|wr_data[(32'h0)+:(5)]) begin
-                    size$d = one << wr_data[(32'h0)+:(5)];
-                    mask$d = (one << wr_data[(32'h0)+:(5)]) - 32'h1;
-                end
-                pi$d = 32'h0;
-                ci$d = 32'h0;
-                failed$d = 1'b0;
-                state$d = st_idle;
-            end
-            if (wr_reg == 32'h3) begin
-                pi$d = wr_data;
-            end
-        end
-        rd_data = 32'h0;
-        if (rd_addr[(32'h5)+:(11)] == page) begin
-            if (rd_addr[(32'h2)+:(3)] == 32'h0) begin
-                rd_data = base$q[(32'h0)+:(32)];
-            end
-            if (rd_addr[(32'h2)+:(3)] == 32'h1) begin
-                rd_data = base$q[(32'h20)+:(32)];
-            end
-            if (rd_addr[(32'h2)+:(3)] == 32'h2) begin
-                rd_data = ((size_log2$q) & 32'hffffffff);
-            end
-            if (rd_addr[(32'h2)+:(3)] == 32'h3) begin
-                rd_data = pi$q;
-            end
-            if (rd_addr[(32'h2)+:(3)] == 32'h4) begin
-                rd_data = ci$q;
-            end
-            if (rd_addr[(32'h2)+:(3)] == 32'h5) begin
-                rd_data = ((failed$q) & 32'hffffffff);
-            end
+        if (regs$restart) begin
+            ci$d = 32'h0;
+            failed$d = 1'b0;
+            state$d = st_idle;
         end
         if (reset) begin
-            size$d = 32'h0;
-            mask$d = 32'h0;
-            size_log2$d = 32'h0;
-            pi$d = 32'h0;
             ci$d = 32'h0;
             failed$d = 1'b0;
             state$d = st_idle;
@@ -401,25 +349,6 @@ module rnic_host_stream_rx_ring$ask_left(d,q,clock);
     end
           
 endmodule // rnic_host_stream_rx_ring$ask_left
-
-
-module rnic_host_stream_rx_ring$base(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_stream_rx_ring$base
 
 
 module rnic_host_stream_rx_ring$beats_left(d,q,clock);
@@ -496,25 +425,6 @@ module rnic_host_stream_rx_ring$last_keep(d,q,clock);
     end
           
 endmodule // rnic_host_stream_rx_ring$last_keep
-
-
-module rnic_host_stream_rx_ring$mask(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_stream_rx_ring$mask
 
 
 module rnic_host_stream_rx_ring$out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
@@ -726,25 +636,6 @@ module rnic_host_stream_rx_ring$owed(d,q,clock);
 endmodule // rnic_host_stream_rx_ring$owed
 
 
-module rnic_host_stream_rx_ring$pi(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_stream_rx_ring$pi
-
-
 module rnic_host_stream_rx_ring$qp(d,q,clock);
     
     // Module arguments
@@ -802,7 +693,182 @@ module rnic_host_stream_rx_ring$rec_end(d,q,clock);
 endmodule // rnic_host_stream_rx_ring$rec_end
 
 
-module rnic_host_stream_rx_ring$size(d,q,clock);
+module rnic_host_stream_rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,host_pi,dev_index,stopped,base,size,mask,host_index,restart);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  wr_en;
+    input wire  [15:0] wr_addr;
+    input wire  [31:0] wr_data;
+    input wire  [15:0] rd_addr;
+    output reg  [31:0] rd_data;
+    input wire  [10:0] page;
+    input wire  host_pi;
+    input wire  [31:0] dev_index;
+    input wire  stopped;
+    output reg  [63:0] base;
+    output reg  [31:0] size;
+    output reg  [31:0] mask;
+    output reg  [31:0] host_index;
+    output reg  restart;
+    
+    // Constant declarations
+    localparam  one = 32'h1;
+    
+    // Stub signals
+    reg  [63:0] base_q$d;
+    wire  [63:0] base_q$q;
+    reg  base_q$clock;
+    reg  [4:0] size_log2$d;
+    wire  [4:0] size_log2$q;
+    reg  size_log2$clock;
+    reg  [31:0] size_q$d;
+    wire  [31:0] size_q$q;
+    reg  size_q$clock;
+    reg  [31:0] mask_q$d;
+    wire  [31:0] mask_q$q;
+    reg  mask_q$clock;
+    reg  [31:0] host_q$d;
+    wire  [31:0] host_q$q;
+    reg  host_q$clock;
+    
+    // Local signals
+    reg  wr_hit;
+    reg  [2:0] wr_reg;
+    reg  [2:0] rd_reg;
+    reg  [31:0] pi_word;
+    reg  [31:0] ci_word;
+    
+    // Sub module instances
+    rnic_host_stream_rx_ring$regs$base_q base_q(
+        .d(base_q$d),
+        .q(base_q$q),
+        .clock(base_q$clock)
+    );
+    rnic_host_stream_rx_ring$regs$size_log2 size_log2(
+        .d(size_log2$d),
+        .q(size_log2$q),
+        .clock(size_log2$clock)
+    );
+    rnic_host_stream_rx_ring$regs$size_q size_q(
+        .d(size_q$d),
+        .q(size_q$q),
+        .clock(size_q$clock)
+    );
+    rnic_host_stream_rx_ring$regs$mask_q mask_q(
+        .d(mask_q$d),
+        .q(mask_q$q),
+        .clock(mask_q$clock)
+    );
+    rnic_host_stream_rx_ring$regs$host_q host_q(
+        .d(host_q$d),
+        .q(host_q$q),
+        .clock(host_q$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        base_q$clock = clock;
+        size_log2$clock = clock;
+        size_q$clock = clock;
+        mask_q$clock = clock;
+        host_q$clock = clock;
+        base_q$d = base_q$q;
+        size_log2$d = size_log2$q;
+        size_q$d = size_q$q;
+        mask_q$d = mask_q$q;
+        host_q$d = host_q$q;
+        wr_hit = wr_en & (wr_addr[(32'h5)+:(11)] == page);
+        wr_reg = wr_addr[(32'h2)+:(3)];
+        restart = wr_hit & (wr_reg == 32'h2);
+        if (wr_hit) begin
+            if (wr_reg == 32'h0) begin
+                base_q$d = (base_q$q & 64'hffffffff00000000) | ((wr_data) & 64'hffffffffffffffff);
+            end
+            if (wr_reg == 32'h1) begin
+                base_q$d = (base_q$q & 64'hffffffff) | (((wr_data) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if ((wr_reg == 32'h3) & host_pi) begin
+                host_q$d = wr_data;
+            end
+            if ((wr_reg == 32'h4) & ~host_pi) begin
+                host_q$d = wr_data;
+            end
+        end
+        if (restart) begin
+            size_log2$d = wr_data[(32'h0)+:(5)];
+            size_q$d = 32'h0;
+            mask_q$d = 32'h0;
+            if (|wr_data[(32'h0)+:(5)]) begin
+                size_q$d = one << wr_data[(32'h0)+:(5)];
+                mask_q$d = (one << wr_data[(32'h0)+:(5)]) - 32'h1;
+            end
+            host_q$d = 32'h0;
+        end
+        if (reset) begin
+            size_log2$d = 32'h0;
+            size_q$d = 32'h0;
+            mask_q$d = 32'h0;
+            host_q$d = 32'h0;
+        end
+        base = base_q$q;
+        size = size_q$q;
+        mask = mask_q$q;
+        host_index = host_q$q;
+        pi_word = dev_index;
+        ci_word = host_q$q;
+        if (host_pi) begin
+            pi_word = host_q$q;
+            ci_word = dev_index;
+        end
+        rd_reg = rd_addr[(32'h2)+:(3)];
+        rd_data = 32'h0;
+        if (rd_addr[(32'h5)+:(11)] == page) begin
+            if (rd_reg == 32'h0) begin
+                rd_data = base_q$q[(32'h0)+:(32)];
+            end
+            if (rd_reg == 32'h1) begin
+                rd_data = base_q$q[(32'h20)+:(32)];
+            end
+            if (rd_reg == 32'h2) begin
+                rd_data = ((size_log2$q) & 32'hffffffff);
+            end
+            if (rd_reg == 32'h3) begin
+                rd_data = pi_word;
+            end
+            if (rd_reg == 32'h4) begin
+                rd_data = ci_word;
+            end
+            if (rd_reg == 32'h5) begin
+                rd_data = ((stopped) & 32'hffffffff);
+            end
+        end
+    end
+    
+endmodule // rnic_host_stream_rx_ring$regs
+
+
+module rnic_host_stream_rx_ring$regs$base_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_stream_rx_ring$regs$base_q
+
+
+module rnic_host_stream_rx_ring$regs$host_q(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -818,10 +884,29 @@ module rnic_host_stream_rx_ring$size(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_host_stream_rx_ring$size
+endmodule // rnic_host_stream_rx_ring$regs$host_q
 
 
-module rnic_host_stream_rx_ring$size_log2(d,q,clock);
+module rnic_host_stream_rx_ring$regs$mask_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_stream_rx_ring$regs$mask_q
+
+
+module rnic_host_stream_rx_ring$regs$size_log2(d,q,clock);
     
     // Module arguments
     input wire  [4:0] d;
@@ -837,7 +922,26 @@ module rnic_host_stream_rx_ring$size_log2(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_host_stream_rx_ring$size_log2
+endmodule // rnic_host_stream_rx_ring$regs$size_log2
+
+
+module rnic_host_stream_rx_ring$regs$size_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_stream_rx_ring$regs$size_q
 
 
 module rnic_host_stream_rx_ring$state(d,q,clock);

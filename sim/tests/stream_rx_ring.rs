@@ -5,11 +5,14 @@
 //! the ring, not cross its end, and read only what the host published and the ring has
 //! not handed back; the packets must be exactly the records, in order, with `tkeep` and
 //! `tlast` right. A bad record stops the ring before anything past it is read.
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_sim::{trace, Model, Port};
+use rnic_sim::trace;
+
+mod ring_bench;
+use ring_bench::Dut;
 
 const BASE: u64 = 0x00ab_cdef_0000_1000;
 const LOG2: u32 = 9;
@@ -17,9 +20,8 @@ const SIZE: usize = 1 << LOG2;
 const PAGE: u64 = 0x181;
 
 struct Bench {
-    m: Model,
+    dut: Dut,
     rng: StdRng,
-    p: HashMap<&'static str, Port>,
     ring: Vec<u8>,
     /// The host's producer position, and the device's CI as last read.
     pi: u32,
@@ -36,19 +38,16 @@ struct Bench {
 
 impl Bench {
     fn new(seed: u64) -> Bench {
-        let mut m = Model::new("rnic_host_stream_rx_ring").expect("rnic_host_stream_rx_ring model");
-        let names = [
-            "wr_en", "wr_addr", "wr_data", "rd_addr", "rd_data", "page", "s_rx_tvalid", "s_rx_tready",
-            "m_rx_tdata", "m_rx_tkeep", "m_rx_tlast", "m_rx_tuser", "m_rx_tvalid", "m_rx_tready",
-            "m_rd_req_valid", "m_rd_req_ready", "m_rd_req_addr", "m_rd_req_len", "s_rd_tdata", "s_rd_terror",
-            "s_rd_tvalid", "s_rd_tready",
+        const PORTS: &[&str] = &[
+            "s_rx_tvalid", "s_rx_tready", "m_rx_tdata", "m_rx_tkeep", "m_rx_tlast", "m_rx_tuser", "m_rx_tvalid",
+            "m_rx_tready", "m_rd_req_valid", "m_rd_req_ready", "m_rd_req_addr", "m_rd_req_len", "s_rd_tdata",
+            "s_rd_terror", "s_rd_tvalid", "s_rd_tready",
         ];
-        let p = names.iter().map(|&n| (n, m.port(n))).collect();
-        m.reset_for(4);
+        const QUIET: &[&str] = &["m_rd_req_ready", "s_rd_tvalid", "m_rx_tready"];
+        let dut = Dut::new("rnic_host_stream_rx_ring", PORTS, PAGE, QUIET);
         let mut b = Bench {
-            m,
+            dut,
             rng: StdRng::seed_from_u64(seed),
-            p,
             ring: vec![0xcc; SIZE],
             pi: 0,
             ci: 0,
@@ -58,43 +57,16 @@ impl Bench {
             partial: Vec::new(),
             partial_qp: None,
         };
-        b.set("page", PAGE);
-        b.write_reg(0, BASE as u32);
-        b.write_reg(1, (BASE >> 32) as u32);
-        b.write_reg(2, LOG2);
+        b.dut.write_reg(0, BASE as u32);
+        b.dut.write_reg(1, (BASE >> 32) as u32);
+        b.dut.write_reg(2, LOG2);
         b
-    }
-
-    fn set(&mut self, name: &str, v: u64) {
-        self.m.set(self.p[name], v);
-    }
-
-    fn get(&self, name: &str) -> u64 {
-        self.m.get(self.p[name])
-    }
-
-    /// A register write on a cycle of its own: no handshake of the bench's happens in it.
-    fn write_reg(&mut self, reg: u64, value: u32) {
-        for quiet in ["m_rd_req_ready", "s_rd_tvalid", "m_rx_tready"] {
-            self.set(quiet, 0);
-        }
-        self.set("wr_en", 1);
-        self.set("wr_addr", PAGE << 5 | reg << 2);
-        self.set("wr_data", u64::from(value));
-        self.m.tick();
-        self.set("wr_en", 0);
-    }
-
-    fn read_reg(&mut self, reg: u64) -> u32 {
-        self.set("rd_addr", PAGE << 5 | reg << 2);
-        self.m.eval();
-        self.get("rd_data") as u32
     }
 
     /// Writes a record (header as given) if the ring has room; publishes it.
     fn push(&mut self, header_len: u32, qpn: u16, fpdu: &[u8]) -> bool {
         let need = 8 + fpdu.len().next_multiple_of(8);
-        self.ci = self.read_reg(4);
+        self.ci = self.dut.read_reg(4);
         if self.pi.wrapping_sub(self.ci) as usize + need > SIZE {
             return false;
         }
@@ -107,54 +79,54 @@ impl Bench {
             self.ring[(self.pi as usize + i) % SIZE] = o;
         }
         self.pi += need as u32;
-        self.write_reg(3, self.pi);
+        self.dut.write_reg(3, self.pi);
         true
     }
 
     fn cycle(&mut self) {
         let req_ready = self.rng.gen_bool(0.6);
         let out_ready = self.rng.gen_bool(0.7);
-        self.set("m_rd_req_ready", req_ready as u64);
-        self.set("m_rx_tready", out_ready as u64);
-        self.set("s_rx_tvalid", 1);
-        let cycle = self.m.cycles();
+        self.dut.set("m_rd_req_ready", req_ready as u64);
+        self.dut.set("m_rx_tready", out_ready as u64);
+        self.dut.set("s_rx_tvalid", 1);
+        let cycle = self.dut.m.cycles();
         let due = self.reads.front().is_some_and(|r| r.1 <= cycle) && self.rng.gen_bool(0.8);
-        self.set("s_rd_tvalid", due as u64);
-        self.set("s_rd_terror", 0);
+        self.dut.set("s_rd_tvalid", due as u64);
+        self.dut.set("s_rd_terror", 0);
         if due {
             let beat = self.reads[0].0[self.sent..self.sent + 8].to_vec();
-            self.m.set_bytes(self.p["s_rd_tdata"], &beat);
+            self.dut.m.set_bytes(self.dut.port("s_rd_tdata"), &beat);
         }
-        self.m.eval();
-        assert_eq!(self.get("s_rx_tready"), 0, "the port is held while the ring is on");
+        self.dut.m.eval();
+        assert_eq!(self.dut.get("s_rx_tready"), 0, "the port is held while the ring is on");
         if due {
-            assert_eq!(self.get("s_rd_tready"), 1, "the ring takes its data at full rate");
+            assert_eq!(self.dut.get("s_rd_tready"), 1, "the ring takes its data at full rate");
             self.sent += 8;
             if self.sent == self.reads[0].0.len() {
                 self.reads.pop_front();
                 self.sent = 0;
             }
         }
-        if req_ready && self.get("m_rd_req_valid") == 1 {
-            let (addr, len) = (self.get("m_rd_req_addr"), self.get("m_rd_req_len") as usize);
+        if req_ready && self.dut.get("m_rd_req_valid") == 1 {
+            let (addr, len) = (self.dut.get("m_rd_req_addr"), self.dut.get("m_rd_req_len") as usize);
             let off = addr.wrapping_sub(BASE) as usize;
             assert!(off < SIZE && off % 8 == 0 && len % 8 == 0 && len > 0, "request {addr:#x} + {len}");
             assert!(off + len <= SIZE && len <= 256, "request crosses the ring's end or is too long: {off} + {len}");
             // Only what lies between the ring's CI and the host's PI.
-            let ci = self.read_reg(4);
+            let ci = self.dut.read_reg(4);
             let from_ci = (off + SIZE - ci as usize % SIZE) % SIZE;
             assert!(from_ci + len <= self.pi.wrapping_sub(ci) as usize, "read past PI: {off}+{len}, CI {ci}, PI {}", self.pi);
             let data = self.ring[off..off + len].to_vec();
             let delay = self.rng.gen_range(2..25);
             self.reads.push_back((data, cycle + delay));
         }
-        if out_ready && self.get("m_rx_tvalid") == 1 {
+        if out_ready && self.dut.get("m_rx_tvalid") == 1 {
             let mut data = [0; 8];
-            self.m.get_bytes(self.p["m_rx_tdata"], &mut data);
-            let keep = self.get("m_rx_tkeep");
-            let qp = self.get("m_rx_tuser") as u16;
+            self.dut.m.get_bytes(self.dut.port("m_rx_tdata"), &mut data);
+            let keep = self.dut.get("m_rx_tkeep");
+            let qp = self.dut.get("m_rx_tuser") as u16;
             assert_eq!(*self.partial_qp.get_or_insert(qp), qp, "one QP over a packet");
-            let last = self.get("m_rx_tlast") == 1;
+            let last = self.dut.get("m_rx_tlast") == 1;
             assert!(keep == 0xff || (last && keep.count_ones() < 8 && (keep + 1).is_power_of_two()), "keep {keep:#x}");
             self.partial.extend(data.iter().take(keep.count_ones() as usize));
             if last {
@@ -162,7 +134,7 @@ impl Bench {
                 self.partial_qp = None;
             }
         }
-        self.m.tick();
+        self.dut.m.tick();
     }
 }
 
@@ -175,7 +147,7 @@ fn stream_rx_ring_reads_every_record_whole_in_order_and_nothing_unpublished() {
                 (0..300).map(|_| (rng.gen(), (0..rng.gen_range(1..=300)).map(|_| rng.gen()).collect())).collect();
             let mut b = Bench::new(seed);
             let mut next = 0;
-            while b.packets.len() < records.len() && b.m.cycles() < 2_000_000 {
+            while b.packets.len() < records.len() && b.dut.m.cycles() < 2_000_000 {
                 if next < records.len() && b.rng.gen_bool(0.1) {
                     let (qp, f) = &records[next];
                     if b.push(f.len() as u32, *qp, f) {
@@ -185,7 +157,7 @@ fn stream_rx_ring_reads_every_record_whole_in_order_and_nothing_unpublished() {
                 b.cycle();
             }
             assert_eq!(b.packets, records, "seed {seed}");
-            assert_eq!((b.read_reg(4), b.read_reg(5)), (b.pi, 0), "seed {seed}: all handed back, not stopped");
+            assert_eq!((b.dut.read_reg(4), b.dut.read_reg(5)), (b.pi, 0), "seed {seed}: all handed back, not stopped");
         }
     });
 }
@@ -203,9 +175,9 @@ fn stream_rx_ring_a_bad_record_stops_it_after_the_good_ones() {
                 b.cycle();
             }
             assert_eq!(b.packets, [(1, vec![1; 40])], "length {bad_len}: the record before it only");
-            assert_eq!((b.read_reg(4), b.read_reg(5)), (48, 1), "length {bad_len}: CI stops before it, STATUS set");
-            b.write_reg(2, LOG2);
-            assert_eq!([b.read_reg(3), b.read_reg(4), b.read_reg(5)], [0, 0, 0], "restarted");
+            assert_eq!((b.dut.read_reg(4), b.dut.read_reg(5)), (48, 1), "length {bad_len}: CI stops before it, STATUS set");
+            b.dut.write_reg(2, LOG2);
+            assert_eq!([b.dut.read_reg(3), b.dut.read_reg(4), b.dut.read_reg(5)], [0, 0, 0], "restarted");
         }
     });
 }
@@ -213,11 +185,11 @@ fn stream_rx_ring_a_bad_record_stops_it_after_the_good_ones() {
 #[test]
 fn stream_rx_ring_off_passes_the_port_through() {
     let mut b = Bench::new(1);
-    b.write_reg(2, 0);
-    b.set("s_rx_tvalid", 1);
+    b.dut.write_reg(2, 0);
+    b.dut.set("s_rx_tvalid", 1);
     for ready in [0, 1] {
-        b.set("m_rx_tready", ready);
-        b.m.eval();
-        assert_eq!((b.get("m_rx_tvalid"), b.get("s_rx_tready"), b.get("m_rd_req_valid")), (1, ready, 0));
+        b.dut.set("m_rx_tready", ready);
+        b.dut.m.eval();
+        assert_eq!((b.dut.get("m_rx_tvalid"), b.dut.get("s_rx_tready"), b.dut.get("m_rd_req_valid")), (1, ready, 0));
     }
 }

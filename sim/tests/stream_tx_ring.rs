@@ -9,7 +9,10 @@ use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_sim::{trace, Model, Port};
+use rnic_sim::trace;
+
+mod ring_bench;
+use ring_bench::Dut;
 
 const BASE: u64 = 0x0123_4560_0000_0200;
 const LOG2: u32 = 9;
@@ -18,9 +21,8 @@ const SIZE: usize = 1 << LOG2;
 const PAGE: u64 = 0x180;
 
 struct Bench {
-    m: Model,
+    dut: Dut,
     rng: StdRng,
-    p: std::collections::HashMap<&'static str, Port>,
     /// The ring as host memory.
     ring: Vec<u8>,
     /// Requests taken (offset, length), their beats still to come.
@@ -38,19 +40,16 @@ struct Bench {
 
 impl Bench {
     fn new(seed: u64) -> Bench {
-        let mut m = Model::new("rnic_host_stream_tx_ring").expect("rnic_host_stream_tx_ring model");
-        let names = [
-            "wr_en", "wr_addr", "wr_data", "rd_addr", "rd_data", "page", "s_tx_tdata", "s_tx_tkeep", "s_tx_tlast",
-            "s_tx_tuser", "s_tx_tvalid", "s_tx_tready", "m_tx_tvalid", "m_tx_tready", "m_wr_req_valid",
-            "m_wr_req_ready", "m_wr_req_addr", "m_wr_req_len", "m_wr_tdata", "m_wr_tlast", "m_wr_tvalid",
-            "m_wr_tready", "s_wr_done_valid", "s_wr_done_error",
+        const PORTS: &[&str] = &[
+            "s_tx_tdata", "s_tx_tkeep", "s_tx_tlast", "s_tx_tuser", "s_tx_tvalid", "s_tx_tready", "m_tx_tvalid",
+            "m_tx_tready", "m_wr_req_valid", "m_wr_req_ready", "m_wr_req_addr", "m_wr_req_len", "m_wr_tdata",
+            "m_wr_tlast", "m_wr_tvalid", "m_wr_tready", "s_wr_done_valid", "s_wr_done_error",
         ];
-        let p = names.iter().map(|&n| (n, m.port(n))).collect();
-        m.reset_for(4);
+        const QUIET: &[&str] = &["m_wr_req_ready", "m_wr_tready", "s_wr_done_valid", "s_tx_tvalid"];
+        let dut = Dut::new("rnic_host_stream_tx_ring", PORTS, PAGE, QUIET);
         let mut b = Bench {
-            m,
+            dut,
             rng: StdRng::seed_from_u64(seed),
-            p,
             ring: vec![0; SIZE],
             requests: VecDeque::new(),
             beat: 0,
@@ -60,42 +59,15 @@ impl Bench {
             fail_at: None,
             done_count: 0,
         };
-        b.set("page", PAGE);
-        b.write_reg(0, BASE as u32);
-        b.write_reg(1, (BASE >> 32) as u32);
-        b.write_reg(2, LOG2);
+        b.dut.write_reg(0, BASE as u32);
+        b.dut.write_reg(1, (BASE >> 32) as u32);
+        b.dut.write_reg(2, LOG2);
         b
-    }
-
-    fn set(&mut self, name: &str, v: u64) {
-        self.m.set(self.p[name], v);
-    }
-
-    fn get(&self, name: &str) -> u64 {
-        self.m.get(self.p[name])
-    }
-
-    /// A register write on a cycle of its own: no handshake of the bench's happens in it.
-    fn write_reg(&mut self, reg: u64, value: u32) {
-        for quiet in ["m_wr_req_ready", "m_wr_tready", "s_wr_done_valid", "s_tx_tvalid"] {
-            self.set(quiet, 0);
-        }
-        self.set("wr_en", 1);
-        self.set("wr_addr", PAGE << 5 | reg << 2);
-        self.set("wr_data", u64::from(value));
-        self.m.tick();
-        self.set("wr_en", 0);
-    }
-
-    fn read_reg(&mut self, reg: u64) -> u32 {
-        self.set("rd_addr", PAGE << 5 | reg << 2);
-        self.m.eval();
-        self.get("rd_data") as u32
     }
 
     /// The host: takes every record behind PI, then writes CI.
     fn host(&mut self) {
-        let pi = self.read_reg(3);
+        let pi = self.dut.read_reg(3);
         while self.ci != pi {
             let at = |p: u32| p as usize % SIZE;
             let head: Vec<u8> = (0..8).map(|i| self.ring[at(self.ci + i)]).collect();
@@ -106,7 +78,7 @@ impl Bench {
             self.ci += 8 + len.next_multiple_of(8);
             assert!(pi.wrapping_sub(self.ci) < 1 << 31, "a record reaches past PI");
         }
-        self.write_reg(4, self.ci);
+        self.dut.write_reg(4, self.ci);
     }
 
     /// One cycle of the DMA write engine and the stream source `beat` (if any).
@@ -115,43 +87,43 @@ impl Bench {
         let req_ready = self.rng.gen_bool(0.6);
         // (The engine takes a request's data only once it has the request.)
         let w_ready = self.rng.gen_bool(0.7) && !self.requests.is_empty();
-        self.set("m_wr_req_ready", req_ready as u64);
-        self.set("m_wr_tready", w_ready as u64);
-        self.set("m_tx_tready", 1);
+        self.dut.set("m_wr_req_ready", req_ready as u64);
+        self.dut.set("m_wr_tready", w_ready as u64);
+        self.dut.set("m_tx_tready", 1);
         match beat {
             Some((data, keep, last, conn)) => {
-                self.m.set_bytes(self.p["s_tx_tdata"], data);
-                self.set("s_tx_tkeep", u64::from(keep));
-                self.set("s_tx_tlast", last as u64);
-                self.set("s_tx_tuser", u64::from(conn));
-                self.set("s_tx_tvalid", 1);
+                self.dut.m.set_bytes(self.dut.port("s_tx_tdata"), data);
+                self.dut.set("s_tx_tkeep", u64::from(keep));
+                self.dut.set("s_tx_tlast", last as u64);
+                self.dut.set("s_tx_tuser", u64::from(conn));
+                self.dut.set("s_tx_tvalid", 1);
             }
-            None => self.set("s_tx_tvalid", 0),
+            None => self.dut.set("s_tx_tvalid", 0),
         }
-        let cycle = self.m.cycles();
+        let cycle = self.dut.m.cycles();
         let done = self.completing.front().is_some_and(|&due| due <= cycle);
-        self.set("s_wr_done_valid", done as u64);
-        self.set("s_wr_done_error", (done && self.fail_at == Some(self.done_count)) as u64);
-        self.m.eval();
-        assert_eq!(self.get("m_tx_tvalid"), 0, "nothing to the port while the ring is on");
+        self.dut.set("s_wr_done_valid", done as u64);
+        self.dut.set("s_wr_done_error", (done && self.fail_at == Some(self.done_count)) as u64);
+        self.dut.m.eval();
+        assert_eq!(self.dut.get("m_tx_tvalid"), 0, "nothing to the port while the ring is on");
         if done {
             self.completing.pop_front();
             self.done_count += 1;
         }
-        if req_ready && self.get("m_wr_req_valid") == 1 {
-            let (addr, len) = (self.get("m_wr_req_addr"), self.get("m_wr_req_len") as usize);
+        if req_ready && self.dut.get("m_wr_req_valid") == 1 {
+            let (addr, len) = (self.dut.get("m_wr_req_addr"), self.dut.get("m_wr_req_len") as usize);
             let off = addr.wrapping_sub(BASE) as usize;
             assert!(off < SIZE && off % 8 == 0 && len % 8 == 0 && len > 0, "request {addr:#x} + {len}");
             assert!(off + len <= SIZE && len <= 256, "request crosses the ring's end or is too long: {off} + {len}");
             self.requests.push_back((off, len));
         }
-        if w_ready && self.get("m_wr_tvalid") == 1 {
+        if w_ready && self.dut.get("m_wr_tvalid") == 1 {
             let &(off, len) = self.requests.front().expect("data before its request");
             let mut data = [0; 8];
-            self.m.get_bytes(self.p["m_wr_tdata"], &mut data);
+            self.dut.m.get_bytes(self.dut.port("m_wr_tdata"), &mut data);
             self.ring[off + self.beat * 8..off + self.beat * 8 + 8].copy_from_slice(&data);
             self.beat += 1;
-            assert_eq!(self.get("m_wr_tlast") == 1, self.beat * 8 == len, "tlast on the request's last beat only");
+            assert_eq!(self.dut.get("m_wr_tlast") == 1, self.beat * 8 == len, "tlast on the request's last beat only");
             if self.beat * 8 == len {
                 self.requests.pop_front();
                 self.beat = 0;
@@ -159,8 +131,8 @@ impl Bench {
                 self.completing.push_back(cycle + delay);
             }
         }
-        let taken = beat.is_some() && self.get("s_tx_tready") == 1;
-        self.m.tick();
+        let taken = beat.is_some() && self.dut.get("s_tx_tready") == 1;
+        self.dut.m.tick();
         taken
     }
 }
@@ -170,7 +142,7 @@ fn run(seed: u64, fpdus: &[(u16, Vec<u8>)], fail_at: Option<usize>, limit: u64) 
     let mut b = Bench::new(seed);
     b.fail_at = fail_at;
     let (mut i, mut pos) = (0, 0);
-    while b.m.cycles() < limit && (i < fpdus.len() || !b.completing.is_empty() || !b.requests.is_empty()) {
+    while b.dut.m.cycles() < limit && (i < fpdus.len() || !b.completing.is_empty() || !b.requests.is_empty()) {
         let gap = b.rng.gen_bool(0.2);
         let offered = (i < fpdus.len() && !gap).then(|| {
             let (conn, f) = &fpdus[i];
@@ -223,25 +195,25 @@ fn stream_tx_ring_a_failed_write_stops_it_and_publishes_nothing_after() {
         // Request 30 is in the middle of some record: that record and all after are lost.
         let (mut b, sent) = run(3, &fpdus, Some(30), 200_000);
         assert!(sent < fpdus.len(), "the ring stopped taking FPDUs");
-        assert_eq!(b.read_reg(5), 1, "STATUS says stopped");
+        assert_eq!(b.dut.read_reg(5), 1, "STATUS says stopped");
         assert!(!b.taken.is_empty() && b.taken.len() < sent, "records before the failure only: {}", b.taken.len());
         for (got, want) in b.taken.iter().zip(&fpdus) {
             assert_eq!(got, want);
         }
         // Writing the size restarts it.
-        b.write_reg(2, LOG2);
-        assert_eq!([b.read_reg(3), b.read_reg(4), b.read_reg(5)], [0, 0, 0]);
+        b.dut.write_reg(2, LOG2);
+        assert_eq!([b.dut.read_reg(3), b.dut.read_reg(4), b.dut.read_reg(5)], [0, 0, 0]);
     });
 }
 
 #[test]
 fn stream_tx_ring_off_passes_the_stream_to_the_port() {
     let mut b = Bench::new(1);
-    b.write_reg(2, 0);
-    b.set("s_tx_tvalid", 1);
+    b.dut.write_reg(2, 0);
+    b.dut.set("s_tx_tvalid", 1);
     for ready in [0, 1] {
-        b.set("m_tx_tready", ready);
-        b.m.eval();
-        assert_eq!((b.get("m_tx_tvalid"), b.get("s_tx_tready"), b.get("m_wr_req_valid")), (1, ready, 0));
+        b.dut.set("m_tx_tready", ready);
+        b.dut.m.eval();
+        assert_eq!((b.dut.get("m_tx_tvalid"), b.dut.get("s_tx_tready"), b.dut.get("m_wr_req_valid")), (1, ready, 0));
     }
 }

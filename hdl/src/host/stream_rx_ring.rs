@@ -13,12 +13,12 @@
 //! - **Bad records.** A header with length 0, or a record reaching past `PI`, or a failed
 //!   DMA read, stops the ring (status bit 0) before anything of that record is read:
 //!   nothing is read beyond what the host published.
-//! - **Registers** (offsets within the ring's page): 0x00/0x04 base IOVA, 0x08 log2 of
-//!   the size in octets (writing it restarts the ring at position 0: 0 turns it off, and
-//!   `s_rx_*` passes through untouched), 0x0C `PI` (the host's), 0x10 `CI` (read only),
-//!   0x14 status (bit 0: stopped on a bad record or a failed read).
+//! - **Registers** ([`super::RingRegs`]): `PI` is the host's, `CI` the RNIC's; status bit 0
+//!   says the ring stopped on a bad record or a failed read. While the ring is off,
+//!   `s_rx_*` passes through untouched.
 use rust_hdl::prelude::*;
 
+use super::RingRegs;
 use crate::common::{constant, RamFifo};
 
 #[derive(LogicBlock)]
@@ -56,13 +56,9 @@ pub struct StreamRxRing {
     pub s_rd_terror: Signal<In, Bit>,
     pub s_rd_tvalid: Signal<In, Bit>,
     pub s_rd_tready: Signal<Out, Bit>,
-    base: DFF<Bits<64>>,
-    size_log2: DFF<Bits<5>>,
-    /// Ring size in octets (0 while off) and size - 1.
-    size: DFF<Bits<32>>,
-    mask: DFF<Bits<32>>,
-    /// Free-running octet positions: the host's producer, the end of the records read.
-    pi: DFF<Bits<32>>,
+    /// Base, size, and the host's producer position (PI).
+    regs: RingRegs,
+    /// The end of the records read (free-running octets).
     ci: DFF<Bits<32>>,
     failed: DFF<Bit>,
     state: DFF<Bits<2>>,
@@ -87,8 +83,6 @@ pub struct StreamRxRing {
     owed_add: Signal<Local, Bits<8>>,
     keep: Signal<Local, Bits<8>>,
     is_last: Signal<Local, Bits<1>>,
-    wr_reg: Signal<Local, Bits<3>>,
-    one: Constant<Bits<32>>,
     one_lane: Constant<Bits<8>>,
     max_chunk: Constant<Bits<32>>,
     queue_depth: Constant<Bits<8>>,
@@ -130,11 +124,7 @@ impl Default for StreamRxRing {
             s_rd_terror: Default::default(),
             s_rd_tvalid: Default::default(),
             s_rd_tready: Default::default(),
-            base: Default::default(),
-            size_log2: Default::default(),
-            size: Default::default(),
-            mask: Default::default(),
-            pi: Default::default(),
+            regs: Default::default(),
             ci: Default::default(),
             failed: Default::default(),
             state: Default::default(),
@@ -155,8 +145,6 @@ impl Default for StreamRxRing {
             owed_add: Default::default(),
             keep: Default::default(),
             is_last: Default::default(),
-            wr_reg: Default::default(),
-            one: constant(1),
             one_lane: constant(1),
             max_chunk: constant(256),
             queue_depth: constant(64),
@@ -170,19 +158,26 @@ impl Default for StreamRxRing {
 impl Logic for StreamRxRing {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, out);
-        dff_setup!(
-            self, clock, base, size_log2, size, mask, pi, ci, failed, state, rd_pos, ask_left, beats_left,
-            last_keep, qp, rec_end, owed
-        );
+        clock!(self, clock, regs, out);
+        dff_setup!(self, clock, ci, failed, state, rd_pos, ask_left, beats_left, last_keep, qp, rec_end, owed);
+        self.regs.reset.next = self.reset.val();
+        self.regs.wr_en.next = self.wr_en.val();
+        self.regs.wr_addr.next = self.wr_addr.val();
+        self.regs.wr_data.next = self.wr_data.val();
+        self.regs.rd_addr.next = self.rd_addr.val();
+        self.regs.page.next = self.page.val();
+        self.regs.host_pi.next = true;
+        self.regs.dev_index.next = self.ci.q.val();
+        self.regs.stopped.next = self.failed.q.val();
+        self.rd_data.next = self.regs.rd_data.val();
         self.out.reset.next = self.reset.val();
-        self.on.next = self.size.q.val().any();
+        self.on.next = self.regs.size.val().any();
 
         // The header as it arrives: length rounded up to whole beats.
         self.len.next = self.s_rd_tdata.val().get_bits::<32>(0);
         self.padded.next = (self.len.val() + 7) & 0xffff_fff8_u64;
         // The next request: up to 256 octets, to the record's end, to the ring's end.
-        self.to_end.next = self.size.q.val() - (self.rd_pos.q.val() & self.mask.q.val());
+        self.to_end.next = self.regs.size.val() - (self.rd_pos.q.val() & self.regs.mask.val());
         self.chunk.next = self.max_chunk.val();
         if self.ask_left.q.val() < self.chunk.val() {
             self.chunk.next = self.ask_left.q.val();
@@ -191,14 +186,14 @@ impl Logic for StreamRxRing {
             self.chunk.next = self.to_end.val();
         }
         self.m_rd_req_valid.next = false;
-        self.m_rd_req_addr.next = self.base.q.val() + bit_cast::<64, 32>(self.rd_pos.q.val() & self.mask.q.val());
+        self.m_rd_req_addr.next = self.regs.base.val() + bit_cast::<64, 32>(self.rd_pos.q.val() & self.regs.mask.val());
         self.m_rd_req_len.next = self.chunk.val();
         self.owed_add.next = 0.into();
         if self.state.q.val() == self.st_idle.val() {
             // A header, once the last record is all in and the host has published more.
             self.m_rd_req_len.next = 8.into();
             self.m_rd_req_valid.next =
-                self.on.val() & !self.failed.q.val() & ((self.pi.q.val() - self.ci.q.val()) >= 8) & (self.owed.q.val() == 0);
+                self.on.val() & !self.failed.q.val() & ((self.regs.host_index.val() - self.ci.q.val()) >= 8) & (self.owed.q.val() == 0);
             if self.m_rd_req_valid.val() & self.m_rd_req_ready.val() {
                 self.state.d.next = self.st_header.val();
             }
@@ -236,7 +231,7 @@ impl Logic for StreamRxRing {
             }
             // Length 0, a record past PI (or one longer than the ring), or a failed read.
             if (self.len.val() == 0)
-                | (self.padded.val() > (self.pi.q.val() - self.ci.q.val() - 8))
+                | (self.padded.val() > (self.regs.host_index.val() - self.ci.q.val() - 8))
                 | (self.len.val() > 0x7fff_fff0_u64)
                 | self.s_rd_terror.val()
             {
@@ -289,58 +284,13 @@ impl Logic for StreamRxRing {
             self.out.m_ready.next = self.m_rx_tready.val();
         }
 
-        // Registers.
-        self.wr_reg.next = self.wr_addr.val().get_bits::<3>(2);
-        if self.wr_en.val() & (self.wr_addr.val().get_bits::<11>(5) == self.page.val()) {
-            if self.wr_reg.val() == 0 {
-                self.base.d.next = (self.base.q.val() & 0xffff_ffff_0000_0000_u64) | bit_cast::<64, 32>(self.wr_data.val());
-            }
-            if self.wr_reg.val() == 1 {
-                self.base.d.next = (self.base.q.val() & 0xffff_ffff_u64) | (bit_cast::<64, 32>(self.wr_data.val()) << 32);
-            }
-            if self.wr_reg.val() == 2 {
-                self.size_log2.d.next = self.wr_data.val().get_bits::<5>(0);
-                self.size.d.next = 0.into();
-                self.mask.d.next = 0.into();
-                if self.wr_data.val().get_bits::<5>(0).any() {
-                    self.size.d.next = self.one.val() << self.wr_data.val().get_bits::<5>(0);
-                    self.mask.d.next = (self.one.val() << self.wr_data.val().get_bits::<5>(0)) - 1;
-                }
-                self.pi.d.next = 0.into();
-                self.ci.d.next = 0.into();
-                self.failed.d.next = false;
-                self.state.d.next = self.st_idle.val();
-            }
-            if self.wr_reg.val() == 3 {
-                self.pi.d.next = self.wr_data.val();
-            }
-        }
-        self.rd_data.next = 0.into();
-        if self.rd_addr.val().get_bits::<11>(5) == self.page.val() {
-            if self.rd_addr.val().get_bits::<3>(2) == 0 {
-                self.rd_data.next = self.base.q.val().get_bits::<32>(0);
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 1 {
-                self.rd_data.next = self.base.q.val().get_bits::<32>(32);
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 2 {
-                self.rd_data.next = bit_cast::<32, 5>(self.size_log2.q.val());
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 3 {
-                self.rd_data.next = self.pi.q.val();
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 4 {
-                self.rd_data.next = self.ci.q.val();
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 5 {
-                self.rd_data.next = bit_cast::<32, 1>(self.failed.q.val().into());
-            }
+        // A restart (the size written) starts over at position 0.
+        if self.regs.restart.val() {
+            self.ci.d.next = 0.into();
+            self.failed.d.next = false;
+            self.state.d.next = self.st_idle.val();
         }
         if self.reset.val() {
-            self.size.d.next = 0.into();
-            self.mask.d.next = 0.into();
-            self.size_log2.d.next = 0.into();
-            self.pi.d.next = 0.into();
             self.ci.d.next = 0.into();
             self.failed.d.next = false;
             self.state.d.next = self.st_idle.val();

@@ -13,12 +13,12 @@
 //!   engine completes in request order, the whole record is in memory by then.
 //! - **Room.** A beat is taken only if the ring has room for it (and for the header, on an
 //!   FPDU's first beat) behind the host's `CI`; so a ring must hold the largest record.
-//! - **Registers** (offsets within the ring's page): 0x00/0x04 base IOVA, 0x08 log2 of
-//!   the size in octets (writing it restarts the ring at position 0: 0 turns it off, and
-//!   the stream passes to `m_tx_*` untouched), 0x0C `PI` (read only), 0x10 `CI` (the
-//!   host's), 0x14 status (bit 0: a DMA write failed; the ring then takes nothing more).
+//! - **Registers** ([`super::RingRegs`]): `PI` is the RNIC's, `CI` the host's; status bit 0
+//!   says a DMA write failed (the ring then takes nothing more until restarted). While the
+//!   ring is off the stream passes to `m_tx_*` untouched.
 use rust_hdl::prelude::*;
 
+use super::RingRegs;
 use crate::common::{constant, RamFifo, SmallFifo};
 
 #[derive(LogicBlock)]
@@ -59,16 +59,12 @@ pub struct StreamTxRing {
     pub m_wr_tready: Signal<In, Bit>,
     pub s_wr_done_valid: Signal<In, Bit>,
     pub s_wr_done_error: Signal<In, Bit>,
-    base: DFF<Bits<64>>,
-    size_log2: DFF<Bits<5>>,
-    /// Ring size in octets (0 while off) and size - 1.
-    size: DFF<Bits<32>>,
-    mask: DFF<Bits<32>>,
+    /// Base, size, and the host's consumer position (CI).
+    regs: RingRegs,
     /// Free-running octet positions: the next free octet, the published end of the
-    /// records complete in memory, the host's consumer position.
+    /// records complete in memory.
     tail: DFF<Bits<32>>,
     pi: DFF<Bits<32>>,
-    ci: DFF<Bits<32>>,
     failed: DFF<Bit>,
     /// The FPDU being taken: where its header goes, its octets so far, its CONN_ID.
     in_rec: DFF<Bit>,
@@ -95,9 +91,7 @@ pub struct StreamTxRing {
     octets: Signal<Local, Bits<32>>,
     chunk_start: Signal<Local, Bits<32>>,
     chunk_end: Signal<Local, Bit>,
-    wr_reg: Signal<Local, Bits<3>>,
     issue: Signal<Local, Bit>,
-    one: Constant<Bits<32>>,
     set: Constant<Bits<1>>,
     /// A request's length (8 octets) and header flag.
     header_request: Constant<Bits<74>>,
@@ -137,13 +131,9 @@ impl Default for StreamTxRing {
             m_wr_tready: Default::default(),
             s_wr_done_valid: Default::default(),
             s_wr_done_error: Default::default(),
-            base: Default::default(),
-            size_log2: Default::default(),
-            size: Default::default(),
-            mask: Default::default(),
+            regs: Default::default(),
             tail: Default::default(),
             pi: Default::default(),
-            ci: Default::default(),
             failed: Default::default(),
             in_rec: Default::default(),
             hdr_pos: Default::default(),
@@ -164,9 +154,7 @@ impl Default for StreamTxRing {
             octets: Default::default(),
             chunk_start: Default::default(),
             chunk_end: Default::default(),
-            wr_reg: Default::default(),
             issue: Default::default(),
-            one: constant(1),
             set: constant(1),
             header_request: constant(8 << 32 | 1 << 41),
         }
@@ -176,15 +164,22 @@ impl Default for StreamTxRing {
 impl Logic for StreamTxRing {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, beats, requests, in_flight);
-        dff_setup!(
-            self, clock, base, size_log2, size, mask, tail, pi, ci, failed, in_rec, hdr_pos, rec_len, conn,
-            hdr_due, chunk_pos, chunk_beats
-        );
+        clock!(self, clock, regs, beats, requests, in_flight);
+        dff_setup!(self, clock, tail, pi, failed, in_rec, hdr_pos, rec_len, conn, hdr_due, chunk_pos, chunk_beats);
+        self.regs.reset.next = self.reset.val();
+        self.regs.wr_en.next = self.wr_en.val();
+        self.regs.wr_addr.next = self.wr_addr.val();
+        self.regs.wr_data.next = self.wr_data.val();
+        self.regs.rd_addr.next = self.rd_addr.val();
+        self.regs.page.next = self.page.val();
+        self.regs.host_pi.next = false;
+        self.regs.dev_index.next = self.pi.q.val();
+        self.regs.stopped.next = self.failed.q.val();
+        self.rd_data.next = self.regs.rd_data.val();
         self.beats.reset.next = self.reset.val();
         self.requests.reset.next = self.reset.val();
         self.in_flight.reset.next = self.reset.val();
-        self.on.next = self.size.q.val().any();
+        self.on.next = self.regs.size.val().any();
 
         // The stream: through to the port while off, into the ring while on. A beat is
         // taken when the ring has room for it (and the header on a first beat) and both
@@ -196,7 +191,7 @@ impl Logic for StreamTxRing {
             self.beat_pos.next = self.tail.q.val() + 8;
             self.need.next = 16.into();
         }
-        self.room.next = (self.tail.q.val() + self.need.val() - self.ci.q.val()) <= self.size.q.val();
+        self.room.next = (self.tail.q.val() + self.need.val() - self.regs.host_index.val()) <= self.regs.size.val();
         self.take.next = self.on.val()
             & self.s_tx_tvalid.val()
             & self.room.val()
@@ -248,7 +243,7 @@ impl Logic for StreamTxRing {
         }
         self.chunk_end.next = self.s_tx_tlast.val()
             | (self.chunk_beats.q.val() == 31)
-            | (((self.beat_pos.val() + 8) & self.mask.q.val()) == 0);
+            | (((self.beat_pos.val() + 8) & self.regs.mask.val()) == 0);
         self.beats.s_valid.next = self.take.val();
         self.beats.s_data.next =
             bit_cast::<65, 64>(self.s_tx_tdata.val()) | (bit_cast::<65, 1>(self.chunk_end.val().into()) << 64);
@@ -293,8 +288,8 @@ impl Logic for StreamTxRing {
         // Requests to the DMA write engine, and their completions.
         self.issue.next = self.requests.m_valid.val() & self.in_flight.s_ready.val() & self.m_wr_req_ready.val();
         self.m_wr_req_valid.next = self.requests.m_valid.val() & self.in_flight.s_ready.val();
-        self.m_wr_req_addr.next = self.base.q.val()
-            + bit_cast::<64, 32>(self.requests.m_data.val().get_bits::<32>(0) & self.mask.q.val());
+        self.m_wr_req_addr.next = self.regs.base.val()
+            + bit_cast::<64, 32>(self.requests.m_data.val().get_bits::<32>(0) & self.regs.mask.val());
         self.m_wr_req_len.next = bit_cast::<32, 9>(self.requests.m_data.val().get_bits::<9>(32));
         self.requests.m_ready.next = self.issue.val();
         self.in_flight.s_valid.next = self.issue.val();
@@ -316,63 +311,18 @@ impl Logic for StreamTxRing {
             }
         }
 
-        // Registers.
-        self.wr_reg.next = self.wr_addr.val().get_bits::<3>(2);
-        if self.wr_en.val() & (self.wr_addr.val().get_bits::<11>(5) == self.page.val()) {
-            if self.wr_reg.val() == 0 {
-                self.base.d.next = (self.base.q.val() & 0xffff_ffff_0000_0000_u64) | bit_cast::<64, 32>(self.wr_data.val());
-            }
-            if self.wr_reg.val() == 1 {
-                self.base.d.next = (self.base.q.val() & 0xffff_ffff_u64) | (bit_cast::<64, 32>(self.wr_data.val()) << 32);
-            }
-            if self.wr_reg.val() == 2 {
-                self.size_log2.d.next = self.wr_data.val().get_bits::<5>(0);
-                self.size.d.next = 0.into();
-                self.mask.d.next = 0.into();
-                if self.wr_data.val().get_bits::<5>(0).any() {
-                    self.size.d.next = self.one.val() << self.wr_data.val().get_bits::<5>(0);
-                    self.mask.d.next = (self.one.val() << self.wr_data.val().get_bits::<5>(0)) - 1;
-                }
-                self.tail.d.next = 0.into();
-                self.pi.d.next = 0.into();
-                self.ci.d.next = 0.into();
-                self.failed.d.next = false;
-                self.in_rec.d.next = false;
-                self.hdr_due.d.next = false;
-                self.chunk_beats.d.next = 0.into();
-            }
-            if self.wr_reg.val() == 4 {
-                self.ci.d.next = self.wr_data.val();
-            }
-        }
-        self.rd_data.next = 0.into();
-        if self.rd_addr.val().get_bits::<11>(5) == self.page.val() {
-            if self.rd_addr.val().get_bits::<3>(2) == 0 {
-                self.rd_data.next = self.base.q.val().get_bits::<32>(0);
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 1 {
-                self.rd_data.next = self.base.q.val().get_bits::<32>(32);
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 2 {
-                self.rd_data.next = bit_cast::<32, 5>(self.size_log2.q.val());
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 3 {
-                self.rd_data.next = self.pi.q.val();
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 4 {
-                self.rd_data.next = self.ci.q.val();
-            }
-            if self.rd_addr.val().get_bits::<3>(2) == 5 {
-                self.rd_data.next = bit_cast::<32, 1>(self.failed.q.val().into());
-            }
-        }
-        if self.reset.val() {
-            self.size.d.next = 0.into();
-            self.mask.d.next = 0.into();
-            self.size_log2.d.next = 0.into();
+        // A restart (the size written) starts over at position 0.
+        if self.regs.restart.val() {
             self.tail.d.next = 0.into();
             self.pi.d.next = 0.into();
-            self.ci.d.next = 0.into();
+            self.failed.d.next = false;
+            self.in_rec.d.next = false;
+            self.hdr_due.d.next = false;
+            self.chunk_beats.d.next = 0.into();
+        }
+        if self.reset.val() {
+            self.tail.d.next = 0.into();
+            self.pi.d.next = 0.into();
             self.failed.d.next = false;
             self.in_rec.d.next = false;
             self.hdr_due.d.next = false;
