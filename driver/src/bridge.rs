@@ -119,7 +119,7 @@ impl SocketConn {
     /// The FPDU at the front of what was received, once all of it is there.
     pub fn next_fpdu(&self) -> Option<&[u8]> {
         // FPDUs are multiples of 4 octets, so a marker never splits ULPDU_Length.
-        let at = if self.rx_markers && self.rx_pos % 512 == 0 { 4 } else { 0 };
+        let at = if self.rx_markers && self.rx_pos.is_multiple_of(512) { 4 } else { 0 };
         let length = usize::from(u16::from_be_bytes([*self.inbox.get(at)?, *self.inbox.get(at + 1)?]));
         let content = 2 + length + rnic_proto::mpa::pad_len(length);
         let wire = rnic_proto::mpa::markers::fpdu_wire_len(self.rx_pos, content, self.rx_markers);
