@@ -318,9 +318,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [575:0] hdr$d;
     wire  [575:0] hdr$q;
     reg  hdr$clock;
-    reg  [9:0] hdr_shift$d;
-    wire  [9:0] hdr_shift$q;
-    reg  hdr_shift$clock;
     reg  [3:0] beats$d;
     wire  [3:0] beats$q;
     reg  beats$clock;
@@ -499,6 +496,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [464:0] job_entry;
     reg  [464:0] job_out;
     reg  job_is_atomic;
+    reg  [9:0] hdr_at;
     reg  [3:0] aop;
     reg  [31:0] next_resp_msn;
     reg  is_imm;
@@ -754,11 +752,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .d(hdr$d),
         .q(hdr$q),
         .clock(hdr$clock)
-    );
-    rnic_rdmap_rx$hdr_shift hdr_shift(
-        .d(hdr_shift$d),
-        .q(hdr_shift$q),
-        .clock(hdr_shift$clock)
     );
     rnic_rdmap_rx$beats beats(
         .d(beats$d),
@@ -1020,7 +1013,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         qpn$clock = clock;
         ulen$clock = clock;
         hdr$clock = clock;
-        hdr_shift$clock = clock;
         beats$clock = clock;
         ended$clock = clock;
         purpose$clock = clock;
@@ -1073,7 +1065,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         qpn$d = qpn$q;
         ulen$d = ulen$q;
         hdr$d = hdr$q;
-        hdr_shift$d = hdr_shift$q;
         beats$d = beats$q;
         ended$d = ended$q;
         purpose$d = purpose$q;
@@ -1260,17 +1251,16 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 qpn$d = s_axis_tuser[(32'h0)+:(6)];
                 ulen$d = s_axis_tuser[(32'h10)+:(16)];
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-                hdr_shift$d = 32'h40;
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
                 state$d = 32'h1;
             end
         end
+        hdr_at = ((beats$q) & 10'h3ff) << 32'h6;
         if ((state$q == 32'h1) & (beats$q < need) & ~ended$q) begin
             s_axis_tready = 1'b1;
             if (s_axis_tvalid) begin
-                hdr$d = hdr$q | (((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_shift$q);
-                hdr_shift$d = hdr_shift$q + 32'h40;
+                hdr$d = hdr$q | (((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_at);
                 beats$d = beats$q + 32'h1;
                 ended$d = s_axis_tlast;
             end
@@ -2890,25 +2880,6 @@ module rnic_rdmap_rx$hdr(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$hdr
-
-
-module rnic_rdmap_rx$hdr_shift(d,q,clock);
-    
-    // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 10'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$hdr_shift
 
 
 module rnic_rdmap_rx$invalidate(d,q,clock);

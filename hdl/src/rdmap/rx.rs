@@ -313,7 +313,9 @@ pub struct RdmapRx<
     qpn: DFF<Bits<QB>>,
     ulen: DFF<Bits<16>>,
     hdr: DFF<Bits<576>>,
-    hdr_shift: DFF<Bits<10>>,
+    /// Where the next header beat goes: 64 `beats` (its low six bits visibly zero, so the
+    /// placement is a 9-way select, not a full 576-bit shifter).
+    hdr_at: Signal<Local, Bits<10>>,
     beats: DFF<Bits<4>>,
     ended: DFF<Bit>,
     /// What the MR check is for: 0 Write, 1 Read Response, 2 Invalidate STag, 3 receive
@@ -635,7 +637,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             qpn: Default::default(),
             ulen: Default::default(),
             hdr: Default::default(),
-            hdr_shift: Default::default(),
+            hdr_at: Default::default(),
             beats: Default::default(),
             ended: Default::default(),
             purpose: Default::default(),
@@ -791,7 +793,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, full, state, qpn, ulen, hdr, hdr_shift, beats, ended, purpose, mr_index, chk_stag, chk_to,
+            self, clock, full, state, qpn, ulen, hdr, beats, ended, purpose, mr_index, chk_stag, chk_to,
             chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
             carry, writes_out, dones, read_table, req_valid, job_valid, job_terminate, job_atomic, job_inline, job_inline_len, job_addr, cqe_valid, fault_rdma,
             plain_pushed, plain_count, placed_since, scan, quiet, flush_turn, llp_pending, llp_qp, llp_code,
@@ -960,17 +962,16 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(0);
                 self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(16);
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
-                self.hdr_shift.d.next = 64.into();
                 self.beats.d.next = 1.into();
                 self.ended.d.next = self.s_axis_tlast.val();
                 self.state.d.next = 1.into();
             }
         }
+        self.hdr_at.next = bit_cast::<10, 4>(self.beats.q.val()) << 6;
         if (self.state.q.val() == 1) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
-                self.hdr.d.next = self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_shift.q.val());
-                self.hdr_shift.d.next = self.hdr_shift.q.val() + 64;
+                self.hdr.d.next = self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_at.val());
                 self.beats.d.next = self.beats.q.val() + 1;
                 self.ended.d.next = self.s_axis_tlast.val();
             }
