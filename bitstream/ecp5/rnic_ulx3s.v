@@ -1,6 +1,7 @@
-// ULX3S shell for the RNIC (board glue; the RNIC itself is hdl/verilog/rnic_top.v, and the
-// UART bridge and host memory are hdl/verilog/rnic_board_*.v, all generated). Built by
-// bitstream/board-build with constraints/ulx3s.lpf:
+// ULX3S shell for the RNIC (board glue; the RNIC itself is hdl/verilog/rnic_top_q16.v, or
+// the module RNIC_CORE names, and the UART bridge and host memory are
+// hdl/verilog/rnic_board_*.v, all generated). Built by bitstream/board-build with
+// constraints/ulx3s.lpf:
 //
 //   clk_25mhz -> rnic_pll (EHXPLLL, written by ecppll at build time) -> clk (CLK_HZ)
 //   host --USB serial (ftdi_txd/ftdi_rxd)--> uart bridge --AXI4-Lite--> rnic s_axil (BAR0)
@@ -16,6 +17,11 @@
 // LEDs: 0 heartbeat (1 Hz), 1 toggles on each interrupt, 2 stream beats (loopback),
 // 3 serial traffic, 4 DMA traffic, 5 off, 6 reset held, 7 PLL locked.
 `default_nettype none
+// The RNIC build in the shell: rnic_top_q16 (16 QPs) fits the LFE5U-85F; the default
+// rnic_top (64 QPs) synthesizes and places but does not route on it.
+`ifndef RNIC_CORE
+`define RNIC_CORE rnic_top_q16
+`endif
 // Registers are declared with their power-up values (the ECP5 loads them at configuration),
 // which Verilator's lint would otherwise flag.
 /* verilator lint_off PROCASSINIT */
@@ -101,7 +107,7 @@ module rnic_ulx3s #(
         .h_rd_en(h_rd_en), .h_rd_addr(h_rd_addr), .h_rd_data(h_rd_data)
     );
 
-    rnic_top rnic (
+    `RNIC_CORE rnic (
         .clock(clk), .reset(reset),
         .s_axil_awaddr(lite_awaddr), .s_axil_awvalid(lite_awvalid), .s_axil_awready(lite_awready),
         .s_axil_wdata(lite_wdata), .s_axil_wstrb(lite_wstrb), .s_axil_wvalid(lite_wvalid),

@@ -1,4 +1,5 @@
-//! Differential end-to-end test: two Verilated RNICs (`rnic_top`) linked stream to stream
+//! Differential end-to-end test: two Verilated RNICs (`rnic_top`, and the 16-QP build
+//! `rnic_top_q16`) linked stream to stream
 //! run random Sends, RDMA Writes and RDMA Reads in both directions on four QP pairs (with
 //! and without MPA CRCs and markers), sizes 0..64 KiB, with random back-pressure on the link and the DMA bus; both hosts' memory
 //! and every QP's completions must equal what `rnic_proto::model::Fabric` predicts for
@@ -20,7 +21,6 @@ use rnic_proto::model::cq::Queue;
 use rnic_proto::model::{Fabric, RnicConfig, Side};
 
 const QPS: usize = 4;
-const OPS: usize = 2_000;
 /// Per side: a Read-source area, then per QP an incoming area and a Read-sink area.
 const SOURCE: usize = 128 * 1024;
 const AREA: usize = 64 * 1024;
@@ -88,13 +88,34 @@ impl Host<'_> {
     }
 }
 
+/// `RNIC_DIFF_SEED` explores other sequences; the default one is what CI runs.
+fn seed(default: u64) -> u64 {
+    std::env::var("RNIC_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
 #[test]
 fn end_to_end_random_work_matches_the_reference_model() {
-    // `RNIC_DIFF_SEED` explores other sequences; the default one is what CI runs.
-    let seed = std::env::var("RNIC_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xd1ff_u64);
+    run_random_work("rnic_top", RnicConfig::default(), 2_000, seed(0xd1ff));
+}
+
+/// The build for small FPGAs (the ECP5 board's): same engines, smaller tables.
+#[test]
+fn end_to_end_random_work_on_the_16_qp_build_matches_the_reference_model() {
+    let config = RnicConfig {
+        num_qps: 16,
+        num_cqs: 16,
+        num_mrs: 64,
+        ..RnicConfig::default()
+    };
+    run_random_work("rnic_top_q16", config, 1_000, seed(0x16));
+}
+
+/// `ops` random work requests on two `model` RNICs, checked against the reference model
+/// of an RNIC with `config`'s sizes (which the capability registers must report).
+fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
     let (ha, hb) = (
-        SimHal::open("rnic_top").expect("model"),
-        SimHal::open("rnic_top").expect("model"),
+        SimHal::open(model).expect("model"),
+        SimHal::open(model).expect("model"),
     );
     SimHal::connect(
         &ha,
@@ -114,8 +135,16 @@ fn end_to_end_random_work_matches_the_reference_model() {
         Device::open(ha).expect("RNIC A"),
         Device::open(hb).expect("RNIC B"),
     ];
+    for dev in &devs {
+        let info = dev.info();
+        assert_eq!(
+            (info.num_qps, info.num_cqs, info.num_mrs),
+            (config.num_qps, config.num_cqs, config.num_mrs),
+            "{model} reports its sizes"
+        );
+    }
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut fabric = Fabric::new(RnicConfig::default());
+    let mut fabric = Fabric::new(config);
     let pds: Vec<_> = devs
         .iter()
         .map(|d| ProtectionDomain::new(d).expect("PD"))
@@ -192,7 +221,7 @@ fn end_to_end_random_work_matches_the_reference_model() {
     let mut posted = 0usize;
     let mut expected_count = [0usize; 2];
     let mut wr_id = 0u64;
-    while posted < OPS {
+    while posted < ops {
         for _ in 0..24 {
             let from = rng.gen_range(0..2usize);
             let to = 1 - from;

@@ -12,7 +12,7 @@ use crate::board::UartBridge;
 use crate::common::RamFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::rdmap::{RdmapRx, TxRequest};
-use crate::top::RnicTop;
+use crate::top::{RnicTop16, RnicTop64};
 use crate::host::{
     AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing, StreamTxRing,
 };
@@ -211,7 +211,12 @@ pub fn all() -> Vec<Design> {
         Design {
             name: "rnic_top",
             summary: "the RNIC: BAR0, DMA, CQs, transmit requester, receive engine and responder, MPA framer and deframer",
-            generate: || generate("rnic_top", RnicTop::default()),
+            generate: || generate("rnic_top", RnicTop64::default()),
+        },
+        Design {
+            name: "rnic_top_q16",
+            summary: "the RNIC sized for a small FPGA: rnic_top with 16 QPs, 16 CQs and 64 MRs",
+            generate: || generate("rnic_top_q16", RnicTop16::default()),
         },
         Design {
             name: "rnic_board_uart_bridge",

@@ -21,8 +21,11 @@
 //! master's AXI port: MRs whose IOVAs lie there are served on chip, and BAR0 reaches the
 //! same RAM from 0x8000 on.
 //!
-//! Sizes: 64 QPs, 64 CQs, 256 MRs, 8 octets per cycle, a 16 KiB receive buffer (the
-//! largest ULPDU it takes), 32 KiB of device memory.
+//! Sizes: 64 QPs, 64 CQs, 256 MRs ([`RnicTop64`], `rnic_top`), or 16 QPs, 16 CQs, 64 MRs
+//! for small FPGAs ([`RnicTop16`], `rnic_top_q16`: the per-QP and per-MR tables take a
+//! third less logic and half the block RAMs); either way 8 octets per cycle, a 16 KiB
+//! receive buffer (the largest ULPDU it takes), 32 KiB of device memory. The capability
+//! registers report the sizes, and the driver takes them from there.
 use rust_hdl::prelude::*;
 
 use rnic_proto::model::RnicConfig;
@@ -43,8 +46,22 @@ const TAG_RX_JOB: u64 = 1 << 16;
 const TAG_CRC: u64 = 1 << 17;
 // The job's QP number sits in bits 23:18.
 
+/// Sizes: `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`C`/`M` = their counts; the receive
+/// engine's `RB` = `QB + 2`, `RB1` = `RB + 1`, `RB2` = `RB + 2`, `QL` = `16 Q`
+/// ([`RnicTop64`] is the default build).
 #[derive(LogicBlock)]
-pub struct RnicTop {
+pub struct RnicTop<
+    const QB: usize,
+    const Q: usize,
+    const CB: usize,
+    const C: usize,
+    const MB: usize,
+    const M: usize,
+    const RB: usize,
+    const RB1: usize,
+    const RB2: usize,
+    const QL: usize,
+> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub s_axil_awaddr: Signal<In, Bits<16>>,
@@ -104,7 +121,7 @@ pub struct RnicTop {
     pub s_axis_rx_tvalid: Signal<In, Bit>,
     pub s_axis_rx_tready: Signal<Out, Bit>,
     pub s_axis_rx_tuser: Signal<In, Bits<16>>,
-    ctrl: HostCtrl<6, 64, 6, 8, 256>,
+    ctrl: HostCtrl<QB, Q, CB, MB, M>,
     dma: Dma,
     /// The DMA master's accesses to device memory IOVAs go to `dev_mem`.
     window: AxiWindow<15>,
@@ -123,9 +140,9 @@ pub struct RnicTop {
     rx_ring_page: Constant<Bits<11>>,
     /// The responder's one atomic unit: every QP's atomics in arrival order (RFC 7306 §5.3).
     atomics: AtomicUnit,
-    cqs: CqWriter<6, 64>,
-    sq: SqFetch<6, 64>,
-    requester: TxRequest<6, 64, 6, 8, 256>,
+    cqs: CqWriter<CB, C>,
+    sq: SqFetch<QB, Q>,
+    requester: TxRequest<QB, Q, CB, MB, M>,
     segmenter: TxSegment,
     /// Payload on its way to the segmenter (16 KiB), requested only when it fits.
     payload: TxPayload<11, 12>,
@@ -136,10 +153,10 @@ pub struct RnicTop {
     /// The QP of each FPDU between segmenter and the framer's marker stage, and per QP
     /// the stream position (mod 512) where its next FPDU starts: connections have their
     /// own marker positions.
-    tx_fpdus: SmallFifo<6>,
-    tx_positions: Positions<6, 64>,
-    tx_qp: DFF<Bits<6>>,
-    tx_ending: Signal<Local, Bits<6>>,
+    tx_fpdus: SmallFifo<QB>,
+    tx_positions: Positions<QB, Q>,
+    tx_qp: DFF<Bits<QB>>,
+    tx_ending: Signal<Local, Bits<QB>>,
     tx_first: DFF<Bit>,
     reset_q: DFF<Bit>,
     deframer: MpaRx<64, 8, 256, 96, 12>,
@@ -148,10 +165,10 @@ pub struct RnicTop {
     /// The QP of each FPDU from its first beat until the deframer parses it (its CRC and
     /// marker settings apply then), and per QP the octets from where its next FPDU starts
     /// to its next marker.
-    rx_fpdus: SmallFifo<6>,
-    rx_positions: Positions<6, 64>,
-    rx_qp: DFF<Bits<6>>,
-    rx_ending: Signal<Local, Bits<6>>,
+    rx_fpdus: SmallFifo<QB>,
+    rx_positions: Positions<QB, Q>,
+    rx_qp: DFF<Bits<QB>>,
+    rx_ending: Signal<Local, Bits<QB>>,
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
     /// Cycles the stream has waited on a full per-packet queue while the deframer, with
@@ -161,8 +178,8 @@ pub struct RnicTop {
     rx_broken: DFF<Bit>,
     rx_break: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
-    receiver: RdmapRx<6, 64, 6, 8, 256, 8, 9, 10, 1024>,
-    rq: RqFetch<6, 64>,
+    receiver: RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>,
+    rq: RqFetch<QB, Q>,
     rx_job: Signal<Local, Bit>,
     rx_cqe: Signal<Local, Bit>,
     /// CQEs the CQ writer has taken, and the count it had once it took the receive engine's
@@ -172,12 +189,32 @@ pub struct RnicTop {
     rx_cqes_behind: Signal<Local, Bits<32>>,
     tag_rx_job: Constant<Bits<32>>,
     tag_crc: Constant<Bits<32>>,
-    one_q: Constant<Bits<64>>,
+    one_q: Constant<Bits<Q>>,
 }
 
-impl Default for RnicTop {
+/// The default build: 64 QPs, 64 CQs, 256 MRs (`rnic_top`).
+pub type RnicTop64 = RnicTop<6, 64, 6, 64, 8, 256, 8, 9, 10, 1024>;
+
+/// The small-FPGA build: 16 QPs, 16 CQs, 64 MRs (`rnic_top_q16`).
+pub type RnicTop16 = RnicTop<4, 16, 4, 16, 6, 64, 6, 7, 8, 256>;
+
+impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
+    Default for RnicTop<QB, Q, CB, C, MB, M, RB, RB1, RB2, QL>
+{
     fn default() -> Self {
-        let config = RnicConfig::default();
+        const {
+            assert!(
+                Q <= 1 << QB
+                    && C <= 1 << CB
+                    && M <= 1 << MB
+                    && RB == QB + 2
+                    && RB1 == RB + 1
+                    && RB2 == RB + 2
+                    && QL == 16 * Q
+            )
+        };
+        let config =
+            RnicConfig { num_qps: Q as u32, num_cqs: C as u32, num_mrs: M as u32, ..RnicConfig::default() };
         assert_eq!(config.dm_size, 8 << 12, "DevMem<12> holds DM_SIZE octets");
         assert!(config.dm_size <= 1 << 15, "the window AxiWindow<15> covers the device memory");
         RnicTop {
@@ -290,7 +327,9 @@ impl Default for RnicTop {
     }
 }
 
-impl Logic for RnicTop {
+impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
+    Logic for RnicTop<QB, Q, CB, C, MB, M, RB, RB1, RB2, QL>
+{
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, ctrl, dma, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
@@ -373,7 +412,7 @@ impl Logic for RnicTop {
             & (self.deframer.m_axis_tuser.val().any() | self.rx_buffer.m_overlong.val())
             & !self.rx_buffer.m_dead.val())
             | self.rx_break.val();
-        self.receiver.s_llp_qp.next = self.rx_qps.m_data.val().get_bits::<6>(0);
+        self.receiver.s_llp_qp.next = self.rx_qps.m_data.val().get_bits::<QB>(0);
         self.receiver.s_rx_empty.next = self.rx_buffer.m_empty.val();
         self.receiver.s_llp_code.next = 0x2005.into();
         if self.deframer.m_axis_tuser.val().get_bit(1) {
@@ -390,9 +429,9 @@ impl Logic for RnicTop {
         self.ctrl.invalidate.next = self.receiver.m_invalidate.val();
         self.ctrl.invalidate_mr.next = self.receiver.m_invalidate_mr.val();
         // Status for QUERY_QP / QUERY_CQ from the engines that own it.
-        self.sq.status_qpn.next = self.ctrl.status_index.val().get_bits::<6>(0);
-        self.rq.status_qpn.next = self.ctrl.status_index.val().get_bits::<6>(0);
-        self.cqs.status_cqn.next = self.ctrl.status_index.val().get_bits::<6>(0);
+        self.sq.status_qpn.next = self.ctrl.status_index.val().get_bits::<QB>(0);
+        self.rq.status_qpn.next = self.ctrl.status_index.val().get_bits::<QB>(0);
+        self.cqs.status_cqn.next = self.ctrl.status_index.val().get_bits::<CB>(0);
         self.ctrl.status_sq_ci.next = self.sq.status_ci.val();
         self.ctrl.status_rq_ci.next = self.rq.status_ci.val();
         self.ctrl.status_cq_pi.next = self.cqs.status_pi.val();
@@ -706,7 +745,7 @@ impl Logic for RnicTop {
         self.segmenter.s_job_mulpdu.next = self.requester.m_job_mulpdu.val();
         self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val())
             | (bit_cast::<32, 1>(self.requester.m_job_crc.val().into()) << 17_u64)
-            | (bit_cast::<32, 6>(self.requester.m_job_qpn.val()) << 18_u64);
+            | (bit_cast::<32, QB>(self.requester.m_job_qpn.val()) << 18_u64);
         if self.rx_job.val() {
             self.segmenter.s_job_tagged.next = self.receiver.m_job_tagged.val();
             self.segmenter.s_job_opcode.next = self.receiver.m_job_opcode.val();
@@ -722,7 +761,7 @@ impl Logic for RnicTop {
             self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
                 | self.tag_rx_job.val()
                 | (bit_cast::<32, 1>(self.receiver.m_job_crc.val().into()) << 17_u64)
-                | (bit_cast::<32, 6>(self.receiver.m_job_qpn.val()) << 18_u64);
+                | (bit_cast::<32, QB>(self.receiver.m_job_qpn.val()) << 18_u64);
         }
         self.requester.s_done_valid.next =
             self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.tag_rx_job.val()).any();
@@ -735,14 +774,14 @@ impl Logic for RnicTop {
         // Markers: each FPDU starts at its QP's own stream position, with its QP's setting,
         // and leaves the position where it ends for the QP's next FPDU. A QP written in
         // RESET starts over at 0 (the first FPDU of Full Operation has a marker in front).
-        self.tx_fpdus.s_data.next = self.segmenter.m_axis_tid.val().get_bits::<6>(18);
+        self.tx_fpdus.s_data.next = self.segmenter.m_axis_tid.val().get_bits::<QB>(18);
         self.tx_fpdus.s_valid.next = self.tx_conns.s_valid.val();
         self.tx_fpdus.m_ready.next = self.framer.fpdu_start.val();
         // (The queue's head is there cycles before its FPDU starts: the positions' RAM
         // reads it in time.)
         self.tx_positions.read_qp.next = self.tx_fpdus.m_data.val();
         self.framer.markers_en.next = (self.ctrl.qp_markers_tx.val()
-            & (self.one_q.val() << bit_cast::<64, 6>(self.tx_fpdus.m_data.val())))
+            & (self.one_q.val() << bit_cast::<Q, QB>(self.tx_fpdus.m_data.val())))
             .any();
         self.framer.fpdu_load.next = true;
         self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.value.val());
@@ -818,10 +857,10 @@ impl Logic for RnicTop {
         // not hold it up.)
         self.rx_positions.read_qp.next = self.rx_fpdus.m_data.val();
         self.deframer.markers_en.next = (self.ctrl.qp_markers_rx.val()
-            & (self.one_q.val() << bit_cast::<64, 6>(self.rx_fpdus.m_data.val())))
+            & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val())))
             .any();
         self.deframer.crc_en.next = (self.ctrl.qp_crc.val()
-            & (self.one_q.val() << bit_cast::<64, 6>(self.rx_fpdus.m_data.val())))
+            & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val())))
             .any();
         self.deframer.fpdu_load.next = true;
         self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_positions.value.val());
@@ -862,7 +901,7 @@ impl Logic for RnicTop {
             & self.rx_ring.m_rx_tlast.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();
-        self.rx_fpdus.s_data.next = self.rx_ring.m_rx_tuser.val().get_bits::<6>(0);
+        self.rx_fpdus.s_data.next = self.rx_ring.m_rx_tuser.val().get_bits::<QB>(0);
         self.rx_fpdus.s_valid.next = self.rx_ring.m_rx_tvalid.val()
             & self.rx_first.q.val()
             & self.deframer.s_axis_tready.val()
