@@ -158,8 +158,7 @@ fn fingerprint(parts: &[&str]) -> String {
 
 /// Whether `dir` holds `lib<name>.a` built from the inputs that `stamp` fingerprints.
 fn is_fresh(dir: &Path, lib: &str, stamp: &str) -> bool {
-    dir.join(format!("lib{lib}.a")).exists()
-        && std::fs::read_to_string(dir.join("stamp")).is_ok_and(|s| s == stamp)
+    dir.join(format!("lib{lib}.a")).exists() && std::fs::read_to_string(dir.join("stamp")).is_ok_and(|s| s == stamp)
 }
 
 fn verilator_version(verilator: &Path) -> String {
@@ -248,9 +247,8 @@ fn cpp_files(mdir: &Path) -> Vec<PathBuf> {
 /// Reads the port list of module `top` from rust-hdl's output, whose declarations have
 /// the fixed form `input wire  [W-1:0] name;` / `output reg  name;`.
 fn parse_ports(text: &str, file: &Path, top: &str) -> Vec<Port> {
-    let start = text
-        .find(&format!("module {top}("))
-        .unwrap_or_else(|| fail(&format!("{}: no module {top}", file.display())));
+    let start =
+        text.find(&format!("module {top}(")).unwrap_or_else(|| fail(&format!("{}: no module {top}", file.display())));
     let body = &text[start..];
     let end = body.find("endmodule").unwrap_or(body.len());
     let mut ports = Vec::new();
@@ -283,11 +281,7 @@ fn model_class(name: &str, traced: bool, ports: &[Port]) -> String {
     writeln!(s, "    Model() : top(new {class}(context.get())) {{").unwrap();
     writeln!(s, "        ports = table;\n        port_count = {};", ports.len()).unwrap();
     for (i, p) in ports.iter().enumerate() {
-        let storage = if p.width > 64 {
-            format!("top->{}.data()", p.name)
-        } else {
-            format!("&top->{}", p.name)
-        };
+        let storage = if p.width > 64 { format!("top->{}.data()", p.name) } else { format!("&top->{}", p.name) };
         writeln!(
             s,
             "        table[{i}] = RnicPort{{\"{}\", {}, {}, static_cast<void*>({storage})}};",
@@ -301,7 +295,8 @@ fn model_class(name: &str, traced: bool, ports: &[Port]) -> String {
     writeln!(s, "    void eval() override {{ top->eval(); }}").unwrap();
     writeln!(s, "    void final_() override {{ top->final(); }}").unwrap();
     if traced {
-        writeln!(s, "    bool trace_attach(VerilatedVcdC* vcd) override {{ top->trace(vcd, 99); return true; }}").unwrap();
+        writeln!(s, "    bool trace_attach(VerilatedVcdC* vcd) override {{ top->trace(vcd, 99); return true; }}")
+            .unwrap();
     } else {
         writeln!(s, "    bool trace_attach(VerilatedVcdC*) override {{ return false; }}").unwrap();
     }

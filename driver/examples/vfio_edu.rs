@@ -71,7 +71,10 @@ fn run(device: &str) -> Result<(), String> {
     hal.write32(LIVENESS, 0x1234_5678);
     check(hal.read32(LIVENESS) == !0x1234_5678, "BAR0 liveness register reads back inverted".into())?;
 
-    let (out, back) = (DmaBuffer::new(&hal, 8192).map_err(|e| e.to_string())?, DmaBuffer::new(&hal, 8192).map_err(|e| e.to_string())?);
+    let (out, back) = (
+        DmaBuffer::new(&hal, 8192).map_err(|e| e.to_string())?,
+        DmaBuffer::new(&hal, 8192).map_err(|e| e.to_string())?,
+    );
     for buf in [&out, &back] {
         let cpu = buf.as_ptr().as_ptr() as u64;
         check(

@@ -242,7 +242,12 @@ fn read_rtr(stream: &mut TcpStream, crc: bool, deadline: Instant, timeout: Durat
 }
 
 fn frame(kind: FrameKind, config: &MpaConfig, ird: u16, ord: u16) -> MpaFrame {
-    let frame = MpaFrame { markers: config.markers, crc: config.crc, private_data: config.private_data.clone(), ..MpaFrame::new(kind) };
+    let frame = MpaFrame {
+        markers: config.markers,
+        crc: config.crc,
+        private_data: config.private_data.clone(),
+        ..MpaFrame::new(kind)
+    };
     // The initiator offers peer-to-peer mode here; the responder sets the bits it accepts.
     let offer = kind == FrameKind::Request && config.peer_to_peer;
     match config.rev {
@@ -252,7 +257,12 @@ fn frame(kind: FrameKind, config: &MpaConfig, ird: u16, ord: u16) -> MpaFrame {
 }
 
 /// Reads exactly one frame of `kind`, by `deadline`.
-fn read_frame(stream: &mut TcpStream, kind: FrameKind, deadline: Instant, timeout: Duration) -> Result<MpaFrame, CmError> {
+fn read_frame(
+    stream: &mut TcpStream,
+    kind: FrameKind,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<MpaFrame, CmError> {
     let mut buf = vec![0; FRAME_HEADER_LEN];
     read_exact_by(stream, &mut buf, deadline, timeout)?;
     let total = MpaFrame::frame_len(&buf)?;
@@ -261,7 +271,12 @@ fn read_frame(stream: &mut TcpStream, kind: FrameKind, deadline: Instant, timeou
     Ok(MpaFrame::decode_as(&buf, kind)?.0)
 }
 
-fn read_exact_by(stream: &mut TcpStream, mut buf: &mut [u8], deadline: Instant, timeout: Duration) -> Result<(), CmError> {
+fn read_exact_by(
+    stream: &mut TcpStream,
+    mut buf: &mut [u8],
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(), CmError> {
     while !buf.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -307,7 +322,10 @@ mod tests {
         );
         let (a, b) = (a.expect("active"), b.expect("passive"));
         // The active end asked for markers: the passive one sends them.
-        assert_eq!((a.tx, a.rx), (FramingConfig { crc: true, markers: false }, FramingConfig { crc: true, markers: true }));
+        assert_eq!(
+            (a.tx, a.rx),
+            (FramingConfig { crc: true, markers: false }, FramingConfig { crc: true, markers: true })
+        );
         assert_eq!((b.tx, b.rx), (a.rx, a.tx));
         let (a, _) = exchange(
             MpaConfig { crc: false, ..MpaConfig::default() },
@@ -370,7 +388,9 @@ mod tests {
         let request = frame(FrameKind::Request, &MpaConfig { peer_to_peer: true, ..MpaConfig::default() }, 4, 4);
         s.write_all(&request.encode().expect("encode")).expect("request");
         let mut rtr = Vec::new();
-        Framer::new(FramingConfig { crc: true, markers: false }).frame(&Segment::write(0, 0, &[]).to_vec(), &mut rtr).expect("frame");
+        Framer::new(FramingConfig { crc: true, markers: false })
+            .frame(&Segment::write(0, 0, &[]).to_vec(), &mut rtr)
+            .expect("frame");
         let n = rtr.len();
         rtr[n - 1] ^= 1;
         s.write_all(&rtr).expect("rtr");

@@ -69,7 +69,17 @@ impl Default for QpCaps {
     /// Ethernet MTU with its MPA framing), 4 Reads each way, CRC on, markers off,
     /// connection 0.
     fn default() -> Self {
-        QpCaps { sq_log_size: 6, rq_log_size: 6, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: 0 }
+        QpCaps {
+            sq_log_size: 6,
+            rq_log_size: 6,
+            mulpdu: 1024,
+            ird: 4,
+            ord: 4,
+            crc: true,
+            markers_tx: false,
+            markers_rx: false,
+            conn_id: 0,
+        }
     }
 }
 
@@ -354,8 +364,17 @@ mod tests {
     use crate::wr::{RemoteBuf, Sge};
     use crate::{MemoryRegion, MrAccess};
 
-    const CAPS: QpCaps =
-        QpCaps { sq_log_size: 2, rq_log_size: 3, mulpdu: 512, ird: 2, ord: 3, crc: true, markers_tx: true, markers_rx: false, conn_id: 77 };
+    const CAPS: QpCaps = QpCaps {
+        sq_log_size: 2,
+        rq_log_size: 3,
+        mulpdu: 512,
+        ird: 2,
+        ord: 3,
+        crc: true,
+        markers_tx: true,
+        markers_rx: false,
+        conn_id: 77,
+    };
 
     /// A Send of nothing: the device touches no memory for it, so it needs no MR, and the
     /// ring tests stay about rings.

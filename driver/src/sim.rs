@@ -277,7 +277,10 @@ impl LinkCapture {
     /// markers as given: their connection opens in the capture now.
     pub fn pair(&mut self, a_qp: u32, b_qp: u32, crc: bool, markers: bool) {
         let frame = |kind| MpaFrame { crc, markers, ..MpaFrame::new(kind) };
-        let (a, b) = (Endpoint { ip: [10, 0, 0, 1], port: 49_152 + a_qp as u16 }, Endpoint { ip: [10, 0, 0, 2], port: 4_000 + b_qp as u16 });
+        let (a, b) = (
+            Endpoint { ip: [10, 0, 0, 1], port: 49_152 + a_qp as u16 },
+            Endpoint { ip: [10, 0, 0, 2], port: 4_000 + b_qp as u16 },
+        );
         let conn = self.tcp.connect(a, b, &frame(FrameKind::Request), &frame(FrameKind::Reply), 0);
         self.pairs.push((u64::from(a_qp), u64::from(b_qp), conn));
     }
@@ -560,12 +563,14 @@ impl SimHal {
                 pumped.borrow_mut().iter_mut().for_each(|conn| conn.pump(&rx));
             }
         };
-        self.attach_endpoint(inp, pump, move |fpdu, user| match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
-            Some(conn) => {
-                conn.record(&fpdu, true);
-                conn.socket.send(&fpdu);
+        self.attach_endpoint(inp, pump, move |fpdu, user| {
+            match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
+                Some(conn) => {
+                    conn.record(&fpdu, true);
+                    conn.socket.send(&fpdu);
+                }
+                None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
             }
-            None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
         });
         bridge
     }

@@ -64,7 +64,9 @@ pub enum VfioError {
     NoIommu(String),
     #[error("/dev/vfio/vfio does not exist: load the driver with `modprobe vfio-pci`")]
     NoVfio,
-    #[error("no permission to open {0}: run as root, or give your user that file (`chown`) and a large enough `ulimit -l`")]
+    #[error(
+        "no permission to open {0}: run as root, or give your user that file (`chown`) and a large enough `ulimit -l`"
+    )]
     NoPermission(PathBuf),
     #[error(
         "IOMMU group {group} is not viable: every device in it must be bound to vfio-pci or to no driver; \
@@ -332,7 +334,8 @@ fn check_setup(addr: &str) -> Result<PathBuf, VfioError> {
     if addr.is_empty() || addr.contains('/') || !sysfs.exists() {
         return Err(VfioError::NoSuchDevice(addr.to_string()));
     }
-    let driver_of = |dir: &Path| fs::read_link(dir.join("driver")).ok().and_then(|l| Some(l.file_name()?.to_str()?.to_string()));
+    let driver_of =
+        |dir: &Path| fs::read_link(dir.join("driver")).ok().and_then(|l| Some(l.file_name()?.to_str()?.to_string()));
     match driver_of(&sysfs) {
         Some(d) if d == "vfio-pci" => {}
         driver => return Err(VfioError::NotBoundToVfio { addr: addr.to_string(), driver }),

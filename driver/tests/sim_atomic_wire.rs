@@ -9,8 +9,8 @@ mod common;
 
 use common::{frame, raw_device, run_until, terminate_code, ulpdu_of, Targets};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState,
-    QueuePair, RecvRequest, RemoteBuf, WorkRequest,
+    CompletionQueue, CqeOpcode, CqeStatus, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair,
+    RecvRequest, RemoteBuf, WorkRequest,
 };
 use rnic_proto::ddp::DdpHeader;
 use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, RdmapHeader, Segment};
@@ -39,7 +39,17 @@ fn frame_crc(ulpdu: &[u8]) -> Vec<u8> {
 }
 
 fn caps(conn_id: u16) -> QpCaps {
-    QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id }
+    QpCaps {
+        sq_log_size: 4,
+        rq_log_size: 4,
+        mulpdu: 1024,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: false,
+        markers_rx: false,
+        conn_id,
+    }
 }
 
 #[test]
@@ -56,7 +66,14 @@ fn atom_02_03_05_13_requests_leave_as_v5_v6_and_the_v7_response_completes_the_fe
     // are those of the vectors; a requester does not check them).
     let target = RemoteBuf { stag: 0x1234_5678, to: 0x1000 };
     let read = WorkRequest::Read { wr_id: 1, local: mr.sge(0, 8).unwrap(), remote: target, signaled: true };
-    let fetch_add = WorkRequest::FetchAdd { wr_id: 2, local: mr.sge(8, 8).unwrap(), remote: target, add: 1, add_mask: 0, signaled: true };
+    let fetch_add = WorkRequest::FetchAdd {
+        wr_id: 2,
+        local: mr.sge(8, 8).unwrap(),
+        remote: target,
+        add: 1,
+        add_mask: 0,
+        signaled: true,
+    };
     let cmp_swap = WorkRequest::CmpSwap {
         wr_id: 3,
         local: mr.sge(16, 8).unwrap(),
@@ -116,7 +133,13 @@ fn imm_01_immediate_data_leaves_as_v8() {
     qp.ready().expect("RTS");
     let data = [1, 2, 3, 4, 5, 6, 7, 8];
     qp.post_send_batch(&[
-        WorkRequest::Send { wr_id: 1, local: mr.sge(0, 10).unwrap(), solicited: false, invalidate: None, signaled: true },
+        WorkRequest::Send {
+            wr_id: 1,
+            local: mr.sge(0, 10).unwrap(),
+            solicited: false,
+            invalidate: None,
+            signaled: true,
+        },
         WorkRequest::Immediate { wr_id: 2, data, solicited: false, signaled: true },
         WorkRequest::Immediate { wr_id: 3, data, solicited: true, signaled: true },
     ])
@@ -169,7 +192,10 @@ fn bad_atomic_requests(device_memory: bool) {
     // QP 2 (ATOM-08): the last 4 octets of the region.
     peer.send(&frame_crc(&Segment::atomic_request(1, fa(1, mr.rkey(), mr.va() + 4092)).to_vec()), qps[2].qpn().into());
     // QP 3 (ATOM-08): a region without REMOTE_ATOMIC.
-    peer.send(&frame_crc(&Segment::atomic_request(1, fa(1, mr_plain.rkey(), mr_plain.va())).to_vec()), qps[3].qpn().into());
+    peer.send(
+        &frame_crc(&Segment::atomic_request(1, fa(1, mr_plain.rkey(), mr_plain.va())).to_vec()),
+        qps[3].qpn().into(),
+    );
     // QP 4 (SEC-01 for atomics): an STag that names no region.
     peer.send(&frame_crc(&Segment::atomic_request(1, fa(1, 0x00BB_0000 | 0x42, 0)).to_vec()), qps[4].qpn().into());
     run_until(&dev, || peer.sent_count() >= 8);
@@ -231,11 +257,7 @@ fn imm_03_immediate_data_must_be_exactly_eight_octets() {
     }
     run_until(&dev, || peer.sent_count() >= 2);
     dev.hal().run_idle(2000);
-    let mut codes: Vec<(u64, u32)> = peer
-        .sent()
-        .iter()
-        .map(|(f, c)| (*c, terminate_code(f)))
-        .collect();
+    let mut codes: Vec<(u64, u32)> = peer.sent().iter().map(|(f, c)| (*c, terminate_code(f))).collect();
     codes.sort();
     assert_eq!(codes, [(30, 0x02FF_C000), (31, 0x02FF_C000)], "7 and 9 octets: Terminate 0/2/0xFF with the DDP header");
     let mut done = Vec::new();
@@ -271,19 +293,26 @@ fn atom_06_16_responses_that_match_no_request_are_refused() {
     // QP 0 has one FetchAdd outstanding; its response comes with MSN 2.
     let target = RemoteBuf { stag: 0x0000_0100, to: 0 };
     qps[0]
-        .post_send(&WorkRequest::FetchAdd { wr_id: 1, local: mr.sge(0, 8).unwrap(), remote: target, add: 1, add_mask: 0, signaled: true })
+        .post_send(&WorkRequest::FetchAdd {
+            wr_id: 1,
+            local: mr.sge(0, 8).unwrap(),
+            remote: target,
+            add: 1,
+            add_mask: 0,
+            signaled: true,
+        })
         .expect("post");
     run_until(&dev, || peer.sent_count() >= 1);
     let wrong_msn = AtomicResponse { request_id: 1, original: 7 };
     peer.send(&frame_crc(&Segment::atomic_response(2, wrong_msn).to_vec()), qps[0].qpn().into());
     // QP 1 has none.
-    peer.send(&frame_crc(&Segment::atomic_response(1, AtomicResponse { request_id: 1, original: 7 }).to_vec()), qps[1].qpn().into());
+    peer.send(
+        &frame_crc(&Segment::atomic_response(1, AtomicResponse { request_id: 1, original: 7 }).to_vec()),
+        qps[1].qpn().into(),
+    );
     run_until(&dev, || peer.sent_count() >= 3);
     dev.hal().run_idle(1000);
-    let mut codes: Vec<(u64, u32)> = peer.sent()[1..]
-        .iter()
-        .map(|(f, c)| (*c, terminate_code(f)))
-        .collect();
+    let mut codes: Vec<(u64, u32)> = peer.sent()[1..].iter().map(|(f, c)| (*c, terminate_code(f))).collect();
     codes.sort();
     assert_eq!(codes, [(40, 0x1203_C000), (41, 0x02FF_C000)]);
     while let Some(c) = cq.poll().expect("CQE") {
@@ -305,7 +334,14 @@ fn atom_13_with_ord_one_a_read_and_an_atomic_go_out_one_at_a_time() {
     qp.ready().expect("RTS");
     let target = RemoteBuf { stag: 0x1234_5678, to: 0x1000 };
     let read = WorkRequest::Read { wr_id: 1, local: mr.sge(0, 8).unwrap(), remote: target, signaled: true };
-    let fetch_add = WorkRequest::FetchAdd { wr_id: 2, local: mr.sge(8, 8).unwrap(), remote: target, add: 1, add_mask: 0, signaled: true };
+    let fetch_add = WorkRequest::FetchAdd {
+        wr_id: 2,
+        local: mr.sge(8, 8).unwrap(),
+        remote: target,
+        add: 1,
+        add_mask: 0,
+        signaled: true,
+    };
     qp.post_send_batch(&[read, fetch_add]).expect("post");
     run_until(&dev, || peer.sent_count() >= 2);
     let sent = peer.sent();
@@ -318,7 +354,8 @@ fn atom_13_with_ord_one_a_read_and_an_atomic_go_out_one_at_a_time() {
     run_until(&dev, || peer.sent_count() >= 2);
     let sent = peer.sent();
     assert_eq!(sent.len(), 2, "the Atomic Request once the Read is answered");
-    let Ok(Segment { header: RdmapHeader::AtomicRequest(req), ddp: DdpHeader::Untagged(ddp), .. }) = parse_ulpdu(ulpdu_of(&sent[1].0))
+    let Ok(Segment { header: RdmapHeader::AtomicRequest(req), ddp: DdpHeader::Untagged(ddp), .. }) =
+        parse_ulpdu(ulpdu_of(&sent[1].0))
     else {
         panic!("an Atomic Request second: {:02x?}", sent[1].0);
     };
@@ -356,7 +393,8 @@ fn atom_14_send_or_immediate_data_then_atomic_completes_the_receive_before_the_r
         qp.post_recv(&RecvRequest { wr_id: 10 + i, local: mr.sge(1024 * i, 1024).unwrap() }).expect("recv");
     }
     let payload = [0x5Au8; 200];
-    let first: [Vec<u8>; 2] = [Segment::send(1, &payload).to_vec(), Segment::immediate(2, *b"12345678", false).to_vec()];
+    let first: [Vec<u8>; 2] =
+        [Segment::send(1, &payload).to_vec(), Segment::immediate(2, *b"12345678", false).to_vec()];
     // Atomics that leave memory as it is (a FetchAdd of 0, a CmpSwap that fails) have no
     // write-back to wait for: nothing but the rule holds their responses.
     for (n, message) in first.iter().enumerate() {
@@ -375,7 +413,10 @@ fn atom_14_send_or_immediate_data_then_atomic_completes_the_receive_before_the_r
             cycles += 1;
         }
         assert_eq!(peer.sent_count(), n + 1, "message {n}: the Atomic Response left");
-        let c = cq.poll().expect("CQE").unwrap_or_else(|| panic!("message {n}: the response left before the receive completed"));
+        let c = cq
+            .poll()
+            .expect("CQE")
+            .unwrap_or_else(|| panic!("message {n}: the response left before the receive completed"));
         assert_eq!((c.wr_id, c.status), (10 + n as u64, CqeStatus::Success));
     }
     let sent = peer.sent();

@@ -8,9 +8,9 @@ mod common;
 
 use std::time::Duration;
 
+use common::{collect, linked_pair, Targets};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use common::{collect, linked_pair, Targets};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
     CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, Hal, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
@@ -21,7 +21,17 @@ use rnic_proto::atomic::{masked_cmp_swap, masked_fetch_add};
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 
 fn caps(conn_id: u16) -> QpCaps {
-    QpCaps { sq_log_size: 6, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id }
+    QpCaps {
+        sq_log_size: 6,
+        rq_log_size: 5,
+        mulpdu: 1460,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: false,
+        markers_rx: false,
+        conn_id,
+    }
 }
 
 fn word(buf: &DmaBuffer<'_, SimHal>, offset: usize) -> u64 {
@@ -166,7 +176,14 @@ fn random_masked_atomics(device_memory: bool) {
                 _ => rng.gen::<u64>() & rng.gen::<u64>(),
             };
             let wr = if rng.gen() {
-                WorkRequest::FetchAdd { wr_id: id, local, remote, add: rng.gen(), add_mask: mask(&mut rng), signaled: true }
+                WorkRequest::FetchAdd {
+                    wr_id: id,
+                    local,
+                    remote,
+                    add: rng.gen(),
+                    add_mask: mask(&mut rng),
+                    signaled: true,
+                }
             } else {
                 // Compares that match about half of the time: the compare mask is narrow.
                 let compare_mask = if rng.gen() { 0 } else { 1 << rng.gen_range(0..64) };
@@ -243,7 +260,8 @@ fn random_masked_atomics(device_memory: bool) {
             }
             if !applied {
                 let q = (0..4).find(|&q| matching(q, &next, *value).is_some());
-                let q = q.unwrap_or_else(|| panic!("word {w}: no QP's next atomic returned the value {value:#x}: {next:?}"));
+                let q = q
+                    .unwrap_or_else(|| panic!("word {w}: no QP's next atomic returned the value {value:#x}: {next:?}"));
                 *value = apply(lists[q][next[q]].1, *value);
                 next[q] += 1;
             }
@@ -334,10 +352,17 @@ fn imm_01_02_04_05_immediate_data_completes_receives_in_order_after_the_write_be
         a.buf.write_bytes(0, &content);
         b.buf.write_bytes(0, &[0x77; 16384]);
         for i in 0..4 {
-            b.qp.post_recv(&RecvRequest { wr_id: 100 + i, local: b.mr.sge(8192 + i * 1024, 1024).unwrap() }).expect("recv");
+            b.qp.post_recv(&RecvRequest { wr_id: 100 + i, local: b.mr.sge(8192 + i * 1024, 1024).unwrap() })
+                .expect("recv");
         }
         b.cq.arm(true);
-        let send = WorkRequest::Send { wr_id: 1, local: a.mr.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: true };
+        let send = WorkRequest::Send {
+            wr_id: 1,
+            local: a.mr.sge(0, 100).unwrap(),
+            solicited: false,
+            invalidate: None,
+            signaled: true,
+        };
         let imm = WorkRequest::Immediate { wr_id: 2, data: [1, 2, 3, 4, 5, 6, 7, 8], solicited: false, signaled: true };
         a.qp.post_send_batch(&[send, imm]).expect("post");
         let cb = collect(b.dev, b.cq, 2);
@@ -349,8 +374,15 @@ fn imm_01_02_04_05_immediate_data_completes_receives_in_order_after_the_write_be
                 (101, CqeOpcode::RecvImm, CqeStatus::Success, 8, Some([1, 2, 3, 4, 5, 6, 7, 8]), false)
             ]
         );
-        assert_eq!((9216..10240).map(|i| b.buf.read_u8(i)).collect::<Vec<_>>(), vec![0x77; 1024], "Immediate Data places nothing");
-        assert!(!b.dev.hal().wait_irq(0, Duration::from_micros(10)).unwrap(), "plain Immediate Data raises no solicited event");
+        assert_eq!(
+            (9216..10240).map(|i| b.buf.read_u8(i)).collect::<Vec<_>>(),
+            vec![0x77; 1024],
+            "Immediate Data places nothing"
+        );
+        assert!(
+            !b.dev.hal().wait_irq(0, Duration::from_micros(10)).unwrap(),
+            "plain Immediate Data raises no solicited event"
+        );
 
         // Write with Immediate with SE: when the receive completes, the 4 KiB are there.
         let wimm = WorkRequest::WriteWithImmediate {
@@ -375,12 +407,19 @@ fn imm_01_02_04_05_immediate_data_completes_receives_in_order_after_the_write_be
         let (c, placed) = done.expect("the Write with Immediate completes at B");
         assert_eq!((c.wr_id, c.opcode, c.imm, c.solicited), (102, CqeOpcode::RecvImm, Some(*b"imm-data"), true));
         assert!(placed == content, "the Write was placed before the Immediate Data completed");
-        assert!(b.dev.hal().wait_irq(0, Duration::from_micros(10)).unwrap(), "Immediate Data with SE raises the solicited event");
+        assert!(
+            b.dev.hal().wait_irq(0, Duration::from_micros(10)).unwrap(),
+            "Immediate Data with SE raises the solicited event"
+        );
         let ca = collect(a.dev, a.cq, 3);
         let got: Vec<_> = ca.iter().map(|c| (c.wr_id, c.opcode, c.status)).collect();
         assert_eq!(
             got,
-            [(1, CqeOpcode::Send, CqeStatus::Success), (2, CqeOpcode::Send, CqeStatus::Success), (3, CqeOpcode::Send, CqeStatus::Success)],
+            [
+                (1, CqeOpcode::Send, CqeStatus::Success),
+                (2, CqeOpcode::Send, CqeStatus::Success),
+                (3, CqeOpcode::Send, CqeStatus::Success)
+            ],
             "the sender completes each signaled request once (the Write of a Write with Immediate is unsignaled)"
         );
     });
@@ -395,7 +434,12 @@ fn atom_14_write_then_fetch_add_then_read_see_each_other_in_order() {
             let x = 0x1111_0000_0000_0000 | round << 8;
             set_word(&a.buf, 0, x);
             set_word(&b.buf, 0x800, 0xDEAD);
-            let write = WorkRequest::Write { wr_id: 1, local: a.mr.sge(0, 8).unwrap(), remote: b.mr.remote(0x800).unwrap(), signaled: true };
+            let write = WorkRequest::Write {
+                wr_id: 1,
+                local: a.mr.sge(0, 8).unwrap(),
+                remote: b.mr.remote(0x800).unwrap(),
+                signaled: true,
+            };
             let fa = WorkRequest::FetchAdd {
                 wr_id: 2,
                 local: a.mr.sge(64, 8).unwrap(),
@@ -404,10 +448,18 @@ fn atom_14_write_then_fetch_add_then_read_see_each_other_in_order() {
                 add_mask: 0,
                 signaled: true,
             };
-            let read = WorkRequest::Read { wr_id: 3, local: a.mr.sge(128, 8).unwrap(), remote: b.mr.remote(0x800).unwrap(), signaled: true };
+            let read = WorkRequest::Read {
+                wr_id: 3,
+                local: a.mr.sge(128, 8).unwrap(),
+                remote: b.mr.remote(0x800).unwrap(),
+                signaled: true,
+            };
             a.qp.post_send_batch(&[write, fa, read]).expect("post");
             let done = collect(a.dev, a.cq, 3);
-            assert_eq!(done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]);
+            assert_eq!(
+                done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+                [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]
+            );
             assert_eq!(word(&a.buf, 64), x, "round {round}: the FetchAdd saw the Write");
             assert_eq!(word(&a.buf, 128), x + 5, "round {round}: the Read saw the FetchAdd");
         }

@@ -27,8 +27,17 @@ const DB_CQ_CI: u8 = 2;
 const DB_CQ_ARM: u8 = 3;
 
 const RIGHTS: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: false, remote_atomic: false };
-const CAPS: QpCaps =
-    QpCaps { sq_log_size: 2, rq_log_size: 3, mulpdu: 1460, ird: 4, ord: 2, crc: true, markers_tx: false, markers_rx: false, conn_id: 9 };
+const CAPS: QpCaps = QpCaps {
+    sq_log_size: 2,
+    rq_log_size: 3,
+    mulpdu: 1460,
+    ird: 4,
+    ord: 2,
+    crc: true,
+    markers_tx: false,
+    markers_rx: false,
+    conn_id: 9,
+};
 
 fn open() -> Device<SimHal> {
     let hal = SimHal::open("rnic_host_ctrl").expect("rnic_host_ctrl model");

@@ -6,9 +6,9 @@
 
 mod common;
 
+use common::{collect, linked_pair};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use common::{collect, linked_pair};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
     CompletionQueue, CqeStatus, Device, DeviceMemory, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
@@ -36,7 +36,17 @@ fn with_device_memory(f: impl for<'d> FnOnce(Requester<'d>, &DeviceMemory<'d, Si
     let buf = a.alloc_dma(65536).expect("DMA");
     let dm = b.alloc_device_memory(DM_LEN).expect("device memory");
     let (cqa, cqb) = (CompletionQueue::new(&a, 8, 0).expect("CQ"), CompletionQueue::new(&b, 8, 0).expect("CQ"));
-    let caps = QpCaps { sq_log_size: 6, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: 0 };
+    let caps = QpCaps {
+        sq_log_size: 6,
+        rq_log_size: 5,
+        mulpdu: 1460,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: false,
+        markers_rx: false,
+        conn_id: 0,
+    };
     let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps).expect("QP");
     let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps).expect("QP");
     qpa.ready().expect("RTS");
@@ -74,7 +84,12 @@ fn device_memory_takes_writes_and_serves_reads_byte_exact() {
         for (i, &(at, len, from)) in writes.iter().enumerate() {
             expected[at..at + len].copy_from_slice(&content[from..from + len]);
             let local = a.mr.sge(from as u64, len as u32).unwrap();
-            wrs.push(WorkRequest::Write { wr_id: i as u64, local, remote: mrb.remote(at as u64).unwrap(), signaled: true });
+            wrs.push(WorkRequest::Write {
+                wr_id: i as u64,
+                local,
+                remote: mrb.remote(at as u64).unwrap(),
+                signaled: true,
+            });
         }
         a.qp.post_send_batch(&wrs).expect("post");
         let done = collect(a.dev, a.cq, writes.len());

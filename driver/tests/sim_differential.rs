@@ -14,8 +14,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_driver::sim::{LinkConfig, SimHal};
 use rnic_driver::{
-    Completion, CompletionQueue, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain,
-    QpCaps, QueuePair, RecvRequest, WorkRequest,
+    Completion, CompletionQueue, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
+    RecvRequest, WorkRequest,
 };
 use rnic_proto::model::cq::Queue;
 use rnic_proto::model::{Fabric, RnicConfig, Side};
@@ -25,12 +25,7 @@ const QPS: usize = 4;
 const SOURCE: usize = 128 * 1024;
 const AREA: usize = 64 * 1024;
 const MEMORY: usize = SOURCE + QPS * 2 * AREA;
-const ALL: MrAccess = MrAccess {
-    local_write: true,
-    remote_read: true,
-    remote_write: true,
-    remote_atomic: false,
-};
+const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
 
 fn incoming(qp: usize) -> usize {
     SOURCE + qp * 2 * AREA
@@ -49,26 +44,10 @@ fn size(rng: &mut StdRng) -> usize {
 }
 
 /// What a completion is compared by.
-type Seen = (
-    u64,
-    u16,
-    rnic_driver::CqeOpcode,
-    rnic_driver::CqeStatus,
-    u32,
-    bool,
-    Option<u32>,
-);
+type Seen = (u64, u16, rnic_driver::CqeOpcode, rnic_driver::CqeStatus, u32, bool, Option<u32>);
 
 fn seen(c: &Completion) -> Seen {
-    (
-        c.wr_id,
-        c.qpn as u16,
-        c.opcode,
-        c.status,
-        c.byte_len,
-        c.solicited,
-        c.invalidated,
-    )
+    (c.wr_id, c.qpn as u16, c.opcode, c.status, c.byte_len, c.solicited, c.invalidated)
 }
 
 struct Host<'d> {
@@ -101,40 +80,22 @@ fn end_to_end_random_work_matches_the_reference_model() {
 /// The build for small FPGAs (the ECP5 board's): same engines, smaller tables.
 #[test]
 fn end_to_end_random_work_on_the_16_qp_build_matches_the_reference_model() {
-    let config = RnicConfig {
-        num_qps: 16,
-        num_cqs: 16,
-        num_mrs: 64,
-        ..RnicConfig::default()
-    };
+    let config = RnicConfig { num_qps: 16, num_cqs: 16, num_mrs: 64, ..RnicConfig::default() };
     run_random_work("rnic_top_q16", config, 1_000, seed(0x16));
 }
 
 /// `ops` random work requests on two `model` RNICs, checked against the reference model
 /// of an RNIC with `config`'s sizes (which the capability registers must report).
 fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
-    let (ha, hb) = (
-        SimHal::open(model).expect("model"),
-        SimHal::open(model).expect("model"),
-    );
-    SimHal::connect(
-        &ha,
-        &hb,
-        LinkConfig {
-            ready_rate: 0.7,
-            seed: seed ^ 11,
-        },
-    );
+    let (ha, hb) = (SimHal::open(model).expect("model"), SimHal::open(model).expect("model"));
+    SimHal::connect(&ha, &hb, LinkConfig { ready_rate: 0.7, seed: seed ^ 11 });
     for (hal, seed) in [(&ha, 0.85), (&hb, 0.75)] {
         hal.with_dma_timing(|t| {
             t.ready_rate = seed;
             t.valid_rate = seed;
         });
     }
-    let devs = [
-        Device::open(ha).expect("RNIC A"),
-        Device::open(hb).expect("RNIC B"),
-    ];
+    let devs = [Device::open(ha).expect("RNIC A"), Device::open(hb).expect("RNIC B")];
     for dev in &devs {
         let info = dev.info();
         assert_eq!(
@@ -145,18 +106,9 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
     }
     let mut rng = StdRng::seed_from_u64(seed);
     let mut fabric = Fabric::new(config);
-    let pds: Vec<_> = devs
-        .iter()
-        .map(|d| ProtectionDomain::new(d).expect("PD"))
-        .collect();
-    let bufs: Vec<_> = devs
-        .iter()
-        .map(|d| d.alloc_dma(MEMORY).expect("DMA"))
-        .collect();
-    let cqs: Vec<_> = devs
-        .iter()
-        .map(|d| CompletionQueue::new(d, 10, 0).expect("CQ"))
-        .collect();
+    let pds: Vec<_> = devs.iter().map(|d| ProtectionDomain::new(d).expect("PD")).collect();
+    let bufs: Vec<_> = devs.iter().map(|d| d.alloc_dma(MEMORY).expect("DMA")).collect();
+    let cqs: Vec<_> = devs.iter().map(|d| CompletionQueue::new(d, 10, 0).expect("CQ")).collect();
     let mut hosts: Vec<Host<'_>> = Vec::new();
     for (i, dev) in devs.iter().enumerate() {
         dev.enable();
@@ -165,10 +117,7 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
         buf.write_bytes(0, &content);
         let side = [Side::A, Side::B][i];
         let model = fabric.rnic_mut(side);
-        model
-            .mem
-            .add_region(buf.iova(), MEMORY)
-            .expect("model region");
+        model.mem.add_region(buf.iova(), MEMORY).expect("model region");
         model.mem.write(buf.iova(), &content).expect("model memory");
         let mr = MemoryRegion::register(&pds[i], buf, ALL).expect("MR");
         let mut qps = Vec::new();
@@ -192,25 +141,12 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
         }
         // The model gets the contexts the device holds.
         let model = fabric.rnic_mut(side);
-        model
-            .write_mr(mr.index(), &dev.query_mr(mr.index()).expect("MR"))
-            .expect("model MR");
-        model
-            .write_cq(cq.cqn(), &dev.query_cq(cq.cqn()).expect("CQ").0)
-            .expect("model CQ");
+        model.write_mr(mr.index(), &dev.query_mr(mr.index()).expect("MR")).expect("model MR");
+        model.write_cq(cq.cqn(), &dev.query_cq(cq.cqn()).expect("CQ").0).expect("model CQ");
         for q in 0..QPS as u32 {
-            model
-                .write_qp(q, &dev.query_qp(q).expect("QP").0)
-                .expect("model QP");
+            model.write_qp(q, &dev.query_qp(q).expect("QP").0).expect("model QP");
         }
-        hosts.push(Host {
-            dev,
-            buf,
-            mr,
-            cq,
-            qps,
-            got: Vec::new(),
-        });
+        hosts.push(Host { dev, buf, mr, cq, qps, got: Vec::new() });
     }
     for q in 0..QPS as u32 {
         fabric.connect(q, q).expect("model connect");
@@ -235,15 +171,10 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
                     let at = rng.gen_range(0..=AREA - len) as u64 + incoming(q) as u64;
                     let rr = RecvRequest {
                         wr_id: wr_id | 1 << 40,
-                        local: hosts[to]
-                            .mr
-                            .sge(at, AREA as u32 - (at as usize - incoming(q)) as u32)
-                            .unwrap(),
+                        local: hosts[to].mr.sge(at, AREA as u32 - (at as usize - incoming(q)) as u32).unwrap(),
                     };
                     hosts[to].qps[q].post_recv(&rr).expect("recv");
-                    fabric
-                        .post_recv([Side::A, Side::B][to], q as u32, rr.wqe())
-                        .expect("model recv");
+                    fabric.post_recv([Side::A, Side::B][to], q as u32, rr.wqe()).expect("model recv");
                     expected_count[to] += 1;
                     WorkRequest::Send {
                         wr_id,
@@ -274,9 +205,7 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
             };
             expected_count[from] += usize::from(wr.signaled());
             hosts[from].qps[q].post_send(&wr).expect("post");
-            fabric
-                .post_send([Side::A, Side::B][from], q as u32, wr.wqe())
-                .expect("model post");
+            fabric.post_send([Side::A, Side::B][from], q as u32, wr.wqe()).expect("model post");
             posted += 1;
         }
         fabric.run().expect("model run");
@@ -297,11 +226,7 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
                         eprintln!("side {i} QP {q}: {state:?}, missing {missing:?}");
                     }
                 }
-                panic!(
-                    "completions missing: {:?} of {:?}",
-                    [hosts[0].got.len(), hosts[1].got.len()],
-                    expected_count
-                );
+                panic!("completions missing: {:?} of {:?}", [hosts[0].got.len(), hosts[1].got.len()], expected_count);
             }
             hosts[0].dev.hal().run_idle(100);
             hosts.iter_mut().for_each(Host::poll);
@@ -313,10 +238,7 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
     for (i, host) in hosts.iter().enumerate() {
         let side = [Side::A, Side::B][i];
         let model = fabric.rnic(side);
-        let want = model
-            .mem
-            .read(host.buf.iova(), MEMORY)
-            .expect("model memory");
+        let want = model.mem.read(host.buf.iova(), MEMORY).expect("model memory");
         for at in 0..MEMORY {
             if host.buf.read_u8(at) != want[at] {
                 panic!(
@@ -334,23 +256,14 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
                     .iter()
                     .map(|e| {
                         let c = e.cqe();
-                        (
-                            c.wr_id,
-                            c.qpn,
-                            c.opcode,
-                            c.status,
-                            c.byte_len,
-                            c.solicited,
-                            c.invalidated,
-                        )
+                        (c.wr_id, c.qpn, c.opcode, c.status, c.byte_len, c.solicited, c.invalidated)
                     })
                     .collect();
                 let got: Vec<Seen> = host
                     .got
                     .iter()
                     .filter(|c| {
-                        c.qpn == u32::from(q)
-                            && (c.opcode == rnic_driver::CqeOpcode::Recv) == (queue == Queue::Recv)
+                        c.qpn == u32::from(q) && (c.opcode == rnic_driver::CqeOpcode::Recv) == (queue == Queue::Recv)
                     })
                     .map(seen)
                     .collect();
@@ -358,8 +271,5 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
             }
         }
     }
-    eprintln!(
-        "{posted} operations, {} cycles",
-        hosts[0].dev.hal().cycles()
-    );
+    eprintln!("{posted} operations, {} cycles", hosts[0].dev.hal().cycles());
 }

@@ -18,14 +18,24 @@ use rnic_driver::{
     Completion, CompletionQueue, CqeOpcode, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
     QpState, QueuePair, RecvRequest, WorkRequest,
 };
-use rnic_proto::rdmap::{Opcode, ReadRequest, RdmapHeader, Segment};
+use rnic_proto::rdmap::{Opcode, RdmapHeader, ReadRequest, Segment};
 use rnic_proto::terminate::{TermCode, Terminate};
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 const LOCAL: MrAccess = MrAccess { local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
 
 fn caps(conn_id: u16) -> QpCaps {
-    QpCaps { sq_log_size: 6, rq_log_size: 6, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id }
+    QpCaps {
+        sq_log_size: 6,
+        rq_log_size: 6,
+        mulpdu: 1024,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: false,
+        markers_rx: false,
+        conn_id,
+    }
 }
 
 /// A QP of `pd` in RTS completing into `cq`, its peer on connection 1.
@@ -49,7 +59,10 @@ fn bytes(buf: &rnic_driver::DmaBuffer<'_, SimHal>, offset: usize, len: usize) ->
 
 /// The opcodes of everything the device sent to the raw peer.
 fn opcodes(peer: &rnic_driver::sim::RawPeer) -> Vec<Opcode> {
-    peer.sent().iter().map(|(f, _)| rnic_proto::rdmap::parse_ulpdu(ulpdu_of(f)).expect("an FPDU that parses").opcode).collect()
+    peer.sent()
+        .iter()
+        .map(|(f, _)| rnic_proto::rdmap::parse_ulpdu(ulpdu_of(f)).expect("an FPDU that parses").opcode)
+        .collect()
 }
 
 /// Polls until the QP's rings are empty as the device sees them, then checks that they are.
@@ -143,14 +156,21 @@ fn ddp_11_rdmap_20_failing_send_completes_its_receive_and_the_rest_are_flushed_o
     let seen: Vec<_> = got.iter().map(|c| (c.wr_id, c.opcode, c.status)).collect();
     assert_eq!(
         seen,
-        [(7, CqeOpcode::Recv, CqeStatus::LocalLength), (8, CqeOpcode::Recv, CqeStatus::Flushed), (9, CqeOpcode::Recv, CqeStatus::Flushed)]
+        [
+            (7, CqeOpcode::Recv, CqeStatus::LocalLength),
+            (8, CqeOpcode::Recv, CqeStatus::Flushed),
+            (9, CqeOpcode::Recv, CqeStatus::Flushed)
+        ]
     );
     assert!(bytes(&buf, 7 * 64, 16).iter().all(|&b| b == 0), "nothing of the Send placed");
 
     // Posted while in ERROR: flushed as well, and nothing else completes.
     qp.post_recv_batch(&[recv(10, 64), recv(11, 64)]).expect("receives in ERROR");
     let later = collect(&dev, &cq, 3);
-    assert_eq!(later.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(10, CqeStatus::Flushed), (11, CqeStatus::Flushed)]);
+    assert_eq!(
+        later.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        [(10, CqeStatus::Flushed), (11, CqeStatus::Flushed)]
+    );
     assert_rings_drained(&dev, &qp, 0, 5);
 
     // Reset and reuse.
@@ -159,7 +179,10 @@ fn ddp_11_rdmap_20_failing_send_completes_its_receive_and_the_rest_are_flushed_o
     qp.post_recv(&recv(12, 64)).expect("receive");
     peer.send(&frame(&Segment::send(1, b"again").to_vec(), true), qp.qpn().into());
     let again = collect(&dev, &cq, 1);
-    assert_eq!(again.iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect::<Vec<_>>(), [(12, CqeStatus::Success, 5)]);
+    assert_eq!(
+        again.iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect::<Vec<_>>(),
+        [(12, CqeStatus::Success, 5)]
+    );
     assert_eq!(bytes(&buf, 12 * 64, 5), b"again");
 }
 
@@ -183,12 +206,26 @@ fn rdmap_13_20_a_received_terminate_flushes_every_posted_request_once() {
     let info = status.terminate.expect("the Terminate is recorded");
     assert!(info.received, "received from the peer");
     assert_eq!(info.code, TermCode::RDMA_OP_UNEXPECTED_OPCODE);
-    assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), (100..106).map(|i| (i, CqeStatus::Flushed)).collect::<Vec<_>>());
+    assert_eq!(
+        got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        (100..106).map(|i| (i, CqeStatus::Flushed)).collect::<Vec<_>>()
+    );
     // Sends posted now are flushed too, and nothing is sent to the peer after the Terminate.
-    let wrs: Vec<_> = (0..3).map(|i| WorkRequest::Send { wr_id: 200 + i, local: mr.sge(0, 8).unwrap(), solicited: false, invalidate: None, signaled: true }).collect();
+    let wrs: Vec<_> = (0..3)
+        .map(|i| WorkRequest::Send {
+            wr_id: 200 + i,
+            local: mr.sge(0, 8).unwrap(),
+            solicited: false,
+            invalidate: None,
+            signaled: true,
+        })
+        .collect();
     qp.post_send_batch(&wrs).expect("sends in ERROR");
     let sends = collect(&dev, &cq, 3);
-    assert_eq!(sends.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), (200..203).map(|i| (i, CqeStatus::Flushed)).collect::<Vec<_>>());
+    assert_eq!(
+        sends.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        (200..203).map(|i| (i, CqeStatus::Flushed)).collect::<Vec<_>>()
+    );
     assert!(peer.sent().is_empty(), "nothing sent after the peer's Terminate: {:?}", opcodes(&peer));
     assert_rings_drained(&dev, &qp, 3, 6);
 }
@@ -223,12 +260,17 @@ fn rdmap_20_killing_the_stream_under_100_operations_on_4_qps_completes_each_exac
         let (a, b) = linked_pair();
         let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
         let (bufa, bufb) = (a.alloc_dma(65536).expect("DMA"), b.alloc_dma(65536).expect("DMA"));
-        let (mra, mrb) = (MemoryRegion::register(&pda, &bufa, ALL).expect("MR"), MemoryRegion::register(&pdb, &bufb, ALL).expect("MR"));
+        let (mra, mrb) = (
+            MemoryRegion::register(&pda, &bufa, ALL).expect("MR"),
+            MemoryRegion::register(&pdb, &bufb, ALL).expect("MR"),
+        );
         let (cqa, cqb) = (CompletionQueue::new(&a, 9, 0).expect("CQ"), CompletionQueue::new(&b, 9, 0).expect("CQ"));
         // Both devices number their QPs alike, so each QP's CONN_ID (its peer's number) is
         // its own.
-        let mut qpas: Vec<_> = (0..QPS).map(|q| QueuePair::new(&a, &pda, &cqa, &cqa, caps(q as u16)).expect("QP")).collect();
-        let mut qpbs: Vec<_> = (0..QPS).map(|q| QueuePair::new(&b, &pdb, &cqb, &cqb, caps(q as u16)).expect("QP")).collect();
+        let mut qpas: Vec<_> =
+            (0..QPS).map(|q| QueuePair::new(&a, &pda, &cqa, &cqa, caps(q as u16)).expect("QP")).collect();
+        let mut qpbs: Vec<_> =
+            (0..QPS).map(|q| QueuePair::new(&b, &pdb, &cqb, &cqb, caps(q as u16)).expect("QP")).collect();
         for (q, (qa, qb)) in qpas.iter_mut().zip(qpbs.iter_mut()).enumerate() {
             assert_eq!((qa.qpn(), qb.qpn()), (q as u32, q as u32));
             qa.ready().expect("RTS");
@@ -237,7 +279,10 @@ fn rdmap_20_killing_the_stream_under_100_operations_on_4_qps_completes_each_exac
         let (mut la, mut lb) = (Ledger::default(), Ledger::default());
         for (q, (qa, qb)) in qpas.iter_mut().zip(qpbs.iter_mut()).enumerate() {
             let recvs: Vec<_> = (0..PER_QP)
-                .map(|i| RecvRequest { wr_id: 10_000 + 100 * q as u64 + i, local: mrb.sge(4096 * q as u64 + 64 * i, 64).unwrap() })
+                .map(|i| RecvRequest {
+                    wr_id: 10_000 + 100 * q as u64 + i,
+                    local: mrb.sge(4096 * q as u64 + 64 * i, 64).unwrap(),
+                })
                 .collect();
             recvs.iter().for_each(|r| {
                 lb.posted.insert(r.wr_id, "receive");
@@ -248,10 +293,45 @@ fn rdmap_20_killing_the_stream_under_100_operations_on_4_qps_completes_each_exac
                     let wr_id = 100 * q as u64 + i;
                     let at = 16384 + 4096 * q as u64 + 128 * i;
                     let (kind, wr) = match rng.gen_range(0..4) {
-                        0 => ("send", WorkRequest::Send { wr_id, local: mra.sge(at, 48).unwrap(), solicited: false, invalidate: None, signaled: true }),
-                        1 => ("write", WorkRequest::Write { wr_id, local: mra.sge(at, 512).unwrap(), remote: mrb.remote(at).unwrap(), signaled: true }),
-                        2 => ("read", WorkRequest::Read { wr_id, local: mra.sge(at, 256).unwrap(), remote: mrb.remote(at).unwrap(), signaled: true }),
-                        _ => ("fetch-add", WorkRequest::FetchAdd { wr_id, local: mra.sge(at, 8).unwrap(), remote: mrb.remote(8 * q as u64).unwrap(), add: 1, add_mask: 0, signaled: true }),
+                        0 => (
+                            "send",
+                            WorkRequest::Send {
+                                wr_id,
+                                local: mra.sge(at, 48).unwrap(),
+                                solicited: false,
+                                invalidate: None,
+                                signaled: true,
+                            },
+                        ),
+                        1 => (
+                            "write",
+                            WorkRequest::Write {
+                                wr_id,
+                                local: mra.sge(at, 512).unwrap(),
+                                remote: mrb.remote(at).unwrap(),
+                                signaled: true,
+                            },
+                        ),
+                        2 => (
+                            "read",
+                            WorkRequest::Read {
+                                wr_id,
+                                local: mra.sge(at, 256).unwrap(),
+                                remote: mrb.remote(at).unwrap(),
+                                signaled: true,
+                            },
+                        ),
+                        _ => (
+                            "fetch-add",
+                            WorkRequest::FetchAdd {
+                                wr_id,
+                                local: mra.sge(at, 8).unwrap(),
+                                remote: mrb.remote(8 * q as u64).unwrap(),
+                                add: 1,
+                                add_mask: 0,
+                                signaled: true,
+                            },
+                        ),
                     };
                     la.posted.insert(wr_id, kind);
                     wr
@@ -273,7 +353,10 @@ fn rdmap_20_killing_the_stream_under_100_operations_on_4_qps_completes_each_exac
         for (who, ledger) in [("A", &la), ("B", &lb)] {
             let missing: Vec<_> = ledger.posted.keys().filter(|id| !ledger.completed.contains_key(id)).collect();
             let twice: Vec<_> = ledger.completed.iter().filter(|(_, &n)| n != 1).collect();
-            assert!(missing.is_empty() && twice.is_empty(), "seed {seed}, {who}: never completed {missing:?}, more than once {twice:?}");
+            assert!(
+                missing.is_empty() && twice.is_empty(),
+                "seed {seed}, {who}: never completed {missing:?}, more than once {twice:?}"
+            );
         }
         for qp in &qpas {
             assert_rings_drained(&a, qp, PER_QP as u32, 0);
@@ -288,11 +371,20 @@ fn rdmap_20_killing_the_stream_under_100_operations_on_4_qps_completes_each_exac
         }
         for (q, (qa, qb)) in qpas.iter_mut().zip(qpbs.iter_mut()).enumerate() {
             qb.post_recv(&RecvRequest { wr_id: 90 + q as u64, local: mrb.sge(60_000, 64).unwrap() }).expect("receive");
-            qa.post_send(&WorkRequest::Send { wr_id: 80 + q as u64, local: mra.sge(0, 8).unwrap(), solicited: false, invalidate: None, signaled: true })
-                .expect("send");
+            qa.post_send(&WorkRequest::Send {
+                wr_id: 80 + q as u64,
+                local: mra.sge(0, 8).unwrap(),
+                solicited: false,
+                invalidate: None,
+                signaled: true,
+            })
+            .expect("send");
         }
         let (ca, cb) = (collect(&a, &cqa, QPS), collect(&b, &cqb, QPS));
-        assert!(ca.iter().chain(&cb).all(Completion::is_ok) && ca.len() == QPS && cb.len() == QPS, "seed {seed}: after reset {ca:?} {cb:?}");
+        assert!(
+            ca.iter().chain(&cb).all(Completion::is_ok) && ca.len() == QPS && cb.len() == QPS,
+            "seed {seed}: after reset {ca:?} {cb:?}"
+        );
     }
 }
 
@@ -332,8 +424,9 @@ fn sec_05_an_mr_deregistered_in_the_middle_of_a_write_takes_no_more_of_it() {
     let qp = qp_in_rts(&dev, &pd, &cq);
     // One 8 KiB Write in eight 1 KiB segments; the MR goes after the fourth is placed.
     let (rkey, va) = (mr.rkey(), mr.va());
-    let segment =
-        |i: usize| Segment::tagged(Opcode::RdmaWrite, i == 7, rkey, va + 1024 * i as u64, &[i as u8 + 1; 1024]).to_vec();
+    let segment = |i: usize| {
+        Segment::tagged(Opcode::RdmaWrite, i == 7, rkey, va + 1024 * i as u64, &[i as u8 + 1; 1024]).to_vec()
+    };
     for i in 0..4 {
         peer.send(&frame(&segment(i), true), qp.qpn().into());
     }
@@ -371,7 +464,9 @@ fn sec_09_an_overflowing_cq_stops_only_its_own_completions() {
     spared.ready().expect("RTS");
     // Twelve Sends into a CQ of four entries that nobody polls, then traffic for the other QP.
     for i in 0..12u32 {
-        flooded.post_recv(&RecvRequest { wr_id: u64::from(i), local: mr.sge(64 * u64::from(i), 64).unwrap() }).expect("receive");
+        flooded
+            .post_recv(&RecvRequest { wr_id: u64::from(i), local: mr.sge(64 * u64::from(i), 64).unwrap() })
+            .expect("receive");
         peer.send(&frame(&Segment::send(i + 1, &[i as u8 + 1; 16]).to_vec(), true), flooded.qpn().into());
     }
     spared.post_recv(&RecvRequest { wr_id: 100, local: mr.sge(4096, 64).unwrap() }).expect("receive");
@@ -486,35 +581,194 @@ fn untagged(ddp_ctrl: u8, rdmap_ctrl: u8, inv: u32, qn: u32, msn: u32, mo: u32, 
 
 /// A Read Request (MSN 1) for `size` octets at the source `stag`/`to`.
 fn read_request(stag: u32, to: u64, size: u32) -> Vec<u8> {
-    Segment::read_request(1, ReadRequest { sink_stag: 0x1234, sink_to: 0x40, size, src_stag: stag, src_to: to }).to_vec()
+    Segment::read_request(1, ReadRequest { sink_stag: 0x1234, sink_to: 0x40, size, src_stag: stag, src_to: to })
+        .to_vec()
 }
 
 const ERROR_CASES: &[ErrorCase] = &[
-    ErrorCase { name: "DDP-02 untagged DV 2", ulpdu: |_| untagged(0x42, 0x43, 0, 0, 1, 0, &[1; 8]), receive: true, word: 0x1206_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-02 tagged DV 2", ulpdu: |r| { let mut u = Segment::write(r.all.rkey(), r.all.va(), &[1; 8]).to_vec(); u[0] = 0xC2; u }, receive: true, word: 0x1104_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-11 QN 5", ulpdu: |_| untagged(0x41, 0x43, 0, 5, 1, 0, &[1; 8]), receive: true, word: 0x1201_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-11 no receive posted", ulpdu: |_| Segment::send(1, &[1; 8]).to_vec(), receive: false, word: 0x1202_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-11 MSN out of range", ulpdu: |_| Segment::send(1001, &[1; 8]).to_vec(), receive: true, word: 0x1203_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-11 MO 8 starting a message", ulpdu: |_| untagged(0x41, 0x43, 0, 0, 1, 8, &[1; 8]), receive: true, word: 0x1204_C000, receive_status: CqeStatus::RemoteOperation },
-    ErrorCase { name: "DDP-11 too long for the receive", ulpdu: |_| Segment::send(1, &[1; 128]).to_vec(), receive: true, word: 0x1205_C000, receive_status: CqeStatus::LocalLength },
-    ErrorCase { name: "DDP-12 invalid STag", ulpdu: |_| Segment::write(0xDEAD_BEEF, 0, &[1; 16]).to_vec(), receive: true, word: 0x1100_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-12 bounds", ulpdu: |r| Segment::write(r.all.rkey(), r.all.va() + r.all.len() - 8, &[1; 16]).to_vec(), receive: true, word: 0x1101_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-12 TO wrap", ulpdu: |r| Segment::write(r.all.rkey(), u64::MAX - 7, &[1; 16]).to_vec(), receive: true, word: 0x1103_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "DDP-12 DDP-14 SEC-01 other PD", ulpdu: |r| Segment::write(r.other_pd.rkey(), r.other_pd.va(), &[1; 16]).to_vec(), receive: true, word: 0x1102_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "SEC-04 Write to a read-only MR", ulpdu: |r| Segment::write(r.read_only.rkey(), r.read_only.va(), &[1; 16]).to_vec(), receive: true, word: 0x1100_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-02 RV 2", ulpdu: |_| untagged(0x41, 0x83, 0, 0, 1, 0, &[1; 8]), receive: true, word: 0x0205_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-03 opcode 0xC", ulpdu: |_| untagged(0x41, 0x4C, 0, 0, 1, 0, &[1; 8]), receive: true, word: 0x0206_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-03 opcode 0xF", ulpdu: |_| untagged(0x41, 0x4F, 0, 0, 1, 0, &[1; 8]), receive: true, word: 0x0206_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-04 Read Request on QN 0", ulpdu: |_| untagged(0x41, 0x41, 0, 0, 1, 0, &[0; 28]), receive: true, word: 0x0206_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-04 tagged Send", ulpdu: |r| { let mut u = Segment::write(r.all.rkey(), r.all.va(), &[1; 8]).to_vec(); u[1] = 0x43; u }, receive: true, word: 0x0206_C000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-12 SEC-06 Invalidate STag of another PD", ulpdu: |r| Segment::send_invalidate(1, r.other_pd.rkey(), &[1; 8]).to_vec(), receive: true, word: 0x0109_C000, receive_status: CqeStatus::RemoteAccess },
-    ErrorCase { name: "RDMAP-12 invalid Invalidate STag", ulpdu: |_| Segment::send_invalidate(1, 0xDEAD_BEEF, &[1; 8]).to_vec(), receive: true, word: 0x0100_C000, receive_status: CqeStatus::RemoteAccess },
-    ErrorCase { name: "RDMAP-08 invalid source STag", ulpdu: |r| read_request(r.all.rkey() ^ 0xFF, r.all.va(), 64), receive: true, word: 0x0100_E000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-08 SEC-01 source of another PD", ulpdu: |r| read_request(r.other_pd.rkey(), r.other_pd.va(), 64), receive: true, word: 0x0103_E000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-08 SEC-04 source without REMOTE_READ", ulpdu: |r| read_request(r.local.rkey(), r.local.va(), 64), receive: true, word: 0x0102_E000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-08 SEC-03 source bounds", ulpdu: |r| read_request(r.all.rkey(), r.all.va() + r.all.len() - 8, 16), receive: true, word: 0x0101_E000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "RDMAP-08 source TO wrap", ulpdu: |r| read_request(r.all.rkey(), u64::MAX - 7, 16), receive: true, word: 0x0104_E000, receive_status: CqeStatus::Flushed },
-    ErrorCase { name: "IMM-03 seven octets", ulpdu: |_| untagged(0x41, 0x48, 0, 0, 1, 0, &[1; 7]), receive: true, word: 0x02FF_C000, receive_status: CqeStatus::Flushed },
+    ErrorCase {
+        name: "DDP-02 untagged DV 2",
+        ulpdu: |_| untagged(0x42, 0x43, 0, 0, 1, 0, &[1; 8]),
+        receive: true,
+        word: 0x1206_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-02 tagged DV 2",
+        ulpdu: |r| {
+            let mut u = Segment::write(r.all.rkey(), r.all.va(), &[1; 8]).to_vec();
+            u[0] = 0xC2;
+            u
+        },
+        receive: true,
+        word: 0x1104_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-11 QN 5",
+        ulpdu: |_| untagged(0x41, 0x43, 0, 5, 1, 0, &[1; 8]),
+        receive: true,
+        word: 0x1201_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-11 no receive posted",
+        ulpdu: |_| Segment::send(1, &[1; 8]).to_vec(),
+        receive: false,
+        word: 0x1202_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-11 MSN out of range",
+        ulpdu: |_| Segment::send(1001, &[1; 8]).to_vec(),
+        receive: true,
+        word: 0x1203_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-11 MO 8 starting a message",
+        ulpdu: |_| untagged(0x41, 0x43, 0, 0, 1, 8, &[1; 8]),
+        receive: true,
+        word: 0x1204_C000,
+        receive_status: CqeStatus::RemoteOperation,
+    },
+    ErrorCase {
+        name: "DDP-11 too long for the receive",
+        ulpdu: |_| Segment::send(1, &[1; 128]).to_vec(),
+        receive: true,
+        word: 0x1205_C000,
+        receive_status: CqeStatus::LocalLength,
+    },
+    ErrorCase {
+        name: "DDP-12 invalid STag",
+        ulpdu: |_| Segment::write(0xDEAD_BEEF, 0, &[1; 16]).to_vec(),
+        receive: true,
+        word: 0x1100_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-12 bounds",
+        ulpdu: |r| Segment::write(r.all.rkey(), r.all.va() + r.all.len() - 8, &[1; 16]).to_vec(),
+        receive: true,
+        word: 0x1101_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-12 TO wrap",
+        ulpdu: |r| Segment::write(r.all.rkey(), u64::MAX - 7, &[1; 16]).to_vec(),
+        receive: true,
+        word: 0x1103_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "DDP-12 DDP-14 SEC-01 other PD",
+        ulpdu: |r| Segment::write(r.other_pd.rkey(), r.other_pd.va(), &[1; 16]).to_vec(),
+        receive: true,
+        word: 0x1102_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "SEC-04 Write to a read-only MR",
+        ulpdu: |r| Segment::write(r.read_only.rkey(), r.read_only.va(), &[1; 16]).to_vec(),
+        receive: true,
+        word: 0x1100_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-02 RV 2",
+        ulpdu: |_| untagged(0x41, 0x83, 0, 0, 1, 0, &[1; 8]),
+        receive: true,
+        word: 0x0205_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-03 opcode 0xC",
+        ulpdu: |_| untagged(0x41, 0x4C, 0, 0, 1, 0, &[1; 8]),
+        receive: true,
+        word: 0x0206_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-03 opcode 0xF",
+        ulpdu: |_| untagged(0x41, 0x4F, 0, 0, 1, 0, &[1; 8]),
+        receive: true,
+        word: 0x0206_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-04 Read Request on QN 0",
+        ulpdu: |_| untagged(0x41, 0x41, 0, 0, 1, 0, &[0; 28]),
+        receive: true,
+        word: 0x0206_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-04 tagged Send",
+        ulpdu: |r| {
+            let mut u = Segment::write(r.all.rkey(), r.all.va(), &[1; 8]).to_vec();
+            u[1] = 0x43;
+            u
+        },
+        receive: true,
+        word: 0x0206_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-12 SEC-06 Invalidate STag of another PD",
+        ulpdu: |r| Segment::send_invalidate(1, r.other_pd.rkey(), &[1; 8]).to_vec(),
+        receive: true,
+        word: 0x0109_C000,
+        receive_status: CqeStatus::RemoteAccess,
+    },
+    ErrorCase {
+        name: "RDMAP-12 invalid Invalidate STag",
+        ulpdu: |_| Segment::send_invalidate(1, 0xDEAD_BEEF, &[1; 8]).to_vec(),
+        receive: true,
+        word: 0x0100_C000,
+        receive_status: CqeStatus::RemoteAccess,
+    },
+    ErrorCase {
+        name: "RDMAP-08 invalid source STag",
+        ulpdu: |r| read_request(r.all.rkey() ^ 0xFF, r.all.va(), 64),
+        receive: true,
+        word: 0x0100_E000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-08 SEC-01 source of another PD",
+        ulpdu: |r| read_request(r.other_pd.rkey(), r.other_pd.va(), 64),
+        receive: true,
+        word: 0x0103_E000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-08 SEC-04 source without REMOTE_READ",
+        ulpdu: |r| read_request(r.local.rkey(), r.local.va(), 64),
+        receive: true,
+        word: 0x0102_E000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-08 SEC-03 source bounds",
+        ulpdu: |r| read_request(r.all.rkey(), r.all.va() + r.all.len() - 8, 16),
+        receive: true,
+        word: 0x0101_E000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "RDMAP-08 source TO wrap",
+        ulpdu: |r| read_request(r.all.rkey(), u64::MAX - 7, 16),
+        receive: true,
+        word: 0x0104_E000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "IMM-03 seven octets",
+        ulpdu: |_| untagged(0x41, 0x48, 0, 0, 1, 0, &[1; 7]),
+        receive: true,
+        word: 0x02FF_C000,
+        receive_status: CqeStatus::Flushed,
+    },
 ];
 
 /// DDP-02, DDP-11, DDP-12, DDP-13, DDP-14, RDMAP-02, RDMAP-03, RDMAP-04, RDMAP-08, RDMAP-12,
@@ -532,7 +786,8 @@ fn ddp_02_11_12_rdmap_02_03_04_08_12_imm_03_sec_01_03_04_every_error_case_sends_
         buf.write_bytes(0, &[0x5E; 4096]);
         let regions = Regions {
             all: MemoryRegion::register_range(&pd, &buf, 0, 1024, ALL).expect("MR"),
-            read_only: MemoryRegion::register_range(&pd, &buf, 1024, 1024, MrAccess { remote_read: true, ..LOCAL }).expect("MR"),
+            read_only: MemoryRegion::register_range(&pd, &buf, 1024, 1024, MrAccess { remote_read: true, ..LOCAL })
+                .expect("MR"),
             other_pd: MemoryRegion::register_range(&other_pd, &buf, 2048, 1024, ALL).expect("MR"),
             local: MemoryRegion::register_range(&pd, &buf, 3072, 1024, LOCAL).expect("MR"),
         };
@@ -557,10 +812,19 @@ fn ddp_02_11_12_rdmap_02_03_04_08_12_imm_03_sec_01_03_04_every_error_case_sends_
             // R: the Read Request header as received.
             expected.extend_from_slice(&ulpdu[header_len..]);
         }
-        assert_eq!(&ulpdu_of(&sent[0].0)[18..], expected, "{name}: control word {:#010x}, length, DDP header", case.word);
+        assert_eq!(
+            &ulpdu_of(&sent[0].0)[18..],
+            expected,
+            "{name}: control word {:#010x}, length, DDP header",
+            case.word
+        );
         assert!(bytes(&buf, 0, 4096).iter().all(|&b| b == 0x5E), "{name}: memory unchanged");
         let info = qp.query().expect("query").1.terminate.expect("recorded");
-        assert_eq!((info.received, info.code), (false, TermCode::from_control_word(case.word).0), "{name}: QP's Terminate");
+        assert_eq!(
+            (info.received, info.code),
+            (false, TermCode::from_control_word(case.word).0),
+            "{name}: QP's Terminate"
+        );
         let statuses: Vec<_> = completions.iter().map(|c| (c.wr_id, c.status)).collect();
         let wanted: Vec<_> = if case.receive { vec![(9, case.receive_status)] } else { vec![] };
         assert_eq!(statuses, wanted, "{name}: the receive's completion");

@@ -10,8 +10,8 @@ mod common;
 use common::{frame, run_until};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
-    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
-    RecvRequest, WorkRequest,
+    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair, RecvRequest,
+    WorkRequest,
 };
 use rnic_proto::model::wire::untagged_ulpdus;
 use rnic_proto::mpa::{crc32c, crc_field, Framer, FramingConfig};
@@ -36,7 +36,17 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     buf.write_bytes(0, &[0xAB; 8192]);
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
-    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: 0 };
+    let base = QpCaps {
+        sq_log_size: 4,
+        rq_log_size: 4,
+        mulpdu: 1024,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: false,
+        markers_rx: false,
+        conn_id: 0,
+    };
     let mut with_crc = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { conn_id: 10, ..base }).expect("QP");
     let mut without = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { crc: false, conn_id: 11, ..base }).expect("QP");
     with_crc.ready().expect("RTS");
@@ -45,8 +55,14 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     // Transmit: a Send on each QP. The CRC QP's FPDU carries CRC32c over everything before
     // the field; the other one's field is zero.
     for qp in [&mut with_crc, &mut without] {
-        qp.post_send(&WorkRequest::Send { wr_id: 1, local: mr.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: false })
-            .expect("send");
+        qp.post_send(&WorkRequest::Send {
+            wr_id: 1,
+            local: mr.sge(0, 100).unwrap(),
+            solicited: false,
+            invalidate: None,
+            signaled: false,
+        })
+        .expect("send");
     }
     run_until(&dev, || peer.sent_count() >= 2);
     let sent = peer.sent();
@@ -91,7 +107,11 @@ fn mpa_05_crc_is_per_qp_generated_and_checked_only_where_enabled() {
     peer.send(&corrupted, with_crc.qpn().into());
     dev.hal().run_idle(3_000);
     let c = cq.poll().expect("CQE").map(|c| (c.wr_id, c.status));
-    assert_eq!(c, Some((3000, CqeStatus::Flushed)), "a corrupted FPDU completes nothing: its QP fails, the receive is flushed");
+    assert_eq!(
+        c,
+        Some((3000, CqeStatus::Flushed)),
+        "a corrupted FPDU completes nothing: its QP fails, the receive is flushed"
+    );
     assert!((3000..3200).all(|i| buf.read_u8(i) == 0xAB), "and places nothing");
 }
 
@@ -114,7 +134,17 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
     buf.write_bytes(0, &content);
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
-    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, ird: 4, ord: 4, crc: true, markers_tx: true, markers_rx: true, conn_id: 0 };
+    let base = QpCaps {
+        sq_log_size: 4,
+        rq_log_size: 4,
+        mulpdu: 1024,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: true,
+        markers_rx: true,
+        conn_id: 0,
+    };
     // (what the QP sends, what it receives)
     let framing = |markers, crc| FramingConfig { markers, crc };
     let configs = [
@@ -127,7 +157,8 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
         .iter()
         .enumerate()
         .map(|(i, (tx, rx))| {
-            let caps = QpCaps { markers_tx: tx.markers, markers_rx: rx.markers, crc: tx.crc, conn_id: 20 + i as u16, ..base };
+            let caps =
+                QpCaps { markers_tx: tx.markers, markers_rx: rx.markers, crc: tx.crc, conn_id: 20 + i as u16, ..base };
             QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP")
         })
         .collect();
@@ -140,8 +171,14 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
     for (n, &size) in sizes.iter().enumerate() {
         for qp in &mut qps {
             let local = mr.sge(64 * n as u64, size as u32).unwrap();
-            qp.post_send(&WorkRequest::Send { wr_id: n as u64, local, solicited: false, invalidate: None, signaled: false })
-                .expect("send");
+            qp.post_send(&WorkRequest::Send {
+                wr_id: n as u64,
+                local,
+                solicited: false,
+                invalidate: None,
+                signaled: false,
+            })
+            .expect("send");
         }
     }
     let expected: Vec<Vec<u8>> = sizes

@@ -78,8 +78,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_driver::sim::{Phase, RawPeer, SimHal};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, Device, DeviceMemory, DmaBuffer, DriverError, Hal, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
-    QpState, QueuePair, RecvRequest, RemoteBuf, Sge, WorkRequest,
+    CompletionQueue, CqeOpcode, Device, DeviceMemory, DmaBuffer, DriverError, Hal, MemoryRegion, MrAccess,
+    ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest, RemoteBuf, Sge, WorkRequest,
 };
 use rnic_proto::ddp::{DdpHeader, UntaggedHeader};
 use rnic_proto::host::desc::{CQE_LEN, RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
@@ -1353,7 +1353,9 @@ impl<'a> World<'a> {
                 if conn == u64::from(PROBE_CONN) && self.mode != Mode::Framed {
                     let seg = parse_fpdu(&fpdu, true).map_err(|e| format!("the probe QP sent {e}: {}", hex(&fpdu)))?;
                     match seg.header {
-                        RdmapHeader::Terminate(t) if self.mode != Mode::Desync && t.code.layer != TermCode::LAYER_LLP => {
+                        RdmapHeader::Terminate(t)
+                            if self.mode != Mode::Desync && t.code.layer != TermCode::LAYER_LLP =>
+                        {
                             return Err(format!("the probe QP sent a Terminate that is not MPA's: {}", hex(&fpdu)))
                         }
                         RdmapHeader::Terminate(_) => self.stats.count("device/probe QP failed out of step", 1),

@@ -10,13 +10,13 @@
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use rnic_driver::cm::{accept, connect, Decision, Established, MpaConfig};
 use rnic_driver::bridge::RingBridge;
+use rnic_driver::cm::{accept, connect, Decision, Established, MpaConfig};
 use rnic_driver::sim::{SimHal, SocketBridge};
 use rnic_driver::stream::StreamRings;
 use rnic_driver::{
-    Completion, CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair, RecvRequest,
-    WorkRequest,
+    Completion, CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair,
+    RecvRequest, WorkRequest,
 };
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
@@ -49,7 +49,9 @@ impl<'h> Carrier<'h> {
     fn new(dev: &'h Device<SimHal>, ports: Option<SocketBridge>) -> Self {
         match ports {
             Some(bridge) => Carrier::Ports(bridge),
-            None => Carrier::Rings(StreamRings::new(dev.hal(), RING_LOG2, RING_LOG2).expect("rings"), RingBridge::new()),
+            None => {
+                Carrier::Rings(StreamRings::new(dev.hal(), RING_LOG2, RING_LOG2).expect("rings"), RingBridge::new())
+            }
         }
     }
 
@@ -122,7 +124,8 @@ fn transfer(active: MpaConfig, passive: MpaConfig, rings: bool) {
     let pattern = |seed: u8| (0..BUF).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect::<Vec<u8>>();
     bufa.write_bytes(0, &pattern(1)[..BIG]);
     bufb.write_bytes(0, &pattern(2)[..BIG]);
-    let (mra, mrb) = (MemoryRegion::register(&pa, &bufa, ALL).expect("MR"), MemoryRegion::register(&pb, &bufb, ALL).expect("MR"));
+    let (mra, mrb) =
+        (MemoryRegion::register(&pa, &bufa, ALL).expect("MR"), MemoryRegion::register(&pb, &bufb, ALL).expect("MR"));
     let (cqa, cqb) = (CompletionQueue::new(&da, 6, 0).expect("CQ"), CompletionQueue::new(&db, 6, 0).expect("CQ"));
     let caps = |e: &Established, conn_id| QpCaps {
         mulpdu: 1460 - 24,
@@ -144,7 +147,13 @@ fn transfer(active: MpaConfig, passive: MpaConfig, rings: bool) {
 
     // A Send of 64 octets into a receive at B, a 64 KiB Write to B, a 64 KiB Read from B.
     qpb.post_recv(&RecvRequest { wr_id: 1, local: mrb.sge(BIG as u64, 64).expect("sge") }).expect("receive");
-    let send = WorkRequest::Send { wr_id: 2, local: mra.sge(0, 64).expect("sge"), solicited: false, invalidate: None, signaled: true };
+    let send = WorkRequest::Send {
+        wr_id: 2,
+        local: mra.sge(0, 64).expect("sge"),
+        solicited: false,
+        invalidate: None,
+        signaled: true,
+    };
     let write = WorkRequest::Write {
         wr_id: 3,
         local: mra.sge(0, BIG as u32).expect("sge"),
@@ -166,7 +175,10 @@ fn transfer(active: MpaConfig, passive: MpaConfig, rings: bool) {
 
     qpa.post_send_batch(&[write, read]).expect("Write and Read");
     let got = run_until([&da, &db], &mut carriers, [&cqa, &cqb], [2, 0]);
-    assert_eq!(got[0].iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(3, CqeStatus::Success), (4, CqeStatus::Success)]);
+    assert_eq!(
+        got[0].iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        [(3, CqeStatus::Success), (4, CqeStatus::Success)]
+    );
     let (mut written, mut read_back) = (vec![0; BIG], vec![0; BIG]);
     bufb.read_bytes(BIG, &mut written);
     bufa.read_bytes(BIG, &mut read_back);

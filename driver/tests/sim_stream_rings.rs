@@ -39,7 +39,11 @@ fn header(len: u32, qpn: u16) -> [u8; 8] {
 fn ring_reads(dev: &Device<SimHal>, buf: &DmaBuffer<'_, SimHal>) -> Vec<(u64, usize)> {
     let accesses = dev.hal().with_memory(|m| m.take_accesses());
     let ring = buf.iova()..buf.iova() + 4096;
-    accesses.iter().filter(|a| a.dir == Dir::Read && ring.contains(&a.iova)).map(|a| (a.iova - buf.iova(), a.len)).collect()
+    accesses
+        .iter()
+        .filter(|a| a.dir == Dir::Read && ring.contains(&a.iova))
+        .map(|a| (a.iova - buf.iova(), a.len))
+        .collect()
 }
 
 #[test]
@@ -73,11 +77,7 @@ fn rx_ring_a_record_reaching_past_pi_stops_the_ring_and_nothing_past_pi_is_read(
     assert_eq!(ring_reads(&dev, &buf), [], "stopped for good");
     // Writing the size restarts it from position 0, cleared.
     dev.hal().write32(regs::RX_RING + ring::SIZE_LOG2, 12);
-    assert_eq!(
-        [ring::STATUS, ring::PI, ring::CI].map(|r| dev.hal().read32(regs::RX_RING + r)),
-        [0, 0, 0],
-        "restarted"
-    );
+    assert_eq!([ring::STATUS, ring::PI, ring::CI].map(|r| dev.hal().read32(regs::RX_RING + r)), [0, 0, 0], "restarted");
 }
 
 #[test]
@@ -108,7 +108,13 @@ fn tx_ring_a_failed_dma_write_stops_the_ring_and_the_driver_says_so() {
     let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
     let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { conn_id: 3, ..QpCaps::default() }).expect("QP");
     qp.ready().expect("RTS");
-    let send = WorkRequest::Send { wr_id: 1, local: mr.sge(0, 64).expect("sge"), solicited: false, invalidate: None, signaled: true };
+    let send = WorkRequest::Send {
+        wr_id: 1,
+        local: mr.sge(0, 64).expect("sge"),
+        solicited: false,
+        invalidate: None,
+        signaled: true,
+    };
     qp.post_send_batch(&[send]).expect("Send");
     dev.hal().run_idle(2_000);
     assert_eq!(dev.hal().read32(regs::TX_RING + ring::STATUS), 1, "stopped");

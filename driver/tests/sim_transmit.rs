@@ -21,15 +21,25 @@ use rnic_driver::{
 use rnic_proto::model::wire::request_ulpdus;
 use rnic_proto::mpa::{Deframer, FramingConfig};
 
-const CAPS: QpCaps =
-    QpCaps { sq_log_size: 4, rq_log_size: 2, mulpdu: 700, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: 7 };
+const CAPS: QpCaps = QpCaps {
+    sq_log_size: 4,
+    rq_log_size: 2,
+    mulpdu: 700,
+    ird: 4,
+    ord: 4,
+    crc: true,
+    markers_tx: false,
+    markers_rx: false,
+    conn_id: 7,
+};
 const MESSAGES: usize = 60;
 const BUFFER: usize = 16 * 1024;
 
 /// Takes the TX stream with random back-pressure; returns the octets so far.
 fn tx_sink(hal: &SimHal, seed: u64) -> Rc<RefCell<Vec<u8>>> {
-    let [data, keep, valid, ready] =
-        hal.with_model(|m| ["m_axis_tx_tdata", "m_axis_tx_tkeep", "m_axis_tx_tvalid", "m_axis_tx_tready"].map(|n| m.port(n)));
+    let [data, keep, valid, ready] = hal.with_model(|m| {
+        ["m_axis_tx_tdata", "m_axis_tx_tkeep", "m_axis_tx_tvalid", "m_axis_tx_tready"].map(|n| m.port(n))
+    });
     let octets = Rc::new(RefCell::new(Vec::new()));
     let out = Rc::clone(&octets);
     let mut rng = StdRng::seed_from_u64(seed);

@@ -12,15 +12,25 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
-    QpState, QueuePair, RecvRequest, RemoteBuf, WorkRequest,
+    CompletionQueue, CqeOpcode, CqeStatus, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState,
+    QueuePair, RecvRequest, RemoteBuf, WorkRequest,
 };
 
 const BUFFER: usize = 64 * 1024;
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
 
 fn caps(peer_qpn: u16) -> QpCaps {
-    QpCaps { sq_log_size: 5, rq_log_size: 5, mulpdu: 1460, ird: 4, ord: 4, crc: true, markers_tx: false, markers_rx: false, conn_id: peer_qpn }
+    QpCaps {
+        sq_log_size: 5,
+        rq_log_size: 5,
+        mulpdu: 1460,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: false,
+        markers_rx: false,
+        conn_id: peer_qpn,
+    }
 }
 
 fn read_all(buf: &DmaBuffer<'_, SimHal>, offset: usize, len: usize) -> Vec<u8> {
@@ -47,21 +57,40 @@ fn rdmap_send_write_read_between_two_rnics() {
 
     // A Send of 3000 octets into B's receive at 40 000.
     qpb.post_recv(&RecvRequest { wr_id: 77, local: mrb.sge(40_000, 4096).unwrap() }).expect("recv");
-    qpa.post_send(&WorkRequest::Send { wr_id: 1, local: mra.sge(100, 3000).unwrap(), solicited: true, invalidate: None, signaled: true })
-        .expect("send");
+    qpa.post_send(&WorkRequest::Send {
+        wr_id: 1,
+        local: mra.sge(100, 3000).unwrap(),
+        solicited: true,
+        invalidate: None,
+        signaled: true,
+    })
+    .expect("send");
     let cb = collect(&b, &cqb, 1);
     assert_eq!(cb.len(), 1, "B's receive completes");
-    assert_eq!((cb[0].wr_id, cb[0].opcode, cb[0].status, cb[0].byte_len), (77, CqeOpcode::Recv, CqeStatus::Success, 3000));
+    assert_eq!(
+        (cb[0].wr_id, cb[0].opcode, cb[0].status, cb[0].byte_len),
+        (77, CqeOpcode::Recv, CqeStatus::Success, 3000)
+    );
     assert!(cb[0].solicited);
     assert_eq!(read_all(&bufb, 40_000, 3000), content[100..3100]);
     assert_eq!(read_all(&bufb, 43_000, 1096), peer[43_000..44_096], "past the message");
 
     // A Write of 5000 octets to B at 1000.
-    qpa.post_send(&WorkRequest::Write { wr_id: 2, local: mra.sge(7, 5000).unwrap(), remote: mrb.remote(1000).unwrap(), signaled: true })
-        .expect("write");
+    qpa.post_send(&WorkRequest::Write {
+        wr_id: 2,
+        local: mra.sge(7, 5000).unwrap(),
+        remote: mrb.remote(1000).unwrap(),
+        signaled: true,
+    })
+    .expect("write");
     // A Read of 7000 octets of B at 20 000 into A at 30 000.
-    qpa.post_send(&WorkRequest::Read { wr_id: 3, local: mra.sge(30_000, 7000).unwrap(), remote: mrb.remote(20_000).unwrap(), signaled: true })
-        .expect("read");
+    qpa.post_send(&WorkRequest::Read {
+        wr_id: 3,
+        local: mra.sge(30_000, 7000).unwrap(),
+        remote: mrb.remote(20_000).unwrap(),
+        signaled: true,
+    })
+    .expect("read");
     let ca = collect(&a, &cqa, 3);
     let ids: Vec<_> = ca.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
     assert_eq!(
@@ -127,8 +156,20 @@ fn ddp_09_zero_length_messages_are_one_segment_and_checked_as_the_rfc_says() {
     qpb.post_recv(&RecvRequest { wr_id: 1, local: mrb.sge(0, 4096).unwrap() }).expect("recv");
     qpb.post_recv(&RecvRequest { wr_id: 2, local: mrb.sge(4096, 4096).unwrap() }).expect("recv");
     bufa.write_bytes(0, &[0x33; 100]);
-    let empty = WorkRequest::Send { wr_id: 10, local: mra.sge(0, 0).unwrap(), solicited: false, invalidate: None, signaled: true };
-    let hundred = WorkRequest::Send { wr_id: 11, local: mra.sge(0, 100).unwrap(), solicited: false, invalidate: None, signaled: true };
+    let empty = WorkRequest::Send {
+        wr_id: 10,
+        local: mra.sge(0, 0).unwrap(),
+        solicited: false,
+        invalidate: None,
+        signaled: true,
+    };
+    let hundred = WorkRequest::Send {
+        wr_id: 11,
+        local: mra.sge(0, 100).unwrap(),
+        solicited: false,
+        invalidate: None,
+        signaled: true,
+    };
     qpa.post_send_batch(&[empty, hundred]).expect("sends");
     let cb = collect(&b, &cqb, 2);
     let got: Vec<_> = cb.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
@@ -145,8 +186,13 @@ fn ddp_09_zero_length_messages_are_one_segment_and_checked_as_the_rfc_says() {
     let invalid = RemoteBuf { stag: 0, to: 0 };
     qpa.post_send(&WorkRequest::Read { wr_id: 13, local: mra.sge(200, 0).unwrap(), remote: invalid, signaled: true })
         .expect("read");
-    qpa.post_send(&WorkRequest::Read { wr_id: 14, local: mra.sge(300, 64).unwrap(), remote: mrb.remote(4096).unwrap(), signaled: true })
-        .expect("read");
+    qpa.post_send(&WorkRequest::Read {
+        wr_id: 14,
+        local: mra.sge(300, 64).unwrap(),
+        remote: mrb.remote(4096).unwrap(),
+        signaled: true,
+    })
+    .expect("read");
     let ca = collect(&a, &cqa, 5);
     let got: Vec<_> = ca.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
     assert_eq!(
@@ -190,7 +236,12 @@ fn rdmap_10_read_requests_beyond_ird_are_refused_and_sent_responses_free_their_s
 
     for i in 0..3_u64 {
         let at = 2000 * i as usize;
-        let read = WorkRequest::Read { wr_id: i, local: mra.sge(at as u64, 2000).unwrap(), remote: mrb.remote(at as u64).unwrap(), signaled: true };
+        let read = WorkRequest::Read {
+            wr_id: i,
+            local: mra.sge(at as u64, 2000).unwrap(),
+            remote: mrb.remote(at as u64).unwrap(),
+            signaled: true,
+        };
         qpa.post_send(&read).expect("read");
         let done = collect(&a, &cqa, 1);
         assert_eq!(done.len(), 1, "Read {i} completes");
@@ -200,7 +251,12 @@ fn rdmap_10_read_requests_beyond_ird_are_refused_and_sent_responses_free_their_s
 
     // Two Reads of 24 KiB at once: the second request finds the first response unsent.
     for (i, at) in [(10_u64, 8192_usize), (11, 8192 + 24 * 1024)] {
-        let read = WorkRequest::Read { wr_id: i, local: mra.sge(at as u64, 24 * 1024).unwrap(), remote: mrb.remote(at as u64).unwrap(), signaled: true };
+        let read = WorkRequest::Read {
+            wr_id: i,
+            local: mra.sge(at as u64, 24 * 1024).unwrap(),
+            remote: mrb.remote(at as u64).unwrap(),
+            signaled: true,
+        };
         qpa.post_send(&read).expect("read");
     }
     collect(&a, &cqa, 2);

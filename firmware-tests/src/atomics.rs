@@ -61,7 +61,13 @@ fn set_target_word(end: &End<'_>, offset: u64, value: u64) -> Result<(), String>
     }
 }
 
-fn request(kind: AtomicKind, wr_id: u64, local: rnic_driver::Sge, remote: rnic_driver::RemoteBuf, n: u64) -> WorkRequest {
+fn request(
+    kind: AtomicKind,
+    wr_id: u64,
+    local: rnic_driver::Sge,
+    remote: rnic_driver::RemoteBuf,
+    n: u64,
+) -> WorkRequest {
     match kind {
         AtomicKind::Fadd => WorkRequest::FetchAdd { wr_id, local, remote, add: 1, add_mask: 0, signaled: true },
         AtomicKind::Cswap => WorkRequest::CmpSwap {
@@ -84,7 +90,12 @@ fn word(end: &End<'_>, offset: u64) -> u64 {
 /// `iters` atomics per QP, up to [`DEPTH`] in flight each; QP `q`'s `i`-th original value
 /// lands at `sink(q) + 8 i` (the pair's slots must hold `8 iters` octets). Contended: every
 /// QP on one word; otherwise each QP on a word of its own. Then checks the results.
-pub fn atomic_bandwidth(pair: &mut Pair<'_>, kind: AtomicKind, contended: bool, iters: u32) -> Result<AtomicRun, String> {
+pub fn atomic_bandwidth(
+    pair: &mut Pair<'_>,
+    kind: AtomicKind,
+    contended: bool,
+    iters: u32,
+) -> Result<AtomicRun, String> {
     let qps = pair.a.qps.len();
     for q in 0..qps {
         set_target_word(&pair.b, target(q, contended), 0)?;
@@ -139,7 +150,8 @@ fn check_atomic(c: &Completion) -> Result<(), String> {
 /// CmpSwap: each word's originals chain — every value but one was swapped in by another
 /// operation on the word, and the word holds the one no operation returned.
 fn check_results(pair: &Pair<'_>, kind: AtomicKind, contended: bool, returned: &[Vec<u64>]) -> Result<(), String> {
-    let groups: Vec<Vec<usize>> = if contended { vec![(0..returned.len()).collect()] } else { (0..returned.len()).map(|q| vec![q]).collect() };
+    let groups: Vec<Vec<usize>> =
+        if contended { vec![(0..returned.len()).collect()] } else { (0..returned.len()).map(|q| vec![q]).collect() };
     for group in groups {
         let mut values: Vec<u64> = group.iter().flat_map(|&q| returned[q].iter().copied()).collect();
         let at = target(group[0], contended);
@@ -154,8 +166,10 @@ fn check_results(pair: &Pair<'_>, kind: AtomicKind, contended: bool, returned: &
             }
             AtomicKind::Cswap => {
                 // Swapped-in values are (q << 32 | i) + 1; the word started at 0.
-                let mut written: Vec<u64> =
-                    group.iter().flat_map(|&q| (0..returned[q].len() as u64).map(move |i| ((q as u64) << 32 | i) + 1)).collect();
+                let mut written: Vec<u64> = group
+                    .iter()
+                    .flat_map(|&q| (0..returned[q].len() as u64).map(move |i| ((q as u64) << 32 | i) + 1))
+                    .collect();
                 written.push(0);
                 values.push(now);
                 values.sort_unstable();

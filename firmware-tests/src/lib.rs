@@ -20,11 +20,11 @@ pub mod pair;
 pub mod perf;
 #[cfg(feature = "sim")]
 pub mod programs;
+pub mod report;
 #[cfg(feature = "sim")]
 pub mod responder;
 #[cfg(feature = "sim")]
 pub mod rping;
-pub mod report;
 
 use clap::ValueEnum;
 use rnic_driver::fake::FakeHal;
@@ -45,7 +45,10 @@ pub enum Backend {
 pub fn open(backend: Backend, device: Option<&str>) -> Result<Box<dyn Hal>, String> {
     match backend {
         Backend::Fake => Ok(Box::new(FakeHal::new(4))),
-        Backend::Sim => Err("selftest checks a bare platform; the sim backend runs the RNIC programs (pingpong, write_bw...)".into()),
+        Backend::Sim => {
+            Err("selftest checks a bare platform; the sim backend runs the RNIC programs (pingpong, write_bw...)"
+                .into())
+        }
         Backend::Vfio => open_vfio(device),
     }
 }

@@ -99,7 +99,10 @@ fn err(what: &str) -> impl Fn(rnic_driver::DriverError) -> String + '_ {
 
 /// Opens two Verilated `rnic_top`s, links them, sets both up as the module says, fills
 /// each buffer with its own pattern, and runs `f` on the pair.
-pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) -> Result<R, String>) -> Result<R, String> {
+pub fn with_pair<R>(
+    config: PairConfig,
+    f: impl for<'d> FnOnce(&mut Pair<'d>) -> Result<R, String>,
+) -> Result<R, String> {
     let open = || SimHal::open("rnic_top").map_err(|e| format!("cannot open the rnic_top model: {e}"));
     let (ha, hb) = (open()?, open()?);
     let capture = config.pcap.as_ref().map(|_| Rc::new(RefCell::new(LinkCapture::new())));
@@ -114,14 +117,20 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
     let slot = u64::from(config.max_size.max(64)).next_multiple_of(64);
     let count = u64::from(config.qps);
     let len = (2 * count * slot) as usize;
-    let pds = [ProtectionDomain::new(&devs[0]).map_err(err("PD"))?, ProtectionDomain::new(&devs[1]).map_err(err("PD"))?];
+    let pds =
+        [ProtectionDomain::new(&devs[0]).map_err(err("PD"))?, ProtectionDomain::new(&devs[1]).map_err(err("PD"))?];
     let bufs = [devs[0].alloc_dma(len).map_err(err("DMA buffer"))?, devs[1].alloc_dma(len).map_err(err("DMA buffer"))?];
     for (side, buf) in bufs.iter().enumerate() {
-        let pattern: Vec<u8> = (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).rotate_right(side as u32 * 8 + 13) as u8).collect();
+        let pattern: Vec<u8> =
+            (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).rotate_right(side as u32 * 8 + 13) as u8).collect();
         buf.write_bytes(0, &pattern);
     }
     let dms = match config.device_memory {
-        true => devs.iter().map(|d| d.alloc_device_memory(DM_LEN)).collect::<Result<Vec<_>, _>>().map_err(err("device memory"))?,
+        true => devs
+            .iter()
+            .map(|d| d.alloc_device_memory(DM_LEN))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err("device memory"))?,
         false => Vec::new(),
     };
     let cqs = [
@@ -150,9 +159,10 @@ pub fn with_pair<R>(config: PairConfig, f: impl for<'d> FnOnce(&mut Pair<'d>) ->
         }
         let mr = MemoryRegion::register(&pds[side], &bufs[side], ALL).map_err(err("MR"))?;
         let dm = match dms.get(side) {
-            Some(memory) => {
-                Some(DeviceTarget { memory, mr: MemoryRegion::register_device(&pds[side], memory, ALL).map_err(err("device memory MR"))? })
-            }
+            Some(memory) => Some(DeviceTarget {
+                memory,
+                mr: MemoryRegion::register_device(&pds[side], memory, ALL).map_err(err("device memory MR"))?,
+            }),
             None => None,
         };
         ends.push(End { dev: &devs[side], buf: &bufs[side], mr, cq: &cqs[side], qps, dm, slot, count });

@@ -218,7 +218,13 @@ pub fn pingpong(pair: &mut Pair<'_>, size: u32, iters: u32) -> Result<Latency, S
             sender.buf.write_bytes(sender.source(0) as usize, &mark[..size.min(8) as usize]);
             let local = sender.mr.sge(sender.source(0), size).map_err(|e| e.to_string())?;
             sender.qps[0]
-                .post_send(&WorkRequest::Send { wr_id: u64::from(i), local, solicited: false, invalidate: None, signaled: false })
+                .post_send(&WorkRequest::Send {
+                    wr_id: u64::from(i),
+                    local,
+                    solicited: false,
+                    invalidate: None,
+                    signaled: false,
+                })
                 .map_err(|e| e.to_string())?;
             let start = sender.hal().cycles();
             let (c, at) = next_completion(receiver, start)?;

@@ -5,9 +5,9 @@ use std::path::Path;
 use crate::atomics::{atomic_bandwidth, atomic_latency, imm_pingpong, sequencer, AtomicKind};
 use crate::cli::{fail, PerfArgs};
 use crate::pair::{with_pair, PairConfig};
-use crate::responder::{atomic_responder, ResponderConfig};
 use crate::perf::{bandwidth, pingpong, read_latency, Bandwidth, Direction, Latency};
 use crate::report::{plot_sweep, Curve, Table};
+use crate::responder::{atomic_responder, ResponderConfig};
 
 /// Message sizes of a sweep: 64 octets to 64 KiB, doubling.
 pub const SWEEP: [u32; 11] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];
@@ -42,7 +42,10 @@ pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, s
     let sizes: Vec<u32> = if svg.is_some() { SWEEP.to_vec() } else { vec![args.size] };
     let max_size = *sizes.iter().max().expect("a size");
     let runs = with_pair(config(args, max_size), |pair| {
-        sizes.iter().map(|&size| bandwidth(pair, direction, size, args.iters)).collect::<Result<Vec<Bandwidth>, String>>()
+        sizes
+            .iter()
+            .map(|&size| bandwidth(pair, direction, size, args.iters))
+            .collect::<Result<Vec<Bandwidth>, String>>()
     })
     .unwrap_or_else(|e| fail(program, e));
     let what = match direction {
@@ -50,8 +53,15 @@ pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, s
         Direction::Read => "RDMA Reads by A from B, ORD 4",
     };
     println!("{program}: {what}, {} per QP; {}", args.iters, args.setup());
-    let mut table =
-        Table::new(&["size", "messages", "cycles", "bytes/cycle", "wire bytes/cycle", "messages/cycle", "sim cycles/s"]);
+    let mut table = Table::new(&[
+        "size",
+        "messages",
+        "cycles",
+        "bytes/cycle",
+        "wire bytes/cycle",
+        "messages/cycle",
+        "sim cycles/s",
+    ]);
     for r in &runs {
         table.row(vec![
             r.size.to_string(),
@@ -68,7 +78,10 @@ pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, s
     if let Some(path) = svg {
         let curves = [
             Curve { name: "payload bytes/cycle", points: runs.iter().map(|r| (r.size, r.bytes_per_cycle())).collect() },
-            Curve { name: "wire bytes/cycle (MPA FPDUs)", points: runs.iter().map(|r| (r.size, r.wire_bytes_per_cycle())).collect() },
+            Curve {
+                name: "wire bytes/cycle (MPA FPDUs)",
+                points: runs.iter().map(|r| (r.size, r.wire_bytes_per_cycle())).collect(),
+            },
         ];
         let title = format!("{program}: {what}, {} QP(s), MULPDU {}", args.qps, args.mulpdu);
         plot_sweep(path, &title, &curves, W).unwrap_or_else(|e| fail(program, e));
@@ -96,14 +109,26 @@ fn latency_table(program: &str, what: &str, args: &PerfArgs, size: u32, latency:
 pub fn pingpong_program(args: &PerfArgs) {
     let latency = with_pair(config(args, args.size), |pair| pingpong(pair, args.size, args.iters))
         .unwrap_or_else(|e| fail("pingpong", e));
-    latency_table("pingpong", "Send/Recv on QP 0, one way: sender's doorbell to the receiver's CQE", args, args.size, &latency);
+    latency_table(
+        "pingpong",
+        "Send/Recv on QP 0, one way: sender's doorbell to the receiver's CQE",
+        args,
+        args.size,
+        &latency,
+    );
 }
 
 /// `read_lat`: one RDMA Read at a time, doorbell to its completion.
 pub fn read_lat_program(args: &PerfArgs) {
     let latency = with_pair(config(args, args.size), |pair| read_latency(pair, args.size, args.iters))
         .unwrap_or_else(|e| fail("read_lat", e));
-    latency_table("read_lat", "RDMA Read on QP 0, one at a time: doorbell to the Read's CQE", args, args.size, &latency);
+    latency_table(
+        "read_lat",
+        "RDMA Read on QP 0, one at a time: doorbell to the Read's CQE",
+        args,
+        args.size,
+        &latency,
+    );
 }
 
 /// `atomic_bw`: atomics from every QP of A on B's memory, as many in flight as each QP
@@ -146,7 +171,8 @@ pub fn atomic_responder_program(args: &PerfArgs, contended: bool, device_memory:
         memory_name(device_memory).replace("B's", "the RNIC's"),
         args.setup()
     );
-    let mut table = Table::new(&["atomics", "cycles", "ops/cycle", "link bound ops/cycle", "of the bound", "Mops at 250 MHz"]);
+    let mut table =
+        Table::new(&["atomics", "cycles", "ops/cycle", "link bound ops/cycle", "of the bound", "Mops at 250 MHz"]);
     table.row(vec![
         run.ops.to_string(),
         run.cycles.to_string(),
@@ -165,8 +191,8 @@ pub fn atomic_responder_program(args: &PerfArgs, contended: bool, device_memory:
 /// `atomic_lat`: one atomic at a time, doorbell to its completion.
 pub fn atomic_lat_program(args: &PerfArgs, kind: AtomicKind, device_memory: bool) {
     let config = PairConfig { device_memory, ..config(args, 64) };
-    let samples = with_pair(config, |pair| atomic_latency(pair, kind, args.iters))
-        .unwrap_or_else(|e| fail("atomic_lat", e));
+    let samples =
+        with_pair(config, |pair| atomic_latency(pair, kind, args.iters)).unwrap_or_else(|e| fail("atomic_lat", e));
     let memory = memory_name(device_memory);
     let what = format!("{kind:?} on QP 0 on a word of {memory}, one at a time: doorbell to the atomic's CQE");
     latency_table("atomic_lat", &what, args, 8, &Latency::from_samples(samples));
@@ -174,15 +200,27 @@ pub fn atomic_lat_program(args: &PerfArgs, kind: AtomicKind, device_memory: bool
 
 /// `imm_pingpong`: Immediate Data, one way, doorbell to the peer's receive completion.
 pub fn imm_pingpong_program(args: &PerfArgs) {
-    let samples = with_pair(config(args, 64), |pair| imm_pingpong(pair, args.iters)).unwrap_or_else(|e| fail("imm_pingpong", e));
-    latency_table("imm_pingpong", "Immediate Data on QP 0, one way: sender's doorbell to the receiver's CQE", args, 8, &Latency::from_samples(samples));
+    let samples =
+        with_pair(config(args, 64), |pair| imm_pingpong(pair, args.iters)).unwrap_or_else(|e| fail("imm_pingpong", e));
+    latency_table(
+        "imm_pingpong",
+        "Immediate Data on QP 0, one way: sender's doorbell to the receiver's CQE",
+        args,
+        8,
+        &Latency::from_samples(samples),
+    );
 }
 
 /// `sequencer`: every QP takes `iters` tickets from one counter at B.
 pub fn sequencer_program(args: &PerfArgs) {
     let run = with_pair(config(args, args.iters * 8), |pair| sequencer(pair, args.iters))
         .unwrap_or_else(|e| fail("sequencer", e));
-    println!("sequencer: {} QP(s) of A take {} tickets each from one counter in B's memory; {}", args.qps, args.iters, args.setup());
+    println!(
+        "sequencer: {} QP(s) of A take {} tickets each from one counter in B's memory; {}",
+        args.qps,
+        args.iters,
+        args.setup()
+    );
     let mut table = Table::new(&["QP", "tickets", "first", "last"]);
     for (q, mine) in run.originals.iter().enumerate() {
         table.row(vec![q.to_string(), mine.len().to_string(), mine[0].to_string(), mine[mine.len() - 1].to_string()]);

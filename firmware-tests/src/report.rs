@@ -58,12 +58,7 @@ pub fn plot_sweep(path: &Path, title: &str, curves: &[Curve<'_>], ceiling: f64) 
         .y_label_area_size(56)
         .build_cartesian_2d((lo..hi).log_scale(), 0f64..ceiling * 1.1)
         .map_err(|e| fail(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("message size (octets)")
-        .y_desc("bytes per cycle")
-        .draw()
-        .map_err(|e| fail(&e))?;
+    chart.configure_mesh().x_desc("message size (octets)").y_desc("bytes per cycle").draw().map_err(|e| fail(&e))?;
     chart
         .draw_series(LineSeries::new([(lo, ceiling), (hi, ceiling)], BLACK.mix(0.4)))
         .map_err(|e| fail(&e))?
@@ -76,9 +71,7 @@ pub fn plot_sweep(path: &Path, title: &str, curves: &[Curve<'_>], ceiling: f64) 
             .map_err(|e| fail(&e))?
             .label(curve.name)
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2)));
-        chart
-            .draw_series(curve.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .map_err(|e| fail(&e))?;
+        chart.draw_series(curve.points.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(&e))?;
     }
     chart
         .configure_series_labels()

@@ -73,7 +73,17 @@ pub fn atomic_responder(config: ResponderConfig) -> Result<ResponderRun, String>
     let cq = CompletionQueue::new(&dev, 6, 0).map_err(|e| e.to_string())?;
     let mut qps = Vec::new();
     for q in 0..config.qps {
-        let caps = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1460, ird: IRD as u8, ord: 1, crc: config.crc, markers_tx: false, markers_rx: false, conn_id: q };
+        let caps = QpCaps {
+            sq_log_size: 4,
+            rq_log_size: 4,
+            mulpdu: 1460,
+            ird: IRD as u8,
+            ord: 1,
+            crc: config.crc,
+            markers_tx: false,
+            markers_rx: false,
+            conn_id: q,
+        };
         let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps).map_err(|e| e.to_string())?;
         qp.ready().map_err(|e| e.to_string())?;
         qps.push(qp);
@@ -113,7 +123,9 @@ fn drive(
                 sent[q] += 1;
                 let req = AtomicRequest::fetch_add(sent[q], mr.rkey(), mr.va() + word_of(q, config.contended), 1, 0);
                 let mut fpdu = Vec::new();
-                framer.frame(&Segment::atomic_request(sent[q], req).to_vec(), &mut fpdu).map_err(|e| format!("{e:?}"))?;
+                framer
+                    .frame(&Segment::atomic_request(sent[q], req).to_vec(), &mut fpdu)
+                    .map_err(|e| format!("{e:?}"))?;
                 request_octets = fpdu.len();
                 peer.send(&fpdu, u64::from(qps[q].qpn()));
             }
@@ -128,7 +140,10 @@ fn drive(
             };
             let want = answered.get(q).map(|a| a + 1);
             if ddp.qn != 3 || Some(ddp.msn) != want || Some(resp.request_id) != want {
-                return Err(format!("QP {q}: response QN {} MSN {} for request {}, expected {want:?}", ddp.qn, ddp.msn, resp.request_id));
+                return Err(format!(
+                    "QP {q}: response QN {} MSN {} for request {}, expected {want:?}",
+                    ddp.qn, ddp.msn, resp.request_id
+                ));
             }
             answered[q] += 1;
             originals[q].push(resp.original);
@@ -148,7 +163,10 @@ fn drive(
         values.sort_unstable();
         let count = values.len() as u64;
         if values.iter().enumerate().any(|(i, &v)| v != i as u64) || word(at) != count {
-            return Err(format!("word at {at:#x}: {count} FetchAdds left {} and originals that are not 0..{count}", word(at)));
+            return Err(format!(
+                "word at {at:#x}: {count} FetchAdds left {} and originals that are not 0..{count}",
+                word(at)
+            ));
         }
     }
     Ok(ResponderRun { ops: total, cycles, request_octets })

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use rnic_driver::cm::{accept, connect, Decision, Established, MpaConfig};
 use rnic_driver::sim::{SimHal, SocketBridge};
-use rnic_proto::pcap::{Endpoint, Side, TcpCapture};
 use rnic_driver::{
-    Completion, CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
-    QueuePair, RecvRequest, RemoteBuf, WorkRequest,
+    Completion, CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain,
+    QpCaps, QueuePair, RecvRequest, RemoteBuf, WorkRequest,
 };
+use rnic_proto::pcap::{Endpoint, Side, TcpCapture};
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
 /// `struct rping_rdma_info`.
@@ -128,8 +128,16 @@ impl End<'_> {
 
     /// What the connection and the QP have done, for a report.
     fn state(&self) -> String {
-        let qp = self.qp.query().map(|(ctx, status)| format!("QP {:?}, SQ taken {}, RQ taken {}", ctx.state, status.sq_ci, status.rq_ci));
-        format!("bridge {:?}, {} octets unsent; {}", self.bridge.counts(CONN_ID), self.bridge.unsent(), qp.unwrap_or_else(|e| e.to_string()))
+        let qp = self
+            .qp
+            .query()
+            .map(|(ctx, status)| format!("QP {:?}, SQ taken {}, RQ taken {}", ctx.state, status.sq_ci, status.rq_ci));
+        format!(
+            "bridge {:?}, {} octets unsent; {}",
+            self.bridge.counts(CONN_ID),
+            self.bridge.unsent(),
+            qp.unwrap_or_else(|e| e.to_string())
+        )
     }
 
     /// Clocks the device until the bridge has handed everything sent to the socket.
@@ -175,7 +183,8 @@ impl End<'_> {
         info.extend_from_slice(&self.mr.rkey().to_be_bytes());
         info.extend_from_slice(&(self.layout.size as u32).to_be_bytes());
         self.buf.write_bytes(self.layout.send(), &info);
-        let (wr_id, local) = (self.wr_id(), self.mr.sge(self.layout.send() as u64, INFO_LEN as u32).map_err(|e| e.to_string())?);
+        let (wr_id, local) =
+            (self.wr_id(), self.mr.sge(self.layout.send() as u64, INFO_LEN as u32).map_err(|e| e.to_string())?);
         self.post(WorkRequest::Send { wr_id, local, solicited: false, invalidate: None, signaled: true })
     }
 
@@ -183,7 +192,8 @@ impl End<'_> {
     fn received_info(&self) -> RemoteBuf {
         let mut info = [0; INFO_LEN];
         self.buf.read_bytes(self.layout.recv(), &mut info);
-        let (addr, rkey) = (u64::from_be_bytes(info[..8].try_into().unwrap()), u32::from_be_bytes(info[8..12].try_into().unwrap()));
+        let (addr, rkey) =
+            (u64::from_be_bytes(info[..8].try_into().unwrap()), u32::from_be_bytes(info[8..12].try_into().unwrap()));
         RemoteBuf { stag: rkey, to: addr }
     }
 
@@ -271,7 +281,8 @@ fn capture_of(established: &Established, server: bool) -> (Rc<RefCell<TcpCapture
         Err(_) => Endpoint { ip: [0; 4], port: 0 },
     };
     let (local, peer) = (endpoint(established.stream.local_addr()), endpoint(established.stream.peer_addr()));
-    let (initiator, responder, side) = if server { (peer, local, Side::Responder) } else { (local, peer, Side::Initiator) };
+    let (initiator, responder, side) =
+        if server { (peer, local, Side::Responder) } else { (local, peer, Side::Initiator) };
     let mut capture = TcpCapture::new();
     let conn = capture.connect(initiator, responder, &established.frames[0], &established.frames[1], 0);
     (Rc::new(RefCell::new(capture)), conn, side)
@@ -319,7 +330,9 @@ fn probe_fetch_add(end: &mut End<'_>) -> Result<Vec<String>, String> {
         let error = end.qp.error().map_err(|e| e.to_string())?;
         return Ok(vec![match (c.status, error) {
             (CqeStatus::Success, _) => "probe: the peer executed the FetchAdd: it has RFC 7306 atomics".into(),
-            (status, Some(e)) => format!("probe: the peer refused the FetchAdd: {e} (the FetchAdd completed {status:?})"),
+            (status, Some(e)) => {
+                format!("probe: the peer refused the FetchAdd: {e} (the FetchAdd completed {status:?})")
+            }
             (status, None) => format!("probe: the FetchAdd completed {status:?}, the QP has no error"),
         }]);
     }
@@ -342,7 +355,8 @@ fn server(end: &mut End<'_>, count: u32) -> Result<Vec<String>, String> {
         end.post_recv()?;
         let text = end.text(end.layout.rdma());
         let strlen = text.iter().position(|&b| b == 0).unwrap_or(text.len()) + 1;
-        let (wr_id, local) = (end.wr_id(), end.mr.sge(end.layout.rdma() as u64, strlen as u32).map_err(|e| e.to_string())?);
+        let (wr_id, local) =
+            (end.wr_id(), end.mr.sge(end.layout.rdma() as u64, strlen as u32).map_err(|e| e.to_string())?);
         end.post(WorkRequest::Write { wr_id, local, remote: sink, signaled: true })?;
         end.wait_for(CqeOpcode::RdmaWrite)?;
         end.send_info(end.layout.rdma())?;

@@ -37,11 +37,8 @@ fn tshark(path: &std::path::Path) -> Decoded {
 
 fn capture_of(program: &str, exe: &str, args: &[&str]) -> Decoded {
     let path = std::env::temp_dir().join(format!("rnic_{program}_{}.pcap", std::process::id()));
-    let out = Command::new(exe)
-        .args(args)
-        .args(["--pcap", path.to_str().expect("path")])
-        .output()
-        .expect("run the program");
+    let out =
+        Command::new(exe).args(args).args(["--pcap", path.to_str().expect("path")]).output().expect("run the program");
     assert!(out.status.success(), "{program}: {}", String::from_utf8_lossy(&out.stderr));
     let decoded = tshark(&path);
     std::fs::remove_file(&path).ok();

@@ -66,7 +66,10 @@ fn write_bw_runs_with_markers_and_without_crcs() {
     let octets = |row: &[String]| number(&row[4]) * number(&row[2]);
     let ratio = octets(&marked) / octets(&plain);
     assert!(payload > 0.0 && marked_wire > 0.0, "{plain:?} {marked:?}");
-    assert!((ratio - 512.0 / 508.0).abs() < 0.002, "a marker takes 4 octets of every 512: {ratio} ({wire} vs {marked_wire})");
+    assert!(
+        (ratio - 512.0 / 508.0).abs() < 0.002,
+        "a marker takes 4 octets of every 512: {ratio} ({wire} vs {marked_wire})"
+    );
 }
 
 #[test]
@@ -159,7 +162,10 @@ fn write_bw_sweep_writes_a_plot() {
     assert_eq!(text.lines().filter(|l| l.starts_with('|')).count(), 2 + 11, "one row per size:\n{text}");
     let plot = std::fs::read_to_string(&svg).expect("the plot");
     std::fs::remove_file(&svg).ok();
-    assert!(plot.starts_with("<svg") && plot.contains("message size") && plot.contains("<polyline"), "an SVG with curves");
+    assert!(
+        plot.starts_with("<svg") && plot.contains("message size") && plot.contains("<polyline"),
+        "an SVG with curves"
+    );
 }
 
 #[test]

@@ -34,7 +34,11 @@ fn ping(extra: &[&str]) {
     let client = client.expect("the server listened");
     let server = server.wait_with_output().expect("the server ends");
     let (c, s) = (String::from_utf8_lossy(&client.stdout), String::from_utf8_lossy(&server.stdout));
-    assert!(client.status.success() && server.status.success(), "client: {c}{}\nserver: {s}", String::from_utf8_lossy(&client.stderr));
+    assert!(
+        client.status.success() && server.status.success(),
+        "client: {c}{}\nserver: {s}",
+        String::from_utf8_lossy(&client.stderr)
+    );
     assert_eq!(c.lines().filter(|l| l.starts_with("ping data: rdma-ping-")).count(), 4, "{c}");
     assert!(c.contains("ping data: rdma-ping-3: DEFGHIJ"), "the fourth ping's text: {c}");
     assert_eq!(s.lines().filter(|l| l.starts_with("server ping ")).count(), 4, "{s}");

@@ -11,13 +11,13 @@ use crate::atomic::{AtomicAlu, AtomicUnit};
 use crate::board::UartBridge;
 use crate::common::RamFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
-use crate::rdmap::{RdmapRx, TxRequest};
-use crate::top::{RnicTop16, RnicTop64};
 use crate::host::{
     AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing, StreamTxRing,
 };
-use rnic_proto::model::RnicConfig;
 use crate::mpa::{Crc32c, MpaRx, MpaTx, Positions};
+use crate::rdmap::{RdmapRx, TxRequest};
+use crate::top::{RnicTop16, RnicTop64};
+use rnic_proto::model::RnicConfig;
 
 /// One generated design: the Verilog file `<name>.v` with top module `<name>`.
 pub struct Design {
@@ -155,7 +155,8 @@ pub fn all() -> Vec<Design> {
         },
         Design {
             name: "rnic_host_axi_window",
-            summary: "address window: bursts in a 32 KiB window at 2^62 to device memory, the rest to the host, in order",
+            summary:
+                "address window: bursts in a 32 KiB window at 2^62 to device memory, the rest to the host, in order",
             generate: || generate("rnic_host_axi_window", AxiWindow::<15>::new(1 << 62)),
         },
         Design {
@@ -210,7 +211,8 @@ pub fn all() -> Vec<Design> {
         },
         Design {
             name: "rnic_top",
-            summary: "the RNIC: BAR0, DMA, CQs, transmit requester, receive engine and responder, MPA framer and deframer",
+            summary:
+                "the RNIC: BAR0, DMA, CQs, transmit requester, receive engine and responder, MPA framer and deframer",
             generate: || generate("rnic_top", RnicTop64::default()),
         },
         Design {
@@ -280,9 +282,6 @@ mod tests {
     #[test]
     fn renames_only_the_top_module() {
         let v = "module top(a);\n  top$r r(.d(stop$d));\nendmodule // top\nmodule top$r(d);";
-        assert_eq!(
-            rename_top(v, "x"),
-            "module x(a);\n  x$r r(.d(stop$d));\nendmodule // x\nmodule x$r(d);"
-        );
+        assert_eq!(rename_top(v, "x"), "module x(a);\n  x$r r(.d(stop$d));\nendmodule // x\nmodule x$r(d);");
     }
 }

@@ -198,8 +198,18 @@ pub type RnicTop64 = RnicTop<6, 64, 6, 64, 8, 256, 8, 9, 10, 1024>;
 /// The small-FPGA build: 16 QPs, 16 CQs, 64 MRs (`rnic_top_q16`).
 pub type RnicTop16 = RnicTop<4, 16, 4, 16, 6, 64, 6, 7, 8, 256>;
 
-impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
-    Default for RnicTop<QB, Q, CB, C, MB, M, RB, RB1, RB2, QL>
+impl<
+        const QB: usize,
+        const Q: usize,
+        const CB: usize,
+        const C: usize,
+        const MB: usize,
+        const M: usize,
+        const RB: usize,
+        const RB1: usize,
+        const RB2: usize,
+        const QL: usize,
+    > Default for RnicTop<QB, Q, CB, C, MB, M, RB, RB1, RB2, QL>
 {
     fn default() -> Self {
         const {
@@ -213,8 +223,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB:
                     && QL == 16 * Q
             )
         };
-        let config =
-            RnicConfig { num_qps: Q as u32, num_cqs: C as u32, num_mrs: M as u32, ..RnicConfig::default() };
+        let config = RnicConfig { num_qps: Q as u32, num_cqs: C as u32, num_mrs: M as u32, ..RnicConfig::default() };
         assert_eq!(config.dm_size, 8 << 12, "DevMem<12> holds DM_SIZE octets");
         assert!(config.dm_size <= 1 << 15, "the window AxiWindow<15> covers the device memory");
         RnicTop {
@@ -327,13 +336,38 @@ impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB:
     }
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
-    Logic for RnicTop<QB, Q, CB, C, MB, M, RB, RB1, RB2, QL>
+impl<
+        const QB: usize,
+        const Q: usize,
+        const CB: usize,
+        const C: usize,
+        const MB: usize,
+        const M: usize,
+        const RB: usize,
+        const RB1: usize,
+        const RB2: usize,
+        const QL: usize,
+    > Logic for RnicTop<QB, Q, CB, C, MB, M, RB, RB1, RB2, QL>
 {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, ctrl, dma, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq, requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq);
-        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due, rx_stuck, rx_broken);
+        clock!(
+            self, clock, ctrl, dma, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq, requester,
+            segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq
+        );
+        dff_setup!(
+            self,
+            clock,
+            tx_first,
+            rx_first,
+            reset_q,
+            tx_qp,
+            rx_qp,
+            cqes_taken,
+            rx_cqes_due,
+            rx_stuck,
+            rx_broken
+        );
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
         // re-evaluating all of it on every input change).
@@ -633,7 +667,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB:
         self.tx_ring.s_wr_done_valid.next = self.writes.m_done_valid.val().get_bit(3);
         self.tx_ring.s_wr_done_error.next = self.writes.m_done_error.val();
 
-
         // Checked Atomic Requests to the atomic unit; its values back to the receive
         // engine's Atomic Response jobs.
         self.atomics.s_op_valid.next = self.receiver.m_atom_valid.val();
@@ -780,9 +813,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB:
         // (The queue's head is there cycles before its FPDU starts: the positions' RAM
         // reads it in time.)
         self.tx_positions.read_qp.next = self.tx_fpdus.m_data.val();
-        self.framer.markers_en.next = (self.ctrl.qp_markers_tx.val()
-            & (self.one_q.val() << bit_cast::<Q, QB>(self.tx_fpdus.m_data.val())))
-            .any();
+        self.framer.markers_en.next =
+            (self.ctrl.qp_markers_tx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.tx_fpdus.m_data.val()))).any();
         self.framer.fpdu_load.next = true;
         self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.value.val());
         self.tx_ending.next = self.tx_qp.q.val();
@@ -856,12 +888,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB:
         // bad FPDU the deframer delivers nothing more and drops the stream: the queues must
         // not hold it up.)
         self.rx_positions.read_qp.next = self.rx_fpdus.m_data.val();
-        self.deframer.markers_en.next = (self.ctrl.qp_markers_rx.val()
-            & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val())))
-            .any();
-        self.deframer.crc_en.next = (self.ctrl.qp_crc.val()
-            & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val())))
-            .any();
+        self.deframer.markers_en.next =
+            (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val()))).any();
+        self.deframer.crc_en.next =
+            (self.ctrl.qp_crc.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val()))).any();
         self.deframer.fpdu_load.next = true;
         self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_positions.value.val());
         self.rx_fpdus.m_ready.next = self.deframer.fpdu_start.val();
@@ -911,7 +941,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const C: usize, const MB:
         }
         self.deframer.s_axis_tdata.next = self.rx_ring.m_rx_tdata.val();
         self.deframer.s_axis_tkeep.next = self.rx_ring.m_rx_tkeep.val();
-        self.deframer.s_axis_tvalid.next = self.rx_ring.m_rx_tvalid.val() & self.rx_open.val() & !self.rx_broken.q.val();
+        self.deframer.s_axis_tvalid.next =
+            self.rx_ring.m_rx_tvalid.val() & self.rx_open.val() & !self.rx_broken.q.val();
         self.rx_ring.m_rx_tready.next =
             (self.deframer.s_axis_tready.val() & self.rx_open.val()) | (self.rx_broken.q.val() & !self.reset_q.q.val());
         self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();

@@ -90,13 +90,7 @@ pub fn masked_fetch_add_bit_serial(original: u64, add: u64, add_mask: u64) -> u6
 /// `original`, the bits selected by `swap_mask` are replaced by those of
 /// `swap`; otherwise memory is unchanged. The response returns `original`
 /// in both cases.
-pub fn masked_cmp_swap(
-    original: u64,
-    swap: u64,
-    swap_mask: u64,
-    compare: u64,
-    compare_mask: u64,
-) -> u64 {
+pub fn masked_cmp_swap(original: u64, swap: u64, swap_mask: u64, compare: u64, compare_mask: u64) -> u64 {
     if (compare ^ original) & compare_mask == 0 {
         (original & !swap_mask) | (swap & swap_mask)
     } else {
@@ -113,30 +107,17 @@ mod tests {
         assert_eq!(AtomicOp::try_from(0), Ok(AtomicOp::FetchAdd));
         assert_eq!(AtomicOp::try_from(2), Ok(AtomicOp::CmpSwap));
         for v in [1u8, 3, 0xF] {
-            assert_eq!(
-                AtomicOp::try_from(v),
-                Err(RdmapError::UnsupportedAOpCode(v))
-            );
+            assert_eq!(AtomicOp::try_from(v), Err(RdmapError::UnsupportedAOpCode(v)));
         }
     }
 
     #[test]
     fn fast_equals_serial_on_edges() {
-        let edge = [
-            0u64,
-            1,
-            u64::MAX,
-            1 << 63,
-            0x8000_0000_8000_0000,
-            0x5555_5555_5555_5555,
-        ];
+        let edge = [0u64, 1, u64::MAX, 1 << 63, 0x8000_0000_8000_0000, 0x5555_5555_5555_5555];
         for &o in &edge {
             for &a in &edge {
                 for &m in &edge {
-                    assert_eq!(
-                        masked_fetch_add(o, a, m),
-                        masked_fetch_add_bit_serial(o, a, m)
-                    );
+                    assert_eq!(masked_fetch_add(o, a, m), masked_fetch_add_bit_serial(o, a, m));
                 }
             }
         }

@@ -123,11 +123,7 @@ pub struct IrdOrd {
 impl IrdOrd {
     /// Client/server mode with the given depths.
     pub fn new(ird: u16, ord: u16) -> Self {
-        IrdOrd {
-            ird,
-            ord,
-            ..IrdOrd::default()
-        }
+        IrdOrd { ird, ord, ..IrdOrd::default() }
     }
 
     /// The four wire octets; fails if IRD or ORD exceeds 14 bits.
@@ -163,12 +159,7 @@ impl IrdOrd {
         if self.peer_to_peer {
             *self
         } else {
-            IrdOrd {
-                send_rtr: false,
-                write_rtr: false,
-                read_rtr: false,
-                ..*self
-            }
+            IrdOrd { send_rtr: false, write_rtr: false, read_rtr: false, ..*self }
         }
     }
 }
@@ -195,15 +186,7 @@ pub struct MpaFrame {
 impl MpaFrame {
     /// A Rev 1 frame with CRCs requested, no markers, no private data.
     pub fn new(kind: FrameKind) -> Self {
-        MpaFrame {
-            kind,
-            markers: false,
-            crc: true,
-            reject: false,
-            rev: 1,
-            ird_ord: None,
-            private_data: Vec::new(),
-        }
+        MpaFrame { kind, markers: false, crc: true, reject: false, rev: 1, ird_ord: None, private_data: Vec::new() }
     }
 
     /// Turns the frame into an enhanced Rev 2 frame carrying `ird_ord` (S = 1).
@@ -215,12 +198,7 @@ impl MpaFrame {
 
     /// PD_Length: private data plus the IRD/ORD word.
     pub fn pd_length(&self) -> usize {
-        self.private_data.len()
-            + if self.ird_ord.is_some() {
-                IRD_ORD_LEN
-            } else {
-                0
-            }
+        self.private_data.len() + if self.ird_ord.is_some() { IRD_ORD_LEN } else { 0 }
     }
 
     /// The wire octets.
@@ -248,10 +226,8 @@ impl MpaFrame {
     /// Total frame size announced by a received header, once its first 20
     /// octets are present. Lets a receiver wait for the whole frame.
     pub fn frame_len(buf: &[u8]) -> Result<usize, CmError> {
-        let hdr = buf.get(..FRAME_HEADER_LEN).ok_or(CmError::Incomplete {
-            needed: FRAME_HEADER_LEN,
-            got: buf.len(),
-        })?;
+        let hdr =
+            buf.get(..FRAME_HEADER_LEN).ok_or(CmError::Incomplete { needed: FRAME_HEADER_LEN, got: buf.len() })?;
         if hdr[..16] != KEY_REQ && hdr[..16] != KEY_REP {
             return Err(CmError::BadKey);
         }
@@ -266,23 +242,14 @@ impl MpaFrame {
     /// octets after it (the first FPDU, say) are left alone.
     pub fn decode(buf: &[u8]) -> Result<(MpaFrame, usize), CmError> {
         let total = Self::frame_len(buf)?;
-        let frame = buf.get(..total).ok_or(CmError::Incomplete {
-            needed: total,
-            got: buf.len(),
-        })?;
-        let kind = if frame[..16] == KEY_REQ {
-            FrameKind::Request
-        } else {
-            FrameKind::Reply
-        };
+        let frame = buf.get(..total).ok_or(CmError::Incomplete { needed: total, got: buf.len() })?;
+        let kind = if frame[..16] == KEY_REQ { FrameKind::Request } else { FrameKind::Reply };
         let flags = frame[16];
         let rev = frame[17];
         let mut pd = &frame[FRAME_HEADER_LEN..];
         let enhanced = flags & FLAG_S != 0 && rev >= 2;
         let ird_ord = if enhanced {
-            let word = pd
-                .get(..IRD_ORD_LEN)
-                .ok_or(CmError::MissingIrdOrd(pd.len()))?;
+            let word = pd.get(..IRD_ORD_LEN).ok_or(CmError::MissingIrdOrd(pd.len()))?;
             let w = IrdOrd::from_bytes([word[0], word[1], word[2], word[3]]);
             pd = &pd[IRD_ORD_LEN..];
             Some(w)
@@ -306,10 +273,7 @@ impl MpaFrame {
     pub fn decode_as(buf: &[u8], expected: FrameKind) -> Result<(MpaFrame, usize), CmError> {
         let (frame, used) = Self::decode(buf)?;
         if frame.kind != expected {
-            return Err(CmError::WrongKind {
-                expected,
-                got: frame.kind,
-            });
+            return Err(CmError::WrongKind { expected, got: frame.kind });
         }
         Ok((frame, used))
     }
@@ -333,13 +297,7 @@ pub struct NegotiatedFraming {
 pub fn negotiate_framing(request: &MpaFrame, reply: &MpaFrame) -> NegotiatedFraming {
     let crc = request.crc || reply.crc;
     NegotiatedFraming {
-        initiator_to_responder: FramingConfig {
-            markers: reply.markers,
-            crc,
-        },
-        responder_to_initiator: FramingConfig {
-            markers: request.markers,
-            crc,
-        },
+        initiator_to_responder: FramingConfig { markers: reply.markers, crc },
+        responder_to_initiator: FramingConfig { markers: request.markers, crc },
     }
 }

@@ -86,12 +86,7 @@ impl TaggedHeader {
 
     /// Reads the fields of a 14-octet header without checking T or DV.
     pub fn from_bytes(b: &[u8; Self::LEN]) -> Self {
-        TaggedHeader {
-            last: b[0] & L_FLAG != 0,
-            ulp_ctrl: b[1],
-            stag: be32(&b[2..6]),
-            to: be64(&b[6..14]),
-        }
+        TaggedHeader { last: b[0] & L_FLAG != 0, ulp_ctrl: b[1], stag: be32(&b[2..6]), to: be64(&b[6..14]) }
     }
 }
 
@@ -156,16 +151,9 @@ impl DdpHeader {
     /// Rsvd bits are ignored (CHECKLIST DDP-01); DV must be 01b (DDP-02).
     /// Octets after the header are not looked at.
     pub fn parse(buf: &[u8]) -> Result<Self, DdpError> {
-        let ctrl = *buf.first().ok_or(DdpError::Truncated {
-            needed: TaggedHeader::LEN,
-            got: 0,
-        })?;
+        let ctrl = *buf.first().ok_or(DdpError::Truncated { needed: TaggedHeader::LEN, got: 0 })?;
         let tagged = ctrl & T_FLAG != 0;
-        let needed = if tagged {
-            TaggedHeader::LEN
-        } else {
-            UntaggedHeader::LEN
-        };
+        let needed = if tagged { TaggedHeader::LEN } else { UntaggedHeader::LEN };
         let dv = ctrl & DV_MASK;
         // The version is checked first: with an unknown version the rest of
         // the layout is unknown too.
@@ -175,16 +163,12 @@ impl DdpHeader {
         let got = buf.len();
         let truncated = DdpError::Truncated { needed, got };
         if tagged {
-            let b: &[u8; TaggedHeader::LEN] = buf
-                .get(..TaggedHeader::LEN)
-                .and_then(|s| s.try_into().ok())
-                .ok_or(truncated)?;
+            let b: &[u8; TaggedHeader::LEN] =
+                buf.get(..TaggedHeader::LEN).and_then(|s| s.try_into().ok()).ok_or(truncated)?;
             Ok(DdpHeader::Tagged(TaggedHeader::from_bytes(b)))
         } else {
-            let b: &[u8; UntaggedHeader::LEN] = buf
-                .get(..UntaggedHeader::LEN)
-                .and_then(|s| s.try_into().ok())
-                .ok_or(truncated)?;
+            let b: &[u8; UntaggedHeader::LEN] =
+                buf.get(..UntaggedHeader::LEN).and_then(|s| s.try_into().ok()).ok_or(truncated)?;
             Ok(DdpHeader::Untagged(UntaggedHeader::from_bytes(b)))
         }
     }
@@ -245,15 +229,11 @@ pub fn ddp_ctrl(tagged: bool, last: bool) -> u8 {
 }
 
 pub(crate) fn be32(b: &[u8]) -> u32 {
-    b.iter()
-        .take(4)
-        .fold(0u32, |acc, &x| (acc << 8) | u32::from(x))
+    b.iter().take(4).fold(0u32, |acc, &x| (acc << 8) | u32::from(x))
 }
 
 pub(crate) fn be64(b: &[u8]) -> u64 {
-    b.iter()
-        .take(8)
-        .fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+    b.iter().take(8).fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
 }
 
 #[cfg(test)]

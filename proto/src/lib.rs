@@ -50,11 +50,9 @@ pub use atomic::{masked_cmp_swap, masked_fetch_add, masked_fetch_add_bit_serial,
 pub use cm::{negotiate_framing, CmError, FrameKind, IrdOrd, MpaFrame, NegotiatedFraming};
 pub use ddp::{DdpError, DdpHeader, TaggedHeader, UntaggedHeader};
 pub use mpa::{
-    build_fpdu, crc32c, crc_field, mulpdu, pad_len, Deframer, Framer, FramingConfig, Marker,
-    MpaError, MARKER_INTERVAL,
+    build_fpdu, crc32c, crc_field, mulpdu, pad_len, Deframer, Framer, FramingConfig, Marker, MpaError, MARKER_INTERVAL,
 };
 pub use rdmap::{
-    parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapControl, RdmapError, RdmapHeader,
-    ReadRequest, Segment,
+    parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapControl, RdmapError, RdmapHeader, ReadRequest, Segment,
 };
 pub use terminate::{TermCode, Terminate, TerminatedDdpHeader};

@@ -223,8 +223,7 @@ mod tests {
     fn checksums_verify() {
         let (a, b) = ends();
         let mut cap = TcpCapture::new();
-        let conn =
-            cap.connect(a, b, &MpaFrame::new(FrameKind::Request), &MpaFrame::new(FrameKind::Reply), 0);
+        let conn = cap.connect(a, b, &MpaFrame::new(FrameKind::Request), &MpaFrame::new(FrameKind::Reply), 0);
         cap.data(conn, Side::Responder, &[1, 2, 3], 0);
         for (_, frame) in frames(cap.bytes()) {
             assert_eq!(checksum(&frame[14..34]), 0, "IPv4 header");

@@ -139,72 +139,36 @@ impl TermCode {
 
     /// Every named triplet with its name, in CHECKLIST §0.3 order.
     pub const ALL: &'static [(TermCode, &'static str)] = &[
-        (
-            Self::RDMA_LOCAL_CATASTROPHIC,
-            "RDMA Local Catastrophic Error",
-        ),
+        (Self::RDMA_LOCAL_CATASTROPHIC, "RDMA Local Catastrophic Error"),
         (Self::RDMA_PROT_INVALID_STAG, "Invalid STag"),
         (Self::RDMA_PROT_BASE_BOUNDS, "Base or bounds violation"),
         (Self::RDMA_PROT_ACCESS_RIGHTS, "Access rights violation"),
-        (
-            Self::RDMA_PROT_STAG_NOT_ASSOCIATED,
-            "STag not associated with RDMAP Stream",
-        ),
+        (Self::RDMA_PROT_STAG_NOT_ASSOCIATED, "STag not associated with RDMAP Stream"),
         (Self::RDMA_PROT_TO_WRAP, "TO wrap"),
-        (
-            Self::RDMA_PROT_CANNOT_INVALIDATE,
-            "STag cannot be Invalidated",
-        ),
+        (Self::RDMA_PROT_CANNOT_INVALIDATE, "STag cannot be Invalidated"),
         (Self::RDMA_PROT_UNSPECIFIED, "Unspecified Error"),
         (Self::RDMA_OP_INVALID_VERSION, "Invalid RDMAP version"),
         (Self::RDMA_OP_UNEXPECTED_OPCODE, "Unexpected OpCode"),
-        (
-            Self::RDMA_OP_CATASTROPHIC_STREAM,
-            "Catastrophic error, localized to RDMAP Stream",
-        ),
-        (
-            Self::RDMA_OP_CATASTROPHIC_GLOBAL,
-            "Catastrophic error, global",
-        ),
-        (
-            Self::RDMA_OP_CANNOT_INVALIDATE,
-            "STag cannot be Invalidated",
-        ),
+        (Self::RDMA_OP_CATASTROPHIC_STREAM, "Catastrophic error, localized to RDMAP Stream"),
+        (Self::RDMA_OP_CATASTROPHIC_GLOBAL, "Catastrophic error, global"),
+        (Self::RDMA_OP_CANNOT_INVALIDATE, "STag cannot be Invalidated"),
         (Self::RDMA_OP_UNSPECIFIED, "Unspecified Error"),
         (Self::DDP_LOCAL_CATASTROPHIC, "DDP Local Catastrophic"),
         (Self::DDP_TAGGED_INVALID_STAG, "Invalid STag"),
         (Self::DDP_TAGGED_BASE_BOUNDS, "Base or bounds violation"),
-        (
-            Self::DDP_TAGGED_STAG_NOT_ASSOCIATED,
-            "STag not associated with DDP Stream",
-        ),
+        (Self::DDP_TAGGED_STAG_NOT_ASSOCIATED, "STag not associated with DDP Stream"),
         (Self::DDP_TAGGED_TO_WRAP, "TO wrap"),
         (Self::DDP_TAGGED_INVALID_VERSION, "Invalid DDP version"),
         (Self::DDP_UNTAGGED_INVALID_QN, "Invalid QN"),
-        (
-            Self::DDP_UNTAGGED_NO_BUFFER,
-            "Invalid MSN - no buffer available",
-        ),
-        (
-            Self::DDP_UNTAGGED_MSN_RANGE,
-            "Invalid MSN - MSN range is not valid",
-        ),
+        (Self::DDP_UNTAGGED_NO_BUFFER, "Invalid MSN - no buffer available"),
+        (Self::DDP_UNTAGGED_MSN_RANGE, "Invalid MSN - MSN range is not valid"),
         (Self::DDP_UNTAGGED_INVALID_MO, "Invalid MO"),
-        (
-            Self::DDP_UNTAGGED_TOO_LONG,
-            "DDP Message too long for available buffer",
-        ),
+        (Self::DDP_UNTAGGED_TOO_LONG, "DDP Message too long for available buffer"),
         (Self::DDP_UNTAGGED_INVALID_VERSION, "Invalid DDP version"),
-        (
-            Self::MPA_CONNECTION_LOST,
-            "TCP connection closed, terminated or lost",
-        ),
+        (Self::MPA_CONNECTION_LOST, "TCP connection closed, terminated or lost"),
         (Self::MPA_CRC, "Received MPA CRC does not match"),
         (Self::MPA_MARKER, "Marker and ULPDU_Length disagree"),
-        (
-            Self::MPA_INVALID_FRAME,
-            "Invalid MPA Request or Reply frame",
-        ),
+        (Self::MPA_INVALID_FRAME, "Invalid MPA Request or Reply frame"),
         (Self::MPA_LOCAL_CATASTROPHIC, "MPA local catastrophic"),
         (Self::MPA_INSUFFICIENT_IRD, "Insufficient IRD resources"),
         (Self::MPA_NO_MATCHING_RTR, "No matching RTR option"),
@@ -248,17 +212,8 @@ impl TermCode {
     /// Splits a control word into its triplet and the M, D and R flags;
     /// the reserved bits are ignored.
     pub fn from_control_word(word: u32) -> (TermCode, bool, bool, bool) {
-        let code = tc(
-            (word >> 28) as u8 & 0xF,
-            (word >> 24) as u8 & 0xF,
-            (word >> 16) as u8,
-        );
-        (
-            code,
-            word & M_BIT != 0,
-            word & D_BIT != 0,
-            word & R_BIT != 0,
-        )
+        let code = tc((word >> 28) as u8 & 0xF, (word >> 24) as u8 & 0xF, (word >> 16) as u8);
+        (code, word & M_BIT != 0, word & D_BIT != 0, word & R_BIT != 0)
     }
 }
 
@@ -339,10 +294,7 @@ impl Terminate {
 
     /// A Terminate with no headers attached (M = D = R = 0).
     pub fn new(code: TermCode) -> Self {
-        Terminate {
-            code,
-            ..Terminate::default()
-        }
+        Terminate { code, ..Terminate::default() }
     }
 
     /// Attaches the offending DDP header and its segment length (M = D = 1).
@@ -414,11 +366,7 @@ impl Terminate {
         let word = take(buf, &mut at, Self::CONTROL_LEN, "Terminate control word")?;
         let word = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
         let (code, m, d, r) = TermCode::from_control_word(word);
-        let mut t = Terminate {
-            code,
-            m,
-            ..Terminate::default()
-        };
+        let mut t = Terminate { code, m, ..Terminate::default() };
         if m || d {
             let l = take(buf, &mut at, 2, "Terminate DDP Segment Length")?;
             t.segment_length = u16::from_be_bytes([l[0], l[1]]);
@@ -429,11 +377,7 @@ impl Terminate {
                 needed: at + TaggedHeader::LEN,
                 got: buf.len(),
             })?;
-            let len = if first & T_FLAG != 0 {
-                TaggedHeader::LEN
-            } else {
-                UntaggedHeader::LEN
-            };
+            let len = if first & T_FLAG != 0 { TaggedHeader::LEN } else { UntaggedHeader::LEN };
             let h = take(buf, &mut at, len, "Terminated DDP Header")?;
             t.ddp_header = TerminatedDdpHeader::from_segment(h);
         }
@@ -451,17 +395,8 @@ impl Terminate {
 }
 
 /// Takes `n` octets at `*at`, advancing it, or reports what was truncated.
-fn take<'a>(
-    buf: &'a [u8],
-    at: &mut usize,
-    n: usize,
-    what: &'static str,
-) -> Result<&'a [u8], RdmapError> {
-    let s = buf.get(*at..*at + n).ok_or(RdmapError::Truncated {
-        what,
-        needed: *at + n,
-        got: buf.len(),
-    })?;
+fn take<'a>(buf: &'a [u8], at: &mut usize, n: usize, what: &'static str) -> Result<&'a [u8], RdmapError> {
+    let s = buf.get(*at..*at + n).ok_or(RdmapError::Truncated { what, needed: *at + n, got: buf.len() })?;
     *at += n;
     Ok(s)
 }

@@ -15,11 +15,7 @@ fn field_model(original: u64, add: u64, mask: u64) -> u64 {
     for bit in 0..64u32 {
         if mask >> bit & 1 == 1 || bit == 63 {
             let width = bit - lo + 1;
-            let field_mask = if width == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << width) - 1) << lo
-            };
+            let field_mask = if width == 64 { u64::MAX } else { ((1u64 << width) - 1) << lo };
             let o = (original & field_mask) >> lo;
             let a = (add & field_mask) >> lo;
             let sum = o.wrapping_add(a) << lo;
@@ -32,16 +28,8 @@ fn field_model(original: u64, add: u64, mask: u64) -> u64 {
 
 fn check_all(o: u64, a: u64, m: u64) {
     let serial = masked_fetch_add_bit_serial(o, a, m);
-    assert_eq!(
-        masked_fetch_add(o, a, m),
-        serial,
-        "fast vs serial: {o:#x} {a:#x} {m:#x}"
-    );
-    assert_eq!(
-        field_model(o, a, m),
-        serial,
-        "model vs serial: {o:#x} {a:#x} {m:#x}"
-    );
+    assert_eq!(masked_fetch_add(o, a, m), serial, "fast vs serial: {o:#x} {a:#x} {m:#x}");
+    assert_eq!(field_model(o, a, m), serial, "model vs serial: {o:#x} {a:#x} {m:#x}");
 }
 
 #[test]
@@ -55,24 +43,11 @@ fn atom_09_masked_fetch_add_random_100k() {
 #[test]
 fn atom_09_masked_fetch_add_biased_masks() {
     let mut rng = StdRng::seed_from_u64(5040);
-    let mut masks = vec![
-        0u64,
-        u64::MAX,
-        1 << 63,
-        0x8000_0000_8000_0000,
-        0x8080_8080_8080_8080,
-    ];
+    let mut masks = vec![0u64, u64::MAX, 1 << 63, 0x8000_0000_8000_0000, 0x8080_8080_8080_8080];
     masks.extend((0..64).map(|b| 1u64 << b)); // single bits
     masks.extend((0..63).map(|b| 3u64 << b)); // adjacent bits
     masks.extend((0..64).map(|b| !(1u64 << b))); // all but one
-    let operands = [
-        0u64,
-        1,
-        u64::MAX,
-        1 << 63,
-        0x7fff_ffff_ffff_ffff,
-        0x5555_5555_5555_5555,
-    ];
+    let operands = [0u64, 1, u64::MAX, 1 << 63, 0x7fff_ffff_ffff_ffff, 0x5555_5555_5555_5555];
     for &m in &masks {
         for &o in &operands {
             for &a in &operands {
@@ -94,16 +69,8 @@ fn atom_09_masked_fetch_add_special_forms() {
     let mut rng = StdRng::seed_from_u64(1);
     for _ in 0..1000 {
         let (o, a): (u64, u64) = (rng.gen(), rng.gen());
-        assert_eq!(
-            masked_fetch_add(o, a, 0),
-            o.wrapping_add(a),
-            "mask 0 = plain add"
-        );
-        assert_eq!(
-            masked_fetch_add(o, a, 1 << 63),
-            o.wrapping_add(a),
-            "bit 63 = plain add"
-        );
+        assert_eq!(masked_fetch_add(o, a, 0), o.wrapping_add(a), "mask 0 = plain add");
+        assert_eq!(masked_fetch_add(o, a, 1 << 63), o.wrapping_add(a), "bit 63 = plain add");
         assert_eq!(masked_fetch_add(o, a, u64::MAX), o ^ a, "all ones = XOR");
         assert_eq!(masked_fetch_add(o, 0, rng.gen()), o, "add 0 = read");
     }
@@ -113,8 +80,7 @@ fn atom_09_masked_fetch_add_special_forms() {
 fn atom_10_masked_cmp_swap_identities() {
     let mut rng = StdRng::seed_from_u64(2);
     for _ in 0..10_000 {
-        let (o, s, sm, c, cm): (u64, u64, u64, u64, u64) =
-            (rng.gen(), rng.gen(), rng.gen(), rng.gen(), rng.gen());
+        let (o, s, sm, c, cm): (u64, u64, u64, u64, u64) = (rng.gen(), rng.gen(), rng.gen(), rng.gen(), rng.gen());
         let swapped = (o & !sm) | (s & sm);
         // Compare Mask 0: unconditional masked swap.
         assert_eq!(masked_cmp_swap(o, s, sm, c, 0), swapped);
@@ -142,10 +108,7 @@ fn atom_11_endianness_little_endian_target() {
     let original = u64::from_le_bytes(memory);
     memory = masked_fetch_add(original, 1, 0).to_le_bytes();
     assert_eq!(memory, [0x2a, 0, 0, 0, 0, 0, 0, 0]);
-    let resp = rnic_proto::AtomicResponse {
-        request_id: 1,
-        original,
-    };
+    let resp = rnic_proto::AtomicResponse { request_id: 1, original };
     assert_eq!(resp.to_bytes()[4..], [0, 0, 0, 0, 0, 0, 0, 0x29]);
 }
 

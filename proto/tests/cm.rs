@@ -3,9 +3,7 @@
 
 mod common;
 use common::hex;
-use rnic_proto::cm::{
-    negotiate_framing, CmError, FrameKind, IrdOrd, MpaFrame, KEY_REP, KEY_REQ, MAX_PRIVATE_DATA,
-};
+use rnic_proto::cm::{negotiate_framing, CmError, FrameKind, IrdOrd, MpaFrame, KEY_REP, KEY_REQ, MAX_PRIVATE_DATA};
 use rnic_proto::mpa::FramingConfig;
 
 const REQ_V1: &str = "4d504120494420526571204672616d65 40 01 0000";
@@ -30,10 +28,7 @@ fn mpa_04_default_frame_requests_crc() {
 
 #[test]
 fn mpa_05_crc_negotiation() {
-    let req = MpaFrame {
-        crc: false,
-        ..MpaFrame::new(FrameKind::Request)
-    };
+    let req = MpaFrame { crc: false, ..MpaFrame::new(FrameKind::Request) };
     let rep = MpaFrame::new(FrameKind::Reply);
     let n = negotiate_framing(&req, &rep);
     assert!(n.initiator_to_responder.crc && n.responder_to_initiator.crc);
@@ -44,38 +39,17 @@ fn mpa_05_crc_negotiation() {
 
 #[test]
 fn mpa_14_markers_per_direction() {
-    let req = MpaFrame {
-        markers: true,
-        ..MpaFrame::new(FrameKind::Request)
-    };
+    let req = MpaFrame { markers: true, ..MpaFrame::new(FrameKind::Request) };
     let rep = MpaFrame::new(FrameKind::Reply);
     let n = negotiate_framing(&req, &rep);
-    assert_eq!(
-        n.responder_to_initiator,
-        FramingConfig {
-            markers: true,
-            crc: true
-        }
-    );
-    assert_eq!(
-        n.initiator_to_responder,
-        FramingConfig {
-            markers: false,
-            crc: true
-        }
-    );
+    assert_eq!(n.responder_to_initiator, FramingConfig { markers: true, crc: true });
+    assert_eq!(n.initiator_to_responder, FramingConfig { markers: false, crc: true });
 }
 
 #[test]
 fn mpa_17_frame_layout() {
-    assert_eq!(
-        KEY_REQ.to_vec(),
-        hex("4D 50 41 20 49 44 20 52 65 71 20 46 72 61 6D 65")
-    );
-    assert_eq!(
-        KEY_REP.to_vec(),
-        hex("4D 50 41 20 49 44 20 52 65 70 20 46 72 61 6D 65")
-    );
+    assert_eq!(KEY_REQ.to_vec(), hex("4D 50 41 20 49 44 20 52 65 71 20 46 72 61 6D 65"));
+    assert_eq!(KEY_REP.to_vec(), hex("4D 50 41 20 49 44 20 52 65 70 20 46 72 61 6D 65"));
     let wire = MpaFrame::new(FrameKind::Request).encode().unwrap();
     assert_eq!(wire, hex(REQ_V1));
     // Octets after the frame (e.g. the first FPDU) are left alone.
@@ -90,13 +64,7 @@ fn mpa_17_frame_layout() {
 fn mpa_18_wrong_role_detected() {
     let req = hex(REQ_V1);
     let err = MpaFrame::decode_as(&req, FrameKind::Reply).unwrap_err();
-    assert_eq!(
-        err,
-        CmError::WrongKind {
-            expected: FrameKind::Reply,
-            got: FrameKind::Request
-        }
-    );
+    assert_eq!(err, CmError::WrongKind { expected: FrameKind::Reply, got: FrameKind::Request });
     assert_eq!(err.mpa_error_code(), Some(4));
     assert!(MpaFrame::decode_as(&req, FrameKind::Request).is_ok());
 }
@@ -134,21 +102,11 @@ fn mpa_20_pd_length_over_512_rejected() {
     let f = frame_with(0x40, 1, &[0u8; 513]);
     assert_eq!(MpaFrame::decode(&f), Err(CmError::PrivateDataTooLong(513)));
     // Rejected from the header alone, without waiting for the data.
-    assert_eq!(
-        MpaFrame::frame_len(&f[..20]),
-        Err(CmError::PrivateDataTooLong(513))
-    );
-    let big = MpaFrame {
-        private_data: vec![0; 513],
-        ..MpaFrame::new(FrameKind::Request)
-    };
+    assert_eq!(MpaFrame::frame_len(&f[..20]), Err(CmError::PrivateDataTooLong(513)));
+    let big = MpaFrame { private_data: vec![0; 513], ..MpaFrame::new(FrameKind::Request) };
     assert_eq!(big.encode(), Err(CmError::PrivateDataTooLong(513)));
     // With S = 1 the IRD/ORD word counts: 509 octets of ULP data is too much.
-    let v2 = MpaFrame {
-        private_data: vec![0; 509],
-        ..MpaFrame::new(FrameKind::Request)
-    }
-    .enhanced(IrdOrd::new(1, 1));
+    let v2 = MpaFrame { private_data: vec![0; 509], ..MpaFrame::new(FrameKind::Request) }.enhanced(IrdOrd::new(1, 1));
     assert_eq!(v2.encode(), Err(CmError::PrivateDataTooLong(513)));
 }
 
@@ -156,25 +114,9 @@ fn mpa_20_pd_length_over_512_rejected() {
 fn mpa_20_pd_length_short_data_is_incomplete() {
     let mut f = frame_with(0x40, 1, &[1, 2, 3, 4]);
     f[19] = 10;
-    assert_eq!(
-        MpaFrame::decode(&f),
-        Err(CmError::Incomplete {
-            needed: 30,
-            got: 24
-        })
-    );
-    assert_eq!(
-        CmError::Incomplete {
-            needed: 30,
-            got: 24
-        }
-        .mpa_error_code(),
-        None
-    );
-    assert_eq!(
-        MpaFrame::decode(&f[..7]),
-        Err(CmError::Incomplete { needed: 20, got: 7 })
-    );
+    assert_eq!(MpaFrame::decode(&f), Err(CmError::Incomplete { needed: 30, got: 24 }));
+    assert_eq!(CmError::Incomplete { needed: 30, got: 24 }.mpa_error_code(), None);
+    assert_eq!(MpaFrame::decode(&f[..7]), Err(CmError::Incomplete { needed: 20, got: 7 }));
 }
 
 #[test]
@@ -207,25 +149,12 @@ fn mpa_21_reject_reply_carries_private_data() {
 
 #[test]
 fn mpa2_01_s_bit_and_ird_ord_word() {
-    let w = IrdOrd {
-        peer_to_peer: true,
-        ird: 16,
-        read_rtr: true,
-        ord: 16,
-        ..IrdOrd::default()
-    };
-    let wire = MpaFrame::new(FrameKind::Request)
-        .enhanced(w)
-        .encode()
-        .unwrap();
+    let w = IrdOrd { peer_to_peer: true, ird: 16, read_rtr: true, ord: 16, ..IrdOrd::default() };
+    let wire = MpaFrame::new(FrameKind::Request).enhanced(w).encode().unwrap();
     assert_eq!(&wire[16..], &hex("50 02 00 04 80 10 40 10")[..]);
     assert_eq!(IrdOrd::from_bytes([0x80, 0x10, 0x40, 0x10]), w);
     // ULP private data follows the word.
-    let with_pd = MpaFrame {
-        private_data: b"xy".to_vec(),
-        ..MpaFrame::new(FrameKind::Reply)
-    }
-    .enhanced(w);
+    let with_pd = MpaFrame { private_data: b"xy".to_vec(), ..MpaFrame::new(FrameKind::Reply) }.enhanced(w);
     let wire = with_pd.encode().unwrap();
     assert_eq!(&wire[18..20], &[0, 6]);
     assert_eq!(&wire[24..], b"xy");
@@ -234,14 +163,7 @@ fn mpa2_01_s_bit_and_ird_ord_word() {
 
 #[test]
 fn mpa2_01_all_flag_bits() {
-    let all = IrdOrd {
-        peer_to_peer: true,
-        send_rtr: true,
-        ird: 0x1234,
-        write_rtr: true,
-        read_rtr: true,
-        ord: 0x0567,
-    };
+    let all = IrdOrd { peer_to_peer: true, send_rtr: true, ird: 0x1234, write_rtr: true, read_rtr: true, ord: 0x0567 };
     assert_eq!(all.to_bytes().unwrap(), [0xd2, 0x34, 0xc5, 0x67]);
     assert_eq!(IrdOrd::from_bytes([0xd2, 0x34, 0xc5, 0x67]), all);
 }
@@ -272,10 +194,7 @@ fn mpa2_06_client_server_ignores_bcd() {
 
 #[test]
 fn mpa2_08_input_sanity() {
-    assert_eq!(
-        IrdOrd::new(0x4000, 1).to_bytes(),
-        Err(CmError::IrdOrdRange(0x4000))
-    );
+    assert_eq!(IrdOrd::new(0x4000, 1).to_bytes(), Err(CmError::IrdOrdRange(0x4000)));
     let bad = MpaFrame::new(FrameKind::Request).enhanced(IrdOrd::new(1, 0xffff));
     assert_eq!(bad.encode(), Err(CmError::IrdOrdRange(0xffff)));
     // S = 1, Rev 2, but only 2 octets of private data.

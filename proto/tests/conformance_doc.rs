@@ -83,7 +83,9 @@ fn bringup_names_only_files_that_exist_and_its_wrapper_connects_every_rnic_top_p
         .skip(1)
         .step_by(2)
         .filter(|s| !s.contains(' ') && s.contains('/') && s.contains('.') && !s.starts_with('/'))
-        .filter(|s| ["bitstream/", "constraints/", "hdl/", "docs/", "driver/", "scripts/"].iter().any(|d| s.starts_with(d)))
+        .filter(|s| {
+            ["bitstream/", "constraints/", "hdl/", "docs/", "driver/", "scripts/"].iter().any(|d| s.starts_with(d))
+        })
         .filter(|s| !s.starts_with("bitstream/build/"))
         .collect();
     assert!(named.len() >= 4, "the flow's files are named: {named:?}");

@@ -27,26 +27,14 @@ fn ddp_02_invalid_version() {
     for dv in [0u8, 2, 3] {
         send[0] = 0x40 | dv;
         let err = parse_ulpdu(&send).unwrap_err();
-        assert_eq!(
-            err,
-            RdmapError::Ddp(DdpError::Version { dv, tagged: false })
-        );
+        assert_eq!(err, RdmapError::Ddp(DdpError::Version { dv, tagged: false }));
         assert_eq!(err.term_code(), TermCode::DDP_UNTAGGED_INVALID_VERSION);
     }
-    assert_eq!(
-        TermCode::DDP_UNTAGGED_INVALID_VERSION.control_word(true, true, false),
-        0x1206_c000
-    );
+    assert_eq!(TermCode::DDP_UNTAGGED_INVALID_VERSION.control_word(true, true, false), 0x1206_c000);
     let mut write = Segment::write(1, 0, b"x").to_vec();
     write[0] = 0xc2;
     let err = DdpHeader::parse(&write).unwrap_err();
-    assert_eq!(
-        err,
-        DdpError::Version {
-            dv: 2,
-            tagged: true
-        }
-    );
+    assert_eq!(err, DdpError::Version { dv: 2, tagged: true });
     assert_eq!(err.term_code(), TermCode::DDP_TAGGED_INVALID_VERSION);
     assert_eq!(err.term_code().control_word(true, true, false), 0x1104_c000);
 }
@@ -73,29 +61,14 @@ fn ddp_04_tagged_header() {
     assert_eq!(wire.len(), 14 + 1486);
     let next = Segment::tagged(Opcode::RdmaWrite, true, 0x1234_5678, 17870, &[0xaa; 562]);
     let parsed = parse_ulpdu(&next.to_vec()).unwrap().ddp;
-    assert_eq!(
-        parsed,
-        DdpHeader::Tagged(TaggedHeader {
-            last: true,
-            ulp_ctrl: 0x40,
-            stag: 0x1234_5678,
-            to: 17870
-        })
-    );
+    assert_eq!(parsed, DdpHeader::Tagged(TaggedHeader { last: true, ulp_ctrl: 0x40, stag: 0x1234_5678, to: 17870 }));
 }
 
 #[test]
 fn ddp_05_untagged_header() {
     let v3_ulpdu = hex("41430000000000000000000000010000000048656c6c6f");
     let h = DdpHeader::parse(&v3_ulpdu).unwrap();
-    let expected = UntaggedHeader {
-        last: true,
-        ulp_ctrl: 0x43,
-        inv_stag: 0,
-        qn: 0,
-        msn: 1,
-        mo: 0,
-    };
+    let expected = UntaggedHeader { last: true, ulp_ctrl: 0x43, inv_stag: 0, qn: 0, msn: 1, mo: 0 };
     assert_eq!(h, DdpHeader::Untagged(expected));
     assert_eq!(h.len(), 18);
     assert_eq!(expected.to_bytes().to_vec(), v3_ulpdu[..18].to_vec());
@@ -107,10 +80,7 @@ fn ddp_05_untagged_header() {
         msn: 0x090a_0b0c,
         mo: 0x0d0e_0f10,
     };
-    assert_eq!(
-        all.to_bytes().to_vec(),
-        hex("01 ff 01020304 05060708 090a0b0c 0d0e0f10")
-    );
+    assert_eq!(all.to_bytes().to_vec(), hex("01 ff 01020304 05060708 090a0b0c 0d0e0f10"));
     assert_eq!(UntaggedHeader::from_bytes(&all.to_bytes()), all);
 }
 
@@ -143,22 +113,13 @@ fn ddp_11_invalid_qn() {
 
 #[test]
 fn ddp_truncated_headers() {
-    assert_eq!(
-        DdpHeader::parse(&[]),
-        Err(DdpError::Truncated { needed: 14, got: 0 })
-    );
+    assert_eq!(DdpHeader::parse(&[]), Err(DdpError::Truncated { needed: 14, got: 0 }));
     let send = send_ulpdu(1, 0);
     for n in 1..18 {
-        assert_eq!(
-            DdpHeader::parse(&send[..n]),
-            Err(DdpError::Truncated { needed: 18, got: n })
-        );
+        assert_eq!(DdpHeader::parse(&send[..n]), Err(DdpError::Truncated { needed: 18, got: n }));
     }
     let write = Segment::write(1, 2, &[]).to_vec();
     for n in 1..14 {
-        assert_eq!(
-            DdpHeader::parse(&write[..n]),
-            Err(DdpError::Truncated { needed: 14, got: n })
-        );
+        assert_eq!(DdpHeader::parse(&write[..n]), Err(DdpError::Truncated { needed: 14, got: n }));
     }
 }

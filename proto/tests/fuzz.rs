@@ -9,84 +9,40 @@ use rand::{Rng, SeedableRng};
 use rnic_proto::cm::{FrameKind, IrdOrd, MpaFrame};
 use rnic_proto::ddp::DdpHeader;
 use rnic_proto::mpa::{Deframer, Framer, FramingConfig};
-use rnic_proto::rdmap::{
-    parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment,
-};
+use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment};
 use rnic_proto::terminate::{TermCode, Terminate, TerminatedDdpHeader};
 
 const ITERATIONS: usize = 25_000;
 
 fn seed_ulpdus() -> Vec<Vec<u8>> {
-    let rr = ReadRequest {
-        sink_stag: 1,
-        sink_to: 2,
-        size: 3,
-        src_stag: 4,
-        src_to: 5,
-    };
+    let rr = ReadRequest { sink_stag: 1, sink_to: 2, size: 3, src_stag: 4, src_to: 5 };
     let term = Terminate::new(TermCode::RDMA_PROT_INVALID_STAG)
-        .with_ddp(
-            46,
-            TerminatedDdpHeader::from_segment(&send_ulpdu(1, 0)).unwrap(),
-        )
+        .with_ddp(46, TerminatedDdpHeader::from_segment(&send_ulpdu(1, 0)).unwrap())
         .with_rdma(rr);
-    let tagged_term = Terminate::new(TermCode::DDP_TAGGED_INVALID_STAG).with_ddp(
-        78,
-        TerminatedDdpHeader::from_segment(&Segment::write(9, 9, b"").to_vec()).unwrap(),
-    );
+    let tagged_term = Terminate::new(TermCode::DDP_TAGGED_INVALID_STAG)
+        .with_ddp(78, TerminatedDdpHeader::from_segment(&Segment::write(9, 9, b"").to_vec()).unwrap());
     vec![
         Segment::write(0xdead_beef, 0x1000, b"hello world").to_vec(),
         Segment::read_response(1, 2, &[7; 33]).to_vec(),
         Segment::send(1, b"Hello").to_vec(),
         Segment::send_invalidate(2, 0x55, b"inv").to_vec(),
-        Segment::untagged(
-            Opcode::SendSolicited,
-            false,
-            0,
-            3,
-            100,
-            RdmapHeader::None,
-            b"x",
-        )
-        .to_vec(),
+        Segment::untagged(Opcode::SendSolicited, false, 0, 3, 100, RdmapHeader::None, b"x").to_vec(),
         Segment::read_request(1, rr).to_vec(),
         Segment::terminate(1, term).to_vec(),
         Segment::terminate(1, tagged_term).to_vec(),
         Segment::terminate(1, Terminate::new(TermCode::MPA_CRC)).to_vec(),
         Segment::immediate(2, [1, 2, 3, 4, 5, 6, 7, 8], true).to_vec(),
         Segment::atomic_request(2, AtomicRequest::fetch_add(1, 2, 0x1000, 1, 0)).to_vec(),
-        Segment::atomic_response(
-            1,
-            AtomicResponse {
-                request_id: 1,
-                original: 0x29,
-            },
-        )
-        .to_vec(),
+        Segment::atomic_response(1, AtomicResponse { request_id: 1, original: 0x29 }).to_vec(),
     ]
 }
 
 fn seed_frames() -> Vec<Vec<u8>> {
-    let p2p = IrdOrd {
-        peer_to_peer: true,
-        ird: 16,
-        read_rtr: true,
-        ord: 16,
-        ..IrdOrd::default()
-    };
+    let p2p = IrdOrd { peer_to_peer: true, ird: 16, read_rtr: true, ord: 16, ..IrdOrd::default() };
     vec![
         MpaFrame::new(FrameKind::Request).encode().unwrap(),
-        MpaFrame {
-            reject: true,
-            private_data: b"no".to_vec(),
-            ..MpaFrame::new(FrameKind::Reply)
-        }
-        .encode()
-        .unwrap(),
-        MpaFrame::new(FrameKind::Request)
-            .enhanced(p2p)
-            .encode()
-            .unwrap(),
+        MpaFrame { reject: true, private_data: b"no".to_vec(), ..MpaFrame::new(FrameKind::Reply) }.encode().unwrap(),
+        MpaFrame::new(FrameKind::Request).enhanced(p2p).encode().unwrap(),
         hex("4d504120494420526570204672616d65 50 02 0004 3fff3fff"),
     ]
 }
@@ -168,14 +124,8 @@ fn check_frame(bytes: &[u8]) {
 fn check_deframer(rng: &mut StdRng, stream: &[u8]) -> (usize, usize) {
     let (mut delivered, mut errors) = (0, 0);
     for cfg in [
-        FramingConfig {
-            markers: false,
-            crc: false,
-        },
-        FramingConfig {
-            markers: true,
-            crc: false,
-        },
+        FramingConfig { markers: false, crc: false },
+        FramingConfig { markers: true, crc: false },
         FramingConfig::CRC_ONLY,
         FramingConfig::MARKERS_AND_CRC,
     ] {
@@ -223,10 +173,7 @@ fn fuzz_parsers_never_panic() {
         check_frame(&mutate(&mut rng, f));
     }
     // The mutations reach both the accepting and the rejecting paths.
-    assert!(
-        accepted > ITERATIONS / 20 && accepted < ITERATIONS / 2,
-        "accepted {accepted}"
-    );
+    assert!(accepted > ITERATIONS / 20 && accepted < ITERATIONS / 2, "accepted {accepted}");
 }
 
 #[test]
@@ -235,10 +182,7 @@ fn fuzz_deframer_never_panics() {
     let ulpdus = seed_ulpdus();
     let (mut delivered, mut errors) = (0, 0);
     for i in 0..ITERATIONS {
-        let cfg = FramingConfig {
-            markers: i % 2 == 0,
-            crc: i % 3 != 0,
-        };
+        let cfg = FramingConfig { markers: i % 2 == 0, crc: i % 3 != 0 };
         let mut framer = Framer::new(cfg);
         let mut stream = Vec::new();
         for _ in 0..rng.gen_range(1..6) {
@@ -259,8 +203,5 @@ fn fuzz_deframer_never_panics() {
         delivered += d;
         errors += e;
     }
-    assert!(
-        delivered > 1000 && errors > 1000,
-        "delivered {delivered}, errors {errors}"
-    );
+    assert!(delivered > 1000 && errors > 1000, "delivered {delivered}, errors {errors}");
 }

@@ -5,12 +5,12 @@ mod common;
 use common::hex;
 use proptest::prelude::*;
 use rnic_proto::host::context::{
-    cq_fields, mr_fields, qp_fields, ContextError, CqContext, CqStatus, MrAccess, MrContext,
-    QpContext, MAX_READS, QpState, QpStatus, TermInfo,
+    cq_fields, mr_fields, qp_fields, ContextError, CqContext, CqStatus, MrAccess, MrContext, QpContext, QpState,
+    QpStatus, TermInfo, MAX_READS,
 };
 use rnic_proto::host::desc::{
-    cqe_fields, cqe_phase, rq_wqe_fields, slot_addr, sq_wqe_fields, Cqe, CqeOpcode, CqeStatus,
-    DescError, RqWqe, SqOpcode, SqWqe, CQE_LEN, RQ_WQE_LEN, SQ_WQE_LEN, SQ_WQE_SLOT_LEN,
+    cqe_fields, cqe_phase, rq_wqe_fields, slot_addr, sq_wqe_fields, Cqe, CqeOpcode, CqeStatus, DescError, RqWqe,
+    SqOpcode, SqWqe, CQE_LEN, RQ_WQE_LEN, SQ_WQE_LEN, SQ_WQE_SLOT_LEN,
 };
 use rnic_proto::host::regs::{self, CmdOpcode, CmdResult, Register};
 use rnic_proto::host::{stag, stag_index, stag_key, Field};
@@ -54,41 +54,21 @@ fn register_offsets_match_the_spec() {
 fn register_decode_agrees_with_the_offset_functions() {
     let (qps, cqs) = (64, 64);
     for n in 0..qps {
-        assert_eq!(
-            Register::decode(regs::sq_pi(n), qps, cqs),
-            Some(Register::SqPi(n))
-        );
-        assert_eq!(
-            Register::decode(regs::rq_pi(n), qps, cqs),
-            Some(Register::RqPi(n))
-        );
+        assert_eq!(Register::decode(regs::sq_pi(n), qps, cqs), Some(Register::SqPi(n)));
+        assert_eq!(Register::decode(regs::rq_pi(n), qps, cqs), Some(Register::RqPi(n)));
     }
     for n in 0..cqs {
-        assert_eq!(
-            Register::decode(regs::cq_ci(n), qps, cqs),
-            Some(Register::CqCi(n))
-        );
-        assert_eq!(
-            Register::decode(regs::cq_arm(n), qps, cqs),
-            Some(Register::CqArm(n))
-        );
+        assert_eq!(Register::decode(regs::cq_ci(n), qps, cqs), Some(Register::CqCi(n)));
+        assert_eq!(Register::decode(regs::cq_arm(n), qps, cqs), Some(Register::CqArm(n)));
     }
     for i in 0..16 {
-        assert_eq!(
-            Register::decode(regs::cmd_data(i), qps, cqs),
-            Some(Register::CmdData(i))
-        );
+        assert_eq!(Register::decode(regs::cmd_data(i), qps, cqs), Some(Register::CmdData(i)));
     }
     for i in [0, 1, regs::DEVICE_MEMORY_WINDOW / 4 - 1] {
-        assert_eq!(
-            Register::decode(regs::DEVICE_MEMORY + 4 * i, qps, cqs),
-            Some(Register::DeviceMemory(i))
-        );
+        assert_eq!(Register::decode(regs::DEVICE_MEMORY + 4 * i, qps, cqs), Some(Register::DeviceMemory(i)));
     }
     // Everything else in BAR0 is unmapped.
-    let mapped = (0..regs::BAR0_LEN)
-        .filter(|&o| Register::decode(o, qps, cqs).is_some())
-        .count();
+    let mapped = (0..regs::BAR0_LEN).filter(|&o| Register::decode(o, qps, cqs).is_some()).count();
     let fixed = regs::REGISTERS.len() - 1; // CMD_DATA is counted as its 16 words
     let window = (regs::DEVICE_MEMORY_WINDOW / 4) as usize;
     assert_eq!(mapped, fixed + 16 + 2 * qps as usize + 2 * cqs as usize + window);
@@ -130,38 +110,18 @@ fn check_table(name: &str, fields: &[Field], bits: u32) {
 
 #[test]
 fn layouts_are_disjoint_and_fit() {
-    let qp: Vec<Field> = qp_fields::CONTEXT
-        .iter()
-        .chain(qp_fields::STATUS)
-        .copied()
-        .collect();
+    let qp: Vec<Field> = qp_fields::CONTEXT.iter().chain(qp_fields::STATUS).copied().collect();
     check_table("qp", &qp, 12 * 32);
     check_table("qp context", qp_fields::CONTEXT, 8 * 32);
-    let cq: Vec<Field> = cq_fields::CONTEXT
-        .iter()
-        .chain(cq_fields::STATUS)
-        .copied()
-        .collect();
+    let cq: Vec<Field> = cq_fields::CONTEXT.iter().chain(cq_fields::STATUS).copied().collect();
     check_table("cq", &cq, 6 * 32);
     check_table("cq context", cq_fields::CONTEXT, 4 * 32);
     check_table("mr", mr_fields::CONTEXT, 7 * 32);
     check_table("sq wqe", sq_wqe_fields::ALL, SQ_WQE_LEN as u32 * 8);
     check_table("rq wqe", rq_wqe_fields::ALL, RQ_WQE_LEN as u32 * 8);
     check_table("cqe", cqe_fields::ALL, CQE_LEN as u32 * 8);
-    for reg in [
-        "VERSION",
-        "FEATURES",
-        "CONTROL",
-        "STATUS",
-        "CMD",
-        "CMD_STATUS",
-        "CQ_ARM",
-    ] {
-        let fields: Vec<Field> = regs::REGISTER_FIELDS
-            .iter()
-            .filter(|(r, _)| *r == reg)
-            .map(|(_, f)| *f)
-            .collect();
+    for reg in ["VERSION", "FEATURES", "CONTROL", "STATUS", "CMD", "CMD_STATUS", "CQ_ARM"] {
+        let fields: Vec<Field> = regs::REGISTER_FIELDS.iter().filter(|(r, _)| *r == reg).map(|(_, f)| *f).collect();
         check_table(reg, &fields, 32);
     }
 }
@@ -169,37 +129,15 @@ fn layouts_are_disjoint_and_fit() {
 #[test]
 fn field_numbers_for_the_hdl_generator() {
     // A few positions spelled out, as the generator reads them.
-    assert_eq!(
-        (
-            qp_fields::PD.word(),
-            qp_fields::PD.shift(),
-            qp_fields::PD.width
-        ),
-        (0, 16, 16)
-    );
+    assert_eq!((qp_fields::PD.word(), qp_fields::PD.shift(), qp_fields::PD.width), (0, 16, 16));
     assert_eq!((qp_fields::ORD.word(), qp_fields::ORD.shift()), (3, 24));
-    assert_eq!(
-        (qp_fields::RQ_BASE.word(), qp_fields::RQ_BASE.width),
-        (6, 64)
-    );
-    assert_eq!(
-        (qp_fields::TERM_VALID.word(), qp_fields::TERM_VALID.shift()),
-        (10, 31)
-    );
+    assert_eq!((qp_fields::RQ_BASE.word(), qp_fields::RQ_BASE.width), (6, 64));
+    assert_eq!((qp_fields::TERM_VALID.word(), qp_fields::TERM_VALID.shift()), (10, 31));
     assert_eq!((mr_fields::VALID.word(), mr_fields::VALID.shift()), (0, 15));
     assert_eq!(mr_fields::IOVA.lsb, 160);
     assert_eq!((cq_fields::BASE.word(), cq_fields::BASE.lsb), (1, 32));
-    assert_eq!(
-        (
-            sq_wqe_fields::REMOTE_TO.byte(),
-            sq_wqe_fields::REMOTE_TO.lsb
-        ),
-        (32, 256)
-    );
-    assert_eq!(
-        (cqe_fields::INVALIDATED.byte(), cqe_fields::INVALIDATED.lsb),
-        (31, 251)
-    );
+    assert_eq!((sq_wqe_fields::REMOTE_TO.byte(), sq_wqe_fields::REMOTE_TO.lsb), (32, 256));
+    assert_eq!((cqe_fields::INVALIDATED.byte(), cqe_fields::INVALIDATED.lsb), (31, 251));
     assert_eq!(regs::cmd::INDEX.mask(), 0xFF_FFFF);
 }
 
@@ -243,20 +181,14 @@ fn qp_status_words_by_hand() {
     let status = QpStatus {
         sq_ci: 7,
         rq_ci: 9,
-        terminate: Some(TermInfo {
-            code: TermCode::DDP_TAGGED_INVALID_STAG,
-            received: true,
-        }),
+        terminate: Some(TermInfo { code: TermCode::DDP_TAGGED_INVALID_STAG, received: true }),
     };
     let mut w = [0u32; 16];
     status.write_words(&mut w);
     assert_eq!(&w[8..12], &[7, 9, 0xC101_0000, 0]);
     assert_eq!(QpStatus::from_words(&w), status);
     let sent = QpStatus {
-        terminate: Some(TermInfo {
-            code: TermCode::RDMA_PROT_CANNOT_INVALIDATE,
-            received: false,
-        }),
+        terminate: Some(TermInfo { code: TermCode::RDMA_PROT_CANNOT_INVALIDATE, received: false }),
         ..status
     };
     sent.write_words(&mut w);
@@ -275,32 +207,14 @@ fn qp_context_errors() {
         f(&mut c);
         QpContext::from_words(&c.to_words())
     };
-    assert!(matches!(
-        bad(|c| c.sq_log_size = 32),
-        Err(ContextError::LogSize {
-            field: "sq_log_size",
-            value: 32
-        })
-    ));
-    assert!(matches!(
-        bad(|c| c.rq_log_size = 255),
-        Err(ContextError::LogSize { .. })
-    ));
-    assert!(matches!(
-        bad(|c| c.sq_base = 0x40),
-        Err(ContextError::Misaligned { align: 128, .. })
-    ));
-    assert!(matches!(
-        bad(|c| c.rq_base = 0x10),
-        Err(ContextError::Misaligned { align: 32, .. })
-    ));
+    assert!(matches!(bad(|c| c.sq_log_size = 32), Err(ContextError::LogSize { field: "sq_log_size", value: 32 })));
+    assert!(matches!(bad(|c| c.rq_log_size = 255), Err(ContextError::LogSize { .. })));
+    assert!(matches!(bad(|c| c.sq_base = 0x40), Err(ContextError::Misaligned { align: 128, .. })));
+    assert!(matches!(bad(|c| c.rq_base = 0x10), Err(ContextError::Misaligned { align: 32, .. })));
     assert_eq!(bad(|c| c.mulpdu = 127), Err(ContextError::Mulpdu(127)));
     assert_eq!(bad(|c| c.ird = 5), Err(ContextError::ReadDepth { field: "ird", value: 5 }));
     assert_eq!(bad(|c| c.ord = 255), Err(ContextError::ReadDepth { field: "ord", value: 255 }));
-    assert!(matches!(
-        bad(|c| c.sq_base = !127),
-        Err(ContextError::Wraps { .. })
-    ));
+    assert!(matches!(bad(|c| c.sq_base = !127), Err(ContextError::Wraps { .. })));
     // A RESET context may be all zeros.
     assert_eq!(QpContext::from_words(&[0; 16]), Ok(QpContext::default()));
     assert_eq!(bad(|c| c.sq_log_size = 31).map(|c| c.sq_log_size), Ok(31));
@@ -313,29 +227,14 @@ fn qp_context_errors() {
 
 #[test]
 fn cq_and_mr_context_words_by_hand() {
-    let cq = CqContext {
-        log_size: 10,
-        enable: true,
-        vector: 0x1234,
-        base: 0xFFFF_0000_0000_1000,
-    };
+    let cq = CqContext { log_size: 10, enable: true, vector: 0x1234, base: 0xFFFF_0000_0000_1000 };
     let w = cq.to_words();
     assert_eq!(&w[..4], &[0x1234_010A, 0x0000_1000, 0xFFFF_0000, 0]);
     assert_eq!(CqContext::from_words(&w), Ok(cq));
     let mut s = [0u32; 16];
-    CqStatus {
-        pi: 0x8000_0001,
-        overflow: true,
-    }
-    .write_words(&mut s);
+    CqStatus { pi: 0x8000_0001, overflow: true }.write_words(&mut s);
     assert_eq!(&s[4..6], &[0x8000_0001, 1]);
-    assert_eq!(
-        CqStatus::from_words(&s),
-        CqStatus {
-            pi: 0x8000_0001,
-            overflow: true
-        }
-    );
+    assert_eq!(CqStatus::from_words(&s), CqStatus { pi: 0x8000_0001, overflow: true });
     assert!(matches!(
         CqContext::from_words(&CqContext { base: 0x10, ..cq }.to_words()),
         Err(ContextError::Misaligned { .. })
@@ -343,12 +242,7 @@ fn cq_and_mr_context_words_by_hand() {
 
     let mr = MrContext {
         key: 0xA5,
-        access: MrAccess {
-            local_write: true,
-            remote_read: false,
-            remote_write: true,
-            remote_atomic: false,
-        },
+        access: MrAccess { local_write: true, remote_read: false, remote_write: true, remote_atomic: false },
         valid: true,
         pd: 0x0042,
         va: 0x0000_7F00_0000_0000,
@@ -358,30 +252,12 @@ fn cq_and_mr_context_words_by_hand() {
     let w = mr.to_words();
     assert_eq!(&w[..8], &[0x0042_85A5, 0, 0x7F00, 0, 1, 0x8000_0000, 0, 0]);
     assert_eq!(MrContext::from_words(&w), Ok(mr));
-    let wrap = MrContext {
-        va: u64::MAX,
-        length: 2,
-        ..mr
-    };
-    assert!(matches!(
-        MrContext::from_words(&wrap.to_words()),
-        Err(ContextError::Wraps { field: "va", .. })
-    ));
-    let end = MrContext {
-        va: u64::MAX,
-        length: 1,
-        ..mr
-    };
+    let wrap = MrContext { va: u64::MAX, length: 2, ..mr };
+    assert!(matches!(MrContext::from_words(&wrap.to_words()), Err(ContextError::Wraps { field: "va", .. })));
+    let end = MrContext { va: u64::MAX, length: 1, ..mr };
     assert_eq!(MrContext::from_words(&end.to_words()), Ok(end));
-    let iova = MrContext {
-        iova: u64::MAX - 8,
-        length: 16,
-        ..mr
-    };
-    assert!(matches!(
-        MrContext::from_words(&iova.to_words()),
-        Err(ContextError::Wraps { field: "iova", .. })
-    ));
+    let iova = MrContext { iova: u64::MAX - 8, length: 16, ..mr };
+    assert!(matches!(MrContext::from_words(&iova.to_words()), Err(ContextError::Wraps { field: "iova", .. })));
 }
 
 #[test]
@@ -440,10 +316,7 @@ fn rfc_7306_wqe_builders() {
     );
     assert_eq!((fa.compare, fa.compare_mask), (0, 0));
     let cs = SqWqe::cmp_swap(2, 0xC, 0xCC, 0x5, 0x55);
-    assert_eq!(
-        (cs.aopcode, cs.compare, cs.compare_mask, cs.add_swap, cs.add_swap_mask),
-        (2, 0xC, 0xCC, 0x5, 0x55)
-    );
+    assert_eq!((cs.aopcode, cs.compare, cs.compare_mask, cs.add_swap, cs.add_swap_mask), (2, 0xC, 0xCC, 0x5, 0x55));
     let imm = SqWqe::immediate(3, [1, 2, 3, 4, 5, 6, 7, 8], true);
     assert_eq!(imm.op(), Some(SqOpcode::ImmSe));
     // The octets sit in the WQE as they go on the wire.
@@ -467,11 +340,7 @@ fn sq_opcodes_equal_rdmap_opcodes() {
             }
         }
     }
-    let supported: Vec<u8> = SqOpcode::ALL
-        .iter()
-        .filter(|(o, _)| o.is_supported())
-        .map(|(o, _)| o.code())
-        .collect();
+    let supported: Vec<u8> = SqOpcode::ALL.iter().filter(|(o, _)| o.is_supported()).map(|(o, _)| o.code()).collect();
     assert_eq!(supported, [0, 1, 3, 4, 5, 6, 8, 9, 0xA]);
     assert_eq!(SqOpcode::Atomic.rdmap_opcode(), Some(Opcode::AtomicRequest));
     assert_eq!(SqOpcode::WriteImm.rdmap_opcode(), None);
@@ -479,20 +348,12 @@ fn sq_opcodes_equal_rdmap_opcodes() {
     // An unknown opcode survives decoding: it must still complete (BAD_OPCODE).
     let mut b = [0u8; SQ_WQE_LEN];
     b[0] = 0x7F;
-    assert_eq!(
-        SqWqe::decode(&b).map(|w| (w.opcode, w.op())),
-        Ok((0x7F, None))
-    );
+    assert_eq!(SqWqe::decode(&b).map(|w| (w.opcode, w.op())), Ok((0x7F, None)));
 }
 
 #[test]
 fn rq_wqe_bytes_by_hand() {
-    let w = RqWqe::new(
-        0x0807_0605_0403_0201,
-        0x1C1B_1A19,
-        0x100F_0E0D_0C0B_0A09,
-        0x1817_1615,
-    );
+    let w = RqWqe::new(0x0807_0605_0403_0201, 0x1C1B_1A19, 0x100F_0E0D_0C0B_0A09, 0x1817_1615);
     let b = w.encode();
     let want = hex("01 02 03 04 05 06 07 08  09 0A 0B 0C 0D 0E 0F 10
          15 16 17 18 19 1A 1B 1C  00 00 00 00 00 00 00 00");
@@ -534,26 +395,9 @@ fn cqe_bytes_by_hand() {
 
 #[test]
 fn truncated_descriptors() {
-    assert_eq!(
-        SqWqe::decode(&[0; 95]),
-        Err(DescError::Truncated {
-            what: "SQ WQE",
-            needed: 96,
-            got: 95
-        })
-    );
-    assert!(matches!(
-        RqWqe::decode(&[0; 31]),
-        Err(DescError::Truncated { needed: 32, .. })
-    ));
-    assert!(matches!(
-        Cqe::decode(&[]),
-        Err(DescError::Truncated {
-            needed: 32,
-            got: 0,
-            ..
-        })
-    ));
+    assert_eq!(SqWqe::decode(&[0; 95]), Err(DescError::Truncated { what: "SQ WQE", needed: 96, got: 95 }));
+    assert!(matches!(RqWqe::decode(&[0; 31]), Err(DescError::Truncated { needed: 32, .. })));
+    assert!(matches!(Cqe::decode(&[]), Err(DescError::Truncated { needed: 32, got: 0, .. })));
 }
 
 // ------------------------------------------------------------ the ring rules
@@ -564,11 +408,7 @@ fn phase_bit_of_the_spec() {
     for log in [0u8, 1, 4, 10] {
         let size = 1u32 << log;
         for i in 0..4 * size {
-            assert_eq!(
-                cqe_phase(i, log),
-                (i / size).is_multiple_of(2),
-                "index {i} log {log}"
-            );
+            assert_eq!(cqe_phase(i, log), (i / size).is_multiple_of(2), "index {i} log {log}");
         }
     }
     assert_eq!(slot_addr(0x8000, 0x1_0003, 4, CQE_LEN), 0x8000 + 3 * 32);
@@ -650,29 +490,19 @@ fn sq_wqe() -> impl Strategy<Value = SqWqe> {
 }
 
 fn cqe() -> impl Strategy<Value = Cqe> {
-    (
-        any::<(u64, u32, u16, u64)>(),
-        0u8..6,
-        0u8..8,
-        proptest::option::of(any::<u32>()),
-        any::<(bool, bool, bool)>(),
-    )
-        .prop_map(
-            |((wr_id, byte_len, qpn, imm), op, st, invalidated, (phase, solicited, imm_valid))| {
-                Cqe {
-                    wr_id,
-                    byte_len,
-                    qpn,
-                    opcode: CqeOpcode::try_from(op).unwrap(),
-                    status: CqeStatus::try_from(st).unwrap(),
-                    imm,
-                    invalidated,
-                    phase,
-                    solicited,
-                    imm_valid,
-                }
-            },
-        )
+    (any::<(u64, u32, u16, u64)>(), 0u8..6, 0u8..8, proptest::option::of(any::<u32>()), any::<(bool, bool, bool)>())
+        .prop_map(|((wr_id, byte_len, qpn, imm), op, st, invalidated, (phase, solicited, imm_valid))| Cqe {
+            wr_id,
+            byte_len,
+            qpn,
+            opcode: CqeOpcode::try_from(op).unwrap(),
+            status: CqeStatus::try_from(st).unwrap(),
+            imm,
+            invalidated,
+            phase,
+            solicited,
+            imm_valid,
+        })
 }
 
 fn valid_qp_context() -> impl Strategy<Value = QpContext> {

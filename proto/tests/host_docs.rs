@@ -4,27 +4,21 @@
 //! documented.
 
 use rnic_proto::host::context::{cq_fields, mr_fields, qp_fields, QpState};
-use rnic_proto::host::desc::{
-    cqe_fields, rq_wqe_fields, sq_wqe_fields, CqeOpcode, CqeStatus, SqOpcode,
-};
+use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, sq_wqe_fields, CqeOpcode, CqeStatus, SqOpcode};
 use rnic_proto::host::regs::{self, CmdOpcode, CmdResult};
 use rnic_proto::host::Field;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 fn doc(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../docs")
-        .join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The rows of every table under the `##` heading `title` (header rows and
 /// separators left out), as trimmed cells. `\|` inside a cell is kept.
 fn tables(doc: &str, title: &str) -> Vec<Vec<Vec<String>>> {
-    let mut lines = doc
-        .lines()
-        .skip_while(|l| l.trim_start_matches('#').trim() != title || !l.starts_with('#'));
+    let mut lines = doc.lines().skip_while(|l| l.trim_start_matches('#').trim() != title || !l.starts_with('#'));
     assert!(lines.next().is_some(), "no section '{title}'");
     let mut out: Vec<Vec<Vec<String>>> = Vec::new();
     let mut in_table = false;
@@ -33,11 +27,8 @@ fn tables(doc: &str, title: &str) -> Vec<Vec<Vec<String>>> {
             in_table = false;
             continue;
         }
-        let cells: Vec<String> = line
-            .replace("\\|", "\u{1}")
-            .split('|')
-            .map(|c| c.trim().replace('\u{1}', "|"))
-            .collect();
+        let cells: Vec<String> =
+            line.replace("\\|", "\u{1}").split('|').map(|c| c.trim().replace('\u{1}', "|")).collect();
         let cells = cells[1..cells.len() - 1].to_vec();
         if !in_table {
             in_table = true;
@@ -71,9 +62,7 @@ fn number(s: &str) -> u64 {
 /// "a–b" (or "a-b") as (a, b); a single "a" as (a, a).
 fn range(s: &str, unit_prefix: &str) -> (u64, u64) {
     let s = s.replace('–', "-");
-    let mut parts = s
-        .split('-')
-        .map(|p| number(p.trim().trim_start_matches(unit_prefix)));
+    let mut parts = s.split('-').map(|p| number(p.trim().trim_start_matches(unit_prefix)));
     let first = parts.next().unwrap();
     (first, parts.next().unwrap_or(first))
 }
@@ -89,37 +78,20 @@ fn bits(s: &str) -> (u64, u64) {
 /// A documented field: name, lsb and width, from a unit cell ("w4–w5" or
 /// "8–15"), a bits cell and a name cell. The unit range must be exactly the
 /// units the bits cover.
-fn documented_field(
-    unit: &str,
-    bits_cell: &str,
-    name: &str,
-    unit_bits: u64,
-    prefix: &str,
-) -> (String, u32, u32) {
+fn documented_field(unit: &str, bits_cell: &str, name: &str, unit_bits: u64, prefix: &str) -> (String, u32, u32) {
     let (first, last) = range(unit, prefix);
     let (hi, lo) = bits(bits_cell);
     let lsb = first * unit_bits + lo;
     let msb = first * unit_bits + hi;
-    assert_eq!(
-        msb / unit_bits,
-        last,
-        "{name}: '{unit}' does not match bits {bits_cell}"
-    );
+    assert_eq!(msb / unit_bits, last, "{name}: '{unit}' does not match bits {bits_cell}");
     (name.to_string(), lsb as u32, (hi - lo + 1) as u32)
 }
 
 fn as_set(fields: &[Field]) -> BTreeSet<(String, u32, u32)> {
-    fields
-        .iter()
-        .map(|f| (f.name.to_string(), f.lsb, f.width))
-        .collect()
+    fields.iter().map(|f| (f.name.to_string(), f.lsb, f.width)).collect()
 }
 
-fn assert_same(
-    what: &str,
-    documented: BTreeSet<(String, u32, u32)>,
-    constants: BTreeSet<(String, u32, u32)>,
-) {
+fn assert_same(what: &str, documented: BTreeSet<(String, u32, u32)>, constants: BTreeSet<(String, u32, u32)>) {
     let missing: Vec<_> = constants.difference(&documented).collect();
     let wrong: Vec<_> = documented.difference(&constants).collect();
     assert!(
@@ -130,28 +102,20 @@ fn assert_same(
 
 fn context_table(d: &str, title: &str, fields: &[Field]) {
     let rows = table(d, title, 0);
-    let documented = rows
-        .iter()
-        .map(|r| documented_field(&r[0], &r[1], &r[2], 32, "w"))
-        .collect();
+    let documented = rows.iter().map(|r| documented_field(&r[0], &r[1], &r[2], 32, "w")).collect();
     assert_same(title, documented, as_set(fields));
 }
 
 fn descriptor_table(d: &str, title: &str, fields: &[Field]) {
     let rows = table(d, title, 0);
-    let documented = rows
-        .iter()
-        .map(|r| documented_field(&r[0], &r[1], &r[2], 8, ""))
-        .collect();
+    let documented = rows.iter().map(|r| documented_field(&r[0], &r[1], &r[2], 8, "")).collect();
     assert_same(title, documented, as_set(fields));
 }
 
 /// A code table: value column and name column against (value, name) pairs.
 fn code_table(rows: &[Vec<String>], what: &str, codes: &[(u64, &str)]) {
-    let documented: BTreeSet<(u64, String)> =
-        rows.iter().map(|r| (number(&r[0]), r[1].clone())).collect();
-    let constants: BTreeSet<(u64, String)> =
-        codes.iter().map(|(v, n)| (*v, n.to_string())).collect();
+    let documented: BTreeSet<(u64, String)> = rows.iter().map(|r| (number(&r[0]), r[1].clone())).collect();
+    let constants: BTreeSet<(u64, String)> = codes.iter().map(|(v, n)| (*v, n.to_string())).collect();
     assert_eq!(documented, constants, "{what}");
 }
 
@@ -167,12 +131,7 @@ fn check_register_map(d: &str) {
             }
             Some((base, step)) => {
                 let stride = step.trim().split('·').next().unwrap();
-                arrays.insert((
-                    name,
-                    number(base.trim()) as u32,
-                    number(stride) as u32,
-                    access,
-                ));
+                arrays.insert((name, number(base.trim()) as u32, number(stride) as u32, access));
             }
         }
     }
@@ -184,14 +143,7 @@ fn check_register_map(d: &str) {
     assert_eq!(fixed, want_fixed, "fixed registers");
     let want_arrays: BTreeSet<_> = regs::REGISTER_ARRAYS
         .iter()
-        .map(|a| {
-            (
-                a.name.to_string(),
-                a.base,
-                a.stride,
-                a.access.as_str().to_string(),
-            )
-        })
+        .map(|a| (a.name.to_string(), a.base, a.stride, a.access.as_str().to_string()))
         .collect();
     assert_eq!(arrays, want_arrays, "register arrays");
 }
@@ -205,23 +157,15 @@ fn check_register_fields(d: &str) {
             (format!("{}.{name}", r[0]), lsb, width)
         })
         .collect();
-    let constants: BTreeSet<_> = regs::REGISTER_FIELDS
-        .iter()
-        .map(|(reg, f)| (format!("{reg}.{}", f.name), f.lsb, f.width))
-        .collect();
+    let constants: BTreeSet<_> =
+        regs::REGISTER_FIELDS.iter().map(|(reg, f)| (format!("{reg}.{}", f.name), f.lsb, f.width)).collect();
     assert_same("register fields", documented, constants);
 }
 
 fn check_register_codes(d: &str) {
-    let codes: Vec<(u64, &str)> = CmdOpcode::ALL
-        .iter()
-        .map(|(o, n)| (o.code().into(), *n))
-        .collect();
+    let codes: Vec<(u64, &str)> = CmdOpcode::ALL.iter().map(|(o, n)| (o.code().into(), *n)).collect();
     code_table(&table(d, "Commands", 0), "commands", &codes);
-    let codes: Vec<(u64, &str)> = CmdResult::ALL
-        .iter()
-        .map(|(r, n)| (r.code().into(), *n))
-        .collect();
+    let codes: Vec<(u64, &str)> = CmdResult::ALL.iter().map(|(r, n)| (r.code().into(), *n)).collect();
     code_table(&table(d, "Commands", 1), "results", &codes);
     let codes: Vec<(u64, &str)> = QpState::ALL.iter().map(|(s, n)| (*s as u64, *n)).collect();
     code_table(&table(d, "QP context", 1), "QP states", &codes);
@@ -239,20 +183,11 @@ fn check_descriptors(d: &str) {
     descriptor_table(d, "SQ WQE", sq_wqe_fields::ALL);
     descriptor_table(d, "RQ WQE", rq_wqe_fields::ALL);
     descriptor_table(d, "CQE", cqe_fields::ALL);
-    let codes: Vec<(u64, &str)> = SqOpcode::ALL
-        .iter()
-        .map(|(o, n)| (o.code().into(), *n))
-        .collect();
+    let codes: Vec<(u64, &str)> = SqOpcode::ALL.iter().map(|(o, n)| (o.code().into(), *n)).collect();
     code_table(&table(d, "SQ WQE", 1), "SQ opcodes", &codes);
-    let codes: Vec<(u64, &str)> = CqeOpcode::ALL
-        .iter()
-        .map(|(o, n)| (o.code().into(), *n))
-        .collect();
+    let codes: Vec<(u64, &str)> = CqeOpcode::ALL.iter().map(|(o, n)| (o.code().into(), *n)).collect();
     code_table(&table(d, "CQE", 1), "CQE opcodes", &codes);
-    let codes: Vec<(u64, &str)> = CqeStatus::ALL
-        .iter()
-        .map(|(s, n)| (s.code().into(), *n))
-        .collect();
+    let codes: Vec<(u64, &str)> = CqeStatus::ALL.iter().map(|(s, n)| (s.code().into(), *n)).collect();
     code_table(&table(d, "CQE", 2), "CQE status", &codes);
 }
 
@@ -260,15 +195,7 @@ fn check_descriptors(d: &str) {
 fn register_map_matches_the_constants() {
     check_register_map(&doc("REGISTERS.md"));
     // The array formulas are the offset functions of the driver and the HDL.
-    assert_eq!(
-        (
-            regs::sq_pi(3),
-            regs::rq_pi(3),
-            regs::cq_ci(3),
-            regs::cq_arm(3)
-        ),
-        (0x1018, 0x101C, 0x2018, 0x201C)
-    );
+    assert_eq!((regs::sq_pi(3), regs::rq_pi(3), regs::cq_ci(3), regs::cq_arm(3)), (0x1018, 0x101C, 0x2018, 0x201C));
 }
 
 #[test]
@@ -303,36 +230,12 @@ fn rejects(text: String, check: Check) -> bool {
 fn the_checks_fail_on_a_drifted_doc() {
     let regs_doc = doc("REGISTERS.md");
     let drifts: [(&str, &str, Check); 6] = [
-        (
-            "| 0x034 | CMD_STATUS |",
-            "| 0x038 | CMD_STATUS |",
-            check_register_map,
-        ),
-        (
-            "| 0x1004 + 8·qpn |",
-            "| 0x1008 + 8·qpn |",
-            check_register_map,
-        ),
-        (
-            "| CMD | 31:8 | index |",
-            "| CMD | 31:9 | index |",
-            check_register_fields,
-        ),
-        (
-            "| 4 | BAD_VALUE |",
-            "| 5 | BAD_VALUE |",
-            check_register_codes,
-        ),
-        (
-            "| w3 | 31:24 | ord |",
-            "| w3 | 31:25 | ord |",
-            check_contexts,
-        ),
-        (
-            "| w4–w5 | 63:0 | sq_base |",
-            "| w4 | 63:0 | sq_base |",
-            check_contexts,
-        ),
+        ("| 0x034 | CMD_STATUS |", "| 0x038 | CMD_STATUS |", check_register_map),
+        ("| 0x1004 + 8·qpn |", "| 0x1008 + 8·qpn |", check_register_map),
+        ("| CMD | 31:8 | index |", "| CMD | 31:9 | index |", check_register_fields),
+        ("| 4 | BAD_VALUE |", "| 5 | BAD_VALUE |", check_register_codes),
+        ("| w3 | 31:24 | ord |", "| w3 | 31:25 | ord |", check_contexts),
+        ("| w4–w5 | 63:0 | sq_base |", "| w4 | 63:0 | sq_base |", check_contexts),
     ];
     for (from, to, check) in drifts {
         assert!(regs_doc.contains(from), "{from}");
@@ -351,9 +254,6 @@ fn the_checks_fail_on_a_drifted_doc() {
     ];
     for (from, to) in drifts {
         assert!(desc.contains(from), "{from}");
-        assert!(
-            rejects(desc.replace(from, to), check_descriptors),
-            "{from} -> {to}"
-        );
+        assert!(rejects(desc.replace(from, to), check_descriptors), "{from} -> {to}");
     }
 }

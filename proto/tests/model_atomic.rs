@@ -7,13 +7,11 @@ mod common;
 use common::hex;
 use rnic_proto::ddp::DdpHeader;
 use rnic_proto::host::{
-    stag, CqContext, Cqe, CqeOpcode, CqeStatus, MrAccess, MrContext, QpContext, QpState, RqWqe,
-    SqOpcode, SqWqe, TermInfo,
+    stag, CqContext, Cqe, CqeOpcode, CqeStatus, MrAccess, MrContext, QpContext, QpState, RqWqe, SqOpcode, SqWqe,
+    TermInfo,
 };
 use rnic_proto::model::{Expected, Fabric, RnicConfig, Side, TxClass, TxLog};
-use rnic_proto::rdmap::{
-    parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment,
-};
+use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment};
 use rnic_proto::terminate::{TermCode, Terminate, TerminatedDdpHeader};
 
 // ------------------------------------------------------------ the setup
@@ -58,15 +56,7 @@ const RB_SHIFT_VA: u64 = 0xB500_0004;
 const RB_SHIFT_IOVA: u64 = B_MEM + 0xC000;
 
 fn mr(key: u8, access: MrAccess, pd: u16, va: u64, length: u64, iova: u64) -> MrContext {
-    MrContext {
-        key,
-        access,
-        valid: true,
-        pd,
-        va,
-        length,
-        iova,
-    }
+    MrContext { key, access, valid: true, pd, va, length, iova }
 }
 
 fn qp_ctx() -> QpContext {
@@ -93,12 +83,7 @@ fn fabric(config: RnicConfig) -> Fabric {
     for (side, qpn, mem) in [(Side::A, QA, A_MEM), (Side::B, QB, B_MEM)] {
         let r = f.rnic_mut(side);
         r.mem.add_region(mem, 0x1_0000).unwrap();
-        let cq = CqContext {
-            log_size: 8,
-            enable: true,
-            vector: 0,
-            base: 0x8000,
-        };
+        let cq = CqContext { log_size: 8, enable: true, vector: 0, base: 0x8000 };
         r.write_cq(SEND_CQ, &cq).unwrap();
         r.write_cq(RECV_CQ, &cq).unwrap();
         r.write_qp(qpn, &qp_ctx()).unwrap();
@@ -111,19 +96,11 @@ fn fabric(config: RnicConfig) -> Fabric {
 fn setup() -> Fabric {
     let mut f = fabric(RnicConfig::default());
     let all = MrAccess::ALL;
-    let no_local_write = MrAccess {
-        local_write: false,
-        ..all
-    };
-    let no_atomic = MrAccess {
-        remote_atomic: false,
-        ..all
-    };
+    let no_local_write = MrAccess { local_write: false, ..all };
+    let no_atomic = MrAccess { remote_atomic: false, ..all };
     let a = f.rnic_mut(Side::A);
-    a.write_mr(1, &mr(0x11, all, PD, LA_VA, LA_LEN, A_MEM))
-        .unwrap();
-    a.write_mr(2, &mr(0x12, no_local_write, PD, LA_RO_VA, 0x1000, A_MEM + 0x8000))
-        .unwrap();
+    a.write_mr(1, &mr(0x11, all, PD, LA_VA, LA_LEN, A_MEM)).unwrap();
+    a.write_mr(2, &mr(0x12, no_local_write, PD, LA_RO_VA, 0x1000, A_MEM + 0x8000)).unwrap();
     let b = f.rnic_mut(Side::B);
     let mrs = [
         (1, mr(0x21, all, PD, RB_VA, RB_LEN, B_MEM)),
@@ -160,10 +137,7 @@ fn word(f: &Fabric, side: Side, iova: u64) -> u64 {
 }
 
 fn set_word(f: &mut Fabric, side: Side, iova: u64, value: u64) {
-    f.rnic_mut(side)
-        .mem
-        .write(iova, &value.to_le_bytes())
-        .unwrap();
+    f.rnic_mut(side).mem.write(iova, &value.to_le_bytes()).unwrap();
 }
 
 fn cqes(f: &Fabric, side: Side, cqn: u32) -> Vec<Cqe> {
@@ -219,9 +193,7 @@ fn recv_imm(wr_id: u64, data: [u8; 8], solicited: bool) -> Cqe {
 /// A FetchAdd from A into the word at `to` of B's MR 1, its result to A's
 /// word at `result`.
 fn fetch_add(wr_id: u64, to: u64, add: u64, mask: u64, result: u64) -> SqWqe {
-    SqWqe::fetch_add(wr_id, add, mask)
-        .local(LA, result, 8)
-        .remote(RB, to)
+    SqWqe::fetch_add(wr_id, add, mask).local(LA, result, 8).remote(RB, to)
 }
 
 /// The request fields of a parsed Atomic Request ULPDU, with its QN 1 MSN.
@@ -239,25 +211,14 @@ fn atomic_request(ulpdu: &[u8]) -> (u32, AtomicRequest) {
 fn assert_both_in_error(f: &Fabric, sender: Side, code: TermCode) {
     assert_eq!((state(f, Side::A), state(f, Side::B)), (QpState::Error, QpState::Error));
     let info = |side: Side| f.rnic(side).qp(qpn(side)).unwrap().terminate();
-    assert_eq!(
-        info(sender),
-        Some(TermInfo {
-            code,
-            received: false
-        })
-    );
-    assert_eq!(
-        info(sender.peer()),
-        Some(TermInfo {
-            code,
-            received: true
-        })
-    );
+    assert_eq!(info(sender), Some(TermInfo { code, received: false }));
+    assert_eq!(info(sender.peer()), Some(TermInfo { code, received: true }));
 }
 
 // ------------------------------------------------------------ the vectors
 
-const V4: &str = "002e414100000000000000010000000100000000000102030000000000004000000010000a0b0c0d000000000001000019760a62";
+const V4: &str =
+    "002e414100000000000000010000000100000000000102030000000000004000000010000a0b0c0d000000000001000019760a62";
 const V5: &str = "0046414a000000000000000100000002000000000000000000000001123456780000000000001000000000000000000100000000000000000000000000000000ffffffffffffffff87bacb87";
 const V6: &str = "0046414a000000000000000100000003000000000000000200000002123456780000000000002008123456781234567800000000ffffffffaaaa0000ffffffffffffffff00000000332d92ae";
 const V7: &str = "001e414b00000000000000030000000100000000000000010000000000000029ebf3f1db";
@@ -271,61 +232,32 @@ const V10: &str = "002a4147000000000000000200000001000000000207c0000046414a00000
 /// memory values. The STags of the vectors need a large MR table.
 #[test]
 fn atom_02_03_05_07_13_one_qp_reproduces_v4_v5_v6_v7_v10() {
-    let config = RnicConfig {
-        num_mrs: 0x12_3457,
-        ..RnicConfig::default()
-    };
+    let config = RnicConfig { num_mrs: 0x12_3457, ..RnicConfig::default() };
     let mut f = fabric(config);
     let sink = stag(0x00_0102, 0x03);
     let source = stag(0x0A_0B0C, 0x0D);
     let target = stag(0x12_3456, 0x78);
-    let local_write = MrAccess {
-        local_write: true,
-        ..MrAccess::default()
-    };
-    let remote_read = MrAccess {
-        remote_read: true,
-        ..MrAccess::default()
-    };
-    let remote_atomic = MrAccess {
-        remote_atomic: true,
-        ..MrAccess::default()
-    };
-    f.rnic_mut(Side::A)
-        .write_mr(0x00_0102, &mr(0x03, local_write, PD, 0x4000, 0x2000, A_MEM))
-        .unwrap();
+    let local_write = MrAccess { local_write: true, ..MrAccess::default() };
+    let remote_read = MrAccess { remote_read: true, ..MrAccess::default() };
+    let remote_atomic = MrAccess { remote_atomic: true, ..MrAccess::default() };
+    f.rnic_mut(Side::A).write_mr(0x00_0102, &mr(0x03, local_write, PD, 0x4000, 0x2000, A_MEM)).unwrap();
     let b = f.rnic_mut(Side::B);
-    b.write_mr(0x0A_0B0C, &mr(0x0D, remote_read, PD, 0x1_0000, 0x1000, B_MEM))
-        .unwrap();
-    b.write_mr(0x12_3456, &mr(0x78, remote_atomic, PD, 0x1000, 0x1010, B_MEM + 0x2000))
-        .unwrap();
+    b.write_mr(0x0A_0B0C, &mr(0x0D, remote_read, PD, 0x1_0000, 0x1000, B_MEM)).unwrap();
+    b.write_mr(0x12_3456, &mr(0x78, remote_atomic, PD, 0x1000, 0x1010, B_MEM + 0x2000)).unwrap();
     let word_at = |to: u64| B_MEM + 0x2000 + (to - 0x1000);
     set_word(&mut f, Side::B, word_at(0x1000), 0x29);
     set_word(&mut f, Side::B, word_at(0x2008), 0xAAAA_0000_BBBB_0000);
 
-    let read = SqWqe::new(SqOpcode::RdmaRead, 1)
-        .local(sink, 0x4000, 4096)
-        .remote(source, 0x1_0000);
+    let read = SqWqe::new(SqOpcode::RdmaRead, 1).local(sink, 0x4000, 4096).remote(source, 0x1_0000);
     // Compare fields a FetchAdd does not use go out as 0 / all ones (ATOM-03).
-    let add = SqWqe {
-        compare: 0xDEAD,
-        compare_mask: 0x0F0F,
-        ..SqWqe::fetch_add(2, 1, 0)
-    }
-    .local(sink, 0x5000, 8)
-    .remote(target, 0x1000);
-    let swap = SqWqe::cmp_swap(
-        3,
-        0xAAAA_0000_FFFF_FFFF,
-        0xFFFF_FFFF_0000_0000,
-        0x1234_5678_1234_5678,
-        0x0000_0000_FFFF_FFFF,
-    )
-    .local(sink, 0x5008, 8)
-    .remote(target, 0x2008);
-    let misaligned = SqWqe::fetch_add(4, 1, 0)
-        .local(sink, 0x5010, 8)
-        .remote(target, 0x1004);
+    let add = SqWqe { compare: 0xDEAD, compare_mask: 0x0F0F, ..SqWqe::fetch_add(2, 1, 0) }
+        .local(sink, 0x5000, 8)
+        .remote(target, 0x1000);
+    let swap =
+        SqWqe::cmp_swap(3, 0xAAAA_0000_FFFF_FFFF, 0xFFFF_FFFF_0000_0000, 0x1234_5678_1234_5678, 0x0000_0000_FFFF_FFFF)
+            .local(sink, 0x5008, 8)
+            .remote(target, 0x2008);
+    let misaligned = SqWqe::fetch_add(4, 1, 0).local(sink, 0x5010, 8).remote(target, 0x1004);
     for w in [read, add, swap, misaligned] {
         f.post_send(Side::A, QA, w).unwrap();
     }
@@ -337,15 +269,8 @@ fn atom_02_03_05_07_13_one_qp_reproduces_v4_v5_v6_v7_v10() {
     assert_eq!(sent[1], ulpdu_of(V5), "V5");
     assert_eq!(sent[2], ulpdu_of(V6), "V6");
     let responses = &tx(&f, Side::B).atomic_responses;
-    let swapped = AtomicResponse {
-        request_id: 2,
-        original: 0xAAAA_0000_BBBB_0000,
-    };
-    assert_eq!(
-        *responses,
-        [ulpdu_of(V7), Segment::atomic_response(2, swapped).to_vec()],
-        "V7, then the V6 response"
-    );
+    let swapped = AtomicResponse { request_id: 2, original: 0xAAAA_0000_BBBB_0000 };
+    assert_eq!(*responses, [ulpdu_of(V7), Segment::atomic_response(2, swapped).to_vec()], "V7, then the V6 response");
     assert_eq!(tx(&f, Side::B).terminates, [ulpdu_of(V10)], "V10");
 
     // Memory: V7's 0x2a, V6's swap, and nothing from the misaligned request.
@@ -372,19 +297,13 @@ fn atom_02_03_05_07_13_one_qp_reproduces_v4_v5_v6_v7_v10() {
 #[test]
 fn atom_05_11_fetch_add_response_matches_v7_and_memory_is_little_endian() {
     let mut f = setup();
-    f.rnic_mut(Side::B)
-        .mem
-        .write(B_MEM + 0x40, &[0x29, 0, 0, 0, 0, 0, 0, 0])
-        .unwrap();
+    f.rnic_mut(Side::B).mem.write(B_MEM + 0x40, &[0x29, 0, 0, 0, 0, 0, 0, 0]).unwrap();
     let w = fetch_add(7, RB_VA + 0x40, 1, 0, LA_VA + 0x80).local(LA, LA_VA + 0x80, 4096);
     f.post_send(Side::A, QA, w).unwrap();
     f.run().unwrap();
 
     assert_eq!(tx(&f, Side::B).atomic_responses, [ulpdu_of(V7)]);
-    assert_eq!(
-        f.rnic(Side::B).mem.read(B_MEM + 0x40, 8).unwrap(),
-        [0x2A, 0, 0, 0, 0, 0, 0, 0]
-    );
+    assert_eq!(f.rnic(Side::B).mem.read(B_MEM + 0x40, 8).unwrap(), [0x2A, 0, 0, 0, 0, 0, 0, 0]);
     assert_eq!(
         f.rnic(Side::A).mem.read(A_MEM + 0x80, 16).unwrap(),
         [0x29, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
@@ -409,16 +328,13 @@ fn imm_01_04_v8_immediate_data_and_with_se_after_a_send() {
     let mut f = setup();
     let data = [1, 2, 3, 4, 5, 6, 7, 8];
     for i in 0..3 {
-        f.post_recv(Side::B, QB, RqWqe::new(10 + i, RB, RB_VA + 0x100 * i, 64))
-            .unwrap();
+        f.post_recv(Side::B, QB, RqWqe::new(10 + i, RB, RB_VA + 0x100 * i, 64)).unwrap();
     }
     let send = SqWqe::new(SqOpcode::Send, 1).local(LA, LA_VA, 5);
     let garbage = |w: SqWqe| w.local(stag(99, 9), u64::MAX, 0xFFFF_FFFF);
     f.post_send(Side::A, QA, send).unwrap();
-    f.post_send(Side::A, QA, garbage(SqWqe::immediate(2, data, false)))
-        .unwrap();
-    f.post_send(Side::A, QA, garbage(SqWqe::immediate(3, data, true)))
-        .unwrap();
+    f.post_send(Side::A, QA, garbage(SqWqe::immediate(2, data, false))).unwrap();
+    f.post_send(Side::A, QA, garbage(SqWqe::immediate(3, data, true))).unwrap();
     f.run().unwrap();
 
     let sent = &tx(&f, Side::A).requests;
@@ -432,11 +348,7 @@ fn imm_01_04_v8_immediate_data_and_with_se_after_a_send() {
         ]
     );
     let recv = cqes(&f, Side::B, RECV_CQ);
-    assert_eq!(
-        recv[1..],
-        [recv_imm(11, data, false), recv_imm(12, data, true)],
-        "SOLICITED only for 0x9"
-    );
+    assert_eq!(recv[1..], [recv_imm(11, data, false), recv_imm(12, data, true)], "SOLICITED only for 0x9");
     // The sender's u64 round-trips: the CQE holds the wire octets.
     assert_eq!(recv[1].imm, SqWqe::immediate(0, data, false).imm);
     assert_eq!(recv[1].imm.to_le_bytes(), data);
@@ -452,18 +364,13 @@ fn imm_02_05_consumes_receives_in_order_between_sends() {
     f.rnic_mut(Side::A).mem.write(A_MEM + 0x1000, &x).unwrap();
     f.rnic_mut(Side::A).mem.write(A_MEM, b"first!last").unwrap();
     f.rnic_mut(Side::B).mem.write(B_MEM + 0x100, &[0xEE; 16]).unwrap();
-    f.post_recv(Side::B, QB, RqWqe::new(20, RB, RB_VA, 16))
-        .unwrap();
+    f.post_recv(Side::B, QB, RqWqe::new(20, RB, RB_VA, 16)).unwrap();
     // A receive whose buffer would fail its checks: never looked at.
-    f.post_recv(Side::B, QB, RqWqe::new(21, stag(77, 1), 0, 0))
-        .unwrap();
-    f.post_recv(Side::B, QB, RqWqe::new(22, RB, RB_VA + 0x100, 16))
-        .unwrap();
+    f.post_recv(Side::B, QB, RqWqe::new(21, stag(77, 1), 0, 0)).unwrap();
+    f.post_recv(Side::B, QB, RqWqe::new(22, RB, RB_VA + 0x100, 16)).unwrap();
     let wqes = [
         SqWqe::new(SqOpcode::Send, 1).local(LA, LA_VA, 6),
-        SqWqe::new(SqOpcode::RdmaWrite, 2)
-            .local(LA, LA_VA + 0x1000, 4096)
-            .remote(RB, RB_VA + 0x1000),
+        SqWqe::new(SqOpcode::RdmaWrite, 2).local(LA, LA_VA + 0x1000, 4096).remote(RB, RB_VA + 0x1000),
         SqWqe::immediate(3, *b"IMM-02!!", false),
         SqWqe::new(SqOpcode::Send, 4).local(LA, LA_VA + 6, 4),
     ];
@@ -498,8 +405,7 @@ fn imm_02_05_consumes_receives_in_order_between_sends() {
 /// B receives `ulpdu` from a hand-built peer with one receive posted.
 fn peer_sends(ulpdu: &[u8]) -> Fabric {
     let mut f = setup();
-    f.post_recv(Side::B, QB, RqWqe::new(1, RB, RB_VA, 64))
-        .unwrap();
+    f.post_recv(Side::B, QB, RqWqe::new(1, RB, RB_VA, 64)).unwrap();
     f.deliver(Side::B, QB, ulpdu).unwrap();
     f
 }
@@ -525,11 +431,7 @@ fn imm_03_not_exactly_8_octets_in_one_segment_gives_0x02ffc000() {
         let t = terminate_sent(&f, Side::B);
         let want = ddp_only(TermCode::RDMA_OP_UNSPECIFIED, &ulpdu);
         assert_eq!((t, t.control_word()), (want, 0x02FF_C000), "{what}");
-        assert_eq!(
-            cqes(&f, Side::B, RECV_CQ),
-            [failed(1, Side::B, CqeOpcode::Recv, CqeStatus::Flushed)],
-            "{what}"
-        );
+        assert_eq!(cqes(&f, Side::B, RECV_CQ), [failed(1, Side::B, CqeOpcode::Recv, CqeStatus::Flushed)], "{what}");
         assert_eq!(f.rnic(Side::B).mem.read(B_MEM, 64).unwrap(), [0; 64]);
     }
     // The same 8 octets in one segment are accepted.
@@ -544,10 +446,7 @@ fn imm_02_needs_the_next_msn_then_a_receive() {
     let wrong_msn = Segment::immediate(2, [0; 8], false).to_vec();
     let f = peer_sends(&wrong_msn);
     let t = terminate_sent(&f, Side::B);
-    assert_eq!(
-        (t, t.control_word()),
-        (ddp_only(TermCode::DDP_UNTAGGED_MSN_RANGE, &wrong_msn), 0x1203_C000)
-    );
+    assert_eq!((t, t.control_word()), (ddp_only(TermCode::DDP_UNTAGGED_MSN_RANGE, &wrong_msn), 0x1203_C000));
 
     let mut f = setup();
     let first = Segment::immediate(1, [0; 8], true).to_vec();
@@ -569,8 +468,7 @@ fn imm_02_needs_the_next_msn_then_a_receive() {
     let first_half = Segment::untagged(Opcode::Send, false, 0, 1, 0, RdmapHeader::None, b"ab");
     for msn in [1, 2] {
         let mut f = peer_sends(&first_half.to_vec());
-        f.deliver(Side::B, QB, &Segment::immediate(msn, [0; 8], false).to_vec())
-            .unwrap();
+        f.deliver(Side::B, QB, &Segment::immediate(msn, [0; 8], false).to_vec()).unwrap();
         assert_eq!(terminate_sent(&f, Side::B).control_word(), 0x1203_C000);
         let status = CqeStatus::RemoteOperation;
         assert_eq!(cqes(&f, Side::B, RECV_CQ), [failed(1, Side::B, CqeOpcode::Recv, status)]);
@@ -593,10 +491,7 @@ fn assert_refused(mut f: Fabric, w: SqWqe, code: TermCode, control: u32, status:
     assert_eq!(f.rnic(Side::B).mem, before, "target unchanged");
     assert!(tx(&f, Side::B).atomic_responses.is_empty());
     assert_both_in_error(&f, Side::B, code);
-    assert_eq!(
-        cqes(&f, Side::A, SEND_CQ),
-        [failed(w.wr_id, Side::A, CqeOpcode::Atomic, status)]
-    );
+    assert_eq!(cqes(&f, Side::A, SEND_CQ), [failed(w.wr_id, Side::A, CqeOpcode::Atomic, status)]);
     assert_eq!(word(&f, Side::A, A_MEM), 0, "no original value stored");
 }
 
@@ -607,10 +502,7 @@ fn atom_04_unsupported_aopcode_gives_0x0206c000_and_leaves_memory() {
     for aopcode in [1u8, 3, 0xF] {
         let mut f = setup();
         set_word(&mut f, Side::B, B_MEM, 0x1111);
-        let draft_swap = SqWqe {
-            aopcode,
-            ..fetch_add(1, RB_VA, 0x2222, u64::MAX, LA_VA)
-        };
+        let draft_swap = SqWqe { aopcode, ..fetch_add(1, RB_VA, 0x2222, u64::MAX, LA_VA) };
         let code = TermCode::RDMA_OP_UNEXPECTED_OPCODE;
         let status = CqeStatus::RemoteOperation;
         let mut g = f.clone();
@@ -671,10 +563,7 @@ fn atom_08_target_stag_rights_and_bounds() {
 #[test]
 fn atom_15_responder_checks_run_in_order() {
     let ird0 = QpContext { ird: 0, ..qp_ctx() };
-    let reserved = |to| SqWqe {
-        aopcode: 1,
-        ..fetch_add(1, to, 1, 0, LA_VA)
-    };
+    let reserved = |to| SqWqe { aopcode: 1, ..fetch_add(1, to, 1, 0, LA_VA) };
     let invalid = stag(60, 0);
     let reserved_invalid = reserved(0).remote(invalid, 0);
     let invalid_misaligned = fetch_add(1, 0, 1, 0, LA_VA).remote(invalid, 4);
@@ -711,31 +600,20 @@ fn atom_13_ird_and_ord_zero() {
     let ird0 = QpContext { ird: 0, ..qp_ctx() };
     f.rnic_mut(Side::B).write_qp(QB, &ird0).unwrap();
     let w = fetch_add(1, RB_VA, 1, 0, LA_VA);
-    assert_refused(
-        f,
-        w,
-        TermCode::DDP_UNTAGGED_NO_BUFFER,
-        0x1202_C000,
-        CqeStatus::RemoteOperation,
-    );
+    assert_refused(f, w, TermCode::DDP_UNTAGGED_NO_BUFFER, 0x1202_C000, CqeStatus::RemoteOperation);
 
     let mut f = setup();
     let ord0 = QpContext { ord: 0, ..qp_ctx() };
     f.rnic_mut(Side::A).write_qp(QA, &ord0).unwrap();
-    f.post_send(Side::A, QA, fetch_add(1, RB_VA, 5, 0, LA_VA))
-        .unwrap();
-    f.post_send(Side::A, QA, SqWqe::immediate(2, [0; 8], false))
-        .unwrap();
+    f.post_send(Side::A, QA, fetch_add(1, RB_VA, 5, 0, LA_VA)).unwrap();
+    f.post_send(Side::A, QA, SqWqe::immediate(2, [0; 8], false)).unwrap();
     f.run().unwrap();
     assert_eq!(f.rnic(Side::A).qp(QA).unwrap().pending_sends(), 2);
     assert!(tx(&f, Side::A).requests.is_empty());
     f.rnic_mut(Side::A).write_qp(QA, &qp_ctx()).unwrap();
     f.post_recv(Side::B, QB, RqWqe::new(9, RB, RB_VA, 8)).unwrap();
     f.run().unwrap();
-    assert_eq!(
-        cqes(&f, Side::A, SEND_CQ),
-        [atomic_ok(1), success(2, Side::A, CqeOpcode::Send, 8)]
-    );
+    assert_eq!(cqes(&f, Side::A, SEND_CQ), [atomic_ok(1), success(2, Side::A, CqeOpcode::Send, 8)]);
     assert_eq!(word(&f, Side::B, B_MEM), 5);
 }
 
@@ -744,27 +622,15 @@ fn atom_13_ird_and_ord_zero() {
 #[test]
 fn atom_13_reads_and_atomics_share_the_qn_1_msn() {
     let mut f = setup();
-    let read = |wr_id| {
-        SqWqe::new(SqOpcode::RdmaRead, wr_id)
-            .local(LA, LA_VA + 0x100, 16)
-            .remote(RB, RB_VA + 0x100)
-    };
-    let swap = SqWqe::cmp_swap(4, 0, 0, 9, u64::MAX)
-        .local(LA, LA_VA + 8, 8)
-        .remote(RB, RB_VA + 8);
+    let read = |wr_id| SqWqe::new(SqOpcode::RdmaRead, wr_id).local(LA, LA_VA + 0x100, 16).remote(RB, RB_VA + 0x100);
+    let swap = SqWqe::cmp_swap(4, 0, 0, 9, u64::MAX).local(LA, LA_VA + 8, 8).remote(RB, RB_VA + 8);
     for w in [read(1), fetch_add(2, RB_VA, 1, 0, LA_VA), read(3), swap] {
         f.post_send(Side::A, QA, w).unwrap();
     }
     f.run().unwrap();
 
     let sent = &tx(&f, Side::A).requests;
-    let rr = ReadRequest {
-        sink_stag: LA,
-        sink_to: LA_VA + 0x100,
-        size: 16,
-        src_stag: RB,
-        src_to: RB_VA + 0x100,
-    };
+    let rr = ReadRequest { sink_stag: LA, sink_to: LA_VA + 0x100, size: 16, src_stag: RB, src_to: RB_VA + 0x100 };
     assert_eq!(sent[0], Segment::read_request(1, rr).to_vec());
     assert_eq!(sent[2], Segment::read_request(3, rr).to_vec());
     let (msn, add) = atomic_request(&sent[1]);
@@ -787,16 +653,12 @@ fn atom_06_responses_come_in_order_with_msn_and_request_id() {
     let mut f = setup();
     set_word(&mut f, Side::B, B_MEM, 0x10);
     for i in 0..3u64 {
-        f.post_send(Side::A, QA, fetch_add(i + 1, RB_VA, 1, 0, LA_VA + 8 * i))
-            .unwrap();
+        f.post_send(Side::A, QA, fetch_add(i + 1, RB_VA, 1, 0, LA_VA + 8 * i)).unwrap();
     }
     f.run().unwrap();
     let want: Vec<Vec<u8>> = (1..=3u32)
         .map(|n| {
-            let r = AtomicResponse {
-                request_id: n,
-                original: 0x0F + u64::from(n),
-            };
+            let r = AtomicResponse { request_id: n, original: 0x0F + u64::from(n) };
             Segment::atomic_response(n, r).to_vec()
         })
         .collect();
@@ -815,17 +677,12 @@ fn third_atomic_outstanding() -> Fabric {
     let mut f = setup();
     set_word(&mut f, Side::B, B_MEM, 0x10);
     for i in 0..2u64 {
-        f.post_send(Side::A, QA, fetch_add(i + 1, RB_VA, 1, 0, LA_VA + 8 * i))
-            .unwrap();
+        f.post_send(Side::A, QA, fetch_add(i + 1, RB_VA, 1, 0, LA_VA + 8 * i)).unwrap();
     }
     f.run().unwrap();
-    let error = QpContext {
-        state: QpState::Error,
-        ..qp_ctx()
-    };
+    let error = QpContext { state: QpState::Error, ..qp_ctx() };
     f.rnic_mut(Side::B).write_qp(QB, &error).unwrap();
-    f.post_send(Side::A, QA, fetch_add(3, RB_VA, 1, 0, LA_VA + 16))
-        .unwrap();
+    f.post_send(Side::A, QA, fetch_add(3, RB_VA, 1, 0, LA_VA + 16)).unwrap();
     f.run().unwrap();
     assert_eq!(f.rnic(Side::A).qp(QA).unwrap().outstanding_reads(), 1);
     assert_eq!(tx(&f, Side::A).requests.len(), 3);
@@ -833,10 +690,7 @@ fn third_atomic_outstanding() -> Fabric {
 }
 
 fn response(msn: u32, request_id: u32, original: u64) -> Vec<u8> {
-    let r = AtomicResponse {
-        request_id,
-        original,
-    };
+    let r = AtomicResponse { request_id, original };
     Segment::atomic_response(msn, r).to_vec()
 }
 
@@ -851,10 +705,7 @@ fn assert_response_refused(mut f: Fabric, ulpdu: &[u8], code: TermCode, control:
     assert_eq!(state(&f, Side::A), QpState::Error);
     assert_eq!(f.rnic(Side::A).mem, before, "nothing stored");
     let new = &cqes(&f, Side::A, SEND_CQ)[done..];
-    assert!(
-        new.iter().all(|c| c.status == CqeStatus::Flushed),
-        "no completion but flushes: {new:?}"
-    );
+    assert!(new.iter().all(|c| c.status == CqeStatus::Flushed), "no completion but flushes: {new:?}");
 }
 
 /// ATOM-06: with three atomics issued, a response carrying QN 3 MSN 4 is
@@ -890,22 +741,14 @@ fn atom_16_unsolicited_or_mismatched_response_gives_0x02ffc000() {
     assert!(cqes(&g, Side::A, SEND_CQ).is_empty(), "no completion");
 
     let mut f = setup();
-    let error = QpContext {
-        state: QpState::Error,
-        ..qp_ctx()
-    };
+    let error = QpContext { state: QpState::Error, ..qp_ctx() };
     f.rnic_mut(Side::B).write_qp(QB, &error).unwrap();
-    let read = SqWqe::new(SqOpcode::RdmaRead, 1)
-        .local(LA, LA_VA, 8)
-        .remote(RB, RB_VA);
+    let read = SqWqe::new(SqOpcode::RdmaRead, 1).local(LA, LA_VA, 8).remote(RB, RB_VA);
     f.post_send(Side::A, QA, read).unwrap();
     f.run().unwrap();
     assert_response_refused(f.clone(), &unsolicited, code, 0x02FF_C000);
     f.deliver(Side::A, QA, &unsolicited).unwrap();
-    assert_eq!(
-        cqes(&f, Side::A, SEND_CQ),
-        [failed(1, Side::A, CqeOpcode::RdmaRead, CqeStatus::Flushed)]
-    );
+    assert_eq!(cqes(&f, Side::A, SEND_CQ), [failed(1, Side::A, CqeOpcode::RdmaRead, CqeStatus::Flushed)]);
 }
 
 /// ATOM-13: while an atomic holds the oldest ORD slot, a Read Response
@@ -1010,18 +853,8 @@ fn atom_09_v13_masked_fetch_add_end_to_end() {
         (m, 1, 1 << 63, 0),
         (0x0000_0001_FFFF_FFFF, 1, 0x8000_0000_8000_0000, 0x0000_0001_0000_0000),
         (0x0000_0001_FFFF_FFFF, 1, 0, 0x0000_0002_0000_0000),
-        (
-            0x0001_FFFF_7FFF_8000,
-            0x0001_0001_0001_0001,
-            0x8000_8000_8000_8000,
-            0x0002_0000_8000_8001,
-        ),
-        (
-            0x00FF_7F80_FE01_FFFF,
-            0x0101_0101_0101_0101,
-            0x8080_8080_8080_8080,
-            0x0100_8081_FF02_0000,
-        ),
+        (0x0001_FFFF_7FFF_8000, 0x0001_0001_0001_0001, 0x8000_8000_8000_8000, 0x0002_0000_8000_8001),
+        (0x00FF_7F80_FE01_FFFF, 0x0101_0101_0101_0101, 0x8080_8080_8080_8080, 0x0100_8081_FF02_0000),
         (0xFF, 1, 0x80, 0),
         (1, 1, 1, 0),
         (0xF0F0_F0F0_F0F0_F0F0, 0xFFFF_0000_FFFF_0000, m, 0x0F0F_F0F0_0F0F_F0F0),
@@ -1031,8 +864,7 @@ fn atom_09_v13_masked_fetch_add_end_to_end() {
     for (i, &(original, add, mask, _)) in rows.iter().enumerate() {
         let off = 8 * i as u64;
         set_word(&mut f, Side::B, B_MEM + off, original);
-        f.post_send(Side::A, QA, fetch_add(i as u64, RB_VA + off, add, mask, LA_VA + off))
-            .unwrap();
+        f.post_send(Side::A, QA, fetch_add(i as u64, RB_VA + off, add, mask, LA_VA + off)).unwrap();
     }
     f.run().unwrap();
     for (i, &(original, _, _, result)) in rows.iter().enumerate() {
@@ -1087,8 +919,7 @@ fn atom_10_v14_masked_cmp_swap_end_to_end() {
 fn atom_01_probe_fetch_add_of_zero_returns_the_word_unchanged() {
     let mut f = setup();
     set_word(&mut f, Side::B, B_MEM + 0x18, 0x0123_4567_89AB_CDEF);
-    f.post_send(Side::A, QA, fetch_add(1, RB_VA + 0x18, 0, 0, LA_VA))
-        .unwrap();
+    f.post_send(Side::A, QA, fetch_add(1, RB_VA + 0x18, 0, 0, LA_VA)).unwrap();
     f.run().unwrap();
     assert_eq!(word(&f, Side::B, B_MEM + 0x18), 0x0123_4567_89AB_CDEF);
     assert_eq!(word(&f, Side::A, A_MEM), 0x0123_4567_89AB_CDEF);
@@ -1102,12 +933,9 @@ fn atom_14_write_then_fetch_add_returns_the_written_word() {
     let mut f = setup();
     let x = 0x0807_0605_0403_0201u64;
     set_word(&mut f, Side::A, A_MEM + 0x200, x);
-    let write = SqWqe::new(SqOpcode::RdmaWrite, 1)
-        .local(LA, LA_VA + 0x200, 8)
-        .remote(RB, RB_VA + 0x300);
+    let write = SqWqe::new(SqOpcode::RdmaWrite, 1).local(LA, LA_VA + 0x200, 8).remote(RB, RB_VA + 0x300);
     f.post_send(Side::A, QA, write).unwrap();
-    f.post_send(Side::A, QA, fetch_add(2, RB_VA + 0x300, 1, 0, LA_VA))
-        .unwrap();
+    f.post_send(Side::A, QA, fetch_add(2, RB_VA + 0x300, 1, 0, LA_VA)).unwrap();
     f.run().unwrap();
     assert_eq!(word(&f, Side::A, A_MEM), x);
     assert_eq!(word(&f, Side::B, B_MEM + 0x300), x + 1);
@@ -1122,39 +950,24 @@ fn atom_14_write_then_fetch_add_returns_the_written_word() {
 #[test]
 fn atomics_complete_and_flush_like_reads() {
     let mut f = third_atomic_outstanding();
-    let error = QpContext {
-        state: QpState::Error,
-        ..qp_ctx()
-    };
+    let error = QpContext { state: QpState::Error, ..qp_ctx() };
     f.rnic_mut(Side::A).write_qp(QA, &error).unwrap();
     assert_eq!(
         cqes(&f, Side::A, SEND_CQ),
-        [
-            atomic_ok(1),
-            atomic_ok(2),
-            failed(3, Side::A, CqeOpcode::Atomic, CqeStatus::Flushed)
-        ]
+        [atomic_ok(1), atomic_ok(2), failed(3, Side::A, CqeOpcode::Atomic, CqeStatus::Flushed)]
     );
 
     let mut f = third_atomic_outstanding();
     let request = tx(&f, Side::A).requests[2].clone();
     let t = ddp_only(TermCode::RDMA_PROT_BASE_BOUNDS, &request);
-    f.deliver(Side::A, QA, &Segment::terminate(1, t).to_vec())
-        .unwrap();
-    assert_eq!(
-        cqes(&f, Side::A, SEND_CQ)[2],
-        failed(3, Side::A, CqeOpcode::Atomic, CqeStatus::RemoteAccess)
-    );
+    f.deliver(Side::A, QA, &Segment::terminate(1, t).to_vec()).unwrap();
+    assert_eq!(cqes(&f, Side::A, SEND_CQ)[2], failed(3, Side::A, CqeOpcode::Atomic, CqeStatus::RemoteAccess));
 
     let mut f = setup();
-    let bad_write = SqWqe::new(SqOpcode::RdmaWrite, 1)
-        .local(LA, LA_VA, 4)
-        .remote(stag(90, 0), 0);
+    let bad_write = SqWqe::new(SqOpcode::RdmaWrite, 1).local(LA, LA_VA, 4).remote(stag(90, 0), 0);
     f.post_send(Side::A, QA, bad_write).unwrap();
-    f.post_send(Side::A, QA, fetch_add(2, RB_VA, 1, 0, LA_VA))
-        .unwrap();
-    f.post_send(Side::A, QA, SqWqe::immediate(3, [3; 8], false))
-        .unwrap();
+    f.post_send(Side::A, QA, fetch_add(2, RB_VA, 1, 0, LA_VA)).unwrap();
+    f.post_send(Side::A, QA, SqWqe::immediate(3, [3; 8], false)).unwrap();
     f.run().unwrap();
     let cq = f.rnic(Side::A).cq(SEND_CQ).unwrap();
     let flushed_imm = failed(3, Side::A, CqeOpcode::Send, CqeStatus::Flushed);
@@ -1163,10 +976,7 @@ fn atomics_complete_and_flush_like_reads() {
         [
             Expected::Exact(success(1, Side::A, CqeOpcode::RdmaWrite, 4)),
             Expected::Exact(failed(2, Side::A, CqeOpcode::Atomic, CqeStatus::Flushed)),
-            Expected::FlushedOrSent {
-                flushed: flushed_imm,
-                sent: Some(success(3, Side::A, CqeOpcode::Send, 8)),
-            },
+            Expected::FlushedOrSent { flushed: flushed_imm, sent: Some(success(3, Side::A, CqeOpcode::Send, 8)) },
         ]
     );
     assert_eq!(word(&f, Side::B, B_MEM), 0);

@@ -4,8 +4,7 @@ mod common;
 use common::{drain, hex, send_ulpdu};
 use rnic_proto::mpa::markers::fpdu_wire_len;
 use rnic_proto::mpa::{
-    build_fpdu, crc32c, crc_field, marker_at, mulpdu, pad_len, Deframer, Framer, FramingConfig,
-    MpaError,
+    build_fpdu, crc32c, crc_field, marker_at, mulpdu, pad_len, Deframer, Framer, FramingConfig, MpaError,
 };
 use rnic_proto::terminate::TermCode;
 
@@ -36,13 +35,7 @@ fn mpa_01_fpdu_format() {
     assert_eq!(&fpdu[25..28], &[0, 0, 0]);
     // The CRC field is present even with CRCs disabled: four zero octets.
     let ulpdu = fpdu[2..25].to_vec();
-    let no_crc = frame_all(
-        FramingConfig {
-            markers: false,
-            crc: false,
-        },
-        std::slice::from_ref(&ulpdu),
-    );
+    let no_crc = frame_all(FramingConfig { markers: false, crc: false }, std::slice::from_ref(&ulpdu));
     assert_eq!(no_crc.len(), 32);
     assert_eq!(&no_crc[..28], &fpdu[..28]);
     assert_eq!(&no_crc[28..], &[0, 0, 0, 0]);
@@ -93,10 +86,7 @@ fn mpa_03_nonzero_pad_accepted_and_not_delivered() {
 fn mpa_05_crc_disabled_field_not_checked() {
     let mut fpdu = hex(V3);
     fpdu[28..].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
-    let mut d = Deframer::new(FramingConfig {
-        markers: false,
-        crc: false,
-    });
+    let mut d = Deframer::new(FramingConfig { markers: false, crc: false });
     d.push(&fpdu);
     assert_eq!(drain(&mut d).len(), 1);
     // The same FPDU is rejected when CRCs are on.
@@ -130,10 +120,7 @@ fn mpa_06_marker_between_fpdus_belongs_to_next() {
     assert_eq!(&stream[516..518], &24u16.to_be_bytes());
     // The second CRC starts at the marker's first octet.
     let end = stream.len();
-    assert_eq!(
-        &stream[end - 4..],
-        &crc_field(crc32c(&stream[512..end - 4]))
-    );
+    assert_eq!(&stream[end - 4..], &crc_field(crc32c(&stream[512..end - 4])));
     let mut d = Deframer::new(MARKERS_CRC);
     d.push(&stream);
     assert_eq!(drain(&mut d), vec![Ok(first), Ok(second)]);
@@ -152,10 +139,7 @@ fn mpa_08_no_delivery_after_crc_error() {
     assert!(matches!(err, MpaError::Crc { .. }));
     assert_eq!(err.terminate_code(), Some(2));
     assert_eq!(err.term_code(), Some(TermCode::MPA_CRC));
-    assert_eq!(
-        TermCode::MPA_CRC.control_word(false, false, false),
-        0x2002_0000
-    );
+    assert_eq!(TermCode::MPA_CRC.control_word(false, false, false), 0x2002_0000);
     // Later valid FPDUs are never delivered.
     d.push(&frame_all(FramingConfig::CRC_ONLY, &ulpdus));
     assert_eq!(d.pop(), None);
@@ -169,13 +153,7 @@ fn mpa_09_crc_octet_order() {
     fpdu[28..].copy_from_slice(&[0x01, 0xb1, 0xf5, 0x20]); // network order: wrong
     let mut d = Deframer::new(FramingConfig::CRC_ONLY);
     d.push(&fpdu);
-    assert_eq!(
-        d.pop(),
-        Some(Err(MpaError::Crc {
-            computed: 0x01b1_f520,
-            received: 0x20f5_b101
-        }))
-    );
+    assert_eq!(d.pop(), Some(Err(MpaError::Crc { computed: 0x01b1_f520, received: 0x20f5_b101 })));
 }
 
 #[test]
@@ -210,9 +188,7 @@ fn mpa_11_marker_placement_sequence_wrap() {
 
 #[test]
 fn mpa_11_markers_every_512_octets_of_stream() {
-    let ulpdus: Vec<Vec<u8>> = (0..40)
-        .map(|i| send_ulpdu(i, (i as usize * 37) % 300))
-        .collect();
+    let ulpdus: Vec<Vec<u8>> = (0..40).map(|i| send_ulpdu(i, (i as usize * 37) % 300)).collect();
     let stream = frame_all(MARKERS_CRC, &ulpdus);
     // Walk the FPDUs and check that the octets at every multiple of 512 are a
     // marker whose FPDUPTR points at the ULPDU_Length of the FPDU holding it.
@@ -270,19 +246,9 @@ fn mpa_13_marker_off_by_4_detected() {
     d.push(&stream);
     assert_eq!(d.pop(), Some(Ok(send_ulpdu(1, 464))));
     let err = d.pop().unwrap().unwrap_err();
-    assert_eq!(
-        err,
-        MpaError::Marker {
-            position: 0x200,
-            fpduptr: 0x18,
-            expected: 0x14
-        }
-    );
+    assert_eq!(err, MpaError::Marker { position: 0x200, fpduptr: 0x18, expected: 0x14 });
     assert_eq!(err.terminate_code(), Some(3));
-    assert_eq!(
-        err.term_code().unwrap().control_word(false, false, false),
-        0x2003_0000
-    );
+    assert_eq!(err.term_code().unwrap().control_word(false, false, false), 0x2003_0000);
     assert_eq!(d.pop(), None);
 }
 
@@ -298,24 +264,12 @@ fn mpa_13_crc_error_takes_precedence_over_marker() {
 
 #[test]
 fn mpa_13_marker_checked_without_crc() {
-    let mut stream = frame_all(
-        FramingConfig {
-            markers: true,
-            crc: false,
-        },
-        &[send_ulpdu(1, 464), send_ulpdu(2, 24)],
-    );
+    let mut stream = frame_all(FramingConfig { markers: true, crc: false }, &[send_ulpdu(1, 464), send_ulpdu(2, 24)]);
     stream[0x203] = 0x10;
-    let mut d = Deframer::new(FramingConfig {
-        markers: true,
-        crc: false,
-    });
+    let mut d = Deframer::new(FramingConfig { markers: true, crc: false });
     d.push(&stream);
     assert!(d.pop().unwrap().is_ok());
-    assert!(matches!(
-        d.pop(),
-        Some(Err(MpaError::Marker { fpduptr: 0x10, .. }))
-    ));
+    assert!(matches!(d.pop(), Some(Err(MpaError::Marker { fpduptr: 0x10, .. }))));
 }
 
 #[test]
@@ -325,14 +279,7 @@ fn mpa_13_leading_marker_must_be_zero() {
     fix_crc(&mut stream, 0, 52);
     let mut d = Deframer::new(MARKERS_CRC);
     d.push(&stream);
-    assert_eq!(
-        d.pop(),
-        Some(Err(MpaError::Marker {
-            position: 0,
-            fpduptr: 4,
-            expected: 0
-        }))
-    );
+    assert_eq!(d.pop(), Some(Err(MpaError::Marker { position: 0, fpduptr: 4, expected: 0 })));
 }
 
 #[test]
@@ -359,10 +306,7 @@ fn mpa_15_mulpdu_fpdu_fits_emss() {
             let m = mulpdu(emss, markers);
             let content = 2 + m + pad_len(m);
             for start in (0..512u64).step_by(4) {
-                assert!(
-                    fpdu_wire_len(start, content, markers) <= emss,
-                    "{emss} {markers} {start}"
-                );
+                assert!(fpdu_wire_len(start, content, markers) <= emss, "{emss} {markers} {start}");
             }
         }
     }
@@ -414,10 +358,7 @@ fn mpa_25_nothing_after_error() {
 fn mpa_framer_rejects_ulpdu_over_65535() {
     let mut f = Framer::new(FramingConfig::CRC_ONLY);
     let mut out = Vec::new();
-    assert_eq!(
-        f.frame(&vec![0; 65536], &mut out),
-        Err(MpaError::UlpduTooLong(65536))
-    );
+    assert_eq!(f.frame(&vec![0; 65536], &mut out), Err(MpaError::UlpduTooLong(65536)));
     assert!(out.is_empty());
     assert_eq!(f.position(), 0);
     f.frame(&vec![0; 65535], &mut out).unwrap();

@@ -5,22 +5,15 @@ mod common;
 use common::send_ulpdu;
 use rnic_proto::ddp::{DdpHeader, TaggedHeader, UntaggedHeader};
 use rnic_proto::rdmap::{
-    parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapControl, RdmapError, RdmapHeader,
-    ReadRequest, Segment, IMMEDIATE_DATA_LEN,
+    parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapControl, RdmapError, RdmapHeader, ReadRequest, Segment,
+    IMMEDIATE_DATA_LEN,
 };
 use rnic_proto::terminate::TermCode;
 use rnic_proto::AtomicOp;
 
 /// An untagged ULPDU with arbitrary fields, for malformed cases.
 fn untagged(ctrl0: u8, ctrl1: u8, qn: u32, msn: u32, mo: u32, rest: &[u8]) -> Vec<u8> {
-    let h = UntaggedHeader {
-        last: ctrl0 & 0x40 != 0,
-        ulp_ctrl: ctrl1,
-        inv_stag: 0,
-        qn,
-        msn,
-        mo,
-    };
+    let h = UntaggedHeader { last: ctrl0 & 0x40 != 0, ulp_ctrl: ctrl1, inv_stag: 0, qn, msn, mo };
     let mut v = h.to_bytes().to_vec();
     v[0] = ctrl0;
     v.extend_from_slice(rest);
@@ -95,43 +88,22 @@ fn rdmap_04_opcode_t_qn_consistency() {
     let mut on_qn0 = rr.clone();
     on_qn0[6..10].copy_from_slice(&0u32.to_be_bytes());
     let err = parse_ulpdu(&on_qn0).unwrap_err();
-    assert_eq!(
-        err,
-        RdmapError::QueueMismatch {
-            opcode: Opcode::ReadRequest,
-            qn: 0
-        }
-    );
+    assert_eq!(err, RdmapError::QueueMismatch { opcode: Opcode::ReadRequest, qn: 0 });
     assert_eq!(err.term_code(), TermCode::RDMA_OP_UNEXPECTED_OPCODE);
     // Send with T=1.
     let send_tagged = Segment::tagged(Opcode::Send, true, 1, 2, b"x").to_vec();
-    assert_eq!(
-        parse_ulpdu(&send_tagged),
-        Err(RdmapError::TaggedMismatch {
-            opcode: Opcode::Send,
-            tagged: true
-        })
-    );
+    assert_eq!(parse_ulpdu(&send_tagged), Err(RdmapError::TaggedMismatch { opcode: Opcode::Send, tagged: true }));
     // RDMA Write with T=0.
     let write_untagged = untagged(0x41, 0x40, 0, 1, 0, b"x");
     assert_eq!(
         parse_ulpdu(&write_untagged),
-        Err(RdmapError::TaggedMismatch {
-            opcode: Opcode::RdmaWrite,
-            tagged: false
-        })
+        Err(RdmapError::TaggedMismatch { opcode: Opcode::RdmaWrite, tagged: false })
     );
     // Draft-era peers: Immediate Data with SE or Atomic Response on QN 1.
     let imm_se = untagged(0x41, 0x49, 1, 1, 0, &[0; 8]);
-    assert!(matches!(
-        parse_ulpdu(&imm_se),
-        Err(RdmapError::QueueMismatch { qn: 1, .. })
-    ));
+    assert!(matches!(parse_ulpdu(&imm_se), Err(RdmapError::QueueMismatch { qn: 1, .. })));
     let resp = untagged(0x41, 0x4b, 1, 1, 0, &[0; 12]);
-    assert!(matches!(
-        parse_ulpdu(&resp),
-        Err(RdmapError::QueueMismatch { qn: 1, .. })
-    ));
+    assert!(matches!(parse_ulpdu(&resp), Err(RdmapError::QueueMismatch { qn: 1, .. })));
 }
 
 #[test]
@@ -142,38 +114,19 @@ fn rdmap_05_invalidate_stag_ignored_for_send() {
     assert_eq!(seg.invalidate_stag(), None);
     let inv = Segment::send_invalidate(1, 0x1234_5678, b"p").to_vec();
     assert_eq!(&inv[..6], &[0x41, 0x44, 0x12, 0x34, 0x56, 0x78]);
-    assert_eq!(
-        parse_ulpdu(&inv).unwrap().invalidate_stag(),
-        Some(0x1234_5678)
-    );
+    assert_eq!(parse_ulpdu(&inv).unwrap().invalidate_stag(), Some(0x1234_5678));
 }
 
 #[test]
 fn rdmap_07_read_request_header_length() {
-    let rr = ReadRequest {
-        sink_stag: 1,
-        sink_to: 2,
-        size: u32::MAX,
-        src_stag: 4,
-        src_to: 5,
-    };
+    let rr = ReadRequest { sink_stag: 1, sink_to: 2, size: u32::MAX, src_stag: 4, src_to: 5 };
     let wire = Segment::read_request(1, rr).to_vec();
     assert_eq!(wire.len(), 18 + 28);
-    assert_eq!(
-        parse_ulpdu(&wire).unwrap().header,
-        RdmapHeader::ReadRequest(rr)
-    );
+    assert_eq!(parse_ulpdu(&wire).unwrap().header, RdmapHeader::ReadRequest(rr));
     for len in [17 + 28, 18 + 29] {
         let mut w = wire.clone();
         w.resize(len, 0);
-        assert!(matches!(
-            parse_ulpdu(&w),
-            Err(RdmapError::Length {
-                opcode: Opcode::ReadRequest,
-                expected: 28,
-                ..
-            })
-        ));
+        assert!(matches!(parse_ulpdu(&w), Err(RdmapError::Length { opcode: Opcode::ReadRequest, expected: 28, .. })));
     }
 }
 
@@ -184,22 +137,12 @@ fn rdmap_07_fixed_headers_single_segment() {
         h.mo = 4;
     }
     let err = parse_ulpdu(&rr.to_vec()).unwrap_err();
-    assert_eq!(
-        err,
-        RdmapError::NotSingleSegment {
-            opcode: Opcode::ReadRequest,
-            last: true,
-            mo: 4
-        }
-    );
+    assert_eq!(err, RdmapError::NotSingleSegment { opcode: Opcode::ReadRequest, last: true, mo: 4 });
     let mut ar = Segment::atomic_request(1, AtomicRequest::default());
     if let DdpHeader::Untagged(h) = &mut ar.ddp {
         h.last = false;
     }
-    assert!(matches!(
-        parse_ulpdu(&ar.to_vec()),
-        Err(RdmapError::NotSingleSegment { .. })
-    ));
+    assert!(matches!(parse_ulpdu(&ar.to_vec()), Err(RdmapError::NotSingleSegment { .. })));
 }
 
 #[test]
@@ -210,12 +153,7 @@ fn rdmap_09_read_response_uses_sink_stag_to() {
     let parsed = parse_ulpdu(&wire).unwrap();
     assert_eq!(
         parsed.ddp,
-        DdpHeader::Tagged(TaggedHeader {
-            last: true,
-            ulp_ctrl: 0x42,
-            stag: 0x0001_0203,
-            to: 0x4000
-        })
+        DdpHeader::Tagged(TaggedHeader { last: true, ulp_ctrl: 0x42, stag: 0x0001_0203, to: 0x4000 })
     );
     assert_eq!(parsed.payload, b"data");
 }
@@ -247,21 +185,14 @@ fn atom_03_reserved_bits_and_unused_fields_ignored() {
     };
     assert_eq!(parsed, req);
     // A FetchAdd ignores non-zero Compare Data / Compare Mask.
-    let odd = AtomicRequest {
-        compare: 0xdead,
-        compare_mask: 0,
-        ..req
-    };
+    let odd = AtomicRequest { compare: 0xdead, compare_mask: 0, ..req };
     assert_eq!(odd.apply(10), Ok(15));
 }
 
 #[test]
 fn atom_04_aopcode_values() {
     for code in 0u8..16 {
-        let req = AtomicRequest {
-            aopcode: code,
-            ..AtomicRequest::default()
-        };
+        let req = AtomicRequest { aopcode: code, ..AtomicRequest::default() };
         let wire = Segment::atomic_request(1, req).to_vec();
         // Parsing keeps the raw code; the operation is rejected afterwards.
         let parsed = match parse_ulpdu(&wire).unwrap().header {
@@ -283,26 +214,16 @@ fn atom_04_aopcode_values() {
 
 #[test]
 fn atom_05_response_is_12_octets() {
-    let resp = AtomicResponse {
-        request_id: 0xabcd,
-        original: 0x29,
-    };
+    let resp = AtomicResponse { request_id: 0xabcd, original: 0x29 };
     let wire = Segment::atomic_response(1, resp).to_vec();
     assert_eq!(wire.len(), 30);
-    assert_eq!(
-        parse_ulpdu(&wire).unwrap().header,
-        RdmapHeader::AtomicResponse(resp)
-    );
+    assert_eq!(parse_ulpdu(&wire).unwrap().header, RdmapHeader::AtomicResponse(resp));
     for len in [32usize, 52, 29] {
         let mut w = wire.clone();
         w.resize(len, 0);
         assert!(matches!(
             parse_ulpdu(&w),
-            Err(RdmapError::Length {
-                opcode: Opcode::AtomicResponse,
-                expected: 12,
-                ..
-            })
+            Err(RdmapError::Length { opcode: Opcode::AtomicResponse, expected: 12, .. })
         ));
     }
 }
@@ -325,12 +246,7 @@ fn imm_03_exact_length_check() {
     for n in [0usize, 7, 9, 16] {
         let wire = untagged(0x41, 0x48, 0, 1, 0, &vec![0; n]);
         let err = parse_ulpdu(&wire).unwrap_err();
-        assert_eq!(
-            err,
-            RdmapError::ImmediateDataLength {
-                message_len: n as u64
-            }
-        );
+        assert_eq!(err, RdmapError::ImmediateDataLength { message_len: n as u64 });
         assert_eq!(err.term_code(), TermCode::RDMA_OP_UNSPECIFIED);
     }
 }
@@ -347,16 +263,10 @@ fn imm_03_two_segments_accepted() {
     }
     // A fragment that would take the message past 8 octets is refused.
     let too_far = untagged(0x01, 0x48, 0, 1, 4, b"56789");
-    assert_eq!(
-        parse_ulpdu(&too_far),
-        Err(RdmapError::ImmediateDataLength { message_len: 9 })
-    );
+    assert_eq!(parse_ulpdu(&too_far), Err(RdmapError::ImmediateDataLength { message_len: 9 }));
     // A last fragment that ends short of 8 is refused.
     let short = untagged(0x41, 0x48, 0, 1, 4, b"567");
-    assert_eq!(
-        parse_ulpdu(&short),
-        Err(RdmapError::ImmediateDataLength { message_len: 7 })
-    );
+    assert_eq!(parse_ulpdu(&short), Err(RdmapError::ImmediateDataLength { message_len: 7 }));
     assert_eq!(IMMEDIATE_DATA_LEN, 8);
 }
 

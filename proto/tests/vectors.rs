@@ -6,9 +6,7 @@ use common::{drain, hex, send_ulpdu};
 use rnic_proto::cm::{FrameKind, IrdOrd, MpaFrame};
 use rnic_proto::ddp::{DdpHeader, TaggedHeader, UntaggedHeader};
 use rnic_proto::mpa::{build_fpdu, crc32c, crc_field, Deframer, Framer, FramingConfig};
-use rnic_proto::rdmap::{
-    parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment,
-};
+use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment};
 use rnic_proto::terminate::{TermCode, Terminate, TerminatedDdpHeader};
 use rnic_proto::{masked_cmp_swap, masked_fetch_add, masked_fetch_add_bit_serial};
 
@@ -34,10 +32,8 @@ fn fpdu_round_trip(wire: &[u8], seg: &Segment<'_>) {
 fn v1_mpa_07_crc32c_known_answers() {
     let inc: Vec<u8> = (0u8..32).collect();
     let dec: Vec<u8> = (0u8..32).rev().collect();
-    let iscsi = hex(
-        "01c00000000000000000000000000000 14000000000004000000001400000018
-         28000000000000000200000000000000",
-    );
+    let iscsi = hex("01c00000000000000000000000000000 14000000000004000000001400000018
+         28000000000000000200000000000000");
     let rows: [(&[u8], u32, &str); 6] = [
         (&[0u8; 32], 0x8a9136aa, "aa 36 91 8a"),
         (&[0xffu8; 32], 0x62a8ab43, "43 ab a8 62"),
@@ -83,11 +79,7 @@ fn v2_mpa_12_rfc5044_figure6_framer() {
     let mut f = Framer::new(FramingConfig::MARKERS_AND_CRC);
     let mut stream = Vec::new();
     f.frame(&send_ulpdu(1, 464), &mut stream).unwrap();
-    assert_eq!(
-        stream.len(),
-        0x1ec,
-        "first FPDU is 492 octets incl. its marker"
-    );
+    assert_eq!(stream.len(), 0x1ec, "first FPDU is 492 octets incl. its marker");
     f.frame(&send_ulpdu(2, 24), &mut stream).unwrap();
     assert_eq!(&stream[0x1ec..], &hex(V2_FIG6)[..]);
     assert_eq!(&stream[0x200..0x204], &[0, 0, 0x00, 0x14]);
@@ -109,10 +101,7 @@ fn v2_mpa_16_rfc5044_figures_deframer() {
     let mut d = Deframer::new(FramingConfig::MARKERS_AND_CRC);
     d.push(&first);
     d.push(&hex(V2_FIG6));
-    assert_eq!(
-        drain(&mut d),
-        vec![Ok(send_ulpdu(1, 464)), Ok(send_ulpdu(2, 24))]
-    );
+    assert_eq!(drain(&mut d), vec![Ok(send_ulpdu(1, 464)), Ok(send_ulpdu(2, 24))]);
     for r in [send_ulpdu(1, 464), send_ulpdu(2, 24)] {
         assert_eq!(parse_ulpdu(&r).unwrap().opcode, Opcode::Send);
     }
@@ -150,15 +139,12 @@ fn v3_mpa_22_small_send_with_leading_marker() {
 /// V4, RDMAP-07: RDMA Read Request (QN 1, MSN 1).
 #[test]
 fn v4_rdmap_07_read_request() {
-    let rr = ReadRequest {
-        sink_stag: 0x0001_0203,
-        sink_to: 0x4000,
-        size: 4096,
-        src_stag: 0x0a0b_0c0d,
-        src_to: 0x10000,
-    };
+    let rr =
+        ReadRequest { sink_stag: 0x0001_0203, sink_to: 0x4000, size: 4096, src_stag: 0x0a0b_0c0d, src_to: 0x10000 };
     fpdu_round_trip(
-        &hex("002e414100000000000000010000000100000000000102030000000000004000000010000a0b0c0d000000000001000019760a62"),
+        &hex(
+            "002e414100000000000000010000000100000000000102030000000000004000000010000a0b0c0d000000000001000019760a62",
+        ),
         &Segment::read_request(1, rr),
     );
 }
@@ -195,10 +181,7 @@ fn v6_atom_03_atomic_request_cmp_swap() {
 /// V7, ATOM-05: Atomic Response (QN 3, MSN 1), a 12-octet header.
 #[test]
 fn v7_atom_05_atomic_response() {
-    let resp = AtomicResponse {
-        request_id: 1,
-        original: 0x29,
-    };
+    let resp = AtomicResponse { request_id: 1, original: 0x29 };
     let wire = hex("001e414b00000000000000030000000100000000000000010000000000000029ebf3f1db");
     fpdu_round_trip(&wire, &Segment::atomic_response(1, resp));
     assert_eq!(&wire[..2], &[0x00, 0x1e]);
@@ -225,14 +208,8 @@ fn v8_imm_01_immediate_data() {
 /// V9, RDMAP-13 / DDP-12: Terminate 1/1/0x00 for an RDMA Write, M=D=1.
 #[test]
 fn v9_rdmap_13_terminate_ddp_invalid_stag() {
-    let bad = TaggedHeader {
-        last: true,
-        ulp_ctrl: 0x40,
-        stag: 0xdead_beef,
-        to: 0,
-    };
-    let t = Terminate::new(TermCode::DDP_TAGGED_INVALID_STAG)
-        .with_ddp(78, TerminatedDdpHeader::Tagged(bad.to_bytes()));
+    let bad = TaggedHeader { last: true, ulp_ctrl: 0x40, stag: 0xdead_beef, to: 0 };
+    let t = Terminate::new(TermCode::DDP_TAGGED_INVALID_STAG).with_ddp(78, TerminatedDdpHeader::Tagged(bad.to_bytes()));
     assert_eq!(t.control_word(), 0x1100_c000);
     fpdu_round_trip(
         &hex("00264147000000000000000200000001000000001100c000004ec140deadbeef000000000000000021c9e749"),
@@ -243,14 +220,7 @@ fn v9_rdmap_13_terminate_ddp_invalid_stag() {
 /// V10, ATOM-07 / RDMAP-13: Terminate 0/2/0x07 for a misaligned Atomic Request.
 #[test]
 fn v10_atom_07_terminate_misaligned_atomic() {
-    let mis = UntaggedHeader {
-        last: true,
-        ulp_ctrl: 0x4a,
-        inv_stag: 0,
-        qn: 1,
-        msn: 4,
-        mo: 0,
-    };
+    let mis = UntaggedHeader { last: true, ulp_ctrl: 0x4a, inv_stag: 0, qn: 1, msn: 4, mo: 0 };
     let t = Terminate::new(TermCode::RDMA_OP_CATASTROPHIC_STREAM)
         .with_ddp(70, TerminatedDdpHeader::Untagged(mis.to_bytes()));
     assert_eq!(t.control_word(), 0x0207_c000);
@@ -263,26 +233,11 @@ fn v10_atom_07_terminate_misaligned_atomic() {
 /// V11, RDMAP-08 / RDMAP-13: Terminate 0/1/0x00 for a Read Request, M=D=R=1.
 #[test]
 fn v11_rdmap_13_terminate_read_request() {
-    let rr_ddp = UntaggedHeader {
-        last: true,
-        ulp_ctrl: 0x41,
-        inv_stag: 0,
-        qn: 1,
-        msn: 1,
-        mo: 0,
-    };
-    let rr = ReadRequest {
-        sink_stag: 0x0001_0203,
-        sink_to: 0x4000,
-        size: 4096,
-        src_stag: 0x0bad_beef,
-        src_to: 0x10000,
-    };
+    let rr_ddp = UntaggedHeader { last: true, ulp_ctrl: 0x41, inv_stag: 0, qn: 1, msn: 1, mo: 0 };
+    let rr =
+        ReadRequest { sink_stag: 0x0001_0203, sink_to: 0x4000, size: 4096, src_stag: 0x0bad_beef, src_to: 0x10000 };
     let t = Terminate::new(TermCode::RDMA_PROT_INVALID_STAG)
-        .with_ddp(
-            46,
-            TerminatedDdpHeader::from_header(&DdpHeader::Untagged(rr_ddp)),
-        )
+        .with_ddp(46, TerminatedDdpHeader::from_header(&DdpHeader::Untagged(rr_ddp)))
         .with_rdma(rr);
     assert_eq!(t.control_word(), 0x0100_e000);
     fpdu_round_trip(
@@ -296,38 +251,16 @@ fn v11_rdmap_13_terminate_read_request() {
 /// V12, MPA-17 / MPA-21 / MPA2-01: the six MPA Request/Reply frames.
 #[test]
 fn v12_mpa_17_request_reply_frames() {
-    let p2p = IrdOrd {
-        peer_to_peer: true,
-        ird: 16,
-        read_rtr: true,
-        ord: 16,
-        ..IrdOrd::default()
-    };
+    let p2p = IrdOrd { peer_to_peer: true, ird: 16, read_rtr: true, ord: 16, ..IrdOrd::default() };
     let rows: [(MpaFrame, &str); 6] = [
+        (MpaFrame::new(FrameKind::Request), "4d504120494420526571204672616d65 40 01 0000"),
+        (MpaFrame::new(FrameKind::Reply), "4d504120494420526570204672616d65 40 01 0000"),
         (
-            MpaFrame::new(FrameKind::Request),
-            "4d504120494420526571204672616d65 40 01 0000",
-        ),
-        (
-            MpaFrame::new(FrameKind::Reply),
-            "4d504120494420526570204672616d65 40 01 0000",
-        ),
-        (
-            MpaFrame {
-                reject: true,
-                private_data: b"no".to_vec(),
-                ..MpaFrame::new(FrameKind::Reply)
-            },
+            MpaFrame { reject: true, private_data: b"no".to_vec(), ..MpaFrame::new(FrameKind::Reply) },
             "4d504120494420526570204672616d65 60 01 0002 6e6f",
         ),
-        (
-            MpaFrame::new(FrameKind::Request).enhanced(p2p),
-            "4d504120494420526571204672616d65 50 02 0004 80104010",
-        ),
-        (
-            MpaFrame::new(FrameKind::Reply).enhanced(p2p),
-            "4d504120494420526570204672616d65 50 02 0004 80104010",
-        ),
+        (MpaFrame::new(FrameKind::Request).enhanced(p2p), "4d504120494420526571204672616d65 50 02 0004 80104010"),
+        (MpaFrame::new(FrameKind::Reply).enhanced(p2p), "4d504120494420526570204672616d65 50 02 0004 80104010"),
         (
             MpaFrame::new(FrameKind::Request).enhanced(IrdOrd::new(0x3fff, 0x3fff)),
             "4d504120494420526571204672616d65 50 02 0004 3fff3fff",
@@ -346,80 +279,21 @@ fn v12_mpa_17_request_reply_frames() {
 #[test]
 fn v13_atom_09_masked_fetch_add_table() {
     let rows: [(u64, u64, u64, u64); 11] = [
-        (
-            0x00000000000000ff,
-            0x0000000000000001,
-            0x0000000000000000,
-            0x0000000000000100,
-        ),
-        (
-            0xffffffffffffffff,
-            0x0000000000000001,
-            0x0000000000000000,
-            0x0000000000000000,
-        ),
-        (
-            0xffffffffffffffff,
-            0x0000000000000001,
-            0x8000000000000000,
-            0x0000000000000000,
-        ),
-        (
-            0x00000001ffffffff,
-            0x0000000000000001,
-            0x8000000080000000,
-            0x0000000100000000,
-        ),
-        (
-            0x00000001ffffffff,
-            0x0000000000000001,
-            0x0000000000000000,
-            0x0000000200000000,
-        ),
-        (
-            0x0001ffff7fff8000,
-            0x0001000100010001,
-            0x8000800080008000,
-            0x0002000080008001,
-        ),
-        (
-            0x00ff7f80fe01ffff,
-            0x0101010101010101,
-            0x8080808080808080,
-            0x01008081ff020000,
-        ),
-        (
-            0x00000000000000ff,
-            0x0000000000000001,
-            0x0000000000000080,
-            0x0000000000000000,
-        ),
-        (
-            0x0000000000000001,
-            0x0000000000000001,
-            0x0000000000000001,
-            0x0000000000000000,
-        ),
-        (
-            0xf0f0f0f0f0f0f0f0,
-            0xffff0000ffff0000,
-            0xffffffffffffffff,
-            0x0f0ff0f00f0ff0f0,
-        ),
-        (
-            0x0123456789abcdef,
-            0x0000000000000000,
-            0x0000000000000000,
-            0x0123456789abcdef,
-        ),
+        (0x00000000000000ff, 0x0000000000000001, 0x0000000000000000, 0x0000000000000100),
+        (0xffffffffffffffff, 0x0000000000000001, 0x0000000000000000, 0x0000000000000000),
+        (0xffffffffffffffff, 0x0000000000000001, 0x8000000000000000, 0x0000000000000000),
+        (0x00000001ffffffff, 0x0000000000000001, 0x8000000080000000, 0x0000000100000000),
+        (0x00000001ffffffff, 0x0000000000000001, 0x0000000000000000, 0x0000000200000000),
+        (0x0001ffff7fff8000, 0x0001000100010001, 0x8000800080008000, 0x0002000080008001),
+        (0x00ff7f80fe01ffff, 0x0101010101010101, 0x8080808080808080, 0x01008081ff020000),
+        (0x00000000000000ff, 0x0000000000000001, 0x0000000000000080, 0x0000000000000000),
+        (0x0000000000000001, 0x0000000000000001, 0x0000000000000001, 0x0000000000000000),
+        (0xf0f0f0f0f0f0f0f0, 0xffff0000ffff0000, 0xffffffffffffffff, 0x0f0ff0f00f0ff0f0),
+        (0x0123456789abcdef, 0x0000000000000000, 0x0000000000000000, 0x0123456789abcdef),
     ];
     for (o, a, m, r) in rows {
         assert_eq!(masked_fetch_add(o, a, m), r, "fast {o:#x} {a:#x} {m:#x}");
-        assert_eq!(
-            masked_fetch_add_bit_serial(o, a, m),
-            r,
-            "serial {o:#x} {a:#x} {m:#x}"
-        );
+        assert_eq!(masked_fetch_add_bit_serial(o, a, m), r, "serial {o:#x} {a:#x} {m:#x}");
         let req = AtomicRequest::fetch_add(0, 0, 0, a, m);
         assert_eq!(req.apply(o), Ok(r));
     }
@@ -450,14 +324,8 @@ fn v14_atom_10_masked_cmp_swap_table() {
         let req = AtomicRequest::cmp_swap(0, 0, 0, s, sm, c, cm);
         assert_eq!(req.apply(o), Ok(after));
         // The response always returns the original value.
-        let resp = AtomicResponse {
-            request_id: 0,
-            original: o,
-        };
+        let resp = AtomicResponse { request_id: 0, original: o };
         let seg = Segment::atomic_response(1, resp).to_vec();
-        assert_eq!(
-            parse_ulpdu(&seg).unwrap().header,
-            RdmapHeader::AtomicResponse(resp)
-        );
+        assert_eq!(parse_ulpdu(&seg).unwrap().header, RdmapHeader::AtomicResponse(resp));
     }
 }

@@ -292,9 +292,11 @@ impl AtomicUnitDriver {
         }
         // The data beat before the request of this cycle: a beat must follow its request.
         if m.get_bit(p.m_wr_tvalid) && m.get_bit(p.m_wr_tready) {
-            let addr = self.memory.write_addrs.pop_front().unwrap_or_else(|| {
-                panic!("cycle {now}: write data beat before its request was taken")
-            });
+            let addr = self
+                .memory
+                .write_addrs
+                .pop_front()
+                .unwrap_or_else(|| panic!("cycle {now}: write data beat before its request was taken"));
             assert_eq!(m.get(p.m_wr_tkeep), 0xFF, "cycle {now}: write tkeep");
             assert!(m.get_bit(p.m_wr_tlast), "cycle {now}: write beat without tlast");
             let due = self.memory.due(now, self.memory.writes.back().map(|w| w.0));

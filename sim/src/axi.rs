@@ -61,11 +61,7 @@ impl AxiAddr {
 
 impl fmt::Debug for AxiAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "id {} addr {:#x} len {} size {} burst {}",
-            self.id, self.addr, self.len, self.size, self.burst
-        )
+        write!(f, "id {} addr {:#x} len {} size {} burst {}", self.id, self.addr, self.len, self.size, self.burst)
     }
 }
 
@@ -309,10 +305,7 @@ impl AxiSlaveCore {
 
     /// Panics unless the request is one this slave serves.
     fn check_request(&self, channel: &str, req: &AxiAddr) {
-        assert_eq!(
-            req.burst, BURST_INCR,
-            "AXI master, {channel} channel: only INCR bursts are supported ({req:?})"
-        );
+        assert_eq!(req.burst, BURST_INCR, "AXI master, {channel} channel: only INCR bursts are supported ({req:?})");
         assert_eq!(
             1usize << req.size,
             self.lanes,
@@ -336,8 +329,7 @@ impl AxiSlaveCore {
 
     fn accept_w(&mut self, beat: &WBeat) {
         let lanes = self.lanes;
-        let burst =
-            self.writes.iter_mut().find(|w| w.due.is_none()).expect("WREADY only with a burst receiving data");
+        let burst = self.writes.iter_mut().find(|w| w.due.is_none()).expect("WREADY only with a burst receiving data");
         let req = burst.req;
         let last = burst.received + 1 == req.beats();
         assert_eq!(beat.data.len(), lanes, "W beat of {} octets on a {lanes}-octet bus", beat.data.len());

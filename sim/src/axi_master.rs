@@ -287,9 +287,9 @@ impl AxiMaster {
     /// the coming edge. Responses are checked against what was taken before this cycle.
     pub fn observe(&mut self, model: &Model) {
         let now = self.cycle;
-        let r = model.get_bit(self.rvalid).then(|| {
-            (model.get(self.rdata), model.get(self.rresp) as u8, model.get_bit(self.rlast))
-        });
+        let r = model
+            .get_bit(self.rvalid)
+            .then(|| (model.get(self.rdata), model.get(self.rresp) as u8, model.get_bit(self.rlast)));
         if self.r.check(r.as_ref(), self.rready) {
             let (data, resp, last) = r.expect("checked");
             let head = self.reads.front_mut().unwrap_or_else(|| panic!("cycle {now}: R beat with no read in flight"));

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rnic_proto::mpa::{FramingConfig, Framer};
+use rnic_proto::mpa::{Framer, FramingConfig};
 
 use crate::alu::{AluDriver, AluOp};
 use crate::atomic_unit::{AtomicUnitDriver, Pressure, UnitOp};

@@ -115,7 +115,13 @@ impl Default for HostMemory {
 impl HostMemory {
     /// Empty memory that panics on the first fault.
     pub fn new() -> Self {
-        HostMemory { regions: BTreeMap::new(), next_iova: IOVA_BASE, faults: Vec::new(), fail_on_fault: true, log: None }
+        HostMemory {
+            regions: BTreeMap::new(),
+            next_iova: IOVA_BASE,
+            faults: Vec::new(),
+            fail_on_fault: true,
+            log: None,
+        }
     }
 
     /// Allocates `len` zeroed octets, page aligned, and maps them at a fresh IOVA with an
@@ -163,8 +169,7 @@ impl HostMemory {
     /// Unmaps and frees the region mapped at `iova`. Its IOVAs are never handed out again,
     /// so a device still using them faults.
     pub fn free(&mut self, iova: u64) {
-        let region =
-            self.regions.remove(&iova).unwrap_or_else(|| panic!("free of {iova:#x}: no region starts there"));
+        let region = self.regions.remove(&iova).unwrap_or_else(|| panic!("free of {iova:#x}: no region starts there"));
         // SAFETY: `ptr` came from `alloc_zeroed` with this layout and is freed once: the
         // region is out of the map now.
         unsafe { alloc::dealloc(region.ptr.as_ptr(), region.layout) }

@@ -9,7 +9,6 @@
 //! for the host memory (a [`host_memory::HostMemory`] behind an IOMMU) that the DMA master
 //! reaches, [`axi_master`] for the DMA master itself in front of blocks that sit behind it,
 //! and [`axil`] for the host CPU's register accesses.
-mod ffi;
 pub mod alu;
 pub mod atomic_unit;
 pub mod axi;
@@ -18,6 +17,7 @@ pub mod axil;
 pub mod axis;
 pub mod bench;
 pub mod crc;
+mod ffi;
 pub mod host_ctrl;
 pub mod host_memory;
 pub mod model;

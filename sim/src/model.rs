@@ -99,9 +99,7 @@ impl Model {
         let ports = unsafe {
             (0..ffi::rnic_model_port_count(raw.as_ptr()))
                 .map(|index| PortInfo {
-                    name: CStr::from_ptr(ffi::rnic_model_port_name(raw.as_ptr(), index))
-                        .to_string_lossy()
-                        .into_owned(),
+                    name: CStr::from_ptr(ffi::rnic_model_port_name(raw.as_ptr(), index)).to_string_lossy().into_owned(),
                     port: Port {
                         model,
                         index,
@@ -297,8 +295,7 @@ impl Model {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let cpath = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| SimError::Trace(path.into()))?;
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| SimError::Trace(path.into()))?;
         // SAFETY: `raw` is live; `cpath` outlives the call.
         let rc = unsafe { ffi::rnic_model_trace_open(self.raw.as_ptr(), cpath.as_ptr()) };
         if rc == -2 {

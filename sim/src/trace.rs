@@ -17,9 +17,8 @@ thread_local! {
 
 /// The VCD path a new model of `design` should trace to, if any.
 pub(crate) fn path_for(design: &str) -> Option<PathBuf> {
-    let base = FAILURE_TRACE
-        .with(|t| t.borrow().clone())
-        .or_else(|| std::env::var_os("RNIC_TRACE").map(PathBuf::from))?;
+    let base =
+        FAILURE_TRACE.with(|t| t.borrow().clone()).or_else(|| std::env::var_os("RNIC_TRACE").map(PathBuf::from))?;
     // The first traced model takes the name as given, later ones get a suffix.
     let n = TRACED_MODELS.replace(TRACED_MODELS.get() + 1);
     Some(if n == 0 { base } else { with_suffix(&base, &format!("-{design}-{n}")) })

@@ -83,16 +83,15 @@ fn run(alu: &mut AluDriver, ops: impl IntoIterator<Item = Option<AluOp>>) -> usi
     let mut expected: VecDeque<(u64, AluResult)> = VecDeque::new();
     let mut checked = 0;
     let mut cycle = 0u64;
-    let mut check = |out: Option<AluResult>, cycle: u64, expected: &mut VecDeque<(u64, AluResult)>| {
-        match expected.front() {
+    let mut check =
+        |out: Option<AluResult>, cycle: u64, expected: &mut VecDeque<(u64, AluResult)>| match expected.front() {
             Some(&(due, want)) if due == cycle => {
                 assert_eq!(out, Some(want), "cycle {cycle}");
                 expected.pop_front();
                 checked += 1;
             }
             _ => assert_eq!(out, None, "unexpected result on cycle {cycle}"),
-        }
-    };
+        };
     for op in ops {
         if let Some(op) = &op {
             expected.push_back((cycle + LATENCY, reference.apply(op)));
@@ -114,9 +113,8 @@ fn atom_09_10_alu_matches_proto_on_random_operations() {
     trace::on_failure("atom_09_10_alu_matches_proto_on_random_operations", || {
         let mut alu = AluDriver::new().expect("model");
         let mut rng = StdRng::seed_from_u64(0x7306);
-        let ops: Vec<Option<AluOp>> = (0..30_000u32)
-            .map(|i| rng.gen_bool(0.85).then(|| random_op(&mut rng, i as u16)))
-            .collect();
+        let ops: Vec<Option<AluOp>> =
+            (0..30_000u32).map(|i| rng.gen_bool(0.85).then(|| random_op(&mut rng, i as u16))).collect();
         let checked = run(&mut alu, ops);
         assert!(checked >= 20_000, "only {checked} operations checked");
     });
@@ -153,7 +151,14 @@ fn atom_10_masked_cmp_swap_v14_table() {
     const V14: [(u64, u64, u64, u64, u64, u64); 7] = [
         (0x1111, 0x2222, u64::MAX, 0x1111, u64::MAX, 0x2222),
         (0x1111, 0x2222, u64::MAX, 0x1112, u64::MAX, 0x1111),
-        (0xaaaa0000bbbb0000, 0x1234567812345678, 0x00000000ffffffff, 0xaaaa0000ffffffff, 0xffffffff00000000, 0xaaaa000012345678),
+        (
+            0xaaaa0000bbbb0000,
+            0x1234567812345678,
+            0x00000000ffffffff,
+            0xaaaa0000ffffffff,
+            0xffffffff00000000,
+            0xaaaa000012345678,
+        ),
         (0xdeadbeef00000000, 0xffff, 0xffff, 0x0, 0x0, 0xdeadbeef0000ffff),
         (0x5555, 0xaaaa, 0x0, 0x5555, u64::MAX, 0x5555),
         (0xf0, 0x1, 0x1, 0x0, 0x1, 0xf1),

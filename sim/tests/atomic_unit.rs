@@ -16,16 +16,7 @@ const LATENCIES: [u64; 2] = [1, 200];
 
 /// Words the random tests pick from: three share a write-back bucket of the unit
 /// (address bits 6:3 ^ 10:7), one sits at the top of the address space.
-const ADDRESSES: [u64; 8] = [
-    0x1000,
-    0x1088,
-    0x1110,
-    0x1008,
-    0x2_0000_0040,
-    0x7FF8,
-    0xFFFF_FFFF_FFFF_FFF8,
-    0x10,
-];
+const ADDRESSES: [u64; 8] = [0x1000, 0x1088, 0x1110, 0x1008, 0x2_0000_0040, 0x7FF8, 0xFFFF_FFFF_FFFF_FFF8, 0x10];
 
 /// The sequential reference: memory as it is after every op so far.
 #[derive(Default)]
@@ -103,10 +94,7 @@ fn step_limit(latency: u64, ops: usize) -> u64 {
 fn check_results(unit: &AtomicUnitDriver, expected: &[u64], what: &str) {
     assert!(unit.results.len() <= expected.len(), "{what}: more results than ops");
     if let Some(i) = unit.results.iter().zip(expected).position(|(got, want)| got != want) {
-        panic!(
-            "{what}: result {i} is {:#018x}, the sequential reference says {:#018x}",
-            unit.results[i], expected[i]
-        );
+        panic!("{what}: result {i} is {:#018x}, the sequential reference says {:#018x}", unit.results[i], expected[i]);
     }
 }
 
@@ -238,7 +226,11 @@ fn atom_14_after_gate_holds_the_op_and_those_behind_it() {
                 for _ in 0..4 * latency + 200 {
                     unit.cycle();
                 }
-                assert_eq!(unit.results.len(), 1, "{what}: a gated op (or one behind it) ran at done_count {done_count:#x}");
+                assert_eq!(
+                    unit.results.len(),
+                    1,
+                    "{what}: a gated op (or one behind it) ran at done_count {done_count:#x}"
+                );
                 assert_eq!(unit.memory.reads_taken, reads, "{what}: an op behind a gated op read memory");
             }
             unit.done_count = 0x0005;

@@ -8,8 +8,8 @@ use std::ops::Range;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_sim::axi::{
-    AxiAddr, AxiMasterSignals, AxiSlaveCore, AxiSlaveSignals, BResp, RBeat, WBeat, BURST_INCR, RESP_DECERR,
-    RESP_OKAY, RESP_SLVERR,
+    AxiAddr, AxiMasterSignals, AxiSlaveCore, AxiSlaveSignals, BResp, RBeat, WBeat, BURST_INCR, RESP_DECERR, RESP_OKAY,
+    RESP_SLVERR,
 };
 use rnic_sim::axil::{AxilMasterCore, AxilMasterSignals, AxilOp, AxilSlaveSignals};
 use rnic_sim::axis::lane_mask;

@@ -119,9 +119,12 @@ impl Bench {
                 let at = offset + 8 * k;
                 let want = u64::from_le_bytes(region.expected[at..at + 8].try_into().expect("8 octets"));
                 assert_eq!(
-                    got, want,
+                    got,
+                    want,
                     "read {} at {:#x} ({side} side, {} beats), beat {k}: {got:#018x}, expected {want:#018x}",
-                    r.seq, r.req.addr, r.data.len()
+                    r.seq,
+                    r.req.addr,
+                    r.data.len()
                 );
             }
             checked += 1;

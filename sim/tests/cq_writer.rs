@@ -130,7 +130,12 @@ impl Bench {
         // all been reported done (a drop never settles ahead of a write before it).
         let settled = self.m.get(p.settled) as usize;
         let writes = self.taken.iter().take(settled).filter(|&&w| w).count();
-        assert!(settled <= self.taken.len() + 1 && writes <= self.dones, "settled {settled} of {:?} with {} done", self.taken, self.dones);
+        assert!(
+            settled <= self.taken.len() + 1 && writes <= self.dones,
+            "settled {settled} of {:?} with {} done",
+            self.taken,
+            self.dones
+        );
         if req_ready && self.m.get_bit(p.req_valid) {
             assert_eq!(self.m.get(p.req_len), 32, "CQE writes are 32 octets");
             self.receiving.push_back((self.m.get(p.req_addr), Vec::new(), 0));
@@ -235,7 +240,12 @@ fn cq_writer_matches_the_ring_rules() {
         let mut cqs = vec![RefCq::default(); CQS];
         let (mut expected_writes, mut expected_irqs) = (Vec::new(), Vec::new());
         for (n, cq) in cqs.iter_mut().enumerate() {
-            cq.ctx = CqContext { log_size: rng.gen_range(1..4), enable: n != 5, vector: 100 + n as u16, base: 0x10_0000 * (n as u64 + 1) };
+            cq.ctx = CqContext {
+                log_size: rng.gen_range(1..4),
+                enable: n != 5,
+                vector: 100 + n as u16,
+                base: 0x10_0000 * (n as u64 + 1),
+            };
             b.write_cq(n, &cq.ctx);
         }
         for _ in 0..ROUNDS {
@@ -297,7 +307,9 @@ fn cq_writer_matches_the_ring_rules() {
         assert!(cqs.iter().any(|c| c.overflow) && expected_irqs.len() > 20 && expected_writes.len() > 300);
         // Every PHASE value appears, so laps were crossed.
         let phase_at = cqe_fields::PHASE.byte() as usize;
-        assert!(b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 0) && b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 1));
+        assert!(
+            b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 0) && b.writes.iter().any(|(_, w)| w[phase_at] & 1 == 1)
+        );
     });
 }
 

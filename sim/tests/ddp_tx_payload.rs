@@ -295,7 +295,13 @@ impl Bench {
             let want = self.in_flight.front().unwrap_or_else(|| {
                 panic!("{}: m_rd_tvalid with no beat sent: {got:x?} after {} beats", self.state(), self.received.len())
             });
-            assert_eq!(&got, want, "{}: beat {} to the segmenter (data, keep, last)", self.state(), self.received.len());
+            assert_eq!(
+                &got,
+                want,
+                "{}: beat {} to the segmenter (data, keep, last)",
+                self.state(),
+                self.received.len()
+            );
             if c_ready {
                 self.received.push(got);
                 self.in_flight.pop_front();

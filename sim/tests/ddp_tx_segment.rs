@@ -51,7 +51,13 @@ fn random_job(rng: &mut StdRng, memory: &[u8]) -> Job {
     match opcode {
         Opcode::RdmaWrite => job.expected = tagged_ulpdus(opcode, stag, to, payload, mulpdu),
         Opcode::ReadRequest => {
-            let rr = ReadRequest { sink_stag: rng.gen(), sink_to: rng.gen(), size: rng.gen(), src_stag: rng.gen(), src_to: rng.gen() };
+            let rr = ReadRequest {
+                sink_stag: rng.gen(),
+                sink_to: rng.gen(),
+                size: rng.gen(),
+                src_stag: rng.gen(),
+                src_to: rng.gen(),
+            };
             job.inline = rr.to_bytes().to_vec();
             job.len = 0;
             job.stag = 0;
@@ -88,8 +94,20 @@ fn ddp_08_09_segmenter_matches_the_reference() {
         let q = |n: &str| m.port(n);
         let p = Ports {
             job: [
-                "s_job_valid", "s_job_ready", "s_job_tagged", "s_job_opcode", "s_job_stag", "s_job_to", "s_job_qn", "s_job_msn",
-                "s_job_addr", "s_job_len", "s_job_inline", "s_job_inline_len", "s_job_mulpdu", "s_job_tag",
+                "s_job_valid",
+                "s_job_ready",
+                "s_job_tagged",
+                "s_job_opcode",
+                "s_job_stag",
+                "s_job_to",
+                "s_job_qn",
+                "s_job_msn",
+                "s_job_addr",
+                "s_job_len",
+                "s_job_inline",
+                "s_job_inline_len",
+                "s_job_mulpdu",
+                "s_job_tag",
             ]
             .map(q),
             req_valid: q("m_rd_req_valid"),

@@ -257,10 +257,15 @@ fn random_run(seed: u64, requests: usize) {
                 for (k, &got) in r.data.iter().enumerate() {
                     let want = reference.words[words[k]];
                     assert_eq!(
-                        got, want,
+                        got,
+                        want,
                         "read {} at {:#x} ({} beats, AR at cycle {}), beat {k} (word {}): {got:#018x}, \
                          expected {want:#018x}",
-                        r.seq, r.req.addr, r.data.len(), r.start, words[k]
+                        r.seq,
+                        r.req.addr,
+                        r.data.len(),
+                        r.start,
+                        words[k]
                     );
                 }
             }

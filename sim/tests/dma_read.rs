@@ -31,14 +31,21 @@ impl Bench {
         let bus = AxiSlave::new(&model, "m_axi", memory);
         let out = AxisSink::new(&model, "m_rd_axis");
         let p = |n: &str| model.port(n);
-        let (valid, ready, addr, len, tag) = (p("s_rd_req_valid"), p("s_rd_req_ready"), p("s_rd_req_addr"), p("s_rd_req_len"), p("s_rd_req_tag"));
+        let (valid, ready, addr, len, tag) =
+            (p("s_rd_req_valid"), p("s_rd_req_ready"), p("s_rd_req_addr"), p("s_rd_req_len"), p("s_rd_req_tag"));
         model.reset_for(4);
         Bench { model, bus, out, valid, ready, addr, len, tag }
     }
 }
 
 /// Runs `requests` (IOVA, length) through the engine; returns the packets in order.
-fn run(seed: u64, requests: &[(u64, u32)], latency: u64, rates: (f64, f64, f64), memory: HostMemory) -> Vec<(u64, Vec<u8>)> {
+fn run(
+    seed: u64,
+    requests: &[(u64, u32)],
+    latency: u64,
+    rates: (f64, f64, f64),
+    memory: HostMemory,
+) -> Vec<(u64, Vec<u8>)> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut b = Bench::new(memory);
     b.bus.core.read_latency = latency;
@@ -104,7 +111,10 @@ fn dma_read_returns_memory_octets_in_order() {
             let start = (addr - base) as usize;
             assert_eq!(*user, (i % 256) as u64, "request {i}: tag (error bit clear)");
             assert_eq!(bytes.len(), *len as usize, "request {i} at {addr:#x}: length");
-            assert!(bytes[..] == content[start..start + *len as usize], "request {i} at {addr:#x} len {len}: octets differ");
+            assert!(
+                bytes[..] == content[start..start + *len as usize],
+                "request {i} at {addr:#x} len {len}: octets differ"
+            );
         }
     });
 }

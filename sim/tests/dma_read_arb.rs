@@ -153,7 +153,11 @@ fn dma_read_arb_steers_every_clients_data_back() {
     trace::on_failure("dma_read_arb_steers_every_clients_data_back", || {
         let mut rng = StdRng::seed_from_u64(0xa4b);
         let requests: Vec<Vec<(u64, u32)>> = (0..CLIENTS)
-            .map(|c| (0..rng.gen_range(50..150)).map(|_| ((c as u64) << 40 | rng.gen_range(0..1 << 20), rng.gen_range(1..300))).collect())
+            .map(|c| {
+                (0..rng.gen_range(50..150))
+                    .map(|_| ((c as u64) << 40 | rng.gen_range(0..1 << 20), rng.gen_range(1..300)))
+                    .collect()
+            })
             .collect();
         let (received, _) = run(1, &requests, 0.7);
         for c in 0..CLIENTS {

@@ -161,7 +161,8 @@ fn dma_write_streams_at_a_beat_per_cycle() {
     // out back to back; only the last response's latency is added.
     let mut memory = HostMemory::new();
     let (_, base) = memory.alloc(REGION);
-    let requests: Vec<Request> = (0..16).map(|i| Request { addr: base + i * 4096, data: vec![i as u8; 4096] }).collect();
+    let requests: Vec<Request> =
+        (0..16).map(|i| Request { addr: base + i * 4096, data: vec![i as u8; 4096] }).collect();
     let mut b = Bench::new(memory);
     let cycles = run(2, &requests, 200, (1.0, 1.0, 1.0), &mut b, |_, error, _| assert!(!error));
     let beats = 16 * 4096 / 8;
@@ -176,7 +177,8 @@ fn dma_write_reports_a_fault_and_writes_nothing_there() {
     memory.fail_on_fault(false);
     let (_, base) = memory.alloc(8192);
     // The first request runs past the region into the unmapped guard.
-    let requests = vec![Request { addr: base + 8192 - 16, data: vec![1; 64] }, Request { addr: base, data: vec![2; 64] }];
+    let requests =
+        vec![Request { addr: base + 8192 - 16, data: vec![1; 64] }, Request { addr: base, data: vec![2; 64] }];
     let mut b = Bench::new(memory);
     let mut errors = Vec::new();
     run(3, &requests, 20, (1.0, 1.0, 1.0), &mut b, |_, error, _| errors.push(error));

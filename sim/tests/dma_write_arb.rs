@@ -28,11 +28,14 @@ fn dma_write_arb_keeps_data_with_its_request() {
             .collect();
         let mut m = Model::new("rnic_host_dma_write_arb").expect("rnic_host_dma_write_arb model");
         let p = |n: &str| m.port(n);
-        let (req_valid, req_ready, req_addr, req_len) = (p("s_req_valid"), p("s_req_ready"), p("s_req_addr"), p("s_req_len"));
-        let (wdata, wkeep, wlast, wvalid, wready) = (p("s_wr_tdata"), p("s_wr_tkeep"), p("s_wr_tlast"), p("s_wr_tvalid"), p("s_wr_tready"));
+        let (req_valid, req_ready, req_addr, req_len) =
+            (p("s_req_valid"), p("s_req_ready"), p("s_req_addr"), p("s_req_len"));
+        let (wdata, wkeep, wlast, wvalid, wready) =
+            (p("s_wr_tdata"), p("s_wr_tkeep"), p("s_wr_tlast"), p("s_wr_tvalid"), p("s_wr_tready"));
         let (done_out, m_valid, m_ready, m_addr, m_len, m_tag) =
             (p("m_done_valid"), p("m_req_valid"), p("m_req_ready"), p("m_req_addr"), p("m_req_len"), p("m_req_tag"));
-        let (tdata, tkeep, tlast, tvalid, tready) = (p("m_axis_tdata"), p("m_axis_tkeep"), p("m_axis_tlast"), p("m_axis_tvalid"), p("m_axis_tready"));
+        let (tdata, tkeep, tlast, tvalid, tready) =
+            (p("m_axis_tdata"), p("m_axis_tkeep"), p("m_axis_tlast"), p("m_axis_tvalid"), p("m_axis_tready"));
         let (done_valid, done_tag) = (p("s_done_valid"), p("s_done_tag"));
         m.reset_for(4);
 

@@ -138,7 +138,8 @@ fn random_command(rng: &mut StdRng, config: &RnicConfig) -> (u8, u32, [u32; 16])
 fn identity_registers_report_the_configuration() {
     let mut d = driver(1);
     let reference = Rnic::new(RnicConfig::default());
-    for offset in [regs::ID, regs::VERSION, regs::DATAPATH_BYTES, regs::NUM_QPS, regs::NUM_CQS, regs::NUM_MRS, regs::FEATURES]
+    for offset in
+        [regs::ID, regs::VERSION, regs::DATAPATH_BYTES, regs::NUM_QPS, regs::NUM_CQS, regs::NUM_MRS, regs::FEATURES]
     {
         let expected = reference.identity_register(offset).expect("identity register");
         assert_eq!(d.read32(offset), expected, "BAR0 {offset:#05x}");

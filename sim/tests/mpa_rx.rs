@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use common::{hex, random_length, ulpdu_of, zero_send, V3_WITH_MARKER, WIRE_VECTORS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_proto::mpa::{crc32c, crc_field, Deframer, FramingConfig, Framer};
+use rnic_proto::mpa::{crc32c, crc_field, Deframer, Framer, FramingConfig};
 use rnic_sim::axis::Packet;
 use rnic_sim::mpa::MpaRxDriver;
 use rnic_sim::trace;
@@ -99,7 +99,9 @@ fn mpa_rx_w8_matches_proto_markers_no_crc() {
 
 #[test]
 fn mpa_rx_w8_matches_proto_at_full_rate() {
-    trace::on_failure("mpa_rx_w8_matches_proto_at_full_rate", || differential(8, MARKERS_AND_CRC, 14, 10_000, 1.0, 1.0));
+    trace::on_failure("mpa_rx_w8_matches_proto_at_full_rate", || {
+        differential(8, MARKERS_AND_CRC, 14, 10_000, 1.0, 1.0)
+    });
 }
 
 #[test]
@@ -208,7 +210,10 @@ fn mpa_02_12_rx_reads_the_rfc5044_figures_v2() {
     let mut rng = StdRng::seed_from_u64(2);
     rx.push_stream(&wire, || LANES);
     let got = collect(&mut rx, &mut rng, 2, 1000);
-    assert_eq!(got.iter().map(|p| (p.user(), p.bytes())).collect::<Vec<_>>(), vec![(0, ulpdus[0].clone()), (0, ulpdus[1].clone())]);
+    assert_eq!(
+        got.iter().map(|p| (p.user(), p.bytes())).collect::<Vec<_>>(),
+        vec![(0, ulpdus[0].clone()), (0, ulpdus[1].clone())]
+    );
 }
 
 #[test]
@@ -282,7 +287,6 @@ fn mpa_16_fpdu_split_over_segments_is_delivered_once_after_its_last_octet() {
     assert_eq!(got.len(), 1);
     assert_eq!((got[0].user(), got[0].bytes()), (0, wire[2..25].to_vec()));
 }
-
 
 #[test]
 fn mpa_rx_reads_vectors_v3_to_v11_and_the_leading_marker_form_of_v3() {

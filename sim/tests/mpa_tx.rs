@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use common::{hex, random_length, ulpdu_of, zero_send, V3_WITH_MARKER, WIRE_VECTORS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_proto::mpa::{FramingConfig, Framer};
+use rnic_proto::mpa::{Framer, FramingConfig};
 use rnic_sim::mpa::MpaTxDriver;
 use rnic_sim::trace;
 
@@ -72,9 +72,7 @@ fn mpa_tx_w8_matches_proto_markers_no_crc() {
 
 #[test]
 fn mpa_tx_w8_matches_proto_at_full_rate() {
-    trace::on_failure("mpa_tx_w8_matches_proto_at_full_rate", || {
-        differential(8, MARKERS_AND_CRC, 4, 10_000, 1.0, 1.0)
-    });
+    trace::on_failure("mpa_tx_w8_matches_proto_at_full_rate", || differential(8, MARKERS_AND_CRC, 4, 10_000, 1.0, 1.0));
 }
 
 #[test]

@@ -44,7 +44,12 @@ fn random_mrs(rng: &mut StdRng) -> Vec<MrContext> {
     (0..MRS)
         .map(|_| MrContext {
             key: rng.gen(),
-            access: MrAccess { local_write: rng.gen_bool(0.7), remote_read: rng.gen(), remote_write: rng.gen(), remote_atomic: false },
+            access: MrAccess {
+                local_write: rng.gen_bool(0.7),
+                remote_read: rng.gen(),
+                remote_write: rng.gen(),
+                remote_atomic: false,
+            },
             valid: rng.gen_bool(0.85),
             pd: rng.gen_range(0..3),
             va: rng.gen_range(0..1u64 << 40),
@@ -128,8 +133,21 @@ fn ports(m: &Model) -> P {
         qp_waddr: q("qp_waddr"),
         mr: ["mr_we", "mr_waddr", "mr_wdata", "mr_valid"].map(q),
         job: [
-            "m_job_valid", "m_job_ready", "m_job_tagged", "m_job_opcode", "m_job_stag", "m_job_to", "m_job_qn", "m_job_msn",
-            "m_job_addr", "m_job_len", "m_job_inline", "m_job_inline_len", "m_job_mulpdu", "m_job_conn", "s_done_valid",
+            "m_job_valid",
+            "m_job_ready",
+            "m_job_tagged",
+            "m_job_opcode",
+            "m_job_stag",
+            "m_job_to",
+            "m_job_qn",
+            "m_job_msn",
+            "m_job_addr",
+            "m_job_len",
+            "m_job_inline",
+            "m_job_inline_len",
+            "m_job_mulpdu",
+            "m_job_conn",
+            "s_done_valid",
         ]
         .map(q),
         done: q("s_done_valid"),
@@ -226,9 +244,15 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 (0, msns[qpn].0)
             };
             let inline = if read {
-                ReadRequest { sink_stag: wqe.lkey, sink_to: wqe.local_addr, size: wqe.length, src_stag: wqe.remote_stag, src_to: wqe.remote_to }
-                    .to_bytes()
-                    .to_vec()
+                ReadRequest {
+                    sink_stag: wqe.lkey,
+                    sink_to: wqe.local_addr,
+                    size: wqe.length,
+                    src_stag: wqe.remote_stag,
+                    src_to: wqe.remote_to,
+                }
+                .to_bytes()
+                .to_vec()
             } else if atomic {
                 atomics[qpn] += 1;
                 atomic_request_of(wqe, atomics[qpn]).to_bytes().to_vec()
@@ -247,7 +271,11 @@ fn rdmap_tx_request_matches_the_local_checks() {
                 msn: if op == SqOpcode::RdmaWrite { 0 } else { msn },
                 addr: source,
                 // Reads, atomics and Immediate Data carry no payload from host memory.
-                len: if read || atomic || matches!(op, SqOpcode::Imm | SqOpcode::ImmSe) { 0 } else { wqe.length.into() },
+                len: if read || atomic || matches!(op, SqOpcode::Imm | SqOpcode::ImmSe) {
+                    0
+                } else {
+                    wqe.length.into()
+                },
                 inline,
                 mulpdu: ctx.mulpdu.into(),
                 conn: ctx.conn_id.into(),
@@ -259,7 +287,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
 
         // Run: offer WQEs, play the segmenter (done after a delay, in order) and the CQ writer.
         let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
-        let [job_valid, job_ready, tagged, opcode, jstag, jto, qn, msn, addr, len, inline, inline_len, mulpdu, conn, _] = p.job;
+        let [job_valid, job_ready, tagged, opcode, jstag, jto, qn, msn, addr, len, inline, inline_len, mulpdu, conn, _] =
+            p.job;
         let [cqe_valid, cqe_ready, cqn, cqe_port] = p.cqe;
         let mut error_bits = 1u64 << 5;
         let (mut next, mut got_jobs, mut got_cqes, mut got_fails) = (0, Vec::new(), Vec::new(), Vec::new());
@@ -272,7 +301,9 @@ fn rdmap_tx_request_matches_the_local_checks() {
             // At a batch boundary: wait until everything before it has completed, then
             // reset the failed QPs as the command unit would (MSNs cleared, ERROR gone).
             let at_boundary = recovery.peek().is_some_and(|r| r.0 == next);
-            if let Some((_, failed, cqes_before)) = recovery.peek().filter(|r| at_boundary && dones.is_empty() && got_cqes.len() == r.2) {
+            if let Some((_, failed, cqes_before)) =
+                recovery.peek().filter(|r| at_boundary && dones.is_empty() && got_cqes.len() == r.2)
+            {
                 let _ = cqes_before;
                 for &q in failed {
                     m.set_bit(p.qp_we, true);

@@ -24,9 +24,35 @@ struct Bench {
 }
 
 const PORTS: [&str; 29] = [
-    "db_valid", "db_kind", "db_index", "db_value", "qp_we", "qp_waddr", "qp_wdata", "qp_reset", "s_valid", "s_ready", "s_qpn",
-    "m_valid", "m_ready", "m_posted", "m_wqe", "m_index", "m_error", "m_req_valid", "m_req_ready", "m_req_addr", "m_req_len",
-    "s_rd_tdata", "s_rd_tlast", "s_rd_tuser", "s_rd_tvalid", "s_rd_tready", "status_qpn", "status_ci", "reset",
+    "db_valid",
+    "db_kind",
+    "db_index",
+    "db_value",
+    "qp_we",
+    "qp_waddr",
+    "qp_wdata",
+    "qp_reset",
+    "s_valid",
+    "s_ready",
+    "s_qpn",
+    "m_valid",
+    "m_ready",
+    "m_posted",
+    "m_wqe",
+    "m_index",
+    "m_error",
+    "m_req_valid",
+    "m_req_ready",
+    "m_req_addr",
+    "m_req_len",
+    "s_rd_tdata",
+    "s_rd_tlast",
+    "s_rd_tuser",
+    "s_rd_tvalid",
+    "s_rd_tready",
+    "status_qpn",
+    "status_ci",
+    "reset",
 ];
 
 /// One answer: posted, the WQE octets, index.
@@ -37,7 +63,15 @@ impl Bench {
         let mut m = Model::new("rnic_host_rq_fetch").expect("rnic_host_rq_fetch model");
         let p: HashMap<&'static str, Port> = PORTS.iter().map(|&n| (n, m.port(n))).collect();
         m.reset_for(4);
-        Bench { m, p, rng: StdRng::seed_from_u64(seed), memory: HashMap::new(), reads: VecDeque::new(), beat: 0, cycle: 0 }
+        Bench {
+            m,
+            p,
+            rng: StdRng::seed_from_u64(seed),
+            memory: HashMap::new(),
+            reads: VecDeque::new(),
+            beat: 0,
+            cycle: 0,
+        }
     }
 
     /// One cycle, with the DMA engine's side played.
@@ -49,7 +83,8 @@ impl Bench {
         let present = due.is_some() && self.rng.gen_bool(0.7);
         self.m.set_bit(p["s_rd_tvalid"], present);
         if let Some(addr) = due.filter(|_| present) {
-            let wqe = self.memory.get(&addr).unwrap_or_else(|| panic!("RQ WQE read at {addr:#x}, where nothing was posted"));
+            let wqe =
+                self.memory.get(&addr).unwrap_or_else(|| panic!("RQ WQE read at {addr:#x}, where nothing was posted"));
             self.m.set_bytes(p["s_rd_tdata"], &wqe[self.beat * 8..self.beat * 8 + 8]);
             self.m.set_bit(p["s_rd_tlast"], self.beat == 3);
             self.m.set(p["s_rd_tuser"], 0);
@@ -131,7 +166,11 @@ fn rq_fetch_claims_receives_in_ring_order() {
         let mut b = Bench::new(1);
         let mut rng = StdRng::seed_from_u64(0x4f);
         let ctxs: Vec<QpContext> = (0..QPS)
-            .map(|n| QpContext { rq_log_size: rng.gen_range(1..4), rq_base: 0x200_0000 * (n as u64 + 1), ..QpContext::default() })
+            .map(|n| QpContext {
+                rq_log_size: rng.gen_range(1..4),
+                rq_base: 0x200_0000 * (n as u64 + 1),
+                ..QpContext::default()
+            })
             .collect();
         for (n, c) in ctxs.iter().enumerate() {
             b.write_qp(n, c);

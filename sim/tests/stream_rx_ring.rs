@@ -39,9 +39,22 @@ struct Bench {
 impl Bench {
     fn new(seed: u64) -> Bench {
         const PORTS: &[&str] = &[
-            "s_rx_tvalid", "s_rx_tready", "m_rx_tdata", "m_rx_tkeep", "m_rx_tlast", "m_rx_tuser", "m_rx_tvalid",
-            "m_rx_tready", "m_rd_req_valid", "m_rd_req_ready", "m_rd_req_addr", "m_rd_req_len", "s_rd_tdata",
-            "s_rd_terror", "s_rd_tvalid", "s_rd_tready",
+            "s_rx_tvalid",
+            "s_rx_tready",
+            "m_rx_tdata",
+            "m_rx_tkeep",
+            "m_rx_tlast",
+            "m_rx_tuser",
+            "m_rx_tvalid",
+            "m_rx_tready",
+            "m_rd_req_valid",
+            "m_rd_req_ready",
+            "m_rd_req_addr",
+            "m_rd_req_len",
+            "s_rd_tdata",
+            "s_rd_terror",
+            "s_rd_tvalid",
+            "s_rd_tready",
         ];
         const QUIET: &[&str] = &["m_rd_req_ready", "s_rd_tvalid", "m_rx_tready"];
         let dut = Dut::new("rnic_host_stream_rx_ring", PORTS, PAGE, QUIET);
@@ -115,7 +128,11 @@ impl Bench {
             // Only what lies between the ring's CI and the host's PI.
             let ci = self.dut.read_reg(4);
             let from_ci = (off + SIZE - ci as usize % SIZE) % SIZE;
-            assert!(from_ci + len <= self.pi.wrapping_sub(ci) as usize, "read past PI: {off}+{len}, CI {ci}, PI {}", self.pi);
+            assert!(
+                from_ci + len <= self.pi.wrapping_sub(ci) as usize,
+                "read past PI: {off}+{len}, CI {ci}, PI {}",
+                self.pi
+            );
             let data = self.ring[off..off + len].to_vec();
             let delay = self.rng.gen_range(2..25);
             self.reads.push_back((data, cycle + delay));
@@ -175,7 +192,11 @@ fn stream_rx_ring_a_bad_record_stops_it_after_the_good_ones() {
                 b.cycle();
             }
             assert_eq!(b.packets, [(1, vec![1; 40])], "length {bad_len}: the record before it only");
-            assert_eq!((b.dut.read_reg(4), b.dut.read_reg(5)), (48, 1), "length {bad_len}: CI stops before it, STATUS set");
+            assert_eq!(
+                (b.dut.read_reg(4), b.dut.read_reg(5)),
+                (48, 1),
+                "length {bad_len}: CI stops before it, STATUS set"
+            );
             b.dut.write_reg(2, LOG2);
             assert_eq!([b.dut.read_reg(3), b.dut.read_reg(4), b.dut.read_reg(5)], [0, 0, 0], "restarted");
         }

@@ -41,9 +41,24 @@ struct Bench {
 impl Bench {
     fn new(seed: u64) -> Bench {
         const PORTS: &[&str] = &[
-            "s_tx_tdata", "s_tx_tkeep", "s_tx_tlast", "s_tx_tuser", "s_tx_tvalid", "s_tx_tready", "m_tx_tvalid",
-            "m_tx_tready", "m_wr_req_valid", "m_wr_req_ready", "m_wr_req_addr", "m_wr_req_len", "m_wr_tdata",
-            "m_wr_tlast", "m_wr_tvalid", "m_wr_tready", "s_wr_done_valid", "s_wr_done_error",
+            "s_tx_tdata",
+            "s_tx_tkeep",
+            "s_tx_tlast",
+            "s_tx_tuser",
+            "s_tx_tvalid",
+            "s_tx_tready",
+            "m_tx_tvalid",
+            "m_tx_tready",
+            "m_wr_req_valid",
+            "m_wr_req_ready",
+            "m_wr_req_addr",
+            "m_wr_req_len",
+            "m_wr_tdata",
+            "m_wr_tlast",
+            "m_wr_tvalid",
+            "m_wr_tready",
+            "s_wr_done_valid",
+            "s_wr_done_error",
         ];
         const QUIET: &[&str] = &["m_wr_req_ready", "m_wr_tready", "s_wr_done_valid", "s_tx_tvalid"];
         let dut = Dut::new("rnic_host_stream_tx_ring", PORTS, PAGE, QUIET);

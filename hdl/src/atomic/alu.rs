@@ -79,8 +79,22 @@ impl Logic for AtomicAlu {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, a_valid, a_aopcode, a_chain, a_original, a_data, a_mask, a_compare,
-            a_compare_mask, a_tag, b_valid, b_result, b_original, b_tag, b_unsupported
+            self,
+            clock,
+            a_valid,
+            a_aopcode,
+            a_chain,
+            a_original,
+            a_data,
+            a_mask,
+            a_compare,
+            a_compare_mask,
+            a_tag,
+            b_valid,
+            b_result,
+            b_original,
+            b_tag,
+            b_unsupported
         );
         // Stage A takes a new operation every cycle.
         self.a_valid.d.next = self.in_valid.val();
@@ -101,12 +115,11 @@ impl Logic for AtomicAlu {
         self.fetch_add.next = ((self.original.val() & !self.a_mask.q.val())
             + (self.a_data.q.val() & !self.a_mask.q.val()))
             ^ ((self.original.val() ^ self.a_data.q.val()) & self.a_mask.q.val());
-        self.compare_equal.next =
-            !((self.a_compare.q.val() ^ self.original.val()) & self.a_compare_mask.q.val()).any();
+        self.compare_equal.next = !((self.a_compare.q.val() ^ self.original.val()) & self.a_compare_mask.q.val()).any();
         self.cmp_swap.next = self.original.val();
         if self.compare_equal.val() {
-            self.cmp_swap.next = (self.original.val() & !self.a_mask.q.val())
-                | (self.a_data.q.val() & self.a_mask.q.val());
+            self.cmp_swap.next =
+                (self.original.val() & !self.a_mask.q.val()) | (self.a_data.q.val() & self.a_mask.q.val());
         }
 
         self.b_valid.d.next = self.a_valid.q.val();

@@ -285,8 +285,22 @@ impl Logic for AtomicUnit {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, op_valid, op_addr, op_operands, op_ctl, held_valid, held_addr, issued,
-            open_count, open_dirty, rd_state, wr_req_sent, acks, credit, buckets
+            self,
+            clock,
+            op_valid,
+            op_addr,
+            op_operands,
+            op_ctl,
+            held_valid,
+            held_addr,
+            issued,
+            open_count,
+            open_dirty,
+            rd_state,
+            wr_req_sent,
+            acks,
+            credit,
+            buckets
         );
         self.alu.clock.next = self.clock.val();
         self.alu.reset.next = self.reset.val();
@@ -306,8 +320,7 @@ impl Logic for AtomicUnit {
         self.room.next = (self.results.count.val() < self.results_limit.val())
             & (self.batches.count.val() < self.batches_limit.val())
             & (self.writes.count.val() < self.writes_limit.val());
-        self.issue_chain.next =
-            self.op_valid.q.val() & self.same_word.val() & self.gate_open.val() & self.room.val();
+        self.issue_chain.next = self.op_valid.q.val() & self.same_word.val() & self.gate_open.val() & self.room.val();
         // The word read for the head op: it enters the ALU as it arrives.
         self.rd_arrive.next = (self.rd_state.q.val() == self.rd_wait.val()) & self.s_rd_tvalid.val();
         self.issue.next = self.issue_chain.val() | self.rd_arrive.val();
@@ -355,8 +368,7 @@ impl Logic for AtomicUnit {
         // ---- Results into the RAM; batches closed and written back.
         self.results.s_valid.next = self.alu.out_valid.val();
         self.results.s_data.next = self.alu.out_original.val();
-        self.batch_count.next =
-            self.open_count.q.val() + bit_cast::<6, 1>(self.alu.out_valid.val().into());
+        self.batch_count.next = self.open_count.q.val() + bit_cast::<6, 1>(self.alu.out_valid.val().into());
         self.batch_dirty.next = self.open_dirty.q.val()
             | (self.alu.out_valid.val() & (self.alu.out_result.val() != self.alu.out_original.val()));
         // Close at BATCH_MAX results, or when the ALU holds the latest value (nothing entered it
@@ -377,23 +389,21 @@ impl Logic for AtomicUnit {
             self.open_dirty.d.next = false;
         }
         // Bucket of a word: address bits 6:3 ^ 10:7; its counter sits at bit 6 * bucket.
-        self.held_bucket.next =
-            self.held_addr.q.val().get_bits::<4>(3) ^ self.held_addr.q.val().get_bits::<4>(7);
-        self.held_shift.next = (bit_cast::<7, 4>(self.held_bucket.val()) << 2)
-            + (bit_cast::<7, 4>(self.held_bucket.val()) << 1);
+        self.held_bucket.next = self.held_addr.q.val().get_bits::<4>(3) ^ self.held_addr.q.val().get_bits::<4>(7);
+        self.held_shift.next =
+            (bit_cast::<7, 4>(self.held_bucket.val()) << 2) + (bit_cast::<7, 4>(self.held_bucket.val()) << 1);
         self.writes.s_valid.next = self.close_write.val();
-        self.writes.s_data.next = bit_cast::<128, 64>(self.held_addr.q.val())
-            | (bit_cast::<128, 64>(self.alu.out_result.val()) << 64);
+        self.writes.s_data.next =
+            bit_cast::<128, 64>(self.held_addr.q.val()) | (bit_cast::<128, 64>(self.alu.out_result.val()) << 64);
         self.batches.s_valid.next = self.close.val();
         self.batches.s_data.next = bit_cast::<11, 6>(self.batch_count.val())
             | (bit_cast::<11, 1>(self.batch_dirty.val().into()) << 6)
             | (bit_cast::<11, 4>(self.held_bucket.val()) << 7);
 
         // ---- Reading the word of an op that cannot chain.
-        self.op_bucket.next =
-            self.op_addr.q.val().get_bits::<4>(3) ^ self.op_addr.q.val().get_bits::<4>(7);
-        self.op_shift.next = (bit_cast::<7, 4>(self.op_bucket.val()) << 2)
-            + (bit_cast::<7, 4>(self.op_bucket.val()) << 1);
+        self.op_bucket.next = self.op_addr.q.val().get_bits::<4>(3) ^ self.op_addr.q.val().get_bits::<4>(7);
+        self.op_shift.next =
+            (bit_cast::<7, 4>(self.op_bucket.val()) << 2) + (bit_cast::<7, 4>(self.op_bucket.val()) << 1);
         self.op_bucket_counts.next = self.buckets.q.val() >> self.op_shift.val();
         self.op_bucket_count.next = self.op_bucket_counts.val().get_bits::<6>(0);
         // The held batch must be closed (ALU empty, nothing open) so the ALU may take a new
@@ -443,11 +453,10 @@ impl Logic for AtomicUnit {
         self.head_count.next = self.batch_head.val().get_bits::<6>(0);
         self.head_wrote.next = self.batch_head.val().get_bit(6);
         self.head_bucket.next = self.batch_head.val().get_bits::<4>(7);
-        self.head_shift.next = (bit_cast::<7, 4>(self.head_bucket.val()) << 2)
-            + (bit_cast::<7, 4>(self.head_bucket.val()) << 1);
+        self.head_shift.next =
+            (bit_cast::<7, 4>(self.head_bucket.val()) << 2) + (bit_cast::<7, 4>(self.head_bucket.val()) << 1);
         self.acks_avail.next = self.acks.q.val() + bit_cast::<6, 1>(self.s_wr_done_valid.val().into());
-        self.retire.next =
-            self.batches.m_valid.val() & (!self.head_wrote.val() | self.acks_avail.val().any());
+        self.retire.next = self.batches.m_valid.val() & (!self.head_wrote.val() | self.acks_avail.val().any());
         self.retire_write.next = self.retire.val() & self.head_wrote.val();
         self.batches.m_ready.next = self.retire.val();
         self.acks.d.next = self.acks_avail.val() - bit_cast::<6, 1>(self.retire_write.val().into());
@@ -472,8 +481,7 @@ impl Logic for AtomicUnit {
         self.m_res_original.next = self.results.m_data.val();
         self.results.m_ready.next = self.m_res_ready.val() & self.credit.q.val().any();
         self.res_take.next = self.m_res_ready.val() & self.results.m_valid.val() & self.credit.q.val().any();
-        self.credit.d.next = self.credit.q.val() + self.released.val()
-            - bit_cast::<10, 1>(self.res_take.val().into());
+        self.credit.d.next = self.credit.q.val() + self.released.val() - bit_cast::<10, 1>(self.res_take.val().into());
 
         if self.reset.val() {
             self.op_valid.d.next = false;

@@ -192,7 +192,8 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
 
         // Read side: the ring is read at the pointer it will have next cycle, so a beat
         // can leave every cycle.
-        self.load.next = (self.rd_ptr.q.val() != self.readable.q.val()) & (!self.out_valid.q.val() | self.m_axis_tready.val());
+        self.load.next =
+            (self.rd_ptr.q.val() != self.readable.q.val()) & (!self.out_valid.q.val() | self.m_axis_tready.val());
         self.next_rd.next = self.rd_ptr.q.val();
         if self.load.val() {
             self.next_rd.next = self.rd_ptr.q.val() + 1;

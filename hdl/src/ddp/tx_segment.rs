@@ -254,10 +254,44 @@ impl Logic for TxSegment {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, walking, is_tagged, opcode, stag, to, qn, msn, addr, offset, left,
-            inline_data, inline_len, per_segment, tag, req_valid, req_addr, req_len, head, tail,
-            packing, header, header_left, payload_left, ulpdu_len, message_end, seg_tag, acc,
-            acc_n, out_valid, out_data, out_keep, out_last, out_user, out_tid, done_valid, done_tag
+            self,
+            clock,
+            walking,
+            is_tagged,
+            opcode,
+            stag,
+            to,
+            qn,
+            msn,
+            addr,
+            offset,
+            left,
+            inline_data,
+            inline_len,
+            per_segment,
+            tag,
+            req_valid,
+            req_addr,
+            req_len,
+            head,
+            tail,
+            packing,
+            header,
+            header_left,
+            payload_left,
+            ulpdu_len,
+            message_end,
+            seg_tag,
+            acc,
+            acc_n,
+            out_valid,
+            out_data,
+            out_keep,
+            out_last,
+            out_user,
+            out_tid,
+            done_valid,
+            done_tag
         );
         for i in 0..QUEUE {
             self.headers[i].clock.next = self.clock.val();
@@ -327,9 +361,8 @@ impl Logic for TxSegment {
         }
         // A segment goes into the queue together with its payload read (if any).
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.push.next = self.walking.q.val()
-            & (self.queued.val() < 4)
-            & (!self.req_valid.q.val() | self.m_rd_req_ready.val());
+        self.push.next =
+            self.walking.q.val() & (self.queued.val() < 4) & (!self.req_valid.q.val() | self.m_rd_req_ready.val());
         if self.m_rd_req_ready.val() {
             self.req_valid.d.next = false;
         }
@@ -377,7 +410,8 @@ impl Logic for TxSegment {
             self.header.d.next = self.head_header.val();
             self.header_left.d.next = self.head_info.val().get_bits::<7>(0);
             self.payload_left.d.next = self.head_info.val().get_bits::<16>(7);
-            self.ulpdu_len.d.next = bit_cast::<16, 7>(self.head_info.val().get_bits::<7>(0)) + self.head_info.val().get_bits::<16>(7);
+            self.ulpdu_len.d.next =
+                bit_cast::<16, 7>(self.head_info.val().get_bits::<7>(0)) + self.head_info.val().get_bits::<16>(7);
             self.message_end.d.next = self.head_info.val().get_bit(23);
             self.seg_tag.d.next = self.head_info.val().get_bits::<32>(24);
         }
@@ -423,14 +457,15 @@ impl Logic for TxSegment {
         self.acc.d.next = self.kept.val();
         self.acc_n.d.next = self.kept_n.val();
         if self.take_header.val() {
-            self.acc.d.next = self.kept.val() | (bit_cast::<128, 64>(self.chunk.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
+            self.acc.d.next = self.kept.val()
+                | (bit_cast::<128, 64>(self.chunk.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
             self.acc_n.d.next = self.kept_n.val() + self.chunk_n.val();
             self.header.d.next = self.header.q.val() >> 64;
             self.header_left.d.next = self.header_left.q.val() - bit_cast::<7, 5>(self.chunk_n.val());
         }
         if self.take_payload.val() {
-            self.acc.d.next =
-                self.kept.val() | (bit_cast::<128, 64>(self.rd_data.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
+            self.acc.d.next = self.kept.val()
+                | (bit_cast::<128, 64>(self.rd_data.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
             self.acc_n.d.next = self.kept_n.val() + self.rd_bytes.val();
             self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.val());
         }

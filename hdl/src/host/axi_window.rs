@@ -276,10 +276,12 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
         }
         self.m_axi_rready.next = self.s_axi_rready.val() & self.ar_route.m_valid.val() & !self.r_dev.val();
         self.d_axi_rready.next = self.s_axi_rready.val() & self.ar_route.m_valid.val() & self.r_dev.val();
-        self.r_go.next = self.ar_route.m_valid.val() & self.s_axi_rready.val() & self.m_axi_rvalid.val()
-            & self.m_axi_rlast.val();
+        self.r_go.next =
+            self.ar_route.m_valid.val() & self.s_axi_rready.val() & self.m_axi_rvalid.val() & self.m_axi_rlast.val();
         if self.r_dev.val() {
-            self.r_go.next = self.ar_route.m_valid.val() & self.s_axi_rready.val() & self.d_axi_rvalid.val()
+            self.r_go.next = self.ar_route.m_valid.val()
+                & self.s_axi_rready.val()
+                & self.d_axi_rvalid.val()
                 & self.d_axi_rlast.val();
         }
         self.ar_route.m_ready.next = self.r_go.val();
@@ -324,11 +326,11 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
         if self.w_dev.val() {
             self.s_axi_wready.next = self.w_route.m_valid.val() & self.d_axi_wready.val();
         }
-        self.w_go.next = self.s_axi_wvalid.val() & self.w_route.m_valid.val() & self.s_axi_wlast.val()
-            & self.m_axi_wready.val();
+        self.w_go.next =
+            self.s_axi_wvalid.val() & self.w_route.m_valid.val() & self.s_axi_wlast.val() & self.m_axi_wready.val();
         if self.w_dev.val() {
-            self.w_go.next = self.s_axi_wvalid.val() & self.w_route.m_valid.val() & self.s_axi_wlast.val()
-                & self.d_axi_wready.val();
+            self.w_go.next =
+                self.s_axi_wvalid.val() & self.w_route.m_valid.val() & self.s_axi_wlast.val() & self.d_axi_wready.val();
         }
         self.w_route.m_ready.next = self.w_go.val();
 

@@ -60,8 +60,8 @@ impl<const A: usize> Logic for AxilSlave<A> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, aw_held, aw_addr, w_held, w_data, w_strb, b_pending, wr_pulse, ar_busy,
-            rd_pulse, rd_answer, ar_addr, r_valid, r_data
+            self, clock, aw_held, aw_addr, w_held, w_data, w_strb, b_pending, wr_pulse, ar_busy, rd_pulse, rd_answer,
+            ar_addr, r_valid, r_data
         );
         // Nothing is taken in reset (which may outlast the bus's own by a cycle or two).
         // Write channel: hold address and data until both are here and B is free.

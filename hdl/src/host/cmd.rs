@@ -13,7 +13,9 @@
 //! check and act (2).
 use rust_hdl::prelude::*;
 
-use rnic_proto::host::context::{cq_fields, mr_fields, qp_fields, QpState, CQ_BASE_ALIGN, MAX_LOG_SIZE, MAX_READS, RQ_BASE_ALIGN, SQ_BASE_ALIGN};
+use rnic_proto::host::context::{
+    cq_fields, mr_fields, qp_fields, QpState, CQ_BASE_ALIGN, MAX_LOG_SIZE, MAX_READS, RQ_BASE_ALIGN, SQ_BASE_ALIGN,
+};
 use rnic_proto::host::desc::{CQE_LEN, RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::regs::{CmdOpcode, CmdResult};
 use rnic_proto::host::Field;
@@ -210,9 +212,7 @@ fn defined<const N: usize>(fields: &[Field]) -> Bits<N> {
     mask
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize>
-    Cmd<QB, Q, CB, MB, M>
-{
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> Cmd<QB, Q, CB, MB, M> {
     /// A command unit for `cqs` CQs (at most `1 << CB`); the QP and MR counts are `Q`, `M`.
     pub fn new(cqs: usize) -> Self {
         const {
@@ -388,8 +388,26 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, op, index, data, rts, crc, markers_tx, markers_rx, error, valid, done, result, load,
-            result_data, qp_write, qp_clear, cq_write, mr_write
+            self,
+            clock,
+            state,
+            op,
+            index,
+            data,
+            rts,
+            crc,
+            markers_tx,
+            markers_rx,
+            error,
+            valid,
+            done,
+            result,
+            load,
+            result_data,
+            qp_write,
+            qp_clear,
+            cq_write,
+            mr_write
         );
         self.qp_cfg.read_clock.next = self.clock.val();
         self.qp_cfg.write_clock.next = self.clock.val();
@@ -432,10 +450,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
 
         // Which object, and does it exist.
-        self.is_qp_op.next =
-            (self.op.q.val() == self.op_write_qp.val()) | (self.op.q.val() == self.op_query_qp.val());
-        self.is_cq_op.next =
-            (self.op.q.val() == self.op_write_cq.val()) | (self.op.q.val() == self.op_query_cq.val());
+        self.is_qp_op.next = (self.op.q.val() == self.op_write_qp.val()) | (self.op.q.val() == self.op_query_qp.val());
+        self.is_cq_op.next = (self.op.q.val() == self.op_write_cq.val()) | (self.op.q.val() == self.op_query_cq.val());
         self.is_mr_op.next = (self.op.q.val() == self.op_write_mr.val())
             | (self.op.q.val() == self.op_query_mr.val())
             | (self.op.q.val() == self.op_invalidate_mr.val());
@@ -587,12 +603,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 }
             } else if self.op.q.val() == self.op_query_qp.val() {
                 self.load.d.next = true;
-                self.result_data.d.next =
-                    bit_cast::<512, 256>(self.qp_cfg.read_data.val() & self.qp_state_clear.val())
-                        | (bit_cast::<512, 4>(self.cur_state.val()) << self.at_state.val())
-                        | self.term_status.val()
-                        | (bit_cast::<512, 32>(self.status_sq_ci.val()) << self.at_sq_ci.val())
-                        | (bit_cast::<512, 32>(self.status_rq_ci.val()) << self.at_rq_ci.val());
+                self.result_data.d.next = bit_cast::<512, 256>(self.qp_cfg.read_data.val() & self.qp_state_clear.val())
+                    | (bit_cast::<512, 4>(self.cur_state.val()) << self.at_state.val())
+                    | self.term_status.val()
+                    | (bit_cast::<512, 32>(self.status_sq_ci.val()) << self.at_sq_ci.val())
+                    | (bit_cast::<512, 32>(self.status_rq_ci.val()) << self.at_rq_ci.val());
             } else if self.op.q.val() == self.op_write_cq.val() {
                 if !self.cq_value_ok.val() {
                     self.result.d.next = self.bad_value.val();
@@ -620,12 +635,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 }
             } else if self.op.q.val() == self.op_query_mr.val() {
                 self.load.d.next = true;
-                self.result_data.d.next =
-                    bit_cast::<512, 224>(self.mr_cfg.read_data.val() & self.mr_valid_clear.val());
+                self.result_data.d.next = bit_cast::<512, 224>(self.mr_cfg.read_data.val() & self.mr_valid_clear.val());
                 if self.live_valid.val() {
                     self.result_data.d.next = bit_cast::<512, 224>(
-                        (self.mr_cfg.read_data.val() & self.mr_valid_clear.val())
-                            | self.mr_valid_set.val(),
+                        (self.mr_cfg.read_data.val() & self.mr_valid_clear.val()) | self.mr_valid_set.val(),
                     );
                 }
             } else {

@@ -214,8 +214,22 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, cqn, cqe, req_valid, req_addr, beat, armed_next, armed_solicited,
-            overflowed, irq_head, irq_tail, written, overflow_bit, settled_count
+            self,
+            clock,
+            state,
+            cqn,
+            cqe,
+            req_valid,
+            req_addr,
+            beat,
+            armed_next,
+            armed_solicited,
+            overflowed,
+            irq_head,
+            irq_tail,
+            written,
+            overflow_bit,
+            settled_count
         );
         self.pi_copy.read_clock.next = self.clock.val();
         self.pi_copy.write_clock.next = self.clock.val();
@@ -236,7 +250,8 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.ctx.write_enable.next = self.cq_we.val();
         self.ctx.write_address.next = self.cq_waddr.val();
         self.ctx.write_data.next = self.cq_wdata.val();
-        self.ci.write_enable.next = self.db_valid.val() & (self.db_kind.val() == self.db_ci.val())
+        self.ci.write_enable.next = self.db_valid.val()
+            & (self.db_kind.val() == self.db_ci.val())
             & (self.db_index.val() < self.cq_count.val());
         self.ci.write_address.next = self.db_index.val().get_bits::<CB>(0);
         self.ci.write_data.next = self.db_value.val();
@@ -247,7 +262,8 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         }
         self.db_bit.next = self.one.val() << bit_cast::<C, CB>(self.db_index.val().get_bits::<CB>(0));
         self.ctx_bit.next = self.one.val() << bit_cast::<C, CB>(self.cq_waddr.val());
-        if self.db_valid.val() & (self.db_kind.val() == self.db_arm.val()) & (self.db_index.val() < self.cq_count.val()) {
+        if self.db_valid.val() & (self.db_kind.val() == self.db_arm.val()) & (self.db_index.val() < self.cq_count.val())
+        {
             if self.db_value.val().get_bit(0) {
                 self.armed_next.d.next = self.armed_next.q.val() | self.db_bit.val();
             }
@@ -294,9 +310,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         // A CQE that is dropped waits until the writes before it are acknowledged, so CQEs
         // settle in order.
         self.dropping.next = !self.enabled.val() | self.full.val();
-        if (self.state.q.val() == 2)
-            & (self.in_flight.val() < 4)
-            & (!self.dropping.val() | (self.in_flight.val() == 0))
+        if (self.state.q.val() == 2) & (self.in_flight.val() < 4) & (!self.dropping.val() | (self.in_flight.val() == 0))
         {
             self.state.d.next = 0.into();
             if self.dropping.val() {
@@ -308,7 +322,8 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             if self.enabled.val() & !self.full.val() {
                 self.state.d.next = 3.into();
                 self.req_valid.d.next = true;
-                self.req_addr.d.next = self.ctx.read_data.val().get_bits::<64>(self.at_base.val().index()) + self.slot.val();
+                self.req_addr.d.next =
+                    self.ctx.read_data.val().get_bits::<64>(self.at_base.val().index()) + self.slot.val();
                 self.pi.write_enable.next = true;
                 if self.phase.val() {
                     self.cqe.d.next = self.cqe.q.val() | self.phase_bit.val();
@@ -399,7 +414,8 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.pi_copy.write_data.next = self.pi.write_data.val();
         self.pi_copy.read_address.next = self.status_cqn.val();
         self.status_pi.next = self.pi_copy.read_data.val();
-        self.overflow_bit.d.next = (self.overflowed.q.val() & (self.one.val() << bit_cast::<C, CB>(self.status_cqn.val()))).any();
+        self.overflow_bit.d.next =
+            (self.overflowed.q.val() & (self.one.val() << bit_cast::<C, CB>(self.status_cqn.val()))).any();
         self.status_overflow.next = self.overflow_bit.q.val();
         self.settled.next = self.settled_count.q.val();
         self.irq_valid.next = self.irq_due.val();

@@ -15,8 +15,7 @@ use super::{AxilSlave, Cmd, Regs};
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts. Build with
 /// [`HostCtrl::new`].
 #[derive(LogicBlock)]
-pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize>
-{
+pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub s_axil_awaddr: Signal<In, Bits<16>>,
@@ -92,9 +91,7 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
     cmd: Cmd<QB, Q, CB, MB, M>,
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize>
-    HostCtrl<QB, Q, CB, MB, M>
-{
+impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> HostCtrl<QB, Q, CB, MB, M> {
     /// Control for `config.num_cqs` CQs, reporting `config`'s width, features and device
     /// memory in BAR0.
     pub fn new(config: &RnicConfig) -> Self {

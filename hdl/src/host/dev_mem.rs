@@ -198,8 +198,27 @@ impl<const WB: usize> Logic for DevMem<WB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, w_busy, w_word, aw_held, aw_word, b_owed, r_busy, r_word, r_left, ar_held,
-            ar_word, ar_len, r_pend, r_pend_last, out_count, out0, out1, h_pend, h_half, h_held
+            self,
+            clock,
+            w_busy,
+            w_word,
+            aw_held,
+            aw_word,
+            b_owed,
+            r_busy,
+            r_word,
+            r_left,
+            ar_held,
+            ar_word,
+            ar_len,
+            r_pend,
+            r_pend_last,
+            out_count,
+            out0,
+            out1,
+            h_pend,
+            h_half,
+            h_held
         );
         for i in 0..8 {
             self.lane[i].read_clock.next = self.clock.val();
@@ -209,8 +228,8 @@ impl<const WB: usize> Logic for DevMem<WB> {
         // ---- Write side. An AW waits in `aw_held` while a burst runs, and starts as the
         // running one takes its last beat, so bursts follow each other without a gap. At
         // most 16 B responses are owed before AWs wait (the counter then tops out at 17).
-        self.aw_take.next = self.s_axi_awvalid.val() & !self.aw_held.q.val() & !self.b_owed.q.val().get_bit(4)
-            & !self.reset.val();
+        self.aw_take.next =
+            self.s_axi_awvalid.val() & !self.aw_held.q.val() & !self.b_owed.q.val().get_bit(4) & !self.reset.val();
         self.s_axi_awready.next = !self.aw_held.q.val() & !self.b_owed.q.val().get_bit(4) & !self.reset.val();
         self.s_axi_wready.next = self.w_busy.q.val() & !self.h_wr_en.val();
         self.w_take.next = self.s_axi_wvalid.val() & self.w_busy.q.val() & !self.h_wr_en.val();

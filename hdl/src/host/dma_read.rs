@@ -147,8 +147,7 @@ impl Logic for DmaRead {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, head, tail,
-            active, skip, out_left, r_left, carry, held, flushing, error, tag, out_valid,
+            self, clock, head, tail, active, skip, out_left, r_left, carry, held, flushing, error, tag, out_valid,
             out_data, out_keep, out_last, out_user
         );
         for i in 0..QUEUE {
@@ -163,7 +162,8 @@ impl Logic for DmaRead {
         self.queued.next = self.tail.q.val() - self.head.q.val();
         self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & (self.queued.val() < 4);
         self.s_req_ready.next = self.bursts.s_ready.val() & (self.queued.val() < 4);
-        self.total_beats.next = (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
+        self.total_beats.next =
+            (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
         self.bursts.s_valid.next = self.accept.val() & self.s_req_len.val().any();
         self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
         self.bursts.s_beats.next = self.total_beats.val();
@@ -220,10 +220,8 @@ impl Logic for DmaRead {
             & !self.flushing.q.val()
             & self.r_left.q.val().any()
             & self.m_axi_rvalid.val();
-        self.m_axi_rready.next = self.active.q.val()
-            & self.load.val()
-            & !self.flushing.q.val()
-            & self.r_left.q.val().any();
+        self.m_axi_rready.next =
+            self.active.q.val() & self.load.val() & !self.flushing.q.val() & self.r_left.q.val().any();
         self.shifted.next = self.m_axi_rdata.val() >> (bit_cast::<64, 3>(self.skip.q.val()) << 3);
         self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
             | (bit_cast::<128, 64>(self.shifted.val()) << (bit_cast::<128, 4>(self.held.q.val()) << 3));
@@ -269,8 +267,8 @@ impl Logic for DmaRead {
                 self.held.d.next = self.avail.val() - 8;
             }
             // The last bus beat may leave octets for one more output beat.
-            self.flushing.d.next = (self.out_left.q.val() != self.emit_bytes.val())
-                & (self.flushing.q.val() | (self.r_left.q.val() == 1));
+            self.flushing.d.next =
+                (self.out_left.q.val() != self.emit_bytes.val()) & (self.flushing.q.val() | (self.r_left.q.val() == 1));
             self.active.d.next = self.out_left.q.val() != self.emit_bytes.val();
         }
         if self.reset.val() {

@@ -188,9 +188,9 @@ impl Logic for DmaWrite {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, req_head, req_tail, wr_head, wr_tail, active, in_left, w_left,
-            beat_addr, in_burst, req_bursts, carry, held, low_lane, flushing, tag, w_valid,
-            w_data, w_strb, w_last, b_seen, b_error, done_valid, done_tag, done_error
+            self, clock, req_head, req_tail, wr_head, wr_tail, active, in_left, w_left, beat_addr, in_burst,
+            req_bursts, carry, held, low_lane, flushing, tag, w_valid, w_data, w_strb, w_last, b_seen, b_error,
+            done_valid, done_tag, done_error
         );
         for i in 0..QUEUE {
             self.requests[i].clock.next = self.clock.val();
@@ -206,7 +206,8 @@ impl Logic for DmaWrite {
         self.wr_count.next = self.wr_tail.q.val() - self.wr_head.q.val();
         self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & (self.req_count.val() < 4);
         self.s_req_ready.next = self.bursts.s_ready.val() & (self.req_count.val() < 4);
-        self.total_beats.next = (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
+        self.total_beats.next =
+            (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
         self.bursts.s_valid.next = self.accept.val() & self.s_req_len.val().any();
         self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
         self.bursts.s_beats.next = self.total_beats.val();
@@ -290,7 +291,8 @@ impl Logic for DmaWrite {
             self.high_lane.next = 8.into();
         }
         // A burst ends at the request's end, at a 4 KiB boundary, or after 256 beats.
-        self.burst_end.next = self.final_beat.val() | (self.beat_addr.q.val().get_bits::<9>(3) == 511) | (self.in_burst.q.val() == 255);
+        self.burst_end.next =
+            self.final_beat.val() | (self.beat_addr.q.val().get_bits::<9>(3) == 511) | (self.in_burst.q.val() == 255);
         if self.take.val() {
             self.in_left.d.next = self.in_left.q.val() - bit_cast::<32, 4>(self.in_bytes.val());
             self.carry.d.next = self.combined.val().get_bits::<64>(0);
@@ -316,7 +318,8 @@ impl Logic for DmaWrite {
                 self.req_bursts.d.next = self.req_bursts.q.val() + 1;
             }
             // More octets than lanes on the input's last beat: one more beat follows.
-            self.flushing.d.next = !self.final_beat.val() & (self.in_left.q.val() == bit_cast::<32, 4>(self.in_bytes.val()))
+            self.flushing.d.next = !self.final_beat.val()
+                & (self.in_left.q.val() == bit_cast::<32, 4>(self.in_bytes.val()))
                 & !self.flushing.q.val();
             if self.final_beat.val() {
                 self.active.d.next = false;
@@ -329,8 +332,8 @@ impl Logic for DmaWrite {
                 if self.wr_tail.q.val().get_bits::<2>(0).index() == i {
                     self.written[i].d.next = bit_cast::<24, 8>(self.tag.q.val()) << 16;
                     if !self.empty_request.val() {
-                        self.written[i].d.next =
-                            (bit_cast::<24, 8>(self.tag.q.val()) << 16) | bit_cast::<24, 16>(self.req_bursts.q.val() + 1);
+                        self.written[i].d.next = (bit_cast::<24, 8>(self.tag.q.val()) << 16)
+                            | bit_cast::<24, 16>(self.req_bursts.q.val() + 1);
                     }
                 }
             }
@@ -353,7 +356,8 @@ impl Logic for DmaWrite {
                 self.head_written.next = self.written[i].q.val();
             }
         }
-        self.complete.next = (self.wr_count.val() != 0) & (self.b_seen.q.val() >= self.head_written.val().get_bits::<16>(0));
+        self.complete.next =
+            (self.wr_count.val() != 0) & (self.b_seen.q.val() >= self.head_written.val().get_bits::<16>(0));
         self.m_axi_bready.next = !self.complete.val();
         self.done_valid.d.next = false;
         if self.complete.val() {

@@ -148,8 +148,7 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
         self.m_axis_tdata.next = self.s_wr_tdata.val().get_bits::<64>(self.sender.val().index() * 64);
         self.m_axis_tkeep.next = self.s_wr_tkeep.val().get_bits::<8>(self.sender.val().index() * 8);
         self.m_axis_tlast.next = self.s_wr_tlast.val().get_bit(self.sender.val().index());
-        self.m_axis_tvalid.next =
-            (self.queued.val() != 0) & self.s_wr_tvalid.val().get_bit(self.sender.val().index());
+        self.m_axis_tvalid.next = (self.queued.val() != 0) & self.s_wr_tvalid.val().get_bit(self.sender.val().index());
         self.s_wr_tready.next = 0.into();
         if (self.queued.val() != 0) & self.m_axis_tready.val() {
             self.s_wr_tready.next = self.one.val() << self.sender.val();

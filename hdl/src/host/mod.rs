@@ -6,8 +6,8 @@ mod axil_slave;
 mod burst_split;
 mod cmd;
 mod cq_writer;
-mod dev_mem;
 mod ctrl;
+mod dev_mem;
 mod dma;
 mod dma_read;
 mod dma_read_arb;
@@ -26,8 +26,8 @@ pub use axil_slave::AxilSlave;
 pub use burst_split::BurstSplit;
 pub use cmd::Cmd;
 pub use cq_writer::CqWriter;
-pub use dev_mem::DevMem;
 pub use ctrl::HostCtrl;
+pub use dev_mem::DevMem;
 pub use dma::Dma;
 pub use dma_read::DmaRead;
 pub use dma_read_arb::DmaReadArb;
@@ -37,9 +37,9 @@ pub use mr_check::{
     MrCheck, ACCESS_BOUNDS, ACCESS_INVALID_STAG, ACCESS_NO_RIGHT, ACCESS_OK, ACCESS_OTHER_PD, ACCESS_TO_WRAP,
     RIGHT_LOCAL_READ, RIGHT_LOCAL_WRITE, RIGHT_REMOTE_ATOMIC, RIGHT_REMOTE_READ, RIGHT_REMOTE_WRITE,
 };
+pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};
+pub use ring_regs::RingRegs;
 pub use rq_fetch::RqFetch;
 pub use sq_fetch::SqFetch;
 pub use stream_rx_ring::StreamRxRing;
 pub use stream_tx_ring::StreamTxRing;
-pub use regs::{Regs, DB_CQ_ARM, DB_CQ_CI, DB_RQ, DB_SQ};
-pub use ring_regs::RingRegs;

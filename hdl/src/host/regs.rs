@@ -187,8 +187,7 @@ impl Logic for Regs {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, control, busy, result, data, start, op, index, db_pulse, db_kind_q,
-            db_index_q, db_value_q
+            self, clock, control, busy, result, data, start, op, index, db_pulse, db_kind_q, db_index_q, db_value_q
         );
 
         // Writes. CONTROL and CMD_DATA honour the byte strobes; CMD and the doorbells are
@@ -221,7 +220,8 @@ impl Logic for Regs {
                 self.index.d.next = self.wr_data.val().get_bits::<24>(8);
             }
             if self.wr_addr.val().get_bits::<10>(6) == self.cmd_data_block.val() {
-                self.data.d.next = (self.data.q.val() & !(bit_cast::<512, 32>(self.byte_mask.val()) << self.wr_shift.val()))
+                self.data.d.next = (self.data.q.val()
+                    & !(bit_cast::<512, 32>(self.byte_mask.val()) << self.wr_shift.val()))
                     | (bit_cast::<512, 32>(self.wr_data.val() & self.byte_mask.val()) << self.wr_shift.val());
             }
             if (self.wr_addr.val().get_bits::<4>(12) == self.qp_doorbells.val())
@@ -234,8 +234,7 @@ impl Logic for Regs {
                 & (self.wr_queue.val() < self.cq_limit.val())
             {
                 self.db_pulse.d.next = true;
-                self.db_kind_q.d.next =
-                    bit_cast::<2, 1>(self.wr_addr.val().get_bits::<1>(2)) | 2;
+                self.db_kind_q.d.next = bit_cast::<2, 1>(self.wr_addr.val().get_bits::<1>(2)) | 2;
             }
         }
         self.db_index_q.d.next = self.wr_queue.val();

@@ -154,8 +154,9 @@ impl<const QB: usize, const Q: usize> Logic for RqFetch<QB, Q> {
         self.ctx.write_enable.next = self.qp_we.val();
         self.ctx.write_address.next = self.qp_waddr.val();
         self.ctx.write_data.next = self.qp_wdata.val();
-        self.rq_doorbell.next =
-            self.db_valid.val() & (self.db_kind.val() == self.db_rq.val()) & (self.db_index.val() < self.qp_count.val());
+        self.rq_doorbell.next = self.db_valid.val()
+            & (self.db_kind.val() == self.db_rq.val())
+            & (self.db_index.val() < self.qp_count.val());
         self.pi.write_enable.next = self.rq_doorbell.val();
         self.pi.write_address.next = self.db_index.val().get_bits::<QB>(0);
         self.pi.write_data.next = self.db_value.val();
@@ -179,7 +180,8 @@ impl<const QB: usize, const Q: usize> Logic for RqFetch<QB, Q> {
         self.ci.write_address.next = self.qpn.q.val();
         self.ci.write_data.next = self.index.q.val() + 1;
         self.log_size.next = self.ctx.read_data.val().get_bits::<8>(self.at_rq_log.val().index());
-        self.slot.next = (bit_cast::<64, 32>(self.ci.read_data.val()) & ((self.one_64.val() << self.log_size.val()) - 1))
+        self.slot.next = (bit_cast::<64, 32>(self.ci.read_data.val())
+            & ((self.one_64.val() << self.log_size.val()) - 1))
             << self.slot_shift.val();
         if self.state.q.val() == 1 {
             self.state.d.next = 2.into();

@@ -192,8 +192,10 @@ impl Logic for StreamRxRing {
         if self.state.q.val() == self.st_idle.val() {
             // A header, once the last record is all in and the host has published more.
             self.m_rd_req_len.next = 8.into();
-            self.m_rd_req_valid.next =
-                self.on.val() & !self.failed.q.val() & ((self.regs.host_index.val() - self.ci.q.val()) >= 8) & (self.owed.q.val() == 0);
+            self.m_rd_req_valid.next = self.on.val()
+                & !self.failed.q.val()
+                & ((self.regs.host_index.val() - self.ci.q.val()) >= 8)
+                & (self.owed.q.val() == 0);
             if self.m_rd_req_valid.val() & self.m_rd_req_ready.val() {
                 self.state.d.next = self.st_header.val();
             }

@@ -77,9 +77,8 @@ impl<const D: usize, const K: usize, const SHORT: bool> Logic for Crc32c<D, K, S
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, a_valid, a_first, a_last, a_data, a_keep, b_valid, b_first, b_last,
-            b_empty, b_short, b_data, b_init, b_tail, register, c_valid, c_value, c_tail,
-            d_valid, e_valid, e_crc
+            self, clock, a_valid, a_first, a_last, a_data, a_keep, b_valid, b_first, b_last, b_empty, b_short, b_data,
+            b_init, b_tail, register, c_valid, c_value, c_tail, d_valid, e_valid, e_crc
         );
         self.beat.valid.next = self.a_valid.q.val();
         self.beat.data.next = self.a_data.q.val();
@@ -272,7 +271,8 @@ impl<const K: usize, const SHORT: bool> Logic for CrcStep<K, SHORT> {
             } else {
                 format!("^(register & 32'h{:08x})", full.rows[j][0])
             };
-            writeln!(v, "        register_next[{j}] = first ? (init[{j}] ^ data[{j}]) : ({stepped} ^ data[{j}]);").unwrap();
+            writeln!(v, "        register_next[{j}] = first ? (init[{j}] ^ data[{j}]) : ({stepped} ^ data[{j}]);")
+                .unwrap();
         }
         v.push_str("    end\nend\n");
         Verilog::Custom(v)
@@ -311,7 +311,11 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
     writeln!(w, "reg [{}:0] masked;\nreg [7:0] lo;\nreg [7:0] hi;\ninteger i;", bits - 1).unwrap();
     writeln!(w, "reg [31:0] full_data;\nreg [31:0] short_data;").unwrap();
     writeln!(w, "always @(*) begin").unwrap();
-    writeln!(w, "    hi = 8'd0;\n    lo = 8'd0;\n    masked = {bits}'d0;\n    full_data = 32'h0;\n    short_data = 32'h0;").unwrap();
+    writeln!(
+        w,
+        "    hi = 8'd0;\n    lo = 8'd0;\n    masked = {bits}'d0;\n    full_data = 32'h0;\n    short_data = 32'h0;"
+    )
+    .unwrap();
     // The loop index too, so that it is assigned on every path (else synthesis infers a latch).
     writeln!(w, "    contribution = 32'h0;\n    init = 32'h0;\n    short = 1'b0;\n    i = 0;").unwrap();
     writeln!(w, "    if (valid) begin").unwrap();
@@ -337,7 +341,11 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
     writeln!(w, "    contribution = short ? short_data : full_data;").unwrap();
     writeln!(w, "    case (lo)").unwrap();
     for lo in 0..lanes {
-        let n = if short && lo < lanes - 4 { format!("short ? 32'h{:08x} : ", init_term(lanes - 4 - lo)) } else { String::new() };
+        let n = if short && lo < lanes - 4 {
+            format!("short ? 32'h{:08x} : ", init_term(lanes - 4 - lo))
+        } else {
+            String::new()
+        };
         writeln!(w, "        8'd{lo}: init = {n}32'h{:08x};", init_term(lanes - lo)).unwrap();
     }
     writeln!(w, "        default: init = 32'h{:08x};\n    endcase", init_term(lanes)).unwrap();
@@ -345,7 +353,6 @@ fn beat_verilog(lanes: usize, short: bool) -> String {
     writeln!(w, "    tail = valid ? 8'd{lanes} - hi : 8'd0;\n    empty = ~valid | (hi == 8'd0);\nend").unwrap();
     v
 }
-
 
 /// The unwind stage for `lanes` byte lanes.
 fn unwind_verilog(lanes: usize) -> String {

@@ -13,8 +13,7 @@ use super::rx_strip::RxStrip;
 
 /// `D` = data bits, `K` = byte lanes, `B` = ring bits (`4 D`), `DW` = `D + 32`, `KW` = `K + 4`.
 #[derive(LogicBlock, Default)]
-pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize>
-{
+pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Per FPDU, for connections sharing the stream: see [`RxAlign`].

@@ -30,8 +30,7 @@ use crate::common::Pipe;
 /// `D` = data bits (`8 K`), `K` = byte lanes, `R` = ring bits (`4 D`), `DW`/`KW` = CRC
 /// window bits and lanes (`D + 32`, `K + 4`).
 #[derive(LogicBlock)]
-pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: usize>
-{
+pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Whether the FPDU parsed now (`fpdu_start`) has markers; with `fpdu_load` it starts
@@ -268,9 +267,27 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, put_valid, put_data, put_mask, put_bytes,
-            ring, cursor, written, rp, avail, held, to_marker, fpdu_markers, in_fpdu, first_beat,
-            remaining, length_position, marker_bad, failed_held, code_held
+            self,
+            clock,
+            put_valid,
+            put_data,
+            put_mask,
+            put_bytes,
+            ring,
+            cursor,
+            written,
+            rp,
+            avail,
+            held,
+            to_marker,
+            fpdu_markers,
+            in_fpdu,
+            first_beat,
+            remaining,
+            length_position,
+            marker_bad,
+            failed_held,
+            code_held
         );
         self.crc_unit.clock.next = self.clock.val();
         self.crc_unit.reset.next = self.reset.val();
@@ -315,7 +332,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.put_mask.d.next = (bit_cast::<R, D>(self.in_mask.val()) << self.put_shift.val())
             | (bit_cast::<R, D>(self.in_mask.val()) >> (self.ring_bits.val() - self.put_shift.val()));
         if self.put_valid.q.val() {
-            self.ring.d.next = (self.ring.q.val() & !self.put_mask.q.val()) | (self.put_data.q.val() & self.put_mask.q.val());
+            self.ring.d.next =
+                (self.ring.q.val() & !self.put_mask.q.val()) | (self.put_data.q.val() & self.put_mask.q.val());
         }
 
         // The window: one beat and one word from the front, a word rotation of the ring.
@@ -343,14 +361,13 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // Where the next marker is, as a slot of the window.
         self.marker_slot.next = self.tm.val() >> 2;
         self.marker_shift.next = self.marker_slot.val() << 5;
-        self.marker_window.next =
-            self.markers_on.val() & (self.marker_slot.val() <= self.words_per_beat.val());
+        self.marker_window.next = self.markers_on.val() & (self.marker_slot.val() <= self.words_per_beat.val());
         self.leading.next = self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
 
         // Parsing a new FPDU: ULPDU_Length, big-endian, behind a leading marker if one is
         // due. It takes a cycle; nothing leaves.
-        self.length.next = (bit_cast::<16, R>(self.window.val() & 0xFF) << 8)
-            | bit_cast::<16, R>((self.window.val() >> 8) & 0xFF);
+        self.length.next =
+            (bit_cast::<16, R>(self.window.val() & 0xFF) << 8) | bit_cast::<16, R>((self.window.val() >> 8) & 0xFF);
         if self.markers_on.val() & (self.tm.val() == 0) {
             self.length.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
                 | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
@@ -364,14 +381,13 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.take.next = self.words_per_beat.val();
         }
         self.all_content.next = self.remaining.q.val() <= self.words_per_beat.val();
-        self.marker_taken.next = self.marker_in.val()
-            & ((self.marker_slot.val() < self.take.val()) | self.all_content.val());
+        self.marker_taken.next =
+            self.marker_in.val() & ((self.marker_slot.val() < self.take.val()) | self.all_content.val());
         self.crc_slot.next = self.remaining.q.val();
         if self.marker_taken.val() {
             self.crc_slot.next = self.remaining.q.val() + 1;
         }
-        self.crc_taken.next =
-            self.all_content.val() & (self.crc_slot.val() <= self.words_per_beat.val());
+        self.crc_taken.next = self.all_content.val() & (self.crc_slot.val() <= self.words_per_beat.val());
         self.covered.next = self.take.val();
         if self.marker_taken.val() {
             self.covered.next = self.take.val() + 1;
@@ -380,10 +396,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         if self.crc_taken.val() {
             self.used.next = self.covered.val() + 1;
         }
-        self.fire.next = self.ce.val()
-            & self.in_fpdu.q.val()
-            & (self.avail.q.val() >= self.used.val())
-            & !self.failed_held.q.val();
+        self.fire.next =
+            self.ce.val() & self.in_fpdu.q.val() & (self.avail.q.val() >= self.used.val()) & !self.failed_held.q.val();
 
         // Content with the marker cut out: words after it move down one slot.
         self.front.next = bit_cast::<D, R>(self.window.val());
@@ -391,8 +405,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.below_marker.next = !(self.ones.val() << self.marker_shift.val());
         self.beat.next = self.front.val();
         if self.marker_taken.val() & (self.marker_slot.val() < self.take.val()) {
-            self.beat.next = (self.front.val() & self.below_marker.val())
-                | (self.after.val() & !self.below_marker.val());
+            self.beat.next =
+                (self.front.val() & self.below_marker.val()) | (self.after.val() & !self.below_marker.val());
         }
         self.crc_word.next = bit_cast::<32, R>(self.window.val() >> (self.crc_slot.val() << 5));
 
@@ -402,8 +416,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.fpduptr.next = bit_cast::<16, 32>(
             (((self.marker_word.val() >> 16) & 0xFF) << 8) | ((self.marker_word.val() >> 24) & 0xFC),
         );
-        self.expected_fpduptr.next =
-            self.rp.q.val() + (self.marker_slot.val() << 2) - self.length_position.q.val();
+        self.expected_fpduptr.next = self.rp.q.val() + (self.marker_slot.val() << 2) - self.length_position.q.val();
         if self.leading.val() {
             self.expected_fpduptr.next = 0.into();
         }
@@ -442,8 +455,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         if self.put_valid.q.val() {
             self.arrived.next = bit_cast::<16, 8>(self.put_bytes.q.val());
         }
-        self.held.d.next = self.held.q.val() + bit_cast::<16, 8>(self.keep_bytes.val())
-            - (self.consumed.val() << 2);
+        self.held.d.next = self.held.q.val() + bit_cast::<16, 8>(self.keep_bytes.val()) - (self.consumed.val() << 2);
         if !self.take_input.val() {
             self.held.d.next = self.held.q.val() - (self.consumed.val() << 2);
         }

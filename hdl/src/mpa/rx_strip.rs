@@ -102,8 +102,8 @@ impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, hold, hold_valid, hold_last, left, out_data, out_bytes, out_last,
-            out_valid, out_user, hold_user
+            self, clock, hold, hold_valid, hold_last, left, out_data, out_bytes, out_last, out_valid, out_user,
+            hold_user
         );
         // tuser bits: 0 CRC error, 1 marker error.
         self.in_user.next = 0.into();
@@ -123,9 +123,7 @@ impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
         self.take_in.next = self.s_valid.val() & self.load.val() & !self.drain.val();
 
         // ULPDU_Length, big-endian in lanes 0 and 1 of an FPDU's first beat.
-        self.length.next = bit_cast::<18, D>(
-            ((self.s_data.val() & 0xFF) << 8) | ((self.s_data.val() >> 8) & 0xFF),
-        );
+        self.length.next = bit_cast::<18, D>(((self.s_data.val() & 0xFF) << 8) | ((self.s_data.val() >> 8) & 0xFF));
         // Octets to send now: at most a beat of what is left.
         self.rest.next = self.left.q.val();
         if !self.hold_valid.q.val() {

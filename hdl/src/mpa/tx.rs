@@ -192,8 +192,7 @@ impl<const D: usize, const K: usize, const B: usize> Logic for MpaTx<D, K, B> {
         self.slot_shift.next = bit_cast::<16, 8>(self.pipe_crc_slot.q.val()) << 5;
         self.m_axis_tdata.next = self.pipe_data.q.val();
         if self.head_last.val() {
-            self.m_axis_tdata.next = (self.pipe_data.q.val()
-                & !(self.word_mask.val() << self.slot_shift.val()))
+            self.m_axis_tdata.next = (self.pipe_data.q.val() & !(self.word_mask.val() << self.slot_shift.val()))
                 | (bit_cast::<D, 32>(self.crc_field.val()) << self.slot_shift.val());
         }
         self.keep_shift.next = bit_cast::<16, 8>(self.pipe_words.q.val()) << 2;

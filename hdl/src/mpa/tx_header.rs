@@ -107,8 +107,7 @@ impl<const D: usize, const K: usize> Logic for TxHeader<D, K> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, out_data, out_words, out_last, out_valid, carry, left, data_left,
-            in_packet, flushing, error
+            self, clock, out_data, out_words, out_last, out_valid, carry, left, data_left, in_packet, flushing, error
         );
         self.load.next = !self.out_valid.q.val() | self.m_ready.val();
 
@@ -160,8 +159,7 @@ impl<const D: usize, const K: usize> Logic for TxHeader<D, K> {
             self.left.d.next = self.budget.val() - self.emit.val();
             self.in_packet.d.next = !self.s_axis_tlast.val();
             if self.budget.val() != 0 {
-                self.out_data.d.next =
-                    (self.clean.val() << 16) | bit_cast::<D, 16>(self.head.val());
+                self.out_data.d.next = (self.clean.val() << 16) | bit_cast::<D, 16>(self.head.val());
                 self.out_words.d.next = bit_cast::<8, 18>(self.emit.val() >> 2);
                 self.out_last.d.next = self.budget.val() == self.emit.val();
                 self.out_valid.d.next = true;

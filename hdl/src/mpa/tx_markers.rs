@@ -170,20 +170,32 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, buffer, fill, position, in_fpdu, fpdu_markers, remaining, length_position, out_data,
-            out_words, out_first, out_last, out_crc_slot, out_valid
+            self,
+            clock,
+            buffer,
+            fill,
+            position,
+            in_fpdu,
+            fpdu_markers,
+            remaining,
+            length_position,
+            out_data,
+            out_words,
+            out_first,
+            out_last,
+            out_crc_slot,
+            out_valid
         );
         self.load.next = !self.out_valid.q.val() | self.m_ready.val();
         self.start.next = !self.in_fpdu.q.val();
 
         // At the start of an FPDU its first content word holds ULPDU_Length (big-endian).
-        self.length.next = (bit_cast::<16, B>(self.buffer.q.val() & 0xFF) << 8)
-            | bit_cast::<16, B>((self.buffer.q.val() >> 8) & 0xFF);
+        self.length.next =
+            (bit_cast::<16, B>(self.buffer.q.val() & 0xFF) << 8) | bit_cast::<16, B>((self.buffer.q.val() >> 8) & 0xFF);
         self.content.next = self.remaining.q.val();
         if self.start.val() {
             // ceil((2 + length) / 4) words of ULPDU_Length, ULPDU and PAD.
-            self.content.next =
-                bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+            self.content.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
         }
 
         // The stream position of this beat's first word, and whether this FPDU has markers.
@@ -236,15 +248,14 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
                 self.this_length_position.next = self.here.val() + 4;
             }
         }
-        self.fpduptr.next = self.here.val()
-            + (bit_cast::<16, 8>(self.marker_slot.val()) << 2)
-            - self.this_length_position.val();
+        self.fpduptr.next =
+            self.here.val() + (bit_cast::<16, 8>(self.marker_slot.val()) << 2) - self.this_length_position.val();
         if self.start.val() & (self.marker_slot.val() == 0) {
             self.fpduptr.next = 0.into();
         }
         // Reserved 16 bits of zero, then FPDUPTR big-endian.
-        self.marker_word.next = (bit_cast::<32, 16>(self.fpduptr.val() >> 8) << 16)
-            | (bit_cast::<32, 16>(self.fpduptr.val() & 0xFF) << 24);
+        self.marker_word.next =
+            (bit_cast::<32, 16>(self.fpduptr.val() >> 8) << 16) | (bit_cast::<32, 16>(self.fpduptr.val() & 0xFF) << 24);
 
         // The beat: buffer words in order, the marker spliced in at its slot.
         self.front.next = bit_cast::<D, B>(self.buffer.q.val());
@@ -267,13 +278,11 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
         self.s_ready.next = self.fill.q.val() <= self.accept_limit.val();
         self.in_shift.next = bit_cast::<16, 8>(self.s_words.val()) << 5;
         self.in_clean.next = self.s_data.val() & !(self.ones.val() << self.in_shift.val());
-        self.append_shift.next =
-            bit_cast::<16, 8>(self.fill.q.val() - self.consumed.val()) << 5;
+        self.append_shift.next = bit_cast::<16, 8>(self.fill.q.val() - self.consumed.val()) << 5;
         self.buffer.d.next = self.kept.val();
         self.fill.d.next = self.fill.q.val() - self.consumed.val();
         if self.accept.val() {
-            self.buffer.d.next =
-                self.kept.val() | (bit_cast::<B, D>(self.in_clean.val()) << self.append_shift.val());
+            self.buffer.d.next = self.kept.val() | (bit_cast::<B, D>(self.in_clean.val()) << self.append_shift.val());
             self.fill.d.next = self.fill.q.val() - self.consumed.val() + self.s_words.val();
         }
 

@@ -467,11 +467,33 @@ pub struct RdmapRx<
     t_misaligned: Constant<Bits<16>>,
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
-    Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>
+impl<
+        const QB: usize,
+        const Q: usize,
+        const CB: usize,
+        const MB: usize,
+        const M: usize,
+        const RB: usize,
+        const RB1: usize,
+        const RB2: usize,
+        const QL: usize,
+    > Default for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>
 {
     fn default() -> Self {
-        const { assert!(Q <= 1 << QB && M <= 1 << MB && RB == QB + 2 && 1 << (RB - QB) == READ_SLOTS && RB1 == RB + 1 && RB2 == RB + 2 && QL == 16 * Q && QB <= 8 && CB <= 16 && MB <= 24) };
+        const {
+            assert!(
+                Q <= 1 << QB
+                    && M <= 1 << MB
+                    && RB == QB + 2
+                    && 1 << (RB - QB) == READ_SLOTS
+                    && RB1 == RB + 1
+                    && RB2 == RB + 2
+                    && QL == 16 * Q
+                    && QB <= 8
+                    && CB <= 16
+                    && MB <= 24
+            )
+        };
         let at = |f: Field| constant(f.lsb.into());
         RdmapRx {
             clock: Default::default(),
@@ -787,17 +809,75 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     }
 }
 
-impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize, const RB: usize, const RB1: usize, const RB2: usize, const QL: usize>
-    Logic for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>
+impl<
+        const QB: usize,
+        const Q: usize,
+        const CB: usize,
+        const MB: usize,
+        const M: usize,
+        const RB: usize,
+        const RB1: usize,
+        const RB2: usize,
+        const QL: usize,
+    > Logic for RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>
 {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, full, state, qpn, ulen, hdr, beats, ended, purpose, mr_index, chk_stag, chk_to,
-            chk_len, chk_right, r_active, r_placed, r_wr_id, r_addr, r_len, r_lkey, place_addr, left,
-            carry, writes_out, dones, read_table, req_valid, job_valid, job_terminate, job_atomic, job_inline, job_inline_len, job_addr, cqe_valid, fault_rdma,
-            plain_pushed, plain_count, placed_since, scan, quiet, flush_turn, llp_pending, llp_qp, llp_code,
-            cqe, cqn, fault_code, fault_hdr, fail_valid, fail_qp, fail_term, fail_received, invalidate
+            self,
+            clock,
+            full,
+            state,
+            qpn,
+            ulen,
+            hdr,
+            beats,
+            ended,
+            purpose,
+            mr_index,
+            chk_stag,
+            chk_to,
+            chk_len,
+            chk_right,
+            r_active,
+            r_placed,
+            r_wr_id,
+            r_addr,
+            r_len,
+            r_lkey,
+            place_addr,
+            left,
+            carry,
+            writes_out,
+            dones,
+            read_table,
+            req_valid,
+            job_valid,
+            job_terminate,
+            job_atomic,
+            job_inline,
+            job_inline_len,
+            job_addr,
+            cqe_valid,
+            fault_rdma,
+            plain_pushed,
+            plain_count,
+            placed_since,
+            scan,
+            quiet,
+            flush_turn,
+            llp_pending,
+            llp_qp,
+            llp_code,
+            cqe,
+            cqn,
+            fault_code,
+            fault_hdr,
+            fail_valid,
+            fail_qp,
+            fail_term,
+            fail_received,
+            invalidate
         );
         self.ctx.read_clock.next = self.clock.val();
         // A failure reported this cycle makes room for the next.
@@ -887,7 +967,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.push_count.next = self.push_lane.val().get_bits::<3>(0);
         self.push_head.next = self.push_lane.val().get_bits::<2>(4);
         self.push_limit.next = self.push_lane.val().get_bits::<3>(8);
-        self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
+        self.reads.read_address.next =
+            (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
         self.rd_entry.next = self.reads.read_data.val();
         self.reads.write_enable.next = self.s_read_valid.val();
         // (The slot is its own two-bit signal: inside a wider expression the sum would
@@ -971,7 +1052,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if (self.state.q.val() == 1) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
-                self.hdr.d.next = self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_at.val());
+                self.hdr.d.next =
+                    self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_at.val());
                 self.beats.d.next = self.beats.q.val() + 1;
                 self.ended.d.next = self.s_axis_tlast.val();
             }
@@ -1003,7 +1085,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.b_a_compare_mask.d.next = self.hdr.q.val().get_bits::<64>(496);
         self.b_req_id.d.next = self.hdr.q.val().get_bits::<32>(144);
         self.b_value.d.next = self.hdr.q.val().get_bits::<64>(176);
-        self.is_imm.next = (self.opcode.val() == 8) | (self.opcode.val() == 9);        self.has_inv.next = (self.opcode.val() == 4) | (self.opcode.val() == 6);
+        self.is_imm.next = (self.opcode.val() == 8) | (self.opcode.val() == 9);
+        self.has_inv.next = (self.opcode.val() == 4) | (self.opcode.val() == 6);
         self.is_send.next = (self.opcode.val() >= 3) & (self.opcode.val() <= 6);
 
         // Parsing (`parse_ulpdu`): length, DDP version, QN, RDMAP version, opcode, T flag
@@ -1142,15 +1225,16 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     if self.plen.val().any() {
                         self.state.d.next = 4.into();
                     }
-                    if self.plen.val().any()
-                        & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32))
-                    {
+                    if self.plen.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32)) {
                         self.fault_code.d.next = self.t_tagged_stag.val();
                         self.state.d.next = 11.into();
                     }
                     if self.plen.val().any()
-                        & ((self.b_to.q.val() != (self.rd_entry.val().get_bits::<64>(64) + bit_cast::<64, 32>(self.read_placed.read_data.val())))
-                            | ((bit_cast::<33, 32>(self.read_placed.read_data.val()) + bit_cast::<33, 16>(self.plen.val()))
+                        & ((self.b_to.q.val()
+                            != (self.rd_entry.val().get_bits::<64>(64)
+                                + bit_cast::<64, 32>(self.read_placed.read_data.val())))
+                            | ((bit_cast::<33, 32>(self.read_placed.read_data.val())
+                                + bit_cast::<33, 16>(self.plen.val()))
                                 > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(0))))
                     {
                         self.fault_code.d.next = self.t_tagged_bounds.val();
@@ -1317,7 +1401,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.state.d.next = 5.into();
         }
         self.check.mr.next = self.mrs.read_data.val();
-        self.check.live.next = (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
+        self.check.live.next =
+            (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
         self.check.exists.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
         self.check.stag.next = self.chk_stag.q.val();
         self.check.pd.next = self.pd.val();
@@ -1409,7 +1494,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             if self.plen.val().any() {
                 self.state.d.next = 4.into();
             }
-            if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val())) > bit_cast::<33, 32>(self.r_len.q.val()) {
+            if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val()))
+                > bit_cast::<33, 32>(self.r_len.q.val())
+            {
                 self.fault_code.d.next = self.t_too_long.val();
                 self.state.d.next = 11.into();
             }
@@ -1516,7 +1603,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 | self.invalidated_bit.val();
         }
         self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
-            | (bit_cast::<256, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << self.at_cqe_byte_len.val())
+            | (bit_cast::<256, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val()))
+                << self.at_cqe_byte_len.val())
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
             | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
             | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
@@ -1567,7 +1655,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.table_a.next = self.read_table.q.val();
         self.lane_a.next = self.push_lane.val();
         if self.s_read_valid.val() {
-            self.lane_a.next = (self.push_lane.val() & 0xFFF0) | bit_cast::<16, 4>(self.push_lane.val().get_bits::<4>(0) + 1);
+            self.lane_a.next =
+                (self.push_lane.val() & 0xFFF0) | bit_cast::<16, 4>(self.push_lane.val().get_bits::<4>(0) + 1);
             self.table_a.next = (self.read_table.q.val() & !(self.lane_ones.val() << self.push_slot16.val()))
                 | (bit_cast::<QL, 16>(self.lane_a.val()) << self.push_slot16.val());
         }
@@ -1580,8 +1669,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 | bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(0) - 1);
         }
         if self.done_inc.val() {
-            self.lane_c.next = (self.lane_b.val() & 0x0FFF)
-                | (bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(12) + 1) << 12);
+            self.lane_c.next =
+                (self.lane_b.val() & 0x0FFF) | (bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(12) + 1) << 12);
         }
         if self.pop.val() | self.done_inc.val() {
             self.table_b.next = (self.table_a.val() & !(self.lane_ones.val() << self.rd_slot.val()))
@@ -1706,7 +1795,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.fault_code.q.val() == self.t_ddp_local.val() {
             self.fault_status.next = self.st_local_protection.val();
         }
-        if (self.fault_code.q.val() == self.t_rdma_stag.val()) | (self.fault_code.q.val() == self.t_cannot_invalidate.val()) {
+        if (self.fault_code.q.val() == self.t_rdma_stag.val())
+            | (self.fault_code.q.val() == self.t_cannot_invalidate.val())
+        {
             self.fault_status.next = self.st_remote_access.val();
         }
         if self.fault_code.q.val() == self.t_invalid_mo.val() {
@@ -1834,7 +1925,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // An Atomic Response leaves with the atomic unit's value, which it waits for.
         self.job_out.next = self.jobs.m_data.val();
         self.job_is_atomic.next = self.job_out.val().get_bit(464);
-        self.s_res_ready.next = self.jobs.m_valid.val() & self.job_is_atomic.val() & self.m_job_ready.val() & self.sending.s_ready.val();
+        self.s_res_ready.next =
+            self.jobs.m_valid.val() & self.job_is_atomic.val() & self.m_job_ready.val() & self.sending.s_ready.val();
         self.m_job_valid.next =
             self.jobs.m_valid.val() & self.sending.s_ready.val() & (!self.job_is_atomic.val() | self.s_res_valid.val());
         self.jobs.m_ready.next =
@@ -1878,8 +1970,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.m_job_msn.next = self.job_out.val().get_bits::<32>(97);
             self.m_job_addr.next = 0.into();
             self.m_job_len.next = 0.into();
-            self.m_job_inline.next =
-                bit_cast::<416, 32>(self.job_out.val().get_bits::<32>(1)) | (bit_cast::<416, 64>(self.res_be.q.val()) << 32);
+            self.m_job_inline.next = bit_cast::<416, 32>(self.job_out.val().get_bits::<32>(1))
+                | (bit_cast::<416, 64>(self.res_be.q.val()) << 32);
             self.m_job_inline_len.next = 12.into();
         }
         if self.job_out.val().get_bit(0) {
@@ -1949,10 +2041,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         if self.db_valid.val() & (self.db_kind.val() == self.db_rq.val()) {
-            self.quiet_next.next = self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, 16>(self.db_index.val()));
+            self.quiet_next.next =
+                self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, 16>(self.db_index.val()));
         }
         if self.qp_we.val() {
-            self.quiet_next.next = self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
+            self.quiet_next.next =
+                self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
         }
         self.quiet.d.next = self.quiet_next.val();
 

@@ -372,7 +372,21 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, wqe, qpn, ctx, fetch_error, job_valid, job_addr, job_msn, req_id, fail, head, tail, sent
+            self,
+            clock,
+            state,
+            wqe,
+            qpn,
+            ctx,
+            fetch_error,
+            job_valid,
+            job_addr,
+            job_msn,
+            req_id,
+            fail,
+            head,
+            tail,
+            sent
         );
         for i in 0..PENDING {
             self.pending[i].clock.next = self.clock.val();
@@ -412,7 +426,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // dropped.)
         self.held.next = ((self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
             | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val()))
-            & (self.reads_full.val() & !self.qp_error.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val()))).any();
+            & (self.reads_full.val()
+                & !self.qp_error.val()
+                & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val())))
+            .any();
         self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val();
         if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val() {
             self.wqe.d.next = self.s_wqe.val();
@@ -426,8 +443,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.opcode.next = self.wqe.q.val().get_bits::<8>(self.at_opcode.val().index());
         self.is_write.next = self.opcode.val() == self.op_write.val();
         self.is_read.next = self.opcode.val() == self.op_read.val();
-        self.has_inv.next = (self.opcode.val() == self.op_send_inv.val()) | (self.opcode.val() == self.op_send_se_inv.val());
-        self.is_send.next = (self.opcode.val() == self.op_send.val()) | (self.opcode.val() == self.op_send_se.val()) | self.has_inv.val();
+        self.has_inv.next =
+            (self.opcode.val() == self.op_send_inv.val()) | (self.opcode.val() == self.op_send_se_inv.val());
+        self.is_send.next = (self.opcode.val() == self.op_send.val())
+            | (self.opcode.val() == self.op_send_se.val())
+            | self.has_inv.val();
         self.is_imm.next = (self.opcode.val() == self.op_imm.val()) | (self.opcode.val() == self.op_imm_se.val());
         self.is_atomic.next = self.opcode.val() == self.op_atomic.val();
         // Immediate Data is eight octets from the WQE; an atomic's local buffer is the eight
@@ -438,8 +458,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         self.check.mr.next = self.mrs.read_data.val();
         self.check.live.next = (self.mr_valid.val()
-            & (self.one_m.val() << bit_cast::<M, MB>(self.wqe.q.val().get_bits::<MB>(self.at_lkey_index.val().index()))))
-            .any();
+            & (self.one_m.val()
+                << bit_cast::<M, MB>(self.wqe.q.val().get_bits::<MB>(self.at_lkey_index.val().index()))))
+        .any();
         self.check.exists.next =
             self.wqe.q.val().get_bits::<24>(self.at_lkey_index.val().index()) < self.mr_count.val();
         self.check.stag.next = self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index());
@@ -474,12 +495,14 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.opcode.val() == self.op_atomic.val() {
             self.cqe_opcode.next = self.cqe_atomic.val();
         }
-        self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index())) << self.at_cqe_wr_id.val())
+        self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
+            << self.at_cqe_wr_id.val())
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
             | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
             | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
         if self.status.val() == self.st_success.val() {
-            self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index())) << self.at_cqe_wr_id.val())
+            self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
+                << self.at_cqe_wr_id.val())
                 | (bit_cast::<256, 32>(self.length.val()) << self.at_cqe_byte_len.val())
                 | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
                 | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())

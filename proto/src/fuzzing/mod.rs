@@ -9,17 +9,14 @@
 
 use crate::atomic::{masked_fetch_add_bit_serial, AtomicOp};
 use crate::cm::{
-    CmError, FrameKind, IrdOrd, MpaFrame, FLAG_C, FLAG_M, FLAG_R, FLAG_S, FRAME_HEADER_LEN,
-    IRD_ORD_LEN, IRD_ORD_NO_NEGOTIATION, KEY_REP, KEY_REQ, MAX_PRIVATE_DATA,
+    CmError, FrameKind, IrdOrd, MpaFrame, FLAG_C, FLAG_M, FLAG_R, FLAG_S, FRAME_HEADER_LEN, IRD_ORD_LEN,
+    IRD_ORD_NO_NEGOTIATION, KEY_REP, KEY_REQ, MAX_PRIVATE_DATA,
 };
 use crate::ddp::{DdpError, DdpHeader, DDP_VERSION, DV_MASK, L_FLAG, T_FLAG};
 use crate::mpa::markers::{fpdu_wire_len, is_marker_pos, MARKER_LEN};
-use crate::mpa::{
-    crc32c, crc_field, pad_len, Deframer, Framer, FramingConfig, MpaError, MARKER_INTERVAL,
-};
+use crate::mpa::{crc32c, crc_field, pad_len, Deframer, Framer, FramingConfig, MpaError, MARKER_INTERVAL};
 use crate::rdmap::{
-    parse_ulpdu, Opcode, RdmapError, RdmapHeader, Segment, IMMEDIATE_DATA_LEN, QN_ATOMIC_RESPONSE,
-    RDMAP_VERSION,
+    parse_ulpdu, Opcode, RdmapError, RdmapHeader, Segment, IMMEDIATE_DATA_LEN, QN_ATOMIC_RESPONSE, RDMAP_VERSION,
 };
 use crate::terminate::{TermCode, Terminate};
 
@@ -43,10 +40,7 @@ pub fn mpa_deframe(data: &[u8]) -> bool {
     let [flags, chunking, rest @ ..] = data else {
         return false;
     };
-    let cfg = FramingConfig {
-        markers: flags & 1 != 0,
-        crc: flags & 2 != 0,
-    };
+    let cfg = FramingConfig { markers: flags & 1 != 0, crc: flags & 2 != 0 };
     if flags & 4 == 0 {
         let mut stream = rest.to_vec();
         let crcs_right = cfg.crc && flags & 8 != 0;
@@ -98,10 +92,7 @@ fn deframe(cfg: FramingConfig, stream: &[u8], chunking: Option<u8>) -> (Delivere
         if rest.is_empty() {
             return (out, d);
         }
-        let n = chunks
-            .as_mut()
-            .map_or(rest.len(), Chunks::size)
-            .min(rest.len());
+        let n = chunks.as_mut().map_or(rest.len(), Chunks::size).min(rest.len());
         d.push(&rest[..n]);
         rest = &rest[n..];
     }
@@ -112,9 +103,7 @@ fn frame_all(cfg: FramingConfig, ulpdus: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
     let (mut stream, mut starts) = (Vec::new(), Vec::new());
     for u in ulpdus {
         starts.push(stream.len());
-        framer
-            .frame(u, &mut stream)
-            .expect("ULPDUs here fit in an FPDU");
+        framer.frame(u, &mut stream).expect("ULPDUs here fit in an FPDU");
     }
     assert_eq!(framer.position(), stream.len() as u64);
     (stream, starts)
@@ -130,11 +119,7 @@ fn oks(ulpdus: &[Vec<u8>]) -> Delivered {
 fn write_crcs(markers: bool, stream: &mut [u8]) {
     let mut at = 0;
     loop {
-        let lead = if markers && is_marker_pos(at as u64) {
-            MARKER_LEN
-        } else {
-            0
-        };
+        let lead = if markers && is_marker_pos(at as u64) { MARKER_LEN } else { 0 };
         let Some(len) = stream.get(at + lead..at + lead + 2) else {
             return;
         };
@@ -230,15 +215,9 @@ fn deframe_framed(cfg: FramingConfig, chunking: u8, flip: bool, data: &[u8]) -> 
     let in_fpduptr = in_marker && at % 4 >= 2 && !(at % 4 == 3 && bit % 8 < 2);
     let mut want = oks(&ulpdus[..k]);
     if cfg.crc {
-        assert!(
-            matches!(got.get(k), Some(Err(MpaError::Crc { .. }))),
-            "{got:?}"
-        );
+        assert!(matches!(got.get(k), Some(Err(MpaError::Crc { .. }))), "{got:?}");
     } else if in_fpduptr {
-        assert!(
-            matches!(got.get(k), Some(Err(MpaError::Marker { .. }))),
-            "{got:?}"
-        );
+        assert!(matches!(got.get(k), Some(Err(MpaError::Marker { .. }))), "{got:?}");
     } else {
         assert_eq!(got.len(), ulpdus.len());
         let flipped: u32 = got
@@ -247,20 +226,14 @@ fn deframe_framed(cfg: FramingConfig, chunking: u8, flip: bool, data: &[u8]) -> 
             .map(|(g, u)| {
                 let g = g.as_ref().expect("nothing checks this octet");
                 assert_eq!(g.len(), u.len());
-                g.iter()
-                    .zip(u)
-                    .map(|(a, b)| (a ^ b).count_ones())
-                    .sum::<u32>()
+                g.iter().zip(u).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>()
             })
             .sum();
         assert!(flipped <= 1, "{flipped} bits changed by one flip");
         return true;
     }
     want.push(got[k].clone());
-    assert_eq!(
-        got, want,
-        "FPDUs before the flip are delivered, nothing after"
-    );
+    assert_eq!(got, want, "FPDUs before the flip are delivered, nothing after");
     true
 }
 
@@ -279,11 +252,7 @@ pub fn ddp_rdmap_parse(data: &[u8]) -> bool {
     };
     assert_eq!(seg.encoded_len(), data.len());
     let encoded = seg.to_vec();
-    assert_eq!(
-        encoded,
-        canonical_ulpdu(&seg, data),
-        "re-encoding of {data:02x?}"
-    );
+    assert_eq!(encoded, canonical_ulpdu(&seg, data), "re-encoding of {data:02x?}");
     assert_eq!(parse_ulpdu(&encoded), Ok(seg));
     check_segment(&seg);
     true
@@ -310,13 +279,10 @@ fn check_rejection(data: &[u8], e: &RdmapError) {
         (Some(qn), _) if qn > QN_ATOMIC_RESPONSE => RdmapError::InvalidQn(qn),
         _ if rv != RDMAP_VERSION => RdmapError::Version(rv),
         (_, Err(unknown)) => unknown,
-        (_, Ok(opcode)) if opcode.is_tagged() != ddp.is_tagged() => RdmapError::TaggedMismatch {
-            opcode,
-            tagged: ddp.is_tagged(),
-        },
-        (Some(qn), Ok(opcode)) if Some(qn) != opcode.queue() => {
-            RdmapError::QueueMismatch { opcode, qn }
+        (_, Ok(opcode)) if opcode.is_tagged() != ddp.is_tagged() => {
+            RdmapError::TaggedMismatch { opcode, tagged: ddp.is_tagged() }
         }
+        (Some(qn), Ok(opcode)) if Some(qn) != opcode.queue() => RdmapError::QueueMismatch { opcode, qn },
         _ => {
             let layout = matches!(
                 e,
@@ -387,10 +353,7 @@ fn check_segment(seg: &Segment<'_>) {
         DdpHeader::Tagged(_) => 0,
     };
     let single = seg.ddp.last() && mo == 0;
-    let immediate = matches!(
-        seg.opcode,
-        Opcode::ImmediateData | Opcode::ImmediateDataSolicited
-    );
+    let immediate = matches!(seg.opcode, Opcode::ImmediateData | Opcode::ImmediateDataSolicited);
     match (&seg.header, seg.opcode) {
         (RdmapHeader::ReadRequest(_), Opcode::ReadRequest)
         | (RdmapHeader::AtomicResponse(_), Opcode::AtomicResponse) => {
@@ -421,11 +384,7 @@ fn check_atomic(req: &crate::rdmap::AtomicRequest) {
     // Target values the fuzzer controls: equal to Compare Data, one bit
     // away from it, and unrelated.
     let one_bit = 1u64 << (req.to % 64);
-    let originals = [
-        req.compare,
-        req.compare ^ one_bit,
-        req.compare.rotate_left(17) ^ req.to,
-    ];
+    let originals = [req.compare, req.compare ^ one_bit, req.compare.rotate_left(17) ^ req.to];
     for original in originals {
         let Ok(op) = req.op() else {
             let unsupported = RdmapError::UnsupportedAOpCode(req.aopcode);
@@ -482,16 +441,9 @@ pub fn terminate_parse(data: &[u8]) -> bool {
     let _ = (t.code.name(), t.code.to_string());
 
     let trailing = &data[used..];
-    let ulpdu = Segment {
-        payload: trailing,
-        ..Segment::terminate(1, t)
-    }
-    .to_vec();
+    let ulpdu = Segment { payload: trailing, ..Segment::terminate(1, t) }.to_vec();
     let seg = parse_ulpdu(&ulpdu).expect("a well-formed Terminate segment");
-    assert_eq!(
-        (seg.header, seg.payload),
-        (RdmapHeader::Terminate(t), trailing)
-    );
+    assert_eq!((seg.header, seg.payload), (RdmapHeader::Terminate(t), trailing));
     true
 }
 
@@ -526,20 +478,12 @@ fn check_decode(data: &[u8]) -> bool {
     };
     assert_eq!(MpaFrame::frame_len(data), Ok(n));
     assert_eq!(n, FRAME_HEADER_LEN + frame.pd_length());
-    let kind = if data[..16] == KEY_REQ {
-        FrameKind::Request
-    } else {
-        FrameKind::Reply
-    };
+    let kind = if data[..16] == KEY_REQ { FrameKind::Request } else { FrameKind::Reply };
     assert_eq!(frame.kind, kind);
     let mut want = data[..n].to_vec();
     let s = if frame.rev >= 2 { FLAG_S } else { 0 };
     want[16] &= FLAG_M | FLAG_C | FLAG_R | s;
-    assert_eq!(
-        frame.encode().as_ref(),
-        Ok(&want),
-        "re-encoding of {data:02x?}"
-    );
+    assert_eq!(frame.encode().as_ref(), Ok(&want), "re-encoding of {data:02x?}");
     assert_eq!(MpaFrame::decode(&want), Ok((frame.clone(), n)));
 
     let other = match kind {
@@ -547,27 +491,17 @@ fn check_decode(data: &[u8]) -> bool {
         FrameKind::Reply => FrameKind::Request,
     };
     assert_eq!(MpaFrame::decode_as(data, kind), Ok((frame.clone(), n)));
-    let wrong = CmError::WrongKind {
-        expected: other,
-        got: kind,
-    };
+    let wrong = CmError::WrongKind { expected: other, got: kind };
     assert_eq!(MpaFrame::decode_as(data, other), Err(wrong));
     let short = n - 1;
-    let needed = if short < FRAME_HEADER_LEN {
-        FRAME_HEADER_LEN
-    } else {
-        n
-    };
+    let needed = if short < FRAME_HEADER_LEN { FRAME_HEADER_LEN } else { n };
     let incomplete = CmError::Incomplete { needed, got: short };
     assert_eq!(MpaFrame::decode(&data[..short]), Err(incomplete));
 
     if let Some(w) = frame.ird_ord {
         let e = w.effective();
         assert_eq!(e.effective(), e);
-        assert_eq!(
-            (e.ird, e.ord, e.peer_to_peer),
-            (w.ird, w.ord, w.peer_to_peer)
-        );
+        assert_eq!((e.ird, e.ord, e.peer_to_peer), (w.ird, w.ord, w.peer_to_peer));
         if !w.peer_to_peer {
             assert!(!(e.send_rtr || e.write_rtr || e.read_rtr));
         }
@@ -576,15 +510,9 @@ fn check_decode(data: &[u8]) -> bool {
 }
 
 fn check_decode_error(data: &[u8], e: &CmError) {
-    assert_eq!(
-        e.mpa_error_code().is_none(),
-        matches!(e, CmError::Incomplete { .. })
-    );
+    assert_eq!(e.mpa_error_code().is_none(), matches!(e, CmError::Incomplete { .. }));
     let Some(hdr) = data.get(..FRAME_HEADER_LEN) else {
-        let want = CmError::Incomplete {
-            needed: FRAME_HEADER_LEN,
-            got: data.len(),
-        };
+        let want = CmError::Incomplete { needed: FRAME_HEADER_LEN, got: data.len() };
         assert_eq!(e, &want);
         return;
     };
@@ -595,10 +523,7 @@ fn check_decode_error(data: &[u8], e: &CmError) {
     } else if pd_len > MAX_PRIVATE_DATA {
         CmError::PrivateDataTooLong(pd_len)
     } else if data.len() < FRAME_HEADER_LEN + pd_len {
-        CmError::Incomplete {
-            needed: FRAME_HEADER_LEN + pd_len,
-            got: data.len(),
-        }
+        CmError::Incomplete { needed: FRAME_HEADER_LEN + pd_len, got: data.len() }
     } else if enhanced && pd_len < IRD_ORD_LEN {
         CmError::MissingIrdOrd(pd_len)
     } else {
@@ -614,11 +539,7 @@ fn check_encode(data: &[u8]) -> bool {
     let [flags, rev, i0, i1, o0, o1, pd @ ..] = data else {
         return false;
     };
-    let kind = if flags & 1 != 0 {
-        FrameKind::Reply
-    } else {
-        FrameKind::Request
-    };
+    let kind = if flags & 1 != 0 { FrameKind::Reply } else { FrameKind::Request };
     let mut frame = MpaFrame {
         markers: flags & FLAG_M != 0,
         crc: flags & FLAG_C != 0,
@@ -635,11 +556,7 @@ fn check_encode(data: &[u8]) -> bool {
         w.ord = u16::from_be_bytes([*o0, *o1]) >> (flags & 2);
         frame = frame.enhanced(w);
     }
-    let wide = frame.ird_ord.and_then(|w| {
-        [w.ird, w.ord]
-            .into_iter()
-            .find(|&v| v > IRD_ORD_NO_NEGOTIATION)
-    });
+    let wide = frame.ird_ord.and_then(|w| [w.ird, w.ord].into_iter().find(|&v| v > IRD_ORD_NO_NEGOTIATION));
     match frame.encode() {
         Ok(bytes) => {
             assert!(frame.pd_length() <= MAX_PRIVATE_DATA && wide.is_none());

@@ -49,10 +49,7 @@ fn run(seed: u64, n: usize, gen: impl Fn(&mut StdRng) -> Vec<u8>, target: fn(&[u
         }
         accepted += usize::from(target(&input));
     }
-    assert!(
-        accepted > n / 10 && accepted < n,
-        "accepted {accepted} of {n}"
-    );
+    assert!(accepted > n / 10 && accepted < n, "accepted {accepted} of {n}");
 }
 
 fn ulpdu_len(rng: &mut StdRng) -> usize {
@@ -77,10 +74,7 @@ fn mpa_input(rng: &mut StdRng) -> Vec<u8> {
         })
         .collect();
     if flags & 4 == 0 {
-        let cfg = FramingConfig {
-            markers: flags & 1 != 0,
-            crc: flags & 2 != 0,
-        };
+        let cfg = FramingConfig { markers: flags & 1 != 0, crc: flags & 2 != 0 };
         let mut framer = Framer::new(cfg);
         for u in &ulpdus {
             framer.frame(u, &mut v).unwrap();
@@ -96,11 +90,7 @@ fn mpa_input(rng: &mut StdRng) -> Vec<u8> {
         for u in &ulpdus {
             v.extend_from_slice(&(u.len() as u16).to_be_bytes());
             // Sometimes short, so the pattern fills the rest.
-            let keep = if rng.gen_bool(0.2) {
-                u.len() / 2
-            } else {
-                u.len()
-            };
+            let keep = if rng.gen_bool(0.2) { u.len() / 2 } else { u.len() };
             v.extend_from_slice(&u[..keep]);
         }
     }
@@ -113,13 +103,7 @@ fn seeds_ddp_rdmap_parse() {
 }
 
 fn read_request(rng: &mut StdRng) -> ReadRequest {
-    ReadRequest {
-        sink_stag: rng.gen(),
-        sink_to: rng.gen(),
-        size: rng.gen(),
-        src_stag: rng.gen(),
-        src_to: rng.gen(),
-    }
+    ReadRequest { sink_stag: rng.gen(), sink_to: rng.gen(), size: rng.gen(), src_stag: rng.gen(), src_to: rng.gen() }
 }
 
 fn terminate(rng: &mut StdRng) -> Terminate {
@@ -127,11 +111,7 @@ fn terminate(rng: &mut StdRng) -> Terminate {
     let mut t = Terminate::new(code);
     if rng.gen_bool(0.5) {
         let offending = Segment::write(rng.gen(), rng.gen(), b"").to_vec();
-        let offending = if rng.gen_bool(0.5) {
-            offending
-        } else {
-            Segment::send(rng.gen(), b"x").to_vec()
-        };
+        let offending = if rng.gen_bool(0.5) { offending } else { Segment::send(rng.gen(), b"x").to_vec() };
         let h = TerminatedDdpHeader::from_segment(&offending).unwrap();
         t = t.with_ddp(rng.gen(), h);
     } else {
@@ -176,10 +156,7 @@ fn ulpdu_input(rng: &mut StdRng) -> Vec<u8> {
             Segment::atomic_request(rng.gen(), req)
         }
         _ => {
-            let resp = AtomicResponse {
-                request_id: rng.gen(),
-                original: rng.gen(),
-            };
+            let resp = AtomicResponse { request_id: rng.gen(), original: rng.gen() };
             Segment::atomic_response(rng.gen(), resp)
         }
     };

@@ -92,25 +92,12 @@ pub enum ContextError {
     },
 }
 
-fn check_ring(
-    field: &'static str,
-    base: u64,
-    log_size: u8,
-    slot: u64,
-    align: u64,
-) -> Result<(), ContextError> {
+fn check_ring(field: &'static str, base: u64, log_size: u8, slot: u64, align: u64) -> Result<(), ContextError> {
     if log_size > MAX_LOG_SIZE {
-        return Err(ContextError::LogSize {
-            field,
-            value: log_size,
-        });
+        return Err(ContextError::LogSize { field, value: log_size });
     }
     if !base.is_multiple_of(align) {
-        return Err(ContextError::Misaligned {
-            field,
-            addr: base,
-            align,
-        });
+        return Err(ContextError::Misaligned { field, addr: base, align });
     }
     check_range(field, base, u128::from(slot) << log_size)
 }
@@ -137,11 +124,8 @@ pub enum QpState {
 
 impl QpState {
     /// Every state with its docs name.
-    pub const ALL: [(QpState, &'static str); 3] = [
-        (QpState::Reset, "RESET"),
-        (QpState::Rts, "RTS"),
-        (QpState::Error, "ERROR"),
-    ];
+    pub const ALL: [(QpState, &'static str); 3] =
+        [(QpState::Reset, "RESET"), (QpState::Rts, "RTS"), (QpState::Error, "ERROR")];
 }
 
 impl TryFrom<u8> for QpState {
@@ -225,15 +209,7 @@ pub mod qp_fields {
         RQ_BASE,
     ];
     /// The status fields QUERY_QP adds.
-    pub const STATUS: &[Field] = &[
-        SQ_CI,
-        RQ_CI,
-        TERM_CODE,
-        TERM_ETYPE,
-        TERM_LAYER,
-        TERM_RECEIVED,
-        TERM_VALID,
-    ];
+    pub const STATUS: &[Field] = &[SQ_CI, RQ_CI, TERM_CODE, TERM_ETYPE, TERM_LAYER, TERM_RECEIVED, TERM_VALID];
 }
 
 /// A QP context (CMD_DATA w0–w7).
@@ -322,20 +298,8 @@ impl QpContext {
     /// and a usable MULPDU once the QP is in RTS (a RESET context may
     /// still be all zeros).
     pub fn validate(&self) -> Result<(), ContextError> {
-        check_ring(
-            "sq_log_size",
-            self.sq_base,
-            self.sq_log_size,
-            SQ_WQE_SLOT_LEN as u64,
-            SQ_BASE_ALIGN,
-        )?;
-        check_ring(
-            "rq_log_size",
-            self.rq_base,
-            self.rq_log_size,
-            RQ_WQE_LEN as u64,
-            RQ_BASE_ALIGN,
-        )?;
+        check_ring("sq_log_size", self.sq_base, self.sq_log_size, SQ_WQE_SLOT_LEN as u64, SQ_BASE_ALIGN)?;
+        check_ring("rq_log_size", self.rq_base, self.rq_log_size, RQ_WQE_LEN as u64, RQ_BASE_ALIGN)?;
         if self.state == QpState::Rts && usize::from(self.mulpdu) < MIN_MULPDU {
             return Err(ContextError::Mulpdu(self.mulpdu));
         }
@@ -396,11 +360,7 @@ impl QpStatus {
             ),
             received: f::TERM_RECEIVED.get_word(w) != 0,
         });
-        QpStatus {
-            sq_ci: f::SQ_CI.get_word(w) as u32,
-            rq_ci: f::RQ_CI.get_word(w) as u32,
-            terminate,
-        }
+        QpStatus { sq_ci: f::SQ_CI.get_word(w) as u32, rq_ci: f::RQ_CI.get_word(w) as u32, terminate }
     }
 }
 
@@ -466,13 +426,7 @@ impl CqContext {
 
     /// The checks of [`CqContext::from_words`]: ring size and alignment.
     pub fn validate(&self) -> Result<(), ContextError> {
-        check_ring(
-            "log_size",
-            self.base,
-            self.log_size,
-            CQE_LEN as u64,
-            CQ_BASE_ALIGN,
-        )
+        check_ring("log_size", self.base, self.log_size, CQE_LEN as u64, CQ_BASE_ALIGN)
     }
 }
 
@@ -495,10 +449,7 @@ impl CqStatus {
 
     /// Reads w4–w5.
     pub fn from_words(w: &[u32; 16]) -> Self {
-        CqStatus {
-            pi: cq_fields::PI.get_word(w) as u32,
-            overflow: cq_fields::OVERFLOW.get_word(w) != 0,
-        }
+        CqStatus { pi: cq_fields::PI.get_word(w) as u32, overflow: cq_fields::OVERFLOW.get_word(w) != 0 }
     }
 }
 
@@ -527,18 +478,8 @@ pub mod mr_fields {
     pub const IOVA: Field = Field::at_word("iova", 5, 0, 64);
 
     /// The context fields, in word order.
-    pub const CONTEXT: &[Field] = &[
-        KEY,
-        LOCAL_WRITE,
-        REMOTE_READ,
-        REMOTE_WRITE,
-        REMOTE_ATOMIC,
-        VALID,
-        PD,
-        VA,
-        LENGTH,
-        IOVA,
-    ];
+    pub const CONTEXT: &[Field] =
+        &[KEY, LOCAL_WRITE, REMOTE_READ, REMOTE_WRITE, REMOTE_ATOMIC, VALID, PD, VA, LENGTH, IOVA];
 }
 
 /// Access rights of an MR.
@@ -556,12 +497,8 @@ pub struct MrAccess {
 
 impl MrAccess {
     /// Every right.
-    pub const ALL: MrAccess = MrAccess {
-        local_write: true,
-        remote_read: true,
-        remote_write: true,
-        remote_atomic: true,
-    };
+    pub const ALL: MrAccess =
+        MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 }
 
 /// An MR context (CMD_DATA w0–w7).
@@ -658,11 +595,7 @@ mod tests {
 
     #[test]
     fn mr_contains_up_to_the_last_octet_of_the_address_space() {
-        let mr = MrContext {
-            va: u64::MAX - 15,
-            length: 16,
-            ..MrContext::default()
-        };
+        let mr = MrContext { va: u64::MAX - 15, length: 16, ..MrContext::default() };
         assert!(mr.contains(u64::MAX - 15, 16));
         assert!(mr.contains(u64::MAX, 1));
         assert!(!mr.contains(u64::MAX, 2));

@@ -46,11 +46,7 @@ pub enum DescError {
 
 fn need(buf: &[u8], what: &'static str, needed: usize) -> Result<(), DescError> {
     if buf.len() < needed {
-        return Err(DescError::Truncated {
-            what,
-            needed,
-            got: buf.len(),
-        });
+        return Err(DescError::Truncated { what, needed, got: buf.len() });
     }
     Ok(())
 }
@@ -148,11 +144,7 @@ impl TryFrom<u8> for SqOpcode {
 
     /// The opcode for a value; the value itself when unknown.
     fn try_from(v: u8) -> Result<Self, u8> {
-        SqOpcode::ALL
-            .iter()
-            .find(|(op, _)| op.code() == v)
-            .map(|(op, _)| *op)
-            .ok_or(v)
+        SqOpcode::ALL.iter().find(|(op, _)| op.code() == v).map(|(op, _)| *op).ok_or(v)
     }
 }
 
@@ -251,12 +243,7 @@ pub struct SqWqe {
 impl SqWqe {
     /// A signaled WQE with every other field zero.
     pub fn new(opcode: SqOpcode, wr_id: u64) -> Self {
-        SqWqe {
-            opcode: opcode.code(),
-            signaled: true,
-            wr_id,
-            ..SqWqe::default()
-        }
+        SqWqe { opcode: opcode.code(), signaled: true, wr_id, ..SqWqe::default() }
     }
 
     /// A signaled masked FetchAdd (RFC 7306 §5.1.1); add the target with
@@ -273,13 +260,7 @@ impl SqWqe {
 
     /// A signaled masked CmpSwap (RFC 7306 §5.1.2); target and result
     /// buffer as for [`fetch_add`](Self::fetch_add).
-    pub fn cmp_swap(
-        wr_id: u64,
-        compare: u64,
-        compare_mask: u64,
-        swap: u64,
-        swap_mask: u64,
-    ) -> Self {
+    pub fn cmp_swap(wr_id: u64, compare: u64, compare_mask: u64, swap: u64, swap_mask: u64) -> Self {
         SqWqe {
             aopcode: AtomicOp::CmpSwap.code(),
             add_swap: swap,
@@ -293,15 +274,8 @@ impl SqWqe {
     /// A signaled Immediate Data WQE sending `data` as it is (IMM_SE when
     /// `solicited`).
     pub fn immediate(wr_id: u64, data: [u8; IMMEDIATE_DATA_LEN], solicited: bool) -> Self {
-        let op = if solicited {
-            SqOpcode::ImmSe
-        } else {
-            SqOpcode::Imm
-        };
-        SqWqe {
-            imm: u64::from_le_bytes(data),
-            ..SqWqe::new(op, wr_id)
-        }
+        let op = if solicited { SqOpcode::ImmSe } else { SqOpcode::Imm };
+        SqWqe { imm: u64::from_le_bytes(data), ..SqWqe::new(op, wr_id) }
     }
 
     /// Sets the local buffer: `length` octets at TO `addr` of MR `lkey`.
@@ -419,12 +393,7 @@ pub struct RqWqe {
 impl RqWqe {
     /// A receive buffer of `length` octets at TO `addr` of MR `lkey`.
     pub fn new(wr_id: u64, lkey: u32, addr: u64, length: u32) -> Self {
-        RqWqe {
-            wr_id,
-            addr,
-            length,
-            lkey,
-        }
+        RqWqe { wr_id, addr, length, lkey }
     }
 
     /// The 32 octets (24–31 zero).
@@ -495,10 +464,7 @@ impl TryFrom<u8> for CqeOpcode {
     type Error = DescError;
 
     fn try_from(v: u8) -> Result<Self, DescError> {
-        CqeOpcode::ALL
-            .get(usize::from(v))
-            .map(|(op, _)| *op)
-            .ok_or(DescError::CqeOpcode(v))
+        CqeOpcode::ALL.get(usize::from(v)).map(|(op, _)| *op).ok_or(DescError::CqeOpcode(v))
     }
 }
 
@@ -547,10 +513,7 @@ impl TryFrom<u8> for CqeStatus {
     type Error = DescError;
 
     fn try_from(v: u8) -> Result<Self, DescError> {
-        CqeStatus::ALL
-            .get(usize::from(v))
-            .map(|(s, _)| *s)
-            .ok_or(DescError::CqeStatus(v))
+        CqeStatus::ALL.get(usize::from(v)).map(|(s, _)| *s).ok_or(DescError::CqeStatus(v))
     }
 }
 
@@ -584,19 +547,8 @@ pub mod cqe_fields {
     pub const INVALIDATED: Field = Field::at_byte("invalidated", 31, 3, 1);
 
     /// Every field, in byte order.
-    pub const ALL: &[Field] = &[
-        WR_ID,
-        BYTE_LEN,
-        QPN,
-        OPCODE,
-        STATUS,
-        IMM,
-        INVALIDATED_STAG,
-        PHASE,
-        SOLICITED,
-        IMM_VALID,
-        INVALIDATED,
-    ];
+    pub const ALL: &[Field] =
+        &[WR_ID, BYTE_LEN, QPN, OPCODE, STATUS, IMM, INVALIDATED_STAG, PHASE, SOLICITED, IMM_VALID, INVALIDATED];
 }
 
 /// A completion queue entry (32 octets).
@@ -671,8 +623,7 @@ impl Cqe {
             opcode: CqeOpcode::try_from(f::OPCODE.get(buf) as u8)?,
             status: CqeStatus::try_from(f::STATUS.get(buf) as u8)?,
             imm: f::IMM.get(buf),
-            invalidated: (f::INVALIDATED.get(buf) != 0)
-                .then(|| f::INVALIDATED_STAG.get(buf) as u32),
+            invalidated: (f::INVALIDATED.get(buf) != 0).then(|| f::INVALIDATED_STAG.get(buf) as u32),
             phase: f::PHASE.get(buf) != 0,
             solicited: f::SOLICITED.get(buf) != 0,
             imm_valid: f::IMM_VALID.get(buf) != 0,
@@ -693,9 +644,7 @@ pub fn cqe_phase(index: u32, log_size: u8) -> bool {
 
 /// The slot of absolute index `index` in a ring of `2^log_size` entries.
 pub fn ring_slot(index: u32, log_size: u8) -> u32 {
-    let mask = 1u32
-        .checked_shl(u32::from(log_size))
-        .map_or(u32::MAX, |s| s - 1);
+    let mask = 1u32.checked_shl(u32::from(log_size)).map_or(u32::MAX, |s| s - 1);
     index & mask
 }
 

@@ -27,20 +27,12 @@ pub struct Field {
 impl Field {
     /// A field of a word array: `width` bits from bit `shift` of word `word`.
     pub const fn at_word(name: &'static str, word: u32, shift: u32, width: u32) -> Self {
-        Field {
-            name,
-            lsb: word * 32 + shift,
-            width,
-        }
+        Field { name, lsb: word * 32 + shift, width }
     }
 
     /// A field of a byte string: `width` bits from bit `shift` of byte `byte`.
     pub const fn at_byte(name: &'static str, byte: u32, shift: u32, width: u32) -> Self {
-        Field {
-            name,
-            lsb: byte * 8 + shift,
-            width,
-        }
+        Field { name, lsb: byte * 8 + shift, width }
     }
 
     /// The word holding the least significant bit.

@@ -24,11 +24,9 @@ pub mod field;
 pub mod regs;
 
 pub use context::{
-    stag, stag_index, stag_key, ContextError, CqContext, CqStatus, MrAccess, MrContext, QpContext,
-    QpState, QpStatus, TermInfo,
+    stag, stag_index, stag_key, ContextError, CqContext, CqStatus, MrAccess, MrContext, QpContext, QpState, QpStatus,
+    TermInfo,
 };
-pub use desc::{
-    cqe_phase, ring_slot, slot_addr, Cqe, CqeOpcode, CqeStatus, DescError, RqWqe, SqOpcode, SqWqe,
-};
+pub use desc::{cqe_phase, ring_slot, slot_addr, Cqe, CqeOpcode, CqeStatus, DescError, RqWqe, SqOpcode, SqWqe};
 pub use field::Field;
 pub use regs::{CmdOpcode, CmdResult};

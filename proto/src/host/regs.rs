@@ -174,11 +174,7 @@ pub struct RegisterInfo {
 }
 
 const fn reg(name: &'static str, offset: u32, access: Access) -> RegisterInfo {
-    RegisterInfo {
-        name,
-        offset,
-        access,
-    }
+    RegisterInfo { name, offset, access }
 }
 
 /// Every fixed-offset register, in address order (`CMD_DATA` as its first word).
@@ -227,42 +223,12 @@ pub struct RegisterArray {
 
 /// The register arrays: command data and the doorbells.
 pub const REGISTER_ARRAYS: &[RegisterArray] = &[
-    RegisterArray {
-        name: "CMD_DATA[i]",
-        base: CMD_DATA,
-        stride: 4,
-        access: Access::ReadWrite,
-    },
-    RegisterArray {
-        name: "SQ_PI[qpn]",
-        base: sq_pi(0),
-        stride: DOORBELL_STRIDE,
-        access: Access::WriteOnly,
-    },
-    RegisterArray {
-        name: "RQ_PI[qpn]",
-        base: rq_pi(0),
-        stride: DOORBELL_STRIDE,
-        access: Access::WriteOnly,
-    },
-    RegisterArray {
-        name: "CQ_CI[cqn]",
-        base: cq_ci(0),
-        stride: DOORBELL_STRIDE,
-        access: Access::WriteOnly,
-    },
-    RegisterArray {
-        name: "CQ_ARM[cqn]",
-        base: cq_arm(0),
-        stride: DOORBELL_STRIDE,
-        access: Access::WriteOnly,
-    },
-    RegisterArray {
-        name: "DM[i]",
-        base: DEVICE_MEMORY,
-        stride: 4,
-        access: Access::ReadWrite,
-    },
+    RegisterArray { name: "CMD_DATA[i]", base: CMD_DATA, stride: 4, access: Access::ReadWrite },
+    RegisterArray { name: "SQ_PI[qpn]", base: sq_pi(0), stride: DOORBELL_STRIDE, access: Access::WriteOnly },
+    RegisterArray { name: "RQ_PI[qpn]", base: rq_pi(0), stride: DOORBELL_STRIDE, access: Access::WriteOnly },
+    RegisterArray { name: "CQ_CI[cqn]", base: cq_ci(0), stride: DOORBELL_STRIDE, access: Access::WriteOnly },
+    RegisterArray { name: "CQ_ARM[cqn]", base: cq_arm(0), stride: DOORBELL_STRIDE, access: Access::WriteOnly },
+    RegisterArray { name: "DM[i]", base: DEVICE_MEMORY, stride: 4, access: Access::ReadWrite },
 ];
 
 /// What lives at a BAR0 offset.
@@ -305,25 +271,14 @@ impl Register {
         if offset >= CQ_DOORBELLS {
             let n = (offset - CQ_DOORBELLS) / DOORBELL_STRIDE;
             let arm = !offset.is_multiple_of(DOORBELL_STRIDE);
-            return (n < num_cqs).then_some(if arm {
-                Register::CqArm(n)
-            } else {
-                Register::CqCi(n)
-            });
+            return (n < num_cqs).then_some(if arm { Register::CqArm(n) } else { Register::CqCi(n) });
         }
         if offset >= QP_DOORBELLS {
             let n = (offset - QP_DOORBELLS) / DOORBELL_STRIDE;
             let rq = !offset.is_multiple_of(DOORBELL_STRIDE);
-            return (n < num_qps).then_some(if rq {
-                Register::RqPi(n)
-            } else {
-                Register::SqPi(n)
-            });
+            return (n < num_qps).then_some(if rq { Register::RqPi(n) } else { Register::SqPi(n) });
         }
-        REGISTERS
-            .iter()
-            .find(|r| r.offset == offset)
-            .map(|r| Register::Fixed(*r))
+        REGISTERS.iter().find(|r| r.offset == offset).map(|r| Register::Fixed(*r))
     }
 
     /// Host access to this register.
@@ -477,11 +432,7 @@ impl TryFrom<u8> for CmdOpcode {
 
     /// The command for an opcode value; the value itself when unknown.
     fn try_from(v: u8) -> Result<Self, u8> {
-        CmdOpcode::ALL
-            .iter()
-            .find(|(op, _)| op.code() == v)
-            .map(|(op, _)| *op)
-            .ok_or(v)
+        CmdOpcode::ALL.iter().find(|(op, _)| op.code() == v).map(|(op, _)| *op).ok_or(v)
     }
 }
 
@@ -531,11 +482,7 @@ impl TryFrom<u8> for CmdResult {
 
     /// The result for a value; the value itself when unknown.
     fn try_from(v: u8) -> Result<Self, u8> {
-        CmdResult::ALL
-            .iter()
-            .find(|(r, _)| r.code() == v)
-            .map(|(r, _)| *r)
-            .ok_or(v)
+        CmdResult::ALL.iter().find(|(r, _)| r.code() == v).map(|(r, _)| *r).ok_or(v)
     }
 }
 
@@ -558,10 +505,7 @@ mod tests {
             assert_eq!(d.access(), r.access, "{}", r.name);
         }
         assert_eq!(Register::decode(0x044, 64, 64), Some(Register::CmdData(1)));
-        assert_eq!(
-            Register::decode(0x1000 + 8 * 63 + 4, 64, 64),
-            Some(Register::RqPi(63))
-        );
+        assert_eq!(Register::decode(0x1000 + 8 * 63 + 4, 64, 64), Some(Register::RqPi(63)));
         assert_eq!(Register::decode(0x1000 + 8 * 64, 64, 64), None);
         assert_eq!(Register::decode(0x2008, 64, 64), Some(Register::CqCi(1)));
         assert_eq!(Register::decode(0x01C, 64, 64).map(|r| r.access()), Some(Access::ReadOnly));

@@ -82,8 +82,7 @@ impl AccessError {
 
 /// The MR an STag names, if it exists, is valid and has the STag's key.
 pub fn lookup(mrs: &[MrContext], stag: u32) -> Option<&MrContext> {
-    mrs.get(stag_index(stag) as usize)
-        .filter(|mr| mr.valid && mr.key == stag_key(stag))
+    mrs.get(stag_index(stag) as usize).filter(|mr| mr.valid && mr.key == stag_key(stag))
 }
 
 /// Checks an access of `len` octets at `to` through `stag` for a QP of
@@ -129,10 +128,7 @@ mod tests {
             MrContext::default(),
             MrContext {
                 key: 0x42,
-                access: MrAccess {
-                    remote_read: true,
-                    ..MrAccess::default()
-                },
+                access: MrAccess { remote_read: true, ..MrAccess::default() },
                 valid: true,
                 pd: 7,
                 va: 0x1000,
@@ -146,41 +142,14 @@ mod tests {
     fn checks_run_in_order() {
         let mrs = table();
         let s = stag(1, 0x42);
-        assert_eq!(
-            check_access(&mrs, 7, s, 0x1010, 16, Right::RemoteRead),
-            Ok(0x9010)
-        );
-        assert_eq!(
-            check_access(&mrs, 7, stag(1, 0x43), 0, 1, Right::LocalRead),
-            Err(AccessError::InvalidStag)
-        );
-        assert_eq!(
-            check_access(&mrs, 7, stag(0, 0), 0, 1, Right::LocalRead),
-            Err(AccessError::InvalidStag)
-        );
-        assert_eq!(
-            check_access(&mrs, 7, stag(9, 0x42), 0, 1, Right::LocalRead),
-            Err(AccessError::InvalidStag)
-        );
-        assert_eq!(
-            check_access(&mrs, 8, s, 0x1010, 1, Right::RemoteRead),
-            Err(AccessError::OtherPd)
-        );
-        assert_eq!(
-            check_access(&mrs, 7, s, 0x1010, 1, Right::RemoteWrite),
-            Err(AccessError::NoRight)
-        );
-        assert_eq!(
-            check_access(&mrs, 7, s, u64::MAX - 7, 16, Right::RemoteRead),
-            Err(AccessError::ToWrap)
-        );
-        assert_eq!(
-            check_access(&mrs, 7, s, 0x10F8, 16, Right::RemoteRead),
-            Err(AccessError::Bounds)
-        );
-        assert_eq!(
-            check_access(&mrs, 7, s, 0x0FFF, 1, Right::RemoteRead),
-            Err(AccessError::Bounds)
-        );
+        assert_eq!(check_access(&mrs, 7, s, 0x1010, 16, Right::RemoteRead), Ok(0x9010));
+        assert_eq!(check_access(&mrs, 7, stag(1, 0x43), 0, 1, Right::LocalRead), Err(AccessError::InvalidStag));
+        assert_eq!(check_access(&mrs, 7, stag(0, 0), 0, 1, Right::LocalRead), Err(AccessError::InvalidStag));
+        assert_eq!(check_access(&mrs, 7, stag(9, 0x42), 0, 1, Right::LocalRead), Err(AccessError::InvalidStag));
+        assert_eq!(check_access(&mrs, 8, s, 0x1010, 1, Right::RemoteRead), Err(AccessError::OtherPd));
+        assert_eq!(check_access(&mrs, 7, s, 0x1010, 1, Right::RemoteWrite), Err(AccessError::NoRight));
+        assert_eq!(check_access(&mrs, 7, s, u64::MAX - 7, 16, Right::RemoteRead), Err(AccessError::ToWrap));
+        assert_eq!(check_access(&mrs, 7, s, 0x10F8, 16, Right::RemoteRead), Err(AccessError::Bounds));
+        assert_eq!(check_access(&mrs, 7, s, 0x0FFF, 1, Right::RemoteRead), Err(AccessError::Bounds));
     }
 }

@@ -103,11 +103,7 @@ impl Cq {
 
     /// The ordered expectation for one QP and queue.
     pub fn expected_for(&self, qpn: u16, queue: Queue) -> Vec<Expected> {
-        self.entries
-            .iter()
-            .filter(|e| e.cqe().qpn == qpn && Queue::of(e.cqe()) == queue)
-            .copied()
-            .collect()
+        self.entries.iter().filter(|e| e.cqe().qpn == qpn && Queue::of(e.cqe()) == queue).copied().collect()
     }
 
     /// Completions that arrived while the CQ was not enabled (discarded).
@@ -128,20 +124,11 @@ impl Cq {
     /// order, nothing missing and nothing extra. PHASE is not compared.
     pub fn check(&self, observed: &[Cqe]) -> Result<(), Box<CqMismatch>> {
         let clear = |c: &Cqe| Cqe { phase: false, ..*c };
-        let keys: BTreeSet<(u16, Queue)> = self
-            .entries
-            .iter()
-            .map(Expected::cqe)
-            .chain(observed)
-            .map(|c| (c.qpn, Queue::of(c)))
-            .collect();
+        let keys: BTreeSet<(u16, Queue)> =
+            self.entries.iter().map(Expected::cqe).chain(observed).map(|c| (c.qpn, Queue::of(c))).collect();
         for (qpn, queue) in keys {
             let expected = self.expected_for(qpn, queue);
-            let obs: Vec<Cqe> = observed
-                .iter()
-                .filter(|c| c.qpn == qpn && Queue::of(c) == queue)
-                .map(clear)
-                .collect();
+            let obs: Vec<Cqe> = observed.iter().filter(|c| c.qpn == qpn && Queue::of(c) == queue).map(clear).collect();
             if let Err((position, e)) = match_list(&expected, &obs) {
                 return Err(Box::new(CqMismatch {
                     qpn,

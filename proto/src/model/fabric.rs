@@ -178,15 +178,10 @@ impl Fabric {
         queue: &'static str,
         ring: impl Fn(&Qp) -> (usize, u8),
     ) -> Result<(), ModelError> {
-        let qp = self
-            .rnic(side)
-            .qp(qpn)
-            .ok_or(ModelError::NoQp { side, qpn })?;
+        let qp = self.rnic(side).qp(qpn).ok_or(ModelError::NoQp { side, qpn })?;
         match qp.ctx.state {
             QpState::Reset => return Err(ModelError::InReset { side, qpn }),
-            QpState::Rts if qp.peer.is_none() => {
-                return Err(ModelError::NotConnected { side, qpn })
-            }
+            QpState::Rts if qp.peer.is_none() => return Err(ModelError::NotConnected { side, qpn }),
             _ => {}
         }
         let (queued, log_size) = ring(qp);
@@ -201,9 +196,7 @@ impl Fabric {
         self.check_post(side, qpn, "SQ", |qp| (qp.sq.len(), qp.ctx.sq_log_size))?;
         let id = self.next_id;
         self.next_id += 1;
-        self.rnics[side.index()].qps[qpn as usize]
-            .sq
-            .push_back(Posted { id, wqe });
+        self.rnics[side.index()].qps[qpn as usize].sq.push_back(Posted { id, wqe });
         self.order.push_back(Token { side, qpn, id });
         Ok(())
     }
@@ -220,8 +213,7 @@ impl Fabric {
     /// flushed its queues. After an `Err` (a harness mistake) the state of
     /// the fabric is unspecified.
     pub fn run(&mut self) -> Result<(), ModelError> {
-        let mut order: VecDeque<Token> =
-            self.blocked.drain(..).chain(self.order.drain(..)).collect();
+        let mut order: VecDeque<Token> = self.blocked.drain(..).chain(self.order.drain(..)).collect();
         while let Some(t) = order.pop_front() {
             if self.sq_step(t)? == Step::Blocked {
                 self.blocked.push(t);
@@ -262,11 +254,7 @@ impl Fabric {
         let qp = &mut self.rnics[side.index()].qps[qpn as usize];
         qp.tx.push(ulpdu.clone());
         if let Some(peer) = qp.peer {
-            self.wire.push_back(Transit {
-                to: side.peer(),
-                qpn: peer,
-                ulpdu,
-            });
+            self.wire.push_back(Transit { to: side.peer(), qpn: peer, ulpdu });
         }
     }
 
@@ -275,10 +263,7 @@ impl Fabric {
         let qp = &mut self.rnics[side.index()].qps[qpn as usize];
         let msn = qp.msn.terminate;
         qp.msn.terminate = msn.wrapping_add(1);
-        qp.status.terminate.get_or_insert(TermInfo {
-            code: t.code,
-            received: false,
-        });
+        qp.status.terminate.get_or_insert(TermInfo { code: t.code, received: false });
         self.transmit(side, qpn, Segment::terminate(msn, t).to_vec());
     }
 }

@@ -47,13 +47,8 @@ impl HostMemory {
             return Err(overlap);
         }
         let before = self.regions.range(..=iova).next_back();
-        let hits_before =
-            before.is_some_and(|(&s, r)| u128::from(s) + r.len() as u128 > u128::from(iova));
-        let hits_after = self
-            .regions
-            .range(iova..)
-            .next()
-            .is_some_and(|(&s, _)| u128::from(s) < end);
+        let hits_before = before.is_some_and(|(&s, r)| u128::from(s) + r.len() as u128 > u128::from(iova));
+        let hits_after = self.regions.range(iova..).next().is_some_and(|(&s, _)| u128::from(s) < end);
         if hits_before || hits_after {
             return Err(overlap);
         }
@@ -73,9 +68,7 @@ impl HostMemory {
         if len == 0 {
             return Ok(&[]);
         }
-        let (start, offset) = self
-            .locate(iova, len)
-            .ok_or(MemoryError::Unbacked { iova, len })?;
+        let (start, offset) = self.locate(iova, len).ok_or(MemoryError::Unbacked { iova, len })?;
         Ok(&self.regions[&start][offset..offset + len])
     }
 
@@ -85,9 +78,7 @@ impl HostMemory {
             return Ok(());
         }
         let len = data.len();
-        let (start, offset) = self
-            .locate(iova, len)
-            .ok_or(MemoryError::Unbacked { iova, len })?;
+        let (start, offset) = self.locate(iova, len).ok_or(MemoryError::Unbacked { iova, len })?;
         if let Some(region) = self.regions.get_mut(&start) {
             region[offset..offset + len].copy_from_slice(data);
         }

@@ -171,10 +171,6 @@ impl Qp {
     /// Back to RESET: every queue, index, MSN, Request Identifier and log
     /// cleared, no CQEs.
     pub(crate) fn reset(&mut self, ctx: QpContext) {
-        *self = Qp {
-            ctx,
-            peer: self.peer,
-            ..Qp::default()
-        };
+        *self = Qp { ctx, peer: self.peer, ..Qp::default() };
     }
 }

@@ -57,13 +57,7 @@ impl Fabric {
     /// Sends the WQE at the head of the SQ. Sends, Writes and Immediate
     /// Data complete once their last segment is handed on; a Read or an
     /// atomic takes an ORD slot and waits for its response.
-    fn issue(
-        &mut self,
-        side: Side,
-        qpn: u32,
-        op: SqOpcode,
-        source: Option<u64>,
-    ) -> Result<(), ModelError> {
+    fn issue(&mut self, side: Side, qpn: u32, op: SqOpcode, source: Option<u64>) -> Result<(), ModelError> {
         let rnic = &mut self.rnics[side.index()];
         let qp = &mut rnic.qps[qpn as usize];
         let Some(posted) = qp.sq.pop_front() else {

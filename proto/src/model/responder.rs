@@ -18,9 +18,7 @@ use crate::atomic::OPERAND_LEN;
 use crate::ddp::DdpHeader;
 use crate::host::context::{stag_index, MrContext, QpState, TermInfo};
 use crate::host::desc::{Cqe, CqeOpcode, CqeStatus};
-use crate::rdmap::{
-    parse_ulpdu, AtomicResponse, Opcode, RdmapHeader, Segment, QN_READ_ATOMIC_REQUEST,
-};
+use crate::rdmap::{parse_ulpdu, AtomicResponse, Opcode, RdmapHeader, Segment, QN_READ_ATOMIC_REQUEST};
 use crate::terminate::{TermCode, Terminate};
 
 /// A validation failure: the Terminate to send and the completion status
@@ -37,10 +35,7 @@ type Rx = Result<Result<(), Fault>, ModelError>;
 impl Fault {
     /// A failure reported with the offending segment's DDP header.
     fn segment(code: TermCode, ulpdu: &[u8]) -> Self {
-        Fault {
-            terminate: with_ddp_header(Terminate::new(code), ulpdu),
-            claimed: CqeStatus::Flushed,
-        }
+        Fault { terminate: with_ddp_header(Terminate::new(code), ulpdu), claimed: CqeStatus::Flushed }
     }
 
     /// Sets the status of the claimed receive.
@@ -66,20 +61,16 @@ impl Fabric {
     /// Processes one ULPDU arriving at QP `qpn` of `side`. A QP that is not
     /// in RTS drops everything (after an error DDP drops silently).
     pub(crate) fn receive(&mut self, side: Side, qpn: u32, ulpdu: &[u8]) -> Result<(), ModelError> {
-        let rts = self
-            .rnic(side)
-            .qp(qpn)
-            .is_some_and(|qp| qp.ctx.state == QpState::Rts);
+        let rts = self.rnic(side).qp(qpn).is_some_and(|qp| qp.ctx.state == QpState::Rts);
         if !rts {
             return Ok(());
         }
         let result = match parse_ulpdu(ulpdu) {
             Err(e) => Err(Fault::segment(e.term_code(), ulpdu)),
             Ok(seg) => match seg.opcode {
-                Opcode::Send
-                | Opcode::SendInvalidate
-                | Opcode::SendSolicited
-                | Opcode::SendSolicitedInvalidate => self.rx_send(side, qpn, &seg, ulpdu)?,
+                Opcode::Send | Opcode::SendInvalidate | Opcode::SendSolicited | Opcode::SendSolicitedInvalidate => {
+                    self.rx_send(side, qpn, &seg, ulpdu)?
+                }
                 Opcode::RdmaWrite => self.rx_write(side, qpn, &seg, ulpdu)?,
                 Opcode::ReadRequest => self.rx_read_request(side, qpn, &seg, ulpdu)?,
                 Opcode::ReadResponse => self.rx_read_response(side, qpn, &seg, ulpdu)?,
@@ -87,20 +78,14 @@ impl Fabric {
                     self.rx_terminate(side, qpn, &seg);
                     Ok(())
                 }
-                Opcode::ImmediateData | Opcode::ImmediateDataSolicited => {
-                    self.rx_immediate(side, qpn, &seg, ulpdu)?
-                }
+                Opcode::ImmediateData | Opcode::ImmediateDataSolicited => self.rx_immediate(side, qpn, &seg, ulpdu)?,
                 Opcode::AtomicRequest => self.rx_atomic_request(side, qpn, &seg, ulpdu)?,
                 Opcode::AtomicResponse => self.rx_atomic_response(side, qpn, &seg, ulpdu)?,
             },
         };
         if let Err(fault) = result {
             self.send_terminate(side, qpn, fault.terminate);
-            let cause = ErrorCause {
-                racy: true,
-                read: None,
-                receiving: fault.claimed,
-            };
+            let cause = ErrorCause { racy: true, read: None, receiving: fault.claimed };
             self.rnics[side.index()].enter_error(qpn, cause);
         }
         Ok(())
@@ -123,14 +108,10 @@ impl Fabric {
         let inv_stag = seg.invalidate_stag();
         let mut r = match qp.receiving {
             Some(r) if h.msn != r.msn => {
-                return Ok(Err(
-                    fault(TermCode::DDP_UNTAGGED_MSN_RANGE).claimed(CqeStatus::RemoteOperation)
-                ))
+                return Ok(Err(fault(TermCode::DDP_UNTAGGED_MSN_RANGE).claimed(CqeStatus::RemoteOperation)))
             }
             Some(r) if h.mo != r.placed => {
-                return Ok(Err(
-                    fault(TermCode::DDP_UNTAGGED_INVALID_MO).claimed(CqeStatus::RemoteOperation)
-                ))
+                return Ok(Err(fault(TermCode::DDP_UNTAGGED_INVALID_MO).claimed(CqeStatus::RemoteOperation)))
             }
             Some(r) => r,
             None => {
@@ -140,15 +121,10 @@ impl Fabric {
                 let Some(wqe) = qp.rq.pop_front() else {
                     return Ok(Err(fault(TermCode::DDP_UNTAGGED_NO_BUFFER)));
                 };
-                let r = Receiving {
-                    wqe,
-                    msn: h.msn,
-                    placed: 0,
-                };
+                let r = Receiving { wqe, msn: h.msn, placed: 0 };
                 qp.receiving = Some(r);
                 if h.mo != 0 {
-                    return Ok(Err(fault(TermCode::DDP_UNTAGGED_INVALID_MO)
-                        .claimed(CqeStatus::RemoteOperation)));
+                    return Ok(Err(fault(TermCode::DDP_UNTAGGED_INVALID_MO).claimed(CqeStatus::RemoteOperation)));
                 }
                 if let Some(stag) = inv_stag {
                     if let Err(code) = check_invalidate(&rnic.mrs, qp.ctx.pd, stag) {
@@ -160,15 +136,12 @@ impl Fabric {
         };
         let len = seg.payload.len() as u64;
         if u64::from(h.mo) + len > u64::from(r.wqe.length) {
-            return Ok(Err(
-                fault(TermCode::DDP_UNTAGGED_TOO_LONG).claimed(CqeStatus::LocalLength)
-            ));
+            return Ok(Err(fault(TermCode::DDP_UNTAGGED_TOO_LONG).claimed(CqeStatus::LocalLength)));
         }
         if len > 0 {
             let to = r.wqe.addr.checked_add(u64::from(h.mo));
-            let iova = to.and_then(|to| {
-                check_access(&rnic.mrs, qp.ctx.pd, r.wqe.lkey, to, len, Right::LocalWrite).ok()
-            });
+            let iova =
+                to.and_then(|to| check_access(&rnic.mrs, qp.ctx.pd, r.wqe.lkey, to, len, Right::LocalWrite).ok());
             let Some(iova) = iova else {
                 // The fault is this RNIC's own buffer: DDP Local Catastrophic, no headers.
                 return Ok(Err(Fault {
@@ -243,14 +216,7 @@ impl Fabric {
         let data = if rr.size == 0 {
             Vec::new()
         } else {
-            match check_access(
-                &rnic.mrs,
-                pd,
-                rr.src_stag,
-                rr.src_to,
-                rr.size.into(),
-                Right::RemoteRead,
-            ) {
+            match check_access(&rnic.mrs, pd, rr.src_stag, rr.src_to, rr.size.into(), Right::RemoteRead) {
                 Err(e) => {
                     let mut f = Fault::segment(e.rdma_term_code(), ulpdu);
                     f.terminate = f.terminate.with_rdma(rr);
@@ -259,13 +225,7 @@ impl Fabric {
                 Ok(iova) => rnic.mem.read(iova, rr.size as usize)?.to_vec(),
             }
         };
-        for u in tagged_ulpdus(
-            Opcode::ReadResponse,
-            rr.sink_stag,
-            rr.sink_to,
-            &data,
-            mulpdu,
-        ) {
+        for u in tagged_ulpdus(Opcode::ReadResponse, rr.sink_stag, rr.sink_to, &data, mulpdu) {
             self.transmit(side, qpn, u);
         }
         Ok(Ok(()))
@@ -287,11 +247,7 @@ impl Fabric {
         let Some(front) = qp.ord.front().copied() else {
             return fault(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
         };
-        let Awaiting::Read {
-            request: rr,
-            mut placed,
-        } = front.awaiting
-        else {
+        let Awaiting::Read { request: rr, mut placed } = front.awaiting else {
             return fault(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
         };
         let len = seg.payload.len() as u64;
@@ -377,8 +333,7 @@ impl Fabric {
     /// written back little-endian, and the original value goes back
     /// big-endian in an Atomic Response on QN 3.
     fn rx_atomic_request(&mut self, side: Side, qpn: u32, seg: &Segment, ulpdu: &[u8]) -> Rx {
-        let (DdpHeader::Untagged(h), RdmapHeader::AtomicRequest(req)) = (seg.ddp, seg.header)
-        else {
+        let (DdpHeader::Untagged(h), RdmapHeader::AtomicRequest(req)) = (seg.ddp, seg.header) else {
             return Ok(Ok(()));
         };
         let fault = |code| Ok(Err(Fault::segment(code, ulpdu)));
@@ -409,10 +364,7 @@ impl Fabric {
         rnic.mem.write(iova, &updated.to_le_bytes())?;
         let msn = qp.msn.atomic_response;
         qp.msn.atomic_response = msn.wrapping_add(1);
-        let response = AtomicResponse {
-            request_id: req.request_id,
-            original,
-        };
+        let response = AtomicResponse { request_id: req.request_id, original };
         self.transmit(side, qpn, Segment::atomic_response(msn, response).to_vec());
         Ok(Ok(()))
     }
@@ -424,8 +376,7 @@ impl Fabric {
     /// takes the write (the DDP codes of a Read Response sink). Then the
     /// original value is stored little-endian and the atomic completes.
     fn rx_atomic_response(&mut self, side: Side, qpn: u32, seg: &Segment, ulpdu: &[u8]) -> Rx {
-        let (DdpHeader::Untagged(h), RdmapHeader::AtomicResponse(resp)) = (seg.ddp, seg.header)
-        else {
+        let (DdpHeader::Untagged(h), RdmapHeader::AtomicResponse(resp)) = (seg.ddp, seg.header) else {
             return Ok(Ok(()));
         };
         let fault = |code| Ok(Err(Fault::segment(code, ulpdu)));
@@ -462,21 +413,12 @@ impl Fabric {
         let RdmapHeader::Terminate(t) = seg.header else {
             return;
         };
-        let named_read = t
-            .ddp_header
-            .and_then(|h| h.parse().ok())
-            .and_then(|h| match h {
-                DdpHeader::Untagged(u) if u.qn == QN_READ_ATOMIC_REQUEST => Some(u.msn),
-                _ => None,
-            });
+        let named_read = t.ddp_header.and_then(|h| h.parse().ok()).and_then(|h| match h {
+            DdpHeader::Untagged(u) if u.qn == QN_READ_ATOMIC_REQUEST => Some(u.msn),
+            _ => None,
+        });
         let rnic = &mut self.rnics[side.index()];
-        rnic.qps[qpn as usize]
-            .status
-            .terminate
-            .get_or_insert(TermInfo {
-                code: t.code,
-                received: true,
-            });
+        rnic.qps[qpn as usize].status.terminate.get_or_insert(TermInfo { code: t.code, received: true });
         let cause = ErrorCause {
             racy: true,
             read: named_read.map(|msn| (msn, terminated_read_status(t.code))),

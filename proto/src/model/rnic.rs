@@ -158,11 +158,7 @@ pub(crate) struct ErrorCause {
 
 impl ErrorCause {
     /// Everything pending completes FLUSHED, exactly.
-    pub const FLUSH: ErrorCause = ErrorCause {
-        racy: false,
-        read: None,
-        receiving: CqeStatus::Flushed,
-    };
+    pub const FLUSH: ErrorCause = ErrorCause { racy: false, read: None, receiving: CqeStatus::Flushed };
 }
 
 /// One RNIC.
@@ -245,15 +241,15 @@ impl Rnic {
         }
         let bad_value = |_| CmdResult::BadValue;
         let result = match op {
-            CmdOpcode::WriteQp => QpContext::from_words(data)
-                .map_err(bad_value)
-                .and_then(|ctx| self.write_qp(index, &ctx)),
-            CmdOpcode::WriteCq => CqContext::from_words(data)
-                .map_err(bad_value)
-                .and_then(|ctx| self.write_cq(index, &ctx)),
-            CmdOpcode::WriteMr => MrContext::from_words(data)
-                .map_err(bad_value)
-                .and_then(|ctx| self.write_mr(index, &ctx)),
+            CmdOpcode::WriteQp => {
+                QpContext::from_words(data).map_err(bad_value).and_then(|ctx| self.write_qp(index, &ctx))
+            }
+            CmdOpcode::WriteCq => {
+                CqContext::from_words(data).map_err(bad_value).and_then(|ctx| self.write_cq(index, &ctx))
+            }
+            CmdOpcode::WriteMr => {
+                MrContext::from_words(data).map_err(bad_value).and_then(|ctx| self.write_mr(index, &ctx))
+            }
             CmdOpcode::InvalidateMr => self.invalidate_mr(index, data[0] as u8),
             CmdOpcode::QueryQp => return self.answer(self.query_qp(index), data),
             CmdOpcode::QueryCq => return self.answer(self.query_cq(index), data),
@@ -323,20 +319,13 @@ impl Rnic {
     pub fn query_cq(&self, cqn: u32) -> Result<[u32; 16], CmdResult> {
         let cq = self.cq(cqn).ok_or(CmdResult::BadIndex)?;
         let mut w = cq.ctx.to_words();
-        CqStatus {
-            pi: cq.entries.len() as u32,
-            overflow: false,
-        }
-        .write_words(&mut w);
+        CqStatus { pi: cq.entries.len() as u32, overflow: false }.write_words(&mut w);
         Ok(w)
     }
 
     /// WRITE_MR (allowed at any time).
     pub fn write_mr(&mut self, index: u32, ctx: &MrContext) -> Result<(), CmdResult> {
-        let mr = self
-            .mrs
-            .get_mut(index as usize)
-            .ok_or(CmdResult::BadIndex)?;
+        let mr = self.mrs.get_mut(index as usize).ok_or(CmdResult::BadIndex)?;
         ctx.validate().map_err(|_| CmdResult::BadValue)?;
         *mr = *ctx;
         Ok(())
@@ -344,18 +333,12 @@ impl Rnic {
 
     /// QUERY_MR.
     pub fn query_mr(&self, index: u32) -> Result<[u32; 16], CmdResult> {
-        self.mrs
-            .get(index as usize)
-            .map(MrContext::to_words)
-            .ok_or(CmdResult::BadIndex)
+        self.mrs.get(index as usize).map(MrContext::to_words).ok_or(CmdResult::BadIndex)
     }
 
     /// INVALIDATE_MR: BAD_STATE unless the MR is valid and has this key.
     pub fn invalidate_mr(&mut self, index: u32, key: u8) -> Result<(), CmdResult> {
-        let mr = self
-            .mrs
-            .get_mut(index as usize)
-            .ok_or(CmdResult::BadIndex)?;
+        let mr = self.mrs.get_mut(index as usize).ok_or(CmdResult::BadIndex)?;
         if !mr.valid || mr.key != key {
             return Err(CmdResult::BadState);
         }
@@ -398,26 +381,17 @@ impl Rnic {
         let mut racy = cause.racy;
         for p in qp.sq.drain(..) {
             let flushed = sq_cqe(qpn, &p.wqe, CqeStatus::Flushed);
-            let e = if racy {
-                racy_flush(&self.mrs, &qp.ctx, qpn, &p.wqe, &mut racy)
-            } else {
-                Expected::Exact(flushed)
-            };
+            let e =
+                if racy { racy_flush(&self.mrs, &qp.ctx, qpn, &p.wqe, &mut racy) } else { Expected::Exact(flushed) };
             qp.status.sq_ci = qp.status.sq_ci.wrapping_add(1);
             done.push((Queue::Send, e));
         }
         if let Some(r) = qp.receiving.take() {
-            done.push((
-                Queue::Recv,
-                Expected::Exact(rq_cqe(qpn, &r.wqe, cause.receiving)),
-            ));
+            done.push((Queue::Recv, Expected::Exact(rq_cqe(qpn, &r.wqe, cause.receiving))));
             qp.status.rq_ci = qp.status.rq_ci.wrapping_add(1);
         }
         for w in qp.rq.drain(..) {
-            done.push((
-                Queue::Recv,
-                Expected::Exact(rq_cqe(qpn, &w, CqeStatus::Flushed)),
-            ));
+            done.push((Queue::Recv, Expected::Exact(rq_cqe(qpn, &w, CqeStatus::Flushed))));
             qp.status.rq_ci = qp.status.rq_ci.wrapping_add(1);
         }
         for (queue, e) in done {
@@ -432,30 +406,20 @@ impl Rnic {
 /// either way (the peer drops its request, or its response, once it is in
 /// ERROR). Once a WQE could not have gone out (it stalls or fails
 /// locally), nothing after it could either, and `racy` turns off.
-fn racy_flush(
-    mrs: &[MrContext],
-    ctx: &QpContext,
-    qpn: u32,
-    wqe: &SqWqe,
-    racy: &mut bool,
-) -> Expected {
+fn racy_flush(mrs: &[MrContext], ctx: &QpContext, qpn: u32, wqe: &SqWqe, racy: &mut bool) -> Expected {
     let flushed = sq_cqe(qpn, wqe, CqeStatus::Flushed);
     match local_outcome(mrs, ctx, wqe) {
         Outcome::Transmit { op, .. } if takes_ord_slot(op) => Expected::Exact(flushed),
-        Outcome::Transmit { .. } => Expected::FlushedOrSent {
-            flushed,
-            sent: wqe.signaled.then(|| sq_cqe(qpn, wqe, CqeStatus::Success)),
-        },
+        Outcome::Transmit { .. } => {
+            Expected::FlushedOrSent { flushed, sent: wqe.signaled.then(|| sq_cqe(qpn, wqe, CqeStatus::Success)) }
+        }
         Outcome::Stall => {
             *racy = false;
             Expected::Exact(flushed)
         }
         Outcome::Fail(status) => {
             *racy = false;
-            Expected::FlushedOrSent {
-                flushed,
-                sent: Some(sq_cqe(qpn, wqe, status)),
-            }
+            Expected::FlushedOrSent { flushed, sent: Some(sq_cqe(qpn, wqe, status)) }
         }
     }
 }

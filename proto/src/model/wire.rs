@@ -32,56 +32,29 @@ fn pieces(payload: &[u8], per: usize) -> Vec<(usize, &[u8], bool)> {
         return vec![(0, payload, true)];
     }
     let n = payload.len().div_ceil(per);
-    payload
-        .chunks(per)
-        .enumerate()
-        .map(|(i, c)| (i * per, c, i + 1 == n))
-        .collect()
+    payload.chunks(per).enumerate().map(|(i, c)| (i * per, c, i + 1 == n)).collect()
 }
 
 /// The ULPDUs of an untagged message on its opcode's queue (the Sends:
 /// QN 0, one MSN, MO advancing). `inv_stag` is zero except for the
 /// invalidating Sends (CHECKLIST RDMAP-05).
-pub fn untagged_ulpdus(
-    opcode: Opcode,
-    msn: u32,
-    inv_stag: u32,
-    payload: &[u8],
-    mulpdu: u16,
-) -> Vec<Vec<u8>> {
+pub fn untagged_ulpdus(opcode: Opcode, msn: u32, inv_stag: u32, payload: &[u8], mulpdu: u16) -> Vec<Vec<u8>> {
     let per = payload_per_segment(mulpdu, UntaggedHeader::LEN);
     pieces(payload, per)
         .into_iter()
         .map(|(mo, chunk, last)| {
-            Segment::untagged(
-                opcode,
-                last,
-                inv_stag,
-                msn,
-                mo as u32,
-                RdmapHeader::None,
-                chunk,
-            )
-            .to_vec()
+            Segment::untagged(opcode, last, inv_stag, msn, mo as u32, RdmapHeader::None, chunk).to_vec()
         })
         .collect()
 }
 
 /// The ULPDUs of a tagged message (RDMA Write, Read Response) to `stag`
 /// starting at `to`.
-pub fn tagged_ulpdus(
-    opcode: Opcode,
-    stag: u32,
-    to: u64,
-    payload: &[u8],
-    mulpdu: u16,
-) -> Vec<Vec<u8>> {
+pub fn tagged_ulpdus(opcode: Opcode, stag: u32, to: u64, payload: &[u8], mulpdu: u16) -> Vec<Vec<u8>> {
     let per = payload_per_segment(mulpdu, TaggedHeader::LEN);
     pieces(payload, per)
         .into_iter()
-        .map(|(off, chunk, last)| {
-            Segment::tagged(opcode, last, stag, to.wrapping_add(off as u64), chunk).to_vec()
-        })
+        .map(|(off, chunk, last)| Segment::tagged(opcode, last, stag, to.wrapping_add(off as u64), chunk).to_vec())
         .collect()
 }
 
@@ -104,11 +77,8 @@ pub fn read_request_of(wqe: &SqWqe) -> ReadRequest {
 /// WQE holds there.
 pub fn atomic_request_of(wqe: &SqWqe, request_id: u32) -> AtomicRequest {
     let aopcode = wqe.aopcode & 0x0F;
-    let (compare, compare_mask) = if aopcode == AtomicOp::FetchAdd.code() {
-        (0, u64::MAX)
-    } else {
-        (wqe.compare, wqe.compare_mask)
-    };
+    let (compare, compare_mask) =
+        if aopcode == AtomicOp::FetchAdd.code() { (0, u64::MAX) } else { (wqe.compare, wqe.compare_mask) };
     AtomicRequest {
         aopcode,
         request_id,
@@ -137,9 +107,7 @@ pub fn request_ulpdus(wqe: &SqWqe, msn: u32, payload: &[u8], mulpdu: u16) -> Opt
     let op = wqe.op().filter(|op| op.is_supported())?;
     let rdmap = op.rdmap_opcode()?;
     Some(match op {
-        SqOpcode::RdmaWrite => {
-            tagged_ulpdus(rdmap, wqe.remote_stag, wqe.remote_to, payload, mulpdu)
-        }
+        SqOpcode::RdmaWrite => tagged_ulpdus(rdmap, wqe.remote_stag, wqe.remote_to, payload, mulpdu),
         SqOpcode::RdmaRead => vec![Segment::read_request(msn, read_request_of(wqe)).to_vec()],
         SqOpcode::Atomic => return None,
         SqOpcode::Imm | SqOpcode::ImmSe => {
@@ -147,11 +115,7 @@ pub fn request_ulpdus(wqe: &SqWqe, msn: u32, payload: &[u8], mulpdu: u16) -> Opt
             vec![Segment::immediate(msn, wqe.imm.to_le_bytes(), solicited).to_vec()]
         }
         _ => {
-            let inv = if rdmap.has_invalidate_stag() {
-                wqe.remote_stag
-            } else {
-                0
-            };
+            let inv = if rdmap.has_invalidate_stag() { wqe.remote_stag } else { 0 };
             untagged_ulpdus(rdmap, msn, inv, payload, mulpdu)
         }
     })

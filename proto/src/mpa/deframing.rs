@@ -31,13 +31,7 @@ pub struct Deframer {
 impl Deframer {
     /// A deframer at the start of Full Operation (stream position 0).
     pub fn new(cfg: FramingConfig) -> Self {
-        Deframer {
-            cfg,
-            buf: Vec::new(),
-            head: 0,
-            pos: 0,
-            failed: false,
-        }
+        Deframer { cfg, buf: Vec::new(), head: 0, pos: 0, failed: false }
     }
 
     /// Stream position of the next octet to be parsed.
@@ -80,24 +74,20 @@ impl Deframer {
         }
         let avail = &self.buf[self.head..];
         let markers = self.cfg.markers;
-        let lead = if markers && is_marker_pos(self.pos) {
-            MARKER_LEN
-        } else {
-            0
-        };
+        let lead = if markers && is_marker_pos(self.pos) { MARKER_LEN } else { 0 };
         let len_octets = avail.get(lead..lead + 2)?;
         let ulpdu_len = usize::from(u16::from_be_bytes([len_octets[0], len_octets[1]]));
         let content_len = 2 + ulpdu_len + pad_len(ulpdu_len);
         let wire = fpdu_wire_len(self.pos, content_len, markers);
         let fpdu = avail.get(..wire)?;
 
-        let result = check_crc(self.cfg, fpdu)
-            .and_then(|()| strip_markers(self.pos, markers, fpdu, content_len))
-            .map(|mut content| {
+        let result = check_crc(self.cfg, fpdu).and_then(|()| strip_markers(self.pos, markers, fpdu, content_len)).map(
+            |mut content| {
                 content.truncate(2 + ulpdu_len);
                 content.drain(..2);
                 content
-            });
+            },
+        );
         match result {
             Ok(ulpdu) => {
                 self.head += wire;
@@ -133,12 +123,7 @@ fn check_crc(cfg: FramingConfig, fpdu: &[u8]) -> Result<(), MpaError> {
 
 /// Walks the FPDU exactly as the transmitter laid it out, returning the
 /// content (ULPDU_Length | ULPDU | PAD) with the markers removed.
-fn strip_markers(
-    pos: u64,
-    markers: bool,
-    fpdu: &[u8],
-    content_len: usize,
-) -> Result<Vec<u8>, MpaError> {
+fn strip_markers(pos: u64, markers: bool, fpdu: &[u8], content_len: usize) -> Result<Vec<u8>, MpaError> {
     let mut content = Vec::with_capacity(content_len);
     if !markers {
         content.extend_from_slice(&fpdu[..content_len]);
@@ -154,11 +139,7 @@ fn strip_markers(
     let start = cur;
     while content.len() < content_len {
         if is_marker_pos(cur) {
-            check_marker(
-                cur,
-                &fpdu[i..i + MARKER_LEN],
-                cur.wrapping_sub(start) as u16,
-            )?;
+            check_marker(cur, &fpdu[i..i + MARKER_LEN], cur.wrapping_sub(start) as u16)?;
             i += MARKER_LEN;
             cur = cur.wrapping_add(MARKER_LEN as u64);
         }
@@ -168,11 +149,7 @@ fn strip_markers(
         cur = cur.wrapping_add(take as u64);
     }
     if is_marker_pos(cur) {
-        check_marker(
-            cur,
-            &fpdu[i..i + MARKER_LEN],
-            cur.wrapping_sub(start) as u16,
-        )?;
+        check_marker(cur, &fpdu[i..i + MARKER_LEN], cur.wrapping_sub(start) as u16)?;
     }
     Ok(content)
 }
@@ -184,10 +161,6 @@ fn check_marker(position: u64, octets: &[u8], expected: u16) -> Result<(), MpaEr
     if marker.effective_fpduptr() == expected & !3 {
         Ok(())
     } else {
-        Err(MpaError::Marker {
-            position,
-            fpduptr: marker.fpduptr,
-            expected,
-        })
+        Err(MpaError::Marker { position, fpduptr: marker.fpduptr, expected })
     }
 }

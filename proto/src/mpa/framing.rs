@@ -56,11 +56,7 @@ impl Framer {
             out.extend_from_slice(&content);
             self.advance(content.len());
         }
-        let field = if self.cfg.crc {
-            crc_field(crc32c(&out[crc_begin..]))
-        } else {
-            [0; 4]
-        };
+        let field = if self.cfg.crc { crc_field(crc32c(&out[crc_begin..])) } else { [0; 4] };
         out.extend_from_slice(&field);
         self.advance(field.len());
         Ok(())

@@ -31,10 +31,7 @@ pub struct Marker {
 impl Marker {
     /// A marker as a transmitter writes it: reserved zero, low bits clear.
     pub fn new(fpduptr: u16) -> Self {
-        Marker {
-            reserved: 0,
-            fpduptr: fpduptr & !3,
-        }
+        Marker { reserved: 0, fpduptr: fpduptr & !3 }
     }
 
     /// The four wire octets (both halves big-endian).
@@ -46,10 +43,7 @@ impl Marker {
 
     /// Reads a marker from its four wire octets, keeping every bit as received.
     pub fn from_bytes(b: [u8; 4]) -> Self {
-        Marker {
-            reserved: u16::from_be_bytes([b[0], b[1]]),
-            fpduptr: u16::from_be_bytes([b[2], b[3]]),
-        }
+        Marker { reserved: u16::from_be_bytes([b[0], b[1]]), fpduptr: u16::from_be_bytes([b[2], b[3]]) }
     }
 
     /// FPDUPTR as a receiver must use it: the two low bits are reserved and
@@ -118,10 +112,7 @@ mod tests {
 
     #[test]
     fn marker_round_trip() {
-        let m = Marker {
-            reserved: 0xffff,
-            fpduptr: 0x0017,
-        };
+        let m = Marker { reserved: 0xffff, fpduptr: 0x0017 };
         assert_eq!(Marker::from_bytes(m.to_bytes()), m);
         assert_eq!(m.effective_fpduptr(), 0x0014);
         assert_eq!(Marker::new(0x0017).to_bytes(), [0, 0, 0, 0x14]);

@@ -62,11 +62,7 @@ pub fn pad_len(ulpdu_len: usize) -> usize {
 /// shrinks that far, §4.5 waives the segmentation rules rather than allow a
 /// smaller MULPDU.
 pub fn mulpdu(emss: usize, markers: bool) -> usize {
-    let marker_space = if markers {
-        4 * emss.div_ceil(MARKER_INTERVAL as usize)
-    } else {
-        0
-    };
+    let marker_space = if markers { 4 * emss.div_ceil(MARKER_INTERVAL as usize) } else { 0 };
     let overhead = FPDU_OVERHEAD + marker_space + emss % 4;
     emss.saturating_sub(overhead).max(MIN_MULPDU)
 }
@@ -84,15 +80,9 @@ pub struct FramingConfig {
 
 impl FramingConfig {
     /// CRCs on, markers off: the usual modern configuration.
-    pub const CRC_ONLY: FramingConfig = FramingConfig {
-        markers: false,
-        crc: true,
-    };
+    pub const CRC_ONLY: FramingConfig = FramingConfig { markers: false, crc: true };
     /// CRCs and markers on.
-    pub const MARKERS_AND_CRC: FramingConfig = FramingConfig {
-        markers: true,
-        crc: true,
-    };
+    pub const MARKERS_AND_CRC: FramingConfig = FramingConfig { markers: true, crc: true };
 }
 
 /// Errors of the MPA framing layer (RFC 5044 §8).
@@ -137,8 +127,7 @@ impl MpaError {
 
     /// The full Layer/EType/Code triplet of the Terminate this error causes.
     pub fn term_code(&self) -> Option<TermCode> {
-        self.terminate_code()
-            .map(|code| TermCode::new(TermCode::LAYER_LLP, 0, code))
+        self.terminate_code().map(|code| TermCode::new(TermCode::LAYER_LLP, 0, code))
     }
 }
 
@@ -148,10 +137,7 @@ mod tests {
 
     #[test]
     fn pad_cycles_through_all_values() {
-        assert_eq!(
-            [pad_len(0), pad_len(1), pad_len(2), pad_len(3)],
-            [2, 1, 0, 3]
-        );
+        assert_eq!([pad_len(0), pad_len(1), pad_len(2), pad_len(3)], [2, 1, 0, 3]);
     }
 
     #[test]

@@ -10,17 +10,8 @@ use crate::atomic::{masked_cmp_swap, masked_fetch_add, AtomicOp};
 use crate::ddp::{be32, be64};
 
 /// The first `N` octets of `buf`, or a truncation error.
-fn prefix<'a, const N: usize>(
-    buf: &'a [u8],
-    what: &'static str,
-) -> Result<&'a [u8; N], RdmapError> {
-    buf.get(..N)
-        .and_then(|s| s.try_into().ok())
-        .ok_or(RdmapError::Truncated {
-            what,
-            needed: N,
-            got: buf.len(),
-        })
+fn prefix<'a, const N: usize>(buf: &'a [u8], what: &'static str) -> Result<&'a [u8; N], RdmapError> {
+    buf.get(..N).and_then(|s| s.try_into().ok()).ok_or(RdmapError::Truncated { what, needed: N, got: buf.len() })
 }
 
 /// RDMA Read Request header (RFC 5040 §4.4).
@@ -158,13 +149,9 @@ impl AtomicRequest {
     pub fn apply(&self, original: u64) -> Result<u64, RdmapError> {
         Ok(match self.op()? {
             AtomicOp::FetchAdd => masked_fetch_add(original, self.add_swap, self.add_swap_mask),
-            AtomicOp::CmpSwap => masked_cmp_swap(
-                original,
-                self.add_swap,
-                self.add_swap_mask,
-                self.compare,
-                self.compare_mask,
-            ),
+            AtomicOp::CmpSwap => {
+                masked_cmp_swap(original, self.add_swap, self.add_swap_mask, self.compare, self.compare_mask)
+            }
         })
     }
 
@@ -225,10 +212,7 @@ impl AtomicResponse {
 
     /// Reads the header from its 12 octets.
     pub fn from_bytes(b: &[u8; Self::LEN]) -> Self {
-        AtomicResponse {
-            request_id: be32(&b[0..4]),
-            original: be64(&b[4..12]),
-        }
+        AtomicResponse { request_id: be32(&b[0..4]), original: be64(&b[4..12]) }
     }
 
     /// Reads the header at the start of `buf`.

@@ -111,20 +111,12 @@ impl Opcode {
 
     /// True when the Invalidate STag field is meaningful (RFC 5040 §4.1).
     pub fn has_invalidate_stag(self) -> bool {
-        matches!(
-            self,
-            Opcode::SendInvalidate | Opcode::SendSolicitedInvalidate
-        )
+        matches!(self, Opcode::SendInvalidate | Opcode::SendSolicitedInvalidate)
     }
 
     /// True for the opcodes that ask for a solicited event.
     pub fn is_solicited(self) -> bool {
-        matches!(
-            self,
-            Opcode::SendSolicited
-                | Opcode::SendSolicitedInvalidate
-                | Opcode::ImmediateDataSolicited
-        )
+        matches!(self, Opcode::SendSolicited | Opcode::SendSolicitedInvalidate | Opcode::ImmediateDataSolicited)
     }
 
     /// True for the opcodes that carry ULP payload after their headers.
@@ -159,10 +151,7 @@ impl TryFrom<u8> for Opcode {
 
     /// Accepts 0x0–0xB; 0xC–0xF (and anything wider than 4 bits) is unknown.
     fn try_from(v: u8) -> Result<Self, RdmapError> {
-        Opcode::ALL
-            .get(usize::from(v))
-            .copied()
-            .ok_or(RdmapError::UnknownOpcode(v))
+        Opcode::ALL.get(usize::from(v)).copied().ok_or(RdmapError::UnknownOpcode(v))
     }
 }
 
@@ -178,10 +167,7 @@ pub struct RdmapControl {
 impl RdmapControl {
     /// RV = 01b with the given opcode.
     pub fn new(opcode: Opcode) -> Self {
-        RdmapControl {
-            rv: RDMAP_VERSION,
-            opcode,
-        }
+        RdmapControl { rv: RDMAP_VERSION, opcode }
     }
 
     /// The wire octet (Rsv bits zero).
@@ -318,10 +304,7 @@ mod tests {
     #[test]
     fn control_octet() {
         assert_eq!(RdmapControl::new(Opcode::Send).to_byte(), 0x43);
-        assert_eq!(
-            RdmapControl::parse(0x73).map(|c| c.opcode),
-            Ok(Opcode::Send)
-        );
+        assert_eq!(RdmapControl::parse(0x73).map(|c| c.opcode), Ok(Opcode::Send));
         assert_eq!(RdmapControl::parse(0x83), Err(RdmapError::Version(2)));
     }
 }

@@ -6,8 +6,8 @@
 //! opcode's fixed header. [`Segment`] builds the ULPDU back.
 
 use super::{
-    AtomicRequest, AtomicResponse, Opcode, RdmapControl, RdmapError, ReadRequest,
-    IMMEDIATE_DATA_LEN, QN_ATOMIC_RESPONSE,
+    AtomicRequest, AtomicResponse, Opcode, RdmapControl, RdmapError, ReadRequest, IMMEDIATE_DATA_LEN,
+    QN_ATOMIC_RESPONSE,
 };
 use crate::ddp::{DdpHeader, TaggedHeader, UntaggedHeader};
 use crate::terminate::Terminate;
@@ -79,12 +79,7 @@ impl<'a> Segment<'a> {
         let ulp_ctrl = RdmapControl::new(opcode).to_byte();
         Segment {
             opcode,
-            ddp: DdpHeader::Tagged(TaggedHeader {
-                last,
-                ulp_ctrl,
-                stag,
-                to,
-            }),
+            ddp: DdpHeader::Tagged(TaggedHeader { last, ulp_ctrl, stag, to }),
             header: RdmapHeader::None,
             payload,
         }
@@ -105,14 +100,7 @@ impl<'a> Segment<'a> {
         let qn = opcode.queue().unwrap_or(0);
         Segment {
             opcode,
-            ddp: DdpHeader::Untagged(UntaggedHeader {
-                last,
-                ulp_ctrl,
-                inv_stag,
-                qn,
-                msn,
-                mo,
-            }),
+            ddp: DdpHeader::Untagged(UntaggedHeader { last, ulp_ctrl, inv_stag, qn, msn, mo }),
             header,
             payload,
         }
@@ -135,72 +123,28 @@ impl<'a> Segment<'a> {
 
     /// A single-segment Send with Invalidate.
     pub fn send_invalidate(msn: u32, inv_stag: u32, payload: &'a [u8]) -> Self {
-        Self::untagged(
-            Opcode::SendInvalidate,
-            true,
-            inv_stag,
-            msn,
-            0,
-            RdmapHeader::None,
-            payload,
-        )
+        Self::untagged(Opcode::SendInvalidate, true, inv_stag, msn, 0, RdmapHeader::None, payload)
     }
 
     /// An RDMA Read Request on QN 1.
     pub fn read_request(msn: u32, rr: ReadRequest) -> Self {
-        Self::untagged(
-            Opcode::ReadRequest,
-            true,
-            0,
-            msn,
-            0,
-            RdmapHeader::ReadRequest(rr),
-            &[],
-        )
+        Self::untagged(Opcode::ReadRequest, true, 0, msn, 0, RdmapHeader::ReadRequest(rr), &[])
     }
 
     /// A Terminate on QN 2 with the given MSN (1 for the only Terminate of a stream).
     pub fn terminate(msn: u32, t: Terminate) -> Self {
-        Self::untagged(
-            Opcode::Terminate,
-            true,
-            0,
-            msn,
-            0,
-            RdmapHeader::Terminate(t),
-            &[],
-        )
+        Self::untagged(Opcode::Terminate, true, 0, msn, 0, RdmapHeader::Terminate(t), &[])
     }
 
     /// A single-segment Immediate Data message (opcode 0x8, or 0x9 when solicited).
     pub fn immediate(msn: u32, data: [u8; IMMEDIATE_DATA_LEN], solicited: bool) -> Self {
-        let opcode = if solicited {
-            Opcode::ImmediateDataSolicited
-        } else {
-            Opcode::ImmediateData
-        };
-        Self::untagged(
-            opcode,
-            true,
-            0,
-            msn,
-            0,
-            RdmapHeader::ImmediateData(data),
-            &[],
-        )
+        let opcode = if solicited { Opcode::ImmediateDataSolicited } else { Opcode::ImmediateData };
+        Self::untagged(opcode, true, 0, msn, 0, RdmapHeader::ImmediateData(data), &[])
     }
 
     /// An Atomic Request on QN 1.
     pub fn atomic_request(msn: u32, req: AtomicRequest) -> Self {
-        Self::untagged(
-            Opcode::AtomicRequest,
-            true,
-            0,
-            msn,
-            0,
-            RdmapHeader::AtomicRequest(req),
-            &[],
-        )
+        Self::untagged(Opcode::AtomicRequest, true, 0, msn, 0, RdmapHeader::AtomicRequest(req), &[])
     }
 
     /// An Atomic Response on QN 3.
@@ -252,26 +196,16 @@ pub fn parse_ulpdu(ulpdu: &[u8]) -> Result<Segment<'_>, RdmapError> {
     check_model(opcode, &ddp)?;
     let rest = ulpdu.get(ddp.len()..).unwrap_or(&[]);
     let (header, payload) = parse_rdmap_header(opcode, &ddp, rest)?;
-    Ok(Segment {
-        opcode,
-        ddp,
-        header,
-        payload,
-    })
+    Ok(Segment { opcode, ddp, header, payload })
 }
 
 /// The opcode's T flag and QN must match the segment (CHECKLIST RDMAP-04).
 fn check_model(opcode: Opcode, ddp: &DdpHeader) -> Result<(), RdmapError> {
     if opcode.is_tagged() != ddp.is_tagged() {
-        return Err(RdmapError::TaggedMismatch {
-            opcode,
-            tagged: ddp.is_tagged(),
-        });
+        return Err(RdmapError::TaggedMismatch { opcode, tagged: ddp.is_tagged() });
     }
     match (ddp, opcode.queue()) {
-        (DdpHeader::Untagged(h), Some(qn)) if h.qn != qn => {
-            Err(RdmapError::QueueMismatch { opcode, qn: h.qn })
-        }
+        (DdpHeader::Untagged(h), Some(qn)) if h.qn != qn => Err(RdmapError::QueueMismatch { opcode, qn: h.qn }),
         _ => Ok(()),
     }
 }
@@ -297,11 +231,7 @@ fn parse_rdmap_header<'a>(
         if rest.len() == expected {
             Ok(())
         } else {
-            Err(RdmapError::Length {
-                opcode,
-                expected,
-                got: rest.len(),
-            })
+            Err(RdmapError::Length { opcode, expected, got: rest.len() })
         }
     };
     let none: &'a [u8] = &[];
@@ -314,18 +244,12 @@ fn parse_rdmap_header<'a>(
         Opcode::AtomicRequest => {
             single()?;
             exact(AtomicRequest::LEN)?;
-            Ok((
-                RdmapHeader::AtomicRequest(AtomicRequest::parse(rest)?),
-                none,
-            ))
+            Ok((RdmapHeader::AtomicRequest(AtomicRequest::parse(rest)?), none))
         }
         Opcode::AtomicResponse => {
             single()?;
             exact(AtomicResponse::LEN)?;
-            Ok((
-                RdmapHeader::AtomicResponse(AtomicResponse::parse(rest)?),
-                none,
-            ))
+            Ok((RdmapHeader::AtomicResponse(AtomicResponse::parse(rest)?), none))
         }
         Opcode::Terminate => {
             single()?;

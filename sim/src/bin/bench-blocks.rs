@@ -110,8 +110,8 @@ fn main() {
         writeln!(out, "|---|---|---|---|---|---|").unwrap();
         for latency in [1, 200] {
             let contended = bench::atomic_unit(latency, true, 100_000).unwrap_or_else(|e| fail(&e));
-            let uncontended =
-                bench::atomic_unit(latency, false, if latency > 10 { 2_000 } else { 20_000 }).unwrap_or_else(|e| fail(&e));
+            let uncontended = bench::atomic_unit(latency, false, if latency > 10 { 2_000 } else { 20_000 })
+                .unwrap_or_else(|e| fail(&e));
             let (cold, chained) = bench::atomic_unit_latency(latency).unwrap_or_else(|e| fail(&e));
             writeln!(
                 out,
@@ -136,13 +136,22 @@ fn main() {
              each starting 3 octets past an 8-octet boundary:\n"
         )
         .unwrap();
-        writeln!(out, "| direction | request | bytes/cycle | first octet / completion after (cycles) | sim Mcycles/s |").unwrap();
+        writeln!(
+            out,
+            "| direction | request | bytes/cycle | first octet / completion after (cycles) | sim Mcycles/s |"
+        )
+        .unwrap();
         writeln!(out, "|---|---|---|---|---|").unwrap();
         for (name, write) in [("read", false), ("write", true)] {
             for size in [64, 1024, 4096] {
                 let (t, latency) = bench::dma(write, size, (256 * 1024 / size).max(64)).unwrap_or_else(|e| fail(&e));
-                writeln!(out, "| {name} | {size} | {:.2} | {latency} | {:.2} |", t.bytes_per_cycle(), t.cycles_per_second / 1e6)
-                    .unwrap();
+                writeln!(
+                    out,
+                    "| {name} | {size} | {:.2} | {latency} | {:.2} |",
+                    t.bytes_per_cycle(),
+                    t.cycles_per_second / 1e6
+                )
+                .unwrap();
                 eprintln!("  DMA {name} {size} B: {:.2} B/cycle", t.bytes_per_cycle());
             }
         }

@@ -7,8 +7,8 @@
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rnic_proto::atomic::{masked_cmp_swap, masked_fetch_add};
-use rnic_proto::mpa::{FramingConfig, Framer};
-use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, ReadRequest, RdmapHeader, Segment};
+use rnic_proto::mpa::{Framer, FramingConfig};
+use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, RdmapHeader, ReadRequest, Segment};
 use rnic_sim::alu::{AluDriver, AluOp};
 use rnic_sim::bench;
 use rnic_sim::mpa::{MpaRxDriver, MpaTxDriver};
@@ -34,14 +34,23 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             "RDMA Read Request 4096 B (QN 1, MSN 1)",
             Segment::read_request(
                 1,
-                ReadRequest { sink_stag: 0x0001_0203, sink_to: 0x4000, size: 4096, src_stag: 0x0a0b_0c0d, src_to: 0x10000 },
+                ReadRequest {
+                    sink_stag: 0x0001_0203,
+                    sink_to: 0x4000,
+                    size: 4096,
+                    src_stag: 0x0a0b_0c0d,
+                    src_to: 0x10000,
+                },
             )
             .to_vec(),
         ),
         (
             "masked FetchAdd, two 32-bit counters (QN 1, MSN 2)",
-            Segment::atomic_request(2, AtomicRequest::fetch_add(1, 0x1234_5678, 0x1000, 0x0000_0001_0000_0001, 0x8000_0000_8000_0000))
-                .to_vec(),
+            Segment::atomic_request(
+                2,
+                AtomicRequest::fetch_add(1, 0x1234_5678, 0x1000, 0x0000_0001_0000_0001, 0x8000_0000_8000_0000),
+            )
+            .to_vec(),
         ),
         ("Immediate Data with SE (MSN 2)", Segment::immediate(2, *b"RFC 7306", true).to_vec()),
     ];
@@ -67,7 +76,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let mut want = Vec::new();
         reference.frame(ulpdu, &mut want)?;
         let verdict = if fpdu == want { "identical to rnic-proto" } else { "DIFFERS from rnic-proto" };
-        println!("   {name}: {} B ULPDU -> {} B FPDU at stream offset {}, {verdict}", ulpdu.len(), fpdu.len(), wire.len());
+        println!(
+            "   {name}: {} B ULPDU -> {} B FPDU at stream offset {}, {verdict}",
+            ulpdu.len(),
+            fpdu.len(),
+            wire.len()
+        );
         println!("     {}", hex_preview(&fpdu));
         if fpdu != want {
             return Err("framer output differs from the reference".into());
@@ -91,7 +105,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let bytes = p.bytes();
         let decoded = match parse_ulpdu(&bytes)? {
             Segment { header: RdmapHeader::AtomicRequest(a), .. } => {
-                format!("Atomic Request id {} STag {:#x} TO {:#x} add {:#x} mask {:#x}", a.request_id, a.stag, a.to, a.add_swap, a.add_swap_mask)
+                format!(
+                    "Atomic Request id {} STag {:#x} TO {:#x} add {:#x} mask {:#x}",
+                    a.request_id, a.stag, a.to, a.add_swap, a.add_swap_mask
+                )
             }
             s => format!("{:?}, {} B payload", s.opcode, s.payload.len()),
         };
@@ -105,9 +122,38 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("\n3. Atomic ALU (hdl/src/atomic/alu.rs), RFC 7306 §5.1");
     let mut alu = AluDriver::new()?;
     let cases = [
-        ("FetchAdd, two 32-bit fields", AluOp { aopcode: 0, original: 0x0000_0001_FFFF_FFFF, data: 1, mask: 0x8000_0000_8000_0000, ..Default::default() }),
-        ("FetchAdd, eight 8-bit fields", AluOp { aopcode: 0, original: 0x00FF_7F80_FE01_FFFF, data: 0x0101_0101_0101_0101, mask: 0x8080_8080_8080_8080, ..Default::default() }),
-        ("CmpSwap, compare upper half, swap lower", AluOp { aopcode: 2, original: 0xAAAA_0000_BBBB_0000, data: 0x1234_5678_1234_5678, mask: 0xFFFF_FFFF, compare: 0xAAAA_0000_FFFF_FFFF, compare_mask: 0xFFFF_FFFF_0000_0000, ..Default::default() }),
+        (
+            "FetchAdd, two 32-bit fields",
+            AluOp {
+                aopcode: 0,
+                original: 0x0000_0001_FFFF_FFFF,
+                data: 1,
+                mask: 0x8000_0000_8000_0000,
+                ..Default::default()
+            },
+        ),
+        (
+            "FetchAdd, eight 8-bit fields",
+            AluOp {
+                aopcode: 0,
+                original: 0x00FF_7F80_FE01_FFFF,
+                data: 0x0101_0101_0101_0101,
+                mask: 0x8080_8080_8080_8080,
+                ..Default::default()
+            },
+        ),
+        (
+            "CmpSwap, compare upper half, swap lower",
+            AluOp {
+                aopcode: 2,
+                original: 0xAAAA_0000_BBBB_0000,
+                data: 0x1234_5678_1234_5678,
+                mask: 0xFFFF_FFFF,
+                compare: 0xAAAA_0000_FFFF_FFFF,
+                compare_mask: 0xFFFF_FFFF_0000_0000,
+                ..Default::default()
+            },
+        ),
     ];
     for (name, op) in cases {
         alu.cycle(Some(op));
@@ -118,7 +164,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         } else {
             masked_cmp_swap(op.original, op.data, op.mask, op.compare, op.compare_mask)
         };
-        println!("   {name}: {:#018x} -> {:#018x} ({})", r.original, r.result, if r.result == want { "= rnic-proto" } else { "DIFFERS" });
+        println!(
+            "   {name}: {:#018x} -> {:#018x} ({})",
+            r.original,
+            r.result,
+            if r.result == want { "= rnic-proto" } else { "DIFFERS" }
+        );
     }
 
     // 5. A contended counter: every FetchAdd depends on the one before.
@@ -131,7 +182,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             last = r.result;
         }
     }
-    println!("   {n} FetchAdd(+1) on one word, each on the previous result: counter = {last} after {} cycles", alu.model.cycles() - start);
+    println!(
+        "   {n} FetchAdd(+1) on one word, each on the previous result: counter = {last} after {} cycles",
+        alu.model.cycles() - start
+    );
 
     // 6. Figures.
     println!("\n4. Figures (cycles counted in simulation, streams at full rate)");
