@@ -25,6 +25,11 @@ fn main() {
     let verilog_dir = manifest.join("../hdl/verilog");
     let verilog_dir = verilog_dir.canonicalize().unwrap_or(verilog_dir);
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let cache = model_cache(&out);
+    std::fs::create_dir_all(&cache).expect("model cache dir");
+    // Held until the build script ends: builds of other profiles wait for the models.
+    let lock = std::fs::File::create(cache.join(".lock")).expect("model cache lock");
+    lock.lock().expect("lock the model cache");
     println!("cargo:rerun-if-changed={}", verilog_dir.display());
     println!("cargo:rerun-if-changed=csrc");
     println!("cargo:rerun-if-env-changed=RNIC_VERILATOR");
@@ -56,7 +61,7 @@ fn main() {
         for traced in [true, false].into_iter().filter(|&t| t || fast) {
             // The traced variant is the design itself; a fast one is `<name>_fast`.
             let ident = if traced { name.clone() } else { format!("{name}_fast") };
-            let mdir = out.join("models").join(&ident);
+            let mdir = cache.join(&ident);
             let stamp = fingerprint(&[&text, &version, RECIPE, &traced.to_string()]);
             let lib = format!("rnic_model_{ident}");
             if !is_fresh(&mdir, &lib, &stamp) {
@@ -76,7 +81,7 @@ fn main() {
         names.push(name);
     }
 
-    let runtime_dir = out.join("verilator-runtime");
+    let runtime_dir = cache.join("verilator-runtime");
     let runtime_stamp = fingerprint(&[&version, &root.display().to_string(), RECIPE]);
     if !is_fresh(&runtime_dir, "rnic_vlrt", &runtime_stamp) {
         let mut build = cxx(&root, &manifest);
@@ -116,6 +121,19 @@ const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3 -fPIE; shim v2";
 /// Designs that also get a model verilated without `--trace` (about a fifth faster),
 /// which `Model::new` picks whenever no trace is asked for.
 const FAST_DESIGNS: &[&str] = &["rnic_top"];
+
+/// Where compiled models are kept: `<target>/rnic-models`, shared by every profile (test,
+/// dev, release, clippy's check), so a model is verilated and compiled once per change of
+/// its Verilog, not once per profile. Each model's stamp says what it was built from; a
+/// file lock keeps two builds (of two profiles) from writing it at once.
+/// `OUT_DIR` is `<target>[/<triple>]/<profile>/build/<package>-<hash>/out`.
+fn model_cache(out: &Path) -> PathBuf {
+    let in_build_dir = out.ancestors().nth(2).is_some_and(|d| d.file_name().is_some_and(|n| n == "build"));
+    match out.ancestors().nth(4) {
+        Some(target) if in_build_dir => target.join("rnic-models"),
+        _ => out.join("models"),
+    }
+}
 
 /// A C++ build with the flags every model and the runtime share.
 fn cxx(root: &Path, manifest: &Path) -> cc::Build {

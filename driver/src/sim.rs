@@ -417,11 +417,14 @@ impl BridgedConn {
     }
 }
 
+/// An FPDU the device sent: its octets and its `tuser` (CONN_ID).
+type SentFpdu = (Vec<u8>, u64);
+
 /// Plays the network on one device's streams, for tests that speak to it octet by
 /// octet: it takes every FPDU the device sends (always ready) and feeds it FPDUs queued
 /// with [`RawPeer::send`]. The device must not also be [`SimHal::connect`]ed.
 pub struct RawPeer {
-    sent: Rc<RefCell<Vec<(Vec<u8>, u64)>>>,
+    sent: Rc<RefCell<Vec<SentFpdu>>>,
     to_send: LinkQueue,
 }
 

@@ -223,7 +223,7 @@ impl VfioHal {
 
     fn bar0_offset(&self, offset: u32) -> usize {
         assert!(
-            offset % 4 == 0 && u64::from(offset) + 4 <= self.bar0_len(),
+            offset.is_multiple_of(4) && u64::from(offset) + 4 <= self.bar0_len(),
             "BAR0 access at {offset:#x} outside its {} octets or misaligned",
             self.bar0_len()
         );
@@ -260,7 +260,7 @@ impl Hal for VfioHal {
             return Err(HalError::EmptyDmaRequest);
         }
         let len = len.next_multiple_of(PAGE as usize);
-        let huge = len % HUGE_PAGE == 0;
+        let huge = len.is_multiple_of(HUGE_PAGE);
         let memory = huge
             .then(|| MmapOptions::new().len(len).huge(Some(21)).map_anon().ok())
             .flatten()

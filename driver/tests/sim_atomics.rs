@@ -72,15 +72,15 @@ fn with_pair(f: impl for<'d> FnOnce(Side<'d>, Side<'d>)) {
 fn atom_01_09_10_11_fetch_add_and_cmp_swap_return_the_original_and_change_memory_in_place() {
     with_pair(|mut a, b| {
         // ATOM-11 / V7: memory 29 00 .. 00, FetchAdd +1 -> 2a 00 .. 00, original 0x29.
-        set_word(&b.buf, 0x1000, 0x29);
+        set_word(b.buf, 0x1000, 0x29);
         // V13 row 1: two 32-bit fields.
-        set_word(&b.buf, 0x1008, 0x0000_0001_FFFF_FFFF);
+        set_word(b.buf, 0x1008, 0x0000_0001_FFFF_FFFF);
         // V14 row 1: a masked compare that matches, a masked swap.
-        set_word(&b.buf, 0x1010, 0xAAAA_0000_BBBB_0000);
+        set_word(b.buf, 0x1010, 0xAAAA_0000_BBBB_0000);
         // V14 row 3: a compare that fails leaves memory.
-        set_word(&b.buf, 0x1018, 0x1111);
+        set_word(b.buf, 0x1018, 0x1111);
         // ATOM-01: the capability probe, FetchAdd with Add Data 0.
-        set_word(&b.buf, 0x1020, 0x0123_4567_89AB_CDEF);
+        set_word(b.buf, 0x1020, 0x0123_4567_89AB_CDEF);
         a.buf.write_bytes(0, &[0xEE; 64]);
         let fa = |wr_id, at: u64, add, add_mask| WorkRequest::FetchAdd {
             wr_id,
@@ -112,11 +112,11 @@ fn atom_01_09_10_11_fetch_add_and_cmp_swap_return_the_original_and_change_memory
         let got: Vec<_> = done.iter().map(|c| (c.wr_id, c.opcode, c.status, c.byte_len)).collect();
         let want: Vec<_> = (0..5).map(|i| (i, CqeOpcode::Atomic, CqeStatus::Success, 8)).collect();
         assert_eq!(got, want, "every atomic completes, in order");
-        let originals: Vec<u64> = (0..5).map(|i| word(&a.buf, i * 8)).collect();
+        let originals: Vec<u64> = (0..5).map(|i| word(a.buf, i * 8)).collect();
         assert_eq!(originals, [0x29, 0x0000_0001_FFFF_FFFF, 0xAAAA_0000_BBBB_0000, 0x1111, 0x0123_4567_89AB_CDEF]);
-        let after: Vec<u64> = (0..5).map(|i| word(&b.buf, 0x1000 + i * 8)).collect();
+        let after: Vec<u64> = (0..5).map(|i| word(b.buf, 0x1000 + i * 8)).collect();
         assert_eq!(after, [0x2a, 0x0000_0001_0000_0000, 0xAAAA_0000_1234_5678, 0x1111, 0x0123_4567_89AB_CDEF]);
-        assert_eq!(word(&a.buf, 40), 0xEEEE_EEEE_EEEE_EEEE, "nothing past the result buffers");
+        assert_eq!(word(a.buf, 40), 0xEEEE_EEEE_EEEE_EEEE, "nothing past the result buffers");
         b.dev.hal().run_idle(2_000);
         assert!(b.cq.poll().expect("CQE").is_none(), "atomics complete nothing at the responder");
     });
@@ -432,8 +432,8 @@ fn atom_14_write_then_fetch_add_then_read_see_each_other_in_order() {
     with_pair(|mut a, b| {
         for round in 0..20u64 {
             let x = 0x1111_0000_0000_0000 | round << 8;
-            set_word(&a.buf, 0, x);
-            set_word(&b.buf, 0x800, 0xDEAD);
+            set_word(a.buf, 0, x);
+            set_word(b.buf, 0x800, 0xDEAD);
             let write = WorkRequest::Write {
                 wr_id: 1,
                 local: a.mr.sge(0, 8).unwrap(),
@@ -460,8 +460,8 @@ fn atom_14_write_then_fetch_add_then_read_see_each_other_in_order() {
                 done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
                 [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]
             );
-            assert_eq!(word(&a.buf, 64), x, "round {round}: the FetchAdd saw the Write");
-            assert_eq!(word(&a.buf, 128), x + 5, "round {round}: the Read saw the FetchAdd");
+            assert_eq!(word(a.buf, 64), x, "round {round}: the FetchAdd saw the Write");
+            assert_eq!(word(a.buf, 128), x + 5, "round {round}: the Read saw the FetchAdd");
         }
     });
 }
@@ -474,7 +474,7 @@ fn atom_14_read_then_fetch_add_then_read_see_memory_in_order() {
     with_pair(|mut a, b| {
         for round in 0..20u64 {
             let t = 0x3333_0000_0000_0000 | round << 16;
-            set_word(&b.buf, 0x900, t);
+            set_word(b.buf, 0x900, t);
             let remote = b.mr.remote(0x900).unwrap();
             let first = WorkRequest::Read { wr_id: 1, local: a.mr.sge(0, 8).unwrap(), remote, signaled: true };
             let local = a.mr.sge(64, 8).unwrap();
@@ -484,9 +484,9 @@ fn atom_14_read_then_fetch_add_then_read_see_memory_in_order() {
             let done = collect(a.dev, a.cq, 3);
             let got: Vec<_> = done.iter().map(|c| (c.wr_id, c.status)).collect();
             assert_eq!(got, [(1, CqeStatus::Success), (2, CqeStatus::Success), (3, CqeStatus::Success)]);
-            assert_eq!(word(&a.buf, 0), t, "round {round}: the first Read saw memory before the atomic");
-            assert_eq!(word(&a.buf, 64), t, "round {round}: the atomic's original");
-            assert_eq!(word(&a.buf, 128), t + 5, "round {round}: the last Read saw the atomic");
+            assert_eq!(word(a.buf, 0), t, "round {round}: the first Read saw memory before the atomic");
+            assert_eq!(word(a.buf, 64), t, "round {round}: the atomic's original");
+            assert_eq!(word(a.buf, 128), t + 5, "round {round}: the last Read saw the atomic");
         }
     });
 }

@@ -239,14 +239,9 @@ fn run_random_work(model: &str, config: RnicConfig, ops: usize, seed: u64) {
         let side = [Side::A, Side::B][i];
         let model = fabric.rnic(side);
         let want = model.mem.read(host.buf.iova(), MEMORY).expect("model memory");
-        for at in 0..MEMORY {
-            if host.buf.read_u8(at) != want[at] {
-                panic!(
-                    "side {i}: memory differs first at offset {at} (octet {:#x}, model {:#x})",
-                    host.buf.read_u8(at),
-                    want[at]
-                );
-            }
+        for (at, &want) in want.iter().enumerate() {
+            let is = host.buf.read_u8(at);
+            assert_eq!(is, want, "side {i}: memory differs first at offset {at} (octet {is:#x}, model {want:#x})");
         }
         let cq = model.cq(host.cq.cqn()).expect("model CQ");
         for q in 0..QPS as u16 {

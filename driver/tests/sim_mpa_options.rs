@@ -223,8 +223,8 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
         })
         .collect();
     for k in 0..expected.len() {
-        for (i, qp) in qps.iter().enumerate() {
-            peer.send(&packets[i][k], qp.qpn().into());
+        for (qp, fpdus) in qps.iter().zip(&packets) {
+            peer.send(&fpdus[k], qp.qpn().into());
         }
     }
     let mut done = Vec::new();

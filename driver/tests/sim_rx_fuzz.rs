@@ -53,7 +53,7 @@
 //! the checks can fail) takes about 85 s of CPU in release, on two cores. A failure
 //! prints what failed, the case's packets and the device's answers, and the
 //! `RNIC_FUZZ_SEED=… RNIC_FUZZ_FIRST=… RNIC_FUZZ_CASES=…` that reproduce it with
-//! `cargo test -p rnic-driver --features sim --release --test sim_rx_fuzz rx_fuzz -- --nocapture`
+//! `cargo test -p rnic-driver --release --test sim_rx_fuzz rx_fuzz -- --nocapture`
 //! (`crc` for the CRC test). `RNIC_FUZZ_CASES=1000000` is the long run, `RNIC_FUZZ_SEED`
 //! picks another sequence, `RNIC_FUZZ_VERBOSE=1` logs every case.
 //!
@@ -1064,7 +1064,7 @@ impl<'a> World<'a> {
         match p.target {
             Target::Fuzz(i) => {
                 let framer = &mut self.qps[i].framer;
-                p.length_at = if framer.config().markers && framer.position() % 512 == 0 { 4 } else { 0 };
+                p.length_at = if framer.config().markers && framer.position().is_multiple_of(512) { 4 } else { 0 };
                 framer.frame(&p.ulpdu, &mut p.fpdu).expect("a ULPDU of at most 65535 octets");
             }
             // The RESET QP's context has CRCs on, and the deframer checks them whatever the
@@ -1797,7 +1797,7 @@ fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -
         world.post_receives(i, &mut erng)?;
     }
     world.shadow = world.image()?;
-    let full_dm_before = ((start - s.first) / EPOCH_CASES % FULL_DM_EVERY == 0).then(|| world.dm_full_now());
+    let full_dm_before = ((start - s.first) / EPOCH_CASES).is_multiple_of(FULL_DM_EVERY).then(|| world.dm_full_now());
     // Everything the setup did is allowed.
     dev.hal().run_idle(IDLE_CYCLES);
     dev.hal().with_memory(|m| m.take_accesses());
@@ -1894,7 +1894,7 @@ fn crc_case(s: Settings, index: u64, stats: &mut Stats) -> Result<(), String> {
     let mut framer = Framer::new(FramingConfig { markers, crc: true });
     // A Write of `len` random octets to `at`: its FPDU, payload and where ULPDU_Length is.
     let mut write = |rng: &mut StdRng, at: usize, len: usize| {
-        let length_at = if markers && framer.position() % 512 == 0 { 4 } else { 0 };
+        let length_at = if markers && framer.position().is_multiple_of(512) { 4 } else { 0 };
         let (payload, mut fpdu) = (random_octets(rng, len), Vec::new());
         framer.frame(&Segment::write(mr.rkey(), mr.va() + at as u64, &payload).to_vec(), &mut fpdu).expect("frame");
         (fpdu, payload, length_at)

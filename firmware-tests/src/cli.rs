@@ -44,7 +44,9 @@ impl PerfArgs {
     pub fn require_pair_backend(&self, program: &str) {
         let why = match self.backend {
             Backend::Sim if cfg!(feature = "sim") => return,
-            Backend::Sim => "the sim backend is not built in: build with `--features sim`".to_string(),
+            Backend::Sim => {
+                "the sim backend is not built in (built with `--no-default-features`): build without it".to_string()
+            }
             Backend::Fake => "the fake backend has no RNIC behind it".to_string(),
             // The card is opened first, so that a setup mistake is what gets reported.
             Backend::Vfio => match crate::open(Backend::Vfio, self.device.as_deref()) {

@@ -104,7 +104,7 @@ fn check_results(unit: &AtomicUnitDriver, expected: &[u64], what: &str) {
 fn random_run(latency: u64, words: usize, ops: usize, seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut pressure = Pressure::random(&mut rng, 0.3);
-    if words % 2 == 0 {
+    if words.is_multiple_of(2) {
         // Sparse ops: the ALU runs dry between them and write-backs pile up.
         pressure.op_valid = 0.1;
     }

@@ -135,7 +135,7 @@ impl LineMonitor {
             Some((start, bits)) => {
                 let offset = cycle - *start;
                 let bit = (offset / CPB) as usize;
-                if offset % CPB == 0 {
+                if offset.is_multiple_of(CPB) {
                     bits.push(level);
                 } else {
                     assert_eq!(

@@ -123,7 +123,7 @@ impl Bench {
         if req_ready && self.dut.get("m_rd_req_valid") == 1 {
             let (addr, len) = (self.dut.get("m_rd_req_addr"), self.dut.get("m_rd_req_len") as usize);
             let off = addr.wrapping_sub(BASE) as usize;
-            assert!(off < SIZE && off % 8 == 0 && len % 8 == 0 && len > 0, "request {addr:#x} + {len}");
+            assert!(off < SIZE && off.is_multiple_of(8) && len % 8 == 0 && len > 0, "request {addr:#x} + {len}");
             assert!(off + len <= SIZE && len <= 256, "request crosses the ring's end or is too long: {off} + {len}");
             // Only what lies between the ring's CI and the host's PI.
             let ci = self.dut.read_reg(4);

@@ -86,7 +86,7 @@ fn main() {
     #[cfg(not(feature = "sim"))]
     {
         let _ = (args, Duration::ZERO);
-        eprintln!("rping: runs on the simulated RNIC: build with `--features sim`");
+        eprintln!("rping: runs on the simulated RNIC, which this build leaves out (`--no-default-features`)");
         std::process::exit(2);
     }
 }

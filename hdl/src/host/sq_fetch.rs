@@ -204,7 +204,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
         const { assert!(BATCH * BATCHES as u64 == 16 && BATCHES == 2) };
         // The WQE register is 96 octets, taken whole beats at a time; a slot is 16 beats
         // (the 4-bit beat counter wraps at each slot).
-        assert!(SQ_WQE_LEN == 96 && SQ_WQE_SLOT_LEN == 128);
+        const { assert!(SQ_WQE_LEN == 96 && SQ_WQE_SLOT_LEN == 128) };
         // Ring slots are counted in 32 bits.
         const { assert!(MAX_LOG_SIZE < 32) };
         let at = |f: Field| constant(f.lsb.into());
