@@ -117,6 +117,12 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
     /// reads of the rest of the entry after it. An entry that does not decode is consumed
     /// and reported as [`DriverError::MalformedCqe`].
     pub fn poll(&self) -> Result<Option<Completion>, DriverError> {
+        Ok(self.poll_cqe()?.map(Completion::from))
+    }
+
+    /// [`Self::poll`], the entry as the device wrote it (every field, PHASE included), for
+    /// tests that compare it with the reference model's.
+    pub fn poll_cqe(&self) -> Result<Option<Cqe>, DriverError> {
         let ci = self.ci.get();
         let offset = ring_slot(ci, self.log_size) as usize * CQE_LEN;
         let phase_octet = self.ring.read_u8(offset + cqe_fields::PHASE.byte() as usize);
@@ -134,7 +140,7 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
         }
         let cqe =
             Cqe::decode(&entry).map_err(|source| DriverError::MalformedCqe { cqn: self.cqn, index: ci, source })?;
-        Ok(Some(cqe.into()))
+        Ok(Some(cqe))
     }
 
     /// Arms the CQ for one interrupt: at the next completion, or with `solicited_only`

@@ -1,56 +1,73 @@
 //! A fuzz harness on the receive path of one `rnic_top` (Verilated), fed by a raw peer on
-//! its streams: random and mutated FPDU streams against several QPs and MRs, every case
-//! checked. The RX error paths it found broken are pinned down in `sim_errors.rs`.
+//! its streams, with an exact oracle: every case is also run through the reference model
+//! (`rnic_proto::model`), which predicts every octet of memory, every FPDU the device
+//! sends and every completion, and the harness compares all of it after every case. The
+//! RX error paths it found broken are pinned down in `sim_errors.rs`.
 //!
 //! **Cases.** 1 to 6 FPDUs, mostly to one of four QPs (PD A with CRC; PD A with CRC and
-//! receive markers; PD B with CRC; PD A without CRC), a few to a QP in RESET or a QP number
-//! nobody has. Segments start out valid for the harness's view of each QP (MSNs, posted
+//! receive markers; PD B with CRC; PD A with markers and no CRC), a few to a QP in RESET
+//! (CRC, no markers) or a QP number nobody has (neither)
+//! nobody has. Segments start out valid for the model's view of each QP (MSNs, posted
 //! receives, the Reads and atomics it had the device send): Writes, Sends (multi-segment,
 //! SE, Invalidate), Immediate Data, Read and Atomic Requests and Responses, Terminates,
 //! random octets, with STags and TOs drawn around the MRs (in bounds, just past, below,
 //! wrapping, other PD, missing right, stale key, random). Most cases then mutate ULPDUs
 //! before framing (bit flips, header fields, opcode, truncation, extension, splices,
-//! swapped or duplicated FPDUs), so the DDP/RDMAP checks are what is exercised. The last of
-//! an epoch's 64 cases on one device corrupts an FPDU after framing instead: a CRC QP's MPA
-//! receiver must catch it; without CRC the stream falls out of step with its packets,
-//! outside the `rnic_top` stream contract (one packet per FPDU), so only safety is checked.
-//! One such case in five sends instead a well-framed Write longer than the RX buffer holds
-//! (up to 64 KiB), which must fail its QP with 2/0/0x05 and place nothing.
+//! swapped or duplicated FPDUs), so the DDP/RDMAP checks are what is exercised. One case in
+//! sixteen corrupts an FPDU after framing instead (bit flips, truncation, a rewritten
+//! ULPDU_Length, splices, garbage appended, a zeroed CRC field), on a QP with or without
+//! CRC; one in fifty sends a well-framed Write longer than the RX buffer holds (up to 64
+//! KiB). Packets stay one per FPDU *as sent*: a corrupted one is a packet out of step with
+//! the FPDU its ULPDU_Length announces, which the device must catch too.
+//!
+//! **The oracle.** The harness sets the model up from its own description of the device
+//! (MR, QP and CQ contexts from the layout below and the numbers the driver gave out,
+//! never read back from the device), makes itself each fuzzed QP's peer
+//! (`Fabric::connect_external`), and hands it every packet the device gets, in order: a
+//! per-QP `Deframer::pop_packet` (the packet contract of `rnic_top`) gives the ULPDU or
+//! the MPA error, a ULPDU longer than the RX buffer is MPA error 0x05, and the model takes
+//! the ULPDU (`Fabric::deliver`) or the failure (`Fabric::deliver_mpa_error`). A Read or
+//! Atomic Request is followed by a pause until the device is quiet: RDMAP-18 and ATOM-14
+//! let a Read Response or an atomic's result see placements that came after the request,
+//! which the model, taking one ULPDU at a time, does not; with the pause every case is
+//! predictable, and no case falls back to a weaker check.
 //!
 //! **Checks after every case.**
 //! - *Memory*: the MRs (both PDs, every combination of rights, empty, across a page,
 //!   overlapping another PD's, at both ends of a 16 KiB host buffer before the IOMMU's
-//!   unmapped guard pages, two in device memory) lie among guard zones. Every DMA access
-//!   must lie in what the case allows: MRs of an addressed QP's PD with the right
-//!   (REMOTE_ATOMIC only: one aligned word), its posted receives as far as their lkey's MR
-//!   covers them, its Read and atomic sinks, the rings, the probe MR. Host and device
-//!   memory are compared octet for octet with their last content (all 32 KiB of device
-//!   memory every eighth epoch). An IOMMU fault fails the case.
-//! - *Progress*: a probe Write on a QP of a PD the fuzzer never addresses follows each
-//!   case. The RX path is in order, so the device must place it, take the stream and go
-//!   quiet within 60 000 cycles plus 4 per octet, never holding `tready` low for 5 000
-//!   cycles; after an FPDU corrupted on a CRC QP the probe must *not* be placed.
-//! - *What the device says*: every CQE matches the harness's receives (in RQ order, within
-//!   what the lkey's MR covers) or its Reads and atomics; a Send with Invalidate only
-//!   invalidates a valid MR of its QP's PD; every FPDU sent is well framed, parses, and is
-//!   a Terminate, an Atomic Response, or a Read Response to a Read Request of the case
-//!   whose source passes the checks, carrying the source's octets; a QP that sent a
-//!   Terminate is in ERROR, and one in ERROR has a Terminate.
+//!   unmapped guard pages, two in device memory) lie among guard zones; every octet of the
+//!   host buffer, of the device memory pieces and of the probe's buffer must be what the
+//!   model holds. Every DMA access must lie in those regions or the rings, and an IOMMU
+//!   fault fails the case; every eighth epoch all 32 KiB of device memory are compared.
+//! - *What the device sends*: every FPDU well framed (its QP's CRC setting, no markers),
+//!   and each QP's Terminates, Read Responses and Atomic Responses, octet for octet and in
+//!   order, those the model sent; the Read and Atomic Requests it sends for the harness's
+//!   posts too.
+//! - *Completions*: every CQE, all of its fields, per QP and queue in the model's order
+//!   (`Cq::check`).
+//! - *QP states*: each fuzzed QP's state and first Terminate (code, sent or received) as
+//!   QUERY_QP reports them, against the model's.
+//! - *Progress*: a probe Write on a QP of a PD the fuzzer never addresses follows each case.
+//!   The RX path is in order, so the device must place it, take the stream and go quiet
+//!   within 60 000 cycles plus 4 per octet, never holding `tready` low for 5 000 cycles,
+//!   whatever the case did to the other QPs (one connection's failure is its own).
 //! - *No panic*: bus model rules, driver errors.
 //!
-//! Each QP the harness can no longer predict then goes RESET → RTS with fresh receives,
-//! and invalidated MRs are registered again (their old STags become stale keys).
+//! Each QP in ERROR then goes RESET → RTS with fresh receives, in the device and in the
+//! model, and invalidated MRs are registered again (their old STags become stale keys).
 //!
 //! **The CRC test**: 10 000 fresh devices with one CRC QP (markers a quarter of the time):
 //! up to two good Writes, a Write with one bit flipped (anywhere, or aimed at ULPDU_Length,
-//! the CRC field or the headers; a longer ULPDU_Length gets filler up to its CRC), a good
-//! Write. The flipped FPDU is dropped whole and nothing after it is delivered (CONFORMANCE
-//! MPA-08): only the Writes before it are placed, the stream is still taken, no completion,
-//! no fault, nothing sent but an LLP Terminate. One case in twenty flips nothing and must
-//! place everything.
+//! the CRC field or the headers), a good Write, each its own packet. The flipped FPDU is
+//! dropped whole and nothing after it is delivered on that QP (MPA-08, MPA-25): only the
+//! Writes before it are placed, the stream is still taken, no completion, no fault, and
+//! the device sends exactly the Terminate `Deframer::pop_packet` calls for: 0x20020000
+//! for a CRC error, 0x20050000 where the flip made ULPDU_Length announce a longer or
+//! shorter FPDU than its packet. One case in twenty flips nothing and must place
+//! everything.
 //!
 //! **Running it.** The default run (20 000 fuzz cases, 10 000 CRC cases, self-tests showing
-//! the checks can fail) takes about 85 s of CPU in release, on two cores. A failure
+//! the checks can fail) takes about two minutes of CPU in release, on two cores. A failure
 //! prints what failed, the case's packets and the device's answers, and the
 //! `RNIC_FUZZ_SEED=… RNIC_FUZZ_FIRST=… RNIC_FUZZ_CASES=…` that reproduce it with
 //! `cargo test -p rnic-driver --release --test sim_rx_fuzz rx_fuzz -- --nocapture`
@@ -61,9 +78,8 @@
 //! refused Read Request was also answered with memory), KB-INV (a later segment of a Send
 //! with Invalidate invalidated an unchecked STag), KB-RXBUF (a ULPDU longer than the RX
 //! buffer wedged the receive path; now the `Overlong` cases), KB-STEP (out of step with its
-//! packets, outside the stream contract, a long FPDU deadlocked the receive path), a bad
-//! FPDU's failure overtaking the good ULPDUs before it, and the receive a failing Send
-//! claimed never completing. A failure that looks like KB-READ or KB-INV says so.
+//! packets, a long FPDU deadlocked the receive path), a bad FPDU's failure overtaking the
+//! good ULPDUs before it, and the receive a failing Send claimed never completing.
 #![cfg(feature = "sim")]
 
 mod common;
@@ -78,13 +94,14 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_driver::sim::{Phase, RawPeer, SimHal};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, Device, DeviceMemory, DmaBuffer, DriverError, Hal, MemoryRegion, MrAccess,
-    ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest, RemoteBuf, Sge, WorkRequest,
+    CompletionQueue, Device, DeviceMemory, DmaBuffer, DriverError, Hal, MemoryRegion, MrAccess, ProtectionDomain,
+    QpCaps, QpState, QueuePair, RecvRequest, RemoteBuf, Sge, WorkRequest,
 };
-use rnic_proto::ddp::{DdpHeader, UntaggedHeader};
-use rnic_proto::host::desc::{CQE_LEN, RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
+use rnic_proto::host::context::{CqContext, MrContext, QpContext};
+use rnic_proto::host::desc::{Cqe, CqeOpcode};
 use rnic_proto::host::regs;
-use rnic_proto::mpa::{crc32c, crc_field, pad_len, Framer, FramingConfig};
+use rnic_proto::model::{Fabric, RnicConfig, Side, TxLog};
+use rnic_proto::mpa::{crc32c, crc_field, pad_len, Deframer, Framer, FramingConfig};
 use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment};
 use rnic_proto::terminate::{TermCode, Terminate, TerminatedDdpHeader};
 use rnic_sim::host_memory::{Access, Dir};
@@ -96,7 +113,7 @@ const BASE_SEED: u64 = 0x5258_4655_5A5A;
 /// Cases of the fuzz test and of the CRC test in the normal test run.
 const CI_CASES: u64 = 20_000;
 const CRC_CASES: u64 = 10_000;
-/// Cases on one device; the last one may corrupt the stream after framing.
+/// Cases on one device.
 const EPOCH_CASES: u64 = 64;
 /// Every this many epochs all of device memory is compared, not only its MR and guard pieces.
 const FULL_DM_EVERY: u64 = 8;
@@ -104,10 +121,11 @@ const FULL_DM_EVERY: u64 = 8;
 const RX_BUFFER_OCTETS: usize = 16_384;
 /// A stream beat not taken for this many cycles is a hang.
 const RX_STALL_CYCLES: u64 = 5_000;
-/// Cycles without bus or TX activity that make the device quiescent after the probe, and
-/// after a corrupted stream, where no probe marks the end.
+/// Cycles without bus or TX activity that make the device quiescent.
 const IDLE_CYCLES: u64 = 128;
 const IDLE_CYCLES_NO_PROBE: u64 = 400;
+/// The model is side A; nothing is connected to it but the harness.
+const DEVICE: Side = Side::A;
 
 /// How a run is parameterised, from the environment (module docs).
 #[derive(Clone, Copy, Debug, Default)]
@@ -168,6 +186,14 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The first octets of a long FPDU, for the log.
+fn hex_short(bytes: &[u8]) -> String {
+    match bytes.len() {
+        0..=160 => hex(bytes),
+        n => format!("{}… ({n} octets)", hex(&bytes[..160])),
+    }
+}
+
 /// What a ULPDU says, for the log.
 fn summary(ulpdu: &[u8]) -> String {
     match parse_ulpdu(ulpdu) {
@@ -196,7 +222,6 @@ fn access(rights: u8) -> MrAccess {
 }
 
 /// Where an MR's memory is: offset and length in the host arena, or a device memory piece.
-#[derive(Clone, Copy)]
 enum Place {
     Host(usize, usize),
     Dm(usize),
@@ -210,6 +235,8 @@ type MrSpec = (&'static str, usize, Place, u8);
 const ARENA: usize = 16_384;
 /// Device memory pieces: guard, dm_A, guard, dm_B, guard.
 const DM_PIECES: [usize; 5] = [64, 128, 64, 128, 64];
+/// Octets of the probe's buffer.
+const PROBE_OCTETS: usize = 64;
 
 static MR_SPECS: [MrSpec; 13] = [
     ("B_all@start", PD_B, Place::Host(0, 512), ALL),
@@ -251,12 +278,15 @@ const QP_SPECS: [QpSpec; 4] = [
     qp_spec(PD_A, true, false, 1024, 4, 4, (MR_A_RECV, 0)),
     qp_spec(PD_A, true, true, 512, 1, 2, (MR_A_RECV, 512)),
     qp_spec(PD_B, true, false, 256, 2, 1, (MR_B_RECV, 0)),
-    qp_spec(PD_A, false, false, 128, 0, 4, (MR_A_RECV, 1024)),
+    qp_spec(PD_A, false, true, 128, 0, 4, (MR_A_RECV, 1024)),
 ];
 /// Octets of a QP's area in its receive MR.
 const RECV_AREA: u64 = 512;
 /// Receives kept posted on each QP.
 const RECVS_POSTED: usize = 4;
+/// Every QP's rings have 16 slots; the CQ has 256.
+const RING_LOG_SIZE: u8 = 4;
+const CQ_LOG_SIZE: u8 = 8;
 
 /// The CONN_ID (the device's TX `tuser`) of fuzzed QP `i`, of the RESET QP and of the probe QP.
 fn conn_id(i: usize) -> u16 {
@@ -267,7 +297,39 @@ const PROBE_CONN: u16 = 160;
 
 fn caps(spec: &QpSpec, conn_id: u16) -> QpCaps {
     let QpSpec { mulpdu, ird, ord, crc, markers, .. } = *spec;
-    QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu, ird, ord, crc, markers_tx: false, markers_rx: markers, conn_id }
+    QpCaps {
+        sq_log_size: RING_LOG_SIZE,
+        rq_log_size: RING_LOG_SIZE,
+        mulpdu,
+        ird,
+        ord,
+        crc,
+        markers_tx: false,
+        markers_rx: markers,
+        conn_id,
+    }
+}
+
+/// The QP context the driver writes for `caps` (the model ignores the ring addresses: the
+/// rings are the harness's business).
+fn qp_context(caps: &QpCaps, state: QpState, pd: u16, cqn: u32) -> QpContext {
+    QpContext {
+        state,
+        crc_enable: caps.crc,
+        markers_tx: caps.markers_tx,
+        markers_rx: caps.markers_rx,
+        pd,
+        conn_id: caps.conn_id,
+        mulpdu: caps.mulpdu,
+        send_cq: cqn as u16,
+        recv_cq: cqn as u16,
+        sq_log_size: caps.sq_log_size,
+        rq_log_size: caps.rq_log_size,
+        ird: caps.ird,
+        ord: caps.ord,
+        sq_base: 0,
+        rq_base: 0,
+    }
 }
 
 // ---- What the harness knows --------------------------------------------------------------
@@ -279,8 +341,6 @@ struct Mr<'a> {
     stag: u32,
     va: u64,
     len: u64,
-    /// False once a Send with Invalidate invalidated it (until registered again).
-    valid: bool,
 }
 
 impl Mr<'_> {
@@ -299,16 +359,22 @@ impl Mr<'_> {
     fn contains(&self, at: u64, len: u64) -> bool {
         at >= self.va && at.checked_add(len).is_some_and(|end| end <= self.va + self.len)
     }
+
+    fn index(&self) -> u32 {
+        self.stag >> 8
+    }
+
+    /// The context the driver writes for it (IOVA = VA, as the driver registers).
+    fn context(&self, pdn: u16, valid: bool) -> MrContext {
+        let (key, access, va, length) = (self.stag as u8, access(self.spec.3), self.va, self.len);
+        MrContext { key, access, valid, pd: pdn, va, length, iova: va }
+    }
 }
 
 /// A Read or atomic the harness posted and the device sent.
 #[derive(Clone, Copy, Debug)]
 struct Outstanding {
     wr_id: u64,
-    sink: u64,
-    len: u64,
-    /// Whether its local buffer passes the checks (the device may write its sink).
-    good: bool,
     /// The Read Request, or `None` for an atomic (with its Request Identifier).
     read: Option<ReadRequest>,
     atomic_id: u32,
@@ -316,12 +382,16 @@ struct Outstanding {
 
 struct FuzzQp<'a> {
     spec: QpSpec,
+    caps: QpCaps,
     qp: QueuePair<'a, SimHal>,
+    /// Frames what the harness sends it (its stream position).
     framer: Framer,
-    /// The MSN the harness expects the QP to want next on QN 0, 1 and 3 (index 2 unused).
-    msn: [u32; 4],
+    /// The device's view of its stream: one packet per FPDU.
+    deframer: Deframer,
     recvs: VecDeque<RecvRequest>,
     outstanding: VecDeque<Outstanding>,
+    /// How much of the model's transmit log the device's was compared with.
+    tx_seen: TxLog,
 }
 
 /// Where a packet goes: a fuzzed QP, the QP in RESET, or a QP number nobody has.
@@ -337,14 +407,11 @@ enum Target {
 enum Mode {
     /// FPDUs frame correctly; only their ULPDUs are mutated.
     Framed,
-    /// An FPDU of a CRC QP is corrupted after framing: the MPA receiver must catch it.
+    /// An FPDU of the primary QP is corrupted after framing: with CRC the MPA receiver
+    /// must catch it, without CRC a changed length puts the packet out of step.
     Wire,
-    /// An FPDU of the QP without CRC is corrupted after framing: the stream falls out of
-    /// step with the packets (outside the stream contract), only safety is checked.
-    Desync,
     /// A Write of the primary QP longer than the RX buffer holds, framed correctly: it
-    /// cannot be checked, so like a corrupted FPDU it must fail its QP (2/0/0x05) and
-    /// nothing of it or after it be placed.
+    /// cannot be checked, so it must fail its QP (2/0/0x05) and place nothing.
     Overlong,
 }
 
@@ -378,51 +445,27 @@ impl GenState {
     }
 }
 
-/// IOVAs a case may touch: any octets, or only within one aligned 8-octet word (atomics
-/// into an MR with REMOTE_ATOMIC but not REMOTE_WRITE).
+/// IOVAs a case may touch.
 #[derive(Clone, Copy)]
 struct Range {
     what: &'static str,
     start: u64,
     end: u64,
-    words_only: bool,
 }
 
 impl Range {
     fn new(start: u64, len: u64, what: &'static str) -> Range {
-        Range { what, start, end: start + len, words_only: false }
+        Range { what, start, end: start + len }
     }
 
     fn covers(&self, at: u64, len: u64) -> bool {
-        let end = at.saturating_add(len);
-        at >= self.start && end <= self.end && (!self.words_only || at / 8 == (end - 1) / 8)
+        at >= self.start && at.saturating_add(len) <= self.end
     }
 }
 
 impl std::fmt::Debug for Range {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        let words = if self.words_only { " (words)" } else { "" };
-        write!(f, "{} {:#x}..{:#x}{words}", self.what, self.start, self.end)
-    }
-}
-
-#[derive(Clone, Default)]
-struct Allowed {
-    writes: Vec<Range>,
-    reads: Vec<Range>,
-}
-
-impl Allowed {
-    /// Whether `len` octets at `at` may be accessed; reads come in whole 8-octet beats, so
-    /// a read range is widened to them.
-    fn ok(&self, dir: Dir, at: u64, len: u64) -> bool {
-        match dir {
-            Dir::Write => self.writes.iter().any(|r| r.covers(at, len)),
-            Dir::Read => self
-                .reads
-                .iter()
-                .any(|r| Range { start: r.start & !7, end: r.end.next_multiple_of(8), ..*r }.covers(at, len)),
-        }
+        write!(f, "{} {:#x}..{:#x}", self.what, self.start, self.end)
     }
 }
 
@@ -444,7 +487,7 @@ impl Stats {
             let (group, what) = key.split_once('/').unwrap_or(("", key));
             groups.entry(group).or_default().push(format!("{what} {n}"));
         }
-        let mut s = format!("{} cases", self.cases);
+        let mut s = format!("{} cases, every one predicted exactly by the reference model", self.cases);
         for (group, items) in groups {
             let _ = write!(s, "\n  {group}: {}", items.join(", "));
         }
@@ -452,27 +495,23 @@ impl Stats {
     }
 }
 
-/// Knobs for the harness's own tests: each makes it blind to something it must catch.
+/// Knobs for the harness's own tests: each makes the oracle wrong or the device stuck in
+/// one way, and the harness must notice.
 #[derive(Clone, Copy, Default, Debug)]
 struct Knobs {
-    /// Leave the posted receive buffers out of the allowed writes.
-    forget_receives: bool,
     /// Force the DMA slave's ready rate (0: it never takes a write).
     dma_ready: Option<f64>,
-    /// End every epoch with a "corrupted" FPDU that is not corrupted at all.
-    wire_without_corruption: bool,
+    /// The model places every RDMA Write 8 octets past its TO.
+    model_writes_off_by_8: bool,
+    /// The model's Terminates are not expected.
+    model_sends_no_terminates: bool,
+    /// The model's completions of receives are not expected.
+    model_completes_no_receives: bool,
 }
 
-/// Host memory (the arena) and the device memory pieces, as (IOVA, octets).
+/// Host memory (the arena), the device memory pieces and the probe's buffer, as (IOVA,
+/// octets).
 type Image = Vec<(u64, Vec<u8>)>;
-
-/// `len` octets at `iova` in an image, if one piece holds them all.
-fn octets_at(image: &Image, iova: u64, len: u64) -> Option<&[u8]> {
-    image.iter().find_map(|(base, octets)| {
-        let at = iova.checked_sub(*base)? as usize;
-        octets.get(at..at.checked_add(len as usize)?)
-    })
-}
 
 // ---- The device, waiting on it, reading what it sends ------------------------------------
 
@@ -530,8 +569,7 @@ fn settle(
         }
         if now - start > bound {
             let sent = peer.sent();
-            let first: Vec<String> =
-                sent.iter().take(4).map(|(f, c)| format!("conn {c}: {}", hex(&f[..f.len().min(64)]))).collect();
+            let first: Vec<String> = sent.iter().take(4).map(|(f, c)| format!("conn {c}: {}", hex_short(f))).collect();
             return Err(format!(
                 "HANG: not quiescent after {bound} cycles: probe {}, {pending} beats waiting, last activity {} cycles ago; \
                  the device sent {} FPDUs meanwhile, the first: {}",
@@ -544,9 +582,9 @@ fn settle(
     }
 }
 
-/// The segment in an FPDU the device sent, or why it is not a well-framed one (no markers;
-/// ULPDU_Length, PAD, the CRC field of its QP's setting, zero without CRC) that parses.
-fn parse_fpdu(fpdu: &[u8], crc: bool) -> Result<Segment<'_>, String> {
+/// The ULPDU in an FPDU the device sent, or why it is not a well-framed one (no markers;
+/// ULPDU_Length, PAD, the CRC field of its QP's setting, zero without CRC).
+fn ulpdu_in(fpdu: &[u8], crc: bool) -> Result<&[u8], String> {
     if fpdu.len() < 8 {
         return Err(format!("a bad FPDU of {} octets", fpdu.len()));
     }
@@ -560,24 +598,50 @@ fn parse_fpdu(fpdu: &[u8], crc: bool) -> Result<Segment<'_>, String> {
     if field != due {
         return Err(format!("a bad FPDU: CRC field {} where {} was due", hex(field), hex(&due)));
     }
-    parse_ulpdu(&fpdu[2..2 + len]).map_err(|e| format!("a ULPDU that does not parse ({e:?})"))
+    Ok(&fpdu[2..2 + len])
 }
 
-/// The segment in a packet the device sent, with only as much checking as finding its
-/// length takes (for explaining stalls, where what was sent need not be complete).
-fn loose_segment(fpdu: &[u8]) -> Option<Segment<'_>> {
-    let len = usize::from(u16::from_be_bytes([*fpdu.first()?, *fpdu.get(1)?]));
-    parse_ulpdu(fpdu.get(2..2 + len)?).ok()
+/// The first place two transmit logs differ, class by class, in order.
+fn tx_difference(device: &TxLog, model: &TxLog) -> Option<String> {
+    let classes = [
+        ("request", &device.requests, &model.requests),
+        ("Read Response", &device.read_responses, &model.read_responses),
+        ("Atomic Response", &device.atomic_responses, &model.atomic_responses),
+        ("Terminate", &device.terminates, &model.terminates),
+    ];
+    for (class, is, want) in classes {
+        for i in 0..is.len().max(want.len()) {
+            match (is.get(i), want.get(i)) {
+                (Some(a), Some(b)) if a == b => {}
+                (a, b) => {
+                    let show = |u: Option<&Vec<u8>>| {
+                        u.map_or("nothing".to_string(), |u| format!("{} = {}", hex_short(u), summary(u)))
+                    };
+                    return Some(format!("{class} {i}: the device sent {}, the model {}", show(a), show(b)));
+                }
+            }
+        }
+    }
+    None
 }
 
-/// The Read Request fields of a ULPDU that is an untagged opcode-1 segment long enough to
-/// hold them, read without validating anything else.
-fn raw_read_request(u: &[u8]) -> Option<ReadRequest> {
-    let is_read = u.len() >= 46 && u[0] & 0x80 == 0 && u[1] & 0x0F == 1;
-    is_read.then(|| ReadRequest::from_bytes(u[18..46].try_into().expect("28 octets")))
+/// The part of `log` after what `seen` already covered, class by class.
+fn tx_since(log: &TxLog, seen: &TxLog) -> TxLog {
+    let rest = |all: &Vec<Vec<u8>>, old: &Vec<Vec<u8>>| all.get(old.len()..).unwrap_or_default().to_vec();
+    TxLog {
+        requests: rest(&log.requests, &seen.requests),
+        read_responses: rest(&log.read_responses, &seen.read_responses),
+        atomic_responses: rest(&log.atomic_responses, &seen.atomic_responses),
+        terminates: rest(&log.terminates, &seen.terminates),
+    }
 }
 
-// ---- The world of an epoch: one device and what the harness knows of it ------------------
+/// Whether a ULPDU makes the device read memory for its answer (a Read or Atomic Request).
+fn is_request(ulpdu: &[u8]) -> bool {
+    parse_ulpdu(ulpdu).is_ok_and(|s| matches!(s.opcode, Opcode::ReadRequest | Opcode::AtomicRequest))
+}
+
+// ---- The world of an epoch: one device, its model, and what the harness knows ------------
 
 struct World<'a> {
     dev: &'a Device<SimHal>,
@@ -595,22 +659,17 @@ struct World<'a> {
     /// STags of earlier registrations (stale keys).
     stale: Vec<u32>,
     qps: Vec<FuzzQp<'a>>,
-    /// Reads and atomics of QPs that were reset: their completions may still come.
-    flushing: Vec<u64>,
     next_wr_id: u64,
-    /// What every case may touch: the CQ rings and the probe MR (writes), the rings (reads).
-    always: Allowed,
-    shadow: Image,
-    probe_shadow: Vec<u8>,
+    /// The reference model: side A is this device.
+    model: Fabric,
+    /// Every CQE the device wrote this epoch, in order.
+    cqes: Vec<Cqe>,
+    /// Where the device may read and write outside the data regions: the rings.
+    rings: Vec<Range>,
     faults_seen: usize,
-    /// The running case: its mode, its packets, the probe FPDU after them, and the fuzzed
-    /// QPs that sent a Terminate.
+    /// The running case: its mode and packets.
     mode: Mode,
     packets: Vec<Packet>,
-    probe_fpdu: Vec<u8>,
-    terminated: Vec<usize>,
-    /// An over-long FPDU's Terminate (2/0/0x05) was sent in this case.
-    overlong_terminated: bool,
     log: Rc<RefCell<String>>,
     stats: &'a mut Stats,
     settings: Settings,
@@ -640,7 +699,12 @@ impl<'a> World<'a> {
         }
     }
 
-    fn register(&self, spec: &'static MrSpec) -> CaseResult<Mr<'a>> {
+    fn model_mr_valid(&self, m: &Mr) -> bool {
+        self.model.rnic(DEVICE).mrs()[m.index() as usize].valid
+    }
+
+    /// Registers an MR of the layout with the driver, and its context with the model.
+    fn register(&mut self, spec: &'static MrSpec) -> CaseResult<Mr<'a>> {
         let (pd, rights) = (&self.pds[spec.1], access(spec.3));
         let mr = match spec.2 {
             Place::Host(offset, len) => MemoryRegion::register_range(pd, self.arena, offset, len, rights),
@@ -648,20 +712,13 @@ impl<'a> World<'a> {
         }
         .map_err(|e| format!("registering {}: {e}", spec.0))?;
         let (stag, va, len) = (mr.rkey(), mr.va(), mr.len());
-        Ok(Mr { spec, mr: Some(mr), stag, va, len, valid: true })
+        let m = Mr { spec, mr: Some(mr), stag, va, len };
+        let ctx = m.context(pd.pdn(), true);
+        self.model.rnic_mut(DEVICE).write_mr(m.index(), &ctx).map_err(|e| format!("model WRITE_MR: {e:?}"))?;
+        Ok(m)
     }
 
-    /// The valid MR of `pd` that `stag` names, if it grants `rights`.
-    fn mr_for(&self, pd: usize, stag: u32, rights: u8) -> Option<&Mr<'a>> {
-        self.mrs.iter().find(|m| m.stag == stag && m.valid && m.pd() == pd && m.has(rights))
-    }
-
-    /// Whether `len` octets at `at` pass the checks for a QP of `pd`: they lie in the
-    /// valid MR of `pd` with `rights` that `stag` names (no octets always pass).
-    fn passes(&self, pd: usize, stag: u32, at: u64, len: u64, rights: u8) -> bool {
-        len == 0 || self.mr_for(pd, stag, rights).is_some_and(|m| m.contains(at, len))
-    }
-
+    /// The data regions as the device holds them.
     fn image(&self) -> CaseResult<Image> {
         let mut arena = vec![0; ARENA];
         self.arena.read_bytes(0, &mut arena);
@@ -671,13 +728,19 @@ impl<'a> World<'a> {
             piece.read_bytes(0, &mut octets).map_err(|e| format!("reading device memory: {e}"))?;
             image.push((piece.iova(), octets));
         }
+        let mut probe = vec![0; PROBE_OCTETS];
+        self.probe_buf.read_bytes(0, &mut probe);
+        image.push((self.probe_buf.iova(), probe));
         Ok(image)
     }
 
-    fn probe_now(&self) -> Vec<u8> {
-        let mut now = vec![0; 64];
-        self.probe_buf.read_bytes(0, &mut now);
-        now
+    /// The data regions as the model holds them.
+    fn model_image(&self) -> Image {
+        let regions = std::iter::once((self.arena.iova(), ARENA))
+            .chain(self.dm.iter().map(|p| (p.iova(), p.len())))
+            .chain([(self.probe_buf.iova(), PROBE_OCTETS)]);
+        let mem = &self.model.rnic(DEVICE).mem;
+        regions.map(|(iova, len)| (iova, mem.read(iova, len).expect("a model region").to_vec())).collect()
     }
 
     /// All of device memory, through BAR0.
@@ -689,18 +752,13 @@ impl<'a> World<'a> {
     /// What lies at an IOVA, for reports.
     fn describe(&self, iova: u64) -> String {
         match self.mrs.iter().find(|m| m.contains(iova, 1)) {
-            Some(m) => format!("in {} of PD {}{}", m.name(), m.pd(), if m.valid { "" } else { ", invalidated" }),
-            None if octets_at(&self.shadow, iova, 1).is_some() => "guard zone".into(),
-            None => "no MR".into(),
+            Some(m) => {
+                let valid = if self.model_mr_valid(m) { "" } else { ", invalidated" };
+                format!("in {} of PD {}{valid}", m.name(), m.pd())
+            }
+            None if iova.wrapping_sub(self.probe_buf.iova()) < PROBE_OCTETS as u64 => "the probe's buffer".into(),
+            None => "guard zone".into(),
         }
-    }
-
-    /// What an STag names, for reports.
-    fn describe_stag(&self, stag: u32) -> String {
-        let mr = self.mrs.iter().find(|m| m.stag == stag);
-        mr.map_or("no MR".into(), |m| {
-            format!("{} of PD {}{}", m.name(), m.pd(), if m.valid { "" } else { ", invalid" })
-        })
     }
 
     // ---- Posting receives, Reads and atomics ---------------------------------------------
@@ -730,7 +788,11 @@ impl<'a> World<'a> {
             }
             let recv = RecvRequest { wr_id: self.wr_id(), local: Sge { lkey, addr, length } };
             match self.qps[qi].qp.post_recv(&recv) {
-                Ok(()) => self.qps[qi].recvs.push_back(recv),
+                Ok(()) => {
+                    let qpn = self.qps[qi].qp.qpn();
+                    self.model.post_recv(DEVICE, qpn, recv.wqe()).map_err(|e| format!("model post_recv: {e}"))?;
+                    self.qps[qi].recvs.push_back(recv);
+                }
                 // The driver checks local buffers itself: a bad one never reaches the RNIC.
                 Err(
                     DriverError::UnknownLkey { .. }
@@ -744,11 +806,18 @@ impl<'a> World<'a> {
         Ok(())
     }
 
-    /// Posts a Read or an atomic on `qi` (unless its ORD is used up) and takes the request
-    /// the device sends for it.
+    /// Posts a Read or an atomic on `qi` (unless its ORD is used up, or another QP has one
+    /// outstanding), in the device and the model, and checks the request the device sends
+    /// for it against the model's.
+    ///
+    /// (One QP at a time: the SQ completions of all QPs leave the requester through one
+    /// queue in WQE order, so a completion of one QP, a flushed Read say, would wait behind
+    /// another QP's Read until that one's response came: later than the model, which
+    /// orders completions per QP only, says. See ARCHITECTURE, "Completions in order".)
     fn post_request(&mut self, qi: usize, rng: &mut StdRng) -> CaseResult<()> {
         let spec = self.qps[qi].spec;
-        if self.qps[qi].outstanding.len() >= usize::from(spec.ord) {
+        let others_waiting = (0..self.qps.len()).any(|q| q != qi && !self.qps[q].outstanding.is_empty());
+        if self.qps[qi].outstanding.len() >= usize::from(spec.ord) || others_waiting {
             return Ok(());
         }
         let area = self.mrs[spec.recv_mr].va + spec.recv_off;
@@ -769,8 +838,7 @@ impl<'a> World<'a> {
                 WorkRequest::CmpSwap { wr_id, local, remote, compare, compare_mask, swap, swap_mask, signaled }
             }
         };
-        let good = self.passes(spec.pd, lkey, sink, length.into(), LW);
-        note!(self, "  harness posts on QP {qi}: {wr:?} (local buffer good: {good})");
+        note!(self, "  harness posts on QP {qi}: {wr:?}");
         match self.qps[qi].qp.post_send(&wr) {
             Ok(()) => {}
             // The driver checks local buffers itself: a bad one never reaches the RNIC.
@@ -779,37 +847,33 @@ impl<'a> World<'a> {
                 | DriverError::WrongPd { .. }
                 | DriverError::NoLocalWrite { .. }
                 | DriverError::SgeOutOfBounds { .. },
-            ) if !good => return Ok(()),
+            ) => return Ok(()),
             Err(e) => return Err(format!("posting {wr:?}: {e}")),
         }
+        let qpn = self.qps[qi].qp.qpn();
+        self.model.post_send(DEVICE, qpn, wr.wqe()).map_err(|e| format!("model post_send: {e}"))?;
+        self.model.run().map_err(|e| format!("model run: {e}"))?;
         let before = self.peer.sent_count();
         common::run_until(self.dev, || self.peer.sent_count() > before);
+        let read = |u: &[u8]| match parse_ulpdu(u).map(|s| s.header) {
+            Ok(RdmapHeader::ReadRequest(r)) => Some(r),
+            _ => None,
+        };
+        let atomic_id = |u: &[u8]| match parse_ulpdu(u).map(|s| s.header) {
+            Ok(RdmapHeader::AtomicRequest(a)) => a.request_id,
+            _ => 0,
+        };
         let sent = self.peer.take_sent();
-        let [(fpdu, conn)] = &sent[..] else {
-            let hang = if sent.is_empty() { "HANG: " } else { "" };
-            return Err(format!(
-                "{hang}posting {wr:?} on QP {qi} made the device send {} FPDUs: {sent:02x?}",
-                sent.len()
-            ));
-        };
-        note!(self, "  <- conn {conn}: {}", hex(fpdu));
-        let seg = parse_fpdu(fpdu, spec.crc).map_err(|e| format!("QP {qi} sent {e}: {}", hex(fpdu)))?;
-        let (read, atomic_id) = match (seg.header, is_read) {
-            _ if *conn != u64::from(conn_id(qi)) => return Err(format!("QP {qi}'s request went out on conn {conn}")),
-            (RdmapHeader::ReadRequest(r), true) => (Some(r), 0),
-            (RdmapHeader::AtomicRequest(r), false) => (None, r.request_id),
-            // A local protection error: the WQE completes with an error, the QP fails.
-            (RdmapHeader::Terminate(t), _) if !good => {
-                self.stats.count(format!("Terminates sent/{}", t.code), 1);
-                self.terminated.push(qi);
-                self.flushing.push(wr_id);
-                return Ok(());
-            }
-            _ => return Err(format!("QP {qi}: {wr:?} went out as {seg:?}")),
-        };
-        let outstanding = Outstanding { wr_id, sink, len: length.into(), good, read, atomic_id };
-        self.qps[qi].outstanding.push_back(outstanding);
-        self.stats.count("harness/Reads and atomics sent", 1);
+        if sent.is_empty() {
+            return Err(format!("HANG: posting {wr:?} on QP {qi} made the device send nothing"));
+        }
+        self.check_tx_of(sent)?;
+        let model_qp = self.model.rnic(DEVICE).qp(qpn).expect("model QP");
+        if let Some(req) = model_qp.tx().requests.last().filter(|_| model_qp.state() == QpState::Rts) {
+            let (read, atomic_id) = (read(req), atomic_id(req));
+            self.qps[qi].outstanding.push_back(Outstanding { wr_id, read, atomic_id });
+            self.stats.count("harness/Reads and atomics sent", 1);
+        }
         Ok(())
     }
 
@@ -822,7 +886,7 @@ impl<'a> World<'a> {
             (!fitting.is_empty()).then(|| fitting[rng.gen_range(0..fitting.len())])
         };
         let chosen = match rng.gen_range(0..100) {
-            0..=54 => pick(rng, &|m| m.pd() == pd && m.valid && m.has(rights)),
+            0..=54 => pick(rng, &|m| m.pd() == pd && self.model_mr_valid(m) && m.has(rights)),
             55..=69 => pick(rng, &|_| true),
             70..=77 => pick(rng, &|m| m.pd() == pd && !m.has(rights)),
             78..=80 if !self.stale.is_empty() => return (self.stale[rng.gen_range(0..self.stale.len())], None),
@@ -864,8 +928,8 @@ impl<'a> World<'a> {
         Segment::tagged(opcode, last, stag, to, &random_octets(rng, len)).to_vec()
     }
 
-    /// The segments of one message for fuzzed QP `qi`: valid as far as the harness can tell,
-    /// or deliberately random.
+    /// The segments of one message for fuzzed QP `qi`: valid as far as the model's state
+    /// goes, or deliberately random.
     fn gen_message(&mut self, rng: &mut StdRng, qi: usize, st: &mut GenState) -> Vec<Vec<u8>> {
         let (spec, pd) = (self.qps[qi].spec, self.qps[qi].spec.pd);
         let read = self.qps[qi].outstanding.front().and_then(|o| o.read);
@@ -997,12 +1061,19 @@ impl<'a> World<'a> {
         chunks.into_iter().enumerate().map(|(i, chunk)| segment(i, chunk)).collect()
     }
 
-    /// The packets of a case, mostly for `primary`; returns them, the fuzzed QPs they
-    /// address and what the generator believes of each QP after them.
-    fn gen_packets(&mut self, rng: &mut StdRng, primary: usize) -> (Vec<Packet>, Vec<usize>, Vec<GenState>) {
-        let mut states: Vec<GenState> =
-            self.qps.iter().map(|q| GenState { msn: q.msn, recv_cursor: 0, read_resp: None }).collect();
-        let (mut packets, mut targets) = (Vec::new(), vec![primary]);
+    /// The model's view of QP `qi`'s expected MSNs (QN 0, 1 and 3).
+    fn model_msns(&self, qi: usize) -> [u32; 4] {
+        let qp = self.model.rnic(DEVICE).qp(self.qps[qi].qp.qpn()).expect("model QP");
+        let m = qp.msns();
+        [m.recv, m.read_request_recv, 0, m.atomic_response_recv]
+    }
+
+    /// The packets of a case, mostly for `primary`.
+    fn gen_packets(&mut self, rng: &mut StdRng, primary: usize) -> Vec<Packet> {
+        let mut states: Vec<GenState> = (0..self.qps.len())
+            .map(|qi| GenState { msn: self.model_msns(qi), recv_cursor: 0, read_resp: None })
+            .collect();
+        let mut packets = Vec::new();
         let n = [1, 1, 2, 2, 3, 3, 4, 5, 6][rng.gen_range(0..9)];
         while packets.len() < n {
             let target = match rng.gen_range(0..100) {
@@ -1026,14 +1097,11 @@ impl<'a> World<'a> {
                     (i, Some(GenState { read_resp: None, ..states[i] }))
                 }
             };
-            if matches!(target, Target::Fuzz(i) if !targets.contains(&i)) {
-                targets.push(qi);
-            }
             for ulpdu in self.gen_message(rng, qi, scratch.as_mut().unwrap_or(&mut states[qi])) {
                 packets.push(Packet { target, ulpdu, fpdu: Vec::new(), length_at: 0, mutations: String::new() });
             }
         }
-        (packets, targets, states)
+        packets
     }
 
     /// Mutates some ULPDUs before framing (at least one), and may swap or duplicate two.
@@ -1067,18 +1135,14 @@ impl<'a> World<'a> {
                 p.length_at = if framer.config().markers && framer.position().is_multiple_of(512) { 4 } else { 0 };
                 framer.frame(&p.ulpdu, &mut p.fpdu).expect("a ULPDU of at most 65535 octets");
             }
-            // The RESET QP's context has CRCs on, and the deframer checks them whatever the
-            // state; a QP number nobody has reads as a zeroed context (no CRC, no markers),
-            // whose CRC field is not looked at.
+            // The RESET QP's context has CRCs on; a QP number nobody has reads as a zeroed
+            // context (no CRC, no markers), whose CRC field is not looked at.
             _ => p.fpdu = common::frame(&p.ulpdu, p.target == Target::Reset || rng.gen_bool(0.5)),
         }
     }
 
-    /// Corrupts one FPDU of `primary` after framing (unless the knob says not to).
+    /// Corrupts one FPDU of `primary` after framing.
     fn corrupt_after_framing(&mut self, rng: &mut StdRng, packets: &mut [Packet], primary: usize) {
-        if self.knobs.wire_without_corruption {
-            return;
-        }
         let mine: Vec<usize> = (0..packets.len()).filter(|&i| packets[i].target == Target::Fuzz(primary)).collect();
         let other = packets[rng.gen_range(0..packets.len())].fpdu.clone();
         let p = &mut packets[mine[rng.gen_range(0..mine.len())]];
@@ -1110,7 +1174,7 @@ impl<'a> World<'a> {
                     p.fpdu.extend_from_slice(&other[rng.gen_range(0..other.len())..]);
                     "spliced"
                 }
-                _ if self.mode == Mode::Wire => {
+                90..=94 => {
                     p.fpdu[n - 4..].fill(0);
                     "CRC field zeroed (framed as without CRC)"
                 }
@@ -1128,83 +1192,58 @@ impl<'a> World<'a> {
 
     // ---- A case --------------------------------------------------------------------------
 
-    /// One case. Returns whether the device is done for (the epoch must end).
-    fn run_case(&mut self, index: u64, closing: bool, reproduce: &str) -> CaseResult<bool> {
+    /// One case.
+    fn run_case(&mut self, index: u64, reproduce: &str) -> CaseResult<()> {
         let mut rng = case_rng(self.settings.seed, index, SALT_CASE);
-        let primary = match self.knobs.wire_without_corruption && closing {
-            true => 0,
-            false => weighted(&mut rng, &[(0, 30), (1, 25), (2, 25), (3, 20)]),
-        };
-        let corrupt = closing && (self.knobs.wire_without_corruption || rng.gen_bool(0.8));
-        self.mode = match (corrupt, self.qps[primary].spec.crc) {
-            (false, _) => Mode::Framed,
-            (true, _) if !self.knobs.wire_without_corruption && rng.gen_bool(0.2) => Mode::Overlong,
-            (true, true) => Mode::Wire,
-            (true, false) => Mode::Desync,
-        };
+        let primary = weighted(&mut rng, &[(0, 30), (1, 25), (2, 25), (3, 20)]);
+        self.mode = weighted(&mut rng, &[(Mode::Framed, 92), (Mode::Wire, 6), (Mode::Overlong, 2)]);
         let mode = self.mode;
         self.stats.count(format!("modes/{mode:?}"), 1);
         note!(self, "case {index} ({reproduce}): primary QP {primary} ({:?}), {mode:?}", self.qps[primary].spec);
-        let (packets, targets, states) = self.build_case(&mut rng, primary)?;
-        // Whose state the harness can no longer predict.
-        let unsure: Vec<bool> = (0..self.qps.len())
-            .map(|i| packets.iter().any(|p| !p.mutations.is_empty() && p.target == Target::Fuzz(i)))
-            .collect();
-        // Out of step, an FPDU may be taken for any fuzzed QP's, never the probe's PD's.
-        let allowed = self.allowed(if mode == Mode::Desync { &[0, 1, 2, 3][..] } else { &targets[..] });
-        let octets = self.send_packets(packets);
-
-        // The probe, awaited unless the stream was corrupted after framing.
-        let (slot, value) = self.send_probe(index);
-        let placed = |w: &Self| w.probe_now()[slot..slot + 8] == value.to_le_bytes();
-        let (await_probe, bound) = (mode == Mode::Framed, 60_000 + 4 * octets as u64);
-        let idle = if await_probe { IDLE_CYCLES } else { IDLE_CYCLES_NO_PROBE };
-        match settle(self.dev, self.peer, self.activity, bound, idle, || !await_probe || placed(self)) {
-            Ok(cycles) => self.stats.count("device/cycles", cycles),
-            Err(e) => {
-                return Err(match self.known_stall() {
-                    Some(bug) => bug_is_back(bug, e),
-                    None => e,
-                })
+        self.packets.clear();
+        // With RNIC_TRACE set, the waveform keeps the last case only.
+        self.dev.hal().with_model(|m| m.trace_restart());
+        if rng.gen_bool(0.25) {
+            self.post_request(primary, &mut rng)?;
+        }
+        let packets = self.build_case(&mut rng, primary);
+        let octets: usize = packets.iter().map(|p| p.fpdu.len()).sum();
+        self.stats.count("packets/sent", packets.len() as u64);
+        self.stats.count("packets/octets", octets as u64);
+        let bound = 60_000 + 4 * octets as u64;
+        for p in packets {
+            let request = self.model_packet(&p)?;
+            self.send_packet(p);
+            if request {
+                // A pause until the device has answered: see the module docs.
+                settle(self.dev, self.peer, self.activity, bound, IDLE_CYCLES_NO_PROBE, || true)?;
+                self.stats.count("harness/pauses after a request", 1);
             }
         }
-        // Nothing may be delivered after an FPDU corrupted on the wire; out of step, the
-        // probe may or may not have been taken as a whole FPDU.
-        let mut probe_expect = self.probe_shadow.clone();
-        if placed(self) {
-            if matches!(mode, Mode::Wire | Mode::Overlong) {
-                let what = "the MPA receiver let it or what follows through";
-                return Err(format!("the probe was PLACED after an FPDU corrupted on the wire: {what}"));
-            }
-            probe_expect[slot..slot + 8].copy_from_slice(&value.to_le_bytes());
-        }
-        self.check_case(&allowed, probe_expect)?;
-        // The over-long FPDU fails its QP, unless an earlier FPDU of the case had.
-        let terminated_before = self.terminated.contains(&primary) && !self.overlong_terminated;
-        if mode == Mode::Overlong && !self.overlong_terminated && !terminated_before {
-            return Err("an FPDU longer than the RX buffer did not fail its QP with Terminate 2/0/0x05".into());
-        }
-        self.restore(&targets, &unsure, &states, &mut rng)?;
+        // The probe, which the device must place whatever the case did to other QPs.
+        let (slot, value) = self.send_probe(index)?;
+        let placed = |w: &Self| {
+            let mut now = [0; 8];
+            w.probe_buf.read_bytes(slot, &mut now);
+            now == value.to_le_bytes()
+        };
+        let cycles = settle(self.dev, self.peer, self.activity, bound, IDLE_CYCLES, || placed(self))?;
+        self.stats.count("device/cycles", cycles);
+        self.model.run().map_err(|e| format!("model run: {e}"))?;
+        self.check_case()?;
+        self.restore(&mut rng)?;
         self.stats.cases += 1;
-        Ok(mode != Mode::Framed)
+        Ok(())
     }
 
-    /// The case's packets: generated mostly for `primary` (after maybe posting a Read or
-    /// atomic there), mutated, framed, or corrupted after framing; with the fuzzed QPs they
-    /// address and what the generator believes of each QP after them.
-    fn build_case(&mut self, rng: &mut StdRng, primary: usize) -> CaseResult<(Vec<Packet>, Vec<usize>, Vec<GenState>)> {
-        self.packets.clear();
-        self.terminated.clear();
-        self.overlong_terminated = false;
-        if rng.gen_bool(0.25) {
-            self.post_request(primary, rng)?;
-        }
-        let (mut packets, targets, states) = self.gen_packets(rng, primary);
+    /// The case's packets: generated mostly for `primary`, mutated, framed, or corrupted
+    /// after framing.
+    fn build_case(&mut self, rng: &mut StdRng, primary: usize) -> Vec<Packet> {
+        let mut packets = self.gen_packets(rng, primary);
         if self.mode == Mode::Framed && rng.gen_bool(0.65) {
             self.mutate_packets(rng, &mut packets);
         }
         if self.mode == Mode::Overlong {
-            // The primary's first packet, so that its QP is still in RTS to fail.
             let first = packets.iter().position(|p| p.target == Target::Fuzz(primary));
             let p = &mut packets[first.expect("the primary has a packet")];
             let len = rng.gen_range(RX_BUFFER_OCTETS - 13..=usize::from(u16::MAX) - 14);
@@ -1214,340 +1253,273 @@ impl<'a> World<'a> {
         for p in &mut packets {
             self.frame(p, rng);
         }
-        if matches!(self.mode, Mode::Wire | Mode::Desync) {
+        if self.mode == Mode::Wire {
             self.corrupt_after_framing(rng, &mut packets, primary);
         }
-        Ok((packets, targets, states))
+        packets
     }
 
-    /// Sends the packets (keeping them for the checks); returns their octets.
-    fn send_packets(&mut self, packets: Vec<Packet>) -> usize {
-        let octets: usize = packets.iter().map(|p| p.fpdu.len()).sum();
-        self.stats.count("packets/sent", packets.len() as u64);
-        self.stats.count("packets/octets", octets as u64);
-        for p in packets {
-            let tuser = self.qpn_of(p.target);
-            let (target, mutations, says) = (p.target, &p.mutations, summary(&p.ulpdu));
-            note!(self, "  -> tuser {tuser:>2} {target:?} [{mutations}] {says}: {}", hex(&p.fpdu));
-            self.peer.send(&p.fpdu, tuser);
-            self.packets.push(p);
+    /// Hands the model what the device makes of a packet: for a fuzzed QP, the ULPDU its
+    /// deframer finds or the MPA error (a ULPDU longer than the RX buffer is one too); a
+    /// packet for a QP in RESET or one nobody has changes nothing. Returns whether the
+    /// packet is a request whose answer reads memory.
+    fn model_packet(&mut self, p: &Packet) -> CaseResult<bool> {
+        let Target::Fuzz(qi) = p.target else { return Ok(false) };
+        let qpn = self.qps[qi].qp.qpn();
+        let Some(verdict) = self.qps[qi].deframer.pop_packet(&p.fpdu) else {
+            // Its stream failed earlier in the case: the QP is in ERROR and drops it.
+            return Ok(false);
+        };
+        let err = |e| format!("model: {e}");
+        match verdict {
+            Ok(ulpdu) if ulpdu.len() > RX_BUFFER_OCTETS => {
+                self.stats.count("MPA errors/ULPDU longer than the RX buffer", 1);
+                self.model.deliver_mpa_error(DEVICE, qpn, TermCode::MPA_LOCAL_CATASTROPHIC).map_err(err)?;
+                Ok(false)
+            }
+            Ok(mut ulpdu) => {
+                if self.knobs.model_writes_off_by_8 && ulpdu.len() >= 14 && ulpdu[0] & 0x80 != 0 && ulpdu[1] & 0x0F == 0
+                {
+                    let to = u64::from_be_bytes(ulpdu[6..14].try_into().expect("8 octets")).wrapping_add(8);
+                    ulpdu[6..14].copy_from_slice(&to.to_be_bytes());
+                }
+                self.model.deliver(DEVICE, qpn, &ulpdu).map_err(err)?;
+                Ok(is_request(&ulpdu))
+            }
+            Err(e) => {
+                let code = e.term_code().expect("a receive error has a code");
+                self.stats.count(format!("MPA errors/{code}"), 1);
+                self.model.deliver_mpa_error(DEVICE, qpn, code).map_err(err)?;
+                Ok(false)
+            }
         }
-        octets
     }
 
-    /// Sends the probe, a Write of a value unique to the case to one of 8 slots; returns
-    /// the slot's offset and the value.
-    fn send_probe(&mut self, index: u64) -> (usize, u64) {
+    /// Sends a packet (keeping it for the report).
+    fn send_packet(&mut self, p: Packet) {
+        let tuser = self.qpn_of(p.target);
+        let (target, mutations, says) = (p.target, &p.mutations, summary(&p.ulpdu));
+        note!(self, "  -> tuser {tuser:>2} {target:?} [{mutations}] {says}: {}", hex_short(&p.fpdu));
+        self.peer.send(&p.fpdu, tuser);
+        self.packets.push(p);
+    }
+
+    /// Sends the probe, a Write of a value unique to the case to one of 8 slots, to the
+    /// device and the model; returns the slot's offset and the value.
+    fn send_probe(&mut self, index: u64) -> CaseResult<(usize, u64)> {
         let (slot, value) = ((index % 8) as usize * 8, 0x9B0B_0000_0000_0000 | index);
         let to = self.probe_mr.va() + slot as u64;
-        self.probe_fpdu = common::frame(&Segment::write(self.probe_mr.rkey(), to, &value.to_le_bytes()).to_vec(), true);
-        self.peer.send(&self.probe_fpdu, self.probe_qp.qpn().into());
-        (slot, value)
+        let ulpdu = Segment::write(self.probe_mr.rkey(), to, &value.to_le_bytes()).to_vec();
+        self.peer.send(&common::frame(&ulpdu, true), self.probe_qp.qpn().into());
+        self.model.deliver(DEVICE, self.probe_qp.qpn(), &ulpdu).map_err(|e| format!("model: {e}"))?;
+        Ok((slot, value))
     }
 
     // ---- Checking a case -----------------------------------------------------------------
 
-    /// Checks what the device did in the case: what it sent, its DMA accesses and IOMMU
-    /// faults, host, device and probe memory, its completions.
-    fn check_case(&mut self, allowed: &Allowed, probe_expect: Vec<u8>) -> CaseResult<()> {
-        let after = self.image()?;
+    /// Checks what the device did in the case against the model: its DMA accesses and
+    /// IOMMU faults, memory, what it sent, its completions, its QPs' states.
+    fn check_case(&mut self) -> CaseResult<()> {
         let (faults, accesses) =
             self.dev.hal().with_memory(|m| (m.faults()[self.faults_seen..].to_vec(), m.take_accesses()));
         self.faults_seen += faults.len();
-        let excuse_reads = self.harvest_tx(&after, &accesses)?;
-        if let Some(f) = faults.iter().find(|f| !(excuse_reads && f.dir == Dir::Read)) {
+        if let Some(f) = faults.first() {
             return Err(format!("IOMMU FAULT: {f}"));
         }
-        self.check_memory(allowed, &accesses, after, excuse_reads)?;
-        let probe = self.probe_now();
-        if probe != probe_expect {
-            return Err(format!("probe memory is {} where {} was expected", hex(&probe), hex(&probe_expect)));
-        }
-        self.probe_shadow = probe;
-        self.harvest_cq()
+        self.check_accesses(&accesses)?;
+        let sent = self.peer.take_sent();
+        self.check_tx_of(sent)?;
+        self.check_memory()?;
+        self.check_completions()?;
+        self.check_states()
     }
 
-    /// What a case addressing `targets` may touch.
-    fn allowed(&self, targets: &[usize]) -> Allowed {
-        let mut a = self.always.clone();
-        let pds: Vec<usize> = targets.iter().map(|&t| self.qps[t].spec.pd).collect();
-        for m in self.mrs.iter().filter(|m| m.valid && m.len > 0 && pds.contains(&m.pd())) {
-            let range = Range::new(m.va, m.len, m.name());
-            if m.has(RW) || m.has(RA) {
-                a.writes.push(Range { words_only: !m.has(RW), ..range });
-            }
-            if m.has(RR) || m.has(RA) {
-                a.reads.push(range);
-            }
-        }
-        for q in targets.iter().map(|&t| &self.qps[t]) {
-            for r in q.recvs.iter().filter(|_| !self.knobs.forget_receives) {
-                // Segments are checked one by one: a buffer that runs past its MR is
-                // written up to there.
-                if let Some(m) = self.mr_for(q.spec.pd, r.local.lkey, LW) {
-                    let start = r.local.addr.max(m.va);
-                    let end = r.local.addr.saturating_add(r.local.length.into()).min(m.va + m.len);
-                    if start < end {
-                        a.writes.push(Range::new(start, end - start, "receive"));
-                    }
-                }
-            }
-            for o in q.outstanding.iter().filter(|o| o.good) {
-                a.writes.push(Range::new(o.sink, o.len, "Read or atomic sink"));
-            }
-        }
-        a
-    }
-
-    /// Checks every DMA access against `allowed` (reads excused for KB-READ), and that
-    /// host and device memory changed only where a write was allowed.
-    fn check_memory(
-        &mut self,
-        allowed: &Allowed,
-        accesses: &[Access],
-        after: Image,
-        excuse_reads: bool,
-    ) -> CaseResult<()> {
+    /// Every DMA access lies in the data regions (compared octet for octet) or the rings.
+    fn check_accesses(&mut self, accesses: &[Access]) -> CaseResult<()> {
+        let data = [
+            Range::new(self.arena.iova(), ARENA as u64, "the MRs' host memory"),
+            Range::new(self.probe_buf.iova(), PROBE_OCTETS as u64, "the probe's buffer"),
+        ];
         for a in accesses {
-            if !(allowed.ok(a.dir, a.iova, a.len as u64) || (excuse_reads && a.dir == Dir::Read)) {
-                let ranges = if a.dir == Dir::Write { &allowed.writes } else { &allowed.reads };
+            let len = a.len as u64;
+            let in_data = data.iter().any(|r| r.covers(a.iova, len))
+                || self.dm.iter().any(|p| Range::new(p.iova(), p.len() as u64, "").covers(a.iova, len));
+            let in_ring = self.rings.iter().any(|r| Range { start: r.start & !7, ..*r }.covers(a.iova, len));
+            if !(in_data || in_ring) {
                 return Err(format!(
-                    "DMA {:?} OUTSIDE what the case allows: {} octets at {:#x} ({}) at cycle {}\n  allowed: {ranges:?}",
-                    a.dir,
-                    a.len,
-                    a.iova,
-                    self.describe(a.iova),
-                    a.cycle,
+                    "DMA {:?} OUTSIDE the data regions and rings: {} octets at {:#x} at cycle {}\n  rings: {:?}",
+                    a.dir, a.len, a.iova, a.cycle, self.rings
                 ));
             }
-            if a.dir == Dir::Write && a.iova.wrapping_sub(self.arena.iova()) < ARENA as u64 {
-                self.stats.count("device/host writes placed", 1);
+            if a.dir == Dir::Write && in_data {
+                self.stats.count("device/data writes", 1);
             }
         }
-        for ((base, was), (_, is)) in self.shadow.iter().zip(&after) {
-            if let Some(i) = (0..was.len()).find(|&i| was[i] != is[i] && !allowed.ok(Dir::Write, base + i as u64, 1)) {
-                let iova = base + i as u64;
-                return Err(format!(
-                    "memory changed OUTSIDE what the case allows: octet {iova:#x} ({}) {:#04x} -> {:#04x}\n  allowed: {:?}",
-                    self.describe(iova),
-                    was[i],
-                    is[i],
-                    allowed.writes
-                ));
-            }
-        }
-        self.shadow = after;
         Ok(())
     }
 
-    /// Takes what the device sent and checks every FPDU. Returns whether the case's reads
-    /// are excused (KB-READ, or a request the harness cannot see out of step).
-    fn harvest_tx(&mut self, after: &Image, accesses: &[Access]) -> CaseResult<bool> {
-        let mut excuse_reads = false;
-        for (fpdu, conn) in self.peer.take_sent() {
-            note!(self, "  <- conn {conn}: {}", hex(&fpdu));
-            let Some(qi) = (0..self.qps.len()).find(|&i| u64::from(conn_id(i)) == conn) else {
-                // Out of step, octets of a fuzzed QP may be taken for the probe QP's; a
-                // corrupted FPDU ending in the probe's packet fails the probe QP (the stream
-                // contract, one packet per FPDU, is what names the QP).
-                if conn == u64::from(PROBE_CONN) && self.mode != Mode::Framed {
-                    let seg = parse_fpdu(&fpdu, true).map_err(|e| format!("the probe QP sent {e}: {}", hex(&fpdu)))?;
-                    match seg.header {
-                        RdmapHeader::Terminate(t)
-                            if self.mode != Mode::Desync && t.code.layer != TermCode::LAYER_LLP =>
-                        {
-                            return Err(format!("the probe QP sent a Terminate that is not MPA's: {}", hex(&fpdu)))
-                        }
-                        RdmapHeader::Terminate(_) => self.stats.count("device/probe QP failed out of step", 1),
-                        _ if self.mode != Mode::Desync => {
-                            return Err(format!("after a corruption the probe QP sent {}", hex(&fpdu)))
-                        }
-                        _ => {}
-                    }
-                    continue;
-                }
-                return Err(format!("the device sent an FPDU on connection {conn}, no fuzzed QP's: {}", hex(&fpdu)));
-            };
-            let seg =
-                parse_fpdu(&fpdu, self.qps[qi].spec.crc).map_err(|e| format!("QP {qi} sent {e}: {}", hex(&fpdu)))?;
-            match (seg.header, seg.ddp) {
-                (RdmapHeader::Terminate(t), _) => {
-                    self.stats.count(format!("Terminates sent/{}", t.code), 1);
-                    self.terminated.push(qi);
-                    self.overlong_terminated |=
-                        self.mode == Mode::Overlong && t.code == TermCode::MPA_LOCAL_CATASTROPHIC;
-                }
-                (RdmapHeader::AtomicResponse(_), _) => self.stats.count("device/responses", 1),
-                (RdmapHeader::None, DdpHeader::Tagged(h)) if seg.opcode == Opcode::ReadResponse => {
-                    self.stats.count("device/responses", h.last.into());
-                    let len = seg.payload.len() as u64;
-                    let answers = |r: &ReadRequest| {
-                        r.sink_stag == h.stag && h.to.wrapping_sub(r.sink_to).saturating_add(len) <= r.size.into()
-                    };
-                    let Some(rr) = self.case_read_requests().find(|(q, r)| *q == qi && answers(r)).map(|(_, r)| r)
-                    else {
-                        // Out of step, the device parses requests the harness never framed:
-                        // what it reads for them cannot be checked here.
-                        if self.mode == Mode::Desync {
-                            excuse_reads = true;
-                            continue;
-                        }
-                        return Err(format!(
-                            "QP {qi} sent a Read Response no Read Request of the case asked for: {}",
-                            hex(&fpdu)
-                        ));
-                    };
-                    let at = rr.src_to.wrapping_add(h.to.wrapping_sub(rr.sink_to));
-                    if !self.passes(self.qps[qi].spec.pd, rr.src_stag, rr.src_to, rr.size.into(), RR) {
-                        let what =
-                            format!("QP {qi} answered {rr:?}, whose source fails the access checks: {}", hex(&fpdu));
-                        return Err(bug_is_back(KB_READ, what));
-                    } else if let Some(wrong) = self.read_payload_mismatch(at, seg.payload, after, accesses) {
-                        let what = self.describe(at);
-                        return Err(format!(
-                            "QP {qi}: a Read Response's payload is not the memory at {at:#x} ({what}): {wrong}"
-                        ));
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "QP {qi} sent {:?}, which no received FPDU asks for: {}",
-                        seg.opcode,
-                        hex(&fpdu)
-                    ))
-                }
+    /// Every octet of the data regions is what the model holds.
+    fn check_memory(&mut self) -> CaseResult<()> {
+        let (device, model) = (self.image()?, self.model_image());
+        for ((base, is), (_, want)) in device.iter().zip(&model) {
+            let differ: Vec<usize> = (0..is.len()).filter(|&i| is[i] != want[i]).collect();
+            if let Some(&i) = differ.first() {
+                let iova = base + i as u64;
+                return Err(format!(
+                    "MEMORY differs from the model in {} octets, first at {iova:#x} ({}): device {:#04x}, model {:#04x}",
+                    differ.len(),
+                    self.describe(iova),
+                    is[i],
+                    want[i]
+                ));
             }
         }
-        Ok(excuse_reads)
+        Ok(())
     }
 
-    /// The Read Requests the case sent fuzzed QPs, as far as they can be read.
-    fn case_read_requests(&self) -> impl Iterator<Item = (usize, ReadRequest)> + '_ {
-        self.packets.iter().filter_map(|p| match p.target {
-            Target::Fuzz(qi) => raw_read_request(&p.ulpdu).map(|r| (qi, r)),
-            _ => None,
-        })
-    }
-
-    /// The octets are read at some point of the case: each must be what memory held before
-    /// or after it, or one a write of the case touched (in device memory, whose writes are
-    /// not logged: one that changed). Returns what is wrong.
-    fn read_payload_mismatch(&self, at: u64, payload: &[u8], after: &Image, accesses: &[Access]) -> Option<String> {
-        let len = payload.len() as u64;
-        let (before, now) = (octets_at(&self.shadow, at, len)?, octets_at(after, at, len)?);
-        let written = |o: u64| accesses.iter().any(|a| a.dir == Dir::Write && o.wrapping_sub(a.iova) < a.len as u64);
-        let wrong = (0..payload.len())
-            .any(|i| payload[i] != before[i] && payload[i] != now[i] && before[i] == now[i] && !written(at + i as u64));
-        wrong.then(|| {
-            format!("sent {}, memory held {} before the case and {} after", hex(payload), hex(before), hex(now))
-        })
-    }
-
-    /// Takes the completions and checks each against what the harness posted.
-    fn harvest_cq(&mut self) -> CaseResult<()> {
-        while let Some(c) = self.cq.poll().map_err(|e| format!("a CQE that does not decode: {e}"))? {
-            note!(self, "  CQE {c:?}");
-            let Some(qi) = self.qps.iter().position(|q| q.qp.qpn() == c.qpn) else {
-                return Err(format!("a completion for QP {}, which is not a fuzzed QP: {c:?}", c.qpn));
+    /// Checks FPDUs the device sent: each well framed, for a fuzzed QP (or, with nothing,
+    /// for the probe), and each QP's transmissions equal to the model's since the last check.
+    fn check_tx_of(&mut self, sent: Vec<(Vec<u8>, u64)>) -> CaseResult<()> {
+        let mut logs: Vec<TxLog> = vec![TxLog::default(); self.qps.len()];
+        for (fpdu, conn) in sent {
+            note!(self, "  <- conn {conn}: {}", hex_short(&fpdu));
+            let Some(qi) = (0..self.qps.len()).find(|&i| u64::from(conn_id(i)) == conn) else {
+                return Err(format!(
+                    "TX: the device sent an FPDU on connection {conn}, no fuzzed QP's: {}",
+                    hex(&fpdu)
+                ));
             };
-            let pd = self.qps[qi].spec.pd;
-            let result = if c.is_ok() { "ok" } else { "with errors" };
+            let ulpdu = ulpdu_in(&fpdu, self.qps[qi].spec.crc).map_err(|e| format!("TX: QP {qi} sent {e}"))?;
+            logs[qi].push(ulpdu.to_vec());
+        }
+        for (qi, device) in logs.iter().enumerate() {
+            let qpn = self.qps[qi].qp.qpn();
+            let mut model = tx_since(self.model.rnic(DEVICE).qp(qpn).expect("model QP").tx(), &self.qps[qi].tx_seen);
+            if self.knobs.model_sends_no_terminates {
+                model.terminates.clear();
+            }
+            if let Some(d) = tx_difference(device, &model) {
+                return Err(format!("TX of QP {qi}: {d}"));
+            }
+            for t in &device.terminates {
+                let code = parse_ulpdu(t).map(|s| s.header);
+                if let Ok(RdmapHeader::Terminate(t)) = code {
+                    self.stats.count(format!("Terminates sent/{}", t.code), 1);
+                }
+            }
+            self.stats.count("device/Read Responses", device.read_responses.len() as u64);
+            self.stats.count("device/Atomic Responses", device.atomic_responses.len() as u64);
+            let seen = &mut self.qps[qi].tx_seen;
+            for (all, new) in [
+                (&mut seen.requests, &model.requests),
+                (&mut seen.read_responses, &model.read_responses),
+                (&mut seen.atomic_responses, &model.atomic_responses),
+                (&mut seen.terminates, &model.terminates),
+            ] {
+                all.extend(new.iter().cloned());
+            }
+        }
+        let probe = self.model.rnic(DEVICE).qp(self.probe_qp.qpn()).expect("model QP").tx();
+        if *probe != TxLog::default() {
+            return Err(format!("the model has the probe QP send {probe:?}"));
+        }
+        Ok(())
+    }
+
+    /// The completions, all of them this epoch, against the model's; then what they mean
+    /// for the harness's own lists.
+    fn check_completions(&mut self) -> CaseResult<()> {
+        while let Some(c) = self.cq.poll_cqe().map_err(|e| format!("a CQE that does not decode: {e}"))? {
+            note!(self, "  CQE {c:?}");
+            let Some(qi) = self.qps.iter().position(|q| q.qp.qpn() == u32::from(c.qpn)) else {
+                return Err(format!("COMPLETION for QP {}, which is not a fuzzed QP: {c:?}", c.qpn));
+            };
+            let result = if c.status == rnic_proto::host::CqeStatus::Success { "ok" } else { "with errors" };
+            let q = &mut self.qps[qi];
             match c.opcode {
                 CqeOpcode::Recv | CqeOpcode::RecvImm => {
                     self.stats.count(format!("completions/receives {result}"), 1);
-                    let r = match self.qps[qi].recvs.pop_front() {
-                        Some(r) if r.wr_id == c.wr_id => r.local,
-                        next => {
-                            return Err(format!(
-                                "QP {qi}: receive completion {c:?} out of RQ order (next posted: {next:?})"
-                            ))
-                        }
-                    };
-                    let fits = match c.opcode {
-                        CqeOpcode::RecvImm => c.byte_len == 8 && c.imm.is_some(),
-                        _ => c.byte_len <= r.length && self.passes(pd, r.lkey, r.addr, c.byte_len.into(), LW),
-                    };
-                    if c.is_ok() && !fits {
-                        return Err(format!("QP {qi}: completion {c:?} does not fit receive {r:?}"));
-                    }
-                    let Some(stag) = c.invalidated.filter(|_| c.is_ok()) else { continue };
-                    match self.mrs.iter().position(|m| m.stag == stag) {
-                        Some(mi) if self.mrs[mi].pd() == pd && self.mrs[mi].valid => {
-                            self.mrs[mi].valid = false;
-                            self.stats.count("device/MRs invalidated", 1);
-                        }
-                        _ if self.later_segment_invalidates(qi, stag) => {
-                            let what = format!("QP {qi} invalidated STag {stag:#x} ({})", self.describe_stag(stag));
-                            return Err(bug_is_back(KB_INV, what));
-                        }
-                        _ => {
-                            let what = self.describe_stag(stag);
-                            return Err(format!(
-                                "QP {qi} (PD {pd}) completed a Send with Invalidate of STag {stag:#x}, \
-                                 which is not a valid MR of its PD ({what}): {c:?}"
-                            ));
-                        }
-                    }
+                    q.recvs.retain(|r| r.wr_id != c.wr_id);
                 }
-                CqeOpcode::RdmaRead | CqeOpcode::Atomic => {
+                _ => {
                     self.stats.count(format!("completions/SQ {result}"), 1);
-                    if let Some(at) = self.flushing.iter().position(|&w| w == c.wr_id) {
-                        self.flushing.swap_remove(at);
-                    } else if self.qps[qi].outstanding.front().is_some_and(|o| o.wr_id == c.wr_id) {
-                        self.qps[qi].outstanding.pop_front();
-                    } else {
-                        return Err(format!("QP {qi}: SQ completion {c:?} for nothing outstanding"));
-                    }
-                    if c.is_ok() && c.opcode == CqeOpcode::Atomic {
-                        self.qps[qi].msn[3] += 1;
-                    }
+                    q.outstanding.retain(|o| o.wr_id != c.wr_id);
                 }
-                _ => return Err(format!("QP {qi}: a completion the harness never asked for: {c:?}")),
+            }
+            self.cqes.push(c);
+        }
+        let mut observed = self.cqes.clone();
+        if self.knobs.model_completes_no_receives {
+            observed.retain(|c| !c.opcode.is_receive());
+        }
+        let cq = self.model.rnic(DEVICE).cq(self.cq.cqn()).expect("model CQ");
+        cq.check(&observed).map_err(|m| {
+            let waiting: Vec<String> = self
+                .qps
+                .iter()
+                .enumerate()
+                .map(|(qi, q)| format!("QP {qi}: {:?}", q.outstanding.iter().map(|o| o.wr_id).collect::<Vec<_>>()))
+                .collect();
+            format!(
+                "COMPLETIONS differ from the model: {m}
+  Reads and atomics outstanding: {}",
+                waiting.join(", ")
+            )
+        })
+    }
+
+    /// Each fuzzed QP's state and first Terminate, as QUERY_QP reports them, are the
+    /// model's.
+    fn check_states(&mut self) -> CaseResult<()> {
+        for qi in 0..self.qps.len() {
+            let (ctx, status) = self.qps[qi].qp.query().map_err(|e| format!("QUERY_QP {qi}: {e}"))?;
+            let model = self.model.rnic(DEVICE).qp(self.qps[qi].qp.qpn()).expect("model QP");
+            let (is, want) = ((ctx.state, status.terminate), (model.state(), model.terminate()));
+            if is != want {
+                return Err(format!("QP STATE of QP {qi}: the device has {is:?}, the model {want:?}"));
             }
         }
         Ok(())
     }
 
-    /// Checks the QPs the case addressed against the Terminates they sent; resets those the
-    /// harness can no longer predict and tops their receives up; registers invalidated MRs
-    /// again (the old STag goes on the stale list).
-    fn restore(&mut self, targets: &[usize], unsure: &[bool], states: &[GenState], rng: &mut StdRng) -> CaseResult<()> {
-        let mut touched: Vec<usize> = targets.iter().chain(&self.terminated).copied().collect();
-        touched.sort_unstable();
-        touched.dedup();
-        for qi in touched {
-            let (ctx, status) = self.qps[qi].qp.query().map_err(|e| format!("QUERY_QP {qi}: {e}"))?;
-            let (sent_terminate, in_error) = (self.terminated.contains(&qi), ctx.state == QpState::Error);
-            let bad = match status.terminate {
-                _ if sent_terminate && !in_error => Some("sent a Terminate but is not in ERROR"),
-                None if in_error => Some("is in ERROR with no Terminate recorded"),
-                Some(t) if in_error && !sent_terminate && !t.received => {
-                    Some("is in ERROR from a Terminate of its own it never sent")
+    /// Resets the QPs the case left in ERROR (and a few others), in the device and the
+    /// model, and tops their receives up; registers invalidated MRs again (the old STag
+    /// goes on the stale list).
+    fn restore(&mut self, rng: &mut StdRng) -> CaseResult<()> {
+        let pd_numbers: Vec<u16> = self.pds.iter().map(|p| p.pdn()).collect();
+        let cqn = self.cq.cqn();
+        for qi in 0..self.qps.len() {
+            let qpn = self.qps[qi].qp.qpn();
+            let state = self.model.rnic(DEVICE).qp(qpn).expect("model QP").state();
+            let idle = self.qps[qi].outstanding.is_empty();
+            if state != QpState::Rts || (idle && rng.gen_bool(0.03)) {
+                note!(self, "  QP {qi} ({state:?}) goes RESET -> RTS");
+                let q = &mut self.qps[qi];
+                let pd = pd_numbers[q.spec.pd];
+                for state in [QpState::Reset, QpState::Rts] {
+                    q.qp.modify(state).map_err(|e| format!("QP {qi} to {state:?}: {e}"))?;
+                    let ctx = qp_context(&q.caps, state, pd, cqn);
+                    self.model.rnic_mut(DEVICE).write_qp(qpn, &ctx).map_err(|e| format!("model WRITE_QP: {e:?}"))?;
                 }
-                _ => None,
-            };
-            if let Some(bad) = bad {
-                return Err(format!("QP {qi} {bad}: {ctx:?} {status:?}"));
-            }
-            let q = &mut self.qps[qi];
-            if ctx.state != QpState::Rts || unsure[qi] || !q.outstanding.is_empty() || rng.gen_bool(0.03) {
-                note!(self, "  QP {qi} ({:?}, {:?}) goes RESET -> RTS", ctx.state, status.terminate);
-                q.qp.modify(QpState::Reset).map_err(|e| format!("QP {qi} to RESET: {e}"))?;
-                q.qp.modify(QpState::Rts).map_err(|e| format!("QP {qi} to RTS: {e}"))?;
-                (q.framer, q.msn) = (Framer::new(q.framer.config()), [1; 4]);
+                let cfg = q.framer.config();
+                (q.framer, q.deframer) = (Framer::new(cfg), Deframer::new(cfg));
                 q.recvs.clear();
-                self.flushing.extend(q.outstanding.drain(..).map(|o| o.wr_id));
+                q.outstanding.clear();
+                q.tx_seen = TxLog::default();
                 self.stats.count("harness/QP resets", 1);
-            } else {
-                q.msn = states[qi].msn;
             }
             self.post_receives(qi, rng)?;
         }
-        let invalidated: Vec<usize> = (0..self.mrs.len()).filter(|&i| !self.mrs[i].valid).collect();
+        let invalidated: Vec<usize> = (0..self.mrs.len()).filter(|&i| !self.model_mr_valid(&self.mrs[i])).collect();
         for i in invalidated {
-            self.stale.push(self.mrs[i].stag);
+            let (spec, old) = (self.mrs[i].spec, &self.mrs[i]);
+            self.stale.push(old.stag);
+            // Deregistering writes the entry back invalid.
+            let ctx = old.context(pd_numbers[old.pd()], false);
+            self.model.rnic_mut(DEVICE).write_mr(old.index(), &ctx).map_err(|e| format!("model WRITE_MR: {e:?}"))?;
             self.mrs[i].mr = None;
-            self.mrs[i] = self.register(self.mrs[i].spec)?;
+            self.mrs[i] = self.register(spec)?;
+            self.stats.count("device/MRs invalidated", 1);
             note!(self, "  {} registered again as {:#x}", self.mrs[i].name(), self.mrs[i].stag);
         }
         Ok(())
@@ -1622,69 +1594,6 @@ fn mutate(rng: &mut StdRng, ulpdu: &mut Vec<u8>, other: &[u8]) -> &'static str {
     }
 }
 
-// =========================================================================================
-// RTL BUGS THE HARNESS FOUND, all fixed (`sim_errors.rs` has their tests): recognised by
-// their signature, so that a failure names the bug that came back.
-// =========================================================================================
-
-/// A Read Request refused by its source checks still gets a Read Response with the octets
-/// at the unchecked address (then the Terminate).
-const KB_READ: &str = "KB-READ: refused Read Request answered with memory";
-/// The STag a Send with Invalidate invalidates is taken from its last segment, which is
-/// never checked: a later segment can invalidate any MR (of another PD, or one that only
-/// its STag's low index bits name).
-const KB_INV: &str = "KB-INV: a later segment's unchecked Invalidate STag is invalidated";
-/// A case's failure, named as `bug` come back.
-fn bug_is_back(bug: &str, error: String) -> String {
-    format!("KNOWN BUG {bug} is back: {error}")
-}
-
-/// The Invalidate STag of a Send with Invalidate segment that is not the first of its
-/// message (MO > 0), read without validating anything.
-fn later_invalidate_stag(ulpdu: &[u8]) -> Option<u32> {
-    let h = UntaggedHeader::from_bytes(ulpdu.get(..UntaggedHeader::LEN)?.try_into().ok()?);
-    let send_invalidate = ulpdu[0] & 0x80 == 0 && matches!(h.ulp_ctrl & 0x0F, 4 | 6);
-    (send_invalidate && h.mo != 0).then_some(h.inv_stag)
-}
-
-impl World<'_> {
-    /// Which known bug explains a case that did not settle: [`KB_READ`] streaming what a
-    /// refused Read Request asked for (up to 4 GiB), or [`KB_INV`] having invalidated the
-    /// probe's MR (the probe QP then sends a Terminate for it).
-    fn known_stall(&self) -> Option<&'static str> {
-        let sent = self.peer.sent();
-        let refused_read_answered = sent.iter().any(|(fpdu, conn)| {
-            let Some(DdpHeader::Tagged(h)) =
-                loose_segment(fpdu).filter(|s| s.opcode == Opcode::ReadResponse).map(|s| s.ddp)
-            else {
-                return false;
-            };
-            self.case_read_requests().any(|(qi, r)| {
-                *conn == u64::from(conn_id(qi))
-                    && r.sink_stag == h.stag
-                    && h.to.wrapping_sub(r.sink_to) <= r.size.into()
-                    && !self.passes(self.qps[qi].spec.pd, r.src_stag, r.src_to, r.size.into(), RR)
-            })
-        });
-        let probe_terminated = sent.iter().any(|(fpdu, conn)| {
-            *conn == u64::from(PROBE_CONN) && loose_segment(fpdu).is_some_and(|s| s.opcode == Opcode::Terminate)
-        });
-        let names_probe = |stag: u32| (stag >> 8) & 0xFF == self.probe_mr.index();
-        let probe_invalidated = self.packets.iter().any(|p| later_invalidate_stag(&p.ulpdu).is_some_and(names_probe));
-        if refused_read_answered {
-            Some(KB_READ)
-        } else {
-            (probe_terminated && probe_invalidated).then_some(KB_INV)
-        }
-    }
-
-    /// Whether the case sent QP `qi` a later segment of a Send with Invalidate naming
-    /// `stag`: the signature of [`KB_INV`].
-    fn later_segment_invalidates(&self, qi: usize, stag: u32) -> bool {
-        self.packets.iter().any(|p| p.target == Target::Fuzz(qi) && later_invalidate_stag(&p.ulpdu) == Some(stag))
-    }
-}
-
 // ---- Epochs and the fuzz test ------------------------------------------------------------
 
 /// Prints the running case's log if a panic unwinds through it (a driver error, a bus
@@ -1699,23 +1608,23 @@ impl Drop for OnPanic {
     }
 }
 
-/// The IOVAs of a QP's SQ and RQ rings.
-fn rings(qp: &QueuePair<SimHal>, caps: &QpCaps) -> [Range; 2] {
+/// The IOVAs of a QP's SQ and RQ rings, and of a CQ's ring: where else the device may
+/// touch host memory.
+fn rings_of(qp: &QueuePair<SimHal>, caps: &QpCaps) -> [Range; 2] {
     let (ctx, _) = qp.query().expect("QUERY_QP");
     [
-        Range::new(ctx.sq_base, (SQ_WQE_SLOT_LEN << caps.sq_log_size) as u64, "SQ ring"),
-        Range::new(ctx.rq_base, (RQ_WQE_LEN << caps.rq_log_size) as u64, "RQ ring"),
+        Range::new(ctx.sq_base, (rnic_proto::host::desc::SQ_WQE_SLOT_LEN << caps.sq_log_size) as u64, "SQ ring"),
+        Range::new(ctx.rq_base, (rnic_proto::host::desc::RQ_WQE_LEN << caps.rq_log_size) as u64, "RQ ring"),
     ]
 }
 
-fn cq_ring(dev: &Device<SimHal>, cq: &CompletionQueue<SimHal>) -> Range {
+fn cq_ring(dev: &Device<SimHal>, cq: &CompletionQueue<SimHal>) -> (Range, u64) {
     let (ctx, _) = dev.query_cq(cq.cqn()).expect("QUERY_CQ");
-    Range::new(ctx.base, (CQE_LEN << ctx.log_size) as u64, "CQ ring")
+    (Range::new(ctx.base, (rnic_proto::host::desc::CQE_LEN << ctx.log_size) as u64, "CQ ring"), ctx.base)
 }
 
-/// One epoch: a fresh device, set up, `n` cases from `start`. Returns where the next epoch
-/// starts (earlier than `start + n` if the device was done for).
-fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -> Result<u64, String> {
+/// One epoch: a fresh device and its model, set up, `n` cases from `start`.
+fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -> Result<(), String> {
     let mut erng = case_rng(s.seed, start, SALT_EPOCH);
     let (dev, peer, activity) = watched_device();
     let latencies = [1, 4, 16, 64];
@@ -1732,24 +1641,51 @@ fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -
     let log = Rc::new(RefCell::new(log));
     let _on_panic = OnPanic(Rc::clone(&log));
 
+    let mut model = Fabric::new(RnicConfig::default());
     let pds: Vec<ProtectionDomain<SimHal>> = (0..3).map(|_| ProtectionDomain::new(&dev).expect("PD")).collect();
     let arena = dev.alloc_dma(ARENA).expect("DMA");
-    arena.write_bytes(0, &random_octets(&mut erng, ARENA));
     let dm: Vec<DeviceMemory<SimHal>> = DM_PIECES.iter().map(|&l| dev.alloc_device_memory(l).expect("DM")).collect();
-    for piece in &dm {
-        piece.write_bytes(0, &random_octets(&mut erng, piece.len())).expect("DM");
+    let probe_buf = dev.alloc_dma(PROBE_OCTETS).expect("DMA");
+    let regions = std::iter::once((arena.iova(), ARENA))
+        .chain(dm.iter().map(|p| (p.iova(), p.len())))
+        .chain([(probe_buf.iova(), PROBE_OCTETS)]);
+    for (iova, len) in regions {
+        let content = random_octets(&mut erng, len);
+        model.rnic_mut(DEVICE).mem.add_region(iova, len).expect("a model region");
+        model.rnic_mut(DEVICE).mem.write(iova, &content).expect("model memory");
+        if iova == arena.iova() {
+            arena.write_bytes(0, &content);
+        } else if iova == probe_buf.iova() {
+            probe_buf.write_bytes(0, &content);
+        } else if let Some(piece) = dm.iter().find(|p| p.iova() == iova) {
+            piece.write_bytes(0, &content).expect("DM");
+        }
     }
-    let cq = CompletionQueue::new(&dev, 8, 0).expect("CQ");
-    let probe_buf = dev.alloc_dma(64).expect("DMA");
+    let cq = CompletionQueue::new(&dev, CQ_LOG_SIZE, 0).expect("CQ");
+    let cq_ctx = CqContext { log_size: CQ_LOG_SIZE, enable: true, vector: 0, base: 0 };
+    model.rnic_mut(DEVICE).write_cq(cq.cqn(), &cq_ctx).expect("model CQ");
     let probe_mr = MemoryRegion::register(&pds[PD_PROBE], &probe_buf, access(RW)).expect("MR");
+    let probe_ctx = MrContext {
+        key: probe_mr.rkey() as u8,
+        access: access(RW),
+        valid: true,
+        pd: pds[PD_PROBE].pdn(),
+        va: probe_mr.va(),
+        length: PROBE_OCTETS as u64,
+        iova: probe_mr.va(),
+    };
+    model.rnic_mut(DEVICE).write_mr(probe_mr.index(), &probe_ctx).expect("model MR");
     let probe_caps = QpCaps { ird: 0, ord: 0, conn_id: PROBE_CONN, ..QpCaps::default() };
     let mut probe_qp = QueuePair::new(&dev, &pds[PD_PROBE], &cq, &cq, probe_caps).expect("QP");
     probe_qp.ready().expect("RTS");
+    let probe_ctx = qp_context(&probe_caps, QpState::Rts, pds[PD_PROBE].pdn(), cq.cqn());
+    model.rnic_mut(DEVICE).write_qp(probe_qp.qpn(), &probe_ctx).expect("model QP");
     let reset_caps = caps(&QP_SPECS[2], RESET_QP_CONN);
     let reset_qp = QueuePair::new(&dev, &pds[PD_B], &cq, &cq, reset_caps).expect("QP");
-    let mut always = Allowed::default();
-    always.writes.extend([cq_ring(&dev, &cq), Range::new(probe_mr.va(), 64, "probe")]);
-    always.reads.extend(rings(&probe_qp, &probe_caps).into_iter().chain(rings(&reset_qp, &reset_caps)));
+    let reset_ctx = qp_context(&reset_caps, QpState::Reset, pds[PD_B].pdn(), cq.cqn());
+    model.rnic_mut(DEVICE).write_qp(reset_qp.qpn(), &reset_ctx).expect("model QP");
+    let mut rings = vec![cq_ring(&dev, &cq).0];
+    rings.extend(rings_of(&probe_qp, &probe_caps).into_iter().chain(rings_of(&reset_qp, &reset_caps)));
 
     let mut world = World {
         dev: &dev,
@@ -1766,17 +1702,13 @@ fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -
         mrs: Vec::new(),
         stale: Vec::new(),
         qps: Vec::new(),
-        flushing: Vec::new(),
         next_wr_id: 0,
-        always,
-        shadow: Vec::new(),
-        probe_shadow: vec![0; 64],
+        model,
+        cqes: Vec::new(),
+        rings,
         faults_seen: 0,
         mode: Mode::Framed,
         packets: Vec::new(),
-        probe_fpdu: Vec::new(),
-        terminated: Vec::new(),
-        overlong_terminated: false,
         log: Rc::clone(&log),
         stats,
         settings: s,
@@ -1790,20 +1722,22 @@ fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -
         let caps = caps(spec, conn_id(i));
         let mut qp = QueuePair::new(&dev, &pds[spec.pd], &cq, &cq, caps).expect("QP");
         qp.ready().expect("RTS");
-        world.always.reads.extend(rings(&qp, &caps));
-        let framer = Framer::new(FramingConfig { markers: spec.markers, crc: spec.crc });
-        let (recvs, outstanding) = (VecDeque::new(), VecDeque::new());
-        world.qps.push(FuzzQp { spec: *spec, qp, framer, msn: [1; 4], recvs, outstanding });
+        let ctx = qp_context(&caps, QpState::Rts, pds[spec.pd].pdn(), cq.cqn());
+        world.model.rnic_mut(DEVICE).write_qp(qp.qpn(), &ctx).expect("model QP");
+        world.model.connect_external(DEVICE, qp.qpn()).expect("model peer");
+        world.rings.extend(rings_of(&qp, &caps));
+        let cfg = FramingConfig { markers: spec.markers, crc: spec.crc };
+        let (framer, deframer) = (Framer::new(cfg), Deframer::new(cfg));
+        let (recvs, outstanding, tx_seen) = (VecDeque::new(), VecDeque::new(), TxLog::default());
+        world.qps.push(FuzzQp { spec: *spec, caps, qp, framer, deframer, recvs, outstanding, tx_seen });
         world.post_receives(i, &mut erng)?;
     }
-    world.shadow = world.image()?;
     let full_dm_before = ((start - s.first) / EPOCH_CASES).is_multiple_of(FULL_DM_EVERY).then(|| world.dm_full_now());
     // Everything the setup did is allowed.
     dev.hal().run_idle(IDLE_CYCLES);
     dev.hal().with_memory(|m| m.take_accesses());
     world.stats.count("harness/epochs", 1);
 
-    let mut next = start + n;
     for index in start..start + n {
         let reproduce =
             format!("RNIC_FUZZ_SEED={seed:#x} RNIC_FUZZ_FIRST={start} RNIC_FUZZ_CASES={}", index - start + 1);
@@ -1813,22 +1747,15 @@ fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -
             let keep = l.find("\ncase ").map_or(l.len(), |i| i + 1);
             l.truncate(keep);
         }
-        let result = world.run_case(index, index + 1 == start + EPOCH_CASES, &reproduce);
+        let result = world.run_case(index, &reproduce);
         if s.verbose {
             eprint!("{}", log.borrow());
             log.borrow_mut().clear();
         }
-        match result {
-            Err(e) => {
-                let log = log.borrow();
-                let case = format!("seed {seed:#x}, case {index}; reproduce with {reproduce}");
-                return Err(format!("{e}\n\n{case}\n\nwhat the epoch did (this case in full):\n{log}"));
-            }
-            Ok(true) => {
-                next = index + 1;
-                break;
-            }
-            Ok(false) => {}
+        if let Err(e) = result {
+            let log = log.borrow();
+            let case = format!("seed {seed:#x}, case {index}; reproduce with {reproduce}");
+            return Err(format!("{e}\n\n{case}\n\nwhat the epoch did (this case in full):\n{log}"));
         }
     }
     if let Some(before) = full_dm_before {
@@ -1845,14 +1772,16 @@ fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -
         }
         world.stats.count("harness/full device memory scans", 1);
     }
-    Ok(next)
+    Ok(())
 }
 
 fn fuzz(s: Settings, knobs: Knobs) -> Result<Stats, String> {
     let (mut stats, t) = (Stats::default(), Instant::now());
     let (mut start, end, mut report_at) = (s.first, s.first + s.cases, s.first + 50_000);
     while start < end {
-        start = run_epoch(s, knobs, start, EPOCH_CASES.min(end - start), &mut stats)?;
+        let n = EPOCH_CASES.min(end - start);
+        run_epoch(s, knobs, start, n, &mut stats)?;
+        start += n;
         if start >= report_at {
             eprintln!("rx fuzz: {} cases done in {:.0?}", start - s.first, t.elapsed());
             report_at += 50_000;
@@ -1862,7 +1791,7 @@ fn fuzz(s: Settings, knobs: Knobs) -> Result<Stats, String> {
 }
 
 #[test]
-fn rx_fuzz_random_and_mutated_fpdu_streams() {
+fn rx_fuzz_random_and_mutated_fpdu_streams_match_the_reference_model_exactly() {
     let (s, t) = (settings(CI_CASES), Instant::now());
     eprintln!("rx fuzz: {} cases from {} of seed {:#x}", s.cases, s.first, s.seed);
     match fuzz(s, Knobs::default()) {
@@ -1885,34 +1814,34 @@ fn crc_case(s: Settings, index: u64, stats: &mut Stats) -> Result<(), String> {
     buf.write_bytes(0, &expected);
     let mr = MemoryRegion::register(&pd, &buf, access(RW)).expect("MR");
     let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { markers_rx: markers, conn_id: 7, ..QpCaps::default() })
-        .expect("QP");
+    let caps = QpCaps { markers_rx: markers, conn_id: 7, ..QpCaps::default() };
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP");
     qp.ready().expect("RTS");
     dev.hal().run_idle(IDLE_CYCLES);
     dev.hal().with_memory(|m| m.take_accesses());
 
-    let mut framer = Framer::new(FramingConfig { markers, crc: true });
+    let cfg = FramingConfig { markers, crc: true };
+    let mut framer = Framer::new(cfg);
     // A Write of `len` random octets to `at`: its FPDU, payload and where ULPDU_Length is.
     let mut write = |rng: &mut StdRng, at: usize, len: usize| {
-        let length_at = if markers && framer.position().is_multiple_of(512) { 4 } else { 0 };
+        let (position, length_at) =
+            (framer.position(), if markers && framer.position().is_multiple_of(512) { 4 } else { 0 });
         let (payload, mut fpdu) = (random_octets(rng, len), Vec::new());
         framer.frame(&Segment::write(mr.rkey(), mr.va() + at as u64, &payload).to_vec(), &mut fpdu).expect("frame");
-        (fpdu, payload, length_at)
+        (fpdu, payload, length_at, position)
     };
     let mut log = format!("CRC case {index} (seed {:#x}): markers {markers}, control {control}\n", s.seed);
     let mut stream = Vec::new();
     for _ in 0..rng.gen_range(0..=2) {
         let (at, len) = (rng.gen_range(0..128) * 8, rng.gen_range(1..=64));
-        let (fpdu, payload, _) = write(&mut rng, at, len);
+        let (fpdu, payload, ..) = write(&mut rng, at, len);
         expected[at..at + len].copy_from_slice(&payload);
         stream.push(fpdu);
     }
     let (victim_at, victim_len) = (1024 + rng.gen_range(0..512), rng.gen_range(1..=300));
-    let (mut fpdu, payload, length_at) = write(&mut rng, victim_at, victim_len);
-    let (after, after_payload, _) = write(&mut rng, 3072, 8);
-    let ulpdu_length = |f: &[u8]| usize::from(u16::from_be_bytes([f[length_at], f[length_at + 1]]));
-    let (old, n) = (ulpdu_length(&fpdu), fpdu.len());
-    let mut filler = 0;
+    let (mut fpdu, payload, length_at, position) = write(&mut rng, victim_at, victim_len);
+    let (after, after_payload, ..) = write(&mut rng, 3072, 8);
+    let n = fpdu.len();
     if control {
         expected[victim_at..victim_at + victim_len].copy_from_slice(&payload);
         expected[3072..3080].copy_from_slice(&after_payload);
@@ -1928,23 +1857,17 @@ fn crc_case(s: Settings, index: u64, stats: &mut Stats) -> Result<(), String> {
         };
         fpdu[bit / 8] ^= 1 << (bit % 8);
         stats.count(format!("flips/{aim}"), 1);
-        let new = ulpdu_length(&fpdu);
-        let _ = writeln!(log, "  flipped bit {bit} ({aim}); ULPDU_Length {old} -> {new}");
-        if new > old {
-            // The receiver now waits for a longer FPDU (perhaps longer than the RX buffer):
-            // give it the octets (and room for the markers among them) so that it reaches
-            // the CRC.
-            filler = (new - old) + 4 * (new - old).div_ceil(512) + 16;
-            stats.count("flips/longer ULPDU_Length completed with filler", 1);
-            if new > RX_BUFFER_OCTETS {
-                stats.count("flips/longer than the RX buffer", 1);
-            }
-        }
+        let _ = writeln!(log, "  flipped bit {bit} ({aim})");
     }
-    stream.extend([fpdu, vec![0; filler], after]);
-    stream.retain(|octets| !octets.is_empty());
+    // The Terminate the device owes: what the packet contract makes of the flipped FPDU.
+    let owed = match Deframer::at(cfg, position).pop_packet(&fpdu) {
+        Some(Ok(_)) => None,
+        Some(Err(e)) => Some(e.term_code().expect("a receive error")),
+        None => unreachable!("a fresh deframer"),
+    };
+    stream.extend([fpdu, after]);
     for octets in &stream {
-        let _ = writeln!(log, "  -> {}", hex(octets));
+        let _ = writeln!(log, "  -> {}", hex_short(octets));
         peer.send(octets, qp.qpn().into());
     }
     let octets: usize = stream.iter().map(Vec::len).sum();
@@ -1960,10 +1883,9 @@ fn crc_case(s: Settings, index: u64, stats: &mut Stats) -> Result<(), String> {
         return fail(format!("IOMMU FAULT: {f}"));
     }
     if let Some(at) = (0..4096).find(|&i| now[i] != expected[i]) {
-        let what = if control {
-            "a good FPDU was not placed as sent"
-        } else {
-            "something of the flipped FPDU or after it was PLACED"
+        let what = match control {
+            true => "a good FPDU was not placed as sent",
+            false => "something of the flipped FPDU or after it was PLACED",
         };
         return fail(format!("{what}: octet {at} is {:#04x}, expected {:#04x}", now[at], expected[at]));
     }
@@ -1973,27 +1895,19 @@ fn crc_case(s: Settings, index: u64, stats: &mut Stats) -> Result<(), String> {
     if let Some(c) = cq.poll().map_err(|e| e.to_string())? {
         return fail(format!("a completion for Writes: {c:?}"));
     }
-    let mut terminates = 0;
-    for (f, conn) in peer.take_sent() {
-        match parse_fpdu(&f, true).map(|seg| seg.header) {
-            Ok(RdmapHeader::Terminate(t)) if !control && t.code.layer == TermCode::LAYER_LLP => terminates += 1,
-            _ => {
-                return fail(format!(
-                    "the device sent conn {conn}: {} (only an MPA Terminate may follow a CRC error)",
-                    hex(&f)
-                ))
-            }
-        }
+    // MPA-08: exactly the Terminate owed, octet for octet (no headers), and nothing else.
+    let owed_fpdu = owed.map(|code| common::frame(&Segment::terminate(1, Terminate::new(code)).to_vec(), true));
+    let sent: Vec<Vec<u8>> = peer.take_sent().into_iter().map(|(f, _)| f).collect();
+    if sent != owed_fpdu.iter().cloned().collect::<Vec<_>>() {
+        let sent: Vec<String> = sent.iter().map(|f| hex(f)).collect();
+        return fail(format!("the device sent {sent:?} where it owed the Terminate {owed:?}"));
     }
-    // MPA-08: a caught flip fails the stream with exactly one Terminate.
-    match (terminates, control) {
-        (0, true) => {}
-        (1, false) => stats.count("device/MPA Terminates sent", 1),
-        (n, _) => return fail(format!("{n} MPA Terminates sent")),
+    if let Some(code) = owed {
+        stats.count(format!("device/MPA Terminates {code}"), 1);
     }
-    match (qp.query().map_err(|e| e.to_string())?.0.state, control) {
-        (QpState::Rts, _) => {}
-        (QpState::Error, false) => stats.count("device/QPs in ERROR after", 1),
+    match (qp.query().map_err(|e| e.to_string())?.0.state, owed) {
+        (QpState::Rts, None) => {}
+        (QpState::Error, Some(_)) => stats.count("device/QPs in ERROR after", 1),
         (state, _) => return fail(format!("the QP is in {state:?} after the case")),
     }
     stats.cases += 1;
@@ -2001,7 +1915,7 @@ fn crc_case(s: Settings, index: u64, stats: &mut Stats) -> Result<(), String> {
 }
 
 #[test]
-fn crc_one_flipped_bit_anywhere_in_an_fpdu_is_caught_and_places_nothing() {
+fn crc_one_flipped_bit_anywhere_in_an_fpdu_is_caught_with_its_exact_terminate_and_places_nothing() {
     let (s, t, mut stats) = (settings(CRC_CASES), Instant::now(), Stats::default());
     for index in s.first..s.first + s.cases {
         if let Err(report) = crc_case(s, index, &mut stats) {
@@ -2011,15 +1925,20 @@ fn crc_one_flipped_bit_anywhere_in_an_fpdu_is_caught_and_places_nothing() {
         }
     }
     eprintln!(
-        "CRC test: every flip caught with one MPA Terminate, nothing placed from it or after it, in {:.1?}\n{}",
+        "CRC test: every flip caught with its exact MPA Terminate, nothing placed from it or after it, in {:.1?}\n{}",
         t.elapsed(),
         stats.summary()
     );
-    let controls = stats.counts.get("flips/none (controls)").copied().unwrap_or(0);
-    assert!(s.cases < 100 || (controls > 0 && stats.cases > controls), "both flips and controls ran");
+    let count = |k: &str| stats.counts.get(k).copied().unwrap_or(0);
+    let (controls, crc, step) = (
+        count("flips/none (controls)"),
+        count(&format!("device/MPA Terminates {}", TermCode::MPA_CRC)),
+        count(&format!("device/MPA Terminates {}", TermCode::MPA_LOCAL_CATASTROPHIC)),
+    );
+    assert!(s.cases < 100 || (controls > 0 && crc > 0 && step > 0), "controls, CRC errors and out of step all ran");
 }
 
-// ---- The harness's own checks: each knob blinds it to something, and it must notice ------
+// ---- The harness's own checks: each knob makes the oracle wrong, and it must notice ------
 
 /// Runs a short fuzz with `knobs` and returns its report, which must exist.
 fn fuzz_must_fail(knobs: Knobs, cases: u64) -> String {
@@ -2034,20 +1953,26 @@ fn fuzz_must_fail(knobs: Knobs, cases: u64) -> String {
 }
 
 #[test]
-fn harness_self_test_writes_to_receive_buffers_it_forgot_are_caught() {
-    let report = fuzz_must_fail(Knobs { forget_receives: true, ..Knobs::default() }, 2_000);
-    let first = report.lines().next().unwrap_or_default();
-    assert!(first.contains("OUTSIDE") && (first.contains("A_recv") || first.contains("B_recv")), "{report}");
+fn harness_self_test_a_model_placing_writes_8_octets_off_is_caught() {
+    // In memory, or first in the header a refused Write's Terminate carries.
+    let report = fuzz_must_fail(Knobs { model_writes_off_by_8: true, ..Knobs::default() }, 200);
+    assert!(report.starts_with("MEMORY differs") || report.starts_with("TX of QP"), "{report}");
+}
+
+#[test]
+fn harness_self_test_a_model_that_sends_no_terminates_is_caught_on_the_wire() {
+    let report = fuzz_must_fail(Knobs { model_sends_no_terminates: true, ..Knobs::default() }, 200);
+    assert!(report.starts_with("TX of QP") && report.contains("Terminate"), "{report}");
+}
+
+#[test]
+fn harness_self_test_receive_completions_the_model_did_not_write_are_caught() {
+    let report = fuzz_must_fail(Knobs { model_completes_no_receives: true, ..Knobs::default() }, 200);
+    assert!(report.starts_with("COMPLETIONS differ"), "{report}");
 }
 
 #[test]
 fn harness_self_test_a_dma_bus_that_never_takes_a_write_is_a_hang() {
     let report = fuzz_must_fail(Knobs { dma_ready: Some(0.0), ..Knobs::default() }, 10);
     assert!(report.starts_with("HANG"), "{report}");
-}
-
-#[test]
-fn harness_self_test_a_probe_placed_after_a_corruption_that_was_not_one_is_caught() {
-    let report = fuzz_must_fail(Knobs { wire_without_corruption: true, ..Knobs::default() }, 2 * EPOCH_CASES);
-    assert!(report.contains("PLACED after an FPDU corrupted"), "{report}");
 }

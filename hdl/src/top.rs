@@ -7,7 +7,9 @@
 //!
 //! Streams: one AXI-Stream packet per FPDU. `m_axis_tx_tuser` is the QP's CONN_ID on
 //! every beat; `s_axis_rx_tuser` is the number of the QP an FPDU is for, constant over
-//! the packet, and the stream may change QP only between packets. Each QP's CRC_ENABLE
+//! the packet, and the stream may change QP only between packets. A received packet that
+//! is not exactly one FPDU, or a bad FPDU, fails its own QP (Terminate, ERROR) and no
+//! other: the next packet is read as the FPDU it is, whatever QP it is for. Each QP's CRC_ENABLE
 //! decides whether its FPDUs carry a CRC (else the field is zero) and whether received ones
 //! are checked, and its MARKERS_TX / MARKERS_RX whether the FPDUs it sends / receives have
 //! markers; each QP's stream keeps its own marker position in each direction (from 0 when
@@ -171,12 +173,6 @@ pub struct RnicTop<
     rx_ending: Signal<Local, Bits<QB>>,
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
-    /// Cycles the stream has waited on a full per-packet queue while the deframer, with
-    /// nothing to deliver, waited for octets (see `rx_broken`).
-    rx_stuck: DFF<Bits<8>>,
-    /// The stream was out of step with its packets: the receive path has stopped.
-    rx_broken: DFF<Bit>,
-    rx_break: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
     receiver: RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>,
     rq: RqFetch<QB, Q>,
@@ -329,9 +325,6 @@ impl<
             rx_ending: Default::default(),
             rx_first: Default::default(),
             rx_open: Default::default(),
-            rx_stuck: Default::default(),
-            rx_broken: Default::default(),
-            rx_break: Default::default(),
         }
     }
 }
@@ -355,19 +348,7 @@ impl<
             self, clock, ctrl, dma, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq, requester,
             segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq
         );
-        dff_setup!(
-            self,
-            clock,
-            tx_first,
-            rx_first,
-            reset_q,
-            tx_qp,
-            rx_qp,
-            cqes_taken,
-            rx_cqes_due,
-            rx_stuck,
-            rx_broken
-        );
+        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due);
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
         // re-evaluating all of it on every input change).
@@ -434,31 +415,6 @@ impl<
             self.ctrl.fail_received.next = false;
         }
         self.receiver.s_tx_fail.next = self.requester.m_fail.val();
-        // A bad FPDU (its last beat flagged: bit 0 CRC, bit 1 marker) fails its QP with
-        // Terminate 2/0/0x02 or 2/0/0x03 (RFC 5044 §8); one longer than the RX buffer holds
-        // (and so not checked), or a stream out of step with its packets, with 2/0/0x05,
-        // local catastrophic (RFC 6581 §8). Each stops the receive path, so there is only
-        // ever one.
-        self.rx_break.next = self.rx_stuck.q.val().get_bit(7) & !self.rx_broken.q.val();
-        self.receiver.s_llp_fail.next = (self.deframer.m_axis_tvalid.val()
-            & self.rx_buffer.s_axis_tready.val()
-            & self.deframer.m_axis_tlast.val()
-            & (self.deframer.m_axis_tuser.val().any() | self.rx_buffer.m_overlong.val())
-            & !self.rx_buffer.m_dead.val())
-            | self.rx_break.val();
-        self.receiver.s_llp_qp.next = self.rx_qps.m_data.val().get_bits::<QB>(0);
-        self.receiver.s_rx_empty.next = self.rx_buffer.m_empty.val();
-        self.receiver.s_llp_code.next = 0x2005.into();
-        if self.deframer.m_axis_tuser.val().get_bit(1) {
-            self.receiver.s_llp_code.next = 0x2003.into();
-        }
-        if self.deframer.m_axis_tuser.val().get_bit(0) {
-            self.receiver.s_llp_code.next = 0x2002.into();
-        }
-        if self.rx_break.val() {
-            self.receiver.s_llp_qp.next = self.rx_qp.q.val();
-            self.receiver.s_llp_code.next = 0x2005.into();
-        }
         self.receiver.s_tx_fail_qp.next = self.requester.m_fail_qp.val();
         self.ctrl.invalidate.next = self.receiver.m_invalidate.val();
         self.ctrl.invalidate_mr.next = self.receiver.m_invalidate_mr.val();
@@ -881,12 +837,17 @@ impl<
         self.rx_ring.rd_addr.next = self.ctrl.ext_rd_addr.val();
         self.ctrl.ext_rd_data.next = self.tx_ring.rd_data.val() | self.rx_ring.rd_data.val();
 
-        // The receive side. Each FPDU's QP is queued at its last beat and taken when its
-        // ULPDU leaves the deframer; it is also queued at its first beat and taken when the
-        // deframer parses the FPDU, which then runs with the QP's CRC and marker settings
-        // and from the QP's own marker distance (kept per QP as for transmit). (After a
-        // bad FPDU the deframer delivers nothing more and drops the stream: the queues must
-        // not hold it up.)
+        // The receive side, one packet per FPDU. Each packet's QP is queued at its first beat
+        // twice: taken from one queue when its ULPDU (or its failure) leaves the deframer
+        // (which may be before the packet's last beat is in, for a packet that runs on past
+        // its FPDU), and from the other when the deframer parses the FPDU, which then runs with
+        // the QP's CRC and marker settings and from the QP's own marker distance (kept per
+        // QP as for transmit). The deframer gives exactly one ULPDU per packet, whatever the
+        // packet holds, so the queues stay in step with it; it never waits for octets past
+        // the end of a packet it has, so they never hold it up either. A bad FPDU (RFC 5044
+        // §8: CRC 0x02, marker 0x03; out of step with its packet or longer than the RX
+        // buffer holds, 0x05, RFC 6581 §8) reaches RdmapRx as a failure packet in order
+        // with the ULPDUs, and fails its own QP only.
         self.rx_positions.read_qp.next = self.rx_fpdus.m_data.val();
         self.deframer.markers_en.next =
             (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val()))).any();
@@ -905,30 +866,11 @@ impl<
         self.rx_positions.write_value.next = self.deframer.end_to_marker.val().get_bits::<9>(0);
         self.rx_positions.clear.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
         self.rx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
-        self.rx_open.next = (((self.rx_qps.s_ready.val() | !self.rx_ring.m_rx_tlast.val())
-            & (self.rx_fpdus.s_ready.val() | !self.rx_first.q.val()))
-            | self.deframer.failed.val()
-            | self.rx_broken.q.val())
+        self.rx_open.next = ((self.rx_qps.s_ready.val() & self.rx_fpdus.s_ready.val()) | !self.rx_first.q.val())
             & !self.reset_q.q.val();
-        // Within the stream contract (one packet per FPDU) the queues never fill: at most
-        // a few packets lie between the deframer's input and output. Out of step, they can,
-        // while the deframer waits for octets behind the beat they hold up, and nothing
-        // would ever move again. So a stream held up that way for 128 cycles is taken as
-        // broken: the receive path stops and drops the stream, as after a bad FPDU, and the
-        // QP of the FPDU the deframer waited on fails.
-        self.rx_stuck.d.next = 0.into();
-        if self.rx_ring.m_rx_tvalid.val() & !self.rx_open.val() & !self.deframer.m_axis_tvalid.val() {
-            self.rx_stuck.d.next = self.rx_stuck.q.val() + 1;
-        }
-        if self.rx_break.val() {
-            self.rx_broken.d.next = true;
-        }
-        if self.reset_q.q.val() {
-            self.rx_broken.d.next = false;
-        }
         self.rx_qps.s_data.next = self.rx_ring.m_rx_tuser.val();
         self.rx_qps.s_valid.next = self.rx_ring.m_rx_tvalid.val()
-            & self.rx_ring.m_rx_tlast.val()
+            & self.rx_first.q.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();
         self.rx_fpdus.s_data.next = self.rx_ring.m_rx_tuser.val().get_bits::<QB>(0);
@@ -941,10 +883,9 @@ impl<
         }
         self.deframer.s_axis_tdata.next = self.rx_ring.m_rx_tdata.val();
         self.deframer.s_axis_tkeep.next = self.rx_ring.m_rx_tkeep.val();
-        self.deframer.s_axis_tvalid.next =
-            self.rx_ring.m_rx_tvalid.val() & self.rx_open.val() & !self.rx_broken.q.val();
-        self.rx_ring.m_rx_tready.next =
-            (self.deframer.s_axis_tready.val() & self.rx_open.val()) | (self.rx_broken.q.val() & !self.reset_q.q.val());
+        self.deframer.s_axis_tlast.next = self.rx_ring.m_rx_tlast.val();
+        self.deframer.s_axis_tvalid.next = self.rx_ring.m_rx_tvalid.val() & self.rx_open.val();
+        self.rx_ring.m_rx_tready.next = self.deframer.s_axis_tready.val() & self.rx_open.val();
         self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
         self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();
         self.rx_buffer.s_axis_tlast.next = self.deframer.m_axis_tlast.val();

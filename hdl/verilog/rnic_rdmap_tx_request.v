@@ -53,7 +53,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     output reg  [5:0] m_fail_qp;
     
     // Constant declarations
-    localparam  status_mask = 256'hff000000000000000000000000000000;
+    localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
     localparam  one_q = 64'h1;
@@ -449,12 +449,24 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         sent$d = sent$q;
         pending$0$clock = clock;
         pending$0$d = pending$0$q;
+        if (qp_we & qp_reset & (pending$0$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$0$d = pending$0$q & ~flag_write;
+        end
         pending$1$clock = clock;
         pending$1$d = pending$1$q;
+        if (qp_we & qp_reset & (pending$1$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$1$d = pending$1$q & ~flag_write;
+        end
         pending$2$clock = clock;
         pending$2$d = pending$2$q;
+        if (qp_we & qp_reset & (pending$2$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$2$d = pending$2$q & ~flag_write;
+        end
         pending$3$clock = clock;
         pending$3$d = pending$3$q;
+        if (qp_we & qp_reset & (pending$3$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$3$d = pending$3$q & ~flag_write;
+        end
         mrs$read_clock = clock;
         mrs$write_clock = clock;
         send_msn$read_clock = clock;
@@ -556,15 +568,27 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         if (state$q == 32'h1) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 pending$0$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$0$d = entry & ~flag_write;
+                end
             end
             if (tail$q[(32'h0)+:(2)] == 1) begin
                 pending$1$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$1$d = entry & ~flag_write;
+                end
             end
             if (tail$q[(32'h0)+:(2)] == 2) begin
                 pending$2$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$2$d = entry & ~flag_write;
+                end
             end
             if (tail$q[(32'h0)+:(2)] == 3) begin
                 pending$3$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$3$d = entry & ~flag_write;
+                end
             end
             tail$d = tail$q + 32'h1;
             state$d = 32'h0;
@@ -684,7 +708,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         m_cqn = head_entry[(32'h100)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];
         if (head_flushed) begin
-            m_cqe = (head_entry[(32'h0)+:(256)] & ~status_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+            m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
         if (head_ready & (~head_entry[32'h111] | m_cqe_ready)) begin
             head$d = head$q + 32'h1;

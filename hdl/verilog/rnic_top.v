@@ -670,16 +670,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  deframer$fpdu_start;
     reg  [63:0] deframer$s_axis_tdata;
     reg  [7:0] deframer$s_axis_tkeep;
+    reg  deframer$s_axis_tlast;
     reg  deframer$s_axis_tvalid;
     wire  deframer$s_axis_tready;
     wire  [63:0] deframer$m_axis_tdata;
     wire  [7:0] deframer$m_axis_tkeep;
     wire  deframer$m_axis_tlast;
-    wire  [1:0] deframer$m_axis_tuser;
+    wire  [7:0] deframer$m_axis_tuser;
     wire  deframer$m_axis_tvalid;
     reg  deframer$m_axis_tready;
-    wire  deframer$failed;
-    wire  [7:0] deframer$error_code;
     reg  rx_qps$clock;
     reg  rx_qps$reset;
     reg  rx_qps$s_valid;
@@ -711,36 +710,26 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  rx_first$d;
     wire  rx_first$q;
     reg  rx_first$clock;
-    reg  [7:0] rx_stuck$d;
-    wire  [7:0] rx_stuck$q;
-    reg  rx_stuck$clock;
-    reg  rx_broken$d;
-    wire  rx_broken$q;
-    reg  rx_broken$clock;
     reg  rx_buffer$clock;
     reg  rx_buffer$reset;
     reg  [63:0] rx_buffer$s_axis_tdata;
     reg  [7:0] rx_buffer$s_axis_tkeep;
     reg  rx_buffer$s_axis_tlast;
-    reg  [1:0] rx_buffer$s_axis_tuser;
+    reg  [7:0] rx_buffer$s_axis_tuser;
     reg  rx_buffer$s_axis_tvalid;
     wire  rx_buffer$s_axis_tready;
     reg  [15:0] rx_buffer$s_conn;
     wire  [63:0] rx_buffer$m_axis_tdata;
     wire  [7:0] rx_buffer$m_axis_tkeep;
     wire  rx_buffer$m_axis_tlast;
-    wire  [31:0] rx_buffer$m_axis_tuser;
+    wire  [39:0] rx_buffer$m_axis_tuser;
     wire  rx_buffer$m_axis_tvalid;
     reg  rx_buffer$m_axis_tready;
-    wire  rx_buffer$m_drop;
-    wire  rx_buffer$m_empty;
-    wire  rx_buffer$m_overlong;
-    wire  rx_buffer$m_dead;
     reg  receiver$clock;
     reg  receiver$reset;
     reg  [63:0] receiver$s_axis_tdata;
     reg  receiver$s_axis_tlast;
-    reg  [31:0] receiver$s_axis_tuser;
+    reg  [39:0] receiver$s_axis_tuser;
     reg  receiver$s_axis_tvalid;
     wire  receiver$s_axis_tready;
     reg  receiver$qp_we;
@@ -802,10 +791,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] receiver$order_qpn;
     wire  [2:0] receiver$order_done;
     reg  receiver$s_tx_fail;
-    reg  receiver$s_llp_fail;
-    reg  [5:0] receiver$s_llp_qp;
-    reg  [15:0] receiver$s_llp_code;
-    reg  receiver$s_rx_empty;
     reg  [5:0] receiver$s_tx_fail_qp;
     wire  receiver$m_fail;
     wire  [5:0] receiver$m_fail_qp;
@@ -869,7 +854,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] tx_ending;
     reg  [5:0] rx_ending;
     reg  rx_open;
-    reg  rx_break;
     reg  rx_job;
     reg  rx_cqe;
     reg  [31:0] rx_cqes_behind;
@@ -1515,6 +1499,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .fpdu_start(deframer$fpdu_start),
         .s_axis_tdata(deframer$s_axis_tdata),
         .s_axis_tkeep(deframer$s_axis_tkeep),
+        .s_axis_tlast(deframer$s_axis_tlast),
         .s_axis_tvalid(deframer$s_axis_tvalid),
         .s_axis_tready(deframer$s_axis_tready),
         .m_axis_tdata(deframer$m_axis_tdata),
@@ -1522,9 +1507,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_axis_tlast(deframer$m_axis_tlast),
         .m_axis_tuser(deframer$m_axis_tuser),
         .m_axis_tvalid(deframer$m_axis_tvalid),
-        .m_axis_tready(deframer$m_axis_tready),
-        .failed(deframer$failed),
-        .error_code(deframer$error_code)
+        .m_axis_tready(deframer$m_axis_tready)
     );
     rnic_top$rx_qps rx_qps(
         .clock(rx_qps$clock),
@@ -1567,16 +1550,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .q(rx_first$q),
         .clock(rx_first$clock)
     );
-    rnic_top$rx_stuck rx_stuck(
-        .d(rx_stuck$d),
-        .q(rx_stuck$q),
-        .clock(rx_stuck$clock)
-    );
-    rnic_top$rx_broken rx_broken(
-        .d(rx_broken$d),
-        .q(rx_broken$q),
-        .clock(rx_broken$clock)
-    );
     rnic_top$rx_buffer rx_buffer(
         .clock(rx_buffer$clock),
         .reset(rx_buffer$reset),
@@ -1592,11 +1565,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_axis_tlast(rx_buffer$m_axis_tlast),
         .m_axis_tuser(rx_buffer$m_axis_tuser),
         .m_axis_tvalid(rx_buffer$m_axis_tvalid),
-        .m_axis_tready(rx_buffer$m_axis_tready),
-        .m_drop(rx_buffer$m_drop),
-        .m_empty(rx_buffer$m_empty),
-        .m_overlong(rx_buffer$m_overlong),
-        .m_dead(rx_buffer$m_dead)
+        .m_axis_tready(rx_buffer$m_axis_tready)
     );
     rnic_top$receiver receiver(
         .clock(receiver$clock),
@@ -1665,10 +1634,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .order_qpn(receiver$order_qpn),
         .order_done(receiver$order_done),
         .s_tx_fail(receiver$s_tx_fail),
-        .s_llp_fail(receiver$s_llp_fail),
-        .s_llp_qp(receiver$s_llp_qp),
-        .s_llp_code(receiver$s_llp_code),
-        .s_rx_empty(receiver$s_rx_empty),
         .s_tx_fail_qp(receiver$s_tx_fail_qp),
         .m_fail(receiver$m_fail),
         .m_fail_qp(receiver$m_fail_qp),
@@ -1765,8 +1730,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_qp$clock = clock;
         cqes_taken$clock = clock;
         rx_cqes_due$clock = clock;
-        rx_stuck$clock = clock;
-        rx_broken$clock = clock;
         tx_first$d = tx_first$q;
         rx_first$d = rx_first$q;
         reset_q$d = reset_q$q;
@@ -1774,8 +1737,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_qp$d = rx_qp$q;
         cqes_taken$d = cqes_taken$q;
         rx_cqes_due$d = rx_cqes_due$q;
-        rx_stuck$d = rx_stuck$q;
-        rx_broken$d = rx_broken$q;
         reset_q$d = reset;
         tx_conns$reset = reset_q$q;
         deframer$reset = reset_q$q;
@@ -1834,21 +1795,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             ctrl$fail_received = 1'b0;
         end
         receiver$s_tx_fail = requester$m_fail;
-        rx_break = rx_stuck$q[32'h7] & ~rx_broken$q;
-        receiver$s_llp_fail = (deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast & (|deframer$m_axis_tuser | rx_buffer$m_overlong) & ~rx_buffer$m_dead) | rx_break;
-        receiver$s_llp_qp = rx_qps$m_data[(32'h0)+:(6)];
-        receiver$s_rx_empty = rx_buffer$m_empty;
-        receiver$s_llp_code = 32'h2005;
-        if (deframer$m_axis_tuser[32'h1]) begin
-            receiver$s_llp_code = 32'h2003;
-        end
-        if (deframer$m_axis_tuser[32'h0]) begin
-            receiver$s_llp_code = 32'h2002;
-        end
-        if (rx_break) begin
-            receiver$s_llp_qp = rx_qp$q;
-            receiver$s_llp_code = 32'h2005;
-        end
         receiver$s_tx_fail_qp = requester$m_fail_qp;
         ctrl$invalidate = receiver$m_invalidate;
         ctrl$invalidate_mr = receiver$m_invalidate_mr;
@@ -2203,19 +2149,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_positions$write_value = deframer$end_to_marker[(32'h0)+:(9)];
         rx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
         rx_positions$clear_qp = ctrl$qp_waddr;
-        rx_open = (((rx_qps$s_ready | ~rx_ring$m_rx_tlast) & (rx_fpdus$s_ready | ~rx_first$q)) | deframer$failed | rx_broken$q) & ~reset_q$q;
-        rx_stuck$d = 32'h0;
-        if (rx_ring$m_rx_tvalid & ~rx_open & ~deframer$m_axis_tvalid) begin
-            rx_stuck$d = rx_stuck$q + 32'h1;
-        end
-        if (rx_break) begin
-            rx_broken$d = 1'b1;
-        end
-        if (reset_q$q) begin
-            rx_broken$d = 1'b0;
-        end
+        rx_open = ((rx_qps$s_ready & rx_fpdus$s_ready) | ~rx_first$q) & ~reset_q$q;
         rx_qps$s_data = rx_ring$m_rx_tuser;
-        rx_qps$s_valid = rx_ring$m_rx_tvalid & rx_ring$m_rx_tlast & deframer$s_axis_tready & rx_open;
+        rx_qps$s_valid = rx_ring$m_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
         rx_fpdus$s_data = rx_ring$m_rx_tuser[(32'h0)+:(6)];
         rx_fpdus$s_valid = rx_ring$m_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
         if (rx_ring$m_rx_tvalid & deframer$s_axis_tready & rx_open) begin
@@ -2223,8 +2159,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         end
         deframer$s_axis_tdata = rx_ring$m_rx_tdata;
         deframer$s_axis_tkeep = rx_ring$m_rx_tkeep;
-        deframer$s_axis_tvalid = rx_ring$m_rx_tvalid & rx_open & ~rx_broken$q;
-        rx_ring$m_rx_tready = (deframer$s_axis_tready & rx_open) | (rx_broken$q & ~reset_q$q);
+        deframer$s_axis_tlast = rx_ring$m_rx_tlast;
+        deframer$s_axis_tvalid = rx_ring$m_rx_tvalid & rx_open;
+        rx_ring$m_rx_tready = deframer$s_axis_tready & rx_open;
         rx_buffer$s_axis_tdata = deframer$m_axis_tdata;
         rx_buffer$s_axis_tkeep = deframer$m_axis_tkeep;
         rx_buffer$s_axis_tlast = deframer$m_axis_tlast;
@@ -7454,7 +7391,7 @@ module rnic_top$ctrl$regs$start(d,q,clock);
 endmodule // rnic_top$ctrl$regs$start
 
 
-module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,failed,error_code);
+module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
     
     // Module arguments
     input wire  clock;
@@ -7468,16 +7405,15 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
     output reg  fpdu_start;
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
+    input wire  s_axis_tlast;
     input wire  s_axis_tvalid;
     output reg  s_axis_tready;
     output reg  [63:0] m_axis_tdata;
     output reg  [7:0] m_axis_tkeep;
     output reg  m_axis_tlast;
-    output reg  [1:0] m_axis_tuser;
+    output reg  [7:0] m_axis_tuser;
     output reg  m_axis_tvalid;
     input wire  m_axis_tready;
-    output reg  failed;
-    output reg  [7:0] error_code;
     
     // Stub signals
     reg  align$clock;
@@ -7491,6 +7427,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
     wire  align$fpdu_start;
     reg  [63:0] align$s_axis_tdata;
     reg  [7:0] align$s_axis_tkeep;
+    reg  align$s_axis_tlast;
     reg  align$s_axis_tvalid;
     wire  align$s_axis_tready;
     wire  [63:0] align$m_data;
@@ -7499,8 +7436,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
     reg  align$m_ready;
     wire  align$m_crc_ok;
     wire  align$m_marker_ok;
-    wire  align$failed;
-    wire  [7:0] align$error_code;
+    wire  align$m_step_ok;
     reg  strip$clock;
     reg  strip$reset;
     reg  [63:0] strip$s_data;
@@ -7509,10 +7445,11 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
     wire  strip$s_ready;
     reg  strip$s_crc_ok;
     reg  strip$s_marker_ok;
+    reg  strip$s_step_ok;
     wire  [63:0] strip$m_axis_tdata;
     wire  [7:0] strip$m_axis_tkeep;
     wire  strip$m_axis_tlast;
-    wire  [1:0] strip$m_axis_tuser;
+    wire  [7:0] strip$m_axis_tuser;
     wire  strip$m_axis_tvalid;
     reg  strip$m_axis_tready;
     
@@ -7529,6 +7466,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
         .fpdu_start(align$fpdu_start),
         .s_axis_tdata(align$s_axis_tdata),
         .s_axis_tkeep(align$s_axis_tkeep),
+        .s_axis_tlast(align$s_axis_tlast),
         .s_axis_tvalid(align$s_axis_tvalid),
         .s_axis_tready(align$s_axis_tready),
         .m_data(align$m_data),
@@ -7537,8 +7475,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
         .m_ready(align$m_ready),
         .m_crc_ok(align$m_crc_ok),
         .m_marker_ok(align$m_marker_ok),
-        .failed(align$failed),
-        .error_code(align$error_code)
+        .m_step_ok(align$m_step_ok)
     );
     rnic_top$deframer$strip strip(
         .clock(strip$clock),
@@ -7549,6 +7486,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
         .s_ready(strip$s_ready),
         .s_crc_ok(strip$s_crc_ok),
         .s_marker_ok(strip$s_marker_ok),
+        .s_step_ok(strip$s_step_ok),
         .m_axis_tdata(strip$m_axis_tdata),
         .m_axis_tkeep(strip$m_axis_tkeep),
         .m_axis_tlast(strip$m_axis_tlast),
@@ -7570,6 +7508,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
         fpdu_start = align$fpdu_start;
         align$s_axis_tdata = s_axis_tdata;
         align$s_axis_tkeep = s_axis_tkeep;
+        align$s_axis_tlast = s_axis_tlast;
         align$s_axis_tvalid = s_axis_tvalid;
         s_axis_tready = align$s_axis_tready;
         strip$clock = clock;
@@ -7580,20 +7519,19 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
         align$m_ready = strip$s_ready;
         strip$s_crc_ok = align$m_crc_ok;
         strip$s_marker_ok = align$m_marker_ok;
+        strip$s_step_ok = align$m_step_ok;
         m_axis_tdata = strip$m_axis_tdata;
         m_axis_tkeep = strip$m_axis_tkeep;
         m_axis_tlast = strip$m_axis_tlast;
         m_axis_tuser = strip$m_axis_tuser;
         m_axis_tvalid = strip$m_axis_tvalid;
         strip$m_axis_tready = m_axis_tready;
-        failed = align$failed;
-        error_code = align$error_code;
     end
     
 endmodule // rnic_top$deframer
 
 
-module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,failed,error_code);
+module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,m_step_ok);
     
     // Module arguments
     input wire  clock;
@@ -7607,6 +7545,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     output reg  fpdu_start;
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
+    input wire  s_axis_tlast;
     input wire  s_axis_tvalid;
     output reg  s_axis_tready;
     output reg  [63:0] m_data;
@@ -7615,8 +7554,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     input wire  m_ready;
     output reg  m_crc_ok;
     output reg  m_marker_ok;
-    output reg  failed;
-    output reg  [7:0] error_code;
+    output reg  m_step_ok;
     
     // Constant declarations
     localparam  ones = 64'hffffffffffffffff;
@@ -7627,6 +7565,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     localparam  ring_lanes_mask = 16'h1f;
     localparam  words_per_beat = 16'h2;
     localparam  hold_limit = 16'h18;
+    localparam  word_mask = 16'hfffc;
     
     // Stub signals
     reg  crc_unit$clock;
@@ -7639,6 +7578,17 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  [11:0] crc_unit$s_keep;
     wire  crc_unit$m_valid;
     wire  [31:0] crc_unit$m_crc;
+    reg  ends$clock;
+    reg  ends$reset;
+    reg  ends$s_valid;
+    wire  ends$s_ready;
+    reg  [16:0] ends$s_data;
+    wire  ends$m_valid;
+    reg  ends$m_ready;
+    wire  [16:0] ends$m_data;
+    reg  skipping$d;
+    wire  skipping$q;
+    reg  skipping$clock;
     reg  put_valid$d;
     wire  put_valid$q;
     reg  put_valid$clock;
@@ -7690,12 +7640,6 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  marker_bad$d;
     wire  marker_bad$q;
     reg  marker_bad$clock;
-    reg  failed_held$d;
-    wire  failed_held$q;
-    reg  failed_held$clock;
-    reg  [7:0] code_held$d;
-    wire  [7:0] code_held$q;
-    reg  code_held$clock;
     reg  pipe_data$clock;
     reg  pipe_data$reset;
     reg  pipe_data$ce;
@@ -7711,6 +7655,11 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  pipe_marker_bad$ce;
     reg  pipe_marker_bad$d;
     wire  pipe_marker_bad$q;
+    reg  pipe_step_bad$clock;
+    reg  pipe_step_bad$reset;
+    reg  pipe_step_bad$ce;
+    reg  pipe_step_bad$d;
+    wire  pipe_step_bad$q;
     reg  pipe_crc_field$clock;
     reg  pipe_crc_field$reset;
     reg  pipe_crc_field$ce;
@@ -7738,6 +7687,21 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  head_last;
     reg  take_input;
     reg  [7:0] keep_bytes;
+    reg  [15:0] beat_end;
+    reg  [15:0] packet_end;
+    reg  ragged;
+    reg  [15:0] in_bytes;
+    reg  [15:0] pe_words;
+    reg  whole;
+    reg  start;
+    reg  trunc;
+    reg  end_known;
+    reg  fire_full;
+    reg  fire_trunc;
+    reg  final_beat;
+    reg  extra;
+    reg  [15:0] skip_words;
+    reg  step_ok_now;
     reg  [255:0] window;
     reg  [15:0] marker_slot;
     reg  marker_window;
@@ -7785,6 +7749,21 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         .s_keep(crc_unit$s_keep),
         .m_valid(crc_unit$m_valid),
         .m_crc(crc_unit$m_crc)
+    );
+    rnic_top$deframer$align$ends ends(
+        .clock(ends$clock),
+        .reset(ends$reset),
+        .s_valid(ends$s_valid),
+        .s_ready(ends$s_ready),
+        .s_data(ends$s_data),
+        .m_valid(ends$m_valid),
+        .m_ready(ends$m_ready),
+        .m_data(ends$m_data)
+    );
+    rnic_top$deframer$align$skipping skipping(
+        .d(skipping$d),
+        .q(skipping$q),
+        .clock(skipping$clock)
     );
     rnic_top$deframer$align$put_valid put_valid(
         .d(put_valid$d),
@@ -7871,16 +7850,6 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         .q(marker_bad$q),
         .clock(marker_bad$clock)
     );
-    rnic_top$deframer$align$failed_held failed_held(
-        .d(failed_held$d),
-        .q(failed_held$q),
-        .clock(failed_held$clock)
-    );
-    rnic_top$deframer$align$code_held code_held(
-        .d(code_held$d),
-        .q(code_held$q),
-        .clock(code_held$clock)
-    );
     rnic_top$deframer$align$pipe_data pipe_data(
         .clock(pipe_data$clock),
         .reset(pipe_data$reset),
@@ -7901,6 +7870,13 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         .ce(pipe_marker_bad$ce),
         .d(pipe_marker_bad$d),
         .q(pipe_marker_bad$q)
+    );
+    rnic_top$deframer$align$pipe_step_bad pipe_step_bad(
+        .clock(pipe_step_bad$clock),
+        .reset(pipe_step_bad$reset),
+        .ce(pipe_step_bad$ce),
+        .d(pipe_step_bad$d),
+        .q(pipe_step_bad$q)
     );
     rnic_top$deframer$align$pipe_crc_field pipe_crc_field(
         .clock(pipe_crc_field$clock),
@@ -7948,8 +7924,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         remaining$clock = clock;
         length_position$clock = clock;
         marker_bad$clock = clock;
-        failed_held$clock = clock;
-        code_held$clock = clock;
+        skipping$clock = clock;
         put_valid$d = put_valid$q;
         put_data$d = put_data$q;
         put_mask$d = put_mask$q;
@@ -7967,16 +7942,19 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         remaining$d = remaining$q;
         length_position$d = length_position$q;
         marker_bad$d = marker_bad$q;
-        failed_held$d = failed_held$q;
-        code_held$d = code_held$q;
+        skipping$d = skipping$q;
         crc_unit$clock = clock;
         crc_unit$reset = reset;
+        ends$clock = clock;
+        ends$reset = reset;
         pipe_data$clock = clock;
         pipe_data$reset = reset;
         pipe_last$clock = clock;
         pipe_last$reset = reset;
         pipe_marker_bad$clock = clock;
         pipe_marker_bad$reset = reset;
+        pipe_step_bad$clock = clock;
+        pipe_step_bad$reset = reset;
         pipe_crc_field$clock = clock;
         pipe_crc_field$reset = reset;
         pipe_crc_en$clock = clock;
@@ -7985,8 +7963,8 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         fpdu_crc_en$d = fpdu_crc_en$q;
         pipe_valid$clock = clock;
         pipe_valid$reset = reset;
-        s_axis_tready = (held$q <= hold_limit) | failed_held$q;
-        take_input = s_axis_tvalid & (held$q <= hold_limit) & ~failed_held$q;
+        s_axis_tready = (held$q <= hold_limit) & ends$s_ready;
+        take_input = s_axis_tvalid & (held$q <= hold_limit) & ends$s_ready;
         keep_bytes = 32'h0;
         if (s_axis_tkeep[0]) begin
             keep_bytes = (0 + 32'h1);
@@ -8012,12 +7990,21 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         if (s_axis_tkeep[7]) begin
             keep_bytes = (7 + 32'h1);
         end
+        beat_end = cursor$q + ((keep_bytes) & 16'hffff);
+        packet_end = (beat_end + 32'h3) & word_mask;
+        ragged = |beat_end[(32'h0)+:(2)];
+        in_bytes = ((keep_bytes) & 16'hffff);
+        if (s_axis_tlast) begin
+            in_bytes = packet_end - cursor$q;
+        end
+        ends$s_valid = take_input & s_axis_tlast;
+        ends$s_data = ((packet_end) & 17'h1ffff) | (((ragged) & 17'h1ffff) << 32'h10);
         put_shift = (cursor$q & ring_lanes_mask) << 32'h3;
         put_valid$d = take_input;
         put_bytes$d = 32'h0;
         if (take_input) begin
-            put_bytes$d = keep_bytes;
-            cursor$d = cursor$q + ((keep_bytes) & 16'hffff);
+            put_bytes$d = in_bytes[(32'h0)+:(8)];
+            cursor$d = cursor$q + in_bytes;
         end
         put_data$d = (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
         in_mask = ~(ones << (((keep_bytes) & 16'hffff) << 32'h3));
@@ -8027,10 +8014,12 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         end
         window_shift = (rp$q & ring_lanes_mask) << 32'h3;
         window = (ring$q >> window_shift) | (ring$q << (ring_bits - window_shift));
+        pe_words = (ends$m_data[(32'h0)+:(16)] - rp$q) >> 32'h2;
+        whole = ends$m_valid & (avail$q >= pe_words);
         head_valid = |pipe_valid$q;
         head_last = |pipe_last$q;
         ce = ~head_valid | m_ready;
-        parse = ~in_fpdu$q & ~failed_held$q;
+        parse = ~in_fpdu$q & ~skipping$q;
         markers_on = fpdu_markers$q;
         tm = to_marker$q;
         if (parse) begin
@@ -8047,6 +8036,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         if (markers_on & (tm == 32'h0)) begin
             length = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         end
+        start = parse & ((avail$q >= 32'h2) | whole);
         marker_in = marker_window & (marker_slot <= remaining$q);
         take = remaining$q;
         if (remaining$q > words_per_beat) begin
@@ -8067,7 +8057,17 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         if (crc_taken) begin
             used = covered + 32'h1;
         end
-        fire = ce & in_fpdu$q & (avail$q >= used) & ~failed_held$q;
+        trunc = ends$m_valid & (pe_words < used);
+        end_known = ends$m_valid | (avail$q > used);
+        fire_full = ce & in_fpdu$q & ~trunc & (avail$q >= used) & (~crc_taken | end_known);
+        fire_trunc = ce & in_fpdu$q & trunc & whole;
+        fire = fire_full | fire_trunc;
+        final_beat = (fire_full & crc_taken) | fire_trunc;
+        extra = fire_full & crc_taken & ((ends$m_valid & (pe_words > used)) | (~ends$m_valid & (avail$q > used)));
+        skip_words = avail$q;
+        if (ends$m_valid & (pe_words < avail$q)) begin
+            skip_words = pe_words;
+        end
         front = ((window) & 64'hffffffffffffffff);
         after = ((window >> 32'h20) & 64'hffffffffffffffff);
         below_marker = ~(ones << marker_shift);
@@ -8089,32 +8089,41 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         crc_unit$ce = ce;
         crc_unit$s_valid = fire;
         crc_unit$s_first = first_beat$q;
-        crc_unit$s_last = crc_taken;
+        crc_unit$s_last = final_beat;
         crc_unit$s_data = ((window) & 96'hffffffffffffffffffffffff);
         crc_unit$s_keep = ~(window_ones << (covered << 32'h2));
         pipe_data$ce = ce;
         pipe_last$ce = ce;
         pipe_marker_bad$ce = ce;
+        pipe_step_bad$ce = ce;
         pipe_crc_field$ce = ce;
         pipe_crc_en$ce = ce;
         pipe_valid$ce = ce;
         pipe_data$d = beat;
-        pipe_last$d = crc_taken;
+        pipe_last$d = final_beat;
         pipe_marker_bad$d = marker_bad_now;
+        pipe_step_bad$d = (fire_trunc | extra | (final_beat & ends$m_valid & ends$m_data[32'h10]));
         pipe_crc_field$d = crc_word;
         pipe_crc_en$d = fpdu_crc_en$q;
         pipe_valid$d = fire;
         consumed = 32'h0;
-        if (fire) begin
+        if (fire_full) begin
             consumed = used;
         end
+        if (fire_trunc) begin
+            consumed = pe_words;
+        end
+        if (skipping$q) begin
+            consumed = skip_words;
+        end
+        ends$m_ready = (final_beat & ~extra) | (skipping$q & whole);
         arrived = 32'h0;
         if (put_valid$q) begin
             arrived = ((put_bytes$q) & 16'hffff);
         end
-        held$d = held$q + ((keep_bytes) & 16'hffff) - (consumed << 32'h2);
-        if (~take_input) begin
-            held$d = held$q - (consumed << 32'h2);
+        held$d = held$q - (consumed << 32'h2);
+        if (take_input) begin
+            held$d = held$q + in_bytes - (consumed << 32'h2);
         end
         written_next = written$q + arrived;
         rp_next = rp$q + (consumed << 32'h2);
@@ -8122,10 +8131,10 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         rp$d = rp_next;
         avail$d = (written_next - rp_next) >> 32'h2;
         to_marker$d = (tm - (consumed << 32'h2)) & 32'h1ff;
-        fpdu_end = fire & crc_taken;
+        fpdu_end = final_beat;
         end_to_marker = (tm - (consumed << 32'h2)) & 32'h1ff;
-        fpdu_start = parse & (avail$q >= 32'h2);
-        if (parse & (avail$q >= 32'h2)) begin
+        fpdu_start = start;
+        if (start) begin
             fpdu_crc_en$d = crc_en;
             remaining$d = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
             in_fpdu$d = 1'b1;
@@ -8137,20 +8146,20 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
             end
         end
         if (fire) begin
-            in_fpdu$d = ~crc_taken;
+            in_fpdu$d = ~final_beat;
             first_beat$d = 1'b0;
             remaining$d = remaining$q - take;
             marker_bad$d = marker_bad_now;
         end
+        if (extra) begin
+            skipping$d = 1'b1;
+        end
+        if (skipping$q & whole) begin
+            skipping$d = 1'b0;
+        end
         crc_ok_now = ~|pipe_crc_en$q | (crc_unit$m_crc == pipe_crc_field$q);
         marker_ok_now = ~|pipe_marker_bad$q;
-        if (head_valid & head_last & m_ready & ~failed_held$q & ~(crc_ok_now & marker_ok_now)) begin
-            failed_held$d = 1'b1;
-            code_held$d = 32'h3;
-            if (~crc_ok_now) begin
-                code_held$d = 32'h2;
-            end
-        end
+        step_ok_now = ~|pipe_step_bad$q;
         if (reset) begin
             put_valid$d = 1'b0;
             put_bytes$d = 32'h0;
@@ -8161,16 +8170,14 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
             held$d = 32'h0;
             to_marker$d = 32'h0;
             in_fpdu$d = 1'b0;
-            failed_held$d = 1'b0;
-            code_held$d = 32'h0;
+            skipping$d = 1'b0;
         end
         m_data = pipe_data$q;
         m_last = head_last;
-        m_valid = head_valid & ~failed_held$q;
+        m_valid = head_valid;
         m_crc_ok = crc_ok_now;
         m_marker_ok = marker_ok_now;
-        failed = failed_held$q;
-        error_code = code_held$q;
+        m_step_ok = step_ok_now;
     end
     
 endmodule // rnic_top$deframer$align
@@ -8193,25 +8200,6 @@ module rnic_top$deframer$align$avail(d,q,clock);
     end
           
 endmodule // rnic_top$deframer$align$avail
-
-
-module rnic_top$deframer$align$code_held(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$deframer$align$code_held
 
 
 module rnic_top$deframer$align$crc_unit(clock,reset,ce,s_valid,s_first,s_last,s_data,s_keep,m_valid,m_crc);
@@ -9589,23 +9577,379 @@ module rnic_top$deframer$align$cursor(d,q,clock);
 endmodule // rnic_top$deframer$align$cursor
 
 
-module rnic_top$deframer$align$failed_held(d,q,clock);
+module rnic_top$deframer$align$ends(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [16:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [16:0] m_data;
+    
+    // Stub signals
+    reg  [16:0] entries$0$d;
+    wire  [16:0] entries$0$q;
+    reg  entries$0$clock;
+    reg  [16:0] entries$1$d;
+    wire  [16:0] entries$1$q;
+    reg  entries$1$clock;
+    reg  [16:0] entries$2$d;
+    wire  [16:0] entries$2$q;
+    reg  entries$2$clock;
+    reg  [16:0] entries$3$d;
+    wire  [16:0] entries$3$q;
+    reg  entries$3$clock;
+    reg  [16:0] entries$4$d;
+    wire  [16:0] entries$4$q;
+    reg  entries$4$clock;
+    reg  [16:0] entries$5$d;
+    wire  [16:0] entries$5$q;
+    reg  entries$5$clock;
+    reg  [16:0] entries$6$d;
+    wire  [16:0] entries$6$q;
+    reg  entries$6$clock;
+    reg  [16:0] entries$7$d;
+    wire  [16:0] entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    
+    // Sub module instances
+    rnic_top$deframer$align$ends$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top$deframer$align$ends$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top$deframer$align$ends$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top$deframer$align$ends$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top$deframer$align$ends$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top$deframer$align$ends$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top$deframer$align$ends$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top$deframer$align$ends$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top$deframer$align$ends$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top$deframer$align$ends$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        s_ready = count != 32'h8;
+        m_valid = count != 32'h0;
+        m_data = entries$0$q;
+        if (head$q[(32'h0)+:(3)] == 1) begin
+            m_data = entries$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2) begin
+            m_data = entries$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3) begin
+            m_data = entries$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4) begin
+            m_data = entries$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5) begin
+            m_data = entries$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6) begin
+            m_data = entries$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7) begin
+            m_data = entries$7$q;
+        end
+        if (s_valid & (count != 32'h8)) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        if (m_ready & (count != 32'h0)) begin
+            head$d = head$q + 32'h1;
+        end
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$deframer$align$ends
+
+
+module rnic_top$deframer$align$ends$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 17'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top$deframer$align$failed_held
+endmodule // rnic_top$deframer$align$ends$entries$0
+
+
+module rnic_top$deframer$align$ends$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$entries$1
+
+
+module rnic_top$deframer$align$ends$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$entries$2
+
+
+module rnic_top$deframer$align$ends$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$entries$3
+
+
+module rnic_top$deframer$align$ends$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$entries$4
+
+
+module rnic_top$deframer$align$ends$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$entries$5
+
+
+module rnic_top$deframer$align$ends$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$entries$6
+
+
+module rnic_top$deframer$align$ends$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$entries$7
+
+
+module rnic_top$deframer$align$ends$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$head
+
+
+module rnic_top$deframer$align$ends$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$ends$tail
 
 
 module rnic_top$deframer$align$first_beat(d,q,clock);
@@ -10641,6 +10985,186 @@ module rnic_top$deframer$align$pipe_marker_bad$stages$4(d,q,clock);
 endmodule // rnic_top$deframer$align$pipe_marker_bad$stages$4
 
 
+module rnic_top$deframer$align$pipe_step_bad(clock,reset,ce,d,q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ce;
+    input wire  d;
+    output reg  q;
+    
+    // Stub signals
+    reg  stages$0$d;
+    wire  stages$0$q;
+    reg  stages$0$clock;
+    reg  stages$1$d;
+    wire  stages$1$q;
+    reg  stages$1$clock;
+    reg  stages$2$d;
+    wire  stages$2$q;
+    reg  stages$2$clock;
+    reg  stages$3$d;
+    wire  stages$3$q;
+    reg  stages$3$clock;
+    reg  stages$4$d;
+    wire  stages$4$q;
+    reg  stages$4$clock;
+    
+    // Sub module instances
+    rnic_top$deframer$align$pipe_step_bad$stages$0 stages$0(
+        .d(stages$0$d),
+        .q(stages$0$q),
+        .clock(stages$0$clock)
+    );
+    rnic_top$deframer$align$pipe_step_bad$stages$1 stages$1(
+        .d(stages$1$d),
+        .q(stages$1$q),
+        .clock(stages$1$clock)
+    );
+    rnic_top$deframer$align$pipe_step_bad$stages$2 stages$2(
+        .d(stages$2$d),
+        .q(stages$2$q),
+        .clock(stages$2$clock)
+    );
+    rnic_top$deframer$align$pipe_step_bad$stages$3 stages$3(
+        .d(stages$3$d),
+        .q(stages$3$q),
+        .clock(stages$3$clock)
+    );
+    rnic_top$deframer$align$pipe_step_bad$stages$4 stages$4(
+        .d(stages$4$d),
+        .q(stages$4$q),
+        .clock(stages$4$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        stages$0$clock = clock;
+        stages$0$d = stages$0$q;
+        stages$1$clock = clock;
+        stages$1$d = stages$1$q;
+        stages$2$clock = clock;
+        stages$2$d = stages$2$q;
+        stages$3$clock = clock;
+        stages$3$d = stages$3$q;
+        stages$4$clock = clock;
+        stages$4$d = stages$4$q;
+        if (ce) begin
+            stages$0$d = d;
+            stages$1$d = stages$0$q;
+            stages$2$d = stages$1$q;
+            stages$3$d = stages$2$q;
+            stages$4$d = stages$3$q;
+        end
+        if (reset) begin
+            stages$0$d = 32'h0;
+            stages$1$d = 32'h0;
+            stages$2$d = 32'h0;
+            stages$3$d = 32'h0;
+            stages$4$d = 32'h0;
+        end
+        q = stages$4$q;
+    end
+    
+endmodule // rnic_top$deframer$align$pipe_step_bad
+
+
+module rnic_top$deframer$align$pipe_step_bad$stages$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_step_bad$stages$0
+
+
+module rnic_top$deframer$align$pipe_step_bad$stages$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_step_bad$stages$1
+
+
+module rnic_top$deframer$align$pipe_step_bad$stages$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_step_bad$stages$2
+
+
+module rnic_top$deframer$align$pipe_step_bad$stages$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_step_bad$stages$3
+
+
+module rnic_top$deframer$align$pipe_step_bad$stages$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$pipe_step_bad$stages$4
+
+
 module rnic_top$deframer$align$pipe_valid(clock,reset,ce,d,q);
     
     // Module arguments
@@ -10954,6 +11478,25 @@ module rnic_top$deframer$align$rp(d,q,clock);
 endmodule // rnic_top$deframer$align$rp
 
 
+module rnic_top$deframer$align$skipping(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$skipping
+
+
 module rnic_top$deframer$align$to_marker(d,q,clock);
     
     // Module arguments
@@ -10992,7 +11535,7 @@ module rnic_top$deframer$align$written(d,q,clock);
 endmodule // rnic_top$deframer$align$written
 
 
-module rnic_top$deframer$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_ok,s_marker_ok,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
+module rnic_top$deframer$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_ok,s_marker_ok,s_step_ok,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
     
     // Module arguments
     input wire  clock;
@@ -11003,10 +11546,11 @@ module rnic_top$deframer$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_o
     output reg  s_ready;
     input wire  s_crc_ok;
     input wire  s_marker_ok;
+    input wire  s_step_ok;
     output reg  [63:0] m_axis_tdata;
     output reg  [7:0] m_axis_tkeep;
     output reg  m_axis_tlast;
-    output reg  [1:0] m_axis_tuser;
+    output reg  [7:0] m_axis_tuser;
     output reg  m_axis_tvalid;
     input wire  m_axis_tready;
     
@@ -11014,6 +11558,9 @@ module rnic_top$deframer$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_o
     localparam  ones = 8'hff;
     localparam  lanes = 18'b1000;
     localparam  top_shift = 16'h30;
+    localparam  code_crc = 8'h2;
+    localparam  code_marker = 8'h3;
+    localparam  code_step = 8'h5;
     
     // Stub signals
     reg  [63:0] hold$d;
@@ -11040,16 +11587,16 @@ module rnic_top$deframer$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_o
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
-    reg  [1:0] out_user$d;
-    wire  [1:0] out_user$q;
+    reg  [7:0] out_user$d;
+    wire  [7:0] out_user$q;
     reg  out_user$clock;
-    reg  [1:0] hold_user$d;
-    wire  [1:0] hold_user$q;
+    reg  [7:0] hold_user$d;
+    wire  [7:0] hold_user$q;
     reg  hold_user$clock;
     
     // Local signals
     reg  load;
-    reg  [1:0] in_user;
+    reg  [7:0] in_user;
     reg  drain;
     reg  take_in;
     reg  [17:0] length;
@@ -11132,14 +11679,14 @@ module rnic_top$deframer$strip(clock,reset,s_data,s_last,s_valid,s_ready,s_crc_o
         out_user$d = out_user$q;
         hold_user$d = hold_user$q;
         in_user = 32'h0;
-        if (~s_crc_ok & s_marker_ok) begin
-            in_user = 32'h1;
+        if (~s_marker_ok) begin
+            in_user = code_marker;
         end
-        if (s_crc_ok & ~s_marker_ok) begin
-            in_user = 32'h2;
+        if (~s_crc_ok) begin
+            in_user = code_crc;
         end
-        if (~s_crc_ok & ~s_marker_ok) begin
-            in_user = 32'h3;
+        if (~s_step_ok) begin
+            in_user = code_step;
         end
         load = ~out_valid$q | m_axis_tready;
         drain = hold_valid$q & hold_last$q;
@@ -11256,13 +11803,13 @@ endmodule // rnic_top$deframer$strip$hold_last
 module rnic_top$deframer$strip$hold_user(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -11370,13 +11917,13 @@ endmodule // rnic_top$deframer$strip$out_last
 module rnic_top$deframer$strip$out_user(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -19077,14 +19624,14 @@ module rnic_top$reads$pick(requests,start,found,grant);
 endmodule // rnic_top$reads$pick
 
 
-module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,db_valid,db_kind,db_index,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_llp_fail,s_llp_qp,s_llp_code,s_rx_empty,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
+module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,db_valid,db_kind,db_index,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  [63:0] s_axis_tdata;
     input wire  s_axis_tlast;
-    input wire  [31:0] s_axis_tuser;
+    input wire  [39:0] s_axis_tuser;
     input wire  s_axis_tvalid;
     output reg  s_axis_tready;
     input wire  qp_we;
@@ -19146,10 +19693,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     input wire  [5:0] order_qpn;
     output reg  [2:0] order_done;
     input wire  s_tx_fail;
-    input wire  s_llp_fail;
-    input wire  [5:0] s_llp_qp;
-    input wire  [15:0] s_llp_code;
-    input wire  s_rx_empty;
     input wire  [5:0] s_tx_fail_qp;
     output reg  m_fail;
     output reg  [5:0] m_fail_qp;
@@ -19182,6 +19725,19 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  st_remote_access = 8'h3;
     localparam  st_remote_operation = 8'h4;
     localparam  lane_ones = 1024'hffff;
+    localparam  at_term_m = 10'b10100111;
+    localparam  at_term_d = 10'b10100110;
+    localparam  at_term_r = 10'b10100101;
+    localparam  at_term_hdr_t = 10'b11000111;
+    localparam  term_len_word = 16'h4;
+    localparam  term_len_seg = 16'h6;
+    localparam  term_len_untagged = 16'h18;
+    localparam  term_len_tagged = 16'h14;
+    localparam  term_len_rdma = 16'h1c;
+    localparam  at_desc_conn = 8'h0;
+    localparam  at_desc_length = 8'h10;
+    localparam  at_desc_mpa_error = 8'h20;
+    localparam  t_llp_mpa = 16'h2000;
     localparam  one_q = 64'h1;
     localparam  one_m = 256'h1;
     localparam  mr_count = 24'h100;
@@ -19351,15 +19907,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  tx_fails$m_valid;
     reg  tx_fails$m_ready;
     wire  [5:0] tx_fails$m_data;
-    reg  llp_pending$d;
-    wire  llp_pending$q;
-    reg  llp_pending$clock;
-    reg  [5:0] llp_qp$d;
-    wire  [5:0] llp_qp$q;
-    reg  llp_qp$clock;
-    reg  [15:0] llp_code$d;
-    wire  [15:0] llp_code$q;
-    reg  llp_code$clock;
     reg  jobs$clock;
     reg  jobs$reset;
     reg  jobs$s_valid;
@@ -19423,6 +19970,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [31:0] r_placed$d;
     wire  [31:0] r_placed$q;
     reg  r_placed$clock;
+    reg  short_last$d;
+    wire  short_last$q;
+    reg  short_last$clock;
     reg  [63:0] r_wr_id$d;
     wire  [63:0] r_wr_id$q;
     reg  r_wr_id$clock;
@@ -19545,7 +20095,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  flush_here;
     reg  flush_go;
     reg  [63:0] flush_wr_id;
-    reg  [31:0] flush_len;
     reg  [7:0] flush_status;
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
@@ -19567,7 +20116,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [1023:0] table_c;
     reg  done_inc;
     reg  side_work;
-    reg  llp_ready;
+    reg  [15:0] term_need;
+    reg  [7:0] mpa_error;
     reg  [464:0] job_entry;
     reg  [464:0] job_out;
     reg  job_is_atomic;
@@ -19766,21 +20316,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .m_ready(tx_fails$m_ready),
         .m_data(tx_fails$m_data)
     );
-    rnic_top$receiver$llp_pending llp_pending(
-        .d(llp_pending$d),
-        .q(llp_pending$q),
-        .clock(llp_pending$clock)
-    );
-    rnic_top$receiver$llp_qp llp_qp(
-        .d(llp_qp$d),
-        .q(llp_qp$q),
-        .clock(llp_qp$clock)
-    );
-    rnic_top$receiver$llp_code llp_code(
-        .d(llp_code$d),
-        .q(llp_code$q),
-        .clock(llp_code$clock)
-    );
     rnic_top$receiver$jobs jobs(
         .clock(jobs$clock),
         .reset(jobs$reset),
@@ -19877,6 +20412,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(r_placed$d),
         .q(r_placed$q),
         .clock(r_placed$clock)
+    );
+    rnic_top$receiver$short_last short_last(
+        .d(short_last$d),
+        .q(short_last$q),
+        .clock(short_last$clock)
     );
     rnic_top$receiver$r_wr_id r_wr_id(
         .d(r_wr_id$d),
@@ -20098,6 +20638,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         chk_right$clock = clock;
         r_active$clock = clock;
         r_placed$clock = clock;
+        short_last$clock = clock;
         r_wr_id$clock = clock;
         r_addr$clock = clock;
         r_len$clock = clock;
@@ -20123,9 +20664,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         scan$clock = clock;
         quiet$clock = clock;
         flush_turn$clock = clock;
-        llp_pending$clock = clock;
-        llp_qp$clock = clock;
-        llp_code$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
         fault_code$clock = clock;
@@ -20150,6 +20688,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         chk_right$d = chk_right$q;
         r_active$d = r_active$q;
         r_placed$d = r_placed$q;
+        short_last$d = short_last$q;
         r_wr_id$d = r_wr_id$q;
         r_addr$d = r_addr$q;
         r_len$d = r_len$q;
@@ -20175,9 +20714,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         scan$d = scan$q;
         quiet$d = quiet$q;
         flush_turn$d = flush_turn$q;
-        llp_pending$d = llp_pending$q;
-        llp_qp$d = llp_qp$q;
-        llp_code$d = llp_code$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
         fault_code$d = fault_code$q;
@@ -20305,8 +20841,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (~is_tagged & (opcode == 32'ha)) begin
             need = 32'h9;
         end
-        llp_ready = llp_pending$q & s_rx_empty;
-        side_work = tx_fails$m_valid | llp_ready;
+        side_work = tx_fails$m_valid;
         flush_here = |((qp_error & ~quiet$q) & (one_q << ((scan$q) & 64'hffffffffffffffff)));
         if (~flush_here) begin
             scan$d = scan$q + 32'h1;
@@ -20318,17 +20853,25 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             flush_turn$d = 1'b0;
             state$d = 32'h12;
         end
+        mpa_error = s_axis_tuser[(at_desc_mpa_error)+:(8)];
         s_axis_tready = 1'b0;
         if ((state$q == 32'h0) & ~flush_go) begin
             s_axis_tready = ~side_work;
             if (s_axis_tvalid & ~side_work) begin
                 flush_turn$d = 1'b1;
-                qpn$d = s_axis_tuser[(32'h0)+:(6)];
-                ulen$d = s_axis_tuser[(32'h10)+:(16)];
+                qpn$d = s_axis_tuser[(at_desc_conn)+:(6)];
+                ulen$d = s_axis_tuser[(at_desc_length)+:(16)];
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
                 state$d = 32'h1;
+                if (|mpa_error) begin
+                    fault_code$d = t_llp_mpa | ((mpa_error) & 16'hffff);
+                    fault_hdr$d = 1'b0;
+                    fault_rdma$d = 1'b0;
+                    r_active$d = 1'b0;
+                    state$d = 32'h16;
+                end
             end
         end
         hdr_at = ((beats$q) & 10'h3ff) << 32'h6;
@@ -20377,13 +20920,22 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         parse_error = 1'b1;
         parse_code = t_unexpected_opcode;
+        term_need = term_len_word;
+        if (hdr$q[at_term_m] | hdr$q[at_term_d]) begin
+            term_need = term_len_seg;
+        end
+        if (hdr$q[at_term_d]) begin
+            term_need = term_len_untagged;
+            if (hdr$q[at_term_hdr_t]) begin
+                term_need = term_len_tagged;
+            end
+        end
+        if (hdr$q[at_term_r]) begin
+            term_need = term_need + term_len_rdma;
+        end
         if (opcode == 32'h7) begin
-            if (plen < 32'h4) begin
-                parse_code = t_unspecified;
-            end
-            else begin
-                parse_error = 1'b0;
-            end
+            parse_code = t_unspecified;
+            parse_error = ~last | |b_mo$q | (plen < term_need);
         end
         if (opcode == 32'h1) begin
             parse_error = 1'b0;
@@ -20432,16 +20984,16 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             parse_error = 1'b1;
             parse_code = t_invalid_qn;
         end
-        if (hdr$q[(32'h0)+:(2)] != 32'h1) begin
+        if (ulen$q < hlen) begin
+            parse_error = 1'b1;
+            parse_code = t_unspecified;
+        end
+        if ((hdr$q[(32'h0)+:(2)] != 32'h1) & |ulen$q) begin
             parse_error = 1'b1;
             parse_code = t_untagged_version;
             if (is_tagged) begin
                 parse_code = t_tagged_version;
             end
-        end
-        if (ulen$q < hlen) begin
-            parse_error = 1'b1;
-            parse_code = t_unspecified;
         end
         rts = |(qp_rts & (one_q << ((qpn$q) & 64'hffffffffffffffff)));
         next_msn = recv_msn$read_data + 32'h1;
@@ -20456,6 +21008,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (state$q == 32'h2) begin
             fault_hdr$d = ulen$q >= hlen;
             fault_rdma$d = 1'b0;
+            short_last$d = 1'b0;
             state$d = 32'hd;
             r_active$d = recv$read_data[32'h0];
             r_placed$d = recv$read_data[(32'h1)+:(32)];
@@ -20487,20 +21040,21 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     chk_right$d = 32'h1;
                     r_placed$d = read_placed$read_data;
                     r_len$d = rd_entry[(32'h0)+:(32)];
+                    short_last$d = last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
                     state$d = 32'h9;
                     if (|plen) begin
                         state$d = 32'h4;
                     end
-                    if (|plen & (b_stag$q != rd_entry[(32'h20)+:(32)])) begin
-                        fault_code$d = t_tagged_stag;
+                    if (~|plen & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)])) begin
+                        fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
                     if (|plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)))) begin
                         fault_code$d = t_tagged_bounds;
                         state$d = 32'hb;
                     end
-                    if (last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)])) begin
-                        fault_code$d = t_unspecified;
+                    if (|plen & (b_stag$q != rd_entry[(32'h20)+:(32)])) begin
+                        fault_code$d = t_tagged_stag;
                         state$d = 32'hb;
                     end
                     if ((rd_count == 32'h0) | rd_entry[32'h80]) begin
@@ -20711,6 +21265,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 if (purpose$q == 32'h3) begin
                     fault_hdr$d = 1'b0;
                 end
+            end
+            if ((purpose$q == 32'h1) & ~|check$error & short_last$q) begin
+                fault_code$d = t_unspecified;
+                state$d = 32'hb;
             end
             if (purpose$q == 32'h2) begin
                 fault_code$d = t_rdma_stag;
@@ -20961,7 +21519,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if ((fault_code$q == t_rdma_stag) | (fault_code$q == t_cannot_invalidate)) begin
             fault_status = st_remote_access;
         end
-        if (fault_code$q == t_invalid_mo) begin
+        if ((fault_code$q == t_invalid_mo) | (fault_code$q == t_msn_range)) begin
             fault_status = st_remote_operation;
         end
         if ((state$q == 32'hb) & r_active$q & (is_send | is_imm)) begin
@@ -20998,21 +21556,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         if (state$q == 32'he) begin
             state$d = 32'hf;
-        end
-        if (s_llp_fail) begin
-            llp_pending$d = 1'b1;
-            llp_qp$d = s_llp_qp;
-            llp_code$d = s_llp_code;
-        end
-        if ((state$q == 32'h0) & ~tx_fails$m_valid & llp_ready) begin
-            llp_pending$d = 1'b0;
-            qpn$d = llp_qp$q;
-            fault_code$d = llp_code$q;
-            fault_hdr$d = 1'b0;
-            fault_rdma$d = 1'b0;
-            r_active$d = 1'b0;
-            ended$d = 1'b1;
-            state$d = 32'h16;
         end
         if (state$q == 32'h16) begin
             state$d = 32'hd;
@@ -21104,17 +21647,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_job_crc = job_out[32'h1cf];
         m_job_qpn = job_out[(32'h1c7)+:(6)];
         flush_wr_id = recv$read_data[(32'h21)+:(64)];
-        flush_len = recv$read_data[(32'h1)+:(32)];
         flush_status = recv$read_data[(32'he1)+:(8)];
         if (~|flush_status) begin
             flush_status = st_flushed;
         end
         if (state$q == 32'h14) begin
             flush_wr_id = s_rq_wqe[(at_rq_wr_id)+:(64)];
-            flush_len = 32'h0;
             flush_status = st_flushed;
         end
-        flush_cqe = (((flush_wr_id) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((flush_len) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((flush_status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+        flush_cqe = (((flush_wr_id) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((flush_status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         if (state$q == 32'h12) begin
             state$d = 32'h13;
         end
@@ -21199,7 +21740,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             full$d = 32'h0;
             quiet$d = 32'h0;
             flush_turn$d = 1'b0;
-            llp_pending$d = 1'b0;
         end
     end
     
@@ -22299,63 +22839,6 @@ module rnic_top$receiver$left(d,q,clock);
 endmodule // rnic_top$receiver$left
 
 
-module rnic_top$receiver$llp_code(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$receiver$llp_code
-
-
-module rnic_top$receiver$llp_pending(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$receiver$llp_pending
-
-
-module rnic_top$receiver$llp_qp(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$receiver$llp_qp
-
-
 module rnic_top$receiver$mr_index(d,q,clock);
     
     // Module arguments
@@ -23329,6 +23812,25 @@ module rnic_top$receiver$sending$tail(d,q,clock);
 endmodule // rnic_top$receiver$sending$tail
 
 
+module rnic_top$receiver$short_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$short_last
+
+
 module rnic_top$receiver$state(d,q,clock);
     
     // Module arguments
@@ -23812,7 +24314,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [5:0] m_fail_qp;
     
     // Constant declarations
-    localparam  status_mask = 256'hff000000000000000000000000000000;
+    localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
     localparam  one_q = 64'h1;
@@ -24208,12 +24710,24 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         sent$d = sent$q;
         pending$0$clock = clock;
         pending$0$d = pending$0$q;
+        if (qp_we & qp_reset & (pending$0$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$0$d = pending$0$q & ~flag_write;
+        end
         pending$1$clock = clock;
         pending$1$d = pending$1$q;
+        if (qp_we & qp_reset & (pending$1$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$1$d = pending$1$q & ~flag_write;
+        end
         pending$2$clock = clock;
         pending$2$d = pending$2$q;
+        if (qp_we & qp_reset & (pending$2$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$2$d = pending$2$q & ~flag_write;
+        end
         pending$3$clock = clock;
         pending$3$d = pending$3$q;
+        if (qp_we & qp_reset & (pending$3$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
+            pending$3$d = pending$3$q & ~flag_write;
+        end
         mrs$read_clock = clock;
         mrs$write_clock = clock;
         send_msn$read_clock = clock;
@@ -24315,15 +24829,27 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if (state$q == 32'h1) begin
             if (tail$q[(32'h0)+:(2)] == 0) begin
                 pending$0$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$0$d = entry & ~flag_write;
+                end
             end
             if (tail$q[(32'h0)+:(2)] == 1) begin
                 pending$1$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$1$d = entry & ~flag_write;
+                end
             end
             if (tail$q[(32'h0)+:(2)] == 2) begin
                 pending$2$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$2$d = entry & ~flag_write;
+                end
             end
             if (tail$q[(32'h0)+:(2)] == 3) begin
                 pending$3$d = entry;
+                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
+                    pending$3$d = entry & ~flag_write;
+                end
             end
             tail$d = tail$q + 32'h1;
             state$d = 32'h0;
@@ -24443,7 +24969,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         m_cqn = head_entry[(32'h100)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];
         if (head_flushed) begin
-            m_cqe = (head_entry[(32'h0)+:(256)] & ~status_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+            m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
         if (head_ready & (~head_entry[32'h111] | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
@@ -25697,26 +26223,7 @@ module rnic_top$rq$wqe(d,q,clock);
 endmodule // rnic_top$rq$wqe
 
 
-module rnic_top$rx_broken(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_broken
-
-
-module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,s_conn,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready,m_drop,m_empty,m_overlong,m_dead);
+module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,s_conn,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
     
     // Module arguments
     input wire  clock;
@@ -25724,23 +26231,23 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
     input wire  s_axis_tlast;
-    input wire  [1:0] s_axis_tuser;
+    input wire  [7:0] s_axis_tuser;
     input wire  s_axis_tvalid;
     output reg  s_axis_tready;
     input wire  [15:0] s_conn;
     output reg  [63:0] m_axis_tdata;
     output reg  [7:0] m_axis_tkeep;
     output reg  m_axis_tlast;
-    output reg  [31:0] m_axis_tuser;
+    output reg  [39:0] m_axis_tuser;
     output reg  m_axis_tvalid;
     input wire  m_axis_tready;
-    output reg  m_drop;
-    output reg  m_empty;
-    output reg  m_overlong;
-    output reg  m_dead;
     
     // Constant declarations
     localparam  ring_size = 12'h800;
+    localparam  code_overlong = 8'h5;
+    localparam  at_conn = 8'h0;
+    localparam  at_length = 8'h10;
+    localparam  at_mpa_error = 8'h20;
     
     // Stub signals
     reg  [10:0] ring$read_address;
@@ -25769,30 +26276,26 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
     reg  descs$reset;
     reg  descs$s_valid;
     wire  descs$s_ready;
-    reg  [31:0] descs$s_data;
+    reg  [39:0] descs$s_data;
     wire  descs$m_valid;
     reg  descs$m_ready;
-    wire  [31:0] descs$m_data;
+    wire  [39:0] descs$m_data;
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
     reg  [72:0] out_beat$d;
     wire  [72:0] out_beat$q;
     reg  out_beat$clock;
-    reg  drop$d;
-    wire  drop$q;
-    reg  drop$clock;
     reg  overlong$d;
     wire  overlong$q;
     reg  overlong$clock;
-    reg  dead$d;
-    wire  dead$q;
-    reg  dead$clock;
     
     // Local signals
     reg  [15:0] keep_n;
     reg  room;
     reg  take;
+    reg  fails;
+    reg  [7:0] code;
     reg  load;
     reg  [11:0] next_rd;
     
@@ -25851,20 +26354,10 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         .q(out_beat$q),
         .clock(out_beat$clock)
     );
-    rnic_top$rx_buffer$drop drop(
-        .d(drop$d),
-        .q(drop$q),
-        .clock(drop$clock)
-    );
     rnic_top$rx_buffer$overlong overlong(
         .d(overlong$d),
         .q(overlong$q),
         .clock(overlong$clock)
-    );
-    rnic_top$rx_buffer$dead dead(
-        .d(dead$d),
-        .q(dead$q),
-        .clock(dead$clock)
     );
     
     // Update code
@@ -25876,9 +26369,7 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         length$clock = clock;
         out_valid$clock = clock;
         out_beat$clock = clock;
-        drop$clock = clock;
         overlong$clock = clock;
-        dead$clock = clock;
         wr_ptr$d = wr_ptr$q;
         committed$d = committed$q;
         readable$d = readable$q;
@@ -25886,9 +26377,7 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         length$d = length$q;
         out_valid$d = out_valid$q;
         out_beat$d = out_beat$q;
-        drop$d = drop$q;
         overlong$d = overlong$q;
-        dead$d = dead$q;
         descs$clock = clock;
         descs$reset = reset;
         ring$read_clock = clock;
@@ -25918,41 +26407,44 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         if (~s_axis_tkeep[32'h0]) begin
             keep_n = 32'h0;
         end
-        room = (((wr_ptr$q - rd_ptr$q) != ring_size) & descs$s_ready) | overlong$q | dead$q;
+        room = (((wr_ptr$q - rd_ptr$q) != ring_size) | overlong$q) & descs$s_ready;
         s_axis_tready = room;
         take = s_axis_tvalid & room;
-        ring$write_enable = take & ~overlong$q & ~dead$q;
+        code = s_axis_tuser;
+        if (overlong$q & ~|s_axis_tuser) begin
+            code = code_overlong;
+        end
+        fails = take & s_axis_tlast & |code;
+        ring$write_enable = take & (~overlong$q | s_axis_tlast);
+        ring$write_address = wr_ptr$q[(32'h0)+:(11)];
+        if (fails) begin
+            ring$write_address = committed$q[(32'h0)+:(11)];
+        end
+        ring$write_data = ((s_axis_tdata) & 73'h1ffffffffffffffffff) | (((s_axis_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_axis_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
         if (((wr_ptr$q - committed$q) == ring_size) & ~overlong$q) begin
             overlong$d = 1'b1;
             wr_ptr$d = committed$q;
             length$d = 32'h0;
         end
-        ring$write_address = wr_ptr$q[(32'h0)+:(11)];
-        ring$write_data = ((s_axis_tdata) & 73'h1ffffffffffffffffff) | (((s_axis_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_axis_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
-        drop$d = 1'b0;
-        descs$s_valid = 1'b0;
-        descs$s_data = (((length$q + keep_n) & 32'hffffffff) << 32'h10) | ((s_conn) & 32'hffffffff);
-        if (take & (overlong$q | dead$q) & s_axis_tlast) begin
-            dead$d = 1'b1;
-            overlong$d = 1'b0;
+        descs$s_valid = take & s_axis_tlast;
+        descs$s_data = (((length$q + keep_n) & 40'hffffffffff) << at_length) | (((s_conn) & 40'hffffffffff) << at_conn);
+        if (fails) begin
+            descs$s_data = (((code) & 40'hffffffffff) << at_mpa_error) | (((s_conn) & 40'hffffffffff) << at_conn);
         end
-        if (take & ~overlong$q & ~dead$q) begin
+        if (take & ~overlong$q) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
             length$d = length$q + keep_n;
-            if (s_axis_tlast) begin
-                length$d = 32'h0;
-                if (|s_axis_tuser) begin
-                    wr_ptr$d = committed$q;
-                    drop$d = 1'b1;
-                end
-                else begin
-                    committed$d = wr_ptr$q + 32'h1;
-                    descs$s_valid = 1'b1;
-                end
+        end
+        if (take & s_axis_tlast) begin
+            length$d = 32'h0;
+            overlong$d = 1'b0;
+            committed$d = wr_ptr$q + 32'h1;
+            if (fails) begin
+                committed$d = committed$q + 32'h1;
+                wr_ptr$d = committed$q + 32'h1;
             end
         end
         readable$d = committed$q;
-        m_drop = drop$q;
         load = (rd_ptr$q != readable$q) & (~out_valid$q | m_axis_tready);
         next_rd = rd_ptr$q;
         if (load) begin
@@ -25973,9 +26465,6 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
         m_axis_tkeep = out_beat$q[(32'h40)+:(8)];
         m_axis_tlast = out_beat$q[32'h48];
         m_axis_tuser = descs$m_data;
-        m_overlong = overlong$q;
-        m_dead = dead$q;
-        m_empty = (rd_ptr$q == committed$q) & ~out_valid$q;
         if (reset) begin
             wr_ptr$d = 32'h0;
             committed$d = 32'h0;
@@ -25983,9 +26472,7 @@ module rnic_top$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
             rd_ptr$d = 32'h0;
             length$d = 32'h0;
             out_valid$d = 1'b0;
-            drop$d = 1'b0;
             overlong$d = 1'b0;
-            dead$d = 1'b0;
         end
     end
     
@@ -26011,25 +26498,6 @@ module rnic_top$rx_buffer$committed(d,q,clock);
 endmodule // rnic_top$rx_buffer$committed
 
 
-module rnic_top$rx_buffer$dead(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_buffer$dead
-
-
 module rnic_top$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
@@ -26037,35 +26505,35 @@ module rnic_top$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [31:0] s_data;
+    input wire  [39:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [31:0] m_data;
+    output reg  [39:0] m_data;
     
     // Stub signals
-    reg  [31:0] entries$0$d;
-    wire  [31:0] entries$0$q;
+    reg  [39:0] entries$0$d;
+    wire  [39:0] entries$0$q;
     reg  entries$0$clock;
-    reg  [31:0] entries$1$d;
-    wire  [31:0] entries$1$q;
+    reg  [39:0] entries$1$d;
+    wire  [39:0] entries$1$q;
     reg  entries$1$clock;
-    reg  [31:0] entries$2$d;
-    wire  [31:0] entries$2$q;
+    reg  [39:0] entries$2$d;
+    wire  [39:0] entries$2$q;
     reg  entries$2$clock;
-    reg  [31:0] entries$3$d;
-    wire  [31:0] entries$3$q;
+    reg  [39:0] entries$3$d;
+    wire  [39:0] entries$3$q;
     reg  entries$3$clock;
-    reg  [31:0] entries$4$d;
-    wire  [31:0] entries$4$q;
+    reg  [39:0] entries$4$d;
+    wire  [39:0] entries$4$q;
     reg  entries$4$clock;
-    reg  [31:0] entries$5$d;
-    wire  [31:0] entries$5$q;
+    reg  [39:0] entries$5$d;
+    wire  [39:0] entries$5$q;
     reg  entries$5$clock;
-    reg  [31:0] entries$6$d;
-    wire  [31:0] entries$6$q;
+    reg  [39:0] entries$6$d;
+    wire  [39:0] entries$6$q;
     reg  entries$6$clock;
-    reg  [31:0] entries$7$d;
-    wire  [31:0] entries$7$q;
+    reg  [39:0] entries$7$d;
+    wire  [39:0] entries$7$q;
     reg  entries$7$clock;
     reg  [3:0] head$d;
     wire  [3:0] head$q;
@@ -26218,13 +26686,13 @@ endmodule // rnic_top$rx_buffer$descs
 module rnic_top$rx_buffer$descs$entries$0(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26237,13 +26705,13 @@ endmodule // rnic_top$rx_buffer$descs$entries$0
 module rnic_top$rx_buffer$descs$entries$1(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26256,13 +26724,13 @@ endmodule // rnic_top$rx_buffer$descs$entries$1
 module rnic_top$rx_buffer$descs$entries$2(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26275,13 +26743,13 @@ endmodule // rnic_top$rx_buffer$descs$entries$2
 module rnic_top$rx_buffer$descs$entries$3(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26294,13 +26762,13 @@ endmodule // rnic_top$rx_buffer$descs$entries$3
 module rnic_top$rx_buffer$descs$entries$4(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26313,13 +26781,13 @@ endmodule // rnic_top$rx_buffer$descs$entries$4
 module rnic_top$rx_buffer$descs$entries$5(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26332,13 +26800,13 @@ endmodule // rnic_top$rx_buffer$descs$entries$5
 module rnic_top$rx_buffer$descs$entries$6(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26351,13 +26819,13 @@ endmodule // rnic_top$rx_buffer$descs$entries$6
 module rnic_top$rx_buffer$descs$entries$7(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [39:0] d;
+    output reg  [39:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 40'h0;
     end
     
     always @(posedge clock) begin
@@ -26403,25 +26871,6 @@ module rnic_top$rx_buffer$descs$tail(d,q,clock);
     end
           
 endmodule // rnic_top$rx_buffer$descs$tail
-
-
-module rnic_top$rx_buffer$drop(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_buffer$drop
 
 
 module rnic_top$rx_buffer$length(d,q,clock);
@@ -28573,25 +29022,6 @@ module rnic_top$rx_ring$state(d,q,clock);
     end
           
 endmodule // rnic_top$rx_ring$state
-
-
-module rnic_top$rx_stuck(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$rx_stuck
 
 
 module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);

@@ -365,3 +365,41 @@ fn mpa_framer_rejects_ulpdu_over_65535() {
     assert_eq!(out.len(), 2 + 65535 + 3 + 4);
     assert_eq!(MpaError::UlpduTooLong(1).terminate_code(), None);
 }
+
+/// A stream cut one packet per FPDU (the `rnic_top` contract): a packet that is exactly
+/// its FPDU gives the ULPDU; one that is not (short, long, not whole words, too short to
+/// hold ULPDU_Length) is out of step, MPA error 5, before its CRC is looked at; after an
+/// error nothing more is delivered.
+#[test]
+fn mpa_16_packets_must_each_be_one_fpdu() {
+    let ulpdu = send_ulpdu(1, 37);
+    for cfg in [FramingConfig::CRC_ONLY, MARKERS_CRC] {
+        for position in [0u64, 508, 512, 1000] {
+            let mut fpdu = Vec::new();
+            Framer::at(cfg, position).frame(&ulpdu, &mut fpdu).unwrap();
+            assert_eq!(Deframer::at(cfg, position).pop_packet(&fpdu), Some(Ok(ulpdu.clone())), "{cfg:?} at {position}");
+            let out_of_step = |packet: &[u8]| match Deframer::at(cfg, position).pop_packet(packet) {
+                Some(Err(e @ MpaError::OutOfStep { .. })) => e.term_code() == Some(TermCode::MPA_LOCAL_CATASTROPHIC),
+                _ => false,
+            };
+            let n = fpdu.len();
+            assert!(out_of_step(&fpdu[..n - 4]), "a word short");
+            assert!(out_of_step(&fpdu[..n - 1]), "an octet short (of the CRC field)");
+            assert!(out_of_step(&[&fpdu[..], &[0; 4]].concat()), "a word long");
+            assert!(out_of_step(&[&fpdu[..], &[0; 2]].concat()), "two octets long");
+            assert!(out_of_step(&fpdu[..1]), "too short for ULPDU_Length");
+            assert!(out_of_step(&[]), "empty");
+            // Out of step comes first: the CRC field was not where it was read.
+            let mut bad_crc_long = fpdu.clone();
+            bad_crc_long[n - 1] ^= 1;
+            bad_crc_long.extend([0; 4]);
+            assert!(out_of_step(&bad_crc_long), "bad CRC in a long packet");
+            // In step but a bad CRC: error 2; and nothing after it.
+            let mut d = Deframer::at(cfg, position);
+            let mut bad_crc = fpdu.clone();
+            bad_crc[n - 1] ^= 1;
+            assert_eq!(d.pop_packet(&bad_crc).and_then(|r| r.err()).and_then(|e| e.terminate_code()), Some(2));
+            assert_eq!(d.pop_packet(&fpdu), None, "nothing after an error");
+        }
+    }
+}

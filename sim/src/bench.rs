@@ -59,12 +59,16 @@ pub fn mpa_rx(lanes: usize, cfg: FramingConfig, size: usize, count: usize) -> Re
     let mut rng = StdRng::seed_from_u64(1);
     let ulpdu: Vec<u8> = (0..size).map(|i| i as u8).collect();
     let mut framer = Framer::new(cfg);
-    let mut wire = Vec::new();
-    for _ in 0..count {
-        framer.frame(&ulpdu, &mut wire).expect("ULPDU fits");
-    }
-    rx.push_stream(&wire, || lanes);
-    let limit = 100 * wire.len() as u64 / lanes as u64 + 10_000;
+    let fpdus: Vec<Vec<u8>> = (0..count)
+        .map(|_| {
+            let mut fpdu = Vec::new();
+            framer.frame(&ulpdu, &mut fpdu).expect("ULPDU fits");
+            fpdu
+        })
+        .collect();
+    rx.push_fpdus(&fpdus, || lanes);
+    let octets: usize = fpdus.iter().map(Vec::len).sum();
+    let limit = 100 * octets as u64 / lanes as u64 + 10_000;
     measure((count * size) as u64, count, limit, || {
         let before = rx.source.beats;
         rx.cycle(&mut rng);

@@ -67,49 +67,63 @@ fn clock_streams(model: &mut Model, source: &mut AxisSource, sink: &mut AxisSink
     source.advance();
 }
 
-/// The deframer `rnic_mpa_rx_w<lanes>`: TCP octets in on `s_axis`, ULPDUs out on `m_axis`.
+/// The deframer `rnic_mpa_rx_w<lanes>`: TCP octets in on `s_axis`, one packet per FPDU;
+/// ULPDUs out on `m_axis`, `tuser` on the last beat the FPDU's MPA error code (0 good).
 pub struct MpaRxDriver {
     pub model: Model,
     pub source: AxisSource,
     pub sink: AxisSink,
-    failed: Port,
-    error_code: Port,
 }
 
 impl MpaRxDriver {
     /// Opens the model, sets the framing options and resets it (stream position 0).
     pub fn new(lanes: usize, cfg: FramingConfig) -> Result<Self, SimError> {
         let model = open(&format!("rnic_mpa_rx_w{lanes}"), cfg)?;
-        Ok(MpaRxDriver {
-            source: AxisSource::new(&model, "s_axis"),
-            sink: AxisSink::new(&model, "m_axis"),
-            failed: model.port("failed"),
-            error_code: model.port("error_code"),
-            model,
-        })
+        Ok(MpaRxDriver { source: AxisSource::new(&model, "s_axis"), sink: AxisSink::new(&model, "m_axis"), model })
     }
 
-    /// Queues stream octets as beats of `chunk()` octets each (clamped to 1..=lanes), the
-    /// way TCP payload may arrive in pieces of any size, each beat starting in lane 0.
-    pub fn push_stream(&mut self, bytes: &[u8], mut chunk: impl FnMut() -> usize) {
+    /// Queues one packet (an FPDU, if the stream is in step) as beats of `chunk()` octets
+    /// each (clamped to 1..=lanes), the way TCP payload may arrive in pieces of any size,
+    /// each beat starting in lane 0; its last beat ends the packet (an empty packet is one
+    /// beat with no lanes).
+    pub fn push_packet(&mut self, bytes: &[u8], chunk: impl FnMut() -> usize) {
+        self.push_octets(bytes, chunk, true);
+    }
+
+    /// Queues octets of a packet that goes on (the rest comes with [`Self::push_packet`]).
+    pub fn push_part(&mut self, bytes: &[u8], chunk: impl FnMut() -> usize) {
+        self.push_octets(bytes, chunk, false);
+    }
+
+    fn push_octets(&mut self, bytes: &[u8], mut chunk: impl FnMut() -> usize, ends: bool) {
         let lanes = self.source.lanes();
         let mut rest = bytes;
+        let mut beats = Vec::new();
         while !rest.is_empty() {
             let n = chunk().clamp(1, lanes).min(rest.len());
             let mut data = rest[..n].to_vec();
             data.resize(lanes, 0);
-            self.source.push([crate::axis::Beat { data, keep: crate::axis::lane_mask(n), last: false, user: 0 }]);
+            beats.push(crate::axis::Beat { data, keep: crate::axis::lane_mask(n), last: false, user: 0 });
             rest = &rest[n..];
+        }
+        if ends {
+            match beats.last_mut() {
+                Some(b) => b.last = true,
+                None => beats.push(crate::axis::Beat { data: vec![0; lanes], keep: 0, last: true, user: 0 }),
+            }
+        }
+        self.source.push(beats);
+    }
+
+    /// Queues each FPDU of `fpdus` as its own packet.
+    pub fn push_fpdus<'a>(&mut self, fpdus: impl IntoIterator<Item = &'a Vec<u8>>, mut chunk: impl FnMut() -> usize) {
+        for fpdu in fpdus {
+            self.push_packet(fpdu, &mut chunk);
         }
     }
 
     /// One clock cycle with the bus models' random gaps and back-pressure.
     pub fn cycle(&mut self, rng: &mut impl Rng) {
         clock_streams(&mut self.model, &mut self.source, &mut self.sink, rng);
-    }
-
-    /// The MPA error code (2 CRC, 3 marker) once a bad FPDU was seen.
-    pub fn failure(&self) -> Option<u8> {
-        self.model.get_bit(self.failed).then(|| self.model.get(self.error_code) as u8)
     }
 }

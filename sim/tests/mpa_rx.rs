@@ -1,7 +1,8 @@
 //! `mpa/rx` (the deframer) in Verilator against `rnic_proto::mpa`: streams of random
-//! FPDUs cut into random pieces, with back-pressure, with and without markers and CRC;
-//! CRC and marker errors; and the FPDUs of VECTORS V2-V11 (CHECKLIST MPA-02, -06, -08,
-//! -09, -10, -12, -13, -16, -25).
+//! FPDUs, one packet each, cut into random pieces, with back-pressure, with and without
+//! markers and CRC; CRC and marker errors and packets out of step with their FPDUs, each
+//! flagged with its MPA error code and the next packet read as the FPDU it is; and the
+//! FPDUs of VECTORS V2-V11 (CHECKLIST MPA-02, -06, -08, -09, -10, -12, -13, -16).
 mod common;
 
 use std::collections::VecDeque;
@@ -55,12 +56,11 @@ fn differential(lanes: usize, cfg: FramingConfig, seed: u64, count: usize, valid
     while checked < count {
         while sent < count && expected.len() < 4 {
             let ulpdu: Vec<u8> = (0..random_length(&mut rng)).map(|_| rng.gen()).collect();
-            let mut wire = Vec::new();
-            framer.frame(&ulpdu, &mut wire).expect("fits");
+            let mut fpdu = Vec::new();
+            framer.frame(&ulpdu, &mut fpdu).expect("fits");
             // The reference deframer must agree with what was framed.
-            reference.push(&wire);
-            assert_eq!(reference.pop(), Some(Ok(ulpdu.clone())), "proto round trip");
-            rx.push_stream(&wire, || chunk(&mut chunks, lanes));
+            assert_eq!(reference.pop_packet(&fpdu), Some(Ok(ulpdu.clone())), "proto round trip");
+            rx.push_packet(&fpdu, || chunk(&mut chunks, lanes));
             expected.push_back(ulpdu);
             sent += 1;
         }
@@ -76,7 +76,6 @@ fn differential(lanes: usize, cfg: FramingConfig, seed: u64, count: usize, valid
         }
         assert!(idle < 200_000, "deframer made no progress for 200 000 cycles (ULPDU {checked})");
     }
-    assert_eq!(rx.failure(), None);
 }
 
 #[test]
@@ -125,63 +124,169 @@ fn mpa_rx_w64_matches_proto_markers_and_crc() {
     });
 }
 
-/// Frames `ulpdus` from the start of Full Operation.
-fn stream_of(cfg: FramingConfig, ulpdus: &[Vec<u8>]) -> Vec<u8> {
+/// Frames `ulpdus` from the start of Full Operation, one FPDU each.
+fn fpdus_of(cfg: FramingConfig, ulpdus: &[Vec<u8>]) -> Vec<Vec<u8>> {
     let mut framer = Framer::new(cfg);
-    let mut wire = Vec::new();
-    for u in ulpdus {
-        framer.frame(u, &mut wire).expect("fits");
-    }
-    wire
+    let frame = |u: &Vec<u8>| {
+        let mut fpdu = Vec::new();
+        framer.frame(u, &mut fpdu).expect("fits");
+        fpdu
+    };
+    ulpdus.iter().map(frame).collect()
 }
 
-fn random_ulpdus(rng: &mut StdRng, n: usize) -> Vec<Vec<u8>> {
-    (0..n).map(|_| (0..rng.gen_range(0..2000)).map(|_| rng.gen()).collect()).collect()
+/// How a packet of the out-of-step test is spoiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spoil {
+    None,
+    /// Bits flipped anywhere (CRC, marker, ULPDU_Length: then out of step too).
+    Flip,
+    /// Cut short by 1 to all octets.
+    Truncate,
+    /// Octets appended: whole words, or 1 to 3.
+    Extend,
+    /// Empty, or shorter than any FPDU.
+    Tiny,
+    /// Random octets of any length up to 3 000.
+    Garbage,
+}
+
+/// One spoiled or good packet for the FPDU `fpdu`.
+fn spoil(rng: &mut StdRng, fpdu: &[u8]) -> (Spoil, Vec<u8>) {
+    let how = match rng.gen_range(0..100) {
+        0..=54 => Spoil::None,
+        55..=69 => Spoil::Flip,
+        70..=79 => Spoil::Truncate,
+        80..=89 => Spoil::Extend,
+        90..=94 => Spoil::Tiny,
+        _ => Spoil::Garbage,
+    };
+    let mut p = fpdu.to_vec();
+    match how {
+        Spoil::None => {}
+        Spoil::Flip => {
+            for _ in 0..rng.gen_range(1..=2) {
+                let bit = rng.gen_range(0..p.len() * 8);
+                p[bit / 8] ^= 1 << (bit % 8);
+            }
+        }
+        Spoil::Truncate => p.truncate(rng.gen_range(0..p.len())),
+        Spoil::Extend => {
+            let more = if rng.gen_bool(0.5) { 4 * rng.gen_range(1..=40) } else { rng.gen_range(1..=3) };
+            p.extend((0..more).map(|_| rng.gen::<u8>()));
+        }
+        Spoil::Tiny => p = (0..rng.gen_range(0..8)).map(|_| rng.gen()).collect(),
+        Spoil::Garbage => p = (0..rng.gen_range(1..=3000)).map(|_| rng.gen()).collect(),
+    }
+    (how, p)
+}
+
+/// Packets of one connection, most of them one good FPDU each, the others spoiled: each
+/// packet gives exactly one ULPDU, in order, and its MPA error code is what
+/// `Deframer::pop_packet` says of the packet at its stream position (the stream position
+/// goes on by each packet's length, up to a whole word); the good ones come out whole.
+/// No packet, however it is spoiled, costs the next one anything.
+fn packets_in_and_out_of_step(lanes: usize, cfg: FramingConfig, seed: u64, count: usize) {
+    let mut rx = MpaRxDriver::new(lanes, cfg).expect("model");
+    rx.source.valid_rate = 0.9;
+    rx.sink.ready_rate = 0.8;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut chunks = StdRng::seed_from_u64(seed ^ 0xC0FFEE);
+    let (mut position, mut codes) = (0u64, [0usize; 6]);
+    let mut expected: VecDeque<(_, Result<Vec<u8>, u8>)> = VecDeque::new();
+    let (mut sent, mut checked, mut idle) = (0, 0, 0u64);
+    while checked < count {
+        while sent < count && expected.len() < 4 {
+            let ulpdu: Vec<u8> = (0..random_length(&mut rng).min(3000)).map(|_| rng.gen()).collect();
+            let mut fpdu = Vec::new();
+            Framer::at(cfg, position).frame(&ulpdu, &mut fpdu).expect("fits");
+            let (how, packet) = spoil(&mut rng, &fpdu);
+            let verdict = Deframer::at(cfg, position).pop_packet(&packet).expect("a verdict");
+            let how = (how, position, packet.len(), verdict.as_ref().err().map(|e| e.to_string()));
+            let verdict = verdict.map_err(|e| e.terminate_code().expect("a receive error"));
+            codes[verdict.as_ref().err().map_or(0, |&c| usize::from(c))] += 1;
+            position += packet.len().next_multiple_of(4) as u64;
+            rx.push_packet(&packet, || chunk(&mut chunks, lanes));
+            expected.push_back((how, verdict));
+            sent += 1;
+        }
+        rx.cycle(&mut rng);
+        idle += 1;
+        while let Some(p) = rx.sink.pop_packet() {
+            let (how, want) = expected.pop_front().expect("a ULPDU for a packet nobody sent");
+            let what = format!("packet {checked} ({how:?}, W={lanes}, {cfg:?})");
+            match want {
+                Ok(ulpdu) => {
+                    p.check_shape(lanes, 1).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!((p.user(), p.bytes()), (0, ulpdu), "{what}");
+                }
+                Err(code) => assert_eq!(p.user(), u64::from(code), "{what}: the MPA error code"),
+            }
+            checked += 1;
+            idle = 0;
+        }
+        assert!(idle < 50_000, "deframer made no progress for 50 000 cycles (packet {checked})");
+    }
+    // Every verdict occurred: good, out of step (5), CRC (2) with CRCs, markers (3) with
+    // markers and no CRCs (a flipped marker is a CRC error first).
+    assert!(codes[0] > 0 && codes[5] > 0, "verdicts {codes:?}");
+    assert!(codes[2] > 0 || !cfg.crc, "verdicts {codes:?}");
+    assert!(codes[3] > 0 || !cfg.markers || cfg.crc, "verdicts {codes:?}");
 }
 
 #[test]
-fn mpa_08_25_corrupted_fpdu_is_flagged_and_nothing_follows() {
+fn mpa_08_13_w8_every_packet_gets_its_verdict_and_none_puts_the_next_out_of_step() {
+    trace::on_failure("mpa_08_13_w8_every_packet_gets_its_verdict_and_none_puts_the_next_out_of_step", || {
+        packets_in_and_out_of_step(8, MARKERS_AND_CRC, 81, 3_000);
+        packets_in_and_out_of_step(8, CRC_ONLY, 82, 3_000);
+        packets_in_and_out_of_step(8, FramingConfig { markers: true, crc: false }, 83, 2_000);
+        packets_in_and_out_of_step(8, FramingConfig { markers: false, crc: false }, 84, 1_000);
+    });
+}
+
+#[test]
+fn mpa_08_13_w16_to_w64_every_packet_gets_its_verdict() {
+    trace::on_failure("mpa_08_13_w16_to_w64_every_packet_gets_its_verdict", || {
+        for lanes in [16, 32, 64] {
+            packets_in_and_out_of_step(lanes, MARKERS_AND_CRC, 80 + lanes as u64, 1_000);
+        }
+    });
+}
+
+#[test]
+fn mpa_08_corrupted_fpdu_is_flagged_and_the_packets_after_it_are_delivered() {
     // 300 streams, each with one flipped bit somewhere in FPDU `bad` (length field, data,
-    // PAD, marker or CRC), followed by 70 KB more of valid FPDUs: the ULPDUs before it
-    // arrive good, then exactly one flagged ULPDU, then nothing; the error code is 2.
-    trace::on_failure("mpa_08_25_corrupted_fpdu_is_flagged_and_nothing_follows", || {
+    // PAD, marker or CRC), followed by valid FPDUs: the ULPDUs before it arrive good, then
+    // one flagged ULPDU (CRC error; out of step where the flip lengthened or shortened
+    // ULPDU_Length), then the ones after it, good: the deframer itself never stops (the
+    // QP that failed does, in rnic_top).
+    trace::on_failure("mpa_08_corrupted_fpdu_is_flagged_and_the_packets_after_it_are_delivered", || {
         let mut rng = StdRng::seed_from_u64(8);
         for case in 0..300 {
             let cfg = if case % 2 == 0 { MARKERS_AND_CRC } else { CRC_ONLY };
             let mut rx = MpaRxDriver::new(LANES, cfg).expect("model");
-            let mut ulpdus = random_ulpdus(&mut rng, 6);
-            let bad = rng.gen_range(0..ulpdus.len());
-            ulpdus.extend(std::iter::repeat_n(vec![0x5a; 8000], 9));
-            let good_before = stream_of(cfg, &ulpdus[..bad]);
-            let mut wire = stream_of(cfg, &ulpdus);
-            let fpdu_len = stream_of(cfg, &ulpdus[..=bad]).len() - good_before.len();
-            let at = good_before.len() + rng.gen_range(0..fpdu_len);
-            wire[at] ^= 1 << rng.gen_range(0..8);
-            let mut reference = Deframer::new(cfg);
-            reference.push(&wire);
-            for u in &ulpdus[..bad] {
-                assert_eq!(reference.pop(), Some(Ok(u.clone())));
-            }
-            assert!(matches!(reference.pop(), Some(Err(_))), "case {case}: proto sees the error");
+            let mut ulpdus: Vec<Vec<u8>> =
+                (0..6).map(|_| (0..rng.gen_range(0..2000)).map(|_| rng.gen()).collect()).collect();
+            let bad = rng.gen_range(0..ulpdus.len() - 1);
+            ulpdus.extend(std::iter::repeat_n(vec![0x5a; 8000], 3));
+            let mut fpdus = fpdus_of(cfg, &ulpdus);
+            let at = rng.gen_range(0..fpdus[bad].len());
+            fpdus[bad][at] ^= 1 << rng.gen_range(0..8);
+            // A flip in ULPDU_Length puts the FPDU out of step with its packet, unless the
+            // padded length stays the same; in a marker's FPDUPTR it is a CRC error first.
+            let position = fpdus[..bad].iter().map(Vec::len).sum::<usize>() as u64;
+            let verdict = Deframer::at(cfg, position).pop_packet(&fpdus[bad]).expect("a verdict");
+            let code = u64::from(verdict.expect_err("flipped").terminate_code().expect("a code"));
 
             let mut chunks = StdRng::seed_from_u64(case);
-            rx.push_stream(&wire, || chunk(&mut chunks, LANES));
-            let mut got = collect(&mut rx, &mut rng, usize::MAX, 2_000);
-            // The rest of the stream is accepted and dropped: it never backs up.
-            for _ in 0..20_000 {
-                if rx.source.pending() == 0 {
-                    break;
-                }
-                rx.cycle(&mut rng);
+            rx.push_fpdus(&fpdus, || chunk(&mut chunks, LANES));
+            let got = collect(&mut rx, &mut rng, fpdus.len(), 2_000);
+            assert_eq!(got.len(), fpdus.len(), "case {case}: corrupted octet {at} of FPDU {bad}");
+            for (i, p) in got.iter().enumerate() {
+                let want = if i == bad { (code, None) } else { (0, Some(ulpdus[i].clone())) };
+                let is = (p.user(), (i != bad).then(|| p.bytes()));
+                assert_eq!(is, want, "case {case}, ULPDU {i} (octet {at} of FPDU {bad} flipped)");
             }
-            got.extend(collect(&mut rx, &mut rng, usize::MAX, 100));
-            assert_eq!(got.len(), bad + 1, "case {case}: corrupted octet {at} of FPDU {bad}");
-            for (i, p) in got[..bad].iter().enumerate() {
-                assert_eq!((p.user(), p.bytes()), (0, ulpdus[i].clone()), "case {case}, ULPDU {i}");
-            }
-            assert_eq!(got[bad].user() & 1, 1, "case {case}: CRC error flagged");
-            assert_eq!(rx.failure(), Some(2), "case {case}");
-            assert_eq!(rx.source.pending(), 0, "case {case}: the rest of the stream is drained");
         }
     });
 }
@@ -190,9 +295,15 @@ fn mpa_08_25_corrupted_fpdu_is_flagged_and_nothing_follows() {
 /// 0x1EC with a marker at 0x200 inside it.
 fn figure6_stream() -> (Vec<Vec<u8>>, Vec<u8>) {
     let ulpdus = vec![zero_send(1, 464), zero_send(2, 24)];
-    let wire = stream_of(MARKERS_AND_CRC, &ulpdus);
+    let wire = fpdus_of(MARKERS_AND_CRC, &ulpdus).concat();
     assert_eq!(&wire[0x21c..0x220], &[0x84, 0x92, 0x58, 0x98], "Figure 6 CRC");
     (ulpdus, wire)
+}
+
+/// The Figure 6 stream as its two packets, the second FPDU at 0x1EC.
+fn figure6_packets(rx: &mut MpaRxDriver, wire: &[u8]) {
+    rx.push_packet(&wire[..0x1ec], || LANES);
+    rx.push_packet(&wire[0x1ec..], || LANES);
 }
 
 /// Rewrites the FPDUPTR field of the marker at 0x200 and fixes the second FPDU's CRC.
@@ -208,7 +319,7 @@ fn mpa_02_12_rx_reads_the_rfc5044_figures_v2() {
     let (ulpdus, wire) = figure6_stream();
     let mut rx = MpaRxDriver::new(LANES, MARKERS_AND_CRC).expect("model");
     let mut rng = StdRng::seed_from_u64(2);
-    rx.push_stream(&wire, || LANES);
+    figure6_packets(&mut rx, &wire);
     let got = collect(&mut rx, &mut rng, 2, 1000);
     assert_eq!(
         got.iter().map(|p| (p.user(), p.bytes())).collect::<Vec<_>>(),
@@ -222,11 +333,10 @@ fn mpa_10_marker_reserved_bits_and_low_fpduptr_bits_are_ignored() {
     let wire = with_marker(wire, [0xff, 0xff, 0x00, 0x17]);
     let mut rx = MpaRxDriver::new(LANES, MARKERS_AND_CRC).expect("model");
     let mut rng = StdRng::seed_from_u64(10);
-    rx.push_stream(&wire, || LANES);
+    figure6_packets(&mut rx, &wire);
     let got = collect(&mut rx, &mut rng, 2, 1000);
     assert_eq!(got.len(), 2);
     assert_eq!((got[1].user(), got[1].bytes()), (0, ulpdus[1].clone()));
-    assert_eq!(rx.failure(), None);
 }
 
 #[test]
@@ -240,12 +350,11 @@ fn mpa_13_marker_off_by_4_is_a_marker_error() {
 
     let mut rx = MpaRxDriver::new(LANES, MARKERS_AND_CRC).expect("model");
     let mut rng = StdRng::seed_from_u64(13);
-    rx.push_stream(&wire, || LANES);
+    figure6_packets(&mut rx, &wire);
     let got = collect(&mut rx, &mut rng, 3, 1000);
     assert_eq!(got.len(), 2);
     assert_eq!(got[0].user(), 0);
-    assert_eq!(got[1].user(), 2, "marker error flagged, CRC good");
-    assert_eq!(rx.failure(), Some(3));
+    assert_eq!(got[1].user(), 3, "marker error (MPA error 3) flagged, CRC good");
 }
 
 #[test]
@@ -255,11 +364,10 @@ fn mpa_09_crc_octets_in_network_order_are_rejected() {
     wire.extend([0x01, 0xb1, 0xf5, 0x20]);
     let mut rx = MpaRxDriver::new(LANES, CRC_ONLY).expect("model");
     let mut rng = StdRng::seed_from_u64(9);
-    rx.push_stream(&wire, || LANES);
+    rx.push_packet(&wire, || LANES);
     let got = collect(&mut rx, &mut rng, 1, 1000);
     assert_eq!(got.len(), 1);
-    assert_eq!(got[0].user(), 1);
-    assert_eq!(rx.failure(), Some(2));
+    assert_eq!(got[0].user(), 2, "CRC error (MPA error 2)");
 }
 
 #[test]
@@ -268,7 +376,7 @@ fn mpa_05_crc_field_not_checked_when_crc_is_off() {
     wire.extend([0xde, 0xad, 0xbe, 0xef]);
     let mut rx = MpaRxDriver::new(LANES, FramingConfig { markers: false, crc: false }).expect("model");
     let mut rng = StdRng::seed_from_u64(5);
-    rx.push_stream(&wire, || LANES);
+    rx.push_packet(&wire, || LANES);
     let got = collect(&mut rx, &mut rng, 1, 1000);
     assert_eq!((got[0].user(), got[0].bytes()), (0, wire[2..25].to_vec()));
 }
@@ -279,10 +387,10 @@ fn mpa_16_fpdu_split_over_segments_is_delivered_once_after_its_last_octet() {
     let wire = hex("001741430000000000000000000000010000000048656c6c6f00000020f5b101");
     let mut rx = MpaRxDriver::new(LANES, CRC_ONLY).expect("model");
     let mut rng = StdRng::seed_from_u64(16);
-    rx.push_stream(&wire[..1], || LANES);
-    rx.push_stream(&wire[1..3], || LANES);
+    rx.push_part(&wire[..1], || LANES);
+    rx.push_part(&wire[1..3], || LANES);
     assert!(collect(&mut rx, &mut rng, 1, 200).is_empty());
-    rx.push_stream(&wire[3..], || LANES);
+    rx.push_packet(&wire[3..], || LANES);
     let got = collect(&mut rx, &mut rng, 2, 200);
     assert_eq!(got.len(), 1);
     assert_eq!((got[0].user(), got[0].bytes()), (0, wire[2..25].to_vec()));
@@ -294,13 +402,13 @@ fn mpa_rx_reads_vectors_v3_to_v11_and_the_leading_marker_form_of_v3() {
     for (name, v) in WIRE_VECTORS {
         let wire = hex(v);
         let mut rx = MpaRxDriver::new(LANES, CRC_ONLY).expect("model");
-        rx.push_stream(&wire, || LANES);
+        rx.push_packet(&wire, || LANES);
         let got = collect(&mut rx, &mut rng, 1, 1000);
         assert_eq!((got[0].user(), got[0].bytes()), (0, ulpdu_of(&wire)), "{name}");
     }
     let with_marker = hex(V3_WITH_MARKER);
     let mut rx = MpaRxDriver::new(LANES, MARKERS_AND_CRC).expect("model");
-    rx.push_stream(&with_marker, || 3);
+    rx.push_packet(&with_marker, || 3);
     let got = collect(&mut rx, &mut rng, 1, 1000);
     assert_eq!((got[0].user(), got[0].bytes()), (0, with_marker[6..29].to_vec()));
 }
@@ -314,7 +422,7 @@ fn mpa_03_rx_ignores_a_nonzero_pad() {
     wire.extend(crc_field(crc));
     let mut rx = MpaRxDriver::new(LANES, CRC_ONLY).expect("model");
     let mut rng = StdRng::seed_from_u64(33);
-    rx.push_stream(&wire, || LANES);
+    rx.push_packet(&wire, || LANES);
     let got = collect(&mut rx, &mut rng, 1, 1000);
     assert_eq!((got[0].user(), got[0].bytes()), (0, wire[2..25].to_vec()));
 }

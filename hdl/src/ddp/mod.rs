@@ -1,6 +1,6 @@
 //! DDP (RFC 5041): segmentation on transmit; on receive, ULPDUs held until their CRC is
 //! known (placement itself is the RDMAP receive engine's, `rdmap::RdmapRx`).
-mod rx_buffer;
+pub mod rx_buffer;
 mod tx_payload;
 mod tx_segment;
 

@@ -3,48 +3,55 @@
 //! here whole until its last beat brings the verdict.
 //!
 //! Beats are written into a ring of `1 << AB` beats as they come; a good last beat commits
-//! the ULPDU (its octet count and connection id go into a descriptor queue), a bad one
-//! rewinds the write pointer and pulses `m_drop`. Committed ULPDUs leave as packets, the
-//! descriptor in `tuser` (`length << 16 | connection`) on every beat.
+//! the ULPDU (its octet count and connection go into a descriptor queue). A bad one (its
+//! last beat's `tuser`, the MPA error code, is not 0) rewinds the write pointer and leaves
+//! in its place a one-beat *failure* packet, whose descriptor carries the error code: the
+//! failure reaches the receive engine in order with the ULPDUs around it, so the good
+//! ULPDUs before it are handled first, and its connection fails before anything after it
+//! is looked at. Committed packets leave with their descriptor in `tuser` on every beat
+//! (fields at [`DESC_CONN`], [`DESC_LENGTH`], [`DESC_MPA_ERROR`]).
 //!
 //! A ULPDU longer than the ring (16 KiB at AB = 11) cannot be held, so it cannot be checked
-//! before delivery: once it fills the ring alone it is discarded up to its last beat
-//! (`m_overlong` during that beat), and the buffer takes and discards everything after it,
-//! as the MPA receiver does after a bad FPDU (`m_dead`): a peer cannot wedge the receive
-//! path with a long FPDU, and nothing after it is delivered out of its place.
+//! before delivery: once it fills the ring alone its beats so far are given back and the
+//! rest of it is discarded; its last beat leaves as a failure packet with MPA error 0x05
+//! (local catastrophic), or its own error code if it had one. A peer cannot wedge the
+//! receive path with a long FPDU, and every other connection goes on.
+use rnic_proto::terminate::TermCode;
 use rust_hdl::prelude::*;
 
 use crate::common::constant;
 use crate::common::SmallFifo;
+
+/// The descriptor in `m_axis_tuser`: the connection (the QP the packet was for), from bit 0.
+pub const DESC_CONN: usize = 0;
+/// The ULPDU's octets, from bit 16 (0 for a failure packet).
+pub const DESC_LENGTH: usize = 16;
+/// The MPA error code of a failure packet, from bit 32 (0 for a ULPDU).
+pub const DESC_MPA_ERROR: usize = 32;
+/// Bits of the descriptor.
+pub const DESC_BITS: usize = 40;
 
 /// `AB` = ring address bits, `AB1` = `AB + 1`.
 #[derive(LogicBlock)]
 pub struct RxBuffer<const AB: usize, const AB1: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// ULPDUs from the MPA receiver; `tuser` on the last beat: non-zero = bad FPDU.
+    /// ULPDUs from the MPA receiver; `tuser` on the last beat: the MPA error code (0 good).
     pub s_axis_tdata: Signal<In, Bits<64>>,
     pub s_axis_tkeep: Signal<In, Bits<8>>,
     pub s_axis_tlast: Signal<In, Bit>,
-    pub s_axis_tuser: Signal<In, Bits<2>>,
+    pub s_axis_tuser: Signal<In, Bits<8>>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     /// The connection the arriving ULPDU belongs to (read at its last beat).
     pub s_conn: Signal<In, Bits<16>>,
+    /// ULPDUs and failure packets, the descriptor in `tuser`.
     pub m_axis_tdata: Signal<Out, Bits<64>>,
     pub m_axis_tkeep: Signal<Out, Bits<8>>,
     pub m_axis_tlast: Signal<Out, Bit>,
-    pub m_axis_tuser: Signal<Out, Bits<32>>,
+    pub m_axis_tuser: Signal<Out, Bits<DESC_BITS>>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
-    /// A bad ULPDU was dropped (one cycle).
-    pub m_drop: Signal<Out, Bit>,
-    /// No committed ULPDU waits or leaves: everything that came before a dropped one is out.
-    pub m_empty: Signal<Out, Bit>,
-    /// The arriving ULPDU is longer than the ring and is being discarded.
-    pub m_overlong: Signal<Out, Bit>,
-    /// An over-long ULPDU was discarded: everything since is too (until reset).
-    pub m_dead: Signal<Out, Bit>,
     ring: RAM<Bits<73>, AB>,
     wr_ptr: DFF<Bits<AB1>>,
     committed: DFF<Bits<AB1>>,
@@ -52,19 +59,25 @@ pub struct RxBuffer<const AB: usize, const AB1: usize> {
     readable: DFF<Bits<AB1>>,
     rd_ptr: DFF<Bits<AB1>>,
     length: DFF<Bits<16>>,
-    /// Committed ULPDUs: octets `<< 16` | connection.
-    descs: SmallFifo<32>,
+    /// Committed packets' descriptors.
+    descs: SmallFifo<DESC_BITS>,
     out_valid: DFF<Bit>,
     out_beat: DFF<Bits<73>>,
-    drop: DFF<Bit>,
+    /// The arriving ULPDU is longer than the ring: its beats are discarded.
     overlong: DFF<Bit>,
-    dead: DFF<Bit>,
     keep_n: Signal<Local, Bits<16>>,
     room: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
+    /// The beat taken ends a ULPDU that fails: its place is taken by a failure packet.
+    fails: Signal<Local, Bit>,
+    code: Signal<Local, Bits<8>>,
     load: Signal<Local, Bit>,
     next_rd: Signal<Local, Bits<AB1>>,
     ring_size: Constant<Bits<AB1>>,
+    code_overlong: Constant<Bits<8>>,
+    at_conn: Constant<Bits<8>>,
+    at_length: Constant<Bits<8>>,
+    at_mpa_error: Constant<Bits<8>>,
 }
 
 impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
@@ -85,13 +98,7 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
             m_axis_tlast: Default::default(),
             m_axis_tuser: Default::default(),
             m_axis_tvalid: Default::default(),
-            m_empty: Default::default(),
-            m_overlong: Default::default(),
-            m_dead: Default::default(),
-            overlong: Default::default(),
-            dead: Default::default(),
             m_axis_tready: Default::default(),
-            m_drop: Default::default(),
             ring: Default::default(),
             wr_ptr: Default::default(),
             committed: Default::default(),
@@ -101,13 +108,19 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
             descs: Default::default(),
             out_valid: Default::default(),
             out_beat: Default::default(),
-            drop: Default::default(),
+            overlong: Default::default(),
             keep_n: Default::default(),
             room: Default::default(),
             take: Default::default(),
+            fails: Default::default(),
+            code: Default::default(),
             load: Default::default(),
             next_rd: Default::default(),
             ring_size: constant(1 << AB),
+            code_overlong: constant(TermCode::MPA_LOCAL_CATASTROPHIC.code.into()),
+            at_conn: constant(DESC_CONN as u64),
+            at_length: constant(DESC_LENGTH as u64),
+            at_mpa_error: constant(DESC_MPA_ERROR as u64),
         }
     }
 }
@@ -115,7 +128,7 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
 impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wr_ptr, committed, readable, rd_ptr, length, out_valid, out_beat, drop, overlong, dead);
+        dff_setup!(self, clock, wr_ptr, committed, readable, rd_ptr, length, out_valid, out_beat, overlong);
         self.descs.clock.next = self.clock.val();
         self.descs.reset.next = self.reset.val();
         self.ring.read_clock.next = self.clock.val();
@@ -147,13 +160,26 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
         if !self.s_axis_tkeep.val().get_bit(0) {
             self.keep_n.next = 0.into();
         }
+        // (An over-long ULPDU writes nothing until its failure packet, which goes where
+        // the ULPDU began: there is room for it.)
         self.room.next = (((self.wr_ptr.q.val() - self.rd_ptr.q.val()) != self.ring_size.val())
-            & self.descs.s_ready.val())
-            | self.overlong.q.val()
-            | self.dead.q.val();
+            | self.overlong.q.val())
+            & self.descs.s_ready.val();
         self.s_axis_tready.next = self.room.val();
         self.take.next = self.s_axis_tvalid.val() & self.room.val();
-        self.ring.write_enable.next = self.take.val() & !self.overlong.q.val() & !self.dead.q.val();
+        self.code.next = self.s_axis_tuser.val();
+        if self.overlong.q.val() & !self.s_axis_tuser.val().any() {
+            self.code.next = self.code_overlong.val();
+        }
+        self.fails.next = self.take.val() & self.s_axis_tlast.val() & self.code.val().any();
+        self.ring.write_enable.next = self.take.val() & (!self.overlong.q.val() | self.s_axis_tlast.val());
+        self.ring.write_address.next = self.wr_ptr.q.val().get_bits::<AB>(0);
+        if self.fails.val() {
+            self.ring.write_address.next = self.committed.q.val().get_bits::<AB>(0);
+        }
+        self.ring.write_data.next = bit_cast::<73, 64>(self.s_axis_tdata.val())
+            | (bit_cast::<73, 8>(self.s_axis_tkeep.val()) << 64)
+            | (bit_cast::<73, 1>(self.s_axis_tlast.val().into()) << 72);
         // A ULPDU that fills the ring alone can never be committed: give its room back and
         // discard the rest of it.
         if ((self.wr_ptr.q.val() - self.committed.q.val()) == self.ring_size.val()) & !self.overlong.q.val() {
@@ -161,34 +187,28 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
             self.wr_ptr.d.next = self.committed.q.val();
             self.length.d.next = 0.into();
         }
-        self.ring.write_address.next = self.wr_ptr.q.val().get_bits::<AB>(0);
-        self.ring.write_data.next = bit_cast::<73, 64>(self.s_axis_tdata.val())
-            | (bit_cast::<73, 8>(self.s_axis_tkeep.val()) << 64)
-            | (bit_cast::<73, 1>(self.s_axis_tlast.val().into()) << 72);
-        self.drop.d.next = false;
-        self.descs.s_valid.next = false;
-        self.descs.s_data.next =
-            (bit_cast::<32, 16>(self.length.q.val() + self.keep_n.val()) << 16) | bit_cast::<32, 16>(self.s_conn.val());
-        if self.take.val() & (self.overlong.q.val() | self.dead.q.val()) & self.s_axis_tlast.val() {
-            self.dead.d.next = true;
-            self.overlong.d.next = false;
+        self.descs.s_valid.next = self.take.val() & self.s_axis_tlast.val();
+        self.descs.s_data.next = (bit_cast::<DESC_BITS, 16>(self.length.q.val() + self.keep_n.val())
+            << self.at_length.val())
+            | (bit_cast::<DESC_BITS, 16>(self.s_conn.val()) << self.at_conn.val());
+        if self.fails.val() {
+            self.descs.s_data.next = (bit_cast::<DESC_BITS, 8>(self.code.val()) << self.at_mpa_error.val())
+                | (bit_cast::<DESC_BITS, 16>(self.s_conn.val()) << self.at_conn.val());
         }
-        if self.take.val() & !self.overlong.q.val() & !self.dead.q.val() {
+        if self.take.val() & !self.overlong.q.val() {
             self.wr_ptr.d.next = self.wr_ptr.q.val() + 1;
             self.length.d.next = self.length.q.val() + self.keep_n.val();
-            if self.s_axis_tlast.val() {
-                self.length.d.next = 0.into();
-                if self.s_axis_tuser.val().any() {
-                    self.wr_ptr.d.next = self.committed.q.val();
-                    self.drop.d.next = true;
-                } else {
-                    self.committed.d.next = self.wr_ptr.q.val() + 1;
-                    self.descs.s_valid.next = true;
-                }
+        }
+        if self.take.val() & self.s_axis_tlast.val() {
+            self.length.d.next = 0.into();
+            self.overlong.d.next = false;
+            self.committed.d.next = self.wr_ptr.q.val() + 1;
+            if self.fails.val() {
+                self.committed.d.next = self.committed.q.val() + 1;
+                self.wr_ptr.d.next = self.committed.q.val() + 1;
             }
         }
         self.readable.d.next = self.committed.q.val();
-        self.m_drop.next = self.drop.q.val();
 
         // Read side: the ring is read at the pointer it will have next cycle, so a beat
         // can leave every cycle.
@@ -213,9 +233,6 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
         self.m_axis_tkeep.next = self.out_beat.q.val().get_bits::<8>(64);
         self.m_axis_tlast.next = self.out_beat.q.val().get_bit(72);
         self.m_axis_tuser.next = self.descs.m_data.val();
-        self.m_overlong.next = self.overlong.q.val();
-        self.m_dead.next = self.dead.q.val();
-        self.m_empty.next = (self.rd_ptr.q.val() == self.committed.q.val()) & !self.out_valid.q.val();
         if self.reset.val() {
             self.wr_ptr.d.next = 0.into();
             self.committed.d.next = 0.into();
@@ -223,9 +240,7 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
             self.rd_ptr.d.next = 0.into();
             self.length.d.next = 0.into();
             self.out_valid.d.next = false;
-            self.drop.d.next = false;
             self.overlong.d.next = false;
-            self.dead.d.next = false;
         }
     }
 }

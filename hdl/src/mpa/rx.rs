@@ -1,11 +1,13 @@
 //! The MPA receiver (RFC 5044 §4, §5.2, §8): TCP payload octets in, ULPDUs out.
 //!
-//! [`RxAlign`] finds the FPDUs in the octet stream, removes markers and checks CRCs and
-//! markers; [`RxStrip`] removes ULPDU_Length and PAD. Each ULPDU leaves as one packet, its
-//! last beat flagged in `tuser` if its FPDU was bad (bit 0 CRC, bit 1 marker); after a bad
-//! FPDU nothing more is delivered and `failed` / `error_code` tell the Terminate logic why
-//! (MPA error 2 or 3, layer 2 type 0). The stream position counts from reset, the first
-//! octet of Full Operation.
+//! [`RxAlign`] finds the FPDUs in the octet stream, one per packet, removes markers and
+//! checks CRCs, markers and that each packet holds exactly its FPDU; [`RxStrip`] removes
+//! ULPDU_Length and PAD. Each packet's ULPDU leaves as one packet, `tuser` on its last beat
+//! the FPDU's MPA error code (RFC 5044 §8, RFC 6581 §8; layer 2, type 0): 0 good, 0x02
+//! CRC, 0x03 marker, 0x05 (local catastrophic) a packet out of step with its FPDU. A bad
+//! FPDU never puts the next packet out of step, so every connection's next packet is
+//! read as it should be: stopping the failed connection is the QP's business. The stream
+//! position counts from reset, the first octet of Full Operation.
 use rust_hdl::prelude::*;
 
 use super::rx_align::RxAlign;
@@ -25,20 +27,19 @@ pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize
     /// Sampled for each FPDU when `fpdu_start` is high (see [`RxAlign`]).
     pub crc_en: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
-    /// TCP payload octets; `tkeep` contiguous from lane 0.
+    /// TCP payload octets, one packet per FPDU; `tkeep` contiguous from lane 0.
     pub s_axis_tdata: Signal<In, Bits<D>>,
     pub s_axis_tkeep: Signal<In, Bits<K>>,
+    pub s_axis_tlast: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
-    /// ULPDUs, one packet each; `tuser` on the last beat: bit 0 CRC error, bit 1 marker error.
+    /// ULPDUs, one packet each; `tuser` on the last beat: the MPA error code (0 good).
     pub m_axis_tdata: Signal<Out, Bits<D>>,
     pub m_axis_tkeep: Signal<Out, Bits<K>>,
     pub m_axis_tlast: Signal<Out, Bit>,
-    pub m_axis_tuser: Signal<Out, Bits<2>>,
+    pub m_axis_tuser: Signal<Out, Bits<8>>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
-    pub failed: Signal<Out, Bit>,
-    pub error_code: Signal<Out, Bits<8>>,
     align: RxAlign<D, K, B, DW, KW>,
     strip: RxStrip<D, K>,
 }
@@ -59,6 +60,7 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.fpdu_start.next = self.align.fpdu_start.val();
         self.align.s_axis_tdata.next = self.s_axis_tdata.val();
         self.align.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.align.s_axis_tlast.next = self.s_axis_tlast.val();
         self.align.s_axis_tvalid.next = self.s_axis_tvalid.val();
         self.s_axis_tready.next = self.align.s_axis_tready.val();
 
@@ -70,6 +72,7 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.align.m_ready.next = self.strip.s_ready.val();
         self.strip.s_crc_ok.next = self.align.m_crc_ok.val();
         self.strip.s_marker_ok.next = self.align.m_marker_ok.val();
+        self.strip.s_step_ok.next = self.align.m_step_ok.val();
 
         self.m_axis_tdata.next = self.strip.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.strip.m_axis_tkeep.val();
@@ -77,7 +80,5 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.m_axis_tuser.next = self.strip.m_axis_tuser.val();
         self.m_axis_tvalid.next = self.strip.m_axis_tvalid.val();
         self.strip.m_axis_tready.next = self.m_axis_tready.val();
-        self.failed.next = self.align.failed.val();
-        self.error_code.next = self.align.error_code.val();
     }
 }

@@ -18,14 +18,23 @@
 //! excluded) as the words leave, while the content beats travel through a [`Pipe`] of the
 //! same length; an FPDU's last beat comes out of the pipe together with its CRC and with
 //! the CRC field and marker check result it carried along, and gets its verdict there.
-//! A bad FPDU is still passed on, flagged, and then nothing more: MPA must not deliver it or
-//! any later FPDU (§8, MPA-08, MPA-25); the rest of the stream is accepted and dropped so
-//! the connection never backs up.
+//!
+//! Each packet of the input is one FPDU (the stream contract of `rnic_top`: whoever feeds
+//! it cuts each connection's stream at the FPDU boundaries, and packets of different
+//! connections follow each other). The aligner checks that contract as it reads: the end
+//! of every packet is queued as its last beat is taken (rounded up to a word, so the next
+//! packet starts on a word boundary as an FPDU must), and an FPDU that runs past its
+//! packet's end, ends before it, or sits in a packet that is not whole words long is *out
+//! of step*: its last beat is flagged, and what is left of its packet is skipped. Every packet thus gives exactly one FPDU's verdict,
+//! and a bad one, whatever its ULPDU_Length said, never puts the next packet out of step:
+//! a bad FPDU is passed on flagged and the next packet is read as the FPDU it is. Not
+//! delivering anything more of the failed connection (§8, MPA-08, MPA-25) is the job of
+//! the QP state behind: the failure goes there in order with the ULPDUs.
 use rust_hdl::prelude::*;
 
 use super::crc32c::CRC_LATENCY;
 use super::Crc32c;
-use crate::common::Pipe;
+use crate::common::{Pipe, SmallFifo};
 
 /// `D` = data bits (`8 K`), `K` = byte lanes, `R` = ring bits (`4 D`), `DW`/`KW` = CRC
 /// window bits and lanes (`D + 32`, `K + 4`).
@@ -46,9 +55,10 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     /// FPDU, so FPDUs of connections with and without CRCs may follow each other.
     pub crc_en: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
-    /// TCP payload octets; `tkeep` contiguous from lane 0.
+    /// TCP payload octets; `tkeep` contiguous from lane 0; `tlast` ends each FPDU's packet.
     pub s_axis_tdata: Signal<In, Bits<D>>,
     pub s_axis_tkeep: Signal<In, Bits<K>>,
+    pub s_axis_tlast: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     /// FPDU content (ULPDU_Length, ULPDU, PAD), lane 0 first, whole beats but the last.
@@ -56,13 +66,17 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     pub m_last: Signal<Out, Bit>,
     pub m_valid: Signal<Out, Bit>,
     pub m_ready: Signal<In, Bit>,
-    /// The FPDU's verdict, with its last beat.
+    /// The FPDU's verdict, with its last beat: CRC, markers, and whether its packet held
+    /// exactly the FPDU (in step).
     pub m_crc_ok: Signal<Out, Bit>,
     pub m_marker_ok: Signal<Out, Bit>,
-    /// Latched by a bad FPDU; `error_code` is its MPA error code (2 CRC, 3 marker).
-    pub failed: Signal<Out, Bit>,
-    pub error_code: Signal<Out, Bits<8>>,
+    pub m_step_ok: Signal<Out, Bit>,
     crc_unit: Crc32c<DW, KW, true>,
+    /// Where the packets taken in and not yet read end: the stream position, and above it
+    /// a bit for a packet whose length is not a whole number of words (out of step).
+    ends: SmallFifo<17>,
+    /// An FPDU ended before its packet did: the rest of the packet is being skipped.
+    skipping: DFF<Bit>,
     // Input: the beat as taken, rotated to its place in the ring.
     put_valid: DFF<Bit>,
     put_data: DFF<Bits<R>>,
@@ -92,11 +106,10 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     remaining: DFF<Bits<16>>,
     length_position: DFF<Bits<16>>,
     marker_bad: DFF<Bit>,
-    failed_held: DFF<Bit>,
-    code_held: DFF<Bits<8>>,
     pipe_data: Pipe<D, CRC_LATENCY>,
     pipe_last: Pipe<1, CRC_LATENCY>,
     pipe_marker_bad: Pipe<1, CRC_LATENCY>,
+    pipe_step_bad: Pipe<1, CRC_LATENCY>,
     pipe_crc_field: Pipe<32, CRC_LATENCY>,
     pipe_crc_en: Pipe<1, CRC_LATENCY>,
     fpdu_crc_en: DFF<Bit>,
@@ -106,6 +119,21 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     head_last: Signal<Local, Bit>,
     take_input: Signal<Local, Bit>,
     keep_bytes: Signal<Local, Bits<8>>,
+    beat_end: Signal<Local, Bits<16>>,
+    packet_end: Signal<Local, Bits<16>>,
+    ragged: Signal<Local, Bit>,
+    in_bytes: Signal<Local, Bits<16>>,
+    pe_words: Signal<Local, Bits<16>>,
+    whole: Signal<Local, Bit>,
+    start: Signal<Local, Bit>,
+    trunc: Signal<Local, Bit>,
+    end_known: Signal<Local, Bit>,
+    fire_full: Signal<Local, Bit>,
+    fire_trunc: Signal<Local, Bit>,
+    final_beat: Signal<Local, Bit>,
+    extra: Signal<Local, Bit>,
+    skip_words: Signal<Local, Bits<16>>,
+    step_ok_now: Signal<Local, Bit>,
     window: Signal<Local, Bits<R>>,
     marker_slot: Signal<Local, Bits<16>>,
     marker_window: Signal<Local, Bit>,
@@ -148,6 +176,7 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     ring_lanes_mask: Constant<Bits<16>>,
     words_per_beat: Constant<Bits<16>>,
     hold_limit: Constant<Bits<16>>,
+    word_mask: Constant<Bits<16>>,
 }
 
 impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: usize> Default
@@ -172,6 +201,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             crc_en: Default::default(),
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
+            s_axis_tlast: Default::default(),
             s_axis_tvalid: Default::default(),
             s_axis_tready: Default::default(),
             m_data: Default::default(),
@@ -180,9 +210,10 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             m_ready: Default::default(),
             m_crc_ok: Default::default(),
             m_marker_ok: Default::default(),
-            failed: Default::default(),
-            error_code: Default::default(),
+            m_step_ok: Default::default(),
             crc_unit: Default::default(),
+            ends: Default::default(),
+            skipping: Default::default(),
             put_valid: Default::default(),
             put_data: Default::default(),
             put_mask: Default::default(),
@@ -199,11 +230,10 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             remaining: Default::default(),
             length_position: Default::default(),
             marker_bad: Default::default(),
-            failed_held: Default::default(),
-            code_held: Default::default(),
             pipe_data: Default::default(),
             pipe_last: Default::default(),
             pipe_marker_bad: Default::default(),
+            pipe_step_bad: Default::default(),
             pipe_crc_field: Default::default(),
             pipe_crc_en: Default::default(),
             fpdu_crc_en: Default::default(),
@@ -214,6 +244,21 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             head_last: Default::default(),
             take_input: Default::default(),
             keep_bytes: Default::default(),
+            beat_end: Default::default(),
+            packet_end: Default::default(),
+            ragged: Default::default(),
+            in_bytes: Default::default(),
+            pe_words: Default::default(),
+            whole: Default::default(),
+            start: Default::default(),
+            trunc: Default::default(),
+            end_known: Default::default(),
+            fire_full: Default::default(),
+            fire_trunc: Default::default(),
+            final_beat: Default::default(),
+            extra: Default::default(),
+            skip_words: Default::default(),
+            step_ok_now: Default::default(),
             window: Default::default(),
             marker_slot: Default::default(),
             marker_window: Default::default(),
@@ -257,6 +302,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             words_per_beat: Constant::new((k / 4).into()),
             // Take a beat while the ring has room for it on top of everything held.
             hold_limit: Constant::new((3 * k).into()),
+            word_mask: Constant::new(0xFFFC_u64.into()),
         }
     }
 }
@@ -286,17 +332,20 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             remaining,
             length_position,
             marker_bad,
-            failed_held,
-            code_held
+            skipping
         );
         self.crc_unit.clock.next = self.clock.val();
         self.crc_unit.reset.next = self.reset.val();
+        self.ends.clock.next = self.clock.val();
+        self.ends.reset.next = self.reset.val();
         self.pipe_data.clock.next = self.clock.val();
         self.pipe_data.reset.next = self.reset.val();
         self.pipe_last.clock.next = self.clock.val();
         self.pipe_last.reset.next = self.reset.val();
         self.pipe_marker_bad.clock.next = self.clock.val();
         self.pipe_marker_bad.reset.next = self.reset.val();
+        self.pipe_step_bad.clock.next = self.clock.val();
+        self.pipe_step_bad.reset.next = self.reset.val();
         self.pipe_crc_field.clock.next = self.clock.val();
         self.pipe_crc_field.reset.next = self.reset.val();
         self.pipe_crc_en.clock.next = self.clock.val();
@@ -306,23 +355,35 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.pipe_valid.clock.next = self.clock.val();
         self.pipe_valid.reset.next = self.reset.val();
 
-        // Input: take a beat while there is room, count its octets and rotate it to its
-        // place in the ring; merge the one before it into the ring.
-        self.s_axis_tready.next = (self.held.q.val() <= self.hold_limit.val()) | self.failed_held.q.val();
+        // Input: take a beat while there is room (and room to queue its packet's end),
+        // count its octets and rotate it to its place in the ring; merge the one before it
+        // into the ring. A packet's last beat also brings the stream up to the next word
+        // boundary, where the next packet starts.
+        self.s_axis_tready.next = (self.held.q.val() <= self.hold_limit.val()) & self.ends.s_ready.val();
         self.take_input.next =
-            self.s_axis_tvalid.val() & (self.held.q.val() <= self.hold_limit.val()) & !self.failed_held.q.val();
+            self.s_axis_tvalid.val() & (self.held.q.val() <= self.hold_limit.val()) & self.ends.s_ready.val();
         self.keep_bytes.next = 0.into();
         for i in 0..K {
             if self.s_axis_tkeep.val().get_bit(i) {
                 self.keep_bytes.next = (i + 1).to_bits();
             }
         }
+        self.beat_end.next = self.cursor.q.val() + bit_cast::<16, 8>(self.keep_bytes.val());
+        self.packet_end.next = (self.beat_end.val() + 3) & self.word_mask.val();
+        self.ragged.next = self.beat_end.val().get_bits::<2>(0).any();
+        self.in_bytes.next = bit_cast::<16, 8>(self.keep_bytes.val());
+        if self.s_axis_tlast.val() {
+            self.in_bytes.next = self.packet_end.val() - self.cursor.q.val();
+        }
+        self.ends.s_valid.next = self.take_input.val() & self.s_axis_tlast.val();
+        self.ends.s_data.next =
+            bit_cast::<17, 16>(self.packet_end.val()) | (bit_cast::<17, 1>(self.ragged.val().into()) << 16);
         self.put_shift.next = (self.cursor.q.val() & self.ring_lanes_mask.val()) << 3;
         self.put_valid.d.next = self.take_input.val();
         self.put_bytes.d.next = 0.into();
         if self.take_input.val() {
-            self.put_bytes.d.next = self.keep_bytes.val();
-            self.cursor.d.next = self.cursor.q.val() + bit_cast::<16, 8>(self.keep_bytes.val());
+            self.put_bytes.d.next = self.in_bytes.val().get_bits::<8>(0);
+            self.cursor.d.next = self.cursor.q.val() + self.in_bytes.val();
         }
         self.put_data.d.next = (bit_cast::<R, D>(self.s_axis_tdata.val()) << self.put_shift.val())
             | (bit_cast::<R, D>(self.s_axis_tdata.val()) >> (self.ring_bits.val() - self.put_shift.val()));
@@ -341,14 +402,19 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.window.next = (self.ring.q.val() >> self.window_shift.val())
             | (self.ring.q.val() << (self.ring_bits.val() - self.window_shift.val()));
 
+        // The packet being read: the words left in it, once its last beat is in, and
+        // whether they have all arrived.
+        self.pe_words.next = (self.ends.m_data.val().get_bits::<16>(0) - self.rp.q.val()) >> 2;
+        self.whole.next = self.ends.m_valid.val() & (self.avail.q.val() >= self.pe_words.val());
+
         // Content leaves through the pipe, which advances whenever its head can go.
         self.head_valid.next = self.pipe_valid.q.val().any();
         self.head_last.next = self.pipe_last.q.val().any();
         self.ce.next = !self.head_valid.val() | self.m_ready.val();
 
-        // Between FPDUs the next one is parsed; its connection's marker setting and
-        // distance apply from then on.
-        self.parse.next = !self.in_fpdu.q.val() & !self.failed_held.q.val();
+        // Between FPDUs the next one (the next packet) is parsed; its connection's marker
+        // setting and distance apply from then on.
+        self.parse.next = !self.in_fpdu.q.val() & !self.skipping.q.val();
         self.markers_on.next = self.fpdu_markers.q.val();
         self.tm.next = self.to_marker.q.val();
         if self.parse.val() {
@@ -365,13 +431,15 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.leading.next = self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
 
         // Parsing a new FPDU: ULPDU_Length, big-endian, behind a leading marker if one is
-        // due. It takes a cycle; nothing leaves.
+        // due. It takes a cycle; nothing leaves. A packet too short to hold the length is
+        // parsed all the same, and found out of step at its first beat.
         self.length.next =
             (bit_cast::<16, R>(self.window.val() & 0xFF) << 8) | bit_cast::<16, R>((self.window.val() >> 8) & 0xFF);
         if self.markers_on.val() & (self.tm.val() == 0) {
             self.length.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
                 | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
         }
+        self.start.next = self.parse.val() & ((self.avail.q.val() >= 2) | self.whole.val());
 
         // A beat: up to a beat of content, the marker if it lies among it (or right before
         // the CRC), and the CRC word if the content ends and it fits the window.
@@ -396,8 +464,29 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         if self.crc_taken.val() {
             self.used.next = self.covered.val() + 1;
         }
-        self.fire.next =
-            self.ce.val() & self.in_fpdu.q.val() & (self.avail.q.val() >= self.used.val()) & !self.failed_held.q.val();
+        // Out of step: the packet ends before the words of this beat (truncated: the
+        // beat takes what is left of the packet and ends the FPDU), or the FPDU ends before
+        // its packet does (the rest of the packet is skipped). The last beat waits until
+        // it is known which: the packet's end has come in, or more of it has.
+        self.trunc.next = self.ends.m_valid.val() & (self.pe_words.val() < self.used.val());
+        self.end_known.next = self.ends.m_valid.val() | (self.avail.q.val() > self.used.val());
+        self.fire_full.next = self.ce.val()
+            & self.in_fpdu.q.val()
+            & !self.trunc.val()
+            & (self.avail.q.val() >= self.used.val())
+            & (!self.crc_taken.val() | self.end_known.val());
+        self.fire_trunc.next = self.ce.val() & self.in_fpdu.q.val() & self.trunc.val() & self.whole.val();
+        self.fire.next = self.fire_full.val() | self.fire_trunc.val();
+        self.final_beat.next = (self.fire_full.val() & self.crc_taken.val()) | self.fire_trunc.val();
+        self.extra.next = self.fire_full.val()
+            & self.crc_taken.val()
+            & ((self.ends.m_valid.val() & (self.pe_words.val() > self.used.val()))
+                | (!self.ends.m_valid.val() & (self.avail.q.val() > self.used.val())));
+        // Skipping: every word of the packet that has arrived, up to its end.
+        self.skip_words.next = self.avail.q.val();
+        if self.ends.m_valid.val() & (self.pe_words.val() < self.avail.q.val()) {
+            self.skip_words.next = self.pe_words.val();
+        }
 
         // Content with the marker cut out: words after it move down one slot.
         self.front.next = bit_cast::<D, R>(self.window.val());
@@ -429,35 +518,48 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.crc_unit.ce.next = self.ce.val();
         self.crc_unit.s_valid.next = self.fire.val();
         self.crc_unit.s_first.next = self.first_beat.q.val();
-        self.crc_unit.s_last.next = self.crc_taken.val();
+        self.crc_unit.s_last.next = self.final_beat.val();
         self.crc_unit.s_data.next = bit_cast::<DW, R>(self.window.val());
         self.crc_unit.s_keep.next = !(self.window_ones.val() << (self.covered.val() << 2));
 
         self.pipe_data.ce.next = self.ce.val();
         self.pipe_last.ce.next = self.ce.val();
         self.pipe_marker_bad.ce.next = self.ce.val();
+        self.pipe_step_bad.ce.next = self.ce.val();
         self.pipe_crc_field.ce.next = self.ce.val();
         self.pipe_crc_en.ce.next = self.ce.val();
         self.pipe_valid.ce.next = self.ce.val();
         self.pipe_data.d.next = self.beat.val();
-        self.pipe_last.d.next = self.crc_taken.val().into();
+        self.pipe_last.d.next = self.final_beat.val().into();
         self.pipe_marker_bad.d.next = self.marker_bad_now.val().into();
+        self.pipe_step_bad.d.next = (self.fire_trunc.val()
+            | self.extra.val()
+            | (self.final_beat.val() & self.ends.m_valid.val() & self.ends.m_data.val().get_bit(16)))
+        .into();
         self.pipe_crc_field.d.next = self.crc_word.val();
         self.pipe_crc_en.d.next = self.fpdu_crc_en.q.val().into();
         self.pipe_valid.d.next = self.fire.val().into();
 
-        // Bookkeeping: what was consumed, what arrived.
+        // Bookkeeping: what was consumed, what arrived; the packet's end is passed.
         self.consumed.next = 0.into();
-        if self.fire.val() {
+        if self.fire_full.val() {
             self.consumed.next = self.used.val();
         }
+        if self.fire_trunc.val() {
+            self.consumed.next = self.pe_words.val();
+        }
+        if self.skipping.q.val() {
+            self.consumed.next = self.skip_words.val();
+        }
+        self.ends.m_ready.next =
+            (self.final_beat.val() & !self.extra.val()) | (self.skipping.q.val() & self.whole.val());
         self.arrived.next = 0.into();
         if self.put_valid.q.val() {
             self.arrived.next = bit_cast::<16, 8>(self.put_bytes.q.val());
         }
-        self.held.d.next = self.held.q.val() + bit_cast::<16, 8>(self.keep_bytes.val()) - (self.consumed.val() << 2);
-        if !self.take_input.val() {
-            self.held.d.next = self.held.q.val() - (self.consumed.val() << 2);
+        self.held.d.next = self.held.q.val() - (self.consumed.val() << 2);
+        if self.take_input.val() {
+            self.held.d.next = self.held.q.val() + self.in_bytes.val() - (self.consumed.val() << 2);
         }
         self.written_next.next = self.written.q.val() + self.arrived.val();
         self.rp_next.next = self.rp.q.val() + (self.consumed.val() << 2);
@@ -465,10 +567,10 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.rp.d.next = self.rp_next.val();
         self.avail.d.next = (self.written_next.val() - self.rp_next.val()) >> 2;
         self.to_marker.d.next = (self.tm.val() - (self.consumed.val() << 2)) & 0x1FF;
-        self.fpdu_end.next = self.fire.val() & self.crc_taken.val();
+        self.fpdu_end.next = self.final_beat.val();
         self.end_to_marker.next = (self.tm.val() - (self.consumed.val() << 2)) & 0x1FF;
-        self.fpdu_start.next = self.parse.val() & (self.avail.q.val() >= 2);
-        if self.parse.val() & (self.avail.q.val() >= 2) {
+        self.fpdu_start.next = self.start.val();
+        if self.start.val() {
             self.fpdu_crc_en.d.next = self.crc_en.val();
             // ceil((2 + length) / 4) words, excluding the CRC.
             self.remaining.d.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
@@ -481,29 +583,23 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             }
         }
         if self.fire.val() {
-            self.in_fpdu.d.next = !self.crc_taken.val();
+            self.in_fpdu.d.next = !self.final_beat.val();
             self.first_beat.d.next = false;
             self.remaining.d.next = self.remaining.q.val() - self.take.val();
             self.marker_bad.d.next = self.marker_bad_now.val();
         }
+        if self.extra.val() {
+            self.skipping.d.next = true;
+        }
+        if self.skipping.q.val() & self.whole.val() {
+            self.skipping.d.next = false;
+        }
 
-        // The verdict, where an FPDU's last beat meets its CRC. After a bad FPDU nothing
-        // more leaves, and the MPA error code waits for the Terminate.
+        // The verdict, where an FPDU's last beat meets its CRC.
         self.crc_ok_now.next =
             !self.pipe_crc_en.q.val().any() | (self.crc_unit.m_crc.val() == self.pipe_crc_field.q.val());
         self.marker_ok_now.next = !self.pipe_marker_bad.q.val().any();
-        if self.head_valid.val()
-            & self.head_last.val()
-            & self.m_ready.val()
-            & !self.failed_held.q.val()
-            & !(self.crc_ok_now.val() & self.marker_ok_now.val())
-        {
-            self.failed_held.d.next = true;
-            self.code_held.d.next = 3.into();
-            if !self.crc_ok_now.val() {
-                self.code_held.d.next = 2.into();
-            }
-        }
+        self.step_ok_now.next = !self.pipe_step_bad.q.val().any();
         if self.reset.val() {
             self.put_valid.d.next = false;
             self.put_bytes.d.next = 0.into();
@@ -514,16 +610,14 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.held.d.next = 0.into();
             self.to_marker.d.next = 0.into();
             self.in_fpdu.d.next = false;
-            self.failed_held.d.next = false;
-            self.code_held.d.next = 0.into();
+            self.skipping.d.next = false;
         }
 
         self.m_data.next = self.pipe_data.q.val();
         self.m_last.next = self.head_last.val();
-        self.m_valid.next = self.head_valid.val() & !self.failed_held.q.val();
+        self.m_valid.next = self.head_valid.val();
         self.m_crc_ok.next = self.crc_ok_now.val();
         self.m_marker_ok.next = self.marker_ok_now.val();
-        self.failed.next = self.failed_held.q.val();
-        self.error_code.next = self.code_held.q.val();
+        self.m_step_ok.next = self.step_ok_now.val();
     }
 }

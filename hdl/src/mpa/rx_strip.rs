@@ -5,10 +5,16 @@
 //! the final beat of an FPDU may need one more cycle to drain. The output is cut short at
 //! the length the FPDU announced, so the PAD never leaves.
 //!
-//! The ULPDU's last beat carries the FPDU's verdict in `tuser`: bit 0 CRC mismatch, bit 1
-//! marker mismatch. Octets leave as they arrive (cut-through), so a consumer must not act
-//! on a ULPDU before its last beat says it was good.
+//! The ULPDU's last beat carries the FPDU's verdict in `tuser`, as its MPA error code
+//! (RFC 5044 §8, RFC 6581 §8): 0 good, 0x02 CRC mismatch, 0x03 marker mismatch, 0x05 a
+//! packet out of step with its FPDU (which outranks the others: its CRC and markers were
+//! not read where they should be). Octets leave as they arrive (cut-through), so a
+//! consumer must not act on a ULPDU before its last beat says it was good. An FPDU cut
+//! short by its packet ends where it is cut.
+use rnic_proto::terminate::TermCode;
 use rust_hdl::prelude::*;
+
+use crate::common::constant;
 
 /// `D` = data bits, `K` = byte lanes (`D = 8 K`).
 #[derive(LogicBlock)]
@@ -23,11 +29,12 @@ pub struct RxStrip<const D: usize, const K: usize> {
     /// The FPDU's verdict, with its last beat.
     pub s_crc_ok: Signal<In, Bit>,
     pub s_marker_ok: Signal<In, Bit>,
+    pub s_step_ok: Signal<In, Bit>,
     /// ULPDUs, lane 0 first, one packet each.
     pub m_axis_tdata: Signal<Out, Bits<D>>,
     pub m_axis_tkeep: Signal<Out, Bits<K>>,
     pub m_axis_tlast: Signal<Out, Bit>,
-    pub m_axis_tuser: Signal<Out, Bits<2>>,
+    pub m_axis_tuser: Signal<Out, Bits<8>>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     hold: DFF<Bits<D>>,
@@ -40,10 +47,10 @@ pub struct RxStrip<const D: usize, const K: usize> {
     out_last: DFF<Bit>,
     out_valid: DFF<Bit>,
     /// `tuser` of the output beat, and the verdict of a held last beat.
-    out_user: DFF<Bits<2>>,
-    hold_user: DFF<Bits<2>>,
+    out_user: DFF<Bits<8>>,
+    hold_user: DFF<Bits<8>>,
     load: Signal<Local, Bit>,
-    in_user: Signal<Local, Bits<2>>,
+    in_user: Signal<Local, Bits<8>>,
     drain: Signal<Local, Bit>,
     take_in: Signal<Local, Bit>,
     length: Signal<Local, Bits<18>>,
@@ -53,6 +60,9 @@ pub struct RxStrip<const D: usize, const K: usize> {
     ones: Constant<Bits<K>>,
     lanes: Constant<Bits<18>>,
     top_shift: Constant<Bits<16>>,
+    code_crc: Constant<Bits<8>>,
+    code_marker: Constant<Bits<8>>,
+    code_step: Constant<Bits<8>>,
 }
 
 impl<const D: usize, const K: usize> Default for RxStrip<D, K> {
@@ -67,6 +77,7 @@ impl<const D: usize, const K: usize> Default for RxStrip<D, K> {
             s_ready: Default::default(),
             s_crc_ok: Default::default(),
             s_marker_ok: Default::default(),
+            s_step_ok: Default::default(),
             m_axis_tdata: Default::default(),
             m_axis_tkeep: Default::default(),
             m_axis_tlast: Default::default(),
@@ -94,6 +105,9 @@ impl<const D: usize, const K: usize> Default for RxStrip<D, K> {
             ones: Constant::new(!Bits::<K>::default()),
             lanes: Constant::new((K as u64).into()),
             top_shift: Constant::new((D as u64 - 16).into()),
+            code_crc: constant(TermCode::MPA_CRC.code.into()),
+            code_marker: constant(TermCode::MPA_MARKER.code.into()),
+            code_step: constant(TermCode::MPA_LOCAL_CATASTROPHIC.code.into()),
         }
     }
 }
@@ -105,16 +119,16 @@ impl<const D: usize, const K: usize> Logic for RxStrip<D, K> {
             self, clock, hold, hold_valid, hold_last, left, out_data, out_bytes, out_last, out_valid, out_user,
             hold_user
         );
-        // tuser bits: 0 CRC error, 1 marker error.
+        // The verdict as an MPA error code.
         self.in_user.next = 0.into();
-        if !self.s_crc_ok.val() & self.s_marker_ok.val() {
-            self.in_user.next = 1.into();
+        if !self.s_marker_ok.val() {
+            self.in_user.next = self.code_marker.val();
         }
-        if self.s_crc_ok.val() & !self.s_marker_ok.val() {
-            self.in_user.next = 2.into();
+        if !self.s_crc_ok.val() {
+            self.in_user.next = self.code_crc.val();
         }
-        if !self.s_crc_ok.val() & !self.s_marker_ok.val() {
-            self.in_user.next = 3.into();
+        if !self.s_step_ok.val() {
+            self.in_user.next = self.code_step.val();
         }
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
         // The FPDU's last content beat is held: its octets above lane 1 still have to go.

@@ -61,12 +61,15 @@
 //! next Read Requests.
 use rust_hdl::prelude::*;
 
+use rnic_proto::ddp::{TaggedHeader, UntaggedHeader};
 use rnic_proto::host::context::{qp_fields, MAX_READS};
 use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
 use rnic_proto::host::Field;
-use rnic_proto::terminate::{TermCode, D_BIT, M_BIT, R_BIT};
+use rnic_proto::rdmap::ReadRequest;
+use rnic_proto::terminate::{TermCode, Terminate, D_BIT, M_BIT, R_BIT};
 
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SmallFifo};
+use crate::ddp::rx_buffer::{DESC_BITS, DESC_CONN, DESC_LENGTH, DESC_MPA_ERROR};
 use crate::host::MrCheck;
 
 /// Outstanding Reads a QP may have each way (its table slots; ORD and IRD at most this).
@@ -92,10 +95,11 @@ pub struct RdmapRx<
 > {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// Checked ULPDUs; `tuser` = octets `<< 16` | QP.
+    /// Checked ULPDUs, and the MPA receiver's failures in order with them; `tuser` the RX
+    /// buffer's descriptor (QP, octets, MPA error code: see `ddp::rx_buffer`).
     pub s_axis_tdata: Signal<In, Bits<64>>,
     pub s_axis_tlast: Signal<In, Bit>,
-    pub s_axis_tuser: Signal<In, Bits<32>>,
+    pub s_axis_tuser: Signal<In, Bits<DESC_BITS>>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     /// Context and MR table writes, live QP and MR state (command unit).
@@ -172,14 +176,6 @@ pub struct RdmapRx<
     pub order_done: Signal<Out, Bits<3>>,
     /// The requester's own failures (it has told the command unit already).
     pub s_tx_fail: Signal<In, Bit>,
-    /// The MPA receiver found a bad FPDU for QP `s_llp_qp` (RFC 5044 §8): the QP goes to
-    /// ERROR and sends the Terminate `s_llp_code` (layer 2), without headers.
-    pub s_llp_fail: Signal<In, Bit>,
-    pub s_llp_qp: Signal<In, Bits<QB>>,
-    pub s_llp_code: Signal<In, Bits<16>>,
-    /// The RX buffer holds no good ULPDU: those before the bad FPDU are all handled, so its
-    /// failure may now be (the QP must not enter ERROR before they are placed).
-    pub s_rx_empty: Signal<In, Bit>,
     pub s_tx_fail_qp: Signal<In, Bits<QB>>,
     /// To the command unit: QP to ERROR with this Terminate code (held off while the
     /// requester reports).
@@ -251,7 +247,6 @@ pub struct RdmapRx<
     flush_here: Signal<Local, Bit>,
     flush_go: Signal<Local, Bit>,
     flush_wr_id: Signal<Local, Bits<64>>,
-    flush_len: Signal<Local, Bits<32>>,
     flush_status: Signal<Local, Bits<8>>,
     flush_cqe: Signal<Local, Bits<256>>,
     fault_status: Signal<Local, Bits<8>>,
@@ -289,12 +284,26 @@ pub struct RdmapRx<
     done_inc: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
-    llp_pending: DFF<Bit>,
-    llp_qp: DFF<Bits<QB>>,
-    llp_code: DFF<Bits<16>>,
-    /// A Terminate to send before the next ULPDU (the requester's, or the MPA receiver's).
+    /// A Terminate to send before the next ULPDU (the requester's).
     side_work: Signal<Local, Bit>,
-    llp_ready: Signal<Local, Bit>,
+    /// Octets a Terminate's headers take (see `parse_prefix`), and where in the captured
+    /// header its control word's M, D and R bits and its DDP header's T bit are.
+    term_need: Signal<Local, Bits<16>>,
+    at_term_m: Constant<Bits<10>>,
+    at_term_d: Constant<Bits<10>>,
+    at_term_r: Constant<Bits<10>>,
+    at_term_hdr_t: Constant<Bits<10>>,
+    term_len_word: Constant<Bits<16>>,
+    term_len_seg: Constant<Bits<16>>,
+    term_len_untagged: Constant<Bits<16>>,
+    term_len_tagged: Constant<Bits<16>>,
+    term_len_rdma: Constant<Bits<16>>,
+    /// The MPA error code of the packet arriving (a failure of the MPA receiver), or 0.
+    mpa_error: Signal<Local, Bits<8>>,
+    at_desc_conn: Constant<Bits<8>>,
+    at_desc_length: Constant<Bits<8>>,
+    at_desc_mpa_error: Constant<Bits<8>>,
+    t_llp_mpa: Constant<Bits<16>>,
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
     /// READ_SLOTS Read Responses (IRD) and its Terminate: the engine never waits for the
     /// transmitter, whose progress may hang on this very engine draining the peer's link.
@@ -329,6 +338,8 @@ pub struct RdmapRx<
     /// The receive being filled (Sends) or the Read being answered (Read Responses).
     r_active: DFF<Bit>,
     r_placed: DFF<Bits<32>>,
+    /// The Read Response segment being checked is its Read's last and ends short of it.
+    short_last: DFF<Bit>,
     r_wr_id: DFF<Bits<64>>,
     r_addr: DFF<Bits<64>>,
     r_len: DFF<Bits<32>>,
@@ -560,15 +571,24 @@ impl<
             s_read_entry: Default::default(),
             reads_full: Default::default(),
             s_tx_fail: Default::default(),
-            s_llp_fail: Default::default(),
-            s_llp_qp: Default::default(),
-            s_llp_code: Default::default(),
-            s_rx_empty: Default::default(),
-            llp_ready: Default::default(),
-            llp_pending: Default::default(),
-            llp_qp: Default::default(),
-            llp_code: Default::default(),
             side_work: Default::default(),
+            mpa_error: Default::default(),
+            term_need: Default::default(),
+            // The control word is octets 18-21 of the ULPDU, first octet in the lowest lane;
+            // M, D, R are bits 15, 14, 13 of the word (octet 20), T bit 7 of octet 24.
+            at_term_m: constant(8 * 20 + 7),
+            at_term_d: constant(8 * 20 + 6),
+            at_term_r: constant(8 * 20 + 5),
+            at_term_hdr_t: constant(8 * 24 + 7),
+            term_len_word: constant(Terminate::CONTROL_LEN as u64),
+            term_len_seg: constant(Terminate::CONTROL_LEN as u64 + 2),
+            term_len_untagged: constant((Terminate::CONTROL_LEN + 2 + UntaggedHeader::LEN) as u64),
+            term_len_tagged: constant((Terminate::CONTROL_LEN + 2 + TaggedHeader::LEN) as u64),
+            term_len_rdma: constant(ReadRequest::LEN as u64),
+            at_desc_conn: constant(DESC_CONN as u64),
+            at_desc_length: constant(DESC_LENGTH as u64),
+            at_desc_mpa_error: constant(DESC_MPA_ERROR as u64),
+            t_llp_mpa: term(TermCode::new(TermCode::LAYER_LLP, TermCode::ETYPE_LLP_MPA, 0)),
             s_tx_fail_qp: Default::default(),
             m_fail: Default::default(),
             m_fail_qp: Default::default(),
@@ -616,7 +636,6 @@ impl<
             flush_here: Default::default(),
             flush_go: Default::default(),
             flush_wr_id: Default::default(),
-            flush_len: Default::default(),
             flush_status: Default::default(),
             flush_cqe: Default::default(),
             fault_status: Default::default(),
@@ -670,6 +689,7 @@ impl<
             chk_right: Default::default(),
             r_active: Default::default(),
             r_placed: Default::default(),
+            short_last: Default::default(),
             r_wr_id: Default::default(),
             r_addr: Default::default(),
             r_len: Default::default(),
@@ -841,6 +861,7 @@ impl<
             chk_right,
             r_active,
             r_placed,
+            short_last,
             r_wr_id,
             r_addr,
             r_len,
@@ -866,9 +887,6 @@ impl<
             scan,
             quiet,
             flush_turn,
-            llp_pending,
-            llp_qp,
-            llp_code,
             cqe,
             cqn,
             fault_code,
@@ -1016,8 +1034,7 @@ impl<
         if !self.is_tagged.val() & (self.opcode.val() == 10) {
             self.need.next = 9.into();
         }
-        self.llp_ready.next = self.llp_pending.q.val() & self.s_rx_empty.val();
-        self.side_work.next = self.tx_fails.m_valid.val() | self.llp_ready.val();
+        self.side_work.next = self.tx_fails.m_valid.val();
         // The flush of a QP in ERROR takes turns with ULPDUs (see state 18).
         self.flush_here.next = ((self.qp_error.val() & !self.quiet.q.val())
             & (self.one_q.val() << bit_cast::<Q, QB>(self.scan.q.val())))
@@ -1035,17 +1052,28 @@ impl<
             self.flush_turn.d.next = false;
             self.state.d.next = 18.into();
         }
+        self.mpa_error.next = self.s_axis_tuser.val().get_bits::<8>(self.at_desc_mpa_error.val().index());
         self.s_axis_tready.next = false;
         if (self.state.q.val() == 0) & !self.flush_go.val() {
             self.s_axis_tready.next = !self.side_work.val();
             if self.s_axis_tvalid.val() & !self.side_work.val() {
                 self.flush_turn.d.next = true;
-                self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(0);
-                self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(16);
+                self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(self.at_desc_conn.val().index());
+                self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(self.at_desc_length.val().index());
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
                 self.beats.d.next = 1.into();
                 self.ended.d.next = self.s_axis_tlast.val();
                 self.state.d.next = 1.into();
+                // The MPA receiver's failure for this QP (RFC 5044 §8), in order with the
+                // ULPDUs: it goes the way of any other failure, its code without headers
+                // (states 22, 11), if the QP is still in RTS.
+                if self.mpa_error.val().any() {
+                    self.fault_code.d.next = self.t_llp_mpa.val() | bit_cast::<16, 8>(self.mpa_error.val());
+                    self.fault_hdr.d.next = false;
+                    self.fault_rdma.d.next = false;
+                    self.r_active.d.next = false;
+                    self.state.d.next = 22.into();
+                }
             }
         }
         self.hdr_at.next = bit_cast::<10, 4>(self.beats.q.val()) << 6;
@@ -1089,8 +1117,9 @@ impl<
         self.has_inv.next = (self.opcode.val() == 4) | (self.opcode.val() == 6);
         self.is_send.next = (self.opcode.val() >= 3) & (self.opcode.val() <= 6);
 
-        // Parsing (`parse_ulpdu`): length, DDP version, QN, RDMAP version, opcode, T flag
-        // and queue, the fixed RDMAP headers (RFC 7306's as well).
+        // Parsing (`parse_ulpdu`), the first failing check in its order wins (the last `if`
+        // here): DDP version, DDP header length, QN, RDMAP version, opcode, T flag and
+        // queue, the fixed RDMAP headers (RFC 7306's as well).
         self.queue.next = 0.into();
         if (self.opcode.val() == 1) | (self.opcode.val() == 10) {
             self.queue.next = 1.into();
@@ -1103,13 +1132,28 @@ impl<
         }
         self.parse_error.next = true;
         self.parse_code.next = self.t_unexpected_opcode.val();
-        if self.opcode.val() == 7 {
-            // A Terminate needs its control word.
-            if self.plen.val() < 4 {
-                self.parse_code.next = self.t_unspecified.val();
-            } else {
-                self.parse_error.next = false;
+        // A Terminate is one segment holding its control word and every header the word
+        // says follows (M or D: the segment length; D: the DDP header, whose T bit says how
+        // long; R: the Read Request header).
+        self.term_need.next = self.term_len_word.val();
+        if self.hdr.q.val().get_bit(self.at_term_m.val().index())
+            | self.hdr.q.val().get_bit(self.at_term_d.val().index())
+        {
+            self.term_need.next = self.term_len_seg.val();
+        }
+        if self.hdr.q.val().get_bit(self.at_term_d.val().index()) {
+            self.term_need.next = self.term_len_untagged.val();
+            if self.hdr.q.val().get_bit(self.at_term_hdr_t.val().index()) {
+                self.term_need.next = self.term_len_tagged.val();
             }
+        }
+        if self.hdr.q.val().get_bit(self.at_term_r.val().index()) {
+            self.term_need.next = self.term_need.val() + self.term_len_rdma.val();
+        }
+        if self.opcode.val() == 7 {
+            self.parse_code.next = self.t_unspecified.val();
+            self.parse_error.next =
+                !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() < self.term_need.val());
         }
         if self.opcode.val() == 1 {
             self.parse_error.next = false;
@@ -1162,16 +1206,18 @@ impl<
             self.parse_error.next = true;
             self.parse_code.next = self.t_invalid_qn.val();
         }
-        if self.hdr.q.val().get_bits::<2>(0) != 1 {
+        if self.ulen.q.val() < self.hlen.val() {
+            self.parse_error.next = true;
+            self.parse_code.next = self.t_unspecified.val();
+        }
+        // The DDP version first of all (it is in the first octet, if there is one): with an
+        // unknown version the rest of the layout, the header length included, is unknown too.
+        if (self.hdr.q.val().get_bits::<2>(0) != 1) & self.ulen.q.val().any() {
             self.parse_error.next = true;
             self.parse_code.next = self.t_untagged_version.val();
             if self.is_tagged.val() {
                 self.parse_code.next = self.t_tagged_version.val();
             }
-        }
-        if self.ulen.q.val() < self.hlen.val() {
-            self.parse_error.next = true;
-            self.parse_code.next = self.t_unspecified.val();
         }
         self.rts.next = (self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()))).any();
         self.next_msn.next = self.recv_msn.read_data.val() + 1;
@@ -1190,6 +1236,7 @@ impl<
         if self.state.q.val() == 2 {
             self.fault_hdr.d.next = self.ulen.q.val() >= self.hlen.val();
             self.fault_rdma.d.next = false;
+            self.short_last.d.next = false;
             self.state.d.next = 13.into();
             self.r_active.d.next = self.recv.read_data.val().get_bit(0);
             self.r_placed.d.next = self.recv.read_data.val().get_bits::<32>(1);
@@ -1221,12 +1268,21 @@ impl<
                     self.chk_right.d.next = 1.into();
                     self.r_placed.d.next = self.read_placed.read_data.val();
                     self.r_len.d.next = self.rd_entry.val().get_bits::<32>(0);
+                    // The checks in the model's order (the last `if` wins): the Read exists, the
+                    // STag and TO continue it within its size, the sink MR (states 4, 5), and
+                    // then the last segment ends at the size (after the MR check, if any).
+                    self.short_last.d.next = self.last.val()
+                        & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
+                            != self.rd_entry.val().get_bits::<32>(0));
                     self.state.d.next = 9.into();
                     if self.plen.val().any() {
                         self.state.d.next = 4.into();
                     }
-                    if self.plen.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32)) {
-                        self.fault_code.d.next = self.t_tagged_stag.val();
+                    if !self.plen.val().any()
+                        & self.last.val()
+                        & (self.read_placed.read_data.val() != self.rd_entry.val().get_bits::<32>(0))
+                    {
+                        self.fault_code.d.next = self.t_unspecified.val();
                         self.state.d.next = 11.into();
                     }
                     if self.plen.val().any()
@@ -1240,11 +1296,8 @@ impl<
                         self.fault_code.d.next = self.t_tagged_bounds.val();
                         self.state.d.next = 11.into();
                     }
-                    if self.last.val()
-                        & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
-                            != self.rd_entry.val().get_bits::<32>(0))
-                    {
-                        self.fault_code.d.next = self.t_unspecified.val();
+                    if self.plen.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32)) {
+                        self.fault_code.d.next = self.t_tagged_stag.val();
                         self.state.d.next = 11.into();
                     }
                     if (self.rd_count.val() == 0) | self.rd_entry.val().get_bit(128) {
@@ -1468,6 +1521,11 @@ impl<
                 if self.purpose.q.val() == 3 {
                     self.fault_hdr.d.next = false;
                 }
+            }
+            if (self.purpose.q.val() == 1) & !self.check.error.val().any() & self.short_last.q.val() {
+                // A Read Response's last segment that does not end at the Read's size.
+                self.fault_code.d.next = self.t_unspecified.val();
+                self.state.d.next = 11.into();
             }
             if self.purpose.q.val() == 2 {
                 // Invalidate: only a valid MR of this PD (check_invalidate).
@@ -1800,7 +1858,8 @@ impl<
         {
             self.fault_status.next = self.st_remote_access.val();
         }
-        if self.fault_code.q.val() == self.t_invalid_mo.val() {
+        // (A message that does not continue the one in progress: its MSN or MO.)
+        if (self.fault_code.q.val() == self.t_invalid_mo.val()) | (self.fault_code.q.val() == self.t_msn_range.val()) {
             self.fault_status.next = self.st_remote_operation.val();
         }
         if (self.state.q.val() == 11) & self.r_active.q.val() & (self.is_send.val() | self.is_imm.val()) {
@@ -1845,24 +1904,6 @@ impl<
         }
         if self.state.q.val() == 14 {
             self.state.d.next = 15.into();
-        }
-        // The MPA receiver's failure (one per device: it delivers nothing after it) goes
-        // the way of any other failure, its code without headers (states 22, 11), if the QP
-        // is still in RTS.
-        if self.s_llp_fail.val() {
-            self.llp_pending.d.next = true;
-            self.llp_qp.d.next = self.s_llp_qp.val();
-            self.llp_code.d.next = self.s_llp_code.val();
-        }
-        if (self.state.q.val() == 0) & !self.tx_fails.m_valid.val() & self.llp_ready.val() {
-            self.llp_pending.d.next = false;
-            self.qpn.d.next = self.llp_qp.q.val();
-            self.fault_code.d.next = self.llp_code.q.val();
-            self.fault_hdr.d.next = false;
-            self.fault_rdma.d.next = false;
-            self.r_active.d.next = false;
-            self.ended.d.next = true;
-            self.state.d.next = 22.into();
         }
         if self.state.q.val() == 22 {
             self.state.d.next = 13.into();
@@ -1996,20 +2037,18 @@ impl<
         // status its failure gave it, then every posted receive, FLUSHED, one per turn;
         // a claim that finds none marks the QP quiet until its next RQ doorbell or
         // context write. (18: the QP's tables are read; 19: the claimed receive; 20:
-        // the next posted one; 21: its CQE leaves.)
+        // the next posted one; 21: its CQE leaves.) None of them succeeded, so none
+        // counts octets (BYTE_LEN is 0 unless SUCCESS), however much a claimed one got.
         self.flush_wr_id.next = self.recv.read_data.val().get_bits::<64>(33);
-        self.flush_len.next = self.recv.read_data.val().get_bits::<32>(1);
         self.flush_status.next = self.recv.read_data.val().get_bits::<8>(225);
         if !self.flush_status.val().any() {
             self.flush_status.next = self.st_flushed.val();
         }
         if self.state.q.val() == 20 {
             self.flush_wr_id.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_wr_id.val().index());
-            self.flush_len.next = 0.into();
             self.flush_status.next = self.st_flushed.val();
         }
         self.flush_cqe.next = (bit_cast::<256, 64>(self.flush_wr_id.val()) << self.at_cqe_wr_id.val())
-            | (bit_cast::<256, 32>(self.flush_len.val()) << self.at_cqe_byte_len.val())
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
             | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
             | (bit_cast::<256, 8>(self.flush_status.val()) << self.at_cqe_status.val());
@@ -2103,7 +2142,6 @@ impl<
             self.full.d.next = 0.into();
             self.quiet.d.next = 0.into();
             self.flush_turn.d.next = false;
-            self.llp_pending.d.next = false;
         }
     }
 }

@@ -132,7 +132,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     head_ready: Signal<Local, Bit>,
     reads_behind: Signal<Local, Bits<3>>,
     head_flushed: Signal<Local, Bit>,
-    status_mask: Constant<Bits<256>>,
+    /// The CQE fields a flush rewrites: STATUS, and BYTE_LEN (0 unless SUCCESS).
+    flush_mask: Constant<Bits<256>>,
     reads_before: Signal<Local, Bits<3>>,
     read_body: Signal<Local, Bits<224>>,
     atomic_body: Signal<Local, Bits<416>>,
@@ -296,7 +297,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             head_ready: Default::default(),
             reads_behind: Default::default(),
             head_flushed: Default::default(),
-            status_mask: Constant::new(Bits::<256>::from(0xFF_u64) << u64::from(cqe_fields::STATUS.lsb)),
+            flush_mask: Constant::new(
+                (Bits::<256>::from(0xFF_u64) << u64::from(cqe_fields::STATUS.lsb))
+                    | (Bits::<256>::from(0xFFFF_FFFF_u64) << u64::from(cqe_fields::BYTE_LEN.lsb)),
+            ),
             reads_before: Default::default(),
             read_body: Default::default(),
             atomic_body: Default::default(),
@@ -388,9 +392,17 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             tail,
             sent
         );
+        // A QP written in RESET drops its work: its completions still waiting here are not
+        // written (and no longer wait for responses, whose count starts over).
         for i in 0..PENDING {
             self.pending[i].clock.next = self.clock.val();
             self.pending[i].d.next = self.pending[i].q.val();
+            if self.qp_we.val()
+                & self.qp_reset.val()
+                & (self.pending[i].q.val().get_bits::<QB>(self.at_cqe_qpn.val().index()) == self.qp_waddr.val())
+            {
+                self.pending[i].d.next = self.pending[i].q.val() & !self.flag_write.val();
+            }
         }
         self.mrs.read_clock.next = self.clock.val();
         self.mrs.write_clock.next = self.clock.val();
@@ -538,6 +550,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             for i in 0..PENDING {
                 if self.tail.q.val().get_bits::<2>(0).index() == i {
                     self.pending[i].d.next = self.entry.val();
+                    if self.qp_we.val() & self.qp_reset.val() & (self.qp_waddr.val() == self.qpn.q.val()) {
+                        self.pending[i].d.next = self.entry.val() & !self.flag_write.val();
+                    }
                 }
             }
             self.tail.d.next = self.tail.q.val() + 1;
@@ -682,8 +697,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_cqe_valid.next = self.head_ready.val() & self.head_entry.val().get_bit(273);
         self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
+        // (A flushed Read or atomic completes with no octets, as every error does.)
         if self.head_flushed.val() {
-            self.m_cqe.next = (self.head_entry.val().get_bits::<256>(0) & !self.status_mask.val())
+            self.m_cqe.next = (self.head_entry.val().get_bits::<256>(0) & !self.flush_mask.val())
                 | (bit_cast::<256, 8>(self.st_flushed.val()) << self.at_cqe_status.val());
         }
         if self.head_ready.val() & (!self.head_entry.val().get_bit(273) | self.m_cqe_ready.val()) {

@@ -153,6 +153,7 @@ fn deframe_raw(cfg: FramingConfig, chunking: u8, stream: &[u8], crcs_right: bool
                 MpaError::Crc { .. } => assert!(cfg.crc && !crcs_right, "CRC error: {e:?}"),
                 MpaError::Marker { .. } => assert!(cfg.markers, "marker error without markers"),
                 MpaError::UlpduTooLong(_) => panic!("transmit error from the receiver"),
+                MpaError::OutOfStep { .. } => panic!("a packet error from a stream"),
             }
         }
         _ => {

@@ -11,7 +11,7 @@ use super::rnic::{ErrorCause, Rnic, RnicConfig};
 use crate::host::context::{QpState, TermInfo};
 use crate::host::desc::{RqWqe, SqWqe};
 use crate::rdmap::Segment;
-use crate::terminate::{Terminate, TerminatedDdpHeader};
+use crate::terminate::{TermCode, Terminate, TerminatedDdpHeader};
 use std::collections::VecDeque;
 
 use super::qp::{Posted, Qp};
@@ -169,6 +169,21 @@ impl Fabric {
         Ok(())
     }
 
+    /// Makes the test the peer of QP `qpn` of `side`: what the QP transmits is logged
+    /// ([`Qp::tx`]) and goes nowhere, what it receives the test hands it with
+    /// [`Fabric::deliver`]. Its Reads and atomics do not wait for each other's responses
+    /// (they cannot arrive within [`Fabric::run`]): up to ORD of them are outstanding at
+    /// once, as on hardware.
+    pub fn connect_external(&mut self, side: Side, qpn: u32) -> Result<(), ModelError> {
+        self.qp_exists(side, qpn)?;
+        let qp = &mut self.rnics[side.index()].qps[qpn as usize];
+        if qp.peer.is_some() || qp.external {
+            return Err(ModelError::Connected { side, qpn });
+        }
+        qp.external = true;
+        Ok(())
+    }
+
     /// Checks that a QP can take work and that its ring has room for one
     /// more WQE; `ring` gives the WQEs in the ring now and its log2 size.
     fn check_post(
@@ -181,7 +196,7 @@ impl Fabric {
         let qp = self.rnic(side).qp(qpn).ok_or(ModelError::NoQp { side, qpn })?;
         match qp.ctx.state {
             QpState::Reset => return Err(ModelError::InReset { side, qpn }),
-            QpState::Rts if qp.peer.is_none() => return Err(ModelError::NotConnected { side, qpn }),
+            QpState::Rts if qp.peer.is_none() && !qp.external => return Err(ModelError::NotConnected { side, qpn }),
             _ => {}
         }
         let (queued, log_size) = ring(qp);
@@ -238,6 +253,17 @@ impl Fabric {
     pub fn deliver(&mut self, side: Side, qpn: u32, ulpdu: &[u8]) -> Result<(), ModelError> {
         self.qp_exists(side, qpn)?;
         self.receive(side, qpn, ulpdu)?;
+        self.drain_wire()
+    }
+
+    /// The MPA layer under QP `qpn` of `side` failed its stream with `code` (layer 2, type
+    /// 0: a CRC or marker error, RFC 5044 §8; a packet out of step with its FPDU or a ULPDU
+    /// longer than the receive buffer, local catastrophic, RFC 6581 §8): a QP in RTS sends
+    /// the Terminate, without headers, and enters ERROR, which drops everything its peer
+    /// sends after; any other QP ignores it. Replies go to the peer, if it has one.
+    pub fn deliver_mpa_error(&mut self, side: Side, qpn: u32, code: TermCode) -> Result<(), ModelError> {
+        self.qp_exists(side, qpn)?;
+        self.mpa_error(side, qpn, code);
         self.drain_wire()
     }
 

@@ -84,7 +84,7 @@
 //! | Send | MSN is the expected one | `1/2/0x03` | – |
 //! | Send | a receive is posted (first segment) | `1/2/0x02` | – |
 //! | Send | MO continues the message | `1/2/0x04` | REMOTE_OPERATION |
-//! | Send w/ Inv | Invalidate STag valid (first segment) | `0/1/0x00` | REMOTE_ACCESS |
+//! | Send w/ Inv | Invalidate STag valid (every segment) | `0/1/0x00` | REMOTE_ACCESS |
 //! | Send w/ Inv | … of this QP's PD | `0/1/0x09` | REMOTE_ACCESS |
 //! | Send | MO + length ≤ receive length | `1/2/0x05` | LOCAL_LENGTH |
 //! | Send | receive buffer: lkey, PD, LOCAL_WRITE, bounds | `1/0/0x00`, no headers | LOCAL_PROTECTION |

@@ -86,6 +86,8 @@ pub(crate) struct Receiving {
 pub struct Qp {
     pub(crate) ctx: QpContext,
     pub(crate) peer: Option<u32>,
+    /// The peer is the test itself ([`Fabric::connect_external`](super::Fabric::connect_external)).
+    pub(crate) external: bool,
     pub(crate) sq: VecDeque<Posted>,
     /// ORD slots in use, oldest first.
     pub(crate) ord: VecDeque<Outstanding>,
@@ -104,6 +106,7 @@ impl Default for Qp {
         Qp {
             ctx: QpContext::default(),
             peer: None,
+            external: false,
             sq: VecDeque::new(),
             ord: VecDeque::new(),
             next_request_id: 1,
@@ -130,6 +133,11 @@ impl Qp {
     /// The connected QP on the other RNIC.
     pub fn peer(&self) -> Option<u32> {
         self.peer
+    }
+
+    /// Whether the test plays this QP's peer.
+    pub fn external(&self) -> bool {
+        self.external
     }
 
     /// What QUERY_QP reports after the context.
@@ -171,6 +179,6 @@ impl Qp {
     /// Back to RESET: every queue, index, MSN, Request Identifier and log
     /// cleared, no CQEs.
     pub(crate) fn reset(&mut self, ctx: QpContext) {
-        *self = Qp { ctx, peer: self.peer, ..Qp::default() };
+        *self = Qp { ctx, peer: self.peer, external: self.external, ..Qp::default() };
     }
 }

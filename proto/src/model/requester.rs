@@ -5,7 +5,7 @@ use super::fabric::{Fabric, ModelError, Side, Step, Token};
 use super::qp::{Awaiting, Outstanding, Qp};
 use super::rnic::{local_outcome, sq_cqe, takes_ord_slot, ErrorCause, Outcome};
 use super::wire::{atomic_request_ulpdu, read_request_of, request_ulpdus};
-use crate::host::context::QpState;
+use crate::host::context::{QpState, MAX_READS};
 use crate::host::desc::{CqeStatus, SqOpcode, SqWqe};
 use crate::rdmap::Segment;
 use crate::terminate::{TermCode, Terminate};
@@ -37,8 +37,16 @@ impl Fabric {
         // Everything a WQE causes is processed before the next one starts,
         // so a Read or atomic still outstanding here lost its request or
         // response to a peer that drops traffic: nothing after it can
-        // complete.
-        if !qp.ord.is_empty() {
+        // complete. With the test as the peer, responses come later, and up
+        // to ORD requests are outstanding (Reads and atomics share the slots).
+        let blocked = match qp.external {
+            true => {
+                let slots = usize::from(qp.ctx.ord.min(MAX_READS));
+                front.wqe.op().is_some_and(takes_ord_slot) && qp.ord.len() >= slots.max(1)
+            }
+            false => !qp.ord.is_empty(),
+        };
+        if blocked {
             return Ok(Step::Blocked);
         }
         match local_outcome(&rnic.mrs, &qp.ctx, &front.wqe) {

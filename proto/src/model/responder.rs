@@ -91,9 +91,19 @@ impl Fabric {
         Ok(())
     }
 
+    /// The MPA layer failed QP `qpn`'s stream (see [`Fabric::deliver_mpa_error`]).
+    pub(crate) fn mpa_error(&mut self, side: Side, qpn: u32, code: TermCode) {
+        let rts = self.rnic(side).qp(qpn).is_some_and(|qp| qp.ctx.state == QpState::Rts);
+        if rts {
+            self.send_terminate(side, qpn, Terminate::new(code));
+            let cause = ErrorCause { racy: true, read: None, receiving: CqeStatus::Flushed };
+            self.rnics[side.index()].enter_error(qpn, cause);
+        }
+    }
+
     /// A Send segment (QN 0). Checks, in order: MSN (`1/2/0x03`), a posted
     /// receive for a new message (`1/2/0x02`), MO (`1/2/0x04`), the
-    /// Invalidate STag on the first segment (RDMAP-12), length against the
+    /// Invalidate STag of every segment (RDMAP-12, SEC-06), length against the
     /// receive buffer (`1/2/0x05`), and the receive buffer's own MR
     /// (lkey, PD, LOCAL_WRITE, bounds: `1/0/0x00`). The message is
     /// delivered with its last segment: the named MR is invalidated, then
@@ -126,14 +136,16 @@ impl Fabric {
                 if h.mo != 0 {
                     return Ok(Err(fault(TermCode::DDP_UNTAGGED_INVALID_MO).claimed(CqeStatus::RemoteOperation)));
                 }
-                if let Some(stag) = inv_stag {
-                    if let Err(code) = check_invalidate(&rnic.mrs, qp.ctx.pd, stag) {
-                        return Ok(Err(fault(code).claimed(CqeStatus::RemoteAccess)));
-                    }
-                }
                 r
             }
         };
+        // Every segment's Invalidate STag, the first's and the later ones' alike: the last
+        // one's is what the message invalidates, so none may name an MR unchecked.
+        if let Some(stag) = inv_stag {
+            if let Err(code) = check_invalidate(&rnic.mrs, qp.ctx.pd, stag) {
+                return Ok(Err(fault(code).claimed(CqeStatus::RemoteAccess)));
+            }
+        }
         let len = seg.payload.len() as u64;
         if u64::from(h.mo) + len > u64::from(r.wqe.length) {
             return Ok(Err(fault(TermCode::DDP_UNTAGGED_TOO_LONG).claimed(CqeStatus::LocalLength)));
@@ -250,7 +262,9 @@ impl Fabric {
         let Awaiting::Read { request: rr, mut placed } = front.awaiting else {
             return fault(TermCode::RDMA_OP_UNEXPECTED_OPCODE);
         };
+        // Every check comes before the segment is placed: a failing one places nothing.
         let len = seg.payload.len() as u64;
+        let mut sink = None;
         if len > 0 {
             if h.stag != rr.sink_stag {
                 return fault(TermCode::DDP_TAGGED_INVALID_STAG);
@@ -261,18 +275,22 @@ impl Fabric {
             }
             match check_access(&rnic.mrs, qp.ctx.pd, h.stag, h.to, len, Right::LocalWrite) {
                 Err(e) => return fault(e.ddp_term_code()),
-                Ok(iova) => rnic.mem.write(iova, seg.payload)?,
+                Ok(iova) => sink = Some(iova),
             }
-            placed += len as u32;
         }
+        let placed_after = placed + len as u32;
+        if h.last && placed_after != rr.size {
+            return fault(TermCode::RDMA_OP_UNSPECIFIED);
+        }
+        if let Some(iova) = sink {
+            rnic.mem.write(iova, seg.payload)?;
+        }
+        placed = placed_after;
         if !h.last {
             if let Some(r) = qp.ord.front_mut() {
                 r.awaiting = Awaiting::Read { request: rr, placed };
             }
             return Ok(Ok(()));
-        }
-        if placed != rr.size {
-            return fault(TermCode::RDMA_OP_UNSPECIFIED);
         }
         qp.ord.pop_front();
         if front.wqe.signaled {

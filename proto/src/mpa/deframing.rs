@@ -34,6 +34,12 @@ impl Deframer {
         Deframer { cfg, buf: Vec::new(), head: 0, pos: 0, failed: false }
     }
 
+    /// A deframer whose next FPDU starts at stream position `position` (octets since the
+    /// start of Full Operation: where its markers fall).
+    pub fn at(cfg: FramingConfig, position: u64) -> Self {
+        Deframer { pos: position, ..Deframer::new(cfg) }
+    }
+
     /// Stream position of the next octet to be parsed.
     pub fn position(&self) -> u64 {
         self.pos
@@ -101,6 +107,36 @@ impl Deframer {
                 Some(Err(e))
             }
         }
+    }
+}
+
+impl Deframer {
+    /// The ULPDU of one packet of a stream cut at FPDU boundaries, one packet per FPDU
+    /// (the stream contract of `rnic_top`'s RX port, kept by whoever cuts the stream: the
+    /// socket bridge, a TCP engine). The packet must be exactly the FPDU that starts at
+    /// the current position (its length, markers included, from its ULPDU_Length), else
+    /// it is out of step ([`MpaError::OutOfStep`]); then its CRC is checked and its
+    /// markers, as [`Deframer::pop`] does. This is the order of `rnic_top`'s deframer: out
+    /// of step first (the CRC and markers were not where it read them), then CRC, then
+    /// markers. After an error nothing more is delivered (`None`), as on a stream.
+    ///
+    /// Not for a deframer that was also [`push`](Deframer::push)ed octets.
+    pub fn pop_packet(&mut self, packet: &[u8]) -> Option<Result<Vec<u8>, MpaError>> {
+        if self.failed {
+            return None;
+        }
+        debug_assert_eq!(self.buffered(), 0, "a deframer fed packets is not also fed octets");
+        let lead = if self.cfg.markers && is_marker_pos(self.pos) { MARKER_LEN } else { 0 };
+        let fpdu = packet.get(lead..lead + 2).map(|l| {
+            let ulpdu_len = usize::from(u16::from_be_bytes([l[0], l[1]]));
+            fpdu_wire_len(self.pos, 2 + ulpdu_len + pad_len(ulpdu_len), self.cfg.markers)
+        });
+        if fpdu != Some(packet.len()) {
+            self.failed = true;
+            return Some(Err(MpaError::OutOfStep { packet: packet.len(), fpdu }));
+        }
+        self.push(packet);
+        self.pop()
     }
 }
 

@@ -21,6 +21,12 @@ impl Framer {
         Framer { cfg, pos: 0 }
     }
 
+    /// A framer whose next FPDU starts at stream position `position` (octets since the
+    /// start of Full Operation: where its markers fall).
+    pub fn at(cfg: FramingConfig, position: u64) -> Self {
+        Framer { cfg, pos: position }
+    }
+
     /// The configuration this framer was built with.
     pub fn config(&self) -> FramingConfig {
         self.cfg

@@ -111,16 +111,28 @@ pub enum MpaError {
     /// A ULPDU longer than ULPDU_Length can express was handed to the framer.
     #[error("ULPDU of {0} octets does not fit in a 16-bit ULPDU_Length")]
     UlpduTooLong(usize),
+    /// A packet of a stream cut at FPDU boundaries is not exactly the FPDU that starts
+    /// it ([`Deframer::pop_packet`]): the packet and the stream are out of step, a local
+    /// failure of whoever cut it (MPA error 5, local catastrophic, RFC 6581 §8). `fpdu` is
+    /// the FPDU's length on the wire, `None` when the packet is too short to say.
+    #[error("a packet of {packet} octets holds an FPDU of {fpdu:?} octets: out of step")]
+    OutOfStep {
+        /// Octets in the packet.
+        packet: usize,
+        /// Octets of the FPDU its ULPDU_Length announces, markers included.
+        fpdu: Option<usize>,
+    },
 }
 
 impl MpaError {
-    /// The MPA error code of RFC 5044 §8 (Terminate layer 2, type 0):
-    /// 2 for a CRC mismatch, 3 for a marker disagreement. Transmit-side
-    /// errors have no Terminate code.
+    /// The MPA error code of RFC 5044 §8 and RFC 6581 §8 (Terminate layer 2,
+    /// type 0): 2 for a CRC mismatch, 3 for a marker disagreement, 5 for a
+    /// packet out of step. Transmit-side errors have no Terminate code.
     pub fn terminate_code(&self) -> Option<u8> {
         match self {
-            MpaError::Crc { .. } => Some(2),
-            MpaError::Marker { .. } => Some(3),
+            MpaError::Crc { .. } => Some(TermCode::MPA_CRC.code),
+            MpaError::Marker { .. } => Some(TermCode::MPA_MARKER.code),
+            MpaError::OutOfStep { .. } => Some(TermCode::MPA_LOCAL_CATASTROPHIC.code),
             MpaError::UlpduTooLong(_) => None,
         }
     }

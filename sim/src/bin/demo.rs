@@ -59,7 +59,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut tx = MpaTxDriver::new(LANES, CFG)?;
     let mut reference = Framer::new(CFG);
     let mut rng = StdRng::seed_from_u64(7306);
-    let mut wire = Vec::new();
+    let (mut wire, mut fpdus): (Vec<u8>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
     println!("1. MPA framer (hdl/src/mpa/tx.rs): ULPDU in, FPDU out");
     for (name, ulpdu) in &messages {
         tx.send(ulpdu);
@@ -86,13 +86,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         if fpdu != want {
             return Err("framer output differs from the reference".into());
         }
-        wire.extend(fpdu);
+        wire.extend(&fpdu);
+        fpdus.push(fpdu);
     }
 
-    // 3. The same stream back through the MPA receiver, in odd-sized pieces as TCP would deliver it.
+    // 3. The same stream back through the MPA receiver, one packet per FPDU, in odd-sized
+    // pieces as TCP would deliver it.
     println!("\n2. MPA deframer (hdl/src/mpa/rx.rs): the stream in 5-octet pieces, ULPDUs out");
     let mut rx = MpaRxDriver::new(LANES, CFG)?;
-    rx.push_stream(&wire, || 5);
+    rx.push_fpdus(&fpdus, || 5);
     let mut got = Vec::new();
     for _ in 0..2000 {
         rx.cycle(&mut rng);
