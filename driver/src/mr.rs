@@ -209,6 +209,20 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
         Ok(())
     }
 
+    /// Local invalidation (INVALIDATE_MR with this region's key): its STag no longer works,
+    /// for the peer or for local work, until the region is registered again; the entry
+    /// keeps its index until the region is dropped or deregistered. The device answers
+    /// BAD_STATE if the STag is invalid already (a peer's Send with Invalidate got there
+    /// first).
+    pub fn invalidate(&self) -> Result<(), DriverError> {
+        let dev = self.pd.device();
+        dev.mr_deregistered(self.lkey());
+        let mut data = [0; 16];
+        data[0] = self.key.into();
+        dev.command(CmdOpcode::InvalidateMr, self.index, &data)?;
+        Ok(())
+    }
+
     /// Makes the MR table entry invalid and frees its index.
     pub fn deregister(mut self) -> Result<(), DriverError> {
         self.release()
@@ -283,6 +297,7 @@ mod tests {
     use rnic_proto::host::context::{stag_index, stag_key};
 
     use super::*;
+    use crate::error::Rejection;
     use crate::testing::{model_device, model_device_features};
 
     const RIGHTS: MrAccess =
@@ -339,6 +354,20 @@ mod tests {
         assert!(dev.query_mr(index).expect("query").valid);
         drop(second);
         assert!(!dev.query_mr(index).expect("query").valid);
+    }
+
+    #[test]
+    fn local_invalidation_ends_the_stag_keeps_the_index_and_a_second_one_is_refused() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let buf = dev.alloc_dma(64).expect("dma");
+        let mr = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
+        mr.invalidate().expect("INVALIDATE_MR");
+        assert!(!dev.query_mr(mr.index()).expect("query").valid);
+        let again = mr.invalidate().expect_err("already invalid");
+        assert!(matches!(again, DriverError::Rejected { reason: Rejection::BadState, .. }), "{again}");
+        let other = MemoryRegion::register(&pd, &buf, RIGHTS).expect("register");
+        assert_ne!(other.index(), mr.index(), "the index stays taken until the region goes");
     }
 
     #[test]

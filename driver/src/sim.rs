@@ -216,6 +216,11 @@ impl StreamPorts {
 /// side is A.
 type CaptureSide = (Rc<RefCell<LinkCapture>>, bool);
 
+/// Sees, and may change, every packet (FPDU) that crosses a link before the far end gets
+/// it: whether it comes from A, its `tuser` (the CONN_ID, the far end's QP), its octets.
+/// A test plays a faulty network this way ([`SimHal::connect_tapped`]).
+pub type LinkTap = Rc<RefCell<dyn FnMut(bool, u64, &mut Vec<u8>)>>;
+
 /// The hook that connects `model`'s TX stream to `out` and its RX stream to `inp`.
 fn link_hook(
     model: &Model,
@@ -224,12 +229,13 @@ fn link_hook(
     sent: Rc<Cell<u64>>,
     config: LinkConfig,
     capture: Option<CaptureSide>,
+    tap: Option<(LinkTap, bool)>,
 ) -> impl FnMut(&mut Model, Phase) + 'static {
     use rand::Rng;
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mut taking = true;
     let ports = StreamPorts::of(model);
-    let (mut cycle, mut packet) = (0u64, Vec::new());
+    let (mut cycle, mut packet, mut tapped) = (0u64, Vec::new(), Vec::new());
     move |m: &mut Model, phase: Phase| match phase {
         Phase::Drive => {
             cycle += 1;
@@ -248,7 +254,18 @@ fn link_hook(
                         packet.clear();
                     }
                 }
-                out.borrow_mut().push_back(beat);
+                match &tap {
+                    None => out.borrow_mut().push_back(beat),
+                    // Store and forward: the tap sees each packet whole.
+                    Some((tap, from_a)) => {
+                        tapped.extend_from_slice(&beat.0.to_le_bytes()[..beat.1.count_ones() as usize]);
+                        if beat.2 {
+                            (tap.borrow_mut())(*from_a, beat.3, &mut tapped);
+                            queue_packet(&out, &tapped, beat.3);
+                            tapped.clear();
+                        }
+                    }
+                }
             }
         }
     }
@@ -504,12 +521,29 @@ impl SimHal {
 
     /// [`SimHal::connect`], recording every FPDU that crosses the link in `capture`.
     pub fn connect_captured(a: &SimHal, b: &SimHal, config: LinkConfig, capture: Option<Rc<RefCell<LinkCapture>>>) {
+        Self::connect_with(a, b, config, capture, None);
+    }
+
+    /// [`SimHal::connect`] through a tap that sees, and may change, every FPDU on its way
+    /// (each is held until its last octet, then passed on as the tap left it).
+    pub fn connect_tapped(a: &SimHal, b: &SimHal, config: LinkConfig, tap: LinkTap) {
+        Self::connect_with(a, b, config, None, Some(tap));
+    }
+
+    fn connect_with(
+        a: &SimHal,
+        b: &SimHal,
+        config: LinkConfig,
+        capture: Option<Rc<RefCell<LinkCapture>>>,
+        tap: Option<LinkTap>,
+    ) {
         let ab: LinkQueue = Rc::default();
         let ba: LinkQueue = Rc::default();
         let config_b = LinkConfig { seed: config.seed ^ 0x5eed, ..config };
         let (cap_a, cap_b) = (capture.clone().map(|c| (c, true)), capture.map(|c| (c, false)));
-        let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone(), a.tx_octets.clone(), config, cap_a));
-        let hook_b = b.with_model(|m| link_hook(m, ba, ab, b.tx_octets.clone(), config_b, cap_b));
+        let (tap_a, tap_b) = (tap.clone().map(|t| (t, true)), tap.map(|t| (t, false)));
+        let hook_a = a.with_model(|m| link_hook(m, ab.clone(), ba.clone(), a.tx_octets.clone(), config, cap_a, tap_a));
+        let hook_b = b.with_model(|m| link_hook(m, ba, ab, b.tx_octets.clone(), config_b, cap_b, tap_b));
         a.on_cycle(hook_a);
         b.on_cycle(hook_b);
         *a.peer.borrow_mut() = Rc::downgrade(&b.sim);

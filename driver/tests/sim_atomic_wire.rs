@@ -277,7 +277,8 @@ fn imm_03_immediate_data_must_be_exactly_eight_octets() {
 }
 
 /// ATOM-06, ATOM-16: a response with the wrong QN 3 MSN gives 1/2/0x03, an unsolicited one
-/// (no atomic outstanding) 0/2/0xFF; neither completes anything or writes memory.
+/// (no atomic outstanding) 0/2/0xFF, one with the right MSN but another Request Identifier
+/// 0/2/0xFF; none completes anything successfully or writes memory.
 #[test]
 fn atom_06_16_responses_that_match_no_request_are_refused() {
     let (dev, peer) = raw_device();
@@ -286,7 +287,7 @@ fn atom_06_16_responses_that_match_no_request_are_refused() {
     buf.write_bytes(0, &[0x5C; 4096]);
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
-    let mut qps: Vec<_> = (0..2).map(|i| QueuePair::new(&dev, &pd, &cq, &cq, caps(40 + i)).expect("QP")).collect();
+    let mut qps: Vec<_> = (0..3).map(|i| QueuePair::new(&dev, &pd, &cq, &cq, caps(40 + i)).expect("QP")).collect();
     for qp in &mut qps {
         qp.ready().expect("RTS");
     }
@@ -310,11 +311,35 @@ fn atom_06_16_responses_that_match_no_request_are_refused() {
         &frame_crc(&Segment::atomic_response(1, AtomicResponse { request_id: 1, original: 7 }).to_vec()),
         qps[1].qpn().into(),
     );
-    run_until(&dev, || peer.sent_count() >= 3);
+    // QP 2 has one outstanding too; its response has MSN 1 and Request Identifier 2.
+    qps[2]
+        .post_send(&WorkRequest::FetchAdd {
+            wr_id: 3,
+            local: mr.sge(16, 8).unwrap(),
+            remote: target,
+            add: 1,
+            add_mask: 0,
+            signaled: true,
+        })
+        .expect("post");
+    run_until(&dev, || peer.sent_count() >= 4);
+    peer.send(
+        &frame_crc(&Segment::atomic_response(1, AtomicResponse { request_id: 2, original: 7 }).to_vec()),
+        qps[2].qpn().into(),
+    );
+    run_until(&dev, || peer.sent_count() >= 5);
     dev.hal().run_idle(1000);
-    let mut codes: Vec<(u64, u32)> = peer.sent()[1..].iter().map(|(f, c)| (*c, terminate_code(f))).collect();
+    let mut codes: Vec<(u64, u32)> = peer
+        .sent()
+        .iter()
+        .filter_map(|(f, c)| match parse_ulpdu(ulpdu_of(f)).expect("an FPDU").header {
+            RdmapHeader::Terminate(t) => Some((*c, t.control_word())),
+            _ => None,
+        })
+        .collect();
     codes.sort();
-    assert_eq!(codes, [(40, 0x1203_C000), (41, 0x02FF_C000)]);
+    assert_eq!(codes, [(40, 0x1203_C000), (41, 0x02FF_C000), (42, 0x02FF_C000)]);
+    assert_eq!(peer.sent_count(), 5, "two Atomic Requests and three Terminates");
     while let Some(c) = cq.poll().expect("CQE") {
         assert_ne!(c.status, CqeStatus::Success, "nothing completes successfully: {c:?}");
     }
@@ -371,6 +396,68 @@ fn atom_13_with_ord_one_a_read_and_an_atomic_go_out_one_at_a_time() {
     });
     assert_eq!(done, [(1, CqeOpcode::RdmaRead, CqeStatus::Success), (2, CqeOpcode::Atomic, CqeStatus::Success)]);
     assert_eq!(buf.read_u64(8), 7, "the original value placed");
+}
+
+/// ATOM-13 and RDMAP-03: ORD keeps holding after many requests. With ORD 2, 8 rounds of a
+/// Read, an atomic and a Read posted together: every round, two requests on the wire, the
+/// third only once the first is answered. (The QP's ORD limit and its ring of outstanding
+/// requests share a word in the receive side's table: a ring position that carried into
+/// the limit after 16 requests made it 3.)
+#[test]
+fn atom_13_ord_two_holds_for_every_request_past_the_ring_position_wrap() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { ord: 2, ..caps(6) }).expect("QP");
+    qp.ready().expect("RTS");
+    let target = RemoteBuf { stag: 0x1234_5678, to: 0x1000 };
+    let mut done = Vec::new();
+    // Waits a while, then returns the requests sent since `before` (in order).
+    let requests_after = |before: usize| {
+        dev.hal().run_idle(3000);
+        peer.sent()[before..]
+            .iter()
+            .map(|(f, _)| parse_ulpdu(ulpdu_of(f)).expect("a request").header)
+            .collect::<Vec<_>>()
+    };
+    for round in 0..8u64 {
+        let id = |i| 3 * round + i;
+        let read = |i| WorkRequest::Read { wr_id: id(i), local: mr.sge(0, 8).unwrap(), remote: target, signaled: true };
+        let fetch_add = WorkRequest::FetchAdd {
+            wr_id: id(1),
+            local: mr.sge(8, 8).unwrap(),
+            remote: target,
+            add: 1,
+            add_mask: 0,
+            signaled: true,
+        };
+        let before = peer.sent_count();
+        qp.post_send_batch(&[read(0), fetch_add, read(2)]).expect("post");
+        let sent = requests_after(before);
+        let [RdmapHeader::ReadRequest(first), RdmapHeader::AtomicRequest(atomic)] = sent.as_slice() else {
+            panic!("round {round}: the Read and the atomic, no more while both are outstanding: {sent:?}");
+        };
+        assert_eq!(atomic.request_id, round as u32 + 1, "round {round}: its Request Identifier");
+        let data = round.to_le_bytes();
+        peer.send(&frame_crc(&Segment::read_response(first.sink_stag, first.sink_to, &data).to_vec()), qp.qpn().into());
+        let sent = requests_after(before + 2);
+        let [RdmapHeader::ReadRequest(last)] = sent.as_slice() else {
+            panic!("round {round}: the second Read once the first is answered, no more: {sent:?}");
+        };
+        let response = AtomicResponse { request_id: atomic.request_id, original: round };
+        peer.send(&frame_crc(&Segment::atomic_response(atomic.request_id, response).to_vec()), qp.qpn().into());
+        peer.send(&frame_crc(&Segment::read_response(last.sink_stag, last.sink_to, &data).to_vec()), qp.qpn().into());
+        run_until(&dev, || {
+            while let Some(c) = cq.poll().expect("CQE") {
+                done.push((c.wr_id, c.status));
+            }
+            done.len() as u64 >= id(3)
+        });
+    }
+    let want: Vec<(u64, CqeStatus)> = (0..24).map(|wr_id| (wr_id, CqeStatus::Success)).collect();
+    assert_eq!(done, want, "every request completes, in order");
 }
 
 /// ATOM-14, §7 rows Send → Atomic and Immediate Data → Atomic: the Atomic Response is not

@@ -18,7 +18,7 @@ use rnic_driver::{
     Completion, CompletionQueue, CqeOpcode, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps,
     QpState, QueuePair, RecvRequest, WorkRequest,
 };
-use rnic_proto::rdmap::{Opcode, RdmapHeader, ReadRequest, Segment};
+use rnic_proto::rdmap::{AtomicRequest, Opcode, RdmapHeader, ReadRequest, Segment};
 use rnic_proto::terminate::{TermCode, Terminate};
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
@@ -516,32 +516,39 @@ fn rx_buffer_an_fpdu_longer_than_it_holds_sends_0x20050000_places_nothing_and_we
     assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, CqeStatus::Flushed)]);
 }
 
-/// Outside the stream contract (one packet per FPDU): a 40-octet packet for a QP without
-/// CRC whose ULPDU_Length says 2000, then eight good packets. The deframer waits for the
-/// 2000 octets while the queues that carry each packet's QP fill; the device must see that
-/// nothing can move any more, stop its receive path as after a bad FPDU (the stream still
-/// taken) and fail the QP with 2/0/0x05, not hold `tready` low for good.
+/// MPA-08, MPA-25, outside the stream contract (one packet per FPDU): a 40-octet packet for
+/// a QP without CRC whose ULPDU_Length says 2000, then eight good packets for it and eight
+/// for another QP, interleaved. The deframer reads each packet as the FPDU it is: the short
+/// one fails its own QP with 2/0/0x05 (local catastrophic) and that QP drops the eight after
+/// it; the other QP places all eight and stays in RTS.
 #[test]
-fn packets_out_of_step_with_their_fpdus_stop_the_receive_path_without_a_deadlock() {
+fn mpa_08_25_a_packet_out_of_step_with_its_fpdu_fails_its_own_qp_and_the_other_goes_on() {
     let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(4096).expect("DMA");
     let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
     let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
-    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { crc: false, ..caps(1) }).expect("QP");
-    qp.ready().expect("RTS");
-    let write = |at: u64| frame(&Segment::write(mr.rkey(), mr.va() + at, &[2; 8]).to_vec(), false);
-    let mut long = write(0);
+    let mut bad_qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { crc: false, ..caps(1) }).expect("QP");
+    let mut good_qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { crc: false, ..caps(2) }).expect("QP");
+    bad_qp.ready().expect("RTS");
+    good_qp.ready().expect("RTS");
+    let write = |at: u64, fill: u8| frame(&Segment::write(mr.rkey(), mr.va() + at, &[fill; 8]).to_vec(), false);
+    let mut long = write(0, 1);
     long[0..2].copy_from_slice(&2000u16.to_be_bytes());
-    peer.send(&long, qp.qpn().into());
+    peer.send(&long, bad_qp.qpn().into());
     for i in 0..8 {
-        peer.send(&write(64 + 8 * i), qp.qpn().into());
+        peer.send(&write(64 + 8 * i, 2), bad_qp.qpn().into());
+        peer.send(&write(1024 + 8 * i, 3), good_qp.qpn().into());
     }
     run_until(&dev, || peer.pending() == 0 && !peer.sent().is_empty());
     dev.hal().run_idle(2_000);
     assert_eq!(peer.pending(), 0, "the stream is taken");
-    assert!(bytes(&buf, 0, 4096).iter().all(|&b| b == 0), "nothing placed");
-    assert_only_an_mpa_terminate(&peer, &qp, 0x2005_0000);
+    assert!(bytes(&buf, 0, 1024).iter().all(|&b| b == 0), "nothing placed for the failed QP");
+    assert_eq!(bytes(&buf, 1024, 64), [3; 64], "every Write placed for the other");
+    assert!(bytes(&buf, 1088, 4096 - 1088).iter().all(|&b| b == 0), "and nothing else");
+    assert_only_an_mpa_terminate(&peer, &bad_qp, 0x2005_0000);
+    let (ctx, status) = good_qp.query().expect("query");
+    assert_eq!((ctx.state, status.terminate), (QpState::Rts, None), "the other QP goes on");
 }
 
 /// The memory regions an error case may name.
@@ -577,6 +584,11 @@ fn untagged(ddp_ctrl: u8, rdmap_ctrl: u8, inv: u32, qn: u32, msn: u32, mo: u32, 
     }
     u.extend_from_slice(payload);
     u
+}
+
+/// A FetchAdd Request (MSN 1, Request Identifier 1) of 1 at `stag`/`to`.
+fn atomic_request(stag: u32, to: u64) -> Vec<u8> {
+    Segment::atomic_request(1, AtomicRequest::fetch_add(1, stag, to, 1, 0)).to_vec()
 }
 
 /// A Read Request (MSN 1) for `size` octets at the source `stag`/`to`.
@@ -763,6 +775,34 @@ const ERROR_CASES: &[ErrorCase] = &[
         receive_status: CqeStatus::Flushed,
     },
     ErrorCase {
+        name: "SEC-01 SEC-12 atomic on another PD's STag",
+        ulpdu: |r| atomic_request(r.other_pd.rkey(), r.other_pd.va()),
+        receive: true,
+        word: 0x0103_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "SEC-12 atomic TO wrap",
+        ulpdu: |r| atomic_request(r.all.rkey(), u64::MAX - 3),
+        receive: true,
+        word: 0x0104_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "SEC-03 SEC-12 atomic past the end",
+        ulpdu: |r| atomic_request(r.all.rkey(), r.all.va() + r.all.len() - 4),
+        receive: true,
+        word: 0x0101_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "SEC-04 SEC-12 atomic without REMOTE_ATOMIC",
+        ulpdu: |r| atomic_request(r.read_only.rkey(), r.read_only.va()),
+        receive: true,
+        word: 0x0102_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
         name: "IMM-03 seven octets",
         ulpdu: |_| untagged(0x41, 0x48, 0, 0, 1, 0, &[1; 7]),
         receive: true,
@@ -772,13 +812,13 @@ const ERROR_CASES: &[ErrorCase] = &[
 ];
 
 /// DDP-02, DDP-11, DDP-12, DDP-13, DDP-14, RDMAP-02, RDMAP-03, RDMAP-04, RDMAP-08, RDMAP-12,
-/// RDMAP-16, IMM-03, SEC-01, SEC-03, SEC-04, SEC-06: each malformed segment, sent alone to a
+/// RDMAP-16, IMM-03, SEC-01, SEC-03, SEC-04, SEC-06, SEC-12: each malformed segment, sent alone to a
 /// fresh QP, gets exactly its Terminate — the control word, then (M = D = 1) the segment
 /// length and the segment's own DDP header, and for a Read Request (R = 1) its header — and
 /// nothing else (no Read Response); memory is unchanged, the QP is in ERROR with that code,
 /// and its posted receive completes with the status the failure gives it.
 #[test]
-fn ddp_02_11_12_rdmap_02_03_04_08_12_imm_03_sec_01_03_04_every_error_case_sends_its_exact_terminate() {
+fn ddp_02_11_12_rdmap_02_03_04_08_12_imm_03_sec_01_03_04_12_every_error_case_sends_its_exact_terminate() {
     for case in ERROR_CASES {
         let (dev, peer) = raw_device();
         let (pd, other_pd) = (ProtectionDomain::new(&dev).expect("PD"), ProtectionDomain::new(&dev).expect("PD"));
@@ -829,4 +869,150 @@ fn ddp_02_11_12_rdmap_02_03_04_08_12_imm_03_sec_01_03_04_every_error_case_sends_
         let wanted: Vec<_> = if case.receive { vec![(9, case.receive_status)] } else { vec![] };
         assert_eq!(statuses, wanted, "{name}: the receive's completion");
     }
+}
+
+/// RDMAP-16 (1): a request that fails the device's local checks is replaced on the wire by a
+/// Terminate 0/0/0x00 alone (Local Catastrophic: no DDP or RDMA header), completes
+/// LOCAL_PROTECTION, and the request behind it is flushed, not sent. (The source MR was
+/// ended by the peer's Send with Invalidate, which the driver cannot know of, so only the
+/// device refuses it.)
+#[test]
+fn rdmap_16_a_local_failure_sends_a_local_catastrophic_terminate_in_place_of_its_message() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register_range(&pd, &buf, 0, 2048, ALL).expect("MR");
+    let ended = MemoryRegion::register_range(&pd, &buf, 2048, 2048, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
+    qp.post_recv(&RecvRequest { wr_id: 1, local: mr.sge(0, 64).unwrap() }).expect("receive");
+    peer.send(&frame(&Segment::send_invalidate(1, ended.rkey(), &[7; 8]).to_vec(), true), qp.qpn().into());
+    let got = collect(&dev, &cq, 1);
+    assert_eq!(got.iter().map(|c| c.invalidated).collect::<Vec<_>>(), [Some(ended.rkey())], "the MR is ended");
+    let send = |wr_id, local| WorkRequest::Send { wr_id, local, solicited: false, invalidate: None, signaled: true };
+    qp.post_send_batch(&[send(2, ended.sge(0, 64).unwrap()), send(3, mr.sge(64, 64).unwrap())]).expect("post");
+    let got = collect(&dev, &cq, 2);
+    dev.hal().run_idle(2_000);
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "the Terminate alone: {:?}", opcodes(&peer));
+    assert_eq!(&ulpdu_of(&sent[0].0)[18..], 0u32.to_be_bytes(), "control word 0/0/0x00, no headers");
+    let statuses: Vec<_> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(statuses, [(2, CqeStatus::LocalProtection), (3, CqeStatus::Flushed)]);
+    let (ctx, status) = qp.query().expect("query");
+    let info = status.terminate.expect("recorded");
+    assert_eq!((ctx.state, info.received, info.code), (QpState::Error, false, TermCode::RDMA_LOCAL_CATASTROPHIC));
+}
+
+/// RDMAP-16 (4) and DDP-13: two back-to-back Writes with different bad STags, then a Send:
+/// one Terminate, quoting the first Write's DDP header (its STag); nothing of either Write
+/// or of the Send placed, the Send's receive flushed.
+#[test]
+fn rdmap_16_ddp_13_the_first_failure_is_reported_and_nothing_after_it_is_placed() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    buf.write_bytes(0, &[0x5E; 4096]);
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
+    qp.post_recv(&RecvRequest { wr_id: 7, local: mr.sge(2048, 64).unwrap() }).expect("receive");
+    let first = Segment::write(0xBAD0_0001, mr.va(), &[1; 16]).to_vec();
+    let second = Segment::write(0xBAD0_0002, mr.va() + 64, &[2; 16]).to_vec();
+    let good = Segment::write(mr.rkey(), mr.va() + 128, &[3; 16]).to_vec();
+    for ulpdu in [&first, &second, &good, &Segment::send(1, &[4; 32]).to_vec()] {
+        peer.send(&frame(ulpdu, true), qp.qpn().into());
+    }
+    let got = collect(&dev, &cq, 1);
+    dev.hal().run_idle(2_000);
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
+    let mut expected = 0x1100_C000u32.to_be_bytes().to_vec();
+    expected.extend_from_slice(&(first.len() as u16).to_be_bytes());
+    expected.extend_from_slice(&first[..14]);
+    assert_eq!(&ulpdu_of(&sent[0].0)[18..], expected, "0x1100C000 with the first Write's header");
+    assert!(bytes(&buf, 0, 4096).iter().all(|&b| b == 0x5E), "nothing placed, not even the good Write after");
+    assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(7, CqeStatus::Flushed)]);
+}
+
+/// RDMAP-13, RDMAP-14: a received Terminate puts the QP in ERROR with its code and sends
+/// nothing back; a second one from the same peer is dropped (the first stays recorded). Any
+/// header layout is read: M = D = 0 with the control word alone, and a Segment Length that
+/// counts the payload only (Linux siw's reading) or is 0.
+#[test]
+fn rdmap_13_14_a_second_terminate_is_dropped_and_any_header_layout_is_read() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
+    let mut qps: Vec<_> = (0..4).map(|i| QueuePair::new(&dev, &pd, &cq, &cq, caps(60 + i)).expect("QP")).collect();
+    for qp in &mut qps {
+        qp.ready().expect("RTS");
+    }
+    let write_header = Segment::write(0x1234, 0x40, &[0; 16]).to_vec()[..14].to_vec();
+    let terminate = |word: u32, length: u16, header: &[u8]| {
+        let mut t = word.to_be_bytes().to_vec();
+        if word & 0xC000 != 0 {
+            t.extend_from_slice(&length.to_be_bytes());
+            t.extend_from_slice(header);
+        }
+        // The Terminate's own untagged DDP header: QN 2, MSN 1.
+        frame(&untagged(0x41, 0x47, 0, 2, 1, 0, &t), true)
+    };
+    let cases: [(&[Vec<u8>], u32); 4] = [
+        (&[terminate(0x1100_C000, 30, &write_header), terminate(0x0206_0000, 0, &[])], 0x1100_C000),
+        (&[terminate(0x0100_0000, 0, &[])], 0x0100_0000),
+        (&[terminate(0x1101_C000, 16, &write_header)], 0x1101_C000),
+        (&[terminate(0x1102_C000, 0, &write_header)], 0x1102_C000),
+    ];
+    for (qp, (fpdus, _)) in qps.iter().zip(&cases) {
+        for fpdu in fpdus.iter() {
+            peer.send(fpdu, qp.qpn().into());
+        }
+    }
+    dev.hal().run_idle(5_000);
+    assert_eq!(peer.pending(), 0, "every Terminate taken");
+    assert_eq!(peer.sent_count(), 0, "nothing sent back");
+    for (i, (qp, (_, word))) in qps.iter().zip(&cases).enumerate() {
+        let (ctx, status) = qp.query().expect("query");
+        let info = status.terminate.expect("recorded");
+        assert_eq!(
+            (ctx.state, info.received, info.code),
+            (QpState::Error, true, TermCode::from_control_word(*word).0),
+            "QP {i}: in ERROR with the first Terminate's code"
+        );
+    }
+}
+
+/// RDMAP-12 test 1: a Send with Invalidate of an STag of the QP's PD ends it before the
+/// Send's completion (which names it); an RDMA Write to it after gets 0x1100C000 (invalid
+/// STag) and places nothing.
+#[test]
+fn rdmap_12_a_send_with_invalidate_ends_the_stag_and_a_write_to_it_is_refused() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    buf.write_bytes(0, &[0x5E; 4096]);
+    let local = MemoryRegion::register_range(&pd, &buf, 0, 2048, ALL).expect("MR");
+    let target = MemoryRegion::register_range(&pd, &buf, 2048, 2048, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 4, 0).expect("CQ");
+    let mut qp = qp_in_rts(&dev, &pd, &cq);
+    qp.post_recv(&RecvRequest { wr_id: 3, local: local.sge(0, 64).unwrap() }).expect("receive");
+    peer.send(&frame(&Segment::send_invalidate(1, target.rkey(), &[7; 16]).to_vec(), true), qp.qpn().into());
+    let got = collect(&dev, &cq, 1);
+    assert_eq!(
+        got.iter().map(|c| (c.wr_id, c.status, c.invalidated)).collect::<Vec<_>>(),
+        [(3, CqeStatus::Success, Some(target.rkey()))],
+        "the receive completes naming the STag it ended"
+    );
+    let write = Segment::write(target.rkey(), target.va(), &[9; 16]).to_vec();
+    peer.send(&frame(&write, true), qp.qpn().into());
+    run_until(&dev, || peer.sent_count() >= 1);
+    dev.hal().run_idle(2_000);
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "one Terminate: {:?}", opcodes(&peer));
+    let mut expected = 0x1100_C000u32.to_be_bytes().to_vec();
+    expected.extend_from_slice(&(write.len() as u16).to_be_bytes());
+    expected.extend_from_slice(&write[..14]);
+    assert_eq!(&ulpdu_of(&sent[0].0)[18..], expected, "0x1100C000 with the Write's header");
+    assert_eq!(bytes(&buf, 0, 16), [7; 16], "the Send placed");
+    assert!(bytes(&buf, 16, 4096 - 16).iter().all(|&b| b == 0x5E), "the Write placed nothing");
 }

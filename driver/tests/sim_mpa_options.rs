@@ -243,3 +243,66 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
         assert!(placed == content[64 * n..64 * n + sizes[n]], "receive {} of QP {i}: data", c.wr_id);
     }
 }
+
+/// MPA-13 on the RNIC: in a stream with markers and no CRC, a marker whose FPDUPTR is off by
+/// 4 fails its QP with `0x20030000` alone, after the Write before it is placed and with
+/// nothing of its FPDU or after it placed; another QP's Writes around it are all placed and
+/// that QP stays in RTS.
+#[test]
+fn mpa_13_a_marker_off_by_4_fails_its_qp_with_0x20030000_and_the_other_goes_on() {
+    let hal = SimHal::open("rnic_top").expect("rnic_top model");
+    let peer = hal.attach_raw_peer();
+    let dev = Device::open(hal).expect("RNIC");
+    dev.enable();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(8192).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let base = QpCaps { sq_log_size: 4, rq_log_size: 4, mulpdu: 1024, conn_id: 30, ..QpCaps::default() };
+    let marked = QpCaps { crc: false, markers_tx: true, markers_rx: true, ..base };
+    let plain = QpCaps { crc: true, markers_tx: false, markers_rx: false, conn_id: 31, ..base };
+    let mut qps = [marked, plain].map(|caps| QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP"));
+    for qp in &mut qps {
+        qp.ready().expect("RTS");
+    }
+    let write = |at: u64, fill: u8, len: usize| {
+        rnic_proto::rdmap::Segment::write(mr.rkey(), mr.va() + at, &vec![fill; len]).to_vec()
+    };
+    // The marked stream: three 600-octet Writes; the second FPDU's marker is moved by 4.
+    let mut framer = Framer::new(FramingConfig { markers: true, crc: false });
+    let mut marked_fpdus: Vec<Vec<u8>> = (0..3)
+        .map(|i| {
+            let mut fpdu = Vec::new();
+            framer.frame(&write(1024 * i, i as u8 + 1, 600), &mut fpdu).expect("frame");
+            fpdu
+        })
+        .collect();
+    let start = marked_fpdus[0].len();
+    let end = start + marked_fpdus[1].len();
+    let marker = (start..end).find(|p| p % 512 == 0).expect("a marker inside the second FPDU") - start;
+    let pointer = u16::from_be_bytes([marked_fpdus[1][marker + 2], marked_fpdus[1][marker + 3]]);
+    marked_fpdus[1][marker + 2..marker + 4].copy_from_slice(&(pointer + 4).to_be_bytes());
+    for (i, fpdu) in marked_fpdus.iter().enumerate() {
+        peer.send(fpdu, qps[0].qpn().into());
+        peer.send(&frame(&write(4096 + 256 * i as u64, 0x10 + i as u8, 100), true), qps[1].qpn().into());
+    }
+    run_until(&dev, || peer.pending() == 0 && peer.sent_count() >= 1);
+    dev.hal().run_idle(3_000);
+    let mut memory = vec![0; 8192];
+    buf.read_bytes(0, &mut memory);
+    assert!(memory[..600].iter().all(|&b| b == 1), "the Write before the bad marker is placed");
+    assert!(memory[600..4096].iter().all(|&b| b == 0), "nothing of the bad FPDU or after it");
+    for i in 0..3 {
+        let at = 4096 + 256 * i;
+        assert!(memory[at..at + 100].iter().all(|&b| b == 0x10 + i as u8), "the other QP's Write {i}");
+    }
+    let sent = peer.sent();
+    assert_eq!(sent.len(), 1, "one Terminate");
+    assert_eq!(sent[0].1, 30, "from the marked QP's connection");
+    // The QP's first FPDU: the leading marker, then the Terminate.
+    assert_eq!(sent[0].0[..4], [0; 4], "the leading marker");
+    let ulpdu = common::ulpdu_of(&sent[0].0[4..]);
+    assert_eq!(&ulpdu[18..], 0x2003_0000u32.to_be_bytes(), "0x20030000, no headers");
+    let states: Vec<_> = qps.iter().map(|qp| qp.query().expect("query").0.state).collect();
+    assert_eq!(states, [rnic_driver::QpState::Error, rnic_driver::QpState::Rts]);
+}

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{collect, linked_pair};
+use common::{collect, linked_pair, linked_pair_recorded, ulpdu_of};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_driver::sim::SimHal;
@@ -15,6 +15,7 @@ use rnic_driver::{
     CompletionQueue, CqeOpcode, CqeStatus, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState,
     QueuePair, RecvRequest, RemoteBuf, WorkRequest,
 };
+use rnic_proto::rdmap::{parse_ulpdu, Opcode, RdmapHeader};
 
 const BUFFER: usize = 64 * 1024;
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
@@ -219,7 +220,7 @@ fn ddp_09_zero_length_messages_are_one_segment_and_checked_as_the_rfc_says() {
 /// (`0x1202C000`) and no response: its sink stays as it was.
 #[test]
 fn rdmap_10_read_requests_beyond_ird_are_refused_and_sent_responses_free_their_slot() {
-    let (a, b) = linked_pair();
+    let (a, b, link) = linked_pair_recorded();
     let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
     let (bufa, bufb) = (a.alloc_dma(BUFFER).expect("DMA"), b.alloc_dma(BUFFER).expect("DMA"));
     let mut rng = StdRng::seed_from_u64(10);
@@ -265,7 +266,32 @@ fn rdmap_10_read_requests_beyond_ird_are_refused_and_sent_responses_free_their_s
     assert_eq!(ctxb.state, QpState::Error);
     let tb = sb.terminate.expect("B terminated");
     assert_eq!((tb.code.layer, tb.code.etype, tb.code.code, tb.received), (1, 2, 0x02, false));
-    assert_eq!(tb.code.control_word(true, true, false), 0x1202_C000, "the CHECKLIST word, M and D set");
+    // On the wire, from B: the Read Responses of the answered Reads, then one Terminate,
+    // 0x1202C000 with the refused Read Request's length and DDP header.
+    let link = link.borrow();
+    let from_b: Vec<&Vec<u8>> = link.iter().filter(|(from_a, _, _)| !from_a).map(|(_, _, f)| f).collect();
+    let terminates: Vec<&[u8]> = from_b
+        .iter()
+        .map(|f| ulpdu_of(f))
+        .filter(|u| matches!(parse_ulpdu(u).map(|s| s.header), Ok(RdmapHeader::Terminate(_))))
+        .collect();
+    assert_eq!(terminates.len(), 1, "one Terminate from B");
+    let requests: Vec<&[u8]> = link
+        .iter()
+        .filter(|(from_a, _, _)| *from_a)
+        .map(|(_, _, f)| ulpdu_of(f))
+        .filter(|u| matches!(parse_ulpdu(u).map(|s| s.header), Ok(RdmapHeader::ReadRequest(_))))
+        .collect();
+    let refused = requests.last().expect("A's Read Requests");
+    let mut expected = 0x1202_C000u32.to_be_bytes().to_vec();
+    expected.extend_from_slice(&(refused.len() as u16).to_be_bytes());
+    expected.extend_from_slice(&refused[..18]);
+    assert_eq!(&terminates[0][18..], expected, "0x1202C000, the refused Read Request's length and DDP header");
+    let opcodes: Vec<Opcode> = from_b.iter().map(|f| parse_ulpdu(ulpdu_of(f)).expect("an FPDU").opcode).collect();
+    assert!(
+        opcodes.iter().all(|&o| o == Opcode::ReadResponse || o == Opcode::Terminate),
+        "B sent Read Responses and the Terminate only: {opcodes:?}"
+    );
     let (_, sa) = qpa.query().expect("query A");
     let ta = sa.terminate.expect("A got B's Terminate");
     assert_eq!((ta.code.layer, ta.code.etype, ta.code.code, ta.received), (1, 2, 0x02, true));

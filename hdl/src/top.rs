@@ -715,6 +715,11 @@ impl<
         self.requester.reads_full.next = self.receiver.reads_full.val();
         self.receiver.order_qpn.next = self.requester.order_qpn.val();
         self.requester.order_done.next = self.receiver.order_done.val();
+        // The Read or atomic a peer's Terminate names.
+        self.requester.s_term_valid.next = self.receiver.m_term_valid.val();
+        self.requester.s_term_qpn.next = self.receiver.m_term_qpn.val();
+        self.requester.s_term_msn.next = self.receiver.m_term_msn.val();
+        self.requester.s_term_status.next = self.receiver.m_term_status.val();
         // Segmenter jobs: the receive engine's (Read Responses, Terminates) go first;
         // completions of the requester's messages go back to it.
         self.rx_job.next = self.receiver.m_job_valid.val();

@@ -71,6 +71,7 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
     
     // Local signals
     reg  [15:0] keep_n;
+    reg  [15:0] end_length;
     reg  room;
     reg  take;
     reg  fails;
@@ -205,8 +206,9 @@ module rnic_ddp_rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_a
             wr_ptr$d = committed$q;
             length$d = 32'h0;
         end
+        end_length = length$q + keep_n;
         descs$s_valid = take & s_axis_tlast;
-        descs$s_data = (((length$q + keep_n) & 40'hffffffffff) << at_length) | (((s_conn) & 40'hffffffffff) << at_conn);
+        descs$s_data = (((end_length) & 40'hffffffffff) << at_length) | (((s_conn) & 40'hffffffffff) << at_conn);
         if (fails) begin
             descs$s_data = (((code) & 40'hffffffffff) << at_mpa_error) | (((s_conn) & 40'hffffffffff) << at_conn);
         end

@@ -143,6 +143,7 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
     reg  [63:0] ctx_bit;
     reg  [7:0] log_size;
     reg  [32:0] size;
+    reg  [31:0] used;
     reg  full;
     reg  enabled;
     reg  [63:0] slot;
@@ -359,7 +360,8 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         cq_bit = one << ((cqn$q) & 64'hffffffffffffffff);
         log_size = ctx$read_data[(at_log_size)+:(8)];
         size = slot_mask_one << log_size;
-        full = ((pi$read_data - ci$read_data) & 33'h1ffffffff) >= size;
+        used = pi$read_data - ci$read_data;
+        full = ((used) & 33'h1ffffffff) >= size;
         enabled = ctx$read_data[at_enable];
         slot = ((((pi$read_data) & 33'h1ffffffff) & (size - 32'h1)) & 64'hffffffffffffffff) << 32'h5;
         phase = ~|(((pi$read_data) & 33'h1ffffffff) & size);

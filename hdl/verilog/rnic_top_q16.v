@@ -548,6 +548,10 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     reg  requester$m_cqe_ready;
     wire  [3:0] requester$m_cqn;
     wire  [255:0] requester$m_cqe;
+    reg  requester$s_term_valid;
+    reg  [3:0] requester$s_term_qpn;
+    reg  [31:0] requester$s_term_msn;
+    reg  [7:0] requester$s_term_status;
     wire  requester$m_fail;
     wire  [3:0] requester$m_fail_qp;
     reg  segmenter$clock;
@@ -796,6 +800,10 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  [3:0] receiver$m_fail_qp;
     wire  [15:0] receiver$m_fail_term;
     wire  receiver$m_fail_received;
+    wire  receiver$m_term_valid;
+    wire  [3:0] receiver$m_term_qpn;
+    wire  [31:0] receiver$m_term_msn;
+    wire  [7:0] receiver$m_term_status;
     wire  receiver$m_invalidate;
     wire  [5:0] receiver$m_invalidate_mr;
     wire  receiver$m_atom_valid;
@@ -1357,6 +1365,10 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_cqe_ready(requester$m_cqe_ready),
         .m_cqn(requester$m_cqn),
         .m_cqe(requester$m_cqe),
+        .s_term_valid(requester$s_term_valid),
+        .s_term_qpn(requester$s_term_qpn),
+        .s_term_msn(requester$s_term_msn),
+        .s_term_status(requester$s_term_status),
         .m_fail(requester$m_fail),
         .m_fail_qp(requester$m_fail_qp)
     );
@@ -1639,6 +1651,10 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_fail_qp(receiver$m_fail_qp),
         .m_fail_term(receiver$m_fail_term),
         .m_fail_received(receiver$m_fail_received),
+        .m_term_valid(receiver$m_term_valid),
+        .m_term_qpn(receiver$m_term_qpn),
+        .m_term_msn(receiver$m_term_msn),
+        .m_term_status(receiver$m_term_status),
         .m_invalidate(receiver$m_invalidate),
         .m_invalidate_mr(receiver$m_invalidate_mr),
         .m_atom_valid(receiver$m_atom_valid),
@@ -2039,6 +2055,10 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         requester$reads_full = receiver$reads_full;
         receiver$order_qpn = requester$order_qpn;
         requester$order_done = receiver$order_done;
+        requester$s_term_valid = receiver$m_term_valid;
+        requester$s_term_qpn = receiver$m_term_qpn;
+        requester$s_term_msn = receiver$m_term_msn;
+        requester$s_term_status = receiver$m_term_status;
         rx_job = receiver$m_job_valid;
         segmenter$s_job_valid = receiver$m_job_valid | requester$m_job_valid;
         receiver$m_job_ready = segmenter$s_job_ready;
@@ -4158,6 +4178,7 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
     reg  [15:0] ctx_bit;
     reg  [7:0] log_size;
     reg  [32:0] size;
+    reg  [31:0] used;
     reg  full;
     reg  enabled;
     reg  [63:0] slot;
@@ -4374,7 +4395,8 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
         cq_bit = one << ((cqn$q) & 16'hffff);
         log_size = ctx$read_data[(at_log_size)+:(8)];
         size = slot_mask_one << log_size;
-        full = ((pi$read_data - ci$read_data) & 33'h1ffffffff) >= size;
+        used = pi$read_data - ci$read_data;
+        full = ((used) & 33'h1ffffffff) >= size;
         enabled = ctx$read_data[at_enable];
         slot = ((((pi$read_data) & 33'h1ffffffff) & (size - 32'h1)) & 64'hffffffffffffffff) << 32'h5;
         phase = ~|(((pi$read_data) & 33'h1ffffffff) & size);
@@ -19624,7 +19646,7 @@ module rnic_top_q16$reads$pick(requests,start,found,grant);
 endmodule // rnic_top_q16$reads$pick
 
 
-module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,db_valid,db_kind,db_index,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
+module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,db_valid,db_kind,db_index,mr_we,mr_waddr,mr_wdata,mr_valid,m_rq_valid,m_rq_ready,m_rq_qpn,s_rq_valid,s_rq_ready,s_rq_posted,s_rq_wqe,s_rq_error,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_job_done,s_read_valid,s_read_qpn,s_read_entry,reads_full,order_qpn,order_done,s_tx_fail,s_tx_fail_qp,m_fail,m_fail_qp,m_fail_term,m_fail_received,m_term_valid,m_term_qpn,m_term_msn,m_term_status,m_invalidate,m_invalidate_mr,m_atom_valid,m_atom_ready,m_atom_addr,m_atom_aopcode,m_atom_data,m_atom_mask,m_atom_compare,m_atom_compare_mask,m_atom_fresh,m_atom_after,plain_done,s_cqes_written,s_res_valid,s_res_ready,s_res_original);
     
     // Module arguments
     input wire  clock;
@@ -19698,6 +19720,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     output reg  [3:0] m_fail_qp;
     output reg  [15:0] m_fail_term;
     output reg  m_fail_received;
+    output reg  m_term_valid;
+    output reg  [3:0] m_term_qpn;
+    output reg  [31:0] m_term_msn;
+    output reg  [7:0] m_term_status;
     output reg  m_invalidate;
     output reg  [5:0] m_invalidate_mr;
     output reg  m_atom_valid;
@@ -19738,6 +19764,15 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     localparam  at_desc_length = 8'h10;
     localparam  at_desc_mpa_error = 8'h20;
     localparam  t_llp_mpa = 16'h2000;
+    localparam  st_terminated = 8'h7;
+    localparam  at_term_hdr_ctrl = 10'b11000000;
+    localparam  at_term_qn = 10'b11110000;
+    localparam  at_term_msn = 10'b100010000;
+    localparam  at_term_class = 10'b10010000;
+    localparam  class_rdma_protection = 8'h1;
+    localparam  class_rdma_operation = 8'h2;
+    localparam  class_ddp_tagged = 8'h11;
+    localparam  class_ddp_untagged = 8'h12;
     localparam  one_q = 16'h1;
     localparam  one_m = 64'h1;
     localparam  mr_count = 24'h40;
@@ -20045,6 +20080,22 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  fail_received$d;
     wire  fail_received$q;
     reg  fail_received$clock;
+    reg  term_valid$d;
+    wire  term_valid$q;
+    reg  term_valid$clock;
+    reg  [3:0] term_qpn$d;
+    wire  [3:0] term_qpn$q;
+    reg  term_qpn$clock;
+    reg  [31:0] term_msn$d;
+    wire  [31:0] term_msn$q;
+    reg  term_msn$clock;
+    reg  [7:0] term_status$d;
+    wire  [7:0] term_status$q;
+    reg  term_status$clock;
+    reg  [31:0] b_term_qn$d;
+    wire  [31:0] b_term_qn$q;
+    reg  [31:0] b_term_msn$d;
+    wire  [31:0] b_term_msn$q;
     reg  invalidate$d;
     wire  invalidate$q;
     reg  invalidate$clock;
@@ -20110,6 +20161,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [15:0] lane_b;
     reg  [15:0] lane_c;
     reg  [15:0] lane_d;
+    reg  [3:0] push_count_next;
+    reg  [31:0] resp_msn_next;
+    reg  [31:0] placed_next;
+    reg  [3:0] pop_count_next;
+    reg  [3:0] pop_head_next;
+    reg  [3:0] done_next;
     reg  [3:0] limit;
     reg  [255:0] table_a;
     reg  [255:0] table_b;
@@ -20122,6 +20179,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [464:0] job_out;
     reg  job_is_atomic;
     reg  [9:0] hdr_at;
+    reg  term_names_read;
+    reg  [7:0] term_status_now;
+    reg  [7:0] term_class;
     reg  [3:0] aop;
     reg  [31:0] next_resp_msn;
     reg  is_imm;
@@ -20538,6 +20598,34 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .q(fail_received$q),
         .clock(fail_received$clock)
     );
+    rnic_top_q16$receiver$term_valid term_valid(
+        .d(term_valid$d),
+        .q(term_valid$q),
+        .clock(term_valid$clock)
+    );
+    rnic_top_q16$receiver$term_qpn term_qpn(
+        .d(term_qpn$d),
+        .q(term_qpn$q),
+        .clock(term_qpn$clock)
+    );
+    rnic_top_q16$receiver$term_msn term_msn(
+        .d(term_msn$d),
+        .q(term_msn$q),
+        .clock(term_msn$clock)
+    );
+    rnic_top_q16$receiver$term_status term_status(
+        .d(term_status$d),
+        .q(term_status$q),
+        .clock(term_status$clock)
+    );
+    rnic_top_q16$receiver$b_term_qn b_term_qn(
+        .d(b_term_qn$d),
+        .q(b_term_qn$q)
+    );
+    rnic_top_q16$receiver$b_term_msn b_term_msn(
+        .d(b_term_msn$d),
+        .q(b_term_msn$q)
+    );
     rnic_top_q16$receiver$invalidate invalidate(
         .d(invalidate$d),
         .q(invalidate$q),
@@ -20672,6 +20760,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         fail_qp$clock = clock;
         fail_term$clock = clock;
         fail_received$clock = clock;
+        term_valid$clock = clock;
+        term_qpn$clock = clock;
+        term_msn$clock = clock;
+        term_status$clock = clock;
         invalidate$clock = clock;
         full$d = full$q;
         state$d = state$q;
@@ -20722,6 +20814,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         fail_qp$d = fail_qp$q;
         fail_term$d = fail_term$q;
         fail_received$d = fail_received$q;
+        term_valid$d = term_valid$q;
+        term_qpn$d = term_qpn$q;
+        term_msn$d = term_msn$q;
+        term_status$d = term_status$q;
         invalidate$d = invalidate$q;
         ctx$read_clock = clock;
         m_fail = fail_valid$q & ~s_tx_fail;
@@ -20768,7 +20864,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         resp_recv_msn$read_address = qpn$q;
         resp_sent_msn$write_enable = 1'b0;
         resp_sent_msn$write_address = qpn$q;
-        resp_sent_msn$write_data = resp_sent_msn$read_data + 32'h1;
+        resp_msn_next = resp_sent_msn$read_data + 32'h1;
+        resp_sent_msn$write_data = resp_msn_next;
         resp_recv_msn$write_enable = 1'b0;
         resp_recv_msn$write_address = qpn$q;
         resp_recv_msn$write_data = resp_recv_msn$read_data + 32'h1;
@@ -21004,6 +21101,22 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (ird > max_reads) begin
             ird = max_reads;
         end
+        b_term_qn$d = hdr$q[(at_term_qn)+:(32)];
+        b_term_msn$d = hdr$q[(at_term_msn)+:(32)];
+        term_names_read = hdr$q[at_term_d] & ~hdr$q[at_term_hdr_t] & (hdr$q[(at_term_hdr_ctrl)+:(2)] == 32'h1) & (b_term_qn$q == 32'h1);
+        term_class = hdr$q[(at_term_class)+:(8)];
+        term_status_now = st_terminated;
+        if ((term_class == class_rdma_protection) | (term_class == class_ddp_tagged)) begin
+            term_status_now = st_remote_access;
+        end
+        if ((term_class == class_rdma_operation) | (term_class == class_ddp_untagged)) begin
+            term_status_now = st_remote_operation;
+        end
+        term_valid$d = 1'b0;
+        m_term_valid = term_valid$q;
+        m_term_qpn = term_qpn$q;
+        m_term_msn = term_msn$q;
+        m_term_status = term_status$q;
         inv_check = 1'b0;
         if (state$q == 32'h2) begin
             fault_hdr$d = ulen$q >= hlen;
@@ -21135,6 +21248,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                     fail_qp$d = qpn$q;
                     fail_term$d = (((hdr$q[(32'h90)+:(8)]) & 16'hffff) << 32'h8) | ((hdr$q[(32'h98)+:(8)]) & 16'hffff);
                     fail_received$d = 1'b1;
+                    term_valid$d = term_names_read;
+                    term_qpn$d = qpn$q;
+                    term_msn$d = b_term_msn$q;
+                    term_status$d = term_status_now;
                 end
                 else begin
                     if (b_msn$q != next_msn) begin
@@ -21389,12 +21506,13 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (has_inv) begin
             cqe_flags = cqe_flags | (((b_stag$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_inv_stag) | invalidated_bit;
         end
-        recv_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((r_placed$q + ((plen) & 32'hffffffff)) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | cqe_flags;
+        placed_next = r_placed$q + ((plen) & 32'hffffffff);
+        recv_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((placed_next) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | cqe_flags;
         if (state$q == 32'h9) begin
             state$d = 32'hd;
             if (is_send) begin
                 recv$write_enable = 1'b1;
-                recv$write_data = ((1'b1) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q + ((plen) & 32'hffffffff)) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
+                recv$write_data = ((1'b1) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((placed_next) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
                 cqn$d = ctx$read_data[(at_recv_cq)+:(4)];
                 cqe$d = recv_cqe;
                 if (last) begin
@@ -21410,7 +21528,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             end
             if (opcode == 32'h2) begin
                 read_placed$write_enable = 1'b1;
-                read_placed$write_data = r_placed$q + ((plen) & 32'hffffffff);
+                read_placed$write_data = placed_next;
                 if (last) begin
                     read_placed$write_data = 32'h0;
                     pop = 1'b1;
@@ -21421,19 +21539,23 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         done_inc = (state$q == 32'ha) & ((opcode == 32'h2) | (opcode == 32'hb)) & (writes_out$q == 32'h0);
         order_done = order_lane[(32'hc)+:(3)];
         table_a = read_table$q;
+        push_count_next = push_lane[(32'h0)+:(4)] + 32'h1;
         lane_a = push_lane;
         if (s_read_valid) begin
-            lane_a = (push_lane & 32'hfff0) | ((push_lane[(32'h0)+:(4)] + 32'h1) & 16'hffff);
+            lane_a = (push_lane & 32'hfff0) | ((push_count_next) & 16'hffff);
             table_a = (read_table$q & ~(lane_ones << push_slot16)) | (((lane_a) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << push_slot16);
         end
         table_b = table_a;
         lane_b = table_a[(rd_slot)+:(16)];
+        pop_count_next = lane_b[(32'h0)+:(4)] - 32'h1;
+        pop_head_next = lane_b[(32'h4)+:(4)] + 32'h1;
+        done_next = lane_b[(32'hc)+:(4)] + 32'h1;
         lane_c = lane_b;
         if (pop) begin
-            lane_c = (lane_b & 32'hff00) | (((lane_b[(32'h4)+:(4)] + 32'h1) & 16'hffff) << 32'h4) | ((lane_b[(32'h0)+:(4)] - 32'h1) & 16'hffff);
+            lane_c = (lane_b & 32'hff00) | (((pop_head_next) & 16'hffff) << 32'h4) | ((pop_count_next) & 16'hffff);
         end
         if (done_inc) begin
-            lane_c = (lane_b & 32'hfff) | (((lane_b[(32'hc)+:(4)] + 32'h1) & 16'hffff) << 32'hc);
+            lane_c = (lane_b & 32'hfff) | (((done_next) & 16'hffff) << 32'hc);
         end
         if (pop | done_inc) begin
             table_b = (table_a & ~(lane_ones << rd_slot)) | (((lane_c) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
@@ -21573,7 +21695,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         job_entry = ((job_terminate$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         if (job_atomic$q) begin
-            job_entry = (((hdr$q[(32'hb0)+:(32)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_sent_msn$read_data + 32'h1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf) | (((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
+            job_entry = (((hdr$q[(32'hb0)+:(32)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_msn_next) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf) | (((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
         end
         if (job_terminate$q) begin
             job_entry = ((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
@@ -21968,6 +22090,34 @@ module rnic_top_q16$receiver$b_stag(d,q);
     end
     
 endmodule // rnic_top_q16$receiver$b_stag
+
+
+module rnic_top_q16$receiver$b_term_msn(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top_q16$receiver$b_term_msn
+
+
+module rnic_top_q16$receiver$b_term_qn(d,q);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    
+    // Update code
+    always @(*) begin
+        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
+    end
+    
+endmodule // rnic_top_q16$receiver$b_term_qn
 
 
 module rnic_top_q16$receiver$b_to(d,q);
@@ -23850,6 +24000,82 @@ module rnic_top_q16$receiver$state(d,q,clock);
 endmodule // rnic_top_q16$receiver$state
 
 
+module rnic_top_q16$receiver$term_msn(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$term_msn
+
+
+module rnic_top_q16$receiver$term_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$term_qpn
+
+
+module rnic_top_q16$receiver$term_status(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$term_status
+
+
+module rnic_top_q16$receiver$term_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$term_valid
+
+
 module rnic_top_q16$receiver$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
@@ -24263,7 +24489,7 @@ module rnic_top_q16$receiver$writes_out(d,q,clock);
 endmodule // rnic_top_q16$receiver$writes_out
 
 
-module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,m_fail,m_fail_qp);
+module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,s_term_valid,s_term_qpn,s_term_msn,s_term_status,m_fail,m_fail_qp);
     
     // Module arguments
     input wire  clock;
@@ -24310,6 +24536,10 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     input wire  m_cqe_ready;
     output reg  [3:0] m_cqn;
     output reg  [255:0] m_cqe;
+    input wire  s_term_valid;
+    input wire  [3:0] s_term_qpn;
+    input wire  [31:0] s_term_msn;
+    input wire  [7:0] s_term_status;
     output reg  m_fail;
     output reg  [3:0] m_fail_qp;
     
@@ -24318,8 +24548,12 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     localparam  mr_count = 24'h40;
     localparam  one_m = 64'h1;
     localparam  one_q = 16'h1;
-    localparam  flag_wait = 277'h100000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  flag_write = 277'h200000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_wait = 318'h100000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_named = 318'h200000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  at_entry_msn = 9'b100010101;
+    localparam  at_entry_named = 9'b100110101;
+    localparam  at_entry_named_status = 9'b100110110;
+    localparam  flag_write = 318'h200000000000000000000000000000000000000000000000000000000000000000000;
     localparam  at_lkey_index = 9'b11001000;
     localparam  at_opcode = 9'b0;
     localparam  at_signaled = 9'b1000;
@@ -24433,17 +24667,17 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
-    reg  [276:0] pending$0$d;
-    wire  [276:0] pending$0$q;
+    reg  [317:0] pending$0$d;
+    wire  [317:0] pending$0$q;
     reg  pending$0$clock;
-    reg  [276:0] pending$1$d;
-    wire  [276:0] pending$1$q;
+    reg  [317:0] pending$1$d;
+    wire  [317:0] pending$1$q;
     reg  pending$1$clock;
-    reg  [276:0] pending$2$d;
-    wire  [276:0] pending$2$q;
+    reg  [317:0] pending$2$d;
+    wire  [317:0] pending$2$q;
     reg  pending$2$clock;
-    reg  [276:0] pending$3$d;
-    wire  [276:0] pending$3$q;
+    reg  [317:0] pending$3$d;
+    wire  [317:0] pending$3$q;
     reg  pending$3$clock;
     reg  [2:0] head$d;
     wire  [2:0] head$q;
@@ -24491,12 +24725,14 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [7:0] status;
     reg  [7:0] cqe_opcode;
     reg  [255:0] cqe;
-    reg  [276:0] entry;
-    reg  [276:0] entry_base;
-    reg  [276:0] head_entry;
+    reg  [317:0] entry;
+    reg  [317:0] entry_base;
+    reg  [317:0] head_entry;
     reg  head_ready;
     reg  [2:0] reads_behind;
     reg  head_flushed;
+    reg  head_writes;
+    reg  head_read;
     reg  [2:0] reads_before;
     reg  [223:0] read_body;
     reg  [415:0] atomic_body;
@@ -24504,6 +24740,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [63:0] cmp_be;
     reg  [63:0] cmask_be;
     reg  is_fetch_add;
+    reg  [31:0] entry_msn;
     
     // Sub module instances
     rnic_top_q16$requester$mrs mrs(
@@ -24713,20 +24950,32 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if (qp_we & qp_reset & (pending$0$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
             pending$0$d = pending$0$q & ~flag_write;
         end
+        if (s_term_valid & (pending$0$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$0$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
+            pending$0$d = pending$0$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        end
         pending$1$clock = clock;
         pending$1$d = pending$1$q;
         if (qp_we & qp_reset & (pending$1$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
             pending$1$d = pending$1$q & ~flag_write;
+        end
+        if (s_term_valid & (pending$1$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$1$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
+            pending$1$d = pending$1$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         pending$2$clock = clock;
         pending$2$d = pending$2$q;
         if (qp_we & qp_reset & (pending$2$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
             pending$2$d = pending$2$q & ~flag_write;
         end
+        if (s_term_valid & (pending$2$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$2$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
+            pending$2$d = pending$2$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        end
         pending$3$clock = clock;
         pending$3$d = pending$3$q;
         if (qp_we & qp_reset & (pending$3$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
             pending$3$d = pending$3$q & ~flag_write;
+        end
+        if (s_term_valid & (pending$3$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$3$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
+            pending$3$d = pending$3$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         mrs$read_clock = clock;
         mrs$write_clock = clock;
@@ -24814,7 +25063,11 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if ((is_read | is_atomic) & (status == st_success)) begin
             reads_before = read_msn$read_data[(32'h0)+:(3)] + 32'h1;
         end
-        entry_base = ((cqe) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 277'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112);
+        entry_msn = 32'h0;
+        if ((is_read | is_atomic) & (status == st_success)) begin
+            entry_msn = read_msn$read_data + 32'h1;
+        end
+        entry_base = ((cqe) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | (((entry_msn) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn);
         entry = entry_base | flag_write;
         if (status == st_success) begin
             entry = entry_base | flag_wait;
@@ -24964,14 +25217,19 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         order_qpn = head_entry[(at_cqe_qpn)+:(4)];
         reads_behind = order_done - head_entry[(32'h112)+:(3)];
         head_flushed = reads_behind[32'h2] & ~|(qp_rts & (one_q << ((order_qpn) & 16'hffff)));
-        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~head_entry[32'h111] | ~reads_behind[32'h2] | head_flushed);
-        m_cqe_valid = head_ready & head_entry[32'h111];
+        head_read = |head_entry[(at_entry_msn)+:(32)];
+        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h2] | head_flushed);
+        head_writes = head_entry[32'h111] | (head_flushed & head_read);
+        m_cqe_valid = head_ready & head_writes;
         m_cqn = head_entry[(32'h100)+:(4)];
         m_cqe = head_entry[(32'h0)+:(256)];
         if (head_flushed) begin
             m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+            if (head_entry[at_entry_named]) begin
+                m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((head_entry[(at_entry_named_status)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+            end
         end
-        if (head_ready & (~head_entry[32'h111] | m_cqe_ready)) begin
+        if (head_ready & (~head_writes | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
             if (head_entry[32'h110]) begin
                 sent$d = sent$q - 32'h1;
@@ -25356,13 +25614,13 @@ endmodule // rnic_top_q16$requester$mrs
 module rnic_top_q16$requester$pending$0(d,q,clock);
     
     // Module arguments
-    input wire  [276:0] d;
-    output reg  [276:0] q;
+    input wire  [317:0] d;
+    output reg  [317:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 277'h0;
+       q = 318'h0;
     end
     
     always @(posedge clock) begin
@@ -25375,13 +25633,13 @@ endmodule // rnic_top_q16$requester$pending$0
 module rnic_top_q16$requester$pending$1(d,q,clock);
     
     // Module arguments
-    input wire  [276:0] d;
-    output reg  [276:0] q;
+    input wire  [317:0] d;
+    output reg  [317:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 277'h0;
+       q = 318'h0;
     end
     
     always @(posedge clock) begin
@@ -25394,13 +25652,13 @@ endmodule // rnic_top_q16$requester$pending$1
 module rnic_top_q16$requester$pending$2(d,q,clock);
     
     // Module arguments
-    input wire  [276:0] d;
-    output reg  [276:0] q;
+    input wire  [317:0] d;
+    output reg  [317:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 277'h0;
+       q = 318'h0;
     end
     
     always @(posedge clock) begin
@@ -25413,13 +25671,13 @@ endmodule // rnic_top_q16$requester$pending$2
 module rnic_top_q16$requester$pending$3(d,q,clock);
     
     // Module arguments
-    input wire  [276:0] d;
-    output reg  [276:0] q;
+    input wire  [317:0] d;
+    output reg  [317:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 277'h0;
+       q = 318'h0;
     end
     
     always @(posedge clock) begin
@@ -26292,6 +26550,7 @@ module rnic_top_q16$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast
     
     // Local signals
     reg  [15:0] keep_n;
+    reg  [15:0] end_length;
     reg  room;
     reg  take;
     reg  fails;
@@ -26426,8 +26685,9 @@ module rnic_top_q16$rx_buffer(clock,reset,s_axis_tdata,s_axis_tkeep,s_axis_tlast
             wr_ptr$d = committed$q;
             length$d = 32'h0;
         end
+        end_length = length$q + keep_n;
         descs$s_valid = take & s_axis_tlast;
-        descs$s_data = (((length$q + keep_n) & 40'hffffffffff) << at_length) | (((s_conn) & 40'hffffffffff) << at_conn);
+        descs$s_data = (((end_length) & 40'hffffffffff) << at_length) | (((s_conn) & 40'hffffffffff) << at_conn);
         if (fails) begin
             descs$s_data = (((code) & 40'hffffffffff) << at_mpa_error) | (((s_conn) & 40'hffffffffff) << at_conn);
         end

@@ -1,6 +1,8 @@
 //! docs/CONFORMANCE.md stays true: it lists every CHECKLIST item exactly once, every test
-//! it names exists, and an item claimed as implemented names at least one test. And
-//! docs/BRINGUP.md, whose flow cannot run here, names only files that exist.
+//! it names exists, an item claimed as implemented names at least one test, the "runs in"
+//! column says where its tests run (from the files that hold them), and an item claimed
+//! for the RTL names a test that drives Verilated RTL. And docs/BRINGUP.md, whose flow
+//! cannot run here, names only files that exist.
 use std::path::{Path, PathBuf};
 
 /// Every item id of the conformance checklist, in its order (MPA, MPA2, DDP, RDMAP,
@@ -15,23 +17,45 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The text of every Rust source of the workspace.
-fn rust_sources(dir: &Path, out: &mut String) {
+/// Every Rust source of the workspace under `dir`: its path from the repository root, and
+/// its text.
+fn rust_sources(dir: &Path, out: &mut Vec<(String, String)>) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
         let name = entry.file_name();
         if path.is_dir() && name != "target" && name != ".git" && name != ".venv" {
             rust_sources(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+            let relative = path.strip_prefix(repo()).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+            let relative = relative.trim_start_matches("./").trim_start_matches("../").to_string();
+            out.push((relative, std::fs::read_to_string(&path).unwrap_or_default()));
         }
+    }
+}
+
+/// Where the tests of a file run, the places in the order the "runs in" column lists them:
+/// `rnic_top` (the Verilated RNIC, through the driver or a raw peer on its streams),
+/// `block` (a Verilated block's testbench), `driver` (the driver against its fake
+/// backend), `model` (the reference model of `rnic-proto`), `wire` (the wire formats of
+/// `rnic-proto`).
+const PLACES: [&str; 5] = ["rnic_top", "block", "driver", "model", "wire"];
+
+fn place(path: &str) -> &'static str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    match path {
+        _ if path.starts_with("driver/tests/") && file.starts_with("sim_") => "rnic_top",
+        _ if path.starts_with("sim/tests/") => "block",
+        _ if path.starts_with("driver/") => "driver",
+        _ if path.starts_with("proto/") && (file.starts_with("model") || path.contains("/model/")) => "model",
+        _ if path.starts_with("proto/") => "wire",
+        _ => "elsewhere",
     }
 }
 
 #[test]
 fn conformance_doc_covers_every_item_and_names_real_tests() {
     let doc = std::fs::read_to_string(repo().join("docs/CONFORMANCE.md")).expect("docs/CONFORMANCE.md");
-    let mut sources = String::new();
+    let mut sources = Vec::new();
     for dir in ["proto", "hdl", "sim", "driver", "firmware-tests"] {
         rust_sources(&repo().join(dir), &mut sources);
     }
@@ -40,8 +64,10 @@ fn conformance_doc_covers_every_item_and_names_real_tests() {
     let mut problems = Vec::new();
     for line in doc.lines().filter(|l| l.starts_with("| ")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let (id, tests, status) = match cells.as_slice() {
-            ["", id, _, tests, status, ""] if items.iter().any(|i| i == id) => (*id, *tests, *status),
+        let (id, tests, runs_in, status) = match cells.as_slice() {
+            ["", id, _, tests, runs_in, status, ""] if items.iter().any(|i| i == id) => {
+                (*id, *tests, *runs_in, *status)
+            }
             ["", "item", ..] | ["", "---", ..] => continue,
             _ => {
                 problems.push(format!("row not understood: {line}"));
@@ -50,10 +76,22 @@ fn conformance_doc_covers_every_item_and_names_real_tests() {
         };
         seen.push(id.to_string());
         let names: Vec<&str> = tests.split('`').skip(1).step_by(2).collect();
+        let mut places = Vec::new();
         for name in &names {
-            if !sources.contains(&format!("fn {name}(")) {
+            let homes: Vec<&str> = sources
+                .iter()
+                .filter(|(_, text)| text.contains(&format!("fn {name}(")))
+                .map(|(path, _)| place(path))
+                .collect();
+            if homes.is_empty() {
                 problems.push(format!("{id}: no test named {name}"));
             }
+            places.extend(homes);
+        }
+        let listed: Vec<&str> = PLACES.iter().copied().filter(|p| places.contains(p)).collect();
+        let want = if listed.is_empty() { "—".to_string() } else { listed.join(", ") };
+        if runs_in != want {
+            problems.push(format!("{id}: runs in '{runs_in}', but its tests run in '{want}'"));
         }
         let known = ["RTL", "wire", "model", "driver", "not yet", "n/a", "partial"];
         if !known.iter().any(|k| status.starts_with(k)) {
@@ -61,6 +99,9 @@ fn conformance_doc_covers_every_item_and_names_real_tests() {
         }
         if ["RTL", "wire", "model", "driver"].iter().any(|k| status.starts_with(k)) && names.is_empty() {
             problems.push(format!("{id}: status '{status}' but no test"));
+        }
+        if status.starts_with("RTL") && !listed.iter().any(|p| ["rnic_top", "block"].contains(p)) {
+            problems.push(format!("{id}: claimed for the RTL, but no test it names drives Verilated RTL"));
         }
     }
     for id in &items {

@@ -2,7 +2,11 @@
 //! device against a raw peer on its streams, and ways to wait on them and read their FPDUs.
 #![allow(dead_code)] // each test file uses its own part
 
-use rnic_driver::sim::{LinkConfig, RawPeer, SimHal};
+pub mod workload;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rnic_driver::sim::{LinkConfig, LinkTap, RawPeer, SimHal};
 use rnic_driver::{
     Completion, CompletionQueue, Device, DeviceMemory, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain,
 };
@@ -17,6 +21,23 @@ pub fn linked_pair() -> (Device<SimHal>, Device<SimHal>) {
     a.enable();
     b.enable();
     (a, b)
+}
+
+/// [`linked_pair`], with every FPDU that crosses the link recorded whole: (from A, the
+/// receiving QP, the FPDU's octets), in the order they crossed.
+#[allow(clippy::type_complexity)]
+pub fn linked_pair_recorded() -> (Device<SimHal>, Device<SimHal>, Rc<RefCell<Vec<(bool, u64, Vec<u8>)>>>) {
+    let (ha, hb) = (SimHal::open("rnic_top").expect("model"), SimHal::open("rnic_top").expect("model"));
+    let record: Rc<RefCell<Vec<(bool, u64, Vec<u8>)>>> = Rc::default();
+    let log = Rc::clone(&record);
+    let tap: LinkTap = Rc::new(RefCell::new(move |from_a: bool, qp: u64, fpdu: &mut Vec<u8>| {
+        log.borrow_mut().push((from_a, qp, fpdu.clone()));
+    }));
+    SimHal::connect_tapped(&ha, &hb, LinkConfig::default(), tap);
+    let (a, b) = (Device::open(ha).expect("RNIC A"), Device::open(hb).expect("RNIC B"));
+    a.enable();
+    b.enable();
+    (a, b, record)
 }
 
 /// One enabled `rnic_top` whose streams a raw peer plays.

@@ -66,6 +66,7 @@ pub struct RxBuffer<const AB: usize, const AB1: usize> {
     /// The arriving ULPDU is longer than the ring: its beats are discarded.
     overlong: DFF<Bit>,
     keep_n: Signal<Local, Bits<16>>,
+    end_length: Signal<Local, Bits<16>>,
     room: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     /// The beat taken ends a ULPDU that fails: its place is taken by a failure packet.
@@ -110,6 +111,7 @@ impl<const AB: usize, const AB1: usize> Default for RxBuffer<AB, AB1> {
             out_beat: Default::default(),
             overlong: Default::default(),
             keep_n: Default::default(),
+            end_length: Default::default(),
             room: Default::default(),
             take: Default::default(),
             fails: Default::default(),
@@ -187,9 +189,10 @@ impl<const AB: usize, const AB1: usize> Logic for RxBuffer<AB, AB1> {
             self.wr_ptr.d.next = self.committed.q.val();
             self.length.d.next = 0.into();
         }
+        // (Its own 16-bit signal: inside the wider descriptor the sum would not wrap.)
+        self.end_length.next = self.length.q.val() + self.keep_n.val();
         self.descs.s_valid.next = self.take.val() & self.s_axis_tlast.val();
-        self.descs.s_data.next = (bit_cast::<DESC_BITS, 16>(self.length.q.val() + self.keep_n.val())
-            << self.at_length.val())
+        self.descs.s_data.next = (bit_cast::<DESC_BITS, 16>(self.end_length.val()) << self.at_length.val())
             | (bit_cast::<DESC_BITS, 16>(self.s_conn.val()) << self.at_conn.val());
         if self.fails.val() {
             self.descs.s_data.next = (bit_cast::<DESC_BITS, 8>(self.code.val()) << self.at_mpa_error.val())

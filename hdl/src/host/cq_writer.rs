@@ -100,6 +100,7 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     ctx_bit: Signal<Local, Bits<C>>,
     log_size: Signal<Local, Bits<8>>,
     size: Signal<Local, Bits<33>>,
+    used: Signal<Local, Bits<32>>,
     full: Signal<Local, Bit>,
     enabled: Signal<Local, Bit>,
     slot: Signal<Local, Bits<64>>,
@@ -185,6 +186,7 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             ctx_bit: Default::default(),
             log_size: Default::default(),
             size: Default::default(),
+            used: Default::default(),
             full: Default::default(),
             enabled: Default::default(),
             slot: Default::default(),
@@ -284,7 +286,9 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.cq_bit.next = self.one.val() << bit_cast::<C, CB>(self.cqn.q.val());
         self.log_size.next = self.ctx.read_data.val().get_bits::<8>(self.at_log_size.val().index());
         self.size.next = self.slot_mask_one.val() << self.log_size.val();
-        self.full.next = bit_cast::<33, 32>(self.pi.read_data.val() - self.ci.read_data.val()) >= self.size.val();
+        // (The count in use is its own 32-bit signal: it wraps with the indexes.)
+        self.used.next = self.pi.read_data.val() - self.ci.read_data.val();
+        self.full.next = bit_cast::<33, 32>(self.used.val()) >= self.size.val();
         self.enabled.next = self.ctx.read_data.val().get_bit(self.at_enable.val().index());
         self.slot.next = bit_cast::<64, 33>(bit_cast::<33, 32>(self.pi.read_data.val()) & (self.size.val() - 1)) << 5;
         self.phase.next = !(bit_cast::<33, 32>(self.pi.read_data.val()) & self.size.val()).any();

@@ -75,6 +75,11 @@ use crate::host::MrCheck;
 /// Outstanding Reads a QP may have each way (its table slots; ORD and IRD at most this).
 pub const READ_SLOTS: usize = MAX_READS as usize;
 
+/// A Terminate's layer and error type, as the control word's first octet holds them.
+fn term_class(layer: u8, etype: u8) -> Constant<Bits<8>> {
+    constant(u64::from(layer << 4 | etype))
+}
+
 fn term(code: TermCode) -> Constant<Bits<16>> {
     constant(u64::from(code.control_word(false, false, false) >> 16))
 }
@@ -183,6 +188,13 @@ pub struct RdmapRx<
     pub m_fail_qp: Signal<Out, Bits<QB>>,
     pub m_fail_term: Signal<Out, Bits<16>>,
     pub m_fail_received: Signal<Out, Bit>,
+    /// A peer's Terminate named the Read or atomic of QP `m_term_qpn` with QN 1 MSN
+    /// `m_term_msn` (its Terminated DDP Header is an untagged one of QN 1): the requester
+    /// completes it with `m_term_status` if it still waits for its response.
+    pub m_term_valid: Signal<Out, Bit>,
+    pub m_term_qpn: Signal<Out, Bits<QB>>,
+    pub m_term_msn: Signal<Out, Bits<32>>,
+    pub m_term_status: Signal<Out, Bits<8>>,
     pub m_invalidate: Signal<Out, Bit>,
     pub m_invalidate_mr: Signal<Out, Bits<MB>>,
     /// Atomic Requests that passed every check, in order, for the atomic unit
@@ -276,6 +288,12 @@ pub struct RdmapRx<
     lane_b: Signal<Local, Bits<16>>,
     lane_c: Signal<Local, Bits<16>>,
     lane_d: Signal<Local, Bits<16>>,
+    push_count_next: Signal<Local, Bits<4>>,
+    resp_msn_next: Signal<Local, Bits<32>>,
+    placed_next: Signal<Local, Bits<32>>,
+    pop_count_next: Signal<Local, Bits<4>>,
+    pop_head_next: Signal<Local, Bits<4>>,
+    done_next: Signal<Local, Bits<4>>,
     limit: Signal<Local, Bits<4>>,
     table_a: Signal<Local, Bits<QL>>,
     table_b: Signal<Local, Bits<QL>>,
@@ -364,6 +382,26 @@ pub struct RdmapRx<
     fail_qp: DFF<Bits<QB>>,
     fail_term: DFF<Bits<16>>,
     fail_received: DFF<Bit>,
+    /// A received Terminate that names a Read or atomic (see `m_term_*`).
+    term_valid: DFF<Bit>,
+    term_qpn: DFF<Bits<QB>>,
+    term_msn: DFF<Bits<32>>,
+    term_status: DFF<Bits<8>>,
+    term_names_read: Signal<Local, Bit>,
+    term_status_now: Signal<Local, Bits<8>>,
+    /// Layer and error type of a received Terminate (the control word's first octet).
+    term_class: Signal<Local, Bits<8>>,
+    b_term_qn: Bswap32,
+    b_term_msn: Bswap32,
+    st_terminated: Constant<Bits<8>>,
+    at_term_hdr_ctrl: Constant<Bits<10>>,
+    at_term_qn: Constant<Bits<10>>,
+    at_term_msn: Constant<Bits<10>>,
+    at_term_class: Constant<Bits<10>>,
+    class_rdma_protection: Constant<Bits<8>>,
+    class_rdma_operation: Constant<Bits<8>>,
+    class_ddp_tagged: Constant<Bits<8>>,
+    class_ddp_untagged: Constant<Bits<8>>,
     invalidate: DFF<Bit>,
     // Header fields (wire order: octet i at bits 8 i).
     b_stag: Bswap32,
@@ -594,6 +632,31 @@ impl<
             m_fail_qp: Default::default(),
             m_fail_term: Default::default(),
             m_fail_received: Default::default(),
+            m_term_valid: Default::default(),
+            m_term_qpn: Default::default(),
+            m_term_msn: Default::default(),
+            m_term_status: Default::default(),
+            term_valid: Default::default(),
+            term_qpn: Default::default(),
+            term_msn: Default::default(),
+            term_status: Default::default(),
+            term_names_read: Default::default(),
+            term_status_now: Default::default(),
+            term_class: Default::default(),
+            b_term_qn: Default::default(),
+            b_term_msn: Default::default(),
+            st_terminated: constant(CqeStatus::Terminated as u64),
+            // The Terminated DDP Header starts at octet 24 of the ULPDU: its control octet,
+            // then (untagged) QN at octets 30-33 and MSN at 34-37; the control word's first
+            // octet (18) holds the layer and error type.
+            at_term_hdr_ctrl: constant(8 * 24),
+            at_term_qn: constant(8 * 30),
+            at_term_msn: constant(8 * 34),
+            at_term_class: constant(8 * 18),
+            class_rdma_protection: term_class(TermCode::LAYER_RDMA, TermCode::ETYPE_RDMA_REMOTE_PROTECTION),
+            class_rdma_operation: term_class(TermCode::LAYER_RDMA, TermCode::ETYPE_RDMA_REMOTE_OPERATION),
+            class_ddp_tagged: term_class(TermCode::LAYER_DDP, TermCode::ETYPE_DDP_TAGGED),
+            class_ddp_untagged: term_class(TermCode::LAYER_DDP, TermCode::ETYPE_DDP_UNTAGGED),
             m_invalidate: Default::default(),
             m_invalidate_mr: Default::default(),
             m_atom_valid: Default::default(),
@@ -660,6 +723,12 @@ impl<
             lane_b: Default::default(),
             lane_c: Default::default(),
             lane_d: Default::default(),
+            push_count_next: Default::default(),
+            resp_msn_next: Default::default(),
+            placed_next: Default::default(),
+            pop_count_next: Default::default(),
+            pop_head_next: Default::default(),
+            done_next: Default::default(),
             limit: Default::default(),
             table_a: Default::default(),
             table_b: Default::default(),
@@ -895,6 +964,10 @@ impl<
             fail_qp,
             fail_term,
             fail_received,
+            term_valid,
+            term_qpn,
+            term_msn,
+            term_status,
             invalidate
         );
         self.ctx.read_clock.next = self.clock.val();
@@ -946,7 +1019,9 @@ impl<
         self.resp_recv_msn.read_address.next = self.qpn.q.val();
         self.resp_sent_msn.write_enable.next = false;
         self.resp_sent_msn.write_address.next = self.qpn.q.val();
-        self.resp_sent_msn.write_data.next = self.resp_sent_msn.read_data.val() + 1;
+        // (Sums that go into wider words are their own signals, so they wrap as counters.)
+        self.resp_msn_next.next = self.resp_sent_msn.read_data.val() + 1;
+        self.resp_sent_msn.write_data.next = self.resp_msn_next.val();
         self.resp_recv_msn.write_enable.next = false;
         self.resp_recv_msn.write_address.next = self.qpn.q.val();
         self.resp_recv_msn.write_data.next = self.resp_recv_msn.read_data.val() + 1;
@@ -1229,6 +1304,34 @@ impl<
             self.ird.next = self.max_reads.val();
         }
 
+        // A received Terminate names a Read or atomic when it carries an untagged DDP
+        // header (DDP version 1) of QN 1; that one completes with REMOTE_ACCESS for a
+        // protection or tagged buffer error, REMOTE_OPERATION for an operation or untagged
+        // buffer error, TERMINATED otherwise (`terminated_read_status`).
+        self.b_term_qn.d.next = self.hdr.q.val().get_bits::<32>(self.at_term_qn.val().index());
+        self.b_term_msn.d.next = self.hdr.q.val().get_bits::<32>(self.at_term_msn.val().index());
+        self.term_names_read.next = self.hdr.q.val().get_bit(self.at_term_d.val().index())
+            & !self.hdr.q.val().get_bit(self.at_term_hdr_t.val().index())
+            & (self.hdr.q.val().get_bits::<2>(self.at_term_hdr_ctrl.val().index()) == 1)
+            & (self.b_term_qn.q.val() == 1);
+        self.term_class.next = self.hdr.q.val().get_bits::<8>(self.at_term_class.val().index());
+        self.term_status_now.next = self.st_terminated.val();
+        if (self.term_class.val() == self.class_rdma_protection.val())
+            | (self.term_class.val() == self.class_ddp_tagged.val())
+        {
+            self.term_status_now.next = self.st_remote_access.val();
+        }
+        if (self.term_class.val() == self.class_rdma_operation.val())
+            | (self.term_class.val() == self.class_ddp_untagged.val())
+        {
+            self.term_status_now.next = self.st_remote_operation.val();
+        }
+        self.term_valid.d.next = false;
+        self.m_term_valid.next = self.term_valid.q.val();
+        self.m_term_qpn.next = self.term_qpn.q.val();
+        self.m_term_msn.next = self.term_msn.q.val();
+        self.m_term_status.next = self.term_status.q.val();
+
         // State 2: classify. States: 3 claim a receive, 4 wait for the MR table, 5 MR
         // check, 6 receive length check, 7 placement request, 8 placement data, 9 after
         // placement, 10 wait for writes and complete, 11 fault, 12 job out, 13 drain.
@@ -1381,6 +1484,10 @@ impl<
                     self.fail_term.d.next = (bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(144)) << 8)
                         | bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(152));
                     self.fail_received.d.next = true;
+                    self.term_valid.d.next = self.term_names_read.val();
+                    self.term_qpn.d.next = self.qpn.q.val();
+                    self.term_msn.d.next = self.b_term_msn.q.val();
+                    self.term_status.d.next = self.term_status_now.val();
                 } else {
                     // A Send segment.
                     if self.b_msn.q.val() != self.next_msn.val() {
@@ -1660,9 +1767,9 @@ impl<
                 | (bit_cast::<256, 32>(self.b_stag.q.val()) << self.at_cqe_inv_stag.val())
                 | self.invalidated_bit.val();
         }
+        self.placed_next.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
         self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
-            | (bit_cast::<256, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val()))
-                << self.at_cqe_byte_len.val())
+            | (bit_cast::<256, 32>(self.placed_next.val()) << self.at_cqe_byte_len.val())
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
             | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
             | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
@@ -1672,7 +1779,7 @@ impl<
             if self.is_send.val() {
                 self.recv.write_enable.next = true;
                 self.recv.write_data.next = bit_cast::<233, 1>(true.into())
-                    | (bit_cast::<233, 32>(self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val())) << 1)
+                    | (bit_cast::<233, 32>(self.placed_next.val()) << 1)
                     | (bit_cast::<233, 64>(self.r_wr_id.q.val()) << 33)
                     | (bit_cast::<233, 64>(self.r_addr.q.val()) << 97)
                     | (bit_cast::<233, 32>(self.r_len.q.val()) << 161)
@@ -1692,7 +1799,7 @@ impl<
             }
             if self.opcode.val() == 2 {
                 self.read_placed.write_enable.next = true;
-                self.read_placed.write_data.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
+                self.read_placed.write_data.next = self.placed_next.val();
                 if self.last.val() {
                     self.read_placed.write_data.next = 0.into();
                     self.pop.next = true;
@@ -1710,25 +1817,29 @@ impl<
         // a Read popped (count - 1, slot + 1) or completed (done + 1), then a QP written
         // (its limit from ORD; in RESET also count, slot and done to 0), which wins. Only
         // when something happens: an idle simulation skips the wide shifts.
+        // (Each count is its own four-bit signal: inside the wider lane expression the sum
+        // would carry into the next field.)
         self.table_a.next = self.read_table.q.val();
+        self.push_count_next.next = self.push_lane.val().get_bits::<4>(0) + 1;
         self.lane_a.next = self.push_lane.val();
         if self.s_read_valid.val() {
-            self.lane_a.next =
-                (self.push_lane.val() & 0xFFF0) | bit_cast::<16, 4>(self.push_lane.val().get_bits::<4>(0) + 1);
+            self.lane_a.next = (self.push_lane.val() & 0xFFF0) | bit_cast::<16, 4>(self.push_count_next.val());
             self.table_a.next = (self.read_table.q.val() & !(self.lane_ones.val() << self.push_slot16.val()))
                 | (bit_cast::<QL, 16>(self.lane_a.val()) << self.push_slot16.val());
         }
         self.table_b.next = self.table_a.val();
         self.lane_b.next = self.table_a.val().get_bits::<16>(self.rd_slot.val().index());
+        self.pop_count_next.next = self.lane_b.val().get_bits::<4>(0) - 1;
+        self.pop_head_next.next = self.lane_b.val().get_bits::<4>(4) + 1;
+        self.done_next.next = self.lane_b.val().get_bits::<4>(12) + 1;
         self.lane_c.next = self.lane_b.val();
         if self.pop.val() {
             self.lane_c.next = (self.lane_b.val() & 0xFF00)
-                | (bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(4) + 1) << 4)
-                | bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(0) - 1);
+                | (bit_cast::<16, 4>(self.pop_head_next.val()) << 4)
+                | bit_cast::<16, 4>(self.pop_count_next.val());
         }
         if self.done_inc.val() {
-            self.lane_c.next =
-                (self.lane_b.val() & 0x0FFF) | (bit_cast::<16, 4>(self.lane_b.val().get_bits::<4>(12) + 1) << 12);
+            self.lane_c.next = (self.lane_b.val() & 0x0FFF) | (bit_cast::<16, 4>(self.done_next.val()) << 12);
         }
         if self.pop.val() | self.done_inc.val() {
             self.table_b.next = (self.table_a.val() & !(self.lane_ones.val() << self.rd_slot.val()))
@@ -1934,7 +2045,7 @@ impl<
             | (bit_cast::<465, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 463);
         if self.job_atomic.q.val() {
             self.job_entry.next = (bit_cast::<465, 32>(self.hdr.q.val().get_bits::<32>(176)) << 1)
-                | (bit_cast::<465, 32>(self.resp_sent_msn.read_data.val() + 1) << 97)
+                | (bit_cast::<465, 32>(self.resp_msn_next.val()) << 97)
                 | (bit_cast::<465, 32>(self.b_msn.q.val()) << 193)
                 | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_mulpdu.val().index())) << 423)
                 | (bit_cast::<465, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_conn.val().index())) << 439)

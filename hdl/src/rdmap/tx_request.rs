@@ -29,6 +29,14 @@ use crate::host::MrCheck;
 
 /// Completions waiting for their message to leave.
 const PENDING: usize = 4;
+/// A pending completion: the CQE (256 bits), its CQ (16), flags: waits for its message
+/// (272), writes a CQE (273); the QP's Reads that come first (274, 3 bits); a Read's or
+/// atomic's QN 1 MSN (277, 32 bits; 0 for other WQEs); named by the peer's Terminate
+/// (309) with this status (310, 8 bits).
+const ENTRY_BITS: usize = 318;
+const ENTRY_MSN: u64 = 277;
+const ENTRY_NAMED: u64 = 309;
+const ENTRY_NAMED_STATUS: u64 = 310;
 
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts.
 #[derive(LogicBlock)]
@@ -84,6 +92,13 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub m_cqe_ready: Signal<In, Bit>,
     pub m_cqn: Signal<Out, Bits<CB>>,
     pub m_cqe: Signal<Out, Bits<256>>,
+    /// From the receive side: a Terminate from the peer named the Read or atomic of QP
+    /// `s_term_qpn` with QN 1 MSN `s_term_msn`; if it is still waiting for its response, it
+    /// completes with `s_term_status` (`rnic_proto::model::terminated_read_status`).
+    pub s_term_valid: Signal<In, Bit>,
+    pub s_term_qpn: Signal<In, Bits<QB>>,
+    pub s_term_msn: Signal<In, Bits<32>>,
+    pub s_term_status: Signal<In, Bits<8>>,
     /// To the command unit: this QP is in ERROR now (Terminate 0/0/0x00 is to be sent).
     pub m_fail: Signal<Out, Bit>,
     pub m_fail_qp: Signal<Out, Bits<QB>>,
@@ -107,7 +122,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     fail: DFF<Bit>,
     /// Completions in WQE order: CQE (256), CQ (16), waits for its message (1), writes a
     /// CQE (1), the QP's Reads that must be done first, modulo 8 (3).
-    pending: [DFF<Bits<277>>; PENDING],
+    pending: [DFF<Bits<ENTRY_BITS>>; PENDING],
     head: DFF<Bits<3>>,
     tail: DFF<Bits<3>>,
     sent: DFF<Bits<3>>,
@@ -126,12 +141,14 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     status: Signal<Local, Bits<8>>,
     cqe_opcode: Signal<Local, Bits<8>>,
     cqe: Signal<Local, Bits<256>>,
-    entry: Signal<Local, Bits<277>>,
-    entry_base: Signal<Local, Bits<277>>,
-    head_entry: Signal<Local, Bits<277>>,
+    entry: Signal<Local, Bits<ENTRY_BITS>>,
+    entry_base: Signal<Local, Bits<ENTRY_BITS>>,
+    head_entry: Signal<Local, Bits<ENTRY_BITS>>,
     head_ready: Signal<Local, Bit>,
     reads_behind: Signal<Local, Bits<3>>,
     head_flushed: Signal<Local, Bit>,
+    head_writes: Signal<Local, Bit>,
+    head_read: Signal<Local, Bit>,
     /// The CQE fields a flush rewrites: STATUS, and BYTE_LEN (0 unless SUCCESS).
     flush_mask: Constant<Bits<256>>,
     reads_before: Signal<Local, Bits<3>>,
@@ -154,8 +171,13 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     mr_count: Constant<Bits<24>>,
     one_m: Constant<Bits<M>>,
     one_q: Constant<Bits<Q>>,
-    flag_wait: Constant<Bits<277>>,
-    flag_write: Constant<Bits<277>>,
+    flag_wait: Constant<Bits<ENTRY_BITS>>,
+    flag_named: Constant<Bits<ENTRY_BITS>>,
+    at_entry_msn: Constant<Bits<9>>,
+    at_entry_named: Constant<Bits<9>>,
+    at_entry_named_status: Constant<Bits<9>>,
+    entry_msn: Signal<Local, Bits<32>>,
+    flag_write: Constant<Bits<ENTRY_BITS>>,
     at_lkey_index: Constant<Bits<9>>,
     at_opcode: Constant<Bits<9>>,
     at_signaled: Constant<Bits<9>>,
@@ -224,6 +246,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             qp_we: Default::default(),
             qp_waddr: Default::default(),
             qp_reset: Default::default(),
+            s_term_valid: Default::default(),
+            s_term_qpn: Default::default(),
+            s_term_msn: Default::default(),
+            s_term_status: Default::default(),
             mr_we: Default::default(),
             mr_waddr: Default::default(),
             mr_wdata: Default::default(),
@@ -297,6 +323,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             head_ready: Default::default(),
             reads_behind: Default::default(),
             head_flushed: Default::default(),
+            head_writes: Default::default(),
+            head_read: Default::default(),
             flush_mask: Constant::new(
                 (Bits::<256>::from(0xFF_u64) << u64::from(cqe_fields::STATUS.lsb))
                     | (Bits::<256>::from(0xFFFF_FFFF_u64) << u64::from(cqe_fields::BYTE_LEN.lsb)),
@@ -321,8 +349,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mr_count: constant(M as u64),
             one_m: constant(1),
             one_q: constant(1),
-            flag_wait: Constant::new(Bits::<277>::from(1_u64) << 272_u64),
-            flag_write: Constant::new(Bits::<277>::from(1_u64) << 273_u64),
+            flag_wait: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << 272_u64),
+            flag_named: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << ENTRY_NAMED),
+            at_entry_msn: constant(ENTRY_MSN),
+            at_entry_named: constant(ENTRY_NAMED),
+            at_entry_named_status: constant(ENTRY_NAMED_STATUS),
+            entry_msn: Default::default(),
+            flag_write: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << 273_u64),
             at_lkey_index: constant(u64::from(sq_wqe_fields::LKEY.lsb) + 8),
             at_opcode: at(sq_wqe_fields::OPCODE),
             at_signaled: at(sq_wqe_fields::SIGNALED),
@@ -402,6 +435,16 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 & (self.pending[i].q.val().get_bits::<QB>(self.at_cqe_qpn.val().index()) == self.qp_waddr.val())
             {
                 self.pending[i].d.next = self.pending[i].q.val() & !self.flag_write.val();
+            }
+            // The Read or atomic a peer's Terminate names keeps the status it gives, should
+            // it be flushed still waiting for its response.
+            if self.s_term_valid.val()
+                & (self.pending[i].q.val().get_bits::<QB>(self.at_cqe_qpn.val().index()) == self.s_term_qpn.val())
+                & (self.pending[i].q.val().get_bits::<32>(self.at_entry_msn.val().index()) == self.s_term_msn.val())
+            {
+                self.pending[i].d.next = self.pending[i].q.val()
+                    | self.flag_named.val()
+                    | (bit_cast::<ENTRY_BITS, 8>(self.s_term_status.val()) << self.at_entry_named_status.val());
             }
         }
         self.mrs.read_clock.next = self.clock.val();
@@ -527,9 +570,14 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
             self.reads_before.next = self.read_msn.read_data.val().get_bits::<3>(0) + 1;
         }
-        self.entry_base.next = bit_cast::<277, 256>(self.cqe.val())
-            | (bit_cast::<277, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
-            | (bit_cast::<277, 3>(self.reads_before.val()) << 274);
+        self.entry_msn.next = 0.into();
+        if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
+            self.entry_msn.next = self.read_msn.read_data.val() + 1;
+        }
+        self.entry_base.next = bit_cast::<ENTRY_BITS, 256>(self.cqe.val())
+            | (bit_cast::<ENTRY_BITS, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
+            | (bit_cast::<ENTRY_BITS, 3>(self.reads_before.val()) << 274)
+            | (bit_cast::<ENTRY_BITS, 32>(self.entry_msn.val()) << self.at_entry_msn.val());
         self.entry.next = self.entry_base.val() | self.flag_write.val();
         if self.status.val() == self.st_success.val() {
             self.entry.next = self.entry_base.val() | self.flag_wait.val();
@@ -691,18 +739,30 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // A QP that left RTS gets no more responses: what still waits for one is flushed.
         self.head_flushed.next = self.reads_behind.val().get_bit(2)
             & !(self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.order_qpn.val()))).any();
+        // A Read or atomic (its QN 1 MSN is set) stays until its response is placed or it
+        // is flushed, signaled or not: flushed, it is an error and writes its CQE.
+        self.head_read.next = self.head_entry.val().get_bits::<32>(self.at_entry_msn.val().index()).any();
         self.head_ready.next = (self.queued.val() != 0)
             & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
-            & (!self.head_entry.val().get_bit(273) | !self.reads_behind.val().get_bit(2) | self.head_flushed.val());
-        self.m_cqe_valid.next = self.head_ready.val() & self.head_entry.val().get_bit(273);
+            & (!(self.head_entry.val().get_bit(273) | self.head_read.val())
+                | !self.reads_behind.val().get_bit(2)
+                | self.head_flushed.val());
+        self.head_writes.next = self.head_entry.val().get_bit(273) | (self.head_flushed.val() & self.head_read.val());
+        self.m_cqe_valid.next = self.head_ready.val() & self.head_writes.val();
         self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
         // (A flushed Read or atomic completes with no octets, as every error does.)
         if self.head_flushed.val() {
             self.m_cqe.next = (self.head_entry.val().get_bits::<256>(0) & !self.flush_mask.val())
                 | (bit_cast::<256, 8>(self.st_flushed.val()) << self.at_cqe_status.val());
+            if self.head_entry.val().get_bit(self.at_entry_named.val().index()) {
+                self.m_cqe.next = (self.head_entry.val().get_bits::<256>(0) & !self.flush_mask.val())
+                    | (bit_cast::<256, 8>(
+                        self.head_entry.val().get_bits::<8>(self.at_entry_named_status.val().index()),
+                    ) << self.at_cqe_status.val());
+            }
         }
-        if self.head_ready.val() & (!self.head_entry.val().get_bit(273) | self.m_cqe_ready.val()) {
+        if self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val()) {
             self.head.d.next = self.head.q.val() + 1;
             if self.head_entry.val().get_bit(272) {
                 self.sent.d.next = self.sent.q.val() - 1;
