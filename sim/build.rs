@@ -57,18 +57,27 @@ fn main() {
         let name = file.file_stem().and_then(|s| s.to_str()).expect("file name").to_string();
         println!("cargo:rerun-if-changed={}", file.display());
         let text = std::fs::read_to_string(file).expect("read verilog");
-        let fast = FAST_DESIGNS.contains(&name.as_str());
-        for traced in [true, false].into_iter().filter(|&t| t || fast) {
-            // The traced variant is the design itself; a fast one is `<name>_fast`.
-            let ident = if traced { name.clone() } else { format!("{name}_fast") };
+        let mut kinds = vec![Variant::Traced];
+        if FAST_DESIGNS.contains(&name.as_str()) {
+            kinds.push(Variant::Fast);
+        }
+        if X_DESIGNS.contains(&name.as_str()) {
+            kinds.push(Variant::RandomX);
+        }
+        for variant in kinds {
+            let ident = format!("{name}{}", variant.suffix());
+            let traced = variant != Variant::Fast;
             let mdir = cache.join(&ident);
-            let stamp = fingerprint(&[&text, &version, RECIPE, &traced.to_string()]);
+            let stamp = match variant {
+                Variant::RandomX => fingerprint(&[&text, &version, RECIPE, "x unique, seeded, traced"]),
+                _ => fingerprint(&[&text, &version, RECIPE, &traced.to_string()]),
+            };
             let lib = format!("rnic_model_{ident}");
             if !is_fresh(&mdir, &lib, &stamp) {
-                verilate(&verilator, file, &name, &ident, traced, &mdir);
+                verilate(&verilator, file, &name, &ident, variant, &mdir);
                 let ports = parse_ports(&text, file, &name);
                 let shim = mdir.join(format!("rnic_model_{ident}.cpp"));
-                std::fs::write(&shim, model_class(&ident, traced, &ports)).expect("write shim");
+                std::fs::write(&shim, model_class(&ident, variant, &ports)).expect("write shim");
                 let mut build = cxx(&root, &manifest);
                 build.include(&mdir).files(cpp_files(&mdir));
                 build.out_dir(&mdir).compile(&lib);
@@ -121,6 +130,41 @@ const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3 -fPIE; shim v2";
 /// Designs that also get a model verilated without `--trace` (about a fifth faster),
 /// which `Model::new` picks whenever no trace is asked for.
 const FAST_DESIGNS: &[&str] = &["rnic_top"];
+
+/// Designs that also get `<name>_x`: verilated with `--x-assign unique --x-initial unique`,
+/// so every register starts, and every X is assigned, with a random value drawn from the
+/// seed `Model::new_random_reset` gives (Verilator's `+verilator+rand+reset+2`). Tests run
+/// on it find what depends on a register's power-up value or on an X.
+const X_DESIGNS: &[&str] = &["rnic_top"];
+
+/// The models built of one design.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// The design itself, with `--trace`.
+    Traced,
+    /// `<name>_fast`: without `--trace`.
+    Fast,
+    /// `<name>_x`: with `--trace`, X and initial values random (`X_DESIGNS`).
+    RandomX,
+}
+
+impl Variant {
+    fn suffix(self) -> &'static str {
+        match self {
+            Variant::Traced => "",
+            Variant::Fast => "_fast",
+            Variant::RandomX => "_x",
+        }
+    }
+
+    /// How X and initial values are resolved.
+    fn x_mode(self) -> &'static str {
+        match self {
+            Variant::RandomX => "unique",
+            Variant::Traced | Variant::Fast => "fast",
+        }
+    }
+}
 
 /// Where compiled models are kept: `<target>/rnic-models`, shared by every profile (test,
 /// dev, release, clippy's check), so a model is verilated and compiled once per change of
@@ -223,17 +267,17 @@ fn verilator_root(verilator: &Path) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn verilate(verilator: &Path, file: &Path, name: &str, ident: &str, traced: bool, mdir: &Path) {
+fn verilate(verilator: &Path, file: &Path, name: &str, ident: &str, variant: Variant, mdir: &Path) {
     let _ = std::fs::remove_dir_all(mdir);
     std::fs::create_dir_all(mdir).expect("create model dir");
     let out = Command::new(verilator)
         .arg("--cc")
-        .args(traced.then_some("--trace"))
+        .args((variant != Variant::Fast).then_some("--trace"))
         .args(["--prefix", &format!("V{ident}")])
         .args(["--top-module", name])
         .arg("-Mdir")
         .arg(mdir)
-        .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"])
+        .args(["-O3", "--x-assign", variant.x_mode(), "--x-initial", variant.x_mode(), "--noassert"])
         // rust-hdl writes unsized literals and one module per register; neither is a bug.
         .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-DECLFILENAME", "-Wno-UNUSED"])
         .arg(file)
@@ -290,13 +334,20 @@ fn parse_ports(text: &str, file: &Path, top: &str) -> Vec<Port> {
     ports
 }
 
-fn model_class(name: &str, traced: bool, ports: &[Port]) -> String {
+fn model_class(name: &str, variant: Variant, ports: &[Port]) -> String {
     let mut s = String::new();
     let class = format!("V{name}");
+    let traced = variant != Variant::Fast;
     writeln!(s, "// Generated by sim/build.rs: the C ABI view of model {name}.").unwrap();
     writeln!(s, "#include \"rnic_model.h\"\n#include \"{class}.h\"\n").unwrap();
     writeln!(s, "namespace {{\nclass Model final : public RnicModel {{\n  public:").unwrap();
-    writeln!(s, "    Model() : top(new {class}(context.get())) {{").unwrap();
+    if variant == Variant::RandomX {
+        // The context draws the initial values as the model is built: seed it first.
+        writeln!(s, "    Model() : top((rnic_seed_random_reset(context.get()), new {class}(context.get()))) {{")
+            .unwrap();
+    } else {
+        writeln!(s, "    Model() : top(new {class}(context.get())) {{").unwrap();
+    }
     writeln!(s, "        ports = table;\n        port_count = {};", ports.len()).unwrap();
     for (i, p) in ports.iter().enumerate() {
         let storage = if p.width > 64 { format!("top->{}.data()", p.name) } else { format!("&top->{}", p.name) };
@@ -324,8 +375,8 @@ fn model_class(name: &str, traced: bool, ports: &[Port]) -> String {
     s
 }
 
-/// The registry: every model by name (`<design>`, and `<design>_fast` for an untraced
-/// variant); the names listed are the designs.
+/// The registry: every model by name (`<design>`, and `<design>_fast` and `<design>_x` for
+/// its other variants); the names listed are the designs.
 fn registry_source(names: &[String], variants: &[String]) -> String {
     let mut s = String::from("// Generated by sim/build.rs: every model by name.\n#include <cstring>\n");
     s.push_str("#include \"rnic_model.h\"\n\n");

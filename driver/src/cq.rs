@@ -82,10 +82,15 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
         check_log_size("CQ", log_size)?;
         let ring = dev.alloc_dma(CQE_LEN << log_size)?;
         let cqn = dev.alloc_number(Resource::CompletionQueue)?;
+        // Written with ENABLE clear first, which empties it (producer and consumer index,
+        // OVERFLOW, arms): the RNIC keeps a CQ's indexes across a device reset, and from
+        // power up they hold anything.
         let ctx = CqContext { log_size, enable: true, vector, base: ring.iova() };
-        if let Err(e) = dev.command(CmdOpcode::WriteCq, cqn, &ctx.to_words()) {
-            dev.free_number(Resource::CompletionQueue, cqn);
-            return Err(e);
+        for ctx in [CqContext { enable: false, ..ctx }, ctx] {
+            if let Err(e) = dev.command(CmdOpcode::WriteCq, cqn, &ctx.to_words()) {
+                dev.free_number(Resource::CompletionQueue, cqn);
+                return Err(e);
+            }
         }
         Ok(CompletionQueue { dev, ring, cqn, log_size, vector, ci: Cell::new(0), reported: Cell::new(0) })
     }

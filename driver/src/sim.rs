@@ -480,7 +480,18 @@ impl SimHal {
     /// for a few cycles, and attaches the bus models its ports call for. The design must
     /// have a BAR0 (`s_axil_*`).
     pub fn open(design: &str) -> Result<SimHal, HalError> {
-        let mut model = Model::new(design).map_err(|e| HalError::Backend(e.to_string()))?;
+        Self::from_model(Model::new(design).map_err(|e| HalError::Backend(e.to_string()))?, design)
+    }
+
+    /// [`SimHal::open`] on the random-reset model of `design` (`<design>_x`): registers
+    /// start, and X are assigned, with random values drawn from `seed`, so whatever
+    /// depends on a power-up value or an X shows.
+    pub fn open_random_reset(design: &str, seed: u64) -> Result<SimHal, HalError> {
+        let model = Model::new_random_reset(design, seed).map_err(|e| HalError::Backend(e.to_string()))?;
+        Self::from_model(model, design)
+    }
+
+    fn from_model(mut model: Model, design: &str) -> Result<SimHal, HalError> {
         if model.try_port("s_axil_awaddr").is_none() {
             return Err(HalError::Backend(format!("{design} has no BAR0 (s_axil_* ports)")));
         }

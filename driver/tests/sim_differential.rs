@@ -46,13 +46,18 @@ fn qps() -> Vec<QpCaps> {
 }
 
 fn spec(design: &'static str, model: RnicConfig, seed: u64) -> Spec {
-    Spec { design, model, qps: qps(), source: 128 * 1024, area: 64 * 1024, large: 0.1, seed }
+    Spec { design, model, qps: qps(), source: 128 * 1024, area: 64 * 1024, large: 0.1, seed, random_reset: None }
 }
 
 /// `ops` random requests on two `design` RNICs against the model of an RNIC with
 /// `model`'s sizes (which the capability registers must report).
 fn run(design: &'static str, model: RnicConfig, seed: u64, ops: usize) {
-    with_pair(&spec(design, model, seed), None, |pair| {
+    run_spec(&spec(design, model, seed), ops);
+}
+
+fn run_spec(spec: &Spec, ops: usize) {
+    let (design, seed) = (spec.design, spec.seed);
+    with_pair(spec, None, |pair| {
         let mut round = 0;
         while pair.posted < ops {
             round += 1;
@@ -138,4 +143,25 @@ fn the_16_qp_build_matches_the_model_seed_4() {
 #[test]
 fn the_16_qp_build_matches_the_model_seed_5() {
     seed("rnic_top_q16", q16(), 4);
+}
+
+/// Requests per seed on the random-reset models.
+const X_OPS: usize = 500;
+
+/// The random-reset `rnic_top` (`rnic_top_x`, every register powered up and every X
+/// assigned at random from reset seed `reset_seed`), 500 requests.
+fn random_reset(reset_seed: u64) {
+    let spec =
+        Spec { random_reset: Some(reset_seed), ..spec("rnic_top", RnicConfig::default(), 0xd1ff_0100 + reset_seed) };
+    run_spec(&spec, X_OPS);
+}
+
+#[test]
+fn x_random_reset_every_kind_of_work_with_errors_matches_the_model_seed_1() {
+    random_reset(1);
+}
+
+#[test]
+fn x_random_reset_every_kind_of_work_with_errors_matches_the_model_seed_2() {
+    random_reset(3);
 }

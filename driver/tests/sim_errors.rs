@@ -819,8 +819,33 @@ const ERROR_CASES: &[ErrorCase] = &[
 /// and its posted receive completes with the status the failure gives it.
 #[test]
 fn ddp_02_11_12_rdmap_02_03_04_08_12_imm_03_sec_01_03_04_12_every_error_case_sends_its_exact_terminate() {
+    every_error_case(raw_device);
+}
+
+/// The error cases on the random-reset `rnic_top` (`rnic_top_x`: registers power up, and X
+/// are assigned, at random), a fresh device per case, reset seeds from 1.
+#[test]
+fn x_random_reset_every_error_case_sends_its_exact_terminate_seed_1() {
+    let seed = std::cell::Cell::new(0);
+    every_error_case(|| {
+        seed.set(seed.get() + 1);
+        common::raw_device_random_reset(seed.get())
+    });
+}
+
+/// The same from reset seed 1001.
+#[test]
+fn x_random_reset_every_error_case_sends_its_exact_terminate_seed_2() {
+    let seed = std::cell::Cell::new(1000);
+    every_error_case(|| {
+        seed.set(seed.get() + 1);
+        common::raw_device_random_reset(seed.get())
+    });
+}
+
+fn every_error_case(open: impl Fn() -> (Device<SimHal>, rnic_driver::sim::RawPeer)) {
     for case in ERROR_CASES {
-        let (dev, peer) = raw_device();
+        let (dev, peer) = open();
         let (pd, other_pd) = (ProtectionDomain::new(&dev).expect("PD"), ProtectionDomain::new(&dev).expect("PD"));
         let buf = dev.alloc_dma(4096).expect("DMA");
         buf.write_bytes(0, &[0x5E; 4096]);

@@ -57,6 +57,7 @@ fn run(seed: u64, rounds: usize) {
         area: 16 * 1024,
         large: 0.05,
         seed,
+        random_reset: None,
     };
     let corruptor = Rc::new(RefCell::new(Corruptor::new(seed ^ 0xbad)));
     with_pair(&spec, Some(tap_of(&corruptor)), |pair| {

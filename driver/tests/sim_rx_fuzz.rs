@@ -507,6 +507,9 @@ struct Knobs {
     model_sends_no_terminates: bool,
     /// The model's completions of receives are not expected.
     model_completes_no_receives: bool,
+    /// Run the random-reset `rnic_top` (`rnic_top_x`), each epoch's device from this seed
+    /// plus the epoch's first case.
+    random_reset: Option<u64>,
 }
 
 /// Host memory (the arena), the device memory pieces and the probe's buffer, as (IOVA,
@@ -518,8 +521,11 @@ type Image = Vec<(u64, Vec<u8>)>;
 /// One `rnic_top` against a raw peer, whose IOMMU records faults instead of panicking and
 /// whose host memory logs every DMA access; and the cycle it last did anything outside (a
 /// beat taken on RX or offered on TX, a valid on a DMA channel).
-fn watched_device() -> (Device<SimHal>, RawPeer, Rc<Cell<u64>>) {
-    let (dev, peer) = common::raw_device();
+fn watched_device(random_reset: Option<u64>) -> (Device<SimHal>, RawPeer, Rc<Cell<u64>>) {
+    let (dev, peer) = match random_reset {
+        Some(seed) => common::raw_device_random_reset(seed),
+        None => common::raw_device(),
+    };
     dev.hal().with_memory(|m| {
         m.fail_on_fault(false);
         m.log_accesses(true);
@@ -1626,7 +1632,7 @@ fn cq_ring(dev: &Device<SimHal>, cq: &CompletionQueue<SimHal>) -> (Range, u64) {
 /// One epoch: a fresh device and its model, set up, `n` cases from `start`.
 fn run_epoch(s: Settings, knobs: Knobs, start: u64, n: u64, stats: &mut Stats) -> Result<(), String> {
     let mut erng = case_rng(s.seed, start, SALT_EPOCH);
-    let (dev, peer, activity) = watched_device();
+    let (dev, peer, activity) = watched_device(knobs.random_reset.map(|seed| seed + start));
     let latencies = [1, 4, 16, 64];
     let (rl, wl) = (latencies[erng.gen_range(0..4)], latencies[erng.gen_range(0..4)]);
     let (ready, valid) =
@@ -1800,6 +1806,32 @@ fn rx_fuzz_random_and_mutated_fpdu_streams_match_the_reference_model_exactly() {
     }
 }
 
+/// Cases per seed on the random-reset model.
+const X_CASES: u64 = 2_000;
+
+/// The fuzz cases from the normal run's start, on the random-reset `rnic_top` (every
+/// register powered up and every X assigned at random): each epoch's device from
+/// `reset_seed` plus its first case.
+fn random_reset(reset_seed: u64) {
+    let (s, t) = (Settings { cases: X_CASES, ..settings(X_CASES) }, Instant::now());
+    match fuzz(s, Knobs { random_reset: Some(reset_seed), ..Knobs::default() }) {
+        Ok(stats) => {
+            eprintln!("rx fuzz (random reset {reset_seed}): passed in {:.1?}\n{}", t.elapsed(), stats.summary())
+        }
+        Err(report) => panic!("rx fuzz on the random-reset model, reset seed {reset_seed}, FAILED:\n{report}"),
+    }
+}
+
+#[test]
+fn x_random_reset_rx_fuzz_matches_the_reference_model_exactly_seed_1() {
+    random_reset(1);
+}
+
+#[test]
+fn x_random_reset_rx_fuzz_matches_the_reference_model_exactly_seed_2() {
+    random_reset(1_000_001);
+}
+
 // ---- CRC: one flipped bit anywhere in an FPDU --------------------------------------------
 
 /// One case of the CRC test (module docs): a fresh device with one CRC QP, a few good
@@ -1807,7 +1839,7 @@ fn rx_fuzz_random_and_mutated_fpdu_streams_match_the_reference_model_exactly() {
 fn crc_case(s: Settings, index: u64, stats: &mut Stats) -> Result<(), String> {
     let mut rng = case_rng(s.seed, index, SALT_CRC);
     let (markers, control) = (rng.gen_bool(0.25), rng.gen_range(0..20) == 0);
-    let (dev, peer, activity) = watched_device();
+    let (dev, peer, activity) = watched_device(None);
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(4096).expect("DMA");
     let mut expected = random_octets(&mut rng, 4096);

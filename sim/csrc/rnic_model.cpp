@@ -1,6 +1,15 @@
 // The C ABI of rnic_model.h over the generated RnicModel subclasses.
 #include "rnic_model.h"
 
+static thread_local uint64_t reset_seed = 0;
+
+void rnic_seed_random_reset(VerilatedContext* context) {
+    if (reset_seed != 0) {
+        context->randReset(2);
+        context->randSeed(static_cast<int>(reset_seed & 0x7fffffff));
+    }
+}
+
 static RnicModel* of(RnicModelHandle* h) { return reinterpret_cast<RnicModel*>(h); }
 static const RnicModel* of(const RnicModelHandle* h) { return reinterpret_cast<const RnicModel*>(h); }
 
@@ -43,4 +52,6 @@ int rnic_model_trace_open(RnicModelHandle* model, const char* path) {
 void rnic_model_trace_dump(RnicModelHandle* model, uint64_t time) { of(model)->trace_dump(time); }
 
 void rnic_model_trace_close(RnicModelHandle* model) { of(model)->trace_close(); }
+
+void rnic_model_set_reset_seed(uint64_t seed) { reset_seed = seed; }
 }

@@ -63,6 +63,11 @@ class RnicModel {
 // Implemented by the generated registry: a new model of the named design, or null.
 RnicModel* rnic_create_model(const char* name);
 
+// For a model verilated with --x-initial unique: random initial values (and X) from the
+// seed rnic_model_set_reset_seed gave this thread (Verilator's +verilator+rand+reset+2
+// +verilator+seed+N), or Verilator's default when none was given.
+void rnic_seed_random_reset(VerilatedContext* context);
+
 extern "C" {
 #endif
 
@@ -80,6 +85,8 @@ int rnic_model_trace_open(RnicModelHandle* model, const char* path);
 void rnic_model_trace_dump(RnicModelHandle* model, uint64_t time);
 void rnic_model_trace_close(RnicModelHandle* model);
 const char* rnic_model_names(void);
+// The random-reset seed of the models this thread creates next (0: none).
+void rnic_model_set_reset_seed(uint64_t seed);
 
 #ifdef __cplusplus
 }

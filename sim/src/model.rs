@@ -77,6 +77,19 @@ pub struct Model {
 }
 
 impl Model {
+    /// A model of `<design>_x` (see `X_DESIGNS` in `build.rs`): every register starts, and
+    /// every X is assigned, with a random value drawn from `seed` (non-zero), as Verilator's
+    /// `+verilator+rand+reset+2 +verilator+seed+<seed>` would.
+    pub fn new_random_reset(design: &str, seed: u64) -> Result<Model, SimError> {
+        assert_ne!(seed, 0, "a random-reset seed is not 0");
+        // SAFETY: sets a thread-local of the C++ side; models are created on this thread.
+        unsafe { ffi::rnic_model_set_reset_seed(seed) };
+        let model = Model::new(&format!("{design}_x"));
+        // SAFETY: as above.
+        unsafe { ffi::rnic_model_set_reset_seed(0) };
+        model
+    }
+
     /// Creates a model of `design` (the file stem under `hdl/verilog/`), with its clock
     /// low. Traces to a VCD file when `RNIC_TRACE` is set or [`crate::trace::on_failure`]
     /// is re-running a failed case; otherwise a design built also without tracing (see

@@ -42,7 +42,16 @@ pub fn linked_pair_recorded() -> (Device<SimHal>, Device<SimHal>, Rc<RefCell<Vec
 
 /// One enabled `rnic_top` whose streams a raw peer plays.
 pub fn raw_device() -> (Device<SimHal>, RawPeer) {
-    let hal = SimHal::open("rnic_top").expect("rnic_top model");
+    raw_device_on(SimHal::open("rnic_top").expect("rnic_top model"))
+}
+
+/// [`raw_device`] on the random-reset `rnic_top` (`rnic_top_x`): registers power up, and X
+/// are assigned, with random values drawn from `seed`.
+pub fn raw_device_random_reset(seed: u64) -> (Device<SimHal>, RawPeer) {
+    raw_device_on(SimHal::open_random_reset("rnic_top", seed).expect("rnic_top_x model"))
+}
+
+fn raw_device_on(hal: SimHal) -> (Device<SimHal>, RawPeer) {
     let peer = hal.attach_raw_peer();
     let dev = Device::open(hal).expect("RNIC");
     dev.enable();

@@ -78,6 +78,8 @@ pub struct Spec {
     /// Chance a message is larger than 4 KiB (up to `area`).
     pub large: f64,
     pub seed: u64,
+    /// Run the random-reset models (`<design>_x`), A's with this seed and B's with the next.
+    pub random_reset: Option<u64>,
 }
 
 /// Where things are in a side's host buffer.
@@ -290,7 +292,11 @@ fn watch(hal: &SimHal, last: &Rc<Cell<u64>>) {
 /// Opens two devices of `spec.design`, links them (through `tap` if given), sets up both
 /// hosts and the model from the description, and runs `body` on the pair.
 pub fn with_pair<R>(spec: &Spec, tap: Option<LinkTap>, body: impl FnOnce(&mut Pair<'_>) -> R) -> R {
-    let (ha, hb) = (SimHal::open(spec.design).expect("model"), SimHal::open(spec.design).expect("model"));
+    let open = |i: u64| match spec.random_reset {
+        Some(seed) => SimHal::open_random_reset(spec.design, seed + i).expect("random-reset model"),
+        None => SimHal::open(spec.design).expect("model"),
+    };
+    let (ha, hb) = (open(0), open(1));
     let link = LinkConfig { ready_rate: 0.7, seed: spec.seed ^ 11 };
     match tap {
         Some(tap) => SimHal::connect_tapped(&ha, &hb, link, tap),
