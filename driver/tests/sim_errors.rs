@@ -775,6 +775,27 @@ const ERROR_CASES: &[ErrorCase] = &[
         receive_status: CqeStatus::Flushed,
     },
     ErrorCase {
+        name: "IMM-03 a piece of a split message, MSN out of range (DDP first)",
+        ulpdu: |_| untagged(0x01, 0x49, 0, 0, 2, 0, &[1; 8]),
+        receive: true,
+        word: 0x1203_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "IMM-03 the first piece of a split message",
+        ulpdu: |_| untagged(0x01, 0x48, 0, 0, 1, 0, &[1; 4]),
+        receive: true,
+        word: 0x02FF_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
+        name: "IMM-03 the last piece of a split message",
+        ulpdu: |_| untagged(0x41, 0x48, 0, 0, 1, 4, &[1; 4]),
+        receive: true,
+        word: 0x02FF_C000,
+        receive_status: CqeStatus::Flushed,
+    },
+    ErrorCase {
         name: "SEC-01 SEC-12 atomic on another PD's STag",
         ulpdu: |r| atomic_request(r.other_pd.rkey(), r.other_pd.va()),
         receive: true,

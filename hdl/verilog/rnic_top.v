@@ -20197,6 +20197,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [31:0] queue;
     reg  parse_error;
     reg  [15:0] parse_code;
+    reg  [32:0] imm_end;
+    reg  imm_piece;
     reg  rts;
     reg  [15:0] pd;
     reg  [31:0] next_msn;
@@ -21044,9 +21046,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (is_send | (opcode == 32'h0) | (opcode == 32'h2)) begin
             parse_error = 1'b0;
         end
+        imm_end = ((b_mo$q) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff);
+        imm_piece = ~last | |b_mo$q;
         if (is_imm) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen != 32'h8)) begin
+            if ((imm_end > 32'h8) | (last & (imm_end != 32'h8))) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
@@ -21262,6 +21266,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         state$d = 32'h3;
                         req_valid$d = 1'b1;
                     end
+                    else if (is_imm) begin
+                        fault_code$d = t_msn_range;
+                        state$d = 32'hb;
+                    end
                     else if (b_mo$q != recv$read_data[(32'h1)+:(32)]) begin
                         fault_code$d = t_invalid_mo;
                         state$d = 32'hb;
@@ -21302,7 +21310,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             state$d = 32'h4;
         end
         if ((state$q == 32'h3) & s_rq_valid) begin
-            if (|b_mo$q) begin
+            if (|b_mo$q & ~is_imm) begin
                 fault_code$d = t_invalid_mo;
                 state$d = 32'hb;
             end
@@ -21599,6 +21607,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
             recv_msn$write_enable = 1'b1;
             state$d = 32'ha;
+            if (imm_piece) begin
+                recv_msn$write_enable = 1'b0;
+                fault_code$d = t_unspecified;
+                state$d = 32'hb;
+            end
         end
         m_atom_valid = (state$q == 32'h11) & (writes_out$q == 32'h0) & s_cqes_written;
         m_atom_addr = job_addr$q;

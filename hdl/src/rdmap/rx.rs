@@ -437,6 +437,8 @@ pub struct RdmapRx<
     queue: Signal<Local, Bits<32>>,
     parse_error: Signal<Local, Bit>,
     parse_code: Signal<Local, Bits<16>>,
+    imm_end: Signal<Local, Bits<33>>,
+    imm_piece: Signal<Local, Bit>,
     rts: Signal<Local, Bit>,
     pd: Signal<Local, Bits<16>>,
     next_msn: Signal<Local, Bits<32>>,
@@ -817,6 +819,8 @@ impl<
             queue: Default::default(),
             parse_error: Default::default(),
             parse_code: Default::default(),
+            imm_end: Default::default(),
+            imm_piece: Default::default(),
             rts: Default::default(),
             pd: Default::default(),
             next_msn: Default::default(),
@@ -1240,11 +1244,15 @@ impl<
         if self.is_send.val() | (self.opcode.val() == 0) | (self.opcode.val() == 2) {
             self.parse_error.next = false;
         }
-        // Immediate Data is exactly 8 octets, in one segment (IMM-03); the atomic headers
-        // fill single segments exactly.
+        // Immediate Data is 8 octets (IMM-03): a message that would be longer, or a last
+        // segment that does not end it at 8, does not parse; a piece of a split message
+        // does, and is refused after the DDP checks (state 16). The atomic headers fill
+        // single segments exactly.
+        self.imm_end.next = bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val());
+        self.imm_piece.next = !self.last.val() | self.b_mo.q.val().any();
         if self.is_imm.val() {
             self.parse_error.next = false;
-            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 8) {
+            if (self.imm_end.val() > 8) | (self.last.val() & (self.imm_end.val() != 8)) {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
@@ -1489,13 +1497,17 @@ impl<
                     self.term_msn.d.next = self.b_term_msn.q.val();
                     self.term_status.d.next = self.term_status_now.val();
                 } else {
-                    // A Send segment.
+                    // A Send segment, or Immediate Data (which cannot continue a Send in
+                    // progress: 1/2/0x03, the Send's receive REMOTE_OPERATION).
                     if self.b_msn.q.val() != self.next_msn.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
                     } else if !self.recv.read_data.val().get_bit(0) {
                         self.state.d.next = 3.into();
                         self.req_valid.d.next = true;
+                    } else if self.is_imm.val() {
+                        self.fault_code.d.next = self.t_msn_range.val();
+                        self.state.d.next = 11.into();
                     } else if self.b_mo.q.val() != self.recv.read_data.val().get_bits::<32>(1) {
                         self.fault_code.d.next = self.t_invalid_mo.val();
                         self.state.d.next = 11.into();
@@ -1541,7 +1553,7 @@ impl<
         }
         // The claim's own failures win.
         if (self.state.q.val() == 3) & self.s_rq_valid.val() {
-            if self.b_mo.q.val().any() {
+            if self.b_mo.q.val().any() & !self.is_imm.val() {
                 self.fault_code.d.next = self.t_invalid_mo.val();
                 self.state.d.next = 11.into();
             }
@@ -1904,6 +1916,13 @@ impl<
             }
             self.recv_msn.write_enable.next = true;
             self.state.d.next = 10.into();
+            // A piece of a split message: refused (0/2/0xFF), its receive claimed and
+            // flushed.
+            if self.imm_piece.val() {
+                self.recv_msn.write_enable.next = false;
+                self.fault_code.d.next = self.t_unspecified.val();
+                self.state.d.next = 11.into();
+            }
         }
 
         // State 17: a checked Atomic Request goes to the atomic unit once every placement
