@@ -107,6 +107,55 @@ fn rdmap_send_write_read_between_two_rnics() {
     assert_eq!(read_all(&bufa, 37_000, 100), content[37_000..37_100], "past the Read");
 }
 
+/// RDMAP-18 (§5.5 rules 12, 17): a Read Request is served only once every Write before it
+/// is placed, so a Read of octets a Write just wrote returns them, also when the
+/// responder's memory answers reads after 1 cycle and acknowledges writes after 64 (AXI
+/// orders neither channel after the other; the bus model stores write data at its B).
+#[test]
+fn rdmap_18_a_read_after_a_write_returns_the_written_octets_when_reads_overtake_writes() {
+    let (a, b) = linked_pair();
+    b.hal()
+        .with_dma_timing(|t| (t.read_latency, t.write_latency) = (1, 64))
+        .expect("B's memory is on the AXI bus model");
+    let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+    let (bufa, bufb) = (a.alloc_dma(BUFFER).expect("DMA"), b.alloc_dma(BUFFER).expect("DMA"));
+    let mut rng = StdRng::seed_from_u64(18);
+    let old: Vec<u8> = (0..BUFFER).map(|_| rng.gen()).collect();
+    bufb.write_bytes(0, &old);
+    let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
+    let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+    let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
+    let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps(0)).expect("QP");
+    let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps(0)).expect("QP");
+    qpa.ready().expect("RTS");
+    qpb.ready().expect("RTS");
+    // Each round: Write 256 octets to B at `at`, then Read 256 octets of B at `at + 128`
+    // (the Write's second half, then B's old octets) into A at 32 768 + `at`.
+    for round in 0..12usize {
+        let at = round * 2048;
+        let new: Vec<u8> = (0..256).map(|_| rng.gen()).collect();
+        bufa.write_bytes(at, &new);
+        let write = WorkRequest::Write {
+            wr_id: 1,
+            local: mra.sge(at as u64, 256).unwrap(),
+            remote: mrb.remote(at as u64).unwrap(),
+            signaled: true,
+        };
+        let read = WorkRequest::Read {
+            wr_id: 2,
+            local: mra.sge(32_768 + at as u64, 256).unwrap(),
+            remote: mrb.remote(at as u64 + 128).unwrap(),
+            signaled: true,
+        };
+        qpa.post_send_batch(&[write, read]).expect("post");
+        let done: Vec<_> = collect(&a, &cqa, 2).iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect();
+        assert_eq!(done, [(1, CqeStatus::Success, 256), (2, CqeStatus::Success, 256)], "round {round}");
+        let mut expected = new[128..].to_vec();
+        expected.extend_from_slice(&old[at + 256..at + 384]);
+        assert_eq!(read_all(&bufa, 32_768 + at, 256), expected, "round {round}: the Read saw the Write before it");
+    }
+}
+
 #[test]
 fn ddp_12_write_past_the_mr_is_terminated_and_places_nothing() {
     let (a, b) = linked_pair();

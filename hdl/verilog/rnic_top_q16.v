@@ -20199,6 +20199,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [15:0] parse_code;
     reg  [32:0] imm_end;
     reg  imm_piece;
+    reg  job_go;
     reg  rts;
     reg  [15:0] pd;
     reg  [31:0] next_msn;
@@ -21706,6 +21707,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             state$d = 32'hc;
             ended$d = 1'b1;
         end
+        job_go = job_terminate$q | job_atomic$q | (writes_out$q == 32'h0);
         job_entry = ((job_terminate$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         if (job_atomic$q) begin
             job_entry = (((hdr$q[(32'hb0)+:(32)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_msn_next) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf) | (((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
@@ -21713,9 +21715,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (job_terminate$q) begin
             job_entry = ((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         end
-        jobs$s_valid = job_valid$q;
+        jobs$s_valid = job_valid$q & job_go;
         jobs$s_data = job_entry;
-        if ((state$q == 32'hc) & jobs$s_ready) begin
+        if ((state$q == 32'hc) & jobs$s_ready & job_go) begin
             job_valid$d = 1'b0;
             job_atomic$d = 1'b0;
             state$d = 32'hd;

@@ -17,14 +17,16 @@
 //!   catastrophic). The last segment invalidates the STag and completes the receive.
 //! - Read Request (QN 1): MSN in order, fewer than IRD Read Responses of the QP still
 //!   unsent (else no QN 1 buffer, 1/2/0x02), the source passes the REMOTE_READ check
-//!   (0/1/x); the response becomes a tagged job for the segmenter. A Read Request's IRD
+//!   (0/1/x); the response becomes a tagged job for the segmenter once every placement
+//!   before it is acknowledged (so it reads what a Write before it wrote). A Read Request's IRD
 //!   slot is free again once the segmenter has sent its response's last segment.
 //! - Read Response: continues the oldest outstanding Read of the QP (table filled by the
 //!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
 //!   and next TO; once the last segment is placed, the requester completes the Read
 //!   (`order_done`).
 //! - Immediate Data (RFC 7306 §6, opcodes 0x8/0x9): exactly 8 octets in one segment
-//!   (0/2/0xFF), MSN and receive as a Send; the receive completes RECV_IMM with the octets
+//!   (else 0/2/0xFF, a piece of a split message after the DDP checks), MSN and receive as
+//!   a Send; the receive completes RECV_IMM with the octets
 //!   in its CQE (SOLICITED for 0x9) and nothing placed in its buffer, after every earlier
 //!   placement is acknowledged (so a Write before it is in memory).
 //! - Atomic Request (QN 1, shared with Read Requests: MSN, IRD): a supported AOpCode
@@ -439,6 +441,7 @@ pub struct RdmapRx<
     parse_code: Signal<Local, Bits<16>>,
     imm_end: Signal<Local, Bits<33>>,
     imm_piece: Signal<Local, Bit>,
+    job_go: Signal<Local, Bit>,
     rts: Signal<Local, Bit>,
     pd: Signal<Local, Bits<16>>,
     next_msn: Signal<Local, Bits<32>>,
@@ -821,6 +824,7 @@ impl<
             parse_code: Default::default(),
             imm_end: Default::default(),
             imm_piece: Default::default(),
+            job_go: Default::default(),
             rts: Default::default(),
             pd: Default::default(),
             next_msn: Default::default(),
@@ -2051,7 +2055,10 @@ impl<
         }
 
         // State 12: a Read Response, an Atomic Response or a Terminate joins the
-        // segmenter's queue.
+        // segmenter's queue. A Read Response waits until every placement before it is
+        // acknowledged (RDMAP-18, §5.5 rules 12 and 17: a Read sees the Writes before it;
+        // the bus orders no read after a write). An Atomic waited in state 17.
+        self.job_go.next = self.job_terminate.q.val() | self.job_atomic.q.val() | (self.writes_out.q.val() == 0);
         self.job_entry.next = bit_cast::<465, 1>(self.job_terminate.q.val().into())
             | (bit_cast::<465, 32>(self.b_sink_stag.q.val()) << 1)
             | (bit_cast::<465, 64>(self.b_sink_to.q.val()) << 33)
@@ -2081,9 +2088,9 @@ impl<
                 | (bit_cast::<465, QB>(self.qpn.q.val()) << 455)
                 | (bit_cast::<465, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 463);
         }
-        self.jobs.s_valid.next = self.job_valid.q.val();
+        self.jobs.s_valid.next = self.job_valid.q.val() & self.job_go.val();
         self.jobs.s_data.next = self.job_entry.val();
-        if (self.state.q.val() == 12) & self.jobs.s_ready.val() {
+        if (self.state.q.val() == 12) & self.jobs.s_ready.val() & self.job_go.val() {
             self.job_valid.d.next = false;
             self.job_atomic.d.next = false;
             self.state.d.next = 13.into();
