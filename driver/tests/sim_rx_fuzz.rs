@@ -97,7 +97,7 @@ use rnic_driver::{
     CompletionQueue, Device, DeviceMemory, DmaBuffer, DriverError, Hal, MemoryRegion, MrAccess, ProtectionDomain,
     QpCaps, QpState, QueuePair, RecvRequest, RemoteBuf, Sge, WorkRequest,
 };
-use rnic_proto::host::context::{CqContext, MrContext, QpContext};
+use rnic_proto::host::context::{CqContext, MrContext};
 use rnic_proto::host::desc::{Cqe, CqeOpcode};
 use rnic_proto::host::regs;
 use rnic_proto::model::{Fabric, RnicConfig, Side, TxLog};
@@ -105,6 +105,8 @@ use rnic_proto::mpa::{crc32c, crc_field, pad_len, Deframer, Framer, FramingConfi
 use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment};
 use rnic_proto::terminate::{TermCode, Terminate, TerminatedDdpHeader};
 use rnic_sim::host_memory::{Access, Dir};
+
+use common::workload::qp_context;
 
 // ---- Settings and randomness -------------------------------------------------------------
 
@@ -307,28 +309,6 @@ fn caps(spec: &QpSpec, conn_id: u16) -> QpCaps {
         markers_tx: false,
         markers_rx: markers,
         conn_id,
-    }
-}
-
-/// The QP context the driver writes for `caps` (the model ignores the ring addresses: the
-/// rings are the harness's business).
-fn qp_context(caps: &QpCaps, state: QpState, pd: u16, cqn: u32) -> QpContext {
-    QpContext {
-        state,
-        crc_enable: caps.crc,
-        markers_tx: caps.markers_tx,
-        markers_rx: caps.markers_rx,
-        pd,
-        conn_id: caps.conn_id,
-        mulpdu: caps.mulpdu,
-        send_cq: cqn as u16,
-        recv_cq: cqn as u16,
-        sq_log_size: caps.sq_log_size,
-        rq_log_size: caps.rq_log_size,
-        ird: caps.ird,
-        ord: caps.ord,
-        sq_base: 0,
-        rq_base: 0,
     }
 }
 
