@@ -18,17 +18,18 @@
 //! - Read Request (QN 1): MSN in order, fewer than IRD Read Responses of the QP still
 //!   unsent (else no QN 1 buffer, 1/2/0x02), the source passes the REMOTE_READ check
 //!   (0/1/x); the response becomes a tagged job for the segmenter once every placement
-//!   before it is acknowledged (so it reads what a Write before it wrote). A Read Request's IRD
-//!   slot is free again once the segmenter has sent its response's last segment.
+//!   before it is acknowledged (so it reads what a Write before it wrote). A Read
+//!   Request's IRD slot is free again once the segmenter has sent its response's last
+//!   segment.
 //! - Read Response: continues the oldest outstanding Read of the QP (table filled by the
 //!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
 //!   and next TO; once the last segment is placed, the requester completes the Read
 //!   (`order_done`).
 //! - Immediate Data (RFC 7306 §6, opcodes 0x8/0x9): exactly 8 octets in one segment
 //!   (else 0/2/0xFF, a piece of a split message after the DDP checks), MSN and receive as
-//!   a Send; the receive completes RECV_IMM with the octets
-//!   in its CQE (SOLICITED for 0x9) and nothing placed in its buffer, after every earlier
-//!   placement is acknowledged (so a Write before it is in memory).
+//!   a Send; the receive completes RECV_IMM with the octets in its CQE (SOLICITED for 0x9)
+//!   and nothing placed in its buffer, after every earlier placement is acknowledged (so a
+//!   Write before it is in memory).
 //! - Atomic Request (QN 1, shared with Read Requests: MSN, IRD): a supported AOpCode
 //!   (0/2/0x06), the 8 target octets pass the REMOTE_ATOMIC check (0/1/x), the target's
 //!   IOVA is 8-aligned (0/2/0x07); Terminates carry the DDP header. Once every earlier
