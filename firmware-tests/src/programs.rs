@@ -14,6 +14,10 @@ pub const SWEEP: [u32; 11] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 
 
 /// The datapath: octets per cycle.
 const W: f64 = 8.0;
+/// The clock rates are converted at: the routed Fmax of the 16-QP core in the ULX3S build
+/// (speed grade 6, `bitstream/board-build`, docs/PERFORMANCE.md), the only whole-core
+/// build that routes so far. Update it with the next routed build.
+const ROUTED_FMAX_MHZ: f64 = 27.06;
 
 fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
     PairConfig {
@@ -140,13 +144,14 @@ pub fn atomic_bw_program(args: &PerfArgs, kind: AtomicKind, contended: bool, dev
     let target = if contended { "all on one word" } else { "each QP on a word of its own" };
     let memory = memory_name(device_memory);
     println!("atomic_bw: {kind:?}, {} per QP, {target} in {memory}; {}", args.iters, args.setup());
-    let mut table = Table::new(&["op", "atomics", "cycles", "ops/cycle", "Mops at 250 MHz", "sim cycles/s"]);
+    let mops = format!("Mops at {ROUTED_FMAX_MHZ} MHz (routed)");
+    let mut table = Table::new(&["op", "atomics", "cycles", "ops/cycle", &mops, "sim cycles/s"]);
     table.row(vec![
         format!("{kind:?}").to_lowercase(),
         run.ops.to_string(),
         run.cycles.to_string(),
         format!("{:.4}", run.ops_per_cycle()),
-        format!("{:.1}", run.ops_per_cycle() * 250.0),
+        format!("{:.2}", run.ops_per_cycle() * ROUTED_FMAX_MHZ),
         format!("{:.0}", run.cycles as f64 / run.seconds),
     ]);
     print!("{}", table.render());
@@ -171,15 +176,15 @@ pub fn atomic_responder_program(args: &PerfArgs, contended: bool, device_memory:
         memory_name(device_memory).replace("B's", "the RNIC's"),
         args.setup()
     );
-    let mut table =
-        Table::new(&["atomics", "cycles", "ops/cycle", "link bound ops/cycle", "of the bound", "Mops at 250 MHz"]);
+    let mops = format!("Mops at {ROUTED_FMAX_MHZ} MHz (routed)");
+    let mut table = Table::new(&["atomics", "cycles", "ops/cycle", "link bound ops/cycle", "of the bound", &mops]);
     table.row(vec![
         run.ops.to_string(),
         run.cycles.to_string(),
         format!("{:.4}", run.ops_per_cycle()),
         format!("{:.4}", run.link_bound()),
         format!("{:.0}%", 100.0 * run.ops_per_cycle() / run.link_bound()),
-        format!("{:.1}", run.ops_per_cycle() * 250.0),
+        format!("{:.2}", run.ops_per_cycle() * ROUTED_FMAX_MHZ),
     ]);
     print!("{}", table.render());
     println!(
