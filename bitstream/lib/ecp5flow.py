@@ -65,14 +65,16 @@ def rel(path):
 # ----------------------------------------------------------------------------- tools
 
 def ensure_tools(tools=(YOSYS, NEXTPNR)):
-    """Installs the pinned wheels if any of `tools` is missing."""
+    """Installs the pinned wheels if any of `tools` is missing (yosys alone with
+    `setup-tools --yosys` when that is all that is asked for)."""
     if all(t.exists() for t in tools):
         return
     missing = ", ".join(t.name for t in tools if not t.exists())
-    progress(f"{missing} missing: running scripts/setup-tools --synth")
-    r = subprocess.run([str(ROOT / "scripts" / "setup-tools"), "--synth"], stdout=sys.stderr)
+    flag = "--yosys" if tuple(tools) == (YOSYS,) else "--synth"
+    progress(f"{missing} missing: running scripts/setup-tools {flag}")
+    r = subprocess.run([str(ROOT / "scripts" / "setup-tools"), flag], stdout=sys.stderr)
     if r.returncode != 0 or not all(t.exists() for t in tools):
-        raise Failure(f"scripts/setup-tools --synth failed; still missing: {missing}")
+        raise Failure(f"scripts/setup-tools {flag} failed; still missing: {missing}")
 
 
 def first_line(cmd):

@@ -9,7 +9,7 @@ use rust_hdl::prelude::*;
 
 use crate::atomic::{AtomicAlu, AtomicUnit};
 use crate::board::UartBridge;
-use crate::common::RamFifo;
+use crate::common::{RamFifo, RegRam, RrArbiter, SkidBuffer};
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{
     AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing, StreamTxRing,
@@ -59,6 +59,21 @@ pub fn all() -> Vec<Design> {
             name: "rnic_common_ram_fifo",
             summary: "first-in first-out queue in block RAM, 16 entries of 73 bits (test size)",
             generate: || generate("rnic_common_ram_fifo", RamFifo::<73, 4, 5>::default()),
+        },
+        Design {
+            name: "rnic_common_reg_ram",
+            summary: "RAM with a twice-registered read, 512 words of 72 bits (test size)",
+            generate: || generate("rnic_common_reg_ram", RegRam::<Bits<72>, 9>::default()),
+        },
+        Design {
+            name: "rnic_common_rr_arbiter",
+            summary: "pipelined round-robin arbiter over 64 requesters",
+            generate: || generate("rnic_common_rr_arbiter", RrArbiter::<64>::default()),
+        },
+        Design {
+            name: "rnic_common_skid_buffer",
+            summary: "register slice with a registered ready, 72 bits",
+            generate: || generate("rnic_common_skid_buffer", SkidBuffer::<72>::default()),
         },
         Design {
             name: "rnic_mpa_positions",

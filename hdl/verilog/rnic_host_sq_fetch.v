@@ -94,9 +94,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  [5:0] qpn$d;
     wire  [5:0] qpn$q;
     reg  qpn$clock;
-    reg  [5:0] start$d;
-    wire  [5:0] start$q;
-    reg  start$clock;
     reg  restart$d;
     wire  restart$q;
     reg  restart$clock;
@@ -208,15 +205,18 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  wqes$m_ready;
     wire  [768:0] wqes$m_data;
     wire  [4:0] wqes$count;
+    reg  pick$clock;
+    reg  pick$reset;
     reg  [63:0] pick$requests;
-    reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
+    wire  [63:0] pick$grant_onehot;
+    reg  pick$accept;
     
     // Local signals
     reg  [63:0] candidates;
-    reg  [5:0] chosen;
-    reg  found;
+    reg  still_wanted;
+    reg  choose;
     reg  slot_free;
     reg  sq_doorbell;
     reg  [5:0] db_qpn;
@@ -312,11 +312,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         .d(qpn$d),
         .q(qpn$q),
         .clock(qpn$clock)
-    );
-    rnic_host_sq_fetch$start start(
-        .d(start$d),
-        .q(start$q),
-        .clock(start$clock)
     );
     rnic_host_sq_fetch$restart restart(
         .d(restart$d),
@@ -500,10 +495,13 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         .count(wqes$count)
     );
     rnic_host_sq_fetch$pick pick(
+        .clock(pick$clock),
+        .reset(pick$reset),
         .requests(pick$requests),
-        .start(pick$start),
         .found(pick$found),
-        .grant(pick$grant)
+        .grant(pick$grant),
+        .grant_onehot(pick$grant_onehot),
+        .accept(pick$accept)
     );
     
     // Update code
@@ -513,7 +511,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         pending$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
-        start$clock = clock;
         restart$clock = clock;
         db_hit$clock = clock;
         wrote$clock = clock;
@@ -541,7 +538,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         pending$d = pending$q;
         state$d = state$q;
         qpn$d = qpn$q;
-        start$d = start$q;
         restart$d = restart$q;
         db_hit$d = db_hit$q;
         wrote$d = wrote$q;
@@ -597,6 +593,8 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         ci$read_clock = clock;
         ci$write_clock = clock;
         wqes$clock = clock;
+        pick$clock = clock;
+        pick$reset = reset;
         wqes$reset = reset;
         ctx$write_enable = qp_we;
         ctx$write_address = qp_waddr;
@@ -620,9 +618,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         write_here = qp_we & (qp_waddr == qpn$q);
         candidates = pending$q & (qp_rts | qp_error);
         pick$requests = candidates;
-        pick$start = ((start$q) & 8'hff);
-        found = pick$found;
-        chosen = pick$grant[(32'h0)+:(6)];
+        still_wanted = |(pick$grant_onehot & candidates);
         slot_free = 1'b0;
         if (issue$q == 0) begin
             slot_free = ~b_busy$0$q;
@@ -651,8 +647,10 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         if (wrapped) begin
             count = to_wrap[(32'h0)+:(4)];
         end
-        if ((state$q == 32'h0) & found & enable & slot_free) begin
-            qpn$d = chosen;
+        choose = (state$q == 32'h0) & pick$found & still_wanted & enable & slot_free;
+        pick$accept = choose;
+        if (choose) begin
+            qpn$d = pick$grant[(32'h0)+:(6)];
             restart$d = 1'b0;
             db_hit$d = 1'b0;
             state$d = 32'h1;
@@ -698,11 +696,8 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         if (state$q == 32'h4) begin
             state$d = 32'h0;
         end
-        if (live) begin
-            start$d = qpn$q + 32'h1;
-            if (dec_last$q & ~db_hit$q) begin
-                done_mask = qp_bit;
-            end
+        if (live & dec_last$q & ~db_hit$q) begin
+            done_mask = qp_bit;
         end
         if (issuing) begin
             fi_mask = qp_bit;
@@ -819,7 +814,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
             ci_zero$d = ones;
             state$d = 32'h0;
             req_valid$d = 1'b0;
-            start$d = 32'h0;
             b_busy$0$d = 1'b0;
             b_busy$1$d = 1'b0;
             issue$d = 32'h0;
@@ -1380,290 +1374,454 @@ module rnic_host_sq_fetch$pi(read_address,read_clock,read_data,write_address,wri
 endmodule // rnic_host_sq_fetch$pi
 
 
-module rnic_host_sq_fetch$pick(requests,start,found,grant);
+module rnic_host_sq_fetch$pick(clock,reset,requests,found,grant,grant_onehot,accept);
     
     // Module arguments
+    input wire  clock;
+    input wire  reset;
     input wire  [63:0] requests;
-    input wire  [7:0] start;
     output reg  found;
     output reg  [7:0] grant;
+    output reg  [63:0] grant_onehot;
+    input wire  accept;
     
     // Constant declarations
-    localparam  ones = 64'hffffffffffffffff;
+    localparam  one = 64'h1;
+    localparam  has_bit0 = 64'haaaaaaaaaaaaaaaa;
+    localparam  has_bit1 = 64'hcccccccccccccccc;
+    localparam  has_bit2 = 64'hf0f0f0f0f0f0f0f0;
+    localparam  has_bit3 = 64'hff00ff00ff00ff00;
+    localparam  has_bit4 = 64'hffff0000ffff0000;
+    localparam  has_bit5 = 64'hffffffff00000000;
+    localparam  has_bit6 = 64'h0;
+    localparam  has_bit7 = 64'h0;
+    localparam  settle_cycles = 3'b100;
+    
+    // Stub signals
+    reg  [63:0] req$d;
+    wire  [63:0] req$q;
+    reg  req$clock;
+    reg  [63:0] high$d;
+    wire  [63:0] high$q;
+    reg  high$clock;
+    reg  [63:0] above$d;
+    wire  [63:0] above$q;
+    reg  above$clock;
+    reg  [63:0] first_high$d;
+    wire  [63:0] first_high$q;
+    reg  first_high$clock;
+    reg  [63:0] first_any$d;
+    wire  [63:0] first_any$q;
+    reg  first_any$clock;
+    reg  high_any$d;
+    wire  high_any$q;
+    reg  high_any$clock;
+    reg  req_any$d;
+    wire  req_any$q;
+    reg  req_any$clock;
+    reg  [63:0] chosen$d;
+    wire  [63:0] chosen$q;
+    reg  chosen$clock;
+    reg  chosen_found$d;
+    wire  chosen_found$q;
+    reg  chosen_found$clock;
+    reg  [63:0] out_onehot$d;
+    wire  [63:0] out_onehot$q;
+    reg  out_onehot$clock;
+    reg  [7:0] out_index$d;
+    wire  [7:0] out_index$q;
+    reg  out_index$clock;
+    reg  out_found$d;
+    wire  out_found$q;
+    reg  out_found$clock;
+    reg  [2:0] settle$d;
+    wire  [2:0] settle$q;
+    reg  settle$clock;
     
     // Local signals
-    reg  [63:0] upper;
-    reg  from_upper;
-    reg  picked;
+    reg  [63:0] pick;
+    reg  [7:0] index;
+    
+    // Sub module instances
+    rnic_host_sq_fetch$pick$req req(
+        .d(req$d),
+        .q(req$q),
+        .clock(req$clock)
+    );
+    rnic_host_sq_fetch$pick$high high(
+        .d(high$d),
+        .q(high$q),
+        .clock(high$clock)
+    );
+    rnic_host_sq_fetch$pick$above above(
+        .d(above$d),
+        .q(above$q),
+        .clock(above$clock)
+    );
+    rnic_host_sq_fetch$pick$first_high first_high(
+        .d(first_high$d),
+        .q(first_high$q),
+        .clock(first_high$clock)
+    );
+    rnic_host_sq_fetch$pick$first_any first_any(
+        .d(first_any$d),
+        .q(first_any$q),
+        .clock(first_any$clock)
+    );
+    rnic_host_sq_fetch$pick$high_any high_any(
+        .d(high_any$d),
+        .q(high_any$q),
+        .clock(high_any$clock)
+    );
+    rnic_host_sq_fetch$pick$req_any req_any(
+        .d(req_any$d),
+        .q(req_any$q),
+        .clock(req_any$clock)
+    );
+    rnic_host_sq_fetch$pick$chosen chosen(
+        .d(chosen$d),
+        .q(chosen$q),
+        .clock(chosen$clock)
+    );
+    rnic_host_sq_fetch$pick$chosen_found chosen_found(
+        .d(chosen_found$d),
+        .q(chosen_found$q),
+        .clock(chosen_found$clock)
+    );
+    rnic_host_sq_fetch$pick$out_onehot out_onehot(
+        .d(out_onehot$d),
+        .q(out_onehot$q),
+        .clock(out_onehot$clock)
+    );
+    rnic_host_sq_fetch$pick$out_index out_index(
+        .d(out_index$d),
+        .q(out_index$q),
+        .clock(out_index$clock)
+    );
+    rnic_host_sq_fetch$pick$out_found out_found(
+        .d(out_found$d),
+        .q(out_found$q),
+        .clock(out_found$clock)
+    );
+    rnic_host_sq_fetch$pick$settle settle(
+        .d(settle$d),
+        .q(settle$q),
+        .clock(settle$clock)
+    );
     
     // Update code
     always @(*) begin
-        upper = requests & (ones << start);
-        from_upper = |upper;
-        grant = 32'h0;
-        picked = 1'b0;
-        if (|requests) begin
-            if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
-                grant = 0;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
-                grant = 1;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
-                grant = 2;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
-                grant = 3;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
-                grant = 4;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
-                grant = 5;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
-                grant = 6;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
-                grant = 7;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
-                grant = 8;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
-                grant = 9;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
-                grant = 10;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
-                grant = 11;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
-                grant = 12;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
-                grant = 13;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
-                grant = 14;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
-                grant = 15;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[16]) | (~from_upper & requests[16]))) begin
-                grant = 16;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[17]) | (~from_upper & requests[17]))) begin
-                grant = 17;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[18]) | (~from_upper & requests[18]))) begin
-                grant = 18;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[19]) | (~from_upper & requests[19]))) begin
-                grant = 19;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[20]) | (~from_upper & requests[20]))) begin
-                grant = 20;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[21]) | (~from_upper & requests[21]))) begin
-                grant = 21;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[22]) | (~from_upper & requests[22]))) begin
-                grant = 22;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[23]) | (~from_upper & requests[23]))) begin
-                grant = 23;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[24]) | (~from_upper & requests[24]))) begin
-                grant = 24;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[25]) | (~from_upper & requests[25]))) begin
-                grant = 25;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[26]) | (~from_upper & requests[26]))) begin
-                grant = 26;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[27]) | (~from_upper & requests[27]))) begin
-                grant = 27;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[28]) | (~from_upper & requests[28]))) begin
-                grant = 28;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[29]) | (~from_upper & requests[29]))) begin
-                grant = 29;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[30]) | (~from_upper & requests[30]))) begin
-                grant = 30;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[31]) | (~from_upper & requests[31]))) begin
-                grant = 31;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[32]) | (~from_upper & requests[32]))) begin
-                grant = 32;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[33]) | (~from_upper & requests[33]))) begin
-                grant = 33;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[34]) | (~from_upper & requests[34]))) begin
-                grant = 34;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[35]) | (~from_upper & requests[35]))) begin
-                grant = 35;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[36]) | (~from_upper & requests[36]))) begin
-                grant = 36;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[37]) | (~from_upper & requests[37]))) begin
-                grant = 37;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[38]) | (~from_upper & requests[38]))) begin
-                grant = 38;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[39]) | (~from_upper & requests[39]))) begin
-                grant = 39;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[40]) | (~from_upper & requests[40]))) begin
-                grant = 40;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[41]) | (~from_upper & requests[41]))) begin
-                grant = 41;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[42]) | (~from_upper & requests[42]))) begin
-                grant = 42;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[43]) | (~from_upper & requests[43]))) begin
-                grant = 43;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[44]) | (~from_upper & requests[44]))) begin
-                grant = 44;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[45]) | (~from_upper & requests[45]))) begin
-                grant = 45;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[46]) | (~from_upper & requests[46]))) begin
-                grant = 46;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[47]) | (~from_upper & requests[47]))) begin
-                grant = 47;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[48]) | (~from_upper & requests[48]))) begin
-                grant = 48;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[49]) | (~from_upper & requests[49]))) begin
-                grant = 49;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[50]) | (~from_upper & requests[50]))) begin
-                grant = 50;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[51]) | (~from_upper & requests[51]))) begin
-                grant = 51;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[52]) | (~from_upper & requests[52]))) begin
-                grant = 52;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[53]) | (~from_upper & requests[53]))) begin
-                grant = 53;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[54]) | (~from_upper & requests[54]))) begin
-                grant = 54;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[55]) | (~from_upper & requests[55]))) begin
-                grant = 55;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[56]) | (~from_upper & requests[56]))) begin
-                grant = 56;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[57]) | (~from_upper & requests[57]))) begin
-                grant = 57;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[58]) | (~from_upper & requests[58]))) begin
-                grant = 58;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[59]) | (~from_upper & requests[59]))) begin
-                grant = 59;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[60]) | (~from_upper & requests[60]))) begin
-                grant = 60;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[61]) | (~from_upper & requests[61]))) begin
-                grant = 61;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[62]) | (~from_upper & requests[62]))) begin
-                grant = 62;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[63]) | (~from_upper & requests[63]))) begin
-                grant = 63;
-                picked = 1'b1;
-            end
+        req$clock = clock;
+        high$clock = clock;
+        above$clock = clock;
+        first_high$clock = clock;
+        first_any$clock = clock;
+        high_any$clock = clock;
+        req_any$clock = clock;
+        chosen$clock = clock;
+        chosen_found$clock = clock;
+        out_onehot$clock = clock;
+        out_index$clock = clock;
+        out_found$clock = clock;
+        settle$clock = clock;
+        req$d = req$q;
+        high$d = high$q;
+        above$d = above$q;
+        first_high$d = first_high$q;
+        first_any$d = first_any$q;
+        high_any$d = high_any$q;
+        req_any$d = req_any$q;
+        chosen$d = chosen$q;
+        chosen_found$d = chosen_found$q;
+        out_onehot$d = out_onehot$q;
+        out_index$d = out_index$q;
+        out_found$d = out_found$q;
+        settle$d = settle$q;
+        req$d = requests;
+        high$d = requests & above$q;
+        first_high$d = high$q & (~high$q + one);
+        first_any$d = req$q & (~req$q + one);
+        high_any$d = |high$q;
+        req_any$d = |req$q;
+        pick = first_any$q;
+        if (high_any$q) begin
+            pick = first_high$q;
         end
-        found = picked;
+        chosen$d = pick;
+        chosen_found$d = req_any$q;
+        index = ((|(chosen$q & has_bit0)) & 8'hff) | (((|(chosen$q & has_bit1)) & 8'hff) << 32'h1) | (((|(chosen$q & has_bit2)) & 8'hff) << 32'h2) | (((|(chosen$q & has_bit3)) & 8'hff) << 32'h3) | (((|(chosen$q & has_bit4)) & 8'hff) << 32'h4) | (((|(chosen$q & has_bit5)) & 8'hff) << 32'h5) | (((|(chosen$q & has_bit6)) & 8'hff) << 32'h6) | (((|(chosen$q & has_bit7)) & 8'hff) << 32'h7);
+        out_onehot$d = chosen$q;
+        out_index$d = index;
+        out_found$d = chosen_found$q;
+        found = out_found$q & ~|settle$q;
+        grant = out_index$q;
+        grant_onehot = out_onehot$q;
+        if (|settle$q) begin
+            settle$d = settle$q - 32'h1;
+        end
+        if (accept & found) begin
+            above$d = ~((out_onehot$q << 32'h1) - one);
+            settle$d = settle_cycles;
+        end
+        if (reset) begin
+            req$d = 32'h0;
+            high$d = 32'h0;
+            above$d = 32'h0;
+            req_any$d = 1'b0;
+            chosen_found$d = 1'b0;
+            out_found$d = 1'b0;
+            settle$d = 32'h0;
+        end
     end
     
 endmodule // rnic_host_sq_fetch$pick
+
+
+module rnic_host_sq_fetch$pick$above(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$above
+
+
+module rnic_host_sq_fetch$pick$chosen(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$chosen
+
+
+module rnic_host_sq_fetch$pick$chosen_found(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$chosen_found
+
+
+module rnic_host_sq_fetch$pick$first_any(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$first_any
+
+
+module rnic_host_sq_fetch$pick$first_high(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$first_high
+
+
+module rnic_host_sq_fetch$pick$high(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$high
+
+
+module rnic_host_sq_fetch$pick$high_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$high_any
+
+
+module rnic_host_sq_fetch$pick$out_found(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$out_found
+
+
+module rnic_host_sq_fetch$pick$out_index(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$out_index
+
+
+module rnic_host_sq_fetch$pick$out_onehot(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$out_onehot
+
+
+module rnic_host_sq_fetch$pick$req(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$req
+
+
+module rnic_host_sq_fetch$pick$req_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$req_any
+
+
+module rnic_host_sq_fetch$pick$settle(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$pick$settle
 
 
 module rnic_host_sq_fetch$qpn(d,q,clock);
@@ -1797,25 +1955,6 @@ module rnic_host_sq_fetch$snap_fi_zero(d,q,clock);
     end
           
 endmodule // rnic_host_sq_fetch$snap_fi_zero
-
-
-module rnic_host_sq_fetch$start(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_sq_fetch$start
 
 
 module rnic_host_sq_fetch$state(d,q,clock);

@@ -31038,9 +31038,6 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     reg  [3:0] qpn$d;
     wire  [3:0] qpn$q;
     reg  qpn$clock;
-    reg  [3:0] start$d;
-    wire  [3:0] start$q;
-    reg  start$clock;
     reg  restart$d;
     wire  restart$q;
     reg  restart$clock;
@@ -31152,15 +31149,18 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     reg  wqes$m_ready;
     wire  [768:0] wqes$m_data;
     wire  [4:0] wqes$count;
+    reg  pick$clock;
+    reg  pick$reset;
     reg  [15:0] pick$requests;
-    reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
+    wire  [15:0] pick$grant_onehot;
+    reg  pick$accept;
     
     // Local signals
     reg  [15:0] candidates;
-    reg  [3:0] chosen;
-    reg  found;
+    reg  still_wanted;
+    reg  choose;
     reg  slot_free;
     reg  sq_doorbell;
     reg  [3:0] db_qpn;
@@ -31256,11 +31256,6 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .d(qpn$d),
         .q(qpn$q),
         .clock(qpn$clock)
-    );
-    rnic_top_q16$sq$start start(
-        .d(start$d),
-        .q(start$q),
-        .clock(start$clock)
     );
     rnic_top_q16$sq$restart restart(
         .d(restart$d),
@@ -31444,10 +31439,13 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .count(wqes$count)
     );
     rnic_top_q16$sq$pick pick(
+        .clock(pick$clock),
+        .reset(pick$reset),
         .requests(pick$requests),
-        .start(pick$start),
         .found(pick$found),
-        .grant(pick$grant)
+        .grant(pick$grant),
+        .grant_onehot(pick$grant_onehot),
+        .accept(pick$accept)
     );
     
     // Update code
@@ -31457,7 +31455,6 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         pending$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
-        start$clock = clock;
         restart$clock = clock;
         db_hit$clock = clock;
         wrote$clock = clock;
@@ -31485,7 +31482,6 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         pending$d = pending$q;
         state$d = state$q;
         qpn$d = qpn$q;
-        start$d = start$q;
         restart$d = restart$q;
         db_hit$d = db_hit$q;
         wrote$d = wrote$q;
@@ -31541,6 +31537,8 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         ci$read_clock = clock;
         ci$write_clock = clock;
         wqes$clock = clock;
+        pick$clock = clock;
+        pick$reset = reset;
         wqes$reset = reset;
         ctx$write_enable = qp_we;
         ctx$write_address = qp_waddr;
@@ -31564,9 +31562,7 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         write_here = qp_we & (qp_waddr == qpn$q);
         candidates = pending$q & (qp_rts | qp_error);
         pick$requests = candidates;
-        pick$start = ((start$q) & 8'hff);
-        found = pick$found;
-        chosen = pick$grant[(32'h0)+:(4)];
+        still_wanted = |(pick$grant_onehot & candidates);
         slot_free = 1'b0;
         if (issue$q == 0) begin
             slot_free = ~b_busy$0$q;
@@ -31595,8 +31591,10 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         if (wrapped) begin
             count = to_wrap[(32'h0)+:(4)];
         end
-        if ((state$q == 32'h0) & found & enable & slot_free) begin
-            qpn$d = chosen;
+        choose = (state$q == 32'h0) & pick$found & still_wanted & enable & slot_free;
+        pick$accept = choose;
+        if (choose) begin
+            qpn$d = pick$grant[(32'h0)+:(4)];
             restart$d = 1'b0;
             db_hit$d = 1'b0;
             state$d = 32'h1;
@@ -31642,11 +31640,8 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         if (state$q == 32'h4) begin
             state$d = 32'h0;
         end
-        if (live) begin
-            start$d = qpn$q + 32'h1;
-            if (dec_last$q & ~db_hit$q) begin
-                done_mask = qp_bit;
-            end
+        if (live & dec_last$q & ~db_hit$q) begin
+            done_mask = qp_bit;
         end
         if (issuing) begin
             fi_mask = qp_bit;
@@ -31763,7 +31758,6 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
             ci_zero$d = ones;
             state$d = 32'h0;
             req_valid$d = 1'b0;
-            start$d = 32'h0;
             b_busy$0$d = 1'b0;
             b_busy$1$d = 1'b0;
             issue$d = 32'h0;
@@ -32324,98 +32318,454 @@ module rnic_top_q16$sq$pi(read_address,read_clock,read_data,write_address,write_
 endmodule // rnic_top_q16$sq$pi
 
 
-module rnic_top_q16$sq$pick(requests,start,found,grant);
+module rnic_top_q16$sq$pick(clock,reset,requests,found,grant,grant_onehot,accept);
     
     // Module arguments
+    input wire  clock;
+    input wire  reset;
     input wire  [15:0] requests;
-    input wire  [7:0] start;
     output reg  found;
     output reg  [7:0] grant;
+    output reg  [15:0] grant_onehot;
+    input wire  accept;
     
     // Constant declarations
-    localparam  ones = 16'hffff;
+    localparam  one = 16'h1;
+    localparam  has_bit0 = 16'haaaa;
+    localparam  has_bit1 = 16'hcccc;
+    localparam  has_bit2 = 16'hf0f0;
+    localparam  has_bit3 = 16'hff00;
+    localparam  has_bit4 = 16'h0;
+    localparam  has_bit5 = 16'h0;
+    localparam  has_bit6 = 16'h0;
+    localparam  has_bit7 = 16'h0;
+    localparam  settle_cycles = 3'b100;
+    
+    // Stub signals
+    reg  [15:0] req$d;
+    wire  [15:0] req$q;
+    reg  req$clock;
+    reg  [15:0] high$d;
+    wire  [15:0] high$q;
+    reg  high$clock;
+    reg  [15:0] above$d;
+    wire  [15:0] above$q;
+    reg  above$clock;
+    reg  [15:0] first_high$d;
+    wire  [15:0] first_high$q;
+    reg  first_high$clock;
+    reg  [15:0] first_any$d;
+    wire  [15:0] first_any$q;
+    reg  first_any$clock;
+    reg  high_any$d;
+    wire  high_any$q;
+    reg  high_any$clock;
+    reg  req_any$d;
+    wire  req_any$q;
+    reg  req_any$clock;
+    reg  [15:0] chosen$d;
+    wire  [15:0] chosen$q;
+    reg  chosen$clock;
+    reg  chosen_found$d;
+    wire  chosen_found$q;
+    reg  chosen_found$clock;
+    reg  [15:0] out_onehot$d;
+    wire  [15:0] out_onehot$q;
+    reg  out_onehot$clock;
+    reg  [7:0] out_index$d;
+    wire  [7:0] out_index$q;
+    reg  out_index$clock;
+    reg  out_found$d;
+    wire  out_found$q;
+    reg  out_found$clock;
+    reg  [2:0] settle$d;
+    wire  [2:0] settle$q;
+    reg  settle$clock;
     
     // Local signals
-    reg  [15:0] upper;
-    reg  from_upper;
-    reg  picked;
+    reg  [15:0] pick;
+    reg  [7:0] index;
+    
+    // Sub module instances
+    rnic_top_q16$sq$pick$req req(
+        .d(req$d),
+        .q(req$q),
+        .clock(req$clock)
+    );
+    rnic_top_q16$sq$pick$high high(
+        .d(high$d),
+        .q(high$q),
+        .clock(high$clock)
+    );
+    rnic_top_q16$sq$pick$above above(
+        .d(above$d),
+        .q(above$q),
+        .clock(above$clock)
+    );
+    rnic_top_q16$sq$pick$first_high first_high(
+        .d(first_high$d),
+        .q(first_high$q),
+        .clock(first_high$clock)
+    );
+    rnic_top_q16$sq$pick$first_any first_any(
+        .d(first_any$d),
+        .q(first_any$q),
+        .clock(first_any$clock)
+    );
+    rnic_top_q16$sq$pick$high_any high_any(
+        .d(high_any$d),
+        .q(high_any$q),
+        .clock(high_any$clock)
+    );
+    rnic_top_q16$sq$pick$req_any req_any(
+        .d(req_any$d),
+        .q(req_any$q),
+        .clock(req_any$clock)
+    );
+    rnic_top_q16$sq$pick$chosen chosen(
+        .d(chosen$d),
+        .q(chosen$q),
+        .clock(chosen$clock)
+    );
+    rnic_top_q16$sq$pick$chosen_found chosen_found(
+        .d(chosen_found$d),
+        .q(chosen_found$q),
+        .clock(chosen_found$clock)
+    );
+    rnic_top_q16$sq$pick$out_onehot out_onehot(
+        .d(out_onehot$d),
+        .q(out_onehot$q),
+        .clock(out_onehot$clock)
+    );
+    rnic_top_q16$sq$pick$out_index out_index(
+        .d(out_index$d),
+        .q(out_index$q),
+        .clock(out_index$clock)
+    );
+    rnic_top_q16$sq$pick$out_found out_found(
+        .d(out_found$d),
+        .q(out_found$q),
+        .clock(out_found$clock)
+    );
+    rnic_top_q16$sq$pick$settle settle(
+        .d(settle$d),
+        .q(settle$q),
+        .clock(settle$clock)
+    );
     
     // Update code
     always @(*) begin
-        upper = requests & (ones << start);
-        from_upper = |upper;
-        grant = 32'h0;
-        picked = 1'b0;
-        if (|requests) begin
-            if (~picked & ((from_upper & upper[0]) | (~from_upper & requests[0]))) begin
-                grant = 0;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[1]) | (~from_upper & requests[1]))) begin
-                grant = 1;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[2]) | (~from_upper & requests[2]))) begin
-                grant = 2;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[3]) | (~from_upper & requests[3]))) begin
-                grant = 3;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[4]) | (~from_upper & requests[4]))) begin
-                grant = 4;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[5]) | (~from_upper & requests[5]))) begin
-                grant = 5;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[6]) | (~from_upper & requests[6]))) begin
-                grant = 6;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[7]) | (~from_upper & requests[7]))) begin
-                grant = 7;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[8]) | (~from_upper & requests[8]))) begin
-                grant = 8;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[9]) | (~from_upper & requests[9]))) begin
-                grant = 9;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[10]) | (~from_upper & requests[10]))) begin
-                grant = 10;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[11]) | (~from_upper & requests[11]))) begin
-                grant = 11;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[12]) | (~from_upper & requests[12]))) begin
-                grant = 12;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[13]) | (~from_upper & requests[13]))) begin
-                grant = 13;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[14]) | (~from_upper & requests[14]))) begin
-                grant = 14;
-                picked = 1'b1;
-            end
-            if (~picked & ((from_upper & upper[15]) | (~from_upper & requests[15]))) begin
-                grant = 15;
-                picked = 1'b1;
-            end
+        req$clock = clock;
+        high$clock = clock;
+        above$clock = clock;
+        first_high$clock = clock;
+        first_any$clock = clock;
+        high_any$clock = clock;
+        req_any$clock = clock;
+        chosen$clock = clock;
+        chosen_found$clock = clock;
+        out_onehot$clock = clock;
+        out_index$clock = clock;
+        out_found$clock = clock;
+        settle$clock = clock;
+        req$d = req$q;
+        high$d = high$q;
+        above$d = above$q;
+        first_high$d = first_high$q;
+        first_any$d = first_any$q;
+        high_any$d = high_any$q;
+        req_any$d = req_any$q;
+        chosen$d = chosen$q;
+        chosen_found$d = chosen_found$q;
+        out_onehot$d = out_onehot$q;
+        out_index$d = out_index$q;
+        out_found$d = out_found$q;
+        settle$d = settle$q;
+        req$d = requests;
+        high$d = requests & above$q;
+        first_high$d = high$q & (~high$q + one);
+        first_any$d = req$q & (~req$q + one);
+        high_any$d = |high$q;
+        req_any$d = |req$q;
+        pick = first_any$q;
+        if (high_any$q) begin
+            pick = first_high$q;
         end
-        found = picked;
+        chosen$d = pick;
+        chosen_found$d = req_any$q;
+        index = ((|(chosen$q & has_bit0)) & 8'hff) | (((|(chosen$q & has_bit1)) & 8'hff) << 32'h1) | (((|(chosen$q & has_bit2)) & 8'hff) << 32'h2) | (((|(chosen$q & has_bit3)) & 8'hff) << 32'h3) | (((|(chosen$q & has_bit4)) & 8'hff) << 32'h4) | (((|(chosen$q & has_bit5)) & 8'hff) << 32'h5) | (((|(chosen$q & has_bit6)) & 8'hff) << 32'h6) | (((|(chosen$q & has_bit7)) & 8'hff) << 32'h7);
+        out_onehot$d = chosen$q;
+        out_index$d = index;
+        out_found$d = chosen_found$q;
+        found = out_found$q & ~|settle$q;
+        grant = out_index$q;
+        grant_onehot = out_onehot$q;
+        if (|settle$q) begin
+            settle$d = settle$q - 32'h1;
+        end
+        if (accept & found) begin
+            above$d = ~((out_onehot$q << 32'h1) - one);
+            settle$d = settle_cycles;
+        end
+        if (reset) begin
+            req$d = 32'h0;
+            high$d = 32'h0;
+            above$d = 32'h0;
+            req_any$d = 1'b0;
+            chosen_found$d = 1'b0;
+            out_found$d = 1'b0;
+            settle$d = 32'h0;
+        end
     end
     
 endmodule // rnic_top_q16$sq$pick
+
+
+module rnic_top_q16$sq$pick$above(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$above
+
+
+module rnic_top_q16$sq$pick$chosen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$chosen
+
+
+module rnic_top_q16$sq$pick$chosen_found(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$chosen_found
+
+
+module rnic_top_q16$sq$pick$first_any(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$first_any
+
+
+module rnic_top_q16$sq$pick$first_high(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$first_high
+
+
+module rnic_top_q16$sq$pick$high(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$high
+
+
+module rnic_top_q16$sq$pick$high_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$high_any
+
+
+module rnic_top_q16$sq$pick$out_found(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$out_found
+
+
+module rnic_top_q16$sq$pick$out_index(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$out_index
+
+
+module rnic_top_q16$sq$pick$out_onehot(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$out_onehot
+
+
+module rnic_top_q16$sq$pick$req(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$req
+
+
+module rnic_top_q16$sq$pick$req_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$req_any
+
+
+module rnic_top_q16$sq$pick$settle(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$pick$settle
 
 
 module rnic_top_q16$sq$qpn(d,q,clock);
@@ -32549,25 +32899,6 @@ module rnic_top_q16$sq$snap_fi_zero(d,q,clock);
     end
           
 endmodule // rnic_top_q16$sq$snap_fi_zero
-
-
-module rnic_top_q16$sq$start(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$sq$start
 
 
 module rnic_top_q16$sq$state(d,q,clock);

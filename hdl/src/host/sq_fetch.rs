@@ -45,7 +45,7 @@ use rnic_proto::host::desc::{SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::Field;
 
 use super::regs::DB_SQ;
-use crate::common::{constant, RamFifo, RoundRobin};
+use crate::common::{constant, RamFifo, RrArbiter};
 
 /// Slots read per DMA request at most (1 KiB of ring).
 const BATCH: u64 = 8;
@@ -106,7 +106,6 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     // the bus.
     state: DFF<Bits<3>>,
     qpn: DFF<Bits<QB>>,
-    start: DFF<Bits<QB>>,
     /// The picked QP's context was written during the pick, from the cycle it was chosen.
     restart: DFF<Bit>,
     /// A doorbell for the picked QP came during the pick.
@@ -147,10 +146,12 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     err_in: DFF<Bit>,
     /// WQEs (768 bits) with their error bit, in ring order.
     wqes: RamFifo<769, 4, 5>,
-    pick: RoundRobin<Q>,
+    /// The round robin over QPs with work (pipelined: its grant is checked against the
+    /// QPs with work now before it is taken).
+    pick: RrArbiter<Q>,
     candidates: Signal<Local, Bits<Q>>,
-    chosen: Signal<Local, Bits<QB>>,
-    found: Signal<Local, Bit>,
+    still_wanted: Signal<Local, Bit>,
+    choose: Signal<Local, Bit>,
     slot_free: Signal<Local, Bit>,
     sq_doorbell: Signal<Local, Bit>,
     db_qpn: Signal<Local, Bits<QB>>,
@@ -249,7 +250,6 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             pending: Default::default(),
             state: Default::default(),
             qpn: Default::default(),
-            start: Default::default(),
             restart: Default::default(),
             db_hit: Default::default(),
             wrote: Default::default(),
@@ -281,8 +281,8 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             wqes: Default::default(),
             pick: Default::default(),
             candidates: Default::default(),
-            chosen: Default::default(),
-            found: Default::default(),
+            still_wanted: Default::default(),
+            choose: Default::default(),
             slot_free: Default::default(),
             sq_doorbell: Default::default(),
             db_qpn: Default::default(),
@@ -342,7 +342,6 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             pending,
             state,
             qpn,
-            start,
             restart,
             db_hit,
             wrote,
@@ -389,6 +388,8 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.ci.read_clock.next = self.clock.val();
         self.ci.write_clock.next = self.clock.val();
         self.wqes.clock.next = self.clock.val();
+        self.pick.clock.next = self.clock.val();
+        self.pick.reset.next = self.reset.val();
         self.wqes.reset.next = self.reset.val();
 
         // Host side: the context copy and producer indices.
@@ -415,12 +416,11 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.db_here.next = self.sq_doorbell.val() & (self.db_qpn.val() == self.qpn.q.val());
         self.write_here.next = self.qp_we.val() & (self.qp_waddr.val() == self.qpn.q.val());
 
-        // Round robin over the QPs with work, while a batch slot is free.
+        // Round robin over the QPs with work, while a batch slot is free. The arbiter's
+        // grant is a few cycles old: it is taken only if its QP still has work.
         self.candidates.next = self.pending.q.val() & (self.qp_rts.val() | self.qp_error.val());
         self.pick.requests.next = self.candidates.val();
-        self.pick.start.next = bit_cast::<8, QB>(self.start.q.val());
-        self.found.next = self.pick.found.val();
-        self.chosen.next = self.pick.grant.val().get_bits::<QB>(0);
+        self.still_wanted.next = (self.pick.grant_onehot.val() & self.candidates.val()).any();
         self.slot_free.next = false;
         for i in 0..BATCHES {
             if self.issue.q.val().index() == i {
@@ -453,8 +453,14 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             self.count.next = self.to_wrap.val().get_bits::<4>(0);
         }
 
-        if (self.state.q.val() == 0) & self.found.val() & self.enable.val() & self.slot_free.val() {
-            self.qpn.d.next = self.chosen.val();
+        self.choose.next = (self.state.q.val() == 0)
+            & self.pick.found.val()
+            & self.still_wanted.val()
+            & self.enable.val()
+            & self.slot_free.val();
+        self.pick.accept.next = self.choose.val();
+        if self.choose.val() {
+            self.qpn.d.next = self.pick.grant.val().get_bits::<QB>(0);
             self.restart.d.next = false;
             self.db_hit.d.next = false;
             self.state.d.next = 1.into();
@@ -505,11 +511,8 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         if self.state.q.val() == 4 {
             self.state.d.next = 0.into();
         }
-        if self.live.val() {
-            self.start.d.next = self.qpn.q.val() + 1;
-            if self.dec_last.q.val() & !self.db_hit.q.val() {
-                self.done_mask.next = self.qp_bit.val();
-            }
+        if self.live.val() & self.dec_last.q.val() & !self.db_hit.q.val() {
+            self.done_mask.next = self.qp_bit.val();
         }
         if self.issuing.val() {
             self.fi_mask.next = self.qp_bit.val();
@@ -618,7 +621,6 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             self.ci_zero.d.next = self.ones.val();
             self.state.d.next = 0.into();
             self.req_valid.d.next = false;
-            self.start.d.next = 0.into();
             for i in 0..BATCHES {
                 self.b_busy[i].d.next = false;
             }
