@@ -41,6 +41,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     output reg  [31:0] m_done_tag;
     
     // Constant declarations
+    localparam  at_info = 16'h240;
     localparam  lane_ones = 8'hff;
     localparam  ones_64 = 64'hffffffffffffffff;
     
@@ -96,36 +97,15 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [31:0] req_len$d;
     wire  [31:0] req_len$q;
     reg  req_len$clock;
-    reg  [575:0] headers$0$d;
-    wire  [575:0] headers$0$q;
-    reg  headers$0$clock;
-    reg  [575:0] headers$1$d;
-    wire  [575:0] headers$1$q;
-    reg  headers$1$clock;
-    reg  [575:0] headers$2$d;
-    wire  [575:0] headers$2$q;
-    reg  headers$2$clock;
-    reg  [575:0] headers$3$d;
-    wire  [575:0] headers$3$q;
-    reg  headers$3$clock;
-    reg  [55:0] info$0$d;
-    wire  [55:0] info$0$q;
-    reg  info$0$clock;
-    reg  [55:0] info$1$d;
-    wire  [55:0] info$1$q;
-    reg  info$1$clock;
-    reg  [55:0] info$2$d;
-    wire  [55:0] info$2$q;
-    reg  info$2$clock;
-    reg  [55:0] info$3$d;
-    wire  [55:0] info$3$q;
-    reg  info$3$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
-    reg  head$clock;
-    reg  [2:0] tail$d;
-    wire  [2:0] tail$q;
-    reg  tail$clock;
+    reg  segments$clock;
+    reg  segments$reset;
+    reg  segments$s_valid;
+    wire  segments$s_ready;
+    reg  [631:0] segments$s_data;
+    wire  segments$m_valid;
+    reg  segments$m_ready;
+    wire  [631:0] segments$m_data;
+    wire  [5:0] segments$count;
     reg  packing$d;
     wire  packing$q;
     reg  packing$clock;
@@ -189,7 +169,7 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     wire  [63:0] to_be$q;
     
     // Local signals
-    reg  [2:0] queued;
+    reg  [55:0] info_word;
     reg  [6:0] header_len;
     reg  [31:0] seg_len;
     reg  last;
@@ -299,55 +279,16 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         .q(req_len$q),
         .clock(req_len$clock)
     );
-    rnic_ddp_tx_segment$headers$0 headers$0(
-        .d(headers$0$d),
-        .q(headers$0$q),
-        .clock(headers$0$clock)
-    );
-    rnic_ddp_tx_segment$headers$1 headers$1(
-        .d(headers$1$d),
-        .q(headers$1$q),
-        .clock(headers$1$clock)
-    );
-    rnic_ddp_tx_segment$headers$2 headers$2(
-        .d(headers$2$d),
-        .q(headers$2$q),
-        .clock(headers$2$clock)
-    );
-    rnic_ddp_tx_segment$headers$3 headers$3(
-        .d(headers$3$d),
-        .q(headers$3$q),
-        .clock(headers$3$clock)
-    );
-    rnic_ddp_tx_segment$info$0 info$0(
-        .d(info$0$d),
-        .q(info$0$q),
-        .clock(info$0$clock)
-    );
-    rnic_ddp_tx_segment$info$1 info$1(
-        .d(info$1$d),
-        .q(info$1$q),
-        .clock(info$1$clock)
-    );
-    rnic_ddp_tx_segment$info$2 info$2(
-        .d(info$2$d),
-        .q(info$2$q),
-        .clock(info$2$clock)
-    );
-    rnic_ddp_tx_segment$info$3 info$3(
-        .d(info$3$d),
-        .q(info$3$q),
-        .clock(info$3$clock)
-    );
-    rnic_ddp_tx_segment$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
-    rnic_ddp_tx_segment$tail tail(
-        .d(tail$d),
-        .q(tail$q),
-        .clock(tail$clock)
+    rnic_ddp_tx_segment$segments segments(
+        .clock(segments$clock),
+        .reset(segments$reset),
+        .s_valid(segments$s_valid),
+        .s_ready(segments$s_ready),
+        .s_data(segments$s_data),
+        .m_valid(segments$m_valid),
+        .m_ready(segments$m_ready),
+        .m_data(segments$m_data),
+        .count(segments$count)
     );
     rnic_ddp_tx_segment$packing packing(
         .d(packing$d),
@@ -474,8 +415,6 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         req_valid$clock = clock;
         req_addr$clock = clock;
         req_len$clock = clock;
-        head$clock = clock;
-        tail$clock = clock;
         packing$clock = clock;
         header$clock = clock;
         header_left$clock = clock;
@@ -510,8 +449,6 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         req_valid$d = req_valid$q;
         req_addr$d = req_addr$q;
         req_len$d = req_len$q;
-        head$d = head$q;
-        tail$d = tail$q;
         packing$d = packing$q;
         header$d = header$q;
         header_left$d = header_left$q;
@@ -529,22 +466,8 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         out_tid$d = out_tid$q;
         done_valid$d = done_valid$q;
         done_tag$d = done_tag$q;
-        headers$0$clock = clock;
-        headers$0$d = headers$0$q;
-        info$0$clock = clock;
-        info$0$d = info$0$q;
-        headers$1$clock = clock;
-        headers$1$d = headers$1$q;
-        info$1$clock = clock;
-        info$1$d = info$1$q;
-        headers$2$clock = clock;
-        headers$2$d = headers$2$q;
-        info$2$clock = clock;
-        info$2$d = info$2$q;
-        headers$3$clock = clock;
-        headers$3$d = headers$3$q;
-        info$3$clock = clock;
-        info$3$d = info$3$q;
+        segments$clock = clock;
+        segments$reset = reset;
         s_job_ready = ~walking$q;
         if (s_job_valid & ~walking$q) begin
             walking$d = 1'b1;
@@ -593,41 +516,14 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         if (is_tagged$q) begin
             built = ((ctrl) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         end
-        queued = tail$q - head$q;
-        push = walking$q & (queued < 32'h4) & (~req_valid$q | m_rd_req_ready);
+        push = walking$q & segments$s_ready & (~req_valid$q | m_rd_req_ready);
         if (m_rd_req_ready) begin
             req_valid$d = 1'b0;
         end
+        info_word = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((last) & 56'hffffffffffffff) << 32'h17) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
+        segments$s_valid = push;
+        segments$s_data = ((built) & 632'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((info_word) & 632'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_info);
         if (push) begin
-            if (tail$q[(32'h0)+:(2)] == 0) begin
-                headers$0$d = built;
-                info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            if (tail$q[(32'h0)+:(2)] == 1) begin
-                headers$1$d = built;
-                info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            if (tail$q[(32'h0)+:(2)] == 2) begin
-                headers$2$d = built;
-                info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            if (tail$q[(32'h0)+:(2)] == 3) begin
-                headers$3$d = built;
-                info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            tail$d = tail$q + 32'h1;
             if (|seg_len) begin
                 req_valid$d = 1'b1;
                 req_addr$d = addr$q + ((offset$q) & 64'hffffffffffffffff);
@@ -640,23 +536,11 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         m_rd_req_valid = req_valid$q;
         m_rd_req_addr = req_addr$q;
         m_rd_req_len = req_len$q;
-        head_header = headers$0$q;
-        head_info = info$0$q;
-        if (head$q[(32'h0)+:(2)] == 1) begin
-            head_header = headers$1$q;
-            head_info = info$1$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 2) begin
-            head_header = headers$2$q;
-            head_info = info$2$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 3) begin
-            head_header = headers$3$q;
-            head_info = info$3$q;
-        end
-        if (~packing$q & (queued != 32'h0)) begin
+        head_header = segments$m_data[(32'h0)+:(576)];
+        head_info = segments$m_data[(at_info)+:(56)];
+        segments$m_ready = ~packing$q;
+        if (~packing$q & segments$m_valid) begin
             packing$d = 1'b1;
-            head$d = head$q + 32'h1;
             header$d = head_header;
             header_left$d = head_info[(32'h0)+:(7)];
             payload_left$d = head_info[(32'h7)+:(16)];
@@ -723,8 +607,6 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
         if (reset) begin
             walking$d = 1'b0;
             req_valid$d = 1'b0;
-            head$d = 32'h0;
-            tail$d = 32'h0;
             packing$d = 1'b0;
             acc_n$d = 32'h0;
             out_valid$d = 1'b0;
@@ -852,25 +734,6 @@ module rnic_ddp_tx_segment$field_be(d,q);
 endmodule // rnic_ddp_tx_segment$field_be
 
 
-module rnic_ddp_tx_segment$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$head
-
-
 module rnic_ddp_tx_segment$header(d,q,clock);
     
     // Module arguments
@@ -907,158 +770,6 @@ module rnic_ddp_tx_segment$header_left(d,q,clock);
     end
           
 endmodule // rnic_ddp_tx_segment$header_left
-
-
-module rnic_ddp_tx_segment$headers$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$headers$0
-
-
-module rnic_ddp_tx_segment$headers$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$headers$1
-
-
-module rnic_ddp_tx_segment$headers$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$headers$2
-
-
-module rnic_ddp_tx_segment$headers$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$headers$3
-
-
-module rnic_ddp_tx_segment$info$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$info$0
-
-
-module rnic_ddp_tx_segment$info$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$info$1
-
-
-module rnic_ddp_tx_segment$info$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$info$2
-
-
-module rnic_ddp_tx_segment$info$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$info$3
 
 
 module rnic_ddp_tx_segment$inline_data(d,q,clock);
@@ -1521,6 +1232,196 @@ module rnic_ddp_tx_segment$seg_tag(d,q,clock);
 endmodule // rnic_ddp_tx_segment$seg_tag
 
 
+module rnic_ddp_tx_segment$segments(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [631:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [631:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [631:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [631:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_ddp_tx_segment$segments$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_ddp_tx_segment$segments$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_ddp_tx_segment$segments$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_ddp_tx_segment$segments$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_ddp_tx_segment$segments
+
+
+module rnic_ddp_tx_segment$segments$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [631:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [631:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[631:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_ddp_tx_segment$segments$ram
+
+
+module rnic_ddp_tx_segment$segments$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_tx_segment$segments$rd_ptr
+
+
+module rnic_ddp_tx_segment$segments$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_tx_segment$segments$visible
+
+
+module rnic_ddp_tx_segment$segments$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_tx_segment$segments$wr_ptr
+
+
 module rnic_ddp_tx_segment$stag(d,q,clock);
     
     // Module arguments
@@ -1557,25 +1458,6 @@ module rnic_ddp_tx_segment$tag(d,q,clock);
     end
           
 endmodule // rnic_ddp_tx_segment$tag
-
-
-module rnic_ddp_tx_segment$tail(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_ddp_tx_segment$tail
 
 
 module rnic_ddp_tx_segment$to(d,q,clock);

@@ -38,6 +38,7 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
     output reg  [31:0] settled;
     
     // Constant declarations
+    localparam  irq_full_count = 6'b100000;
     localparam  one = 64'h1;
     localparam  slot_mask_one = 33'h1;
     localparam  at_log_size = 7'b0;
@@ -110,34 +111,36 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
     reg  [63:0] overflowed$d;
     wire  [63:0] overflowed$q;
     reg  overflowed$clock;
-    reg  [16:0] irqs$0$d;
-    wire  [16:0] irqs$0$q;
-    reg  irqs$0$clock;
-    reg  [16:0] irqs$1$d;
-    wire  [16:0] irqs$1$q;
-    reg  irqs$1$clock;
-    reg  [16:0] irqs$2$d;
-    wire  [16:0] irqs$2$q;
-    reg  irqs$2$clock;
-    reg  [16:0] irqs$3$d;
-    wire  [16:0] irqs$3$q;
-    reg  irqs$3$clock;
-    reg  [2:0] irq_head$d;
-    wire  [2:0] irq_head$q;
-    reg  irq_head$clock;
-    reg  [2:0] irq_tail$d;
-    wire  [2:0] irq_tail$q;
-    reg  irq_tail$clock;
-    reg  [2:0] written$d;
-    wire  [2:0] written$q;
+    reg  irqs$clock;
+    reg  irqs$reset;
+    reg  irqs$s_valid;
+    wire  irqs$s_ready;
+    reg  [16:0] irqs$s_data;
+    wire  irqs$m_valid;
+    reg  irqs$m_ready;
+    wire  [16:0] irqs$m_data;
+    wire  [5:0] irqs$count;
+    reg  [5:0] written$d;
+    wire  [5:0] written$q;
     reg  written$clock;
+    reg  [5:0] irq_count$d;
+    wire  [5:0] irq_count$q;
+    reg  irq_count$clock;
+    reg  irq_room$d;
+    wire  irq_room$q;
+    reg  irq_room$clock;
+    reg  irq_none$d;
+    wire  irq_none$q;
+    reg  irq_none$clock;
     reg  [31:0] settled_count$d;
     wire  [31:0] settled_count$q;
     reg  settled_count$clock;
     
     // Local signals
+    reg  [5:0] irq_count_next;
+    reg  irq_push;
     reg  dropping;
-    reg  [2:0] in_flight;
+    reg  irq_take;
     reg  [63:0] cq_bit;
     reg  [63:0] db_bit;
     reg  [63:0] ctx_bit;
@@ -241,40 +244,36 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         .q(overflowed$q),
         .clock(overflowed$clock)
     );
-    rnic_host_cq_writer$irqs$0 irqs$0(
-        .d(irqs$0$d),
-        .q(irqs$0$q),
-        .clock(irqs$0$clock)
-    );
-    rnic_host_cq_writer$irqs$1 irqs$1(
-        .d(irqs$1$d),
-        .q(irqs$1$q),
-        .clock(irqs$1$clock)
-    );
-    rnic_host_cq_writer$irqs$2 irqs$2(
-        .d(irqs$2$d),
-        .q(irqs$2$q),
-        .clock(irqs$2$clock)
-    );
-    rnic_host_cq_writer$irqs$3 irqs$3(
-        .d(irqs$3$d),
-        .q(irqs$3$q),
-        .clock(irqs$3$clock)
-    );
-    rnic_host_cq_writer$irq_head irq_head(
-        .d(irq_head$d),
-        .q(irq_head$q),
-        .clock(irq_head$clock)
-    );
-    rnic_host_cq_writer$irq_tail irq_tail(
-        .d(irq_tail$d),
-        .q(irq_tail$q),
-        .clock(irq_tail$clock)
+    rnic_host_cq_writer$irqs irqs(
+        .clock(irqs$clock),
+        .reset(irqs$reset),
+        .s_valid(irqs$s_valid),
+        .s_ready(irqs$s_ready),
+        .s_data(irqs$s_data),
+        .m_valid(irqs$m_valid),
+        .m_ready(irqs$m_ready),
+        .m_data(irqs$m_data),
+        .count(irqs$count)
     );
     rnic_host_cq_writer$written written(
         .d(written$d),
         .q(written$q),
         .clock(written$clock)
+    );
+    rnic_host_cq_writer$irq_count irq_count(
+        .d(irq_count$d),
+        .q(irq_count$q),
+        .clock(irq_count$clock)
+    );
+    rnic_host_cq_writer$irq_room irq_room(
+        .d(irq_room$d),
+        .q(irq_room$q),
+        .clock(irq_room$clock)
+    );
+    rnic_host_cq_writer$irq_none irq_none(
+        .d(irq_none$d),
+        .q(irq_none$q),
+        .clock(irq_none$clock)
     );
     rnic_host_cq_writer$settled_count settled_count(
         .d(settled_count$d),
@@ -293,9 +292,10 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         armed_next$clock = clock;
         armed_solicited$clock = clock;
         overflowed$clock = clock;
-        irq_head$clock = clock;
-        irq_tail$clock = clock;
         written$clock = clock;
+        irq_count$clock = clock;
+        irq_room$clock = clock;
+        irq_none$clock = clock;
         overflow_bit$clock = clock;
         settled_count$clock = clock;
         state$d = state$q;
@@ -307,21 +307,16 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         armed_next$d = armed_next$q;
         armed_solicited$d = armed_solicited$q;
         overflowed$d = overflowed$q;
-        irq_head$d = irq_head$q;
-        irq_tail$d = irq_tail$q;
         written$d = written$q;
+        irq_count$d = irq_count$q;
+        irq_room$d = irq_room$q;
+        irq_none$d = irq_none$q;
         overflow_bit$d = overflow_bit$q;
         settled_count$d = settled_count$q;
         pi_copy$read_clock = clock;
         pi_copy$write_clock = clock;
-        irqs$0$clock = clock;
-        irqs$0$d = irqs$0$q;
-        irqs$1$clock = clock;
-        irqs$1$d = irqs$1$q;
-        irqs$2$clock = clock;
-        irqs$2$d = irqs$2$q;
-        irqs$3$clock = clock;
-        irqs$3$d = irqs$3$q;
+        irqs$clock = clock;
+        irqs$reset = reset;
         ctx$read_clock = clock;
         ctx$write_clock = clock;
         pi$read_clock = clock;
@@ -370,7 +365,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         if (wake) begin
             irq_entry = ((ctx$read_data[(at_vector)+:(16)]) & 17'h1ffff) | 64'h10000;
         end
-        in_flight = irq_tail$q - irq_head$q;
         if ((state$q == 32'h0) & s_valid) begin
             cqn$d = s_cqn;
             cqe$d = s_cqe;
@@ -380,7 +374,9 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
             state$d = 32'h2;
         end
         dropping = ~enabled | full;
-        if ((state$q == 32'h2) & (in_flight < 32'h4) & (~dropping | (in_flight == 32'h0))) begin
+        irqs$s_valid = 1'b0;
+        irqs$s_data = irq_entry;
+        if ((state$q == 32'h2) & irq_room$q & (~dropping | irq_none$q)) begin
             state$d = 32'h0;
             if (dropping) begin
                 settled_count$d = settled_count$q + 32'h1;
@@ -396,19 +392,7 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
                 if (phase) begin
                     cqe$d = cqe$q | phase_bit;
                 end
-                if (irq_tail$q[(32'h0)+:(2)] == 0) begin
-                    irqs$0$d = irq_entry;
-                end
-                if (irq_tail$q[(32'h0)+:(2)] == 1) begin
-                    irqs$1$d = irq_entry;
-                end
-                if (irq_tail$q[(32'h0)+:(2)] == 2) begin
-                    irqs$2$d = irq_entry;
-                end
-                if (irq_tail$q[(32'h0)+:(2)] == 3) begin
-                    irqs$3$d = irq_entry;
-                end
-                irq_tail$d = irq_tail$q + 32'h1;
+                irqs$s_valid = 1'b1;
                 if (wake) begin
                     armed_next$d = armed_next$q & ~cq_bit;
                     armed_solicited$d = armed_solicited$q & ~cq_bit;
@@ -446,19 +430,22 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
             written$d = written$q + 32'h1;
             settled_count$d = settled_count$q + 32'h1;
         end
-        irq_head_entry = irqs$0$q;
-        if (irq_head$q[(32'h0)+:(2)] == 1) begin
-            irq_head_entry = irqs$1$q;
+        irq_head_entry = irqs$m_data;
+        irq_due = (written$q != 32'h0) & irqs$m_valid & irq_head_entry[32'h10];
+        irq_take = (written$q != 32'h0) & irqs$m_valid & (~irq_due | irq_ready);
+        irqs$m_ready = irq_take;
+        irq_push = irqs$s_valid;
+        irq_count_next = irq_count$q;
+        if (irq_push & ~irq_take) begin
+            irq_count_next = irq_count$q + 32'h1;
         end
-        if (irq_head$q[(32'h0)+:(2)] == 2) begin
-            irq_head_entry = irqs$2$q;
+        if (~irq_push & irq_take) begin
+            irq_count_next = irq_count$q - 32'h1;
         end
-        if (irq_head$q[(32'h0)+:(2)] == 3) begin
-            irq_head_entry = irqs$3$q;
-        end
-        irq_due = (written$q != 32'h0) & irq_head_entry[32'h10];
-        if ((written$q != 32'h0) & (~irq_due | irq_ready)) begin
-            irq_head$d = irq_head$q + 32'h1;
+        irq_count$d = irq_count_next;
+        irq_room$d = irq_count_next != irq_full_count;
+        irq_none$d = ~|irq_count_next;
+        if (irq_take) begin
             written$d = written$q - 32'h1;
             if (s_done_valid) begin
                 written$d = written$q;
@@ -478,9 +465,10 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
             armed_next$d = 32'h0;
             armed_solicited$d = 32'h0;
             overflowed$d = 32'h0;
-            irq_head$d = 32'h0;
-            irq_tail$d = 32'h0;
             written$d = 32'h0;
+            irq_count$d = 32'h0;
+            irq_room$d = 1'b1;
+            irq_none$d = 1'b1;
             settled_count$d = 32'h0;
         end
         overflow = overflowed$q;
@@ -652,118 +640,251 @@ module rnic_host_cq_writer$ctx(read_address,read_clock,read_data,write_address,w
 endmodule // rnic_host_cq_writer$ctx
 
 
-module rnic_host_cq_writer$irq_head(d,q,clock);
+module rnic_host_cq_writer$irq_count(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_cq_writer$irq_head
+endmodule // rnic_host_cq_writer$irq_count
 
 
-module rnic_host_cq_writer$irq_tail(d,q,clock);
+module rnic_host_cq_writer$irq_none(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_cq_writer$irq_tail
+endmodule // rnic_host_cq_writer$irq_none
 
 
-module rnic_host_cq_writer$irqs$0(d,q,clock);
+module rnic_host_cq_writer$irq_room(d,q,clock);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_cq_writer$irqs$0
+endmodule // rnic_host_cq_writer$irq_room
 
 
-module rnic_host_cq_writer$irqs$1(d,q,clock);
+module rnic_host_cq_writer$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [16:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [16:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [16:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [16:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_host_cq_writer$irqs$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_host_cq_writer$irqs$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_host_cq_writer$irqs$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_host_cq_writer$irqs$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_host_cq_writer$irqs
+
+
+module rnic_host_cq_writer$irqs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [16:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [16:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[16:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_host_cq_writer$irqs$ram
+
+
+module rnic_host_cq_writer$irqs$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_cq_writer$irqs$1
+endmodule // rnic_host_cq_writer$irqs$rd_ptr
 
 
-module rnic_host_cq_writer$irqs$2(d,q,clock);
+module rnic_host_cq_writer$irqs$visible(d,q,clock);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_cq_writer$irqs$2
+endmodule // rnic_host_cq_writer$irqs$visible
 
 
-module rnic_host_cq_writer$irqs$3(d,q,clock);
+module rnic_host_cq_writer$irqs$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_cq_writer$irqs$3
+endmodule // rnic_host_cq_writer$irqs$wr_ptr
 
 
 module rnic_host_cq_writer$overflow_bit(d,q,clock);
@@ -941,13 +1062,13 @@ endmodule // rnic_host_cq_writer$state
 module rnic_host_cq_writer$written(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin

@@ -261,6 +261,10 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     
     // Constant declarations
     localparam  lane_ones = 8'hff;
+    localparam  at_len = 8'h3;
+    localparam  at_tag = 8'h23;
+    localparam  at_beats = 8'h2b;
+    localparam  at_one_beat = 8'h4b;
     
     // Stub signals
     reg  bursts$clock;
@@ -273,24 +277,15 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     wire  [7:0] bursts$m_len;
     wire  bursts$m_valid;
     reg  bursts$m_ready;
-    reg  [42:0] queue$0$d;
-    wire  [42:0] queue$0$q;
-    reg  queue$0$clock;
-    reg  [42:0] queue$1$d;
-    wire  [42:0] queue$1$q;
-    reg  queue$1$clock;
-    reg  [42:0] queue$2$d;
-    wire  [42:0] queue$2$q;
-    reg  queue$2$clock;
-    reg  [42:0] queue$3$d;
-    wire  [42:0] queue$3$q;
-    reg  queue$3$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
-    reg  head$clock;
-    reg  [2:0] tail$d;
-    wire  [2:0] tail$q;
-    reg  tail$clock;
+    reg  descs$clock;
+    reg  descs$reset;
+    reg  descs$s_valid;
+    wire  descs$s_ready;
+    reg  [75:0] descs$s_data;
+    wire  descs$m_valid;
+    reg  descs$m_ready;
+    wire  [75:0] descs$m_data;
+    wire  [5:0] descs$count;
     reg  active$d;
     wire  active$q;
     reg  active$clock;
@@ -303,6 +298,12 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     reg  [31:0] r_left$d;
     wire  [31:0] r_left$q;
     reg  r_left$clock;
+    reg  r_some$d;
+    wire  r_some$q;
+    reg  r_some$clock;
+    reg  r_one$d;
+    wire  r_one$q;
+    reg  r_one$clock;
     reg  [63:0] carry$d;
     wire  [63:0] carry$q;
     reg  carry$clock;
@@ -335,10 +336,9 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     reg  out_user$clock;
     
     // Local signals
-    reg  [2:0] queued;
     reg  accept;
     reg  [31:0] total_beats;
-    reg  [42:0] head_desc;
+    reg  [75:0] head_desc;
     reg  load;
     reg  take_r;
     reg  [63:0] shifted;
@@ -347,6 +347,7 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     reg  emit;
     reg  [31:0] emit_bytes;
     reg  [7:0] keep_mask;
+    reg  [31:0] bus_beats;
     
     // Sub module instances
     rnic_host_dma$read$bursts bursts(
@@ -361,35 +362,16 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
         .m_valid(bursts$m_valid),
         .m_ready(bursts$m_ready)
     );
-    rnic_host_dma$read$queue$0 queue$0(
-        .d(queue$0$d),
-        .q(queue$0$q),
-        .clock(queue$0$clock)
-    );
-    rnic_host_dma$read$queue$1 queue$1(
-        .d(queue$1$d),
-        .q(queue$1$q),
-        .clock(queue$1$clock)
-    );
-    rnic_host_dma$read$queue$2 queue$2(
-        .d(queue$2$d),
-        .q(queue$2$q),
-        .clock(queue$2$clock)
-    );
-    rnic_host_dma$read$queue$3 queue$3(
-        .d(queue$3$d),
-        .q(queue$3$q),
-        .clock(queue$3$clock)
-    );
-    rnic_host_dma$read$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
-    rnic_host_dma$read$tail tail(
-        .d(tail$d),
-        .q(tail$q),
-        .clock(tail$clock)
+    rnic_host_dma$read$descs descs(
+        .clock(descs$clock),
+        .reset(descs$reset),
+        .s_valid(descs$s_valid),
+        .s_ready(descs$s_ready),
+        .s_data(descs$s_data),
+        .m_valid(descs$m_valid),
+        .m_ready(descs$m_ready),
+        .m_data(descs$m_data),
+        .count(descs$count)
     );
     rnic_host_dma$read$active active(
         .d(active$d),
@@ -410,6 +392,16 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
         .d(r_left$d),
         .q(r_left$q),
         .clock(r_left$clock)
+    );
+    rnic_host_dma$read$r_some r_some(
+        .d(r_some$d),
+        .q(r_some$q),
+        .clock(r_some$clock)
+    );
+    rnic_host_dma$read$r_one r_one(
+        .d(r_one$d),
+        .q(r_one$q),
+        .clock(r_one$clock)
     );
     rnic_host_dma$read$carry carry(
         .d(carry$d),
@@ -464,12 +456,12 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     
     // Update code
     always @(*) begin
-        head$clock = clock;
-        tail$clock = clock;
         active$clock = clock;
         skip$clock = clock;
         out_left$clock = clock;
         r_left$clock = clock;
+        r_some$clock = clock;
+        r_one$clock = clock;
         carry$clock = clock;
         held$clock = clock;
         flushing$clock = clock;
@@ -480,12 +472,12 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
         out_keep$clock = clock;
         out_last$clock = clock;
         out_user$clock = clock;
-        head$d = head$q;
-        tail$d = tail$q;
         active$d = active$q;
         skip$d = skip$q;
         out_left$d = out_left$q;
         r_left$d = r_left$q;
+        r_some$d = r_some$q;
+        r_one$d = r_one$q;
         carry$d = carry$q;
         held$d = held$q;
         flushing$d = flushing$q;
@@ -496,39 +488,23 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
         out_keep$d = out_keep$q;
         out_last$d = out_last$q;
         out_user$d = out_user$q;
-        queue$0$clock = clock;
-        queue$0$d = queue$0$q;
-        queue$1$clock = clock;
-        queue$1$d = queue$1$q;
-        queue$2$clock = clock;
-        queue$2$d = queue$2$q;
-        queue$3$clock = clock;
-        queue$3$d = queue$3$q;
+        descs$clock = clock;
+        descs$reset = reset;
         bursts$clock = clock;
         bursts$reset = reset;
-        queued = tail$q - head$q;
-        accept = s_req_valid & bursts$s_ready & (queued < 32'h4);
-        s_req_ready = bursts$s_ready & (queued < 32'h4);
+        accept = s_req_valid & bursts$s_ready & descs$s_ready;
+        s_req_ready = bursts$s_ready & descs$s_ready;
         total_beats = (((s_req_addr[(32'h0)+:(3)]) & 32'hffffffff) + s_req_len + 32'h7) >> 32'h3;
         bursts$s_valid = accept & |s_req_len;
         bursts$s_addr = s_req_addr & 64'hfffffffffffffff8;
         bursts$s_beats = total_beats;
         bursts$m_ready = m_axi_arready;
-        if (accept) begin
-            if (tail$q[(32'h0)+:(2)] == 0) begin
-                queue$0$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            if (tail$q[(32'h0)+:(2)] == 1) begin
-                queue$1$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            if (tail$q[(32'h0)+:(2)] == 2) begin
-                queue$2$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            if (tail$q[(32'h0)+:(2)] == 3) begin
-                queue$3$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            tail$d = tail$q + 32'h1;
+        descs$s_valid = accept;
+        bus_beats = 32'h0;
+        if (|s_req_len) begin
+            bus_beats = total_beats;
         end
+        descs$s_data = ((s_req_addr[(32'h0)+:(3)]) & 76'hfffffffffffffffffff) | (((s_req_len) & 76'hfffffffffffffffffff) << at_len) | (((s_req_tag) & 76'hfffffffffffffffffff) << at_tag) | (((bus_beats) & 76'hfffffffffffffffffff) << at_beats) | ((((bus_beats == 32'h1)) & 76'hfffffffffffffffffff) << at_one_beat);
         m_axi_araddr = bursts$m_addr;
         m_axi_arlen = bursts$m_len;
         m_axi_arsize = 32'h3;
@@ -538,33 +514,23 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
         if (m_axis_tready) begin
             out_valid$d = 1'b0;
         end
-        head_desc = queue$0$q;
-        if (head$q[(32'h0)+:(2)] == 1) begin
-            head_desc = queue$1$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 2) begin
-            head_desc = queue$2$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 3) begin
-            head_desc = queue$3$q;
-        end
-        if (~active$q & (queued != 32'h0)) begin
+        head_desc = descs$m_data;
+        descs$m_ready = ~active$q;
+        if (~active$q & descs$m_valid) begin
             active$d = 1'b1;
-            head$d = head$q + 32'h1;
             skip$d = head_desc[(32'h0)+:(3)];
-            out_left$d = head_desc[(32'h3)+:(32)];
-            tag$d = head_desc[(32'h23)+:(8)];
-            r_left$d = 32'h0;
-            if (|head_desc[(32'h3)+:(32)]) begin
-                r_left$d = (((head_desc[(32'h0)+:(3)]) & 32'hffffffff) + head_desc[(32'h3)+:(32)] + 32'h7) >> 32'h3;
-            end
+            out_left$d = head_desc[(at_len)+:(32)];
+            tag$d = head_desc[(at_tag)+:(8)];
+            r_left$d = head_desc[(at_beats)+:(32)];
+            r_some$d = |head_desc[(at_beats)+:(32)];
+            r_one$d = head_desc[at_one_beat];
             held$d = 32'h0;
             carry$d = 32'h0;
             flushing$d = 1'b0;
             error$d = 1'b0;
         end
-        take_r = active$q & load & ~flushing$q & |r_left$q & m_axi_rvalid;
-        m_axi_rready = active$q & load & ~flushing$q & |r_left$q;
+        take_r = active$q & load & ~flushing$q & r_some$q & m_axi_rvalid;
+        m_axi_rready = active$q & load & ~flushing$q & r_some$q;
         shifted = m_axi_rdata >> (((skip$q) & 64'hffffffffffffffff) << 32'h3);
         combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | (((shifted) & 128'hffffffffffffffffffffffffffffffff) << (((held$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
         avail = held$q + 32'h8 - ((skip$q) & 4'hf);
@@ -572,7 +538,7 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
             combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff);
             avail = held$q;
         end
-        emit = (take_r & ((avail >= 32'h8) | (r_left$q == 32'h1))) | (active$q & load & flushing$q) | (active$q & load & ~|r_left$q & ~flushing$q);
+        emit = (take_r & ((avail >= 32'h8) | r_one$q)) | (active$q & load & flushing$q) | (active$q & load & ~r_some$q & ~flushing$q);
         emit_bytes = out_left$q;
         if (emit_bytes > 32'h8) begin
             emit_bytes = 32'h8;
@@ -583,6 +549,8 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
         keep_mask = ~(lane_ones << ((emit_bytes) & 8'hff));
         if (take_r) begin
             r_left$d = r_left$q - 32'h1;
+            r_some$d = ~r_one$q;
+            r_one$d = r_left$q == 32'h2;
             skip$d = 32'h0;
             carry$d = combined[(32'h0)+:(64)];
             held$d = avail;
@@ -605,12 +573,10 @@ module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
             if (avail >= 32'h8) begin
                 held$d = avail - 32'h8;
             end
-            flushing$d = (out_left$q != emit_bytes) & (flushing$q | (r_left$q == 32'h1));
+            flushing$d = (out_left$q != emit_bytes) & (flushing$q | r_one$q);
             active$d = out_left$q != emit_bytes;
         end
         if (reset) begin
-            head$d = 32'h0;
-            tail$d = 32'h0;
             active$d = 1'b0;
             flushing$d = 1'b0;
             out_valid$d = 1'b0;
@@ -901,6 +867,196 @@ module rnic_host_dma$read$carry(d,q,clock);
 endmodule // rnic_host_dma$read$carry
 
 
+module rnic_host_dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [75:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [75:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [75:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [75:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_host_dma$read$descs$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_host_dma$read$descs$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_host_dma$read$descs$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_host_dma$read$descs$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_host_dma$read$descs
+
+
+module rnic_host_dma$read$descs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [75:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [75:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[75:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_host_dma$read$descs$ram
+
+
+module rnic_host_dma$read$descs$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$descs$rd_ptr
+
+
+module rnic_host_dma$read$descs$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$descs$visible
+
+
+module rnic_host_dma$read$descs$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$descs$wr_ptr
+
+
 module rnic_host_dma$read$error(d,q,clock);
     
     // Module arguments
@@ -937,25 +1093,6 @@ module rnic_host_dma$read$flushing(d,q,clock);
     end
           
 endmodule // rnic_host_dma$read$flushing
-
-
-module rnic_host_dma$read$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$read$head
 
 
 module rnic_host_dma$read$held(d,q,clock);
@@ -1091,82 +1228,6 @@ module rnic_host_dma$read$out_valid(d,q,clock);
 endmodule // rnic_host_dma$read$out_valid
 
 
-module rnic_host_dma$read$queue$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$read$queue$0
-
-
-module rnic_host_dma$read$queue$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$read$queue$1
-
-
-module rnic_host_dma$read$queue$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$read$queue$2
-
-
-module rnic_host_dma$read$queue$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$read$queue$3
-
-
 module rnic_host_dma$read$r_left(d,q,clock);
     
     // Module arguments
@@ -1184,6 +1245,44 @@ module rnic_host_dma$read$r_left(d,q,clock);
     end
           
 endmodule // rnic_host_dma$read$r_left
+
+
+module rnic_host_dma$read$r_one(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$r_one
+
+
+module rnic_host_dma$read$r_some(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$r_some
 
 
 module rnic_host_dma$read$skip(d,q,clock);
@@ -1222,25 +1321,6 @@ module rnic_host_dma$read$tag(d,q,clock);
     end
           
 endmodule // rnic_host_dma$read$tag
-
-
-module rnic_host_dma$read$tail(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$read$tail
 
 
 module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_req_tag,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_done_valid,m_done_tag,m_done_error);
@@ -1290,42 +1370,24 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     wire  [7:0] bursts$m_len;
     wire  bursts$m_valid;
     reg  bursts$m_ready;
-    reg  [51:0] requests$0$d;
-    wire  [51:0] requests$0$q;
-    reg  requests$0$clock;
-    reg  [51:0] requests$1$d;
-    wire  [51:0] requests$1$q;
-    reg  requests$1$clock;
-    reg  [51:0] requests$2$d;
-    wire  [51:0] requests$2$q;
-    reg  requests$2$clock;
-    reg  [51:0] requests$3$d;
-    wire  [51:0] requests$3$q;
-    reg  requests$3$clock;
-    reg  [2:0] req_head$d;
-    wire  [2:0] req_head$q;
-    reg  req_head$clock;
-    reg  [2:0] req_tail$d;
-    wire  [2:0] req_tail$q;
-    reg  req_tail$clock;
-    reg  [23:0] written$0$d;
-    wire  [23:0] written$0$q;
-    reg  written$0$clock;
-    reg  [23:0] written$1$d;
-    wire  [23:0] written$1$q;
-    reg  written$1$clock;
-    reg  [23:0] written$2$d;
-    wire  [23:0] written$2$q;
-    reg  written$2$clock;
-    reg  [23:0] written$3$d;
-    wire  [23:0] written$3$q;
-    reg  written$3$clock;
-    reg  [2:0] wr_head$d;
-    wire  [2:0] wr_head$q;
-    reg  wr_head$clock;
-    reg  [2:0] wr_tail$d;
-    wire  [2:0] wr_tail$q;
-    reg  wr_tail$clock;
+    reg  requests$clock;
+    reg  requests$reset;
+    reg  requests$s_valid;
+    wire  requests$s_ready;
+    reg  [51:0] requests$s_data;
+    wire  requests$m_valid;
+    reg  requests$m_ready;
+    wire  [51:0] requests$m_data;
+    wire  [5:0] requests$count;
+    reg  written$clock;
+    reg  written$reset;
+    reg  written$s_valid;
+    wire  written$s_ready;
+    reg  [23:0] written$s_data;
+    wire  written$m_valid;
+    reg  written$m_ready;
+    wire  [23:0] written$m_data;
+    wire  [5:0] written$count;
     reg  active$d;
     wire  active$q;
     reg  active$clock;
@@ -1388,8 +1450,7 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     reg  done_error$clock;
     
     // Local signals
-    reg  [2:0] req_count;
-    reg  [2:0] wr_count;
+    reg  [23:0] written_word;
     reg  accept;
     reg  [31:0] total_beats;
     reg  [51:0] head_req;
@@ -1419,65 +1480,27 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         .m_valid(bursts$m_valid),
         .m_ready(bursts$m_ready)
     );
-    rnic_host_dma$write$requests$0 requests$0(
-        .d(requests$0$d),
-        .q(requests$0$q),
-        .clock(requests$0$clock)
+    rnic_host_dma$write$requests requests(
+        .clock(requests$clock),
+        .reset(requests$reset),
+        .s_valid(requests$s_valid),
+        .s_ready(requests$s_ready),
+        .s_data(requests$s_data),
+        .m_valid(requests$m_valid),
+        .m_ready(requests$m_ready),
+        .m_data(requests$m_data),
+        .count(requests$count)
     );
-    rnic_host_dma$write$requests$1 requests$1(
-        .d(requests$1$d),
-        .q(requests$1$q),
-        .clock(requests$1$clock)
-    );
-    rnic_host_dma$write$requests$2 requests$2(
-        .d(requests$2$d),
-        .q(requests$2$q),
-        .clock(requests$2$clock)
-    );
-    rnic_host_dma$write$requests$3 requests$3(
-        .d(requests$3$d),
-        .q(requests$3$q),
-        .clock(requests$3$clock)
-    );
-    rnic_host_dma$write$req_head req_head(
-        .d(req_head$d),
-        .q(req_head$q),
-        .clock(req_head$clock)
-    );
-    rnic_host_dma$write$req_tail req_tail(
-        .d(req_tail$d),
-        .q(req_tail$q),
-        .clock(req_tail$clock)
-    );
-    rnic_host_dma$write$written$0 written$0(
-        .d(written$0$d),
-        .q(written$0$q),
-        .clock(written$0$clock)
-    );
-    rnic_host_dma$write$written$1 written$1(
-        .d(written$1$d),
-        .q(written$1$q),
-        .clock(written$1$clock)
-    );
-    rnic_host_dma$write$written$2 written$2(
-        .d(written$2$d),
-        .q(written$2$q),
-        .clock(written$2$clock)
-    );
-    rnic_host_dma$write$written$3 written$3(
-        .d(written$3$d),
-        .q(written$3$q),
-        .clock(written$3$clock)
-    );
-    rnic_host_dma$write$wr_head wr_head(
-        .d(wr_head$d),
-        .q(wr_head$q),
-        .clock(wr_head$clock)
-    );
-    rnic_host_dma$write$wr_tail wr_tail(
-        .d(wr_tail$d),
-        .q(wr_tail$q),
-        .clock(wr_tail$clock)
+    rnic_host_dma$write$written written(
+        .clock(written$clock),
+        .reset(written$reset),
+        .s_valid(written$s_valid),
+        .s_ready(written$s_ready),
+        .s_data(written$s_data),
+        .m_valid(written$m_valid),
+        .m_ready(written$m_ready),
+        .m_data(written$m_data),
+        .count(written$count)
     );
     rnic_host_dma$write$active active(
         .d(active$d),
@@ -1582,10 +1605,6 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     
     // Update code
     always @(*) begin
-        req_head$clock = clock;
-        req_tail$clock = clock;
-        wr_head$clock = clock;
-        wr_tail$clock = clock;
         active$clock = clock;
         in_left$clock = clock;
         w_left$clock = clock;
@@ -1606,10 +1625,6 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         done_valid$clock = clock;
         done_tag$clock = clock;
         done_error$clock = clock;
-        req_head$d = req_head$q;
-        req_tail$d = req_tail$q;
-        wr_head$d = wr_head$q;
-        wr_tail$d = wr_tail$q;
         active$d = active$q;
         in_left$d = in_left$q;
         w_left$d = w_left$q;
@@ -1630,66 +1645,30 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         done_valid$d = done_valid$q;
         done_tag$d = done_tag$q;
         done_error$d = done_error$q;
-        requests$0$clock = clock;
-        requests$0$d = requests$0$q;
-        written$0$clock = clock;
-        written$0$d = written$0$q;
-        requests$1$clock = clock;
-        requests$1$d = requests$1$q;
-        written$1$clock = clock;
-        written$1$d = written$1$q;
-        requests$2$clock = clock;
-        requests$2$d = requests$2$q;
-        written$2$clock = clock;
-        written$2$d = written$2$q;
-        requests$3$clock = clock;
-        requests$3$d = requests$3$q;
-        written$3$clock = clock;
-        written$3$d = written$3$q;
+        requests$clock = clock;
+        requests$reset = reset;
+        written$clock = clock;
+        written$reset = reset;
         bursts$clock = clock;
         bursts$reset = reset;
-        req_count = req_tail$q - req_head$q;
-        wr_count = wr_tail$q - wr_head$q;
-        accept = s_req_valid & bursts$s_ready & (req_count < 32'h4);
-        s_req_ready = bursts$s_ready & (req_count < 32'h4);
+        accept = s_req_valid & bursts$s_ready & requests$s_ready;
+        s_req_ready = bursts$s_ready & requests$s_ready;
         total_beats = (((s_req_addr[(32'h0)+:(3)]) & 32'hffffffff) + s_req_len + 32'h7) >> 32'h3;
         bursts$s_valid = accept & |s_req_len;
         bursts$s_addr = s_req_addr & 64'hfffffffffffffff8;
         bursts$s_beats = total_beats;
         bursts$m_ready = m_axi_awready;
-        if (accept) begin
-            if (req_tail$q[(32'h0)+:(2)] == 0) begin
-                requests$0$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            if (req_tail$q[(32'h0)+:(2)] == 1) begin
-                requests$1$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            if (req_tail$q[(32'h0)+:(2)] == 2) begin
-                requests$2$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            if (req_tail$q[(32'h0)+:(2)] == 3) begin
-                requests$3$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            req_tail$d = req_tail$q + 32'h1;
-        end
+        requests$s_valid = accept;
+        requests$s_data = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
         m_axi_awaddr = bursts$m_addr;
         m_axi_awlen = bursts$m_len;
         m_axi_awsize = 32'h3;
         m_axi_awburst = 32'h1;
         m_axi_awvalid = bursts$m_valid;
-        head_req = requests$0$q;
-        if (req_head$q[(32'h0)+:(2)] == 1) begin
-            head_req = requests$1$q;
-        end
-        if (req_head$q[(32'h0)+:(2)] == 2) begin
-            head_req = requests$2$q;
-        end
-        if (req_head$q[(32'h0)+:(2)] == 3) begin
-            head_req = requests$3$q;
-        end
-        if (~active$q & (req_count != 32'h0)) begin
+        head_req = requests$m_data;
+        requests$m_ready = ~active$q;
+        if (~active$q & requests$m_valid) begin
             active$d = 1'b1;
-            req_head$d = req_head$q + 32'h1;
             in_left$d = head_req[(32'hc)+:(32)];
             w_left$d = 32'h0;
             if (|head_req[(32'hc)+:(32)]) begin
@@ -1713,15 +1692,15 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
             in_bytes = ((in_left$q) & 4'hf);
         end
         final_beat = w_left$q == 32'h1;
-        take = active$q & load & ~flushing$q & |in_left$q & s_axis_tvalid & ~(final_beat & (wr_count == 32'h4));
-        s_axis_tready = active$q & load & ~flushing$q & |in_left$q & ~(final_beat & (wr_count == 32'h4));
+        take = active$q & load & ~flushing$q & |in_left$q & s_axis_tvalid & ~(final_beat & ~written$s_ready);
+        s_axis_tready = active$q & load & ~flushing$q & |in_left$q & ~(final_beat & ~written$s_ready);
         combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | (((s_axis_tdata) & 128'hffffffffffffffffffffffffffffffff) << (((held$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
         total = ((held$q) & 5'h1f) + ((in_bytes) & 5'h1f);
         if (flushing$q) begin
             combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff);
             total = ((held$q) & 5'h1f);
         end
-        emit = (take & ((total >= 32'h8) | final_beat)) | (active$q & load & flushing$q & (wr_count != 32'h4));
+        emit = (take & ((total >= 32'h8) | final_beat)) | (active$q & load & flushing$q & written$s_ready);
         high_lane = total;
         if (total > 32'h8) begin
             high_lane = 32'h8;
@@ -1755,34 +1734,13 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
                 active$d = 1'b0;
             end
         end
-        empty_request = active$q & ~|w_left$q & (wr_count < 32'h4);
-        if ((emit & final_beat) | empty_request) begin
-            if (wr_tail$q[(32'h0)+:(2)] == 0) begin
-                written$0$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$0$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            if (wr_tail$q[(32'h0)+:(2)] == 1) begin
-                written$1$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$1$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            if (wr_tail$q[(32'h0)+:(2)] == 2) begin
-                written$2$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$2$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            if (wr_tail$q[(32'h0)+:(2)] == 3) begin
-                written$3$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$3$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            wr_tail$d = wr_tail$q + 32'h1;
+        empty_request = active$q & ~|w_left$q & written$s_ready;
+        written$s_valid = (emit & final_beat) | empty_request;
+        written_word = ((tag$q) & 24'hffffff) << 32'h10;
+        if (~empty_request) begin
+            written_word = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
         end
+        written$s_data = written_word;
         if (empty_request) begin
             active$d = 1'b0;
         end
@@ -1790,17 +1748,9 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         m_axi_wstrb = w_strb$q;
         m_axi_wlast = w_last$q;
         m_axi_wvalid = w_valid$q;
-        head_written = written$0$q;
-        if (wr_head$q[(32'h0)+:(2)] == 1) begin
-            head_written = written$1$q;
-        end
-        if (wr_head$q[(32'h0)+:(2)] == 2) begin
-            head_written = written$2$q;
-        end
-        if (wr_head$q[(32'h0)+:(2)] == 3) begin
-            head_written = written$3$q;
-        end
-        complete = (wr_count != 32'h0) & (b_seen$q >= head_written[(32'h0)+:(16)]);
+        head_written = written$m_data;
+        complete = written$m_valid & (b_seen$q >= head_written[(32'h0)+:(16)]);
+        written$m_ready = complete;
         m_axi_bready = ~complete;
         done_valid$d = 1'b0;
         if (complete) begin
@@ -1809,7 +1759,6 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
             done_error$d = b_error$q;
             b_seen$d = b_seen$q - head_written[(32'h0)+:(16)];
             b_error$d = 1'b0;
-            wr_head$d = wr_head$q + 32'h1;
         end
         else if (m_axi_bvalid) begin
             b_seen$d = b_seen$q + 32'h1;
@@ -1821,10 +1770,6 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         m_done_tag = done_tag$q;
         m_done_error = done_error$q;
         if (reset) begin
-            req_head$d = 32'h0;
-            req_tail$d = 32'h0;
-            wr_head$d = 32'h0;
-            wr_tail$d = 32'h0;
             active$d = 1'b0;
             flushing$d = 1'b0;
             w_valid$d = 1'b0;
@@ -2341,118 +2286,194 @@ module rnic_host_dma$write$req_bursts(d,q,clock);
 endmodule // rnic_host_dma$write$req_bursts
 
 
-module rnic_host_dma$write$req_head(d,q,clock);
+module rnic_host_dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [51:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [51:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [51:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [51:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_host_dma$write$requests$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_host_dma$write$requests$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_host_dma$write$requests$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_host_dma$write$requests$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_host_dma$write$requests
+
+
+module rnic_host_dma$write$requests$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [51:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [51:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[51:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_host_dma$write$requests$ram
+
+
+module rnic_host_dma$write$requests$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_dma$write$req_head
+endmodule // rnic_host_dma$write$requests$rd_ptr
 
 
-module rnic_host_dma$write$req_tail(d,q,clock);
+module rnic_host_dma$write$requests$visible(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_dma$write$req_tail
+endmodule // rnic_host_dma$write$requests$visible
 
 
-module rnic_host_dma$write$requests$0(d,q,clock);
+module rnic_host_dma$write$requests$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 52'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_dma$write$requests$0
-
-
-module rnic_host_dma$write$requests$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 52'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$write$requests$1
-
-
-module rnic_host_dma$write$requests$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 52'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$write$requests$2
-
-
-module rnic_host_dma$write$requests$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 52'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$write$requests$3
+endmodule // rnic_host_dma$write$requests$wr_ptr
 
 
 module rnic_host_dma$write$tag(d,q,clock);
@@ -2569,115 +2590,191 @@ module rnic_host_dma$write$w_valid(d,q,clock);
 endmodule // rnic_host_dma$write$w_valid
 
 
-module rnic_host_dma$write$wr_head(d,q,clock);
+module rnic_host_dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [23:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [23:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [23:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [23:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_host_dma$write$written$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_host_dma$write$written$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_host_dma$write$written$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_host_dma$write$written$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_host_dma$write$written
+
+
+module rnic_host_dma$write$written$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [23:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [23:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[23:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_host_dma$write$written$ram
+
+
+module rnic_host_dma$write$written$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_dma$write$wr_head
+endmodule // rnic_host_dma$write$written$rd_ptr
 
 
-module rnic_host_dma$write$wr_tail(d,q,clock);
+module rnic_host_dma$write$written$visible(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_dma$write$wr_tail
+endmodule // rnic_host_dma$write$written$visible
 
 
-module rnic_host_dma$write$written$0(d,q,clock);
+module rnic_host_dma$write$written$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 24'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_dma$write$written$0
-
-
-module rnic_host_dma$write$written$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$write$written$1
-
-
-module rnic_host_dma$write$written$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$write$written$2
-
-
-module rnic_host_dma$write$written$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma$write$written$3
+endmodule // rnic_host_dma$write$written$wr_ptr

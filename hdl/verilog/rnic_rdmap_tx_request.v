@@ -57,6 +57,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     output reg  [5:0] m_fail_qp;
     
     // Constant declarations
+    localparam  at_full = 8'h5;
     localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
@@ -180,26 +181,415 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
-    reg  [317:0] pending$0$d;
-    wire  [317:0] pending$0$q;
-    reg  pending$0$clock;
-    reg  [317:0] pending$1$d;
-    wire  [317:0] pending$1$q;
-    reg  pending$1$clock;
-    reg  [317:0] pending$2$d;
-    wire  [317:0] pending$2$q;
-    reg  pending$2$clock;
-    reg  [317:0] pending$3$d;
-    wire  [317:0] pending$3$q;
-    reg  pending$3$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
+    reg  pending$clock;
+    reg  pending$reset;
+    reg  pending$s_valid;
+    wire  pending$s_ready;
+    reg  [317:0] pending$s_data;
+    wire  pending$m_valid;
+    reg  pending$m_ready;
+    wire  [317:0] pending$m_data;
+    wire  [5:0] pending$count;
+    reg  pending_out$clock;
+    reg  pending_out$reset;
+    reg  pending_out$s_valid;
+    wire  pending_out$s_ready;
+    reg  [317:0] pending_out$s_data;
+    wire  pending_out$m_valid;
+    reg  pending_out$m_ready;
+    wire  [317:0] pending_out$m_data;
+    reg  [5:0] head$d;
+    wire  [5:0] head$q;
     reg  head$clock;
-    reg  [2:0] tail$d;
-    wire  [2:0] tail$q;
+    reg  [5:0] tail$d;
+    wire  [5:0] tail$q;
     reg  tail$clock;
-    reg  [2:0] sent$d;
-    wire  [2:0] sent$q;
+    reg  [5:0] slot_qpn$0$d;
+    wire  [5:0] slot_qpn$0$q;
+    reg  slot_qpn$0$clock;
+    reg  [5:0] slot_qpn$1$d;
+    wire  [5:0] slot_qpn$1$q;
+    reg  slot_qpn$1$clock;
+    reg  [5:0] slot_qpn$2$d;
+    wire  [5:0] slot_qpn$2$q;
+    reg  slot_qpn$2$clock;
+    reg  [5:0] slot_qpn$3$d;
+    wire  [5:0] slot_qpn$3$q;
+    reg  slot_qpn$3$clock;
+    reg  [5:0] slot_qpn$4$d;
+    wire  [5:0] slot_qpn$4$q;
+    reg  slot_qpn$4$clock;
+    reg  [5:0] slot_qpn$5$d;
+    wire  [5:0] slot_qpn$5$q;
+    reg  slot_qpn$5$clock;
+    reg  [5:0] slot_qpn$6$d;
+    wire  [5:0] slot_qpn$6$q;
+    reg  slot_qpn$6$clock;
+    reg  [5:0] slot_qpn$7$d;
+    wire  [5:0] slot_qpn$7$q;
+    reg  slot_qpn$7$clock;
+    reg  [5:0] slot_qpn$8$d;
+    wire  [5:0] slot_qpn$8$q;
+    reg  slot_qpn$8$clock;
+    reg  [5:0] slot_qpn$9$d;
+    wire  [5:0] slot_qpn$9$q;
+    reg  slot_qpn$9$clock;
+    reg  [5:0] slot_qpn$10$d;
+    wire  [5:0] slot_qpn$10$q;
+    reg  slot_qpn$10$clock;
+    reg  [5:0] slot_qpn$11$d;
+    wire  [5:0] slot_qpn$11$q;
+    reg  slot_qpn$11$clock;
+    reg  [5:0] slot_qpn$12$d;
+    wire  [5:0] slot_qpn$12$q;
+    reg  slot_qpn$12$clock;
+    reg  [5:0] slot_qpn$13$d;
+    wire  [5:0] slot_qpn$13$q;
+    reg  slot_qpn$13$clock;
+    reg  [5:0] slot_qpn$14$d;
+    wire  [5:0] slot_qpn$14$q;
+    reg  slot_qpn$14$clock;
+    reg  [5:0] slot_qpn$15$d;
+    wire  [5:0] slot_qpn$15$q;
+    reg  slot_qpn$15$clock;
+    reg  [5:0] slot_qpn$16$d;
+    wire  [5:0] slot_qpn$16$q;
+    reg  slot_qpn$16$clock;
+    reg  [5:0] slot_qpn$17$d;
+    wire  [5:0] slot_qpn$17$q;
+    reg  slot_qpn$17$clock;
+    reg  [5:0] slot_qpn$18$d;
+    wire  [5:0] slot_qpn$18$q;
+    reg  slot_qpn$18$clock;
+    reg  [5:0] slot_qpn$19$d;
+    wire  [5:0] slot_qpn$19$q;
+    reg  slot_qpn$19$clock;
+    reg  [5:0] slot_qpn$20$d;
+    wire  [5:0] slot_qpn$20$q;
+    reg  slot_qpn$20$clock;
+    reg  [5:0] slot_qpn$21$d;
+    wire  [5:0] slot_qpn$21$q;
+    reg  slot_qpn$21$clock;
+    reg  [5:0] slot_qpn$22$d;
+    wire  [5:0] slot_qpn$22$q;
+    reg  slot_qpn$22$clock;
+    reg  [5:0] slot_qpn$23$d;
+    wire  [5:0] slot_qpn$23$q;
+    reg  slot_qpn$23$clock;
+    reg  [5:0] slot_qpn$24$d;
+    wire  [5:0] slot_qpn$24$q;
+    reg  slot_qpn$24$clock;
+    reg  [5:0] slot_qpn$25$d;
+    wire  [5:0] slot_qpn$25$q;
+    reg  slot_qpn$25$clock;
+    reg  [5:0] slot_qpn$26$d;
+    wire  [5:0] slot_qpn$26$q;
+    reg  slot_qpn$26$clock;
+    reg  [5:0] slot_qpn$27$d;
+    wire  [5:0] slot_qpn$27$q;
+    reg  slot_qpn$27$clock;
+    reg  [5:0] slot_qpn$28$d;
+    wire  [5:0] slot_qpn$28$q;
+    reg  slot_qpn$28$clock;
+    reg  [5:0] slot_qpn$29$d;
+    wire  [5:0] slot_qpn$29$q;
+    reg  slot_qpn$29$clock;
+    reg  [5:0] slot_qpn$30$d;
+    wire  [5:0] slot_qpn$30$q;
+    reg  slot_qpn$30$clock;
+    reg  [5:0] slot_qpn$31$d;
+    wire  [5:0] slot_qpn$31$q;
+    reg  slot_qpn$31$clock;
+    reg  [31:0] slot_msn$0$d;
+    wire  [31:0] slot_msn$0$q;
+    reg  slot_msn$0$clock;
+    reg  [31:0] slot_msn$1$d;
+    wire  [31:0] slot_msn$1$q;
+    reg  slot_msn$1$clock;
+    reg  [31:0] slot_msn$2$d;
+    wire  [31:0] slot_msn$2$q;
+    reg  slot_msn$2$clock;
+    reg  [31:0] slot_msn$3$d;
+    wire  [31:0] slot_msn$3$q;
+    reg  slot_msn$3$clock;
+    reg  [31:0] slot_msn$4$d;
+    wire  [31:0] slot_msn$4$q;
+    reg  slot_msn$4$clock;
+    reg  [31:0] slot_msn$5$d;
+    wire  [31:0] slot_msn$5$q;
+    reg  slot_msn$5$clock;
+    reg  [31:0] slot_msn$6$d;
+    wire  [31:0] slot_msn$6$q;
+    reg  slot_msn$6$clock;
+    reg  [31:0] slot_msn$7$d;
+    wire  [31:0] slot_msn$7$q;
+    reg  slot_msn$7$clock;
+    reg  [31:0] slot_msn$8$d;
+    wire  [31:0] slot_msn$8$q;
+    reg  slot_msn$8$clock;
+    reg  [31:0] slot_msn$9$d;
+    wire  [31:0] slot_msn$9$q;
+    reg  slot_msn$9$clock;
+    reg  [31:0] slot_msn$10$d;
+    wire  [31:0] slot_msn$10$q;
+    reg  slot_msn$10$clock;
+    reg  [31:0] slot_msn$11$d;
+    wire  [31:0] slot_msn$11$q;
+    reg  slot_msn$11$clock;
+    reg  [31:0] slot_msn$12$d;
+    wire  [31:0] slot_msn$12$q;
+    reg  slot_msn$12$clock;
+    reg  [31:0] slot_msn$13$d;
+    wire  [31:0] slot_msn$13$q;
+    reg  slot_msn$13$clock;
+    reg  [31:0] slot_msn$14$d;
+    wire  [31:0] slot_msn$14$q;
+    reg  slot_msn$14$clock;
+    reg  [31:0] slot_msn$15$d;
+    wire  [31:0] slot_msn$15$q;
+    reg  slot_msn$15$clock;
+    reg  [31:0] slot_msn$16$d;
+    wire  [31:0] slot_msn$16$q;
+    reg  slot_msn$16$clock;
+    reg  [31:0] slot_msn$17$d;
+    wire  [31:0] slot_msn$17$q;
+    reg  slot_msn$17$clock;
+    reg  [31:0] slot_msn$18$d;
+    wire  [31:0] slot_msn$18$q;
+    reg  slot_msn$18$clock;
+    reg  [31:0] slot_msn$19$d;
+    wire  [31:0] slot_msn$19$q;
+    reg  slot_msn$19$clock;
+    reg  [31:0] slot_msn$20$d;
+    wire  [31:0] slot_msn$20$q;
+    reg  slot_msn$20$clock;
+    reg  [31:0] slot_msn$21$d;
+    wire  [31:0] slot_msn$21$q;
+    reg  slot_msn$21$clock;
+    reg  [31:0] slot_msn$22$d;
+    wire  [31:0] slot_msn$22$q;
+    reg  slot_msn$22$clock;
+    reg  [31:0] slot_msn$23$d;
+    wire  [31:0] slot_msn$23$q;
+    reg  slot_msn$23$clock;
+    reg  [31:0] slot_msn$24$d;
+    wire  [31:0] slot_msn$24$q;
+    reg  slot_msn$24$clock;
+    reg  [31:0] slot_msn$25$d;
+    wire  [31:0] slot_msn$25$q;
+    reg  slot_msn$25$clock;
+    reg  [31:0] slot_msn$26$d;
+    wire  [31:0] slot_msn$26$q;
+    reg  slot_msn$26$clock;
+    reg  [31:0] slot_msn$27$d;
+    wire  [31:0] slot_msn$27$q;
+    reg  slot_msn$27$clock;
+    reg  [31:0] slot_msn$28$d;
+    wire  [31:0] slot_msn$28$q;
+    reg  slot_msn$28$clock;
+    reg  [31:0] slot_msn$29$d;
+    wire  [31:0] slot_msn$29$q;
+    reg  slot_msn$29$clock;
+    reg  [31:0] slot_msn$30$d;
+    wire  [31:0] slot_msn$30$q;
+    reg  slot_msn$30$clock;
+    reg  [31:0] slot_msn$31$d;
+    wire  [31:0] slot_msn$31$q;
+    reg  slot_msn$31$clock;
+    reg  slot_cut$0$d;
+    wire  slot_cut$0$q;
+    reg  slot_cut$0$clock;
+    reg  slot_cut$1$d;
+    wire  slot_cut$1$q;
+    reg  slot_cut$1$clock;
+    reg  slot_cut$2$d;
+    wire  slot_cut$2$q;
+    reg  slot_cut$2$clock;
+    reg  slot_cut$3$d;
+    wire  slot_cut$3$q;
+    reg  slot_cut$3$clock;
+    reg  slot_cut$4$d;
+    wire  slot_cut$4$q;
+    reg  slot_cut$4$clock;
+    reg  slot_cut$5$d;
+    wire  slot_cut$5$q;
+    reg  slot_cut$5$clock;
+    reg  slot_cut$6$d;
+    wire  slot_cut$6$q;
+    reg  slot_cut$6$clock;
+    reg  slot_cut$7$d;
+    wire  slot_cut$7$q;
+    reg  slot_cut$7$clock;
+    reg  slot_cut$8$d;
+    wire  slot_cut$8$q;
+    reg  slot_cut$8$clock;
+    reg  slot_cut$9$d;
+    wire  slot_cut$9$q;
+    reg  slot_cut$9$clock;
+    reg  slot_cut$10$d;
+    wire  slot_cut$10$q;
+    reg  slot_cut$10$clock;
+    reg  slot_cut$11$d;
+    wire  slot_cut$11$q;
+    reg  slot_cut$11$clock;
+    reg  slot_cut$12$d;
+    wire  slot_cut$12$q;
+    reg  slot_cut$12$clock;
+    reg  slot_cut$13$d;
+    wire  slot_cut$13$q;
+    reg  slot_cut$13$clock;
+    reg  slot_cut$14$d;
+    wire  slot_cut$14$q;
+    reg  slot_cut$14$clock;
+    reg  slot_cut$15$d;
+    wire  slot_cut$15$q;
+    reg  slot_cut$15$clock;
+    reg  slot_cut$16$d;
+    wire  slot_cut$16$q;
+    reg  slot_cut$16$clock;
+    reg  slot_cut$17$d;
+    wire  slot_cut$17$q;
+    reg  slot_cut$17$clock;
+    reg  slot_cut$18$d;
+    wire  slot_cut$18$q;
+    reg  slot_cut$18$clock;
+    reg  slot_cut$19$d;
+    wire  slot_cut$19$q;
+    reg  slot_cut$19$clock;
+    reg  slot_cut$20$d;
+    wire  slot_cut$20$q;
+    reg  slot_cut$20$clock;
+    reg  slot_cut$21$d;
+    wire  slot_cut$21$q;
+    reg  slot_cut$21$clock;
+    reg  slot_cut$22$d;
+    wire  slot_cut$22$q;
+    reg  slot_cut$22$clock;
+    reg  slot_cut$23$d;
+    wire  slot_cut$23$q;
+    reg  slot_cut$23$clock;
+    reg  slot_cut$24$d;
+    wire  slot_cut$24$q;
+    reg  slot_cut$24$clock;
+    reg  slot_cut$25$d;
+    wire  slot_cut$25$q;
+    reg  slot_cut$25$clock;
+    reg  slot_cut$26$d;
+    wire  slot_cut$26$q;
+    reg  slot_cut$26$clock;
+    reg  slot_cut$27$d;
+    wire  slot_cut$27$q;
+    reg  slot_cut$27$clock;
+    reg  slot_cut$28$d;
+    wire  slot_cut$28$q;
+    reg  slot_cut$28$clock;
+    reg  slot_cut$29$d;
+    wire  slot_cut$29$q;
+    reg  slot_cut$29$clock;
+    reg  slot_cut$30$d;
+    wire  slot_cut$30$q;
+    reg  slot_cut$30$clock;
+    reg  slot_cut$31$d;
+    wire  slot_cut$31$q;
+    reg  slot_cut$31$clock;
+    reg  [8:0] slot_named$0$d;
+    wire  [8:0] slot_named$0$q;
+    reg  slot_named$0$clock;
+    reg  [8:0] slot_named$1$d;
+    wire  [8:0] slot_named$1$q;
+    reg  slot_named$1$clock;
+    reg  [8:0] slot_named$2$d;
+    wire  [8:0] slot_named$2$q;
+    reg  slot_named$2$clock;
+    reg  [8:0] slot_named$3$d;
+    wire  [8:0] slot_named$3$q;
+    reg  slot_named$3$clock;
+    reg  [8:0] slot_named$4$d;
+    wire  [8:0] slot_named$4$q;
+    reg  slot_named$4$clock;
+    reg  [8:0] slot_named$5$d;
+    wire  [8:0] slot_named$5$q;
+    reg  slot_named$5$clock;
+    reg  [8:0] slot_named$6$d;
+    wire  [8:0] slot_named$6$q;
+    reg  slot_named$6$clock;
+    reg  [8:0] slot_named$7$d;
+    wire  [8:0] slot_named$7$q;
+    reg  slot_named$7$clock;
+    reg  [8:0] slot_named$8$d;
+    wire  [8:0] slot_named$8$q;
+    reg  slot_named$8$clock;
+    reg  [8:0] slot_named$9$d;
+    wire  [8:0] slot_named$9$q;
+    reg  slot_named$9$clock;
+    reg  [8:0] slot_named$10$d;
+    wire  [8:0] slot_named$10$q;
+    reg  slot_named$10$clock;
+    reg  [8:0] slot_named$11$d;
+    wire  [8:0] slot_named$11$q;
+    reg  slot_named$11$clock;
+    reg  [8:0] slot_named$12$d;
+    wire  [8:0] slot_named$12$q;
+    reg  slot_named$12$clock;
+    reg  [8:0] slot_named$13$d;
+    wire  [8:0] slot_named$13$q;
+    reg  slot_named$13$clock;
+    reg  [8:0] slot_named$14$d;
+    wire  [8:0] slot_named$14$q;
+    reg  slot_named$14$clock;
+    reg  [8:0] slot_named$15$d;
+    wire  [8:0] slot_named$15$q;
+    reg  slot_named$15$clock;
+    reg  [8:0] slot_named$16$d;
+    wire  [8:0] slot_named$16$q;
+    reg  slot_named$16$clock;
+    reg  [8:0] slot_named$17$d;
+    wire  [8:0] slot_named$17$q;
+    reg  slot_named$17$clock;
+    reg  [8:0] slot_named$18$d;
+    wire  [8:0] slot_named$18$q;
+    reg  slot_named$18$clock;
+    reg  [8:0] slot_named$19$d;
+    wire  [8:0] slot_named$19$q;
+    reg  slot_named$19$clock;
+    reg  [8:0] slot_named$20$d;
+    wire  [8:0] slot_named$20$q;
+    reg  slot_named$20$clock;
+    reg  [8:0] slot_named$21$d;
+    wire  [8:0] slot_named$21$q;
+    reg  slot_named$21$clock;
+    reg  [8:0] slot_named$22$d;
+    wire  [8:0] slot_named$22$q;
+    reg  slot_named$22$clock;
+    reg  [8:0] slot_named$23$d;
+    wire  [8:0] slot_named$23$q;
+    reg  slot_named$23$clock;
+    reg  [8:0] slot_named$24$d;
+    wire  [8:0] slot_named$24$q;
+    reg  slot_named$24$clock;
+    reg  [8:0] slot_named$25$d;
+    wire  [8:0] slot_named$25$q;
+    reg  slot_named$25$clock;
+    reg  [8:0] slot_named$26$d;
+    wire  [8:0] slot_named$26$q;
+    reg  slot_named$26$clock;
+    reg  [8:0] slot_named$27$d;
+    wire  [8:0] slot_named$27$q;
+    reg  slot_named$27$clock;
+    reg  [8:0] slot_named$28$d;
+    wire  [8:0] slot_named$28$q;
+    reg  slot_named$28$clock;
+    reg  [8:0] slot_named$29$d;
+    wire  [8:0] slot_named$29$q;
+    reg  slot_named$29$clock;
+    reg  [8:0] slot_named$30$d;
+    wire  [8:0] slot_named$30$q;
+    reg  slot_named$30$clock;
+    reg  [8:0] slot_named$31$d;
+    wire  [8:0] slot_named$31$q;
+    reg  slot_named$31$clock;
+    reg  [5:0] sent$d;
+    wire  [5:0] sent$q;
     reg  sent$clock;
     reg  [31:0] req_id_be$d;
     wire  [31:0] req_id_be$q;
@@ -223,7 +613,10 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     wire  [63:0] rto_be$q;
     
     // Local signals
-    reg  [2:0] queued;
+    reg  [5:0] queued;
+    reg  head_cut;
+    reg  [8:0] head_named;
+    reg  [317:0] head_base;
     reg  held;
     reg  [7:0] opcode;
     reg  is_write;
@@ -354,25 +747,26 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .q(fail$q),
         .clock(fail$clock)
     );
-    rnic_rdmap_tx_request$pending$0 pending$0(
-        .d(pending$0$d),
-        .q(pending$0$q),
-        .clock(pending$0$clock)
+    rnic_rdmap_tx_request$pending pending(
+        .clock(pending$clock),
+        .reset(pending$reset),
+        .s_valid(pending$s_valid),
+        .s_ready(pending$s_ready),
+        .s_data(pending$s_data),
+        .m_valid(pending$m_valid),
+        .m_ready(pending$m_ready),
+        .m_data(pending$m_data),
+        .count(pending$count)
     );
-    rnic_rdmap_tx_request$pending$1 pending$1(
-        .d(pending$1$d),
-        .q(pending$1$q),
-        .clock(pending$1$clock)
-    );
-    rnic_rdmap_tx_request$pending$2 pending$2(
-        .d(pending$2$d),
-        .q(pending$2$q),
-        .clock(pending$2$clock)
-    );
-    rnic_rdmap_tx_request$pending$3 pending$3(
-        .d(pending$3$d),
-        .q(pending$3$q),
-        .clock(pending$3$clock)
+    rnic_rdmap_tx_request$pending_out pending_out(
+        .clock(pending_out$clock),
+        .reset(pending_out$reset),
+        .s_valid(pending_out$s_valid),
+        .s_ready(pending_out$s_ready),
+        .s_data(pending_out$s_data),
+        .m_valid(pending_out$m_valid),
+        .m_ready(pending_out$m_ready),
+        .m_data(pending_out$m_data)
     );
     rnic_rdmap_tx_request$head head(
         .d(head$d),
@@ -383,6 +777,646 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$0 slot_qpn$0(
+        .d(slot_qpn$0$d),
+        .q(slot_qpn$0$q),
+        .clock(slot_qpn$0$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$1 slot_qpn$1(
+        .d(slot_qpn$1$d),
+        .q(slot_qpn$1$q),
+        .clock(slot_qpn$1$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$2 slot_qpn$2(
+        .d(slot_qpn$2$d),
+        .q(slot_qpn$2$q),
+        .clock(slot_qpn$2$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$3 slot_qpn$3(
+        .d(slot_qpn$3$d),
+        .q(slot_qpn$3$q),
+        .clock(slot_qpn$3$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$4 slot_qpn$4(
+        .d(slot_qpn$4$d),
+        .q(slot_qpn$4$q),
+        .clock(slot_qpn$4$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$5 slot_qpn$5(
+        .d(slot_qpn$5$d),
+        .q(slot_qpn$5$q),
+        .clock(slot_qpn$5$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$6 slot_qpn$6(
+        .d(slot_qpn$6$d),
+        .q(slot_qpn$6$q),
+        .clock(slot_qpn$6$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$7 slot_qpn$7(
+        .d(slot_qpn$7$d),
+        .q(slot_qpn$7$q),
+        .clock(slot_qpn$7$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$8 slot_qpn$8(
+        .d(slot_qpn$8$d),
+        .q(slot_qpn$8$q),
+        .clock(slot_qpn$8$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$9 slot_qpn$9(
+        .d(slot_qpn$9$d),
+        .q(slot_qpn$9$q),
+        .clock(slot_qpn$9$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$10 slot_qpn$10(
+        .d(slot_qpn$10$d),
+        .q(slot_qpn$10$q),
+        .clock(slot_qpn$10$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$11 slot_qpn$11(
+        .d(slot_qpn$11$d),
+        .q(slot_qpn$11$q),
+        .clock(slot_qpn$11$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$12 slot_qpn$12(
+        .d(slot_qpn$12$d),
+        .q(slot_qpn$12$q),
+        .clock(slot_qpn$12$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$13 slot_qpn$13(
+        .d(slot_qpn$13$d),
+        .q(slot_qpn$13$q),
+        .clock(slot_qpn$13$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$14 slot_qpn$14(
+        .d(slot_qpn$14$d),
+        .q(slot_qpn$14$q),
+        .clock(slot_qpn$14$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$15 slot_qpn$15(
+        .d(slot_qpn$15$d),
+        .q(slot_qpn$15$q),
+        .clock(slot_qpn$15$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$16 slot_qpn$16(
+        .d(slot_qpn$16$d),
+        .q(slot_qpn$16$q),
+        .clock(slot_qpn$16$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$17 slot_qpn$17(
+        .d(slot_qpn$17$d),
+        .q(slot_qpn$17$q),
+        .clock(slot_qpn$17$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$18 slot_qpn$18(
+        .d(slot_qpn$18$d),
+        .q(slot_qpn$18$q),
+        .clock(slot_qpn$18$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$19 slot_qpn$19(
+        .d(slot_qpn$19$d),
+        .q(slot_qpn$19$q),
+        .clock(slot_qpn$19$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$20 slot_qpn$20(
+        .d(slot_qpn$20$d),
+        .q(slot_qpn$20$q),
+        .clock(slot_qpn$20$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$21 slot_qpn$21(
+        .d(slot_qpn$21$d),
+        .q(slot_qpn$21$q),
+        .clock(slot_qpn$21$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$22 slot_qpn$22(
+        .d(slot_qpn$22$d),
+        .q(slot_qpn$22$q),
+        .clock(slot_qpn$22$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$23 slot_qpn$23(
+        .d(slot_qpn$23$d),
+        .q(slot_qpn$23$q),
+        .clock(slot_qpn$23$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$24 slot_qpn$24(
+        .d(slot_qpn$24$d),
+        .q(slot_qpn$24$q),
+        .clock(slot_qpn$24$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$25 slot_qpn$25(
+        .d(slot_qpn$25$d),
+        .q(slot_qpn$25$q),
+        .clock(slot_qpn$25$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$26 slot_qpn$26(
+        .d(slot_qpn$26$d),
+        .q(slot_qpn$26$q),
+        .clock(slot_qpn$26$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$27 slot_qpn$27(
+        .d(slot_qpn$27$d),
+        .q(slot_qpn$27$q),
+        .clock(slot_qpn$27$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$28 slot_qpn$28(
+        .d(slot_qpn$28$d),
+        .q(slot_qpn$28$q),
+        .clock(slot_qpn$28$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$29 slot_qpn$29(
+        .d(slot_qpn$29$d),
+        .q(slot_qpn$29$q),
+        .clock(slot_qpn$29$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$30 slot_qpn$30(
+        .d(slot_qpn$30$d),
+        .q(slot_qpn$30$q),
+        .clock(slot_qpn$30$clock)
+    );
+    rnic_rdmap_tx_request$slot_qpn$31 slot_qpn$31(
+        .d(slot_qpn$31$d),
+        .q(slot_qpn$31$q),
+        .clock(slot_qpn$31$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$0 slot_msn$0(
+        .d(slot_msn$0$d),
+        .q(slot_msn$0$q),
+        .clock(slot_msn$0$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$1 slot_msn$1(
+        .d(slot_msn$1$d),
+        .q(slot_msn$1$q),
+        .clock(slot_msn$1$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$2 slot_msn$2(
+        .d(slot_msn$2$d),
+        .q(slot_msn$2$q),
+        .clock(slot_msn$2$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$3 slot_msn$3(
+        .d(slot_msn$3$d),
+        .q(slot_msn$3$q),
+        .clock(slot_msn$3$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$4 slot_msn$4(
+        .d(slot_msn$4$d),
+        .q(slot_msn$4$q),
+        .clock(slot_msn$4$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$5 slot_msn$5(
+        .d(slot_msn$5$d),
+        .q(slot_msn$5$q),
+        .clock(slot_msn$5$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$6 slot_msn$6(
+        .d(slot_msn$6$d),
+        .q(slot_msn$6$q),
+        .clock(slot_msn$6$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$7 slot_msn$7(
+        .d(slot_msn$7$d),
+        .q(slot_msn$7$q),
+        .clock(slot_msn$7$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$8 slot_msn$8(
+        .d(slot_msn$8$d),
+        .q(slot_msn$8$q),
+        .clock(slot_msn$8$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$9 slot_msn$9(
+        .d(slot_msn$9$d),
+        .q(slot_msn$9$q),
+        .clock(slot_msn$9$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$10 slot_msn$10(
+        .d(slot_msn$10$d),
+        .q(slot_msn$10$q),
+        .clock(slot_msn$10$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$11 slot_msn$11(
+        .d(slot_msn$11$d),
+        .q(slot_msn$11$q),
+        .clock(slot_msn$11$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$12 slot_msn$12(
+        .d(slot_msn$12$d),
+        .q(slot_msn$12$q),
+        .clock(slot_msn$12$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$13 slot_msn$13(
+        .d(slot_msn$13$d),
+        .q(slot_msn$13$q),
+        .clock(slot_msn$13$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$14 slot_msn$14(
+        .d(slot_msn$14$d),
+        .q(slot_msn$14$q),
+        .clock(slot_msn$14$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$15 slot_msn$15(
+        .d(slot_msn$15$d),
+        .q(slot_msn$15$q),
+        .clock(slot_msn$15$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$16 slot_msn$16(
+        .d(slot_msn$16$d),
+        .q(slot_msn$16$q),
+        .clock(slot_msn$16$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$17 slot_msn$17(
+        .d(slot_msn$17$d),
+        .q(slot_msn$17$q),
+        .clock(slot_msn$17$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$18 slot_msn$18(
+        .d(slot_msn$18$d),
+        .q(slot_msn$18$q),
+        .clock(slot_msn$18$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$19 slot_msn$19(
+        .d(slot_msn$19$d),
+        .q(slot_msn$19$q),
+        .clock(slot_msn$19$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$20 slot_msn$20(
+        .d(slot_msn$20$d),
+        .q(slot_msn$20$q),
+        .clock(slot_msn$20$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$21 slot_msn$21(
+        .d(slot_msn$21$d),
+        .q(slot_msn$21$q),
+        .clock(slot_msn$21$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$22 slot_msn$22(
+        .d(slot_msn$22$d),
+        .q(slot_msn$22$q),
+        .clock(slot_msn$22$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$23 slot_msn$23(
+        .d(slot_msn$23$d),
+        .q(slot_msn$23$q),
+        .clock(slot_msn$23$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$24 slot_msn$24(
+        .d(slot_msn$24$d),
+        .q(slot_msn$24$q),
+        .clock(slot_msn$24$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$25 slot_msn$25(
+        .d(slot_msn$25$d),
+        .q(slot_msn$25$q),
+        .clock(slot_msn$25$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$26 slot_msn$26(
+        .d(slot_msn$26$d),
+        .q(slot_msn$26$q),
+        .clock(slot_msn$26$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$27 slot_msn$27(
+        .d(slot_msn$27$d),
+        .q(slot_msn$27$q),
+        .clock(slot_msn$27$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$28 slot_msn$28(
+        .d(slot_msn$28$d),
+        .q(slot_msn$28$q),
+        .clock(slot_msn$28$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$29 slot_msn$29(
+        .d(slot_msn$29$d),
+        .q(slot_msn$29$q),
+        .clock(slot_msn$29$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$30 slot_msn$30(
+        .d(slot_msn$30$d),
+        .q(slot_msn$30$q),
+        .clock(slot_msn$30$clock)
+    );
+    rnic_rdmap_tx_request$slot_msn$31 slot_msn$31(
+        .d(slot_msn$31$d),
+        .q(slot_msn$31$q),
+        .clock(slot_msn$31$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$0 slot_cut$0(
+        .d(slot_cut$0$d),
+        .q(slot_cut$0$q),
+        .clock(slot_cut$0$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$1 slot_cut$1(
+        .d(slot_cut$1$d),
+        .q(slot_cut$1$q),
+        .clock(slot_cut$1$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$2 slot_cut$2(
+        .d(slot_cut$2$d),
+        .q(slot_cut$2$q),
+        .clock(slot_cut$2$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$3 slot_cut$3(
+        .d(slot_cut$3$d),
+        .q(slot_cut$3$q),
+        .clock(slot_cut$3$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$4 slot_cut$4(
+        .d(slot_cut$4$d),
+        .q(slot_cut$4$q),
+        .clock(slot_cut$4$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$5 slot_cut$5(
+        .d(slot_cut$5$d),
+        .q(slot_cut$5$q),
+        .clock(slot_cut$5$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$6 slot_cut$6(
+        .d(slot_cut$6$d),
+        .q(slot_cut$6$q),
+        .clock(slot_cut$6$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$7 slot_cut$7(
+        .d(slot_cut$7$d),
+        .q(slot_cut$7$q),
+        .clock(slot_cut$7$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$8 slot_cut$8(
+        .d(slot_cut$8$d),
+        .q(slot_cut$8$q),
+        .clock(slot_cut$8$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$9 slot_cut$9(
+        .d(slot_cut$9$d),
+        .q(slot_cut$9$q),
+        .clock(slot_cut$9$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$10 slot_cut$10(
+        .d(slot_cut$10$d),
+        .q(slot_cut$10$q),
+        .clock(slot_cut$10$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$11 slot_cut$11(
+        .d(slot_cut$11$d),
+        .q(slot_cut$11$q),
+        .clock(slot_cut$11$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$12 slot_cut$12(
+        .d(slot_cut$12$d),
+        .q(slot_cut$12$q),
+        .clock(slot_cut$12$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$13 slot_cut$13(
+        .d(slot_cut$13$d),
+        .q(slot_cut$13$q),
+        .clock(slot_cut$13$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$14 slot_cut$14(
+        .d(slot_cut$14$d),
+        .q(slot_cut$14$q),
+        .clock(slot_cut$14$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$15 slot_cut$15(
+        .d(slot_cut$15$d),
+        .q(slot_cut$15$q),
+        .clock(slot_cut$15$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$16 slot_cut$16(
+        .d(slot_cut$16$d),
+        .q(slot_cut$16$q),
+        .clock(slot_cut$16$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$17 slot_cut$17(
+        .d(slot_cut$17$d),
+        .q(slot_cut$17$q),
+        .clock(slot_cut$17$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$18 slot_cut$18(
+        .d(slot_cut$18$d),
+        .q(slot_cut$18$q),
+        .clock(slot_cut$18$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$19 slot_cut$19(
+        .d(slot_cut$19$d),
+        .q(slot_cut$19$q),
+        .clock(slot_cut$19$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$20 slot_cut$20(
+        .d(slot_cut$20$d),
+        .q(slot_cut$20$q),
+        .clock(slot_cut$20$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$21 slot_cut$21(
+        .d(slot_cut$21$d),
+        .q(slot_cut$21$q),
+        .clock(slot_cut$21$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$22 slot_cut$22(
+        .d(slot_cut$22$d),
+        .q(slot_cut$22$q),
+        .clock(slot_cut$22$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$23 slot_cut$23(
+        .d(slot_cut$23$d),
+        .q(slot_cut$23$q),
+        .clock(slot_cut$23$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$24 slot_cut$24(
+        .d(slot_cut$24$d),
+        .q(slot_cut$24$q),
+        .clock(slot_cut$24$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$25 slot_cut$25(
+        .d(slot_cut$25$d),
+        .q(slot_cut$25$q),
+        .clock(slot_cut$25$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$26 slot_cut$26(
+        .d(slot_cut$26$d),
+        .q(slot_cut$26$q),
+        .clock(slot_cut$26$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$27 slot_cut$27(
+        .d(slot_cut$27$d),
+        .q(slot_cut$27$q),
+        .clock(slot_cut$27$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$28 slot_cut$28(
+        .d(slot_cut$28$d),
+        .q(slot_cut$28$q),
+        .clock(slot_cut$28$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$29 slot_cut$29(
+        .d(slot_cut$29$d),
+        .q(slot_cut$29$q),
+        .clock(slot_cut$29$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$30 slot_cut$30(
+        .d(slot_cut$30$d),
+        .q(slot_cut$30$q),
+        .clock(slot_cut$30$clock)
+    );
+    rnic_rdmap_tx_request$slot_cut$31 slot_cut$31(
+        .d(slot_cut$31$d),
+        .q(slot_cut$31$q),
+        .clock(slot_cut$31$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$0 slot_named$0(
+        .d(slot_named$0$d),
+        .q(slot_named$0$q),
+        .clock(slot_named$0$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$1 slot_named$1(
+        .d(slot_named$1$d),
+        .q(slot_named$1$q),
+        .clock(slot_named$1$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$2 slot_named$2(
+        .d(slot_named$2$d),
+        .q(slot_named$2$q),
+        .clock(slot_named$2$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$3 slot_named$3(
+        .d(slot_named$3$d),
+        .q(slot_named$3$q),
+        .clock(slot_named$3$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$4 slot_named$4(
+        .d(slot_named$4$d),
+        .q(slot_named$4$q),
+        .clock(slot_named$4$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$5 slot_named$5(
+        .d(slot_named$5$d),
+        .q(slot_named$5$q),
+        .clock(slot_named$5$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$6 slot_named$6(
+        .d(slot_named$6$d),
+        .q(slot_named$6$q),
+        .clock(slot_named$6$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$7 slot_named$7(
+        .d(slot_named$7$d),
+        .q(slot_named$7$q),
+        .clock(slot_named$7$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$8 slot_named$8(
+        .d(slot_named$8$d),
+        .q(slot_named$8$q),
+        .clock(slot_named$8$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$9 slot_named$9(
+        .d(slot_named$9$d),
+        .q(slot_named$9$q),
+        .clock(slot_named$9$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$10 slot_named$10(
+        .d(slot_named$10$d),
+        .q(slot_named$10$q),
+        .clock(slot_named$10$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$11 slot_named$11(
+        .d(slot_named$11$d),
+        .q(slot_named$11$q),
+        .clock(slot_named$11$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$12 slot_named$12(
+        .d(slot_named$12$d),
+        .q(slot_named$12$q),
+        .clock(slot_named$12$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$13 slot_named$13(
+        .d(slot_named$13$d),
+        .q(slot_named$13$q),
+        .clock(slot_named$13$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$14 slot_named$14(
+        .d(slot_named$14$d),
+        .q(slot_named$14$q),
+        .clock(slot_named$14$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$15 slot_named$15(
+        .d(slot_named$15$d),
+        .q(slot_named$15$q),
+        .clock(slot_named$15$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$16 slot_named$16(
+        .d(slot_named$16$d),
+        .q(slot_named$16$q),
+        .clock(slot_named$16$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$17 slot_named$17(
+        .d(slot_named$17$d),
+        .q(slot_named$17$q),
+        .clock(slot_named$17$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$18 slot_named$18(
+        .d(slot_named$18$d),
+        .q(slot_named$18$q),
+        .clock(slot_named$18$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$19 slot_named$19(
+        .d(slot_named$19$d),
+        .q(slot_named$19$q),
+        .clock(slot_named$19$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$20 slot_named$20(
+        .d(slot_named$20$d),
+        .q(slot_named$20$q),
+        .clock(slot_named$20$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$21 slot_named$21(
+        .d(slot_named$21$d),
+        .q(slot_named$21$q),
+        .clock(slot_named$21$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$22 slot_named$22(
+        .d(slot_named$22$d),
+        .q(slot_named$22$q),
+        .clock(slot_named$22$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$23 slot_named$23(
+        .d(slot_named$23$d),
+        .q(slot_named$23$q),
+        .clock(slot_named$23$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$24 slot_named$24(
+        .d(slot_named$24$d),
+        .q(slot_named$24$q),
+        .clock(slot_named$24$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$25 slot_named$25(
+        .d(slot_named$25$d),
+        .q(slot_named$25$q),
+        .clock(slot_named$25$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$26 slot_named$26(
+        .d(slot_named$26$d),
+        .q(slot_named$26$q),
+        .clock(slot_named$26$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$27 slot_named$27(
+        .d(slot_named$27$d),
+        .q(slot_named$27$q),
+        .clock(slot_named$27$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$28 slot_named$28(
+        .d(slot_named$28$d),
+        .q(slot_named$28$q),
+        .clock(slot_named$28$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$29 slot_named$29(
+        .d(slot_named$29$d),
+        .q(slot_named$29$q),
+        .clock(slot_named$29$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$30 slot_named$30(
+        .d(slot_named$30$d),
+        .q(slot_named$30$q),
+        .clock(slot_named$30$clock)
+    );
+    rnic_rdmap_tx_request$slot_named$31 slot_named$31(
+        .d(slot_named$31$d),
+        .q(slot_named$31$q),
+        .clock(slot_named$31$clock)
     );
     rnic_rdmap_tx_request$sent sent(
         .d(sent$d),
@@ -458,37 +1492,460 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
-        pending$0$clock = clock;
-        pending$0$d = pending$0$q;
-        if (qp_we & qp_reset & (pending$0$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
-            pending$0$d = pending$0$q & ~flag_write;
+        pending$clock = clock;
+        pending$reset = reset;
+        pending_out$clock = clock;
+        pending_out$reset = reset;
+        pending_out$s_valid = pending$m_valid;
+        pending_out$s_data = pending$m_data;
+        pending$m_ready = pending_out$s_ready;
+        slot_qpn$0$clock = clock;
+        slot_qpn$0$d = slot_qpn$0$q;
+        slot_msn$0$clock = clock;
+        slot_msn$0$d = slot_msn$0$q;
+        slot_cut$0$clock = clock;
+        slot_cut$0$d = slot_cut$0$q;
+        slot_named$0$clock = clock;
+        slot_named$0$d = slot_named$0$q;
+        if (qp_we & qp_reset & (slot_qpn$0$q == qp_waddr)) begin
+            slot_cut$0$d = 1'b1;
         end
-        if (s_term_valid & (pending$0$q[(at_cqe_qpn)+:(6)] == s_term_qpn) & (pending$0$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$0$d = pending$0$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$0$q == s_term_qpn) & (slot_msn$0$q == s_term_msn)) begin
+            slot_named$0$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
-        pending$1$clock = clock;
-        pending$1$d = pending$1$q;
-        if (qp_we & qp_reset & (pending$1$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
-            pending$1$d = pending$1$q & ~flag_write;
+        slot_qpn$1$clock = clock;
+        slot_qpn$1$d = slot_qpn$1$q;
+        slot_msn$1$clock = clock;
+        slot_msn$1$d = slot_msn$1$q;
+        slot_cut$1$clock = clock;
+        slot_cut$1$d = slot_cut$1$q;
+        slot_named$1$clock = clock;
+        slot_named$1$d = slot_named$1$q;
+        if (qp_we & qp_reset & (slot_qpn$1$q == qp_waddr)) begin
+            slot_cut$1$d = 1'b1;
         end
-        if (s_term_valid & (pending$1$q[(at_cqe_qpn)+:(6)] == s_term_qpn) & (pending$1$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$1$d = pending$1$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$1$q == s_term_qpn) & (slot_msn$1$q == s_term_msn)) begin
+            slot_named$1$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
-        pending$2$clock = clock;
-        pending$2$d = pending$2$q;
-        if (qp_we & qp_reset & (pending$2$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
-            pending$2$d = pending$2$q & ~flag_write;
+        slot_qpn$2$clock = clock;
+        slot_qpn$2$d = slot_qpn$2$q;
+        slot_msn$2$clock = clock;
+        slot_msn$2$d = slot_msn$2$q;
+        slot_cut$2$clock = clock;
+        slot_cut$2$d = slot_cut$2$q;
+        slot_named$2$clock = clock;
+        slot_named$2$d = slot_named$2$q;
+        if (qp_we & qp_reset & (slot_qpn$2$q == qp_waddr)) begin
+            slot_cut$2$d = 1'b1;
         end
-        if (s_term_valid & (pending$2$q[(at_cqe_qpn)+:(6)] == s_term_qpn) & (pending$2$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$2$d = pending$2$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$2$q == s_term_qpn) & (slot_msn$2$q == s_term_msn)) begin
+            slot_named$2$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
-        pending$3$clock = clock;
-        pending$3$d = pending$3$q;
-        if (qp_we & qp_reset & (pending$3$q[(at_cqe_qpn)+:(6)] == qp_waddr)) begin
-            pending$3$d = pending$3$q & ~flag_write;
+        slot_qpn$3$clock = clock;
+        slot_qpn$3$d = slot_qpn$3$q;
+        slot_msn$3$clock = clock;
+        slot_msn$3$d = slot_msn$3$q;
+        slot_cut$3$clock = clock;
+        slot_cut$3$d = slot_cut$3$q;
+        slot_named$3$clock = clock;
+        slot_named$3$d = slot_named$3$q;
+        if (qp_we & qp_reset & (slot_qpn$3$q == qp_waddr)) begin
+            slot_cut$3$d = 1'b1;
         end
-        if (s_term_valid & (pending$3$q[(at_cqe_qpn)+:(6)] == s_term_qpn) & (pending$3$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$3$d = pending$3$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$3$q == s_term_qpn) & (slot_msn$3$q == s_term_msn)) begin
+            slot_named$3$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$4$clock = clock;
+        slot_qpn$4$d = slot_qpn$4$q;
+        slot_msn$4$clock = clock;
+        slot_msn$4$d = slot_msn$4$q;
+        slot_cut$4$clock = clock;
+        slot_cut$4$d = slot_cut$4$q;
+        slot_named$4$clock = clock;
+        slot_named$4$d = slot_named$4$q;
+        if (qp_we & qp_reset & (slot_qpn$4$q == qp_waddr)) begin
+            slot_cut$4$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$4$q == s_term_qpn) & (slot_msn$4$q == s_term_msn)) begin
+            slot_named$4$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$5$clock = clock;
+        slot_qpn$5$d = slot_qpn$5$q;
+        slot_msn$5$clock = clock;
+        slot_msn$5$d = slot_msn$5$q;
+        slot_cut$5$clock = clock;
+        slot_cut$5$d = slot_cut$5$q;
+        slot_named$5$clock = clock;
+        slot_named$5$d = slot_named$5$q;
+        if (qp_we & qp_reset & (slot_qpn$5$q == qp_waddr)) begin
+            slot_cut$5$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$5$q == s_term_qpn) & (slot_msn$5$q == s_term_msn)) begin
+            slot_named$5$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$6$clock = clock;
+        slot_qpn$6$d = slot_qpn$6$q;
+        slot_msn$6$clock = clock;
+        slot_msn$6$d = slot_msn$6$q;
+        slot_cut$6$clock = clock;
+        slot_cut$6$d = slot_cut$6$q;
+        slot_named$6$clock = clock;
+        slot_named$6$d = slot_named$6$q;
+        if (qp_we & qp_reset & (slot_qpn$6$q == qp_waddr)) begin
+            slot_cut$6$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$6$q == s_term_qpn) & (slot_msn$6$q == s_term_msn)) begin
+            slot_named$6$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$7$clock = clock;
+        slot_qpn$7$d = slot_qpn$7$q;
+        slot_msn$7$clock = clock;
+        slot_msn$7$d = slot_msn$7$q;
+        slot_cut$7$clock = clock;
+        slot_cut$7$d = slot_cut$7$q;
+        slot_named$7$clock = clock;
+        slot_named$7$d = slot_named$7$q;
+        if (qp_we & qp_reset & (slot_qpn$7$q == qp_waddr)) begin
+            slot_cut$7$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$7$q == s_term_qpn) & (slot_msn$7$q == s_term_msn)) begin
+            slot_named$7$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$8$clock = clock;
+        slot_qpn$8$d = slot_qpn$8$q;
+        slot_msn$8$clock = clock;
+        slot_msn$8$d = slot_msn$8$q;
+        slot_cut$8$clock = clock;
+        slot_cut$8$d = slot_cut$8$q;
+        slot_named$8$clock = clock;
+        slot_named$8$d = slot_named$8$q;
+        if (qp_we & qp_reset & (slot_qpn$8$q == qp_waddr)) begin
+            slot_cut$8$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$8$q == s_term_qpn) & (slot_msn$8$q == s_term_msn)) begin
+            slot_named$8$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$9$clock = clock;
+        slot_qpn$9$d = slot_qpn$9$q;
+        slot_msn$9$clock = clock;
+        slot_msn$9$d = slot_msn$9$q;
+        slot_cut$9$clock = clock;
+        slot_cut$9$d = slot_cut$9$q;
+        slot_named$9$clock = clock;
+        slot_named$9$d = slot_named$9$q;
+        if (qp_we & qp_reset & (slot_qpn$9$q == qp_waddr)) begin
+            slot_cut$9$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$9$q == s_term_qpn) & (slot_msn$9$q == s_term_msn)) begin
+            slot_named$9$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$10$clock = clock;
+        slot_qpn$10$d = slot_qpn$10$q;
+        slot_msn$10$clock = clock;
+        slot_msn$10$d = slot_msn$10$q;
+        slot_cut$10$clock = clock;
+        slot_cut$10$d = slot_cut$10$q;
+        slot_named$10$clock = clock;
+        slot_named$10$d = slot_named$10$q;
+        if (qp_we & qp_reset & (slot_qpn$10$q == qp_waddr)) begin
+            slot_cut$10$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$10$q == s_term_qpn) & (slot_msn$10$q == s_term_msn)) begin
+            slot_named$10$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$11$clock = clock;
+        slot_qpn$11$d = slot_qpn$11$q;
+        slot_msn$11$clock = clock;
+        slot_msn$11$d = slot_msn$11$q;
+        slot_cut$11$clock = clock;
+        slot_cut$11$d = slot_cut$11$q;
+        slot_named$11$clock = clock;
+        slot_named$11$d = slot_named$11$q;
+        if (qp_we & qp_reset & (slot_qpn$11$q == qp_waddr)) begin
+            slot_cut$11$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$11$q == s_term_qpn) & (slot_msn$11$q == s_term_msn)) begin
+            slot_named$11$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$12$clock = clock;
+        slot_qpn$12$d = slot_qpn$12$q;
+        slot_msn$12$clock = clock;
+        slot_msn$12$d = slot_msn$12$q;
+        slot_cut$12$clock = clock;
+        slot_cut$12$d = slot_cut$12$q;
+        slot_named$12$clock = clock;
+        slot_named$12$d = slot_named$12$q;
+        if (qp_we & qp_reset & (slot_qpn$12$q == qp_waddr)) begin
+            slot_cut$12$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$12$q == s_term_qpn) & (slot_msn$12$q == s_term_msn)) begin
+            slot_named$12$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$13$clock = clock;
+        slot_qpn$13$d = slot_qpn$13$q;
+        slot_msn$13$clock = clock;
+        slot_msn$13$d = slot_msn$13$q;
+        slot_cut$13$clock = clock;
+        slot_cut$13$d = slot_cut$13$q;
+        slot_named$13$clock = clock;
+        slot_named$13$d = slot_named$13$q;
+        if (qp_we & qp_reset & (slot_qpn$13$q == qp_waddr)) begin
+            slot_cut$13$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$13$q == s_term_qpn) & (slot_msn$13$q == s_term_msn)) begin
+            slot_named$13$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$14$clock = clock;
+        slot_qpn$14$d = slot_qpn$14$q;
+        slot_msn$14$clock = clock;
+        slot_msn$14$d = slot_msn$14$q;
+        slot_cut$14$clock = clock;
+        slot_cut$14$d = slot_cut$14$q;
+        slot_named$14$clock = clock;
+        slot_named$14$d = slot_named$14$q;
+        if (qp_we & qp_reset & (slot_qpn$14$q == qp_waddr)) begin
+            slot_cut$14$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$14$q == s_term_qpn) & (slot_msn$14$q == s_term_msn)) begin
+            slot_named$14$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$15$clock = clock;
+        slot_qpn$15$d = slot_qpn$15$q;
+        slot_msn$15$clock = clock;
+        slot_msn$15$d = slot_msn$15$q;
+        slot_cut$15$clock = clock;
+        slot_cut$15$d = slot_cut$15$q;
+        slot_named$15$clock = clock;
+        slot_named$15$d = slot_named$15$q;
+        if (qp_we & qp_reset & (slot_qpn$15$q == qp_waddr)) begin
+            slot_cut$15$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$15$q == s_term_qpn) & (slot_msn$15$q == s_term_msn)) begin
+            slot_named$15$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$16$clock = clock;
+        slot_qpn$16$d = slot_qpn$16$q;
+        slot_msn$16$clock = clock;
+        slot_msn$16$d = slot_msn$16$q;
+        slot_cut$16$clock = clock;
+        slot_cut$16$d = slot_cut$16$q;
+        slot_named$16$clock = clock;
+        slot_named$16$d = slot_named$16$q;
+        if (qp_we & qp_reset & (slot_qpn$16$q == qp_waddr)) begin
+            slot_cut$16$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$16$q == s_term_qpn) & (slot_msn$16$q == s_term_msn)) begin
+            slot_named$16$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$17$clock = clock;
+        slot_qpn$17$d = slot_qpn$17$q;
+        slot_msn$17$clock = clock;
+        slot_msn$17$d = slot_msn$17$q;
+        slot_cut$17$clock = clock;
+        slot_cut$17$d = slot_cut$17$q;
+        slot_named$17$clock = clock;
+        slot_named$17$d = slot_named$17$q;
+        if (qp_we & qp_reset & (slot_qpn$17$q == qp_waddr)) begin
+            slot_cut$17$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$17$q == s_term_qpn) & (slot_msn$17$q == s_term_msn)) begin
+            slot_named$17$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$18$clock = clock;
+        slot_qpn$18$d = slot_qpn$18$q;
+        slot_msn$18$clock = clock;
+        slot_msn$18$d = slot_msn$18$q;
+        slot_cut$18$clock = clock;
+        slot_cut$18$d = slot_cut$18$q;
+        slot_named$18$clock = clock;
+        slot_named$18$d = slot_named$18$q;
+        if (qp_we & qp_reset & (slot_qpn$18$q == qp_waddr)) begin
+            slot_cut$18$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$18$q == s_term_qpn) & (slot_msn$18$q == s_term_msn)) begin
+            slot_named$18$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$19$clock = clock;
+        slot_qpn$19$d = slot_qpn$19$q;
+        slot_msn$19$clock = clock;
+        slot_msn$19$d = slot_msn$19$q;
+        slot_cut$19$clock = clock;
+        slot_cut$19$d = slot_cut$19$q;
+        slot_named$19$clock = clock;
+        slot_named$19$d = slot_named$19$q;
+        if (qp_we & qp_reset & (slot_qpn$19$q == qp_waddr)) begin
+            slot_cut$19$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$19$q == s_term_qpn) & (slot_msn$19$q == s_term_msn)) begin
+            slot_named$19$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$20$clock = clock;
+        slot_qpn$20$d = slot_qpn$20$q;
+        slot_msn$20$clock = clock;
+        slot_msn$20$d = slot_msn$20$q;
+        slot_cut$20$clock = clock;
+        slot_cut$20$d = slot_cut$20$q;
+        slot_named$20$clock = clock;
+        slot_named$20$d = slot_named$20$q;
+        if (qp_we & qp_reset & (slot_qpn$20$q == qp_waddr)) begin
+            slot_cut$20$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$20$q == s_term_qpn) & (slot_msn$20$q == s_term_msn)) begin
+            slot_named$20$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$21$clock = clock;
+        slot_qpn$21$d = slot_qpn$21$q;
+        slot_msn$21$clock = clock;
+        slot_msn$21$d = slot_msn$21$q;
+        slot_cut$21$clock = clock;
+        slot_cut$21$d = slot_cut$21$q;
+        slot_named$21$clock = clock;
+        slot_named$21$d = slot_named$21$q;
+        if (qp_we & qp_reset & (slot_qpn$21$q == qp_waddr)) begin
+            slot_cut$21$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$21$q == s_term_qpn) & (slot_msn$21$q == s_term_msn)) begin
+            slot_named$21$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$22$clock = clock;
+        slot_qpn$22$d = slot_qpn$22$q;
+        slot_msn$22$clock = clock;
+        slot_msn$22$d = slot_msn$22$q;
+        slot_cut$22$clock = clock;
+        slot_cut$22$d = slot_cut$22$q;
+        slot_named$22$clock = clock;
+        slot_named$22$d = slot_named$22$q;
+        if (qp_we & qp_reset & (slot_qpn$22$q == qp_waddr)) begin
+            slot_cut$22$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$22$q == s_term_qpn) & (slot_msn$22$q == s_term_msn)) begin
+            slot_named$22$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$23$clock = clock;
+        slot_qpn$23$d = slot_qpn$23$q;
+        slot_msn$23$clock = clock;
+        slot_msn$23$d = slot_msn$23$q;
+        slot_cut$23$clock = clock;
+        slot_cut$23$d = slot_cut$23$q;
+        slot_named$23$clock = clock;
+        slot_named$23$d = slot_named$23$q;
+        if (qp_we & qp_reset & (slot_qpn$23$q == qp_waddr)) begin
+            slot_cut$23$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$23$q == s_term_qpn) & (slot_msn$23$q == s_term_msn)) begin
+            slot_named$23$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$24$clock = clock;
+        slot_qpn$24$d = slot_qpn$24$q;
+        slot_msn$24$clock = clock;
+        slot_msn$24$d = slot_msn$24$q;
+        slot_cut$24$clock = clock;
+        slot_cut$24$d = slot_cut$24$q;
+        slot_named$24$clock = clock;
+        slot_named$24$d = slot_named$24$q;
+        if (qp_we & qp_reset & (slot_qpn$24$q == qp_waddr)) begin
+            slot_cut$24$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$24$q == s_term_qpn) & (slot_msn$24$q == s_term_msn)) begin
+            slot_named$24$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$25$clock = clock;
+        slot_qpn$25$d = slot_qpn$25$q;
+        slot_msn$25$clock = clock;
+        slot_msn$25$d = slot_msn$25$q;
+        slot_cut$25$clock = clock;
+        slot_cut$25$d = slot_cut$25$q;
+        slot_named$25$clock = clock;
+        slot_named$25$d = slot_named$25$q;
+        if (qp_we & qp_reset & (slot_qpn$25$q == qp_waddr)) begin
+            slot_cut$25$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$25$q == s_term_qpn) & (slot_msn$25$q == s_term_msn)) begin
+            slot_named$25$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$26$clock = clock;
+        slot_qpn$26$d = slot_qpn$26$q;
+        slot_msn$26$clock = clock;
+        slot_msn$26$d = slot_msn$26$q;
+        slot_cut$26$clock = clock;
+        slot_cut$26$d = slot_cut$26$q;
+        slot_named$26$clock = clock;
+        slot_named$26$d = slot_named$26$q;
+        if (qp_we & qp_reset & (slot_qpn$26$q == qp_waddr)) begin
+            slot_cut$26$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$26$q == s_term_qpn) & (slot_msn$26$q == s_term_msn)) begin
+            slot_named$26$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$27$clock = clock;
+        slot_qpn$27$d = slot_qpn$27$q;
+        slot_msn$27$clock = clock;
+        slot_msn$27$d = slot_msn$27$q;
+        slot_cut$27$clock = clock;
+        slot_cut$27$d = slot_cut$27$q;
+        slot_named$27$clock = clock;
+        slot_named$27$d = slot_named$27$q;
+        if (qp_we & qp_reset & (slot_qpn$27$q == qp_waddr)) begin
+            slot_cut$27$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$27$q == s_term_qpn) & (slot_msn$27$q == s_term_msn)) begin
+            slot_named$27$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$28$clock = clock;
+        slot_qpn$28$d = slot_qpn$28$q;
+        slot_msn$28$clock = clock;
+        slot_msn$28$d = slot_msn$28$q;
+        slot_cut$28$clock = clock;
+        slot_cut$28$d = slot_cut$28$q;
+        slot_named$28$clock = clock;
+        slot_named$28$d = slot_named$28$q;
+        if (qp_we & qp_reset & (slot_qpn$28$q == qp_waddr)) begin
+            slot_cut$28$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$28$q == s_term_qpn) & (slot_msn$28$q == s_term_msn)) begin
+            slot_named$28$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$29$clock = clock;
+        slot_qpn$29$d = slot_qpn$29$q;
+        slot_msn$29$clock = clock;
+        slot_msn$29$d = slot_msn$29$q;
+        slot_cut$29$clock = clock;
+        slot_cut$29$d = slot_cut$29$q;
+        slot_named$29$clock = clock;
+        slot_named$29$d = slot_named$29$q;
+        if (qp_we & qp_reset & (slot_qpn$29$q == qp_waddr)) begin
+            slot_cut$29$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$29$q == s_term_qpn) & (slot_msn$29$q == s_term_msn)) begin
+            slot_named$29$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$30$clock = clock;
+        slot_qpn$30$d = slot_qpn$30$q;
+        slot_msn$30$clock = clock;
+        slot_msn$30$d = slot_msn$30$q;
+        slot_cut$30$clock = clock;
+        slot_cut$30$d = slot_cut$30$q;
+        slot_named$30$clock = clock;
+        slot_named$30$d = slot_named$30$q;
+        if (qp_we & qp_reset & (slot_qpn$30$q == qp_waddr)) begin
+            slot_cut$30$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$30$q == s_term_qpn) & (slot_msn$30$q == s_term_msn)) begin
+            slot_named$30$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$31$clock = clock;
+        slot_qpn$31$d = slot_qpn$31$q;
+        slot_msn$31$clock = clock;
+        slot_msn$31$d = slot_msn$31$q;
+        slot_cut$31$clock = clock;
+        slot_cut$31$d = slot_cut$31$q;
+        slot_named$31$clock = clock;
+        slot_named$31$d = slot_named$31$q;
+        if (qp_we & qp_reset & (slot_qpn$31$q == qp_waddr)) begin
+            slot_cut$31$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$31$q == s_term_qpn) & (slot_msn$31$q == s_term_msn)) begin
+            slot_named$31$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
         mrs$read_clock = clock;
         mrs$write_clock = clock;
@@ -516,8 +1973,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
         held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
-        s_ready = (state$q == 32'h0) & (queued < 32'h4) & ~held;
-        if (s_valid & (state$q == 32'h0) & (queued < 32'h4) & ~held) begin
+        s_ready = (state$q == 32'h0) & ~queued[at_full] & ~held;
+        if (s_valid & (state$q == 32'h0) & ~queued[at_full] & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
@@ -592,30 +2049,200 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         m_read_valid = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
         m_read_qpn = qpn$q;
         m_read_entry = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
+        pending$s_valid = state$q == 32'h1;
+        pending$s_data = entry;
         if (state$q == 32'h1) begin
-            if (tail$q[(32'h0)+:(2)] == 0) begin
-                pending$0$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$0$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 0) begin
+                slot_qpn$0$d = qpn$q;
+                slot_msn$0$d = entry_msn;
+                slot_cut$0$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$0$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(2)] == 1) begin
-                pending$1$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$1$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 1) begin
+                slot_qpn$1$d = qpn$q;
+                slot_msn$1$d = entry_msn;
+                slot_cut$1$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$1$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(2)] == 2) begin
-                pending$2$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$2$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 2) begin
+                slot_qpn$2$d = qpn$q;
+                slot_msn$2$d = entry_msn;
+                slot_cut$2$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$2$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(2)] == 3) begin
-                pending$3$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$3$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 3) begin
+                slot_qpn$3$d = qpn$q;
+                slot_msn$3$d = entry_msn;
+                slot_cut$3$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$3$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 4) begin
+                slot_qpn$4$d = qpn$q;
+                slot_msn$4$d = entry_msn;
+                slot_cut$4$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$4$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 5) begin
+                slot_qpn$5$d = qpn$q;
+                slot_msn$5$d = entry_msn;
+                slot_cut$5$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$5$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 6) begin
+                slot_qpn$6$d = qpn$q;
+                slot_msn$6$d = entry_msn;
+                slot_cut$6$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$6$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 7) begin
+                slot_qpn$7$d = qpn$q;
+                slot_msn$7$d = entry_msn;
+                slot_cut$7$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$7$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 8) begin
+                slot_qpn$8$d = qpn$q;
+                slot_msn$8$d = entry_msn;
+                slot_cut$8$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$8$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 9) begin
+                slot_qpn$9$d = qpn$q;
+                slot_msn$9$d = entry_msn;
+                slot_cut$9$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$9$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 10) begin
+                slot_qpn$10$d = qpn$q;
+                slot_msn$10$d = entry_msn;
+                slot_cut$10$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$10$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 11) begin
+                slot_qpn$11$d = qpn$q;
+                slot_msn$11$d = entry_msn;
+                slot_cut$11$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$11$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 12) begin
+                slot_qpn$12$d = qpn$q;
+                slot_msn$12$d = entry_msn;
+                slot_cut$12$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$12$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 13) begin
+                slot_qpn$13$d = qpn$q;
+                slot_msn$13$d = entry_msn;
+                slot_cut$13$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$13$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 14) begin
+                slot_qpn$14$d = qpn$q;
+                slot_msn$14$d = entry_msn;
+                slot_cut$14$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$14$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 15) begin
+                slot_qpn$15$d = qpn$q;
+                slot_msn$15$d = entry_msn;
+                slot_cut$15$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$15$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 16) begin
+                slot_qpn$16$d = qpn$q;
+                slot_msn$16$d = entry_msn;
+                slot_cut$16$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$16$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 17) begin
+                slot_qpn$17$d = qpn$q;
+                slot_msn$17$d = entry_msn;
+                slot_cut$17$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$17$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 18) begin
+                slot_qpn$18$d = qpn$q;
+                slot_msn$18$d = entry_msn;
+                slot_cut$18$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$18$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 19) begin
+                slot_qpn$19$d = qpn$q;
+                slot_msn$19$d = entry_msn;
+                slot_cut$19$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$19$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 20) begin
+                slot_qpn$20$d = qpn$q;
+                slot_msn$20$d = entry_msn;
+                slot_cut$20$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$20$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 21) begin
+                slot_qpn$21$d = qpn$q;
+                slot_msn$21$d = entry_msn;
+                slot_cut$21$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$21$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 22) begin
+                slot_qpn$22$d = qpn$q;
+                slot_msn$22$d = entry_msn;
+                slot_cut$22$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$22$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 23) begin
+                slot_qpn$23$d = qpn$q;
+                slot_msn$23$d = entry_msn;
+                slot_cut$23$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$23$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 24) begin
+                slot_qpn$24$d = qpn$q;
+                slot_msn$24$d = entry_msn;
+                slot_cut$24$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$24$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 25) begin
+                slot_qpn$25$d = qpn$q;
+                slot_msn$25$d = entry_msn;
+                slot_cut$25$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$25$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 26) begin
+                slot_qpn$26$d = qpn$q;
+                slot_msn$26$d = entry_msn;
+                slot_cut$26$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$26$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 27) begin
+                slot_qpn$27$d = qpn$q;
+                slot_msn$27$d = entry_msn;
+                slot_cut$27$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$27$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 28) begin
+                slot_qpn$28$d = qpn$q;
+                slot_msn$28$d = entry_msn;
+                slot_cut$28$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$28$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 29) begin
+                slot_qpn$29$d = qpn$q;
+                slot_msn$29$d = entry_msn;
+                slot_cut$29$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$29$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 30) begin
+                slot_qpn$30$d = qpn$q;
+                slot_msn$30$d = entry_msn;
+                slot_cut$30$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$30$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 31) begin
+                slot_qpn$31$d = qpn$q;
+                slot_msn$31$d = entry_msn;
+                slot_cut$31$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$31$d = 32'h0;
             end
             tail$d = tail$q + 32'h1;
             state$d = 32'h0;
@@ -717,21 +2344,149 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         if (s_done_valid) begin
             sent$d = sent$q + 32'h1;
         end
-        head_entry = pending$0$q;
-        if (head$q[(32'h0)+:(2)] == 1) begin
-            head_entry = pending$1$q;
+        head_cut = 1'b0;
+        head_named = 32'h0;
+        if (head$q[(32'h0)+:(5)] == 0) begin
+            head_cut = slot_cut$0$q;
+            head_named = slot_named$0$q;
         end
-        if (head$q[(32'h0)+:(2)] == 2) begin
-            head_entry = pending$2$q;
+        if (head$q[(32'h0)+:(5)] == 1) begin
+            head_cut = slot_cut$1$q;
+            head_named = slot_named$1$q;
         end
-        if (head$q[(32'h0)+:(2)] == 3) begin
-            head_entry = pending$3$q;
+        if (head$q[(32'h0)+:(5)] == 2) begin
+            head_cut = slot_cut$2$q;
+            head_named = slot_named$2$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 3) begin
+            head_cut = slot_cut$3$q;
+            head_named = slot_named$3$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 4) begin
+            head_cut = slot_cut$4$q;
+            head_named = slot_named$4$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 5) begin
+            head_cut = slot_cut$5$q;
+            head_named = slot_named$5$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 6) begin
+            head_cut = slot_cut$6$q;
+            head_named = slot_named$6$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 7) begin
+            head_cut = slot_cut$7$q;
+            head_named = slot_named$7$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 8) begin
+            head_cut = slot_cut$8$q;
+            head_named = slot_named$8$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 9) begin
+            head_cut = slot_cut$9$q;
+            head_named = slot_named$9$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 10) begin
+            head_cut = slot_cut$10$q;
+            head_named = slot_named$10$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 11) begin
+            head_cut = slot_cut$11$q;
+            head_named = slot_named$11$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 12) begin
+            head_cut = slot_cut$12$q;
+            head_named = slot_named$12$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 13) begin
+            head_cut = slot_cut$13$q;
+            head_named = slot_named$13$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 14) begin
+            head_cut = slot_cut$14$q;
+            head_named = slot_named$14$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 15) begin
+            head_cut = slot_cut$15$q;
+            head_named = slot_named$15$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 16) begin
+            head_cut = slot_cut$16$q;
+            head_named = slot_named$16$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 17) begin
+            head_cut = slot_cut$17$q;
+            head_named = slot_named$17$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 18) begin
+            head_cut = slot_cut$18$q;
+            head_named = slot_named$18$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 19) begin
+            head_cut = slot_cut$19$q;
+            head_named = slot_named$19$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 20) begin
+            head_cut = slot_cut$20$q;
+            head_named = slot_named$20$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 21) begin
+            head_cut = slot_cut$21$q;
+            head_named = slot_named$21$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 22) begin
+            head_cut = slot_cut$22$q;
+            head_named = slot_named$22$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 23) begin
+            head_cut = slot_cut$23$q;
+            head_named = slot_named$23$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 24) begin
+            head_cut = slot_cut$24$q;
+            head_named = slot_named$24$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 25) begin
+            head_cut = slot_cut$25$q;
+            head_named = slot_named$25$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 26) begin
+            head_cut = slot_cut$26$q;
+            head_named = slot_named$26$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 27) begin
+            head_cut = slot_cut$27$q;
+            head_named = slot_named$27$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 28) begin
+            head_cut = slot_cut$28$q;
+            head_named = slot_named$28$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 29) begin
+            head_cut = slot_cut$29$q;
+            head_named = slot_named$29$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 30) begin
+            head_cut = slot_cut$30$q;
+            head_named = slot_named$30$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 31) begin
+            head_cut = slot_cut$31$q;
+            head_named = slot_named$31$q;
+        end
+        head_base = pending_out$m_data;
+        if (head_cut) begin
+            head_base = pending_out$m_data & ~flag_write;
+        end
+        head_entry = head_base;
+        if (head_named[32'h0]) begin
+            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(6)];
         reads_behind = order_done - head_entry[(32'h112)+:(3)];
         head_flushed = reads_behind[32'h2] & ~|(qp_rts & (one_q << ((order_qpn) & 64'hffffffffffffffff)));
         head_read = |head_entry[(at_entry_msn)+:(32)];
-        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h2] | head_flushed);
+        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h2] | head_flushed);
         head_writes = head_entry[32'h111] | (head_flushed & head_read);
         m_cqe_valid = head_ready & head_writes;
         m_cqn = head_entry[(32'h100)+:(6)];
@@ -742,6 +2497,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
                 m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((head_entry[(at_entry_named_status)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
             end
         end
+        pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
         if (head_ready & (~head_writes | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
             if (head_entry[32'h110]) begin
@@ -980,13 +2736,13 @@ endmodule // rnic_rdmap_tx_request$fetch_error
 module rnic_rdmap_tx_request$head(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -1124,7 +2880,287 @@ module rnic_rdmap_tx_request$mrs(read_address,read_clock,read_data,write_address
 endmodule // rnic_rdmap_tx_request$mrs
 
 
-module rnic_rdmap_tx_request$pending$0(d,q,clock);
+module rnic_rdmap_tx_request$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [317:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [317:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [317:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [317:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_rdmap_tx_request$pending$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_rdmap_tx_request$pending$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_rdmap_tx_request$pending$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_rdmap_tx_request$pending$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_rdmap_tx_request$pending
+
+
+module rnic_rdmap_tx_request$pending$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [317:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [317:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[317:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_rdmap_tx_request$pending$ram
+
+
+module rnic_rdmap_tx_request$pending$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$pending$rd_ptr
+
+
+module rnic_rdmap_tx_request$pending$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$pending$visible
+
+
+module rnic_rdmap_tx_request$pending$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$pending$wr_ptr
+
+
+module rnic_rdmap_tx_request$pending_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [317:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [317:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [317:0] out_data$d;
+    wire  [317:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [317:0] skid_data$d;
+    wire  [317:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_rdmap_tx_request$pending_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_rdmap_tx_request$pending_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_rdmap_tx_request$pending_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_rdmap_tx_request$pending_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~out_free & take) begin
+            skid_data$d = s_data;
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_rdmap_tx_request$pending_out
+
+
+module rnic_rdmap_tx_request$pending_out$out_data(d,q,clock);
     
     // Module arguments
     input wire  [317:0] d;
@@ -1140,10 +3176,29 @@ module rnic_rdmap_tx_request$pending$0(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_rdmap_tx_request$pending$0
+endmodule // rnic_rdmap_tx_request$pending_out$out_data
 
 
-module rnic_rdmap_tx_request$pending$1(d,q,clock);
+module rnic_rdmap_tx_request$pending_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$pending_out$out_valid
+
+
+module rnic_rdmap_tx_request$pending_out$skid_data(d,q,clock);
     
     // Module arguments
     input wire  [317:0] d;
@@ -1159,45 +3214,26 @@ module rnic_rdmap_tx_request$pending$1(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_rdmap_tx_request$pending$1
+endmodule // rnic_rdmap_tx_request$pending_out$skid_data
 
 
-module rnic_rdmap_tx_request$pending$2(d,q,clock);
+module rnic_rdmap_tx_request$pending_out$skid_valid(d,q,clock);
     
     // Module arguments
-    input wire  [317:0] d;
-    output reg  [317:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 318'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_rdmap_tx_request$pending$2
-
-
-module rnic_rdmap_tx_request$pending$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [317:0] d;
-    output reg  [317:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 318'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_tx_request$pending$3
+endmodule // rnic_rdmap_tx_request$pending_out$skid_valid
 
 
 module rnic_rdmap_tx_request$qpn(d,q,clock);
@@ -1341,13 +3377,13 @@ endmodule // rnic_rdmap_tx_request$send_msn
 module rnic_rdmap_tx_request$sent(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -1355,6 +3391,2438 @@ module rnic_rdmap_tx_request$sent(d,q,clock);
     end
           
 endmodule // rnic_rdmap_tx_request$sent
+
+
+module rnic_rdmap_tx_request$slot_cut$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$0
+
+
+module rnic_rdmap_tx_request$slot_cut$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$1
+
+
+module rnic_rdmap_tx_request$slot_cut$10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$10
+
+
+module rnic_rdmap_tx_request$slot_cut$11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$11
+
+
+module rnic_rdmap_tx_request$slot_cut$12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$12
+
+
+module rnic_rdmap_tx_request$slot_cut$13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$13
+
+
+module rnic_rdmap_tx_request$slot_cut$14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$14
+
+
+module rnic_rdmap_tx_request$slot_cut$15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$15
+
+
+module rnic_rdmap_tx_request$slot_cut$16(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$16
+
+
+module rnic_rdmap_tx_request$slot_cut$17(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$17
+
+
+module rnic_rdmap_tx_request$slot_cut$18(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$18
+
+
+module rnic_rdmap_tx_request$slot_cut$19(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$19
+
+
+module rnic_rdmap_tx_request$slot_cut$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$2
+
+
+module rnic_rdmap_tx_request$slot_cut$20(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$20
+
+
+module rnic_rdmap_tx_request$slot_cut$21(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$21
+
+
+module rnic_rdmap_tx_request$slot_cut$22(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$22
+
+
+module rnic_rdmap_tx_request$slot_cut$23(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$23
+
+
+module rnic_rdmap_tx_request$slot_cut$24(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$24
+
+
+module rnic_rdmap_tx_request$slot_cut$25(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$25
+
+
+module rnic_rdmap_tx_request$slot_cut$26(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$26
+
+
+module rnic_rdmap_tx_request$slot_cut$27(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$27
+
+
+module rnic_rdmap_tx_request$slot_cut$28(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$28
+
+
+module rnic_rdmap_tx_request$slot_cut$29(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$29
+
+
+module rnic_rdmap_tx_request$slot_cut$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$3
+
+
+module rnic_rdmap_tx_request$slot_cut$30(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$30
+
+
+module rnic_rdmap_tx_request$slot_cut$31(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$31
+
+
+module rnic_rdmap_tx_request$slot_cut$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$4
+
+
+module rnic_rdmap_tx_request$slot_cut$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$5
+
+
+module rnic_rdmap_tx_request$slot_cut$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$6
+
+
+module rnic_rdmap_tx_request$slot_cut$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$7
+
+
+module rnic_rdmap_tx_request$slot_cut$8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$8
+
+
+module rnic_rdmap_tx_request$slot_cut$9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_cut$9
+
+
+module rnic_rdmap_tx_request$slot_msn$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$0
+
+
+module rnic_rdmap_tx_request$slot_msn$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$1
+
+
+module rnic_rdmap_tx_request$slot_msn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$10
+
+
+module rnic_rdmap_tx_request$slot_msn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$11
+
+
+module rnic_rdmap_tx_request$slot_msn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$12
+
+
+module rnic_rdmap_tx_request$slot_msn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$13
+
+
+module rnic_rdmap_tx_request$slot_msn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$14
+
+
+module rnic_rdmap_tx_request$slot_msn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$15
+
+
+module rnic_rdmap_tx_request$slot_msn$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$16
+
+
+module rnic_rdmap_tx_request$slot_msn$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$17
+
+
+module rnic_rdmap_tx_request$slot_msn$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$18
+
+
+module rnic_rdmap_tx_request$slot_msn$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$19
+
+
+module rnic_rdmap_tx_request$slot_msn$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$2
+
+
+module rnic_rdmap_tx_request$slot_msn$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$20
+
+
+module rnic_rdmap_tx_request$slot_msn$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$21
+
+
+module rnic_rdmap_tx_request$slot_msn$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$22
+
+
+module rnic_rdmap_tx_request$slot_msn$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$23
+
+
+module rnic_rdmap_tx_request$slot_msn$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$24
+
+
+module rnic_rdmap_tx_request$slot_msn$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$25
+
+
+module rnic_rdmap_tx_request$slot_msn$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$26
+
+
+module rnic_rdmap_tx_request$slot_msn$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$27
+
+
+module rnic_rdmap_tx_request$slot_msn$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$28
+
+
+module rnic_rdmap_tx_request$slot_msn$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$29
+
+
+module rnic_rdmap_tx_request$slot_msn$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$3
+
+
+module rnic_rdmap_tx_request$slot_msn$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$30
+
+
+module rnic_rdmap_tx_request$slot_msn$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$31
+
+
+module rnic_rdmap_tx_request$slot_msn$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$4
+
+
+module rnic_rdmap_tx_request$slot_msn$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$5
+
+
+module rnic_rdmap_tx_request$slot_msn$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$6
+
+
+module rnic_rdmap_tx_request$slot_msn$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$7
+
+
+module rnic_rdmap_tx_request$slot_msn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$8
+
+
+module rnic_rdmap_tx_request$slot_msn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_msn$9
+
+
+module rnic_rdmap_tx_request$slot_named$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$0
+
+
+module rnic_rdmap_tx_request$slot_named$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$1
+
+
+module rnic_rdmap_tx_request$slot_named$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$10
+
+
+module rnic_rdmap_tx_request$slot_named$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$11
+
+
+module rnic_rdmap_tx_request$slot_named$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$12
+
+
+module rnic_rdmap_tx_request$slot_named$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$13
+
+
+module rnic_rdmap_tx_request$slot_named$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$14
+
+
+module rnic_rdmap_tx_request$slot_named$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$15
+
+
+module rnic_rdmap_tx_request$slot_named$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$16
+
+
+module rnic_rdmap_tx_request$slot_named$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$17
+
+
+module rnic_rdmap_tx_request$slot_named$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$18
+
+
+module rnic_rdmap_tx_request$slot_named$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$19
+
+
+module rnic_rdmap_tx_request$slot_named$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$2
+
+
+module rnic_rdmap_tx_request$slot_named$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$20
+
+
+module rnic_rdmap_tx_request$slot_named$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$21
+
+
+module rnic_rdmap_tx_request$slot_named$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$22
+
+
+module rnic_rdmap_tx_request$slot_named$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$23
+
+
+module rnic_rdmap_tx_request$slot_named$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$24
+
+
+module rnic_rdmap_tx_request$slot_named$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$25
+
+
+module rnic_rdmap_tx_request$slot_named$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$26
+
+
+module rnic_rdmap_tx_request$slot_named$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$27
+
+
+module rnic_rdmap_tx_request$slot_named$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$28
+
+
+module rnic_rdmap_tx_request$slot_named$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$29
+
+
+module rnic_rdmap_tx_request$slot_named$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$3
+
+
+module rnic_rdmap_tx_request$slot_named$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$30
+
+
+module rnic_rdmap_tx_request$slot_named$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$31
+
+
+module rnic_rdmap_tx_request$slot_named$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$4
+
+
+module rnic_rdmap_tx_request$slot_named$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$5
+
+
+module rnic_rdmap_tx_request$slot_named$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$6
+
+
+module rnic_rdmap_tx_request$slot_named$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$7
+
+
+module rnic_rdmap_tx_request$slot_named$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$8
+
+
+module rnic_rdmap_tx_request$slot_named$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_named$9
+
+
+module rnic_rdmap_tx_request$slot_qpn$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$0
+
+
+module rnic_rdmap_tx_request$slot_qpn$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$1
+
+
+module rnic_rdmap_tx_request$slot_qpn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$10
+
+
+module rnic_rdmap_tx_request$slot_qpn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$11
+
+
+module rnic_rdmap_tx_request$slot_qpn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$12
+
+
+module rnic_rdmap_tx_request$slot_qpn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$13
+
+
+module rnic_rdmap_tx_request$slot_qpn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$14
+
+
+module rnic_rdmap_tx_request$slot_qpn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$15
+
+
+module rnic_rdmap_tx_request$slot_qpn$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$16
+
+
+module rnic_rdmap_tx_request$slot_qpn$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$17
+
+
+module rnic_rdmap_tx_request$slot_qpn$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$18
+
+
+module rnic_rdmap_tx_request$slot_qpn$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$19
+
+
+module rnic_rdmap_tx_request$slot_qpn$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$2
+
+
+module rnic_rdmap_tx_request$slot_qpn$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$20
+
+
+module rnic_rdmap_tx_request$slot_qpn$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$21
+
+
+module rnic_rdmap_tx_request$slot_qpn$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$22
+
+
+module rnic_rdmap_tx_request$slot_qpn$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$23
+
+
+module rnic_rdmap_tx_request$slot_qpn$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$24
+
+
+module rnic_rdmap_tx_request$slot_qpn$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$25
+
+
+module rnic_rdmap_tx_request$slot_qpn$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$26
+
+
+module rnic_rdmap_tx_request$slot_qpn$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$27
+
+
+module rnic_rdmap_tx_request$slot_qpn$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$28
+
+
+module rnic_rdmap_tx_request$slot_qpn$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$29
+
+
+module rnic_rdmap_tx_request$slot_qpn$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$3
+
+
+module rnic_rdmap_tx_request$slot_qpn$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$30
+
+
+module rnic_rdmap_tx_request$slot_qpn$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$31
+
+
+module rnic_rdmap_tx_request$slot_qpn$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$4
+
+
+module rnic_rdmap_tx_request$slot_qpn$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$5
+
+
+module rnic_rdmap_tx_request$slot_qpn$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$6
+
+
+module rnic_rdmap_tx_request$slot_qpn$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$7
+
+
+module rnic_rdmap_tx_request$slot_qpn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$8
+
+
+module rnic_rdmap_tx_request$slot_qpn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$slot_qpn$9
 
 
 module rnic_rdmap_tx_request$state(d,q,clock);
@@ -1379,13 +5847,13 @@ endmodule // rnic_rdmap_tx_request$state
 module rnic_rdmap_tx_request$tail(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin

@@ -4073,6 +4073,7 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
     output reg  [31:0] settled;
     
     // Constant declarations
+    localparam  irq_full_count = 6'b100000;
     localparam  one = 16'h1;
     localparam  slot_mask_one = 33'h1;
     localparam  at_log_size = 7'b0;
@@ -4145,34 +4146,36 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
     reg  [15:0] overflowed$d;
     wire  [15:0] overflowed$q;
     reg  overflowed$clock;
-    reg  [16:0] irqs$0$d;
-    wire  [16:0] irqs$0$q;
-    reg  irqs$0$clock;
-    reg  [16:0] irqs$1$d;
-    wire  [16:0] irqs$1$q;
-    reg  irqs$1$clock;
-    reg  [16:0] irqs$2$d;
-    wire  [16:0] irqs$2$q;
-    reg  irqs$2$clock;
-    reg  [16:0] irqs$3$d;
-    wire  [16:0] irqs$3$q;
-    reg  irqs$3$clock;
-    reg  [2:0] irq_head$d;
-    wire  [2:0] irq_head$q;
-    reg  irq_head$clock;
-    reg  [2:0] irq_tail$d;
-    wire  [2:0] irq_tail$q;
-    reg  irq_tail$clock;
-    reg  [2:0] written$d;
-    wire  [2:0] written$q;
+    reg  irqs$clock;
+    reg  irqs$reset;
+    reg  irqs$s_valid;
+    wire  irqs$s_ready;
+    reg  [16:0] irqs$s_data;
+    wire  irqs$m_valid;
+    reg  irqs$m_ready;
+    wire  [16:0] irqs$m_data;
+    wire  [5:0] irqs$count;
+    reg  [5:0] written$d;
+    wire  [5:0] written$q;
     reg  written$clock;
+    reg  [5:0] irq_count$d;
+    wire  [5:0] irq_count$q;
+    reg  irq_count$clock;
+    reg  irq_room$d;
+    wire  irq_room$q;
+    reg  irq_room$clock;
+    reg  irq_none$d;
+    wire  irq_none$q;
+    reg  irq_none$clock;
     reg  [31:0] settled_count$d;
     wire  [31:0] settled_count$q;
     reg  settled_count$clock;
     
     // Local signals
+    reg  [5:0] irq_count_next;
+    reg  irq_push;
     reg  dropping;
-    reg  [2:0] in_flight;
+    reg  irq_take;
     reg  [15:0] cq_bit;
     reg  [15:0] db_bit;
     reg  [15:0] ctx_bit;
@@ -4276,40 +4279,36 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
         .q(overflowed$q),
         .clock(overflowed$clock)
     );
-    rnic_top_q16$cqs$irqs$0 irqs$0(
-        .d(irqs$0$d),
-        .q(irqs$0$q),
-        .clock(irqs$0$clock)
-    );
-    rnic_top_q16$cqs$irqs$1 irqs$1(
-        .d(irqs$1$d),
-        .q(irqs$1$q),
-        .clock(irqs$1$clock)
-    );
-    rnic_top_q16$cqs$irqs$2 irqs$2(
-        .d(irqs$2$d),
-        .q(irqs$2$q),
-        .clock(irqs$2$clock)
-    );
-    rnic_top_q16$cqs$irqs$3 irqs$3(
-        .d(irqs$3$d),
-        .q(irqs$3$q),
-        .clock(irqs$3$clock)
-    );
-    rnic_top_q16$cqs$irq_head irq_head(
-        .d(irq_head$d),
-        .q(irq_head$q),
-        .clock(irq_head$clock)
-    );
-    rnic_top_q16$cqs$irq_tail irq_tail(
-        .d(irq_tail$d),
-        .q(irq_tail$q),
-        .clock(irq_tail$clock)
+    rnic_top_q16$cqs$irqs irqs(
+        .clock(irqs$clock),
+        .reset(irqs$reset),
+        .s_valid(irqs$s_valid),
+        .s_ready(irqs$s_ready),
+        .s_data(irqs$s_data),
+        .m_valid(irqs$m_valid),
+        .m_ready(irqs$m_ready),
+        .m_data(irqs$m_data),
+        .count(irqs$count)
     );
     rnic_top_q16$cqs$written written(
         .d(written$d),
         .q(written$q),
         .clock(written$clock)
+    );
+    rnic_top_q16$cqs$irq_count irq_count(
+        .d(irq_count$d),
+        .q(irq_count$q),
+        .clock(irq_count$clock)
+    );
+    rnic_top_q16$cqs$irq_room irq_room(
+        .d(irq_room$d),
+        .q(irq_room$q),
+        .clock(irq_room$clock)
+    );
+    rnic_top_q16$cqs$irq_none irq_none(
+        .d(irq_none$d),
+        .q(irq_none$q),
+        .clock(irq_none$clock)
     );
     rnic_top_q16$cqs$settled_count settled_count(
         .d(settled_count$d),
@@ -4328,9 +4327,10 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
         armed_next$clock = clock;
         armed_solicited$clock = clock;
         overflowed$clock = clock;
-        irq_head$clock = clock;
-        irq_tail$clock = clock;
         written$clock = clock;
+        irq_count$clock = clock;
+        irq_room$clock = clock;
+        irq_none$clock = clock;
         overflow_bit$clock = clock;
         settled_count$clock = clock;
         state$d = state$q;
@@ -4342,21 +4342,16 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
         armed_next$d = armed_next$q;
         armed_solicited$d = armed_solicited$q;
         overflowed$d = overflowed$q;
-        irq_head$d = irq_head$q;
-        irq_tail$d = irq_tail$q;
         written$d = written$q;
+        irq_count$d = irq_count$q;
+        irq_room$d = irq_room$q;
+        irq_none$d = irq_none$q;
         overflow_bit$d = overflow_bit$q;
         settled_count$d = settled_count$q;
         pi_copy$read_clock = clock;
         pi_copy$write_clock = clock;
-        irqs$0$clock = clock;
-        irqs$0$d = irqs$0$q;
-        irqs$1$clock = clock;
-        irqs$1$d = irqs$1$q;
-        irqs$2$clock = clock;
-        irqs$2$d = irqs$2$q;
-        irqs$3$clock = clock;
-        irqs$3$d = irqs$3$q;
+        irqs$clock = clock;
+        irqs$reset = reset;
         ctx$read_clock = clock;
         ctx$write_clock = clock;
         pi$read_clock = clock;
@@ -4405,7 +4400,6 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
         if (wake) begin
             irq_entry = ((ctx$read_data[(at_vector)+:(16)]) & 17'h1ffff) | 64'h10000;
         end
-        in_flight = irq_tail$q - irq_head$q;
         if ((state$q == 32'h0) & s_valid) begin
             cqn$d = s_cqn;
             cqe$d = s_cqe;
@@ -4415,7 +4409,9 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
             state$d = 32'h2;
         end
         dropping = ~enabled | full;
-        if ((state$q == 32'h2) & (in_flight < 32'h4) & (~dropping | (in_flight == 32'h0))) begin
+        irqs$s_valid = 1'b0;
+        irqs$s_data = irq_entry;
+        if ((state$q == 32'h2) & irq_room$q & (~dropping | irq_none$q)) begin
             state$d = 32'h0;
             if (dropping) begin
                 settled_count$d = settled_count$q + 32'h1;
@@ -4431,19 +4427,7 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
                 if (phase) begin
                     cqe$d = cqe$q | phase_bit;
                 end
-                if (irq_tail$q[(32'h0)+:(2)] == 0) begin
-                    irqs$0$d = irq_entry;
-                end
-                if (irq_tail$q[(32'h0)+:(2)] == 1) begin
-                    irqs$1$d = irq_entry;
-                end
-                if (irq_tail$q[(32'h0)+:(2)] == 2) begin
-                    irqs$2$d = irq_entry;
-                end
-                if (irq_tail$q[(32'h0)+:(2)] == 3) begin
-                    irqs$3$d = irq_entry;
-                end
-                irq_tail$d = irq_tail$q + 32'h1;
+                irqs$s_valid = 1'b1;
                 if (wake) begin
                     armed_next$d = armed_next$q & ~cq_bit;
                     armed_solicited$d = armed_solicited$q & ~cq_bit;
@@ -4481,19 +4465,22 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
             written$d = written$q + 32'h1;
             settled_count$d = settled_count$q + 32'h1;
         end
-        irq_head_entry = irqs$0$q;
-        if (irq_head$q[(32'h0)+:(2)] == 1) begin
-            irq_head_entry = irqs$1$q;
+        irq_head_entry = irqs$m_data;
+        irq_due = (written$q != 32'h0) & irqs$m_valid & irq_head_entry[32'h10];
+        irq_take = (written$q != 32'h0) & irqs$m_valid & (~irq_due | irq_ready);
+        irqs$m_ready = irq_take;
+        irq_push = irqs$s_valid;
+        irq_count_next = irq_count$q;
+        if (irq_push & ~irq_take) begin
+            irq_count_next = irq_count$q + 32'h1;
         end
-        if (irq_head$q[(32'h0)+:(2)] == 2) begin
-            irq_head_entry = irqs$2$q;
+        if (~irq_push & irq_take) begin
+            irq_count_next = irq_count$q - 32'h1;
         end
-        if (irq_head$q[(32'h0)+:(2)] == 3) begin
-            irq_head_entry = irqs$3$q;
-        end
-        irq_due = (written$q != 32'h0) & irq_head_entry[32'h10];
-        if ((written$q != 32'h0) & (~irq_due | irq_ready)) begin
-            irq_head$d = irq_head$q + 32'h1;
+        irq_count$d = irq_count_next;
+        irq_room$d = irq_count_next != irq_full_count;
+        irq_none$d = ~|irq_count_next;
+        if (irq_take) begin
             written$d = written$q - 32'h1;
             if (s_done_valid) begin
                 written$d = written$q;
@@ -4513,9 +4500,10 @@ module rnic_top_q16$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,c
             armed_next$d = 32'h0;
             armed_solicited$d = 32'h0;
             overflowed$d = 32'h0;
-            irq_head$d = 32'h0;
-            irq_tail$d = 32'h0;
             written$d = 32'h0;
+            irq_count$d = 32'h0;
+            irq_room$d = 1'b1;
+            irq_none$d = 1'b1;
             settled_count$d = 32'h0;
         end
         overflow = overflowed$q;
@@ -4687,118 +4675,251 @@ module rnic_top_q16$cqs$ctx(read_address,read_clock,read_data,write_address,writ
 endmodule // rnic_top_q16$cqs$ctx
 
 
-module rnic_top_q16$cqs$irq_head(d,q,clock);
+module rnic_top_q16$cqs$irq_count(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$cqs$irq_head
+endmodule // rnic_top_q16$cqs$irq_count
 
 
-module rnic_top_q16$cqs$irq_tail(d,q,clock);
+module rnic_top_q16$cqs$irq_none(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$cqs$irq_tail
+endmodule // rnic_top_q16$cqs$irq_none
 
 
-module rnic_top_q16$cqs$irqs$0(d,q,clock);
+module rnic_top_q16$cqs$irq_room(d,q,clock);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$cqs$irqs$0
+endmodule // rnic_top_q16$cqs$irq_room
 
 
-module rnic_top_q16$cqs$irqs$1(d,q,clock);
+module rnic_top_q16$cqs$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [16:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [16:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [16:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [16:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_top_q16$cqs$irqs$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$cqs$irqs$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top_q16$cqs$irqs$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top_q16$cqs$irqs$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top_q16$cqs$irqs
+
+
+module rnic_top_q16$cqs$irqs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [16:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [16:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[16:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top_q16$cqs$irqs$ram
+
+
+module rnic_top_q16$cqs$irqs$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$cqs$irqs$1
+endmodule // rnic_top_q16$cqs$irqs$rd_ptr
 
 
-module rnic_top_q16$cqs$irqs$2(d,q,clock);
+module rnic_top_q16$cqs$irqs$visible(d,q,clock);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$cqs$irqs$2
+endmodule // rnic_top_q16$cqs$irqs$visible
 
 
-module rnic_top_q16$cqs$irqs$3(d,q,clock);
+module rnic_top_q16$cqs$irqs$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [16:0] d;
-    output reg  [16:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 17'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$cqs$irqs$3
+endmodule // rnic_top_q16$cqs$irqs$wr_ptr
 
 
 module rnic_top_q16$cqs$overflow_bit(d,q,clock);
@@ -4976,13 +5097,13 @@ endmodule // rnic_top_q16$cqs$state
 module rnic_top_q16$cqs$written(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -13415,6 +13536,10 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     
     // Constant declarations
     localparam  lane_ones = 8'hff;
+    localparam  at_len = 8'h3;
+    localparam  at_tag = 8'h23;
+    localparam  at_beats = 8'h2b;
+    localparam  at_one_beat = 8'h4b;
     
     // Stub signals
     reg  bursts$clock;
@@ -13427,24 +13552,15 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     wire  [7:0] bursts$m_len;
     wire  bursts$m_valid;
     reg  bursts$m_ready;
-    reg  [42:0] queue$0$d;
-    wire  [42:0] queue$0$q;
-    reg  queue$0$clock;
-    reg  [42:0] queue$1$d;
-    wire  [42:0] queue$1$q;
-    reg  queue$1$clock;
-    reg  [42:0] queue$2$d;
-    wire  [42:0] queue$2$q;
-    reg  queue$2$clock;
-    reg  [42:0] queue$3$d;
-    wire  [42:0] queue$3$q;
-    reg  queue$3$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
-    reg  head$clock;
-    reg  [2:0] tail$d;
-    wire  [2:0] tail$q;
-    reg  tail$clock;
+    reg  descs$clock;
+    reg  descs$reset;
+    reg  descs$s_valid;
+    wire  descs$s_ready;
+    reg  [75:0] descs$s_data;
+    wire  descs$m_valid;
+    reg  descs$m_ready;
+    wire  [75:0] descs$m_data;
+    wire  [5:0] descs$count;
     reg  active$d;
     wire  active$q;
     reg  active$clock;
@@ -13457,6 +13573,12 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     reg  [31:0] r_left$d;
     wire  [31:0] r_left$q;
     reg  r_left$clock;
+    reg  r_some$d;
+    wire  r_some$q;
+    reg  r_some$clock;
+    reg  r_one$d;
+    wire  r_one$q;
+    reg  r_one$clock;
     reg  [63:0] carry$d;
     wire  [63:0] carry$q;
     reg  carry$clock;
@@ -13489,10 +13611,9 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     reg  out_user$clock;
     
     // Local signals
-    reg  [2:0] queued;
     reg  accept;
     reg  [31:0] total_beats;
-    reg  [42:0] head_desc;
+    reg  [75:0] head_desc;
     reg  load;
     reg  take_r;
     reg  [63:0] shifted;
@@ -13501,6 +13622,7 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     reg  emit;
     reg  [31:0] emit_bytes;
     reg  [7:0] keep_mask;
+    reg  [31:0] bus_beats;
     
     // Sub module instances
     rnic_top_q16$dma$read$bursts bursts(
@@ -13515,35 +13637,16 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         .m_valid(bursts$m_valid),
         .m_ready(bursts$m_ready)
     );
-    rnic_top_q16$dma$read$queue$0 queue$0(
-        .d(queue$0$d),
-        .q(queue$0$q),
-        .clock(queue$0$clock)
-    );
-    rnic_top_q16$dma$read$queue$1 queue$1(
-        .d(queue$1$d),
-        .q(queue$1$q),
-        .clock(queue$1$clock)
-    );
-    rnic_top_q16$dma$read$queue$2 queue$2(
-        .d(queue$2$d),
-        .q(queue$2$q),
-        .clock(queue$2$clock)
-    );
-    rnic_top_q16$dma$read$queue$3 queue$3(
-        .d(queue$3$d),
-        .q(queue$3$q),
-        .clock(queue$3$clock)
-    );
-    rnic_top_q16$dma$read$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
-    rnic_top_q16$dma$read$tail tail(
-        .d(tail$d),
-        .q(tail$q),
-        .clock(tail$clock)
+    rnic_top_q16$dma$read$descs descs(
+        .clock(descs$clock),
+        .reset(descs$reset),
+        .s_valid(descs$s_valid),
+        .s_ready(descs$s_ready),
+        .s_data(descs$s_data),
+        .m_valid(descs$m_valid),
+        .m_ready(descs$m_ready),
+        .m_data(descs$m_data),
+        .count(descs$count)
     );
     rnic_top_q16$dma$read$active active(
         .d(active$d),
@@ -13564,6 +13667,16 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         .d(r_left$d),
         .q(r_left$q),
         .clock(r_left$clock)
+    );
+    rnic_top_q16$dma$read$r_some r_some(
+        .d(r_some$d),
+        .q(r_some$q),
+        .clock(r_some$clock)
+    );
+    rnic_top_q16$dma$read$r_one r_one(
+        .d(r_one$d),
+        .q(r_one$q),
+        .clock(r_one$clock)
     );
     rnic_top_q16$dma$read$carry carry(
         .d(carry$d),
@@ -13618,12 +13731,12 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     
     // Update code
     always @(*) begin
-        head$clock = clock;
-        tail$clock = clock;
         active$clock = clock;
         skip$clock = clock;
         out_left$clock = clock;
         r_left$clock = clock;
+        r_some$clock = clock;
+        r_one$clock = clock;
         carry$clock = clock;
         held$clock = clock;
         flushing$clock = clock;
@@ -13634,12 +13747,12 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         out_keep$clock = clock;
         out_last$clock = clock;
         out_user$clock = clock;
-        head$d = head$q;
-        tail$d = tail$q;
         active$d = active$q;
         skip$d = skip$q;
         out_left$d = out_left$q;
         r_left$d = r_left$q;
+        r_some$d = r_some$q;
+        r_one$d = r_one$q;
         carry$d = carry$q;
         held$d = held$q;
         flushing$d = flushing$q;
@@ -13650,39 +13763,23 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         out_keep$d = out_keep$q;
         out_last$d = out_last$q;
         out_user$d = out_user$q;
-        queue$0$clock = clock;
-        queue$0$d = queue$0$q;
-        queue$1$clock = clock;
-        queue$1$d = queue$1$q;
-        queue$2$clock = clock;
-        queue$2$d = queue$2$q;
-        queue$3$clock = clock;
-        queue$3$d = queue$3$q;
+        descs$clock = clock;
+        descs$reset = reset;
         bursts$clock = clock;
         bursts$reset = reset;
-        queued = tail$q - head$q;
-        accept = s_req_valid & bursts$s_ready & (queued < 32'h4);
-        s_req_ready = bursts$s_ready & (queued < 32'h4);
+        accept = s_req_valid & bursts$s_ready & descs$s_ready;
+        s_req_ready = bursts$s_ready & descs$s_ready;
         total_beats = (((s_req_addr[(32'h0)+:(3)]) & 32'hffffffff) + s_req_len + 32'h7) >> 32'h3;
         bursts$s_valid = accept & |s_req_len;
         bursts$s_addr = s_req_addr & 64'hfffffffffffffff8;
         bursts$s_beats = total_beats;
         bursts$m_ready = m_axi_arready;
-        if (accept) begin
-            if (tail$q[(32'h0)+:(2)] == 0) begin
-                queue$0$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            if (tail$q[(32'h0)+:(2)] == 1) begin
-                queue$1$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            if (tail$q[(32'h0)+:(2)] == 2) begin
-                queue$2$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            if (tail$q[(32'h0)+:(2)] == 3) begin
-                queue$3$d = ((s_req_addr[(32'h0)+:(3)]) & 43'h7ffffffffff) | (((s_req_len) & 43'h7ffffffffff) << 32'h3) | (((s_req_tag) & 43'h7ffffffffff) << 32'h23);
-            end
-            tail$d = tail$q + 32'h1;
+        descs$s_valid = accept;
+        bus_beats = 32'h0;
+        if (|s_req_len) begin
+            bus_beats = total_beats;
         end
+        descs$s_data = ((s_req_addr[(32'h0)+:(3)]) & 76'hfffffffffffffffffff) | (((s_req_len) & 76'hfffffffffffffffffff) << at_len) | (((s_req_tag) & 76'hfffffffffffffffffff) << at_tag) | (((bus_beats) & 76'hfffffffffffffffffff) << at_beats) | ((((bus_beats == 32'h1)) & 76'hfffffffffffffffffff) << at_one_beat);
         m_axi_araddr = bursts$m_addr;
         m_axi_arlen = bursts$m_len;
         m_axi_arsize = 32'h3;
@@ -13692,33 +13789,23 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         if (m_axis_tready) begin
             out_valid$d = 1'b0;
         end
-        head_desc = queue$0$q;
-        if (head$q[(32'h0)+:(2)] == 1) begin
-            head_desc = queue$1$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 2) begin
-            head_desc = queue$2$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 3) begin
-            head_desc = queue$3$q;
-        end
-        if (~active$q & (queued != 32'h0)) begin
+        head_desc = descs$m_data;
+        descs$m_ready = ~active$q;
+        if (~active$q & descs$m_valid) begin
             active$d = 1'b1;
-            head$d = head$q + 32'h1;
             skip$d = head_desc[(32'h0)+:(3)];
-            out_left$d = head_desc[(32'h3)+:(32)];
-            tag$d = head_desc[(32'h23)+:(8)];
-            r_left$d = 32'h0;
-            if (|head_desc[(32'h3)+:(32)]) begin
-                r_left$d = (((head_desc[(32'h0)+:(3)]) & 32'hffffffff) + head_desc[(32'h3)+:(32)] + 32'h7) >> 32'h3;
-            end
+            out_left$d = head_desc[(at_len)+:(32)];
+            tag$d = head_desc[(at_tag)+:(8)];
+            r_left$d = head_desc[(at_beats)+:(32)];
+            r_some$d = |head_desc[(at_beats)+:(32)];
+            r_one$d = head_desc[at_one_beat];
             held$d = 32'h0;
             carry$d = 32'h0;
             flushing$d = 1'b0;
             error$d = 1'b0;
         end
-        take_r = active$q & load & ~flushing$q & |r_left$q & m_axi_rvalid;
-        m_axi_rready = active$q & load & ~flushing$q & |r_left$q;
+        take_r = active$q & load & ~flushing$q & r_some$q & m_axi_rvalid;
+        m_axi_rready = active$q & load & ~flushing$q & r_some$q;
         shifted = m_axi_rdata >> (((skip$q) & 64'hffffffffffffffff) << 32'h3);
         combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | (((shifted) & 128'hffffffffffffffffffffffffffffffff) << (((held$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
         avail = held$q + 32'h8 - ((skip$q) & 4'hf);
@@ -13726,7 +13813,7 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
             combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff);
             avail = held$q;
         end
-        emit = (take_r & ((avail >= 32'h8) | (r_left$q == 32'h1))) | (active$q & load & flushing$q) | (active$q & load & ~|r_left$q & ~flushing$q);
+        emit = (take_r & ((avail >= 32'h8) | r_one$q)) | (active$q & load & flushing$q) | (active$q & load & ~r_some$q & ~flushing$q);
         emit_bytes = out_left$q;
         if (emit_bytes > 32'h8) begin
             emit_bytes = 32'h8;
@@ -13737,6 +13824,8 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         keep_mask = ~(lane_ones << ((emit_bytes) & 8'hff));
         if (take_r) begin
             r_left$d = r_left$q - 32'h1;
+            r_some$d = ~r_one$q;
+            r_one$d = r_left$q == 32'h2;
             skip$d = 32'h0;
             carry$d = combined[(32'h0)+:(64)];
             held$d = avail;
@@ -13759,12 +13848,10 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
             if (avail >= 32'h8) begin
                 held$d = avail - 32'h8;
             end
-            flushing$d = (out_left$q != emit_bytes) & (flushing$q | (r_left$q == 32'h1));
+            flushing$d = (out_left$q != emit_bytes) & (flushing$q | r_one$q);
             active$d = out_left$q != emit_bytes;
         end
         if (reset) begin
-            head$d = 32'h0;
-            tail$d = 32'h0;
             active$d = 1'b0;
             flushing$d = 1'b0;
             out_valid$d = 1'b0;
@@ -14055,6 +14142,196 @@ module rnic_top_q16$dma$read$carry(d,q,clock);
 endmodule // rnic_top_q16$dma$read$carry
 
 
+module rnic_top_q16$dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [75:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [75:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [75:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [75:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_top_q16$dma$read$descs$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$dma$read$descs$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top_q16$dma$read$descs$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top_q16$dma$read$descs$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top_q16$dma$read$descs
+
+
+module rnic_top_q16$dma$read$descs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [75:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [75:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[75:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top_q16$dma$read$descs$ram
+
+
+module rnic_top_q16$dma$read$descs$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$read$descs$rd_ptr
+
+
+module rnic_top_q16$dma$read$descs$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$read$descs$visible
+
+
+module rnic_top_q16$dma$read$descs$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$read$descs$wr_ptr
+
+
 module rnic_top_q16$dma$read$error(d,q,clock);
     
     // Module arguments
@@ -14091,25 +14368,6 @@ module rnic_top_q16$dma$read$flushing(d,q,clock);
     end
           
 endmodule // rnic_top_q16$dma$read$flushing
-
-
-module rnic_top_q16$dma$read$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$read$head
 
 
 module rnic_top_q16$dma$read$held(d,q,clock);
@@ -14245,82 +14503,6 @@ module rnic_top_q16$dma$read$out_valid(d,q,clock);
 endmodule // rnic_top_q16$dma$read$out_valid
 
 
-module rnic_top_q16$dma$read$queue$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$read$queue$0
-
-
-module rnic_top_q16$dma$read$queue$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$read$queue$1
-
-
-module rnic_top_q16$dma$read$queue$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$read$queue$2
-
-
-module rnic_top_q16$dma$read$queue$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [42:0] d;
-    output reg  [42:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 43'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$read$queue$3
-
-
 module rnic_top_q16$dma$read$r_left(d,q,clock);
     
     // Module arguments
@@ -14338,6 +14520,44 @@ module rnic_top_q16$dma$read$r_left(d,q,clock);
     end
           
 endmodule // rnic_top_q16$dma$read$r_left
+
+
+module rnic_top_q16$dma$read$r_one(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$read$r_one
+
+
+module rnic_top_q16$dma$read$r_some(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$read$r_some
 
 
 module rnic_top_q16$dma$read$skip(d,q,clock);
@@ -14376,25 +14596,6 @@ module rnic_top_q16$dma$read$tag(d,q,clock);
     end
           
 endmodule // rnic_top_q16$dma$read$tag
-
-
-module rnic_top_q16$dma$read$tail(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$read$tail
 
 
 module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_req_tag,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_done_valid,m_done_tag,m_done_error);
@@ -14444,42 +14645,24 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     wire  [7:0] bursts$m_len;
     wire  bursts$m_valid;
     reg  bursts$m_ready;
-    reg  [51:0] requests$0$d;
-    wire  [51:0] requests$0$q;
-    reg  requests$0$clock;
-    reg  [51:0] requests$1$d;
-    wire  [51:0] requests$1$q;
-    reg  requests$1$clock;
-    reg  [51:0] requests$2$d;
-    wire  [51:0] requests$2$q;
-    reg  requests$2$clock;
-    reg  [51:0] requests$3$d;
-    wire  [51:0] requests$3$q;
-    reg  requests$3$clock;
-    reg  [2:0] req_head$d;
-    wire  [2:0] req_head$q;
-    reg  req_head$clock;
-    reg  [2:0] req_tail$d;
-    wire  [2:0] req_tail$q;
-    reg  req_tail$clock;
-    reg  [23:0] written$0$d;
-    wire  [23:0] written$0$q;
-    reg  written$0$clock;
-    reg  [23:0] written$1$d;
-    wire  [23:0] written$1$q;
-    reg  written$1$clock;
-    reg  [23:0] written$2$d;
-    wire  [23:0] written$2$q;
-    reg  written$2$clock;
-    reg  [23:0] written$3$d;
-    wire  [23:0] written$3$q;
-    reg  written$3$clock;
-    reg  [2:0] wr_head$d;
-    wire  [2:0] wr_head$q;
-    reg  wr_head$clock;
-    reg  [2:0] wr_tail$d;
-    wire  [2:0] wr_tail$q;
-    reg  wr_tail$clock;
+    reg  requests$clock;
+    reg  requests$reset;
+    reg  requests$s_valid;
+    wire  requests$s_ready;
+    reg  [51:0] requests$s_data;
+    wire  requests$m_valid;
+    reg  requests$m_ready;
+    wire  [51:0] requests$m_data;
+    wire  [5:0] requests$count;
+    reg  written$clock;
+    reg  written$reset;
+    reg  written$s_valid;
+    wire  written$s_ready;
+    reg  [23:0] written$s_data;
+    wire  written$m_valid;
+    reg  written$m_ready;
+    wire  [23:0] written$m_data;
+    wire  [5:0] written$count;
     reg  active$d;
     wire  active$q;
     reg  active$clock;
@@ -14542,8 +14725,7 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     reg  done_error$clock;
     
     // Local signals
-    reg  [2:0] req_count;
-    reg  [2:0] wr_count;
+    reg  [23:0] written_word;
     reg  accept;
     reg  [31:0] total_beats;
     reg  [51:0] head_req;
@@ -14573,65 +14755,27 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         .m_valid(bursts$m_valid),
         .m_ready(bursts$m_ready)
     );
-    rnic_top_q16$dma$write$requests$0 requests$0(
-        .d(requests$0$d),
-        .q(requests$0$q),
-        .clock(requests$0$clock)
+    rnic_top_q16$dma$write$requests requests(
+        .clock(requests$clock),
+        .reset(requests$reset),
+        .s_valid(requests$s_valid),
+        .s_ready(requests$s_ready),
+        .s_data(requests$s_data),
+        .m_valid(requests$m_valid),
+        .m_ready(requests$m_ready),
+        .m_data(requests$m_data),
+        .count(requests$count)
     );
-    rnic_top_q16$dma$write$requests$1 requests$1(
-        .d(requests$1$d),
-        .q(requests$1$q),
-        .clock(requests$1$clock)
-    );
-    rnic_top_q16$dma$write$requests$2 requests$2(
-        .d(requests$2$d),
-        .q(requests$2$q),
-        .clock(requests$2$clock)
-    );
-    rnic_top_q16$dma$write$requests$3 requests$3(
-        .d(requests$3$d),
-        .q(requests$3$q),
-        .clock(requests$3$clock)
-    );
-    rnic_top_q16$dma$write$req_head req_head(
-        .d(req_head$d),
-        .q(req_head$q),
-        .clock(req_head$clock)
-    );
-    rnic_top_q16$dma$write$req_tail req_tail(
-        .d(req_tail$d),
-        .q(req_tail$q),
-        .clock(req_tail$clock)
-    );
-    rnic_top_q16$dma$write$written$0 written$0(
-        .d(written$0$d),
-        .q(written$0$q),
-        .clock(written$0$clock)
-    );
-    rnic_top_q16$dma$write$written$1 written$1(
-        .d(written$1$d),
-        .q(written$1$q),
-        .clock(written$1$clock)
-    );
-    rnic_top_q16$dma$write$written$2 written$2(
-        .d(written$2$d),
-        .q(written$2$q),
-        .clock(written$2$clock)
-    );
-    rnic_top_q16$dma$write$written$3 written$3(
-        .d(written$3$d),
-        .q(written$3$q),
-        .clock(written$3$clock)
-    );
-    rnic_top_q16$dma$write$wr_head wr_head(
-        .d(wr_head$d),
-        .q(wr_head$q),
-        .clock(wr_head$clock)
-    );
-    rnic_top_q16$dma$write$wr_tail wr_tail(
-        .d(wr_tail$d),
-        .q(wr_tail$q),
-        .clock(wr_tail$clock)
+    rnic_top_q16$dma$write$written written(
+        .clock(written$clock),
+        .reset(written$reset),
+        .s_valid(written$s_valid),
+        .s_ready(written$s_ready),
+        .s_data(written$s_data),
+        .m_valid(written$m_valid),
+        .m_ready(written$m_ready),
+        .m_data(written$m_data),
+        .count(written$count)
     );
     rnic_top_q16$dma$write$active active(
         .d(active$d),
@@ -14736,10 +14880,6 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     
     // Update code
     always @(*) begin
-        req_head$clock = clock;
-        req_tail$clock = clock;
-        wr_head$clock = clock;
-        wr_tail$clock = clock;
         active$clock = clock;
         in_left$clock = clock;
         w_left$clock = clock;
@@ -14760,10 +14900,6 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         done_valid$clock = clock;
         done_tag$clock = clock;
         done_error$clock = clock;
-        req_head$d = req_head$q;
-        req_tail$d = req_tail$q;
-        wr_head$d = wr_head$q;
-        wr_tail$d = wr_tail$q;
         active$d = active$q;
         in_left$d = in_left$q;
         w_left$d = w_left$q;
@@ -14784,66 +14920,30 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         done_valid$d = done_valid$q;
         done_tag$d = done_tag$q;
         done_error$d = done_error$q;
-        requests$0$clock = clock;
-        requests$0$d = requests$0$q;
-        written$0$clock = clock;
-        written$0$d = written$0$q;
-        requests$1$clock = clock;
-        requests$1$d = requests$1$q;
-        written$1$clock = clock;
-        written$1$d = written$1$q;
-        requests$2$clock = clock;
-        requests$2$d = requests$2$q;
-        written$2$clock = clock;
-        written$2$d = written$2$q;
-        requests$3$clock = clock;
-        requests$3$d = requests$3$q;
-        written$3$clock = clock;
-        written$3$d = written$3$q;
+        requests$clock = clock;
+        requests$reset = reset;
+        written$clock = clock;
+        written$reset = reset;
         bursts$clock = clock;
         bursts$reset = reset;
-        req_count = req_tail$q - req_head$q;
-        wr_count = wr_tail$q - wr_head$q;
-        accept = s_req_valid & bursts$s_ready & (req_count < 32'h4);
-        s_req_ready = bursts$s_ready & (req_count < 32'h4);
+        accept = s_req_valid & bursts$s_ready & requests$s_ready;
+        s_req_ready = bursts$s_ready & requests$s_ready;
         total_beats = (((s_req_addr[(32'h0)+:(3)]) & 32'hffffffff) + s_req_len + 32'h7) >> 32'h3;
         bursts$s_valid = accept & |s_req_len;
         bursts$s_addr = s_req_addr & 64'hfffffffffffffff8;
         bursts$s_beats = total_beats;
         bursts$m_ready = m_axi_awready;
-        if (accept) begin
-            if (req_tail$q[(32'h0)+:(2)] == 0) begin
-                requests$0$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            if (req_tail$q[(32'h0)+:(2)] == 1) begin
-                requests$1$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            if (req_tail$q[(32'h0)+:(2)] == 2) begin
-                requests$2$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            if (req_tail$q[(32'h0)+:(2)] == 3) begin
-                requests$3$d = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
-            end
-            req_tail$d = req_tail$q + 32'h1;
-        end
+        requests$s_valid = accept;
+        requests$s_data = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
         m_axi_awaddr = bursts$m_addr;
         m_axi_awlen = bursts$m_len;
         m_axi_awsize = 32'h3;
         m_axi_awburst = 32'h1;
         m_axi_awvalid = bursts$m_valid;
-        head_req = requests$0$q;
-        if (req_head$q[(32'h0)+:(2)] == 1) begin
-            head_req = requests$1$q;
-        end
-        if (req_head$q[(32'h0)+:(2)] == 2) begin
-            head_req = requests$2$q;
-        end
-        if (req_head$q[(32'h0)+:(2)] == 3) begin
-            head_req = requests$3$q;
-        end
-        if (~active$q & (req_count != 32'h0)) begin
+        head_req = requests$m_data;
+        requests$m_ready = ~active$q;
+        if (~active$q & requests$m_valid) begin
             active$d = 1'b1;
-            req_head$d = req_head$q + 32'h1;
             in_left$d = head_req[(32'hc)+:(32)];
             w_left$d = 32'h0;
             if (|head_req[(32'hc)+:(32)]) begin
@@ -14867,15 +14967,15 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
             in_bytes = ((in_left$q) & 4'hf);
         end
         final_beat = w_left$q == 32'h1;
-        take = active$q & load & ~flushing$q & |in_left$q & s_axis_tvalid & ~(final_beat & (wr_count == 32'h4));
-        s_axis_tready = active$q & load & ~flushing$q & |in_left$q & ~(final_beat & (wr_count == 32'h4));
+        take = active$q & load & ~flushing$q & |in_left$q & s_axis_tvalid & ~(final_beat & ~written$s_ready);
+        s_axis_tready = active$q & load & ~flushing$q & |in_left$q & ~(final_beat & ~written$s_ready);
         combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | (((s_axis_tdata) & 128'hffffffffffffffffffffffffffffffff) << (((held$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
         total = ((held$q) & 5'h1f) + ((in_bytes) & 5'h1f);
         if (flushing$q) begin
             combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff);
             total = ((held$q) & 5'h1f);
         end
-        emit = (take & ((total >= 32'h8) | final_beat)) | (active$q & load & flushing$q & (wr_count != 32'h4));
+        emit = (take & ((total >= 32'h8) | final_beat)) | (active$q & load & flushing$q & written$s_ready);
         high_lane = total;
         if (total > 32'h8) begin
             high_lane = 32'h8;
@@ -14909,34 +15009,13 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
                 active$d = 1'b0;
             end
         end
-        empty_request = active$q & ~|w_left$q & (wr_count < 32'h4);
-        if ((emit & final_beat) | empty_request) begin
-            if (wr_tail$q[(32'h0)+:(2)] == 0) begin
-                written$0$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$0$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            if (wr_tail$q[(32'h0)+:(2)] == 1) begin
-                written$1$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$1$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            if (wr_tail$q[(32'h0)+:(2)] == 2) begin
-                written$2$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$2$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            if (wr_tail$q[(32'h0)+:(2)] == 3) begin
-                written$3$d = ((tag$q) & 24'hffffff) << 32'h10;
-                if (~empty_request) begin
-                    written$3$d = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
-                end
-            end
-            wr_tail$d = wr_tail$q + 32'h1;
+        empty_request = active$q & ~|w_left$q & written$s_ready;
+        written$s_valid = (emit & final_beat) | empty_request;
+        written_word = ((tag$q) & 24'hffffff) << 32'h10;
+        if (~empty_request) begin
+            written_word = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
         end
+        written$s_data = written_word;
         if (empty_request) begin
             active$d = 1'b0;
         end
@@ -14944,17 +15023,9 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         m_axi_wstrb = w_strb$q;
         m_axi_wlast = w_last$q;
         m_axi_wvalid = w_valid$q;
-        head_written = written$0$q;
-        if (wr_head$q[(32'h0)+:(2)] == 1) begin
-            head_written = written$1$q;
-        end
-        if (wr_head$q[(32'h0)+:(2)] == 2) begin
-            head_written = written$2$q;
-        end
-        if (wr_head$q[(32'h0)+:(2)] == 3) begin
-            head_written = written$3$q;
-        end
-        complete = (wr_count != 32'h0) & (b_seen$q >= head_written[(32'h0)+:(16)]);
+        head_written = written$m_data;
+        complete = written$m_valid & (b_seen$q >= head_written[(32'h0)+:(16)]);
+        written$m_ready = complete;
         m_axi_bready = ~complete;
         done_valid$d = 1'b0;
         if (complete) begin
@@ -14963,7 +15034,6 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
             done_error$d = b_error$q;
             b_seen$d = b_seen$q - head_written[(32'h0)+:(16)];
             b_error$d = 1'b0;
-            wr_head$d = wr_head$q + 32'h1;
         end
         else if (m_axi_bvalid) begin
             b_seen$d = b_seen$q + 32'h1;
@@ -14975,10 +15045,6 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         m_done_tag = done_tag$q;
         m_done_error = done_error$q;
         if (reset) begin
-            req_head$d = 32'h0;
-            req_tail$d = 32'h0;
-            wr_head$d = 32'h0;
-            wr_tail$d = 32'h0;
             active$d = 1'b0;
             flushing$d = 1'b0;
             w_valid$d = 1'b0;
@@ -15495,118 +15561,194 @@ module rnic_top_q16$dma$write$req_bursts(d,q,clock);
 endmodule // rnic_top_q16$dma$write$req_bursts
 
 
-module rnic_top_q16$dma$write$req_head(d,q,clock);
+module rnic_top_q16$dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [51:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [51:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [51:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [51:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_top_q16$dma$write$requests$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$dma$write$requests$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top_q16$dma$write$requests$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top_q16$dma$write$requests$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top_q16$dma$write$requests
+
+
+module rnic_top_q16$dma$write$requests$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [51:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [51:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[51:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top_q16$dma$write$requests$ram
+
+
+module rnic_top_q16$dma$write$requests$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$dma$write$req_head
+endmodule // rnic_top_q16$dma$write$requests$rd_ptr
 
 
-module rnic_top_q16$dma$write$req_tail(d,q,clock);
+module rnic_top_q16$dma$write$requests$visible(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$dma$write$req_tail
+endmodule // rnic_top_q16$dma$write$requests$visible
 
 
-module rnic_top_q16$dma$write$requests$0(d,q,clock);
+module rnic_top_q16$dma$write$requests$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 52'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$dma$write$requests$0
-
-
-module rnic_top_q16$dma$write$requests$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 52'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$write$requests$1
-
-
-module rnic_top_q16$dma$write$requests$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 52'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$write$requests$2
-
-
-module rnic_top_q16$dma$write$requests$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [51:0] d;
-    output reg  [51:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 52'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$write$requests$3
+endmodule // rnic_top_q16$dma$write$requests$wr_ptr
 
 
 module rnic_top_q16$dma$write$tag(d,q,clock);
@@ -15723,118 +15865,194 @@ module rnic_top_q16$dma$write$w_valid(d,q,clock);
 endmodule // rnic_top_q16$dma$write$w_valid
 
 
-module rnic_top_q16$dma$write$wr_head(d,q,clock);
+module rnic_top_q16$dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [23:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [23:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [23:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [23:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_top_q16$dma$write$written$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$dma$write$written$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top_q16$dma$write$written$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top_q16$dma$write$written$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top_q16$dma$write$written
+
+
+module rnic_top_q16$dma$write$written$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [23:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [23:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[23:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top_q16$dma$write$written$ram
+
+
+module rnic_top_q16$dma$write$written$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$dma$write$wr_head
+endmodule // rnic_top_q16$dma$write$written$rd_ptr
 
 
-module rnic_top_q16$dma$write$wr_tail(d,q,clock);
+module rnic_top_q16$dma$write$written$visible(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$dma$write$wr_tail
+endmodule // rnic_top_q16$dma$write$written$visible
 
 
-module rnic_top_q16$dma$write$written$0(d,q,clock);
+module rnic_top_q16$dma$write$written$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 24'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$dma$write$written$0
-
-
-module rnic_top_q16$dma$write$written$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$write$written$1
-
-
-module rnic_top_q16$dma$write$written$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$write$written$2
-
-
-module rnic_top_q16$dma$write$written$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$write$written$3
+endmodule // rnic_top_q16$dma$write$written$wr_ptr
 
 
 module rnic_top_q16$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
@@ -24559,6 +24777,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     output reg  [3:0] m_fail_qp;
     
     // Constant declarations
+    localparam  at_full = 8'h5;
     localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h40;
     localparam  one_m = 64'h1;
@@ -24682,26 +24901,415 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
-    reg  [317:0] pending$0$d;
-    wire  [317:0] pending$0$q;
-    reg  pending$0$clock;
-    reg  [317:0] pending$1$d;
-    wire  [317:0] pending$1$q;
-    reg  pending$1$clock;
-    reg  [317:0] pending$2$d;
-    wire  [317:0] pending$2$q;
-    reg  pending$2$clock;
-    reg  [317:0] pending$3$d;
-    wire  [317:0] pending$3$q;
-    reg  pending$3$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
+    reg  pending$clock;
+    reg  pending$reset;
+    reg  pending$s_valid;
+    wire  pending$s_ready;
+    reg  [317:0] pending$s_data;
+    wire  pending$m_valid;
+    reg  pending$m_ready;
+    wire  [317:0] pending$m_data;
+    wire  [5:0] pending$count;
+    reg  pending_out$clock;
+    reg  pending_out$reset;
+    reg  pending_out$s_valid;
+    wire  pending_out$s_ready;
+    reg  [317:0] pending_out$s_data;
+    wire  pending_out$m_valid;
+    reg  pending_out$m_ready;
+    wire  [317:0] pending_out$m_data;
+    reg  [5:0] head$d;
+    wire  [5:0] head$q;
     reg  head$clock;
-    reg  [2:0] tail$d;
-    wire  [2:0] tail$q;
+    reg  [5:0] tail$d;
+    wire  [5:0] tail$q;
     reg  tail$clock;
-    reg  [2:0] sent$d;
-    wire  [2:0] sent$q;
+    reg  [3:0] slot_qpn$0$d;
+    wire  [3:0] slot_qpn$0$q;
+    reg  slot_qpn$0$clock;
+    reg  [3:0] slot_qpn$1$d;
+    wire  [3:0] slot_qpn$1$q;
+    reg  slot_qpn$1$clock;
+    reg  [3:0] slot_qpn$2$d;
+    wire  [3:0] slot_qpn$2$q;
+    reg  slot_qpn$2$clock;
+    reg  [3:0] slot_qpn$3$d;
+    wire  [3:0] slot_qpn$3$q;
+    reg  slot_qpn$3$clock;
+    reg  [3:0] slot_qpn$4$d;
+    wire  [3:0] slot_qpn$4$q;
+    reg  slot_qpn$4$clock;
+    reg  [3:0] slot_qpn$5$d;
+    wire  [3:0] slot_qpn$5$q;
+    reg  slot_qpn$5$clock;
+    reg  [3:0] slot_qpn$6$d;
+    wire  [3:0] slot_qpn$6$q;
+    reg  slot_qpn$6$clock;
+    reg  [3:0] slot_qpn$7$d;
+    wire  [3:0] slot_qpn$7$q;
+    reg  slot_qpn$7$clock;
+    reg  [3:0] slot_qpn$8$d;
+    wire  [3:0] slot_qpn$8$q;
+    reg  slot_qpn$8$clock;
+    reg  [3:0] slot_qpn$9$d;
+    wire  [3:0] slot_qpn$9$q;
+    reg  slot_qpn$9$clock;
+    reg  [3:0] slot_qpn$10$d;
+    wire  [3:0] slot_qpn$10$q;
+    reg  slot_qpn$10$clock;
+    reg  [3:0] slot_qpn$11$d;
+    wire  [3:0] slot_qpn$11$q;
+    reg  slot_qpn$11$clock;
+    reg  [3:0] slot_qpn$12$d;
+    wire  [3:0] slot_qpn$12$q;
+    reg  slot_qpn$12$clock;
+    reg  [3:0] slot_qpn$13$d;
+    wire  [3:0] slot_qpn$13$q;
+    reg  slot_qpn$13$clock;
+    reg  [3:0] slot_qpn$14$d;
+    wire  [3:0] slot_qpn$14$q;
+    reg  slot_qpn$14$clock;
+    reg  [3:0] slot_qpn$15$d;
+    wire  [3:0] slot_qpn$15$q;
+    reg  slot_qpn$15$clock;
+    reg  [3:0] slot_qpn$16$d;
+    wire  [3:0] slot_qpn$16$q;
+    reg  slot_qpn$16$clock;
+    reg  [3:0] slot_qpn$17$d;
+    wire  [3:0] slot_qpn$17$q;
+    reg  slot_qpn$17$clock;
+    reg  [3:0] slot_qpn$18$d;
+    wire  [3:0] slot_qpn$18$q;
+    reg  slot_qpn$18$clock;
+    reg  [3:0] slot_qpn$19$d;
+    wire  [3:0] slot_qpn$19$q;
+    reg  slot_qpn$19$clock;
+    reg  [3:0] slot_qpn$20$d;
+    wire  [3:0] slot_qpn$20$q;
+    reg  slot_qpn$20$clock;
+    reg  [3:0] slot_qpn$21$d;
+    wire  [3:0] slot_qpn$21$q;
+    reg  slot_qpn$21$clock;
+    reg  [3:0] slot_qpn$22$d;
+    wire  [3:0] slot_qpn$22$q;
+    reg  slot_qpn$22$clock;
+    reg  [3:0] slot_qpn$23$d;
+    wire  [3:0] slot_qpn$23$q;
+    reg  slot_qpn$23$clock;
+    reg  [3:0] slot_qpn$24$d;
+    wire  [3:0] slot_qpn$24$q;
+    reg  slot_qpn$24$clock;
+    reg  [3:0] slot_qpn$25$d;
+    wire  [3:0] slot_qpn$25$q;
+    reg  slot_qpn$25$clock;
+    reg  [3:0] slot_qpn$26$d;
+    wire  [3:0] slot_qpn$26$q;
+    reg  slot_qpn$26$clock;
+    reg  [3:0] slot_qpn$27$d;
+    wire  [3:0] slot_qpn$27$q;
+    reg  slot_qpn$27$clock;
+    reg  [3:0] slot_qpn$28$d;
+    wire  [3:0] slot_qpn$28$q;
+    reg  slot_qpn$28$clock;
+    reg  [3:0] slot_qpn$29$d;
+    wire  [3:0] slot_qpn$29$q;
+    reg  slot_qpn$29$clock;
+    reg  [3:0] slot_qpn$30$d;
+    wire  [3:0] slot_qpn$30$q;
+    reg  slot_qpn$30$clock;
+    reg  [3:0] slot_qpn$31$d;
+    wire  [3:0] slot_qpn$31$q;
+    reg  slot_qpn$31$clock;
+    reg  [31:0] slot_msn$0$d;
+    wire  [31:0] slot_msn$0$q;
+    reg  slot_msn$0$clock;
+    reg  [31:0] slot_msn$1$d;
+    wire  [31:0] slot_msn$1$q;
+    reg  slot_msn$1$clock;
+    reg  [31:0] slot_msn$2$d;
+    wire  [31:0] slot_msn$2$q;
+    reg  slot_msn$2$clock;
+    reg  [31:0] slot_msn$3$d;
+    wire  [31:0] slot_msn$3$q;
+    reg  slot_msn$3$clock;
+    reg  [31:0] slot_msn$4$d;
+    wire  [31:0] slot_msn$4$q;
+    reg  slot_msn$4$clock;
+    reg  [31:0] slot_msn$5$d;
+    wire  [31:0] slot_msn$5$q;
+    reg  slot_msn$5$clock;
+    reg  [31:0] slot_msn$6$d;
+    wire  [31:0] slot_msn$6$q;
+    reg  slot_msn$6$clock;
+    reg  [31:0] slot_msn$7$d;
+    wire  [31:0] slot_msn$7$q;
+    reg  slot_msn$7$clock;
+    reg  [31:0] slot_msn$8$d;
+    wire  [31:0] slot_msn$8$q;
+    reg  slot_msn$8$clock;
+    reg  [31:0] slot_msn$9$d;
+    wire  [31:0] slot_msn$9$q;
+    reg  slot_msn$9$clock;
+    reg  [31:0] slot_msn$10$d;
+    wire  [31:0] slot_msn$10$q;
+    reg  slot_msn$10$clock;
+    reg  [31:0] slot_msn$11$d;
+    wire  [31:0] slot_msn$11$q;
+    reg  slot_msn$11$clock;
+    reg  [31:0] slot_msn$12$d;
+    wire  [31:0] slot_msn$12$q;
+    reg  slot_msn$12$clock;
+    reg  [31:0] slot_msn$13$d;
+    wire  [31:0] slot_msn$13$q;
+    reg  slot_msn$13$clock;
+    reg  [31:0] slot_msn$14$d;
+    wire  [31:0] slot_msn$14$q;
+    reg  slot_msn$14$clock;
+    reg  [31:0] slot_msn$15$d;
+    wire  [31:0] slot_msn$15$q;
+    reg  slot_msn$15$clock;
+    reg  [31:0] slot_msn$16$d;
+    wire  [31:0] slot_msn$16$q;
+    reg  slot_msn$16$clock;
+    reg  [31:0] slot_msn$17$d;
+    wire  [31:0] slot_msn$17$q;
+    reg  slot_msn$17$clock;
+    reg  [31:0] slot_msn$18$d;
+    wire  [31:0] slot_msn$18$q;
+    reg  slot_msn$18$clock;
+    reg  [31:0] slot_msn$19$d;
+    wire  [31:0] slot_msn$19$q;
+    reg  slot_msn$19$clock;
+    reg  [31:0] slot_msn$20$d;
+    wire  [31:0] slot_msn$20$q;
+    reg  slot_msn$20$clock;
+    reg  [31:0] slot_msn$21$d;
+    wire  [31:0] slot_msn$21$q;
+    reg  slot_msn$21$clock;
+    reg  [31:0] slot_msn$22$d;
+    wire  [31:0] slot_msn$22$q;
+    reg  slot_msn$22$clock;
+    reg  [31:0] slot_msn$23$d;
+    wire  [31:0] slot_msn$23$q;
+    reg  slot_msn$23$clock;
+    reg  [31:0] slot_msn$24$d;
+    wire  [31:0] slot_msn$24$q;
+    reg  slot_msn$24$clock;
+    reg  [31:0] slot_msn$25$d;
+    wire  [31:0] slot_msn$25$q;
+    reg  slot_msn$25$clock;
+    reg  [31:0] slot_msn$26$d;
+    wire  [31:0] slot_msn$26$q;
+    reg  slot_msn$26$clock;
+    reg  [31:0] slot_msn$27$d;
+    wire  [31:0] slot_msn$27$q;
+    reg  slot_msn$27$clock;
+    reg  [31:0] slot_msn$28$d;
+    wire  [31:0] slot_msn$28$q;
+    reg  slot_msn$28$clock;
+    reg  [31:0] slot_msn$29$d;
+    wire  [31:0] slot_msn$29$q;
+    reg  slot_msn$29$clock;
+    reg  [31:0] slot_msn$30$d;
+    wire  [31:0] slot_msn$30$q;
+    reg  slot_msn$30$clock;
+    reg  [31:0] slot_msn$31$d;
+    wire  [31:0] slot_msn$31$q;
+    reg  slot_msn$31$clock;
+    reg  slot_cut$0$d;
+    wire  slot_cut$0$q;
+    reg  slot_cut$0$clock;
+    reg  slot_cut$1$d;
+    wire  slot_cut$1$q;
+    reg  slot_cut$1$clock;
+    reg  slot_cut$2$d;
+    wire  slot_cut$2$q;
+    reg  slot_cut$2$clock;
+    reg  slot_cut$3$d;
+    wire  slot_cut$3$q;
+    reg  slot_cut$3$clock;
+    reg  slot_cut$4$d;
+    wire  slot_cut$4$q;
+    reg  slot_cut$4$clock;
+    reg  slot_cut$5$d;
+    wire  slot_cut$5$q;
+    reg  slot_cut$5$clock;
+    reg  slot_cut$6$d;
+    wire  slot_cut$6$q;
+    reg  slot_cut$6$clock;
+    reg  slot_cut$7$d;
+    wire  slot_cut$7$q;
+    reg  slot_cut$7$clock;
+    reg  slot_cut$8$d;
+    wire  slot_cut$8$q;
+    reg  slot_cut$8$clock;
+    reg  slot_cut$9$d;
+    wire  slot_cut$9$q;
+    reg  slot_cut$9$clock;
+    reg  slot_cut$10$d;
+    wire  slot_cut$10$q;
+    reg  slot_cut$10$clock;
+    reg  slot_cut$11$d;
+    wire  slot_cut$11$q;
+    reg  slot_cut$11$clock;
+    reg  slot_cut$12$d;
+    wire  slot_cut$12$q;
+    reg  slot_cut$12$clock;
+    reg  slot_cut$13$d;
+    wire  slot_cut$13$q;
+    reg  slot_cut$13$clock;
+    reg  slot_cut$14$d;
+    wire  slot_cut$14$q;
+    reg  slot_cut$14$clock;
+    reg  slot_cut$15$d;
+    wire  slot_cut$15$q;
+    reg  slot_cut$15$clock;
+    reg  slot_cut$16$d;
+    wire  slot_cut$16$q;
+    reg  slot_cut$16$clock;
+    reg  slot_cut$17$d;
+    wire  slot_cut$17$q;
+    reg  slot_cut$17$clock;
+    reg  slot_cut$18$d;
+    wire  slot_cut$18$q;
+    reg  slot_cut$18$clock;
+    reg  slot_cut$19$d;
+    wire  slot_cut$19$q;
+    reg  slot_cut$19$clock;
+    reg  slot_cut$20$d;
+    wire  slot_cut$20$q;
+    reg  slot_cut$20$clock;
+    reg  slot_cut$21$d;
+    wire  slot_cut$21$q;
+    reg  slot_cut$21$clock;
+    reg  slot_cut$22$d;
+    wire  slot_cut$22$q;
+    reg  slot_cut$22$clock;
+    reg  slot_cut$23$d;
+    wire  slot_cut$23$q;
+    reg  slot_cut$23$clock;
+    reg  slot_cut$24$d;
+    wire  slot_cut$24$q;
+    reg  slot_cut$24$clock;
+    reg  slot_cut$25$d;
+    wire  slot_cut$25$q;
+    reg  slot_cut$25$clock;
+    reg  slot_cut$26$d;
+    wire  slot_cut$26$q;
+    reg  slot_cut$26$clock;
+    reg  slot_cut$27$d;
+    wire  slot_cut$27$q;
+    reg  slot_cut$27$clock;
+    reg  slot_cut$28$d;
+    wire  slot_cut$28$q;
+    reg  slot_cut$28$clock;
+    reg  slot_cut$29$d;
+    wire  slot_cut$29$q;
+    reg  slot_cut$29$clock;
+    reg  slot_cut$30$d;
+    wire  slot_cut$30$q;
+    reg  slot_cut$30$clock;
+    reg  slot_cut$31$d;
+    wire  slot_cut$31$q;
+    reg  slot_cut$31$clock;
+    reg  [8:0] slot_named$0$d;
+    wire  [8:0] slot_named$0$q;
+    reg  slot_named$0$clock;
+    reg  [8:0] slot_named$1$d;
+    wire  [8:0] slot_named$1$q;
+    reg  slot_named$1$clock;
+    reg  [8:0] slot_named$2$d;
+    wire  [8:0] slot_named$2$q;
+    reg  slot_named$2$clock;
+    reg  [8:0] slot_named$3$d;
+    wire  [8:0] slot_named$3$q;
+    reg  slot_named$3$clock;
+    reg  [8:0] slot_named$4$d;
+    wire  [8:0] slot_named$4$q;
+    reg  slot_named$4$clock;
+    reg  [8:0] slot_named$5$d;
+    wire  [8:0] slot_named$5$q;
+    reg  slot_named$5$clock;
+    reg  [8:0] slot_named$6$d;
+    wire  [8:0] slot_named$6$q;
+    reg  slot_named$6$clock;
+    reg  [8:0] slot_named$7$d;
+    wire  [8:0] slot_named$7$q;
+    reg  slot_named$7$clock;
+    reg  [8:0] slot_named$8$d;
+    wire  [8:0] slot_named$8$q;
+    reg  slot_named$8$clock;
+    reg  [8:0] slot_named$9$d;
+    wire  [8:0] slot_named$9$q;
+    reg  slot_named$9$clock;
+    reg  [8:0] slot_named$10$d;
+    wire  [8:0] slot_named$10$q;
+    reg  slot_named$10$clock;
+    reg  [8:0] slot_named$11$d;
+    wire  [8:0] slot_named$11$q;
+    reg  slot_named$11$clock;
+    reg  [8:0] slot_named$12$d;
+    wire  [8:0] slot_named$12$q;
+    reg  slot_named$12$clock;
+    reg  [8:0] slot_named$13$d;
+    wire  [8:0] slot_named$13$q;
+    reg  slot_named$13$clock;
+    reg  [8:0] slot_named$14$d;
+    wire  [8:0] slot_named$14$q;
+    reg  slot_named$14$clock;
+    reg  [8:0] slot_named$15$d;
+    wire  [8:0] slot_named$15$q;
+    reg  slot_named$15$clock;
+    reg  [8:0] slot_named$16$d;
+    wire  [8:0] slot_named$16$q;
+    reg  slot_named$16$clock;
+    reg  [8:0] slot_named$17$d;
+    wire  [8:0] slot_named$17$q;
+    reg  slot_named$17$clock;
+    reg  [8:0] slot_named$18$d;
+    wire  [8:0] slot_named$18$q;
+    reg  slot_named$18$clock;
+    reg  [8:0] slot_named$19$d;
+    wire  [8:0] slot_named$19$q;
+    reg  slot_named$19$clock;
+    reg  [8:0] slot_named$20$d;
+    wire  [8:0] slot_named$20$q;
+    reg  slot_named$20$clock;
+    reg  [8:0] slot_named$21$d;
+    wire  [8:0] slot_named$21$q;
+    reg  slot_named$21$clock;
+    reg  [8:0] slot_named$22$d;
+    wire  [8:0] slot_named$22$q;
+    reg  slot_named$22$clock;
+    reg  [8:0] slot_named$23$d;
+    wire  [8:0] slot_named$23$q;
+    reg  slot_named$23$clock;
+    reg  [8:0] slot_named$24$d;
+    wire  [8:0] slot_named$24$q;
+    reg  slot_named$24$clock;
+    reg  [8:0] slot_named$25$d;
+    wire  [8:0] slot_named$25$q;
+    reg  slot_named$25$clock;
+    reg  [8:0] slot_named$26$d;
+    wire  [8:0] slot_named$26$q;
+    reg  slot_named$26$clock;
+    reg  [8:0] slot_named$27$d;
+    wire  [8:0] slot_named$27$q;
+    reg  slot_named$27$clock;
+    reg  [8:0] slot_named$28$d;
+    wire  [8:0] slot_named$28$q;
+    reg  slot_named$28$clock;
+    reg  [8:0] slot_named$29$d;
+    wire  [8:0] slot_named$29$q;
+    reg  slot_named$29$clock;
+    reg  [8:0] slot_named$30$d;
+    wire  [8:0] slot_named$30$q;
+    reg  slot_named$30$clock;
+    reg  [8:0] slot_named$31$d;
+    wire  [8:0] slot_named$31$q;
+    reg  slot_named$31$clock;
+    reg  [5:0] sent$d;
+    wire  [5:0] sent$q;
     reg  sent$clock;
     reg  [31:0] req_id_be$d;
     wire  [31:0] req_id_be$q;
@@ -24725,7 +25333,10 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     wire  [63:0] rto_be$q;
     
     // Local signals
-    reg  [2:0] queued;
+    reg  [5:0] queued;
+    reg  head_cut;
+    reg  [8:0] head_named;
+    reg  [317:0] head_base;
     reg  held;
     reg  [7:0] opcode;
     reg  is_write;
@@ -24856,25 +25467,26 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .q(fail$q),
         .clock(fail$clock)
     );
-    rnic_top_q16$requester$pending$0 pending$0(
-        .d(pending$0$d),
-        .q(pending$0$q),
-        .clock(pending$0$clock)
+    rnic_top_q16$requester$pending pending(
+        .clock(pending$clock),
+        .reset(pending$reset),
+        .s_valid(pending$s_valid),
+        .s_ready(pending$s_ready),
+        .s_data(pending$s_data),
+        .m_valid(pending$m_valid),
+        .m_ready(pending$m_ready),
+        .m_data(pending$m_data),
+        .count(pending$count)
     );
-    rnic_top_q16$requester$pending$1 pending$1(
-        .d(pending$1$d),
-        .q(pending$1$q),
-        .clock(pending$1$clock)
-    );
-    rnic_top_q16$requester$pending$2 pending$2(
-        .d(pending$2$d),
-        .q(pending$2$q),
-        .clock(pending$2$clock)
-    );
-    rnic_top_q16$requester$pending$3 pending$3(
-        .d(pending$3$d),
-        .q(pending$3$q),
-        .clock(pending$3$clock)
+    rnic_top_q16$requester$pending_out pending_out(
+        .clock(pending_out$clock),
+        .reset(pending_out$reset),
+        .s_valid(pending_out$s_valid),
+        .s_ready(pending_out$s_ready),
+        .s_data(pending_out$s_data),
+        .m_valid(pending_out$m_valid),
+        .m_ready(pending_out$m_ready),
+        .m_data(pending_out$m_data)
     );
     rnic_top_q16$requester$head head(
         .d(head$d),
@@ -24885,6 +25497,646 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$0 slot_qpn$0(
+        .d(slot_qpn$0$d),
+        .q(slot_qpn$0$q),
+        .clock(slot_qpn$0$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$1 slot_qpn$1(
+        .d(slot_qpn$1$d),
+        .q(slot_qpn$1$q),
+        .clock(slot_qpn$1$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$2 slot_qpn$2(
+        .d(slot_qpn$2$d),
+        .q(slot_qpn$2$q),
+        .clock(slot_qpn$2$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$3 slot_qpn$3(
+        .d(slot_qpn$3$d),
+        .q(slot_qpn$3$q),
+        .clock(slot_qpn$3$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$4 slot_qpn$4(
+        .d(slot_qpn$4$d),
+        .q(slot_qpn$4$q),
+        .clock(slot_qpn$4$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$5 slot_qpn$5(
+        .d(slot_qpn$5$d),
+        .q(slot_qpn$5$q),
+        .clock(slot_qpn$5$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$6 slot_qpn$6(
+        .d(slot_qpn$6$d),
+        .q(slot_qpn$6$q),
+        .clock(slot_qpn$6$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$7 slot_qpn$7(
+        .d(slot_qpn$7$d),
+        .q(slot_qpn$7$q),
+        .clock(slot_qpn$7$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$8 slot_qpn$8(
+        .d(slot_qpn$8$d),
+        .q(slot_qpn$8$q),
+        .clock(slot_qpn$8$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$9 slot_qpn$9(
+        .d(slot_qpn$9$d),
+        .q(slot_qpn$9$q),
+        .clock(slot_qpn$9$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$10 slot_qpn$10(
+        .d(slot_qpn$10$d),
+        .q(slot_qpn$10$q),
+        .clock(slot_qpn$10$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$11 slot_qpn$11(
+        .d(slot_qpn$11$d),
+        .q(slot_qpn$11$q),
+        .clock(slot_qpn$11$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$12 slot_qpn$12(
+        .d(slot_qpn$12$d),
+        .q(slot_qpn$12$q),
+        .clock(slot_qpn$12$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$13 slot_qpn$13(
+        .d(slot_qpn$13$d),
+        .q(slot_qpn$13$q),
+        .clock(slot_qpn$13$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$14 slot_qpn$14(
+        .d(slot_qpn$14$d),
+        .q(slot_qpn$14$q),
+        .clock(slot_qpn$14$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$15 slot_qpn$15(
+        .d(slot_qpn$15$d),
+        .q(slot_qpn$15$q),
+        .clock(slot_qpn$15$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$16 slot_qpn$16(
+        .d(slot_qpn$16$d),
+        .q(slot_qpn$16$q),
+        .clock(slot_qpn$16$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$17 slot_qpn$17(
+        .d(slot_qpn$17$d),
+        .q(slot_qpn$17$q),
+        .clock(slot_qpn$17$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$18 slot_qpn$18(
+        .d(slot_qpn$18$d),
+        .q(slot_qpn$18$q),
+        .clock(slot_qpn$18$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$19 slot_qpn$19(
+        .d(slot_qpn$19$d),
+        .q(slot_qpn$19$q),
+        .clock(slot_qpn$19$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$20 slot_qpn$20(
+        .d(slot_qpn$20$d),
+        .q(slot_qpn$20$q),
+        .clock(slot_qpn$20$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$21 slot_qpn$21(
+        .d(slot_qpn$21$d),
+        .q(slot_qpn$21$q),
+        .clock(slot_qpn$21$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$22 slot_qpn$22(
+        .d(slot_qpn$22$d),
+        .q(slot_qpn$22$q),
+        .clock(slot_qpn$22$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$23 slot_qpn$23(
+        .d(slot_qpn$23$d),
+        .q(slot_qpn$23$q),
+        .clock(slot_qpn$23$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$24 slot_qpn$24(
+        .d(slot_qpn$24$d),
+        .q(slot_qpn$24$q),
+        .clock(slot_qpn$24$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$25 slot_qpn$25(
+        .d(slot_qpn$25$d),
+        .q(slot_qpn$25$q),
+        .clock(slot_qpn$25$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$26 slot_qpn$26(
+        .d(slot_qpn$26$d),
+        .q(slot_qpn$26$q),
+        .clock(slot_qpn$26$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$27 slot_qpn$27(
+        .d(slot_qpn$27$d),
+        .q(slot_qpn$27$q),
+        .clock(slot_qpn$27$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$28 slot_qpn$28(
+        .d(slot_qpn$28$d),
+        .q(slot_qpn$28$q),
+        .clock(slot_qpn$28$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$29 slot_qpn$29(
+        .d(slot_qpn$29$d),
+        .q(slot_qpn$29$q),
+        .clock(slot_qpn$29$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$30 slot_qpn$30(
+        .d(slot_qpn$30$d),
+        .q(slot_qpn$30$q),
+        .clock(slot_qpn$30$clock)
+    );
+    rnic_top_q16$requester$slot_qpn$31 slot_qpn$31(
+        .d(slot_qpn$31$d),
+        .q(slot_qpn$31$q),
+        .clock(slot_qpn$31$clock)
+    );
+    rnic_top_q16$requester$slot_msn$0 slot_msn$0(
+        .d(slot_msn$0$d),
+        .q(slot_msn$0$q),
+        .clock(slot_msn$0$clock)
+    );
+    rnic_top_q16$requester$slot_msn$1 slot_msn$1(
+        .d(slot_msn$1$d),
+        .q(slot_msn$1$q),
+        .clock(slot_msn$1$clock)
+    );
+    rnic_top_q16$requester$slot_msn$2 slot_msn$2(
+        .d(slot_msn$2$d),
+        .q(slot_msn$2$q),
+        .clock(slot_msn$2$clock)
+    );
+    rnic_top_q16$requester$slot_msn$3 slot_msn$3(
+        .d(slot_msn$3$d),
+        .q(slot_msn$3$q),
+        .clock(slot_msn$3$clock)
+    );
+    rnic_top_q16$requester$slot_msn$4 slot_msn$4(
+        .d(slot_msn$4$d),
+        .q(slot_msn$4$q),
+        .clock(slot_msn$4$clock)
+    );
+    rnic_top_q16$requester$slot_msn$5 slot_msn$5(
+        .d(slot_msn$5$d),
+        .q(slot_msn$5$q),
+        .clock(slot_msn$5$clock)
+    );
+    rnic_top_q16$requester$slot_msn$6 slot_msn$6(
+        .d(slot_msn$6$d),
+        .q(slot_msn$6$q),
+        .clock(slot_msn$6$clock)
+    );
+    rnic_top_q16$requester$slot_msn$7 slot_msn$7(
+        .d(slot_msn$7$d),
+        .q(slot_msn$7$q),
+        .clock(slot_msn$7$clock)
+    );
+    rnic_top_q16$requester$slot_msn$8 slot_msn$8(
+        .d(slot_msn$8$d),
+        .q(slot_msn$8$q),
+        .clock(slot_msn$8$clock)
+    );
+    rnic_top_q16$requester$slot_msn$9 slot_msn$9(
+        .d(slot_msn$9$d),
+        .q(slot_msn$9$q),
+        .clock(slot_msn$9$clock)
+    );
+    rnic_top_q16$requester$slot_msn$10 slot_msn$10(
+        .d(slot_msn$10$d),
+        .q(slot_msn$10$q),
+        .clock(slot_msn$10$clock)
+    );
+    rnic_top_q16$requester$slot_msn$11 slot_msn$11(
+        .d(slot_msn$11$d),
+        .q(slot_msn$11$q),
+        .clock(slot_msn$11$clock)
+    );
+    rnic_top_q16$requester$slot_msn$12 slot_msn$12(
+        .d(slot_msn$12$d),
+        .q(slot_msn$12$q),
+        .clock(slot_msn$12$clock)
+    );
+    rnic_top_q16$requester$slot_msn$13 slot_msn$13(
+        .d(slot_msn$13$d),
+        .q(slot_msn$13$q),
+        .clock(slot_msn$13$clock)
+    );
+    rnic_top_q16$requester$slot_msn$14 slot_msn$14(
+        .d(slot_msn$14$d),
+        .q(slot_msn$14$q),
+        .clock(slot_msn$14$clock)
+    );
+    rnic_top_q16$requester$slot_msn$15 slot_msn$15(
+        .d(slot_msn$15$d),
+        .q(slot_msn$15$q),
+        .clock(slot_msn$15$clock)
+    );
+    rnic_top_q16$requester$slot_msn$16 slot_msn$16(
+        .d(slot_msn$16$d),
+        .q(slot_msn$16$q),
+        .clock(slot_msn$16$clock)
+    );
+    rnic_top_q16$requester$slot_msn$17 slot_msn$17(
+        .d(slot_msn$17$d),
+        .q(slot_msn$17$q),
+        .clock(slot_msn$17$clock)
+    );
+    rnic_top_q16$requester$slot_msn$18 slot_msn$18(
+        .d(slot_msn$18$d),
+        .q(slot_msn$18$q),
+        .clock(slot_msn$18$clock)
+    );
+    rnic_top_q16$requester$slot_msn$19 slot_msn$19(
+        .d(slot_msn$19$d),
+        .q(slot_msn$19$q),
+        .clock(slot_msn$19$clock)
+    );
+    rnic_top_q16$requester$slot_msn$20 slot_msn$20(
+        .d(slot_msn$20$d),
+        .q(slot_msn$20$q),
+        .clock(slot_msn$20$clock)
+    );
+    rnic_top_q16$requester$slot_msn$21 slot_msn$21(
+        .d(slot_msn$21$d),
+        .q(slot_msn$21$q),
+        .clock(slot_msn$21$clock)
+    );
+    rnic_top_q16$requester$slot_msn$22 slot_msn$22(
+        .d(slot_msn$22$d),
+        .q(slot_msn$22$q),
+        .clock(slot_msn$22$clock)
+    );
+    rnic_top_q16$requester$slot_msn$23 slot_msn$23(
+        .d(slot_msn$23$d),
+        .q(slot_msn$23$q),
+        .clock(slot_msn$23$clock)
+    );
+    rnic_top_q16$requester$slot_msn$24 slot_msn$24(
+        .d(slot_msn$24$d),
+        .q(slot_msn$24$q),
+        .clock(slot_msn$24$clock)
+    );
+    rnic_top_q16$requester$slot_msn$25 slot_msn$25(
+        .d(slot_msn$25$d),
+        .q(slot_msn$25$q),
+        .clock(slot_msn$25$clock)
+    );
+    rnic_top_q16$requester$slot_msn$26 slot_msn$26(
+        .d(slot_msn$26$d),
+        .q(slot_msn$26$q),
+        .clock(slot_msn$26$clock)
+    );
+    rnic_top_q16$requester$slot_msn$27 slot_msn$27(
+        .d(slot_msn$27$d),
+        .q(slot_msn$27$q),
+        .clock(slot_msn$27$clock)
+    );
+    rnic_top_q16$requester$slot_msn$28 slot_msn$28(
+        .d(slot_msn$28$d),
+        .q(slot_msn$28$q),
+        .clock(slot_msn$28$clock)
+    );
+    rnic_top_q16$requester$slot_msn$29 slot_msn$29(
+        .d(slot_msn$29$d),
+        .q(slot_msn$29$q),
+        .clock(slot_msn$29$clock)
+    );
+    rnic_top_q16$requester$slot_msn$30 slot_msn$30(
+        .d(slot_msn$30$d),
+        .q(slot_msn$30$q),
+        .clock(slot_msn$30$clock)
+    );
+    rnic_top_q16$requester$slot_msn$31 slot_msn$31(
+        .d(slot_msn$31$d),
+        .q(slot_msn$31$q),
+        .clock(slot_msn$31$clock)
+    );
+    rnic_top_q16$requester$slot_cut$0 slot_cut$0(
+        .d(slot_cut$0$d),
+        .q(slot_cut$0$q),
+        .clock(slot_cut$0$clock)
+    );
+    rnic_top_q16$requester$slot_cut$1 slot_cut$1(
+        .d(slot_cut$1$d),
+        .q(slot_cut$1$q),
+        .clock(slot_cut$1$clock)
+    );
+    rnic_top_q16$requester$slot_cut$2 slot_cut$2(
+        .d(slot_cut$2$d),
+        .q(slot_cut$2$q),
+        .clock(slot_cut$2$clock)
+    );
+    rnic_top_q16$requester$slot_cut$3 slot_cut$3(
+        .d(slot_cut$3$d),
+        .q(slot_cut$3$q),
+        .clock(slot_cut$3$clock)
+    );
+    rnic_top_q16$requester$slot_cut$4 slot_cut$4(
+        .d(slot_cut$4$d),
+        .q(slot_cut$4$q),
+        .clock(slot_cut$4$clock)
+    );
+    rnic_top_q16$requester$slot_cut$5 slot_cut$5(
+        .d(slot_cut$5$d),
+        .q(slot_cut$5$q),
+        .clock(slot_cut$5$clock)
+    );
+    rnic_top_q16$requester$slot_cut$6 slot_cut$6(
+        .d(slot_cut$6$d),
+        .q(slot_cut$6$q),
+        .clock(slot_cut$6$clock)
+    );
+    rnic_top_q16$requester$slot_cut$7 slot_cut$7(
+        .d(slot_cut$7$d),
+        .q(slot_cut$7$q),
+        .clock(slot_cut$7$clock)
+    );
+    rnic_top_q16$requester$slot_cut$8 slot_cut$8(
+        .d(slot_cut$8$d),
+        .q(slot_cut$8$q),
+        .clock(slot_cut$8$clock)
+    );
+    rnic_top_q16$requester$slot_cut$9 slot_cut$9(
+        .d(slot_cut$9$d),
+        .q(slot_cut$9$q),
+        .clock(slot_cut$9$clock)
+    );
+    rnic_top_q16$requester$slot_cut$10 slot_cut$10(
+        .d(slot_cut$10$d),
+        .q(slot_cut$10$q),
+        .clock(slot_cut$10$clock)
+    );
+    rnic_top_q16$requester$slot_cut$11 slot_cut$11(
+        .d(slot_cut$11$d),
+        .q(slot_cut$11$q),
+        .clock(slot_cut$11$clock)
+    );
+    rnic_top_q16$requester$slot_cut$12 slot_cut$12(
+        .d(slot_cut$12$d),
+        .q(slot_cut$12$q),
+        .clock(slot_cut$12$clock)
+    );
+    rnic_top_q16$requester$slot_cut$13 slot_cut$13(
+        .d(slot_cut$13$d),
+        .q(slot_cut$13$q),
+        .clock(slot_cut$13$clock)
+    );
+    rnic_top_q16$requester$slot_cut$14 slot_cut$14(
+        .d(slot_cut$14$d),
+        .q(slot_cut$14$q),
+        .clock(slot_cut$14$clock)
+    );
+    rnic_top_q16$requester$slot_cut$15 slot_cut$15(
+        .d(slot_cut$15$d),
+        .q(slot_cut$15$q),
+        .clock(slot_cut$15$clock)
+    );
+    rnic_top_q16$requester$slot_cut$16 slot_cut$16(
+        .d(slot_cut$16$d),
+        .q(slot_cut$16$q),
+        .clock(slot_cut$16$clock)
+    );
+    rnic_top_q16$requester$slot_cut$17 slot_cut$17(
+        .d(slot_cut$17$d),
+        .q(slot_cut$17$q),
+        .clock(slot_cut$17$clock)
+    );
+    rnic_top_q16$requester$slot_cut$18 slot_cut$18(
+        .d(slot_cut$18$d),
+        .q(slot_cut$18$q),
+        .clock(slot_cut$18$clock)
+    );
+    rnic_top_q16$requester$slot_cut$19 slot_cut$19(
+        .d(slot_cut$19$d),
+        .q(slot_cut$19$q),
+        .clock(slot_cut$19$clock)
+    );
+    rnic_top_q16$requester$slot_cut$20 slot_cut$20(
+        .d(slot_cut$20$d),
+        .q(slot_cut$20$q),
+        .clock(slot_cut$20$clock)
+    );
+    rnic_top_q16$requester$slot_cut$21 slot_cut$21(
+        .d(slot_cut$21$d),
+        .q(slot_cut$21$q),
+        .clock(slot_cut$21$clock)
+    );
+    rnic_top_q16$requester$slot_cut$22 slot_cut$22(
+        .d(slot_cut$22$d),
+        .q(slot_cut$22$q),
+        .clock(slot_cut$22$clock)
+    );
+    rnic_top_q16$requester$slot_cut$23 slot_cut$23(
+        .d(slot_cut$23$d),
+        .q(slot_cut$23$q),
+        .clock(slot_cut$23$clock)
+    );
+    rnic_top_q16$requester$slot_cut$24 slot_cut$24(
+        .d(slot_cut$24$d),
+        .q(slot_cut$24$q),
+        .clock(slot_cut$24$clock)
+    );
+    rnic_top_q16$requester$slot_cut$25 slot_cut$25(
+        .d(slot_cut$25$d),
+        .q(slot_cut$25$q),
+        .clock(slot_cut$25$clock)
+    );
+    rnic_top_q16$requester$slot_cut$26 slot_cut$26(
+        .d(slot_cut$26$d),
+        .q(slot_cut$26$q),
+        .clock(slot_cut$26$clock)
+    );
+    rnic_top_q16$requester$slot_cut$27 slot_cut$27(
+        .d(slot_cut$27$d),
+        .q(slot_cut$27$q),
+        .clock(slot_cut$27$clock)
+    );
+    rnic_top_q16$requester$slot_cut$28 slot_cut$28(
+        .d(slot_cut$28$d),
+        .q(slot_cut$28$q),
+        .clock(slot_cut$28$clock)
+    );
+    rnic_top_q16$requester$slot_cut$29 slot_cut$29(
+        .d(slot_cut$29$d),
+        .q(slot_cut$29$q),
+        .clock(slot_cut$29$clock)
+    );
+    rnic_top_q16$requester$slot_cut$30 slot_cut$30(
+        .d(slot_cut$30$d),
+        .q(slot_cut$30$q),
+        .clock(slot_cut$30$clock)
+    );
+    rnic_top_q16$requester$slot_cut$31 slot_cut$31(
+        .d(slot_cut$31$d),
+        .q(slot_cut$31$q),
+        .clock(slot_cut$31$clock)
+    );
+    rnic_top_q16$requester$slot_named$0 slot_named$0(
+        .d(slot_named$0$d),
+        .q(slot_named$0$q),
+        .clock(slot_named$0$clock)
+    );
+    rnic_top_q16$requester$slot_named$1 slot_named$1(
+        .d(slot_named$1$d),
+        .q(slot_named$1$q),
+        .clock(slot_named$1$clock)
+    );
+    rnic_top_q16$requester$slot_named$2 slot_named$2(
+        .d(slot_named$2$d),
+        .q(slot_named$2$q),
+        .clock(slot_named$2$clock)
+    );
+    rnic_top_q16$requester$slot_named$3 slot_named$3(
+        .d(slot_named$3$d),
+        .q(slot_named$3$q),
+        .clock(slot_named$3$clock)
+    );
+    rnic_top_q16$requester$slot_named$4 slot_named$4(
+        .d(slot_named$4$d),
+        .q(slot_named$4$q),
+        .clock(slot_named$4$clock)
+    );
+    rnic_top_q16$requester$slot_named$5 slot_named$5(
+        .d(slot_named$5$d),
+        .q(slot_named$5$q),
+        .clock(slot_named$5$clock)
+    );
+    rnic_top_q16$requester$slot_named$6 slot_named$6(
+        .d(slot_named$6$d),
+        .q(slot_named$6$q),
+        .clock(slot_named$6$clock)
+    );
+    rnic_top_q16$requester$slot_named$7 slot_named$7(
+        .d(slot_named$7$d),
+        .q(slot_named$7$q),
+        .clock(slot_named$7$clock)
+    );
+    rnic_top_q16$requester$slot_named$8 slot_named$8(
+        .d(slot_named$8$d),
+        .q(slot_named$8$q),
+        .clock(slot_named$8$clock)
+    );
+    rnic_top_q16$requester$slot_named$9 slot_named$9(
+        .d(slot_named$9$d),
+        .q(slot_named$9$q),
+        .clock(slot_named$9$clock)
+    );
+    rnic_top_q16$requester$slot_named$10 slot_named$10(
+        .d(slot_named$10$d),
+        .q(slot_named$10$q),
+        .clock(slot_named$10$clock)
+    );
+    rnic_top_q16$requester$slot_named$11 slot_named$11(
+        .d(slot_named$11$d),
+        .q(slot_named$11$q),
+        .clock(slot_named$11$clock)
+    );
+    rnic_top_q16$requester$slot_named$12 slot_named$12(
+        .d(slot_named$12$d),
+        .q(slot_named$12$q),
+        .clock(slot_named$12$clock)
+    );
+    rnic_top_q16$requester$slot_named$13 slot_named$13(
+        .d(slot_named$13$d),
+        .q(slot_named$13$q),
+        .clock(slot_named$13$clock)
+    );
+    rnic_top_q16$requester$slot_named$14 slot_named$14(
+        .d(slot_named$14$d),
+        .q(slot_named$14$q),
+        .clock(slot_named$14$clock)
+    );
+    rnic_top_q16$requester$slot_named$15 slot_named$15(
+        .d(slot_named$15$d),
+        .q(slot_named$15$q),
+        .clock(slot_named$15$clock)
+    );
+    rnic_top_q16$requester$slot_named$16 slot_named$16(
+        .d(slot_named$16$d),
+        .q(slot_named$16$q),
+        .clock(slot_named$16$clock)
+    );
+    rnic_top_q16$requester$slot_named$17 slot_named$17(
+        .d(slot_named$17$d),
+        .q(slot_named$17$q),
+        .clock(slot_named$17$clock)
+    );
+    rnic_top_q16$requester$slot_named$18 slot_named$18(
+        .d(slot_named$18$d),
+        .q(slot_named$18$q),
+        .clock(slot_named$18$clock)
+    );
+    rnic_top_q16$requester$slot_named$19 slot_named$19(
+        .d(slot_named$19$d),
+        .q(slot_named$19$q),
+        .clock(slot_named$19$clock)
+    );
+    rnic_top_q16$requester$slot_named$20 slot_named$20(
+        .d(slot_named$20$d),
+        .q(slot_named$20$q),
+        .clock(slot_named$20$clock)
+    );
+    rnic_top_q16$requester$slot_named$21 slot_named$21(
+        .d(slot_named$21$d),
+        .q(slot_named$21$q),
+        .clock(slot_named$21$clock)
+    );
+    rnic_top_q16$requester$slot_named$22 slot_named$22(
+        .d(slot_named$22$d),
+        .q(slot_named$22$q),
+        .clock(slot_named$22$clock)
+    );
+    rnic_top_q16$requester$slot_named$23 slot_named$23(
+        .d(slot_named$23$d),
+        .q(slot_named$23$q),
+        .clock(slot_named$23$clock)
+    );
+    rnic_top_q16$requester$slot_named$24 slot_named$24(
+        .d(slot_named$24$d),
+        .q(slot_named$24$q),
+        .clock(slot_named$24$clock)
+    );
+    rnic_top_q16$requester$slot_named$25 slot_named$25(
+        .d(slot_named$25$d),
+        .q(slot_named$25$q),
+        .clock(slot_named$25$clock)
+    );
+    rnic_top_q16$requester$slot_named$26 slot_named$26(
+        .d(slot_named$26$d),
+        .q(slot_named$26$q),
+        .clock(slot_named$26$clock)
+    );
+    rnic_top_q16$requester$slot_named$27 slot_named$27(
+        .d(slot_named$27$d),
+        .q(slot_named$27$q),
+        .clock(slot_named$27$clock)
+    );
+    rnic_top_q16$requester$slot_named$28 slot_named$28(
+        .d(slot_named$28$d),
+        .q(slot_named$28$q),
+        .clock(slot_named$28$clock)
+    );
+    rnic_top_q16$requester$slot_named$29 slot_named$29(
+        .d(slot_named$29$d),
+        .q(slot_named$29$q),
+        .clock(slot_named$29$clock)
+    );
+    rnic_top_q16$requester$slot_named$30 slot_named$30(
+        .d(slot_named$30$d),
+        .q(slot_named$30$q),
+        .clock(slot_named$30$clock)
+    );
+    rnic_top_q16$requester$slot_named$31 slot_named$31(
+        .d(slot_named$31$d),
+        .q(slot_named$31$q),
+        .clock(slot_named$31$clock)
     );
     rnic_top_q16$requester$sent sent(
         .d(sent$d),
@@ -24960,37 +26212,460 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
-        pending$0$clock = clock;
-        pending$0$d = pending$0$q;
-        if (qp_we & qp_reset & (pending$0$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
-            pending$0$d = pending$0$q & ~flag_write;
+        pending$clock = clock;
+        pending$reset = reset;
+        pending_out$clock = clock;
+        pending_out$reset = reset;
+        pending_out$s_valid = pending$m_valid;
+        pending_out$s_data = pending$m_data;
+        pending$m_ready = pending_out$s_ready;
+        slot_qpn$0$clock = clock;
+        slot_qpn$0$d = slot_qpn$0$q;
+        slot_msn$0$clock = clock;
+        slot_msn$0$d = slot_msn$0$q;
+        slot_cut$0$clock = clock;
+        slot_cut$0$d = slot_cut$0$q;
+        slot_named$0$clock = clock;
+        slot_named$0$d = slot_named$0$q;
+        if (qp_we & qp_reset & (slot_qpn$0$q == qp_waddr)) begin
+            slot_cut$0$d = 1'b1;
         end
-        if (s_term_valid & (pending$0$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$0$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$0$d = pending$0$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$0$q == s_term_qpn) & (slot_msn$0$q == s_term_msn)) begin
+            slot_named$0$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
-        pending$1$clock = clock;
-        pending$1$d = pending$1$q;
-        if (qp_we & qp_reset & (pending$1$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
-            pending$1$d = pending$1$q & ~flag_write;
+        slot_qpn$1$clock = clock;
+        slot_qpn$1$d = slot_qpn$1$q;
+        slot_msn$1$clock = clock;
+        slot_msn$1$d = slot_msn$1$q;
+        slot_cut$1$clock = clock;
+        slot_cut$1$d = slot_cut$1$q;
+        slot_named$1$clock = clock;
+        slot_named$1$d = slot_named$1$q;
+        if (qp_we & qp_reset & (slot_qpn$1$q == qp_waddr)) begin
+            slot_cut$1$d = 1'b1;
         end
-        if (s_term_valid & (pending$1$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$1$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$1$d = pending$1$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$1$q == s_term_qpn) & (slot_msn$1$q == s_term_msn)) begin
+            slot_named$1$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
-        pending$2$clock = clock;
-        pending$2$d = pending$2$q;
-        if (qp_we & qp_reset & (pending$2$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
-            pending$2$d = pending$2$q & ~flag_write;
+        slot_qpn$2$clock = clock;
+        slot_qpn$2$d = slot_qpn$2$q;
+        slot_msn$2$clock = clock;
+        slot_msn$2$d = slot_msn$2$q;
+        slot_cut$2$clock = clock;
+        slot_cut$2$d = slot_cut$2$q;
+        slot_named$2$clock = clock;
+        slot_named$2$d = slot_named$2$q;
+        if (qp_we & qp_reset & (slot_qpn$2$q == qp_waddr)) begin
+            slot_cut$2$d = 1'b1;
         end
-        if (s_term_valid & (pending$2$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$2$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$2$d = pending$2$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$2$q == s_term_qpn) & (slot_msn$2$q == s_term_msn)) begin
+            slot_named$2$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
-        pending$3$clock = clock;
-        pending$3$d = pending$3$q;
-        if (qp_we & qp_reset & (pending$3$q[(at_cqe_qpn)+:(4)] == qp_waddr)) begin
-            pending$3$d = pending$3$q & ~flag_write;
+        slot_qpn$3$clock = clock;
+        slot_qpn$3$d = slot_qpn$3$q;
+        slot_msn$3$clock = clock;
+        slot_msn$3$d = slot_msn$3$q;
+        slot_cut$3$clock = clock;
+        slot_cut$3$d = slot_cut$3$q;
+        slot_named$3$clock = clock;
+        slot_named$3$d = slot_named$3$q;
+        if (qp_we & qp_reset & (slot_qpn$3$q == qp_waddr)) begin
+            slot_cut$3$d = 1'b1;
         end
-        if (s_term_valid & (pending$3$q[(at_cqe_qpn)+:(4)] == s_term_qpn) & (pending$3$q[(at_entry_msn)+:(32)] == s_term_msn)) begin
-            pending$3$d = pending$3$q | flag_named | (((s_term_status) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+        if (s_term_valid & (slot_qpn$3$q == s_term_qpn) & (slot_msn$3$q == s_term_msn)) begin
+            slot_named$3$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$4$clock = clock;
+        slot_qpn$4$d = slot_qpn$4$q;
+        slot_msn$4$clock = clock;
+        slot_msn$4$d = slot_msn$4$q;
+        slot_cut$4$clock = clock;
+        slot_cut$4$d = slot_cut$4$q;
+        slot_named$4$clock = clock;
+        slot_named$4$d = slot_named$4$q;
+        if (qp_we & qp_reset & (slot_qpn$4$q == qp_waddr)) begin
+            slot_cut$4$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$4$q == s_term_qpn) & (slot_msn$4$q == s_term_msn)) begin
+            slot_named$4$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$5$clock = clock;
+        slot_qpn$5$d = slot_qpn$5$q;
+        slot_msn$5$clock = clock;
+        slot_msn$5$d = slot_msn$5$q;
+        slot_cut$5$clock = clock;
+        slot_cut$5$d = slot_cut$5$q;
+        slot_named$5$clock = clock;
+        slot_named$5$d = slot_named$5$q;
+        if (qp_we & qp_reset & (slot_qpn$5$q == qp_waddr)) begin
+            slot_cut$5$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$5$q == s_term_qpn) & (slot_msn$5$q == s_term_msn)) begin
+            slot_named$5$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$6$clock = clock;
+        slot_qpn$6$d = slot_qpn$6$q;
+        slot_msn$6$clock = clock;
+        slot_msn$6$d = slot_msn$6$q;
+        slot_cut$6$clock = clock;
+        slot_cut$6$d = slot_cut$6$q;
+        slot_named$6$clock = clock;
+        slot_named$6$d = slot_named$6$q;
+        if (qp_we & qp_reset & (slot_qpn$6$q == qp_waddr)) begin
+            slot_cut$6$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$6$q == s_term_qpn) & (slot_msn$6$q == s_term_msn)) begin
+            slot_named$6$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$7$clock = clock;
+        slot_qpn$7$d = slot_qpn$7$q;
+        slot_msn$7$clock = clock;
+        slot_msn$7$d = slot_msn$7$q;
+        slot_cut$7$clock = clock;
+        slot_cut$7$d = slot_cut$7$q;
+        slot_named$7$clock = clock;
+        slot_named$7$d = slot_named$7$q;
+        if (qp_we & qp_reset & (slot_qpn$7$q == qp_waddr)) begin
+            slot_cut$7$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$7$q == s_term_qpn) & (slot_msn$7$q == s_term_msn)) begin
+            slot_named$7$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$8$clock = clock;
+        slot_qpn$8$d = slot_qpn$8$q;
+        slot_msn$8$clock = clock;
+        slot_msn$8$d = slot_msn$8$q;
+        slot_cut$8$clock = clock;
+        slot_cut$8$d = slot_cut$8$q;
+        slot_named$8$clock = clock;
+        slot_named$8$d = slot_named$8$q;
+        if (qp_we & qp_reset & (slot_qpn$8$q == qp_waddr)) begin
+            slot_cut$8$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$8$q == s_term_qpn) & (slot_msn$8$q == s_term_msn)) begin
+            slot_named$8$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$9$clock = clock;
+        slot_qpn$9$d = slot_qpn$9$q;
+        slot_msn$9$clock = clock;
+        slot_msn$9$d = slot_msn$9$q;
+        slot_cut$9$clock = clock;
+        slot_cut$9$d = slot_cut$9$q;
+        slot_named$9$clock = clock;
+        slot_named$9$d = slot_named$9$q;
+        if (qp_we & qp_reset & (slot_qpn$9$q == qp_waddr)) begin
+            slot_cut$9$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$9$q == s_term_qpn) & (slot_msn$9$q == s_term_msn)) begin
+            slot_named$9$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$10$clock = clock;
+        slot_qpn$10$d = slot_qpn$10$q;
+        slot_msn$10$clock = clock;
+        slot_msn$10$d = slot_msn$10$q;
+        slot_cut$10$clock = clock;
+        slot_cut$10$d = slot_cut$10$q;
+        slot_named$10$clock = clock;
+        slot_named$10$d = slot_named$10$q;
+        if (qp_we & qp_reset & (slot_qpn$10$q == qp_waddr)) begin
+            slot_cut$10$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$10$q == s_term_qpn) & (slot_msn$10$q == s_term_msn)) begin
+            slot_named$10$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$11$clock = clock;
+        slot_qpn$11$d = slot_qpn$11$q;
+        slot_msn$11$clock = clock;
+        slot_msn$11$d = slot_msn$11$q;
+        slot_cut$11$clock = clock;
+        slot_cut$11$d = slot_cut$11$q;
+        slot_named$11$clock = clock;
+        slot_named$11$d = slot_named$11$q;
+        if (qp_we & qp_reset & (slot_qpn$11$q == qp_waddr)) begin
+            slot_cut$11$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$11$q == s_term_qpn) & (slot_msn$11$q == s_term_msn)) begin
+            slot_named$11$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$12$clock = clock;
+        slot_qpn$12$d = slot_qpn$12$q;
+        slot_msn$12$clock = clock;
+        slot_msn$12$d = slot_msn$12$q;
+        slot_cut$12$clock = clock;
+        slot_cut$12$d = slot_cut$12$q;
+        slot_named$12$clock = clock;
+        slot_named$12$d = slot_named$12$q;
+        if (qp_we & qp_reset & (slot_qpn$12$q == qp_waddr)) begin
+            slot_cut$12$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$12$q == s_term_qpn) & (slot_msn$12$q == s_term_msn)) begin
+            slot_named$12$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$13$clock = clock;
+        slot_qpn$13$d = slot_qpn$13$q;
+        slot_msn$13$clock = clock;
+        slot_msn$13$d = slot_msn$13$q;
+        slot_cut$13$clock = clock;
+        slot_cut$13$d = slot_cut$13$q;
+        slot_named$13$clock = clock;
+        slot_named$13$d = slot_named$13$q;
+        if (qp_we & qp_reset & (slot_qpn$13$q == qp_waddr)) begin
+            slot_cut$13$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$13$q == s_term_qpn) & (slot_msn$13$q == s_term_msn)) begin
+            slot_named$13$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$14$clock = clock;
+        slot_qpn$14$d = slot_qpn$14$q;
+        slot_msn$14$clock = clock;
+        slot_msn$14$d = slot_msn$14$q;
+        slot_cut$14$clock = clock;
+        slot_cut$14$d = slot_cut$14$q;
+        slot_named$14$clock = clock;
+        slot_named$14$d = slot_named$14$q;
+        if (qp_we & qp_reset & (slot_qpn$14$q == qp_waddr)) begin
+            slot_cut$14$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$14$q == s_term_qpn) & (slot_msn$14$q == s_term_msn)) begin
+            slot_named$14$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$15$clock = clock;
+        slot_qpn$15$d = slot_qpn$15$q;
+        slot_msn$15$clock = clock;
+        slot_msn$15$d = slot_msn$15$q;
+        slot_cut$15$clock = clock;
+        slot_cut$15$d = slot_cut$15$q;
+        slot_named$15$clock = clock;
+        slot_named$15$d = slot_named$15$q;
+        if (qp_we & qp_reset & (slot_qpn$15$q == qp_waddr)) begin
+            slot_cut$15$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$15$q == s_term_qpn) & (slot_msn$15$q == s_term_msn)) begin
+            slot_named$15$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$16$clock = clock;
+        slot_qpn$16$d = slot_qpn$16$q;
+        slot_msn$16$clock = clock;
+        slot_msn$16$d = slot_msn$16$q;
+        slot_cut$16$clock = clock;
+        slot_cut$16$d = slot_cut$16$q;
+        slot_named$16$clock = clock;
+        slot_named$16$d = slot_named$16$q;
+        if (qp_we & qp_reset & (slot_qpn$16$q == qp_waddr)) begin
+            slot_cut$16$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$16$q == s_term_qpn) & (slot_msn$16$q == s_term_msn)) begin
+            slot_named$16$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$17$clock = clock;
+        slot_qpn$17$d = slot_qpn$17$q;
+        slot_msn$17$clock = clock;
+        slot_msn$17$d = slot_msn$17$q;
+        slot_cut$17$clock = clock;
+        slot_cut$17$d = slot_cut$17$q;
+        slot_named$17$clock = clock;
+        slot_named$17$d = slot_named$17$q;
+        if (qp_we & qp_reset & (slot_qpn$17$q == qp_waddr)) begin
+            slot_cut$17$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$17$q == s_term_qpn) & (slot_msn$17$q == s_term_msn)) begin
+            slot_named$17$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$18$clock = clock;
+        slot_qpn$18$d = slot_qpn$18$q;
+        slot_msn$18$clock = clock;
+        slot_msn$18$d = slot_msn$18$q;
+        slot_cut$18$clock = clock;
+        slot_cut$18$d = slot_cut$18$q;
+        slot_named$18$clock = clock;
+        slot_named$18$d = slot_named$18$q;
+        if (qp_we & qp_reset & (slot_qpn$18$q == qp_waddr)) begin
+            slot_cut$18$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$18$q == s_term_qpn) & (slot_msn$18$q == s_term_msn)) begin
+            slot_named$18$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$19$clock = clock;
+        slot_qpn$19$d = slot_qpn$19$q;
+        slot_msn$19$clock = clock;
+        slot_msn$19$d = slot_msn$19$q;
+        slot_cut$19$clock = clock;
+        slot_cut$19$d = slot_cut$19$q;
+        slot_named$19$clock = clock;
+        slot_named$19$d = slot_named$19$q;
+        if (qp_we & qp_reset & (slot_qpn$19$q == qp_waddr)) begin
+            slot_cut$19$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$19$q == s_term_qpn) & (slot_msn$19$q == s_term_msn)) begin
+            slot_named$19$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$20$clock = clock;
+        slot_qpn$20$d = slot_qpn$20$q;
+        slot_msn$20$clock = clock;
+        slot_msn$20$d = slot_msn$20$q;
+        slot_cut$20$clock = clock;
+        slot_cut$20$d = slot_cut$20$q;
+        slot_named$20$clock = clock;
+        slot_named$20$d = slot_named$20$q;
+        if (qp_we & qp_reset & (slot_qpn$20$q == qp_waddr)) begin
+            slot_cut$20$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$20$q == s_term_qpn) & (slot_msn$20$q == s_term_msn)) begin
+            slot_named$20$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$21$clock = clock;
+        slot_qpn$21$d = slot_qpn$21$q;
+        slot_msn$21$clock = clock;
+        slot_msn$21$d = slot_msn$21$q;
+        slot_cut$21$clock = clock;
+        slot_cut$21$d = slot_cut$21$q;
+        slot_named$21$clock = clock;
+        slot_named$21$d = slot_named$21$q;
+        if (qp_we & qp_reset & (slot_qpn$21$q == qp_waddr)) begin
+            slot_cut$21$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$21$q == s_term_qpn) & (slot_msn$21$q == s_term_msn)) begin
+            slot_named$21$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$22$clock = clock;
+        slot_qpn$22$d = slot_qpn$22$q;
+        slot_msn$22$clock = clock;
+        slot_msn$22$d = slot_msn$22$q;
+        slot_cut$22$clock = clock;
+        slot_cut$22$d = slot_cut$22$q;
+        slot_named$22$clock = clock;
+        slot_named$22$d = slot_named$22$q;
+        if (qp_we & qp_reset & (slot_qpn$22$q == qp_waddr)) begin
+            slot_cut$22$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$22$q == s_term_qpn) & (slot_msn$22$q == s_term_msn)) begin
+            slot_named$22$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$23$clock = clock;
+        slot_qpn$23$d = slot_qpn$23$q;
+        slot_msn$23$clock = clock;
+        slot_msn$23$d = slot_msn$23$q;
+        slot_cut$23$clock = clock;
+        slot_cut$23$d = slot_cut$23$q;
+        slot_named$23$clock = clock;
+        slot_named$23$d = slot_named$23$q;
+        if (qp_we & qp_reset & (slot_qpn$23$q == qp_waddr)) begin
+            slot_cut$23$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$23$q == s_term_qpn) & (slot_msn$23$q == s_term_msn)) begin
+            slot_named$23$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$24$clock = clock;
+        slot_qpn$24$d = slot_qpn$24$q;
+        slot_msn$24$clock = clock;
+        slot_msn$24$d = slot_msn$24$q;
+        slot_cut$24$clock = clock;
+        slot_cut$24$d = slot_cut$24$q;
+        slot_named$24$clock = clock;
+        slot_named$24$d = slot_named$24$q;
+        if (qp_we & qp_reset & (slot_qpn$24$q == qp_waddr)) begin
+            slot_cut$24$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$24$q == s_term_qpn) & (slot_msn$24$q == s_term_msn)) begin
+            slot_named$24$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$25$clock = clock;
+        slot_qpn$25$d = slot_qpn$25$q;
+        slot_msn$25$clock = clock;
+        slot_msn$25$d = slot_msn$25$q;
+        slot_cut$25$clock = clock;
+        slot_cut$25$d = slot_cut$25$q;
+        slot_named$25$clock = clock;
+        slot_named$25$d = slot_named$25$q;
+        if (qp_we & qp_reset & (slot_qpn$25$q == qp_waddr)) begin
+            slot_cut$25$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$25$q == s_term_qpn) & (slot_msn$25$q == s_term_msn)) begin
+            slot_named$25$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$26$clock = clock;
+        slot_qpn$26$d = slot_qpn$26$q;
+        slot_msn$26$clock = clock;
+        slot_msn$26$d = slot_msn$26$q;
+        slot_cut$26$clock = clock;
+        slot_cut$26$d = slot_cut$26$q;
+        slot_named$26$clock = clock;
+        slot_named$26$d = slot_named$26$q;
+        if (qp_we & qp_reset & (slot_qpn$26$q == qp_waddr)) begin
+            slot_cut$26$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$26$q == s_term_qpn) & (slot_msn$26$q == s_term_msn)) begin
+            slot_named$26$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$27$clock = clock;
+        slot_qpn$27$d = slot_qpn$27$q;
+        slot_msn$27$clock = clock;
+        slot_msn$27$d = slot_msn$27$q;
+        slot_cut$27$clock = clock;
+        slot_cut$27$d = slot_cut$27$q;
+        slot_named$27$clock = clock;
+        slot_named$27$d = slot_named$27$q;
+        if (qp_we & qp_reset & (slot_qpn$27$q == qp_waddr)) begin
+            slot_cut$27$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$27$q == s_term_qpn) & (slot_msn$27$q == s_term_msn)) begin
+            slot_named$27$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$28$clock = clock;
+        slot_qpn$28$d = slot_qpn$28$q;
+        slot_msn$28$clock = clock;
+        slot_msn$28$d = slot_msn$28$q;
+        slot_cut$28$clock = clock;
+        slot_cut$28$d = slot_cut$28$q;
+        slot_named$28$clock = clock;
+        slot_named$28$d = slot_named$28$q;
+        if (qp_we & qp_reset & (slot_qpn$28$q == qp_waddr)) begin
+            slot_cut$28$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$28$q == s_term_qpn) & (slot_msn$28$q == s_term_msn)) begin
+            slot_named$28$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$29$clock = clock;
+        slot_qpn$29$d = slot_qpn$29$q;
+        slot_msn$29$clock = clock;
+        slot_msn$29$d = slot_msn$29$q;
+        slot_cut$29$clock = clock;
+        slot_cut$29$d = slot_cut$29$q;
+        slot_named$29$clock = clock;
+        slot_named$29$d = slot_named$29$q;
+        if (qp_we & qp_reset & (slot_qpn$29$q == qp_waddr)) begin
+            slot_cut$29$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$29$q == s_term_qpn) & (slot_msn$29$q == s_term_msn)) begin
+            slot_named$29$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$30$clock = clock;
+        slot_qpn$30$d = slot_qpn$30$q;
+        slot_msn$30$clock = clock;
+        slot_msn$30$d = slot_msn$30$q;
+        slot_cut$30$clock = clock;
+        slot_cut$30$d = slot_cut$30$q;
+        slot_named$30$clock = clock;
+        slot_named$30$d = slot_named$30$q;
+        if (qp_we & qp_reset & (slot_qpn$30$q == qp_waddr)) begin
+            slot_cut$30$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$30$q == s_term_qpn) & (slot_msn$30$q == s_term_msn)) begin
+            slot_named$30$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$31$clock = clock;
+        slot_qpn$31$d = slot_qpn$31$q;
+        slot_msn$31$clock = clock;
+        slot_msn$31$d = slot_msn$31$q;
+        slot_cut$31$clock = clock;
+        slot_cut$31$d = slot_cut$31$q;
+        slot_named$31$clock = clock;
+        slot_named$31$d = slot_named$31$q;
+        if (qp_we & qp_reset & (slot_qpn$31$q == qp_waddr)) begin
+            slot_cut$31$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$31$q == s_term_qpn) & (slot_msn$31$q == s_term_msn)) begin
+            slot_named$31$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
         mrs$read_clock = clock;
         mrs$write_clock = clock;
@@ -25018,8 +26693,8 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
         held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & ~qp_error & (one_q << ((s_qpn) & 16'hffff)));
-        s_ready = (state$q == 32'h0) & (queued < 32'h4) & ~held;
-        if (s_valid & (state$q == 32'h0) & (queued < 32'h4) & ~held) begin
+        s_ready = (state$q == 32'h0) & ~queued[at_full] & ~held;
+        if (s_valid & (state$q == 32'h0) & ~queued[at_full] & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
@@ -25094,30 +26769,200 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         m_read_valid = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
         m_read_qpn = qpn$q;
         m_read_entry = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
+        pending$s_valid = state$q == 32'h1;
+        pending$s_data = entry;
         if (state$q == 32'h1) begin
-            if (tail$q[(32'h0)+:(2)] == 0) begin
-                pending$0$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$0$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 0) begin
+                slot_qpn$0$d = qpn$q;
+                slot_msn$0$d = entry_msn;
+                slot_cut$0$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$0$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(2)] == 1) begin
-                pending$1$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$1$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 1) begin
+                slot_qpn$1$d = qpn$q;
+                slot_msn$1$d = entry_msn;
+                slot_cut$1$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$1$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(2)] == 2) begin
-                pending$2$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$2$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 2) begin
+                slot_qpn$2$d = qpn$q;
+                slot_msn$2$d = entry_msn;
+                slot_cut$2$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$2$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(2)] == 3) begin
-                pending$3$d = entry;
-                if (qp_we & qp_reset & (qp_waddr == qpn$q)) begin
-                    pending$3$d = entry & ~flag_write;
-                end
+            if (tail$q[(32'h0)+:(5)] == 3) begin
+                slot_qpn$3$d = qpn$q;
+                slot_msn$3$d = entry_msn;
+                slot_cut$3$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$3$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 4) begin
+                slot_qpn$4$d = qpn$q;
+                slot_msn$4$d = entry_msn;
+                slot_cut$4$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$4$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 5) begin
+                slot_qpn$5$d = qpn$q;
+                slot_msn$5$d = entry_msn;
+                slot_cut$5$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$5$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 6) begin
+                slot_qpn$6$d = qpn$q;
+                slot_msn$6$d = entry_msn;
+                slot_cut$6$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$6$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 7) begin
+                slot_qpn$7$d = qpn$q;
+                slot_msn$7$d = entry_msn;
+                slot_cut$7$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$7$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 8) begin
+                slot_qpn$8$d = qpn$q;
+                slot_msn$8$d = entry_msn;
+                slot_cut$8$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$8$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 9) begin
+                slot_qpn$9$d = qpn$q;
+                slot_msn$9$d = entry_msn;
+                slot_cut$9$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$9$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 10) begin
+                slot_qpn$10$d = qpn$q;
+                slot_msn$10$d = entry_msn;
+                slot_cut$10$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$10$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 11) begin
+                slot_qpn$11$d = qpn$q;
+                slot_msn$11$d = entry_msn;
+                slot_cut$11$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$11$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 12) begin
+                slot_qpn$12$d = qpn$q;
+                slot_msn$12$d = entry_msn;
+                slot_cut$12$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$12$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 13) begin
+                slot_qpn$13$d = qpn$q;
+                slot_msn$13$d = entry_msn;
+                slot_cut$13$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$13$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 14) begin
+                slot_qpn$14$d = qpn$q;
+                slot_msn$14$d = entry_msn;
+                slot_cut$14$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$14$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 15) begin
+                slot_qpn$15$d = qpn$q;
+                slot_msn$15$d = entry_msn;
+                slot_cut$15$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$15$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 16) begin
+                slot_qpn$16$d = qpn$q;
+                slot_msn$16$d = entry_msn;
+                slot_cut$16$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$16$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 17) begin
+                slot_qpn$17$d = qpn$q;
+                slot_msn$17$d = entry_msn;
+                slot_cut$17$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$17$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 18) begin
+                slot_qpn$18$d = qpn$q;
+                slot_msn$18$d = entry_msn;
+                slot_cut$18$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$18$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 19) begin
+                slot_qpn$19$d = qpn$q;
+                slot_msn$19$d = entry_msn;
+                slot_cut$19$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$19$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 20) begin
+                slot_qpn$20$d = qpn$q;
+                slot_msn$20$d = entry_msn;
+                slot_cut$20$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$20$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 21) begin
+                slot_qpn$21$d = qpn$q;
+                slot_msn$21$d = entry_msn;
+                slot_cut$21$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$21$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 22) begin
+                slot_qpn$22$d = qpn$q;
+                slot_msn$22$d = entry_msn;
+                slot_cut$22$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$22$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 23) begin
+                slot_qpn$23$d = qpn$q;
+                slot_msn$23$d = entry_msn;
+                slot_cut$23$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$23$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 24) begin
+                slot_qpn$24$d = qpn$q;
+                slot_msn$24$d = entry_msn;
+                slot_cut$24$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$24$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 25) begin
+                slot_qpn$25$d = qpn$q;
+                slot_msn$25$d = entry_msn;
+                slot_cut$25$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$25$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 26) begin
+                slot_qpn$26$d = qpn$q;
+                slot_msn$26$d = entry_msn;
+                slot_cut$26$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$26$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 27) begin
+                slot_qpn$27$d = qpn$q;
+                slot_msn$27$d = entry_msn;
+                slot_cut$27$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$27$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 28) begin
+                slot_qpn$28$d = qpn$q;
+                slot_msn$28$d = entry_msn;
+                slot_cut$28$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$28$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 29) begin
+                slot_qpn$29$d = qpn$q;
+                slot_msn$29$d = entry_msn;
+                slot_cut$29$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$29$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 30) begin
+                slot_qpn$30$d = qpn$q;
+                slot_msn$30$d = entry_msn;
+                slot_cut$30$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$30$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 31) begin
+                slot_qpn$31$d = qpn$q;
+                slot_msn$31$d = entry_msn;
+                slot_cut$31$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$31$d = 32'h0;
             end
             tail$d = tail$q + 32'h1;
             state$d = 32'h0;
@@ -25219,21 +27064,149 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if (s_done_valid) begin
             sent$d = sent$q + 32'h1;
         end
-        head_entry = pending$0$q;
-        if (head$q[(32'h0)+:(2)] == 1) begin
-            head_entry = pending$1$q;
+        head_cut = 1'b0;
+        head_named = 32'h0;
+        if (head$q[(32'h0)+:(5)] == 0) begin
+            head_cut = slot_cut$0$q;
+            head_named = slot_named$0$q;
         end
-        if (head$q[(32'h0)+:(2)] == 2) begin
-            head_entry = pending$2$q;
+        if (head$q[(32'h0)+:(5)] == 1) begin
+            head_cut = slot_cut$1$q;
+            head_named = slot_named$1$q;
         end
-        if (head$q[(32'h0)+:(2)] == 3) begin
-            head_entry = pending$3$q;
+        if (head$q[(32'h0)+:(5)] == 2) begin
+            head_cut = slot_cut$2$q;
+            head_named = slot_named$2$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 3) begin
+            head_cut = slot_cut$3$q;
+            head_named = slot_named$3$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 4) begin
+            head_cut = slot_cut$4$q;
+            head_named = slot_named$4$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 5) begin
+            head_cut = slot_cut$5$q;
+            head_named = slot_named$5$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 6) begin
+            head_cut = slot_cut$6$q;
+            head_named = slot_named$6$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 7) begin
+            head_cut = slot_cut$7$q;
+            head_named = slot_named$7$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 8) begin
+            head_cut = slot_cut$8$q;
+            head_named = slot_named$8$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 9) begin
+            head_cut = slot_cut$9$q;
+            head_named = slot_named$9$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 10) begin
+            head_cut = slot_cut$10$q;
+            head_named = slot_named$10$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 11) begin
+            head_cut = slot_cut$11$q;
+            head_named = slot_named$11$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 12) begin
+            head_cut = slot_cut$12$q;
+            head_named = slot_named$12$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 13) begin
+            head_cut = slot_cut$13$q;
+            head_named = slot_named$13$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 14) begin
+            head_cut = slot_cut$14$q;
+            head_named = slot_named$14$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 15) begin
+            head_cut = slot_cut$15$q;
+            head_named = slot_named$15$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 16) begin
+            head_cut = slot_cut$16$q;
+            head_named = slot_named$16$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 17) begin
+            head_cut = slot_cut$17$q;
+            head_named = slot_named$17$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 18) begin
+            head_cut = slot_cut$18$q;
+            head_named = slot_named$18$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 19) begin
+            head_cut = slot_cut$19$q;
+            head_named = slot_named$19$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 20) begin
+            head_cut = slot_cut$20$q;
+            head_named = slot_named$20$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 21) begin
+            head_cut = slot_cut$21$q;
+            head_named = slot_named$21$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 22) begin
+            head_cut = slot_cut$22$q;
+            head_named = slot_named$22$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 23) begin
+            head_cut = slot_cut$23$q;
+            head_named = slot_named$23$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 24) begin
+            head_cut = slot_cut$24$q;
+            head_named = slot_named$24$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 25) begin
+            head_cut = slot_cut$25$q;
+            head_named = slot_named$25$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 26) begin
+            head_cut = slot_cut$26$q;
+            head_named = slot_named$26$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 27) begin
+            head_cut = slot_cut$27$q;
+            head_named = slot_named$27$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 28) begin
+            head_cut = slot_cut$28$q;
+            head_named = slot_named$28$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 29) begin
+            head_cut = slot_cut$29$q;
+            head_named = slot_named$29$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 30) begin
+            head_cut = slot_cut$30$q;
+            head_named = slot_named$30$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 31) begin
+            head_cut = slot_cut$31$q;
+            head_named = slot_named$31$q;
+        end
+        head_base = pending_out$m_data;
+        if (head_cut) begin
+            head_base = pending_out$m_data & ~flag_write;
+        end
+        head_entry = head_base;
+        if (head_named[32'h0]) begin
+            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(4)];
         reads_behind = order_done - head_entry[(32'h112)+:(3)];
         head_flushed = reads_behind[32'h2] & ~|(qp_rts & (one_q << ((order_qpn) & 16'hffff)));
         head_read = |head_entry[(at_entry_msn)+:(32)];
-        head_ready = (queued != 32'h0) & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h2] | head_flushed);
+        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h2] | head_flushed);
         head_writes = head_entry[32'h111] | (head_flushed & head_read);
         m_cqe_valid = head_ready & head_writes;
         m_cqn = head_entry[(32'h100)+:(4)];
@@ -25244,6 +27217,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
                 m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((head_entry[(at_entry_named_status)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
             end
         end
+        pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
         if (head_ready & (~head_writes | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
             if (head_entry[32'h110]) begin
@@ -25482,13 +27456,13 @@ endmodule // rnic_top_q16$requester$fetch_error
 module rnic_top_q16$requester$head(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -25626,7 +27600,287 @@ module rnic_top_q16$requester$mrs(read_address,read_clock,read_data,write_addres
 endmodule // rnic_top_q16$requester$mrs
 
 
-module rnic_top_q16$requester$pending$0(d,q,clock);
+module rnic_top_q16$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [317:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [317:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [317:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [317:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_top_q16$requester$pending$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$requester$pending$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top_q16$requester$pending$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top_q16$requester$pending$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top_q16$requester$pending
+
+
+module rnic_top_q16$requester$pending$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [317:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [317:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[317:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top_q16$requester$pending$ram
+
+
+module rnic_top_q16$requester$pending$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$pending$rd_ptr
+
+
+module rnic_top_q16$requester$pending$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$pending$visible
+
+
+module rnic_top_q16$requester$pending$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$pending$wr_ptr
+
+
+module rnic_top_q16$requester$pending_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [317:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [317:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [317:0] out_data$d;
+    wire  [317:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [317:0] skid_data$d;
+    wire  [317:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$requester$pending_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$requester$pending_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$requester$pending_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$requester$pending_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~out_free & take) begin
+            skid_data$d = s_data;
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$requester$pending_out
+
+
+module rnic_top_q16$requester$pending_out$out_data(d,q,clock);
     
     // Module arguments
     input wire  [317:0] d;
@@ -25642,10 +27896,29 @@ module rnic_top_q16$requester$pending$0(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$requester$pending$0
+endmodule // rnic_top_q16$requester$pending_out$out_data
 
 
-module rnic_top_q16$requester$pending$1(d,q,clock);
+module rnic_top_q16$requester$pending_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$pending_out$out_valid
+
+
+module rnic_top_q16$requester$pending_out$skid_data(d,q,clock);
     
     // Module arguments
     input wire  [317:0] d;
@@ -25661,45 +27934,26 @@ module rnic_top_q16$requester$pending$1(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$requester$pending$1
+endmodule // rnic_top_q16$requester$pending_out$skid_data
 
 
-module rnic_top_q16$requester$pending$2(d,q,clock);
+module rnic_top_q16$requester$pending_out$skid_valid(d,q,clock);
     
     // Module arguments
-    input wire  [317:0] d;
-    output reg  [317:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 318'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$requester$pending$2
-
-
-module rnic_top_q16$requester$pending$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [317:0] d;
-    output reg  [317:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 318'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$pending$3
+endmodule // rnic_top_q16$requester$pending_out$skid_valid
 
 
 module rnic_top_q16$requester$qpn(d,q,clock);
@@ -25843,13 +28097,13 @@ endmodule // rnic_top_q16$requester$send_msn
 module rnic_top_q16$requester$sent(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -25857,6 +28111,2438 @@ module rnic_top_q16$requester$sent(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$sent
+
+
+module rnic_top_q16$requester$slot_cut$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$0
+
+
+module rnic_top_q16$requester$slot_cut$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$1
+
+
+module rnic_top_q16$requester$slot_cut$10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$10
+
+
+module rnic_top_q16$requester$slot_cut$11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$11
+
+
+module rnic_top_q16$requester$slot_cut$12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$12
+
+
+module rnic_top_q16$requester$slot_cut$13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$13
+
+
+module rnic_top_q16$requester$slot_cut$14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$14
+
+
+module rnic_top_q16$requester$slot_cut$15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$15
+
+
+module rnic_top_q16$requester$slot_cut$16(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$16
+
+
+module rnic_top_q16$requester$slot_cut$17(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$17
+
+
+module rnic_top_q16$requester$slot_cut$18(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$18
+
+
+module rnic_top_q16$requester$slot_cut$19(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$19
+
+
+module rnic_top_q16$requester$slot_cut$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$2
+
+
+module rnic_top_q16$requester$slot_cut$20(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$20
+
+
+module rnic_top_q16$requester$slot_cut$21(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$21
+
+
+module rnic_top_q16$requester$slot_cut$22(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$22
+
+
+module rnic_top_q16$requester$slot_cut$23(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$23
+
+
+module rnic_top_q16$requester$slot_cut$24(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$24
+
+
+module rnic_top_q16$requester$slot_cut$25(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$25
+
+
+module rnic_top_q16$requester$slot_cut$26(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$26
+
+
+module rnic_top_q16$requester$slot_cut$27(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$27
+
+
+module rnic_top_q16$requester$slot_cut$28(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$28
+
+
+module rnic_top_q16$requester$slot_cut$29(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$29
+
+
+module rnic_top_q16$requester$slot_cut$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$3
+
+
+module rnic_top_q16$requester$slot_cut$30(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$30
+
+
+module rnic_top_q16$requester$slot_cut$31(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$31
+
+
+module rnic_top_q16$requester$slot_cut$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$4
+
+
+module rnic_top_q16$requester$slot_cut$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$5
+
+
+module rnic_top_q16$requester$slot_cut$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$6
+
+
+module rnic_top_q16$requester$slot_cut$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$7
+
+
+module rnic_top_q16$requester$slot_cut$8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$8
+
+
+module rnic_top_q16$requester$slot_cut$9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_cut$9
+
+
+module rnic_top_q16$requester$slot_msn$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$0
+
+
+module rnic_top_q16$requester$slot_msn$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$1
+
+
+module rnic_top_q16$requester$slot_msn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$10
+
+
+module rnic_top_q16$requester$slot_msn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$11
+
+
+module rnic_top_q16$requester$slot_msn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$12
+
+
+module rnic_top_q16$requester$slot_msn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$13
+
+
+module rnic_top_q16$requester$slot_msn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$14
+
+
+module rnic_top_q16$requester$slot_msn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$15
+
+
+module rnic_top_q16$requester$slot_msn$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$16
+
+
+module rnic_top_q16$requester$slot_msn$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$17
+
+
+module rnic_top_q16$requester$slot_msn$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$18
+
+
+module rnic_top_q16$requester$slot_msn$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$19
+
+
+module rnic_top_q16$requester$slot_msn$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$2
+
+
+module rnic_top_q16$requester$slot_msn$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$20
+
+
+module rnic_top_q16$requester$slot_msn$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$21
+
+
+module rnic_top_q16$requester$slot_msn$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$22
+
+
+module rnic_top_q16$requester$slot_msn$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$23
+
+
+module rnic_top_q16$requester$slot_msn$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$24
+
+
+module rnic_top_q16$requester$slot_msn$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$25
+
+
+module rnic_top_q16$requester$slot_msn$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$26
+
+
+module rnic_top_q16$requester$slot_msn$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$27
+
+
+module rnic_top_q16$requester$slot_msn$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$28
+
+
+module rnic_top_q16$requester$slot_msn$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$29
+
+
+module rnic_top_q16$requester$slot_msn$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$3
+
+
+module rnic_top_q16$requester$slot_msn$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$30
+
+
+module rnic_top_q16$requester$slot_msn$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$31
+
+
+module rnic_top_q16$requester$slot_msn$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$4
+
+
+module rnic_top_q16$requester$slot_msn$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$5
+
+
+module rnic_top_q16$requester$slot_msn$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$6
+
+
+module rnic_top_q16$requester$slot_msn$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$7
+
+
+module rnic_top_q16$requester$slot_msn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$8
+
+
+module rnic_top_q16$requester$slot_msn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_msn$9
+
+
+module rnic_top_q16$requester$slot_named$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$0
+
+
+module rnic_top_q16$requester$slot_named$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$1
+
+
+module rnic_top_q16$requester$slot_named$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$10
+
+
+module rnic_top_q16$requester$slot_named$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$11
+
+
+module rnic_top_q16$requester$slot_named$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$12
+
+
+module rnic_top_q16$requester$slot_named$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$13
+
+
+module rnic_top_q16$requester$slot_named$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$14
+
+
+module rnic_top_q16$requester$slot_named$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$15
+
+
+module rnic_top_q16$requester$slot_named$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$16
+
+
+module rnic_top_q16$requester$slot_named$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$17
+
+
+module rnic_top_q16$requester$slot_named$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$18
+
+
+module rnic_top_q16$requester$slot_named$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$19
+
+
+module rnic_top_q16$requester$slot_named$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$2
+
+
+module rnic_top_q16$requester$slot_named$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$20
+
+
+module rnic_top_q16$requester$slot_named$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$21
+
+
+module rnic_top_q16$requester$slot_named$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$22
+
+
+module rnic_top_q16$requester$slot_named$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$23
+
+
+module rnic_top_q16$requester$slot_named$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$24
+
+
+module rnic_top_q16$requester$slot_named$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$25
+
+
+module rnic_top_q16$requester$slot_named$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$26
+
+
+module rnic_top_q16$requester$slot_named$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$27
+
+
+module rnic_top_q16$requester$slot_named$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$28
+
+
+module rnic_top_q16$requester$slot_named$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$29
+
+
+module rnic_top_q16$requester$slot_named$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$3
+
+
+module rnic_top_q16$requester$slot_named$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$30
+
+
+module rnic_top_q16$requester$slot_named$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$31
+
+
+module rnic_top_q16$requester$slot_named$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$4
+
+
+module rnic_top_q16$requester$slot_named$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$5
+
+
+module rnic_top_q16$requester$slot_named$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$6
+
+
+module rnic_top_q16$requester$slot_named$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$7
+
+
+module rnic_top_q16$requester$slot_named$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$8
+
+
+module rnic_top_q16$requester$slot_named$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_named$9
+
+
+module rnic_top_q16$requester$slot_qpn$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$0
+
+
+module rnic_top_q16$requester$slot_qpn$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$1
+
+
+module rnic_top_q16$requester$slot_qpn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$10
+
+
+module rnic_top_q16$requester$slot_qpn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$11
+
+
+module rnic_top_q16$requester$slot_qpn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$12
+
+
+module rnic_top_q16$requester$slot_qpn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$13
+
+
+module rnic_top_q16$requester$slot_qpn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$14
+
+
+module rnic_top_q16$requester$slot_qpn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$15
+
+
+module rnic_top_q16$requester$slot_qpn$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$16
+
+
+module rnic_top_q16$requester$slot_qpn$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$17
+
+
+module rnic_top_q16$requester$slot_qpn$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$18
+
+
+module rnic_top_q16$requester$slot_qpn$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$19
+
+
+module rnic_top_q16$requester$slot_qpn$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$2
+
+
+module rnic_top_q16$requester$slot_qpn$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$20
+
+
+module rnic_top_q16$requester$slot_qpn$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$21
+
+
+module rnic_top_q16$requester$slot_qpn$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$22
+
+
+module rnic_top_q16$requester$slot_qpn$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$23
+
+
+module rnic_top_q16$requester$slot_qpn$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$24
+
+
+module rnic_top_q16$requester$slot_qpn$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$25
+
+
+module rnic_top_q16$requester$slot_qpn$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$26
+
+
+module rnic_top_q16$requester$slot_qpn$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$27
+
+
+module rnic_top_q16$requester$slot_qpn$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$28
+
+
+module rnic_top_q16$requester$slot_qpn$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$29
+
+
+module rnic_top_q16$requester$slot_qpn$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$3
+
+
+module rnic_top_q16$requester$slot_qpn$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$30
+
+
+module rnic_top_q16$requester$slot_qpn$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$31
+
+
+module rnic_top_q16$requester$slot_qpn$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$4
+
+
+module rnic_top_q16$requester$slot_qpn$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$5
+
+
+module rnic_top_q16$requester$slot_qpn$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$6
+
+
+module rnic_top_q16$requester$slot_qpn$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$7
+
+
+module rnic_top_q16$requester$slot_qpn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$8
+
+
+module rnic_top_q16$requester$slot_qpn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$slot_qpn$9
 
 
 module rnic_top_q16$requester$state(d,q,clock);
@@ -25881,13 +30567,13 @@ endmodule // rnic_top_q16$requester$state
 module rnic_top_q16$requester$tail(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -29338,6 +34024,7 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     output reg  [31:0] m_done_tag;
     
     // Constant declarations
+    localparam  at_info = 16'h240;
     localparam  lane_ones = 8'hff;
     localparam  ones_64 = 64'hffffffffffffffff;
     
@@ -29393,36 +34080,15 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     reg  [31:0] req_len$d;
     wire  [31:0] req_len$q;
     reg  req_len$clock;
-    reg  [575:0] headers$0$d;
-    wire  [575:0] headers$0$q;
-    reg  headers$0$clock;
-    reg  [575:0] headers$1$d;
-    wire  [575:0] headers$1$q;
-    reg  headers$1$clock;
-    reg  [575:0] headers$2$d;
-    wire  [575:0] headers$2$q;
-    reg  headers$2$clock;
-    reg  [575:0] headers$3$d;
-    wire  [575:0] headers$3$q;
-    reg  headers$3$clock;
-    reg  [55:0] info$0$d;
-    wire  [55:0] info$0$q;
-    reg  info$0$clock;
-    reg  [55:0] info$1$d;
-    wire  [55:0] info$1$q;
-    reg  info$1$clock;
-    reg  [55:0] info$2$d;
-    wire  [55:0] info$2$q;
-    reg  info$2$clock;
-    reg  [55:0] info$3$d;
-    wire  [55:0] info$3$q;
-    reg  info$3$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
-    reg  head$clock;
-    reg  [2:0] tail$d;
-    wire  [2:0] tail$q;
-    reg  tail$clock;
+    reg  segments$clock;
+    reg  segments$reset;
+    reg  segments$s_valid;
+    wire  segments$s_ready;
+    reg  [631:0] segments$s_data;
+    wire  segments$m_valid;
+    reg  segments$m_ready;
+    wire  [631:0] segments$m_data;
+    wire  [5:0] segments$count;
     reg  packing$d;
     wire  packing$q;
     reg  packing$clock;
@@ -29486,7 +34152,7 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     wire  [63:0] to_be$q;
     
     // Local signals
-    reg  [2:0] queued;
+    reg  [55:0] info_word;
     reg  [6:0] header_len;
     reg  [31:0] seg_len;
     reg  last;
@@ -29596,55 +34262,16 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         .q(req_len$q),
         .clock(req_len$clock)
     );
-    rnic_top_q16$segmenter$headers$0 headers$0(
-        .d(headers$0$d),
-        .q(headers$0$q),
-        .clock(headers$0$clock)
-    );
-    rnic_top_q16$segmenter$headers$1 headers$1(
-        .d(headers$1$d),
-        .q(headers$1$q),
-        .clock(headers$1$clock)
-    );
-    rnic_top_q16$segmenter$headers$2 headers$2(
-        .d(headers$2$d),
-        .q(headers$2$q),
-        .clock(headers$2$clock)
-    );
-    rnic_top_q16$segmenter$headers$3 headers$3(
-        .d(headers$3$d),
-        .q(headers$3$q),
-        .clock(headers$3$clock)
-    );
-    rnic_top_q16$segmenter$info$0 info$0(
-        .d(info$0$d),
-        .q(info$0$q),
-        .clock(info$0$clock)
-    );
-    rnic_top_q16$segmenter$info$1 info$1(
-        .d(info$1$d),
-        .q(info$1$q),
-        .clock(info$1$clock)
-    );
-    rnic_top_q16$segmenter$info$2 info$2(
-        .d(info$2$d),
-        .q(info$2$q),
-        .clock(info$2$clock)
-    );
-    rnic_top_q16$segmenter$info$3 info$3(
-        .d(info$3$d),
-        .q(info$3$q),
-        .clock(info$3$clock)
-    );
-    rnic_top_q16$segmenter$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
-    rnic_top_q16$segmenter$tail tail(
-        .d(tail$d),
-        .q(tail$q),
-        .clock(tail$clock)
+    rnic_top_q16$segmenter$segments segments(
+        .clock(segments$clock),
+        .reset(segments$reset),
+        .s_valid(segments$s_valid),
+        .s_ready(segments$s_ready),
+        .s_data(segments$s_data),
+        .m_valid(segments$m_valid),
+        .m_ready(segments$m_ready),
+        .m_data(segments$m_data),
+        .count(segments$count)
     );
     rnic_top_q16$segmenter$packing packing(
         .d(packing$d),
@@ -29771,8 +34398,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         req_valid$clock = clock;
         req_addr$clock = clock;
         req_len$clock = clock;
-        head$clock = clock;
-        tail$clock = clock;
         packing$clock = clock;
         header$clock = clock;
         header_left$clock = clock;
@@ -29807,8 +34432,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         req_valid$d = req_valid$q;
         req_addr$d = req_addr$q;
         req_len$d = req_len$q;
-        head$d = head$q;
-        tail$d = tail$q;
         packing$d = packing$q;
         header$d = header$q;
         header_left$d = header_left$q;
@@ -29826,22 +34449,8 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         out_tid$d = out_tid$q;
         done_valid$d = done_valid$q;
         done_tag$d = done_tag$q;
-        headers$0$clock = clock;
-        headers$0$d = headers$0$q;
-        info$0$clock = clock;
-        info$0$d = info$0$q;
-        headers$1$clock = clock;
-        headers$1$d = headers$1$q;
-        info$1$clock = clock;
-        info$1$d = info$1$q;
-        headers$2$clock = clock;
-        headers$2$d = headers$2$q;
-        info$2$clock = clock;
-        info$2$d = info$2$q;
-        headers$3$clock = clock;
-        headers$3$d = headers$3$q;
-        info$3$clock = clock;
-        info$3$d = info$3$q;
+        segments$clock = clock;
+        segments$reset = reset;
         s_job_ready = ~walking$q;
         if (s_job_valid & ~walking$q) begin
             walking$d = 1'b1;
@@ -29890,41 +34499,14 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         if (is_tagged$q) begin
             built = ((ctrl) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         end
-        queued = tail$q - head$q;
-        push = walking$q & (queued < 32'h4) & (~req_valid$q | m_rd_req_ready);
+        push = walking$q & segments$s_ready & (~req_valid$q | m_rd_req_ready);
         if (m_rd_req_ready) begin
             req_valid$d = 1'b0;
         end
+        info_word = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((last) & 56'hffffffffffffff) << 32'h17) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
+        segments$s_valid = push;
+        segments$s_data = ((built) & 632'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((info_word) & 632'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_info);
         if (push) begin
-            if (tail$q[(32'h0)+:(2)] == 0) begin
-                headers$0$d = built;
-                info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$0$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            if (tail$q[(32'h0)+:(2)] == 1) begin
-                headers$1$d = built;
-                info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$1$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            if (tail$q[(32'h0)+:(2)] == 2) begin
-                headers$2$d = built;
-                info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$2$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            if (tail$q[(32'h0)+:(2)] == 3) begin
-                headers$3$d = built;
-                info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                if (last) begin
-                    info$3$d = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | 64'h800000 | (((tag$q) & 56'hffffffffffffff) << 32'h18);
-                end
-            end
-            tail$d = tail$q + 32'h1;
             if (|seg_len) begin
                 req_valid$d = 1'b1;
                 req_addr$d = addr$q + ((offset$q) & 64'hffffffffffffffff);
@@ -29937,23 +34519,11 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         m_rd_req_valid = req_valid$q;
         m_rd_req_addr = req_addr$q;
         m_rd_req_len = req_len$q;
-        head_header = headers$0$q;
-        head_info = info$0$q;
-        if (head$q[(32'h0)+:(2)] == 1) begin
-            head_header = headers$1$q;
-            head_info = info$1$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 2) begin
-            head_header = headers$2$q;
-            head_info = info$2$q;
-        end
-        if (head$q[(32'h0)+:(2)] == 3) begin
-            head_header = headers$3$q;
-            head_info = info$3$q;
-        end
-        if (~packing$q & (queued != 32'h0)) begin
+        head_header = segments$m_data[(32'h0)+:(576)];
+        head_info = segments$m_data[(at_info)+:(56)];
+        segments$m_ready = ~packing$q;
+        if (~packing$q & segments$m_valid) begin
             packing$d = 1'b1;
-            head$d = head$q + 32'h1;
             header$d = head_header;
             header_left$d = head_info[(32'h0)+:(7)];
             payload_left$d = head_info[(32'h7)+:(16)];
@@ -30020,8 +34590,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         if (reset) begin
             walking$d = 1'b0;
             req_valid$d = 1'b0;
-            head$d = 32'h0;
-            tail$d = 32'h0;
             packing$d = 1'b0;
             acc_n$d = 32'h0;
             out_valid$d = 1'b0;
@@ -30149,25 +34717,6 @@ module rnic_top_q16$segmenter$field_be(d,q);
 endmodule // rnic_top_q16$segmenter$field_be
 
 
-module rnic_top_q16$segmenter$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$head
-
-
 module rnic_top_q16$segmenter$header(d,q,clock);
     
     // Module arguments
@@ -30204,158 +34753,6 @@ module rnic_top_q16$segmenter$header_left(d,q,clock);
     end
           
 endmodule // rnic_top_q16$segmenter$header_left
-
-
-module rnic_top_q16$segmenter$headers$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$headers$0
-
-
-module rnic_top_q16$segmenter$headers$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$headers$1
-
-
-module rnic_top_q16$segmenter$headers$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$headers$2
-
-
-module rnic_top_q16$segmenter$headers$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$headers$3
-
-
-module rnic_top_q16$segmenter$info$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$info$0
-
-
-module rnic_top_q16$segmenter$info$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$info$1
-
-
-module rnic_top_q16$segmenter$info$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$info$2
-
-
-module rnic_top_q16$segmenter$info$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [55:0] d;
-    output reg  [55:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 56'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$info$3
 
 
 module rnic_top_q16$segmenter$inline_data(d,q,clock);
@@ -30818,6 +35215,196 @@ module rnic_top_q16$segmenter$seg_tag(d,q,clock);
 endmodule // rnic_top_q16$segmenter$seg_tag
 
 
+module rnic_top_q16$segmenter$segments(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [631:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [631:0] m_data;
+    output reg  [5:0] count;
+    
+    // Constant declarations
+    localparam  depth = 6'b100000;
+    
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [631:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [631:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
+    reg  visible$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [5:0] next_rd;
+    
+    // Sub module instances
+    rnic_top_q16$segmenter$segments$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$segmenter$segments$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top_q16$segmenter$segments$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top_q16$segmenter$segments$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(5)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top_q16$segmenter$segments
+
+
+module rnic_top_q16$segmenter$segments$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [631:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [631:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[631:0] mem[31:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top_q16$segmenter$segments$ram
+
+
+module rnic_top_q16$segmenter$segments$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$segments$rd_ptr
+
+
+module rnic_top_q16$segmenter$segments$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$segments$visible
+
+
+module rnic_top_q16$segmenter$segments$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$segments$wr_ptr
+
+
 module rnic_top_q16$segmenter$stag(d,q,clock);
     
     // Module arguments
@@ -30854,25 +35441,6 @@ module rnic_top_q16$segmenter$tag(d,q,clock);
     end
           
 endmodule // rnic_top_q16$segmenter$tag
-
-
-module rnic_top_q16$segmenter$tail(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$tail
 
 
 module rnic_top_q16$segmenter$to(d,q,clock);

@@ -12,15 +12,20 @@
 //!
 //! Two halves run one segment apart. The walker cuts the message into segments, builds
 //! each header and asks the DMA read engine for that segment's payload (so a payload
-//! stream never spans two segments and the engine's four requests in flight hide its
-//! latency); segments wait in a queue of four. The packer appends a segment's payload to
+//! stream never spans two segments and the engine's requests in flight hide its
+//! latency); segments wait in a block-RAM queue of 32, their reads in flight. The packer appends a segment's payload to
 //! its header octet by octet, eight per beat, through a 16-octet accumulator.
 use rust_hdl::prelude::*;
 
-use crate::common::{Bswap32, Bswap64};
+use crate::common::{constant, Bswap32, Bswap64, RamFifo};
 
-/// Segments queued between walker and packer.
-const QUEUE: usize = 4;
+/// Segments queued between walker and packer: `1 << QUEUE_BITS`, each with its payload
+/// read in flight (enough to hide a 200-cycle memory behind short messages).
+const QUEUE_BITS: usize = 5;
+/// A queued segment: its header (576 bits) and its info (56: header length, payload
+/// length, last of the message, tag; see `info_word`).
+const HEADER_BITS: usize = 576;
+const SEGMENT_BITS: usize = HEADER_BITS + 56;
 
 #[derive(LogicBlock)]
 pub struct TxSegment {
@@ -85,10 +90,7 @@ pub struct TxSegment {
     req_len: DFF<Bits<32>>,
     /// Segments for the packer: header (576 bits), header octets (7), payload octets (16),
     /// last segment of its message (1), the message's tag (32).
-    headers: [DFF<Bits<576>>; QUEUE],
-    info: [DFF<Bits<56>>; QUEUE],
-    head: DFF<Bits<3>>,
-    tail: DFF<Bits<3>>,
+    segments: RamFifo<SEGMENT_BITS, QUEUE_BITS, { QUEUE_BITS + 1 }>,
     // Packer: the segment being packed.
     packing: DFF<Bit>,
     header: DFF<Bits<576>>,
@@ -108,7 +110,9 @@ pub struct TxSegment {
     done_valid: DFF<Bit>,
     done_tag: DFF<Bits<32>>,
     // Walker signals.
-    queued: Signal<Local, Bits<3>>,
+    info_word: Signal<Local, Bits<56>>,
+    /// Where a queued segment's info starts.
+    at_info: Constant<Bits<16>>,
     header_len: Signal<Local, Bits<7>>,
     seg_len: Signal<Local, Bits<32>>,
     last: Signal<Local, Bit>,
@@ -194,10 +198,7 @@ impl Default for TxSegment {
             req_valid: Default::default(),
             req_addr: Default::default(),
             req_len: Default::default(),
-            headers: Default::default(),
-            info: Default::default(),
-            head: Default::default(),
-            tail: Default::default(),
+            segments: Default::default(),
             packing: Default::default(),
             header: Default::default(),
             header_left: Default::default(),
@@ -216,7 +217,8 @@ impl Default for TxSegment {
             out_tid: Default::default(),
             done_valid: Default::default(),
             done_tag: Default::default(),
-            queued: Default::default(),
+            info_word: Default::default(),
+            at_info: constant(HEADER_BITS as u64),
             header_len: Default::default(),
             seg_len: Default::default(),
             last: Default::default(),
@@ -273,8 +275,6 @@ impl Logic for TxSegment {
             req_valid,
             req_addr,
             req_len,
-            head,
-            tail,
             packing,
             header,
             header_left,
@@ -293,12 +293,8 @@ impl Logic for TxSegment {
             done_valid,
             done_tag
         );
-        for i in 0..QUEUE {
-            self.headers[i].clock.next = self.clock.val();
-            self.headers[i].d.next = self.headers[i].q.val();
-            self.info[i].clock.next = self.clock.val();
-            self.info[i].d.next = self.info[i].q.val();
-        }
+        self.segments.clock.next = self.clock.val();
+        self.segments.reset.next = self.reset.val();
 
         // Walker: take a message when idle.
         self.s_job_ready.next = !self.walking.q.val();
@@ -360,28 +356,20 @@ impl Logic for TxSegment {
                 | (bit_cast::<576, 64>(self.to_be.q.val()) << 48);
         }
         // A segment goes into the queue together with its payload read (if any).
-        self.queued.next = self.tail.q.val() - self.head.q.val();
         self.push.next =
-            self.walking.q.val() & (self.queued.val() < 4) & (!self.req_valid.q.val() | self.m_rd_req_ready.val());
+            self.walking.q.val() & self.segments.s_ready.val() & (!self.req_valid.q.val() | self.m_rd_req_ready.val());
         if self.m_rd_req_ready.val() {
             self.req_valid.d.next = false;
         }
+        // Info: header length (7 bits), payload length (16), last of the message (1), tag (32).
+        self.info_word.next = bit_cast::<56, 7>(self.header_len.val())
+            | (bit_cast::<56, 16>(self.seg_len.val().get_bits::<16>(0)) << 7)
+            | (bit_cast::<56, 1>(self.last.val().into()) << 23)
+            | (bit_cast::<56, 32>(self.tag.q.val()) << 24);
+        self.segments.s_valid.next = self.push.val();
+        self.segments.s_data.next = bit_cast::<SEGMENT_BITS, HEADER_BITS>(self.built.val())
+            | (bit_cast::<SEGMENT_BITS, 56>(self.info_word.val()) << self.at_info.val());
         if self.push.val() {
-            for i in 0..QUEUE {
-                if self.tail.q.val().get_bits::<2>(0).index() == i {
-                    self.headers[i].d.next = self.built.val();
-                    self.info[i].d.next = bit_cast::<56, 7>(self.header_len.val())
-                        | (bit_cast::<56, 16>(self.seg_len.val().get_bits::<16>(0)) << 7)
-                        | (bit_cast::<56, 32>(self.tag.q.val()) << 24);
-                    if self.last.val() {
-                        self.info[i].d.next = bit_cast::<56, 7>(self.header_len.val())
-                            | (bit_cast::<56, 16>(self.seg_len.val().get_bits::<16>(0)) << 7)
-                            | 0x800000_u64
-                            | (bit_cast::<56, 32>(self.tag.q.val()) << 24);
-                    }
-                }
-            }
-            self.tail.d.next = self.tail.q.val() + 1;
             if self.seg_len.val().any() {
                 self.req_valid.d.next = true;
                 self.req_addr.d.next = self.addr.q.val() + bit_cast::<64, 32>(self.offset.q.val());
@@ -396,17 +384,11 @@ impl Logic for TxSegment {
         self.m_rd_req_len.next = self.req_len.q.val();
 
         // Packer: start the next segment.
-        self.head_header.next = self.headers[0].q.val();
-        self.head_info.next = self.info[0].q.val();
-        for i in 1..QUEUE {
-            if self.head.q.val().get_bits::<2>(0).index() == i {
-                self.head_header.next = self.headers[i].q.val();
-                self.head_info.next = self.info[i].q.val();
-            }
-        }
-        if !self.packing.q.val() & (self.queued.val() != 0) {
+        self.head_header.next = self.segments.m_data.val().get_bits::<HEADER_BITS>(0);
+        self.head_info.next = self.segments.m_data.val().get_bits::<56>(self.at_info.val().index());
+        self.segments.m_ready.next = !self.packing.q.val();
+        if !self.packing.q.val() & self.segments.m_valid.val() {
             self.packing.d.next = true;
-            self.head.d.next = self.head.q.val() + 1;
             self.header.d.next = self.head_header.val();
             self.header_left.d.next = self.head_info.val().get_bits::<7>(0);
             self.payload_left.d.next = self.head_info.val().get_bits::<16>(7);
@@ -486,8 +468,6 @@ impl Logic for TxSegment {
         if self.reset.val() {
             self.walking.d.next = false;
             self.req_valid.d.next = false;
-            self.head.d.next = 0.into();
-            self.tail.d.next = 0.into();
             self.packing.d.next = false;
             self.acc_n.d.next = 0.into();
             self.out_valid.d.next = false;

@@ -22,10 +22,10 @@ use rnic_proto::host::desc::cqe_fields;
 use rnic_proto::host::Field;
 
 use super::regs::{DB_CQ_ARM, DB_CQ_CI};
-use crate::common::constant;
+use crate::common::{constant, RamFifo};
 
-/// CQE writes in flight (the DMA write engine's queue).
-const IN_FLIGHT: usize = 4;
+/// CQE writes in flight: `1 << IN_FLIGHT_BITS` (the DMA write engine's queue).
+const IN_FLIGHT_BITS: usize = 5;
 
 /// `CB` = CQ index bits, `C` = number of CQs (at most `1 << CB`).
 #[derive(LogicBlock)]
@@ -88,13 +88,20 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     armed_solicited: DFF<Bits<C>>,
     overflowed: DFF<Bits<C>>,
     /// CQE writes in flight: whether each raises an interrupt, and on which vector.
-    irqs: [DFF<Bits<17>>; IN_FLIGHT],
-    irq_head: DFF<Bits<3>>,
-    irq_tail: DFF<Bits<3>>,
-    written: DFF<Bits<3>>,
+    irqs: RamFifo<17, IN_FLIGHT_BITS, { IN_FLIGHT_BITS + 1 }>,
+    /// CQE writes reported done whose entry of `irqs` has not been taken yet.
+    written: DFF<Bits<6>>,
+    /// Entries of `irqs`, and whether there is room for one more and none at all: kept a
+    /// cycle ahead, so that taking a CQE does not wait on a count's compare.
+    irq_count: DFF<Bits<6>>,
+    irq_room: DFF<Bit>,
+    irq_none: DFF<Bit>,
+    irq_count_next: Signal<Local, Bits<6>>,
+    irq_push: Signal<Local, Bit>,
+    irq_full_count: Constant<Bits<6>>,
     settled_count: DFF<Bits<32>>,
     dropping: Signal<Local, Bit>,
-    in_flight: Signal<Local, Bits<3>>,
+    irq_take: Signal<Local, Bit>,
     cq_bit: Signal<Local, Bits<C>>,
     db_bit: Signal<Local, Bits<C>>,
     ctx_bit: Signal<Local, Bits<C>>,
@@ -177,10 +184,14 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             armed_solicited: Default::default(),
             overflowed: Default::default(),
             irqs: Default::default(),
-            irq_head: Default::default(),
-            irq_tail: Default::default(),
             written: Default::default(),
-            in_flight: Default::default(),
+            irq_take: Default::default(),
+            irq_count: Default::default(),
+            irq_room: Default::default(),
+            irq_none: Default::default(),
+            irq_count_next: Default::default(),
+            irq_push: Default::default(),
+            irq_full_count: constant(1 << IN_FLIGHT_BITS),
             cq_bit: Default::default(),
             db_bit: Default::default(),
             ctx_bit: Default::default(),
@@ -227,18 +238,17 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             armed_next,
             armed_solicited,
             overflowed,
-            irq_head,
-            irq_tail,
             written,
+            irq_count,
+            irq_room,
+            irq_none,
             overflow_bit,
             settled_count
         );
         self.pi_copy.read_clock.next = self.clock.val();
         self.pi_copy.write_clock.next = self.clock.val();
-        for i in 0..IN_FLIGHT {
-            self.irqs[i].clock.next = self.clock.val();
-            self.irqs[i].d.next = self.irqs[i].q.val();
-        }
+        self.irqs.clock.next = self.clock.val();
+        self.irqs.reset.next = self.reset.val();
         self.ctx.read_clock.next = self.clock.val();
         self.ctx.write_clock.next = self.clock.val();
         self.pi.read_clock.next = self.clock.val();
@@ -302,7 +312,6 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             self.irq_entry.next =
                 bit_cast::<17, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index())) | 0x10000_u64;
         }
-        self.in_flight.next = self.irq_tail.q.val() - self.irq_head.q.val();
         if (self.state.q.val() == 0) & self.s_valid.val() {
             self.cqn.d.next = self.s_cqn.val();
             self.cqe.d.next = self.s_cqe.val();
@@ -314,8 +323,9 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         // A CQE that is dropped waits until the writes before it are acknowledged, so CQEs
         // settle in order.
         self.dropping.next = !self.enabled.val() | self.full.val();
-        if (self.state.q.val() == 2) & (self.in_flight.val() < 4) & (!self.dropping.val() | (self.in_flight.val() == 0))
-        {
+        self.irqs.s_valid.next = false;
+        self.irqs.s_data.next = self.irq_entry.val();
+        if (self.state.q.val() == 2) & self.irq_room.q.val() & (!self.dropping.val() | self.irq_none.q.val()) {
             self.state.d.next = 0.into();
             if self.dropping.val() {
                 self.settled_count.d.next = self.settled_count.q.val() + 1;
@@ -332,12 +342,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
                 if self.phase.val() {
                     self.cqe.d.next = self.cqe.q.val() | self.phase_bit.val();
                 }
-                for i in 0..IN_FLIGHT {
-                    if self.irq_tail.q.val().get_bits::<2>(0).index() == i {
-                        self.irqs[i].d.next = self.irq_entry.val();
-                    }
-                }
-                self.irq_tail.d.next = self.irq_tail.q.val() + 1;
+                self.irqs.s_valid.next = true;
                 if self.wake.val() {
                     self.armed_next.d.next = self.armed_next.q.val() & !self.cq_bit.val();
                     self.armed_solicited.d.next = self.armed_solicited.q.val() & !self.cq_bit.val();
@@ -378,15 +383,24 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             // (No drop settles in the same cycle: it waits for no write in flight.)
             self.settled_count.d.next = self.settled_count.q.val() + 1;
         }
-        self.irq_head_entry.next = self.irqs[0].q.val();
-        for i in 1..IN_FLIGHT {
-            if self.irq_head.q.val().get_bits::<2>(0).index() == i {
-                self.irq_head_entry.next = self.irqs[i].q.val();
-            }
+        self.irq_head_entry.next = self.irqs.m_data.val();
+        self.irq_due.next =
+            (self.written.q.val() != 0) & self.irqs.m_valid.val() & self.irq_head_entry.val().get_bit(16);
+        self.irq_take.next =
+            (self.written.q.val() != 0) & self.irqs.m_valid.val() & (!self.irq_due.val() | self.irq_ready.val());
+        self.irqs.m_ready.next = self.irq_take.val();
+        self.irq_push.next = self.irqs.s_valid.val();
+        self.irq_count_next.next = self.irq_count.q.val();
+        if self.irq_push.val() & !self.irq_take.val() {
+            self.irq_count_next.next = self.irq_count.q.val() + 1;
         }
-        self.irq_due.next = (self.written.q.val() != 0) & self.irq_head_entry.val().get_bit(16);
-        if (self.written.q.val() != 0) & (!self.irq_due.val() | self.irq_ready.val()) {
-            self.irq_head.d.next = self.irq_head.q.val() + 1;
+        if !self.irq_push.val() & self.irq_take.val() {
+            self.irq_count_next.next = self.irq_count.q.val() - 1;
+        }
+        self.irq_count.d.next = self.irq_count_next.val();
+        self.irq_room.d.next = self.irq_count_next.val() != self.irq_full_count.val();
+        self.irq_none.d.next = !self.irq_count_next.val().any();
+        if self.irq_take.val() {
             self.written.d.next = self.written.q.val() - 1;
             if self.s_done_valid.val() {
                 self.written.d.next = self.written.q.val();
@@ -407,9 +421,10 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             self.armed_next.d.next = 0.into();
             self.armed_solicited.d.next = 0.into();
             self.overflowed.d.next = 0.into();
-            self.irq_head.d.next = 0.into();
-            self.irq_tail.d.next = 0.into();
             self.written.d.next = 0.into();
+            self.irq_count.d.next = 0.into();
+            self.irq_room.d.next = true;
+            self.irq_none.d.next = true;
             self.settled_count.d.next = 0.into();
         }
         self.overflow.next = self.overflowed.q.val();

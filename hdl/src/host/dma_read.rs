@@ -2,8 +2,9 @@
 //!
 //! Requests may start at any octet and have any length. The AR side turns each into INCR
 //! bursts of 64-bit beats ([`BurstSplit`]), and keeps issuing while earlier data is still on its way: up to
-//! `QUEUE` requests are in flight, their descriptors waiting in a small queue for the R
-//! side, which realigns the beats so that the request's first octet is in lane 0. All
+//! `QUEUE` (32) requests are in flight, their descriptors waiting in a block-RAM queue for
+//! the R side (enough for a 200-cycle memory to be read at full rate in small requests:
+//! Little's law), which realigns the beats so that the request's first octet is in lane 0. All
 //! reads use one AXI ID, so data comes back in request order.
 //!
 //! A zero-length request makes one empty beat with `tlast` and no bus traffic. An error
@@ -12,9 +13,18 @@
 use rust_hdl::prelude::*;
 
 use super::BurstSplit;
+use crate::common::{constant, RamFifo};
 
-/// Requests in flight at once.
-pub const QUEUE: usize = 4;
+/// Requests in flight at once: `1 << QUEUE_BITS`.
+const QUEUE_BITS: usize = 5;
+/// A descriptor, made when the request is issued: the offset of its first octet in the
+/// first beat (3 bits), its length (32), its tag (8), the bus beats it takes (32; none for
+/// an empty request) and whether that is one.
+const DESC_BITS: usize = 76;
+const DESC_LEN: u64 = 3;
+const DESC_TAG: u64 = 35;
+const DESC_BEATS: u64 = 43;
+const DESC_ONE_BEAT: u64 = 75;
 
 #[derive(LogicBlock)]
 pub struct DmaRead {
@@ -46,15 +56,17 @@ pub struct DmaRead {
     pub m_axis_tready: Signal<In, Bit>,
     /// AR side: the request being cut into bursts.
     bursts: BurstSplit,
-    // Descriptors from the AR side to the R side: offset (3 bits), length (32), tag (8).
-    queue: [DFF<Bits<43>>; QUEUE],
-    head: DFF<Bits<3>>,
-    tail: DFF<Bits<3>>,
+    /// Descriptors from the AR side to the R side.
+    descs: RamFifo<DESC_BITS, QUEUE_BITS, { QUEUE_BITS + 1 }>,
     // R side: the request being delivered.
     active: DFF<Bit>,
     skip: DFF<Bits<3>>,
     out_left: DFF<Bits<32>>,
     r_left: DFF<Bits<32>>,
+    /// `r_left` is not zero, and is one: kept beside it so that no compare of it is on
+    /// the path from a bus beat to the output.
+    r_some: DFF<Bit>,
+    r_one: DFF<Bit>,
     carry: DFF<Bits<64>>,
     held: DFF<Bits<4>>,
     flushing: DFF<Bit>,
@@ -66,10 +78,9 @@ pub struct DmaRead {
     out_last: DFF<Bit>,
     out_user: DFF<Bits<9>>,
     // Combinational.
-    queued: Signal<Local, Bits<3>>,
     accept: Signal<Local, Bit>,
     total_beats: Signal<Local, Bits<32>>,
-    head_desc: Signal<Local, Bits<43>>,
+    head_desc: Signal<Local, Bits<DESC_BITS>>,
     load: Signal<Local, Bit>,
     take_r: Signal<Local, Bit>,
     shifted: Signal<Local, Bits<64>>,
@@ -78,7 +89,12 @@ pub struct DmaRead {
     emit: Signal<Local, Bit>,
     emit_bytes: Signal<Local, Bits<32>>,
     keep_mask: Signal<Local, Bits<8>>,
+    bus_beats: Signal<Local, Bits<32>>,
     lane_ones: Constant<Bits<8>>,
+    at_len: Constant<Bits<8>>,
+    at_tag: Constant<Bits<8>>,
+    at_beats: Constant<Bits<8>>,
+    at_one_beat: Constant<Bits<8>>,
 }
 
 impl Default for DmaRead {
@@ -109,13 +125,13 @@ impl Default for DmaRead {
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
             bursts: Default::default(),
-            queue: Default::default(),
-            head: Default::default(),
-            tail: Default::default(),
+            descs: Default::default(),
             active: Default::default(),
             skip: Default::default(),
             out_left: Default::default(),
             r_left: Default::default(),
+            r_some: Default::default(),
+            r_one: Default::default(),
             carry: Default::default(),
             held: Default::default(),
             flushing: Default::default(),
@@ -126,7 +142,6 @@ impl Default for DmaRead {
             out_keep: Default::default(),
             out_last: Default::default(),
             out_user: Default::default(),
-            queued: Default::default(),
             accept: Default::default(),
             total_beats: Default::default(),
             head_desc: Default::default(),
@@ -138,7 +153,12 @@ impl Default for DmaRead {
             emit: Default::default(),
             emit_bytes: Default::default(),
             keep_mask: Default::default(),
+            bus_beats: Default::default(),
             lane_ones: Constant::new(0xFF_u64.to_bits()),
+            at_len: constant(DESC_LEN),
+            at_tag: constant(DESC_TAG),
+            at_beats: constant(DESC_BEATS),
+            at_one_beat: constant(DESC_ONE_BEAT),
         }
     }
 }
@@ -147,37 +167,34 @@ impl Logic for DmaRead {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, head, tail, active, skip, out_left, r_left, carry, held, flushing, error, tag, out_valid,
+            self, clock, active, skip, out_left, r_left, r_some, r_one, carry, held, flushing, error, tag, out_valid,
             out_data, out_keep, out_last, out_user
         );
-        for i in 0..QUEUE {
-            self.queue[i].clock.next = self.clock.val();
-            self.queue[i].d.next = self.queue[i].q.val();
-        }
+        self.descs.clock.next = self.clock.val();
+        self.descs.reset.next = self.reset.val();
 
         // AR side. A request is taken when the previous one is fully issued and its
         // descriptor has a place in the queue; an empty one makes no bursts.
         self.bursts.clock.next = self.clock.val();
         self.bursts.reset.next = self.reset.val();
-        self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & (self.queued.val() < 4);
-        self.s_req_ready.next = self.bursts.s_ready.val() & (self.queued.val() < 4);
+        self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & self.descs.s_ready.val();
+        self.s_req_ready.next = self.bursts.s_ready.val() & self.descs.s_ready.val();
         self.total_beats.next =
             (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
         self.bursts.s_valid.next = self.accept.val() & self.s_req_len.val().any();
         self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
         self.bursts.s_beats.next = self.total_beats.val();
         self.bursts.m_ready.next = self.m_axi_arready.val();
-        if self.accept.val() {
-            for i in 0..QUEUE {
-                if self.tail.q.val().get_bits::<2>(0).index() == i {
-                    self.queue[i].d.next = bit_cast::<43, 3>(self.s_req_addr.val().get_bits::<3>(0))
-                        | (bit_cast::<43, 32>(self.s_req_len.val()) << 3)
-                        | (bit_cast::<43, 8>(self.s_req_tag.val()) << 35);
-                }
-            }
-            self.tail.d.next = self.tail.q.val() + 1;
+        self.descs.s_valid.next = self.accept.val();
+        self.bus_beats.next = 0.into();
+        if self.s_req_len.val().any() {
+            self.bus_beats.next = self.total_beats.val();
         }
+        self.descs.s_data.next = bit_cast::<DESC_BITS, 3>(self.s_req_addr.val().get_bits::<3>(0))
+            | (bit_cast::<DESC_BITS, 32>(self.s_req_len.val()) << self.at_len.val())
+            | (bit_cast::<DESC_BITS, 8>(self.s_req_tag.val()) << self.at_tag.val())
+            | (bit_cast::<DESC_BITS, 32>(self.bus_beats.val()) << self.at_beats.val())
+            | (bit_cast::<DESC_BITS, 1>((self.bus_beats.val() == 1).into()) << self.at_one_beat.val());
         self.m_axi_araddr.next = self.bursts.m_addr.val();
         self.m_axi_arlen.next = self.bursts.m_len.val();
         self.m_axi_arsize.next = 3.into();
@@ -189,26 +206,16 @@ impl Logic for DmaRead {
         if self.m_axis_tready.val() {
             self.out_valid.d.next = false;
         }
-        self.head_desc.next = self.queue[0].q.val();
-        for i in 1..QUEUE {
-            if self.head.q.val().get_bits::<2>(0).index() == i {
-                self.head_desc.next = self.queue[i].q.val();
-            }
-        }
-        if !self.active.q.val() & (self.queued.val() != 0) {
+        self.head_desc.next = self.descs.m_data.val();
+        self.descs.m_ready.next = !self.active.q.val();
+        if !self.active.q.val() & self.descs.m_valid.val() {
             self.active.d.next = true;
-            self.head.d.next = self.head.q.val() + 1;
             self.skip.d.next = self.head_desc.val().get_bits::<3>(0);
-            self.out_left.d.next = self.head_desc.val().get_bits::<32>(3);
-            self.tag.d.next = self.head_desc.val().get_bits::<8>(35);
-            // Bus beats to come: none for an empty request, whatever its start octet.
-            self.r_left.d.next = 0.into();
-            if self.head_desc.val().get_bits::<32>(3).any() {
-                self.r_left.d.next = (bit_cast::<32, 3>(self.head_desc.val().get_bits::<3>(0))
-                    + self.head_desc.val().get_bits::<32>(3)
-                    + 7)
-                    >> 3;
-            }
+            self.out_left.d.next = self.head_desc.val().get_bits::<32>(self.at_len.val().index());
+            self.tag.d.next = self.head_desc.val().get_bits::<8>(self.at_tag.val().index());
+            self.r_left.d.next = self.head_desc.val().get_bits::<32>(self.at_beats.val().index());
+            self.r_some.d.next = self.head_desc.val().get_bits::<32>(self.at_beats.val().index()).any();
+            self.r_one.d.next = self.head_desc.val().get_bit(self.at_one_beat.val().index());
             self.held.d.next = 0.into();
             self.carry.d.next = 0.into();
             self.flushing.d.next = false;
@@ -218,10 +225,9 @@ impl Logic for DmaRead {
         self.take_r.next = self.active.q.val()
             & self.load.val()
             & !self.flushing.q.val()
-            & self.r_left.q.val().any()
+            & self.r_some.q.val()
             & self.m_axi_rvalid.val();
-        self.m_axi_rready.next =
-            self.active.q.val() & self.load.val() & !self.flushing.q.val() & self.r_left.q.val().any();
+        self.m_axi_rready.next = self.active.q.val() & self.load.val() & !self.flushing.q.val() & self.r_some.q.val();
         self.shifted.next = self.m_axi_rdata.val() >> (bit_cast::<64, 3>(self.skip.q.val()) << 3);
         self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
             | (bit_cast::<128, 64>(self.shifted.val()) << (bit_cast::<128, 4>(self.held.q.val()) << 3));
@@ -231,9 +237,9 @@ impl Logic for DmaRead {
             self.avail.next = self.held.q.val();
         }
         // Emit a full beat, or whatever is left at the end.
-        self.emit.next = (self.take_r.val() & ((self.avail.val() >= 8) | (self.r_left.q.val() == 1)))
+        self.emit.next = (self.take_r.val() & ((self.avail.val() >= 8) | self.r_one.q.val()))
             | (self.active.q.val() & self.load.val() & self.flushing.q.val())
-            | (self.active.q.val() & self.load.val() & !self.r_left.q.val().any() & !self.flushing.q.val());
+            | (self.active.q.val() & self.load.val() & !self.r_some.q.val() & !self.flushing.q.val());
         self.emit_bytes.next = self.out_left.q.val();
         if self.emit_bytes.val() > 8 {
             self.emit_bytes.next = 8.into();
@@ -244,6 +250,8 @@ impl Logic for DmaRead {
         self.keep_mask.next = !(self.lane_ones.val() << bit_cast::<8, 32>(self.emit_bytes.val()));
         if self.take_r.val() {
             self.r_left.d.next = self.r_left.q.val() - 1;
+            self.r_some.d.next = !self.r_one.q.val();
+            self.r_one.d.next = self.r_left.q.val() == 2;
             self.skip.d.next = 0.into();
             self.carry.d.next = self.combined.val().get_bits::<64>(0);
             self.held.d.next = self.avail.val();
@@ -268,12 +276,10 @@ impl Logic for DmaRead {
             }
             // The last bus beat may leave octets for one more output beat.
             self.flushing.d.next =
-                (self.out_left.q.val() != self.emit_bytes.val()) & (self.flushing.q.val() | (self.r_left.q.val() == 1));
+                (self.out_left.q.val() != self.emit_bytes.val()) & (self.flushing.q.val() | self.r_one.q.val());
             self.active.d.next = self.out_left.q.val() != self.emit_bytes.val();
         }
         if self.reset.val() {
-            self.head.d.next = 0.into();
-            self.tail.d.next = 0.into();
             self.active.d.next = false;
             self.flushing.d.next = false;
             self.out_valid.d.next = false;

@@ -15,9 +15,11 @@
 use rust_hdl::prelude::*;
 
 use super::BurstSplit;
+use crate::common::RamFifo;
 
-/// Requests in flight at once (each queue).
-const QUEUE: usize = 4;
+/// Requests in flight at once, in each queue: `1 << QUEUE_BITS` (enough for a 200-cycle
+/// memory to take small writes at full rate: Little's law).
+const QUEUE_BITS: usize = 5;
 
 #[derive(LogicBlock)]
 pub struct DmaWrite {
@@ -53,13 +55,9 @@ pub struct DmaWrite {
     pub m_done_error: Signal<Out, Bit>,
     bursts: BurstSplit,
     /// Accepted requests for the W side: address bits 11:0, length (32), tag (8).
-    requests: [DFF<Bits<52>>; QUEUE],
-    req_head: DFF<Bits<3>>,
-    req_tail: DFF<Bits<3>>,
+    requests: RamFifo<52, QUEUE_BITS, { QUEUE_BITS + 1 }>,
     /// Requests whose W beats are all out, for the B side: bursts (16 bits), tag (8).
-    written: [DFF<Bits<24>>; QUEUE],
-    wr_head: DFF<Bits<3>>,
-    wr_tail: DFF<Bits<3>>,
+    written: RamFifo<24, QUEUE_BITS, { QUEUE_BITS + 1 }>,
     // W side: the request being written.
     active: DFF<Bit>,
     in_left: DFF<Bits<32>>,
@@ -83,8 +81,7 @@ pub struct DmaWrite {
     done_tag: DFF<Bits<8>>,
     done_error: DFF<Bit>,
     // Combinational.
-    req_count: Signal<Local, Bits<3>>,
-    wr_count: Signal<Local, Bits<3>>,
+    written_word: Signal<Local, Bits<24>>,
     accept: Signal<Local, Bit>,
     total_beats: Signal<Local, Bits<32>>,
     head_req: Signal<Local, Bits<52>>,
@@ -137,11 +134,7 @@ impl Default for DmaWrite {
             m_done_error: Default::default(),
             bursts: Default::default(),
             requests: Default::default(),
-            req_head: Default::default(),
-            req_tail: Default::default(),
             written: Default::default(),
-            wr_head: Default::default(),
-            wr_tail: Default::default(),
             active: Default::default(),
             in_left: Default::default(),
             w_left: Default::default(),
@@ -162,8 +155,7 @@ impl Default for DmaWrite {
             done_valid: Default::default(),
             done_tag: Default::default(),
             done_error: Default::default(),
-            req_count: Default::default(),
-            wr_count: Default::default(),
+            written_word: Default::default(),
             accept: Default::default(),
             total_beats: Default::default(),
             head_req: Default::default(),
@@ -188,40 +180,29 @@ impl Logic for DmaWrite {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, req_head, req_tail, wr_head, wr_tail, active, in_left, w_left, beat_addr, in_burst,
-            req_bursts, carry, held, low_lane, flushing, tag, w_valid, w_data, w_strb, w_last, b_seen, b_error,
-            done_valid, done_tag, done_error
+            self, clock, active, in_left, w_left, beat_addr, in_burst, req_bursts, carry, held, low_lane, flushing,
+            tag, w_valid, w_data, w_strb, w_last, b_seen, b_error, done_valid, done_tag, done_error
         );
-        for i in 0..QUEUE {
-            self.requests[i].clock.next = self.clock.val();
-            self.requests[i].d.next = self.requests[i].q.val();
-            self.written[i].clock.next = self.clock.val();
-            self.written[i].d.next = self.written[i].q.val();
-        }
+        self.requests.clock.next = self.clock.val();
+        self.requests.reset.next = self.reset.val();
+        self.written.clock.next = self.clock.val();
+        self.written.reset.next = self.reset.val();
         self.bursts.clock.next = self.clock.val();
         self.bursts.reset.next = self.reset.val();
 
         // Requests: AW bursts from the splitter, the request itself queued for the W side.
-        self.req_count.next = self.req_tail.q.val() - self.req_head.q.val();
-        self.wr_count.next = self.wr_tail.q.val() - self.wr_head.q.val();
-        self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & (self.req_count.val() < 4);
-        self.s_req_ready.next = self.bursts.s_ready.val() & (self.req_count.val() < 4);
+        self.accept.next = self.s_req_valid.val() & self.bursts.s_ready.val() & self.requests.s_ready.val();
+        self.s_req_ready.next = self.bursts.s_ready.val() & self.requests.s_ready.val();
         self.total_beats.next =
             (bit_cast::<32, 3>(self.s_req_addr.val().get_bits::<3>(0)) + self.s_req_len.val() + 7) >> 3;
         self.bursts.s_valid.next = self.accept.val() & self.s_req_len.val().any();
         self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
         self.bursts.s_beats.next = self.total_beats.val();
         self.bursts.m_ready.next = self.m_axi_awready.val();
-        if self.accept.val() {
-            for i in 0..QUEUE {
-                if self.req_tail.q.val().get_bits::<2>(0).index() == i {
-                    self.requests[i].d.next = bit_cast::<52, 12>(self.s_req_addr.val().get_bits::<12>(0))
-                        | (bit_cast::<52, 32>(self.s_req_len.val()) << 12)
-                        | (bit_cast::<52, 8>(self.s_req_tag.val()) << 44);
-                }
-            }
-            self.req_tail.d.next = self.req_tail.q.val() + 1;
-        }
+        self.requests.s_valid.next = self.accept.val();
+        self.requests.s_data.next = bit_cast::<52, 12>(self.s_req_addr.val().get_bits::<12>(0))
+            | (bit_cast::<52, 32>(self.s_req_len.val()) << 12)
+            | (bit_cast::<52, 8>(self.s_req_tag.val()) << 44);
         self.m_axi_awaddr.next = self.bursts.m_addr.val();
         self.m_axi_awlen.next = self.bursts.m_len.val();
         self.m_axi_awsize.next = 3.into();
@@ -229,15 +210,10 @@ impl Logic for DmaWrite {
         self.m_axi_awvalid.next = self.bursts.m_valid.val();
 
         // W side: start the next request. Its first beat begins at the address's lane.
-        self.head_req.next = self.requests[0].q.val();
-        for i in 1..QUEUE {
-            if self.req_head.q.val().get_bits::<2>(0).index() == i {
-                self.head_req.next = self.requests[i].q.val();
-            }
-        }
-        if !self.active.q.val() & (self.req_count.val() != 0) {
+        self.head_req.next = self.requests.m_data.val();
+        self.requests.m_ready.next = !self.active.q.val();
+        if !self.active.q.val() & self.requests.m_valid.val() {
             self.active.d.next = true;
-            self.req_head.d.next = self.req_head.q.val() + 1;
             self.in_left.d.next = self.head_req.val().get_bits::<32>(12);
             self.w_left.d.next = 0.into();
             if self.head_req.val().get_bits::<32>(12).any() {
@@ -271,12 +247,12 @@ impl Logic for DmaWrite {
             & !self.flushing.q.val()
             & self.in_left.q.val().any()
             & self.s_axis_tvalid.val()
-            & !(self.final_beat.val() & (self.wr_count.val() == 4));
+            & !(self.final_beat.val() & !self.written.s_ready.val());
         self.s_axis_tready.next = self.active.q.val()
             & self.load.val()
             & !self.flushing.q.val()
             & self.in_left.q.val().any()
-            & !(self.final_beat.val() & (self.wr_count.val() == 4));
+            & !(self.final_beat.val() & !self.written.s_ready.val());
         self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
             | (bit_cast::<128, 64>(self.s_axis_tdata.val()) << (bit_cast::<128, 4>(self.held.q.val()) << 3));
         self.total.next = bit_cast::<5, 4>(self.held.q.val()) + bit_cast::<5, 4>(self.in_bytes.val());
@@ -285,7 +261,7 @@ impl Logic for DmaWrite {
             self.total.next = bit_cast::<5, 4>(self.held.q.val());
         }
         self.emit.next = (self.take.val() & ((self.total.val() >= 8) | self.final_beat.val()))
-            | (self.active.q.val() & self.load.val() & self.flushing.q.val() & (self.wr_count.val() != 4));
+            | (self.active.q.val() & self.load.val() & self.flushing.q.val() & self.written.s_ready.val());
         self.high_lane.next = self.total.val();
         if self.total.val() > 8 {
             self.high_lane.next = 8.into();
@@ -326,19 +302,14 @@ impl Logic for DmaWrite {
             }
         }
         // A request leaves the W side with its last beat (or at once, if empty).
-        self.empty_request.next = self.active.q.val() & !self.w_left.q.val().any() & (self.wr_count.val() < 4);
-        if (self.emit.val() & self.final_beat.val()) | self.empty_request.val() {
-            for i in 0..QUEUE {
-                if self.wr_tail.q.val().get_bits::<2>(0).index() == i {
-                    self.written[i].d.next = bit_cast::<24, 8>(self.tag.q.val()) << 16;
-                    if !self.empty_request.val() {
-                        self.written[i].d.next = (bit_cast::<24, 8>(self.tag.q.val()) << 16)
-                            | bit_cast::<24, 16>(self.req_bursts.q.val() + 1);
-                    }
-                }
-            }
-            self.wr_tail.d.next = self.wr_tail.q.val() + 1;
+        self.empty_request.next = self.active.q.val() & !self.w_left.q.val().any() & self.written.s_ready.val();
+        self.written.s_valid.next = (self.emit.val() & self.final_beat.val()) | self.empty_request.val();
+        self.written_word.next = bit_cast::<24, 8>(self.tag.q.val()) << 16;
+        if !self.empty_request.val() {
+            self.written_word.next =
+                (bit_cast::<24, 8>(self.tag.q.val()) << 16) | bit_cast::<24, 16>(self.req_bursts.q.val() + 1);
         }
+        self.written.s_data.next = self.written_word.val();
         if self.empty_request.val() {
             self.active.d.next = false;
         }
@@ -350,14 +321,10 @@ impl Logic for DmaWrite {
         // B side: count responses; the oldest written request completes when all its bursts
         // are answered (B responses are taken only while no completion is due, so each
         // counts towards the right request).
-        self.head_written.next = self.written[0].q.val();
-        for i in 1..QUEUE {
-            if self.wr_head.q.val().get_bits::<2>(0).index() == i {
-                self.head_written.next = self.written[i].q.val();
-            }
-        }
+        self.head_written.next = self.written.m_data.val();
         self.complete.next =
-            (self.wr_count.val() != 0) & (self.b_seen.q.val() >= self.head_written.val().get_bits::<16>(0));
+            self.written.m_valid.val() & (self.b_seen.q.val() >= self.head_written.val().get_bits::<16>(0));
+        self.written.m_ready.next = self.complete.val();
         self.m_axi_bready.next = !self.complete.val();
         self.done_valid.d.next = false;
         if self.complete.val() {
@@ -366,7 +333,6 @@ impl Logic for DmaWrite {
             self.done_error.d.next = self.b_error.q.val();
             self.b_seen.d.next = self.b_seen.q.val() - self.head_written.val().get_bits::<16>(0);
             self.b_error.d.next = false;
-            self.wr_head.d.next = self.wr_head.q.val() + 1;
         } else if self.m_axi_bvalid.val() {
             self.b_seen.d.next = self.b_seen.q.val() + 1;
             if self.m_axi_bresp.val().any() {
@@ -378,10 +344,6 @@ impl Logic for DmaWrite {
         self.m_done_error.next = self.done_error.q.val();
 
         if self.reset.val() {
-            self.req_head.d.next = 0.into();
-            self.req_tail.d.next = 0.into();
-            self.wr_head.d.next = 0.into();
-            self.wr_tail.d.next = 0.into();
             self.active.d.next = false;
             self.flushing.d.next = false;
             self.w_valid.d.next = false;

@@ -24,11 +24,13 @@ use rnic_proto::host::context::qp_fields;
 use rnic_proto::host::desc::{cqe_fields, sq_wqe_fields, CqeOpcode, CqeStatus, SqOpcode};
 use rnic_proto::host::Field;
 
-use crate::common::{constant, Bswap32, Bswap64};
+use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer};
 use crate::host::MrCheck;
 
-/// Completions waiting for their message to leave.
-const PENDING: usize = 4;
+/// Completions waiting for their message to leave: `1 << PENDING_BITS`, enough to cover
+/// the DMA round trip of a Write's payload at one message every few cycles (Little's law).
+const PENDING_BITS: usize = 5;
+const PENDING: usize = 1 << PENDING_BITS;
 /// A pending completion: the CQE (256 bits), its CQ (16), flags: waits for its message
 /// (272), writes a CQE (273); the QP's Reads that come first (274, 3 bits); a Read's or
 /// atomic's QN 1 MSN (277, 32 bits; 0 for other WQEs); named by the peer's Terminate
@@ -120,13 +122,29 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// The Request Identifier of the atomic being sent, read with its WQE.
     req_id: DFF<Bits<32>>,
     fail: DFF<Bit>,
-    /// Completions in WQE order: CQE (256), CQ (16), waits for its message (1), writes a
-    /// CQE (1), the QP's Reads that must be done first, modulo 8 (3).
-    pending: [DFF<Bits<ENTRY_BITS>>; PENDING],
-    head: DFF<Bits<3>>,
-    tail: DFF<Bits<3>>,
-    sent: DFF<Bits<3>>,
-    queued: Signal<Local, Bits<3>>,
+    /// Completions in WQE order, as made (see `ENTRY_BITS`), in block RAM; `head` and
+    /// `tail` count with it and name each entry's slot in the registers below.
+    pending: RamFifo<ENTRY_BITS, PENDING_BITS, { PENDING_BITS + 1 }>,
+    /// The oldest entries, out of the RAM: the decision to complete the head does not
+    /// reach back into the RAM's read address.
+    pending_out: SkidBuffer<ENTRY_BITS>,
+    queued: Signal<Local, Bits<6>>,
+    /// The bit of `queued` set when every slot is taken.
+    at_full: Constant<Bits<8>>,
+    head: DFF<Bits<6>>,
+    tail: DFF<Bits<6>>,
+    /// Per slot, what changes while the entry waits: its QP and QN 1 MSN (to find it), its
+    /// CQE no longer to be written (the QP was reset), and the status a peer's Terminate
+    /// named it with (bit 0: named; 1–8: the status).
+    slot_qpn: [DFF<Bits<QB>>; PENDING],
+    slot_msn: [DFF<Bits<32>>; PENDING],
+    slot_cut: [DFF<Bit>; PENDING],
+    slot_named: [DFF<Bits<9>>; PENDING],
+    /// Messages done whose completion has not reached the head yet.
+    sent: DFF<Bits<6>>,
+    head_cut: Signal<Local, Bit>,
+    head_named: Signal<Local, Bits<9>>,
+    head_base: Signal<Local, Bits<ENTRY_BITS>>,
     held: Signal<Local, Bit>,
     opcode: Signal<Local, Bits<8>>,
     is_write: Signal<Local, Bit>,
@@ -302,8 +320,17 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             pending: Default::default(),
             head: Default::default(),
             tail: Default::default(),
-            sent: Default::default(),
+            pending_out: Default::default(),
             queued: Default::default(),
+            at_full: constant(PENDING_BITS as u64),
+            slot_qpn: Default::default(),
+            slot_msn: Default::default(),
+            slot_cut: Default::default(),
+            slot_named: Default::default(),
+            sent: Default::default(),
+            head_cut: Default::default(),
+            head_named: Default::default(),
+            head_base: Default::default(),
             opcode: Default::default(),
             is_write: Default::default(),
             is_read: Default::default(),
@@ -427,24 +454,32 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         );
         // A QP written in RESET drops its work: its completions still waiting here are not
         // written (and no longer wait for responses, whose count starts over).
+        self.pending.clock.next = self.clock.val();
+        self.pending.reset.next = self.reset.val();
+        self.pending_out.clock.next = self.clock.val();
+        self.pending_out.reset.next = self.reset.val();
+        self.pending_out.s_valid.next = self.pending.m_valid.val();
+        self.pending_out.s_data.next = self.pending.m_data.val();
+        self.pending.m_ready.next = self.pending_out.s_ready.val();
         for i in 0..PENDING {
-            self.pending[i].clock.next = self.clock.val();
-            self.pending[i].d.next = self.pending[i].q.val();
-            if self.qp_we.val()
-                & self.qp_reset.val()
-                & (self.pending[i].q.val().get_bits::<QB>(self.at_cqe_qpn.val().index()) == self.qp_waddr.val())
-            {
-                self.pending[i].d.next = self.pending[i].q.val() & !self.flag_write.val();
+            self.slot_qpn[i].clock.next = self.clock.val();
+            self.slot_qpn[i].d.next = self.slot_qpn[i].q.val();
+            self.slot_msn[i].clock.next = self.clock.val();
+            self.slot_msn[i].d.next = self.slot_msn[i].q.val();
+            self.slot_cut[i].clock.next = self.clock.val();
+            self.slot_cut[i].d.next = self.slot_cut[i].q.val();
+            self.slot_named[i].clock.next = self.clock.val();
+            self.slot_named[i].d.next = self.slot_named[i].q.val();
+            if self.qp_we.val() & self.qp_reset.val() & (self.slot_qpn[i].q.val() == self.qp_waddr.val()) {
+                self.slot_cut[i].d.next = true;
             }
             // The Read or atomic a peer's Terminate names keeps the status it gives, should
             // it be flushed still waiting for its response.
             if self.s_term_valid.val()
-                & (self.pending[i].q.val().get_bits::<QB>(self.at_cqe_qpn.val().index()) == self.s_term_qpn.val())
-                & (self.pending[i].q.val().get_bits::<32>(self.at_entry_msn.val().index()) == self.s_term_msn.val())
+                & (self.slot_qpn[i].q.val() == self.s_term_qpn.val())
+                & (self.slot_msn[i].q.val() == self.s_term_msn.val())
             {
-                self.pending[i].d.next = self.pending[i].q.val()
-                    | self.flag_named.val()
-                    | (bit_cast::<ENTRY_BITS, 8>(self.s_term_status.val()) << self.at_entry_named_status.val());
+                self.slot_named[i].d.next = (bit_cast::<9, 8>(self.s_term_status.val()) << 1) | 1_u64;
             }
         }
         self.mrs.read_clock.next = self.clock.val();
@@ -474,7 +509,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.atomic_msn.write_address.next = self.qpn.q.val();
         self.atomic_msn.write_data.next = self.atomic_msn.read_data.val() + 1;
 
-        // Take a WQE while there is room for its completion.
+        // Take a WQE while there is room for its completion (a slot: in the RAM or out).
         self.queued.next = self.tail.q.val() - self.head.q.val();
         // (A Read or atomic waits while its QP has as many outstanding as ORD allows, unless
         // the QP is in ERROR: it is flushed, and the responses that would free a slot are
@@ -485,8 +520,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 & !self.qp_error.val()
                 & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val())))
             .any();
-        self.s_ready.next = (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val();
-        if self.s_valid.val() & (self.state.q.val() == 0) & (self.queued.val() < 4) & !self.held.val() {
+        self.s_ready.next =
+            (self.state.q.val() == 0) & !self.queued.val().get_bit(self.at_full.val().index()) & !self.held.val();
+        if self.s_valid.val()
+            & (self.state.q.val() == 0)
+            & !self.queued.val().get_bit(self.at_full.val().index())
+            & !self.held.val()
+        {
             self.wqe.d.next = self.s_wqe.val();
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
@@ -594,13 +634,16 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             | (bit_cast::<129, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 32)
             | (bit_cast::<129, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 64)
             | (bit_cast::<129, 1>(self.is_atomic.val().into()) << 128);
+        self.pending.s_valid.next = self.state.q.val() == 1;
+        self.pending.s_data.next = self.entry.val();
         if self.state.q.val() == 1 {
             for i in 0..PENDING {
-                if self.tail.q.val().get_bits::<2>(0).index() == i {
-                    self.pending[i].d.next = self.entry.val();
-                    if self.qp_we.val() & self.qp_reset.val() & (self.qp_waddr.val() == self.qpn.q.val()) {
-                        self.pending[i].d.next = self.entry.val() & !self.flag_write.val();
-                    }
+                if self.tail.q.val().get_bits::<PENDING_BITS>(0).index() == i {
+                    self.slot_qpn[i].d.next = self.qpn.q.val();
+                    self.slot_msn[i].d.next = self.entry_msn.val();
+                    self.slot_cut[i].d.next =
+                        self.qp_we.val() & self.qp_reset.val() & (self.qp_waddr.val() == self.qpn.q.val());
+                    self.slot_named[i].d.next = 0.into();
                 }
             }
             self.tail.d.next = self.tail.q.val() + 1;
@@ -724,11 +767,25 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.s_done_valid.val() {
             self.sent.d.next = self.sent.q.val() + 1;
         }
-        self.head_entry.next = self.pending[0].q.val();
-        for i in 1..PENDING {
-            if self.head.q.val().get_bits::<2>(0).index() == i {
-                self.head_entry.next = self.pending[i].q.val();
+        self.head_cut.next = false;
+        self.head_named.next = 0.into();
+        for i in 0..PENDING {
+            if self.head.q.val().get_bits::<PENDING_BITS>(0).index() == i {
+                self.head_cut.next = self.slot_cut[i].q.val();
+                self.head_named.next = self.slot_named[i].q.val();
             }
+        }
+        // The entry as made, with what changed while it waited.
+        self.head_base.next = self.pending_out.m_data.val();
+        if self.head_cut.val() {
+            self.head_base.next = self.pending_out.m_data.val() & !self.flag_write.val();
+        }
+        self.head_entry.next = self.head_base.val();
+        if self.head_named.val().get_bit(0) {
+            self.head_entry.next = self.head_base.val()
+                | self.flag_named.val()
+                | (bit_cast::<ENTRY_BITS, 8>(self.head_named.val().get_bits::<8>(1))
+                    << self.at_entry_named_status.val());
         }
         // A completion also waits until its QP's Reads before it (and a Read's own
         // response) are placed. Counted modulo 8, the done count is within 4 below (ORD
@@ -742,7 +799,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // A Read or atomic (its QN 1 MSN is set) stays until its response is placed or it
         // is flushed, signaled or not: flushed, it is an error and writes its CQE.
         self.head_read.next = self.head_entry.val().get_bits::<32>(self.at_entry_msn.val().index()).any();
-        self.head_ready.next = (self.queued.val() != 0)
+        self.head_ready.next = self.pending_out.m_valid.val()
             & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
             & (!(self.head_entry.val().get_bit(273) | self.head_read.val())
                 | !self.reads_behind.val().get_bit(2)
@@ -762,6 +819,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     ) << self.at_cqe_status.val());
             }
         }
+        self.pending_out.m_ready.next = self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val());
         if self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val()) {
             self.head.d.next = self.head.q.val() + 1;
             if self.head_entry.val().get_bit(272) {
