@@ -69,7 +69,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     input wire  [128:0] s_read_entry;
     output reg  [63:0] reads_full;
     input wire  [5:0] order_qpn;
-    output reg  [2:0] order_done;
+    output reg  [3:0] order_done;
     input wire  s_tx_fail;
     input wire  [5:0] s_tx_fail_qp;
     output reg  m_fail;
@@ -385,8 +385,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [63:0] carry$d;
     wire  [63:0] carry$q;
     reg  carry$clock;
-    reg  [3:0] writes_out$d;
-    wire  [3:0] writes_out$q;
+    reg  [7:0] writes_out$d;
+    wire  [7:0] writes_out$q;
     reg  writes_out$clock;
     reg  req_valid$d;
     wire  req_valid$q;
@@ -1902,7 +1902,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             end
         end
         done_inc = (state$q == 32'ha) & ((opcode == 32'h2) | (opcode == 32'hb)) & (writes_out$q == 32'h0);
-        order_done = order_lane[(32'hc)+:(3)];
+        order_done = order_lane[(32'hc)+:(4)];
         table_a = read_table$q;
         push_count_next = push_lane[(32'h0)+:(4)] + 32'h1;
         lane_a = push_lane;
@@ -4844,13 +4844,13 @@ endmodule // rnic_rdmap_rx$ulen
 module rnic_rdmap_rx$writes_out(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin

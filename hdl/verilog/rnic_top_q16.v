@@ -543,7 +543,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  [128:0] requester$m_read_entry;
     reg  [15:0] requester$reads_full;
     wire  [3:0] requester$order_qpn;
-    reg  [2:0] requester$order_done;
+    reg  [3:0] requester$order_done;
     wire  requester$m_cqe_valid;
     reg  requester$m_cqe_ready;
     wire  [3:0] requester$m_cqn;
@@ -793,7 +793,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     reg  [128:0] receiver$s_read_entry;
     wire  [15:0] receiver$reads_full;
     reg  [3:0] receiver$order_qpn;
-    wire  [2:0] receiver$order_done;
+    wire  [3:0] receiver$order_done;
     reg  receiver$s_tx_fail;
     reg  [3:0] receiver$s_tx_fail_qp;
     wire  receiver$m_fail;
@@ -19931,7 +19931,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     input wire  [128:0] s_read_entry;
     output reg  [15:0] reads_full;
     input wire  [3:0] order_qpn;
-    output reg  [2:0] order_done;
+    output reg  [3:0] order_done;
     input wire  s_tx_fail;
     input wire  [3:0] s_tx_fail_qp;
     output reg  m_fail;
@@ -20247,8 +20247,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [63:0] carry$d;
     wire  [63:0] carry$q;
     reg  carry$clock;
-    reg  [3:0] writes_out$d;
-    wire  [3:0] writes_out$q;
+    reg  [7:0] writes_out$d;
+    wire  [7:0] writes_out$q;
     reg  writes_out$clock;
     reg  req_valid$d;
     wire  req_valid$q;
@@ -21764,7 +21764,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             end
         end
         done_inc = (state$q == 32'ha) & ((opcode == 32'h2) | (opcode == 32'hb)) & (writes_out$q == 32'h0);
-        order_done = order_lane[(32'hc)+:(3)];
+        order_done = order_lane[(32'hc)+:(4)];
         table_a = read_table$q;
         push_count_next = push_lane[(32'h0)+:(4)] + 32'h1;
         lane_a = push_lane;
@@ -24706,13 +24706,13 @@ endmodule // rnic_top_q16$receiver$ulen
 module rnic_top_q16$receiver$writes_out(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -24764,7 +24764,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     output reg  [128:0] m_read_entry;
     input wire  [15:0] reads_full;
     output reg  [3:0] order_qpn;
-    input wire  [2:0] order_done;
+    input wire  [3:0] order_done;
     output reg  m_cqe_valid;
     input wire  m_cqe_ready;
     output reg  [3:0] m_cqn;
@@ -24777,17 +24777,17 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     output reg  [3:0] m_fail_qp;
     
     // Constant declarations
-    localparam  at_full = 8'h5;
+    localparam  at_full = 8'h3;
     localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h40;
     localparam  one_m = 64'h1;
     localparam  one_q = 16'h1;
-    localparam  flag_wait = 318'h100000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  flag_named = 318'h200000000000000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  at_entry_msn = 9'b100010101;
-    localparam  at_entry_named = 9'b100110101;
-    localparam  at_entry_named_status = 9'b100110110;
-    localparam  flag_write = 318'h200000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_wait = 319'h100000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_named = 319'h400000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  at_entry_msn = 9'b100010110;
+    localparam  at_entry_named = 9'b100110110;
+    localparam  at_entry_named_status = 9'b100110111;
+    localparam  flag_write = 319'h200000000000000000000000000000000000000000000000000000000000000000000;
     localparam  at_lkey_index = 9'b11001000;
     localparam  at_opcode = 9'b0;
     localparam  at_signaled = 9'b1000;
@@ -24905,19 +24905,19 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  pending$reset;
     reg  pending$s_valid;
     wire  pending$s_ready;
-    reg  [317:0] pending$s_data;
+    reg  [318:0] pending$s_data;
     wire  pending$m_valid;
     reg  pending$m_ready;
-    wire  [317:0] pending$m_data;
-    wire  [5:0] pending$count;
+    wire  [318:0] pending$m_data;
+    wire  [3:0] pending$count;
     reg  pending_out$clock;
     reg  pending_out$reset;
     reg  pending_out$s_valid;
     wire  pending_out$s_ready;
-    reg  [317:0] pending_out$s_data;
+    reg  [318:0] pending_out$s_data;
     wire  pending_out$m_valid;
     reg  pending_out$m_ready;
-    wire  [317:0] pending_out$m_data;
+    wire  [318:0] pending_out$m_data;
     reg  [5:0] head$d;
     wire  [5:0] head$q;
     reg  head$clock;
@@ -24948,78 +24948,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [3:0] slot_qpn$7$d;
     wire  [3:0] slot_qpn$7$q;
     reg  slot_qpn$7$clock;
-    reg  [3:0] slot_qpn$8$d;
-    wire  [3:0] slot_qpn$8$q;
-    reg  slot_qpn$8$clock;
-    reg  [3:0] slot_qpn$9$d;
-    wire  [3:0] slot_qpn$9$q;
-    reg  slot_qpn$9$clock;
-    reg  [3:0] slot_qpn$10$d;
-    wire  [3:0] slot_qpn$10$q;
-    reg  slot_qpn$10$clock;
-    reg  [3:0] slot_qpn$11$d;
-    wire  [3:0] slot_qpn$11$q;
-    reg  slot_qpn$11$clock;
-    reg  [3:0] slot_qpn$12$d;
-    wire  [3:0] slot_qpn$12$q;
-    reg  slot_qpn$12$clock;
-    reg  [3:0] slot_qpn$13$d;
-    wire  [3:0] slot_qpn$13$q;
-    reg  slot_qpn$13$clock;
-    reg  [3:0] slot_qpn$14$d;
-    wire  [3:0] slot_qpn$14$q;
-    reg  slot_qpn$14$clock;
-    reg  [3:0] slot_qpn$15$d;
-    wire  [3:0] slot_qpn$15$q;
-    reg  slot_qpn$15$clock;
-    reg  [3:0] slot_qpn$16$d;
-    wire  [3:0] slot_qpn$16$q;
-    reg  slot_qpn$16$clock;
-    reg  [3:0] slot_qpn$17$d;
-    wire  [3:0] slot_qpn$17$q;
-    reg  slot_qpn$17$clock;
-    reg  [3:0] slot_qpn$18$d;
-    wire  [3:0] slot_qpn$18$q;
-    reg  slot_qpn$18$clock;
-    reg  [3:0] slot_qpn$19$d;
-    wire  [3:0] slot_qpn$19$q;
-    reg  slot_qpn$19$clock;
-    reg  [3:0] slot_qpn$20$d;
-    wire  [3:0] slot_qpn$20$q;
-    reg  slot_qpn$20$clock;
-    reg  [3:0] slot_qpn$21$d;
-    wire  [3:0] slot_qpn$21$q;
-    reg  slot_qpn$21$clock;
-    reg  [3:0] slot_qpn$22$d;
-    wire  [3:0] slot_qpn$22$q;
-    reg  slot_qpn$22$clock;
-    reg  [3:0] slot_qpn$23$d;
-    wire  [3:0] slot_qpn$23$q;
-    reg  slot_qpn$23$clock;
-    reg  [3:0] slot_qpn$24$d;
-    wire  [3:0] slot_qpn$24$q;
-    reg  slot_qpn$24$clock;
-    reg  [3:0] slot_qpn$25$d;
-    wire  [3:0] slot_qpn$25$q;
-    reg  slot_qpn$25$clock;
-    reg  [3:0] slot_qpn$26$d;
-    wire  [3:0] slot_qpn$26$q;
-    reg  slot_qpn$26$clock;
-    reg  [3:0] slot_qpn$27$d;
-    wire  [3:0] slot_qpn$27$q;
-    reg  slot_qpn$27$clock;
-    reg  [3:0] slot_qpn$28$d;
-    wire  [3:0] slot_qpn$28$q;
-    reg  slot_qpn$28$clock;
-    reg  [3:0] slot_qpn$29$d;
-    wire  [3:0] slot_qpn$29$q;
-    reg  slot_qpn$29$clock;
-    reg  [3:0] slot_qpn$30$d;
-    wire  [3:0] slot_qpn$30$q;
-    reg  slot_qpn$30$clock;
-    reg  [3:0] slot_qpn$31$d;
-    wire  [3:0] slot_qpn$31$q;
-    reg  slot_qpn$31$clock;
     reg  [31:0] slot_msn$0$d;
     wire  [31:0] slot_msn$0$q;
     reg  slot_msn$0$clock;
@@ -25044,78 +24972,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [31:0] slot_msn$7$d;
     wire  [31:0] slot_msn$7$q;
     reg  slot_msn$7$clock;
-    reg  [31:0] slot_msn$8$d;
-    wire  [31:0] slot_msn$8$q;
-    reg  slot_msn$8$clock;
-    reg  [31:0] slot_msn$9$d;
-    wire  [31:0] slot_msn$9$q;
-    reg  slot_msn$9$clock;
-    reg  [31:0] slot_msn$10$d;
-    wire  [31:0] slot_msn$10$q;
-    reg  slot_msn$10$clock;
-    reg  [31:0] slot_msn$11$d;
-    wire  [31:0] slot_msn$11$q;
-    reg  slot_msn$11$clock;
-    reg  [31:0] slot_msn$12$d;
-    wire  [31:0] slot_msn$12$q;
-    reg  slot_msn$12$clock;
-    reg  [31:0] slot_msn$13$d;
-    wire  [31:0] slot_msn$13$q;
-    reg  slot_msn$13$clock;
-    reg  [31:0] slot_msn$14$d;
-    wire  [31:0] slot_msn$14$q;
-    reg  slot_msn$14$clock;
-    reg  [31:0] slot_msn$15$d;
-    wire  [31:0] slot_msn$15$q;
-    reg  slot_msn$15$clock;
-    reg  [31:0] slot_msn$16$d;
-    wire  [31:0] slot_msn$16$q;
-    reg  slot_msn$16$clock;
-    reg  [31:0] slot_msn$17$d;
-    wire  [31:0] slot_msn$17$q;
-    reg  slot_msn$17$clock;
-    reg  [31:0] slot_msn$18$d;
-    wire  [31:0] slot_msn$18$q;
-    reg  slot_msn$18$clock;
-    reg  [31:0] slot_msn$19$d;
-    wire  [31:0] slot_msn$19$q;
-    reg  slot_msn$19$clock;
-    reg  [31:0] slot_msn$20$d;
-    wire  [31:0] slot_msn$20$q;
-    reg  slot_msn$20$clock;
-    reg  [31:0] slot_msn$21$d;
-    wire  [31:0] slot_msn$21$q;
-    reg  slot_msn$21$clock;
-    reg  [31:0] slot_msn$22$d;
-    wire  [31:0] slot_msn$22$q;
-    reg  slot_msn$22$clock;
-    reg  [31:0] slot_msn$23$d;
-    wire  [31:0] slot_msn$23$q;
-    reg  slot_msn$23$clock;
-    reg  [31:0] slot_msn$24$d;
-    wire  [31:0] slot_msn$24$q;
-    reg  slot_msn$24$clock;
-    reg  [31:0] slot_msn$25$d;
-    wire  [31:0] slot_msn$25$q;
-    reg  slot_msn$25$clock;
-    reg  [31:0] slot_msn$26$d;
-    wire  [31:0] slot_msn$26$q;
-    reg  slot_msn$26$clock;
-    reg  [31:0] slot_msn$27$d;
-    wire  [31:0] slot_msn$27$q;
-    reg  slot_msn$27$clock;
-    reg  [31:0] slot_msn$28$d;
-    wire  [31:0] slot_msn$28$q;
-    reg  slot_msn$28$clock;
-    reg  [31:0] slot_msn$29$d;
-    wire  [31:0] slot_msn$29$q;
-    reg  slot_msn$29$clock;
-    reg  [31:0] slot_msn$30$d;
-    wire  [31:0] slot_msn$30$q;
-    reg  slot_msn$30$clock;
-    reg  [31:0] slot_msn$31$d;
-    wire  [31:0] slot_msn$31$q;
-    reg  slot_msn$31$clock;
     reg  slot_cut$0$d;
     wire  slot_cut$0$q;
     reg  slot_cut$0$clock;
@@ -25140,78 +24996,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  slot_cut$7$d;
     wire  slot_cut$7$q;
     reg  slot_cut$7$clock;
-    reg  slot_cut$8$d;
-    wire  slot_cut$8$q;
-    reg  slot_cut$8$clock;
-    reg  slot_cut$9$d;
-    wire  slot_cut$9$q;
-    reg  slot_cut$9$clock;
-    reg  slot_cut$10$d;
-    wire  slot_cut$10$q;
-    reg  slot_cut$10$clock;
-    reg  slot_cut$11$d;
-    wire  slot_cut$11$q;
-    reg  slot_cut$11$clock;
-    reg  slot_cut$12$d;
-    wire  slot_cut$12$q;
-    reg  slot_cut$12$clock;
-    reg  slot_cut$13$d;
-    wire  slot_cut$13$q;
-    reg  slot_cut$13$clock;
-    reg  slot_cut$14$d;
-    wire  slot_cut$14$q;
-    reg  slot_cut$14$clock;
-    reg  slot_cut$15$d;
-    wire  slot_cut$15$q;
-    reg  slot_cut$15$clock;
-    reg  slot_cut$16$d;
-    wire  slot_cut$16$q;
-    reg  slot_cut$16$clock;
-    reg  slot_cut$17$d;
-    wire  slot_cut$17$q;
-    reg  slot_cut$17$clock;
-    reg  slot_cut$18$d;
-    wire  slot_cut$18$q;
-    reg  slot_cut$18$clock;
-    reg  slot_cut$19$d;
-    wire  slot_cut$19$q;
-    reg  slot_cut$19$clock;
-    reg  slot_cut$20$d;
-    wire  slot_cut$20$q;
-    reg  slot_cut$20$clock;
-    reg  slot_cut$21$d;
-    wire  slot_cut$21$q;
-    reg  slot_cut$21$clock;
-    reg  slot_cut$22$d;
-    wire  slot_cut$22$q;
-    reg  slot_cut$22$clock;
-    reg  slot_cut$23$d;
-    wire  slot_cut$23$q;
-    reg  slot_cut$23$clock;
-    reg  slot_cut$24$d;
-    wire  slot_cut$24$q;
-    reg  slot_cut$24$clock;
-    reg  slot_cut$25$d;
-    wire  slot_cut$25$q;
-    reg  slot_cut$25$clock;
-    reg  slot_cut$26$d;
-    wire  slot_cut$26$q;
-    reg  slot_cut$26$clock;
-    reg  slot_cut$27$d;
-    wire  slot_cut$27$q;
-    reg  slot_cut$27$clock;
-    reg  slot_cut$28$d;
-    wire  slot_cut$28$q;
-    reg  slot_cut$28$clock;
-    reg  slot_cut$29$d;
-    wire  slot_cut$29$q;
-    reg  slot_cut$29$clock;
-    reg  slot_cut$30$d;
-    wire  slot_cut$30$q;
-    reg  slot_cut$30$clock;
-    reg  slot_cut$31$d;
-    wire  slot_cut$31$q;
-    reg  slot_cut$31$clock;
     reg  [8:0] slot_named$0$d;
     wire  [8:0] slot_named$0$q;
     reg  slot_named$0$clock;
@@ -25236,78 +25020,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [8:0] slot_named$7$d;
     wire  [8:0] slot_named$7$q;
     reg  slot_named$7$clock;
-    reg  [8:0] slot_named$8$d;
-    wire  [8:0] slot_named$8$q;
-    reg  slot_named$8$clock;
-    reg  [8:0] slot_named$9$d;
-    wire  [8:0] slot_named$9$q;
-    reg  slot_named$9$clock;
-    reg  [8:0] slot_named$10$d;
-    wire  [8:0] slot_named$10$q;
-    reg  slot_named$10$clock;
-    reg  [8:0] slot_named$11$d;
-    wire  [8:0] slot_named$11$q;
-    reg  slot_named$11$clock;
-    reg  [8:0] slot_named$12$d;
-    wire  [8:0] slot_named$12$q;
-    reg  slot_named$12$clock;
-    reg  [8:0] slot_named$13$d;
-    wire  [8:0] slot_named$13$q;
-    reg  slot_named$13$clock;
-    reg  [8:0] slot_named$14$d;
-    wire  [8:0] slot_named$14$q;
-    reg  slot_named$14$clock;
-    reg  [8:0] slot_named$15$d;
-    wire  [8:0] slot_named$15$q;
-    reg  slot_named$15$clock;
-    reg  [8:0] slot_named$16$d;
-    wire  [8:0] slot_named$16$q;
-    reg  slot_named$16$clock;
-    reg  [8:0] slot_named$17$d;
-    wire  [8:0] slot_named$17$q;
-    reg  slot_named$17$clock;
-    reg  [8:0] slot_named$18$d;
-    wire  [8:0] slot_named$18$q;
-    reg  slot_named$18$clock;
-    reg  [8:0] slot_named$19$d;
-    wire  [8:0] slot_named$19$q;
-    reg  slot_named$19$clock;
-    reg  [8:0] slot_named$20$d;
-    wire  [8:0] slot_named$20$q;
-    reg  slot_named$20$clock;
-    reg  [8:0] slot_named$21$d;
-    wire  [8:0] slot_named$21$q;
-    reg  slot_named$21$clock;
-    reg  [8:0] slot_named$22$d;
-    wire  [8:0] slot_named$22$q;
-    reg  slot_named$22$clock;
-    reg  [8:0] slot_named$23$d;
-    wire  [8:0] slot_named$23$q;
-    reg  slot_named$23$clock;
-    reg  [8:0] slot_named$24$d;
-    wire  [8:0] slot_named$24$q;
-    reg  slot_named$24$clock;
-    reg  [8:0] slot_named$25$d;
-    wire  [8:0] slot_named$25$q;
-    reg  slot_named$25$clock;
-    reg  [8:0] slot_named$26$d;
-    wire  [8:0] slot_named$26$q;
-    reg  slot_named$26$clock;
-    reg  [8:0] slot_named$27$d;
-    wire  [8:0] slot_named$27$q;
-    reg  slot_named$27$clock;
-    reg  [8:0] slot_named$28$d;
-    wire  [8:0] slot_named$28$q;
-    reg  slot_named$28$clock;
-    reg  [8:0] slot_named$29$d;
-    wire  [8:0] slot_named$29$q;
-    reg  slot_named$29$clock;
-    reg  [8:0] slot_named$30$d;
-    wire  [8:0] slot_named$30$q;
-    reg  slot_named$30$clock;
-    reg  [8:0] slot_named$31$d;
-    wire  [8:0] slot_named$31$q;
-    reg  slot_named$31$clock;
     reg  [5:0] sent$d;
     wire  [5:0] sent$q;
     reg  sent$clock;
@@ -25336,7 +25048,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [5:0] queued;
     reg  head_cut;
     reg  [8:0] head_named;
-    reg  [317:0] head_base;
+    reg  [318:0] head_base;
     reg  held;
     reg  [7:0] opcode;
     reg  is_write;
@@ -25351,15 +25063,15 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [7:0] status;
     reg  [7:0] cqe_opcode;
     reg  [255:0] cqe;
-    reg  [317:0] entry;
-    reg  [317:0] entry_base;
-    reg  [317:0] head_entry;
+    reg  [318:0] entry;
+    reg  [318:0] entry_base;
+    reg  [318:0] head_entry;
     reg  head_ready;
-    reg  [2:0] reads_behind;
+    reg  [3:0] reads_behind;
     reg  head_flushed;
     reg  head_writes;
     reg  head_read;
-    reg  [2:0] reads_before;
+    reg  [3:0] reads_before;
     reg  [223:0] read_body;
     reg  [415:0] atomic_body;
     reg  [31:0] aop_word;
@@ -25538,126 +25250,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .q(slot_qpn$7$q),
         .clock(slot_qpn$7$clock)
     );
-    rnic_top_q16$requester$slot_qpn$8 slot_qpn$8(
-        .d(slot_qpn$8$d),
-        .q(slot_qpn$8$q),
-        .clock(slot_qpn$8$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$9 slot_qpn$9(
-        .d(slot_qpn$9$d),
-        .q(slot_qpn$9$q),
-        .clock(slot_qpn$9$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$10 slot_qpn$10(
-        .d(slot_qpn$10$d),
-        .q(slot_qpn$10$q),
-        .clock(slot_qpn$10$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$11 slot_qpn$11(
-        .d(slot_qpn$11$d),
-        .q(slot_qpn$11$q),
-        .clock(slot_qpn$11$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$12 slot_qpn$12(
-        .d(slot_qpn$12$d),
-        .q(slot_qpn$12$q),
-        .clock(slot_qpn$12$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$13 slot_qpn$13(
-        .d(slot_qpn$13$d),
-        .q(slot_qpn$13$q),
-        .clock(slot_qpn$13$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$14 slot_qpn$14(
-        .d(slot_qpn$14$d),
-        .q(slot_qpn$14$q),
-        .clock(slot_qpn$14$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$15 slot_qpn$15(
-        .d(slot_qpn$15$d),
-        .q(slot_qpn$15$q),
-        .clock(slot_qpn$15$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$16 slot_qpn$16(
-        .d(slot_qpn$16$d),
-        .q(slot_qpn$16$q),
-        .clock(slot_qpn$16$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$17 slot_qpn$17(
-        .d(slot_qpn$17$d),
-        .q(slot_qpn$17$q),
-        .clock(slot_qpn$17$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$18 slot_qpn$18(
-        .d(slot_qpn$18$d),
-        .q(slot_qpn$18$q),
-        .clock(slot_qpn$18$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$19 slot_qpn$19(
-        .d(slot_qpn$19$d),
-        .q(slot_qpn$19$q),
-        .clock(slot_qpn$19$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$20 slot_qpn$20(
-        .d(slot_qpn$20$d),
-        .q(slot_qpn$20$q),
-        .clock(slot_qpn$20$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$21 slot_qpn$21(
-        .d(slot_qpn$21$d),
-        .q(slot_qpn$21$q),
-        .clock(slot_qpn$21$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$22 slot_qpn$22(
-        .d(slot_qpn$22$d),
-        .q(slot_qpn$22$q),
-        .clock(slot_qpn$22$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$23 slot_qpn$23(
-        .d(slot_qpn$23$d),
-        .q(slot_qpn$23$q),
-        .clock(slot_qpn$23$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$24 slot_qpn$24(
-        .d(slot_qpn$24$d),
-        .q(slot_qpn$24$q),
-        .clock(slot_qpn$24$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$25 slot_qpn$25(
-        .d(slot_qpn$25$d),
-        .q(slot_qpn$25$q),
-        .clock(slot_qpn$25$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$26 slot_qpn$26(
-        .d(slot_qpn$26$d),
-        .q(slot_qpn$26$q),
-        .clock(slot_qpn$26$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$27 slot_qpn$27(
-        .d(slot_qpn$27$d),
-        .q(slot_qpn$27$q),
-        .clock(slot_qpn$27$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$28 slot_qpn$28(
-        .d(slot_qpn$28$d),
-        .q(slot_qpn$28$q),
-        .clock(slot_qpn$28$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$29 slot_qpn$29(
-        .d(slot_qpn$29$d),
-        .q(slot_qpn$29$q),
-        .clock(slot_qpn$29$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$30 slot_qpn$30(
-        .d(slot_qpn$30$d),
-        .q(slot_qpn$30$q),
-        .clock(slot_qpn$30$clock)
-    );
-    rnic_top_q16$requester$slot_qpn$31 slot_qpn$31(
-        .d(slot_qpn$31$d),
-        .q(slot_qpn$31$q),
-        .clock(slot_qpn$31$clock)
-    );
     rnic_top_q16$requester$slot_msn$0 slot_msn$0(
         .d(slot_msn$0$d),
         .q(slot_msn$0$q),
@@ -25697,126 +25289,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .d(slot_msn$7$d),
         .q(slot_msn$7$q),
         .clock(slot_msn$7$clock)
-    );
-    rnic_top_q16$requester$slot_msn$8 slot_msn$8(
-        .d(slot_msn$8$d),
-        .q(slot_msn$8$q),
-        .clock(slot_msn$8$clock)
-    );
-    rnic_top_q16$requester$slot_msn$9 slot_msn$9(
-        .d(slot_msn$9$d),
-        .q(slot_msn$9$q),
-        .clock(slot_msn$9$clock)
-    );
-    rnic_top_q16$requester$slot_msn$10 slot_msn$10(
-        .d(slot_msn$10$d),
-        .q(slot_msn$10$q),
-        .clock(slot_msn$10$clock)
-    );
-    rnic_top_q16$requester$slot_msn$11 slot_msn$11(
-        .d(slot_msn$11$d),
-        .q(slot_msn$11$q),
-        .clock(slot_msn$11$clock)
-    );
-    rnic_top_q16$requester$slot_msn$12 slot_msn$12(
-        .d(slot_msn$12$d),
-        .q(slot_msn$12$q),
-        .clock(slot_msn$12$clock)
-    );
-    rnic_top_q16$requester$slot_msn$13 slot_msn$13(
-        .d(slot_msn$13$d),
-        .q(slot_msn$13$q),
-        .clock(slot_msn$13$clock)
-    );
-    rnic_top_q16$requester$slot_msn$14 slot_msn$14(
-        .d(slot_msn$14$d),
-        .q(slot_msn$14$q),
-        .clock(slot_msn$14$clock)
-    );
-    rnic_top_q16$requester$slot_msn$15 slot_msn$15(
-        .d(slot_msn$15$d),
-        .q(slot_msn$15$q),
-        .clock(slot_msn$15$clock)
-    );
-    rnic_top_q16$requester$slot_msn$16 slot_msn$16(
-        .d(slot_msn$16$d),
-        .q(slot_msn$16$q),
-        .clock(slot_msn$16$clock)
-    );
-    rnic_top_q16$requester$slot_msn$17 slot_msn$17(
-        .d(slot_msn$17$d),
-        .q(slot_msn$17$q),
-        .clock(slot_msn$17$clock)
-    );
-    rnic_top_q16$requester$slot_msn$18 slot_msn$18(
-        .d(slot_msn$18$d),
-        .q(slot_msn$18$q),
-        .clock(slot_msn$18$clock)
-    );
-    rnic_top_q16$requester$slot_msn$19 slot_msn$19(
-        .d(slot_msn$19$d),
-        .q(slot_msn$19$q),
-        .clock(slot_msn$19$clock)
-    );
-    rnic_top_q16$requester$slot_msn$20 slot_msn$20(
-        .d(slot_msn$20$d),
-        .q(slot_msn$20$q),
-        .clock(slot_msn$20$clock)
-    );
-    rnic_top_q16$requester$slot_msn$21 slot_msn$21(
-        .d(slot_msn$21$d),
-        .q(slot_msn$21$q),
-        .clock(slot_msn$21$clock)
-    );
-    rnic_top_q16$requester$slot_msn$22 slot_msn$22(
-        .d(slot_msn$22$d),
-        .q(slot_msn$22$q),
-        .clock(slot_msn$22$clock)
-    );
-    rnic_top_q16$requester$slot_msn$23 slot_msn$23(
-        .d(slot_msn$23$d),
-        .q(slot_msn$23$q),
-        .clock(slot_msn$23$clock)
-    );
-    rnic_top_q16$requester$slot_msn$24 slot_msn$24(
-        .d(slot_msn$24$d),
-        .q(slot_msn$24$q),
-        .clock(slot_msn$24$clock)
-    );
-    rnic_top_q16$requester$slot_msn$25 slot_msn$25(
-        .d(slot_msn$25$d),
-        .q(slot_msn$25$q),
-        .clock(slot_msn$25$clock)
-    );
-    rnic_top_q16$requester$slot_msn$26 slot_msn$26(
-        .d(slot_msn$26$d),
-        .q(slot_msn$26$q),
-        .clock(slot_msn$26$clock)
-    );
-    rnic_top_q16$requester$slot_msn$27 slot_msn$27(
-        .d(slot_msn$27$d),
-        .q(slot_msn$27$q),
-        .clock(slot_msn$27$clock)
-    );
-    rnic_top_q16$requester$slot_msn$28 slot_msn$28(
-        .d(slot_msn$28$d),
-        .q(slot_msn$28$q),
-        .clock(slot_msn$28$clock)
-    );
-    rnic_top_q16$requester$slot_msn$29 slot_msn$29(
-        .d(slot_msn$29$d),
-        .q(slot_msn$29$q),
-        .clock(slot_msn$29$clock)
-    );
-    rnic_top_q16$requester$slot_msn$30 slot_msn$30(
-        .d(slot_msn$30$d),
-        .q(slot_msn$30$q),
-        .clock(slot_msn$30$clock)
-    );
-    rnic_top_q16$requester$slot_msn$31 slot_msn$31(
-        .d(slot_msn$31$d),
-        .q(slot_msn$31$q),
-        .clock(slot_msn$31$clock)
     );
     rnic_top_q16$requester$slot_cut$0 slot_cut$0(
         .d(slot_cut$0$d),
@@ -25858,126 +25330,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .q(slot_cut$7$q),
         .clock(slot_cut$7$clock)
     );
-    rnic_top_q16$requester$slot_cut$8 slot_cut$8(
-        .d(slot_cut$8$d),
-        .q(slot_cut$8$q),
-        .clock(slot_cut$8$clock)
-    );
-    rnic_top_q16$requester$slot_cut$9 slot_cut$9(
-        .d(slot_cut$9$d),
-        .q(slot_cut$9$q),
-        .clock(slot_cut$9$clock)
-    );
-    rnic_top_q16$requester$slot_cut$10 slot_cut$10(
-        .d(slot_cut$10$d),
-        .q(slot_cut$10$q),
-        .clock(slot_cut$10$clock)
-    );
-    rnic_top_q16$requester$slot_cut$11 slot_cut$11(
-        .d(slot_cut$11$d),
-        .q(slot_cut$11$q),
-        .clock(slot_cut$11$clock)
-    );
-    rnic_top_q16$requester$slot_cut$12 slot_cut$12(
-        .d(slot_cut$12$d),
-        .q(slot_cut$12$q),
-        .clock(slot_cut$12$clock)
-    );
-    rnic_top_q16$requester$slot_cut$13 slot_cut$13(
-        .d(slot_cut$13$d),
-        .q(slot_cut$13$q),
-        .clock(slot_cut$13$clock)
-    );
-    rnic_top_q16$requester$slot_cut$14 slot_cut$14(
-        .d(slot_cut$14$d),
-        .q(slot_cut$14$q),
-        .clock(slot_cut$14$clock)
-    );
-    rnic_top_q16$requester$slot_cut$15 slot_cut$15(
-        .d(slot_cut$15$d),
-        .q(slot_cut$15$q),
-        .clock(slot_cut$15$clock)
-    );
-    rnic_top_q16$requester$slot_cut$16 slot_cut$16(
-        .d(slot_cut$16$d),
-        .q(slot_cut$16$q),
-        .clock(slot_cut$16$clock)
-    );
-    rnic_top_q16$requester$slot_cut$17 slot_cut$17(
-        .d(slot_cut$17$d),
-        .q(slot_cut$17$q),
-        .clock(slot_cut$17$clock)
-    );
-    rnic_top_q16$requester$slot_cut$18 slot_cut$18(
-        .d(slot_cut$18$d),
-        .q(slot_cut$18$q),
-        .clock(slot_cut$18$clock)
-    );
-    rnic_top_q16$requester$slot_cut$19 slot_cut$19(
-        .d(slot_cut$19$d),
-        .q(slot_cut$19$q),
-        .clock(slot_cut$19$clock)
-    );
-    rnic_top_q16$requester$slot_cut$20 slot_cut$20(
-        .d(slot_cut$20$d),
-        .q(slot_cut$20$q),
-        .clock(slot_cut$20$clock)
-    );
-    rnic_top_q16$requester$slot_cut$21 slot_cut$21(
-        .d(slot_cut$21$d),
-        .q(slot_cut$21$q),
-        .clock(slot_cut$21$clock)
-    );
-    rnic_top_q16$requester$slot_cut$22 slot_cut$22(
-        .d(slot_cut$22$d),
-        .q(slot_cut$22$q),
-        .clock(slot_cut$22$clock)
-    );
-    rnic_top_q16$requester$slot_cut$23 slot_cut$23(
-        .d(slot_cut$23$d),
-        .q(slot_cut$23$q),
-        .clock(slot_cut$23$clock)
-    );
-    rnic_top_q16$requester$slot_cut$24 slot_cut$24(
-        .d(slot_cut$24$d),
-        .q(slot_cut$24$q),
-        .clock(slot_cut$24$clock)
-    );
-    rnic_top_q16$requester$slot_cut$25 slot_cut$25(
-        .d(slot_cut$25$d),
-        .q(slot_cut$25$q),
-        .clock(slot_cut$25$clock)
-    );
-    rnic_top_q16$requester$slot_cut$26 slot_cut$26(
-        .d(slot_cut$26$d),
-        .q(slot_cut$26$q),
-        .clock(slot_cut$26$clock)
-    );
-    rnic_top_q16$requester$slot_cut$27 slot_cut$27(
-        .d(slot_cut$27$d),
-        .q(slot_cut$27$q),
-        .clock(slot_cut$27$clock)
-    );
-    rnic_top_q16$requester$slot_cut$28 slot_cut$28(
-        .d(slot_cut$28$d),
-        .q(slot_cut$28$q),
-        .clock(slot_cut$28$clock)
-    );
-    rnic_top_q16$requester$slot_cut$29 slot_cut$29(
-        .d(slot_cut$29$d),
-        .q(slot_cut$29$q),
-        .clock(slot_cut$29$clock)
-    );
-    rnic_top_q16$requester$slot_cut$30 slot_cut$30(
-        .d(slot_cut$30$d),
-        .q(slot_cut$30$q),
-        .clock(slot_cut$30$clock)
-    );
-    rnic_top_q16$requester$slot_cut$31 slot_cut$31(
-        .d(slot_cut$31$d),
-        .q(slot_cut$31$q),
-        .clock(slot_cut$31$clock)
-    );
     rnic_top_q16$requester$slot_named$0 slot_named$0(
         .d(slot_named$0$d),
         .q(slot_named$0$q),
@@ -26017,126 +25369,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .d(slot_named$7$d),
         .q(slot_named$7$q),
         .clock(slot_named$7$clock)
-    );
-    rnic_top_q16$requester$slot_named$8 slot_named$8(
-        .d(slot_named$8$d),
-        .q(slot_named$8$q),
-        .clock(slot_named$8$clock)
-    );
-    rnic_top_q16$requester$slot_named$9 slot_named$9(
-        .d(slot_named$9$d),
-        .q(slot_named$9$q),
-        .clock(slot_named$9$clock)
-    );
-    rnic_top_q16$requester$slot_named$10 slot_named$10(
-        .d(slot_named$10$d),
-        .q(slot_named$10$q),
-        .clock(slot_named$10$clock)
-    );
-    rnic_top_q16$requester$slot_named$11 slot_named$11(
-        .d(slot_named$11$d),
-        .q(slot_named$11$q),
-        .clock(slot_named$11$clock)
-    );
-    rnic_top_q16$requester$slot_named$12 slot_named$12(
-        .d(slot_named$12$d),
-        .q(slot_named$12$q),
-        .clock(slot_named$12$clock)
-    );
-    rnic_top_q16$requester$slot_named$13 slot_named$13(
-        .d(slot_named$13$d),
-        .q(slot_named$13$q),
-        .clock(slot_named$13$clock)
-    );
-    rnic_top_q16$requester$slot_named$14 slot_named$14(
-        .d(slot_named$14$d),
-        .q(slot_named$14$q),
-        .clock(slot_named$14$clock)
-    );
-    rnic_top_q16$requester$slot_named$15 slot_named$15(
-        .d(slot_named$15$d),
-        .q(slot_named$15$q),
-        .clock(slot_named$15$clock)
-    );
-    rnic_top_q16$requester$slot_named$16 slot_named$16(
-        .d(slot_named$16$d),
-        .q(slot_named$16$q),
-        .clock(slot_named$16$clock)
-    );
-    rnic_top_q16$requester$slot_named$17 slot_named$17(
-        .d(slot_named$17$d),
-        .q(slot_named$17$q),
-        .clock(slot_named$17$clock)
-    );
-    rnic_top_q16$requester$slot_named$18 slot_named$18(
-        .d(slot_named$18$d),
-        .q(slot_named$18$q),
-        .clock(slot_named$18$clock)
-    );
-    rnic_top_q16$requester$slot_named$19 slot_named$19(
-        .d(slot_named$19$d),
-        .q(slot_named$19$q),
-        .clock(slot_named$19$clock)
-    );
-    rnic_top_q16$requester$slot_named$20 slot_named$20(
-        .d(slot_named$20$d),
-        .q(slot_named$20$q),
-        .clock(slot_named$20$clock)
-    );
-    rnic_top_q16$requester$slot_named$21 slot_named$21(
-        .d(slot_named$21$d),
-        .q(slot_named$21$q),
-        .clock(slot_named$21$clock)
-    );
-    rnic_top_q16$requester$slot_named$22 slot_named$22(
-        .d(slot_named$22$d),
-        .q(slot_named$22$q),
-        .clock(slot_named$22$clock)
-    );
-    rnic_top_q16$requester$slot_named$23 slot_named$23(
-        .d(slot_named$23$d),
-        .q(slot_named$23$q),
-        .clock(slot_named$23$clock)
-    );
-    rnic_top_q16$requester$slot_named$24 slot_named$24(
-        .d(slot_named$24$d),
-        .q(slot_named$24$q),
-        .clock(slot_named$24$clock)
-    );
-    rnic_top_q16$requester$slot_named$25 slot_named$25(
-        .d(slot_named$25$d),
-        .q(slot_named$25$q),
-        .clock(slot_named$25$clock)
-    );
-    rnic_top_q16$requester$slot_named$26 slot_named$26(
-        .d(slot_named$26$d),
-        .q(slot_named$26$q),
-        .clock(slot_named$26$clock)
-    );
-    rnic_top_q16$requester$slot_named$27 slot_named$27(
-        .d(slot_named$27$d),
-        .q(slot_named$27$q),
-        .clock(slot_named$27$clock)
-    );
-    rnic_top_q16$requester$slot_named$28 slot_named$28(
-        .d(slot_named$28$d),
-        .q(slot_named$28$q),
-        .clock(slot_named$28$clock)
-    );
-    rnic_top_q16$requester$slot_named$29 slot_named$29(
-        .d(slot_named$29$d),
-        .q(slot_named$29$q),
-        .clock(slot_named$29$clock)
-    );
-    rnic_top_q16$requester$slot_named$30 slot_named$30(
-        .d(slot_named$30$d),
-        .q(slot_named$30$q),
-        .clock(slot_named$30$clock)
-    );
-    rnic_top_q16$requester$slot_named$31 slot_named$31(
-        .d(slot_named$31$d),
-        .q(slot_named$31$q),
-        .clock(slot_named$31$clock)
     );
     rnic_top_q16$requester$sent sent(
         .d(sent$d),
@@ -26331,342 +25563,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if (s_term_valid & (slot_qpn$7$q == s_term_qpn) & (slot_msn$7$q == s_term_msn)) begin
             slot_named$7$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
-        slot_qpn$8$clock = clock;
-        slot_qpn$8$d = slot_qpn$8$q;
-        slot_msn$8$clock = clock;
-        slot_msn$8$d = slot_msn$8$q;
-        slot_cut$8$clock = clock;
-        slot_cut$8$d = slot_cut$8$q;
-        slot_named$8$clock = clock;
-        slot_named$8$d = slot_named$8$q;
-        if (qp_we & qp_reset & (slot_qpn$8$q == qp_waddr)) begin
-            slot_cut$8$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$8$q == s_term_qpn) & (slot_msn$8$q == s_term_msn)) begin
-            slot_named$8$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$9$clock = clock;
-        slot_qpn$9$d = slot_qpn$9$q;
-        slot_msn$9$clock = clock;
-        slot_msn$9$d = slot_msn$9$q;
-        slot_cut$9$clock = clock;
-        slot_cut$9$d = slot_cut$9$q;
-        slot_named$9$clock = clock;
-        slot_named$9$d = slot_named$9$q;
-        if (qp_we & qp_reset & (slot_qpn$9$q == qp_waddr)) begin
-            slot_cut$9$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$9$q == s_term_qpn) & (slot_msn$9$q == s_term_msn)) begin
-            slot_named$9$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$10$clock = clock;
-        slot_qpn$10$d = slot_qpn$10$q;
-        slot_msn$10$clock = clock;
-        slot_msn$10$d = slot_msn$10$q;
-        slot_cut$10$clock = clock;
-        slot_cut$10$d = slot_cut$10$q;
-        slot_named$10$clock = clock;
-        slot_named$10$d = slot_named$10$q;
-        if (qp_we & qp_reset & (slot_qpn$10$q == qp_waddr)) begin
-            slot_cut$10$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$10$q == s_term_qpn) & (slot_msn$10$q == s_term_msn)) begin
-            slot_named$10$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$11$clock = clock;
-        slot_qpn$11$d = slot_qpn$11$q;
-        slot_msn$11$clock = clock;
-        slot_msn$11$d = slot_msn$11$q;
-        slot_cut$11$clock = clock;
-        slot_cut$11$d = slot_cut$11$q;
-        slot_named$11$clock = clock;
-        slot_named$11$d = slot_named$11$q;
-        if (qp_we & qp_reset & (slot_qpn$11$q == qp_waddr)) begin
-            slot_cut$11$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$11$q == s_term_qpn) & (slot_msn$11$q == s_term_msn)) begin
-            slot_named$11$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$12$clock = clock;
-        slot_qpn$12$d = slot_qpn$12$q;
-        slot_msn$12$clock = clock;
-        slot_msn$12$d = slot_msn$12$q;
-        slot_cut$12$clock = clock;
-        slot_cut$12$d = slot_cut$12$q;
-        slot_named$12$clock = clock;
-        slot_named$12$d = slot_named$12$q;
-        if (qp_we & qp_reset & (slot_qpn$12$q == qp_waddr)) begin
-            slot_cut$12$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$12$q == s_term_qpn) & (slot_msn$12$q == s_term_msn)) begin
-            slot_named$12$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$13$clock = clock;
-        slot_qpn$13$d = slot_qpn$13$q;
-        slot_msn$13$clock = clock;
-        slot_msn$13$d = slot_msn$13$q;
-        slot_cut$13$clock = clock;
-        slot_cut$13$d = slot_cut$13$q;
-        slot_named$13$clock = clock;
-        slot_named$13$d = slot_named$13$q;
-        if (qp_we & qp_reset & (slot_qpn$13$q == qp_waddr)) begin
-            slot_cut$13$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$13$q == s_term_qpn) & (slot_msn$13$q == s_term_msn)) begin
-            slot_named$13$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$14$clock = clock;
-        slot_qpn$14$d = slot_qpn$14$q;
-        slot_msn$14$clock = clock;
-        slot_msn$14$d = slot_msn$14$q;
-        slot_cut$14$clock = clock;
-        slot_cut$14$d = slot_cut$14$q;
-        slot_named$14$clock = clock;
-        slot_named$14$d = slot_named$14$q;
-        if (qp_we & qp_reset & (slot_qpn$14$q == qp_waddr)) begin
-            slot_cut$14$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$14$q == s_term_qpn) & (slot_msn$14$q == s_term_msn)) begin
-            slot_named$14$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$15$clock = clock;
-        slot_qpn$15$d = slot_qpn$15$q;
-        slot_msn$15$clock = clock;
-        slot_msn$15$d = slot_msn$15$q;
-        slot_cut$15$clock = clock;
-        slot_cut$15$d = slot_cut$15$q;
-        slot_named$15$clock = clock;
-        slot_named$15$d = slot_named$15$q;
-        if (qp_we & qp_reset & (slot_qpn$15$q == qp_waddr)) begin
-            slot_cut$15$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$15$q == s_term_qpn) & (slot_msn$15$q == s_term_msn)) begin
-            slot_named$15$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$16$clock = clock;
-        slot_qpn$16$d = slot_qpn$16$q;
-        slot_msn$16$clock = clock;
-        slot_msn$16$d = slot_msn$16$q;
-        slot_cut$16$clock = clock;
-        slot_cut$16$d = slot_cut$16$q;
-        slot_named$16$clock = clock;
-        slot_named$16$d = slot_named$16$q;
-        if (qp_we & qp_reset & (slot_qpn$16$q == qp_waddr)) begin
-            slot_cut$16$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$16$q == s_term_qpn) & (slot_msn$16$q == s_term_msn)) begin
-            slot_named$16$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$17$clock = clock;
-        slot_qpn$17$d = slot_qpn$17$q;
-        slot_msn$17$clock = clock;
-        slot_msn$17$d = slot_msn$17$q;
-        slot_cut$17$clock = clock;
-        slot_cut$17$d = slot_cut$17$q;
-        slot_named$17$clock = clock;
-        slot_named$17$d = slot_named$17$q;
-        if (qp_we & qp_reset & (slot_qpn$17$q == qp_waddr)) begin
-            slot_cut$17$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$17$q == s_term_qpn) & (slot_msn$17$q == s_term_msn)) begin
-            slot_named$17$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$18$clock = clock;
-        slot_qpn$18$d = slot_qpn$18$q;
-        slot_msn$18$clock = clock;
-        slot_msn$18$d = slot_msn$18$q;
-        slot_cut$18$clock = clock;
-        slot_cut$18$d = slot_cut$18$q;
-        slot_named$18$clock = clock;
-        slot_named$18$d = slot_named$18$q;
-        if (qp_we & qp_reset & (slot_qpn$18$q == qp_waddr)) begin
-            slot_cut$18$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$18$q == s_term_qpn) & (slot_msn$18$q == s_term_msn)) begin
-            slot_named$18$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$19$clock = clock;
-        slot_qpn$19$d = slot_qpn$19$q;
-        slot_msn$19$clock = clock;
-        slot_msn$19$d = slot_msn$19$q;
-        slot_cut$19$clock = clock;
-        slot_cut$19$d = slot_cut$19$q;
-        slot_named$19$clock = clock;
-        slot_named$19$d = slot_named$19$q;
-        if (qp_we & qp_reset & (slot_qpn$19$q == qp_waddr)) begin
-            slot_cut$19$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$19$q == s_term_qpn) & (slot_msn$19$q == s_term_msn)) begin
-            slot_named$19$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$20$clock = clock;
-        slot_qpn$20$d = slot_qpn$20$q;
-        slot_msn$20$clock = clock;
-        slot_msn$20$d = slot_msn$20$q;
-        slot_cut$20$clock = clock;
-        slot_cut$20$d = slot_cut$20$q;
-        slot_named$20$clock = clock;
-        slot_named$20$d = slot_named$20$q;
-        if (qp_we & qp_reset & (slot_qpn$20$q == qp_waddr)) begin
-            slot_cut$20$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$20$q == s_term_qpn) & (slot_msn$20$q == s_term_msn)) begin
-            slot_named$20$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$21$clock = clock;
-        slot_qpn$21$d = slot_qpn$21$q;
-        slot_msn$21$clock = clock;
-        slot_msn$21$d = slot_msn$21$q;
-        slot_cut$21$clock = clock;
-        slot_cut$21$d = slot_cut$21$q;
-        slot_named$21$clock = clock;
-        slot_named$21$d = slot_named$21$q;
-        if (qp_we & qp_reset & (slot_qpn$21$q == qp_waddr)) begin
-            slot_cut$21$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$21$q == s_term_qpn) & (slot_msn$21$q == s_term_msn)) begin
-            slot_named$21$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$22$clock = clock;
-        slot_qpn$22$d = slot_qpn$22$q;
-        slot_msn$22$clock = clock;
-        slot_msn$22$d = slot_msn$22$q;
-        slot_cut$22$clock = clock;
-        slot_cut$22$d = slot_cut$22$q;
-        slot_named$22$clock = clock;
-        slot_named$22$d = slot_named$22$q;
-        if (qp_we & qp_reset & (slot_qpn$22$q == qp_waddr)) begin
-            slot_cut$22$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$22$q == s_term_qpn) & (slot_msn$22$q == s_term_msn)) begin
-            slot_named$22$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$23$clock = clock;
-        slot_qpn$23$d = slot_qpn$23$q;
-        slot_msn$23$clock = clock;
-        slot_msn$23$d = slot_msn$23$q;
-        slot_cut$23$clock = clock;
-        slot_cut$23$d = slot_cut$23$q;
-        slot_named$23$clock = clock;
-        slot_named$23$d = slot_named$23$q;
-        if (qp_we & qp_reset & (slot_qpn$23$q == qp_waddr)) begin
-            slot_cut$23$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$23$q == s_term_qpn) & (slot_msn$23$q == s_term_msn)) begin
-            slot_named$23$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$24$clock = clock;
-        slot_qpn$24$d = slot_qpn$24$q;
-        slot_msn$24$clock = clock;
-        slot_msn$24$d = slot_msn$24$q;
-        slot_cut$24$clock = clock;
-        slot_cut$24$d = slot_cut$24$q;
-        slot_named$24$clock = clock;
-        slot_named$24$d = slot_named$24$q;
-        if (qp_we & qp_reset & (slot_qpn$24$q == qp_waddr)) begin
-            slot_cut$24$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$24$q == s_term_qpn) & (slot_msn$24$q == s_term_msn)) begin
-            slot_named$24$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$25$clock = clock;
-        slot_qpn$25$d = slot_qpn$25$q;
-        slot_msn$25$clock = clock;
-        slot_msn$25$d = slot_msn$25$q;
-        slot_cut$25$clock = clock;
-        slot_cut$25$d = slot_cut$25$q;
-        slot_named$25$clock = clock;
-        slot_named$25$d = slot_named$25$q;
-        if (qp_we & qp_reset & (slot_qpn$25$q == qp_waddr)) begin
-            slot_cut$25$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$25$q == s_term_qpn) & (slot_msn$25$q == s_term_msn)) begin
-            slot_named$25$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$26$clock = clock;
-        slot_qpn$26$d = slot_qpn$26$q;
-        slot_msn$26$clock = clock;
-        slot_msn$26$d = slot_msn$26$q;
-        slot_cut$26$clock = clock;
-        slot_cut$26$d = slot_cut$26$q;
-        slot_named$26$clock = clock;
-        slot_named$26$d = slot_named$26$q;
-        if (qp_we & qp_reset & (slot_qpn$26$q == qp_waddr)) begin
-            slot_cut$26$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$26$q == s_term_qpn) & (slot_msn$26$q == s_term_msn)) begin
-            slot_named$26$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$27$clock = clock;
-        slot_qpn$27$d = slot_qpn$27$q;
-        slot_msn$27$clock = clock;
-        slot_msn$27$d = slot_msn$27$q;
-        slot_cut$27$clock = clock;
-        slot_cut$27$d = slot_cut$27$q;
-        slot_named$27$clock = clock;
-        slot_named$27$d = slot_named$27$q;
-        if (qp_we & qp_reset & (slot_qpn$27$q == qp_waddr)) begin
-            slot_cut$27$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$27$q == s_term_qpn) & (slot_msn$27$q == s_term_msn)) begin
-            slot_named$27$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$28$clock = clock;
-        slot_qpn$28$d = slot_qpn$28$q;
-        slot_msn$28$clock = clock;
-        slot_msn$28$d = slot_msn$28$q;
-        slot_cut$28$clock = clock;
-        slot_cut$28$d = slot_cut$28$q;
-        slot_named$28$clock = clock;
-        slot_named$28$d = slot_named$28$q;
-        if (qp_we & qp_reset & (slot_qpn$28$q == qp_waddr)) begin
-            slot_cut$28$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$28$q == s_term_qpn) & (slot_msn$28$q == s_term_msn)) begin
-            slot_named$28$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$29$clock = clock;
-        slot_qpn$29$d = slot_qpn$29$q;
-        slot_msn$29$clock = clock;
-        slot_msn$29$d = slot_msn$29$q;
-        slot_cut$29$clock = clock;
-        slot_cut$29$d = slot_cut$29$q;
-        slot_named$29$clock = clock;
-        slot_named$29$d = slot_named$29$q;
-        if (qp_we & qp_reset & (slot_qpn$29$q == qp_waddr)) begin
-            slot_cut$29$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$29$q == s_term_qpn) & (slot_msn$29$q == s_term_msn)) begin
-            slot_named$29$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$30$clock = clock;
-        slot_qpn$30$d = slot_qpn$30$q;
-        slot_msn$30$clock = clock;
-        slot_msn$30$d = slot_msn$30$q;
-        slot_cut$30$clock = clock;
-        slot_cut$30$d = slot_cut$30$q;
-        slot_named$30$clock = clock;
-        slot_named$30$d = slot_named$30$q;
-        if (qp_we & qp_reset & (slot_qpn$30$q == qp_waddr)) begin
-            slot_cut$30$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$30$q == s_term_qpn) & (slot_msn$30$q == s_term_msn)) begin
-            slot_named$30$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
-        slot_qpn$31$clock = clock;
-        slot_qpn$31$d = slot_qpn$31$q;
-        slot_msn$31$clock = clock;
-        slot_msn$31$d = slot_msn$31$q;
-        slot_cut$31$clock = clock;
-        slot_cut$31$d = slot_cut$31$q;
-        slot_named$31$clock = clock;
-        slot_named$31$d = slot_named$31$q;
-        if (qp_we & qp_reset & (slot_qpn$31$q == qp_waddr)) begin
-            slot_cut$31$d = 1'b1;
-        end
-        if (s_term_valid & (slot_qpn$31$q == s_term_qpn) & (slot_msn$31$q == s_term_msn)) begin
-            slot_named$31$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
-        end
         mrs$read_clock = clock;
         mrs$write_clock = clock;
         send_msn$read_clock = clock;
@@ -26749,15 +25645,15 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if (status == st_success) begin
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
-        reads_before = read_msn$read_data[(32'h0)+:(3)];
+        reads_before = read_msn$read_data[(32'h0)+:(4)];
         if ((is_read | is_atomic) & (status == st_success)) begin
-            reads_before = read_msn$read_data[(32'h0)+:(3)] + 32'h1;
+            reads_before = read_msn$read_data[(32'h0)+:(4)] + 32'h1;
         end
         entry_msn = 32'h0;
         if ((is_read | is_atomic) & (status == st_success)) begin
             entry_msn = read_msn$read_data + 32'h1;
         end
-        entry_base = ((cqe) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | (((entry_msn) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn);
+        entry_base = ((cqe) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | (((entry_msn) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn);
         entry = entry_base | flag_write;
         if (status == st_success) begin
             entry = entry_base | flag_wait;
@@ -26772,197 +25668,53 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         pending$s_valid = state$q == 32'h1;
         pending$s_data = entry;
         if (state$q == 32'h1) begin
-            if (tail$q[(32'h0)+:(5)] == 0) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
                 slot_qpn$0$d = qpn$q;
                 slot_msn$0$d = entry_msn;
                 slot_cut$0$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$0$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(5)] == 1) begin
+            if (tail$q[(32'h0)+:(3)] == 1) begin
                 slot_qpn$1$d = qpn$q;
                 slot_msn$1$d = entry_msn;
                 slot_cut$1$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$1$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(5)] == 2) begin
+            if (tail$q[(32'h0)+:(3)] == 2) begin
                 slot_qpn$2$d = qpn$q;
                 slot_msn$2$d = entry_msn;
                 slot_cut$2$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$2$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(5)] == 3) begin
+            if (tail$q[(32'h0)+:(3)] == 3) begin
                 slot_qpn$3$d = qpn$q;
                 slot_msn$3$d = entry_msn;
                 slot_cut$3$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$3$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(5)] == 4) begin
+            if (tail$q[(32'h0)+:(3)] == 4) begin
                 slot_qpn$4$d = qpn$q;
                 slot_msn$4$d = entry_msn;
                 slot_cut$4$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$4$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(5)] == 5) begin
+            if (tail$q[(32'h0)+:(3)] == 5) begin
                 slot_qpn$5$d = qpn$q;
                 slot_msn$5$d = entry_msn;
                 slot_cut$5$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$5$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(5)] == 6) begin
+            if (tail$q[(32'h0)+:(3)] == 6) begin
                 slot_qpn$6$d = qpn$q;
                 slot_msn$6$d = entry_msn;
                 slot_cut$6$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$6$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(5)] == 7) begin
+            if (tail$q[(32'h0)+:(3)] == 7) begin
                 slot_qpn$7$d = qpn$q;
                 slot_msn$7$d = entry_msn;
                 slot_cut$7$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$7$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 8) begin
-                slot_qpn$8$d = qpn$q;
-                slot_msn$8$d = entry_msn;
-                slot_cut$8$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$8$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 9) begin
-                slot_qpn$9$d = qpn$q;
-                slot_msn$9$d = entry_msn;
-                slot_cut$9$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$9$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 10) begin
-                slot_qpn$10$d = qpn$q;
-                slot_msn$10$d = entry_msn;
-                slot_cut$10$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$10$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 11) begin
-                slot_qpn$11$d = qpn$q;
-                slot_msn$11$d = entry_msn;
-                slot_cut$11$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$11$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 12) begin
-                slot_qpn$12$d = qpn$q;
-                slot_msn$12$d = entry_msn;
-                slot_cut$12$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$12$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 13) begin
-                slot_qpn$13$d = qpn$q;
-                slot_msn$13$d = entry_msn;
-                slot_cut$13$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$13$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 14) begin
-                slot_qpn$14$d = qpn$q;
-                slot_msn$14$d = entry_msn;
-                slot_cut$14$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$14$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 15) begin
-                slot_qpn$15$d = qpn$q;
-                slot_msn$15$d = entry_msn;
-                slot_cut$15$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$15$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 16) begin
-                slot_qpn$16$d = qpn$q;
-                slot_msn$16$d = entry_msn;
-                slot_cut$16$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$16$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 17) begin
-                slot_qpn$17$d = qpn$q;
-                slot_msn$17$d = entry_msn;
-                slot_cut$17$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$17$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 18) begin
-                slot_qpn$18$d = qpn$q;
-                slot_msn$18$d = entry_msn;
-                slot_cut$18$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$18$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 19) begin
-                slot_qpn$19$d = qpn$q;
-                slot_msn$19$d = entry_msn;
-                slot_cut$19$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$19$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 20) begin
-                slot_qpn$20$d = qpn$q;
-                slot_msn$20$d = entry_msn;
-                slot_cut$20$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$20$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 21) begin
-                slot_qpn$21$d = qpn$q;
-                slot_msn$21$d = entry_msn;
-                slot_cut$21$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$21$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 22) begin
-                slot_qpn$22$d = qpn$q;
-                slot_msn$22$d = entry_msn;
-                slot_cut$22$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$22$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 23) begin
-                slot_qpn$23$d = qpn$q;
-                slot_msn$23$d = entry_msn;
-                slot_cut$23$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$23$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 24) begin
-                slot_qpn$24$d = qpn$q;
-                slot_msn$24$d = entry_msn;
-                slot_cut$24$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$24$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 25) begin
-                slot_qpn$25$d = qpn$q;
-                slot_msn$25$d = entry_msn;
-                slot_cut$25$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$25$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 26) begin
-                slot_qpn$26$d = qpn$q;
-                slot_msn$26$d = entry_msn;
-                slot_cut$26$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$26$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 27) begin
-                slot_qpn$27$d = qpn$q;
-                slot_msn$27$d = entry_msn;
-                slot_cut$27$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$27$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 28) begin
-                slot_qpn$28$d = qpn$q;
-                slot_msn$28$d = entry_msn;
-                slot_cut$28$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$28$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 29) begin
-                slot_qpn$29$d = qpn$q;
-                slot_msn$29$d = entry_msn;
-                slot_cut$29$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$29$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 30) begin
-                slot_qpn$30$d = qpn$q;
-                slot_msn$30$d = entry_msn;
-                slot_cut$30$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$30$d = 32'h0;
-            end
-            if (tail$q[(32'h0)+:(5)] == 31) begin
-                slot_qpn$31$d = qpn$q;
-                slot_msn$31$d = entry_msn;
-                slot_cut$31$d = qp_we & qp_reset & (qp_waddr == qpn$q);
-                slot_named$31$d = 32'h0;
             end
             tail$d = tail$q + 32'h1;
             state$d = 32'h0;
@@ -27066,133 +25818,37 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         end
         head_cut = 1'b0;
         head_named = 32'h0;
-        if (head$q[(32'h0)+:(5)] == 0) begin
+        if (head$q[(32'h0)+:(3)] == 0) begin
             head_cut = slot_cut$0$q;
             head_named = slot_named$0$q;
         end
-        if (head$q[(32'h0)+:(5)] == 1) begin
+        if (head$q[(32'h0)+:(3)] == 1) begin
             head_cut = slot_cut$1$q;
             head_named = slot_named$1$q;
         end
-        if (head$q[(32'h0)+:(5)] == 2) begin
+        if (head$q[(32'h0)+:(3)] == 2) begin
             head_cut = slot_cut$2$q;
             head_named = slot_named$2$q;
         end
-        if (head$q[(32'h0)+:(5)] == 3) begin
+        if (head$q[(32'h0)+:(3)] == 3) begin
             head_cut = slot_cut$3$q;
             head_named = slot_named$3$q;
         end
-        if (head$q[(32'h0)+:(5)] == 4) begin
+        if (head$q[(32'h0)+:(3)] == 4) begin
             head_cut = slot_cut$4$q;
             head_named = slot_named$4$q;
         end
-        if (head$q[(32'h0)+:(5)] == 5) begin
+        if (head$q[(32'h0)+:(3)] == 5) begin
             head_cut = slot_cut$5$q;
             head_named = slot_named$5$q;
         end
-        if (head$q[(32'h0)+:(5)] == 6) begin
+        if (head$q[(32'h0)+:(3)] == 6) begin
             head_cut = slot_cut$6$q;
             head_named = slot_named$6$q;
         end
-        if (head$q[(32'h0)+:(5)] == 7) begin
+        if (head$q[(32'h0)+:(3)] == 7) begin
             head_cut = slot_cut$7$q;
             head_named = slot_named$7$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 8) begin
-            head_cut = slot_cut$8$q;
-            head_named = slot_named$8$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 9) begin
-            head_cut = slot_cut$9$q;
-            head_named = slot_named$9$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 10) begin
-            head_cut = slot_cut$10$q;
-            head_named = slot_named$10$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 11) begin
-            head_cut = slot_cut$11$q;
-            head_named = slot_named$11$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 12) begin
-            head_cut = slot_cut$12$q;
-            head_named = slot_named$12$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 13) begin
-            head_cut = slot_cut$13$q;
-            head_named = slot_named$13$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 14) begin
-            head_cut = slot_cut$14$q;
-            head_named = slot_named$14$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 15) begin
-            head_cut = slot_cut$15$q;
-            head_named = slot_named$15$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 16) begin
-            head_cut = slot_cut$16$q;
-            head_named = slot_named$16$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 17) begin
-            head_cut = slot_cut$17$q;
-            head_named = slot_named$17$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 18) begin
-            head_cut = slot_cut$18$q;
-            head_named = slot_named$18$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 19) begin
-            head_cut = slot_cut$19$q;
-            head_named = slot_named$19$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 20) begin
-            head_cut = slot_cut$20$q;
-            head_named = slot_named$20$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 21) begin
-            head_cut = slot_cut$21$q;
-            head_named = slot_named$21$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 22) begin
-            head_cut = slot_cut$22$q;
-            head_named = slot_named$22$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 23) begin
-            head_cut = slot_cut$23$q;
-            head_named = slot_named$23$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 24) begin
-            head_cut = slot_cut$24$q;
-            head_named = slot_named$24$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 25) begin
-            head_cut = slot_cut$25$q;
-            head_named = slot_named$25$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 26) begin
-            head_cut = slot_cut$26$q;
-            head_named = slot_named$26$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 27) begin
-            head_cut = slot_cut$27$q;
-            head_named = slot_named$27$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 28) begin
-            head_cut = slot_cut$28$q;
-            head_named = slot_named$28$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 29) begin
-            head_cut = slot_cut$29$q;
-            head_named = slot_named$29$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 30) begin
-            head_cut = slot_cut$30$q;
-            head_named = slot_named$30$q;
-        end
-        if (head$q[(32'h0)+:(5)] == 31) begin
-            head_cut = slot_cut$31$q;
-            head_named = slot_named$31$q;
         end
         head_base = pending_out$m_data;
         if (head_cut) begin
@@ -27200,13 +25856,13 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         end
         head_entry = head_base;
         if (head_named[32'h0]) begin
-            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 318'h3fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(4)];
-        reads_behind = order_done - head_entry[(32'h112)+:(3)];
-        head_flushed = reads_behind[32'h2] & ~|(qp_rts & (one_q << ((order_qpn) & 16'hffff)));
+        reads_behind = order_done - head_entry[(32'h112)+:(4)];
+        head_flushed = reads_behind[32'h3] & ~|(qp_rts & (one_q << ((order_qpn) & 16'hffff)));
         head_read = |head_entry[(at_entry_msn)+:(32)];
-        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h2] | head_flushed);
+        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h3] | head_flushed);
         head_writes = head_entry[32'h111] | (head_flushed & head_read);
         m_cqe_valid = head_ready & head_writes;
         m_cqn = head_entry[(32'h100)+:(4)];
@@ -27607,37 +26263,37 @@ module rnic_top_q16$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [317:0] s_data;
+    input wire  [318:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [317:0] m_data;
-    output reg  [5:0] count;
+    output reg  [318:0] m_data;
+    output reg  [3:0] count;
     
     // Constant declarations
-    localparam  depth = 6'b100000;
+    localparam  depth = 4'h8;
     
     // Stub signals
-    reg  [4:0] ram$read_address;
+    reg  [2:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [317:0] ram$read_data;
-    reg  [4:0] ram$write_address;
+    wire  [318:0] ram$read_data;
+    reg  [2:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [317:0] ram$write_data;
+    reg  [318:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [5:0] wr_ptr$d;
-    wire  [5:0] wr_ptr$q;
+    reg  [3:0] wr_ptr$d;
+    wire  [3:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [5:0] visible$d;
-    wire  [5:0] visible$q;
+    reg  [3:0] visible$d;
+    wire  [3:0] visible$q;
     reg  visible$clock;
-    reg  [5:0] rd_ptr$d;
-    wire  [5:0] rd_ptr$q;
+    reg  [3:0] rd_ptr$d;
+    wire  [3:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [5:0] next_rd;
+    reg  [3:0] next_rd;
     
     // Sub module instances
     rnic_top_q16$requester$pending$ram ram(
@@ -27681,7 +26337,7 @@ module rnic_top_q16$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(3)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -27692,7 +26348,7 @@ module rnic_top_q16$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(5)];
+        ram$read_address = next_rd[(32'h0)+:(3)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -27707,16 +26363,16 @@ endmodule // rnic_top_q16$requester$pending
 module rnic_top_q16$requester$pending$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [4:0] read_address;
+    input wire  [2:0] read_address;
     input wire  read_clock;
-    output reg  [317:0] read_data;
-    input wire  [4:0] write_address;
+    output reg  [318:0] read_data;
+    input wire  [2:0] write_address;
     input wire  write_clock;
-    input wire  [317:0] write_data;
+    input wire  [318:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[317:0] mem[31:0];
+    reg[318:0] mem[7:0];
     
     
     
@@ -27736,13 +26392,13 @@ endmodule // rnic_top_q16$requester$pending$ram
 module rnic_top_q16$requester$pending$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
@@ -27755,13 +26411,13 @@ endmodule // rnic_top_q16$requester$pending$rd_ptr
 module rnic_top_q16$requester$pending$visible(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
@@ -27774,13 +26430,13 @@ endmodule // rnic_top_q16$requester$pending$visible
 module rnic_top_q16$requester$pending$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
@@ -27797,23 +26453,23 @@ module rnic_top_q16$requester$pending_out(clock,reset,s_valid,s_ready,s_data,m_v
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [317:0] s_data;
+    input wire  [318:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [317:0] m_data;
+    output reg  [318:0] m_data;
     
     // Stub signals
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
-    reg  [317:0] out_data$d;
-    wire  [317:0] out_data$q;
+    reg  [318:0] out_data$d;
+    wire  [318:0] out_data$q;
     reg  out_data$clock;
     reg  skid_valid$d;
     wire  skid_valid$q;
     reg  skid_valid$clock;
-    reg  [317:0] skid_data$d;
-    wire  [317:0] skid_data$q;
+    reg  [318:0] skid_data$d;
+    wire  [318:0] skid_data$q;
     reg  skid_data$clock;
     
     // Local signals
@@ -27883,13 +26539,13 @@ endmodule // rnic_top_q16$requester$pending_out
 module rnic_top_q16$requester$pending_out$out_data(d,q,clock);
     
     // Module arguments
-    input wire  [317:0] d;
-    output reg  [317:0] q;
+    input wire  [318:0] d;
+    output reg  [318:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 318'h0;
+       q = 319'h0;
     end
     
     always @(posedge clock) begin
@@ -27921,13 +26577,13 @@ endmodule // rnic_top_q16$requester$pending_out$out_valid
 module rnic_top_q16$requester$pending_out$skid_data(d,q,clock);
     
     // Module arguments
-    input wire  [317:0] d;
-    output reg  [317:0] q;
+    input wire  [318:0] d;
+    output reg  [318:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 318'h0;
+       q = 319'h0;
     end
     
     always @(posedge clock) begin
@@ -28151,196 +26807,6 @@ module rnic_top_q16$requester$slot_cut$1(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_cut$1
 
 
-module rnic_top_q16$requester$slot_cut$10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$10
-
-
-module rnic_top_q16$requester$slot_cut$11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$11
-
-
-module rnic_top_q16$requester$slot_cut$12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$12
-
-
-module rnic_top_q16$requester$slot_cut$13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$13
-
-
-module rnic_top_q16$requester$slot_cut$14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$14
-
-
-module rnic_top_q16$requester$slot_cut$15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$15
-
-
-module rnic_top_q16$requester$slot_cut$16(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$16
-
-
-module rnic_top_q16$requester$slot_cut$17(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$17
-
-
-module rnic_top_q16$requester$slot_cut$18(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$18
-
-
-module rnic_top_q16$requester$slot_cut$19(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$19
-
-
 module rnic_top_q16$requester$slot_cut$2(d,q,clock);
     
     // Module arguments
@@ -28360,196 +26826,6 @@ module rnic_top_q16$requester$slot_cut$2(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_cut$2
 
 
-module rnic_top_q16$requester$slot_cut$20(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$20
-
-
-module rnic_top_q16$requester$slot_cut$21(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$21
-
-
-module rnic_top_q16$requester$slot_cut$22(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$22
-
-
-module rnic_top_q16$requester$slot_cut$23(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$23
-
-
-module rnic_top_q16$requester$slot_cut$24(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$24
-
-
-module rnic_top_q16$requester$slot_cut$25(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$25
-
-
-module rnic_top_q16$requester$slot_cut$26(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$26
-
-
-module rnic_top_q16$requester$slot_cut$27(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$27
-
-
-module rnic_top_q16$requester$slot_cut$28(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$28
-
-
-module rnic_top_q16$requester$slot_cut$29(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$29
-
-
 module rnic_top_q16$requester$slot_cut$3(d,q,clock);
     
     // Module arguments
@@ -28567,44 +26843,6 @@ module rnic_top_q16$requester$slot_cut$3(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$slot_cut$3
-
-
-module rnic_top_q16$requester$slot_cut$30(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$30
-
-
-module rnic_top_q16$requester$slot_cut$31(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$31
 
 
 module rnic_top_q16$requester$slot_cut$4(d,q,clock);
@@ -28683,44 +26921,6 @@ module rnic_top_q16$requester$slot_cut$7(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_cut$7
 
 
-module rnic_top_q16$requester$slot_cut$8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$8
-
-
-module rnic_top_q16$requester$slot_cut$9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_cut$9
-
-
 module rnic_top_q16$requester$slot_msn$0(d,q,clock);
     
     // Module arguments
@@ -28759,196 +26959,6 @@ module rnic_top_q16$requester$slot_msn$1(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_msn$1
 
 
-module rnic_top_q16$requester$slot_msn$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$10
-
-
-module rnic_top_q16$requester$slot_msn$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$11
-
-
-module rnic_top_q16$requester$slot_msn$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$12
-
-
-module rnic_top_q16$requester$slot_msn$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$13
-
-
-module rnic_top_q16$requester$slot_msn$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$14
-
-
-module rnic_top_q16$requester$slot_msn$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$15
-
-
-module rnic_top_q16$requester$slot_msn$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$16
-
-
-module rnic_top_q16$requester$slot_msn$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$17
-
-
-module rnic_top_q16$requester$slot_msn$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$18
-
-
-module rnic_top_q16$requester$slot_msn$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$19
-
-
 module rnic_top_q16$requester$slot_msn$2(d,q,clock);
     
     // Module arguments
@@ -28968,196 +26978,6 @@ module rnic_top_q16$requester$slot_msn$2(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_msn$2
 
 
-module rnic_top_q16$requester$slot_msn$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$20
-
-
-module rnic_top_q16$requester$slot_msn$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$21
-
-
-module rnic_top_q16$requester$slot_msn$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$22
-
-
-module rnic_top_q16$requester$slot_msn$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$23
-
-
-module rnic_top_q16$requester$slot_msn$24(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$24
-
-
-module rnic_top_q16$requester$slot_msn$25(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$25
-
-
-module rnic_top_q16$requester$slot_msn$26(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$26
-
-
-module rnic_top_q16$requester$slot_msn$27(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$27
-
-
-module rnic_top_q16$requester$slot_msn$28(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$28
-
-
-module rnic_top_q16$requester$slot_msn$29(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$29
-
-
 module rnic_top_q16$requester$slot_msn$3(d,q,clock);
     
     // Module arguments
@@ -29175,44 +26995,6 @@ module rnic_top_q16$requester$slot_msn$3(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$slot_msn$3
-
-
-module rnic_top_q16$requester$slot_msn$30(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$30
-
-
-module rnic_top_q16$requester$slot_msn$31(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$31
 
 
 module rnic_top_q16$requester$slot_msn$4(d,q,clock);
@@ -29291,44 +27073,6 @@ module rnic_top_q16$requester$slot_msn$7(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_msn$7
 
 
-module rnic_top_q16$requester$slot_msn$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$8
-
-
-module rnic_top_q16$requester$slot_msn$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_msn$9
-
-
 module rnic_top_q16$requester$slot_named$0(d,q,clock);
     
     // Module arguments
@@ -29367,196 +27111,6 @@ module rnic_top_q16$requester$slot_named$1(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_named$1
 
 
-module rnic_top_q16$requester$slot_named$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$10
-
-
-module rnic_top_q16$requester$slot_named$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$11
-
-
-module rnic_top_q16$requester$slot_named$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$12
-
-
-module rnic_top_q16$requester$slot_named$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$13
-
-
-module rnic_top_q16$requester$slot_named$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$14
-
-
-module rnic_top_q16$requester$slot_named$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$15
-
-
-module rnic_top_q16$requester$slot_named$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$16
-
-
-module rnic_top_q16$requester$slot_named$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$17
-
-
-module rnic_top_q16$requester$slot_named$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$18
-
-
-module rnic_top_q16$requester$slot_named$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$19
-
-
 module rnic_top_q16$requester$slot_named$2(d,q,clock);
     
     // Module arguments
@@ -29576,196 +27130,6 @@ module rnic_top_q16$requester$slot_named$2(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_named$2
 
 
-module rnic_top_q16$requester$slot_named$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$20
-
-
-module rnic_top_q16$requester$slot_named$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$21
-
-
-module rnic_top_q16$requester$slot_named$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$22
-
-
-module rnic_top_q16$requester$slot_named$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$23
-
-
-module rnic_top_q16$requester$slot_named$24(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$24
-
-
-module rnic_top_q16$requester$slot_named$25(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$25
-
-
-module rnic_top_q16$requester$slot_named$26(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$26
-
-
-module rnic_top_q16$requester$slot_named$27(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$27
-
-
-module rnic_top_q16$requester$slot_named$28(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$28
-
-
-module rnic_top_q16$requester$slot_named$29(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$29
-
-
 module rnic_top_q16$requester$slot_named$3(d,q,clock);
     
     // Module arguments
@@ -29783,44 +27147,6 @@ module rnic_top_q16$requester$slot_named$3(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$slot_named$3
-
-
-module rnic_top_q16$requester$slot_named$30(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$30
-
-
-module rnic_top_q16$requester$slot_named$31(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$31
 
 
 module rnic_top_q16$requester$slot_named$4(d,q,clock);
@@ -29899,44 +27225,6 @@ module rnic_top_q16$requester$slot_named$7(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_named$7
 
 
-module rnic_top_q16$requester$slot_named$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$8
-
-
-module rnic_top_q16$requester$slot_named$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 9'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_named$9
-
-
 module rnic_top_q16$requester$slot_qpn$0(d,q,clock);
     
     // Module arguments
@@ -29975,196 +27263,6 @@ module rnic_top_q16$requester$slot_qpn$1(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_qpn$1
 
 
-module rnic_top_q16$requester$slot_qpn$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$10
-
-
-module rnic_top_q16$requester$slot_qpn$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$11
-
-
-module rnic_top_q16$requester$slot_qpn$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$12
-
-
-module rnic_top_q16$requester$slot_qpn$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$13
-
-
-module rnic_top_q16$requester$slot_qpn$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$14
-
-
-module rnic_top_q16$requester$slot_qpn$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$15
-
-
-module rnic_top_q16$requester$slot_qpn$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$16
-
-
-module rnic_top_q16$requester$slot_qpn$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$17
-
-
-module rnic_top_q16$requester$slot_qpn$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$18
-
-
-module rnic_top_q16$requester$slot_qpn$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$19
-
-
 module rnic_top_q16$requester$slot_qpn$2(d,q,clock);
     
     // Module arguments
@@ -30184,196 +27282,6 @@ module rnic_top_q16$requester$slot_qpn$2(d,q,clock);
 endmodule // rnic_top_q16$requester$slot_qpn$2
 
 
-module rnic_top_q16$requester$slot_qpn$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$20
-
-
-module rnic_top_q16$requester$slot_qpn$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$21
-
-
-module rnic_top_q16$requester$slot_qpn$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$22
-
-
-module rnic_top_q16$requester$slot_qpn$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$23
-
-
-module rnic_top_q16$requester$slot_qpn$24(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$24
-
-
-module rnic_top_q16$requester$slot_qpn$25(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$25
-
-
-module rnic_top_q16$requester$slot_qpn$26(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$26
-
-
-module rnic_top_q16$requester$slot_qpn$27(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$27
-
-
-module rnic_top_q16$requester$slot_qpn$28(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$28
-
-
-module rnic_top_q16$requester$slot_qpn$29(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$29
-
-
 module rnic_top_q16$requester$slot_qpn$3(d,q,clock);
     
     // Module arguments
@@ -30391,44 +27299,6 @@ module rnic_top_q16$requester$slot_qpn$3(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$slot_qpn$3
-
-
-module rnic_top_q16$requester$slot_qpn$30(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$30
-
-
-module rnic_top_q16$requester$slot_qpn$31(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$31
 
 
 module rnic_top_q16$requester$slot_qpn$4(d,q,clock);
@@ -30505,44 +27375,6 @@ module rnic_top_q16$requester$slot_qpn$7(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$slot_qpn$7
-
-
-module rnic_top_q16$requester$slot_qpn$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$8
-
-
-module rnic_top_q16$requester$slot_qpn$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$requester$slot_qpn$9
 
 
 module rnic_top_q16$requester$state(d,q,clock);

@@ -341,7 +341,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
             }
             m.eval();
             let order_qpn = m.get(p.order_qpn) as usize;
-            m.set(p.order_done, reads_done[order_qpn] & 7);
+            m.set(p.order_done, reads_done[order_qpn] & 15);
             m.eval();
             if m.get_bit(p.read_valid) {
                 reads_done[m.get(p.read_qpn) as usize] += 1;
@@ -497,7 +497,7 @@ fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
             }
             m.eval();
             let order_qpn = m.get(p.order_qpn) as usize;
-            m.set(p.order_done, reads_done[order_qpn] & 7);
+            m.set(p.order_done, reads_done[order_qpn] & 15);
             m.eval();
             if m.get_bit(p.read_valid) {
                 reads_done[m.get(p.read_qpn) as usize] += 1;

@@ -178,10 +178,10 @@ pub struct RdmapRx<
     pub s_read_qpn: Signal<In, Bits<QB>>,
     pub s_read_entry: Signal<In, Bits<129>>,
     pub reads_full: Signal<Out, Bits<Q>>,
-    /// Reads of QP `order_qpn` placed so far (modulo 8, from the QP's reset): the
+    /// Reads of QP `order_qpn` placed so far (modulo 16, from the QP's reset): the
     /// requester completes a Read, and holds its QP's later completions, until then.
     pub order_qpn: Signal<In, Bits<QB>>,
-    pub order_done: Signal<Out, Bits<3>>,
+    pub order_done: Signal<Out, Bits<4>>,
     /// The requester's own failures (it has told the command unit already).
     pub s_tx_fail: Signal<In, Bit>,
     pub s_tx_fail_qp: Signal<In, Bits<QB>>,
@@ -278,7 +278,7 @@ pub struct RdmapRx<
     reads: RAM<Bits<129>, RB>,
     /// The outstanding-Read state of every QP, a 16-bit lane each (one register, not 4 Q
     /// small ones: a simulator pays per register): Reads queued (3:0), the oldest one's
-    /// slot (5:4), the most allowed (11:8), Reads completed modulo 8 (14:12).
+    /// slot (5:4), the most allowed (11:8), Reads completed modulo 16 (15:12).
     read_table: DFF<Bits<QL>>,
     rd_lane: Signal<Local, Bits<16>>,
     push_lane: Signal<Local, Bits<16>>,
@@ -368,7 +368,9 @@ pub struct RdmapRx<
     place_addr: DFF<Bits<64>>,
     left: DFF<Bits<16>>,
     carry: DFF<Bits<64>>,
-    writes_out: DFF<Bits<4>>,
+    /// Placement writes not yet acknowledged: up to 64 (the DMA write engine keeps 32 on
+    /// its W side and 32 waiting for their B responses).
+    writes_out: DFF<Bits<8>>,
     req_valid: DFF<Bit>,
     job_valid: DFF<Bit>,
     job_terminate: DFF<Bit>,
@@ -1829,7 +1831,7 @@ impl<
         self.done_inc.next = (self.state.q.val() == 10)
             & ((self.opcode.val() == 2) | (self.opcode.val() == 11))
             & (self.writes_out.q.val() == 0);
-        self.order_done.next = self.order_lane.val().get_bits::<3>(12);
+        self.order_done.next = self.order_lane.val().get_bits::<4>(12);
         // The read table's updates, one after the other on its lanes: a Read pushed (count + 1),
         // a Read popped (count - 1, slot + 1) or completed (done + 1), then a QP written
         // (its limit from ORD; in RESET also count, slot and done to 0), which wins. Only

@@ -27,18 +27,19 @@ use rnic_proto::host::Field;
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer};
 use crate::host::MrCheck;
 
-/// Completions waiting for their message to leave: `1 << PENDING_BITS`, enough to cover
-/// the DMA round trip of a Write's payload at one message every few cycles (Little's law).
-const PENDING_BITS: usize = 5;
+/// Completions waiting for their message to leave: `1 << PENDING_BITS`. (Eight: the
+/// count of a QP's Reads done is kept modulo 16, which tells "done" from "not yet" while
+/// at most four are outstanding before an entry and at most seven behind it.)
+const PENDING_BITS: usize = 3;
 const PENDING: usize = 1 << PENDING_BITS;
 /// A pending completion: the CQE (256 bits), its CQ (16), flags: waits for its message
-/// (272), writes a CQE (273); the QP's Reads that come first (274, 3 bits); a Read's or
-/// atomic's QN 1 MSN (277, 32 bits; 0 for other WQEs); named by the peer's Terminate
-/// (309) with this status (310, 8 bits).
-const ENTRY_BITS: usize = 318;
-const ENTRY_MSN: u64 = 277;
-const ENTRY_NAMED: u64 = 309;
-const ENTRY_NAMED_STATUS: u64 = 310;
+/// (272), writes a CQE (273); the QP's Reads that come first, modulo 16 (274, 4 bits); a
+/// Read's or atomic's QN 1 MSN (278, 32 bits; 0 for other WQEs); named by the peer's
+/// Terminate (310) with this status (311, 8 bits).
+const ENTRY_BITS: usize = 319;
+const ENTRY_MSN: u64 = 278;
+const ENTRY_NAMED: u64 = 310;
+const ENTRY_NAMED_STATUS: u64 = 311;
 
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts.
 #[derive(LogicBlock)]
@@ -88,7 +89,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub reads_full: Signal<In, Bits<Q>>,
     /// Reads completed by the receive side for QP `order_qpn` (see `RdmapRx`).
     pub order_qpn: Signal<Out, Bits<QB>>,
-    pub order_done: Signal<In, Bits<3>>,
+    pub order_done: Signal<In, Bits<4>>,
     /// To the CQ writer.
     pub m_cqe_valid: Signal<Out, Bit>,
     pub m_cqe_ready: Signal<In, Bit>,
@@ -163,13 +164,13 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     entry_base: Signal<Local, Bits<ENTRY_BITS>>,
     head_entry: Signal<Local, Bits<ENTRY_BITS>>,
     head_ready: Signal<Local, Bit>,
-    reads_behind: Signal<Local, Bits<3>>,
+    reads_behind: Signal<Local, Bits<4>>,
     head_flushed: Signal<Local, Bit>,
     head_writes: Signal<Local, Bit>,
     head_read: Signal<Local, Bit>,
     /// The CQE fields a flush rewrites: STATUS, and BYTE_LEN (0 unless SUCCESS).
     flush_mask: Constant<Bits<256>>,
-    reads_before: Signal<Local, Bits<3>>,
+    reads_before: Signal<Local, Bits<4>>,
     read_body: Signal<Local, Bits<224>>,
     atomic_body: Signal<Local, Bits<416>>,
     aop_word: Signal<Local, Bits<32>>,
@@ -606,9 +607,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // Entry: CQE, CQ, the QP's Reads that come first (those issued before it, and a
         // Read itself); flags: waits for its message (bit 272), writes a CQE (bit 273).
         // Errors always complete; a message's completion waits, and is written if signaled.
-        self.reads_before.next = self.read_msn.read_data.val().get_bits::<3>(0);
+        self.reads_before.next = self.read_msn.read_data.val().get_bits::<4>(0);
         if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
-            self.reads_before.next = self.read_msn.read_data.val().get_bits::<3>(0) + 1;
+            self.reads_before.next = self.read_msn.read_data.val().get_bits::<4>(0) + 1;
         }
         self.entry_msn.next = 0.into();
         if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
@@ -616,7 +617,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         self.entry_base.next = bit_cast::<ENTRY_BITS, 256>(self.cqe.val())
             | (bit_cast::<ENTRY_BITS, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
-            | (bit_cast::<ENTRY_BITS, 3>(self.reads_before.val()) << 274)
+            | (bit_cast::<ENTRY_BITS, 4>(self.reads_before.val()) << 274)
             | (bit_cast::<ENTRY_BITS, 32>(self.entry_msn.val()) << self.at_entry_msn.val());
         self.entry.next = self.entry_base.val() | self.flag_write.val();
         if self.status.val() == self.st_success.val() {
@@ -788,13 +789,13 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     << self.at_entry_named_status.val());
         }
         // A completion also waits until its QP's Reads before it (and a Read's own
-        // response) are placed. Counted modulo 8, the done count is within 4 below (ORD
-        // is at most 4) and 3 above (every later Read has an entry behind this one) the
-        // count needed: a difference of 0..3 means done.
+        // response) are placed. Counted modulo 16, the done count is within 4 below (ORD
+        // is at most 4) and 7 above (every later Read has an entry behind this one, of
+        // eight) the count needed: a difference of 0..7 means done.
         self.order_qpn.next = self.head_entry.val().get_bits::<QB>(self.at_cqe_qpn.val().index());
-        self.reads_behind.next = self.order_done.val() - self.head_entry.val().get_bits::<3>(274);
+        self.reads_behind.next = self.order_done.val() - self.head_entry.val().get_bits::<4>(274);
         // A QP that left RTS gets no more responses: what still waits for one is flushed.
-        self.head_flushed.next = self.reads_behind.val().get_bit(2)
+        self.head_flushed.next = self.reads_behind.val().get_bit(3)
             & !(self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.order_qpn.val()))).any();
         // A Read or atomic (its QN 1 MSN is set) stays until its response is placed or it
         // is flushed, signaled or not: flushed, it is an error and writes its CQE.
@@ -802,7 +803,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.head_ready.next = self.pending_out.m_valid.val()
             & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
             & (!(self.head_entry.val().get_bit(273) | self.head_read.val())
-                | !self.reads_behind.val().get_bit(2)
+                | !self.reads_behind.val().get_bit(3)
                 | self.head_flushed.val());
         self.head_writes.next = self.head_entry.val().get_bit(273) | (self.head_flushed.val() & self.head_read.val());
         self.m_cqe_valid.next = self.head_ready.val() & self.head_writes.val();
