@@ -13,8 +13,9 @@
 //! Two halves run one segment apart. The walker cuts the message into segments, builds
 //! each header and asks the DMA read engine for that segment's payload (so a payload
 //! stream never spans two segments and the engine's requests in flight hide its
-//! latency); segments wait in a block-RAM queue of 32, their reads in flight. The packer appends a segment's payload to
-//! its header octet by octet, eight per beat, through a 16-octet accumulator.
+//! latency); segments wait in a block-RAM queue of 32, their reads in flight. The packer
+//! appends a segment's payload to its header octet by octet, eight per beat, through a
+//! 16-octet accumulator.
 use rust_hdl::prelude::*;
 
 use crate::common::{constant, Bswap32, Bswap64, RamFifo};
