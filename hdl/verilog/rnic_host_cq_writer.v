@@ -38,7 +38,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
     output reg  [31:0] settled;
     
     // Constant declarations
-    localparam  irq_full_count = 6'b100000;
     localparam  one = 64'h1;
     localparam  slot_mask_one = 33'h1;
     localparam  at_log_size = 7'b0;
@@ -123,22 +122,11 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
     reg  [5:0] written$d;
     wire  [5:0] written$q;
     reg  written$clock;
-    reg  [5:0] irq_count$d;
-    wire  [5:0] irq_count$q;
-    reg  irq_count$clock;
-    reg  irq_room$d;
-    wire  irq_room$q;
-    reg  irq_room$clock;
-    reg  irq_none$d;
-    wire  irq_none$q;
-    reg  irq_none$clock;
     reg  [31:0] settled_count$d;
     wire  [31:0] settled_count$q;
     reg  settled_count$clock;
     
     // Local signals
-    reg  [5:0] irq_count_next;
-    reg  irq_push;
     reg  dropping;
     reg  irq_take;
     reg  [63:0] cq_bit;
@@ -260,21 +248,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         .q(written$q),
         .clock(written$clock)
     );
-    rnic_host_cq_writer$irq_count irq_count(
-        .d(irq_count$d),
-        .q(irq_count$q),
-        .clock(irq_count$clock)
-    );
-    rnic_host_cq_writer$irq_room irq_room(
-        .d(irq_room$d),
-        .q(irq_room$q),
-        .clock(irq_room$clock)
-    );
-    rnic_host_cq_writer$irq_none irq_none(
-        .d(irq_none$d),
-        .q(irq_none$q),
-        .clock(irq_none$clock)
-    );
     rnic_host_cq_writer$settled_count settled_count(
         .d(settled_count$d),
         .q(settled_count$q),
@@ -293,9 +266,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         armed_solicited$clock = clock;
         overflowed$clock = clock;
         written$clock = clock;
-        irq_count$clock = clock;
-        irq_room$clock = clock;
-        irq_none$clock = clock;
         overflow_bit$clock = clock;
         settled_count$clock = clock;
         state$d = state$q;
@@ -308,9 +278,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         armed_solicited$d = armed_solicited$q;
         overflowed$d = overflowed$q;
         written$d = written$q;
-        irq_count$d = irq_count$q;
-        irq_room$d = irq_room$q;
-        irq_none$d = irq_none$q;
         overflow_bit$d = overflow_bit$q;
         settled_count$d = settled_count$q;
         pi_copy$read_clock = clock;
@@ -376,7 +343,7 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         dropping = ~enabled | full;
         irqs$s_valid = 1'b0;
         irqs$s_data = irq_entry;
-        if ((state$q == 32'h2) & irq_room$q & (~dropping | irq_none$q)) begin
+        if ((state$q == 32'h2) & irqs$s_ready & (~dropping | ~|irqs$count)) begin
             state$d = 32'h0;
             if (dropping) begin
                 settled_count$d = settled_count$q + 32'h1;
@@ -434,17 +401,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         irq_due = (written$q != 32'h0) & irqs$m_valid & irq_head_entry[32'h10];
         irq_take = (written$q != 32'h0) & irqs$m_valid & (~irq_due | irq_ready);
         irqs$m_ready = irq_take;
-        irq_push = irqs$s_valid;
-        irq_count_next = irq_count$q;
-        if (irq_push & ~irq_take) begin
-            irq_count_next = irq_count$q + 32'h1;
-        end
-        if (~irq_push & irq_take) begin
-            irq_count_next = irq_count$q - 32'h1;
-        end
-        irq_count$d = irq_count_next;
-        irq_room$d = irq_count_next != irq_full_count;
-        irq_none$d = ~|irq_count_next;
         if (irq_take) begin
             written$d = written$q - 32'h1;
             if (s_done_valid) begin
@@ -466,9 +422,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
             armed_solicited$d = 32'h0;
             overflowed$d = 32'h0;
             written$d = 32'h0;
-            irq_count$d = 32'h0;
-            irq_room$d = 1'b1;
-            irq_none$d = 1'b1;
             settled_count$d = 32'h0;
         end
         overflow = overflowed$q;
@@ -638,63 +591,6 @@ module rnic_host_cq_writer$ctx(read_address,read_clock,read_data,write_address,w
     end
                 
 endmodule // rnic_host_cq_writer$ctx
-
-
-module rnic_host_cq_writer$irq_count(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_cq_writer$irq_count
-
-
-module rnic_host_cq_writer$irq_none(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_cq_writer$irq_none
-
-
-module rnic_host_cq_writer$irq_room(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_cq_writer$irq_room
 
 
 module rnic_host_cq_writer$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);

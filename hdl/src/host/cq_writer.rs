@@ -91,14 +91,6 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     irqs: RamFifo<17, IN_FLIGHT_BITS, { IN_FLIGHT_BITS + 1 }>,
     /// CQE writes reported done whose entry of `irqs` has not been taken yet.
     written: DFF<Bits<6>>,
-    /// Entries of `irqs`, and whether there is room for one more and none at all: kept a
-    /// cycle ahead, so that taking a CQE does not wait on a count's compare.
-    irq_count: DFF<Bits<6>>,
-    irq_room: DFF<Bit>,
-    irq_none: DFF<Bit>,
-    irq_count_next: Signal<Local, Bits<6>>,
-    irq_push: Signal<Local, Bit>,
-    irq_full_count: Constant<Bits<6>>,
     settled_count: DFF<Bits<32>>,
     dropping: Signal<Local, Bit>,
     irq_take: Signal<Local, Bit>,
@@ -186,12 +178,6 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             irqs: Default::default(),
             written: Default::default(),
             irq_take: Default::default(),
-            irq_count: Default::default(),
-            irq_room: Default::default(),
-            irq_none: Default::default(),
-            irq_count_next: Default::default(),
-            irq_push: Default::default(),
-            irq_full_count: constant(1 << IN_FLIGHT_BITS),
             cq_bit: Default::default(),
             db_bit: Default::default(),
             ctx_bit: Default::default(),
@@ -239,9 +225,6 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             armed_solicited,
             overflowed,
             written,
-            irq_count,
-            irq_room,
-            irq_none,
             overflow_bit,
             settled_count
         );
@@ -325,7 +308,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.dropping.next = !self.enabled.val() | self.full.val();
         self.irqs.s_valid.next = false;
         self.irqs.s_data.next = self.irq_entry.val();
-        if (self.state.q.val() == 2) & self.irq_room.q.val() & (!self.dropping.val() | self.irq_none.q.val()) {
+        if (self.state.q.val() == 2) & self.irqs.s_ready.val() & (!self.dropping.val() | !self.irqs.count.val().any()) {
             self.state.d.next = 0.into();
             if self.dropping.val() {
                 self.settled_count.d.next = self.settled_count.q.val() + 1;
@@ -389,17 +372,6 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.irq_take.next =
             (self.written.q.val() != 0) & self.irqs.m_valid.val() & (!self.irq_due.val() | self.irq_ready.val());
         self.irqs.m_ready.next = self.irq_take.val();
-        self.irq_push.next = self.irqs.s_valid.val();
-        self.irq_count_next.next = self.irq_count.q.val();
-        if self.irq_push.val() & !self.irq_take.val() {
-            self.irq_count_next.next = self.irq_count.q.val() + 1;
-        }
-        if !self.irq_push.val() & self.irq_take.val() {
-            self.irq_count_next.next = self.irq_count.q.val() - 1;
-        }
-        self.irq_count.d.next = self.irq_count_next.val();
-        self.irq_room.d.next = self.irq_count_next.val() != self.irq_full_count.val();
-        self.irq_none.d.next = !self.irq_count_next.val().any();
         if self.irq_take.val() {
             self.written.d.next = self.written.q.val() - 1;
             if self.s_done_valid.val() {
@@ -422,9 +394,6 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             self.armed_solicited.d.next = 0.into();
             self.overflowed.d.next = 0.into();
             self.written.d.next = 0.into();
-            self.irq_count.d.next = 0.into();
-            self.irq_room.d.next = true;
-            self.irq_none.d.next = true;
             self.settled_count.d.next = 0.into();
         }
         self.overflow.next = self.overflowed.q.val();
