@@ -181,6 +181,14 @@ pub enum DriverError {
         /// Its state.
         state: QpState,
     },
+    /// A CONN_ID change asked of a QP that is not in RESET.
+    #[error("QP {qpn} is in {state:?}; its CONN_ID can change in RESET only")]
+    ConnIdOutsideReset {
+        /// The QP.
+        qpn: u32,
+        /// Its state.
+        state: QpState,
+    },
     /// A local buffer whose lkey no live memory region of this device has: never
     /// registered, deregistered since, or registered on another device. Nothing was posted.
     #[error(

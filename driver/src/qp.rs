@@ -217,6 +217,19 @@ impl<'a, H: Hal> QueuePair<'a, H> {
         Ok(QpError::from_status(ctx.state, &status))
     }
 
+    /// Sets the CONN_ID of a QP in RESET, the connection its FPDUs go out on, for when it
+    /// is known only after the QP exists (the QP number of a peer on the same device, in
+    /// loopback). Takes effect in the device at once.
+    pub fn set_conn_id(&mut self, conn_id: u16) -> Result<(), DriverError> {
+        if self.ctx.state != QpState::Reset {
+            return Err(DriverError::ConnIdOutsideReset { qpn: self.qpn, state: self.ctx.state });
+        }
+        let ctx = QpContext { conn_id, ..self.ctx };
+        self.dev.command(CmdOpcode::WriteQp, self.qpn, &ctx.to_words())?;
+        self.ctx = ctx;
+        Ok(())
+    }
+
     /// RESET → RTS: the QP starts sending and receiving.
     pub fn ready(&mut self) -> Result<(), DriverError> {
         self.modify(QpState::Rts)

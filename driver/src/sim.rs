@@ -561,6 +561,16 @@ impl SimHal {
         *b.peer.borrow_mut() = Rc::downgrade(&a.sim);
     }
 
+    /// Loops this device's TX stream back into its RX stream, through a queue of
+    /// [`LINK_BEATS`] beats with `tuser` passed on, as the board build's loopback does: a
+    /// QP whose CONN_ID is another QP's number of the same device talks to that QP. The
+    /// device must not also be [`SimHal::connect`]ed or have another far end.
+    pub fn loop_back(&self, config: LinkConfig) {
+        let queue: LinkQueue = Rc::default();
+        let hook = self.with_model(|m| link_hook(m, queue.clone(), queue, self.tx_octets.clone(), config, None, None));
+        self.on_cycle(hook);
+    }
+
     /// Makes something the far end of this device's streams (8-octet `tdata`): TX is
     /// always taken, each packet whole handed to `on_packet` with its `tuser`; RX is fed
     /// from `inp`; `every_cycle` runs first in each cycle.
@@ -628,7 +638,7 @@ impl SimHal {
         self.sim.borrow().model.cycles()
     }
 
-    /// Octets sent on the link since [`SimHal::connect`]: MPA FPDUs, whole (length,
+    /// Octets sent on the link since [`SimHal::connect`] (or [`SimHal::loop_back`]): MPA FPDUs, whole (length,
     /// ULPDU, pad, CRC), as a network would carry them.
     pub fn tx_octets(&self) -> u64 {
         self.tx_octets.get()

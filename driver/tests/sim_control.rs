@@ -193,6 +193,23 @@ fn the_qp_context_on_the_device_matches_the_caps_and_objects() {
     assert_eq!((status.sq_ci, status.rq_ci, status.terminate), (0, 0, None));
 }
 
+/// A QP's CONN_ID can be set after it exists (loopback: the peer QP's number), in RESET
+/// only, and the device holds the new one.
+#[test]
+fn the_conn_id_of_a_qp_in_reset_can_change_and_not_after() {
+    let dev = open();
+    let pd = ProtectionDomain::new(&dev).expect("pd");
+    let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+    qp.set_conn_id(0x1234).expect("in RESET");
+    assert_eq!(qp.query().expect("query").0.conn_id, 0x1234);
+    qp.ready().expect("RESET -> RTS");
+    assert_eq!(qp.query().expect("query").0.conn_id, 0x1234, "RTS keeps it");
+    let err = qp.set_conn_id(7).expect_err("in RTS");
+    assert!(matches!(err, DriverError::ConnIdOutsideReset { state: QpState::Rts, .. }), "{err}");
+    assert_eq!(qp.query().expect("query").0.conn_id, 0x1234);
+}
+
 #[test]
 fn a_qp_moves_reset_rts_error_reset_and_the_device_refuses_error_to_rts() {
     let dev = open();

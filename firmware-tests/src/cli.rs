@@ -8,6 +8,10 @@ pub struct PerfArgs {
     /// Where to run: `sim` (two Verilated RNICs linked stream to stream) or `vfio`.
     #[arg(long, value_enum, default_value = "sim")]
     pub backend: Backend,
+    /// One RNIC instead of two: its stream looped back into itself, A's QPs and B's QPs
+    /// on the same device (as on the board).
+    #[arg(long)]
+    pub loopback: bool,
     /// PCI address of the card for `--backend vfio`, e.g. 0000:01:00.0.
     #[arg(long)]
     pub device: Option<String>,
@@ -40,7 +44,7 @@ pub struct PerfArgs {
 }
 
 impl PerfArgs {
-    /// Fails (exit status 2) unless the chosen backend can run a pair of RNICs here.
+    /// Fails (exit status 2) unless the chosen backend can run these programs here.
     pub fn require_pair_backend(&self, program: &str) {
         let why = match self.backend {
             Backend::Sim if cfg!(feature = "sim") => return,
@@ -51,9 +55,10 @@ impl PerfArgs {
             // The card is opened first, so that a setup mistake is what gets reported.
             Backend::Vfio => match crate::open(Backend::Vfio, self.device.as_deref()) {
                 Err(e) => e,
-                Ok(_) => "the card opened, but these programs measure two RNICs linked stream to stream, \
-                          and a card's streams reach a peer only through the host stream rings, which are \
-                          not built yet"
+                Ok(_) => "the card opened, but the measuring programs count the RNIC's clock cycles, which \
+                          only the simulator gives, so they run on `--backend sim` (two RNICs, or one with \
+                          --loopback); on the card, `selftest --backend vfio --device <BDF>` runs every \
+                          operation once, its streams looped through the stream rings"
                     .to_string(),
             },
         };
@@ -64,8 +69,9 @@ impl PerfArgs {
     /// The setup line every program prints above its table.
     pub fn setup(&self) -> String {
         let on = |b: bool| if b { "on" } else { "off" };
+        let rnics = if self.loopback { "one RNIC in loopback" } else { "two RNICs linked" };
         format!(
-            "backend {:?}, {} QP(s), MULPDU {}, MPA CRC {}, markers {}, DMA latency {} cycles, datapath 8 octets/cycle",
+            "backend {:?}, {rnics}, {} QP(s), MULPDU {}, MPA CRC {}, markers {}, DMA latency {} cycles, datapath 8 octets/cycle",
             self.backend,
             self.qps,
             self.mulpdu,

@@ -1,9 +1,10 @@
 //! Host test programs for the RNIC. Each takes `--backend` and runs the same driver code
 //! against whichever backend it names: the fake platform, the Verilated RTL (`sim`, two
-//! RNICs linked stream to stream in one process, feature `sim`) and a PCIe card through
-//! VFIO (`vfio --device <BDF>`).
+//! RNICs linked stream to stream in one process, or one looped back into itself with
+//! `--loopback`; feature `sim`) and a PCIe card through VFIO (`vfio --device <BDF>`).
 //!
-//! Programs: `selftest` (the platform contract the driver relies on); `pingpong` (Send/Recv
+//! Programs: `selftest` (the platform contract the driver relies on, then every operation
+//! once on one RNIC in loopback, [`loopback`]); `pingpong` (Send/Recv
 //! latency), `write_bw` and `read_bw` (bandwidth, `--sweep` plots it against message
 //! size), `read_lat` (RDMA Read latency), `atomic_bw` and `atomic_lat` (RFC 7306
 //! atomics, `--op fadd|cswap`, `--contended`, `--device-memory`), `atomic_responder` (the
@@ -14,6 +15,7 @@
 #[cfg(feature = "sim")]
 pub mod atomics;
 pub mod cli;
+pub mod loopback;
 #[cfg(feature = "sim")]
 pub mod pair;
 #[cfg(feature = "sim")]
@@ -41,14 +43,14 @@ pub enum Backend {
     Vfio,
 }
 
-/// Opens a backend, or says clearly why it cannot.
+/// Opens the platform of a backend without a simulator behind it, or says clearly why it
+/// cannot.
 pub fn open(backend: Backend, device: Option<&str>) -> Result<Box<dyn Hal>, String> {
     match backend {
         Backend::Fake => Ok(Box::new(FakeHal::new(4))),
-        Backend::Sim => {
-            Err("selftest checks a bare platform; the sim backend runs the RNIC programs (pingpong, write_bw...)"
-                .into())
-        }
+        Backend::Sim => Err("a simulated RNIC comes with its link (two linked, or one looped back): the \
+                             programs open it themselves"
+            .into()),
         Backend::Vfio => open_vfio(device),
     }
 }

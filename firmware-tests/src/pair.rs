@@ -33,6 +33,10 @@ pub struct PairConfig {
     /// Write the link's streams to this file as a packet capture (one TCP connection
     /// per QP pair, with its MPA handshake), when the run ends.
     pub pcap: Option<PathBuf>,
+    /// A and B are one RNIC whose stream is looped back into itself: A's QP `n` and B's
+    /// QP `n` are QPs of the same device, each one's CONN_ID the other's number, as on
+    /// the board. Each end still has its own PD, buffer, MR and CQ.
+    pub loopback: bool,
 }
 
 /// Octets of device memory per end, with `device_memory`.
@@ -97,28 +101,46 @@ fn err(what: &str) -> impl Fn(rnic_driver::DriverError) -> String + '_ {
     move |e| format!("{what}: {e}")
 }
 
-/// Opens two Verilated `rnic_top`s, links them, sets both up as the module says, fills
-/// each buffer with its own pattern, and runs `f` on the pair.
+/// Opens two Verilated `rnic_top`s and links them (or one, looped back, with
+/// `loopback`), sets both ends up as the module says, fills each buffer with its own
+/// pattern, and runs `f` on the pair.
 pub fn with_pair<R>(
     config: PairConfig,
     f: impl for<'d> FnOnce(&mut Pair<'d>) -> Result<R, String>,
 ) -> Result<R, String> {
     let open = || SimHal::open("rnic_top").map_err(|e| format!("cannot open the rnic_top model: {e}"));
-    let (ha, hb) = (open()?, open()?);
     let capture = config.pcap.as_ref().map(|_| Rc::new(RefCell::new(LinkCapture::new())));
-    SimHal::connect_captured(&ha, &hb, LinkConfig::default(), capture.clone());
-    for hal in [&ha, &hb] {
+    let hals = match config.loopback {
+        true if capture.is_some() => return Err("a packet capture needs two RNICs (not --loopback)".into()),
+        true => {
+            let hal = open()?;
+            hal.loop_back(LinkConfig::default());
+            vec![hal]
+        }
+        false => {
+            let (ha, hb) = (open()?, open()?);
+            SimHal::connect_captured(&ha, &hb, LinkConfig::default(), capture.clone());
+            vec![ha, hb]
+        }
+    };
+    for hal in &hals {
         hal.with_dma_timing(|t| {
             t.read_latency = config.dma_latency;
             t.write_latency = config.dma_latency;
         });
     }
-    let devs = [Device::open(ha).map_err(err("RNIC A"))?, Device::open(hb).map_err(err("RNIC B"))?];
+    let names = ["RNIC A", "RNIC B"];
+    let opened: Vec<Device<SimHal>> = hals
+        .into_iter()
+        .zip(names)
+        .map(|(hal, name)| Device::open(hal).map_err(err(name)))
+        .collect::<Result<_, _>>()?;
+    // Each end's device: the same one twice in loopback.
+    let devs = [&opened[0], opened.last().expect("a device")];
     let slot = u64::from(config.max_size.max(64)).next_multiple_of(64);
     let count = u64::from(config.qps);
     let len = (2 * count * slot) as usize;
-    let pds =
-        [ProtectionDomain::new(&devs[0]).map_err(err("PD"))?, ProtectionDomain::new(&devs[1]).map_err(err("PD"))?];
+    let pds = [ProtectionDomain::new(devs[0]).map_err(err("PD"))?, ProtectionDomain::new(devs[1]).map_err(err("PD"))?];
     let bufs = [devs[0].alloc_dma(len).map_err(err("DMA buffer"))?, devs[1].alloc_dma(len).map_err(err("DMA buffer"))?];
     for (side, buf) in bufs.iter().enumerate() {
         let pattern: Vec<u8> =
@@ -134,14 +156,14 @@ pub fn with_pair<R>(
         false => Vec::new(),
     };
     let cqs = [
-        CompletionQueue::new(&devs[0], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
-        CompletionQueue::new(&devs[1], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
+        CompletionQueue::new(devs[0], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
+        CompletionQueue::new(devs[1], CQ_LOG_SIZE, 0).map_err(err("CQ"))?,
     ];
     let mut ends = Vec::new();
     for side in 0..2 {
         devs[side].enable();
         let mut qps = Vec::new();
-        for n in 0..config.qps {
+        for _ in 0..config.qps {
             let caps = QpCaps {
                 sq_log_size: SQ_LOG_SIZE,
                 rq_log_size: SQ_LOG_SIZE,
@@ -151,11 +173,10 @@ pub fn with_pair<R>(
                 crc: config.crc,
                 markers_tx: config.markers,
                 markers_rx: config.markers,
-                conn_id: n,
+                // Set below, once the peer QP has its number.
+                conn_id: 0,
             };
-            let mut qp = QueuePair::new(&devs[side], &pds[side], &cqs[side], &cqs[side], caps).map_err(err("QP"))?;
-            qp.ready().map_err(err("QP to RTS"))?;
-            qps.push(qp);
+            qps.push(QueuePair::new(devs[side], &pds[side], &cqs[side], &cqs[side], caps).map_err(err("QP"))?);
         }
         let mr = MemoryRegion::register(&pds[side], &bufs[side], ALL).map_err(err("MR"))?;
         let dm = match dms.get(side) {
@@ -165,10 +186,18 @@ pub fn with_pair<R>(
             }),
             None => None,
         };
-        ends.push(End { dev: &devs[side], buf: &bufs[side], mr, cq: &cqs[side], qps, dm, slot, count });
+        ends.push(End { dev: devs[side], buf: &bufs[side], mr, cq: &cqs[side], qps, dm, slot, count });
     }
-    let b = ends.pop().expect("two ends");
-    let a = ends.pop().expect("two ends");
+    let mut b = ends.pop().expect("two ends");
+    let mut a = ends.pop().expect("two ends");
+    for (qa, qb) in a.qps.iter_mut().zip(&mut b.qps) {
+        let conn_id = |qp: &QueuePair<'_, SimHal>| u16::try_from(qp.qpn()).map_err(|_| "a QP number over 16 bits");
+        let (na, nb) = (conn_id(qa)?, conn_id(qb)?);
+        qa.set_conn_id(nb).map_err(err("CONN_ID"))?;
+        qb.set_conn_id(na).map_err(err("CONN_ID"))?;
+        qa.ready().map_err(err("QP to RTS"))?;
+        qb.ready().map_err(err("QP to RTS"))?;
+    }
     if let Some(capture) = &capture {
         for (qa, qb) in a.qps.iter().zip(&b.qps) {
             capture.borrow_mut().pair(qa.qpn(), qb.qpn(), config.crc, config.markers);

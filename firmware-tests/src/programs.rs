@@ -29,6 +29,7 @@ fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
         markers: args.markers,
         device_memory: false,
         pcap: args.pcap.clone(),
+        loopback: args.loopback,
     }
 }
 

@@ -168,6 +168,23 @@ fn write_bw_sweep_writes_a_plot() {
     );
 }
 
+/// Issue 22: the programs run on one RNIC whose stream is looped back into itself (A's
+/// and B's QPs on the same device), as on the board.
+#[test]
+fn pingpong_and_write_bw_run_on_one_rnic_in_loopback() {
+    let out = run("pingpong", &["--size", "64", "--iters", "3", "--loopback"]);
+    let row = first_row(&out.stdout);
+    assert_eq!((row[0].as_str(), row[1].as_str()), ("64", "6"), "both directions of 3 round trips");
+    assert!(number(&row[2]) >= 800.0, "{row:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("one RNIC in loopback") && text.contains("data checked"), "{text}");
+    let out = run("write_bw", &["--size", "1024", "--iters", "16", "--qps", "2", "--loopback"]);
+    let row = first_row(&out.stdout);
+    assert_eq!((row[0].as_str(), row[1].as_str()), ("1024", "32"));
+    assert!(number(&row[3]) > 0.0 && number(&row[4]) <= 8.0, "{row:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("one RNIC in loopback"));
+}
+
 #[test]
 fn vfio_with_no_such_device_is_refused_with_the_fix() {
     for program in [env!("CARGO_BIN_EXE_write_bw"), env!("CARGO_BIN_EXE_pingpong"), env!("CARGO_BIN_EXE_atomic_lat")] {
