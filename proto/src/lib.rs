@@ -18,6 +18,7 @@
 //! | [`host`] | BAR0 registers, QP/CQ/MR contexts, WQE and CQE descriptors | `docs/REGISTERS.md`, `docs/DESCRIPTORS.md` |
 //! | [`model`] | message-level reference model of two connected RNICs | RFC 5040 §5–§7, RFC 5041 §5, §7 |
 //! | [`pcap`] | packet captures of the streams as Ethernet/IPv4/TCP frames | libpcap format, RFC 793 |
+//! | [`bridge`] | the board's serial bridge to BAR0, host memory and interrupts | this project (SLIP framing: RFC 1055) |
 //!
 //! Conventions shared by all modules:
 //!
@@ -34,6 +35,7 @@
 #![deny(missing_docs)]
 
 pub mod atomic;
+pub mod bridge;
 pub mod cm;
 pub mod ddp;
 #[cfg(any(test, feature = "fuzzing"))]
