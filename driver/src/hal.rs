@@ -68,3 +68,23 @@ impl<T: Hal + ?Sized> Hal for Box<T> {
         (**self).wait_irq(vector, timeout)
     }
 }
+
+/// A borrowed backend is a backend: a program can lend its backend to a [`crate::Device`]
+/// and still read the backend's own state (counters, errors) after the device is gone.
+impl<T: Hal + ?Sized> Hal for &T {
+    fn read32(&self, offset: u32) -> u32 {
+        (**self).read32(offset)
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        (**self).write32(offset, value)
+    }
+    fn dma_alloc(&self, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        (**self).dma_alloc(len)
+    }
+    fn dma_free(&self, region: DmaRegion<'_>) {
+        (**self).dma_free(region)
+    }
+    fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError> {
+        (**self).wait_irq(vector, timeout)
+    }
+}

@@ -1,11 +1,12 @@
 //! Userspace driver for the RNIC.
 //!
 //! Everything the driver needs from the platform goes through the small [`Hal`] trait:
-//! 32-bit register access to BAR0, DMA memory that the device can reach (a CPU pointer
-//! and an IOVA), and interrupt waits. Backends implement it: [`fake::FakeHal`] (plain
-//! memory, for unit tests), `sim::SimHal` (the Verilated RTL, with the `sim` feature),
-//! and [`vfio::VfioHal`] (a PCIe card through the kernel's VFIO), driven by the same
-//! driver code.
+//! 32-bit register access to BAR0, DMA memory that the device can reach (a CPU pointer,
+//! or a [`RemoteMemory`] where the CPU cannot address it, and an IOVA), and interrupt
+//! waits. Backends implement it: [`fake::FakeHal`] (plain memory, for unit tests),
+//! `sim::SimHal` (the Verilated RTL, with the `sim` feature), [`vfio::VfioHal`] (a PCIe
+//! card through the kernel's VFIO) and [`serial::SerialHal`] (the board build through its
+//! UART bridge), driven by the same driver code.
 //!
 //! On top of it sits a verbs-shaped API, one module per object:
 //!
@@ -37,6 +38,7 @@ pub mod pd;
 mod pool;
 pub mod qp;
 mod ring;
+pub mod serial;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod stream;
@@ -49,7 +51,7 @@ pub mod wr;
 pub use cq::{Completion, CompletionQueue};
 pub use device::{Device, DeviceInfo, DeviceStatus, Features};
 pub use dm::DeviceMemory;
-pub use dma::{DmaBuffer, DmaRegion};
+pub use dma::{DmaBuffer, DmaRegion, RemoteMemory};
 pub use error::{DriverError, QpError, Rejection, Resource, WorkQueue};
 pub use hal::{Hal, HalError};
 pub use mr::MemoryRegion;

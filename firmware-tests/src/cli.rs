@@ -5,7 +5,8 @@ use crate::Backend;
 
 #[derive(Args, Clone, Debug)]
 pub struct PerfArgs {
-    /// Where to run: `sim` (two Verilated RNICs linked stream to stream) or `vfio`.
+    /// Where to run: `sim` (two Verilated RNICs linked stream to stream) or `vfio`
+    /// (`serial`, the board, runs `selftest` only).
     #[arg(long, value_enum, default_value = "sim")]
     pub backend: Backend,
     /// One RNIC instead of two: its stream looped back into itself, A's QPs and B's QPs
@@ -61,6 +62,11 @@ impl PerfArgs {
                           operation once, its streams looped through the stream rings"
                     .to_string(),
             },
+            Backend::Serial => "the measuring programs count the RNIC's clock cycles, which only the simulator \
+                                gives, so they run on `--backend sim` (two RNICs, or one with --loopback); on the \
+                                board, `selftest --backend serial --port PATH` runs every operation once, its \
+                                streams looped by the board's shell"
+                .to_string(),
         };
         eprintln!("{program}: cannot run on {:?}: {why}", self.backend);
         std::process::exit(2)

@@ -1,7 +1,8 @@
 //! Host test programs for the RNIC. Each takes `--backend` and runs the same driver code
 //! against whichever backend it names: the fake platform, the Verilated RTL (`sim`, two
 //! RNICs linked stream to stream in one process, or one looped back into itself with
-//! `--loopback`; feature `sim`) and a PCIe card through VFIO (`vfio --device <BDF>`).
+//! `--loopback`; feature `sim`), a PCIe card through VFIO (`vfio --device <BDF>`) and the
+//! board build through its UART bridge (`serial --port <PATH>`, `selftest` only).
 //!
 //! Programs: `selftest` (the platform contract the driver relies on, then every operation
 //! once on one RNIC in loopback, [`loopback`]); `pingpong` (Send/Recv
@@ -28,8 +29,11 @@ pub mod responder;
 #[cfg(feature = "sim")]
 pub mod rping;
 
+use std::time::Duration;
+
 use clap::ValueEnum;
 use rnic_driver::fake::FakeHal;
+use rnic_driver::serial::{NativePort, SerialHal};
 use rnic_driver::Hal;
 
 /// Where a program runs.
@@ -41,10 +45,13 @@ pub enum Backend {
     Sim,
     /// A PCIe card bound to vfio-pci.
     Vfio,
+    /// The board build through its UART bridge.
+    Serial,
 }
 
 /// Opens the platform of a backend without a simulator behind it, or says clearly why it
-/// cannot.
+/// cannot. `device` is the card's PCI address (`vfio`) or the board's serial port
+/// (`serial`, at [`rnic_driver::serial::DEFAULT_BAUD`]).
 pub fn open(backend: Backend, device: Option<&str>) -> Result<Box<dyn Hal>, String> {
     match backend {
         Backend::Fake => Ok(Box::new(FakeHal::new(4))),
@@ -52,7 +59,16 @@ pub fn open(backend: Backend, device: Option<&str>) -> Result<Box<dyn Hal>, Stri
                              programs open it themselves"
             .into()),
         Backend::Vfio => open_vfio(device),
+        Backend::Serial => {
+            Ok(Box::new(open_serial(device, rnic_driver::serial::DEFAULT_BAUD, rnic_driver::serial::RESPONSE_TIMEOUT)?))
+        }
     }
+}
+
+/// Opens the board's UART bridge on serial port `port` at `baud`; the error names the fix.
+pub fn open_serial(port: Option<&str>, baud: u32, timeout: Duration) -> Result<SerialHal<NativePort>, String> {
+    let port = port.ok_or("--backend serial needs --port <PATH>, e.g. --port /dev/ttyUSB0")?;
+    SerialHal::open_with_timeout(port, baud, timeout).map_err(|e| e.to_string())
 }
 
 /// Opens the card at `device` through VFIO; the error names the fix.

@@ -71,3 +71,107 @@ fn selftest_says_clearly_when_a_backend_cannot_open() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot run on Vfio") && err.contains("no PCI device 0000:99:00.0"), "{err}");
 }
+
+#[test]
+fn selftest_on_the_board_names_a_serial_port_that_is_not_there() {
+    let out = selftest(&["--backend", "serial", "--port", "/dev/nonexistent-port"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot run on Serial") && err.contains("no serial port /dev/nonexistent-port"), "{err}");
+    assert!(err.contains("ls /dev/ttyUSB* /dev/ttyACM*"), "{err}");
+}
+
+#[test]
+fn selftest_on_the_board_needs_its_port_and_refuses_the_ring_loop() {
+    let out = selftest(&["--backend", "serial"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--port <PATH>"));
+    let out = selftest(&["--backend", "serial", "--port", "/dev/nonexistent-port", "--loop", "rings"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loops the RNIC's TX stream into its RX stream in hardware"));
+}
+
+/// The measuring programs cannot run on the board (they count the simulator's cycles):
+/// they say so and point at `selftest`.
+#[test]
+fn the_measuring_programs_send_the_board_to_selftest() {
+    for program in [env!("CARGO_BIN_EXE_write_bw"), env!("CARGO_BIN_EXE_pingpong")] {
+        let out = Command::new(program).args(["--backend", "serial"]).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{program}: {err}");
+        assert!(err.contains("clock cycles") && err.contains("selftest --backend serial --port PATH"), "{err}");
+    }
+}
+
+/// The board's selftest over a real tty: a pty whose other end a thread serves as the
+/// board's bridge (the protocol's reference model) with registers and memory but no RNIC
+/// behind them. The platform checks pass over the link, then opening the RNIC fails, and
+/// the failure reports the link's counters.
+#[cfg(target_os = "linux")]
+#[test]
+fn selftest_on_the_board_runs_over_a_tty_and_reports_the_link() {
+    use std::collections::HashMap;
+    use std::fs::File;
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+
+    use rnic_proto::bridge::{frame, BridgeBus, BridgeModel, Deframer};
+
+    struct Board {
+        regs: HashMap<u16, u32>,
+        mem: Vec<u8>,
+    }
+    impl BridgeBus for Board {
+        fn bar0_write(&mut self, addr: u16, value: u32) -> bool {
+            self.regs.insert(addr, value);
+            true
+        }
+        fn bar0_read(&mut self, addr: u16) -> (u32, bool) {
+            (self.regs.get(&addr).copied().unwrap_or(0), true)
+        }
+        fn mem_write(&mut self, index: u32, value: u32, strobes: u8) {
+            for (i, b) in value.to_le_bytes().into_iter().enumerate().filter(|(i, _)| strobes >> i & 1 != 0) {
+                self.mem[index as usize * 4 + i] = b;
+            }
+        }
+        fn mem_read(&mut self, index: u32) -> u32 {
+            let at = index as usize * 4;
+            u32::from_le_bytes(self.mem[at..at + 4].try_into().expect("a word"))
+        }
+        fn take_irqs(&mut self) -> u32 {
+            0
+        }
+    }
+
+    // SAFETY: plain libc calls on a fresh descriptor; the name buffer outlives the call.
+    let (mut master, name) = unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(fd >= 0 && libc::grantpt(fd) == 0 && libc::unlockpt(fd) == 0, "a pty");
+        let mut name = [0 as libc::c_char; 64];
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        (File::from_raw_fd(fd), std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned())
+    };
+    // Held open until the end, so that the board's reads wait rather than fail.
+    let holder = File::options().read(true).write(true).open(&name).expect("the pty's tty");
+    let board = std::thread::spawn(move || {
+        let (mut bridge, mut deframer) = (BridgeModel::new(16), Deframer::default());
+        let mut board = Board { regs: HashMap::new(), mem: vec![0xa5; 1 << 16] };
+        let mut buf = [0; 256];
+        while let Ok(n @ 1..) = master.read(&mut buf) {
+            for &b in &buf[..n] {
+                if let Some(f) = deframer.push(b) {
+                    if master.write_all(&frame(&bridge.handle(&mut board, &f))).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let out = selftest(&["--backend", "serial", "--port", &name]);
+    drop(holder);
+    board.join().expect("the board thread");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("opening the RNIC") && err.contains("(serial link: "), "{err}");
+    assert!(err.trim_end().ends_with(" requests, 0 retries)"), "{err}");
+}

@@ -237,7 +237,7 @@ pub fn all() -> Vec<Design> {
         },
         Design {
             name: "rnic_board_uart_bridge",
-            summary: "board UART bridge: 8N1 requests to an AXI4-Lite master (BAR0) and a host-memory port",
+            summary: "board UART bridge: SLIP frames with CRC-8 and sequence numbers to BAR0 (AXI4-Lite), host memory and interrupts",
             generate: || generate("rnic_board_uart_bridge", UartBridge::default()),
         },
         Design {

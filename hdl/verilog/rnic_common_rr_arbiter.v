@@ -67,7 +67,7 @@ module rnic_common_rr_arbiter(clock,reset,requests,found,grant,grant_onehot,acce
     reg  settle$clock;
     
     // Local signals
-    reg  [63:0] pick;
+    reg  [63:0] choice;
     reg  [7:0] index;
     
     // Sub module instances
@@ -171,11 +171,11 @@ module rnic_common_rr_arbiter(clock,reset,requests,found,grant,grant_onehot,acce
         first_any$d = req$q & (~req$q + one);
         high_any$d = |high$q;
         req_any$d = |req$q;
-        pick = first_any$q;
+        choice = first_any$q;
         if (high_any$q) begin
-            pick = first_high$q;
+            choice = first_high$q;
         end
-        chosen$d = pick;
+        chosen$d = choice;
         chosen_found$d = req_any$q;
         index = ((|(chosen$q & has_bit0)) & 8'hff) | (((|(chosen$q & has_bit1)) & 8'hff) << 32'h1) | (((|(chosen$q & has_bit2)) & 8'hff) << 32'h2) | (((|(chosen$q & has_bit3)) & 8'hff) << 32'h3) | (((|(chosen$q & has_bit4)) & 8'hff) << 32'h4) | (((|(chosen$q & has_bit5)) & 8'hff) << 32'h5) | (((|(chosen$q & has_bit6)) & 8'hff) << 32'h6) | (((|(chosen$q & has_bit7)) & 8'hff) << 32'h7);
         out_onehot$d = chosen$q;

@@ -23,6 +23,7 @@ pub mod host_memory;
 pub mod model;
 pub mod mpa;
 pub mod trace;
+pub mod uart;
 
 pub use model::{Model, Port, SimError};
 

@@ -1,12 +1,17 @@
-//! `selftest --backend fake|sim|vfio [--device BDF] [--loop stream|rings]`: checks the
-//! platform contract the driver relies on, then, on a backend with an RNIC behind it, runs
-//! every operation once between two QPs of that one RNIC, its stream looped back into
-//! itself, and checks every octet and completion. Exits 0 on success, 1 on a failed check,
-//! 2 if the backend cannot be opened or cannot loop.
+//! `selftest --backend fake|sim|vfio|serial [--device BDF] [--port PATH [--baud N]] [--loop
+//! stream|rings]`: checks the platform contract the driver relies on, then, on a backend
+//! with an RNIC behind it, runs every operation once between two QPs of that one RNIC, its
+//! stream looped back into itself, and checks every octet and completion. On `serial` (the
+//! board build through its UART bridge, whose shell loops TX into RX) it ends with the
+//! link's counters. Exits 0 on success, 1 on a failed check, 2 if the backend cannot be
+//! opened or cannot loop.
+use std::time::Duration;
+
 use clap::{Parser, ValueEnum};
+use rnic_driver::serial::{DEFAULT_BAUD, RESPONSE_TIMEOUT};
 use rnic_driver::{Device, Hal};
 use rnic_firmware_tests::loopback::{loopback_selftest, RingLoop};
-use rnic_firmware_tests::{open, platform_selftest, Backend};
+use rnic_firmware_tests::{open, open_serial, platform_selftest, Backend};
 
 /// What carries the RNIC's stream back into it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -27,7 +32,18 @@ struct Args {
     /// PCI address of the card for `--backend vfio`, e.g. 0000:01:00.0.
     #[arg(long)]
     device: Option<String>,
-    /// What loops the stream: `stream` for `sim` by default, `rings` for `vfio` (only).
+    /// Serial port of the board for `--backend serial`, e.g. /dev/ttyUSB0.
+    #[arg(long)]
+    port: Option<String>,
+    /// Baud rate of the board's UART bridge for `--backend serial`.
+    #[arg(long, default_value_t = DEFAULT_BAUD)]
+    baud: u32,
+    /// For `--backend serial`: milliseconds an answer may take before the request is sent
+    /// again (a simulated board's netlist needs more than a board).
+    #[arg(long, default_value_t = RESPONSE_TIMEOUT.as_millis() as u64)]
+    response_timeout_ms: u64,
+    /// What loops the stream: `stream` for `sim` by default and for `serial` (only),
+    /// `rings` for `vfio` (only).
     #[arg(long = "loop", value_enum)]
     via: Option<Loop>,
 }
@@ -56,6 +72,23 @@ fn main() {
             }
             let hal = open(Backend::Vfio, args.device.as_deref()).unwrap_or_else(|e| cannot(e));
             with_device(hal, Loop::Rings)
+        }
+        Backend::Serial => {
+            if args.via == Some(Loop::Rings) {
+                cannot("the board's shell loops the RNIC's TX stream into its RX stream in hardware: run without --loop rings".into())
+            }
+            let hal = open_serial(args.port.as_deref(), args.baud, Duration::from_millis(args.response_timeout_ms))
+                .unwrap_or_else(|e| cannot(e));
+            let result = with_device(&hal, Loop::Stream);
+            let stats = hal.stats();
+            let link = format!("serial link: {} requests, {} retries", stats.requests, stats.retries);
+            match result {
+                Ok(mut done) => {
+                    done.push(link);
+                    Ok(done)
+                }
+                Err(e) => Err(format!("{e} ({link})")),
+            }
         }
     };
     match result {

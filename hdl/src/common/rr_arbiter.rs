@@ -49,7 +49,7 @@ pub struct RrArbiter<const N: usize> {
     out_found: DFF<Bit>,
     /// Cycles left in which the pipeline still holds grants of the old priority.
     settle: DFF<Bits<3>>,
-    pick: Signal<Local, Bits<N>>,
+    choice: Signal<Local, Bits<N>>,
     index: Signal<Local, Bits<8>>,
     one: Constant<Bits<N>>,
     // The requesters whose index has bit k set, for k = 0..8.
@@ -97,7 +97,7 @@ impl<const N: usize> Default for RrArbiter<N> {
             out_index: Default::default(),
             out_found: Default::default(),
             settle: Default::default(),
-            pick: Default::default(),
+            choice: Default::default(),
             index: Default::default(),
             one: constant(1),
             has_bit0: with_bit(0),
@@ -142,11 +142,11 @@ impl<const N: usize> Logic for RrArbiter<N> {
         self.high_any.d.next = self.high.q.val().any();
         self.req_any.d.next = self.req.q.val().any();
         // Stage 3: the first of them that exists.
-        self.pick.next = self.first_any.q.val();
+        self.choice.next = self.first_any.q.val();
         if self.high_any.q.val() {
-            self.pick.next = self.first_high.q.val();
+            self.choice.next = self.first_high.q.val();
         }
-        self.chosen.d.next = self.pick.val();
+        self.chosen.d.next = self.choice.val();
         self.chosen_found.d.next = self.req_any.q.val();
         // Stage 4: its index.
         self.index.next = bit_cast::<8, 1>((self.chosen.q.val() & self.has_bit0.val()).any().into())
