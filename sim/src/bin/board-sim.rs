@@ -131,7 +131,7 @@ fn main() {
     for cycle in 0u64.. {
         if cycle.is_multiple_of(POLL_CYCLES) {
             match pty.read(&mut buf) {
-                Ok(n) => buf[..n].iter().for_each(|&b| sender.send(&to_board.pass(b).into_iter().collect::<Vec<_>>())),
+                Ok(n) => buf[..n].iter().filter_map(|&b| to_board.pass(b)).for_each(|o| sender.send(&[o])),
                 // No host yet (EIO), or nothing sent: run on; when idle, give the host the CPU.
                 Err(e) if e.kind() == ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::EIO) => {
                     if !sender.busy() && cycle.is_multiple_of(64 * POLL_CYCLES) {
