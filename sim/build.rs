@@ -189,7 +189,7 @@ impl Tools<'_> {
 }
 
 /// Bump when the way models are verilated or compiled changes: cached ones are rebuilt.
-const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3 -fPIE; shim v2";
+const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3 -fPIC -fno-semantic-interposition; shim v2";
 
 /// Models verilated from several files, untraced: (name, the top's file with rust-hdl-style
 /// port declarations, the files of what it instantiates), paths from this crate. The board
@@ -313,10 +313,11 @@ fn cxx(root: &Path, manifest: &Path) -> cc::Build {
         .define("VM_TRACE_SAIF", "0")
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-fno-var-tracking-assignments")
-        // The models are linked into executables only: position-independent code for an
-        // executable, not the slower shared-library kind cc picks by default.
-        .pic(false)
-        .flag("-fPIE");
+        // Position-independent for shared libraries too (the verbs library links the models
+        // into libibverbs.so), without semantic interposition: the models' own calls and
+        // data stay direct, as in an executable.
+        .pic(true)
+        .flag_if_supported("-fno-semantic-interposition");
     build
 }
 

@@ -1,4 +1,5 @@
 //! The platform interface the driver is written against.
+use std::ptr::NonNull;
 use std::time::Duration;
 
 use crate::DmaRegion;
@@ -44,8 +45,22 @@ pub trait Hal {
     /// Allocates `len` octets of zeroed DMA memory, page aligned, mapped for the device at
     /// an IOVA chosen by the backend (never simply the virtual address).
     fn dma_alloc(&self, len: usize) -> Result<DmaRegion<'_>, HalError>;
-    /// Unmaps and frees memory from [`Hal::dma_alloc`].
+    /// Unmaps and frees memory from [`Hal::dma_alloc`]; unmaps (only) memory from
+    /// [`Hal::map_user`].
     fn dma_free(&self, region: DmaRegion<'_>);
+    /// Maps `len` octets of the caller's own memory at `ptr` for the device, as
+    /// VFIO_IOMMU_MAP_DMA maps a process's pages: memory an application registers where it
+    /// already has it. [`Hal::dma_free`] unmaps it. Backends whose device cannot reach the
+    /// process's memory refuse.
+    ///
+    /// # Safety
+    ///
+    /// The pages around `ptr..ptr + len` must stay allocated and writable until the
+    /// returned region is given to [`Hal::dma_free`]: the device may write them.
+    unsafe fn map_user(&self, ptr: NonNull<u8>, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        let _ = (ptr, len);
+        Err(HalError::Backend("this backend cannot map application memory for the device".into()))
+    }
     /// Waits up to `timeout` for interrupt `vector`; `Ok(true)` if it fired.
     fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError>;
 }
@@ -63,6 +78,10 @@ impl<T: Hal + ?Sized> Hal for Box<T> {
     }
     fn dma_free(&self, region: DmaRegion<'_>) {
         (**self).dma_free(region)
+    }
+    unsafe fn map_user(&self, ptr: NonNull<u8>, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        // SAFETY: the caller keeps the memory as the trait asks.
+        unsafe { (**self).map_user(ptr, len) }
     }
     fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError> {
         (**self).wait_irq(vector, timeout)
@@ -83,6 +102,10 @@ impl<T: Hal + ?Sized> Hal for &T {
     }
     fn dma_free(&self, region: DmaRegion<'_>) {
         (**self).dma_free(region)
+    }
+    unsafe fn map_user(&self, ptr: NonNull<u8>, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        // SAFETY: the caller keeps the memory as the trait asks.
+        unsafe { (**self).map_user(ptr, len) }
     }
     fn wait_irq(&self, vector: u16, timeout: Duration) -> Result<bool, HalError> {
         (**self).wait_irq(vector, timeout)

@@ -14,7 +14,8 @@ use crate::{DeviceMemory, DmaRegion, Hal, ProtectionDomain};
 /// Regions are registered with their tagged offset equal to their IOVA (`va == iova` in
 /// the MR context): a TO names the same octet for the local side and the peer, and the
 /// [`Sge`]s and [`RemoteBuf`]s made by [`MemoryRegion::sge`] and
-/// [`MemoryRegion::remote`] are IOVAs.
+/// [`MemoryRegion::remote`] are IOVAs. [`MemoryRegion::register_at`] registers with
+/// tagged offsets of the caller's choice instead (the application's addresses, for verbs).
 ///
 /// The region borrows its memory, so the memory cannot be freed while the device may
 /// still reach it; dropping the region (or [`MemoryRegion::deregister`]) makes the MR
@@ -115,7 +116,22 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
         let Some(iova) = region.iova().checked_add(offset as u64) else {
             return Err(DriverError::IovaWraps { iova: region.iova(), len: (offset + len) as u64 });
         };
-        Self::register_iova(pd, iova, len as u64, access, Memory::Host)
+        Self::register_iova(pd, iova, iova, len as u64, access, Memory::Host)
+    }
+
+    /// Registers all of `region` (application memory mapped with
+    /// [`Hal::map_user`](crate::Hal::map_user)) with tagged offsets that start at `va`
+    /// instead of its IOVA: the verbs convention, where a buffer's tagged offsets are the
+    /// application's own addresses of it, so that [`Sge`]s and the peer's remote
+    /// addresses name octets by pointer. The device translates (`iova - va` in the MR
+    /// context).
+    pub fn register_at(
+        pd: &'a ProtectionDomain<'a, H>,
+        region: &'a DmaRegion<'a>,
+        va: u64,
+        access: MrAccess,
+    ) -> Result<Self, DriverError> {
+        Self::register_iova(pd, va, region.iova(), region.len() as u64, access, Memory::Host)
     }
 
     /// Registers all of a piece of device memory in `pd` with rights `access`. Its tagged
@@ -125,27 +141,30 @@ impl<'a, H: Hal> MemoryRegion<'a, H> {
         memory: &'a DeviceMemory<'a, H>,
         access: MrAccess,
     ) -> Result<Self, DriverError> {
-        Self::register_iova(pd, memory.iova(), memory.len() as u64, access, Memory::Device)
+        Self::register_iova(pd, memory.iova(), memory.iova(), memory.len() as u64, access, Memory::Device)
     }
 
     fn register_iova(
         pd: &'a ProtectionDomain<'a, H>,
         va: u64,
+        iova: u64,
         len: u64,
         access: MrAccess,
         memory: Memory,
     ) -> Result<Self, DriverError> {
         // WRITE_MR would answer BAD_VALUE; this says why, before an index is taken.
-        if u128::from(va) + u128::from(len) > 1u128 << 64 {
-            return Err(DriverError::IovaWraps { iova: va, len });
+        for start in [va, iova] {
+            if u128::from(start) + u128::from(len) > 1u128 << 64 {
+                return Err(DriverError::IovaWraps { iova: start, len });
+            }
         }
         if memory == Memory::Host {
-            check_host_iova(pd, va, len)?;
+            check_host_iova(pd, iova, len)?;
         }
         let dev = pd.device();
         let index = dev.alloc_number(Resource::MemoryRegion)?;
         let key = dev.next_mr_key(index);
-        let ctx = MrContext { key, access, valid: true, pd: pd.pdn(), va, length: len, iova: va };
+        let ctx = MrContext { key, access, valid: true, pd: pd.pdn(), va, length: len, iova };
         if let Err(e) = dev.command(CmdOpcode::WriteMr, index, &ctx.to_words()) {
             dev.free_number(Resource::MemoryRegion, index);
             return Err(e);
@@ -324,6 +343,22 @@ mod tests {
                 iova: buf.iova() + 4096,
             }
         );
+    }
+
+    #[test]
+    fn register_at_tags_offsets_from_the_callers_address_and_the_device_translates() {
+        let dev = model_device();
+        let pd = ProtectionDomain::new(&dev).expect("pd");
+        let buf = dev.alloc_dma(8192).expect("dma");
+        // Where a program has the buffer, which is not where the device sees it.
+        let va = 0x7f00_1234_5008;
+        let mr = MemoryRegion::register_at(&pd, &buf, va, RIGHTS).expect("register");
+        assert_eq!((mr.va(), mr.len()), (va, 8192));
+        let ctx = dev.query_mr(mr.index()).expect("query");
+        assert_eq!((ctx.va, ctx.iova, ctx.length), (va, buf.iova(), 8192));
+        // Buffers are named by the caller's addresses: inside is posted, outside refused.
+        assert_eq!(mr.sge(8000, 192).expect("inside"), Sge { lkey: mr.lkey(), addr: va + 8000, length: 192 });
+        assert!(mr.sge(8000, 193).is_err());
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! `dma_alloc` reaches it through either. Models are not `Send`, and neither is this.
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
+use std::ptr::NonNull;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
@@ -719,6 +720,20 @@ impl Hal for SimHal {
     /// Panics if `region` is not one of this backend's: a bug in the caller.
     fn dma_free(&self, region: DmaRegion<'_>) {
         self.sim.borrow_mut().others.memory.get().free(region.iova());
+    }
+
+    unsafe fn map_user(&self, ptr: NonNull<u8>, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        if len == 0 {
+            return Err(HalError::EmptyDmaRequest);
+        }
+        if len > MAX_DMA_ALLOC {
+            return Err(HalError::OutOfDmaMemory(len));
+        }
+        // SAFETY: the caller keeps the pages allocated until `dma_free` unmaps them.
+        let iova = unsafe { self.sim.borrow_mut().others.memory.get().map_external(ptr, len) };
+        // SAFETY: `len` octets at `ptr` stay valid until `dma_free` takes the region (the
+        // caller's promise), and the model's DMA master sees them at `iova`.
+        Ok(unsafe { DmaRegion::new(ptr, len, iova) })
     }
 
     /// Clocks the model until `vector` fires (or has fired during an earlier access

@@ -93,6 +93,9 @@ struct Region {
     ptr: NonNull<u8>,
     /// Size is the mapped length: whole pages, as an IOMMU maps.
     layout: Layout,
+    /// Whose memory it is: this memory's, from the heap (freed when unmapped), or a
+    /// caller's mapped with [`HostMemory::map_external`] (only unmapped).
+    owned: bool,
 }
 
 /// Host memory with an IOMMU in front. Frees every region still mapped when dropped, so
@@ -147,32 +150,71 @@ impl HostMemory {
 
     /// Allocates `size` zeroed octets (whole pages) and maps them at `iova`.
     fn map(&mut self, iova: u64, size: usize) -> NonNull<u8> {
+        iova.checked_add(size as u64).expect("IOVA space exhausted");
+        let layout = Layout::from_size_align(size, PAGE as usize).expect("DMA allocation too large");
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        self.insert(iova, Region { ptr, layout, owned: true });
+        ptr
+    }
+
+    /// Maps memory the caller owns, `len` octets at `ptr`, as an IOMMU maps a process's
+    /// pages for its device (VFIO_IOMMU_MAP_DMA): the whole pages around it, at a fresh
+    /// IOVA with an unmapped page before and after. Returns the IOVA of `ptr` itself (same
+    /// offset in its page).
+    ///
+    /// # Safety
+    ///
+    /// The pages around `ptr..ptr + len` must stay allocated and writable until the region
+    /// is unmapped with [`HostMemory::free`] (or this memory is dropped): the device may
+    /// read and write any of their octets its requests name.
+    pub unsafe fn map_external(&mut self, ptr: NonNull<u8>, len: usize) -> u64 {
+        assert!(len > 0, "zero-length DMA mapping");
+        let start = ptr.as_ptr() as u64 & !(PAGE - 1);
+        let offset = ptr.as_ptr() as u64 - start;
+        let size = (offset as usize + len).div_ceil(PAGE as usize) * PAGE as usize;
+        let layout = Layout::from_size_align(size, PAGE as usize).expect("DMA mapping too large");
+        let iova = self.next_iova + PAGE;
+        self.next_iova = iova.checked_add(size as u64).expect("IOVA space exhausted");
+        // `start` is `ptr` rounded down to its page: not null, as `ptr` is in a page above 0.
+        let base = NonNull::new(start as *mut u8).expect("memory in page 0");
+        self.insert(iova, Region { ptr: base, layout, owned: false });
+        iova + offset
+    }
+
+    /// Enters a region into the IOMMU's map, refusing overlaps and an IOVA that is also a
+    /// CPU address of it.
+    fn insert(&mut self, iova: u64, region: Region) {
+        let size = region.layout.size();
         let end = iova.checked_add(size as u64).expect("IOVA space exhausted");
         let below = self.regions.range(..end).next_back();
         assert!(
             below.is_none_or(|(&at, r)| at + r.layout.size() as u64 <= iova),
             "IOVA range {iova:#x}..{end:#x} overlaps a mapped region"
         );
-        let layout = Layout::from_size_align(size, PAGE as usize).expect("DMA allocation too large");
-        // SAFETY: `layout` has a non-zero size.
-        let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-        let cpu = ptr.as_ptr() as u64;
+        let cpu = region.ptr.as_ptr() as u64;
         assert!(
             cpu.abs_diff(iova) >= size as u64,
             "IOVA {iova:#x} overlaps CPU address {cpu:#x}: a CPU address used as IOVA would not fault"
         );
-        self.regions.insert(iova, Region { ptr, layout });
-        ptr
+        self.regions.insert(iova, region);
     }
 
-    /// Unmaps and frees the region mapped at `iova`. Its IOVAs are never handed out again,
-    /// so a device still using them faults.
+    /// Unmaps the region mapped at `iova` (for [`HostMemory::map_external`], the IOVA it
+    /// returned) and frees it if it is this memory's own. Its IOVAs are never handed out
+    /// again, so a device still using them faults.
     pub fn free(&mut self, iova: u64) {
-        let region = self.regions.remove(&iova).unwrap_or_else(|| panic!("free of {iova:#x}: no region starts there"));
-        // SAFETY: `ptr` came from `alloc_zeroed` with this layout and is freed once: the
-        // region is out of the map now.
-        unsafe { alloc::dealloc(region.ptr.as_ptr(), region.layout) }
+        let start = match self.regions.range(..=iova).next_back() {
+            Some((&at, r)) if at == iova || (!r.owned && iova - at < PAGE) => at,
+            _ => panic!("free of {iova:#x}: no region starts there"),
+        };
+        let region = self.regions.remove(&start).expect("found above");
+        if region.owned {
+            // SAFETY: `ptr` came from `alloc_zeroed` with this layout and is freed once:
+            // the region is out of the map now.
+            unsafe { alloc::dealloc(region.ptr.as_ptr(), region.layout) }
+        }
     }
 
     /// Whether a fault panics (the default) or is only recorded, for tests that provoke one.

@@ -345,6 +345,40 @@ fn dma_sees_what_the_cpu_wrote_through_the_pointer_and_back() {
 }
 
 #[test]
+fn external_memory_is_mapped_by_whole_pages_and_unmapped_without_being_freed() {
+    // A program's buffer, not page aligned, inside memory it owns (as `ibv_reg_mr` maps
+    // it). The owner reaches it through the same raw pointer as the mapping.
+    let mut owner = vec![0u8; 3 * PAGE as usize];
+    let base = owner.as_mut_ptr();
+    let (offset, len) = (100usize, PAGE as usize + 50);
+    // SAFETY: `offset + len` is inside `owner`.
+    let at = |i: usize| unsafe { base.add(offset + i) };
+    let mut mem = HostMemory::new();
+    mem.fail_on_fault(false);
+    // SAFETY: `owner` outlives the mapping (freed below, before `owner` is dropped).
+    let iova = unsafe { mem.map_external(std::ptr::NonNull::new(at(0)).expect("not null"), len) };
+    assert_eq!(iova % PAGE, at(0) as u64 % PAGE, "the IOVA keeps the offset in the page");
+    assert_ne!(iova, at(0) as u64, "an IOVA is never the CPU address");
+    mem.dma_write(0, iova, &[1, 2, 3], &[true, false, true]).expect("mapped");
+    // SAFETY: inside `owner`; no other access runs meanwhile.
+    let written = unsafe { [at(0).read(), at(1).read(), at(2).read()] };
+    assert_eq!(written, [1, 0, 3], "the device wrote the owner's octets, strobes obeyed");
+    // SAFETY: as above.
+    unsafe { at(len - 1).write(9) };
+    let mut last = [0u8; 1];
+    mem.dma_read(1, iova + len as u64 - 1, &mut last).expect("mapped");
+    assert_eq!(last, [9], "the device reads what the owner wrote");
+    let page_start = iova - iova % PAGE;
+    assert_eq!(mem.dma_read(2, page_start - 1, &mut last), Err(FaultKind::Unmapped), "the guard page below");
+    mem.free(iova);
+    assert_eq!(mem.dma_read(3, iova, &mut last), Err(FaultKind::Unmapped), "unmapped after free");
+    assert_eq!(mem.regions(), 0);
+    drop(mem);
+    owner[offset] = 7;
+    assert_eq!(owner[offset], 7, "the owner's memory is still its own");
+}
+
+#[test]
 fn the_access_log_records_what_reached_memory_by_runs_of_enabled_octets() {
     let mut memory = HostMemory::new();
     memory.fail_on_fault(false);

@@ -1,0 +1,244 @@
+//! Devices: listing, opening, and what they can do.
+use std::ffi::CStr;
+use std::mem::size_of;
+
+use libc::{c_char, c_int};
+use rnic_driver::MAX_QUEUE_LOG_SIZE;
+
+use super::context;
+use crate::engine::{Config, Engine};
+use crate::objects::{copy_str, device, Context};
+use crate::{errno, sys};
+
+/// The port every device has (verbs numbers ports from 1).
+pub(crate) const PORT: u8 = 1;
+/// Inbound and outbound RDMA Read Requests (and atomics) a QP has at once.
+pub(crate) const RD_ATOMIC: u8 = 4;
+/// The node GUID, reported big-endian: a locally administered EUI-64.
+const NODE_GUID: u64 = 0x0200_00ff_fe00_0001;
+/// A message's largest size: the 32-bit lengths of the RNIC's descriptors.
+const MAX_MSG: u32 = u32::MAX;
+
+/// `struct ibv_device **ibv_get_device_list(int *num_devices)`: the RNIC, if the
+/// environment names a backend this library drives (else an empty list, and why on
+/// stderr).
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_get_device_list(num_devices: *mut c_int) -> *mut *mut sys::ibv_device {
+    let count = match Config::from_env() {
+        Ok(_) => 1,
+        Err(why) => {
+            eprintln!("libibverbs (rnic): {why}");
+            0
+        }
+    };
+    // SAFETY: calloc of count + 1 pointers (the list is NULL-terminated); freed by
+    // `ibv_free_device_list`.
+    let list = unsafe { libc::calloc(count + 1, size_of::<*mut sys::ibv_device>()) }.cast::<*mut sys::ibv_device>();
+    if list.is_null() {
+        errno::set(libc::ENOMEM);
+        return list;
+    }
+    if count == 1 {
+        // SAFETY: the list has room for two pointers.
+        unsafe { *list = device() };
+    }
+    if !num_devices.is_null() {
+        // SAFETY: the caller passes a writable int or NULL.
+        unsafe { *num_devices = count as c_int };
+    }
+    list
+}
+
+/// `void ibv_free_device_list(struct ibv_device **list)`.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_free_device_list(list: *mut *mut sys::ibv_device) {
+    // SAFETY: the list came from `calloc` in `ibv_get_device_list`.
+    unsafe { libc::free(list.cast()) };
+}
+
+/// `const char *ibv_get_device_name(struct ibv_device *device)`.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_get_device_name(dev: *mut sys::ibv_device) -> *const c_char {
+    // SAFETY: `dev` is the library's device, whose name is NUL-terminated and static.
+    unsafe { (*dev).name.as_ptr() }
+}
+
+/// `__be64 ibv_get_device_guid(struct ibv_device *device)`.
+#[no_mangle]
+pub extern "C" fn rnic_ibv_get_device_guid(_dev: *mut sys::ibv_device) -> u64 {
+    NODE_GUID.to_be()
+}
+
+/// `struct ibv_context *ibv_open_device(struct ibv_device *device)`: a device thread with
+/// its own RNIC (for the simulator, its own model).
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_open_device(dev: *mut sys::ibv_device) -> *mut sys::ibv_context {
+    if dev != device() {
+        errno::set(libc::ENODEV);
+        return std::ptr::null_mut();
+    }
+    let engine = match Config::from_env().and_then(Engine::start) {
+        Ok(engine) => engine,
+        Err(why) => {
+            eprintln!("libibverbs (rnic): {why}");
+            errno::set(libc::ENODEV);
+            return std::ptr::null_mut();
+        }
+    };
+    // SAFETY: `ibv_context` is pointers, integers and a pthread mutex, all valid as zero
+    // (a zero mutex is PTHREAD_MUTEX_INITIALIZER in glibc).
+    let mut ibv: sys::ibv_context = unsafe { std::mem::zeroed() };
+    ibv.device = dev;
+    ibv.ops = super::ops();
+    ibv.cmd_fd = -1;
+    ibv.async_fd = -1;
+    ibv.num_comp_vectors = 1;
+    Box::into_raw(Box::new(Context { ibv, engine })).cast()
+}
+
+/// `int ibv_close_device(struct ibv_context *context)`: frees whatever the program did
+/// not destroy, and the device.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_close_device(ctx: *mut sys::ibv_context) -> c_int {
+    // SAFETY: `ctx` came from `ibv_open_device` (a boxed `Context`) and is closed once.
+    drop(unsafe { Box::from_raw(ctx.cast::<Context>()) });
+    0
+}
+
+/// `int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)`.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_query_device(ctx: *mut sys::ibv_context, attr: *mut sys::ibv_device_attr) -> c_int {
+    // SAFETY: a live context (the caller's promise).
+    let info = unsafe { context(ctx) }.engine.info;
+    // SAFETY: plain data; zero is valid.
+    let mut a: sys::ibv_device_attr = unsafe { std::mem::zeroed() };
+    copy_str(&mut a.fw_ver, &format!("{}.{}", info.version >> 16, info.version & 0xffff));
+    a.node_guid = NODE_GUID.to_be();
+    a.sys_image_guid = NODE_GUID.to_be();
+    a.max_mr_size = u64::MAX;
+    a.page_size_cap = 4096;
+    a.hw_ver = info.version;
+    a.max_qp = info.num_qps as c_int;
+    a.max_qp_wr = 1 << (MAX_QUEUE_LOG_SIZE - 1);
+    a.max_sge = 1;
+    a.max_sge_rd = 1;
+    a.max_cq = info.num_cqs as c_int;
+    a.max_cqe = 1 << MAX_QUEUE_LOG_SIZE;
+    a.max_mr = info.num_mrs as c_int;
+    a.max_pd = 1 << 16;
+    a.max_qp_rd_atom = RD_ATOMIC.into();
+    a.max_qp_init_rd_atom = RD_ATOMIC.into();
+    a.max_res_rd_atom = info.num_qps as c_int * c_int::from(RD_ATOMIC);
+    a.atomic_cap = if info.features.atomics { sys::IBV_ATOMIC_HCA } else { sys::IBV_ATOMIC_NONE };
+    a.max_pkeys = 1;
+    a.phys_port_cnt = PORT;
+    // SAFETY: the caller passes a writable `ibv_device_attr`.
+    unsafe { attr.write(a) };
+    0
+}
+
+/// `int ibv_query_port(struct ibv_context *context, uint8_t port, struct
+/// _compat_ibv_port_attr *attr)`: an active Ethernet port. Only the fields of the
+/// original structure are written (the header clears the rest first): a program built
+/// against an older header passes only those.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_query_port(
+    ctx: *mut sys::ibv_context,
+    port: u8,
+    attr: *mut sys::ibv_port_attr,
+) -> c_int {
+    let _ = ctx;
+    if port != PORT {
+        return libc::EINVAL;
+    }
+    let a = attr;
+    // SAFETY: the caller passes a writable port attribute structure at least as long as
+    // the original one, which ends with `link_layer`; the writes are field by field.
+    unsafe {
+        (*a).state = sys::IBV_PORT_ACTIVE;
+        (*a).max_mtu = sys::IBV_MTU_4096;
+        (*a).active_mtu = sys::IBV_MTU_1024;
+        (*a).gid_tbl_len = 1;
+        (*a).port_cap_flags = 0;
+        (*a).max_msg_sz = MAX_MSG;
+        (*a).pkey_tbl_len = 1;
+        (*a).active_width = 1;
+        (*a).active_speed = 1;
+        // LinkUp.
+        (*a).phys_state = 5;
+        (*a).link_layer = sys::IBV_LINK_LAYER_ETHERNET as u8;
+    }
+    0
+}
+
+/// The port's GID: the IPv4-mapped address of `RNIC_IP` (127.0.0.1 by default), how
+/// iWARP devices name themselves by IP address.
+fn gid() -> [u8; 16] {
+    let ip: std::net::Ipv4Addr =
+        std::env::var("RNIC_IP").ok().and_then(|s| s.parse().ok()).unwrap_or(std::net::Ipv4Addr::LOCALHOST);
+    ip.to_ipv6_mapped().octets()
+}
+
+/// `int ibv_query_gid(struct ibv_context *context, uint8_t port, int index, union ibv_gid
+/// *gid)`.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_query_gid(
+    _ctx: *mut sys::ibv_context,
+    port: u8,
+    index: c_int,
+    out: *mut sys::ibv_gid,
+) -> c_int {
+    if port != PORT || index != 0 {
+        errno::set(libc::EINVAL);
+        return -1;
+    }
+    // SAFETY: the caller passes a writable GID.
+    unsafe { (*out).raw = gid() };
+    0
+}
+
+/// `int ibv_query_pkey(struct ibv_context *context, uint8_t port, int index, __be16
+/// *pkey)`: the default P_Key, the only one.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_query_pkey(
+    _ctx: *mut sys::ibv_context,
+    port: u8,
+    index: c_int,
+    pkey: *mut u16,
+) -> c_int {
+    if port != PORT || index != 0 {
+        errno::set(libc::EINVAL);
+        return -1;
+    }
+    // SAFETY: the caller passes a writable 16-bit P_Key.
+    unsafe { *pkey = 0xffffu16.to_be() };
+    0
+}
+
+/// `const char *ibv_wc_status_str(enum ibv_wc_status status)`, rdma-core's words.
+#[no_mangle]
+pub extern "C" fn rnic_ibv_wc_status_str(status: sys::ibv_wc_status) -> *const c_char {
+    let s: &'static CStr = match status {
+        sys::IBV_WC_SUCCESS => c"success",
+        sys::IBV_WC_LOC_LEN_ERR => c"local length error",
+        sys::IBV_WC_LOC_QP_OP_ERR => c"local QP operation error",
+        sys::IBV_WC_LOC_PROT_ERR => c"local protection error",
+        sys::IBV_WC_WR_FLUSH_ERR => c"Work Request Flushed Error",
+        sys::IBV_WC_REM_ACCESS_ERR => c"remote access error",
+        sys::IBV_WC_REM_OP_ERR => c"remote operation error",
+        sys::IBV_WC_REM_ABORT_ERR => c"operation aborted",
+        sys::IBV_WC_GENERAL_ERR => c"general error",
+        _ => c"unknown",
+    };
+    s.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_device_name_is_what_the_list_says() {
+        // SAFETY: the library's own device.
+        let name = unsafe { std::ffi::CStr::from_ptr(super::rnic_ibv_get_device_name(super::device())) };
+        assert_eq!(name.to_str(), Ok(crate::objects::DEVICE_NAME));
+    }
+}

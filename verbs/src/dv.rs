@@ -1,0 +1,96 @@
+//! Direct verbs: RFC 7306's masked atomics, which `ibv_post_send` cannot say (its
+//! atomics are the whole-word special case). Declared for C in `include/rnicdv.h`.
+//!
+//! A masked FetchAdd adds `compare_add` to the remote word with the carry dropped at each
+//! bit set in `compare_add_mask` (the Add Mask: bit i set ends a field at bit i). A masked
+//! CmpSwap compares the bits of `compare_add_mask` with `compare_add`, and if they match
+//! writes the bits of `swap_mask` from `swap`. Both return the original word to the 8
+//! octets at `sge` (host order) and complete as `IBV_WC_FETCH_ADD` and `IBV_WC_COMP_SWAP`.
+use libc::{c_int, c_uint};
+use rnic_driver::{RemoteBuf, WorkRequest};
+
+use crate::abi::qp::post_one;
+use crate::convert;
+use crate::objects::Qp;
+use crate::sys;
+
+/// `struct rnicdv_masked_atomic_wr` of `rnicdv.h`.
+#[repr(C)]
+pub struct MaskedAtomicWr {
+    pub wr_id: u64,
+    pub sge: sys::ibv_sge,
+    pub remote_addr: u64,
+    pub rkey: u32,
+    /// `IBV_SEND_SIGNALED` (or the QP's `sq_sig_all`).
+    pub send_flags: c_uint,
+    pub compare_add: u64,
+    pub compare_add_mask: u64,
+    pub swap: u64,
+    pub swap_mask: u64,
+}
+
+/// The parts both atomics share.
+///
+/// # Safety
+///
+/// `qp` must be a live QP and `wr` point to a readable request.
+unsafe fn parts(
+    qp: *mut sys::ibv_qp,
+    wr: *const MaskedAtomicWr,
+) -> Result<(MaskedAtomicWr, rnic_driver::Sge, RemoteBuf, bool), c_int> {
+    if qp.is_null() || wr.is_null() {
+        return Err(libc::EINVAL);
+    }
+    // SAFETY: the caller's readable request.
+    let w = unsafe { wr.read() };
+    // SAFETY: one SGE, in the request itself.
+    let local = unsafe { convert::sge(&w.sge, 1)? };
+    let remote = RemoteBuf { stag: w.rkey, to: w.remote_addr };
+    // SAFETY: a live QP (the caller's promise).
+    let signaled = w.send_flags & sys::IBV_SEND_SIGNALED != 0 || unsafe { (*qp.cast::<Qp>()).sq_sig_all };
+    Ok((w, local, remote, signaled))
+}
+
+/// `int rnicdv_post_masked_fetch_add(struct ibv_qp *qp, const struct
+/// rnicdv_masked_atomic_wr *wr)`: 0 or an errno value.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_dv_post_masked_fetch_add(qp: *mut sys::ibv_qp, wr: *const MaskedAtomicWr) -> c_int {
+    // SAFETY: passed on from the caller.
+    match unsafe { parts(qp, wr) } {
+        Ok((w, local, remote, signaled)) => {
+            let req = WorkRequest::FetchAdd {
+                wr_id: w.wr_id,
+                local,
+                remote,
+                add: w.compare_add,
+                add_mask: w.compare_add_mask,
+                signaled,
+            };
+            post_one(qp, req, sys::IBV_WC_FETCH_ADD)
+        }
+        Err(e) => e,
+    }
+}
+
+/// `int rnicdv_post_masked_cmp_swap(struct ibv_qp *qp, const struct
+/// rnicdv_masked_atomic_wr *wr)`: 0 or an errno value.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_dv_post_masked_cmp_swap(qp: *mut sys::ibv_qp, wr: *const MaskedAtomicWr) -> c_int {
+    // SAFETY: passed on from the caller.
+    match unsafe { parts(qp, wr) } {
+        Ok((w, local, remote, signaled)) => {
+            let req = WorkRequest::CmpSwap {
+                wr_id: w.wr_id,
+                local,
+                remote,
+                compare: w.compare_add,
+                compare_mask: w.compare_add_mask,
+                swap: w.swap,
+                swap_mask: w.swap_mask,
+                signaled,
+            };
+            post_one(qp, req, sys::IBV_WC_COMP_SWAP)
+        }
+        Err(e) => e,
+    }
+}

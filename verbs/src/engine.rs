@@ -1,0 +1,337 @@
+//! The device thread: one per opened context, owning the backend, the driver's `Device`
+//! and every object made on it.
+//!
+//! The driver's objects borrow their device (a QP its PD and CQs, an MR its PD and
+//! memory), and the simulated backend is not `Send`. A C program, though, keeps objects
+//! for as long as it likes and calls verbs from any thread. So the thread that opened the
+//! backend keeps it, the objects live on it as [`Pinned`] values at fixed addresses, and a
+//! verb is a job sent to it ([`Engine::call`]). An object is freed only once no other
+//! object borrows it (the `users` counts), which is also when verbs allows destroying it
+//! (EBUSY before).
+//!
+//! A simulated RNIC runs only when clocked: while QPs exist the thread runs the model
+//! between jobs ([`CHUNK`] cycles at a time), and a poll that finds a CQ empty runs it
+//! too, so a program that spins on `ibv_poll_cq` sees its work complete. After every run
+//! the interrupts of armed CQs become events on their completion channels.
+use std::collections::{HashMap, VecDeque};
+use std::ptr::NonNull;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use rnic_driver::sim::{LinkConfig, SimHal};
+use rnic_driver::{CompletionQueue, Device, DmaRegion, Hal, MemoryRegion, ProtectionDomain, QueuePair, RecvRequest};
+
+use crate::sys;
+
+/// The backend behind a device, whatever it is.
+pub(crate) type DynHal = Box<dyn Hal>;
+pub(crate) type Dev = Device<DynHal>;
+
+/// Cycles the thread runs the model between two looks at its job queue.
+pub(crate) const CHUNK: u64 = 64;
+
+/// A job: a verb run on the device thread.
+type Job = Box<dyn FnOnce(&mut State) + Send>;
+
+/// How the library reaches a device: the sending end of its thread's job queue.
+pub(crate) struct Engine {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// What the device said when opened.
+    pub(crate) info: rnic_driver::DeviceInfo,
+}
+
+/// The device thread stopped (a panic in the model or the driver): nothing more runs.
+#[derive(Debug)]
+pub(crate) struct Gone;
+
+/// Which backend, from the environment (`RNIC_BACKEND`, `RNIC_SIM_DESIGN`).
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) design: String,
+}
+
+impl Config {
+    /// The backend the environment names, or why there is none.
+    pub(crate) fn from_env() -> Result<Config, String> {
+        match std::env::var("RNIC_BACKEND").as_deref() {
+            Ok("sim") | Err(_) => {
+                Ok(Config { design: std::env::var("RNIC_SIM_DESIGN").unwrap_or_else(|_| "rnic_top".into()) })
+            }
+            Ok(other) => {
+                Err(format!("RNIC_BACKEND={other}: this library drives the simulated RNIC (RNIC_BACKEND=sim) so far"))
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Starts a device thread on a freshly opened backend.
+    pub(crate) fn start(config: Config) -> Result<Engine, String> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (opened, open_result) = mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name("rnic-device".into())
+            .spawn(move || match State::open(&config) {
+                Ok(mut state) => {
+                    let _ = opened.send(Ok(*state.dev().info()));
+                    state.serve(queue);
+                }
+                Err(e) => {
+                    let _ = opened.send(Err(e));
+                }
+            })
+            .map_err(|e| format!("cannot start the device thread: {e}"))?;
+        match open_result.recv() {
+            Ok(Ok(info)) => Ok(Engine { jobs: Some(jobs), thread: Some(thread), info }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err("the device thread stopped while opening the device".into()),
+        }
+    }
+
+    /// Runs `job` on the device thread and returns its result.
+    pub(crate) fn call<R: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut State) -> R + Send + 'static,
+    ) -> Result<R, Gone> {
+        let (done, result) = mpsc::sync_channel(1);
+        let jobs = self.jobs.as_ref().ok_or(Gone)?;
+        jobs.send(Box::new(move |state| {
+            let _ = done.send(job(state));
+        }))
+        .map_err(|_| Gone)?;
+        result.recv().map_err(|_| Gone)
+    }
+}
+
+impl Drop for Engine {
+    /// Closes the job queue; the thread frees every object and the device, and ends.
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A value other values borrow for as long as the program keeps them: boxed at a fixed
+/// address, and freed only by [`Pinned::free`], which the owner calls once nothing
+/// borrows it any more.
+pub(crate) struct Pinned<T: 'static>(NonNull<T>);
+
+impl<T: 'static> Pinned<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Pinned(NonNull::from(Box::leak(Box::new(value))))
+    }
+
+    /// A borrow for as long as the caller promises.
+    ///
+    /// # Safety
+    ///
+    /// The reference, and everything made from it, must be gone before [`Pinned::free`].
+    pub(crate) unsafe fn borrow(&self) -> &'static T {
+        // SAFETY: the box is alive until `free`; the caller drops the borrow before that.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The value, for as long as this handle lives.
+    pub(crate) fn get(&self) -> &T {
+        // SAFETY: the box is alive until `free`, which takes the handle.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// Drops the value.
+    ///
+    /// # Safety
+    ///
+    /// No reference from [`Pinned::borrow`] may still exist.
+    pub(crate) unsafe fn free(self) {
+        // SAFETY: passed on from the caller.
+        drop(unsafe { self.into_inner() });
+    }
+
+    /// Takes the value back.
+    ///
+    /// # Safety
+    ///
+    /// No reference from [`Pinned::borrow`] may still exist.
+    pub(crate) unsafe fn into_inner(self) -> T {
+        // SAFETY: the pointer came from `Box::leak` and is reclaimed once (this takes the
+        // handle); no borrow of it is left (the caller's promise).
+        *unsafe { Box::from_raw(self.0.as_ptr()) }
+    }
+}
+
+/// A protection domain and the objects made in it.
+pub(crate) struct PdEntry {
+    pub(crate) pd: Pinned<ProtectionDomain<'static, DynHal>>,
+    pub(crate) users: u32,
+}
+
+/// A memory region over the program's memory, mapped for the device.
+pub(crate) struct MrEntry {
+    /// `None` once deregistered (only while being destroyed).
+    pub(crate) mr: Option<MemoryRegion<'static, DynHal>>,
+    pub(crate) memory: Pinned<DmaRegion<'static>>,
+    pub(crate) pd: usize,
+}
+
+/// A completion queue, whether it is armed, and where its events go.
+pub(crate) struct CqEntry {
+    pub(crate) cq: Pinned<CompletionQueue<'static, DynHal>>,
+    pub(crate) users: u32,
+    pub(crate) armed: bool,
+    /// The write end of its completion channel's pipe.
+    pub(crate) channel: Option<libc::c_int>,
+}
+
+/// A queue pair and the verbs state the device does not keep.
+pub(crate) struct QpEntry {
+    pub(crate) qp: QueuePair<'static, DynHal>,
+    pub(crate) pd: usize,
+    pub(crate) send_cq: usize,
+    pub(crate) recv_cq: usize,
+    /// The verbs state: RESET, INIT and RTR are all RESET in the device.
+    pub(crate) state: sys::ibv_qp_state,
+    /// Receives posted in INIT or RTR, handed to the device on the way to RTS.
+    pub(crate) early_recvs: Vec<RecvRequest>,
+    /// The peer QP, once given.
+    pub(crate) dest_qpn: Option<u32>,
+    pub(crate) sq_sig_all: bool,
+    pub(crate) caps: sys::ibv_qp_cap,
+    /// Every posted SQ request (id and completion opcode), oldest first, so that a
+    /// completion gets the opcode of its request; completions come in order, so what is
+    /// older than a completion's request completed unsignaled and is dropped.
+    pub(crate) posted: VecDeque<(u64, sys::ibv_wc_opcode)>,
+}
+
+/// Everything on the device thread.
+pub(crate) struct State {
+    /// `None` only while being dropped.
+    sim: Option<Pinned<SimHal>>,
+    dev: Option<Pinned<Dev>>,
+    pub(crate) pds: HashMap<usize, PdEntry>,
+    pub(crate) mrs: HashMap<usize, MrEntry>,
+    pub(crate) cqs: HashMap<usize, CqEntry>,
+    pub(crate) qps: HashMap<usize, QpEntry>,
+    next_vector: u16,
+}
+
+impl State {
+    fn open(config: &Config) -> Result<State, String> {
+        let sim = SimHal::open(&config.design).map_err(|e| format!("cannot open the simulated RNIC: {e}"))?;
+        sim.loop_back(LinkConfig::default());
+        let sim = Pinned::new(sim);
+        // SAFETY: the device (and every object, which all borrow the device) is dropped
+        // before `sim` is freed (`Drop for State`).
+        let hal: DynHal = Box::new(unsafe { sim.borrow() });
+        let dev = match Device::open(hal) {
+            Ok(dev) => dev,
+            Err(e) => {
+                // SAFETY: the device holding the borrow failed to open and is gone.
+                unsafe { sim.free() };
+                return Err(format!("cannot open the RNIC: {e}"));
+            }
+        };
+        dev.enable();
+        Ok(State {
+            sim: Some(sim),
+            dev: Some(Pinned::new(dev)),
+            pds: HashMap::new(),
+            mrs: HashMap::new(),
+            cqs: HashMap::new(),
+            qps: HashMap::new(),
+            next_vector: 0,
+        })
+    }
+
+    /// The device.
+    pub(crate) fn dev(&self) -> &Dev {
+        self.dev.as_ref().expect("open until dropped").get()
+    }
+
+    /// The device, for objects that keep a borrow of it.
+    pub(crate) fn dev_static(&self) -> &'static Dev {
+        // SAFETY: every object is dropped before the device (`Drop for State`).
+        unsafe { self.dev.as_ref().expect("open until dropped").borrow() }
+    }
+
+    /// An interrupt vector for a new CQ: each its own, so an interrupt names its CQ.
+    pub(crate) fn next_vector(&mut self) -> u16 {
+        self.next_vector = self.next_vector.wrapping_add(1);
+        self.next_vector
+    }
+
+    /// Runs jobs as they come, clocking the model between them while QPs exist.
+    fn serve(&mut self, queue: mpsc::Receiver<Job>) {
+        loop {
+            let job = if self.qps.is_empty() {
+                match queue.recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                }
+            } else {
+                match queue.try_recv() {
+                    Ok(job) => job,
+                    Err(mpsc::TryRecvError::Empty) => {
+                        self.clock(CHUNK);
+                        continue;
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => return,
+                }
+            };
+            job(self);
+        }
+    }
+
+    /// Runs the model for `cycles` and delivers the events of armed CQs that interrupted.
+    pub(crate) fn clock(&mut self, cycles: u64) {
+        self.sim.as_ref().expect("open until dropped").get().run_idle(cycles);
+        let hal = self.dev_static().hal();
+        for (&cq_ptr, entry) in self.cqs.iter_mut() {
+            if !entry.armed {
+                continue;
+            }
+            if hal.wait_irq(entry.cq.get().vector(), Duration::ZERO) == Ok(true) {
+                entry.armed = false;
+                if let Some(fd) = entry.channel {
+                    let event = (cq_ptr as u64).to_ne_bytes();
+                    // SAFETY: `fd` is the open write end of the channel's pipe (closed
+                    // only when the channel is destroyed, which no CQ may still use) and
+                    // `event` is 8 readable octets.
+                    let _ = unsafe { libc::write(fd, event.as_ptr().cast(), event.len()) };
+                }
+            }
+        }
+    }
+}
+
+impl Drop for State {
+    /// Frees what the program did not destroy, borrowers first, then the device, then the
+    /// backend.
+    fn drop(&mut self) {
+        self.qps.clear();
+        let hal = self.dev_static().hal();
+        for (_, mut entry) in self.mrs.drain() {
+            drop(entry.mr.take());
+            // SAFETY: the MR that borrowed the memory is gone.
+            hal.dma_free(unsafe { entry.memory.into_inner() });
+        }
+        for (_, entry) in self.cqs.drain() {
+            // SAFETY: the QPs that borrowed it are gone.
+            unsafe { entry.cq.free() };
+        }
+        for (_, entry) in self.pds.drain() {
+            // SAFETY: the QPs and MRs that borrowed it are gone.
+            unsafe { entry.pd.free() };
+        }
+        if let Some(dev) = self.dev.take() {
+            // SAFETY: every object that borrowed the device is gone.
+            unsafe { dev.free() };
+        }
+        if let Some(sim) = self.sim.take() {
+            // SAFETY: the device, the only borrower of the backend, is gone.
+            unsafe { sim.free() };
+        }
+    }
+}

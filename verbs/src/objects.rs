@@ -1,0 +1,93 @@
+//! The C structures handed to the program. Each starts with the rdma-core structure the
+//! program reads (so a pointer to one is a pointer to the other) and keeps what the
+//! library needs beside it. The device thread keys its state by their addresses.
+use std::sync::atomic::AtomicU32;
+use std::sync::OnceLock;
+
+use libc::c_int;
+
+use crate::engine::Engine;
+use crate::sys;
+
+/// An opened device.
+#[repr(C)]
+pub(crate) struct Context {
+    pub(crate) ibv: sys::ibv_context,
+    pub(crate) engine: Engine,
+}
+
+/// A protection domain.
+#[repr(C)]
+pub(crate) struct Pd {
+    pub(crate) ibv: sys::ibv_pd,
+}
+
+/// A memory region.
+#[repr(C)]
+pub(crate) struct Mr {
+    pub(crate) ibv: sys::ibv_mr,
+}
+
+/// A completion queue, with the counts of events handed out and acknowledged.
+#[repr(C)]
+pub(crate) struct Cq {
+    pub(crate) ibv: sys::ibv_cq,
+    pub(crate) events: AtomicU32,
+    pub(crate) acked: AtomicU32,
+}
+
+/// A queue pair, with what it was created with that posting needs.
+#[repr(C)]
+pub(crate) struct Qp {
+    pub(crate) ibv: sys::ibv_qp,
+    /// Every send request completes, signaled or not.
+    pub(crate) sq_sig_all: bool,
+}
+
+/// A completion channel: a pipe, the program polls and reads its `fd` (the read end), the
+/// device thread writes the address of a CQ into the other end for each event.
+#[repr(C)]
+pub(crate) struct Channel {
+    pub(crate) ibv: sys::ibv_comp_channel,
+    pub(crate) write_fd: c_int,
+    /// CQs using it.
+    pub(crate) users: AtomicU32,
+}
+
+/// The one device this library offers.
+struct DeviceCell(sys::ibv_device);
+// SAFETY: the device structure is written once, before it is shared, and only read after;
+// its pointers are null.
+unsafe impl Sync for DeviceCell {}
+// SAFETY: as above.
+unsafe impl Send for DeviceCell {}
+
+/// The device's name, as `ibv_devices` lists it.
+pub(crate) const DEVICE_NAME: &str = "rnic0";
+
+/// The device structure, made on first use.
+pub(crate) fn device() -> *mut sys::ibv_device {
+    static DEVICE: OnceLock<DeviceCell> = OnceLock::new();
+    let cell = DEVICE.get_or_init(|| {
+        // SAFETY: `ibv_device` is plain data (integers, arrays, nullable function
+        // pointers), for which all zeroes is a valid value.
+        let mut dev: sys::ibv_device = unsafe { std::mem::zeroed() };
+        dev.node_type = sys::IBV_NODE_RNIC;
+        dev.transport_type = sys::IBV_TRANSPORT_IWARP;
+        copy_str(&mut dev.name, DEVICE_NAME);
+        copy_str(&mut dev.dev_name, "uverbs0");
+        copy_str(&mut dev.dev_path, "/sys/class/infiniband_verbs/uverbs0");
+        copy_str(&mut dev.ibdev_path, &format!("/sys/class/infiniband/{DEVICE_NAME}"));
+        DeviceCell(dev)
+    });
+    std::ptr::from_ref(&cell.0).cast_mut()
+}
+
+/// Copies `s` into a C string field, NUL-terminated, cut to fit.
+pub(crate) fn copy_str(field: &mut [libc::c_char], s: &str) {
+    let n = s.len().min(field.len() - 1);
+    for (dst, &src) in field.iter_mut().zip(&s.as_bytes()[..n]) {
+        *dst = src as libc::c_char;
+    }
+    field[n] = 0;
+}

@@ -1,0 +1,339 @@
+/* A verbs program written against rdma-core's <infiniband/verbs.h>, run on the RNIC's
+ * libibverbs (verbs/tests/c_programs.rs builds and runs it). Two RC QPs of one simulated
+ * RNIC, connected through its looped-back streams, on memory from malloc:
+ *
+ *   - RDMA Write with Immediate, the receiver waiting on its completion channel
+ *     (ibv_req_notify_cq, poll(2) on the channel's fd, ibv_get_cq_event, ibv_ack_cq_events);
+ *   - RFC 7306 masked FetchAdd and masked CmpSwap through rnicdv.h, and the standard
+ *     IBV_WR_ATOMIC_FETCH_AND_ADD / IBV_WR_ATOMIC_CMP_AND_SWP, each checked against the
+ *     RFC 7306 pseudocode transcribed below;
+ *   - bad use: an unregistered lkey (EINVAL, nothing posted), a PD or CQ still in use
+ *     (EBUSY), a Send on a QP in ERROR (IBV_WC_WR_FLUSH_ERR).
+ *
+ * Every octet placed is checked, and the octets around it. Prints one "ok:" line per check
+ * and exits 0, or prints "FAIL:" and exits 1. Every wait is bounded. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include "rnicdv.h"
+
+#define BUF_LEN 4096
+#define POLL_LIMIT 5000000
+#define EVENT_WAIT_MS 60000
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("FAIL: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	exit(1);
+}
+
+#define CHECK(cond, ...) do { if (!(cond)) fail(__VA_ARGS__); } while (0)
+
+/* RFC 7306 section 5.1.1, the pseudocode as written: a bit of Add Mask set stops the carry
+ * out of that bit. */
+static uint64_t rfc_masked_fetch_add(uint64_t original, uint64_t add, uint64_t add_mask)
+{
+	uint64_t result = 0, carry = 0;
+	for (int bit = 0; bit < 64; bit++) {
+		uint64_t loc = 1ull << bit;
+		uint64_t sum = carry + ((original & loc) >> bit) + ((add & loc) >> bit);
+		carry = (sum & 2) >> 1;
+		if (sum & 1)
+			result |= loc;
+		carry = carry && !(add_mask & loc);
+	}
+	return result;
+}
+
+/* RFC 7306 section 5.1.2. */
+static uint64_t rfc_masked_cmp_swap(uint64_t original, uint64_t compare, uint64_t compare_mask,
+				    uint64_t swap, uint64_t swap_mask)
+{
+	if (((compare ^ original) & compare_mask) == 0)
+		return (original & ~swap_mask) | (swap & swap_mask);
+	return original;
+}
+
+static struct ibv_wc wait_one(struct ibv_cq *cq, const char *what)
+{
+	struct ibv_wc wc;
+	for (long i = 0; i < POLL_LIMIT; i++) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+		CHECK(n >= 0, "%s: ibv_poll_cq returned %d", what, n);
+		if (n == 1)
+			return wc;
+	}
+	fail("%s: no completion after %d polls", what, POLL_LIMIT);
+	return wc;
+}
+
+static void expect_success(struct ibv_wc wc, enum ibv_wc_opcode op, uint64_t wr_id, const char *what)
+{
+	CHECK(wc.status == IBV_WC_SUCCESS, "%s: status %s", what, ibv_wc_status_str(wc.status));
+	CHECK(wc.opcode == op, "%s: opcode %d, not %d", what, wc.opcode, op);
+	CHECK(wc.wr_id == wr_id, "%s: wr_id %" PRIu64 ", not %" PRIu64, what, wc.wr_id, wr_id);
+}
+
+static void to_state(struct ibv_qp *qp, enum ibv_qp_state state, uint32_t dest)
+{
+	struct ibv_qp_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.qp_state = state;
+	int mask = IBV_QP_STATE;
+	if (state == IBV_QPS_INIT) {
+		attr.port_num = 1;
+		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		mask |= IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX;
+	} else if (state == IBV_QPS_RTR) {
+		attr.dest_qp_num = dest;
+		attr.max_dest_rd_atomic = 4;
+		mask |= IBV_QP_DEST_QPN | IBV_QP_MAX_DEST_RD_ATOMIC;
+	} else if (state == IBV_QPS_RTS) {
+		attr.max_rd_atomic = 4;
+		mask |= IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	int e = ibv_modify_qp(qp, &attr, mask);
+	CHECK(e == 0, "QP %u to state %d: %s", qp->qp_num, state, strerror(e));
+}
+
+static void post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, struct ibv_sge *sge, uint64_t remote,
+			uint32_t rkey, uint64_t compare_add, uint64_t swap, uint64_t wr_id)
+{
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = wr_id;
+	wr.sg_list = sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = remote;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	int e = ibv_post_send(qp, &wr, &bad);
+	CHECK(e == 0, "post atomic %d: %s", op, strerror(e));
+}
+
+int main(void)
+{
+	int num = 0;
+	struct ibv_device **list = ibv_get_device_list(&num);
+	CHECK(list && num == 1, "one device expected, found %d", num);
+	CHECK(strcmp(ibv_get_device_name(list[0]), "rnic0") == 0, "device name %s", ibv_get_device_name(list[0]));
+	struct ibv_context *ctx = ibv_open_device(list[0]);
+	CHECK(ctx, "ibv_open_device: %s", strerror(errno));
+	ibv_free_device_list(list);
+
+	struct ibv_device_attr dattr;
+	CHECK(ibv_query_device(ctx, &dattr) == 0, "ibv_query_device");
+	CHECK(dattr.atomic_cap == IBV_ATOMIC_HCA && dattr.max_sge == 1 && dattr.phys_port_cnt == 1,
+	      "device attributes: atomic_cap %d, max_sge %d, ports %d", dattr.atomic_cap, dattr.max_sge,
+	      dattr.phys_port_cnt);
+	struct ibv_port_attr pattr;
+	CHECK(ibv_query_port(ctx, 1, &pattr) == 0, "ibv_query_port");
+	CHECK(pattr.state == IBV_PORT_ACTIVE && pattr.link_layer == IBV_LINK_LAYER_ETHERNET,
+	      "port state %d, link layer %d", pattr.state, pattr.link_layer);
+	printf("ok: device rnic0, atomics IBV_ATOMIC_HCA, port 1 active on Ethernet\n");
+
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	CHECK(pd, "ibv_alloc_pd: %s", strerror(errno));
+	struct ibv_comp_channel *channel = ibv_create_comp_channel(ctx);
+	CHECK(channel, "ibv_create_comp_channel: %s", strerror(errno));
+	struct ibv_cq *cq_a = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	int b_context = 0xb;
+	struct ibv_cq *cq_b = ibv_create_cq(ctx, 16, &b_context, channel, 0);
+	CHECK(cq_a && cq_b, "ibv_create_cq: %s", strerror(errno));
+
+	/* malloc'ed, deliberately not page aligned. */
+	uint8_t *a_buf = malloc(BUF_LEN + 24), *b_buf = malloc(BUF_LEN + 24);
+	CHECK(a_buf && b_buf, "malloc");
+	a_buf += 8;
+	b_buf += 8;
+	for (int i = 0; i < BUF_LEN; i++) {
+		a_buf[i] = (uint8_t)(i * 7 + 1);
+		b_buf[i] = 0xee;
+	}
+	int rights = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_mr *a_mr = ibv_reg_mr(pd, a_buf, BUF_LEN, rights);
+	struct ibv_mr *b_mr = ibv_reg_mr(pd, b_buf, BUF_LEN, rights);
+	CHECK(a_mr && b_mr, "ibv_reg_mr: %s", strerror(errno));
+	CHECK(a_mr->addr == a_buf && a_mr->length == BUF_LEN && a_mr->lkey != b_mr->lkey, "MR fields");
+	printf("ok: two regions on malloc'ed memory, lkeys 0x%x and 0x%x\n", a_mr->lkey, b_mr->lkey);
+
+	struct ibv_qp_init_attr init;
+	memset(&init, 0, sizeof init);
+	init.send_cq = cq_a;
+	init.recv_cq = cq_a;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 8;
+	init.cap.max_recv_wr = 8;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	struct ibv_qp *qa = ibv_create_qp(pd, &init);
+	CHECK(qa, "ibv_create_qp A: %s", strerror(errno));
+	CHECK(init.cap.max_send_wr >= 8 && init.cap.max_recv_wr >= 8, "caps written back");
+	init.send_cq = cq_b;
+	init.recv_cq = cq_b;
+	struct ibv_qp *qb = ibv_create_qp(pd, &init);
+	CHECK(qb, "ibv_create_qp B: %s", strerror(errno));
+
+	to_state(qa, IBV_QPS_INIT, 0);
+	to_state(qb, IBV_QPS_INIT, 0);
+	/* A receive posted in INIT, before the QP can receive: it waits for RTS. */
+	struct ibv_recv_wr rwr, *bad_rwr = NULL;
+	memset(&rwr, 0, sizeof rwr);
+	rwr.wr_id = 0xb0;
+	CHECK(ibv_post_recv(qb, &rwr, &bad_rwr) == 0, "post_recv in INIT");
+	to_state(qa, IBV_QPS_RTR, qb->qp_num);
+	to_state(qb, IBV_QPS_RTR, qa->qp_num);
+	to_state(qa, IBV_QPS_RTS, 0);
+	to_state(qb, IBV_QPS_RTS, 0);
+	struct ibv_qp_attr qattr;
+	struct ibv_qp_init_attr qinit;
+	CHECK(ibv_query_qp(qa, &qattr, IBV_QP_STATE, &qinit) == 0 && qattr.qp_state == IBV_QPS_RTS &&
+	      qattr.dest_qp_num == qb->qp_num, "query_qp: state %d, dest %u", qattr.qp_state, qattr.dest_qp_num);
+	printf("ok: QPs %u and %u through INIT and RTR to RTS\n", qa->qp_num, qb->qp_num);
+
+	/* RDMA Write with Immediate; B waits for it on its completion channel. */
+	CHECK(ibv_req_notify_cq(cq_b, 0) == 0, "ibv_req_notify_cq");
+	const uint32_t imm = htonl(0xc0ffee01);
+	const int w_off = 100, w_len = 777;
+	struct ibv_sge sge = { .addr = (uintptr_t)a_buf, .length = w_len, .lkey = a_mr->lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0xa1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = imm;
+	wr.wr.rdma.remote_addr = (uintptr_t)(b_buf + w_off);
+	wr.wr.rdma.rkey = b_mr->rkey;
+	CHECK(ibv_post_send(qa, &wr, &bad) == 0, "post Write with Immediate");
+	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
+	CHECK(poll(&pfd, 1, EVENT_WAIT_MS) == 1, "no completion event within %d ms", EVENT_WAIT_MS);
+	struct ibv_cq *ev_cq = NULL;
+	void *ev_ctx = NULL;
+	CHECK(ibv_get_cq_event(channel, &ev_cq, &ev_ctx) == 0, "ibv_get_cq_event");
+	CHECK(ev_cq == cq_b && ev_ctx == &b_context, "event for the wrong CQ");
+	ibv_ack_cq_events(ev_cq, 1);
+	struct ibv_wc wc = wait_one(cq_b, "Write with Immediate, receiver");
+	expect_success(wc, IBV_WC_RECV_RDMA_WITH_IMM, 0xb0, "Write with Immediate, receiver");
+	CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == imm, "immediate 0x%08x, flags %d", ntohl(wc.imm_data),
+	      wc.wc_flags);
+	CHECK(wc.qp_num == qb->qp_num && wc.src_qp == qa->qp_num, "QP numbers in the completion");
+	expect_success(wait_one(cq_a, "Write with Immediate, sender"), IBV_WC_RDMA_WRITE, 0xa1,
+		       "Write with Immediate, sender");
+	for (int i = 0; i < BUF_LEN; i++) {
+		uint8_t want = (i >= w_off && i < w_off + w_len) ? a_buf[i - w_off] : 0xee;
+		CHECK(b_buf[i] == want, "octet %d of B: 0x%02x, not 0x%02x", i, b_buf[i], want);
+	}
+	printf("ok: RDMA Write with Immediate of %d octets: event on the channel, immediate 0x%08x, every octet placed, none around touched\n",
+	       w_len, ntohl(wc.imm_data));
+
+	/* Atomics on the word at B + 1024, the original coming back to A + 2048. */
+	uint64_t *target = (uint64_t *)(b_buf + 1024);
+	uint64_t *result = (uint64_t *)(a_buf + 2048);
+	struct ibv_sge rsge = { .addr = (uintptr_t)result, .length = 8, .lkey = a_mr->lkey };
+	uint64_t remote = (uintptr_t)target;
+
+	struct {
+		const char *name;
+		int masked, cmp;
+		uint64_t original, compare_add, compare_add_mask, swap, swap_mask;
+	} cases[] = {
+		{ "masked FetchAdd", 1, 0, 0x00ff00ff7ffffff0ull, 0x0101010100000020ull, 0x8000800080000000ull, 0, 0 },
+		{ "masked CmpSwap, match", 1, 1, 0x0123456789abcdefull, 0x0000456700000000ull, 0x0000ffff00000000ull,
+		  0xfedcba9876543210ull, 0x00000000ffff0000ull },
+		{ "masked CmpSwap, no match", 1, 1, 0x0123456789abcdefull, 0x0000456800000000ull, 0x0000ffff00000000ull,
+		  0xfedcba9876543210ull, 0xffffffffffffffffull },
+		{ "IBV_WR_ATOMIC_FETCH_AND_ADD", 0, 0, 0xfffffffffffffff0ull, 0x25, 0, 0, 0 },
+		{ "IBV_WR_ATOMIC_CMP_AND_SWP, match", 0, 1, 0x1111222233334444ull, 0x1111222233334444ull, ~0ull,
+		  0x5555666677778888ull, ~0ull },
+		{ "IBV_WR_ATOMIC_CMP_AND_SWP, no match", 0, 1, 0x1111222233334444ull, 0x1111222233334445ull, ~0ull,
+		  0x5555666677778888ull, ~0ull },
+	};
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		*target = cases[i].original;
+		*result = 0;
+		uint64_t wr_id = 0xa100 + i;
+		if (cases[i].masked) {
+			struct rnicdv_masked_atomic_wr m = {
+				.wr_id = wr_id, .sge = rsge, .remote_addr = remote, .rkey = b_mr->rkey,
+				.send_flags = IBV_SEND_SIGNALED, .compare_add = cases[i].compare_add,
+				.compare_add_mask = cases[i].compare_add_mask, .swap = cases[i].swap,
+				.swap_mask = cases[i].swap_mask,
+			};
+			int e = cases[i].cmp ? rnicdv_post_masked_cmp_swap(qa, &m) : rnicdv_post_masked_fetch_add(qa, &m);
+			CHECK(e == 0, "%s: %s", cases[i].name, strerror(e));
+		} else {
+			post_atomic(qa, cases[i].cmp ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD, &rsge,
+				    remote, b_mr->rkey, cases[i].compare_add, cases[i].swap, wr_id);
+		}
+		expect_success(wait_one(cq_a, cases[i].name), cases[i].cmp ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD, wr_id,
+			       cases[i].name);
+		uint64_t want = cases[i].cmp ? rfc_masked_cmp_swap(cases[i].original, cases[i].compare_add,
+								   cases[i].compare_add_mask, cases[i].swap,
+								   cases[i].swap_mask)
+					     : rfc_masked_fetch_add(cases[i].original, cases[i].compare_add,
+								    cases[i].compare_add_mask);
+		CHECK(*result == cases[i].original, "%s: returned 0x%016" PRIx64 ", not 0x%016" PRIx64, cases[i].name,
+		      *result, cases[i].original);
+		CHECK(*target == want, "%s: target 0x%016" PRIx64 ", not 0x%016" PRIx64, cases[i].name, *target, want);
+		printf("ok: %s: original 0x%016" PRIx64 " returned, target 0x%016" PRIx64 "\n", cases[i].name, *result,
+		       *target);
+	}
+
+	/* Bad use. */
+	struct ibv_sge bogus = { .addr = (uintptr_t)a_buf, .length = 16, .lkey = a_mr->lkey ^ 0x100 };
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0xdead;
+	wr.sg_list = &bogus;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	bad = NULL;
+	int e = ibv_post_send(qa, &wr, &bad);
+	CHECK(e == EINVAL && bad == &wr, "unregistered lkey: %s, bad_wr %p", strerror(e), (void *)bad);
+	struct ibv_wc none;
+	CHECK(ibv_poll_cq(cq_a, 1, &none) == 0, "a refused request completed");
+	printf("ok: an unregistered lkey is EINVAL with bad_wr set, and nothing completes\n");
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "ibv_dealloc_pd of a PD in use");
+	CHECK(ibv_destroy_cq(cq_a) == EBUSY, "ibv_destroy_cq of a CQ in use");
+	CHECK(ibv_destroy_comp_channel(channel) == EBUSY, "ibv_destroy_comp_channel of a channel in use");
+	printf("ok: a PD, CQ and channel in use are EBUSY to destroy\n");
+	to_state(qa, IBV_QPS_ERR, 0);
+	sge.length = 64;
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0xf1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	CHECK(ibv_post_send(qa, &wr, &bad) == 0, "post to a QP in ERROR");
+	wc = wait_one(cq_a, "Send on a QP in ERROR");
+	CHECK(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 0xf1, "Send on a QP in ERROR: %s",
+	      ibv_wc_status_str(wc.status));
+	printf("ok: a Send posted to a QP in ERROR completes with IBV_WC_WR_FLUSH_ERR\n");
+
+	CHECK(ibv_destroy_qp(qa) == 0 && ibv_destroy_qp(qb) == 0, "ibv_destroy_qp");
+	CHECK(ibv_dereg_mr(a_mr) == 0 && ibv_dereg_mr(b_mr) == 0, "ibv_dereg_mr");
+	CHECK(ibv_destroy_cq(cq_a) == 0 && ibv_destroy_cq(cq_b) == 0, "ibv_destroy_cq");
+	CHECK(ibv_destroy_comp_channel(channel) == 0, "ibv_destroy_comp_channel");
+	CHECK(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");
+	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device");
+	free(a_buf - 8);
+	free(b_buf - 8);
+	printf("ok: every object destroyed, the device closed\n");
+	return 0;
+}
