@@ -88,6 +88,9 @@ pub struct Established {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     Accept,
+    /// Accept, with this private data in the Reply instead of the configured one (what
+    /// the application gives only once it has seen the Request).
+    AcceptWith(Vec<u8>),
     /// Reject, with private data for the peer (RFC 5044 §7.1.1: R = 1).
     Reject(Vec<u8>),
 }
@@ -166,7 +169,7 @@ pub fn accept(
 ) -> Result<Established, CmError> {
     let deadline = Instant::now() + config.timeout;
     listener.set_nonblocking(true)?;
-    let mut stream = loop {
+    let stream = loop {
         match listener.accept() {
             Ok((stream, _)) => break stream,
             Err(e) if e.kind() == ErrorKind::WouldBlock && Instant::now() < deadline => {
@@ -177,6 +180,26 @@ pub fn accept(
         }
     };
     listener.set_nonblocking(false)?;
+    answer(stream, deadline, config, decide)
+}
+
+/// The passive side on a TCP connection already accepted: reads its Request and answers
+/// it as `decide` says, as [`accept`] does.
+pub fn accept_on(
+    stream: TcpStream,
+    config: &MpaConfig,
+    decide: impl FnOnce(&MpaFrame) -> Decision,
+) -> Result<Established, CmError> {
+    answer(stream, Instant::now() + config.timeout, config, decide)
+}
+
+/// Reads the Request on `stream` and answers it.
+fn answer(
+    mut stream: TcpStream,
+    deadline: Instant,
+    config: &MpaConfig,
+    decide: impl FnOnce(&MpaFrame) -> Decision,
+) -> Result<Established, CmError> {
     stream.set_nonblocking(false)?;
     stream.set_nodelay(true)?;
     let request = read_frame(&mut stream, FrameKind::Request, deadline, config.timeout)?;
@@ -196,11 +219,15 @@ pub fn accept(
     if let (true, Some(w)) = (peer_to_peer, reply.ird_ord.as_mut()) {
         (w.peer_to_peer, w.write_rtr) = (true, true);
     }
-    if let Decision::Reject(private_data) = decide(&request) {
-        reply.reject = true;
-        reply.private_data = private_data;
-        stream.write_all(&reply.encode()?)?;
-        return Err(CmError::RejectedHere);
+    match decide(&request) {
+        Decision::Accept => {}
+        Decision::AcceptWith(private_data) => reply.private_data = private_data,
+        Decision::Reject(private_data) => {
+            reply.reject = true;
+            reply.private_data = private_data;
+            stream.write_all(&reply.encode()?)?;
+            return Err(CmError::RejectedHere);
+        }
     }
     stream.write_all(&reply.encode()?)?;
     let framing = negotiate_framing(&request, &reply);

@@ -148,6 +148,17 @@ impl<'d, H: Hal> CompletionQueue<'d, H> {
         Ok(Some(cqe))
     }
 
+    /// Whether a completion waits at the consumer index, without taking it: how a host
+    /// that waits by interrupt checks, after arming, that no completion slipped in before
+    /// the arm took effect (one whose CQE write the device issued before the arm and
+    /// finished after the host's last poll raises no interrupt).
+    pub fn has_completion(&self) -> bool {
+        let ci = self.ci.get();
+        let offset = ring_slot(ci, self.log_size) as usize * CQE_LEN;
+        let phase_octet = self.ring.read_u8(offset + cqe_fields::PHASE.byte() as usize);
+        (phase_octet >> (cqe_fields::PHASE.lsb % 8) & 1 != 0) == cqe_phase(ci, self.log_size)
+    }
+
     /// Arms the CQ for one interrupt: at the next completion, or with `solicited_only`
     /// at the next completion of a Send with Solicited Event. Poll once more after
     /// arming: a completion written just before it raises no interrupt.
@@ -236,6 +247,20 @@ mod tests {
             // The slot now holds this lap's phase; the next lap's entry is not there yet.
             assert_eq!(cq.poll().expect("poll"), None, "entry {index} read twice");
         }
+    }
+
+    #[test]
+    fn has_completion_sees_a_new_entry_without_taking_it() {
+        let dev = model_device();
+        let cq = CompletionQueue::new(&dev, 1, 0).expect("cq");
+        for index in 0..5u32 {
+            assert!(!cq.has_completion(), "lap {index}: nothing new yet");
+            device_writes(&cq, index, send_done(index.into()));
+            assert!(cq.has_completion(), "entry {index} is new");
+            assert!(cq.has_completion(), "looking does not take it");
+            assert_eq!(cq.poll().expect("poll").map(|c| c.wr_id), Some(index.into()));
+        }
+        assert!(!cq.has_completion());
     }
 
     #[test]

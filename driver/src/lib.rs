@@ -56,7 +56,7 @@ pub use error::{DriverError, QpError, Rejection, Resource, WorkQueue};
 pub use hal::{Hal, HalError};
 pub use mr::MemoryRegion;
 pub use pd::ProtectionDomain;
-pub use qp::{QpCaps, QueuePair};
+pub use qp::{Connection, QpCaps, QueuePair};
 pub use ring::MAX_QUEUE_LOG_SIZE;
 pub use rnic_proto::host::{CqeOpcode, CqeStatus, MrAccess, QpState};
 pub use rnic_proto::terminate::TermCode;

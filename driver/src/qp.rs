@@ -83,6 +83,21 @@ impl Default for QpCaps {
     }
 }
 
+/// What the setup of a connection decides for its QP ([`QueuePair::set_connection`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Connection {
+    /// The connection's id on the TCP streams (`tuser`).
+    pub conn_id: u16,
+    /// MPA CRC32c.
+    pub crc: bool,
+    /// Markers on what this QP sends, and on what it receives.
+    pub markers_tx: bool,
+    pub markers_rx: bool,
+    /// Inbound and outbound RDMA Read Requests at once.
+    pub ird: u8,
+    pub ord: u8,
+}
+
 /// A queue pair. Created in RESET; [`QueuePair::ready`] moves it to RTS.
 ///
 /// It borrows its PD and CQs, so they outlive it. Dropping it writes RESET (the device
@@ -225,6 +240,34 @@ impl<'a, H: Hal> QueuePair<'a, H> {
             return Err(DriverError::ConnIdOutsideReset { qpn: self.qpn, state: self.ctx.state });
         }
         let ctx = QpContext { conn_id, ..self.ctx };
+        self.dev.command(CmdOpcode::WriteQp, self.qpn, &ctx.to_words())?;
+        self.ctx = ctx;
+        Ok(())
+    }
+
+    /// Gives a QP in RESET what the setup of its connection decided (MPA, [`crate::cm`]):
+    /// its CONN_ID, CRCs and markers each way, IRD and ORD. Takes effect in the device at
+    /// once.
+    pub fn set_connection(&mut self, conn: Connection) -> Result<(), DriverError> {
+        if self.ctx.state != QpState::Reset {
+            return Err(DriverError::ConnIdOutsideReset { qpn: self.qpn, state: self.ctx.state });
+        }
+        if (conn.markers_tx || conn.markers_rx) && !self.dev.info().features.markers {
+            return Err(DriverError::Unsupported("MPA markers"));
+        }
+        if conn.crc && !self.dev.info().features.crc {
+            return Err(DriverError::Unsupported("MPA CRCs"));
+        }
+        let ctx = QpContext {
+            conn_id: conn.conn_id,
+            crc_enable: conn.crc,
+            markers_tx: conn.markers_tx,
+            markers_rx: conn.markers_rx,
+            ird: conn.ird,
+            ord: conn.ord,
+            ..self.ctx
+        };
+        QpContext { state: QpState::Rts, ..ctx }.validate().map_err(DriverError::InvalidQp)?;
         self.dev.command(CmdOpcode::WriteQp, self.qpn, &ctx.to_words())?;
         self.ctx = ctx;
         Ok(())

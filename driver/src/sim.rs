@@ -390,6 +390,15 @@ impl SocketBridge {
         }
     }
 
+    /// Stops carrying connection `conn_id` and closes its socket (the peer sees the TCP
+    /// connection end). Whether it was there.
+    pub fn remove(&self, conn_id: u16) -> bool {
+        let mut conns = self.conns.borrow_mut();
+        let before = conns.len();
+        conns.retain(|c| c.conn_id != u64::from(conn_id));
+        conns.len() != before
+    }
+
     /// Why connection `conn_id` ended (closed by the peer, a socket error), if it did.
     pub fn ended(&self, conn_id: u16) -> Option<String> {
         let conns = self.conns.borrow();
@@ -511,6 +520,11 @@ impl SimHal {
                 model.set(port, 0);
             }
         }
+        // The host takes every interrupt at once, as an MSI-X block (and the board shell)
+        // does: an interrupt the host never took would hold back every later CQE.
+        if let Some(port) = model.try_port("irq_ready") {
+            model.set_bit(port, true);
+        }
         let reset = model.try_port("reset");
         let others = Others { memory, irq, fired: BTreeSet::new(), hooks: Vec::new(), rng: StdRng::seed_from_u64(0) };
         let mut sim = Sim { model, bar, others };
@@ -612,10 +626,22 @@ impl SimHal {
     /// Attaches a [`SocketBridge`] to this device's streams; the device must not also be
     /// [`SimHal::connect`]ed or have a [`RawPeer`].
     pub fn attach_socket_bridge(&self) -> SocketBridge {
+        self.attach_bridge(false)
+    }
+
+    /// [`SimHal::attach_socket_bridge`], with the streams of connections that have no
+    /// socket looped back as [`SimHal::loop_back`] does (an FPDU for CONN_ID n goes to QP
+    /// n of this device): QPs talk to QPs of the same device and, through sockets, to
+    /// other hosts, as a card's switch would carry them.
+    pub fn attach_switch(&self) -> SocketBridge {
+        self.attach_bridge(true)
+    }
+
+    fn attach_bridge(&self, loop_unbridged: bool) -> SocketBridge {
         let bridge = SocketBridge { conns: Rc::default(), cycle: Rc::default() };
         let (conns, pumped) = (Rc::clone(&bridge.conns), Rc::clone(&bridge.conns));
         let inp: LinkQueue = Rc::default();
-        let (rx, cycle) = (Rc::clone(&inp), Rc::clone(&bridge.cycle));
+        let (rx, cycle, looped) = (Rc::clone(&inp), Rc::clone(&bridge.cycle), Rc::clone(&inp));
         let pump = move || {
             cycle.set(cycle.get() + 1);
             if cycle.get() % BRIDGE_POLL_CYCLES == 0 {
@@ -628,6 +654,7 @@ impl SimHal {
                     conn.record(&fpdu, true);
                     conn.socket.send(&fpdu);
                 }
+                None if loop_unbridged => queue_packet(&looped, &fpdu, user),
                 None => eprintln!("socket bridge: an FPDU for CONN_ID {user}, which has no socket, is dropped"),
             }
         });

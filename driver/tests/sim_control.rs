@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use rnic_driver::sim::{Phase, SimHal};
 use rnic_driver::{
-    CompletionQueue, CqeOpcode, CqeStatus, Device, DeviceInfo, DriverError, Features, Hal, HalError, MemoryRegion,
-    MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest, Rejection, Sge, WorkQueue, WorkRequest,
+    CompletionQueue, Connection, CqeOpcode, CqeStatus, Device, DeviceInfo, DriverError, Features, Hal, HalError,
+    MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest, Rejection, Sge, WorkQueue,
+    WorkRequest,
 };
 use rnic_proto::host::context::{stag_key, CqContext, MrContext, QpContext};
 use rnic_proto::host::desc::CQE_LEN;
@@ -208,6 +209,24 @@ fn the_conn_id_of_a_qp_in_reset_can_change_and_not_after() {
     let err = qp.set_conn_id(7).expect_err("in RTS");
     assert!(matches!(err, DriverError::ConnIdOutsideReset { state: QpState::Rts, .. }), "{err}");
     assert_eq!(qp.query().expect("query").0.conn_id, 0x1234);
+}
+
+/// What a connection's setup decided (CONN_ID, CRC, IRD, ORD) reaches the device's QP
+/// context in RESET, and is refused after.
+#[test]
+fn the_connection_of_a_qp_in_reset_is_set_whole_and_not_after() {
+    let dev = open();
+    let pd = ProtectionDomain::new(&dev).expect("pd");
+    let cq = CompletionQueue::new(&dev, 2, 0).expect("cq");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, CAPS).expect("qp");
+    let conn = Connection { conn_id: 0x8003, crc: false, markers_tx: false, markers_rx: false, ird: 1, ord: 2 };
+    qp.set_connection(conn).expect("in RESET");
+    let ctx = qp.query().expect("query").0;
+    assert_eq!((ctx.conn_id, ctx.crc_enable, ctx.ird, ctx.ord), (0x8003, false, 1, 2));
+    qp.ready().expect("RESET -> RTS");
+    let err = qp.set_connection(Connection { conn_id: 1, ..conn }).expect_err("in RTS");
+    assert!(matches!(err, DriverError::ConnIdOutsideReset { state: QpState::Rts, .. }), "{err}");
+    assert_eq!(qp.query().expect("query").0.conn_id, 0x8003);
 }
 
 #[test]

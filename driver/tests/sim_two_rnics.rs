@@ -347,3 +347,37 @@ fn rdmap_10_read_requests_beyond_ird_are_refused_and_sent_responses_free_their_s
     let second = 8192 + 24 * 1024;
     assert_eq!(read_all(&bufa, second, 24 * 1024), vec![0x11; 24 * 1024], "no response to the refused Read");
 }
+
+/// Every completion waited for through the CQ's interrupt, far more of them than the CQ
+/// writer keeps interrupts in flight (16): the host backend takes each interrupt
+/// (`irq_ready`), so none holds back the CQEs behind it.
+#[test]
+fn completions_waited_for_by_interrupt_keep_coming_past_the_interrupts_in_flight() {
+    let (a, b) = linked_pair();
+    let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+    let (bufa, bufb) = (a.alloc_dma(4096).expect("DMA"), b.alloc_dma(4096).expect("DMA"));
+    let (mra, mrb) =
+        (MemoryRegion::register(&pda, &bufa, ALL).expect("MR"), MemoryRegion::register(&pdb, &bufb, ALL).expect("MR"));
+    let (cqa, cqb) = (CompletionQueue::new(&a, 5, 1).expect("CQ"), CompletionQueue::new(&b, 5, 2).expect("CQ"));
+    let mut qa = QueuePair::new(&a, &pda, &cqa, &cqa, caps(0)).expect("QP");
+    let mut qb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps(0)).expect("QP");
+    qa.ready().expect("RTS");
+    qb.ready().expect("RTS");
+    for i in 0..48u64 {
+        qb.post_recv(&RecvRequest { wr_id: i, local: mrb.sge(0, 64).expect("SGE") }).expect("recv");
+        let send = WorkRequest::Send {
+            wr_id: i,
+            local: mra.sge(0, 64).expect("SGE"),
+            solicited: false,
+            invalidate: None,
+            signaled: true,
+        };
+        qa.post_send(&send).expect("send");
+        // Waits for the interrupt (wait arms, polls, waits), within a bounded number of tries.
+        let done = (0..100).find_map(|_| cqa.wait(std::time::Duration::from_micros(200)).expect("wait"));
+        let done = done.unwrap_or_else(|| panic!("send {i}: no completion through its interrupt"));
+        assert_eq!((done.wr_id, done.status), (i, CqeStatus::Success), "send {i}");
+        let got = (0..100).find_map(|_| cqb.wait(std::time::Duration::from_micros(200)).expect("wait"));
+        assert_eq!(got.map(|c| (c.wr_id, c.opcode)), Some((i, CqeOpcode::Recv)), "receive {i}");
+    }
+}

@@ -18,8 +18,11 @@ use std::ptr::NonNull;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rnic_driver::sim::{LinkConfig, SimHal};
-use rnic_driver::{CompletionQueue, Device, DmaRegion, Hal, MemoryRegion, ProtectionDomain, QueuePair, RecvRequest};
+use rnic_driver::sim::{SimHal, SocketBridge};
+use rnic_driver::{
+    CompletionQueue, Connection, Device, DmaRegion, Hal, MemoryRegion, ProtectionDomain, QpState, QueuePair,
+    RecvRequest,
+};
 
 use crate::sys;
 
@@ -180,7 +183,8 @@ pub(crate) struct MrEntry {
 pub(crate) struct CqEntry {
     pub(crate) cq: Pinned<CompletionQueue<'static, DynHal>>,
     pub(crate) users: u32,
-    pub(crate) armed: bool,
+    /// Armed, and whether for solicited completions only.
+    pub(crate) armed: Option<bool>,
     /// The write end of its completion channel's pipe.
     pub(crate) channel: Option<libc::c_int>,
 }
@@ -203,7 +207,25 @@ pub(crate) struct QpEntry {
     /// completion gets the opcode of its request; completions come in order, so what is
     /// older than a completion's request completed unsignaled and is dropped.
     pub(crate) posted: VecDeque<(u64, sys::ibv_wc_opcode)>,
+    /// The connection rdma_cm made for it, carried over a socket.
+    pub(crate) link: Option<CmLink>,
 }
+
+/// A QP's connection over a socket, and the rdma_cm id events about it go to.
+pub(crate) struct CmLink {
+    /// The `rdma_cm_id` (its address).
+    pub(crate) id: usize,
+    pub(crate) conn_id: u16,
+    /// DISCONNECTED has been reported.
+    pub(crate) ended: bool,
+}
+
+/// CONN_IDs of connections carried over sockets: this plus the QP number, above every QP
+/// number (which name the looped-back connections).
+const SOCKET_CONN_IDS: u16 = 0x8000;
+
+/// Chunks of clocking between two looks at whether a socket's connection ended.
+const ENDED_CHECK_CHUNKS: u64 = 64;
 
 /// Everything on the device thread.
 pub(crate) struct State {
@@ -215,12 +237,16 @@ pub(crate) struct State {
     pub(crate) cqs: HashMap<usize, CqEntry>,
     pub(crate) qps: HashMap<usize, QpEntry>,
     next_vector: u16,
+    /// The device's streams: to sockets for connections rdma_cm made, looped back for QPs
+    /// connected on the device itself.
+    bridge: SocketBridge,
+    chunks: u64,
 }
 
 impl State {
     fn open(config: &Config) -> Result<State, String> {
         let sim = SimHal::open(&config.design).map_err(|e| format!("cannot open the simulated RNIC: {e}"))?;
-        sim.loop_back(LinkConfig::default());
+        let bridge = sim.attach_switch();
         let sim = Pinned::new(sim);
         // SAFETY: the device (and every object, which all borrow the device) is dropped
         // before `sim` is freed (`Drop for State`).
@@ -242,6 +268,8 @@ impl State {
             cqs: HashMap::new(),
             qps: HashMap::new(),
             next_vector: 0,
+            bridge,
+            chunks: 0,
         })
     }
 
@@ -275,6 +303,10 @@ impl State {
                     Ok(job) => job,
                     Err(mpsc::TryRecvError::Empty) => {
                         self.clock(CHUNK);
+                        self.chunks += 1;
+                        if self.chunks.is_multiple_of(ENDED_CHECK_CHUNKS) {
+                            self.reap_ended();
+                        }
                         continue;
                     }
                     Err(mpsc::TryRecvError::Disconnected) => return,
@@ -284,16 +316,21 @@ impl State {
         }
     }
 
-    /// Runs the model for `cycles` and delivers the events of armed CQs that interrupted.
+    /// Runs the model for `cycles` and delivers the events of armed CQs that interrupted,
+    /// or that hold a completion: the device decides whether a CQE interrupts when it
+    /// issues the CQE's write, so a CQE issued just before the arm and written after the
+    /// program's last poll raises none, and only the ring shows it.
     pub(crate) fn clock(&mut self, cycles: u64) {
         self.sim.as_ref().expect("open until dropped").get().run_idle(cycles);
         let hal = self.dev_static().hal();
         for (&cq_ptr, entry) in self.cqs.iter_mut() {
-            if !entry.armed {
-                continue;
-            }
-            if hal.wait_irq(entry.cq.get().vector(), Duration::ZERO) == Ok(true) {
-                entry.armed = false;
+            let Some(solicited_only) = entry.armed else { continue };
+            let cq = entry.cq.get();
+            let interrupted = hal.wait_irq(cq.vector(), Duration::ZERO) == Ok(true);
+            // A waiting completion wakes an arm for any; a solicited-only arm waits for
+            // the interrupt, which only the device can decide.
+            if interrupted || (!solicited_only && cq.has_completion()) {
+                entry.armed = None;
                 if let Some(fd) = entry.channel {
                     let event = (cq_ptr as u64).to_ne_bytes();
                     // SAFETY: `fd` is the open write end of the channel's pipe (closed
@@ -306,10 +343,86 @@ impl State {
     }
 }
 
+impl State {
+    /// Hands QP `key` (in RESET or INIT) the connection rdma_cm set up, moves it to RTS and
+    /// starts carrying its FPDUs over the connection's socket; events about it go to `id`.
+    pub(crate) fn attach(
+        &mut self,
+        key: usize,
+        id: usize,
+        negotiated: rnic_driver::cm::Established,
+    ) -> Result<(), libc::c_int> {
+        let entry = self.qps.get_mut(&key).ok_or(libc::EINVAL)?;
+        if !matches!(entry.state, sys::IBV_QPS_RESET | sys::IBV_QPS_INIT) {
+            return Err(libc::EINVAL);
+        }
+        let conn_id = SOCKET_CONN_IDS | entry.qp.qpn() as u16;
+        let depth = |n: u16| n.clamp(1, crate::abi::RD_ATOMIC.into()) as u8;
+        let conn = Connection {
+            conn_id,
+            crc: negotiated.tx.crc,
+            markers_tx: negotiated.tx.markers,
+            markers_rx: negotiated.rx.markers,
+            ird: depth(negotiated.ird),
+            ord: depth(negotiated.ord),
+        };
+        let driver = |r: Result<(), rnic_driver::DriverError>| r.map_err(|e| crate::errno::of(&e));
+        driver(entry.qp.set_connection(conn))?;
+        self.bridge.add(negotiated.stream, entry.qp.qpn(), conn_id, negotiated.rx.markers).map_err(|_| libc::EIO)?;
+        driver(entry.qp.ready())?;
+        driver(entry.qp.post_recv_batch(&std::mem::take(&mut entry.early_recvs)))?;
+        entry.state = sys::IBV_QPS_RTS;
+        entry.link = Some(CmLink { id, conn_id, ended: false });
+        crate::debug!("QP {} connected as CONN_ID {conn_id:#x}: {conn:?}", entry.qp.qpn());
+        Ok(())
+    }
+
+    /// Ends QP `key`'s connection from this side: ERROR (outstanding work is flushed), the
+    /// socket closed (the peer sees it end). Whether it had one still open.
+    pub(crate) fn disconnect(&mut self, key: usize) -> bool {
+        let Some(entry) = self.qps.get_mut(&key) else { return false };
+        let Some(link) = entry.link.as_mut().filter(|l| !l.ended) else { return false };
+        link.ended = true;
+        self.bridge.remove(link.conn_id);
+        if entry.qp.state() == QpState::Rts {
+            let _ = entry.qp.modify(QpState::Error);
+        }
+        entry.state = sys::IBV_QPS_ERR;
+        true
+    }
+
+    /// Connections the peer closed: their QPs go to ERROR and their ids get DISCONNECTED.
+    fn reap_ended(&mut self) {
+        let ended: Vec<usize> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| q.link.as_ref().is_some_and(|l| !l.ended && self.bridge.ended(l.conn_id).is_some()))
+            .map(|(&k, _)| k)
+            .collect();
+        for key in ended {
+            let link = self.qps[&key].link.as_ref().expect("linked");
+            let id = link.id;
+            let why = self.bridge.ended(link.conn_id).unwrap_or_default();
+            crate::debug!("QP {}: the connection ended: {why}", self.qps[&key].qp.qpn());
+            if self.disconnect(key) {
+                crate::cm::post_disconnected(id);
+            }
+        }
+    }
+
+    /// Forgets QP `key`'s socket, if it has one (the QP is being destroyed).
+    pub(crate) fn unlink(&mut self, link: Option<CmLink>) {
+        if let Some(link) = link {
+            self.bridge.remove(link.conn_id);
+        }
+    }
+}
+
 impl Drop for State {
     /// Frees what the program did not destroy, borrowers first, then the device, then the
     /// backend.
     fn drop(&mut self) {
+        crate::debug!("closing the device ({} QPs left)", self.qps.len());
         self.qps.clear();
         let hal = self.dev_static().hal();
         for (_, mut entry) in self.mrs.drain() {

@@ -4,48 +4,71 @@
 //! * `tests/c/verbs_selftest.c`, written against rdma-core's header and `rnicdv.h`;
 //! * Debian's `ibv_devices` (ibverbs-utils), unmodified: built against Debian's
 //!   libibverbs, it finds this one by `LD_LIBRARY_PATH` and the symbol versions it
-//!   records.
+//!   records;
+//! * Debian's `rping` (rdmacm-utils), unmodified, server and client in two processes, each
+//!   on its own simulated RNIC, connected by rdma_cm over 127.0.0.1 (this library is
+//!   librdmacm.so.1 too).
 //!
-//! Needs a C compiler, rdma-core's headers (libibverbs-dev) and ibverbs-utils, which
-//! `scripts/setup-tools` installs.
+//! Needs a C compiler, rdma-core's headers (libibverbs-dev), ibverbs-utils and
+//! rdmacm-utils, which `scripts/setup-tools` installs.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a program may run before it counts as hung.
-const DEADLINE: Duration = Duration::from_secs(600);
+const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The directory holding the built library as `libibverbs.so.1` (its soname) and
-/// `libibverbs.so` (for `-libverbs`), next to the test's own build output.
+/// `libibverbs.so` (for `-libverbs`), next to the test's own build output. Made once per
+/// test process (the tests run on threads of one process).
 fn library_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test path");
-    let deps = exe.parent().expect("deps directory");
-    let built = [deps.join("libibverbs.so"), deps.parent().expect("profile directory").join("libibverbs.so")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("libibverbs.so is built before the tests (the crate's cdylib)");
-    let dir = deps.join("verbs-lib");
-    std::fs::create_dir_all(&dir).expect("library directory");
-    for name in ["libibverbs.so.1", "libibverbs.so"] {
-        let to = dir.join(name);
-        let _ = std::fs::remove_file(&to);
-        std::fs::copy(&built, &to).expect("copy of the library");
-    }
-    dir
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test path");
+        let deps = exe.parent().expect("deps directory");
+        let built = [deps.join("libibverbs.so"), deps.parent().expect("profile directory").join("libibverbs.so")]
+            .into_iter()
+            .find(|p| p.exists())
+            .expect("libibverbs.so is built before the tests (the crate's cdylib)");
+        let dir = deps.join("verbs-lib");
+        std::fs::create_dir_all(&dir).expect("library directory");
+        std::fs::copy(&built, dir.join("libibverbs.so.1")).expect("copy of the library");
+        // The other names are links to the one file: librdmacm.so.1 is the same library,
+        // and the loader keeps one copy of it for both names.
+        for name in ["libibverbs.so", "librdmacm.so.1", "librdmacm.so"] {
+            let link = dir.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink("libibverbs.so.1", &link).expect("library link");
+        }
+        dir
+    })
+    .clone()
 }
 
-/// Runs `cmd` to its end (killed at [`DEADLINE`]) and returns what it printed.
+/// Runs `cmd` to its end (killed at [`DEADLINE`]) and returns what it printed. Its output
+/// is drained as it comes, so that a program that prints much never blocks on a full pipe.
 fn run(mut cmd: Command, what: &str) -> Output {
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = pipe.read_to_end(&mut out);
+            out
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
     let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
         if start.elapsed() > DEADLINE {
             let _ = child.kill();
-            break;
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().expect("output");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = Output { status, stdout: stdout.join().expect("stdout"), stderr: stderr.join().expect("stderr") };
     println!("{what}:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     out
 }
@@ -102,6 +125,66 @@ fn debians_ibv_devices_lists_the_rnic_unmodified() {
     assert!(out.status.success(), "ibv_devices failed");
     let row = stdout.lines().find(|l| l.split_whitespace().next() == Some("rnic0")).expect("rnic0 listed");
     assert_eq!(row.split_whitespace().nth(1), Some("020000fffe000001"), "the node GUID, big-endian");
+}
+
+/// A TCP port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
+}
+
+/// Whether something listens on TCP `port` (IPv4), from /proc/net/tcp (a test connection
+/// would be a connection request to rping).
+fn listening(port: u16) -> bool {
+    const LISTEN: &str = "0A";
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table.lines().skip(1).any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 3 && f[3] == LISTEN && f[1].rsplit(':').next() == Some(&format!("{port:04X}"))
+    })
+}
+
+/// rping between two processes, each on its own simulated RNIC: `count` pings of `size`
+/// octets, verified by rping (`-V`) and counted here (`-v`).
+fn rping_pair(count: u32, size: u32) {
+    let lib = library_dir();
+    let rping = which("rping").unwrap_or_else(|_| panic!("rping is missing: apt-get install rdmacm-utils"));
+    let port = free_port().to_string();
+    let (count, size) = (count.to_string(), size.to_string());
+    let common = ["-a", "127.0.0.1", "-p", &port, "-C", &count, "-S", &size, "-V", "-v"];
+    let mut server = on_rnic(&rping, &lib);
+    server.arg("-s").args(common);
+    let server = std::thread::spawn(move || run(server, "rping server"));
+    let start = Instant::now();
+    while !listening(port.parse().expect("port")) {
+        assert!(start.elapsed() < Duration::from_secs(60), "the rping server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut client = on_rnic(&rping, &lib);
+    client.arg("-c").args(common);
+    let client = run(client, "rping client");
+    let server = server.join().expect("server thread");
+    let pings = |out: &Output, prefix: &str| {
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(prefix)).count()
+    };
+    assert!(
+        client.status.success() && server.status.success(),
+        "rping failed (client {}, server {})",
+        client.status,
+        server.status
+    );
+    let n: usize = count.parse().expect("count");
+    assert_eq!(pings(&client, "ping data: rdma-ping-"), n, "the client's pings");
+    assert_eq!(pings(&server, "server ping data: rdma-ping-"), n, "the server's pings");
+}
+
+#[test]
+fn debians_rping_runs_between_two_simulated_rnics() {
+    rping_pair(50, 1000);
+}
+
+#[test]
+fn debians_rping_moves_messages_of_many_segments() {
+    rping_pair(5, 16 * 1024);
 }
 
 /// Where a program is on `PATH`.

@@ -35,11 +35,11 @@ pub unsafe extern "C" fn rnic_ibv_destroy_comp_channel(channel: *mut sys::ibv_co
     // SAFETY: the channel came from `Box::into_raw` and is destroyed once; its two
     // descriptors are its own.
     let ch = unsafe { Box::from_raw(ch) };
-    // SAFETY: the descriptors are open and the channel's.
-    unsafe {
-        libc::close(ch.ibv.fd);
-        libc::close(ch.write_fd);
-    }
+    // Only the read end is closed: a thread still blocked in `ibv_get_cq_event` stays
+    // blocked, as with libibverbs, instead of seeing the pipe end (see
+    // `rdma_destroy_event_channel`). One descriptor per destroyed channel stays open.
+    // SAFETY: the descriptor is open and the channel's.
+    unsafe { libc::close(ch.ibv.fd) };
     0
 }
 
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn rnic_ibv_create_cq(
         let vector = st.next_vector();
         let made = CompletionQueue::new(st.dev_static(), log_size, vector).map_err(|e| errno::of(&e))?;
         let numbers = (made.cqn(), made.capacity());
-        st.cqs.insert(key, CqEntry { cq: Pinned::new(made), users: 0, armed: false, channel: write_fd });
+        st.cqs.insert(key, CqEntry { cq: Pinned::new(made), users: 0, armed: None, channel: write_fd });
         Ok(numbers)
     });
     match made.map_err(gone).and_then(|r| r) {
@@ -203,7 +203,7 @@ pub(crate) unsafe extern "C" fn req_notify_cq(cq: *mut sys::ibv_cq, solicited_on
         .call(move |st| match st.cqs.get_mut(&key) {
             Some(entry) => {
                 entry.cq.get().arm(solicited_only != 0);
-                entry.armed = true;
+                entry.armed = Some(solicited_only != 0);
                 0
             }
             None => libc::EINVAL,

@@ -16,7 +16,10 @@ mod memory;
 pub(crate) mod qp;
 
 pub(crate) use cq::{poll_cq, req_notify_cq};
+pub(crate) use device::{rnic_ibv_close_device, rnic_ibv_open_device, RD_ATOMIC};
+pub(crate) use memory::rnic_ibv_alloc_pd;
 pub(crate) use qp::{post_recv, post_send};
+pub(crate) use qp::{rnic_ibv_create_qp, rnic_ibv_destroy_qp, rnic_ibv_modify_qp};
 
 use crate::engine::Gone;
 use crate::objects::Context;
@@ -87,6 +90,30 @@ export! {
     rnic_ibv_query_qp => "ibv_query_qp" @ "IBVERBS_1.1",
     rnic_ibv_destroy_qp => "ibv_destroy_qp" @ "IBVERBS_1.1",
     rnic_ibv_wc_status_str => "ibv_wc_status_str" @ "IBVERBS_1.1",
+    rnic_rdma_create_event_channel => "rdma_create_event_channel" @ "RDMACM_1.0",
+    rnic_rdma_destroy_event_channel => "rdma_destroy_event_channel" @ "RDMACM_1.0",
+    rnic_rdma_get_cm_event => "rdma_get_cm_event" @ "RDMACM_1.0",
+    rnic_rdma_ack_cm_event => "rdma_ack_cm_event" @ "RDMACM_1.0",
+    rnic_rdma_event_str => "rdma_event_str" @ "RDMACM_1.0",
+    rnic_rdma_create_id => "rdma_create_id" @ "RDMACM_1.0",
+    rnic_rdma_destroy_id => "rdma_destroy_id" @ "RDMACM_1.0",
+    rnic_rdma_bind_addr => "rdma_bind_addr" @ "RDMACM_1.0",
+    rnic_rdma_listen => "rdma_listen" @ "RDMACM_1.0",
+    rnic_rdma_resolve_addr => "rdma_resolve_addr" @ "RDMACM_1.0",
+    rnic_rdma_resolve_route => "rdma_resolve_route" @ "RDMACM_1.0",
+    rnic_rdma_create_qp => "rdma_create_qp" @ "RDMACM_1.0",
+    rnic_rdma_destroy_qp => "rdma_destroy_qp" @ "RDMACM_1.0",
+    rnic_rdma_connect => "rdma_connect" @ "RDMACM_1.0",
+    rnic_rdma_accept => "rdma_accept" @ "RDMACM_1.0",
+    rnic_rdma_reject => "rdma_reject" @ "RDMACM_1.0",
+    rnic_rdma_disconnect => "rdma_disconnect" @ "RDMACM_1.0",
+    rnic_rdma_set_option => "rdma_set_option" @ "RDMACM_1.0",
+    rnic_rdma_getaddrinfo => "rdma_getaddrinfo" @ "RDMACM_1.0",
+    rnic_rdma_freeaddrinfo => "rdma_freeaddrinfo" @ "RDMACM_1.0",
+    rnic_rdma_create_qp_ex => "rdma_create_qp_ex" @ "RDMACM_1.0",
+    rnic_rdma_establish => "rdma_establish" @ "RDMACM_1.2",
+    rnic_rdma_init_qp_attr => "rdma_init_qp_attr" @ "RDMACM_1.2",
+    rnic_rpoll => "rpoll" @ "RDMACM_1.0",
     rnic_dv_post_masked_fetch_add => "rnicdv_post_masked_fetch_add" @ "RNICDV_1.0",
     rnic_dv_post_masked_cmp_swap => "rnicdv_post_masked_cmp_swap" @ "RNICDV_1.0",
 }

@@ -100,6 +100,7 @@ pub unsafe extern "C" fn rnic_ibv_create_qp(
                 sq_sig_all,
                 caps: got,
                 posted: VecDeque::new(),
+                link: None,
             },
         );
         Ok(qpn)
@@ -140,8 +141,9 @@ pub unsafe extern "C" fn rnic_ibv_destroy_qp(qp: *mut sys::ibv_qp) -> c_int {
     let engine = &unsafe { context((*qp).context) }.engine;
     let done = engine.call(move |st| {
         let Some(entry) = st.qps.remove(&key) else { return libc::EINVAL };
-        let QpEntry { qp, pd, send_cq, recv_cq, .. } = entry;
+        let QpEntry { qp, pd, send_cq, recv_cq, link, .. } = entry;
         drop(qp);
+        st.unlink(link);
         st.pds.get_mut(&pd).expect("a QP's PD lives").users -= 1;
         for cq in [send_cq, recv_cq] {
             st.cqs.get_mut(&cq).expect("a QP's CQs live").users -= 1;
