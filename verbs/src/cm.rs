@@ -70,6 +70,46 @@ struct IdState {
     decision: Option<mpsc::Sender<Decision>>,
 }
 
+/// The ids alive, by address: an id a program passes after destroying it (or never had) is
+/// EINVAL, not a read of freed memory.
+static IDS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Whether `id` is an id this library made and has not destroyed.
+fn live(id: *mut sys::rdma_cm_id) -> bool {
+    IDS.lock().expect("id registry").contains(&(id as usize))
+}
+
+/// EINVAL (as librdmacm's -1 and errno) for an id that is not alive.
+macro_rules! check_id {
+    ($id:expr) => {
+        if !live($id) {
+            return fail(libc::EINVAL);
+        }
+    };
+}
+
+/// How long the listening socket of a destroyed id stays open for an id that binds the
+/// same address next. Programs that connect twice in a row (perftest: parameters first,
+/// then its QPs) destroy the listening id and listen again, and the peer's second connect
+/// comes at once: it waits in the socket's backlog instead of being refused in between.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Listening sockets of destroyed ids, with when they were given up.
+static LINGERING: Mutex<Vec<(SocketAddr, TcpListener, std::time::Instant)>> = Mutex::new(Vec::new());
+
+/// Connections accepted for an id destroyed meanwhile, by the address they came to: the
+/// next id listening on that port takes them.
+#[allow(clippy::type_complexity)]
+static ORPHANS: Mutex<Vec<(SocketAddr, TcpStream, SocketAddr, std::time::Instant)>> = Mutex::new(Vec::new());
+
+/// The lingering listener bound to `addr`, if any (and drops the ones past [`LINGER`]).
+fn take_lingering(addr: SocketAddr) -> Option<TcpListener> {
+    let mut pool = LINGERING.lock().expect("lingering listeners");
+    pool.retain(|(_, _, since)| since.elapsed() < LINGER);
+    let at = pool.iter().position(|(a, ..)| *a == addr && addr.port() != 0)?;
+    Some(pool.swap_remove(at).1)
+}
+
 /// A raw pointer sent to the thread that works for its object (which outlives the work,
 /// as the verbs rules say: an id is not destroyed while its operations run).
 #[derive(Clone, Copy)]
@@ -261,6 +301,7 @@ pub unsafe extern "C" fn rnic_rdma_create_id(
     ibv.ps = ps;
     ibv.qp_type = sys::IBV_QPT_RC;
     let made = Box::into_raw(Box::new(Id { ibv, state: Mutex::default() }));
+    IDS.lock().expect("id registry").push(made as usize);
     // SAFETY: the caller's out pointer.
     unsafe { *id = made.cast() };
     0
@@ -269,7 +310,13 @@ pub unsafe extern "C" fn rnic_rdma_create_id(
 /// `int rdma_destroy_id(struct rdma_cm_id *id)`: a listener stops listening.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_destroy_id(id: *mut sys::rdma_cm_id) -> c_int {
-    // SAFETY: an id from `rdma_create_id` or a connection request, destroyed once.
+    {
+        let mut ids = IDS.lock().expect("id registry");
+        let Some(at) = ids.iter().position(|&i| i == id as usize) else { return fail(libc::EINVAL) };
+        ids.swap_remove(at);
+    }
+    crate::debug!("id {id:p}: destroyed");
+    // SAFETY: an id from `rdma_create_id` or a connection request, alive until now.
     let id = unsafe { Box::from_raw(id.cast::<Id>()) };
     id.state.lock().expect("id state").stop.store(true, Ordering::Release);
     0
@@ -376,13 +423,40 @@ unsafe fn bind_device(id: *mut sys::rdma_cm_id) -> Result<(), c_int> {
     Ok(())
 }
 
+/// A TCP socket bound to `addr` and not listening yet: as with librdmacm, the port is taken
+/// at `rdma_bind_addr` and connections are taken from `rdma_listen` on (programs bind ids
+/// only to find the device of an address, too).
+fn bound_socket(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let family = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    // SAFETY: plain system calls on a descriptor this function owns from its creation;
+    // `c_addr` gives a socket address of the length it says.
+    unsafe {
+        let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fd = OwnedFd::from_raw_fd(fd);
+        let on: c_int = 1;
+        let on_ptr = std::ptr::from_ref(&on).cast();
+        libc::setsockopt(std::os::fd::AsRawFd::as_raw_fd(&fd), libc::SOL_SOCKET, libc::SO_REUSEADDR, on_ptr, 4);
+        let (storage, len) = c_addr(addr);
+        let sa = std::ptr::from_ref(&storage).cast::<libc::sockaddr>();
+        if libc::bind(std::os::fd::AsRawFd::as_raw_fd(&fd), sa, len) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(TcpListener::from(fd))
+    }
+}
+
 /// `int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)`: the TCP endpoint
-/// the id listens on.
+/// the id listens on once `rdma_listen` says so.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_bind_addr(id: *mut sys::rdma_cm_id, addr: *mut sys::sockaddr) -> c_int {
+    check_id!(id);
     // SAFETY: the caller's socket address.
     let Some(addr) = (unsafe { std_addr(addr) }) else { return fail(libc::EAFNOSUPPORT) };
-    let listener = match TcpListener::bind(addr) {
+    let listener = match take_lingering(addr).map_or_else(|| bound_socket(addr), Ok) {
         Ok(l) => l,
         Err(e) => return fail(e.raw_os_error().unwrap_or(libc::EADDRINUSE)),
     };
@@ -391,6 +465,7 @@ pub unsafe extern "C" fn rnic_rdma_bind_addr(id: *mut sys::rdma_cm_id, addr: *mu
         return fail(e);
     }
     let bound = listener.local_addr().unwrap_or(addr);
+    crate::debug!("id {id:p}: bound to {bound}");
     // SAFETY: a live id.
     unsafe {
         set_route_addr(id, bound, true);
@@ -402,25 +477,46 @@ pub unsafe extern "C" fn rnic_rdma_bind_addr(id: *mut sys::rdma_cm_id, addr: *mu
 /// `int rdma_listen(struct rdma_cm_id *id, int backlog)`: each connection that arrives
 /// becomes CONNECT_REQUEST with a new id.
 #[no_mangle]
-pub unsafe extern "C" fn rnic_rdma_listen(id: *mut sys::rdma_cm_id, _backlog: c_int) -> c_int {
+pub unsafe extern "C" fn rnic_rdma_listen(id: *mut sys::rdma_cm_id, backlog: c_int) -> c_int {
+    check_id!(id);
     // SAFETY: a live id.
     let (listener, stop) = {
         let mut st = unsafe { state(id) };
         (st.listener.take(), Arc::clone(&st.stop))
     };
     let Some(listener) = listener else { return fail(libc::EINVAL) };
+    // SAFETY: the id's own bound socket.
+    if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&listener), backlog.max(1)) } != 0 {
+        return fail(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+    }
     if listener.set_nonblocking(true).is_err() {
         return fail(libc::EIO);
     }
     let listen_id = Ptr(id as usize);
+    crate::debug!("id {id:p}: listening");
+    let bound = listener.local_addr().ok();
     std::thread::spawn(move || {
         while !stop.load(Ordering::Acquire) {
+            let orphan = {
+                let mut orphans = ORPHANS.lock().expect("orphan connections");
+                orphans.retain(|(.., since)| since.elapsed() < LINGER);
+                // By port: the listener may be bound to the wildcard address.
+                let at = orphans.iter().position(|(a, ..)| Some(a.port()) == bound.map(|b| b.port()));
+                at.map(|at| orphans.swap_remove(at))
+            };
+            if let Some((_, stream, peer, _)) = orphan {
+                std::thread::spawn(move || serve_request(listen_id, stream, peer));
+                continue;
+            }
             match listener.accept() {
                 Ok((stream, peer)) => {
                     std::thread::spawn(move || serve_request(listen_id, stream, peer));
                 }
                 Err(_) => std::thread::sleep(LISTEN_POLL),
             }
+        }
+        if let Ok(addr) = listener.local_addr() {
+            LINGERING.lock().expect("lingering listeners").push((addr, listener, std::time::Instant::now()));
         }
     });
     0
@@ -435,8 +531,16 @@ fn serve_request(listen_id: Ptr, stream: TcpStream, peer: SocketAddr) {
     let (answer, decision) = mpsc::channel();
     let mut child: Option<Ptr> = None;
     let config = MpaConfig { timeout: MPA_TIMEOUT, ..MpaConfig::default() };
+    if !live(listen) {
+        // Accepted just as its id was destroyed: for the next id listening here.
+        if let Ok(local) = stream.local_addr() {
+            ORPHANS.lock().expect("orphan connections").push((local, stream, peer, std::time::Instant::now()));
+        }
+        return;
+    }
     let result = mpa::accept_on(stream, &config, |request| {
-        // SAFETY: the listening id lives while it listens.
+        // SAFETY: the listening id lives while it listens (checked just above; a program
+        // destroys it only after its connection requests are answered).
         let (channel, ctx, verbs) = unsafe { ((*listen).channel, (*listen).context, (*listen).verbs) };
         let mut made: *mut sys::rdma_cm_id = std::ptr::null_mut();
         // SAFETY: a fresh id on the listener's channel.
@@ -455,8 +559,14 @@ fn serve_request(listen_id: Ptr, stream: TcpStream, peer: SocketAddr) {
         }
         child = Some(Ptr(made as usize));
         post(made, listen, sys::RDMA_CM_EVENT_CONNECT_REQUEST, 0, request.private_data.clone());
-        decision.recv_timeout(DECISION_WAIT).unwrap_or(Decision::Reject(Vec::new()))
+        decision.recv_timeout(DECISION_WAIT).unwrap_or_else(|e| {
+            crate::debug!("connection request from {peer}: no answer from the program ({e}): rejected");
+            Decision::Reject(Vec::new())
+        })
     });
+    if let Err(e) = &result {
+        crate::debug!("connection request from {peer}: {e}");
+    }
     let Some(Ptr(child)) = child else { return };
     let child = child as *mut sys::rdma_cm_id;
     match result {
@@ -519,6 +629,7 @@ pub unsafe extern "C" fn rnic_rdma_resolve_addr(
     dst: *mut sys::sockaddr,
     _timeout_ms: c_int,
 ) -> c_int {
+    check_id!(id);
     // SAFETY: the caller's socket addresses.
     let (Some(remote), source) = (unsafe { std_addr(dst) }, unsafe { std_addr(src) }) else {
         return fail(libc::EAFNOSUPPORT);
@@ -543,6 +654,7 @@ pub unsafe extern "C" fn rnic_rdma_resolve_addr(
 /// (TCP routes by itself).
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_resolve_route(id: *mut sys::rdma_cm_id, _timeout_ms: c_int) -> c_int {
+    check_id!(id);
     // SAFETY: a live id.
     if unsafe { state(id) }.remote.is_none() {
         return fail(libc::EINVAL);
@@ -559,6 +671,7 @@ pub unsafe extern "C" fn rnic_rdma_create_qp(
     pd: *mut sys::ibv_pd,
     attr: *mut sys::ibv_qp_init_attr,
 ) -> c_int {
+    check_id!(id);
     // SAFETY: a live id.
     let ctx = unsafe { (*id).verbs };
     if ctx.is_null() {
@@ -598,6 +711,9 @@ pub unsafe extern "C" fn rnic_rdma_create_qp(
 /// `void rdma_destroy_qp(struct rdma_cm_id *id)`.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_destroy_qp(id: *mut sys::rdma_cm_id) {
+    if !live(id) {
+        return;
+    }
     // SAFETY: a live id.
     let qp = unsafe { (*id).qp };
     if !qp.is_null() {
@@ -613,6 +729,7 @@ pub unsafe extern "C" fn rnic_rdma_destroy_qp(id: *mut sys::rdma_cm_id) {
 /// MPA Request goes out; ESTABLISHED, REJECTED, UNREACHABLE or CONNECT_ERROR follows.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_connect(id: *mut sys::rdma_cm_id, param: *mut sys::rdma_conn_param) -> c_int {
+    check_id!(id);
     // SAFETY: a live id, the caller's parameters.
     let (remote, private) = match (unsafe { state(id) }.remote, unsafe { private_data(param) }) {
         (Some(remote), Ok(private)) => (remote, private),
@@ -628,7 +745,11 @@ pub unsafe extern "C" fn rnic_rdma_connect(id: *mut sys::rdma_cm_id, param: *mut
         let id = target.0 as *mut sys::rdma_cm_id;
         let config = MpaConfig { private_data: private, timeout: MPA_TIMEOUT, ..MpaConfig::default() };
         let none = std::ptr::null_mut();
-        match mpa::connect(remote, &config) {
+        let result = mpa::connect(remote, &config);
+        if let Err(e) = &result {
+            crate::debug!("connecting to {remote}: {e}");
+        }
+        match result {
             Ok(established) => {
                 let private = established.peer_private_data.clone();
                 match attach(id, established) {
@@ -667,6 +788,7 @@ unsafe fn answer(id: *mut sys::rdma_cm_id, decision: Decision) -> c_int {
 /// goes out; ESTABLISHED follows once the id's QP has the connection.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_accept(id: *mut sys::rdma_cm_id, param: *mut sys::rdma_conn_param) -> c_int {
+    check_id!(id);
     // SAFETY: a live id.
     if unsafe { (*id).qp }.is_null() {
         return fail(libc::EINVAL);
@@ -683,6 +805,7 @@ pub unsafe extern "C" fn rnic_rdma_accept(id: *mut sys::rdma_cm_id, param: *mut 
 /// private_data_len)`: the Reply rejects, with this private data.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_reject(id: *mut sys::rdma_cm_id, private: *const c_void, len: u8) -> c_int {
+    check_id!(id);
     let data = if private.is_null() || len == 0 {
         Vec::new()
     } else {
@@ -697,6 +820,7 @@ pub unsafe extern "C" fn rnic_rdma_reject(id: *mut sys::rdma_cm_id, private: *co
 /// the TCP connection closes, and both sides get DISCONNECTED.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_disconnect(id: *mut sys::rdma_cm_id) -> c_int {
+    check_id!(id);
     // SAFETY: a live id.
     let (qp, ctx) = unsafe { ((*id).qp, (*id).verbs) };
     if qp.is_null() || ctx.is_null() {

@@ -247,6 +247,9 @@ impl State {
     fn open(config: &Config) -> Result<State, String> {
         let sim = SimHal::open(&config.design).map_err(|e| format!("cannot open the simulated RNIC: {e}"))?;
         let bridge = sim.attach_switch();
+        // A device access outside what is mapped is an IOMMU fault: recorded and dropped,
+        // as an IOMMU blocks it, not a panic of the program's process.
+        sim.with_memory(|m| m.fail_on_fault(false));
         let sim = Pinned::new(sim);
         // SAFETY: the device (and every object, which all borrow the device) is dropped
         // before `sim` is freed (`Drop for State`).
@@ -422,7 +425,8 @@ impl Drop for State {
     /// Frees what the program did not destroy, borrowers first, then the device, then the
     /// backend.
     fn drop(&mut self) {
-        crate::debug!("closing the device ({} QPs left)", self.qps.len());
+        let faults = self.sim.as_ref().map_or(0, |sim| sim.get().with_memory(|m| m.faults().len()));
+        crate::debug!("closing the device ({} QPs left, {faults} IOMMU faults)", self.qps.len());
         self.qps.clear();
         let hal = self.dev_static().hal();
         for (_, mut entry) in self.mrs.drain() {

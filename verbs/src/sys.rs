@@ -186,6 +186,29 @@ const _: () = {
     ["Offset of field: ibv_gid::raw"][::std::mem::offset_of!(ibv_gid, raw) - 0usize];
     ["Offset of field: ibv_gid::global"][::std::mem::offset_of!(ibv_gid, global) - 0usize];
 };
+pub const IBV_GID_TYPE_IB: ibv_gid_type = 0;
+pub const IBV_GID_TYPE_ROCE_V1: ibv_gid_type = 1;
+pub const IBV_GID_TYPE_ROCE_V2: ibv_gid_type = 2;
+pub type ibv_gid_type = libc::c_uint;
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct ibv_gid_entry {
+    pub gid: ibv_gid,
+    pub gid_index: u32,
+    pub port_num: u32,
+    pub gid_type: u32,
+    pub ndev_ifindex: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of ibv_gid_entry"][::std::mem::size_of::<ibv_gid_entry>() - 32usize];
+    ["Alignment of ibv_gid_entry"][::std::mem::align_of::<ibv_gid_entry>() - 8usize];
+    ["Offset of field: ibv_gid_entry::gid"][::std::mem::offset_of!(ibv_gid_entry, gid) - 0usize];
+    ["Offset of field: ibv_gid_entry::gid_index"][::std::mem::offset_of!(ibv_gid_entry, gid_index) - 16usize];
+    ["Offset of field: ibv_gid_entry::port_num"][::std::mem::offset_of!(ibv_gid_entry, port_num) - 20usize];
+    ["Offset of field: ibv_gid_entry::gid_type"][::std::mem::offset_of!(ibv_gid_entry, gid_type) - 24usize];
+    ["Offset of field: ibv_gid_entry::ndev_ifindex"][::std::mem::offset_of!(ibv_gid_entry, ndev_ifindex) - 28usize];
+};
 pub const IBV_NODE_UNKNOWN: ibv_node_type = -1;
 pub const IBV_NODE_CA: ibv_node_type = 1;
 pub const IBV_NODE_SWITCH: ibv_node_type = 2;

@@ -9,8 +9,11 @@
 //!   on its own simulated RNIC, connected by rdma_cm over 127.0.0.1 (this library is
 //!   librdmacm.so.1 too).
 //!
-//! Needs a C compiler, rdma-core's headers (libibverbs-dev), ibverbs-utils and
-//! rdmacm-utils, which `scripts/setup-tools` installs.
+//! * Debian's perftest (`ib_write_bw`, `ib_read_bw`, `ib_send_lat`, `ib_write_lat`,
+//!   `ib_atomic_bw`), unmodified, with `-R` (rdma_cm), the same way.
+//!
+//! Needs a C compiler, rdma-core's headers (libibverbs-dev), ibverbs-utils, rdmacm-utils
+//! and perftest, which `scripts/setup-tools` installs.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -40,6 +43,11 @@ fn library_dir() -> PathBuf {
             let _ = std::fs::remove_file(&link);
             std::os::unix::fs::symlink("libibverbs.so.1", &link).expect("library link");
         }
+        // perftest also binds the mlx5 and EFA direct verbs (verbs/standins).
+        let standins = Path::new(env!("CARGO_MANIFEST_DIR")).join("standins/build");
+        let mut build = Command::new(standins);
+        build.arg(&dir);
+        assert!(run(build, "standins").status.success(), "the direct-verbs stand-ins do not build");
         dir
     })
     .clone()
@@ -98,7 +106,7 @@ fn compile(source: &Path, lib: &Path) -> PathBuf {
 /// A command running on this library, on the simulated RNIC.
 fn on_rnic(exe: impl AsRef<std::ffi::OsStr>, lib: &Path) -> Command {
     let mut cmd = Command::new(exe);
-    cmd.env("LD_LIBRARY_PATH", lib).env("RNIC_BACKEND", "sim");
+    cmd.env("LD_LIBRARY_PATH", lib).env("RNIC_BACKEND", "sim").env("RNIC_VERBS_DEBUG", "1");
     cmd
 }
 
@@ -175,6 +183,67 @@ fn rping_pair(count: u32, size: u32) {
     let n: usize = count.parse().expect("count");
     assert_eq!(pings(&client, "ping data: rdma-ping-"), n, "the client's pings");
     assert_eq!(pings(&server, "server ping data: rdma-ping-"), n, "the server's pings");
+}
+
+/// A perftest program between two processes, each on its own simulated RNIC, connected by
+/// rdma_cm (`-R`): both ends finish (perftest checks its own completions) and the client
+/// reports its row of results for `size` octets and `iterations`.
+fn perftest_pair(program: &str, size: u32, iterations: u32) {
+    let lib = library_dir();
+    let path = which(program).unwrap_or_else(|_| panic!("{program} is missing: apt-get install perftest"));
+    let port = free_port().to_string();
+    let (size, iterations) = (size.to_string(), iterations.to_string());
+    let args = ["-R", "-p", &port, "-s", &size, "-n", &iterations];
+    let mut server = on_rnic(&path, &lib);
+    server.args(args);
+    let what = format!("{program} server");
+    let server = std::thread::spawn(move || run(server, &what));
+    let start = Instant::now();
+    while !listening(port.parse().expect("port")) {
+        assert!(start.elapsed() < Duration::from_secs(60), "the {program} server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut client = on_rnic(&path, &lib);
+    client.args(args).arg("127.0.0.1");
+    let client = run(client, &format!("{program} client"));
+    let server = server.join().expect("server thread");
+    assert!(
+        client.status.success() && server.status.success(),
+        "{program} failed (client {}, server {})",
+        client.status,
+        server.status
+    );
+    let stdout = String::from_utf8_lossy(&client.stdout);
+    let row = stdout.lines().map(str::split_whitespace).find_map(|mut f| {
+        let (s, n) = (f.next()?, f.next()?);
+        (s == size && n == iterations).then_some(())
+    });
+    assert!(row.is_some(), "{program}: no result row for {size} octets and {iterations} iterations");
+}
+
+#[test]
+fn debians_ib_write_bw_runs_between_two_simulated_rnics() {
+    perftest_pair("ib_write_bw", 4096, 200);
+}
+
+#[test]
+fn debians_ib_read_bw_runs_between_two_simulated_rnics() {
+    perftest_pair("ib_read_bw", 4096, 200);
+}
+
+#[test]
+fn debians_ib_send_lat_runs_between_two_simulated_rnics() {
+    perftest_pair("ib_send_lat", 64, 200);
+}
+
+#[test]
+fn debians_ib_write_lat_runs_between_two_simulated_rnics() {
+    perftest_pair("ib_write_lat", 64, 200);
+}
+
+#[test]
+fn debians_ib_atomic_bw_runs_between_two_simulated_rnics() {
+    perftest_pair("ib_atomic_bw", 8, 200);
 }
 
 #[test]

@@ -197,6 +197,55 @@ pub unsafe extern "C" fn rnic_ibv_query_gid(
     0
 }
 
+/// `int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t
+/// gid_index, struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)`: the one GID,
+/// as an entry (the header's `ibv_query_gid_ex` calls this).
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_query_gid_ex(
+    _ctx: *mut sys::ibv_context,
+    port: u32,
+    index: u32,
+    entry: *mut sys::ibv_gid_entry,
+    _flags: u32,
+    entry_size: usize,
+) -> c_int {
+    if port != u32::from(PORT) || index != 0 {
+        return libc::EINVAL;
+    }
+    if entry_size < size_of::<sys::ibv_gid_entry>() {
+        return libc::EINVAL;
+    }
+    let e = sys::ibv_gid_entry {
+        gid: sys::ibv_gid { raw: gid() },
+        gid_index: 0,
+        port_num: port,
+        gid_type: sys::IBV_GID_TYPE_IB,
+        ndev_ifindex: 0,
+    };
+    // SAFETY: the caller passes a writable entry of `entry_size` octets, checked above.
+    unsafe { entry.write(e) };
+    0
+}
+
+/// `int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int
+/// index, enum ibv_gid_type_sysfs *type)` (rdma-core's private node, which its own tools
+/// use): the GID is not a RoCE one.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_query_gid_type(
+    _ctx: *mut sys::ibv_context,
+    port: u8,
+    index: u32,
+    kind: *mut u32,
+) -> c_int {
+    if port != PORT || index != 0 {
+        errno::set(libc::EINVAL);
+        return -1;
+    }
+    // SAFETY: the caller passes a writable enum.
+    unsafe { *kind = sys::IBV_GID_TYPE_IB };
+    0
+}
+
 /// `int ibv_query_pkey(struct ibv_context *context, uint8_t port, int index, __be16
 /// *pkey)`: the default P_Key, the only one.
 #[no_mangle]

@@ -10,6 +10,7 @@
 //!
 //! Conventions, as in libibverbs: a verb that returns an object returns NULL and sets
 //! `errno`; one that returns `int` returns 0 or the errno value itself.
+mod absent;
 mod cq;
 mod device;
 mod memory;
@@ -90,6 +91,17 @@ export! {
     rnic_ibv_query_qp => "ibv_query_qp" @ "IBVERBS_1.1",
     rnic_ibv_destroy_qp => "ibv_destroy_qp" @ "IBVERBS_1.1",
     rnic_ibv_wc_status_str => "ibv_wc_status_str" @ "IBVERBS_1.1",
+    rnic_ibv_query_gid_ex => "_ibv_query_gid_ex" @ "IBVERBS_1.11",
+    rnic_ibv_query_gid_type => "ibv_query_gid_type" @ "IBVERBS_PRIVATE_34",
+    rnic_ibv_create_ah => "ibv_create_ah" @ "IBVERBS_1.1",
+    rnic_ibv_create_ah_from_wc => "ibv_create_ah_from_wc" @ "IBVERBS_1.1",
+    rnic_ibv_destroy_ah => "ibv_destroy_ah" @ "IBVERBS_1.1",
+    rnic_ibv_attach_mcast => "ibv_attach_mcast" @ "IBVERBS_1.1",
+    rnic_ibv_detach_mcast => "ibv_detach_mcast" @ "IBVERBS_1.1",
+    rnic_ibv_create_srq => "ibv_create_srq" @ "IBVERBS_1.1",
+    rnic_ibv_destroy_srq => "ibv_destroy_srq" @ "IBVERBS_1.1",
+    rnic_ibv_qp_to_qp_ex => "ibv_qp_to_qp_ex" @ "IBVERBS_1.6",
+    rnic_ibv_read_sysfs_file => "ibv_read_sysfs_file" @ "IBVERBS_1.0",
     rnic_rdma_create_event_channel => "rdma_create_event_channel" @ "RDMACM_1.0",
     rnic_rdma_destroy_event_channel => "rdma_destroy_event_channel" @ "RDMACM_1.0",
     rnic_rdma_get_cm_event => "rdma_get_cm_event" @ "RDMACM_1.0",
