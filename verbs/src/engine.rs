@@ -70,12 +70,12 @@ impl Config {
 
 impl Engine {
     /// Starts a device thread on a freshly opened backend.
-    pub(crate) fn start(config: Config) -> Result<Engine, String> {
+    pub(crate) fn start(config: Config, events: std::sync::Arc<crate::objects::AsyncEvents>) -> Result<Engine, String> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (opened, open_result) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("rnic-device".into())
-            .spawn(move || match State::open(&config) {
+            .spawn(move || match State::open(&config, events) {
                 Ok(mut state) => {
                     let _ = opened.send(Ok(*state.dev().info()));
                     state.serve(queue);
@@ -187,6 +187,8 @@ pub(crate) struct CqEntry {
     pub(crate) armed: Option<bool>,
     /// The write end of its completion channel's pipe.
     pub(crate) channel: Option<libc::c_int>,
+    /// IBV_EVENT_CQ_ERR has been reported (a CQE found the ring full).
+    pub(crate) overflowed: bool,
 }
 
 /// A queue pair and the verbs state the device does not keep.
@@ -209,6 +211,8 @@ pub(crate) struct QpEntry {
     pub(crate) posted: VecDeque<(u64, sys::ibv_wc_opcode)>,
     /// The connection rdma_cm made for it, carried over a socket.
     pub(crate) link: Option<CmLink>,
+    /// IBV_EVENT_QP_FATAL has been reported (the device stopped it: a Terminate).
+    pub(crate) fatal: bool,
 }
 
 /// A QP's connection over a socket, and the rdma_cm id events about it go to.
@@ -241,10 +245,12 @@ pub(crate) struct State {
     /// connected on the device itself.
     bridge: SocketBridge,
     chunks: u64,
+    /// Where asynchronous events go (the context's `async_fd`).
+    events: std::sync::Arc<crate::objects::AsyncEvents>,
 }
 
 impl State {
-    fn open(config: &Config) -> Result<State, String> {
+    fn open(config: &Config, events: std::sync::Arc<crate::objects::AsyncEvents>) -> Result<State, String> {
         let sim = SimHal::open(&config.design).map_err(|e| format!("cannot open the simulated RNIC: {e}"))?;
         let bridge = sim.attach_switch();
         // A device access outside what is mapped is an IOMMU fault: recorded and dropped,
@@ -273,6 +279,7 @@ impl State {
             next_vector: 0,
             bridge,
             chunks: 0,
+            events,
         })
     }
 
@@ -309,6 +316,7 @@ impl State {
                         self.chunks += 1;
                         if self.chunks.is_multiple_of(ENDED_CHECK_CHUNKS) {
                             self.reap_ended();
+                            self.watch_errors();
                         }
                         continue;
                     }
@@ -409,6 +417,27 @@ impl State {
             crate::debug!("QP {}: the connection ended: {why}", self.qps[&key].qp.qpn());
             if self.disconnect(key) {
                 crate::cm::post_disconnected(id);
+            }
+        }
+    }
+
+    /// Asynchronous events: a CQ that overflowed (IBV_EVENT_CQ_ERR), a QP in RTS that the
+    /// device stopped (IBV_EVENT_QP_FATAL), each once.
+    fn watch_errors(&mut self) {
+        let dev = self.dev_static();
+        for (&key, entry) in self.cqs.iter_mut().filter(|(_, e)| !e.overflowed) {
+            if matches!(dev.query_cq(entry.cq.get().cqn()), Ok((_, status)) if status.overflow) {
+                entry.overflowed = true;
+                crate::debug!("CQ {}: overflowed", entry.cq.get().cqn());
+                self.events.post(sys::IBV_EVENT_CQ_ERR, key);
+            }
+        }
+        for (&key, entry) in self.qps.iter_mut().filter(|(_, e)| !e.fatal && e.state == sys::IBV_QPS_RTS) {
+            if matches!(entry.qp.error(), Ok(Some(_))) {
+                entry.fatal = true;
+                entry.state = sys::IBV_QPS_ERR;
+                crate::debug!("QP {}: stopped by the device", entry.qp.qpn());
+                self.events.post(sys::IBV_EVENT_QP_FATAL, key);
             }
         }
     }

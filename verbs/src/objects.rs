@@ -1,8 +1,9 @@
 //! The C structures handed to the program. Each starts with the rdma-core structure the
 //! program reads (so a pointer to one is a pointer to the other) and keeps what the
 //! library needs beside it. The device thread keys its state by their addresses.
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicU32;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use libc::c_int;
 
@@ -14,6 +15,49 @@ use crate::sys;
 pub(crate) struct Context {
     pub(crate) ibv: sys::ibv_context,
     pub(crate) engine: Engine,
+    pub(crate) events: std::sync::Arc<AsyncEvents>,
+}
+
+/// A context's asynchronous events: its `async_fd` is the read end of a pipe that carries
+/// one octet per event; the events wait here.
+pub(crate) struct AsyncEvents {
+    pub(crate) read_fd: c_int,
+    write_fd: c_int,
+    queue: Mutex<VecDeque<(sys::ibv_event_type, usize)>>,
+}
+
+impl AsyncEvents {
+    /// A pipe for them, or the errno why not.
+    pub(crate) fn new() -> Result<AsyncEvents, c_int> {
+        let mut fds = [0 as c_int; 2];
+        // SAFETY: room for the two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EMFILE));
+        }
+        Ok(AsyncEvents { read_fd: fds[0], write_fd: fds[1], queue: Mutex::default() })
+    }
+
+    /// Queues an event about `element` (the address of a CQ or QP).
+    pub(crate) fn post(&self, kind: sys::ibv_event_type, element: usize) {
+        self.queue.lock().expect("async events").push_back((kind, element));
+        // SAFETY: the pipe's own write end; one octet from a local.
+        unsafe { libc::write(self.write_fd, [1u8].as_ptr().cast(), 1) };
+    }
+
+    /// The oldest event, once its octet has been read.
+    pub(crate) fn take(&self) -> Option<(sys::ibv_event_type, usize)> {
+        self.queue.lock().expect("async events").pop_front()
+    }
+}
+
+impl Drop for AsyncEvents {
+    fn drop(&mut self) {
+        // SAFETY: the pipe's own descriptors, closed once.
+        unsafe {
+            libc::close(self.read_fd);
+            libc::close(self.write_fd);
+        }
+    }
 }
 
 /// A protection domain.

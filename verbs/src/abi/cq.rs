@@ -81,7 +81,10 @@ pub unsafe extern "C" fn rnic_ibv_create_cq(
         let vector = st.next_vector();
         let made = CompletionQueue::new(st.dev_static(), log_size, vector).map_err(|e| errno::of(&e))?;
         let numbers = (made.cqn(), made.capacity());
-        st.cqs.insert(key, CqEntry { cq: Pinned::new(made), users: 0, armed: None, channel: write_fd });
+        st.cqs.insert(
+            key,
+            CqEntry { cq: Pinned::new(made), users: 0, armed: None, channel: write_fd, overflowed: false },
+        );
         Ok(numbers)
     });
     match made.map_err(gone).and_then(|r| r) {

@@ -7,7 +7,7 @@ use rnic_driver::MAX_QUEUE_LOG_SIZE;
 
 use super::context;
 use crate::engine::{Config, Engine};
-use crate::objects::{copy_str, device, Context};
+use crate::objects::{copy_str, device, AsyncEvents, Context};
 use crate::{errno, sys};
 
 /// The port every device has (verbs numbers ports from 1).
@@ -77,7 +77,14 @@ pub unsafe extern "C" fn rnic_ibv_open_device(dev: *mut sys::ibv_device) -> *mut
         errno::set(libc::ENODEV);
         return std::ptr::null_mut();
     }
-    let engine = match Config::from_env().and_then(Engine::start) {
+    let events = match AsyncEvents::new() {
+        Ok(events) => std::sync::Arc::new(events),
+        Err(e) => {
+            errno::set(e);
+            return std::ptr::null_mut();
+        }
+    };
+    let engine = match Config::from_env().and_then(|config| Engine::start(config, std::sync::Arc::clone(&events))) {
         Ok(engine) => engine,
         Err(why) => {
             eprintln!("libibverbs (rnic): {why}");
@@ -91,9 +98,9 @@ pub unsafe extern "C" fn rnic_ibv_open_device(dev: *mut sys::ibv_device) -> *mut
     ibv.device = dev;
     ibv.ops = super::ops();
     ibv.cmd_fd = -1;
-    ibv.async_fd = -1;
+    ibv.async_fd = events.read_fd;
     ibv.num_comp_vectors = 1;
-    Box::into_raw(Box::new(Context { ibv, engine })).cast()
+    Box::into_raw(Box::new(Context { ibv, engine, events })).cast()
 }
 
 /// `int ibv_close_device(struct ibv_context *context)`: frees whatever the program did
@@ -104,6 +111,39 @@ pub unsafe extern "C" fn rnic_ibv_close_device(ctx: *mut sys::ibv_context) -> c_
     drop(unsafe { Box::from_raw(ctx.cast::<Context>()) });
     0
 }
+
+/// `int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)`:
+/// waits for (or, on a non-blocking `async_fd`, takes) the next asynchronous event:
+/// IBV_EVENT_CQ_ERR for a CQ that overflowed, IBV_EVENT_QP_FATAL for a QP the device
+/// stopped.
+#[no_mangle]
+pub unsafe extern "C" fn rnic_ibv_get_async_event(
+    ctx: *mut sys::ibv_context,
+    event: *mut sys::ibv_async_event,
+) -> c_int {
+    // SAFETY: a live context (the caller's promise).
+    let events = &unsafe { context(ctx) }.events;
+    let mut octet = [0u8; 1];
+    // SAFETY: the context's pipe; one octet of room.
+    if unsafe { libc::read(events.read_fd, octet.as_mut_ptr().cast(), 1) } != 1 {
+        return -1;
+    }
+    let Some((kind, element)) = events.take() else {
+        errno::set(libc::EAGAIN);
+        return -1;
+    };
+    let element = match kind {
+        sys::IBV_EVENT_CQ_ERR => sys::ibv_async_event__bindgen_ty_1 { cq: element as *mut sys::ibv_cq },
+        _ => sys::ibv_async_event__bindgen_ty_1 { qp: element as *mut sys::ibv_qp },
+    };
+    // SAFETY: the caller's writable event.
+    unsafe { event.write(sys::ibv_async_event { element, event_type: kind }) };
+    0
+}
+
+/// `void ibv_ack_async_event(struct ibv_async_event *event)`: nothing waits on the count.
+#[no_mangle]
+pub extern "C" fn rnic_ibv_ack_async_event(_event: *mut sys::ibv_async_event) {}
 
 /// `int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)`.
 #[no_mangle]

@@ -91,6 +91,8 @@ export! {
     rnic_ibv_query_qp => "ibv_query_qp" @ "IBVERBS_1.1",
     rnic_ibv_destroy_qp => "ibv_destroy_qp" @ "IBVERBS_1.1",
     rnic_ibv_wc_status_str => "ibv_wc_status_str" @ "IBVERBS_1.1",
+    rnic_ibv_get_async_event => "ibv_get_async_event" @ "IBVERBS_1.1",
+    rnic_ibv_ack_async_event => "ibv_ack_async_event" @ "IBVERBS_1.1",
     rnic_ibv_query_gid_ex => "_ibv_query_gid_ex" @ "IBVERBS_1.11",
     rnic_ibv_query_gid_type => "ibv_query_gid_type" @ "IBVERBS_PRIVATE_34",
     rnic_ibv_create_ah => "ibv_create_ah" @ "IBVERBS_1.1",

@@ -101,6 +101,7 @@ pub unsafe extern "C" fn rnic_ibv_create_qp(
                 caps: got,
                 posted: VecDeque::new(),
                 link: None,
+                fatal: false,
             },
         );
         Ok(qpn)

@@ -8,7 +8,8 @@
  *     IBV_WR_ATOMIC_FETCH_AND_ADD / IBV_WR_ATOMIC_CMP_AND_SWP, each checked against the
  *     RFC 7306 pseudocode transcribed below;
  *   - bad use: an unregistered lkey (EINVAL, nothing posted), a PD or CQ still in use
- *     (EBUSY), a Send on a QP in ERROR (IBV_WC_WR_FLUSH_ERR).
+ *     (EBUSY), a Send on a QP in ERROR (IBV_WC_WR_FLUSH_ERR), a CQ overrun
+ *     (IBV_EVENT_CQ_ERR on the context's asynchronous event fd).
  *
  * Every octet placed is checked, and the octets around it. Prints one "ok:" line per check
  * and exits 0, or prints "FAIL:" and exits 1. Every wait is bounded. */
@@ -325,6 +326,45 @@ int main(void)
 	CHECK(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 0xf1, "Send on a QP in ERROR: %s",
 	      ibv_wc_status_str(wc.status));
 	printf("ok: a Send posted to a QP in ERROR completes with IBV_WC_WR_FLUSH_ERR\n");
+
+	/* A CQ overrun: eight completions into a CQ of four, never polled, is IBV_EVENT_CQ_ERR
+	 * on the context's asynchronous event fd. */
+	struct ibv_cq *small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	CHECK(small && small->cqe == 4, "a CQ of 4 entries");
+	init.send_cq = small;
+	init.recv_cq = cq_b;
+	struct ibv_qp *qc = ibv_create_qp(pd, &init);
+	init.send_cq = cq_b;
+	struct ibv_qp *qd = ibv_create_qp(pd, &init);
+	CHECK(qc && qd, "QPs on the small CQ");
+	to_state(qc, IBV_QPS_INIT, 0);
+	to_state(qd, IBV_QPS_INIT, 0);
+	to_state(qc, IBV_QPS_RTR, qd->qp_num);
+	to_state(qd, IBV_QPS_RTR, qc->qp_num);
+	to_state(qc, IBV_QPS_RTS, 0);
+	to_state(qd, IBV_QPS_RTS, 0);
+	for (int i = 0; i < 8; i++) {
+		memset(&rwr, 0, sizeof rwr);
+		rwr.wr_id = 0xd0 + i;
+		CHECK(ibv_post_recv(qd, &rwr, &bad_rwr) == 0, "post_recv %d", i);
+		memset(&wr, 0, sizeof wr);
+		wr.wr_id = 0xc0 + i;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		CHECK(ibv_post_send(qc, &wr, &bad) == 0, "zero-length Send %d", i);
+	}
+	struct pollfd afd = { .fd = ctx->async_fd, .events = POLLIN };
+	CHECK(poll(&afd, 1, EVENT_WAIT_MS) == 1, "no asynchronous event within %d ms", EVENT_WAIT_MS);
+	struct ibv_async_event aev;
+	CHECK(ibv_get_async_event(ctx, &aev) == 0, "ibv_get_async_event");
+	CHECK(aev.event_type == IBV_EVENT_CQ_ERR && aev.element.cq == small, "event %d for %p", aev.event_type,
+	      (void *)aev.element.cq);
+	ibv_ack_async_event(&aev);
+	for (int i = 0; i < 8; i++)
+		expect_success(wait_one(cq_b, "receive on the peer of the small CQ"), IBV_WC_RECV, 0xd0 + i,
+			       "receive on the peer of the small CQ");
+	CHECK(ibv_destroy_qp(qc) == 0 && ibv_destroy_qp(qd) == 0 && ibv_destroy_cq(small) == 0, "destroy");
+	printf("ok: eight completions into a CQ of four: IBV_EVENT_CQ_ERR for that CQ on the async fd\n");
 
 	CHECK(ibv_destroy_qp(qa) == 0 && ibv_destroy_qp(qb) == 0, "ibv_destroy_qp");
 	CHECK(ibv_dereg_mr(a_mr) == 0 && ibv_dereg_mr(b_mr) == 0, "ibv_dereg_mr");
