@@ -178,13 +178,14 @@ fn post(
     ibv.status = status;
     let mut event = Box::new(Event { ibv, private });
     // The private data lives as long as the event (freed by `rdma_ack_cm_event`).
-    // SAFETY (the rest of the block): plain data; zero is valid.
+    // SAFETY: plain data; zero is valid.
+    let rest: sys::rdma_conn_param = unsafe { std::mem::zeroed() };
     event.ibv.param.conn = sys::rdma_conn_param {
         private_data: if event.private.is_empty() { std::ptr::null() } else { event.private.as_ptr().cast() },
         private_data_len: event.private.len() as u8,
         responder_resources: crate::abi::RD_ATOMIC,
         initiator_depth: crate::abi::RD_ATOMIC,
-        ..unsafe { std::mem::zeroed() }
+        ..rest
     };
     // SAFETY: a live channel (destroyed only when its ids are gone).
     let ch = unsafe { &*channel };

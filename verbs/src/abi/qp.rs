@@ -334,13 +334,30 @@ pub(crate) unsafe extern "C" fn post_send(
         at = unsafe { (*at).next };
     }
     let posted = engine.call(move |st| post_sends(st, key, &reqs)).map_err(gone).and_then(|r| r);
-    let (first_bad, e) = match (posted, bad) {
-        (Err(e), _) => (wr, e),
+    // SAFETY: the caller's out pointer.
+    unsafe { post_answer(posted, bad, wr, bad_wr) }
+}
+
+/// What a post returns: 0, or the errno with `*bad_wr` at the first request not posted
+/// (the first of the list when the device took none, else the one that could not be
+/// translated).
+///
+/// # Safety
+///
+/// `bad_wr` must be NULL or writable.
+unsafe fn post_answer<W>(
+    posted: Result<(), c_int>,
+    refused: Option<(*mut W, c_int)>,
+    first: *mut W,
+    bad_wr: *mut *mut W,
+) -> c_int {
+    let (first_bad, e) = match (posted, refused) {
+        (Err(e), _) => (first, e),
         (Ok(()), Some((at, e))) => (at, e),
         (Ok(()), None) => return 0,
     };
     if !bad_wr.is_null() {
-        // SAFETY: the caller's out pointer.
+        // SAFETY: the caller's promise.
         unsafe { *bad_wr = first_bad };
     }
     e
@@ -388,16 +405,8 @@ pub(crate) unsafe extern "C" fn post_recv(
     // SAFETY: a live QP of a live context (the caller's promise).
     let engine = &unsafe { context((*qp).context) }.engine;
     let posted = engine.call(move |st| post_recvs(st, key, rrs)).map_err(gone).and_then(|r| r);
-    let (first_bad, e) = match (posted, bad) {
-        (Err(e), _) => (wr, e),
-        (Ok(()), Some((at, e))) => (at, e),
-        (Ok(()), None) => return 0,
-    };
-    if !bad_wr.is_null() {
-        // SAFETY: the caller's out pointer.
-        unsafe { *bad_wr = first_bad };
-    }
-    e
+    // SAFETY: the caller's out pointer.
+    unsafe { post_answer(posted, bad, wr, bad_wr) }
 }
 
 /// Posts one request built by a direct verb ([`crate::dv`]).
