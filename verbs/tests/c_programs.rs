@@ -125,7 +125,7 @@ fn a_verbs_program_runs_rdma_write_with_immediate_and_masked_atomics_on_malloced
 #[test]
 fn debians_ibv_devices_lists_the_rnic_unmodified() {
     let lib = library_dir();
-    let Ok(path) = which("ibv_devices") else {
+    let Some(path) = which("ibv_devices") else {
         panic!("ibv_devices is missing: apt-get install ibverbs-utils (scripts/setup-tools does)");
     };
     let out = run(on_rnic(path, &lib), "ibv_devices");
@@ -151,60 +151,29 @@ fn listening(port: u16) -> bool {
     })
 }
 
-/// rping between two processes, each on its own simulated RNIC: `count` pings of `size`
-/// octets, verified by rping (`-V`) and counted here (`-v`).
-fn rping_pair(count: u32, size: u32) {
+/// Debian's `program` (from `package`) between two processes, each on its own simulated
+/// RNIC: the server with `server_args`, then, once it listens on `port`, the client with
+/// `client_args`. Both must end well; returns what the client and the server printed.
+fn server_and_client(
+    program: &str,
+    package: &str,
+    port: u16,
+    server_args: &[&str],
+    client_args: &[&str],
+) -> (Output, Output) {
     let lib = library_dir();
-    let rping = which("rping").unwrap_or_else(|_| panic!("rping is missing: apt-get install rdmacm-utils"));
-    let port = free_port().to_string();
-    let (count, size) = (count.to_string(), size.to_string());
-    let common = ["-a", "127.0.0.1", "-p", &port, "-C", &count, "-S", &size, "-V", "-v"];
-    let mut server = on_rnic(&rping, &lib);
-    server.arg("-s").args(common);
-    let server = std::thread::spawn(move || run(server, "rping server"));
-    let start = Instant::now();
-    while !listening(port.parse().expect("port")) {
-        assert!(start.elapsed() < Duration::from_secs(60), "the rping server did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut client = on_rnic(&rping, &lib);
-    client.arg("-c").args(common);
-    let client = run(client, "rping client");
-    let server = server.join().expect("server thread");
-    let pings = |out: &Output, prefix: &str| {
-        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(prefix)).count()
-    };
-    assert!(
-        client.status.success() && server.status.success(),
-        "rping failed (client {}, server {})",
-        client.status,
-        server.status
-    );
-    let n: usize = count.parse().expect("count");
-    assert_eq!(pings(&client, "ping data: rdma-ping-"), n, "the client's pings");
-    assert_eq!(pings(&server, "server ping data: rdma-ping-"), n, "the server's pings");
-}
-
-/// A perftest program between two processes, each on its own simulated RNIC, connected by
-/// rdma_cm (`-R`): both ends finish (perftest checks its own completions) and the client
-/// reports its row of results for `size` octets and `iterations`.
-fn perftest_pair(program: &str, size: u32, iterations: u32) {
-    let lib = library_dir();
-    let path = which(program).unwrap_or_else(|_| panic!("{program} is missing: apt-get install perftest"));
-    let port = free_port().to_string();
-    let (size, iterations) = (size.to_string(), iterations.to_string());
-    let args = ["-R", "-p", &port, "-s", &size, "-n", &iterations];
+    let path = which(program).unwrap_or_else(|| panic!("{program} is missing: apt-get install {package}"));
     let mut server = on_rnic(&path, &lib);
-    server.args(args);
+    server.args(server_args);
     let what = format!("{program} server");
     let server = std::thread::spawn(move || run(server, &what));
     let start = Instant::now();
-    while !listening(port.parse().expect("port")) {
+    while !listening(port) {
         assert!(start.elapsed() < Duration::from_secs(60), "the {program} server did not listen");
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut client = on_rnic(&path, &lib);
-    client.args(args).arg("127.0.0.1");
+    client.args(client_args);
     let client = run(client, &format!("{program} client"));
     let server = server.join().expect("server thread");
     assert!(
@@ -213,12 +182,35 @@ fn perftest_pair(program: &str, size: u32, iterations: u32) {
         client.status,
         server.status
     );
+    (client, server)
+}
+
+/// rping: `count` pings of `size` octets, verified by rping (`-V`) and counted here (`-v`).
+fn rping_pair(count: u32, size: u32) {
+    let port = free_port();
+    let (p, c, s) = (port.to_string(), count.to_string(), size.to_string());
+    let common = ["-a", "127.0.0.1", "-p", &p, "-C", &c, "-S", &s, "-V", "-v"];
+    let with = |role: &'static str| [&[role][..], &common[..]].concat();
+    let (client, server) = server_and_client("rping", "rdmacm-utils", port, &with("-s"), &with("-c"));
+    let pings = |out: &Output, prefix: &str| {
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(prefix)).count()
+    };
+    assert_eq!(pings(&client, "ping data: rdma-ping-"), count as usize, "the client's pings");
+    assert_eq!(pings(&server, "server ping data: rdma-ping-"), count as usize, "the server's pings");
+}
+
+/// A perftest program connected by rdma_cm (`-R`): both ends finish (perftest checks its
+/// own completions) and the client reports its row of results for `size` octets and
+/// `iterations`.
+fn perftest_pair(program: &str, size: u32, iterations: u32) {
+    let port = free_port();
+    let (p, s, n) = (port.to_string(), size.to_string(), iterations.to_string());
+    let server = ["-R", "-p", &p, "-s", &s, "-n", &n];
+    let client = [&server[..], &["127.0.0.1"][..]].concat();
+    let (client, _) = server_and_client(program, "perftest", port, &server, &client);
     let stdout = String::from_utf8_lossy(&client.stdout);
-    let row = stdout.lines().map(str::split_whitespace).find_map(|mut f| {
-        let (s, n) = (f.next()?, f.next()?);
-        (s == size && n == iterations).then_some(())
-    });
-    assert!(row.is_some(), "{program}: no result row for {size} octets and {iterations} iterations");
+    let row = stdout.lines().any(|l| l.split_whitespace().take(2).eq([s.as_str(), n.as_str()]));
+    assert!(row, "{program}: no result row for {size} octets and {iterations} iterations");
 }
 
 #[test]
@@ -257,11 +249,6 @@ fn debians_rping_moves_messages_of_many_segments() {
 }
 
 /// Where a program is on `PATH`.
-fn which(name: &str) -> Result<PathBuf, ()> {
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .ok_or(())
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").iter().flat_map(std::env::split_paths).map(|d| d.join(name)).find(|p| p.is_file())
 }
