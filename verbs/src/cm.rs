@@ -44,6 +44,7 @@ pub(crate) struct Channel {
     ibv: sys::rdma_event_channel,
     write_fd: c_int,
     events: Mutex<VecDeque<usize>>,
+    destroyed: AtomicBool,
 }
 
 /// An event, with the private data its `param.conn` points to.
@@ -71,7 +72,8 @@ struct IdState {
 }
 
 /// The ids alive, by address: an id a program passes after destroying it (or never had) is
-/// EINVAL, not a read of freed memory.
+/// EINVAL. A destroyed id's structure stays allocated (a tombstone), so no new id gets its
+/// address.
 static IDS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 /// Whether `id` is an id this library made and has not destroyed.
@@ -207,15 +209,24 @@ pub extern "C" fn rnic_rdma_create_event_channel() -> *mut sys::rdma_event_chann
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return std::ptr::null_mut();
     }
-    let ch = Channel { ibv: sys::rdma_event_channel { fd: fds[0] }, write_fd: fds[1], events: Mutex::default() };
+    let ch = Channel {
+        ibv: sys::rdma_event_channel { fd: fds[0] },
+        write_fd: fds[1],
+        events: Mutex::default(),
+        destroyed: AtomicBool::new(false),
+    };
     Box::into_raw(Box::new(ch)).cast()
 }
 
 /// `void rdma_destroy_event_channel(struct rdma_event_channel *channel)`.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_rdma_destroy_event_channel(channel: *mut sys::rdma_event_channel) {
-    // SAFETY: a channel from `rdma_create_event_channel`, destroyed once.
-    let ch = unsafe { Box::from_raw(channel.cast::<Channel>()) };
+    // SAFETY: a channel from `rdma_create_event_channel`, live or a tombstone.
+    let ch = unsafe { &*channel.cast::<Channel>() };
+    if ch.destroyed.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    crate::objects::tombstone(channel);
     for event in ch.events.lock().expect("event queue").drain(..) {
         // SAFETY: events not taken are still ours.
         drop(unsafe { Box::from_raw(event as *mut Event) });
@@ -318,8 +329,11 @@ pub unsafe extern "C" fn rnic_rdma_destroy_id(id: *mut sys::rdma_cm_id) -> c_int
     }
     crate::debug!("id {id:p}: destroyed");
     // SAFETY: an id from `rdma_create_id` or a connection request, alive until now.
-    let id = unsafe { Box::from_raw(id.cast::<Id>()) };
-    id.state.lock().expect("id state").stop.store(true, Ordering::Release);
+    let ours = unsafe { &*id.cast::<Id>() };
+    // What it holds (a listening socket) goes; the structure stays, a tombstone.
+    let state = std::mem::take(&mut *ours.state.lock().expect("id state"));
+    state.stop.store(true, Ordering::Release);
+    crate::objects::tombstone(id);
     0
 }
 

@@ -15,7 +15,7 @@
 //! the interrupts of armed CQs become events on their completion channels.
 use std::collections::{HashMap, VecDeque};
 use std::ptr::NonNull;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 use rnic_driver::sim::{SimHal, SocketBridge};
@@ -38,15 +38,20 @@ type Job = Box<dyn FnOnce(&mut State) + Send>;
 
 /// How the library reaches a device: the sending end of its thread's job queue.
 pub(crate) struct Engine {
-    jobs: Option<mpsc::Sender<Job>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// `None` once the device is closed.
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// What the device said when opened.
     pub(crate) info: rnic_driver::DeviceInfo,
 }
 
-/// The device thread stopped (a panic in the model or the driver): nothing more runs.
-#[derive(Debug)]
-pub(crate) struct Gone;
+/// Why a verb did not run: the program closed the device, or its thread stopped (a
+/// panic in the model or the driver) and nothing more runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gone {
+    Closed,
+    Stopped,
+}
 
 /// Which backend, from the environment (`RNIC_BACKEND`, `RNIC_SIM_DESIGN`).
 #[derive(Clone, Debug)]
@@ -86,7 +91,7 @@ impl Engine {
             })
             .map_err(|e| format!("cannot start the device thread: {e}"))?;
         match open_result.recv() {
-            Ok(Ok(info)) => Ok(Engine { jobs: Some(jobs), thread: Some(thread), info }),
+            Ok(Ok(info)) => Ok(Engine { jobs: Mutex::new(Some(jobs)), thread: Mutex::new(Some(thread)), info }),
             Ok(Err(e)) => Err(e),
             Err(_) => Err("the device thread stopped while opening the device".into()),
         }
@@ -98,22 +103,28 @@ impl Engine {
         job: impl FnOnce(&mut State) -> R + Send + 'static,
     ) -> Result<R, Gone> {
         let (done, result) = mpsc::sync_channel(1);
-        let jobs = self.jobs.as_ref().ok_or(Gone)?;
+        let jobs = self.jobs.lock().expect("job queue").clone().ok_or(Gone::Closed)?;
         jobs.send(Box::new(move |state| {
             let _ = done.send(job(state));
         }))
-        .map_err(|_| Gone)?;
-        result.recv().map_err(|_| Gone)
+        .map_err(|_| Gone::Stopped)?;
+        result.recv().map_err(|_| Gone::Stopped)
+    }
+
+    /// Closes the job queue; the thread frees every object and the device, and ends.
+    /// Whether it was open.
+    pub(crate) fn close(&self) -> bool {
+        let was_open = self.jobs.lock().expect("job queue").take().is_some();
+        if let Some(thread) = self.thread.lock().expect("device thread").take() {
+            let _ = thread.join();
+        }
+        was_open
     }
 }
 
 impl Drop for Engine {
-    /// Closes the job queue; the thread frees every object and the device, and ends.
     fn drop(&mut self) {
-        self.jobs = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.close();
     }
 }
 

@@ -1,5 +1,5 @@
 //! Completion queues, completion channels and their events.
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use libc::{c_int, c_uint, c_void};
 use rnic_driver::{CompletionQueue, CqeOpcode, MAX_QUEUE_LOG_SIZE};
@@ -7,7 +7,7 @@ use rnic_driver::{CompletionQueue, CqeOpcode, MAX_QUEUE_LOG_SIZE};
 use super::{context, gone};
 use crate::convert;
 use crate::engine::{CqEntry, Pinned, State, CHUNK};
-use crate::objects::{Channel, Cq};
+use crate::objects::{tombstone, Channel, Cq};
 use crate::{errno, sys};
 
 /// `struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)`: a
@@ -20,7 +20,8 @@ pub unsafe extern "C" fn rnic_ibv_create_comp_channel(ctx: *mut sys::ibv_context
         return std::ptr::null_mut();
     }
     let ibv = sys::ibv_comp_channel { context: ctx, fd: fds[0], refcnt: 0 };
-    Box::into_raw(Box::new(Channel { ibv, write_fd: fds[1], users: AtomicU32::new(0) })).cast()
+    let destroyed = AtomicBool::new(false);
+    Box::into_raw(Box::new(Channel { ibv, write_fd: fds[1], users: AtomicU32::new(0), destroyed })).cast()
 }
 
 /// `int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)`: EBUSY while CQs
@@ -28,13 +29,15 @@ pub unsafe extern "C" fn rnic_ibv_create_comp_channel(ctx: *mut sys::ibv_context
 #[no_mangle]
 pub unsafe extern "C" fn rnic_ibv_destroy_comp_channel(channel: *mut sys::ibv_comp_channel) -> c_int {
     let ch = channel.cast::<Channel>();
-    // SAFETY: a live channel (the caller's promise).
-    if unsafe { (*ch).users.load(Ordering::Acquire) } > 0 {
+    // SAFETY: a channel of this library, live or a tombstone (the caller's promise).
+    let ch = unsafe { &*ch };
+    if ch.users.load(Ordering::Acquire) > 0 {
         return libc::EBUSY;
     }
-    // SAFETY: the channel came from `Box::into_raw` and is destroyed once; its two
-    // descriptors are its own.
-    let ch = unsafe { Box::from_raw(ch) };
+    if ch.destroyed.swap(true, Ordering::AcqRel) {
+        return libc::EINVAL;
+    }
+    tombstone(channel);
     // Only the read end is closed: a thread still blocked in `ibv_get_cq_event` stays
     // blocked, as with libibverbs, instead of seeing the pipe end (see
     // `rdma_destroy_event_channel`). One descriptor per destroyed channel stays open.
@@ -137,9 +140,9 @@ pub unsafe extern "C" fn rnic_ibv_destroy_cq(cq: *mut sys::ibv_cq) -> c_int {
     });
     let e = done.unwrap_or_else(gone);
     if e == 0 {
-        // SAFETY: the CQ came from `Box::into_raw` and is destroyed once.
-        let cq = unsafe { Box::from_raw(ours) };
-        let ch = cq.ibv.channel.cast::<Channel>();
+        // SAFETY: the CQ's structure stays allocated (a tombstone).
+        let ch = unsafe { (*cq).channel }.cast::<Channel>();
+        tombstone(cq);
         if !ch.is_null() {
             // SAFETY: a channel outlives the CQs that use it (EBUSY above).
             unsafe { (*ch).users.fetch_sub(1, Ordering::AcqRel) };
@@ -193,7 +196,7 @@ pub(crate) unsafe extern "C" fn poll_cq(cq: *mut sys::ibv_cq, num_entries: c_int
     let (key, out) = (cq as usize, wc as usize);
     // SAFETY: a live CQ of a live context (the caller's promise).
     let engine = &unsafe { context((*cq).context) }.engine;
-    engine.call(move |st| poll_into(st, key, n, out)).unwrap_or(-libc::EIO)
+    engine.call(move |st| poll_into(st, key, n, out)).unwrap_or_else(|why| -gone(why))
 }
 
 /// `ibv_req_notify_cq` (through `ops`): one event on the CQ's channel at its next

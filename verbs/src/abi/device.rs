@@ -7,7 +7,7 @@ use rnic_driver::MAX_QUEUE_LOG_SIZE;
 
 use super::context;
 use crate::engine::{Config, Engine};
-use crate::objects::{copy_str, device, AsyncEvents, Context};
+use crate::objects::{copy_str, device, tombstone, AsyncEvents, Context};
 use crate::{errno, sys};
 
 /// The port every device has (verbs numbers ports from 1).
@@ -107,9 +107,16 @@ pub unsafe extern "C" fn rnic_ibv_open_device(dev: *mut sys::ibv_device) -> *mut
 /// not destroy, and the device.
 #[no_mangle]
 pub unsafe extern "C" fn rnic_ibv_close_device(ctx: *mut sys::ibv_context) -> c_int {
-    // SAFETY: `ctx` came from `ibv_open_device` (a boxed `Context`) and is closed once.
-    drop(unsafe { Box::from_raw(ctx.cast::<Context>()) });
-    0
+    // SAFETY: a context from `ibv_open_device`, open or a tombstone (the caller's
+    // promise). Its structure stays allocated; the device, its thread and the objects on
+    // it are freed.
+    let closed = unsafe { context(ctx) }.engine.close();
+    tombstone(ctx);
+    if closed {
+        0
+    } else {
+        libc::EINVAL
+    }
 }
 
 /// `int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)`:

@@ -6,7 +6,7 @@ use rnic_driver::{MemoryRegion, MrAccess, ProtectionDomain};
 
 use super::{context, gone};
 use crate::engine::{MrEntry, PdEntry, Pinned};
-use crate::objects::{Mr, Pd};
+use crate::objects::{tombstone, Mr, Pd};
 use crate::{errno, sys};
 
 /// `struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)`.
@@ -56,8 +56,7 @@ pub unsafe extern "C" fn rnic_ibv_dealloc_pd(pd: *mut sys::ibv_pd) -> c_int {
     });
     let e = done.unwrap_or_else(gone);
     if e == 0 {
-        // SAFETY: `pd` came from `Box::into_raw` in `ibv_alloc_pd` and is freed once.
-        drop(unsafe { Box::from_raw(pd.cast::<Pd>()) });
+        tombstone(pd);
     }
     e
 }
@@ -202,9 +201,8 @@ pub unsafe extern "C" fn rnic_ibv_dereg_mr(mr: *mut sys::ibv_mr) -> c_int {
         }
     });
     let e = done.unwrap_or_else(gone);
-    // SAFETY: `mr` came from `Box::into_raw` in `ibv_reg_mr` and is freed once: the entry
-    // is gone whatever the device answered.
-    drop(unsafe { Box::from_raw(mr.cast::<Mr>()) });
+    // The entry is gone (if it was there) whatever the device answered.
+    tombstone(mr);
     e
 }
 

@@ -136,15 +136,20 @@ export! {
 ///
 /// # Safety
 ///
-/// `ctx` must come from `ibv_open_device` and not be closed.
+/// `ctx` must come from `ibv_open_device` (open, or closed: a closed context's structure
+/// stays, see [`crate::objects::tombstone`]).
 pub(crate) unsafe fn context<'a>(ctx: *mut sys::ibv_context) -> &'a Context {
     // SAFETY: a context is the first field of a live `Context` (the caller's promise).
     unsafe { &*ctx.cast::<Context>() }
 }
 
-/// The errno of a verb whose device thread is gone.
-pub(crate) fn gone(_: Gone) -> libc::c_int {
-    libc::EIO
+/// The errno of a verb that did not run: EINVAL on a closed device (as on any destroyed
+/// object), EIO when the device thread stopped.
+pub(crate) fn gone(why: Gone) -> libc::c_int {
+    match why {
+        Gone::Closed => libc::EINVAL,
+        Gone::Stopped => libc::EIO,
+    }
 }
 
 /// The function table the header's inline verbs call through.

@@ -14,7 +14,7 @@ use super::device::RD_ATOMIC;
 use super::{context, gone};
 use crate::convert;
 use crate::engine::{QpEntry, State};
-use crate::objects::Qp;
+use crate::objects::{tombstone, Qp};
 use crate::{errno, sys};
 
 /// Log2 of the slots for `n` requests (at least one), if the device has rings that large.
@@ -153,8 +153,7 @@ pub unsafe extern "C" fn rnic_ibv_destroy_qp(qp: *mut sys::ibv_qp) -> c_int {
     });
     let e = done.unwrap_or_else(gone);
     if e == 0 {
-        // SAFETY: the QP came from `Box::into_raw` and is destroyed once.
-        drop(unsafe { Box::from_raw(qp.cast::<Qp>()) });
+        tombstone(qp);
     }
     e
 }

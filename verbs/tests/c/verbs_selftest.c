@@ -371,9 +371,51 @@ int main(void)
 	CHECK(ibv_destroy_cq(cq_a) == 0 && ibv_destroy_cq(cq_b) == 0, "ibv_destroy_cq");
 	CHECK(ibv_destroy_comp_channel(channel) == 0, "ibv_destroy_comp_channel");
 	CHECK(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");
+	printf("ok: every object destroyed\n");
+
+	/* Destroyed objects passed again: EINVAL (a negative count from ibv_poll_cq), never a
+	 * crash or a use of freed memory. */
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0xd1;
+	wr.opcode = IBV_WR_SEND;
+	bad = NULL;
+	e = ibv_post_send(qa, &wr, &bad);
+	CHECK(e == EINVAL && bad == &wr, "post_send on a destroyed QP: %s, bad_wr %p", strerror(e), (void *)bad);
+	memset(&rwr, 0, sizeof rwr);
+	bad_rwr = NULL;
+	e = ibv_post_recv(qb, &rwr, &bad_rwr);
+	CHECK(e == EINVAL && bad_rwr == &rwr, "post_recv on a destroyed QP: %s", strerror(e));
+	struct ibv_qp_attr dead_attr = { .qp_state = IBV_QPS_ERR };
+	CHECK(ibv_modify_qp(qa, &dead_attr, IBV_QP_STATE) == EINVAL, "modify_qp on a destroyed QP");
+	CHECK(ibv_destroy_qp(qa) == EINVAL, "ibv_destroy_qp twice");
+	CHECK(ibv_dereg_mr(a_mr) == EINVAL, "ibv_dereg_mr twice");
+	CHECK(ibv_poll_cq(cq_a, 1, &wc) == -EINVAL, "poll_cq on a destroyed CQ");
+	CHECK(ibv_req_notify_cq(cq_b, 0) == EINVAL, "req_notify_cq on a destroyed CQ");
+	CHECK(ibv_destroy_cq(cq_a) == EINVAL, "ibv_destroy_cq twice");
+	CHECK(ibv_destroy_comp_channel(channel) == EINVAL, "ibv_destroy_comp_channel twice");
+	errno = 0;
+	CHECK(!ibv_reg_mr(pd, a_buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL,
+	      "reg_mr on a deallocated PD: %s", strerror(errno));
+	CHECK(ibv_dealloc_pd(pd) == EINVAL, "ibv_dealloc_pd twice");
+	printf("ok: destroyed QP, MR, CQ, channel and PD passed again are EINVAL\n");
+
+	/* Closing the device frees what is left; those objects, and the context, are EINVAL. */
+	pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *left_cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	CHECK(pd && left_cq, "objects left for close");
+	init.send_cq = left_cq;
+	init.recv_cq = left_cq;
+	struct ibv_qp *left_qp = ibv_create_qp(pd, &init);
+	CHECK(left_qp, "a QP left for close");
 	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device");
+	CHECK(ibv_post_send(left_qp, &wr, &bad) == EINVAL, "post_send on a QP of a closed device");
+	CHECK(ibv_poll_cq(left_cq, 1, &wc) == -EINVAL, "poll_cq on a CQ of a closed device");
+	CHECK(ibv_destroy_qp(left_qp) == EINVAL, "destroy_qp on a closed device");
+	errno = 0;
+	CHECK(!ibv_alloc_pd(ctx) && errno == EINVAL, "alloc_pd on a closed device: %s", strerror(errno));
+	CHECK(ibv_close_device(ctx) == EINVAL, "ibv_close_device twice");
 	free(a_buf - 8);
 	free(b_buf - 8);
-	printf("ok: every object destroyed, the device closed\n");
+	printf("ok: the device closed; its objects left over and the context itself are EINVAL\n");
 	return 0;
 }
