@@ -38,7 +38,7 @@ use rnic_proto::host::regs::{self, CmdOpcode};
 
 use crate::error::{DriverError, QpError, Resource, WorkQueue};
 use crate::ring::WorkRing;
-use crate::wr::{LocalBuffer, RecvRequest, WorkRequest};
+use crate::wr::{LocalBuffer, RecvRequest, Sge, WorkRequest};
 use crate::{CompletionQueue, Device, Hal, ProtectionDomain};
 
 /// What a QP is created with.
@@ -348,6 +348,14 @@ impl<'a, H: Hal> QueuePair<'a, H> {
             return Err(DriverError::WrongState { qpn: self.qpn, state: self.ctx.state });
         }
         Ok(())
+    }
+
+    /// Checks `sge` as the device checks a local buffer of this QP that it reads, or writes
+    /// when `write`: the lkey, the PD, the right, the bounds (an empty one always passes).
+    /// For a layer that gathers several buffers into one it posts, or scatters one into
+    /// several: each is checked as if it were posted.
+    pub fn check_sge(&self, sge: Sge, write: bool) -> Result<(), DriverError> {
+        self.check_local(LocalBuffer::of(sge, write))
     }
 
     /// Checks a local buffer against the device's live MRs.

@@ -146,6 +146,20 @@ pub enum WorkRequest {
 }
 
 impl WorkRequest {
+    /// Its local buffer, to be set after the request is built (none for Immediate Data,
+    /// whose octets are in the WQE).
+    pub fn local_mut(&mut self) -> Option<&mut Sge> {
+        match self {
+            WorkRequest::Send { local, .. }
+            | WorkRequest::Write { local, .. }
+            | WorkRequest::Read { local, .. }
+            | WorkRequest::FetchAdd { local, .. }
+            | WorkRequest::CmpSwap { local, .. }
+            | WorkRequest::WriteWithImmediate { local, .. } => Some(local),
+            WorkRequest::Immediate { .. } => None,
+        }
+    }
+
     /// The user's identifier.
     pub fn wr_id(&self) -> u64 {
         match *self {
@@ -308,7 +322,7 @@ pub(crate) struct LocalBuffer {
 
 impl LocalBuffer {
     /// The buffer of `sge`; `None` when it is empty, which the device never checks.
-    fn of(sge: Sge, write: bool) -> Option<LocalBuffer> {
+    pub(crate) fn of(sge: Sge, write: bool) -> Option<LocalBuffer> {
         (sge.length > 0).then_some(LocalBuffer { lkey: sge.lkey, addr: sge.addr, len: sge.length.into(), write })
     }
 }

@@ -2,11 +2,12 @@
 //!
 //! What verbs can say and the RNIC cannot is EINVAL (or EOPNOTSUPP) at post time, never a
 //! silently different operation:
-//! * one SGE per request (`max_sge` = 1), none for a zero-length one;
+//! * up to [`MAX_SGE`] SGEs per request, and up to [`MAX_INLINE`] octets inline; a list
+//!   or inline data goes through the QP's staging region ([`crate::staging`]);
 //! * a Send with Immediate carries no payload: RFC 7306 Immediate Data is a message of its
 //!   own, so its 32-bit immediate goes alone (a Write with Immediate is the way to move
 //!   data with one);
-//! * inline data is not offered (`max_inline_data` = 0).
+//! * an atomic names one 8-octet buffer, never a list or inline data.
 //!
 //! The 32-bit immediate (`imm_data`, in network order as the program stored it) is the
 //! first four octets of the eight RFC 7306 carries, the rest zero; the receiver reads it
@@ -14,6 +15,7 @@
 use libc::c_int;
 use rnic_driver::{Completion, CqeOpcode, CqeStatus, RemoteBuf, Sge, WorkRequest};
 
+use crate::staging::{MAX_INLINE, MAX_SGE};
 use crate::sys;
 
 /// Octets of RFC 7306 Immediate Data.
@@ -31,35 +33,118 @@ pub(crate) fn imm_data(octets: [u8; IMM_LEN]) -> u32 {
     u32::from_ne_bytes([octets[0], octets[1], octets[2], octets[3]])
 }
 
-/// The single local buffer of a request: none (zero length) or one SGE.
+/// The SGEs of a request, up to [`MAX_SGE`].
 ///
 /// # Safety
 ///
 /// `sg_list` must point to `num_sge` readable SGEs.
-pub(crate) unsafe fn sge(sg_list: *const sys::ibv_sge, num_sge: c_int) -> Result<Sge, c_int> {
-    match num_sge {
-        0 => Ok(Sge { lkey: 0, addr: 0, length: 0 }),
-        1 if !sg_list.is_null() => {
-            // SAFETY: one SGE there (the caller's promise); read unaligned as C may pack it.
-            let s = unsafe { sg_list.read_unaligned() };
-            Ok(Sge { lkey: s.lkey, addr: s.addr, length: s.length })
-        }
-        _ => Err(libc::EINVAL),
+pub(crate) unsafe fn sges(sg_list: *const sys::ibv_sge, num_sge: c_int) -> Result<Vec<Sge>, c_int> {
+    let n = u32::try_from(num_sge).ok().filter(|&n| n <= MAX_SGE).ok_or(libc::EINVAL)?;
+    if n > 0 && sg_list.is_null() {
+        return Err(libc::EINVAL);
+    }
+    Ok((0..n as usize)
+        .map(|i| {
+            // SAFETY: `i < num_sge` SGEs there (the caller's promise); read unaligned as C
+            // may pack them.
+            let s = unsafe { sg_list.add(i).read_unaligned() };
+            Sge { lkey: s.lkey, addr: s.addr, length: s.length }
+        })
+        .collect())
+}
+
+/// Where a request's local octets are, as verbs gave them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Local {
+    /// None or one buffer: the device is given it as it is.
+    Direct,
+    /// A list the payload is gathered from at post.
+    Gather(Vec<Sge>),
+    /// The payload itself (inline data), copied at post.
+    Inline(Vec<u8>),
+    /// A list what arrives is scattered into at completion.
+    Scatter(Vec<Sge>),
+}
+
+impl Local {
+    /// A list of `sges` as the device takes it: the one buffer, or (for more) a stand-in of
+    /// their total length that the staging slot replaces, and how it is staged.
+    fn of(sges: Vec<Sge>, written: bool) -> Result<(Sge, Local), c_int> {
+        Ok(match sges.as_slice() {
+            [] => (Sge { lkey: 0, addr: 0, length: 0 }, Local::Direct),
+            [one] => (*one, Local::Direct),
+            _ => {
+                let length = crate::staging::total(&sges)?;
+                let stand_in = Sge { lkey: 0, addr: 0, length };
+                (stand_in, if written { Local::Scatter(sges) } else { Local::Gather(sges) })
+            }
+        })
     }
 }
 
-/// A verbs send request as the driver's, with the opcode its completion reports.
+/// The local buffer of a receive, and how it is staged.
 ///
 /// # Safety
 ///
-/// `wr.sg_list` must point to `wr.num_sge` readable SGEs.
-pub(crate) unsafe fn send_wr(wr: &sys::ibv_send_wr, sig_all: bool) -> Result<(WorkRequest, sys::ibv_wc_opcode), c_int> {
+/// `sg_list` must point to `num_sge` readable SGEs.
+pub(crate) unsafe fn recv_local(sg_list: *const sys::ibv_sge, num_sge: c_int) -> Result<(Sge, Local), c_int> {
     // SAFETY: passed on from the caller.
-    let local = unsafe { sge(wr.sg_list, wr.num_sge)? };
-    let flags = wr.send_flags;
-    if flags & sys::IBV_SEND_INLINE != 0 {
+    Local::of(unsafe { sges(sg_list, num_sge)? }, true)
+}
+
+/// The octets of an inline payload, read from the program's memory.
+///
+/// # Safety
+///
+/// Each SGE's `addr` must point to `length` readable octets (verbs' contract for inline
+/// data: addresses, no lkey).
+unsafe fn inline_octets(sges: &[Sge]) -> Result<Vec<u8>, c_int> {
+    let total = crate::staging::total(sges)?;
+    if total > MAX_INLINE {
         return Err(libc::EINVAL);
     }
+    let mut octets = Vec::with_capacity(total as usize);
+    for s in sges.iter().filter(|s| s.length > 0) {
+        // SAFETY: the caller's promise; copied out, no reference kept.
+        octets
+            .extend_from_slice(unsafe { std::slice::from_raw_parts(s.addr as usize as *const u8, s.length as usize) });
+    }
+    Ok(octets)
+}
+
+/// A verbs send request as the driver's, the opcode its completion reports, and how its
+/// local octets are staged.
+///
+/// # Safety
+///
+/// `wr.sg_list` must point to `wr.num_sge` readable SGEs, and for inline data each of
+/// them to `length` readable octets.
+pub(crate) unsafe fn send_wr(
+    wr: &sys::ibv_send_wr,
+    sig_all: bool,
+) -> Result<(WorkRequest, sys::ibv_wc_opcode, Local), c_int> {
+    // SAFETY: passed on from the caller.
+    let list = unsafe { sges(wr.sg_list, wr.num_sge)? };
+    let flags = wr.send_flags;
+    let carries_payload = matches!(
+        wr.opcode,
+        sys::IBV_WR_SEND | sys::IBV_WR_SEND_WITH_INV | sys::IBV_WR_RDMA_WRITE | sys::IBV_WR_RDMA_WRITE_WITH_IMM
+    );
+    let is_atomic = matches!(wr.opcode, sys::IBV_WR_ATOMIC_FETCH_AND_ADD | sys::IBV_WR_ATOMIC_CMP_AND_SWP);
+    let (local, staged) = if flags & sys::IBV_SEND_INLINE != 0 {
+        if !carries_payload {
+            return Err(libc::EINVAL);
+        }
+        // SAFETY: passed on from the caller.
+        let octets = unsafe { inline_octets(&list)? };
+        let length = octets.len() as u32;
+        let staged = if octets.is_empty() { Local::Direct } else { Local::Inline(octets) };
+        (Sge { lkey: 0, addr: 0, length }, staged)
+    } else if is_atomic && list.len() > 1 {
+        return Err(libc::EINVAL);
+    } else {
+        Local::of(list, wr.opcode == sys::IBV_WR_RDMA_READ)?
+    };
     let signaled = sig_all || flags & sys::IBV_SEND_SIGNALED != 0;
     let solicited = flags & sys::IBV_SEND_SOLICITED != 0;
     let wr_id = wr.wr_id;
@@ -69,7 +154,7 @@ pub(crate) unsafe fn send_wr(wr: &sys::ibv_send_wr, sig_all: bool) -> Result<(Wo
         unsafe { (wr.wr.rdma, wr.wr.atomic, wr.__bindgen_anon_1.imm_data, wr.__bindgen_anon_1.invalidate_rkey) };
     let remote = RemoteBuf { stag: rdma.rkey, to: rdma.remote_addr };
     let atomic_remote = RemoteBuf { stag: atomic.rkey, to: atomic.remote_addr };
-    Ok(match wr.opcode {
+    let (req, opcode) = match wr.opcode {
         sys::IBV_WR_SEND => {
             (WorkRequest::Send { wr_id, local, solicited, invalidate: None, signaled }, sys::IBV_WC_SEND)
         }
@@ -112,7 +197,8 @@ pub(crate) unsafe fn send_wr(wr: &sys::ibv_send_wr, sig_all: bool) -> Result<(Wo
             sys::IBV_WC_COMP_SWAP,
         ),
         _ => return Err(libc::EINVAL),
-    })
+    };
+    Ok((req, opcode, staged))
 }
 
 /// The completion status verbs names for the device's.
@@ -197,8 +283,8 @@ mod tests {
         wr.wr.atomic =
             sys::ibv_send_wr__bindgen_ty_2__bindgen_ty_2 { remote_addr: 0x2000, compare_add: 5, swap: 9, rkey: 0x207 };
         // SAFETY: the SGE is there.
-        let (req, op) = unsafe { send_wr(&wr, true) }.expect("valid");
-        assert_eq!(op, sys::IBV_WC_COMP_SWAP);
+        let (req, op, local) = unsafe { send_wr(&wr, true) }.expect("valid");
+        assert_eq!((op, local), (sys::IBV_WC_COMP_SWAP, Local::Direct));
         assert_eq!(
             req,
             WorkRequest::CmpSwap {
@@ -214,23 +300,58 @@ mod tests {
         );
         wr.opcode = sys::IBV_WR_ATOMIC_FETCH_AND_ADD;
         // SAFETY: as above.
-        let (req, _) = unsafe { send_wr(&wr, false) }.expect("valid");
+        let (req, _, _) = unsafe { send_wr(&wr, false) }.expect("valid");
         assert!(matches!(req, WorkRequest::FetchAdd { add: 5, add_mask: 0, signaled: false, .. }));
     }
 
     #[test]
-    fn what_the_rnic_cannot_do_is_einval() {
-        let mut s = sys::ibv_sge { addr: 0x1000, length: 8, lkey: 0x105 };
-        let cases: [(sys::ibv_wr_opcode, c_int, u32); 4] = [
-            (sys::IBV_WR_SEND, 2, 0),                    // two SGEs
-            (sys::IBV_WR_SEND, 1, sys::IBV_SEND_INLINE), // inline data
-            (sys::IBV_WR_SEND_WITH_IMM, 1, 0),           // a payload with the immediate
-            (sys::IBV_WR_LOCAL_INV, 0, 0),               // no local invalidate
+    fn lists_are_gathered_or_scattered_and_inline_octets_copied_at_post() {
+        let mut three = [
+            sys::ibv_sge { addr: 0x1000, length: 5, lkey: 0x105 },
+            sys::ibv_sge { addr: 0x3000, length: 0, lkey: 0x106 },
+            sys::ibv_sge { addr: 0x2000, length: 7, lkey: 0x107 },
         ];
-        for (opcode, num_sge, flags) in cases {
-            let mut wr = send(opcode, &mut s, num_sge);
+        let list: Vec<Sge> = three.iter().map(|s| Sge { lkey: s.lkey, addr: s.addr, length: s.length }).collect();
+        let stand_in = Sge { lkey: 0, addr: 0, length: 12 };
+        let mut wr = send(sys::IBV_WR_SEND, &mut three[0], 3);
+        // SAFETY: three SGEs there.
+        let (req, _, local) = unsafe { send_wr(&wr, false) }.expect("valid");
+        assert_eq!(local, Local::Gather(list.clone()));
+        assert!(matches!(req, WorkRequest::Send { local, .. } if local == stand_in));
+        wr.opcode = sys::IBV_WR_RDMA_READ;
+        // SAFETY: as above.
+        let (req, _, local) = unsafe { send_wr(&wr, false) }.expect("valid");
+        assert_eq!(local, Local::Scatter(list));
+        assert!(matches!(req, WorkRequest::Read { local, .. } if local == stand_in));
+
+        let payload = *b"inline octets";
+        let mut one = sys::ibv_sge { addr: payload.as_ptr() as u64, length: payload.len() as u32, lkey: 0 };
+        let mut wr = send(sys::IBV_WR_RDMA_WRITE, &mut one, 1);
+        wr.send_flags = sys::IBV_SEND_INLINE;
+        // SAFETY: the SGE names `payload`, readable.
+        let (_, _, local) = unsafe { send_wr(&wr, false) }.expect("valid");
+        assert_eq!(local, Local::Inline(payload.to_vec()));
+    }
+
+    #[test]
+    fn what_the_rnic_cannot_do_is_einval() {
+        let big = [0u8; MAX_INLINE as usize + 1];
+        let mut sges = [sys::ibv_sge { addr: big.as_ptr() as u64, length: 8, lkey: 0x105 }; MAX_SGE as usize + 1];
+        let cases: [(sys::ibv_wr_opcode, c_int, u32, u32); 7] = [
+            (sys::IBV_WR_SEND, MAX_SGE as c_int + 1, 0, 8),      // too many SGEs
+            (sys::IBV_WR_ATOMIC_FETCH_AND_ADD, 2, 0, 8),         // an atomic's list
+            (sys::IBV_WR_RDMA_READ, 1, sys::IBV_SEND_INLINE, 8), // an inline sink
+            (sys::IBV_WR_SEND, 1, sys::IBV_SEND_INLINE, MAX_INLINE + 1), // too much inline
+            (sys::IBV_WR_SEND_WITH_IMM, 1, 0, 8),                // a payload with the immediate
+            (sys::IBV_WR_LOCAL_INV, 0, 0, 8),                    // no local invalidate
+            (sys::IBV_WR_SEND, -1, 0, 8),                        // a negative count
+        ];
+        for (opcode, num_sge, flags, length) in cases {
+            sges[0].length = length;
+            let mut wr = send(opcode, &mut sges[0], num_sge);
             wr.send_flags = flags;
-            // SAFETY: `num_sge` 2 is refused before the list is read past its one SGE.
+            // SAFETY: every count names SGEs that are there (a count past them is refused
+            // before any is read), and the inline one names `big`.
             assert_eq!(unsafe { send_wr(&wr, false) }.err(), Some(libc::EINVAL), "opcode {opcode}");
         }
     }

@@ -10,7 +10,6 @@ use libc::{c_int, c_uint};
 use rnic_driver::{RemoteBuf, WorkRequest};
 
 use crate::abi::qp::post_one;
-use crate::convert;
 use crate::objects::Qp;
 use crate::sys;
 
@@ -43,8 +42,7 @@ unsafe fn parts(
     }
     // SAFETY: the caller's readable request.
     let w = unsafe { wr.read() };
-    // SAFETY: one SGE, in the request itself.
-    let local = unsafe { convert::sge(&w.sge, 1)? };
+    let local = rnic_driver::Sge { lkey: w.sge.lkey, addr: w.sge.addr, length: w.sge.length };
     let remote = RemoteBuf { stag: w.rkey, to: w.remote_addr };
     // SAFETY: a live QP (the caller's promise).
     let signaled = w.send_flags & sys::IBV_SEND_SIGNALED != 0 || unsafe { (*qp.cast::<Qp>()).sq_sig_all };

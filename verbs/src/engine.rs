@@ -216,10 +216,14 @@ pub(crate) struct QpEntry {
     pub(crate) dest_qpn: Option<u32>,
     pub(crate) sq_sig_all: bool,
     pub(crate) caps: sys::ibv_qp_cap,
-    /// Every posted SQ request (id and completion opcode), oldest first, so that a
-    /// completion gets the opcode of its request; completions come in order, so what is
-    /// older than a completion's request completed unsignaled and is dropped.
-    pub(crate) posted: VecDeque<(u64, sys::ibv_wc_opcode)>,
+    /// Every posted SQ request, oldest first, so that a completion gets the opcode of its
+    /// request (and its staged octets are finished); completions come in order, so what
+    /// is older than a completion's request completed unsignaled.
+    pub(crate) posted: VecDeque<crate::staging::SendRecord>,
+    /// Every posted receive, oldest first (early ones too), with its staged octets.
+    pub(crate) recvs: crate::staging::RecvRecords,
+    /// SGE lists and inline data go through it; made on first need, dropped after `qp`.
+    pub(crate) staging: Option<crate::staging::Staging>,
     /// The connection rdma_cm made for it, carried over a socket.
     pub(crate) link: Option<CmLink>,
     /// IBV_EVENT_QP_FATAL has been reported (the device stopped it: a Terminate).

@@ -45,5 +45,6 @@ mod dv;
 mod engine;
 mod errno;
 mod objects;
+mod staging;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod sys;

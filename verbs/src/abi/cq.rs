@@ -2,12 +2,15 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use libc::{c_int, c_uint, c_void};
-use rnic_driver::{CompletionQueue, CqeOpcode, MAX_QUEUE_LOG_SIZE};
+use std::collections::HashMap;
+
+use rnic_driver::{Completion, CompletionQueue, CqeOpcode, CqeStatus, MAX_QUEUE_LOG_SIZE};
 
 use super::{context, gone};
 use crate::convert;
-use crate::engine::{CqEntry, Pinned, State, CHUNK};
+use crate::engine::{CqEntry, MrEntry, Pinned, QpEntry, State, CHUNK};
 use crate::objects::{tombstone, Channel, Cq};
+use crate::staging::{self, Queue, Staged};
 use crate::{errno, sys};
 
 /// `struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)`: a
@@ -151,6 +154,44 @@ pub unsafe extern "C" fn rnic_ibv_destroy_cq(cq: *mut sys::ibv_cq) -> c_int {
     e
 }
 
+/// Retires the requests of QP `qp` that `c` completes, and returns the opcode verbs
+/// reports for it. A receive retires the oldest receive; a send request its own and every
+/// older one (they completed unsignaled, and successfully, or an error would have
+/// completed them). Staged octets are finished: a scattered payload that arrived is copied
+/// out, and the slot is freed.
+fn retire(qp: &mut QpEntry, mrs: &HashMap<usize, MrEntry>, c: &Completion) -> sys::ibv_wc_opcode {
+    let ok = c.status == CqeStatus::Success;
+    if matches!(c.opcode, CqeOpcode::Recv | CqeOpcode::RecvImm) {
+        if let Some(staged) = qp.recvs.pop_front() {
+            // Immediate Data leaves the receive buffer as it was.
+            let arrived = if ok && c.opcode == CqeOpcode::Recv { c.byte_len } else { 0 };
+            finish(qp, Queue::Recv, mrs, staged, arrived);
+        }
+        return convert::sq_opcode(c.opcode);
+    }
+    while let Some(record) = qp.posted.pop_front() {
+        let own = record.wr_id == c.wr_id;
+        let arrived = match record.staged.slot {
+            Some(slot) if ok || !own => slot.len,
+            _ => 0,
+        };
+        finish(qp, Queue::Send, mrs, record.staged, arrived);
+        if own {
+            return record.opcode;
+        }
+    }
+    convert::sq_opcode(c.opcode)
+}
+
+/// Copies `arrived` octets of a scattered payload out, and frees the slot.
+fn finish(qp: &mut QpEntry, queue: Queue, mrs: &HashMap<usize, MrEntry>, staged: Staged, arrived: u32) {
+    let (Some(slot), Some(staging)) = (staged.slot, qp.staging.as_mut()) else { return };
+    if !staged.scatter.is_empty() {
+        staging::scatter(staging, slot, arrived, &staged.scatter, mrs.values());
+    }
+    staging.release(queue, slot);
+}
+
 /// Polls up to `n` completions into `out` on the device thread; an empty CQ clocks the
 /// model, as the program is waiting for it.
 fn poll_into(st: &mut State, key: usize, n: usize, out: usize) -> c_int {
@@ -164,18 +205,7 @@ fn poll_into(st: &mut State, key: usize, n: usize, out: usize) -> c_int {
         };
         let qp = st.qps.values_mut().find(|q| q.qp.qpn() == completion.qpn);
         let (opcode, src_qp) = match qp {
-            Some(qp) => {
-                let mut opcode = convert::sq_opcode(completion.opcode);
-                if !matches!(completion.opcode, CqeOpcode::Recv | CqeOpcode::RecvImm) {
-                    while let Some((wr_id, op)) = qp.posted.pop_front() {
-                        if wr_id == completion.wr_id {
-                            opcode = op;
-                            break;
-                        }
-                    }
-                }
-                (opcode, qp.dest_qpn.unwrap_or(0))
-            }
+            Some(qp) => (retire(qp, &st.mrs, &completion), qp.dest_qpn.unwrap_or(0)),
             None => (convert::sq_opcode(completion.opcode), 0),
         };
         let wc = convert::wc(&completion, opcode, src_qp);

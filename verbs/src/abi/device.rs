@@ -167,8 +167,8 @@ pub unsafe extern "C" fn rnic_ibv_query_device(ctx: *mut sys::ibv_context, attr:
     a.hw_ver = info.version;
     a.max_qp = info.num_qps as c_int;
     a.max_qp_wr = 1 << (MAX_QUEUE_LOG_SIZE - 1);
-    a.max_sge = 1;
-    a.max_sge_rd = 1;
+    a.max_sge = crate::staging::MAX_SGE as c_int;
+    a.max_sge_rd = crate::staging::MAX_SGE as c_int;
     a.max_cq = info.num_cqs as c_int;
     a.max_cqe = 1 << MAX_QUEUE_LOG_SIZE;
     a.max_mr = info.num_mrs as c_int;

@@ -5,16 +5,17 @@
 //! to the device on the way to RTS, and the peer (`dest_qp_num`, given on the way to RTR)
 //! becomes the QP's CONN_ID. The streams of a simulated device are looped back, so the
 //! peer is a QP of the same device.
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use libc::c_int;
-use rnic_driver::{QpCaps, QpState, QueuePair, RecvRequest, WorkRequest, MAX_QUEUE_LOG_SIZE};
+use rnic_driver::{ProtectionDomain, QpCaps, QpState, QueuePair, RecvRequest, Sge, WorkRequest, MAX_QUEUE_LOG_SIZE};
 
 use super::device::RD_ATOMIC;
 use super::{context, gone};
-use crate::convert;
-use crate::engine::{QpEntry, State};
+use crate::convert::{self, Local};
+use crate::engine::{Dev, DynHal, MrEntry, QpEntry, State};
 use crate::objects::{tombstone, Qp};
+use crate::staging::{self, Queue, SendRecord, Staged, Staging, MAX_INLINE, MAX_SGE};
 use crate::{errno, sys};
 
 /// Log2 of the slots for `n` requests (at least one), if the device has rings that large.
@@ -30,7 +31,7 @@ fn caps(init: &sys::ibv_qp_init_attr) -> Result<(QpCaps, sys::ibv_qp_cap), c_int
         return Err(libc::EOPNOTSUPP);
     }
     let asked = init.cap;
-    if asked.max_send_sge > 1 || asked.max_recv_sge > 1 || asked.max_inline_data > 0 {
+    if asked.max_send_sge > MAX_SGE || asked.max_recv_sge > MAX_SGE || asked.max_inline_data > MAX_INLINE {
         return Err(libc::EINVAL);
     }
     let sq_log_size = ring_log(asked.max_send_wr.saturating_mul(2)).ok_or(libc::EINVAL)?;
@@ -39,9 +40,9 @@ fn caps(init: &sys::ibv_qp_init_attr) -> Result<(QpCaps, sys::ibv_qp_cap), c_int
     let got = sys::ibv_qp_cap {
         max_send_wr: (1 << sq_log_size) / 2,
         max_recv_wr: 1 << rq_log_size,
-        max_send_sge: 1,
-        max_recv_sge: 1,
-        max_inline_data: 0,
+        max_send_sge: MAX_SGE,
+        max_recv_sge: MAX_SGE,
+        max_inline_data: MAX_INLINE,
     };
     Ok((caps, got))
 }
@@ -100,6 +101,8 @@ pub unsafe extern "C" fn rnic_ibv_create_qp(
                 sq_sig_all,
                 caps: got,
                 posted: VecDeque::new(),
+                recvs: VecDeque::new(),
+                staging: None,
                 link: None,
                 fatal: false,
             },
@@ -186,6 +189,10 @@ fn modify(entry: &mut QpEntry, attr: &sys::ibv_qp_attr, mask: c_int) -> Result<(
             }
             entry.early_recvs.clear();
             entry.posted.clear();
+            entry.recvs.clear();
+            if let Some(s) = entry.staging.as_mut() {
+                s.clear();
+            }
             entry.dest_qpn = None;
         }
         (sys::IBV_QPS_RESET | sys::IBV_QPS_INIT, sys::IBV_QPS_INIT)
@@ -288,22 +295,104 @@ pub unsafe extern "C" fn rnic_ibv_query_qp(
     0
 }
 
-/// Posts translated send requests: RTS (or ERROR, where the device flushes them) only.
-fn post_sends(st: &mut State, key: usize, wrs: &[(WorkRequest, sys::ibv_wc_opcode)]) -> Result<(), c_int> {
-    let entry = st.qps.get_mut(&key).ok_or(libc::EINVAL)?;
-    if !matches!(entry.state, sys::IBV_QPS_RTS | sys::IBV_QPS_ERR) {
-        return Err(libc::EINVAL);
+/// What staging a QP's requests needs: the QP, its PD and device, the program's MRs.
+struct ToStage<'a> {
+    entry: &'a mut QpEntry,
+    pd: &'static ProtectionDomain<'static, DynHal>,
+    dev: &'static Dev,
+    mrs: &'a HashMap<usize, MrEntry>,
+}
+
+impl<'a> ToStage<'a> {
+    /// QP `key` of `st`; EINVAL for a QP that is not there.
+    fn of(st: &'a mut State, key: usize) -> Result<ToStage<'a>, c_int> {
+        let dev = st.dev_static();
+        let entry = st.qps.get_mut(&key).ok_or(libc::EINVAL)?;
+        // SAFETY: a PD is freed only once no QP uses it; the staging that borrows it is
+        // dropped with its QP.
+        let pd = unsafe { st.pds.get(&entry.pd).expect("a QP's PD lives").pd.borrow() };
+        Ok(ToStage { entry, pd, dev, mrs: &st.mrs })
     }
-    let reqs: Vec<WorkRequest> = wrs.iter().map(|(w, _)| *w).collect();
-    entry.qp.post_send_batch(&reqs).map_err(|e| errno::of(&e))?;
-    let room = 2 * entry.caps.max_send_wr as usize;
-    for &(w, op) in wrs {
-        if entry.posted.len() == room {
-            entry.posted.pop_front();
+
+    /// Stages a request's local octets ([`crate::staging`]) and points the request at
+    /// them (`set`).
+    fn stage(&mut self, queue: Queue, local: Local, set: impl FnOnce(Sge)) -> Result<Staged, c_int> {
+        let (sges, octets, written) = match local {
+            Local::Direct => return Ok(Staged::default()),
+            Local::Gather(sges) => (sges, None, false),
+            Local::Inline(octets) => (Vec::new(), Some(octets), false),
+            Local::Scatter(sges) => (sges, None, true),
+        };
+        staging::check(&self.entry.qp, &sges, written)?;
+        let len = match &octets {
+            Some(o) => o.len() as u32,
+            None => staging::total(&sges)?,
+        };
+        let staging = match &mut self.entry.staging {
+            Some(s) => s,
+            none => none.insert(Staging::new(self.dev, self.pd)?),
+        };
+        let slot = staging.alloc(queue, len)?;
+        match octets {
+            Some(o) => staging.write(slot.at, &o),
+            None if !written => staging::gather(staging, slot, &sges, self.mrs.values()),
+            None => {}
         }
-        entry.posted.push_back((w.wr_id(), op));
+        set(staging.sge(slot));
+        Ok(Staged { slot: Some(slot), scatter: if written { sges } else { Vec::new() } })
     }
-    Ok(())
+}
+
+/// Takes back the slots of requests that were not posted.
+fn unstage(entry: &mut QpEntry, queue: Queue, mark: Option<u64>) {
+    if let Some(s) = entry.staging.as_mut() {
+        s.undo(queue, mark.unwrap_or(0));
+    }
+}
+
+/// Posts translated send requests: RTS (or ERROR, where the device flushes them) only.
+/// On error, the index of the first request not posted and why.
+fn post_sends(
+    st: &mut State,
+    key: usize,
+    wrs: Vec<(WorkRequest, sys::ibv_wc_opcode, Local)>,
+) -> Result<(), (usize, c_int)> {
+    let mut qp = ToStage::of(st, key).map_err(|e| (0, e))?;
+    if !matches!(qp.entry.state, sys::IBV_QPS_RTS | sys::IBV_QPS_ERR) {
+        return Err((0, libc::EINVAL));
+    }
+    let mark = qp.entry.staging.as_ref().map(|s| s.mark(Queue::Send));
+    let (mut reqs, mut records, mut refused) = (Vec::new(), Vec::new(), None);
+    for (i, (mut wr, opcode, local)) in wrs.into_iter().enumerate() {
+        let set = |sge| *wr.local_mut().expect("staged requests have a buffer") = sge;
+        match qp.stage(Queue::Send, local, set) {
+            Ok(staged) => {
+                reqs.push(wr);
+                records.push(SendRecord { wr_id: wr.wr_id(), opcode, staged });
+            }
+            Err(e) => {
+                refused = Some((i, e));
+                break;
+            }
+        }
+    }
+    let entry = qp.entry;
+    if let Err(e) = entry.qp.post_send_batch(&reqs) {
+        unstage(entry, Queue::Send, mark);
+        return Err((0, errno::of(&e)));
+    }
+    let room = 2 * entry.caps.max_send_wr as usize;
+    for record in records {
+        if entry.posted.len() == room {
+            // Older than every request the SQ can hold: long done.
+            let old = entry.posted.pop_front().expect("full");
+            if let (Some(slot), Some(s)) = (old.staged.slot, entry.staging.as_mut()) {
+                s.release(Queue::Send, slot);
+            }
+        }
+        entry.posted.push_back(record);
+    }
+    refused.map_or(Ok(()), Err)
 }
 
 /// `ibv_post_send` (through `ops`): the requests before `*bad_wr` are posted.
@@ -317,13 +406,17 @@ pub(crate) unsafe extern "C" fn post_send(
     let engine = &unsafe { context((*qp).context) }.engine;
     // SAFETY: as above.
     let sig_all = unsafe { (*qp.cast::<Qp>()).sq_sig_all };
-    let mut reqs = Vec::new();
+    let (mut reqs, mut taken) = (Vec::new(), Vec::new());
     let mut bad = None;
     let mut at = wr;
     while !at.is_null() {
-        // SAFETY: the caller's list of readable requests, each with its SGEs.
+        // SAFETY: the caller's list of readable requests, each with its SGEs (and its
+        // inline octets).
         match unsafe { convert::send_wr(&*at, sig_all) } {
-            Ok(r) => reqs.push(r),
+            Ok(r) => {
+                reqs.push(r);
+                taken.push(at);
+            }
             Err(e) => {
                 bad = Some((at, e));
                 break;
@@ -332,26 +425,26 @@ pub(crate) unsafe extern "C" fn post_send(
         // SAFETY: as above.
         at = unsafe { (*at).next };
     }
-    let posted = engine.call(move |st| post_sends(st, key, &reqs)).map_err(gone).and_then(|r| r);
+    let posted = engine.call(move |st| post_sends(st, key, reqs)).unwrap_or_else(|g| Err((0, gone(g))));
     // SAFETY: the caller's out pointer.
-    unsafe { post_answer(posted, bad, wr, bad_wr) }
+    unsafe { post_answer(posted, bad, &taken, bad_wr) }
 }
 
-/// What a post returns: 0, or the errno with `*bad_wr` at the first request not posted
-/// (the first of the list when the device took none, else the one that could not be
-/// translated).
+/// What a post returns: 0, or the errno with `*bad_wr` at the first request not posted:
+/// the one the device thread stopped at (an index into `taken`, the requests translated),
+/// else the one that could not be translated.
 ///
 /// # Safety
 ///
 /// `bad_wr` must be NULL or writable.
 unsafe fn post_answer<W>(
-    posted: Result<(), c_int>,
+    posted: Result<(), (usize, c_int)>,
     refused: Option<(*mut W, c_int)>,
-    first: *mut W,
+    taken: &[*mut W],
     bad_wr: *mut *mut W,
 ) -> c_int {
     let (first_bad, e) = match (posted, refused) {
-        (Err(e), _) => (first, e),
+        (Err((i, e)), refused) => (taken.get(i).copied().or(refused.map(|r| r.0)).unwrap_or(std::ptr::null_mut()), e),
         (Ok(()), Some((at, e))) => (at, e),
         (Ok(()), None) => return 0,
     };
@@ -362,20 +455,41 @@ unsafe fn post_answer<W>(
     e
 }
 
-/// Posts receives: to the device in RTS or ERROR, kept for RTS in INIT and RTR.
-fn post_recvs(st: &mut State, key: usize, rrs: Vec<RecvRequest>) -> Result<(), c_int> {
-    let entry = st.qps.get_mut(&key).ok_or(libc::EINVAL)?;
-    match entry.state {
-        sys::IBV_QPS_INIT | sys::IBV_QPS_RTR => {
-            if entry.early_recvs.len() + rrs.len() > entry.caps.max_recv_wr as usize {
-                return Err(libc::ENOMEM);
-            }
-            entry.early_recvs.extend(rrs);
-            Ok(())
-        }
-        sys::IBV_QPS_RTS | sys::IBV_QPS_ERR => entry.qp.post_recv_batch(&rrs).map_err(|e| errno::of(&e)),
-        _ => Err(libc::EINVAL),
+/// Posts receives: to the device in RTS or ERROR, kept for RTS in INIT and RTR. On
+/// error, the index of the first request not posted and why.
+fn post_recvs(st: &mut State, key: usize, rrs: Vec<(RecvRequest, Local)>) -> Result<(), (usize, c_int)> {
+    let mut qp = ToStage::of(st, key).map_err(|e| (0, e))?;
+    let early = match qp.entry.state {
+        sys::IBV_QPS_INIT | sys::IBV_QPS_RTR => true,
+        sys::IBV_QPS_RTS | sys::IBV_QPS_ERR => false,
+        _ => return Err((0, libc::EINVAL)),
+    };
+    if early && qp.entry.early_recvs.len() + rrs.len() > qp.entry.caps.max_recv_wr as usize {
+        return Err((0, libc::ENOMEM));
     }
+    let mark = qp.entry.staging.as_ref().map(|s| s.mark(Queue::Recv));
+    let (mut reqs, mut records, mut refused) = (Vec::new(), Vec::new(), None);
+    for (i, (mut rr, local)) in rrs.into_iter().enumerate() {
+        match qp.stage(Queue::Recv, local, |sge| rr.local = sge) {
+            Ok(staged) => {
+                reqs.push(rr);
+                records.push(staged);
+            }
+            Err(e) => {
+                refused = Some((i, e));
+                break;
+            }
+        }
+    }
+    let entry = qp.entry;
+    if early {
+        entry.early_recvs.extend(reqs);
+    } else if let Err(e) = entry.qp.post_recv_batch(&reqs) {
+        unstage(entry, Queue::Recv, mark);
+        return Err((0, errno::of(&e)));
+    }
+    entry.recvs.extend(records);
+    refused.map_or(Ok(()), Err)
 }
 
 /// `ibv_post_recv` (through `ops`).
@@ -385,14 +499,17 @@ pub(crate) unsafe extern "C" fn post_recv(
     bad_wr: *mut *mut sys::ibv_recv_wr,
 ) -> c_int {
     let key = qp as usize;
-    let mut rrs = Vec::new();
+    let (mut rrs, mut taken) = (Vec::new(), Vec::new());
     let mut bad = None;
     let mut at = wr;
     while !at.is_null() {
         // SAFETY: the caller's list of readable requests, each with its SGEs.
-        match unsafe { convert::sge((*at).sg_list, (*at).num_sge) } {
-            // SAFETY: as above.
-            Ok(local) => rrs.push(RecvRequest { wr_id: unsafe { (*at).wr_id }, local }),
+        match unsafe { convert::recv_local((*at).sg_list, (*at).num_sge) } {
+            Ok((local, staged)) => {
+                // SAFETY: as above.
+                rrs.push((RecvRequest { wr_id: unsafe { (*at).wr_id }, local }, staged));
+                taken.push(at);
+            }
             Err(e) => {
                 bad = Some((at, e));
                 break;
@@ -403,9 +520,9 @@ pub(crate) unsafe extern "C" fn post_recv(
     }
     // SAFETY: a live QP of a live context (the caller's promise).
     let engine = &unsafe { context((*qp).context) }.engine;
-    let posted = engine.call(move |st| post_recvs(st, key, rrs)).map_err(gone).and_then(|r| r);
+    let posted = engine.call(move |st| post_recvs(st, key, rrs)).unwrap_or_else(|g| Err((0, gone(g))));
     // SAFETY: the caller's out pointer.
-    unsafe { post_answer(posted, bad, wr, bad_wr) }
+    unsafe { post_answer(posted, bad, &taken, bad_wr) }
 }
 
 /// Posts one request built by a direct verb ([`crate::dv`]).
@@ -413,9 +530,10 @@ pub(crate) fn post_one(qp: *mut sys::ibv_qp, wr: WorkRequest, opcode: sys::ibv_w
     let key = qp as usize;
     // SAFETY: a live QP of a live context (the direct verb's caller's promise).
     let engine = &unsafe { context((*qp).context) }.engine;
-    match engine.call(move |st| post_sends(st, key, &[(wr, opcode)])).map_err(gone).and_then(|r| r) {
-        Ok(()) => 0,
-        Err(e) => e,
+    match engine.call(move |st| post_sends(st, key, vec![(wr, opcode, Local::Direct)])) {
+        Ok(Ok(())) => 0,
+        Ok(Err((_, e))) => e,
+        Err(g) => gone(g),
     }
 }
 
@@ -450,10 +568,10 @@ mod tests {
         i.qp_type = sys::IBV_QPT_UD;
         assert_eq!(caps(&i).err(), Some(libc::EOPNOTSUPP));
         let mut i = init(1, 1);
-        i.cap.max_send_sge = 2;
+        i.cap.max_send_sge = MAX_SGE + 1;
         assert_eq!(caps(&i).err(), Some(libc::EINVAL));
         let mut i = init(1, 1);
-        i.cap.max_inline_data = 64;
+        i.cap.max_inline_data = MAX_INLINE + 1;
         assert_eq!(caps(&i).err(), Some(libc::EINVAL));
         assert_eq!(caps(&init(1 << 16, 1)).err(), Some(libc::EINVAL));
     }

@@ -7,9 +7,12 @@
  *   - RFC 7306 masked FetchAdd and masked CmpSwap through rnicdv.h, and the standard
  *     IBV_WR_ATOMIC_FETCH_AND_ADD / IBV_WR_ATOMIC_CMP_AND_SWP, each checked against the
  *     RFC 7306 pseudocode transcribed below;
- *   - bad use: an unregistered lkey (EINVAL, nothing posted), a PD or CQ still in use
- *     (EBUSY), a Send on a QP in ERROR (IBV_WC_WR_FLUSH_ERR), a CQ overrun
- *     (IBV_EVENT_CQ_ERR on the context's asynchronous event fd).
+ *   - SGE lists: a Send gathered from three buffers into a receive of two, an unsignaled
+ *     RDMA Read into two sinks; an inline RDMA Write;
+ *   - bad use: an unregistered lkey, alone or in a list (EINVAL, nothing posted), a PD or
+ *     CQ still in use (EBUSY), a Send on a QP in ERROR (IBV_WC_WR_FLUSH_ERR), a CQ overrun
+ *     (IBV_EVENT_CQ_ERR on the context's asynchronous event fd), destroyed objects and a
+ *     closed device passed again (EINVAL).
  *
  * Every octet placed is checked, and the octets around it. Prints one "ok:" line per check
  * and exits 0, or prints "FAIL:" and exits 1. Every wait is bounded. */
@@ -138,7 +141,7 @@ int main(void)
 
 	struct ibv_device_attr dattr;
 	CHECK(ibv_query_device(ctx, &dattr) == 0, "ibv_query_device");
-	CHECK(dattr.atomic_cap == IBV_ATOMIC_HCA && dattr.max_sge == 1 && dattr.phys_port_cnt == 1,
+	CHECK(dattr.atomic_cap == IBV_ATOMIC_HCA && dattr.max_sge == 16 && dattr.phys_port_cnt == 1,
 	      "device attributes: atomic_cap %d, max_sge %d, ports %d", dattr.atomic_cap, dattr.max_sge,
 	      dattr.phys_port_cnt);
 	struct ibv_port_attr pattr;
@@ -296,7 +299,114 @@ int main(void)
 		       *target);
 	}
 
+	/* SGE lists: a Send gathered from three pieces of A (one of them empty) into a receive
+	 * scattered over two pieces of B, the second filled only in part. */
+	uint8_t want[BUF_LEN];
+	memcpy(want, b_buf, BUF_LEN);
+	struct ibv_sge gather[3] = {
+		{ .addr = (uintptr_t)(a_buf + 2600), .length = 100, .lkey = a_mr->lkey },
+		{ .addr = (uintptr_t)(a_buf + 2700), .length = 0, .lkey = a_mr->lkey },
+		{ .addr = (uintptr_t)(a_buf + 3000), .length = 200, .lkey = a_mr->lkey },
+	};
+	struct ibv_sge scatter[2] = {
+		{ .addr = (uintptr_t)(b_buf + 3500), .length = 150, .lkey = b_mr->lkey },
+		{ .addr = (uintptr_t)(b_buf + 2600), .length = 400, .lkey = b_mr->lkey },
+	};
+	memset(&rwr, 0, sizeof rwr);
+	rwr.wr_id = 0xb5;
+	rwr.sg_list = scatter;
+	rwr.num_sge = 2;
+	CHECK(ibv_post_recv(qb, &rwr, &bad_rwr) == 0, "post_recv of two SGEs");
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0xa5;
+	wr.sg_list = gather;
+	wr.num_sge = 3;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	CHECK(ibv_post_send(qa, &wr, &bad) == 0, "post Send of three SGEs");
+	wc = wait_one(cq_b, "Send of three SGEs, receiver");
+	expect_success(wc, IBV_WC_RECV, 0xb5, "Send of three SGEs, receiver");
+	CHECK(wc.byte_len == 300, "received %u octets, not 300", wc.byte_len);
+	expect_success(wait_one(cq_a, "Send of three SGEs, sender"), IBV_WC_SEND, 0xa5, "Send of three SGEs, sender");
+	memcpy(want + 3500, a_buf + 2600, 100);
+	memcpy(want + 3600, a_buf + 3000, 50);
+	memcpy(want + 2600, a_buf + 3050, 150);
+	for (int i = 0; i < BUF_LEN; i++)
+		CHECK(b_buf[i] == want[i], "SGE lists: octet %d of B: 0x%02x, not 0x%02x", i, b_buf[i], want[i]);
+	printf("ok: a Send gathered from three SGEs, received into two: every octet placed, none around touched\n");
+
+	/* An RDMA Read into two sinks of A, unsignaled, then a signaled Read into one: once the
+	 * second completes, the first has placed its octets too. */
+	memcpy(want, a_buf, BUF_LEN);
+	struct ibv_sge sinks[2] = {
+		{ .addr = (uintptr_t)(a_buf + 3300), .length = 100, .lkey = a_mr->lkey },
+		{ .addr = (uintptr_t)(a_buf + 3600), .length = 200, .lkey = a_mr->lkey },
+	};
+	struct ibv_sge last_sink = { .addr = (uintptr_t)(a_buf + 3900), .length = 50, .lkey = a_mr->lkey };
+	struct ibv_send_wr reads[2];
+	memset(reads, 0, sizeof reads);
+	reads[0].wr_id = 0xa6;
+	reads[0].sg_list = sinks;
+	reads[0].num_sge = 2;
+	reads[0].opcode = IBV_WR_RDMA_READ;
+	reads[0].wr.rdma.remote_addr = (uintptr_t)(b_buf + 2590);
+	reads[0].wr.rdma.rkey = b_mr->rkey;
+	reads[0].next = &reads[1];
+	reads[1] = reads[0];
+	reads[1].next = NULL;
+	reads[1].wr_id = 0xa7;
+	reads[1].sg_list = &last_sink;
+	reads[1].num_sge = 1;
+	reads[1].send_flags = IBV_SEND_SIGNALED;
+	reads[1].wr.rdma.remote_addr = (uintptr_t)(b_buf + 3500);
+	CHECK(ibv_post_send(qa, reads, &bad) == 0, "post two Reads");
+	expect_success(wait_one(cq_a, "Read after a Read of two sinks"), IBV_WC_RDMA_READ, 0xa7,
+		       "Read after a Read of two sinks");
+	memcpy(want + 3300, b_buf + 2590, 100);
+	memcpy(want + 3600, b_buf + 2690, 200);
+	memcpy(want + 3900, b_buf + 3500, 50);
+	for (int i = 0; i < BUF_LEN; i++)
+		CHECK(a_buf[i] == want[i], "Read into two sinks: octet %d of A: 0x%02x, not 0x%02x", i, a_buf[i],
+		      want[i]);
+	printf("ok: an unsignaled RDMA Read into two sinks: placed when the next completion came, none around touched\n");
+
+	/* Inline data: the program's buffer is copied at post (it is reused at once) and needs
+	 * no lkey. */
+	memcpy(want, b_buf, BUF_LEN);
+	uint8_t octets[40];
+	for (int i = 0; i < 40; i++)
+		octets[i] = (uint8_t)(i ^ 0x5a);
+	memcpy(want + 3950, octets, 40);
+	struct ibv_sge inline_sge = { .addr = (uintptr_t)octets, .length = 40, .lkey = 0xdeadbeef };
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0xa8;
+	wr.sg_list = &inline_sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	wr.wr.rdma.remote_addr = (uintptr_t)(b_buf + 3950);
+	wr.wr.rdma.rkey = b_mr->rkey;
+	CHECK(ibv_post_send(qa, &wr, &bad) == 0, "post an inline Write");
+	memset(octets, 0, sizeof octets);
+	expect_success(wait_one(cq_a, "inline Write"), IBV_WC_RDMA_WRITE, 0xa8, "inline Write");
+	for (int i = 0; i < BUF_LEN; i++)
+		CHECK(b_buf[i] == want[i], "inline Write: octet %d of B: 0x%02x, not 0x%02x", i, b_buf[i], want[i]);
+	printf("ok: an inline RDMA Write of 40 octets: copied at post, placed exactly\n");
+
 	/* Bad use. */
+	gather[2].lkey = a_mr->lkey ^ 0x100;
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0xdead;
+	wr.sg_list = gather;
+	wr.num_sge = 3;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	bad = NULL;
+	int le = ibv_post_send(qa, &wr, &bad);
+	CHECK(le == EINVAL && bad == &wr, "a bad lkey in a list: %s, bad_wr %p", strerror(le), (void *)bad);
+	struct ibv_wc nothing;
+	CHECK(ibv_poll_cq(cq_a, 1, &nothing) == 0, "a refused list completed");
+	printf("ok: an SGE list with an unregistered lkey in its third entry is EINVAL with bad_wr set\n");
 	struct ibv_sge bogus = { .addr = (uintptr_t)a_buf, .length = 16, .lkey = a_mr->lkey ^ 0x100 };
 	memset(&wr, 0, sizeof wr);
 	wr.wr_id = 0xdead;
