@@ -6,7 +6,7 @@ use crate::atomics::{atomic_bandwidth, atomic_latency, imm_pingpong, sequencer, 
 use crate::cli::{fail, PerfArgs};
 use crate::pair::{with_pair, PairConfig};
 use crate::perf::{bandwidth, pingpong, read_latency, Bandwidth, Direction, Latency};
-use crate::report::{plot_sweep, Curve, Table};
+use crate::report::{plot_sweep, Curve, Table, ROUTED_FMAX_MHZ};
 use crate::responder::{atomic_responder, ResponderConfig};
 
 /// Message sizes of a sweep: 64 octets to 64 KiB, doubling.
@@ -14,10 +14,6 @@ pub const SWEEP: [u32; 11] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 
 
 /// The datapath: octets per cycle.
 const W: f64 = 8.0;
-/// The clock rates are converted at: the routed Fmax of the 16-QP core in the ULX3S build
-/// (speed grade 6, `bitstream/board-build`, docs/PERFORMANCE.md), the only whole-core
-/// build that routes so far. Update it with the next routed build.
-const ROUTED_FMAX_MHZ: f64 = 27.06;
 
 fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
     PairConfig {

@@ -128,6 +128,40 @@ impl Drop for Engine {
     }
 }
 
+/// How far the model ran while QPs existed: the ratio of its cycles to wall time converts
+/// a program's wall-clock averages (perftest's) to the RNIC's clock. Reported when the last
+/// QP goes, with `RNIC_VERBS_STATS=1`.
+#[derive(Default)]
+struct Ran {
+    /// Every cycle run.
+    cycles: u64,
+    /// When QPs first existed, and `cycles` then.
+    since: Option<(std::time::Instant, u64)>,
+}
+
+impl Ran {
+    /// `cycles` more were run; `busy` while QPs exist.
+    fn add(&mut self, cycles: u64, busy: bool) {
+        if busy && self.since.is_none() {
+            self.since = Some((std::time::Instant::now(), self.cycles));
+        }
+        self.cycles += cycles;
+    }
+
+    /// The last QP is gone: report the stretch.
+    fn end(&mut self) {
+        let Some((t0, c0)) = self.since.take() else { return };
+        if crate::stats_on() {
+            let (cycles, secs) = (self.cycles - c0, t0.elapsed().as_secs_f64());
+            eprintln!(
+                "libibverbs (rnic): ran {cycles} cycles in {secs:.6} s of wall time while QPs existed ({:.0} \
+                 cycles/s)",
+                cycles as f64 / secs
+            );
+        }
+    }
+}
+
 /// A value other values borrow for as long as the program keeps them: boxed at a fixed
 /// address, and freed only by [`Pinned::free`], which the owner calls once nothing
 /// borrows it any more.
@@ -260,6 +294,7 @@ pub(crate) struct State {
     /// connected on the device itself.
     bridge: SocketBridge,
     chunks: u64,
+    ran: Ran,
     /// Where asynchronous events go (the context's `async_fd`).
     events: std::sync::Arc<crate::objects::AsyncEvents>,
 }
@@ -294,6 +329,7 @@ impl State {
             next_vector: 0,
             bridge,
             chunks: 0,
+            ran: Ran::default(),
             events,
         })
     }
@@ -339,6 +375,9 @@ impl State {
                 }
             };
             job(self);
+            if self.qps.is_empty() {
+                self.ran.end();
+            }
         }
     }
 
@@ -348,6 +387,7 @@ impl State {
     /// program's last poll raises none, and only the ring shows it.
     pub(crate) fn clock(&mut self, cycles: u64) {
         self.sim.as_ref().expect("open until dropped").get().run_idle(cycles);
+        self.ran.add(cycles, !self.qps.is_empty());
         let hal = self.dev_static().hal();
         for (&cq_ptr, entry) in self.cqs.iter_mut() {
             let Some(solicited_only) = entry.armed else { continue };

@@ -28,6 +28,14 @@ pub(crate) fn debug_on() -> bool {
     *ON.get_or_init(|| std::env::var_os("RNIC_VERBS_DEBUG").is_some_and(|v| v != "0"))
 }
 
+/// Whether `RNIC_VERBS_STATS` asks for how far the simulated RNIC ran (cycles and wall
+/// time while QPs existed), on stderr, each time its last QP is destroyed: what converts a
+/// program's wall-clock figures to the RNIC's clock (docs/PERFORMANCE.md).
+pub(crate) fn stats_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("RNIC_VERBS_STATS").is_some_and(|v| v != "0"))
+}
+
 /// Prints to stderr when [`debug_on`].
 macro_rules! debug {
     ($($arg:tt)*) => {

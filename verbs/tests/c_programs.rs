@@ -115,11 +115,22 @@ fn a_verbs_program_runs_rdma_write_with_immediate_and_masked_atomics_on_malloced
     let lib = library_dir();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/verbs_selftest.c");
     let exe = compile(&source, &lib);
-    let out = run(on_rnic(&exe, &lib), "verbs_selftest");
+    let mut cmd = on_rnic(&exe, &lib);
+    cmd.env("RNIC_VERBS_STATS", "1");
+    let out = run(cmd, "verbs_selftest");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "verbs_selftest failed");
     let oks = stdout.lines().filter(|l| l.starts_with("ok: ")).count();
     assert_eq!(oks, 21, "every check of the program passed");
+    // RNIC_VERBS_STATS: once the last QP is gone, how far the model ran (what
+    // `perftest_verbs` converts perftest's figures with).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ran: Vec<u64> = stderr
+        .lines()
+        .filter(|l| l.contains("while QPs existed"))
+        .filter_map(|l| l.split_whitespace().skip_while(|w| *w != "ran").nth(1)?.parse().ok())
+        .collect();
+    assert!(!ran.is_empty() && ran.iter().all(|&c| c > 0), "no RNIC_VERBS_STATS line with cycles: {stderr}");
 }
 
 #[test]
