@@ -6,6 +6,9 @@
 //! CmpSwap compares the bits of `compare_add_mask` with `compare_add`, and if they match
 //! writes the bits of `swap_mask` from `swap`. Both return the original word to the 8
 //! octets at `sge` (host order) and complete as `IBV_WC_FETCH_ADD` and `IBV_WC_COMP_SWAP`.
+//!
+//! `include/rnicdv.h` is generated from this file by cbindgen (`tests/header_fresh.rs`
+//! checks it; `RNICDV_H_UPDATE=1` rewrites it).
 use libc::{c_int, c_uint};
 use rnic_driver::{RemoteBuf, WorkRequest};
 
@@ -13,18 +16,25 @@ use crate::abi::qp::post_one;
 use crate::objects::Qp;
 use crate::sys;
 
-/// `struct rnicdv_masked_atomic_wr` of `rnicdv.h`.
+/// A masked atomic request (`struct rnicdv_masked_atomic_wr`).
 #[repr(C)]
 pub struct MaskedAtomicWr {
+    /// Returned in the completion.
     pub wr_id: u64,
+    /// Receives the original word: 8 octets, LOCAL_WRITE.
     pub sge: sys::ibv_sge,
+    /// The remote word: 8-aligned, in a region with IBV_ACCESS_REMOTE_ATOMIC.
     pub remote_addr: u64,
     pub rkey: u32,
-    /// `IBV_SEND_SIGNALED` (or the QP's `sq_sig_all`).
+    /// IBV_SEND_SIGNALED (or the QP's sq_sig_all) for a completion on success.
     pub send_flags: c_uint,
+    /// FetchAdd: the Add Data. CmpSwap: the Compare Data.
     pub compare_add: u64,
+    /// FetchAdd: the Add Mask (a set bit ends a field). CmpSwap: the Compare Mask.
     pub compare_add_mask: u64,
+    /// CmpSwap: the Swap Data.
     pub swap: u64,
+    /// CmpSwap: the Swap Mask.
     pub swap_mask: u64,
 }
 
@@ -49,10 +59,10 @@ unsafe fn parts(
     Ok((w, local, remote, signaled))
 }
 
-/// `int rnicdv_post_masked_fetch_add(struct ibv_qp *qp, const struct
-/// rnicdv_masked_atomic_wr *wr)`: 0 or an errno value.
+/// Posts a masked FetchAdd on an RC QP in RTS: 0, or an errno value (EINVAL for a bad
+/// request, ENOMEM for a full send queue).
 #[no_mangle]
-pub unsafe extern "C" fn rnic_dv_post_masked_fetch_add(qp: *mut sys::ibv_qp, wr: *const MaskedAtomicWr) -> c_int {
+pub unsafe extern "C" fn rnicdv_post_masked_fetch_add(qp: *mut sys::ibv_qp, wr: *const MaskedAtomicWr) -> c_int {
     // SAFETY: passed on from the caller.
     match unsafe { parts(qp, wr) } {
         Ok((w, local, remote, signaled)) => {
@@ -70,10 +80,10 @@ pub unsafe extern "C" fn rnic_dv_post_masked_fetch_add(qp: *mut sys::ibv_qp, wr:
     }
 }
 
-/// `int rnicdv_post_masked_cmp_swap(struct ibv_qp *qp, const struct
-/// rnicdv_masked_atomic_wr *wr)`: 0 or an errno value.
+/// Posts a masked CmpSwap on an RC QP in RTS: 0, or an errno value (EINVAL for a bad
+/// request, ENOMEM for a full send queue).
 #[no_mangle]
-pub unsafe extern "C" fn rnic_dv_post_masked_cmp_swap(qp: *mut sys::ibv_qp, wr: *const MaskedAtomicWr) -> c_int {
+pub unsafe extern "C" fn rnicdv_post_masked_cmp_swap(qp: *mut sys::ibv_qp, wr: *const MaskedAtomicWr) -> c_int {
     // SAFETY: passed on from the caller.
     match unsafe { parts(qp, wr) } {
         Ok((w, local, remote, signaled)) => {

@@ -128,8 +128,6 @@ export! {
     rnic_rdma_establish => "rdma_establish" @ "RDMACM_1.2",
     rnic_rdma_init_qp_attr => "rdma_init_qp_attr" @ "RDMACM_1.2",
     rnic_rpoll => "rpoll" @ "RDMACM_1.0",
-    rnic_dv_post_masked_fetch_add => "rnicdv_post_masked_fetch_add" @ "RNICDV_1.0",
-    rnic_dv_post_masked_cmp_swap => "rnicdv_post_masked_cmp_swap" @ "RNICDV_1.0",
 }
 
 /// The library's context behind a verbs context.
