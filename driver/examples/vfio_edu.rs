@@ -2,8 +2,10 @@
 //! vfio-pci in a guest with a virtual Intel IOMMU (`scripts/qemu-vfio-guest`, run by
 //! `scripts/test-vfio-qemu`). Through [`VfioHal`] alone it reads BAR0, has the device DMA
 //! a pattern out of host memory and back into other host memory, waits for the device's
-//! interrupts, and has it DMA from an IOVA the backend never mapped, which the IOMMU must
-//! refuse (the guest kernel reports the DMAR fault).
+//! interrupts, moves a pattern between two of the program's own buffers mapped where they
+//! are (`Hal::map_user`, VFIO_IOMMU_MAP_DMA, what `ibv_reg_mr` uses), and has it DMA from
+//! an IOVA the backend never mapped and from one it unmapped, which the IOMMU must refuse
+//! (the guest kernel reports the DMAR fault).
 //!
 //! ```text
 //! vfio_edu --device 0000:00:03.0
@@ -15,6 +17,7 @@
 //! device address 0x40000. It masks DMA addresses to 28 bits, hence the IOVA window, and
 //! QEMU 7.2 aborts on a transfer that ends at the buffer's end, hence transfers of 2 KiB.
 use std::process::ExitCode;
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use rnic_driver::vfio::{VfioConfig, VfioHal};
@@ -36,6 +39,7 @@ const DMA_IRQ: u32 = 4;
 const DMA_IRQ_STATUS: u32 = 0x100;
 const EDU_BUFFER: u64 = 0x4_0000;
 const CHUNK: usize = 2048;
+const PAGE: usize = 4096;
 /// Below the device's 28-bit DMA mask.
 const WINDOW: std::ops::Range<u64> = 0x10_0000..0x0F00_0000;
 /// In the window, never allocated by this program: no IOMMU mapping exists there.
@@ -100,13 +104,57 @@ fn run(device: &str) -> Result<(), String> {
     hal.write32(IRQ_RAISE, 0x1);
     check(wait_irq(&hal, 0x1)?, "an interrupt raised by a register write".into())?;
 
-    // A DMA from an IOVA that was never mapped: the IOMMU refuses it and the kernel says so.
+    // The program's own memory where it has it, as ibv_reg_mr maps a buffer
+    // (VFIO_IOMMU_MAP_DMA of its pages): a pattern from one Vec, at an offset that is not
+    // page aligned, through the device into another.
+    let (from_at, to_at) = (100, 333);
+    let mut mine = vec![0u8; 3 * PAGE];
+    let mut theirs = vec![0u8; 3 * PAGE];
+    let reversed: Vec<u8> = pattern.iter().rev().copied().collect();
+    mine[from_at..from_at + CHUNK].copy_from_slice(&reversed);
+    let (from_ptr, to_ptr) = (mine.as_mut_ptr().wrapping_add(from_at), theirs.as_mut_ptr().wrapping_add(to_at));
+    // SAFETY: both Vecs stay allocated, and are not touched, until their regions are
+    // unmapped by dma_free below.
+    let (from, to) = unsafe {
+        (
+            hal.map_user(NonNull::new(from_ptr).expect("a Vec's buffer"), CHUNK).map_err(|e| e.to_string())?,
+            hal.map_user(NonNull::new(to_ptr).expect("a Vec's buffer"), CHUNK).map_err(|e| e.to_string())?,
+        )
+    };
+    for (region, ptr) in [(&from, from_ptr), (&to, to_ptr)] {
+        check(
+            WINDOW.contains(&region.iova()) && region.iova() % PAGE as u64 == ptr as u64 % PAGE as u64,
+            format!("the program's memory at {ptr:p} is mapped at IOVA {:#x}, its page offset kept", region.iova()),
+        )?;
+    }
+    dma(&hal, from.iova(), EDU_BUFFER, CHUNK, 0)?;
+    dma(&hal, EDU_BUFFER, to.iova(), CHUNK, DMA_TO_RAM)?;
+    let to_iova = to.iova();
+    hal.dma_free(from);
+    hal.dma_free(to);
+    check(theirs[to_at..to_at + CHUNK] == reversed[..], "the pattern went from one Vec to the other".into())?;
+    check(
+        theirs[..to_at].iter().chain(&theirs[to_at + CHUNK..]).all(|&b| b == 0),
+        "nothing else of the second Vec was written".into(),
+    )?;
+
+    // A DMA from an IOVA that was never mapped, and into the program's memory after it
+    // was unmapped: the IOMMU refuses both and the kernel says so.
+    expect_fault(&hal, UNMAPPED_IOVA, "never mapped")?;
+    expect_fault(&hal, to_iova, "the program's memory, unmapped")?;
+    Ok(())
+}
+
+/// Has the device DMA from `iova` and waits for the kernel to report the IOMMU's refusal.
+fn expect_fault(hal: &VfioHal, iova: u64, what: &str) -> Result<(), String> {
     let before = dmar_faults();
-    dma(&hal, UNMAPPED_IOVA, EDU_BUFFER + 2048, 256, 0)?;
+    dma(hal, iova, EDU_BUFFER + 2048, 256, 0)?;
     let deadline = Instant::now() + Duration::from_secs(3);
     let fault = loop {
         let now = dmar_faults();
-        if let Some(line) = now.iter().skip(before.len()).find(|l| l.contains(&format!("{UNMAPPED_IOVA:x}"))) {
+        // The kernel names the page of the faulting address.
+        let page = iova & !(PAGE as u64 - 1);
+        if let Some(line) = now.iter().skip(before.len()).find(|l| l.contains(&format!("fault addr {page:#x}"))) {
             break Some(line.clone());
         }
         if Instant::now() > deadline {
@@ -114,8 +162,7 @@ fn run(device: &str) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    check(fault.is_some(), format!("a DMA from unmapped IOVA {UNMAPPED_IOVA:#x} faults: {fault:?}"))?;
-    Ok(())
+    check(fault.is_some(), format!("a DMA from IOVA {iova:#x} ({what}) faults: {fault:?}"))
 }
 
 fn check(ok: bool, what: String) -> Result<(), String> {

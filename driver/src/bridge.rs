@@ -142,6 +142,10 @@ pub struct RingBridge {
     conns: Vec<RingConn>,
     /// TX records whose CONN_ID no connection has.
     unrouted: u64,
+    /// Whether such records go back into the RX ring for the QP their CONN_ID names (a
+    /// connection between two QPs of the device), and those waiting for room there.
+    loop_back: bool,
+    looped: VecDeque<(u16, Vec<u8>)>,
 }
 
 struct RingConn {
@@ -154,6 +158,22 @@ impl RingBridge {
     /// A bridge with no connections.
     pub fn new() -> Self {
         RingBridge::default()
+    }
+
+    /// A bridge that also loops back: a record whose CONN_ID no socket has goes into the RX
+    /// ring for the QP that CONN_ID names, so QPs of the device connected to each other
+    /// (each one's CONN_ID the other's number) talk inside it, as the simulator's switch
+    /// does on its stream ports.
+    pub fn with_loop_back() -> Self {
+        RingBridge { loop_back: true, ..RingBridge::default() }
+    }
+
+    /// Stops carrying connection `conn_id` and closes its socket (the peer sees the TCP
+    /// connection end). Whether it was there.
+    pub fn remove(&mut self, conn_id: u16) -> bool {
+        let before = self.conns.len();
+        self.conns.retain(|c| c.conn_id != conn_id);
+        self.conns.len() != before
     }
 
     /// Carries QP `qpn` (whose CONN_ID is `conn_id`) over `stream`, in Full Operation
@@ -173,9 +193,16 @@ impl RingBridge {
         for record in rings.take_tx()? {
             match self.conns.iter_mut().find(|c| c.conn_id == record.conn_id) {
                 Some(c) => c.socket.send(&record.fpdu),
+                None if self.loop_back => self.looped.push_back((record.conn_id, record.fpdu)),
                 None => self.unrouted += 1,
             }
             moved += 1;
+        }
+        while let Some((qpn, fpdu)) = self.looped.front() {
+            if !rings.push_rx(*qpn, fpdu)? {
+                break;
+            }
+            self.looped.pop_front();
         }
         for c in &mut self.conns {
             c.socket.flush();
@@ -217,7 +244,7 @@ impl RingBridge {
         self.conns.iter().map(|c| c.socket.unsent()).sum()
     }
 
-    /// TX records that named a CONN_ID no connection has (they were dropped).
+    /// TX records that named a CONN_ID no connection has (dropped, unless looped back).
     pub fn unrouted(&self) -> u64 {
         self.unrouted
     }

@@ -141,6 +141,9 @@ impl IovaSpace {
 struct DmaSpace {
     iovas: IovaSpace,
     live: BTreeMap<u64, MmapRaw>,
+    /// The program's own memory mapped by [`Hal::map_user`], by the IOVA its region starts
+    /// at: the IOVA and length of the whole pages mapped around it.
+    user: BTreeMap<u64, (u64, usize)>,
 }
 
 /// BAR0: mapped, or reached through the device file.
@@ -183,7 +186,11 @@ impl VfioHal {
         let irqs = (0..count)
             .map(|_| EventFd::new(EFD_NONBLOCK).map_err(|e| VfioError::Vfio(format!("eventfd: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
-        let dma = RefCell::new(DmaSpace { iovas: IovaSpace::new(config.iova_window), live: BTreeMap::new() });
+        let dma = RefCell::new(DmaSpace {
+            iovas: IovaSpace::new(config.iova_window),
+            live: BTreeMap::new(),
+            user: BTreeMap::new(),
+        });
         // From here on, Drop undoes whatever is set up.
         let hal = VfioHal { addr: addr.to_string(), device, container, bar0, dma, irqs, irq_index };
         if let Some(index) = hal.irq_index {
@@ -283,8 +290,44 @@ impl Hal for VfioHal {
         Ok(unsafe { DmaRegion::new(ptr, len, iova) })
     }
 
+    /// The whole pages around `ptr..ptr + len` get an IOVA range of their own
+    /// (VFIO_IOMMU_MAP_DMA pins and maps whole pages); the region starts at `ptr`'s offset
+    /// in its first page. Two regions may share a page: each maps it at its own IOVA.
+    unsafe fn map_user(&self, ptr: NonNull<u8>, len: usize) -> Result<DmaRegion<'_>, HalError> {
+        if len == 0 {
+            return Err(HalError::EmptyDmaRequest);
+        }
+        let start = ptr.as_ptr() as usize & !(PAGE as usize - 1);
+        let offset = ptr.as_ptr() as usize - start;
+        let span = (offset + len).next_multiple_of(PAGE as usize);
+        let mut dma = self.dma.borrow_mut();
+        let iova = dma.iovas.alloc(span as u64, PAGE).ok_or(HalError::OutOfDmaMemory(span))?;
+        // SAFETY: the caller keeps these pages allocated until dma_free unmaps them (the
+        // trait's contract); the device reaches them only through this IOVA range.
+        if let Err(e) = unsafe { self.container.vfio_dma_map(iova, span, start as *mut u8) } {
+            dma.iovas.release(iova, span as u64);
+            return Err(HalError::Backend(format!(
+                "mapping {span} octets of the program's memory at IOVA {iova:#x}: {e}"
+            )));
+        }
+        let region_iova = iova + offset as u64;
+        dma.user.insert(region_iova, (iova, span));
+        // SAFETY: `ptr` is valid for `len` octets until dma_free (the caller's promise); the
+        // device sees it at `region_iova`.
+        Ok(unsafe { DmaRegion::new(ptr, len, region_iova) })
+    }
+
     fn dma_free(&self, region: DmaRegion<'_>) {
         let mut dma = self.dma.borrow_mut();
+        if let Some((iova, span)) = dma.user.remove(&region.iova()) {
+            // The program's memory: unmapped, never freed here.
+            match self.container.vfio_dma_unmap(iova, span) {
+                Ok(()) => dma.iovas.release(iova, span as u64),
+                // The device may still reach it: its IOVAs stay taken.
+                Err(e) => eprintln!("vfio {}: unmapping the program's memory at IOVA {iova:#x}: {e}", self.addr),
+            }
+            return;
+        }
         let memory = dma.live.remove(&region.iova()).expect("a region this backend allocated");
         if let Err(e) = self.container.vfio_dma_unmap(region.iova(), memory.len()) {
             // The device may still reach it: keep the memory rather than free it.
@@ -318,6 +361,11 @@ impl Drop for VfioHal {
             let _ = self.device.disable_irq(index);
         }
         let dma = self.dma.get_mut();
+        for (_, (iova, span)) in std::mem::take(&mut dma.user) {
+            if let Err(e) = self.container.vfio_dma_unmap(iova, span) {
+                eprintln!("vfio {}: unmapping the program's memory at IOVA {iova:#x}: {e}", self.addr);
+            }
+        }
         for (iova, memory) in std::mem::take(&mut dma.live) {
             if let Err(e) = self.container.vfio_dma_unmap(iova, memory.len()) {
                 eprintln!("vfio {}: unmapping IOVA {iova:#x}: {e}; its memory is leaked", self.addr);
