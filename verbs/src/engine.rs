@@ -18,12 +18,13 @@ use std::ptr::NonNull;
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-use rnic_driver::sim::{SimHal, SocketBridge};
 use rnic_driver::{
     CompletionQueue, Connection, Device, DmaRegion, Hal, MemoryRegion, ProtectionDomain, QpState, QueuePair,
     RecvRequest,
 };
 
+pub(crate) use crate::backend::Config;
+use crate::backend::{Hardware, Streams};
 use crate::sys;
 
 /// The backend behind a device, whatever it is.
@@ -51,26 +52,6 @@ pub(crate) struct Engine {
 pub(crate) enum Gone {
     Closed,
     Stopped,
-}
-
-/// Which backend, from the environment (`RNIC_BACKEND`, `RNIC_SIM_DESIGN`).
-#[derive(Clone, Debug)]
-pub(crate) struct Config {
-    pub(crate) design: String,
-}
-
-impl Config {
-    /// The backend the environment names, or why there is none.
-    pub(crate) fn from_env() -> Result<Config, String> {
-        match std::env::var("RNIC_BACKEND").as_deref() {
-            Ok("sim") | Err(_) => {
-                Ok(Config { design: std::env::var("RNIC_SIM_DESIGN").unwrap_or_else(|_| "rnic_top".into()) })
-            }
-            Ok(other) => {
-                Err(format!("RNIC_BACKEND={other}: this library drives the simulated RNIC (RNIC_BACKEND=sim) so far"))
-            }
-        }
-    }
 }
 
 impl Engine {
@@ -277,13 +258,16 @@ pub(crate) struct CmLink {
 /// number (which name the looped-back connections).
 const SOCKET_CONN_IDS: u16 = 0x8000;
 
+/// What a field that is `None` only while the state is dropped says when it is not there.
+const OPEN: &str = "open until dropped";
+
 /// Chunks of clocking between two looks at whether a socket's connection ended.
 const ENDED_CHECK_CHUNKS: u64 = 64;
 
 /// Everything on the device thread.
 pub(crate) struct State {
     /// `None` only while being dropped.
-    sim: Option<Pinned<SimHal>>,
+    hardware: Option<Hardware>,
     dev: Option<Pinned<Dev>>,
     pub(crate) pds: HashMap<usize, PdEntry>,
     pub(crate) mrs: HashMap<usize, MrEntry>,
@@ -291,8 +275,8 @@ pub(crate) struct State {
     pub(crate) qps: HashMap<usize, QpEntry>,
     next_vector: u16,
     /// The device's streams: to sockets for connections rdma_cm made, looped back for QPs
-    /// connected on the device itself.
-    bridge: SocketBridge,
+    /// connected on the device itself. `None` only while being dropped.
+    streams: Option<Streams>,
     chunks: u64,
     ran: Ran,
     /// Where asynchronous events go (the context's `async_fd`).
@@ -301,33 +285,40 @@ pub(crate) struct State {
 
 impl State {
     fn open(config: &Config, events: std::sync::Arc<crate::objects::AsyncEvents>) -> Result<State, String> {
-        let sim = SimHal::open(&config.design).map_err(|e| format!("cannot open the simulated RNIC: {e}"))?;
-        let bridge = sim.attach_switch();
-        // A device access outside what is mapped is an IOMMU fault: recorded and dropped,
-        // as an IOMMU blocks it, not a panic of the program's process.
-        sim.with_memory(|m| m.fail_on_fault(false));
-        let sim = Pinned::new(sim);
+        let (hardware, ports) = Hardware::open(config)?;
         // SAFETY: the device (and every object, which all borrow the device) is dropped
-        // before `sim` is freed (`Drop for State`).
-        let hal: DynHal = Box::new(unsafe { sim.borrow() });
+        // before the backend is freed (`Drop for State`).
+        let hal = unsafe { hardware.hal() };
         let dev = match Device::open(hal) {
-            Ok(dev) => dev,
+            Ok(dev) => Pinned::new(dev),
             Err(e) => {
                 // SAFETY: the device holding the borrow failed to open and is gone.
-                unsafe { sim.free() };
+                unsafe { hardware.free() };
                 return Err(format!("cannot open the RNIC: {e}"));
             }
         };
-        dev.enable();
+        dev.get().enable();
+        // SAFETY: the rings are dropped before the device (`Drop for State`).
+        let streams = match Streams::new(ports, unsafe { dev.borrow() }.hal()) {
+            Ok(streams) => streams,
+            Err(e) => {
+                // SAFETY: nothing borrows the device; then nothing borrows the backend.
+                unsafe {
+                    dev.free();
+                    hardware.free();
+                }
+                return Err(e);
+            }
+        };
         Ok(State {
-            sim: Some(sim),
-            dev: Some(Pinned::new(dev)),
+            hardware: Some(hardware),
+            dev: Some(dev),
             pds: HashMap::new(),
             mrs: HashMap::new(),
             cqs: HashMap::new(),
             qps: HashMap::new(),
             next_vector: 0,
-            bridge,
+            streams: Some(streams),
             chunks: 0,
             ran: Ran::default(),
             events,
@@ -336,13 +327,13 @@ impl State {
 
     /// The device.
     pub(crate) fn dev(&self) -> &Dev {
-        self.dev.as_ref().expect("open until dropped").get()
+        self.dev.as_ref().expect(OPEN).get()
     }
 
     /// The device, for objects that keep a borrow of it.
     pub(crate) fn dev_static(&self) -> &'static Dev {
         // SAFETY: every object is dropped before the device (`Drop for State`).
-        unsafe { self.dev.as_ref().expect("open until dropped").borrow() }
+        unsafe { self.dev.as_ref().expect(OPEN).borrow() }
     }
 
     /// An interrupt vector for a new CQ: each its own, so an interrupt names its CQ.
@@ -386,8 +377,12 @@ impl State {
     /// issues the CQE's write, so a CQE issued just before the arm and written after the
     /// program's last poll raises none, and only the ring shows it.
     pub(crate) fn clock(&mut self, cycles: u64) {
-        self.sim.as_ref().expect("open until dropped").get().run_idle(cycles);
-        self.ran.add(cycles, !self.qps.is_empty());
+        let hardware = self.hardware.as_ref().expect(OPEN);
+        hardware.run(cycles);
+        if hardware.sim().is_some() {
+            self.ran.add(cycles, !self.qps.is_empty());
+        }
+        self.streams.as_mut().expect(OPEN).pump();
         let hal = self.dev_static().hal();
         for (&cq_ptr, entry) in self.cqs.iter_mut() {
             let Some(solicited_only) = entry.armed else { continue };
@@ -434,7 +429,11 @@ impl State {
         };
         let driver = |r: Result<(), rnic_driver::DriverError>| r.map_err(|e| crate::errno::of(&e));
         driver(entry.qp.set_connection(conn))?;
-        self.bridge.add(negotiated.stream, entry.qp.qpn(), conn_id, negotiated.rx.markers).map_err(|_| libc::EIO)?;
+        self.streams
+            .as_mut()
+            .expect(OPEN)
+            .add(negotiated.stream, entry.qp.qpn(), conn_id, negotiated.rx.markers)
+            .map_err(|_| libc::EIO)?;
         driver(entry.qp.ready())?;
         driver(entry.qp.post_recv_batch(&std::mem::take(&mut entry.early_recvs)))?;
         entry.state = sys::IBV_QPS_RTS;
@@ -449,7 +448,7 @@ impl State {
         let Some(entry) = self.qps.get_mut(&key) else { return false };
         let Some(link) = entry.link.as_mut().filter(|l| !l.ended) else { return false };
         link.ended = true;
-        self.bridge.remove(link.conn_id);
+        self.streams.as_mut().expect(OPEN).remove(link.conn_id);
         if entry.qp.state() == QpState::Rts {
             let _ = entry.qp.modify(QpState::Error);
         }
@@ -462,13 +461,17 @@ impl State {
         let ended: Vec<usize> = self
             .qps
             .iter()
-            .filter(|(_, q)| q.link.as_ref().is_some_and(|l| !l.ended && self.bridge.ended(l.conn_id).is_some()))
+            .filter(|(_, q)| {
+                q.link
+                    .as_ref()
+                    .is_some_and(|l| !l.ended && self.streams.as_ref().expect(OPEN).ended(l.conn_id).is_some())
+            })
             .map(|(&k, _)| k)
             .collect();
         for key in ended {
             let link = self.qps[&key].link.as_ref().expect("linked");
             let id = link.id;
-            let why = self.bridge.ended(link.conn_id).unwrap_or_default();
+            let why = self.streams.as_ref().expect(OPEN).ended(link.conn_id).unwrap_or_default();
             crate::debug!("QP {}: the connection ended: {why}", self.qps[&key].qp.qpn());
             if self.disconnect(key) {
                 crate::cm::post_disconnected(id);
@@ -500,7 +503,7 @@ impl State {
     /// Forgets QP `key`'s socket, if it has one (the QP is being destroyed).
     pub(crate) fn unlink(&mut self, link: Option<CmLink>) {
         if let Some(link) = link {
-            self.bridge.remove(link.conn_id);
+            self.streams.as_mut().expect(OPEN).remove(link.conn_id);
         }
     }
 }
@@ -509,9 +512,12 @@ impl Drop for State {
     /// Frees what the program did not destroy, borrowers first, then the device, then the
     /// backend.
     fn drop(&mut self) {
-        let faults = self.sim.as_ref().map_or(0, |sim| sim.get().with_memory(|m| m.faults().len()));
+        let sim = self.hardware.as_ref().and_then(Hardware::sim);
+        let faults = sim.map_or(0, |sim| sim.with_memory(|m| m.faults().len()));
         crate::debug!("closing the device ({} QPs left, {faults} IOMMU faults)", self.qps.len());
         self.qps.clear();
+        // The rings go first: they borrow the device's backend and turn themselves off.
+        self.streams = None;
         let hal = self.dev_static().hal();
         for (_, mut entry) in self.mrs.drain() {
             drop(entry.mr.take());
@@ -530,9 +536,9 @@ impl Drop for State {
             // SAFETY: every object that borrowed the device is gone.
             unsafe { dev.free() };
         }
-        if let Some(sim) = self.sim.take() {
+        if let Some(hardware) = self.hardware.take() {
             // SAFETY: the device, the only borrower of the backend, is gone.
-            unsafe { sim.free() };
+            unsafe { hardware.free() };
         }
     }
 }

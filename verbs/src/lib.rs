@@ -17,10 +17,11 @@
 //! * `cm`: librdmacm, connections made over kernel TCP with the MPA exchange, each
 //!   socket then carrying its QP's FPDUs.
 //!
-//! The backend comes from the environment: `RNIC_BACKEND=sim` (the default, the Verilated
-//! `rnic_top`; `RNIC_SIM_DESIGN` names another model). Its streams go to the sockets of the
-//! connections rdma_cm made, and are looped back for the others: a QP given a QP of the
-//! same device as `dest_qp_num` on the way to RTR talks to it inside the device.
+//! The backend comes from the environment (`backend`): `RNIC_BACKEND=sim` (the default, the
+//! Verilated `rnic_top`; `RNIC_SIM_DESIGN` names another model) or `vfio` (a card). Its
+//! streams go to the sockets of the connections rdma_cm made, and are looped back for the
+//! others: a QP given a QP of the same device as `dest_qp_num` on the way to RTR talks to
+//! it inside the device.
 /// Whether `RNIC_VERBS_DEBUG` asks for the library's account of what it does (connections
 /// made and ended, and why) on stderr.
 pub(crate) fn debug_on() -> bool {
@@ -47,6 +48,7 @@ macro_rules! debug {
 pub(crate) use debug;
 
 pub(crate) mod abi;
+mod backend;
 mod cm;
 mod convert;
 mod dv;

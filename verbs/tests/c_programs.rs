@@ -110,13 +110,27 @@ fn on_rnic(exe: impl AsRef<std::ffi::OsStr>, lib: &Path) -> Command {
     cmd
 }
 
+/// The streams through the stream rings in host memory, moved by the library between
+/// them and the sockets (and looped back for QPs of one device), as on a card.
+const RINGS: (&str, &str) = ("RNIC_SIM_STREAMS", "rings");
+
 #[test]
 fn a_verbs_program_runs_rdma_write_with_immediate_and_masked_atomics_on_malloced_memory() {
+    verbs_selftest(&[]);
+}
+
+#[test]
+fn a_verbs_program_runs_with_the_streams_through_host_memory_rings_as_on_a_card() {
+    verbs_selftest(&[RINGS]);
+}
+
+/// `verbs_selftest.c`, with `env` set, passes every check.
+fn verbs_selftest(env: &[(&str, &str)]) {
     let lib = library_dir();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/verbs_selftest.c");
     let exe = compile(&source, &lib);
     let mut cmd = on_rnic(&exe, &lib);
-    cmd.env("RNIC_VERBS_STATS", "1");
+    cmd.env("RNIC_VERBS_STATS", "1").envs(env.iter().copied());
     let out = run(cmd, "verbs_selftest");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "verbs_selftest failed");
@@ -171,11 +185,12 @@ fn server_and_client(
     port: u16,
     server_args: &[&str],
     client_args: &[&str],
+    env: &[(&str, &str)],
 ) -> (Output, Output) {
     let lib = library_dir();
     let path = which(program).unwrap_or_else(|| panic!("{program} is missing: apt-get install {package}"));
     let mut server = on_rnic(&path, &lib);
-    server.args(server_args);
+    server.args(server_args).envs(env.iter().copied());
     let what = format!("{program} server");
     let server = std::thread::spawn(move || run(server, &what));
     let start = Instant::now();
@@ -184,7 +199,7 @@ fn server_and_client(
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut client = on_rnic(&path, &lib);
-    client.args(client_args);
+    client.args(client_args).envs(env.iter().copied());
     let client = run(client, &format!("{program} client"));
     let server = server.join().expect("server thread");
     assert!(
@@ -196,13 +211,14 @@ fn server_and_client(
     (client, server)
 }
 
-/// rping: `count` pings of `size` octets, verified by rping (`-V`) and counted here (`-v`).
-fn rping_pair(count: u32, size: u32) {
+/// rping: `count` pings of `size` octets, verified by rping (`-V`) and counted here (`-v`),
+/// with `env` set on both ends.
+fn rping_pair(count: u32, size: u32, env: &[(&str, &str)]) {
     let port = free_port();
     let (p, c, s) = (port.to_string(), count.to_string(), size.to_string());
     let common = ["-a", "127.0.0.1", "-p", &p, "-C", &c, "-S", &s, "-V", "-v"];
     let with = |role: &'static str| [&[role][..], &common[..]].concat();
-    let (client, server) = server_and_client("rping", "rdmacm-utils", port, &with("-s"), &with("-c"));
+    let (client, server) = server_and_client("rping", "rdmacm-utils", port, &with("-s"), &with("-c"), env);
     let pings = |out: &Output, prefix: &str| {
         String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(prefix)).count()
     };
@@ -218,7 +234,7 @@ fn perftest_pair(program: &str, size: u32, iterations: u32) {
     let (p, s, n) = (port.to_string(), size.to_string(), iterations.to_string());
     let server = ["-R", "-p", &p, "-s", &s, "-n", &n];
     let client = [&server[..], &["127.0.0.1"][..]].concat();
-    let (client, _) = server_and_client(program, "perftest", port, &server, &client);
+    let (client, _) = server_and_client(program, "perftest", port, &server, &client, &[]);
     let stdout = String::from_utf8_lossy(&client.stdout);
     let row = stdout.lines().any(|l| l.split_whitespace().take(2).eq([s.as_str(), n.as_str()]));
     assert!(row, "{program}: no result row for {size} octets and {iterations} iterations");
@@ -251,12 +267,17 @@ fn debians_ib_atomic_bw_runs_between_two_simulated_rnics() {
 
 #[test]
 fn debians_rping_runs_between_two_simulated_rnics() {
-    rping_pair(50, 1000);
+    rping_pair(50, 1000, &[]);
+}
+
+#[test]
+fn debians_rping_runs_with_the_streams_through_host_memory_rings_as_on_a_card() {
+    rping_pair(20, 16 * 1024, &[RINGS]);
 }
 
 #[test]
 fn debians_rping_moves_messages_of_many_segments() {
-    rping_pair(5, 16 * 1024);
+    rping_pair(5, 16 * 1024, &[]);
 }
 
 /// Where a program is on `PATH`.
