@@ -90,7 +90,7 @@ fn compile(source: &Path, lib: &Path) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let exe = lib.join(source.file_stem().expect("name"));
     let mut cc = Command::new("cc");
-    cc.args(["-std=c11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Werror", "-o"])
+    cc.args(["-std=c11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Werror", "-pthread", "-o"])
         .arg(&exe)
         .arg(source)
         .arg("-I")
@@ -122,6 +122,17 @@ fn a_verbs_program_runs_rdma_write_with_immediate_and_masked_atomics_on_malloced
 #[test]
 fn a_verbs_program_runs_with_the_streams_through_host_memory_rings_as_on_a_card() {
     verbs_selftest(&[RINGS]);
+}
+
+#[test]
+fn verbs_run_from_three_threads_at_once() {
+    let lib = library_dir();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/verbs_threads.c");
+    let exe = compile(&source, &lib);
+    let out = run(on_rnic(&exe, &lib), "verbs_threads");
+    assert!(out.status.success(), "verbs_threads failed");
+    let oks = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("ok: ")).count();
+    assert_eq!(oks, 3, "both senders and the churn thread finished");
 }
 
 /// `verbs_selftest.c`, with `env` set, passes every check.
