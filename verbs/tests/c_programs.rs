@@ -88,13 +88,20 @@ fn compile(source: &Path, lib: &Path) -> PathBuf {
         "rdma-core's headers are missing: apt-get install libibverbs-dev (scripts/setup-tools does)"
     );
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = lib.join(source.file_stem().expect("name"));
+    // A name of its own per compile: tests that run one program in parallel would
+    // otherwise write the file while another runs it.
+    static COMPILED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stem = source.file_stem().expect("name").to_string_lossy();
+    let exe = lib.join(format!("{stem}-{}-{n}", std::process::id()));
     let mut cc = Command::new("cc");
     cc.args(["-std=c11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Werror", "-pthread", "-o"])
         .arg(&exe)
         .arg(source)
         .arg("-I")
         .arg(manifest.join("include"))
+        .arg("-I")
+        .arg(manifest.join("tests/c"))
         .arg("-L")
         .arg(lib)
         .arg("-libverbs");

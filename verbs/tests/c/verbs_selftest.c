@@ -25,24 +25,13 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include "check.h"
 #include "rnicdv.h"
 
 #define BUF_LEN 4096
 #define POLL_LIMIT 5000000
 #define EVENT_WAIT_MS 60000
 
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	exit(1);
-}
-
-#define CHECK(cond, ...) do { if (!(cond)) fail(__VA_ARGS__); } while (0)
 
 /* RFC 7306 section 5.1.1, the pseudocode as written: a bit of Add Mask set stops the carry
  * out of that bit. */
@@ -371,8 +360,13 @@ int main(void)
 	printf("ok: an unsignaled RDMA Read into two sinks: placed when the next completion came, none around touched\n");
 
 	/* Inline data: the program's buffer is copied at post (it is reused at once) and needs
-	 * no lkey. */
+	 * no lkey. A Write's completion at its sender says the buffer may be reused, not that
+	 * the octets are placed at the peer (RFC 5040): the immediate that follows it, when B
+	 * receives it, does. */
 	memcpy(want, b_buf, BUF_LEN);
+	memset(&rwr, 0, sizeof rwr);
+	rwr.wr_id = 0xb8;
+	CHECK(ibv_post_recv(qb, &rwr, &bad_rwr) == 0, "post_recv for the inline Write's immediate");
 	uint8_t octets[40];
 	for (int i = 0; i < 40; i++)
 		octets[i] = (uint8_t)(i ^ 0x5a);
@@ -382,16 +376,19 @@ int main(void)
 	wr.wr_id = 0xa8;
 	wr.sg_list = &inline_sge;
 	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = htonl(0xa8);
 	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
 	wr.wr.rdma.remote_addr = (uintptr_t)(b_buf + 3950);
 	wr.wr.rdma.rkey = b_mr->rkey;
 	CHECK(ibv_post_send(qa, &wr, &bad) == 0, "post an inline Write");
 	memset(octets, 0, sizeof octets);
 	expect_success(wait_one(cq_a, "inline Write"), IBV_WC_RDMA_WRITE, 0xa8, "inline Write");
+	expect_success(wait_one(cq_b, "inline Write, receiver"), IBV_WC_RECV_RDMA_WITH_IMM, 0xb8,
+		       "inline Write, receiver");
 	for (int i = 0; i < BUF_LEN; i++)
 		CHECK(b_buf[i] == want[i], "inline Write: octet %d of B: 0x%02x, not 0x%02x", i, b_buf[i], want[i]);
-	printf("ok: an inline RDMA Write of 40 octets: copied at post, placed exactly\n");
+	printf("ok: an inline RDMA Write with Immediate of 40 octets: copied at post, placed exactly\n");
 
 	/* Bad use. */
 	gather[2].lkey = a_mr->lkey ^ 0x100;

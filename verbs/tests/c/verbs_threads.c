@@ -14,29 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
+#include "check.h"
 
 #define MESSAGES 100
 #define MSG_LEN 256
 #define POLL_LIMIT 5000000
 #define CHURN 50
 
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	exit(1);
-}
-
-#define CHECK(cond, ...)                  \
-	do {                              \
-		if (!(cond))              \
-			fail(__VA_ARGS__); \
-	} while (0)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
