@@ -1,9 +1,8 @@
 //! Completion queues, completion channels and their events.
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use libc::{c_int, c_uint, c_void};
-use std::collections::HashMap;
-
 use rnic_driver::{Completion, CompletionQueue, CqeOpcode, CqeStatus, MAX_QUEUE_LOG_SIZE};
 
 use super::{context, gone};

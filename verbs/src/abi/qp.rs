@@ -145,8 +145,10 @@ pub unsafe extern "C" fn rnic_ibv_destroy_qp(qp: *mut sys::ibv_qp) -> c_int {
     let engine = &unsafe { context((*qp).context) }.engine;
     let done = engine.call(move |st| {
         let Some(entry) = st.qps.remove(&key) else { return libc::EINVAL };
-        let QpEntry { qp, pd, send_cq, recv_cq, link, .. } = entry;
+        let QpEntry { qp, pd, send_cq, recv_cq, link, staging, .. } = entry;
+        // The device stops using the QP before its staging region (in its PD) goes.
         drop(qp);
+        drop(staging);
         st.unlink(link);
         st.pds.get_mut(&pd).expect("a QP's PD lives").users -= 1;
         for cq in [send_cq, recv_cq] {
