@@ -4081,6 +4081,9 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
     localparam  at_base = 7'b100000;
     localparam  phase_bit = 256'h100000000000000000000000000000000000000000000000000000000000000;
     localparam  at_solicited = 8'hf9;
+    localparam  entry_vector = 8'h0;
+    localparam  entry_urgent = 8'h10;
+    localparam  entry_cqn = 8'h11;
     localparam  at_status = 8'h78;
     localparam  db_ci = 2'b10;
     localparam  db_arm = 2'b11;
@@ -4149,10 +4152,10 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
     reg  irqs$reset;
     reg  irqs$s_valid;
     wire  irqs$s_ready;
-    reg  [16:0] irqs$s_data;
+    reg  [32:0] irqs$s_data;
     wire  irqs$m_valid;
     reg  irqs$m_ready;
-    wire  [16:0] irqs$m_data;
+    wire  [32:0] irqs$m_data;
     wire  [5:0] irqs$count;
     reg  [5:0] written$d;
     wire  [5:0] written$q;
@@ -4174,11 +4177,16 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
     reg  enabled;
     reg  [63:0] slot;
     reg  phase;
-    reg  wake;
-    reg  [16:0] irq_entry;
+    reg  urgent;
+    reg  [32:0] irq_entry;
     reg  clearing;
-    reg  [16:0] irq_head_entry;
+    reg  [32:0] irq_head_entry;
+    reg  [63:0] head_bit;
+    reg  head_wakes;
     reg  irq_due;
+    reg  [63:0] arm_next_set;
+    reg  [63:0] arm_solicited_set;
+    reg  [63:0] disarm;
     
     // Sub module instances
     rnic_top$cqs$ctx ctx(
@@ -4339,12 +4347,14 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         end
         db_bit = one << ((db_index[(32'h0)+:(6)]) & 64'hffffffffffffffff);
         ctx_bit = one << ((cq_waddr) & 64'hffffffffffffffff);
+        arm_next_set = 32'h0;
+        arm_solicited_set = 32'h0;
         if (db_valid & (db_kind == db_arm) & (db_index < cq_count)) begin
             if (db_value[32'h0]) begin
-                armed_next$d = armed_next$q | db_bit;
+                arm_next_set = db_bit;
             end
             if (db_value[32'h1]) begin
-                armed_solicited$d = armed_solicited$q | db_bit;
+                arm_solicited_set = db_bit;
             end
         end
         s_ready = state$q == 32'h0;
@@ -4362,11 +4372,8 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         enabled = ctx$read_data[at_enable];
         slot = ((((pi$read_data) & 33'h1ffffffff) & (size - 32'h1)) & 64'hffffffffffffffff) << 32'h5;
         phase = ~|(((pi$read_data) & 33'h1ffffffff) & size);
-        wake = |(armed_next$q & cq_bit) | (|(armed_solicited$q & cq_bit) & (cqe$q[at_solicited] | |cqe$q[(at_status)+:(8)]));
-        irq_entry = ((ctx$read_data[(at_vector)+:(16)]) & 17'h1ffff);
-        if (wake) begin
-            irq_entry = ((ctx$read_data[(at_vector)+:(16)]) & 17'h1ffff) | 64'h10000;
-        end
+        urgent = cqe$q[at_solicited] | |cqe$q[(at_status)+:(8)];
+        irq_entry = (((cqn$q) & 33'h1ffffffff) << entry_cqn) | (((urgent) & 33'h1ffffffff) << entry_urgent) | (((ctx$read_data[(at_vector)+:(16)]) & 33'h1ffffffff) << entry_vector);
         if ((state$q == 32'h0) & s_valid) begin
             cqn$d = s_cqn;
             cqe$d = s_cqe;
@@ -4395,10 +4402,6 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
                     cqe$d = cqe$q | phase_bit;
                 end
                 irqs$s_valid = 1'b1;
-                if (wake) begin
-                    armed_next$d = armed_next$q & ~cq_bit;
-                    armed_solicited$d = armed_solicited$q & ~cq_bit;
-                end
             end
         end
         if ((state$q == 32'h3) & m_req_ready) begin
@@ -4433,7 +4436,9 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
             settled_count$d = settled_count$q + 32'h1;
         end
         irq_head_entry = irqs$m_data;
-        irq_due = (written$q != 32'h0) & irqs$m_valid & irq_head_entry[32'h10];
+        head_bit = one << ((irq_head_entry[(entry_cqn)+:(6)]) & 64'hffffffffffffffff);
+        head_wakes = |(armed_next$q & head_bit) | (|(armed_solicited$q & head_bit) & irq_head_entry[entry_urgent]);
+        irq_due = (written$q != 32'h0) & irqs$m_valid & head_wakes;
         irq_take = (written$q != 32'h0) & irqs$m_valid & (~irq_due | irq_ready);
         irqs$m_ready = irq_take;
         if (irq_take) begin
@@ -4442,14 +4447,19 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
                 written$d = written$q;
             end
         end
+        disarm = 32'h0;
+        if (irq_take & irq_due) begin
+            disarm = head_bit;
+        end
         if (clearing) begin
             pi$write_enable = 1'b1;
             pi$write_address = cq_waddr;
             pi$write_data = 32'h0;
-            armed_next$d = armed_next$q & ~ctx_bit;
-            armed_solicited$d = armed_solicited$q & ~ctx_bit;
+            disarm = disarm | ctx_bit;
             overflowed$d = overflowed$q & ~ctx_bit;
         end
+        armed_next$d = (armed_next$q | arm_next_set) & ~disarm;
+        armed_solicited$d = (armed_solicited$q | arm_solicited_set) & ~disarm;
         if (reset) begin
             state$d = 32'h0;
             req_valid$d = 1'b0;
@@ -4469,7 +4479,7 @@ module rnic_top$cqs(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_waddr,cq_wd
         status_overflow = overflow_bit$q;
         settled = settled_count$q;
         irq_valid = irq_due;
-        irq_vector = irq_head_entry[(32'h0)+:(16)];
+        irq_vector = irq_head_entry[(entry_vector)+:(16)];
     end
     
 endmodule // rnic_top$cqs
@@ -4635,10 +4645,10 @@ module rnic_top$cqs$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_da
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [16:0] s_data;
+    input wire  [32:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [16:0] m_data;
+    output reg  [32:0] m_data;
     output reg  [5:0] count;
     
     // Constant declarations
@@ -4647,10 +4657,10 @@ module rnic_top$cqs$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_da
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [16:0] ram$read_data;
+    wire  [32:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [16:0] ram$write_data;
+    reg  [32:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -4737,14 +4747,14 @@ module rnic_top$cqs$irqs$ram(read_address,read_clock,read_data,write_address,wri
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [16:0] read_data;
+    output reg  [32:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [16:0] write_data;
+    input wire  [32:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[16:0] mem[31:0];
+    reg[32:0] mem[31:0];
     
     
     

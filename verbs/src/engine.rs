@@ -373,9 +373,9 @@ impl State {
     }
 
     /// Runs the model for `cycles` and delivers the events of armed CQs that interrupted,
-    /// or that hold a completion: the device decides whether a CQE interrupts when it
-    /// issues the CQE's write, so a CQE issued just before the arm and written after the
-    /// program's last poll raises none, and only the ring shows it.
+    /// or (armed for any completion) that hold one: a CQ armed with completions already in
+    /// its ring wakes at once, as a device armed with its consumer index does, so a program
+    /// that arms without polling once more does not sleep on them.
     pub(crate) fn clock(&mut self, cycles: u64) {
         let hardware = self.hardware.as_ref().expect(OPEN);
         hardware.run(cycles);
@@ -389,7 +389,7 @@ impl State {
             let cq = entry.cq.get();
             let interrupted = hal.wait_irq(cq.vector(), Duration::ZERO) == Ok(true);
             // A waiting completion wakes an arm for any; a solicited-only arm waits for
-            // the interrupt, which only the device can decide.
+            // the interrupt: only the device knows which completions are solicited.
             if interrupted || (!solicited_only && cq.has_completion()) {
                 entry.armed = None;
                 if let Some(fd) = entry.channel {

@@ -6,8 +6,10 @@
 //! hands the 32 octets to the DMA write engine. A CQ whose ring is full (`pi - ci` = its
 //! size, `ci` from the CQ_CI doorbell) drops the CQE and latches OVERFLOW; a disabled CQ
 //! drops it silently. An armed CQ raises one interrupt on its vector — for the next CQE,
-//! or for the next solicited or error CQE when armed that way — only once the DMA engine
-//! reports that CQE written, so the host never wakes before the entry is there.
+//! or for the next solicited or error CQE when armed that way — once the DMA engine
+//! reports that CQE written: the host never wakes before the entry is there, and the arm
+//! is looked at then, not when the CQE was issued, so a CQ armed while a CQE is on its way
+//! (after a poll that found the ring empty) is woken by that CQE.
 //!
 //! Per CQ it keeps `pi` and `ci` in RAMs, the arm bits and OVERFLOW in registers. A CQ
 //! written with ENABLE clear is emptied: both indices, its arms and OVERFLOW go to 0.
@@ -26,6 +28,16 @@ use crate::common::{constant, RamFifo};
 
 /// CQE writes in flight: `1 << IN_FLIGHT_BITS` (the DMA write engine's queue).
 const IN_FLIGHT_BITS: usize = 5;
+
+/// What waits beside a CQE write in flight, for its interrupt once it is written:
+/// `vector` (bits 0..16), `urgent` (bit 16: solicited, or an error status; what a
+/// solicited-only arm waits for), `cqn` (bits 17..33).
+mod irq_entry {
+    pub const VECTOR: usize = 0;
+    pub const URGENT: usize = 16;
+    pub const CQN: usize = 17;
+}
+const IRQ_ENTRY_BITS: usize = 33;
 
 /// `CB` = CQ index bits, `C` = number of CQs (at most `1 << CB`).
 #[derive(LogicBlock)]
@@ -87,8 +99,8 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     armed_next: DFF<Bits<C>>,
     armed_solicited: DFF<Bits<C>>,
     overflowed: DFF<Bits<C>>,
-    /// CQE writes in flight: whether each raises an interrupt, and on which vector.
-    irqs: RamFifo<17, IN_FLIGHT_BITS, { IN_FLIGHT_BITS + 1 }>,
+    /// CQE writes in flight, in order: each one's [`IrqEntry`] (vector, urgency, CQ).
+    irqs: RamFifo<IRQ_ENTRY_BITS, IN_FLIGHT_BITS, { IN_FLIGHT_BITS + 1 }>,
     /// CQE writes reported done whose entry of `irqs` has not been taken yet.
     written: DFF<Bits<6>>,
     settled_count: DFF<Bits<32>>,
@@ -104,11 +116,19 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     enabled: Signal<Local, Bit>,
     slot: Signal<Local, Bits<64>>,
     phase: Signal<Local, Bit>,
-    wake: Signal<Local, Bit>,
-    irq_entry: Signal<Local, Bits<17>>,
+    urgent: Signal<Local, Bit>,
+    irq_entry: Signal<Local, Bits<IRQ_ENTRY_BITS>>,
     clearing: Signal<Local, Bit>,
-    irq_head_entry: Signal<Local, Bits<17>>,
+    irq_head_entry: Signal<Local, Bits<IRQ_ENTRY_BITS>>,
+    /// The head write's CQ, one-hot, and whether its arm wants this CQE.
+    head_bit: Signal<Local, Bits<C>>,
+    head_wakes: Signal<Local, Bit>,
     irq_due: Signal<Local, Bit>,
+    /// This cycle's arm doorbell (NEXT, SOLICITED), and the arms ended (a wake taken, a
+    /// CQ emptied): the arm registers are `(armed | set) & !ended`.
+    arm_next_set: Signal<Local, Bits<C>>,
+    arm_solicited_set: Signal<Local, Bits<C>>,
+    disarm: Signal<Local, Bits<C>>,
     one: Constant<Bits<C>>,
     slot_mask_one: Constant<Bits<33>>,
     at_log_size: Constant<Bits<7>>,
@@ -117,6 +137,9 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     at_base: Constant<Bits<7>>,
     phase_bit: Constant<Bits<256>>,
     at_solicited: Constant<Bits<8>>,
+    entry_vector: Constant<Bits<8>>,
+    entry_urgent: Constant<Bits<8>>,
+    entry_cqn: Constant<Bits<8>>,
     at_status: Constant<Bits<8>>,
     db_ci: Constant<Bits<2>>,
     db_arm: Constant<Bits<2>>,
@@ -188,11 +211,16 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             enabled: Default::default(),
             slot: Default::default(),
             phase: Default::default(),
-            wake: Default::default(),
+            urgent: Default::default(),
             irq_entry: Default::default(),
             clearing: Default::default(),
             irq_head_entry: Default::default(),
+            head_bit: Default::default(),
+            head_wakes: Default::default(),
             irq_due: Default::default(),
+            arm_next_set: Default::default(),
+            arm_solicited_set: Default::default(),
+            disarm: Default::default(),
             one: constant(1),
             slot_mask_one: constant(1),
             at_log_size: at(cq_fields::LOG_SIZE),
@@ -201,6 +229,9 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             at_base: at(cq_fields::BASE),
             phase_bit: Constant::new(Bits::<256>::from(1_u64) << u64::from(cqe_fields::PHASE.lsb)),
             at_solicited: constant(cqe_fields::SOLICITED.lsb.into()),
+            entry_vector: constant(irq_entry::VECTOR as u64),
+            entry_urgent: constant(irq_entry::URGENT as u64),
+            entry_cqn: constant(irq_entry::CQN as u64),
             at_status: constant(cqe_fields::STATUS.lsb.into()),
             db_ci: constant(DB_CQ_CI),
             db_arm: constant(DB_CQ_ARM),
@@ -257,13 +288,15 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         }
         self.db_bit.next = self.one.val() << bit_cast::<C, CB>(self.db_index.val().get_bits::<CB>(0));
         self.ctx_bit.next = self.one.val() << bit_cast::<C, CB>(self.cq_waddr.val());
+        self.arm_next_set.next = 0.into();
+        self.arm_solicited_set.next = 0.into();
         if self.db_valid.val() & (self.db_kind.val() == self.db_arm.val()) & (self.db_index.val() < self.cq_count.val())
         {
             if self.db_value.val().get_bit(0) {
-                self.armed_next.d.next = self.armed_next.q.val() | self.db_bit.val();
+                self.arm_next_set.next = self.db_bit.val();
             }
             if self.db_value.val().get_bit(1) {
-                self.armed_solicited.d.next = self.armed_solicited.q.val() | self.db_bit.val();
+                self.arm_solicited_set.next = self.db_bit.val();
             }
         }
 
@@ -285,16 +318,14 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.enabled.next = self.ctx.read_data.val().get_bit(self.at_enable.val().index());
         self.slot.next = bit_cast::<64, 33>(bit_cast::<33, 32>(self.pi.read_data.val()) & (self.size.val() - 1)) << 5;
         self.phase.next = !(bit_cast::<33, 32>(self.pi.read_data.val()) & self.size.val()).any();
-        // Wake the host if armed for any CQE, or for this solicited or failed one.
-        self.wake.next = (self.armed_next.q.val() & self.cq_bit.val()).any()
-            | ((self.armed_solicited.q.val() & self.cq_bit.val()).any()
-                & (self.cqe.q.val().get_bit(self.at_solicited.val().index())
-                    | self.cqe.q.val().get_bits::<8>(self.at_status.val().index()).any()));
-        self.irq_entry.next = bit_cast::<17, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index()));
-        if self.wake.val() {
-            self.irq_entry.next =
-                bit_cast::<17, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index())) | 0x10000_u64;
-        }
+        // What its interrupt needs once it is written: the vector, whether a
+        // solicited-only arm wants it (solicited, or failed), the CQ.
+        self.urgent.next = self.cqe.q.val().get_bit(self.at_solicited.val().index())
+            | self.cqe.q.val().get_bits::<8>(self.at_status.val().index()).any();
+        self.irq_entry.next = (bit_cast::<IRQ_ENTRY_BITS, CB>(self.cqn.q.val()) << self.entry_cqn.val())
+            | (bit_cast::<IRQ_ENTRY_BITS, 1>(self.urgent.val().into()) << self.entry_urgent.val())
+            | (bit_cast::<IRQ_ENTRY_BITS, 16>(self.ctx.read_data.val().get_bits::<16>(self.at_vector.val().index()))
+                << self.entry_vector.val());
         if (self.state.q.val() == 0) & self.s_valid.val() {
             self.cqn.d.next = self.s_cqn.val();
             self.cqe.d.next = self.s_cqe.val();
@@ -326,10 +357,6 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
                     self.cqe.d.next = self.cqe.q.val() | self.phase_bit.val();
                 }
                 self.irqs.s_valid.next = true;
-                if self.wake.val() {
-                    self.armed_next.d.next = self.armed_next.q.val() & !self.cq_bit.val();
-                    self.armed_solicited.d.next = self.armed_solicited.q.val() & !self.cq_bit.val();
-                }
             }
         }
         if (self.state.q.val() == 3) & self.m_req_ready.val() {
@@ -360,15 +387,20 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.m_axis_tkeep.next = 0xFF.into();
         self.m_axis_tlast.next = self.beat.q.val() == 3;
 
-        // Interrupts, in CQE order, each once its CQE is written.
+        // Interrupts, in CQE order, each once its CQE is written: if its CQ is armed then
+        // for any CQE, or for a solicited or failed one. The interrupt ends the arm.
         if self.s_done_valid.val() {
             self.written.d.next = self.written.q.val() + 1;
             // (No drop settles in the same cycle: it waits for no write in flight.)
             self.settled_count.d.next = self.settled_count.q.val() + 1;
         }
         self.irq_head_entry.next = self.irqs.m_data.val();
-        self.irq_due.next =
-            (self.written.q.val() != 0) & self.irqs.m_valid.val() & self.irq_head_entry.val().get_bit(16);
+        self.head_bit.next =
+            self.one.val() << bit_cast::<C, CB>(self.irq_head_entry.val().get_bits::<CB>(self.entry_cqn.val().index()));
+        self.head_wakes.next = (self.armed_next.q.val() & self.head_bit.val()).any()
+            | ((self.armed_solicited.q.val() & self.head_bit.val()).any()
+                & self.irq_head_entry.val().get_bit(self.entry_urgent.val().index()));
+        self.irq_due.next = (self.written.q.val() != 0) & self.irqs.m_valid.val() & self.head_wakes.val();
         self.irq_take.next =
             (self.written.q.val() != 0) & self.irqs.m_valid.val() & (!self.irq_due.val() | self.irq_ready.val());
         self.irqs.m_ready.next = self.irq_take.val();
@@ -379,14 +411,20 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             }
         }
 
+        self.disarm.next = 0.into();
+        if self.irq_take.val() & self.irq_due.val() {
+            self.disarm.next = self.head_bit.val();
+        }
         if self.clearing.val() {
             self.pi.write_enable.next = true;
             self.pi.write_address.next = self.cq_waddr.val();
             self.pi.write_data.next = 0.into();
-            self.armed_next.d.next = self.armed_next.q.val() & !self.ctx_bit.val();
-            self.armed_solicited.d.next = self.armed_solicited.q.val() & !self.ctx_bit.val();
+            self.disarm.next = self.disarm.val() | self.ctx_bit.val();
             self.overflowed.d.next = self.overflowed.q.val() & !self.ctx_bit.val();
         }
+        self.armed_next.d.next = (self.armed_next.q.val() | self.arm_next_set.val()) & !self.disarm.val();
+        self.armed_solicited.d.next =
+            (self.armed_solicited.q.val() | self.arm_solicited_set.val()) & !self.disarm.val();
         if self.reset.val() {
             self.state.d.next = 0.into();
             self.req_valid.d.next = false;
@@ -407,6 +445,6 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         self.status_overflow.next = self.overflow_bit.q.val();
         self.settled.next = self.settled_count.q.val();
         self.irq_valid.next = self.irq_due.val();
-        self.irq_vector.next = self.irq_head_entry.val().get_bits::<16>(0);
+        self.irq_vector.next = self.irq_head_entry.val().get_bits::<16>(self.entry_vector.val().index());
     }
 }
