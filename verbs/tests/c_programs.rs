@@ -81,19 +81,22 @@ fn run(mut cmd: Command, what: &str) -> Output {
     out
 }
 
-/// The verbs program, compiled against rdma-core's header and linked with this library.
+/// The verbs program, compiled against rdma-core's header and linked with this library:
+/// once per run of the tests (under a lock, so that a test never runs a program while
+/// another test writes it).
 fn compile(source: &Path, lib: &Path) -> PathBuf {
+    static COMPILED: std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let mut compiled = COMPILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(exe) = compiled.get(source) {
+        return exe.clone();
+    }
     assert!(
         Path::new("/usr/include/infiniband/verbs.h").exists(),
         "rdma-core's headers are missing: apt-get install libibverbs-dev (scripts/setup-tools does)"
     );
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // A name of its own per compile: tests that run one program in parallel would
-    // otherwise write the file while another runs it.
-    static COMPILED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let stem = source.file_stem().expect("name").to_string_lossy();
-    let exe = lib.join(format!("{stem}-{}-{n}", std::process::id()));
+    let exe = lib.join(source.file_stem().expect("name"));
     let mut cc = Command::new("cc");
     cc.args(["-std=c11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Werror", "-pthread", "-o"])
         .arg(&exe)
@@ -107,6 +110,7 @@ fn compile(source: &Path, lib: &Path) -> PathBuf {
         .arg("-libverbs");
     let out = run(cc, "cc");
     assert!(out.status.success(), "{} does not compile", source.display());
+    compiled.insert(source.to_path_buf(), exe.clone());
     exe
 }
 

@@ -19,17 +19,15 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
-#include "check.h"
+#include "verbs_test.h"
 #include "rnicdv.h"
 
 #define BUF_LEN 4096
-#define POLL_LIMIT 5000000
 #define EVENT_WAIT_MS 60000
 
 
@@ -56,48 +54,6 @@ static uint64_t rfc_masked_cmp_swap(uint64_t original, uint64_t compare, uint64_
 	if (((compare ^ original) & compare_mask) == 0)
 		return (original & ~swap_mask) | (swap & swap_mask);
 	return original;
-}
-
-static struct ibv_wc wait_one(struct ibv_cq *cq, const char *what)
-{
-	struct ibv_wc wc;
-	for (long i = 0; i < POLL_LIMIT; i++) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-		CHECK(n >= 0, "%s: ibv_poll_cq returned %d", what, n);
-		if (n == 1)
-			return wc;
-	}
-	fail("%s: no completion after %d polls", what, POLL_LIMIT);
-	return wc;
-}
-
-static void expect_success(struct ibv_wc wc, enum ibv_wc_opcode op, uint64_t wr_id, const char *what)
-{
-	CHECK(wc.status == IBV_WC_SUCCESS, "%s: status %s", what, ibv_wc_status_str(wc.status));
-	CHECK(wc.opcode == op, "%s: opcode %d, not %d", what, wc.opcode, op);
-	CHECK(wc.wr_id == wr_id, "%s: wr_id %" PRIu64 ", not %" PRIu64, what, wc.wr_id, wr_id);
-}
-
-static void to_state(struct ibv_qp *qp, enum ibv_qp_state state, uint32_t dest)
-{
-	struct ibv_qp_attr attr;
-	memset(&attr, 0, sizeof attr);
-	attr.qp_state = state;
-	int mask = IBV_QP_STATE;
-	if (state == IBV_QPS_INIT) {
-		attr.port_num = 1;
-		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-		mask |= IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX;
-	} else if (state == IBV_QPS_RTR) {
-		attr.dest_qp_num = dest;
-		attr.max_dest_rd_atomic = 4;
-		mask |= IBV_QP_DEST_QPN | IBV_QP_MAX_DEST_RD_ATOMIC;
-	} else if (state == IBV_QPS_RTS) {
-		attr.max_rd_atomic = 4;
-		mask |= IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	int e = ibv_modify_qp(qp, &attr, mask);
-	CHECK(e == 0, "QP %u to state %d: %s", qp->qp_num, state, strerror(e));
 }
 
 static void post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, struct ibv_sge *sge, uint64_t remote,

@@ -9,53 +9,19 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
-#include "check.h"
+#include "verbs_test.h"
 
 #define MESSAGES 100
 #define MSG_LEN 256
-#define POLL_LIMIT 5000000
 #define CHURN 50
 
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
-
-static void to_state(struct ibv_qp *qp, enum ibv_qp_state state, uint32_t dest)
-{
-	struct ibv_qp_attr attr;
-	memset(&attr, 0, sizeof attr);
-	attr.qp_state = state;
-	int mask = IBV_QP_STATE;
-	if (state == IBV_QPS_INIT) {
-		attr.port_num = 1;
-		mask |= IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX;
-	} else if (state == IBV_QPS_RTR) {
-		attr.dest_qp_num = dest;
-		mask |= IBV_QP_DEST_QPN;
-	}
-	int e = ibv_modify_qp(qp, &attr, mask);
-	CHECK(e == 0, "QP %u to state %d: %s", qp->qp_num, state, strerror(e));
-}
-
-static struct ibv_wc wait_one(struct ibv_cq *cq, int who)
-{
-	struct ibv_wc wc;
-	for (long i = 0; i < POLL_LIMIT; i++) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-		CHECK(n >= 0, "thread %d: ibv_poll_cq returned %d", who, n);
-		if (n == 1) {
-			CHECK(wc.status == IBV_WC_SUCCESS, "thread %d: status %s", who, ibv_wc_status_str(wc.status));
-			return wc;
-		}
-	}
-	fail("thread %d: no completion after %d polls", who, POLL_LIMIT);
-	return wc;
-}
 
 /* One thread's pair: A sends MESSAGES messages to B, each checked as it arrives. */
 static void *sender(void *arg)
@@ -102,13 +68,12 @@ static void *sender(void *arg)
 		wr.opcode = IBV_WR_SEND;
 		wr.send_flags = IBV_SEND_SIGNALED;
 		CHECK(ibv_post_send(a, &wr, &bad) == 0, "thread %d: post_send %d", who, m);
-		struct ibv_wc wc = wait_one(cq_b, who);
-		CHECK(wc.opcode == IBV_WC_RECV && wc.wr_id == 0x1000 + (uint64_t)m && wc.byte_len == MSG_LEN,
-		      "thread %d: receive %d: opcode %d, wr_id %" PRIx64 ", %u octets", who, m, wc.opcode, wc.wr_id,
-		      wc.byte_len);
-		wc = wait_one(cq_a, who);
-		CHECK(wc.opcode == IBV_WC_SEND && wc.wr_id == 0x2000 + (uint64_t)m, "thread %d: send %d: wr_id %" PRIx64,
-		      who, m, wc.wr_id);
+		char what[32];
+		snprintf(what, sizeof what, "thread %d, message %d", who, m);
+		struct ibv_wc wc = wait_one(cq_b, what);
+		expect_success(wc, IBV_WC_RECV, 0x1000 + m, what);
+		CHECK(wc.byte_len == MSG_LEN, "%s: %u octets received", what, wc.byte_len);
+		expect_success(wait_one(cq_a, what), IBV_WC_SEND, 0x2000 + m, what);
 		CHECK(memcmp(in, out, MSG_LEN) == 0, "thread %d: message %d differs", who, m);
 	}
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0, "thread %d: ibv_destroy_qp", who);
