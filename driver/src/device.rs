@@ -12,11 +12,13 @@ use crate::pool::IndexPool;
 use crate::wr::LocalBuffer;
 use crate::{DmaBuffer, Hal};
 
-/// How often the driver reads `CMD_STATUS` before it gives up on a command. A command
-/// takes a few device cycles and one poll is a full register round trip (hundreds of
-/// nanoseconds over PCIe, several cycles in simulation), so the first poll normally
-/// finds it done; the budget only bounds the wait on a wedged device.
-const COMMAND_POLLS: u32 = 1000;
+/// How often the driver reads `CMD_STATUS` before it gives up on a command. A query
+/// takes a few device cycles; a command that changes a context also waits for the DMA
+/// already asked for to complete (the fence, docs/REGISTERS.md), at most the memory's
+/// round trip for each request in flight. One poll is a full register round trip
+/// (hundreds of nanoseconds over PCIe, several cycles in simulation), so a few polls
+/// normally find it done; the budget only bounds the wait on a wedged device.
+const COMMAND_POLLS: u32 = 100_000;
 
 /// Protection domain numbers are 16 bits in every context.
 const NUM_PDS: u32 = 1 << 16;

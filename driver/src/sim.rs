@@ -520,6 +520,10 @@ impl SimHal {
                 model.set(port, 0);
             }
         }
+        // With no DMA behind it, the command unit's fence has nothing to wait for.
+        if let Some(port) = model.try_port("fence_done") {
+            model.set_bit(port, true);
+        }
         // The host takes every interrupt at once, as an MSI-X block (and the board shell)
         // does: an interrupt the host never took would hold back every later CQE.
         if let Some(port) = model.try_port("irq_ready") {

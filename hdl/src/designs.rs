@@ -12,7 +12,8 @@ use crate::board::UartBridge;
 use crate::common::{RamFifo, RegRam, RrArbiter, SkidBuffer};
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{
-    AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing, StreamTxRing,
+    AxiWindow, CqWriter, DevMem, Dma, DmaFence, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing,
+    StreamTxRing,
 };
 use crate::mpa::{Crc32c, MpaRx, MpaTx, Positions};
 use crate::rdmap::{RdmapRx, TxRequest};
@@ -152,6 +153,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_host_dma",
             summary: "DMA master: read and write engines on one AXI4 port, octet-addressed",
             generate: || generate("rnic_host_dma", Dma::default()),
+        },
+        Design {
+            name: "rnic_host_dma_fence",
+            summary: "DMA fence of the command unit: waits for the DMA asked for before a command, 5 + 4 clients",
+            generate: || generate("rnic_host_dma_fence", DmaFence::<5, 4>::default()),
         },
         Design {
             name: "rnic_host_dma_read_arb",

@@ -36,7 +36,8 @@ use crate::atomic::AtomicUnit;
 use crate::common::SmallFifo;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{
-    AxiWindow, CqWriter, DevMem, Dma, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing, StreamTxRing,
+    AxiWindow, CqWriter, DevMem, Dma, DmaFence, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing,
+    StreamTxRing,
 };
 use crate::mpa::{MpaRx, MpaTx, Positions};
 use crate::rdmap::{RdmapRx, TxRequest};
@@ -125,6 +126,8 @@ pub struct RnicTop<
     pub s_axis_rx_tuser: Signal<In, Bits<16>>,
     ctrl: HostCtrl<QB, Q, CB, MB, M>,
     dma: Dma,
+    /// The command unit's DMA fence over the two arbiters below.
+    fence: DmaFence<5, 4>,
     /// The DMA master's accesses to device memory IOVAs go to `dev_mem`.
     window: AxiWindow<15>,
     /// Device memory: 32 KiB of on-chip RAM, MRs like host memory, BAR0 from 0x8000 on.
@@ -284,6 +287,7 @@ impl<
             s_axis_rx_tuser: Default::default(),
             ctrl: HostCtrl::new(&config),
             dma: Default::default(),
+            fence: Default::default(),
             window: AxiWindow::new(config.dm_base),
             dev_mem: Default::default(),
             reads: Default::default(),
@@ -345,8 +349,8 @@ impl<
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, ctrl, dma, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq, requester,
-            segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq
+            self, clock, ctrl, dma, fence, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq,
+            requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq
         );
         dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due);
         // The reset input is registered once and fans out from the register: no block's
@@ -369,6 +373,7 @@ impl<
         self.rq.reset.next = self.reset_q.q.val();
         self.ctrl.reset.next = self.reset_q.q.val();
         self.dma.reset.next = self.reset_q.q.val();
+        self.fence.reset.next = self.reset_q.q.val();
         self.window.reset.next = self.reset_q.q.val();
         self.dev_mem.reset.next = self.reset_q.q.val();
         self.reads.reset.next = self.reset_q.q.val();
@@ -403,6 +408,18 @@ impl<
         self.ctrl.s_axil_rready.next = self.s_axil_rready.val();
         // (STATUS.IDLE is not reported yet: it reads 0.)
         self.ctrl.idle.next = false;
+        // A command that changed a context completes once the DMA asked for before it has.
+        self.fence.start.next = self.ctrl.fence_start.val();
+        self.ctrl.fence_done.next = self.fence.done.val();
+        self.fence.rd_pending.next = self.reads.s_req_valid.val();
+        self.fence.rd_taken.next = self.reads.s_req_valid.val() & self.reads.s_req_ready.val();
+        self.fence.wr_pending.next = self.writes.s_req_valid.val();
+        self.fence.wr_taken.next = self.writes.s_req_valid.val() & self.writes.s_req_ready.val();
+        self.fence.rd_issue.next = self.reads.m_req_valid.val() & self.dma.s_rd_req_ready.val();
+        self.fence.rd_complete.next =
+            self.dma.m_rd_axis_tvalid.val() & self.dma.m_rd_axis_tready.val() & self.dma.m_rd_axis_tlast.val();
+        self.fence.wr_issue.next = self.writes.m_req_valid.val() & self.dma.s_wr_req_ready.val();
+        self.fence.wr_complete.next = self.dma.m_wr_done_valid.val();
         // Failures: the requester's at once (0/0/0x00), the receive engine's when the
         // requester is quiet.
         self.ctrl.fail.next = self.requester.m_fail.val() | self.receiver.m_fail.val();
@@ -757,6 +774,11 @@ impl<
                 | (bit_cast::<32, 1>(self.receiver.m_job_crc.val().into()) << 17_u64)
                 | (bit_cast::<32, QB>(self.receiver.m_job_qpn.val()) << 18_u64);
         }
+        // The rest of a message whose QP was reset is dropped: its memory may be freed.
+        // (A QP in ERROR still sends its Terminate.)
+        self.segmenter.drop.next = !((self.ctrl.qp_rts.val() | self.ctrl.qp_error.val())
+            & (self.one_q.val() << bit_cast::<Q, QB>(self.segmenter.walk_tag.val().get_bits::<QB>(18))))
+        .any();
         self.requester.s_done_valid.next =
             self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.tag_rx_job.val()).any();
         self.receiver.s_job_done.next =

@@ -137,6 +137,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [31:0] ctrl$ext_wr_data;
     wire  [15:0] ctrl$ext_rd_addr;
     reg  [31:0] ctrl$ext_rd_data;
+    wire  ctrl$fence_start;
+    reg  ctrl$fence_done;
     reg  dma$clock;
     reg  dma$reset;
     reg  dma$s_rd_req_valid;
@@ -188,6 +190,18 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  dma$m_axi_rlast;
     reg  dma$m_axi_rvalid;
     wire  dma$m_axi_rready;
+    reg  fence$clock;
+    reg  fence$reset;
+    reg  fence$start;
+    wire  fence$done;
+    reg  [4:0] fence$rd_pending;
+    reg  [4:0] fence$rd_taken;
+    reg  [3:0] fence$wr_pending;
+    reg  [3:0] fence$wr_taken;
+    reg  fence$rd_issue;
+    reg  fence$rd_complete;
+    reg  fence$wr_issue;
+    reg  fence$wr_complete;
     reg  window$clock;
     reg  window$reset;
     reg  [63:0] window$s_axi_awaddr;
@@ -570,6 +584,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] segmenter$s_job_inline_len;
     reg  [15:0] segmenter$s_job_mulpdu;
     reg  [31:0] segmenter$s_job_tag;
+    wire  [31:0] segmenter$walk_tag;
+    wire  segmenter$walking;
+    reg  segmenter$drop;
     wire  segmenter$m_rd_req_valid;
     reg  segmenter$m_rd_req_ready;
     wire  [63:0] segmenter$m_rd_req_addr;
@@ -931,7 +948,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .ext_wr_addr(ctrl$ext_wr_addr),
         .ext_wr_data(ctrl$ext_wr_data),
         .ext_rd_addr(ctrl$ext_rd_addr),
-        .ext_rd_data(ctrl$ext_rd_data)
+        .ext_rd_data(ctrl$ext_rd_data),
+        .fence_start(ctrl$fence_start),
+        .fence_done(ctrl$fence_done)
     );
     rnic_top$dma dma(
         .clock(dma$clock),
@@ -985,6 +1004,20 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_axi_rlast(dma$m_axi_rlast),
         .m_axi_rvalid(dma$m_axi_rvalid),
         .m_axi_rready(dma$m_axi_rready)
+    );
+    rnic_top$fence fence(
+        .clock(fence$clock),
+        .reset(fence$reset),
+        .start(fence$start),
+        .done(fence$done),
+        .rd_pending(fence$rd_pending),
+        .rd_taken(fence$rd_taken),
+        .wr_pending(fence$wr_pending),
+        .wr_taken(fence$wr_taken),
+        .rd_issue(fence$rd_issue),
+        .rd_complete(fence$rd_complete),
+        .wr_issue(fence$wr_issue),
+        .wr_complete(fence$wr_complete)
     );
     rnic_top$window window(
         .clock(window$clock),
@@ -1389,6 +1422,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_job_inline_len(segmenter$s_job_inline_len),
         .s_job_mulpdu(segmenter$s_job_mulpdu),
         .s_job_tag(segmenter$s_job_tag),
+        .walk_tag(segmenter$walk_tag),
+        .walking(segmenter$walking),
+        .drop(segmenter$drop),
         .m_rd_req_valid(segmenter$m_rd_req_valid),
         .m_rd_req_ready(segmenter$m_rd_req_ready),
         .m_rd_req_addr(segmenter$m_rd_req_addr),
@@ -1720,6 +1756,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     always @(*) begin
         ctrl$clock = clock;
         dma$clock = clock;
+        fence$clock = clock;
         window$clock = clock;
         dev_mem$clock = clock;
         reads$clock = clock;
@@ -1770,6 +1807,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rq$reset = reset_q$q;
         ctrl$reset = reset_q$q;
         dma$reset = reset_q$q;
+        fence$reset = reset_q$q;
         window$reset = reset_q$q;
         dev_mem$reset = reset_q$q;
         reads$reset = reset_q$q;
@@ -1801,6 +1839,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         s_axil_rvalid = ctrl$s_axil_rvalid;
         ctrl$s_axil_rready = s_axil_rready;
         ctrl$idle = 1'b0;
+        fence$start = ctrl$fence_start;
+        ctrl$fence_done = fence$done;
+        fence$rd_pending = reads$s_req_valid;
+        fence$rd_taken = reads$s_req_valid & reads$s_req_ready;
+        fence$wr_pending = writes$s_req_valid;
+        fence$wr_taken = writes$s_req_valid & writes$s_req_ready;
+        fence$rd_issue = reads$m_req_valid & dma$s_rd_req_ready;
+        fence$rd_complete = dma$m_rd_axis_tvalid & dma$m_rd_axis_tready & dma$m_rd_axis_tlast;
+        fence$wr_issue = writes$m_req_valid & dma$s_wr_req_ready;
+        fence$wr_complete = dma$m_wr_done_valid;
         ctrl$fail = requester$m_fail | receiver$m_fail;
         ctrl$fail_qp = receiver$m_fail_qp;
         ctrl$fail_term = receiver$m_fail_term;
@@ -2089,6 +2137,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             segmenter$s_job_mulpdu = receiver$m_job_mulpdu;
             segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | (((receiver$m_job_crc) & 32'hffffffff) << 64'h11) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12);
         end
+        segmenter$drop = ~|((ctrl$qp_rts | ctrl$qp_error) & (one_q << ((segmenter$walk_tag[(32'h12)+:(6)]) & 64'hffffffffffffffff)));
         requester$s_done_valid = segmenter$m_done_valid & ~|(segmenter$m_done_tag & tag_rx_job);
         receiver$s_job_done = segmenter$m_done_valid & |(segmenter$m_done_tag & tag_rx_job);
         receiver$s_read_valid = requester$m_read_valid;
@@ -5019,7 +5068,7 @@ module rnic_top$cqs$written(d,q,clock);
 endmodule // rnic_top$cqs$written
 
 
-module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers_tx,qp_markers_rx,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow,dm_wr_en,dm_wr_addr,dm_wr_data,dm_wr_strb,dm_rd_en,dm_rd_addr,dm_rd_data,ext_wr_en,ext_wr_addr,ext_wr_data,ext_rd_addr,ext_rd_data);
+module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_wready,s_axil_bresp,s_axil_bvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_arready,s_axil_rdata,s_axil_rresp,s_axil_rvalid,s_axil_rready,enable,idle,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_error,qp_crc,qp_markers_tx,qp_markers_rx,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow,dm_wr_en,dm_wr_addr,dm_wr_data,dm_wr_strb,dm_rd_en,dm_rd_addr,dm_rd_data,ext_wr_en,ext_wr_addr,ext_wr_data,ext_rd_addr,ext_rd_data,fence_start,fence_done);
     
     // Module arguments
     input wire  clock;
@@ -5086,6 +5135,8 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     output reg  [31:0] ext_wr_data;
     output reg  [15:0] ext_rd_addr;
     input wire  [31:0] ext_rd_data;
+    output reg  fence_start;
+    input wire  fence_done;
     
     // Stub signals
     reg  axil$clock;
@@ -5174,6 +5225,8 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
     reg  [31:0] cmd$status_rq_ci;
     reg  [31:0] cmd$status_cq_pi;
     reg  cmd$status_cq_overflow;
+    wire  cmd$fence_start;
+    reg  cmd$fence_done;
     
     // Sub module instances
     rnic_top$ctrl$axil axil(
@@ -5266,7 +5319,9 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         .status_sq_ci(cmd$status_sq_ci),
         .status_rq_ci(cmd$status_rq_ci),
         .status_cq_pi(cmd$status_cq_pi),
-        .status_cq_overflow(cmd$status_cq_overflow)
+        .status_cq_overflow(cmd$status_cq_overflow),
+        .fence_start(cmd$fence_start),
+        .fence_done(cmd$fence_done)
     );
     
     // Update code
@@ -5355,6 +5410,8 @@ module rnic_top$ctrl(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_a
         cmd$status_rq_ci = status_rq_ci;
         cmd$status_cq_pi = status_cq_pi;
         cmd$status_cq_overflow = status_cq_overflow;
+        fence_start = cmd$fence_start;
+        cmd$fence_done = fence_done;
     end
     
 endmodule // rnic_top$ctrl
@@ -5839,7 +5896,7 @@ module rnic_top$ctrl$axil$wr_pulse(d,q,clock);
 endmodule // rnic_top$ctrl$axil$wr_pulse
 
 
-module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_crc,qp_markers_tx,qp_markers_rx,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow);
+module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,qp_we,qp_waddr,qp_wdata,qp_reset,cq_we,cq_waddr,cq_wdata,mr_we,mr_waddr,mr_wdata,qp_rts,qp_crc,qp_markers_tx,qp_markers_rx,qp_error,mr_valid,fail,fail_qp,fail_term,fail_received,invalidate,invalidate_mr,status_index,status_sq_ci,status_rq_ci,status_cq_pi,status_cq_overflow,fence_start,fence_done);
     
     // Module arguments
     input wire  clock;
@@ -5879,6 +5936,8 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     input wire  [31:0] status_rq_ci;
     input wire  [31:0] status_cq_pi;
     input wire  status_cq_overflow;
+    output reg  fence_start;
+    input wire  fence_done;
     
     // Constant declarations
     localparam  qp_count = 24'h40;
@@ -5947,6 +6006,10 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     localparam  mr_valid_clear = 224'hffffffffffffffffffffffffffffffffffffffffffffffffffff7fff;
     localparam  mr_valid_set = 224'h8000;
     localparam  one_512 = 512'h1;
+    localparam  st_idle = 2'b0;
+    localparam  st_read = 2'b1;
+    localparam  st_check = 2'b10;
+    localparam  st_fence = 2'b11;
     
     // Stub signals
     reg  [5:0] qp_cfg$read_address;
@@ -6031,6 +6094,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
     reg  mr_write$d;
     wire  mr_write$q;
     reg  mr_write$clock;
+    reg  fence_go$d;
+    wire  fence_go$q;
+    reg  fence_go$clock;
     
     // Local signals
     reg  is_qp_op;
@@ -6189,6 +6255,11 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         .q(mr_write$q),
         .clock(mr_write$clock)
     );
+    rnic_top$ctrl$cmd$fence_go fence_go(
+        .d(fence_go$d),
+        .q(fence_go$q),
+        .clock(fence_go$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -6210,6 +6281,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         qp_clear$clock = clock;
         cq_write$clock = clock;
         mr_write$clock = clock;
+        fence_go$clock = clock;
         state$d = state$q;
         op$d = op$q;
         index$d = index$q;
@@ -6228,6 +6300,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         qp_clear$d = qp_clear$q;
         cq_write$d = cq_write$q;
         mr_write$d = mr_write$q;
+        fence_go$d = fence_go$q;
         qp_cfg$read_clock = clock;
         qp_cfg$write_clock = clock;
         cq_cfg$read_clock = clock;
@@ -6269,7 +6342,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         qp_bit = one_q << ((index$q[(32'h0)+:(6)]) & 64'hffffffffffffffff);
         fail_bit = one_q << ((fail_qp) & 64'hffffffffffffffff);
         mr_bit = 32'h0;
-        if (state$q == 32'h2) begin
+        if (state$q == st_check) begin
             mr_bit = one_m << ((index$q[(32'h0)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         end
         inval_bit = 32'h0;
@@ -6299,7 +6372,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         relayout = 1'b0;
         qp_state_ok = 1'b0;
         term_status = 32'h0;
-        if (state$q == 32'h2) begin
+        if (state$q == st_check) begin
             new_state = qp_words[(at_state)+:(4)];
             sq_log = qp_words[(at_sq_log)+:(8)];
             rq_log = qp_words[(at_rq_log)+:(8)];
@@ -6322,17 +6395,22 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
         qp_clear$d = 1'b0;
         cq_write$d = 1'b0;
         mr_write$d = 1'b0;
-        if ((state$q == 32'h0) & cmd_start) begin
+        fence_go$d = 1'b0;
+        if ((state$q == st_idle) & cmd_start) begin
             op$d = cmd_op;
             index$d = cmd_index;
             data$d = cmd_data;
-            state$d = 32'h1;
+            state$d = st_read;
         end
-        if (state$q == 32'h1) begin
-            state$d = 32'h2;
+        if (state$q == st_read) begin
+            state$d = st_check;
         end
-        if (state$q == 32'h2) begin
-            state$d = 32'h0;
+        if ((state$q == st_fence) & fence_done) begin
+            state$d = st_idle;
+            done$d = 1'b1;
+        end
+        if (state$q == st_check) begin
+            state$d = st_idle;
             done$d = 1'b1;
             result$d = ok;
             if (~(is_qp_op | is_cq_op | is_mr_op)) begin
@@ -6350,6 +6428,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
                 end
                 else begin
                     qp_write$d = 1'b1;
+                    state$d = st_fence;
+                    done$d = 1'b0;
+                    fence_go$d = 1'b1;
                     qp_clear$d = new_state == st_reset;
                     rts$d = rts$q & ~qp_bit;
                     error$d = error$q & ~qp_bit;
@@ -6383,6 +6464,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
                 end
                 else begin
                     cq_write$d = 1'b1;
+                    state$d = st_fence;
+                    done$d = 1'b0;
+                    fence_go$d = 1'b1;
                 end
             end
             else if (op$q == op_query_cq) begin
@@ -6398,6 +6482,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
                 end
                 else begin
                     mr_write$d = 1'b1;
+                    state$d = st_fence;
+                    done$d = 1'b0;
+                    fence_go$d = 1'b1;
                     valid$d = valid$q & ~mr_bit;
                     if (mr_words[at_mr_valid]) begin
                         valid$d = valid$q | mr_bit;
@@ -6415,6 +6502,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
                 result$d = bad_state;
                 if (live_valid & (mr_cfg$read_data[(at_mr_key)+:(8)] == data$q[(at_mr_key)+:(8)])) begin
                     result$d = ok;
+                    state$d = st_fence;
+                    done$d = 1'b0;
+                    fence_go$d = 1'b1;
                     valid$d = valid$q & ~mr_bit;
                 end
             end
@@ -6427,8 +6517,9 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
             valid$d = valid$q & ~inval_bit;
         end
         if (reset) begin
-            state$d = 32'h0;
+            state$d = st_idle;
             done$d = 1'b0;
+            fence_go$d = 1'b0;
             load$d = 1'b0;
             qp_write$d = 1'b0;
             qp_clear$d = 1'b0;
@@ -6439,6 +6530,7 @@ module rnic_top$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_don
             valid$d = 32'h0;
         end
         cmd_done = done$q;
+        fence_start = fence_go$q;
         cmd_result = result$q;
         cmd_load = load$q;
         cmd_result_data = result_data$q;
@@ -6586,6 +6678,25 @@ module rnic_top$ctrl$cmd$error(d,q,clock);
     end
           
 endmodule // rnic_top$ctrl$cmd$error
+
+
+module rnic_top$ctrl$cmd$fence_go(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$ctrl$cmd$fence_go
 
 
 module rnic_top$ctrl$cmd$index(d,q,clock);
@@ -15959,6 +16070,424 @@ module rnic_top$dma$write$written$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$dma$write$written$wr_ptr
+
+
+module rnic_top$fence(clock,reset,start,done,rd_pending,rd_taken,wr_pending,wr_taken,rd_issue,rd_complete,wr_issue,wr_complete);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  start;
+    output reg  done;
+    input wire  [4:0] rd_pending;
+    input wire  [4:0] rd_taken;
+    input wire  [3:0] wr_pending;
+    input wire  [3:0] wr_taken;
+    input wire  rd_issue;
+    input wire  rd_complete;
+    input wire  wr_issue;
+    input wire  wr_complete;
+    
+    // Constant declarations
+    localparam  st_idle = 2'b0;
+    localparam  st_settling = 2'b1;
+    localparam  st_draining = 2'b10;
+    localparam  settle_cycles = 3'b11;
+    
+    // Stub signals
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  [2:0] settle$d;
+    wire  [2:0] settle$q;
+    reg  settle$clock;
+    reg  [15:0] rd_issued$d;
+    wire  [15:0] rd_issued$q;
+    reg  rd_issued$clock;
+    reg  [15:0] rd_completed$d;
+    wire  [15:0] rd_completed$q;
+    reg  rd_completed$clock;
+    reg  [15:0] wr_issued$d;
+    wire  [15:0] wr_issued$q;
+    reg  wr_issued$clock;
+    reg  [15:0] wr_completed$d;
+    wire  [15:0] wr_completed$q;
+    reg  wr_completed$clock;
+    reg  [15:0] rd_mark$d;
+    wire  [15:0] rd_mark$q;
+    reg  rd_mark$clock;
+    reg  [15:0] wr_mark$d;
+    wire  [15:0] wr_mark$q;
+    reg  wr_mark$clock;
+    reg  [4:0] rd_wait$d;
+    wire  [4:0] rd_wait$q;
+    reg  rd_wait$clock;
+    reg  [3:0] wr_wait$d;
+    wire  [3:0] wr_wait$q;
+    reg  wr_wait$clock;
+    reg  done_q$d;
+    wire  done_q$q;
+    reg  done_q$clock;
+    
+    // Local signals
+    reg  [15:0] rd_count;
+    reg  [15:0] wr_count;
+    reg  [15:0] rd_gap;
+    reg  [15:0] wr_gap;
+    reg  rd_reached;
+    reg  wr_reached;
+    
+    // Sub module instances
+    rnic_top$fence$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_top$fence$settle settle(
+        .d(settle$d),
+        .q(settle$q),
+        .clock(settle$clock)
+    );
+    rnic_top$fence$rd_issued rd_issued(
+        .d(rd_issued$d),
+        .q(rd_issued$q),
+        .clock(rd_issued$clock)
+    );
+    rnic_top$fence$rd_completed rd_completed(
+        .d(rd_completed$d),
+        .q(rd_completed$q),
+        .clock(rd_completed$clock)
+    );
+    rnic_top$fence$wr_issued wr_issued(
+        .d(wr_issued$d),
+        .q(wr_issued$q),
+        .clock(wr_issued$clock)
+    );
+    rnic_top$fence$wr_completed wr_completed(
+        .d(wr_completed$d),
+        .q(wr_completed$q),
+        .clock(wr_completed$clock)
+    );
+    rnic_top$fence$rd_mark rd_mark(
+        .d(rd_mark$d),
+        .q(rd_mark$q),
+        .clock(rd_mark$clock)
+    );
+    rnic_top$fence$wr_mark wr_mark(
+        .d(wr_mark$d),
+        .q(wr_mark$q),
+        .clock(wr_mark$clock)
+    );
+    rnic_top$fence$rd_wait rd_wait(
+        .d(rd_wait$d),
+        .q(rd_wait$q),
+        .clock(rd_wait$clock)
+    );
+    rnic_top$fence$wr_wait wr_wait(
+        .d(wr_wait$d),
+        .q(wr_wait$q),
+        .clock(wr_wait$clock)
+    );
+    rnic_top$fence$done_q done_q(
+        .d(done_q$d),
+        .q(done_q$q),
+        .clock(done_q$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        settle$clock = clock;
+        rd_issued$clock = clock;
+        rd_completed$clock = clock;
+        wr_issued$clock = clock;
+        wr_completed$clock = clock;
+        rd_mark$clock = clock;
+        wr_mark$clock = clock;
+        rd_wait$clock = clock;
+        wr_wait$clock = clock;
+        done_q$clock = clock;
+        state$d = state$q;
+        settle$d = settle$q;
+        rd_issued$d = rd_issued$q;
+        rd_completed$d = rd_completed$q;
+        wr_issued$d = wr_issued$q;
+        wr_completed$d = wr_completed$q;
+        rd_mark$d = rd_mark$q;
+        wr_mark$d = wr_mark$q;
+        rd_wait$d = rd_wait$q;
+        wr_wait$d = wr_wait$q;
+        done_q$d = done_q$q;
+        rd_count = rd_issued$q;
+        if (rd_issue) begin
+            rd_count = rd_issued$q + 32'h1;
+        end
+        wr_count = wr_issued$q;
+        if (wr_issue) begin
+            wr_count = wr_issued$q + 32'h1;
+        end
+        rd_issued$d = rd_count;
+        wr_issued$d = wr_count;
+        if (rd_complete) begin
+            rd_completed$d = rd_completed$q + 32'h1;
+        end
+        if (wr_complete) begin
+            wr_completed$d = wr_completed$q + 32'h1;
+        end
+        rd_gap = rd_completed$q - rd_mark$q;
+        wr_gap = wr_completed$q - wr_mark$q;
+        rd_reached = ~rd_gap[32'hf];
+        wr_reached = ~wr_gap[32'hf];
+        done_q$d = 1'b0;
+        if ((state$q == st_idle) & start) begin
+            state$d = st_settling;
+            settle$d = settle_cycles;
+        end
+        if (state$q == st_settling) begin
+            settle$d = settle$q - 32'h1;
+            if (~|settle$q) begin
+                state$d = st_draining;
+                rd_wait$d = rd_pending & ~rd_taken;
+                wr_wait$d = wr_pending & ~wr_taken;
+                rd_mark$d = rd_count;
+                wr_mark$d = wr_count;
+            end
+        end
+        if (state$q == st_draining) begin
+            rd_wait$d = rd_wait$q & ~rd_taken;
+            wr_wait$d = wr_wait$q & ~wr_taken;
+            if (|rd_wait$q) begin
+                rd_mark$d = rd_count;
+            end
+            if (|wr_wait$q) begin
+                wr_mark$d = wr_count;
+            end
+            if (~|rd_wait$q & ~|wr_wait$q & rd_reached & wr_reached) begin
+                state$d = st_idle;
+                done_q$d = 1'b1;
+            end
+        end
+        if (reset) begin
+            state$d = st_idle;
+            rd_issued$d = 32'h0;
+            rd_completed$d = 32'h0;
+            wr_issued$d = 32'h0;
+            wr_completed$d = 32'h0;
+            done_q$d = 1'b0;
+        end
+        done = done_q$q;
+    end
+    
+endmodule // rnic_top$fence
+
+
+module rnic_top$fence$done_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$done_q
+
+
+module rnic_top$fence$rd_completed(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$rd_completed
+
+
+module rnic_top$fence$rd_issued(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$rd_issued
+
+
+module rnic_top$fence$rd_mark(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$rd_mark
+
+
+module rnic_top$fence$rd_wait(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$rd_wait
+
+
+module rnic_top$fence$settle(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$settle
+
+
+module rnic_top$fence$state(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$state
+
+
+module rnic_top$fence$wr_completed(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$wr_completed
+
+
+module rnic_top$fence$wr_issued(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$wr_issued
+
+
+module rnic_top$fence$wr_mark(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$wr_mark
+
+
+module rnic_top$fence$wr_wait(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fence$wr_wait
 
 
 module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
@@ -30723,7 +31252,7 @@ module rnic_top$rx_ring$state(d,q,clock);
 endmodule // rnic_top$rx_ring$state
 
 
-module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
+module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,walk_tag,walking,drop,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
     
     // Module arguments
     input wire  clock;
@@ -30742,6 +31271,9 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     input wire  [5:0] s_job_inline_len;
     input wire  [15:0] s_job_mulpdu;
     input wire  [31:0] s_job_tag;
+    output reg  [31:0] walk_tag;
+    output reg  walking;
+    input wire  drop;
     output reg  m_rd_req_valid;
     input wire  m_rd_req_ready;
     output reg  [63:0] m_rd_req_addr;
@@ -30767,9 +31299,9 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     localparam  ones_64 = 64'hffffffffffffffff;
     
     // Stub signals
-    reg  walking$d;
-    wire  walking$q;
-    reg  walking$clock;
+    reg  walk$d;
+    wire  walk$q;
+    reg  walk$clock;
     reg  is_tagged$d;
     wire  is_tagged$q;
     reg  is_tagged$clock;
@@ -30894,6 +31426,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [6:0] header_len;
     reg  [31:0] seg_len;
     reg  last;
+    reg  voided;
     reg  [15:0] ctrl;
     reg  [63:0] seg_to;
     reg  [575:0] built;
@@ -30915,10 +31448,10 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [63:0] rd_data;
     
     // Sub module instances
-    rnic_top$segmenter$walking walking(
-        .d(walking$d),
-        .q(walking$q),
-        .clock(walking$clock)
+    rnic_top$segmenter$walk walk(
+        .d(walk$d),
+        .q(walk$q),
+        .clock(walk$clock)
     );
     rnic_top$segmenter$is_tagged is_tagged(
         .d(is_tagged$d),
@@ -31119,7 +31652,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     
     // Update code
     always @(*) begin
-        walking$clock = clock;
+        walk$clock = clock;
         is_tagged$clock = clock;
         opcode$clock = clock;
         stag$clock = clock;
@@ -31153,7 +31686,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         out_tid$clock = clock;
         done_valid$clock = clock;
         done_tag$clock = clock;
-        walking$d = walking$q;
+        walk$d = walk$q;
         is_tagged$d = is_tagged$q;
         opcode$d = opcode$q;
         stag$d = stag$q;
@@ -31189,9 +31722,9 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         done_tag$d = done_tag$q;
         segments$clock = clock;
         segments$reset = reset;
-        s_job_ready = ~walking$q;
-        if (s_job_valid & ~walking$q) begin
-            walking$d = 1'b1;
+        s_job_ready = ~walk$q;
+        if (s_job_valid & ~walk$q) begin
+            walk$d = 1'b1;
             is_tagged$d = s_job_tagged;
             opcode$d = s_job_opcode;
             stag$d = s_job_stag;
@@ -31219,6 +31752,12 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             seg_len = per_segment$q;
         end
         last = left$q == seg_len;
+        voided = walk$q & drop;
+        if (voided) begin
+            header_len = 32'h0;
+            seg_len = 32'h0;
+            last = 1'b1;
+        end
         ctrl = 32'h4001;
         if (is_tagged$q) begin
             ctrl = 32'h4081;
@@ -31237,7 +31776,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         if (is_tagged$q) begin
             built = ((ctrl) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((field_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((to_be$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         end
-        push = walking$q & segments$s_ready & (~req_valid$q | m_rd_req_ready);
+        push = walk$q & segments$s_ready & (~req_valid$q | m_rd_req_ready);
         if (m_rd_req_ready) begin
             req_valid$d = 1'b0;
         end
@@ -31252,7 +31791,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             end
             offset$d = offset$q + seg_len;
             left$d = left$q - seg_len;
-            walking$d = ~last;
+            walk$d = ~last;
         end
         m_rd_req_valid = req_valid$q;
         m_rd_req_addr = req_addr$q;
@@ -31260,7 +31799,12 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         head_header = segments$m_data[(32'h0)+:(576)];
         head_info = segments$m_data[(at_info)+:(56)];
         segments$m_ready = ~packing$q;
-        if (~packing$q & segments$m_valid) begin
+        done_valid$d = 1'b0;
+        if (~packing$q & segments$m_valid & ~|head_info[(32'h0)+:(7)]) begin
+            done_valid$d = 1'b1;
+            done_tag$d = head_info[(32'h18)+:(32)];
+        end
+        if (~packing$q & segments$m_valid & |head_info[(32'h0)+:(7)]) begin
             packing$d = 1'b1;
             header$d = head_header;
             header_left$d = head_info[(32'h0)+:(7)];
@@ -31311,7 +31855,6 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             acc_n$d = kept_n + rd_bytes;
             payload_left$d = payload_left$q - ((rd_bytes) & 16'hffff);
         end
-        done_valid$d = 1'b0;
         if (|emit_n) begin
             out_valid$d = 1'b1;
             out_data$d = acc$q[(32'h0)+:(64)];
@@ -31326,7 +31869,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             end
         end
         if (reset) begin
-            walking$d = 1'b0;
+            walk$d = 1'b0;
             req_valid$d = 1'b0;
             packing$d = 1'b0;
             acc_n$d = 32'h0;
@@ -31341,6 +31884,8 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         m_axis_tvalid = out_valid$q;
         m_done_valid = done_valid$q;
         m_done_tag = done_tag$q;
+        walk_tag = tag$q;
+        walking = walk$q;
     end
     
 endmodule // rnic_top$segmenter
@@ -32233,7 +32778,7 @@ module rnic_top$segmenter$ulpdu_len(d,q,clock);
 endmodule // rnic_top$segmenter$ulpdu_len
 
 
-module rnic_top$segmenter$walking(d,q,clock);
+module rnic_top$segmenter$walk(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -32249,7 +32794,7 @@ module rnic_top$segmenter$walking(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top$segmenter$walking
+endmodule // rnic_top$segmenter$walk
 
 
 module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,m_req_valid,m_req_ready,m_req_addr,m_req_len,s_rd_tdata,s_rd_tlast,s_rd_tuser,s_rd_tvalid,s_rd_tready,m_valid,m_ready,m_wqe,m_qpn,m_ctx,m_index,m_error,status_qpn,status_ci);

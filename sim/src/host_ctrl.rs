@@ -1,6 +1,6 @@
 //! Driver for the `rnic_host_ctrl` model (hdl/src/host/ctrl.rs): BAR0 over AXI4-Lite as
-//! the host reaches it, the engine-side inputs (failures, invalidations) and the
-//! doorbell events it hands to the engines.
+//! the host reaches it, the engine-side inputs (failures, invalidations), the doorbell
+//! events it hands to the engines, and the DMA fence, played with a set delay.
 use rnic_proto::host::regs::{self, CmdResult};
 
 use crate::axil::{AxilMaster, Phase};
@@ -15,8 +15,8 @@ pub struct Doorbell {
     pub value: u32,
 }
 
-/// How many cycles a command may take before the bench gives up.
-const COMMAND_POLLS: usize = 100;
+/// How many polls of CMD_STATUS a command may take before the bench gives up.
+const COMMAND_POLLS: usize = 1000;
 
 struct EnginePorts {
     db_valid: Port,
@@ -29,6 +29,18 @@ struct EnginePorts {
     fail_received: Port,
     invalidate: Port,
     invalidate_mr: Port,
+    fence_start: Port,
+    fence_done: Port,
+}
+
+/// The DMA fence as the bench plays it: `fence_done` for one cycle, `delay` cycles after
+/// each `fence_start`.
+#[derive(Default)]
+struct Fence {
+    delay: u64,
+    /// Cycles until `fence_done`, while a fence runs.
+    left: Option<u64>,
+    started: u64,
 }
 
 /// The control block with a BAR0 master; engine inputs idle unless pulsed.
@@ -37,6 +49,7 @@ pub struct HostCtrlDriver {
     bar: AxilMaster,
     ports: EnginePorts,
     doorbells: Vec<Doorbell>,
+    fence: Fence,
 }
 
 impl HostCtrlDriver {
@@ -56,8 +69,11 @@ impl HostCtrlDriver {
             fail_received: p("fail_received"),
             invalidate: p("invalidate"),
             invalidate_mr: p("invalidate_mr"),
+            fence_start: p("fence_start"),
+            fence_done: p("fence_done"),
         };
-        let mut d = HostCtrlDriver { model, bar, ports, doorbells: Vec::new() };
+        let fence = Fence { delay: 1, ..Fence::default() };
+        let mut d = HostCtrlDriver { model, bar, ports, doorbells: Vec::new(), fence };
         let reset = d.model.port("reset");
         d.model.set_bit(reset, true);
         for _ in 0..4 {
@@ -73,32 +89,42 @@ impl HostCtrlDriver {
         self.bar.core.ready_rate = ready;
     }
 
+    /// Cycles from `fence_start` to `fence_done` (1 unless set).
+    pub fn set_fence_delay(&mut self, cycles: u64) {
+        self.fence.delay = cycles.max(1);
+    }
+
+    /// Fences started so far.
+    pub fn fences(&self) -> u64 {
+        self.fence.started
+    }
+
     /// One clock with BAR0 idle.
     pub fn cycle(&mut self) {
-        let HostCtrlDriver { model, bar, ports, doorbells } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells, fence } = self;
         bar.drive(model);
         model.eval();
         bar.observe(model);
-        observe_engines(model, ports, doorbells);
+        observe_engines(model, ports, doorbells, fence);
         model.tick();
     }
 
     /// Writes a BAR0 register.
     pub fn write32(&mut self, offset: u32, value: u32) {
-        let HostCtrlDriver { model, bar, ports, doorbells } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells, fence } = self;
         bar.write32(model, offset, value, |m, phase| {
             if phase == Phase::Observe {
-                observe_engines(m, ports, doorbells);
+                observe_engines(m, ports, doorbells, fence);
             }
         });
     }
 
     /// Reads a BAR0 register.
     pub fn read32(&mut self, offset: u32) -> u32 {
-        let HostCtrlDriver { model, bar, ports, doorbells } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells, fence } = self;
         bar.read32(model, offset, |m, phase| {
             if phase == Phase::Observe {
-                observe_engines(m, ports, doorbells);
+                observe_engines(m, ports, doorbells, fence);
             }
         })
     }
@@ -154,7 +180,16 @@ impl HostCtrlDriver {
     }
 }
 
-fn observe_engines(model: &Model, ports: &EnginePorts, doorbells: &mut Vec<Doorbell>) {
+/// Takes this cycle's doorbell, and sets `fence_done` for the next cycle.
+fn observe_engines(model: &mut Model, ports: &EnginePorts, doorbells: &mut Vec<Doorbell>, fence: &mut Fence) {
+    if model.get_bit(ports.fence_start) {
+        assert!(fence.left.is_none(), "a fence started while one runs");
+        fence.started += 1;
+        fence.left = Some(fence.delay);
+    }
+    let due = fence.left == Some(1);
+    fence.left = fence.left.and_then(|n| n.checked_sub(1)).filter(|&n| n > 0);
+    model.set_bit(ports.fence_done, due);
     if model.get_bit(ports.db_valid) {
         doorbells.push(Doorbell {
             kind: model.get(ports.db_kind) as u8,

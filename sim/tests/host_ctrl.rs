@@ -248,3 +248,43 @@ fn engine_failures_and_invalidations_show_in_queries() {
     key[0] = 0x5A;
     assert_eq!(d.command(CmdOpcode::InvalidateMr.code(), 77, &key).0, CmdResult::BadState.code());
 }
+
+/// A command that changes a context (WRITE_QP/CQ/MR, INVALIDATE_MR) starts the DMA fence
+/// once and stays BUSY until the fence is done; queries and refused commands start none
+/// and do not wait.
+#[test]
+fn commands_that_change_a_context_wait_for_the_dma_fence_and_no_others_do() {
+    const DELAY: u64 = 300;
+    let mut d = driver(5);
+    d.set_fence_delay(DELAY);
+    let ok = CmdResult::Ok.code();
+    let qp = QpContext { state: QpState::Rts, mulpdu: 1024, ..QpContext::default() };
+    let mr = MrContext { key: 0x3C, valid: true, length: 4096, ..MrContext::default() };
+    let mut key = [0u32; 16];
+    key[0] = 0x3C;
+    let mut bad_ring = qp.to_words();
+    bad_ring[0] |= 0xF; // an unknown QP state
+    // (what, opcode, index, CMD_DATA, result, fenced)
+    type Case<'a> = (&'a str, u8, u32, [u32; 16], u8, bool);
+    let cases: [Case; 8] = [
+        ("WRITE_QP", CmdOpcode::WriteQp.code(), 3, qp.to_words(), ok, true),
+        ("QUERY_QP", CmdOpcode::QueryQp.code(), 3, [0; 16], ok, false),
+        ("WRITE_QP refused", CmdOpcode::WriteQp.code(), 3, bad_ring, CmdResult::BadValue.code(), false),
+        ("WRITE_CQ", CmdOpcode::WriteCq.code(), 2, CqContext::default().to_words(), ok, true),
+        ("WRITE_MR", CmdOpcode::WriteMr.code(), 9, mr.to_words(), ok, true),
+        ("QUERY_MR", CmdOpcode::QueryMr.code(), 9, [0; 16], ok, false),
+        ("INVALIDATE_MR", CmdOpcode::InvalidateMr.code(), 9, key, ok, true),
+        ("INVALIDATE_MR refused", CmdOpcode::InvalidateMr.code(), 9, key, CmdResult::BadState.code(), false),
+    ];
+    for (what, op, index, data, result, fenced) in cases {
+        let (fences, start) = (d.fences(), d.model.cycles());
+        assert_eq!(d.command(op, index, &data).0, result, "{what}");
+        let took = d.model.cycles() - start;
+        assert_eq!(d.fences() - fences, u64::from(fenced), "{what}: fences started");
+        if fenced {
+            assert!(took > DELAY, "{what}: done after {took} cycles, before the fence ({DELAY})");
+        } else {
+            assert!(took < DELAY / 2, "{what}: took {took} cycles with no fence to wait for");
+        }
+    }
+}

@@ -16,6 +16,12 @@
 //! latency); segments wait in a block-RAM queue of 32, their reads in flight. The packer
 //! appends a segment's payload to its header octet by octet, eight per beat, through a
 //! 16-octet accumulator.
+//!
+//! A message can be dropped (`drop`, while it is walked: its QP was reset, so its memory
+//! may be freed): the walker then queues a void segment, which asks for no payload, and
+//! stops. The packer sends nothing for a void segment, and reports the message done as
+//! for its last ULPDU, so that whoever waits for the message is not held up. Segments
+//! queued before it still go out.
 use rust_hdl::prelude::*;
 
 use crate::common::{constant, Bswap32, Bswap64, RamFifo};
@@ -49,6 +55,11 @@ pub struct TxSegment {
     pub s_job_inline_len: Signal<In, Bits<6>>,
     pub s_job_mulpdu: Signal<In, Bits<16>>,
     pub s_job_tag: Signal<In, Bits<32>>,
+    /// The tag of the message being walked (valid while `walking`), and the order to drop
+    /// the rest of it.
+    pub walk_tag: Signal<Out, Bits<32>>,
+    pub walking: Signal<Out, Bit>,
+    pub drop: Signal<In, Bit>,
     /// Payload reads.
     pub m_rd_req_valid: Signal<Out, Bit>,
     pub m_rd_req_ready: Signal<In, Bit>,
@@ -72,7 +83,7 @@ pub struct TxSegment {
     pub m_done_valid: Signal<Out, Bit>,
     pub m_done_tag: Signal<Out, Bits<32>>,
     // Walker: the message being cut.
-    walking: DFF<Bit>,
+    walk: DFF<Bit>,
     is_tagged: DFF<Bit>,
     opcode: DFF<Bits<4>>,
     stag: DFF<Bits<32>>,
@@ -117,6 +128,7 @@ pub struct TxSegment {
     header_len: Signal<Local, Bits<7>>,
     seg_len: Signal<Local, Bits<32>>,
     last: Signal<Local, Bit>,
+    voided: Signal<Local, Bit>,
     ctrl: Signal<Local, Bits<16>>,
     field_be: Bswap32,
     qn_be: Bswap32,
@@ -165,6 +177,9 @@ impl Default for TxSegment {
             s_job_inline_len: Default::default(),
             s_job_mulpdu: Default::default(),
             s_job_tag: Default::default(),
+            walk_tag: Default::default(),
+            walking: Default::default(),
+            drop: Default::default(),
             m_rd_req_valid: Default::default(),
             m_rd_req_ready: Default::default(),
             m_rd_req_addr: Default::default(),
@@ -182,7 +197,7 @@ impl Default for TxSegment {
             m_axis_tready: Default::default(),
             m_done_valid: Default::default(),
             m_done_tag: Default::default(),
-            walking: Default::default(),
+            walk: Default::default(),
             is_tagged: Default::default(),
             opcode: Default::default(),
             stag: Default::default(),
@@ -223,6 +238,7 @@ impl Default for TxSegment {
             header_len: Default::default(),
             seg_len: Default::default(),
             last: Default::default(),
+            voided: Default::default(),
             ctrl: Default::default(),
             field_be: Default::default(),
             qn_be: Default::default(),
@@ -259,7 +275,7 @@ impl Logic for TxSegment {
         dff_setup!(
             self,
             clock,
-            walking,
+            walk,
             is_tagged,
             opcode,
             stag,
@@ -298,9 +314,9 @@ impl Logic for TxSegment {
         self.segments.reset.next = self.reset.val();
 
         // Walker: take a message when idle.
-        self.s_job_ready.next = !self.walking.q.val();
-        if self.s_job_valid.val() & !self.walking.q.val() {
-            self.walking.d.next = true;
+        self.s_job_ready.next = !self.walk.q.val();
+        if self.s_job_valid.val() & !self.walk.q.val() {
+            self.walk.d.next = true;
             self.is_tagged.d.next = self.s_job_tagged.val();
             self.opcode.d.next = self.s_job_opcode.val();
             self.stag.d.next = self.s_job_stag.val();
@@ -330,6 +346,13 @@ impl Logic for TxSegment {
             self.seg_len.next = self.per_segment.q.val();
         }
         self.last.next = self.left.q.val() == self.seg_len.val();
+        // A dropped message ends with a void segment: no header, no payload.
+        self.voided.next = self.walk.q.val() & self.drop.val();
+        if self.voided.val() {
+            self.header_len.next = 0.into();
+            self.seg_len.next = 0.into();
+            self.last.next = true;
+        }
         self.ctrl.next = 0x4001.into();
         if self.is_tagged.q.val() {
             self.ctrl.next = 0x4081.into();
@@ -358,7 +381,7 @@ impl Logic for TxSegment {
         }
         // A segment goes into the queue together with its payload read (if any).
         self.push.next =
-            self.walking.q.val() & self.segments.s_ready.val() & (!self.req_valid.q.val() | self.m_rd_req_ready.val());
+            self.walk.q.val() & self.segments.s_ready.val() & (!self.req_valid.q.val() | self.m_rd_req_ready.val());
         if self.m_rd_req_ready.val() {
             self.req_valid.d.next = false;
         }
@@ -378,7 +401,7 @@ impl Logic for TxSegment {
             }
             self.offset.d.next = self.offset.q.val() + self.seg_len.val();
             self.left.d.next = self.left.q.val() - self.seg_len.val();
-            self.walking.d.next = !self.last.val();
+            self.walk.d.next = !self.last.val();
         }
         self.m_rd_req_valid.next = self.req_valid.q.val();
         self.m_rd_req_addr.next = self.req_addr.q.val();
@@ -388,7 +411,13 @@ impl Logic for TxSegment {
         self.head_header.next = self.segments.m_data.val().get_bits::<HEADER_BITS>(0);
         self.head_info.next = self.segments.m_data.val().get_bits::<56>(self.at_info.val().index());
         self.segments.m_ready.next = !self.packing.q.val();
-        if !self.packing.q.val() & self.segments.m_valid.val() {
+        self.done_valid.d.next = false;
+        // A void segment (no header) only ends its message.
+        if !self.packing.q.val() & self.segments.m_valid.val() & !self.head_info.val().get_bits::<7>(0).any() {
+            self.done_valid.d.next = true;
+            self.done_tag.d.next = self.head_info.val().get_bits::<32>(24);
+        }
+        if !self.packing.q.val() & self.segments.m_valid.val() & self.head_info.val().get_bits::<7>(0).any() {
             self.packing.d.next = true;
             self.header.d.next = self.head_header.val();
             self.header_left.d.next = self.head_info.val().get_bits::<7>(0);
@@ -452,7 +481,6 @@ impl Logic for TxSegment {
             self.acc_n.d.next = self.kept_n.val() + self.rd_bytes.val();
             self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.val());
         }
-        self.done_valid.d.next = false;
         if self.emit_n.val().any() {
             self.out_valid.d.next = true;
             self.out_data.d.next = self.acc.q.val().get_bits::<64>(0);
@@ -467,7 +495,7 @@ impl Logic for TxSegment {
             }
         }
         if self.reset.val() {
-            self.walking.d.next = false;
+            self.walk.d.next = false;
             self.req_valid.d.next = false;
             self.packing.d.next = false;
             self.acc_n.d.next = 0.into();
@@ -482,5 +510,7 @@ impl Logic for TxSegment {
         self.m_axis_tvalid.next = self.out_valid.q.val();
         self.m_done_valid.next = self.done_valid.q.val();
         self.m_done_tag.next = self.done_tag.q.val();
+        self.walk_tag.next = self.tag.q.val();
+        self.walking.next = self.walk.q.val();
     }
 }

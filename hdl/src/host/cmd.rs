@@ -9,8 +9,10 @@
 //! and one for ERROR, RESET being neither), each MR's valid bit, and the Terminate that
 //! put a QP in ERROR.
 //!
-//! A command takes three cycles: latch (state 0, idle), read the current context (1),
-//! check and act (2).
+//! A command takes three cycles: latch (state IDLE), read the current context (READ),
+//! check and act (CHECK). A command that changed a context then waits (FENCE) for the DMA
+//! fence (`fence_start`, `fence_done`; see `DmaFence`): the host may free what the old
+//! context named once the command is done.
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::{
@@ -77,6 +79,10 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     pub status_rq_ci: Signal<In, Bits<32>>,
     pub status_cq_pi: Signal<In, Bits<32>>,
     pub status_cq_overflow: Signal<In, Bit>,
+    /// The DMA fence: started when a command has changed a context; the command is done
+    /// when the fence is.
+    pub fence_start: Signal<Out, Bit>,
+    pub fence_done: Signal<In, Bit>,
     qp_cfg: RAM<Bits<256>, QB>,
     cq_cfg: RAM<Bits<96>, CB>,
     mr_cfg: RAM<Bits<224>, MB>,
@@ -100,6 +106,7 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     qp_clear: DFF<Bit>,
     cq_write: DFF<Bit>,
     mr_write: DFF<Bit>,
+    fence_go: DFF<Bit>,
     // The object, its state, the new context's checks; all valid in state 2.
     is_qp_op: Signal<Local, Bit>,
     is_cq_op: Signal<Local, Bit>,
@@ -199,7 +206,19 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     mr_valid_clear: Constant<Bits<224>>,
     mr_valid_set: Constant<Bits<224>>,
     one_512: Constant<Bits<512>>,
+    // Command states.
+    st_idle: Constant<Bits<2>>,
+    st_read: Constant<Bits<2>>,
+    st_check: Constant<Bits<2>>,
+    st_fence: Constant<Bits<2>>,
 }
+
+/// Command states: waiting for a command, reading its object's context, checking and
+/// acting, waiting for the DMA fence.
+const IDLE: u64 = 0;
+const READ: u64 = 1;
+const CHECK: u64 = 2;
+const FENCE: u64 = 3;
 
 /// The bits of `fields` as a mask over a context of `N` bits.
 fn defined<const N: usize>(fields: &[Field]) -> Bits<N> {
@@ -262,6 +281,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             status_rq_ci: Default::default(),
             status_cq_pi: Default::default(),
             status_cq_overflow: Default::default(),
+            fence_start: Default::default(),
+            fence_done: Default::default(),
             qp_cfg: Default::default(),
             cq_cfg: Default::default(),
             mr_cfg: Default::default(),
@@ -287,6 +308,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             qp_clear: Default::default(),
             cq_write: Default::default(),
             mr_write: Default::default(),
+            fence_go: Default::default(),
             is_qp_op: Default::default(),
             is_cq_op: Default::default(),
             is_mr_op: Default::default(),
@@ -378,6 +400,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mr_valid_clear: Constant::new(!defined::<224>(&[mr_fields::VALID])),
             mr_valid_set: Constant::new(defined(&[mr_fields::VALID])),
             one_512: constant(1),
+            st_idle: constant(IDLE),
+            st_read: constant(READ),
+            st_check: constant(CHECK),
+            st_fence: constant(FENCE),
         }
     }
 }
@@ -407,7 +433,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             qp_write,
             qp_clear,
             cq_write,
-            mr_write
+            mr_write,
+            fence_go
         );
         self.qp_cfg.read_clock.next = self.clock.val();
         self.qp_cfg.write_clock.next = self.clock.val();
@@ -462,7 +489,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.fail_bit.next = self.one_q.val() << bit_cast::<Q, QB>(self.fail_qp.val());
         // (The MR-wide masks only when used: a simulator then skips the wide shifts.)
         self.mr_bit.next = 0.into();
-        if self.state.q.val() == 2 {
+        if self.state.q.val() == self.st_check.val() {
             self.mr_bit.next = self.one_m.val() << bit_cast::<M, MB>(self.index.q.val().get_bits::<MB>(0));
         }
         self.inval_bit.next = 0.into();
@@ -495,7 +522,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.relayout.next = false;
         self.qp_state_ok.next = false;
         self.term_status.next = 0.into();
-        if self.state.q.val() == 2 {
+        if self.state.q.val() == self.st_check.val() {
             // The value checks of QpContext/CqContext/MrContext::validate: known state, ring
             // sizes, alignment, no range past 2^64, a usable MULPDU in RTS, IRD and ORD within
             // the Read tables, existing CQs.
@@ -555,17 +582,22 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.qp_clear.d.next = false;
         self.cq_write.d.next = false;
         self.mr_write.d.next = false;
-        if (self.state.q.val() == 0) & self.cmd_start.val() {
+        self.fence_go.d.next = false;
+        if (self.state.q.val() == self.st_idle.val()) & self.cmd_start.val() {
             self.op.d.next = self.cmd_op.val();
             self.index.d.next = self.cmd_index.val();
             self.data.d.next = self.cmd_data.val();
-            self.state.d.next = 1.into();
+            self.state.d.next = self.st_read.val();
         }
-        if self.state.q.val() == 1 {
-            self.state.d.next = 2.into();
+        if self.state.q.val() == self.st_read.val() {
+            self.state.d.next = self.st_check.val();
         }
-        if self.state.q.val() == 2 {
-            self.state.d.next = 0.into();
+        if (self.state.q.val() == self.st_fence.val()) & self.fence_done.val() {
+            self.state.d.next = self.st_idle.val();
+            self.done.d.next = true;
+        }
+        if self.state.q.val() == self.st_check.val() {
+            self.state.d.next = self.st_idle.val();
             self.done.d.next = true;
             self.result.d.next = self.ok.val();
             if !(self.is_qp_op.val() | self.is_cq_op.val() | self.is_mr_op.val()) {
@@ -579,6 +611,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     self.result.d.next = self.bad_state.val();
                 } else {
                     self.qp_write.d.next = true;
+                    self.state.d.next = self.st_fence.val();
+                    self.done.d.next = false;
+                    self.fence_go.d.next = true;
                     self.qp_clear.d.next = self.new_state.val() == self.st_reset.val();
                     self.rts.d.next = self.rts.q.val() & !self.qp_bit.val();
                     self.error.d.next = self.error.q.val() & !self.qp_bit.val();
@@ -613,6 +648,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     self.result.d.next = self.bad_value.val();
                 } else {
                     self.cq_write.d.next = true;
+                    self.state.d.next = self.st_fence.val();
+                    self.done.d.next = false;
+                    self.fence_go.d.next = true;
                 }
             } else if self.op.q.val() == self.op_query_cq.val() {
                 self.load.d.next = true;
@@ -628,6 +666,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     self.result.d.next = self.bad_value.val();
                 } else {
                     self.mr_write.d.next = true;
+                    self.state.d.next = self.st_fence.val();
+                    self.done.d.next = false;
+                    self.fence_go.d.next = true;
                     self.valid.d.next = self.valid.q.val() & !self.mr_bit.val();
                     if self.mr_words.val().get_bit(self.at_mr_valid.val().index()) {
                         self.valid.d.next = self.valid.q.val() | self.mr_bit.val();
@@ -649,6 +690,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                         == self.data.q.val().get_bits::<8>(self.at_mr_key.val().index()))
                 {
                     self.result.d.next = self.ok.val();
+                    self.state.d.next = self.st_fence.val();
+                    self.done.d.next = false;
+                    self.fence_go.d.next = true;
                     self.valid.d.next = self.valid.q.val() & !self.mr_bit.val();
                 }
             }
@@ -663,8 +707,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.valid.d.next = self.valid.q.val() & !self.inval_bit.val();
         }
         if self.reset.val() {
-            self.state.d.next = 0.into();
+            self.state.d.next = self.st_idle.val();
             self.done.d.next = false;
+            self.fence_go.d.next = false;
             self.load.d.next = false;
             self.qp_write.d.next = false;
             self.qp_clear.d.next = false;
@@ -676,6 +721,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
 
         self.cmd_done.next = self.done.q.val();
+        self.fence_start.next = self.fence_go.q.val();
         self.cmd_result.next = self.result.q.val();
         self.cmd_load.next = self.load.q.val();
         self.cmd_result_data.next = self.result_data.q.val();

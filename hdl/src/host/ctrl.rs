@@ -86,6 +86,9 @@ pub struct HostCtrl<const QB: usize, const Q: usize, const CB: usize, const MB: 
     pub ext_wr_data: Signal<Out, Bits<32>>,
     pub ext_rd_addr: Signal<Out, Bits<16>>,
     pub ext_rd_data: Signal<In, Bits<32>>,
+    /// The command unit's DMA fence (see `Cmd`, `DmaFence`).
+    pub fence_start: Signal<Out, Bit>,
+    pub fence_done: Signal<In, Bit>,
     axil: AxilSlave<16>,
     regs: Regs,
     cmd: Cmd<QB, Q, CB, MB, M>,
@@ -161,6 +164,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             ext_wr_data: Default::default(),
             ext_rd_addr: Default::default(),
             ext_rd_data: Default::default(),
+            fence_start: Default::default(),
+            fence_done: Default::default(),
             axil: Default::default(),
             regs: Regs::new(config, Q as u32, cqs as u32, M as u32),
             cmd: Cmd::new(cqs),
@@ -264,5 +269,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.cmd.status_rq_ci.next = self.status_rq_ci.val();
         self.cmd.status_cq_pi.next = self.status_cq_pi.val();
         self.cmd.status_cq_overflow.next = self.status_cq_overflow.val();
+        self.fence_start.next = self.cmd.fence_start.val();
+        self.cmd.fence_done.next = self.fence_done.val();
     }
 }

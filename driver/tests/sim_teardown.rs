@@ -1,0 +1,95 @@
+//! Tearing objects down under traffic, on two Verilated RNICs (`rnic_top`): once the
+//! command that resets a QP, disables a CQ or invalidates an MR has completed, the RNIC
+//! touches none of that object's memory again, so the driver may free it at once. The
+//! simulated IOMMU unmaps what is freed, and an access to it afterwards is a fault.
+#![cfg(feature = "sim")]
+
+mod common;
+
+use common::{collect, linked_pair};
+use rnic_driver::sim::SimHal;
+use rnic_driver::{
+    CompletionQueue, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair, RecvRequest, WorkRequest,
+};
+
+const BUFFER: usize = 64 * 1024;
+const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
+/// Large enough that the payload reads and placement writes of one message outlast the
+/// 200-cycle DMA round trip many times over.
+const MESSAGE: u32 = 16 * 1024;
+
+fn caps() -> QpCaps {
+    QpCaps {
+        sq_log_size: 5,
+        rq_log_size: 5,
+        mulpdu: 1460,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: false,
+        markers_rx: false,
+        conn_id: 0,
+    }
+}
+
+fn record_faults(dev: &Device<SimHal>) {
+    dev.hal().with_memory(|m| m.fail_on_fault(false));
+}
+
+fn faults(dev: &Device<SimHal>) -> Vec<String> {
+    dev.hal().with_memory(|m| m.faults().iter().map(ToString::to_string).collect())
+}
+
+/// A's QP, CQ, MR and buffers are dropped (reset, disabled, invalidated, freed) while A
+/// sends Writes and Sends out of its buffer and B writes into it: DMA of A's that the
+/// commands found in flight has finished before each command completed.
+#[test]
+fn objects_freed_right_after_their_commands_complete_are_never_touched_again() {
+    for wait in [150, 400, 900] {
+        let (a, b) = linked_pair();
+        record_faults(&a);
+        let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+        let (bufa, bufb) = (a.alloc_dma(BUFFER).expect("DMA"), b.alloc_dma(BUFFER).expect("DMA"));
+        let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
+        let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+        let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
+        let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps()).expect("QP");
+        let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps()).expect("QP");
+        qpa.ready().expect("RTS");
+        qpb.ready().expect("RTS");
+
+        for i in 0..4 {
+            qpb.post_recv(&RecvRequest { wr_id: i, local: mrb.sge(0, MESSAGE).unwrap() }).expect("recv B");
+            qpa.post_recv(&RecvRequest { wr_id: i, local: mra.sge(0, MESSAGE).unwrap() }).expect("recv A");
+        }
+        let at = |k: u64| k * u64::from(MESSAGE);
+        for i in 0..4 {
+            let remote = mrb.remote(at(1)).unwrap();
+            let local = mra.sge(at(1), MESSAGE).unwrap();
+            qpa.post_send(&WorkRequest::Write { wr_id: 10 + i, local, remote, signaled: true }).expect("write A");
+            let local = mra.sge(at(2), MESSAGE).unwrap();
+            let send = WorkRequest::Send { wr_id: 20 + i, local, solicited: false, invalidate: None, signaled: true };
+            qpa.post_send(&send).expect("send A");
+            let remote = mra.remote(at(3)).unwrap();
+            let local = mrb.sge(at(3), MESSAGE).unwrap();
+            qpb.post_send(&WorkRequest::Write { wr_id: 30 + i, local, remote, signaled: true }).expect("write B");
+            let local = mrb.sge(at(2), MESSAGE).unwrap();
+            let send = WorkRequest::Send { wr_id: 40 + i, local, solicited: false, invalidate: None, signaled: true };
+            qpb.post_send(&send).expect("send B");
+        }
+        // Traffic both ways, then A's objects go in the order a program frees them.
+        a.hal().run_idle(wait);
+        let busy = a.hal().with_memory(|m| m.regions());
+        drop(qpa);
+        drop(mra);
+        drop(bufa);
+        drop(cqa);
+        assert!(a.hal().with_memory(|m| m.regions()) < busy, "A's rings and buffer are unmapped");
+        // Long enough for everything the RNIC had in flight, twice over.
+        for _ in 0..10 {
+            a.hal().run_idle(1000);
+            collect(&b, &cqb, 1);
+        }
+        assert_eq!(faults(&a), Vec::<String>::new(), "A touched freed memory (teardown after {wait} cycles)");
+    }
+}
