@@ -21,6 +21,9 @@ pub struct Bandwidth {
     pub cycles: u64,
     /// Octets of MPA FPDUs on the link carrying the data.
     pub wire_octets: u64,
+    /// Beats (8 octets) A's DMA read, WQEs and payload: A's read channel is busy that
+    /// many cycles at least.
+    pub a_read_beats: u64,
     /// Wall-clock seconds and cycles simulated (per RNIC) in them.
     pub seconds: f64,
 }
@@ -36,6 +39,10 @@ impl Bandwidth {
 
     pub fn messages_per_cycle(&self) -> f64 {
         self.messages as f64 / self.cycles as f64
+    }
+
+    pub fn a_read_beats_per_message(&self) -> f64 {
+        self.a_read_beats as f64 / self.messages as f64
     }
 
     /// Simulated cycles per wall-clock second (each of the two RNICs runs this many).
@@ -120,7 +127,8 @@ pub fn bandwidth(pair: &mut Pair<'_>, direction: Direction, size: u32, iters: u3
         Direction::Write => p.a.hal().tx_octets(),
         Direction::Read => p.b.hal().tx_octets(),
     };
-    let (wall, wire0, start) = (Instant::now(), wire(pair), pair.a.hal().cycles());
+    let read_beats = |p: &Pair<'_>| p.a.hal().with_dma_timing(|t| t.stats.beats_read).unwrap_or(0);
+    let (wall, wire0, beats0, start) = (Instant::now(), wire(pair), read_beats(pair), pair.a.hal().cycles());
     let (mut completed, mut last) = (0u64, start);
     while completed < total {
         for q in 0..qps {
@@ -164,6 +172,7 @@ pub fn bandwidth(pair: &mut Pair<'_>, direction: Direction, size: u32, iters: u3
     }
     let seconds = wall.elapsed().as_secs_f64();
     let wire_octets = wire(pair) - wire0;
+    let a_read_beats = read_beats(pair) - beats0;
     // Writes complete when sent: give the last ones time to land before checking.
     pair.a.hal().run_idle(2 * pair.config.dma_latency + 2_000);
     for q in 0..qps {
@@ -175,7 +184,7 @@ pub fn bandwidth(pair: &mut Pair<'_>, direction: Direction, size: u32, iters: u3
             return Err(format!("QP {q}: the {size} octets placed differ from their source"));
         }
     }
-    Ok(Bandwidth { size, messages: total, cycles: last - start, wire_octets, seconds })
+    Ok(Bandwidth { size, messages: total, cycles: last - start, wire_octets, a_read_beats, seconds })
 }
 
 /// One Read of `size` octets at a time on QP 0, `iters` times: cycles from the doorbell to

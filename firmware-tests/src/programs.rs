@@ -61,6 +61,7 @@ pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, s
         "bytes/cycle",
         "wire bytes/cycle",
         "messages/cycle",
+        "A's DMA read beats/message",
         "sim cycles/s",
     ]);
     for r in &runs {
@@ -71,6 +72,7 @@ pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, s
             format!("{:.3}", r.bytes_per_cycle()),
             format!("{:.3}", r.wire_bytes_per_cycle()),
             format!("{:.4}", r.messages_per_cycle()),
+            format!("{:.1}", r.a_read_beats_per_message()),
             format!("{:.0}", r.sim_cycles_per_second()),
         ]);
     }

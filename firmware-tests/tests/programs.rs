@@ -54,6 +54,10 @@ fn write_bw_moves_every_octet_near_the_datapath_rate() {
     assert_eq!((row[0].as_str(), row[1].as_str()), ("4096", "48"));
     let (payload, wire) = (number(&row[3]), number(&row[4]));
     assert!(payload > 0.0 && wire > payload && wire <= 8.0, "{row:?}");
+    // A reads each Write's payload (512 beats, one more when it does not start on a beat)
+    // and its WQE (96 octets at least, 12 beats): never less, and not much more.
+    let beats = number(&row[6]);
+    assert!((512.0 + 12.0..512.0 + 24.0).contains(&beats), "A's DMA read beats per Write: {row:?}");
 }
 
 /// The MPA options reach the wire: a marker takes four octets of every 512, CRCs off change

@@ -262,14 +262,15 @@ fn commands_that_change_a_context_wait_for_the_dma_fence_and_no_others_do() {
     let mr = MrContext { key: 0x3C, valid: true, length: 4096, ..MrContext::default() };
     let mut key = [0u32; 16];
     key[0] = 0x3C;
-    let mut bad_ring = qp.to_words();
-    bad_ring[0] |= 0xF; // an unknown QP state
+    // A QP state that does not exist.
+    let mut bad_state = qp.to_words();
+    bad_state[0] |= 0xF;
     // (what, opcode, index, CMD_DATA, result, fenced)
     type Case<'a> = (&'a str, u8, u32, [u32; 16], u8, bool);
     let cases: [Case; 8] = [
         ("WRITE_QP", CmdOpcode::WriteQp.code(), 3, qp.to_words(), ok, true),
         ("QUERY_QP", CmdOpcode::QueryQp.code(), 3, [0; 16], ok, false),
-        ("WRITE_QP refused", CmdOpcode::WriteQp.code(), 3, bad_ring, CmdResult::BadValue.code(), false),
+        ("WRITE_QP refused", CmdOpcode::WriteQp.code(), 3, bad_state, CmdResult::BadValue.code(), false),
         ("WRITE_CQ", CmdOpcode::WriteCq.code(), 2, CqContext::default().to_words(), ok, true),
         ("WRITE_MR", CmdOpcode::WriteMr.code(), 9, mr.to_words(), ok, true),
         ("QUERY_MR", CmdOpcode::QueryMr.code(), 9, [0; 16], ok, false),
