@@ -4,7 +4,9 @@
 //! octets at any alignment, random MULPDUs; the payload comes from a DMA read engine
 //! played by the bench (random latency, in order) and the ULPDUs leave with random
 //! back-pressure. Every ULPDU must equal the reference's octets, with its length in
-//! `tuser`, and each message must report done once, in order.
+//! `tuser`, and each message must report done once, in order. One message in ten is
+//! dropped (`drop` raised at a random cycle of its walk and held, as for a QP reset): its
+//! ULPDUs must be a prefix of the reference's, then none, and it still reports done.
 use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
@@ -27,6 +29,8 @@ struct Job {
     inline: Vec<u8>,
     mulpdu: u16,
     expected: Vec<Vec<u8>>,
+    /// Dropped at some point of its walk.
+    dropped: bool,
 }
 
 fn random_job(rng: &mut StdRng, memory: &[u8]) -> Job {
@@ -47,7 +51,8 @@ fn random_job(rng: &mut StdRng, memory: &[u8]) -> Job {
     let addr = rng.gen_range(0..(MEMORY - len)) as u64;
     let payload = &memory[addr as usize..addr as usize + len];
     let (stag, to, msn) = (rng.gen(), rng.gen(), rng.gen());
-    let mut job = Job { opcode, stag, to, msn, addr, len, inline: Vec::new(), mulpdu, expected: Vec::new() };
+    let dropped = rng.gen_bool(0.1);
+    let mut job = Job { opcode, stag, to, msn, addr, len, inline: Vec::new(), mulpdu, expected: Vec::new(), dropped };
     match opcode {
         Opcode::RdmaWrite => job.expected = tagged_ulpdus(opcode, stag, to, payload, mulpdu),
         Opcode::ReadRequest => {
@@ -81,6 +86,8 @@ struct Ports {
     rd: [Port; 5],
     done: Port,
     done_tag: Port,
+    walking: Port,
+    drop: Port,
 }
 
 #[test]
@@ -117,6 +124,8 @@ fn ddp_08_09_segmenter_matches_the_reference() {
             rd: ["s_rd_tdata", "s_rd_tkeep", "s_rd_tlast", "s_rd_tvalid", "s_rd_tready"].map(q),
             done: q("m_done_valid"),
             done_tag: q("m_done_tag"),
+            walking: q("walking"),
+            drop: q("drop"),
         };
         let mut sink = AxisSink::new(&m, "m_axis");
         sink.ready_rate = 0.8;
@@ -130,7 +139,8 @@ fn ddp_08_09_segmenter_matches_the_reference() {
         let mut read_pos = 0;
         let mut dones = Vec::new();
         let mut packets = Vec::new();
-        let expected_total: usize = jobs.iter().map(|j| j.expected.len()).sum();
+        // The job taken last (the one walked while `walking`), and whether its drop began.
+        let (mut taken, mut dropping) = (None::<usize>, false);
         for cycle in 0..20_000_000u64 {
             let offer = next_job < jobs.len() && rng.gen_bool(0.6);
             m.set_bit(valid, offer);
@@ -165,9 +175,15 @@ fn ddp_08_09_segmenter_matches_the_reference() {
                 m.set(tkeep, (1u64 << n) - 1);
                 m.set_bit(tlast, read_pos + n == l);
             }
+            // `walking` is a register: as of this cycle's start.
+            let walked = taken.filter(|_| m.get_bit(p.walking));
+            dropping = walked.is_some_and(|j| jobs[j].dropped && (dropping || rng.gen_bool(0.2)));
+            m.set_bit(p.drop, dropping);
             sink.drive(&mut m, &mut rng);
             m.eval();
             if offer && m.get_bit(ready) {
+                taken = Some(next_job);
+                dropping = false;
                 next_job += 1;
             }
             if req_ready_now && m.get_bit(p.req_valid) {
@@ -191,13 +207,40 @@ fn ddp_08_09_segmenter_matches_the_reference() {
             while let Some(pkt) = sink.pop_packet() {
                 packets.push(pkt);
             }
-            if packets.len() == expected_total && dones.len() == jobs.len() {
+            if dones.len() == jobs.len() && reads.is_empty() && cycle % 64 == 0 {
+                // Let the last ULPDUs drain.
+                for _ in 0..2000 {
+                    sink.drive(&mut m, &mut rng);
+                    m.eval();
+                    sink.observe(&m);
+                    m.tick();
+                }
+                while let Some(pkt) = sink.pop_packet() {
+                    packets.push(pkt);
+                }
                 break;
             }
         }
         assert_eq!(dones, (0..jobs.len()).map(|i| i & 0xFFFF).collect::<Vec<_>>(), "done pulses, in order");
-        let expected: Vec<(usize, &Vec<u8>)> =
-            jobs.iter().enumerate().flat_map(|(i, j)| j.expected.iter().map(move |u| (i, u))).collect();
+        // A dropped message sent a prefix of its ULPDUs: as many as match, in order.
+        let mut expected: Vec<(usize, &Vec<u8>)> = Vec::new();
+        let (mut at, mut cut_short) = (0, 0);
+        for (i, j) in jobs.iter().enumerate() {
+            let mut n = j.expected.len();
+            if j.dropped {
+                n = j
+                    .expected
+                    .iter()
+                    .zip(&packets[at.min(packets.len())..])
+                    .take_while(|(w, p)| p.bytes() == **w)
+                    .count();
+                cut_short += usize::from(n < j.expected.len());
+            }
+            expected.extend(j.expected[..n].iter().map(|u| (i, u)));
+            at += n;
+        }
+        let dropped = jobs.iter().filter(|j| j.dropped).count();
+        assert!(cut_short * 2 > dropped, "only {cut_short} of {dropped} dropped messages were cut short");
         assert_eq!(packets.len(), expected.len(), "number of ULPDUs");
         for (k, (pkt, (i, want))) in packets.iter().zip(&expected).enumerate() {
             let got = pkt.bytes();
