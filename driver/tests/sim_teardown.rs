@@ -9,7 +9,8 @@ mod common;
 use common::{collect, linked_pair};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
-    CompletionQueue, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair, RecvRequest, WorkRequest,
+    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair, RecvRequest,
+    WorkRequest,
 };
 
 const BUFFER: usize = 64 * 1024;
@@ -92,4 +93,47 @@ fn objects_freed_right_after_their_commands_complete_are_never_touched_again() {
         }
         assert_eq!(faults(&a), Vec::<String>::new(), "A touched freed memory (teardown after {wait} cycles)");
     }
+}
+
+/// An MR B keeps writing into is deregistered and its buffer freed at once, its QP left
+/// up: placements checked against the MR before it went have landed when the command
+/// completes, and later Writes are refused (B's QP is terminated), never placed.
+#[test]
+fn a_buffer_freed_right_after_its_mr_is_deregistered_is_never_written_again() {
+    let mut placed = 0;
+    for wait in [100, 300, 700] {
+        let (a, b) = linked_pair();
+        record_faults(&a);
+        let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+        let (bufa, bufb) = (a.alloc_dma(BUFFER).expect("DMA"), b.alloc_dma(BUFFER).expect("DMA"));
+        let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
+        let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+        let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
+        let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps()).expect("QP");
+        let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps()).expect("QP");
+        qpa.ready().expect("RTS");
+        qpb.ready().expect("RTS");
+        for i in 0..16 {
+            let local = mrb.sge(0, MESSAGE).unwrap();
+            let remote = mra.remote(u64::from(MESSAGE) * (i % 4)).unwrap();
+            qpb.post_send(&WorkRequest::Write { wr_id: i, local, remote, signaled: true }).expect("write B");
+        }
+        a.hal().run_idle(wait);
+        drop(mra);
+        drop(bufa);
+        let mut done = Vec::new();
+        for _ in 0..10 {
+            a.hal().run_idle(1000);
+            done.extend(collect(&b, &cqb, 16 - done.len()));
+        }
+        assert_eq!(faults(&a), Vec::<String>::new(), "A wrote freed memory (deregistered after {wait} cycles)");
+        // The MR went while Writes were on their way: some were refused.
+        assert!(
+            done.iter().any(|c| c.status != CqeStatus::Success),
+            "deregistered after {wait} cycles, yet every Write completed: {done:?}"
+        );
+        placed += done.iter().filter(|c| c.status == CqeStatus::Success).count();
+        drop(qpa);
+    }
+    assert!(placed > 0, "no Write was placed before its MR went: the test did not race them");
 }
