@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_sim::{Model, Port};
 
-/// `rnic_hdl::host::dma_fence::SETTLE`.
+/// `SETTLE` of hdl/src/host/dma_fence.rs.
 const SETTLE: u64 = 4;
 const CYCLES: u64 = 200_000;
 
@@ -67,11 +67,11 @@ impl Side {
                 self.next_id += 1;
             }
         }
-        let pending = (0..self.clients).filter(|&c| self.waiting[c].is_some()).fold(0, |m, c| m | 1 << c);
+        let pending: u64 = (0..self.clients).filter(|&c| self.waiting[c].is_some()).fold(0, |m, c| m | 1 << c);
         let mut taken = 0;
         if pending != 0 && rng.gen_bool(grant_rate) {
-            let choices: Vec<usize> = (0..self.clients).filter(|&c| self.waiting[c].is_some()).collect();
-            let c = choices[rng.gen_range(0..choices.len())];
+            let k = rng.gen_range(0..pending.count_ones() as usize);
+            let c = (0..self.clients).filter(|&c| self.waiting[c].is_some()).nth(k).expect("k-th waiting");
             let id = self.waiting[c].take().expect("waiting");
             taken = 1 << c;
             self.granted[id as usize] = cycle;
@@ -97,16 +97,17 @@ impl Side {
         m.set_bit(self.ports[3], d.complete);
     }
 
-    /// The requests the fence must wait for when it looks in a cycle: every one made so
-    /// far (issued, or waiting for its grant).
-    fn look(&self) -> u64 {
-        self.next_id
+    /// The requests the fence must wait for when it looks in a cycle are every one made so
+    /// far; those already completed cannot move its `done`, so only the rest are kept: the
+    /// ones waiting for a grant and the ones in flight.
+    fn look(&self) -> Vec<u64> {
+        self.waiting.iter().flatten().chain(self.in_flight.iter().map(|(id, _)| id)).copied().collect()
     }
 
-    /// The last grant and the last completion among requests `..upto`, if all happened.
-    fn last_events(&self, upto: u64) -> Option<u64> {
-        (0..upto as usize).try_fold(0, |latest, id| {
-            let (g, c) = (self.granted[id], self.completed[id]);
+    /// The last grant and the last completion among `ids`, once all happened.
+    fn last_events(&self, ids: &[u64]) -> Option<u64> {
+        ids.iter().try_fold(0, |latest, &id| {
+            let (g, c) = (self.granted[id as usize], self.completed[id as usize]);
             (g != u64::MAX && c != u64::MAX).then(|| latest.max(g).max(c))
         })
     }
@@ -121,7 +122,8 @@ fn done_rises_exactly_when_every_request_made_before_the_look_has_completed() {
     let mut reads = Side::new(&m, "rd", 5);
     let mut writes = Side::new(&m, "wr", 4);
     // The fence running: (start cycle, requests of each side to wait for once it looked).
-    let mut fence: Option<(u64, Option<(u64, u64)>)> = None;
+    #[allow(clippy::type_complexity)]
+    let mut fence: Option<(u64, Option<(Vec<u64>, Vec<u64>)>)> = None;
     let mut next_start = 10;
     let (mut fences, mut waited) = (0u64, 0u64);
     for cycle in 0..CYCLES {
@@ -141,14 +143,14 @@ fn done_rises_exactly_when_every_request_made_before_the_look_has_completed() {
         m.eval();
         // The predicted cycle of `done`, once every waited-for request is granted and
         // completed.
-        let due = fence.and_then(|(t0, look)| {
-            let (nr, nw) = look?;
-            let last = reads.last_events(nr)?.max(writes.last_events(nw)?);
+        let due = fence.as_ref().and_then(|(t0, look)| {
+            let (r, w) = look.as_ref()?;
+            let last = reads.last_events(r)?.max(writes.last_events(w)?);
             Some((t0 + SETTLE + 1).max(last + 1) + 1)
         });
         let high = m.get_bit(done);
-        match (fence, due) {
-            (Some(_), Some(due)) if cycle == due => {
+        match due {
+            Some(due) if cycle == due => {
                 assert!(high, "cycle {cycle}: done low when due");
                 let (t0, _) = fence.take().expect("running");
                 waited += cycle - t0;
@@ -160,6 +162,6 @@ fn done_rises_exactly_when_every_request_made_before_the_look_has_completed() {
         m.tick();
     }
     assert!(fences > 500, "only {fences} fences in {CYCLES} cycles");
-    assert!(reads.look() > 1 << 16 && writes.look() > 1 << 16, "the counts wrapped");
+    assert!(reads.next_id > 1 << 16 && writes.next_id > 1 << 16, "the counts wrapped");
     eprintln!("{fences} fences, {} cycles each on average", waited / fences);
 }

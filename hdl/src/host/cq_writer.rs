@@ -99,7 +99,8 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     armed_next: DFF<Bits<C>>,
     armed_solicited: DFF<Bits<C>>,
     overflowed: DFF<Bits<C>>,
-    /// CQE writes in flight, in order: each one's [`IrqEntry`] (vector, urgency, CQ).
+    /// CQE writes in flight, in order: each one's entry (vector, urgency, CQ; see
+    /// `irq_entry`).
     irqs: RamFifo<IRQ_ENTRY_BITS, IN_FLIGHT_BITS, { IN_FLIGHT_BITS + 1 }>,
     /// CQE writes reported done whose entry of `irqs` has not been taken yet.
     written: DFF<Bits<6>>,
