@@ -9,7 +9,7 @@ use rust_hdl::prelude::*;
 
 use crate::atomic::{AtomicAlu, AtomicUnit};
 use crate::board::UartBridge;
-use crate::common::{RamFifo, RegRam, RrArbiter, SkidBuffer};
+use crate::common::{BitFifo, RamFifo, RegRam, RrArbiter, SkidBuffer};
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{
     AxiWindow, CqWriter, DevMem, Dma, DmaFence, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing,
@@ -55,6 +55,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_atomic_unit",
             summary: "atomic unit: ordered read-modify-write of memory words, same-word forwarding, batched write-back",
             generate: || generate("rnic_atomic_unit", AtomicUnit::default()),
+        },
+        Design {
+            name: "rnic_common_bit_fifo",
+            summary: "first-in first-out queue of single bits in registers, 32 entries",
+            generate: || generate("rnic_common_bit_fifo", BitFifo::<5, 6, 32>::default()),
         },
         Design {
             name: "rnic_common_ram_fifo",

@@ -38096,7 +38096,7 @@ module rnic_top_q16$window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_a
         end
         ar_route$s_valid = ar_go;
         ar_route$s_data = ar_dev;
-        r_dev = |ar_route$m_data;
+        r_dev = ar_route$m_data;
         s_axi_rvalid = ar_route$m_valid & m_axi_rvalid;
         s_axi_rdata = m_axi_rdata;
         s_axi_rresp = m_axi_rresp;
@@ -38156,7 +38156,7 @@ module rnic_top_q16$window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_a
             w_go = s_axi_wvalid & w_route$m_valid & s_axi_wlast & d_axi_wready;
         end
         w_route$m_ready = w_go;
-        b_dev = |b_route$m_data;
+        b_dev = b_route$m_data;
         s_axi_bvalid = b_route$m_valid & m_axi_bvalid;
         s_axi_bresp = m_axi_bresp;
         if (b_dev) begin
@@ -38187,81 +38187,31 @@ module rnic_top_q16$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     input wire  m_ready;
     output reg  m_data;
     
+    // Constant declarations
+    localparam  one = 32'h1;
+    localparam  depth = 6'b100000;
+    
     // Stub signals
-    reg  entries$0$d;
-    wire  entries$0$q;
-    reg  entries$0$clock;
-    reg  entries$1$d;
-    wire  entries$1$q;
-    reg  entries$1$clock;
-    reg  entries$2$d;
-    wire  entries$2$q;
-    reg  entries$2$clock;
-    reg  entries$3$d;
-    wire  entries$3$q;
-    reg  entries$3$clock;
-    reg  entries$4$d;
-    wire  entries$4$q;
-    reg  entries$4$clock;
-    reg  entries$5$d;
-    wire  entries$5$q;
-    reg  entries$5$clock;
-    reg  entries$6$d;
-    wire  entries$6$q;
-    reg  entries$6$clock;
-    reg  entries$7$d;
-    wire  entries$7$q;
-    reg  entries$7$clock;
-    reg  [3:0] head$d;
-    wire  [3:0] head$q;
+    reg  [31:0] bits$d;
+    wire  [31:0] bits$q;
+    reg  bits$clock;
+    reg  [5:0] head$d;
+    wire  [5:0] head$q;
     reg  head$clock;
-    reg  [3:0] tail$d;
-    wire  [3:0] tail$q;
+    reg  [5:0] tail$d;
+    wire  [5:0] tail$q;
     reg  tail$clock;
     
     // Local signals
-    reg  [3:0] count;
+    reg  [5:0] count;
+    reg  push;
+    reg  [31:0] slot;
     
     // Sub module instances
-    rnic_top_q16$window$ar_route$entries$0 entries$0(
-        .d(entries$0$d),
-        .q(entries$0$q),
-        .clock(entries$0$clock)
-    );
-    rnic_top_q16$window$ar_route$entries$1 entries$1(
-        .d(entries$1$d),
-        .q(entries$1$q),
-        .clock(entries$1$clock)
-    );
-    rnic_top_q16$window$ar_route$entries$2 entries$2(
-        .d(entries$2$d),
-        .q(entries$2$q),
-        .clock(entries$2$clock)
-    );
-    rnic_top_q16$window$ar_route$entries$3 entries$3(
-        .d(entries$3$d),
-        .q(entries$3$q),
-        .clock(entries$3$clock)
-    );
-    rnic_top_q16$window$ar_route$entries$4 entries$4(
-        .d(entries$4$d),
-        .q(entries$4$q),
-        .clock(entries$4$clock)
-    );
-    rnic_top_q16$window$ar_route$entries$5 entries$5(
-        .d(entries$5$d),
-        .q(entries$5$q),
-        .clock(entries$5$clock)
-    );
-    rnic_top_q16$window$ar_route$entries$6 entries$6(
-        .d(entries$6$d),
-        .q(entries$6$q),
-        .clock(entries$6$clock)
-    );
-    rnic_top_q16$window$ar_route$entries$7 entries$7(
-        .d(entries$7$d),
-        .q(entries$7$q),
-        .clock(entries$7$clock)
+    rnic_top_q16$window$ar_route$bits bits(
+        .d(bits$d),
+        .q(bits$q),
+        .clock(bits$clock)
     );
     rnic_top_q16$window$ar_route$head head(
         .d(head$d),
@@ -38276,79 +38226,26 @@ module rnic_top_q16$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     
     // Update code
     always @(*) begin
+        bits$clock = clock;
         head$clock = clock;
         tail$clock = clock;
+        bits$d = bits$q;
         head$d = head$q;
         tail$d = tail$q;
-        entries$0$clock = clock;
-        entries$0$d = entries$0$q;
-        entries$1$clock = clock;
-        entries$1$d = entries$1$q;
-        entries$2$clock = clock;
-        entries$2$d = entries$2$q;
-        entries$3$clock = clock;
-        entries$3$d = entries$3$q;
-        entries$4$clock = clock;
-        entries$4$d = entries$4$q;
-        entries$5$clock = clock;
-        entries$5$d = entries$5$q;
-        entries$6$clock = clock;
-        entries$6$d = entries$6$q;
-        entries$7$clock = clock;
-        entries$7$d = entries$7$q;
         count = tail$q - head$q;
-        s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
-            if (tail$q[(32'h0)+:(3)] == 0) begin
-                entries$0$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 1) begin
-                entries$1$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 2) begin
-                entries$2$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 3) begin
-                entries$3$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 4) begin
-                entries$4$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 5) begin
-                entries$5$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 6) begin
-                entries$6$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 7) begin
-                entries$7$d = s_data;
+        s_ready = count != depth;
+        m_valid = |count;
+        m_data = bits$q[head$q[(32'h0)+:(5)]];
+        push = s_valid & (count != depth);
+        slot = one << ((tail$q[(32'h0)+:(5)]) & 32'hffffffff);
+        if (push) begin
+            bits$d = bits$q & ~slot;
+            if (s_data) begin
+                bits$d = bits$q | slot;
             end
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
+        if (m_ready & |count) begin
             head$d = head$q + 32'h1;
         end
         if (reset) begin
@@ -38360,168 +38257,35 @@ module rnic_top_q16$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
 endmodule // rnic_top_q16$window$ar_route
 
 
-module rnic_top_q16$window$ar_route$entries$0(d,q,clock);
+module rnic_top_q16$window$ar_route$bits(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$window$ar_route$entries$0
-
-
-module rnic_top_q16$window$ar_route$entries$1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$ar_route$entries$1
-
-
-module rnic_top_q16$window$ar_route$entries$2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$ar_route$entries$2
-
-
-module rnic_top_q16$window$ar_route$entries$3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$ar_route$entries$3
-
-
-module rnic_top_q16$window$ar_route$entries$4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$ar_route$entries$4
-
-
-module rnic_top_q16$window$ar_route$entries$5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$ar_route$entries$5
-
-
-module rnic_top_q16$window$ar_route$entries$6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$ar_route$entries$6
-
-
-module rnic_top_q16$window$ar_route$entries$7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$ar_route$entries$7
+endmodule // rnic_top_q16$window$ar_route$bits
 
 
 module rnic_top_q16$window$ar_route$head(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -38534,13 +38298,13 @@ endmodule // rnic_top_q16$window$ar_route$head
 module rnic_top_q16$window$ar_route$tail(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -38562,81 +38326,31 @@ module rnic_top_q16$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_
     input wire  m_ready;
     output reg  m_data;
     
+    // Constant declarations
+    localparam  one = 32'h1;
+    localparam  depth = 6'b100000;
+    
     // Stub signals
-    reg  entries$0$d;
-    wire  entries$0$q;
-    reg  entries$0$clock;
-    reg  entries$1$d;
-    wire  entries$1$q;
-    reg  entries$1$clock;
-    reg  entries$2$d;
-    wire  entries$2$q;
-    reg  entries$2$clock;
-    reg  entries$3$d;
-    wire  entries$3$q;
-    reg  entries$3$clock;
-    reg  entries$4$d;
-    wire  entries$4$q;
-    reg  entries$4$clock;
-    reg  entries$5$d;
-    wire  entries$5$q;
-    reg  entries$5$clock;
-    reg  entries$6$d;
-    wire  entries$6$q;
-    reg  entries$6$clock;
-    reg  entries$7$d;
-    wire  entries$7$q;
-    reg  entries$7$clock;
-    reg  [3:0] head$d;
-    wire  [3:0] head$q;
+    reg  [31:0] bits$d;
+    wire  [31:0] bits$q;
+    reg  bits$clock;
+    reg  [5:0] head$d;
+    wire  [5:0] head$q;
     reg  head$clock;
-    reg  [3:0] tail$d;
-    wire  [3:0] tail$q;
+    reg  [5:0] tail$d;
+    wire  [5:0] tail$q;
     reg  tail$clock;
     
     // Local signals
-    reg  [3:0] count;
+    reg  [5:0] count;
+    reg  push;
+    reg  [31:0] slot;
     
     // Sub module instances
-    rnic_top_q16$window$b_route$entries$0 entries$0(
-        .d(entries$0$d),
-        .q(entries$0$q),
-        .clock(entries$0$clock)
-    );
-    rnic_top_q16$window$b_route$entries$1 entries$1(
-        .d(entries$1$d),
-        .q(entries$1$q),
-        .clock(entries$1$clock)
-    );
-    rnic_top_q16$window$b_route$entries$2 entries$2(
-        .d(entries$2$d),
-        .q(entries$2$q),
-        .clock(entries$2$clock)
-    );
-    rnic_top_q16$window$b_route$entries$3 entries$3(
-        .d(entries$3$d),
-        .q(entries$3$q),
-        .clock(entries$3$clock)
-    );
-    rnic_top_q16$window$b_route$entries$4 entries$4(
-        .d(entries$4$d),
-        .q(entries$4$q),
-        .clock(entries$4$clock)
-    );
-    rnic_top_q16$window$b_route$entries$5 entries$5(
-        .d(entries$5$d),
-        .q(entries$5$q),
-        .clock(entries$5$clock)
-    );
-    rnic_top_q16$window$b_route$entries$6 entries$6(
-        .d(entries$6$d),
-        .q(entries$6$q),
-        .clock(entries$6$clock)
-    );
-    rnic_top_q16$window$b_route$entries$7 entries$7(
-        .d(entries$7$d),
-        .q(entries$7$q),
-        .clock(entries$7$clock)
+    rnic_top_q16$window$b_route$bits bits(
+        .d(bits$d),
+        .q(bits$q),
+        .clock(bits$clock)
     );
     rnic_top_q16$window$b_route$head head(
         .d(head$d),
@@ -38651,79 +38365,26 @@ module rnic_top_q16$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_
     
     // Update code
     always @(*) begin
+        bits$clock = clock;
         head$clock = clock;
         tail$clock = clock;
+        bits$d = bits$q;
         head$d = head$q;
         tail$d = tail$q;
-        entries$0$clock = clock;
-        entries$0$d = entries$0$q;
-        entries$1$clock = clock;
-        entries$1$d = entries$1$q;
-        entries$2$clock = clock;
-        entries$2$d = entries$2$q;
-        entries$3$clock = clock;
-        entries$3$d = entries$3$q;
-        entries$4$clock = clock;
-        entries$4$d = entries$4$q;
-        entries$5$clock = clock;
-        entries$5$d = entries$5$q;
-        entries$6$clock = clock;
-        entries$6$d = entries$6$q;
-        entries$7$clock = clock;
-        entries$7$d = entries$7$q;
         count = tail$q - head$q;
-        s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
-            if (tail$q[(32'h0)+:(3)] == 0) begin
-                entries$0$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 1) begin
-                entries$1$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 2) begin
-                entries$2$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 3) begin
-                entries$3$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 4) begin
-                entries$4$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 5) begin
-                entries$5$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 6) begin
-                entries$6$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 7) begin
-                entries$7$d = s_data;
+        s_ready = count != depth;
+        m_valid = |count;
+        m_data = bits$q[head$q[(32'h0)+:(5)]];
+        push = s_valid & (count != depth);
+        slot = one << ((tail$q[(32'h0)+:(5)]) & 32'hffffffff);
+        if (push) begin
+            bits$d = bits$q & ~slot;
+            if (s_data) begin
+                bits$d = bits$q | slot;
             end
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
+        if (m_ready & |count) begin
             head$d = head$q + 32'h1;
         end
         if (reset) begin
@@ -38735,168 +38396,35 @@ module rnic_top_q16$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_
 endmodule // rnic_top_q16$window$b_route
 
 
-module rnic_top_q16$window$b_route$entries$0(d,q,clock);
+module rnic_top_q16$window$b_route$bits(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$window$b_route$entries$0
-
-
-module rnic_top_q16$window$b_route$entries$1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$b_route$entries$1
-
-
-module rnic_top_q16$window$b_route$entries$2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$b_route$entries$2
-
-
-module rnic_top_q16$window$b_route$entries$3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$b_route$entries$3
-
-
-module rnic_top_q16$window$b_route$entries$4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$b_route$entries$4
-
-
-module rnic_top_q16$window$b_route$entries$5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$b_route$entries$5
-
-
-module rnic_top_q16$window$b_route$entries$6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$b_route$entries$6
-
-
-module rnic_top_q16$window$b_route$entries$7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$window$b_route$entries$7
+endmodule // rnic_top_q16$window$b_route$bits
 
 
 module rnic_top_q16$window$b_route$head(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -38909,13 +38437,13 @@ endmodule // rnic_top_q16$window$b_route$head
 module rnic_top_q16$window$b_route$tail(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin

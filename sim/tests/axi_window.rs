@@ -7,7 +7,10 @@
 //!   no write raced returns its side's octets, in request order, and both memories end
 //!   exactly as the writes, applied in order, leave them;
 //! - the window adds no cycle to a read and streams alternating sides at one beat per
-//!   cycle.
+//!   cycle;
+//! - it keeps 32 bursts in flight each way, alternating sides, so that a 200-cycle host
+//!   memory answers small bursts at one per cycle (Little's law; eight, the depth it had,
+//!   held 64-octet RDMA Writes to 0.024 messages per cycle).
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_sim::axi::AxiSlave;
@@ -244,4 +247,42 @@ fn axi_window_adds_no_latency_and_streams() {
     assert!(beats / write_cycles as f64 >= 0.95, "writes: {beats} beats took {write_cycles} cycles");
     assert!(beats / read_cycles as f64 >= 0.95, "reads: {beats} beats took {read_cycles} cycles");
     b.check_memories();
+}
+
+#[test]
+fn axi_window_keeps_32_bursts_in_flight_each_way() {
+    trace::on_failure("axi_window_keeps_32_bursts_in_flight_each_way", || {
+        const LATENCY: u64 = 200;
+        const BURSTS: u64 = 32;
+        let mut b = Bench::new(2);
+        for side in [&mut b.host.core, &mut b.dev.core] {
+            side.read_latency = LATENCY;
+            side.write_latency = LATENCY;
+            side.ready_rate = 1.0;
+            side.valid_rate = 1.0;
+        }
+        let host = b.regions[1].iova;
+        let addr = |i: u64| if i % 2 == 0 { BASE + i * 64 } else { host + i * 64 };
+        // Every burst is taken before the first answer: one latency and the bursts, not
+        // one latency per eight of them.
+        for i in 0..BURSTS {
+            b.master.write(addr(i), &[i; 1], &[0xFF; 1]);
+        }
+        let t0 = b.master.cycle();
+        b.drain(10 * LATENCY);
+        let write_cycles = b.master.cycle() - t0;
+        b.check();
+        for i in 0..BURSTS {
+            b.master.read(addr(i), 1);
+        }
+        let t0 = b.master.cycle();
+        b.drain(10 * LATENCY);
+        let read_cycles = b.master.cycle() - t0;
+        assert_eq!(b.check(), BURSTS as usize, "reads checked");
+        eprintln!("{BURSTS} one-beat bursts at latency {LATENCY}: writes {write_cycles} cycles, reads {read_cycles}");
+        let bound = LATENCY + 2 * BURSTS + 10;
+        assert!(write_cycles <= bound, "writes: {write_cycles} cycles, more than {bound}: bursts waited for room");
+        assert!(read_cycles <= bound, "reads: {read_cycles} cycles, more than {bound}: bursts waited for room");
+        b.check_memories();
+    });
 }

@@ -1,4 +1,5 @@
 //! Building blocks shared by the protocol blocks.
+pub mod bit_fifo;
 pub mod bswap;
 pub mod fifo;
 pub mod pipe;
@@ -8,6 +9,7 @@ pub mod round_robin;
 pub mod rr_arbiter;
 pub mod skid_buffer;
 
+pub use bit_fifo::BitFifo;
 pub use bswap::{Bswap32, Bswap64};
 pub use fifo::SmallFifo;
 pub use pipe::Pipe;

@@ -10,14 +10,19 @@
 //! into a W queue (popped at `wlast`, steering the W beats) and a B queue (steering the B
 //! responses). A W beat therefore waits until its burst's AW has been taken (a cycle
 //! later, as the queues are registers), which AXI allows; the DMA master raises AW
-//! without waiting for W. An address waits while its queue is full (8 bursts), and
-//! nothing is taken in reset.
+//! without waiting for W. An address waits while its queue is full (32 bursts read and
+//! 32 written awaiting B, 8 awaiting their W beats), and nothing is taken in reset.
 //!
 //! Addresses, beats and responses pass through combinationally, adding no cycle (but for
 //! that first W beat), and a side's valid never depends on the other side's ready.
 use rust_hdl::prelude::*;
 
-use crate::common::{constant, SmallFifo};
+use crate::common::{constant, BitFifo, SmallFifo};
+
+/// Bursts in flight each way at most: `1 << ROUTE_BITS`. Thirty-two, as the DMA read
+/// engine keeps: small bursts at a 200-cycle host memory need that many to use the bus
+/// (Little's law); eight held 64-octet RDMA Writes to 0.024 messages per cycle.
+const ROUTE_BITS: usize = 5;
 
 /// `AB` = address bits inside the window.
 #[derive(LogicBlock)]
@@ -99,12 +104,14 @@ pub struct AxiWindow<const AB: usize> {
     pub d_axi_rlast: Signal<In, Bit>,
     pub d_axi_rvalid: Signal<In, Bit>,
     pub d_axi_rready: Signal<Out, Bit>,
-    /// The side (1: device) of every AR whose R beats are not all through.
-    ar_route: SmallFifo<1>,
-    /// The side of every AW whose W beats are not all through.
+    /// The side (1: device) of every AR whose R beats are not all through: as many as
+    /// the host memory's round trip needs ([`ROUTE_BITS`]).
+    ar_route: BitFifo<ROUTE_BITS, { ROUTE_BITS + 1 }, { 1 << ROUTE_BITS }>,
+    /// The side of every AW whose W beats are not all through (the DMA master sends them
+    /// right behind their AW: a few).
     w_route: SmallFifo<1>,
-    /// The side of every AW whose B is not through.
-    b_route: SmallFifo<1>,
+    /// The side of every AW whose B is not through: a round trip's worth too.
+    b_route: BitFifo<ROUTE_BITS, { ROUTE_BITS + 1 }, { 1 << ROUTE_BITS }>,
     base: Constant<Bits<64>>,
     /// The address bits that select the window (63..AB).
     window_mask: Constant<Bits<64>>,
@@ -260,10 +267,10 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
             self.ar_go.next = self.s_axi_arvalid.val() & self.ar_room.val() & self.d_axi_arready.val();
         }
         self.ar_route.s_valid.next = self.ar_go.val();
-        self.ar_route.s_data.next = self.ar_dev.val().into();
+        self.ar_route.s_data.next = self.ar_dev.val();
 
         // ---- R beats from the side of the oldest AR only.
-        self.r_dev.next = self.ar_route.m_data.val().any();
+        self.r_dev.next = self.ar_route.m_data.val();
         self.s_axi_rvalid.next = self.ar_route.m_valid.val() & self.m_axi_rvalid.val();
         self.s_axi_rdata.next = self.m_axi_rdata.val();
         self.s_axi_rresp.next = self.m_axi_rresp.val();
@@ -310,7 +317,7 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
         self.w_route.s_valid.next = self.aw_go.val();
         self.w_route.s_data.next = self.aw_dev.val().into();
         self.b_route.s_valid.next = self.aw_go.val();
-        self.b_route.s_data.next = self.aw_dev.val().into();
+        self.b_route.s_data.next = self.aw_dev.val();
 
         // ---- W beats to the side of the oldest AW still receiving data.
         self.w_dev.next = self.w_route.m_data.val().any();
@@ -335,7 +342,7 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
         self.w_route.m_ready.next = self.w_go.val();
 
         // ---- B responses from the side of the oldest AW not answered.
-        self.b_dev.next = self.b_route.m_data.val().any();
+        self.b_dev.next = self.b_route.m_data.val();
         self.s_axi_bvalid.next = self.b_route.m_valid.val() & self.m_axi_bvalid.val();
         self.s_axi_bresp.next = self.m_axi_bresp.val();
         if self.b_dev.val() {
