@@ -15,24 +15,50 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     output reg  m_data;
     
     // Constant declarations
-    localparam  one = 32'h1;
-    localparam  depth = 6'b100000;
+    localparam  last = 6'b11111;
+    localparam  one = 6'b1;
+    localparam  first = 32'h1;
+    localparam  wrap = 32'h1f;
     
     // Stub signals
     reg  [31:0] bits$d;
     wire  [31:0] bits$q;
     reg  bits$clock;
-    reg  [5:0] head$d;
-    wire  [5:0] head$q;
-    reg  head$clock;
-    reg  [5:0] tail$d;
-    wire  [5:0] tail$q;
+    reg  [31:0] tail$d;
+    wire  [31:0] tail$q;
     reg  tail$clock;
+    reg  [4:0] head$d;
+    wire  [4:0] head$q;
+    reg  head$clock;
+    reg  [4:0] after_head$d;
+    wire  [4:0] after_head$q;
+    reg  after_head$clock;
+    reg  head_bit$d;
+    wire  head_bit$q;
+    reg  head_bit$clock;
+    reg  [5:0] count$d;
+    wire  [5:0] count$q;
+    reg  count$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  nonempty$d;
+    wire  nonempty$q;
+    reg  nonempty$clock;
+    reg  single$d;
+    wire  single$q;
+    reg  single$clock;
     
     // Local signals
-    reg  [5:0] count;
     reg  push;
-    reg  [31:0] slot;
+    reg  pop;
+    reg  lands_at_head;
+    reg  two;
+    reg  almost_full;
+    reg  several;
+    reg  [5:0] count_up;
+    reg  [5:0] count_down;
+    reg  [31:0] written;
     
     // Sub module instances
     rnic_common_bit_fifo$bits bits(
@@ -40,48 +66,136 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         .q(bits$q),
         .clock(bits$clock)
     );
-    rnic_common_bit_fifo$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_common_bit_fifo$tail tail(
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_common_bit_fifo$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_common_bit_fifo$after_head after_head(
+        .d(after_head$d),
+        .q(after_head$q),
+        .clock(after_head$clock)
+    );
+    rnic_common_bit_fifo$head_bit head_bit(
+        .d(head_bit$d),
+        .q(head_bit$q),
+        .clock(head_bit$clock)
+    );
+    rnic_common_bit_fifo$count count(
+        .d(count$d),
+        .q(count$q),
+        .clock(count$clock)
+    );
+    rnic_common_bit_fifo$full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
+    );
+    rnic_common_bit_fifo$nonempty nonempty(
+        .d(nonempty$d),
+        .q(nonempty$q),
+        .clock(nonempty$clock)
+    );
+    rnic_common_bit_fifo$single single(
+        .d(single$d),
+        .q(single$q),
+        .clock(single$clock)
+    );
     
     // Update code
     always @(*) begin
         bits$clock = clock;
-        head$clock = clock;
         tail$clock = clock;
+        head$clock = clock;
+        after_head$clock = clock;
+        head_bit$clock = clock;
+        count$clock = clock;
+        full$clock = clock;
+        nonempty$clock = clock;
+        single$clock = clock;
         bits$d = bits$q;
-        head$d = head$q;
         tail$d = tail$q;
-        count = tail$q - head$q;
-        s_ready = count != depth;
-        m_valid = |count;
-        m_data = bits$q[head$q[(32'h0)+:(5)]];
-        push = s_valid & (count != depth);
-        slot = one << ((tail$q[(32'h0)+:(5)]) & 32'hffffffff);
-        if (push) begin
-            bits$d = bits$q & ~slot;
-            if (s_data) begin
-                bits$d = bits$q | slot;
-            end
-            tail$d = tail$q + 32'h1;
+        head$d = head$q;
+        after_head$d = after_head$q;
+        head_bit$d = head_bit$q;
+        count$d = count$q;
+        full$d = full$q;
+        nonempty$d = nonempty$q;
+        single$d = single$q;
+        s_ready = ~full$q;
+        m_valid = nonempty$q;
+        m_data = head_bit$q;
+        push = s_valid & ~full$q;
+        pop = m_ready & nonempty$q;
+        written = bits$q & ~tail$q;
+        if (s_data) begin
+            written = bits$q | tail$q;
         end
-        if (m_ready & |count) begin
+        if (push) begin
+            bits$d = written;
+            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
+        end
+        if (pop) begin
             head$d = head$q + 32'h1;
+            after_head$d = after_head$q + 32'h1;
+            head_bit$d = bits$q[after_head$q];
+        end
+        lands_at_head = push & (~nonempty$q | (single$q & pop));
+        if (lands_at_head) begin
+            head_bit$d = s_data;
+        end
+        two = count$q == (one << 32'h1);
+        several = count$q > one;
+        count_up = count$q + 32'h1;
+        count_down = count$q - 32'h1;
+        almost_full = count$q == last;
+        nonempty$d = push | several | (single$q & ~pop);
+        if (push & ~pop) begin
+            count$d = count_up;
+            single$d = ~nonempty$q;
+            full$d = almost_full;
+        end
+        if (pop & ~push) begin
+            count$d = count_down;
+            single$d = two;
+            full$d = 1'b0;
         end
         if (reset) begin
             head$d = 32'h0;
-            tail$d = 32'h0;
+            after_head$d = 32'h1;
+            tail$d = first;
+            count$d = 32'h0;
+            full$d = 1'b0;
+            nonempty$d = 1'b0;
+            single$d = 1'b0;
         end
     end
     
 endmodule // rnic_common_bit_fifo
+
+
+module rnic_common_bit_fifo$after_head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_common_bit_fifo$after_head
 
 
 module rnic_common_bit_fifo$bits(d,q,clock);
@@ -103,7 +217,7 @@ module rnic_common_bit_fifo$bits(d,q,clock);
 endmodule // rnic_common_bit_fifo$bits
 
 
-module rnic_common_bit_fifo$head(d,q,clock);
+module rnic_common_bit_fifo$count(d,q,clock);
     
     // Module arguments
     input wire  [5:0] d;
@@ -119,19 +233,114 @@ module rnic_common_bit_fifo$head(d,q,clock);
        q <= d;
     end
           
+endmodule // rnic_common_bit_fifo$count
+
+
+module rnic_common_bit_fifo$full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_common_bit_fifo$full
+
+
+module rnic_common_bit_fifo$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
 endmodule // rnic_common_bit_fifo$head
+
+
+module rnic_common_bit_fifo$head_bit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_common_bit_fifo$head_bit
+
+
+module rnic_common_bit_fifo$nonempty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_common_bit_fifo$nonempty
+
+
+module rnic_common_bit_fifo$single(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_common_bit_fifo$single
 
 
 module rnic_common_bit_fifo$tail(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin

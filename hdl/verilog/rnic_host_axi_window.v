@@ -231,7 +231,7 @@ module rnic_host_axi_window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
         w_route$s_data = aw_dev;
         b_route$s_valid = aw_go;
         b_route$s_data = aw_dev;
-        w_dev = |w_route$m_data;
+        w_dev = w_route$m_data;
         m_axi_wdata = s_axi_wdata;
         m_axi_wstrb = s_axi_wstrb;
         m_axi_wlast = s_axi_wlast;
@@ -281,24 +281,50 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     output reg  m_data;
     
     // Constant declarations
-    localparam  one = 32'h1;
-    localparam  depth = 6'b100000;
+    localparam  last = 6'b11111;
+    localparam  one = 6'b1;
+    localparam  first = 32'h1;
+    localparam  wrap = 32'h1f;
     
     // Stub signals
     reg  [31:0] bits$d;
     wire  [31:0] bits$q;
     reg  bits$clock;
-    reg  [5:0] head$d;
-    wire  [5:0] head$q;
-    reg  head$clock;
-    reg  [5:0] tail$d;
-    wire  [5:0] tail$q;
+    reg  [31:0] tail$d;
+    wire  [31:0] tail$q;
     reg  tail$clock;
+    reg  [4:0] head$d;
+    wire  [4:0] head$q;
+    reg  head$clock;
+    reg  [4:0] after_head$d;
+    wire  [4:0] after_head$q;
+    reg  after_head$clock;
+    reg  head_bit$d;
+    wire  head_bit$q;
+    reg  head_bit$clock;
+    reg  [5:0] count$d;
+    wire  [5:0] count$q;
+    reg  count$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  nonempty$d;
+    wire  nonempty$q;
+    reg  nonempty$clock;
+    reg  single$d;
+    wire  single$q;
+    reg  single$clock;
     
     // Local signals
-    reg  [5:0] count;
     reg  push;
-    reg  [31:0] slot;
+    reg  pop;
+    reg  lands_at_head;
+    reg  two;
+    reg  almost_full;
+    reg  several;
+    reg  [5:0] count_up;
+    reg  [5:0] count_down;
+    reg  [31:0] written;
     
     // Sub module instances
     rnic_host_axi_window$ar_route$bits bits(
@@ -306,48 +332,136 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
         .q(bits$q),
         .clock(bits$clock)
     );
-    rnic_host_axi_window$ar_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_host_axi_window$ar_route$tail tail(
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_host_axi_window$ar_route$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_host_axi_window$ar_route$after_head after_head(
+        .d(after_head$d),
+        .q(after_head$q),
+        .clock(after_head$clock)
+    );
+    rnic_host_axi_window$ar_route$head_bit head_bit(
+        .d(head_bit$d),
+        .q(head_bit$q),
+        .clock(head_bit$clock)
+    );
+    rnic_host_axi_window$ar_route$count count(
+        .d(count$d),
+        .q(count$q),
+        .clock(count$clock)
+    );
+    rnic_host_axi_window$ar_route$full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
+    );
+    rnic_host_axi_window$ar_route$nonempty nonempty(
+        .d(nonempty$d),
+        .q(nonempty$q),
+        .clock(nonempty$clock)
+    );
+    rnic_host_axi_window$ar_route$single single(
+        .d(single$d),
+        .q(single$q),
+        .clock(single$clock)
+    );
     
     // Update code
     always @(*) begin
         bits$clock = clock;
-        head$clock = clock;
         tail$clock = clock;
+        head$clock = clock;
+        after_head$clock = clock;
+        head_bit$clock = clock;
+        count$clock = clock;
+        full$clock = clock;
+        nonempty$clock = clock;
+        single$clock = clock;
         bits$d = bits$q;
-        head$d = head$q;
         tail$d = tail$q;
-        count = tail$q - head$q;
-        s_ready = count != depth;
-        m_valid = |count;
-        m_data = bits$q[head$q[(32'h0)+:(5)]];
-        push = s_valid & (count != depth);
-        slot = one << ((tail$q[(32'h0)+:(5)]) & 32'hffffffff);
-        if (push) begin
-            bits$d = bits$q & ~slot;
-            if (s_data) begin
-                bits$d = bits$q | slot;
-            end
-            tail$d = tail$q + 32'h1;
+        head$d = head$q;
+        after_head$d = after_head$q;
+        head_bit$d = head_bit$q;
+        count$d = count$q;
+        full$d = full$q;
+        nonempty$d = nonempty$q;
+        single$d = single$q;
+        s_ready = ~full$q;
+        m_valid = nonempty$q;
+        m_data = head_bit$q;
+        push = s_valid & ~full$q;
+        pop = m_ready & nonempty$q;
+        written = bits$q & ~tail$q;
+        if (s_data) begin
+            written = bits$q | tail$q;
         end
-        if (m_ready & |count) begin
+        if (push) begin
+            bits$d = written;
+            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
+        end
+        if (pop) begin
             head$d = head$q + 32'h1;
+            after_head$d = after_head$q + 32'h1;
+            head_bit$d = bits$q[after_head$q];
+        end
+        lands_at_head = push & (~nonempty$q | (single$q & pop));
+        if (lands_at_head) begin
+            head_bit$d = s_data;
+        end
+        two = count$q == (one << 32'h1);
+        several = count$q > one;
+        count_up = count$q + 32'h1;
+        count_down = count$q - 32'h1;
+        almost_full = count$q == last;
+        nonempty$d = push | several | (single$q & ~pop);
+        if (push & ~pop) begin
+            count$d = count_up;
+            single$d = ~nonempty$q;
+            full$d = almost_full;
+        end
+        if (pop & ~push) begin
+            count$d = count_down;
+            single$d = two;
+            full$d = 1'b0;
         end
         if (reset) begin
             head$d = 32'h0;
-            tail$d = 32'h0;
+            after_head$d = 32'h1;
+            tail$d = first;
+            count$d = 32'h0;
+            full$d = 1'b0;
+            nonempty$d = 1'b0;
+            single$d = 1'b0;
         end
     end
     
 endmodule // rnic_host_axi_window$ar_route
+
+
+module rnic_host_axi_window$ar_route$after_head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_route$after_head
 
 
 module rnic_host_axi_window$ar_route$bits(d,q,clock);
@@ -369,7 +483,7 @@ module rnic_host_axi_window$ar_route$bits(d,q,clock);
 endmodule // rnic_host_axi_window$ar_route$bits
 
 
-module rnic_host_axi_window$ar_route$head(d,q,clock);
+module rnic_host_axi_window$ar_route$count(d,q,clock);
     
     // Module arguments
     input wire  [5:0] d;
@@ -385,19 +499,114 @@ module rnic_host_axi_window$ar_route$head(d,q,clock);
        q <= d;
     end
           
+endmodule // rnic_host_axi_window$ar_route$count
+
+
+module rnic_host_axi_window$ar_route$full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_route$full
+
+
+module rnic_host_axi_window$ar_route$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
 endmodule // rnic_host_axi_window$ar_route$head
+
+
+module rnic_host_axi_window$ar_route$head_bit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_route$head_bit
+
+
+module rnic_host_axi_window$ar_route$nonempty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_route$nonempty
+
+
+module rnic_host_axi_window$ar_route$single(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_route$single
 
 
 module rnic_host_axi_window$ar_route$tail(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -420,24 +629,50 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     output reg  m_data;
     
     // Constant declarations
-    localparam  one = 32'h1;
-    localparam  depth = 6'b100000;
+    localparam  last = 6'b11111;
+    localparam  one = 6'b1;
+    localparam  first = 32'h1;
+    localparam  wrap = 32'h1f;
     
     // Stub signals
     reg  [31:0] bits$d;
     wire  [31:0] bits$q;
     reg  bits$clock;
-    reg  [5:0] head$d;
-    wire  [5:0] head$q;
-    reg  head$clock;
-    reg  [5:0] tail$d;
-    wire  [5:0] tail$q;
+    reg  [31:0] tail$d;
+    wire  [31:0] tail$q;
     reg  tail$clock;
+    reg  [4:0] head$d;
+    wire  [4:0] head$q;
+    reg  head$clock;
+    reg  [4:0] after_head$d;
+    wire  [4:0] after_head$q;
+    reg  after_head$clock;
+    reg  head_bit$d;
+    wire  head_bit$q;
+    reg  head_bit$clock;
+    reg  [5:0] count$d;
+    wire  [5:0] count$q;
+    reg  count$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  nonempty$d;
+    wire  nonempty$q;
+    reg  nonempty$clock;
+    reg  single$d;
+    wire  single$q;
+    reg  single$clock;
     
     // Local signals
-    reg  [5:0] count;
     reg  push;
-    reg  [31:0] slot;
+    reg  pop;
+    reg  lands_at_head;
+    reg  two;
+    reg  almost_full;
+    reg  several;
+    reg  [5:0] count_up;
+    reg  [5:0] count_down;
+    reg  [31:0] written;
     
     // Sub module instances
     rnic_host_axi_window$b_route$bits bits(
@@ -445,48 +680,136 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
         .q(bits$q),
         .clock(bits$clock)
     );
-    rnic_host_axi_window$b_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_host_axi_window$b_route$tail tail(
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_host_axi_window$b_route$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_host_axi_window$b_route$after_head after_head(
+        .d(after_head$d),
+        .q(after_head$q),
+        .clock(after_head$clock)
+    );
+    rnic_host_axi_window$b_route$head_bit head_bit(
+        .d(head_bit$d),
+        .q(head_bit$q),
+        .clock(head_bit$clock)
+    );
+    rnic_host_axi_window$b_route$count count(
+        .d(count$d),
+        .q(count$q),
+        .clock(count$clock)
+    );
+    rnic_host_axi_window$b_route$full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
+    );
+    rnic_host_axi_window$b_route$nonempty nonempty(
+        .d(nonempty$d),
+        .q(nonempty$q),
+        .clock(nonempty$clock)
+    );
+    rnic_host_axi_window$b_route$single single(
+        .d(single$d),
+        .q(single$q),
+        .clock(single$clock)
+    );
     
     // Update code
     always @(*) begin
         bits$clock = clock;
-        head$clock = clock;
         tail$clock = clock;
+        head$clock = clock;
+        after_head$clock = clock;
+        head_bit$clock = clock;
+        count$clock = clock;
+        full$clock = clock;
+        nonempty$clock = clock;
+        single$clock = clock;
         bits$d = bits$q;
-        head$d = head$q;
         tail$d = tail$q;
-        count = tail$q - head$q;
-        s_ready = count != depth;
-        m_valid = |count;
-        m_data = bits$q[head$q[(32'h0)+:(5)]];
-        push = s_valid & (count != depth);
-        slot = one << ((tail$q[(32'h0)+:(5)]) & 32'hffffffff);
-        if (push) begin
-            bits$d = bits$q & ~slot;
-            if (s_data) begin
-                bits$d = bits$q | slot;
-            end
-            tail$d = tail$q + 32'h1;
+        head$d = head$q;
+        after_head$d = after_head$q;
+        head_bit$d = head_bit$q;
+        count$d = count$q;
+        full$d = full$q;
+        nonempty$d = nonempty$q;
+        single$d = single$q;
+        s_ready = ~full$q;
+        m_valid = nonempty$q;
+        m_data = head_bit$q;
+        push = s_valid & ~full$q;
+        pop = m_ready & nonempty$q;
+        written = bits$q & ~tail$q;
+        if (s_data) begin
+            written = bits$q | tail$q;
         end
-        if (m_ready & |count) begin
+        if (push) begin
+            bits$d = written;
+            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
+        end
+        if (pop) begin
             head$d = head$q + 32'h1;
+            after_head$d = after_head$q + 32'h1;
+            head_bit$d = bits$q[after_head$q];
+        end
+        lands_at_head = push & (~nonempty$q | (single$q & pop));
+        if (lands_at_head) begin
+            head_bit$d = s_data;
+        end
+        two = count$q == (one << 32'h1);
+        several = count$q > one;
+        count_up = count$q + 32'h1;
+        count_down = count$q - 32'h1;
+        almost_full = count$q == last;
+        nonempty$d = push | several | (single$q & ~pop);
+        if (push & ~pop) begin
+            count$d = count_up;
+            single$d = ~nonempty$q;
+            full$d = almost_full;
+        end
+        if (pop & ~push) begin
+            count$d = count_down;
+            single$d = two;
+            full$d = 1'b0;
         end
         if (reset) begin
             head$d = 32'h0;
-            tail$d = 32'h0;
+            after_head$d = 32'h1;
+            tail$d = first;
+            count$d = 32'h0;
+            full$d = 1'b0;
+            nonempty$d = 1'b0;
+            single$d = 1'b0;
         end
     end
     
 endmodule // rnic_host_axi_window$b_route
+
+
+module rnic_host_axi_window$b_route$after_head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$b_route$after_head
 
 
 module rnic_host_axi_window$b_route$bits(d,q,clock);
@@ -508,7 +831,7 @@ module rnic_host_axi_window$b_route$bits(d,q,clock);
 endmodule // rnic_host_axi_window$b_route$bits
 
 
-module rnic_host_axi_window$b_route$head(d,q,clock);
+module rnic_host_axi_window$b_route$count(d,q,clock);
     
     // Module arguments
     input wire  [5:0] d;
@@ -524,19 +847,114 @@ module rnic_host_axi_window$b_route$head(d,q,clock);
        q <= d;
     end
           
+endmodule // rnic_host_axi_window$b_route$count
+
+
+module rnic_host_axi_window$b_route$full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$b_route$full
+
+
+module rnic_host_axi_window$b_route$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
 endmodule // rnic_host_axi_window$b_route$head
+
+
+module rnic_host_axi_window$b_route$head_bit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$b_route$head_bit
+
+
+module rnic_host_axi_window$b_route$nonempty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$b_route$nonempty
+
+
+module rnic_host_axi_window$b_route$single(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$b_route$single
 
 
 module rnic_host_axi_window$b_route$tail(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -558,332 +976,210 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     input wire  m_ready;
     output reg  m_data;
     
+    // Constant declarations
+    localparam  last = 4'h7;
+    localparam  one = 4'h1;
+    localparam  first = 8'h1;
+    localparam  wrap = 8'h7;
+    
     // Stub signals
-    reg  entries$0$d;
-    wire  entries$0$q;
-    reg  entries$0$clock;
-    reg  entries$1$d;
-    wire  entries$1$q;
-    reg  entries$1$clock;
-    reg  entries$2$d;
-    wire  entries$2$q;
-    reg  entries$2$clock;
-    reg  entries$3$d;
-    wire  entries$3$q;
-    reg  entries$3$clock;
-    reg  entries$4$d;
-    wire  entries$4$q;
-    reg  entries$4$clock;
-    reg  entries$5$d;
-    wire  entries$5$q;
-    reg  entries$5$clock;
-    reg  entries$6$d;
-    wire  entries$6$q;
-    reg  entries$6$clock;
-    reg  entries$7$d;
-    wire  entries$7$q;
-    reg  entries$7$clock;
-    reg  [3:0] head$d;
-    wire  [3:0] head$q;
-    reg  head$clock;
-    reg  [3:0] tail$d;
-    wire  [3:0] tail$q;
+    reg  [7:0] bits$d;
+    wire  [7:0] bits$q;
+    reg  bits$clock;
+    reg  [7:0] tail$d;
+    wire  [7:0] tail$q;
     reg  tail$clock;
+    reg  [2:0] head$d;
+    wire  [2:0] head$q;
+    reg  head$clock;
+    reg  [2:0] after_head$d;
+    wire  [2:0] after_head$q;
+    reg  after_head$clock;
+    reg  head_bit$d;
+    wire  head_bit$q;
+    reg  head_bit$clock;
+    reg  [3:0] count$d;
+    wire  [3:0] count$q;
+    reg  count$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  nonempty$d;
+    wire  nonempty$q;
+    reg  nonempty$clock;
+    reg  single$d;
+    wire  single$q;
+    reg  single$clock;
     
     // Local signals
-    reg  [3:0] count;
+    reg  push;
+    reg  pop;
+    reg  lands_at_head;
+    reg  two;
+    reg  almost_full;
+    reg  several;
+    reg  [3:0] count_up;
+    reg  [3:0] count_down;
+    reg  [7:0] written;
     
     // Sub module instances
-    rnic_host_axi_window$w_route$entries$0 entries$0(
-        .d(entries$0$d),
-        .q(entries$0$q),
-        .clock(entries$0$clock)
-    );
-    rnic_host_axi_window$w_route$entries$1 entries$1(
-        .d(entries$1$d),
-        .q(entries$1$q),
-        .clock(entries$1$clock)
-    );
-    rnic_host_axi_window$w_route$entries$2 entries$2(
-        .d(entries$2$d),
-        .q(entries$2$q),
-        .clock(entries$2$clock)
-    );
-    rnic_host_axi_window$w_route$entries$3 entries$3(
-        .d(entries$3$d),
-        .q(entries$3$q),
-        .clock(entries$3$clock)
-    );
-    rnic_host_axi_window$w_route$entries$4 entries$4(
-        .d(entries$4$d),
-        .q(entries$4$q),
-        .clock(entries$4$clock)
-    );
-    rnic_host_axi_window$w_route$entries$5 entries$5(
-        .d(entries$5$d),
-        .q(entries$5$q),
-        .clock(entries$5$clock)
-    );
-    rnic_host_axi_window$w_route$entries$6 entries$6(
-        .d(entries$6$d),
-        .q(entries$6$q),
-        .clock(entries$6$clock)
-    );
-    rnic_host_axi_window$w_route$entries$7 entries$7(
-        .d(entries$7$d),
-        .q(entries$7$q),
-        .clock(entries$7$clock)
-    );
-    rnic_host_axi_window$w_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
+    rnic_host_axi_window$w_route$bits bits(
+        .d(bits$d),
+        .q(bits$q),
+        .clock(bits$clock)
     );
     rnic_host_axi_window$w_route$tail tail(
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_host_axi_window$w_route$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_host_axi_window$w_route$after_head after_head(
+        .d(after_head$d),
+        .q(after_head$q),
+        .clock(after_head$clock)
+    );
+    rnic_host_axi_window$w_route$head_bit head_bit(
+        .d(head_bit$d),
+        .q(head_bit$q),
+        .clock(head_bit$clock)
+    );
+    rnic_host_axi_window$w_route$count count(
+        .d(count$d),
+        .q(count$q),
+        .clock(count$clock)
+    );
+    rnic_host_axi_window$w_route$full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
+    );
+    rnic_host_axi_window$w_route$nonempty nonempty(
+        .d(nonempty$d),
+        .q(nonempty$q),
+        .clock(nonempty$clock)
+    );
+    rnic_host_axi_window$w_route$single single(
+        .d(single$d),
+        .q(single$q),
+        .clock(single$clock)
+    );
     
     // Update code
     always @(*) begin
-        head$clock = clock;
+        bits$clock = clock;
         tail$clock = clock;
-        head$d = head$q;
+        head$clock = clock;
+        after_head$clock = clock;
+        head_bit$clock = clock;
+        count$clock = clock;
+        full$clock = clock;
+        nonempty$clock = clock;
+        single$clock = clock;
+        bits$d = bits$q;
         tail$d = tail$q;
-        entries$0$clock = clock;
-        entries$0$d = entries$0$q;
-        entries$1$clock = clock;
-        entries$1$d = entries$1$q;
-        entries$2$clock = clock;
-        entries$2$d = entries$2$q;
-        entries$3$clock = clock;
-        entries$3$d = entries$3$q;
-        entries$4$clock = clock;
-        entries$4$d = entries$4$q;
-        entries$5$clock = clock;
-        entries$5$d = entries$5$q;
-        entries$6$clock = clock;
-        entries$6$d = entries$6$q;
-        entries$7$clock = clock;
-        entries$7$d = entries$7$q;
-        count = tail$q - head$q;
-        s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
+        head$d = head$q;
+        after_head$d = after_head$q;
+        head_bit$d = head_bit$q;
+        count$d = count$q;
+        full$d = full$q;
+        nonempty$d = nonempty$q;
+        single$d = single$q;
+        s_ready = ~full$q;
+        m_valid = nonempty$q;
+        m_data = head_bit$q;
+        push = s_valid & ~full$q;
+        pop = m_ready & nonempty$q;
+        written = bits$q & ~tail$q;
+        if (s_data) begin
+            written = bits$q | tail$q;
         end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
+        if (push) begin
+            bits$d = written;
+            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
-            if (tail$q[(32'h0)+:(3)] == 0) begin
-                entries$0$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 1) begin
-                entries$1$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 2) begin
-                entries$2$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 3) begin
-                entries$3$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 4) begin
-                entries$4$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 5) begin
-                entries$5$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 6) begin
-                entries$6$d = s_data;
-            end
-            if (tail$q[(32'h0)+:(3)] == 7) begin
-                entries$7$d = s_data;
-            end
-            tail$d = tail$q + 32'h1;
-        end
-        if (m_ready & (count != 32'h0)) begin
+        if (pop) begin
             head$d = head$q + 32'h1;
+            after_head$d = after_head$q + 32'h1;
+            head_bit$d = bits$q[after_head$q];
+        end
+        lands_at_head = push & (~nonempty$q | (single$q & pop));
+        if (lands_at_head) begin
+            head_bit$d = s_data;
+        end
+        two = count$q == (one << 32'h1);
+        several = count$q > one;
+        count_up = count$q + 32'h1;
+        count_down = count$q - 32'h1;
+        almost_full = count$q == last;
+        nonempty$d = push | several | (single$q & ~pop);
+        if (push & ~pop) begin
+            count$d = count_up;
+            single$d = ~nonempty$q;
+            full$d = almost_full;
+        end
+        if (pop & ~push) begin
+            count$d = count_down;
+            single$d = two;
+            full$d = 1'b0;
         end
         if (reset) begin
             head$d = 32'h0;
-            tail$d = 32'h0;
+            after_head$d = 32'h1;
+            tail$d = first;
+            count$d = 32'h0;
+            full$d = 1'b0;
+            nonempty$d = 1'b0;
+            single$d = 1'b0;
         end
     end
     
 endmodule // rnic_host_axi_window$w_route
 
 
-module rnic_host_axi_window$w_route$entries$0(d,q,clock);
+module rnic_host_axi_window$w_route$after_head(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_axi_window$w_route$entries$0
+endmodule // rnic_host_axi_window$w_route$after_head
 
 
-module rnic_host_axi_window$w_route$entries$1(d,q,clock);
+module rnic_host_axi_window$w_route$bits(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_axi_window$w_route$entries$1
+endmodule // rnic_host_axi_window$w_route$bits
 
 
-module rnic_host_axi_window$w_route$entries$2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$entries$2
-
-
-module rnic_host_axi_window$w_route$entries$3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$entries$3
-
-
-module rnic_host_axi_window$w_route$entries$4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$entries$4
-
-
-module rnic_host_axi_window$w_route$entries$5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$entries$5
-
-
-module rnic_host_axi_window$w_route$entries$6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$entries$6
-
-
-module rnic_host_axi_window$w_route$entries$7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$entries$7
-
-
-module rnic_host_axi_window$w_route$head(d,q,clock);
+module rnic_host_axi_window$w_route$count(d,q,clock);
     
     // Module arguments
     input wire  [3:0] d;
@@ -893,6 +1189,44 @@ module rnic_host_axi_window$w_route$head(d,q,clock);
     // Update code (custom)
     initial begin
        q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$w_route$count
+
+
+module rnic_host_axi_window$w_route$full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$w_route$full
+
+
+module rnic_host_axi_window$w_route$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -902,16 +1236,73 @@ module rnic_host_axi_window$w_route$head(d,q,clock);
 endmodule // rnic_host_axi_window$w_route$head
 
 
-module rnic_host_axi_window$w_route$tail(d,q,clock);
+module rnic_host_axi_window$w_route$head_bit(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$w_route$head_bit
+
+
+module rnic_host_axi_window$w_route$nonempty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$w_route$nonempty
+
+
+module rnic_host_axi_window$w_route$single(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$w_route$single
+
+
+module rnic_host_axi_window$w_route$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
     end
     
     always @(posedge clock) begin

@@ -1,7 +1,7 @@
 //! `common/bit_fifo` in Verilator (`BitFifo<5, 6, 32>`), against a queue of at most 32
 //! bits. Every cycle: `m_valid` exactly when a bit is held, `m_data` the oldest,
 //! `s_ready` exactly when fewer than 32 are held, and neither depends on this cycle's
-//! `s_valid` or `m_ready` (both are registers' functions). Random `s_valid`/`m_ready` in
+//! `s_valid` or `m_ready` (both are registers). Random `s_valid`/`m_ready` in
 //! changing regimes, filling it and draining it; no bit lost, duplicated or reordered; one
 //! bit per cycle when both sides stream, a bit pushed into the empty queue is out the next
 //! cycle; a reset in the middle empties it.

@@ -11,18 +11,20 @@
 //! responses). A W beat therefore waits until its burst's AW has been taken (a cycle
 //! later, as the queues are registers), which AXI allows; the DMA master raises AW
 //! without waiting for W. An address waits while its queue is full (32 bursts read and
-//! 32 written awaiting B, 8 awaiting their W beats), and nothing is taken in reset.
+//! 32 awaiting B, 8 awaiting their W beats), and nothing is taken in reset.
 //!
 //! Addresses, beats and responses pass through combinationally, adding no cycle (but for
 //! that first W beat), and a side's valid never depends on the other side's ready.
 use rust_hdl::prelude::*;
 
-use crate::common::{constant, BitFifo, SmallFifo};
+use crate::common::{constant, BitFifo};
 
 /// Bursts in flight each way at most: `1 << ROUTE_BITS`. Thirty-two, as the DMA read
 /// engine keeps: small bursts at a 200-cycle host memory need that many to use the bus
 /// (Little's law); eight held 64-octet RDMA Writes to 0.024 messages per cycle.
 const ROUTE_BITS: usize = 5;
+/// Bursts whose W beats are still to come, at most: `1 << W_ROUTE_BITS`.
+const W_ROUTE_BITS: usize = 3;
 
 /// `AB` = address bits inside the window.
 #[derive(LogicBlock)]
@@ -107,9 +109,9 @@ pub struct AxiWindow<const AB: usize> {
     /// The side (1: device) of every AR whose R beats are not all through: as many as
     /// the host memory's round trip needs ([`ROUTE_BITS`]).
     ar_route: BitFifo<ROUTE_BITS, { ROUTE_BITS + 1 }, { 1 << ROUTE_BITS }>,
-    /// The side of every AW whose W beats are not all through (the DMA master sends them
-    /// right behind their AW: a few).
-    w_route: SmallFifo<1>,
+    /// The side of every AW whose W beats are not all through: eight (the DMA master sends
+    /// the beats right behind their AW), its room and head bit registers as the others'.
+    w_route: BitFifo<W_ROUTE_BITS, { W_ROUTE_BITS + 1 }, { 1 << W_ROUTE_BITS }>,
     /// The side of every AW whose B is not through: a round trip's worth too.
     b_route: BitFifo<ROUTE_BITS, { ROUTE_BITS + 1 }, { 1 << ROUTE_BITS }>,
     base: Constant<Bits<64>>,
@@ -315,12 +317,12 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
             self.aw_go.next = self.s_axi_awvalid.val() & self.aw_room.val() & self.d_axi_awready.val();
         }
         self.w_route.s_valid.next = self.aw_go.val();
-        self.w_route.s_data.next = self.aw_dev.val().into();
+        self.w_route.s_data.next = self.aw_dev.val();
         self.b_route.s_valid.next = self.aw_go.val();
         self.b_route.s_data.next = self.aw_dev.val();
 
         // ---- W beats to the side of the oldest AW still receiving data.
-        self.w_dev.next = self.w_route.m_data.val().any();
+        self.w_dev.next = self.w_route.m_data.val();
         self.m_axi_wdata.next = self.s_axi_wdata.val();
         self.m_axi_wstrb.next = self.s_axi_wstrb.val();
         self.m_axi_wlast.next = self.s_axi_wlast.val();
