@@ -69,6 +69,23 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     wire  [63:0] alu$out_original;
     wire  [15:0] alu$out_tag;
     wire  alu$out_unsupported;
+    reg  ops$clock;
+    reg  ops$reset;
+    reg  ops$s_valid;
+    wire  ops$s_ready;
+    reg  [340:0] ops$s_data;
+    wire  ops$m_valid;
+    reg  ops$m_ready;
+    wire  [340:0] ops$m_data;
+    wire  [8:0] ops$count;
+    reg  ops_out$clock;
+    reg  ops_out$reset;
+    reg  ops_out$s_valid;
+    wire  ops_out$s_ready;
+    reg  [340:0] ops_out$s_data;
+    wire  ops_out$m_valid;
+    reg  ops_out$m_ready;
+    wire  [340:0] ops_out$m_data;
     reg  results$clock;
     reg  results$reset;
     reg  results$s_valid;
@@ -140,6 +157,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  buckets$clock;
     
     // Local signals
+    reg  head_free;
     reg  [15:0] gate_diff;
     reg  gate_open;
     reg  same_word;
@@ -190,6 +208,27 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .out_original(alu$out_original),
         .out_tag(alu$out_tag),
         .out_unsupported(alu$out_unsupported)
+    );
+    rnic_atomic_unit$ops ops(
+        .clock(ops$clock),
+        .reset(ops$reset),
+        .s_valid(ops$s_valid),
+        .s_ready(ops$s_ready),
+        .s_data(ops$s_data),
+        .m_valid(ops$m_valid),
+        .m_ready(ops$m_ready),
+        .m_data(ops$m_data),
+        .count(ops$count)
+    );
+    rnic_atomic_unit$ops_out ops_out(
+        .clock(ops_out$clock),
+        .reset(ops_out$reset),
+        .s_valid(ops_out$s_valid),
+        .s_ready(ops_out$s_ready),
+        .s_data(ops_out$s_data),
+        .m_valid(ops_out$m_valid),
+        .m_ready(ops_out$m_ready),
+        .m_data(ops_out$m_data)
     );
     rnic_atomic_unit$results results(
         .clock(results$clock),
@@ -329,6 +368,13 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         alu$reset = reset;
         results$clock = clock;
         results$reset = reset;
+        ops$clock = clock;
+        ops$reset = reset;
+        ops_out$clock = clock;
+        ops_out$reset = reset;
+        ops_out$s_valid = ops$m_valid;
+        ops_out$s_data = ops$m_data;
+        ops$m_ready = ops_out$s_ready;
         writes$clock = clock;
         writes$reset = reset;
         batches$clock = clock;
@@ -340,13 +386,17 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         issue_chain = op_valid$q & same_word & gate_open & room;
         rd_arrive = (rd_state$q == rd_wait) & s_rd_tvalid;
         issue = issue_chain | rd_arrive;
-        s_op_ready = ~op_valid$q | issue;
+        s_op_ready = ops$s_ready;
+        ops$s_valid = s_op_valid;
+        ops$s_data = ((s_op_addr) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((s_op_data) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((s_op_mask) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((s_op_compare) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((s_op_compare_mask) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((s_op_after) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((s_op_aopcode) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h150) | (((s_op_fresh) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h154);
+        head_free = ~op_valid$q | issue;
+        ops_out$m_ready = head_free;
         op_valid$d = op_valid$q & ~issue;
-        if (s_op_valid & (~op_valid$q | issue)) begin
+        if (ops_out$m_valid & head_free) begin
             op_valid$d = 1'b1;
-            op_addr$d = s_op_addr;
-            op_operands$d = ((s_op_data) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((s_op_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((s_op_compare) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((s_op_compare_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
-            op_ctl$d = ((s_op_after) & 21'h1fffff) | (((s_op_aopcode) & 21'h1fffff) << 32'h10) | (((s_op_fresh) & 21'h1fffff) << 32'h14);
+            op_addr$d = ops_out$m_data[(32'h0)+:(64)];
+            op_operands$d = ops_out$m_data[(32'h40)+:(256)];
+            op_ctl$d = ops_out$m_data[(32'h140)+:(21)];
         end
         alu$in_valid = issue;
         alu$in_chain = issue_chain;
@@ -362,14 +412,14 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             held_valid$d = 1'b1;
             held_addr$d = op_addr$q;
         end
-        if (~op_valid$q & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
+        if (~op_valid$q & ~ops_out$m_valid & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
             held_valid$d = 1'b0;
         end
         results$s_valid = alu$out_valid;
         results$s_data = alu$out_original;
         batch_count = open_count$q + ((alu$out_valid) & 6'h3f);
         batch_dirty = open_dirty$q | (alu$out_valid & (alu$out_result != alu$out_original));
-        close = (alu$out_valid & (batch_count == batch_max)) | (~issued$q & |batch_count & ~issue_chain & (op_valid$q | (batches$count < idle_close_limit)));
+        close = (alu$out_valid & (batch_count == batch_max)) | (~issued$q & |batch_count & ~issue_chain & (op_valid$q | ops_out$m_valid | (batches$count < idle_close_limit)));
         close_write = close & batch_dirty;
         open_count$d = batch_count;
         open_dirty$d = batch_dirty;
@@ -1365,6 +1415,362 @@ module rnic_atomic_unit$open_dirty(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$open_dirty
+
+
+module rnic_atomic_unit$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [340:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [340:0] m_data;
+    output reg  [8:0] count;
+    
+    // Constant declarations
+    localparam  depth = 9'b100000000;
+    
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [340:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [340:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [8:0] wr_ptr$d;
+    wire  [8:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [8:0] visible$d;
+    wire  [8:0] visible$q;
+    reg  visible$clock;
+    reg  [8:0] rd_ptr$d;
+    wire  [8:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [8:0] next_rd;
+    
+    // Sub module instances
+    rnic_atomic_unit$ops$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_atomic_unit$ops$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_atomic_unit$ops$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_atomic_unit$ops$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(8)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_atomic_unit$ops
+
+
+module rnic_atomic_unit$ops$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [340:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [340:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[340:0] mem[255:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_atomic_unit$ops$ram
+
+
+module rnic_atomic_unit$ops$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops$rd_ptr
+
+
+module rnic_atomic_unit$ops$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops$visible
+
+
+module rnic_atomic_unit$ops$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops$wr_ptr
+
+
+module rnic_atomic_unit$ops_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [340:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [340:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [340:0] out_data$d;
+    wire  [340:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [340:0] skid_data$d;
+    wire  [340:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_atomic_unit$ops_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_atomic_unit$ops_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_atomic_unit$ops_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_atomic_unit$ops_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~out_free & take) begin
+            skid_data$d = s_data;
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_atomic_unit$ops_out
+
+
+module rnic_atomic_unit$ops_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [340:0] d;
+    output reg  [340:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 341'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops_out$out_data
+
+
+module rnic_atomic_unit$ops_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops_out$out_valid
+
+
+module rnic_atomic_unit$ops_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [340:0] d;
+    output reg  [340:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 341'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops_out$skid_data
+
+
+module rnic_atomic_unit$ops_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops_out$skid_valid
 
 
 module rnic_atomic_unit$rd_state(d,q,clock);

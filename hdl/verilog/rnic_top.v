@@ -2351,6 +2351,23 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     wire  [63:0] alu$out_original;
     wire  [15:0] alu$out_tag;
     wire  alu$out_unsupported;
+    reg  ops$clock;
+    reg  ops$reset;
+    reg  ops$s_valid;
+    wire  ops$s_ready;
+    reg  [340:0] ops$s_data;
+    wire  ops$m_valid;
+    reg  ops$m_ready;
+    wire  [340:0] ops$m_data;
+    wire  [8:0] ops$count;
+    reg  ops_out$clock;
+    reg  ops_out$reset;
+    reg  ops_out$s_valid;
+    wire  ops_out$s_ready;
+    reg  [340:0] ops_out$s_data;
+    wire  ops_out$m_valid;
+    reg  ops_out$m_ready;
+    wire  [340:0] ops_out$m_data;
     reg  results$clock;
     reg  results$reset;
     reg  results$s_valid;
@@ -2422,6 +2439,7 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  buckets$clock;
     
     // Local signals
+    reg  head_free;
     reg  [15:0] gate_diff;
     reg  gate_open;
     reg  same_word;
@@ -2472,6 +2490,27 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .out_original(alu$out_original),
         .out_tag(alu$out_tag),
         .out_unsupported(alu$out_unsupported)
+    );
+    rnic_top$atomics$ops ops(
+        .clock(ops$clock),
+        .reset(ops$reset),
+        .s_valid(ops$s_valid),
+        .s_ready(ops$s_ready),
+        .s_data(ops$s_data),
+        .m_valid(ops$m_valid),
+        .m_ready(ops$m_ready),
+        .m_data(ops$m_data),
+        .count(ops$count)
+    );
+    rnic_top$atomics$ops_out ops_out(
+        .clock(ops_out$clock),
+        .reset(ops_out$reset),
+        .s_valid(ops_out$s_valid),
+        .s_ready(ops_out$s_ready),
+        .s_data(ops_out$s_data),
+        .m_valid(ops_out$m_valid),
+        .m_ready(ops_out$m_ready),
+        .m_data(ops_out$m_data)
     );
     rnic_top$atomics$results results(
         .clock(results$clock),
@@ -2611,6 +2650,13 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         alu$reset = reset;
         results$clock = clock;
         results$reset = reset;
+        ops$clock = clock;
+        ops$reset = reset;
+        ops_out$clock = clock;
+        ops_out$reset = reset;
+        ops_out$s_valid = ops$m_valid;
+        ops_out$s_data = ops$m_data;
+        ops$m_ready = ops_out$s_ready;
         writes$clock = clock;
         writes$reset = reset;
         batches$clock = clock;
@@ -2622,13 +2668,17 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         issue_chain = op_valid$q & same_word & gate_open & room;
         rd_arrive = (rd_state$q == rd_wait) & s_rd_tvalid;
         issue = issue_chain | rd_arrive;
-        s_op_ready = ~op_valid$q | issue;
+        s_op_ready = ops$s_ready;
+        ops$s_valid = s_op_valid;
+        ops$s_data = ((s_op_addr) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((s_op_data) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((s_op_mask) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((s_op_compare) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((s_op_compare_mask) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((s_op_after) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((s_op_aopcode) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h150) | (((s_op_fresh) & 341'h1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h154);
+        head_free = ~op_valid$q | issue;
+        ops_out$m_ready = head_free;
         op_valid$d = op_valid$q & ~issue;
-        if (s_op_valid & (~op_valid$q | issue)) begin
+        if (ops_out$m_valid & head_free) begin
             op_valid$d = 1'b1;
-            op_addr$d = s_op_addr;
-            op_operands$d = ((s_op_data) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((s_op_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((s_op_compare) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((s_op_compare_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
-            op_ctl$d = ((s_op_after) & 21'h1fffff) | (((s_op_aopcode) & 21'h1fffff) << 32'h10) | (((s_op_fresh) & 21'h1fffff) << 32'h14);
+            op_addr$d = ops_out$m_data[(32'h0)+:(64)];
+            op_operands$d = ops_out$m_data[(32'h40)+:(256)];
+            op_ctl$d = ops_out$m_data[(32'h140)+:(21)];
         end
         alu$in_valid = issue;
         alu$in_chain = issue_chain;
@@ -2644,14 +2694,14 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             held_valid$d = 1'b1;
             held_addr$d = op_addr$q;
         end
-        if (~op_valid$q & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
+        if (~op_valid$q & ~ops_out$m_valid & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
             held_valid$d = 1'b0;
         end
         results$s_valid = alu$out_valid;
         results$s_data = alu$out_original;
         batch_count = open_count$q + ((alu$out_valid) & 6'h3f);
         batch_dirty = open_dirty$q | (alu$out_valid & (alu$out_result != alu$out_original));
-        close = (alu$out_valid & (batch_count == batch_max)) | (~issued$q & |batch_count & ~issue_chain & (op_valid$q | (batches$count < idle_close_limit)));
+        close = (alu$out_valid & (batch_count == batch_max)) | (~issued$q & |batch_count & ~issue_chain & (op_valid$q | ops_out$m_valid | (batches$count < idle_close_limit)));
         close_write = close & batch_dirty;
         open_count$d = batch_count;
         open_dirty$d = batch_dirty;
@@ -3647,6 +3697,362 @@ module rnic_top$atomics$open_dirty(d,q,clock);
     end
           
 endmodule // rnic_top$atomics$open_dirty
+
+
+module rnic_top$atomics$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [340:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [340:0] m_data;
+    output reg  [8:0] count;
+    
+    // Constant declarations
+    localparam  depth = 9'b100000000;
+    
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [340:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [340:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [8:0] wr_ptr$d;
+    wire  [8:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [8:0] visible$d;
+    wire  [8:0] visible$q;
+    reg  visible$clock;
+    reg  [8:0] rd_ptr$d;
+    wire  [8:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+    
+    // Local signals
+    reg  push;
+    reg  pop;
+    reg  [8:0] next_rd;
+    
+    // Sub module instances
+    rnic_top$atomics$ops$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top$atomics$ops$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_top$atomics$ops$visible visible(
+        .d(visible$d),
+        .q(visible$q),
+        .clock(visible$clock)
+    );
+    rnic_top$atomics$ops$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        visible$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        visible$d = visible$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = wr_ptr$q - rd_ptr$q;
+        s_ready = count != depth;
+        m_valid = rd_ptr$q != visible$q;
+        push = s_valid & (count != depth);
+        pop = m_ready & (rd_ptr$q != visible$q);
+        ram$write_enable = push;
+        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_data = s_data;
+        if (push) begin
+            wr_ptr$d = wr_ptr$q + 32'h1;
+        end
+        visible$d = wr_ptr$q;
+        next_rd = rd_ptr$q;
+        if (pop) begin
+            next_rd = rd_ptr$q + 32'h1;
+        end
+        rd_ptr$d = next_rd;
+        ram$read_address = next_rd[(32'h0)+:(8)];
+        m_data = ram$read_data;
+        if (reset) begin
+            wr_ptr$d = 32'h0;
+            visible$d = 32'h0;
+            rd_ptr$d = 32'h0;
+        end
+    end
+    
+endmodule // rnic_top$atomics$ops
+
+
+module rnic_top$atomics$ops$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [340:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [340:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[340:0] mem[255:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rnic_top$atomics$ops$ram
+
+
+module rnic_top$atomics$ops$rd_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops$rd_ptr
+
+
+module rnic_top$atomics$ops$visible(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops$visible
+
+
+module rnic_top$atomics$ops$wr_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops$wr_ptr
+
+
+module rnic_top$atomics$ops_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [340:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [340:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [340:0] out_data$d;
+    wire  [340:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [340:0] skid_data$d;
+    wire  [340:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top$atomics$ops_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top$atomics$ops_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top$atomics$ops_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top$atomics$ops_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~out_free & take) begin
+            skid_data$d = s_data;
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$atomics$ops_out
+
+
+module rnic_top$atomics$ops_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [340:0] d;
+    output reg  [340:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 341'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops_out$out_data
+
+
+module rnic_top$atomics$ops_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops_out$out_valid
+
+
+module rnic_top$atomics$ops_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [340:0] d;
+    output reg  [340:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 341'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops_out$skid_data
+
+
+module rnic_top$atomics$ops_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops_out$skid_valid
 
 
 module rnic_top$atomics$rd_state(d,q,clock);
@@ -25212,17 +25618,19 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [5:0] m_fail_qp;
     
     // Constant declarations
-    localparam  at_full = 8'h3;
+    localparam  at_full = 8'h5;
+    localparam  reads_room = 4'h7;
     localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
     localparam  one_q = 64'h1;
-    localparam  flag_wait = 319'h100000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  flag_named = 319'h400000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_wait = 320'h100000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_named = 320'h400000000000000000000000000000000000000000000000000000000000000000000000000000;
     localparam  at_entry_msn = 9'b100010110;
     localparam  at_entry_named = 9'b100110110;
     localparam  at_entry_named_status = 9'b100110111;
-    localparam  flag_write = 319'h200000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  at_entry_counted = 9'b100111111;
+    localparam  flag_write = 320'h200000000000000000000000000000000000000000000000000000000000000000000;
     localparam  at_lkey_index = 9'b11001000;
     localparam  at_opcode = 9'b0;
     localparam  at_signaled = 9'b1000;
@@ -25340,19 +25748,19 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  pending$reset;
     reg  pending$s_valid;
     wire  pending$s_ready;
-    reg  [318:0] pending$s_data;
+    reg  [319:0] pending$s_data;
     wire  pending$m_valid;
     reg  pending$m_ready;
-    wire  [318:0] pending$m_data;
-    wire  [3:0] pending$count;
+    wire  [319:0] pending$m_data;
+    wire  [5:0] pending$count;
     reg  pending_out$clock;
     reg  pending_out$reset;
     reg  pending_out$s_valid;
     wire  pending_out$s_ready;
-    reg  [318:0] pending_out$s_data;
+    reg  [319:0] pending_out$s_data;
     wire  pending_out$m_valid;
     reg  pending_out$m_ready;
-    wire  [318:0] pending_out$m_data;
+    wire  [319:0] pending_out$m_data;
     reg  [5:0] head$d;
     wire  [5:0] head$q;
     reg  head$clock;
@@ -25383,6 +25791,78 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [5:0] slot_qpn$7$d;
     wire  [5:0] slot_qpn$7$q;
     reg  slot_qpn$7$clock;
+    reg  [5:0] slot_qpn$8$d;
+    wire  [5:0] slot_qpn$8$q;
+    reg  slot_qpn$8$clock;
+    reg  [5:0] slot_qpn$9$d;
+    wire  [5:0] slot_qpn$9$q;
+    reg  slot_qpn$9$clock;
+    reg  [5:0] slot_qpn$10$d;
+    wire  [5:0] slot_qpn$10$q;
+    reg  slot_qpn$10$clock;
+    reg  [5:0] slot_qpn$11$d;
+    wire  [5:0] slot_qpn$11$q;
+    reg  slot_qpn$11$clock;
+    reg  [5:0] slot_qpn$12$d;
+    wire  [5:0] slot_qpn$12$q;
+    reg  slot_qpn$12$clock;
+    reg  [5:0] slot_qpn$13$d;
+    wire  [5:0] slot_qpn$13$q;
+    reg  slot_qpn$13$clock;
+    reg  [5:0] slot_qpn$14$d;
+    wire  [5:0] slot_qpn$14$q;
+    reg  slot_qpn$14$clock;
+    reg  [5:0] slot_qpn$15$d;
+    wire  [5:0] slot_qpn$15$q;
+    reg  slot_qpn$15$clock;
+    reg  [5:0] slot_qpn$16$d;
+    wire  [5:0] slot_qpn$16$q;
+    reg  slot_qpn$16$clock;
+    reg  [5:0] slot_qpn$17$d;
+    wire  [5:0] slot_qpn$17$q;
+    reg  slot_qpn$17$clock;
+    reg  [5:0] slot_qpn$18$d;
+    wire  [5:0] slot_qpn$18$q;
+    reg  slot_qpn$18$clock;
+    reg  [5:0] slot_qpn$19$d;
+    wire  [5:0] slot_qpn$19$q;
+    reg  slot_qpn$19$clock;
+    reg  [5:0] slot_qpn$20$d;
+    wire  [5:0] slot_qpn$20$q;
+    reg  slot_qpn$20$clock;
+    reg  [5:0] slot_qpn$21$d;
+    wire  [5:0] slot_qpn$21$q;
+    reg  slot_qpn$21$clock;
+    reg  [5:0] slot_qpn$22$d;
+    wire  [5:0] slot_qpn$22$q;
+    reg  slot_qpn$22$clock;
+    reg  [5:0] slot_qpn$23$d;
+    wire  [5:0] slot_qpn$23$q;
+    reg  slot_qpn$23$clock;
+    reg  [5:0] slot_qpn$24$d;
+    wire  [5:0] slot_qpn$24$q;
+    reg  slot_qpn$24$clock;
+    reg  [5:0] slot_qpn$25$d;
+    wire  [5:0] slot_qpn$25$q;
+    reg  slot_qpn$25$clock;
+    reg  [5:0] slot_qpn$26$d;
+    wire  [5:0] slot_qpn$26$q;
+    reg  slot_qpn$26$clock;
+    reg  [5:0] slot_qpn$27$d;
+    wire  [5:0] slot_qpn$27$q;
+    reg  slot_qpn$27$clock;
+    reg  [5:0] slot_qpn$28$d;
+    wire  [5:0] slot_qpn$28$q;
+    reg  slot_qpn$28$clock;
+    reg  [5:0] slot_qpn$29$d;
+    wire  [5:0] slot_qpn$29$q;
+    reg  slot_qpn$29$clock;
+    reg  [5:0] slot_qpn$30$d;
+    wire  [5:0] slot_qpn$30$q;
+    reg  slot_qpn$30$clock;
+    reg  [5:0] slot_qpn$31$d;
+    wire  [5:0] slot_qpn$31$q;
+    reg  slot_qpn$31$clock;
     reg  [31:0] slot_msn$0$d;
     wire  [31:0] slot_msn$0$q;
     reg  slot_msn$0$clock;
@@ -25407,6 +25887,78 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [31:0] slot_msn$7$d;
     wire  [31:0] slot_msn$7$q;
     reg  slot_msn$7$clock;
+    reg  [31:0] slot_msn$8$d;
+    wire  [31:0] slot_msn$8$q;
+    reg  slot_msn$8$clock;
+    reg  [31:0] slot_msn$9$d;
+    wire  [31:0] slot_msn$9$q;
+    reg  slot_msn$9$clock;
+    reg  [31:0] slot_msn$10$d;
+    wire  [31:0] slot_msn$10$q;
+    reg  slot_msn$10$clock;
+    reg  [31:0] slot_msn$11$d;
+    wire  [31:0] slot_msn$11$q;
+    reg  slot_msn$11$clock;
+    reg  [31:0] slot_msn$12$d;
+    wire  [31:0] slot_msn$12$q;
+    reg  slot_msn$12$clock;
+    reg  [31:0] slot_msn$13$d;
+    wire  [31:0] slot_msn$13$q;
+    reg  slot_msn$13$clock;
+    reg  [31:0] slot_msn$14$d;
+    wire  [31:0] slot_msn$14$q;
+    reg  slot_msn$14$clock;
+    reg  [31:0] slot_msn$15$d;
+    wire  [31:0] slot_msn$15$q;
+    reg  slot_msn$15$clock;
+    reg  [31:0] slot_msn$16$d;
+    wire  [31:0] slot_msn$16$q;
+    reg  slot_msn$16$clock;
+    reg  [31:0] slot_msn$17$d;
+    wire  [31:0] slot_msn$17$q;
+    reg  slot_msn$17$clock;
+    reg  [31:0] slot_msn$18$d;
+    wire  [31:0] slot_msn$18$q;
+    reg  slot_msn$18$clock;
+    reg  [31:0] slot_msn$19$d;
+    wire  [31:0] slot_msn$19$q;
+    reg  slot_msn$19$clock;
+    reg  [31:0] slot_msn$20$d;
+    wire  [31:0] slot_msn$20$q;
+    reg  slot_msn$20$clock;
+    reg  [31:0] slot_msn$21$d;
+    wire  [31:0] slot_msn$21$q;
+    reg  slot_msn$21$clock;
+    reg  [31:0] slot_msn$22$d;
+    wire  [31:0] slot_msn$22$q;
+    reg  slot_msn$22$clock;
+    reg  [31:0] slot_msn$23$d;
+    wire  [31:0] slot_msn$23$q;
+    reg  slot_msn$23$clock;
+    reg  [31:0] slot_msn$24$d;
+    wire  [31:0] slot_msn$24$q;
+    reg  slot_msn$24$clock;
+    reg  [31:0] slot_msn$25$d;
+    wire  [31:0] slot_msn$25$q;
+    reg  slot_msn$25$clock;
+    reg  [31:0] slot_msn$26$d;
+    wire  [31:0] slot_msn$26$q;
+    reg  slot_msn$26$clock;
+    reg  [31:0] slot_msn$27$d;
+    wire  [31:0] slot_msn$27$q;
+    reg  slot_msn$27$clock;
+    reg  [31:0] slot_msn$28$d;
+    wire  [31:0] slot_msn$28$q;
+    reg  slot_msn$28$clock;
+    reg  [31:0] slot_msn$29$d;
+    wire  [31:0] slot_msn$29$q;
+    reg  slot_msn$29$clock;
+    reg  [31:0] slot_msn$30$d;
+    wire  [31:0] slot_msn$30$q;
+    reg  slot_msn$30$clock;
+    reg  [31:0] slot_msn$31$d;
+    wire  [31:0] slot_msn$31$q;
+    reg  slot_msn$31$clock;
     reg  slot_cut$0$d;
     wire  slot_cut$0$q;
     reg  slot_cut$0$clock;
@@ -25431,6 +25983,78 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  slot_cut$7$d;
     wire  slot_cut$7$q;
     reg  slot_cut$7$clock;
+    reg  slot_cut$8$d;
+    wire  slot_cut$8$q;
+    reg  slot_cut$8$clock;
+    reg  slot_cut$9$d;
+    wire  slot_cut$9$q;
+    reg  slot_cut$9$clock;
+    reg  slot_cut$10$d;
+    wire  slot_cut$10$q;
+    reg  slot_cut$10$clock;
+    reg  slot_cut$11$d;
+    wire  slot_cut$11$q;
+    reg  slot_cut$11$clock;
+    reg  slot_cut$12$d;
+    wire  slot_cut$12$q;
+    reg  slot_cut$12$clock;
+    reg  slot_cut$13$d;
+    wire  slot_cut$13$q;
+    reg  slot_cut$13$clock;
+    reg  slot_cut$14$d;
+    wire  slot_cut$14$q;
+    reg  slot_cut$14$clock;
+    reg  slot_cut$15$d;
+    wire  slot_cut$15$q;
+    reg  slot_cut$15$clock;
+    reg  slot_cut$16$d;
+    wire  slot_cut$16$q;
+    reg  slot_cut$16$clock;
+    reg  slot_cut$17$d;
+    wire  slot_cut$17$q;
+    reg  slot_cut$17$clock;
+    reg  slot_cut$18$d;
+    wire  slot_cut$18$q;
+    reg  slot_cut$18$clock;
+    reg  slot_cut$19$d;
+    wire  slot_cut$19$q;
+    reg  slot_cut$19$clock;
+    reg  slot_cut$20$d;
+    wire  slot_cut$20$q;
+    reg  slot_cut$20$clock;
+    reg  slot_cut$21$d;
+    wire  slot_cut$21$q;
+    reg  slot_cut$21$clock;
+    reg  slot_cut$22$d;
+    wire  slot_cut$22$q;
+    reg  slot_cut$22$clock;
+    reg  slot_cut$23$d;
+    wire  slot_cut$23$q;
+    reg  slot_cut$23$clock;
+    reg  slot_cut$24$d;
+    wire  slot_cut$24$q;
+    reg  slot_cut$24$clock;
+    reg  slot_cut$25$d;
+    wire  slot_cut$25$q;
+    reg  slot_cut$25$clock;
+    reg  slot_cut$26$d;
+    wire  slot_cut$26$q;
+    reg  slot_cut$26$clock;
+    reg  slot_cut$27$d;
+    wire  slot_cut$27$q;
+    reg  slot_cut$27$clock;
+    reg  slot_cut$28$d;
+    wire  slot_cut$28$q;
+    reg  slot_cut$28$clock;
+    reg  slot_cut$29$d;
+    wire  slot_cut$29$q;
+    reg  slot_cut$29$clock;
+    reg  slot_cut$30$d;
+    wire  slot_cut$30$q;
+    reg  slot_cut$30$clock;
+    reg  slot_cut$31$d;
+    wire  slot_cut$31$q;
+    reg  slot_cut$31$clock;
     reg  [8:0] slot_named$0$d;
     wire  [8:0] slot_named$0$q;
     reg  slot_named$0$clock;
@@ -25455,9 +26079,87 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [8:0] slot_named$7$d;
     wire  [8:0] slot_named$7$q;
     reg  slot_named$7$clock;
+    reg  [8:0] slot_named$8$d;
+    wire  [8:0] slot_named$8$q;
+    reg  slot_named$8$clock;
+    reg  [8:0] slot_named$9$d;
+    wire  [8:0] slot_named$9$q;
+    reg  slot_named$9$clock;
+    reg  [8:0] slot_named$10$d;
+    wire  [8:0] slot_named$10$q;
+    reg  slot_named$10$clock;
+    reg  [8:0] slot_named$11$d;
+    wire  [8:0] slot_named$11$q;
+    reg  slot_named$11$clock;
+    reg  [8:0] slot_named$12$d;
+    wire  [8:0] slot_named$12$q;
+    reg  slot_named$12$clock;
+    reg  [8:0] slot_named$13$d;
+    wire  [8:0] slot_named$13$q;
+    reg  slot_named$13$clock;
+    reg  [8:0] slot_named$14$d;
+    wire  [8:0] slot_named$14$q;
+    reg  slot_named$14$clock;
+    reg  [8:0] slot_named$15$d;
+    wire  [8:0] slot_named$15$q;
+    reg  slot_named$15$clock;
+    reg  [8:0] slot_named$16$d;
+    wire  [8:0] slot_named$16$q;
+    reg  slot_named$16$clock;
+    reg  [8:0] slot_named$17$d;
+    wire  [8:0] slot_named$17$q;
+    reg  slot_named$17$clock;
+    reg  [8:0] slot_named$18$d;
+    wire  [8:0] slot_named$18$q;
+    reg  slot_named$18$clock;
+    reg  [8:0] slot_named$19$d;
+    wire  [8:0] slot_named$19$q;
+    reg  slot_named$19$clock;
+    reg  [8:0] slot_named$20$d;
+    wire  [8:0] slot_named$20$q;
+    reg  slot_named$20$clock;
+    reg  [8:0] slot_named$21$d;
+    wire  [8:0] slot_named$21$q;
+    reg  slot_named$21$clock;
+    reg  [8:0] slot_named$22$d;
+    wire  [8:0] slot_named$22$q;
+    reg  slot_named$22$clock;
+    reg  [8:0] slot_named$23$d;
+    wire  [8:0] slot_named$23$q;
+    reg  slot_named$23$clock;
+    reg  [8:0] slot_named$24$d;
+    wire  [8:0] slot_named$24$q;
+    reg  slot_named$24$clock;
+    reg  [8:0] slot_named$25$d;
+    wire  [8:0] slot_named$25$q;
+    reg  slot_named$25$clock;
+    reg  [8:0] slot_named$26$d;
+    wire  [8:0] slot_named$26$q;
+    reg  slot_named$26$clock;
+    reg  [8:0] slot_named$27$d;
+    wire  [8:0] slot_named$27$q;
+    reg  slot_named$27$clock;
+    reg  [8:0] slot_named$28$d;
+    wire  [8:0] slot_named$28$q;
+    reg  slot_named$28$clock;
+    reg  [8:0] slot_named$29$d;
+    wire  [8:0] slot_named$29$q;
+    reg  slot_named$29$clock;
+    reg  [8:0] slot_named$30$d;
+    wire  [8:0] slot_named$30$q;
+    reg  slot_named$30$clock;
+    reg  [8:0] slot_named$31$d;
+    wire  [8:0] slot_named$31$q;
+    reg  slot_named$31$clock;
     reg  [5:0] sent$d;
     wire  [5:0] sent$q;
     reg  sent$clock;
+    reg  [3:0] read_entries$d;
+    wire  [3:0] read_entries$q;
+    reg  read_entries$clock;
+    reg  counted$d;
+    wire  counted$q;
+    reg  counted$clock;
     reg  [31:0] req_id_be$d;
     wire  [31:0] req_id_be$q;
     reg  [63:0] add_be$d;
@@ -25481,9 +26183,12 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     
     // Local signals
     reg  [5:0] queued;
+    reg  is_read_wqe;
+    reg  read_push;
+    reg  read_pop;
     reg  head_cut;
     reg  [8:0] head_named;
-    reg  [318:0] head_base;
+    reg  [319:0] head_base;
     reg  held;
     reg  [7:0] opcode;
     reg  is_write;
@@ -25498,9 +26203,9 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [7:0] status;
     reg  [7:0] cqe_opcode;
     reg  [255:0] cqe;
-    reg  [318:0] entry;
-    reg  [318:0] entry_base;
-    reg  [318:0] head_entry;
+    reg  [319:0] entry;
+    reg  [319:0] entry_base;
+    reg  [319:0] head_entry;
     reg  head_ready;
     reg  [3:0] reads_behind;
     reg  head_flushed;
@@ -25685,6 +26390,126 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .q(slot_qpn$7$q),
         .clock(slot_qpn$7$clock)
     );
+    rnic_top$requester$slot_qpn$8 slot_qpn$8(
+        .d(slot_qpn$8$d),
+        .q(slot_qpn$8$q),
+        .clock(slot_qpn$8$clock)
+    );
+    rnic_top$requester$slot_qpn$9 slot_qpn$9(
+        .d(slot_qpn$9$d),
+        .q(slot_qpn$9$q),
+        .clock(slot_qpn$9$clock)
+    );
+    rnic_top$requester$slot_qpn$10 slot_qpn$10(
+        .d(slot_qpn$10$d),
+        .q(slot_qpn$10$q),
+        .clock(slot_qpn$10$clock)
+    );
+    rnic_top$requester$slot_qpn$11 slot_qpn$11(
+        .d(slot_qpn$11$d),
+        .q(slot_qpn$11$q),
+        .clock(slot_qpn$11$clock)
+    );
+    rnic_top$requester$slot_qpn$12 slot_qpn$12(
+        .d(slot_qpn$12$d),
+        .q(slot_qpn$12$q),
+        .clock(slot_qpn$12$clock)
+    );
+    rnic_top$requester$slot_qpn$13 slot_qpn$13(
+        .d(slot_qpn$13$d),
+        .q(slot_qpn$13$q),
+        .clock(slot_qpn$13$clock)
+    );
+    rnic_top$requester$slot_qpn$14 slot_qpn$14(
+        .d(slot_qpn$14$d),
+        .q(slot_qpn$14$q),
+        .clock(slot_qpn$14$clock)
+    );
+    rnic_top$requester$slot_qpn$15 slot_qpn$15(
+        .d(slot_qpn$15$d),
+        .q(slot_qpn$15$q),
+        .clock(slot_qpn$15$clock)
+    );
+    rnic_top$requester$slot_qpn$16 slot_qpn$16(
+        .d(slot_qpn$16$d),
+        .q(slot_qpn$16$q),
+        .clock(slot_qpn$16$clock)
+    );
+    rnic_top$requester$slot_qpn$17 slot_qpn$17(
+        .d(slot_qpn$17$d),
+        .q(slot_qpn$17$q),
+        .clock(slot_qpn$17$clock)
+    );
+    rnic_top$requester$slot_qpn$18 slot_qpn$18(
+        .d(slot_qpn$18$d),
+        .q(slot_qpn$18$q),
+        .clock(slot_qpn$18$clock)
+    );
+    rnic_top$requester$slot_qpn$19 slot_qpn$19(
+        .d(slot_qpn$19$d),
+        .q(slot_qpn$19$q),
+        .clock(slot_qpn$19$clock)
+    );
+    rnic_top$requester$slot_qpn$20 slot_qpn$20(
+        .d(slot_qpn$20$d),
+        .q(slot_qpn$20$q),
+        .clock(slot_qpn$20$clock)
+    );
+    rnic_top$requester$slot_qpn$21 slot_qpn$21(
+        .d(slot_qpn$21$d),
+        .q(slot_qpn$21$q),
+        .clock(slot_qpn$21$clock)
+    );
+    rnic_top$requester$slot_qpn$22 slot_qpn$22(
+        .d(slot_qpn$22$d),
+        .q(slot_qpn$22$q),
+        .clock(slot_qpn$22$clock)
+    );
+    rnic_top$requester$slot_qpn$23 slot_qpn$23(
+        .d(slot_qpn$23$d),
+        .q(slot_qpn$23$q),
+        .clock(slot_qpn$23$clock)
+    );
+    rnic_top$requester$slot_qpn$24 slot_qpn$24(
+        .d(slot_qpn$24$d),
+        .q(slot_qpn$24$q),
+        .clock(slot_qpn$24$clock)
+    );
+    rnic_top$requester$slot_qpn$25 slot_qpn$25(
+        .d(slot_qpn$25$d),
+        .q(slot_qpn$25$q),
+        .clock(slot_qpn$25$clock)
+    );
+    rnic_top$requester$slot_qpn$26 slot_qpn$26(
+        .d(slot_qpn$26$d),
+        .q(slot_qpn$26$q),
+        .clock(slot_qpn$26$clock)
+    );
+    rnic_top$requester$slot_qpn$27 slot_qpn$27(
+        .d(slot_qpn$27$d),
+        .q(slot_qpn$27$q),
+        .clock(slot_qpn$27$clock)
+    );
+    rnic_top$requester$slot_qpn$28 slot_qpn$28(
+        .d(slot_qpn$28$d),
+        .q(slot_qpn$28$q),
+        .clock(slot_qpn$28$clock)
+    );
+    rnic_top$requester$slot_qpn$29 slot_qpn$29(
+        .d(slot_qpn$29$d),
+        .q(slot_qpn$29$q),
+        .clock(slot_qpn$29$clock)
+    );
+    rnic_top$requester$slot_qpn$30 slot_qpn$30(
+        .d(slot_qpn$30$d),
+        .q(slot_qpn$30$q),
+        .clock(slot_qpn$30$clock)
+    );
+    rnic_top$requester$slot_qpn$31 slot_qpn$31(
+        .d(slot_qpn$31$d),
+        .q(slot_qpn$31$q),
+        .clock(slot_qpn$31$clock)
+    );
     rnic_top$requester$slot_msn$0 slot_msn$0(
         .d(slot_msn$0$d),
         .q(slot_msn$0$q),
@@ -25724,6 +26549,126 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .d(slot_msn$7$d),
         .q(slot_msn$7$q),
         .clock(slot_msn$7$clock)
+    );
+    rnic_top$requester$slot_msn$8 slot_msn$8(
+        .d(slot_msn$8$d),
+        .q(slot_msn$8$q),
+        .clock(slot_msn$8$clock)
+    );
+    rnic_top$requester$slot_msn$9 slot_msn$9(
+        .d(slot_msn$9$d),
+        .q(slot_msn$9$q),
+        .clock(slot_msn$9$clock)
+    );
+    rnic_top$requester$slot_msn$10 slot_msn$10(
+        .d(slot_msn$10$d),
+        .q(slot_msn$10$q),
+        .clock(slot_msn$10$clock)
+    );
+    rnic_top$requester$slot_msn$11 slot_msn$11(
+        .d(slot_msn$11$d),
+        .q(slot_msn$11$q),
+        .clock(slot_msn$11$clock)
+    );
+    rnic_top$requester$slot_msn$12 slot_msn$12(
+        .d(slot_msn$12$d),
+        .q(slot_msn$12$q),
+        .clock(slot_msn$12$clock)
+    );
+    rnic_top$requester$slot_msn$13 slot_msn$13(
+        .d(slot_msn$13$d),
+        .q(slot_msn$13$q),
+        .clock(slot_msn$13$clock)
+    );
+    rnic_top$requester$slot_msn$14 slot_msn$14(
+        .d(slot_msn$14$d),
+        .q(slot_msn$14$q),
+        .clock(slot_msn$14$clock)
+    );
+    rnic_top$requester$slot_msn$15 slot_msn$15(
+        .d(slot_msn$15$d),
+        .q(slot_msn$15$q),
+        .clock(slot_msn$15$clock)
+    );
+    rnic_top$requester$slot_msn$16 slot_msn$16(
+        .d(slot_msn$16$d),
+        .q(slot_msn$16$q),
+        .clock(slot_msn$16$clock)
+    );
+    rnic_top$requester$slot_msn$17 slot_msn$17(
+        .d(slot_msn$17$d),
+        .q(slot_msn$17$q),
+        .clock(slot_msn$17$clock)
+    );
+    rnic_top$requester$slot_msn$18 slot_msn$18(
+        .d(slot_msn$18$d),
+        .q(slot_msn$18$q),
+        .clock(slot_msn$18$clock)
+    );
+    rnic_top$requester$slot_msn$19 slot_msn$19(
+        .d(slot_msn$19$d),
+        .q(slot_msn$19$q),
+        .clock(slot_msn$19$clock)
+    );
+    rnic_top$requester$slot_msn$20 slot_msn$20(
+        .d(slot_msn$20$d),
+        .q(slot_msn$20$q),
+        .clock(slot_msn$20$clock)
+    );
+    rnic_top$requester$slot_msn$21 slot_msn$21(
+        .d(slot_msn$21$d),
+        .q(slot_msn$21$q),
+        .clock(slot_msn$21$clock)
+    );
+    rnic_top$requester$slot_msn$22 slot_msn$22(
+        .d(slot_msn$22$d),
+        .q(slot_msn$22$q),
+        .clock(slot_msn$22$clock)
+    );
+    rnic_top$requester$slot_msn$23 slot_msn$23(
+        .d(slot_msn$23$d),
+        .q(slot_msn$23$q),
+        .clock(slot_msn$23$clock)
+    );
+    rnic_top$requester$slot_msn$24 slot_msn$24(
+        .d(slot_msn$24$d),
+        .q(slot_msn$24$q),
+        .clock(slot_msn$24$clock)
+    );
+    rnic_top$requester$slot_msn$25 slot_msn$25(
+        .d(slot_msn$25$d),
+        .q(slot_msn$25$q),
+        .clock(slot_msn$25$clock)
+    );
+    rnic_top$requester$slot_msn$26 slot_msn$26(
+        .d(slot_msn$26$d),
+        .q(slot_msn$26$q),
+        .clock(slot_msn$26$clock)
+    );
+    rnic_top$requester$slot_msn$27 slot_msn$27(
+        .d(slot_msn$27$d),
+        .q(slot_msn$27$q),
+        .clock(slot_msn$27$clock)
+    );
+    rnic_top$requester$slot_msn$28 slot_msn$28(
+        .d(slot_msn$28$d),
+        .q(slot_msn$28$q),
+        .clock(slot_msn$28$clock)
+    );
+    rnic_top$requester$slot_msn$29 slot_msn$29(
+        .d(slot_msn$29$d),
+        .q(slot_msn$29$q),
+        .clock(slot_msn$29$clock)
+    );
+    rnic_top$requester$slot_msn$30 slot_msn$30(
+        .d(slot_msn$30$d),
+        .q(slot_msn$30$q),
+        .clock(slot_msn$30$clock)
+    );
+    rnic_top$requester$slot_msn$31 slot_msn$31(
+        .d(slot_msn$31$d),
+        .q(slot_msn$31$q),
+        .clock(slot_msn$31$clock)
     );
     rnic_top$requester$slot_cut$0 slot_cut$0(
         .d(slot_cut$0$d),
@@ -25765,6 +26710,126 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .q(slot_cut$7$q),
         .clock(slot_cut$7$clock)
     );
+    rnic_top$requester$slot_cut$8 slot_cut$8(
+        .d(slot_cut$8$d),
+        .q(slot_cut$8$q),
+        .clock(slot_cut$8$clock)
+    );
+    rnic_top$requester$slot_cut$9 slot_cut$9(
+        .d(slot_cut$9$d),
+        .q(slot_cut$9$q),
+        .clock(slot_cut$9$clock)
+    );
+    rnic_top$requester$slot_cut$10 slot_cut$10(
+        .d(slot_cut$10$d),
+        .q(slot_cut$10$q),
+        .clock(slot_cut$10$clock)
+    );
+    rnic_top$requester$slot_cut$11 slot_cut$11(
+        .d(slot_cut$11$d),
+        .q(slot_cut$11$q),
+        .clock(slot_cut$11$clock)
+    );
+    rnic_top$requester$slot_cut$12 slot_cut$12(
+        .d(slot_cut$12$d),
+        .q(slot_cut$12$q),
+        .clock(slot_cut$12$clock)
+    );
+    rnic_top$requester$slot_cut$13 slot_cut$13(
+        .d(slot_cut$13$d),
+        .q(slot_cut$13$q),
+        .clock(slot_cut$13$clock)
+    );
+    rnic_top$requester$slot_cut$14 slot_cut$14(
+        .d(slot_cut$14$d),
+        .q(slot_cut$14$q),
+        .clock(slot_cut$14$clock)
+    );
+    rnic_top$requester$slot_cut$15 slot_cut$15(
+        .d(slot_cut$15$d),
+        .q(slot_cut$15$q),
+        .clock(slot_cut$15$clock)
+    );
+    rnic_top$requester$slot_cut$16 slot_cut$16(
+        .d(slot_cut$16$d),
+        .q(slot_cut$16$q),
+        .clock(slot_cut$16$clock)
+    );
+    rnic_top$requester$slot_cut$17 slot_cut$17(
+        .d(slot_cut$17$d),
+        .q(slot_cut$17$q),
+        .clock(slot_cut$17$clock)
+    );
+    rnic_top$requester$slot_cut$18 slot_cut$18(
+        .d(slot_cut$18$d),
+        .q(slot_cut$18$q),
+        .clock(slot_cut$18$clock)
+    );
+    rnic_top$requester$slot_cut$19 slot_cut$19(
+        .d(slot_cut$19$d),
+        .q(slot_cut$19$q),
+        .clock(slot_cut$19$clock)
+    );
+    rnic_top$requester$slot_cut$20 slot_cut$20(
+        .d(slot_cut$20$d),
+        .q(slot_cut$20$q),
+        .clock(slot_cut$20$clock)
+    );
+    rnic_top$requester$slot_cut$21 slot_cut$21(
+        .d(slot_cut$21$d),
+        .q(slot_cut$21$q),
+        .clock(slot_cut$21$clock)
+    );
+    rnic_top$requester$slot_cut$22 slot_cut$22(
+        .d(slot_cut$22$d),
+        .q(slot_cut$22$q),
+        .clock(slot_cut$22$clock)
+    );
+    rnic_top$requester$slot_cut$23 slot_cut$23(
+        .d(slot_cut$23$d),
+        .q(slot_cut$23$q),
+        .clock(slot_cut$23$clock)
+    );
+    rnic_top$requester$slot_cut$24 slot_cut$24(
+        .d(slot_cut$24$d),
+        .q(slot_cut$24$q),
+        .clock(slot_cut$24$clock)
+    );
+    rnic_top$requester$slot_cut$25 slot_cut$25(
+        .d(slot_cut$25$d),
+        .q(slot_cut$25$q),
+        .clock(slot_cut$25$clock)
+    );
+    rnic_top$requester$slot_cut$26 slot_cut$26(
+        .d(slot_cut$26$d),
+        .q(slot_cut$26$q),
+        .clock(slot_cut$26$clock)
+    );
+    rnic_top$requester$slot_cut$27 slot_cut$27(
+        .d(slot_cut$27$d),
+        .q(slot_cut$27$q),
+        .clock(slot_cut$27$clock)
+    );
+    rnic_top$requester$slot_cut$28 slot_cut$28(
+        .d(slot_cut$28$d),
+        .q(slot_cut$28$q),
+        .clock(slot_cut$28$clock)
+    );
+    rnic_top$requester$slot_cut$29 slot_cut$29(
+        .d(slot_cut$29$d),
+        .q(slot_cut$29$q),
+        .clock(slot_cut$29$clock)
+    );
+    rnic_top$requester$slot_cut$30 slot_cut$30(
+        .d(slot_cut$30$d),
+        .q(slot_cut$30$q),
+        .clock(slot_cut$30$clock)
+    );
+    rnic_top$requester$slot_cut$31 slot_cut$31(
+        .d(slot_cut$31$d),
+        .q(slot_cut$31$q),
+        .clock(slot_cut$31$clock)
+    );
     rnic_top$requester$slot_named$0 slot_named$0(
         .d(slot_named$0$d),
         .q(slot_named$0$q),
@@ -25805,10 +26870,140 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .q(slot_named$7$q),
         .clock(slot_named$7$clock)
     );
+    rnic_top$requester$slot_named$8 slot_named$8(
+        .d(slot_named$8$d),
+        .q(slot_named$8$q),
+        .clock(slot_named$8$clock)
+    );
+    rnic_top$requester$slot_named$9 slot_named$9(
+        .d(slot_named$9$d),
+        .q(slot_named$9$q),
+        .clock(slot_named$9$clock)
+    );
+    rnic_top$requester$slot_named$10 slot_named$10(
+        .d(slot_named$10$d),
+        .q(slot_named$10$q),
+        .clock(slot_named$10$clock)
+    );
+    rnic_top$requester$slot_named$11 slot_named$11(
+        .d(slot_named$11$d),
+        .q(slot_named$11$q),
+        .clock(slot_named$11$clock)
+    );
+    rnic_top$requester$slot_named$12 slot_named$12(
+        .d(slot_named$12$d),
+        .q(slot_named$12$q),
+        .clock(slot_named$12$clock)
+    );
+    rnic_top$requester$slot_named$13 slot_named$13(
+        .d(slot_named$13$d),
+        .q(slot_named$13$q),
+        .clock(slot_named$13$clock)
+    );
+    rnic_top$requester$slot_named$14 slot_named$14(
+        .d(slot_named$14$d),
+        .q(slot_named$14$q),
+        .clock(slot_named$14$clock)
+    );
+    rnic_top$requester$slot_named$15 slot_named$15(
+        .d(slot_named$15$d),
+        .q(slot_named$15$q),
+        .clock(slot_named$15$clock)
+    );
+    rnic_top$requester$slot_named$16 slot_named$16(
+        .d(slot_named$16$d),
+        .q(slot_named$16$q),
+        .clock(slot_named$16$clock)
+    );
+    rnic_top$requester$slot_named$17 slot_named$17(
+        .d(slot_named$17$d),
+        .q(slot_named$17$q),
+        .clock(slot_named$17$clock)
+    );
+    rnic_top$requester$slot_named$18 slot_named$18(
+        .d(slot_named$18$d),
+        .q(slot_named$18$q),
+        .clock(slot_named$18$clock)
+    );
+    rnic_top$requester$slot_named$19 slot_named$19(
+        .d(slot_named$19$d),
+        .q(slot_named$19$q),
+        .clock(slot_named$19$clock)
+    );
+    rnic_top$requester$slot_named$20 slot_named$20(
+        .d(slot_named$20$d),
+        .q(slot_named$20$q),
+        .clock(slot_named$20$clock)
+    );
+    rnic_top$requester$slot_named$21 slot_named$21(
+        .d(slot_named$21$d),
+        .q(slot_named$21$q),
+        .clock(slot_named$21$clock)
+    );
+    rnic_top$requester$slot_named$22 slot_named$22(
+        .d(slot_named$22$d),
+        .q(slot_named$22$q),
+        .clock(slot_named$22$clock)
+    );
+    rnic_top$requester$slot_named$23 slot_named$23(
+        .d(slot_named$23$d),
+        .q(slot_named$23$q),
+        .clock(slot_named$23$clock)
+    );
+    rnic_top$requester$slot_named$24 slot_named$24(
+        .d(slot_named$24$d),
+        .q(slot_named$24$q),
+        .clock(slot_named$24$clock)
+    );
+    rnic_top$requester$slot_named$25 slot_named$25(
+        .d(slot_named$25$d),
+        .q(slot_named$25$q),
+        .clock(slot_named$25$clock)
+    );
+    rnic_top$requester$slot_named$26 slot_named$26(
+        .d(slot_named$26$d),
+        .q(slot_named$26$q),
+        .clock(slot_named$26$clock)
+    );
+    rnic_top$requester$slot_named$27 slot_named$27(
+        .d(slot_named$27$d),
+        .q(slot_named$27$q),
+        .clock(slot_named$27$clock)
+    );
+    rnic_top$requester$slot_named$28 slot_named$28(
+        .d(slot_named$28$d),
+        .q(slot_named$28$q),
+        .clock(slot_named$28$clock)
+    );
+    rnic_top$requester$slot_named$29 slot_named$29(
+        .d(slot_named$29$d),
+        .q(slot_named$29$q),
+        .clock(slot_named$29$clock)
+    );
+    rnic_top$requester$slot_named$30 slot_named$30(
+        .d(slot_named$30$d),
+        .q(slot_named$30$q),
+        .clock(slot_named$30$clock)
+    );
+    rnic_top$requester$slot_named$31 slot_named$31(
+        .d(slot_named$31$d),
+        .q(slot_named$31$q),
+        .clock(slot_named$31$clock)
+    );
     rnic_top$requester$sent sent(
         .d(sent$d),
         .q(sent$q),
         .clock(sent$clock)
+    );
+    rnic_top$requester$read_entries read_entries(
+        .d(read_entries$d),
+        .q(read_entries$q),
+        .clock(read_entries$clock)
+    );
+    rnic_top$requester$counted counted(
+        .d(counted$d),
+        .q(counted$q),
+        .clock(counted$clock)
     );
     rnic_top$requester$req_id_be req_id_be(
         .d(req_id_be$d),
@@ -25866,6 +27061,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         head$clock = clock;
         tail$clock = clock;
         sent$clock = clock;
+        read_entries$clock = clock;
+        counted$clock = clock;
         state$d = state$q;
         wqe$d = wqe$q;
         qpn$d = qpn$q;
@@ -25879,6 +27076,8 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
+        read_entries$d = read_entries$q;
+        counted$d = counted$q;
         pending$clock = clock;
         pending$reset = reset;
         pending_out$clock = clock;
@@ -25998,6 +27197,342 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if (s_term_valid & (slot_qpn$7$q == s_term_qpn) & (slot_msn$7$q == s_term_msn)) begin
             slot_named$7$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
         end
+        slot_qpn$8$clock = clock;
+        slot_qpn$8$d = slot_qpn$8$q;
+        slot_msn$8$clock = clock;
+        slot_msn$8$d = slot_msn$8$q;
+        slot_cut$8$clock = clock;
+        slot_cut$8$d = slot_cut$8$q;
+        slot_named$8$clock = clock;
+        slot_named$8$d = slot_named$8$q;
+        if (qp_we & qp_reset & (slot_qpn$8$q == qp_waddr)) begin
+            slot_cut$8$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$8$q == s_term_qpn) & (slot_msn$8$q == s_term_msn)) begin
+            slot_named$8$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$9$clock = clock;
+        slot_qpn$9$d = slot_qpn$9$q;
+        slot_msn$9$clock = clock;
+        slot_msn$9$d = slot_msn$9$q;
+        slot_cut$9$clock = clock;
+        slot_cut$9$d = slot_cut$9$q;
+        slot_named$9$clock = clock;
+        slot_named$9$d = slot_named$9$q;
+        if (qp_we & qp_reset & (slot_qpn$9$q == qp_waddr)) begin
+            slot_cut$9$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$9$q == s_term_qpn) & (slot_msn$9$q == s_term_msn)) begin
+            slot_named$9$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$10$clock = clock;
+        slot_qpn$10$d = slot_qpn$10$q;
+        slot_msn$10$clock = clock;
+        slot_msn$10$d = slot_msn$10$q;
+        slot_cut$10$clock = clock;
+        slot_cut$10$d = slot_cut$10$q;
+        slot_named$10$clock = clock;
+        slot_named$10$d = slot_named$10$q;
+        if (qp_we & qp_reset & (slot_qpn$10$q == qp_waddr)) begin
+            slot_cut$10$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$10$q == s_term_qpn) & (slot_msn$10$q == s_term_msn)) begin
+            slot_named$10$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$11$clock = clock;
+        slot_qpn$11$d = slot_qpn$11$q;
+        slot_msn$11$clock = clock;
+        slot_msn$11$d = slot_msn$11$q;
+        slot_cut$11$clock = clock;
+        slot_cut$11$d = slot_cut$11$q;
+        slot_named$11$clock = clock;
+        slot_named$11$d = slot_named$11$q;
+        if (qp_we & qp_reset & (slot_qpn$11$q == qp_waddr)) begin
+            slot_cut$11$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$11$q == s_term_qpn) & (slot_msn$11$q == s_term_msn)) begin
+            slot_named$11$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$12$clock = clock;
+        slot_qpn$12$d = slot_qpn$12$q;
+        slot_msn$12$clock = clock;
+        slot_msn$12$d = slot_msn$12$q;
+        slot_cut$12$clock = clock;
+        slot_cut$12$d = slot_cut$12$q;
+        slot_named$12$clock = clock;
+        slot_named$12$d = slot_named$12$q;
+        if (qp_we & qp_reset & (slot_qpn$12$q == qp_waddr)) begin
+            slot_cut$12$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$12$q == s_term_qpn) & (slot_msn$12$q == s_term_msn)) begin
+            slot_named$12$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$13$clock = clock;
+        slot_qpn$13$d = slot_qpn$13$q;
+        slot_msn$13$clock = clock;
+        slot_msn$13$d = slot_msn$13$q;
+        slot_cut$13$clock = clock;
+        slot_cut$13$d = slot_cut$13$q;
+        slot_named$13$clock = clock;
+        slot_named$13$d = slot_named$13$q;
+        if (qp_we & qp_reset & (slot_qpn$13$q == qp_waddr)) begin
+            slot_cut$13$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$13$q == s_term_qpn) & (slot_msn$13$q == s_term_msn)) begin
+            slot_named$13$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$14$clock = clock;
+        slot_qpn$14$d = slot_qpn$14$q;
+        slot_msn$14$clock = clock;
+        slot_msn$14$d = slot_msn$14$q;
+        slot_cut$14$clock = clock;
+        slot_cut$14$d = slot_cut$14$q;
+        slot_named$14$clock = clock;
+        slot_named$14$d = slot_named$14$q;
+        if (qp_we & qp_reset & (slot_qpn$14$q == qp_waddr)) begin
+            slot_cut$14$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$14$q == s_term_qpn) & (slot_msn$14$q == s_term_msn)) begin
+            slot_named$14$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$15$clock = clock;
+        slot_qpn$15$d = slot_qpn$15$q;
+        slot_msn$15$clock = clock;
+        slot_msn$15$d = slot_msn$15$q;
+        slot_cut$15$clock = clock;
+        slot_cut$15$d = slot_cut$15$q;
+        slot_named$15$clock = clock;
+        slot_named$15$d = slot_named$15$q;
+        if (qp_we & qp_reset & (slot_qpn$15$q == qp_waddr)) begin
+            slot_cut$15$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$15$q == s_term_qpn) & (slot_msn$15$q == s_term_msn)) begin
+            slot_named$15$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$16$clock = clock;
+        slot_qpn$16$d = slot_qpn$16$q;
+        slot_msn$16$clock = clock;
+        slot_msn$16$d = slot_msn$16$q;
+        slot_cut$16$clock = clock;
+        slot_cut$16$d = slot_cut$16$q;
+        slot_named$16$clock = clock;
+        slot_named$16$d = slot_named$16$q;
+        if (qp_we & qp_reset & (slot_qpn$16$q == qp_waddr)) begin
+            slot_cut$16$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$16$q == s_term_qpn) & (slot_msn$16$q == s_term_msn)) begin
+            slot_named$16$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$17$clock = clock;
+        slot_qpn$17$d = slot_qpn$17$q;
+        slot_msn$17$clock = clock;
+        slot_msn$17$d = slot_msn$17$q;
+        slot_cut$17$clock = clock;
+        slot_cut$17$d = slot_cut$17$q;
+        slot_named$17$clock = clock;
+        slot_named$17$d = slot_named$17$q;
+        if (qp_we & qp_reset & (slot_qpn$17$q == qp_waddr)) begin
+            slot_cut$17$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$17$q == s_term_qpn) & (slot_msn$17$q == s_term_msn)) begin
+            slot_named$17$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$18$clock = clock;
+        slot_qpn$18$d = slot_qpn$18$q;
+        slot_msn$18$clock = clock;
+        slot_msn$18$d = slot_msn$18$q;
+        slot_cut$18$clock = clock;
+        slot_cut$18$d = slot_cut$18$q;
+        slot_named$18$clock = clock;
+        slot_named$18$d = slot_named$18$q;
+        if (qp_we & qp_reset & (slot_qpn$18$q == qp_waddr)) begin
+            slot_cut$18$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$18$q == s_term_qpn) & (slot_msn$18$q == s_term_msn)) begin
+            slot_named$18$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$19$clock = clock;
+        slot_qpn$19$d = slot_qpn$19$q;
+        slot_msn$19$clock = clock;
+        slot_msn$19$d = slot_msn$19$q;
+        slot_cut$19$clock = clock;
+        slot_cut$19$d = slot_cut$19$q;
+        slot_named$19$clock = clock;
+        slot_named$19$d = slot_named$19$q;
+        if (qp_we & qp_reset & (slot_qpn$19$q == qp_waddr)) begin
+            slot_cut$19$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$19$q == s_term_qpn) & (slot_msn$19$q == s_term_msn)) begin
+            slot_named$19$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$20$clock = clock;
+        slot_qpn$20$d = slot_qpn$20$q;
+        slot_msn$20$clock = clock;
+        slot_msn$20$d = slot_msn$20$q;
+        slot_cut$20$clock = clock;
+        slot_cut$20$d = slot_cut$20$q;
+        slot_named$20$clock = clock;
+        slot_named$20$d = slot_named$20$q;
+        if (qp_we & qp_reset & (slot_qpn$20$q == qp_waddr)) begin
+            slot_cut$20$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$20$q == s_term_qpn) & (slot_msn$20$q == s_term_msn)) begin
+            slot_named$20$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$21$clock = clock;
+        slot_qpn$21$d = slot_qpn$21$q;
+        slot_msn$21$clock = clock;
+        slot_msn$21$d = slot_msn$21$q;
+        slot_cut$21$clock = clock;
+        slot_cut$21$d = slot_cut$21$q;
+        slot_named$21$clock = clock;
+        slot_named$21$d = slot_named$21$q;
+        if (qp_we & qp_reset & (slot_qpn$21$q == qp_waddr)) begin
+            slot_cut$21$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$21$q == s_term_qpn) & (slot_msn$21$q == s_term_msn)) begin
+            slot_named$21$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$22$clock = clock;
+        slot_qpn$22$d = slot_qpn$22$q;
+        slot_msn$22$clock = clock;
+        slot_msn$22$d = slot_msn$22$q;
+        slot_cut$22$clock = clock;
+        slot_cut$22$d = slot_cut$22$q;
+        slot_named$22$clock = clock;
+        slot_named$22$d = slot_named$22$q;
+        if (qp_we & qp_reset & (slot_qpn$22$q == qp_waddr)) begin
+            slot_cut$22$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$22$q == s_term_qpn) & (slot_msn$22$q == s_term_msn)) begin
+            slot_named$22$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$23$clock = clock;
+        slot_qpn$23$d = slot_qpn$23$q;
+        slot_msn$23$clock = clock;
+        slot_msn$23$d = slot_msn$23$q;
+        slot_cut$23$clock = clock;
+        slot_cut$23$d = slot_cut$23$q;
+        slot_named$23$clock = clock;
+        slot_named$23$d = slot_named$23$q;
+        if (qp_we & qp_reset & (slot_qpn$23$q == qp_waddr)) begin
+            slot_cut$23$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$23$q == s_term_qpn) & (slot_msn$23$q == s_term_msn)) begin
+            slot_named$23$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$24$clock = clock;
+        slot_qpn$24$d = slot_qpn$24$q;
+        slot_msn$24$clock = clock;
+        slot_msn$24$d = slot_msn$24$q;
+        slot_cut$24$clock = clock;
+        slot_cut$24$d = slot_cut$24$q;
+        slot_named$24$clock = clock;
+        slot_named$24$d = slot_named$24$q;
+        if (qp_we & qp_reset & (slot_qpn$24$q == qp_waddr)) begin
+            slot_cut$24$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$24$q == s_term_qpn) & (slot_msn$24$q == s_term_msn)) begin
+            slot_named$24$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$25$clock = clock;
+        slot_qpn$25$d = slot_qpn$25$q;
+        slot_msn$25$clock = clock;
+        slot_msn$25$d = slot_msn$25$q;
+        slot_cut$25$clock = clock;
+        slot_cut$25$d = slot_cut$25$q;
+        slot_named$25$clock = clock;
+        slot_named$25$d = slot_named$25$q;
+        if (qp_we & qp_reset & (slot_qpn$25$q == qp_waddr)) begin
+            slot_cut$25$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$25$q == s_term_qpn) & (slot_msn$25$q == s_term_msn)) begin
+            slot_named$25$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$26$clock = clock;
+        slot_qpn$26$d = slot_qpn$26$q;
+        slot_msn$26$clock = clock;
+        slot_msn$26$d = slot_msn$26$q;
+        slot_cut$26$clock = clock;
+        slot_cut$26$d = slot_cut$26$q;
+        slot_named$26$clock = clock;
+        slot_named$26$d = slot_named$26$q;
+        if (qp_we & qp_reset & (slot_qpn$26$q == qp_waddr)) begin
+            slot_cut$26$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$26$q == s_term_qpn) & (slot_msn$26$q == s_term_msn)) begin
+            slot_named$26$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$27$clock = clock;
+        slot_qpn$27$d = slot_qpn$27$q;
+        slot_msn$27$clock = clock;
+        slot_msn$27$d = slot_msn$27$q;
+        slot_cut$27$clock = clock;
+        slot_cut$27$d = slot_cut$27$q;
+        slot_named$27$clock = clock;
+        slot_named$27$d = slot_named$27$q;
+        if (qp_we & qp_reset & (slot_qpn$27$q == qp_waddr)) begin
+            slot_cut$27$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$27$q == s_term_qpn) & (slot_msn$27$q == s_term_msn)) begin
+            slot_named$27$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$28$clock = clock;
+        slot_qpn$28$d = slot_qpn$28$q;
+        slot_msn$28$clock = clock;
+        slot_msn$28$d = slot_msn$28$q;
+        slot_cut$28$clock = clock;
+        slot_cut$28$d = slot_cut$28$q;
+        slot_named$28$clock = clock;
+        slot_named$28$d = slot_named$28$q;
+        if (qp_we & qp_reset & (slot_qpn$28$q == qp_waddr)) begin
+            slot_cut$28$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$28$q == s_term_qpn) & (slot_msn$28$q == s_term_msn)) begin
+            slot_named$28$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$29$clock = clock;
+        slot_qpn$29$d = slot_qpn$29$q;
+        slot_msn$29$clock = clock;
+        slot_msn$29$d = slot_msn$29$q;
+        slot_cut$29$clock = clock;
+        slot_cut$29$d = slot_cut$29$q;
+        slot_named$29$clock = clock;
+        slot_named$29$d = slot_named$29$q;
+        if (qp_we & qp_reset & (slot_qpn$29$q == qp_waddr)) begin
+            slot_cut$29$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$29$q == s_term_qpn) & (slot_msn$29$q == s_term_msn)) begin
+            slot_named$29$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$30$clock = clock;
+        slot_qpn$30$d = slot_qpn$30$q;
+        slot_msn$30$clock = clock;
+        slot_msn$30$d = slot_msn$30$q;
+        slot_cut$30$clock = clock;
+        slot_cut$30$d = slot_cut$30$q;
+        slot_named$30$clock = clock;
+        slot_named$30$d = slot_named$30$q;
+        if (qp_we & qp_reset & (slot_qpn$30$q == qp_waddr)) begin
+            slot_cut$30$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$30$q == s_term_qpn) & (slot_msn$30$q == s_term_msn)) begin
+            slot_named$30$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
+        slot_qpn$31$clock = clock;
+        slot_qpn$31$d = slot_qpn$31$q;
+        slot_msn$31$clock = clock;
+        slot_msn$31$d = slot_msn$31$q;
+        slot_cut$31$clock = clock;
+        slot_cut$31$d = slot_cut$31$q;
+        slot_named$31$clock = clock;
+        slot_named$31$d = slot_named$31$q;
+        if (qp_we & qp_reset & (slot_qpn$31$q == qp_waddr)) begin
+            slot_cut$31$d = 1'b1;
+        end
+        if (s_term_valid & (slot_qpn$31$q == s_term_qpn) & (slot_msn$31$q == s_term_msn)) begin
+            slot_named$31$d = (((s_term_status) & 9'h1ff) << 32'h1) | 64'h1;
+        end
         mrs$read_clock = clock;
         mrs$write_clock = clock;
         send_msn$read_clock = clock;
@@ -26023,13 +27558,15 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         atomic_msn$write_address = qpn$q;
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
-        held = ((s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic)) & |(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff)));
+        is_read_wqe = (s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic);
+        held = is_read_wqe & (|(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff))) | (read_entries$q == reads_room));
         s_ready = (state$q == 32'h0) & ~queued[at_full] & ~held;
         if (s_valid & (state$q == 32'h0) & ~queued[at_full] & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
             fetch_error$d = s_error;
+            counted$d = is_read_wqe;
             state$d = 32'h1;
         end
         opcode = wqe$q[(at_opcode)+:(8)];
@@ -26088,7 +27625,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if ((is_read | is_atomic) & (status == st_success)) begin
             entry_msn = read_msn$read_data + 32'h1;
         end
-        entry_base = ((cqe) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | (((entry_msn) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn);
+        entry_base = ((cqe) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | (((entry_msn) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn) | (((counted$q) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_counted);
         entry = entry_base | flag_write;
         if (status == st_success) begin
             entry = entry_base | flag_wait;
@@ -26103,53 +27640,197 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         pending$s_valid = state$q == 32'h1;
         pending$s_data = entry;
         if (state$q == 32'h1) begin
-            if (tail$q[(32'h0)+:(3)] == 0) begin
+            if (tail$q[(32'h0)+:(5)] == 0) begin
                 slot_qpn$0$d = qpn$q;
                 slot_msn$0$d = entry_msn;
                 slot_cut$0$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$0$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(3)] == 1) begin
+            if (tail$q[(32'h0)+:(5)] == 1) begin
                 slot_qpn$1$d = qpn$q;
                 slot_msn$1$d = entry_msn;
                 slot_cut$1$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$1$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(3)] == 2) begin
+            if (tail$q[(32'h0)+:(5)] == 2) begin
                 slot_qpn$2$d = qpn$q;
                 slot_msn$2$d = entry_msn;
                 slot_cut$2$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$2$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(3)] == 3) begin
+            if (tail$q[(32'h0)+:(5)] == 3) begin
                 slot_qpn$3$d = qpn$q;
                 slot_msn$3$d = entry_msn;
                 slot_cut$3$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$3$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(3)] == 4) begin
+            if (tail$q[(32'h0)+:(5)] == 4) begin
                 slot_qpn$4$d = qpn$q;
                 slot_msn$4$d = entry_msn;
                 slot_cut$4$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$4$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(3)] == 5) begin
+            if (tail$q[(32'h0)+:(5)] == 5) begin
                 slot_qpn$5$d = qpn$q;
                 slot_msn$5$d = entry_msn;
                 slot_cut$5$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$5$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(3)] == 6) begin
+            if (tail$q[(32'h0)+:(5)] == 6) begin
                 slot_qpn$6$d = qpn$q;
                 slot_msn$6$d = entry_msn;
                 slot_cut$6$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$6$d = 32'h0;
             end
-            if (tail$q[(32'h0)+:(3)] == 7) begin
+            if (tail$q[(32'h0)+:(5)] == 7) begin
                 slot_qpn$7$d = qpn$q;
                 slot_msn$7$d = entry_msn;
                 slot_cut$7$d = qp_we & qp_reset & (qp_waddr == qpn$q);
                 slot_named$7$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 8) begin
+                slot_qpn$8$d = qpn$q;
+                slot_msn$8$d = entry_msn;
+                slot_cut$8$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$8$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 9) begin
+                slot_qpn$9$d = qpn$q;
+                slot_msn$9$d = entry_msn;
+                slot_cut$9$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$9$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 10) begin
+                slot_qpn$10$d = qpn$q;
+                slot_msn$10$d = entry_msn;
+                slot_cut$10$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$10$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 11) begin
+                slot_qpn$11$d = qpn$q;
+                slot_msn$11$d = entry_msn;
+                slot_cut$11$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$11$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 12) begin
+                slot_qpn$12$d = qpn$q;
+                slot_msn$12$d = entry_msn;
+                slot_cut$12$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$12$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 13) begin
+                slot_qpn$13$d = qpn$q;
+                slot_msn$13$d = entry_msn;
+                slot_cut$13$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$13$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 14) begin
+                slot_qpn$14$d = qpn$q;
+                slot_msn$14$d = entry_msn;
+                slot_cut$14$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$14$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 15) begin
+                slot_qpn$15$d = qpn$q;
+                slot_msn$15$d = entry_msn;
+                slot_cut$15$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$15$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 16) begin
+                slot_qpn$16$d = qpn$q;
+                slot_msn$16$d = entry_msn;
+                slot_cut$16$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$16$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 17) begin
+                slot_qpn$17$d = qpn$q;
+                slot_msn$17$d = entry_msn;
+                slot_cut$17$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$17$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 18) begin
+                slot_qpn$18$d = qpn$q;
+                slot_msn$18$d = entry_msn;
+                slot_cut$18$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$18$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 19) begin
+                slot_qpn$19$d = qpn$q;
+                slot_msn$19$d = entry_msn;
+                slot_cut$19$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$19$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 20) begin
+                slot_qpn$20$d = qpn$q;
+                slot_msn$20$d = entry_msn;
+                slot_cut$20$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$20$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 21) begin
+                slot_qpn$21$d = qpn$q;
+                slot_msn$21$d = entry_msn;
+                slot_cut$21$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$21$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 22) begin
+                slot_qpn$22$d = qpn$q;
+                slot_msn$22$d = entry_msn;
+                slot_cut$22$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$22$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 23) begin
+                slot_qpn$23$d = qpn$q;
+                slot_msn$23$d = entry_msn;
+                slot_cut$23$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$23$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 24) begin
+                slot_qpn$24$d = qpn$q;
+                slot_msn$24$d = entry_msn;
+                slot_cut$24$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$24$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 25) begin
+                slot_qpn$25$d = qpn$q;
+                slot_msn$25$d = entry_msn;
+                slot_cut$25$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$25$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 26) begin
+                slot_qpn$26$d = qpn$q;
+                slot_msn$26$d = entry_msn;
+                slot_cut$26$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$26$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 27) begin
+                slot_qpn$27$d = qpn$q;
+                slot_msn$27$d = entry_msn;
+                slot_cut$27$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$27$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 28) begin
+                slot_qpn$28$d = qpn$q;
+                slot_msn$28$d = entry_msn;
+                slot_cut$28$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$28$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 29) begin
+                slot_qpn$29$d = qpn$q;
+                slot_msn$29$d = entry_msn;
+                slot_cut$29$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$29$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 30) begin
+                slot_qpn$30$d = qpn$q;
+                slot_msn$30$d = entry_msn;
+                slot_cut$30$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$30$d = 32'h0;
+            end
+            if (tail$q[(32'h0)+:(5)] == 31) begin
+                slot_qpn$31$d = qpn$q;
+                slot_msn$31$d = entry_msn;
+                slot_cut$31$d = qp_we & qp_reset & (qp_waddr == qpn$q);
+                slot_named$31$d = 32'h0;
             end
             tail$d = tail$q + 32'h1;
             state$d = 32'h0;
@@ -26253,37 +27934,133 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         end
         head_cut = 1'b0;
         head_named = 32'h0;
-        if (head$q[(32'h0)+:(3)] == 0) begin
+        if (head$q[(32'h0)+:(5)] == 0) begin
             head_cut = slot_cut$0$q;
             head_named = slot_named$0$q;
         end
-        if (head$q[(32'h0)+:(3)] == 1) begin
+        if (head$q[(32'h0)+:(5)] == 1) begin
             head_cut = slot_cut$1$q;
             head_named = slot_named$1$q;
         end
-        if (head$q[(32'h0)+:(3)] == 2) begin
+        if (head$q[(32'h0)+:(5)] == 2) begin
             head_cut = slot_cut$2$q;
             head_named = slot_named$2$q;
         end
-        if (head$q[(32'h0)+:(3)] == 3) begin
+        if (head$q[(32'h0)+:(5)] == 3) begin
             head_cut = slot_cut$3$q;
             head_named = slot_named$3$q;
         end
-        if (head$q[(32'h0)+:(3)] == 4) begin
+        if (head$q[(32'h0)+:(5)] == 4) begin
             head_cut = slot_cut$4$q;
             head_named = slot_named$4$q;
         end
-        if (head$q[(32'h0)+:(3)] == 5) begin
+        if (head$q[(32'h0)+:(5)] == 5) begin
             head_cut = slot_cut$5$q;
             head_named = slot_named$5$q;
         end
-        if (head$q[(32'h0)+:(3)] == 6) begin
+        if (head$q[(32'h0)+:(5)] == 6) begin
             head_cut = slot_cut$6$q;
             head_named = slot_named$6$q;
         end
-        if (head$q[(32'h0)+:(3)] == 7) begin
+        if (head$q[(32'h0)+:(5)] == 7) begin
             head_cut = slot_cut$7$q;
             head_named = slot_named$7$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 8) begin
+            head_cut = slot_cut$8$q;
+            head_named = slot_named$8$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 9) begin
+            head_cut = slot_cut$9$q;
+            head_named = slot_named$9$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 10) begin
+            head_cut = slot_cut$10$q;
+            head_named = slot_named$10$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 11) begin
+            head_cut = slot_cut$11$q;
+            head_named = slot_named$11$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 12) begin
+            head_cut = slot_cut$12$q;
+            head_named = slot_named$12$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 13) begin
+            head_cut = slot_cut$13$q;
+            head_named = slot_named$13$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 14) begin
+            head_cut = slot_cut$14$q;
+            head_named = slot_named$14$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 15) begin
+            head_cut = slot_cut$15$q;
+            head_named = slot_named$15$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 16) begin
+            head_cut = slot_cut$16$q;
+            head_named = slot_named$16$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 17) begin
+            head_cut = slot_cut$17$q;
+            head_named = slot_named$17$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 18) begin
+            head_cut = slot_cut$18$q;
+            head_named = slot_named$18$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 19) begin
+            head_cut = slot_cut$19$q;
+            head_named = slot_named$19$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 20) begin
+            head_cut = slot_cut$20$q;
+            head_named = slot_named$20$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 21) begin
+            head_cut = slot_cut$21$q;
+            head_named = slot_named$21$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 22) begin
+            head_cut = slot_cut$22$q;
+            head_named = slot_named$22$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 23) begin
+            head_cut = slot_cut$23$q;
+            head_named = slot_named$23$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 24) begin
+            head_cut = slot_cut$24$q;
+            head_named = slot_named$24$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 25) begin
+            head_cut = slot_cut$25$q;
+            head_named = slot_named$25$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 26) begin
+            head_cut = slot_cut$26$q;
+            head_named = slot_named$26$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 27) begin
+            head_cut = slot_cut$27$q;
+            head_named = slot_named$27$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 28) begin
+            head_cut = slot_cut$28$q;
+            head_named = slot_named$28$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 29) begin
+            head_cut = slot_cut$29$q;
+            head_named = slot_named$29$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 30) begin
+            head_cut = slot_cut$30$q;
+            head_named = slot_named$30$q;
+        end
+        if (head$q[(32'h0)+:(5)] == 31) begin
+            head_cut = slot_cut$31$q;
+            head_named = slot_named$31$q;
         end
         head_base = pending_out$m_data;
         if (head_cut) begin
@@ -26291,14 +28068,14 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         end
         head_entry = head_base;
         if (head_named[32'h0]) begin
-            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 319'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(6)];
         reads_behind = order_done - head_entry[(32'h112)+:(4)];
         head_flushed = reads_behind[32'h3] & ~|(qp_rts & (one_q << ((order_qpn) & 64'hffffffffffffffff)));
         head_read = |head_entry[(at_entry_msn)+:(32)];
-        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h3] | head_flushed);
-        head_writes = head_entry[32'h111] | (head_flushed & head_read);
+        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h3] | head_cut | head_flushed);
+        head_writes = head_entry[32'h111] | (head_flushed & head_read & ~head_cut);
         m_cqe_valid = head_ready & head_writes;
         m_cqn = head_entry[(32'h100)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];
@@ -26309,6 +28086,14 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             end
         end
         pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
+        read_push = (state$q == 32'h1) & counted$q;
+        read_pop = head_ready & (~head_writes | m_cqe_ready) & head_entry[at_entry_counted];
+        if (read_push & ~read_pop) begin
+            read_entries$d = read_entries$q + 32'h1;
+        end
+        if (read_pop & ~read_push) begin
+            read_entries$d = read_entries$q - 32'h1;
+        end
         if (head_ready & (~head_writes | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
             if (head_entry[32'h110]) begin
@@ -26325,6 +28110,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             head$d = 32'h0;
             tail$d = 32'h0;
             sent$d = 32'h0;
+            read_entries$d = 32'h0;
         end
     end
     
@@ -26485,6 +28271,25 @@ module rnic_top$requester$compare_mask_be(d,q);
     end
     
 endmodule // rnic_top$requester$compare_mask_be
+
+
+module rnic_top$requester$counted(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$counted
 
 
 module rnic_top$requester$ctx(d,q,clock);
@@ -26698,37 +28503,37 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [318:0] s_data;
+    input wire  [319:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [318:0] m_data;
-    output reg  [3:0] count;
+    output reg  [319:0] m_data;
+    output reg  [5:0] count;
     
     // Constant declarations
-    localparam  depth = 4'h8;
+    localparam  depth = 6'b100000;
     
     // Stub signals
-    reg  [2:0] ram$read_address;
+    reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [318:0] ram$read_data;
-    reg  [2:0] ram$write_address;
+    wire  [319:0] ram$read_data;
+    reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [318:0] ram$write_data;
+    reg  [319:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [3:0] wr_ptr$d;
-    wire  [3:0] wr_ptr$q;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [3:0] visible$d;
-    wire  [3:0] visible$q;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
     reg  visible$clock;
-    reg  [3:0] rd_ptr$d;
-    wire  [3:0] rd_ptr$q;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [3:0] next_rd;
+    reg  [5:0] next_rd;
     
     // Sub module instances
     rnic_top$requester$pending$ram ram(
@@ -26772,7 +28577,7 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(3)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -26783,7 +28588,7 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(3)];
+        ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -26798,16 +28603,16 @@ endmodule // rnic_top$requester$pending
 module rnic_top$requester$pending$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [2:0] read_address;
+    input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [318:0] read_data;
-    input wire  [2:0] write_address;
+    output reg  [319:0] read_data;
+    input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [318:0] write_data;
+    input wire  [319:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[318:0] mem[7:0];
+    reg[319:0] mem[31:0];
     
     
     
@@ -26827,13 +28632,13 @@ endmodule // rnic_top$requester$pending$ram
 module rnic_top$requester$pending$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -26846,13 +28651,13 @@ endmodule // rnic_top$requester$pending$rd_ptr
 module rnic_top$requester$pending$visible(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -26865,13 +28670,13 @@ endmodule // rnic_top$requester$pending$visible
 module rnic_top$requester$pending$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -26888,23 +28693,23 @@ module rnic_top$requester$pending_out(clock,reset,s_valid,s_ready,s_data,m_valid
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [318:0] s_data;
+    input wire  [319:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [318:0] m_data;
+    output reg  [319:0] m_data;
     
     // Stub signals
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
-    reg  [318:0] out_data$d;
-    wire  [318:0] out_data$q;
+    reg  [319:0] out_data$d;
+    wire  [319:0] out_data$q;
     reg  out_data$clock;
     reg  skid_valid$d;
     wire  skid_valid$q;
     reg  skid_valid$clock;
-    reg  [318:0] skid_data$d;
-    wire  [318:0] skid_data$q;
+    reg  [319:0] skid_data$d;
+    wire  [319:0] skid_data$q;
     reg  skid_data$clock;
     
     // Local signals
@@ -26974,13 +28779,13 @@ endmodule // rnic_top$requester$pending_out
 module rnic_top$requester$pending_out$out_data(d,q,clock);
     
     // Module arguments
-    input wire  [318:0] d;
-    output reg  [318:0] q;
+    input wire  [319:0] d;
+    output reg  [319:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 319'h0;
+       q = 320'h0;
     end
     
     always @(posedge clock) begin
@@ -27012,13 +28817,13 @@ endmodule // rnic_top$requester$pending_out$out_valid
 module rnic_top$requester$pending_out$skid_data(d,q,clock);
     
     // Module arguments
-    input wire  [318:0] d;
-    output reg  [318:0] q;
+    input wire  [319:0] d;
+    output reg  [319:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 319'h0;
+       q = 320'h0;
     end
     
     always @(posedge clock) begin
@@ -27064,6 +28869,25 @@ module rnic_top$requester$qpn(d,q,clock);
     end
           
 endmodule // rnic_top$requester$qpn
+
+
+module rnic_top$requester$read_entries(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$read_entries
 
 
 module rnic_top$requester$read_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -27242,6 +29066,196 @@ module rnic_top$requester$slot_cut$1(d,q,clock);
 endmodule // rnic_top$requester$slot_cut$1
 
 
+module rnic_top$requester$slot_cut$10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$10
+
+
+module rnic_top$requester$slot_cut$11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$11
+
+
+module rnic_top$requester$slot_cut$12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$12
+
+
+module rnic_top$requester$slot_cut$13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$13
+
+
+module rnic_top$requester$slot_cut$14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$14
+
+
+module rnic_top$requester$slot_cut$15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$15
+
+
+module rnic_top$requester$slot_cut$16(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$16
+
+
+module rnic_top$requester$slot_cut$17(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$17
+
+
+module rnic_top$requester$slot_cut$18(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$18
+
+
+module rnic_top$requester$slot_cut$19(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$19
+
+
 module rnic_top$requester$slot_cut$2(d,q,clock);
     
     // Module arguments
@@ -27261,6 +29275,196 @@ module rnic_top$requester$slot_cut$2(d,q,clock);
 endmodule // rnic_top$requester$slot_cut$2
 
 
+module rnic_top$requester$slot_cut$20(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$20
+
+
+module rnic_top$requester$slot_cut$21(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$21
+
+
+module rnic_top$requester$slot_cut$22(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$22
+
+
+module rnic_top$requester$slot_cut$23(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$23
+
+
+module rnic_top$requester$slot_cut$24(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$24
+
+
+module rnic_top$requester$slot_cut$25(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$25
+
+
+module rnic_top$requester$slot_cut$26(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$26
+
+
+module rnic_top$requester$slot_cut$27(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$27
+
+
+module rnic_top$requester$slot_cut$28(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$28
+
+
+module rnic_top$requester$slot_cut$29(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$29
+
+
 module rnic_top$requester$slot_cut$3(d,q,clock);
     
     // Module arguments
@@ -27278,6 +29482,44 @@ module rnic_top$requester$slot_cut$3(d,q,clock);
     end
           
 endmodule // rnic_top$requester$slot_cut$3
+
+
+module rnic_top$requester$slot_cut$30(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$30
+
+
+module rnic_top$requester$slot_cut$31(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$31
 
 
 module rnic_top$requester$slot_cut$4(d,q,clock);
@@ -27356,6 +29598,44 @@ module rnic_top$requester$slot_cut$7(d,q,clock);
 endmodule // rnic_top$requester$slot_cut$7
 
 
+module rnic_top$requester$slot_cut$8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$8
+
+
+module rnic_top$requester$slot_cut$9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_cut$9
+
+
 module rnic_top$requester$slot_msn$0(d,q,clock);
     
     // Module arguments
@@ -27394,6 +29674,196 @@ module rnic_top$requester$slot_msn$1(d,q,clock);
 endmodule // rnic_top$requester$slot_msn$1
 
 
+module rnic_top$requester$slot_msn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$10
+
+
+module rnic_top$requester$slot_msn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$11
+
+
+module rnic_top$requester$slot_msn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$12
+
+
+module rnic_top$requester$slot_msn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$13
+
+
+module rnic_top$requester$slot_msn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$14
+
+
+module rnic_top$requester$slot_msn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$15
+
+
+module rnic_top$requester$slot_msn$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$16
+
+
+module rnic_top$requester$slot_msn$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$17
+
+
+module rnic_top$requester$slot_msn$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$18
+
+
+module rnic_top$requester$slot_msn$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$19
+
+
 module rnic_top$requester$slot_msn$2(d,q,clock);
     
     // Module arguments
@@ -27413,6 +29883,196 @@ module rnic_top$requester$slot_msn$2(d,q,clock);
 endmodule // rnic_top$requester$slot_msn$2
 
 
+module rnic_top$requester$slot_msn$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$20
+
+
+module rnic_top$requester$slot_msn$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$21
+
+
+module rnic_top$requester$slot_msn$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$22
+
+
+module rnic_top$requester$slot_msn$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$23
+
+
+module rnic_top$requester$slot_msn$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$24
+
+
+module rnic_top$requester$slot_msn$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$25
+
+
+module rnic_top$requester$slot_msn$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$26
+
+
+module rnic_top$requester$slot_msn$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$27
+
+
+module rnic_top$requester$slot_msn$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$28
+
+
+module rnic_top$requester$slot_msn$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$29
+
+
 module rnic_top$requester$slot_msn$3(d,q,clock);
     
     // Module arguments
@@ -27430,6 +30090,44 @@ module rnic_top$requester$slot_msn$3(d,q,clock);
     end
           
 endmodule // rnic_top$requester$slot_msn$3
+
+
+module rnic_top$requester$slot_msn$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$30
+
+
+module rnic_top$requester$slot_msn$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$31
 
 
 module rnic_top$requester$slot_msn$4(d,q,clock);
@@ -27508,6 +30206,44 @@ module rnic_top$requester$slot_msn$7(d,q,clock);
 endmodule // rnic_top$requester$slot_msn$7
 
 
+module rnic_top$requester$slot_msn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$8
+
+
+module rnic_top$requester$slot_msn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_msn$9
+
+
 module rnic_top$requester$slot_named$0(d,q,clock);
     
     // Module arguments
@@ -27546,6 +30282,196 @@ module rnic_top$requester$slot_named$1(d,q,clock);
 endmodule // rnic_top$requester$slot_named$1
 
 
+module rnic_top$requester$slot_named$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$10
+
+
+module rnic_top$requester$slot_named$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$11
+
+
+module rnic_top$requester$slot_named$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$12
+
+
+module rnic_top$requester$slot_named$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$13
+
+
+module rnic_top$requester$slot_named$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$14
+
+
+module rnic_top$requester$slot_named$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$15
+
+
+module rnic_top$requester$slot_named$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$16
+
+
+module rnic_top$requester$slot_named$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$17
+
+
+module rnic_top$requester$slot_named$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$18
+
+
+module rnic_top$requester$slot_named$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$19
+
+
 module rnic_top$requester$slot_named$2(d,q,clock);
     
     // Module arguments
@@ -27565,6 +30491,196 @@ module rnic_top$requester$slot_named$2(d,q,clock);
 endmodule // rnic_top$requester$slot_named$2
 
 
+module rnic_top$requester$slot_named$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$20
+
+
+module rnic_top$requester$slot_named$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$21
+
+
+module rnic_top$requester$slot_named$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$22
+
+
+module rnic_top$requester$slot_named$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$23
+
+
+module rnic_top$requester$slot_named$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$24
+
+
+module rnic_top$requester$slot_named$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$25
+
+
+module rnic_top$requester$slot_named$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$26
+
+
+module rnic_top$requester$slot_named$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$27
+
+
+module rnic_top$requester$slot_named$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$28
+
+
+module rnic_top$requester$slot_named$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$29
+
+
 module rnic_top$requester$slot_named$3(d,q,clock);
     
     // Module arguments
@@ -27582,6 +30698,44 @@ module rnic_top$requester$slot_named$3(d,q,clock);
     end
           
 endmodule // rnic_top$requester$slot_named$3
+
+
+module rnic_top$requester$slot_named$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$30
+
+
+module rnic_top$requester$slot_named$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$31
 
 
 module rnic_top$requester$slot_named$4(d,q,clock);
@@ -27660,6 +30814,44 @@ module rnic_top$requester$slot_named$7(d,q,clock);
 endmodule // rnic_top$requester$slot_named$7
 
 
+module rnic_top$requester$slot_named$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$8
+
+
+module rnic_top$requester$slot_named$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_named$9
+
+
 module rnic_top$requester$slot_qpn$0(d,q,clock);
     
     // Module arguments
@@ -27698,6 +30890,196 @@ module rnic_top$requester$slot_qpn$1(d,q,clock);
 endmodule // rnic_top$requester$slot_qpn$1
 
 
+module rnic_top$requester$slot_qpn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$10
+
+
+module rnic_top$requester$slot_qpn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$11
+
+
+module rnic_top$requester$slot_qpn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$12
+
+
+module rnic_top$requester$slot_qpn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$13
+
+
+module rnic_top$requester$slot_qpn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$14
+
+
+module rnic_top$requester$slot_qpn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$15
+
+
+module rnic_top$requester$slot_qpn$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$16
+
+
+module rnic_top$requester$slot_qpn$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$17
+
+
+module rnic_top$requester$slot_qpn$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$18
+
+
+module rnic_top$requester$slot_qpn$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$19
+
+
 module rnic_top$requester$slot_qpn$2(d,q,clock);
     
     // Module arguments
@@ -27717,6 +31099,196 @@ module rnic_top$requester$slot_qpn$2(d,q,clock);
 endmodule // rnic_top$requester$slot_qpn$2
 
 
+module rnic_top$requester$slot_qpn$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$20
+
+
+module rnic_top$requester$slot_qpn$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$21
+
+
+module rnic_top$requester$slot_qpn$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$22
+
+
+module rnic_top$requester$slot_qpn$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$23
+
+
+module rnic_top$requester$slot_qpn$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$24
+
+
+module rnic_top$requester$slot_qpn$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$25
+
+
+module rnic_top$requester$slot_qpn$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$26
+
+
+module rnic_top$requester$slot_qpn$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$27
+
+
+module rnic_top$requester$slot_qpn$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$28
+
+
+module rnic_top$requester$slot_qpn$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$29
+
+
 module rnic_top$requester$slot_qpn$3(d,q,clock);
     
     // Module arguments
@@ -27734,6 +31306,44 @@ module rnic_top$requester$slot_qpn$3(d,q,clock);
     end
           
 endmodule // rnic_top$requester$slot_qpn$3
+
+
+module rnic_top$requester$slot_qpn$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$30
+
+
+module rnic_top$requester$slot_qpn$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$31
 
 
 module rnic_top$requester$slot_qpn$4(d,q,clock);
@@ -27810,6 +31420,44 @@ module rnic_top$requester$slot_qpn$7(d,q,clock);
     end
           
 endmodule // rnic_top$requester$slot_qpn$7
+
+
+module rnic_top$requester$slot_qpn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$8
+
+
+module rnic_top$requester$slot_qpn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$slot_qpn$9
 
 
 module rnic_top$requester$state(d,q,clock);

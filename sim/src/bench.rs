@@ -299,16 +299,18 @@ pub fn atomic_unit(latency: u64, contended: bool, ops: u64) -> Result<AtomicUnit
 }
 
 /// Cycles from an op taken to its result valid behind a memory of `latency` cycles: a
-/// single op alone in the unit (read, apply, write back), and the second of two ops on one
-/// word offered together (chained on the first: apply and write back).
+/// single op alone in the unit (read, apply, write back), and two ops on one word offered
+/// together, from the first taken to the second's result (the second chained on the first:
+/// one read, two applies, the write-back). The unit takes ops into a queue at once, so
+/// the first's take is where both start.
 pub fn atomic_unit_latency(latency: u64) -> Result<(u64, u64), SimError> {
     let mut unit = AtomicUnitDriver::new(latency, Pressure::NONE, 1)?;
     let op = UnitOp { addr: 0x1000, aopcode: 0x0, data: 1, ..Default::default() };
     let run = |unit: &mut AtomicUnitDriver, ops: usize| {
         unit.queue.extend(std::iter::repeat_n(op, ops));
         unit.drain(10_000 + 4 * latency);
-        let i = unit.results.len() - 1;
-        unit.result_cycles[i] - unit.accept_cycles[i]
+        let last = unit.results.len() - 1;
+        unit.result_cycles[last] - unit.accept_cycles[last + 1 - ops]
     };
     let cold = run(&mut unit, 1);
     let chained = run(&mut unit, 2);

@@ -294,3 +294,40 @@ fn atom_14_results_held_back_2000_cycles_nothing_lost() {
         }
     });
 }
+
+/// The receive engine must never wait for the unit (the head may wait for Read Responses
+/// that wait for the peer, which may wait for this engine): with its head gated, the unit
+/// still takes as many ops as 64 QPs with IRD 4 can have outstanding, and runs them all in
+/// order once the gate opens.
+#[test]
+fn atom_14_ops_queue_behind_a_gated_head() {
+    trace::on_failure("atom_14_ops_queue_behind_a_gated_head", || {
+        const OUTSTANDING: usize = 64 * 4;
+        for latency in LATENCIES {
+            let what = format!("latency {latency}");
+            let mut unit = AtomicUnitDriver::new(latency, Pressure::NONE, 3).expect("model");
+            let mut reference = Reference::default();
+            let mut expected = Vec::new();
+            unit.done_count = 0;
+            for i in 0..OUTSTANDING + 1 {
+                // The first op waits for done_count 1; those behind it are ungated, on words
+                // of their own and on the head's.
+                let addr = ADDRESSES[i % ADDRESSES.len()];
+                let op = UnitOp { addr, aopcode: 0x0, data: i as u64, after: u16::from(i == 0), ..Default::default() };
+                expected.push(reference.apply(&op));
+                unit.queue.push_back(op);
+            }
+            for _ in 0..2 * OUTSTANDING + 4 * latency as usize + 100 {
+                unit.cycle();
+            }
+            assert_eq!(unit.accepted(), OUTSTANDING + 1, "{what}: ops taken behind a gated head");
+            assert!(unit.results.is_empty(), "{what}: an op ran before the gate opened");
+            unit.done_count = 1;
+            unit.drain(step_limit(latency, OUTSTANDING + 1));
+            check_results(&unit, &expected, &what);
+            for addr in ADDRESSES {
+                assert_eq!(unit.memory.word(addr), reference.word(addr), "{what}: memory at {addr:#x}");
+            }
+        }
+    });
+}

@@ -262,7 +262,7 @@ fn axi_window_keeps_32_bursts_in_flight_each_way() {
             side.valid_rate = 1.0;
         }
         let host = b.regions[1].iova;
-        let addr = |i: u64| if i % 2 == 0 { BASE + i * 64 } else { host + i * 64 };
+        let addr = |i: u64| if i.is_multiple_of(2) { BASE + i * 64 } else { host + i * 64 };
         // Every burst is taken before the first answer: one latency and the bursts, not
         // one latency per eight of them.
         for i in 0..BURSTS {

@@ -525,3 +525,71 @@ fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
         }
     });
 }
+
+/// How many WQEs of `opcode` (on QPs 0..4 in turn) the requester takes while the segmenter
+/// takes every job but reports none gone and no Read is placed: its completions pending.
+fn taken_with_nothing_done(opcode: SqOpcode) -> usize {
+    const N: usize = 4;
+    let mut m = Model::new("rnic_rdmap_tx_request").expect("rnic_rdmap_tx_request model");
+    let p = ports(&m);
+    m.reset_for(4);
+    let access = MrAccess { local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
+    let mr = MrContext { key: 0x5a, access, valid: true, pd: 1, va: 0x1000, length: 1 << 20, iova: 0x10_0000 };
+    let bytes: Vec<u8> = mr.to_words()[..7].iter().flat_map(|w| w.to_le_bytes()).collect();
+    m.set_bit(p.mr[0], true);
+    m.set(p.mr[1], 0);
+    m.set_bytes(p.mr[2], &bytes);
+    m.eval();
+    m.tick();
+    m.set_bit(p.mr[0], false);
+    let mut valid_bits = vec![0u8; 32];
+    valid_bits[0] = 1;
+    m.set_bytes(p.mr[3], &valid_bits);
+    m.set(p.qp_rts, (1 << N) - 1);
+    m.set(p.qp_error, 0);
+    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+    m.set_bit(p.job[1], true);
+    m.set_bit(p.done, false);
+    m.set(p.order_done, 0);
+    m.set_bit(p.cqe[1], true);
+    let mut taken = 0;
+    for _ in 0..2_000 {
+        let qpn = taken % N;
+        let ctx =
+            QpContext { state: QpState::Rts, pd: 1, conn_id: qpn as u16, mulpdu: 1024, ord: 4, ..QpContext::default() };
+        let wqe = SqWqe {
+            opcode: opcode as u8,
+            signaled: true,
+            length: 64,
+            wr_id: taken as u64,
+            local_addr: 0x1000 + 64 * taken as u64,
+            lkey: stag(0, mr.key),
+            remote_stag: 0x77,
+            remote_to: 0x2000,
+            ..SqWqe::default()
+        };
+        m.set_bit(s_valid, true);
+        m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+        m.set(s_qpn, qpn as u64);
+        let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+        m.set_bytes(s_ctx, &ctx);
+        m.set_bit(s_error, false);
+        m.eval();
+        if m.get_bit(s_ready) {
+            taken += 1;
+        }
+        assert!(!m.get_bit(p.cqe[0]), "a completion before its message was reported gone");
+        m.tick();
+    }
+    taken
+}
+
+/// Enough in flight for small messages across a 200-cycle payload read: 32 completions
+/// pending; of them at most seven Reads (a Read is told done by a count modulo 16).
+#[test]
+fn rdmap_tx_request_keeps_32_completions_pending_at_most_7_reads() {
+    trace::on_failure("rdmap_tx_request_keeps_32_completions_pending_at_most_7_reads", || {
+        assert_eq!(taken_with_nothing_done(SqOpcode::RdmaWrite), 32, "Writes taken with none reported gone");
+        assert_eq!(taken_with_nothing_done(SqOpcode::RdmaRead), 7, "Reads taken with none placed");
+    });
+}

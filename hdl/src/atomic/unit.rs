@@ -41,13 +41,20 @@
 //!   the head waits for `done_count` to reach its `after` (modulo 2^16), and so does
 //!   everything behind it.
 //! - **Never blocking the shared streams.** Read data is always taken (one read in flight,
-//!   captured by the ALU as it arrives), write acks are always counted. Ops are taken only
+//!   captured by the ALU as it arrives), write acks are always counted. Ops are issued only
 //!   while the result RAM and both queues have room for everything already in flight, so
-//!   with `m_res_ready` low the unit stops taking ops and nothing else.
+//!   with `m_res_ready` low the unit stops issuing ops and nothing else.
+//! - **Never blocking the receiver.** Ops wait in a queue of [`OPS`] in front of the head,
+//!   room for every atomic the responder can have outstanding (64 QPs, IRD 4 each), so the
+//!   receive engine never waits for the unit. It must not: the head may wait for Read
+//!   Responses to leave, which may wait for the peer to drain the link, which may wait for
+//!   this receiver. (Two RNICs loaded with Reads and atomics both ways deadlocked that way
+//!   with a head register alone: each receiver held an Atomic Request the unit could not
+//!   take.)
 use rust_hdl::prelude::*;
 
 use super::AtomicAlu;
-use crate::common::{constant, RamFifo};
+use crate::common::{constant, RamFifo, SkidBuffer};
 
 /// Results (original values) waiting for release, in the result RAM.
 pub const RESULT_DEPTH: u64 = 512;
@@ -55,6 +62,13 @@ pub const RESULT_DEPTH: u64 = 512;
 pub const BATCH_MAX: u64 = 32;
 /// With no op waiting, a batch is closed only while fewer batches than this are in flight.
 pub const IDLE_CLOSE_LIMIT: u64 = 8;
+/// Ops queued in front of the head: `1 << OPS_BITS`, every atomic 64 QPs with IRD 4 can
+/// have outstanding.
+const OPS_BITS: usize = 8;
+pub const OPS: u64 = 1 << OPS_BITS;
+/// An op in the queue: address (63:0), operands (319:64), control (340:320), as the head
+/// registers hold them.
+const OP_BITS: usize = 341;
 
 // Read request states.
 const RD_IDLE: u64 = 0;
@@ -105,6 +119,12 @@ pub struct AtomicUnit {
     pub m_res_ready: Signal<In, Bit>,
     pub m_res_original: Signal<Out, Bits<64>>,
     alu: AtomicAlu,
+    /// Ops waiting for the head, in block RAM, and the next of them out of it: the head's
+    /// refill does not reach back into the RAM's read address.
+    ops: RamFifo<OP_BITS, OPS_BITS, { OPS_BITS + 1 }>,
+    ops_out: SkidBuffer<OP_BITS>,
+    /// The head is free this cycle: empty, or its op issues.
+    head_free: Signal<Local, Bit>,
     /// Original values until their batch is retired.
     results: RamFifo<64, 9, 10>,
     /// Write-backs not yet sent: data (127:64), address (63:0).
@@ -221,6 +241,9 @@ impl Default for AtomicUnit {
             m_res_original: Default::default(),
             alu: Default::default(),
             results: Default::default(),
+            ops: Default::default(),
+            ops_out: Default::default(),
+            head_free: Default::default(),
             writes: Default::default(),
             batches: Default::default(),
             op_valid: Default::default(),
@@ -306,6 +329,13 @@ impl Logic for AtomicUnit {
         self.alu.reset.next = self.reset.val();
         self.results.clock.next = self.clock.val();
         self.results.reset.next = self.reset.val();
+        self.ops.clock.next = self.clock.val();
+        self.ops.reset.next = self.reset.val();
+        self.ops_out.clock.next = self.clock.val();
+        self.ops_out.reset.next = self.reset.val();
+        self.ops_out.s_valid.next = self.ops.m_valid.val();
+        self.ops_out.s_data.next = self.ops.m_data.val();
+        self.ops.m_ready.next = self.ops_out.s_ready.val();
         self.writes.clock.next = self.clock.val();
         self.writes.reset.next = self.reset.val();
         self.batches.clock.next = self.clock.val();
@@ -325,18 +355,25 @@ impl Logic for AtomicUnit {
         self.rd_arrive.next = (self.rd_state.q.val() == self.rd_wait.val()) & self.s_rd_tvalid.val();
         self.issue.next = self.issue_chain.val() | self.rd_arrive.val();
 
-        self.s_op_ready.next = !self.op_valid.q.val() | self.issue.val();
+        // Ops into the queue, and from it into the head as the head frees.
+        self.s_op_ready.next = self.ops.s_ready.val();
+        self.ops.s_valid.next = self.s_op_valid.val();
+        self.ops.s_data.next = bit_cast::<OP_BITS, 64>(self.s_op_addr.val())
+            | (bit_cast::<OP_BITS, 64>(self.s_op_data.val()) << 64)
+            | (bit_cast::<OP_BITS, 64>(self.s_op_mask.val()) << 128)
+            | (bit_cast::<OP_BITS, 64>(self.s_op_compare.val()) << 192)
+            | (bit_cast::<OP_BITS, 64>(self.s_op_compare_mask.val()) << 256)
+            | (bit_cast::<OP_BITS, 16>(self.s_op_after.val()) << 320)
+            | (bit_cast::<OP_BITS, 4>(self.s_op_aopcode.val()) << 336)
+            | (bit_cast::<OP_BITS, 1>(self.s_op_fresh.val().into()) << 340);
+        self.head_free.next = !self.op_valid.q.val() | self.issue.val();
+        self.ops_out.m_ready.next = self.head_free.val();
         self.op_valid.d.next = self.op_valid.q.val() & !self.issue.val();
-        if self.s_op_valid.val() & (!self.op_valid.q.val() | self.issue.val()) {
+        if self.ops_out.m_valid.val() & self.head_free.val() {
             self.op_valid.d.next = true;
-            self.op_addr.d.next = self.s_op_addr.val();
-            self.op_operands.d.next = bit_cast::<256, 64>(self.s_op_data.val())
-                | (bit_cast::<256, 64>(self.s_op_mask.val()) << 64)
-                | (bit_cast::<256, 64>(self.s_op_compare.val()) << 128)
-                | (bit_cast::<256, 64>(self.s_op_compare_mask.val()) << 192);
-            self.op_ctl.d.next = bit_cast::<21, 16>(self.s_op_after.val())
-                | (bit_cast::<21, 4>(self.s_op_aopcode.val()) << 16)
-                | (bit_cast::<21, 1>(self.s_op_fresh.val().into()) << 20);
+            self.op_addr.d.next = self.ops_out.m_data.val().get_bits::<64>(0);
+            self.op_operands.d.next = self.ops_out.m_data.val().get_bits::<256>(64);
+            self.op_ctl.d.next = self.ops_out.m_data.val().get_bits::<21>(320);
         }
 
         self.alu.in_valid.next = self.issue.val();
@@ -357,6 +394,7 @@ impl Logic for AtomicUnit {
         // retired, the host may write it (RFC 7306 atomics are atomic only against each
         // other, not against the CPU), so the next op reads it again.
         if !self.op_valid.q.val()
+            & !self.ops_out.m_valid.val()
             & !self.issued.q.val()
             & !self.alu.out_valid.val()
             & !self.open_count.q.val().any()
@@ -380,7 +418,9 @@ impl Logic for AtomicUnit {
             | (!self.issued.q.val()
                 & self.batch_count.val().any()
                 & !self.issue_chain.val()
-                & (self.op_valid.q.val() | (self.batches.count.val() < self.idle_close_limit.val())));
+                & (self.op_valid.q.val()
+                    | self.ops_out.m_valid.val()
+                    | (self.batches.count.val() < self.idle_close_limit.val())));
         self.close_write.next = self.close.val() & self.batch_dirty.val();
         self.open_count.d.next = self.batch_count.val();
         self.open_dirty.d.next = self.batch_dirty.val();

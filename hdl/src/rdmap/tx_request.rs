@@ -27,16 +27,21 @@ use rnic_proto::host::Field;
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer};
 use crate::host::MrCheck;
 
-/// Completions waiting for their message to leave: `1 << PENDING_BITS`. (Eight: the
-/// count of a QP's Reads done is kept modulo 16, which tells "done" from "not yet" while
-/// at most four are outstanding before an entry and at most seven behind it.)
-const PENDING_BITS: usize = 3;
+/// Completions waiting for their message to leave: `1 << PENDING_BITS`. Thirty-two keep
+/// the segmenter busy across a 200-cycle payload read of small messages (Little's law).
+const PENDING_BITS: usize = 5;
 const PENDING: usize = 1 << PENDING_BITS;
+/// Read and atomic entries in the queue at once. The count of a QP's Reads done is kept
+/// modulo 16, which tells "done" from "not yet" while at most eight are outstanding up to
+/// an entry (ORD is at most four) and at most seven come after it.
+const READ_ENTRIES: u64 = 7;
 /// A pending completion: the CQE (256 bits), its CQ (16), flags: waits for its message
 /// (272), writes a CQE (273); the QP's Reads that come first, modulo 16 (274, 4 bits); a
 /// Read's or atomic's QN 1 MSN (278, 32 bits; 0 for other WQEs); named by the peer's
-/// Terminate (310) with this status (311, 8 bits).
-const ENTRY_BITS: usize = 319;
+/// Terminate (310) with this status (311, 8 bits); counted among the `READ_ENTRIES`
+/// (319: taken as a Read or atomic, whatever its checks found).
+const ENTRY_BITS: usize = 320;
+const ENTRY_COUNTED: u64 = 319;
 const ENTRY_MSN: u64 = 278;
 const ENTRY_NAMED: u64 = 310;
 const ENTRY_NAMED_STATUS: u64 = 311;
@@ -143,6 +148,14 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     slot_named: [DFF<Bits<9>>; PENDING],
     /// Messages done whose completion has not reached the head yet.
     sent: DFF<Bits<6>>,
+    /// Read and atomic entries in the queue (at most `READ_ENTRIES`).
+    read_entries: DFF<Bits<4>>,
+    /// The WQE being checked was taken as a Read or atomic.
+    counted: DFF<Bit>,
+    reads_room: Constant<Bits<4>>,
+    is_read_wqe: Signal<Local, Bit>,
+    read_push: Signal<Local, Bit>,
+    read_pop: Signal<Local, Bit>,
     head_cut: Signal<Local, Bit>,
     head_named: Signal<Local, Bits<9>>,
     head_base: Signal<Local, Bits<ENTRY_BITS>>,
@@ -195,6 +208,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     at_entry_msn: Constant<Bits<9>>,
     at_entry_named: Constant<Bits<9>>,
     at_entry_named_status: Constant<Bits<9>>,
+    at_entry_counted: Constant<Bits<9>>,
     entry_msn: Signal<Local, Bits<32>>,
     flag_write: Constant<Bits<ENTRY_BITS>>,
     at_lkey_index: Constant<Bits<9>>,
@@ -329,6 +343,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             slot_cut: Default::default(),
             slot_named: Default::default(),
             sent: Default::default(),
+            read_entries: Default::default(),
+            counted: Default::default(),
+            reads_room: constant(READ_ENTRIES),
+            is_read_wqe: Default::default(),
+            read_push: Default::default(),
+            read_pop: Default::default(),
             head_cut: Default::default(),
             head_named: Default::default(),
             head_base: Default::default(),
@@ -382,6 +402,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             at_entry_msn: constant(ENTRY_MSN),
             at_entry_named: constant(ENTRY_NAMED),
             at_entry_named_status: constant(ENTRY_NAMED_STATUS),
+            at_entry_counted: constant(ENTRY_COUNTED),
             entry_msn: Default::default(),
             flag_write: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << 273_u64),
             at_lkey_index: constant(u64::from(sq_wqe_fields::LKEY.lsb) + 8),
@@ -451,7 +472,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             fail,
             head,
             tail,
-            sent
+            sent,
+            read_entries,
+            counted
         );
         // A QP written in RESET drops its work: its completions still waiting here are not
         // written (and no longer wait for responses, whose count starts over).
@@ -515,12 +538,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // (A Read or atomic waits while its QP has as many outstanding as ORD allows, unless
         // the QP is in ERROR: it is flushed, and the responses that would free a slot are
         // dropped.)
-        self.held.next = ((self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
-            | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val()))
-            & (self.reads_full.val()
+        // It also waits while the queue holds as many Read and atomic entries as it may.
+        self.is_read_wqe.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
+            | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val());
+        self.held.next = self.is_read_wqe.val()
+            & ((self.reads_full.val()
                 & !self.qp_error.val()
                 & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val())))
-            .any();
+            .any()
+                | (self.read_entries.q.val() == self.reads_room.val()));
         self.s_ready.next =
             (self.state.q.val() == 0) & !self.queued.val().get_bit(self.at_full.val().index()) & !self.held.val();
         if self.s_valid.val()
@@ -532,6 +558,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
             self.fetch_error.d.next = self.s_error.val();
+            self.counted.d.next = self.is_read_wqe.val();
             self.state.d.next = 1.into();
         }
 
@@ -618,7 +645,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.entry_base.next = bit_cast::<ENTRY_BITS, 256>(self.cqe.val())
             | (bit_cast::<ENTRY_BITS, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
             | (bit_cast::<ENTRY_BITS, 4>(self.reads_before.val()) << 274)
-            | (bit_cast::<ENTRY_BITS, 32>(self.entry_msn.val()) << self.at_entry_msn.val());
+            | (bit_cast::<ENTRY_BITS, 32>(self.entry_msn.val()) << self.at_entry_msn.val())
+            | (bit_cast::<ENTRY_BITS, 1>(self.counted.q.val().into()) << self.at_entry_counted.val());
         self.entry.next = self.entry_base.val() | self.flag_write.val();
         if self.status.val() == self.st_success.val() {
             self.entry.next = self.entry_base.val() | self.flag_wait.val();
@@ -789,9 +817,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     << self.at_entry_named_status.val());
         }
         // A completion also waits until its QP's Reads before it (and a Read's own
-        // response) are placed. Counted modulo 16, the done count is within 4 below (ORD
-        // is at most 4) and 7 above (every later Read has an entry behind this one, of
-        // eight) the count needed: a difference of 0..7 means done.
+        // response) are placed. Counted modulo 16, the done count is at most 8 below (ORD
+        // is at most 4) and 7 above (every later Read has an entry behind this one, and
+        // `READ_ENTRIES` bounds those) the count needed: a difference of 0..7 means done.
+        // An entry cut by its QP's reset waits for nothing but its message: the QP's
+        // counts started over.
         self.order_qpn.next = self.head_entry.val().get_bits::<QB>(self.at_cqe_qpn.val().index());
         self.reads_behind.next = self.order_done.val() - self.head_entry.val().get_bits::<4>(274);
         // A QP that left RTS gets no more responses: what still waits for one is flushed.
@@ -804,8 +834,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
             & (!(self.head_entry.val().get_bit(273) | self.head_read.val())
                 | !self.reads_behind.val().get_bit(3)
+                | self.head_cut.val()
                 | self.head_flushed.val());
-        self.head_writes.next = self.head_entry.val().get_bit(273) | (self.head_flushed.val() & self.head_read.val());
+        self.head_writes.next = self.head_entry.val().get_bit(273)
+            | (self.head_flushed.val() & self.head_read.val() & !self.head_cut.val());
         self.m_cqe_valid.next = self.head_ready.val() & self.head_writes.val();
         self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
@@ -821,6 +853,18 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         self.pending_out.m_ready.next = self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val());
+        // Read and atomic entries: one more as one is queued, one fewer as one leaves
+        // (counted as taken, whatever their checks found: a flag decided a cycle ahead).
+        self.read_push.next = (self.state.q.val() == 1) & self.counted.q.val();
+        self.read_pop.next = self.head_ready.val()
+            & (!self.head_writes.val() | self.m_cqe_ready.val())
+            & self.head_entry.val().get_bit(self.at_entry_counted.val().index());
+        if self.read_push.val() & !self.read_pop.val() {
+            self.read_entries.d.next = self.read_entries.q.val() + 1;
+        }
+        if self.read_pop.val() & !self.read_push.val() {
+            self.read_entries.d.next = self.read_entries.q.val() - 1;
+        }
         if self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val()) {
             self.head.d.next = self.head.q.val() + 1;
             if self.head_entry.val().get_bit(272) {
@@ -837,6 +881,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
             self.sent.d.next = 0.into();
+            self.read_entries.d.next = 0.into();
         }
     }
 }

@@ -106,7 +106,7 @@ fn main() {
              an op taken to its result valid:\n"
         )
         .unwrap();
-        writeln!(out, "| memory latency | contended (one word) ops/cycle | uncontended (a word each) ops/cycle | single op latency | latency of the second of two ops on one word (chained) | sim Mcycles/s |").unwrap();
+        writeln!(out, "| memory latency | contended (one word) ops/cycle | uncontended (a word each) ops/cycle | single op latency | two ops on one word offered together (the second chained): from the first taken to the second's result | sim Mcycles/s |").unwrap();
         writeln!(out, "|---|---|---|---|---|---|").unwrap();
         for latency in [1, 200] {
             let contended = bench::atomic_unit(latency, true, 100_000).unwrap_or_else(|e| fail(&e));
