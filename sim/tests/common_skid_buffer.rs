@@ -1,139 +1,28 @@
 //! `common/skid_buffer` in Verilator (`SkidBuffer<72>`), against a queue of at most two
-//! words. Every cycle: `m_valid` exactly when a word is held, `m_data` the oldest,
-//! `s_ready` exactly when fewer than two are held, and `s_ready` the same whatever
+//! words (`queue_bench`): every cycle `m_valid` exactly when a word is held, `m_data` the
+//! oldest, `s_ready` exactly when fewer than two are held, and `s_ready` the same whatever
 //! `s_valid` and `m_ready` are in that cycle (it is a register: nothing combinational
 //! crosses the slice). Random `s_valid`/`m_ready` in changing regimes; no word lost,
 //! duplicated or reordered; one word per cycle when both sides stream; a reset in the
 //! middle empties it.
-use std::collections::VecDeque;
+mod queue_bench;
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use rnic_sim::{trace, Model, Port};
+use queue_bench::{random_traffic, Bench};
+use rnic_sim::trace;
 
-const MASK: u128 = (1 << 72) - 1;
+const DESIGN: &str = "rnic_common_skid_buffer";
 /// Words the slice holds at most: the output word and the skid word.
 const HOLD: usize = 2;
 
-struct Bench {
-    m: Model,
-    s_valid: Port,
-    s_ready: Port,
-    s_data: Port,
-    m_valid: Port,
-    m_ready: Port,
-    m_data: Port,
-    reset: Port,
-    rng: StdRng,
-    cycle: u64,
-    queue: VecDeque<u128>,
-    pushed: u64,
-    popped: u64,
-    full_cycles: u64,
-}
-
-impl Bench {
-    fn new(seed: u64) -> Bench {
-        let mut m = Model::new("rnic_common_skid_buffer").expect("rnic_common_skid_buffer model");
-        let port = |name| m.port(name);
-        let (s_valid, s_ready, s_data) = (port("s_valid"), port("s_ready"), port("s_data"));
-        let (m_valid, m_ready, m_data, reset) = (port("m_valid"), port("m_ready"), port("m_data"), port("reset"));
-        m.reset_for(2);
-        Bench {
-            m,
-            s_valid,
-            s_ready,
-            s_data,
-            m_valid,
-            m_ready,
-            m_data,
-            reset,
-            rng: StdRng::seed_from_u64(seed),
-            cycle: 0,
-            queue: VecDeque::new(),
-            pushed: 0,
-            popped: 0,
-            full_cycles: 0,
-        }
-    }
-
-    /// One cycle with the given chances of offering and of taking a word; checks the
-    /// outputs and returns whether a word went in and whether one came out.
-    fn cycle(&mut self, push_rate: f64, pop_rate: f64) -> (bool, bool) {
-        let valid = self.rng.gen_bool(push_rate);
-        let ready = self.rng.gen_bool(pop_rate);
-        let word = self.rng.gen::<u128>() & MASK;
-        let c = self.cycle;
-        // `s_ready` under all four combinations of this cycle's `s_valid` and `m_ready`.
-        let mut readies = [false; 4];
-        for (i, r) in readies.iter_mut().enumerate() {
-            self.m.set_bit(self.s_valid, i & 1 != 0);
-            self.m.set_bit(self.m_ready, i & 2 != 0);
-            self.m.eval();
-            *r = self.m.get_bit(self.s_ready);
-        }
-        assert!(readies.iter().all(|&r| r == readies[0]), "cycle {c}: s_ready depends on this cycle's inputs");
-        self.m.set_bit(self.s_valid, valid);
-        self.m.set_bytes(self.s_data, &word.to_le_bytes()[..9]);
-        self.m.set_bit(self.m_ready, ready);
-        self.m.eval();
-        let held = self.queue.len();
-        let s_ready = self.m.get_bit(self.s_ready);
-        assert_eq!(s_ready, held < HOLD, "cycle {c}: s_ready with {held} words held");
-        let m_valid = self.m.get_bit(self.m_valid);
-        assert_eq!(m_valid, held > 0, "cycle {c}: m_valid with {held} words held");
-        if let Some(&head) = self.queue.front() {
-            let mut out = [0u8; 16];
-            self.m.get_bytes(self.m_data, &mut out[..9]);
-            assert_eq!(u128::from_le_bytes(out), head, "cycle {c}: m_data is not word {}", self.popped);
-        }
-        let (push, pop) = (valid && s_ready, ready && m_valid);
-        if pop {
-            self.queue.pop_front();
-            self.popped += 1;
-        }
-        if push {
-            self.queue.push_back(word);
-            self.pushed += 1;
-        }
-        self.full_cycles += u64::from(held == HOLD);
-        self.m.tick();
-        self.cycle += 1;
-        (push, pop)
-    }
-}
-
 #[test]
 fn skid_buffer_matches_a_queue_of_two_under_random_traffic() {
-    trace::on_failure("skid_buffer_matches_a_queue_of_two_under_random_traffic", || {
-        const REGIMES: [(f64, f64); 6] = [(1.0, 1.0), (0.9, 0.2), (0.2, 0.9), (0.5, 0.5), (1.0, 0.0), (0.0, 1.0)];
-        for seed in 1..=3 {
-            let mut b = Bench::new(seed);
-            while b.cycle < 20_000 {
-                let (push_rate, pop_rate) = REGIMES[b.rng.gen_range(0..REGIMES.len())];
-                for _ in 0..b.rng.gen_range(5..200) {
-                    b.cycle(push_rate, pop_rate);
-                }
-            }
-            for _ in 0..HOLD + 1 {
-                b.cycle(0.0, 1.0);
-            }
-            assert!(b.queue.is_empty(), "seed {seed}: {} words never came out", b.queue.len());
-            assert_eq!(b.pushed, b.popped, "seed {seed}: words in and out");
-            assert!(
-                b.full_cycles > 1_000 && b.pushed > 5_000,
-                "seed {seed}: too little coverage: {} cycles full, {} words",
-                b.full_cycles,
-                b.pushed
-            );
-        }
-    });
+    trace::on_failure("skid_buffer_matches_a_queue_of_two_under_random_traffic", || random_traffic(DESIGN, 72, HOLD));
 }
 
 #[test]
 fn skid_buffer_streams_one_word_per_cycle_and_resets_empty() {
     trace::on_failure("skid_buffer_streams_one_word_per_cycle_and_resets_empty", || {
-        let mut b = Bench::new(7);
+        let mut b = Bench::new(DESIGN, 72, HOLD, 7);
         for i in 0..1_000 {
             let (push, pop) = b.cycle(1.0, 1.0);
             assert!(push, "cycle {i}: a word refused while streaming");
@@ -145,13 +34,6 @@ fn skid_buffer_streams_one_word_per_cycle_and_resets_empty() {
         let (in3, _) = b.cycle(1.0, 0.0);
         assert!(in1 && !in2 && !in3, "holding a stalled word, it takes one more and refuses the next");
         // Full, then reset: nothing is offered afterwards.
-        b.m.set_bit(b.reset, true);
-        b.m.tick();
-        b.m.set_bit(b.reset, false);
-        b.queue.clear();
-        for _ in 0..10 {
-            b.cycle(0.0, 1.0);
-        }
-        assert_eq!(b.queue.len(), 0);
+        b.reset();
     });
 }
