@@ -27,9 +27,6 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] head$d;
-    wire  [4:0] head$q;
-    reg  head$clock;
     reg  [4:0] after_head$d;
     wire  [4:0] after_head$q;
     reg  after_head$clock;
@@ -71,11 +68,6 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         .q(tail$q),
         .clock(tail$clock)
     );
-    rnic_common_bit_fifo$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_common_bit_fifo$after_head after_head(
         .d(after_head$d),
         .q(after_head$q),
@@ -111,7 +103,6 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        head$clock = clock;
         after_head$clock = clock;
         head_bit$clock = clock;
         count$clock = clock;
@@ -120,7 +111,6 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        head$d = head$q;
         after_head$d = after_head$q;
         head_bit$d = head_bit$q;
         count$d = count$q;
@@ -141,7 +131,6 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
             tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
         if (pop) begin
-            head$d = head$q + 32'h1;
             after_head$d = after_head$q + 32'h1;
             head_bit$d = bits$q[after_head$q];
         end
@@ -166,7 +155,6 @@ module rnic_common_bit_fifo(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
             full$d = 1'b0;
         end
         if (reset) begin
-            head$d = 32'h0;
             after_head$d = 32'h1;
             tail$d = first;
             count$d = 32'h0;
@@ -253,25 +241,6 @@ module rnic_common_bit_fifo$full(d,q,clock);
     end
           
 endmodule // rnic_common_bit_fifo$full
-
-
-module rnic_common_bit_fifo$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_common_bit_fifo$head
 
 
 module rnic_common_bit_fifo$head_bit(d,q,clock);

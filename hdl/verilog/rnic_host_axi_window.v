@@ -293,9 +293,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] head$d;
-    wire  [4:0] head$q;
-    reg  head$clock;
     reg  [4:0] after_head$d;
     wire  [4:0] after_head$q;
     reg  after_head$clock;
@@ -337,11 +334,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
         .q(tail$q),
         .clock(tail$clock)
     );
-    rnic_host_axi_window$ar_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_host_axi_window$ar_route$after_head after_head(
         .d(after_head$d),
         .q(after_head$q),
@@ -377,7 +369,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        head$clock = clock;
         after_head$clock = clock;
         head_bit$clock = clock;
         count$clock = clock;
@@ -386,7 +377,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        head$d = head$q;
         after_head$d = after_head$q;
         head_bit$d = head_bit$q;
         count$d = count$q;
@@ -407,7 +397,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
             tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
         if (pop) begin
-            head$d = head$q + 32'h1;
             after_head$d = after_head$q + 32'h1;
             head_bit$d = bits$q[after_head$q];
         end
@@ -432,7 +421,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
             full$d = 1'b0;
         end
         if (reset) begin
-            head$d = 32'h0;
             after_head$d = 32'h1;
             tail$d = first;
             count$d = 32'h0;
@@ -519,25 +507,6 @@ module rnic_host_axi_window$ar_route$full(d,q,clock);
     end
           
 endmodule // rnic_host_axi_window$ar_route$full
-
-
-module rnic_host_axi_window$ar_route$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$ar_route$head
 
 
 module rnic_host_axi_window$ar_route$head_bit(d,q,clock);
@@ -641,9 +610,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] head$d;
-    wire  [4:0] head$q;
-    reg  head$clock;
     reg  [4:0] after_head$d;
     wire  [4:0] after_head$q;
     reg  after_head$clock;
@@ -685,11 +651,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
         .q(tail$q),
         .clock(tail$clock)
     );
-    rnic_host_axi_window$b_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_host_axi_window$b_route$after_head after_head(
         .d(after_head$d),
         .q(after_head$q),
@@ -725,7 +686,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        head$clock = clock;
         after_head$clock = clock;
         head_bit$clock = clock;
         count$clock = clock;
@@ -734,7 +694,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        head$d = head$q;
         after_head$d = after_head$q;
         head_bit$d = head_bit$q;
         count$d = count$q;
@@ -755,7 +714,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
             tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
         if (pop) begin
-            head$d = head$q + 32'h1;
             after_head$d = after_head$q + 32'h1;
             head_bit$d = bits$q[after_head$q];
         end
@@ -780,7 +738,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
             full$d = 1'b0;
         end
         if (reset) begin
-            head$d = 32'h0;
             after_head$d = 32'h1;
             tail$d = first;
             count$d = 32'h0;
@@ -867,25 +824,6 @@ module rnic_host_axi_window$b_route$full(d,q,clock);
     end
           
 endmodule // rnic_host_axi_window$b_route$full
-
-
-module rnic_host_axi_window$b_route$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$b_route$head
 
 
 module rnic_host_axi_window$b_route$head_bit(d,q,clock);
@@ -989,9 +927,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     reg  [7:0] tail$d;
     wire  [7:0] tail$q;
     reg  tail$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
-    reg  head$clock;
     reg  [2:0] after_head$d;
     wire  [2:0] after_head$q;
     reg  after_head$clock;
@@ -1033,11 +968,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
         .q(tail$q),
         .clock(tail$clock)
     );
-    rnic_host_axi_window$w_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_host_axi_window$w_route$after_head after_head(
         .d(after_head$d),
         .q(after_head$q),
@@ -1073,7 +1003,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        head$clock = clock;
         after_head$clock = clock;
         head_bit$clock = clock;
         count$clock = clock;
@@ -1082,7 +1011,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        head$d = head$q;
         after_head$d = after_head$q;
         head_bit$d = head_bit$q;
         count$d = count$q;
@@ -1103,7 +1031,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
             tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
         if (pop) begin
-            head$d = head$q + 32'h1;
             after_head$d = after_head$q + 32'h1;
             head_bit$d = bits$q[after_head$q];
         end
@@ -1128,7 +1055,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
             full$d = 1'b0;
         end
         if (reset) begin
-            head$d = 32'h0;
             after_head$d = 32'h1;
             tail$d = first;
             count$d = 32'h0;
@@ -1215,25 +1141,6 @@ module rnic_host_axi_window$w_route$full(d,q,clock);
     end
           
 endmodule // rnic_host_axi_window$w_route$full
-
-
-module rnic_host_axi_window$w_route$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$head
 
 
 module rnic_host_axi_window$w_route$head_bit(d,q,clock);

@@ -41848,9 +41848,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] head$d;
-    wire  [4:0] head$q;
-    reg  head$clock;
     reg  [4:0] after_head$d;
     wire  [4:0] after_head$q;
     reg  after_head$clock;
@@ -41892,11 +41889,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(tail$q),
         .clock(tail$clock)
     );
-    rnic_top$window$ar_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_top$window$ar_route$after_head after_head(
         .d(after_head$d),
         .q(after_head$q),
@@ -41932,7 +41924,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        head$clock = clock;
         after_head$clock = clock;
         head_bit$clock = clock;
         count$clock = clock;
@@ -41941,7 +41932,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        head$d = head$q;
         after_head$d = after_head$q;
         head_bit$d = head_bit$q;
         count$d = count$q;
@@ -41962,7 +41952,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
             tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
         if (pop) begin
-            head$d = head$q + 32'h1;
             after_head$d = after_head$q + 32'h1;
             head_bit$d = bits$q[after_head$q];
         end
@@ -41987,7 +41976,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
             full$d = 1'b0;
         end
         if (reset) begin
-            head$d = 32'h0;
             after_head$d = 32'h1;
             tail$d = first;
             count$d = 32'h0;
@@ -42074,25 +42062,6 @@ module rnic_top$window$ar_route$full(d,q,clock);
     end
           
 endmodule // rnic_top$window$ar_route$full
-
-
-module rnic_top$window$ar_route$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$ar_route$head
 
 
 module rnic_top$window$ar_route$head_bit(d,q,clock);
@@ -42196,9 +42165,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] head$d;
-    wire  [4:0] head$q;
-    reg  head$clock;
     reg  [4:0] after_head$d;
     wire  [4:0] after_head$q;
     reg  after_head$clock;
@@ -42240,11 +42206,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .q(tail$q),
         .clock(tail$clock)
     );
-    rnic_top$window$b_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_top$window$b_route$after_head after_head(
         .d(after_head$d),
         .q(after_head$q),
@@ -42280,7 +42241,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        head$clock = clock;
         after_head$clock = clock;
         head_bit$clock = clock;
         count$clock = clock;
@@ -42289,7 +42249,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        head$d = head$q;
         after_head$d = after_head$q;
         head_bit$d = head_bit$q;
         count$d = count$q;
@@ -42310,7 +42269,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
             tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
         if (pop) begin
-            head$d = head$q + 32'h1;
             after_head$d = after_head$q + 32'h1;
             head_bit$d = bits$q[after_head$q];
         end
@@ -42335,7 +42293,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
             full$d = 1'b0;
         end
         if (reset) begin
-            head$d = 32'h0;
             after_head$d = 32'h1;
             tail$d = first;
             count$d = 32'h0;
@@ -42422,25 +42379,6 @@ module rnic_top$window$b_route$full(d,q,clock);
     end
           
 endmodule // rnic_top$window$b_route$full
-
-
-module rnic_top$window$b_route$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$b_route$head
 
 
 module rnic_top$window$b_route$head_bit(d,q,clock);
@@ -42544,9 +42482,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [7:0] tail$d;
     wire  [7:0] tail$q;
     reg  tail$clock;
-    reg  [2:0] head$d;
-    wire  [2:0] head$q;
-    reg  head$clock;
     reg  [2:0] after_head$d;
     wire  [2:0] after_head$q;
     reg  after_head$clock;
@@ -42588,11 +42523,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .q(tail$q),
         .clock(tail$clock)
     );
-    rnic_top$window$w_route$head head(
-        .d(head$d),
-        .q(head$q),
-        .clock(head$clock)
-    );
     rnic_top$window$w_route$after_head after_head(
         .d(after_head$d),
         .q(after_head$q),
@@ -42628,7 +42558,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        head$clock = clock;
         after_head$clock = clock;
         head_bit$clock = clock;
         count$clock = clock;
@@ -42637,7 +42566,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        head$d = head$q;
         after_head$d = after_head$q;
         head_bit$d = head_bit$q;
         count$d = count$q;
@@ -42658,7 +42586,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
             tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
         if (pop) begin
-            head$d = head$q + 32'h1;
             after_head$d = after_head$q + 32'h1;
             head_bit$d = bits$q[after_head$q];
         end
@@ -42683,7 +42610,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
             full$d = 1'b0;
         end
         if (reset) begin
-            head$d = 32'h0;
             after_head$d = 32'h1;
             tail$d = first;
             count$d = 32'h0;
@@ -42770,25 +42696,6 @@ module rnic_top$window$w_route$full(d,q,clock);
     end
           
 endmodule // rnic_top$window$w_route$full
-
-
-module rnic_top$window$w_route$head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$w_route$head
 
 
 module rnic_top$window$w_route$head_bit(d,q,clock);

@@ -408,28 +408,35 @@ fn rdmap_tx_request_matches_the_local_checks() {
 /// carries its own QP's Request Identifier, 1, 2, 3... per QP. (The identifier is the
 /// QP's count read with the WQE; read later, the count has moved on and the RAM's address
 /// follows the WQE on offer.)
+/// The model, reset, with one MR (index 0, key 0x5a, PD 1, LOCAL_WRITE, 1 MiB at VA
+/// 0x1000) and QPs 0..`qps` in RTS.
+fn one_mr_model(qps: usize) -> (Model, P, MrContext) {
+    let mut m = Model::new("rnic_rdmap_tx_request").expect("rnic_rdmap_tx_request model");
+    let p = ports(&m);
+    m.reset_for(4);
+    let access = MrAccess { local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
+    let mr = MrContext { key: 0x5a, access, valid: true, pd: 1, va: 0x1000, length: 1 << 20, iova: 0x10_0000 };
+    let bytes: Vec<u8> = mr.to_words()[..7].iter().flat_map(|w| w.to_le_bytes()).collect();
+    m.set_bit(p.mr[0], true);
+    m.set(p.mr[1], 0);
+    m.set_bytes(p.mr[2], &bytes);
+    m.eval();
+    m.tick();
+    m.set_bit(p.mr[0], false);
+    let mut valid_bits = vec![0u8; 32];
+    valid_bits[0] = 1;
+    m.set_bytes(p.mr[3], &valid_bits);
+    m.set(p.qp_rts, (1 << qps) - 1);
+    m.set(p.qp_error, 0);
+    (m, p, mr)
+}
+
 #[test]
 fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
     trace::on_failure("rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits", || {
         const N: usize = 4;
         let mut rng = StdRng::seed_from_u64(0xa70);
-        let mut m = Model::new("rnic_rdmap_tx_request").expect("rnic_rdmap_tx_request model");
-        let p = ports(&m);
-        m.reset_for(4);
-        let access = MrAccess { local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
-        let mr = MrContext { key: 0x5a, access, valid: true, pd: 1, va: 0x1000, length: 1 << 20, iova: 0x10_0000 };
-        let bytes: Vec<u8> = mr.to_words()[..7].iter().flat_map(|w| w.to_le_bytes()).collect();
-        m.set_bit(p.mr[0], true);
-        m.set(p.mr[1], 0);
-        m.set_bytes(p.mr[2], &bytes);
-        m.eval();
-        m.tick();
-        m.set_bit(p.mr[0], false);
-        let mut valid_bits = vec![0u8; 32];
-        valid_bits[0] = 1;
-        m.set_bytes(p.mr[3], &valid_bits);
-        m.set(p.qp_rts, (1 << N) - 1);
-        m.set(p.qp_error, 0);
+        let (mut m, p, mr) = one_mr_model(N);
         let ctxs: Vec<QpContext> = (0..N)
             .map(|n| QpContext {
                 state: QpState::Rts,
@@ -530,23 +537,7 @@ fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
 /// takes every job but reports none gone and no Read is placed: its completions pending.
 fn taken_with_nothing_done(opcode: SqOpcode) -> usize {
     const N: usize = 4;
-    let mut m = Model::new("rnic_rdmap_tx_request").expect("rnic_rdmap_tx_request model");
-    let p = ports(&m);
-    m.reset_for(4);
-    let access = MrAccess { local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
-    let mr = MrContext { key: 0x5a, access, valid: true, pd: 1, va: 0x1000, length: 1 << 20, iova: 0x10_0000 };
-    let bytes: Vec<u8> = mr.to_words()[..7].iter().flat_map(|w| w.to_le_bytes()).collect();
-    m.set_bit(p.mr[0], true);
-    m.set(p.mr[1], 0);
-    m.set_bytes(p.mr[2], &bytes);
-    m.eval();
-    m.tick();
-    m.set_bit(p.mr[0], false);
-    let mut valid_bits = vec![0u8; 32];
-    valid_bits[0] = 1;
-    m.set_bytes(p.mr[3], &valid_bits);
-    m.set(p.qp_rts, (1 << N) - 1);
-    m.set(p.qp_error, 0);
+    let (mut m, p, mr) = one_mr_model(N);
     let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
     m.set_bit(p.job[1], true);
     m.set_bit(p.done, false);

@@ -30,8 +30,7 @@ pub struct BitFifo<const AB: usize, const AB1: usize, const D: usize> {
     bits: DFF<Bits<D>>,
     /// The entry the next push writes, one-hot.
     tail: DFF<Bits<D>>,
-    /// The head entry and the one after it.
-    head: DFF<Bits<AB>>,
+    /// The entry after the head.
     after_head: DFF<Bits<AB>>,
     /// The head bit (meaningful while `nonempty`).
     head_bit: DFF<Bit>,
@@ -74,7 +73,6 @@ impl<const AB: usize, const AB1: usize, const D: usize> Default for BitFifo<AB, 
             m_data: Default::default(),
             bits: Default::default(),
             tail: Default::default(),
-            head: Default::default(),
             after_head: Default::default(),
             head_bit: Default::default(),
             count: Default::default(),
@@ -101,7 +99,7 @@ impl<const AB: usize, const AB1: usize, const D: usize> Default for BitFifo<AB, 
 impl<const AB: usize, const AB1: usize, const D: usize> Logic for BitFifo<AB, AB1, D> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, bits, tail, head, after_head, head_bit, count, full, nonempty, single);
+        dff_setup!(self, clock, bits, tail, after_head, head_bit, count, full, nonempty, single);
         self.s_ready.next = !self.full.q.val();
         self.m_valid.next = self.nonempty.q.val();
         self.m_data.next = self.head_bit.q.val();
@@ -119,7 +117,6 @@ impl<const AB: usize, const AB1: usize, const D: usize> Logic for BitFifo<AB, AB
         // The head moves on a pop, its bit refilled from the entry after it; into an empty
         // queue, or behind a lone head that leaves, the bit pushed is the head next.
         if self.pop.val() {
-            self.head.d.next = self.head.q.val() + 1;
             self.after_head.d.next = self.after_head.q.val() + 1;
             self.head_bit.d.next = self.bits.q.val().get_bit(self.after_head.q.val().index());
         }
@@ -145,7 +142,6 @@ impl<const AB: usize, const AB1: usize, const D: usize> Logic for BitFifo<AB, AB
             self.full.d.next = false;
         }
         if self.reset.val() {
-            self.head.d.next = 0.into();
             self.after_head.d.next = 1.into();
             self.tail.d.next = self.first.val();
             self.count.d.next = 0.into();
