@@ -33,7 +33,7 @@ use rust_hdl::prelude::*;
 use rnic_proto::model::RnicConfig;
 
 use crate::atomic::AtomicUnit;
-use crate::common::SmallFifo;
+use crate::common::{SkidBuffer, SmallFifo};
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{
     AxiWindow, CqWriter, DevMem, Dma, DmaFence, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing,
@@ -151,6 +151,10 @@ pub struct RnicTop<
     segmenter: TxSegment,
     /// Payload on its way to the segmenter (16 KiB), requested only when it fits.
     payload: TxPayload<11, 12>,
+    /// The segmenter's stream to the framer, through a register slice: the framer's
+    /// ready (and the FPDU queues' room) reaches the segmenter a cycle later, from a
+    /// register. TDATA (0..64), TKEEP (64..72), TLAST (72), TUSER (73..89), TID (89..121).
+    tx_slice: SkidBuffer<121>,
     framer: MpaTx<64, 8, 192>,
     /// The CONN_ID (low 16 bits) and CRC setting (bit 16) of each FPDU between segmenter
     /// and framer output.
@@ -163,6 +167,11 @@ pub struct RnicTop<
     tx_qp: DFF<Bits<QB>>,
     tx_ending: Signal<Local, Bits<QB>>,
     tx_first: DFF<Bit>,
+    tx_tdata: Signal<Local, Bits<64>>,
+    tx_tkeep: Signal<Local, Bits<8>>,
+    tx_tlast: Signal<Local, Bit>,
+    tx_tuser: Signal<Local, Bits<16>>,
+    tx_tid: Signal<Local, Bits<32>>,
     reset_q: DFF<Bit>,
     deframer: MpaRx<64, 8, 256, 96, 12>,
     /// The QP of each FPDU between RX stream and deframer output.
@@ -302,6 +311,7 @@ impl<
             requester: Default::default(),
             segmenter: Default::default(),
             payload: Default::default(),
+            tx_slice: Default::default(),
             framer: Default::default(),
             tx_conns: Default::default(),
             tx_fpdus: Default::default(),
@@ -309,6 +319,11 @@ impl<
             tx_qp: Default::default(),
             tx_ending: Default::default(),
             tx_first: Default::default(),
+            tx_tdata: Default::default(),
+            tx_tkeep: Default::default(),
+            tx_tlast: Default::default(),
+            tx_tuser: Default::default(),
+            tx_tid: Default::default(),
             reset_q: Default::default(),
             deframer: Default::default(),
             rx_qps: Default::default(),
@@ -350,7 +365,7 @@ impl<
     fn update(&mut self) {
         clock!(
             self, clock, ctrl, dma, fence, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq,
-            requester, segmenter, payload, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq
+            requester, segmenter, payload, tx_slice, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq
         );
         dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due);
         // The reset input is registered once and fans out from the register: no block's
@@ -358,6 +373,7 @@ impl<
         // re-evaluating all of it on every input change).
         self.reset_q.d.next = self.reset.val();
         self.tx_conns.reset.next = self.reset_q.q.val();
+        self.tx_slice.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
         self.rx_qps.reset.next = self.reset_q.q.val();
         self.rx_fpdus.clock.next = self.clock.val();
@@ -787,10 +803,22 @@ impl<
         self.receiver.s_read_qpn.next = self.requester.m_read_qpn.val();
         self.receiver.s_read_entry.next = self.requester.m_read_entry.val();
         self.framer.crc_en.next = self.tx_conns.m_data.val().get_bit(16);
+        self.tx_slice.s_valid.next = self.segmenter.m_axis_tvalid.val();
+        self.tx_slice.s_data.next = bit_cast::<121, 64>(self.segmenter.m_axis_tdata.val())
+            | (bit_cast::<121, 8>(self.segmenter.m_axis_tkeep.val()) << 64_u64)
+            | (bit_cast::<121, 1>(self.segmenter.m_axis_tlast.val().into()) << 72_u64)
+            | (bit_cast::<121, 16>(self.segmenter.m_axis_tuser.val()) << 73_u64)
+            | (bit_cast::<121, 32>(self.segmenter.m_axis_tid.val()) << 89_u64);
+        self.segmenter.m_axis_tready.next = self.tx_slice.s_ready.val();
+        self.tx_tdata.next = self.tx_slice.m_data.val().get_bits::<64>(0);
+        self.tx_tkeep.next = self.tx_slice.m_data.val().get_bits::<8>(64);
+        self.tx_tlast.next = self.tx_slice.m_data.val().get_bit(72);
+        self.tx_tuser.next = self.tx_slice.m_data.val().get_bits::<16>(73);
+        self.tx_tid.next = self.tx_slice.m_data.val().get_bits::<32>(89);
         // Markers: each FPDU starts at its QP's own stream position, with its QP's setting,
         // and leaves the position where it ends for the QP's next FPDU. A QP written in
         // RESET starts over at 0 (the first FPDU of Full Operation has a marker in front).
-        self.tx_fpdus.s_data.next = self.segmenter.m_axis_tid.val().get_bits::<QB>(18);
+        self.tx_fpdus.s_data.next = self.tx_tid.val().get_bits::<QB>(18);
         self.tx_fpdus.s_valid.next = self.tx_conns.s_valid.val();
         self.tx_fpdus.m_ready.next = self.framer.fpdu_start.val();
         // (The queue's head is there cycles before its FPDU starts: the positions' RAM
@@ -812,22 +840,22 @@ impl<
         self.tx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
         // Each ULPDU's CONN_ID (the segmenter's job tag without the engine bit) is queued
         // at its first beat and leaves with its FPDU's last.
-        self.tx_conns.s_data.next = bit_cast::<17, 16>(self.segmenter.m_axis_tid.val().get_bits::<16>(0))
-            | (bit_cast::<17, 1>((self.segmenter.m_axis_tid.val() & self.tag_crc.val()).any().into()) << 16);
-        self.tx_conns.s_valid.next = self.segmenter.m_axis_tvalid.val()
+        self.tx_conns.s_data.next = bit_cast::<17, 16>(self.tx_tid.val().get_bits::<16>(0))
+            | (bit_cast::<17, 1>((self.tx_tid.val() & self.tag_crc.val()).any().into()) << 16);
+        self.tx_conns.s_valid.next = self.tx_slice.m_valid.val()
             & self.framer.s_axis_tready.val()
             & self.tx_fpdus.s_ready.val()
             & self.tx_first.q.val();
-        self.framer.s_axis_tdata.next = self.segmenter.m_axis_tdata.val();
-        self.framer.s_axis_tkeep.next = self.segmenter.m_axis_tkeep.val();
-        self.framer.s_axis_tvalid.next = self.segmenter.m_axis_tvalid.val()
+        self.framer.s_axis_tdata.next = self.tx_tdata.val();
+        self.framer.s_axis_tkeep.next = self.tx_tkeep.val();
+        self.framer.s_axis_tvalid.next = self.tx_slice.m_valid.val()
             & ((self.tx_conns.s_ready.val() & self.tx_fpdus.s_ready.val()) | !self.tx_first.q.val());
-        self.framer.s_axis_tlast.next = self.segmenter.m_axis_tlast.val();
-        self.framer.s_axis_tuser.next = self.segmenter.m_axis_tuser.val();
-        self.segmenter.m_axis_tready.next = self.framer.s_axis_tready.val()
+        self.framer.s_axis_tlast.next = self.tx_tlast.val();
+        self.framer.s_axis_tuser.next = self.tx_tuser.val();
+        self.tx_slice.m_ready.next = self.framer.s_axis_tready.val()
             & ((self.tx_conns.s_ready.val() & self.tx_fpdus.s_ready.val()) | !self.tx_first.q.val());
-        if self.segmenter.m_axis_tvalid.val() & self.segmenter.m_axis_tready.val() {
-            self.tx_first.d.next = self.segmenter.m_axis_tlast.val();
+        if self.tx_slice.m_valid.val() & self.tx_slice.m_ready.val() {
+            self.tx_first.d.next = self.tx_tlast.val();
         }
         // The TX stream: to the port, or into the TX stream ring when it is on.
         self.tx_ring.s_tx_tdata.next = self.framer.m_axis_tdata.val();

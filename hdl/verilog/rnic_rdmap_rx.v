@@ -491,6 +491,54 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     wire  [31:0] b_req_id$q;
     reg  [63:0] b_value$d;
     wire  [63:0] b_value$q;
+    reg  p_parse_error$d;
+    wire  p_parse_error$q;
+    reg  p_parse_error$clock;
+    reg  [15:0] p_parse_code$d;
+    wire  [15:0] p_parse_code$q;
+    reg  p_parse_code$clock;
+    reg  p_plen_any$d;
+    wire  p_plen_any$q;
+    reg  p_plen_any$clock;
+    reg  p_send_msn_bad$d;
+    wire  p_send_msn_bad$q;
+    reg  p_send_msn_bad$clock;
+    reg  p_rr_msn_bad$d;
+    wire  p_rr_msn_bad$q;
+    reg  p_rr_msn_bad$clock;
+    reg  p_resp_msn_bad$d;
+    wire  p_resp_msn_bad$q;
+    reg  p_resp_msn_bad$clock;
+    reg  p_no_ird$d;
+    wire  p_no_ird$q;
+    reg  p_no_ird$clock;
+    reg  p_aop_bad$d;
+    wire  p_aop_bad$q;
+    reg  p_aop_bad$clock;
+    reg  p_rr_none$d;
+    wire  p_rr_none$q;
+    reg  p_rr_none$clock;
+    reg  p_rr_stag_bad$d;
+    wire  p_rr_stag_bad$q;
+    reg  p_rr_stag_bad$clock;
+    reg  p_rr_bounds_bad$d;
+    wire  p_rr_bounds_bad$q;
+    reg  p_rr_bounds_bad$clock;
+    reg  p_rr_zero_bad$d;
+    wire  p_rr_zero_bad$q;
+    reg  p_rr_zero_bad$clock;
+    reg  p_rr_short_last$d;
+    wire  p_rr_short_last$q;
+    reg  p_rr_short_last$clock;
+    reg  p_ar_bad$d;
+    wire  p_ar_bad$q;
+    reg  p_ar_bad$clock;
+    reg  p_recv_idle$d;
+    wire  p_recv_idle$q;
+    reg  p_recv_idle$clock;
+    reg  p_mo_bad$d;
+    wire  p_mo_bad$q;
+    reg  p_mo_bad$clock;
     reg  fault_rdma$d;
     wire  fault_rdma$q;
     reg  fault_rdma$clock;
@@ -1062,6 +1110,86 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .d(b_value$d),
         .q(b_value$q)
     );
+    rnic_rdmap_rx$p_parse_error p_parse_error(
+        .d(p_parse_error$d),
+        .q(p_parse_error$q),
+        .clock(p_parse_error$clock)
+    );
+    rnic_rdmap_rx$p_parse_code p_parse_code(
+        .d(p_parse_code$d),
+        .q(p_parse_code$q),
+        .clock(p_parse_code$clock)
+    );
+    rnic_rdmap_rx$p_plen_any p_plen_any(
+        .d(p_plen_any$d),
+        .q(p_plen_any$q),
+        .clock(p_plen_any$clock)
+    );
+    rnic_rdmap_rx$p_send_msn_bad p_send_msn_bad(
+        .d(p_send_msn_bad$d),
+        .q(p_send_msn_bad$q),
+        .clock(p_send_msn_bad$clock)
+    );
+    rnic_rdmap_rx$p_rr_msn_bad p_rr_msn_bad(
+        .d(p_rr_msn_bad$d),
+        .q(p_rr_msn_bad$q),
+        .clock(p_rr_msn_bad$clock)
+    );
+    rnic_rdmap_rx$p_resp_msn_bad p_resp_msn_bad(
+        .d(p_resp_msn_bad$d),
+        .q(p_resp_msn_bad$q),
+        .clock(p_resp_msn_bad$clock)
+    );
+    rnic_rdmap_rx$p_no_ird p_no_ird(
+        .d(p_no_ird$d),
+        .q(p_no_ird$q),
+        .clock(p_no_ird$clock)
+    );
+    rnic_rdmap_rx$p_aop_bad p_aop_bad(
+        .d(p_aop_bad$d),
+        .q(p_aop_bad$q),
+        .clock(p_aop_bad$clock)
+    );
+    rnic_rdmap_rx$p_rr_none p_rr_none(
+        .d(p_rr_none$d),
+        .q(p_rr_none$q),
+        .clock(p_rr_none$clock)
+    );
+    rnic_rdmap_rx$p_rr_stag_bad p_rr_stag_bad(
+        .d(p_rr_stag_bad$d),
+        .q(p_rr_stag_bad$q),
+        .clock(p_rr_stag_bad$clock)
+    );
+    rnic_rdmap_rx$p_rr_bounds_bad p_rr_bounds_bad(
+        .d(p_rr_bounds_bad$d),
+        .q(p_rr_bounds_bad$q),
+        .clock(p_rr_bounds_bad$clock)
+    );
+    rnic_rdmap_rx$p_rr_zero_bad p_rr_zero_bad(
+        .d(p_rr_zero_bad$d),
+        .q(p_rr_zero_bad$q),
+        .clock(p_rr_zero_bad$clock)
+    );
+    rnic_rdmap_rx$p_rr_short_last p_rr_short_last(
+        .d(p_rr_short_last$d),
+        .q(p_rr_short_last$q),
+        .clock(p_rr_short_last$clock)
+    );
+    rnic_rdmap_rx$p_ar_bad p_ar_bad(
+        .d(p_ar_bad$d),
+        .q(p_ar_bad$q),
+        .clock(p_ar_bad$clock)
+    );
+    rnic_rdmap_rx$p_recv_idle p_recv_idle(
+        .d(p_recv_idle$d),
+        .q(p_recv_idle$q),
+        .clock(p_recv_idle$clock)
+    );
+    rnic_rdmap_rx$p_mo_bad p_mo_bad(
+        .d(p_mo_bad$d),
+        .q(p_mo_bad$q),
+        .clock(p_mo_bad$clock)
+    );
     rnic_rdmap_rx$fault_rdma fault_rdma(
         .d(fault_rdma$d),
         .q(fault_rdma$q),
@@ -1124,6 +1252,22 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         term_msn$clock = clock;
         term_status$clock = clock;
         invalidate$clock = clock;
+        p_parse_error$clock = clock;
+        p_parse_code$clock = clock;
+        p_plen_any$clock = clock;
+        p_send_msn_bad$clock = clock;
+        p_rr_msn_bad$clock = clock;
+        p_resp_msn_bad$clock = clock;
+        p_no_ird$clock = clock;
+        p_aop_bad$clock = clock;
+        p_rr_none$clock = clock;
+        p_rr_stag_bad$clock = clock;
+        p_rr_bounds_bad$clock = clock;
+        p_rr_zero_bad$clock = clock;
+        p_rr_short_last$clock = clock;
+        p_ar_bad$clock = clock;
+        p_recv_idle$clock = clock;
+        p_mo_bad$clock = clock;
         full$d = full$q;
         state$d = state$q;
         qpn$d = qpn$q;
@@ -1178,6 +1322,22 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         term_msn$d = term_msn$q;
         term_status$d = term_status$q;
         invalidate$d = invalidate$q;
+        p_parse_error$d = p_parse_error$q;
+        p_parse_code$d = p_parse_code$q;
+        p_plen_any$d = p_plen_any$q;
+        p_send_msn_bad$d = p_send_msn_bad$q;
+        p_rr_msn_bad$d = p_rr_msn_bad$q;
+        p_resp_msn_bad$d = p_resp_msn_bad$q;
+        p_no_ird$d = p_no_ird$q;
+        p_aop_bad$d = p_aop_bad$q;
+        p_rr_none$d = p_rr_none$q;
+        p_rr_stag_bad$d = p_rr_stag_bad$q;
+        p_rr_bounds_bad$d = p_rr_bounds_bad$q;
+        p_rr_zero_bad$d = p_rr_zero_bad$q;
+        p_rr_short_last$d = p_rr_short_last$q;
+        p_ar_bad$d = p_ar_bad$q;
+        p_recv_idle$d = p_recv_idle$q;
+        p_mo_bad$d = p_mo_bad$q;
         ctx$read_clock = clock;
         m_fail = fail_valid$q & ~s_tx_fail;
         if (m_fail) begin
@@ -1462,6 +1622,22 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (ird > max_reads) begin
             ird = max_reads;
         end
+        p_parse_error$d = parse_error;
+        p_parse_code$d = parse_code;
+        p_plen_any$d = |plen;
+        p_send_msn_bad$d = b_msn$q != next_msn;
+        p_rr_msn_bad$d = b_msn$q != next_rr_msn;
+        p_resp_msn_bad$d = b_msn$q != next_resp_msn;
+        p_no_ird$d = in_flight >= ((ird) & 32'hffffffff);
+        p_aop_bad$d = (aop != 32'h0) & (aop != 32'h2);
+        p_rr_none$d = (rd_count == 32'h0) | rd_entry[32'h80];
+        p_rr_stag_bad$d = |plen & (b_stag$q != rd_entry[(32'h20)+:(32)]);
+        p_rr_bounds_bad$d = |plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)));
+        p_rr_zero_bad$d = ~|plen & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)]);
+        p_rr_short_last$d = last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
+        p_ar_bad$d = (rd_count == 32'h0) | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn);
+        p_recv_idle$d = ~recv$read_data[32'h0];
+        p_mo_bad$d = b_mo$q != recv$read_data[(32'h1)+:(32)];
         b_term_qn$d = hdr$q[(at_term_qn)+:(32)];
         b_term_msn$d = hdr$q[(at_term_msn)+:(32)];
         term_names_read = hdr$q[at_term_d] & ~hdr$q[at_term_hdr_t] & (hdr$q[(at_term_hdr_ctrl)+:(2)] == 32'h1) & (b_term_qn$q == 32'h1);
@@ -1492,8 +1668,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             r_lkey$d = recv$read_data[(32'hc1)+:(32)];
             chk_len$d = ((plen) & 32'hffffffff);
             if (rts) begin
-                if (parse_error) begin
-                    fault_code$d = parse_code;
+                if (p_parse_error$q) begin
+                    fault_code$d = p_parse_code$q;
                     state$d = 32'hb;
                 end
                 else if (opcode == 32'h0) begin
@@ -1502,7 +1678,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     chk_stag$d = b_stag$q;
                     chk_to$d = b_to$q;
                     chk_right$d = 32'h3;
-                    if (|plen) begin
+                    if (p_plen_any$q) begin
                         state$d = 32'h4;
                     end
                 end
@@ -1514,24 +1690,24 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     chk_right$d = 32'h1;
                     r_placed$d = read_placed$read_data;
                     r_len$d = rd_entry[(32'h0)+:(32)];
-                    short_last$d = last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
+                    short_last$d = p_rr_short_last$q;
                     state$d = 32'h9;
-                    if (|plen) begin
+                    if (p_plen_any$q) begin
                         state$d = 32'h4;
                     end
-                    if (~|plen & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)])) begin
+                    if (p_rr_zero_bad$q) begin
                         fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
-                    if (|plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)))) begin
+                    if (p_rr_bounds_bad$q) begin
                         fault_code$d = t_tagged_bounds;
                         state$d = 32'hb;
                     end
-                    if (|plen & (b_stag$q != rd_entry[(32'h20)+:(32)])) begin
+                    if (p_rr_stag_bad$q) begin
                         fault_code$d = t_tagged_stag;
                         state$d = 32'hb;
                     end
-                    if ((rd_count == 32'h0) | rd_entry[32'h80]) begin
+                    if (p_rr_none$q) begin
                         fault_code$d = t_unexpected_opcode;
                         state$d = 32'hb;
                     end
@@ -1544,11 +1720,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     chk_len$d = b_size$q;
                     chk_right$d = 32'h2;
                     job_addr$d = 32'h0;
-                    if (b_msn$q != next_rr_msn) begin
+                    if (p_rr_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (in_flight >= ((ird) & 32'hffffffff)) begin
+                    else if (p_no_ird$q) begin
                         fault_code$d = t_no_buffer;
                         state$d = 32'hb;
                     end
@@ -1570,15 +1746,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     chk_to$d = b_a_to$q;
                     chk_len$d = 32'h8;
                     chk_right$d = 32'h4;
-                    if (b_msn$q != next_rr_msn) begin
+                    if (p_rr_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (in_flight >= ((ird) & 32'hffffffff)) begin
+                    else if (p_no_ird$q) begin
                         fault_code$d = t_no_buffer;
                         state$d = 32'hb;
                     end
-                    else if ((aop != 32'h0) & (aop != 32'h2)) begin
+                    else if (p_aop_bad$q) begin
                         fault_code$d = t_unexpected_opcode;
                         state$d = 32'hb;
                     end
@@ -1595,11 +1771,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     chk_len$d = 32'h8;
                     chk_right$d = 32'h1;
                     state$d = 32'h4;
-                    if ((rd_count == 32'h0) | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn)) begin
+                    if (p_ar_bad$q) begin
                         fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
-                    if (b_msn$q != next_resp_msn) begin
+                    if (p_resp_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
@@ -1615,11 +1791,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     term_status$d = term_status_now;
                 end
                 else begin
-                    if (b_msn$q != next_msn) begin
+                    if (p_send_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (~recv$read_data[32'h0]) begin
+                    else if (p_recv_idle$q) begin
                         state$d = 32'h3;
                         req_valid$d = 1'b1;
                     end
@@ -1627,7 +1803,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (b_mo$q != recv$read_data[(32'h1)+:(32)]) begin
+                    else if (p_mo_bad$q) begin
                         fault_code$d = t_invalid_mo;
                         state$d = 32'hb;
                     end
@@ -3406,6 +3582,310 @@ module rnic_rdmap_rx$mrs(read_address,read_clock,read_data,write_address,write_c
     end
                 
 endmodule // rnic_rdmap_rx$mrs
+
+
+module rnic_rdmap_rx$p_aop_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_aop_bad
+
+
+module rnic_rdmap_rx$p_ar_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_ar_bad
+
+
+module rnic_rdmap_rx$p_mo_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_mo_bad
+
+
+module rnic_rdmap_rx$p_no_ird(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_no_ird
+
+
+module rnic_rdmap_rx$p_parse_code(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_parse_code
+
+
+module rnic_rdmap_rx$p_parse_error(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_parse_error
+
+
+module rnic_rdmap_rx$p_plen_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_plen_any
+
+
+module rnic_rdmap_rx$p_recv_idle(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_recv_idle
+
+
+module rnic_rdmap_rx$p_resp_msn_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_resp_msn_bad
+
+
+module rnic_rdmap_rx$p_rr_bounds_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_rr_bounds_bad
+
+
+module rnic_rdmap_rx$p_rr_msn_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_rr_msn_bad
+
+
+module rnic_rdmap_rx$p_rr_none(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_rr_none
+
+
+module rnic_rdmap_rx$p_rr_short_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_rr_short_last
+
+
+module rnic_rdmap_rx$p_rr_stag_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_rr_stag_bad
+
+
+module rnic_rdmap_rx$p_rr_zero_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_rr_zero_bad
+
+
+module rnic_rdmap_rx$p_send_msn_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$p_send_msn_bad
 
 
 module rnic_rdmap_rx$place_addr(d,q,clock);

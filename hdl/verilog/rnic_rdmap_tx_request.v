@@ -183,6 +183,15 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
+    reg  read_valid$d;
+    wire  read_valid$q;
+    reg  read_valid$clock;
+    reg  [5:0] read_qpn$d;
+    wire  [5:0] read_qpn$q;
+    reg  read_qpn$clock;
+    reg  [128:0] read_entry$d;
+    wire  [128:0] read_entry$q;
+    reg  read_entry$clock;
     reg  pending$clock;
     reg  pending$reset;
     reg  pending$s_valid;
@@ -757,6 +766,21 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .d(fail$d),
         .q(fail$q),
         .clock(fail$clock)
+    );
+    rnic_rdmap_tx_request$read_valid read_valid(
+        .d(read_valid$d),
+        .q(read_valid$q),
+        .clock(read_valid$clock)
+    );
+    rnic_rdmap_tx_request$read_qpn read_qpn(
+        .d(read_qpn$d),
+        .q(read_qpn$q),
+        .clock(read_qpn$clock)
+    );
+    rnic_rdmap_tx_request$read_entry read_entry(
+        .d(read_entry$d),
+        .q(read_entry$q),
+        .clock(read_entry$clock)
     );
     rnic_rdmap_tx_request$pending pending(
         .clock(pending$clock),
@@ -1497,6 +1521,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         job_msn$clock = clock;
         req_id$clock = clock;
         fail$clock = clock;
+        read_valid$clock = clock;
+        read_qpn$clock = clock;
+        read_entry$clock = clock;
         head$clock = clock;
         tail$clock = clock;
         sent$clock = clock;
@@ -1512,6 +1539,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         job_msn$d = job_msn$q;
         req_id$d = req_id$q;
         fail$d = fail$q;
+        read_valid$d = read_valid$q;
+        read_qpn$d = read_qpn$q;
+        read_entry$d = read_entry$q;
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
@@ -2073,9 +2103,12 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             end
         end
         fail$d = 1'b0;
-        m_read_valid = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
-        m_read_qpn = qpn$q;
-        m_read_entry = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
+        read_valid$d = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
+        read_qpn$d = qpn$q;
+        read_entry$d = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
+        m_read_valid = read_valid$q;
+        m_read_qpn = read_qpn$q;
+        m_read_entry = read_entry$q;
         pending$s_valid = state$q == 32'h1;
         pending$s_data = entry;
         if (state$q == 32'h1) begin
@@ -2546,6 +2579,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             state$d = 32'h0;
             job_valid$d = 1'b0;
             fail$d = 1'b0;
+            read_valid$d = 1'b0;
             head$d = 32'h0;
             tail$d = 32'h0;
             sent$d = 32'h0;
@@ -3329,6 +3363,25 @@ module rnic_rdmap_tx_request$read_entries(d,q,clock);
 endmodule // rnic_rdmap_tx_request$read_entries
 
 
+module rnic_rdmap_tx_request$read_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  [128:0] d;
+    output reg  [128:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 129'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$read_entry
+
+
 module rnic_rdmap_tx_request$read_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -3356,6 +3409,44 @@ module rnic_rdmap_tx_request$read_msn(read_address,read_clock,read_data,write_ad
     end
                 
 endmodule // rnic_rdmap_tx_request$read_msn
+
+
+module rnic_rdmap_tx_request$read_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$read_qpn
+
+
+module rnic_rdmap_tx_request$read_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$read_valid
 
 
 module rnic_rdmap_tx_request$req_id(d,q,clock);

@@ -625,6 +625,14 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  payload$m_rd_tlast;
     wire  payload$m_rd_tvalid;
     reg  payload$m_rd_tready;
+    reg  tx_slice$clock;
+    reg  tx_slice$reset;
+    reg  tx_slice$s_valid;
+    wire  tx_slice$s_ready;
+    reg  [120:0] tx_slice$s_data;
+    wire  tx_slice$m_valid;
+    reg  tx_slice$m_ready;
+    wire  [120:0] tx_slice$m_data;
     reg  framer$clock;
     reg  framer$reset;
     reg  framer$markers_en;
@@ -877,6 +885,11 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     
     // Local signals
     reg  [5:0] tx_ending;
+    reg  [63:0] tx_tdata;
+    reg  [7:0] tx_tkeep;
+    reg  tx_tlast;
+    reg  [15:0] tx_tuser;
+    reg  [31:0] tx_tid;
     reg  [5:0] rx_ending;
     reg  rx_open;
     reg  rx_job;
@@ -1466,6 +1479,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_rd_tvalid(payload$m_rd_tvalid),
         .m_rd_tready(payload$m_rd_tready)
     );
+    rnic_top$tx_slice tx_slice(
+        .clock(tx_slice$clock),
+        .reset(tx_slice$reset),
+        .s_valid(tx_slice$s_valid),
+        .s_ready(tx_slice$s_ready),
+        .s_data(tx_slice$s_data),
+        .m_valid(tx_slice$m_valid),
+        .m_ready(tx_slice$m_ready),
+        .m_data(tx_slice$m_data)
+    );
     rnic_top$framer framer(
         .clock(framer$clock),
         .reset(framer$reset),
@@ -1769,6 +1792,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         requester$clock = clock;
         segmenter$clock = clock;
         payload$clock = clock;
+        tx_slice$clock = clock;
         framer$clock = clock;
         tx_conns$clock = clock;
         deframer$clock = clock;
@@ -1792,6 +1816,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_cqes_due$d = rx_cqes_due$q;
         reset_q$d = reset;
         tx_conns$reset = reset_q$q;
+        tx_slice$reset = reset_q$q;
         deframer$reset = reset_q$q;
         rx_qps$reset = reset_q$q;
         rx_fpdus$clock = clock;
@@ -2144,7 +2169,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         receiver$s_read_qpn = requester$m_read_qpn;
         receiver$s_read_entry = requester$m_read_entry;
         framer$crc_en = tx_conns$m_data[32'h10];
-        tx_fpdus$s_data = segmenter$m_axis_tid[(32'h12)+:(6)];
+        tx_slice$s_valid = segmenter$m_axis_tvalid;
+        tx_slice$s_data = ((segmenter$m_axis_tdata) & 121'h1ffffffffffffffffffffffffffffff) | (((segmenter$m_axis_tkeep) & 121'h1ffffffffffffffffffffffffffffff) << 64'h40) | (((segmenter$m_axis_tlast) & 121'h1ffffffffffffffffffffffffffffff) << 64'h48) | (((segmenter$m_axis_tuser) & 121'h1ffffffffffffffffffffffffffffff) << 64'h49) | (((segmenter$m_axis_tid) & 121'h1ffffffffffffffffffffffffffffff) << 64'h59);
+        segmenter$m_axis_tready = tx_slice$s_ready;
+        tx_tdata = tx_slice$m_data[(32'h0)+:(64)];
+        tx_tkeep = tx_slice$m_data[(32'h40)+:(8)];
+        tx_tlast = tx_slice$m_data[32'h48];
+        tx_tuser = tx_slice$m_data[(32'h49)+:(16)];
+        tx_tid = tx_slice$m_data[(32'h59)+:(32)];
+        tx_fpdus$s_data = tx_tid[(32'h12)+:(6)];
         tx_fpdus$s_valid = tx_conns$s_valid;
         tx_fpdus$m_ready = framer$fpdu_start;
         tx_positions$read_qp = tx_fpdus$m_data;
@@ -2161,16 +2194,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_positions$write_value = framer$end_position[(32'h0)+:(9)];
         tx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
         tx_positions$clear_qp = ctrl$qp_waddr;
-        tx_conns$s_data = ((segmenter$m_axis_tid[(32'h0)+:(16)]) & 17'h1ffff) | (((|(segmenter$m_axis_tid & tag_crc)) & 17'h1ffff) << 32'h10);
-        tx_conns$s_valid = segmenter$m_axis_tvalid & framer$s_axis_tready & tx_fpdus$s_ready & tx_first$q;
-        framer$s_axis_tdata = segmenter$m_axis_tdata;
-        framer$s_axis_tkeep = segmenter$m_axis_tkeep;
-        framer$s_axis_tvalid = segmenter$m_axis_tvalid & ((tx_conns$s_ready & tx_fpdus$s_ready) | ~tx_first$q);
-        framer$s_axis_tlast = segmenter$m_axis_tlast;
-        framer$s_axis_tuser = segmenter$m_axis_tuser;
-        segmenter$m_axis_tready = framer$s_axis_tready & ((tx_conns$s_ready & tx_fpdus$s_ready) | ~tx_first$q);
-        if (segmenter$m_axis_tvalid & segmenter$m_axis_tready) begin
-            tx_first$d = segmenter$m_axis_tlast;
+        tx_conns$s_data = ((tx_tid[(32'h0)+:(16)]) & 17'h1ffff) | (((|(tx_tid & tag_crc)) & 17'h1ffff) << 32'h10);
+        tx_conns$s_valid = tx_slice$m_valid & framer$s_axis_tready & tx_fpdus$s_ready & tx_first$q;
+        framer$s_axis_tdata = tx_tdata;
+        framer$s_axis_tkeep = tx_tkeep;
+        framer$s_axis_tvalid = tx_slice$m_valid & ((tx_conns$s_ready & tx_fpdus$s_ready) | ~tx_first$q);
+        framer$s_axis_tlast = tx_tlast;
+        framer$s_axis_tuser = tx_tuser;
+        tx_slice$m_ready = framer$s_axis_tready & ((tx_conns$s_ready & tx_fpdus$s_ready) | ~tx_first$q);
+        if (tx_slice$m_valid & tx_slice$m_ready) begin
+            tx_first$d = tx_tlast;
         end
         tx_ring$s_tx_tdata = framer$m_axis_tdata;
         tx_ring$s_tx_tkeep = framer$m_axis_tkeep;
@@ -21194,6 +21227,54 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [31:0] b_req_id$q;
     reg  [63:0] b_value$d;
     wire  [63:0] b_value$q;
+    reg  p_parse_error$d;
+    wire  p_parse_error$q;
+    reg  p_parse_error$clock;
+    reg  [15:0] p_parse_code$d;
+    wire  [15:0] p_parse_code$q;
+    reg  p_parse_code$clock;
+    reg  p_plen_any$d;
+    wire  p_plen_any$q;
+    reg  p_plen_any$clock;
+    reg  p_send_msn_bad$d;
+    wire  p_send_msn_bad$q;
+    reg  p_send_msn_bad$clock;
+    reg  p_rr_msn_bad$d;
+    wire  p_rr_msn_bad$q;
+    reg  p_rr_msn_bad$clock;
+    reg  p_resp_msn_bad$d;
+    wire  p_resp_msn_bad$q;
+    reg  p_resp_msn_bad$clock;
+    reg  p_no_ird$d;
+    wire  p_no_ird$q;
+    reg  p_no_ird$clock;
+    reg  p_aop_bad$d;
+    wire  p_aop_bad$q;
+    reg  p_aop_bad$clock;
+    reg  p_rr_none$d;
+    wire  p_rr_none$q;
+    reg  p_rr_none$clock;
+    reg  p_rr_stag_bad$d;
+    wire  p_rr_stag_bad$q;
+    reg  p_rr_stag_bad$clock;
+    reg  p_rr_bounds_bad$d;
+    wire  p_rr_bounds_bad$q;
+    reg  p_rr_bounds_bad$clock;
+    reg  p_rr_zero_bad$d;
+    wire  p_rr_zero_bad$q;
+    reg  p_rr_zero_bad$clock;
+    reg  p_rr_short_last$d;
+    wire  p_rr_short_last$q;
+    reg  p_rr_short_last$clock;
+    reg  p_ar_bad$d;
+    wire  p_ar_bad$q;
+    reg  p_ar_bad$clock;
+    reg  p_recv_idle$d;
+    wire  p_recv_idle$q;
+    reg  p_recv_idle$clock;
+    reg  p_mo_bad$d;
+    wire  p_mo_bad$q;
+    reg  p_mo_bad$clock;
     reg  fault_rdma$d;
     wire  fault_rdma$q;
     reg  fault_rdma$clock;
@@ -21765,6 +21846,86 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(b_value$d),
         .q(b_value$q)
     );
+    rnic_top$receiver$p_parse_error p_parse_error(
+        .d(p_parse_error$d),
+        .q(p_parse_error$q),
+        .clock(p_parse_error$clock)
+    );
+    rnic_top$receiver$p_parse_code p_parse_code(
+        .d(p_parse_code$d),
+        .q(p_parse_code$q),
+        .clock(p_parse_code$clock)
+    );
+    rnic_top$receiver$p_plen_any p_plen_any(
+        .d(p_plen_any$d),
+        .q(p_plen_any$q),
+        .clock(p_plen_any$clock)
+    );
+    rnic_top$receiver$p_send_msn_bad p_send_msn_bad(
+        .d(p_send_msn_bad$d),
+        .q(p_send_msn_bad$q),
+        .clock(p_send_msn_bad$clock)
+    );
+    rnic_top$receiver$p_rr_msn_bad p_rr_msn_bad(
+        .d(p_rr_msn_bad$d),
+        .q(p_rr_msn_bad$q),
+        .clock(p_rr_msn_bad$clock)
+    );
+    rnic_top$receiver$p_resp_msn_bad p_resp_msn_bad(
+        .d(p_resp_msn_bad$d),
+        .q(p_resp_msn_bad$q),
+        .clock(p_resp_msn_bad$clock)
+    );
+    rnic_top$receiver$p_no_ird p_no_ird(
+        .d(p_no_ird$d),
+        .q(p_no_ird$q),
+        .clock(p_no_ird$clock)
+    );
+    rnic_top$receiver$p_aop_bad p_aop_bad(
+        .d(p_aop_bad$d),
+        .q(p_aop_bad$q),
+        .clock(p_aop_bad$clock)
+    );
+    rnic_top$receiver$p_rr_none p_rr_none(
+        .d(p_rr_none$d),
+        .q(p_rr_none$q),
+        .clock(p_rr_none$clock)
+    );
+    rnic_top$receiver$p_rr_stag_bad p_rr_stag_bad(
+        .d(p_rr_stag_bad$d),
+        .q(p_rr_stag_bad$q),
+        .clock(p_rr_stag_bad$clock)
+    );
+    rnic_top$receiver$p_rr_bounds_bad p_rr_bounds_bad(
+        .d(p_rr_bounds_bad$d),
+        .q(p_rr_bounds_bad$q),
+        .clock(p_rr_bounds_bad$clock)
+    );
+    rnic_top$receiver$p_rr_zero_bad p_rr_zero_bad(
+        .d(p_rr_zero_bad$d),
+        .q(p_rr_zero_bad$q),
+        .clock(p_rr_zero_bad$clock)
+    );
+    rnic_top$receiver$p_rr_short_last p_rr_short_last(
+        .d(p_rr_short_last$d),
+        .q(p_rr_short_last$q),
+        .clock(p_rr_short_last$clock)
+    );
+    rnic_top$receiver$p_ar_bad p_ar_bad(
+        .d(p_ar_bad$d),
+        .q(p_ar_bad$q),
+        .clock(p_ar_bad$clock)
+    );
+    rnic_top$receiver$p_recv_idle p_recv_idle(
+        .d(p_recv_idle$d),
+        .q(p_recv_idle$q),
+        .clock(p_recv_idle$clock)
+    );
+    rnic_top$receiver$p_mo_bad p_mo_bad(
+        .d(p_mo_bad$d),
+        .q(p_mo_bad$q),
+        .clock(p_mo_bad$clock)
+    );
     rnic_top$receiver$fault_rdma fault_rdma(
         .d(fault_rdma$d),
         .q(fault_rdma$q),
@@ -21827,6 +21988,22 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         term_msn$clock = clock;
         term_status$clock = clock;
         invalidate$clock = clock;
+        p_parse_error$clock = clock;
+        p_parse_code$clock = clock;
+        p_plen_any$clock = clock;
+        p_send_msn_bad$clock = clock;
+        p_rr_msn_bad$clock = clock;
+        p_resp_msn_bad$clock = clock;
+        p_no_ird$clock = clock;
+        p_aop_bad$clock = clock;
+        p_rr_none$clock = clock;
+        p_rr_stag_bad$clock = clock;
+        p_rr_bounds_bad$clock = clock;
+        p_rr_zero_bad$clock = clock;
+        p_rr_short_last$clock = clock;
+        p_ar_bad$clock = clock;
+        p_recv_idle$clock = clock;
+        p_mo_bad$clock = clock;
         full$d = full$q;
         state$d = state$q;
         qpn$d = qpn$q;
@@ -21881,6 +22058,22 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         term_msn$d = term_msn$q;
         term_status$d = term_status$q;
         invalidate$d = invalidate$q;
+        p_parse_error$d = p_parse_error$q;
+        p_parse_code$d = p_parse_code$q;
+        p_plen_any$d = p_plen_any$q;
+        p_send_msn_bad$d = p_send_msn_bad$q;
+        p_rr_msn_bad$d = p_rr_msn_bad$q;
+        p_resp_msn_bad$d = p_resp_msn_bad$q;
+        p_no_ird$d = p_no_ird$q;
+        p_aop_bad$d = p_aop_bad$q;
+        p_rr_none$d = p_rr_none$q;
+        p_rr_stag_bad$d = p_rr_stag_bad$q;
+        p_rr_bounds_bad$d = p_rr_bounds_bad$q;
+        p_rr_zero_bad$d = p_rr_zero_bad$q;
+        p_rr_short_last$d = p_rr_short_last$q;
+        p_ar_bad$d = p_ar_bad$q;
+        p_recv_idle$d = p_recv_idle$q;
+        p_mo_bad$d = p_mo_bad$q;
         ctx$read_clock = clock;
         m_fail = fail_valid$q & ~s_tx_fail;
         if (m_fail) begin
@@ -22165,6 +22358,22 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (ird > max_reads) begin
             ird = max_reads;
         end
+        p_parse_error$d = parse_error;
+        p_parse_code$d = parse_code;
+        p_plen_any$d = |plen;
+        p_send_msn_bad$d = b_msn$q != next_msn;
+        p_rr_msn_bad$d = b_msn$q != next_rr_msn;
+        p_resp_msn_bad$d = b_msn$q != next_resp_msn;
+        p_no_ird$d = in_flight >= ((ird) & 32'hffffffff);
+        p_aop_bad$d = (aop != 32'h0) & (aop != 32'h2);
+        p_rr_none$d = (rd_count == 32'h0) | rd_entry[32'h80];
+        p_rr_stag_bad$d = |plen & (b_stag$q != rd_entry[(32'h20)+:(32)]);
+        p_rr_bounds_bad$d = |plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)));
+        p_rr_zero_bad$d = ~|plen & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)]);
+        p_rr_short_last$d = last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
+        p_ar_bad$d = (rd_count == 32'h0) | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn);
+        p_recv_idle$d = ~recv$read_data[32'h0];
+        p_mo_bad$d = b_mo$q != recv$read_data[(32'h1)+:(32)];
         b_term_qn$d = hdr$q[(at_term_qn)+:(32)];
         b_term_msn$d = hdr$q[(at_term_msn)+:(32)];
         term_names_read = hdr$q[at_term_d] & ~hdr$q[at_term_hdr_t] & (hdr$q[(at_term_hdr_ctrl)+:(2)] == 32'h1) & (b_term_qn$q == 32'h1);
@@ -22195,8 +22404,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             r_lkey$d = recv$read_data[(32'hc1)+:(32)];
             chk_len$d = ((plen) & 32'hffffffff);
             if (rts) begin
-                if (parse_error) begin
-                    fault_code$d = parse_code;
+                if (p_parse_error$q) begin
+                    fault_code$d = p_parse_code$q;
                     state$d = 32'hb;
                 end
                 else if (opcode == 32'h0) begin
@@ -22205,7 +22414,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     chk_stag$d = b_stag$q;
                     chk_to$d = b_to$q;
                     chk_right$d = 32'h3;
-                    if (|plen) begin
+                    if (p_plen_any$q) begin
                         state$d = 32'h4;
                     end
                 end
@@ -22217,24 +22426,24 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     chk_right$d = 32'h1;
                     r_placed$d = read_placed$read_data;
                     r_len$d = rd_entry[(32'h0)+:(32)];
-                    short_last$d = last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
+                    short_last$d = p_rr_short_last$q;
                     state$d = 32'h9;
-                    if (|plen) begin
+                    if (p_plen_any$q) begin
                         state$d = 32'h4;
                     end
-                    if (~|plen & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)])) begin
+                    if (p_rr_zero_bad$q) begin
                         fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
-                    if (|plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)))) begin
+                    if (p_rr_bounds_bad$q) begin
                         fault_code$d = t_tagged_bounds;
                         state$d = 32'hb;
                     end
-                    if (|plen & (b_stag$q != rd_entry[(32'h20)+:(32)])) begin
+                    if (p_rr_stag_bad$q) begin
                         fault_code$d = t_tagged_stag;
                         state$d = 32'hb;
                     end
-                    if ((rd_count == 32'h0) | rd_entry[32'h80]) begin
+                    if (p_rr_none$q) begin
                         fault_code$d = t_unexpected_opcode;
                         state$d = 32'hb;
                     end
@@ -22247,11 +22456,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     chk_len$d = b_size$q;
                     chk_right$d = 32'h2;
                     job_addr$d = 32'h0;
-                    if (b_msn$q != next_rr_msn) begin
+                    if (p_rr_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (in_flight >= ((ird) & 32'hffffffff)) begin
+                    else if (p_no_ird$q) begin
                         fault_code$d = t_no_buffer;
                         state$d = 32'hb;
                     end
@@ -22273,15 +22482,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     chk_to$d = b_a_to$q;
                     chk_len$d = 32'h8;
                     chk_right$d = 32'h4;
-                    if (b_msn$q != next_rr_msn) begin
+                    if (p_rr_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (in_flight >= ((ird) & 32'hffffffff)) begin
+                    else if (p_no_ird$q) begin
                         fault_code$d = t_no_buffer;
                         state$d = 32'hb;
                     end
-                    else if ((aop != 32'h0) & (aop != 32'h2)) begin
+                    else if (p_aop_bad$q) begin
                         fault_code$d = t_unexpected_opcode;
                         state$d = 32'hb;
                     end
@@ -22298,11 +22507,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     chk_len$d = 32'h8;
                     chk_right$d = 32'h1;
                     state$d = 32'h4;
-                    if ((rd_count == 32'h0) | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn)) begin
+                    if (p_ar_bad$q) begin
                         fault_code$d = t_unspecified;
                         state$d = 32'hb;
                     end
-                    if (b_msn$q != next_resp_msn) begin
+                    if (p_resp_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
@@ -22318,11 +22527,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     term_status$d = term_status_now;
                 end
                 else begin
-                    if (b_msn$q != next_msn) begin
+                    if (p_send_msn_bad$q) begin
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (~recv$read_data[32'h0]) begin
+                    else if (p_recv_idle$q) begin
                         state$d = 32'h3;
                         req_valid$d = 1'b1;
                     end
@@ -22330,7 +22539,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         fault_code$d = t_msn_range;
                         state$d = 32'hb;
                     end
-                    else if (b_mo$q != recv$read_data[(32'h1)+:(32)]) begin
+                    else if (p_mo_bad$q) begin
                         fault_code$d = t_invalid_mo;
                         state$d = 32'hb;
                     end
@@ -24111,6 +24320,310 @@ module rnic_top$receiver$mrs(read_address,read_clock,read_data,write_address,wri
 endmodule // rnic_top$receiver$mrs
 
 
+module rnic_top$receiver$p_aop_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_aop_bad
+
+
+module rnic_top$receiver$p_ar_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_ar_bad
+
+
+module rnic_top$receiver$p_mo_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_mo_bad
+
+
+module rnic_top$receiver$p_no_ird(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_no_ird
+
+
+module rnic_top$receiver$p_parse_code(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_parse_code
+
+
+module rnic_top$receiver$p_parse_error(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_parse_error
+
+
+module rnic_top$receiver$p_plen_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_plen_any
+
+
+module rnic_top$receiver$p_recv_idle(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_recv_idle
+
+
+module rnic_top$receiver$p_resp_msn_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_resp_msn_bad
+
+
+module rnic_top$receiver$p_rr_bounds_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_rr_bounds_bad
+
+
+module rnic_top$receiver$p_rr_msn_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_rr_msn_bad
+
+
+module rnic_top$receiver$p_rr_none(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_rr_none
+
+
+module rnic_top$receiver$p_rr_short_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_rr_short_last
+
+
+module rnic_top$receiver$p_rr_stag_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_rr_stag_bad
+
+
+module rnic_top$receiver$p_rr_zero_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_rr_zero_bad
+
+
+module rnic_top$receiver$p_send_msn_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_send_msn_bad
+
+
 module rnic_top$receiver$place_addr(d,q,clock);
     
     // Module arguments
@@ -25744,6 +26257,15 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  fail$d;
     wire  fail$q;
     reg  fail$clock;
+    reg  read_valid$d;
+    wire  read_valid$q;
+    reg  read_valid$clock;
+    reg  [5:0] read_qpn$d;
+    wire  [5:0] read_qpn$q;
+    reg  read_qpn$clock;
+    reg  [128:0] read_entry$d;
+    wire  [128:0] read_entry$q;
+    reg  read_entry$clock;
     reg  pending$clock;
     reg  pending$reset;
     reg  pending$s_valid;
@@ -26318,6 +26840,21 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .d(fail$d),
         .q(fail$q),
         .clock(fail$clock)
+    );
+    rnic_top$requester$read_valid read_valid(
+        .d(read_valid$d),
+        .q(read_valid$q),
+        .clock(read_valid$clock)
+    );
+    rnic_top$requester$read_qpn read_qpn(
+        .d(read_qpn$d),
+        .q(read_qpn$q),
+        .clock(read_qpn$clock)
+    );
+    rnic_top$requester$read_entry read_entry(
+        .d(read_entry$d),
+        .q(read_entry$q),
+        .clock(read_entry$clock)
     );
     rnic_top$requester$pending pending(
         .clock(pending$clock),
@@ -27058,6 +27595,9 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         job_msn$clock = clock;
         req_id$clock = clock;
         fail$clock = clock;
+        read_valid$clock = clock;
+        read_qpn$clock = clock;
+        read_entry$clock = clock;
         head$clock = clock;
         tail$clock = clock;
         sent$clock = clock;
@@ -27073,6 +27613,9 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         job_msn$d = job_msn$q;
         req_id$d = req_id$q;
         fail$d = fail$q;
+        read_valid$d = read_valid$q;
+        read_qpn$d = read_qpn$q;
+        read_entry$d = read_entry$q;
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
@@ -27634,9 +28177,12 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             end
         end
         fail$d = 1'b0;
-        m_read_valid = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
-        m_read_qpn = qpn$q;
-        m_read_entry = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
+        read_valid$d = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
+        read_qpn$d = qpn$q;
+        read_entry$d = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
+        m_read_valid = read_valid$q;
+        m_read_qpn = read_qpn$q;
+        m_read_entry = read_entry$q;
         pending$s_valid = state$q == 32'h1;
         pending$s_data = entry;
         if (state$q == 32'h1) begin
@@ -28107,6 +28653,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             state$d = 32'h0;
             job_valid$d = 1'b0;
             fail$d = 1'b0;
+            read_valid$d = 1'b0;
             head$d = 32'h0;
             tail$d = 32'h0;
             sent$d = 32'h0;
@@ -28890,6 +29437,25 @@ module rnic_top$requester$read_entries(d,q,clock);
 endmodule // rnic_top$requester$read_entries
 
 
+module rnic_top$requester$read_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  [128:0] d;
+    output reg  [128:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 129'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$read_entry
+
+
 module rnic_top$requester$read_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -28917,6 +29483,44 @@ module rnic_top$requester$read_msn(read_address,read_clock,read_data,write_addre
     end
                 
 endmodule // rnic_top$requester$read_msn
+
+
+module rnic_top$requester$read_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$read_qpn
+
+
+module rnic_top$requester$read_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$read_valid
 
 
 module rnic_top$requester$req_id(d,q,clock);
@@ -41555,6 +42159,172 @@ module rnic_top$tx_ring$tail(d,q,clock);
     end
           
 endmodule // rnic_top$tx_ring$tail
+
+
+module rnic_top$tx_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [120:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [120:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [120:0] out_data$d;
+    wire  [120:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [120:0] skid_data$d;
+    wire  [120:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top$tx_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top$tx_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top$tx_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top$tx_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~out_free & take) begin
+            skid_data$d = s_data;
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$tx_slice
+
+
+module rnic_top$tx_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [120:0] d;
+    output reg  [120:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 121'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_slice$out_data
+
+
+module rnic_top$tx_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_slice$out_valid
+
+
+module rnic_top$tx_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [120:0] d;
+    output reg  [120:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 121'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_slice$skid_data
+
+
+module rnic_top$tx_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_slice$skid_valid
 
 
 module rnic_top$window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_awburst,s_axi_awvalid,s_axi_awready,s_axi_wdata,s_axi_wstrb,s_axi_wlast,s_axi_wvalid,s_axi_wready,s_axi_bresp,s_axi_bvalid,s_axi_bready,s_axi_araddr,s_axi_arlen,s_axi_arsize,s_axi_arburst,s_axi_arvalid,s_axi_arready,s_axi_rdata,s_axi_rresp,s_axi_rlast,s_axi_rvalid,s_axi_rready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_axi_araddr,m_axi_arlen,m_axi_arsize,m_axi_arburst,m_axi_arvalid,m_axi_arready,m_axi_rdata,m_axi_rresp,m_axi_rlast,m_axi_rvalid,m_axi_rready,d_axi_awaddr,d_axi_awlen,d_axi_awsize,d_axi_awburst,d_axi_awvalid,d_axi_awready,d_axi_wdata,d_axi_wstrb,d_axi_wlast,d_axi_wvalid,d_axi_wready,d_axi_bresp,d_axi_bvalid,d_axi_bready,d_axi_araddr,d_axi_arlen,d_axi_arsize,d_axi_arburst,d_axi_arvalid,d_axi_arready,d_axi_rdata,d_axi_rresp,d_axi_rlast,d_axi_rvalid,d_axi_rready);

@@ -584,3 +584,63 @@ fn rdmap_tx_request_keeps_32_completions_pending_at_most_7_reads() {
         assert_eq!(taken_with_nothing_done(SqOpcode::RdmaRead), 7, "Reads taken with none placed");
     });
 }
+
+/// Reads offered back to back on one QP whose ORD is `ord`, none ever answered: the bench
+/// plays the receive side's table of outstanding Reads, whose full flag (`reads_full`) is
+/// a register set the cycle after the push that fills the QP's ORD slots. Returns the
+/// most Reads outstanding at once and the Reads pushed in all.
+fn reads_pushed_against_a_full_flag_a_cycle_late(ord: usize) -> (usize, usize) {
+    let (mut m, p, mr) = one_mr_model(1);
+    let [s_valid, _, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+    let reads_full = m.port("reads_full");
+    m.set_bit(p.job[1], true);
+    m.set_bit(p.done, false);
+    m.set(p.order_done, 0);
+    m.set_bit(p.cqe[1], true);
+    let ctx =
+        QpContext { state: QpState::Rts, pd: 1, conn_id: 0, mulpdu: 1024, ord: ord as u8, ..QpContext::default() };
+    let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+    let (mut outstanding, mut most, mut pushed, mut full) = (0, 0, 0, false);
+    for n in 0..400_u64 {
+        let wqe = SqWqe {
+            opcode: SqOpcode::RdmaRead as u8,
+            signaled: true,
+            length: 64,
+            wr_id: n,
+            local_addr: 0x1000 + 64 * n,
+            lkey: stag(0, mr.key),
+            remote_stag: 0x77,
+            remote_to: 0x2000,
+            ..SqWqe::default()
+        };
+        m.set_bit(s_valid, true);
+        m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+        m.set(s_qpn, 0);
+        m.set_bytes(s_ctx, &ctx);
+        m.set_bit(s_error, false);
+        m.set(reads_full, full as u64);
+        m.eval();
+        if m.get_bit(p.read_valid) {
+            assert_eq!(m.get(p.read_qpn), 0);
+            outstanding += 1;
+            pushed += 1;
+            most = most.max(outstanding);
+        }
+        // (RdmapRx: `full` is set from the push that fills the QP's slots, a cycle later.)
+        full = outstanding >= ord;
+        m.tick();
+    }
+    (most, pushed)
+}
+
+/// The request reaches the receive side's table a cycle after its checks and the table's
+/// full flag a cycle after that: the next Read of the QP must not be taken on the flag of
+/// before. Never more Reads outstanding than ORD, and no fewer sent than ORD.
+#[test]
+fn rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags() {
+    trace::on_failure("rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags", || {
+        for ord in 1..=4 {
+            assert_eq!(reads_pushed_against_a_full_flag_a_cycle_late(ord), (ord, ord), "ORD {ord}");
+        }
+    });
+}

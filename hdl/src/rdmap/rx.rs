@@ -442,6 +442,37 @@ pub struct RdmapRx<
     queue: Signal<Local, Bits<32>>,
     parse_error: Signal<Local, Bit>,
     parse_code: Signal<Local, Bits<16>>,
+    /// The checks of state 2, made a cycle ahead: registers, so that state 2's decision is
+    /// a decode of flags. They are computed every cycle; state 2 uses those of state 1's
+    /// last cycle, in which the header is whole (no beat is taken in it) and every per-QP
+    /// RAM read of the ULPDU is in (its QP was registered in state 0: two cycles before,
+    /// for a ULPDU of two beats or more). A ULPDU of one beat (8 octets at most) is
+    /// shorter than any DDP header: it fails to parse, the one check made from the header
+    /// alone, and state 2 looks at no other flag.
+    p_parse_error: DFF<Bit>,
+    p_parse_code: DFF<Bits<16>>,
+    p_plen_any: DFF<Bit>,
+    /// The MSN is not the next one: of a Send (QN 0), a Read or Atomic Request (QN 1), a
+    /// response (QN 3).
+    p_send_msn_bad: DFF<Bit>,
+    p_rr_msn_bad: DFF<Bit>,
+    p_resp_msn_bad: DFF<Bit>,
+    /// IRD requests are already in flight.
+    p_no_ird: DFF<Bit>,
+    p_aop_bad: DFF<Bit>,
+    /// Read Response: no Read outstanding (or the oldest is an atomic), the STag, TO or
+    /// size not the Read's, a last segment of no payload short of its size, a last
+    /// segment that does not end at its size.
+    p_rr_none: DFF<Bit>,
+    p_rr_stag_bad: DFF<Bit>,
+    p_rr_bounds_bad: DFF<Bit>,
+    p_rr_zero_bad: DFF<Bit>,
+    p_rr_short_last: DFF<Bit>,
+    /// Atomic Response: no atomic outstanding, or not this Request Identifier.
+    p_ar_bad: DFF<Bit>,
+    /// Send: no receive in progress; the MO is not where it left off.
+    p_recv_idle: DFF<Bit>,
+    p_mo_bad: DFF<Bit>,
     imm_end: Signal<Local, Bits<33>>,
     imm_piece: Signal<Local, Bit>,
     job_go: Signal<Local, Bit>,
@@ -825,6 +856,22 @@ impl<
             queue: Default::default(),
             parse_error: Default::default(),
             parse_code: Default::default(),
+            p_parse_error: Default::default(),
+            p_parse_code: Default::default(),
+            p_plen_any: Default::default(),
+            p_send_msn_bad: Default::default(),
+            p_rr_msn_bad: Default::default(),
+            p_resp_msn_bad: Default::default(),
+            p_no_ird: Default::default(),
+            p_aop_bad: Default::default(),
+            p_rr_none: Default::default(),
+            p_rr_stag_bad: Default::default(),
+            p_rr_bounds_bad: Default::default(),
+            p_rr_zero_bad: Default::default(),
+            p_rr_short_last: Default::default(),
+            p_ar_bad: Default::default(),
+            p_recv_idle: Default::default(),
+            p_mo_bad: Default::default(),
             imm_end: Default::default(),
             imm_piece: Default::default(),
             job_go: Default::default(),
@@ -979,7 +1026,23 @@ impl<
             term_qpn,
             term_msn,
             term_status,
-            invalidate
+            invalidate,
+            p_parse_error,
+            p_parse_code,
+            p_plen_any,
+            p_send_msn_bad,
+            p_rr_msn_bad,
+            p_resp_msn_bad,
+            p_no_ird,
+            p_aop_bad,
+            p_rr_none,
+            p_rr_stag_bad,
+            p_rr_bounds_bad,
+            p_rr_zero_bad,
+            p_rr_short_last,
+            p_ar_bad,
+            p_recv_idle,
+            p_mo_bad
         );
         self.ctx.read_clock.next = self.clock.val();
         // A failure reported this cycle makes room for the next.
@@ -1318,6 +1381,33 @@ impl<
         if self.ird.val() > self.max_reads.val() {
             self.ird.next = self.max_reads.val();
         }
+        self.p_parse_error.d.next = self.parse_error.val();
+        self.p_parse_code.d.next = self.parse_code.val();
+        self.p_plen_any.d.next = self.plen.val().any();
+        self.p_send_msn_bad.d.next = self.b_msn.q.val() != self.next_msn.val();
+        self.p_rr_msn_bad.d.next = self.b_msn.q.val() != self.next_rr_msn.val();
+        self.p_resp_msn_bad.d.next = self.b_msn.q.val() != self.next_resp_msn.val();
+        self.p_no_ird.d.next = self.in_flight.val() >= bit_cast::<32, 8>(self.ird.val());
+        self.p_aop_bad.d.next = (self.aop.val() != 0) & (self.aop.val() != 2);
+        self.p_rr_none.d.next = (self.rd_count.val() == 0) | self.rd_entry.val().get_bit(128);
+        self.p_rr_stag_bad.d.next =
+            self.plen.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32));
+        self.p_rr_bounds_bad.d.next = self.plen.val().any()
+            & ((self.b_to.q.val()
+                != (self.rd_entry.val().get_bits::<64>(64) + bit_cast::<64, 32>(self.read_placed.read_data.val())))
+                | ((bit_cast::<33, 32>(self.read_placed.read_data.val()) + bit_cast::<33, 16>(self.plen.val()))
+                    > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(0))));
+        self.p_rr_zero_bad.d.next = !self.plen.val().any()
+            & self.last.val()
+            & (self.read_placed.read_data.val() != self.rd_entry.val().get_bits::<32>(0));
+        self.p_rr_short_last.d.next = self.last.val()
+            & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
+                != self.rd_entry.val().get_bits::<32>(0));
+        self.p_ar_bad.d.next = (self.rd_count.val() == 0)
+            | !self.rd_entry.val().get_bit(128)
+            | (self.b_req_id.q.val() != self.next_resp_msn.val());
+        self.p_recv_idle.d.next = !self.recv.read_data.val().get_bit(0);
+        self.p_mo_bad.d.next = self.b_mo.q.val() != self.recv.read_data.val().get_bits::<32>(1);
 
         // A received Terminate names a Read or atomic when it carries an untagged DDP
         // header (DDP version 1) of QN 1; that one completes with REMOTE_ACCESS for a
@@ -1364,8 +1454,8 @@ impl<
             self.r_lkey.d.next = self.recv.read_data.val().get_bits::<32>(193);
             self.chk_len.d.next = bit_cast::<32, 16>(self.plen.val());
             if self.rts.val() {
-                if self.parse_error.val() {
-                    self.fault_code.d.next = self.parse_code.val();
+                if self.p_parse_error.q.val() {
+                    self.fault_code.d.next = self.p_parse_code.q.val();
                     self.state.d.next = 11.into();
                 } else if self.opcode.val() == 0 {
                     // RDMA Write.
@@ -1374,7 +1464,7 @@ impl<
                     self.chk_stag.d.next = self.b_stag.q.val();
                     self.chk_to.d.next = self.b_to.q.val();
                     self.chk_right.d.next = 3.into();
-                    if self.plen.val().any() {
+                    if self.p_plen_any.q.val() {
                         self.state.d.next = 4.into();
                     }
                 } else if self.opcode.val() == 2 {
@@ -1389,36 +1479,24 @@ impl<
                     // The checks in the model's order (the last `if` wins): the Read exists, the
                     // STag and TO continue it within its size, the sink MR (states 4, 5), and
                     // then the last segment ends at the size (after the MR check, if any).
-                    self.short_last.d.next = self.last.val()
-                        & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
-                            != self.rd_entry.val().get_bits::<32>(0));
+                    self.short_last.d.next = self.p_rr_short_last.q.val();
                     self.state.d.next = 9.into();
-                    if self.plen.val().any() {
+                    if self.p_plen_any.q.val() {
                         self.state.d.next = 4.into();
                     }
-                    if !self.plen.val().any()
-                        & self.last.val()
-                        & (self.read_placed.read_data.val() != self.rd_entry.val().get_bits::<32>(0))
-                    {
+                    if self.p_rr_zero_bad.q.val() {
                         self.fault_code.d.next = self.t_unspecified.val();
                         self.state.d.next = 11.into();
                     }
-                    if self.plen.val().any()
-                        & ((self.b_to.q.val()
-                            != (self.rd_entry.val().get_bits::<64>(64)
-                                + bit_cast::<64, 32>(self.read_placed.read_data.val())))
-                            | ((bit_cast::<33, 32>(self.read_placed.read_data.val())
-                                + bit_cast::<33, 16>(self.plen.val()))
-                                > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(0))))
-                    {
+                    if self.p_rr_bounds_bad.q.val() {
                         self.fault_code.d.next = self.t_tagged_bounds.val();
                         self.state.d.next = 11.into();
                     }
-                    if self.plen.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32)) {
+                    if self.p_rr_stag_bad.q.val() {
                         self.fault_code.d.next = self.t_tagged_stag.val();
                         self.state.d.next = 11.into();
                     }
-                    if (self.rd_count.val() == 0) | self.rd_entry.val().get_bit(128) {
+                    if self.p_rr_none.q.val() {
                         self.fault_code.d.next = self.t_unexpected_opcode.val();
                         self.state.d.next = 11.into();
                     }
@@ -1431,10 +1509,10 @@ impl<
                     self.chk_len.d.next = self.b_size.q.val();
                     self.chk_right.d.next = 2.into();
                     self.job_addr.d.next = 0.into();
-                    if self.b_msn.q.val() != self.next_rr_msn.val() {
+                    if self.p_rr_msn_bad.q.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
-                    } else if self.in_flight.val() >= bit_cast::<32, 8>(self.ird.val()) {
+                    } else if self.p_no_ird.q.val() {
                         // IRD 0, or IRD responses not yet sent: no QN 1 buffer.
                         self.fault_code.d.next = self.t_no_buffer.val();
                         self.state.d.next = 11.into();
@@ -1457,13 +1535,13 @@ impl<
                     self.chk_to.d.next = self.b_a_to.q.val();
                     self.chk_len.d.next = 8.into();
                     self.chk_right.d.next = 4.into();
-                    if self.b_msn.q.val() != self.next_rr_msn.val() {
+                    if self.p_rr_msn_bad.q.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
-                    } else if self.in_flight.val() >= bit_cast::<32, 8>(self.ird.val()) {
+                    } else if self.p_no_ird.q.val() {
                         self.fault_code.d.next = self.t_no_buffer.val();
                         self.state.d.next = 11.into();
-                    } else if (self.aop.val() != 0) & (self.aop.val() != 2) {
+                    } else if self.p_aop_bad.q.val() {
                         self.fault_code.d.next = self.t_unexpected_opcode.val();
                         self.state.d.next = 11.into();
                     } else {
@@ -1481,14 +1559,11 @@ impl<
                     self.chk_len.d.next = 8.into();
                     self.chk_right.d.next = 1.into();
                     self.state.d.next = 4.into();
-                    if (self.rd_count.val() == 0)
-                        | !self.rd_entry.val().get_bit(128)
-                        | (self.b_req_id.q.val() != self.next_resp_msn.val())
-                    {
+                    if self.p_ar_bad.q.val() {
                         self.fault_code.d.next = self.t_unspecified.val();
                         self.state.d.next = 11.into();
                     }
-                    if self.b_msn.q.val() != self.next_resp_msn.val() {
+                    if self.p_resp_msn_bad.q.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
                     }
@@ -1506,16 +1581,16 @@ impl<
                 } else {
                     // A Send segment, or Immediate Data (which cannot continue a Send in
                     // progress: 1/2/0x03, the Send's receive REMOTE_OPERATION).
-                    if self.b_msn.q.val() != self.next_msn.val() {
+                    if self.p_send_msn_bad.q.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
-                    } else if !self.recv.read_data.val().get_bit(0) {
+                    } else if self.p_recv_idle.q.val() {
                         self.state.d.next = 3.into();
                         self.req_valid.d.next = true;
                     } else if self.is_imm.val() {
                         self.fault_code.d.next = self.t_msn_range.val();
                         self.state.d.next = 11.into();
-                    } else if self.b_mo.q.val() != self.recv.read_data.val().get_bits::<32>(1) {
+                    } else if self.p_mo_bad.q.val() {
                         self.fault_code.d.next = self.t_invalid_mo.val();
                         self.state.d.next = 11.into();
                     } else {

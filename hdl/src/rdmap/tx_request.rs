@@ -87,7 +87,9 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub m_job_qpn: Signal<Out, Bits<QB>>,
     pub s_done_valid: Signal<In, Bit>,
     /// Read and Atomic Requests sent, for the receive side's table of outstanding ones (see
-    /// `RdmapRx::s_read_entry`); a QP whose `reads_full` bit is set issues no more.
+    /// `RdmapRx::s_read_entry`); a QP whose `reads_full` bit is set issues no more. From
+    /// registers: the request reaches the table the cycle after its checks (the MR table
+    /// and its checks stay out of the receive side's table update).
     pub m_read_valid: Signal<Out, Bit>,
     pub m_read_qpn: Signal<Out, Bits<QB>>,
     pub m_read_entry: Signal<Out, Bits<129>>,
@@ -128,6 +130,10 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// The Request Identifier of the atomic being sent, read with its WQE.
     req_id: DFF<Bits<32>>,
     fail: DFF<Bit>,
+    /// The Read or atomic request for the receive side's table, a cycle after its checks.
+    read_valid: DFF<Bit>,
+    read_qpn: DFF<Bits<QB>>,
+    read_entry: DFF<Bits<129>>,
     /// Completions in WQE order, as made (see `ENTRY_BITS`), in block RAM; `head` and
     /// `tail` count with it and name each entry's slot in the registers below.
     pending: RamFifo<ENTRY_BITS, PENDING_BITS, { PENDING_BITS + 1 }>,
@@ -332,6 +338,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             job_msn: Default::default(),
             req_id: Default::default(),
             fail: Default::default(),
+            read_valid: Default::default(),
+            read_qpn: Default::default(),
+            read_entry: Default::default(),
             pending: Default::default(),
             head: Default::default(),
             tail: Default::default(),
@@ -470,6 +479,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             job_msn,
             req_id,
             fail,
+            read_valid,
+            read_qpn,
+            read_entry,
             head,
             tail,
             sent,
@@ -541,6 +553,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // It also waits while the queue holds as many Read and atomic entries as it may.
         self.is_read_wqe.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
             | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val());
+        // (A Read or atomic reaches the receive side from `read_valid`, a cycle after state
+        // 1, and `reads_full` has it a cycle after that. That is in time: a Read or atomic
+        // that passed its checks goes on to state 2 (its job), so the next WQE is taken two
+        // cycles after state 1 at the earliest.)
         self.held.next = self.is_read_wqe.val()
             & ((self.reads_full.val()
                 & !self.qp_error.val()
@@ -655,14 +671,17 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         self.fail.d.next = false;
-        self.m_read_valid.next = (self.state.q.val() == 1)
+        self.read_valid.d.next = (self.state.q.val() == 1)
             & (self.status.val() == self.st_success.val())
             & (self.is_read.val() | self.is_atomic.val());
-        self.m_read_qpn.next = self.qpn.q.val();
-        self.m_read_entry.next = bit_cast::<129, 32>(self.length.val())
+        self.read_qpn.d.next = self.qpn.q.val();
+        self.read_entry.d.next = bit_cast::<129, 32>(self.length.val())
             | (bit_cast::<129, 32>(self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index())) << 32)
             | (bit_cast::<129, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index())) << 64)
             | (bit_cast::<129, 1>(self.is_atomic.val().into()) << 128);
+        self.m_read_valid.next = self.read_valid.q.val();
+        self.m_read_qpn.next = self.read_qpn.q.val();
+        self.m_read_entry.next = self.read_entry.q.val();
         self.pending.s_valid.next = self.state.q.val() == 1;
         self.pending.s_data.next = self.entry.val();
         if self.state.q.val() == 1 {
@@ -878,6 +897,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.state.d.next = 0.into();
             self.job_valid.d.next = false;
             self.fail.d.next = false;
+            self.read_valid.d.next = false;
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
             self.sent.d.next = 0.into();
