@@ -533,6 +533,22 @@ fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
     });
 }
 
+/// WQE `n` of `opcode`: 64 octets, signaled, its own slot of the MR's buffer, to a fixed
+/// remote buffer.
+fn small_wqe(opcode: SqOpcode, n: u64, mr: &MrContext) -> SqWqe {
+    SqWqe {
+        opcode: opcode as u8,
+        signaled: true,
+        length: 64,
+        wr_id: n,
+        local_addr: 0x1000 + 64 * n,
+        lkey: stag(0, mr.key),
+        remote_stag: 0x77,
+        remote_to: 0x2000,
+        ..SqWqe::default()
+    }
+}
+
 /// How many WQEs of `opcode` (on QPs 0..4 in turn) the requester takes while the segmenter
 /// takes every job but reports none gone and no Read is placed: its completions pending.
 fn taken_with_nothing_done(opcode: SqOpcode) -> usize {
@@ -548,17 +564,7 @@ fn taken_with_nothing_done(opcode: SqOpcode) -> usize {
         let qpn = taken % N;
         let ctx =
             QpContext { state: QpState::Rts, pd: 1, conn_id: qpn as u16, mulpdu: 1024, ord: 4, ..QpContext::default() };
-        let wqe = SqWqe {
-            opcode: opcode as u8,
-            signaled: true,
-            length: 64,
-            wr_id: taken as u64,
-            local_addr: 0x1000 + 64 * taken as u64,
-            lkey: stag(0, mr.key),
-            remote_stag: 0x77,
-            remote_to: 0x2000,
-            ..SqWqe::default()
-        };
+        let wqe = small_wqe(opcode, taken as u64, &mr);
         m.set_bit(s_valid, true);
         m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
         m.set(s_qpn, qpn as u64);
@@ -602,17 +608,7 @@ fn reads_pushed_against_a_full_flag_a_cycle_late(ord: usize) -> (usize, usize) {
     let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
     let (mut outstanding, mut most, mut pushed, mut full) = (0, 0, 0, false);
     for n in 0..400_u64 {
-        let wqe = SqWqe {
-            opcode: SqOpcode::RdmaRead as u8,
-            signaled: true,
-            length: 64,
-            wr_id: n,
-            local_addr: 0x1000 + 64 * n,
-            lkey: stag(0, mr.key),
-            remote_stag: 0x77,
-            remote_to: 0x2000,
-            ..SqWqe::default()
-        };
+        let wqe = small_wqe(SqOpcode::RdmaRead, n, &mr);
         m.set_bit(s_valid, true);
         m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
         m.set(s_qpn, 0);
