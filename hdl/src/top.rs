@@ -155,6 +155,11 @@ pub struct RnicTop<
     /// ready (and the FPDU queues' room) reaches the segmenter a cycle later, from a
     /// register. TDATA (0..64), TKEEP (64..72), TLAST (72), TUSER (73..89), TID (89..121).
     tx_slice: SkidBuffer<121>,
+    /// The read arbiter's requests to the DMA engine, through a register slice: the
+    /// engine's ready reaches the arbiter (and its clients) from a register, and the
+    /// clients' requests reach the engine from one. Address (0..64), length (64..96),
+    /// tag (96..104).
+    rd_slice: SkidBuffer<104>,
     framer: MpaTx<64, 8, 192>,
     /// The CONN_ID (low 16 bits) and CRC setting (bit 16) of each FPDU between segmenter
     /// and framer output.
@@ -312,6 +317,7 @@ impl<
             segmenter: Default::default(),
             payload: Default::default(),
             tx_slice: Default::default(),
+            rd_slice: Default::default(),
             framer: Default::default(),
             tx_conns: Default::default(),
             tx_fpdus: Default::default(),
@@ -365,7 +371,8 @@ impl<
     fn update(&mut self) {
         clock!(
             self, clock, ctrl, dma, fence, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq,
-            requester, segmenter, payload, tx_slice, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver, rq
+            requester, segmenter, payload, tx_slice, rd_slice, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver,
+            rq
         );
         dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due);
         // The reset input is registered once and fans out from the register: no block's
@@ -374,6 +381,7 @@ impl<
         self.reset_q.d.next = self.reset.val();
         self.tx_conns.reset.next = self.reset_q.q.val();
         self.tx_slice.reset.next = self.reset_q.q.val();
+        self.rd_slice.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
         self.rx_qps.reset.next = self.reset_q.q.val();
         self.rx_fpdus.clock.next = self.clock.val();
@@ -431,7 +439,8 @@ impl<
         self.fence.rd_taken.next = self.reads.s_req_valid.val() & self.reads.s_req_ready.val();
         self.fence.wr_pending.next = self.writes.s_req_valid.val();
         self.fence.wr_taken.next = self.writes.s_req_valid.val() & self.writes.s_req_ready.val();
-        self.fence.rd_issue.next = self.reads.m_req_valid.val() & self.dma.s_rd_req_ready.val();
+        // (A read is issued once it is past the arbiter: the register slice keeps order.)
+        self.fence.rd_issue.next = self.reads.m_req_valid.val() & self.rd_slice.s_ready.val();
         self.fence.rd_complete.next =
             self.dma.m_rd_axis_tvalid.val() & self.dma.m_rd_axis_tready.val() & self.dma.m_rd_axis_tlast.val();
         self.fence.wr_issue.next = self.writes.m_req_valid.val() & self.dma.s_wr_req_ready.val();
@@ -571,11 +580,16 @@ impl<
         self.payload.s_req_len.next = self.segmenter.m_rd_req_len.val();
         self.segmenter.m_rd_req_ready.next = self.payload.s_req_ready.val();
         self.rq.m_req_ready.next = self.reads.s_req_ready.val().get_bit(2);
-        self.dma.s_rd_req_valid.next = self.reads.m_req_valid.val();
-        self.reads.m_req_ready.next = self.dma.s_rd_req_ready.val();
-        self.dma.s_rd_req_addr.next = self.reads.m_req_addr.val();
-        self.dma.s_rd_req_len.next = self.reads.m_req_len.val();
-        self.dma.s_rd_req_tag.next = self.reads.m_req_tag.val();
+        self.rd_slice.s_valid.next = self.reads.m_req_valid.val();
+        self.reads.m_req_ready.next = self.rd_slice.s_ready.val();
+        self.rd_slice.s_data.next = bit_cast::<104, 64>(self.reads.m_req_addr.val())
+            | (bit_cast::<104, 32>(self.reads.m_req_len.val()) << 64)
+            | (bit_cast::<104, 8>(self.reads.m_req_tag.val()) << 96);
+        self.dma.s_rd_req_valid.next = self.rd_slice.m_valid.val();
+        self.rd_slice.m_ready.next = self.dma.s_rd_req_ready.val();
+        self.dma.s_rd_req_addr.next = self.rd_slice.m_data.val().get_bits::<64>(0);
+        self.dma.s_rd_req_len.next = self.rd_slice.m_data.val().get_bits::<32>(64);
+        self.dma.s_rd_req_tag.next = self.rd_slice.m_data.val().get_bits::<8>(96);
         self.reads.s_rd_tdata.next = self.dma.m_rd_axis_tdata.val();
         self.reads.s_rd_tkeep.next = self.dma.m_rd_axis_tkeep.val();
         self.reads.s_rd_tlast.next = self.dma.m_rd_axis_tlast.val();

@@ -114,6 +114,11 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     localparam  st_flushed = 8'h5;
     localparam  st_bad_opcode = 8'h6;
     
+    // Enums
+    localparam TxState$Accept = 0;
+    localparam TxState$Check = 1;
+    localparam TxState$Job = 2;
+    
     // Stub signals
     reg  [7:0] mrs$read_address;
     reg  mrs$read_clock;
@@ -2029,14 +2034,14 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         queued = tail$q - head$q;
         is_read_wqe = (s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic);
         held = is_read_wqe & (|(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff))) | (read_entries$q == reads_room));
-        s_ready = (state$q == 32'h0) & ~queued[at_full] & ~held;
-        if (s_valid & (state$q == 32'h0) & ~queued[at_full] & ~held) begin
+        s_ready = (state$q == TxState$Accept) & ~queued[at_full] & ~held;
+        if (s_valid & (state$q == TxState$Accept) & ~queued[at_full] & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
             fetch_error$d = s_error;
             counted$d = is_read_wqe;
-            state$d = 32'h1;
+            state$d = TxState$Check;
         end
         opcode = wqe$q[(at_opcode)+:(8)];
         is_write = opcode == op_write;
@@ -2103,15 +2108,15 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             end
         end
         fail$d = 1'b0;
-        read_valid$d = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
+        read_valid$d = (state$q == TxState$Check) & (status == st_success) & (is_read | is_atomic);
         read_qpn$d = qpn$q;
         read_entry$d = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
         m_read_valid = read_valid$q;
         m_read_qpn = read_qpn$q;
         m_read_entry = read_entry$q;
-        pending$s_valid = state$q == 32'h1;
+        pending$s_valid = state$q == TxState$Check;
         pending$s_data = entry;
-        if (state$q == 32'h1) begin
+        if (state$q == TxState$Check) begin
             if (tail$q[(32'h0)+:(5)] == 0) begin
                 slot_qpn$0$d = qpn$q;
                 slot_msn$0$d = entry_msn;
@@ -2305,12 +2310,12 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
                 slot_named$31$d = 32'h0;
             end
             tail$d = tail$q + 32'h1;
-            state$d = 32'h0;
+            state$d = TxState$Accept;
             if ((status != st_success) & ~flush) begin
                 fail$d = 1'b1;
             end
             if (status == st_success) begin
-                state$d = 32'h2;
+                state$d = TxState$Job;
                 job_valid$d = 1'b1;
                 job_addr$d = check$iova;
                 job_msn$d = send_msn$read_data + 32'h1;
@@ -2337,9 +2342,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             atomic_msn$write_address = qp_waddr;
             atomic_msn$write_data = 32'h0;
         end
-        if ((state$q == 32'h2) & m_job_ready) begin
+        if ((state$q == TxState$Job) & m_job_ready) begin
             job_valid$d = 1'b0;
-            state$d = 32'h0;
+            state$d = TxState$Accept;
         end
         lkey_be$d = wqe$q[(at_lkey)+:(32)];
         laddr_be$d = wqe$q[(at_local_addr)+:(64)];
@@ -2348,7 +2353,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         rto_be$d = wqe$q[(at_remote_to)+:(64)];
         read_body = ((lkey_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((laddr_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((len_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((rstag_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((rto_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
         aop_word = ((wqe$q[(at_aopcode)+:(4)]) & 32'hffffffff) << 32'h18;
-        if (state$q == 32'h1) begin
+        if (state$q == TxState$Check) begin
             req_id$d = atomic_msn$read_data + 32'h1;
         end
         req_id_be$d = req_id$q;
@@ -2558,7 +2563,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             end
         end
         pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
-        read_push = (state$q == 32'h1) & counted$q;
+        read_push = (state$q == TxState$Check) & counted$q;
         read_pop = head_ready & (~head_writes | m_cqe_ready) & head_entry[at_entry_counted];
         if (read_push & ~read_pop) begin
             read_entries$d = read_entries$q + 32'h1;
@@ -2576,7 +2581,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             end
         end
         if (reset) begin
-            state$d = 32'h0;
+            state$d = TxState$Accept;
             job_valid$d = 1'b0;
             fail$d = 1'b0;
             read_valid$d = 1'b0;
@@ -5997,9 +6002,14 @@ module rnic_rdmap_tx_request$state(d,q,clock);
     output reg  [1:0] q;
     input wire  clock;
     
+    // Enums
+    localparam TxState$Accept = 0;
+    localparam TxState$Check = 1;
+    localparam TxState$Job = 2;
+    
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin

@@ -72,6 +72,31 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     localparam  tag_crc = 32'h20000;
     localparam  one_q = 16'h1;
     
+    // Enums
+    localparam RxState$Idle = 0;
+    localparam RxState$Header = 1;
+    localparam RxState$Classify = 2;
+    localparam RxState$Claim = 3;
+    localparam RxState$MrRead = 4;
+    localparam RxState$MrCheck = 5;
+    localparam RxState$RecvFit = 6;
+    localparam RxState$PlaceRequest = 7;
+    localparam RxState$PlaceData = 8;
+    localparam RxState$Placed = 9;
+    localparam RxState$Complete = 10;
+    localparam RxState$Fault = 11;
+    localparam RxState$JobOut = 12;
+    localparam RxState$Drain = 13;
+    localparam RxState$LocalFault = 14;
+    localparam RxState$LocalTerminate = 15;
+    localparam RxState$ImmComplete = 16;
+    localparam RxState$AtomicWait = 17;
+    localparam RxState$FlushRead = 18;
+    localparam RxState$FlushClaimed = 19;
+    localparam RxState$FlushPosted = 20;
+    localparam RxState$FlushCqe = 21;
+    localparam RxState$MpaFault = 22;
+    
     // Stub signals
     reg  ctrl$clock;
     reg  ctrl$reset;
@@ -633,6 +658,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  tx_slice$m_valid;
     reg  tx_slice$m_ready;
     wire  [120:0] tx_slice$m_data;
+    reg  rd_slice$clock;
+    reg  rd_slice$reset;
+    reg  rd_slice$s_valid;
+    wire  rd_slice$s_ready;
+    reg  [103:0] rd_slice$s_data;
+    wire  rd_slice$m_valid;
+    reg  rd_slice$m_ready;
+    wire  [103:0] rd_slice$m_data;
     reg  framer$clock;
     reg  framer$reset;
     reg  framer$markers_en;
@@ -1489,6 +1522,16 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_ready(tx_slice$m_ready),
         .m_data(tx_slice$m_data)
     );
+    rnic_top_q16$rd_slice rd_slice(
+        .clock(rd_slice$clock),
+        .reset(rd_slice$reset),
+        .s_valid(rd_slice$s_valid),
+        .s_ready(rd_slice$s_ready),
+        .s_data(rd_slice$s_data),
+        .m_valid(rd_slice$m_valid),
+        .m_ready(rd_slice$m_ready),
+        .m_data(rd_slice$m_data)
+    );
     rnic_top_q16$framer framer(
         .clock(framer$clock),
         .reset(framer$reset),
@@ -1793,6 +1836,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         segmenter$clock = clock;
         payload$clock = clock;
         tx_slice$clock = clock;
+        rd_slice$clock = clock;
         framer$clock = clock;
         tx_conns$clock = clock;
         deframer$clock = clock;
@@ -1817,6 +1861,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         reset_q$d = reset;
         tx_conns$reset = reset_q$q;
         tx_slice$reset = reset_q$q;
+        rd_slice$reset = reset_q$q;
         deframer$reset = reset_q$q;
         rx_qps$reset = reset_q$q;
         rx_fpdus$clock = clock;
@@ -1870,7 +1915,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         fence$rd_taken = reads$s_req_valid & reads$s_req_ready;
         fence$wr_pending = writes$s_req_valid;
         fence$wr_taken = writes$s_req_valid & writes$s_req_ready;
-        fence$rd_issue = reads$m_req_valid & dma$s_rd_req_ready;
+        fence$rd_issue = reads$m_req_valid & rd_slice$s_ready;
         fence$rd_complete = dma$m_rd_axis_tvalid & dma$m_rd_axis_tready & dma$m_rd_axis_tlast;
         fence$wr_issue = writes$m_req_valid & dma$s_wr_req_ready;
         fence$wr_complete = dma$m_wr_done_valid;
@@ -1988,11 +2033,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         payload$s_req_len = segmenter$m_rd_req_len;
         segmenter$m_rd_req_ready = payload$s_req_ready;
         rq$m_req_ready = reads$s_req_ready[32'h2];
-        dma$s_rd_req_valid = reads$m_req_valid;
-        reads$m_req_ready = dma$s_rd_req_ready;
-        dma$s_rd_req_addr = reads$m_req_addr;
-        dma$s_rd_req_len = reads$m_req_len;
-        dma$s_rd_req_tag = reads$m_req_tag;
+        rd_slice$s_valid = reads$m_req_valid;
+        reads$m_req_ready = rd_slice$s_ready;
+        rd_slice$s_data = ((reads$m_req_addr) & 104'hffffffffffffffffffffffffff) | (((reads$m_req_len) & 104'hffffffffffffffffffffffffff) << 32'h40) | (((reads$m_req_tag) & 104'hffffffffffffffffffffffffff) << 32'h60);
+        dma$s_rd_req_valid = rd_slice$m_valid;
+        rd_slice$m_ready = dma$s_rd_req_ready;
+        dma$s_rd_req_addr = rd_slice$m_data[(32'h0)+:(64)];
+        dma$s_rd_req_len = rd_slice$m_data[(32'h40)+:(32)];
+        dma$s_rd_req_tag = rd_slice$m_data[(32'h60)+:(8)];
         reads$s_rd_tdata = dma$m_rd_axis_tdata;
         reads$s_rd_tkeep = dma$m_rd_axis_tkeep;
         reads$s_rd_tlast = dma$m_rd_axis_tlast;
@@ -20577,6 +20625,172 @@ module rnic_top_q16$payload$reserved(d,q,clock);
 endmodule // rnic_top_q16$payload$reserved
 
 
+module rnic_top_q16$rd_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [103:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [103:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [103:0] out_data$d;
+    wire  [103:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [103:0] skid_data$d;
+    wire  [103:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$rd_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$rd_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$rd_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$rd_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~out_free & take) begin
+            skid_data$d = s_data;
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$rd_slice
+
+
+module rnic_top_q16$rd_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [103:0] d;
+    output reg  [103:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 104'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rd_slice$out_data
+
+
+module rnic_top_q16$rd_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rd_slice$out_valid
+
+
+module rnic_top_q16$rd_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [103:0] d;
+    output reg  [103:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 104'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rd_slice$skid_data
+
+
+module rnic_top_q16$rd_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rd_slice$skid_valid
+
+
 module rnic_top_q16$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m_req_valid,m_req_ready,m_req_addr,m_req_len,m_req_tag,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tuser,s_rd_tvalid,s_rd_tready,m_rd_tdata,m_rd_tkeep,m_rd_tlast,m_rd_terror,m_rd_tvalid,m_rd_tready);
     
     // Module arguments
@@ -20842,7 +21056,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     localparam  st_local_protection = 8'h2;
     localparam  st_remote_access = 8'h3;
     localparam  st_remote_operation = 8'h4;
-    localparam  lane_ones = 256'hffff;
+    localparam  nibble_ones = 256'hf;
     localparam  at_term_m = 10'b10100111;
     localparam  at_term_d = 10'b10100110;
     localparam  at_term_r = 10'b10100101;
@@ -20919,6 +21133,31 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     localparam  t_cannot_invalidate = 16'h109;
     localparam  t_local = 16'h0;
     localparam  t_misaligned = 16'h207;
+    
+    // Enums
+    localparam RxState$Idle = 0;
+    localparam RxState$Header = 1;
+    localparam RxState$Classify = 2;
+    localparam RxState$Claim = 3;
+    localparam RxState$MrRead = 4;
+    localparam RxState$MrCheck = 5;
+    localparam RxState$RecvFit = 6;
+    localparam RxState$PlaceRequest = 7;
+    localparam RxState$PlaceData = 8;
+    localparam RxState$Placed = 9;
+    localparam RxState$Complete = 10;
+    localparam RxState$Fault = 11;
+    localparam RxState$JobOut = 12;
+    localparam RxState$Drain = 13;
+    localparam RxState$LocalFault = 14;
+    localparam RxState$LocalTerminate = 15;
+    localparam RxState$ImmComplete = 16;
+    localparam RxState$AtomicWait = 17;
+    localparam RxState$FlushRead = 18;
+    localparam RxState$FlushClaimed = 19;
+    localparam RxState$FlushPosted = 20;
+    localparam RxState$FlushCqe = 21;
+    localparam RxState$MpaFault = 22;
     
     // Stub signals
     reg  [3:0] ctx$read_address;
@@ -21006,6 +21245,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  flush_turn$d;
     wire  flush_turn$q;
     reg  flush_turn$clock;
+    reg  flush_here$d;
+    wire  flush_here$q;
+    reg  flush_here$clock;
     reg  [3:0] read_placed$read_address;
     reg  read_placed$read_clock;
     wire  [31:0] read_placed$read_data;
@@ -21020,9 +21262,18 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  reads$write_clock;
     reg  [128:0] reads$write_data;
     reg  reads$write_enable;
-    reg  [255:0] read_table$d;
-    wire  [255:0] read_table$q;
-    reg  read_table$clock;
+    reg  [255:0] reads_pushed$d;
+    wire  [255:0] reads_pushed$q;
+    reg  reads_pushed$clock;
+    reg  [255:0] reads_popped$d;
+    wire  [255:0] reads_popped$q;
+    reg  reads_popped$clock;
+    reg  [255:0] reads_done$d;
+    wire  [255:0] reads_done$q;
+    reg  reads_done$clock;
+    reg  [255:0] reads_limit$d;
+    wire  [255:0] reads_limit$q;
+    reg  reads_limit$clock;
     reg  [15:0] full$d;
     wire  [15:0] full$q;
     reg  full$clock;
@@ -21282,35 +21533,36 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     // Local signals
     reg  [31:0] in_flight;
     reg  [7:0] ird;
+    reg  [3:0] scan_next;
     reg  [15:0] quiet_next;
-    reg  flush_here;
     reg  flush_go;
     reg  [63:0] flush_wr_id;
     reg  [7:0] flush_status;
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
     reg  inv_check;
-    reg  [15:0] rd_lane;
-    reg  [15:0] push_lane;
-    reg  [15:0] order_lane;
+    reg  [3:0] rd_pushed;
+    reg  [3:0] rd_popped;
+    reg  [3:0] rd_done;
+    reg  [3:0] push_pushed;
+    reg  [3:0] push_popped;
+    reg  rd_none;
     reg  [15:0] rd_slot;
     reg  [15:0] push_slot16;
     reg  [15:0] order_slot;
     reg  [15:0] waddr_slot;
-    reg  [15:0] lane_a;
-    reg  [15:0] lane_b;
-    reg  [15:0] lane_c;
-    reg  [15:0] lane_d;
-    reg  [3:0] push_count_next;
+    reg  [255:0] reads_clear;
+    reg  [255:0] pushed_next;
+    reg  [255:0] popped_next;
+    reg  [255:0] done_next;
+    reg  [255:0] limit_next;
+    reg  [3:0] push_queued;
+    reg  [3:0] pushed_up;
+    reg  [3:0] popped_up;
+    reg  [3:0] done_up;
     reg  [31:0] resp_msn_next;
     reg  [31:0] placed_next;
-    reg  [3:0] pop_count_next;
-    reg  [3:0] pop_head_next;
-    reg  [3:0] done_next;
     reg  [3:0] limit;
-    reg  [255:0] table_a;
-    reg  [255:0] table_b;
-    reg  [255:0] table_c;
     reg  done_inc;
     reg  side_work;
     reg  [15:0] term_need;
@@ -21318,6 +21570,30 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [464:0] job_entry;
     reg  [464:0] job_out;
     reg  job_is_atomic;
+    reg  [4:0] from_idle;
+    reg  [4:0] from_header;
+    reg  [4:0] from_classify;
+    reg  [4:0] from_claim;
+    reg  [4:0] from_mr_check;
+    reg  [4:0] from_recv_fit;
+    reg  [4:0] from_place_request;
+    reg  [4:0] from_place_data;
+    reg  [4:0] from_placed;
+    reg  [4:0] from_complete;
+    reg  [4:0] from_job_out;
+    reg  [4:0] from_drain;
+    reg  [4:0] from_imm_complete;
+    reg  [4:0] from_atomic_wait;
+    reg  [4:0] from_flush_claimed;
+    reg  [4:0] from_flush_posted;
+    reg  [4:0] from_flush_cqe;
+    reg  [4:0] from_mpa_fault;
+    reg  [15:0] code_idle;
+    reg  [15:0] code_classify;
+    reg  [15:0] code_claim;
+    reg  [15:0] code_mr_check;
+    reg  [15:0] code_recv_fit;
+    reg  [15:0] code_imm_complete;
     reg  [9:0] hdr_at;
     reg  term_names_read;
     reg  [7:0] term_status_now;
@@ -21344,14 +21620,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [15:0] pd;
     reg  [31:0] next_msn;
     reg  [31:0] next_rr_msn;
-    reg  [2:0] rd_count;
     reg  [1:0] rd_head;
     reg  [128:0] rd_entry;
     reg  [2:0] push_count;
     reg  [255:0] recv_cqe;
     reg  [255:0] cqe_flags;
     reg  [15:0] term_len;
-    reg  [1:0] push_head;
     reg  [1:0] push_slot;
     reg  [15:0] full_pushed;
     reg  [2:0] push_limit;
@@ -21481,6 +21755,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .q(flush_turn$q),
         .clock(flush_turn$clock)
     );
+    rnic_top_q16$receiver$flush_here flush_here(
+        .d(flush_here$d),
+        .q(flush_here$q),
+        .clock(flush_here$clock)
+    );
     rnic_top_q16$receiver$read_placed read_placed(
         .read_address(read_placed$read_address),
         .read_clock(read_placed$read_clock),
@@ -21499,10 +21778,25 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .write_data(reads$write_data),
         .write_enable(reads$write_enable)
     );
-    rnic_top_q16$receiver$read_table read_table(
-        .d(read_table$d),
-        .q(read_table$q),
-        .clock(read_table$clock)
+    rnic_top_q16$receiver$reads_pushed reads_pushed(
+        .d(reads_pushed$d),
+        .q(reads_pushed$q),
+        .clock(reads_pushed$clock)
+    );
+    rnic_top_q16$receiver$reads_popped reads_popped(
+        .d(reads_popped$d),
+        .q(reads_popped$q),
+        .clock(reads_popped$clock)
+    );
+    rnic_top_q16$receiver$reads_done reads_done(
+        .d(reads_done$d),
+        .q(reads_done$q),
+        .clock(reads_done$clock)
+    );
+    rnic_top_q16$receiver$reads_limit reads_limit(
+        .d(reads_limit$d),
+        .q(reads_limit$q),
+        .clock(reads_limit$clock)
     );
     rnic_top_q16$receiver$full full(
         .d(full$d),
@@ -21959,7 +22253,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         carry$clock = clock;
         writes_out$clock = clock;
         dones$clock = clock;
-        read_table$clock = clock;
+        reads_pushed$clock = clock;
+        reads_popped$clock = clock;
+        reads_done$clock = clock;
+        reads_limit$clock = clock;
         req_valid$clock = clock;
         job_valid$clock = clock;
         job_terminate$clock = clock;
@@ -21975,6 +22272,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         scan$clock = clock;
         quiet$clock = clock;
         flush_turn$clock = clock;
+        flush_here$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
         fault_code$clock = clock;
@@ -22029,7 +22327,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         carry$d = carry$q;
         writes_out$d = writes_out$q;
         dones$d = dones$q;
-        read_table$d = read_table$q;
+        reads_pushed$d = reads_pushed$q;
+        reads_popped$d = reads_popped$q;
+        reads_done$d = reads_done$q;
+        reads_limit$d = reads_limit$q;
         req_valid$d = req_valid$q;
         job_valid$d = job_valid$q;
         job_terminate$d = job_terminate$q;
@@ -22045,6 +22346,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         scan$d = scan$q;
         quiet$d = quiet$q;
         flush_turn$d = flush_turn$q;
+        flush_here$d = flush_here$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
         fault_code$d = fault_code$q;
@@ -22074,6 +22376,30 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         p_ar_bad$d = p_ar_bad$q;
         p_recv_idle$d = p_recv_idle$q;
         p_mo_bad$d = p_mo_bad$q;
+        from_idle = RxState$Idle;
+        from_header = RxState$Header;
+        from_classify = RxState$Classify;
+        from_claim = RxState$Claim;
+        from_mr_check = RxState$MrCheck;
+        from_recv_fit = RxState$RecvFit;
+        from_place_request = RxState$PlaceRequest;
+        from_place_data = RxState$PlaceData;
+        from_placed = RxState$Placed;
+        from_complete = RxState$Complete;
+        from_job_out = RxState$JobOut;
+        from_drain = RxState$Drain;
+        from_imm_complete = RxState$ImmComplete;
+        from_atomic_wait = RxState$AtomicWait;
+        from_flush_claimed = RxState$FlushClaimed;
+        from_flush_posted = RxState$FlushPosted;
+        from_flush_cqe = RxState$FlushCqe;
+        from_mpa_fault = RxState$MpaFault;
+        code_idle = fault_code$q;
+        code_classify = fault_code$q;
+        code_claim = fault_code$q;
+        code_mr_check = fault_code$q;
+        code_recv_fit = fault_code$q;
+        code_imm_complete = fault_code$q;
         ctx$read_clock = clock;
         m_fail = fail_valid$q & ~s_tx_fail;
         if (m_fail) begin
@@ -22143,18 +22469,20 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         push_slot16 = ((s_read_qpn) & 16'hffff) << 32'h4;
         order_slot = ((order_qpn) & 16'hffff) << 32'h4;
         waddr_slot = ((qp_waddr) & 16'hffff) << 32'h4;
-        rd_lane = read_table$q[(rd_slot)+:(16)];
-        push_lane = read_table$q[(push_slot16)+:(16)];
-        order_lane = read_table$q[(order_slot)+:(16)];
-        rd_count = rd_lane[(32'h0)+:(3)];
-        rd_head = rd_lane[(32'h4)+:(2)];
-        push_count = push_lane[(32'h0)+:(3)];
-        push_head = push_lane[(32'h4)+:(2)];
-        push_limit = push_lane[(32'h8)+:(3)];
+        rd_pushed = reads_pushed$q[(rd_slot)+:(4)];
+        rd_popped = reads_popped$q[(rd_slot)+:(4)];
+        rd_done = reads_done$q[(rd_slot)+:(4)];
+        push_pushed = reads_pushed$q[(push_slot16)+:(4)];
+        push_popped = reads_popped$q[(push_slot16)+:(4)];
+        rd_none = rd_pushed == rd_popped;
+        rd_head = rd_popped[(32'h0)+:(2)];
+        push_queued = push_pushed - push_popped;
+        push_count = push_queued[(32'h0)+:(3)];
+        push_limit = reads_limit$q[(push_slot16)+:(3)];
         reads$read_address = (((qpn$q) & 6'h3f) << 32'h2) | ((rd_head) & 6'h3f);
         rd_entry = reads$read_data;
         reads$write_enable = s_read_valid;
-        push_slot = push_head + push_count[(32'h0)+:(2)];
+        push_slot = push_pushed[(32'h0)+:(2)];
         reads$write_address = (((s_read_qpn) & 6'h3f) << 32'h2) | ((push_slot) & 6'h3f);
         reads$write_data = s_read_entry;
         pop = 1'b0;
@@ -22194,20 +22522,21 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             need = 32'h9;
         end
         side_work = tx_fails$m_valid;
-        flush_here = |((qp_error & ~quiet$q) & (one_q << ((scan$q) & 16'hffff)));
-        if (~flush_here) begin
-            scan$d = scan$q + 32'h1;
+        scan_next = scan$q;
+        if (~flush_here$q) begin
+            scan_next = scan$q + 32'h1;
         end
-        flush_go = (state$q == 32'h0) & flush_here & ~side_work & (~s_axis_tvalid | flush_turn$q);
+        scan$d = scan_next;
+        flush_go = (state$q == RxState$Idle) & flush_here$q & ~qp_we & ~side_work & (~s_axis_tvalid | flush_turn$q);
         if (flush_go) begin
             qpn$d = scan$q;
             ended$d = 1'b1;
             flush_turn$d = 1'b0;
-            state$d = 32'h12;
+            from_idle = RxState$FlushRead;
         end
         mpa_error = s_axis_tuser[(at_desc_mpa_error)+:(8)];
         s_axis_tready = 1'b0;
-        if ((state$q == 32'h0) & ~flush_go) begin
+        if ((state$q == RxState$Idle) & ~flush_go) begin
             s_axis_tready = ~side_work;
             if (s_axis_tvalid & ~side_work) begin
                 flush_turn$d = 1'b1;
@@ -22216,18 +22545,18 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
-                state$d = 32'h1;
+                from_idle = RxState$Header;
                 if (|mpa_error) begin
-                    fault_code$d = t_llp_mpa | ((mpa_error) & 16'hffff);
+                    code_idle = t_llp_mpa | ((mpa_error) & 16'hffff);
                     fault_hdr$d = 1'b0;
                     fault_rdma$d = 1'b0;
                     r_active$d = 1'b0;
-                    state$d = 32'h16;
+                    from_idle = RxState$MpaFault;
                 end
             end
         end
         hdr_at = ((beats$q) & 10'h3ff) << 32'h6;
-        if ((state$q == 32'h1) & (beats$q < need) & ~ended$q) begin
+        if ((state$q == RxState$Header) & (beats$q < need) & ~ended$q) begin
             s_axis_tready = 1'b1;
             if (s_axis_tvalid) begin
                 hdr$d = hdr$q | (((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_at);
@@ -22235,8 +22564,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 ended$d = s_axis_tlast;
             end
         end
-        if ((state$q == 32'h1) & ((beats$q >= need) | ended$q)) begin
-            state$d = 32'h2;
+        if ((state$q == RxState$Header) & ((beats$q >= need) | ended$q)) begin
+            from_header = RxState$Classify;
         end
         b_stag$d = hdr$q[(32'h10)+:(32)];
         b_to$d = hdr$q[(32'h30)+:(64)];
@@ -22366,12 +22695,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         p_resp_msn_bad$d = b_msn$q != next_resp_msn;
         p_no_ird$d = in_flight >= ((ird) & 32'hffffffff);
         p_aop_bad$d = (aop != 32'h0) & (aop != 32'h2);
-        p_rr_none$d = (rd_count == 32'h0) | rd_entry[32'h80];
+        p_rr_none$d = rd_none | rd_entry[32'h80];
         p_rr_stag_bad$d = |plen & (b_stag$q != rd_entry[(32'h20)+:(32)]);
         p_rr_bounds_bad$d = |plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)));
         p_rr_zero_bad$d = ~|plen & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)]);
         p_rr_short_last$d = last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
-        p_ar_bad$d = (rd_count == 32'h0) | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn);
+        p_ar_bad$d = rd_none | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn);
         p_recv_idle$d = ~recv$read_data[32'h0];
         p_mo_bad$d = b_mo$q != recv$read_data[(32'h1)+:(32)];
         b_term_qn$d = hdr$q[(at_term_qn)+:(32)];
@@ -22391,11 +22720,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         m_term_msn = term_msn$q;
         m_term_status = term_status$q;
         inv_check = 1'b0;
-        if (state$q == 32'h2) begin
+        if (state$q == RxState$Classify) begin
             fault_hdr$d = ulen$q >= hlen;
             fault_rdma$d = 1'b0;
             short_last$d = 1'b0;
-            state$d = 32'hd;
+            from_classify = RxState$Drain;
             r_active$d = recv$read_data[32'h0];
             r_placed$d = recv$read_data[(32'h1)+:(32)];
             r_wr_id$d = recv$read_data[(32'h21)+:(64)];
@@ -22405,8 +22734,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             chk_len$d = ((plen) & 32'hffffffff);
             if (rts) begin
                 if (p_parse_error$q) begin
-                    fault_code$d = p_parse_code$q;
-                    state$d = 32'hb;
+                    code_classify = p_parse_code$q;
+                    from_classify = RxState$Fault;
                 end
                 else if (opcode == 32'h0) begin
                     purpose$d = 32'h0;
@@ -22415,7 +22744,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                     chk_to$d = b_to$q;
                     chk_right$d = 32'h3;
                     if (p_plen_any$q) begin
-                        state$d = 32'h4;
+                        from_classify = RxState$MrRead;
                     end
                 end
                 else if (opcode == 32'h2) begin
@@ -22427,25 +22756,25 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                     r_placed$d = read_placed$read_data;
                     r_len$d = rd_entry[(32'h0)+:(32)];
                     short_last$d = p_rr_short_last$q;
-                    state$d = 32'h9;
+                    from_classify = RxState$Placed;
                     if (p_plen_any$q) begin
-                        state$d = 32'h4;
+                        from_classify = RxState$MrRead;
                     end
                     if (p_rr_zero_bad$q) begin
-                        fault_code$d = t_unspecified;
-                        state$d = 32'hb;
+                        code_classify = t_unspecified;
+                        from_classify = RxState$Fault;
                     end
                     if (p_rr_bounds_bad$q) begin
-                        fault_code$d = t_tagged_bounds;
-                        state$d = 32'hb;
+                        code_classify = t_tagged_bounds;
+                        from_classify = RxState$Fault;
                     end
                     if (p_rr_stag_bad$q) begin
-                        fault_code$d = t_tagged_stag;
-                        state$d = 32'hb;
+                        code_classify = t_tagged_stag;
+                        from_classify = RxState$Fault;
                     end
                     if (p_rr_none$q) begin
-                        fault_code$d = t_unexpected_opcode;
-                        state$d = 32'hb;
+                        code_classify = t_unexpected_opcode;
+                        from_classify = RxState$Fault;
                     end
                 end
                 else if (opcode == 32'h1) begin
@@ -22457,20 +22786,20 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                     chk_right$d = 32'h2;
                     job_addr$d = 32'h0;
                     if (p_rr_msn_bad$q) begin
-                        fault_code$d = t_msn_range;
-                        state$d = 32'hb;
+                        code_classify = t_msn_range;
+                        from_classify = RxState$Fault;
                     end
                     else if (p_no_ird$q) begin
-                        fault_code$d = t_no_buffer;
-                        state$d = 32'hb;
+                        code_classify = t_no_buffer;
+                        from_classify = RxState$Fault;
                     end
                     else begin
                         rr_msn$write_enable = 1'b1;
-                        state$d = 32'hc;
+                        from_classify = RxState$JobOut;
                         job_valid$d = 1'b1;
                         job_terminate$d = 1'b0;
                         if (|b_size$q) begin
-                            state$d = 32'h4;
+                            from_classify = RxState$MrRead;
                             job_valid$d = 1'b0;
                         end
                     end
@@ -22483,20 +22812,20 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                     chk_len$d = 32'h8;
                     chk_right$d = 32'h4;
                     if (p_rr_msn_bad$q) begin
-                        fault_code$d = t_msn_range;
-                        state$d = 32'hb;
+                        code_classify = t_msn_range;
+                        from_classify = RxState$Fault;
                     end
                     else if (p_no_ird$q) begin
-                        fault_code$d = t_no_buffer;
-                        state$d = 32'hb;
+                        code_classify = t_no_buffer;
+                        from_classify = RxState$Fault;
                     end
                     else if (p_aop_bad$q) begin
-                        fault_code$d = t_unexpected_opcode;
-                        state$d = 32'hb;
+                        code_classify = t_unexpected_opcode;
+                        from_classify = RxState$Fault;
                     end
                     else begin
                         rr_msn$write_enable = 1'b1;
-                        state$d = 32'h4;
+                        from_classify = RxState$MrRead;
                     end
                 end
                 else if (opcode == 32'hb) begin
@@ -22506,14 +22835,14 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                     chk_to$d = rd_entry[(32'h40)+:(64)];
                     chk_len$d = 32'h8;
                     chk_right$d = 32'h1;
-                    state$d = 32'h4;
+                    from_classify = RxState$MrRead;
                     if (p_ar_bad$q) begin
-                        fault_code$d = t_unspecified;
-                        state$d = 32'hb;
+                        code_classify = t_unspecified;
+                        from_classify = RxState$Fault;
                     end
                     if (p_resp_msn_bad$q) begin
-                        fault_code$d = t_msn_range;
-                        state$d = 32'hb;
+                        code_classify = t_msn_range;
+                        from_classify = RxState$Fault;
                     end
                 end
                 else if (opcode == 32'h7) begin
@@ -22528,23 +22857,23 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 end
                 else begin
                     if (p_send_msn_bad$q) begin
-                        fault_code$d = t_msn_range;
-                        state$d = 32'hb;
+                        code_classify = t_msn_range;
+                        from_classify = RxState$Fault;
                     end
                     else if (p_recv_idle$q) begin
-                        state$d = 32'h3;
+                        from_classify = RxState$Claim;
                         req_valid$d = 1'b1;
                     end
                     else if (is_imm) begin
-                        fault_code$d = t_msn_range;
-                        state$d = 32'hb;
+                        code_classify = t_msn_range;
+                        from_classify = RxState$Fault;
                     end
                     else if (p_mo_bad$q) begin
-                        fault_code$d = t_invalid_mo;
-                        state$d = 32'hb;
+                        code_classify = t_invalid_mo;
+                        from_classify = RxState$Fault;
                     end
                     else begin
-                        state$d = 32'h6;
+                        from_classify = RxState$RecvFit;
                         inv_check = has_inv;
                     end
                 end
@@ -22552,20 +22881,20 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         m_rq_valid = req_valid$q;
         m_rq_qpn = qpn$q;
-        s_rq_ready = (state$q == 32'h3) | (state$q == 32'h14);
+        s_rq_ready = (state$q == RxState$Claim) | (state$q == RxState$FlushPosted);
         if (req_valid$q & m_rq_ready) begin
             req_valid$d = 1'b0;
         end
-        if ((state$q == 32'h3) & s_rq_valid) begin
+        if ((state$q == RxState$Claim) & s_rq_valid) begin
             r_active$d = s_rq_posted & ~s_rq_error;
             r_placed$d = 32'h0;
             r_wr_id$d = s_rq_wqe[(at_rq_wr_id)+:(64)];
             r_addr$d = s_rq_wqe[(at_rq_addr)+:(64)];
             r_len$d = s_rq_wqe[(at_rq_length)+:(32)];
             r_lkey$d = s_rq_wqe[(at_rq_lkey)+:(32)];
-            state$d = 32'h6;
+            from_claim = RxState$RecvFit;
             if (is_imm) begin
-                state$d = 32'h10;
+                from_claim = RxState$ImmComplete;
             end
             inv_check = has_inv;
         end
@@ -22576,25 +22905,23 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             chk_to$d = 32'h0;
             chk_len$d = 32'h0;
             chk_right$d = 32'h0;
-            state$d = 32'h4;
+            from_classify = RxState$MrRead;
+            from_claim = RxState$MrRead;
         end
-        if ((state$q == 32'h3) & s_rq_valid) begin
+        if ((state$q == RxState$Claim) & s_rq_valid) begin
             if (|b_mo$q & ~is_imm) begin
-                fault_code$d = t_invalid_mo;
-                state$d = 32'hb;
+                code_claim = t_invalid_mo;
+                from_claim = RxState$Fault;
             end
             if (~s_rq_posted) begin
-                fault_code$d = t_no_buffer;
-                state$d = 32'hb;
+                code_claim = t_no_buffer;
+                from_claim = RxState$Fault;
             end
             if (s_rq_error) begin
-                fault_code$d = t_ddp_local;
+                code_claim = t_ddp_local;
                 fault_hdr$d = 1'b0;
-                state$d = 32'hb;
+                from_claim = RxState$Fault;
             end
-        end
-        if (state$q == 32'h4) begin
-            state$d = 32'h5;
         end
         check$mr = mrs$read_data;
         check$live = |(mr_valid & (one_m << ((mr_index$q) & 64'hffffffffffffffff)));
@@ -22632,73 +22959,73 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (purpose$q == 32'h3) begin
             access_code = t_ddp_local;
         end
-        if (state$q == 32'h5) begin
+        if (state$q == RxState$MrCheck) begin
             place_addr$d = check$iova;
             job_addr$d = check$iova;
-            state$d = 32'h7;
+            from_mr_check = RxState$PlaceRequest;
             if (purpose$q == 32'h2) begin
-                state$d = 32'h6;
+                from_mr_check = RxState$RecvFit;
             end
             if (purpose$q == 32'h4) begin
-                state$d = 32'hc;
+                from_mr_check = RxState$JobOut;
                 job_valid$d = 1'b1;
                 job_terminate$d = 1'b0;
             end
             if (purpose$q == 32'h5) begin
-                state$d = 32'h11;
+                from_mr_check = RxState$AtomicWait;
                 if (|check$iova[(32'h0)+:(3)]) begin
-                    fault_code$d = t_misaligned;
-                    state$d = 32'hb;
+                    code_mr_check = t_misaligned;
+                    from_mr_check = RxState$Fault;
                 end
             end
             if (|check$error) begin
                 job_valid$d = 1'b0;
                 fault_rdma$d = purpose$q == 32'h4;
-                fault_code$d = access_code;
-                state$d = 32'hb;
+                code_mr_check = access_code;
+                from_mr_check = RxState$Fault;
                 if (purpose$q == 32'h3) begin
                     fault_hdr$d = 1'b0;
                 end
             end
             if ((purpose$q == 32'h1) & ~|check$error & short_last$q) begin
-                fault_code$d = t_unspecified;
-                state$d = 32'hb;
+                code_mr_check = t_unspecified;
+                from_mr_check = RxState$Fault;
             end
             if (purpose$q == 32'h2) begin
-                fault_code$d = t_rdma_stag;
+                code_mr_check = t_rdma_stag;
                 if (check$error == 32'h2) begin
-                    fault_code$d = t_cannot_invalidate;
+                    code_mr_check = t_cannot_invalidate;
                 end
-                state$d = 32'h6;
+                from_mr_check = RxState$RecvFit;
                 if ((check$error == 32'h1) | (check$error == 32'h2)) begin
-                    state$d = 32'hb;
+                    from_mr_check = RxState$Fault;
                 end
             end
         end
-        if (state$q == 32'h6) begin
+        if (state$q == RxState$RecvFit) begin
             purpose$d = 32'h3;
             mr_index$d = r_lkey$q[(32'h8)+:(6)];
             chk_stag$d = r_lkey$q;
             chk_to$d = r_addr$q + ((b_mo$q) & 64'hffffffffffffffff);
             chk_len$d = ((plen) & 32'hffffffff);
             chk_right$d = 32'h1;
-            state$d = 32'h9;
+            from_recv_fit = RxState$Placed;
             if (|plen) begin
-                state$d = 32'h4;
+                from_recv_fit = RxState$MrRead;
             end
             if ((((b_mo$q) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((r_len$q) & 33'h1ffffffff)) begin
-                fault_code$d = t_too_long;
-                state$d = 32'hb;
+                code_recv_fit = t_too_long;
+                from_recv_fit = RxState$Fault;
             end
         end
-        m_wr_req_valid = state$q == 32'h7;
+        m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen) & 32'hffffffff);
         if (opcode == 32'hb) begin
             m_wr_req_len = 32'h8;
         end
-        if ((state$q == 32'h7) & m_wr_req_ready) begin
-            state$d = 32'h8;
+        if ((state$q == RxState$PlaceRequest) & m_wr_req_ready) begin
+            from_place_request = RxState$PlaceData;
             left$d = plen;
             if (opcode == 32'hb) begin
                 left$d = 32'h8;
@@ -22719,7 +23046,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (left$q < 32'h8) begin
             out_n = left$q;
         end
-        m_wr_tvalid = (state$q == 32'h8) & (~need_in | s_axis_tvalid);
+        m_wr_tvalid = (state$q == RxState$PlaceData) & (~need_in | s_axis_tvalid);
         m_wr_tdata = (carry$q >> 32'h30) | (s_axis_tdata << 32'h10);
         if (~is_tagged) begin
             m_wr_tdata = (carry$q >> 32'h10) | (s_axis_tdata << 32'h30);
@@ -22753,17 +23080,17 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             m_wr_tkeep = 32'h0;
         end
         m_wr_tlast = left$q <= 32'h8;
-        if ((state$q == 32'h8) & need_in) begin
+        if ((state$q == RxState$PlaceData) & need_in) begin
             s_axis_tready = m_wr_tready;
         end
-        if ((state$q == 32'h8) & m_wr_tready & (~need_in | s_axis_tvalid)) begin
+        if ((state$q == RxState$PlaceData) & m_wr_tready & (~need_in | s_axis_tvalid)) begin
             left$d = left$q - out_n;
             if (need_in) begin
                 carry$d = s_axis_tdata;
                 ended$d = s_axis_tlast;
             end
             if (left$q <= 32'h8) begin
-                state$d = 32'h9;
+                from_place_data = RxState$Placed;
             end
         end
         if (m_wr_req_valid & m_wr_req_ready) begin
@@ -22785,8 +23112,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         placed_next = r_placed$q + ((plen) & 32'hffffffff);
         recv_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((placed_next) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | cqe_flags;
-        if (state$q == 32'h9) begin
-            state$d = 32'hd;
+        if (state$q == RxState$Placed) begin
+            from_placed = RxState$Drain;
             if (is_send) begin
                 recv$write_enable = 1'b1;
                 recv$write_data = ((1'b1) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((placed_next) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1);
@@ -22795,13 +23122,13 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 if (last) begin
                     recv$write_data = 32'h0;
                     recv_msn$write_enable = 1'b1;
-                    state$d = 32'ha;
+                    from_placed = RxState$Complete;
                 end
             end
             if (opcode == 32'hb) begin
                 resp_recv_msn$write_enable = 1'b1;
                 pop = 1'b1;
-                state$d = 32'ha;
+                from_placed = RxState$Complete;
             end
             if (opcode == 32'h2) begin
                 read_placed$write_enable = 1'b1;
@@ -22809,58 +23136,54 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 if (last) begin
                     read_placed$write_data = 32'h0;
                     pop = 1'b1;
-                    state$d = 32'ha;
+                    from_placed = RxState$Complete;
                 end
             end
         end
-        done_inc = (state$q == 32'ha) & ((opcode == 32'h2) | (opcode == 32'hb)) & (writes_out$q == 32'h0);
-        order_done = order_lane[(32'hc)+:(4)];
-        table_a = read_table$q;
-        push_count_next = push_lane[(32'h0)+:(4)] + 32'h1;
-        lane_a = push_lane;
+        done_inc = (state$q == RxState$Complete) & ((opcode == 32'h2) | (opcode == 32'hb)) & (writes_out$q == 32'h0);
+        order_done = reads_done$q[(order_slot)+:(4)];
+        pushed_up = push_pushed + 32'h1;
+        popped_up = rd_popped + 32'h1;
+        done_up = rd_done + 32'h1;
+        reads_clear = 32'h0;
+        if (qp_we & qp_reset) begin
+            reads_clear = nibble_ones << waddr_slot;
+        end
+        pushed_next = reads_pushed$q;
         if (s_read_valid) begin
-            lane_a = (push_lane & 32'hfff0) | ((push_count_next) & 16'hffff);
-            table_a = (read_table$q & ~(lane_ones << push_slot16)) | (((lane_a) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << push_slot16);
+            pushed_next = (reads_pushed$q & ~(nibble_ones << push_slot16)) | (((pushed_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << push_slot16);
         end
-        table_b = table_a;
-        lane_b = table_a[(rd_slot)+:(16)];
-        pop_count_next = lane_b[(32'h0)+:(4)] - 32'h1;
-        pop_head_next = lane_b[(32'h4)+:(4)] + 32'h1;
-        done_next = lane_b[(32'hc)+:(4)] + 32'h1;
-        lane_c = lane_b;
+        popped_next = reads_popped$q;
         if (pop) begin
-            lane_c = (lane_b & 32'hff00) | (((pop_head_next) & 16'hffff) << 32'h4) | ((pop_count_next) & 16'hffff);
+            popped_next = (reads_popped$q & ~(nibble_ones << rd_slot)) | (((popped_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
         end
+        done_next = reads_done$q;
         if (done_inc) begin
-            lane_c = (lane_b & 32'hfff) | (((done_next) & 16'hffff) << 32'hc);
+            done_next = (reads_done$q & ~(nibble_ones << rd_slot)) | (((done_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
         end
-        if (pop | done_inc) begin
-            table_b = (table_a & ~(lane_ones << rd_slot)) | (((lane_c) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
-        end
-        table_c = table_b;
-        lane_d = table_b[(waddr_slot)+:(16)];
+        limit_next = reads_limit$q;
         if (qp_we) begin
-            lane_d = (table_b[(waddr_slot)+:(16)] & 32'hf0ff) | (((limit) & 16'hffff) << 32'h8);
-            if (qp_reset) begin
-                lane_d = ((limit) & 16'hffff) << 32'h8;
-            end
-            table_c = (table_b & ~(lane_ones << waddr_slot)) | (((lane_d) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
+            limit_next = (reads_limit$q & ~(nibble_ones << waddr_slot)) | (((limit) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
         end
-        read_table$d = table_c;
+        reads_pushed$d = pushed_next & ~reads_clear;
+        reads_popped$d = popped_next & ~reads_clear;
+        reads_done$d = done_next & ~reads_clear;
+        reads_limit$d = limit_next;
         if (pop & ~(s_read_valid & (s_read_qpn == qpn$q))) begin
             full$d = full_pushed & ~(one_q << ((qpn$q) & 16'hffff));
         end
         invalidate$d = 1'b0;
         if (done_inc) begin
-            state$d = 32'hd;
+            from_complete = RxState$Drain;
         end
-        if ((state$q == 32'ha) & (opcode != 32'h2) & (opcode != 32'hb) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if ((state$q == RxState$Complete) & (opcode != 32'h2) & (opcode != 32'hb) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
         if (cqe_valid$q & m_cqe_ready) begin
             cqe_valid$d = 1'b0;
-            state$d = 32'hd;
+            from_complete = RxState$Drain;
+            from_flush_cqe = RxState$Drain;
         end
         m_cqe_valid = cqe_valid$q;
         m_cqe = cqe$q;
@@ -22868,21 +23191,21 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         m_invalidate = invalidate$q;
         m_invalidate_mr = b_stag$q[(32'h8)+:(6)];
         imm_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((plen) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv_imm) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | (((hdr$q[(32'h90)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_imm) | imm_valid_bit;
-        if (state$q == 32'h10) begin
+        if (state$q == RxState$ImmComplete) begin
             cqn$d = ctx$read_data[(at_recv_cq)+:(4)];
             cqe$d = imm_cqe;
             if (opcode == 32'h9) begin
                 cqe$d = imm_cqe | solicited_bit;
             end
             recv_msn$write_enable = 1'b1;
-            state$d = 32'ha;
+            from_imm_complete = RxState$Complete;
             if (imm_piece) begin
                 recv_msn$write_enable = 1'b0;
-                fault_code$d = t_unspecified;
-                state$d = 32'hb;
+                code_imm_complete = t_unspecified;
+                from_imm_complete = RxState$Fault;
             end
         end
-        m_atom_valid = (state$q == 32'h11) & (writes_out$q == 32'h0) & s_cqes_written;
+        m_atom_valid = (state$q == RxState$AtomicWait) & (writes_out$q == 32'h0) & s_cqes_written;
         m_atom_addr = job_addr$q;
         m_atom_aopcode = aop;
         m_atom_data = b_a_data$q;
@@ -22896,7 +23219,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             job_valid$d = 1'b1;
             job_terminate$d = 1'b0;
             job_atomic$d = 1'b1;
-            state$d = 32'hc;
+            from_atomic_wait = RxState$JobOut;
         end
         hdr_bytes = hdr$q[(32'h0)+:(144)];
         if (is_tagged) begin
@@ -22926,11 +23249,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if ((fault_code$q == t_invalid_mo) | (fault_code$q == t_msn_range)) begin
             fault_status = st_remote_operation;
         end
-        if ((state$q == 32'hb) & r_active$q & (is_send | is_imm)) begin
+        if ((state$q == RxState$Fault) & r_active$q & (is_send | is_imm)) begin
             recv$write_enable = 1'b1;
             recv$write_data = ((1'b1) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((fault_status) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1);
         end
-        if (state$q == 32'hb) begin
+        if (state$q == RxState$Fault) begin
             fail_valid$d = 1'b1;
             fail_qp$d = qpn$q;
             fail_term$d = fault_code$q;
@@ -22942,7 +23265,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             if (fault_hdr$q) begin
                 job_inline_len$d = term_len[(32'h0)+:(6)];
             end
-            state$d = 32'hc;
         end
         m_fail_qp = fail_qp$q;
         m_fail_term = fail_term$q;
@@ -22950,29 +23272,25 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         tx_fails$s_valid = s_tx_fail;
         tx_fails$s_data = s_tx_fail_qp;
         tx_fails$m_ready = 1'b0;
-        if ((state$q == 32'h0) & tx_fails$m_valid) begin
+        if ((state$q == RxState$Idle) & tx_fails$m_valid) begin
             tx_fails$m_ready = 1'b1;
             qpn$d = tx_fails$m_data;
-            fault_code$d = t_local;
+            code_idle = t_local;
             fault_hdr$d = 1'b0;
             fault_rdma$d = 1'b0;
-            state$d = 32'he;
+            from_idle = RxState$LocalFault;
         end
-        if (state$q == 32'he) begin
-            state$d = 32'hf;
-        end
-        if (state$q == 32'h16) begin
-            state$d = 32'hd;
+        if (state$q == RxState$MpaFault) begin
+            from_mpa_fault = RxState$Drain;
             if (rts) begin
-                state$d = 32'hb;
+                from_mpa_fault = RxState$Fault;
             end
         end
-        if (state$q == 32'hf) begin
+        if (state$q == RxState$LocalTerminate) begin
             job_valid$d = 1'b1;
             job_terminate$d = 1'b1;
             job_inline$d = term_body;
             job_inline_len$d = 32'h4;
-            state$d = 32'hc;
             ended$d = 1'b1;
         end
         job_go = job_terminate$q | job_atomic$q | (writes_out$q == 32'h0);
@@ -22985,10 +23303,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         jobs$s_valid = job_valid$q & job_go;
         jobs$s_data = job_entry;
-        if ((state$q == 32'hc) & jobs$s_ready & job_go) begin
+        if ((state$q == RxState$JobOut) & jobs$s_ready & job_go) begin
             job_valid$d = 1'b0;
             job_atomic$d = 1'b0;
-            state$d = 32'hd;
+            from_job_out = RxState$Drain;
             if (job_atomic$q) begin
                 resp_sent_msn$write_enable = 1'b1;
             end
@@ -23056,36 +23374,33 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (~|flush_status) begin
             flush_status = st_flushed;
         end
-        if (state$q == 32'h14) begin
+        if (state$q == RxState$FlushPosted) begin
             flush_wr_id = s_rq_wqe[(at_rq_wr_id)+:(64)];
             flush_status = st_flushed;
         end
         flush_cqe = (((flush_wr_id) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((flush_status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
-        if (state$q == 32'h12) begin
-            state$d = 32'h13;
-        end
-        if (state$q == 32'h13) begin
+        if (state$q == RxState$FlushClaimed) begin
             cqn$d = ctx$read_data[(at_recv_cq)+:(4)];
             cqe$d = flush_cqe;
             req_valid$d = 1'b1;
-            state$d = 32'h14;
+            from_flush_claimed = RxState$FlushPosted;
             if (recv$read_data[32'h0]) begin
                 recv$write_enable = 1'b1;
                 recv$write_data = 32'h0;
                 req_valid$d = 1'b0;
                 cqe_valid$d = 1'b1;
-                state$d = 32'h15;
+                from_flush_claimed = RxState$FlushCqe;
             end
         end
         quiet_next = quiet$q;
-        if ((state$q == 32'h14) & s_rq_valid) begin
+        if ((state$q == RxState$FlushPosted) & s_rq_valid) begin
             cqe$d = flush_cqe;
             cqe_valid$d = 1'b1;
-            state$d = 32'h15;
+            from_flush_posted = RxState$FlushCqe;
             if (~s_rq_posted | s_rq_error) begin
                 cqe_valid$d = 1'b0;
                 quiet_next = quiet$q | (one_q << ((qpn$q) & 16'hffff));
-                state$d = 32'h0;
+                from_flush_posted = RxState$Idle;
             end
         end
         if (db_valid & (db_kind == db_rq)) begin
@@ -23095,15 +23410,139 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             quiet_next = quiet_next & ~(one_q << ((qp_waddr) & 16'hffff));
         end
         quiet$d = quiet_next;
-        if (state$q == 32'hd) begin
+        flush_here$d = |((qp_error & ~quiet_next) & (one_q << ((scan_next) & 16'hffff)));
+        if (state$q == RxState$Drain) begin
             s_axis_tready = ~ended$q;
             if (ended$q) begin
-                state$d = 32'h0;
+                from_drain = RxState$Idle;
             end
             if (s_axis_tvalid & s_axis_tlast) begin
                 ended$d = 1'b1;
             end
         end
+        case (state$q)
+            RxState$Idle:
+                begin
+                    state$d = from_idle;
+                end
+            RxState$Header:
+                begin
+                    state$d = from_header;
+                end
+            RxState$Classify:
+                begin
+                    state$d = from_classify;
+                end
+            RxState$Claim:
+                begin
+                    state$d = from_claim;
+                end
+            RxState$MrRead:
+                begin
+                    state$d = RxState$MrCheck;
+                end
+            RxState$MrCheck:
+                begin
+                    state$d = from_mr_check;
+                end
+            RxState$RecvFit:
+                begin
+                    state$d = from_recv_fit;
+                end
+            RxState$PlaceRequest:
+                begin
+                    state$d = from_place_request;
+                end
+            RxState$PlaceData:
+                begin
+                    state$d = from_place_data;
+                end
+            RxState$Placed:
+                begin
+                    state$d = from_placed;
+                end
+            RxState$Complete:
+                begin
+                    state$d = from_complete;
+                end
+            RxState$Fault:
+                begin
+                    state$d = RxState$JobOut;
+                end
+            RxState$JobOut:
+                begin
+                    state$d = from_job_out;
+                end
+            RxState$Drain:
+                begin
+                    state$d = from_drain;
+                end
+            RxState$LocalFault:
+                begin
+                    state$d = RxState$LocalTerminate;
+                end
+            RxState$LocalTerminate:
+                begin
+                    state$d = RxState$JobOut;
+                end
+            RxState$ImmComplete:
+                begin
+                    state$d = from_imm_complete;
+                end
+            RxState$AtomicWait:
+                begin
+                    state$d = from_atomic_wait;
+                end
+            RxState$FlushRead:
+                begin
+                    state$d = RxState$FlushClaimed;
+                end
+            RxState$FlushClaimed:
+                begin
+                    state$d = from_flush_claimed;
+                end
+            RxState$FlushPosted:
+                begin
+                    state$d = from_flush_posted;
+                end
+            RxState$FlushCqe:
+                begin
+                    state$d = from_flush_cqe;
+                end
+            RxState$MpaFault:
+                begin
+                    state$d = from_mpa_fault;
+                end
+        endcase
+        case (state$q)
+            RxState$Idle:
+                begin
+                    fault_code$d = code_idle;
+                end
+            RxState$Classify:
+                begin
+                    fault_code$d = code_classify;
+                end
+            RxState$Claim:
+                begin
+                    fault_code$d = code_claim;
+                end
+            RxState$MrCheck:
+                begin
+                    fault_code$d = code_mr_check;
+                end
+            RxState$RecvFit:
+                begin
+                    fault_code$d = code_recv_fit;
+                end
+            RxState$ImmComplete:
+                begin
+                    fault_code$d = code_imm_complete;
+                end
+            default:
+                begin
+                end
+        endcase
         if (qp_we & qp_reset) begin
             recv_msn$write_enable = 1'b1;
             recv_msn$write_address = qp_waddr;
@@ -23129,7 +23568,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             full$d = full$q & ~(one_q << ((qp_waddr) & 16'hffff));
         end
         if (reset) begin
-            state$d = 32'h0;
+            state$d = RxState$Idle;
             req_valid$d = 1'b0;
             job_valid$d = 1'b0;
             cqe_valid$d = 1'b0;
@@ -23137,7 +23576,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             invalidate$d = 1'b0;
             writes_out$d = 32'h0;
             dones$d = 32'h0;
-            read_table$d = 32'h0;
+            reads_pushed$d = 32'h0;
+            reads_popped$d = 32'h0;
+            reads_done$d = 32'h0;
+            reads_limit$d = 32'h0;
             job_atomic$d = 1'b0;
             plain_pushed$d = 32'h0;
             plain_count$d = 32'h0;
@@ -23145,6 +23587,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             full$d = 32'h0;
             quiet$d = 32'h0;
             flush_turn$d = 1'b0;
+            flush_here$d = 1'b0;
         end
     end
     
@@ -23871,6 +24314,25 @@ module rnic_top_q16$receiver$fault_rdma(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$fault_rdma
+
+
+module rnic_top_q16$receiver$flush_here(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$flush_here
 
 
 module rnic_top_q16$receiver$flush_turn(d,q,clock);
@@ -24900,25 +25362,6 @@ module rnic_top_q16$receiver$read_placed(read_address,read_clock,read_data,write
 endmodule // rnic_top_q16$receiver$read_placed
 
 
-module rnic_top_q16$receiver$read_table(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$receiver$read_table
-
-
 module rnic_top_q16$receiver$reads(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -24946,6 +25389,82 @@ module rnic_top_q16$receiver$reads(read_address,read_clock,read_data,write_addre
     end
                 
 endmodule // rnic_top_q16$receiver$reads
+
+
+module rnic_top_q16$receiver$reads_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$reads_done
+
+
+module rnic_top_q16$receiver$reads_limit(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$reads_limit
+
+
+module rnic_top_q16$receiver$reads_popped(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$reads_popped
+
+
+module rnic_top_q16$receiver$reads_pushed(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$reads_pushed
 
 
 module rnic_top_q16$receiver$recv(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -25575,9 +26094,34 @@ module rnic_top_q16$receiver$state(d,q,clock);
     output reg  [4:0] q;
     input wire  clock;
     
+    // Enums
+    localparam RxState$Idle = 0;
+    localparam RxState$Header = 1;
+    localparam RxState$Classify = 2;
+    localparam RxState$Claim = 3;
+    localparam RxState$MrRead = 4;
+    localparam RxState$MrCheck = 5;
+    localparam RxState$RecvFit = 6;
+    localparam RxState$PlaceRequest = 7;
+    localparam RxState$PlaceData = 8;
+    localparam RxState$Placed = 9;
+    localparam RxState$Complete = 10;
+    localparam RxState$Fault = 11;
+    localparam RxState$JobOut = 12;
+    localparam RxState$Drain = 13;
+    localparam RxState$LocalFault = 14;
+    localparam RxState$LocalTerminate = 15;
+    localparam RxState$ImmComplete = 16;
+    localparam RxState$AtomicWait = 17;
+    localparam RxState$FlushRead = 18;
+    localparam RxState$FlushClaimed = 19;
+    localparam RxState$FlushPosted = 20;
+    localparam RxState$FlushCqe = 21;
+    localparam RxState$MpaFault = 22;
+    
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
@@ -26187,6 +26731,11 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     localparam  st_local_protection = 8'h2;
     localparam  st_flushed = 8'h5;
     localparam  st_bad_opcode = 8'h6;
+    
+    // Enums
+    localparam TxState$Accept = 0;
+    localparam TxState$Check = 1;
+    localparam TxState$Job = 2;
     
     // Stub signals
     reg  [5:0] mrs$read_address;
@@ -28103,14 +28652,14 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         queued = tail$q - head$q;
         is_read_wqe = (s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic);
         held = is_read_wqe & (|(reads_full & ~qp_error & (one_q << ((s_qpn) & 16'hffff))) | (read_entries$q == reads_room));
-        s_ready = (state$q == 32'h0) & ~queued[at_full] & ~held;
-        if (s_valid & (state$q == 32'h0) & ~queued[at_full] & ~held) begin
+        s_ready = (state$q == TxState$Accept) & ~queued[at_full] & ~held;
+        if (s_valid & (state$q == TxState$Accept) & ~queued[at_full] & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
             fetch_error$d = s_error;
             counted$d = is_read_wqe;
-            state$d = 32'h1;
+            state$d = TxState$Check;
         end
         opcode = wqe$q[(at_opcode)+:(8)];
         is_write = opcode == op_write;
@@ -28177,15 +28726,15 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             end
         end
         fail$d = 1'b0;
-        read_valid$d = (state$q == 32'h1) & (status == st_success) & (is_read | is_atomic);
+        read_valid$d = (state$q == TxState$Check) & (status == st_success) & (is_read | is_atomic);
         read_qpn$d = qpn$q;
         read_entry$d = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
         m_read_valid = read_valid$q;
         m_read_qpn = read_qpn$q;
         m_read_entry = read_entry$q;
-        pending$s_valid = state$q == 32'h1;
+        pending$s_valid = state$q == TxState$Check;
         pending$s_data = entry;
-        if (state$q == 32'h1) begin
+        if (state$q == TxState$Check) begin
             if (tail$q[(32'h0)+:(5)] == 0) begin
                 slot_qpn$0$d = qpn$q;
                 slot_msn$0$d = entry_msn;
@@ -28379,12 +28928,12 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
                 slot_named$31$d = 32'h0;
             end
             tail$d = tail$q + 32'h1;
-            state$d = 32'h0;
+            state$d = TxState$Accept;
             if ((status != st_success) & ~flush) begin
                 fail$d = 1'b1;
             end
             if (status == st_success) begin
-                state$d = 32'h2;
+                state$d = TxState$Job;
                 job_valid$d = 1'b1;
                 job_addr$d = check$iova;
                 job_msn$d = send_msn$read_data + 32'h1;
@@ -28411,9 +28960,9 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             atomic_msn$write_address = qp_waddr;
             atomic_msn$write_data = 32'h0;
         end
-        if ((state$q == 32'h2) & m_job_ready) begin
+        if ((state$q == TxState$Job) & m_job_ready) begin
             job_valid$d = 1'b0;
-            state$d = 32'h0;
+            state$d = TxState$Accept;
         end
         lkey_be$d = wqe$q[(at_lkey)+:(32)];
         laddr_be$d = wqe$q[(at_local_addr)+:(64)];
@@ -28422,7 +28971,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         rto_be$d = wqe$q[(at_remote_to)+:(64)];
         read_body = ((lkey_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((laddr_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((len_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h60) | (((rstag_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((rto_be$q) & 224'hffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
         aop_word = ((wqe$q[(at_aopcode)+:(4)]) & 32'hffffffff) << 32'h18;
-        if (state$q == 32'h1) begin
+        if (state$q == TxState$Check) begin
             req_id$d = atomic_msn$read_data + 32'h1;
         end
         req_id_be$d = req_id$q;
@@ -28632,7 +29181,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             end
         end
         pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
-        read_push = (state$q == 32'h1) & counted$q;
+        read_push = (state$q == TxState$Check) & counted$q;
         read_pop = head_ready & (~head_writes | m_cqe_ready) & head_entry[at_entry_counted];
         if (read_push & ~read_pop) begin
             read_entries$d = read_entries$q + 32'h1;
@@ -28650,7 +29199,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             end
         end
         if (reset) begin
-            state$d = 32'h0;
+            state$d = TxState$Accept;
             job_valid$d = 1'b0;
             fail$d = 1'b0;
             read_valid$d = 1'b0;
@@ -32071,9 +32620,14 @@ module rnic_top_q16$requester$state(d,q,clock);
     output reg  [1:0] q;
     input wire  clock;
     
+    // Enums
+    localparam TxState$Accept = 0;
+    localparam TxState$Check = 1;
+    localparam TxState$Job = 2;
+    
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin

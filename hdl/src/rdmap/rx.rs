@@ -54,7 +54,7 @@
 //! Completions are written only after every placement write before them has been
 //! acknowledged.
 //!
-//! A QP in ERROR has its receives flushed (states 18–21, taking turns with ULPDUs): the
+//! A QP in ERROR has its receives flushed (the Flush states, taking turns with ULPDUs): the
 //! receive a failing Send claimed completes with the status of its failure (LOCAL_LENGTH,
 //! LOCAL_PROTECTION, REMOTE_ACCESS, REMOTE_OPERATION), one a Send was still filling with
 //! FLUSHED, then every posted receive with FLUSHED, including those posted later.
@@ -85,6 +85,57 @@ fn term_class(layer: u8, etype: u8) -> Constant<Bits<8>> {
 
 fn term(code: TermCode) -> Constant<Bits<16>> {
     constant(u64::from(code.control_word(false, false, false) >> 16))
+}
+
+/// The receive engine's states, in the order a ULPDU meets them.
+#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
+pub enum RxState {
+    /// Waiting: takes a ULPDU's first beat, a requester's failure, or a QP to flush.
+    Idle,
+    /// The header's remaining beats come in.
+    Header,
+    /// The checks made a cycle ahead decide the ULPDU's way, by opcode.
+    Classify,
+    /// A new Send or Immediate Data message claims the next posted receive.
+    Claim,
+    /// The MR table is read at the STag (or the receive's LKey) to check.
+    MrRead,
+    /// The MR check, for whichever purpose.
+    MrCheck,
+    /// A Send segment must fit its receive, whose buffer is checked next.
+    RecvFit,
+    /// The placement write is requested.
+    PlaceRequest,
+    /// The payload goes out to the placement write.
+    PlaceData,
+    /// Progress recorded; a message that ends completes.
+    Placed,
+    /// The completion waits for the placement writes' acknowledgements.
+    Complete,
+    /// A failure: the QP goes to ERROR and a Terminate is built.
+    Fault,
+    /// A Read Response, an Atomic Response or a Terminate joins the segmenter's queue.
+    JobOut,
+    /// The rest of the ULPDU, if any, is dropped.
+    Drain,
+    /// A requester's failure: the QP's context is read.
+    LocalFault,
+    /// A requester's failure: its Terminate is built.
+    LocalTerminate,
+    /// Immediate Data completes its receive with the octets in the CQE.
+    ImmComplete,
+    /// A checked Atomic Request waits to go to the atomic unit.
+    AtomicWait,
+    /// A flush: the QP's tables are read.
+    FlushRead,
+    /// A flush: the receive a Send had claimed, if any, completes.
+    FlushClaimed,
+    /// A flush: the next posted receive is claimed.
+    FlushPosted,
+    /// A flush: the receive's CQE leaves.
+    FlushCqe,
+    /// The MPA receiver's failure: a Terminate if the QP is still in RTS.
+    MpaFault,
 }
 
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`,
@@ -256,10 +307,16 @@ pub struct RdmapRx<
     /// The flush of receives: a pointer walking the QPs, the QPs in ERROR found with
     /// nothing left to flush, and whose turn it is when a ULPDU waits too.
     scan: DFF<Bits<QB>>,
+    scan_next: Signal<Local, Bits<QB>>,
     quiet: DFF<Bits<Q>>,
     quiet_next: Signal<Local, Bits<Q>>,
     flush_turn: DFF<Bit>,
-    flush_here: Signal<Local, Bit>,
+    /// QP `scan` is in ERROR with receives left to flush: made a cycle ahead, for the
+    /// pointer's next value from the quiet QPs' next set, so that no QP-wide select
+    /// lies before Idle's choice. (`qp_error` is then a cycle old: a QP leaves ERROR
+    /// only when its context is written, `qp_we` in that very cycle, and Idle starts no
+    /// flush in a cycle with a context write.)
+    flush_here: DFF<Bit>,
     flush_go: Signal<Local, Bit>,
     flush_wr_id: Signal<Local, Bits<64>>,
     flush_status: Signal<Local, Bits<8>>,
@@ -276,32 +333,42 @@ pub struct RdmapRx<
     /// Octets of the oldest outstanding Read placed so far.
     read_placed: RAM<Bits<32>, QB>,
     reads: RAM<Bits<129>, RB>,
-    /// The outstanding-Read state of every QP, a 16-bit lane each (one register, not 4 Q
-    /// small ones: a simulator pays per register): Reads queued (3:0), the oldest one's
-    /// slot (5:4), the most allowed (11:8), Reads completed modulo 16 (15:12).
-    read_table: DFF<Bits<QL>>,
-    rd_lane: Signal<Local, Bits<16>>,
-    push_lane: Signal<Local, Bits<16>>,
-    order_lane: Signal<Local, Bits<16>>,
+    /// The outstanding-Read state of every QP, split by writer so that no update waits
+    /// for another: Reads pushed (the requester), Reads popped (a Read's last response
+    /// or an Atomic Response placed), Reads completed (`order_done`), all modulo 16, and
+    /// the most allowed (context writes). Each holds a 16-bit lane per QP, of which the
+    /// low four bits are used (one register each, not Q small ones: a simulator pays per
+    /// register). Reads queued = pushed - popped; the oldest one's slot is popped's low
+    /// two bits, the next free one pushed's. A QP written in RESET clears its lanes.
+    reads_pushed: DFF<Bits<QL>>,
+    reads_popped: DFF<Bits<QL>>,
+    reads_done: DFF<Bits<QL>>,
+    reads_limit: DFF<Bits<QL>>,
+    rd_pushed: Signal<Local, Bits<4>>,
+    rd_popped: Signal<Local, Bits<4>>,
+    rd_done: Signal<Local, Bits<4>>,
+    push_pushed: Signal<Local, Bits<4>>,
+    push_popped: Signal<Local, Bits<4>>,
+    /// The QP's outstanding Read queue is empty.
+    rd_none: Signal<Local, Bit>,
     rd_slot: Signal<Local, Bits<16>>,
     push_slot16: Signal<Local, Bits<16>>,
     order_slot: Signal<Local, Bits<16>>,
     waddr_slot: Signal<Local, Bits<16>>,
-    lane_a: Signal<Local, Bits<16>>,
-    lane_b: Signal<Local, Bits<16>>,
-    lane_c: Signal<Local, Bits<16>>,
-    lane_d: Signal<Local, Bits<16>>,
-    push_count_next: Signal<Local, Bits<4>>,
+    /// The lanes a QP written in RESET clears.
+    reads_clear: Signal<Local, Bits<QL>>,
+    pushed_next: Signal<Local, Bits<QL>>,
+    popped_next: Signal<Local, Bits<QL>>,
+    done_next: Signal<Local, Bits<QL>>,
+    limit_next: Signal<Local, Bits<QL>>,
+    push_queued: Signal<Local, Bits<4>>,
+    pushed_up: Signal<Local, Bits<4>>,
+    popped_up: Signal<Local, Bits<4>>,
+    done_up: Signal<Local, Bits<4>>,
     resp_msn_next: Signal<Local, Bits<32>>,
     placed_next: Signal<Local, Bits<32>>,
-    pop_count_next: Signal<Local, Bits<4>>,
-    pop_head_next: Signal<Local, Bits<4>>,
-    done_next: Signal<Local, Bits<4>>,
     limit: Signal<Local, Bits<4>>,
-    table_a: Signal<Local, Bits<QL>>,
-    table_b: Signal<Local, Bits<QL>>,
-    table_c: Signal<Local, Bits<QL>>,
-    lane_ones: Constant<Bits<QL>>,
+    nibble_ones: Constant<Bits<QL>>,
     done_inc: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
@@ -339,7 +406,36 @@ pub struct RdmapRx<
     job_is_atomic: Signal<Local, Bit>,
     res_be: Bswap64,
     check: MrCheck,
-    state: DFF<Bits<5>>,
+    state: DFF<RxState>,
+    /// The next state as each state with a choice decides it (`from_idle`: after Idle,
+    /// and so on); `state` takes the one of its own state, a parallel select, not a
+    /// chain of overriding assignments.
+    from_idle: Signal<Local, RxState>,
+    from_header: Signal<Local, RxState>,
+    from_classify: Signal<Local, RxState>,
+    from_claim: Signal<Local, RxState>,
+    from_mr_check: Signal<Local, RxState>,
+    from_recv_fit: Signal<Local, RxState>,
+    from_place_request: Signal<Local, RxState>,
+    from_place_data: Signal<Local, RxState>,
+    from_placed: Signal<Local, RxState>,
+    from_complete: Signal<Local, RxState>,
+    from_job_out: Signal<Local, RxState>,
+    from_drain: Signal<Local, RxState>,
+    from_imm_complete: Signal<Local, RxState>,
+    from_atomic_wait: Signal<Local, RxState>,
+    from_flush_claimed: Signal<Local, RxState>,
+    from_flush_posted: Signal<Local, RxState>,
+    from_flush_cqe: Signal<Local, RxState>,
+    from_mpa_fault: Signal<Local, RxState>,
+    /// The failure's Terminate code as each state that can fail decides it, picked as
+    /// `state` is (they hold `fault_code` otherwise).
+    code_idle: Signal<Local, Bits<16>>,
+    code_classify: Signal<Local, Bits<16>>,
+    code_claim: Signal<Local, Bits<16>>,
+    code_mr_check: Signal<Local, Bits<16>>,
+    code_recv_fit: Signal<Local, Bits<16>>,
+    code_imm_complete: Signal<Local, Bits<16>>,
     qpn: DFF<Bits<QB>>,
     ulen: DFF<Bits<16>>,
     hdr: DFF<Bits<576>>,
@@ -442,13 +538,13 @@ pub struct RdmapRx<
     queue: Signal<Local, Bits<32>>,
     parse_error: Signal<Local, Bit>,
     parse_code: Signal<Local, Bits<16>>,
-    /// The checks of state 2, made a cycle ahead: registers, so that state 2's decision is
-    /// a decode of flags. They are computed every cycle; state 2 uses those of state 1's
-    /// last cycle, in which the header is whole (no beat is taken in it) and every per-QP
-    /// RAM read of the ULPDU is in (its QP was registered in state 0: two cycles before,
-    /// for a ULPDU of two beats or more). A ULPDU of one beat (8 octets at most) is
-    /// shorter than any DDP header: it fails to parse, the one check made from the header
-    /// alone, and state 2 looks at no other flag.
+    /// The checks of Classify, made a cycle ahead: registers, so that Classify's decision
+    /// is a decode of flags. They are computed every cycle; Classify uses those of
+    /// Header's last cycle, in which the header is whole (no beat is taken in it) and
+    /// every per-QP RAM read of the ULPDU is in (its QP was registered in Idle: two cycles
+    /// before, for a ULPDU of two beats or more). A ULPDU of one beat (8 octets at most)
+    /// is shorter than any DDP header: it fails to parse, the one check made from the
+    /// header alone, and Classify looks at no other flag.
     p_parse_error: DFF<Bit>,
     p_parse_code: DFF<Bits<16>>,
     p_plen_any: DFF<Bit>,
@@ -480,14 +576,12 @@ pub struct RdmapRx<
     pd: Signal<Local, Bits<16>>,
     next_msn: Signal<Local, Bits<32>>,
     next_rr_msn: Signal<Local, Bits<32>>,
-    rd_count: Signal<Local, Bits<3>>,
     rd_head: Signal<Local, Bits<2>>,
     rd_entry: Signal<Local, Bits<129>>,
     push_count: Signal<Local, Bits<3>>,
     recv_cqe: Signal<Local, Bits<256>>,
     cqe_flags: Signal<Local, Bits<256>>,
     term_len: Signal<Local, Bits<16>>,
-    push_head: Signal<Local, Bits<2>>,
     push_slot: Signal<Local, Bits<2>>,
     full_pushed: Signal<Local, Bits<Q>>,
     push_limit: Signal<Local, Bits<3>>,
@@ -736,6 +830,7 @@ impl<
             quiet_next: Default::default(),
             flush_turn: Default::default(),
             flush_here: Default::default(),
+            scan_next: Default::default(),
             flush_go: Default::default(),
             flush_wr_id: Default::default(),
             flush_status: Default::default(),
@@ -750,29 +845,33 @@ impl<
             st_remote_operation: constant(CqeStatus::RemoteOperation as u64),
             read_placed: Default::default(),
             reads: Default::default(),
-            read_table: Default::default(),
-            rd_lane: Default::default(),
-            push_lane: Default::default(),
-            order_lane: Default::default(),
+            reads_pushed: Default::default(),
+            reads_popped: Default::default(),
+            reads_done: Default::default(),
+            reads_limit: Default::default(),
+            rd_pushed: Default::default(),
+            rd_popped: Default::default(),
+            rd_done: Default::default(),
+            push_pushed: Default::default(),
+            push_popped: Default::default(),
+            rd_none: Default::default(),
+            reads_clear: Default::default(),
+            pushed_next: Default::default(),
+            popped_next: Default::default(),
+            limit_next: Default::default(),
+            push_queued: Default::default(),
+            pushed_up: Default::default(),
+            popped_up: Default::default(),
+            done_up: Default::default(),
             rd_slot: Default::default(),
             push_slot16: Default::default(),
             order_slot: Default::default(),
             waddr_slot: Default::default(),
-            lane_a: Default::default(),
-            lane_b: Default::default(),
-            lane_c: Default::default(),
-            lane_d: Default::default(),
-            push_count_next: Default::default(),
             resp_msn_next: Default::default(),
             placed_next: Default::default(),
-            pop_count_next: Default::default(),
-            pop_head_next: Default::default(),
             done_next: Default::default(),
             limit: Default::default(),
-            table_a: Default::default(),
-            table_b: Default::default(),
-            table_c: Default::default(),
-            lane_ones: constant(0xFFFF),
+            nibble_ones: constant(0xF),
             done_inc: Default::default(),
             order_qpn: Default::default(),
             order_done: Default::default(),
@@ -783,6 +882,30 @@ impl<
             job_out: Default::default(),
             check: Default::default(),
             state: Default::default(),
+            from_idle: Default::default(),
+            from_header: Default::default(),
+            from_classify: Default::default(),
+            from_claim: Default::default(),
+            from_mr_check: Default::default(),
+            from_recv_fit: Default::default(),
+            from_place_request: Default::default(),
+            from_place_data: Default::default(),
+            from_placed: Default::default(),
+            from_complete: Default::default(),
+            from_job_out: Default::default(),
+            from_drain: Default::default(),
+            from_imm_complete: Default::default(),
+            from_atomic_wait: Default::default(),
+            from_flush_claimed: Default::default(),
+            from_flush_posted: Default::default(),
+            from_flush_cqe: Default::default(),
+            from_mpa_fault: Default::default(),
+            code_idle: Default::default(),
+            code_classify: Default::default(),
+            code_claim: Default::default(),
+            code_mr_check: Default::default(),
+            code_recv_fit: Default::default(),
+            code_imm_complete: Default::default(),
             qpn: Default::default(),
             ulen: Default::default(),
             hdr: Default::default(),
@@ -879,14 +1002,12 @@ impl<
             pd: Default::default(),
             next_msn: Default::default(),
             next_rr_msn: Default::default(),
-            rd_count: Default::default(),
             rd_head: Default::default(),
             rd_entry: Default::default(),
             push_count: Default::default(),
             recv_cqe: Default::default(),
             cqe_flags: Default::default(),
             term_len: Default::default(),
-            push_head: Default::default(),
             push_slot: Default::default(),
             full_pushed: Default::default(),
             push_limit: Default::default(),
@@ -998,7 +1119,10 @@ impl<
             carry,
             writes_out,
             dones,
-            read_table,
+            reads_pushed,
+            reads_popped,
+            reads_done,
+            reads_limit,
             req_valid,
             job_valid,
             job_terminate,
@@ -1014,6 +1138,7 @@ impl<
             scan,
             quiet,
             flush_turn,
+            flush_here,
             cqe,
             cqn,
             fault_code,
@@ -1044,6 +1169,31 @@ impl<
             p_recv_idle,
             p_mo_bad
         );
+        // Each state stays unless it decides otherwise.
+        self.from_idle.next = RxState::Idle;
+        self.from_header.next = RxState::Header;
+        self.from_classify.next = RxState::Classify;
+        self.from_claim.next = RxState::Claim;
+        self.from_mr_check.next = RxState::MrCheck;
+        self.from_recv_fit.next = RxState::RecvFit;
+        self.from_place_request.next = RxState::PlaceRequest;
+        self.from_place_data.next = RxState::PlaceData;
+        self.from_placed.next = RxState::Placed;
+        self.from_complete.next = RxState::Complete;
+        self.from_job_out.next = RxState::JobOut;
+        self.from_drain.next = RxState::Drain;
+        self.from_imm_complete.next = RxState::ImmComplete;
+        self.from_atomic_wait.next = RxState::AtomicWait;
+        self.from_flush_claimed.next = RxState::FlushClaimed;
+        self.from_flush_posted.next = RxState::FlushPosted;
+        self.from_flush_cqe.next = RxState::FlushCqe;
+        self.from_mpa_fault.next = RxState::MpaFault;
+        self.code_idle.next = self.fault_code.q.val();
+        self.code_classify.next = self.fault_code.q.val();
+        self.code_claim.next = self.fault_code.q.val();
+        self.code_mr_check.next = self.fault_code.q.val();
+        self.code_recv_fit.next = self.fault_code.q.val();
+        self.code_imm_complete.next = self.fault_code.q.val();
         self.ctx.read_clock.next = self.clock.val();
         // A failure reported this cycle makes room for the next.
         self.m_fail.next = self.fail_valid.q.val() & !self.s_tx_fail.val();
@@ -1121,26 +1271,26 @@ impl<
         self.pd.next = self.ctx.read_data.val().get_bits::<16>(self.at_pd.val().index());
 
         // The outstanding Read table: a queue of READ_SLOTS entries per QP, its state in
-        // the QP's lane of `read_table`.
+        // the QP's lanes of `reads_pushed`, `reads_popped`, `reads_done` and `reads_limit`.
         self.rd_slot.next = bit_cast::<16, QB>(self.qpn.q.val()) << 4;
         self.push_slot16.next = bit_cast::<16, QB>(self.s_read_qpn.val()) << 4;
         self.order_slot.next = bit_cast::<16, QB>(self.order_qpn.val()) << 4;
         self.waddr_slot.next = bit_cast::<16, QB>(self.qp_waddr.val()) << 4;
-        self.rd_lane.next = self.read_table.q.val().get_bits::<16>(self.rd_slot.val().index());
-        self.push_lane.next = self.read_table.q.val().get_bits::<16>(self.push_slot16.val().index());
-        self.order_lane.next = self.read_table.q.val().get_bits::<16>(self.order_slot.val().index());
-        self.rd_count.next = self.rd_lane.val().get_bits::<3>(0);
-        self.rd_head.next = self.rd_lane.val().get_bits::<2>(4);
-        self.push_count.next = self.push_lane.val().get_bits::<3>(0);
-        self.push_head.next = self.push_lane.val().get_bits::<2>(4);
-        self.push_limit.next = self.push_lane.val().get_bits::<3>(8);
+        self.rd_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.rd_slot.val().index());
+        self.rd_popped.next = self.reads_popped.q.val().get_bits::<4>(self.rd_slot.val().index());
+        self.rd_done.next = self.reads_done.q.val().get_bits::<4>(self.rd_slot.val().index());
+        self.push_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.push_slot16.val().index());
+        self.push_popped.next = self.reads_popped.q.val().get_bits::<4>(self.push_slot16.val().index());
+        self.rd_none.next = self.rd_pushed.val() == self.rd_popped.val();
+        self.rd_head.next = self.rd_popped.val().get_bits::<2>(0);
+        self.push_queued.next = self.push_pushed.val() - self.push_popped.val();
+        self.push_count.next = self.push_queued.val().get_bits::<3>(0);
+        self.push_limit.next = self.reads_limit.q.val().get_bits::<3>(self.push_slot16.val().index());
         self.reads.read_address.next =
             (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
         self.rd_entry.next = self.reads.read_data.val();
         self.reads.write_enable.next = self.s_read_valid.val();
-        // (The slot is its own two-bit signal: inside a wider expression the sum would
-        // not wrap.)
-        self.push_slot.next = self.push_head.val() + self.push_count.val().get_bits::<2>(0);
+        self.push_slot.next = self.push_pushed.val().get_bits::<2>(0);
         self.reads.write_address.next =
             (bit_cast::<RB, QB>(self.s_read_qpn.val()) << 2) | bit_cast::<RB, 2>(self.push_slot.val());
         self.reads.write_data.next = self.s_read_entry.val();
@@ -1184,26 +1334,26 @@ impl<
             self.need.next = 9.into();
         }
         self.side_work.next = self.tx_fails.m_valid.val();
-        // The flush of a QP in ERROR takes turns with ULPDUs (see state 18).
-        self.flush_here.next = ((self.qp_error.val() & !self.quiet.q.val())
-            & (self.one_q.val() << bit_cast::<Q, QB>(self.scan.q.val())))
-        .any();
-        if !self.flush_here.val() {
-            self.scan.d.next = self.scan.q.val() + 1;
+        // The flush of a QP in ERROR takes turns with ULPDUs (see the Flush states).
+        self.scan_next.next = self.scan.q.val();
+        if !self.flush_here.q.val() {
+            self.scan_next.next = self.scan.q.val() + 1;
         }
-        self.flush_go.next = (self.state.q.val() == 0)
-            & self.flush_here.val()
+        self.scan.d.next = self.scan_next.val();
+        self.flush_go.next = (self.state.q.val() == RxState::Idle)
+            & self.flush_here.q.val()
+            & !self.qp_we.val()
             & !self.side_work.val()
             & (!self.s_axis_tvalid.val() | self.flush_turn.q.val());
         if self.flush_go.val() {
             self.qpn.d.next = self.scan.q.val();
             self.ended.d.next = true;
             self.flush_turn.d.next = false;
-            self.state.d.next = 18.into();
+            self.from_idle.next = RxState::FlushRead;
         }
         self.mpa_error.next = self.s_axis_tuser.val().get_bits::<8>(self.at_desc_mpa_error.val().index());
         self.s_axis_tready.next = false;
-        if (self.state.q.val() == 0) & !self.flush_go.val() {
+        if (self.state.q.val() == RxState::Idle) & !self.flush_go.val() {
             self.s_axis_tready.next = !self.side_work.val();
             if self.s_axis_tvalid.val() & !self.side_work.val() {
                 self.flush_turn.d.next = true;
@@ -1212,21 +1362,21 @@ impl<
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
                 self.beats.d.next = 1.into();
                 self.ended.d.next = self.s_axis_tlast.val();
-                self.state.d.next = 1.into();
+                self.from_idle.next = RxState::Header;
                 // The MPA receiver's failure for this QP (RFC 5044 §8), in order with the
                 // ULPDUs: it goes the way of any other failure, its code without headers
-                // (states 22, 11), if the QP is still in RTS.
+                // (MpaFault, Fault), if the QP is still in RTS.
                 if self.mpa_error.val().any() {
-                    self.fault_code.d.next = self.t_llp_mpa.val() | bit_cast::<16, 8>(self.mpa_error.val());
+                    self.code_idle.next = self.t_llp_mpa.val() | bit_cast::<16, 8>(self.mpa_error.val());
                     self.fault_hdr.d.next = false;
                     self.fault_rdma.d.next = false;
                     self.r_active.d.next = false;
-                    self.state.d.next = 22.into();
+                    self.from_idle.next = RxState::MpaFault;
                 }
             }
         }
         self.hdr_at.next = bit_cast::<10, 4>(self.beats.q.val()) << 6;
-        if (self.state.q.val() == 1) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
+        if (self.state.q.val() == RxState::Header) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
                 self.hdr.d.next =
@@ -1235,8 +1385,8 @@ impl<
                 self.ended.d.next = self.s_axis_tlast.val();
             }
         }
-        if (self.state.q.val() == 1) & ((self.beats.q.val() >= self.need.val()) | self.ended.q.val()) {
-            self.state.d.next = 2.into();
+        if (self.state.q.val() == RxState::Header) & ((self.beats.q.val() >= self.need.val()) | self.ended.q.val()) {
+            self.from_header.next = RxState::Classify;
         }
 
         // Field views.
@@ -1316,7 +1466,7 @@ impl<
         }
         // Immediate Data is 8 octets (IMM-03): a message that would be longer, or a last
         // segment that does not end it at 8, does not parse; a piece of a split message
-        // does, and is refused after the DDP checks (state 16). The atomic headers fill
+        // does, and is refused after the DDP checks (ImmComplete). The atomic headers fill
         // single segments exactly.
         self.imm_end.next = bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val());
         self.imm_piece.next = !self.last.val() | self.b_mo.q.val().any();
@@ -1389,7 +1539,7 @@ impl<
         self.p_resp_msn_bad.d.next = self.b_msn.q.val() != self.next_resp_msn.val();
         self.p_no_ird.d.next = self.in_flight.val() >= bit_cast::<32, 8>(self.ird.val());
         self.p_aop_bad.d.next = (self.aop.val() != 0) & (self.aop.val() != 2);
-        self.p_rr_none.d.next = (self.rd_count.val() == 0) | self.rd_entry.val().get_bit(128);
+        self.p_rr_none.d.next = self.rd_none.val() | self.rd_entry.val().get_bit(128);
         self.p_rr_stag_bad.d.next =
             self.plen.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32));
         self.p_rr_bounds_bad.d.next = self.plen.val().any()
@@ -1403,7 +1553,7 @@ impl<
         self.p_rr_short_last.d.next = self.last.val()
             & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
                 != self.rd_entry.val().get_bits::<32>(0));
-        self.p_ar_bad.d.next = (self.rd_count.val() == 0)
+        self.p_ar_bad.d.next = self.rd_none.val()
             | !self.rd_entry.val().get_bit(128)
             | (self.b_req_id.q.val() != self.next_resp_msn.val());
         self.p_recv_idle.d.next = !self.recv.read_data.val().get_bit(0);
@@ -1437,15 +1587,13 @@ impl<
         self.m_term_msn.next = self.term_msn.q.val();
         self.m_term_status.next = self.term_status.q.val();
 
-        // State 2: classify. States: 3 claim a receive, 4 wait for the MR table, 5 MR
-        // check, 6 receive length check, 7 placement request, 8 placement data, 9 after
-        // placement, 10 wait for writes and complete, 11 fault, 12 job out, 13 drain.
+        // Classify: the ULPDU's way, by opcode (`RxState` names the states it leads to).
         self.inv_check.next = false;
-        if self.state.q.val() == 2 {
+        if self.state.q.val() == RxState::Classify {
             self.fault_hdr.d.next = self.ulen.q.val() >= self.hlen.val();
             self.fault_rdma.d.next = false;
             self.short_last.d.next = false;
-            self.state.d.next = 13.into();
+            self.from_classify.next = RxState::Drain;
             self.r_active.d.next = self.recv.read_data.val().get_bit(0);
             self.r_placed.d.next = self.recv.read_data.val().get_bits::<32>(1);
             self.r_wr_id.d.next = self.recv.read_data.val().get_bits::<64>(33);
@@ -1455,8 +1603,8 @@ impl<
             self.chk_len.d.next = bit_cast::<32, 16>(self.plen.val());
             if self.rts.val() {
                 if self.p_parse_error.q.val() {
-                    self.fault_code.d.next = self.p_parse_code.q.val();
-                    self.state.d.next = 11.into();
+                    self.code_classify.next = self.p_parse_code.q.val();
+                    self.from_classify.next = RxState::Fault;
                 } else if self.opcode.val() == 0 {
                     // RDMA Write.
                     self.purpose.d.next = 0.into();
@@ -1465,7 +1613,7 @@ impl<
                     self.chk_to.d.next = self.b_to.q.val();
                     self.chk_right.d.next = 3.into();
                     if self.p_plen_any.q.val() {
-                        self.state.d.next = 4.into();
+                        self.from_classify.next = RxState::MrRead;
                     }
                 } else if self.opcode.val() == 2 {
                     // Read Response.
@@ -1477,28 +1625,28 @@ impl<
                     self.r_placed.d.next = self.read_placed.read_data.val();
                     self.r_len.d.next = self.rd_entry.val().get_bits::<32>(0);
                     // The checks in the model's order (the last `if` wins): the Read exists, the
-                    // STag and TO continue it within its size, the sink MR (states 4, 5), and
+                    // STag and TO continue it within its size, the sink MR (MrRead, MrCheck), and
                     // then the last segment ends at the size (after the MR check, if any).
                     self.short_last.d.next = self.p_rr_short_last.q.val();
-                    self.state.d.next = 9.into();
+                    self.from_classify.next = RxState::Placed;
                     if self.p_plen_any.q.val() {
-                        self.state.d.next = 4.into();
+                        self.from_classify.next = RxState::MrRead;
                     }
                     if self.p_rr_zero_bad.q.val() {
-                        self.fault_code.d.next = self.t_unspecified.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_unspecified.val();
+                        self.from_classify.next = RxState::Fault;
                     }
                     if self.p_rr_bounds_bad.q.val() {
-                        self.fault_code.d.next = self.t_tagged_bounds.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_tagged_bounds.val();
+                        self.from_classify.next = RxState::Fault;
                     }
                     if self.p_rr_stag_bad.q.val() {
-                        self.fault_code.d.next = self.t_tagged_stag.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_tagged_stag.val();
+                        self.from_classify.next = RxState::Fault;
                     }
                     if self.p_rr_none.q.val() {
-                        self.fault_code.d.next = self.t_unexpected_opcode.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_unexpected_opcode.val();
+                        self.from_classify.next = RxState::Fault;
                     }
                 } else if self.opcode.val() == 1 {
                     // Read Request.
@@ -1510,19 +1658,19 @@ impl<
                     self.chk_right.d.next = 2.into();
                     self.job_addr.d.next = 0.into();
                     if self.p_rr_msn_bad.q.val() {
-                        self.fault_code.d.next = self.t_msn_range.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_msn_range.val();
+                        self.from_classify.next = RxState::Fault;
                     } else if self.p_no_ird.q.val() {
                         // IRD 0, or IRD responses not yet sent: no QN 1 buffer.
-                        self.fault_code.d.next = self.t_no_buffer.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_no_buffer.val();
+                        self.from_classify.next = RxState::Fault;
                     } else {
                         self.rr_msn.write_enable.next = true;
-                        self.state.d.next = 12.into();
+                        self.from_classify.next = RxState::JobOut;
                         self.job_valid.d.next = true;
                         self.job_terminate.d.next = false;
                         if self.b_size.q.val().any() {
-                            self.state.d.next = 4.into();
+                            self.from_classify.next = RxState::MrRead;
                             self.job_valid.d.next = false;
                         }
                     }
@@ -1536,17 +1684,17 @@ impl<
                     self.chk_len.d.next = 8.into();
                     self.chk_right.d.next = 4.into();
                     if self.p_rr_msn_bad.q.val() {
-                        self.fault_code.d.next = self.t_msn_range.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_msn_range.val();
+                        self.from_classify.next = RxState::Fault;
                     } else if self.p_no_ird.q.val() {
-                        self.fault_code.d.next = self.t_no_buffer.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_no_buffer.val();
+                        self.from_classify.next = RxState::Fault;
                     } else if self.p_aop_bad.q.val() {
-                        self.fault_code.d.next = self.t_unexpected_opcode.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_unexpected_opcode.val();
+                        self.from_classify.next = RxState::Fault;
                     } else {
                         self.rr_msn.write_enable.next = true;
-                        self.state.d.next = 4.into();
+                        self.from_classify.next = RxState::MrRead;
                     }
                 } else if self.opcode.val() == 11 {
                     // Atomic Response: the next QN 3 MSN, answering the oldest outstanding
@@ -1558,14 +1706,14 @@ impl<
                     self.chk_to.d.next = self.rd_entry.val().get_bits::<64>(64);
                     self.chk_len.d.next = 8.into();
                     self.chk_right.d.next = 1.into();
-                    self.state.d.next = 4.into();
+                    self.from_classify.next = RxState::MrRead;
                     if self.p_ar_bad.q.val() {
-                        self.fault_code.d.next = self.t_unspecified.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_unspecified.val();
+                        self.from_classify.next = RxState::Fault;
                     }
                     if self.p_resp_msn_bad.q.val() {
-                        self.fault_code.d.next = self.t_msn_range.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_msn_range.val();
+                        self.from_classify.next = RxState::Fault;
                     }
                 } else if self.opcode.val() == 7 {
                     // Terminate: the peer's code.
@@ -1582,43 +1730,43 @@ impl<
                     // A Send segment, or Immediate Data (which cannot continue a Send in
                     // progress: 1/2/0x03, the Send's receive REMOTE_OPERATION).
                     if self.p_send_msn_bad.q.val() {
-                        self.fault_code.d.next = self.t_msn_range.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_msn_range.val();
+                        self.from_classify.next = RxState::Fault;
                     } else if self.p_recv_idle.q.val() {
-                        self.state.d.next = 3.into();
+                        self.from_classify.next = RxState::Claim;
                         self.req_valid.d.next = true;
                     } else if self.is_imm.val() {
-                        self.fault_code.d.next = self.t_msn_range.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_msn_range.val();
+                        self.from_classify.next = RxState::Fault;
                     } else if self.p_mo_bad.q.val() {
-                        self.fault_code.d.next = self.t_invalid_mo.val();
-                        self.state.d.next = 11.into();
+                        self.code_classify.next = self.t_invalid_mo.val();
+                        self.from_classify.next = RxState::Fault;
                     } else {
-                        self.state.d.next = 6.into();
+                        self.from_classify.next = RxState::RecvFit;
                         self.inv_check.next = self.has_inv.val();
                     }
                 }
             }
         }
 
-        // State 3: claim the next posted receive.
+        // Claim: the next posted receive.
         self.m_rq_valid.next = self.req_valid.q.val();
         self.m_rq_qpn.next = self.qpn.q.val();
-        self.s_rq_ready.next = (self.state.q.val() == 3) | (self.state.q.val() == 20);
+        self.s_rq_ready.next = (self.state.q.val() == RxState::Claim) | (self.state.q.val() == RxState::FlushPosted);
         if self.req_valid.q.val() & self.m_rq_ready.val() {
             self.req_valid.d.next = false;
         }
-        if (self.state.q.val() == 3) & self.s_rq_valid.val() {
+        if (self.state.q.val() == RxState::Claim) & self.s_rq_valid.val() {
             self.r_active.d.next = self.s_rq_posted.val() & !self.s_rq_error.val();
             self.r_placed.d.next = 0.into();
             self.r_wr_id.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_wr_id.val().index());
             self.r_addr.d.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_addr.val().index());
             self.r_len.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_length.val().index());
             self.r_lkey.d.next = self.s_rq_wqe.val().get_bits::<32>(self.at_rq_lkey.val().index());
-            self.state.d.next = 6.into();
+            self.from_claim.next = RxState::RecvFit;
             if self.is_imm.val() {
                 // Immediate Data consumes the receive but places nothing in its buffer.
-                self.state.d.next = 16.into();
+                self.from_claim.next = RxState::ImmComplete;
             }
             self.inv_check.next = self.has_inv.val();
         }
@@ -1631,29 +1779,27 @@ impl<
             self.chk_to.d.next = 0.into();
             self.chk_len.d.next = 0.into();
             self.chk_right.d.next = 0.into();
-            self.state.d.next = 4.into();
+            self.from_classify.next = RxState::MrRead;
+            self.from_claim.next = RxState::MrRead;
         }
         // The claim's own failures win.
-        if (self.state.q.val() == 3) & self.s_rq_valid.val() {
+        if (self.state.q.val() == RxState::Claim) & self.s_rq_valid.val() {
             if self.b_mo.q.val().any() & !self.is_imm.val() {
-                self.fault_code.d.next = self.t_invalid_mo.val();
-                self.state.d.next = 11.into();
+                self.code_claim.next = self.t_invalid_mo.val();
+                self.from_claim.next = RxState::Fault;
             }
             if !self.s_rq_posted.val() {
-                self.fault_code.d.next = self.t_no_buffer.val();
-                self.state.d.next = 11.into();
+                self.code_claim.next = self.t_no_buffer.val();
+                self.from_claim.next = RxState::Fault;
             }
             if self.s_rq_error.val() {
-                self.fault_code.d.next = self.t_ddp_local.val();
+                self.code_claim.next = self.t_ddp_local.val();
                 self.fault_hdr.d.next = false;
-                self.state.d.next = 11.into();
+                self.from_claim.next = RxState::Fault;
             }
         }
 
-        // States 4, 5: the MR check, for whichever purpose.
-        if self.state.q.val() == 4 {
-            self.state.d.next = 5.into();
-        }
+        // MrRead, MrCheck: the MR check, for whichever purpose.
         self.check.mr.next = self.mrs.read_data.val();
         self.check.live.next =
             (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
@@ -1692,85 +1838,85 @@ impl<
         if self.purpose.q.val() == 3 {
             self.access_code.next = self.t_ddp_local.val();
         }
-        if self.state.q.val() == 5 {
+        if self.state.q.val() == RxState::MrCheck {
             self.place_addr.d.next = self.check.iova.val();
             self.job_addr.d.next = self.check.iova.val();
-            self.state.d.next = 7.into();
+            self.from_mr_check.next = RxState::PlaceRequest;
             if self.purpose.q.val() == 2 {
-                self.state.d.next = 6.into();
+                self.from_mr_check.next = RxState::RecvFit;
             }
             if self.purpose.q.val() == 4 {
-                self.state.d.next = 12.into();
+                self.from_mr_check.next = RxState::JobOut;
                 self.job_valid.d.next = true;
                 self.job_terminate.d.next = false;
             }
             if self.purpose.q.val() == 5 {
                 // The atomic's target must be a 64-bit aligned host address (ATOM-07:
                 // 0/2/0x07, after the access checks).
-                self.state.d.next = 17.into();
+                self.from_mr_check.next = RxState::AtomicWait;
                 if self.check.iova.val().get_bits::<3>(0).any() {
-                    self.fault_code.d.next = self.t_misaligned.val();
-                    self.state.d.next = 11.into();
+                    self.code_mr_check.next = self.t_misaligned.val();
+                    self.from_mr_check.next = RxState::Fault;
                 }
             }
             if self.check.error.val().any() {
                 // A refused Read Request gets its Terminate and no response.
                 self.job_valid.d.next = false;
                 self.fault_rdma.d.next = self.purpose.q.val() == 4;
-                self.fault_code.d.next = self.access_code.val();
-                self.state.d.next = 11.into();
+                self.code_mr_check.next = self.access_code.val();
+                self.from_mr_check.next = RxState::Fault;
                 if self.purpose.q.val() == 3 {
                     self.fault_hdr.d.next = false;
                 }
             }
             if (self.purpose.q.val() == 1) & !self.check.error.val().any() & self.short_last.q.val() {
                 // A Read Response's last segment that does not end at the Read's size.
-                self.fault_code.d.next = self.t_unspecified.val();
-                self.state.d.next = 11.into();
+                self.code_mr_check.next = self.t_unspecified.val();
+                self.from_mr_check.next = RxState::Fault;
             }
             if self.purpose.q.val() == 2 {
                 // Invalidate: only a valid MR of this PD (check_invalidate).
-                self.fault_code.d.next = self.t_rdma_stag.val();
+                self.code_mr_check.next = self.t_rdma_stag.val();
                 if self.check.error.val() == 2 {
-                    self.fault_code.d.next = self.t_cannot_invalidate.val();
+                    self.code_mr_check.next = self.t_cannot_invalidate.val();
                 }
-                self.state.d.next = 6.into();
+                self.from_mr_check.next = RxState::RecvFit;
                 if (self.check.error.val() == 1) | (self.check.error.val() == 2) {
-                    self.state.d.next = 11.into();
+                    self.from_mr_check.next = RxState::Fault;
                 }
             }
         }
 
-        // State 6: the Send must fit its receive, whose buffer is then checked.
-        if self.state.q.val() == 6 {
+        // RecvFit: the Send must fit its receive, whose buffer is then checked.
+        if self.state.q.val() == RxState::RecvFit {
             self.purpose.d.next = 3.into();
             self.mr_index.d.next = self.r_lkey.q.val().get_bits::<MB>(8);
             self.chk_stag.d.next = self.r_lkey.q.val();
             self.chk_to.d.next = self.r_addr.q.val() + bit_cast::<64, 32>(self.b_mo.q.val());
             self.chk_len.d.next = bit_cast::<32, 16>(self.plen.val());
             self.chk_right.d.next = 1.into();
-            self.state.d.next = 9.into();
+            self.from_recv_fit.next = RxState::Placed;
             if self.plen.val().any() {
-                self.state.d.next = 4.into();
+                self.from_recv_fit.next = RxState::MrRead;
             }
             if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val()))
                 > bit_cast::<33, 32>(self.r_len.q.val())
             {
-                self.fault_code.d.next = self.t_too_long.val();
-                self.state.d.next = 11.into();
+                self.code_recv_fit.next = self.t_too_long.val();
+                self.from_recv_fit.next = RxState::Fault;
             }
         }
 
-        // States 7, 8: place the payload, realigned to lane 0 (it starts at octet 6 of
+        // PlaceRequest, PlaceData: place the payload, realigned to lane 0 (it starts at octet 6 of
         // the last header beat when tagged, octet 2 when untagged).
-        self.m_wr_req_valid.next = self.state.q.val() == 7;
+        self.m_wr_req_valid.next = self.state.q.val() == RxState::PlaceRequest;
         self.m_wr_req_addr.next = self.place_addr.q.val();
         self.m_wr_req_len.next = bit_cast::<32, 16>(self.plen.val());
         if self.opcode.val() == 11 {
             self.m_wr_req_len.next = 8.into();
         }
-        if (self.state.q.val() == 7) & self.m_wr_req_ready.val() {
-            self.state.d.next = 8.into();
+        if (self.state.q.val() == RxState::PlaceRequest) & self.m_wr_req_ready.val() {
+            self.from_place_request.next = RxState::PlaceData;
             self.left.d.next = self.plen.val();
             if self.opcode.val() == 11 {
                 self.left.d.next = 8.into();
@@ -1791,7 +1937,8 @@ impl<
         if self.left.q.val() < 8 {
             self.out_n.next = self.left.q.val();
         }
-        self.m_wr_tvalid.next = (self.state.q.val() == 8) & (!self.need_in.val() | self.s_axis_tvalid.val());
+        self.m_wr_tvalid.next =
+            (self.state.q.val() == RxState::PlaceData) & (!self.need_in.val() | self.s_axis_tvalid.val());
         self.m_wr_tdata.next = (self.carry.q.val() >> 48) | (self.s_axis_tdata.val() << 16);
         if !self.is_tagged.val() {
             self.m_wr_tdata.next = (self.carry.q.val() >> 16) | (self.s_axis_tdata.val() << 48);
@@ -1826,17 +1973,20 @@ impl<
             self.m_wr_tkeep.next = 0x0.into();
         }
         self.m_wr_tlast.next = self.left.q.val() <= 8;
-        if (self.state.q.val() == 8) & self.need_in.val() {
+        if (self.state.q.val() == RxState::PlaceData) & self.need_in.val() {
             self.s_axis_tready.next = self.m_wr_tready.val();
         }
-        if (self.state.q.val() == 8) & self.m_wr_tready.val() & (!self.need_in.val() | self.s_axis_tvalid.val()) {
+        if (self.state.q.val() == RxState::PlaceData)
+            & self.m_wr_tready.val()
+            & (!self.need_in.val() | self.s_axis_tvalid.val())
+        {
             self.left.d.next = self.left.q.val() - self.out_n.val();
             if self.need_in.val() {
                 self.carry.d.next = self.s_axis_tdata.val();
                 self.ended.d.next = self.s_axis_tlast.val();
             }
             if self.left.q.val() <= 8 {
-                self.state.d.next = 9.into();
+                self.from_place_data.next = RxState::Placed;
             }
         }
         if self.m_wr_req_valid.val() & self.m_wr_req_ready.val() {
@@ -1849,7 +1999,7 @@ impl<
             self.writes_out.d.next = self.writes_out.q.val() - 1;
         }
 
-        // State 9: after placement, record progress; a message that ends completes.
+        // Placed: after placement, record progress; a message that ends completes.
         // The receive's CQE; the SE variants (opcodes 5, 6) set SOLICITED, the Invalidate
         // ones INVALIDATED with the STag.
         self.cqe_flags.next = 0.into();
@@ -1868,8 +2018,8 @@ impl<
             | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
             | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
             | self.cqe_flags.val();
-        if self.state.q.val() == 9 {
-            self.state.d.next = 13.into();
+        if self.state.q.val() == RxState::Placed {
+            self.from_placed.next = RxState::Drain;
             if self.is_send.val() {
                 self.recv.write_enable.next = true;
                 self.recv.write_data.next = bit_cast::<233, 1>(true.into())
@@ -1883,13 +2033,13 @@ impl<
                 if self.last.val() {
                     self.recv.write_data.next = 0.into();
                     self.recv_msn.write_enable.next = true;
-                    self.state.d.next = 10.into();
+                    self.from_placed.next = RxState::Complete;
                 }
             }
             if self.opcode.val() == 11 {
                 self.resp_recv_msn.write_enable.next = true;
                 self.pop.next = true;
-                self.state.d.next = 10.into();
+                self.from_placed.next = RxState::Complete;
             }
             if self.opcode.val() == 2 {
                 self.read_placed.write_enable.next = true;
@@ -1897,71 +2047,63 @@ impl<
                 if self.last.val() {
                     self.read_placed.write_data.next = 0.into();
                     self.pop.next = true;
-                    self.state.d.next = 10.into();
+                    self.from_placed.next = RxState::Complete;
                 }
             }
         }
         // A Read is done once its last response segment is placed and acknowledged; the
         // requester then writes its completion, in WQE order with the QP's others.
-        self.done_inc.next = (self.state.q.val() == 10)
+        self.done_inc.next = (self.state.q.val() == RxState::Complete)
             & ((self.opcode.val() == 2) | (self.opcode.val() == 11))
             & (self.writes_out.q.val() == 0);
-        self.order_done.next = self.order_lane.val().get_bits::<4>(12);
-        // The read table's updates, one after the other on its lanes: a Read pushed (count + 1),
-        // a Read popped (count - 1, slot + 1) or completed (done + 1), then a QP written
-        // (its limit from ORD; in RESET also count, slot and done to 0), which wins. Only
-        // when something happens: an idle simulation skips the wide shifts.
-        // (Each count is its own four-bit signal: inside the wider lane expression the sum
-        // would carry into the next field.)
-        self.table_a.next = self.read_table.q.val();
-        self.push_count_next.next = self.push_lane.val().get_bits::<4>(0) + 1;
-        self.lane_a.next = self.push_lane.val();
+        self.order_done.next = self.reads_done.q.val().get_bits::<4>(self.order_slot.val().index());
+        // The read table's updates, each by its own writer: a Read pushed (pushed + 1), a
+        // Read popped (popped + 1) or completed (done + 1), a QP written (its limit from
+        // ORD; in RESET also its pushed, popped and done to 0, which wins). Only when
+        // something happens: an idle simulation skips the wide shifts.
+        // (Each sum is its own four-bit signal, so that it wraps.)
+        self.pushed_up.next = self.push_pushed.val() + 1;
+        self.popped_up.next = self.rd_popped.val() + 1;
+        self.done_up.next = self.rd_done.val() + 1;
+        self.reads_clear.next = 0.into();
+        if self.qp_we.val() & self.qp_reset.val() {
+            self.reads_clear.next = self.nibble_ones.val() << self.waddr_slot.val();
+        }
+        self.pushed_next.next = self.reads_pushed.q.val();
         if self.s_read_valid.val() {
-            self.lane_a.next = (self.push_lane.val() & 0xFFF0) | bit_cast::<16, 4>(self.push_count_next.val());
-            self.table_a.next = (self.read_table.q.val() & !(self.lane_ones.val() << self.push_slot16.val()))
-                | (bit_cast::<QL, 16>(self.lane_a.val()) << self.push_slot16.val());
+            self.pushed_next.next = (self.reads_pushed.q.val() & !(self.nibble_ones.val() << self.push_slot16.val()))
+                | (bit_cast::<QL, 4>(self.pushed_up.val()) << self.push_slot16.val());
         }
-        self.table_b.next = self.table_a.val();
-        self.lane_b.next = self.table_a.val().get_bits::<16>(self.rd_slot.val().index());
-        self.pop_count_next.next = self.lane_b.val().get_bits::<4>(0) - 1;
-        self.pop_head_next.next = self.lane_b.val().get_bits::<4>(4) + 1;
-        self.done_next.next = self.lane_b.val().get_bits::<4>(12) + 1;
-        self.lane_c.next = self.lane_b.val();
+        self.popped_next.next = self.reads_popped.q.val();
         if self.pop.val() {
-            self.lane_c.next = (self.lane_b.val() & 0xFF00)
-                | (bit_cast::<16, 4>(self.pop_head_next.val()) << 4)
-                | bit_cast::<16, 4>(self.pop_count_next.val());
+            self.popped_next.next = (self.reads_popped.q.val() & !(self.nibble_ones.val() << self.rd_slot.val()))
+                | (bit_cast::<QL, 4>(self.popped_up.val()) << self.rd_slot.val());
         }
+        self.done_next.next = self.reads_done.q.val();
         if self.done_inc.val() {
-            self.lane_c.next = (self.lane_b.val() & 0x0FFF) | (bit_cast::<16, 4>(self.done_next.val()) << 12);
+            self.done_next.next = (self.reads_done.q.val() & !(self.nibble_ones.val() << self.rd_slot.val()))
+                | (bit_cast::<QL, 4>(self.done_up.val()) << self.rd_slot.val());
         }
-        if self.pop.val() | self.done_inc.val() {
-            self.table_b.next = (self.table_a.val() & !(self.lane_ones.val() << self.rd_slot.val()))
-                | (bit_cast::<QL, 16>(self.lane_c.val()) << self.rd_slot.val());
-        }
-        self.table_c.next = self.table_b.val();
-        self.lane_d.next = self.table_b.val().get_bits::<16>(self.waddr_slot.val().index());
+        self.limit_next.next = self.reads_limit.q.val();
         if self.qp_we.val() {
-            self.lane_d.next = (self.table_b.val().get_bits::<16>(self.waddr_slot.val().index()) & 0xF0FF)
-                | (bit_cast::<16, 4>(self.limit.val()) << 8);
-            if self.qp_reset.val() {
-                self.lane_d.next = bit_cast::<16, 4>(self.limit.val()) << 8;
-            }
-            self.table_c.next = (self.table_b.val() & !(self.lane_ones.val() << self.waddr_slot.val()))
-                | (bit_cast::<QL, 16>(self.lane_d.val()) << self.waddr_slot.val());
+            self.limit_next.next = (self.reads_limit.q.val() & !(self.nibble_ones.val() << self.waddr_slot.val()))
+                | (bit_cast::<QL, 4>(self.limit.val()) << self.waddr_slot.val());
         }
-        self.read_table.d.next = self.table_c.val();
+        self.reads_pushed.d.next = self.pushed_next.val() & !self.reads_clear.val();
+        self.reads_popped.d.next = self.popped_next.val() & !self.reads_clear.val();
+        self.reads_done.d.next = self.done_next.val() & !self.reads_clear.val();
+        self.reads_limit.d.next = self.limit_next.val();
         if self.pop.val() & !(self.s_read_valid.val() & (self.s_read_qpn.val() == self.qpn.q.val())) {
             self.full.d.next = self.full_pushed.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
         }
 
-        // State 10: the completion once the placement writes are acknowledged (the
+        // Complete: the completion once the placement writes are acknowledged (the
         // invalidation goes with it).
         self.invalidate.d.next = false;
         if self.done_inc.val() {
-            self.state.d.next = 13.into();
+            self.from_complete.next = RxState::Drain;
         }
-        if (self.state.q.val() == 10)
+        if (self.state.q.val() == RxState::Complete)
             & (self.opcode.val() != 2)
             & (self.opcode.val() != 11)
             & !self.cqe_valid.q.val()
@@ -1972,7 +2114,8 @@ impl<
         }
         if self.cqe_valid.q.val() & self.m_cqe_ready.val() {
             self.cqe_valid.d.next = false;
-            self.state.d.next = 13.into();
+            self.from_complete.next = RxState::Drain;
+            self.from_flush_cqe.next = RxState::Drain;
         }
         self.m_cqe_valid.next = self.cqe_valid.q.val();
         self.m_cqe.next = self.cqe.q.val();
@@ -1980,7 +2123,7 @@ impl<
         self.m_invalidate.next = self.invalidate.q.val();
         self.m_invalidate_mr.next = self.b_stag.q.val().get_bits::<MB>(8);
 
-        // State 16: Immediate Data completes its receive with the 8 octets in the CQE
+        // ImmComplete: Immediate Data completes its receive with the 8 octets in the CQE
         // (IMM-04: SOLICITED for opcode 0x9), once earlier placements are acknowledged (a
         // Write before it is in memory when the CQE says so: IMM-05).
         self.imm_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
@@ -1990,30 +2133,30 @@ impl<
             | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
             | (bit_cast::<256, 64>(self.hdr.q.val().get_bits::<64>(144)) << self.at_cqe_imm.val())
             | self.imm_valid_bit.val();
-        if self.state.q.val() == 16 {
+        if self.state.q.val() == RxState::ImmComplete {
             self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
             self.cqe.d.next = self.imm_cqe.val();
             if self.opcode.val() == 9 {
                 self.cqe.d.next = self.imm_cqe.val() | self.solicited_bit.val();
             }
             self.recv_msn.write_enable.next = true;
-            self.state.d.next = 10.into();
+            self.from_imm_complete.next = RxState::Complete;
             // A piece of a split message: refused (0/2/0xFF), its receive claimed and
             // flushed.
             if self.imm_piece.val() {
                 self.recv_msn.write_enable.next = false;
-                self.fault_code.d.next = self.t_unspecified.val();
-                self.state.d.next = 11.into();
+                self.code_imm_complete.next = self.t_unspecified.val();
+                self.from_imm_complete.next = RxState::Fault;
             }
         }
 
-        // State 17: a checked Atomic Request goes to the atomic unit once every placement
+        // AtomicWait: a checked Atomic Request goes to the atomic unit once every placement
         // before it is acknowledged (RFC 7306 §7: a Write before an Atomic is seen by it)
         // and every receive completed before it is written (§7: its response is not
         // generated until an earlier Send or Immediate Data has completed); its response
         // joins the job queue, to leave when the unit returns the value.
         self.m_atom_valid.next =
-            (self.state.q.val() == 17) & (self.writes_out.q.val() == 0) & self.s_cqes_written.val();
+            (self.state.q.val() == RxState::AtomicWait) & (self.writes_out.q.val() == 0) & self.s_cqes_written.val();
         self.m_atom_addr.next = self.job_addr.q.val();
         self.m_atom_aopcode.next = self.aop.val();
         self.m_atom_data.next = self.b_a_data.q.val();
@@ -2027,10 +2170,10 @@ impl<
             self.job_valid.d.next = true;
             self.job_terminate.d.next = false;
             self.job_atomic.d.next = true;
-            self.state.d.next = 12.into();
+            self.from_atomic_wait.next = RxState::JobOut;
         }
 
-        // State 11: a fault. The QP goes to ERROR and a Terminate is sent.
+        // Fault: the QP goes to ERROR and a Terminate is sent.
         self.hdr_bytes.next = self.hdr.q.val().get_bits::<144>(0);
         if self.is_tagged.val() {
             self.hdr_bytes.next = bit_cast::<144, 112>(self.hdr.q.val().get_bits::<112>(0));
@@ -2074,7 +2217,7 @@ impl<
         if (self.fault_code.q.val() == self.t_invalid_mo.val()) | (self.fault_code.q.val() == self.t_msn_range.val()) {
             self.fault_status.next = self.st_remote_operation.val();
         }
-        if (self.state.q.val() == 11) & self.r_active.q.val() & (self.is_send.val() | self.is_imm.val()) {
+        if (self.state.q.val() == RxState::Fault) & self.r_active.q.val() & (self.is_send.val() | self.is_imm.val()) {
             self.recv.write_enable.next = true;
             self.recv.write_data.next = bit_cast::<233, 1>(true.into())
                 | (bit_cast::<233, 32>(self.r_placed.q.val()) << 1)
@@ -2084,7 +2227,7 @@ impl<
                 | (bit_cast::<233, 32>(self.r_lkey.q.val()) << 193)
                 | (bit_cast::<233, 8>(self.fault_status.val()) << 225);
         }
-        if self.state.q.val() == 11 {
+        if self.state.q.val() == RxState::Fault {
             self.fail_valid.d.next = true;
             self.fail_qp.d.next = self.qpn.q.val();
             self.fail_term.d.next = self.fault_code.q.val();
@@ -2096,7 +2239,6 @@ impl<
             if self.fault_hdr.q.val() {
                 self.job_inline_len.d.next = self.term_len.val().get_bits::<6>(0);
             }
-            self.state.d.next = 12.into();
         }
         self.m_fail_qp.next = self.fail_qp.q.val();
         self.m_fail_term.next = self.fail_term.q.val();
@@ -2106,36 +2248,32 @@ impl<
         self.tx_fails.s_valid.next = self.s_tx_fail.val();
         self.tx_fails.s_data.next = self.s_tx_fail_qp.val();
         self.tx_fails.m_ready.next = false;
-        if (self.state.q.val() == 0) & self.tx_fails.m_valid.val() {
+        if (self.state.q.val() == RxState::Idle) & self.tx_fails.m_valid.val() {
             self.tx_fails.m_ready.next = true;
             self.qpn.d.next = self.tx_fails.m_data.val();
-            self.fault_code.d.next = self.t_local.val();
+            self.code_idle.next = self.t_local.val();
             self.fault_hdr.d.next = false;
             self.fault_rdma.d.next = false;
-            self.state.d.next = 14.into();
+            self.from_idle.next = RxState::LocalFault;
         }
-        if self.state.q.val() == 14 {
-            self.state.d.next = 15.into();
-        }
-        if self.state.q.val() == 22 {
-            self.state.d.next = 13.into();
+        if self.state.q.val() == RxState::MpaFault {
+            self.from_mpa_fault.next = RxState::Drain;
             if self.rts.val() {
-                self.state.d.next = 11.into();
+                self.from_mpa_fault.next = RxState::Fault;
             }
         }
-        if self.state.q.val() == 15 {
+        if self.state.q.val() == RxState::LocalTerminate {
             self.job_valid.d.next = true;
             self.job_terminate.d.next = true;
             self.job_inline.d.next = self.term_body.val();
             self.job_inline_len.d.next = 4.into();
-            self.state.d.next = 12.into();
             self.ended.d.next = true;
         }
 
-        // State 12: a Read Response, an Atomic Response or a Terminate joins the
+        // JobOut: a Read Response, an Atomic Response or a Terminate joins the
         // segmenter's queue. A Read Response waits until every placement before it is
         // acknowledged (RDMAP-18, §5.5 rules 12 and 17: a Read sees the Writes before it;
-        // the bus orders no read after a write). An Atomic waited in state 17.
+        // the bus orders no read after a write). An Atomic waited in AtomicWait.
         self.job_go.next = self.job_terminate.q.val() | self.job_atomic.q.val() | (self.writes_out.q.val() == 0);
         self.job_entry.next = bit_cast::<465, 1>(self.job_terminate.q.val().into())
             | (bit_cast::<465, 32>(self.b_sink_stag.q.val()) << 1)
@@ -2168,10 +2306,10 @@ impl<
         }
         self.jobs.s_valid.next = self.job_valid.q.val() & self.job_go.val();
         self.jobs.s_data.next = self.job_entry.val();
-        if (self.state.q.val() == 12) & self.jobs.s_ready.val() & self.job_go.val() {
+        if (self.state.q.val() == RxState::JobOut) & self.jobs.s_ready.val() & self.job_go.val() {
             self.job_valid.d.next = false;
             self.job_atomic.d.next = false;
-            self.state.d.next = 13.into();
+            self.from_job_out.next = RxState::Drain;
             if self.job_atomic.q.val() {
                 self.resp_sent_msn.write_enable.next = true;
             } else {
@@ -2247,19 +2385,18 @@ impl<
         self.m_job_crc.next = self.job_out.val().get_bit(463);
         self.m_job_qpn.next = self.job_out.val().get_bits::<QB>(455);
 
-        // States 18-21: the flush of a QP in ERROR (RFC 5040 §6.2: outstanding work
+        // FlushRead to FlushCqe: the flush of a QP in ERROR (RFC 5040 §6.2: outstanding work
         // completes in error). The receive a Send had claimed completes first, with the
         // status its failure gave it, then every posted receive, FLUSHED, one per turn;
         // a claim that finds none marks the QP quiet until its next RQ doorbell or
-        // context write. (18: the QP's tables are read; 19: the claimed receive; 20:
-        // the next posted one; 21: its CQE leaves.) None of them succeeded, so none
+        // context write. None of them succeeded, so none
         // counts octets (BYTE_LEN is 0 unless SUCCESS), however much a claimed one got.
         self.flush_wr_id.next = self.recv.read_data.val().get_bits::<64>(33);
         self.flush_status.next = self.recv.read_data.val().get_bits::<8>(225);
         if !self.flush_status.val().any() {
             self.flush_status.next = self.st_flushed.val();
         }
-        if self.state.q.val() == 20 {
+        if self.state.q.val() == RxState::FlushPosted {
             self.flush_wr_id.next = self.s_rq_wqe.val().get_bits::<64>(self.at_rq_wr_id.val().index());
             self.flush_status.next = self.st_flushed.val();
         }
@@ -2267,31 +2404,28 @@ impl<
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
             | (bit_cast::<256, 8>(self.cqe_recv.val()) << self.at_cqe_opcode.val())
             | (bit_cast::<256, 8>(self.flush_status.val()) << self.at_cqe_status.val());
-        if self.state.q.val() == 18 {
-            self.state.d.next = 19.into();
-        }
-        if self.state.q.val() == 19 {
+        if self.state.q.val() == RxState::FlushClaimed {
             self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
             self.cqe.d.next = self.flush_cqe.val();
             self.req_valid.d.next = true;
-            self.state.d.next = 20.into();
+            self.from_flush_claimed.next = RxState::FlushPosted;
             if self.recv.read_data.val().get_bit(0) {
                 self.recv.write_enable.next = true;
                 self.recv.write_data.next = 0.into();
                 self.req_valid.d.next = false;
                 self.cqe_valid.d.next = true;
-                self.state.d.next = 21.into();
+                self.from_flush_claimed.next = RxState::FlushCqe;
             }
         }
         self.quiet_next.next = self.quiet.q.val();
-        if (self.state.q.val() == 20) & self.s_rq_valid.val() {
+        if (self.state.q.val() == RxState::FlushPosted) & self.s_rq_valid.val() {
             self.cqe.d.next = self.flush_cqe.val();
             self.cqe_valid.d.next = true;
-            self.state.d.next = 21.into();
+            self.from_flush_posted.next = RxState::FlushCqe;
             if !self.s_rq_posted.val() | self.s_rq_error.val() {
                 self.cqe_valid.d.next = false;
                 self.quiet_next.next = self.quiet.q.val() | (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
-                self.state.d.next = 0.into();
+                self.from_flush_posted.next = RxState::Idle;
             }
         }
         if self.db_valid.val() & (self.db_kind.val() == self.db_rq.val()) {
@@ -2303,16 +2437,56 @@ impl<
                 self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
         }
         self.quiet.d.next = self.quiet_next.val();
+        self.flush_here.d.next = ((self.qp_error.val() & !self.quiet_next.val())
+            & (self.one_q.val() << bit_cast::<Q, QB>(self.scan_next.val())))
+        .any();
 
-        // State 13: the rest of the ULPDU, if any, is dropped.
-        if self.state.q.val() == 13 {
+        // Drain: the rest of the ULPDU, if any, is dropped.
+        if self.state.q.val() == RxState::Drain {
             self.s_axis_tready.next = !self.ended.q.val();
             if self.ended.q.val() {
-                self.state.d.next = 0.into();
+                self.from_drain.next = RxState::Idle;
             }
             if self.s_axis_tvalid.val() & self.s_axis_tlast.val() {
                 self.ended.d.next = true;
             }
+        }
+
+        // The next state: the decision of the state we are in.
+        match self.state.q.val() {
+            RxState::Idle => self.state.d.next = self.from_idle.val(),
+            RxState::Header => self.state.d.next = self.from_header.val(),
+            RxState::Classify => self.state.d.next = self.from_classify.val(),
+            RxState::Claim => self.state.d.next = self.from_claim.val(),
+            RxState::MrRead => self.state.d.next = RxState::MrCheck,
+            RxState::MrCheck => self.state.d.next = self.from_mr_check.val(),
+            RxState::RecvFit => self.state.d.next = self.from_recv_fit.val(),
+            RxState::PlaceRequest => self.state.d.next = self.from_place_request.val(),
+            RxState::PlaceData => self.state.d.next = self.from_place_data.val(),
+            RxState::Placed => self.state.d.next = self.from_placed.val(),
+            RxState::Complete => self.state.d.next = self.from_complete.val(),
+            RxState::Fault => self.state.d.next = RxState::JobOut,
+            RxState::JobOut => self.state.d.next = self.from_job_out.val(),
+            RxState::Drain => self.state.d.next = self.from_drain.val(),
+            RxState::LocalFault => self.state.d.next = RxState::LocalTerminate,
+            RxState::LocalTerminate => self.state.d.next = RxState::JobOut,
+            RxState::ImmComplete => self.state.d.next = self.from_imm_complete.val(),
+            RxState::AtomicWait => self.state.d.next = self.from_atomic_wait.val(),
+            RxState::FlushRead => self.state.d.next = RxState::FlushClaimed,
+            RxState::FlushClaimed => self.state.d.next = self.from_flush_claimed.val(),
+            RxState::FlushPosted => self.state.d.next = self.from_flush_posted.val(),
+            RxState::FlushCqe => self.state.d.next = self.from_flush_cqe.val(),
+            RxState::MpaFault => self.state.d.next = self.from_mpa_fault.val(),
+        }
+
+        match self.state.q.val() {
+            RxState::Idle => self.fault_code.d.next = self.code_idle.val(),
+            RxState::Classify => self.fault_code.d.next = self.code_classify.val(),
+            RxState::Claim => self.fault_code.d.next = self.code_claim.val(),
+            RxState::MrCheck => self.fault_code.d.next = self.code_mr_check.val(),
+            RxState::RecvFit => self.fault_code.d.next = self.code_recv_fit.val(),
+            RxState::ImmComplete => self.fault_code.d.next = self.code_imm_complete.val(),
+            _ => {}
         }
 
         // A QP written in RESET starts over.
@@ -2341,7 +2515,7 @@ impl<
             self.full.d.next = self.full.q.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
         }
         if self.reset.val() {
-            self.state.d.next = 0.into();
+            self.state.d.next = RxState::Idle;
             self.req_valid.d.next = false;
             self.job_valid.d.next = false;
             self.cqe_valid.d.next = false;
@@ -2349,7 +2523,10 @@ impl<
             self.invalidate.d.next = false;
             self.writes_out.d.next = 0.into();
             self.dones.d.next = 0.into();
-            self.read_table.d.next = 0.into();
+            self.reads_pushed.d.next = 0.into();
+            self.reads_popped.d.next = 0.into();
+            self.reads_done.d.next = 0.into();
+            self.reads_limit.d.next = 0.into();
             self.job_atomic.d.next = false;
             self.plain_pushed.d.next = 0.into();
             self.plain_count.d.next = 0.into();
@@ -2357,6 +2534,7 @@ impl<
             self.full.d.next = 0.into();
             self.quiet.d.next = 0.into();
             self.flush_turn.d.next = false;
+            self.flush_here.d.next = false;
         }
     }
 }

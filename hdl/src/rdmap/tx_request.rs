@@ -46,6 +46,17 @@ const ENTRY_MSN: u64 = 278;
 const ENTRY_NAMED: u64 = 310;
 const ENTRY_NAMED_STATUS: u64 = 311;
 
+/// TxRequest's states.
+#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
+pub enum TxState {
+    /// A WQE is taken from the SQ fetch, unless its QP must wait.
+    Accept,
+    /// The WQE's checks; its completion is queued, its Read table entry pushed.
+    Check,
+    /// The message waits for the segmenter to take its job.
+    Job,
+}
+
 /// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts.
 #[derive(LogicBlock)]
 pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M: usize> {
@@ -118,13 +129,13 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// Atomic Requests sent (the next Request Identifier is one more).
     atomic_msn: RAM<Bits<32>, QB>,
     check: MrCheck,
-    state: DFF<Bits<2>>,
+    state: DFF<TxState>,
     wqe: DFF<Bits<768>>,
     qpn: DFF<Bits<QB>>,
     ctx: DFF<Bits<256>>,
     fetch_error: DFF<Bit>,
     job_valid: DFF<Bit>,
-    /// What state 1 read from the RAMs, held while the message waits (the RAMs move on).
+    /// What Check read from the RAMs, held while the message waits (the RAMs move on).
     job_addr: DFF<Bits<64>>,
     job_msn: DFF<Bits<32>>,
     /// The Request Identifier of the atomic being sent, read with its WQE.
@@ -553,20 +564,21 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // It also waits while the queue holds as many Read and atomic entries as it may.
         self.is_read_wqe.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
             | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val());
-        // (A Read or atomic reaches the receive side from `read_valid`, a cycle after state
-        // 1, and `reads_full` has it a cycle after that. That is in time: a Read or atomic
-        // that passed its checks goes on to state 2 (its job), so the next WQE is taken two
-        // cycles after state 1 at the earliest.)
+        // (A Read or atomic reaches the receive side from `read_valid`, a cycle after Check,
+        // and `reads_full` has it a cycle after that. That is in time: a Read or atomic that
+        // passed its checks goes on to Job, so the next WQE is taken two cycles after Check
+        // at the earliest.)
         self.held.next = self.is_read_wqe.val()
             & ((self.reads_full.val()
                 & !self.qp_error.val()
                 & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val())))
             .any()
                 | (self.read_entries.q.val() == self.reads_room.val()));
-        self.s_ready.next =
-            (self.state.q.val() == 0) & !self.queued.val().get_bit(self.at_full.val().index()) & !self.held.val();
+        self.s_ready.next = (self.state.q.val() == TxState::Accept)
+            & !self.queued.val().get_bit(self.at_full.val().index())
+            & !self.held.val();
         if self.s_valid.val()
-            & (self.state.q.val() == 0)
+            & (self.state.q.val() == TxState::Accept)
             & !self.queued.val().get_bit(self.at_full.val().index())
             & !self.held.val()
         {
@@ -575,10 +587,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.ctx.d.next = self.s_ctx.val();
             self.fetch_error.d.next = self.s_error.val();
             self.counted.d.next = self.is_read_wqe.val();
-            self.state.d.next = 1.into();
+            self.state.d.next = TxState::Check;
         }
 
-        // State 1: the checks.
+        // Check: the WQE's checks.
         self.opcode.next = self.wqe.q.val().get_bits::<8>(self.at_opcode.val().index());
         self.is_write.next = self.opcode.val() == self.op_write.val();
         self.is_read.next = self.opcode.val() == self.op_read.val();
@@ -671,7 +683,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         self.fail.d.next = false;
-        self.read_valid.d.next = (self.state.q.val() == 1)
+        self.read_valid.d.next = (self.state.q.val() == TxState::Check)
             & (self.status.val() == self.st_success.val())
             & (self.is_read.val() | self.is_atomic.val());
         self.read_qpn.d.next = self.qpn.q.val();
@@ -682,9 +694,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.m_read_valid.next = self.read_valid.q.val();
         self.m_read_qpn.next = self.read_qpn.q.val();
         self.m_read_entry.next = self.read_entry.q.val();
-        self.pending.s_valid.next = self.state.q.val() == 1;
+        self.pending.s_valid.next = self.state.q.val() == TxState::Check;
         self.pending.s_data.next = self.entry.val();
-        if self.state.q.val() == 1 {
+        if self.state.q.val() == TxState::Check {
             for i in 0..PENDING {
                 if self.tail.q.val().get_bits::<PENDING_BITS>(0).index() == i {
                     self.slot_qpn[i].d.next = self.qpn.q.val();
@@ -695,12 +707,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 }
             }
             self.tail.d.next = self.tail.q.val() + 1;
-            self.state.d.next = 0.into();
+            self.state.d.next = TxState::Accept;
             if (self.status.val() != self.st_success.val()) & !self.flush.val() {
                 self.fail.d.next = true;
             }
             if self.status.val() == self.st_success.val() {
-                self.state.d.next = 2.into();
+                self.state.d.next = TxState::Job;
                 self.job_valid.d.next = true;
                 self.job_addr.d.next = self.check.iova.val();
                 self.job_msn.d.next = self.send_msn.read_data.val() + 1;
@@ -727,9 +739,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.atomic_msn.write_address.next = self.qp_waddr.val();
             self.atomic_msn.write_data.next = 0.into();
         }
-        if (self.state.q.val() == 2) & self.m_job_ready.val() {
+        if (self.state.q.val() == TxState::Job) & self.m_job_ready.val() {
             self.job_valid.d.next = false;
-            self.state.d.next = 0.into();
+            self.state.d.next = TxState::Accept;
         }
 
         // The message. MSNs start at 1 (RFC 5041 §5.1).
@@ -749,7 +761,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.aop_word.next = bit_cast::<32, 4>(self.wqe.q.val().get_bits::<4>(self.at_aopcode.val().index())) << 24;
         // (The count is read for the WQE's QP only in the cycle after it is taken: the read
         // address follows SQ fetch's next WQE, and the count itself goes up.)
-        if self.state.q.val() == 1 {
+        if self.state.q.val() == TxState::Check {
             self.req_id.d.next = self.atomic_msn.read_data.val() + 1;
         }
         self.req_id_be.d.next = self.req_id.q.val();
@@ -874,7 +886,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.pending_out.m_ready.next = self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val());
         // Read and atomic entries: one more as one is queued, one fewer as one leaves
         // (counted as taken, whatever their checks found: a flag decided a cycle ahead).
-        self.read_push.next = (self.state.q.val() == 1) & self.counted.q.val();
+        self.read_push.next = (self.state.q.val() == TxState::Check) & self.counted.q.val();
         self.read_pop.next = self.head_ready.val()
             & (!self.head_writes.val() | self.m_cqe_ready.val())
             & self.head_entry.val().get_bit(self.at_entry_counted.val().index());
@@ -894,7 +906,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         if self.reset.val() {
-            self.state.d.next = 0.into();
+            self.state.d.next = TxState::Accept;
             self.job_valid.d.next = false;
             self.fail.d.next = false;
             self.read_valid.d.next = false;
