@@ -53,7 +53,7 @@ fn main() {
     let version = verilator_version(&verilator);
     let mut names = Vec::new();
     let mut variants = Vec::new();
-    let mut libs = vec!["rnic_registry".to_string()];
+    let mut jobs = Vec::new();
     for file in &designs {
         let name = file.file_stem().and_then(|s| s.to_str()).expect("file name").to_string();
         println!("cargo:rerun-if-changed={}", file.display());
@@ -73,9 +73,9 @@ fn main() {
                 Variant::RandomX => fingerprint(&[&text, &version, RECIPE, "x unique, seeded, traced"]),
                 _ => fingerprint(&[&text, &version, RECIPE, &traced.to_string()]),
             };
-            let files = std::slice::from_ref(file);
-            let job = ModelJob { files, include: None, top_text: &text, name: &name, ident: &ident, variant };
-            libs.push(tools.build(&job, &mdir, &stamp));
+            let files = vec![file.clone()];
+            let (top_text, name) = (text.clone(), name.clone());
+            jobs.push(ModelJob { files, include: None, top_text, name, ident: ident.clone(), variant, mdir, stamp });
             variants.push(ident);
         }
         names.push(name);
@@ -102,18 +102,14 @@ fn main() {
         let include_dir = include.as_ref().map(|d| d.display().to_string()).unwrap_or_default();
         parts.extend([version.as_str(), RECIPE, "composite, untraced", CELL_LIBRARY_FLAGS, &include_dir]);
         let stamp = fingerprint(&parts);
-        let job = ModelJob {
-            files: &files,
-            include: include.as_deref(),
-            top_text: &texts[0],
-            name,
-            ident: name,
-            variant: Variant::Fast,
-        };
-        libs.push(tools.build(&job, &cache.join(name), &stamp));
+        let (top_text, mdir) = (texts[0].clone(), cache.join(name));
+        let (ident, variant) = (name.to_string(), Variant::Fast);
+        jobs.push(ModelJob { files, include, top_text, name: name.to_string(), ident, variant, mdir, stamp });
         variants.push(name.to_string());
         names.push(name.to_string());
     }
+    let mut libs = vec!["rnic_registry".to_string()];
+    libs.extend(tools.build_all(&jobs));
 
     let runtime_dir = cache.join("verilator-runtime");
     let runtime_stamp = fingerprint(&[&version, &root.display().to_string(), RECIPE]);
@@ -157,30 +153,84 @@ struct Tools<'a> {
 }
 
 /// One model to build: its Verilog files (the top's first, with its text), the design's
-/// top module, the model's name and kind.
-struct ModelJob<'a> {
-    files: &'a [PathBuf],
+/// top module, the model's name and kind, where it is kept and what its stamp says.
+struct ModelJob {
+    files: Vec<PathBuf>,
     /// A directory of included files.
-    include: Option<&'a Path>,
-    top_text: &'a str,
-    name: &'a str,
-    ident: &'a str,
+    include: Option<PathBuf>,
+    top_text: String,
+    name: String,
+    ident: String,
     variant: Variant,
+    mdir: PathBuf,
+    stamp: String,
 }
 
 impl Tools<'_> {
-    /// Verilates and compiles `job` into `mdir` unless the library there was built from
-    /// what `stamp` fingerprints; returns the library's name, on the link path.
-    fn build(&self, job: &ModelJob<'_>, mdir: &Path, stamp: &str) -> String {
+    /// Builds every model of `jobs` (see `build`), as many at once as cargo gives this
+    /// build script jobs (`NUM_JOBS`), largest first; returns their libraries in the order
+    /// of `jobs`.
+    fn build_all(&self, jobs: &[ModelJob]) -> Vec<String> {
+        let workers = std::env::var("NUM_JOBS").ok().and_then(|n| n.parse().ok()).unwrap_or(1usize).max(1);
+        let mut order: Vec<usize> = (0..jobs.len()).collect();
+        order.sort_by_key(|&i| {
+            std::cmp::Reverse(jobs[i].files.iter().map(|f| f.metadata().map_or(0, |m| m.len())).sum::<u64>())
+        });
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let libs: Vec<std::sync::OnceLock<String>> = jobs.iter().map(|_| std::sync::OnceLock::new()).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..workers.min(jobs.len()) {
+                scope.spawn(|| {
+                    while let Some(&i) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        let _ = libs[i].set(self.build(&jobs[i]));
+                    }
+                });
+            }
+        });
+        libs.into_iter().map(|l| l.into_inner().expect("every model built")).collect()
+    }
+
+    /// Verilates and compiles `job` into its directory unless the library there was built
+    /// from what its stamp fingerprints; returns the library's name, on the link path.
+    /// Verilator's files are compiled in three units (each `#include`s its files, as
+    /// Verilator's own `__ALL.cpp` does), so the runtime's headers are parsed three times
+    /// per model, not once per file: what runs once (`__Slow`: construction, trace
+    /// declarations) at `-O0`, as Verilator's makefile does; the trace dump at `-O1`; the
+    /// per-cycle evaluation and the C ABI shim at `CXX_OPT_LEVEL`. That is a third of the
+    /// compile time, at the same simulation speed.
+    fn build(&self, job: &ModelJob) -> String {
+        let (mdir, stamp) = (&job.mdir, &job.stamp);
         let lib = format!("rnic_model_{}", job.ident);
         if !is_fresh(mdir, &lib, stamp) {
             verilate(self.verilator, job, mdir);
-            let ports = parse_ports(job.top_text, &job.files[0], job.name);
+            let ports = parse_ports(&job.top_text, &job.files[0], &job.name);
             let shim = mdir.join(format!("rnic_model_{}.cpp", job.ident));
-            std::fs::write(&shim, model_class(job.ident, job.variant, &ports)).expect("write shim");
+            std::fs::write(&shim, model_class(&job.ident, job.variant, &ports)).expect("write shim");
+            let (mut once, mut trace, mut fast) = (Vec::new(), Vec::new(), Vec::new());
+            for file in cpp_files(mdir) {
+                let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+                if stem.contains("__Slow") {
+                    once.push(file);
+                } else if stem.contains("__Trace__") {
+                    trace.push(file);
+                } else {
+                    fast.push(file);
+                }
+            }
             let mut build = cxx(self.root, self.manifest);
-            build.include(mdir).files(cpp_files(mdir));
-            build.out_dir(mdir).compile(&lib);
+            build.out_dir(mdir);
+            for (group, files, level) in [("once", once, 0), ("trace", trace, 1), ("eval", fast, CXX_OPT_LEVEL)] {
+                if files.is_empty() {
+                    continue;
+                }
+                let unit = mdir.join(format!("rnic_unit_{}_{group}.cpp", job.ident));
+                let text: String = files.iter().map(|f| format!("#include \"{}\"\n", f.display())).collect();
+                std::fs::write(&unit, text).expect("write compilation unit");
+                let mut part = cxx(self.root, self.manifest);
+                part.include(mdir).opt_level(level).file(unit).out_dir(mdir);
+                build.objects(part.compile_intermediates());
+            }
+            build.compile(&lib);
             std::fs::write(mdir.join("stamp"), stamp).expect("write stamp");
         }
         println!("cargo:rustc-link-search=native={}", mdir.display());
@@ -189,7 +239,7 @@ impl Tools<'_> {
 }
 
 /// Bump when the way models are verilated or compiled changes: cached ones are rebuilt.
-const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 -O3 -fPIC -fno-semantic-interposition; shim v2";
+const RECIPE: &str = "verilate --cc [--trace] -O3; c++20 units: __Slow -O0, __Trace -O1, eval -O3; -fPIC -fno-semantic-interposition; shim v2";
 
 /// Models verilated from several files, untraced: (name, the top's file with rust-hdl-style
 /// port declarations, the files of what it instantiates), paths from this crate. The board
@@ -379,8 +429,8 @@ fn verilator_root(verilator: &Path) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn verilate(verilator: &Path, job: &ModelJob<'_>, mdir: &Path) {
-    let (files, name, ident, variant) = (job.files, job.name, job.ident, job.variant);
+fn verilate(verilator: &Path, job: &ModelJob, mdir: &Path) {
+    let (files, name, ident, variant) = (&job.files, job.name.as_str(), job.ident.as_str(), job.variant);
     let _ = std::fs::remove_dir_all(mdir);
     std::fs::create_dir_all(mdir).expect("create model dir");
     let out = Command::new(verilator)
@@ -394,7 +444,7 @@ fn verilate(verilator: &Path, job: &ModelJob<'_>, mdir: &Path) {
         // rust-hdl writes unsized literals and one module per register; neither is a bug.
         .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-DECLFILENAME", "-Wno-UNUSED"])
         .args(CELL_LIBRARY_FLAGS.split(' ').filter(|_| files.len() > 1))
-        .args(job.include.map(|d| format!("-I{}", d.display())))
+        .args(job.include.as_ref().map(|d| format!("-I{}", d.display())))
         .args(files)
         .output()
         .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", verilator.display())));
