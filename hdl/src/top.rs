@@ -185,6 +185,12 @@ pub struct RnicTop<
     /// marker settings apply then), and per QP the octets from where its next FPDU starts
     /// to its next marker.
     rx_fpdus: SmallFifo<QB>,
+    /// The next FPDU's QP, out of `rx_fpdus` into a register, so that its settings and
+    /// marker distance are selected from a register; `rx_next_ready` once it has been
+    /// there a cycle (the marker distance is read from block RAM).
+    rx_next_qp: DFF<Bits<QB>>,
+    rx_next_valid: DFF<Bit>,
+    rx_next_ready: DFF<Bit>,
     rx_positions: Positions<QB, Q>,
     rx_qp: DFF<Bits<QB>>,
     rx_ending: Signal<Local, Bits<QB>>,
@@ -345,6 +351,9 @@ impl<
             tag_crc: crate::common::constant(TAG_CRC),
             one_q: crate::common::constant(1),
             rx_fpdus: Default::default(),
+            rx_next_qp: Default::default(),
+            rx_next_valid: Default::default(),
+            rx_next_ready: Default::default(),
             rx_positions: Default::default(),
             rx_qp: Default::default(),
             rx_ending: Default::default(),
@@ -374,7 +383,20 @@ impl<
             requester, segmenter, payload, tx_slice, rd_slice, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver,
             rq
         );
-        dff_setup!(self, clock, tx_first, rx_first, reset_q, tx_qp, rx_qp, cqes_taken, rx_cqes_due);
+        dff_setup!(
+            self,
+            clock,
+            tx_first,
+            rx_first,
+            reset_q,
+            tx_qp,
+            rx_qp,
+            rx_next_qp,
+            rx_next_valid,
+            rx_next_ready,
+            cqes_taken,
+            rx_cqes_due
+        );
         // The reset input is registered once and fans out from the register: no block's
         // logic depends on an input pin directly (which also spares a simulator from
         // re-evaluating all of it on every input change).
@@ -917,18 +939,32 @@ impl<
         // §8: CRC 0x02, marker 0x03; out of step with its packet or longer than the RX
         // buffer holds, 0x05, RFC 6581 §8) reaches RdmapRx as a failure packet in order
         // with the ULPDUs, and fails its own QP only.
-        self.rx_positions.read_qp.next = self.rx_fpdus.m_data.val();
+        // The next FPDU's QP waits in `rx_next_qp`, refilled as the deframer parses it.
+        self.rx_fpdus.m_ready.next = !self.rx_next_valid.q.val() | self.deframer.fpdu_start.val();
+        self.rx_next_ready.d.next = self.rx_next_valid.q.val() & !self.deframer.fpdu_start.val();
+        if self.deframer.fpdu_start.val() {
+            self.rx_next_valid.d.next = false;
+        }
+        if self.rx_fpdus.m_valid.val() & self.rx_fpdus.m_ready.val() {
+            self.rx_next_qp.d.next = self.rx_fpdus.m_data.val();
+            self.rx_next_valid.d.next = true;
+        }
+        if self.reset_q.q.val() {
+            self.rx_next_valid.d.next = false;
+            self.rx_next_ready.d.next = false;
+        }
+        self.rx_positions.read_qp.next = self.rx_next_qp.q.val();
         self.deframer.markers_en.next =
-            (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val()))).any();
+            (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
         self.deframer.crc_en.next =
-            (self.ctrl.qp_crc.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_fpdus.m_data.val()))).any();
+            (self.ctrl.qp_crc.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
         self.deframer.fpdu_load.next = true;
         self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_positions.value.val());
-        self.rx_fpdus.m_ready.next = self.deframer.fpdu_start.val();
+        self.deframer.fpdu_wait.next = !self.rx_next_ready.q.val();
         self.rx_ending.next = self.rx_qp.q.val();
         if self.deframer.fpdu_start.val() {
-            self.rx_qp.d.next = self.rx_fpdus.m_data.val();
-            self.rx_ending.next = self.rx_fpdus.m_data.val();
+            self.rx_qp.d.next = self.rx_next_qp.q.val();
+            self.rx_ending.next = self.rx_next_qp.q.val();
         }
         self.rx_positions.write.next = self.deframer.fpdu_end.val();
         self.rx_positions.write_qp.next = self.rx_ending.val();

@@ -730,6 +730,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [15:0] deframer$end_to_marker;
     reg  deframer$crc_en;
     wire  deframer$fpdu_start;
+    reg  deframer$fpdu_wait;
     reg  [63:0] deframer$s_axis_tdata;
     reg  [7:0] deframer$s_axis_tkeep;
     reg  deframer$s_axis_tlast;
@@ -757,6 +758,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  rx_fpdus$m_valid;
     reg  rx_fpdus$m_ready;
     wire  [5:0] rx_fpdus$m_data;
+    reg  [5:0] rx_next_qp$d;
+    wire  [5:0] rx_next_qp$q;
+    reg  rx_next_qp$clock;
+    reg  rx_next_valid$d;
+    wire  rx_next_valid$q;
+    reg  rx_next_valid$clock;
+    reg  rx_next_ready$d;
+    wire  rx_next_ready$q;
+    reg  rx_next_ready$clock;
     reg  rx_positions$clock;
     reg  rx_positions$reset;
     reg  [5:0] rx_positions$read_qp;
@@ -1611,6 +1621,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .end_to_marker(deframer$end_to_marker),
         .crc_en(deframer$crc_en),
         .fpdu_start(deframer$fpdu_start),
+        .fpdu_wait(deframer$fpdu_wait),
         .s_axis_tdata(deframer$s_axis_tdata),
         .s_axis_tkeep(deframer$s_axis_tkeep),
         .s_axis_tlast(deframer$s_axis_tlast),
@@ -1642,6 +1653,21 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_valid(rx_fpdus$m_valid),
         .m_ready(rx_fpdus$m_ready),
         .m_data(rx_fpdus$m_data)
+    );
+    rnic_top$rx_next_qp rx_next_qp(
+        .d(rx_next_qp$d),
+        .q(rx_next_qp$q),
+        .clock(rx_next_qp$clock)
+    );
+    rnic_top$rx_next_valid rx_next_valid(
+        .d(rx_next_valid$d),
+        .q(rx_next_valid$q),
+        .clock(rx_next_valid$clock)
+    );
+    rnic_top$rx_next_ready rx_next_ready(
+        .d(rx_next_ready$d),
+        .q(rx_next_ready$q),
+        .clock(rx_next_ready$clock)
     );
     rnic_top$rx_positions rx_positions(
         .clock(rx_positions$clock),
@@ -1849,6 +1875,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         reset_q$clock = clock;
         tx_qp$clock = clock;
         rx_qp$clock = clock;
+        rx_next_qp$clock = clock;
+        rx_next_valid$clock = clock;
+        rx_next_ready$clock = clock;
         cqes_taken$clock = clock;
         rx_cqes_due$clock = clock;
         tx_first$d = tx_first$q;
@@ -1856,6 +1885,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         reset_q$d = reset_q$q;
         tx_qp$d = tx_qp$q;
         rx_qp$d = rx_qp$q;
+        rx_next_qp$d = rx_next_qp$q;
+        rx_next_valid$d = rx_next_valid$q;
+        rx_next_ready$d = rx_next_ready$q;
         cqes_taken$d = cqes_taken$q;
         rx_cqes_due$d = rx_cqes_due$q;
         reset_q$d = reset;
@@ -2283,16 +2315,29 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_ring$wr_data = ctrl$ext_wr_data;
         rx_ring$rd_addr = ctrl$ext_rd_addr;
         ctrl$ext_rd_data = tx_ring$rd_data | rx_ring$rd_data;
-        rx_positions$read_qp = rx_fpdus$m_data;
-        deframer$markers_en = |(ctrl$qp_markers_rx & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
-        deframer$crc_en = |(ctrl$qp_crc & (one_q << ((rx_fpdus$m_data) & 64'hffffffffffffffff)));
+        rx_fpdus$m_ready = ~rx_next_valid$q | deframer$fpdu_start;
+        rx_next_ready$d = rx_next_valid$q & ~deframer$fpdu_start;
+        if (deframer$fpdu_start) begin
+            rx_next_valid$d = 1'b0;
+        end
+        if (rx_fpdus$m_valid & rx_fpdus$m_ready) begin
+            rx_next_qp$d = rx_fpdus$m_data;
+            rx_next_valid$d = 1'b1;
+        end
+        if (reset_q$q) begin
+            rx_next_valid$d = 1'b0;
+            rx_next_ready$d = 1'b0;
+        end
+        rx_positions$read_qp = rx_next_qp$q;
+        deframer$markers_en = |(ctrl$qp_markers_rx & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
+        deframer$crc_en = |(ctrl$qp_crc & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
         deframer$fpdu_load = 1'b1;
         deframer$fpdu_to_marker = ((rx_positions$value) & 16'hffff);
-        rx_fpdus$m_ready = deframer$fpdu_start;
+        deframer$fpdu_wait = ~rx_next_ready$q;
         rx_ending = rx_qp$q;
         if (deframer$fpdu_start) begin
-            rx_qp$d = rx_fpdus$m_data;
-            rx_ending = rx_fpdus$m_data;
+            rx_qp$d = rx_next_qp$q;
+            rx_ending = rx_next_qp$q;
         end
         rx_positions$write = deframer$fpdu_end;
         rx_positions$write_qp = rx_ending;
@@ -8038,7 +8083,7 @@ module rnic_top$ctrl$regs$start(d,q,clock);
 endmodule // rnic_top$ctrl$regs$start
 
 
-module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
+module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,fpdu_wait,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
     
     // Module arguments
     input wire  clock;
@@ -8050,6 +8095,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
     output reg  [15:0] end_to_marker;
     input wire  crc_en;
     output reg  fpdu_start;
+    input wire  fpdu_wait;
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
     input wire  s_axis_tlast;
@@ -8072,6 +8118,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
     wire  [15:0] align$end_to_marker;
     reg  align$crc_en;
     wire  align$fpdu_start;
+    reg  align$fpdu_wait;
     reg  [63:0] align$s_axis_tdata;
     reg  [7:0] align$s_axis_tkeep;
     reg  align$s_axis_tlast;
@@ -8111,6 +8158,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
         .end_to_marker(align$end_to_marker),
         .crc_en(align$crc_en),
         .fpdu_start(align$fpdu_start),
+        .fpdu_wait(align$fpdu_wait),
         .s_axis_tdata(align$s_axis_tdata),
         .s_axis_tkeep(align$s_axis_tkeep),
         .s_axis_tlast(align$s_axis_tlast),
@@ -8153,6 +8201,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
         end_to_marker = align$end_to_marker;
         align$crc_en = crc_en;
         fpdu_start = align$fpdu_start;
+        align$fpdu_wait = fpdu_wait;
         align$s_axis_tdata = s_axis_tdata;
         align$s_axis_tkeep = s_axis_tkeep;
         align$s_axis_tlast = s_axis_tlast;
@@ -8178,7 +8227,7 @@ module rnic_top$deframer(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_en
 endmodule // rnic_top$deframer
 
 
-module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,m_step_ok);
+module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu_end,end_to_marker,crc_en,fpdu_start,fpdu_wait,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_data,m_last,m_valid,m_ready,m_crc_ok,m_marker_ok,m_step_ok);
     
     // Module arguments
     input wire  clock;
@@ -8190,6 +8239,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     output reg  [15:0] end_to_marker;
     input wire  crc_en;
     output reg  fpdu_start;
+    input wire  fpdu_wait;
     input wire  [63:0] s_axis_tdata;
     input wire  [7:0] s_axis_tkeep;
     input wire  s_axis_tlast;
@@ -8263,9 +8313,6 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  [15:0] avail$d;
     wire  [15:0] avail$q;
     reg  avail$clock;
-    reg  [15:0] held$d;
-    wire  [15:0] held$q;
-    reg  held$clock;
     reg  [15:0] to_marker$d;
     wire  [15:0] to_marker$q;
     reg  to_marker$clock;
@@ -8281,6 +8328,47 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  [15:0] remaining$d;
     wire  [15:0] remaining$q;
     reg  remaining$clock;
+    reg  [15:0] first_plan$remaining;
+    reg  [15:0] first_plan$to_marker;
+    reg  first_plan$markers;
+    wire  [15:0] first_plan$take;
+    wire  first_plan$marker_taken;
+    wire  first_plan$marker_cut;
+    wire  [15:0] first_plan$crc_slot;
+    wire  first_plan$crc_taken;
+    wire  [15:0] first_plan$covered;
+    wire  [15:0] first_plan$used;
+    reg  [15:0] next_plan$remaining;
+    reg  [15:0] next_plan$to_marker;
+    reg  next_plan$markers;
+    wire  [15:0] next_plan$take;
+    wire  next_plan$marker_taken;
+    wire  next_plan$marker_cut;
+    wire  [15:0] next_plan$crc_slot;
+    wire  next_plan$crc_taken;
+    wire  [15:0] next_plan$covered;
+    wire  [15:0] next_plan$used;
+    reg  [15:0] plan_take$d;
+    wire  [15:0] plan_take$q;
+    reg  plan_take$clock;
+    reg  plan_marker_taken$d;
+    wire  plan_marker_taken$q;
+    reg  plan_marker_taken$clock;
+    reg  plan_marker_cut$d;
+    wire  plan_marker_cut$q;
+    reg  plan_marker_cut$clock;
+    reg  [15:0] plan_crc_slot$d;
+    wire  [15:0] plan_crc_slot$q;
+    reg  plan_crc_slot$clock;
+    reg  plan_crc_taken$d;
+    wire  plan_crc_taken$q;
+    reg  plan_crc_taken$clock;
+    reg  [15:0] plan_covered$d;
+    wire  [15:0] plan_covered$q;
+    reg  plan_covered$clock;
+    reg  [15:0] plan_used$d;
+    wire  [15:0] plan_used$q;
+    reg  plan_used$clock;
     reg  [15:0] length_position$d;
     wire  [15:0] length_position$q;
     reg  length_position$clock;
@@ -8327,8 +8415,10 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     wire  pipe_valid$q;
     
     // Local signals
-    reg  markers_on;
-    reg  [15:0] tm;
+    reg  [15:0] held;
+    reg  [15:0] parse_tm;
+    reg  lead_marker;
+    reg  [15:0] start_words;
     reg  ce;
     reg  head_valid;
     reg  head_last;
@@ -8355,9 +8445,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  leading;
     reg  [15:0] length;
     reg  parse;
-    reg  marker_in;
     reg  [15:0] take;
-    reg  all_content;
     reg  marker_taken;
     reg  [15:0] crc_slot;
     reg  crc_taken;
@@ -8457,11 +8545,6 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         .q(avail$q),
         .clock(avail$clock)
     );
-    rnic_top$deframer$align$held held(
-        .d(held$d),
-        .q(held$q),
-        .clock(held$clock)
-    );
     rnic_top$deframer$align$to_marker to_marker(
         .d(to_marker$d),
         .q(to_marker$q),
@@ -8486,6 +8569,65 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         .d(remaining$d),
         .q(remaining$q),
         .clock(remaining$clock)
+    );
+    rnic_top$deframer$align$first_plan first_plan(
+        .remaining(first_plan$remaining),
+        .to_marker(first_plan$to_marker),
+        .markers(first_plan$markers),
+        .take(first_plan$take),
+        .marker_taken(first_plan$marker_taken),
+        .marker_cut(first_plan$marker_cut),
+        .crc_slot(first_plan$crc_slot),
+        .crc_taken(first_plan$crc_taken),
+        .covered(first_plan$covered),
+        .used(first_plan$used)
+    );
+    rnic_top$deframer$align$next_plan next_plan(
+        .remaining(next_plan$remaining),
+        .to_marker(next_plan$to_marker),
+        .markers(next_plan$markers),
+        .take(next_plan$take),
+        .marker_taken(next_plan$marker_taken),
+        .marker_cut(next_plan$marker_cut),
+        .crc_slot(next_plan$crc_slot),
+        .crc_taken(next_plan$crc_taken),
+        .covered(next_plan$covered),
+        .used(next_plan$used)
+    );
+    rnic_top$deframer$align$plan_take plan_take(
+        .d(plan_take$d),
+        .q(plan_take$q),
+        .clock(plan_take$clock)
+    );
+    rnic_top$deframer$align$plan_marker_taken plan_marker_taken(
+        .d(plan_marker_taken$d),
+        .q(plan_marker_taken$q),
+        .clock(plan_marker_taken$clock)
+    );
+    rnic_top$deframer$align$plan_marker_cut plan_marker_cut(
+        .d(plan_marker_cut$d),
+        .q(plan_marker_cut$q),
+        .clock(plan_marker_cut$clock)
+    );
+    rnic_top$deframer$align$plan_crc_slot plan_crc_slot(
+        .d(plan_crc_slot$d),
+        .q(plan_crc_slot$q),
+        .clock(plan_crc_slot$clock)
+    );
+    rnic_top$deframer$align$plan_crc_taken plan_crc_taken(
+        .d(plan_crc_taken$d),
+        .q(plan_crc_taken$q),
+        .clock(plan_crc_taken$clock)
+    );
+    rnic_top$deframer$align$plan_covered plan_covered(
+        .d(plan_covered$d),
+        .q(plan_covered$q),
+        .clock(plan_covered$clock)
+    );
+    rnic_top$deframer$align$plan_used plan_used(
+        .d(plan_used$d),
+        .q(plan_used$q),
+        .clock(plan_used$clock)
     );
     rnic_top$deframer$align$length_position length_position(
         .d(length_position$d),
@@ -8563,7 +8705,6 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         written$clock = clock;
         rp$clock = clock;
         avail$clock = clock;
-        held$clock = clock;
         to_marker$clock = clock;
         fpdu_markers$clock = clock;
         in_fpdu$clock = clock;
@@ -8572,6 +8713,13 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         length_position$clock = clock;
         marker_bad$clock = clock;
         skipping$clock = clock;
+        plan_take$clock = clock;
+        plan_marker_taken$clock = clock;
+        plan_marker_cut$clock = clock;
+        plan_crc_slot$clock = clock;
+        plan_crc_taken$clock = clock;
+        plan_covered$clock = clock;
+        plan_used$clock = clock;
         put_valid$d = put_valid$q;
         put_data$d = put_data$q;
         put_mask$d = put_mask$q;
@@ -8581,7 +8729,6 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         written$d = written$q;
         rp$d = rp$q;
         avail$d = avail$q;
-        held$d = held$q;
         to_marker$d = to_marker$q;
         fpdu_markers$d = fpdu_markers$q;
         in_fpdu$d = in_fpdu$q;
@@ -8590,6 +8737,13 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         length_position$d = length_position$q;
         marker_bad$d = marker_bad$q;
         skipping$d = skipping$q;
+        plan_take$d = plan_take$q;
+        plan_marker_taken$d = plan_marker_taken$q;
+        plan_marker_cut$d = plan_marker_cut$q;
+        plan_crc_slot$d = plan_crc_slot$q;
+        plan_crc_taken$d = plan_crc_taken$q;
+        plan_covered$d = plan_covered$q;
+        plan_used$d = plan_used$q;
         crc_unit$clock = clock;
         crc_unit$reset = reset;
         ends$clock = clock;
@@ -8610,8 +8764,9 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         fpdu_crc_en$d = fpdu_crc_en$q;
         pipe_valid$clock = clock;
         pipe_valid$reset = reset;
-        s_axis_tready = (held$q <= hold_limit) & ends$s_ready;
-        take_input = s_axis_tvalid & (held$q <= hold_limit) & ends$s_ready;
+        held = cursor$q - rp$q;
+        s_axis_tready = (held <= hold_limit) & ends$s_ready;
+        take_input = s_axis_tvalid & (held <= hold_limit) & ends$s_ready;
         keep_bytes = 32'h0;
         if (s_axis_tkeep[0]) begin
             keep_bytes = (0 + 32'h1);
@@ -8667,43 +8822,33 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         head_last = |pipe_last$q;
         ce = ~head_valid | m_ready;
         parse = ~in_fpdu$q & ~skipping$q;
-        markers_on = fpdu_markers$q;
-        tm = to_marker$q;
-        if (parse) begin
-            markers_on = markers_en;
-            if (fpdu_load) begin
-                tm = fpdu_to_marker;
-            end
+        parse_tm = to_marker$q;
+        if (fpdu_load) begin
+            parse_tm = fpdu_to_marker;
         end
-        marker_slot = tm >> 32'h2;
+        lead_marker = markers_en & (parse_tm == 32'h0);
+        marker_slot = to_marker$q >> 32'h2;
         marker_shift = marker_slot << 32'h5;
-        marker_window = markers_on & (marker_slot <= words_per_beat);
+        marker_window = fpdu_markers$q & (marker_slot <= words_per_beat);
         leading = first_beat$q & marker_window & (marker_slot == 32'h0);
         length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
-        if (markers_on & (tm == 32'h0)) begin
+        if (lead_marker) begin
             length = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         end
-        start = parse & ((avail$q >= 32'h2) | whole);
-        marker_in = marker_window & (marker_slot <= remaining$q);
-        take = remaining$q;
-        if (remaining$q > words_per_beat) begin
-            take = words_per_beat;
-        end
-        all_content = remaining$q <= words_per_beat;
-        marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = remaining$q;
-        if (marker_taken) begin
-            crc_slot = remaining$q + 32'h1;
-        end
-        crc_taken = all_content & (crc_slot <= words_per_beat);
-        covered = take;
-        if (marker_taken) begin
-            covered = take + 32'h1;
-        end
-        used = covered;
-        if (crc_taken) begin
-            used = covered + 32'h1;
-        end
+        start = parse & ~fpdu_wait & ((avail$q >= 32'h2) | whole);
+        start_words = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        first_plan$remaining = start_words;
+        first_plan$to_marker = parse_tm & 32'h1ff;
+        first_plan$markers = markers_en;
+        next_plan$remaining = remaining$q - plan_take$q;
+        next_plan$to_marker = (to_marker$q - (plan_used$q << 32'h2)) & 32'h1ff;
+        next_plan$markers = fpdu_markers$q;
+        take = plan_take$q;
+        marker_taken = plan_marker_taken$q;
+        crc_slot = plan_crc_slot$q;
+        crc_taken = plan_crc_taken$q;
+        covered = plan_covered$q;
+        used = plan_used$q;
         trunc = ends$m_valid & (pe_words < used);
         end_known = ends$m_valid | (avail$q > used);
         fire_full = ce & in_fpdu$q & ~trunc & (avail$q >= used) & (~crc_taken | end_known);
@@ -8719,7 +8864,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         after = ((window >> 32'h20) & 64'hffffffffffffffff);
         below_marker = ~(ones << marker_shift);
         beat = front;
-        if (marker_taken & (marker_slot < take)) begin
+        if (plan_marker_cut$q) begin
             beat = (front & below_marker) | (after & ~below_marker);
         end
         crc_word = ((window >> (crc_slot << 32'h5)) & 32'hffffffff);
@@ -8768,27 +8913,33 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         if (put_valid$q) begin
             arrived = ((put_bytes$q) & 16'hffff);
         end
-        held$d = held$q - (consumed << 32'h2);
-        if (take_input) begin
-            held$d = held$q + in_bytes - (consumed << 32'h2);
-        end
         written_next = written$q + arrived;
         rp_next = rp$q + (consumed << 32'h2);
         written$d = written_next;
         rp$d = rp_next;
         avail$d = (written_next - rp_next) >> 32'h2;
-        to_marker$d = (tm - (consumed << 32'h2)) & 32'h1ff;
+        to_marker$d = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
+        if (parse) begin
+            to_marker$d = parse_tm & 32'h1ff;
+        end
         fpdu_end = final_beat;
-        end_to_marker = (tm - (consumed << 32'h2)) & 32'h1ff;
+        end_to_marker = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
         fpdu_start = start;
         if (start) begin
             fpdu_crc_en$d = crc_en;
-            remaining$d = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+            remaining$d = start_words;
+            plan_take$d = first_plan$take;
+            plan_marker_taken$d = first_plan$marker_taken;
+            plan_marker_cut$d = first_plan$marker_cut;
+            plan_crc_slot$d = first_plan$crc_slot;
+            plan_crc_taken$d = first_plan$crc_taken;
+            plan_covered$d = first_plan$covered;
+            plan_used$d = first_plan$used;
             in_fpdu$d = 1'b1;
             first_beat$d = 1'b1;
             fpdu_markers$d = markers_en;
             length_position$d = rp$q;
-            if (markers_on & (tm == 32'h0)) begin
+            if (lead_marker) begin
                 length_position$d = rp$q + 32'h4;
             end
         end
@@ -8796,6 +8947,13 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
             in_fpdu$d = ~final_beat;
             first_beat$d = 1'b0;
             remaining$d = remaining$q - take;
+            plan_take$d = next_plan$take;
+            plan_marker_taken$d = next_plan$marker_taken;
+            plan_marker_cut$d = next_plan$marker_cut;
+            plan_crc_slot$d = next_plan$crc_slot;
+            plan_crc_taken$d = next_plan$crc_taken;
+            plan_covered$d = next_plan$covered;
+            plan_used$d = next_plan$used;
             marker_bad$d = marker_bad_now;
         end
         if (extra) begin
@@ -8814,7 +8972,6 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
             written$d = 32'h0;
             rp$d = 32'h0;
             avail$d = 32'h0;
-            held$d = 32'h0;
             to_marker$d = 32'h0;
             in_fpdu$d = 1'b0;
             skipping$d = 1'b0;
@@ -10618,6 +10775,57 @@ module rnic_top$deframer$align$first_beat(d,q,clock);
 endmodule // rnic_top$deframer$align$first_beat
 
 
+module rnic_top$deframer$align$first_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
+    
+    // Module arguments
+    input wire  [15:0] remaining;
+    input wire  [15:0] to_marker;
+    input wire  markers;
+    output reg  [15:0] take;
+    output reg  marker_taken;
+    output reg  marker_cut;
+    output reg  [15:0] crc_slot;
+    output reg  crc_taken;
+    output reg  [15:0] covered;
+    output reg  [15:0] used;
+    
+    // Constant declarations
+    localparam  words_per_beat = 16'h2;
+    
+    // Local signals
+    reg  all_content;
+    reg  [15:0] marker_slot;
+    reg  marker_in;
+    
+    // Update code
+    always @(*) begin
+        marker_slot = to_marker >> 32'h2;
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
+        take = remaining;
+        if (remaining > words_per_beat) begin
+            take = words_per_beat;
+        end
+        all_content = remaining <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < take);
+        marker_taken = marker_in & ((marker_slot < take) | all_content);
+        crc_slot = remaining;
+        if (marker_taken) begin
+            crc_slot = remaining + 32'h1;
+        end
+        crc_taken = all_content & (crc_slot <= words_per_beat);
+        covered = take;
+        if (marker_taken) begin
+            covered = take + 32'h1;
+        end
+        used = covered;
+        if (crc_taken) begin
+            used = covered + 32'h1;
+        end
+    end
+    
+endmodule // rnic_top$deframer$align$first_plan
+
+
 module rnic_top$deframer$align$fpdu_crc_en(d,q,clock);
     
     // Module arguments
@@ -10654,25 +10862,6 @@ module rnic_top$deframer$align$fpdu_markers(d,q,clock);
     end
           
 endmodule // rnic_top$deframer$align$fpdu_markers
-
-
-module rnic_top$deframer$align$held(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$deframer$align$held
 
 
 module rnic_top$deframer$align$in_fpdu(d,q,clock);
@@ -10730,6 +10919,57 @@ module rnic_top$deframer$align$marker_bad(d,q,clock);
     end
           
 endmodule // rnic_top$deframer$align$marker_bad
+
+
+module rnic_top$deframer$align$next_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
+    
+    // Module arguments
+    input wire  [15:0] remaining;
+    input wire  [15:0] to_marker;
+    input wire  markers;
+    output reg  [15:0] take;
+    output reg  marker_taken;
+    output reg  marker_cut;
+    output reg  [15:0] crc_slot;
+    output reg  crc_taken;
+    output reg  [15:0] covered;
+    output reg  [15:0] used;
+    
+    // Constant declarations
+    localparam  words_per_beat = 16'h2;
+    
+    // Local signals
+    reg  all_content;
+    reg  [15:0] marker_slot;
+    reg  marker_in;
+    
+    // Update code
+    always @(*) begin
+        marker_slot = to_marker >> 32'h2;
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
+        take = remaining;
+        if (remaining > words_per_beat) begin
+            take = words_per_beat;
+        end
+        all_content = remaining <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < take);
+        marker_taken = marker_in & ((marker_slot < take) | all_content);
+        crc_slot = remaining;
+        if (marker_taken) begin
+            crc_slot = remaining + 32'h1;
+        end
+        crc_taken = all_content & (crc_slot <= words_per_beat);
+        covered = take;
+        if (marker_taken) begin
+            covered = take + 32'h1;
+        end
+        used = covered;
+        if (crc_taken) begin
+            used = covered + 32'h1;
+        end
+    end
+    
+endmodule // rnic_top$deframer$align$next_plan
 
 
 module rnic_top$deframer$align$pipe_crc_en(clock,reset,ce,d,q);
@@ -11990,6 +12230,139 @@ module rnic_top$deframer$align$pipe_valid$stages$4(d,q,clock);
     end
           
 endmodule // rnic_top$deframer$align$pipe_valid$stages$4
+
+
+module rnic_top$deframer$align$plan_covered(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$plan_covered
+
+
+module rnic_top$deframer$align$plan_crc_slot(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$plan_crc_slot
+
+
+module rnic_top$deframer$align$plan_crc_taken(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$plan_crc_taken
+
+
+module rnic_top$deframer$align$plan_marker_cut(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$plan_marker_cut
+
+
+module rnic_top$deframer$align$plan_marker_taken(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$plan_marker_taken
+
+
+module rnic_top$deframer$align$plan_take(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$plan_take
+
+
+module rnic_top$deframer$align$plan_used(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$deframer$align$plan_used
 
 
 module rnic_top$deframer$align$put_bytes(d,q,clock);
@@ -34480,6 +34853,63 @@ module rnic_top$rx_fpdus$tail(d,q,clock);
     end
           
 endmodule // rnic_top$rx_fpdus$tail
+
+
+module rnic_top$rx_next_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_next_qp
+
+
+module rnic_top$rx_next_ready(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_next_ready
+
+
+module rnic_top$rx_next_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_next_valid
 
 
 module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_value,clear,clear_qp);

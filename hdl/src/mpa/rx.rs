@@ -27,6 +27,8 @@ pub struct MpaRx<const D: usize, const K: usize, const B: usize, const DW: usize
     /// Sampled for each FPDU when `fpdu_start` is high (see [`RxAlign`]).
     pub crc_en: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
+    /// Holds the next FPDU's parse (see [`RxAlign`]).
+    pub fpdu_wait: Signal<In, Bit>,
     /// TCP payload octets, one packet per FPDU; `tkeep` contiguous from lane 0.
     pub s_axis_tdata: Signal<In, Bits<D>>,
     pub s_axis_tkeep: Signal<In, Bits<K>>,
@@ -58,6 +60,7 @@ impl<const D: usize, const K: usize, const B: usize, const DW: usize, const KW: 
         self.end_to_marker.next = self.align.end_to_marker.val();
         self.align.crc_en.next = self.crc_en.val();
         self.fpdu_start.next = self.align.fpdu_start.val();
+        self.align.fpdu_wait.next = self.fpdu_wait.val();
         self.align.s_axis_tdata.next = self.s_axis_tdata.val();
         self.align.s_axis_tkeep.next = self.s_axis_tkeep.val();
         self.align.s_axis_tlast.next = self.s_axis_tlast.val();

@@ -33,6 +33,7 @@
 use rust_hdl::prelude::*;
 
 use super::crc32c::CRC_LATENCY;
+use super::rx_plan::RxPlan;
 use super::Crc32c;
 use crate::common::{Pipe, SmallFifo};
 
@@ -55,6 +56,8 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     /// FPDU, so FPDUs of connections with and without CRCs may follow each other.
     pub crc_en: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
+    /// Holds the next FPDU's parse while its connection's settings are not ready yet.
+    pub fpdu_wait: Signal<In, Bit>,
     /// TCP payload octets; `tkeep` contiguous from lane 0; `tlast` ends each FPDU's packet.
     pub s_axis_tdata: Signal<In, Bits<D>>,
     pub s_axis_tkeep: Signal<In, Bits<K>>,
@@ -91,19 +94,35 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     rp: DFF<Bits<16>>,
     /// Whole words between the front and `written`.
     avail: DFF<Bits<16>>,
-    /// Octets taken in and not yet consumed (ring and `put_*`), for flow control.
-    held: DFF<Bits<16>>,
+    /// Octets taken in and not yet consumed (ring and `put_*`), for flow control: the
+    /// distance from the front to the cursor, from the two registers (not a count of its
+    /// own, which would wait for the beat's decision to consume).
+    held: Signal<Local, Bits<16>>,
     /// Octets from the front to the next marker position (0..511).
     to_marker: DFF<Bits<16>>,
     /// `markers_en` as the current FPDU was parsed.
     fpdu_markers: DFF<Bit>,
-    markers_on: Signal<Local, Bit>,
-    tm: Signal<Local, Bits<16>>,
+    /// The FPDU being parsed: where its connection's next marker is, and whether one
+    /// leads it. Only the parse uses them; the FPDU's beats run from the registers.
+    parse_tm: Signal<Local, Bits<16>>,
+    lead_marker: Signal<Local, Bit>,
     in_fpdu: DFF<Bit>,
     /// The next beat is the FPDU's first.
     first_beat: DFF<Bit>,
     /// Content words of the current FPDU still to leave (CRC excluded).
     remaining: DFF<Bits<16>>,
+    /// The plan of the FPDU's next beat ([`RxPlan`]), made a cycle ahead: for the first
+    /// beat from the parse, for the next from the beat that leaves.
+    first_plan: RxPlan<K>,
+    next_plan: RxPlan<K>,
+    start_words: Signal<Local, Bits<16>>,
+    plan_take: DFF<Bits<16>>,
+    plan_marker_taken: DFF<Bit>,
+    plan_marker_cut: DFF<Bit>,
+    plan_crc_slot: DFF<Bits<16>>,
+    plan_crc_taken: DFF<Bit>,
+    plan_covered: DFF<Bits<16>>,
+    plan_used: DFF<Bits<16>>,
     length_position: DFF<Bits<16>>,
     marker_bad: DFF<Bit>,
     pipe_data: Pipe<D, CRC_LATENCY>,
@@ -140,9 +159,7 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     leading: Signal<Local, Bit>,
     length: Signal<Local, Bits<16>>,
     parse: Signal<Local, Bit>,
-    marker_in: Signal<Local, Bit>,
     take: Signal<Local, Bits<16>>,
-    all_content: Signal<Local, Bit>,
     marker_taken: Signal<Local, Bit>,
     crc_slot: Signal<Local, Bits<16>>,
     crc_taken: Signal<Local, Bit>,
@@ -196,8 +213,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             fpdu_end: Default::default(),
             end_to_marker: Default::default(),
             fpdu_markers: Default::default(),
-            markers_on: Default::default(),
-            tm: Default::default(),
+            parse_tm: Default::default(),
+            lead_marker: Default::default(),
             crc_en: Default::default(),
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
@@ -228,6 +245,16 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             in_fpdu: Default::default(),
             first_beat: Default::default(),
             remaining: Default::default(),
+            first_plan: Default::default(),
+            next_plan: Default::default(),
+            start_words: Default::default(),
+            plan_take: Default::default(),
+            plan_marker_taken: Default::default(),
+            plan_marker_cut: Default::default(),
+            plan_crc_slot: Default::default(),
+            plan_crc_taken: Default::default(),
+            plan_covered: Default::default(),
+            plan_used: Default::default(),
             length_position: Default::default(),
             marker_bad: Default::default(),
             pipe_data: Default::default(),
@@ -238,6 +265,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             pipe_crc_en: Default::default(),
             fpdu_crc_en: Default::default(),
             fpdu_start: Default::default(),
+            fpdu_wait: Default::default(),
             pipe_valid: Default::default(),
             ce: Default::default(),
             head_valid: Default::default(),
@@ -265,9 +293,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             leading: Default::default(),
             length: Default::default(),
             parse: Default::default(),
-            marker_in: Default::default(),
             take: Default::default(),
-            all_content: Default::default(),
             marker_taken: Default::default(),
             crc_slot: Default::default(),
             crc_taken: Default::default(),
@@ -324,7 +350,6 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             written,
             rp,
             avail,
-            held,
             to_marker,
             fpdu_markers,
             in_fpdu,
@@ -332,7 +357,14 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             remaining,
             length_position,
             marker_bad,
-            skipping
+            skipping,
+            plan_take,
+            plan_marker_taken,
+            plan_marker_cut,
+            plan_crc_slot,
+            plan_crc_taken,
+            plan_covered,
+            plan_used
         );
         self.crc_unit.clock.next = self.clock.val();
         self.crc_unit.reset.next = self.reset.val();
@@ -359,9 +391,10 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // count its octets and rotate it to its place in the ring; merge the one before it
         // into the ring. A packet's last beat also brings the stream up to the next word
         // boundary, where the next packet starts.
-        self.s_axis_tready.next = (self.held.q.val() <= self.hold_limit.val()) & self.ends.s_ready.val();
+        self.held.next = self.cursor.q.val() - self.rp.q.val();
+        self.s_axis_tready.next = (self.held.val() <= self.hold_limit.val()) & self.ends.s_ready.val();
         self.take_input.next =
-            self.s_axis_tvalid.val() & (self.held.q.val() <= self.hold_limit.val()) & self.ends.s_ready.val();
+            self.s_axis_tvalid.val() & (self.held.val() <= self.hold_limit.val()) & self.ends.s_ready.val();
         self.keep_bytes.next = 0.into();
         for i in 0..K {
             if self.s_axis_tkeep.val().get_bit(i) {
@@ -415,19 +448,19 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // Between FPDUs the next one (the next packet) is parsed; its connection's marker
         // setting and distance apply from then on.
         self.parse.next = !self.in_fpdu.q.val() & !self.skipping.q.val();
-        self.markers_on.next = self.fpdu_markers.q.val();
-        self.tm.next = self.to_marker.q.val();
-        if self.parse.val() {
-            self.markers_on.next = self.markers_en.val();
-            if self.fpdu_load.val() {
-                self.tm.next = self.fpdu_to_marker.val();
-            }
+        // The settings in (`markers_en`, `fpdu_to_marker`) reach only the parse: the
+        // length, where it sits and the registers the FPDU's beats then run from
+        // (`fpdu_markers`, `to_marker`). Nothing is consumed while parsing.
+        self.parse_tm.next = self.to_marker.q.val();
+        if self.fpdu_load.val() {
+            self.parse_tm.next = self.fpdu_to_marker.val();
         }
+        self.lead_marker.next = self.markers_en.val() & (self.parse_tm.val() == 0);
 
         // Where the next marker is, as a slot of the window.
-        self.marker_slot.next = self.tm.val() >> 2;
+        self.marker_slot.next = self.to_marker.q.val() >> 2;
         self.marker_shift.next = self.marker_slot.val() << 5;
-        self.marker_window.next = self.markers_on.val() & (self.marker_slot.val() <= self.words_per_beat.val());
+        self.marker_window.next = self.fpdu_markers.q.val() & (self.marker_slot.val() <= self.words_per_beat.val());
         self.leading.next = self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
 
         // Parsing a new FPDU: ULPDU_Length, big-endian, behind a leading marker if one is
@@ -435,35 +468,31 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // parsed all the same, and found out of step at its first beat.
         self.length.next =
             (bit_cast::<16, R>(self.window.val() & 0xFF) << 8) | bit_cast::<16, R>((self.window.val() >> 8) & 0xFF);
-        if self.markers_on.val() & (self.tm.val() == 0) {
+        if self.lead_marker.val() {
             self.length.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
                 | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
         }
-        self.start.next = self.parse.val() & ((self.avail.q.val() >= 2) | self.whole.val());
+        self.start.next = self.parse.val() & !self.fpdu_wait.val() & ((self.avail.q.val() >= 2) | self.whole.val());
 
-        // A beat: up to a beat of content, the marker if it lies among it (or right before
-        // the CRC), and the CRC word if the content ends and it fits the window.
-        self.marker_in.next = self.marker_window.val() & (self.marker_slot.val() <= self.remaining.q.val());
-        self.take.next = self.remaining.q.val();
-        if self.remaining.q.val() > self.words_per_beat.val() {
-            self.take.next = self.words_per_beat.val();
-        }
-        self.all_content.next = self.remaining.q.val() <= self.words_per_beat.val();
-        self.marker_taken.next =
-            self.marker_in.val() & ((self.marker_slot.val() < self.take.val()) | self.all_content.val());
-        self.crc_slot.next = self.remaining.q.val();
-        if self.marker_taken.val() {
-            self.crc_slot.next = self.remaining.q.val() + 1;
-        }
-        self.crc_taken.next = self.all_content.val() & (self.crc_slot.val() <= self.words_per_beat.val());
-        self.covered.next = self.take.val();
-        if self.marker_taken.val() {
-            self.covered.next = self.take.val() + 1;
-        }
-        self.used.next = self.covered.val();
-        if self.crc_taken.val() {
-            self.used.next = self.covered.val() + 1;
-        }
+        // ceil((2 + length) / 4) words, excluding the CRC.
+        self.start_words.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+
+        // A beat, as planned a cycle ahead ([`RxPlan`]): up to a beat of content, the
+        // marker if it lies among it (or right before the CRC), and the CRC word if the
+        // content ends and it fits the window. The first beat's plan is made as the FPDU
+        // is parsed; each next one from the words and marker distance left after a beat.
+        self.first_plan.remaining.next = self.start_words.val();
+        self.first_plan.to_marker.next = self.parse_tm.val() & 0x1FF;
+        self.first_plan.markers.next = self.markers_en.val();
+        self.next_plan.remaining.next = self.remaining.q.val() - self.plan_take.q.val();
+        self.next_plan.to_marker.next = (self.to_marker.q.val() - (self.plan_used.q.val() << 2)) & 0x1FF;
+        self.next_plan.markers.next = self.fpdu_markers.q.val();
+        self.take.next = self.plan_take.q.val();
+        self.marker_taken.next = self.plan_marker_taken.q.val();
+        self.crc_slot.next = self.plan_crc_slot.q.val();
+        self.crc_taken.next = self.plan_crc_taken.q.val();
+        self.covered.next = self.plan_covered.q.val();
+        self.used.next = self.plan_used.q.val();
         // Out of step: the packet ends before the words of this beat (truncated: the
         // beat takes what is left of the packet and ends the FPDU), or the FPDU ends before
         // its packet does (the rest of the packet is skipped). The last beat waits until
@@ -493,7 +522,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.after.next = bit_cast::<D, R>(self.window.val() >> 32);
         self.below_marker.next = !(self.ones.val() << self.marker_shift.val());
         self.beat.next = self.front.val();
-        if self.marker_taken.val() & (self.marker_slot.val() < self.take.val()) {
+        if self.plan_marker_cut.q.val() {
             self.beat.next =
                 (self.front.val() & self.below_marker.val()) | (self.after.val() & !self.below_marker.val());
         }
@@ -557,28 +586,33 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         if self.put_valid.q.val() {
             self.arrived.next = bit_cast::<16, 8>(self.put_bytes.q.val());
         }
-        self.held.d.next = self.held.q.val() - (self.consumed.val() << 2);
-        if self.take_input.val() {
-            self.held.d.next = self.held.q.val() + self.in_bytes.val() - (self.consumed.val() << 2);
-        }
         self.written_next.next = self.written.q.val() + self.arrived.val();
         self.rp_next.next = self.rp.q.val() + (self.consumed.val() << 2);
         self.written.d.next = self.written_next.val();
         self.rp.d.next = self.rp_next.val();
         self.avail.d.next = (self.written_next.val() - self.rp_next.val()) >> 2;
-        self.to_marker.d.next = (self.tm.val() - (self.consumed.val() << 2)) & 0x1FF;
+        self.to_marker.d.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
+        if self.parse.val() {
+            self.to_marker.d.next = self.parse_tm.val() & 0x1FF;
+        }
         self.fpdu_end.next = self.final_beat.val();
-        self.end_to_marker.next = (self.tm.val() - (self.consumed.val() << 2)) & 0x1FF;
+        self.end_to_marker.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
         self.fpdu_start.next = self.start.val();
         if self.start.val() {
             self.fpdu_crc_en.d.next = self.crc_en.val();
-            // ceil((2 + length) / 4) words, excluding the CRC.
-            self.remaining.d.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+            self.remaining.d.next = self.start_words.val();
+            self.plan_take.d.next = self.first_plan.take.val();
+            self.plan_marker_taken.d.next = self.first_plan.marker_taken.val();
+            self.plan_marker_cut.d.next = self.first_plan.marker_cut.val();
+            self.plan_crc_slot.d.next = self.first_plan.crc_slot.val();
+            self.plan_crc_taken.d.next = self.first_plan.crc_taken.val();
+            self.plan_covered.d.next = self.first_plan.covered.val();
+            self.plan_used.d.next = self.first_plan.used.val();
             self.in_fpdu.d.next = true;
             self.first_beat.d.next = true;
             self.fpdu_markers.d.next = self.markers_en.val();
             self.length_position.d.next = self.rp.q.val();
-            if self.markers_on.val() & (self.tm.val() == 0) {
+            if self.lead_marker.val() {
                 self.length_position.d.next = self.rp.q.val() + 4;
             }
         }
@@ -586,6 +620,13 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.in_fpdu.d.next = !self.final_beat.val();
             self.first_beat.d.next = false;
             self.remaining.d.next = self.remaining.q.val() - self.take.val();
+            self.plan_take.d.next = self.next_plan.take.val();
+            self.plan_marker_taken.d.next = self.next_plan.marker_taken.val();
+            self.plan_marker_cut.d.next = self.next_plan.marker_cut.val();
+            self.plan_crc_slot.d.next = self.next_plan.crc_slot.val();
+            self.plan_crc_taken.d.next = self.next_plan.crc_taken.val();
+            self.plan_covered.d.next = self.next_plan.covered.val();
+            self.plan_used.d.next = self.next_plan.used.val();
             self.marker_bad.d.next = self.marker_bad_now.val();
         }
         if self.extra.val() {
@@ -607,7 +648,6 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.written.d.next = 0.into();
             self.rp.d.next = 0.into();
             self.avail.d.next = 0.into();
-            self.held.d.next = 0.into();
             self.to_marker.d.next = 0.into();
             self.in_fpdu.d.next = false;
             self.skipping.d.next = false;

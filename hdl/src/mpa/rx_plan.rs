@@ -1,0 +1,89 @@
+//! The plan of an FPDU's next beat in RX stage 1 ([`super::rx_align::RxAlign`]): from the
+//! content words left and where the connection's next marker is, how many content words
+//! the beat takes, whether the marker and the CRC word fall in it, and how many words of
+//! the window it uses. Combinational; the aligner computes it a cycle ahead (for the
+//! first beat as the FPDU is parsed, for the next beat as a beat leaves) and keeps it in
+//! registers, so a beat's decisions start from registered counts.
+use rust_hdl::prelude::*;
+
+/// `K` = byte lanes (the window is `K / 4` words of content plus one).
+#[derive(LogicBlock)]
+pub struct RxPlan<const K: usize> {
+    /// Content words of the FPDU still to leave (CRC excluded).
+    pub remaining: Signal<In, Bits<16>>,
+    /// Octets from the front to the connection's next marker (0..511), and whether the
+    /// FPDU's connection has markers.
+    pub to_marker: Signal<In, Bits<16>>,
+    pub markers: Signal<In, Bit>,
+    /// Content words the beat takes.
+    pub take: Signal<Out, Bits<16>>,
+    /// The marker is in the beat: among its content words, or right before the CRC.
+    pub marker_taken: Signal<Out, Bit>,
+    /// The marker is among the beat's content words: the words after it move down a slot.
+    pub marker_cut: Signal<Out, Bit>,
+    /// The window slot of the CRC word, and whether the beat ends the FPDU with it.
+    pub crc_slot: Signal<Out, Bits<16>>,
+    pub crc_taken: Signal<Out, Bit>,
+    /// Words of the window the CRC covers (content and marker), and all the beat uses.
+    pub covered: Signal<Out, Bits<16>>,
+    pub used: Signal<Out, Bits<16>>,
+    all_content: Signal<Local, Bit>,
+    marker_slot: Signal<Local, Bits<16>>,
+    marker_in: Signal<Local, Bit>,
+    words_per_beat: Constant<Bits<16>>,
+}
+
+impl<const K: usize> Default for RxPlan<K> {
+    fn default() -> Self {
+        const { assert!(K.is_multiple_of(4) && K >= 8 && K <= 64) };
+        Self {
+            remaining: Default::default(),
+            to_marker: Default::default(),
+            markers: Default::default(),
+            take: Default::default(),
+            marker_taken: Default::default(),
+            marker_cut: Default::default(),
+            crc_slot: Default::default(),
+            crc_taken: Default::default(),
+            covered: Default::default(),
+            used: Default::default(),
+            all_content: Default::default(),
+            marker_slot: Default::default(),
+            marker_in: Default::default(),
+            words_per_beat: Constant::new(((K / 4) as u64).into()),
+        }
+    }
+}
+
+impl<const K: usize> Logic for RxPlan<K> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Up to a beat of content; the marker if it lies among it (or right before the
+        // CRC); the CRC word if the content ends and it fits the window.
+        self.marker_slot.next = self.to_marker.val() >> 2;
+        self.marker_in.next = self.markers.val()
+            & (self.marker_slot.val() <= self.words_per_beat.val())
+            & (self.marker_slot.val() <= self.remaining.val());
+        self.take.next = self.remaining.val();
+        if self.remaining.val() > self.words_per_beat.val() {
+            self.take.next = self.words_per_beat.val();
+        }
+        self.all_content.next = self.remaining.val() <= self.words_per_beat.val();
+        self.marker_cut.next = self.marker_in.val() & (self.marker_slot.val() < self.take.val());
+        self.marker_taken.next =
+            self.marker_in.val() & ((self.marker_slot.val() < self.take.val()) | self.all_content.val());
+        self.crc_slot.next = self.remaining.val();
+        if self.marker_taken.val() {
+            self.crc_slot.next = self.remaining.val() + 1;
+        }
+        self.crc_taken.next = self.all_content.val() & (self.crc_slot.val() <= self.words_per_beat.val());
+        self.covered.next = self.take.val();
+        if self.marker_taken.val() {
+            self.covered.next = self.take.val() + 1;
+        }
+        self.used.next = self.covered.val();
+        if self.crc_taken.val() {
+            self.used.next = self.covered.val() + 1;
+        }
+    }
+}
