@@ -21851,6 +21851,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [31:0] b_req_id$q;
     reg  [63:0] b_value$d;
     wire  [63:0] b_value$q;
+    reg  [15:0] plen_q$d;
+    wire  [15:0] plen_q$q;
+    reg  plen_q$clock;
     reg  p_parse_error$d;
     wire  p_parse_error$q;
     reg  p_parse_error$clock;
@@ -21980,6 +21983,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [3:0] opcode;
     reg  [15:0] hlen;
     reg  [15:0] plen;
+    reg  [15:0] first_hlen;
     reg  [3:0] need;
     reg  is_send;
     reg  has_inv;
@@ -22513,6 +22517,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(b_value$d),
         .q(b_value$q)
     );
+    rnic_top$receiver$plen_q plen_q(
+        .d(plen_q$d),
+        .q(plen_q$q),
+        .clock(plen_q$clock)
+    );
     rnic_top$receiver$p_parse_error p_parse_error(
         .d(p_parse_error$d),
         .q(p_parse_error$q),
@@ -22605,6 +22614,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         state$clock = clock;
         qpn$clock = clock;
         ulen$clock = clock;
+        plen_q$clock = clock;
         hdr$clock = clock;
         beats$clock = clock;
         ended$clock = clock;
@@ -22679,6 +22689,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         state$d = state$q;
         qpn$d = qpn$q;
         ulen$d = ulen$q;
+        plen_q$d = plen_q$q;
         hdr$d = hdr$q;
         beats$d = beats$q;
         ended$d = ended$q;
@@ -22880,7 +22891,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (is_tagged) begin
             hlen = 32'he;
         end
-        plen = ulen$q - hlen;
+        plen = plen_q$q;
+        first_hlen = 32'h12;
+        if (s_axis_tdata[32'h7]) begin
+            first_hlen = 32'he;
+        end
         need = 32'h3;
         if (is_tagged) begin
             need = 32'h2;
@@ -22915,6 +22930,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 flush_turn$d = 1'b1;
                 qpn$d = s_axis_tuser[(at_desc_conn)+:(6)];
                 ulen$d = s_axis_tuser[(at_desc_length)+:(16)];
+                plen_q$d = s_axis_tuser[(at_desc_length)+:(16)] - first_hlen;
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
@@ -25533,6 +25549,25 @@ module rnic_top$receiver$plain_pushed(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$plain_pushed
+
+
+module rnic_top$receiver$plen_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$plen_q
 
 
 module rnic_top$receiver$purpose(d,q,clock);

@@ -531,7 +531,11 @@ pub struct RdmapRx<
     last: Signal<Local, Bit>,
     opcode: Signal<Local, Bits<4>>,
     hlen: Signal<Local, Bits<16>>,
+    /// The payload length (ULPDU length less the DDP/RDMAP header), made as the first
+    /// beat is taken (`plen_q`), so it comes from a register to every check and add.
     plen: Signal<Local, Bits<16>>,
+    plen_q: DFF<Bits<16>>,
+    first_hlen: Signal<Local, Bits<16>>,
     need: Signal<Local, Bits<4>>,
     is_send: Signal<Local, Bit>,
     has_inv: Signal<Local, Bit>,
@@ -973,6 +977,8 @@ impl<
             opcode: Default::default(),
             hlen: Default::default(),
             plen: Default::default(),
+            plen_q: Default::default(),
+            first_hlen: Default::default(),
             need: Default::default(),
             is_send: Default::default(),
             has_inv: Default::default(),
@@ -1098,6 +1104,7 @@ impl<
             state,
             qpn,
             ulen,
+            plen_q,
             hdr,
             beats,
             ended,
@@ -1318,7 +1325,12 @@ impl<
         if self.is_tagged.val() {
             self.hlen.next = 14.into();
         }
-        self.plen.next = self.ulen.q.val() - self.hlen.val();
+        self.plen.next = self.plen_q.q.val();
+        // The header length of the ULPDU whose first beat is in (the tagged bit is in it).
+        self.first_hlen.next = 18.into();
+        if self.s_axis_tdata.val().get_bit(7) {
+            self.first_hlen.next = 14.into();
+        }
         self.need.next = 3.into();
         if self.is_tagged.val() {
             self.need.next = 2.into();
@@ -1359,6 +1371,8 @@ impl<
                 self.flush_turn.d.next = true;
                 self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(self.at_desc_conn.val().index());
                 self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(self.at_desc_length.val().index());
+                self.plen_q.d.next =
+                    self.s_axis_tuser.val().get_bits::<16>(self.at_desc_length.val().index()) - self.first_hlen.val();
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
                 self.beats.d.next = 1.into();
                 self.ended.d.next = self.s_axis_tlast.val();
