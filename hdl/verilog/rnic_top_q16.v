@@ -21647,6 +21647,21 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [255:0] reads_limit$d;
     wire  [255:0] reads_limit$q;
     reg  reads_limit$clock;
+    reg  done_wait$d;
+    wire  done_wait$q;
+    reg  done_wait$clock;
+    reg  [15:0] done_wait_slot$d;
+    wire  [15:0] done_wait_slot$q;
+    reg  done_wait_slot$clock;
+    reg  [7:0] done_wait_acks$d;
+    wire  [7:0] done_wait_acks$q;
+    reg  done_wait_acks$clock;
+    reg  done_ready$d;
+    wire  done_ready$q;
+    reg  done_ready$clock;
+    reg  [3:0] done_value$d;
+    wire  [3:0] done_value$q;
+    reg  done_value$clock;
     reg  [15:0] full$d;
     wire  [15:0] full$q;
     reg  full$clock;
@@ -21940,6 +21955,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [31:0] placed_next;
     reg  [3:0] limit;
     reg  done_inc;
+    reg  [15:0] done_slot_next;
+    reg  done_push;
+    reg  fail_waits;
     reg  side_work;
     reg  [15:0] term_need;
     reg  [7:0] mpa_error;
@@ -22174,6 +22192,31 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .d(reads_limit$d),
         .q(reads_limit$q),
         .clock(reads_limit$clock)
+    );
+    rnic_top_q16$receiver$done_wait done_wait(
+        .d(done_wait$d),
+        .q(done_wait$q),
+        .clock(done_wait$clock)
+    );
+    rnic_top_q16$receiver$done_wait_slot done_wait_slot(
+        .d(done_wait_slot$d),
+        .q(done_wait_slot$q),
+        .clock(done_wait_slot$clock)
+    );
+    rnic_top_q16$receiver$done_wait_acks done_wait_acks(
+        .d(done_wait_acks$d),
+        .q(done_wait_acks$q),
+        .clock(done_wait_acks$clock)
+    );
+    rnic_top_q16$receiver$done_ready done_ready(
+        .d(done_ready$d),
+        .q(done_ready$q),
+        .clock(done_ready$clock)
+    );
+    rnic_top_q16$receiver$done_value done_value(
+        .d(done_value$d),
+        .q(done_value$q),
+        .clock(done_value$clock)
     );
     rnic_top_q16$receiver$full full(
         .d(full$d),
@@ -22635,6 +22678,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         left$clock = clock;
         carry$clock = clock;
         writes_out$clock = clock;
+        done_wait$clock = clock;
+        done_wait_slot$clock = clock;
+        done_wait_acks$clock = clock;
+        done_ready$clock = clock;
+        done_value$clock = clock;
         dones$clock = clock;
         reads_pushed$clock = clock;
         reads_popped$clock = clock;
@@ -22710,6 +22758,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         left$d = left$q;
         carry$d = carry$q;
         writes_out$d = writes_out$q;
+        done_wait$d = done_wait$q;
+        done_wait_slot$d = done_wait_slot$q;
+        done_wait_acks$d = done_wait_acks$q;
+        done_ready$d = done_ready$q;
+        done_value$d = done_value$q;
         dones$d = dones$q;
         reads_pushed$d = reads_pushed$q;
         reads_popped$d = reads_popped$q;
@@ -22785,7 +22838,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         code_recv_fit = fault_code$q;
         code_imm_complete = fault_code$q;
         ctx$read_clock = clock;
-        m_fail = fail_valid$q & ~s_tx_fail;
+        fail_waits = done_wait$q & ((((fail_qp$q) & 16'hffff) << 32'h4) == done_wait_slot$q);
+        m_fail = fail_valid$q & ~s_tx_fail & ~fail_waits;
         if (m_fail) begin
             fail_valid$d = 1'b0;
         end
@@ -22856,6 +22910,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         rd_pushed = reads_pushed$q[(rd_slot)+:(4)];
         rd_popped = reads_popped$q[(rd_slot)+:(4)];
         rd_done = reads_done$q[(rd_slot)+:(4)];
+        done_up = rd_done + 32'h1;
         push_pushed = reads_pushed$q[(push_slot16)+:(4)];
         push_popped = reads_popped$q[(push_slot16)+:(4)];
         rd_none = rd_pushed == rd_popped;
@@ -23529,11 +23584,36 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 end
             end
         end
-        done_inc = (state$q == RxState$Complete) & ((opcode == 32'h2) | (opcode == 32'hb)) & (writes_out$q == 32'h0);
+        done_inc = done_wait$q & done_ready$q;
+        done_push = (state$q == RxState$Complete) & ((opcode == 32'h2) | (opcode == 32'hb)) & ~done_wait$q;
+        done_slot_next = done_wait_slot$q;
+        if (done_push) begin
+            done_slot_next = rd_slot;
+        end
+        done_wait_slot$d = done_slot_next;
+        if (done_wait$q & s_wr_done_valid & ~done_ready$q) begin
+            done_wait_acks$d = done_wait_acks$q - 32'h1;
+            done_ready$d = done_wait_acks$q == 32'h1;
+        end
+        if (done_inc) begin
+            done_wait$d = 1'b0;
+        end
+        if (done_push) begin
+            done_wait$d = 1'b1;
+            done_value$d = done_up;
+            done_wait_acks$d = writes_out$q;
+            done_ready$d = writes_out$q == 32'h0;
+            if (s_wr_done_valid) begin
+                done_wait_acks$d = writes_out$q - 32'h1;
+                done_ready$d = writes_out$q == 32'h1;
+            end
+        end
+        if (qp_we & qp_reset & (done_slot_next == waddr_slot)) begin
+            done_wait$d = 1'b0;
+        end
         order_done = reads_done$q[(order_slot)+:(4)];
         pushed_up = push_pushed + 32'h1;
         popped_up = rd_popped + 32'h1;
-        done_up = rd_done + 32'h1;
         reads_clear = 32'h0;
         if (qp_we & qp_reset) begin
             reads_clear = nibble_ones << waddr_slot;
@@ -23548,7 +23628,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         done_next = reads_done$q;
         if (done_inc) begin
-            done_next = (reads_done$q & ~(nibble_ones << rd_slot)) | (((done_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
+            done_next = (reads_done$q & ~(nibble_ones << done_wait_slot$q)) | (((done_value$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << done_wait_slot$q);
         end
         limit_next = reads_limit$q;
         if (qp_we) begin
@@ -23562,7 +23642,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             full$d = full_pushed & ~(one_q << ((qpn$q) & 16'hffff));
         end
         invalidate$d = 1'b0;
-        if (done_inc) begin
+        if (done_push) begin
             from_complete = RxState$Drain;
         end
         if ((state$q == RxState$Complete) & (opcode != 32'h2) & (opcode != 32'hb) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
@@ -23802,7 +23882,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         flush_here$d = |((qp_error & ~quiet_next) & (one_q << ((scan_next) & 16'hffff)));
         if (state$q == RxState$Drain) begin
             s_axis_tready = ~ended$q;
-            if (ended$q) begin
+            if (ended$q & ~(fail_valid$q & fail_waits)) begin
                 from_drain = RxState$Idle;
             end
             if (s_axis_tvalid & s_axis_tlast) begin
@@ -23964,6 +24044,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             fail_valid$d = 1'b0;
             invalidate$d = 1'b0;
             writes_out$d = 32'h0;
+            done_wait$d = 1'b0;
             dones$d = 32'h0;
             reads_pushed$d = 32'h0;
             reads_popped$d = 32'h0;
@@ -24532,6 +24613,101 @@ module rnic_top_q16$receiver$ctx(read_address,read_clock,read_data,write_address
     end
                 
 endmodule // rnic_top_q16$receiver$ctx
+
+
+module rnic_top_q16$receiver$done_ready(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$done_ready
+
+
+module rnic_top_q16$receiver$done_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$done_value
+
+
+module rnic_top_q16$receiver$done_wait(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$done_wait
+
+
+module rnic_top_q16$receiver$done_wait_acks(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$done_wait_acks
+
+
+module rnic_top_q16$receiver$done_wait_slot(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$done_wait_slot
 
 
 module rnic_top_q16$receiver$dones(d,q,clock);

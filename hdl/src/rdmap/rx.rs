@@ -23,8 +23,10 @@
 //!   segment.
 //! - Read Response: continues the oldest outstanding Read of the QP (table filled by the
 //!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
-//!   and next TO; once the last segment is placed, the requester completes the Read
-//!   (`order_done`).
+//!   and next TO; once the last segment is placed and the placement writes then
+//!   outstanding are acknowledged, the requester completes the Read (`order_done`). The
+//!   receiver does not wait for those acknowledgements: one such completion waits beside
+//!   it while it takes the next ULPDUs.
 //! - Immediate Data (RFC 7306 §6, opcodes 0x8/0x9): exactly 8 octets in one segment
 //!   (else 0/2/0xFF, a piece of a split message after the DDP checks), MSN and receive as
 //!   a Send; the receive completes RECV_IMM with the octets in its CQE (SOLICITED for 0x9)
@@ -370,6 +372,23 @@ pub struct RdmapRx<
     limit: Signal<Local, Bits<4>>,
     nibble_ones: Constant<Bits<QL>>,
     done_inc: Signal<Local, Bit>,
+    /// A Read's or an atomic's completion (its response's last octets placed) waiting for
+    /// the placement writes before it to be acknowledged, while the receiver goes on with
+    /// the next ULPDUs: its QP's lane and the acknowledgements still due. One may wait;
+    /// a second waits in Complete until the first is done.
+    done_wait: DFF<Bit>,
+    done_wait_slot: DFF<Bits<16>>,
+    done_wait_acks: DFF<Bits<8>>,
+    /// None of them is due any more: the completion counts next cycle.
+    done_ready: DFF<Bit>,
+    /// The QP's count of Reads completed with this one (made as it is handed over: the
+    /// count cannot move while it waits, as only the waiting completion adds to it).
+    done_value: DFF<Bits<4>>,
+    /// The waiting completion's lane next cycle, and whether Complete hands one over now.
+    done_slot_next: Signal<Local, Bits<16>>,
+    done_push: Signal<Local, Bit>,
+    /// The failure waiting to be reported is on the QP of the waiting completion.
+    fail_waits: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
     /// A Terminate to send before the next ULPDU (the requester's).
@@ -877,6 +896,14 @@ impl<
             limit: Default::default(),
             nibble_ones: constant(0xF),
             done_inc: Default::default(),
+            done_wait: Default::default(),
+            done_wait_slot: Default::default(),
+            done_wait_acks: Default::default(),
+            done_ready: Default::default(),
+            done_value: Default::default(),
+            done_slot_next: Default::default(),
+            done_push: Default::default(),
+            fail_waits: Default::default(),
             order_qpn: Default::default(),
             order_done: Default::default(),
             full: Default::default(),
@@ -1125,6 +1152,11 @@ impl<
             left,
             carry,
             writes_out,
+            done_wait,
+            done_wait_slot,
+            done_wait_acks,
+            done_ready,
+            done_value,
             dones,
             reads_pushed,
             reads_popped,
@@ -1202,8 +1234,14 @@ impl<
         self.code_recv_fit.next = self.fault_code.q.val();
         self.code_imm_complete.next = self.fault_code.q.val();
         self.ctx.read_clock.next = self.clock.val();
-        // A failure reported this cycle makes room for the next.
-        self.m_fail.next = self.fail_valid.q.val() & !self.s_tx_fail.val();
+        // A failure reported this cycle makes room for the next. It waits for a Read's or
+        // an atomic's completion of its QP held for its acknowledgements: the response
+        // came first, so the requester completes it before the QP leaves RTS (else it
+        // would flush it). Meanwhile this engine waits in Drain: the next ULPDU is looked
+        // at with the QP out of RTS, as the failure's own ULPDU left it.
+        self.fail_waits.next =
+            self.done_wait.q.val() & ((bit_cast::<16, QB>(self.fail_qp.q.val()) << 4) == self.done_wait_slot.q.val());
+        self.m_fail.next = self.fail_valid.q.val() & !self.s_tx_fail.val() & !self.fail_waits.val();
         if self.m_fail.val() {
             self.fail_valid.d.next = false;
         }
@@ -1286,6 +1324,7 @@ impl<
         self.rd_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.rd_slot.val().index());
         self.rd_popped.next = self.reads_popped.q.val().get_bits::<4>(self.rd_slot.val().index());
         self.rd_done.next = self.reads_done.q.val().get_bits::<4>(self.rd_slot.val().index());
+        self.done_up.next = self.rd_done.val() + 1;
         self.push_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.push_slot16.val().index());
         self.push_popped.next = self.reads_popped.q.val().get_bits::<4>(self.push_slot16.val().index());
         self.rd_none.next = self.rd_pushed.val() == self.rd_popped.val();
@@ -2067,9 +2106,39 @@ impl<
         }
         // A Read is done once its last response segment is placed and acknowledged; the
         // requester then writes its completion, in WQE order with the QP's others.
-        self.done_inc.next = (self.state.q.val() == RxState::Complete)
+        // It waits for the acknowledgements of every placement write then outstanding
+        // (its own last ones among them), counted down as they come, not for the writes
+        // of the ULPDUs after it: the receiver goes on at once.
+        self.done_inc.next = self.done_wait.q.val() & self.done_ready.q.val();
+        self.done_push.next = (self.state.q.val() == RxState::Complete)
             & ((self.opcode.val() == 2) | (self.opcode.val() == 11))
-            & (self.writes_out.q.val() == 0);
+            & !self.done_wait.q.val();
+        self.done_slot_next.next = self.done_wait_slot.q.val();
+        if self.done_push.val() {
+            self.done_slot_next.next = self.rd_slot.val();
+        }
+        self.done_wait_slot.d.next = self.done_slot_next.val();
+        if self.done_wait.q.val() & self.s_wr_done_valid.val() & !self.done_ready.q.val() {
+            self.done_wait_acks.d.next = self.done_wait_acks.q.val() - 1;
+            self.done_ready.d.next = self.done_wait_acks.q.val() == 1;
+        }
+        if self.done_inc.val() {
+            self.done_wait.d.next = false;
+        }
+        if self.done_push.val() {
+            self.done_wait.d.next = true;
+            self.done_value.d.next = self.done_up.val();
+            self.done_wait_acks.d.next = self.writes_out.q.val();
+            self.done_ready.d.next = self.writes_out.q.val() == 0;
+            if self.s_wr_done_valid.val() {
+                self.done_wait_acks.d.next = self.writes_out.q.val() - 1;
+                self.done_ready.d.next = self.writes_out.q.val() == 1;
+            }
+        }
+        // A QP written in RESET forgets its waiting completion with its counts.
+        if self.qp_we.val() & self.qp_reset.val() & (self.done_slot_next.val() == self.waddr_slot.val()) {
+            self.done_wait.d.next = false;
+        }
         self.order_done.next = self.reads_done.q.val().get_bits::<4>(self.order_slot.val().index());
         // The read table's updates, each by its own writer: a Read pushed (pushed + 1), a
         // Read popped (popped + 1) or completed (done + 1), a QP written (its limit from
@@ -2078,7 +2147,6 @@ impl<
         // (Each sum is its own four-bit signal, so that it wraps.)
         self.pushed_up.next = self.push_pushed.val() + 1;
         self.popped_up.next = self.rd_popped.val() + 1;
-        self.done_up.next = self.rd_done.val() + 1;
         self.reads_clear.next = 0.into();
         if self.qp_we.val() & self.qp_reset.val() {
             self.reads_clear.next = self.nibble_ones.val() << self.waddr_slot.val();
@@ -2095,8 +2163,8 @@ impl<
         }
         self.done_next.next = self.reads_done.q.val();
         if self.done_inc.val() {
-            self.done_next.next = (self.reads_done.q.val() & !(self.nibble_ones.val() << self.rd_slot.val()))
-                | (bit_cast::<QL, 4>(self.done_up.val()) << self.rd_slot.val());
+            self.done_next.next = (self.reads_done.q.val() & !(self.nibble_ones.val() << self.done_wait_slot.q.val()))
+                | (bit_cast::<QL, 4>(self.done_value.q.val()) << self.done_wait_slot.q.val());
         }
         self.limit_next.next = self.reads_limit.q.val();
         if self.qp_we.val() {
@@ -2111,10 +2179,11 @@ impl<
             self.full.d.next = self.full_pushed.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
         }
 
-        // Complete: the completion once the placement writes are acknowledged (the
-        // invalidation goes with it).
+        // Complete: a Read's or an atomic's completion is handed to the wait above; a
+        // receive's once the placement writes are acknowledged (the invalidation goes
+        // with it).
         self.invalidate.d.next = false;
-        if self.done_inc.val() {
+        if self.done_push.val() {
             self.from_complete.next = RxState::Drain;
         }
         if (self.state.q.val() == RxState::Complete)
@@ -2458,7 +2527,7 @@ impl<
         // Drain: the rest of the ULPDU, if any, is dropped.
         if self.state.q.val() == RxState::Drain {
             self.s_axis_tready.next = !self.ended.q.val();
-            if self.ended.q.val() {
+            if self.ended.q.val() & !(self.fail_valid.q.val() & self.fail_waits.val()) {
                 self.from_drain.next = RxState::Idle;
             }
             if self.s_axis_tvalid.val() & self.s_axis_tlast.val() {
@@ -2536,6 +2605,7 @@ impl<
             self.fail_valid.d.next = false;
             self.invalidate.d.next = false;
             self.writes_out.d.next = 0.into();
+            self.done_wait.d.next = false;
             self.dones.d.next = 0.into();
             self.reads_pushed.d.next = 0.into();
             self.reads_popped.d.next = 0.into();
