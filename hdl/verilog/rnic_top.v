@@ -21442,6 +21442,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  at_desc_conn = 8'h0;
     localparam  at_desc_length = 8'h10;
     localparam  at_desc_mpa_error = 8'h20;
+    localparam  at_t_flag = 8'h7;
+    localparam  at_l_flag = 8'h6;
+    localparam  hlen_tagged = 16'he;
+    localparam  hlen_untagged = 16'h12;
     localparam  t_llp_mpa = 16'h2000;
     localparam  st_terminated = 8'h7;
     localparam  at_term_hdr_ctrl = 10'b11000000;
@@ -21866,9 +21870,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [31:0] b_req_id$q;
     reg  [63:0] b_value$d;
     wire  [63:0] b_value$q;
-    reg  [15:0] plen_q$d;
-    wire  [15:0] plen_q$q;
-    reg  plen_q$clock;
+    reg  [15:0] plen$d;
+    wire  [15:0] plen$q;
+    reg  plen$clock;
     reg  p_parse_error$d;
     wire  p_parse_error$q;
     reg  p_parse_error$clock;
@@ -22000,7 +22004,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  last;
     reg  [3:0] opcode;
     reg  [15:0] hlen;
-    reg  [15:0] plen;
     reg  [15:0] first_hlen;
     reg  [3:0] need;
     reg  is_send;
@@ -22560,10 +22563,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(b_value$d),
         .q(b_value$q)
     );
-    rnic_top$receiver$plen_q plen_q(
-        .d(plen_q$d),
-        .q(plen_q$q),
-        .clock(plen_q$clock)
+    rnic_top$receiver$plen plen(
+        .d(plen$d),
+        .q(plen$q),
+        .clock(plen$clock)
     );
     rnic_top$receiver$p_parse_error p_parse_error(
         .d(p_parse_error$d),
@@ -22657,7 +22660,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         state$clock = clock;
         qpn$clock = clock;
         ulen$clock = clock;
-        plen_q$clock = clock;
+        plen$clock = clock;
         hdr$clock = clock;
         beats$clock = clock;
         ended$clock = clock;
@@ -22737,7 +22740,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         state$d = state$q;
         qpn$d = qpn$q;
         ulen$d = ulen$q;
-        plen_q$d = plen_q$q;
+        plen$d = plen$q;
         hdr$d = hdr$q;
         beats$d = beats$q;
         ended$d = ended$q;
@@ -22939,17 +22942,16 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         full$d = full_pushed;
         reads_full = full$q;
-        is_tagged = hdr$q[32'h7];
-        last = hdr$q[32'h6];
+        is_tagged = hdr$q[at_t_flag];
+        last = hdr$q[at_l_flag];
         opcode = hdr$q[(32'h8)+:(4)];
-        hlen = 32'h12;
+        hlen = hlen_untagged;
         if (is_tagged) begin
-            hlen = 32'he;
+            hlen = hlen_tagged;
         end
-        plen = plen_q$q;
-        first_hlen = 32'h12;
-        if (s_axis_tdata[32'h7]) begin
-            first_hlen = 32'he;
+        first_hlen = hlen_untagged;
+        if (s_axis_tdata[at_t_flag]) begin
+            first_hlen = hlen_tagged;
         end
         need = 32'h3;
         if (is_tagged) begin
@@ -22985,7 +22987,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 flush_turn$d = 1'b1;
                 qpn$d = s_axis_tuser[(at_desc_conn)+:(6)];
                 ulen$d = s_axis_tuser[(at_desc_length)+:(16)];
-                plen_q$d = s_axis_tuser[(at_desc_length)+:(16)] - first_hlen;
+                plen$d = s_axis_tuser[(at_desc_length)+:(16)] - first_hlen;
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
@@ -23060,11 +23062,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         if (opcode == 32'h7) begin
             parse_code = t_unspecified;
-            parse_error = ~last | |b_mo$q | (plen < term_need);
+            parse_error = ~last | |b_mo$q | (plen$q < term_need);
         end
         if (opcode == 32'h1) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen != 32'h1c)) begin
+            if (~last | |b_mo$q | (plen$q != 32'h1c)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
@@ -23072,7 +23074,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (is_send | (opcode == 32'h0) | (opcode == 32'h2)) begin
             parse_error = 1'b0;
         end
-        imm_end = ((b_mo$q) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff);
+        imm_end = ((b_mo$q) & 33'h1ffffffff) + ((plen$q) & 33'h1ffffffff);
         imm_piece = ~last | |b_mo$q;
         if (is_imm) begin
             parse_error = 1'b0;
@@ -23083,14 +23085,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         if (opcode == 32'ha) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen != 32'h34)) begin
+            if (~last | |b_mo$q | (plen$q != 32'h34)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
         if (opcode == 32'hb) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen != 32'hc)) begin
+            if (~last | |b_mo$q | (plen$q != 32'hc)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
@@ -23133,17 +23135,17 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         p_parse_error$d = parse_error;
         p_parse_code$d = parse_code;
-        p_plen_any$d = |plen;
+        p_plen_any$d = |plen$q;
         p_send_msn_bad$d = b_msn$q != next_msn;
         p_rr_msn_bad$d = b_msn$q != next_rr_msn;
         p_resp_msn_bad$d = b_msn$q != next_resp_msn;
         p_no_ird$d = in_flight >= ((ird) & 32'hffffffff);
         p_aop_bad$d = (aop != 32'h0) & (aop != 32'h2);
         p_rr_none$d = rd_none | rd_entry[32'h80];
-        p_rr_stag_bad$d = |plen & (b_stag$q != rd_entry[(32'h20)+:(32)]);
-        p_rr_bounds_bad$d = |plen & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)));
-        p_rr_zero_bad$d = ~|plen & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)]);
-        p_rr_short_last$d = last & ((read_placed$read_data + ((plen) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
+        p_rr_stag_bad$d = |plen$q & (b_stag$q != rd_entry[(32'h20)+:(32)]);
+        p_rr_bounds_bad$d = |plen$q & ((b_to$q != (rd_entry[(32'h40)+:(64)] + ((read_placed$read_data) & 64'hffffffffffffffff))) | ((((read_placed$read_data) & 33'h1ffffffff) + ((plen$q) & 33'h1ffffffff)) > ((rd_entry[(32'h0)+:(32)]) & 33'h1ffffffff)));
+        p_rr_zero_bad$d = ~|plen$q & last & (read_placed$read_data != rd_entry[(32'h0)+:(32)]);
+        p_rr_short_last$d = last & ((read_placed$read_data + ((plen$q) & 32'hffffffff)) != rd_entry[(32'h0)+:(32)]);
         p_ar_bad$d = rd_none | ~rd_entry[32'h80] | (b_req_id$q != next_resp_msn);
         p_recv_idle$d = ~recv$read_data[32'h0];
         p_mo_bad$d = b_mo$q != recv$read_data[(32'h1)+:(32)];
@@ -23175,7 +23177,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             r_addr$d = recv$read_data[(32'h61)+:(64)];
             r_len$d = recv$read_data[(32'ha1)+:(32)];
             r_lkey$d = recv$read_data[(32'hc1)+:(32)];
-            chk_len$d = ((plen) & 32'hffffffff);
+            chk_len$d = ((plen$q) & 32'hffffffff);
             if (rts) begin
                 if (p_parse_error$q) begin
                     code_classify = p_parse_code$q;
@@ -23451,26 +23453,26 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             mr_index$d = r_lkey$q[(32'h8)+:(8)];
             chk_stag$d = r_lkey$q;
             chk_to$d = r_addr$q + ((b_mo$q) & 64'hffffffffffffffff);
-            chk_len$d = ((plen) & 32'hffffffff);
+            chk_len$d = ((plen$q) & 32'hffffffff);
             chk_right$d = 32'h1;
             from_recv_fit = RxState$Placed;
-            if (|plen) begin
+            if (|plen$q) begin
                 from_recv_fit = RxState$MrRead;
             end
-            if ((((b_mo$q) & 33'h1ffffffff) + ((plen) & 33'h1ffffffff)) > ((r_len$q) & 33'h1ffffffff)) begin
+            if ((((b_mo$q) & 33'h1ffffffff) + ((plen$q) & 33'h1ffffffff)) > ((r_len$q) & 33'h1ffffffff)) begin
                 code_recv_fit = t_too_long;
                 from_recv_fit = RxState$Fault;
             end
         end
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
-        m_wr_req_len = ((plen) & 32'hffffffff);
+        m_wr_req_len = ((plen$q) & 32'hffffffff);
         if (opcode == 32'hb) begin
             m_wr_req_len = 32'h8;
         end
         if ((state$q == RxState$PlaceRequest) & m_wr_req_ready) begin
             from_place_request = RxState$PlaceData;
-            left$d = plen;
+            left$d = plen$q;
             if (opcode == 32'hb) begin
                 left$d = 32'h8;
             end
@@ -23554,7 +23556,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (has_inv) begin
             cqe_flags = cqe_flags | (((b_stag$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_inv_stag) | invalidated_bit;
         end
-        placed_next = r_placed$q + ((plen) & 32'hffffffff);
+        placed_next = r_placed$q + ((plen$q) & 32'hffffffff);
         recv_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((placed_next) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | cqe_flags;
         if (state$q == RxState$Placed) begin
             from_placed = RxState$Drain;
@@ -23659,7 +23661,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_cqn = cqn$q;
         m_invalidate = invalidate$q;
         m_invalidate_mr = b_stag$q[(32'h8)+:(8)];
-        imm_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((plen) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv_imm) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | (((hdr$q[(32'h90)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_imm) | imm_valid_bit;
+        imm_cqe = (((r_wr_id$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((plen$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_recv_imm) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((st_success) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status) | (((hdr$q[(32'h90)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_imm) | imm_valid_bit;
         if (state$q == RxState$ImmComplete) begin
             cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
             cqe$d = imm_cqe;
@@ -25727,7 +25729,7 @@ module rnic_top$receiver$plain_pushed(d,q,clock);
 endmodule // rnic_top$receiver$plain_pushed
 
 
-module rnic_top$receiver$plen_q(d,q,clock);
+module rnic_top$receiver$plen(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -25743,7 +25745,7 @@ module rnic_top$receiver$plen_q(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top$receiver$plen_q
+endmodule // rnic_top$receiver$plen
 
 
 module rnic_top$receiver$purpose(d,q,clock);

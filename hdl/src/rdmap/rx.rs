@@ -66,7 +66,7 @@
 //! next Read Requests.
 use rust_hdl::prelude::*;
 
-use rnic_proto::ddp::{TaggedHeader, UntaggedHeader};
+use rnic_proto::ddp::{TaggedHeader, UntaggedHeader, L_FLAG, T_FLAG};
 use rnic_proto::host::context::{qp_fields, MAX_READS};
 use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
 use rnic_proto::host::Field;
@@ -410,6 +410,12 @@ pub struct RdmapRx<
     at_desc_conn: Constant<Bits<8>>,
     at_desc_length: Constant<Bits<8>>,
     at_desc_mpa_error: Constant<Bits<8>>,
+    /// The DDP control octet's T and L flags (the ULPDU's first octet, bits 7:0 of its
+    /// first beat), and the DDP/RDMAP header's length, tagged or untagged.
+    at_t_flag: Constant<Bits<8>>,
+    at_l_flag: Constant<Bits<8>>,
+    hlen_tagged: Constant<Bits<16>>,
+    hlen_untagged: Constant<Bits<16>>,
     t_llp_mpa: Constant<Bits<16>>,
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
     /// READ_SLOTS Read Responses (IRD) and its Terminate: the engine never waits for the
@@ -551,9 +557,8 @@ pub struct RdmapRx<
     opcode: Signal<Local, Bits<4>>,
     hlen: Signal<Local, Bits<16>>,
     /// The payload length (ULPDU length less the DDP/RDMAP header), made as the first
-    /// beat is taken (`plen_q`), so it comes from a register to every check and add.
-    plen: Signal<Local, Bits<16>>,
-    plen_q: DFF<Bits<16>>,
+    /// beat is taken, so it comes from a register to every check and add.
+    plen: DFF<Bits<16>>,
     first_hlen: Signal<Local, Bits<16>>,
     need: Signal<Local, Bits<4>>,
     is_send: Signal<Local, Bit>,
@@ -781,6 +786,10 @@ impl<
             term_len_rdma: constant(ReadRequest::LEN as u64),
             at_desc_conn: constant(DESC_CONN as u64),
             at_desc_length: constant(DESC_LENGTH as u64),
+            at_t_flag: constant(T_FLAG.trailing_zeros().into()),
+            at_l_flag: constant(L_FLAG.trailing_zeros().into()),
+            hlen_tagged: constant(TaggedHeader::LEN as u64),
+            hlen_untagged: constant(UntaggedHeader::LEN as u64),
             at_desc_mpa_error: constant(DESC_MPA_ERROR as u64),
             t_llp_mpa: term(TermCode::new(TermCode::LAYER_LLP, TermCode::ETYPE_LLP_MPA, 0)),
             s_tx_fail_qp: Default::default(),
@@ -1004,7 +1013,6 @@ impl<
             opcode: Default::default(),
             hlen: Default::default(),
             plen: Default::default(),
-            plen_q: Default::default(),
             first_hlen: Default::default(),
             need: Default::default(),
             is_send: Default::default(),
@@ -1131,7 +1139,7 @@ impl<
             state,
             qpn,
             ulen,
-            plen_q,
+            plen,
             hdr,
             beats,
             ended,
@@ -1357,18 +1365,17 @@ impl<
         self.reads_full.next = self.full.q.val();
 
         // Header capture: the first beat in IDLE, then as many as the opcode needs.
-        self.is_tagged.next = self.hdr.q.val().get_bit(7);
-        self.last.next = self.hdr.q.val().get_bit(6);
+        self.is_tagged.next = self.hdr.q.val().get_bit(self.at_t_flag.val().index());
+        self.last.next = self.hdr.q.val().get_bit(self.at_l_flag.val().index());
         self.opcode.next = self.hdr.q.val().get_bits::<4>(8);
-        self.hlen.next = 18.into();
+        self.hlen.next = self.hlen_untagged.val();
         if self.is_tagged.val() {
-            self.hlen.next = 14.into();
+            self.hlen.next = self.hlen_tagged.val();
         }
-        self.plen.next = self.plen_q.q.val();
-        // The header length of the ULPDU whose first beat is in (the tagged bit is in it).
-        self.first_hlen.next = 18.into();
-        if self.s_axis_tdata.val().get_bit(7) {
-            self.first_hlen.next = 14.into();
+        // The header length of the ULPDU whose first beat is in (the T flag is in it).
+        self.first_hlen.next = self.hlen_untagged.val();
+        if self.s_axis_tdata.val().get_bit(self.at_t_flag.val().index()) {
+            self.first_hlen.next = self.hlen_tagged.val();
         }
         self.need.next = 3.into();
         if self.is_tagged.val() {
@@ -1410,7 +1417,7 @@ impl<
                 self.flush_turn.d.next = true;
                 self.qpn.d.next = self.s_axis_tuser.val().get_bits::<QB>(self.at_desc_conn.val().index());
                 self.ulen.d.next = self.s_axis_tuser.val().get_bits::<16>(self.at_desc_length.val().index());
-                self.plen_q.d.next =
+                self.plen.d.next =
                     self.s_axis_tuser.val().get_bits::<16>(self.at_desc_length.val().index()) - self.first_hlen.val();
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
                 self.beats.d.next = 1.into();
@@ -1505,11 +1512,11 @@ impl<
         if self.opcode.val() == 7 {
             self.parse_code.next = self.t_unspecified.val();
             self.parse_error.next =
-                !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() < self.term_need.val());
+                !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() < self.term_need.val());
         }
         if self.opcode.val() == 1 {
             self.parse_error.next = false;
-            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 28) {
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != 28) {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
@@ -1521,7 +1528,7 @@ impl<
         // segment that does not end it at 8, does not parse; a piece of a split message
         // does, and is refused after the DDP checks (ImmComplete). The atomic headers fill
         // single segments exactly.
-        self.imm_end.next = bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val());
+        self.imm_end.next = bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.q.val());
         self.imm_piece.next = !self.last.val() | self.b_mo.q.val().any();
         if self.is_imm.val() {
             self.parse_error.next = false;
@@ -1532,14 +1539,14 @@ impl<
         }
         if self.opcode.val() == 10 {
             self.parse_error.next = false;
-            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 52) {
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != 52) {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
         }
         if self.opcode.val() == 11 {
             self.parse_error.next = false;
-            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.val() != 12) {
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != 12) {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
@@ -1586,7 +1593,7 @@ impl<
         }
         self.p_parse_error.d.next = self.parse_error.val();
         self.p_parse_code.d.next = self.parse_code.val();
-        self.p_plen_any.d.next = self.plen.val().any();
+        self.p_plen_any.d.next = self.plen.q.val().any();
         self.p_send_msn_bad.d.next = self.b_msn.q.val() != self.next_msn.val();
         self.p_rr_msn_bad.d.next = self.b_msn.q.val() != self.next_rr_msn.val();
         self.p_resp_msn_bad.d.next = self.b_msn.q.val() != self.next_resp_msn.val();
@@ -1594,17 +1601,17 @@ impl<
         self.p_aop_bad.d.next = (self.aop.val() != 0) & (self.aop.val() != 2);
         self.p_rr_none.d.next = self.rd_none.val() | self.rd_entry.val().get_bit(128);
         self.p_rr_stag_bad.d.next =
-            self.plen.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32));
-        self.p_rr_bounds_bad.d.next = self.plen.val().any()
+            self.plen.q.val().any() & (self.b_stag.q.val() != self.rd_entry.val().get_bits::<32>(32));
+        self.p_rr_bounds_bad.d.next = self.plen.q.val().any()
             & ((self.b_to.q.val()
                 != (self.rd_entry.val().get_bits::<64>(64) + bit_cast::<64, 32>(self.read_placed.read_data.val())))
-                | ((bit_cast::<33, 32>(self.read_placed.read_data.val()) + bit_cast::<33, 16>(self.plen.val()))
+                | ((bit_cast::<33, 32>(self.read_placed.read_data.val()) + bit_cast::<33, 16>(self.plen.q.val()))
                     > bit_cast::<33, 32>(self.rd_entry.val().get_bits::<32>(0))));
-        self.p_rr_zero_bad.d.next = !self.plen.val().any()
+        self.p_rr_zero_bad.d.next = !self.plen.q.val().any()
             & self.last.val()
             & (self.read_placed.read_data.val() != self.rd_entry.val().get_bits::<32>(0));
         self.p_rr_short_last.d.next = self.last.val()
-            & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.val()))
+            & ((self.read_placed.read_data.val() + bit_cast::<32, 16>(self.plen.q.val()))
                 != self.rd_entry.val().get_bits::<32>(0));
         self.p_ar_bad.d.next = self.rd_none.val()
             | !self.rd_entry.val().get_bit(128)
@@ -1653,7 +1660,7 @@ impl<
             self.r_addr.d.next = self.recv.read_data.val().get_bits::<64>(97);
             self.r_len.d.next = self.recv.read_data.val().get_bits::<32>(161);
             self.r_lkey.d.next = self.recv.read_data.val().get_bits::<32>(193);
-            self.chk_len.d.next = bit_cast::<32, 16>(self.plen.val());
+            self.chk_len.d.next = bit_cast::<32, 16>(self.plen.q.val());
             if self.rts.val() {
                 if self.p_parse_error.q.val() {
                     self.code_classify.next = self.p_parse_code.q.val();
@@ -1946,13 +1953,13 @@ impl<
             self.mr_index.d.next = self.r_lkey.q.val().get_bits::<MB>(8);
             self.chk_stag.d.next = self.r_lkey.q.val();
             self.chk_to.d.next = self.r_addr.q.val() + bit_cast::<64, 32>(self.b_mo.q.val());
-            self.chk_len.d.next = bit_cast::<32, 16>(self.plen.val());
+            self.chk_len.d.next = bit_cast::<32, 16>(self.plen.q.val());
             self.chk_right.d.next = 1.into();
             self.from_recv_fit.next = RxState::Placed;
-            if self.plen.val().any() {
+            if self.plen.q.val().any() {
                 self.from_recv_fit.next = RxState::MrRead;
             }
-            if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.val()))
+            if (bit_cast::<33, 32>(self.b_mo.q.val()) + bit_cast::<33, 16>(self.plen.q.val()))
                 > bit_cast::<33, 32>(self.r_len.q.val())
             {
                 self.code_recv_fit.next = self.t_too_long.val();
@@ -1964,13 +1971,13 @@ impl<
         // the last header beat when tagged, octet 2 when untagged).
         self.m_wr_req_valid.next = self.state.q.val() == RxState::PlaceRequest;
         self.m_wr_req_addr.next = self.place_addr.q.val();
-        self.m_wr_req_len.next = bit_cast::<32, 16>(self.plen.val());
+        self.m_wr_req_len.next = bit_cast::<32, 16>(self.plen.q.val());
         if self.opcode.val() == 11 {
             self.m_wr_req_len.next = 8.into();
         }
         if (self.state.q.val() == RxState::PlaceRequest) & self.m_wr_req_ready.val() {
             self.from_place_request.next = RxState::PlaceData;
-            self.left.d.next = self.plen.val();
+            self.left.d.next = self.plen.q.val();
             if self.opcode.val() == 11 {
                 self.left.d.next = 8.into();
             }
@@ -2064,7 +2071,7 @@ impl<
                 | (bit_cast::<256, 32>(self.b_stag.q.val()) << self.at_cqe_inv_stag.val())
                 | self.invalidated_bit.val();
         }
-        self.placed_next.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.val());
+        self.placed_next.next = self.r_placed.q.val() + bit_cast::<32, 16>(self.plen.q.val());
         self.recv_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
             | (bit_cast::<256, 32>(self.placed_next.val()) << self.at_cqe_byte_len.val())
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
@@ -2210,7 +2217,7 @@ impl<
         // (IMM-04: SOLICITED for opcode 0x9), once earlier placements are acknowledged (a
         // Write before it is in memory when the CQE says so: IMM-05).
         self.imm_cqe.next = (bit_cast::<256, 64>(self.r_wr_id.q.val()) << self.at_cqe_wr_id.val())
-            | (bit_cast::<256, 16>(self.plen.val()) << self.at_cqe_byte_len.val())
+            | (bit_cast::<256, 16>(self.plen.q.val()) << self.at_cqe_byte_len.val())
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
             | (bit_cast::<256, 8>(self.cqe_recv_imm.val()) << self.at_cqe_opcode.val())
             | (bit_cast::<256, 8>(self.st_success.val()) << self.at_cqe_status.val())
