@@ -185,15 +185,19 @@ pub struct RnicTop<
     /// marker settings apply then), and per QP the octets from where its next FPDU starts
     /// to its next marker.
     rx_fpdus: SmallFifo<QB>,
-    /// The next FPDU's QP, out of `rx_fpdus` into a register, so that its settings and
-    /// marker distance are selected from a register; `rx_next_ready` once it has been
-    /// there a cycle (the marker distance is read from block RAM).
+    /// The next FPDU's QP, out of `rx_fpdus` into a register. Its settings and marker
+    /// distance are selected from it into registers of their own (the distance read from
+    /// block RAM, then registered with the writes since), so the deframer's parse starts
+    /// from registers: `rx_next_ready` once the QP has been there a cycle, `rx_next_held`
+    /// a cycle later, when the registers hold its settings.
     rx_next_qp: DFF<Bits<QB>>,
     rx_next_valid: DFF<Bit>,
     rx_next_ready: DFF<Bit>,
+    rx_next_held: DFF<Bit>,
+    rx_next_markers: DFF<Bit>,
+    rx_next_crc: DFF<Bit>,
     rx_positions: Positions<QB, Q>,
     rx_qp: DFF<Bits<QB>>,
-    rx_ending: Signal<Local, Bits<QB>>,
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
@@ -354,9 +358,11 @@ impl<
             rx_next_qp: Default::default(),
             rx_next_valid: Default::default(),
             rx_next_ready: Default::default(),
+            rx_next_held: Default::default(),
+            rx_next_markers: Default::default(),
+            rx_next_crc: Default::default(),
             rx_positions: Default::default(),
             rx_qp: Default::default(),
-            rx_ending: Default::default(),
             rx_first: Default::default(),
             rx_open: Default::default(),
         }
@@ -394,6 +400,9 @@ impl<
             rx_next_qp,
             rx_next_valid,
             rx_next_ready,
+            rx_next_held,
+            rx_next_markers,
+            rx_next_crc,
             cqes_taken,
             rx_cqes_due
         );
@@ -942,6 +951,7 @@ impl<
         // The next FPDU's QP waits in `rx_next_qp`, refilled as the deframer parses it.
         self.rx_fpdus.m_ready.next = !self.rx_next_valid.q.val() | self.deframer.fpdu_start.val();
         self.rx_next_ready.d.next = self.rx_next_valid.q.val() & !self.deframer.fpdu_start.val();
+        self.rx_next_held.d.next = self.rx_next_ready.q.val() & !self.deframer.fpdu_start.val();
         if self.deframer.fpdu_start.val() {
             self.rx_next_valid.d.next = false;
         }
@@ -952,22 +962,24 @@ impl<
         if self.reset_q.q.val() {
             self.rx_next_valid.d.next = false;
             self.rx_next_ready.d.next = false;
+            self.rx_next_held.d.next = false;
         }
         self.rx_positions.read_qp.next = self.rx_next_qp.q.val();
-        self.deframer.markers_en.next =
+        self.rx_next_markers.d.next =
             (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
-        self.deframer.crc_en.next =
+        self.rx_next_crc.d.next =
             (self.ctrl.qp_crc.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
+        self.deframer.markers_en.next = self.rx_next_markers.q.val();
+        self.deframer.crc_en.next = self.rx_next_crc.q.val();
         self.deframer.fpdu_load.next = true;
-        self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_positions.value.val());
-        self.deframer.fpdu_wait.next = !self.rx_next_ready.q.val();
-        self.rx_ending.next = self.rx_qp.q.val();
+        self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_positions.held.val());
+        self.deframer.fpdu_wait.next = !self.rx_next_held.q.val();
         if self.deframer.fpdu_start.val() {
             self.rx_qp.d.next = self.rx_next_qp.q.val();
-            self.rx_ending.next = self.rx_next_qp.q.val();
         }
         self.rx_positions.write.next = self.deframer.fpdu_end.val();
-        self.rx_positions.write_qp.next = self.rx_ending.val();
+        // (An FPDU ends at its last beat's fire, never in the cycle it starts.)
+        self.rx_positions.write_qp.next = self.rx_qp.q.val();
         self.rx_positions.write_value.next = self.deframer.end_to_marker.val().get_bits::<9>(0);
         self.rx_positions.clear.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
         self.rx_positions.clear_qp.next = self.ctrl.qp_waddr.val();

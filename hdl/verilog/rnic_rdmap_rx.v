@@ -123,6 +123,30 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     localparam  at_l_flag = 8'h6;
     localparam  hlen_tagged = 16'he;
     localparam  hlen_untagged = 16'h12;
+    localparam  at_opcode = 8'h8;
+    localparam  at_rdmap_rv = 8'he;
+    localparam  rdmap_version = 2'b1;
+    localparam  op_write = 4'h0;
+    localparam  op_read_request = 4'h1;
+    localparam  op_read_response = 4'h2;
+    localparam  op_send = 4'h3;
+    localparam  op_send_inv = 4'h4;
+    localparam  op_send_se = 4'h5;
+    localparam  op_send_se_inv = 4'h6;
+    localparam  op_terminate = 4'h7;
+    localparam  op_imm = 4'h8;
+    localparam  op_imm_se = 4'h9;
+    localparam  op_atomic_request = 4'ha;
+    localparam  op_atomic_response = 4'hb;
+    localparam  op_count = 4'hc;
+    localparam  qn_send = 32'h0;
+    localparam  qn_read_atomic_request = 32'h1;
+    localparam  qn_terminate = 32'h2;
+    localparam  qn_atomic_response = 32'h3;
+    localparam  len_read_request = 16'h1c;
+    localparam  len_atomic_request = 16'h34;
+    localparam  len_atomic_response = 16'hc;
+    localparam  len_imm = 33'h8;
     localparam  t_llp_mpa = 16'h2000;
     localparam  st_terminated = 8'h7;
     localparam  at_term_hdr_ctrl = 10'b11000000;
@@ -1621,7 +1645,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         reads_full = full$q;
         is_tagged = hdr$q[at_t_flag];
         last = hdr$q[at_l_flag];
-        opcode = hdr$q[(32'h8)+:(4)];
+        opcode = hdr$q[(at_opcode)+:(4)];
         hlen = hlen_untagged;
         if (is_tagged) begin
             hlen = hlen_tagged;
@@ -1634,13 +1658,13 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (is_tagged) begin
             need = 32'h2;
         end
-        if (~is_tagged & ((opcode == 32'h1) | (opcode == 32'h7))) begin
+        if (~is_tagged & ((opcode == op_read_request) | (opcode == op_terminate))) begin
             need = 32'h6;
         end
-        if (~is_tagged & ((opcode == 32'h8) | (opcode == 32'h9) | (opcode == 32'hb))) begin
+        if (~is_tagged & ((opcode == op_imm) | (opcode == op_imm_se) | (opcode == op_atomic_response))) begin
             need = 32'h4;
         end
-        if (~is_tagged & (opcode == 32'ha)) begin
+        if (~is_tagged & (opcode == op_atomic_request)) begin
             need = 32'h9;
         end
         side_work = tx_fails$m_valid;
@@ -1709,18 +1733,18 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         b_a_compare_mask$d = hdr$q[(32'h1f0)+:(64)];
         b_req_id$d = hdr$q[(32'h90)+:(32)];
         b_value$d = hdr$q[(32'hb0)+:(64)];
-        is_imm = (opcode == 32'h8) | (opcode == 32'h9);
-        has_inv = (opcode == 32'h4) | (opcode == 32'h6);
-        is_send = (opcode >= 32'h3) & (opcode <= 32'h6);
-        queue = 32'h0;
-        if ((opcode == 32'h1) | (opcode == 32'ha)) begin
-            queue = 32'h1;
+        is_imm = (opcode == op_imm) | (opcode == op_imm_se);
+        has_inv = (opcode == op_send_inv) | (opcode == op_send_se_inv);
+        is_send = (opcode >= op_send) & (opcode <= op_send_se_inv);
+        queue = qn_send;
+        if ((opcode == op_read_request) | (opcode == op_atomic_request)) begin
+            queue = qn_read_atomic_request;
         end
-        if (opcode == 32'hb) begin
-            queue = 32'h3;
+        if (opcode == op_atomic_response) begin
+            queue = qn_atomic_response;
         end
-        if (opcode == 32'h7) begin
-            queue = 32'h2;
+        if (opcode == op_terminate) begin
+            queue = qn_terminate;
         end
         parse_error = 1'b1;
         parse_code = t_unexpected_opcode;
@@ -1737,56 +1761,56 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (hdr$q[at_term_r]) begin
             term_need = term_need + term_len_rdma;
         end
-        if (opcode == 32'h7) begin
+        if (opcode == op_terminate) begin
             parse_code = t_unspecified;
             parse_error = ~last | |b_mo$q | (plen$q < term_need);
         end
-        if (opcode == 32'h1) begin
+        if (opcode == op_read_request) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen$q != 32'h1c)) begin
+            if (~last | |b_mo$q | (plen$q != len_read_request)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (is_send | (opcode == 32'h0) | (opcode == 32'h2)) begin
+        if (is_send | (opcode == op_write) | (opcode == op_read_response)) begin
             parse_error = 1'b0;
         end
         imm_end = ((b_mo$q) & 33'h1ffffffff) + ((plen$q) & 33'h1ffffffff);
         imm_piece = ~last | |b_mo$q;
         if (is_imm) begin
             parse_error = 1'b0;
-            if ((imm_end > 32'h8) | (last & (imm_end != 32'h8))) begin
+            if ((imm_end > len_imm) | (last & (imm_end != len_imm))) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (opcode == 32'ha) begin
+        if (opcode == op_atomic_request) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen$q != 32'h34)) begin
+            if (~last | |b_mo$q | (plen$q != len_atomic_request)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen$q != 32'hc)) begin
+            if (~last | |b_mo$q | (plen$q != len_atomic_response)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (opcode >= 32'hc) begin
+        if (opcode >= op_count) begin
             parse_error = 1'b1;
             parse_code = t_unexpected_opcode;
         end
-        if ((is_tagged != ((opcode == 32'h0) | (opcode == 32'h2))) | (~is_tagged & (b_qn$q != queue))) begin
+        if ((is_tagged != ((opcode == op_write) | (opcode == op_read_response))) | (~is_tagged & (b_qn$q != queue))) begin
             parse_error = 1'b1;
             parse_code = t_unexpected_opcode;
         end
-        if (hdr$q[(32'he)+:(2)] != 32'h1) begin
+        if (hdr$q[(at_rdmap_rv)+:(2)] != rdmap_version) begin
             parse_error = 1'b1;
             parse_code = t_rdma_version;
         end
-        if (~is_tagged & (b_qn$q > 32'h3)) begin
+        if (~is_tagged & (b_qn$q > qn_atomic_response)) begin
             parse_error = 1'b1;
             parse_code = t_invalid_qn;
         end
@@ -1860,7 +1884,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     code_classify = p_parse_code$q;
                     from_classify = RxState$Fault;
                 end
-                else if (opcode == 32'h0) begin
+                else if (opcode == op_write) begin
                     purpose$d = 32'h0;
                     mr_index$d = b_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_stag$q;
@@ -1870,7 +1894,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                         from_classify = RxState$MrRead;
                     end
                 end
-                else if (opcode == 32'h2) begin
+                else if (opcode == op_read_response) begin
                     purpose$d = 32'h1;
                     mr_index$d = b_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_stag$q;
@@ -1900,7 +1924,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                         from_classify = RxState$Fault;
                     end
                 end
-                else if (opcode == 32'h1) begin
+                else if (opcode == op_read_request) begin
                     purpose$d = 32'h4;
                     mr_index$d = b_src_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_src_stag$q;
@@ -1927,7 +1951,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                         end
                     end
                 end
-                else if (opcode == 32'ha) begin
+                else if (opcode == op_atomic_request) begin
                     purpose$d = 32'h5;
                     mr_index$d = b_a_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_a_stag$q;
@@ -1951,7 +1975,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                         from_classify = RxState$MrRead;
                     end
                 end
-                else if (opcode == 32'hb) begin
+                else if (opcode == op_atomic_response) begin
                     purpose$d = 32'h1;
                     mr_index$d = rd_entry[(32'h28)+:(8)];
                     chk_stag$d = rd_entry[(32'h20)+:(32)];
@@ -1968,7 +1992,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                         from_classify = RxState$Fault;
                     end
                 end
-                else if (opcode == 32'h7) begin
+                else if (opcode == op_terminate) begin
                     fail_valid$d = 1'b1;
                     fail_qp$d = qpn$q;
                     fail_term$d = (((hdr$q[(32'h90)+:(8)]) & 16'hffff) << 32'h8) | ((hdr$q[(32'h98)+:(8)]) & 16'hffff);
@@ -2144,13 +2168,13 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen$q) & 32'hffffffff);
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             m_wr_req_len = 32'h8;
         end
         if ((state$q == RxState$PlaceRequest) & m_wr_req_ready) begin
             from_place_request = RxState$PlaceData;
             left$d = plen$q;
-            if (opcode == 32'hb) begin
+            if (opcode == op_atomic_response) begin
                 left$d = 32'h8;
             end
             carry$d = hdr$q[(32'h40)+:(64)];
@@ -2162,7 +2186,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (~is_tagged) begin
             need_in = left$q > 32'h6;
         end
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             need_in = 1'b0;
         end
         out_n = 32'h8;
@@ -2174,7 +2198,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (~is_tagged) begin
             m_wr_tdata = (carry$q >> 32'h10) | (s_axis_tdata << 32'h30);
         end
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             m_wr_tdata = b_value$q;
         end
         m_wr_tkeep = 32'hff;
@@ -2227,7 +2251,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             writes_out$d = writes_out$q - 32'h1;
         end
         cqe_flags = 32'h0;
-        if (opcode >= 32'h5) begin
+        if (opcode >= op_send_se) begin
             cqe_flags = solicited_bit;
         end
         if (has_inv) begin
@@ -2248,12 +2272,12 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                     from_placed = RxState$Complete;
                 end
             end
-            if (opcode == 32'hb) begin
+            if (opcode == op_atomic_response) begin
                 resp_recv_msn$write_enable = 1'b1;
                 pop = 1'b1;
                 from_placed = RxState$Complete;
             end
-            if (opcode == 32'h2) begin
+            if (opcode == op_read_response) begin
                 read_placed$write_enable = 1'b1;
                 read_placed$write_data = placed_next;
                 if (last) begin
@@ -2264,7 +2288,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             end
         end
         done_inc = done_wait$q & done_ready$q;
-        done_push = (state$q == RxState$Complete) & ((opcode == 32'h2) | (opcode == 32'hb)) & ~done_wait$q;
+        done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & ~done_wait$q;
         done_slot_next = done_wait_slot$q;
         if (done_push) begin
             done_slot_next = rd_slot;
@@ -2324,7 +2348,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (done_push) begin
             from_complete = RxState$Drain;
         end
-        if ((state$q == RxState$Complete) & (opcode != 32'h2) & (opcode != 32'hb) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if ((state$q == RxState$Complete) & (opcode != op_read_response) & (opcode != op_atomic_response) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -2342,7 +2366,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (state$q == RxState$ImmComplete) begin
             cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
             cqe$d = imm_cqe;
-            if (opcode == 32'h9) begin
+            if (opcode == op_imm_se) begin
                 cqe$d = imm_cqe | solicited_bit;
             end
             recv_msn$write_enable = 1'b1;

@@ -707,6 +707,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  tx_positions$reset;
     reg  [5:0] tx_positions$read_qp;
     wire  [8:0] tx_positions$value;
+    wire  [8:0] tx_positions$held;
     reg  tx_positions$write;
     reg  [5:0] tx_positions$write_qp;
     reg  [8:0] tx_positions$write_value;
@@ -767,10 +768,20 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  rx_next_ready$d;
     wire  rx_next_ready$q;
     reg  rx_next_ready$clock;
+    reg  rx_next_held$d;
+    wire  rx_next_held$q;
+    reg  rx_next_held$clock;
+    reg  rx_next_markers$d;
+    wire  rx_next_markers$q;
+    reg  rx_next_markers$clock;
+    reg  rx_next_crc$d;
+    wire  rx_next_crc$q;
+    reg  rx_next_crc$clock;
     reg  rx_positions$clock;
     reg  rx_positions$reset;
     reg  [5:0] rx_positions$read_qp;
     wire  [8:0] rx_positions$value;
+    wire  [8:0] rx_positions$held;
     reg  rx_positions$write;
     reg  [5:0] rx_positions$write_qp;
     reg  [8:0] rx_positions$write_value;
@@ -933,7 +944,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  tx_tlast;
     reg  [15:0] tx_tuser;
     reg  [31:0] tx_tid;
-    reg  [5:0] rx_ending;
     reg  rx_open;
     reg  rx_job;
     reg  rx_cqe;
@@ -1590,6 +1600,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .reset(tx_positions$reset),
         .read_qp(tx_positions$read_qp),
         .value(tx_positions$value),
+        .held(tx_positions$held),
         .write(tx_positions$write),
         .write_qp(tx_positions$write_qp),
         .write_value(tx_positions$write_value),
@@ -1669,11 +1680,27 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .q(rx_next_ready$q),
         .clock(rx_next_ready$clock)
     );
+    rnic_top$rx_next_held rx_next_held(
+        .d(rx_next_held$d),
+        .q(rx_next_held$q),
+        .clock(rx_next_held$clock)
+    );
+    rnic_top$rx_next_markers rx_next_markers(
+        .d(rx_next_markers$d),
+        .q(rx_next_markers$q),
+        .clock(rx_next_markers$clock)
+    );
+    rnic_top$rx_next_crc rx_next_crc(
+        .d(rx_next_crc$d),
+        .q(rx_next_crc$q),
+        .clock(rx_next_crc$clock)
+    );
     rnic_top$rx_positions rx_positions(
         .clock(rx_positions$clock),
         .reset(rx_positions$reset),
         .read_qp(rx_positions$read_qp),
         .value(rx_positions$value),
+        .held(rx_positions$held),
         .write(rx_positions$write),
         .write_qp(rx_positions$write_qp),
         .write_value(rx_positions$write_value),
@@ -1878,6 +1905,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_next_qp$clock = clock;
         rx_next_valid$clock = clock;
         rx_next_ready$clock = clock;
+        rx_next_held$clock = clock;
+        rx_next_markers$clock = clock;
+        rx_next_crc$clock = clock;
         cqes_taken$clock = clock;
         rx_cqes_due$clock = clock;
         tx_first$d = tx_first$q;
@@ -1888,6 +1918,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_next_qp$d = rx_next_qp$q;
         rx_next_valid$d = rx_next_valid$q;
         rx_next_ready$d = rx_next_ready$q;
+        rx_next_held$d = rx_next_held$q;
+        rx_next_markers$d = rx_next_markers$q;
+        rx_next_crc$d = rx_next_crc$q;
         cqes_taken$d = cqes_taken$q;
         rx_cqes_due$d = rx_cqes_due$q;
         reset_q$d = reset;
@@ -2317,6 +2350,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         ctrl$ext_rd_data = tx_ring$rd_data | rx_ring$rd_data;
         rx_fpdus$m_ready = ~rx_next_valid$q | deframer$fpdu_start;
         rx_next_ready$d = rx_next_valid$q & ~deframer$fpdu_start;
+        rx_next_held$d = rx_next_ready$q & ~deframer$fpdu_start;
         if (deframer$fpdu_start) begin
             rx_next_valid$d = 1'b0;
         end
@@ -2327,20 +2361,21 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         if (reset_q$q) begin
             rx_next_valid$d = 1'b0;
             rx_next_ready$d = 1'b0;
+            rx_next_held$d = 1'b0;
         end
         rx_positions$read_qp = rx_next_qp$q;
-        deframer$markers_en = |(ctrl$qp_markers_rx & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
-        deframer$crc_en = |(ctrl$qp_crc & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
+        rx_next_markers$d = |(ctrl$qp_markers_rx & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
+        rx_next_crc$d = |(ctrl$qp_crc & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
+        deframer$markers_en = rx_next_markers$q;
+        deframer$crc_en = rx_next_crc$q;
         deframer$fpdu_load = 1'b1;
-        deframer$fpdu_to_marker = ((rx_positions$value) & 16'hffff);
-        deframer$fpdu_wait = ~rx_next_ready$q;
-        rx_ending = rx_qp$q;
+        deframer$fpdu_to_marker = ((rx_positions$held) & 16'hffff);
+        deframer$fpdu_wait = ~rx_next_held$q;
         if (deframer$fpdu_start) begin
             rx_qp$d = rx_next_qp$q;
-            rx_ending = rx_next_qp$q;
         end
         rx_positions$write = deframer$fpdu_end;
-        rx_positions$write_qp = rx_ending;
+        rx_positions$write_qp = rx_qp$q;
         rx_positions$write_value = deframer$end_to_marker[(32'h0)+:(9)];
         rx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
         rx_positions$clear_qp = ctrl$qp_waddr;
@@ -21446,6 +21481,30 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  at_l_flag = 8'h6;
     localparam  hlen_tagged = 16'he;
     localparam  hlen_untagged = 16'h12;
+    localparam  at_opcode = 8'h8;
+    localparam  at_rdmap_rv = 8'he;
+    localparam  rdmap_version = 2'b1;
+    localparam  op_write = 4'h0;
+    localparam  op_read_request = 4'h1;
+    localparam  op_read_response = 4'h2;
+    localparam  op_send = 4'h3;
+    localparam  op_send_inv = 4'h4;
+    localparam  op_send_se = 4'h5;
+    localparam  op_send_se_inv = 4'h6;
+    localparam  op_terminate = 4'h7;
+    localparam  op_imm = 4'h8;
+    localparam  op_imm_se = 4'h9;
+    localparam  op_atomic_request = 4'ha;
+    localparam  op_atomic_response = 4'hb;
+    localparam  op_count = 4'hc;
+    localparam  qn_send = 32'h0;
+    localparam  qn_read_atomic_request = 32'h1;
+    localparam  qn_terminate = 32'h2;
+    localparam  qn_atomic_response = 32'h3;
+    localparam  len_read_request = 16'h1c;
+    localparam  len_atomic_request = 16'h34;
+    localparam  len_atomic_response = 16'hc;
+    localparam  len_imm = 33'h8;
     localparam  t_llp_mpa = 16'h2000;
     localparam  st_terminated = 8'h7;
     localparam  at_term_hdr_ctrl = 10'b11000000;
@@ -22944,7 +23003,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         reads_full = full$q;
         is_tagged = hdr$q[at_t_flag];
         last = hdr$q[at_l_flag];
-        opcode = hdr$q[(32'h8)+:(4)];
+        opcode = hdr$q[(at_opcode)+:(4)];
         hlen = hlen_untagged;
         if (is_tagged) begin
             hlen = hlen_tagged;
@@ -22957,13 +23016,13 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (is_tagged) begin
             need = 32'h2;
         end
-        if (~is_tagged & ((opcode == 32'h1) | (opcode == 32'h7))) begin
+        if (~is_tagged & ((opcode == op_read_request) | (opcode == op_terminate))) begin
             need = 32'h6;
         end
-        if (~is_tagged & ((opcode == 32'h8) | (opcode == 32'h9) | (opcode == 32'hb))) begin
+        if (~is_tagged & ((opcode == op_imm) | (opcode == op_imm_se) | (opcode == op_atomic_response))) begin
             need = 32'h4;
         end
-        if (~is_tagged & (opcode == 32'ha)) begin
+        if (~is_tagged & (opcode == op_atomic_request)) begin
             need = 32'h9;
         end
         side_work = tx_fails$m_valid;
@@ -23032,18 +23091,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         b_a_compare_mask$d = hdr$q[(32'h1f0)+:(64)];
         b_req_id$d = hdr$q[(32'h90)+:(32)];
         b_value$d = hdr$q[(32'hb0)+:(64)];
-        is_imm = (opcode == 32'h8) | (opcode == 32'h9);
-        has_inv = (opcode == 32'h4) | (opcode == 32'h6);
-        is_send = (opcode >= 32'h3) & (opcode <= 32'h6);
-        queue = 32'h0;
-        if ((opcode == 32'h1) | (opcode == 32'ha)) begin
-            queue = 32'h1;
+        is_imm = (opcode == op_imm) | (opcode == op_imm_se);
+        has_inv = (opcode == op_send_inv) | (opcode == op_send_se_inv);
+        is_send = (opcode >= op_send) & (opcode <= op_send_se_inv);
+        queue = qn_send;
+        if ((opcode == op_read_request) | (opcode == op_atomic_request)) begin
+            queue = qn_read_atomic_request;
         end
-        if (opcode == 32'hb) begin
-            queue = 32'h3;
+        if (opcode == op_atomic_response) begin
+            queue = qn_atomic_response;
         end
-        if (opcode == 32'h7) begin
-            queue = 32'h2;
+        if (opcode == op_terminate) begin
+            queue = qn_terminate;
         end
         parse_error = 1'b1;
         parse_code = t_unexpected_opcode;
@@ -23060,56 +23119,56 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (hdr$q[at_term_r]) begin
             term_need = term_need + term_len_rdma;
         end
-        if (opcode == 32'h7) begin
+        if (opcode == op_terminate) begin
             parse_code = t_unspecified;
             parse_error = ~last | |b_mo$q | (plen$q < term_need);
         end
-        if (opcode == 32'h1) begin
+        if (opcode == op_read_request) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen$q != 32'h1c)) begin
+            if (~last | |b_mo$q | (plen$q != len_read_request)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (is_send | (opcode == 32'h0) | (opcode == 32'h2)) begin
+        if (is_send | (opcode == op_write) | (opcode == op_read_response)) begin
             parse_error = 1'b0;
         end
         imm_end = ((b_mo$q) & 33'h1ffffffff) + ((plen$q) & 33'h1ffffffff);
         imm_piece = ~last | |b_mo$q;
         if (is_imm) begin
             parse_error = 1'b0;
-            if ((imm_end > 32'h8) | (last & (imm_end != 32'h8))) begin
+            if ((imm_end > len_imm) | (last & (imm_end != len_imm))) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (opcode == 32'ha) begin
+        if (opcode == op_atomic_request) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen$q != 32'h34)) begin
+            if (~last | |b_mo$q | (plen$q != len_atomic_request)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             parse_error = 1'b0;
-            if (~last | |b_mo$q | (plen$q != 32'hc)) begin
+            if (~last | |b_mo$q | (plen$q != len_atomic_response)) begin
                 parse_error = 1'b1;
                 parse_code = t_unspecified;
             end
         end
-        if (opcode >= 32'hc) begin
+        if (opcode >= op_count) begin
             parse_error = 1'b1;
             parse_code = t_unexpected_opcode;
         end
-        if ((is_tagged != ((opcode == 32'h0) | (opcode == 32'h2))) | (~is_tagged & (b_qn$q != queue))) begin
+        if ((is_tagged != ((opcode == op_write) | (opcode == op_read_response))) | (~is_tagged & (b_qn$q != queue))) begin
             parse_error = 1'b1;
             parse_code = t_unexpected_opcode;
         end
-        if (hdr$q[(32'he)+:(2)] != 32'h1) begin
+        if (hdr$q[(at_rdmap_rv)+:(2)] != rdmap_version) begin
             parse_error = 1'b1;
             parse_code = t_rdma_version;
         end
-        if (~is_tagged & (b_qn$q > 32'h3)) begin
+        if (~is_tagged & (b_qn$q > qn_atomic_response)) begin
             parse_error = 1'b1;
             parse_code = t_invalid_qn;
         end
@@ -23183,7 +23242,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     code_classify = p_parse_code$q;
                     from_classify = RxState$Fault;
                 end
-                else if (opcode == 32'h0) begin
+                else if (opcode == op_write) begin
                     purpose$d = 32'h0;
                     mr_index$d = b_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_stag$q;
@@ -23193,7 +23252,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         from_classify = RxState$MrRead;
                     end
                 end
-                else if (opcode == 32'h2) begin
+                else if (opcode == op_read_response) begin
                     purpose$d = 32'h1;
                     mr_index$d = b_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_stag$q;
@@ -23223,7 +23282,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         from_classify = RxState$Fault;
                     end
                 end
-                else if (opcode == 32'h1) begin
+                else if (opcode == op_read_request) begin
                     purpose$d = 32'h4;
                     mr_index$d = b_src_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_src_stag$q;
@@ -23250,7 +23309,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         end
                     end
                 end
-                else if (opcode == 32'ha) begin
+                else if (opcode == op_atomic_request) begin
                     purpose$d = 32'h5;
                     mr_index$d = b_a_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_a_stag$q;
@@ -23274,7 +23333,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         from_classify = RxState$MrRead;
                     end
                 end
-                else if (opcode == 32'hb) begin
+                else if (opcode == op_atomic_response) begin
                     purpose$d = 32'h1;
                     mr_index$d = rd_entry[(32'h28)+:(8)];
                     chk_stag$d = rd_entry[(32'h20)+:(32)];
@@ -23291,7 +23350,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         from_classify = RxState$Fault;
                     end
                 end
-                else if (opcode == 32'h7) begin
+                else if (opcode == op_terminate) begin
                     fail_valid$d = 1'b1;
                     fail_qp$d = qpn$q;
                     fail_term$d = (((hdr$q[(32'h90)+:(8)]) & 16'hffff) << 32'h8) | ((hdr$q[(32'h98)+:(8)]) & 16'hffff);
@@ -23467,13 +23526,13 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen$q) & 32'hffffffff);
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             m_wr_req_len = 32'h8;
         end
         if ((state$q == RxState$PlaceRequest) & m_wr_req_ready) begin
             from_place_request = RxState$PlaceData;
             left$d = plen$q;
-            if (opcode == 32'hb) begin
+            if (opcode == op_atomic_response) begin
                 left$d = 32'h8;
             end
             carry$d = hdr$q[(32'h40)+:(64)];
@@ -23485,7 +23544,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (~is_tagged) begin
             need_in = left$q > 32'h6;
         end
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             need_in = 1'b0;
         end
         out_n = 32'h8;
@@ -23497,7 +23556,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (~is_tagged) begin
             m_wr_tdata = (carry$q >> 32'h10) | (s_axis_tdata << 32'h30);
         end
-        if (opcode == 32'hb) begin
+        if (opcode == op_atomic_response) begin
             m_wr_tdata = b_value$q;
         end
         m_wr_tkeep = 32'hff;
@@ -23550,7 +23609,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             writes_out$d = writes_out$q - 32'h1;
         end
         cqe_flags = 32'h0;
-        if (opcode >= 32'h5) begin
+        if (opcode >= op_send_se) begin
             cqe_flags = solicited_bit;
         end
         if (has_inv) begin
@@ -23571,12 +23630,12 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     from_placed = RxState$Complete;
                 end
             end
-            if (opcode == 32'hb) begin
+            if (opcode == op_atomic_response) begin
                 resp_recv_msn$write_enable = 1'b1;
                 pop = 1'b1;
                 from_placed = RxState$Complete;
             end
-            if (opcode == 32'h2) begin
+            if (opcode == op_read_response) begin
                 read_placed$write_enable = 1'b1;
                 read_placed$write_data = placed_next;
                 if (last) begin
@@ -23587,7 +23646,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
         end
         done_inc = done_wait$q & done_ready$q;
-        done_push = (state$q == RxState$Complete) & ((opcode == 32'h2) | (opcode == 32'hb)) & ~done_wait$q;
+        done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & ~done_wait$q;
         done_slot_next = done_wait_slot$q;
         if (done_push) begin
             done_slot_next = rd_slot;
@@ -23647,7 +23706,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (done_push) begin
             from_complete = RxState$Drain;
         end
-        if ((state$q == RxState$Complete) & (opcode != 32'h2) & (opcode != 32'hb) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if ((state$q == RxState$Complete) & (opcode != op_read_response) & (opcode != op_atomic_response) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -23665,7 +23724,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (state$q == RxState$ImmComplete) begin
             cqn$d = ctx$read_data[(at_recv_cq)+:(6)];
             cqe$d = imm_cqe;
-            if (opcode == 32'h9) begin
+            if (opcode == op_imm_se) begin
                 cqe$d = imm_cqe | solicited_bit;
             end
             recv_msn$write_enable = 1'b1;
@@ -35068,6 +35127,63 @@ module rnic_top$rx_fpdus$tail(d,q,clock);
 endmodule // rnic_top$rx_fpdus$tail
 
 
+module rnic_top$rx_next_crc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_next_crc
+
+
+module rnic_top$rx_next_held(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_next_held
+
+
+module rnic_top$rx_next_markers(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_next_markers
+
+
 module rnic_top$rx_next_qp(d,q,clock);
     
     // Module arguments
@@ -35125,13 +35241,14 @@ module rnic_top$rx_next_valid(d,q,clock);
 endmodule // rnic_top$rx_next_valid
 
 
-module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_value,clear,clear_qp);
+module rnic_top$rx_positions(clock,reset,read_qp,value,held,write,write_qp,write_value,clear,clear_qp);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  [5:0] read_qp;
     output reg  [8:0] value;
+    output reg  [8:0] held;
     input wire  write;
     input wire  [5:0] write_qp;
     input wire  [8:0] write_value;
@@ -35161,6 +35278,9 @@ module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
     reg  [8:0] last_value$d;
     wire  [8:0] last_value$q;
     reg  last_value$clock;
+    reg  [8:0] held_value$d;
+    wire  [8:0] held_value$q;
+    reg  held_value$clock;
     
     // Local signals
     reg  [63:0] set_bits;
@@ -35196,6 +35316,11 @@ module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         .q(last_value$q),
         .clock(last_value$clock)
     );
+    rnic_top$rx_positions$held_value held_value(
+        .d(held_value$d),
+        .q(held_value$q),
+        .clock(held_value$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -35203,10 +35328,12 @@ module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         last_write$clock = clock;
         last_qp$clock = clock;
         last_value$clock = clock;
+        held_value$clock = clock;
         valid$d = valid$q;
         last_write$d = last_write$q;
         last_qp$d = last_qp$q;
         last_value$d = last_value$q;
+        held_value$d = held_value$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         ram$read_address = read_qp;
@@ -35220,6 +35347,14 @@ module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         if (last_write$q & (last_qp$q == read_qp)) begin
             value = last_value$q;
         end
+        held_value$d = value;
+        if (write & (write_qp == read_qp)) begin
+            held_value$d = write_value;
+        end
+        if (clear & (clear_qp == read_qp)) begin
+            held_value$d = 32'h0;
+        end
+        held = held_value$q;
         last_write$d = write & ~(clear & (clear_qp == write_qp));
         last_qp$d = write_qp;
         last_value$d = write_value;
@@ -35235,10 +35370,30 @@ module rnic_top$rx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         if (reset) begin
             valid$d = 32'h0;
             last_write$d = 1'b0;
+            held_value$d = 32'h0;
         end
     end
     
 endmodule // rnic_top$rx_positions
+
+
+module rnic_top$rx_positions$held_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_positions$held_value
 
 
 module rnic_top$rx_positions$last_qp(d,q,clock);
@@ -41350,13 +41505,14 @@ module rnic_top$tx_fpdus$tail(d,q,clock);
 endmodule // rnic_top$tx_fpdus$tail
 
 
-module rnic_top$tx_positions(clock,reset,read_qp,value,write,write_qp,write_value,clear,clear_qp);
+module rnic_top$tx_positions(clock,reset,read_qp,value,held,write,write_qp,write_value,clear,clear_qp);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  [5:0] read_qp;
     output reg  [8:0] value;
+    output reg  [8:0] held;
     input wire  write;
     input wire  [5:0] write_qp;
     input wire  [8:0] write_value;
@@ -41386,6 +41542,9 @@ module rnic_top$tx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
     reg  [8:0] last_value$d;
     wire  [8:0] last_value$q;
     reg  last_value$clock;
+    reg  [8:0] held_value$d;
+    wire  [8:0] held_value$q;
+    reg  held_value$clock;
     
     // Local signals
     reg  [63:0] set_bits;
@@ -41421,6 +41580,11 @@ module rnic_top$tx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         .q(last_value$q),
         .clock(last_value$clock)
     );
+    rnic_top$tx_positions$held_value held_value(
+        .d(held_value$d),
+        .q(held_value$q),
+        .clock(held_value$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -41428,10 +41592,12 @@ module rnic_top$tx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         last_write$clock = clock;
         last_qp$clock = clock;
         last_value$clock = clock;
+        held_value$clock = clock;
         valid$d = valid$q;
         last_write$d = last_write$q;
         last_qp$d = last_qp$q;
         last_value$d = last_value$q;
+        held_value$d = held_value$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         ram$read_address = read_qp;
@@ -41445,6 +41611,14 @@ module rnic_top$tx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         if (last_write$q & (last_qp$q == read_qp)) begin
             value = last_value$q;
         end
+        held_value$d = value;
+        if (write & (write_qp == read_qp)) begin
+            held_value$d = write_value;
+        end
+        if (clear & (clear_qp == read_qp)) begin
+            held_value$d = 32'h0;
+        end
+        held = held_value$q;
         last_write$d = write & ~(clear & (clear_qp == write_qp));
         last_qp$d = write_qp;
         last_value$d = write_value;
@@ -41460,10 +41634,30 @@ module rnic_top$tx_positions(clock,reset,read_qp,value,write,write_qp,write_valu
         if (reset) begin
             valid$d = 32'h0;
             last_write$d = 1'b0;
+            held_value$d = 32'h0;
         end
     end
     
 endmodule // rnic_top$tx_positions
+
+
+module rnic_top$tx_positions$held_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_positions$held_value
 
 
 module rnic_top$tx_positions$last_qp(d,q,clock);

@@ -13,7 +13,9 @@
 //!
 //! Checked every cycle in which the contract applies (`read_qp` unchanged since before the
 //! previous clock edge): `value` equals the reference for that connection, including a
-//! write made in the immediately previous cycle. Random writes, clears and `read_qp`
+//! write made in the immediately previous cycle. `held` (the registered value) is checked
+//! in every cycle after two with the same `read_qp`: it equals the reference as it stands,
+//! with the write or clear of the cycle just before in. Random writes, clears and `read_qp`
 //! changes in changing regimes (long holds, writes to the connection being read, clear and
 //! write of one connection in one cycle, of two different ones, few connections, idle),
 //! with resets in the middle followed by a read of every connection. The checks are
@@ -79,6 +81,7 @@ struct Regime {
 struct Ports {
     read_qp: Port,
     value: Port,
+    held: Port,
     write: Port,
     write_qp: Port,
     write_value: Port,
@@ -97,6 +100,10 @@ struct Stats {
     /// Checks of a connection that read 0 after a reset in the middle had wiped its value.
     wiped: u64,
     resets: u64,
+    /// Checks of `held`, of those a connection written or cleared in the cycle before.
+    held: u64,
+    held_written: u64,
+    held_cleared: u64,
 }
 
 struct Bench {
@@ -114,6 +121,9 @@ struct Bench {
     /// on (a write that lost to a clear takes none).
     prev_read: Option<u8>,
     prev_write: Option<u8>,
+    /// `read_qp` two cycles back, and the previous cycle's clear.
+    prev2_read: Option<u8>,
+    prev_clear: Option<u8>,
     stats: Stats,
 }
 
@@ -123,6 +133,7 @@ impl Bench {
         let p = Ports {
             read_qp: m.port("read_qp"),
             value: m.port("value"),
+            held: m.port("held"),
             write: m.port("write"),
             write_qp: m.port("write_qp"),
             write_value: m.port("write_value"),
@@ -140,6 +151,8 @@ impl Bench {
             wiped: [false; CONNECTIONS as usize],
             prev_read: None,
             prev_write: None,
+            prev2_read: None,
+            prev_clear: None,
             stats: Stats::default(),
         };
         // Nothing is checked before the first reset edge: the state is not defined yet.
@@ -164,6 +177,18 @@ impl Bench {
         self.m.eval();
 
         let c = self.cycle;
+        if let Some(h) = self.prev_read.filter(|_| self.prev2_read == self.prev_read) {
+            let got = self.m.get(p.held) as u16;
+            let want = self.reference[h as usize].unwrap_or(0);
+            assert_eq!(
+                got, want,
+                "cycle {c}: held value of connection {h} (written the cycle before: {:?}, cleared: {:?})",
+                self.prev_write, self.prev_clear
+            );
+            self.stats.held += 1;
+            self.stats.held_written += u64::from(self.prev_write == Some(h));
+            self.stats.held_cleared += u64::from(self.prev_clear == Some(h));
+        }
         let q = i.read_qp;
         let checked = if self.prev_read == Some(q) {
             let got = self.m.get(p.value) as u16;
@@ -187,8 +212,10 @@ impl Bench {
 
         self.m.tick();
         self.cycle += 1;
+        self.prev2_read = self.prev_read;
         self.prev_read = Some(q);
         self.prev_write = None;
+        self.prev_clear = if i.reset { None } else { i.clear };
         if i.reset {
             // A reset wipes every connection (writes and clears are not driven meanwhile).
             for k in 0..CONNECTIONS as usize {
@@ -311,6 +338,9 @@ fn mpa_positions_match_a_reference_per_connection() {
             total.forwarded += b.stats.forwarded;
             total.wiped += b.stats.wiped;
             total.resets += b.stats.resets;
+            total.held += b.stats.held;
+            total.held_written += b.stats.held_written;
+            total.held_cleared += b.stats.held_cleared;
             for (t, n) in total.by_case.iter_mut().zip(b.stats.by_case) {
                 *t += n;
             }
@@ -319,6 +349,10 @@ fn mpa_positions_match_a_reference_per_connection() {
         assert!(cycles >= 20_000 && total.checks >= 10_000, "{cycles} cycles, {} checks", total.checks);
         assert!(total.forwarded >= 500, "too few reads of a write made the cycle before: {total:?}");
         assert!(total.resets >= 4 && total.wiped >= 30, "too few resets in the middle: {total:?}");
+        assert!(
+            total.held >= 10_000 && total.held_written >= 500 && total.held_cleared >= 100,
+            "too few checks of the held value: {total:?}"
+        );
         for (case, n) in CASES.iter().zip(total.by_case) {
             assert!(n >= 100, "too few checks of a connection last {case:?}: {total:?}");
         }
@@ -355,6 +389,11 @@ fn mpa_positions_forward_clear_wins_and_reset() {
         }
         b.step(w(3, 0x001));
         assert_eq!(b.step(Inputs::read(3)), Some(0x001), "written again after the clear");
+        // The held value takes the cycle's write, and a clear that wins over it.
+        b.step(w(3, 0x0C3));
+        assert_eq!(b.m.get(b.p.held), 0x0C3, "held: the write of the cycle before");
+        b.step(Inputs { write: Some((3, 0x03C)), clear: Some(3), ..Inputs::read(3) });
+        assert_eq!(b.m.get(b.p.held), 0, "held: the clear of the cycle before wins");
         // Clear of one and write of another in one cycle: both take effect.
         b.step(Inputs { write: Some((6, 0x0AA)), clear: Some(5), ..Inputs::read(6) });
         assert_eq!(b.step(Inputs::read(6)), Some(0x0AA), "written beside a clear");

@@ -6,7 +6,9 @@
 //! until it is written again, through a valid bit per connection, so a clear never takes
 //! the write port from an FPDU that ends in the same cycle. The RAM reads `read_qp` one
 //! cycle late, so `read_qp` must be held a cycle before `value` is used; a write in the
-//! previous cycle to that connection is forwarded.
+//! previous cycle to that connection is forwarded. `held` is the same value from a
+//! register, a cycle later, with that cycle's write and clear in: with `read_qp` held two
+//! cycles it is the connection's value as it stands, and its user starts from a register.
 use rust_hdl::prelude::*;
 
 /// `QB` = connection index bits, `Q` = connections.
@@ -16,6 +18,7 @@ pub struct Positions<const QB: usize, const Q: usize> {
     pub reset: Signal<In, Bit>,
     pub read_qp: Signal<In, Bits<QB>>,
     pub value: Signal<Out, Bits<9>>,
+    pub held: Signal<Out, Bits<9>>,
     pub write: Signal<In, Bit>,
     pub write_qp: Signal<In, Bits<QB>>,
     pub write_value: Signal<In, Bits<9>>,
@@ -26,6 +29,7 @@ pub struct Positions<const QB: usize, const Q: usize> {
     last_write: DFF<Bit>,
     last_qp: DFF<Bits<QB>>,
     last_value: DFF<Bits<9>>,
+    held_value: DFF<Bits<9>>,
     set_bits: Signal<Local, Bits<Q>>,
     clear_bits: Signal<Local, Bits<Q>>,
     one: Constant<Bits<Q>>,
@@ -39,6 +43,7 @@ impl<const QB: usize, const Q: usize> Default for Positions<QB, Q> {
             reset: Default::default(),
             read_qp: Default::default(),
             value: Default::default(),
+            held: Default::default(),
             write: Default::default(),
             write_qp: Default::default(),
             write_value: Default::default(),
@@ -49,6 +54,7 @@ impl<const QB: usize, const Q: usize> Default for Positions<QB, Q> {
             last_write: Default::default(),
             last_qp: Default::default(),
             last_value: Default::default(),
+            held_value: Default::default(),
             set_bits: Default::default(),
             clear_bits: Default::default(),
             one: Constant::new(1.into()),
@@ -59,7 +65,7 @@ impl<const QB: usize, const Q: usize> Default for Positions<QB, Q> {
 impl<const QB: usize, const Q: usize> Logic for Positions<QB, Q> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, valid, last_write, last_qp, last_value);
+        dff_setup!(self, clock, valid, last_write, last_qp, last_value, held_value);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.ram.read_address.next = self.read_qp.val();
@@ -74,6 +80,15 @@ impl<const QB: usize, const Q: usize> Logic for Positions<QB, Q> {
         if self.last_write.q.val() & (self.last_qp.q.val() == self.read_qp.val()) {
             self.value.next = self.last_value.q.val();
         }
+        // A clear wins over a write to the same connection in the same cycle.
+        self.held_value.d.next = self.value.val();
+        if self.write.val() & (self.write_qp.val() == self.read_qp.val()) {
+            self.held_value.d.next = self.write_value.val();
+        }
+        if self.clear.val() & (self.clear_qp.val() == self.read_qp.val()) {
+            self.held_value.d.next = 0.into();
+        }
+        self.held.next = self.held_value.q.val();
 
         // A write sets its connection's valid bit, a clear resets its own (and wins over a
         // write to the same connection).
@@ -92,6 +107,7 @@ impl<const QB: usize, const Q: usize> Logic for Positions<QB, Q> {
         if self.reset.val() {
             self.valid.d.next = 0.into();
             self.last_write.d.next = false;
+            self.held_value.d.next = 0.into();
         }
     }
 }

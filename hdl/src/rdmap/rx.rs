@@ -70,7 +70,10 @@ use rnic_proto::ddp::{TaggedHeader, UntaggedHeader, L_FLAG, T_FLAG};
 use rnic_proto::host::context::{qp_fields, MAX_READS};
 use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
 use rnic_proto::host::Field;
-use rnic_proto::rdmap::ReadRequest;
+use rnic_proto::rdmap::{
+    AtomicRequest, AtomicResponse, Opcode, ReadRequest, IMMEDIATE_DATA_LEN, QN_ATOMIC_RESPONSE, QN_READ_ATOMIC_REQUEST,
+    QN_SEND, QN_TERMINATE, RDMAP_VERSION,
+};
 use rnic_proto::terminate::{TermCode, Terminate, D_BIT, M_BIT, R_BIT};
 
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SmallFifo};
@@ -83,6 +86,10 @@ pub const READ_SLOTS: usize = MAX_READS as usize;
 /// A Terminate's layer and error type, as the control word's first octet holds them.
 fn term_class(layer: u8, etype: u8) -> Constant<Bits<8>> {
     constant(u64::from(layer << 4 | etype))
+}
+
+fn opcode(op: Opcode) -> Constant<Bits<4>> {
+    constant(u64::from(op as u8))
 }
 
 fn term(code: TermCode) -> Constant<Bits<16>> {
@@ -416,6 +423,34 @@ pub struct RdmapRx<
     at_l_flag: Constant<Bits<8>>,
     hlen_tagged: Constant<Bits<16>>,
     hlen_untagged: Constant<Bits<16>>,
+    /// The RDMAP control octet (the ULPDU's second): its opcode (bits 3:0) and RV (7:6).
+    at_opcode: Constant<Bits<8>>,
+    at_rdmap_rv: Constant<Bits<8>>,
+    rdmap_version: Constant<Bits<2>>,
+    /// The opcodes (RFC 5040 Fig. 4, RFC 7306 §10), and the first one not defined.
+    op_write: Constant<Bits<4>>,
+    op_read_request: Constant<Bits<4>>,
+    op_read_response: Constant<Bits<4>>,
+    op_send: Constant<Bits<4>>,
+    op_send_inv: Constant<Bits<4>>,
+    op_send_se: Constant<Bits<4>>,
+    op_send_se_inv: Constant<Bits<4>>,
+    op_terminate: Constant<Bits<4>>,
+    op_imm: Constant<Bits<4>>,
+    op_imm_se: Constant<Bits<4>>,
+    op_atomic_request: Constant<Bits<4>>,
+    op_atomic_response: Constant<Bits<4>>,
+    op_count: Constant<Bits<4>>,
+    /// The untagged queues (RFC 5040 §5.1, RFC 7306 §8.1).
+    qn_send: Constant<Bits<32>>,
+    qn_read_atomic_request: Constant<Bits<32>>,
+    qn_terminate: Constant<Bits<32>>,
+    qn_atomic_response: Constant<Bits<32>>,
+    /// The fixed RDMAP headers' lengths, and the Immediate Data's.
+    len_read_request: Constant<Bits<16>>,
+    len_atomic_request: Constant<Bits<16>>,
+    len_atomic_response: Constant<Bits<16>>,
+    len_imm: Constant<Bits<33>>,
     t_llp_mpa: Constant<Bits<16>>,
     /// Read Responses and Terminates waiting for the segmenter, room for every QP's
     /// READ_SLOTS Read Responses (IRD) and its Terminate: the engine never waits for the
@@ -790,6 +825,30 @@ impl<
             at_l_flag: constant(L_FLAG.trailing_zeros().into()),
             hlen_tagged: constant(TaggedHeader::LEN as u64),
             hlen_untagged: constant(UntaggedHeader::LEN as u64),
+            at_opcode: constant(8),
+            at_rdmap_rv: constant(14),
+            rdmap_version: constant(RDMAP_VERSION.into()),
+            op_write: opcode(Opcode::RdmaWrite),
+            op_read_request: opcode(Opcode::ReadRequest),
+            op_read_response: opcode(Opcode::ReadResponse),
+            op_send: opcode(Opcode::Send),
+            op_send_inv: opcode(Opcode::SendInvalidate),
+            op_send_se: opcode(Opcode::SendSolicited),
+            op_send_se_inv: opcode(Opcode::SendSolicitedInvalidate),
+            op_terminate: opcode(Opcode::Terminate),
+            op_imm: opcode(Opcode::ImmediateData),
+            op_imm_se: opcode(Opcode::ImmediateDataSolicited),
+            op_atomic_request: opcode(Opcode::AtomicRequest),
+            op_atomic_response: opcode(Opcode::AtomicResponse),
+            op_count: constant(Opcode::ALL.len() as u64),
+            qn_send: constant(QN_SEND.into()),
+            qn_read_atomic_request: constant(QN_READ_ATOMIC_REQUEST.into()),
+            qn_terminate: constant(QN_TERMINATE.into()),
+            qn_atomic_response: constant(QN_ATOMIC_RESPONSE.into()),
+            len_read_request: constant(ReadRequest::LEN as u64),
+            len_atomic_request: constant(AtomicRequest::LEN as u64),
+            len_atomic_response: constant(AtomicResponse::LEN as u64),
+            len_imm: constant(IMMEDIATE_DATA_LEN as u64),
             at_desc_mpa_error: constant(DESC_MPA_ERROR as u64),
             t_llp_mpa: term(TermCode::new(TermCode::LAYER_LLP, TermCode::ETYPE_LLP_MPA, 0)),
             s_tx_fail_qp: Default::default(),
@@ -1367,7 +1426,7 @@ impl<
         // Header capture: the first beat in IDLE, then as many as the opcode needs.
         self.is_tagged.next = self.hdr.q.val().get_bit(self.at_t_flag.val().index());
         self.last.next = self.hdr.q.val().get_bit(self.at_l_flag.val().index());
-        self.opcode.next = self.hdr.q.val().get_bits::<4>(8);
+        self.opcode.next = self.hdr.q.val().get_bits::<4>(self.at_opcode.val().index());
         self.hlen.next = self.hlen_untagged.val();
         if self.is_tagged.val() {
             self.hlen.next = self.hlen_tagged.val();
@@ -1381,14 +1440,20 @@ impl<
         if self.is_tagged.val() {
             self.need.next = 2.into();
         }
-        if !self.is_tagged.val() & ((self.opcode.val() == 1) | (self.opcode.val() == 7)) {
+        if !self.is_tagged.val()
+            & ((self.opcode.val() == self.op_read_request.val()) | (self.opcode.val() == self.op_terminate.val()))
+        {
             self.need.next = 6.into();
         }
         // Immediate Data (26 octets) and Atomic Responses (30) whole; Atomic Requests (70).
-        if !self.is_tagged.val() & ((self.opcode.val() == 8) | (self.opcode.val() == 9) | (self.opcode.val() == 11)) {
+        if !self.is_tagged.val()
+            & ((self.opcode.val() == self.op_imm.val())
+                | (self.opcode.val() == self.op_imm_se.val())
+                | (self.opcode.val() == self.op_atomic_response.val()))
+        {
             self.need.next = 4.into();
         }
-        if !self.is_tagged.val() & (self.opcode.val() == 10) {
+        if !self.is_tagged.val() & (self.opcode.val() == self.op_atomic_request.val()) {
             self.need.next = 9.into();
         }
         self.side_work.next = self.tx_fails.m_valid.val();
@@ -1472,22 +1537,24 @@ impl<
         self.b_a_compare_mask.d.next = self.hdr.q.val().get_bits::<64>(496);
         self.b_req_id.d.next = self.hdr.q.val().get_bits::<32>(144);
         self.b_value.d.next = self.hdr.q.val().get_bits::<64>(176);
-        self.is_imm.next = (self.opcode.val() == 8) | (self.opcode.val() == 9);
-        self.has_inv.next = (self.opcode.val() == 4) | (self.opcode.val() == 6);
-        self.is_send.next = (self.opcode.val() >= 3) & (self.opcode.val() <= 6);
+        self.is_imm.next = (self.opcode.val() == self.op_imm.val()) | (self.opcode.val() == self.op_imm_se.val());
+        self.has_inv.next =
+            (self.opcode.val() == self.op_send_inv.val()) | (self.opcode.val() == self.op_send_se_inv.val());
+        self.is_send.next =
+            (self.opcode.val() >= self.op_send.val()) & (self.opcode.val() <= self.op_send_se_inv.val());
 
         // Parsing (`parse_ulpdu`), the first failing check in its order wins (the last `if`
         // here): DDP version, DDP header length, QN, RDMAP version, opcode, T flag and
         // queue, the fixed RDMAP headers (RFC 7306's as well).
-        self.queue.next = 0.into();
-        if (self.opcode.val() == 1) | (self.opcode.val() == 10) {
-            self.queue.next = 1.into();
+        self.queue.next = self.qn_send.val();
+        if (self.opcode.val() == self.op_read_request.val()) | (self.opcode.val() == self.op_atomic_request.val()) {
+            self.queue.next = self.qn_read_atomic_request.val();
         }
-        if self.opcode.val() == 11 {
-            self.queue.next = 3.into();
+        if self.opcode.val() == self.op_atomic_response.val() {
+            self.queue.next = self.qn_atomic_response.val();
         }
-        if self.opcode.val() == 7 {
-            self.queue.next = 2.into();
+        if self.opcode.val() == self.op_terminate.val() {
+            self.queue.next = self.qn_terminate.val();
         }
         self.parse_error.next = true;
         self.parse_code.next = self.t_unexpected_opcode.val();
@@ -1509,19 +1576,22 @@ impl<
         if self.hdr.q.val().get_bit(self.at_term_r.val().index()) {
             self.term_need.next = self.term_need.val() + self.term_len_rdma.val();
         }
-        if self.opcode.val() == 7 {
+        if self.opcode.val() == self.op_terminate.val() {
             self.parse_code.next = self.t_unspecified.val();
             self.parse_error.next =
                 !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() < self.term_need.val());
         }
-        if self.opcode.val() == 1 {
+        if self.opcode.val() == self.op_read_request.val() {
             self.parse_error.next = false;
-            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != 28) {
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != self.len_read_request.val()) {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
         }
-        if self.is_send.val() | (self.opcode.val() == 0) | (self.opcode.val() == 2) {
+        if self.is_send.val()
+            | (self.opcode.val() == self.op_write.val())
+            | (self.opcode.val() == self.op_read_response.val())
+        {
             self.parse_error.next = false;
         }
         // Immediate Data is 8 octets (IMM-03): a message that would be longer, or a last
@@ -1532,40 +1602,43 @@ impl<
         self.imm_piece.next = !self.last.val() | self.b_mo.q.val().any();
         if self.is_imm.val() {
             self.parse_error.next = false;
-            if (self.imm_end.val() > 8) | (self.last.val() & (self.imm_end.val() != 8)) {
+            if (self.imm_end.val() > self.len_imm.val())
+                | (self.last.val() & (self.imm_end.val() != self.len_imm.val()))
+            {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
         }
-        if self.opcode.val() == 10 {
+        if self.opcode.val() == self.op_atomic_request.val() {
             self.parse_error.next = false;
-            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != 52) {
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != self.len_atomic_request.val()) {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
         }
-        if self.opcode.val() == 11 {
+        if self.opcode.val() == self.op_atomic_response.val() {
             self.parse_error.next = false;
-            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != 12) {
+            if !self.last.val() | self.b_mo.q.val().any() | (self.plen.q.val() != self.len_atomic_response.val()) {
                 self.parse_error.next = true;
                 self.parse_code.next = self.t_unspecified.val();
             }
         }
-        if self.opcode.val() >= 12 {
+        if self.opcode.val() >= self.op_count.val() {
             self.parse_error.next = true;
             self.parse_code.next = self.t_unexpected_opcode.val();
         }
-        if (self.is_tagged.val() != ((self.opcode.val() == 0) | (self.opcode.val() == 2)))
+        if (self.is_tagged.val()
+            != ((self.opcode.val() == self.op_write.val()) | (self.opcode.val() == self.op_read_response.val())))
             | (!self.is_tagged.val() & (self.b_qn.q.val() != self.queue.val()))
         {
             self.parse_error.next = true;
             self.parse_code.next = self.t_unexpected_opcode.val();
         }
-        if self.hdr.q.val().get_bits::<2>(14) != 1 {
+        if self.hdr.q.val().get_bits::<2>(self.at_rdmap_rv.val().index()) != self.rdmap_version.val() {
             self.parse_error.next = true;
             self.parse_code.next = self.t_rdma_version.val();
         }
-        if !self.is_tagged.val() & (self.b_qn.q.val() > 3) {
+        if !self.is_tagged.val() & (self.b_qn.q.val() > self.qn_atomic_response.val()) {
             self.parse_error.next = true;
             self.parse_code.next = self.t_invalid_qn.val();
         }
@@ -1665,7 +1738,7 @@ impl<
                 if self.p_parse_error.q.val() {
                     self.code_classify.next = self.p_parse_code.q.val();
                     self.from_classify.next = RxState::Fault;
-                } else if self.opcode.val() == 0 {
+                } else if self.opcode.val() == self.op_write.val() {
                     // RDMA Write.
                     self.purpose.d.next = 0.into();
                     self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
@@ -1675,7 +1748,7 @@ impl<
                     if self.p_plen_any.q.val() {
                         self.from_classify.next = RxState::MrRead;
                     }
-                } else if self.opcode.val() == 2 {
+                } else if self.opcode.val() == self.op_read_response.val() {
                     // Read Response.
                     self.purpose.d.next = 1.into();
                     self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
@@ -1708,7 +1781,7 @@ impl<
                         self.code_classify.next = self.t_unexpected_opcode.val();
                         self.from_classify.next = RxState::Fault;
                     }
-                } else if self.opcode.val() == 1 {
+                } else if self.opcode.val() == self.op_read_request.val() {
                     // Read Request.
                     self.purpose.d.next = 4.into();
                     self.mr_index.d.next = self.b_src_stag.q.val().get_bits::<MB>(8);
@@ -1734,7 +1807,7 @@ impl<
                             self.job_valid.d.next = false;
                         }
                     }
-                } else if self.opcode.val() == 10 {
+                } else if self.opcode.val() == self.op_atomic_request.val() {
                     // Atomic Request: QN 1 MSN and an IRD slot as a Read Request, a
                     // supported AOpCode (ATOM-04), then the 8 target octets (REMOTE_ATOMIC).
                     self.purpose.d.next = 5.into();
@@ -1756,7 +1829,7 @@ impl<
                         self.rr_msn.write_enable.next = true;
                         self.from_classify.next = RxState::MrRead;
                     }
-                } else if self.opcode.val() == 11 {
+                } else if self.opcode.val() == self.op_atomic_response.val() {
                     // Atomic Response: the next QN 3 MSN, answering the oldest outstanding
                     // request, which must be an atomic with this Request Identifier (the
                     // same number); its 8 octets go to the request's local buffer.
@@ -1775,7 +1848,7 @@ impl<
                         self.code_classify.next = self.t_msn_range.val();
                         self.from_classify.next = RxState::Fault;
                     }
-                } else if self.opcode.val() == 7 {
+                } else if self.opcode.val() == self.op_terminate.val() {
                     // Terminate: the peer's code.
                     self.fail_valid.d.next = true;
                     self.fail_qp.d.next = self.qpn.q.val();
@@ -1972,13 +2045,13 @@ impl<
         self.m_wr_req_valid.next = self.state.q.val() == RxState::PlaceRequest;
         self.m_wr_req_addr.next = self.place_addr.q.val();
         self.m_wr_req_len.next = bit_cast::<32, 16>(self.plen.q.val());
-        if self.opcode.val() == 11 {
+        if self.opcode.val() == self.op_atomic_response.val() {
             self.m_wr_req_len.next = 8.into();
         }
         if (self.state.q.val() == RxState::PlaceRequest) & self.m_wr_req_ready.val() {
             self.from_place_request.next = RxState::PlaceData;
             self.left.d.next = self.plen.q.val();
-            if self.opcode.val() == 11 {
+            if self.opcode.val() == self.op_atomic_response.val() {
                 self.left.d.next = 8.into();
             }
             self.carry.d.next = self.hdr.q.val().get_bits::<64>(64);
@@ -1990,7 +2063,7 @@ impl<
         if !self.is_tagged.val() {
             self.need_in.next = self.left.q.val() > 6;
         }
-        if self.opcode.val() == 11 {
+        if self.opcode.val() == self.op_atomic_response.val() {
             self.need_in.next = false;
         }
         self.out_n.next = 8.into();
@@ -2003,7 +2076,7 @@ impl<
         if !self.is_tagged.val() {
             self.m_wr_tdata.next = (self.carry.q.val() >> 16) | (self.s_axis_tdata.val() << 48);
         }
-        if self.opcode.val() == 11 {
+        if self.opcode.val() == self.op_atomic_response.val() {
             // The original value, big-endian on the wire, little-endian in memory (ATOM-11).
             self.m_wr_tdata.next = self.b_value.q.val();
         }
@@ -2063,7 +2136,7 @@ impl<
         // The receive's CQE; the SE variants (opcodes 5, 6) set SOLICITED, the Invalidate
         // ones INVALIDATED with the STag.
         self.cqe_flags.next = 0.into();
-        if self.opcode.val() >= 5 {
+        if self.opcode.val() >= self.op_send_se.val() {
             self.cqe_flags.next = self.solicited_bit.val();
         }
         if self.has_inv.val() {
@@ -2096,12 +2169,12 @@ impl<
                     self.from_placed.next = RxState::Complete;
                 }
             }
-            if self.opcode.val() == 11 {
+            if self.opcode.val() == self.op_atomic_response.val() {
                 self.resp_recv_msn.write_enable.next = true;
                 self.pop.next = true;
                 self.from_placed.next = RxState::Complete;
             }
-            if self.opcode.val() == 2 {
+            if self.opcode.val() == self.op_read_response.val() {
                 self.read_placed.write_enable.next = true;
                 self.read_placed.write_data.next = self.placed_next.val();
                 if self.last.val() {
@@ -2118,7 +2191,8 @@ impl<
         // of the ULPDUs after it: the receiver goes on at once.
         self.done_inc.next = self.done_wait.q.val() & self.done_ready.q.val();
         self.done_push.next = (self.state.q.val() == RxState::Complete)
-            & ((self.opcode.val() == 2) | (self.opcode.val() == 11))
+            & ((self.opcode.val() == self.op_read_response.val())
+                | (self.opcode.val() == self.op_atomic_response.val()))
             & !self.done_wait.q.val();
         self.done_slot_next.next = self.done_wait_slot.q.val();
         if self.done_push.val() {
@@ -2194,8 +2268,8 @@ impl<
             self.from_complete.next = RxState::Drain;
         }
         if (self.state.q.val() == RxState::Complete)
-            & (self.opcode.val() != 2)
-            & (self.opcode.val() != 11)
+            & (self.opcode.val() != self.op_read_response.val())
+            & (self.opcode.val() != self.op_atomic_response.val())
             & !self.cqe_valid.q.val()
             & (self.writes_out.q.val() == 0)
         {
@@ -2226,7 +2300,7 @@ impl<
         if self.state.q.val() == RxState::ImmComplete {
             self.cqn.d.next = self.ctx.read_data.val().get_bits::<CB>(self.at_recv_cq.val().index());
             self.cqe.d.next = self.imm_cqe.val();
-            if self.opcode.val() == 9 {
+            if self.opcode.val() == self.op_imm_se.val() {
                 self.cqe.d.next = self.imm_cqe.val() | self.solicited_bit.val();
             }
             self.recv_msn.write_enable.next = true;
