@@ -171,6 +171,12 @@ pub struct RnicTop<
     tx_positions: Positions<QB, Q>,
     tx_qp: DFF<Bits<QB>>,
     tx_ending: Signal<Local, Bits<QB>>,
+    /// The next FPDU's settings from registers, as on the receive side: `tx_head_seen` a
+    /// cycle after the QP queue's head changed, `tx_next_held` a cycle later, when
+    /// `tx_next_markers` and `Positions`' `held` are the head's.
+    tx_head_seen: DFF<Bit>,
+    tx_next_held: DFF<Bit>,
+    tx_next_markers: DFF<Bit>,
     tx_first: DFF<Bit>,
     tx_tdata: Signal<Local, Bits<64>>,
     tx_tkeep: Signal<Local, Bits<8>>,
@@ -334,6 +340,9 @@ impl<
             tx_positions: Default::default(),
             tx_qp: Default::default(),
             tx_ending: Default::default(),
+            tx_head_seen: Default::default(),
+            tx_next_held: Default::default(),
+            tx_next_markers: Default::default(),
             tx_first: Default::default(),
             tx_tdata: Default::default(),
             tx_tkeep: Default::default(),
@@ -396,6 +405,9 @@ impl<
             rx_first,
             reset_q,
             tx_qp,
+            tx_head_seen,
+            tx_next_held,
+            tx_next_markers,
             rx_qp,
             rx_next_qp,
             rx_next_valid,
@@ -866,13 +878,22 @@ impl<
         self.tx_fpdus.s_data.next = self.tx_tid.val().get_bits::<QB>(18);
         self.tx_fpdus.s_valid.next = self.tx_conns.s_valid.val();
         self.tx_fpdus.m_ready.next = self.framer.fpdu_start.val();
-        // (The queue's head is there cycles before its FPDU starts: the positions' RAM
-        // reads it in time.)
+        // The head's marker setting and position are selected into registers; the framer
+        // holds the FPDU's start until they are the head's (two cycles after it changed;
+        // an FPDU of three beats or more, every one at W = 8, never waits for the next).
         self.tx_positions.read_qp.next = self.tx_fpdus.m_data.val();
-        self.framer.markers_en.next =
+        self.tx_next_markers.d.next =
             (self.ctrl.qp_markers_tx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.tx_fpdus.m_data.val()))).any();
+        self.tx_head_seen.d.next = self.tx_fpdus.m_valid.val() & !self.framer.fpdu_start.val();
+        self.tx_next_held.d.next = self.tx_head_seen.q.val() & !self.framer.fpdu_start.val();
+        if self.reset_q.q.val() {
+            self.tx_head_seen.d.next = false;
+            self.tx_next_held.d.next = false;
+        }
+        self.framer.markers_en.next = self.tx_next_markers.q.val();
         self.framer.fpdu_load.next = true;
-        self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.value.val());
+        self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.held.val());
+        self.framer.fpdu_wait.next = !self.tx_next_held.q.val();
         self.tx_ending.next = self.tx_qp.q.val();
         if self.framer.fpdu_start.val() {
             self.tx_qp.d.next = self.tx_fpdus.m_data.val();

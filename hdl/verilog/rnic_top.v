@@ -671,6 +671,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  framer$markers_en;
     reg  framer$fpdu_load;
     reg  [15:0] framer$fpdu_position;
+    reg  framer$fpdu_wait;
     wire  framer$fpdu_start;
     wire  framer$fpdu_end;
     wire  [15:0] framer$end_position;
@@ -716,6 +717,15 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] tx_qp$d;
     wire  [5:0] tx_qp$q;
     reg  tx_qp$clock;
+    reg  tx_head_seen$d;
+    wire  tx_head_seen$q;
+    reg  tx_head_seen$clock;
+    reg  tx_next_held$d;
+    wire  tx_next_held$q;
+    reg  tx_next_held$clock;
+    reg  tx_next_markers$d;
+    wire  tx_next_markers$q;
+    reg  tx_next_markers$clock;
     reg  tx_first$d;
     wire  tx_first$q;
     reg  tx_first$clock;
@@ -1558,6 +1568,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .markers_en(framer$markers_en),
         .fpdu_load(framer$fpdu_load),
         .fpdu_position(framer$fpdu_position),
+        .fpdu_wait(framer$fpdu_wait),
         .fpdu_start(framer$fpdu_start),
         .fpdu_end(framer$fpdu_end),
         .end_position(framer$end_position),
@@ -1611,6 +1622,21 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .d(tx_qp$d),
         .q(tx_qp$q),
         .clock(tx_qp$clock)
+    );
+    rnic_top$tx_head_seen tx_head_seen(
+        .d(tx_head_seen$d),
+        .q(tx_head_seen$q),
+        .clock(tx_head_seen$clock)
+    );
+    rnic_top$tx_next_held tx_next_held(
+        .d(tx_next_held$d),
+        .q(tx_next_held$q),
+        .clock(tx_next_held$clock)
+    );
+    rnic_top$tx_next_markers tx_next_markers(
+        .d(tx_next_markers$d),
+        .q(tx_next_markers$q),
+        .clock(tx_next_markers$clock)
     );
     rnic_top$tx_first tx_first(
         .d(tx_first$d),
@@ -1901,6 +1927,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_first$clock = clock;
         reset_q$clock = clock;
         tx_qp$clock = clock;
+        tx_head_seen$clock = clock;
+        tx_next_held$clock = clock;
+        tx_next_markers$clock = clock;
         rx_qp$clock = clock;
         rx_next_qp$clock = clock;
         rx_next_valid$clock = clock;
@@ -1914,6 +1943,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_first$d = rx_first$q;
         reset_q$d = reset_q$q;
         tx_qp$d = tx_qp$q;
+        tx_head_seen$d = tx_head_seen$q;
+        tx_next_held$d = tx_next_held$q;
+        tx_next_markers$d = tx_next_markers$q;
         rx_qp$d = rx_qp$q;
         rx_next_qp$d = rx_next_qp$q;
         rx_next_valid$d = rx_next_valid$q;
@@ -2294,9 +2326,17 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_fpdus$s_valid = tx_conns$s_valid;
         tx_fpdus$m_ready = framer$fpdu_start;
         tx_positions$read_qp = tx_fpdus$m_data;
-        framer$markers_en = |(ctrl$qp_markers_tx & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
+        tx_next_markers$d = |(ctrl$qp_markers_tx & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
+        tx_head_seen$d = tx_fpdus$m_valid & ~framer$fpdu_start;
+        tx_next_held$d = tx_head_seen$q & ~framer$fpdu_start;
+        if (reset_q$q) begin
+            tx_head_seen$d = 1'b0;
+            tx_next_held$d = 1'b0;
+        end
+        framer$markers_en = tx_next_markers$q;
         framer$fpdu_load = 1'b1;
-        framer$fpdu_position = ((tx_positions$value) & 16'hffff);
+        framer$fpdu_position = ((tx_positions$held) & 16'hffff);
+        framer$fpdu_wait = ~tx_next_held$q;
         tx_ending = tx_qp$q;
         if (framer$fpdu_start) begin
             tx_qp$d = tx_fpdus$m_data;
@@ -17385,7 +17425,7 @@ module rnic_top$fence$wr_wait(d,q,clock);
 endmodule // rnic_top$fence$wr_wait
 
 
-module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
+module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
     
     // Module arguments
     input wire  clock;
@@ -17393,6 +17433,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start
     input wire  markers_en;
     input wire  fpdu_load;
     input wire  [15:0] fpdu_position;
+    input wire  fpdu_wait;
     output reg  fpdu_start;
     output reg  fpdu_end;
     output reg  [15:0] end_position;
@@ -17434,6 +17475,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start
     reg  markers$markers_en;
     reg  markers$fpdu_load;
     reg  [15:0] markers$fpdu_position;
+    reg  markers$fpdu_wait;
     wire  markers$fpdu_start;
     wire  markers$fpdu_end;
     wire  [15:0] markers$end_position;
@@ -17517,6 +17559,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start
         .markers_en(markers$markers_en),
         .fpdu_load(markers$fpdu_load),
         .fpdu_position(markers$fpdu_position),
+        .fpdu_wait(markers$fpdu_wait),
         .fpdu_start(markers$fpdu_start),
         .fpdu_end(markers$fpdu_end),
         .end_position(markers$end_position),
@@ -17608,6 +17651,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start
         markers$markers_en = markers_en;
         markers$fpdu_load = fpdu_load;
         markers$fpdu_position = fpdu_position;
+        markers$fpdu_wait = fpdu_wait;
         fpdu_start = markers$fpdu_start;
         fpdu_end = markers$fpdu_end;
         end_position = markers$end_position;
@@ -19265,7 +19309,7 @@ module rnic_top$framer$header$out_words(d,q,clock);
 endmodule // rnic_top$framer$header$out_words
 
 
-module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_start,fpdu_end,end_position,s_data,s_words,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
+module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_start,fpdu_end,end_position,s_data,s_words,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
     
     // Module arguments
     input wire  clock;
@@ -19273,6 +19317,7 @@ module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fp
     input wire  markers_en;
     input wire  fpdu_load;
     input wire  [15:0] fpdu_position;
+    input wire  fpdu_wait;
     output reg  fpdu_start;
     output reg  fpdu_end;
     output reg  [15:0] end_position;
@@ -19497,7 +19542,7 @@ module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fp
         if (crc_here) begin
             used = used + 32'h1;
         end
-        fire = load & (((fill$q) & 16'hffff) >= take);
+        fire = load & (((fill$q) & 16'hffff) >= take) & ~(start & fpdu_wait);
         this_length_position = length_position$q;
         if (start) begin
             this_length_position = here;
@@ -41503,6 +41548,63 @@ module rnic_top$tx_fpdus$tail(d,q,clock);
     end
           
 endmodule // rnic_top$tx_fpdus$tail
+
+
+module rnic_top$tx_head_seen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_head_seen
+
+
+module rnic_top$tx_next_held(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_next_held
+
+
+module rnic_top$tx_next_markers(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_next_markers
 
 
 module rnic_top$tx_positions(clock,reset,read_qp,value,held,write,write_qp,write_value,clear,clear_qp);

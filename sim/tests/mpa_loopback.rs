@@ -1,7 +1,9 @@
 //! The Verilated framer feeding the Verilated deframer: random ULPDUs go in one end and
 //! must come out of the other unchanged and flagged good, at every width, with markers and
 //! CRC on, random gaps and back-pressure on both ends, and the octet stream between them
-//! re-cut into random pieces as TCP would.
+//! re-cut into random pieces as TCP would. The framer's `fpdu_wait` is raised at random
+//! (as `top.rs` raises it until the next FPDU's settings are in): no FPDU may start while
+//! it is high, and the stream must come through all the same.
 use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
@@ -22,6 +24,8 @@ fn loopback(lanes: usize, seed: u64, count: usize) {
     let mut pieces = StdRng::seed_from_u64(!seed);
     let mut sent: VecDeque<Vec<u8>> = VecDeque::new();
     let (mut queued, mut received, mut idle) = (0, 0, 0u64);
+    let (wait, start) = (tx.model.port("fpdu_wait"), tx.model.port("fpdu_start"));
+    let (mut starts, mut waits) = (0u64, 0u64);
     while received < count {
         while queued < count && sent.len() < 8 {
             let len = match rng.gen_range(0..10) {
@@ -34,6 +38,14 @@ fn loopback(lanes: usize, seed: u64, count: usize) {
             sent.push_back(ulpdu);
             queued += 1;
         }
+        // (With `fpdu_wait` high no FPDU starts, whatever the streams' handshakes.)
+        let waiting = rng.gen_bool(0.3);
+        tx.model.set_bit(wait, waiting);
+        tx.model.eval();
+        let starting = tx.model.get_bit(start);
+        assert!(!(waiting && starting), "an FPDU started with fpdu_wait high (W={lanes})");
+        starts += u64::from(starting);
+        waits += u64::from(waiting);
         tx.cycle(&mut rng);
         while let Some(fpdu) = tx.sink.pop_packet() {
             rx.push_packet(&fpdu.bytes(), || pieces.gen_range(1..=lanes));
@@ -49,6 +61,7 @@ fn loopback(lanes: usize, seed: u64, count: usize) {
         }
         assert!(idle < 100_000, "no ULPDU for 100 000 cycles after {received}");
     }
+    assert!(starts > 0 && waits > 0, "{starts} FPDU starts seen, {waits} cycles of fpdu_wait");
 }
 
 #[test]

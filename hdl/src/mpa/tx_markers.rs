@@ -12,6 +12,7 @@
 //! FPDU's start (`fpdu_start`) and holds for that FPDU, and with `fpdu_load` the FPDU
 //! starts at stream position `fpdu_position` (its connection's) instead of where the last
 //! one ended; `fpdu_end` gives the position after it (`end_position`) to keep for the next.
+//! `fpdu_wait` holds an FPDU's first beat until they are in.
 //!
 //! Each FPDU leaves as its own packet starting in lane 0: any markers that fall inside it,
 //! then the CRC slot after the content. A marker that falls exactly between two FPDUs is
@@ -27,6 +28,7 @@ pub struct TxMarkers<const D: usize, const K: usize, const B: usize> {
     pub markers_en: Signal<In, Bit>,
     pub fpdu_load: Signal<In, Bit>,
     pub fpdu_position: Signal<In, Bits<16>>,
+    pub fpdu_wait: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
     pub fpdu_end: Signal<Out, Bit>,
     pub end_position: Signal<Out, Bits<16>>,
@@ -103,6 +105,7 @@ impl<const D: usize, const K: usize, const B: usize> Default for TxMarkers<D, K,
             markers_en: Default::default(),
             fpdu_load: Default::default(),
             fpdu_position: Default::default(),
+            fpdu_wait: Default::default(),
             fpdu_start: Default::default(),
             fpdu_end: Default::default(),
             end_position: Default::default(),
@@ -237,7 +240,9 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
         if self.crc_here.val() {
             self.used.next = self.used.val() + 1;
         }
-        self.fire.next = self.load.val() & (bit_cast::<16, 8>(self.fill.q.val()) >= self.take.val());
+        self.fire.next = self.load.val()
+            & (bit_cast::<16, 8>(self.fill.q.val()) >= self.take.val())
+            & !(self.start.val() & self.fpdu_wait.val());
 
         // FPDUPTR: octets from the ULPDU_Length field back to the marker; 0 for a marker
         // in front of the FPDU, whose length field then follows the marker.
