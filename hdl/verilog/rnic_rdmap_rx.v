@@ -69,7 +69,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     input wire  [128:0] s_read_entry;
     output reg  [63:0] reads_full;
     input wire  [5:0] order_qpn;
-    output reg  [3:0] order_done;
+    output reg  [5:0] order_done;
     input wire  s_tx_fail;
     input wire  [5:0] s_tx_fail_qp;
     output reg  m_fail;
@@ -107,6 +107,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     localparam  st_remote_access = 8'h3;
     localparam  st_remote_operation = 8'h4;
     localparam  nibble_ones = 1024'hf;
+    localparam  done_ones = 1024'h3f;
+    localparam  waits_all = 5'b10000;
+    localparam  at_acks_short = 3'b111;
     localparam  at_term_m = 10'b10100111;
     localparam  at_term_d = 10'b10100110;
     localparam  at_term_r = 10'b10100101;
@@ -352,20 +355,167 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [1023:0] reads_limit$d;
     wire  [1023:0] reads_limit$q;
     reg  reads_limit$clock;
-    reg  done_wait$d;
-    wire  done_wait$q;
-    reg  done_wait$clock;
-    reg  [15:0] done_wait_slot$d;
-    wire  [15:0] done_wait_slot$q;
-    reg  done_wait_slot$clock;
-    reg  [7:0] done_wait_acks$d;
-    wire  [7:0] done_wait_acks$q;
-    reg  done_wait_acks$clock;
+    reg  [7:0] writes_issued$d;
+    wire  [7:0] writes_issued$q;
+    reg  writes_issued$clock;
+    reg  [7:0] writes_acked$d;
+    wire  [7:0] writes_acked$q;
+    reg  writes_acked$clock;
+    reg  [5:0] wait_qpn$0$d;
+    wire  [5:0] wait_qpn$0$q;
+    reg  wait_qpn$0$clock;
+    reg  [5:0] wait_qpn$1$d;
+    wire  [5:0] wait_qpn$1$q;
+    reg  wait_qpn$1$clock;
+    reg  [5:0] wait_qpn$2$d;
+    wire  [5:0] wait_qpn$2$q;
+    reg  wait_qpn$2$clock;
+    reg  [5:0] wait_qpn$3$d;
+    wire  [5:0] wait_qpn$3$q;
+    reg  wait_qpn$3$clock;
+    reg  [5:0] wait_qpn$4$d;
+    wire  [5:0] wait_qpn$4$q;
+    reg  wait_qpn$4$clock;
+    reg  [5:0] wait_qpn$5$d;
+    wire  [5:0] wait_qpn$5$q;
+    reg  wait_qpn$5$clock;
+    reg  [5:0] wait_qpn$6$d;
+    wire  [5:0] wait_qpn$6$q;
+    reg  wait_qpn$6$clock;
+    reg  [5:0] wait_qpn$7$d;
+    wire  [5:0] wait_qpn$7$q;
+    reg  wait_qpn$7$clock;
+    reg  [5:0] wait_qpn$8$d;
+    wire  [5:0] wait_qpn$8$q;
+    reg  wait_qpn$8$clock;
+    reg  [5:0] wait_qpn$9$d;
+    wire  [5:0] wait_qpn$9$q;
+    reg  wait_qpn$9$clock;
+    reg  [5:0] wait_qpn$10$d;
+    wire  [5:0] wait_qpn$10$q;
+    reg  wait_qpn$10$clock;
+    reg  [5:0] wait_qpn$11$d;
+    wire  [5:0] wait_qpn$11$q;
+    reg  wait_qpn$11$clock;
+    reg  [5:0] wait_qpn$12$d;
+    wire  [5:0] wait_qpn$12$q;
+    reg  wait_qpn$12$clock;
+    reg  [5:0] wait_qpn$13$d;
+    wire  [5:0] wait_qpn$13$q;
+    reg  wait_qpn$13$clock;
+    reg  [5:0] wait_qpn$14$d;
+    wire  [5:0] wait_qpn$14$q;
+    reg  wait_qpn$14$clock;
+    reg  [5:0] wait_qpn$15$d;
+    wire  [5:0] wait_qpn$15$q;
+    reg  wait_qpn$15$clock;
+    reg  [7:0] wait_writes$0$d;
+    wire  [7:0] wait_writes$0$q;
+    reg  wait_writes$0$clock;
+    reg  [7:0] wait_writes$1$d;
+    wire  [7:0] wait_writes$1$q;
+    reg  wait_writes$1$clock;
+    reg  [7:0] wait_writes$2$d;
+    wire  [7:0] wait_writes$2$q;
+    reg  wait_writes$2$clock;
+    reg  [7:0] wait_writes$3$d;
+    wire  [7:0] wait_writes$3$q;
+    reg  wait_writes$3$clock;
+    reg  [7:0] wait_writes$4$d;
+    wire  [7:0] wait_writes$4$q;
+    reg  wait_writes$4$clock;
+    reg  [7:0] wait_writes$5$d;
+    wire  [7:0] wait_writes$5$q;
+    reg  wait_writes$5$clock;
+    reg  [7:0] wait_writes$6$d;
+    wire  [7:0] wait_writes$6$q;
+    reg  wait_writes$6$clock;
+    reg  [7:0] wait_writes$7$d;
+    wire  [7:0] wait_writes$7$q;
+    reg  wait_writes$7$clock;
+    reg  [7:0] wait_writes$8$d;
+    wire  [7:0] wait_writes$8$q;
+    reg  wait_writes$8$clock;
+    reg  [7:0] wait_writes$9$d;
+    wire  [7:0] wait_writes$9$q;
+    reg  wait_writes$9$clock;
+    reg  [7:0] wait_writes$10$d;
+    wire  [7:0] wait_writes$10$q;
+    reg  wait_writes$10$clock;
+    reg  [7:0] wait_writes$11$d;
+    wire  [7:0] wait_writes$11$q;
+    reg  wait_writes$11$clock;
+    reg  [7:0] wait_writes$12$d;
+    wire  [7:0] wait_writes$12$q;
+    reg  wait_writes$12$clock;
+    reg  [7:0] wait_writes$13$d;
+    wire  [7:0] wait_writes$13$q;
+    reg  wait_writes$13$clock;
+    reg  [7:0] wait_writes$14$d;
+    wire  [7:0] wait_writes$14$q;
+    reg  wait_writes$14$clock;
+    reg  [7:0] wait_writes$15$d;
+    wire  [7:0] wait_writes$15$q;
+    reg  wait_writes$15$clock;
+    reg  wait_live$0$d;
+    wire  wait_live$0$q;
+    reg  wait_live$0$clock;
+    reg  wait_live$1$d;
+    wire  wait_live$1$q;
+    reg  wait_live$1$clock;
+    reg  wait_live$2$d;
+    wire  wait_live$2$q;
+    reg  wait_live$2$clock;
+    reg  wait_live$3$d;
+    wire  wait_live$3$q;
+    reg  wait_live$3$clock;
+    reg  wait_live$4$d;
+    wire  wait_live$4$q;
+    reg  wait_live$4$clock;
+    reg  wait_live$5$d;
+    wire  wait_live$5$q;
+    reg  wait_live$5$clock;
+    reg  wait_live$6$d;
+    wire  wait_live$6$q;
+    reg  wait_live$6$clock;
+    reg  wait_live$7$d;
+    wire  wait_live$7$q;
+    reg  wait_live$7$clock;
+    reg  wait_live$8$d;
+    wire  wait_live$8$q;
+    reg  wait_live$8$clock;
+    reg  wait_live$9$d;
+    wire  wait_live$9$q;
+    reg  wait_live$9$clock;
+    reg  wait_live$10$d;
+    wire  wait_live$10$q;
+    reg  wait_live$10$clock;
+    reg  wait_live$11$d;
+    wire  wait_live$11$q;
+    reg  wait_live$11$clock;
+    reg  wait_live$12$d;
+    wire  wait_live$12$q;
+    reg  wait_live$12$clock;
+    reg  wait_live$13$d;
+    wire  wait_live$13$q;
+    reg  wait_live$13$clock;
+    reg  wait_live$14$d;
+    wire  wait_live$14$q;
+    reg  wait_live$14$clock;
+    reg  wait_live$15$d;
+    wire  wait_live$15$q;
+    reg  wait_live$15$clock;
+    reg  [4:0] wait_head$d;
+    wire  [4:0] wait_head$q;
+    reg  wait_head$clock;
+    reg  [4:0] wait_tail$d;
+    wire  [4:0] wait_tail$q;
+    reg  wait_tail$clock;
     reg  done_ready$d;
     wire  done_ready$q;
     reg  done_ready$clock;
-    reg  [3:0] done_value$d;
-    wire  [3:0] done_value$q;
+    reg  [5:0] done_value$d;
+    wire  [5:0] done_value$q;
     reg  done_value$clock;
     reg  [63:0] full$d;
     wire  [63:0] full$q;
@@ -639,7 +789,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  inv_check;
     reg  [3:0] rd_pushed;
     reg  [3:0] rd_popped;
-    reg  [3:0] rd_done;
+    reg  [5:0] wait_done;
     reg  [3:0] push_pushed;
     reg  [3:0] push_popped;
     reg  rd_none;
@@ -655,12 +805,18 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [3:0] push_queued;
     reg  [3:0] pushed_up;
     reg  [3:0] popped_up;
-    reg  [3:0] done_up;
+    reg  [5:0] done_up;
     reg  [31:0] resp_msn_next;
     reg  [31:0] placed_next;
     reg  [3:0] limit;
     reg  done_inc;
-    reg  [15:0] done_slot_next;
+    reg  [4:0] wait_count;
+    reg  [5:0] wait_head_qpn;
+    reg  [15:0] wait_head_slot;
+    reg  [7:0] wait_head_writes;
+    reg  wait_head_live;
+    reg  [7:0] wait_acks_past;
+    reg  wait_pop;
     reg  done_push;
     reg  fail_waits;
     reg  side_work;
@@ -897,20 +1053,265 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .q(reads_limit$q),
         .clock(reads_limit$clock)
     );
-    rnic_rdmap_rx$done_wait done_wait(
-        .d(done_wait$d),
-        .q(done_wait$q),
-        .clock(done_wait$clock)
+    rnic_rdmap_rx$writes_issued writes_issued(
+        .d(writes_issued$d),
+        .q(writes_issued$q),
+        .clock(writes_issued$clock)
     );
-    rnic_rdmap_rx$done_wait_slot done_wait_slot(
-        .d(done_wait_slot$d),
-        .q(done_wait_slot$q),
-        .clock(done_wait_slot$clock)
+    rnic_rdmap_rx$writes_acked writes_acked(
+        .d(writes_acked$d),
+        .q(writes_acked$q),
+        .clock(writes_acked$clock)
     );
-    rnic_rdmap_rx$done_wait_acks done_wait_acks(
-        .d(done_wait_acks$d),
-        .q(done_wait_acks$q),
-        .clock(done_wait_acks$clock)
+    rnic_rdmap_rx$wait_qpn$0 wait_qpn$0(
+        .d(wait_qpn$0$d),
+        .q(wait_qpn$0$q),
+        .clock(wait_qpn$0$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$1 wait_qpn$1(
+        .d(wait_qpn$1$d),
+        .q(wait_qpn$1$q),
+        .clock(wait_qpn$1$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$2 wait_qpn$2(
+        .d(wait_qpn$2$d),
+        .q(wait_qpn$2$q),
+        .clock(wait_qpn$2$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$3 wait_qpn$3(
+        .d(wait_qpn$3$d),
+        .q(wait_qpn$3$q),
+        .clock(wait_qpn$3$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$4 wait_qpn$4(
+        .d(wait_qpn$4$d),
+        .q(wait_qpn$4$q),
+        .clock(wait_qpn$4$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$5 wait_qpn$5(
+        .d(wait_qpn$5$d),
+        .q(wait_qpn$5$q),
+        .clock(wait_qpn$5$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$6 wait_qpn$6(
+        .d(wait_qpn$6$d),
+        .q(wait_qpn$6$q),
+        .clock(wait_qpn$6$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$7 wait_qpn$7(
+        .d(wait_qpn$7$d),
+        .q(wait_qpn$7$q),
+        .clock(wait_qpn$7$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$8 wait_qpn$8(
+        .d(wait_qpn$8$d),
+        .q(wait_qpn$8$q),
+        .clock(wait_qpn$8$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$9 wait_qpn$9(
+        .d(wait_qpn$9$d),
+        .q(wait_qpn$9$q),
+        .clock(wait_qpn$9$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$10 wait_qpn$10(
+        .d(wait_qpn$10$d),
+        .q(wait_qpn$10$q),
+        .clock(wait_qpn$10$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$11 wait_qpn$11(
+        .d(wait_qpn$11$d),
+        .q(wait_qpn$11$q),
+        .clock(wait_qpn$11$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$12 wait_qpn$12(
+        .d(wait_qpn$12$d),
+        .q(wait_qpn$12$q),
+        .clock(wait_qpn$12$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$13 wait_qpn$13(
+        .d(wait_qpn$13$d),
+        .q(wait_qpn$13$q),
+        .clock(wait_qpn$13$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$14 wait_qpn$14(
+        .d(wait_qpn$14$d),
+        .q(wait_qpn$14$q),
+        .clock(wait_qpn$14$clock)
+    );
+    rnic_rdmap_rx$wait_qpn$15 wait_qpn$15(
+        .d(wait_qpn$15$d),
+        .q(wait_qpn$15$q),
+        .clock(wait_qpn$15$clock)
+    );
+    rnic_rdmap_rx$wait_writes$0 wait_writes$0(
+        .d(wait_writes$0$d),
+        .q(wait_writes$0$q),
+        .clock(wait_writes$0$clock)
+    );
+    rnic_rdmap_rx$wait_writes$1 wait_writes$1(
+        .d(wait_writes$1$d),
+        .q(wait_writes$1$q),
+        .clock(wait_writes$1$clock)
+    );
+    rnic_rdmap_rx$wait_writes$2 wait_writes$2(
+        .d(wait_writes$2$d),
+        .q(wait_writes$2$q),
+        .clock(wait_writes$2$clock)
+    );
+    rnic_rdmap_rx$wait_writes$3 wait_writes$3(
+        .d(wait_writes$3$d),
+        .q(wait_writes$3$q),
+        .clock(wait_writes$3$clock)
+    );
+    rnic_rdmap_rx$wait_writes$4 wait_writes$4(
+        .d(wait_writes$4$d),
+        .q(wait_writes$4$q),
+        .clock(wait_writes$4$clock)
+    );
+    rnic_rdmap_rx$wait_writes$5 wait_writes$5(
+        .d(wait_writes$5$d),
+        .q(wait_writes$5$q),
+        .clock(wait_writes$5$clock)
+    );
+    rnic_rdmap_rx$wait_writes$6 wait_writes$6(
+        .d(wait_writes$6$d),
+        .q(wait_writes$6$q),
+        .clock(wait_writes$6$clock)
+    );
+    rnic_rdmap_rx$wait_writes$7 wait_writes$7(
+        .d(wait_writes$7$d),
+        .q(wait_writes$7$q),
+        .clock(wait_writes$7$clock)
+    );
+    rnic_rdmap_rx$wait_writes$8 wait_writes$8(
+        .d(wait_writes$8$d),
+        .q(wait_writes$8$q),
+        .clock(wait_writes$8$clock)
+    );
+    rnic_rdmap_rx$wait_writes$9 wait_writes$9(
+        .d(wait_writes$9$d),
+        .q(wait_writes$9$q),
+        .clock(wait_writes$9$clock)
+    );
+    rnic_rdmap_rx$wait_writes$10 wait_writes$10(
+        .d(wait_writes$10$d),
+        .q(wait_writes$10$q),
+        .clock(wait_writes$10$clock)
+    );
+    rnic_rdmap_rx$wait_writes$11 wait_writes$11(
+        .d(wait_writes$11$d),
+        .q(wait_writes$11$q),
+        .clock(wait_writes$11$clock)
+    );
+    rnic_rdmap_rx$wait_writes$12 wait_writes$12(
+        .d(wait_writes$12$d),
+        .q(wait_writes$12$q),
+        .clock(wait_writes$12$clock)
+    );
+    rnic_rdmap_rx$wait_writes$13 wait_writes$13(
+        .d(wait_writes$13$d),
+        .q(wait_writes$13$q),
+        .clock(wait_writes$13$clock)
+    );
+    rnic_rdmap_rx$wait_writes$14 wait_writes$14(
+        .d(wait_writes$14$d),
+        .q(wait_writes$14$q),
+        .clock(wait_writes$14$clock)
+    );
+    rnic_rdmap_rx$wait_writes$15 wait_writes$15(
+        .d(wait_writes$15$d),
+        .q(wait_writes$15$q),
+        .clock(wait_writes$15$clock)
+    );
+    rnic_rdmap_rx$wait_live$0 wait_live$0(
+        .d(wait_live$0$d),
+        .q(wait_live$0$q),
+        .clock(wait_live$0$clock)
+    );
+    rnic_rdmap_rx$wait_live$1 wait_live$1(
+        .d(wait_live$1$d),
+        .q(wait_live$1$q),
+        .clock(wait_live$1$clock)
+    );
+    rnic_rdmap_rx$wait_live$2 wait_live$2(
+        .d(wait_live$2$d),
+        .q(wait_live$2$q),
+        .clock(wait_live$2$clock)
+    );
+    rnic_rdmap_rx$wait_live$3 wait_live$3(
+        .d(wait_live$3$d),
+        .q(wait_live$3$q),
+        .clock(wait_live$3$clock)
+    );
+    rnic_rdmap_rx$wait_live$4 wait_live$4(
+        .d(wait_live$4$d),
+        .q(wait_live$4$q),
+        .clock(wait_live$4$clock)
+    );
+    rnic_rdmap_rx$wait_live$5 wait_live$5(
+        .d(wait_live$5$d),
+        .q(wait_live$5$q),
+        .clock(wait_live$5$clock)
+    );
+    rnic_rdmap_rx$wait_live$6 wait_live$6(
+        .d(wait_live$6$d),
+        .q(wait_live$6$q),
+        .clock(wait_live$6$clock)
+    );
+    rnic_rdmap_rx$wait_live$7 wait_live$7(
+        .d(wait_live$7$d),
+        .q(wait_live$7$q),
+        .clock(wait_live$7$clock)
+    );
+    rnic_rdmap_rx$wait_live$8 wait_live$8(
+        .d(wait_live$8$d),
+        .q(wait_live$8$q),
+        .clock(wait_live$8$clock)
+    );
+    rnic_rdmap_rx$wait_live$9 wait_live$9(
+        .d(wait_live$9$d),
+        .q(wait_live$9$q),
+        .clock(wait_live$9$clock)
+    );
+    rnic_rdmap_rx$wait_live$10 wait_live$10(
+        .d(wait_live$10$d),
+        .q(wait_live$10$q),
+        .clock(wait_live$10$clock)
+    );
+    rnic_rdmap_rx$wait_live$11 wait_live$11(
+        .d(wait_live$11$d),
+        .q(wait_live$11$q),
+        .clock(wait_live$11$clock)
+    );
+    rnic_rdmap_rx$wait_live$12 wait_live$12(
+        .d(wait_live$12$d),
+        .q(wait_live$12$q),
+        .clock(wait_live$12$clock)
+    );
+    rnic_rdmap_rx$wait_live$13 wait_live$13(
+        .d(wait_live$13$d),
+        .q(wait_live$13$q),
+        .clock(wait_live$13$clock)
+    );
+    rnic_rdmap_rx$wait_live$14 wait_live$14(
+        .d(wait_live$14$d),
+        .q(wait_live$14$q),
+        .clock(wait_live$14$clock)
+    );
+    rnic_rdmap_rx$wait_live$15 wait_live$15(
+        .d(wait_live$15$d),
+        .q(wait_live$15$q),
+        .clock(wait_live$15$clock)
+    );
+    rnic_rdmap_rx$wait_head wait_head(
+        .d(wait_head$d),
+        .q(wait_head$q),
+        .clock(wait_head$clock)
+    );
+    rnic_rdmap_rx$wait_tail wait_tail(
+        .d(wait_tail$d),
+        .q(wait_tail$q),
+        .clock(wait_tail$clock)
     );
     rnic_rdmap_rx$done_ready done_ready(
         .d(done_ready$d),
@@ -1382,9 +1783,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         left$clock = clock;
         carry$clock = clock;
         writes_out$clock = clock;
-        done_wait$clock = clock;
-        done_wait_slot$clock = clock;
-        done_wait_acks$clock = clock;
+        writes_issued$clock = clock;
+        writes_acked$clock = clock;
+        wait_head$clock = clock;
+        wait_tail$clock = clock;
         done_ready$clock = clock;
         done_value$clock = clock;
         dones$clock = clock;
@@ -1462,9 +1864,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         left$d = left$q;
         carry$d = carry$q;
         writes_out$d = writes_out$q;
-        done_wait$d = done_wait$q;
-        done_wait_slot$d = done_wait_slot$q;
-        done_wait_acks$d = done_wait_acks$q;
+        writes_issued$d = writes_issued$q;
+        writes_acked$d = writes_acked$q;
+        wait_head$d = wait_head$q;
+        wait_tail$d = wait_tail$q;
         done_ready$d = done_ready$q;
         done_value$d = done_value$q;
         dones$d = dones$q;
@@ -1542,7 +1945,55 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         code_recv_fit = fault_code$q;
         code_imm_complete = fault_code$q;
         ctx$read_clock = clock;
-        fail_waits = done_wait$q & ((((fail_qp$q) & 16'hffff) << 32'h4) == done_wait_slot$q);
+        fail_waits = 1'b0;
+        if (wait_live$0$q & (wait_qpn$0$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$1$q & (wait_qpn$1$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$2$q & (wait_qpn$2$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$3$q & (wait_qpn$3$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$4$q & (wait_qpn$4$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$5$q & (wait_qpn$5$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$6$q & (wait_qpn$6$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$7$q & (wait_qpn$7$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$8$q & (wait_qpn$8$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$9$q & (wait_qpn$9$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$10$q & (wait_qpn$10$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$11$q & (wait_qpn$11$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$12$q & (wait_qpn$12$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$13$q & (wait_qpn$13$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$14$q & (wait_qpn$14$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$15$q & (wait_qpn$15$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
         m_fail = fail_valid$q & ~s_tx_fail & ~fail_waits;
         if (m_fail) begin
             fail_valid$d = 1'b0;
@@ -1613,8 +2064,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         waddr_slot = ((qp_waddr) & 16'hffff) << 32'h4;
         rd_pushed = reads_pushed$q[(rd_slot)+:(4)];
         rd_popped = reads_popped$q[(rd_slot)+:(4)];
-        rd_done = reads_done$q[(rd_slot)+:(4)];
-        done_up = rd_done + 32'h1;
         push_pushed = reads_pushed$q[(push_slot16)+:(4)];
         push_popped = reads_popped$q[(push_slot16)+:(4)];
         rd_none = rd_pushed == rd_popped;
@@ -2287,39 +2736,432 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 end
             end
         end
-        done_inc = done_wait$q & done_ready$q;
-        done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & ~done_wait$q;
-        done_slot_next = done_wait_slot$q;
+        if (m_wr_req_valid & m_wr_req_ready) begin
+            writes_issued$d = writes_issued$q + 32'h1;
+        end
+        if (s_wr_done_valid) begin
+            writes_acked$d = writes_acked$q + 32'h1;
+        end
+        wait_count = wait_tail$q - wait_head$q;
+        wait_head_qpn = wait_qpn$0$q;
+        wait_head_writes = wait_writes$0$q;
+        wait_head_live = wait_live$0$q;
+        if (wait_head$q[(32'h0)+:(4)] == 1) begin
+            wait_head_qpn = wait_qpn$1$q;
+            wait_head_writes = wait_writes$1$q;
+            wait_head_live = wait_live$1$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 2) begin
+            wait_head_qpn = wait_qpn$2$q;
+            wait_head_writes = wait_writes$2$q;
+            wait_head_live = wait_live$2$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 3) begin
+            wait_head_qpn = wait_qpn$3$q;
+            wait_head_writes = wait_writes$3$q;
+            wait_head_live = wait_live$3$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 4) begin
+            wait_head_qpn = wait_qpn$4$q;
+            wait_head_writes = wait_writes$4$q;
+            wait_head_live = wait_live$4$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 5) begin
+            wait_head_qpn = wait_qpn$5$q;
+            wait_head_writes = wait_writes$5$q;
+            wait_head_live = wait_live$5$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 6) begin
+            wait_head_qpn = wait_qpn$6$q;
+            wait_head_writes = wait_writes$6$q;
+            wait_head_live = wait_live$6$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 7) begin
+            wait_head_qpn = wait_qpn$7$q;
+            wait_head_writes = wait_writes$7$q;
+            wait_head_live = wait_live$7$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 8) begin
+            wait_head_qpn = wait_qpn$8$q;
+            wait_head_writes = wait_writes$8$q;
+            wait_head_live = wait_live$8$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 9) begin
+            wait_head_qpn = wait_qpn$9$q;
+            wait_head_writes = wait_writes$9$q;
+            wait_head_live = wait_live$9$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 10) begin
+            wait_head_qpn = wait_qpn$10$q;
+            wait_head_writes = wait_writes$10$q;
+            wait_head_live = wait_live$10$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 11) begin
+            wait_head_qpn = wait_qpn$11$q;
+            wait_head_writes = wait_writes$11$q;
+            wait_head_live = wait_live$11$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 12) begin
+            wait_head_qpn = wait_qpn$12$q;
+            wait_head_writes = wait_writes$12$q;
+            wait_head_live = wait_live$12$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 13) begin
+            wait_head_qpn = wait_qpn$13$q;
+            wait_head_writes = wait_writes$13$q;
+            wait_head_live = wait_live$13$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 14) begin
+            wait_head_qpn = wait_qpn$14$q;
+            wait_head_writes = wait_writes$14$q;
+            wait_head_live = wait_live$14$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 15) begin
+            wait_head_qpn = wait_qpn$15$q;
+            wait_head_writes = wait_writes$15$q;
+            wait_head_live = wait_live$15$q;
+        end
+        wait_head_slot = ((wait_head_qpn) & 16'hffff) << 32'h4;
+        wait_acks_past = writes_acked$q - wait_head_writes;
+        wait_done = reads_done$q[(wait_head_slot)+:(6)];
+        done_up = wait_done + 32'h1;
+        done_inc = done_ready$q & wait_head_live;
+        wait_pop = (wait_count != 32'h0) & (done_inc | ~wait_head_live);
+        done_ready$d = (wait_count != 32'h0) & wait_head_live & ~wait_acks_past[at_acks_short] & ~done_inc;
+        done_value$d = done_up;
+        if (wait_pop) begin
+            wait_head$d = wait_head$q + 32'h1;
+        end
+        done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & (wait_count != waits_all);
         if (done_push) begin
-            done_slot_next = rd_slot;
+            wait_tail$d = wait_tail$q + 32'h1;
         end
-        done_wait_slot$d = done_slot_next;
-        if (done_wait$q & s_wr_done_valid & ~done_ready$q) begin
-            done_wait_acks$d = done_wait_acks$q - 32'h1;
-            done_ready$d = done_wait_acks$q == 32'h1;
+        wait_qpn$0$clock = clock;
+        wait_writes$0$clock = clock;
+        wait_live$0$clock = clock;
+        wait_qpn$0$d = wait_qpn$0$q;
+        wait_writes$0$d = wait_writes$0$q;
+        wait_live$0$d = wait_live$0$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 0)) begin
+            wait_live$0$d = 1'b0;
         end
-        if (done_inc) begin
-            done_wait$d = 1'b0;
+        if (qp_we & qp_reset & (wait_qpn$0$q == qp_waddr)) begin
+            wait_live$0$d = 1'b0;
         end
-        if (done_push) begin
-            done_wait$d = 1'b1;
-            done_value$d = done_up;
-            done_wait_acks$d = writes_out$q;
-            done_ready$d = writes_out$q == 32'h0;
-            if (s_wr_done_valid) begin
-                done_wait_acks$d = writes_out$q - 32'h1;
-                done_ready$d = writes_out$q == 32'h1;
-            end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 0)) begin
+            wait_qpn$0$d = qpn$q;
+            wait_writes$0$d = writes_issued$q;
+            wait_live$0$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
         end
-        if (qp_we & qp_reset & (done_slot_next == waddr_slot)) begin
-            done_wait$d = 1'b0;
+        if (reset) begin
+            wait_live$0$d = 1'b0;
         end
-        order_done = reads_done$q[(order_slot)+:(4)];
+        wait_qpn$1$clock = clock;
+        wait_writes$1$clock = clock;
+        wait_live$1$clock = clock;
+        wait_qpn$1$d = wait_qpn$1$q;
+        wait_writes$1$d = wait_writes$1$q;
+        wait_live$1$d = wait_live$1$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 1)) begin
+            wait_live$1$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$1$q == qp_waddr)) begin
+            wait_live$1$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 1)) begin
+            wait_qpn$1$d = qpn$q;
+            wait_writes$1$d = writes_issued$q;
+            wait_live$1$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$1$d = 1'b0;
+        end
+        wait_qpn$2$clock = clock;
+        wait_writes$2$clock = clock;
+        wait_live$2$clock = clock;
+        wait_qpn$2$d = wait_qpn$2$q;
+        wait_writes$2$d = wait_writes$2$q;
+        wait_live$2$d = wait_live$2$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 2)) begin
+            wait_live$2$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$2$q == qp_waddr)) begin
+            wait_live$2$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 2)) begin
+            wait_qpn$2$d = qpn$q;
+            wait_writes$2$d = writes_issued$q;
+            wait_live$2$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$2$d = 1'b0;
+        end
+        wait_qpn$3$clock = clock;
+        wait_writes$3$clock = clock;
+        wait_live$3$clock = clock;
+        wait_qpn$3$d = wait_qpn$3$q;
+        wait_writes$3$d = wait_writes$3$q;
+        wait_live$3$d = wait_live$3$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 3)) begin
+            wait_live$3$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$3$q == qp_waddr)) begin
+            wait_live$3$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 3)) begin
+            wait_qpn$3$d = qpn$q;
+            wait_writes$3$d = writes_issued$q;
+            wait_live$3$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$3$d = 1'b0;
+        end
+        wait_qpn$4$clock = clock;
+        wait_writes$4$clock = clock;
+        wait_live$4$clock = clock;
+        wait_qpn$4$d = wait_qpn$4$q;
+        wait_writes$4$d = wait_writes$4$q;
+        wait_live$4$d = wait_live$4$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 4)) begin
+            wait_live$4$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$4$q == qp_waddr)) begin
+            wait_live$4$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 4)) begin
+            wait_qpn$4$d = qpn$q;
+            wait_writes$4$d = writes_issued$q;
+            wait_live$4$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$4$d = 1'b0;
+        end
+        wait_qpn$5$clock = clock;
+        wait_writes$5$clock = clock;
+        wait_live$5$clock = clock;
+        wait_qpn$5$d = wait_qpn$5$q;
+        wait_writes$5$d = wait_writes$5$q;
+        wait_live$5$d = wait_live$5$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 5)) begin
+            wait_live$5$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$5$q == qp_waddr)) begin
+            wait_live$5$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 5)) begin
+            wait_qpn$5$d = qpn$q;
+            wait_writes$5$d = writes_issued$q;
+            wait_live$5$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$5$d = 1'b0;
+        end
+        wait_qpn$6$clock = clock;
+        wait_writes$6$clock = clock;
+        wait_live$6$clock = clock;
+        wait_qpn$6$d = wait_qpn$6$q;
+        wait_writes$6$d = wait_writes$6$q;
+        wait_live$6$d = wait_live$6$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 6)) begin
+            wait_live$6$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$6$q == qp_waddr)) begin
+            wait_live$6$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 6)) begin
+            wait_qpn$6$d = qpn$q;
+            wait_writes$6$d = writes_issued$q;
+            wait_live$6$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$6$d = 1'b0;
+        end
+        wait_qpn$7$clock = clock;
+        wait_writes$7$clock = clock;
+        wait_live$7$clock = clock;
+        wait_qpn$7$d = wait_qpn$7$q;
+        wait_writes$7$d = wait_writes$7$q;
+        wait_live$7$d = wait_live$7$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 7)) begin
+            wait_live$7$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$7$q == qp_waddr)) begin
+            wait_live$7$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 7)) begin
+            wait_qpn$7$d = qpn$q;
+            wait_writes$7$d = writes_issued$q;
+            wait_live$7$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$7$d = 1'b0;
+        end
+        wait_qpn$8$clock = clock;
+        wait_writes$8$clock = clock;
+        wait_live$8$clock = clock;
+        wait_qpn$8$d = wait_qpn$8$q;
+        wait_writes$8$d = wait_writes$8$q;
+        wait_live$8$d = wait_live$8$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 8)) begin
+            wait_live$8$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$8$q == qp_waddr)) begin
+            wait_live$8$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 8)) begin
+            wait_qpn$8$d = qpn$q;
+            wait_writes$8$d = writes_issued$q;
+            wait_live$8$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$8$d = 1'b0;
+        end
+        wait_qpn$9$clock = clock;
+        wait_writes$9$clock = clock;
+        wait_live$9$clock = clock;
+        wait_qpn$9$d = wait_qpn$9$q;
+        wait_writes$9$d = wait_writes$9$q;
+        wait_live$9$d = wait_live$9$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 9)) begin
+            wait_live$9$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$9$q == qp_waddr)) begin
+            wait_live$9$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 9)) begin
+            wait_qpn$9$d = qpn$q;
+            wait_writes$9$d = writes_issued$q;
+            wait_live$9$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$9$d = 1'b0;
+        end
+        wait_qpn$10$clock = clock;
+        wait_writes$10$clock = clock;
+        wait_live$10$clock = clock;
+        wait_qpn$10$d = wait_qpn$10$q;
+        wait_writes$10$d = wait_writes$10$q;
+        wait_live$10$d = wait_live$10$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 10)) begin
+            wait_live$10$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$10$q == qp_waddr)) begin
+            wait_live$10$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 10)) begin
+            wait_qpn$10$d = qpn$q;
+            wait_writes$10$d = writes_issued$q;
+            wait_live$10$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$10$d = 1'b0;
+        end
+        wait_qpn$11$clock = clock;
+        wait_writes$11$clock = clock;
+        wait_live$11$clock = clock;
+        wait_qpn$11$d = wait_qpn$11$q;
+        wait_writes$11$d = wait_writes$11$q;
+        wait_live$11$d = wait_live$11$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 11)) begin
+            wait_live$11$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$11$q == qp_waddr)) begin
+            wait_live$11$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 11)) begin
+            wait_qpn$11$d = qpn$q;
+            wait_writes$11$d = writes_issued$q;
+            wait_live$11$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$11$d = 1'b0;
+        end
+        wait_qpn$12$clock = clock;
+        wait_writes$12$clock = clock;
+        wait_live$12$clock = clock;
+        wait_qpn$12$d = wait_qpn$12$q;
+        wait_writes$12$d = wait_writes$12$q;
+        wait_live$12$d = wait_live$12$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 12)) begin
+            wait_live$12$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$12$q == qp_waddr)) begin
+            wait_live$12$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 12)) begin
+            wait_qpn$12$d = qpn$q;
+            wait_writes$12$d = writes_issued$q;
+            wait_live$12$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$12$d = 1'b0;
+        end
+        wait_qpn$13$clock = clock;
+        wait_writes$13$clock = clock;
+        wait_live$13$clock = clock;
+        wait_qpn$13$d = wait_qpn$13$q;
+        wait_writes$13$d = wait_writes$13$q;
+        wait_live$13$d = wait_live$13$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 13)) begin
+            wait_live$13$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$13$q == qp_waddr)) begin
+            wait_live$13$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 13)) begin
+            wait_qpn$13$d = qpn$q;
+            wait_writes$13$d = writes_issued$q;
+            wait_live$13$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$13$d = 1'b0;
+        end
+        wait_qpn$14$clock = clock;
+        wait_writes$14$clock = clock;
+        wait_live$14$clock = clock;
+        wait_qpn$14$d = wait_qpn$14$q;
+        wait_writes$14$d = wait_writes$14$q;
+        wait_live$14$d = wait_live$14$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 14)) begin
+            wait_live$14$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$14$q == qp_waddr)) begin
+            wait_live$14$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 14)) begin
+            wait_qpn$14$d = qpn$q;
+            wait_writes$14$d = writes_issued$q;
+            wait_live$14$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$14$d = 1'b0;
+        end
+        wait_qpn$15$clock = clock;
+        wait_writes$15$clock = clock;
+        wait_live$15$clock = clock;
+        wait_qpn$15$d = wait_qpn$15$q;
+        wait_writes$15$d = wait_writes$15$q;
+        wait_live$15$d = wait_live$15$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 15)) begin
+            wait_live$15$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$15$q == qp_waddr)) begin
+            wait_live$15$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 15)) begin
+            wait_qpn$15$d = qpn$q;
+            wait_writes$15$d = writes_issued$q;
+            wait_live$15$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$15$d = 1'b0;
+        end
+        order_done = reads_done$q[(order_slot)+:(6)];
         pushed_up = push_pushed + 32'h1;
         popped_up = rd_popped + 32'h1;
         reads_clear = 32'h0;
         if (qp_we & qp_reset) begin
-            reads_clear = nibble_ones << waddr_slot;
+            reads_clear = done_ones << waddr_slot;
         end
         pushed_next = reads_pushed$q;
         if (s_read_valid) begin
@@ -2331,7 +3173,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         end
         done_next = reads_done$q;
         if (done_inc) begin
-            done_next = (reads_done$q & ~(nibble_ones << done_wait_slot$q)) | (((done_value$q) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << done_wait_slot$q);
+            done_next = (reads_done$q & ~(done_ones << wait_head_slot)) | (((done_value$q) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << wait_head_slot);
         end
         limit_next = reads_limit$q;
         if (qp_we) begin
@@ -2747,7 +3589,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             fail_valid$d = 1'b0;
             invalidate$d = 1'b0;
             writes_out$d = 32'h0;
-            done_wait$d = 1'b0;
+            writes_issued$d = 32'h0;
+            writes_acked$d = 32'h0;
+            wait_head$d = 32'h0;
+            wait_tail$d = 32'h0;
             dones$d = 32'h0;
             reads_pushed$d = 32'h0;
             reads_popped$d = 32'h0;
@@ -3340,13 +4185,13 @@ endmodule // rnic_rdmap_rx$done_ready
 module rnic_rdmap_rx$done_value(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -3354,63 +4199,6 @@ module rnic_rdmap_rx$done_value(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$done_value
-
-
-module rnic_rdmap_rx$done_wait(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$done_wait
-
-
-module rnic_rdmap_rx$done_wait_acks(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$done_wait_acks
-
-
-module rnic_rdmap_rx$done_wait_slot(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$done_wait_slot
 
 
 module rnic_rdmap_rx$dones(d,q,clock);
@@ -5886,6 +6674,994 @@ module rnic_rdmap_rx$ulen(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$ulen
+
+
+module rnic_rdmap_rx$wait_head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_head
+
+
+module rnic_rdmap_rx$wait_live$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$0
+
+
+module rnic_rdmap_rx$wait_live$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$1
+
+
+module rnic_rdmap_rx$wait_live$10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$10
+
+
+module rnic_rdmap_rx$wait_live$11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$11
+
+
+module rnic_rdmap_rx$wait_live$12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$12
+
+
+module rnic_rdmap_rx$wait_live$13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$13
+
+
+module rnic_rdmap_rx$wait_live$14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$14
+
+
+module rnic_rdmap_rx$wait_live$15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$15
+
+
+module rnic_rdmap_rx$wait_live$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$2
+
+
+module rnic_rdmap_rx$wait_live$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$3
+
+
+module rnic_rdmap_rx$wait_live$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$4
+
+
+module rnic_rdmap_rx$wait_live$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$5
+
+
+module rnic_rdmap_rx$wait_live$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$6
+
+
+module rnic_rdmap_rx$wait_live$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$7
+
+
+module rnic_rdmap_rx$wait_live$8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$8
+
+
+module rnic_rdmap_rx$wait_live$9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_live$9
+
+
+module rnic_rdmap_rx$wait_qpn$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$0
+
+
+module rnic_rdmap_rx$wait_qpn$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$1
+
+
+module rnic_rdmap_rx$wait_qpn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$10
+
+
+module rnic_rdmap_rx$wait_qpn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$11
+
+
+module rnic_rdmap_rx$wait_qpn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$12
+
+
+module rnic_rdmap_rx$wait_qpn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$13
+
+
+module rnic_rdmap_rx$wait_qpn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$14
+
+
+module rnic_rdmap_rx$wait_qpn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$15
+
+
+module rnic_rdmap_rx$wait_qpn$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$2
+
+
+module rnic_rdmap_rx$wait_qpn$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$3
+
+
+module rnic_rdmap_rx$wait_qpn$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$4
+
+
+module rnic_rdmap_rx$wait_qpn$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$5
+
+
+module rnic_rdmap_rx$wait_qpn$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$6
+
+
+module rnic_rdmap_rx$wait_qpn$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$7
+
+
+module rnic_rdmap_rx$wait_qpn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$8
+
+
+module rnic_rdmap_rx$wait_qpn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_qpn$9
+
+
+module rnic_rdmap_rx$wait_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_tail
+
+
+module rnic_rdmap_rx$wait_writes$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$0
+
+
+module rnic_rdmap_rx$wait_writes$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$1
+
+
+module rnic_rdmap_rx$wait_writes$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$10
+
+
+module rnic_rdmap_rx$wait_writes$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$11
+
+
+module rnic_rdmap_rx$wait_writes$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$12
+
+
+module rnic_rdmap_rx$wait_writes$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$13
+
+
+module rnic_rdmap_rx$wait_writes$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$14
+
+
+module rnic_rdmap_rx$wait_writes$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$15
+
+
+module rnic_rdmap_rx$wait_writes$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$2
+
+
+module rnic_rdmap_rx$wait_writes$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$3
+
+
+module rnic_rdmap_rx$wait_writes$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$4
+
+
+module rnic_rdmap_rx$wait_writes$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$5
+
+
+module rnic_rdmap_rx$wait_writes$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$6
+
+
+module rnic_rdmap_rx$wait_writes$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$7
+
+
+module rnic_rdmap_rx$wait_writes$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$8
+
+
+module rnic_rdmap_rx$wait_writes$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_writes$9
+
+
+module rnic_rdmap_rx$writes_acked(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$writes_acked
+
+
+module rnic_rdmap_rx$writes_issued(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$writes_issued
 
 
 module rnic_rdmap_rx$writes_out(d,q,clock);

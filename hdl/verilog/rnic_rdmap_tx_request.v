@@ -44,7 +44,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     output reg  [128:0] m_read_entry;
     input wire  [63:0] reads_full;
     output reg  [5:0] order_qpn;
-    input wire  [3:0] order_done;
+    input wire  [5:0] order_done;
     output reg  m_cqe_valid;
     input wire  m_cqe_ready;
     output reg  [5:0] m_cqn;
@@ -58,18 +58,21 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     
     // Constant declarations
     localparam  at_full = 8'h5;
-    localparam  reads_room = 4'h7;
     localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
     localparam  one_q = 64'h1;
-    localparam  flag_wait = 320'h100000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  flag_named = 320'h400000000000000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  at_entry_msn = 9'b100010110;
-    localparam  at_entry_named = 9'b100110110;
-    localparam  at_entry_named_status = 9'b100110111;
-    localparam  at_entry_counted = 9'b100111111;
-    localparam  flag_write = 320'h200000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_wait = 321'h100000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_named = 321'h1000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  at_entry_msn = 9'b100011000;
+    localparam  at_entry_named = 9'b100111000;
+    localparam  at_entry_named_status = 9'b100111001;
+    localparam  at_entry_cq = 9'b100000000;
+    localparam  at_entry_waits = 9'b100010000;
+    localparam  at_entry_writes = 9'b100010001;
+    localparam  at_entry_reads = 9'b100010010;
+    localparam  at_not_yet = 9'b101;
+    localparam  flag_write = 321'h200000000000000000000000000000000000000000000000000000000000000000000;
     localparam  at_lkey_index = 9'b11001000;
     localparam  at_opcode = 9'b0;
     localparam  at_signaled = 9'b1000;
@@ -201,19 +204,19 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  pending$reset;
     reg  pending$s_valid;
     wire  pending$s_ready;
-    reg  [319:0] pending$s_data;
+    reg  [320:0] pending$s_data;
     wire  pending$m_valid;
     reg  pending$m_ready;
-    wire  [319:0] pending$m_data;
+    wire  [320:0] pending$m_data;
     wire  [5:0] pending$count;
     reg  pending_out$clock;
     reg  pending_out$reset;
     reg  pending_out$s_valid;
     wire  pending_out$s_ready;
-    reg  [319:0] pending_out$s_data;
+    reg  [320:0] pending_out$s_data;
     wire  pending_out$m_valid;
     reg  pending_out$m_ready;
-    wire  [319:0] pending_out$m_data;
+    wire  [320:0] pending_out$m_data;
     reg  [5:0] head$d;
     wire  [5:0] head$q;
     reg  head$clock;
@@ -607,12 +610,6 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [5:0] sent$d;
     wire  [5:0] sent$q;
     reg  sent$clock;
-    reg  [3:0] read_entries$d;
-    wire  [3:0] read_entries$q;
-    reg  read_entries$clock;
-    reg  counted$d;
-    wire  counted$q;
-    reg  counted$clock;
     reg  [31:0] req_id_be$d;
     wire  [31:0] req_id_be$q;
     reg  [63:0] add_be$d;
@@ -637,12 +634,11 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     // Local signals
     reg  [5:0] queued;
     reg  is_read_wqe;
-    reg  read_push;
-    reg  read_pop;
     reg  head_cut;
     reg  [8:0] head_named;
-    reg  [319:0] head_base;
+    reg  [320:0] head_base;
     reg  held;
+    reg  [63:0] ord_full;
     reg  [7:0] opcode;
     reg  is_write;
     reg  is_read;
@@ -656,15 +652,15 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [7:0] status;
     reg  [7:0] cqe_opcode;
     reg  [255:0] cqe;
-    reg  [319:0] entry;
-    reg  [319:0] entry_base;
-    reg  [319:0] head_entry;
+    reg  [320:0] entry;
+    reg  [320:0] entry_base;
+    reg  [320:0] head_entry;
     reg  head_ready;
-    reg  [3:0] reads_behind;
+    reg  [5:0] reads_behind;
     reg  head_flushed;
     reg  head_writes;
     reg  head_read;
-    reg  [3:0] reads_before;
+    reg  [5:0] reads_before;
     reg  [223:0] read_body;
     reg  [415:0] atomic_body;
     reg  [31:0] aop_word;
@@ -1463,16 +1459,6 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .q(sent$q),
         .clock(sent$clock)
     );
-    rnic_rdmap_tx_request$read_entries read_entries(
-        .d(read_entries$d),
-        .q(read_entries$q),
-        .clock(read_entries$clock)
-    );
-    rnic_rdmap_tx_request$counted counted(
-        .d(counted$d),
-        .q(counted$q),
-        .clock(counted$clock)
-    );
     rnic_rdmap_tx_request$req_id_be req_id_be(
         .d(req_id_be$d),
         .q(req_id_be$q)
@@ -1532,8 +1518,6 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         head$clock = clock;
         tail$clock = clock;
         sent$clock = clock;
-        read_entries$clock = clock;
-        counted$clock = clock;
         state$d = state$q;
         wqe$d = wqe$q;
         qpn$d = qpn$q;
@@ -1550,8 +1534,6 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
-        read_entries$d = read_entries$q;
-        counted$d = counted$q;
         pending$clock = clock;
         pending$reset = reset;
         pending_out$clock = clock;
@@ -2033,14 +2015,14 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
         is_read_wqe = (s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic);
-        held = is_read_wqe & (|(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff))) | (read_entries$q == reads_room));
+        ord_full = reads_full & ~qp_error;
+        held = is_read_wqe & ord_full[s_qpn];
         s_ready = (state$q == TxState$Accept) & ~queued[at_full] & ~held;
         if (s_valid & (state$q == TxState$Accept) & ~queued[at_full] & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
             fetch_error$d = s_error;
-            counted$d = is_read_wqe;
             state$d = TxState$Check;
         end
         opcode = wqe$q[(at_opcode)+:(8)];
@@ -2091,15 +2073,15 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         if (status == st_success) begin
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
-        reads_before = read_msn$read_data[(32'h0)+:(4)];
+        reads_before = read_msn$read_data[(32'h0)+:(6)];
         if ((is_read | is_atomic) & (status == st_success)) begin
-            reads_before = read_msn$read_data[(32'h0)+:(4)] + 32'h1;
+            reads_before = read_msn$read_data[(32'h0)+:(6)] + 32'h1;
         end
         entry_msn = 32'h0;
         if ((is_read | is_atomic) & (status == st_success)) begin
             entry_msn = read_msn$read_data + 32'h1;
         end
-        entry_base = ((cqe) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | (((entry_msn) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn) | (((counted$q) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_counted);
+        entry_base = ((cqe) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_cq) | (((reads_before) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_reads) | (((entry_msn) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn);
         entry = entry_base | flag_write;
         if (status == st_success) begin
             entry = entry_base | flag_wait;
@@ -2545,16 +2527,16 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         end
         head_entry = head_base;
         if (head_named[32'h0]) begin
-            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(6)];
-        reads_behind = order_done - head_entry[(32'h112)+:(4)];
-        head_flushed = reads_behind[32'h3] & ~|(qp_rts & (one_q << ((order_qpn) & 64'hffffffffffffffff)));
+        reads_behind = order_done - head_entry[(at_entry_reads)+:(6)];
+        head_flushed = reads_behind[at_not_yet] & ~|(qp_rts & (one_q << ((order_qpn) & 64'hffffffffffffffff)));
         head_read = |head_entry[(at_entry_msn)+:(32)];
-        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h3] | head_cut | head_flushed);
-        head_writes = head_entry[32'h111] | (head_flushed & head_read & ~head_cut);
+        head_ready = pending_out$m_valid & (~head_entry[at_entry_waits] | (sent$q != 32'h0)) & (~(head_entry[at_entry_writes] | head_read) | ~reads_behind[at_not_yet] | head_cut | head_flushed);
+        head_writes = head_entry[at_entry_writes] | (head_flushed & head_read & ~head_cut);
         m_cqe_valid = head_ready & head_writes;
-        m_cqn = head_entry[(32'h100)+:(6)];
+        m_cqn = head_entry[(at_entry_cq)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];
         if (head_flushed) begin
             m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
@@ -2563,17 +2545,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             end
         end
         pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
-        read_push = (state$q == TxState$Check) & counted$q;
-        read_pop = head_ready & (~head_writes | m_cqe_ready) & head_entry[at_entry_counted];
-        if (read_push & ~read_pop) begin
-            read_entries$d = read_entries$q + 32'h1;
-        end
-        if (read_pop & ~read_push) begin
-            read_entries$d = read_entries$q - 32'h1;
-        end
         if (head_ready & (~head_writes | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
-            if (head_entry[32'h110]) begin
+            if (head_entry[at_entry_waits]) begin
                 sent$d = sent$q - 32'h1;
                 if (s_done_valid) begin
                     sent$d = sent$q;
@@ -2588,7 +2562,6 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             head$d = 32'h0;
             tail$d = 32'h0;
             sent$d = 32'h0;
-            read_entries$d = 32'h0;
         end
     end
     
@@ -2749,25 +2722,6 @@ module rnic_rdmap_tx_request$compare_mask_be(d,q);
     end
     
 endmodule // rnic_rdmap_tx_request$compare_mask_be
-
-
-module rnic_rdmap_tx_request$counted(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_tx_request$counted
 
 
 module rnic_rdmap_tx_request$ctx(d,q,clock);
@@ -2981,10 +2935,10 @@ module rnic_rdmap_tx_request$pending(clock,reset,s_valid,s_ready,s_data,m_valid,
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [319:0] s_data;
+    input wire  [320:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [319:0] m_data;
+    output reg  [320:0] m_data;
     output reg  [5:0] count;
     
     // Constant declarations
@@ -2993,10 +2947,10 @@ module rnic_rdmap_tx_request$pending(clock,reset,s_valid,s_ready,s_data,m_valid,
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [319:0] ram$read_data;
+    wire  [320:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [319:0] ram$write_data;
+    reg  [320:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -3083,14 +3037,14 @@ module rnic_rdmap_tx_request$pending$ram(read_address,read_clock,read_data,write
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [319:0] read_data;
+    output reg  [320:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [319:0] write_data;
+    input wire  [320:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[319:0] mem[31:0];
+    reg[320:0] mem[31:0];
     
     
     
@@ -3171,23 +3125,23 @@ module rnic_rdmap_tx_request$pending_out(clock,reset,s_valid,s_ready,s_data,m_va
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [319:0] s_data;
+    input wire  [320:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [319:0] m_data;
+    output reg  [320:0] m_data;
     
     // Stub signals
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
-    reg  [319:0] out_data$d;
-    wire  [319:0] out_data$q;
+    reg  [320:0] out_data$d;
+    wire  [320:0] out_data$q;
     reg  out_data$clock;
     reg  skid_valid$d;
     wire  skid_valid$q;
     reg  skid_valid$clock;
-    reg  [319:0] skid_data$d;
-    wire  [319:0] skid_data$q;
+    reg  [320:0] skid_data$d;
+    wire  [320:0] skid_data$q;
     reg  skid_data$clock;
     
     // Local signals
@@ -3257,13 +3211,13 @@ endmodule // rnic_rdmap_tx_request$pending_out
 module rnic_rdmap_tx_request$pending_out$out_data(d,q,clock);
     
     // Module arguments
-    input wire  [319:0] d;
-    output reg  [319:0] q;
+    input wire  [320:0] d;
+    output reg  [320:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 320'h0;
+       q = 321'h0;
     end
     
     always @(posedge clock) begin
@@ -3295,13 +3249,13 @@ endmodule // rnic_rdmap_tx_request$pending_out$out_valid
 module rnic_rdmap_tx_request$pending_out$skid_data(d,q,clock);
     
     // Module arguments
-    input wire  [319:0] d;
-    output reg  [319:0] q;
+    input wire  [320:0] d;
+    output reg  [320:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 320'h0;
+       q = 321'h0;
     end
     
     always @(posedge clock) begin
@@ -3347,25 +3301,6 @@ module rnic_rdmap_tx_request$qpn(d,q,clock);
     end
           
 endmodule // rnic_rdmap_tx_request$qpn
-
-
-module rnic_rdmap_tx_request$read_entries(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_tx_request$read_entries
 
 
 module rnic_rdmap_tx_request$read_entry(d,q,clock);

@@ -582,7 +582,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [128:0] requester$m_read_entry;
     reg  [63:0] requester$reads_full;
     wire  [5:0] requester$order_qpn;
-    reg  [3:0] requester$order_done;
+    reg  [5:0] requester$order_done;
     wire  requester$m_cqe_valid;
     reg  requester$m_cqe_ready;
     wire  [5:0] requester$m_cqn;
@@ -882,7 +882,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [128:0] receiver$s_read_entry;
     wire  [63:0] receiver$reads_full;
     reg  [5:0] receiver$order_qpn;
-    wire  [3:0] receiver$order_done;
+    wire  [5:0] receiver$order_done;
     reg  receiver$s_tx_fail;
     reg  [5:0] receiver$s_tx_fail_qp;
     wire  receiver$m_fail;
@@ -21472,7 +21472,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     input wire  [128:0] s_read_entry;
     output reg  [63:0] reads_full;
     input wire  [5:0] order_qpn;
-    output reg  [3:0] order_done;
+    output reg  [5:0] order_done;
     input wire  s_tx_fail;
     input wire  [5:0] s_tx_fail_qp;
     output reg  m_fail;
@@ -21510,6 +21510,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  st_remote_access = 8'h3;
     localparam  st_remote_operation = 8'h4;
     localparam  nibble_ones = 1024'hf;
+    localparam  done_ones = 1024'h3f;
+    localparam  waits_all = 5'b10000;
+    localparam  at_acks_short = 3'b111;
     localparam  at_term_m = 10'b10100111;
     localparam  at_term_d = 10'b10100110;
     localparam  at_term_r = 10'b10100101;
@@ -21755,20 +21758,167 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [1023:0] reads_limit$d;
     wire  [1023:0] reads_limit$q;
     reg  reads_limit$clock;
-    reg  done_wait$d;
-    wire  done_wait$q;
-    reg  done_wait$clock;
-    reg  [15:0] done_wait_slot$d;
-    wire  [15:0] done_wait_slot$q;
-    reg  done_wait_slot$clock;
-    reg  [7:0] done_wait_acks$d;
-    wire  [7:0] done_wait_acks$q;
-    reg  done_wait_acks$clock;
+    reg  [7:0] writes_issued$d;
+    wire  [7:0] writes_issued$q;
+    reg  writes_issued$clock;
+    reg  [7:0] writes_acked$d;
+    wire  [7:0] writes_acked$q;
+    reg  writes_acked$clock;
+    reg  [5:0] wait_qpn$0$d;
+    wire  [5:0] wait_qpn$0$q;
+    reg  wait_qpn$0$clock;
+    reg  [5:0] wait_qpn$1$d;
+    wire  [5:0] wait_qpn$1$q;
+    reg  wait_qpn$1$clock;
+    reg  [5:0] wait_qpn$2$d;
+    wire  [5:0] wait_qpn$2$q;
+    reg  wait_qpn$2$clock;
+    reg  [5:0] wait_qpn$3$d;
+    wire  [5:0] wait_qpn$3$q;
+    reg  wait_qpn$3$clock;
+    reg  [5:0] wait_qpn$4$d;
+    wire  [5:0] wait_qpn$4$q;
+    reg  wait_qpn$4$clock;
+    reg  [5:0] wait_qpn$5$d;
+    wire  [5:0] wait_qpn$5$q;
+    reg  wait_qpn$5$clock;
+    reg  [5:0] wait_qpn$6$d;
+    wire  [5:0] wait_qpn$6$q;
+    reg  wait_qpn$6$clock;
+    reg  [5:0] wait_qpn$7$d;
+    wire  [5:0] wait_qpn$7$q;
+    reg  wait_qpn$7$clock;
+    reg  [5:0] wait_qpn$8$d;
+    wire  [5:0] wait_qpn$8$q;
+    reg  wait_qpn$8$clock;
+    reg  [5:0] wait_qpn$9$d;
+    wire  [5:0] wait_qpn$9$q;
+    reg  wait_qpn$9$clock;
+    reg  [5:0] wait_qpn$10$d;
+    wire  [5:0] wait_qpn$10$q;
+    reg  wait_qpn$10$clock;
+    reg  [5:0] wait_qpn$11$d;
+    wire  [5:0] wait_qpn$11$q;
+    reg  wait_qpn$11$clock;
+    reg  [5:0] wait_qpn$12$d;
+    wire  [5:0] wait_qpn$12$q;
+    reg  wait_qpn$12$clock;
+    reg  [5:0] wait_qpn$13$d;
+    wire  [5:0] wait_qpn$13$q;
+    reg  wait_qpn$13$clock;
+    reg  [5:0] wait_qpn$14$d;
+    wire  [5:0] wait_qpn$14$q;
+    reg  wait_qpn$14$clock;
+    reg  [5:0] wait_qpn$15$d;
+    wire  [5:0] wait_qpn$15$q;
+    reg  wait_qpn$15$clock;
+    reg  [7:0] wait_writes$0$d;
+    wire  [7:0] wait_writes$0$q;
+    reg  wait_writes$0$clock;
+    reg  [7:0] wait_writes$1$d;
+    wire  [7:0] wait_writes$1$q;
+    reg  wait_writes$1$clock;
+    reg  [7:0] wait_writes$2$d;
+    wire  [7:0] wait_writes$2$q;
+    reg  wait_writes$2$clock;
+    reg  [7:0] wait_writes$3$d;
+    wire  [7:0] wait_writes$3$q;
+    reg  wait_writes$3$clock;
+    reg  [7:0] wait_writes$4$d;
+    wire  [7:0] wait_writes$4$q;
+    reg  wait_writes$4$clock;
+    reg  [7:0] wait_writes$5$d;
+    wire  [7:0] wait_writes$5$q;
+    reg  wait_writes$5$clock;
+    reg  [7:0] wait_writes$6$d;
+    wire  [7:0] wait_writes$6$q;
+    reg  wait_writes$6$clock;
+    reg  [7:0] wait_writes$7$d;
+    wire  [7:0] wait_writes$7$q;
+    reg  wait_writes$7$clock;
+    reg  [7:0] wait_writes$8$d;
+    wire  [7:0] wait_writes$8$q;
+    reg  wait_writes$8$clock;
+    reg  [7:0] wait_writes$9$d;
+    wire  [7:0] wait_writes$9$q;
+    reg  wait_writes$9$clock;
+    reg  [7:0] wait_writes$10$d;
+    wire  [7:0] wait_writes$10$q;
+    reg  wait_writes$10$clock;
+    reg  [7:0] wait_writes$11$d;
+    wire  [7:0] wait_writes$11$q;
+    reg  wait_writes$11$clock;
+    reg  [7:0] wait_writes$12$d;
+    wire  [7:0] wait_writes$12$q;
+    reg  wait_writes$12$clock;
+    reg  [7:0] wait_writes$13$d;
+    wire  [7:0] wait_writes$13$q;
+    reg  wait_writes$13$clock;
+    reg  [7:0] wait_writes$14$d;
+    wire  [7:0] wait_writes$14$q;
+    reg  wait_writes$14$clock;
+    reg  [7:0] wait_writes$15$d;
+    wire  [7:0] wait_writes$15$q;
+    reg  wait_writes$15$clock;
+    reg  wait_live$0$d;
+    wire  wait_live$0$q;
+    reg  wait_live$0$clock;
+    reg  wait_live$1$d;
+    wire  wait_live$1$q;
+    reg  wait_live$1$clock;
+    reg  wait_live$2$d;
+    wire  wait_live$2$q;
+    reg  wait_live$2$clock;
+    reg  wait_live$3$d;
+    wire  wait_live$3$q;
+    reg  wait_live$3$clock;
+    reg  wait_live$4$d;
+    wire  wait_live$4$q;
+    reg  wait_live$4$clock;
+    reg  wait_live$5$d;
+    wire  wait_live$5$q;
+    reg  wait_live$5$clock;
+    reg  wait_live$6$d;
+    wire  wait_live$6$q;
+    reg  wait_live$6$clock;
+    reg  wait_live$7$d;
+    wire  wait_live$7$q;
+    reg  wait_live$7$clock;
+    reg  wait_live$8$d;
+    wire  wait_live$8$q;
+    reg  wait_live$8$clock;
+    reg  wait_live$9$d;
+    wire  wait_live$9$q;
+    reg  wait_live$9$clock;
+    reg  wait_live$10$d;
+    wire  wait_live$10$q;
+    reg  wait_live$10$clock;
+    reg  wait_live$11$d;
+    wire  wait_live$11$q;
+    reg  wait_live$11$clock;
+    reg  wait_live$12$d;
+    wire  wait_live$12$q;
+    reg  wait_live$12$clock;
+    reg  wait_live$13$d;
+    wire  wait_live$13$q;
+    reg  wait_live$13$clock;
+    reg  wait_live$14$d;
+    wire  wait_live$14$q;
+    reg  wait_live$14$clock;
+    reg  wait_live$15$d;
+    wire  wait_live$15$q;
+    reg  wait_live$15$clock;
+    reg  [4:0] wait_head$d;
+    wire  [4:0] wait_head$q;
+    reg  wait_head$clock;
+    reg  [4:0] wait_tail$d;
+    wire  [4:0] wait_tail$q;
+    reg  wait_tail$clock;
     reg  done_ready$d;
     wire  done_ready$q;
     reg  done_ready$clock;
-    reg  [3:0] done_value$d;
-    wire  [3:0] done_value$q;
+    reg  [5:0] done_value$d;
+    wire  [5:0] done_value$q;
     reg  done_value$clock;
     reg  [63:0] full$d;
     wire  [63:0] full$q;
@@ -22042,7 +22192,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  inv_check;
     reg  [3:0] rd_pushed;
     reg  [3:0] rd_popped;
-    reg  [3:0] rd_done;
+    reg  [5:0] wait_done;
     reg  [3:0] push_pushed;
     reg  [3:0] push_popped;
     reg  rd_none;
@@ -22058,12 +22208,18 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [3:0] push_queued;
     reg  [3:0] pushed_up;
     reg  [3:0] popped_up;
-    reg  [3:0] done_up;
+    reg  [5:0] done_up;
     reg  [31:0] resp_msn_next;
     reg  [31:0] placed_next;
     reg  [3:0] limit;
     reg  done_inc;
-    reg  [15:0] done_slot_next;
+    reg  [4:0] wait_count;
+    reg  [5:0] wait_head_qpn;
+    reg  [15:0] wait_head_slot;
+    reg  [7:0] wait_head_writes;
+    reg  wait_head_live;
+    reg  [7:0] wait_acks_past;
+    reg  wait_pop;
     reg  done_push;
     reg  fail_waits;
     reg  side_work;
@@ -22300,20 +22456,265 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .q(reads_limit$q),
         .clock(reads_limit$clock)
     );
-    rnic_top$receiver$done_wait done_wait(
-        .d(done_wait$d),
-        .q(done_wait$q),
-        .clock(done_wait$clock)
+    rnic_top$receiver$writes_issued writes_issued(
+        .d(writes_issued$d),
+        .q(writes_issued$q),
+        .clock(writes_issued$clock)
     );
-    rnic_top$receiver$done_wait_slot done_wait_slot(
-        .d(done_wait_slot$d),
-        .q(done_wait_slot$q),
-        .clock(done_wait_slot$clock)
+    rnic_top$receiver$writes_acked writes_acked(
+        .d(writes_acked$d),
+        .q(writes_acked$q),
+        .clock(writes_acked$clock)
     );
-    rnic_top$receiver$done_wait_acks done_wait_acks(
-        .d(done_wait_acks$d),
-        .q(done_wait_acks$q),
-        .clock(done_wait_acks$clock)
+    rnic_top$receiver$wait_qpn$0 wait_qpn$0(
+        .d(wait_qpn$0$d),
+        .q(wait_qpn$0$q),
+        .clock(wait_qpn$0$clock)
+    );
+    rnic_top$receiver$wait_qpn$1 wait_qpn$1(
+        .d(wait_qpn$1$d),
+        .q(wait_qpn$1$q),
+        .clock(wait_qpn$1$clock)
+    );
+    rnic_top$receiver$wait_qpn$2 wait_qpn$2(
+        .d(wait_qpn$2$d),
+        .q(wait_qpn$2$q),
+        .clock(wait_qpn$2$clock)
+    );
+    rnic_top$receiver$wait_qpn$3 wait_qpn$3(
+        .d(wait_qpn$3$d),
+        .q(wait_qpn$3$q),
+        .clock(wait_qpn$3$clock)
+    );
+    rnic_top$receiver$wait_qpn$4 wait_qpn$4(
+        .d(wait_qpn$4$d),
+        .q(wait_qpn$4$q),
+        .clock(wait_qpn$4$clock)
+    );
+    rnic_top$receiver$wait_qpn$5 wait_qpn$5(
+        .d(wait_qpn$5$d),
+        .q(wait_qpn$5$q),
+        .clock(wait_qpn$5$clock)
+    );
+    rnic_top$receiver$wait_qpn$6 wait_qpn$6(
+        .d(wait_qpn$6$d),
+        .q(wait_qpn$6$q),
+        .clock(wait_qpn$6$clock)
+    );
+    rnic_top$receiver$wait_qpn$7 wait_qpn$7(
+        .d(wait_qpn$7$d),
+        .q(wait_qpn$7$q),
+        .clock(wait_qpn$7$clock)
+    );
+    rnic_top$receiver$wait_qpn$8 wait_qpn$8(
+        .d(wait_qpn$8$d),
+        .q(wait_qpn$8$q),
+        .clock(wait_qpn$8$clock)
+    );
+    rnic_top$receiver$wait_qpn$9 wait_qpn$9(
+        .d(wait_qpn$9$d),
+        .q(wait_qpn$9$q),
+        .clock(wait_qpn$9$clock)
+    );
+    rnic_top$receiver$wait_qpn$10 wait_qpn$10(
+        .d(wait_qpn$10$d),
+        .q(wait_qpn$10$q),
+        .clock(wait_qpn$10$clock)
+    );
+    rnic_top$receiver$wait_qpn$11 wait_qpn$11(
+        .d(wait_qpn$11$d),
+        .q(wait_qpn$11$q),
+        .clock(wait_qpn$11$clock)
+    );
+    rnic_top$receiver$wait_qpn$12 wait_qpn$12(
+        .d(wait_qpn$12$d),
+        .q(wait_qpn$12$q),
+        .clock(wait_qpn$12$clock)
+    );
+    rnic_top$receiver$wait_qpn$13 wait_qpn$13(
+        .d(wait_qpn$13$d),
+        .q(wait_qpn$13$q),
+        .clock(wait_qpn$13$clock)
+    );
+    rnic_top$receiver$wait_qpn$14 wait_qpn$14(
+        .d(wait_qpn$14$d),
+        .q(wait_qpn$14$q),
+        .clock(wait_qpn$14$clock)
+    );
+    rnic_top$receiver$wait_qpn$15 wait_qpn$15(
+        .d(wait_qpn$15$d),
+        .q(wait_qpn$15$q),
+        .clock(wait_qpn$15$clock)
+    );
+    rnic_top$receiver$wait_writes$0 wait_writes$0(
+        .d(wait_writes$0$d),
+        .q(wait_writes$0$q),
+        .clock(wait_writes$0$clock)
+    );
+    rnic_top$receiver$wait_writes$1 wait_writes$1(
+        .d(wait_writes$1$d),
+        .q(wait_writes$1$q),
+        .clock(wait_writes$1$clock)
+    );
+    rnic_top$receiver$wait_writes$2 wait_writes$2(
+        .d(wait_writes$2$d),
+        .q(wait_writes$2$q),
+        .clock(wait_writes$2$clock)
+    );
+    rnic_top$receiver$wait_writes$3 wait_writes$3(
+        .d(wait_writes$3$d),
+        .q(wait_writes$3$q),
+        .clock(wait_writes$3$clock)
+    );
+    rnic_top$receiver$wait_writes$4 wait_writes$4(
+        .d(wait_writes$4$d),
+        .q(wait_writes$4$q),
+        .clock(wait_writes$4$clock)
+    );
+    rnic_top$receiver$wait_writes$5 wait_writes$5(
+        .d(wait_writes$5$d),
+        .q(wait_writes$5$q),
+        .clock(wait_writes$5$clock)
+    );
+    rnic_top$receiver$wait_writes$6 wait_writes$6(
+        .d(wait_writes$6$d),
+        .q(wait_writes$6$q),
+        .clock(wait_writes$6$clock)
+    );
+    rnic_top$receiver$wait_writes$7 wait_writes$7(
+        .d(wait_writes$7$d),
+        .q(wait_writes$7$q),
+        .clock(wait_writes$7$clock)
+    );
+    rnic_top$receiver$wait_writes$8 wait_writes$8(
+        .d(wait_writes$8$d),
+        .q(wait_writes$8$q),
+        .clock(wait_writes$8$clock)
+    );
+    rnic_top$receiver$wait_writes$9 wait_writes$9(
+        .d(wait_writes$9$d),
+        .q(wait_writes$9$q),
+        .clock(wait_writes$9$clock)
+    );
+    rnic_top$receiver$wait_writes$10 wait_writes$10(
+        .d(wait_writes$10$d),
+        .q(wait_writes$10$q),
+        .clock(wait_writes$10$clock)
+    );
+    rnic_top$receiver$wait_writes$11 wait_writes$11(
+        .d(wait_writes$11$d),
+        .q(wait_writes$11$q),
+        .clock(wait_writes$11$clock)
+    );
+    rnic_top$receiver$wait_writes$12 wait_writes$12(
+        .d(wait_writes$12$d),
+        .q(wait_writes$12$q),
+        .clock(wait_writes$12$clock)
+    );
+    rnic_top$receiver$wait_writes$13 wait_writes$13(
+        .d(wait_writes$13$d),
+        .q(wait_writes$13$q),
+        .clock(wait_writes$13$clock)
+    );
+    rnic_top$receiver$wait_writes$14 wait_writes$14(
+        .d(wait_writes$14$d),
+        .q(wait_writes$14$q),
+        .clock(wait_writes$14$clock)
+    );
+    rnic_top$receiver$wait_writes$15 wait_writes$15(
+        .d(wait_writes$15$d),
+        .q(wait_writes$15$q),
+        .clock(wait_writes$15$clock)
+    );
+    rnic_top$receiver$wait_live$0 wait_live$0(
+        .d(wait_live$0$d),
+        .q(wait_live$0$q),
+        .clock(wait_live$0$clock)
+    );
+    rnic_top$receiver$wait_live$1 wait_live$1(
+        .d(wait_live$1$d),
+        .q(wait_live$1$q),
+        .clock(wait_live$1$clock)
+    );
+    rnic_top$receiver$wait_live$2 wait_live$2(
+        .d(wait_live$2$d),
+        .q(wait_live$2$q),
+        .clock(wait_live$2$clock)
+    );
+    rnic_top$receiver$wait_live$3 wait_live$3(
+        .d(wait_live$3$d),
+        .q(wait_live$3$q),
+        .clock(wait_live$3$clock)
+    );
+    rnic_top$receiver$wait_live$4 wait_live$4(
+        .d(wait_live$4$d),
+        .q(wait_live$4$q),
+        .clock(wait_live$4$clock)
+    );
+    rnic_top$receiver$wait_live$5 wait_live$5(
+        .d(wait_live$5$d),
+        .q(wait_live$5$q),
+        .clock(wait_live$5$clock)
+    );
+    rnic_top$receiver$wait_live$6 wait_live$6(
+        .d(wait_live$6$d),
+        .q(wait_live$6$q),
+        .clock(wait_live$6$clock)
+    );
+    rnic_top$receiver$wait_live$7 wait_live$7(
+        .d(wait_live$7$d),
+        .q(wait_live$7$q),
+        .clock(wait_live$7$clock)
+    );
+    rnic_top$receiver$wait_live$8 wait_live$8(
+        .d(wait_live$8$d),
+        .q(wait_live$8$q),
+        .clock(wait_live$8$clock)
+    );
+    rnic_top$receiver$wait_live$9 wait_live$9(
+        .d(wait_live$9$d),
+        .q(wait_live$9$q),
+        .clock(wait_live$9$clock)
+    );
+    rnic_top$receiver$wait_live$10 wait_live$10(
+        .d(wait_live$10$d),
+        .q(wait_live$10$q),
+        .clock(wait_live$10$clock)
+    );
+    rnic_top$receiver$wait_live$11 wait_live$11(
+        .d(wait_live$11$d),
+        .q(wait_live$11$q),
+        .clock(wait_live$11$clock)
+    );
+    rnic_top$receiver$wait_live$12 wait_live$12(
+        .d(wait_live$12$d),
+        .q(wait_live$12$q),
+        .clock(wait_live$12$clock)
+    );
+    rnic_top$receiver$wait_live$13 wait_live$13(
+        .d(wait_live$13$d),
+        .q(wait_live$13$q),
+        .clock(wait_live$13$clock)
+    );
+    rnic_top$receiver$wait_live$14 wait_live$14(
+        .d(wait_live$14$d),
+        .q(wait_live$14$q),
+        .clock(wait_live$14$clock)
+    );
+    rnic_top$receiver$wait_live$15 wait_live$15(
+        .d(wait_live$15$d),
+        .q(wait_live$15$q),
+        .clock(wait_live$15$clock)
+    );
+    rnic_top$receiver$wait_head wait_head(
+        .d(wait_head$d),
+        .q(wait_head$q),
+        .clock(wait_head$clock)
+    );
+    rnic_top$receiver$wait_tail wait_tail(
+        .d(wait_tail$d),
+        .q(wait_tail$q),
+        .clock(wait_tail$clock)
     );
     rnic_top$receiver$done_ready done_ready(
         .d(done_ready$d),
@@ -22785,9 +23186,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         left$clock = clock;
         carry$clock = clock;
         writes_out$clock = clock;
-        done_wait$clock = clock;
-        done_wait_slot$clock = clock;
-        done_wait_acks$clock = clock;
+        writes_issued$clock = clock;
+        writes_acked$clock = clock;
+        wait_head$clock = clock;
+        wait_tail$clock = clock;
         done_ready$clock = clock;
         done_value$clock = clock;
         dones$clock = clock;
@@ -22865,9 +23267,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         left$d = left$q;
         carry$d = carry$q;
         writes_out$d = writes_out$q;
-        done_wait$d = done_wait$q;
-        done_wait_slot$d = done_wait_slot$q;
-        done_wait_acks$d = done_wait_acks$q;
+        writes_issued$d = writes_issued$q;
+        writes_acked$d = writes_acked$q;
+        wait_head$d = wait_head$q;
+        wait_tail$d = wait_tail$q;
         done_ready$d = done_ready$q;
         done_value$d = done_value$q;
         dones$d = dones$q;
@@ -22945,7 +23348,55 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         code_recv_fit = fault_code$q;
         code_imm_complete = fault_code$q;
         ctx$read_clock = clock;
-        fail_waits = done_wait$q & ((((fail_qp$q) & 16'hffff) << 32'h4) == done_wait_slot$q);
+        fail_waits = 1'b0;
+        if (wait_live$0$q & (wait_qpn$0$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$1$q & (wait_qpn$1$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$2$q & (wait_qpn$2$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$3$q & (wait_qpn$3$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$4$q & (wait_qpn$4$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$5$q & (wait_qpn$5$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$6$q & (wait_qpn$6$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$7$q & (wait_qpn$7$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$8$q & (wait_qpn$8$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$9$q & (wait_qpn$9$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$10$q & (wait_qpn$10$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$11$q & (wait_qpn$11$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$12$q & (wait_qpn$12$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$13$q & (wait_qpn$13$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$14$q & (wait_qpn$14$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
+        if (wait_live$15$q & (wait_qpn$15$q == fail_qp$q)) begin
+            fail_waits = 1'b1;
+        end
         m_fail = fail_valid$q & ~s_tx_fail & ~fail_waits;
         if (m_fail) begin
             fail_valid$d = 1'b0;
@@ -23016,8 +23467,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         waddr_slot = ((qp_waddr) & 16'hffff) << 32'h4;
         rd_pushed = reads_pushed$q[(rd_slot)+:(4)];
         rd_popped = reads_popped$q[(rd_slot)+:(4)];
-        rd_done = reads_done$q[(rd_slot)+:(4)];
-        done_up = rd_done + 32'h1;
         push_pushed = reads_pushed$q[(push_slot16)+:(4)];
         push_popped = reads_popped$q[(push_slot16)+:(4)];
         rd_none = rd_pushed == rd_popped;
@@ -23690,39 +24139,432 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 end
             end
         end
-        done_inc = done_wait$q & done_ready$q;
-        done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & ~done_wait$q;
-        done_slot_next = done_wait_slot$q;
+        if (m_wr_req_valid & m_wr_req_ready) begin
+            writes_issued$d = writes_issued$q + 32'h1;
+        end
+        if (s_wr_done_valid) begin
+            writes_acked$d = writes_acked$q + 32'h1;
+        end
+        wait_count = wait_tail$q - wait_head$q;
+        wait_head_qpn = wait_qpn$0$q;
+        wait_head_writes = wait_writes$0$q;
+        wait_head_live = wait_live$0$q;
+        if (wait_head$q[(32'h0)+:(4)] == 1) begin
+            wait_head_qpn = wait_qpn$1$q;
+            wait_head_writes = wait_writes$1$q;
+            wait_head_live = wait_live$1$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 2) begin
+            wait_head_qpn = wait_qpn$2$q;
+            wait_head_writes = wait_writes$2$q;
+            wait_head_live = wait_live$2$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 3) begin
+            wait_head_qpn = wait_qpn$3$q;
+            wait_head_writes = wait_writes$3$q;
+            wait_head_live = wait_live$3$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 4) begin
+            wait_head_qpn = wait_qpn$4$q;
+            wait_head_writes = wait_writes$4$q;
+            wait_head_live = wait_live$4$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 5) begin
+            wait_head_qpn = wait_qpn$5$q;
+            wait_head_writes = wait_writes$5$q;
+            wait_head_live = wait_live$5$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 6) begin
+            wait_head_qpn = wait_qpn$6$q;
+            wait_head_writes = wait_writes$6$q;
+            wait_head_live = wait_live$6$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 7) begin
+            wait_head_qpn = wait_qpn$7$q;
+            wait_head_writes = wait_writes$7$q;
+            wait_head_live = wait_live$7$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 8) begin
+            wait_head_qpn = wait_qpn$8$q;
+            wait_head_writes = wait_writes$8$q;
+            wait_head_live = wait_live$8$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 9) begin
+            wait_head_qpn = wait_qpn$9$q;
+            wait_head_writes = wait_writes$9$q;
+            wait_head_live = wait_live$9$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 10) begin
+            wait_head_qpn = wait_qpn$10$q;
+            wait_head_writes = wait_writes$10$q;
+            wait_head_live = wait_live$10$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 11) begin
+            wait_head_qpn = wait_qpn$11$q;
+            wait_head_writes = wait_writes$11$q;
+            wait_head_live = wait_live$11$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 12) begin
+            wait_head_qpn = wait_qpn$12$q;
+            wait_head_writes = wait_writes$12$q;
+            wait_head_live = wait_live$12$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 13) begin
+            wait_head_qpn = wait_qpn$13$q;
+            wait_head_writes = wait_writes$13$q;
+            wait_head_live = wait_live$13$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 14) begin
+            wait_head_qpn = wait_qpn$14$q;
+            wait_head_writes = wait_writes$14$q;
+            wait_head_live = wait_live$14$q;
+        end
+        if (wait_head$q[(32'h0)+:(4)] == 15) begin
+            wait_head_qpn = wait_qpn$15$q;
+            wait_head_writes = wait_writes$15$q;
+            wait_head_live = wait_live$15$q;
+        end
+        wait_head_slot = ((wait_head_qpn) & 16'hffff) << 32'h4;
+        wait_acks_past = writes_acked$q - wait_head_writes;
+        wait_done = reads_done$q[(wait_head_slot)+:(6)];
+        done_up = wait_done + 32'h1;
+        done_inc = done_ready$q & wait_head_live;
+        wait_pop = (wait_count != 32'h0) & (done_inc | ~wait_head_live);
+        done_ready$d = (wait_count != 32'h0) & wait_head_live & ~wait_acks_past[at_acks_short] & ~done_inc;
+        done_value$d = done_up;
+        if (wait_pop) begin
+            wait_head$d = wait_head$q + 32'h1;
+        end
+        done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & (wait_count != waits_all);
         if (done_push) begin
-            done_slot_next = rd_slot;
+            wait_tail$d = wait_tail$q + 32'h1;
         end
-        done_wait_slot$d = done_slot_next;
-        if (done_wait$q & s_wr_done_valid & ~done_ready$q) begin
-            done_wait_acks$d = done_wait_acks$q - 32'h1;
-            done_ready$d = done_wait_acks$q == 32'h1;
+        wait_qpn$0$clock = clock;
+        wait_writes$0$clock = clock;
+        wait_live$0$clock = clock;
+        wait_qpn$0$d = wait_qpn$0$q;
+        wait_writes$0$d = wait_writes$0$q;
+        wait_live$0$d = wait_live$0$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 0)) begin
+            wait_live$0$d = 1'b0;
         end
-        if (done_inc) begin
-            done_wait$d = 1'b0;
+        if (qp_we & qp_reset & (wait_qpn$0$q == qp_waddr)) begin
+            wait_live$0$d = 1'b0;
         end
-        if (done_push) begin
-            done_wait$d = 1'b1;
-            done_value$d = done_up;
-            done_wait_acks$d = writes_out$q;
-            done_ready$d = writes_out$q == 32'h0;
-            if (s_wr_done_valid) begin
-                done_wait_acks$d = writes_out$q - 32'h1;
-                done_ready$d = writes_out$q == 32'h1;
-            end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 0)) begin
+            wait_qpn$0$d = qpn$q;
+            wait_writes$0$d = writes_issued$q;
+            wait_live$0$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
         end
-        if (qp_we & qp_reset & (done_slot_next == waddr_slot)) begin
-            done_wait$d = 1'b0;
+        if (reset) begin
+            wait_live$0$d = 1'b0;
         end
-        order_done = reads_done$q[(order_slot)+:(4)];
+        wait_qpn$1$clock = clock;
+        wait_writes$1$clock = clock;
+        wait_live$1$clock = clock;
+        wait_qpn$1$d = wait_qpn$1$q;
+        wait_writes$1$d = wait_writes$1$q;
+        wait_live$1$d = wait_live$1$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 1)) begin
+            wait_live$1$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$1$q == qp_waddr)) begin
+            wait_live$1$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 1)) begin
+            wait_qpn$1$d = qpn$q;
+            wait_writes$1$d = writes_issued$q;
+            wait_live$1$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$1$d = 1'b0;
+        end
+        wait_qpn$2$clock = clock;
+        wait_writes$2$clock = clock;
+        wait_live$2$clock = clock;
+        wait_qpn$2$d = wait_qpn$2$q;
+        wait_writes$2$d = wait_writes$2$q;
+        wait_live$2$d = wait_live$2$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 2)) begin
+            wait_live$2$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$2$q == qp_waddr)) begin
+            wait_live$2$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 2)) begin
+            wait_qpn$2$d = qpn$q;
+            wait_writes$2$d = writes_issued$q;
+            wait_live$2$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$2$d = 1'b0;
+        end
+        wait_qpn$3$clock = clock;
+        wait_writes$3$clock = clock;
+        wait_live$3$clock = clock;
+        wait_qpn$3$d = wait_qpn$3$q;
+        wait_writes$3$d = wait_writes$3$q;
+        wait_live$3$d = wait_live$3$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 3)) begin
+            wait_live$3$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$3$q == qp_waddr)) begin
+            wait_live$3$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 3)) begin
+            wait_qpn$3$d = qpn$q;
+            wait_writes$3$d = writes_issued$q;
+            wait_live$3$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$3$d = 1'b0;
+        end
+        wait_qpn$4$clock = clock;
+        wait_writes$4$clock = clock;
+        wait_live$4$clock = clock;
+        wait_qpn$4$d = wait_qpn$4$q;
+        wait_writes$4$d = wait_writes$4$q;
+        wait_live$4$d = wait_live$4$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 4)) begin
+            wait_live$4$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$4$q == qp_waddr)) begin
+            wait_live$4$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 4)) begin
+            wait_qpn$4$d = qpn$q;
+            wait_writes$4$d = writes_issued$q;
+            wait_live$4$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$4$d = 1'b0;
+        end
+        wait_qpn$5$clock = clock;
+        wait_writes$5$clock = clock;
+        wait_live$5$clock = clock;
+        wait_qpn$5$d = wait_qpn$5$q;
+        wait_writes$5$d = wait_writes$5$q;
+        wait_live$5$d = wait_live$5$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 5)) begin
+            wait_live$5$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$5$q == qp_waddr)) begin
+            wait_live$5$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 5)) begin
+            wait_qpn$5$d = qpn$q;
+            wait_writes$5$d = writes_issued$q;
+            wait_live$5$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$5$d = 1'b0;
+        end
+        wait_qpn$6$clock = clock;
+        wait_writes$6$clock = clock;
+        wait_live$6$clock = clock;
+        wait_qpn$6$d = wait_qpn$6$q;
+        wait_writes$6$d = wait_writes$6$q;
+        wait_live$6$d = wait_live$6$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 6)) begin
+            wait_live$6$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$6$q == qp_waddr)) begin
+            wait_live$6$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 6)) begin
+            wait_qpn$6$d = qpn$q;
+            wait_writes$6$d = writes_issued$q;
+            wait_live$6$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$6$d = 1'b0;
+        end
+        wait_qpn$7$clock = clock;
+        wait_writes$7$clock = clock;
+        wait_live$7$clock = clock;
+        wait_qpn$7$d = wait_qpn$7$q;
+        wait_writes$7$d = wait_writes$7$q;
+        wait_live$7$d = wait_live$7$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 7)) begin
+            wait_live$7$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$7$q == qp_waddr)) begin
+            wait_live$7$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 7)) begin
+            wait_qpn$7$d = qpn$q;
+            wait_writes$7$d = writes_issued$q;
+            wait_live$7$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$7$d = 1'b0;
+        end
+        wait_qpn$8$clock = clock;
+        wait_writes$8$clock = clock;
+        wait_live$8$clock = clock;
+        wait_qpn$8$d = wait_qpn$8$q;
+        wait_writes$8$d = wait_writes$8$q;
+        wait_live$8$d = wait_live$8$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 8)) begin
+            wait_live$8$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$8$q == qp_waddr)) begin
+            wait_live$8$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 8)) begin
+            wait_qpn$8$d = qpn$q;
+            wait_writes$8$d = writes_issued$q;
+            wait_live$8$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$8$d = 1'b0;
+        end
+        wait_qpn$9$clock = clock;
+        wait_writes$9$clock = clock;
+        wait_live$9$clock = clock;
+        wait_qpn$9$d = wait_qpn$9$q;
+        wait_writes$9$d = wait_writes$9$q;
+        wait_live$9$d = wait_live$9$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 9)) begin
+            wait_live$9$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$9$q == qp_waddr)) begin
+            wait_live$9$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 9)) begin
+            wait_qpn$9$d = qpn$q;
+            wait_writes$9$d = writes_issued$q;
+            wait_live$9$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$9$d = 1'b0;
+        end
+        wait_qpn$10$clock = clock;
+        wait_writes$10$clock = clock;
+        wait_live$10$clock = clock;
+        wait_qpn$10$d = wait_qpn$10$q;
+        wait_writes$10$d = wait_writes$10$q;
+        wait_live$10$d = wait_live$10$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 10)) begin
+            wait_live$10$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$10$q == qp_waddr)) begin
+            wait_live$10$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 10)) begin
+            wait_qpn$10$d = qpn$q;
+            wait_writes$10$d = writes_issued$q;
+            wait_live$10$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$10$d = 1'b0;
+        end
+        wait_qpn$11$clock = clock;
+        wait_writes$11$clock = clock;
+        wait_live$11$clock = clock;
+        wait_qpn$11$d = wait_qpn$11$q;
+        wait_writes$11$d = wait_writes$11$q;
+        wait_live$11$d = wait_live$11$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 11)) begin
+            wait_live$11$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$11$q == qp_waddr)) begin
+            wait_live$11$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 11)) begin
+            wait_qpn$11$d = qpn$q;
+            wait_writes$11$d = writes_issued$q;
+            wait_live$11$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$11$d = 1'b0;
+        end
+        wait_qpn$12$clock = clock;
+        wait_writes$12$clock = clock;
+        wait_live$12$clock = clock;
+        wait_qpn$12$d = wait_qpn$12$q;
+        wait_writes$12$d = wait_writes$12$q;
+        wait_live$12$d = wait_live$12$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 12)) begin
+            wait_live$12$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$12$q == qp_waddr)) begin
+            wait_live$12$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 12)) begin
+            wait_qpn$12$d = qpn$q;
+            wait_writes$12$d = writes_issued$q;
+            wait_live$12$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$12$d = 1'b0;
+        end
+        wait_qpn$13$clock = clock;
+        wait_writes$13$clock = clock;
+        wait_live$13$clock = clock;
+        wait_qpn$13$d = wait_qpn$13$q;
+        wait_writes$13$d = wait_writes$13$q;
+        wait_live$13$d = wait_live$13$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 13)) begin
+            wait_live$13$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$13$q == qp_waddr)) begin
+            wait_live$13$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 13)) begin
+            wait_qpn$13$d = qpn$q;
+            wait_writes$13$d = writes_issued$q;
+            wait_live$13$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$13$d = 1'b0;
+        end
+        wait_qpn$14$clock = clock;
+        wait_writes$14$clock = clock;
+        wait_live$14$clock = clock;
+        wait_qpn$14$d = wait_qpn$14$q;
+        wait_writes$14$d = wait_writes$14$q;
+        wait_live$14$d = wait_live$14$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 14)) begin
+            wait_live$14$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$14$q == qp_waddr)) begin
+            wait_live$14$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 14)) begin
+            wait_qpn$14$d = qpn$q;
+            wait_writes$14$d = writes_issued$q;
+            wait_live$14$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$14$d = 1'b0;
+        end
+        wait_qpn$15$clock = clock;
+        wait_writes$15$clock = clock;
+        wait_live$15$clock = clock;
+        wait_qpn$15$d = wait_qpn$15$q;
+        wait_writes$15$d = wait_writes$15$q;
+        wait_live$15$d = wait_live$15$q;
+        if (wait_pop & (wait_head$q[(32'h0)+:(4)] == 15)) begin
+            wait_live$15$d = 1'b0;
+        end
+        if (qp_we & qp_reset & (wait_qpn$15$q == qp_waddr)) begin
+            wait_live$15$d = 1'b0;
+        end
+        if (done_push & (wait_tail$q[(32'h0)+:(4)] == 15)) begin
+            wait_qpn$15$d = qpn$q;
+            wait_writes$15$d = writes_issued$q;
+            wait_live$15$d = ~(qp_we & qp_reset & (qpn$q == qp_waddr));
+        end
+        if (reset) begin
+            wait_live$15$d = 1'b0;
+        end
+        order_done = reads_done$q[(order_slot)+:(6)];
         pushed_up = push_pushed + 32'h1;
         popped_up = rd_popped + 32'h1;
         reads_clear = 32'h0;
         if (qp_we & qp_reset) begin
-            reads_clear = nibble_ones << waddr_slot;
+            reads_clear = done_ones << waddr_slot;
         end
         pushed_next = reads_pushed$q;
         if (s_read_valid) begin
@@ -23734,7 +24576,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         done_next = reads_done$q;
         if (done_inc) begin
-            done_next = (reads_done$q & ~(nibble_ones << done_wait_slot$q)) | (((done_value$q) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << done_wait_slot$q);
+            done_next = (reads_done$q & ~(done_ones << wait_head_slot)) | (((done_value$q) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << wait_head_slot);
         end
         limit_next = reads_limit$q;
         if (qp_we) begin
@@ -24150,7 +24992,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             fail_valid$d = 1'b0;
             invalidate$d = 1'b0;
             writes_out$d = 32'h0;
-            done_wait$d = 1'b0;
+            writes_issued$d = 32'h0;
+            writes_acked$d = 32'h0;
+            wait_head$d = 32'h0;
+            wait_tail$d = 32'h0;
             dones$d = 32'h0;
             reads_pushed$d = 32'h0;
             reads_popped$d = 32'h0;
@@ -24743,13 +25588,13 @@ endmodule // rnic_top$receiver$done_ready
 module rnic_top$receiver$done_value(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -24757,63 +25602,6 @@ module rnic_top$receiver$done_value(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$done_value
-
-
-module rnic_top$receiver$done_wait(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$receiver$done_wait
-
-
-module rnic_top$receiver$done_wait_acks(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$receiver$done_wait_acks
-
-
-module rnic_top$receiver$done_wait_slot(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$receiver$done_wait_slot
 
 
 module rnic_top$receiver$dones(d,q,clock);
@@ -27291,6 +28079,994 @@ module rnic_top$receiver$ulen(d,q,clock);
 endmodule // rnic_top$receiver$ulen
 
 
+module rnic_top$receiver$wait_head(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_head
+
+
+module rnic_top$receiver$wait_live$0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$0
+
+
+module rnic_top$receiver$wait_live$1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$1
+
+
+module rnic_top$receiver$wait_live$10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$10
+
+
+module rnic_top$receiver$wait_live$11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$11
+
+
+module rnic_top$receiver$wait_live$12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$12
+
+
+module rnic_top$receiver$wait_live$13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$13
+
+
+module rnic_top$receiver$wait_live$14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$14
+
+
+module rnic_top$receiver$wait_live$15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$15
+
+
+module rnic_top$receiver$wait_live$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$2
+
+
+module rnic_top$receiver$wait_live$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$3
+
+
+module rnic_top$receiver$wait_live$4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$4
+
+
+module rnic_top$receiver$wait_live$5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$5
+
+
+module rnic_top$receiver$wait_live$6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$6
+
+
+module rnic_top$receiver$wait_live$7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$7
+
+
+module rnic_top$receiver$wait_live$8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$8
+
+
+module rnic_top$receiver$wait_live$9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_live$9
+
+
+module rnic_top$receiver$wait_qpn$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$0
+
+
+module rnic_top$receiver$wait_qpn$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$1
+
+
+module rnic_top$receiver$wait_qpn$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$10
+
+
+module rnic_top$receiver$wait_qpn$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$11
+
+
+module rnic_top$receiver$wait_qpn$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$12
+
+
+module rnic_top$receiver$wait_qpn$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$13
+
+
+module rnic_top$receiver$wait_qpn$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$14
+
+
+module rnic_top$receiver$wait_qpn$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$15
+
+
+module rnic_top$receiver$wait_qpn$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$2
+
+
+module rnic_top$receiver$wait_qpn$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$3
+
+
+module rnic_top$receiver$wait_qpn$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$4
+
+
+module rnic_top$receiver$wait_qpn$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$5
+
+
+module rnic_top$receiver$wait_qpn$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$6
+
+
+module rnic_top$receiver$wait_qpn$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$7
+
+
+module rnic_top$receiver$wait_qpn$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$8
+
+
+module rnic_top$receiver$wait_qpn$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_qpn$9
+
+
+module rnic_top$receiver$wait_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_tail
+
+
+module rnic_top$receiver$wait_writes$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$0
+
+
+module rnic_top$receiver$wait_writes$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$1
+
+
+module rnic_top$receiver$wait_writes$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$10
+
+
+module rnic_top$receiver$wait_writes$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$11
+
+
+module rnic_top$receiver$wait_writes$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$12
+
+
+module rnic_top$receiver$wait_writes$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$13
+
+
+module rnic_top$receiver$wait_writes$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$14
+
+
+module rnic_top$receiver$wait_writes$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$15
+
+
+module rnic_top$receiver$wait_writes$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$2
+
+
+module rnic_top$receiver$wait_writes$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$3
+
+
+module rnic_top$receiver$wait_writes$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$4
+
+
+module rnic_top$receiver$wait_writes$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$5
+
+
+module rnic_top$receiver$wait_writes$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$6
+
+
+module rnic_top$receiver$wait_writes$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$7
+
+
+module rnic_top$receiver$wait_writes$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$8
+
+
+module rnic_top$receiver$wait_writes$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$wait_writes$9
+
+
+module rnic_top$receiver$writes_acked(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$writes_acked
+
+
+module rnic_top$receiver$writes_issued(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$writes_issued
+
+
 module rnic_top$receiver$writes_out(d,q,clock);
     
     // Module arguments
@@ -27352,7 +29128,7 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     output reg  [128:0] m_read_entry;
     input wire  [63:0] reads_full;
     output reg  [5:0] order_qpn;
-    input wire  [3:0] order_done;
+    input wire  [5:0] order_done;
     output reg  m_cqe_valid;
     input wire  m_cqe_ready;
     output reg  [5:0] m_cqn;
@@ -27366,18 +29142,21 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     
     // Constant declarations
     localparam  at_full = 8'h5;
-    localparam  reads_room = 4'h7;
     localparam  flush_mask = 256'hff000000ffffffff0000000000000000;
     localparam  mr_count = 24'h100;
     localparam  one_m = 256'h1;
     localparam  one_q = 64'h1;
-    localparam  flag_wait = 320'h100000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  flag_named = 320'h400000000000000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  at_entry_msn = 9'b100010110;
-    localparam  at_entry_named = 9'b100110110;
-    localparam  at_entry_named_status = 9'b100110111;
-    localparam  at_entry_counted = 9'b100111111;
-    localparam  flag_write = 320'h200000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_wait = 321'h100000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  flag_named = 321'h1000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  at_entry_msn = 9'b100011000;
+    localparam  at_entry_named = 9'b100111000;
+    localparam  at_entry_named_status = 9'b100111001;
+    localparam  at_entry_cq = 9'b100000000;
+    localparam  at_entry_waits = 9'b100010000;
+    localparam  at_entry_writes = 9'b100010001;
+    localparam  at_entry_reads = 9'b100010010;
+    localparam  at_not_yet = 9'b101;
+    localparam  flag_write = 321'h200000000000000000000000000000000000000000000000000000000000000000000;
     localparam  at_lkey_index = 9'b11001000;
     localparam  at_opcode = 9'b0;
     localparam  at_signaled = 9'b1000;
@@ -27509,19 +29288,19 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  pending$reset;
     reg  pending$s_valid;
     wire  pending$s_ready;
-    reg  [319:0] pending$s_data;
+    reg  [320:0] pending$s_data;
     wire  pending$m_valid;
     reg  pending$m_ready;
-    wire  [319:0] pending$m_data;
+    wire  [320:0] pending$m_data;
     wire  [5:0] pending$count;
     reg  pending_out$clock;
     reg  pending_out$reset;
     reg  pending_out$s_valid;
     wire  pending_out$s_ready;
-    reg  [319:0] pending_out$s_data;
+    reg  [320:0] pending_out$s_data;
     wire  pending_out$m_valid;
     reg  pending_out$m_ready;
-    wire  [319:0] pending_out$m_data;
+    wire  [320:0] pending_out$m_data;
     reg  [5:0] head$d;
     wire  [5:0] head$q;
     reg  head$clock;
@@ -27915,12 +29694,6 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [5:0] sent$d;
     wire  [5:0] sent$q;
     reg  sent$clock;
-    reg  [3:0] read_entries$d;
-    wire  [3:0] read_entries$q;
-    reg  read_entries$clock;
-    reg  counted$d;
-    wire  counted$q;
-    reg  counted$clock;
     reg  [31:0] req_id_be$d;
     wire  [31:0] req_id_be$q;
     reg  [63:0] add_be$d;
@@ -27945,12 +29718,11 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     // Local signals
     reg  [5:0] queued;
     reg  is_read_wqe;
-    reg  read_push;
-    reg  read_pop;
     reg  head_cut;
     reg  [8:0] head_named;
-    reg  [319:0] head_base;
+    reg  [320:0] head_base;
     reg  held;
+    reg  [63:0] ord_full;
     reg  [7:0] opcode;
     reg  is_write;
     reg  is_read;
@@ -27964,15 +29736,15 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
     reg  [7:0] status;
     reg  [7:0] cqe_opcode;
     reg  [255:0] cqe;
-    reg  [319:0] entry;
-    reg  [319:0] entry_base;
-    reg  [319:0] head_entry;
+    reg  [320:0] entry;
+    reg  [320:0] entry_base;
+    reg  [320:0] head_entry;
     reg  head_ready;
-    reg  [3:0] reads_behind;
+    reg  [5:0] reads_behind;
     reg  head_flushed;
     reg  head_writes;
     reg  head_read;
-    reg  [3:0] reads_before;
+    reg  [5:0] reads_before;
     reg  [223:0] read_body;
     reg  [415:0] atomic_body;
     reg  [31:0] aop_word;
@@ -28771,16 +30543,6 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         .q(sent$q),
         .clock(sent$clock)
     );
-    rnic_top$requester$read_entries read_entries(
-        .d(read_entries$d),
-        .q(read_entries$q),
-        .clock(read_entries$clock)
-    );
-    rnic_top$requester$counted counted(
-        .d(counted$d),
-        .q(counted$q),
-        .clock(counted$clock)
-    );
     rnic_top$requester$req_id_be req_id_be(
         .d(req_id_be$d),
         .q(req_id_be$q)
@@ -28840,8 +30602,6 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         head$clock = clock;
         tail$clock = clock;
         sent$clock = clock;
-        read_entries$clock = clock;
-        counted$clock = clock;
         state$d = state$q;
         wqe$d = wqe$q;
         qpn$d = qpn$q;
@@ -28858,8 +30618,6 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
-        read_entries$d = read_entries$q;
-        counted$d = counted$q;
         pending$clock = clock;
         pending$reset = reset;
         pending_out$clock = clock;
@@ -29341,14 +31099,14 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         queued = tail$q - head$q;
         is_read_wqe = (s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic);
-        held = is_read_wqe & (|(reads_full & ~qp_error & (one_q << ((s_qpn) & 64'hffffffffffffffff))) | (read_entries$q == reads_room));
+        ord_full = reads_full & ~qp_error;
+        held = is_read_wqe & ord_full[s_qpn];
         s_ready = (state$q == TxState$Accept) & ~queued[at_full] & ~held;
         if (s_valid & (state$q == TxState$Accept) & ~queued[at_full] & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
             fetch_error$d = s_error;
-            counted$d = is_read_wqe;
             state$d = TxState$Check;
         end
         opcode = wqe$q[(at_opcode)+:(8)];
@@ -29399,15 +31157,15 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         if (status == st_success) begin
             cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
-        reads_before = read_msn$read_data[(32'h0)+:(4)];
+        reads_before = read_msn$read_data[(32'h0)+:(6)];
         if ((is_read | is_atomic) & (status == st_success)) begin
-            reads_before = read_msn$read_data[(32'h0)+:(4)] + 32'h1;
+            reads_before = read_msn$read_data[(32'h0)+:(6)] + 32'h1;
         end
         entry_msn = 32'h0;
         if ((is_read | is_atomic) & (status == st_success)) begin
             entry_msn = read_msn$read_data + 32'h1;
         end
-        entry_base = ((cqe) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((reads_before) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h112) | (((entry_msn) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn) | (((counted$q) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_counted);
+        entry_base = ((cqe) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_cq) | (((reads_before) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_reads) | (((entry_msn) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn);
         entry = entry_base | flag_write;
         if (status == st_success) begin
             entry = entry_base | flag_wait;
@@ -29853,16 +31611,16 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
         end
         head_entry = head_base;
         if (head_named[32'h0]) begin
-            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
+            head_entry = head_base | flag_named | (((head_named[(32'h1)+:(8)]) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_named_status);
         end
         order_qpn = head_entry[(at_cqe_qpn)+:(6)];
-        reads_behind = order_done - head_entry[(32'h112)+:(4)];
-        head_flushed = reads_behind[32'h3] & ~|(qp_rts & (one_q << ((order_qpn) & 64'hffffffffffffffff)));
+        reads_behind = order_done - head_entry[(at_entry_reads)+:(6)];
+        head_flushed = reads_behind[at_not_yet] & ~|(qp_rts & (one_q << ((order_qpn) & 64'hffffffffffffffff)));
         head_read = |head_entry[(at_entry_msn)+:(32)];
-        head_ready = pending_out$m_valid & (~head_entry[32'h110] | (sent$q != 32'h0)) & (~(head_entry[32'h111] | head_read) | ~reads_behind[32'h3] | head_cut | head_flushed);
-        head_writes = head_entry[32'h111] | (head_flushed & head_read & ~head_cut);
+        head_ready = pending_out$m_valid & (~head_entry[at_entry_waits] | (sent$q != 32'h0)) & (~(head_entry[at_entry_writes] | head_read) | ~reads_behind[at_not_yet] | head_cut | head_flushed);
+        head_writes = head_entry[at_entry_writes] | (head_flushed & head_read & ~head_cut);
         m_cqe_valid = head_ready & head_writes;
-        m_cqn = head_entry[(32'h100)+:(6)];
+        m_cqn = head_entry[(at_entry_cq)+:(6)];
         m_cqe = head_entry[(32'h0)+:(256)];
         if (head_flushed) begin
             m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
@@ -29871,17 +31629,9 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             end
         end
         pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
-        read_push = (state$q == TxState$Check) & counted$q;
-        read_pop = head_ready & (~head_writes | m_cqe_ready) & head_entry[at_entry_counted];
-        if (read_push & ~read_pop) begin
-            read_entries$d = read_entries$q + 32'h1;
-        end
-        if (read_pop & ~read_push) begin
-            read_entries$d = read_entries$q - 32'h1;
-        end
         if (head_ready & (~head_writes | m_cqe_ready)) begin
             head$d = head$q + 32'h1;
-            if (head_entry[32'h110]) begin
+            if (head_entry[at_entry_waits]) begin
                 sent$d = sent$q - 32'h1;
                 if (s_done_valid) begin
                     sent$d = sent$q;
@@ -29896,7 +31646,6 @@ module rnic_top$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,
             head$d = 32'h0;
             tail$d = 32'h0;
             sent$d = 32'h0;
-            read_entries$d = 32'h0;
         end
     end
     
@@ -30057,25 +31806,6 @@ module rnic_top$requester$compare_mask_be(d,q);
     end
     
 endmodule // rnic_top$requester$compare_mask_be
-
-
-module rnic_top$requester$counted(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$requester$counted
 
 
 module rnic_top$requester$ctx(d,q,clock);
@@ -30289,10 +32019,10 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [319:0] s_data;
+    input wire  [320:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [319:0] m_data;
+    output reg  [320:0] m_data;
     output reg  [5:0] count;
     
     // Constant declarations
@@ -30301,10 +32031,10 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [319:0] ram$read_data;
+    wire  [320:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [319:0] ram$write_data;
+    reg  [320:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -30391,14 +32121,14 @@ module rnic_top$requester$pending$ram(read_address,read_clock,read_data,write_ad
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [319:0] read_data;
+    output reg  [320:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [319:0] write_data;
+    input wire  [320:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[319:0] mem[31:0];
+    reg[320:0] mem[31:0];
     
     
     
@@ -30479,23 +32209,23 @@ module rnic_top$requester$pending_out(clock,reset,s_valid,s_ready,s_data,m_valid
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [319:0] s_data;
+    input wire  [320:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [319:0] m_data;
+    output reg  [320:0] m_data;
     
     // Stub signals
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
-    reg  [319:0] out_data$d;
-    wire  [319:0] out_data$q;
+    reg  [320:0] out_data$d;
+    wire  [320:0] out_data$q;
     reg  out_data$clock;
     reg  skid_valid$d;
     wire  skid_valid$q;
     reg  skid_valid$clock;
-    reg  [319:0] skid_data$d;
-    wire  [319:0] skid_data$q;
+    reg  [320:0] skid_data$d;
+    wire  [320:0] skid_data$q;
     reg  skid_data$clock;
     
     // Local signals
@@ -30565,13 +32295,13 @@ endmodule // rnic_top$requester$pending_out
 module rnic_top$requester$pending_out$out_data(d,q,clock);
     
     // Module arguments
-    input wire  [319:0] d;
-    output reg  [319:0] q;
+    input wire  [320:0] d;
+    output reg  [320:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 320'h0;
+       q = 321'h0;
     end
     
     always @(posedge clock) begin
@@ -30603,13 +32333,13 @@ endmodule // rnic_top$requester$pending_out$out_valid
 module rnic_top$requester$pending_out$skid_data(d,q,clock);
     
     // Module arguments
-    input wire  [319:0] d;
-    output reg  [319:0] q;
+    input wire  [320:0] d;
+    output reg  [320:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 320'h0;
+       q = 321'h0;
     end
     
     always @(posedge clock) begin
@@ -30655,25 +32385,6 @@ module rnic_top$requester$qpn(d,q,clock);
     end
           
 endmodule // rnic_top$requester$qpn
-
-
-module rnic_top$requester$read_entries(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$requester$read_entries
 
 
 module rnic_top$requester$read_entry(d,q,clock);

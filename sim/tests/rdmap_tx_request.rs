@@ -341,7 +341,8 @@ fn rdmap_tx_request_matches_the_local_checks() {
             }
             m.eval();
             let order_qpn = m.get(p.order_qpn) as usize;
-            m.set(p.order_done, reads_done[order_qpn] & 15);
+            // (The port's width wraps the count, as RdmapRx's does.)
+            m.set(p.order_done, reads_done[order_qpn]);
             m.eval();
             if m.get_bit(p.read_valid) {
                 reads_done[m.get(p.read_qpn) as usize] += 1;
@@ -504,7 +505,8 @@ fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
             }
             m.eval();
             let order_qpn = m.get(p.order_qpn) as usize;
-            m.set(p.order_done, reads_done[order_qpn] & 15);
+            // (The port's width wraps the count, as RdmapRx's does.)
+            m.set(p.order_done, reads_done[order_qpn]);
             m.eval();
             if m.get_bit(p.read_valid) {
                 reads_done[m.get(p.read_qpn) as usize] += 1;
@@ -582,12 +584,67 @@ fn taken_with_nothing_done(opcode: SqOpcode) -> usize {
 }
 
 /// Enough in flight for small messages across a 200-cycle payload read: 32 completions
-/// pending; of them at most seven Reads (a Read is told done by a count modulo 16).
+/// pending, Reads (and so atomics, which share their ORD slots and count) as many as the
+/// others: only their QPs' ORD limits them (the receive side's full flags, held low here).
 #[test]
-fn rdmap_tx_request_keeps_32_completions_pending_at_most_7_reads() {
-    trace::on_failure("rdmap_tx_request_keeps_32_completions_pending_at_most_7_reads", || {
+fn rdmap_tx_request_keeps_32_completions_pending_reads_too() {
+    trace::on_failure("rdmap_tx_request_keeps_32_completions_pending_reads_too", || {
         assert_eq!(taken_with_nothing_done(SqOpcode::RdmaWrite), 32, "Writes taken with none reported gone");
-        assert_eq!(taken_with_nothing_done(SqOpcode::RdmaRead), 7, "Reads taken with none placed");
+        assert_eq!(taken_with_nothing_done(SqOpcode::RdmaRead), 32, "Reads taken with none placed");
+    });
+}
+
+/// A Send waits for its message; behind it on its QP come 31 Reads, each placed at once
+/// (the receive side's count runs 31 ahead of what the Send waits for). When the messages
+/// are reported gone, all 32 complete in WQE order, each exactly as the model's CQE. With
+/// the count wrapping at 32 or less, "31 ahead" reads as "not yet" and the queue stops.
+#[test]
+fn rdmap_tx_request_completes_a_send_with_31_later_reads_already_placed() {
+    trace::on_failure("rdmap_tx_request_completes_a_send_with_31_later_reads_already_placed", || {
+        const READS: usize = 31;
+        let (mut m, p, mr) = one_mr_model(1);
+        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+        let [_, cqe_ready, _, cqe_port] = p.cqe;
+        let ctx = QpContext { state: QpState::Rts, pd: 1, mulpdu: 1024, ord: 4, ..QpContext::default() };
+        let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let wqes: Vec<SqWqe> = (0..=READS)
+            .map(|n| small_wqe(if n == 0 { SqOpcode::Send } else { SqOpcode::RdmaRead }, n as u64, &mr))
+            .collect();
+        m.set_bit(p.job[1], true);
+        m.set_bit(cqe_ready, true);
+        let (mut taken, mut placed, mut gone, mut got) = (0, 0u64, 0, Vec::new());
+        for cycle in 0..2_000 {
+            m.set_bit(s_valid, taken < wqes.len());
+            if let Some(wqe) = wqes.get(taken) {
+                m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+                m.set(s_qpn, 0);
+                m.set_bytes(s_ctx, &ctx);
+                m.set_bit(s_error, false);
+            }
+            // Every message is reported gone once all are taken and their Reads placed.
+            let done = taken == wqes.len() && placed == READS as u64 && gone < wqes.len() && cycle % 2 == 0;
+            m.set_bit(p.done, done);
+            gone += usize::from(done);
+            m.eval();
+            m.set(p.order_done, placed);
+            m.eval();
+            if m.get_bit(p.read_valid) {
+                placed += 1;
+            }
+            if taken < wqes.len() && m.get_bit(s_ready) {
+                taken += 1;
+            }
+            if m.get_bit(p.cqe[0]) {
+                assert!(got.len() < gone, "completion {} before its message was reported gone", got.len());
+                let mut bytes = [0u8; 32];
+                m.get_bytes(cqe_port, &mut bytes);
+                got.push(Cqe::decode(&bytes).expect("CQE"));
+            }
+            m.tick();
+        }
+        assert_eq!((taken, placed), (READS + 1, READS as u64), "WQEs taken, Reads placed");
+        let want: Vec<Cqe> = wqes.iter().map(|w| sq_cqe(0, w, CqeStatus::Success)).collect();
+        assert_eq!(got, want, "the completions, in WQE order");
     });
 }
 

@@ -25,8 +25,8 @@
 //!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
 //!   and next TO; once the last segment is placed and the placement writes then
 //!   outstanding are acknowledged, the requester completes the Read (`order_done`). The
-//!   receiver does not wait for those acknowledgements: one such completion waits beside
-//!   it while it takes the next ULPDUs.
+//!   receiver does not wait for those acknowledgements: up to `WAITS` such completions
+//!   wait beside it, in order, while it takes the next ULPDUs.
 //! - Immediate Data (RFC 7306 §6, opcodes 0x8/0x9): exactly 8 octets in one segment
 //!   (else 0/2/0xFF, a piece of a split message after the DDP checks), MSN and receive as
 //!   a Send; the receive completes RECV_IMM with the octets in its CQE (SOLICITED for 0x9)
@@ -82,6 +82,16 @@ use crate::host::MrCheck;
 
 /// Outstanding Reads a QP may have each way (its table slots; ORD and IRD at most this).
 pub const READ_SLOTS: usize = MAX_READS as usize;
+/// Bits of a QP's count of Reads and atomics completed (`order_done`). TxRequest compares
+/// it with the count each of its completions waits for: at most 32 of them come after an
+/// entry (its queue's size) and far fewer than 32 are outstanding up to it (ORD), so
+/// counted modulo 64 the difference tells "done" from "not yet" by its top bit.
+pub const DONE_BITS: usize = 6;
+/// Read and atomic completions that may wait beside the engine for their placement writes'
+/// acknowledgements: one per response arriving within an acknowledgement's round trip
+/// (~200 cycles; an Atomic Response every ~15 cycles at W = 8).
+const WAIT_BITS: usize = 4;
+const WAITS: usize = 1 << WAIT_BITS;
 
 /// A Terminate's layer and error type, as the control word's first octet holds them.
 fn term_class(layer: u8, etype: u8) -> Constant<Bits<8>> {
@@ -238,10 +248,10 @@ pub struct RdmapRx<
     pub s_read_qpn: Signal<In, Bits<QB>>,
     pub s_read_entry: Signal<In, Bits<129>>,
     pub reads_full: Signal<Out, Bits<Q>>,
-    /// Reads of QP `order_qpn` placed so far (modulo 16, from the QP's reset): the
+    /// Reads of QP `order_qpn` placed so far (modulo 64, from the QP's reset): the
     /// requester completes a Read, and holds its QP's later completions, until then.
     pub order_qpn: Signal<In, Bits<QB>>,
-    pub order_done: Signal<Out, Bits<4>>,
+    pub order_done: Signal<Out, Bits<DONE_BITS>>,
     /// The requester's own failures (it has told the command unit already).
     pub s_tx_fail: Signal<In, Bit>,
     pub s_tx_fail_qp: Signal<In, Bits<QB>>,
@@ -344,18 +354,19 @@ pub struct RdmapRx<
     reads: RAM<Bits<129>, RB>,
     /// The outstanding-Read state of every QP, split by writer so that no update waits
     /// for another: Reads pushed (the requester), Reads popped (a Read's last response
-    /// or an Atomic Response placed), Reads completed (`order_done`), all modulo 16, and
-    /// the most allowed (context writes). Each holds a 16-bit lane per QP, of which the
-    /// low four bits are used (one register each, not Q small ones: a simulator pays per
-    /// register). Reads queued = pushed - popped; the oldest one's slot is popped's low
-    /// two bits, the next free one pushed's. A QP written in RESET clears its lanes.
+    /// or an Atomic Response placed), both modulo 16, Reads completed (`order_done`,
+    /// modulo 64), and the most allowed (context writes). Each holds a 16-bit lane per QP,
+    /// of which the low four bits are used (six for the completed count; one register
+    /// each, not Q small ones: a simulator pays per register). Reads queued = pushed -
+    /// popped; the oldest one's slot is popped's low two bits, the next free one pushed's.
+    /// A QP written in RESET clears its lanes.
     reads_pushed: DFF<Bits<QL>>,
     reads_popped: DFF<Bits<QL>>,
     reads_done: DFF<Bits<QL>>,
     reads_limit: DFF<Bits<QL>>,
     rd_pushed: Signal<Local, Bits<4>>,
     rd_popped: Signal<Local, Bits<4>>,
-    rd_done: Signal<Local, Bits<4>>,
+    wait_done: Signal<Local, Bits<DONE_BITS>>,
     push_pushed: Signal<Local, Bits<4>>,
     push_popped: Signal<Local, Bits<4>>,
     /// The QP's outstanding Read queue is empty.
@@ -373,28 +384,46 @@ pub struct RdmapRx<
     push_queued: Signal<Local, Bits<4>>,
     pushed_up: Signal<Local, Bits<4>>,
     popped_up: Signal<Local, Bits<4>>,
-    done_up: Signal<Local, Bits<4>>,
+    done_up: Signal<Local, Bits<DONE_BITS>>,
     resp_msn_next: Signal<Local, Bits<32>>,
     placed_next: Signal<Local, Bits<32>>,
     limit: Signal<Local, Bits<4>>,
     nibble_ones: Constant<Bits<QL>>,
+    done_ones: Constant<Bits<QL>>,
     done_inc: Signal<Local, Bit>,
-    /// A Read's or an atomic's completion (its response's last octets placed) waiting for
-    /// the placement writes before it to be acknowledged, while the receiver goes on with
-    /// the next ULPDUs: its QP's lane and the acknowledgements still due. One may wait;
-    /// a second waits in Complete until the first is done.
-    done_wait: DFF<Bit>,
-    done_wait_slot: DFF<Bits<16>>,
-    done_wait_acks: DFF<Bits<8>>,
-    /// None of them is due any more: the completion counts next cycle.
+    /// Placement writes requested and acknowledged so far (modulo 256; at most 127 apart).
+    writes_issued: DFF<Bits<8>>,
+    writes_acked: DFF<Bits<8>>,
+    /// Read and atomic completions (their responses' last octets placed) waiting in order
+    /// for the placement writes requested before them to be acknowledged, while the
+    /// receiver goes on with the next ULPDUs: each one's QP, the count of writes requested
+    /// before it (acknowledged in that order), and whether it still counts (a QP written in
+    /// RESET cuts its own: their counts started over). When all `WAITS` wait, a further one
+    /// waits in Complete.
+    wait_qpn: [DFF<Bits<QB>>; WAITS],
+    wait_writes: [DFF<Bits<8>>; WAITS],
+    wait_live: [DFF<Bit>; WAITS],
+    wait_head: DFF<Bits<{ WAIT_BITS + 1 }>>,
+    wait_tail: DFF<Bits<{ WAIT_BITS + 1 }>>,
+    wait_count: Signal<Local, Bits<{ WAIT_BITS + 1 }>>,
+    waits_all: Constant<Bits<{ WAIT_BITS + 1 }>>,
+    /// The oldest waiting completion: its QP and lane, writes, and whether it counts.
+    wait_head_qpn: Signal<Local, Bits<QB>>,
+    wait_head_slot: Signal<Local, Bits<16>>,
+    wait_head_writes: Signal<Local, Bits<8>>,
+    wait_head_live: Signal<Local, Bit>,
+    /// Acknowledgements past the oldest's writes (its top bit: not all of them yet).
+    wait_acks_past: Signal<Local, Bits<8>>,
+    at_acks_short: Constant<Bits<3>>,
+    wait_pop: Signal<Local, Bit>,
+    /// The oldest's writes are all acknowledged: it counts next cycle (not in two cycles
+    /// running, so that `done_value` reads the count the one before wrote).
     done_ready: DFF<Bit>,
-    /// The QP's count of Reads completed with this one (made as it is handed over: the
-    /// count cannot move while it waits, as only the waiting completion adds to it).
-    done_value: DFF<Bits<4>>,
-    /// The waiting completion's lane next cycle, and whether Complete hands one over now.
-    done_slot_next: Signal<Local, Bits<16>>,
+    /// The oldest's QP's count of Reads completed, with it.
+    done_value: DFF<Bits<DONE_BITS>>,
+    /// Complete hands a completion over now.
     done_push: Signal<Local, Bit>,
-    /// The failure waiting to be reported is on the QP of the waiting completion.
+    /// The failure waiting to be reported is on the QP of a waiting completion.
     fail_waits: Signal<Local, Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
@@ -942,7 +971,7 @@ impl<
             reads_limit: Default::default(),
             rd_pushed: Default::default(),
             rd_popped: Default::default(),
-            rd_done: Default::default(),
+            wait_done: Default::default(),
             push_pushed: Default::default(),
             push_popped: Default::default(),
             rd_none: Default::default(),
@@ -963,13 +992,26 @@ impl<
             done_next: Default::default(),
             limit: Default::default(),
             nibble_ones: constant(0xF),
+            done_ones: constant((1 << DONE_BITS) - 1),
             done_inc: Default::default(),
-            done_wait: Default::default(),
-            done_wait_slot: Default::default(),
-            done_wait_acks: Default::default(),
+            writes_issued: Default::default(),
+            writes_acked: Default::default(),
+            wait_qpn: Default::default(),
+            wait_writes: Default::default(),
+            wait_live: Default::default(),
+            wait_head: Default::default(),
+            wait_tail: Default::default(),
+            wait_count: Default::default(),
+            waits_all: constant(WAITS as u64),
+            at_acks_short: constant(7),
+            wait_head_qpn: Default::default(),
+            wait_head_slot: Default::default(),
+            wait_head_writes: Default::default(),
+            wait_head_live: Default::default(),
+            wait_acks_past: Default::default(),
+            wait_pop: Default::default(),
             done_ready: Default::default(),
             done_value: Default::default(),
-            done_slot_next: Default::default(),
             done_push: Default::default(),
             fail_waits: Default::default(),
             order_qpn: Default::default(),
@@ -1219,9 +1261,10 @@ impl<
             left,
             carry,
             writes_out,
-            done_wait,
-            done_wait_slot,
-            done_wait_acks,
+            writes_issued,
+            writes_acked,
+            wait_head,
+            wait_tail,
             done_ready,
             done_value,
             dones,
@@ -1306,8 +1349,12 @@ impl<
         // came first, so the requester completes it before the QP leaves RTS (else it
         // would flush it). Meanwhile this engine waits in Drain: the next ULPDU is looked
         // at with the QP out of RTS, as the failure's own ULPDU left it.
-        self.fail_waits.next =
-            self.done_wait.q.val() & ((bit_cast::<16, QB>(self.fail_qp.q.val()) << 4) == self.done_wait_slot.q.val());
+        self.fail_waits.next = false;
+        for i in 0..WAITS {
+            if self.wait_live[i].q.val() & (self.wait_qpn[i].q.val() == self.fail_qp.q.val()) {
+                self.fail_waits.next = true;
+            }
+        }
         self.m_fail.next = self.fail_valid.q.val() & !self.s_tx_fail.val() & !self.fail_waits.val();
         if self.m_fail.val() {
             self.fail_valid.d.next = false;
@@ -1390,8 +1437,6 @@ impl<
         self.waddr_slot.next = bit_cast::<16, QB>(self.qp_waddr.val()) << 4;
         self.rd_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.rd_slot.val().index());
         self.rd_popped.next = self.reads_popped.q.val().get_bits::<4>(self.rd_slot.val().index());
-        self.rd_done.next = self.reads_done.q.val().get_bits::<4>(self.rd_slot.val().index());
-        self.done_up.next = self.rd_done.val() + 1;
         self.push_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.push_slot16.val().index());
         self.push_popped.next = self.reads_popped.q.val().get_bits::<4>(self.push_slot16.val().index());
         self.rd_none.next = self.rd_pushed.val() == self.rd_popped.val();
@@ -2189,38 +2234,72 @@ impl<
         // It waits for the acknowledgements of every placement write then outstanding
         // (its own last ones among them), counted down as they come, not for the writes
         // of the ULPDUs after it: the receiver goes on at once.
-        self.done_inc.next = self.done_wait.q.val() & self.done_ready.q.val();
+        // Writes requested and acknowledged, counted for the completions that wait.
+        if self.m_wr_req_valid.val() & self.m_wr_req_ready.val() {
+            self.writes_issued.d.next = self.writes_issued.q.val() + 1;
+        }
+        if self.s_wr_done_valid.val() {
+            self.writes_acked.d.next = self.writes_acked.q.val() + 1;
+        }
+        self.wait_count.next = self.wait_tail.q.val() - self.wait_head.q.val();
+        self.wait_head_qpn.next = self.wait_qpn[0].q.val();
+        self.wait_head_writes.next = self.wait_writes[0].q.val();
+        self.wait_head_live.next = self.wait_live[0].q.val();
+        for i in 1..WAITS {
+            if self.wait_head.q.val().get_bits::<WAIT_BITS>(0).index() == i {
+                self.wait_head_qpn.next = self.wait_qpn[i].q.val();
+                self.wait_head_writes.next = self.wait_writes[i].q.val();
+                self.wait_head_live.next = self.wait_live[i].q.val();
+            }
+        }
+        self.wait_head_slot.next = bit_cast::<16, QB>(self.wait_head_qpn.val()) << 4;
+        self.wait_acks_past.next = self.writes_acked.q.val() - self.wait_head_writes.val();
+        self.wait_done.next = self.reads_done.q.val().get_bits::<DONE_BITS>(self.wait_head_slot.val().index());
+        self.done_up.next = self.wait_done.val() + 1;
+        // The oldest counts once its writes are acknowledged; one cut by its QP's RESET
+        // leaves without counting.
+        self.done_inc.next = self.done_ready.q.val() & self.wait_head_live.val();
+        self.wait_pop.next = (self.wait_count.val() != 0) & (self.done_inc.val() | !self.wait_head_live.val());
+        self.done_ready.d.next = (self.wait_count.val() != 0)
+            & self.wait_head_live.val()
+            & !self.wait_acks_past.val().get_bit(self.at_acks_short.val().index())
+            & !self.done_inc.val();
+        self.done_value.d.next = self.done_up.val();
+        if self.wait_pop.val() {
+            self.wait_head.d.next = self.wait_head.q.val() + 1;
+        }
         self.done_push.next = (self.state.q.val() == RxState::Complete)
             & ((self.opcode.val() == self.op_read_response.val())
                 | (self.opcode.val() == self.op_atomic_response.val()))
-            & !self.done_wait.q.val();
-        self.done_slot_next.next = self.done_wait_slot.q.val();
+            & (self.wait_count.val() != self.waits_all.val());
         if self.done_push.val() {
-            self.done_slot_next.next = self.rd_slot.val();
+            self.wait_tail.d.next = self.wait_tail.q.val() + 1;
         }
-        self.done_wait_slot.d.next = self.done_slot_next.val();
-        if self.done_wait.q.val() & self.s_wr_done_valid.val() & !self.done_ready.q.val() {
-            self.done_wait_acks.d.next = self.done_wait_acks.q.val() - 1;
-            self.done_ready.d.next = self.done_wait_acks.q.val() == 1;
-        }
-        if self.done_inc.val() {
-            self.done_wait.d.next = false;
-        }
-        if self.done_push.val() {
-            self.done_wait.d.next = true;
-            self.done_value.d.next = self.done_up.val();
-            self.done_wait_acks.d.next = self.writes_out.q.val();
-            self.done_ready.d.next = self.writes_out.q.val() == 0;
-            if self.s_wr_done_valid.val() {
-                self.done_wait_acks.d.next = self.writes_out.q.val() - 1;
-                self.done_ready.d.next = self.writes_out.q.val() == 1;
+        for i in 0..WAITS {
+            self.wait_qpn[i].clock.next = self.clock.val();
+            self.wait_writes[i].clock.next = self.clock.val();
+            self.wait_live[i].clock.next = self.clock.val();
+            self.wait_qpn[i].d.next = self.wait_qpn[i].q.val();
+            self.wait_writes[i].d.next = self.wait_writes[i].q.val();
+            self.wait_live[i].d.next = self.wait_live[i].q.val();
+            if self.wait_pop.val() & (self.wait_head.q.val().get_bits::<WAIT_BITS>(0).index() == i) {
+                self.wait_live[i].d.next = false;
+            }
+            // A QP written in RESET cuts its waiting completions (one handed over now too).
+            if self.qp_we.val() & self.qp_reset.val() & (self.wait_qpn[i].q.val() == self.qp_waddr.val()) {
+                self.wait_live[i].d.next = false;
+            }
+            if self.done_push.val() & (self.wait_tail.q.val().get_bits::<WAIT_BITS>(0).index() == i) {
+                self.wait_qpn[i].d.next = self.qpn.q.val();
+                self.wait_writes[i].d.next = self.writes_issued.q.val();
+                self.wait_live[i].d.next =
+                    !(self.qp_we.val() & self.qp_reset.val() & (self.qpn.q.val() == self.qp_waddr.val()));
+            }
+            if self.reset.val() {
+                self.wait_live[i].d.next = false;
             }
         }
-        // A QP written in RESET forgets its waiting completion with its counts.
-        if self.qp_we.val() & self.qp_reset.val() & (self.done_slot_next.val() == self.waddr_slot.val()) {
-            self.done_wait.d.next = false;
-        }
-        self.order_done.next = self.reads_done.q.val().get_bits::<4>(self.order_slot.val().index());
+        self.order_done.next = self.reads_done.q.val().get_bits::<DONE_BITS>(self.order_slot.val().index());
         // The read table's updates, each by its own writer: a Read pushed (pushed + 1), a
         // Read popped (popped + 1) or completed (done + 1), a QP written (its limit from
         // ORD; in RESET also its pushed, popped and done to 0, which wins). Only when
@@ -2230,7 +2309,7 @@ impl<
         self.popped_up.next = self.rd_popped.val() + 1;
         self.reads_clear.next = 0.into();
         if self.qp_we.val() & self.qp_reset.val() {
-            self.reads_clear.next = self.nibble_ones.val() << self.waddr_slot.val();
+            self.reads_clear.next = self.done_ones.val() << self.waddr_slot.val();
         }
         self.pushed_next.next = self.reads_pushed.q.val();
         if self.s_read_valid.val() {
@@ -2244,8 +2323,8 @@ impl<
         }
         self.done_next.next = self.reads_done.q.val();
         if self.done_inc.val() {
-            self.done_next.next = (self.reads_done.q.val() & !(self.nibble_ones.val() << self.done_wait_slot.q.val()))
-                | (bit_cast::<QL, 4>(self.done_value.q.val()) << self.done_wait_slot.q.val());
+            self.done_next.next = (self.reads_done.q.val() & !(self.done_ones.val() << self.wait_head_slot.val()))
+                | (bit_cast::<QL, DONE_BITS>(self.done_value.q.val()) << self.wait_head_slot.val());
         }
         self.limit_next.next = self.reads_limit.q.val();
         if self.qp_we.val() {
@@ -2686,7 +2765,10 @@ impl<
             self.fail_valid.d.next = false;
             self.invalidate.d.next = false;
             self.writes_out.d.next = 0.into();
-            self.done_wait.d.next = false;
+            self.writes_issued.d.next = 0.into();
+            self.writes_acked.d.next = 0.into();
+            self.wait_head.d.next = 0.into();
+            self.wait_tail.d.next = 0.into();
             self.dones.d.next = 0.into();
             self.reads_pushed.d.next = 0.into();
             self.reads_popped.d.next = 0.into();

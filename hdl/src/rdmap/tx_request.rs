@@ -20,31 +20,32 @@
 //! for a response when its QP leaves RTS (a Terminate, a reset) is written FLUSHED.
 use rust_hdl::prelude::*;
 
-use rnic_proto::host::context::qp_fields;
+use rnic_proto::host::context::{qp_fields, MAX_READS};
 use rnic_proto::host::desc::{cqe_fields, sq_wqe_fields, CqeOpcode, CqeStatus, SqOpcode};
 use rnic_proto::host::Field;
 
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer};
 use crate::host::MrCheck;
+use crate::rdmap::DONE_BITS;
 
 /// Completions waiting for their message to leave: `1 << PENDING_BITS`. Thirty-two keep
 /// the segmenter busy across a 200-cycle payload read of small messages (Little's law).
 const PENDING_BITS: usize = 5;
 const PENDING: usize = 1 << PENDING_BITS;
-/// Read and atomic entries in the queue at once. The count of a QP's Reads done is kept
-/// modulo 16, which tells "done" from "not yet" while at most eight are outstanding up to
-/// an entry (ORD is at most four) and at most seven come after it.
-const READ_ENTRIES: u64 = 7;
-/// A pending completion: the CQE (256 bits), its CQ (16), flags: waits for its message
-/// (272), writes a CQE (273); the QP's Reads that come first, modulo 16 (274, 4 bits); a
-/// Read's or atomic's QN 1 MSN (278, 32 bits; 0 for other WQEs); named by the peer's
-/// Terminate (310) with this status (311, 8 bits); counted among the `READ_ENTRIES`
-/// (319: taken as a Read or atomic, whatever its checks found).
-const ENTRY_BITS: usize = 320;
-const ENTRY_COUNTED: u64 = 319;
-const ENTRY_MSN: u64 = 278;
-const ENTRY_NAMED: u64 = 310;
-const ENTRY_NAMED_STATUS: u64 = 311;
+// The entries after one, and the Reads outstanding up to it, fit in half the count.
+const _: () = assert!(PENDING <= 1 << (DONE_BITS - 1) && (MAX_READS as usize) < 1 << (DONE_BITS - 1));
+/// A pending completion: the CQE (256 bits), its CQ (16), flags: waits for its message,
+/// writes a CQE; the QP's Reads and atomics that come first, counted as `order_done` is
+/// (modulo 64, `DONE_BITS`); a Read's or atomic's QN 1 MSN (32 bits; 0 for other WQEs);
+/// named by the peer's Terminate, with this status (8 bits).
+const ENTRY_CQ: u64 = 256;
+const ENTRY_WAITS: u64 = 272;
+const ENTRY_WRITES: u64 = 273;
+const ENTRY_READS: u64 = 274;
+const ENTRY_MSN: u64 = ENTRY_READS + DONE_BITS as u64;
+const ENTRY_NAMED: u64 = ENTRY_MSN + 32;
+const ENTRY_NAMED_STATUS: u64 = ENTRY_NAMED + 1;
+const ENTRY_BITS: usize = ENTRY_NAMED_STATUS as usize + 8;
 
 /// TxRequest's states.
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -107,7 +108,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub reads_full: Signal<In, Bits<Q>>,
     /// Reads completed by the receive side for QP `order_qpn` (see `RdmapRx`).
     pub order_qpn: Signal<Out, Bits<QB>>,
-    pub order_done: Signal<In, Bits<4>>,
+    pub order_done: Signal<In, Bits<DONE_BITS>>,
     /// To the CQ writer.
     pub m_cqe_valid: Signal<Out, Bit>,
     pub m_cqe_ready: Signal<In, Bit>,
@@ -165,18 +166,13 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     slot_named: [DFF<Bits<9>>; PENDING],
     /// Messages done whose completion has not reached the head yet.
     sent: DFF<Bits<6>>,
-    /// Read and atomic entries in the queue (at most `READ_ENTRIES`).
-    read_entries: DFF<Bits<4>>,
-    /// The WQE being checked was taken as a Read or atomic.
-    counted: DFF<Bit>,
-    reads_room: Constant<Bits<4>>,
     is_read_wqe: Signal<Local, Bit>,
-    read_push: Signal<Local, Bit>,
-    read_pop: Signal<Local, Bit>,
     head_cut: Signal<Local, Bit>,
     head_named: Signal<Local, Bits<9>>,
     head_base: Signal<Local, Bits<ENTRY_BITS>>,
     held: Signal<Local, Bit>,
+    /// The QPs whose Reads and atomics must wait: at their ORD, and not in ERROR.
+    ord_full: Signal<Local, Bits<Q>>,
     opcode: Signal<Local, Bits<8>>,
     is_write: Signal<Local, Bit>,
     is_read: Signal<Local, Bit>,
@@ -194,13 +190,13 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     entry_base: Signal<Local, Bits<ENTRY_BITS>>,
     head_entry: Signal<Local, Bits<ENTRY_BITS>>,
     head_ready: Signal<Local, Bit>,
-    reads_behind: Signal<Local, Bits<4>>,
+    reads_behind: Signal<Local, Bits<DONE_BITS>>,
     head_flushed: Signal<Local, Bit>,
     head_writes: Signal<Local, Bit>,
     head_read: Signal<Local, Bit>,
     /// The CQE fields a flush rewrites: STATUS, and BYTE_LEN (0 unless SUCCESS).
     flush_mask: Constant<Bits<256>>,
-    reads_before: Signal<Local, Bits<4>>,
+    reads_before: Signal<Local, Bits<DONE_BITS>>,
     read_body: Signal<Local, Bits<224>>,
     atomic_body: Signal<Local, Bits<416>>,
     aop_word: Signal<Local, Bits<32>>,
@@ -225,7 +221,12 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     at_entry_msn: Constant<Bits<9>>,
     at_entry_named: Constant<Bits<9>>,
     at_entry_named_status: Constant<Bits<9>>,
-    at_entry_counted: Constant<Bits<9>>,
+    at_entry_cq: Constant<Bits<9>>,
+    at_entry_waits: Constant<Bits<9>>,
+    at_entry_writes: Constant<Bits<9>>,
+    at_entry_reads: Constant<Bits<9>>,
+    /// The bit of `reads_behind` that says "not yet" (the difference's top bit).
+    at_not_yet: Constant<Bits<9>>,
     entry_msn: Signal<Local, Bits<32>>,
     flag_write: Constant<Bits<ENTRY_BITS>>,
     at_lkey_index: Constant<Bits<9>>,
@@ -328,6 +329,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             order_qpn: Default::default(),
             order_done: Default::default(),
             held: Default::default(),
+            ord_full: Default::default(),
             m_cqe_valid: Default::default(),
             m_cqe_ready: Default::default(),
             m_cqn: Default::default(),
@@ -363,12 +365,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             slot_cut: Default::default(),
             slot_named: Default::default(),
             sent: Default::default(),
-            read_entries: Default::default(),
-            counted: Default::default(),
-            reads_room: constant(READ_ENTRIES),
             is_read_wqe: Default::default(),
-            read_push: Default::default(),
-            read_pop: Default::default(),
             head_cut: Default::default(),
             head_named: Default::default(),
             head_base: Default::default(),
@@ -417,14 +414,18 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             mr_count: constant(M as u64),
             one_m: constant(1),
             one_q: constant(1),
-            flag_wait: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << 272_u64),
+            flag_wait: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << ENTRY_WAITS),
             flag_named: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << ENTRY_NAMED),
             at_entry_msn: constant(ENTRY_MSN),
             at_entry_named: constant(ENTRY_NAMED),
             at_entry_named_status: constant(ENTRY_NAMED_STATUS),
-            at_entry_counted: constant(ENTRY_COUNTED),
+            at_entry_cq: constant(ENTRY_CQ),
+            at_entry_waits: constant(ENTRY_WAITS),
+            at_entry_writes: constant(ENTRY_WRITES),
+            at_entry_reads: constant(ENTRY_READS),
+            at_not_yet: constant(DONE_BITS as u64 - 1),
             entry_msn: Default::default(),
-            flag_write: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << 273_u64),
+            flag_write: Constant::new(Bits::<ENTRY_BITS>::from(1_u64) << ENTRY_WRITES),
             at_lkey_index: constant(u64::from(sq_wqe_fields::LKEY.lsb) + 8),
             at_opcode: at(sq_wqe_fields::OPCODE),
             at_signaled: at(sq_wqe_fields::SIGNALED),
@@ -495,9 +496,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             read_entry,
             head,
             tail,
-            sent,
-            read_entries,
-            counted
+            sent
         );
         // A QP written in RESET drops its work: its completions still waiting here are not
         // written (and no longer wait for responses, whose count starts over).
@@ -561,19 +560,14 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // (A Read or atomic waits while its QP has as many outstanding as ORD allows, unless
         // the QP is in ERROR: it is flushed, and the responses that would free a slot are
         // dropped.)
-        // It also waits while the queue holds as many Read and atomic entries as it may.
         self.is_read_wqe.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
             | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val());
         // (A Read or atomic reaches the receive side from `read_valid`, a cycle after Check,
         // and `reads_full` has it a cycle after that. That is in time: a Read or atomic that
         // passed its checks goes on to Job, so the next WQE is taken two cycles after Check
         // at the earliest.)
-        self.held.next = self.is_read_wqe.val()
-            & ((self.reads_full.val()
-                & !self.qp_error.val()
-                & (self.one_q.val() << bit_cast::<Q, QB>(self.s_qpn.val())))
-            .any()
-                | (self.read_entries.q.val() == self.reads_room.val()));
+        self.ord_full.next = self.reads_full.val() & !self.qp_error.val();
+        self.held.next = self.is_read_wqe.val() & self.ord_full.val().get_bit(self.s_qpn.val().index());
         self.s_ready.next = (self.state.q.val() == TxState::Accept)
             & !self.queued.val().get_bit(self.at_full.val().index())
             & !self.held.val();
@@ -586,7 +580,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
             self.fetch_error.d.next = self.s_error.val();
-            self.counted.d.next = self.is_read_wqe.val();
             self.state.d.next = TxState::Check;
         }
 
@@ -660,21 +653,21 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
         }
         // Entry: CQE, CQ, the QP's Reads that come first (those issued before it, and a
-        // Read itself); flags: waits for its message (bit 272), writes a CQE (bit 273).
+        // Read itself); flags: waits for its message, writes a CQE.
         // Errors always complete; a message's completion waits, and is written if signaled.
-        self.reads_before.next = self.read_msn.read_data.val().get_bits::<4>(0);
+        self.reads_before.next = self.read_msn.read_data.val().get_bits::<DONE_BITS>(0);
         if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
-            self.reads_before.next = self.read_msn.read_data.val().get_bits::<4>(0) + 1;
+            self.reads_before.next = self.read_msn.read_data.val().get_bits::<DONE_BITS>(0) + 1;
         }
         self.entry_msn.next = 0.into();
         if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
             self.entry_msn.next = self.read_msn.read_data.val() + 1;
         }
         self.entry_base.next = bit_cast::<ENTRY_BITS, 256>(self.cqe.val())
-            | (bit_cast::<ENTRY_BITS, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index())) << 256)
-            | (bit_cast::<ENTRY_BITS, 4>(self.reads_before.val()) << 274)
-            | (bit_cast::<ENTRY_BITS, 32>(self.entry_msn.val()) << self.at_entry_msn.val())
-            | (bit_cast::<ENTRY_BITS, 1>(self.counted.q.val().into()) << self.at_entry_counted.val());
+            | (bit_cast::<ENTRY_BITS, 16>(self.ctx.q.val().get_bits::<16>(self.at_send_cq.val().index()))
+                << self.at_entry_cq.val())
+            | (bit_cast::<ENTRY_BITS, DONE_BITS>(self.reads_before.val()) << self.at_entry_reads.val())
+            | (bit_cast::<ENTRY_BITS, 32>(self.entry_msn.val()) << self.at_entry_msn.val());
         self.entry.next = self.entry_base.val() | self.flag_write.val();
         if self.status.val() == self.st_success.val() {
             self.entry.next = self.entry_base.val() | self.flag_wait.val();
@@ -848,29 +841,30 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     << self.at_entry_named_status.val());
         }
         // A completion also waits until its QP's Reads before it (and a Read's own
-        // response) are placed. Counted modulo 16, the done count is at most 8 below (ORD
-        // is at most 4) and 7 above (every later Read has an entry behind this one, and
-        // `READ_ENTRIES` bounds those) the count needed: a difference of 0..7 means done.
+        // response) are placed. Counted modulo 64, the done count is at most 4 below (ORD)
+        // and 31 above (every later Read has an entry behind this one in a queue of 32) the
+        // count needed: a difference of 0..31 means done, one of 32..63 not yet.
         // An entry cut by its QP's reset waits for nothing but its message: the QP's
         // counts started over.
         self.order_qpn.next = self.head_entry.val().get_bits::<QB>(self.at_cqe_qpn.val().index());
-        self.reads_behind.next = self.order_done.val() - self.head_entry.val().get_bits::<4>(274);
+        self.reads_behind.next =
+            self.order_done.val() - self.head_entry.val().get_bits::<DONE_BITS>(self.at_entry_reads.val().index());
         // A QP that left RTS gets no more responses: what still waits for one is flushed.
-        self.head_flushed.next = self.reads_behind.val().get_bit(3)
+        self.head_flushed.next = self.reads_behind.val().get_bit(self.at_not_yet.val().index())
             & !(self.qp_rts.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.order_qpn.val()))).any();
         // A Read or atomic (its QN 1 MSN is set) stays until its response is placed or it
         // is flushed, signaled or not: flushed, it is an error and writes its CQE.
         self.head_read.next = self.head_entry.val().get_bits::<32>(self.at_entry_msn.val().index()).any();
         self.head_ready.next = self.pending_out.m_valid.val()
-            & (!self.head_entry.val().get_bit(272) | (self.sent.q.val() != 0))
-            & (!(self.head_entry.val().get_bit(273) | self.head_read.val())
-                | !self.reads_behind.val().get_bit(3)
+            & (!self.head_entry.val().get_bit(self.at_entry_waits.val().index()) | (self.sent.q.val() != 0))
+            & (!(self.head_entry.val().get_bit(self.at_entry_writes.val().index()) | self.head_read.val())
+                | !self.reads_behind.val().get_bit(self.at_not_yet.val().index())
                 | self.head_cut.val()
                 | self.head_flushed.val());
-        self.head_writes.next = self.head_entry.val().get_bit(273)
+        self.head_writes.next = self.head_entry.val().get_bit(self.at_entry_writes.val().index())
             | (self.head_flushed.val() & self.head_read.val() & !self.head_cut.val());
         self.m_cqe_valid.next = self.head_ready.val() & self.head_writes.val();
-        self.m_cqn.next = self.head_entry.val().get_bits::<CB>(256);
+        self.m_cqn.next = self.head_entry.val().get_bits::<CB>(self.at_entry_cq.val().index());
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
         // (A flushed Read or atomic completes with no octets, as every error does.)
         if self.head_flushed.val() {
@@ -884,21 +878,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
         }
         self.pending_out.m_ready.next = self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val());
-        // Read and atomic entries: one more as one is queued, one fewer as one leaves
-        // (counted as taken, whatever their checks found: a flag decided a cycle ahead).
-        self.read_push.next = (self.state.q.val() == TxState::Check) & self.counted.q.val();
-        self.read_pop.next = self.head_ready.val()
-            & (!self.head_writes.val() | self.m_cqe_ready.val())
-            & self.head_entry.val().get_bit(self.at_entry_counted.val().index());
-        if self.read_push.val() & !self.read_pop.val() {
-            self.read_entries.d.next = self.read_entries.q.val() + 1;
-        }
-        if self.read_pop.val() & !self.read_push.val() {
-            self.read_entries.d.next = self.read_entries.q.val() - 1;
-        }
         if self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val()) {
             self.head.d.next = self.head.q.val() + 1;
-            if self.head_entry.val().get_bit(272) {
+            if self.head_entry.val().get_bit(self.at_entry_waits.val().index()) {
                 self.sent.d.next = self.sent.q.val() - 1;
                 if self.s_done_valid.val() {
                     self.sent.d.next = self.sent.q.val();
@@ -913,7 +895,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
             self.sent.d.next = 0.into();
-            self.read_entries.d.next = 0.into();
         }
     }
 }
