@@ -9,8 +9,8 @@ mod common;
 use common::{collect, linked_pair};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
-    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair, RecvRequest,
-    WorkRequest,
+    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair,
+    RecvRequest, WorkRequest,
 };
 
 const BUFFER: usize = 64 * 1024;
@@ -136,4 +136,61 @@ fn a_buffer_freed_right_after_its_mr_is_deregistered_is_never_written_again() {
         drop(qpa);
     }
     assert!(placed > 0, "no Write was placed before its MR went: the test did not race them");
+}
+
+/// Both QPs of a pair reset (then back in RTS) around the moment A's Read response is
+/// placed: before it, while its completion waits beside A's receive engine for the
+/// placement write's acknowledgement, or after. The reset starts A's count of Reads done
+/// over, and a completion it found waiting must not add to the new count: the next Read
+/// completes only once its own response is in place.
+#[test]
+fn a_read_after_a_reset_completes_only_with_its_own_data_in_place() {
+    const LEN: usize = 64;
+    for wait in (600..=1050).step_by(50) {
+        let (a, b) = linked_pair();
+        let (pda, pdb) = (ProtectionDomain::new(&a).expect("PD"), ProtectionDomain::new(&b).expect("PD"));
+        let (bufa, bufb) = (a.alloc_dma(4096).expect("DMA"), b.alloc_dma(4096).expect("DMA"));
+        bufa.write_bytes(0, &[0xEE; 2 * LEN]);
+        bufb.write_bytes(0, &[0x11; LEN]);
+        bufb.write_bytes(LEN, &[0x22; LEN]);
+        let mra = MemoryRegion::register(&pda, &bufa, ALL).expect("MR");
+        let mrb = MemoryRegion::register(&pdb, &bufb, ALL).expect("MR");
+        let (cqa, cqb) = (CompletionQueue::new(&a, 6, 0).expect("CQ"), CompletionQueue::new(&b, 6, 0).expect("CQ"));
+        let mut qpa = QueuePair::new(&a, &pda, &cqa, &cqa, caps()).expect("QP");
+        let mut qpb = QueuePair::new(&b, &pdb, &cqb, &cqb, caps()).expect("QP");
+        qpa.ready().expect("RTS");
+        qpb.ready().expect("RTS");
+        let read = |wr_id: u64, at: usize| WorkRequest::Read {
+            wr_id,
+            local: mra.sge(at as u64, LEN as u32).unwrap(),
+            remote: mrb.remote(at as u64).unwrap(),
+            signaled: true,
+        };
+        qpa.post_send(&read(1, 0)).expect("Read 1");
+        a.hal().run_idle(wait);
+        qpa.modify(QpState::Reset).expect("RESET A");
+        qpb.modify(QpState::Reset).expect("RESET B");
+        // What was in flight drains; then both start over.
+        a.hal().run_idle(3000);
+        qpa.ready().expect("RTS A");
+        qpb.ready().expect("RTS B");
+        qpa.post_send(&read(2, LEN)).expect("Read 2");
+        let mut seen = None;
+        for _ in 0..2000 {
+            while let Some(c) = cqa.poll().expect("a CQE that decodes") {
+                if c.wr_id == 2 {
+                    let mut sink = [0u8; LEN];
+                    bufa.read_bytes(LEN, &mut sink);
+                    seen = Some((c.status, sink));
+                }
+            }
+            if seen.is_some() {
+                break;
+            }
+            a.hal().run_idle(20);
+        }
+        let (status, sink) = seen.unwrap_or_else(|| panic!("Read 2 never completed (reset after {wait} cycles)"));
+        assert_eq!(status, CqeStatus::Success, "Read 2 (reset after {wait} cycles)");
+        assert_eq!(sink, [0x22; LEN], "Read 2's sink when its completion came (reset after {wait} cycles)");
+    }
 }
