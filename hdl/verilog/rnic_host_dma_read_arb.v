@@ -33,24 +33,23 @@ module rnic_host_dma_read_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     localparam  one = 4'h1;
     
     // Stub signals
-    reg  [7:0] last$d;
-    wire  [7:0] last$q;
-    reg  last$clock;
+    reg  [7:0] grant$d;
+    wire  [7:0] grant$q;
+    reg  grant$clock;
     reg  [3:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
     
     // Local signals
-    reg  [7:0] grant;
-    reg  found;
+    reg  hold;
     reg  [7:0] client;
     
     // Sub module instances
-    rnic_host_dma_read_arb$last last(
-        .d(last$d),
-        .q(last$q),
-        .clock(last$clock)
+    rnic_host_dma_read_arb$grant grant(
+        .d(grant$d),
+        .q(grant$q),
+        .clock(grant$clock)
     );
     rnic_host_dma_read_arb$pick pick(
         .requests(pick$requests),
@@ -61,20 +60,21 @@ module rnic_host_dma_read_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     
     // Update code
     always @(*) begin
-        last$clock = clock;
-        last$d = last$q;
-        pick$requests = s_req_valid;
-        pick$start = last$q + 32'h1;
-        found = pick$found;
-        grant = pick$grant;
-        m_req_valid = found;
-        m_req_addr = s_req_addr[(grant * 32'h40)+:(64)];
-        m_req_len = s_req_len[(grant * 32'h20)+:(32)];
-        m_req_tag = grant;
+        grant$clock = clock;
+        grant$d = grant$q;
+        m_req_valid = s_req_valid[grant$q];
+        m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
+        m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
+        m_req_tag = grant$q;
         s_req_ready = 32'h0;
-        if (found & m_req_ready) begin
-            s_req_ready = one << grant;
-            last$d = grant;
+        if (m_req_ready) begin
+            s_req_ready = one << grant$q;
+        end
+        hold = m_req_valid & ~m_req_ready;
+        pick$requests = s_req_valid;
+        pick$start = grant$q + 32'h1;
+        if (~hold & pick$found) begin
+            grant$d = pick$grant;
         end
         client = s_rd_tuser[(32'h0)+:(8)];
         m_rd_tdata = s_rd_tdata;
@@ -87,14 +87,14 @@ module rnic_host_dma_read_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         end
         s_rd_tready = m_rd_tready[client];
         if (reset) begin
-            last$d = 32'h0;
+            grant$d = 32'h0;
         end
     end
     
 endmodule // rnic_host_dma_read_arb
 
 
-module rnic_host_dma_read_arb$last(d,q,clock);
+module rnic_host_dma_read_arb$grant(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -110,7 +110,7 @@ module rnic_host_dma_read_arb$last(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_host_dma_read_arb$last
+endmodule // rnic_host_dma_read_arb$grant
 
 
 module rnic_host_dma_read_arb$pick(requests,start,found,grant);

@@ -36,9 +36,9 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
     localparam  one = 4'h1;
     
     // Stub signals
-    reg  [7:0] last$d;
-    wire  [7:0] last$q;
-    reg  last$clock;
+    reg  [7:0] grant$d;
+    wire  [7:0] grant$q;
+    reg  grant$clock;
     reg  [7:0] order$0$d;
     wire  [7:0] order$0$q;
     reg  order$0$clock;
@@ -75,17 +75,17 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
     wire  [7:0] pick$grant;
     
     // Local signals
-    reg  [7:0] grant;
-    reg  found;
     reg  [3:0] queued;
-    reg  granted;
+    reg  room;
+    reg  take;
+    reg  hold;
     reg  [7:0] sender;
     
     // Sub module instances
-    rnic_host_dma_write_arb$last last(
-        .d(last$d),
-        .q(last$q),
-        .clock(last$clock)
+    rnic_host_dma_write_arb$grant grant(
+        .d(grant$d),
+        .q(grant$q),
+        .clock(grant$clock)
     );
     rnic_host_dma_write_arb$order$0 order$0(
         .d(order$0$d),
@@ -146,10 +146,10 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
     
     // Update code
     always @(*) begin
-        last$clock = clock;
+        grant$clock = clock;
         head$clock = clock;
         tail$clock = clock;
-        last$d = last$q;
+        grant$d = grant$q;
         head$d = head$q;
         tail$d = tail$q;
         order$0$clock = clock;
@@ -169,46 +169,48 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         order$7$clock = clock;
         order$7$d = order$7$q;
         queued = tail$q - head$q;
-        pick$requests = s_req_valid;
-        pick$start = last$q + 32'h1;
-        found = pick$found;
-        grant = pick$grant;
-        m_req_valid = found & (queued < 32'h8);
-        m_req_addr = s_req_addr[(grant * 32'h40)+:(64)];
-        m_req_len = s_req_len[(grant * 32'h20)+:(32)];
-        m_req_tag = grant;
-        granted = found & (queued < 32'h8) & m_req_ready;
+        room = queued < 32'h8;
+        m_req_valid = room & s_req_valid[grant$q];
+        m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
+        m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
+        m_req_tag = grant$q;
         s_req_ready = 32'h0;
-        if (granted) begin
-            s_req_ready = one << grant;
-            last$d = grant;
-            if (|s_req_len[(grant * 32'h20)+:(32)]) begin
-                if (tail$q[(32'h0)+:(3)] == 0) begin
-                    order$0$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 1) begin
-                    order$1$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 2) begin
-                    order$2$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 3) begin
-                    order$3$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 4) begin
-                    order$4$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 5) begin
-                    order$5$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 6) begin
-                    order$6$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 7) begin
-                    order$7$d = grant;
-                end
-                tail$d = tail$q + 32'h1;
+        if (room & m_req_ready) begin
+            s_req_ready = one << grant$q;
+        end
+        take = m_req_valid & m_req_ready;
+        if (take & |s_req_len[(grant$q * 32'h20)+:(32)]) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                order$0$d = grant$q;
             end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                order$1$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                order$2$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                order$3$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                order$4$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                order$5$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                order$6$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                order$7$d = grant$q;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        hold = s_req_valid[grant$q] & ~take;
+        pick$requests = s_req_valid;
+        pick$start = grant$q + 32'h1;
+        if (~hold & pick$found) begin
+            grant$d = pick$grant;
         end
         sender = order$0$q;
         if (head$q[(32'h0)+:(3)] == 1) begin
@@ -249,13 +251,32 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         end
         m_done_error = s_done_error;
         if (reset) begin
-            last$d = 32'h0;
+            grant$d = 32'h0;
             head$d = 32'h0;
             tail$d = 32'h0;
         end
     end
     
 endmodule // rnic_host_dma_write_arb
+
+
+module rnic_host_dma_write_arb$grant(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$grant
 
 
 module rnic_host_dma_write_arb$head(d,q,clock);
@@ -275,25 +296,6 @@ module rnic_host_dma_write_arb$head(d,q,clock);
     end
           
 endmodule // rnic_host_dma_write_arb$head
-
-
-module rnic_host_dma_write_arb$last(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_dma_write_arb$last
 
 
 module rnic_host_dma_write_arb$order$0(d,q,clock);

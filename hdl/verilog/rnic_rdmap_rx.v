@@ -615,9 +615,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [63:0] carry$d;
     wire  [63:0] carry$q;
     reg  carry$clock;
-    reg  [7:0] writes_out$d;
-    wire  [7:0] writes_out$q;
-    reg  writes_out$clock;
     reg  req_valid$d;
     wire  req_valid$q;
     reg  req_valid$clock;
@@ -810,6 +807,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [31:0] placed_next;
     reg  [3:0] limit;
     reg  done_inc;
+    reg  writes_settled;
     reg  [4:0] wait_count;
     reg  [5:0] wait_head_qpn;
     reg  [15:0] wait_head_slot;
@@ -1475,11 +1473,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .q(carry$q),
         .clock(carry$clock)
     );
-    rnic_rdmap_rx$writes_out writes_out(
-        .d(writes_out$d),
-        .q(writes_out$q),
-        .clock(writes_out$clock)
-    );
     rnic_rdmap_rx$req_valid req_valid(
         .d(req_valid$d),
         .q(req_valid$q),
@@ -1782,7 +1775,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         place_addr$clock = clock;
         left$clock = clock;
         carry$clock = clock;
-        writes_out$clock = clock;
         writes_issued$clock = clock;
         writes_acked$clock = clock;
         wait_head$clock = clock;
@@ -1863,7 +1855,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         place_addr$d = place_addr$q;
         left$d = left$q;
         carry$d = carry$q;
-        writes_out$d = writes_out$q;
         writes_issued$d = writes_issued$q;
         writes_acked$d = writes_acked$q;
         wait_head$d = wait_head$q;
@@ -2691,13 +2682,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         end
         if (m_wr_req_valid & m_wr_req_ready) begin
             placed_since$d = 1'b1;
-            writes_out$d = writes_out$q + 32'h1;
-            if (s_wr_done_valid) begin
-                writes_out$d = writes_out$q;
-            end
-        end
-        else if (s_wr_done_valid) begin
-            writes_out$d = writes_out$q - 32'h1;
         end
         cqe_flags = 32'h0;
         if (opcode >= op_send_se) begin
@@ -2742,6 +2726,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (s_wr_done_valid) begin
             writes_acked$d = writes_acked$q + 32'h1;
         end
+        writes_settled = writes_issued$q == writes_acked$q;
         wait_count = wait_tail$q - wait_head$q;
         wait_head_qpn = wait_qpn$0$q;
         wait_head_writes = wait_writes$0$q;
@@ -3190,7 +3175,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (done_push) begin
             from_complete = RxState$Drain;
         end
-        if ((state$q == RxState$Complete) & (opcode != op_read_response) & (opcode != op_atomic_response) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if ((state$q == RxState$Complete) & (opcode != op_read_response) & (opcode != op_atomic_response) & ~cqe_valid$q & writes_settled) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -3219,7 +3204,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 from_imm_complete = RxState$Fault;
             end
         end
-        m_atom_valid = (state$q == RxState$AtomicWait) & (writes_out$q == 32'h0) & s_cqes_written;
+        m_atom_valid = (state$q == RxState$AtomicWait) & writes_settled & s_cqes_written;
         m_atom_addr = job_addr$q;
         m_atom_aopcode = aop;
         m_atom_data = b_a_data$q;
@@ -3307,7 +3292,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             job_inline_len$d = 32'h4;
             ended$d = 1'b1;
         end
-        job_go = job_terminate$q | job_atomic$q | (writes_out$q == 32'h0);
+        job_go = job_terminate$q | job_atomic$q | writes_settled;
         job_entry = ((job_terminate$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         if (job_atomic$q) begin
             job_entry = (((hdr$q[(32'hb0)+:(32)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_msn_next) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf) | (((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
@@ -3588,7 +3573,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             cqe_valid$d = 1'b0;
             fail_valid$d = 1'b0;
             invalidate$d = 1'b0;
-            writes_out$d = 32'h0;
             writes_issued$d = 32'h0;
             writes_acked$d = 32'h0;
             wait_head$d = 32'h0;
@@ -7662,22 +7646,3 @@ module rnic_rdmap_rx$writes_issued(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$writes_issued
-
-
-module rnic_rdmap_rx$writes_out(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$writes_out

@@ -21275,24 +21275,23 @@ module rnic_top_q16$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     localparam  one = 5'b1;
     
     // Stub signals
-    reg  [7:0] last$d;
-    wire  [7:0] last$q;
-    reg  last$clock;
+    reg  [7:0] grant$d;
+    wire  [7:0] grant$q;
+    reg  grant$clock;
     reg  [4:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
     
     // Local signals
-    reg  [7:0] grant;
-    reg  found;
+    reg  hold;
     reg  [7:0] client;
     
     // Sub module instances
-    rnic_top_q16$reads$last last(
-        .d(last$d),
-        .q(last$q),
-        .clock(last$clock)
+    rnic_top_q16$reads$grant grant(
+        .d(grant$d),
+        .q(grant$q),
+        .clock(grant$clock)
     );
     rnic_top_q16$reads$pick pick(
         .requests(pick$requests),
@@ -21303,20 +21302,21 @@ module rnic_top_q16$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
     
     // Update code
     always @(*) begin
-        last$clock = clock;
-        last$d = last$q;
-        pick$requests = s_req_valid;
-        pick$start = last$q + 32'h1;
-        found = pick$found;
-        grant = pick$grant;
-        m_req_valid = found;
-        m_req_addr = s_req_addr[(grant * 32'h40)+:(64)];
-        m_req_len = s_req_len[(grant * 32'h20)+:(32)];
-        m_req_tag = grant;
+        grant$clock = clock;
+        grant$d = grant$q;
+        m_req_valid = s_req_valid[grant$q];
+        m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
+        m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
+        m_req_tag = grant$q;
         s_req_ready = 32'h0;
-        if (found & m_req_ready) begin
-            s_req_ready = one << grant;
-            last$d = grant;
+        if (m_req_ready) begin
+            s_req_ready = one << grant$q;
+        end
+        hold = m_req_valid & ~m_req_ready;
+        pick$requests = s_req_valid;
+        pick$start = grant$q + 32'h1;
+        if (~hold & pick$found) begin
+            grant$d = pick$grant;
         end
         client = s_rd_tuser[(32'h0)+:(8)];
         m_rd_tdata = s_rd_tdata;
@@ -21329,14 +21329,14 @@ module rnic_top_q16$reads(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_l
         end
         s_rd_tready = m_rd_tready[client];
         if (reset) begin
-            last$d = 32'h0;
+            grant$d = 32'h0;
         end
     end
     
 endmodule // rnic_top_q16$reads
 
 
-module rnic_top_q16$reads$last(d,q,clock);
+module rnic_top_q16$reads$grant(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -21352,7 +21352,7 @@ module rnic_top_q16$reads$last(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$reads$last
+endmodule // rnic_top_q16$reads$grant
 
 
 module rnic_top_q16$reads$pick(requests,start,found,grant);
@@ -22018,9 +22018,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [63:0] carry$d;
     wire  [63:0] carry$q;
     reg  carry$clock;
-    reg  [7:0] writes_out$d;
-    wire  [7:0] writes_out$q;
-    reg  writes_out$clock;
     reg  req_valid$d;
     wire  req_valid$q;
     reg  req_valid$clock;
@@ -22213,6 +22210,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [31:0] placed_next;
     reg  [3:0] limit;
     reg  done_inc;
+    reg  writes_settled;
     reg  [4:0] wait_count;
     reg  [3:0] wait_head_qpn;
     reg  [15:0] wait_head_slot;
@@ -22878,11 +22876,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .q(carry$q),
         .clock(carry$clock)
     );
-    rnic_top_q16$receiver$writes_out writes_out(
-        .d(writes_out$d),
-        .q(writes_out$q),
-        .clock(writes_out$clock)
-    );
     rnic_top_q16$receiver$req_valid req_valid(
         .d(req_valid$d),
         .q(req_valid$q),
@@ -23185,7 +23178,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         place_addr$clock = clock;
         left$clock = clock;
         carry$clock = clock;
-        writes_out$clock = clock;
         writes_issued$clock = clock;
         writes_acked$clock = clock;
         wait_head$clock = clock;
@@ -23266,7 +23258,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         place_addr$d = place_addr$q;
         left$d = left$q;
         carry$d = carry$q;
-        writes_out$d = writes_out$q;
         writes_issued$d = writes_issued$q;
         writes_acked$d = writes_acked$q;
         wait_head$d = wait_head$q;
@@ -24094,13 +24085,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         if (m_wr_req_valid & m_wr_req_ready) begin
             placed_since$d = 1'b1;
-            writes_out$d = writes_out$q + 32'h1;
-            if (s_wr_done_valid) begin
-                writes_out$d = writes_out$q;
-            end
-        end
-        else if (s_wr_done_valid) begin
-            writes_out$d = writes_out$q - 32'h1;
         end
         cqe_flags = 32'h0;
         if (opcode >= op_send_se) begin
@@ -24145,6 +24129,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (s_wr_done_valid) begin
             writes_acked$d = writes_acked$q + 32'h1;
         end
+        writes_settled = writes_issued$q == writes_acked$q;
         wait_count = wait_tail$q - wait_head$q;
         wait_head_qpn = wait_qpn$0$q;
         wait_head_writes = wait_writes$0$q;
@@ -24593,7 +24578,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (done_push) begin
             from_complete = RxState$Drain;
         end
-        if ((state$q == RxState$Complete) & (opcode != op_read_response) & (opcode != op_atomic_response) & ~cqe_valid$q & (writes_out$q == 32'h0)) begin
+        if ((state$q == RxState$Complete) & (opcode != op_read_response) & (opcode != op_atomic_response) & ~cqe_valid$q & writes_settled) begin
             cqe_valid$d = 1'b1;
             invalidate$d = is_send & has_inv;
         end
@@ -24622,7 +24607,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 from_imm_complete = RxState$Fault;
             end
         end
-        m_atom_valid = (state$q == RxState$AtomicWait) & (writes_out$q == 32'h0) & s_cqes_written;
+        m_atom_valid = (state$q == RxState$AtomicWait) & writes_settled & s_cqes_written;
         m_atom_addr = job_addr$q;
         m_atom_aopcode = aop;
         m_atom_data = b_a_data$q;
@@ -24710,7 +24695,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             job_inline_len$d = 32'h4;
             ended$d = 1'b1;
         end
-        job_go = job_terminate$q | job_atomic$q | (writes_out$q == 32'h0);
+        job_go = job_terminate$q | job_atomic$q | writes_settled;
         job_entry = ((job_terminate$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         if (job_atomic$q) begin
             job_entry = (((hdr$q[(32'hb0)+:(32)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_msn_next) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf) | (((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
@@ -24991,7 +24976,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             cqe_valid$d = 1'b0;
             fail_valid$d = 1'b0;
             invalidate$d = 1'b0;
-            writes_out$d = 32'h0;
             writes_issued$d = 32'h0;
             writes_acked$d = 32'h0;
             wait_head$d = 32'h0;
@@ -29065,25 +29049,6 @@ module rnic_top_q16$receiver$writes_issued(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$writes_issued
-
-
-module rnic_top_q16$receiver$writes_out(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$receiver$writes_out
 
 
 module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,s_term_valid,s_term_qpn,s_term_msn,s_term_status,m_fail,m_fail_qp);
@@ -46782,9 +46747,9 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     localparam  one = 4'h1;
     
     // Stub signals
-    reg  [7:0] last$d;
-    wire  [7:0] last$q;
-    reg  last$clock;
+    reg  [7:0] grant$d;
+    wire  [7:0] grant$q;
+    reg  grant$clock;
     reg  [7:0] order$0$d;
     wire  [7:0] order$0$q;
     reg  order$0$clock;
@@ -46821,17 +46786,17 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     wire  [7:0] pick$grant;
     
     // Local signals
-    reg  [7:0] grant;
-    reg  found;
     reg  [3:0] queued;
-    reg  granted;
+    reg  room;
+    reg  take;
+    reg  hold;
     reg  [7:0] sender;
     
     // Sub module instances
-    rnic_top_q16$writes$last last(
-        .d(last$d),
-        .q(last$q),
-        .clock(last$clock)
+    rnic_top_q16$writes$grant grant(
+        .d(grant$d),
+        .q(grant$q),
+        .clock(grant$clock)
     );
     rnic_top_q16$writes$order$0 order$0(
         .d(order$0$d),
@@ -46892,10 +46857,10 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     
     // Update code
     always @(*) begin
-        last$clock = clock;
+        grant$clock = clock;
         head$clock = clock;
         tail$clock = clock;
-        last$d = last$q;
+        grant$d = grant$q;
         head$d = head$q;
         tail$d = tail$q;
         order$0$clock = clock;
@@ -46915,46 +46880,48 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         order$7$clock = clock;
         order$7$d = order$7$q;
         queued = tail$q - head$q;
-        pick$requests = s_req_valid;
-        pick$start = last$q + 32'h1;
-        found = pick$found;
-        grant = pick$grant;
-        m_req_valid = found & (queued < 32'h8);
-        m_req_addr = s_req_addr[(grant * 32'h40)+:(64)];
-        m_req_len = s_req_len[(grant * 32'h20)+:(32)];
-        m_req_tag = grant;
-        granted = found & (queued < 32'h8) & m_req_ready;
+        room = queued < 32'h8;
+        m_req_valid = room & s_req_valid[grant$q];
+        m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
+        m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
+        m_req_tag = grant$q;
         s_req_ready = 32'h0;
-        if (granted) begin
-            s_req_ready = one << grant;
-            last$d = grant;
-            if (|s_req_len[(grant * 32'h20)+:(32)]) begin
-                if (tail$q[(32'h0)+:(3)] == 0) begin
-                    order$0$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 1) begin
-                    order$1$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 2) begin
-                    order$2$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 3) begin
-                    order$3$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 4) begin
-                    order$4$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 5) begin
-                    order$5$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 6) begin
-                    order$6$d = grant;
-                end
-                if (tail$q[(32'h0)+:(3)] == 7) begin
-                    order$7$d = grant;
-                end
-                tail$d = tail$q + 32'h1;
+        if (room & m_req_ready) begin
+            s_req_ready = one << grant$q;
+        end
+        take = m_req_valid & m_req_ready;
+        if (take & |s_req_len[(grant$q * 32'h20)+:(32)]) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                order$0$d = grant$q;
             end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                order$1$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                order$2$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                order$3$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                order$4$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                order$5$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                order$6$d = grant$q;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                order$7$d = grant$q;
+            end
+            tail$d = tail$q + 32'h1;
+        end
+        hold = s_req_valid[grant$q] & ~take;
+        pick$requests = s_req_valid;
+        pick$start = grant$q + 32'h1;
+        if (~hold & pick$found) begin
+            grant$d = pick$grant;
         end
         sender = order$0$q;
         if (head$q[(32'h0)+:(3)] == 1) begin
@@ -46995,13 +46962,32 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         end
         m_done_error = s_done_error;
         if (reset) begin
-            last$d = 32'h0;
+            grant$d = 32'h0;
             head$d = 32'h0;
             tail$d = 32'h0;
         end
     end
     
 endmodule // rnic_top_q16$writes
+
+
+module rnic_top_q16$writes$grant(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$writes$grant
 
 
 module rnic_top_q16$writes$head(d,q,clock);
@@ -47021,25 +47007,6 @@ module rnic_top_q16$writes$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$writes$head
-
-
-module rnic_top_q16$writes$last(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$writes$last
 
 
 module rnic_top_q16$writes$order$0(d,q,clock);

@@ -1,7 +1,8 @@
 //! `host/dma_read_arb` in Verilator: four clients with random requests and random
 //! readiness in front of a read engine played by the bench (random latency, data in
 //! request order, tagged). Each client must get exactly its own requests' octets, in its
-//! order; with every client busy, grants go round.
+//! order; with every client busy, grants go round. A client's ready depends on no client's
+//! request: the grant is a register.
 use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
@@ -64,9 +65,13 @@ fn ports(m: &Model) -> Ports {
     }
 }
 
-/// Runs the clients' request lists; returns each client's received packets and the order
-/// of grants.
-fn run(seed: u64, requests: &[Vec<(u64, u32)>], client_ready: f64) -> (Vec<Vec<Vec<u8>>>, Vec<usize>) {
+/// What a run gives back: each client's received packets, and the grants (client, cycle)
+/// in order.
+type Outcome = (Vec<Vec<Vec<u8>>>, Vec<(usize, u64)>);
+
+/// Runs the clients' request lists with the engine ready to take a request with the given
+/// probability each cycle.
+fn run(seed: u64, requests: &[Vec<(u64, u32)>], client_ready: f64, engine_ready: f64) -> Outcome {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut m = Model::new("rnic_host_dma_read_arb").expect("rnic_host_dma_read_arb model");
     let p = ports(&m);
@@ -92,8 +97,8 @@ fn run(seed: u64, requests: &[Vec<(u64, u32)>], client_ready: f64) -> (Vec<Vec<V
         m.set(p.req_valid, valid);
         m.set_bytes(p.req_addr, &addrs);
         m.set_bytes(p.req_len, &lens);
-        let engine_ready = rng.gen_bool(0.6);
-        m.set_bit(p.m_ready, engine_ready);
+        let engine_takes = rng.gen_bool(engine_ready);
+        m.set_bit(p.m_ready, engine_takes);
         let due = engine.front().copied().filter(|e| e.3 <= cycle);
         let present = due.is_some() && rng.gen_bool(0.8);
         m.set_bit(p.tvalid, present);
@@ -107,18 +112,28 @@ fn run(seed: u64, requests: &[Vec<(u64, u32)>], client_ready: f64) -> (Vec<Vec<V
         }
         let readies: u64 = (0..CLIENTS).filter(|_| rng.gen_bool(client_ready)).map(|c| 1 << c).sum();
         m.set(p.c_tready, readies);
+        // The readies with no client asking first: they must not change when the requests
+        // come.
+        m.set(p.req_valid, 0);
         m.eval();
-        let granted = m.get(p.req_ready);
-        if engine_ready && m.get_bit(p.m_valid) {
+        let idle_ready = m.get(p.req_ready);
+        m.set(p.req_valid, valid);
+        m.eval();
+        let ready = m.get(p.req_ready);
+        assert_eq!(ready, idle_ready, "a client's ready follows the requests combinationally");
+        assert!(ready.count_ones() <= 1, "one client granted at a time: {ready:#x}");
+        assert!(ready == 0 || engine_takes, "a grant while the engine is not ready");
+        let granted = ready & valid;
+        if engine_takes && m.get_bit(p.m_valid) {
             let tag = m.get(p.m_tag) as usize;
             assert_eq!(granted, 1 << tag, "the granted client is the tagged one");
             let (a, l) = requests[tag][next[tag]];
             assert_eq!((m.get(p.m_addr), m.get(p.m_len) as u32), (a, l), "client {tag}'s request forwarded");
             engine.push_back((tag, a, l, cycle + rng.gen_range(2..30)));
             next[tag] += 1;
-            grants.push(tag);
+            grants.push((tag, cycle));
         } else {
-            assert_eq!(granted, 0, "no grant without the engine taking the request");
+            assert_eq!(granted, 0, "no request taken without the engine taking it");
         }
         let to = m.get(p.c_tvalid);
         if present {
@@ -159,7 +174,7 @@ fn dma_read_arb_steers_every_clients_data_back() {
                     .collect()
             })
             .collect();
-        let (received, _) = run(1, &requests, 0.7);
+        let (received, _) = run(1, &requests, 0.7, 0.6);
         for c in 0..CLIENTS {
             assert_eq!(received[c].len(), requests[c].len(), "client {c}: packets");
             for (i, ((a, l), got)) in requests[c].iter().zip(&received[c]).enumerate() {
@@ -173,11 +188,22 @@ fn dma_read_arb_steers_every_clients_data_back() {
 #[test]
 fn dma_read_arb_takes_turns() {
     let requests: Vec<Vec<(u64, u32)>> = (0..CLIENTS).map(|c| vec![((c as u64) << 40, 8); 20]).collect();
-    let (_, grants) = run(2, &requests, 1.0);
+    let (_, grants) = run(2, &requests, 1.0, 0.6);
+    let grants: Vec<usize> = grants.iter().map(|g| g.0).collect();
     for w in grants.chunks(CLIENTS).take(20 * CLIENTS / CLIENTS - 1) {
         let mut seen = w.to_vec();
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), w.len(), "round robin broken: {grants:?}");
     }
+}
+
+#[test]
+fn dma_read_arb_grants_a_client_asking_alone_every_cycle() {
+    let mut requests: Vec<Vec<(u64, u32)>> = vec![Vec::new(); CLIENTS];
+    requests[2] = (0..20).map(|i| (i << 12, 8)).collect();
+    let (_, grants) = run(3, &requests, 1.0, 1.0);
+    let cycles: Vec<u64> = grants.iter().map(|g| g.1).collect();
+    assert!(grants.iter().all(|g| g.0 == 2));
+    assert!(cycles.windows(2).all(|w| w[1] == w[0] + 1), "grants not back to back: {cycles:?}");
 }

@@ -1,7 +1,8 @@
 //! `host/dma_write_arb` in Verilator: four clients with random write requests (some
 //! empty) and random data gaps in front of a write engine played by the bench. The engine
 //! must receive each request with its client's tag and then exactly that request's
-//! octets, in grant order; every completion must reach the client that asked, once.
+//! octets, in grant order; every completion must reach the client that asked, once. A
+//! client's ready depends on no client's request: the grant is a register.
 use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
@@ -82,6 +83,12 @@ fn dma_write_arb_keeps_data_with_its_request() {
                 m.set(done_tag, c as u64);
                 dones.pop_front();
             }
+            // The readies with no client asking first: they must not change when the
+            // requests come.
+            m.set(req_valid, 0);
+            m.eval();
+            let idle_ready = m.get(req_ready);
+            m.set(req_valid, valid);
             m.eval();
             // Completions reach exactly their client.
             let to = m.get(done_out);
@@ -92,7 +99,11 @@ fn dma_write_arb_keeps_data_with_its_request() {
                 }
                 None => assert_eq!(to, 0),
             }
-            let granted = m.get(req_ready);
+            let ready = m.get(req_ready);
+            assert_eq!(ready, idle_ready, "a client's ready follows the requests combinationally");
+            assert!(ready.count_ones() <= 1, "one client granted at a time: {ready:#x}");
+            assert!(ready == 0 || engine_ready, "a grant while the engine is not ready");
+            let granted = ready & valid;
             if engine_ready && m.get_bit(m_valid) {
                 let c = m.get(m_tag) as usize;
                 assert_eq!(granted, 1 << c);

@@ -1,6 +1,15 @@
 //! Several clients on the DMA read engine: requests granted round robin, each tagged with
 //! its client's number, and the returned octets steered back by that tag.
 //!
+//! The grant is decided a cycle ahead and held in a register, so a client's `s_req_ready`
+//! is that register and the engine's ready (a register slice's) and nothing else: no path
+//! runs from one client's request through the choice into another client's acceptance.
+//! The choice for the next cycle is made among the clients asking now, starting after the
+//! one granted now, so a client asking alone is granted every cycle. With no client asking
+//! the grant stays parked on the last one, which is granted at once when it asks again; a
+//! request raised while the grant is elsewhere waits one cycle more than a combinational
+//! grant would make it wait. A granted client the engine cannot take yet keeps the grant.
+//!
 //! Data comes back in request order on one stream, so a client that stops taking its
 //! octets holds up the others behind it: clients take their data at full rate (they have
 //! their buffers behind this point), which is what keeps the engine's requests in flight
@@ -40,11 +49,13 @@ pub struct DmaReadArb<const N: usize, const AN: usize, const LN: usize> {
     pub m_rd_terror: Signal<Out, Bit>,
     pub m_rd_tvalid: Signal<Out, Bits<N>>,
     pub m_rd_tready: Signal<In, Bits<N>>,
-    /// The client granted last; the search starts after it.
-    last: DFF<Bits<8>>,
+    /// The client granted this cycle; the next search starts after it. With no client
+    /// asking, the grant stays where it is (parked), so that client is granted at once
+    /// when it asks again.
+    grant: DFF<Bits<8>>,
     pick: RoundRobin<N>,
-    grant: Signal<Local, Bits<8>>,
-    found: Signal<Local, Bit>,
+    /// The granted client asks and the engine cannot take its request yet.
+    hold: Signal<Local, Bit>,
     client: Signal<Local, Bits<8>>,
     one: Constant<Bits<N>>,
 }
@@ -76,10 +87,9 @@ impl<const N: usize, const AN: usize, const LN: usize> Default for DmaReadArb<N,
             m_rd_terror: Default::default(),
             m_rd_tvalid: Default::default(),
             m_rd_tready: Default::default(),
-            last: Default::default(),
-            pick: Default::default(),
             grant: Default::default(),
-            found: Default::default(),
+            pick: Default::default(),
+            hold: Default::default(),
             client: Default::default(),
             one: constant(1),
         }
@@ -89,20 +99,23 @@ impl<const N: usize, const AN: usize, const LN: usize> Default for DmaReadArb<N,
 impl<const N: usize, const AN: usize, const LN: usize> Logic for DmaReadArb<N, AN, LN> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, last);
-        // Round robin: the first requesting client after the last one granted, else the first.
-        self.pick.requests.next = self.s_req_valid.val();
-        self.pick.start.next = self.last.q.val() + 1;
-        self.found.next = self.pick.found.val();
-        self.grant.next = self.pick.grant.val();
-        self.m_req_valid.next = self.found.val();
-        self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.val().index() * 64);
-        self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32);
-        self.m_req_tag.next = self.grant.val();
+        dff_setup!(self, clock, grant);
+        // This cycle's grant, from the registers.
+        self.m_req_valid.next = self.s_req_valid.val().get_bit(self.grant.q.val().index());
+        self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.q.val().index() * 64);
+        self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.q.val().index() * 32);
+        self.m_req_tag.next = self.grant.q.val();
         self.s_req_ready.next = 0.into();
-        if self.found.val() & self.m_req_ready.val() {
-            self.s_req_ready.next = self.one.val() << self.grant.val();
-            self.last.d.next = self.grant.val();
+        if self.m_req_ready.val() {
+            self.s_req_ready.next = self.one.val() << self.grant.q.val();
+        }
+        // Next cycle's: the same while it waits for the engine or no client asks, else the
+        // first client asking after this one (round robin).
+        self.hold.next = self.m_req_valid.val() & !self.m_req_ready.val();
+        self.pick.requests.next = self.s_req_valid.val();
+        self.pick.start.next = self.grant.q.val() + 1;
+        if !self.hold.val() & self.pick.found.val() {
+            self.grant.d.next = self.pick.grant.val();
         }
         // The data goes to the client its tag names.
         self.client.next = self.s_rd_tuser.val().get_bits::<8>(0);
@@ -116,7 +129,7 @@ impl<const N: usize, const AN: usize, const LN: usize> Logic for DmaReadArb<N, A
         }
         self.s_rd_tready.next = self.m_rd_tready.val().get_bit(self.client.val().index());
         if self.reset.val() {
-            self.last.d.next = 0.into();
+            self.grant.d.next = 0.into();
         }
     }
 }

@@ -2,6 +2,9 @@
 //! the client's number; each granted request's octets are then taken from its client, in
 //! grant order (the engine expects data in request order); completions go back by tag.
 //!
+//! As in the read arbiter, the grant is decided a cycle ahead and registered, so a client's
+//! `s_req_ready` depends on no client's request.
+//!
 //! Client `i`'s signals are bit `i` of the one-bit buses and slice `i` of the wide ones
 //! (`N` = clients, `AN` = 64 `N`, `LN` = 32 `N`, `DN` = 64 `N`, `KN` = 8 `N`).
 use rust_hdl::prelude::*;
@@ -41,16 +44,22 @@ pub struct DmaWriteArb<const N: usize, const AN: usize, const LN: usize, const D
     pub s_done_valid: Signal<In, Bit>,
     pub s_done_tag: Signal<In, Bits<8>>,
     pub s_done_error: Signal<In, Bit>,
-    last: DFF<Bits<8>>,
+    /// The client granted this cycle; the next search starts after it. With no client
+    /// asking, the grant stays where it is (parked), so that client is granted at once
+    /// when it asks again.
+    grant: DFF<Bits<8>>,
     /// Clients whose data is due, in grant order.
     order: [DFF<Bits<8>>; ORDER],
     head: DFF<Bits<4>>,
     tail: DFF<Bits<4>>,
     pick: RoundRobin<N>,
-    grant: Signal<Local, Bits<8>>,
-    found: Signal<Local, Bit>,
     queued: Signal<Local, Bits<4>>,
-    granted: Signal<Local, Bit>,
+    /// The order queue has room for one more request.
+    room: Signal<Local, Bit>,
+    /// The granted client's request enters the engine this cycle.
+    take: Signal<Local, Bit>,
+    /// The granted client asks and its request cannot enter yet.
+    hold: Signal<Local, Bit>,
     sender: Signal<Local, Bits<8>>,
     one: Constant<Bits<N>>,
 }
@@ -87,15 +96,15 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             s_done_valid: Default::default(),
             s_done_tag: Default::default(),
             s_done_error: Default::default(),
-            last: Default::default(),
+            grant: Default::default(),
             order: Default::default(),
             head: Default::default(),
             tail: Default::default(),
             pick: Default::default(),
-            grant: Default::default(),
-            found: Default::default(),
             queued: Default::default(),
-            granted: Default::default(),
+            room: Default::default(),
+            take: Default::default(),
+            hold: Default::default(),
             sender: Default::default(),
             one: constant(1),
         }
@@ -107,36 +116,38 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, last, head, tail);
+        dff_setup!(self, clock, grant, head, tail);
         for i in 0..ORDER {
             self.order[i].clock.next = self.clock.val();
             self.order[i].d.next = self.order[i].q.val();
         }
-        // Round robin, as for reads; a request is granted only while its data has a place
-        // in the order queue.
+        // Round robin decided a cycle ahead, as for reads; a request enters only while its
+        // data has a place in the order queue.
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.pick.requests.next = self.s_req_valid.val();
-        self.pick.start.next = self.last.q.val() + 1;
-        self.found.next = self.pick.found.val();
-        self.grant.next = self.pick.grant.val();
-        self.m_req_valid.next = self.found.val() & (self.queued.val() < 8);
-        self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.val().index() * 64);
-        self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32);
-        self.m_req_tag.next = self.grant.val();
-        self.granted.next = self.found.val() & (self.queued.val() < 8) & self.m_req_ready.val();
+        self.room.next = self.queued.val() < 8;
+        self.m_req_valid.next = self.room.val() & self.s_req_valid.val().get_bit(self.grant.q.val().index());
+        self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.q.val().index() * 64);
+        self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.q.val().index() * 32);
+        self.m_req_tag.next = self.grant.q.val();
         self.s_req_ready.next = 0.into();
-        if self.granted.val() {
-            self.s_req_ready.next = self.one.val() << self.grant.val();
-            self.last.d.next = self.grant.val();
-            // An empty request sends no data.
-            if self.s_req_len.val().get_bits::<32>(self.grant.val().index() * 32).any() {
-                for i in 0..ORDER {
-                    if self.tail.q.val().get_bits::<3>(0).index() == i {
-                        self.order[i].d.next = self.grant.val();
-                    }
+        if self.room.val() & self.m_req_ready.val() {
+            self.s_req_ready.next = self.one.val() << self.grant.q.val();
+        }
+        self.take.next = self.m_req_valid.val() & self.m_req_ready.val();
+        // An empty request sends no data.
+        if self.take.val() & self.s_req_len.val().get_bits::<32>(self.grant.q.val().index() * 32).any() {
+            for i in 0..ORDER {
+                if self.tail.q.val().get_bits::<3>(0).index() == i {
+                    self.order[i].d.next = self.grant.q.val();
                 }
-                self.tail.d.next = self.tail.q.val() + 1;
             }
+            self.tail.d.next = self.tail.q.val() + 1;
+        }
+        self.hold.next = self.s_req_valid.val().get_bit(self.grant.q.val().index()) & !self.take.val();
+        self.pick.requests.next = self.s_req_valid.val();
+        self.pick.start.next = self.grant.q.val() + 1;
+        if !self.hold.val() & self.pick.found.val() {
+            self.grant.d.next = self.pick.grant.val();
         }
         // Data: from the client at the head of the order queue, up to its tlast.
         self.sender.next = self.order[0].q.val();
@@ -167,7 +178,7 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
         }
         self.m_done_error.next = self.s_done_error.val();
         if self.reset.val() {
-            self.last.d.next = 0.into();
+            self.grant.d.next = 0.into();
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
         }

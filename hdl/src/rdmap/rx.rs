@@ -391,9 +391,12 @@ pub struct RdmapRx<
     nibble_ones: Constant<Bits<QL>>,
     done_ones: Constant<Bits<QL>>,
     done_inc: Signal<Local, Bit>,
-    /// Placement writes requested and acknowledged so far (modulo 256; at most 127 apart).
+    /// Placement writes requested and acknowledged so far (modulo 256; at most 127 apart:
+    /// the DMA write engine keeps 32 on its W side and 32 waiting for their B responses).
     writes_issued: DFF<Bits<8>>,
     writes_acked: DFF<Bits<8>>,
+    /// Every placement write requested has been acknowledged.
+    writes_settled: Signal<Local, Bit>,
     /// Read and atomic completions (their responses' last octets placed) waiting in order
     /// for the placement writes requested before them to be acknowledged, while the
     /// receiver goes on with the next ULPDUs: each one's QP, the count of writes requested
@@ -553,9 +556,6 @@ pub struct RdmapRx<
     place_addr: DFF<Bits<64>>,
     left: DFF<Bits<16>>,
     carry: DFF<Bits<64>>,
-    /// Placement writes not yet acknowledged: up to 64 (the DMA write engine keeps 32 on
-    /// its W side and 32 waiting for their B responses).
-    writes_out: DFF<Bits<8>>,
     req_valid: DFF<Bit>,
     job_valid: DFF<Bit>,
     job_terminate: DFF<Bit>,
@@ -996,6 +996,7 @@ impl<
             done_inc: Default::default(),
             writes_issued: Default::default(),
             writes_acked: Default::default(),
+            writes_settled: Default::default(),
             wait_qpn: Default::default(),
             wait_writes: Default::default(),
             wait_live: Default::default(),
@@ -1069,7 +1070,6 @@ impl<
             place_addr: Default::default(),
             left: Default::default(),
             carry: Default::default(),
-            writes_out: Default::default(),
             req_valid: Default::default(),
             job_valid: Default::default(),
             job_terminate: Default::default(),
@@ -1260,7 +1260,6 @@ impl<
             place_addr,
             left,
             carry,
-            writes_out,
             writes_issued,
             writes_acked,
             wait_head,
@@ -2169,12 +2168,6 @@ impl<
         }
         if self.m_wr_req_valid.val() & self.m_wr_req_ready.val() {
             self.placed_since.d.next = true;
-            self.writes_out.d.next = self.writes_out.q.val() + 1;
-            if self.s_wr_done_valid.val() {
-                self.writes_out.d.next = self.writes_out.q.val();
-            }
-        } else if self.s_wr_done_valid.val() {
-            self.writes_out.d.next = self.writes_out.q.val() - 1;
         }
 
         // Placed: after placement, record progress; a message that ends completes.
@@ -2241,6 +2234,7 @@ impl<
         if self.s_wr_done_valid.val() {
             self.writes_acked.d.next = self.writes_acked.q.val() + 1;
         }
+        self.writes_settled.next = self.writes_issued.q.val() == self.writes_acked.q.val();
         self.wait_count.next = self.wait_tail.q.val() - self.wait_head.q.val();
         self.wait_head_qpn.next = self.wait_qpn[0].q.val();
         self.wait_head_writes.next = self.wait_writes[0].q.val();
@@ -2350,7 +2344,7 @@ impl<
             & (self.opcode.val() != self.op_read_response.val())
             & (self.opcode.val() != self.op_atomic_response.val())
             & !self.cqe_valid.q.val()
-            & (self.writes_out.q.val() == 0)
+            & self.writes_settled.val()
         {
             self.cqe_valid.d.next = true;
             self.invalidate.d.next = self.is_send.val() & self.has_inv.val();
@@ -2399,7 +2393,7 @@ impl<
         // generated until an earlier Send or Immediate Data has completed); its response
         // joins the job queue, to leave when the unit returns the value.
         self.m_atom_valid.next =
-            (self.state.q.val() == RxState::AtomicWait) & (self.writes_out.q.val() == 0) & self.s_cqes_written.val();
+            (self.state.q.val() == RxState::AtomicWait) & self.writes_settled.val() & self.s_cqes_written.val();
         self.m_atom_addr.next = self.job_addr.q.val();
         self.m_atom_aopcode.next = self.aop.val();
         self.m_atom_data.next = self.b_a_data.q.val();
@@ -2517,7 +2511,7 @@ impl<
         // segmenter's queue. A Read Response waits until every placement before it is
         // acknowledged (RDMAP-18, §5.5 rules 12 and 17: a Read sees the Writes before it;
         // the bus orders no read after a write). An Atomic waited in AtomicWait.
-        self.job_go.next = self.job_terminate.q.val() | self.job_atomic.q.val() | (self.writes_out.q.val() == 0);
+        self.job_go.next = self.job_terminate.q.val() | self.job_atomic.q.val() | self.writes_settled.val();
         self.job_entry.next = bit_cast::<465, 1>(self.job_terminate.q.val().into())
             | (bit_cast::<465, 32>(self.b_sink_stag.q.val()) << 1)
             | (bit_cast::<465, 64>(self.b_sink_to.q.val()) << 33)
@@ -2764,7 +2758,6 @@ impl<
             self.cqe_valid.d.next = false;
             self.fail_valid.d.next = false;
             self.invalidate.d.next = false;
-            self.writes_out.d.next = 0.into();
             self.writes_issued.d.next = 0.into();
             self.writes_acked.d.next = 0.into();
             self.wait_head.d.next = 0.into();
