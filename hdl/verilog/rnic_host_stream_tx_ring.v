@@ -56,6 +56,7 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     wire  [63:0] regs$base;
     wire  [31:0] regs$size;
     wire  [31:0] regs$mask;
+    wire  regs$on;
     wire  [31:0] regs$host_index;
     wire  regs$restart;
     reg  [31:0] tail$d;
@@ -142,6 +143,7 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         .base(regs$base),
         .size(regs$size),
         .mask(regs$mask),
+        .on(regs$on),
         .host_index(regs$host_index),
         .restart(regs$restart)
     );
@@ -266,7 +268,7 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         beats$reset = reset;
         requests$reset = reset;
         in_flight$reset = reset;
-        on = |regs$size;
+        on = regs$on;
         first = ~in_rec$q;
         beat_pos = tail$q;
         need = 32'h8;
@@ -1125,7 +1127,7 @@ module rnic_host_stream_tx_ring$rec_len(d,q,clock);
 endmodule // rnic_host_stream_tx_ring$rec_len
 
 
-module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,host_pi,dev_index,stopped,base,size,mask,host_index,restart);
+module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,host_pi,dev_index,stopped,base,size,mask,on,host_index,restart);
     
     // Module arguments
     input wire  clock;
@@ -1142,6 +1144,7 @@ module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,r
     output reg  [63:0] base;
     output reg  [31:0] size;
     output reg  [31:0] mask;
+    output reg  on;
     output reg  [31:0] host_index;
     output reg  restart;
     
@@ -1161,6 +1164,9 @@ module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,r
     reg  [31:0] mask_q$d;
     wire  [31:0] mask_q$q;
     reg  mask_q$clock;
+    reg  on_q$d;
+    wire  on_q$q;
+    reg  on_q$clock;
     reg  [31:0] host_q$d;
     wire  [31:0] host_q$q;
     reg  host_q$clock;
@@ -1193,6 +1199,11 @@ module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,r
         .q(mask_q$q),
         .clock(mask_q$clock)
     );
+    rnic_host_stream_tx_ring$regs$on_q on_q(
+        .d(on_q$d),
+        .q(on_q$q),
+        .clock(on_q$clock)
+    );
     rnic_host_stream_tx_ring$regs$host_q host_q(
         .d(host_q$d),
         .q(host_q$q),
@@ -1205,11 +1216,13 @@ module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,r
         size_log2$clock = clock;
         size_q$clock = clock;
         mask_q$clock = clock;
+        on_q$clock = clock;
         host_q$clock = clock;
         base_q$d = base_q$q;
         size_log2$d = size_log2$q;
         size_q$d = size_q$q;
         mask_q$d = mask_q$q;
+        on_q$d = on_q$q;
         host_q$d = host_q$q;
         wr_hit = wr_en & (wr_addr[(32'h5)+:(11)] == page);
         wr_reg = wr_addr[(32'h2)+:(3)];
@@ -1232,6 +1245,7 @@ module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,r
             size_log2$d = wr_data[(32'h0)+:(5)];
             size_q$d = 32'h0;
             mask_q$d = 32'h0;
+            on_q$d = |wr_data[(32'h0)+:(5)];
             if (|wr_data[(32'h0)+:(5)]) begin
                 size_q$d = one << wr_data[(32'h0)+:(5)];
                 mask_q$d = (one << wr_data[(32'h0)+:(5)]) - 32'h1;
@@ -1242,11 +1256,13 @@ module rnic_host_stream_tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,r
             size_log2$d = 32'h0;
             size_q$d = 32'h0;
             mask_q$d = 32'h0;
+            on_q$d = 1'b0;
             host_q$d = 32'h0;
         end
         base = base_q$q;
         size = size_q$q;
         mask = mask_q$q;
+        on = on_q$q;
         host_index = host_q$q;
         pi_word = dev_index;
         ci_word = host_q$q;
@@ -1336,6 +1352,25 @@ module rnic_host_stream_tx_ring$regs$mask_q(d,q,clock);
     end
           
 endmodule // rnic_host_stream_tx_ring$regs$mask_q
+
+
+module rnic_host_stream_tx_ring$regs$on_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_stream_tx_ring$regs$on_q
 
 
 module rnic_host_stream_tx_ring$regs$size_log2(d,q,clock);

@@ -37652,9 +37652,11 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     localparam  one_lane = 8'h1;
     localparam  max_chunk = 32'h100;
     localparam  queue_depth = 8'h40;
+    localparam  planned = 2'b11;
     localparam  st_idle = 2'b0;
     localparam  st_header = 2'b1;
-    localparam  st_data = 2'b10;
+    localparam  st_check = 2'b10;
+    localparam  st_data = 2'b11;
     
     // Stub signals
     reg  regs$clock;
@@ -37671,6 +37673,7 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     wire  [63:0] regs$base;
     wire  [31:0] regs$size;
     wire  [31:0] regs$mask;
+    wire  regs$on;
     wire  [31:0] regs$host_index;
     wire  regs$restart;
     reg  [31:0] ci$d;
@@ -37682,6 +37685,24 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     reg  [1:0] state$d;
     wire  [1:0] state$q;
     reg  state$clock;
+    reg  [31:0] hdr_len$d;
+    wire  [31:0] hdr_len$q;
+    reg  hdr_len$clock;
+    reg  hdr_error$d;
+    wire  hdr_error$q;
+    reg  hdr_error$clock;
+    reg  idle_ok$d;
+    wire  idle_ok$q;
+    reg  idle_ok$clock;
+    reg  restarted$d;
+    wire  restarted$q;
+    reg  restarted$clock;
+    reg  [31:0] room$d;
+    wire  [31:0] room$q;
+    reg  room$clock;
+    reg  [31:0] ci_next$d;
+    wire  [31:0] ci_next$q;
+    reg  ci_next$clock;
     reg  [31:0] rd_pos$d;
     wire  [31:0] rd_pos$q;
     reg  rd_pos$clock;
@@ -37691,6 +37712,9 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     reg  [31:0] beats_left$d;
     wire  [31:0] beats_left$q;
     reg  beats_left$clock;
+    reg  at_last$d;
+    wire  at_last$q;
+    reg  at_last$clock;
     reg  [7:0] last_keep$d;
     wire  [7:0] last_keep$q;
     reg  last_keep$clock;
@@ -37700,6 +37724,24 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     reg  [31:0] rec_end$d;
     wire  [31:0] rec_end$q;
     reg  rec_end$clock;
+    reg  [1:0] fresh$d;
+    wire  [1:0] fresh$q;
+    reg  fresh$clock;
+    reg  [31:0] to_end$d;
+    wire  [31:0] to_end$q;
+    reg  to_end$clock;
+    reg  [31:0] chunk$d;
+    wire  [31:0] chunk$q;
+    reg  chunk$clock;
+    reg  chunk_last$d;
+    wire  chunk_last$q;
+    reg  chunk_last$clock;
+    reg  fits$d;
+    wire  fits$q;
+    reg  fits$clock;
+    reg  [63:0] addr$d;
+    wire  [63:0] addr$q;
+    reg  addr$clock;
     reg  [7:0] owed$d;
     wire  [7:0] owed$q;
     reg  owed$clock;
@@ -37714,11 +37756,8 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     wire  [6:0] out$count;
     
     // Local signals
-    reg  on;
-    reg  [31:0] len;
     reg  [31:0] padded;
-    reg  [31:0] to_end;
-    reg  [31:0] chunk;
+    reg  take;
     reg  arrive;
     reg  [7:0] owed_add;
     reg  [7:0] keep;
@@ -37740,6 +37779,7 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         .base(regs$base),
         .size(regs$size),
         .mask(regs$mask),
+        .on(regs$on),
         .host_index(regs$host_index),
         .restart(regs$restart)
     );
@@ -37758,6 +37798,36 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         .q(state$q),
         .clock(state$clock)
     );
+    rnic_top_q16$rx_ring$hdr_len hdr_len(
+        .d(hdr_len$d),
+        .q(hdr_len$q),
+        .clock(hdr_len$clock)
+    );
+    rnic_top_q16$rx_ring$hdr_error hdr_error(
+        .d(hdr_error$d),
+        .q(hdr_error$q),
+        .clock(hdr_error$clock)
+    );
+    rnic_top_q16$rx_ring$idle_ok idle_ok(
+        .d(idle_ok$d),
+        .q(idle_ok$q),
+        .clock(idle_ok$clock)
+    );
+    rnic_top_q16$rx_ring$restarted restarted(
+        .d(restarted$d),
+        .q(restarted$q),
+        .clock(restarted$clock)
+    );
+    rnic_top_q16$rx_ring$room room(
+        .d(room$d),
+        .q(room$q),
+        .clock(room$clock)
+    );
+    rnic_top_q16$rx_ring$ci_next ci_next(
+        .d(ci_next$d),
+        .q(ci_next$q),
+        .clock(ci_next$clock)
+    );
     rnic_top_q16$rx_ring$rd_pos rd_pos(
         .d(rd_pos$d),
         .q(rd_pos$q),
@@ -37773,6 +37843,11 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         .q(beats_left$q),
         .clock(beats_left$clock)
     );
+    rnic_top_q16$rx_ring$at_last at_last(
+        .d(at_last$d),
+        .q(at_last$q),
+        .clock(at_last$clock)
+    );
     rnic_top_q16$rx_ring$last_keep last_keep(
         .d(last_keep$d),
         .q(last_keep$q),
@@ -37787,6 +37862,36 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         .d(rec_end$d),
         .q(rec_end$q),
         .clock(rec_end$clock)
+    );
+    rnic_top_q16$rx_ring$fresh fresh(
+        .d(fresh$d),
+        .q(fresh$q),
+        .clock(fresh$clock)
+    );
+    rnic_top_q16$rx_ring$to_end to_end(
+        .d(to_end$d),
+        .q(to_end$q),
+        .clock(to_end$clock)
+    );
+    rnic_top_q16$rx_ring$chunk chunk(
+        .d(chunk$d),
+        .q(chunk$q),
+        .clock(chunk$clock)
+    );
+    rnic_top_q16$rx_ring$chunk_last chunk_last(
+        .d(chunk_last$d),
+        .q(chunk_last$q),
+        .clock(chunk_last$clock)
+    );
+    rnic_top_q16$rx_ring$fits fits(
+        .d(fits$d),
+        .q(fits$q),
+        .clock(fits$clock)
+    );
+    rnic_top_q16$rx_ring$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
     );
     rnic_top_q16$rx_ring$owed owed(
         .d(owed$d),
@@ -37812,22 +37917,48 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         ci$clock = clock;
         failed$clock = clock;
         state$clock = clock;
+        hdr_len$clock = clock;
+        hdr_error$clock = clock;
+        idle_ok$clock = clock;
+        restarted$clock = clock;
+        room$clock = clock;
+        ci_next$clock = clock;
         rd_pos$clock = clock;
         ask_left$clock = clock;
         beats_left$clock = clock;
+        at_last$clock = clock;
         last_keep$clock = clock;
         qp$clock = clock;
         rec_end$clock = clock;
+        fresh$clock = clock;
+        to_end$clock = clock;
+        chunk$clock = clock;
+        chunk_last$clock = clock;
+        fits$clock = clock;
+        addr$clock = clock;
         owed$clock = clock;
         ci$d = ci$q;
         failed$d = failed$q;
         state$d = state$q;
+        hdr_len$d = hdr_len$q;
+        hdr_error$d = hdr_error$q;
+        idle_ok$d = idle_ok$q;
+        restarted$d = restarted$q;
+        room$d = room$q;
+        ci_next$d = ci_next$q;
         rd_pos$d = rd_pos$q;
         ask_left$d = ask_left$q;
         beats_left$d = beats_left$q;
+        at_last$d = at_last$q;
         last_keep$d = last_keep$q;
         qp$d = qp$q;
         rec_end$d = rec_end$q;
+        fresh$d = fresh$q;
+        to_end$d = to_end$q;
+        chunk$d = chunk$q;
+        chunk_last$d = chunk_last$q;
+        fits$d = fits$q;
+        addr$d = addr$q;
         owed$d = owed$q;
         regs$reset = reset;
         regs$wr_en = wr_en;
@@ -37840,53 +37971,73 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         regs$stopped = failed$q;
         rd_data = regs$rd_data;
         out$reset = reset;
-        on = |regs$size;
-        len = s_rd_tdata[(32'h0)+:(32)];
-        padded = (len + 32'h7) & 64'hfffffff8;
-        to_end = regs$size - (rd_pos$q & regs$mask);
-        chunk = max_chunk;
-        if (ask_left$q < chunk) begin
-            chunk = ask_left$q;
+        idle_ok$d = (state$q == st_idle) & ((regs$host_index - ci$q) >= 32'h8) & (owed$q == 32'h0);
+        restarted$d = 1'b0;
+        room$d = regs$host_index - ci$q - 32'h8;
+        ci_next$d = ci$q + 32'h8;
+        if (fresh$q != planned) begin
+            fresh$d = fresh$q + 32'h1;
         end
-        if (to_end < chunk) begin
-            chunk = to_end;
+        to_end$d = regs$size - (rd_pos$q & regs$mask);
+        chunk$d = max_chunk;
+        if (ask_left$q < chunk$d) begin
+            chunk$d = ask_left$q;
         end
+        if (to_end$q < chunk$d) begin
+            chunk$d = to_end$q;
+        end
+        chunk_last$d = ask_left$q == chunk$q;
+        fits$d = (((out$count) & 8'hff) + owed$q + ((chunk$q[(32'h3)+:(6)]) & 8'hff)) <= queue_depth;
+        addr$d = regs$base + ((ci$q & regs$mask) & 64'hffffffffffffffff);
+        if (state$q == st_data) begin
+            addr$d = regs$base + ((rd_pos$q & regs$mask) & 64'hffffffffffffffff);
+        end
+        m_rd_req_addr = addr$q;
+        m_rd_req_len = chunk$q;
         m_rd_req_valid = 1'b0;
-        m_rd_req_addr = regs$base + ((rd_pos$q & regs$mask) & 64'hffffffffffffffff);
-        m_rd_req_len = chunk;
         owed_add = 32'h0;
         if (state$q == st_idle) begin
             m_rd_req_len = 32'h8;
-            m_rd_req_valid = on & ~failed$q & ((regs$host_index - ci$q) >= 32'h8) & (owed$q == 32'h0);
-            if (m_rd_req_valid & m_rd_req_ready) begin
-                state$d = st_header;
-            end
+            m_rd_req_valid = regs$on & ~failed$q & idle_ok$q & ~restarted$q;
         end
         if (state$q == st_data) begin
-            m_rd_req_valid = (((out$count) & 8'hff) + owed$q + ((chunk[(32'h3)+:(6)]) & 8'hff)) <= queue_depth;
-            if (m_rd_req_valid & m_rd_req_ready) begin
-                rd_pos$d = rd_pos$q + chunk;
-                ask_left$d = ask_left$q - chunk;
-                owed_add = ((chunk[(32'h3)+:(6)]) & 8'hff);
-                if (ask_left$q == chunk) begin
-                    state$d = st_idle;
-                end
+            m_rd_req_valid = (fresh$q == planned) & fits$q;
+        end
+        take = m_rd_req_valid & m_rd_req_ready;
+        if (take & (state$q == st_idle)) begin
+            state$d = st_header;
+        end
+        if (take & (state$q == st_data)) begin
+            rd_pos$d = rd_pos$q + chunk$q;
+            ask_left$d = ask_left$q - chunk$q;
+            owed_add = ((chunk$q[(32'h3)+:(6)]) & 8'hff);
+            fresh$d = 32'h0;
+            if (chunk_last$q) begin
+                state$d = st_idle;
             end
         end
         s_rd_tready = 1'b1;
         arrive = 1'b0;
         if (s_rd_tvalid & (state$q == st_header)) begin
+            state$d = st_check;
+            hdr_len$d = s_rd_tdata[(32'h0)+:(32)];
+            qp$d = s_rd_tdata[(32'h20)+:(16)];
+            hdr_error$d = s_rd_terror;
+        end
+        padded = (hdr_len$q + 32'h7) & 64'hfffffff8;
+        if (state$q == st_check) begin
             state$d = st_data;
-            rd_pos$d = ci$q + 32'h8;
+            fresh$d = 32'h0;
+            rd_pos$d = ci_next$q;
             ask_left$d = padded;
             beats_left$d = padded >> 32'h3;
-            qp$d = s_rd_tdata[(32'h20)+:(16)];
-            rec_end$d = ci$q + 32'h8 + padded;
+            at_last$d = padded == 32'h8;
+            rec_end$d = ci_next$q + padded;
             last_keep$d = 32'hff;
-            if (|len[(32'h0)+:(3)]) begin
-                last_keep$d = (one_lane << len[(32'h0)+:(3)]) - 32'h1;
+            if (|hdr_len$q[(32'h0)+:(3)]) begin
+                last_keep$d = (one_lane << hdr_len$q[(32'h0)+:(3)]) - 32'h1;
             end
-            if ((len == 32'h0) | (padded > (regs$host_index - ci$q - 32'h8)) | (len > 64'h7ffffff0) | s_rd_terror) begin
+            if ((hdr_len$q == 32'h0) | (padded > room$q) | (hdr_len$q > 64'h7ffffff0) | hdr_error$q) begin
                 state$d = st_idle;
                 failed$d = 1'b1;
             end
@@ -37897,7 +38048,7 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         end
         keep = 32'hff;
         is_last = 32'h0;
-        if (beats_left$q == 32'h1) begin
+        if (at_last$q) begin
             keep = last_keep$q;
             is_last = 32'h1;
         end
@@ -37907,7 +38058,8 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         if (arrive) begin
             owed$d = owed$q + owed_add - 32'h1;
             beats_left$d = beats_left$q - 32'h1;
-            if (beats_left$q == 32'h1) begin
+            at_last$d = beats_left$q == 32'h2;
+            if (at_last$q) begin
                 ci$d = rec_end$q;
             end
             if (s_rd_terror) begin
@@ -37921,7 +38073,7 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         m_rx_tvalid = s_rx_tvalid;
         s_rx_tready = m_rx_tready;
         out$m_ready = 1'b0;
-        if (on) begin
+        if (regs$on) begin
             m_rx_tdata = out$m_data[(32'h0)+:(64)];
             m_rx_tkeep = out$m_data[(32'h40)+:(8)];
             m_rx_tlast = out$m_data[32'h48];
@@ -37932,11 +38084,13 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         end
         if (regs$restart) begin
             ci$d = 32'h0;
+            restarted$d = 1'b1;
             failed$d = 1'b0;
             state$d = st_idle;
         end
         if (reset) begin
             ci$d = 32'h0;
+            restarted$d = 1'b1;
             failed$d = 1'b0;
             state$d = st_idle;
             owed$d = 32'h0;
@@ -37944,6 +38098,25 @@ module rnic_top_q16$rx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     end
     
 endmodule // rnic_top_q16$rx_ring
+
+
+module rnic_top_q16$rx_ring$addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$addr
 
 
 module rnic_top_q16$rx_ring$ask_left(d,q,clock);
@@ -37965,6 +38138,25 @@ module rnic_top_q16$rx_ring$ask_left(d,q,clock);
 endmodule // rnic_top_q16$rx_ring$ask_left
 
 
+module rnic_top_q16$rx_ring$at_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$at_last
+
+
 module rnic_top_q16$rx_ring$beats_left(d,q,clock);
     
     // Module arguments
@@ -37982,6 +38174,44 @@ module rnic_top_q16$rx_ring$beats_left(d,q,clock);
     end
           
 endmodule // rnic_top_q16$rx_ring$beats_left
+
+
+module rnic_top_q16$rx_ring$chunk(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$chunk
+
+
+module rnic_top_q16$rx_ring$chunk_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$chunk_last
 
 
 module rnic_top_q16$rx_ring$ci(d,q,clock);
@@ -38003,6 +38233,25 @@ module rnic_top_q16$rx_ring$ci(d,q,clock);
 endmodule // rnic_top_q16$rx_ring$ci
 
 
+module rnic_top_q16$rx_ring$ci_next(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$ci_next
+
+
 module rnic_top_q16$rx_ring$failed(d,q,clock);
     
     // Module arguments
@@ -38020,6 +38269,101 @@ module rnic_top_q16$rx_ring$failed(d,q,clock);
     end
           
 endmodule // rnic_top_q16$rx_ring$failed
+
+
+module rnic_top_q16$rx_ring$fits(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$fits
+
+
+module rnic_top_q16$rx_ring$fresh(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$fresh
+
+
+module rnic_top_q16$rx_ring$hdr_error(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$hdr_error
+
+
+module rnic_top_q16$rx_ring$hdr_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$hdr_len
+
+
+module rnic_top_q16$rx_ring$idle_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$idle_ok
 
 
 module rnic_top_q16$rx_ring$last_keep(d,q,clock);
@@ -38307,7 +38651,7 @@ module rnic_top_q16$rx_ring$rec_end(d,q,clock);
 endmodule // rnic_top_q16$rx_ring$rec_end
 
 
-module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,host_pi,dev_index,stopped,base,size,mask,host_index,restart);
+module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,host_pi,dev_index,stopped,base,size,mask,on,host_index,restart);
     
     // Module arguments
     input wire  clock;
@@ -38324,6 +38668,7 @@ module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
     output reg  [63:0] base;
     output reg  [31:0] size;
     output reg  [31:0] mask;
+    output reg  on;
     output reg  [31:0] host_index;
     output reg  restart;
     
@@ -38343,6 +38688,9 @@ module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
     reg  [31:0] mask_q$d;
     wire  [31:0] mask_q$q;
     reg  mask_q$clock;
+    reg  on_q$d;
+    wire  on_q$q;
+    reg  on_q$clock;
     reg  [31:0] host_q$d;
     wire  [31:0] host_q$q;
     reg  host_q$clock;
@@ -38375,6 +38723,11 @@ module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
         .q(mask_q$q),
         .clock(mask_q$clock)
     );
+    rnic_top_q16$rx_ring$regs$on_q on_q(
+        .d(on_q$d),
+        .q(on_q$q),
+        .clock(on_q$clock)
+    );
     rnic_top_q16$rx_ring$regs$host_q host_q(
         .d(host_q$d),
         .q(host_q$q),
@@ -38387,11 +38740,13 @@ module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
         size_log2$clock = clock;
         size_q$clock = clock;
         mask_q$clock = clock;
+        on_q$clock = clock;
         host_q$clock = clock;
         base_q$d = base_q$q;
         size_log2$d = size_log2$q;
         size_q$d = size_q$q;
         mask_q$d = mask_q$q;
+        on_q$d = on_q$q;
         host_q$d = host_q$q;
         wr_hit = wr_en & (wr_addr[(32'h5)+:(11)] == page);
         wr_reg = wr_addr[(32'h2)+:(3)];
@@ -38414,6 +38769,7 @@ module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
             size_log2$d = wr_data[(32'h0)+:(5)];
             size_q$d = 32'h0;
             mask_q$d = 32'h0;
+            on_q$d = |wr_data[(32'h0)+:(5)];
             if (|wr_data[(32'h0)+:(5)]) begin
                 size_q$d = one << wr_data[(32'h0)+:(5)];
                 mask_q$d = (one << wr_data[(32'h0)+:(5)]) - 32'h1;
@@ -38424,11 +38780,13 @@ module rnic_top_q16$rx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
             size_log2$d = 32'h0;
             size_q$d = 32'h0;
             mask_q$d = 32'h0;
+            on_q$d = 1'b0;
             host_q$d = 32'h0;
         end
         base = base_q$q;
         size = size_q$q;
         mask = mask_q$q;
+        on = on_q$q;
         host_index = host_q$q;
         pi_word = dev_index;
         ci_word = host_q$q;
@@ -38520,6 +38878,25 @@ module rnic_top_q16$rx_ring$regs$mask_q(d,q,clock);
 endmodule // rnic_top_q16$rx_ring$regs$mask_q
 
 
+module rnic_top_q16$rx_ring$regs$on_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$regs$on_q
+
+
 module rnic_top_q16$rx_ring$regs$size_log2(d,q,clock);
     
     // Module arguments
@@ -38558,6 +38935,44 @@ module rnic_top_q16$rx_ring$regs$size_q(d,q,clock);
 endmodule // rnic_top_q16$rx_ring$regs$size_q
 
 
+module rnic_top_q16$rx_ring$restarted(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$restarted
+
+
+module rnic_top_q16$rx_ring$room(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$room
+
+
 module rnic_top_q16$rx_ring$state(d,q,clock);
     
     // Module arguments
@@ -38575,6 +38990,25 @@ module rnic_top_q16$rx_ring$state(d,q,clock);
     end
           
 endmodule // rnic_top_q16$rx_ring$state
+
+
+module rnic_top_q16$rx_ring$to_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_ring$to_end
 
 
 module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,walk_tag,walking,drop,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
@@ -43616,6 +44050,7 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     wire  [63:0] regs$base;
     wire  [31:0] regs$size;
     wire  [31:0] regs$mask;
+    wire  regs$on;
     wire  [31:0] regs$host_index;
     wire  regs$restart;
     reg  [31:0] tail$d;
@@ -43702,6 +44137,7 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         .base(regs$base),
         .size(regs$size),
         .mask(regs$mask),
+        .on(regs$on),
         .host_index(regs$host_index),
         .restart(regs$restart)
     );
@@ -43826,7 +44262,7 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         beats$reset = reset;
         requests$reset = reset;
         in_flight$reset = reset;
-        on = |regs$size;
+        on = regs$on;
         first = ~in_rec$q;
         beat_pos = tail$q;
         need = 32'h8;
@@ -44685,7 +45121,7 @@ module rnic_top_q16$tx_ring$rec_len(d,q,clock);
 endmodule // rnic_top_q16$tx_ring$rec_len
 
 
-module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,host_pi,dev_index,stopped,base,size,mask,host_index,restart);
+module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,host_pi,dev_index,stopped,base,size,mask,on,host_index,restart);
     
     // Module arguments
     input wire  clock;
@@ -44702,6 +45138,7 @@ module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
     output reg  [63:0] base;
     output reg  [31:0] size;
     output reg  [31:0] mask;
+    output reg  on;
     output reg  [31:0] host_index;
     output reg  restart;
     
@@ -44721,6 +45158,9 @@ module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
     reg  [31:0] mask_q$d;
     wire  [31:0] mask_q$q;
     reg  mask_q$clock;
+    reg  on_q$d;
+    wire  on_q$q;
+    reg  on_q$clock;
     reg  [31:0] host_q$d;
     wire  [31:0] host_q$q;
     reg  host_q$clock;
@@ -44753,6 +45193,11 @@ module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
         .q(mask_q$q),
         .clock(mask_q$clock)
     );
+    rnic_top_q16$tx_ring$regs$on_q on_q(
+        .d(on_q$d),
+        .q(on_q$q),
+        .clock(on_q$clock)
+    );
     rnic_top_q16$tx_ring$regs$host_q host_q(
         .d(host_q$d),
         .q(host_q$q),
@@ -44765,11 +45210,13 @@ module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
         size_log2$clock = clock;
         size_q$clock = clock;
         mask_q$clock = clock;
+        on_q$clock = clock;
         host_q$clock = clock;
         base_q$d = base_q$q;
         size_log2$d = size_log2$q;
         size_q$d = size_q$q;
         mask_q$d = mask_q$q;
+        on_q$d = on_q$q;
         host_q$d = host_q$q;
         wr_hit = wr_en & (wr_addr[(32'h5)+:(11)] == page);
         wr_reg = wr_addr[(32'h2)+:(3)];
@@ -44792,6 +45239,7 @@ module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
             size_log2$d = wr_data[(32'h0)+:(5)];
             size_q$d = 32'h0;
             mask_q$d = 32'h0;
+            on_q$d = |wr_data[(32'h0)+:(5)];
             if (|wr_data[(32'h0)+:(5)]) begin
                 size_q$d = one << wr_data[(32'h0)+:(5)];
                 mask_q$d = (one << wr_data[(32'h0)+:(5)]) - 32'h1;
@@ -44802,11 +45250,13 @@ module rnic_top_q16$tx_ring$regs(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_da
             size_log2$d = 32'h0;
             size_q$d = 32'h0;
             mask_q$d = 32'h0;
+            on_q$d = 1'b0;
             host_q$d = 32'h0;
         end
         base = base_q$q;
         size = size_q$q;
         mask = mask_q$q;
+        on = on_q$q;
         host_index = host_q$q;
         pi_word = dev_index;
         ci_word = host_q$q;
@@ -44896,6 +45346,25 @@ module rnic_top_q16$tx_ring$regs$mask_q(d,q,clock);
     end
           
 endmodule // rnic_top_q16$tx_ring$regs$mask_q
+
+
+module rnic_top_q16$tx_ring$regs$on_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_ring$regs$on_q
 
 
 module rnic_top_q16$tx_ring$regs$size_log2(d,q,clock);

@@ -31,6 +31,8 @@ pub struct RingRegs {
     /// Size in octets (0 while off) and size - 1.
     pub size: Signal<Out, Bits<32>>,
     pub mask: Signal<Out, Bits<32>>,
+    /// The ring is on (its size is not 0): a register of its own, which steers streams.
+    pub on: Signal<Out, Bit>,
     /// The host's position as it last wrote it (0 after a restart).
     pub host_index: Signal<Out, Bits<32>>,
     pub restart: Signal<Out, Bit>,
@@ -38,6 +40,7 @@ pub struct RingRegs {
     size_log2: DFF<Bits<5>>,
     size_q: DFF<Bits<32>>,
     mask_q: DFF<Bits<32>>,
+    on_q: DFF<Bit>,
     host_q: DFF<Bits<32>>,
     wr_hit: Signal<Local, Bit>,
     wr_reg: Signal<Local, Bits<3>>,
@@ -64,12 +67,14 @@ impl Default for RingRegs {
             base: Default::default(),
             size: Default::default(),
             mask: Default::default(),
+            on: Default::default(),
             host_index: Default::default(),
             restart: Default::default(),
             base_q: Default::default(),
             size_log2: Default::default(),
             size_q: Default::default(),
             mask_q: Default::default(),
+            on_q: Default::default(),
             host_q: Default::default(),
             wr_hit: Default::default(),
             wr_reg: Default::default(),
@@ -84,7 +89,7 @@ impl Default for RingRegs {
 impl Logic for RingRegs {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, base_q, size_log2, size_q, mask_q, host_q);
+        dff_setup!(self, clock, base_q, size_log2, size_q, mask_q, on_q, host_q);
         self.wr_hit.next = self.wr_en.val() & (self.wr_addr.val().get_bits::<11>(5) == self.page.val());
         self.wr_reg.next = self.wr_addr.val().get_bits::<3>(2);
         self.restart.next = self.wr_hit.val() & (self.wr_reg.val() == 2);
@@ -108,6 +113,7 @@ impl Logic for RingRegs {
             self.size_log2.d.next = self.wr_data.val().get_bits::<5>(0);
             self.size_q.d.next = 0.into();
             self.mask_q.d.next = 0.into();
+            self.on_q.d.next = self.wr_data.val().get_bits::<5>(0).any();
             if self.wr_data.val().get_bits::<5>(0).any() {
                 self.size_q.d.next = self.one.val() << self.wr_data.val().get_bits::<5>(0);
                 self.mask_q.d.next = (self.one.val() << self.wr_data.val().get_bits::<5>(0)) - 1;
@@ -118,11 +124,13 @@ impl Logic for RingRegs {
             self.size_log2.d.next = 0.into();
             self.size_q.d.next = 0.into();
             self.mask_q.d.next = 0.into();
+            self.on_q.d.next = false;
             self.host_q.d.next = 0.into();
         }
         self.base.next = self.base_q.q.val();
         self.size.next = self.size_q.q.val();
         self.mask.next = self.mask_q.q.val();
+        self.on.next = self.on_q.q.val();
         self.host_index.next = self.host_q.q.val();
 
         self.pi_word.next = self.dev_index.val();

@@ -179,7 +179,7 @@ impl Logic for StreamTxRing {
         self.beats.reset.next = self.reset.val();
         self.requests.reset.next = self.reset.val();
         self.in_flight.reset.next = self.reset.val();
-        self.on.next = self.regs.size.val().any();
+        self.on.next = self.regs.on.val();
 
         // The stream: through to the port while off, into the ring while on. A beat is
         // taken when the ring has room for it (and the header on a first beat) and both
