@@ -100,8 +100,8 @@ pub struct StreamRxRing {
     rec_end: DFF<Bits<32>>,
     /// The next request, planned from `rd_pos` and `ask_left` over three cycles (`fresh`
     /// counts them up to `FRESH`): octets to the ring's end, then the request's length,
-    /// then whether it is the record's last and whether the queue has room for it. The address is registered every cycle: the header's at `CI`, else the
-    /// data's at `rd_pos`.
+    /// then whether it is the record's last and whether the queue has room for it. The
+    /// address is registered every cycle: the header's at `CI`, else the data's at `rd_pos`.
     fresh: DFF<Bits<2>>,
     to_end: DFF<Bits<32>>,
     chunk: DFF<Bits<32>>,
