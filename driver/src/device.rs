@@ -15,7 +15,8 @@ use crate::{DmaBuffer, Hal};
 /// How often the driver reads `CMD_STATUS` before it gives up on a command. A query
 /// takes a few device cycles; a command that changes a context also waits for the DMA
 /// already asked for to complete (the fence, docs/REGISTERS.md), at most the memory's
-/// round trip for each request in flight. One poll is a full register round trip
+/// round trip for each request in flight (longer only while a payload read waits for a
+/// stalled link to make room). One poll is a full register round trip
 /// (hundreds of nanoseconds over PCIe, several cycles in simulation), so a few polls
 /// normally find it done; the budget only bounds the wait on a wedged device.
 const COMMAND_POLLS: u32 = 100_000;

@@ -453,9 +453,22 @@ type SentFpdu = (Vec<u8>, u64);
 pub struct RawPeer {
     sent: Rc<RefCell<Vec<SentFpdu>>>,
     to_send: LinkQueue,
+    tx_held: Rc<Cell<bool>>,
 }
 
 impl RawPeer {
+    /// Stops taking the device's TX stream (`tready` low) while `held`: a network that
+    /// takes nothing. Set it between cycles, or in a hook's `Observe` phase (the peer's
+    /// ready and what it records follow it from the next cycle).
+    pub fn hold_tx(&self, held: bool) {
+        self.tx_held.set(held);
+    }
+
+    /// The flag [`RawPeer::hold_tx`] sets, for a hook that releases the stream itself.
+    pub fn tx_hold(&self) -> Rc<Cell<bool>> {
+        Rc::clone(&self.tx_held)
+    }
+
     /// The FPDUs the device has sent so far: each packet's octets and its `tuser`.
     pub fn sent(&self) -> Vec<(Vec<u8>, u64)> {
         self.sent.borrow().clone()
@@ -591,24 +604,27 @@ impl SimHal {
     }
 
     /// Makes something the far end of this device's streams (8-octet `tdata`): TX is
-    /// always taken, each packet whole handed to `on_packet` with its `tuser`; RX is fed
-    /// from `inp`; `every_cycle` runs first in each cycle.
+    /// taken whenever `held` is false, each packet whole handed to `on_packet` with its
+    /// `tuser`; RX is fed from `inp`; `every_cycle` runs first in each cycle.
     fn attach_endpoint(
         &self,
         inp: LinkQueue,
+        held: Rc<Cell<bool>>,
         mut every_cycle: impl FnMut() + 'static,
         mut on_packet: impl FnMut(Vec<u8>, u64) + 'static,
     ) {
         let ports = self.with_model(|m| StreamPorts::of(m));
         let mut current = Vec::new();
+        let mut taking = true;
         self.on_cycle(move |m, phase| match phase {
             Phase::Drive => {
                 every_cycle();
-                m.set_bit(ports.tx[4], true);
+                taking = !held.get();
+                m.set_bit(ports.tx[4], taking);
                 ports.offer(m, &inp);
             }
             Phase::Observe => {
-                if let Some((data, keep, last, user)) = ports.exchange(m, &inp, true) {
+                if let Some((data, keep, last, user)) = ports.exchange(m, &inp, taking) {
                     let octets = data.to_le_bytes();
                     current.extend((0..8).filter(|i| keep >> i & 1 == 1).map(|i| octets[i]));
                     if last {
@@ -621,9 +637,10 @@ impl SimHal {
 
     /// Attaches a [`RawPeer`] to this device's streams.
     pub fn attach_raw_peer(&self) -> RawPeer {
-        let peer = RawPeer { sent: Rc::default(), to_send: Rc::default() };
+        let peer = RawPeer { sent: Rc::default(), to_send: Rc::default(), tx_held: Rc::default() };
         let sent = Rc::clone(&peer.sent);
-        self.attach_endpoint(Rc::clone(&peer.to_send), || {}, move |fpdu, user| sent.borrow_mut().push((fpdu, user)));
+        let (inp, held) = (Rc::clone(&peer.to_send), Rc::clone(&peer.tx_held));
+        self.attach_endpoint(inp, held, || {}, move |fpdu, user| sent.borrow_mut().push((fpdu, user)));
         peer
     }
 
@@ -652,7 +669,7 @@ impl SimHal {
                 pumped.borrow_mut().iter_mut().for_each(|conn| conn.pump(&rx));
             }
         };
-        self.attach_endpoint(inp, pump, move |fpdu, user| {
+        self.attach_endpoint(inp, Rc::default(), pump, move |fpdu, user| {
             match conns.borrow_mut().iter_mut().find(|c| c.conn_id == user) {
                 Some(conn) => {
                     conn.record(&fpdu, true);

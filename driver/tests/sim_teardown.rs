@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::{collect, linked_pair};
-use rnic_driver::sim::SimHal;
+use common::{collect, linked_pair, raw_device};
+use rnic_driver::sim::{Phase, SimHal};
 use rnic_driver::{
     CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair,
-    RecvRequest, WorkRequest,
+    RecvRequest, RemoteBuf, WorkRequest,
 };
 
 const BUFFER: usize = 64 * 1024;
@@ -193,4 +193,45 @@ fn a_read_after_a_reset_completes_only_with_its_own_data_in_place() {
         assert_eq!(status, CqeStatus::Success, "Read 2 (reset after {wait} cycles)");
         assert_eq!(sink, [0x22; LEN], "Read 2's sink when its completion came (reset after {wait} cycles)");
     }
+}
+
+/// A's QP is reset while its link takes nothing, so that a segment's payload read waits
+/// for room in TxPayload's buffer (16 KiB, full of the segments before it). The read was
+/// decided before the reset, so the reset completes only once it has been issued and
+/// has completed, after the link moves again; A's buffer, freed at once, is then never
+/// read. Fails when the fence sees the payload client only once its request fits: the
+/// reset completes while the link is held, and the read of the freed buffer follows.
+#[test]
+fn a_reset_waits_for_a_payload_read_held_back_for_room() {
+    const HOLD: u64 = 3000;
+    let (dev, peer) = raw_device();
+    record_faults(&dev);
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(BUFFER).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps()).expect("QP");
+    qp.ready().expect("RTS");
+    peer.hold_tx(true);
+    let remote = RemoteBuf { stag: 0x1234_5678, to: 0 };
+    let local = mr.sge(0, BUFFER as u32).unwrap();
+    qp.post_send(&WorkRequest::Write { wr_id: 1, local, remote, signaled: true }).expect("write");
+    // 16 KiB of payload read into the buffer, and the next segment's read waiting.
+    dev.hal().run_idle(4000);
+    assert_eq!(peer.sent_count(), 0, "the link took nothing");
+    let release_at = dev.hal().cycles() + HOLD;
+    let held = peer.tx_hold();
+    dev.hal().on_cycle(move |m, phase| {
+        if matches!(phase, Phase::Observe) && m.cycles() >= release_at {
+            held.set(false);
+        }
+    });
+    qp.modify(QpState::Reset).expect("RESET");
+    let done_at = dev.hal().cycles();
+    assert!(done_at > release_at, "the reset completed at cycle {done_at}, with the link held until {release_at}");
+    drop(mr);
+    drop(buf);
+    dev.hal().run_idle(5000);
+    assert!(peer.sent_count() > 0, "the segments read before the reset went out");
+    assert_eq!(faults(&dev), Vec::<String>::new(), "A read its freed buffer");
 }

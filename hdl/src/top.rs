@@ -146,6 +146,10 @@ pub struct RnicTop<
     /// The responder's one atomic unit: every QP's atomics in arrival order (RFC 7306 §5.3).
     atomics: AtomicUnit,
     cqs: CqWriter<CB, C>,
+    /// The engines' completions on their way to the CQ writer, through a register slice:
+    /// the writer's ready reaches the engines from a register, their CQEs reach it from
+    /// one. CQE (0..256), CQ number (256..272).
+    cqe_slice: SkidBuffer<272>,
     sq: SqFetch<QB, Q>,
     requester: TxRequest<QB, Q, CB, MB, M>,
     segmenter: TxSegment,
@@ -211,8 +215,9 @@ pub struct RnicTop<
     rq: RqFetch<QB, Q>,
     rx_job: Signal<Local, Bit>,
     rx_cqe: Signal<Local, Bit>,
-    /// CQEs the CQ writer has taken, and the count it had once it took the receive engine's
-    /// latest: when `cqs.settled` reaches that, every receive completion is in memory.
+    /// CQEs handed to the CQ writer (into its register slice, which keeps their order), and
+    /// the count once the receive engine's latest was handed over: when `cqs.settled`
+    /// reaches that, every receive completion is in memory.
     cqes_taken: DFF<Bits<32>>,
     rx_cqes_due: DFF<Bits<32>>,
     rx_cqes_behind: Signal<Local, Bits<32>>,
@@ -328,6 +333,7 @@ impl<
             rx_ring_page: crate::common::constant((rnic_proto::host::regs::RX_RING >> 5) as u64),
             atomics: Default::default(),
             cqs: Default::default(),
+            cqe_slice: Default::default(),
             sq: Default::default(),
             requester: Default::default(),
             segmenter: Default::default(),
@@ -394,9 +400,9 @@ impl<
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, ctrl, dma, fence, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, sq,
-            requester, segmenter, payload, tx_slice, rd_slice, framer, tx_conns, deframer, rx_qps, rx_buffer, receiver,
-            rq
+            self, clock, ctrl, dma, fence, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, cqe_slice,
+            sq, requester, segmenter, payload, tx_slice, rd_slice, framer, tx_conns, deframer, rx_qps, rx_buffer,
+            receiver, rq
         );
         dff_setup!(
             self,
@@ -425,6 +431,7 @@ impl<
         self.tx_conns.reset.next = self.reset_q.q.val();
         self.tx_slice.reset.next = self.reset_q.q.val();
         self.rd_slice.reset.next = self.reset_q.q.val();
+        self.cqe_slice.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
         self.rx_qps.reset.next = self.reset_q.q.val();
         self.rx_fpdus.clock.next = self.clock.val();
@@ -478,7 +485,10 @@ impl<
         // A command that changed a context completes once the DMA asked for before it has.
         self.fence.start.next = self.ctrl.fence_start.val();
         self.ctrl.fence_done.next = self.fence.done.val();
-        self.fence.rd_pending.next = self.reads.s_req_valid.val();
+        // The payload client holds a request from the moment the segmenter offers it, also
+        // while it waits for room in TxPayload: its read may be of a QP being reset.
+        self.fence.rd_pending.next =
+            self.reads.s_req_valid.val() | (bit_cast::<5, 1>(self.segmenter.m_rd_req_valid.val().into()) << 1);
         self.fence.rd_taken.next = self.reads.s_req_valid.val() & self.reads.s_req_ready.val();
         self.fence.wr_pending.next = self.writes.s_req_valid.val();
         self.fence.wr_taken.next = self.writes.s_req_valid.val() & self.writes.s_req_ready.val();
@@ -753,16 +763,20 @@ impl<
         self.cqs.db_value.next = self.ctrl.db_value.val();
         // (The receive engine's completions go first.)
         self.rx_cqe.next = self.receiver.m_cqe_valid.val();
-        self.cqs.s_valid.next = self.receiver.m_cqe_valid.val() | self.requester.m_cqe_valid.val();
-        self.receiver.m_cqe_ready.next = self.cqs.s_ready.val();
-        self.requester.m_cqe_ready.next = self.cqs.s_ready.val() & !self.rx_cqe.val();
-        self.cqs.s_cqn.next = self.requester.m_cqn.val();
-        self.cqs.s_cqe.next = self.requester.m_cqe.val();
+        self.cqe_slice.s_valid.next = self.receiver.m_cqe_valid.val() | self.requester.m_cqe_valid.val();
+        self.receiver.m_cqe_ready.next = self.cqe_slice.s_ready.val();
+        self.requester.m_cqe_ready.next = self.cqe_slice.s_ready.val() & !self.rx_cqe.val();
+        self.cqe_slice.s_data.next =
+            bit_cast::<272, 256>(self.requester.m_cqe.val()) | (bit_cast::<272, CB>(self.requester.m_cqn.val()) << 256);
         if self.rx_cqe.val() {
-            self.cqs.s_cqn.next = self.receiver.m_cqn.val();
-            self.cqs.s_cqe.next = self.receiver.m_cqe.val();
+            self.cqe_slice.s_data.next = bit_cast::<272, 256>(self.receiver.m_cqe.val())
+                | (bit_cast::<272, CB>(self.receiver.m_cqn.val()) << 256);
         }
-        if self.cqs.s_valid.val() & self.cqs.s_ready.val() {
+        self.cqs.s_valid.next = self.cqe_slice.m_valid.val();
+        self.cqe_slice.m_ready.next = self.cqs.s_ready.val();
+        self.cqs.s_cqe.next = self.cqe_slice.m_data.val().get_bits::<256>(0);
+        self.cqs.s_cqn.next = self.cqe_slice.m_data.val().get_bits::<CB>(256);
+        if self.cqe_slice.s_valid.val() & self.cqe_slice.s_ready.val() {
             self.cqes_taken.d.next = self.cqes_taken.q.val() + 1;
             if self.rx_cqe.val() {
                 self.rx_cqes_due.d.next = self.cqes_taken.q.val() + 1;

@@ -79,8 +79,10 @@ module rnic_common_skid_buffer(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
             out_valid$d = skid_valid$q | take;
             skid_valid$d = 1'b0;
         end
-        if (~out_free & take) begin
+        if (~skid_valid$q) begin
             skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
             skid_valid$d = 1'b1;
         end
         if (reset) begin

@@ -28,6 +28,7 @@ module rnic_ddp_tx_payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     
     // Constant declarations
     localparam  size = 32'h20;
+    localparam  size_beats = 6'b100000;
     
     // Stub signals
     reg  buffer$clock;
@@ -39,13 +40,26 @@ module rnic_ddp_tx_payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     reg  buffer$m_ready;
     wire  [72:0] buffer$m_data;
     wire  [5:0] buffer$count;
-    reg  [31:0] reserved$d;
-    wire  [31:0] reserved$q;
-    reg  reserved$clock;
+    reg  [31:0] free$d;
+    wire  [31:0] free$q;
+    reg  free$clock;
+    reg  counted$d;
+    wire  counted$q;
+    reg  counted$clock;
+    reg  [5:0] need$d;
+    wire  [5:0] need$q;
+    reg  need$clock;
+    reg  [31:0] need_all$d;
+    wire  [31:0] need_all$q;
+    reg  need_all$clock;
+    reg  fits$d;
+    wire  fits$q;
+    reg  fits$clock;
     
     // Local signals
+    reg  decided;
     reg  [31:0] beats;
-    reg  fits;
+    reg  room;
     reg  granted;
     reg  taken;
     
@@ -61,28 +75,61 @@ module rnic_ddp_tx_payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         .m_data(buffer$m_data),
         .count(buffer$count)
     );
-    rnic_ddp_tx_payload$reserved reserved(
-        .d(reserved$d),
-        .q(reserved$q),
-        .clock(reserved$clock)
+    rnic_ddp_tx_payload$free free(
+        .d(free$d),
+        .q(free$q),
+        .clock(free$clock)
+    );
+    rnic_ddp_tx_payload$counted counted(
+        .d(counted$d),
+        .q(counted$q),
+        .clock(counted$clock)
+    );
+    rnic_ddp_tx_payload$need need(
+        .d(need$d),
+        .q(need$q),
+        .clock(need$clock)
+    );
+    rnic_ddp_tx_payload$need_all need_all(
+        .d(need_all$d),
+        .q(need_all$q),
+        .clock(need_all$clock)
+    );
+    rnic_ddp_tx_payload$fits fits(
+        .d(fits$d),
+        .q(fits$q),
+        .clock(fits$clock)
     );
     
     // Update code
     always @(*) begin
-        reserved$clock = clock;
-        reserved$d = reserved$q;
+        free$clock = clock;
+        counted$clock = clock;
+        need$clock = clock;
+        need_all$clock = clock;
+        fits$clock = clock;
+        free$d = free$q;
+        counted$d = counted$q;
+        need$d = need$q;
+        need_all$d = need_all$q;
+        fits$d = fits$q;
         buffer$clock = clock;
         buffer$reset = reset;
         beats = (s_req_len + 32'h7) >> 32'h3;
-        if (~|s_req_len) begin
-            beats = 32'h1;
+        need_all$d = beats | (((~|s_req_len)) & 32'hffffffff);
+        need$d = size_beats;
+        if (beats < size) begin
+            need$d = beats[(32'h0)+:(6)] | (((~|s_req_len)) & 6'h3f);
         end
-        fits = ((reserved$q + beats) <= size) | ~|reserved$q;
-        m_req_valid = s_req_valid & fits;
-        s_req_ready = m_req_ready & fits;
+        room = ~free$q[32'h1f] & (need$q <= free$q[(32'h0)+:(6)]);
+        fits$d = counted$q & room;
+        decided = fits$q & counted$q;
+        m_req_valid = s_req_valid & decided;
+        s_req_ready = m_req_ready & decided;
         m_req_addr = s_req_addr;
         m_req_len = s_req_len;
-        granted = s_req_valid & m_req_ready & fits;
+        granted = s_req_valid & decided & m_req_ready;
+        counted$d = s_req_valid & ~granted;
         buffer$s_valid = s_rd_tvalid;
         buffer$s_data = ((s_rd_tdata) & 73'h1ffffffffffffffffff) | (((s_rd_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_rd_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
         s_rd_tready = buffer$s_ready;
@@ -92,17 +139,14 @@ module rnic_ddp_tx_payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         m_rd_tlast = buffer$m_data[32'h48];
         buffer$m_ready = m_rd_tready;
         taken = buffer$m_valid & m_rd_tready;
+        free$d = free$q + ((taken) & 32'hffffffff);
         if (granted) begin
-            reserved$d = reserved$q + beats;
-            if (taken) begin
-                reserved$d = reserved$q + beats - 32'h1;
-            end
-        end
-        else if (taken) begin
-            reserved$d = reserved$q - 32'h1;
+            free$d = free$q - need_all$q + ((taken) & 32'hffffffff);
         end
         if (reset) begin
-            reserved$d = 32'h0;
+            free$d = size;
+            fits$d = 1'b0;
+            counted$d = 1'b0;
         end
     end
     
@@ -299,7 +343,45 @@ module rnic_ddp_tx_payload$buffer$wr_ptr(d,q,clock);
 endmodule // rnic_ddp_tx_payload$buffer$wr_ptr
 
 
-module rnic_ddp_tx_payload$reserved(d,q,clock);
+module rnic_ddp_tx_payload$counted(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_tx_payload$counted
+
+
+module rnic_ddp_tx_payload$fits(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_tx_payload$fits
+
+
+module rnic_ddp_tx_payload$free(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -315,4 +397,42 @@ module rnic_ddp_tx_payload$reserved(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_ddp_tx_payload$reserved
+endmodule // rnic_ddp_tx_payload$free
+
+
+module rnic_ddp_tx_payload$need(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_tx_payload$need
+
+
+module rnic_ddp_tx_payload$need_all(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_tx_payload$need_all

@@ -69,17 +69,36 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [7:0] sender$d;
+    wire  [7:0] sender$q;
+    reg  sender$clock;
+    reg  sending$d;
+    wire  sending$q;
+    reg  sending$clock;
+    reg  joining$d;
+    wire  joining$q;
+    reg  joining$clock;
+    reg  [7:0] joiner$d;
+    wire  [7:0] joiner$q;
+    reg  joiner$clock;
+    reg  joiner_data$d;
+    wire  joiner_data$q;
+    reg  joiner_data$clock;
     reg  [3:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
+    reg  room$d;
+    wire  room$q;
+    reg  room$clock;
     
     // Local signals
     reg  [3:0] queued;
-    reg  room;
     reg  take;
     reg  hold;
-    reg  [7:0] sender;
+    reg  push;
+    reg  pop;
+    reg  [7:0] behind;
     
     // Sub module instances
     rnic_host_dma_write_arb$grant grant(
@@ -137,11 +156,41 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_host_dma_write_arb$sender sender(
+        .d(sender$d),
+        .q(sender$q),
+        .clock(sender$clock)
+    );
+    rnic_host_dma_write_arb$sending sending(
+        .d(sending$d),
+        .q(sending$q),
+        .clock(sending$clock)
+    );
+    rnic_host_dma_write_arb$joining joining(
+        .d(joining$d),
+        .q(joining$q),
+        .clock(joining$clock)
+    );
+    rnic_host_dma_write_arb$joiner joiner(
+        .d(joiner$d),
+        .q(joiner$q),
+        .clock(joiner$clock)
+    );
+    rnic_host_dma_write_arb$joiner_data joiner_data(
+        .d(joiner_data$d),
+        .q(joiner_data$q),
+        .clock(joiner_data$clock)
+    );
     rnic_host_dma_write_arb$pick pick(
         .requests(pick$requests),
         .start(pick$start),
         .found(pick$found),
         .grant(pick$grant)
+    );
+    rnic_host_dma_write_arb$room room(
+        .d(room$d),
+        .q(room$q),
+        .clock(room$clock)
     );
     
     // Update code
@@ -149,9 +198,21 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         grant$clock = clock;
         head$clock = clock;
         tail$clock = clock;
+        sender$clock = clock;
+        sending$clock = clock;
+        joining$clock = clock;
+        joiner$clock = clock;
+        joiner_data$clock = clock;
+        room$clock = clock;
         grant$d = grant$q;
         head$d = head$q;
         tail$d = tail$q;
+        sender$d = sender$q;
+        sending$d = sending$q;
+        joining$d = joining$q;
+        joiner$d = joiner$q;
+        joiner_data$d = joiner_data$q;
+        room$d = room$q;
         order$0$clock = clock;
         order$0$d = order$0$q;
         order$1$clock = clock;
@@ -169,40 +230,56 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         order$7$clock = clock;
         order$7$d = order$7$q;
         queued = tail$q - head$q;
-        room = queued < 32'h8;
-        m_req_valid = room & s_req_valid[grant$q];
+        room$d = queued < 32'h6;
+        m_req_valid = room$q & s_req_valid[grant$q];
         m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
         m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
         m_req_tag = grant$q;
         s_req_ready = 32'h0;
-        if (room & m_req_ready) begin
+        if (room$q & m_req_ready) begin
             s_req_ready = one << grant$q;
         end
         take = m_req_valid & m_req_ready;
-        if (take & |s_req_len[(grant$q * 32'h20)+:(32)]) begin
+        joining$d = take;
+        joiner$d = grant$q;
+        joiner_data$d = 1'b0;
+        if (grant$q == 0) begin
+            joiner_data$d = |s_req_len[(0 * 32'h20)+:(32)];
+        end
+        if (grant$q == 1) begin
+            joiner_data$d = |s_req_len[(1 * 32'h20)+:(32)];
+        end
+        if (grant$q == 2) begin
+            joiner_data$d = |s_req_len[(2 * 32'h20)+:(32)];
+        end
+        if (grant$q == 3) begin
+            joiner_data$d = |s_req_len[(3 * 32'h20)+:(32)];
+        end
+        push = joining$q & joiner_data$q;
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
-                order$0$d = grant$q;
+                order$0$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 1) begin
-                order$1$d = grant$q;
+                order$1$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 2) begin
-                order$2$d = grant$q;
+                order$2$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 3) begin
-                order$3$d = grant$q;
+                order$3$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 4) begin
-                order$4$d = grant$q;
+                order$4$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 5) begin
-                order$5$d = grant$q;
+                order$5$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 6) begin
-                order$6$d = grant$q;
+                order$6$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 7) begin
-                order$7$d = grant$q;
+                order$7$d = joiner$q;
             end
             tail$d = tail$q + 32'h1;
         end
@@ -212,38 +289,46 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         if (~hold & pick$found) begin
             grant$d = pick$grant;
         end
-        sender = order$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            sender = order$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            sender = order$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            sender = order$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            sender = order$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            sender = order$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            sender = order$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            sender = order$7$q;
-        end
-        m_axis_tdata = s_wr_tdata[(sender * 32'h40)+:(64)];
-        m_axis_tkeep = s_wr_tkeep[(sender * 32'h8)+:(8)];
-        m_axis_tlast = s_wr_tlast[sender];
-        m_axis_tvalid = (queued != 32'h0) & s_wr_tvalid[sender];
+        m_axis_tdata = s_wr_tdata[(sender$q * 32'h40)+:(64)];
+        m_axis_tkeep = s_wr_tkeep[(sender$q * 32'h8)+:(8)];
+        m_axis_tlast = s_wr_tlast[sender$q];
+        m_axis_tvalid = sending$q & s_wr_tvalid[sender$q];
         s_wr_tready = 32'h0;
-        if ((queued != 32'h0) & m_axis_tready) begin
-            s_wr_tready = one << sender;
+        if (sending$q & m_axis_tready) begin
+            s_wr_tready = one << sender$q;
         end
-        if ((queued != 32'h0) & m_axis_tready & s_wr_tvalid[sender] & s_wr_tlast[sender]) begin
+        pop = sending$q & m_axis_tready & s_wr_tvalid[sender$q] & s_wr_tlast[sender$q];
+        if (pop) begin
             head$d = head$q + 32'h1;
+        end
+        behind = order$0$q;
+        if (head$q[(32'h0)+:(3)] == 1 - 32'h1) begin
+            behind = order$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2 - 32'h1) begin
+            behind = order$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3 - 32'h1) begin
+            behind = order$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4 - 32'h1) begin
+            behind = order$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5 - 32'h1) begin
+            behind = order$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6 - 32'h1) begin
+            behind = order$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7 - 32'h1) begin
+            behind = order$7$q;
+        end
+        sending$d = push | (queued > 32'h1) | (sending$q & ~pop);
+        if (pop & (queued > 32'h1)) begin
+            sender$d = behind;
+        end
+        if (push & (~sending$q | (pop & (queued == 32'h1)))) begin
+            sender$d = joiner$q;
         end
         m_done_valid = 32'h0;
         if (s_done_valid) begin
@@ -254,6 +339,9 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
             grant$d = 32'h0;
             head$d = 32'h0;
             tail$d = 32'h0;
+            sending$d = 1'b0;
+            joining$d = 1'b0;
+            room$d = 1'b0;
         end
     end
     
@@ -296,6 +384,63 @@ module rnic_host_dma_write_arb$head(d,q,clock);
     end
           
 endmodule // rnic_host_dma_write_arb$head
+
+
+module rnic_host_dma_write_arb$joiner(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$joiner
+
+
+module rnic_host_dma_write_arb$joiner_data(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$joiner_data
+
+
+module rnic_host_dma_write_arb$joining(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$joining
 
 
 module rnic_host_dma_write_arb$order$0(d,q,clock);
@@ -494,6 +639,63 @@ module rnic_host_dma_write_arb$pick(requests,start,found,grant);
     end
     
 endmodule // rnic_host_dma_write_arb$pick
+
+
+module rnic_host_dma_write_arb$room(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$room
+
+
+module rnic_host_dma_write_arb$sender(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$sender
+
+
+module rnic_host_dma_write_arb$sending(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$sending
 
 
 module rnic_host_dma_write_arb$tail(d,q,clock);

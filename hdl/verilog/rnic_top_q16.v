@@ -512,6 +512,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  [31:0] cqs$status_pi;
     wire  cqs$status_overflow;
     wire  [31:0] cqs$settled;
+    reg  cqe_slice$clock;
+    reg  cqe_slice$reset;
+    reg  cqe_slice$s_valid;
+    wire  cqe_slice$s_ready;
+    reg  [271:0] cqe_slice$s_data;
+    wire  cqe_slice$m_valid;
+    reg  cqe_slice$m_ready;
+    wire  [271:0] cqe_slice$m_data;
     reg  sq$clock;
     reg  sq$reset;
     reg  sq$enable;
@@ -1396,6 +1404,16 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .status_overflow(cqs$status_overflow),
         .settled(cqs$settled)
     );
+    rnic_top_q16$cqe_slice cqe_slice(
+        .clock(cqe_slice$clock),
+        .reset(cqe_slice$reset),
+        .s_valid(cqe_slice$s_valid),
+        .s_ready(cqe_slice$s_ready),
+        .s_data(cqe_slice$s_data),
+        .m_valid(cqe_slice$m_valid),
+        .m_ready(cqe_slice$m_ready),
+        .m_data(cqe_slice$m_data)
+    );
     rnic_top_q16$sq sq(
         .clock(sq$clock),
         .reset(sq$reset),
@@ -1910,6 +1928,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         rx_ring$clock = clock;
         atomics$clock = clock;
         cqs$clock = clock;
+        cqe_slice$clock = clock;
         sq$clock = clock;
         requester$clock = clock;
         segmenter$clock = clock;
@@ -1959,6 +1978,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         tx_conns$reset = reset_q$q;
         tx_slice$reset = reset_q$q;
         rd_slice$reset = reset_q$q;
+        cqe_slice$reset = reset_q$q;
         deframer$reset = reset_q$q;
         rx_qps$reset = reset_q$q;
         rx_fpdus$clock = clock;
@@ -2008,7 +2028,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         ctrl$idle = 1'b0;
         fence$start = ctrl$fence_start;
         ctrl$fence_done = fence$done;
-        fence$rd_pending = reads$s_req_valid;
+        fence$rd_pending = reads$s_req_valid | (((segmenter$m_rd_req_valid) & 5'h1f) << 32'h1);
         fence$rd_taken = reads$s_req_valid & reads$s_req_ready;
         fence$wr_pending = writes$s_req_valid;
         fence$wr_taken = writes$s_req_valid & writes$s_req_ready;
@@ -2224,16 +2244,18 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         cqs$db_index = ctrl$db_index;
         cqs$db_value = ctrl$db_value;
         rx_cqe = receiver$m_cqe_valid;
-        cqs$s_valid = receiver$m_cqe_valid | requester$m_cqe_valid;
-        receiver$m_cqe_ready = cqs$s_ready;
-        requester$m_cqe_ready = cqs$s_ready & ~rx_cqe;
-        cqs$s_cqn = requester$m_cqn;
-        cqs$s_cqe = requester$m_cqe;
+        cqe_slice$s_valid = receiver$m_cqe_valid | requester$m_cqe_valid;
+        receiver$m_cqe_ready = cqe_slice$s_ready;
+        requester$m_cqe_ready = cqe_slice$s_ready & ~rx_cqe;
+        cqe_slice$s_data = ((requester$m_cqe) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((requester$m_cqn) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100);
         if (rx_cqe) begin
-            cqs$s_cqn = receiver$m_cqn;
-            cqs$s_cqe = receiver$m_cqe;
+            cqe_slice$s_data = ((receiver$m_cqe) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((receiver$m_cqn) & 272'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100);
         end
-        if (cqs$s_valid & cqs$s_ready) begin
+        cqs$s_valid = cqe_slice$m_valid;
+        cqe_slice$m_ready = cqs$s_ready;
+        cqs$s_cqe = cqe_slice$m_data[(32'h0)+:(256)];
+        cqs$s_cqn = cqe_slice$m_data[(32'h100)+:(4)];
+        if (cqe_slice$s_valid & cqe_slice$s_ready) begin
             cqes_taken$d = cqes_taken$q + 32'h1;
             if (rx_cqe) begin
                 rx_cqes_due$d = cqes_taken$q + 32'h1;
@@ -4167,8 +4189,10 @@ module rnic_top_q16$atomics$ops_out(clock,reset,s_valid,s_ready,s_data,m_valid,m
             out_valid$d = skid_valid$q | take;
             skid_valid$d = 1'b0;
         end
-        if (~out_free & take) begin
+        if (~skid_valid$q) begin
             skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
             skid_valid$d = 1'b1;
         end
         if (reset) begin
@@ -4672,6 +4696,174 @@ module rnic_top_q16$atomics$writes$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_top_q16$atomics$writes$wr_ptr
+
+
+module rnic_top_q16$cqe_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [271:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [271:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [271:0] out_data$d;
+    wire  [271:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [271:0] skid_data$d;
+    wire  [271:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$cqe_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$cqe_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$cqe_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$cqe_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$cqe_slice
+
+
+module rnic_top_q16$cqe_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [271:0] d;
+    output reg  [271:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 272'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$cqe_slice$out_data
+
+
+module rnic_top_q16$cqe_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$cqe_slice$out_valid
+
+
+module rnic_top_q16$cqe_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [271:0] d;
+    output reg  [271:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 272'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$cqe_slice$skid_data
+
+
+module rnic_top_q16$cqe_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$cqe_slice$skid_valid
 
 
 module rnic_top_q16$cqes_taken(d,q,clock);
@@ -20788,6 +20980,7 @@ module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req
     
     // Constant declarations
     localparam  size = 32'h800;
+    localparam  size_beats = 12'h800;
     
     // Stub signals
     reg  buffer$clock;
@@ -20799,13 +20992,26 @@ module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req
     reg  buffer$m_ready;
     wire  [72:0] buffer$m_data;
     wire  [11:0] buffer$count;
-    reg  [31:0] reserved$d;
-    wire  [31:0] reserved$q;
-    reg  reserved$clock;
+    reg  [31:0] free$d;
+    wire  [31:0] free$q;
+    reg  free$clock;
+    reg  counted$d;
+    wire  counted$q;
+    reg  counted$clock;
+    reg  [11:0] need$d;
+    wire  [11:0] need$q;
+    reg  need$clock;
+    reg  [31:0] need_all$d;
+    wire  [31:0] need_all$q;
+    reg  need_all$clock;
+    reg  fits$d;
+    wire  fits$q;
+    reg  fits$clock;
     
     // Local signals
+    reg  decided;
     reg  [31:0] beats;
-    reg  fits;
+    reg  room;
     reg  granted;
     reg  taken;
     
@@ -20821,28 +21027,61 @@ module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req
         .m_data(buffer$m_data),
         .count(buffer$count)
     );
-    rnic_top_q16$payload$reserved reserved(
-        .d(reserved$d),
-        .q(reserved$q),
-        .clock(reserved$clock)
+    rnic_top_q16$payload$free free(
+        .d(free$d),
+        .q(free$q),
+        .clock(free$clock)
+    );
+    rnic_top_q16$payload$counted counted(
+        .d(counted$d),
+        .q(counted$q),
+        .clock(counted$clock)
+    );
+    rnic_top_q16$payload$need need(
+        .d(need$d),
+        .q(need$q),
+        .clock(need$clock)
+    );
+    rnic_top_q16$payload$need_all need_all(
+        .d(need_all$d),
+        .q(need_all$q),
+        .clock(need_all$clock)
+    );
+    rnic_top_q16$payload$fits fits(
+        .d(fits$d),
+        .q(fits$q),
+        .clock(fits$clock)
     );
     
     // Update code
     always @(*) begin
-        reserved$clock = clock;
-        reserved$d = reserved$q;
+        free$clock = clock;
+        counted$clock = clock;
+        need$clock = clock;
+        need_all$clock = clock;
+        fits$clock = clock;
+        free$d = free$q;
+        counted$d = counted$q;
+        need$d = need$q;
+        need_all$d = need_all$q;
+        fits$d = fits$q;
         buffer$clock = clock;
         buffer$reset = reset;
         beats = (s_req_len + 32'h7) >> 32'h3;
-        if (~|s_req_len) begin
-            beats = 32'h1;
+        need_all$d = beats | (((~|s_req_len)) & 32'hffffffff);
+        need$d = size_beats;
+        if (beats < size) begin
+            need$d = beats[(32'h0)+:(12)] | (((~|s_req_len)) & 12'hfff);
         end
-        fits = ((reserved$q + beats) <= size) | ~|reserved$q;
-        m_req_valid = s_req_valid & fits;
-        s_req_ready = m_req_ready & fits;
+        room = ~free$q[32'h1f] & (need$q <= free$q[(32'h0)+:(12)]);
+        fits$d = counted$q & room;
+        decided = fits$q & counted$q;
+        m_req_valid = s_req_valid & decided;
+        s_req_ready = m_req_ready & decided;
         m_req_addr = s_req_addr;
         m_req_len = s_req_len;
-        granted = s_req_valid & m_req_ready & fits;
+        granted = s_req_valid & decided & m_req_ready;
+        counted$d = s_req_valid & ~granted;
         buffer$s_valid = s_rd_tvalid;
         buffer$s_data = ((s_rd_tdata) & 73'h1ffffffffffffffffff) | (((s_rd_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_rd_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
         s_rd_tready = buffer$s_ready;
@@ -20852,17 +21091,14 @@ module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req
         m_rd_tlast = buffer$m_data[32'h48];
         buffer$m_ready = m_rd_tready;
         taken = buffer$m_valid & m_rd_tready;
+        free$d = free$q + ((taken) & 32'hffffffff);
         if (granted) begin
-            reserved$d = reserved$q + beats;
-            if (taken) begin
-                reserved$d = reserved$q + beats - 32'h1;
-            end
-        end
-        else if (taken) begin
-            reserved$d = reserved$q - 32'h1;
+            free$d = free$q - need_all$q + ((taken) & 32'hffffffff);
         end
         if (reset) begin
-            reserved$d = 32'h0;
+            free$d = size;
+            fits$d = 1'b0;
+            counted$d = 1'b0;
         end
     end
     
@@ -21059,7 +21295,45 @@ module rnic_top_q16$payload$buffer$wr_ptr(d,q,clock);
 endmodule // rnic_top_q16$payload$buffer$wr_ptr
 
 
-module rnic_top_q16$payload$reserved(d,q,clock);
+module rnic_top_q16$payload$counted(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload$counted
+
+
+module rnic_top_q16$payload$fits(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload$fits
+
+
+module rnic_top_q16$payload$free(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -21075,7 +21349,45 @@ module rnic_top_q16$payload$reserved(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$payload$reserved
+endmodule // rnic_top_q16$payload$free
+
+
+module rnic_top_q16$payload$need(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload$need
+
+
+module rnic_top_q16$payload$need_all(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload$need_all
 
 
 module rnic_top_q16$rd_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
@@ -21155,8 +21467,10 @@ module rnic_top_q16$rd_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
             out_valid$d = skid_valid$q | take;
             skid_valid$d = 1'b0;
         end
-        if (~out_free & take) begin
+        if (~skid_valid$q) begin
             skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
             skid_valid$d = 1'b1;
         end
         if (reset) begin
@@ -32244,8 +32558,10 @@ module rnic_top_q16$requester$pending_out(clock,reset,s_valid,s_ready,s_data,m_v
             out_valid$d = skid_valid$q | take;
             skid_valid$d = 1'b0;
         end
-        if (~out_free & take) begin
+        if (~skid_valid$q) begin
             skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
             skid_valid$d = 1'b1;
         end
         if (reset) begin
@@ -45876,8 +46192,10 @@ module rnic_top_q16$tx_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
             out_valid$d = skid_valid$q | take;
             skid_valid$d = 1'b0;
         end
-        if (~out_free & take) begin
+        if (~skid_valid$q) begin
             skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
             skid_valid$d = 1'b1;
         end
         if (reset) begin
@@ -47249,17 +47567,36 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [7:0] sender$d;
+    wire  [7:0] sender$q;
+    reg  sender$clock;
+    reg  sending$d;
+    wire  sending$q;
+    reg  sending$clock;
+    reg  joining$d;
+    wire  joining$q;
+    reg  joining$clock;
+    reg  [7:0] joiner$d;
+    wire  [7:0] joiner$q;
+    reg  joiner$clock;
+    reg  joiner_data$d;
+    wire  joiner_data$q;
+    reg  joiner_data$clock;
     reg  [3:0] pick$requests;
     reg  [7:0] pick$start;
     wire  pick$found;
     wire  [7:0] pick$grant;
+    reg  room$d;
+    wire  room$q;
+    reg  room$clock;
     
     // Local signals
     reg  [3:0] queued;
-    reg  room;
     reg  take;
     reg  hold;
-    reg  [7:0] sender;
+    reg  push;
+    reg  pop;
+    reg  [7:0] behind;
     
     // Sub module instances
     rnic_top_q16$writes$grant grant(
@@ -47317,11 +47654,41 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$writes$sender sender(
+        .d(sender$d),
+        .q(sender$q),
+        .clock(sender$clock)
+    );
+    rnic_top_q16$writes$sending sending(
+        .d(sending$d),
+        .q(sending$q),
+        .clock(sending$clock)
+    );
+    rnic_top_q16$writes$joining joining(
+        .d(joining$d),
+        .q(joining$q),
+        .clock(joining$clock)
+    );
+    rnic_top_q16$writes$joiner joiner(
+        .d(joiner$d),
+        .q(joiner$q),
+        .clock(joiner$clock)
+    );
+    rnic_top_q16$writes$joiner_data joiner_data(
+        .d(joiner_data$d),
+        .q(joiner_data$q),
+        .clock(joiner_data$clock)
+    );
     rnic_top_q16$writes$pick pick(
         .requests(pick$requests),
         .start(pick$start),
         .found(pick$found),
         .grant(pick$grant)
+    );
+    rnic_top_q16$writes$room room(
+        .d(room$d),
+        .q(room$q),
+        .clock(room$clock)
     );
     
     // Update code
@@ -47329,9 +47696,21 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         grant$clock = clock;
         head$clock = clock;
         tail$clock = clock;
+        sender$clock = clock;
+        sending$clock = clock;
+        joining$clock = clock;
+        joiner$clock = clock;
+        joiner_data$clock = clock;
+        room$clock = clock;
         grant$d = grant$q;
         head$d = head$q;
         tail$d = tail$q;
+        sender$d = sender$q;
+        sending$d = sending$q;
+        joining$d = joining$q;
+        joiner$d = joiner$q;
+        joiner_data$d = joiner_data$q;
+        room$d = room$q;
         order$0$clock = clock;
         order$0$d = order$0$q;
         order$1$clock = clock;
@@ -47349,40 +47728,56 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         order$7$clock = clock;
         order$7$d = order$7$q;
         queued = tail$q - head$q;
-        room = queued < 32'h8;
-        m_req_valid = room & s_req_valid[grant$q];
+        room$d = queued < 32'h6;
+        m_req_valid = room$q & s_req_valid[grant$q];
         m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
         m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
         m_req_tag = grant$q;
         s_req_ready = 32'h0;
-        if (room & m_req_ready) begin
+        if (room$q & m_req_ready) begin
             s_req_ready = one << grant$q;
         end
         take = m_req_valid & m_req_ready;
-        if (take & |s_req_len[(grant$q * 32'h20)+:(32)]) begin
+        joining$d = take;
+        joiner$d = grant$q;
+        joiner_data$d = 1'b0;
+        if (grant$q == 0) begin
+            joiner_data$d = |s_req_len[(0 * 32'h20)+:(32)];
+        end
+        if (grant$q == 1) begin
+            joiner_data$d = |s_req_len[(1 * 32'h20)+:(32)];
+        end
+        if (grant$q == 2) begin
+            joiner_data$d = |s_req_len[(2 * 32'h20)+:(32)];
+        end
+        if (grant$q == 3) begin
+            joiner_data$d = |s_req_len[(3 * 32'h20)+:(32)];
+        end
+        push = joining$q & joiner_data$q;
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
-                order$0$d = grant$q;
+                order$0$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 1) begin
-                order$1$d = grant$q;
+                order$1$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 2) begin
-                order$2$d = grant$q;
+                order$2$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 3) begin
-                order$3$d = grant$q;
+                order$3$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 4) begin
-                order$4$d = grant$q;
+                order$4$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 5) begin
-                order$5$d = grant$q;
+                order$5$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 6) begin
-                order$6$d = grant$q;
+                order$6$d = joiner$q;
             end
             if (tail$q[(32'h0)+:(3)] == 7) begin
-                order$7$d = grant$q;
+                order$7$d = joiner$q;
             end
             tail$d = tail$q + 32'h1;
         end
@@ -47392,38 +47787,46 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         if (~hold & pick$found) begin
             grant$d = pick$grant;
         end
-        sender = order$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            sender = order$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            sender = order$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            sender = order$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            sender = order$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            sender = order$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            sender = order$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            sender = order$7$q;
-        end
-        m_axis_tdata = s_wr_tdata[(sender * 32'h40)+:(64)];
-        m_axis_tkeep = s_wr_tkeep[(sender * 32'h8)+:(8)];
-        m_axis_tlast = s_wr_tlast[sender];
-        m_axis_tvalid = (queued != 32'h0) & s_wr_tvalid[sender];
+        m_axis_tdata = s_wr_tdata[(sender$q * 32'h40)+:(64)];
+        m_axis_tkeep = s_wr_tkeep[(sender$q * 32'h8)+:(8)];
+        m_axis_tlast = s_wr_tlast[sender$q];
+        m_axis_tvalid = sending$q & s_wr_tvalid[sender$q];
         s_wr_tready = 32'h0;
-        if ((queued != 32'h0) & m_axis_tready) begin
-            s_wr_tready = one << sender;
+        if (sending$q & m_axis_tready) begin
+            s_wr_tready = one << sender$q;
         end
-        if ((queued != 32'h0) & m_axis_tready & s_wr_tvalid[sender] & s_wr_tlast[sender]) begin
+        pop = sending$q & m_axis_tready & s_wr_tvalid[sender$q] & s_wr_tlast[sender$q];
+        if (pop) begin
             head$d = head$q + 32'h1;
+        end
+        behind = order$0$q;
+        if (head$q[(32'h0)+:(3)] == 1 - 32'h1) begin
+            behind = order$1$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 2 - 32'h1) begin
+            behind = order$2$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 3 - 32'h1) begin
+            behind = order$3$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 4 - 32'h1) begin
+            behind = order$4$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 5 - 32'h1) begin
+            behind = order$5$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 6 - 32'h1) begin
+            behind = order$6$q;
+        end
+        if (head$q[(32'h0)+:(3)] == 7 - 32'h1) begin
+            behind = order$7$q;
+        end
+        sending$d = push | (queued > 32'h1) | (sending$q & ~pop);
+        if (pop & (queued > 32'h1)) begin
+            sender$d = behind;
+        end
+        if (push & (~sending$q | (pop & (queued == 32'h1)))) begin
+            sender$d = joiner$q;
         end
         m_done_valid = 32'h0;
         if (s_done_valid) begin
@@ -47434,6 +47837,9 @@ module rnic_top_q16$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
             grant$d = 32'h0;
             head$d = 32'h0;
             tail$d = 32'h0;
+            sending$d = 1'b0;
+            joining$d = 1'b0;
+            room$d = 1'b0;
         end
     end
     
@@ -47476,6 +47882,63 @@ module rnic_top_q16$writes$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$writes$head
+
+
+module rnic_top_q16$writes$joiner(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$writes$joiner
+
+
+module rnic_top_q16$writes$joiner_data(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$writes$joiner_data
+
+
+module rnic_top_q16$writes$joining(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$writes$joining
 
 
 module rnic_top_q16$writes$order$0(d,q,clock);
@@ -47674,6 +48137,63 @@ module rnic_top_q16$writes$pick(requests,start,found,grant);
     end
     
 endmodule // rnic_top_q16$writes$pick
+
+
+module rnic_top_q16$writes$room(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$writes$room
+
+
+module rnic_top_q16$writes$sender(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$writes$sender
+
+
+module rnic_top_q16$writes$sending(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$writes$sending
 
 
 module rnic_top_q16$writes$tail(d,q,clock);

@@ -6,9 +6,10 @@
 //! Why: the read engine's one data stream also carries the RQ fetch's data, so payload
 //! must never stall it waiting for the link, or two RNICs sending to each other deadlock.
 //! The block guarantees that by forwarding a request only when the buffer has room for all
-//! of its beats. Checked every cycle: a request is forwarded unchanged exactly when its
-//! beats fit beside those requested and not yet taken by the segmenter (or nothing is
-//! reserved at all), so the beats outstanding never exceed 32 except for one request
+//! of its beats, decided a cycle ahead. Checked every cycle: a request is forwarded
+//! unchanged exactly when it has been on offer for two cycles before and, in the last of
+//! them, its beats fit beside those requested and not yet taken by the segmenter (or
+//! nothing was reserved at all), so the beats outstanding never exceed 32 except for one request
 //! larger than the buffer; the engine's data is taken whenever presented, except for the
 //! beats of such an oversized request; the segmenter gets exactly the engine's beats
 //! (data, keep, last), in order, none lost, invented or repeated.
@@ -131,9 +132,12 @@ struct Bench {
     cycle: u64,
     rates: Rates,
     latency: std::ops::RangeInclusive<u64>,
-    /// Segmenter: requests still to make, and whether the head one is on offer.
+    /// Segmenter: requests still to make, whether the head one is on offer, for how many
+    /// cycles before this one, and whether it fitted in the last of them.
     pending: VecDeque<(u64, u32)>,
     offering: bool,
+    offered_for: u64,
+    fitted: bool,
     /// Engine: requests taken, whose data is not all sent; whether a beat waits.
     reads: VecDeque<Read>,
     holding: bool,
@@ -163,6 +167,8 @@ impl Bench {
             latency: 1..=60,
             pending: requests.into(),
             offering: false,
+            offered_for: 0,
+            fitted: false,
             reads: VecDeque::new(),
             holding: false,
             in_flight: VecDeque::new(),
@@ -228,16 +234,19 @@ impl Bench {
         let need = beats(len);
         let fits = self.outstanding + need <= SIZE || self.outstanding == 0;
         let m_valid = self.m.get_bit(p.m_req_valid);
+        let decided = self.offering && self.offered_for >= 2 && self.fitted;
         assert_eq!(
             m_valid,
-            self.offering && fits,
-            "{}: request of {len} octets ({need} beats) offered: {}; forwarded: {m_valid}",
+            decided,
+            "{}: request of {len} octets ({need} beats) offered: {} (for {} cycles before, fitting in the last: {}); forwarded: {m_valid}",
             self.state(),
-            self.offering
+            self.offering,
+            self.offered_for,
+            self.fitted
         );
         if self.offering {
             let s_ready = self.m.get_bit(p.req_ready);
-            assert_eq!(s_ready, req_ready && fits, "{}: s_req_ready with m_req_ready {req_ready}", self.state());
+            assert_eq!(s_ready, req_ready && decided, "{}: s_req_ready with m_req_ready {req_ready}", self.state());
             if !fits {
                 self.stats.withheld += 1;
             }
@@ -246,7 +255,9 @@ impl Bench {
             let got = (self.m.get(p.m_req_addr), self.m.get(p.m_req_len) as u32);
             assert_eq!(got, (addr, len), "{}: request changed on its way to the engine", self.state());
         }
+        (self.offered_for, self.fitted) = if self.offering { (self.offered_for + 1, fits) } else { (0, false) };
         if m_valid && req_ready {
+            (self.offered_for, self.fitted) = (0, false);
             let latency = self.rng.gen_range(self.latency.clone());
             self.reads.push_back(Read { addr, len, due: c + latency, sent: 0 });
             self.forwarded.push((addr, len));

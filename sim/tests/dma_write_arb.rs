@@ -49,7 +49,16 @@ fn dma_write_arb_keeps_data_with_its_request() {
         let mut dones: VecDeque<(usize, u64)> = VecDeque::new();
         let mut completed = [0usize; CLIENTS];
         let total: usize = requests.iter().map(Vec::len).sum();
+        // Regimes of 300 cycles: the engine taking requests from rarely to every cycle, the
+        // clients' data and the engine's ready from sparse to every cycle, so that the order
+        // queue runs empty, shallow and full.
+        let (mut req_rate, mut data_rate, mut ready_rate) = (0.6, 0.7, 0.7);
         for cycle in 0..1_000_000u64 {
+            if cycle % 300 == 0 {
+                req_rate = [0.05, 0.3, 0.6, 1.0][rng.gen_range(0..4)];
+                data_rate = [0.3, 0.7, 1.0][rng.gen_range(0..3)];
+                ready_rate = [0.3, 0.7, 1.0][rng.gen_range(0..3)];
+            }
             let (mut valid, mut addrs, mut lens) = (0u64, vec![0u8; 8 * CLIENTS], vec![0u8; 4 * CLIENTS]);
             for c in 0..CLIENTS {
                 if let Some((a, d)) = requests[c].get(next[c]) {
@@ -63,7 +72,7 @@ fn dma_write_arb_keeps_data_with_its_request() {
             m.set_bytes(req_len, &lens);
             let (mut data, mut keep, mut last, mut present) = (vec![0u8; 8 * CLIENTS], vec![0u8; CLIENTS], 0u64, 0u64);
             for c in 0..CLIENTS {
-                if let Some(b) = sending[c].front().filter(|_| rng.gen_bool(0.7)) {
+                if let Some(b) = sending[c].front().filter(|_| rng.gen_bool(data_rate)) {
                     data[8 * c..8 * c + 8].copy_from_slice(&b.data);
                     keep[c] = b.keep as u8;
                     last |= u64::from(b.last) << c;
@@ -74,7 +83,7 @@ fn dma_write_arb_keeps_data_with_its_request() {
             m.set_bytes(wkeep, &keep);
             m.set(wlast, last);
             m.set(wvalid, present);
-            let (engine_ready, data_ready) = (rng.gen_bool(0.6), rng.gen_bool(0.7));
+            let (engine_ready, data_ready) = (rng.gen_bool(req_rate), rng.gen_bool(ready_rate));
             m.set_bit(m_ready, engine_ready);
             m.set_bit(tready, data_ready);
             let done = dones.front().copied().filter(|d| d.1 <= cycle);

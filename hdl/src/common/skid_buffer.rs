@@ -42,7 +42,9 @@ impl<const W: usize> Logic for SkidBuffer<W> {
         self.take.next = self.s_valid.val() & !self.skid_valid.q.val();
         // The output word: the skid word first, else the word taken now, else empty. The
         // skid word: the word taken now when the output cannot take it. (While the skid
-        // word is full nothing is taken, so the two never compete.)
+        // word is full nothing is taken, so the two never compete.) The skid word follows
+        // the input while it is empty, so its load enable is a register, not the
+        // producer's valid: a wide slice's enable fans out to every bit.
         if self.out_free.val() & self.skid_valid.q.val() {
             self.out_data.d.next = self.skid_data.q.val();
         }
@@ -53,8 +55,10 @@ impl<const W: usize> Logic for SkidBuffer<W> {
             self.out_valid.d.next = self.skid_valid.q.val() | self.take.val();
             self.skid_valid.d.next = false;
         }
-        if !self.out_free.val() & self.take.val() {
+        if !self.skid_valid.q.val() {
             self.skid_data.d.next = self.s_data.val();
+        }
+        if !self.out_free.val() & self.take.val() {
             self.skid_valid.d.next = true;
         }
         if self.reset.val() {

@@ -12,6 +12,16 @@
 //! request larger than the whole buffer waits until the buffer is empty and then streams
 //! through, back-pressure and all: MULPDU should stay below the buffer's size (16 KiB at
 //! `AB` = 11).
+//!
+//! Decided a cycle ahead. A request's beats are counted in the cycle it is first offered
+//! (`need`, clamped to the buffer's size, and `need_all`), compared with the free room in
+//! the next (`fits`), and the request goes out from the cycle after: `s_req_ready` and
+//! `m_req_valid` are the offer and the engine's ready gated by that register, so no path
+//! runs from the request's length into its acceptance. Room only grows while a request
+//! waits (the buffer's own grant is the only thing that takes it), so a `fits` a cycle
+//! old is still true. The room is kept as `free` = size − beats reserved, negative while an
+//! oversized request's beats are outstanding, so a request fits exactly when its clamped
+//! beats are at most `free`: for an oversized one, when nothing is reserved.
 use rust_hdl::prelude::*;
 
 use crate::common::{constant, RamFifo};
@@ -43,13 +53,25 @@ pub struct TxPayload<const AB: usize, const AB1: usize> {
     pub m_rd_tvalid: Signal<Out, Bit>,
     pub m_rd_tready: Signal<In, Bit>,
     buffer: RamFifo<73, AB, AB1>,
-    /// Beats requested and not yet handed to the segmenter.
-    reserved: DFF<Bits<32>>,
+    /// The buffer's size less the beats requested and not yet handed to the segmenter
+    /// (two's complement: negative while an oversized request's beats are outstanding).
+    free: DFF<Bits<32>>,
+    /// The request on offer was on offer last cycle too, not granted: `need` and
+    /// `need_all` are its beats.
+    counted: DFF<Bit>,
+    /// The offered request's beats, clamped to the buffer's size; and unclamped.
+    need: DFF<Bits<AB1>>,
+    need_all: DFF<Bits<32>>,
+    /// The request counted last cycle fits (its beats were at most `free`).
+    fits: DFF<Bit>,
+    /// The request on offer fits: `fits`, and it is the one counted.
+    decided: Signal<Local, Bit>,
     beats: Signal<Local, Bits<32>>,
-    fits: Signal<Local, Bit>,
+    room: Signal<Local, Bit>,
     granted: Signal<Local, Bit>,
     taken: Signal<Local, Bit>,
     size: Constant<Bits<32>>,
+    size_beats: Constant<Bits<AB1>>,
 }
 
 impl<const AB: usize, const AB1: usize> Default for TxPayload<AB, AB1> {
@@ -76,12 +98,18 @@ impl<const AB: usize, const AB1: usize> Default for TxPayload<AB, AB1> {
             m_rd_tvalid: Default::default(),
             m_rd_tready: Default::default(),
             buffer: Default::default(),
-            reserved: Default::default(),
-            beats: Default::default(),
+            free: Default::default(),
+            counted: Default::default(),
+            need: Default::default(),
+            need_all: Default::default(),
             fits: Default::default(),
+            decided: Default::default(),
+            beats: Default::default(),
+            room: Default::default(),
             granted: Default::default(),
             taken: Default::default(),
             size: constant(1 << AB),
+            size_beats: constant(1 << AB),
         }
     }
 }
@@ -89,20 +117,31 @@ impl<const AB: usize, const AB1: usize> Default for TxPayload<AB, AB1> {
 impl<const AB: usize, const AB1: usize> Logic for TxPayload<AB, AB1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, reserved);
+        dff_setup!(self, clock, free, counted, need, need_all, fits);
         self.buffer.clock.next = self.clock.val();
         self.buffer.reset.next = self.reset.val();
 
+        // First cycle on offer: count the beats (an empty request is one beat).
         self.beats.next = (self.s_req_len.val() + 7) >> 3;
-        if !self.s_req_len.val().any() {
-            self.beats.next = 1.into();
+        self.need_all.d.next = self.beats.val() | bit_cast::<32, 1>((!self.s_req_len.val().any()).into());
+        self.need.d.next = self.size_beats.val();
+        if self.beats.val() < self.size.val() {
+            self.need.d.next =
+                self.beats.val().get_bits::<AB1>(0) | bit_cast::<AB1, 1>((!self.s_req_len.val().any()).into());
         }
-        self.fits.next = ((self.reserved.q.val() + self.beats.val()) <= self.size.val()) | !self.reserved.q.val().any();
-        self.m_req_valid.next = self.s_req_valid.val() & self.fits.val();
-        self.s_req_ready.next = self.m_req_ready.val() & self.fits.val();
+        // Second: compare them with the room.
+        self.room.next = !self.free.q.val().get_bit(31) & (self.need.q.val() <= self.free.q.val().get_bits::<AB1>(0));
+        self.fits.d.next = self.counted.q.val() & self.room.val();
+        // From the third, it goes out (`counted` is low the cycle after a grant: the offer
+        // is the next request, `fits` still the last one's).
+        self.decided.next = self.fits.q.val() & self.counted.q.val();
+        self.m_req_valid.next = self.s_req_valid.val() & self.decided.val();
+        self.s_req_ready.next = self.m_req_ready.val() & self.decided.val();
         self.m_req_addr.next = self.s_req_addr.val();
         self.m_req_len.next = self.s_req_len.val();
-        self.granted.next = self.s_req_valid.val() & self.m_req_ready.val() & self.fits.val();
+
+        self.granted.next = self.s_req_valid.val() & self.decided.val() & self.m_req_ready.val();
+        self.counted.d.next = self.s_req_valid.val() & !self.granted.val();
 
         self.buffer.s_valid.next = self.s_rd_tvalid.val();
         self.buffer.s_data.next = bit_cast::<73, 64>(self.s_rd_tdata.val())
@@ -116,16 +155,15 @@ impl<const AB: usize, const AB1: usize> Logic for TxPayload<AB, AB1> {
         self.buffer.m_ready.next = self.m_rd_tready.val();
         self.taken.next = self.buffer.m_valid.val() & self.m_rd_tready.val();
 
+        // Room: reserved when a request goes out, given back as the segmenter takes beats.
+        self.free.d.next = self.free.q.val() + bit_cast::<32, 1>(self.taken.val().into());
         if self.granted.val() {
-            self.reserved.d.next = self.reserved.q.val() + self.beats.val();
-            if self.taken.val() {
-                self.reserved.d.next = self.reserved.q.val() + self.beats.val() - 1;
-            }
-        } else if self.taken.val() {
-            self.reserved.d.next = self.reserved.q.val() - 1;
+            self.free.d.next = self.free.q.val() - self.need_all.q.val() + bit_cast::<32, 1>(self.taken.val().into());
         }
         if self.reset.val() {
-            self.reserved.d.next = 0.into();
+            self.free.d.next = self.size.val();
+            self.fits.d.next = false;
+            self.counted.d.next = false;
         }
     }
 }

@@ -3,7 +3,12 @@
 //! grant order (the engine expects data in request order); completions go back by tag.
 //!
 //! As in the read arbiter, the grant is decided a cycle ahead and registered, so a client's
-//! `s_req_ready` depends on no client's request.
+//! `s_req_ready` depends on no client's request. A granted request joins the order queue
+//! a cycle later (whether it has data is a register by then), and the queue's head, the
+//! client whose data goes now, is a register kept a cycle ahead, so the data side's
+//! select starts at a register. A request is granted only if the queue held at most five
+//! the cycle before (`room`, a register): with the two that may join meanwhile, the eight
+//! places always suffice.
 //!
 //! Client `i`'s signals are bit `i` of the one-bit buses and slice `i` of the wide ones
 //! (`N` = clients, `AN` = 64 `N`, `LN` = 32 `N`, `DN` = 64 `N`, `KN` = 8 `N`).
@@ -52,15 +57,30 @@ pub struct DmaWriteArb<const N: usize, const AN: usize, const LN: usize, const D
     order: [DFF<Bits<8>>; ORDER],
     head: DFF<Bits<4>>,
     tail: DFF<Bits<4>>,
+    /// The order queue's head (the client whose data goes now) and whether there is one,
+    /// kept in registers a cycle ahead so the data side's select starts at a register.
+    sender: DFF<Bits<8>>,
+    sending: DFF<Bit>,
+    /// The request granted last cycle (`joining`), its client, and whether it has data:
+    /// it joins the order queue this cycle, so no path runs from the grant through the
+    /// request's length into the queue.
+    joining: DFF<Bit>,
+    joiner: DFF<Bits<8>>,
+    joiner_data: DFF<Bit>,
     pick: RoundRobin<N>,
     queued: Signal<Local, Bits<4>>,
-    /// The order queue has room for one more request.
-    room: Signal<Local, Bit>,
+    /// The order queue has room for one more request beside those joining: it held at most
+    /// five last cycle.
+    room: DFF<Bit>,
     /// The granted client's request enters the engine this cycle.
     take: Signal<Local, Bit>,
     /// The granted client asks and its request cannot enter yet.
     hold: Signal<Local, Bit>,
-    sender: Signal<Local, Bits<8>>,
+    /// A granted request with data joins the order queue; the sender's last beat goes.
+    push: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    /// The entry behind the head.
+    behind: Signal<Local, Bits<8>>,
     one: Constant<Bits<N>>,
 }
 
@@ -106,6 +126,13 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             take: Default::default(),
             hold: Default::default(),
             sender: Default::default(),
+            sending: Default::default(),
+            joining: Default::default(),
+            joiner: Default::default(),
+            joiner_data: Default::default(),
+            push: Default::default(),
+            pop: Default::default(),
+            behind: Default::default(),
             one: constant(1),
         }
     }
@@ -116,29 +143,38 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, grant, head, tail);
+        dff_setup!(self, clock, grant, head, tail, sender, sending, joining, joiner, joiner_data, room);
         for i in 0..ORDER {
             self.order[i].clock.next = self.clock.val();
             self.order[i].d.next = self.order[i].q.val();
         }
         // Round robin decided a cycle ahead, as for reads; a request enters only while its
-        // data has a place in the order queue.
+        // data has a place in the order queue, beside the one joining it.
         self.queued.next = self.tail.q.val() - self.head.q.val();
-        self.room.next = self.queued.val() < 8;
-        self.m_req_valid.next = self.room.val() & self.s_req_valid.val().get_bit(self.grant.q.val().index());
+        self.room.d.next = self.queued.val() < 6;
+        self.m_req_valid.next = self.room.q.val() & self.s_req_valid.val().get_bit(self.grant.q.val().index());
         self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.q.val().index() * 64);
         self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.q.val().index() * 32);
         self.m_req_tag.next = self.grant.q.val();
         self.s_req_ready.next = 0.into();
-        if self.room.val() & self.m_req_ready.val() {
+        if self.room.q.val() & self.m_req_ready.val() {
             self.s_req_ready.next = self.one.val() << self.grant.q.val();
         }
         self.take.next = self.m_req_valid.val() & self.m_req_ready.val();
         // An empty request sends no data.
-        if self.take.val() & self.s_req_len.val().get_bits::<32>(self.grant.q.val().index() * 32).any() {
+        self.joining.d.next = self.take.val();
+        self.joiner.d.next = self.grant.q.val();
+        self.joiner_data.d.next = false;
+        for i in 0..N {
+            if self.grant.q.val().index() == i {
+                self.joiner_data.d.next = self.s_req_len.val().get_bits::<32>(i * 32).any();
+            }
+        }
+        self.push.next = self.joining.q.val() & self.joiner_data.q.val();
+        if self.push.val() {
             for i in 0..ORDER {
                 if self.tail.q.val().get_bits::<3>(0).index() == i {
-                    self.order[i].d.next = self.grant.q.val();
+                    self.order[i].d.next = self.joiner.q.val();
                 }
             }
             self.tail.d.next = self.tail.q.val() + 1;
@@ -150,26 +186,35 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             self.grant.d.next = self.pick.grant.val();
         }
         // Data: from the client at the head of the order queue, up to its tlast.
-        self.sender.next = self.order[0].q.val();
+        self.m_axis_tdata.next = self.s_wr_tdata.val().get_bits::<64>(self.sender.q.val().index() * 64);
+        self.m_axis_tkeep.next = self.s_wr_tkeep.val().get_bits::<8>(self.sender.q.val().index() * 8);
+        self.m_axis_tlast.next = self.s_wr_tlast.val().get_bit(self.sender.q.val().index());
+        self.m_axis_tvalid.next = self.sending.q.val() & self.s_wr_tvalid.val().get_bit(self.sender.q.val().index());
+        self.s_wr_tready.next = 0.into();
+        if self.sending.q.val() & self.m_axis_tready.val() {
+            self.s_wr_tready.next = self.one.val() << self.sender.q.val();
+        }
+        self.pop.next = self.sending.q.val()
+            & self.m_axis_tready.val()
+            & self.s_wr_tvalid.val().get_bit(self.sender.q.val().index())
+            & self.s_wr_tlast.val().get_bit(self.sender.q.val().index());
+        if self.pop.val() {
+            self.head.d.next = self.head.q.val() + 1;
+        }
+        // Next cycle's head: the entry behind this one once it goes, the request joining
+        // an empty queue (or one whose last entry goes), or the same.
+        self.behind.next = self.order[0].q.val();
         for i in 1..ORDER {
-            if self.head.q.val().get_bits::<3>(0).index() == i {
-                self.sender.next = self.order[i].q.val();
+            if self.head.q.val().get_bits::<3>(0).index() == i - 1 {
+                self.behind.next = self.order[i].q.val();
             }
         }
-        self.m_axis_tdata.next = self.s_wr_tdata.val().get_bits::<64>(self.sender.val().index() * 64);
-        self.m_axis_tkeep.next = self.s_wr_tkeep.val().get_bits::<8>(self.sender.val().index() * 8);
-        self.m_axis_tlast.next = self.s_wr_tlast.val().get_bit(self.sender.val().index());
-        self.m_axis_tvalid.next = (self.queued.val() != 0) & self.s_wr_tvalid.val().get_bit(self.sender.val().index());
-        self.s_wr_tready.next = 0.into();
-        if (self.queued.val() != 0) & self.m_axis_tready.val() {
-            self.s_wr_tready.next = self.one.val() << self.sender.val();
+        self.sending.d.next = self.push.val() | (self.queued.val() > 1) | (self.sending.q.val() & !self.pop.val());
+        if self.pop.val() & (self.queued.val() > 1) {
+            self.sender.d.next = self.behind.val();
         }
-        if (self.queued.val() != 0)
-            & self.m_axis_tready.val()
-            & self.s_wr_tvalid.val().get_bit(self.sender.val().index())
-            & self.s_wr_tlast.val().get_bit(self.sender.val().index())
-        {
-            self.head.d.next = self.head.q.val() + 1;
+        if self.push.val() & (!self.sending.q.val() | (self.pop.val() & (self.queued.val() == 1))) {
+            self.sender.d.next = self.joiner.q.val();
         }
         // Completions go back to their client.
         self.m_done_valid.next = 0.into();
@@ -181,6 +226,9 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             self.grant.d.next = 0.into();
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
+            self.sending.d.next = false;
+            self.joining.d.next = false;
+            self.room.d.next = false;
         }
     }
 }
