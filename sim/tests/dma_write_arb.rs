@@ -52,12 +52,17 @@ fn dma_write_arb_keeps_data_with_its_request() {
         // Regimes of 300 cycles: the engine taking requests from rarely to every cycle, the
         // clients' data and the engine's ready from sparse to every cycle, so that the order
         // queue runs empty, shallow and full.
-        let (mut req_rate, mut data_rate, mut ready_rate) = (0.6, 0.7, 0.7);
+        let regime = |rng: &mut StdRng| {
+            (
+                [0.05, 0.3, 0.6, 1.0][rng.gen_range(0..4)],
+                [0.3, 0.7, 1.0][rng.gen_range(0..3)],
+                [0.3, 0.7, 1.0][rng.gen_range(0..3)],
+            )
+        };
+        let (mut req_rate, mut data_rate, mut ready_rate) = regime(&mut rng);
         for cycle in 0..1_000_000u64 {
-            if cycle % 300 == 0 {
-                req_rate = [0.05, 0.3, 0.6, 1.0][rng.gen_range(0..4)];
-                data_rate = [0.3, 0.7, 1.0][rng.gen_range(0..3)];
-                ready_rate = [0.3, 0.7, 1.0][rng.gen_range(0..3)];
+            if cycle % 300 == 299 {
+                (req_rate, data_rate, ready_rate) = regime(&mut rng);
             }
             let (mut valid, mut addrs, mut lens) = (0u64, vec![0u8; 8 * CLIENTS], vec![0u8; 4 * CLIENTS]);
             for c in 0..CLIENTS {
