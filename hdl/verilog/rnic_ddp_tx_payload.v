@@ -28,7 +28,6 @@ module rnic_ddp_tx_payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     
     // Constant declarations
     localparam  size = 32'h20;
-    localparam  size_beats = 6'b100000;
     
     // Stub signals
     reg  buffer$clock;
@@ -59,6 +58,7 @@ module rnic_ddp_tx_payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     // Local signals
     reg  decided;
     reg  [31:0] beats;
+    reg  empty;
     reg  room;
     reg  granted;
     reg  taken;
@@ -116,10 +116,11 @@ module rnic_ddp_tx_payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         buffer$clock = clock;
         buffer$reset = reset;
         beats = (s_req_len + 32'h7) >> 32'h3;
-        need_all$d = beats | (((~|s_req_len)) & 32'hffffffff);
-        need$d = size_beats;
+        empty = ~|s_req_len;
+        need_all$d = beats | ((empty) & 32'hffffffff);
+        need$d = size[(32'h0)+:(6)];
         if (beats < size) begin
-            need$d = beats[(32'h0)+:(6)] | (((~|s_req_len)) & 6'h3f);
+            need$d = beats[(32'h0)+:(6)] | ((empty) & 6'h3f);
         end
         room = ~free$q[32'h1f] & (need$q <= free$q[(32'h0)+:(6)]);
         fits$d = counted$q & room;

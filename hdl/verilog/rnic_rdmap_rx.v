@@ -549,6 +549,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
+    reg  [223:0] mr$d;
+    wire  [223:0] mr$q;
+    reg  mr$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -1363,6 +1366,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .error(check$error),
         .iova(check$iova)
     );
+    rnic_rdmap_rx$mr mr(
+        .d(mr$d),
+        .q(mr$q),
+        .clock(mr$clock)
+    );
     rnic_rdmap_rx$state state(
         .d(state$d),
         .q(state$q),
@@ -1752,6 +1760,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     // Update code
     always @(*) begin
         full$clock = clock;
+        mr$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
         ulen$clock = clock;
@@ -1832,6 +1841,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         p_recv_idle$clock = clock;
         p_mo_bad$clock = clock;
         full$d = full$q;
+        mr$d = mr$q;
         state$d = state$q;
         qpn$d = qpn$q;
         ulen$d = ulen$q;
@@ -2021,7 +2031,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         mrs$write_enable = mr_we;
         mrs$write_address = mr_waddr;
         mrs$write_data = mr_wdata;
-        mrs$read_address = mr_index$q;
         recv_msn$read_address = qpn$q;
         rr_msn$read_address = qpn$q;
         rr_sent$read_address = qpn$q;
@@ -2510,7 +2519,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 from_claim = RxState$Fault;
             end
         end
-        check$mr = mrs$read_data;
+        if (state$q == RxState$MrRead) begin
+            mr$d = mrs$read_data;
+        end
+        check$mr = mr$q;
         check$live = |(mr_valid & (one_m << ((mr_index$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)));
         check$exists = chk_stag$q[(32'h8)+:(24)] < mr_count;
         check$stag = chk_stag$q;
@@ -2605,6 +2617,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 from_recv_fit = RxState$Fault;
             end
         end
+        mrs$read_address = mr_index$d;
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen$q) & 32'hffffffff);
@@ -4772,6 +4785,25 @@ module rnic_rdmap_rx$left(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$left
+
+
+module rnic_rdmap_rx$mr(d,q,clock);
+    
+    // Module arguments
+    input wire  [223:0] d;
+    output reg  [223:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 224'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$mr
 
 
 module rnic_rdmap_rx$mr_index(d,q,clock);

@@ -20980,7 +20980,6 @@ module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req
     
     // Constant declarations
     localparam  size = 32'h800;
-    localparam  size_beats = 12'h800;
     
     // Stub signals
     reg  buffer$clock;
@@ -21011,6 +21010,7 @@ module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req
     // Local signals
     reg  decided;
     reg  [31:0] beats;
+    reg  empty;
     reg  room;
     reg  granted;
     reg  taken;
@@ -21068,10 +21068,11 @@ module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req
         buffer$clock = clock;
         buffer$reset = reset;
         beats = (s_req_len + 32'h7) >> 32'h3;
-        need_all$d = beats | (((~|s_req_len)) & 32'hffffffff);
-        need$d = size_beats;
+        empty = ~|s_req_len;
+        need_all$d = beats | ((empty) & 32'hffffffff);
+        need$d = size[(32'h0)+:(12)];
         if (beats < size) begin
-            need$d = beats[(32'h0)+:(12)] | (((~|s_req_len)) & 12'hfff);
+            need$d = beats[(32'h0)+:(12)] | ((empty) & 12'hfff);
         end
         room = ~free$q[32'h1f] & (need$q <= free$q[(32'h0)+:(12)]);
         fits$d = counted$q & room;
@@ -22266,6 +22267,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
+    reg  [223:0] mr$d;
+    wire  [223:0] mr$q;
+    reg  mr$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -23080,6 +23084,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .error(check$error),
         .iova(check$iova)
     );
+    rnic_top_q16$receiver$mr mr(
+        .d(mr$d),
+        .q(mr$q),
+        .clock(mr$clock)
+    );
     rnic_top_q16$receiver$state state(
         .d(state$d),
         .q(state$q),
@@ -23469,6 +23478,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     // Update code
     always @(*) begin
         full$clock = clock;
+        mr$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
         ulen$clock = clock;
@@ -23549,6 +23559,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         p_recv_idle$clock = clock;
         p_mo_bad$clock = clock;
         full$d = full$q;
+        mr$d = mr$q;
         state$d = state$q;
         qpn$d = qpn$q;
         ulen$d = ulen$q;
@@ -23738,7 +23749,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         mrs$write_enable = mr_we;
         mrs$write_address = mr_waddr;
         mrs$write_data = mr_wdata;
-        mrs$read_address = mr_index$q;
         recv_msn$read_address = qpn$q;
         rr_msn$read_address = qpn$q;
         rr_sent$read_address = qpn$q;
@@ -24227,7 +24237,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 from_claim = RxState$Fault;
             end
         end
-        check$mr = mrs$read_data;
+        if (state$q == RxState$MrRead) begin
+            mr$d = mrs$read_data;
+        end
+        check$mr = mr$q;
         check$live = |(mr_valid & (one_m << ((mr_index$q) & 64'hffffffffffffffff)));
         check$exists = chk_stag$q[(32'h8)+:(24)] < mr_count;
         check$stag = chk_stag$q;
@@ -24322,6 +24335,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 from_recv_fit = RxState$Fault;
             end
         end
+        mrs$read_address = mr_index$d;
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen$q) & 32'hffffffff);
@@ -26489,6 +26503,25 @@ module rnic_top_q16$receiver$left(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$left
+
+
+module rnic_top_q16$receiver$mr(d,q,clock);
+    
+    // Module arguments
+    input wire  [223:0] d;
+    output reg  [223:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 224'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$mr
 
 
 module rnic_top_q16$receiver$mr_index(d,q,clock);
@@ -29482,8 +29515,10 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     
     // Enums
     localparam TxState$Accept = 0;
-    localparam TxState$Check = 1;
-    localparam TxState$Job = 2;
+    localparam TxState$Lookup = 1;
+    localparam TxState$Verify = 2;
+    localparam TxState$Check = 3;
+    localparam TxState$Job = 4;
     
     // Stub signals
     reg  [5:0] mrs$read_address;
@@ -29524,8 +29559,8 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
-    reg  [1:0] state$d;
-    wire  [1:0] state$q;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
     reg  state$clock;
     reg  [767:0] wqe$d;
     wire  [767:0] wqe$q;
@@ -29542,6 +29577,12 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  job_valid$d;
     wire  job_valid$q;
     reg  job_valid$clock;
+    reg  [223:0] mr$d;
+    wire  [223:0] mr$q;
+    reg  mr$clock;
+    reg  [7:0] verdict$d;
+    wire  [7:0] verdict$q;
+    reg  verdict$clock;
     reg  [63:0] job_addr$d;
     wire  [63:0] job_addr$q;
     reg  job_addr$clock;
@@ -29973,6 +30014,18 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [5:0] sent$d;
     wire  [5:0] sent$q;
     reg  sent$clock;
+    reg  go$d;
+    wire  go$q;
+    reg  go$clock;
+    reg  go_writes$d;
+    wire  go_writes$q;
+    reg  go_writes$clock;
+    reg  go_flushed$d;
+    wire  go_flushed$q;
+    reg  go_flushed$clock;
+    reg  go_cut$d;
+    wire  go_cut$q;
+    reg  go_cut$clock;
     reg  [31:0] req_id_be$d;
     wire  [31:0] req_id_be$q;
     reg  [63:0] add_be$d;
@@ -30023,6 +30076,8 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  head_flushed;
     reg  head_writes;
     reg  head_read;
+    reg  go_writes_now;
+    reg  pop;
     reg  [5:0] reads_before;
     reg  [223:0] read_body;
     reg  [415:0] atomic_body;
@@ -30110,6 +30165,16 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .d(job_valid$d),
         .q(job_valid$q),
         .clock(job_valid$clock)
+    );
+    rnic_top_q16$requester$mr mr(
+        .d(mr$d),
+        .q(mr$q),
+        .clock(mr$clock)
+    );
+    rnic_top_q16$requester$verdict verdict(
+        .d(verdict$d),
+        .q(verdict$q),
+        .clock(verdict$clock)
     );
     rnic_top_q16$requester$job_addr job_addr(
         .d(job_addr$d),
@@ -30822,6 +30887,26 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .q(sent$q),
         .clock(sent$clock)
     );
+    rnic_top_q16$requester$go go(
+        .d(go$d),
+        .q(go$q),
+        .clock(go$clock)
+    );
+    rnic_top_q16$requester$go_writes go_writes(
+        .d(go_writes$d),
+        .q(go_writes$q),
+        .clock(go_writes$clock)
+    );
+    rnic_top_q16$requester$go_flushed go_flushed(
+        .d(go_flushed$d),
+        .q(go_flushed$q),
+        .clock(go_flushed$clock)
+    );
+    rnic_top_q16$requester$go_cut go_cut(
+        .d(go_cut$d),
+        .q(go_cut$q),
+        .clock(go_cut$clock)
+    );
     rnic_top_q16$requester$req_id_be req_id_be(
         .d(req_id_be$d),
         .q(req_id_be$q)
@@ -30871,6 +30956,8 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         ctx$clock = clock;
         fetch_error$clock = clock;
         job_valid$clock = clock;
+        mr$clock = clock;
+        verdict$clock = clock;
         job_addr$clock = clock;
         job_msn$clock = clock;
         req_id$clock = clock;
@@ -30881,12 +30968,18 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         head$clock = clock;
         tail$clock = clock;
         sent$clock = clock;
+        go$clock = clock;
+        go_writes$clock = clock;
+        go_flushed$clock = clock;
+        go_cut$clock = clock;
         state$d = state$q;
         wqe$d = wqe$q;
         qpn$d = qpn$q;
         ctx$d = ctx$q;
         fetch_error$d = fetch_error$q;
         job_valid$d = job_valid$q;
+        mr$d = mr$q;
+        verdict$d = verdict$q;
         job_addr$d = job_addr$q;
         job_msn$d = job_msn$q;
         req_id$d = req_id$q;
@@ -30897,6 +30990,10 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         head$d = head$q;
         tail$d = tail$q;
         sent$d = sent$q;
+        go$d = go$q;
+        go_writes$d = go_writes$q;
+        go_flushed$d = go_flushed$q;
+        go_cut$d = go_cut$q;
         pending$clock = clock;
         pending$reset = reset;
         pending_out$clock = clock;
@@ -31364,9 +31461,9 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         mrs$write_address = mr_waddr;
         mrs$write_data = mr_wdata;
         mrs$read_address = s_wqe[(at_lkey_index)+:(6)];
-        send_msn$read_address = s_qpn;
-        read_msn$read_address = s_qpn;
-        atomic_msn$read_address = s_qpn;
+        send_msn$read_address = qpn$q;
+        read_msn$read_address = qpn$q;
+        atomic_msn$read_address = qpn$q;
         send_msn$write_enable = 1'b0;
         send_msn$write_address = qpn$q;
         send_msn$write_data = send_msn$read_data + 32'h1;
@@ -31386,7 +31483,11 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             qpn$d = s_qpn;
             ctx$d = s_ctx;
             fetch_error$d = s_error;
-            state$d = TxState$Check;
+            state$d = TxState$Lookup;
+        end
+        if (state$q == TxState$Lookup) begin
+            mr$d = mrs$read_data;
+            state$d = TxState$Verify;
         end
         opcode = wqe$q[(at_opcode)+:(8)];
         is_write = opcode == op_write;
@@ -31399,7 +31500,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if (is_imm | is_atomic) begin
             length = 32'h8;
         end
-        check$mr = mrs$read_data;
+        check$mr = mr$q;
         check$live = |(mr_valid & (one_m << ((wqe$q[(at_lkey_index)+:(6)]) & 64'hffffffffffffffff)));
         check$exists = wqe$q[(at_lkey_index)+:(24)] < mr_count;
         check$stag = wqe$q[(at_lkey)+:(32)];
@@ -31422,6 +31523,11 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if (flush) begin
             status = st_flushed;
         end
+        if (state$q == TxState$Verify) begin
+            verdict$d = status;
+            job_addr$d = check$iova;
+            state$d = TxState$Check;
+        end
         cqe_opcode = cqe_send;
         if (is_write | (opcode == op_write_imm)) begin
             cqe_opcode = cqe_write;
@@ -31432,28 +31538,28 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         if (opcode == op_atomic) begin
             cqe_opcode = cqe_atomic;
         end
-        cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
-        if (status == st_success) begin
-            cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((status) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+        cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((verdict$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
+        if (verdict$q == st_success) begin
+            cqe = (((wqe$q[(at_wr_id)+:(64)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_wr_id) | (((length) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_byte_len) | (((qpn$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_qpn) | (((cqe_opcode) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_opcode) | (((verdict$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
         end
         reads_before = read_msn$read_data[(32'h0)+:(6)];
-        if ((is_read | is_atomic) & (status == st_success)) begin
+        if ((is_read | is_atomic) & (verdict$q == st_success)) begin
             reads_before = read_msn$read_data[(32'h0)+:(6)] + 32'h1;
         end
         entry_msn = 32'h0;
-        if ((is_read | is_atomic) & (status == st_success)) begin
+        if ((is_read | is_atomic) & (verdict$q == st_success)) begin
             entry_msn = read_msn$read_data + 32'h1;
         end
         entry_base = ((cqe) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ctx$q[(at_send_cq)+:(16)]) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_cq) | (((reads_before) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_reads) | (((entry_msn) & 321'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_entry_msn);
         entry = entry_base | flag_write;
-        if (status == st_success) begin
+        if (verdict$q == st_success) begin
             entry = entry_base | flag_wait;
             if (wqe$q[at_signaled]) begin
                 entry = entry_base | flag_wait | flag_write;
             end
         end
         fail$d = 1'b0;
-        read_valid$d = (state$q == TxState$Check) & (status == st_success) & (is_read | is_atomic);
+        read_valid$d = (state$q == TxState$Check) & (verdict$q == st_success) & (is_read | is_atomic);
         read_qpn$d = qpn$q;
         read_entry$d = ((length) & 129'h1ffffffffffffffffffffffffffffffff) | (((wqe$q[(at_lkey)+:(32)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h20) | (((wqe$q[(at_local_addr)+:(64)]) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h40) | (((is_atomic) & 129'h1ffffffffffffffffffffffffffffffff) << 32'h80);
         m_read_valid = read_valid$q;
@@ -31656,13 +31762,12 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             end
             tail$d = tail$q + 32'h1;
             state$d = TxState$Accept;
-            if ((status != st_success) & ~flush) begin
+            if ((verdict$q != st_success) & (verdict$q != st_flushed)) begin
                 fail$d = 1'b1;
             end
-            if (status == st_success) begin
+            if (verdict$q == st_success) begin
                 state$d = TxState$Job;
                 job_valid$d = 1'b1;
-                job_addr$d = check$iova;
                 job_msn$d = send_msn$read_data + 32'h1;
                 if (is_read | is_atomic) begin
                     job_msn$d = read_msn$read_data + 32'h1;
@@ -31898,17 +32003,23 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         head_read = |head_entry[(at_entry_msn)+:(32)];
         head_ready = pending_out$m_valid & (~head_entry[at_entry_waits] | (sent$q != 32'h0)) & (~(head_entry[at_entry_writes] | head_read) | ~reads_behind[at_not_yet] | head_cut | head_flushed);
         head_writes = head_entry[at_entry_writes] | (head_flushed & head_read & ~head_cut);
-        m_cqe_valid = head_ready & head_writes;
+        go_writes$d = head_writes;
+        go_flushed$d = head_flushed;
+        go_cut$d = qp_we & qp_reset & (qp_waddr == order_qpn);
+        go_writes_now = go_writes$q & ~go_cut$q;
+        m_cqe_valid = go$q & go_writes_now;
         m_cqn = head_entry[(at_entry_cq)+:(4)];
         m_cqe = head_entry[(32'h0)+:(256)];
-        if (head_flushed) begin
+        if (go_flushed$q) begin
             m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((st_flushed) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
             if (head_entry[at_entry_named]) begin
                 m_cqe = (head_entry[(32'h0)+:(256)] & ~flush_mask) | (((head_entry[(at_entry_named_status)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cqe_status);
             end
         end
-        pending_out$m_ready = head_ready & (~head_writes | m_cqe_ready);
-        if (head_ready & (~head_writes | m_cqe_ready)) begin
+        pop = go$q & (~go_writes_now | m_cqe_ready);
+        pending_out$m_ready = pop;
+        go$d = head_ready & ~pop;
+        if (pop) begin
             head$d = head$q + 32'h1;
             if (head_entry[at_entry_waits]) begin
                 sent$d = sent$q - 32'h1;
@@ -31925,6 +32036,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             head$d = 32'h0;
             tail$d = 32'h0;
             sent$d = 32'h0;
+            go$d = 1'b0;
         end
     end
     
@@ -32144,6 +32256,82 @@ module rnic_top_q16$requester$fetch_error(d,q,clock);
 endmodule // rnic_top_q16$requester$fetch_error
 
 
+module rnic_top_q16$requester$go(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$go
+
+
+module rnic_top_q16$requester$go_cut(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$go_cut
+
+
+module rnic_top_q16$requester$go_flushed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$go_flushed
+
+
+module rnic_top_q16$requester$go_writes(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$go_writes
+
+
 module rnic_top_q16$requester$head(d,q,clock);
     
     // Module arguments
@@ -32260,6 +32448,25 @@ module rnic_top_q16$requester$lkey_be(d,q);
     end
     
 endmodule // rnic_top_q16$requester$lkey_be
+
+
+module rnic_top_q16$requester$mr(d,q,clock);
+    
+    // Module arguments
+    input wire  [223:0] d;
+    output reg  [223:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 224'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$mr
 
 
 module rnic_top_q16$requester$mrs(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -35298,14 +35505,16 @@ endmodule // rnic_top_q16$requester$slot_qpn$9
 module rnic_top_q16$requester$state(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Enums
     localparam TxState$Accept = 0;
-    localparam TxState$Check = 1;
-    localparam TxState$Job = 2;
+    localparam TxState$Lookup = 1;
+    localparam TxState$Verify = 2;
+    localparam TxState$Check = 3;
+    localparam TxState$Job = 4;
     
     // Update code (custom)
     initial begin
@@ -35336,6 +35545,25 @@ module rnic_top_q16$requester$tail(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$tail
+
+
+module rnic_top_q16$requester$verdict(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$verdict
 
 
 module rnic_top_q16$requester$wqe(d,q,clock);

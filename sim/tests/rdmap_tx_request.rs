@@ -697,3 +697,58 @@ fn rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags() {
         }
     });
 }
+
+/// A Send's completion and its QP's reset, `k` cycles after the segmenter reports the
+/// message gone. The CQE is handed over at most in the reset's own cycle, never after it
+/// (the QP's work is dropped by the reset); and once the reset comes late enough, it was
+/// handed over, once. Returns the cycles, counted from the report, at which it was.
+fn cqe_cycles_around_a_reset(k: u64) -> Vec<u64> {
+    let (mut m, p, mr) = one_mr_model(1);
+    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+    let ctx = QpContext { state: QpState::Rts, pd: 1, mulpdu: 1024, ord: 4, ..QpContext::default() };
+    let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+    m.set_bit(p.job[1], true);
+    m.set_bit(p.cqe[1], true);
+    m.set(p.order_done, 0);
+    m.set_bit(s_valid, true);
+    m.set_bytes(s_wqe, &small_wqe(SqOpcode::Send, 7, &mr).encode()[..SQ_WQE_LEN]);
+    m.set(s_qpn, 0);
+    m.set_bytes(s_ctx, &ctx);
+    m.set_bit(s_error, false);
+    m.eval();
+    assert!(m.get_bit(s_ready), "the Send is taken");
+    m.tick();
+    m.set_bit(s_valid, false);
+    for _ in 0..20 {
+        m.eval();
+        assert!(!m.get_bit(p.cqe[0]), "a completion before its message was reported gone");
+        m.tick();
+    }
+    let mut cqes = Vec::new();
+    for cycle in 0..20u64 {
+        m.set_bit(p.done, cycle == 0);
+        m.set_bit(p.qp_we, cycle == k);
+        m.set_bit(p.qp_reset, cycle == k);
+        m.set(p.qp_waddr, 0);
+        m.eval();
+        if m.get_bit(p.cqe[0]) {
+            assert!(cycle <= k, "the CQE handed over at cycle {cycle}, after the QP's reset at {k}");
+            cqes.push(cycle);
+        }
+        m.tick();
+    }
+    cqes
+}
+
+#[test]
+fn rdmap_tx_request_hands_over_no_cqe_after_its_qps_reset() {
+    trace::on_failure("rdmap_tx_request_hands_over_no_cqe_after_its_qps_reset", || {
+        for k in 0..8 {
+            let cqes = cqe_cycles_around_a_reset(k);
+            assert!(cqes.len() <= 1, "reset at {k}: CQEs at {cqes:?}");
+            if k >= 4 {
+                assert_eq!(cqes.len(), 1, "reset at {k}, after the completion was due: its CQE");
+            }
+        }
+    });
+}

@@ -67,11 +67,13 @@ pub struct TxPayload<const AB: usize, const AB1: usize> {
     /// The request on offer fits: `fits`, and it is the one counted.
     decided: Signal<Local, Bit>,
     beats: Signal<Local, Bits<32>>,
+    /// The request on offer has no octets (it still takes a beat).
+    empty: Signal<Local, Bit>,
     room: Signal<Local, Bit>,
     granted: Signal<Local, Bit>,
     taken: Signal<Local, Bit>,
+    /// The buffer's size in beats.
     size: Constant<Bits<32>>,
-    size_beats: Constant<Bits<AB1>>,
 }
 
 impl<const AB: usize, const AB1: usize> Default for TxPayload<AB, AB1> {
@@ -105,11 +107,11 @@ impl<const AB: usize, const AB1: usize> Default for TxPayload<AB, AB1> {
             fits: Default::default(),
             decided: Default::default(),
             beats: Default::default(),
+            empty: Default::default(),
             room: Default::default(),
             granted: Default::default(),
             taken: Default::default(),
             size: constant(1 << AB),
-            size_beats: constant(1 << AB),
         }
     }
 }
@@ -123,11 +125,11 @@ impl<const AB: usize, const AB1: usize> Logic for TxPayload<AB, AB1> {
 
         // First cycle on offer: count the beats (an empty request is one beat).
         self.beats.next = (self.s_req_len.val() + 7) >> 3;
-        self.need_all.d.next = self.beats.val() | bit_cast::<32, 1>((!self.s_req_len.val().any()).into());
-        self.need.d.next = self.size_beats.val();
+        self.empty.next = !self.s_req_len.val().any();
+        self.need_all.d.next = self.beats.val() | bit_cast::<32, 1>(self.empty.val().into());
+        self.need.d.next = self.size.val().get_bits::<AB1>(0);
         if self.beats.val() < self.size.val() {
-            self.need.d.next =
-                self.beats.val().get_bits::<AB1>(0) | bit_cast::<AB1, 1>((!self.s_req_len.val().any()).into());
+            self.need.d.next = self.beats.val().get_bits::<AB1>(0) | bit_cast::<AB1, 1>(self.empty.val().into());
         }
         // Second: compare them with the room.
         self.room.next = !self.free.q.val().get_bit(31) & (self.need.q.val() <= self.free.q.val().get_bits::<AB1>(0));

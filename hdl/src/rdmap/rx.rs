@@ -117,7 +117,8 @@ pub enum RxState {
     Classify,
     /// A new Send or Immediate Data message claims the next posted receive.
     Claim,
-    /// The MR table is read at the STag (or the receive's LKey) to check.
+    /// The MR the STag (or the receive's LKey) names comes out of the table, into a register
+    /// (the table was read as the state before chose the index).
     MrRead,
     /// The MR check, for whichever purpose.
     MrCheck,
@@ -498,6 +499,8 @@ pub struct RdmapRx<
     job_is_atomic: Signal<Local, Bit>,
     res_be: Bswap64,
     check: MrCheck,
+    /// The MR read, registered in MrRead: the check starts at a register.
+    mr: DFF<Bits<224>>,
     state: DFF<RxState>,
     /// The next state as each state with a choice decides it (`from_idle`: after Idle,
     /// and so on); `state` takes the one of its own state, a parallel select, not a
@@ -1023,6 +1026,7 @@ impl<
             job_entry: Default::default(),
             job_out: Default::default(),
             check: Default::default(),
+            mr: Default::default(),
             state: Default::default(),
             from_idle: Default::default(),
             from_header: Default::default(),
@@ -1237,6 +1241,7 @@ impl<
             self,
             clock,
             full,
+            mr,
             state,
             qpn,
             ulen,
@@ -1393,7 +1398,6 @@ impl<
         self.mrs.write_enable.next = self.mr_we.val();
         self.mrs.write_address.next = self.mr_waddr.val();
         self.mrs.write_data.next = self.mr_wdata.val();
-        self.mrs.read_address.next = self.mr_index.q.val();
         self.recv_msn.read_address.next = self.qpn.q.val();
         self.rr_msn.read_address.next = self.qpn.q.val();
         self.rr_sent.read_address.next = self.qpn.q.val();
@@ -1977,7 +1981,10 @@ impl<
         }
 
         // MrRead, MrCheck: the MR check, for whichever purpose.
-        self.check.mr.next = self.mrs.read_data.val();
+        if self.state.q.val() == RxState::MrRead {
+            self.mr.d.next = self.mrs.read_data.val();
+        }
+        self.check.mr.next = self.mr.q.val();
         self.check.live.next =
             (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
         self.check.exists.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
@@ -2083,6 +2090,9 @@ impl<
                 self.from_recv_fit.next = RxState::Fault;
             }
         }
+        // The MR table is read at the index as it is chosen (the last assignment above), so
+        // its word is out in MrRead, the cycle after.
+        self.mrs.read_address.next = self.mr_index.d.val();
 
         // PlaceRequest, PlaceData: place the payload, realigned to lane 0 (it starts at octet 6 of
         // the last header beat when tagged, octet 2 when untagged).

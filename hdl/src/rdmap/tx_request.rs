@@ -52,7 +52,11 @@ const ENTRY_BITS: usize = ENTRY_NAMED_STATUS as usize + 8;
 pub enum TxState {
     /// A WQE is taken from the SQ fetch, unless its QP must wait.
     Accept,
-    /// The WQE's checks; its completion is queued, its Read table entry pushed.
+    /// The MR its lkey names comes out of the table into a register.
+    Lookup,
+    /// The WQE's checks, from registers; their verdict is registered.
+    Verify,
+    /// The verdict is acted on: the completion is queued, the Read table entry pushed.
     Check,
     /// The message waits for the segmenter to take its job.
     Job,
@@ -136,6 +140,10 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     ctx: DFF<Bits<256>>,
     fetch_error: DFF<Bit>,
     job_valid: DFF<Bit>,
+    /// The MR the lkey names, out of the table in Lookup: its checks start at a register.
+    mr: DFF<Bits<224>>,
+    /// The WQE's status, as Verify found it (`CqeStatus`).
+    verdict: DFF<Bits<8>>,
     /// What Check read from the RAMs, held while the message waits (the RAMs move on).
     job_addr: DFF<Bits<64>>,
     job_msn: DFF<Bits<32>>,
@@ -194,6 +202,16 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     head_flushed: Signal<Local, Bit>,
     head_writes: Signal<Local, Bit>,
     head_read: Signal<Local, Bit>,
+    /// The head was ready last cycle and is still the head: it completes now (see
+    /// `update`), writing its CQE if `go_writes` (unless `go_cut`), flushed if `go_flushed`.
+    go: DFF<Bit>,
+    go_writes: DFF<Bit>,
+    go_flushed: DFF<Bit>,
+    /// A QP reset hit the head's QP last cycle.
+    go_cut: DFF<Bit>,
+    go_writes_now: Signal<Local, Bit>,
+    /// The head completes (leaves the queue) this cycle.
+    pop: Signal<Local, Bit>,
     /// The CQE fields a flush rewrites: STATUS, and BYTE_LEN (0 unless SUCCESS).
     flush_mask: Constant<Bits<256>>,
     reads_before: Signal<Local, Bits<DONE_BITS>>,
@@ -347,6 +365,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             ctx: Default::default(),
             fetch_error: Default::default(),
             job_valid: Default::default(),
+            mr: Default::default(),
+            verdict: Default::default(),
             job_addr: Default::default(),
             job_msn: Default::default(),
             req_id: Default::default(),
@@ -390,6 +410,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             head_flushed: Default::default(),
             head_writes: Default::default(),
             head_read: Default::default(),
+            go: Default::default(),
+            go_writes: Default::default(),
+            go_flushed: Default::default(),
+            go_cut: Default::default(),
+            go_writes_now: Default::default(),
+            pop: Default::default(),
             flush_mask: Constant::new(
                 (Bits::<256>::from(0xFF_u64) << u64::from(cqe_fields::STATUS.lsb))
                     | (Bits::<256>::from(0xFFFF_FFFF_u64) << u64::from(cqe_fields::BYTE_LEN.lsb)),
@@ -487,6 +513,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             ctx,
             fetch_error,
             job_valid,
+            mr,
+            verdict,
             job_addr,
             job_msn,
             req_id,
@@ -496,7 +524,11 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             read_entry,
             head,
             tail,
-            sent
+            sent,
+            go,
+            go_writes,
+            go_flushed,
+            go_cut
         );
         // A QP written in RESET drops its work: its completions still waiting here are not
         // written (and no longer wait for responses, whose count starts over).
@@ -542,9 +574,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mrs.write_address.next = self.mr_waddr.val();
         self.mrs.write_data.next = self.mr_wdata.val();
         self.mrs.read_address.next = self.s_wqe.val().get_bits::<MB>(self.at_lkey_index.val().index());
-        self.send_msn.read_address.next = self.s_qpn.val();
-        self.read_msn.read_address.next = self.s_qpn.val();
-        self.atomic_msn.read_address.next = self.s_qpn.val();
+        // (The counts are read at the WQE's QP from Lookup on, ready by Verify.)
+        self.send_msn.read_address.next = self.qpn.q.val();
+        self.read_msn.read_address.next = self.qpn.q.val();
+        self.atomic_msn.read_address.next = self.qpn.q.val();
         self.send_msn.write_enable.next = false;
         self.send_msn.write_address.next = self.qpn.q.val();
         self.send_msn.write_data.next = self.send_msn.read_data.val() + 1;
@@ -580,10 +613,15 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
             self.fetch_error.d.next = self.s_error.val();
-            self.state.d.next = TxState::Check;
+            self.state.d.next = TxState::Lookup;
+        }
+        // Lookup: the table's output (read at the lkey as the WQE was taken) is registered.
+        if self.state.q.val() == TxState::Lookup {
+            self.mr.d.next = self.mrs.read_data.val();
+            self.state.d.next = TxState::Verify;
         }
 
-        // Check: the WQE's checks.
+        // Verify: the WQE's checks, from registers only.
         self.opcode.next = self.wqe.q.val().get_bits::<8>(self.at_opcode.val().index());
         self.is_write.next = self.opcode.val() == self.op_write.val();
         self.is_read.next = self.opcode.val() == self.op_read.val();
@@ -600,7 +638,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.is_imm.val() | self.is_atomic.val() {
             self.length.next = 8.into();
         }
-        self.check.mr.next = self.mrs.read_data.val();
+        self.check.mr.next = self.mr.q.val();
         self.check.live.next = (self.mr_valid.val()
             & (self.one_m.val()
                 << bit_cast::<M, MB>(self.wqe.q.val().get_bits::<MB>(self.at_lkey_index.val().index()))))
@@ -627,6 +665,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         if self.flush.val() {
             self.status.next = self.st_flushed.val();
         }
+        if self.state.q.val() == TxState::Verify {
+            self.verdict.d.next = self.status.val();
+            self.job_addr.d.next = self.check.iova.val();
+            self.state.d.next = TxState::Check;
+        }
+        // Check: the verdict is acted on.
         // The completion, as `sq_cqe` makes it.
         // (Opcodes defined for later issues report their own kind even when refused.)
         self.cqe_opcode.next = self.cqe_send.val();
@@ -643,24 +687,24 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             << self.at_cqe_wr_id.val())
             | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
             | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
-            | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
-        if self.status.val() == self.st_success.val() {
+            | (bit_cast::<256, 8>(self.verdict.q.val()) << self.at_cqe_status.val());
+        if self.verdict.q.val() == self.st_success.val() {
             self.cqe.next = (bit_cast::<256, 64>(self.wqe.q.val().get_bits::<64>(self.at_wr_id.val().index()))
                 << self.at_cqe_wr_id.val())
                 | (bit_cast::<256, 32>(self.length.val()) << self.at_cqe_byte_len.val())
                 | (bit_cast::<256, QB>(self.qpn.q.val()) << self.at_cqe_qpn.val())
                 | (bit_cast::<256, 8>(self.cqe_opcode.val()) << self.at_cqe_opcode.val())
-                | (bit_cast::<256, 8>(self.status.val()) << self.at_cqe_status.val());
+                | (bit_cast::<256, 8>(self.verdict.q.val()) << self.at_cqe_status.val());
         }
         // Entry: CQE, CQ, the QP's Reads that come first (those issued before it, and a
         // Read itself); flags: waits for its message, writes a CQE.
         // Errors always complete; a message's completion waits, and is written if signaled.
         self.reads_before.next = self.read_msn.read_data.val().get_bits::<DONE_BITS>(0);
-        if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
+        if (self.is_read.val() | self.is_atomic.val()) & (self.verdict.q.val() == self.st_success.val()) {
             self.reads_before.next = self.read_msn.read_data.val().get_bits::<DONE_BITS>(0) + 1;
         }
         self.entry_msn.next = 0.into();
-        if (self.is_read.val() | self.is_atomic.val()) & (self.status.val() == self.st_success.val()) {
+        if (self.is_read.val() | self.is_atomic.val()) & (self.verdict.q.val() == self.st_success.val()) {
             self.entry_msn.next = self.read_msn.read_data.val() + 1;
         }
         self.entry_base.next = bit_cast::<ENTRY_BITS, 256>(self.cqe.val())
@@ -669,7 +713,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             | (bit_cast::<ENTRY_BITS, DONE_BITS>(self.reads_before.val()) << self.at_entry_reads.val())
             | (bit_cast::<ENTRY_BITS, 32>(self.entry_msn.val()) << self.at_entry_msn.val());
         self.entry.next = self.entry_base.val() | self.flag_write.val();
-        if self.status.val() == self.st_success.val() {
+        if self.verdict.q.val() == self.st_success.val() {
             self.entry.next = self.entry_base.val() | self.flag_wait.val();
             if self.wqe.q.val().get_bit(self.at_signaled.val().index()) {
                 self.entry.next = self.entry_base.val() | self.flag_wait.val() | self.flag_write.val();
@@ -677,7 +721,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         }
         self.fail.d.next = false;
         self.read_valid.d.next = (self.state.q.val() == TxState::Check)
-            & (self.status.val() == self.st_success.val())
+            & (self.verdict.q.val() == self.st_success.val())
             & (self.is_read.val() | self.is_atomic.val());
         self.read_qpn.d.next = self.qpn.q.val();
         self.read_entry.d.next = bit_cast::<129, 32>(self.length.val())
@@ -701,13 +745,12 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             }
             self.tail.d.next = self.tail.q.val() + 1;
             self.state.d.next = TxState::Accept;
-            if (self.status.val() != self.st_success.val()) & !self.flush.val() {
+            if (self.verdict.q.val() != self.st_success.val()) & (self.verdict.q.val() != self.st_flushed.val()) {
                 self.fail.d.next = true;
             }
-            if self.status.val() == self.st_success.val() {
+            if self.verdict.q.val() == self.st_success.val() {
                 self.state.d.next = TxState::Job;
                 self.job_valid.d.next = true;
-                self.job_addr.d.next = self.check.iova.val();
                 self.job_msn.d.next = self.send_msn.read_data.val() + 1;
                 if self.is_read.val() | self.is_atomic.val() {
                     self.job_msn.d.next = self.read_msn.read_data.val() + 1;
@@ -752,8 +795,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // Identifier, the target, then the operands; a FetchAdd sends Compare Data 0 and
         // Compare Mask all ones (ATOM-03), whatever the WQE holds there.
         self.aop_word.next = bit_cast::<32, 4>(self.wqe.q.val().get_bits::<4>(self.at_aopcode.val().index())) << 24;
-        // (The count is read for the WQE's QP only in the cycle after it is taken: the read
-        // address follows SQ fetch's next WQE, and the count itself goes up.)
+        // (Taken in Check, before the count goes up: the Request Identifier stays while the
+        // message waits.)
         if self.state.q.val() == TxState::Check {
             self.req_id.d.next = self.atomic_msn.read_data.val() + 1;
         }
@@ -863,11 +906,19 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                 | self.head_flushed.val());
         self.head_writes.next = self.head_entry.val().get_bit(self.at_entry_writes.val().index())
             | (self.head_flushed.val() & self.head_read.val() & !self.head_cut.val());
-        self.m_cqe_valid.next = self.head_ready.val() & self.head_writes.val();
+        // The decision is acted on a cycle later, from registers: `go`, the head was ready and
+        // has not moved since. It is still ready: messages gone and responses placed only
+        // add up, and the head is popped nowhere else. A QP reset that hit the head's QP in
+        // that cycle (`go_cut`) only keeps its CQE from being written, as the cut does.
+        self.go_writes.d.next = self.head_writes.val();
+        self.go_flushed.d.next = self.head_flushed.val();
+        self.go_cut.d.next = self.qp_we.val() & self.qp_reset.val() & (self.qp_waddr.val() == self.order_qpn.val());
+        self.go_writes_now.next = self.go_writes.q.val() & !self.go_cut.q.val();
+        self.m_cqe_valid.next = self.go.q.val() & self.go_writes_now.val();
         self.m_cqn.next = self.head_entry.val().get_bits::<CB>(self.at_entry_cq.val().index());
         self.m_cqe.next = self.head_entry.val().get_bits::<256>(0);
         // (A flushed Read or atomic completes with no octets, as every error does.)
-        if self.head_flushed.val() {
+        if self.go_flushed.q.val() {
             self.m_cqe.next = (self.head_entry.val().get_bits::<256>(0) & !self.flush_mask.val())
                 | (bit_cast::<256, 8>(self.st_flushed.val()) << self.at_cqe_status.val());
             if self.head_entry.val().get_bit(self.at_entry_named.val().index()) {
@@ -877,8 +928,10 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     ) << self.at_cqe_status.val());
             }
         }
-        self.pending_out.m_ready.next = self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val());
-        if self.head_ready.val() & (!self.head_writes.val() | self.m_cqe_ready.val()) {
+        self.pop.next = self.go.q.val() & (!self.go_writes_now.val() | self.m_cqe_ready.val());
+        self.pending_out.m_ready.next = self.pop.val();
+        self.go.d.next = self.head_ready.val() & !self.pop.val();
+        if self.pop.val() {
             self.head.d.next = self.head.q.val() + 1;
             if self.head_entry.val().get_bit(self.at_entry_waits.val().index()) {
                 self.sent.d.next = self.sent.q.val() - 1;
@@ -895,6 +948,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
             self.sent.d.next = 0.into();
+            self.go.d.next = false;
         }
     }
 }
