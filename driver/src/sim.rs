@@ -457,14 +457,10 @@ pub struct RawPeer {
 }
 
 impl RawPeer {
-    /// Stops taking the device's TX stream (`tready` low) while `held`: a network that
-    /// takes nothing. Set it between cycles, or in a hook's `Observe` phase (the peer's
-    /// ready and what it records follow it from the next cycle).
-    pub fn hold_tx(&self, held: bool) {
-        self.tx_held.set(held);
-    }
-
-    /// The flag [`RawPeer::hold_tx`] sets, for a hook that releases the stream itself.
+    /// The peer's TX hold: while it is set, the peer takes nothing from the device's TX
+    /// stream (`tready` low), a network that takes nothing. Set it between cycles, or in a
+    /// hook's `Observe` phase (the peer's ready and what it records follow it from the
+    /// next cycle).
     pub fn tx_hold(&self) -> Rc<Cell<bool>> {
         Rc::clone(&self.tx_held)
     }

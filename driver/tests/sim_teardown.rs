@@ -212,7 +212,8 @@ fn a_reset_waits_for_a_payload_read_held_back_for_room() {
     let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
     let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps()).expect("QP");
     qp.ready().expect("RTS");
-    peer.hold_tx(true);
+    let held = peer.tx_hold();
+    held.set(true);
     let remote = RemoteBuf { stag: 0x1234_5678, to: 0 };
     let local = mr.sge(0, BUFFER as u32).unwrap();
     qp.post_send(&WorkRequest::Write { wr_id: 1, local, remote, signaled: true }).expect("write");
@@ -220,7 +221,6 @@ fn a_reset_waits_for_a_payload_read_held_back_for_room() {
     dev.hal().run_idle(4000);
     assert_eq!(peer.sent_count(), 0, "the link took nothing");
     let release_at = dev.hal().cycles() + HOLD;
-    let held = peer.tx_hold();
     dev.hal().on_cycle(move |m, phase| {
         if matches!(phase, Phase::Observe) && m.cycles() >= release_at {
             held.set(false);
