@@ -9,7 +9,7 @@ use rust_hdl::prelude::*;
 
 use crate::atomic::{AtomicAlu, AtomicUnit};
 use crate::board::UartBridge;
-use crate::common::{BitFifo, RamFifo, RegRam, RrArbiter, SkidBuffer};
+use crate::common::{BitFifo, RamFifo, RegRam, RrArbiter, SkidBuffer, SmallFifo};
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{
     AxiWindow, CqWriter, DevMem, Dma, DmaFence, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing,
@@ -65,6 +65,11 @@ pub fn all() -> Vec<Design> {
             name: "rnic_common_ram_fifo",
             summary: "first-in first-out queue in block RAM, 16 entries of 73 bits (test size)",
             generate: || generate("rnic_common_ram_fifo", RamFifo::<73, 4, 5>::default()),
+        },
+        Design {
+            name: "rnic_common_small_fifo",
+            summary: "first-in first-out queue in registers, a head register and 8 entries of 73 bits (test size)",
+            generate: || generate("rnic_common_small_fifo", SmallFifo::<73>::default()),
         },
         Design {
             name: "rnic_common_reg_ram",

@@ -164,6 +164,11 @@ pub struct RnicTop<
     /// clients' requests reach the engine from one. Address (0..64), length (64..96),
     /// tag (96..104).
     rd_slice: SkidBuffer<104>,
+    /// The payload buffer's octets to the segmenter, through a register slice: the
+    /// segmenter's packing decision reaches the buffer's read logic from a register, and
+    /// the buffer's data reaches the packer from one. TDATA (0..64), TKEEP (64..72),
+    /// TLAST (72).
+    payload_slice: SkidBuffer<73>,
     framer: MpaTx<64, 8, 192>,
     /// The CONN_ID (low 16 bits) and CRC setting (bit 16) of each FPDU between segmenter
     /// and framer output.
@@ -205,6 +210,9 @@ pub struct RnicTop<
     rx_next_ready: DFF<Bit>,
     rx_next_held: DFF<Bit>,
     rx_next_markers: DFF<Bit>,
+    /// `rx_next_markers` a cycle later, beside the deframer, whose parse reads it (it is
+    /// ready with `rx_next_held`).
+    rx_held_markers: DFF<Bit>,
     rx_next_crc: DFF<Bit>,
     rx_positions: Positions<QB, Q>,
     rx_qp: DFF<Bits<QB>>,
@@ -340,6 +348,7 @@ impl<
             payload: Default::default(),
             tx_slice: Default::default(),
             rd_slice: Default::default(),
+            payload_slice: Default::default(),
             framer: Default::default(),
             tx_conns: Default::default(),
             tx_fpdus: Default::default(),
@@ -375,6 +384,7 @@ impl<
             rx_next_ready: Default::default(),
             rx_next_held: Default::default(),
             rx_next_markers: Default::default(),
+            rx_held_markers: Default::default(),
             rx_next_crc: Default::default(),
             rx_positions: Default::default(),
             rx_qp: Default::default(),
@@ -400,9 +410,34 @@ impl<
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, ctrl, dma, fence, window, dev_mem, reads, writes, tx_ring, rx_ring, atomics, cqs, cqe_slice,
-            sq, requester, segmenter, payload, tx_slice, rd_slice, framer, tx_conns, deframer, rx_qps, rx_buffer,
-            receiver, rq
+            self,
+            clock,
+            ctrl,
+            dma,
+            fence,
+            window,
+            dev_mem,
+            reads,
+            writes,
+            tx_ring,
+            rx_ring,
+            atomics,
+            cqs,
+            cqe_slice,
+            sq,
+            requester,
+            segmenter,
+            payload,
+            tx_slice,
+            rd_slice,
+            payload_slice,
+            framer,
+            tx_conns,
+            deframer,
+            rx_qps,
+            rx_buffer,
+            receiver,
+            rq
         );
         dff_setup!(
             self,
@@ -420,6 +455,7 @@ impl<
             rx_next_ready,
             rx_next_held,
             rx_next_markers,
+            rx_held_markers,
             rx_next_crc,
             cqes_taken,
             rx_cqes_due
@@ -431,6 +467,7 @@ impl<
         self.tx_conns.reset.next = self.reset_q.q.val();
         self.tx_slice.reset.next = self.reset_q.q.val();
         self.rd_slice.reset.next = self.reset_q.q.val();
+        self.payload_slice.reset.next = self.reset_q.q.val();
         self.cqe_slice.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
         self.rx_qps.reset.next = self.reset_q.q.val();
@@ -657,11 +694,16 @@ impl<
         self.payload.s_rd_tkeep.next = self.reads.m_rd_tkeep.val();
         self.payload.s_rd_tlast.next = self.reads.m_rd_tlast.val();
         self.payload.s_rd_tvalid.next = self.reads.m_rd_tvalid.val().get_bit(1);
-        self.segmenter.s_rd_tdata.next = self.payload.m_rd_tdata.val();
-        self.segmenter.s_rd_tkeep.next = self.payload.m_rd_tkeep.val();
-        self.segmenter.s_rd_tlast.next = self.payload.m_rd_tlast.val();
-        self.segmenter.s_rd_tvalid.next = self.payload.m_rd_tvalid.val();
-        self.payload.m_rd_tready.next = self.segmenter.s_rd_tready.val();
+        self.payload_slice.s_data.next = bit_cast::<73, 64>(self.payload.m_rd_tdata.val())
+            | (bit_cast::<73, 8>(self.payload.m_rd_tkeep.val()) << 64_u64)
+            | (bit_cast::<73, 1>(self.payload.m_rd_tlast.val().into()) << 72_u64);
+        self.payload_slice.s_valid.next = self.payload.m_rd_tvalid.val();
+        self.payload.m_rd_tready.next = self.payload_slice.s_ready.val();
+        self.segmenter.s_rd_tdata.next = self.payload_slice.m_data.val().get_bits::<64>(0);
+        self.segmenter.s_rd_tkeep.next = self.payload_slice.m_data.val().get_bits::<8>(64);
+        self.segmenter.s_rd_tlast.next = self.payload_slice.m_data.val().get_bit(72);
+        self.segmenter.s_rd_tvalid.next = self.payload_slice.m_valid.val();
+        self.payload_slice.m_ready.next = self.segmenter.s_rd_tready.val();
         self.rq.s_rd_tdata.next = self.reads.m_rd_tdata.val();
         self.rq.s_rd_tlast.next = self.reads.m_rd_tlast.val();
         self.rq.s_rd_tuser.next = bit_cast::<9, 1>(self.reads.m_rd_terror.val().into()) << 8;
@@ -1004,7 +1046,8 @@ impl<
             (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
         self.rx_next_crc.d.next =
             (self.ctrl.qp_crc.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
-        self.deframer.markers_en.next = self.rx_next_markers.q.val();
+        self.rx_held_markers.d.next = self.rx_next_markers.q.val();
+        self.deframer.markers_en.next = self.rx_held_markers.q.val();
         self.deframer.crc_en.next = self.rx_next_crc.q.val();
         self.deframer.fpdu_load.next = true;
         self.deframer.fpdu_to_marker.next = bit_cast::<16, 9>(self.rx_positions.held.val());

@@ -47,7 +47,6 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     localparam  writes_limit = 5'b1100;
     localparam  batch_max = 6'b100000;
     localparam  idle_close_limit = 6'b1000;
-    localparam  bucket_one = 96'h1;
     localparam  rd_idle = 2'b0;
     localparam  rd_request = 2'b1;
     localparam  rd_wait = 2'b10;
@@ -152,12 +151,61 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  [9:0] credit$d;
     wire  [9:0] credit$q;
     reg  credit$clock;
-    reg  [95:0] buckets$d;
-    wire  [95:0] buckets$q;
-    reg  buckets$clock;
+    reg  [5:0] bucket_counts$0$d;
+    wire  [5:0] bucket_counts$0$q;
+    reg  bucket_counts$0$clock;
+    reg  [5:0] bucket_counts$1$d;
+    wire  [5:0] bucket_counts$1$q;
+    reg  bucket_counts$1$clock;
+    reg  [5:0] bucket_counts$2$d;
+    wire  [5:0] bucket_counts$2$q;
+    reg  bucket_counts$2$clock;
+    reg  [5:0] bucket_counts$3$d;
+    wire  [5:0] bucket_counts$3$q;
+    reg  bucket_counts$3$clock;
+    reg  [5:0] bucket_counts$4$d;
+    wire  [5:0] bucket_counts$4$q;
+    reg  bucket_counts$4$clock;
+    reg  [5:0] bucket_counts$5$d;
+    wire  [5:0] bucket_counts$5$q;
+    reg  bucket_counts$5$clock;
+    reg  [5:0] bucket_counts$6$d;
+    wire  [5:0] bucket_counts$6$q;
+    reg  bucket_counts$6$clock;
+    reg  [5:0] bucket_counts$7$d;
+    wire  [5:0] bucket_counts$7$q;
+    reg  bucket_counts$7$clock;
+    reg  [5:0] bucket_counts$8$d;
+    wire  [5:0] bucket_counts$8$q;
+    reg  bucket_counts$8$clock;
+    reg  [5:0] bucket_counts$9$d;
+    wire  [5:0] bucket_counts$9$q;
+    reg  bucket_counts$9$clock;
+    reg  [5:0] bucket_counts$10$d;
+    wire  [5:0] bucket_counts$10$q;
+    reg  bucket_counts$10$clock;
+    reg  [5:0] bucket_counts$11$d;
+    wire  [5:0] bucket_counts$11$q;
+    reg  bucket_counts$11$clock;
+    reg  [5:0] bucket_counts$12$d;
+    wire  [5:0] bucket_counts$12$q;
+    reg  bucket_counts$12$clock;
+    reg  [5:0] bucket_counts$13$d;
+    wire  [5:0] bucket_counts$13$q;
+    reg  bucket_counts$13$clock;
+    reg  [5:0] bucket_counts$14$d;
+    wire  [5:0] bucket_counts$14$q;
+    reg  bucket_counts$14$clock;
+    reg  [5:0] bucket_counts$15$d;
+    wire  [5:0] bucket_counts$15$q;
+    reg  bucket_counts$15$clock;
+    reg  addr_match$d;
+    wire  addr_match$q;
+    reg  addr_match$clock;
     
     // Local signals
     reg  head_free;
+    reg  [63:0] held_addr_next;
     reg  [15:0] gate_diff;
     reg  gate_open;
     reg  same_word;
@@ -170,24 +218,20 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  close;
     reg  close_write;
     reg  [3:0] held_bucket;
-    reg  [6:0] held_shift;
     reg  [3:0] op_bucket;
-    reg  [6:0] op_shift;
-    reg  [95:0] op_bucket_counts;
-    reg  [5:0] op_bucket_count;
+    reg  [15:0] buckets_busy;
+    reg  [15:0] op_buckets_busy;
+    reg  op_bucket_busy;
     reg  start_read;
     reg  [10:0] batch_head;
     reg  head_wrote;
     reg  [5:0] head_count;
     reg  [3:0] head_bucket;
-    reg  [6:0] head_shift;
     reg  [5:0] acks_avail;
     reg  retire;
     reg  retire_write;
     reg  [9:0] released;
     reg  res_take;
-    reg  [95:0] bucket_inc;
-    reg  [95:0] bucket_dec;
     reg  [127:0] wr_head;
     
     // Sub module instances
@@ -328,10 +372,90 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .q(credit$q),
         .clock(credit$clock)
     );
-    rnic_atomic_unit$buckets buckets(
-        .d(buckets$d),
-        .q(buckets$q),
-        .clock(buckets$clock)
+    rnic_atomic_unit$bucket_counts$0 bucket_counts$0(
+        .d(bucket_counts$0$d),
+        .q(bucket_counts$0$q),
+        .clock(bucket_counts$0$clock)
+    );
+    rnic_atomic_unit$bucket_counts$1 bucket_counts$1(
+        .d(bucket_counts$1$d),
+        .q(bucket_counts$1$q),
+        .clock(bucket_counts$1$clock)
+    );
+    rnic_atomic_unit$bucket_counts$2 bucket_counts$2(
+        .d(bucket_counts$2$d),
+        .q(bucket_counts$2$q),
+        .clock(bucket_counts$2$clock)
+    );
+    rnic_atomic_unit$bucket_counts$3 bucket_counts$3(
+        .d(bucket_counts$3$d),
+        .q(bucket_counts$3$q),
+        .clock(bucket_counts$3$clock)
+    );
+    rnic_atomic_unit$bucket_counts$4 bucket_counts$4(
+        .d(bucket_counts$4$d),
+        .q(bucket_counts$4$q),
+        .clock(bucket_counts$4$clock)
+    );
+    rnic_atomic_unit$bucket_counts$5 bucket_counts$5(
+        .d(bucket_counts$5$d),
+        .q(bucket_counts$5$q),
+        .clock(bucket_counts$5$clock)
+    );
+    rnic_atomic_unit$bucket_counts$6 bucket_counts$6(
+        .d(bucket_counts$6$d),
+        .q(bucket_counts$6$q),
+        .clock(bucket_counts$6$clock)
+    );
+    rnic_atomic_unit$bucket_counts$7 bucket_counts$7(
+        .d(bucket_counts$7$d),
+        .q(bucket_counts$7$q),
+        .clock(bucket_counts$7$clock)
+    );
+    rnic_atomic_unit$bucket_counts$8 bucket_counts$8(
+        .d(bucket_counts$8$d),
+        .q(bucket_counts$8$q),
+        .clock(bucket_counts$8$clock)
+    );
+    rnic_atomic_unit$bucket_counts$9 bucket_counts$9(
+        .d(bucket_counts$9$d),
+        .q(bucket_counts$9$q),
+        .clock(bucket_counts$9$clock)
+    );
+    rnic_atomic_unit$bucket_counts$10 bucket_counts$10(
+        .d(bucket_counts$10$d),
+        .q(bucket_counts$10$q),
+        .clock(bucket_counts$10$clock)
+    );
+    rnic_atomic_unit$bucket_counts$11 bucket_counts$11(
+        .d(bucket_counts$11$d),
+        .q(bucket_counts$11$q),
+        .clock(bucket_counts$11$clock)
+    );
+    rnic_atomic_unit$bucket_counts$12 bucket_counts$12(
+        .d(bucket_counts$12$d),
+        .q(bucket_counts$12$q),
+        .clock(bucket_counts$12$clock)
+    );
+    rnic_atomic_unit$bucket_counts$13 bucket_counts$13(
+        .d(bucket_counts$13$d),
+        .q(bucket_counts$13$q),
+        .clock(bucket_counts$13$clock)
+    );
+    rnic_atomic_unit$bucket_counts$14 bucket_counts$14(
+        .d(bucket_counts$14$d),
+        .q(bucket_counts$14$q),
+        .clock(bucket_counts$14$clock)
+    );
+    rnic_atomic_unit$bucket_counts$15 bucket_counts$15(
+        .d(bucket_counts$15$d),
+        .q(bucket_counts$15$q),
+        .clock(bucket_counts$15$clock)
+    );
+    rnic_atomic_unit$addr_match addr_match(
+        .d(addr_match$d),
+        .q(addr_match$q),
+        .clock(addr_match$clock)
     );
     
     // Update code
@@ -349,7 +473,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         wr_req_sent$clock = clock;
         acks$clock = clock;
         credit$clock = clock;
-        buckets$clock = clock;
+        addr_match$clock = clock;
         op_valid$d = op_valid$q;
         op_addr$d = op_addr$q;
         op_operands$d = op_operands$q;
@@ -363,7 +487,39 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         wr_req_sent$d = wr_req_sent$q;
         acks$d = acks$q;
         credit$d = credit$q;
-        buckets$d = buckets$q;
+        addr_match$d = addr_match$q;
+        bucket_counts$0$clock = clock;
+        bucket_counts$0$d = bucket_counts$0$q;
+        bucket_counts$1$clock = clock;
+        bucket_counts$1$d = bucket_counts$1$q;
+        bucket_counts$2$clock = clock;
+        bucket_counts$2$d = bucket_counts$2$q;
+        bucket_counts$3$clock = clock;
+        bucket_counts$3$d = bucket_counts$3$q;
+        bucket_counts$4$clock = clock;
+        bucket_counts$4$d = bucket_counts$4$q;
+        bucket_counts$5$clock = clock;
+        bucket_counts$5$d = bucket_counts$5$q;
+        bucket_counts$6$clock = clock;
+        bucket_counts$6$d = bucket_counts$6$q;
+        bucket_counts$7$clock = clock;
+        bucket_counts$7$d = bucket_counts$7$q;
+        bucket_counts$8$clock = clock;
+        bucket_counts$8$d = bucket_counts$8$q;
+        bucket_counts$9$clock = clock;
+        bucket_counts$9$d = bucket_counts$9$q;
+        bucket_counts$10$clock = clock;
+        bucket_counts$10$d = bucket_counts$10$q;
+        bucket_counts$11$clock = clock;
+        bucket_counts$11$d = bucket_counts$11$q;
+        bucket_counts$12$clock = clock;
+        bucket_counts$12$d = bucket_counts$12$q;
+        bucket_counts$13$clock = clock;
+        bucket_counts$13$d = bucket_counts$13$q;
+        bucket_counts$14$clock = clock;
+        bucket_counts$14$d = bucket_counts$14$q;
+        bucket_counts$15$clock = clock;
+        bucket_counts$15$d = bucket_counts$15$q;
         alu$clock = clock;
         alu$reset = reset;
         results$clock = clock;
@@ -381,7 +537,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         batches$reset = reset;
         gate_diff = done_count - op_ctl$q[(32'h0)+:(16)];
         gate_open = ~gate_diff[32'hf];
-        same_word = held_valid$q & (op_addr$q == held_addr$q) & ~op_ctl$q[32'h14];
+        same_word = held_valid$q & addr_match$q & ~op_ctl$q[32'h14];
         room = (results$count < results_limit) & (batches$count < batches_limit) & (writes$count < writes_limit);
         issue_chain = op_valid$q & same_word & gate_open & room;
         rd_arrive = (rd_state$q == rd_wait) & s_rd_tvalid;
@@ -412,6 +568,14 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             held_valid$d = 1'b1;
             held_addr$d = op_addr$q;
         end
+        held_addr_next = held_addr$q;
+        if (rd_arrive) begin
+            held_addr_next = op_addr$q;
+        end
+        addr_match$d = op_addr$q == held_addr_next;
+        if (ops_out$m_valid & head_free) begin
+            addr_match$d = ops_out$m_data[(32'h0)+:(64)] == held_addr_next;
+        end
         if (~op_valid$q & ~ops_out$m_valid & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
             held_valid$d = 1'b0;
         end
@@ -428,16 +592,15 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             open_dirty$d = 1'b0;
         end
         held_bucket = held_addr$q[(32'h3)+:(4)] ^ held_addr$q[(32'h7)+:(4)];
-        held_shift = (((held_bucket) & 7'h7f) << 32'h2) + (((held_bucket) & 7'h7f) << 32'h1);
         writes$s_valid = close_write;
         writes$s_data = ((held_addr$q) & 128'hffffffffffffffffffffffffffffffff) | (((alu$out_result) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
         batches$s_valid = close;
         batches$s_data = ((batch_count) & 11'h7ff) | (((batch_dirty) & 11'h7ff) << 32'h6) | (((held_bucket) & 11'h7ff) << 32'h7);
         op_bucket = op_addr$q[(32'h3)+:(4)] ^ op_addr$q[(32'h7)+:(4)];
-        op_shift = (((op_bucket) & 7'h7f) << 32'h2) + (((op_bucket) & 7'h7f) << 32'h1);
-        op_bucket_counts = buckets$q >> op_shift;
-        op_bucket_count = op_bucket_counts[(32'h0)+:(6)];
-        start_read = op_valid$q & ~same_word & gate_open & room & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|op_bucket_count;
+        buckets_busy = ((|bucket_counts$0$q) & 16'hffff) | (((|bucket_counts$1$q) & 16'hffff) << 64'h1) | (((|bucket_counts$2$q) & 16'hffff) << 64'h2) | (((|bucket_counts$3$q) & 16'hffff) << 64'h3) | (((|bucket_counts$4$q) & 16'hffff) << 64'h4) | (((|bucket_counts$5$q) & 16'hffff) << 64'h5) | (((|bucket_counts$6$q) & 16'hffff) << 64'h6) | (((|bucket_counts$7$q) & 16'hffff) << 64'h7) | (((|bucket_counts$8$q) & 16'hffff) << 64'h8) | (((|bucket_counts$9$q) & 16'hffff) << 64'h9) | (((|bucket_counts$10$q) & 16'hffff) << 64'ha) | (((|bucket_counts$11$q) & 16'hffff) << 64'hb) | (((|bucket_counts$12$q) & 16'hffff) << 64'hc) | (((|bucket_counts$13$q) & 16'hffff) << 64'hd) | (((|bucket_counts$14$q) & 16'hffff) << 64'he) | (((|bucket_counts$15$q) & 16'hffff) << 64'hf);
+        op_buckets_busy = buckets_busy >> op_bucket;
+        op_bucket_busy = op_buckets_busy[32'h0];
+        start_read = op_valid$q & ~same_word & gate_open & room & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~op_bucket_busy;
         m_rd_req_valid = rd_state$q == rd_request;
         m_rd_req_addr = op_addr$q;
         m_rd_req_len = 32'h8;
@@ -470,7 +633,6 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         head_count = batch_head[(32'h0)+:(6)];
         head_wrote = batch_head[32'h6];
         head_bucket = batch_head[(32'h7)+:(4)];
-        head_shift = (((head_bucket) & 7'h7f) << 32'h2) + (((head_bucket) & 7'h7f) << 32'h1);
         acks_avail = acks$q + ((s_wr_done_valid) & 6'h3f);
         retire = batches$m_valid & (~head_wrote | |acks_avail);
         retire_write = retire & head_wrote;
@@ -480,15 +642,102 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         if (retire) begin
             released = ((head_count) & 10'h3ff);
         end
-        bucket_inc = 32'h0;
-        if (close_write) begin
-            bucket_inc = bucket_one << held_shift;
+        if (close_write & (held_bucket == 0) & ~(retire_write & (head_bucket == 0))) begin
+            bucket_counts$0$d = bucket_counts$0$q + 32'h1;
         end
-        bucket_dec = 32'h0;
-        if (retire_write) begin
-            bucket_dec = bucket_one << head_shift;
+        if (~(close_write & (held_bucket == 0)) & retire_write & (head_bucket == 0)) begin
+            bucket_counts$0$d = bucket_counts$0$q - 32'h1;
         end
-        buckets$d = buckets$q + bucket_inc - bucket_dec;
+        if (close_write & (held_bucket == 1) & ~(retire_write & (head_bucket == 1))) begin
+            bucket_counts$1$d = bucket_counts$1$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 1)) & retire_write & (head_bucket == 1)) begin
+            bucket_counts$1$d = bucket_counts$1$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 2) & ~(retire_write & (head_bucket == 2))) begin
+            bucket_counts$2$d = bucket_counts$2$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 2)) & retire_write & (head_bucket == 2)) begin
+            bucket_counts$2$d = bucket_counts$2$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 3) & ~(retire_write & (head_bucket == 3))) begin
+            bucket_counts$3$d = bucket_counts$3$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 3)) & retire_write & (head_bucket == 3)) begin
+            bucket_counts$3$d = bucket_counts$3$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 4) & ~(retire_write & (head_bucket == 4))) begin
+            bucket_counts$4$d = bucket_counts$4$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 4)) & retire_write & (head_bucket == 4)) begin
+            bucket_counts$4$d = bucket_counts$4$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 5) & ~(retire_write & (head_bucket == 5))) begin
+            bucket_counts$5$d = bucket_counts$5$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 5)) & retire_write & (head_bucket == 5)) begin
+            bucket_counts$5$d = bucket_counts$5$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 6) & ~(retire_write & (head_bucket == 6))) begin
+            bucket_counts$6$d = bucket_counts$6$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 6)) & retire_write & (head_bucket == 6)) begin
+            bucket_counts$6$d = bucket_counts$6$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 7) & ~(retire_write & (head_bucket == 7))) begin
+            bucket_counts$7$d = bucket_counts$7$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 7)) & retire_write & (head_bucket == 7)) begin
+            bucket_counts$7$d = bucket_counts$7$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 8) & ~(retire_write & (head_bucket == 8))) begin
+            bucket_counts$8$d = bucket_counts$8$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 8)) & retire_write & (head_bucket == 8)) begin
+            bucket_counts$8$d = bucket_counts$8$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 9) & ~(retire_write & (head_bucket == 9))) begin
+            bucket_counts$9$d = bucket_counts$9$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 9)) & retire_write & (head_bucket == 9)) begin
+            bucket_counts$9$d = bucket_counts$9$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 10) & ~(retire_write & (head_bucket == 10))) begin
+            bucket_counts$10$d = bucket_counts$10$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 10)) & retire_write & (head_bucket == 10)) begin
+            bucket_counts$10$d = bucket_counts$10$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 11) & ~(retire_write & (head_bucket == 11))) begin
+            bucket_counts$11$d = bucket_counts$11$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 11)) & retire_write & (head_bucket == 11)) begin
+            bucket_counts$11$d = bucket_counts$11$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 12) & ~(retire_write & (head_bucket == 12))) begin
+            bucket_counts$12$d = bucket_counts$12$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 12)) & retire_write & (head_bucket == 12)) begin
+            bucket_counts$12$d = bucket_counts$12$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 13) & ~(retire_write & (head_bucket == 13))) begin
+            bucket_counts$13$d = bucket_counts$13$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 13)) & retire_write & (head_bucket == 13)) begin
+            bucket_counts$13$d = bucket_counts$13$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 14) & ~(retire_write & (head_bucket == 14))) begin
+            bucket_counts$14$d = bucket_counts$14$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 14)) & retire_write & (head_bucket == 14)) begin
+            bucket_counts$14$d = bucket_counts$14$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 15) & ~(retire_write & (head_bucket == 15))) begin
+            bucket_counts$15$d = bucket_counts$15$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 15)) & retire_write & (head_bucket == 15)) begin
+            bucket_counts$15$d = bucket_counts$15$q - 32'h1;
+        end
         m_res_valid = results$m_valid & |credit$q;
         m_res_original = results$m_data;
         results$m_ready = m_res_ready & |credit$q;
@@ -504,7 +753,23 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             wr_req_sent$d = 1'b0;
             acks$d = 32'h0;
             credit$d = 32'h0;
-            buckets$d = 32'h0;
+            bucket_counts$0$d = 32'h0;
+            bucket_counts$1$d = 32'h0;
+            bucket_counts$2$d = 32'h0;
+            bucket_counts$3$d = 32'h0;
+            bucket_counts$4$d = 32'h0;
+            bucket_counts$5$d = 32'h0;
+            bucket_counts$6$d = 32'h0;
+            bucket_counts$7$d = 32'h0;
+            bucket_counts$8$d = 32'h0;
+            bucket_counts$9$d = 32'h0;
+            bucket_counts$10$d = 32'h0;
+            bucket_counts$11$d = 32'h0;
+            bucket_counts$12$d = 32'h0;
+            bucket_counts$13$d = 32'h0;
+            bucket_counts$14$d = 32'h0;
+            bucket_counts$15$d = 32'h0;
+            addr_match$d = 1'b0;
         end
     end
     
@@ -528,6 +793,25 @@ module rnic_atomic_unit$acks(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$acks
+
+
+module rnic_atomic_unit$addr_match(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$addr_match
 
 
 module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original,in_data,in_mask,in_compare,in_compare_mask,in_tag,out_valid,out_result,out_original,out_tag,out_unsupported);
@@ -1208,23 +1492,308 @@ module rnic_atomic_unit$batches$wr_ptr(d,q,clock);
 endmodule // rnic_atomic_unit$batches$wr_ptr
 
 
-module rnic_atomic_unit$buckets(d,q,clock);
+module rnic_atomic_unit$bucket_counts$0(d,q,clock);
     
     // Module arguments
-    input wire  [95:0] d;
-    output reg  [95:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 96'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_atomic_unit$buckets
+endmodule // rnic_atomic_unit$bucket_counts$0
+
+
+module rnic_atomic_unit$bucket_counts$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$1
+
+
+module rnic_atomic_unit$bucket_counts$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$10
+
+
+module rnic_atomic_unit$bucket_counts$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$11
+
+
+module rnic_atomic_unit$bucket_counts$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$12
+
+
+module rnic_atomic_unit$bucket_counts$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$13
+
+
+module rnic_atomic_unit$bucket_counts$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$14
+
+
+module rnic_atomic_unit$bucket_counts$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$15
+
+
+module rnic_atomic_unit$bucket_counts$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$2
+
+
+module rnic_atomic_unit$bucket_counts$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$3
+
+
+module rnic_atomic_unit$bucket_counts$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$4
+
+
+module rnic_atomic_unit$bucket_counts$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$5
+
+
+module rnic_atomic_unit$bucket_counts$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$6
+
+
+module rnic_atomic_unit$bucket_counts$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$7
+
+
+module rnic_atomic_unit$bucket_counts$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$8
+
+
+module rnic_atomic_unit$bucket_counts$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$bucket_counts$9
 
 
 module rnic_atomic_unit$credit(d,q,clock);

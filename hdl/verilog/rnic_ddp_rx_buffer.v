@@ -322,9 +322,20 @@ module rnic_ddp_rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [39:0] out_data$d;
+    wire  [39:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [39:0] oldest;
     
     // Sub module instances
     rnic_ddp_rx_buffer$descs$entries$0 entries$0(
@@ -377,13 +388,27 @@ module rnic_ddp_rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_ddp_rx_buffer$descs$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_ddp_rx_buffer$descs$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -401,31 +426,50 @@ module rnic_ddp_rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -450,14 +494,24 @@ module rnic_ddp_rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -633,6 +687,44 @@ module rnic_ddp_rx_buffer$descs$head(d,q,clock);
     end
           
 endmodule // rnic_ddp_rx_buffer$descs$head
+
+
+module rnic_ddp_rx_buffer$descs$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [39:0] d;
+    output reg  [39:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 40'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$out_data
+
+
+module rnic_ddp_rx_buffer$descs$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_ddp_rx_buffer$descs$out_valid
 
 
 module rnic_ddp_rx_buffer$descs$tail(d,q,clock);

@@ -185,8 +185,13 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
     reg  [55:0] head_info;
     reg  load;
     reg  [4:0] emit_n;
-    reg  [127:0] kept;
-    reg  [4:0] kept_n;
+    reg  emit_full;
+    reg  emit_rest;
+    reg  room;
+    reg  [63:0] piece;
+    reg  [4:0] piece_n;
+    reg  [127:0] stay_none;
+    reg  [127:0] stay_after;
     reg  [63:0] chunk;
     reg  [4:0] chunk_n;
     reg  take_header;
@@ -568,41 +573,66 @@ module rnic_ddp_tx_segment(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_jo
             out_valid$d = 1'b0;
         end
         finished = ~|header_left$q & ~|payload_left$q;
+        emit_full = packing$q & load & (acc_n$q >= 32'h8);
+        emit_rest = packing$q & load & (acc_n$q < 32'h8) & finished;
         emit_n = 32'h0;
-        if (packing$q & load & (acc_n$q >= 32'h8)) begin
+        if (emit_full) begin
             emit_n = 32'h8;
         end
-        if (packing$q & load & (acc_n$q < 32'h8) & finished) begin
+        if (emit_rest) begin
             emit_n = acc_n$q;
         end
-        kept = acc$q >> (((emit_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3);
-        kept_n = acc_n$q - emit_n;
         chunk_n = 32'h8;
         if (header_left$q < 32'h8) begin
             chunk_n = ((header_left$q) & 5'h1f);
         end
         chunk_mask = ~(ones_64 << (((chunk_n) & 64'hffffffffffffffff) << 32'h3));
         chunk = header$q[(32'h0)+:(64)] & chunk_mask;
-        take_header = packing$q & |header_left$q & (kept_n <= 32'h8);
         rd_bytes = 32'h8;
         if (payload_left$q < 32'h8) begin
             rd_bytes = ((payload_left$q) & 5'h1f);
         end
         rd_mask = ~(ones_64 << (((rd_bytes) & 64'hffffffffffffffff) << 32'h3));
         rd_data = s_rd_tdata & rd_mask;
-        take_payload = packing$q & ~|header_left$q & |payload_left$q & (kept_n <= 32'h8) & s_rd_tvalid;
-        s_rd_tready = packing$q & ~|header_left$q & |payload_left$q & (kept_n <= 32'h8);
-        acc$d = kept;
-        acc_n$d = kept_n;
+        room = emit_full | emit_rest | (acc_n$q <= 32'h8);
+        take_header = packing$q & |header_left$q & room;
+        take_payload = packing$q & ~|header_left$q & |payload_left$q & room & s_rd_tvalid;
+        s_rd_tready = packing$q & ~|header_left$q & |payload_left$q & room;
+        piece = rd_data;
+        piece_n = rd_bytes;
+        if (|header_left$q) begin
+            piece = chunk;
+            piece_n = chunk_n;
+        end
+        stay_none = acc$q | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
+        stay_after = (acc$q >> 32'h40) | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q - 32'h8) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
+        acc$d = acc$q;
+        acc_n$d = acc_n$q;
+        if (emit_full) begin
+            acc$d = acc$q >> 32'h40;
+            acc_n$d = acc_n$q - 32'h8;
+        end
+        if (emit_rest) begin
+            acc$d = 32'h0;
+            acc_n$d = 32'h0;
+        end
+        if (take_header | take_payload) begin
+            acc$d = stay_none;
+            acc_n$d = acc_n$q + piece_n;
+            if (emit_full) begin
+                acc$d = stay_after;
+                acc_n$d = acc_n$q - 32'h8 + piece_n;
+            end
+            if (emit_rest) begin
+                acc$d = ((piece) & 128'hffffffffffffffffffffffffffffffff);
+                acc_n$d = piece_n;
+            end
+        end
         if (take_header) begin
-            acc$d = kept | (((chunk) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-            acc_n$d = kept_n + chunk_n;
             header$d = header$q >> 32'h40;
             header_left$d = header_left$q - ((chunk_n) & 7'h7f);
         end
         if (take_payload) begin
-            acc$d = kept | (((rd_data) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-            acc_n$d = kept_n + rd_bytes;
             payload_left$d = payload_left$q - ((rd_bytes) & 16'hffff);
         end
         if (|emit_n) begin

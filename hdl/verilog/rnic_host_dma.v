@@ -111,6 +111,22 @@ module rnic_host_dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,s_r
     wire  write$m_done_valid;
     wire  [7:0] write$m_done_tag;
     wire  write$m_done_error;
+    reg  rd_out$clock;
+    reg  rd_out$reset;
+    reg  rd_out$s_valid;
+    wire  rd_out$s_ready;
+    reg  [81:0] rd_out$s_data;
+    wire  rd_out$m_valid;
+    reg  rd_out$m_ready;
+    wire  [81:0] rd_out$m_data;
+    reg  wr_in$clock;
+    reg  wr_in$reset;
+    reg  wr_in$s_valid;
+    wire  wr_in$s_ready;
+    reg  [72:0] wr_in$s_data;
+    wire  wr_in$m_valid;
+    reg  wr_in$m_ready;
+    wire  [72:0] wr_in$m_data;
     
     // Sub module instances
     rnic_host_dma$read read(
@@ -170,6 +186,26 @@ module rnic_host_dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,s_r
         .m_done_tag(write$m_done_tag),
         .m_done_error(write$m_done_error)
     );
+    rnic_host_dma$rd_out rd_out(
+        .clock(rd_out$clock),
+        .reset(rd_out$reset),
+        .s_valid(rd_out$s_valid),
+        .s_ready(rd_out$s_ready),
+        .s_data(rd_out$s_data),
+        .m_valid(rd_out$m_valid),
+        .m_ready(rd_out$m_ready),
+        .m_data(rd_out$m_data)
+    );
+    rnic_host_dma$wr_in wr_in(
+        .clock(wr_in$clock),
+        .reset(wr_in$reset),
+        .s_valid(wr_in$s_valid),
+        .s_ready(wr_in$s_ready),
+        .s_data(wr_in$s_data),
+        .m_valid(wr_in$m_valid),
+        .m_ready(wr_in$m_ready),
+        .m_data(wr_in$m_data)
+    );
     
     // Update code
     always @(*) begin
@@ -177,17 +213,24 @@ module rnic_host_dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,s_r
         read$reset = reset;
         write$clock = clock;
         write$reset = reset;
+        rd_out$clock = clock;
+        rd_out$reset = reset;
+        wr_in$clock = clock;
+        wr_in$reset = reset;
         read$s_req_valid = s_rd_req_valid;
         s_rd_req_ready = read$s_req_ready;
         read$s_req_addr = s_rd_req_addr;
         read$s_req_len = s_rd_req_len;
         read$s_req_tag = s_rd_req_tag;
-        m_rd_axis_tdata = read$m_axis_tdata;
-        m_rd_axis_tkeep = read$m_axis_tkeep;
-        m_rd_axis_tlast = read$m_axis_tlast;
-        m_rd_axis_tuser = read$m_axis_tuser;
-        m_rd_axis_tvalid = read$m_axis_tvalid;
-        read$m_axis_tready = m_rd_axis_tready;
+        rd_out$s_data = ((read$m_axis_tdata) & 82'h3ffffffffffffffffffff) | (((read$m_axis_tkeep) & 82'h3ffffffffffffffffffff) << 32'h40) | (((read$m_axis_tlast) & 82'h3ffffffffffffffffffff) << 32'h48) | (((read$m_axis_tuser) & 82'h3ffffffffffffffffffff) << 32'h49);
+        rd_out$s_valid = read$m_axis_tvalid;
+        read$m_axis_tready = rd_out$s_ready;
+        m_rd_axis_tdata = rd_out$m_data[(32'h0)+:(64)];
+        m_rd_axis_tkeep = rd_out$m_data[(32'h40)+:(8)];
+        m_rd_axis_tlast = rd_out$m_data[32'h48];
+        m_rd_axis_tuser = rd_out$m_data[(32'h49)+:(9)];
+        m_rd_axis_tvalid = rd_out$m_valid;
+        rd_out$m_ready = m_rd_axis_tready;
         m_axi_araddr = read$m_axi_araddr;
         m_axi_arlen = read$m_axi_arlen;
         m_axi_arsize = read$m_axi_arsize;
@@ -204,11 +247,14 @@ module rnic_host_dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,s_r
         write$s_req_addr = s_wr_req_addr;
         write$s_req_len = s_wr_req_len;
         write$s_req_tag = s_wr_req_tag;
-        write$s_axis_tdata = s_wr_axis_tdata;
-        write$s_axis_tkeep = s_wr_axis_tkeep;
-        write$s_axis_tlast = s_wr_axis_tlast;
-        write$s_axis_tvalid = s_wr_axis_tvalid;
-        s_wr_axis_tready = write$s_axis_tready;
+        wr_in$s_data = ((s_wr_axis_tdata) & 73'h1ffffffffffffffffff) | (((s_wr_axis_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_wr_axis_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
+        wr_in$s_valid = s_wr_axis_tvalid;
+        s_wr_axis_tready = wr_in$s_ready;
+        write$s_axis_tdata = wr_in$m_data[(32'h0)+:(64)];
+        write$s_axis_tkeep = wr_in$m_data[(32'h40)+:(8)];
+        write$s_axis_tlast = wr_in$m_data[32'h48];
+        write$s_axis_tvalid = wr_in$m_valid;
+        wr_in$m_ready = write$s_axis_tready;
         m_wr_done_valid = write$m_done_valid;
         m_wr_done_tag = write$m_done_tag;
         m_wr_done_error = write$m_done_error;
@@ -229,6 +275,174 @@ module rnic_host_dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,s_r
     end
     
 endmodule // rnic_host_dma
+
+
+module rnic_host_dma$rd_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [81:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [81:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [81:0] out_data$d;
+    wire  [81:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [81:0] skid_data$d;
+    wire  [81:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_host_dma$rd_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_host_dma$rd_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_host_dma$rd_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_host_dma$rd_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_host_dma$rd_out
+
+
+module rnic_host_dma$rd_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [81:0] d;
+    output reg  [81:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 82'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$rd_out$out_data
+
+
+module rnic_host_dma$rd_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$rd_out$out_valid
+
+
+module rnic_host_dma$rd_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [81:0] d;
+    output reg  [81:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 82'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$rd_out$skid_data
+
+
+module rnic_host_dma$rd_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$rd_out$skid_valid
 
 
 module rnic_host_dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_req_tag,m_axi_araddr,m_axi_arlen,m_axi_arsize,m_axi_arburst,m_axi_arvalid,m_axi_arready,m_axi_rdata,m_axi_rresp,m_axi_rlast,m_axi_rvalid,m_axi_rready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
@@ -1321,6 +1535,174 @@ module rnic_host_dma$read$tag(d,q,clock);
     end
           
 endmodule // rnic_host_dma$read$tag
+
+
+module rnic_host_dma$wr_in(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [72:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [72:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [72:0] out_data$d;
+    wire  [72:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [72:0] skid_data$d;
+    wire  [72:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_host_dma$wr_in$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_host_dma$wr_in$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_host_dma$wr_in$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_host_dma$wr_in$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_host_dma$wr_in
+
+
+module rnic_host_dma$wr_in$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$wr_in$out_data
+
+
+module rnic_host_dma$wr_in$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$wr_in$out_valid
+
+
+module rnic_host_dma$wr_in$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$wr_in$skid_data
+
+
+module rnic_host_dma$wr_in$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$wr_in$skid_valid
 
 
 module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_req_tag,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_done_valid,m_done_tag,m_done_error);

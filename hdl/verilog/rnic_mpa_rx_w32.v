@@ -177,9 +177,11 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     localparam  lane_ones = 32'hffffffff;
     localparam  window_ones = 36'hfffffffff;
     localparam  byte_ones = 1024'hff;
-    localparam  ring_bits = 16'h400;
+    localparam  ring_lanes = 16'h80;
+    localparam  ring_words = 16'h20;
     localparam  ring_lanes_mask = 16'h7f;
     localparam  words_per_beat = 16'h8;
+    localparam  slot_mask = 16'h1f;
     localparam  hold_limit = 16'h60;
     localparam  word_mask = 16'hfffc;
     
@@ -356,13 +358,13 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  fire_trunc;
     reg  final_beat;
     reg  extra;
-    reg  [15:0] skip_words;
     reg  step_ok_now;
     reg  [1023:0] window;
     reg  [15:0] marker_slot;
     reg  marker_window;
     reg  leading;
     reg  [15:0] length;
+    reg  [15:0] length_led;
     reg  parse;
     reg  [15:0] take;
     reg  marker_taken;
@@ -371,7 +373,6 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] covered;
     reg  [15:0] used;
     reg  fire;
-    reg  [15:0] consumed;
     reg  [255:0] beat;
     reg  [255:0] front;
     reg  [255:0] after;
@@ -388,8 +389,15 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] put_shift;
     reg  [255:0] in_mask;
     reg  [15:0] window_shift;
+    reg  [15:0] window_back;
+    reg  [15:0] put_back;
     reg  [15:0] written_next;
-    reg  [15:0] rp_next;
+    reg  [15:0] written_past;
+    reg  [15:0] rp_full;
+    reg  [15:0] rp_other;
+    reg  [15:0] tm_full;
+    reg  [15:0] tm_other;
+    reg  moved;
     
     // Sub module instances
     rnic_mpa_rx_w32$align$crc_unit crc_unit(
@@ -793,22 +801,25 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         ends$s_valid = take_input & s_axis_tlast;
         ends$s_data = ((packet_end) & 17'h1ffff) | (((ragged) & 17'h1ffff) << 32'h10);
         put_shift = (cursor$q & ring_lanes_mask) << 32'h3;
+        put_back = ((ring_lanes - cursor$q) & ring_lanes_mask) << 32'h3;
         put_valid$d = take_input;
         put_bytes$d = 32'h0;
         if (take_input) begin
             put_bytes$d = in_bytes[(32'h0)+:(8)];
             cursor$d = cursor$q + in_bytes;
         end
-        put_data$d = (((s_axis_tdata) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
+        put_data$d = (((s_axis_tdata) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         in_mask = ~(ones << (((keep_bytes) & 16'hffff) << 32'h3));
-        put_mask$d = (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
+        put_mask$d = (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin
             ring$d = (ring$q & ~put_mask$q) | (put_data$q & put_mask$q);
         end
-        window_shift = (rp$q & ring_lanes_mask) << 32'h3;
-        window = (ring$q >> window_shift) | (ring$q << (ring_bits - window_shift));
+        window_shift = ((rp$q >> 32'h2) & slot_mask) << 32'h5;
+        window_back = ((ring_words - (rp$q >> 32'h2)) & slot_mask) << 32'h5;
+        window = (ring$q >> window_shift) | (ring$q << window_back);
         pe_words = (ends$m_data[(32'h0)+:(16)] - rp$q) >> 32'h2;
-        whole = ends$m_valid & (avail$q >= pe_words);
+        written_past = written$q - ends$m_data[(32'h0)+:(16)];
+        whole = ends$m_valid & ~written_past[32'hf];
         head_valid = |pipe_valid$q;
         head_last = |pipe_last$q;
         ce = ~head_valid | m_ready;
@@ -819,15 +830,16 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         end
         lead_marker = markers_en & (parse_tm == 32'h0);
         marker_slot = to_marker$q >> 32'h2;
-        marker_shift = marker_slot << 32'h5;
+        marker_shift = (marker_slot & slot_mask) << 32'h5;
         marker_window = fpdu_markers$q & (marker_slot <= words_per_beat);
         leading = first_beat$q & marker_window & (marker_slot == 32'h0);
         length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
-        if (lead_marker) begin
-            length = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
-        end
+        length_led = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         start = parse & ~fpdu_wait & ((avail$q >= 32'h2) | whole);
         start_words = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        if (lead_marker) begin
+            start_words = (((((length_led) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        end
         first_plan$remaining = start_words;
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
@@ -847,10 +859,6 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         fire = fire_full | fire_trunc;
         final_beat = (fire_full & crc_taken) | fire_trunc;
         extra = fire_full & crc_taken & ((ends$m_valid & (pe_words > used)) | (~ends$m_valid & (avail$q > used)));
-        skip_words = avail$q;
-        if (ends$m_valid & (pe_words < avail$q)) begin
-            skip_words = pe_words;
-        end
         front = ((window) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         after = ((window >> 32'h20) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         below_marker = ~(ones << marker_shift);
@@ -858,8 +866,8 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         if (plan_marker_cut$q) begin
             beat = (front & below_marker) | (after & ~below_marker);
         end
-        crc_word = ((window >> (crc_slot << 32'h5)) & 32'hffffffff);
-        marker_word = ((window >> marker_shift) & 32'hffffffff);
+        crc_word = ((ring$q >> ((((rp$q >> 32'h2) + crc_slot) & slot_mask) << 32'h5)) & 32'hffffffff);
+        marker_word = ((ring$q >> ((((rp$q >> 32'h2) + marker_slot) & slot_mask) << 32'h5)) & 32'hffffffff);
         fpduptr = (((((marker_word >> 32'h10) & 32'hff) << 32'h8) | ((marker_word >> 32'h18) & 32'hfc)) & 16'hffff);
         expected_fpduptr = rp$q + (marker_slot << 32'h2) - length_position$q;
         if (leading) begin
@@ -889,32 +897,42 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         pipe_crc_field$d = crc_word;
         pipe_crc_en$d = fpdu_crc_en$q;
         pipe_valid$d = fire;
-        consumed = 32'h0;
-        if (fire_full) begin
-            consumed = used;
-        end
-        if (fire_trunc) begin
-            consumed = pe_words;
-        end
-        if (skipping$q) begin
-            consumed = skip_words;
-        end
         ends$m_ready = (final_beat & ~extra) | (skipping$q & whole);
         arrived = 32'h0;
         if (put_valid$q) begin
             arrived = ((put_bytes$q) & 16'hffff);
         end
         written_next = written$q + arrived;
-        rp_next = rp$q + (consumed << 32'h2);
         written$d = written_next;
-        rp$d = rp_next;
-        avail$d = (written_next - rp_next) >> 32'h2;
-        to_marker$d = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
+        rp_full = rp$q + (used << 32'h2);
+        rp_other = written$q & word_mask;
+        if (whole) begin
+            rp_other = ends$m_data[(32'h0)+:(16)];
+        end
+        tm_full = (to_marker$q - (used << 32'h2)) & 32'h1ff;
+        tm_other = (to_marker$q + rp$q - rp_other) & 32'h1ff;
+        moved = fire_trunc | skipping$q;
+        rp$d = rp$q;
+        avail$d = (written_next - rp$q) >> 32'h2;
+        to_marker$d = to_marker$q;
+        if (moved) begin
+            rp$d = rp_other;
+            avail$d = (written_next - rp_other) >> 32'h2;
+            to_marker$d = tm_other;
+        end
+        if (fire_full) begin
+            rp$d = rp_full;
+            avail$d = (written_next - rp_full) >> 32'h2;
+            to_marker$d = tm_full;
+        end
         if (parse) begin
             to_marker$d = parse_tm & 32'h1ff;
         end
+        end_to_marker = tm_full;
+        if (trunc) begin
+            end_to_marker = tm_other;
+        end
         fpdu_end = final_beat;
-        end_to_marker = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
         fpdu_start = start;
         if (start) begin
             fpdu_crc_en$d = crc_en;
@@ -3255,9 +3273,20 @@ module rnic_mpa_rx_w32$align$ends(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [16:0] out_data$d;
+    wire  [16:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [16:0] oldest;
     
     // Sub module instances
     rnic_mpa_rx_w32$align$ends$entries$0 entries$0(
@@ -3310,13 +3339,27 @@ module rnic_mpa_rx_w32$align$ends(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_mpa_rx_w32$align$ends$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_mpa_rx_w32$align$ends$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -3334,31 +3377,50 @@ module rnic_mpa_rx_w32$align$ends(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -3383,14 +3445,24 @@ module rnic_mpa_rx_w32$align$ends(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -3566,6 +3638,44 @@ module rnic_mpa_rx_w32$align$ends$head(d,q,clock);
     end
           
 endmodule // rnic_mpa_rx_w32$align$ends$head
+
+
+module rnic_mpa_rx_w32$align$ends$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$ends$out_data
+
+
+module rnic_mpa_rx_w32$align$ends$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_mpa_rx_w32$align$ends$out_valid
 
 
 module rnic_mpa_rx_w32$align$ends$tail(d,q,clock);

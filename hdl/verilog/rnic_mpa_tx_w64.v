@@ -4042,6 +4042,8 @@ module rnic_mpa_tx_w64$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fp
     localparam  ones = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  words_per_beat = 16'h10;
     localparam  accept_limit = 8'h20;
+    localparam  slot_mask = 16'hf;
+    localparam  fill_mask = 16'h3f;
     
     // Stub signals
     reg  [1535:0] buffer$d;
@@ -4106,7 +4108,8 @@ module rnic_mpa_tx_w64$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fp
     reg  [511:0] front;
     reg  [15:0] marker_shift;
     reg  [511:0] beat;
-    reg  [7:0] consumed;
+    reg  [15:0] append_fired;
+    reg  [7:0] fill_fired;
     reg  [15:0] consumed_shift;
     reg  [1535:0] kept;
     reg  accept;
@@ -4261,27 +4264,32 @@ module rnic_mpa_tx_w64$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fp
         end
         marker_word = (((fpduptr >> 32'h8) & 32'hffffffff) << 32'h10) | (((fpduptr & 32'hff) & 32'hffffffff) << 32'h18);
         front = ((buffer$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        marker_shift = ((marker_slot) & 16'hffff) << 32'h5;
+        marker_shift = (((marker_slot) & 16'hffff) & slot_mask) << 32'h5;
         beat = front;
         if (marker_here) begin
             beat = (front & ~(ones << marker_shift)) | (((marker_word) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << marker_shift) | ((front << 32'h20) & (ones << (marker_shift + 32'h20)));
         end
-        consumed = 32'h0;
-        if (fire) begin
-            consumed = ((take) & 8'hff);
-        end
-        consumed_shift = ((consumed) & 16'hffff) << 32'h5;
-        kept = buffer$q >> consumed_shift;
         accept = s_valid & (fill$q <= accept_limit);
         s_ready = fill$q <= accept_limit;
-        in_shift = ((s_words) & 16'hffff) << 32'h5;
+        in_shift = (((s_words) & 16'hffff) & fill_mask) << 32'h5;
         in_clean = s_data & ~(ones << in_shift);
-        append_shift = ((fill$q - consumed) & 16'hffff) << 32'h5;
-        buffer$d = kept;
-        fill$d = fill$q - consumed;
+        consumed_shift = (take & fill_mask) << 32'h5;
+        kept = buffer$q >> consumed_shift;
+        append_shift = (((fill$q) & 16'hffff) & fill_mask) << 32'h5;
+        append_fired = ((((fill$q) & 16'hffff) - take) & fill_mask) << 32'h5;
+        fill_fired = fill$q - ((take) & 8'hff);
+        buffer$d = buffer$q;
         if (accept) begin
-            buffer$d = kept | (((in_clean) & 1536'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << append_shift);
-            fill$d = fill$q - consumed + s_words;
+            buffer$d = buffer$q | (((in_clean) & 1536'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << append_shift);
+            fill$d = fill$q + s_words;
+        end
+        if (fire) begin
+            buffer$d = kept;
+            fill$d = fill_fired;
+            if (accept) begin
+                buffer$d = kept | (((in_clean) & 1536'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << append_fired);
+                fill$d = fill_fired + s_words;
+            end
         end
         if (m_ready) begin
             out_valid$d = 1'b0;

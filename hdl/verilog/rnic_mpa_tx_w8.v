@@ -1914,6 +1914,8 @@ module rnic_mpa_tx_w8$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpd
     localparam  ones = 64'hffffffffffffffff;
     localparam  words_per_beat = 16'h2;
     localparam  accept_limit = 8'h4;
+    localparam  slot_mask = 16'h1;
+    localparam  fill_mask = 16'h7;
     
     // Stub signals
     reg  [191:0] buffer$d;
@@ -1978,7 +1980,8 @@ module rnic_mpa_tx_w8$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpd
     reg  [63:0] front;
     reg  [15:0] marker_shift;
     reg  [63:0] beat;
-    reg  [7:0] consumed;
+    reg  [15:0] append_fired;
+    reg  [7:0] fill_fired;
     reg  [15:0] consumed_shift;
     reg  [191:0] kept;
     reg  accept;
@@ -2133,27 +2136,32 @@ module rnic_mpa_tx_w8$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpd
         end
         marker_word = (((fpduptr >> 32'h8) & 32'hffffffff) << 32'h10) | (((fpduptr & 32'hff) & 32'hffffffff) << 32'h18);
         front = ((buffer$q) & 64'hffffffffffffffff);
-        marker_shift = ((marker_slot) & 16'hffff) << 32'h5;
+        marker_shift = (((marker_slot) & 16'hffff) & slot_mask) << 32'h5;
         beat = front;
         if (marker_here) begin
             beat = (front & ~(ones << marker_shift)) | (((marker_word) & 64'hffffffffffffffff) << marker_shift) | ((front << 32'h20) & (ones << (marker_shift + 32'h20)));
         end
-        consumed = 32'h0;
-        if (fire) begin
-            consumed = ((take) & 8'hff);
-        end
-        consumed_shift = ((consumed) & 16'hffff) << 32'h5;
-        kept = buffer$q >> consumed_shift;
         accept = s_valid & (fill$q <= accept_limit);
         s_ready = fill$q <= accept_limit;
-        in_shift = ((s_words) & 16'hffff) << 32'h5;
+        in_shift = (((s_words) & 16'hffff) & fill_mask) << 32'h5;
         in_clean = s_data & ~(ones << in_shift);
-        append_shift = ((fill$q - consumed) & 16'hffff) << 32'h5;
-        buffer$d = kept;
-        fill$d = fill$q - consumed;
+        consumed_shift = (take & fill_mask) << 32'h5;
+        kept = buffer$q >> consumed_shift;
+        append_shift = (((fill$q) & 16'hffff) & fill_mask) << 32'h5;
+        append_fired = ((((fill$q) & 16'hffff) - take) & fill_mask) << 32'h5;
+        fill_fired = fill$q - ((take) & 8'hff);
+        buffer$d = buffer$q;
         if (accept) begin
-            buffer$d = kept | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << append_shift);
-            fill$d = fill$q - consumed + s_words;
+            buffer$d = buffer$q | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << append_shift);
+            fill$d = fill$q + s_words;
+        end
+        if (fire) begin
+            buffer$d = kept;
+            fill$d = fill_fired;
+            if (accept) begin
+                buffer$d = kept | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << append_fired);
+                fill$d = fill_fired + s_words;
+            end
         end
         if (m_ready) begin
             out_valid$d = 1'b0;

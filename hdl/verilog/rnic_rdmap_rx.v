@@ -511,6 +511,12 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [4:0] wait_tail$d;
     wire  [4:0] wait_tail$q;
     reg  wait_tail$clock;
+    reg  [5:0] wait_head_qpn$d;
+    wire  [5:0] wait_head_qpn$q;
+    reg  wait_head_qpn$clock;
+    reg  [7:0] wait_head_writes$d;
+    wire  [7:0] wait_head_writes$q;
+    reg  wait_head_writes$clock;
     reg  done_ready$d;
     wire  done_ready$q;
     reg  done_ready$clock;
@@ -812,10 +818,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  done_inc;
     reg  writes_settled;
     reg  [4:0] wait_count;
-    reg  [5:0] wait_head_qpn;
     reg  [15:0] wait_head_slot;
-    reg  [7:0] wait_head_writes;
     reg  wait_head_live;
+    reg  [15:0] wait_lives;
+    reg  [15:0] wait_lives_at_head;
+    reg  [4:0] wait_after;
+    reg  [5:0] wait_same_qpn;
+    reg  [7:0] wait_same_writes;
+    reg  [5:0] wait_after_qpn;
+    reg  [7:0] wait_after_writes;
     reg  [7:0] wait_acks_past;
     reg  wait_pop;
     reg  done_push;
@@ -1314,6 +1325,16 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .q(wait_tail$q),
         .clock(wait_tail$clock)
     );
+    rnic_rdmap_rx$wait_head_qpn wait_head_qpn(
+        .d(wait_head_qpn$d),
+        .q(wait_head_qpn$q),
+        .clock(wait_head_qpn$clock)
+    );
+    rnic_rdmap_rx$wait_head_writes wait_head_writes(
+        .d(wait_head_writes$d),
+        .q(wait_head_writes$q),
+        .clock(wait_head_writes$clock)
+    );
     rnic_rdmap_rx$done_ready done_ready(
         .d(done_ready$d),
         .q(done_ready$q),
@@ -1788,6 +1809,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         writes_acked$clock = clock;
         wait_head$clock = clock;
         wait_tail$clock = clock;
+        wait_head_qpn$clock = clock;
+        wait_head_writes$clock = clock;
         done_ready$clock = clock;
         done_value$clock = clock;
         dones$clock = clock;
@@ -1869,6 +1892,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         writes_acked$d = writes_acked$q;
         wait_head$d = wait_head$q;
         wait_tail$d = wait_tail$q;
+        wait_head_qpn$d = wait_head_qpn$q;
+        wait_head_writes$d = wait_head_writes$q;
         done_ready$d = done_ready$q;
         done_value$d = done_value$q;
         dones$d = dones$q;
@@ -2741,86 +2766,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         end
         writes_settled = writes_issued$q == writes_acked$q;
         wait_count = wait_tail$q - wait_head$q;
-        wait_head_qpn = wait_qpn$0$q;
-        wait_head_writes = wait_writes$0$q;
-        wait_head_live = wait_live$0$q;
-        if (wait_head$q[(32'h0)+:(4)] == 1) begin
-            wait_head_qpn = wait_qpn$1$q;
-            wait_head_writes = wait_writes$1$q;
-            wait_head_live = wait_live$1$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 2) begin
-            wait_head_qpn = wait_qpn$2$q;
-            wait_head_writes = wait_writes$2$q;
-            wait_head_live = wait_live$2$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 3) begin
-            wait_head_qpn = wait_qpn$3$q;
-            wait_head_writes = wait_writes$3$q;
-            wait_head_live = wait_live$3$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 4) begin
-            wait_head_qpn = wait_qpn$4$q;
-            wait_head_writes = wait_writes$4$q;
-            wait_head_live = wait_live$4$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 5) begin
-            wait_head_qpn = wait_qpn$5$q;
-            wait_head_writes = wait_writes$5$q;
-            wait_head_live = wait_live$5$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 6) begin
-            wait_head_qpn = wait_qpn$6$q;
-            wait_head_writes = wait_writes$6$q;
-            wait_head_live = wait_live$6$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 7) begin
-            wait_head_qpn = wait_qpn$7$q;
-            wait_head_writes = wait_writes$7$q;
-            wait_head_live = wait_live$7$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 8) begin
-            wait_head_qpn = wait_qpn$8$q;
-            wait_head_writes = wait_writes$8$q;
-            wait_head_live = wait_live$8$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 9) begin
-            wait_head_qpn = wait_qpn$9$q;
-            wait_head_writes = wait_writes$9$q;
-            wait_head_live = wait_live$9$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 10) begin
-            wait_head_qpn = wait_qpn$10$q;
-            wait_head_writes = wait_writes$10$q;
-            wait_head_live = wait_live$10$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 11) begin
-            wait_head_qpn = wait_qpn$11$q;
-            wait_head_writes = wait_writes$11$q;
-            wait_head_live = wait_live$11$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 12) begin
-            wait_head_qpn = wait_qpn$12$q;
-            wait_head_writes = wait_writes$12$q;
-            wait_head_live = wait_live$12$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 13) begin
-            wait_head_qpn = wait_qpn$13$q;
-            wait_head_writes = wait_writes$13$q;
-            wait_head_live = wait_live$13$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 14) begin
-            wait_head_qpn = wait_qpn$14$q;
-            wait_head_writes = wait_writes$14$q;
-            wait_head_live = wait_live$14$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 15) begin
-            wait_head_qpn = wait_qpn$15$q;
-            wait_head_writes = wait_writes$15$q;
-            wait_head_live = wait_live$15$q;
-        end
-        wait_head_slot = ((wait_head_qpn) & 16'hffff) << 32'h4;
-        wait_acks_past = writes_acked$q - wait_head_writes;
+        wait_lives = ((wait_live$0$q) & 16'hffff) | (((wait_live$1$q) & 16'hffff) << 64'h1) | (((wait_live$2$q) & 16'hffff) << 64'h2) | (((wait_live$3$q) & 16'hffff) << 64'h3) | (((wait_live$4$q) & 16'hffff) << 64'h4) | (((wait_live$5$q) & 16'hffff) << 64'h5) | (((wait_live$6$q) & 16'hffff) << 64'h6) | (((wait_live$7$q) & 16'hffff) << 64'h7) | (((wait_live$8$q) & 16'hffff) << 64'h8) | (((wait_live$9$q) & 16'hffff) << 64'h9) | (((wait_live$10$q) & 16'hffff) << 64'ha) | (((wait_live$11$q) & 16'hffff) << 64'hb) | (((wait_live$12$q) & 16'hffff) << 64'hc) | (((wait_live$13$q) & 16'hffff) << 64'hd) | (((wait_live$14$q) & 16'hffff) << 64'he) | (((wait_live$15$q) & 16'hffff) << 64'hf);
+        wait_lives_at_head = wait_lives >> wait_head$q[(32'h0)+:(4)];
+        wait_head_live = wait_lives_at_head[32'h0];
+        wait_head_slot = ((wait_head_qpn$q) & 16'hffff) << 32'h4;
+        wait_acks_past = writes_acked$q - wait_head_writes$q;
         wait_done = reads_done$q[(wait_head_slot)+:(6)];
         done_up = wait_done + 32'h1;
         done_inc = done_ready$q & wait_head_live;
@@ -2833,6 +2783,195 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & (wait_count != waits_all);
         if (done_push) begin
             wait_tail$d = wait_tail$q + 32'h1;
+        end
+        wait_after = wait_head$q + 32'h1;
+        wait_same_qpn = wait_qpn$0$q;
+        wait_same_writes = wait_writes$0$q;
+        wait_after_qpn = wait_qpn$0$q;
+        wait_after_writes = wait_writes$0$q;
+        case (wait_head$q[(32'h0)+:(4)])
+            0:
+                begin
+                    wait_same_qpn = wait_qpn$0$q;
+                    wait_same_writes = wait_writes$0$q;
+                end
+            1:
+                begin
+                    wait_same_qpn = wait_qpn$1$q;
+                    wait_same_writes = wait_writes$1$q;
+                end
+            2:
+                begin
+                    wait_same_qpn = wait_qpn$2$q;
+                    wait_same_writes = wait_writes$2$q;
+                end
+            3:
+                begin
+                    wait_same_qpn = wait_qpn$3$q;
+                    wait_same_writes = wait_writes$3$q;
+                end
+            4:
+                begin
+                    wait_same_qpn = wait_qpn$4$q;
+                    wait_same_writes = wait_writes$4$q;
+                end
+            5:
+                begin
+                    wait_same_qpn = wait_qpn$5$q;
+                    wait_same_writes = wait_writes$5$q;
+                end
+            6:
+                begin
+                    wait_same_qpn = wait_qpn$6$q;
+                    wait_same_writes = wait_writes$6$q;
+                end
+            7:
+                begin
+                    wait_same_qpn = wait_qpn$7$q;
+                    wait_same_writes = wait_writes$7$q;
+                end
+            8:
+                begin
+                    wait_same_qpn = wait_qpn$8$q;
+                    wait_same_writes = wait_writes$8$q;
+                end
+            9:
+                begin
+                    wait_same_qpn = wait_qpn$9$q;
+                    wait_same_writes = wait_writes$9$q;
+                end
+            10:
+                begin
+                    wait_same_qpn = wait_qpn$10$q;
+                    wait_same_writes = wait_writes$10$q;
+                end
+            11:
+                begin
+                    wait_same_qpn = wait_qpn$11$q;
+                    wait_same_writes = wait_writes$11$q;
+                end
+            12:
+                begin
+                    wait_same_qpn = wait_qpn$12$q;
+                    wait_same_writes = wait_writes$12$q;
+                end
+            13:
+                begin
+                    wait_same_qpn = wait_qpn$13$q;
+                    wait_same_writes = wait_writes$13$q;
+                end
+            14:
+                begin
+                    wait_same_qpn = wait_qpn$14$q;
+                    wait_same_writes = wait_writes$14$q;
+                end
+            15:
+                begin
+                    wait_same_qpn = wait_qpn$15$q;
+                    wait_same_writes = wait_writes$15$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        case (wait_after[(32'h0)+:(4)])
+            0:
+                begin
+                    wait_after_qpn = wait_qpn$0$q;
+                    wait_after_writes = wait_writes$0$q;
+                end
+            1:
+                begin
+                    wait_after_qpn = wait_qpn$1$q;
+                    wait_after_writes = wait_writes$1$q;
+                end
+            2:
+                begin
+                    wait_after_qpn = wait_qpn$2$q;
+                    wait_after_writes = wait_writes$2$q;
+                end
+            3:
+                begin
+                    wait_after_qpn = wait_qpn$3$q;
+                    wait_after_writes = wait_writes$3$q;
+                end
+            4:
+                begin
+                    wait_after_qpn = wait_qpn$4$q;
+                    wait_after_writes = wait_writes$4$q;
+                end
+            5:
+                begin
+                    wait_after_qpn = wait_qpn$5$q;
+                    wait_after_writes = wait_writes$5$q;
+                end
+            6:
+                begin
+                    wait_after_qpn = wait_qpn$6$q;
+                    wait_after_writes = wait_writes$6$q;
+                end
+            7:
+                begin
+                    wait_after_qpn = wait_qpn$7$q;
+                    wait_after_writes = wait_writes$7$q;
+                end
+            8:
+                begin
+                    wait_after_qpn = wait_qpn$8$q;
+                    wait_after_writes = wait_writes$8$q;
+                end
+            9:
+                begin
+                    wait_after_qpn = wait_qpn$9$q;
+                    wait_after_writes = wait_writes$9$q;
+                end
+            10:
+                begin
+                    wait_after_qpn = wait_qpn$10$q;
+                    wait_after_writes = wait_writes$10$q;
+                end
+            11:
+                begin
+                    wait_after_qpn = wait_qpn$11$q;
+                    wait_after_writes = wait_writes$11$q;
+                end
+            12:
+                begin
+                    wait_after_qpn = wait_qpn$12$q;
+                    wait_after_writes = wait_writes$12$q;
+                end
+            13:
+                begin
+                    wait_after_qpn = wait_qpn$13$q;
+                    wait_after_writes = wait_writes$13$q;
+                end
+            14:
+                begin
+                    wait_after_qpn = wait_qpn$14$q;
+                    wait_after_writes = wait_writes$14$q;
+                end
+            15:
+                begin
+                    wait_after_qpn = wait_qpn$15$q;
+                    wait_after_writes = wait_writes$15$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (done_push & (wait_tail$q == wait_head$q)) begin
+            wait_same_qpn = qpn$q;
+            wait_same_writes = writes_issued$q;
+        end
+        if (done_push & (wait_tail$q == wait_after)) begin
+            wait_after_qpn = qpn$q;
+            wait_after_writes = writes_issued$q;
+        end
+        wait_head_qpn$d = wait_same_qpn;
+        wait_head_writes$d = wait_same_writes;
+        if (wait_pop) begin
+            wait_head_qpn$d = wait_after_qpn;
+            wait_head_writes$d = wait_after_writes;
         end
         wait_qpn$0$clock = clock;
         wait_writes$0$clock = clock;
@@ -5827,9 +5966,20 @@ module rnic_rdmap_rx$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [41:0] out_data$d;
+    wire  [41:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [41:0] oldest;
     
     // Sub module instances
     rnic_rdmap_rx$sending$entries$0 entries$0(
@@ -5882,13 +6032,27 @@ module rnic_rdmap_rx$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_rdmap_rx$sending$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_rdmap_rx$sending$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -5906,31 +6070,50 @@ module rnic_rdmap_rx$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -5955,14 +6138,24 @@ module rnic_rdmap_rx$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -6138,6 +6331,44 @@ module rnic_rdmap_rx$sending$head(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$sending$head
+
+
+module rnic_rdmap_rx$sending$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [41:0] d;
+    output reg  [41:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 42'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$sending$out_data
+
+
+module rnic_rdmap_rx$sending$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$sending$out_valid
 
 
 module rnic_rdmap_rx$sending$tail(d,q,clock);
@@ -6341,9 +6572,20 @@ module rnic_rdmap_rx$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [5:0] out_data$d;
+    wire  [5:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [5:0] oldest;
     
     // Sub module instances
     rnic_rdmap_rx$tx_fails$entries$0 entries$0(
@@ -6396,13 +6638,27 @@ module rnic_rdmap_rx$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_rdmap_rx$tx_fails$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_rdmap_rx$tx_fails$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -6420,31 +6676,50 @@ module rnic_rdmap_rx$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -6469,14 +6744,24 @@ module rnic_rdmap_rx$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -6654,6 +6939,44 @@ module rnic_rdmap_rx$tx_fails$head(d,q,clock);
 endmodule // rnic_rdmap_rx$tx_fails$head
 
 
+module rnic_rdmap_rx$tx_fails$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$tx_fails$out_data
+
+
+module rnic_rdmap_rx$tx_fails$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$tx_fails$out_valid
+
+
 module rnic_rdmap_rx$tx_fails$tail(d,q,clock);
     
     // Module arguments
@@ -6709,6 +7032,44 @@ module rnic_rdmap_rx$wait_head(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$wait_head
+
+
+module rnic_rdmap_rx$wait_head_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_head_qpn
+
+
+module rnic_rdmap_rx$wait_head_writes(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$wait_head_writes
 
 
 module rnic_rdmap_rx$wait_live$0(d,q,clock);

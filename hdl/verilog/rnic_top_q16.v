@@ -674,6 +674,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  rd_slice$m_valid;
     reg  rd_slice$m_ready;
     wire  [103:0] rd_slice$m_data;
+    reg  payload_slice$clock;
+    reg  payload_slice$reset;
+    reg  payload_slice$s_valid;
+    wire  payload_slice$s_ready;
+    reg  [72:0] payload_slice$s_data;
+    wire  payload_slice$m_valid;
+    reg  payload_slice$m_ready;
+    wire  [72:0] payload_slice$m_data;
     reg  framer$clock;
     reg  framer$reset;
     reg  framer$markers_en;
@@ -792,6 +800,9 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     reg  rx_next_markers$d;
     wire  rx_next_markers$q;
     reg  rx_next_markers$clock;
+    reg  rx_held_markers$d;
+    wire  rx_held_markers$q;
+    reg  rx_held_markers$clock;
     reg  rx_next_crc$d;
     wire  rx_next_crc$q;
     reg  rx_next_crc$clock;
@@ -1580,6 +1591,16 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_ready(rd_slice$m_ready),
         .m_data(rd_slice$m_data)
     );
+    rnic_top_q16$payload_slice payload_slice(
+        .clock(payload_slice$clock),
+        .reset(payload_slice$reset),
+        .s_valid(payload_slice$s_valid),
+        .s_ready(payload_slice$s_ready),
+        .s_data(payload_slice$s_data),
+        .m_valid(payload_slice$m_valid),
+        .m_ready(payload_slice$m_ready),
+        .m_data(payload_slice$m_data)
+    );
     rnic_top_q16$framer framer(
         .clock(framer$clock),
         .reset(framer$reset),
@@ -1733,6 +1754,11 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .d(rx_next_markers$d),
         .q(rx_next_markers$q),
         .clock(rx_next_markers$clock)
+    );
+    rnic_top_q16$rx_held_markers rx_held_markers(
+        .d(rx_held_markers$d),
+        .q(rx_held_markers$q),
+        .clock(rx_held_markers$clock)
     );
     rnic_top_q16$rx_next_crc rx_next_crc(
         .d(rx_next_crc$d),
@@ -1935,6 +1961,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         payload$clock = clock;
         tx_slice$clock = clock;
         rd_slice$clock = clock;
+        payload_slice$clock = clock;
         framer$clock = clock;
         tx_conns$clock = clock;
         deframer$clock = clock;
@@ -1955,6 +1982,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         rx_next_ready$clock = clock;
         rx_next_held$clock = clock;
         rx_next_markers$clock = clock;
+        rx_held_markers$clock = clock;
         rx_next_crc$clock = clock;
         cqes_taken$clock = clock;
         rx_cqes_due$clock = clock;
@@ -1971,6 +1999,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         rx_next_ready$d = rx_next_ready$q;
         rx_next_held$d = rx_next_held$q;
         rx_next_markers$d = rx_next_markers$q;
+        rx_held_markers$d = rx_held_markers$q;
         rx_next_crc$d = rx_next_crc$q;
         cqes_taken$d = cqes_taken$q;
         rx_cqes_due$d = rx_cqes_due$q;
@@ -1978,6 +2007,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         tx_conns$reset = reset_q$q;
         tx_slice$reset = reset_q$q;
         rd_slice$reset = reset_q$q;
+        payload_slice$reset = reset_q$q;
         cqe_slice$reset = reset_q$q;
         deframer$reset = reset_q$q;
         rx_qps$reset = reset_q$q;
@@ -2172,11 +2202,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         payload$s_rd_tkeep = reads$m_rd_tkeep;
         payload$s_rd_tlast = reads$m_rd_tlast;
         payload$s_rd_tvalid = reads$m_rd_tvalid[32'h1];
-        segmenter$s_rd_tdata = payload$m_rd_tdata;
-        segmenter$s_rd_tkeep = payload$m_rd_tkeep;
-        segmenter$s_rd_tlast = payload$m_rd_tlast;
-        segmenter$s_rd_tvalid = payload$m_rd_tvalid;
-        payload$m_rd_tready = segmenter$s_rd_tready;
+        payload_slice$s_data = ((payload$m_rd_tdata) & 73'h1ffffffffffffffffff) | (((payload$m_rd_tkeep) & 73'h1ffffffffffffffffff) << 64'h40) | (((payload$m_rd_tlast) & 73'h1ffffffffffffffffff) << 64'h48);
+        payload_slice$s_valid = payload$m_rd_tvalid;
+        payload$m_rd_tready = payload_slice$s_ready;
+        segmenter$s_rd_tdata = payload_slice$m_data[(32'h0)+:(64)];
+        segmenter$s_rd_tkeep = payload_slice$m_data[(32'h40)+:(8)];
+        segmenter$s_rd_tlast = payload_slice$m_data[32'h48];
+        segmenter$s_rd_tvalid = payload_slice$m_valid;
+        payload_slice$m_ready = segmenter$s_rd_tready;
         rq$s_rd_tdata = reads$m_rd_tdata;
         rq$s_rd_tlast = reads$m_rd_tlast;
         rq$s_rd_tuser = ((reads$m_rd_terror) & 9'h1ff) << 32'h8;
@@ -2428,7 +2461,8 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         rx_positions$read_qp = rx_next_qp$q;
         rx_next_markers$d = |(ctrl$qp_markers_rx & (one_q << ((rx_next_qp$q) & 16'hffff)));
         rx_next_crc$d = |(ctrl$qp_crc & (one_q << ((rx_next_qp$q) & 16'hffff)));
-        deframer$markers_en = rx_next_markers$q;
+        rx_held_markers$d = rx_next_markers$q;
+        deframer$markers_en = rx_held_markers$q;
         deframer$crc_en = rx_next_crc$q;
         deframer$fpdu_load = 1'b1;
         deframer$fpdu_to_marker = ((rx_positions$held) & 16'hffff);
@@ -2552,7 +2586,6 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     localparam  writes_limit = 5'b1100;
     localparam  batch_max = 6'b100000;
     localparam  idle_close_limit = 6'b1000;
-    localparam  bucket_one = 96'h1;
     localparam  rd_idle = 2'b0;
     localparam  rd_request = 2'b1;
     localparam  rd_wait = 2'b10;
@@ -2657,12 +2690,61 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     reg  [9:0] credit$d;
     wire  [9:0] credit$q;
     reg  credit$clock;
-    reg  [95:0] buckets$d;
-    wire  [95:0] buckets$q;
-    reg  buckets$clock;
+    reg  [5:0] bucket_counts$0$d;
+    wire  [5:0] bucket_counts$0$q;
+    reg  bucket_counts$0$clock;
+    reg  [5:0] bucket_counts$1$d;
+    wire  [5:0] bucket_counts$1$q;
+    reg  bucket_counts$1$clock;
+    reg  [5:0] bucket_counts$2$d;
+    wire  [5:0] bucket_counts$2$q;
+    reg  bucket_counts$2$clock;
+    reg  [5:0] bucket_counts$3$d;
+    wire  [5:0] bucket_counts$3$q;
+    reg  bucket_counts$3$clock;
+    reg  [5:0] bucket_counts$4$d;
+    wire  [5:0] bucket_counts$4$q;
+    reg  bucket_counts$4$clock;
+    reg  [5:0] bucket_counts$5$d;
+    wire  [5:0] bucket_counts$5$q;
+    reg  bucket_counts$5$clock;
+    reg  [5:0] bucket_counts$6$d;
+    wire  [5:0] bucket_counts$6$q;
+    reg  bucket_counts$6$clock;
+    reg  [5:0] bucket_counts$7$d;
+    wire  [5:0] bucket_counts$7$q;
+    reg  bucket_counts$7$clock;
+    reg  [5:0] bucket_counts$8$d;
+    wire  [5:0] bucket_counts$8$q;
+    reg  bucket_counts$8$clock;
+    reg  [5:0] bucket_counts$9$d;
+    wire  [5:0] bucket_counts$9$q;
+    reg  bucket_counts$9$clock;
+    reg  [5:0] bucket_counts$10$d;
+    wire  [5:0] bucket_counts$10$q;
+    reg  bucket_counts$10$clock;
+    reg  [5:0] bucket_counts$11$d;
+    wire  [5:0] bucket_counts$11$q;
+    reg  bucket_counts$11$clock;
+    reg  [5:0] bucket_counts$12$d;
+    wire  [5:0] bucket_counts$12$q;
+    reg  bucket_counts$12$clock;
+    reg  [5:0] bucket_counts$13$d;
+    wire  [5:0] bucket_counts$13$q;
+    reg  bucket_counts$13$clock;
+    reg  [5:0] bucket_counts$14$d;
+    wire  [5:0] bucket_counts$14$q;
+    reg  bucket_counts$14$clock;
+    reg  [5:0] bucket_counts$15$d;
+    wire  [5:0] bucket_counts$15$q;
+    reg  bucket_counts$15$clock;
+    reg  addr_match$d;
+    wire  addr_match$q;
+    reg  addr_match$clock;
     
     // Local signals
     reg  head_free;
+    reg  [63:0] held_addr_next;
     reg  [15:0] gate_diff;
     reg  gate_open;
     reg  same_word;
@@ -2675,24 +2757,20 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     reg  close;
     reg  close_write;
     reg  [3:0] held_bucket;
-    reg  [6:0] held_shift;
     reg  [3:0] op_bucket;
-    reg  [6:0] op_shift;
-    reg  [95:0] op_bucket_counts;
-    reg  [5:0] op_bucket_count;
+    reg  [15:0] buckets_busy;
+    reg  [15:0] op_buckets_busy;
+    reg  op_bucket_busy;
     reg  start_read;
     reg  [10:0] batch_head;
     reg  head_wrote;
     reg  [5:0] head_count;
     reg  [3:0] head_bucket;
-    reg  [6:0] head_shift;
     reg  [5:0] acks_avail;
     reg  retire;
     reg  retire_write;
     reg  [9:0] released;
     reg  res_take;
-    reg  [95:0] bucket_inc;
-    reg  [95:0] bucket_dec;
     reg  [127:0] wr_head;
     
     // Sub module instances
@@ -2833,10 +2911,90 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         .q(credit$q),
         .clock(credit$clock)
     );
-    rnic_top_q16$atomics$buckets buckets(
-        .d(buckets$d),
-        .q(buckets$q),
-        .clock(buckets$clock)
+    rnic_top_q16$atomics$bucket_counts$0 bucket_counts$0(
+        .d(bucket_counts$0$d),
+        .q(bucket_counts$0$q),
+        .clock(bucket_counts$0$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$1 bucket_counts$1(
+        .d(bucket_counts$1$d),
+        .q(bucket_counts$1$q),
+        .clock(bucket_counts$1$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$2 bucket_counts$2(
+        .d(bucket_counts$2$d),
+        .q(bucket_counts$2$q),
+        .clock(bucket_counts$2$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$3 bucket_counts$3(
+        .d(bucket_counts$3$d),
+        .q(bucket_counts$3$q),
+        .clock(bucket_counts$3$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$4 bucket_counts$4(
+        .d(bucket_counts$4$d),
+        .q(bucket_counts$4$q),
+        .clock(bucket_counts$4$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$5 bucket_counts$5(
+        .d(bucket_counts$5$d),
+        .q(bucket_counts$5$q),
+        .clock(bucket_counts$5$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$6 bucket_counts$6(
+        .d(bucket_counts$6$d),
+        .q(bucket_counts$6$q),
+        .clock(bucket_counts$6$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$7 bucket_counts$7(
+        .d(bucket_counts$7$d),
+        .q(bucket_counts$7$q),
+        .clock(bucket_counts$7$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$8 bucket_counts$8(
+        .d(bucket_counts$8$d),
+        .q(bucket_counts$8$q),
+        .clock(bucket_counts$8$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$9 bucket_counts$9(
+        .d(bucket_counts$9$d),
+        .q(bucket_counts$9$q),
+        .clock(bucket_counts$9$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$10 bucket_counts$10(
+        .d(bucket_counts$10$d),
+        .q(bucket_counts$10$q),
+        .clock(bucket_counts$10$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$11 bucket_counts$11(
+        .d(bucket_counts$11$d),
+        .q(bucket_counts$11$q),
+        .clock(bucket_counts$11$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$12 bucket_counts$12(
+        .d(bucket_counts$12$d),
+        .q(bucket_counts$12$q),
+        .clock(bucket_counts$12$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$13 bucket_counts$13(
+        .d(bucket_counts$13$d),
+        .q(bucket_counts$13$q),
+        .clock(bucket_counts$13$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$14 bucket_counts$14(
+        .d(bucket_counts$14$d),
+        .q(bucket_counts$14$q),
+        .clock(bucket_counts$14$clock)
+    );
+    rnic_top_q16$atomics$bucket_counts$15 bucket_counts$15(
+        .d(bucket_counts$15$d),
+        .q(bucket_counts$15$q),
+        .clock(bucket_counts$15$clock)
+    );
+    rnic_top_q16$atomics$addr_match addr_match(
+        .d(addr_match$d),
+        .q(addr_match$q),
+        .clock(addr_match$clock)
     );
     
     // Update code
@@ -2854,7 +3012,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         wr_req_sent$clock = clock;
         acks$clock = clock;
         credit$clock = clock;
-        buckets$clock = clock;
+        addr_match$clock = clock;
         op_valid$d = op_valid$q;
         op_addr$d = op_addr$q;
         op_operands$d = op_operands$q;
@@ -2868,7 +3026,39 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         wr_req_sent$d = wr_req_sent$q;
         acks$d = acks$q;
         credit$d = credit$q;
-        buckets$d = buckets$q;
+        addr_match$d = addr_match$q;
+        bucket_counts$0$clock = clock;
+        bucket_counts$0$d = bucket_counts$0$q;
+        bucket_counts$1$clock = clock;
+        bucket_counts$1$d = bucket_counts$1$q;
+        bucket_counts$2$clock = clock;
+        bucket_counts$2$d = bucket_counts$2$q;
+        bucket_counts$3$clock = clock;
+        bucket_counts$3$d = bucket_counts$3$q;
+        bucket_counts$4$clock = clock;
+        bucket_counts$4$d = bucket_counts$4$q;
+        bucket_counts$5$clock = clock;
+        bucket_counts$5$d = bucket_counts$5$q;
+        bucket_counts$6$clock = clock;
+        bucket_counts$6$d = bucket_counts$6$q;
+        bucket_counts$7$clock = clock;
+        bucket_counts$7$d = bucket_counts$7$q;
+        bucket_counts$8$clock = clock;
+        bucket_counts$8$d = bucket_counts$8$q;
+        bucket_counts$9$clock = clock;
+        bucket_counts$9$d = bucket_counts$9$q;
+        bucket_counts$10$clock = clock;
+        bucket_counts$10$d = bucket_counts$10$q;
+        bucket_counts$11$clock = clock;
+        bucket_counts$11$d = bucket_counts$11$q;
+        bucket_counts$12$clock = clock;
+        bucket_counts$12$d = bucket_counts$12$q;
+        bucket_counts$13$clock = clock;
+        bucket_counts$13$d = bucket_counts$13$q;
+        bucket_counts$14$clock = clock;
+        bucket_counts$14$d = bucket_counts$14$q;
+        bucket_counts$15$clock = clock;
+        bucket_counts$15$d = bucket_counts$15$q;
         alu$clock = clock;
         alu$reset = reset;
         results$clock = clock;
@@ -2886,7 +3076,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         batches$reset = reset;
         gate_diff = done_count - op_ctl$q[(32'h0)+:(16)];
         gate_open = ~gate_diff[32'hf];
-        same_word = held_valid$q & (op_addr$q == held_addr$q) & ~op_ctl$q[32'h14];
+        same_word = held_valid$q & addr_match$q & ~op_ctl$q[32'h14];
         room = (results$count < results_limit) & (batches$count < batches_limit) & (writes$count < writes_limit);
         issue_chain = op_valid$q & same_word & gate_open & room;
         rd_arrive = (rd_state$q == rd_wait) & s_rd_tvalid;
@@ -2917,6 +3107,14 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
             held_valid$d = 1'b1;
             held_addr$d = op_addr$q;
         end
+        held_addr_next = held_addr$q;
+        if (rd_arrive) begin
+            held_addr_next = op_addr$q;
+        end
+        addr_match$d = op_addr$q == held_addr_next;
+        if (ops_out$m_valid & head_free) begin
+            addr_match$d = ops_out$m_data[(32'h0)+:(64)] == held_addr_next;
+        end
         if (~op_valid$q & ~ops_out$m_valid & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
             held_valid$d = 1'b0;
         end
@@ -2933,16 +3131,15 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
             open_dirty$d = 1'b0;
         end
         held_bucket = held_addr$q[(32'h3)+:(4)] ^ held_addr$q[(32'h7)+:(4)];
-        held_shift = (((held_bucket) & 7'h7f) << 32'h2) + (((held_bucket) & 7'h7f) << 32'h1);
         writes$s_valid = close_write;
         writes$s_data = ((held_addr$q) & 128'hffffffffffffffffffffffffffffffff) | (((alu$out_result) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
         batches$s_valid = close;
         batches$s_data = ((batch_count) & 11'h7ff) | (((batch_dirty) & 11'h7ff) << 32'h6) | (((held_bucket) & 11'h7ff) << 32'h7);
         op_bucket = op_addr$q[(32'h3)+:(4)] ^ op_addr$q[(32'h7)+:(4)];
-        op_shift = (((op_bucket) & 7'h7f) << 32'h2) + (((op_bucket) & 7'h7f) << 32'h1);
-        op_bucket_counts = buckets$q >> op_shift;
-        op_bucket_count = op_bucket_counts[(32'h0)+:(6)];
-        start_read = op_valid$q & ~same_word & gate_open & room & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|op_bucket_count;
+        buckets_busy = ((|bucket_counts$0$q) & 16'hffff) | (((|bucket_counts$1$q) & 16'hffff) << 64'h1) | (((|bucket_counts$2$q) & 16'hffff) << 64'h2) | (((|bucket_counts$3$q) & 16'hffff) << 64'h3) | (((|bucket_counts$4$q) & 16'hffff) << 64'h4) | (((|bucket_counts$5$q) & 16'hffff) << 64'h5) | (((|bucket_counts$6$q) & 16'hffff) << 64'h6) | (((|bucket_counts$7$q) & 16'hffff) << 64'h7) | (((|bucket_counts$8$q) & 16'hffff) << 64'h8) | (((|bucket_counts$9$q) & 16'hffff) << 64'h9) | (((|bucket_counts$10$q) & 16'hffff) << 64'ha) | (((|bucket_counts$11$q) & 16'hffff) << 64'hb) | (((|bucket_counts$12$q) & 16'hffff) << 64'hc) | (((|bucket_counts$13$q) & 16'hffff) << 64'hd) | (((|bucket_counts$14$q) & 16'hffff) << 64'he) | (((|bucket_counts$15$q) & 16'hffff) << 64'hf);
+        op_buckets_busy = buckets_busy >> op_bucket;
+        op_bucket_busy = op_buckets_busy[32'h0];
+        start_read = op_valid$q & ~same_word & gate_open & room & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~op_bucket_busy;
         m_rd_req_valid = rd_state$q == rd_request;
         m_rd_req_addr = op_addr$q;
         m_rd_req_len = 32'h8;
@@ -2975,7 +3172,6 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         head_count = batch_head[(32'h0)+:(6)];
         head_wrote = batch_head[32'h6];
         head_bucket = batch_head[(32'h7)+:(4)];
-        head_shift = (((head_bucket) & 7'h7f) << 32'h2) + (((head_bucket) & 7'h7f) << 32'h1);
         acks_avail = acks$q + ((s_wr_done_valid) & 6'h3f);
         retire = batches$m_valid & (~head_wrote | |acks_avail);
         retire_write = retire & head_wrote;
@@ -2985,15 +3181,102 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         if (retire) begin
             released = ((head_count) & 10'h3ff);
         end
-        bucket_inc = 32'h0;
-        if (close_write) begin
-            bucket_inc = bucket_one << held_shift;
+        if (close_write & (held_bucket == 0) & ~(retire_write & (head_bucket == 0))) begin
+            bucket_counts$0$d = bucket_counts$0$q + 32'h1;
         end
-        bucket_dec = 32'h0;
-        if (retire_write) begin
-            bucket_dec = bucket_one << head_shift;
+        if (~(close_write & (held_bucket == 0)) & retire_write & (head_bucket == 0)) begin
+            bucket_counts$0$d = bucket_counts$0$q - 32'h1;
         end
-        buckets$d = buckets$q + bucket_inc - bucket_dec;
+        if (close_write & (held_bucket == 1) & ~(retire_write & (head_bucket == 1))) begin
+            bucket_counts$1$d = bucket_counts$1$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 1)) & retire_write & (head_bucket == 1)) begin
+            bucket_counts$1$d = bucket_counts$1$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 2) & ~(retire_write & (head_bucket == 2))) begin
+            bucket_counts$2$d = bucket_counts$2$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 2)) & retire_write & (head_bucket == 2)) begin
+            bucket_counts$2$d = bucket_counts$2$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 3) & ~(retire_write & (head_bucket == 3))) begin
+            bucket_counts$3$d = bucket_counts$3$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 3)) & retire_write & (head_bucket == 3)) begin
+            bucket_counts$3$d = bucket_counts$3$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 4) & ~(retire_write & (head_bucket == 4))) begin
+            bucket_counts$4$d = bucket_counts$4$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 4)) & retire_write & (head_bucket == 4)) begin
+            bucket_counts$4$d = bucket_counts$4$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 5) & ~(retire_write & (head_bucket == 5))) begin
+            bucket_counts$5$d = bucket_counts$5$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 5)) & retire_write & (head_bucket == 5)) begin
+            bucket_counts$5$d = bucket_counts$5$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 6) & ~(retire_write & (head_bucket == 6))) begin
+            bucket_counts$6$d = bucket_counts$6$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 6)) & retire_write & (head_bucket == 6)) begin
+            bucket_counts$6$d = bucket_counts$6$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 7) & ~(retire_write & (head_bucket == 7))) begin
+            bucket_counts$7$d = bucket_counts$7$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 7)) & retire_write & (head_bucket == 7)) begin
+            bucket_counts$7$d = bucket_counts$7$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 8) & ~(retire_write & (head_bucket == 8))) begin
+            bucket_counts$8$d = bucket_counts$8$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 8)) & retire_write & (head_bucket == 8)) begin
+            bucket_counts$8$d = bucket_counts$8$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 9) & ~(retire_write & (head_bucket == 9))) begin
+            bucket_counts$9$d = bucket_counts$9$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 9)) & retire_write & (head_bucket == 9)) begin
+            bucket_counts$9$d = bucket_counts$9$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 10) & ~(retire_write & (head_bucket == 10))) begin
+            bucket_counts$10$d = bucket_counts$10$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 10)) & retire_write & (head_bucket == 10)) begin
+            bucket_counts$10$d = bucket_counts$10$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 11) & ~(retire_write & (head_bucket == 11))) begin
+            bucket_counts$11$d = bucket_counts$11$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 11)) & retire_write & (head_bucket == 11)) begin
+            bucket_counts$11$d = bucket_counts$11$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 12) & ~(retire_write & (head_bucket == 12))) begin
+            bucket_counts$12$d = bucket_counts$12$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 12)) & retire_write & (head_bucket == 12)) begin
+            bucket_counts$12$d = bucket_counts$12$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 13) & ~(retire_write & (head_bucket == 13))) begin
+            bucket_counts$13$d = bucket_counts$13$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 13)) & retire_write & (head_bucket == 13)) begin
+            bucket_counts$13$d = bucket_counts$13$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 14) & ~(retire_write & (head_bucket == 14))) begin
+            bucket_counts$14$d = bucket_counts$14$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 14)) & retire_write & (head_bucket == 14)) begin
+            bucket_counts$14$d = bucket_counts$14$q - 32'h1;
+        end
+        if (close_write & (held_bucket == 15) & ~(retire_write & (head_bucket == 15))) begin
+            bucket_counts$15$d = bucket_counts$15$q + 32'h1;
+        end
+        if (~(close_write & (held_bucket == 15)) & retire_write & (head_bucket == 15)) begin
+            bucket_counts$15$d = bucket_counts$15$q - 32'h1;
+        end
         m_res_valid = results$m_valid & |credit$q;
         m_res_original = results$m_data;
         results$m_ready = m_res_ready & |credit$q;
@@ -3009,7 +3292,23 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
             wr_req_sent$d = 1'b0;
             acks$d = 32'h0;
             credit$d = 32'h0;
-            buckets$d = 32'h0;
+            bucket_counts$0$d = 32'h0;
+            bucket_counts$1$d = 32'h0;
+            bucket_counts$2$d = 32'h0;
+            bucket_counts$3$d = 32'h0;
+            bucket_counts$4$d = 32'h0;
+            bucket_counts$5$d = 32'h0;
+            bucket_counts$6$d = 32'h0;
+            bucket_counts$7$d = 32'h0;
+            bucket_counts$8$d = 32'h0;
+            bucket_counts$9$d = 32'h0;
+            bucket_counts$10$d = 32'h0;
+            bucket_counts$11$d = 32'h0;
+            bucket_counts$12$d = 32'h0;
+            bucket_counts$13$d = 32'h0;
+            bucket_counts$14$d = 32'h0;
+            bucket_counts$15$d = 32'h0;
+            addr_match$d = 1'b0;
         end
     end
     
@@ -3033,6 +3332,25 @@ module rnic_top_q16$atomics$acks(d,q,clock);
     end
           
 endmodule // rnic_top_q16$atomics$acks
+
+
+module rnic_top_q16$atomics$addr_match(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$addr_match
 
 
 module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original,in_data,in_mask,in_compare,in_compare_mask,in_tag,out_valid,out_result,out_original,out_tag,out_unsupported);
@@ -3713,23 +4031,308 @@ module rnic_top_q16$atomics$batches$wr_ptr(d,q,clock);
 endmodule // rnic_top_q16$atomics$batches$wr_ptr
 
 
-module rnic_top_q16$atomics$buckets(d,q,clock);
+module rnic_top_q16$atomics$bucket_counts$0(d,q,clock);
     
     // Module arguments
-    input wire  [95:0] d;
-    output reg  [95:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 96'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$atomics$buckets
+endmodule // rnic_top_q16$atomics$bucket_counts$0
+
+
+module rnic_top_q16$atomics$bucket_counts$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$1
+
+
+module rnic_top_q16$atomics$bucket_counts$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$10
+
+
+module rnic_top_q16$atomics$bucket_counts$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$11
+
+
+module rnic_top_q16$atomics$bucket_counts$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$12
+
+
+module rnic_top_q16$atomics$bucket_counts$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$13
+
+
+module rnic_top_q16$atomics$bucket_counts$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$14
+
+
+module rnic_top_q16$atomics$bucket_counts$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$15
+
+
+module rnic_top_q16$atomics$bucket_counts$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$2
+
+
+module rnic_top_q16$atomics$bucket_counts$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$3
+
+
+module rnic_top_q16$atomics$bucket_counts$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$4
+
+
+module rnic_top_q16$atomics$bucket_counts$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$5
+
+
+module rnic_top_q16$atomics$bucket_counts$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$6
+
+
+module rnic_top_q16$atomics$bucket_counts$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$7
+
+
+module rnic_top_q16$atomics$bucket_counts$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$8
+
+
+module rnic_top_q16$atomics$bucket_counts$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$bucket_counts$9
 
 
 module rnic_top_q16$atomics$credit(d,q,clock);
@@ -8525,9 +9128,11 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
     localparam  lane_ones = 8'hff;
     localparam  window_ones = 12'hfff;
     localparam  byte_ones = 256'hff;
-    localparam  ring_bits = 16'h100;
+    localparam  ring_lanes = 16'h20;
+    localparam  ring_words = 16'h8;
     localparam  ring_lanes_mask = 16'h1f;
     localparam  words_per_beat = 16'h2;
+    localparam  slot_mask = 16'h7;
     localparam  hold_limit = 16'h18;
     localparam  word_mask = 16'hfffc;
     
@@ -8704,13 +9309,13 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
     reg  fire_trunc;
     reg  final_beat;
     reg  extra;
-    reg  [15:0] skip_words;
     reg  step_ok_now;
     reg  [255:0] window;
     reg  [15:0] marker_slot;
     reg  marker_window;
     reg  leading;
     reg  [15:0] length;
+    reg  [15:0] length_led;
     reg  parse;
     reg  [15:0] take;
     reg  marker_taken;
@@ -8719,7 +9324,6 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
     reg  [15:0] covered;
     reg  [15:0] used;
     reg  fire;
-    reg  [15:0] consumed;
     reg  [63:0] beat;
     reg  [63:0] front;
     reg  [63:0] after;
@@ -8736,8 +9340,15 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
     reg  [15:0] put_shift;
     reg  [63:0] in_mask;
     reg  [15:0] window_shift;
+    reg  [15:0] window_back;
+    reg  [15:0] put_back;
     reg  [15:0] written_next;
-    reg  [15:0] rp_next;
+    reg  [15:0] written_past;
+    reg  [15:0] rp_full;
+    reg  [15:0] rp_other;
+    reg  [15:0] tm_full;
+    reg  [15:0] tm_other;
+    reg  moved;
     
     // Sub module instances
     rnic_top_q16$deframer$align$crc_unit crc_unit(
@@ -9069,22 +9680,25 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
         ends$s_valid = take_input & s_axis_tlast;
         ends$s_data = ((packet_end) & 17'h1ffff) | (((ragged) & 17'h1ffff) << 32'h10);
         put_shift = (cursor$q & ring_lanes_mask) << 32'h3;
+        put_back = ((ring_lanes - cursor$q) & ring_lanes_mask) << 32'h3;
         put_valid$d = take_input;
         put_bytes$d = 32'h0;
         if (take_input) begin
             put_bytes$d = in_bytes[(32'h0)+:(8)];
             cursor$d = cursor$q + in_bytes;
         end
-        put_data$d = (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
+        put_data$d = (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         in_mask = ~(ones << (((keep_bytes) & 16'hffff) << 32'h3));
-        put_mask$d = (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> (ring_bits - put_shift));
+        put_mask$d = (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin
             ring$d = (ring$q & ~put_mask$q) | (put_data$q & put_mask$q);
         end
-        window_shift = (rp$q & ring_lanes_mask) << 32'h3;
-        window = (ring$q >> window_shift) | (ring$q << (ring_bits - window_shift));
+        window_shift = ((rp$q >> 32'h2) & slot_mask) << 32'h5;
+        window_back = ((ring_words - (rp$q >> 32'h2)) & slot_mask) << 32'h5;
+        window = (ring$q >> window_shift) | (ring$q << window_back);
         pe_words = (ends$m_data[(32'h0)+:(16)] - rp$q) >> 32'h2;
-        whole = ends$m_valid & (avail$q >= pe_words);
+        written_past = written$q - ends$m_data[(32'h0)+:(16)];
+        whole = ends$m_valid & ~written_past[32'hf];
         head_valid = |pipe_valid$q;
         head_last = |pipe_last$q;
         ce = ~head_valid | m_ready;
@@ -9095,15 +9709,16 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
         end
         lead_marker = markers_en & (parse_tm == 32'h0);
         marker_slot = to_marker$q >> 32'h2;
-        marker_shift = marker_slot << 32'h5;
+        marker_shift = (marker_slot & slot_mask) << 32'h5;
         marker_window = fpdu_markers$q & (marker_slot <= words_per_beat);
         leading = first_beat$q & marker_window & (marker_slot == 32'h0);
         length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
-        if (lead_marker) begin
-            length = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
-        end
+        length_led = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         start = parse & ~fpdu_wait & ((avail$q >= 32'h2) | whole);
         start_words = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        if (lead_marker) begin
+            start_words = (((((length_led) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        end
         first_plan$remaining = start_words;
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
@@ -9123,10 +9738,6 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
         fire = fire_full | fire_trunc;
         final_beat = (fire_full & crc_taken) | fire_trunc;
         extra = fire_full & crc_taken & ((ends$m_valid & (pe_words > used)) | (~ends$m_valid & (avail$q > used)));
-        skip_words = avail$q;
-        if (ends$m_valid & (pe_words < avail$q)) begin
-            skip_words = pe_words;
-        end
         front = ((window) & 64'hffffffffffffffff);
         after = ((window >> 32'h20) & 64'hffffffffffffffff);
         below_marker = ~(ones << marker_shift);
@@ -9134,8 +9745,8 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
         if (plan_marker_cut$q) begin
             beat = (front & below_marker) | (after & ~below_marker);
         end
-        crc_word = ((window >> (crc_slot << 32'h5)) & 32'hffffffff);
-        marker_word = ((window >> marker_shift) & 32'hffffffff);
+        crc_word = ((ring$q >> ((((rp$q >> 32'h2) + crc_slot) & slot_mask) << 32'h5)) & 32'hffffffff);
+        marker_word = ((ring$q >> ((((rp$q >> 32'h2) + marker_slot) & slot_mask) << 32'h5)) & 32'hffffffff);
         fpduptr = (((((marker_word >> 32'h10) & 32'hff) << 32'h8) | ((marker_word >> 32'h18) & 32'hfc)) & 16'hffff);
         expected_fpduptr = rp$q + (marker_slot << 32'h2) - length_position$q;
         if (leading) begin
@@ -9165,32 +9776,42 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
         pipe_crc_field$d = crc_word;
         pipe_crc_en$d = fpdu_crc_en$q;
         pipe_valid$d = fire;
-        consumed = 32'h0;
-        if (fire_full) begin
-            consumed = used;
-        end
-        if (fire_trunc) begin
-            consumed = pe_words;
-        end
-        if (skipping$q) begin
-            consumed = skip_words;
-        end
         ends$m_ready = (final_beat & ~extra) | (skipping$q & whole);
         arrived = 32'h0;
         if (put_valid$q) begin
             arrived = ((put_bytes$q) & 16'hffff);
         end
         written_next = written$q + arrived;
-        rp_next = rp$q + (consumed << 32'h2);
         written$d = written_next;
-        rp$d = rp_next;
-        avail$d = (written_next - rp_next) >> 32'h2;
-        to_marker$d = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
+        rp_full = rp$q + (used << 32'h2);
+        rp_other = written$q & word_mask;
+        if (whole) begin
+            rp_other = ends$m_data[(32'h0)+:(16)];
+        end
+        tm_full = (to_marker$q - (used << 32'h2)) & 32'h1ff;
+        tm_other = (to_marker$q + rp$q - rp_other) & 32'h1ff;
+        moved = fire_trunc | skipping$q;
+        rp$d = rp$q;
+        avail$d = (written_next - rp$q) >> 32'h2;
+        to_marker$d = to_marker$q;
+        if (moved) begin
+            rp$d = rp_other;
+            avail$d = (written_next - rp_other) >> 32'h2;
+            to_marker$d = tm_other;
+        end
+        if (fire_full) begin
+            rp$d = rp_full;
+            avail$d = (written_next - rp_full) >> 32'h2;
+            to_marker$d = tm_full;
+        end
         if (parse) begin
             to_marker$d = parse_tm & 32'h1ff;
         end
+        end_to_marker = tm_full;
+        if (trunc) begin
+            end_to_marker = tm_other;
+        end
         fpdu_end = final_beat;
-        end_to_marker = (to_marker$q - (consumed << 32'h2)) & 32'h1ff;
         fpdu_start = start;
         if (start) begin
             fpdu_crc_en$d = crc_en;
@@ -10691,9 +11312,20 @@ module rnic_top_q16$deframer$align$ends(clock,reset,s_valid,s_ready,s_data,m_val
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [16:0] out_data$d;
+    wire  [16:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [16:0] oldest;
     
     // Sub module instances
     rnic_top_q16$deframer$align$ends$entries$0 entries$0(
@@ -10746,13 +11378,27 @@ module rnic_top_q16$deframer$align$ends(clock,reset,s_valid,s_ready,s_data,m_val
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$deframer$align$ends$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$deframer$align$ends$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -10770,31 +11416,50 @@ module rnic_top_q16$deframer$align$ends(clock,reset,s_valid,s_ready,s_data,m_val
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -10819,14 +11484,24 @@ module rnic_top_q16$deframer$align$ends(clock,reset,s_valid,s_ready,s_data,m_val
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -11002,6 +11677,44 @@ module rnic_top_q16$deframer$align$ends$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$deframer$align$ends$head
+
+
+module rnic_top_q16$deframer$align$ends$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$deframer$align$ends$out_data
+
+
+module rnic_top_q16$deframer$align$ends$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$deframer$align$ends$out_valid
 
 
 module rnic_top_q16$deframer$align$ends$tail(d,q,clock);
@@ -14530,6 +15243,22 @@ module rnic_top_q16$dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,
     wire  write$m_done_valid;
     wire  [7:0] write$m_done_tag;
     wire  write$m_done_error;
+    reg  rd_out$clock;
+    reg  rd_out$reset;
+    reg  rd_out$s_valid;
+    wire  rd_out$s_ready;
+    reg  [81:0] rd_out$s_data;
+    wire  rd_out$m_valid;
+    reg  rd_out$m_ready;
+    wire  [81:0] rd_out$m_data;
+    reg  wr_in$clock;
+    reg  wr_in$reset;
+    reg  wr_in$s_valid;
+    wire  wr_in$s_ready;
+    reg  [72:0] wr_in$s_data;
+    wire  wr_in$m_valid;
+    reg  wr_in$m_ready;
+    wire  [72:0] wr_in$m_data;
     
     // Sub module instances
     rnic_top_q16$dma$read read(
@@ -14589,6 +15318,26 @@ module rnic_top_q16$dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,
         .m_done_tag(write$m_done_tag),
         .m_done_error(write$m_done_error)
     );
+    rnic_top_q16$dma$rd_out rd_out(
+        .clock(rd_out$clock),
+        .reset(rd_out$reset),
+        .s_valid(rd_out$s_valid),
+        .s_ready(rd_out$s_ready),
+        .s_data(rd_out$s_data),
+        .m_valid(rd_out$m_valid),
+        .m_ready(rd_out$m_ready),
+        .m_data(rd_out$m_data)
+    );
+    rnic_top_q16$dma$wr_in wr_in(
+        .clock(wr_in$clock),
+        .reset(wr_in$reset),
+        .s_valid(wr_in$s_valid),
+        .s_ready(wr_in$s_ready),
+        .s_data(wr_in$s_data),
+        .m_valid(wr_in$m_valid),
+        .m_ready(wr_in$m_ready),
+        .m_data(wr_in$m_data)
+    );
     
     // Update code
     always @(*) begin
@@ -14596,17 +15345,24 @@ module rnic_top_q16$dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,
         read$reset = reset;
         write$clock = clock;
         write$reset = reset;
+        rd_out$clock = clock;
+        rd_out$reset = reset;
+        wr_in$clock = clock;
+        wr_in$reset = reset;
         read$s_req_valid = s_rd_req_valid;
         s_rd_req_ready = read$s_req_ready;
         read$s_req_addr = s_rd_req_addr;
         read$s_req_len = s_rd_req_len;
         read$s_req_tag = s_rd_req_tag;
-        m_rd_axis_tdata = read$m_axis_tdata;
-        m_rd_axis_tkeep = read$m_axis_tkeep;
-        m_rd_axis_tlast = read$m_axis_tlast;
-        m_rd_axis_tuser = read$m_axis_tuser;
-        m_rd_axis_tvalid = read$m_axis_tvalid;
-        read$m_axis_tready = m_rd_axis_tready;
+        rd_out$s_data = ((read$m_axis_tdata) & 82'h3ffffffffffffffffffff) | (((read$m_axis_tkeep) & 82'h3ffffffffffffffffffff) << 32'h40) | (((read$m_axis_tlast) & 82'h3ffffffffffffffffffff) << 32'h48) | (((read$m_axis_tuser) & 82'h3ffffffffffffffffffff) << 32'h49);
+        rd_out$s_valid = read$m_axis_tvalid;
+        read$m_axis_tready = rd_out$s_ready;
+        m_rd_axis_tdata = rd_out$m_data[(32'h0)+:(64)];
+        m_rd_axis_tkeep = rd_out$m_data[(32'h40)+:(8)];
+        m_rd_axis_tlast = rd_out$m_data[32'h48];
+        m_rd_axis_tuser = rd_out$m_data[(32'h49)+:(9)];
+        m_rd_axis_tvalid = rd_out$m_valid;
+        rd_out$m_ready = m_rd_axis_tready;
         m_axi_araddr = read$m_axi_araddr;
         m_axi_arlen = read$m_axi_arlen;
         m_axi_arsize = read$m_axi_arsize;
@@ -14623,11 +15379,14 @@ module rnic_top_q16$dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,
         write$s_req_addr = s_wr_req_addr;
         write$s_req_len = s_wr_req_len;
         write$s_req_tag = s_wr_req_tag;
-        write$s_axis_tdata = s_wr_axis_tdata;
-        write$s_axis_tkeep = s_wr_axis_tkeep;
-        write$s_axis_tlast = s_wr_axis_tlast;
-        write$s_axis_tvalid = s_wr_axis_tvalid;
-        s_wr_axis_tready = write$s_axis_tready;
+        wr_in$s_data = ((s_wr_axis_tdata) & 73'h1ffffffffffffffffff) | (((s_wr_axis_tkeep) & 73'h1ffffffffffffffffff) << 32'h40) | (((s_wr_axis_tlast) & 73'h1ffffffffffffffffff) << 32'h48);
+        wr_in$s_valid = s_wr_axis_tvalid;
+        s_wr_axis_tready = wr_in$s_ready;
+        write$s_axis_tdata = wr_in$m_data[(32'h0)+:(64)];
+        write$s_axis_tkeep = wr_in$m_data[(32'h40)+:(8)];
+        write$s_axis_tlast = wr_in$m_data[32'h48];
+        write$s_axis_tvalid = wr_in$m_valid;
+        wr_in$m_ready = write$s_axis_tready;
         m_wr_done_valid = write$m_done_valid;
         m_wr_done_tag = write$m_done_tag;
         m_wr_done_error = write$m_done_error;
@@ -14648,6 +15407,174 @@ module rnic_top_q16$dma(clock,reset,s_rd_req_valid,s_rd_req_ready,s_rd_req_addr,
     end
     
 endmodule // rnic_top_q16$dma
+
+
+module rnic_top_q16$dma$rd_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [81:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [81:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [81:0] out_data$d;
+    wire  [81:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [81:0] skid_data$d;
+    wire  [81:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$dma$rd_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$dma$rd_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$dma$rd_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$dma$rd_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$dma$rd_out
+
+
+module rnic_top_q16$dma$rd_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [81:0] d;
+    output reg  [81:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 82'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$rd_out$out_data
+
+
+module rnic_top_q16$dma$rd_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$rd_out$out_valid
+
+
+module rnic_top_q16$dma$rd_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [81:0] d;
+    output reg  [81:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 82'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$rd_out$skid_data
+
+
+module rnic_top_q16$dma$rd_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$rd_out$skid_valid
 
 
 module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_req_tag,m_axi_araddr,m_axi_arlen,m_axi_arsize,m_axi_arburst,m_axi_arvalid,m_axi_arready,m_axi_rdata,m_axi_rresp,m_axi_rlast,m_axi_rvalid,m_axi_rready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tvalid,m_axis_tready);
@@ -15740,6 +16667,174 @@ module rnic_top_q16$dma$read$tag(d,q,clock);
     end
           
 endmodule // rnic_top_q16$dma$read$tag
+
+
+module rnic_top_q16$dma$wr_in(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [72:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [72:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [72:0] out_data$d;
+    wire  [72:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [72:0] skid_data$d;
+    wire  [72:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$dma$wr_in$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$dma$wr_in$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$dma$wr_in$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$dma$wr_in$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$dma$wr_in
+
+
+module rnic_top_q16$dma$wr_in$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$wr_in$out_data
+
+
+module rnic_top_q16$dma$wr_in$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$wr_in$out_valid
+
+
+module rnic_top_q16$dma$wr_in$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$wr_in$skid_data
+
+
+module rnic_top_q16$dma$wr_in$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$wr_in$skid_valid
 
 
 module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,s_req_tag,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_done_valid,m_done_tag,m_done_error);
@@ -19529,6 +20624,8 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
     localparam  ones = 64'hffffffffffffffff;
     localparam  words_per_beat = 16'h2;
     localparam  accept_limit = 8'h4;
+    localparam  slot_mask = 16'h1;
+    localparam  fill_mask = 16'h7;
     
     // Stub signals
     reg  [191:0] buffer$d;
@@ -19593,7 +20690,8 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
     reg  [63:0] front;
     reg  [15:0] marker_shift;
     reg  [63:0] beat;
-    reg  [7:0] consumed;
+    reg  [15:0] append_fired;
+    reg  [7:0] fill_fired;
     reg  [15:0] consumed_shift;
     reg  [191:0] kept;
     reg  accept;
@@ -19748,27 +20846,32 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
         end
         marker_word = (((fpduptr >> 32'h8) & 32'hffffffff) << 32'h10) | (((fpduptr & 32'hff) & 32'hffffffff) << 32'h18);
         front = ((buffer$q) & 64'hffffffffffffffff);
-        marker_shift = ((marker_slot) & 16'hffff) << 32'h5;
+        marker_shift = (((marker_slot) & 16'hffff) & slot_mask) << 32'h5;
         beat = front;
         if (marker_here) begin
             beat = (front & ~(ones << marker_shift)) | (((marker_word) & 64'hffffffffffffffff) << marker_shift) | ((front << 32'h20) & (ones << (marker_shift + 32'h20)));
         end
-        consumed = 32'h0;
-        if (fire) begin
-            consumed = ((take) & 8'hff);
-        end
-        consumed_shift = ((consumed) & 16'hffff) << 32'h5;
-        kept = buffer$q >> consumed_shift;
         accept = s_valid & (fill$q <= accept_limit);
         s_ready = fill$q <= accept_limit;
-        in_shift = ((s_words) & 16'hffff) << 32'h5;
+        in_shift = (((s_words) & 16'hffff) & fill_mask) << 32'h5;
         in_clean = s_data & ~(ones << in_shift);
-        append_shift = ((fill$q - consumed) & 16'hffff) << 32'h5;
-        buffer$d = kept;
-        fill$d = fill$q - consumed;
+        consumed_shift = (take & fill_mask) << 32'h5;
+        kept = buffer$q >> consumed_shift;
+        append_shift = (((fill$q) & 16'hffff) & fill_mask) << 32'h5;
+        append_fired = ((((fill$q) & 16'hffff) - take) & fill_mask) << 32'h5;
+        fill_fired = fill$q - ((take) & 8'hff);
+        buffer$d = buffer$q;
         if (accept) begin
-            buffer$d = kept | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << append_shift);
-            fill$d = fill$q - consumed + s_words;
+            buffer$d = buffer$q | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << append_shift);
+            fill$d = fill$q + s_words;
+        end
+        if (fire) begin
+            buffer$d = kept;
+            fill$d = fill_fired;
+            if (accept) begin
+                buffer$d = kept | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << append_fired);
+                fill$d = fill_fired + s_words;
+            end
         end
         if (m_ready) begin
             out_valid$d = 1'b0;
@@ -21391,6 +22494,174 @@ module rnic_top_q16$payload$need_all(d,q,clock);
 endmodule // rnic_top_q16$payload$need_all
 
 
+module rnic_top_q16$payload_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [72:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [72:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [72:0] out_data$d;
+    wire  [72:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [72:0] skid_data$d;
+    wire  [72:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$payload_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$payload_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$payload_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$payload_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$payload_slice
+
+
+module rnic_top_q16$payload_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload_slice$out_data
+
+
+module rnic_top_q16$payload_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload_slice$out_valid
+
+
+module rnic_top_q16$payload_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload_slice$skid_data
+
+
+module rnic_top_q16$payload_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$payload_slice$skid_valid
+
+
 module rnic_top_q16$rd_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
@@ -22229,6 +23500,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [4:0] wait_tail$d;
     wire  [4:0] wait_tail$q;
     reg  wait_tail$clock;
+    reg  [3:0] wait_head_qpn$d;
+    wire  [3:0] wait_head_qpn$q;
+    reg  wait_head_qpn$clock;
+    reg  [7:0] wait_head_writes$d;
+    wire  [7:0] wait_head_writes$q;
+    reg  wait_head_writes$clock;
     reg  done_ready$d;
     wire  done_ready$q;
     reg  done_ready$clock;
@@ -22530,10 +23807,15 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  done_inc;
     reg  writes_settled;
     reg  [4:0] wait_count;
-    reg  [3:0] wait_head_qpn;
     reg  [15:0] wait_head_slot;
-    reg  [7:0] wait_head_writes;
     reg  wait_head_live;
+    reg  [15:0] wait_lives;
+    reg  [15:0] wait_lives_at_head;
+    reg  [4:0] wait_after;
+    reg  [3:0] wait_same_qpn;
+    reg  [7:0] wait_same_writes;
+    reg  [3:0] wait_after_qpn;
+    reg  [7:0] wait_after_writes;
     reg  [7:0] wait_acks_past;
     reg  wait_pop;
     reg  done_push;
@@ -23032,6 +24314,16 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .q(wait_tail$q),
         .clock(wait_tail$clock)
     );
+    rnic_top_q16$receiver$wait_head_qpn wait_head_qpn(
+        .d(wait_head_qpn$d),
+        .q(wait_head_qpn$q),
+        .clock(wait_head_qpn$clock)
+    );
+    rnic_top_q16$receiver$wait_head_writes wait_head_writes(
+        .d(wait_head_writes$d),
+        .q(wait_head_writes$q),
+        .clock(wait_head_writes$clock)
+    );
     rnic_top_q16$receiver$done_ready done_ready(
         .d(done_ready$d),
         .q(done_ready$q),
@@ -23506,6 +24798,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         writes_acked$clock = clock;
         wait_head$clock = clock;
         wait_tail$clock = clock;
+        wait_head_qpn$clock = clock;
+        wait_head_writes$clock = clock;
         done_ready$clock = clock;
         done_value$clock = clock;
         dones$clock = clock;
@@ -23587,6 +24881,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         writes_acked$d = writes_acked$q;
         wait_head$d = wait_head$q;
         wait_tail$d = wait_tail$q;
+        wait_head_qpn$d = wait_head_qpn$q;
+        wait_head_writes$d = wait_head_writes$q;
         done_ready$d = done_ready$q;
         done_value$d = done_value$q;
         dones$d = dones$q;
@@ -24459,86 +25755,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         writes_settled = writes_issued$q == writes_acked$q;
         wait_count = wait_tail$q - wait_head$q;
-        wait_head_qpn = wait_qpn$0$q;
-        wait_head_writes = wait_writes$0$q;
-        wait_head_live = wait_live$0$q;
-        if (wait_head$q[(32'h0)+:(4)] == 1) begin
-            wait_head_qpn = wait_qpn$1$q;
-            wait_head_writes = wait_writes$1$q;
-            wait_head_live = wait_live$1$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 2) begin
-            wait_head_qpn = wait_qpn$2$q;
-            wait_head_writes = wait_writes$2$q;
-            wait_head_live = wait_live$2$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 3) begin
-            wait_head_qpn = wait_qpn$3$q;
-            wait_head_writes = wait_writes$3$q;
-            wait_head_live = wait_live$3$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 4) begin
-            wait_head_qpn = wait_qpn$4$q;
-            wait_head_writes = wait_writes$4$q;
-            wait_head_live = wait_live$4$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 5) begin
-            wait_head_qpn = wait_qpn$5$q;
-            wait_head_writes = wait_writes$5$q;
-            wait_head_live = wait_live$5$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 6) begin
-            wait_head_qpn = wait_qpn$6$q;
-            wait_head_writes = wait_writes$6$q;
-            wait_head_live = wait_live$6$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 7) begin
-            wait_head_qpn = wait_qpn$7$q;
-            wait_head_writes = wait_writes$7$q;
-            wait_head_live = wait_live$7$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 8) begin
-            wait_head_qpn = wait_qpn$8$q;
-            wait_head_writes = wait_writes$8$q;
-            wait_head_live = wait_live$8$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 9) begin
-            wait_head_qpn = wait_qpn$9$q;
-            wait_head_writes = wait_writes$9$q;
-            wait_head_live = wait_live$9$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 10) begin
-            wait_head_qpn = wait_qpn$10$q;
-            wait_head_writes = wait_writes$10$q;
-            wait_head_live = wait_live$10$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 11) begin
-            wait_head_qpn = wait_qpn$11$q;
-            wait_head_writes = wait_writes$11$q;
-            wait_head_live = wait_live$11$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 12) begin
-            wait_head_qpn = wait_qpn$12$q;
-            wait_head_writes = wait_writes$12$q;
-            wait_head_live = wait_live$12$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 13) begin
-            wait_head_qpn = wait_qpn$13$q;
-            wait_head_writes = wait_writes$13$q;
-            wait_head_live = wait_live$13$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 14) begin
-            wait_head_qpn = wait_qpn$14$q;
-            wait_head_writes = wait_writes$14$q;
-            wait_head_live = wait_live$14$q;
-        end
-        if (wait_head$q[(32'h0)+:(4)] == 15) begin
-            wait_head_qpn = wait_qpn$15$q;
-            wait_head_writes = wait_writes$15$q;
-            wait_head_live = wait_live$15$q;
-        end
-        wait_head_slot = ((wait_head_qpn) & 16'hffff) << 32'h4;
-        wait_acks_past = writes_acked$q - wait_head_writes;
+        wait_lives = ((wait_live$0$q) & 16'hffff) | (((wait_live$1$q) & 16'hffff) << 64'h1) | (((wait_live$2$q) & 16'hffff) << 64'h2) | (((wait_live$3$q) & 16'hffff) << 64'h3) | (((wait_live$4$q) & 16'hffff) << 64'h4) | (((wait_live$5$q) & 16'hffff) << 64'h5) | (((wait_live$6$q) & 16'hffff) << 64'h6) | (((wait_live$7$q) & 16'hffff) << 64'h7) | (((wait_live$8$q) & 16'hffff) << 64'h8) | (((wait_live$9$q) & 16'hffff) << 64'h9) | (((wait_live$10$q) & 16'hffff) << 64'ha) | (((wait_live$11$q) & 16'hffff) << 64'hb) | (((wait_live$12$q) & 16'hffff) << 64'hc) | (((wait_live$13$q) & 16'hffff) << 64'hd) | (((wait_live$14$q) & 16'hffff) << 64'he) | (((wait_live$15$q) & 16'hffff) << 64'hf);
+        wait_lives_at_head = wait_lives >> wait_head$q[(32'h0)+:(4)];
+        wait_head_live = wait_lives_at_head[32'h0];
+        wait_head_slot = ((wait_head_qpn$q) & 16'hffff) << 32'h4;
+        wait_acks_past = writes_acked$q - wait_head_writes$q;
         wait_done = reads_done$q[(wait_head_slot)+:(6)];
         done_up = wait_done + 32'h1;
         done_inc = done_ready$q & wait_head_live;
@@ -24551,6 +25772,195 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         done_push = (state$q == RxState$Complete) & ((opcode == op_read_response) | (opcode == op_atomic_response)) & (wait_count != waits_all);
         if (done_push) begin
             wait_tail$d = wait_tail$q + 32'h1;
+        end
+        wait_after = wait_head$q + 32'h1;
+        wait_same_qpn = wait_qpn$0$q;
+        wait_same_writes = wait_writes$0$q;
+        wait_after_qpn = wait_qpn$0$q;
+        wait_after_writes = wait_writes$0$q;
+        case (wait_head$q[(32'h0)+:(4)])
+            0:
+                begin
+                    wait_same_qpn = wait_qpn$0$q;
+                    wait_same_writes = wait_writes$0$q;
+                end
+            1:
+                begin
+                    wait_same_qpn = wait_qpn$1$q;
+                    wait_same_writes = wait_writes$1$q;
+                end
+            2:
+                begin
+                    wait_same_qpn = wait_qpn$2$q;
+                    wait_same_writes = wait_writes$2$q;
+                end
+            3:
+                begin
+                    wait_same_qpn = wait_qpn$3$q;
+                    wait_same_writes = wait_writes$3$q;
+                end
+            4:
+                begin
+                    wait_same_qpn = wait_qpn$4$q;
+                    wait_same_writes = wait_writes$4$q;
+                end
+            5:
+                begin
+                    wait_same_qpn = wait_qpn$5$q;
+                    wait_same_writes = wait_writes$5$q;
+                end
+            6:
+                begin
+                    wait_same_qpn = wait_qpn$6$q;
+                    wait_same_writes = wait_writes$6$q;
+                end
+            7:
+                begin
+                    wait_same_qpn = wait_qpn$7$q;
+                    wait_same_writes = wait_writes$7$q;
+                end
+            8:
+                begin
+                    wait_same_qpn = wait_qpn$8$q;
+                    wait_same_writes = wait_writes$8$q;
+                end
+            9:
+                begin
+                    wait_same_qpn = wait_qpn$9$q;
+                    wait_same_writes = wait_writes$9$q;
+                end
+            10:
+                begin
+                    wait_same_qpn = wait_qpn$10$q;
+                    wait_same_writes = wait_writes$10$q;
+                end
+            11:
+                begin
+                    wait_same_qpn = wait_qpn$11$q;
+                    wait_same_writes = wait_writes$11$q;
+                end
+            12:
+                begin
+                    wait_same_qpn = wait_qpn$12$q;
+                    wait_same_writes = wait_writes$12$q;
+                end
+            13:
+                begin
+                    wait_same_qpn = wait_qpn$13$q;
+                    wait_same_writes = wait_writes$13$q;
+                end
+            14:
+                begin
+                    wait_same_qpn = wait_qpn$14$q;
+                    wait_same_writes = wait_writes$14$q;
+                end
+            15:
+                begin
+                    wait_same_qpn = wait_qpn$15$q;
+                    wait_same_writes = wait_writes$15$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        case (wait_after[(32'h0)+:(4)])
+            0:
+                begin
+                    wait_after_qpn = wait_qpn$0$q;
+                    wait_after_writes = wait_writes$0$q;
+                end
+            1:
+                begin
+                    wait_after_qpn = wait_qpn$1$q;
+                    wait_after_writes = wait_writes$1$q;
+                end
+            2:
+                begin
+                    wait_after_qpn = wait_qpn$2$q;
+                    wait_after_writes = wait_writes$2$q;
+                end
+            3:
+                begin
+                    wait_after_qpn = wait_qpn$3$q;
+                    wait_after_writes = wait_writes$3$q;
+                end
+            4:
+                begin
+                    wait_after_qpn = wait_qpn$4$q;
+                    wait_after_writes = wait_writes$4$q;
+                end
+            5:
+                begin
+                    wait_after_qpn = wait_qpn$5$q;
+                    wait_after_writes = wait_writes$5$q;
+                end
+            6:
+                begin
+                    wait_after_qpn = wait_qpn$6$q;
+                    wait_after_writes = wait_writes$6$q;
+                end
+            7:
+                begin
+                    wait_after_qpn = wait_qpn$7$q;
+                    wait_after_writes = wait_writes$7$q;
+                end
+            8:
+                begin
+                    wait_after_qpn = wait_qpn$8$q;
+                    wait_after_writes = wait_writes$8$q;
+                end
+            9:
+                begin
+                    wait_after_qpn = wait_qpn$9$q;
+                    wait_after_writes = wait_writes$9$q;
+                end
+            10:
+                begin
+                    wait_after_qpn = wait_qpn$10$q;
+                    wait_after_writes = wait_writes$10$q;
+                end
+            11:
+                begin
+                    wait_after_qpn = wait_qpn$11$q;
+                    wait_after_writes = wait_writes$11$q;
+                end
+            12:
+                begin
+                    wait_after_qpn = wait_qpn$12$q;
+                    wait_after_writes = wait_writes$12$q;
+                end
+            13:
+                begin
+                    wait_after_qpn = wait_qpn$13$q;
+                    wait_after_writes = wait_writes$13$q;
+                end
+            14:
+                begin
+                    wait_after_qpn = wait_qpn$14$q;
+                    wait_after_writes = wait_writes$14$q;
+                end
+            15:
+                begin
+                    wait_after_qpn = wait_qpn$15$q;
+                    wait_after_writes = wait_writes$15$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (done_push & (wait_tail$q == wait_head$q)) begin
+            wait_same_qpn = qpn$q;
+            wait_same_writes = writes_issued$q;
+        end
+        if (done_push & (wait_tail$q == wait_after)) begin
+            wait_after_qpn = qpn$q;
+            wait_after_writes = writes_issued$q;
+        end
+        wait_head_qpn$d = wait_same_qpn;
+        wait_head_writes$d = wait_same_writes;
+        if (wait_pop) begin
+            wait_head_qpn$d = wait_after_qpn;
+            wait_head_writes$d = wait_after_writes;
         end
         wait_qpn$0$clock = clock;
         wait_writes$0$clock = clock;
@@ -27545,9 +28955,20 @@ module rnic_top_q16$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [41:0] out_data$d;
+    wire  [41:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [41:0] oldest;
     
     // Sub module instances
     rnic_top_q16$receiver$sending$entries$0 entries$0(
@@ -27600,13 +29021,27 @@ module rnic_top_q16$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$receiver$sending$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$receiver$sending$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -27624,31 +29059,50 @@ module rnic_top_q16$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -27673,14 +29127,24 @@ module rnic_top_q16$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -27856,6 +29320,44 @@ module rnic_top_q16$receiver$sending$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$sending$head
+
+
+module rnic_top_q16$receiver$sending$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [41:0] d;
+    output reg  [41:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 42'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$sending$out_data
+
+
+module rnic_top_q16$receiver$sending$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$sending$out_valid
 
 
 module rnic_top_q16$receiver$sending$tail(d,q,clock);
@@ -28059,9 +29561,20 @@ module rnic_top_q16$receiver$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [3:0] out_data$d;
+    wire  [3:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [3:0] oldest;
     
     // Sub module instances
     rnic_top_q16$receiver$tx_fails$entries$0 entries$0(
@@ -28114,13 +29627,27 @@ module rnic_top_q16$receiver$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$receiver$tx_fails$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$receiver$tx_fails$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -28138,31 +29665,50 @@ module rnic_top_q16$receiver$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -28187,14 +29733,24 @@ module rnic_top_q16$receiver$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -28372,6 +29928,44 @@ module rnic_top_q16$receiver$tx_fails$head(d,q,clock);
 endmodule // rnic_top_q16$receiver$tx_fails$head
 
 
+module rnic_top_q16$receiver$tx_fails$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$tx_fails$out_data
+
+
+module rnic_top_q16$receiver$tx_fails$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$tx_fails$out_valid
+
+
 module rnic_top_q16$receiver$tx_fails$tail(d,q,clock);
     
     // Module arguments
@@ -28427,6 +30021,44 @@ module rnic_top_q16$receiver$wait_head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$wait_head
+
+
+module rnic_top_q16$receiver$wait_head_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$wait_head_qpn
+
+
+module rnic_top_q16$receiver$wait_head_writes(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$wait_head_writes
 
 
 module rnic_top_q16$receiver$wait_live$0(d,q,clock);
@@ -36485,9 +38117,20 @@ module rnic_top_q16$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [39:0] out_data$d;
+    wire  [39:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [39:0] oldest;
     
     // Sub module instances
     rnic_top_q16$rx_buffer$descs$entries$0 entries$0(
@@ -36540,13 +38183,27 @@ module rnic_top_q16$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$rx_buffer$descs$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$rx_buffer$descs$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -36564,31 +38221,50 @@ module rnic_top_q16$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -36613,14 +38289,24 @@ module rnic_top_q16$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -36796,6 +38482,44 @@ module rnic_top_q16$rx_buffer$descs$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$rx_buffer$descs$head
+
+
+module rnic_top_q16$rx_buffer$descs$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [39:0] d;
+    output reg  [39:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 40'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_buffer$descs$out_data
+
+
+module rnic_top_q16$rx_buffer$descs$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_buffer$descs$out_valid
 
 
 module rnic_top_q16$rx_buffer$descs$tail(d,q,clock);
@@ -37060,9 +38784,20 @@ module rnic_top_q16$rx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [3:0] out_data$d;
+    wire  [3:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [3:0] oldest;
     
     // Sub module instances
     rnic_top_q16$rx_fpdus$entries$0 entries$0(
@@ -37115,13 +38850,27 @@ module rnic_top_q16$rx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$rx_fpdus$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$rx_fpdus$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -37139,31 +38888,50 @@ module rnic_top_q16$rx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -37188,14 +38956,24 @@ module rnic_top_q16$rx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -37373,6 +39151,44 @@ module rnic_top_q16$rx_fpdus$head(d,q,clock);
 endmodule // rnic_top_q16$rx_fpdus$head
 
 
+module rnic_top_q16$rx_fpdus$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_fpdus$out_data
+
+
+module rnic_top_q16$rx_fpdus$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_fpdus$out_valid
+
+
 module rnic_top_q16$rx_fpdus$tail(d,q,clock);
     
     // Module arguments
@@ -37390,6 +39206,25 @@ module rnic_top_q16$rx_fpdus$tail(d,q,clock);
     end
           
 endmodule // rnic_top_q16$rx_fpdus$tail
+
+
+module rnic_top_q16$rx_held_markers(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_held_markers
 
 
 module rnic_top_q16$rx_next_crc(d,q,clock);
@@ -37828,9 +39663,20 @@ module rnic_top_q16$rx_qps(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [15:0] out_data$d;
+    wire  [15:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [15:0] oldest;
     
     // Sub module instances
     rnic_top_q16$rx_qps$entries$0 entries$0(
@@ -37883,13 +39729,27 @@ module rnic_top_q16$rx_qps(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$rx_qps$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$rx_qps$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -37907,31 +39767,50 @@ module rnic_top_q16$rx_qps(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -37956,14 +39835,24 @@ module rnic_top_q16$rx_qps(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -38139,6 +40028,44 @@ module rnic_top_q16$rx_qps$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$rx_qps$head
+
+
+module rnic_top_q16$rx_qps$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_qps$out_data
+
+
+module rnic_top_q16$rx_qps$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$rx_qps$out_valid
 
 
 module rnic_top_q16$rx_qps$tail(d,q,clock);
@@ -39738,8 +41665,13 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     reg  [55:0] head_info;
     reg  load;
     reg  [4:0] emit_n;
-    reg  [127:0] kept;
-    reg  [4:0] kept_n;
+    reg  emit_full;
+    reg  emit_rest;
+    reg  room;
+    reg  [63:0] piece;
+    reg  [4:0] piece_n;
+    reg  [127:0] stay_none;
+    reg  [127:0] stay_after;
     reg  [63:0] chunk;
     reg  [4:0] chunk_n;
     reg  take_header;
@@ -40121,41 +42053,66 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
             out_valid$d = 1'b0;
         end
         finished = ~|header_left$q & ~|payload_left$q;
+        emit_full = packing$q & load & (acc_n$q >= 32'h8);
+        emit_rest = packing$q & load & (acc_n$q < 32'h8) & finished;
         emit_n = 32'h0;
-        if (packing$q & load & (acc_n$q >= 32'h8)) begin
+        if (emit_full) begin
             emit_n = 32'h8;
         end
-        if (packing$q & load & (acc_n$q < 32'h8) & finished) begin
+        if (emit_rest) begin
             emit_n = acc_n$q;
         end
-        kept = acc$q >> (((emit_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3);
-        kept_n = acc_n$q - emit_n;
         chunk_n = 32'h8;
         if (header_left$q < 32'h8) begin
             chunk_n = ((header_left$q) & 5'h1f);
         end
         chunk_mask = ~(ones_64 << (((chunk_n) & 64'hffffffffffffffff) << 32'h3));
         chunk = header$q[(32'h0)+:(64)] & chunk_mask;
-        take_header = packing$q & |header_left$q & (kept_n <= 32'h8);
         rd_bytes = 32'h8;
         if (payload_left$q < 32'h8) begin
             rd_bytes = ((payload_left$q) & 5'h1f);
         end
         rd_mask = ~(ones_64 << (((rd_bytes) & 64'hffffffffffffffff) << 32'h3));
         rd_data = s_rd_tdata & rd_mask;
-        take_payload = packing$q & ~|header_left$q & |payload_left$q & (kept_n <= 32'h8) & s_rd_tvalid;
-        s_rd_tready = packing$q & ~|header_left$q & |payload_left$q & (kept_n <= 32'h8);
-        acc$d = kept;
-        acc_n$d = kept_n;
+        room = emit_full | emit_rest | (acc_n$q <= 32'h8);
+        take_header = packing$q & |header_left$q & room;
+        take_payload = packing$q & ~|header_left$q & |payload_left$q & room & s_rd_tvalid;
+        s_rd_tready = packing$q & ~|header_left$q & |payload_left$q & room;
+        piece = rd_data;
+        piece_n = rd_bytes;
+        if (|header_left$q) begin
+            piece = chunk;
+            piece_n = chunk_n;
+        end
+        stay_none = acc$q | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
+        stay_after = (acc$q >> 32'h40) | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q - 32'h8) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
+        acc$d = acc$q;
+        acc_n$d = acc_n$q;
+        if (emit_full) begin
+            acc$d = acc$q >> 32'h40;
+            acc_n$d = acc_n$q - 32'h8;
+        end
+        if (emit_rest) begin
+            acc$d = 32'h0;
+            acc_n$d = 32'h0;
+        end
+        if (take_header | take_payload) begin
+            acc$d = stay_none;
+            acc_n$d = acc_n$q + piece_n;
+            if (emit_full) begin
+                acc$d = stay_after;
+                acc_n$d = acc_n$q - 32'h8 + piece_n;
+            end
+            if (emit_rest) begin
+                acc$d = ((piece) & 128'hffffffffffffffffffffffffffffffff);
+                acc_n$d = piece_n;
+            end
+        end
         if (take_header) begin
-            acc$d = kept | (((chunk) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-            acc_n$d = kept_n + chunk_n;
             header$d = header$q >> 32'h40;
             header_left$d = header_left$q - ((chunk_n) & 7'h7f);
         end
         if (take_payload) begin
-            acc$d = kept | (((rd_data) & 128'hffffffffffffffffffffffffffffffff) << (((kept_n) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-            acc_n$d = kept_n + rd_bytes;
             payload_left$d = payload_left$q - ((rd_bytes) & 16'hffff);
         end
         if (|emit_n) begin
@@ -43478,9 +45435,20 @@ module rnic_top_q16$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [16:0] out_data$d;
+    wire  [16:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [16:0] oldest;
     
     // Sub module instances
     rnic_top_q16$tx_conns$entries$0 entries$0(
@@ -43533,13 +45501,27 @@ module rnic_top_q16$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$tx_conns$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$tx_conns$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -43557,31 +45539,50 @@ module rnic_top_q16$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -43606,14 +45607,24 @@ module rnic_top_q16$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -43791,6 +45802,44 @@ module rnic_top_q16$tx_conns$head(d,q,clock);
 endmodule // rnic_top_q16$tx_conns$head
 
 
+module rnic_top_q16$tx_conns$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_conns$out_data
+
+
+module rnic_top_q16$tx_conns$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_conns$out_valid
+
+
 module rnic_top_q16$tx_conns$tail(d,q,clock);
     
     // Module arguments
@@ -43872,9 +45921,20 @@ module rnic_top_q16$tx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [3:0] out_data$d;
+    wire  [3:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [3:0] oldest;
     
     // Sub module instances
     rnic_top_q16$tx_fpdus$entries$0 entries$0(
@@ -43927,13 +45987,27 @@ module rnic_top_q16$tx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$tx_fpdus$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$tx_fpdus$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -43951,31 +46025,50 @@ module rnic_top_q16$tx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -44000,14 +46093,24 @@ module rnic_top_q16$tx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -44183,6 +46286,44 @@ module rnic_top_q16$tx_fpdus$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$tx_fpdus$head
+
+
+module rnic_top_q16$tx_fpdus$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_fpdus$out_data
+
+
+module rnic_top_q16$tx_fpdus$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_fpdus$out_valid
 
 
 module rnic_top_q16$tx_fpdus$tail(d,q,clock);
@@ -45276,9 +47417,20 @@ module rnic_top_q16$tx_ring$in_flight(clock,reset,s_valid,s_ready,s_data,m_valid
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [32:0] out_data$d;
+    wire  [32:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [32:0] oldest;
     
     // Sub module instances
     rnic_top_q16$tx_ring$in_flight$entries$0 entries$0(
@@ -45331,13 +47483,27 @@ module rnic_top_q16$tx_ring$in_flight(clock,reset,s_valid,s_ready,s_data,m_valid
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$tx_ring$in_flight$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$tx_ring$in_flight$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -45355,31 +47521,50 @@ module rnic_top_q16$tx_ring$in_flight(clock,reset,s_valid,s_ready,s_data,m_valid
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -45404,14 +47589,24 @@ module rnic_top_q16$tx_ring$in_flight(clock,reset,s_valid,s_ready,s_data,m_valid
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -45587,6 +47782,44 @@ module rnic_top_q16$tx_ring$in_flight$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$tx_ring$in_flight$head
+
+
+module rnic_top_q16$tx_ring$in_flight$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [32:0] d;
+    output reg  [32:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 33'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_ring$in_flight$out_data
+
+
+module rnic_top_q16$tx_ring$in_flight$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_ring$in_flight$out_valid
 
 
 module rnic_top_q16$tx_ring$in_flight$tail(d,q,clock);
@@ -45992,9 +48225,20 @@ module rnic_top_q16$tx_ring$requests(clock,reset,s_valid,s_ready,s_data,m_valid,
     reg  [3:0] tail$d;
     wire  [3:0] tail$q;
     reg  tail$clock;
+    reg  [73:0] out_data$d;
+    wire  [73:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
     
     // Local signals
     reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [73:0] oldest;
     
     // Sub module instances
     rnic_top_q16$tx_ring$requests$entries$0 entries$0(
@@ -46047,13 +48291,27 @@ module rnic_top_q16$tx_ring$requests(clock,reset,s_valid,s_ready,s_data,m_valid,
         .q(tail$q),
         .clock(tail$clock)
     );
+    rnic_top_q16$tx_ring$requests$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$tx_ring$requests$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
     
     // Update code
     always @(*) begin
         head$clock = clock;
         tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
         head$d = head$q;
         tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
         entries$0$clock = clock;
         entries$0$d = entries$0$q;
         entries$1$clock = clock;
@@ -46071,31 +48329,50 @@ module rnic_top_q16$tx_ring$requests(clock,reset,s_valid,s_ready,s_data,m_valid,
         entries$7$clock = clock;
         entries$7$d = entries$7$q;
         count = tail$q - head$q;
+        waiting = count != 32'h0;
         s_ready = count != 32'h8;
-        m_valid = count != 32'h0;
-        m_data = entries$0$q;
-        if (head$q[(32'h0)+:(3)] == 1) begin
-            m_data = entries$1$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 2) begin
-            m_data = entries$2$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 3) begin
-            m_data = entries$3$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 4) begin
-            m_data = entries$4$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 5) begin
-            m_data = entries$5$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 6) begin
-            m_data = entries$6$q;
-        end
-        if (head$q[(32'h0)+:(3)] == 7) begin
-            m_data = entries$7$q;
-        end
-        if (s_valid & (count != 32'h8)) begin
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            0:
+                begin
+                    oldest = entries$0$q;
+                end
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
             if (tail$q[(32'h0)+:(3)] == 0) begin
                 entries$0$d = s_data;
             end
@@ -46120,14 +48397,24 @@ module rnic_top_q16$tx_ring$requests(clock,reset,s_valid,s_ready,s_data,m_valid,
             if (tail$q[(32'h0)+:(3)] == 7) begin
                 entries$7$d = s_data;
             end
+        end
+        if (push & ~bypass) begin
             tail$d = tail$q + 32'h1;
         end
-        if (m_ready & (count != 32'h0)) begin
-            head$d = head$q + 32'h1;
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
         end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
         if (reset) begin
             head$d = 32'h0;
             tail$d = 32'h0;
+            out_valid$d = 1'b0;
         end
     end
     
@@ -46303,6 +48590,44 @@ module rnic_top_q16$tx_ring$requests$head(d,q,clock);
     end
           
 endmodule // rnic_top_q16$tx_ring$requests$head
+
+
+module rnic_top_q16$tx_ring$requests$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_ring$requests$out_data
+
+
+module rnic_top_q16$tx_ring$requests$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_ring$requests$out_valid
 
 
 module rnic_top_q16$tx_ring$requests$tail(d,q,clock);

@@ -69,6 +69,9 @@ pub const OPS: u64 = 1 << OPS_BITS;
 /// An op in the queue: address (63:0), operands (319:64), control (340:320), as the head
 /// registers hold them.
 const OP_BITS: usize = 341;
+/// Write-back buckets (a hash of the word's address, bits 6:3 ^ 10:7).
+const BUCKETS: usize = 16;
+const _: () = assert!(BUCKETS == 16, "the busy buckets' word lists sixteen counters");
 
 // Read request states.
 const RD_IDLE: u64 = 0;
@@ -152,8 +155,11 @@ pub struct AtomicUnit {
     acks: DFF<Bits<6>>,
     /// Results released and not yet taken.
     credit: DFF<Bits<10>>,
-    /// Write-backs in flight per address bucket: 16 counters of 6 bits.
-    buckets: DFF<Bits<96>>,
+    /// Write-backs in flight per address bucket, a 6-bit counter each.
+    bucket_counts: [DFF<Bits<6>>; BUCKETS],
+    /// `op_addr == held_addr`, decided a cycle ahead from what the two registers take.
+    addr_match: DFF<Bit>,
+    held_addr_next: Signal<Local, Bits<64>>,
     // Combinational, in the order they are computed.
     gate_diff: Signal<Local, Bits<16>>,
     gate_open: Signal<Local, Bit>,
@@ -167,24 +173,20 @@ pub struct AtomicUnit {
     close: Signal<Local, Bit>,
     close_write: Signal<Local, Bit>,
     held_bucket: Signal<Local, Bits<4>>,
-    held_shift: Signal<Local, Bits<7>>,
     op_bucket: Signal<Local, Bits<4>>,
-    op_shift: Signal<Local, Bits<7>>,
-    op_bucket_counts: Signal<Local, Bits<96>>,
-    op_bucket_count: Signal<Local, Bits<6>>,
+    buckets_busy: Signal<Local, Bits<BUCKETS>>,
+    op_buckets_busy: Signal<Local, Bits<BUCKETS>>,
+    op_bucket_busy: Signal<Local, Bit>,
     start_read: Signal<Local, Bit>,
     batch_head: Signal<Local, Bits<11>>,
     head_wrote: Signal<Local, Bit>,
     head_count: Signal<Local, Bits<6>>,
     head_bucket: Signal<Local, Bits<4>>,
-    head_shift: Signal<Local, Bits<7>>,
     acks_avail: Signal<Local, Bits<6>>,
     retire: Signal<Local, Bit>,
     retire_write: Signal<Local, Bit>,
     released: Signal<Local, Bits<10>>,
     res_take: Signal<Local, Bit>,
-    bucket_inc: Signal<Local, Bits<96>>,
-    bucket_dec: Signal<Local, Bits<96>>,
     wr_head: Signal<Local, Bits<128>>,
     // Room limits: each queue keeps space for what the ops already in the ALU may add
     // (two results, two batch closes) after the last op taken.
@@ -193,7 +195,6 @@ pub struct AtomicUnit {
     writes_limit: Constant<Bits<5>>,
     batch_max: Constant<Bits<6>>,
     idle_close_limit: Constant<Bits<6>>,
-    bucket_one: Constant<Bits<96>>,
     rd_idle: Constant<Bits<2>>,
     rd_request: Constant<Bits<2>>,
     rd_wait: Constant<Bits<2>>,
@@ -259,7 +260,9 @@ impl Default for AtomicUnit {
             wr_req_sent: Default::default(),
             acks: Default::default(),
             credit: Default::default(),
-            buckets: Default::default(),
+            bucket_counts: Default::default(),
+            addr_match: Default::default(),
+            held_addr_next: Default::default(),
             gate_diff: Default::default(),
             gate_open: Default::default(),
             same_word: Default::default(),
@@ -272,31 +275,26 @@ impl Default for AtomicUnit {
             close: Default::default(),
             close_write: Default::default(),
             held_bucket: Default::default(),
-            held_shift: Default::default(),
             op_bucket: Default::default(),
-            op_shift: Default::default(),
-            op_bucket_counts: Default::default(),
-            op_bucket_count: Default::default(),
+            buckets_busy: Default::default(),
+            op_buckets_busy: Default::default(),
+            op_bucket_busy: Default::default(),
             start_read: Default::default(),
             batch_head: Default::default(),
             head_wrote: Default::default(),
             head_count: Default::default(),
             head_bucket: Default::default(),
-            head_shift: Default::default(),
             acks_avail: Default::default(),
             retire: Default::default(),
             retire_write: Default::default(),
             released: Default::default(),
             res_take: Default::default(),
-            bucket_inc: Default::default(),
-            bucket_dec: Default::default(),
             wr_head: Default::default(),
             results_limit: constant(RESULT_DEPTH - 3),
             batches_limit: constant(32 - 4),
             writes_limit: constant(16 - 4),
             batch_max: constant(BATCH_MAX),
             idle_close_limit: constant(IDLE_CLOSE_LIMIT),
-            bucket_one: constant(1),
             rd_idle: constant(RD_IDLE),
             rd_request: constant(RD_REQUEST),
             rd_wait: constant(RD_WAIT),
@@ -323,8 +321,12 @@ impl Logic for AtomicUnit {
             wr_req_sent,
             acks,
             credit,
-            buckets
+            addr_match
         );
+        for i in 0..BUCKETS {
+            self.bucket_counts[i].clock.next = self.clock.val();
+            self.bucket_counts[i].d.next = self.bucket_counts[i].q.val();
+        }
         self.alu.clock.next = self.clock.val();
         self.alu.reset.next = self.reset.val();
         self.results.clock.next = self.clock.val();
@@ -344,9 +346,7 @@ impl Logic for AtomicUnit {
         // ---- The head op: may it act, and how.
         self.gate_diff.next = self.done_count.val() - self.op_ctl.q.val().get_bits::<16>(0);
         self.gate_open.next = !self.gate_diff.val().get_bit(15);
-        self.same_word.next = self.held_valid.q.val()
-            & (self.op_addr.q.val() == self.held_addr.q.val())
-            & !self.op_ctl.q.val().get_bit(20);
+        self.same_word.next = self.held_valid.q.val() & self.addr_match.q.val() & !self.op_ctl.q.val().get_bit(20);
         self.room.next = (self.results.count.val() < self.results_limit.val())
             & (self.batches.count.val() < self.batches_limit.val())
             & (self.writes.count.val() < self.writes_limit.val());
@@ -390,6 +390,16 @@ impl Logic for AtomicUnit {
             self.held_valid.d.next = true;
             self.held_addr.d.next = self.op_addr.q.val();
         }
+        // Whether the head's address is the held one next cycle: the head's next address
+        // (a new op's or its own) against the held address's next value, both known now.
+        self.held_addr_next.next = self.held_addr.q.val();
+        if self.rd_arrive.val() {
+            self.held_addr_next.next = self.op_addr.q.val();
+        }
+        self.addr_match.d.next = self.op_addr.q.val() == self.held_addr_next.val();
+        if self.ops_out.m_valid.val() & self.head_free.val() {
+            self.addr_match.d.next = self.ops_out.m_data.val().get_bits::<64>(0) == self.held_addr_next.val();
+        }
         // The word is held only while it is in use: once no op waits and every batch has
         // retired, the host may write it (RFC 7306 atomics are atomic only against each
         // other, not against the CPU), so the next op reads it again.
@@ -428,10 +438,8 @@ impl Logic for AtomicUnit {
             self.open_count.d.next = 0.into();
             self.open_dirty.d.next = false;
         }
-        // Bucket of a word: address bits 6:3 ^ 10:7; its counter sits at bit 6 * bucket.
+        // Bucket of a word: address bits 6:3 ^ 10:7.
         self.held_bucket.next = self.held_addr.q.val().get_bits::<4>(3) ^ self.held_addr.q.val().get_bits::<4>(7);
-        self.held_shift.next =
-            (bit_cast::<7, 4>(self.held_bucket.val()) << 2) + (bit_cast::<7, 4>(self.held_bucket.val()) << 1);
         self.writes.s_valid.next = self.close_write.val();
         self.writes.s_data.next =
             bit_cast::<128, 64>(self.held_addr.q.val()) | (bit_cast::<128, 64>(self.alu.out_result.val()) << 64);
@@ -442,10 +450,26 @@ impl Logic for AtomicUnit {
 
         // ---- Reading the word of an op that cannot chain.
         self.op_bucket.next = self.op_addr.q.val().get_bits::<4>(3) ^ self.op_addr.q.val().get_bits::<4>(7);
-        self.op_shift.next =
-            (bit_cast::<7, 4>(self.op_bucket.val()) << 2) + (bit_cast::<7, 4>(self.op_bucket.val()) << 1);
-        self.op_bucket_counts.next = self.buckets.q.val() >> self.op_shift.val();
-        self.op_bucket_count.next = self.op_bucket_counts.val().get_bits::<6>(0);
+        // (Which buckets have write-backs in flight, one bit each, written out term by
+        // term: a select among them is then a 16-way multiplexer, not a chain.)
+        self.buckets_busy.next = bit_cast::<BUCKETS, 1>(self.bucket_counts[0].q.val().any().into())
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[1].q.val().any().into()) << 1_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[2].q.val().any().into()) << 2_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[3].q.val().any().into()) << 3_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[4].q.val().any().into()) << 4_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[5].q.val().any().into()) << 5_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[6].q.val().any().into()) << 6_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[7].q.val().any().into()) << 7_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[8].q.val().any().into()) << 8_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[9].q.val().any().into()) << 9_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[10].q.val().any().into()) << 10_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[11].q.val().any().into()) << 11_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[12].q.val().any().into()) << 12_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[13].q.val().any().into()) << 13_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[14].q.val().any().into()) << 14_u64)
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[15].q.val().any().into()) << 15_u64);
+        self.op_buckets_busy.next = self.buckets_busy.val() >> self.op_bucket.val();
+        self.op_bucket_busy.next = self.op_buckets_busy.val().get_bit(0);
         // The held batch must be closed (ALU empty, nothing open) so the ALU may take a new
         // word, and no write-back that may hit this word may still be in flight.
         self.start_read.next = self.op_valid.q.val()
@@ -456,7 +480,7 @@ impl Logic for AtomicUnit {
             & !self.issued.q.val()
             & !self.alu.out_valid.val()
             & !self.open_count.q.val().any()
-            & !self.op_bucket_count.val().any();
+            & !self.op_bucket_busy.val();
         self.m_rd_req_valid.next = self.rd_state.q.val() == self.rd_request.val();
         self.m_rd_req_addr.next = self.op_addr.q.val();
         self.m_rd_req_len.next = 8.into();
@@ -493,8 +517,6 @@ impl Logic for AtomicUnit {
         self.head_count.next = self.batch_head.val().get_bits::<6>(0);
         self.head_wrote.next = self.batch_head.val().get_bit(6);
         self.head_bucket.next = self.batch_head.val().get_bits::<4>(7);
-        self.head_shift.next =
-            (bit_cast::<7, 4>(self.head_bucket.val()) << 2) + (bit_cast::<7, 4>(self.head_bucket.val()) << 1);
         self.acks_avail.next = self.acks.q.val() + bit_cast::<6, 1>(self.s_wr_done_valid.val().into());
         self.retire.next = self.batches.m_valid.val() & (!self.head_wrote.val() | self.acks_avail.val().any());
         self.retire_write.next = self.retire.val() & self.head_wrote.val();
@@ -504,17 +526,23 @@ impl Logic for AtomicUnit {
         if self.retire.val() {
             self.released.next = bit_cast::<10, 6>(self.head_count.val());
         }
-        self.bucket_inc.next = 0.into();
-        if self.close_write.val() {
-            self.bucket_inc.next = self.bucket_one.val() << self.held_shift.val();
+        // A counter never exceeds the 32 batches in flight nor goes below zero. Each one
+        // counts from its own enables: up for a write-back closed on its bucket, down for
+        // one retired; both in one cycle, it holds.
+        for i in 0..BUCKETS {
+            if self.close_write.val()
+                & (self.held_bucket.val().index() == i)
+                & !(self.retire_write.val() & (self.head_bucket.val().index() == i))
+            {
+                self.bucket_counts[i].d.next = self.bucket_counts[i].q.val() + 1;
+            }
+            if !(self.close_write.val() & (self.held_bucket.val().index() == i))
+                & self.retire_write.val()
+                & (self.head_bucket.val().index() == i)
+            {
+                self.bucket_counts[i].d.next = self.bucket_counts[i].q.val() - 1;
+            }
         }
-        self.bucket_dec.next = 0.into();
-        if self.retire_write.val() {
-            self.bucket_dec.next = self.bucket_one.val() << self.head_shift.val();
-        }
-        // A counter never exceeds the 32 batches in flight nor goes below zero, so adding
-        // and subtracting one-hot fields never carries into a neighbour.
-        self.buckets.d.next = self.buckets.q.val() + self.bucket_inc.val() - self.bucket_dec.val();
 
         // ---- Released results out.
         self.m_res_valid.next = self.results.m_valid.val() & self.credit.q.val().any();
@@ -533,7 +561,10 @@ impl Logic for AtomicUnit {
             self.wr_req_sent.d.next = false;
             self.acks.d.next = 0.into();
             self.credit.d.next = 0.into();
-            self.buckets.d.next = 0.into();
+            for i in 0..BUCKETS {
+                self.bucket_counts[i].d.next = 0.into();
+            }
+            self.addr_match.d.next = false;
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A first-in first-out queue of single bits in registers (`D` = `1 << AB` entries), for
-//! queues too deep for [`super::SmallFifo`]'s eight but one bit wide: the side of every
+//! queues too deep for [`super::SmallFifo`]'s nine but one bit wide: the side of every
 //! burst a 200-cycle memory holds in flight. The bits live in one `D`-bit register; the
 //! head bit is a register of its own, refilled from the entry after it (a `D`-to-1
 //! multiplexer on a registered pointer, a log-depth tree) or straight from `s_data` when

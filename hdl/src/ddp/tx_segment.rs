@@ -143,8 +143,15 @@ pub struct TxSegment {
     head_info: Signal<Local, Bits<56>>,
     load: Signal<Local, Bit>,
     emit_n: Signal<Local, Bits<5>>,
-    kept: Signal<Local, Bits<128>>,
-    kept_n: Signal<Local, Bits<5>>,
+    emit_full: Signal<Local, Bit>,
+    emit_rest: Signal<Local, Bit>,
+    /// Room behind what stays for a piece (a header chunk or a payload beat), the piece,
+    /// and the accumulator with it appended when nothing leaves or eight octets leave.
+    room: Signal<Local, Bit>,
+    piece: Signal<Local, Bits<64>>,
+    piece_n: Signal<Local, Bits<5>>,
+    stay_none: Signal<Local, Bits<128>>,
+    stay_after: Signal<Local, Bits<128>>,
     chunk: Signal<Local, Bits<64>>,
     chunk_n: Signal<Local, Bits<5>>,
     take_header: Signal<Local, Bit>,
@@ -252,8 +259,13 @@ impl Default for TxSegment {
             head_info: Default::default(),
             load: Default::default(),
             emit_n: Default::default(),
-            kept: Default::default(),
-            kept_n: Default::default(),
+            emit_full: Default::default(),
+            emit_rest: Default::default(),
+            room: Default::default(),
+            piece: Default::default(),
+            piece_n: Default::default(),
+            stay_none: Default::default(),
+            stay_after: Default::default(),
             chunk: Default::default(),
             chunk_n: Default::default(),
             take_header: Default::default(),
@@ -427,22 +439,25 @@ impl Logic for TxSegment {
             self.message_end.d.next = self.head_info.val().get_bit(23);
             self.seg_tag.d.next = self.head_info.val().get_bits::<32>(24);
         }
-        // Emit eight octets once there are eight (or the segment's rest at its end).
+        // The output register takes a beat when empty or being emptied.
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
         if self.m_axis_tready.val() {
             self.out_valid.d.next = false;
         }
         self.finished.next = !self.header_left.q.val().any() & !self.payload_left.q.val().any();
+        // The beat out: eight octets once there are eight, or the segment's rest at its end
+        // (after which nothing stays: the accumulator holds nothing past `acc_n`).
+        self.emit_full.next = self.packing.q.val() & self.load.val() & (self.acc_n.q.val() >= 8);
+        self.emit_rest.next = self.packing.q.val() & self.load.val() & (self.acc_n.q.val() < 8) & self.finished.val();
         self.emit_n.next = 0.into();
-        if self.packing.q.val() & self.load.val() & (self.acc_n.q.val() >= 8) {
+        if self.emit_full.val() {
             self.emit_n.next = 8.into();
         }
-        if self.packing.q.val() & self.load.val() & (self.acc_n.q.val() < 8) & self.finished.val() {
+        if self.emit_rest.val() {
             self.emit_n.next = self.acc_n.q.val();
         }
-        self.kept.next = self.acc.q.val() >> (bit_cast::<128, 5>(self.emit_n.val()) << 3);
-        self.kept_n.next = self.acc_n.q.val() - self.emit_n.val();
-        // Then append the next header chunk or payload beat, if it fits behind what stays.
+        // Then append the next header chunk or payload beat, if it fits behind what stays
+        // (it always does once eight octets leave).
         self.chunk_n.next = 8.into();
         if self.header_left.q.val() < 8 {
             self.chunk_n.next = bit_cast::<5, 7>(self.header_left.q.val());
@@ -450,35 +465,61 @@ impl Logic for TxSegment {
         // Octets past a chunk's end must not reach the accumulator.
         self.chunk_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.chunk_n.val()) << 3));
         self.chunk.next = self.header.q.val().get_bits::<64>(0) & self.chunk_mask.val();
-        self.take_header.next = self.packing.q.val() & self.header_left.q.val().any() & (self.kept_n.val() <= 8);
         self.rd_bytes.next = 8.into();
         if self.payload_left.q.val() < 8 {
             self.rd_bytes.next = bit_cast::<5, 16>(self.payload_left.q.val());
         }
         self.rd_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.rd_bytes.val()) << 3));
         self.rd_data.next = self.s_rd_tdata.val() & self.rd_mask.val();
+        self.room.next = self.emit_full.val() | self.emit_rest.val() | (self.acc_n.q.val() <= 8);
+        self.take_header.next = self.packing.q.val() & self.header_left.q.val().any() & self.room.val();
         self.take_payload.next = self.packing.q.val()
             & !self.header_left.q.val().any()
             & self.payload_left.q.val().any()
-            & (self.kept_n.val() <= 8)
+            & self.room.val()
             & self.s_rd_tvalid.val();
-        self.s_rd_tready.next = self.packing.q.val()
-            & !self.header_left.q.val().any()
-            & self.payload_left.q.val().any()
-            & (self.kept_n.val() <= 8);
-        self.acc.d.next = self.kept.val();
-        self.acc_n.d.next = self.kept_n.val();
+        self.s_rd_tready.next =
+            self.packing.q.val() & !self.header_left.q.val().any() & self.payload_left.q.val().any() & self.room.val();
+        // The accumulator's next value in each case, each from registers (what stays, and
+        // the piece appended behind it at a shift known from `acc_n`); the beat's
+        // decisions pick one at the end.
+        self.piece.next = self.rd_data.val();
+        self.piece_n.next = self.rd_bytes.val();
+        if self.header_left.q.val().any() {
+            self.piece.next = self.chunk.val();
+            self.piece_n.next = self.chunk_n.val();
+        }
+        self.stay_none.next =
+            self.acc.q.val() | (bit_cast::<128, 64>(self.piece.val()) << (bit_cast::<128, 5>(self.acc_n.q.val()) << 3));
+        self.stay_after.next = (self.acc.q.val() >> 64)
+            | (bit_cast::<128, 64>(self.piece.val()) << (bit_cast::<128, 5>(self.acc_n.q.val() - 8) << 3));
+        self.acc.d.next = self.acc.q.val();
+        self.acc_n.d.next = self.acc_n.q.val();
+        if self.emit_full.val() {
+            self.acc.d.next = self.acc.q.val() >> 64;
+            self.acc_n.d.next = self.acc_n.q.val() - 8;
+        }
+        if self.emit_rest.val() {
+            self.acc.d.next = 0.into();
+            self.acc_n.d.next = 0.into();
+        }
+        if self.take_header.val() | self.take_payload.val() {
+            self.acc.d.next = self.stay_none.val();
+            self.acc_n.d.next = self.acc_n.q.val() + self.piece_n.val();
+            if self.emit_full.val() {
+                self.acc.d.next = self.stay_after.val();
+                self.acc_n.d.next = self.acc_n.q.val() - 8 + self.piece_n.val();
+            }
+            if self.emit_rest.val() {
+                self.acc.d.next = bit_cast::<128, 64>(self.piece.val());
+                self.acc_n.d.next = self.piece_n.val();
+            }
+        }
         if self.take_header.val() {
-            self.acc.d.next = self.kept.val()
-                | (bit_cast::<128, 64>(self.chunk.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
-            self.acc_n.d.next = self.kept_n.val() + self.chunk_n.val();
             self.header.d.next = self.header.q.val() >> 64;
             self.header_left.d.next = self.header_left.q.val() - bit_cast::<7, 5>(self.chunk_n.val());
         }
         if self.take_payload.val() {
-            self.acc.d.next = self.kept.val()
-                | (bit_cast::<128, 64>(self.rd_data.val()) << (bit_cast::<128, 5>(self.kept_n.val()) << 3));
-            self.acc_n.d.next = self.kept_n.val() + self.rd_bytes.val();
             self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.val());
         }
         if self.emit_n.val().any() {

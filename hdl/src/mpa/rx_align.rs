@@ -151,13 +151,13 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     fire_trunc: Signal<Local, Bit>,
     final_beat: Signal<Local, Bit>,
     extra: Signal<Local, Bit>,
-    skip_words: Signal<Local, Bits<16>>,
     step_ok_now: Signal<Local, Bit>,
     window: Signal<Local, Bits<R>>,
     marker_slot: Signal<Local, Bits<16>>,
     marker_window: Signal<Local, Bit>,
     leading: Signal<Local, Bit>,
     length: Signal<Local, Bits<16>>,
+    length_led: Signal<Local, Bits<16>>,
     parse: Signal<Local, Bit>,
     take: Signal<Local, Bits<16>>,
     marker_taken: Signal<Local, Bit>,
@@ -166,7 +166,6 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     covered: Signal<Local, Bits<16>>,
     used: Signal<Local, Bits<16>>,
     fire: Signal<Local, Bit>,
-    consumed: Signal<Local, Bits<16>>,
     beat: Signal<Local, Bits<D>>,
     front: Signal<Local, Bits<D>>,
     after: Signal<Local, Bits<D>>,
@@ -183,15 +182,27 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     put_shift: Signal<Local, Bits<16>>,
     in_mask: Signal<Local, Bits<D>>,
     window_shift: Signal<Local, Bits<16>>,
+    window_back: Signal<Local, Bits<16>>,
+    put_back: Signal<Local, Bits<16>>,
     written_next: Signal<Local, Bits<16>>,
-    rp_next: Signal<Local, Bits<16>>,
+    written_past: Signal<Local, Bits<16>>,
+    /// The front's next place after a full beat, and after a truncated beat or a skip;
+    /// the marker distance from each; whether the front moves by the second.
+    rp_full: Signal<Local, Bits<16>>,
+    rp_other: Signal<Local, Bits<16>>,
+    tm_full: Signal<Local, Bits<16>>,
+    tm_other: Signal<Local, Bits<16>>,
+    moved: Signal<Local, Bit>,
     ones: Constant<Bits<D>>,
     lane_ones: Constant<Bits<K>>,
     window_ones: Constant<Bits<KW>>,
     byte_ones: Constant<Bits<R>>,
-    ring_bits: Constant<Bits<16>>,
+    ring_lanes: Constant<Bits<16>>,
+    ring_words: Constant<Bits<16>>,
     ring_lanes_mask: Constant<Bits<16>>,
     words_per_beat: Constant<Bits<16>>,
+    /// The window's word slots (`K`, a power of two) less one.
+    slot_mask: Constant<Bits<16>>,
     hold_limit: Constant<Bits<16>>,
     word_mask: Constant<Bits<16>>,
 }
@@ -201,7 +212,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
 {
     fn default() -> Self {
         const {
-            assert!(D == 8 * K && K.is_multiple_of(4) && K >= 8 && K <= 64 && R == 4 * D && DW == D + 32 && KW == K + 4)
+            assert!(D == 8 * K && K.is_power_of_two() && K >= 8 && K <= 64 && R == 4 * D && DW == D + 32 && KW == K + 4)
         };
         let k = K as u64;
         Self {
@@ -285,13 +296,13 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             fire_trunc: Default::default(),
             final_beat: Default::default(),
             extra: Default::default(),
-            skip_words: Default::default(),
             step_ok_now: Default::default(),
             window: Default::default(),
             marker_slot: Default::default(),
             marker_window: Default::default(),
             leading: Default::default(),
             length: Default::default(),
+            length_led: Default::default(),
             parse: Default::default(),
             take: Default::default(),
             marker_taken: Default::default(),
@@ -300,7 +311,6 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             covered: Default::default(),
             used: Default::default(),
             fire: Default::default(),
-            consumed: Default::default(),
             beat: Default::default(),
             front: Default::default(),
             after: Default::default(),
@@ -317,15 +327,24 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             put_shift: Default::default(),
             in_mask: Default::default(),
             window_shift: Default::default(),
+            window_back: Default::default(),
+            put_back: Default::default(),
             written_next: Default::default(),
-            rp_next: Default::default(),
+            written_past: Default::default(),
+            rp_full: Default::default(),
+            rp_other: Default::default(),
+            tm_full: Default::default(),
+            tm_other: Default::default(),
+            moved: Default::default(),
             ones: Constant::new(!Bits::<D>::default()),
             lane_ones: Constant::new(!Bits::<K>::default()),
             window_ones: Constant::new(!Bits::<KW>::default()),
             byte_ones: Constant::new(0xFF_u64.into()),
-            ring_bits: Constant::new((R as u64).into()),
+            ring_lanes: Constant::new((4 * k).into()),
+            ring_words: Constant::new(k.into()),
             ring_lanes_mask: Constant::new((4 * k - 1).into()),
             words_per_beat: Constant::new((k / 4).into()),
+            slot_mask: Constant::new((k - 1).into()),
             // Take a beat while the ring has room for it on top of everything held.
             hold_limit: Constant::new((3 * k).into()),
             word_mask: Constant::new(0xFFFC_u64.into()),
@@ -411,7 +430,11 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.ends.s_valid.next = self.take_input.val() & self.s_axis_tlast.val();
         self.ends.s_data.next =
             bit_cast::<17, 16>(self.packet_end.val()) | (bit_cast::<17, 1>(self.ragged.val().into()) << 16);
+        // A rotation is two shifts, each by a count of lanes (or words) the ring has: the
+        // back shift's count is masked too (0 for no rotation, where both shifts give the
+        // ring), so neither is a shifter by a 16-bit amount.
         self.put_shift.next = (self.cursor.q.val() & self.ring_lanes_mask.val()) << 3;
+        self.put_back.next = ((self.ring_lanes.val() - self.cursor.q.val()) & self.ring_lanes_mask.val()) << 3;
         self.put_valid.d.next = self.take_input.val();
         self.put_bytes.d.next = 0.into();
         if self.take_input.val() {
@@ -419,26 +442,31 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.cursor.d.next = self.cursor.q.val() + self.in_bytes.val();
         }
         self.put_data.d.next = (bit_cast::<R, D>(self.s_axis_tdata.val()) << self.put_shift.val())
-            | (bit_cast::<R, D>(self.s_axis_tdata.val()) >> (self.ring_bits.val() - self.put_shift.val()));
+            | (bit_cast::<R, D>(self.s_axis_tdata.val()) >> self.put_back.val());
         // (A D-bit signal of its own: inside a wider expression Verilog would invert at
         // the wider width.)
         self.in_mask.next = !(self.ones.val() << (bit_cast::<16, 8>(self.keep_bytes.val()) << 3));
         self.put_mask.d.next = (bit_cast::<R, D>(self.in_mask.val()) << self.put_shift.val())
-            | (bit_cast::<R, D>(self.in_mask.val()) >> (self.ring_bits.val() - self.put_shift.val()));
+            | (bit_cast::<R, D>(self.in_mask.val()) >> self.put_back.val());
         if self.put_valid.q.val() {
             self.ring.d.next =
                 (self.ring.q.val() & !self.put_mask.q.val()) | (self.put_data.q.val() & self.put_mask.q.val());
         }
 
         // The window: one beat and one word from the front, a word rotation of the ring.
-        self.window_shift.next = (self.rp.q.val() & self.ring_lanes_mask.val()) << 3;
-        self.window.next = (self.ring.q.val() >> self.window_shift.val())
-            | (self.ring.q.val() << (self.ring_bits.val() - self.window_shift.val()));
+        // (The front is on a word boundary: the rotation is by whole words, the front's
+        // word number in the ring.)
+        self.window_shift.next = ((self.rp.q.val() >> 2) & self.slot_mask.val()) << 5;
+        self.window_back.next = ((self.ring_words.val() - (self.rp.q.val() >> 2)) & self.slot_mask.val()) << 5;
+        self.window.next =
+            (self.ring.q.val() >> self.window_shift.val()) | (self.ring.q.val() << self.window_back.val());
 
         // The packet being read: the words left in it, once its last beat is in, and
         // whether they have all arrived.
+        // (Whole: `written` has reached the end; both are within a ring of the front.)
         self.pe_words.next = (self.ends.m_data.val().get_bits::<16>(0) - self.rp.q.val()) >> 2;
-        self.whole.next = self.ends.m_valid.val() & (self.avail.q.val() >= self.pe_words.val());
+        self.written_past.next = self.written.q.val() - self.ends.m_data.val().get_bits::<16>(0);
+        self.whole.next = self.ends.m_valid.val() & !self.written_past.val().get_bit(15);
 
         // Content leaves through the pipe, which advances whenever its head can go.
         self.head_valid.next = self.pipe_valid.q.val().any();
@@ -457,25 +485,28 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         }
         self.lead_marker.next = self.markers_en.val() & (self.parse_tm.val() == 0);
 
-        // Where the next marker is, as a slot of the window.
+        // Where the next marker is, as a slot of the window. It is used only when it lies
+        // within a beat and a word, so only the bits that number the window's words select
+        // it (a shift by the whole count would be a 16-bit shifter).
         self.marker_slot.next = self.to_marker.q.val() >> 2;
-        self.marker_shift.next = self.marker_slot.val() << 5;
+        self.marker_shift.next = (self.marker_slot.val() & self.slot_mask.val()) << 5;
         self.marker_window.next = self.fpdu_markers.q.val() & (self.marker_slot.val() <= self.words_per_beat.val());
         self.leading.next = self.first_beat.q.val() & self.marker_window.val() & (self.marker_slot.val() == 0);
 
         // Parsing a new FPDU: ULPDU_Length, big-endian, behind a leading marker if one is
         // due. It takes a cycle; nothing leaves. A packet too short to hold the length is
         // parsed all the same, and found out of step at its first beat.
+        // Both places are worked out, the marker's decision comes last: ceil((2 + length)
+        // / 4) words, excluding the CRC.
         self.length.next =
             (bit_cast::<16, R>(self.window.val() & 0xFF) << 8) | bit_cast::<16, R>((self.window.val() >> 8) & 0xFF);
-        if self.lead_marker.val() {
-            self.length.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
-                | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
-        }
+        self.length_led.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
+            | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
         self.start.next = self.parse.val() & !self.fpdu_wait.val() & ((self.avail.q.val() >= 2) | self.whole.val());
-
-        // ceil((2 + length) / 4) words, excluding the CRC.
         self.start_words.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+        if self.lead_marker.val() {
+            self.start_words.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length_led.val()) + 5) >> 2);
+        }
 
         // A beat, as planned a cycle ahead ([`RxPlan`]): up to a beat of content, the
         // marker if it lies among it (or right before the CRC), and the CRC word if the
@@ -511,11 +542,6 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             & self.crc_taken.val()
             & ((self.ends.m_valid.val() & (self.pe_words.val() > self.used.val()))
                 | (!self.ends.m_valid.val() & (self.avail.q.val() > self.used.val())));
-        // Skipping: every word of the packet that has arrived, up to its end.
-        self.skip_words.next = self.avail.q.val();
-        if self.ends.m_valid.val() & (self.pe_words.val() < self.avail.q.val()) {
-            self.skip_words.next = self.pe_words.val();
-        }
 
         // Content with the marker cut out: words after it move down one slot.
         self.front.next = bit_cast::<D, R>(self.window.val());
@@ -526,11 +552,17 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.beat.next =
                 (self.front.val() & self.below_marker.val()) | (self.after.val() & !self.below_marker.val());
         }
-        self.crc_word.next = bit_cast::<32, R>(self.window.val() >> (self.crc_slot.val() << 5));
+        // (The CRC and marker words, each one word of the ring: the front's word number plus
+        // the slot picks it.)
+        self.crc_word.next = bit_cast::<32, R>(
+            self.ring.q.val() >> ((((self.rp.q.val() >> 2) + self.crc_slot.val()) & self.slot_mask.val()) << 5),
+        );
 
         // A marker must point back at this FPDU's ULPDU_Length (0 when it leads the FPDU);
         // its reserved half and the two low FPDUPTR bits are ignored (§4.2, MPA-10).
-        self.marker_word.next = bit_cast::<32, R>(self.window.val() >> self.marker_shift.val());
+        self.marker_word.next = bit_cast::<32, R>(
+            self.ring.q.val() >> ((((self.rp.q.val() >> 2) + self.marker_slot.val()) & self.slot_mask.val()) << 5),
+        );
         self.fpduptr.next = bit_cast::<16, 32>(
             (((self.marker_word.val() >> 16) & 0xFF) << 8) | ((self.marker_word.val() >> 24) & 0xFC),
         );
@@ -569,17 +601,12 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.pipe_crc_en.d.next = self.fpdu_crc_en.q.val().into();
         self.pipe_valid.d.next = self.fire.val().into();
 
-        // Bookkeeping: what was consumed, what arrived; the packet's end is passed.
-        self.consumed.next = 0.into();
-        if self.fire_full.val() {
-            self.consumed.next = self.used.val();
-        }
-        if self.fire_trunc.val() {
-            self.consumed.next = self.pe_words.val();
-        }
-        if self.skipping.q.val() {
-            self.consumed.next = self.skip_words.val();
-        }
+        // Bookkeeping: what arrived, where the front goes; the packet's end is passed. The
+        // front's next place, and the word count and marker distance that follow from it,
+        // are worked out for each case from registers, beside the decision that picks one
+        // (the cases exclude each other): a full beat moves it by the words it used; a
+        // truncated beat, or a skip that reaches the packet's end, to that end; a skip
+        // short of it, to the last whole word in.
         self.ends.m_ready.next =
             (self.final_beat.val() & !self.extra.val()) | (self.skipping.q.val() & self.whole.val());
         self.arrived.next = 0.into();
@@ -587,16 +614,37 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.arrived.next = bit_cast::<16, 8>(self.put_bytes.q.val());
         }
         self.written_next.next = self.written.q.val() + self.arrived.val();
-        self.rp_next.next = self.rp.q.val() + (self.consumed.val() << 2);
         self.written.d.next = self.written_next.val();
-        self.rp.d.next = self.rp_next.val();
-        self.avail.d.next = (self.written_next.val() - self.rp_next.val()) >> 2;
-        self.to_marker.d.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
+        self.rp_full.next = self.rp.q.val() + (self.used.val() << 2);
+        self.rp_other.next = self.written.q.val() & self.word_mask.val();
+        if self.whole.val() {
+            self.rp_other.next = self.ends.m_data.val().get_bits::<16>(0);
+        }
+        self.tm_full.next = (self.to_marker.q.val() - (self.used.val() << 2)) & 0x1FF;
+        self.tm_other.next = (self.to_marker.q.val() + self.rp.q.val() - self.rp_other.val()) & 0x1FF;
+        self.moved.next = self.fire_trunc.val() | self.skipping.q.val();
+        self.rp.d.next = self.rp.q.val();
+        self.avail.d.next = (self.written_next.val() - self.rp.q.val()) >> 2;
+        self.to_marker.d.next = self.to_marker.q.val();
+        if self.moved.val() {
+            self.rp.d.next = self.rp_other.val();
+            self.avail.d.next = (self.written_next.val() - self.rp_other.val()) >> 2;
+            self.to_marker.d.next = self.tm_other.val();
+        }
+        if self.fire_full.val() {
+            self.rp.d.next = self.rp_full.val();
+            self.avail.d.next = (self.written_next.val() - self.rp_full.val()) >> 2;
+            self.to_marker.d.next = self.tm_full.val();
+        }
         if self.parse.val() {
             self.to_marker.d.next = self.parse_tm.val() & 0x1FF;
         }
+        // (An FPDU's last beat is truncated or full.)
+        self.end_to_marker.next = self.tm_full.val();
+        if self.trunc.val() {
+            self.end_to_marker.next = self.tm_other.val();
+        }
         self.fpdu_end.next = self.final_beat.val();
-        self.end_to_marker.next = (self.to_marker.q.val() - (self.consumed.val() << 2)) & 0x1FF;
         self.fpdu_start.next = self.start.val();
         if self.start.val() {
             self.fpdu_crc_en.d.next = self.crc_en.val();

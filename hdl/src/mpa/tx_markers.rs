@@ -84,7 +84,8 @@ pub struct TxMarkers<const D: usize, const K: usize, const B: usize> {
     front: Signal<Local, Bits<D>>,
     marker_shift: Signal<Local, Bits<16>>,
     beat: Signal<Local, Bits<D>>,
-    consumed: Signal<Local, Bits<8>>,
+    append_fired: Signal<Local, Bits<16>>,
+    fill_fired: Signal<Local, Bits<8>>,
     consumed_shift: Signal<Local, Bits<16>>,
     kept: Signal<Local, Bits<B>>,
     accept: Signal<Local, Bit>,
@@ -94,11 +95,15 @@ pub struct TxMarkers<const D: usize, const K: usize, const B: usize> {
     ones: Constant<Bits<D>>,
     words_per_beat: Constant<Bits<16>>,
     accept_limit: Constant<Bits<8>>,
+    /// A beat's slots less one, and the buffer's word counts' bits (`K / 4`, `K` powers
+    /// of two).
+    slot_mask: Constant<Bits<16>>,
+    fill_mask: Constant<Bits<16>>,
 }
 
 impl<const D: usize, const K: usize, const B: usize> Default for TxMarkers<D, K, B> {
     fn default() -> Self {
-        const { assert!(D == 8 * K && K.is_multiple_of(4) && K >= 8 && B == 3 * D) };
+        const { assert!(D == 8 * K && K.is_power_of_two() && K >= 8 && B == 3 * D) };
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -154,7 +159,8 @@ impl<const D: usize, const K: usize, const B: usize> Default for TxMarkers<D, K,
             front: Default::default(),
             marker_shift: Default::default(),
             beat: Default::default(),
-            consumed: Default::default(),
+            append_fired: Default::default(),
+            fill_fired: Default::default(),
             consumed_shift: Default::default(),
             kept: Default::default(),
             accept: Default::default(),
@@ -165,6 +171,8 @@ impl<const D: usize, const K: usize, const B: usize> Default for TxMarkers<D, K,
             words_per_beat: Constant::new((K as u64 / 4).into()),
             // Accept a beat while the buffer has room for it: at most two beats held.
             accept_limit: Constant::new((K as u64 / 2).into()),
+            slot_mask: Constant::new((K as u64 / 4 - 1).into()),
+            fill_mask: Constant::new((K as u64 - 1).into()),
         }
     }
 }
@@ -264,7 +272,8 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
 
         // The beat: buffer words in order, the marker spliced in at its slot.
         self.front.next = bit_cast::<D, B>(self.buffer.q.val());
-        self.marker_shift.next = bit_cast::<16, 8>(self.marker_slot.val()) << 5;
+        // (Used only when the marker is in the beat: the slot's low bits select it.)
+        self.marker_shift.next = (bit_cast::<16, 8>(self.marker_slot.val()) & self.slot_mask.val()) << 5;
         self.beat.next = self.front.val();
         if self.marker_here.val() {
             self.beat.next = (self.front.val() & !(self.ones.val() << self.marker_shift.val()))
@@ -273,22 +282,31 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
         }
 
         // Buffer: drop what this beat sent, append an accepted input beat behind the rest.
-        self.consumed.next = 0.into();
-        if self.fire.val() {
-            self.consumed.next = bit_cast::<8, 16>(self.take.val());
-        }
-        self.consumed_shift.next = bit_cast::<16, 8>(self.consumed.val()) << 5;
-        self.kept.next = self.buffer.q.val() >> self.consumed_shift.val();
+        // Both outcomes are worked out from the plan (each shift by a count the buffer can
+        // hold, not by a whole register), and the beat's `fire` picks one at the end.
         self.accept.next = self.s_valid.val() & (self.fill.q.val() <= self.accept_limit.val());
         self.s_ready.next = self.fill.q.val() <= self.accept_limit.val();
-        self.in_shift.next = bit_cast::<16, 8>(self.s_words.val()) << 5;
+        self.in_shift.next = (bit_cast::<16, 8>(self.s_words.val()) & self.fill_mask.val()) << 5;
         self.in_clean.next = self.s_data.val() & !(self.ones.val() << self.in_shift.val());
-        self.append_shift.next = bit_cast::<16, 8>(self.fill.q.val() - self.consumed.val()) << 5;
-        self.buffer.d.next = self.kept.val();
-        self.fill.d.next = self.fill.q.val() - self.consumed.val();
+        self.consumed_shift.next = (self.take.val() & self.fill_mask.val()) << 5;
+        self.kept.next = self.buffer.q.val() >> self.consumed_shift.val();
+        self.append_shift.next = (bit_cast::<16, 8>(self.fill.q.val()) & self.fill_mask.val()) << 5;
+        self.append_fired.next = ((bit_cast::<16, 8>(self.fill.q.val()) - self.take.val()) & self.fill_mask.val()) << 5;
+        self.fill_fired.next = self.fill.q.val() - bit_cast::<8, 16>(self.take.val());
+        self.buffer.d.next = self.buffer.q.val();
         if self.accept.val() {
-            self.buffer.d.next = self.kept.val() | (bit_cast::<B, D>(self.in_clean.val()) << self.append_shift.val());
-            self.fill.d.next = self.fill.q.val() - self.consumed.val() + self.s_words.val();
+            self.buffer.d.next =
+                self.buffer.q.val() | (bit_cast::<B, D>(self.in_clean.val()) << self.append_shift.val());
+            self.fill.d.next = self.fill.q.val() + self.s_words.val();
+        }
+        if self.fire.val() {
+            self.buffer.d.next = self.kept.val();
+            self.fill.d.next = self.fill_fired.val();
+            if self.accept.val() {
+                self.buffer.d.next =
+                    self.kept.val() | (bit_cast::<B, D>(self.in_clean.val()) << self.append_fired.val());
+                self.fill.d.next = self.fill_fired.val() + self.s_words.val();
+            }
         }
 
         if self.m_ready.val() {

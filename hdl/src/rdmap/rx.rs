@@ -92,6 +92,7 @@ pub const DONE_BITS: usize = 6;
 /// (~200 cycles; an Atomic Response every ~15 cycles at W = 8).
 const WAIT_BITS: usize = 4;
 const WAITS: usize = 1 << WAIT_BITS;
+const _: () = assert!(WAITS == 16, "the waiting completions' selects list sixteen entries");
 
 /// A Terminate's layer and error type, as the control word's first octet holds them.
 fn term_class(layer: u8, etype: u8) -> Constant<Bits<8>> {
@@ -411,11 +412,21 @@ pub struct RdmapRx<
     wait_tail: DFF<Bits<{ WAIT_BITS + 1 }>>,
     wait_count: Signal<Local, Bits<{ WAIT_BITS + 1 }>>,
     waits_all: Constant<Bits<{ WAIT_BITS + 1 }>>,
-    /// The oldest waiting completion: its QP and lane, writes, and whether it counts.
-    wait_head_qpn: Signal<Local, Bits<QB>>,
+    /// The oldest waiting completion: its QP and lane, writes, and whether it counts. The
+    /// QP and writes come from registers, loaded with the entry that is the oldest next
+    /// cycle (`wait_same_*`: the oldest stays; `wait_after_*`: it leaves) or with the
+    /// completion handed over now when it goes there.
+    wait_head_qpn: DFF<Bits<QB>>,
     wait_head_slot: Signal<Local, Bits<16>>,
-    wait_head_writes: Signal<Local, Bits<8>>,
+    wait_head_writes: DFF<Bits<8>>,
     wait_head_live: Signal<Local, Bit>,
+    wait_lives: Signal<Local, Bits<WAITS>>,
+    wait_lives_at_head: Signal<Local, Bits<WAITS>>,
+    wait_after: Signal<Local, Bits<{ WAIT_BITS + 1 }>>,
+    wait_same_qpn: Signal<Local, Bits<QB>>,
+    wait_same_writes: Signal<Local, Bits<8>>,
+    wait_after_qpn: Signal<Local, Bits<QB>>,
+    wait_after_writes: Signal<Local, Bits<8>>,
     /// Acknowledgements past the oldest's writes (its top bit: not all of them yet).
     wait_acks_past: Signal<Local, Bits<8>>,
     at_acks_short: Constant<Bits<3>>,
@@ -1012,6 +1023,13 @@ impl<
             wait_head_slot: Default::default(),
             wait_head_writes: Default::default(),
             wait_head_live: Default::default(),
+            wait_lives: Default::default(),
+            wait_lives_at_head: Default::default(),
+            wait_after: Default::default(),
+            wait_same_qpn: Default::default(),
+            wait_same_writes: Default::default(),
+            wait_after_qpn: Default::default(),
+            wait_after_writes: Default::default(),
             wait_acks_past: Default::default(),
             wait_pop: Default::default(),
             done_ready: Default::default(),
@@ -1269,6 +1287,8 @@ impl<
             writes_acked,
             wait_head,
             wait_tail,
+            wait_head_qpn,
+            wait_head_writes,
             done_ready,
             done_value,
             dones,
@@ -2246,18 +2266,28 @@ impl<
         }
         self.writes_settled.next = self.writes_issued.q.val() == self.writes_acked.q.val();
         self.wait_count.next = self.wait_tail.q.val() - self.wait_head.q.val();
-        self.wait_head_qpn.next = self.wait_qpn[0].q.val();
-        self.wait_head_writes.next = self.wait_writes[0].q.val();
-        self.wait_head_live.next = self.wait_live[0].q.val();
-        for i in 1..WAITS {
-            if self.wait_head.q.val().get_bits::<WAIT_BITS>(0).index() == i {
-                self.wait_head_qpn.next = self.wait_qpn[i].q.val();
-                self.wait_head_writes.next = self.wait_writes[i].q.val();
-                self.wait_head_live.next = self.wait_live[i].q.val();
-            }
-        }
-        self.wait_head_slot.next = bit_cast::<16, QB>(self.wait_head_qpn.val()) << 4;
-        self.wait_acks_past.next = self.writes_acked.q.val() - self.wait_head_writes.val();
+        // (Entries are picked by parallel selects, not by chains of overriding ifs: the
+        // live bits as one word, shifted; the QPs and write counts by a case.)
+        self.wait_lives.next = bit_cast::<WAITS, 1>(self.wait_live[0].q.val().into())
+            | (bit_cast::<WAITS, 1>(self.wait_live[1].q.val().into()) << 1_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[2].q.val().into()) << 2_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[3].q.val().into()) << 3_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[4].q.val().into()) << 4_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[5].q.val().into()) << 5_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[6].q.val().into()) << 6_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[7].q.val().into()) << 7_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[8].q.val().into()) << 8_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[9].q.val().into()) << 9_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[10].q.val().into()) << 10_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[11].q.val().into()) << 11_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[12].q.val().into()) << 12_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[13].q.val().into()) << 13_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[14].q.val().into()) << 14_u64)
+            | (bit_cast::<WAITS, 1>(self.wait_live[15].q.val().into()) << 15_u64);
+        self.wait_lives_at_head.next = self.wait_lives.val() >> self.wait_head.q.val().get_bits::<WAIT_BITS>(0);
+        self.wait_head_live.next = self.wait_lives_at_head.val().get_bit(0);
+        self.wait_head_slot.next = bit_cast::<16, QB>(self.wait_head_qpn.q.val()) << 4;
+        self.wait_acks_past.next = self.writes_acked.q.val() - self.wait_head_writes.q.val();
         self.wait_done.next = self.reads_done.q.val().get_bits::<DONE_BITS>(self.wait_head_slot.val().index());
         self.done_up.next = self.wait_done.val() + 1;
         // The oldest counts once its writes are acknowledged; one cut by its QP's RESET
@@ -2278,6 +2308,159 @@ impl<
             & (self.wait_count.val() != self.waits_all.val());
         if self.done_push.val() {
             self.wait_tail.d.next = self.wait_tail.q.val() + 1;
+        }
+        self.wait_after.next = self.wait_head.q.val() + 1;
+        self.wait_same_qpn.next = self.wait_qpn[0].q.val();
+        self.wait_same_writes.next = self.wait_writes[0].q.val();
+        self.wait_after_qpn.next = self.wait_qpn[0].q.val();
+        self.wait_after_writes.next = self.wait_writes[0].q.val();
+        match self.wait_head.q.val().get_bits::<WAIT_BITS>(0).index() {
+            0 => {
+                self.wait_same_qpn.next = self.wait_qpn[0].q.val();
+                self.wait_same_writes.next = self.wait_writes[0].q.val();
+            }
+            1 => {
+                self.wait_same_qpn.next = self.wait_qpn[1].q.val();
+                self.wait_same_writes.next = self.wait_writes[1].q.val();
+            }
+            2 => {
+                self.wait_same_qpn.next = self.wait_qpn[2].q.val();
+                self.wait_same_writes.next = self.wait_writes[2].q.val();
+            }
+            3 => {
+                self.wait_same_qpn.next = self.wait_qpn[3].q.val();
+                self.wait_same_writes.next = self.wait_writes[3].q.val();
+            }
+            4 => {
+                self.wait_same_qpn.next = self.wait_qpn[4].q.val();
+                self.wait_same_writes.next = self.wait_writes[4].q.val();
+            }
+            5 => {
+                self.wait_same_qpn.next = self.wait_qpn[5].q.val();
+                self.wait_same_writes.next = self.wait_writes[5].q.val();
+            }
+            6 => {
+                self.wait_same_qpn.next = self.wait_qpn[6].q.val();
+                self.wait_same_writes.next = self.wait_writes[6].q.val();
+            }
+            7 => {
+                self.wait_same_qpn.next = self.wait_qpn[7].q.val();
+                self.wait_same_writes.next = self.wait_writes[7].q.val();
+            }
+            8 => {
+                self.wait_same_qpn.next = self.wait_qpn[8].q.val();
+                self.wait_same_writes.next = self.wait_writes[8].q.val();
+            }
+            9 => {
+                self.wait_same_qpn.next = self.wait_qpn[9].q.val();
+                self.wait_same_writes.next = self.wait_writes[9].q.val();
+            }
+            10 => {
+                self.wait_same_qpn.next = self.wait_qpn[10].q.val();
+                self.wait_same_writes.next = self.wait_writes[10].q.val();
+            }
+            11 => {
+                self.wait_same_qpn.next = self.wait_qpn[11].q.val();
+                self.wait_same_writes.next = self.wait_writes[11].q.val();
+            }
+            12 => {
+                self.wait_same_qpn.next = self.wait_qpn[12].q.val();
+                self.wait_same_writes.next = self.wait_writes[12].q.val();
+            }
+            13 => {
+                self.wait_same_qpn.next = self.wait_qpn[13].q.val();
+                self.wait_same_writes.next = self.wait_writes[13].q.val();
+            }
+            14 => {
+                self.wait_same_qpn.next = self.wait_qpn[14].q.val();
+                self.wait_same_writes.next = self.wait_writes[14].q.val();
+            }
+            15 => {
+                self.wait_same_qpn.next = self.wait_qpn[15].q.val();
+                self.wait_same_writes.next = self.wait_writes[15].q.val();
+            }
+            _ => {}
+        }
+        match self.wait_after.val().get_bits::<WAIT_BITS>(0).index() {
+            0 => {
+                self.wait_after_qpn.next = self.wait_qpn[0].q.val();
+                self.wait_after_writes.next = self.wait_writes[0].q.val();
+            }
+            1 => {
+                self.wait_after_qpn.next = self.wait_qpn[1].q.val();
+                self.wait_after_writes.next = self.wait_writes[1].q.val();
+            }
+            2 => {
+                self.wait_after_qpn.next = self.wait_qpn[2].q.val();
+                self.wait_after_writes.next = self.wait_writes[2].q.val();
+            }
+            3 => {
+                self.wait_after_qpn.next = self.wait_qpn[3].q.val();
+                self.wait_after_writes.next = self.wait_writes[3].q.val();
+            }
+            4 => {
+                self.wait_after_qpn.next = self.wait_qpn[4].q.val();
+                self.wait_after_writes.next = self.wait_writes[4].q.val();
+            }
+            5 => {
+                self.wait_after_qpn.next = self.wait_qpn[5].q.val();
+                self.wait_after_writes.next = self.wait_writes[5].q.val();
+            }
+            6 => {
+                self.wait_after_qpn.next = self.wait_qpn[6].q.val();
+                self.wait_after_writes.next = self.wait_writes[6].q.val();
+            }
+            7 => {
+                self.wait_after_qpn.next = self.wait_qpn[7].q.val();
+                self.wait_after_writes.next = self.wait_writes[7].q.val();
+            }
+            8 => {
+                self.wait_after_qpn.next = self.wait_qpn[8].q.val();
+                self.wait_after_writes.next = self.wait_writes[8].q.val();
+            }
+            9 => {
+                self.wait_after_qpn.next = self.wait_qpn[9].q.val();
+                self.wait_after_writes.next = self.wait_writes[9].q.val();
+            }
+            10 => {
+                self.wait_after_qpn.next = self.wait_qpn[10].q.val();
+                self.wait_after_writes.next = self.wait_writes[10].q.val();
+            }
+            11 => {
+                self.wait_after_qpn.next = self.wait_qpn[11].q.val();
+                self.wait_after_writes.next = self.wait_writes[11].q.val();
+            }
+            12 => {
+                self.wait_after_qpn.next = self.wait_qpn[12].q.val();
+                self.wait_after_writes.next = self.wait_writes[12].q.val();
+            }
+            13 => {
+                self.wait_after_qpn.next = self.wait_qpn[13].q.val();
+                self.wait_after_writes.next = self.wait_writes[13].q.val();
+            }
+            14 => {
+                self.wait_after_qpn.next = self.wait_qpn[14].q.val();
+                self.wait_after_writes.next = self.wait_writes[14].q.val();
+            }
+            15 => {
+                self.wait_after_qpn.next = self.wait_qpn[15].q.val();
+                self.wait_after_writes.next = self.wait_writes[15].q.val();
+            }
+            _ => {}
+        }
+        if self.done_push.val() & (self.wait_tail.q.val() == self.wait_head.q.val()) {
+            self.wait_same_qpn.next = self.qpn.q.val();
+            self.wait_same_writes.next = self.writes_issued.q.val();
+        }
+        if self.done_push.val() & (self.wait_tail.q.val() == self.wait_after.val()) {
+            self.wait_after_qpn.next = self.qpn.q.val();
+            self.wait_after_writes.next = self.writes_issued.q.val();
+        }
+        self.wait_head_qpn.d.next = self.wait_same_qpn.val();
+        self.wait_head_writes.d.next = self.wait_same_writes.val();
+        if self.wait_pop.val() {
+            self.wait_head_qpn.d.next = self.wait_after_qpn.val();
+            self.wait_head_writes.d.next = self.wait_after_writes.val();
         }
         for i in 0..WAITS {
             self.wait_qpn[i].clock.next = self.clock.val();
