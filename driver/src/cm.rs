@@ -20,6 +20,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use rnic_proto::cm::{negotiate_framing, FrameKind, IrdOrd, MpaFrame, FRAME_HEADER_LEN};
+use rnic_proto::host::context::MAX_READS;
 use rnic_proto::mpa::{pad_len, Deframer, Framer, FramingConfig};
 use rnic_proto::rdmap::{parse_ulpdu, Opcode, Segment};
 
@@ -53,8 +54,8 @@ impl Default for MpaConfig {
         MpaConfig {
             crc: true,
             markers: false,
-            ird: 4,
-            ord: 4,
+            ird: MAX_READS as u16,
+            ord: MAX_READS as u16,
             rev: 2,
             private_data: Vec::new(),
             timeout: Duration::from_secs(5),

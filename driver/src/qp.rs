@@ -32,7 +32,7 @@
 use std::marker::PhantomData;
 use std::sync::atomic::{fence, Ordering};
 
-use rnic_proto::host::context::{QpContext, QpState, QpStatus};
+use rnic_proto::host::context::{QpContext, QpState, QpStatus, MAX_READS};
 use rnic_proto::host::desc::{RQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::regs::{self, CmdOpcode};
 
@@ -66,15 +66,15 @@ pub struct QpCaps {
 
 impl Default for QpCaps {
     /// 64-slot queues, a 1024-octet MULPDU (an FPDU that fits a standard 1500-octet
-    /// Ethernet MTU with its MPA framing), 4 Reads each way, CRC on, markers off,
-    /// connection 0.
+    /// Ethernet MTU with its MPA framing), `MAX_READS` Reads each way (the most the RNIC
+    /// allows), CRC on, markers off, connection 0.
     fn default() -> Self {
         QpCaps {
             sq_log_size: 6,
             rq_log_size: 6,
             mulpdu: 1024,
-            ird: 4,
-            ord: 4,
+            ird: MAX_READS,
+            ord: MAX_READS,
             crc: true,
             markers_tx: false,
             markers_rx: false,

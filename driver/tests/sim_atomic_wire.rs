@@ -13,7 +13,8 @@ use rnic_driver::{
     RecvRequest, RemoteBuf, WorkRequest,
 };
 use rnic_proto::ddp::DdpHeader;
-use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, RdmapHeader, Segment};
+use rnic_proto::host::context::MAX_READS;
+use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, AtomicResponse, Opcode, RdmapHeader, ReadRequest, Segment};
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 
@@ -398,11 +399,12 @@ fn atom_13_with_ord_one_a_read_and_an_atomic_go_out_one_at_a_time() {
     assert_eq!(buf.read_u64(8), 7, "the original value placed");
 }
 
-/// ATOM-13 and RDMAP-03: ORD keeps holding after many requests. With ORD 2, 8 rounds of a
-/// Read, an atomic and a Read posted together: every round, two requests on the wire, the
-/// third only once the first is answered. (The QP's ORD limit and its ring of outstanding
-/// requests share a word in the receive side's table: a ring position that carried into
-/// the limit after 16 requests made it 3.)
+/// ATOM-13 and RDMAP-03: ORD keeps holding after many requests. With ORD 2, rounds of a
+/// Read, an atomic and a Read posted together, past twice the wrap of the ring positions
+/// (modulo `2 MAX_READS`): every round, two requests on the wire, the third only once the
+/// first is answered. (The QP's ORD limit and its ring of outstanding requests share a word
+/// in the receive side's table: a ring position that carried into the limit after 16
+/// requests made it 3.)
 #[test]
 fn atom_13_ord_two_holds_for_every_request_past_the_ring_position_wrap() {
     let (dev, peer) = raw_device();
@@ -422,7 +424,8 @@ fn atom_13_ord_two_holds_for_every_request_past_the_ring_position_wrap() {
             .map(|(f, _)| parse_ulpdu(ulpdu_of(f)).expect("a request").header)
             .collect::<Vec<_>>()
     };
-    for round in 0..8u64 {
+    let rounds = 4 * u64::from(MAX_READS) / 3 + 1;
+    for round in 0..rounds {
         let id = |i| 3 * round + i;
         let read = |i| WorkRequest::Read { wr_id: id(i), local: mr.sge(0, 8).unwrap(), remote: target, signaled: true };
         let fetch_add = WorkRequest::FetchAdd {
@@ -456,8 +459,74 @@ fn atom_13_ord_two_holds_for_every_request_past_the_ring_position_wrap() {
             done.len() as u64 >= id(3)
         });
     }
-    let want: Vec<(u64, CqeStatus)> = (0..24).map(|wr_id| (wr_id, CqeStatus::Success)).collect();
+    let want: Vec<(u64, CqeStatus)> = (0..3 * rounds).map(|wr_id| (wr_id, CqeStatus::Success)).collect();
     assert_eq!(done, want, "every request completes, in order");
+}
+
+/// RDMAP-10 at the limit: with ORD at its maximum, `MAX_READS`, that many Reads go on the
+/// wire at once and no more; each Read Response answered (oldest first) lets exactly one
+/// more go. Four times `MAX_READS` Reads in all, so that the receive side's counts of
+/// Reads pushed and popped (modulo `2 MAX_READS`) wrap twice; every Read completes, in
+/// order, with its own data.
+#[test]
+fn rdmap_10_ord_at_the_maximum_keeps_max_reads_outstanding_and_no_more() {
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(4096).expect("DMA");
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 7, 0).expect("CQ");
+    let caps = QpCaps { sq_log_size: 7, ord: MAX_READS, ..caps(6) };
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP");
+    qp.ready().expect("RTS");
+    let target = RemoteBuf { stag: 0x1234_5678, to: 0x1000 };
+    let max = usize::from(MAX_READS);
+    let total = 4 * max;
+    // Each Read lands in an 8-octet slot of its own (the buffer holds 4096 / 8 of them).
+    let read = |n: usize| WorkRequest::Read {
+        wr_id: n as u64,
+        local: mr.sge(8 * n as u64, 8).unwrap(),
+        remote: RemoteBuf { to: target.to + 8 * n as u64, ..target },
+        signaled: true,
+    };
+    // A few more posted than may go out, topped up as Reads are answered.
+    let (mut posted, mut answered, mut done) = (0, 0, Vec::new());
+    while answered < total {
+        let want_posted = (answered + max + 4).min(total);
+        let batch: Vec<WorkRequest> = (posted..want_posted).map(read).collect();
+        qp.post_send_batch(&batch).expect("post");
+        posted = want_posted;
+        dev.hal().run_idle(3000);
+        let sent = peer.sent();
+        let outstanding = (posted - answered).min(max);
+        assert_eq!(
+            sent.len(),
+            answered + outstanding,
+            "{answered} answered, {posted} posted: {outstanding} Read Requests outstanding, no more"
+        );
+        let Ok(Segment { header: RdmapHeader::ReadRequest(rr), ddp: DdpHeader::Untagged(ddp), .. }) =
+            parse_ulpdu(ulpdu_of(&sent[answered].0))
+        else {
+            panic!("Read Request {answered}: {:02x?}", sent[answered].0);
+        };
+        assert_eq!((ddp.qn, ddp.msn), (1, answered as u32 + 1), "Read Request {answered}: QN 1, its MSN");
+        let data = (0xA000 + answered as u64).to_le_bytes();
+        peer.send(&frame_crc(&Segment::read_response(rr.sink_stag, rr.sink_to, &data).to_vec()), qp.qpn().into());
+        answered += 1;
+        while let Some(c) = cq.poll().expect("CQE") {
+            done.push((c.wr_id, c.opcode, c.status));
+        }
+    }
+    run_until(&dev, || {
+        while let Some(c) = cq.poll().expect("CQE") {
+            done.push((c.wr_id, c.opcode, c.status));
+        }
+        done.len() >= total
+    });
+    let want: Vec<_> = (0..total as u64).map(|n| (n, CqeOpcode::RdmaRead, CqeStatus::Success)).collect();
+    assert_eq!(done, want, "every Read completes, in order");
+    for n in 0..total {
+        assert_eq!(buf.read_u64(8 * n), 0xA000 + n as u64, "Read {n}'s data placed in its slot");
+    }
 }
 
 /// ATOM-14, §7 rows Send → Atomic and Immediate Data → Atomic: the Atomic Response is not
@@ -514,4 +583,84 @@ fn atom_14_send_or_immediate_data_then_atomic_completes_the_receive_before_the_r
         assert_eq!(resp, AtomicResponse { request_id: n as u32 + 1, original: 5 });
     }
     assert_eq!(dm.word(0), 5, "neither atomic changed the word");
+}
+
+/// RDMAP-10 at the limit, as a responder: with IRD at its maximum, `MAX_READS`, that many
+/// Read Requests are accepted while none of their responses has been sent (the link holds
+/// back the first, a 64 KiB one, and the others queue behind it): the QP stays in RTS. One
+/// more is refused with Terminate 1/2/0x02. Once the link takes output again, the
+/// `MAX_READS` responses leave in order, each with its own data, and then the Terminate.
+#[test]
+fn rdmap_10_ird_at_the_maximum_takes_max_reads_requests_and_refuses_one_more() {
+    const LARGE: usize = 64 * 1024;
+    let (dev, peer) = raw_device();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let max = usize::from(MAX_READS);
+    let buf = dev.alloc_dma(LARGE + 8 * (max + 1)).expect("DMA");
+    let large: Vec<u8> = (0..LARGE).map(|i| (i * 7 + i / 251) as u8).collect();
+    buf.write_bytes(0, &large);
+    // Read n > 0 is of 8 octets: its own word.
+    let word = |n: usize| (0xB000 + n as u64).to_le_bytes();
+    for n in 1..=max {
+        buf.write_bytes(LARGE + 8 * n, &word(n));
+    }
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, QpCaps { ird: MAX_READS, ..caps(6) }).expect("QP");
+    qp.ready().expect("RTS");
+    let held = peer.tx_hold();
+    held.set(true);
+    let source = mr.remote(0).expect("remote");
+    let request = |n: usize| {
+        let (src_to, size) = if n == 0 { (0, LARGE) } else { (LARGE + 8 * n, 8) };
+        let rr = ReadRequest {
+            sink_stag: 0x1234_5678,
+            sink_to: 0x100_0000 * n as u64,
+            size: size as u32,
+            src_stag: source.stag,
+            src_to: source.to + src_to as u64,
+        };
+        frame_crc(&Segment::read_request(n as u32 + 1, rr).to_vec())
+    };
+    for n in 0..max {
+        peer.send(&request(n), qp.qpn().into());
+    }
+    dev.hal().run_idle(5000);
+    assert_eq!(peer.sent_count(), 0, "the link took nothing");
+    let (ctx, status) = qp.query().expect("query");
+    assert_eq!((ctx.state, status.terminate), (QpState::Rts, None), "{max} Read Requests taken (IRD {max})");
+    peer.send(&request(max), qp.qpn().into());
+    dev.hal().run_idle(5000);
+    let (ctx, status) = qp.query().expect("query");
+    assert_eq!(ctx.state, QpState::Error, "one Read Request past IRD");
+    let term = status.terminate.expect("a Terminate");
+    assert_eq!((term.code.layer, term.code.etype, term.code.code, term.received), (1, 2, 0x02, false));
+    held.set(false);
+    let is_terminate = |f: &[u8]| matches!(parse_ulpdu(ulpdu_of(f)).map(|s| s.opcode), Ok(Opcode::Terminate));
+    for _ in 0..100 {
+        if peer.sent().last().is_some_and(|(f, _)| is_terminate(f)) {
+            break;
+        }
+        dev.hal().run_idle(5000);
+    }
+    dev.hal().run_idle(3000);
+    let sent = peer.sent();
+    let (last, responses) = sent.split_last().expect("FPDUs sent");
+    assert_eq!(terminate_code(&last.0), 0x1202_C000, "the refused request's Terminate, last");
+    // The responses, segment by segment: the large one's (sink TO 0), then each small one.
+    let mut by_read: Vec<Vec<u8>> = vec![Vec::new(); max];
+    for (i, (fpdu, _)) in responses.iter().enumerate() {
+        let Ok(Segment { opcode: Opcode::ReadResponse, ddp: DdpHeader::Tagged(t), payload, .. }) =
+            parse_ulpdu(ulpdu_of(fpdu))
+        else {
+            panic!("FPDU {i} of {}: not a Read Response: {fpdu:02x?}", responses.len());
+        };
+        let n = (t.to / 0x100_0000) as usize;
+        assert!(by_read[n + 1..].iter().all(Vec::is_empty), "FPDU {i}: Read {n}'s response after a later one's");
+        by_read[n].extend_from_slice(payload);
+    }
+    assert!(by_read[0] == large, "Read 0's {LARGE} octets");
+    for (n, got) in by_read.iter().enumerate().skip(1) {
+        assert_eq!(got[..], word(n), "Read {n}'s data");
+    }
 }

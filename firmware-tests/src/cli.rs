@@ -1,5 +1,6 @@
 //! Flags the measuring programs share (perftest's names where there is one).
 use clap::{Args, ValueEnum};
+use rnic_proto::host::context::MAX_READS;
 
 use crate::Backend;
 
@@ -29,6 +30,10 @@ pub struct PerfArgs {
     /// receive buffer).
     #[arg(long, default_value_t = 1460, value_parser = clap::value_parser!(u16).range(64..=16384))]
     pub mulpdu: u16,
+    /// ORD and IRD of every QP: the Reads and atomics each may have outstanding (at most
+    /// `MAX_READS`, 16).
+    #[arg(long, default_value_t = MAX_READS, value_parser = clap::value_parser!(u8).range(1..=i64::from(MAX_READS)))]
+    pub ord: u8,
     /// Cycles the simulated host memory takes to answer a DMA request.
     #[arg(long, default_value_t = 200)]
     pub dma_latency: u64,
@@ -77,10 +82,11 @@ impl PerfArgs {
         let on = |b: bool| if b { "on" } else { "off" };
         let rnics = if self.loopback { "one RNIC in loopback" } else { "two RNICs linked" };
         format!(
-            "backend {:?}, {rnics}, {} QP(s), MULPDU {}, MPA CRC {}, markers {}, DMA latency {} cycles, datapath 8 octets/cycle",
+            "backend {:?}, {rnics}, {} QP(s), MULPDU {}, ORD/IRD {}, MPA CRC {}, markers {}, DMA latency {} cycles, datapath 8 octets/cycle",
             self.backend,
             self.qps,
             self.mulpdu,
+            self.ord,
             on(!self.no_crc),
             on(self.markers),
             self.dma_latency

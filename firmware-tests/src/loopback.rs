@@ -17,6 +17,7 @@ use rnic_driver::{
     ProtectionDomain, QpCaps, QpError, QpState, QueuePair, RecvRequest, Sge, TermCode, WorkRequest,
 };
 use rnic_proto::atomic::{masked_cmp_swap, masked_fetch_add};
+use rnic_proto::host::context::MAX_READS;
 
 /// Octets of each end's buffer, and where things live in it.
 const BUF_LEN: usize = 16 * 1024;
@@ -43,8 +44,8 @@ const QP_CAPS: QpCaps = QpCaps {
     sq_log_size: 4,
     rq_log_size: 4,
     mulpdu: 512,
-    ird: 4,
-    ord: 4,
+    ird: MAX_READS,
+    ord: MAX_READS,
     crc: true,
     markers_tx: false,
     markers_rx: false,

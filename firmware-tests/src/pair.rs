@@ -23,6 +23,8 @@ pub struct PairConfig {
     pub max_size: u32,
     /// MULPDU of every QP: the largest ULPDU the peer accepts.
     pub mulpdu: u16,
+    /// ORD and IRD of every QP, both ends.
+    pub ord: u8,
     /// Cycles from a DMA request to its answer in the host memory model.
     pub dma_latency: u64,
     /// MPA CRCs, and markers both ways, on every connection.
@@ -168,8 +170,8 @@ pub fn with_pair<R>(
                 sq_log_size: SQ_LOG_SIZE,
                 rq_log_size: SQ_LOG_SIZE,
                 mulpdu: config.mulpdu,
-                ird: 4,
-                ord: 4,
+                ird: config.ord,
+                ord: config.ord,
                 crc: config.crc,
                 markers_tx: config.markers,
                 markers_rx: config.markers,

@@ -2,6 +2,8 @@
 //! print the setup line and the summary table, exit 1 on any failure.
 use std::path::Path;
 
+use rnic_proto::host::context::MAX_READS;
+
 use crate::atomics::{atomic_bandwidth, atomic_latency, imm_pingpong, sequencer, AtomicKind};
 use crate::cli::{fail, PerfArgs};
 use crate::pair::{with_pair, PairConfig};
@@ -20,6 +22,7 @@ fn config(args: &PerfArgs, max_size: u32) -> PairConfig {
         qps: args.qps,
         max_size,
         mulpdu: args.mulpdu,
+        ord: args.ord,
         dma_latency: args.dma_latency,
         crc: !args.no_crc,
         markers: args.markers,
@@ -50,8 +53,8 @@ pub fn bandwidth_program(program: &str, direction: Direction, args: &PerfArgs, s
     })
     .unwrap_or_else(|e| fail(program, e));
     let what = match direction {
-        Direction::Write => "RDMA Writes, A to B",
-        Direction::Read => "RDMA Reads by A from B, ORD 4",
+        Direction::Write => "RDMA Writes, A to B".to_string(),
+        Direction::Read => "RDMA Reads by A from B".to_string(),
     };
     println!("{program}: {what}, {} per QP; {}", args.iters, args.setup());
     let mut table = Table::new(&[
@@ -135,7 +138,7 @@ pub fn read_lat_program(args: &PerfArgs) {
 }
 
 /// `atomic_bw`: atomics from every QP of A on B's memory, as many in flight as each QP
-/// allows (ORD 4 on the wire, 32 posted).
+/// allows (its ORD, `--ord`, on the wire; 32 posted).
 pub fn atomic_bw_program(args: &PerfArgs, kind: AtomicKind, contended: bool, device_memory: bool) {
     let config = PairConfig { device_memory, ..config(args, args.iters * 8) };
     let run = with_pair(config, |pair| atomic_bandwidth(pair, kind, contended, args.iters))
@@ -170,7 +173,7 @@ pub fn atomic_responder_program(args: &PerfArgs, contended: bool, device_memory:
     let run = atomic_responder(config).unwrap_or_else(|e| fail("atomic_responder", e));
     let target = if contended { "all on one word" } else { "each QP on a word of its own" };
     println!(
-        "atomic_responder: FetchAdd(+1) from a raw peer at link rate, IRD 4 per QP kept full, {} per QP, {target} in {}; {}",
+        "atomic_responder: FetchAdd(+1) from a raw peer at link rate, IRD {MAX_READS} per QP kept full, {} per QP, {target} in {}; {}",
         args.iters,
         memory_name(device_memory).replace("B's", "the RNIC's"),
         args.setup()

@@ -10,13 +10,14 @@
 use rnic_driver::sim::{RawPeer, SimHal};
 use rnic_driver::{CompletionQueue, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair};
 use rnic_proto::ddp::DdpHeader;
+use rnic_proto::host::context::MAX_READS;
 use rnic_proto::mpa::{Framer, FramingConfig};
 use rnic_proto::rdmap::{parse_ulpdu, AtomicRequest, RdmapHeader, Segment};
 
 use crate::perf::CYCLE_BUDGET;
 
-/// Inbound atomics each QP accepts at once (its IRD), all used.
-const IRD: u32 = 4;
+/// Inbound atomics each QP accepts at once (its IRD, the most a QP may have), all used.
+const IRD: u32 = MAX_READS as u32;
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 
 /// What the responder did.

@@ -19,6 +19,7 @@ use rnic_driver::{
     Completion, CompletionQueue, CqeOpcode, CqeStatus, Device, DmaBuffer, MemoryRegion, MrAccess, ProtectionDomain,
     QpCaps, QueuePair, RecvRequest, RemoteBuf, WorkRequest,
 };
+use rnic_proto::host::context::MAX_READS;
 use rnic_proto::pcap::{Endpoint, Side, TcpCapture};
 
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: false };
@@ -233,8 +234,8 @@ pub fn run(config: &RpingConfig) -> Result<Vec<String>, String> {
     let cq = CompletionQueue::new(&dev, 6, 0).map_err(|e| e.to_string())?;
     let caps = QpCaps {
         mulpdu: 1024,
-        ird: established.ird.clamp(1, 4) as u8,
-        ord: established.ord.clamp(1, 4) as u8,
+        ird: established.ird.clamp(1, MAX_READS.into()) as u8,
+        ord: established.ord.clamp(1, MAX_READS.into()) as u8,
         crc: established.tx.crc,
         markers_tx: established.tx.markers,
         markers_rx: established.rx.markers,

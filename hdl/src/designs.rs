@@ -16,7 +16,7 @@ use crate::host::{
     StreamTxRing,
 };
 use crate::mpa::{Crc32c, MpaRx, MpaTx, Positions};
-use crate::rdmap::{RdmapRx, TxRequest};
+use crate::rdmap::{RdmapRx, TxRequest, SLOT_BITS};
 use crate::top::{RnicTop16, RnicTop64};
 use rnic_proto::model::RnicConfig;
 
@@ -228,7 +228,7 @@ pub fn all() -> Vec<Design> {
         Design {
             name: "rnic_rdmap_rx",
             summary: "RDMAP receive engine: validation, placement, receives, Read responder, Terminates",
-            generate: || generate("rnic_rdmap_rx", RdmapRx::<6, 64, 6, 8, 256, 8, 9, 10, 1024>::default()),
+            generate: || generate("rnic_rdmap_rx", RdmapRx::<6, 64, 6, 8, 256, { 6 + SLOT_BITS }, { 7 + SLOT_BITS }, { 8 + SLOT_BITS }, 1024>::default()),
         },
         Design {
             name: "rnic_host_stream_tx_ring",

@@ -34,23 +34,26 @@ use rnic_proto::model::RnicConfig;
 
 use crate::atomic::AtomicUnit;
 use crate::common::{SkidBuffer, SmallFifo};
+use crate::ddp::rx_buffer::DESC_BITS;
 use crate::ddp::{RxBuffer, TxPayload, TxSegment};
 use crate::host::{
     AxiWindow, CqWriter, DevMem, Dma, DmaFence, DmaReadArb, DmaWriteArb, HostCtrl, RqFetch, SqFetch, StreamRxRing,
     StreamTxRing,
 };
 use crate::mpa::{MpaRx, MpaTx, Positions};
-use crate::rdmap::{RdmapRx, TxRequest};
+use crate::rdmap::{RdmapRx, TxRequest, SLOT_BITS};
 
 /// Segmenter job tags: CONN_ID in bits 0..15, then these flags.
 /// The job is the receive engine's (a Read Response or a Terminate).
 const TAG_RX_JOB: u64 = 1 << 16;
 /// The job's QP runs with MPA CRCs.
 const TAG_CRC: u64 = 1 << 17;
+/// `ulpdu_slice` holds a beat's data, last flag and descriptor.
+const _: () = assert!(64 + 1 + DESC_BITS == 105);
 // The job's QP number sits in bits 23:18.
 
 /// Sizes: `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`C`/`M` = their counts; the receive
-/// engine's `RB` = `QB + 2`, `RB1` = `RB + 1`, `RB2` = `RB + 2`, `QL` = `16 Q`
+/// engine's `RB` = `QB + SLOT_BITS`, `RB1` = `RB + 1`, `RB2` = `RB + 2`, `QL` = `16 Q`
 /// ([`RnicTop64`] is the default build).
 #[derive(LogicBlock)]
 pub struct RnicTop<
@@ -169,7 +172,28 @@ pub struct RnicTop<
     /// the buffer's data reaches the packer from one. TDATA (0..64), TKEEP (64..72),
     /// TLAST (72).
     payload_slice: SkidBuffer<73>,
+    /// The segmenter's jobs (the receive engine's or the requester's, picked in front of
+    /// it) through a register slice: the segmenter's ready reaches both engines from a
+    /// register, and the picked job reaches the segmenter from one. tagged (0), opcode (1..5), stag (5..37), to (37..101), qn (101..133), msn (133..165), addr (165..229), len (229..261), inline (261..677), inline_len (677..683), mulpdu (683..699), tag (699..731).
+    job_slice: SkidBuffer<731>,
+    /// The picked job, into `job_slice`.
+    job_tagged: Signal<Local, Bit>,
+    job_opcode: Signal<Local, Bits<4>>,
+    job_stag: Signal<Local, Bits<32>>,
+    job_to: Signal<Local, Bits<64>>,
+    job_qn: Signal<Local, Bits<32>>,
+    job_msn: Signal<Local, Bits<32>>,
+    job_addr: Signal<Local, Bits<64>>,
+    job_len: Signal<Local, Bits<32>>,
+    job_inline: Signal<Local, Bits<416>>,
+    job_inline_len: Signal<Local, Bits<6>>,
+    job_mulpdu: Signal<Local, Bits<16>>,
+    job_tag: Signal<Local, Bits<32>>,
     framer: MpaTx<64, 8, 192>,
+    /// The framer's FPDUs to the TX stream ring (and the port), through a register slice:
+    /// the ring's and the port's ready reach the framer (and its marker positions) from a
+    /// register. TDATA (0..64), TKEEP (64..72), TLAST (72), TUSER (73..89: the CONN_ID).
+    framed_slice: SkidBuffer<89>,
     /// The CONN_ID (low 16 bits) and CRC setting (bit 16) of each FPDU between segmenter
     /// and framer output.
     tx_conns: SmallFifo<17>,
@@ -219,6 +243,10 @@ pub struct RnicTop<
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
+    /// The buffered ULPDUs to the RDMAP receiver, through a register slice: the
+    /// receiver's ready (its placement writes' ready among them) reaches the buffer's read
+    /// pointer from a register. TDATA (0..64), TLAST (64), TUSER (65..105: the descriptor).
+    ulpdu_slice: SkidBuffer<105>,
     receiver: RdmapRx<QB, Q, CB, MB, M, RB, RB1, RB2, QL>,
     rq: RqFetch<QB, Q>,
     rx_job: Signal<Local, Bit>,
@@ -235,10 +263,10 @@ pub struct RnicTop<
 }
 
 /// The default build: 64 QPs, 64 CQs, 256 MRs (`rnic_top`).
-pub type RnicTop64 = RnicTop<6, 64, 6, 64, 8, 256, 8, 9, 10, 1024>;
+pub type RnicTop64 = RnicTop<6, 64, 6, 64, 8, 256, { 6 + SLOT_BITS }, { 7 + SLOT_BITS }, { 8 + SLOT_BITS }, 1024>;
 
 /// The small-FPGA build: 16 QPs, 16 CQs, 64 MRs (`rnic_top_q16`).
-pub type RnicTop16 = RnicTop<4, 16, 4, 16, 6, 64, 6, 7, 8, 256>;
+pub type RnicTop16 = RnicTop<4, 16, 4, 16, 6, 64, { 4 + SLOT_BITS }, { 5 + SLOT_BITS }, { 6 + SLOT_BITS }, 256>;
 
 impl<
         const QB: usize,
@@ -259,7 +287,7 @@ impl<
                 Q <= 1 << QB
                     && C <= 1 << CB
                     && M <= 1 << MB
-                    && RB == QB + 2
+                    && RB == QB + SLOT_BITS
                     && RB1 == RB + 1
                     && RB2 == RB + 2
                     && QL == 16 * Q
@@ -349,7 +377,21 @@ impl<
             tx_slice: Default::default(),
             rd_slice: Default::default(),
             payload_slice: Default::default(),
+            job_slice: Default::default(),
+            job_tagged: Default::default(),
+            job_opcode: Default::default(),
+            job_stag: Default::default(),
+            job_to: Default::default(),
+            job_qn: Default::default(),
+            job_msn: Default::default(),
+            job_addr: Default::default(),
+            job_len: Default::default(),
+            job_inline: Default::default(),
+            job_inline_len: Default::default(),
+            job_mulpdu: Default::default(),
+            job_tag: Default::default(),
             framer: Default::default(),
+            framed_slice: Default::default(),
             tx_conns: Default::default(),
             tx_fpdus: Default::default(),
             tx_positions: Default::default(),
@@ -368,6 +410,7 @@ impl<
             deframer: Default::default(),
             rx_qps: Default::default(),
             rx_buffer: Default::default(),
+            ulpdu_slice: Default::default(),
             receiver: Default::default(),
             rq: Default::default(),
             rx_job: Default::default(),
@@ -431,11 +474,14 @@ impl<
             tx_slice,
             rd_slice,
             payload_slice,
+            job_slice,
             framer,
+            framed_slice,
             tx_conns,
             deframer,
             rx_qps,
             rx_buffer,
+            ulpdu_slice,
             receiver,
             rq
         );
@@ -468,6 +514,9 @@ impl<
         self.tx_slice.reset.next = self.reset_q.q.val();
         self.rd_slice.reset.next = self.reset_q.q.val();
         self.payload_slice.reset.next = self.reset_q.q.val();
+        self.job_slice.reset.next = self.reset_q.q.val();
+        self.framed_slice.reset.next = self.reset_q.q.val();
+        self.ulpdu_slice.reset.next = self.reset_q.q.val();
         self.cqe_slice.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
         self.rx_qps.reset.next = self.reset_q.q.val();
@@ -866,43 +915,70 @@ impl<
         self.requester.s_term_qpn.next = self.receiver.m_term_qpn.val();
         self.requester.s_term_msn.next = self.receiver.m_term_msn.val();
         self.requester.s_term_status.next = self.receiver.m_term_status.val();
-        // Segmenter jobs: the receive engine's (Read Responses, Terminates) go first;
-        // completions of the requester's messages go back to it.
+        // Segmenter jobs: the receive engine's (Read Responses, Terminates) go first, into
+        // `job_slice` and from there to the segmenter; completions of the requester's
+        // messages go back to it.
         self.rx_job.next = self.receiver.m_job_valid.val();
-        self.segmenter.s_job_valid.next = self.receiver.m_job_valid.val() | self.requester.m_job_valid.val();
-        self.receiver.m_job_ready.next = self.segmenter.s_job_ready.val();
-        self.requester.m_job_ready.next = self.segmenter.s_job_ready.val() & !self.rx_job.val();
-        self.segmenter.s_job_tagged.next = self.requester.m_job_tagged.val();
-        self.segmenter.s_job_opcode.next = self.requester.m_job_opcode.val();
-        self.segmenter.s_job_stag.next = self.requester.m_job_stag.val();
-        self.segmenter.s_job_to.next = self.requester.m_job_to.val();
-        self.segmenter.s_job_qn.next = self.requester.m_job_qn.val();
-        self.segmenter.s_job_msn.next = self.requester.m_job_msn.val();
-        self.segmenter.s_job_addr.next = self.requester.m_job_addr.val();
-        self.segmenter.s_job_len.next = self.requester.m_job_len.val();
-        self.segmenter.s_job_inline.next = self.requester.m_job_inline.val();
-        self.segmenter.s_job_inline_len.next = self.requester.m_job_inline_len.val();
-        self.segmenter.s_job_mulpdu.next = self.requester.m_job_mulpdu.val();
-        self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val())
+        self.job_slice.s_valid.next = self.receiver.m_job_valid.val() | self.requester.m_job_valid.val();
+        self.receiver.m_job_ready.next = self.job_slice.s_ready.val();
+        self.requester.m_job_ready.next = self.job_slice.s_ready.val() & !self.rx_job.val();
+        self.job_tagged.next = self.requester.m_job_tagged.val();
+        self.job_opcode.next = self.requester.m_job_opcode.val();
+        self.job_stag.next = self.requester.m_job_stag.val();
+        self.job_to.next = self.requester.m_job_to.val();
+        self.job_qn.next = self.requester.m_job_qn.val();
+        self.job_msn.next = self.requester.m_job_msn.val();
+        self.job_addr.next = self.requester.m_job_addr.val();
+        self.job_len.next = self.requester.m_job_len.val();
+        self.job_inline.next = self.requester.m_job_inline.val();
+        self.job_inline_len.next = self.requester.m_job_inline_len.val();
+        self.job_mulpdu.next = self.requester.m_job_mulpdu.val();
+        self.job_tag.next = bit_cast::<32, 16>(self.requester.m_job_conn.val())
             | (bit_cast::<32, 1>(self.requester.m_job_crc.val().into()) << 17_u64)
             | (bit_cast::<32, QB>(self.requester.m_job_qpn.val()) << 18_u64);
         if self.rx_job.val() {
-            self.segmenter.s_job_tagged.next = self.receiver.m_job_tagged.val();
-            self.segmenter.s_job_opcode.next = self.receiver.m_job_opcode.val();
-            self.segmenter.s_job_stag.next = self.receiver.m_job_stag.val();
-            self.segmenter.s_job_to.next = self.receiver.m_job_to.val();
-            self.segmenter.s_job_qn.next = self.receiver.m_job_qn.val();
-            self.segmenter.s_job_msn.next = self.receiver.m_job_msn.val();
-            self.segmenter.s_job_addr.next = self.receiver.m_job_addr.val();
-            self.segmenter.s_job_len.next = self.receiver.m_job_len.val();
-            self.segmenter.s_job_inline.next = self.receiver.m_job_inline.val();
-            self.segmenter.s_job_inline_len.next = self.receiver.m_job_inline_len.val();
-            self.segmenter.s_job_mulpdu.next = self.receiver.m_job_mulpdu.val();
-            self.segmenter.s_job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
+            self.job_tagged.next = self.receiver.m_job_tagged.val();
+            self.job_opcode.next = self.receiver.m_job_opcode.val();
+            self.job_stag.next = self.receiver.m_job_stag.val();
+            self.job_to.next = self.receiver.m_job_to.val();
+            self.job_qn.next = self.receiver.m_job_qn.val();
+            self.job_msn.next = self.receiver.m_job_msn.val();
+            self.job_addr.next = self.receiver.m_job_addr.val();
+            self.job_len.next = self.receiver.m_job_len.val();
+            self.job_inline.next = self.receiver.m_job_inline.val();
+            self.job_inline_len.next = self.receiver.m_job_inline_len.val();
+            self.job_mulpdu.next = self.receiver.m_job_mulpdu.val();
+            self.job_tag.next = bit_cast::<32, 16>(self.receiver.m_job_conn.val())
                 | self.tag_rx_job.val()
                 | (bit_cast::<32, 1>(self.receiver.m_job_crc.val().into()) << 17_u64)
                 | (bit_cast::<32, QB>(self.receiver.m_job_qpn.val()) << 18_u64);
         }
+        self.job_slice.s_data.next = bit_cast::<731, 1>(self.job_tagged.val().into())
+            | (bit_cast::<731, 4>(self.job_opcode.val()) << 1_u64)
+            | (bit_cast::<731, 32>(self.job_stag.val()) << 5_u64)
+            | (bit_cast::<731, 64>(self.job_to.val()) << 37_u64)
+            | (bit_cast::<731, 32>(self.job_qn.val()) << 101_u64)
+            | (bit_cast::<731, 32>(self.job_msn.val()) << 133_u64)
+            | (bit_cast::<731, 64>(self.job_addr.val()) << 165_u64)
+            | (bit_cast::<731, 32>(self.job_len.val()) << 229_u64)
+            | (bit_cast::<731, 416>(self.job_inline.val()) << 261_u64)
+            | (bit_cast::<731, 6>(self.job_inline_len.val()) << 677_u64)
+            | (bit_cast::<731, 16>(self.job_mulpdu.val()) << 683_u64)
+            | (bit_cast::<731, 32>(self.job_tag.val()) << 699_u64);
+        self.segmenter.s_job_valid.next = self.job_slice.m_valid.val();
+        self.job_slice.m_ready.next = self.segmenter.s_job_ready.val();
+        self.segmenter.s_job_tagged.next = self.job_slice.m_data.val().get_bit(0);
+        self.segmenter.s_job_opcode.next = self.job_slice.m_data.val().get_bits::<4>(1);
+        self.segmenter.s_job_stag.next = self.job_slice.m_data.val().get_bits::<32>(5);
+        self.segmenter.s_job_to.next = self.job_slice.m_data.val().get_bits::<64>(37);
+        self.segmenter.s_job_qn.next = self.job_slice.m_data.val().get_bits::<32>(101);
+        self.segmenter.s_job_msn.next = self.job_slice.m_data.val().get_bits::<32>(133);
+        self.segmenter.s_job_addr.next = self.job_slice.m_data.val().get_bits::<64>(165);
+        self.segmenter.s_job_len.next = self.job_slice.m_data.val().get_bits::<32>(229);
+        self.segmenter.s_job_inline.next = self.job_slice.m_data.val().get_bits::<416>(261);
+        self.segmenter.s_job_inline_len.next = self.job_slice.m_data.val().get_bits::<6>(677);
+        self.segmenter.s_job_mulpdu.next = self.job_slice.m_data.val().get_bits::<16>(683);
+        self.segmenter.s_job_tag.next = self.job_slice.m_data.val().get_bits::<32>(699);
         // The rest of a message whose QP was reset is dropped: its memory may be freed.
         // (A QP in ERROR still sends its Terminate.)
         self.segmenter.drop.next = !((self.ctrl.qp_rts.val() | self.ctrl.qp_error.val())
@@ -980,14 +1056,20 @@ impl<
             self.tx_first.d.next = self.tx_tlast.val();
         }
         // The TX stream: to the port, or into the TX stream ring when it is on.
-        self.tx_ring.s_tx_tdata.next = self.framer.m_axis_tdata.val();
-        self.tx_ring.s_tx_tkeep.next = self.framer.m_axis_tkeep.val();
-        self.tx_ring.s_tx_tlast.next = self.framer.m_axis_tlast.val();
-        self.tx_ring.s_tx_tvalid.next = self.framer.m_axis_tvalid.val();
-        self.tx_ring.s_tx_tuser.next = self.tx_conns.m_data.val().get_bits::<16>(0);
-        self.framer.m_axis_tready.next = self.tx_ring.s_tx_tready.val();
+        self.framed_slice.s_data.next = bit_cast::<89, 64>(self.framer.m_axis_tdata.val())
+            | (bit_cast::<89, 8>(self.framer.m_axis_tkeep.val()) << 64_u64)
+            | (bit_cast::<89, 1>(self.framer.m_axis_tlast.val().into()) << 72_u64)
+            | (bit_cast::<89, 16>(self.tx_conns.m_data.val().get_bits::<16>(0)) << 73_u64);
+        self.framed_slice.s_valid.next = self.framer.m_axis_tvalid.val();
+        self.framer.m_axis_tready.next = self.framed_slice.s_ready.val();
         self.tx_conns.m_ready.next =
-            self.framer.m_axis_tvalid.val() & self.tx_ring.s_tx_tready.val() & self.framer.m_axis_tlast.val();
+            self.framer.m_axis_tvalid.val() & self.framed_slice.s_ready.val() & self.framer.m_axis_tlast.val();
+        self.tx_ring.s_tx_tdata.next = self.framed_slice.m_data.val().get_bits::<64>(0);
+        self.tx_ring.s_tx_tkeep.next = self.framed_slice.m_data.val().get_bits::<8>(64);
+        self.tx_ring.s_tx_tlast.next = self.framed_slice.m_data.val().get_bit(72);
+        self.tx_ring.s_tx_tuser.next = self.framed_slice.m_data.val().get_bits::<16>(73);
+        self.tx_ring.s_tx_tvalid.next = self.framed_slice.m_valid.val();
+        self.framed_slice.m_ready.next = self.tx_ring.s_tx_tready.val();
         self.m_axis_tx_tdata.next = self.tx_ring.m_tx_tdata.val();
         self.m_axis_tx_tkeep.next = self.tx_ring.m_tx_tkeep.val();
         self.m_axis_tx_tlast.next = self.tx_ring.m_tx_tlast.val();
@@ -1090,11 +1172,16 @@ impl<
         self.rx_buffer.s_conn.next = self.rx_qps.m_data.val();
         self.rx_qps.m_ready.next =
             self.deframer.m_axis_tvalid.val() & self.rx_buffer.s_axis_tready.val() & self.deframer.m_axis_tlast.val();
-        self.receiver.s_axis_tdata.next = self.rx_buffer.m_axis_tdata.val();
-        self.receiver.s_axis_tlast.next = self.rx_buffer.m_axis_tlast.val();
-        self.receiver.s_axis_tuser.next = self.rx_buffer.m_axis_tuser.val();
-        self.receiver.s_axis_tvalid.next = self.rx_buffer.m_axis_tvalid.val();
-        self.rx_buffer.m_axis_tready.next = self.receiver.s_axis_tready.val();
+        self.ulpdu_slice.s_data.next = bit_cast::<105, 64>(self.rx_buffer.m_axis_tdata.val())
+            | (bit_cast::<105, 1>(self.rx_buffer.m_axis_tlast.val().into()) << 64_u64)
+            | (bit_cast::<105, DESC_BITS>(self.rx_buffer.m_axis_tuser.val()) << 65_u64);
+        self.ulpdu_slice.s_valid.next = self.rx_buffer.m_axis_tvalid.val();
+        self.rx_buffer.m_axis_tready.next = self.ulpdu_slice.s_ready.val();
+        self.receiver.s_axis_tdata.next = self.ulpdu_slice.m_data.val().get_bits::<64>(0);
+        self.receiver.s_axis_tlast.next = self.ulpdu_slice.m_data.val().get_bit(64);
+        self.receiver.s_axis_tuser.next = self.ulpdu_slice.m_data.val().get_bits::<DESC_BITS>(65);
+        self.receiver.s_axis_tvalid.next = self.ulpdu_slice.m_valid.val();
+        self.ulpdu_slice.m_ready.next = self.receiver.s_axis_tready.val();
         self.receiver.qp_we.next = self.ctrl.qp_we.val();
         self.receiver.qp_waddr.next = self.ctrl.qp_waddr.val();
         self.receiver.qp_wdata.next = self.ctrl.qp_wdata.val();

@@ -76,7 +76,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     wire  ops$m_valid;
     reg  ops$m_ready;
     wire  [340:0] ops$m_data;
-    wire  [8:0] ops$count;
+    wire  [10:0] ops$count;
     reg  ops_out$clock;
     reg  ops_out$reset;
     reg  ops_out$s_valid;
@@ -1997,33 +1997,33 @@ module rnic_atomic_unit$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     output reg  m_valid;
     input wire  m_ready;
     output reg  [340:0] m_data;
-    output reg  [8:0] count;
+    output reg  [10:0] count;
     
     // Constant declarations
-    localparam  depth = 9'b100000000;
+    localparam  depth = 11'b10000000000;
     
     // Stub signals
-    reg  [7:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [340:0] ram$read_data;
-    reg  [7:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [340:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [8:0] wr_ptr$d;
-    wire  [8:0] wr_ptr$q;
+    reg  [10:0] wr_ptr$d;
+    wire  [10:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [8:0] visible$d;
-    wire  [8:0] visible$q;
+    reg  [10:0] visible$d;
+    wire  [10:0] visible$q;
     reg  visible$clock;
-    reg  [8:0] rd_ptr$d;
-    wire  [8:0] rd_ptr$q;
+    reg  [10:0] rd_ptr$d;
+    wire  [10:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [8:0] next_rd;
+    reg  [10:0] next_rd;
     
     // Sub module instances
     rnic_atomic_unit$ops$ram ram(
@@ -2067,7 +2067,7 @@ module rnic_atomic_unit$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(10)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -2078,7 +2078,7 @@ module rnic_atomic_unit$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(8)];
+        ram$read_address = next_rd[(32'h0)+:(10)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -2093,16 +2093,16 @@ endmodule // rnic_atomic_unit$ops
 module rnic_atomic_unit$ops$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [7:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [340:0] read_data;
-    input wire  [7:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [340:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[340:0] mem[255:0];
+    reg[340:0] mem[1023:0];
     
     
     
@@ -2122,13 +2122,13 @@ endmodule // rnic_atomic_unit$ops$ram
 module rnic_atomic_unit$ops$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 11'h0;
     end
     
     always @(posedge clock) begin
@@ -2141,13 +2141,13 @@ endmodule // rnic_atomic_unit$ops$rd_ptr
 module rnic_atomic_unit$ops$visible(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 11'h0;
     end
     
     always @(posedge clock) begin
@@ -2160,13 +2160,13 @@ endmodule // rnic_atomic_unit$ops$visible
 module rnic_atomic_unit$ops$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 11'h0;
     end
     
     always @(posedge clock) begin

@@ -433,10 +433,6 @@ module rnic_ddp_rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;

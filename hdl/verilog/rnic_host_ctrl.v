@@ -926,7 +926,7 @@ module rnic_host_ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd_do
     localparam  at_markers_rx = 9'b1010;
     localparam  at_ird = 9'b1110000;
     localparam  at_ord = 9'b1111000;
-    localparam  max_reads = 8'h4;
+    localparam  max_reads = 8'h10;
     localparam  sq_slot = 65'h80;
     localparam  rq_slot = 65'h20;
     localparam  cqe_slot = 65'h20;

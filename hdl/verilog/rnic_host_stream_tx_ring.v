@@ -849,10 +849,6 @@ module rnic_host_stream_tx_ring$in_flight(clock,reset,s_valid,s_ready,s_data,m_v
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -1657,10 +1653,6 @@ module rnic_host_stream_tx_ring$requests(clock,reset,s_valid,s_ready,s_data,m_va
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;

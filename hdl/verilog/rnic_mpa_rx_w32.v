@@ -844,7 +844,6 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
         next_plan$remaining = remaining$q - plan_take$q;
-        next_plan$to_marker = (to_marker$q - (plan_used$q << 32'h2)) & 32'h1ff;
         next_plan$markers = fpdu_markers$q;
         take = plan_take$q;
         marker_taken = plan_marker_taken$q;
@@ -910,6 +909,7 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
             rp_other = ends$m_data[(32'h0)+:(16)];
         end
         tm_full = (to_marker$q - (used << 32'h2)) & 32'h1ff;
+        next_plan$to_marker = tm_full;
         tm_other = (to_marker$q + rp$q - rp_other) & 32'h1ff;
         moved = fire_trunc | skipping$q;
         rp$d = rp$q;
@@ -3384,10 +3384,6 @@ module rnic_mpa_rx_w32$align$ends(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;

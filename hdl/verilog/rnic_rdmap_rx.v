@@ -99,14 +99,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     input wire  [63:0] s_res_original;
     
     // Constant declarations
-    localparam  max_reads = 8'h4;
+    localparam  max_reads = 8'h10;
     localparam  db_rq = 2'b1;
     localparam  st_flushed = 8'h5;
     localparam  st_local_length = 8'h1;
     localparam  st_local_protection = 8'h2;
     localparam  st_remote_access = 8'h3;
     localparam  st_remote_operation = 8'h4;
-    localparam  nibble_ones = 1024'hf;
+    localparam  count_ones = 1024'h1f;
+    localparam  slot_shift = 8'h4;
     localparam  done_ones = 1024'h3f;
     localparam  waits_all = 5'b10000;
     localparam  at_acks_short = 3'b111;
@@ -336,10 +337,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  read_placed$write_clock;
     reg  [31:0] read_placed$write_data;
     reg  read_placed$write_enable;
-    reg  [7:0] reads$read_address;
+    reg  [9:0] reads$read_address;
     reg  reads$read_clock;
     wire  [128:0] reads$read_data;
-    reg  [7:0] reads$write_address;
+    reg  [9:0] reads$write_address;
     reg  reads$write_clock;
     reg  [128:0] reads$write_data;
     reg  reads$write_enable;
@@ -542,7 +543,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     wire  jobs$m_valid;
     reg  jobs$m_ready;
     wire  [464:0] jobs$m_data;
-    wire  [9:0] jobs$count;
+    wire  [11:0] jobs$count;
     reg  [63:0] res_be$d;
     wire  [63:0] res_be$q;
     reg  [223:0] check$mr;
@@ -793,11 +794,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
     reg  inv_check;
-    reg  [3:0] rd_pushed;
-    reg  [3:0] rd_popped;
+    reg  [4:0] rd_pushed;
+    reg  [4:0] rd_popped;
     reg  [5:0] wait_done;
-    reg  [3:0] push_pushed;
-    reg  [3:0] push_popped;
+    reg  [4:0] push_pushed;
+    reg  [4:0] push_popped;
     reg  rd_none;
     reg  [15:0] rd_slot;
     reg  [15:0] push_slot16;
@@ -808,13 +809,13 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [1023:0] popped_next;
     reg  [1023:0] done_next;
     reg  [1023:0] limit_next;
-    reg  [3:0] push_queued;
-    reg  [3:0] pushed_up;
-    reg  [3:0] popped_up;
+    reg  [4:0] push_queued;
+    reg  [4:0] pushed_up;
+    reg  [4:0] popped_up;
     reg  [5:0] done_up;
     reg  [31:0] resp_msn_next;
     reg  [31:0] placed_next;
-    reg  [3:0] limit;
+    reg  [4:0] limit;
     reg  done_inc;
     reg  writes_settled;
     reg  [4:0] wait_count;
@@ -887,15 +888,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [15:0] pd;
     reg  [31:0] next_msn;
     reg  [31:0] next_rr_msn;
-    reg  [1:0] rd_head;
+    reg  [3:0] rd_head;
     reg  [128:0] rd_entry;
-    reg  [2:0] push_count;
+    reg  [4:0] push_count;
     reg  [255:0] recv_cqe;
     reg  [255:0] cqe_flags;
     reg  [15:0] term_len;
-    reg  [1:0] push_slot;
+    reg  [3:0] push_slot;
     reg  [63:0] full_pushed;
-    reg  [2:0] push_limit;
+    reg  [4:0] push_limit;
     reg  pop;
     reg  need_in;
     reg  [15:0] out_n;
@@ -2087,26 +2088,26 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         push_slot16 = ((s_read_qpn) & 16'hffff) << 32'h4;
         order_slot = ((order_qpn) & 16'hffff) << 32'h4;
         waddr_slot = ((qp_waddr) & 16'hffff) << 32'h4;
-        rd_pushed = reads_pushed$q[(rd_slot)+:(4)];
-        rd_popped = reads_popped$q[(rd_slot)+:(4)];
-        push_pushed = reads_pushed$q[(push_slot16)+:(4)];
-        push_popped = reads_popped$q[(push_slot16)+:(4)];
+        rd_pushed = reads_pushed$q[(rd_slot)+:(5)];
+        rd_popped = reads_popped$q[(rd_slot)+:(5)];
+        push_pushed = reads_pushed$q[(push_slot16)+:(5)];
+        push_popped = reads_popped$q[(push_slot16)+:(5)];
         rd_none = rd_pushed == rd_popped;
-        rd_head = rd_popped[(32'h0)+:(2)];
+        rd_head = rd_popped[(32'h0)+:(4)];
         push_queued = push_pushed - push_popped;
-        push_count = push_queued[(32'h0)+:(3)];
-        push_limit = reads_limit$q[(push_slot16)+:(3)];
-        reads$read_address = (((qpn$q) & 8'hff) << 32'h2) | ((rd_head) & 8'hff);
+        push_count = push_queued;
+        push_limit = reads_limit$q[(push_slot16)+:(5)];
+        reads$read_address = (((qpn$q) & 10'h3ff) << slot_shift) | ((rd_head) & 10'h3ff);
         rd_entry = reads$read_data;
         reads$write_enable = s_read_valid;
-        push_slot = push_pushed[(32'h0)+:(2)];
-        reads$write_address = (((s_read_qpn) & 8'hff) << 32'h2) | ((push_slot) & 8'hff);
+        push_slot = push_pushed[(32'h0)+:(4)];
+        reads$write_address = (((s_read_qpn) & 10'h3ff) << slot_shift) | ((push_slot) & 10'h3ff);
         reads$write_data = s_read_entry;
         pop = 1'b0;
         ord = qp_wdata[(at_ord)+:(8)];
-        limit = ord[(32'h0)+:(4)];
+        limit = ord[(32'h0)+:(5)];
         if (ord > max_reads) begin
-            limit = max_reads[(32'h0)+:(4)];
+            limit = max_reads[(32'h0)+:(5)];
         end
         if (ord == 32'h0) begin
             limit = 32'h1;
@@ -3302,11 +3303,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         end
         pushed_next = reads_pushed$q;
         if (s_read_valid) begin
-            pushed_next = (reads_pushed$q & ~(nibble_ones << push_slot16)) | (((pushed_up) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << push_slot16);
+            pushed_next = (reads_pushed$q & ~(count_ones << push_slot16)) | (((pushed_up) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << push_slot16);
         end
         popped_next = reads_popped$q;
         if (pop) begin
-            popped_next = (reads_popped$q & ~(nibble_ones << rd_slot)) | (((popped_up) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
+            popped_next = (reads_popped$q & ~(count_ones << rd_slot)) | (((popped_up) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
         end
         done_next = reads_done$q;
         if (done_inc) begin
@@ -3314,7 +3315,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         end
         limit_next = reads_limit$q;
         if (qp_we) begin
-            limit_next = (reads_limit$q & ~(nibble_ones << waddr_slot)) | (((limit) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
+            limit_next = (reads_limit$q & ~(count_ones << waddr_slot)) | (((limit) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
         end
         reads_pushed$d = pushed_next & ~reads_clear;
         reads_popped$d = popped_next & ~reads_clear;
@@ -4728,33 +4729,33 @@ module rnic_rdmap_rx$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_d
     output reg  m_valid;
     input wire  m_ready;
     output reg  [464:0] m_data;
-    output reg  [9:0] count;
+    output reg  [11:0] count;
     
     // Constant declarations
-    localparam  depth = 10'b1000000000;
+    localparam  depth = 12'h800;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [10:0] ram$read_address;
     reg  ram$read_clock;
     wire  [464:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [10:0] ram$write_address;
     reg  ram$write_clock;
     reg  [464:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [9:0] wr_ptr$d;
-    wire  [9:0] wr_ptr$q;
+    reg  [11:0] wr_ptr$d;
+    wire  [11:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [9:0] visible$d;
-    wire  [9:0] visible$q;
+    reg  [11:0] visible$d;
+    wire  [11:0] visible$q;
     reg  visible$clock;
-    reg  [9:0] rd_ptr$d;
-    wire  [9:0] rd_ptr$q;
+    reg  [11:0] rd_ptr$d;
+    wire  [11:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [9:0] next_rd;
+    reg  [11:0] next_rd;
     
     // Sub module instances
     rnic_rdmap_rx$jobs$ram ram(
@@ -4798,7 +4799,7 @@ module rnic_rdmap_rx$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_d
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -4809,7 +4810,7 @@ module rnic_rdmap_rx$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_d
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(9)];
+        ram$read_address = next_rd[(32'h0)+:(11)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -4824,16 +4825,16 @@ endmodule // rnic_rdmap_rx$jobs
 module rnic_rdmap_rx$jobs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [10:0] read_address;
     input wire  read_clock;
     output reg  [464:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [10:0] write_address;
     input wire  write_clock;
     input wire  [464:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[464:0] mem[511:0];
+    reg[464:0] mem[2047:0];
     
     
     
@@ -4853,13 +4854,13 @@ endmodule // rnic_rdmap_rx$jobs$ram
 module rnic_rdmap_rx$jobs$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
     
     always @(posedge clock) begin
@@ -4872,13 +4873,13 @@ endmodule // rnic_rdmap_rx$jobs$rd_ptr
 module rnic_rdmap_rx$jobs$visible(d,q,clock);
     
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
     
     always @(posedge clock) begin
@@ -4891,13 +4892,13 @@ endmodule // rnic_rdmap_rx$jobs$visible
 module rnic_rdmap_rx$jobs$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
     
     always @(posedge clock) begin
@@ -5595,16 +5596,16 @@ endmodule // rnic_rdmap_rx$read_placed
 module rnic_rdmap_rx$reads(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [7:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [128:0] read_data;
-    input wire  [7:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [128:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[128:0] mem[255:0];
+    reg[128:0] mem[1023:0];
     
     
     
@@ -6077,10 +6078,6 @@ module rnic_rdmap_rx$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -6683,10 +6680,6 @@ module rnic_rdmap_rx$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;

@@ -682,6 +682,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  payload_slice$m_valid;
     reg  payload_slice$m_ready;
     wire  [72:0] payload_slice$m_data;
+    reg  job_slice$clock;
+    reg  job_slice$reset;
+    reg  job_slice$s_valid;
+    wire  job_slice$s_ready;
+    reg  [730:0] job_slice$s_data;
+    wire  job_slice$m_valid;
+    reg  job_slice$m_ready;
+    wire  [730:0] job_slice$m_data;
     reg  framer$clock;
     reg  framer$reset;
     reg  framer$markers_en;
@@ -704,6 +712,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  framer$m_axis_tlast;
     reg  framer$m_axis_tready;
     wire  framer$length_error;
+    reg  framed_slice$clock;
+    reg  framed_slice$reset;
+    reg  framed_slice$s_valid;
+    wire  framed_slice$s_ready;
+    reg  [88:0] framed_slice$s_data;
+    wire  framed_slice$m_valid;
+    reg  framed_slice$m_ready;
+    wire  [88:0] framed_slice$m_data;
     reg  tx_conns$clock;
     reg  tx_conns$reset;
     reg  tx_conns$s_valid;
@@ -837,6 +853,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  [39:0] rx_buffer$m_axis_tuser;
     wire  rx_buffer$m_axis_tvalid;
     reg  rx_buffer$m_axis_tready;
+    reg  ulpdu_slice$clock;
+    reg  ulpdu_slice$reset;
+    reg  ulpdu_slice$s_valid;
+    wire  ulpdu_slice$s_ready;
+    reg  [104:0] ulpdu_slice$s_data;
+    wire  ulpdu_slice$m_valid;
+    reg  ulpdu_slice$m_ready;
+    wire  [104:0] ulpdu_slice$m_data;
     reg  receiver$clock;
     reg  receiver$reset;
     reg  [63:0] receiver$s_axis_tdata;
@@ -967,6 +991,18 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     reg  rx_cqes_due$clock;
     
     // Local signals
+    reg  job_tagged;
+    reg  [3:0] job_opcode;
+    reg  [31:0] job_stag;
+    reg  [63:0] job_to;
+    reg  [31:0] job_qn;
+    reg  [31:0] job_msn;
+    reg  [63:0] job_addr;
+    reg  [31:0] job_len;
+    reg  [415:0] job_inline;
+    reg  [5:0] job_inline_len;
+    reg  [15:0] job_mulpdu;
+    reg  [31:0] job_tag;
     reg  [3:0] tx_ending;
     reg  [63:0] tx_tdata;
     reg  [7:0] tx_tkeep;
@@ -1601,6 +1637,16 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_ready(payload_slice$m_ready),
         .m_data(payload_slice$m_data)
     );
+    rnic_top_q16$job_slice job_slice(
+        .clock(job_slice$clock),
+        .reset(job_slice$reset),
+        .s_valid(job_slice$s_valid),
+        .s_ready(job_slice$s_ready),
+        .s_data(job_slice$s_data),
+        .m_valid(job_slice$m_valid),
+        .m_ready(job_slice$m_ready),
+        .m_data(job_slice$m_data)
+    );
     rnic_top_q16$framer framer(
         .clock(framer$clock),
         .reset(framer$reset),
@@ -1624,6 +1670,16 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_axis_tlast(framer$m_axis_tlast),
         .m_axis_tready(framer$m_axis_tready),
         .length_error(framer$length_error)
+    );
+    rnic_top_q16$framed_slice framed_slice(
+        .clock(framed_slice$clock),
+        .reset(framed_slice$reset),
+        .s_valid(framed_slice$s_valid),
+        .s_ready(framed_slice$s_ready),
+        .s_data(framed_slice$s_data),
+        .m_valid(framed_slice$m_valid),
+        .m_ready(framed_slice$m_ready),
+        .m_data(framed_slice$m_data)
     );
     rnic_top_q16$tx_conns tx_conns(
         .clock(tx_conns$clock),
@@ -1804,6 +1860,16 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_axis_tvalid(rx_buffer$m_axis_tvalid),
         .m_axis_tready(rx_buffer$m_axis_tready)
     );
+    rnic_top_q16$ulpdu_slice ulpdu_slice(
+        .clock(ulpdu_slice$clock),
+        .reset(ulpdu_slice$reset),
+        .s_valid(ulpdu_slice$s_valid),
+        .s_ready(ulpdu_slice$s_ready),
+        .s_data(ulpdu_slice$s_data),
+        .m_valid(ulpdu_slice$m_valid),
+        .m_ready(ulpdu_slice$m_ready),
+        .m_data(ulpdu_slice$m_data)
+    );
     rnic_top_q16$receiver receiver(
         .clock(receiver$clock),
         .reset(receiver$reset),
@@ -1962,11 +2028,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         tx_slice$clock = clock;
         rd_slice$clock = clock;
         payload_slice$clock = clock;
+        job_slice$clock = clock;
         framer$clock = clock;
+        framed_slice$clock = clock;
         tx_conns$clock = clock;
         deframer$clock = clock;
         rx_qps$clock = clock;
         rx_buffer$clock = clock;
+        ulpdu_slice$clock = clock;
         receiver$clock = clock;
         rq$clock = clock;
         tx_first$clock = clock;
@@ -2008,6 +2077,9 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         tx_slice$reset = reset_q$q;
         rd_slice$reset = reset_q$q;
         payload_slice$reset = reset_q$q;
+        job_slice$reset = reset_q$q;
+        framed_slice$reset = reset_q$q;
+        ulpdu_slice$reset = reset_q$q;
         cqe_slice$reset = reset_q$q;
         deframer$reset = reset_q$q;
         rx_qps$reset = reset_q$q;
@@ -2333,35 +2405,50 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         requester$s_term_msn = receiver$m_term_msn;
         requester$s_term_status = receiver$m_term_status;
         rx_job = receiver$m_job_valid;
-        segmenter$s_job_valid = receiver$m_job_valid | requester$m_job_valid;
-        receiver$m_job_ready = segmenter$s_job_ready;
-        requester$m_job_ready = segmenter$s_job_ready & ~rx_job;
-        segmenter$s_job_tagged = requester$m_job_tagged;
-        segmenter$s_job_opcode = requester$m_job_opcode;
-        segmenter$s_job_stag = requester$m_job_stag;
-        segmenter$s_job_to = requester$m_job_to;
-        segmenter$s_job_qn = requester$m_job_qn;
-        segmenter$s_job_msn = requester$m_job_msn;
-        segmenter$s_job_addr = requester$m_job_addr;
-        segmenter$s_job_len = requester$m_job_len;
-        segmenter$s_job_inline = requester$m_job_inline;
-        segmenter$s_job_inline_len = requester$m_job_inline_len;
-        segmenter$s_job_mulpdu = requester$m_job_mulpdu;
-        segmenter$s_job_tag = ((requester$m_job_conn) & 32'hffffffff) | (((requester$m_job_crc) & 32'hffffffff) << 64'h11) | (((requester$m_job_qpn) & 32'hffffffff) << 64'h12);
+        job_slice$s_valid = receiver$m_job_valid | requester$m_job_valid;
+        receiver$m_job_ready = job_slice$s_ready;
+        requester$m_job_ready = job_slice$s_ready & ~rx_job;
+        job_tagged = requester$m_job_tagged;
+        job_opcode = requester$m_job_opcode;
+        job_stag = requester$m_job_stag;
+        job_to = requester$m_job_to;
+        job_qn = requester$m_job_qn;
+        job_msn = requester$m_job_msn;
+        job_addr = requester$m_job_addr;
+        job_len = requester$m_job_len;
+        job_inline = requester$m_job_inline;
+        job_inline_len = requester$m_job_inline_len;
+        job_mulpdu = requester$m_job_mulpdu;
+        job_tag = ((requester$m_job_conn) & 32'hffffffff) | (((requester$m_job_crc) & 32'hffffffff) << 64'h11) | (((requester$m_job_qpn) & 32'hffffffff) << 64'h12);
         if (rx_job) begin
-            segmenter$s_job_tagged = receiver$m_job_tagged;
-            segmenter$s_job_opcode = receiver$m_job_opcode;
-            segmenter$s_job_stag = receiver$m_job_stag;
-            segmenter$s_job_to = receiver$m_job_to;
-            segmenter$s_job_qn = receiver$m_job_qn;
-            segmenter$s_job_msn = receiver$m_job_msn;
-            segmenter$s_job_addr = receiver$m_job_addr;
-            segmenter$s_job_len = receiver$m_job_len;
-            segmenter$s_job_inline = receiver$m_job_inline;
-            segmenter$s_job_inline_len = receiver$m_job_inline_len;
-            segmenter$s_job_mulpdu = receiver$m_job_mulpdu;
-            segmenter$s_job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | (((receiver$m_job_crc) & 32'hffffffff) << 64'h11) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12);
+            job_tagged = receiver$m_job_tagged;
+            job_opcode = receiver$m_job_opcode;
+            job_stag = receiver$m_job_stag;
+            job_to = receiver$m_job_to;
+            job_qn = receiver$m_job_qn;
+            job_msn = receiver$m_job_msn;
+            job_addr = receiver$m_job_addr;
+            job_len = receiver$m_job_len;
+            job_inline = receiver$m_job_inline;
+            job_inline_len = receiver$m_job_inline_len;
+            job_mulpdu = receiver$m_job_mulpdu;
+            job_tag = ((receiver$m_job_conn) & 32'hffffffff) | tag_rx_job | (((receiver$m_job_crc) & 32'hffffffff) << 64'h11) | (((receiver$m_job_qpn) & 32'hffffffff) << 64'h12);
         end
+        job_slice$s_data = ((job_tagged) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_opcode) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h1) | (((job_stag) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h5) | (((job_to) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h25) | (((job_qn) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h65) | (((job_msn) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h85) | (((job_addr) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'ha5) | (((job_len) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'he5) | (((job_inline) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h105) | (((job_inline_len) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h2a5) | (((job_mulpdu) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h2ab) | (((job_tag) & 731'h7ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 64'h2bb);
+        segmenter$s_job_valid = job_slice$m_valid;
+        job_slice$m_ready = segmenter$s_job_ready;
+        segmenter$s_job_tagged = job_slice$m_data[32'h0];
+        segmenter$s_job_opcode = job_slice$m_data[(32'h1)+:(4)];
+        segmenter$s_job_stag = job_slice$m_data[(32'h5)+:(32)];
+        segmenter$s_job_to = job_slice$m_data[(32'h25)+:(64)];
+        segmenter$s_job_qn = job_slice$m_data[(32'h65)+:(32)];
+        segmenter$s_job_msn = job_slice$m_data[(32'h85)+:(32)];
+        segmenter$s_job_addr = job_slice$m_data[(32'ha5)+:(64)];
+        segmenter$s_job_len = job_slice$m_data[(32'he5)+:(32)];
+        segmenter$s_job_inline = job_slice$m_data[(32'h105)+:(416)];
+        segmenter$s_job_inline_len = job_slice$m_data[(32'h2a5)+:(6)];
+        segmenter$s_job_mulpdu = job_slice$m_data[(32'h2ab)+:(16)];
+        segmenter$s_job_tag = job_slice$m_data[(32'h2bb)+:(32)];
         segmenter$drop = ~|((ctrl$qp_rts | ctrl$qp_error) & (one_q << ((segmenter$walk_tag[(32'h12)+:(4)]) & 16'hffff)));
         requester$s_done_valid = segmenter$m_done_valid & ~|(segmenter$m_done_tag & tag_rx_job);
         receiver$s_job_done = segmenter$m_done_valid & |(segmenter$m_done_tag & tag_rx_job);
@@ -2413,13 +2500,16 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         if (tx_slice$m_valid & tx_slice$m_ready) begin
             tx_first$d = tx_tlast;
         end
-        tx_ring$s_tx_tdata = framer$m_axis_tdata;
-        tx_ring$s_tx_tkeep = framer$m_axis_tkeep;
-        tx_ring$s_tx_tlast = framer$m_axis_tlast;
-        tx_ring$s_tx_tvalid = framer$m_axis_tvalid;
-        tx_ring$s_tx_tuser = tx_conns$m_data[(32'h0)+:(16)];
-        framer$m_axis_tready = tx_ring$s_tx_tready;
-        tx_conns$m_ready = framer$m_axis_tvalid & tx_ring$s_tx_tready & framer$m_axis_tlast;
+        framed_slice$s_data = ((framer$m_axis_tdata) & 89'h1ffffffffffffffffffffff) | (((framer$m_axis_tkeep) & 89'h1ffffffffffffffffffffff) << 64'h40) | (((framer$m_axis_tlast) & 89'h1ffffffffffffffffffffff) << 64'h48) | (((tx_conns$m_data[(32'h0)+:(16)]) & 89'h1ffffffffffffffffffffff) << 64'h49);
+        framed_slice$s_valid = framer$m_axis_tvalid;
+        framer$m_axis_tready = framed_slice$s_ready;
+        tx_conns$m_ready = framer$m_axis_tvalid & framed_slice$s_ready & framer$m_axis_tlast;
+        tx_ring$s_tx_tdata = framed_slice$m_data[(32'h0)+:(64)];
+        tx_ring$s_tx_tkeep = framed_slice$m_data[(32'h40)+:(8)];
+        tx_ring$s_tx_tlast = framed_slice$m_data[32'h48];
+        tx_ring$s_tx_tuser = framed_slice$m_data[(32'h49)+:(16)];
+        tx_ring$s_tx_tvalid = framed_slice$m_valid;
+        framed_slice$m_ready = tx_ring$s_tx_tready;
         m_axis_tx_tdata = tx_ring$m_tx_tdata;
         m_axis_tx_tkeep = tx_ring$m_tx_tkeep;
         m_axis_tx_tlast = tx_ring$m_tx_tlast;
@@ -2496,11 +2586,14 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         deframer$m_axis_tready = rx_buffer$s_axis_tready;
         rx_buffer$s_conn = rx_qps$m_data;
         rx_qps$m_ready = deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast;
-        receiver$s_axis_tdata = rx_buffer$m_axis_tdata;
-        receiver$s_axis_tlast = rx_buffer$m_axis_tlast;
-        receiver$s_axis_tuser = rx_buffer$m_axis_tuser;
-        receiver$s_axis_tvalid = rx_buffer$m_axis_tvalid;
-        rx_buffer$m_axis_tready = receiver$s_axis_tready;
+        ulpdu_slice$s_data = ((rx_buffer$m_axis_tdata) & 105'h1ffffffffffffffffffffffffff) | (((rx_buffer$m_axis_tlast) & 105'h1ffffffffffffffffffffffffff) << 64'h40) | (((rx_buffer$m_axis_tuser) & 105'h1ffffffffffffffffffffffffff) << 64'h41);
+        ulpdu_slice$s_valid = rx_buffer$m_axis_tvalid;
+        rx_buffer$m_axis_tready = ulpdu_slice$s_ready;
+        receiver$s_axis_tdata = ulpdu_slice$m_data[(32'h0)+:(64)];
+        receiver$s_axis_tlast = ulpdu_slice$m_data[32'h40];
+        receiver$s_axis_tuser = ulpdu_slice$m_data[(32'h41)+:(40)];
+        receiver$s_axis_tvalid = ulpdu_slice$m_valid;
+        ulpdu_slice$m_ready = receiver$s_axis_tready;
         receiver$qp_we = ctrl$qp_we;
         receiver$qp_waddr = ctrl$qp_waddr;
         receiver$qp_wdata = ctrl$qp_wdata;
@@ -2615,7 +2708,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     wire  ops$m_valid;
     reg  ops$m_ready;
     wire  [340:0] ops$m_data;
-    wire  [8:0] ops$count;
+    wire  [10:0] ops$count;
     reg  ops_out$clock;
     reg  ops_out$reset;
     reg  ops_out$s_valid;
@@ -4536,33 +4629,33 @@ module rnic_top_q16$atomics$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     output reg  m_valid;
     input wire  m_ready;
     output reg  [340:0] m_data;
-    output reg  [8:0] count;
+    output reg  [10:0] count;
     
     // Constant declarations
-    localparam  depth = 9'b100000000;
+    localparam  depth = 11'b10000000000;
     
     // Stub signals
-    reg  [7:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [340:0] ram$read_data;
-    reg  [7:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [340:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [8:0] wr_ptr$d;
-    wire  [8:0] wr_ptr$q;
+    reg  [10:0] wr_ptr$d;
+    wire  [10:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [8:0] visible$d;
-    wire  [8:0] visible$q;
+    reg  [10:0] visible$d;
+    wire  [10:0] visible$q;
     reg  visible$clock;
-    reg  [8:0] rd_ptr$d;
-    wire  [8:0] rd_ptr$q;
+    reg  [10:0] rd_ptr$d;
+    wire  [10:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [8:0] next_rd;
+    reg  [10:0] next_rd;
     
     // Sub module instances
     rnic_top_q16$atomics$ops$ram ram(
@@ -4606,7 +4699,7 @@ module rnic_top_q16$atomics$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(10)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -4617,7 +4710,7 @@ module rnic_top_q16$atomics$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(8)];
+        ram$read_address = next_rd[(32'h0)+:(10)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -4632,16 +4725,16 @@ endmodule // rnic_top_q16$atomics$ops
 module rnic_top_q16$atomics$ops$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [7:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [340:0] read_data;
-    input wire  [7:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [340:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[340:0] mem[255:0];
+    reg[340:0] mem[1023:0];
     
     
     
@@ -4661,13 +4754,13 @@ endmodule // rnic_top_q16$atomics$ops$ram
 module rnic_top_q16$atomics$ops$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 11'h0;
     end
     
     always @(posedge clock) begin
@@ -4680,13 +4773,13 @@ endmodule // rnic_top_q16$atomics$ops$rd_ptr
 module rnic_top_q16$atomics$ops$visible(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 11'h0;
     end
     
     always @(posedge clock) begin
@@ -4699,13 +4792,13 @@ endmodule // rnic_top_q16$atomics$ops$visible
 module rnic_top_q16$atomics$ops$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 11'h0;
     end
     
     always @(posedge clock) begin
@@ -7394,7 +7487,7 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
     localparam  at_markers_rx = 9'b1010;
     localparam  at_ird = 9'b1110000;
     localparam  at_ord = 9'b1111000;
-    localparam  max_reads = 8'h4;
+    localparam  max_reads = 8'h10;
     localparam  sq_slot = 65'h80;
     localparam  rq_slot = 65'h20;
     localparam  cqe_slot = 65'h20;
@@ -9723,7 +9816,6 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
         next_plan$remaining = remaining$q - plan_take$q;
-        next_plan$to_marker = (to_marker$q - (plan_used$q << 32'h2)) & 32'h1ff;
         next_plan$markers = fpdu_markers$q;
         take = plan_take$q;
         marker_taken = plan_marker_taken$q;
@@ -9789,6 +9881,7 @@ module rnic_top_q16$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_mark
             rp_other = ends$m_data[(32'h0)+:(16)];
         end
         tm_full = (to_marker$q - (used << 32'h2)) & 32'h1ff;
+        next_plan$to_marker = tm_full;
         tm_other = (to_marker$q + rp$q - rp_other) & 32'h1ff;
         moved = fire_trunc | skipping$q;
         rp$d = rp$q;
@@ -11423,10 +11516,6 @@ module rnic_top_q16$deframer$align$ends(clock,reset,s_valid,s_ready,s_data,m_val
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -18712,6 +18801,174 @@ module rnic_top_q16$fence$wr_wait(d,q,clock);
 endmodule // rnic_top_q16$fence$wr_wait
 
 
+module rnic_top_q16$framed_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [88:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [88:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [88:0] out_data$d;
+    wire  [88:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [88:0] skid_data$d;
+    wire  [88:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$framed_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$framed_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$framed_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$framed_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$framed_slice
+
+
+module rnic_top_q16$framed_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [88:0] d;
+    output reg  [88:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 89'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framed_slice$out_data
+
+
+module rnic_top_q16$framed_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framed_slice$out_valid
+
+
+module rnic_top_q16$framed_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [88:0] d;
+    output reg  [88:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 89'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framed_slice$skid_data
+
+
+module rnic_top_q16$framed_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framed_slice$skid_valid
+
+
 module rnic_top_q16$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
     
     // Module arguments
@@ -22057,6 +22314,174 @@ module rnic_top_q16$framer$pipe_words$stages$4(d,q,clock);
 endmodule // rnic_top_q16$framer$pipe_words$stages$4
 
 
+module rnic_top_q16$job_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [730:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [730:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [730:0] out_data$d;
+    wire  [730:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [730:0] skid_data$d;
+    wire  [730:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$job_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$job_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$job_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$job_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$job_slice
+
+
+module rnic_top_q16$job_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [730:0] d;
+    output reg  [730:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 731'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$job_slice$out_data
+
+
+module rnic_top_q16$job_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$job_slice$out_valid
+
+
+module rnic_top_q16$job_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [730:0] d;
+    output reg  [730:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 731'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$job_slice$skid_data
+
+
+module rnic_top_q16$job_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$job_slice$skid_valid
+
+
 module rnic_top_q16$payload(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,m_req_valid,m_req_ready,m_req_addr,m_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_rd_tdata,m_rd_tkeep,m_rd_tlast,m_rd_tvalid,m_rd_tready);
     
     // Module arguments
@@ -23088,14 +23513,15 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     input wire  [63:0] s_res_original;
     
     // Constant declarations
-    localparam  max_reads = 8'h4;
+    localparam  max_reads = 8'h10;
     localparam  db_rq = 2'b1;
     localparam  st_flushed = 8'h5;
     localparam  st_local_length = 8'h1;
     localparam  st_local_protection = 8'h2;
     localparam  st_remote_access = 8'h3;
     localparam  st_remote_operation = 8'h4;
-    localparam  nibble_ones = 256'hf;
+    localparam  count_ones = 256'h1f;
+    localparam  slot_shift = 8'h4;
     localparam  done_ones = 256'h3f;
     localparam  waits_all = 5'b10000;
     localparam  at_acks_short = 3'b111;
@@ -23325,10 +23751,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  read_placed$write_clock;
     reg  [31:0] read_placed$write_data;
     reg  read_placed$write_enable;
-    reg  [5:0] reads$read_address;
+    reg  [7:0] reads$read_address;
     reg  reads$read_clock;
     wire  [128:0] reads$read_data;
-    reg  [5:0] reads$write_address;
+    reg  [7:0] reads$write_address;
     reg  reads$write_clock;
     reg  [128:0] reads$write_data;
     reg  reads$write_enable;
@@ -23531,7 +23957,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     wire  jobs$m_valid;
     reg  jobs$m_ready;
     wire  [464:0] jobs$m_data;
-    wire  [7:0] jobs$count;
+    wire  [9:0] jobs$count;
     reg  [63:0] res_be$d;
     wire  [63:0] res_be$q;
     reg  [223:0] check$mr;
@@ -23782,11 +24208,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
     reg  inv_check;
-    reg  [3:0] rd_pushed;
-    reg  [3:0] rd_popped;
+    reg  [4:0] rd_pushed;
+    reg  [4:0] rd_popped;
     reg  [5:0] wait_done;
-    reg  [3:0] push_pushed;
-    reg  [3:0] push_popped;
+    reg  [4:0] push_pushed;
+    reg  [4:0] push_popped;
     reg  rd_none;
     reg  [15:0] rd_slot;
     reg  [15:0] push_slot16;
@@ -23797,13 +24223,13 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [255:0] popped_next;
     reg  [255:0] done_next;
     reg  [255:0] limit_next;
-    reg  [3:0] push_queued;
-    reg  [3:0] pushed_up;
-    reg  [3:0] popped_up;
+    reg  [4:0] push_queued;
+    reg  [4:0] pushed_up;
+    reg  [4:0] popped_up;
     reg  [5:0] done_up;
     reg  [31:0] resp_msn_next;
     reg  [31:0] placed_next;
-    reg  [3:0] limit;
+    reg  [4:0] limit;
     reg  done_inc;
     reg  writes_settled;
     reg  [4:0] wait_count;
@@ -23876,15 +24302,15 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [15:0] pd;
     reg  [31:0] next_msn;
     reg  [31:0] next_rr_msn;
-    reg  [1:0] rd_head;
+    reg  [3:0] rd_head;
     reg  [128:0] rd_entry;
-    reg  [2:0] push_count;
+    reg  [4:0] push_count;
     reg  [255:0] recv_cqe;
     reg  [255:0] cqe_flags;
     reg  [15:0] term_len;
-    reg  [1:0] push_slot;
+    reg  [3:0] push_slot;
     reg  [15:0] full_pushed;
-    reg  [2:0] push_limit;
+    reg  [4:0] push_limit;
     reg  pop;
     reg  need_in;
     reg  [15:0] out_n;
@@ -25076,26 +25502,26 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         push_slot16 = ((s_read_qpn) & 16'hffff) << 32'h4;
         order_slot = ((order_qpn) & 16'hffff) << 32'h4;
         waddr_slot = ((qp_waddr) & 16'hffff) << 32'h4;
-        rd_pushed = reads_pushed$q[(rd_slot)+:(4)];
-        rd_popped = reads_popped$q[(rd_slot)+:(4)];
-        push_pushed = reads_pushed$q[(push_slot16)+:(4)];
-        push_popped = reads_popped$q[(push_slot16)+:(4)];
+        rd_pushed = reads_pushed$q[(rd_slot)+:(5)];
+        rd_popped = reads_popped$q[(rd_slot)+:(5)];
+        push_pushed = reads_pushed$q[(push_slot16)+:(5)];
+        push_popped = reads_popped$q[(push_slot16)+:(5)];
         rd_none = rd_pushed == rd_popped;
-        rd_head = rd_popped[(32'h0)+:(2)];
+        rd_head = rd_popped[(32'h0)+:(4)];
         push_queued = push_pushed - push_popped;
-        push_count = push_queued[(32'h0)+:(3)];
-        push_limit = reads_limit$q[(push_slot16)+:(3)];
-        reads$read_address = (((qpn$q) & 6'h3f) << 32'h2) | ((rd_head) & 6'h3f);
+        push_count = push_queued;
+        push_limit = reads_limit$q[(push_slot16)+:(5)];
+        reads$read_address = (((qpn$q) & 8'hff) << slot_shift) | ((rd_head) & 8'hff);
         rd_entry = reads$read_data;
         reads$write_enable = s_read_valid;
-        push_slot = push_pushed[(32'h0)+:(2)];
-        reads$write_address = (((s_read_qpn) & 6'h3f) << 32'h2) | ((push_slot) & 6'h3f);
+        push_slot = push_pushed[(32'h0)+:(4)];
+        reads$write_address = (((s_read_qpn) & 8'hff) << slot_shift) | ((push_slot) & 8'hff);
         reads$write_data = s_read_entry;
         pop = 1'b0;
         ord = qp_wdata[(at_ord)+:(8)];
-        limit = ord[(32'h0)+:(4)];
+        limit = ord[(32'h0)+:(5)];
         if (ord > max_reads) begin
-            limit = max_reads[(32'h0)+:(4)];
+            limit = max_reads[(32'h0)+:(5)];
         end
         if (ord == 32'h0) begin
             limit = 32'h1;
@@ -26291,11 +26717,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         pushed_next = reads_pushed$q;
         if (s_read_valid) begin
-            pushed_next = (reads_pushed$q & ~(nibble_ones << push_slot16)) | (((pushed_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << push_slot16);
+            pushed_next = (reads_pushed$q & ~(count_ones << push_slot16)) | (((pushed_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << push_slot16);
         end
         popped_next = reads_popped$q;
         if (pop) begin
-            popped_next = (reads_popped$q & ~(nibble_ones << rd_slot)) | (((popped_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
+            popped_next = (reads_popped$q & ~(count_ones << rd_slot)) | (((popped_up) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << rd_slot);
         end
         done_next = reads_done$q;
         if (done_inc) begin
@@ -26303,7 +26729,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         limit_next = reads_limit$q;
         if (qp_we) begin
-            limit_next = (reads_limit$q & ~(nibble_ones << waddr_slot)) | (((limit) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
+            limit_next = (reads_limit$q & ~(count_ones << waddr_slot)) | (((limit) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
         end
         reads_pushed$d = pushed_next & ~reads_clear;
         reads_popped$d = popped_next & ~reads_clear;
@@ -27717,33 +28143,33 @@ module rnic_top_q16$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
     output reg  m_valid;
     input wire  m_ready;
     output reg  [464:0] m_data;
-    output reg  [7:0] count;
+    output reg  [9:0] count;
     
     // Constant declarations
-    localparam  depth = 8'h80;
+    localparam  depth = 10'b1000000000;
     
     // Stub signals
-    reg  [6:0] ram$read_address;
+    reg  [8:0] ram$read_address;
     reg  ram$read_clock;
     wire  [464:0] ram$read_data;
-    reg  [6:0] ram$write_address;
+    reg  [8:0] ram$write_address;
     reg  ram$write_clock;
     reg  [464:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [7:0] wr_ptr$d;
-    wire  [7:0] wr_ptr$q;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [7:0] visible$d;
-    wire  [7:0] visible$q;
+    reg  [9:0] visible$d;
+    wire  [9:0] visible$q;
     reg  visible$clock;
-    reg  [7:0] rd_ptr$d;
-    wire  [7:0] rd_ptr$q;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [7:0] next_rd;
+    reg  [9:0] next_rd;
     
     // Sub module instances
     rnic_top_q16$receiver$jobs$ram ram(
@@ -27787,7 +28213,7 @@ module rnic_top_q16$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(7)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -27798,7 +28224,7 @@ module rnic_top_q16$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(7)];
+        ram$read_address = next_rd[(32'h0)+:(9)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -27813,16 +28239,16 @@ endmodule // rnic_top_q16$receiver$jobs
 module rnic_top_q16$receiver$jobs$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [6:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [464:0] read_data;
-    input wire  [6:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [464:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[464:0] mem[127:0];
+    reg[464:0] mem[511:0];
     
     
     
@@ -27842,13 +28268,13 @@ endmodule // rnic_top_q16$receiver$jobs$ram
 module rnic_top_q16$receiver$jobs$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 10'h0;
     end
     
     always @(posedge clock) begin
@@ -27861,13 +28287,13 @@ endmodule // rnic_top_q16$receiver$jobs$rd_ptr
 module rnic_top_q16$receiver$jobs$visible(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 10'h0;
     end
     
     always @(posedge clock) begin
@@ -27880,13 +28306,13 @@ endmodule // rnic_top_q16$receiver$jobs$visible
 module rnic_top_q16$receiver$jobs$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 10'h0;
     end
     
     always @(posedge clock) begin
@@ -28584,16 +29010,16 @@ endmodule // rnic_top_q16$receiver$read_placed
 module rnic_top_q16$receiver$reads(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [5:0] read_address;
+    input wire  [7:0] read_address;
     input wire  read_clock;
     output reg  [128:0] read_data;
-    input wire  [5:0] write_address;
+    input wire  [7:0] write_address;
     input wire  write_clock;
     input wire  [128:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[128:0] mem[63:0];
+    reg[128:0] mem[255:0];
     
     
     
@@ -29066,10 +29492,6 @@ module rnic_top_q16$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -29672,10 +30094,6 @@ module rnic_top_q16$receiver$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -38228,10 +38646,6 @@ module rnic_top_q16$rx_buffer$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -38895,10 +39309,6 @@ module rnic_top_q16$rx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -39774,10 +40184,6 @@ module rnic_top_q16$rx_qps(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -45546,10 +45952,6 @@ module rnic_top_q16$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -46032,10 +46434,6 @@ module rnic_top_q16$tx_fpdus(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -47528,10 +47926,6 @@ module rnic_top_q16$tx_ring$in_flight(clock,reset,s_valid,s_ready,s_data,m_valid
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -48336,10 +48730,6 @@ module rnic_top_q16$tx_ring$requests(clock,reset,s_valid,s_ready,s_data,m_valid,
         bypass = refill & ~waiting;
         oldest = entries$0$q;
         case (head$q[(32'h0)+:(3)])
-            0:
-                begin
-                    oldest = entries$0$q;
-                end
             1:
                 begin
                     oldest = entries$1$q;
@@ -48834,6 +49224,174 @@ module rnic_top_q16$tx_slice$skid_valid(d,q,clock);
     end
           
 endmodule // rnic_top_q16$tx_slice$skid_valid
+
+
+module rnic_top_q16$ulpdu_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [104:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [104:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [104:0] out_data$d;
+    wire  [104:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [104:0] skid_data$d;
+    wire  [104:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$ulpdu_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$ulpdu_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$ulpdu_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$ulpdu_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$ulpdu_slice
+
+
+module rnic_top_q16$ulpdu_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [104:0] d;
+    output reg  [104:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 105'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ulpdu_slice$out_data
+
+
+module rnic_top_q16$ulpdu_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ulpdu_slice$out_valid
+
+
+module rnic_top_q16$ulpdu_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [104:0] d;
+    output reg  [104:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 105'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ulpdu_slice$skid_data
+
+
+module rnic_top_q16$ulpdu_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ulpdu_slice$skid_valid
 
 
 module rnic_top_q16$window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_awburst,s_axi_awvalid,s_axi_awready,s_axi_wdata,s_axi_wstrb,s_axi_wlast,s_axi_wvalid,s_axi_wready,s_axi_bresp,s_axi_bvalid,s_axi_bready,s_axi_araddr,s_axi_arlen,s_axi_arsize,s_axi_arburst,s_axi_arvalid,s_axi_arready,s_axi_rdata,s_axi_rresp,s_axi_rlast,s_axi_rvalid,s_axi_rready,m_axi_awaddr,m_axi_awlen,m_axi_awsize,m_axi_awburst,m_axi_awvalid,m_axi_awready,m_axi_wdata,m_axi_wstrb,m_axi_wlast,m_axi_wvalid,m_axi_wready,m_axi_bresp,m_axi_bvalid,m_axi_bready,m_axi_araddr,m_axi_arlen,m_axi_arsize,m_axi_arburst,m_axi_arvalid,m_axi_arready,m_axi_rdata,m_axi_rresp,m_axi_rlast,m_axi_rvalid,m_axi_rready,d_axi_awaddr,d_axi_awlen,d_axi_awsize,d_axi_awburst,d_axi_awvalid,d_axi_awready,d_axi_wdata,d_axi_wstrb,d_axi_wlast,d_axi_wvalid,d_axi_wready,d_axi_bresp,d_axi_bvalid,d_axi_bready,d_axi_araddr,d_axi_arlen,d_axi_arsize,d_axi_arburst,d_axi_arvalid,d_axi_arready,d_axi_rdata,d_axi_rresp,d_axi_rlast,d_axi_rvalid,d_axi_rready);

@@ -212,8 +212,10 @@ fn qp_context_errors() {
     assert!(matches!(bad(|c| c.sq_base = 0x40), Err(ContextError::Misaligned { align: 128, .. })));
     assert!(matches!(bad(|c| c.rq_base = 0x10), Err(ContextError::Misaligned { align: 32, .. })));
     assert_eq!(bad(|c| c.mulpdu = 127), Err(ContextError::Mulpdu(127)));
-    assert_eq!(bad(|c| c.ird = 5), Err(ContextError::ReadDepth { field: "ird", value: 5 }));
+    assert_eq!(bad(|c| c.ird = MAX_READS + 1), Err(ContextError::ReadDepth { field: "ird", value: MAX_READS + 1 }));
+    assert_eq!(bad(|c| c.ord = MAX_READS + 1), Err(ContextError::ReadDepth { field: "ord", value: MAX_READS + 1 }));
     assert_eq!(bad(|c| c.ord = 255), Err(ContextError::ReadDepth { field: "ord", value: 255 }));
+    assert_eq!(bad(|c| (c.ird, c.ord) = (MAX_READS, MAX_READS)).map(|c| (c.ird, c.ord)), Ok((MAX_READS, MAX_READS)));
     assert!(matches!(bad(|c| c.sq_base = !127), Err(ContextError::Wraps { .. })));
     // A RESET context may be all zeros.
     assert_eq!(QpContext::from_words(&[0; 16]), Ok(QpContext::default()));

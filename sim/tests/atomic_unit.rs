@@ -8,11 +8,16 @@ use std::collections::HashMap;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_proto::atomic::{masked_cmp_swap, masked_fetch_add};
+use rnic_proto::host::context::MAX_READS;
+use rnic_proto::host::regs::DEFAULT_NUM_QPS;
 use rnic_sim::atomic_unit::{AtomicUnitDriver, Pressure, UnitOp};
 use rnic_sim::trace;
 
 /// Memory latencies every test runs with (cycles to read data and to write acks).
 const LATENCIES: [u64; 2] = [1, 200];
+/// Atomics the responder may have outstanding: 64 QPs with IRD `MAX_READS` each, all of
+/// which the unit's op queue must take.
+const OUTSTANDING: usize = DEFAULT_NUM_QPS as usize * MAX_READS as usize;
 
 /// Words the random tests pick from: three share a write-back bucket of the unit
 /// (address bits 6:3 ^ 10:7), one sits at the top of the address space.
@@ -258,8 +263,8 @@ fn atom_14_after_gate_holds_the_op_and_those_behind_it() {
 }
 
 #[test]
-fn atom_14_results_held_back_2000_cycles_nothing_lost() {
-    trace::on_failure("atom_14_results_held_back_2000_cycles_nothing_lost", || {
+fn atom_14_results_held_back_until_the_op_queue_fills_nothing_lost() {
+    trace::on_failure("atom_14_results_held_back_until_the_op_queue_fills_nothing_lost", || {
         for latency in LATENCIES {
             let what = format!("latency {latency}");
             let mut rng = StdRng::seed_from_u64(0xD0 + latency);
@@ -277,7 +282,9 @@ fn atom_14_results_held_back_2000_cycles_nothing_lost() {
                 expected.push(reference.apply(&op));
                 unit.queue.push_back(op);
             }
-            for _ in 0..2_000 {
+            // Long enough for the result storage and then the op queue (`OUTSTANDING`) to
+            // fill, with ops offered at half the cycles or more.
+            for _ in 0..2_000 + 2 * OUTSTANDING {
                 unit.cycle();
             }
             assert!(unit.results.is_empty(), "{what}: a result left while m_res_ready was low");
@@ -297,12 +304,11 @@ fn atom_14_results_held_back_2000_cycles_nothing_lost() {
 
 /// The receive engine must never wait for the unit (the head may wait for Read Responses
 /// that wait for the peer, which may wait for this engine): with its head gated, the unit
-/// still takes as many ops as 64 QPs with IRD 4 can have outstanding, and runs them all in
+/// still takes as many ops as 64 QPs with IRD `MAX_READS` can have outstanding, and runs them all in
 /// order once the gate opens.
 #[test]
 fn atom_14_ops_queue_behind_a_gated_head() {
     trace::on_failure("atom_14_ops_queue_behind_a_gated_head", || {
-        const OUTSTANDING: usize = 64 * 4;
         for latency in LATENCIES {
             let what = format!("latency {latency}");
             let mut unit = AtomicUnitDriver::new(latency, Pressure::NONE, 3).expect("model");

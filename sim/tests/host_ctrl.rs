@@ -4,7 +4,7 @@
 //! registers; doorbells; engine failures and invalidations as QUERY_QP / QUERY_MR see them.
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_proto::host::context::{CqContext, MrAccess, MrContext, QpContext, QpState, QpStatus};
+use rnic_proto::host::context::{CqContext, MrAccess, MrContext, QpContext, QpState, QpStatus, MAX_READS};
 use rnic_proto::host::regs::{self, CmdOpcode, CmdResult};
 use rnic_proto::model::{Rnic, RnicConfig};
 use rnic_sim::host_ctrl::{Doorbell, HostCtrlDriver};
@@ -24,6 +24,15 @@ fn ring(rng: &mut StdRng, align: u64) -> (u64, u8) {
         1 => (u64::MAX - rng.gen_range(0..1 << 20), rng.gen_range(0..12)),
         2 => (rng.gen::<u64>(), rng.gen_range(0..12)),
         _ => (rng.gen_range(0..1u64 << 40) & !(align - 1), rng.gen_range(0..12)),
+    }
+}
+
+/// An IRD or ORD: mostly within `MAX_READS`, now and then the first value past it or any.
+fn read_depth(rng: &mut StdRng) -> u8 {
+    match rng.gen_range(0..10) {
+        0 => MAX_READS + 1,
+        1 => rng.gen(),
+        _ => rng.gen_range(0..=MAX_READS),
     }
 }
 
@@ -50,8 +59,8 @@ fn random_qp(rng: &mut StdRng, config: &RnicConfig) -> [u32; 16] {
         recv_cq: rng.gen_range(0..config.num_cqs as u16 + 2),
         sq_log_size,
         rq_log_size,
-        ird: rng.gen(),
-        ord: rng.gen(),
+        ird: read_depth(rng),
+        ord: read_depth(rng),
         sq_base,
         rq_base,
     };

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rnic_proto::host::context::{stag, MrAccess, MrContext, QpContext, QpState};
+use rnic_proto::host::context::{stag, MrAccess, MrContext, QpContext, QpState, MAX_READS};
 use rnic_proto::host::desc::{Cqe, CqeStatus, SqOpcode, SqWqe, SQ_WQE_LEN};
 use rnic_proto::model::wire::atomic_request_of;
 use rnic_proto::model::{local_outcome, sq_cqe, Outcome};
@@ -692,7 +692,7 @@ fn reads_pushed_against_a_full_flag_a_cycle_late(ord: usize) -> (usize, usize) {
 #[test]
 fn rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags() {
     trace::on_failure("rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags", || {
-        for ord in 1..=4 {
+        for ord in 1..=usize::from(MAX_READS) {
             assert_eq!(reads_pushed_against_a_full_flag_a_cycle_late(ord), (ord, ord), "ORD {ord}");
         }
     });

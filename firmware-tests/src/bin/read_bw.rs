@@ -1,14 +1,15 @@
 //! `read_bw --backend sim [--size N] [--iters N] [--qps N] [--mulpdu N] [--sweep [--svg FILE]]`:
-//! RDMA Read bandwidth: A reads B's memory, ORD 4, up to 32 messages in flight per QP; prints bytes per cycle of payload and on
-//! the wire, and messages per cycle. `--sweep` runs sizes from 64 octets to 64 KiB and
-//! plots them. Exits 1 if a run fails or moves a wrong octet, 2 if the backend cannot run.
+//! RDMA Read bandwidth: A reads B's memory, ORD `--ord` (default `MAX_READS`, 16), up to
+//! 32 messages in flight per QP; prints bytes per cycle of payload and on the wire, and messages per cycle.
+//! `--sweep` runs sizes from 64 octets to 64 KiB and plots them. Exits 1 if a run fails or
+//! moves a wrong octet, 2 if the backend cannot run.
 use std::path::PathBuf;
 
 use clap::Parser;
 use rnic_firmware_tests::cli::PerfArgs;
 
 #[derive(Parser)]
-#[command(about = "RDMA Read bandwidth: A reads B's memory, ORD 4")]
+#[command(about = "RDMA Read bandwidth: A reads B's memory")]
 struct Args {
     #[command(flatten)]
     perf: PerfArgs,

@@ -45,13 +45,16 @@
 //!   while the result RAM and both queues have room for everything already in flight, so
 //!   with `m_res_ready` low the unit stops issuing ops and nothing else.
 //! - **Never blocking the receiver.** Ops wait in a queue of [`OPS`] in front of the head,
-//!   room for every atomic the responder can have outstanding (64 QPs, IRD 4 each), so the
-//!   receive engine never waits for the unit. It must not: the head may wait for Read
-//!   Responses to leave, which may wait for the peer to drain the link, which may wait for
-//!   this receiver. (Two RNICs loaded with Reads and atomics both ways deadlocked that way
+//!   room for every atomic the responder can have outstanding (64 QPs, IRD `MAX_READS`
+//!   each), so the receive engine never waits for the unit. It must not: the head may wait
+//!   for Read Responses to leave, which may wait for the peer to drain the link, which may
+//!   wait for this receiver. (Two RNICs loaded with Reads and atomics both ways deadlocked that way
 //!   with a head register alone: each receiver held an Atomic Request the unit could not
 //!   take.)
 use rust_hdl::prelude::*;
+
+use rnic_proto::host::context::MAX_READS;
+use rnic_proto::host::regs::DEFAULT_NUM_QPS;
 
 use super::AtomicAlu;
 use crate::common::{constant, RamFifo, SkidBuffer};
@@ -62,10 +65,11 @@ pub const RESULT_DEPTH: u64 = 512;
 pub const BATCH_MAX: u64 = 32;
 /// With no op waiting, a batch is closed only while fewer batches than this are in flight.
 pub const IDLE_CLOSE_LIMIT: u64 = 8;
-/// Ops queued in front of the head: `1 << OPS_BITS`, every atomic 64 QPs with IRD 4 can
-/// have outstanding.
-const OPS_BITS: usize = 8;
+/// Ops queued in front of the head: `1 << OPS_BITS`, every atomic 64 QPs (the default
+/// build's) with IRD `MAX_READS` can have outstanding.
+const OPS_BITS: usize = (DEFAULT_NUM_QPS * MAX_READS as u32).trailing_zeros() as usize;
 pub const OPS: u64 = 1 << OPS_BITS;
+const _: () = assert!(OPS == DEFAULT_NUM_QPS as u64 * MAX_READS as u64, "room for every atomic outstanding");
 /// An op in the queue: address (63:0), operands (319:64), control (340:320), as the head
 /// registers hold them.
 const OP_BITS: usize = 341;

@@ -53,10 +53,10 @@ impl<const W: usize> Logic for SmallFifo<W> {
         self.push.next = self.s_valid.val() & (self.count.val() != 8);
         self.refill.next = !self.out_valid.q.val() | self.m_ready.val();
         self.bypass.next = self.refill.val() & !self.waiting.val();
-        // (A case, a parallel select: not a chain of overriding ifs.)
+        // (A case, a parallel select: not a chain of overriding ifs. Entry 0 is the
+        // default.)
         self.oldest.next = self.entries[0].q.val();
         match self.head.q.val().get_bits::<3>(0).index() {
-            0 => self.oldest.next = self.entries[0].q.val(),
             1 => self.oldest.next = self.entries[1].q.val(),
             2 => self.oldest.next = self.entries[2].q.val(),
             3 => self.oldest.next = self.entries[3].q.val(),

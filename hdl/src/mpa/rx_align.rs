@@ -516,7 +516,6 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.first_plan.to_marker.next = self.parse_tm.val() & 0x1FF;
         self.first_plan.markers.next = self.markers_en.val();
         self.next_plan.remaining.next = self.remaining.q.val() - self.plan_take.q.val();
-        self.next_plan.to_marker.next = (self.to_marker.q.val() - (self.plan_used.q.val() << 2)) & 0x1FF;
         self.next_plan.markers.next = self.fpdu_markers.q.val();
         self.take.next = self.plan_take.q.val();
         self.marker_taken.next = self.plan_marker_taken.q.val();
@@ -621,6 +620,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.rp_other.next = self.ends.m_data.val().get_bits::<16>(0);
         }
         self.tm_full.next = (self.to_marker.q.val() - (self.used.val() << 2)) & 0x1FF;
+        // (The next beat's plan starts from where a full beat leaves the marker.)
+        self.next_plan.to_marker.next = self.tm_full.val();
         self.tm_other.next = (self.to_marker.q.val() + self.rp.q.val() - self.rp_other.val()) & 0x1FF;
         self.moved.next = self.fire_trunc.val() | self.skipping.q.val();
         self.rp.d.next = self.rp.q.val();

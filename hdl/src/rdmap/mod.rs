@@ -3,5 +3,5 @@
 mod rx;
 mod tx_request;
 
-pub use rx::{RdmapRx, DONE_BITS, READ_SLOTS};
+pub use rx::{RdmapRx, DONE_BITS, READ_SLOTS, SLOT_BITS};
 pub use tx_request::TxRequest;

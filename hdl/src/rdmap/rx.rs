@@ -22,8 +22,8 @@
 //!   Request's IRD slot is free again once the segmenter has sent its response's last
 //!   segment.
 //! - Read Response: continues the oldest outstanding Read of the QP (table filled by the
-//!   requester as it sends Read Requests, ORD entries per QP at most 4) at its sink STag
-//!   and next TO; once the last segment is placed and the placement writes then
+//!   requester as it sends Read Requests, ORD entries per QP, at most `READ_SLOTS`) at its
+//!   sink STag and next TO; once the last segment is placed and the placement writes then
 //!   outstanding are acknowledged, the requester completes the Read (`order_done`). The
 //!   receiver does not wait for those acknowledgements: up to `WAITS` such completions
 //!   wait beside it, in order, while it takes the next ULPDUs.
@@ -84,9 +84,21 @@ use crate::host::MrCheck;
 pub const READ_SLOTS: usize = MAX_READS as usize;
 /// Bits of a QP's count of Reads and atomics completed (`order_done`). TxRequest compares
 /// it with the count each of its completions waits for: at most 32 of them come after an
-/// entry (its queue's size) and far fewer than 32 are outstanding up to it (ORD), so
-/// counted modulo 64 the difference tells "done" from "not yet" by its top bit.
+/// entry (its queue's size) and at most `READ_SLOTS` (ORD), fewer than 32, are outstanding
+/// up to it, so counted modulo 64 the difference tells "done" from "not yet" by its top bit
+/// (TxRequest asserts both bounds).
 pub const DONE_BITS: usize = 6;
+/// Bits of a slot's number in a QP's outstanding Read queue.
+pub const SLOT_BITS: usize = READ_SLOTS.trailing_zeros() as usize;
+/// Bits of a QP's counts of Reads pushed and popped: counted modulo twice the slots, so
+/// that a full queue (`READ_SLOTS` queued) differs from an empty one.
+pub const COUNT_BITS: usize = SLOT_BITS + 1;
+/// Bits of each QP's lane in the outstanding-Read state registers.
+const LANE_BITS: usize = 16;
+const _: () = assert!(
+    READ_SLOTS.is_power_of_two() && COUNT_BITS <= DONE_BITS && DONE_BITS <= LANE_BITS,
+    "a QP's counts fit its lane, and the clear of its completed count clears the others"
+);
 /// Read and atomic completions that may wait beside the engine for their placement writes'
 /// acknowledgements: one per response arriving within an acknowledgement's round trip
 /// (~200 cycles; an Atomic Response every ~15 cycles at W = 8).
@@ -159,8 +171,9 @@ pub enum RxState {
     MpaFault,
 }
 
-/// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB + 2`,
-/// `RB1` = `RB + 1`, `RB2` = `RB + 2`, `QL` = `16 Q`.
+/// `QB`/`CB`/`MB` = QP/CQ/MR index bits, `Q`/`M` = QP and MR counts, `RB` = `QB +
+/// SLOT_BITS` (`READ_SLOTS` Reads per QP), `RB1` = `RB + 1`, `RB2` = `RB + 2`, `QL` =
+/// `16 Q`.
 #[derive(LogicBlock)]
 pub struct RdmapRx<
     const QB: usize,
@@ -356,21 +369,22 @@ pub struct RdmapRx<
     reads: RAM<Bits<129>, RB>,
     /// The outstanding-Read state of every QP, split by writer so that no update waits
     /// for another: Reads pushed (the requester), Reads popped (a Read's last response
-    /// or an Atomic Response placed), both modulo 16, Reads completed (`order_done`,
-    /// modulo 64), and the most allowed (context writes). Each holds a 16-bit lane per QP,
-    /// of which the low four bits are used (six for the completed count; one register
-    /// each, not Q small ones: a simulator pays per register). Reads queued = pushed -
-    /// popped; the oldest one's slot is popped's low two bits, the next free one pushed's.
+    /// or an Atomic Response placed), both modulo `2 READ_SLOTS` (`COUNT_BITS`), Reads
+    /// completed (`order_done`, modulo 64), and the most allowed (context writes, up to
+    /// `READ_SLOTS`). Each holds a 16-bit lane per QP, of which the low `COUNT_BITS` bits
+    /// are used (`DONE_BITS` for the completed count; one register each, not Q small ones:
+    /// a simulator pays per register). Reads queued = pushed - popped; the oldest one's
+    /// slot is popped's low `SLOT_BITS` bits, the next free one pushed's.
     /// A QP written in RESET clears its lanes.
     reads_pushed: DFF<Bits<QL>>,
     reads_popped: DFF<Bits<QL>>,
     reads_done: DFF<Bits<QL>>,
     reads_limit: DFF<Bits<QL>>,
-    rd_pushed: Signal<Local, Bits<4>>,
-    rd_popped: Signal<Local, Bits<4>>,
+    rd_pushed: Signal<Local, Bits<COUNT_BITS>>,
+    rd_popped: Signal<Local, Bits<COUNT_BITS>>,
     wait_done: Signal<Local, Bits<DONE_BITS>>,
-    push_pushed: Signal<Local, Bits<4>>,
-    push_popped: Signal<Local, Bits<4>>,
+    push_pushed: Signal<Local, Bits<COUNT_BITS>>,
+    push_popped: Signal<Local, Bits<COUNT_BITS>>,
     /// The QP's outstanding Read queue is empty.
     rd_none: Signal<Local, Bit>,
     rd_slot: Signal<Local, Bits<16>>,
@@ -383,14 +397,16 @@ pub struct RdmapRx<
     popped_next: Signal<Local, Bits<QL>>,
     done_next: Signal<Local, Bits<QL>>,
     limit_next: Signal<Local, Bits<QL>>,
-    push_queued: Signal<Local, Bits<4>>,
-    pushed_up: Signal<Local, Bits<4>>,
-    popped_up: Signal<Local, Bits<4>>,
+    push_queued: Signal<Local, Bits<COUNT_BITS>>,
+    pushed_up: Signal<Local, Bits<COUNT_BITS>>,
+    popped_up: Signal<Local, Bits<COUNT_BITS>>,
     done_up: Signal<Local, Bits<DONE_BITS>>,
     resp_msn_next: Signal<Local, Bits<32>>,
     placed_next: Signal<Local, Bits<32>>,
-    limit: Signal<Local, Bits<4>>,
-    nibble_ones: Constant<Bits<QL>>,
+    limit: Signal<Local, Bits<COUNT_BITS>>,
+    count_ones: Constant<Bits<QL>>,
+    /// A slot's place in the table's address, below the QP's.
+    slot_shift: Constant<Bits<8>>,
     done_ones: Constant<Bits<QL>>,
     done_inc: Signal<Local, Bit>,
     /// Placement writes requested and acknowledged so far (modulo 256; at most 127 apart:
@@ -682,15 +698,15 @@ pub struct RdmapRx<
     pd: Signal<Local, Bits<16>>,
     next_msn: Signal<Local, Bits<32>>,
     next_rr_msn: Signal<Local, Bits<32>>,
-    rd_head: Signal<Local, Bits<2>>,
+    rd_head: Signal<Local, Bits<SLOT_BITS>>,
     rd_entry: Signal<Local, Bits<129>>,
-    push_count: Signal<Local, Bits<3>>,
+    push_count: Signal<Local, Bits<COUNT_BITS>>,
     recv_cqe: Signal<Local, Bits<256>>,
     cqe_flags: Signal<Local, Bits<256>>,
     term_len: Signal<Local, Bits<16>>,
-    push_slot: Signal<Local, Bits<2>>,
+    push_slot: Signal<Local, Bits<SLOT_BITS>>,
     full_pushed: Signal<Local, Bits<Q>>,
-    push_limit: Signal<Local, Bits<3>>,
+    push_limit: Signal<Local, Bits<COUNT_BITS>>,
     pop: Signal<Local, Bit>,
     need_in: Signal<Local, Bit>,
     out_n: Signal<Local, Bits<16>>,
@@ -772,11 +788,11 @@ impl<
             assert!(
                 Q <= 1 << QB
                     && M <= 1 << MB
-                    && RB == QB + 2
+                    && RB == QB + SLOT_BITS
                     && 1 << (RB - QB) == READ_SLOTS
                     && RB1 == RB + 1
                     && RB2 == RB + 2
-                    && QL == 16 * Q
+                    && QL == LANE_BITS * Q
                     && QB <= 8
                     && CB <= 16
                     && MB <= 24
@@ -1005,7 +1021,8 @@ impl<
             placed_next: Default::default(),
             done_next: Default::default(),
             limit: Default::default(),
-            nibble_ones: constant(0xF),
+            count_ones: constant((1 << COUNT_BITS) - 1),
+            slot_shift: constant(SLOT_BITS as u64),
             done_ones: constant((1 << DONE_BITS) - 1),
             done_inc: Default::default(),
             writes_issued: Default::default(),
@@ -1458,28 +1475,28 @@ impl<
         self.push_slot16.next = bit_cast::<16, QB>(self.s_read_qpn.val()) << 4;
         self.order_slot.next = bit_cast::<16, QB>(self.order_qpn.val()) << 4;
         self.waddr_slot.next = bit_cast::<16, QB>(self.qp_waddr.val()) << 4;
-        self.rd_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.rd_slot.val().index());
-        self.rd_popped.next = self.reads_popped.q.val().get_bits::<4>(self.rd_slot.val().index());
-        self.push_pushed.next = self.reads_pushed.q.val().get_bits::<4>(self.push_slot16.val().index());
-        self.push_popped.next = self.reads_popped.q.val().get_bits::<4>(self.push_slot16.val().index());
+        self.rd_pushed.next = self.reads_pushed.q.val().get_bits::<COUNT_BITS>(self.rd_slot.val().index());
+        self.rd_popped.next = self.reads_popped.q.val().get_bits::<COUNT_BITS>(self.rd_slot.val().index());
+        self.push_pushed.next = self.reads_pushed.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
+        self.push_popped.next = self.reads_popped.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
         self.rd_none.next = self.rd_pushed.val() == self.rd_popped.val();
-        self.rd_head.next = self.rd_popped.val().get_bits::<2>(0);
+        self.rd_head.next = self.rd_popped.val().get_bits::<SLOT_BITS>(0);
         self.push_queued.next = self.push_pushed.val() - self.push_popped.val();
-        self.push_count.next = self.push_queued.val().get_bits::<3>(0);
-        self.push_limit.next = self.reads_limit.q.val().get_bits::<3>(self.push_slot16.val().index());
-        self.reads.read_address.next =
-            (bit_cast::<RB, QB>(self.qpn.q.val()) << 2) | bit_cast::<RB, 2>(self.rd_head.val());
+        self.push_count.next = self.push_queued.val();
+        self.push_limit.next = self.reads_limit.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
+        self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << self.slot_shift.val())
+            | bit_cast::<RB, SLOT_BITS>(self.rd_head.val());
         self.rd_entry.next = self.reads.read_data.val();
         self.reads.write_enable.next = self.s_read_valid.val();
-        self.push_slot.next = self.push_pushed.val().get_bits::<2>(0);
-        self.reads.write_address.next =
-            (bit_cast::<RB, QB>(self.s_read_qpn.val()) << 2) | bit_cast::<RB, 2>(self.push_slot.val());
+        self.push_slot.next = self.push_pushed.val().get_bits::<SLOT_BITS>(0);
+        self.reads.write_address.next = (bit_cast::<RB, QB>(self.s_read_qpn.val()) << self.slot_shift.val())
+            | bit_cast::<RB, SLOT_BITS>(self.push_slot.val());
         self.reads.write_data.next = self.s_read_entry.val();
         self.pop.next = false;
         self.ord.next = self.qp_wdata.val().get_bits::<8>(self.at_ord.val().index());
-        self.limit.next = self.ord.val().get_bits::<4>(0);
+        self.limit.next = self.ord.val().get_bits::<COUNT_BITS>(0);
         if self.ord.val() > self.max_reads.val() {
-            self.limit.next = self.max_reads.val().get_bits::<4>(0);
+            self.limit.next = self.max_reads.val().get_bits::<COUNT_BITS>(0);
         }
         if self.ord.val() == 0 {
             self.limit.next = 1.into();
@@ -2491,7 +2508,7 @@ impl<
         // Read popped (popped + 1) or completed (done + 1), a QP written (its limit from
         // ORD; in RESET also its pushed, popped and done to 0, which wins). Only when
         // something happens: an idle simulation skips the wide shifts.
-        // (Each sum is its own four-bit signal, so that it wraps.)
+        // (Each sum is its own `COUNT_BITS`-bit signal, so that it wraps.)
         self.pushed_up.next = self.push_pushed.val() + 1;
         self.popped_up.next = self.rd_popped.val() + 1;
         self.reads_clear.next = 0.into();
@@ -2500,13 +2517,13 @@ impl<
         }
         self.pushed_next.next = self.reads_pushed.q.val();
         if self.s_read_valid.val() {
-            self.pushed_next.next = (self.reads_pushed.q.val() & !(self.nibble_ones.val() << self.push_slot16.val()))
-                | (bit_cast::<QL, 4>(self.pushed_up.val()) << self.push_slot16.val());
+            self.pushed_next.next = (self.reads_pushed.q.val() & !(self.count_ones.val() << self.push_slot16.val()))
+                | (bit_cast::<QL, COUNT_BITS>(self.pushed_up.val()) << self.push_slot16.val());
         }
         self.popped_next.next = self.reads_popped.q.val();
         if self.pop.val() {
-            self.popped_next.next = (self.reads_popped.q.val() & !(self.nibble_ones.val() << self.rd_slot.val()))
-                | (bit_cast::<QL, 4>(self.popped_up.val()) << self.rd_slot.val());
+            self.popped_next.next = (self.reads_popped.q.val() & !(self.count_ones.val() << self.rd_slot.val()))
+                | (bit_cast::<QL, COUNT_BITS>(self.popped_up.val()) << self.rd_slot.val());
         }
         self.done_next.next = self.reads_done.q.val();
         if self.done_inc.val() {
@@ -2515,8 +2532,8 @@ impl<
         }
         self.limit_next.next = self.reads_limit.q.val();
         if self.qp_we.val() {
-            self.limit_next.next = (self.reads_limit.q.val() & !(self.nibble_ones.val() << self.waddr_slot.val()))
-                | (bit_cast::<QL, 4>(self.limit.val()) << self.waddr_slot.val());
+            self.limit_next.next = (self.reads_limit.q.val() & !(self.count_ones.val() << self.waddr_slot.val()))
+                | (bit_cast::<QL, COUNT_BITS>(self.limit.val()) << self.waddr_slot.val());
         }
         self.reads_pushed.d.next = self.pushed_next.val() & !self.reads_clear.val();
         self.reads_popped.d.next = self.popped_next.val() & !self.reads_clear.val();

@@ -884,9 +884,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
                     << self.at_entry_named_status.val());
         }
         // A completion also waits until its QP's Reads before it (and a Read's own
-        // response) are placed. Counted modulo 64, the done count is at most 4 below (ORD)
-        // and 31 above (every later Read has an entry behind this one in a queue of 32) the
-        // count needed: a difference of 0..31 means done, one of 32..63 not yet.
+        // response) are placed. Counted modulo 64, the done count is at most MAX_READS (ORD)
+        // below and 31 above (every later Read has an entry behind this one in a queue of 32)
+        // the count needed: a difference of 0..31 means done, one of 32..63 not yet.
         // An entry cut by its QP's reset waits for nothing but its message: the QP's
         // counts started over.
         self.order_qpn.next = self.head_entry.val().get_bits::<QB>(self.at_cqe_qpn.val().index());

@@ -26,7 +26,7 @@ pub const CQ_BASE_ALIGN: u64 = CQE_LEN as u64;
 pub const MAX_MR_INDEX: u32 = (1 << 24) - 1;
 /// The most RDMA Reads a QP has outstanding each way: its ORD and IRD are at most
 /// this (the RNIC keeps a table of this many Reads per QP in each direction).
-pub const MAX_READS: u8 = 4;
+pub const MAX_READS: u8 = 16;
 
 /// The STag of MR `index` with `key` (`index << 8 | key`). Local keys
 /// (lkeys) name MRs the same way.

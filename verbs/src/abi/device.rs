@@ -4,6 +4,7 @@ use std::mem::size_of;
 
 use libc::{c_char, c_int};
 use rnic_driver::MAX_QUEUE_LOG_SIZE;
+use rnic_proto::host::context::MAX_READS;
 
 use super::context;
 use crate::engine::{Config, Engine};
@@ -12,8 +13,9 @@ use crate::{errno, sys};
 
 /// The port every device has (verbs numbers ports from 1).
 pub(crate) const PORT: u8 = 1;
-/// Inbound and outbound RDMA Read Requests (and atomics) a QP has at once.
-pub(crate) const RD_ATOMIC: u8 = 4;
+/// Inbound and outbound RDMA Read Requests (and atomics) a QP has at once: the most the
+/// RNIC allows (its IRD and ORD limit).
+pub(crate) const RD_ATOMIC: u8 = MAX_READS;
 /// The node GUID, reported big-endian: a locally administered EUI-64.
 const NODE_GUID: u64 = 0x0200_00ff_fe00_0001;
 /// A message's largest size: the 32-bit lengths of the RNIC's descriptors.
