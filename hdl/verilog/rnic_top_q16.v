@@ -43612,41 +43612,77 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     reg  b_busy$1$d;
     wire  b_busy$1$q;
     reg  b_busy$1$clock;
+    reg  b_busy$2$d;
+    wire  b_busy$2$q;
+    reg  b_busy$2$clock;
+    reg  b_busy$3$d;
+    wire  b_busy$3$q;
+    reg  b_busy$3$clock;
     reg  b_drop$0$d;
     wire  b_drop$0$q;
     reg  b_drop$0$clock;
     reg  b_drop$1$d;
     wire  b_drop$1$q;
     reg  b_drop$1$clock;
+    reg  b_drop$2$d;
+    wire  b_drop$2$q;
+    reg  b_drop$2$clock;
+    reg  b_drop$3$d;
+    wire  b_drop$3$q;
+    reg  b_drop$3$clock;
     reg  [3:0] b_qpn$0$d;
     wire  [3:0] b_qpn$0$q;
     reg  b_qpn$0$clock;
     reg  [3:0] b_qpn$1$d;
     wire  [3:0] b_qpn$1$q;
     reg  b_qpn$1$clock;
+    reg  [3:0] b_qpn$2$d;
+    wire  [3:0] b_qpn$2$q;
+    reg  b_qpn$2$clock;
+    reg  [3:0] b_qpn$3$d;
+    wire  [3:0] b_qpn$3$q;
+    reg  b_qpn$3$clock;
     reg  [255:0] b_ctx$0$d;
     wire  [255:0] b_ctx$0$q;
     reg  b_ctx$0$clock;
     reg  [255:0] b_ctx$1$d;
     wire  [255:0] b_ctx$1$q;
     reg  b_ctx$1$clock;
+    reg  [255:0] b_ctx$2$d;
+    wire  [255:0] b_ctx$2$q;
+    reg  b_ctx$2$clock;
+    reg  [255:0] b_ctx$3$d;
+    wire  [255:0] b_ctx$3$q;
+    reg  b_ctx$3$clock;
     reg  [31:0] b_index$0$d;
     wire  [31:0] b_index$0$q;
     reg  b_index$0$clock;
     reg  [31:0] b_index$1$d;
     wire  [31:0] b_index$1$q;
     reg  b_index$1$clock;
+    reg  [31:0] b_index$2$d;
+    wire  [31:0] b_index$2$q;
+    reg  b_index$2$clock;
+    reg  [31:0] b_index$3$d;
+    wire  [31:0] b_index$3$q;
+    reg  b_index$3$clock;
     reg  [3:0] b_left$0$d;
     wire  [3:0] b_left$0$q;
     reg  b_left$0$clock;
     reg  [3:0] b_left$1$d;
     wire  [3:0] b_left$1$q;
     reg  b_left$1$clock;
-    reg  issue$d;
-    wire  issue$q;
+    reg  [3:0] b_left$2$d;
+    wire  [3:0] b_left$2$q;
+    reg  b_left$2$clock;
+    reg  [3:0] b_left$3$d;
+    wire  [3:0] b_left$3$q;
+    reg  b_left$3$clock;
+    reg  [1:0] issue$d;
+    wire  [1:0] issue$q;
     reg  issue$clock;
-    reg  out$d;
-    wire  out$q;
+    reg  [1:0] out$d;
+    wire  [1:0] out$q;
     reg  out$clock;
     reg  [3:0] rx_beat$d;
     wire  [3:0] rx_beat$q;
@@ -43665,7 +43701,7 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     wire  wqes$m_valid;
     reg  wqes$m_ready;
     wire  [768:0] wqes$m_data;
-    wire  [4:0] wqes$count;
+    wire  [5:0] wqes$count;
     reg  pick$clock;
     reg  pick$reset;
     reg  [15:0] pick$requests;
@@ -43869,6 +43905,16 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .q(b_busy$1$q),
         .clock(b_busy$1$clock)
     );
+    rnic_top_q16$sq$b_busy$2 b_busy$2(
+        .d(b_busy$2$d),
+        .q(b_busy$2$q),
+        .clock(b_busy$2$clock)
+    );
+    rnic_top_q16$sq$b_busy$3 b_busy$3(
+        .d(b_busy$3$d),
+        .q(b_busy$3$q),
+        .clock(b_busy$3$clock)
+    );
     rnic_top_q16$sq$b_drop$0 b_drop$0(
         .d(b_drop$0$d),
         .q(b_drop$0$q),
@@ -43878,6 +43924,16 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .d(b_drop$1$d),
         .q(b_drop$1$q),
         .clock(b_drop$1$clock)
+    );
+    rnic_top_q16$sq$b_drop$2 b_drop$2(
+        .d(b_drop$2$d),
+        .q(b_drop$2$q),
+        .clock(b_drop$2$clock)
+    );
+    rnic_top_q16$sq$b_drop$3 b_drop$3(
+        .d(b_drop$3$d),
+        .q(b_drop$3$q),
+        .clock(b_drop$3$clock)
     );
     rnic_top_q16$sq$b_qpn$0 b_qpn$0(
         .d(b_qpn$0$d),
@@ -43889,6 +43945,16 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .q(b_qpn$1$q),
         .clock(b_qpn$1$clock)
     );
+    rnic_top_q16$sq$b_qpn$2 b_qpn$2(
+        .d(b_qpn$2$d),
+        .q(b_qpn$2$q),
+        .clock(b_qpn$2$clock)
+    );
+    rnic_top_q16$sq$b_qpn$3 b_qpn$3(
+        .d(b_qpn$3$d),
+        .q(b_qpn$3$q),
+        .clock(b_qpn$3$clock)
+    );
     rnic_top_q16$sq$b_ctx$0 b_ctx$0(
         .d(b_ctx$0$d),
         .q(b_ctx$0$q),
@@ -43898,6 +43964,16 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .d(b_ctx$1$d),
         .q(b_ctx$1$q),
         .clock(b_ctx$1$clock)
+    );
+    rnic_top_q16$sq$b_ctx$2 b_ctx$2(
+        .d(b_ctx$2$d),
+        .q(b_ctx$2$q),
+        .clock(b_ctx$2$clock)
+    );
+    rnic_top_q16$sq$b_ctx$3 b_ctx$3(
+        .d(b_ctx$3$d),
+        .q(b_ctx$3$q),
+        .clock(b_ctx$3$clock)
     );
     rnic_top_q16$sq$b_index$0 b_index$0(
         .d(b_index$0$d),
@@ -43909,6 +43985,16 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .q(b_index$1$q),
         .clock(b_index$1$clock)
     );
+    rnic_top_q16$sq$b_index$2 b_index$2(
+        .d(b_index$2$d),
+        .q(b_index$2$q),
+        .clock(b_index$2$clock)
+    );
+    rnic_top_q16$sq$b_index$3 b_index$3(
+        .d(b_index$3$d),
+        .q(b_index$3$q),
+        .clock(b_index$3$clock)
+    );
     rnic_top_q16$sq$b_left$0 b_left$0(
         .d(b_left$0$d),
         .q(b_left$0$q),
@@ -43918,6 +44004,16 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         .d(b_left$1$d),
         .q(b_left$1$q),
         .clock(b_left$1$clock)
+    );
+    rnic_top_q16$sq$b_left$2 b_left$2(
+        .d(b_left$2$d),
+        .q(b_left$2$q),
+        .clock(b_left$2$clock)
+    );
+    rnic_top_q16$sq$b_left$3 b_left$3(
+        .d(b_left$3$d),
+        .q(b_left$3$q),
+        .clock(b_left$3$clock)
     );
     rnic_top_q16$sq$issue issue(
         .d(issue$d),
@@ -44045,6 +44141,30 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         b_index$1$d = b_index$1$q;
         b_left$1$clock = clock;
         b_left$1$d = b_left$1$q;
+        b_busy$2$clock = clock;
+        b_busy$2$d = b_busy$2$q;
+        b_drop$2$clock = clock;
+        b_drop$2$d = b_drop$2$q;
+        b_qpn$2$clock = clock;
+        b_qpn$2$d = b_qpn$2$q;
+        b_ctx$2$clock = clock;
+        b_ctx$2$d = b_ctx$2$q;
+        b_index$2$clock = clock;
+        b_index$2$d = b_index$2$q;
+        b_left$2$clock = clock;
+        b_left$2$d = b_left$2$q;
+        b_busy$3$clock = clock;
+        b_busy$3$d = b_busy$3$q;
+        b_drop$3$clock = clock;
+        b_drop$3$d = b_drop$3$q;
+        b_qpn$3$clock = clock;
+        b_qpn$3$d = b_qpn$3$q;
+        b_ctx$3$clock = clock;
+        b_ctx$3$d = b_ctx$3$q;
+        b_index$3$clock = clock;
+        b_index$3$d = b_index$3$q;
+        b_left$3$clock = clock;
+        b_left$3$d = b_left$3$q;
         ctx$read_clock = clock;
         ctx$write_clock = clock;
         pi$read_clock = clock;
@@ -44086,6 +44206,12 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         end
         if (issue$q == 1) begin
             slot_free = ~b_busy$1$q;
+        end
+        if (issue$q == 2) begin
+            slot_free = ~b_busy$2$q;
+        end
+        if (issue$q == 3) begin
+            slot_free = ~b_busy$3$q;
         end
         ctx$read_address = qpn$q;
         pi$read_address = qpn$q;
@@ -44178,6 +44304,22 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
                 b_index$1$d = sz_fi$q;
                 b_left$1$d = dec_count$q;
             end
+            if (issue$q == 2) begin
+                b_busy$2$d = 1'b1;
+                b_drop$2$d = 1'b0;
+                b_qpn$2$d = qpn$q;
+                b_ctx$2$d = ctx$read_data;
+                b_index$2$d = sz_fi$q;
+                b_left$2$d = dec_count$q;
+            end
+            if (issue$q == 3) begin
+                b_busy$3$d = 1'b1;
+                b_drop$3$d = 1'b0;
+                b_qpn$3$d = qpn$q;
+                b_ctx$3$d = ctx$read_data;
+                b_index$3$d = sz_fi$q;
+                b_left$3$d = dec_count$q;
+            end
             issue$d = issue$q + 32'h1;
             req_valid$d = 1'b1;
             req_addr$d = dec_addr$q;
@@ -44198,6 +44340,18 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
             b_ctx$1$d = qp_wdata;
             if (qp_reset) begin
                 b_drop$1$d = 1'b1;
+            end
+        end
+        if (b_busy$2$q & qp_we & (qp_waddr == b_qpn$2$q)) begin
+            b_ctx$2$d = qp_wdata;
+            if (qp_reset) begin
+                b_drop$2$d = 1'b1;
+            end
+        end
+        if (b_busy$3$q & qp_we & (qp_waddr == b_qpn$3$q)) begin
+            b_ctx$3$d = qp_wdata;
+            if (qp_reset) begin
+                b_drop$3$d = 1'b1;
             end
         end
         s_rd_tready = 1'b1;
@@ -44235,6 +44389,20 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
             head_index = b_index$1$q;
             head_left = b_left$1$q;
         end
+        if (out$q == 2) begin
+            head_drop = b_drop$2$q;
+            head_qpn = b_qpn$2$q;
+            head_ctx = b_ctx$2$q;
+            head_index = b_index$2$q;
+            head_left = b_left$2$q;
+        end
+        if (out$q == 3) begin
+            head_drop = b_drop$3$q;
+            head_qpn = b_qpn$3$q;
+            head_ctx = b_ctx$3$q;
+            head_index = b_index$3$q;
+            head_left = b_left$3$q;
+        end
         head_reset = reset_write & (qp_waddr == head_qpn);
         m_valid = wqes$m_valid & ~head_drop & ~head_reset & enable;
         take = m_valid & m_ready;
@@ -44253,6 +44421,20 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
                 b_left$1$d = b_left$1$q - 32'h1;
                 if (b_left$1$q == 32'h1) begin
                     b_busy$1$d = 1'b0;
+                end
+            end
+            if (out$q == 2) begin
+                b_index$2$d = b_index$2$q + 32'h1;
+                b_left$2$d = b_left$2$q - 32'h1;
+                if (b_left$2$q == 32'h1) begin
+                    b_busy$2$d = 1'b0;
+                end
+            end
+            if (out$q == 3) begin
+                b_index$3$d = b_index$3$q + 32'h1;
+                b_left$3$d = b_left$3$q - 32'h1;
+                if (b_left$3$q == 32'h1) begin
+                    b_busy$3$d = 1'b0;
                 end
             end
             if (head_left == 32'h1) begin
@@ -44277,6 +44459,8 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
             req_valid$d = 1'b0;
             b_busy$0$d = 1'b0;
             b_busy$1$d = 1'b0;
+            b_busy$2$d = 1'b0;
+            b_busy$3$d = 1'b0;
             issue$d = 32'h0;
             out$d = 32'h0;
             rx_beat$d = 32'h0;
@@ -44339,6 +44523,44 @@ module rnic_top_q16$sq$b_busy$1(d,q,clock);
 endmodule // rnic_top_q16$sq$b_busy$1
 
 
+module rnic_top_q16$sq$b_busy$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_busy$2
+
+
+module rnic_top_q16$sq$b_busy$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_busy$3
+
+
 module rnic_top_q16$sq$b_ctx$0(d,q,clock);
     
     // Module arguments
@@ -44375,6 +44597,44 @@ module rnic_top_q16$sq$b_ctx$1(d,q,clock);
     end
           
 endmodule // rnic_top_q16$sq$b_ctx$1
+
+
+module rnic_top_q16$sq$b_ctx$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_ctx$2
+
+
+module rnic_top_q16$sq$b_ctx$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_ctx$3
 
 
 module rnic_top_q16$sq$b_drop$0(d,q,clock);
@@ -44415,6 +44675,44 @@ module rnic_top_q16$sq$b_drop$1(d,q,clock);
 endmodule // rnic_top_q16$sq$b_drop$1
 
 
+module rnic_top_q16$sq$b_drop$2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_drop$2
+
+
+module rnic_top_q16$sq$b_drop$3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_drop$3
+
+
 module rnic_top_q16$sq$b_index$0(d,q,clock);
     
     // Module arguments
@@ -44451,6 +44749,44 @@ module rnic_top_q16$sq$b_index$1(d,q,clock);
     end
           
 endmodule // rnic_top_q16$sq$b_index$1
+
+
+module rnic_top_q16$sq$b_index$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_index$2
+
+
+module rnic_top_q16$sq$b_index$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_index$3
 
 
 module rnic_top_q16$sq$b_left$0(d,q,clock);
@@ -44491,6 +44827,44 @@ module rnic_top_q16$sq$b_left$1(d,q,clock);
 endmodule // rnic_top_q16$sq$b_left$1
 
 
+module rnic_top_q16$sq$b_left$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_left$2
+
+
+module rnic_top_q16$sq$b_left$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_left$3
+
+
 module rnic_top_q16$sq$b_qpn$0(d,q,clock);
     
     // Module arguments
@@ -44527,6 +44901,44 @@ module rnic_top_q16$sq$b_qpn$1(d,q,clock);
     end
           
 endmodule // rnic_top_q16$sq$b_qpn$1
+
+
+module rnic_top_q16$sq$b_qpn$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_qpn$2
+
+
+module rnic_top_q16$sq$b_qpn$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$sq$b_qpn$3
 
 
 module rnic_top_q16$sq$ci(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -44752,13 +45164,13 @@ endmodule // rnic_top_q16$sq$fi_zero
 module rnic_top_q16$sq$issue(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [1:0] d;
+    output reg  [1:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 2'h0;
     end
     
     always @(posedge clock) begin
@@ -44771,13 +45183,13 @@ endmodule // rnic_top_q16$sq$issue
 module rnic_top_q16$sq$out(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [1:0] d;
+    output reg  [1:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 2'h0;
     end
     
     always @(posedge clock) begin
@@ -45581,33 +45993,33 @@ module rnic_top_q16$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     output reg  m_valid;
     input wire  m_ready;
     output reg  [768:0] m_data;
-    output reg  [4:0] count;
+    output reg  [5:0] count;
     
     // Constant declarations
-    localparam  depth = 5'b10000;
+    localparam  depth = 6'b100000;
     
     // Stub signals
-    reg  [3:0] ram$read_address;
+    reg  [4:0] ram$read_address;
     reg  ram$read_clock;
     wire  [768:0] ram$read_data;
-    reg  [3:0] ram$write_address;
+    reg  [4:0] ram$write_address;
     reg  ram$write_clock;
     reg  [768:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [4:0] wr_ptr$d;
-    wire  [4:0] wr_ptr$q;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [4:0] visible$d;
-    wire  [4:0] visible$q;
+    reg  [5:0] visible$d;
+    wire  [5:0] visible$q;
     reg  visible$clock;
-    reg  [4:0] rd_ptr$d;
-    wire  [4:0] rd_ptr$q;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
     
     // Local signals
     reg  push;
     reg  pop;
-    reg  [4:0] next_rd;
+    reg  [5:0] next_rd;
     
     // Sub module instances
     rnic_top_q16$sq$wqes$ram ram(
@@ -45651,7 +46063,7 @@ module rnic_top_q16$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         push = s_valid & (count != depth);
         pop = m_ready & (rd_ptr$q != visible$q);
         ram$write_enable = push;
-        ram$write_address = wr_ptr$q[(32'h0)+:(4)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
         if (push) begin
             wr_ptr$d = wr_ptr$q + 32'h1;
@@ -45662,7 +46074,7 @@ module rnic_top_q16$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
             next_rd = rd_ptr$q + 32'h1;
         end
         rd_ptr$d = next_rd;
-        ram$read_address = next_rd[(32'h0)+:(4)];
+        ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
@@ -45677,16 +46089,16 @@ endmodule // rnic_top_q16$sq$wqes
 module rnic_top_q16$sq$wqes$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [3:0] read_address;
+    input wire  [4:0] read_address;
     input wire  read_clock;
     output reg  [768:0] read_data;
-    input wire  [3:0] write_address;
+    input wire  [4:0] write_address;
     input wire  write_clock;
     input wire  [768:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[768:0] mem[15:0];
+    reg[768:0] mem[31:0];
     
     
     
@@ -45706,13 +46118,13 @@ endmodule // rnic_top_q16$sq$wqes$ram
 module rnic_top_q16$sq$wqes$rd_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -45725,13 +46137,13 @@ endmodule // rnic_top_q16$sq$wqes$rd_ptr
 module rnic_top_q16$sq$wqes$visible(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin
@@ -45744,13 +46156,13 @@ endmodule // rnic_top_q16$sq$wqes$visible
 module rnic_top_q16$sq$wqes$wr_ptr(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  [5:0] d;
+    output reg  [5:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 6'h0;
     end
     
     always @(posedge clock) begin

@@ -586,7 +586,7 @@ fn sq_fetch_drops_the_wqes_of_a_qp_reset_while_queued_or_in_flight() {
         }
         b.doorbell(0, 16);
         b.run_until(100, "two reads of QP 0", |b| b.requests.len() == 2);
-        // QP 1's WQEs wait for a batch slot behind QP 0's.
+        // QP 1's WQEs are read into a batch slot of their own, queued behind QP 0's.
         let qp1: Vec<[u8; SQ_WQE_LEN]> = (0..4).map(|i| wqe(&mut rng, 1, i)).collect();
         for (i, w) in qp1.iter().enumerate() {
             b.post(1, i as u32, *w);
@@ -595,7 +595,7 @@ fn sq_fetch_drops_the_wqes_of_a_qp_reset_while_queued_or_in_flight() {
         // QP 0's first batch arrives; its second is still on its way.
         b.run_until(1_000, "QP 0's first WQEs", |b| b.m.get_bit(b.p["m_valid"]));
         b.run(20);
-        assert_eq!(b.requests.iter().map(|r| (r.qpn, r.first)).collect::<Vec<_>>(), [(0, 0), (0, 8)]);
+        assert_eq!(b.requests.iter().map(|r| (r.qpn, r.first)).collect::<Vec<_>>(), [(0, 0), (0, 8), (1, 0)]);
         assert!(!b.reads.is_empty(), "QP 0's second read still in flight");
         assert_eq!(b.m.get(b.p["m_qpn"]), 0);
         // Taking freely from the reset's own cycle on, nothing of QP 0 comes out.

@@ -11,13 +11,13 @@
 //! next pick starts after this QP: with several QPs loaded, each gets up to one batch per
 //! round, and a QP with more left stays pending for the next round.
 //!
-//! WQEs wait in a 16-entry block-RAM queue and leave one by one in ring order, with their
-//! QP, its context and their index, each as soon as it has arrived. Two batches may be in
-//! flight or queued at once (double buffering: the next read overlaps handing on the
-//! last). A pick waits for a free batch slot, which also reserves the queue room its data
-//! needs: the read data stream is shared by every DMA client, and this block always takes
-//! its octets at once. `fi` advances when a read is issued; `ci` (QUERY_QP's status) when
-//! the consumer takes a WQE, so it counts WQEs started, never WQEs merely fetched.
+//! WQEs wait in a 32-entry block-RAM queue and leave one by one in ring order, with their
+//! QP, its context and their index, each as soon as it has arrived. Four batches may be in
+//! flight or queued at once (the next reads overlap handing on the last). A pick waits for
+//! a free batch slot, which also reserves the queue room its data needs: the read data
+//! stream is shared by every DMA client, and this block always takes its octets at once.
+//! `fi` advances when a read is issued; `ci` (QUERY_QP's status) when the consumer takes a
+//! WQE, so it counts WQEs started, never WQEs merely fetched.
 //!
 //! - A DMA error marks each WQE with an octet that came with the error bit. The bit holds
 //!   from the bad beat to the read's end, so that is every WQE of the read from the one
@@ -36,8 +36,11 @@
 //! - A doorbell while its QP is being picked keeps the QP pending even if the pick read the
 //!   older `pi`: the QP is looked at again in the next round.
 //!
-//! Behind this block TxRequest holds at most four WQEs whose messages are not done, so two
-//! batches are enough to keep it fed from one QP at a 200-cycle memory latency.
+//! A batch slot is held from its read's issue until its last WQE is handed on: a 200-cycle
+//! memory round trip plus the read's 124 beats, some 340 cycles for eight WQEs. Two slots
+//! capped the WQE rate at one per ~21 cycles whatever the number of QPs (Little's law:
+//! 16 WQEs per round trip), below what the segmenter and the wire take of small messages
+//! (atomics); four let the read data stream (15.5 beats a WQE) set the pace.
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::{qp_fields, MAX_LOG_SIZE};
@@ -50,7 +53,7 @@ use crate::common::{constant, RamFifo, RrArbiter};
 /// Slots read per DMA request at most (1 KiB of ring).
 const BATCH: u64 = 8;
 /// Batches in flight or queued at once; the WQE queue holds all of them.
-const BATCHES: usize = 2;
+const BATCHES: usize = 4;
 
 /// `QB` = QP index bits, `Q` = number of QPs (at most `1 << QB`).
 #[derive(LogicBlock)]
@@ -138,14 +141,14 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     /// The index of the batch's next WQE to hand on, and how many are left.
     b_index: [DFF<Bits<32>>; BATCHES],
     b_left: [DFF<Bits<4>>; BATCHES],
-    issue: DFF<Bits<1>>,
-    out: DFF<Bits<1>>,
+    issue: DFF<Bits<2>>,
+    out: DFF<Bits<2>>,
     // Receiving: the beat within the slot, the WQE so far, whether any beat was bad.
     rx_beat: DFF<Bits<4>>,
     wqe_in: DFF<Bits<768>>,
     err_in: DFF<Bit>,
     /// WQEs (768 bits) with their error bit, in ring order.
-    wqes: RamFifo<769, 4, 5>,
+    wqes: RamFifo<769, 5, 6>,
     /// The round robin over QPs with work (pipelined: its grant is checked against the
     /// QPs with work now before it is taken).
     pick: RrArbiter<Q>,
@@ -201,8 +204,8 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
 impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
     fn default() -> Self {
         const { assert!(Q <= 1 << QB && QB <= 16) };
-        // The queue holds every batch in flight; the batch ring pointers are one bit.
-        const { assert!(BATCH * BATCHES as u64 == 16 && BATCHES == 2) };
+        // The queue holds every batch in flight; the batch ring pointers are two bits.
+        const { assert!(BATCH * BATCHES as u64 == 32 && BATCHES == 4) };
         // The WQE register is 96 octets, taken whole beats at a time; a slot is 16 beats
         // (the 4-bit beat counter wraps at each slot).
         const { assert!(SQ_WQE_LEN == 96 && SQ_WQE_SLOT_LEN == 128) };
