@@ -174,7 +174,10 @@ pub struct RnicTop<
     payload_slice: SkidBuffer<73>,
     /// The segmenter's jobs (the receive engine's or the requester's, picked in front of
     /// it) through a register slice: the segmenter's ready reaches both engines from a
-    /// register, and the picked job reaches the segmenter from one. tagged (0), opcode (1..5), stag (5..37), to (37..101), qn (101..133), msn (133..165), addr (165..229), len (229..261), inline (261..677), inline_len (677..683), mulpdu (683..699), tag (699..731).
+    /// register, and the picked job reaches the segmenter from one. tagged (0), opcode
+    /// (1..5), stag (5..37), to (37..101), qn (101..133), msn (133..165), addr (165..229),
+    /// len (229..261), inline (261..677), inline_len (677..683), mulpdu (683..699), tag
+    /// (699..731).
     job_slice: SkidBuffer<731>,
     /// The picked job, into `job_slice`.
     job_tagged: Signal<Local, Bit>,
