@@ -42,8 +42,8 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     localparam  ones = 64'hffffffffffffffff;
     localparam  one_32 = 32'h1;
     localparam  batch = 32'h8;
-    localparam  slot_tail = 32'h20;
-    localparam  wqe_last_beat = 4'hb;
+    localparam  wqe_len = 32'h60;
+    localparam  slot_len = 64'h80;
     localparam  db_sq = 2'b0;
     localparam  qp_count = 16'h40;
     localparam  at_sq_log = 8'h60;
@@ -142,9 +142,9 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  [63:0] req_addr$d;
     wire  [63:0] req_addr$q;
     reg  req_addr$clock;
-    reg  [31:0] req_len$d;
-    wire  [31:0] req_len$q;
-    reg  req_len$clock;
+    reg  [3:0] req_left$d;
+    wire  [3:0] req_left$q;
+    reg  req_left$clock;
     reg  b_busy$0$d;
     wire  b_busy$0$q;
     reg  b_busy$0$clock;
@@ -223,9 +223,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  [1:0] out$d;
     wire  [1:0] out$q;
     reg  out$clock;
-    reg  [3:0] rx_beat$d;
-    wire  [3:0] rx_beat$q;
-    reg  rx_beat$clock;
     reg  [767:0] wqe_in$d;
     wire  [767:0] wqe_in$q;
     reg  wqe_in$clock;
@@ -429,10 +426,10 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         .q(req_addr$q),
         .clock(req_addr$clock)
     );
-    rnic_host_sq_fetch$req_len req_len(
-        .d(req_len$d),
-        .q(req_len$q),
-        .clock(req_len$clock)
+    rnic_host_sq_fetch$req_left req_left(
+        .d(req_left$d),
+        .q(req_left$q),
+        .clock(req_left$clock)
     );
     rnic_host_sq_fetch$b_busy$0 b_busy$0(
         .d(b_busy$0$d),
@@ -564,11 +561,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         .q(out$q),
         .clock(out$clock)
     );
-    rnic_host_sq_fetch$rx_beat rx_beat(
-        .d(rx_beat$d),
-        .q(rx_beat$q),
-        .clock(rx_beat$clock)
-    );
     rnic_host_sq_fetch$wqe_in wqe_in(
         .d(wqe_in$d),
         .q(wqe_in$q),
@@ -623,10 +615,9 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         status_zero$clock = clock;
         req_valid$clock = clock;
         req_addr$clock = clock;
-        req_len$clock = clock;
+        req_left$clock = clock;
         issue$clock = clock;
         out$clock = clock;
-        rx_beat$clock = clock;
         wqe_in$clock = clock;
         err_in$clock = clock;
         fi_zero$d = fi_zero$q;
@@ -650,10 +641,9 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         status_zero$d = status_zero$q;
         req_valid$d = req_valid$q;
         req_addr$d = req_addr$q;
-        req_len$d = req_len$q;
+        req_left$d = req_left$q;
         issue$d = issue$q;
         out$d = out$q;
-        rx_beat$d = rx_beat$q;
         wqe_in$d = wqe_in$q;
         err_in$d = err_in$q;
         b_busy$0$clock = clock;
@@ -862,12 +852,16 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
             issue$d = issue$q + 32'h1;
             req_valid$d = 1'b1;
             req_addr$d = dec_addr$q;
-            req_len$d = (((dec_count$q) & 32'hffffffff) << slot_shift) - slot_tail;
+            req_left$d = dec_count$q;
             state$d = 32'h5;
         end
         if ((state$q == 32'h5) & m_req_ready) begin
-            req_valid$d = 1'b0;
-            state$d = 32'h0;
+            req_addr$d = req_addr$q + slot_len;
+            req_left$d = req_left$q - 32'h1;
+            if (req_left$q == 32'h1) begin
+                req_valid$d = 1'b0;
+                state$d = 32'h0;
+            end
         end
         if (b_busy$0$q & qp_we & (qp_waddr == b_qpn$0$q)) begin
             b_ctx$0$d = qp_wdata;
@@ -896,26 +890,21 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         s_rd_tready = 1'b1;
         wqe_next = (wqe_in$q >> 32'h40) | (((s_rd_tdata) & 768'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2c0);
         err_next = err_in$q | s_rd_tuser[32'h8];
-        wqes$s_valid = s_rd_tvalid & (rx_beat$q == wqe_last_beat);
+        wqes$s_valid = s_rd_tvalid & s_rd_tlast;
         wqes$s_data = ((wqe_next) & 769'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((err_next) & 769'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h300);
         if (s_rd_tvalid) begin
             wqe_in$d = wqe_next;
-            err_in$d = err_next;
-            rx_beat$d = rx_beat$q + 32'h1;
-            if ((rx_beat$q == wqe_last_beat) | s_rd_tlast) begin
-                err_in$d = 1'b0;
-            end
-            if (s_rd_tlast) begin
-                rx_beat$d = 32'h0;
-            end
+            err_in$d = err_next & ~s_rd_tlast;
         end
         head_drop = 1'b0;
+        head_reset = 1'b0;
         head_qpn = 32'h0;
         head_ctx = 32'h0;
         head_index = 32'h0;
         head_left = 32'h0;
         if (out$q == 0) begin
             head_drop = b_drop$0$q;
+            head_reset = reset_write & (qp_waddr == b_qpn$0$q);
             head_qpn = b_qpn$0$q;
             head_ctx = b_ctx$0$q;
             head_index = b_index$0$q;
@@ -923,6 +912,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         end
         if (out$q == 1) begin
             head_drop = b_drop$1$q;
+            head_reset = reset_write & (qp_waddr == b_qpn$1$q);
             head_qpn = b_qpn$1$q;
             head_ctx = b_ctx$1$q;
             head_index = b_index$1$q;
@@ -930,6 +920,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         end
         if (out$q == 2) begin
             head_drop = b_drop$2$q;
+            head_reset = reset_write & (qp_waddr == b_qpn$2$q);
             head_qpn = b_qpn$2$q;
             head_ctx = b_ctx$2$q;
             head_index = b_index$2$q;
@@ -937,15 +928,15 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         end
         if (out$q == 3) begin
             head_drop = b_drop$3$q;
+            head_reset = reset_write & (qp_waddr == b_qpn$3$q);
             head_qpn = b_qpn$3$q;
             head_ctx = b_ctx$3$q;
             head_index = b_index$3$q;
             head_left = b_left$3$q;
         end
-        head_reset = reset_write & (qp_waddr == head_qpn);
         m_valid = wqes$m_valid & ~head_drop & ~head_reset & enable;
         take = m_valid & m_ready;
-        pop = take | (wqes$m_valid & head_drop);
+        pop = wqes$m_valid & (head_drop | (enable & m_ready));
         wqes$m_ready = pop;
         if (pop) begin
             if (out$q == 0) begin
@@ -1002,18 +993,17 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
             b_busy$3$d = 1'b0;
             issue$d = 32'h0;
             out$d = 32'h0;
-            rx_beat$d = 32'h0;
             err_in$d = 1'b0;
         end
         ci$read_address = status_qpn;
-        status_zero$d = |(ci_zero$q & (one << ((status_qpn) & 64'hffffffffffffffff)));
+        status_zero$d = ci_zero$q[status_qpn];
         status_ci = ci$read_data;
         if (status_zero$q) begin
             status_ci = 32'h0;
         end
         m_req_valid = req_valid$q;
         m_req_addr = req_addr$q;
-        m_req_len = req_len$q;
+        m_req_len = wqe_len;
         m_wqe = wqes$m_data[(32'h0)+:(768)];
         m_error = wqes$m_data[32'h300];
         m_qpn = head_qpn;
@@ -2274,23 +2264,23 @@ module rnic_host_sq_fetch$req_addr(d,q,clock);
 endmodule // rnic_host_sq_fetch$req_addr
 
 
-module rnic_host_sq_fetch$req_len(d,q,clock);
+module rnic_host_sq_fetch$req_left(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_host_sq_fetch$req_len
+endmodule // rnic_host_sq_fetch$req_left
 
 
 module rnic_host_sq_fetch$req_valid(d,q,clock);
@@ -2329,25 +2319,6 @@ module rnic_host_sq_fetch$restart(d,q,clock);
     end
           
 endmodule // rnic_host_sq_fetch$restart
-
-
-module rnic_host_sq_fetch$rx_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_sq_fetch$rx_beat
 
 
 module rnic_host_sq_fetch$snap_fi_zero(d,q,clock);

@@ -2,10 +2,10 @@
 //! DMA read engine played by the bench (random latency, in order, errors on request) and
 //! a consumer with random back-pressure.
 //!
-//! The bench checks every read as it is requested: whole slots of one QP's ring (the last
-//! slot's 32 reserved octets left out), starting at the next slot that QP has not had
-//! read, nothing at or beyond its producer index, never past the ring's last slot. The
-//! reserved octets it returns are random, so a WQE made of the wrong octets shows. The
+//! The bench checks every read as it is requested: one slot's first 96 octets (its 32
+//! reserved octets never read), the next slot that QP has not had read, nothing at or
+//! beyond its producer index. A batch is the reads requested back to back (`m_req_valid`
+//! held between them): consecutive slots of one QP, never past the ring's last slot. The
 //! tests check what comes out: every QP's WQEs once each, in ring order, with the QP's
 //! context and index; QPs not in RTS or ERROR left alone; batches taking turns; a QP reset
 //! with WQEs queued or in flight never hands any of them on; DMA errors mark the WQEs they
@@ -43,7 +43,7 @@ struct Read {
     error_from: Option<usize>,
 }
 
-/// A read as requested: QP, index of its first slot, slots.
+/// A batch as requested, read by read: QP, index of its first slot, slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Request {
     qpn: usize,
@@ -60,13 +60,18 @@ struct Bench {
     /// Per QP: its ring (base, log2 slots) once written.
     rings: Vec<Option<(u64, u8)>>,
     /// Per QP: the producer index last rung, the next index it must read, and the next
-    /// one before its last reset (a read decided just before a reset may still go out).
+    /// one before its last reset with the reads still allowed there (a batch decided just
+    /// before a reset may still go out).
     pi: Vec<u32>,
     next_fetch: Vec<u32>,
-    stale_fetch: Vec<Option<u32>>,
+    stale_fetch: Vec<Option<(u32, u32)>>,
     reads: VecDeque<Read>,
     beat: usize,
     requests: Vec<Request>,
+    /// Reads requested, and whether `m_req_valid` was low since the last one (the next
+    /// read starts a batch).
+    read_count: usize,
+    req_gap: bool,
     /// Read number → the beat from which it fails.
     errors: HashMap<usize, usize>,
     latency: Range<u64>,
@@ -132,6 +137,8 @@ impl Bench {
             reads: VecDeque::new(),
             beat: 0,
             requests: Vec::new(),
+            read_count: 0,
+            req_gap: true,
             errors: HashMap::new(),
             latency: 5..80,
             req_ready_p: 0.5,
@@ -150,8 +157,8 @@ impl Bench {
         let ready = self.force_ready.unwrap_or_else(|| self.rng.gen_bool(self.ready_p));
         let status_qpn = self.rng.gen_range(0..QPS);
         let p = &self.p;
-        // The DMA read engine keeps four reads in flight.
-        let req_ready = req_ready && self.reads.len() < 4;
+        // The DMA read engine keeps 32 reads in flight.
+        let req_ready = req_ready && self.reads.len() < 32;
         self.m.set_bit(p["m_req_ready"], req_ready);
         self.m.set_bit(p["m_ready"], ready);
         self.m.set(p["status_qpn"], status_qpn as u64);
@@ -171,7 +178,9 @@ impl Bench {
             assert_eq!(self.m.get(p["status_ci"]) as u32, ci, "QUERY: ci of QP {q}");
         }
         self.status_expect = Some((status_qpn, self.taken[status_qpn]));
-        if req_ready && self.m.get_bit(p["m_req_valid"]) {
+        if !self.m.get_bit(p["m_req_valid"]) {
+            self.req_gap = true;
+        } else if req_ready {
             let (addr, len) = (self.m.get(p["m_req_addr"]), self.m.get(p["m_req_len"]));
             self.request(addr, len);
         }
@@ -200,46 +209,45 @@ impl Bench {
 
     /// Checks a read request against the rings and queues its octets.
     fn request(&mut self, addr: u64, len: u64) {
-        let slots = (len + SLOT - SQ_WQE_LEN as u64) / SLOT;
-        assert!(
-            (1..=u64::from(BATCH)).contains(&slots) && len == slots * SLOT - (SLOT - SQ_WQE_LEN as u64),
-            "read of {len} octets: not whole slots up to {BATCH}, less the last one's reserved octets"
-        );
-        let count = slots as u32;
+        assert_eq!(len, SQ_WQE_LEN as u64, "read of {len} octets at {addr:#x}: not a slot's WQE");
         let (qpn, base, log) = (0..QPS)
             .find_map(|q| self.rings[q].filter(|&(b, l)| (b..b + (SLOT << l)).contains(&addr)).map(|(b, l)| (q, b, l)))
             .unwrap_or_else(|| panic!("read at {addr:#x}: in no ring"));
         let (size, slot) = (1u32 << log, ((addr - base) / SLOT) as u32);
         assert_eq!((addr - base) % SLOT, 0, "read at {addr:#x}: not at a slot");
-        assert!(slot + count <= size, "QP {qpn}: read of slots {slot}..{} runs past the ring's {size}", slot + count);
-        // A read decided just before its QP's reset may still go out, at the old index.
-        let current = self.next_fetch[qpn] % size == slot && self.next_fetch[qpn] + count <= self.pi[qpn];
-        let first = if current {
-            self.next_fetch[qpn] += count;
-            self.next_fetch[qpn] - count
+        // A batch decided just before its QP's reset may still go out, at the old indices.
+        let current = self.next_fetch[qpn] % size == slot && self.next_fetch[qpn] < self.pi[qpn];
+        let index = if current {
+            self.next_fetch[qpn] += 1;
+            self.next_fetch[qpn] - 1
         } else {
             let stale = self.stale_fetch[qpn].take();
             assert!(
-                stale.is_some_and(|s| s % size == slot),
-                "QP {qpn}: read of {count} at slot {slot}; expected index {}, producer index {}",
+                stale.is_some_and(|(s, left)| s % size == slot && left > 0),
+                "QP {qpn}: read of slot {slot}; expected index {}, producer index {}",
                 self.next_fetch[qpn],
                 self.pi[qpn]
             );
-            stale.unwrap_or_default()
+            let (s, left) = stale.unwrap_or_default();
+            self.stale_fetch[qpn] = Some((s + 1, left - 1));
+            s
         };
-        self.requests.push(Request { qpn, first, count });
-        let mut data = Vec::new();
-        for k in 0..u64::from(count) {
-            let at = addr + k * SLOT;
-            let wqe = self.memory.get(&at).unwrap_or_else(|| panic!("WQE read at {at:#x}, where nothing was posted"));
-            data.extend_from_slice(wqe);
-            if k + 1 < u64::from(count) {
-                data.extend((0..SLOT as usize - SQ_WQE_LEN).map(|_| self.rng.gen::<u8>()));
+        let batch = self.requests.last_mut().filter(|r| !self.req_gap && r.qpn == qpn);
+        match batch {
+            Some(r) => {
+                assert_eq!(r.first + r.count, index, "QP {qpn}: batch {r:?} goes on at index {index}");
+                assert!(r.count < BATCH, "QP {qpn}: batch {r:?} longer than {BATCH}");
+                assert!((r.first % size) + r.count < size, "QP {qpn}: batch {r:?} runs past the ring's {size} slots");
+                r.count += 1;
             }
+            None => self.requests.push(Request { qpn, first: index, count: 1 }),
         }
-        let error_from = self.errors.get(&(self.requests.len() - 1)).copied();
+        self.req_gap = false;
+        let data = self.memory.get(&addr).unwrap_or_else(|| panic!("WQE read at {addr:#x}, where nothing was posted"));
+        let error_from = self.errors.get(&self.read_count).copied();
+        self.read_count += 1;
         let due = self.cycle + self.rng.gen_range(self.latency.clone());
-        self.reads.push_back(Read { data, due, error_from });
+        self.reads.push_back(Read { data: data.to_vec(), due, error_from });
     }
 
     fn write_qp(&mut self, qpn: usize, ctx: &QpContext) {
@@ -256,7 +264,7 @@ impl Bench {
         self.m.set_bit(p["qp_reset"], false);
         self.rings[qpn] = Some((ctx.sq_base, ctx.sq_log_size));
         if reset {
-            self.stale_fetch[qpn] = Some(self.next_fetch[qpn]);
+            self.stale_fetch[qpn] = Some((self.next_fetch[qpn], BATCH));
             self.pi[qpn] = 0;
             self.next_fetch[qpn] = 0;
             self.taken[qpn] = 0;
@@ -636,8 +644,8 @@ fn sq_fetch_drops_the_wqes_of_a_qp_reset_while_queued_or_in_flight() {
     });
 }
 
-/// An error on a read marks the WQEs from the one its first bad beat belongs to; the
-/// WQEs before it, and later reads, are clean.
+/// An error on a read marks its WQE, whichever beat it comes on; the other reads of its
+/// batch, before and after it, are clean.
 #[test]
 fn sq_fetch_marks_the_wqes_a_dma_error_touches() {
     trace::on_failure("sq_fetch_marks_the_wqes_a_dma_error_touches", || {
@@ -645,10 +653,11 @@ fn sq_fetch_marks_the_wqes_a_dma_error_touches() {
         let mut rng = StdRng::seed_from_u64(8);
         b.write_qp(0, &context(0, 3));
         b.set_states(1, 0);
-        // Read 0 fails from beat 40 (slot 2's ninth); read 1 from beat 30, in slot 1's
-        // reserved octets, so slot 1's WQE is whole and slot 2's is not.
-        b.errors.insert(0, 40);
-        b.errors.insert(1, 30);
+        // Read 2 fails from its ninth beat, read 11 from its first, read 17 (the last) on
+        // its last.
+        b.errors.insert(2, 8);
+        b.errors.insert(11, 0);
+        b.errors.insert(17, 11);
         let mut posted = Vec::new();
         for (from, count) in [(0u32, 8u32), (8, 8), (16, 2)] {
             for i in from..from + count {
@@ -661,7 +670,7 @@ fn sq_fetch_marks_the_wqes_a_dma_error_touches() {
         }
         assert_eq!(b.requests.iter().map(|r| (r.first, r.count)).collect::<Vec<_>>(), [(0, 8), (8, 8), (16, 2)]);
         let errors: Vec<bool> = b.out.iter().map(|o| o.error).collect();
-        let want: Vec<bool> = (0..18).map(|i| (2..8).contains(&i) || (10..16).contains(&i)).collect();
+        let want: Vec<bool> = (0..18).map(|i| [2, 11, 17].contains(&i)).collect();
         assert_eq!(errors, want);
         for (i, (o, w)) in b.out.iter().zip(&posted).enumerate() {
             assert_eq!(o.index, i as u32);

@@ -2,14 +2,15 @@
 //!
 //! SQ_PI doorbells mark a QP pending and record its producer index `pi`. A round-robin
 //! pick among pending QPs in RTS or ERROR (ERROR QPs still have their WQEs fetched, to be
-//! completed as FLUSHED) reads the QP's context copy and its fetch index `fi`, and asks the
-//! DMA read engine for up to `BATCH` (8) consecutive slots from `fi` in one request, so
-//! that a DMA round trip is paid per batch rather than per message. A batch stops at `pi`
-//! and at the ring's last slot (the next one starts at slot 0), and its read leaves out
-//! the last slot's reserved 32 octets; those of the slots before are dropped as they
-//! arrive, so each WQE is its slot's first 96 octets (64–95 are an atomic's operands). The
-//! next pick starts after this QP: with several QPs loaded, each gets up to one batch per
-//! round, and a QP with more left stays pending for the next round.
+//! completed as FLUSHED) reads the QP's context copy and its fetch index `fi`, and takes a
+//! batch of up to `BATCH` (8) consecutive slots from `fi`. It asks the DMA read engine for
+//! each slot's first 96 octets (64–95 are an atomic's operands), one request per slot,
+//! back to back: the requests are in flight together, so a DMA round trip is paid per
+//! batch rather than per message, and a slot's reserved 32 octets never take a beat of the
+//! read data stream, which every DMA client shares. A batch stops at `pi` and at the ring's
+//! last slot (the next one starts at slot 0). The next pick starts after this QP: with
+//! several QPs loaded, each gets up to one batch per round, and a QP with more left stays
+//! pending for the next round.
 //!
 //! WQEs wait in a 32-entry block-RAM queue and leave one by one in ring order, with their
 //! QP, its context and their index, each as soon as it has arrived. Four batches may be in
@@ -19,9 +20,8 @@
 //! `fi` advances when a read is issued; `ci` (QUERY_QP's status) when the consumer takes a
 //! WQE, so it counts WQEs started, never WQEs merely fetched.
 //!
-//! - A DMA error marks each WQE with an octet that came with the error bit. The bit holds
-//!   from the bad beat to the read's end, so that is every WQE of the read from the one
-//!   the bad beat falls in; those before it are whole and go on unmarked.
+//! - A DMA error marks the WQE whose read had a beat with the error bit; the other WQEs of
+//!   its batch, read on their own, go on as their reads went.
 //! - A QP written in RESET forgets its indices at once, and its WQEs queued or still being
 //!   read are dropped (their octets taken and discarded), the one on offer in that very
 //!   cycle included. `fi` and `ci` are not written for it: per-QP bits make them read as
@@ -37,10 +37,10 @@
 //!   older `pi`: the QP is looked at again in the next round.
 //!
 //! A batch slot is held from its read's issue until its last WQE is handed on: a 200-cycle
-//! memory round trip plus the read's 124 beats, some 340 cycles for eight WQEs. Two slots
+//! memory round trip plus its reads' 96 beats, some 310 cycles for eight WQEs. Two slots
 //! capped the WQE rate at one per ~21 cycles whatever the number of QPs (Little's law:
 //! 16 WQEs per round trip), below what the segmenter and the wire take of small messages
-//! (atomics); four let the read data stream (15.5 beats a WQE) set the pace.
+//! (atomics); four let the read data stream (12 beats a WQE) set the pace.
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::{qp_fields, MAX_LOG_SIZE};
@@ -132,7 +132,8 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     status_zero: DFF<Bit>,
     req_valid: DFF<Bit>,
     req_addr: DFF<Bits<64>>,
-    req_len: DFF<Bits<32>>,
+    /// Slots of the batch still to request.
+    req_left: DFF<Bits<4>>,
     // Batches, a ring of BATCHES slots: allocated at `issue`, handed on from `out`.
     b_busy: [DFF<Bit>; BATCHES],
     b_drop: [DFF<Bit>; BATCHES],
@@ -143,8 +144,7 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     b_left: [DFF<Bits<4>>; BATCHES],
     issue: DFF<Bits<2>>,
     out: DFF<Bits<2>>,
-    // Receiving: the beat within the slot, the WQE so far, whether any beat was bad.
-    rx_beat: DFF<Bits<4>>,
+    // Receiving: the WQE so far, whether any of its beats was bad.
     wqe_in: DFF<Bits<768>>,
     err_in: DFF<Bit>,
     /// WQEs (768 bits) with their error bit, in ring order.
@@ -192,8 +192,8 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     ones: Constant<Bits<Q>>,
     one_32: Constant<Bits<32>>,
     batch: Constant<Bits<32>>,
-    slot_tail: Constant<Bits<32>>,
-    wqe_last_beat: Constant<Bits<4>>,
+    wqe_len: Constant<Bits<32>>,
+    slot_len: Constant<Bits<64>>,
     db_sq: Constant<Bits<2>>,
     qp_count: Constant<Bits<16>>,
     at_sq_log: Constant<Bits<8>>,
@@ -206,8 +206,8 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
         const { assert!(Q <= 1 << QB && QB <= 16) };
         // The queue holds every batch in flight; the batch ring pointers are two bits.
         const { assert!(BATCH * BATCHES as u64 == 32 && BATCHES == 4) };
-        // The WQE register is 96 octets, taken whole beats at a time; a slot is 16 beats
-        // (the 4-bit beat counter wraps at each slot).
+        // The WQE register is 96 octets, one read of 12 whole beats; the slot stride is a
+        // shift.
         const { assert!(SQ_WQE_LEN == 96 && SQ_WQE_SLOT_LEN == 128) };
         // Ring slots are counted in 32 bits.
         const { assert!(MAX_LOG_SIZE < 32) };
@@ -269,7 +269,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             status_zero: Default::default(),
             req_valid: Default::default(),
             req_addr: Default::default(),
-            req_len: Default::default(),
+            req_left: Default::default(),
             b_busy: Default::default(),
             b_drop: Default::default(),
             b_qpn: Default::default(),
@@ -278,7 +278,6 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             b_left: Default::default(),
             issue: Default::default(),
             out: Default::default(),
-            rx_beat: Default::default(),
             wqe_in: Default::default(),
             err_in: Default::default(),
             wqes: Default::default(),
@@ -323,8 +322,8 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             ones: Constant::new(!Bits::<Q>::default()),
             one_32: constant(1),
             batch: constant(BATCH),
-            slot_tail: constant((SQ_WQE_SLOT_LEN - SQ_WQE_LEN) as u64),
-            wqe_last_beat: constant((SQ_WQE_LEN / 8 - 1) as u64),
+            wqe_len: constant(SQ_WQE_LEN as u64),
+            slot_len: constant(SQ_WQE_SLOT_LEN as u64),
             db_sq: constant(DB_SQ),
             qp_count: constant(Q as u64),
             at_sq_log: at(qp_fields::SQ_LOG_SIZE),
@@ -361,10 +360,9 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             status_zero,
             req_valid,
             req_addr,
-            req_len,
+            req_left,
             issue,
             out,
-            rx_beat,
             wqe_in,
             err_in
         );
@@ -532,13 +530,17 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             self.issue.d.next = self.issue.q.val() + 1;
             self.req_valid.d.next = true;
             self.req_addr.d.next = self.dec_addr.q.val();
-            self.req_len.d.next =
-                (bit_cast::<32, 4>(self.dec_count.q.val()) << self.slot_shift.val()) - self.slot_tail.val();
+            self.req_left.d.next = self.dec_count.q.val();
             self.state.d.next = 5.into();
         }
+        // One read per slot, of its first 96 octets: the reserved 32 never cross the bus.
         if (self.state.q.val() == 5) & self.m_req_ready.val() {
-            self.req_valid.d.next = false;
-            self.state.d.next = 0.into();
+            self.req_addr.d.next = self.req_addr.q.val() + self.slot_len.val();
+            self.req_left.d.next = self.req_left.q.val() - 1;
+            if self.req_left.q.val() == 1 {
+                self.req_valid.d.next = false;
+                self.state.d.next = 0.into();
+            }
         }
 
         // Queued and in-flight batches follow their QP's context; a reset drops them.
@@ -551,27 +553,21 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             }
         }
 
-        // Receiving: a slot's first 96 octets are its WQE, the rest are skipped.
+        // Receiving: each read is one slot's WQE, whole at its last beat.
         self.s_rd_tready.next = true;
         self.wqe_next.next = (self.wqe_in.q.val() >> 64) | (bit_cast::<768, 64>(self.s_rd_tdata.val()) << 704);
         self.err_next.next = self.err_in.q.val() | self.s_rd_tuser.val().get_bit(8);
-        self.wqes.s_valid.next = self.s_rd_tvalid.val() & (self.rx_beat.q.val() == self.wqe_last_beat.val());
+        self.wqes.s_valid.next = self.s_rd_tvalid.val() & self.s_rd_tlast.val();
         self.wqes.s_data.next =
             bit_cast::<769, 768>(self.wqe_next.val()) | (bit_cast::<769, 1>(self.err_next.val().into()) << 768);
         if self.s_rd_tvalid.val() {
             self.wqe_in.d.next = self.wqe_next.val();
-            self.err_in.d.next = self.err_next.val();
-            self.rx_beat.d.next = self.rx_beat.q.val() + 1;
-            if (self.rx_beat.q.val() == self.wqe_last_beat.val()) | self.s_rd_tlast.val() {
-                self.err_in.d.next = false;
-            }
-            if self.s_rd_tlast.val() {
-                self.rx_beat.d.next = 0.into();
-            }
+            self.err_in.d.next = self.err_next.val() & !self.s_rd_tlast.val();
         }
 
         // Handing on: the oldest queued WQE belongs to the batch at `out`.
         self.head_drop.next = false;
+        self.head_reset.next = false;
         self.head_qpn.next = 0.into();
         self.head_ctx.next = 0.into();
         self.head_index.next = 0.into();
@@ -579,17 +575,20 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         for i in 0..BATCHES {
             if self.out.q.val().index() == i {
                 self.head_drop.next = self.b_drop[i].q.val();
+                self.head_reset.next = self.reset_write.val() & (self.qp_waddr.val() == self.b_qpn[i].q.val());
                 self.head_qpn.next = self.b_qpn[i].q.val();
                 self.head_ctx.next = self.b_ctx[i].q.val();
                 self.head_index.next = self.b_index[i].q.val();
                 self.head_left.next = self.b_left[i].q.val();
             }
         }
-        self.head_reset.next = self.reset_write.val() & (self.qp_waddr.val() == self.head_qpn.val());
         self.m_valid.next =
             self.wqes.m_valid.val() & !self.head_drop.val() & !self.head_reset.val() & self.enable.val();
         self.take.next = self.m_valid.val() & self.m_ready.val();
-        self.pop.next = self.take.val() | (self.wqes.m_valid.val() & self.head_drop.val());
+        // The head leaves when taken or dropped. A reset of its QP in this cycle hides it
+        // from the consumer (`m_valid`), and it leaves as if taken if `m_ready` is set, or
+        // next cycle as dropped: the pop never waits on the reset's compare.
+        self.pop.next = self.wqes.m_valid.val() & (self.head_drop.val() | (self.enable.val() & self.m_ready.val()));
         self.wqes.m_ready.next = self.pop.val();
         if self.pop.val() {
             for i in 0..BATCHES {
@@ -629,20 +628,18 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             }
             self.issue.d.next = 0.into();
             self.out.d.next = 0.into();
-            self.rx_beat.d.next = 0.into();
             self.err_in.d.next = false;
         }
 
         self.ci.read_address.next = self.status_qpn.val();
-        self.status_zero.d.next =
-            (self.ci_zero.q.val() & (self.one.val() << bit_cast::<Q, QB>(self.status_qpn.val()))).any();
+        self.status_zero.d.next = self.ci_zero.q.val().get_bit(self.status_qpn.val().index());
         self.status_ci.next = self.ci.read_data.val();
         if self.status_zero.q.val() {
             self.status_ci.next = 0.into();
         }
         self.m_req_valid.next = self.req_valid.q.val();
         self.m_req_addr.next = self.req_addr.q.val();
-        self.m_req_len.next = self.req_len.q.val();
+        self.m_req_len.next = self.wqe_len.val();
         self.m_wqe.next = self.wqes.m_data.val().get_bits::<768>(0);
         self.m_error.next = self.wqes.m_data.val().get_bit(768);
         self.m_qpn.next = self.head_qpn.val();
