@@ -223,6 +223,9 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  [1:0] out$d;
     wire  [1:0] out$q;
     reg  out$clock;
+    reg  [5:0] out_qpn$d;
+    wire  [5:0] out_qpn$q;
+    reg  out_qpn$clock;
     reg  [767:0] wqe_in$d;
     wire  [767:0] wqe_in$q;
     reg  wqe_in$clock;
@@ -276,6 +279,8 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  err_next;
     reg  head_drop;
     reg  [5:0] head_qpn;
+    reg  [1:0] out_next;
+    reg  [5:0] next_qpn;
     reg  [255:0] head_ctx;
     reg  [31:0] head_index;
     reg  [3:0] head_left;
@@ -561,6 +566,11 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         .q(out$q),
         .clock(out$clock)
     );
+    rnic_host_sq_fetch$out_qpn out_qpn(
+        .d(out_qpn$d),
+        .q(out_qpn$q),
+        .clock(out_qpn$clock)
+    );
     rnic_host_sq_fetch$wqe_in wqe_in(
         .d(wqe_in$d),
         .q(wqe_in$q),
@@ -618,6 +628,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         req_left$clock = clock;
         issue$clock = clock;
         out$clock = clock;
+        out_qpn$clock = clock;
         wqe_in$clock = clock;
         err_in$clock = clock;
         fi_zero$d = fi_zero$q;
@@ -644,6 +655,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         req_left$d = req_left$q;
         issue$d = issue$q;
         out$d = out$q;
+        out_qpn$d = out_qpn$q;
         wqe_in$d = wqe_in$q;
         err_in$d = err_in$q;
         b_busy$0$clock = clock;
@@ -896,16 +908,35 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
             wqe_in$d = wqe_next;
             err_in$d = err_next & ~s_rd_tlast;
         end
+        out_next = out$q + 32'h1;
+        next_qpn = 32'h0;
+        if (out_next == 0) begin
+            next_qpn = b_qpn$0$q;
+        end
+        if (out_next == 1) begin
+            next_qpn = b_qpn$1$q;
+        end
+        if (out_next == 2) begin
+            next_qpn = b_qpn$2$q;
+        end
+        if (out_next == 3) begin
+            next_qpn = b_qpn$3$q;
+        end
+        if (issuing & (issue$q == out_next)) begin
+            next_qpn = qpn$q;
+        end
+        if (issuing & (issue$q == out$q)) begin
+            out_qpn$d = qpn$q;
+        end
         head_drop = 1'b0;
         head_reset = 1'b0;
-        head_qpn = 32'h0;
+        head_qpn = out_qpn$q;
         head_ctx = 32'h0;
         head_index = 32'h0;
         head_left = 32'h0;
         if (out$q == 0) begin
             head_drop = b_drop$0$q;
             head_reset = reset_write & (qp_waddr == b_qpn$0$q);
-            head_qpn = b_qpn$0$q;
             head_ctx = b_ctx$0$q;
             head_index = b_index$0$q;
             head_left = b_left$0$q;
@@ -913,7 +944,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         if (out$q == 1) begin
             head_drop = b_drop$1$q;
             head_reset = reset_write & (qp_waddr == b_qpn$1$q);
-            head_qpn = b_qpn$1$q;
             head_ctx = b_ctx$1$q;
             head_index = b_index$1$q;
             head_left = b_left$1$q;
@@ -921,7 +951,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         if (out$q == 2) begin
             head_drop = b_drop$2$q;
             head_reset = reset_write & (qp_waddr == b_qpn$2$q);
-            head_qpn = b_qpn$2$q;
             head_ctx = b_ctx$2$q;
             head_index = b_index$2$q;
             head_left = b_left$2$q;
@@ -929,7 +958,6 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         if (out$q == 3) begin
             head_drop = b_drop$3$q;
             head_reset = reset_write & (qp_waddr == b_qpn$3$q);
-            head_qpn = b_qpn$3$q;
             head_ctx = b_ctx$3$q;
             head_index = b_index$3$q;
             head_left = b_left$3$q;
@@ -968,7 +996,8 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
                 end
             end
             if (head_left == 32'h1) begin
-                out$d = out$q + 32'h1;
+                out$d = out_next;
+                out_qpn$d = next_qpn;
             end
         end
         ci$write_enable = take;
@@ -1726,6 +1755,25 @@ module rnic_host_sq_fetch$out(d,q,clock);
     end
           
 endmodule // rnic_host_sq_fetch$out
+
+
+module rnic_host_sq_fetch$out_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$out_qpn
 
 
 module rnic_host_sq_fetch$pending(d,q,clock);

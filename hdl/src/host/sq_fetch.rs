@@ -144,6 +144,9 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     b_left: [DFF<Bits<4>>; BATCHES],
     issue: DFF<Bits<2>>,
     out: DFF<Bits<2>>,
+    /// `b_qpn` of the batch at `out`, in a register of its own: the consumer's ready
+    /// depends on the offered WQE's QP (TxRequest's ORD check), and it pops the queue.
+    out_qpn: DFF<Bits<QB>>,
     // Receiving: the WQE so far, whether any of its beats was bad.
     wqe_in: DFF<Bits<768>>,
     err_in: DFF<Bit>,
@@ -181,6 +184,8 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     err_next: Signal<Local, Bit>,
     head_drop: Signal<Local, Bit>,
     head_qpn: Signal<Local, Bits<QB>>,
+    out_next: Signal<Local, Bits<2>>,
+    next_qpn: Signal<Local, Bits<QB>>,
     head_ctx: Signal<Local, Bits<256>>,
     head_index: Signal<Local, Bits<32>>,
     head_left: Signal<Local, Bits<4>>,
@@ -278,6 +283,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             b_left: Default::default(),
             issue: Default::default(),
             out: Default::default(),
+            out_qpn: Default::default(),
             wqe_in: Default::default(),
             err_in: Default::default(),
             wqes: Default::default(),
@@ -311,6 +317,8 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             err_next: Default::default(),
             head_drop: Default::default(),
             head_qpn: Default::default(),
+            out_next: Default::default(),
+            next_qpn: Default::default(),
             head_ctx: Default::default(),
             head_index: Default::default(),
             head_left: Default::default(),
@@ -363,6 +371,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             req_left,
             issue,
             out,
+            out_qpn,
             wqe_in,
             err_in
         );
@@ -565,10 +574,24 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             self.err_in.d.next = self.err_next.val() & !self.s_rd_tlast.val();
         }
 
-        // Handing on: the oldest queued WQE belongs to the batch at `out`.
+        // Handing on: the oldest queued WQE belongs to the batch at `out`. Its QP follows
+        // `out`, and a batch issued into the slot at `out` or the one after it.
+        self.out_next.next = self.out.q.val() + 1;
+        self.next_qpn.next = 0.into();
+        for i in 0..BATCHES {
+            if self.out_next.val().index() == i {
+                self.next_qpn.next = self.b_qpn[i].q.val();
+            }
+        }
+        if self.issuing.val() & (self.issue.q.val() == self.out_next.val()) {
+            self.next_qpn.next = self.qpn.q.val();
+        }
+        if self.issuing.val() & (self.issue.q.val() == self.out.q.val()) {
+            self.out_qpn.d.next = self.qpn.q.val();
+        }
         self.head_drop.next = false;
         self.head_reset.next = false;
-        self.head_qpn.next = 0.into();
+        self.head_qpn.next = self.out_qpn.q.val();
         self.head_ctx.next = 0.into();
         self.head_index.next = 0.into();
         self.head_left.next = 0.into();
@@ -576,7 +599,6 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             if self.out.q.val().index() == i {
                 self.head_drop.next = self.b_drop[i].q.val();
                 self.head_reset.next = self.reset_write.val() & (self.qp_waddr.val() == self.b_qpn[i].q.val());
-                self.head_qpn.next = self.b_qpn[i].q.val();
                 self.head_ctx.next = self.b_ctx[i].q.val();
                 self.head_index.next = self.b_index[i].q.val();
                 self.head_left.next = self.b_left[i].q.val();
@@ -601,7 +623,8 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
                 }
             }
             if self.head_left.val() == 1 {
-                self.out.d.next = self.out.q.val() + 1;
+                self.out.d.next = self.out_next.val();
+                self.out_qpn.d.next = self.next_qpn.val();
             }
         }
         self.ci.write_enable.next = self.take.val();
