@@ -43739,7 +43739,6 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  [767:0] wqe_next;
     reg  err_next;
     reg  head_drop;
-    reg  [5:0] head_qpn;
     reg  [1:0] out_next;
     reg  [5:0] next_qpn;
     reg  [255:0] head_ctx;
@@ -44391,7 +44390,6 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         end
         head_drop = 1'b0;
         head_reset = 1'b0;
-        head_qpn = out_qpn$q;
         head_ctx = 32'h0;
         head_index = 32'h0;
         head_left = 32'h0;
@@ -44462,11 +44460,11 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
             end
         end
         ci$write_enable = take;
-        ci$write_address = head_qpn;
+        ci$write_address = out_qpn$q;
         ci$write_data = head_index + 32'h1;
         ci_mask = 32'h0;
         if (take) begin
-            ci_mask = one << ((head_qpn) & 64'hffffffffffffffff);
+            ci_mask = one << ((out_qpn$q) & 64'hffffffffffffffff);
         end
         pending$d = ((pending$q & ~done_mask) | db_mask) & ~reset_mask;
         fi_zero$d = (fi_zero$q & ~fi_mask) | reset_mask;
@@ -44496,7 +44494,7 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         m_req_len = wqe_len;
         m_wqe = wqes$m_data[(32'h0)+:(768)];
         m_error = wqes$m_data[32'h300];
-        m_qpn = head_qpn;
+        m_qpn = out_qpn$q;
         m_ctx = head_ctx;
         m_index = head_index;
     end

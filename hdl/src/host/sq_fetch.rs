@@ -183,7 +183,6 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     wqe_next: Signal<Local, Bits<768>>,
     err_next: Signal<Local, Bit>,
     head_drop: Signal<Local, Bit>,
-    head_qpn: Signal<Local, Bits<QB>>,
     out_next: Signal<Local, Bits<2>>,
     next_qpn: Signal<Local, Bits<QB>>,
     head_ctx: Signal<Local, Bits<256>>,
@@ -316,7 +315,6 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             wqe_next: Default::default(),
             err_next: Default::default(),
             head_drop: Default::default(),
-            head_qpn: Default::default(),
             out_next: Default::default(),
             next_qpn: Default::default(),
             head_ctx: Default::default(),
@@ -591,7 +589,6 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         }
         self.head_drop.next = false;
         self.head_reset.next = false;
-        self.head_qpn.next = self.out_qpn.q.val();
         self.head_ctx.next = 0.into();
         self.head_index.next = 0.into();
         self.head_left.next = 0.into();
@@ -628,11 +625,11 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             }
         }
         self.ci.write_enable.next = self.take.val();
-        self.ci.write_address.next = self.head_qpn.val();
+        self.ci.write_address.next = self.out_qpn.q.val();
         self.ci.write_data.next = self.head_index.val() + 1;
         self.ci_mask.next = 0.into();
         if self.take.val() {
-            self.ci_mask.next = self.one.val() << bit_cast::<Q, QB>(self.head_qpn.val());
+            self.ci_mask.next = self.one.val() << bit_cast::<Q, QB>(self.out_qpn.q.val());
         }
 
         // Per-QP bits. A reset wins over a doorbell in the same cycle.
@@ -665,7 +662,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.m_req_len.next = self.wqe_len.val();
         self.m_wqe.next = self.wqes.m_data.val().get_bits::<768>(0);
         self.m_error.next = self.wqes.m_data.val().get_bit(768);
-        self.m_qpn.next = self.head_qpn.val();
+        self.m_qpn.next = self.out_qpn.q.val();
         self.m_ctx.next = self.head_ctx.val();
         self.m_index.next = self.head_index.val();
     }
