@@ -19025,6 +19025,7 @@ module rnic_top_q16$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_w
     wire  [15:0] markers$end_position;
     reg  [63:0] markers$s_data;
     reg  [7:0] markers$s_words;
+    reg  markers$s_last;
     reg  markers$s_valid;
     wire  markers$s_ready;
     wire  [63:0] markers$m_data;
@@ -19109,6 +19110,7 @@ module rnic_top_q16$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_w
         .end_position(markers$end_position),
         .s_data(markers$s_data),
         .s_words(markers$s_words),
+        .s_last(markers$s_last),
         .s_valid(markers$s_valid),
         .s_ready(markers$s_ready),
         .m_data(markers$m_data),
@@ -19201,6 +19203,7 @@ module rnic_top_q16$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_w
         end_position = markers$end_position;
         markers$s_data = header$m_data;
         markers$s_words = header$m_words;
+        markers$s_last = header$m_last;
         markers$s_valid = header$m_valid;
         header$m_ready = markers$s_ready;
         head_valid = |pipe_valid$q;
@@ -20853,7 +20856,7 @@ module rnic_top_q16$framer$header$out_words(d,q,clock);
 endmodule // rnic_top_q16$framer$header$out_words
 
 
-module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_start,fpdu_end,end_position,s_data,s_words,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
+module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_start,fpdu_end,end_position,s_data,s_words,s_last,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
     
     // Module arguments
     input wire  clock;
@@ -20867,6 +20870,7 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
     output reg  [15:0] end_position;
     input wire  [63:0] s_data;
     input wire  [7:0] s_words;
+    input wire  s_last;
     input wire  s_valid;
     output reg  s_ready;
     output reg  [63:0] m_data;
@@ -20879,10 +20883,9 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
     
     // Constant declarations
     localparam  ones = 64'hffffffffffffffff;
-    localparam  words_per_beat = 16'h2;
     localparam  accept_limit = 8'h4;
-    localparam  slot_mask = 16'h1;
     localparam  fill_mask = 16'h7;
+    localparam  queue_limit = 8'h8;
     
     // Stub signals
     reg  [191:0] buffer$d;
@@ -20891,21 +20894,83 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
     reg  [7:0] fill$d;
     wire  [7:0] fill$q;
     reg  fill$clock;
-    reg  [15:0] position$d;
-    wire  [15:0] position$q;
-    reg  position$clock;
-    reg  in_fpdu$d;
-    wire  in_fpdu$q;
-    reg  in_fpdu$clock;
-    reg  fpdu_markers$d;
-    wire  fpdu_markers$q;
-    reg  fpdu_markers$clock;
-    reg  [15:0] remaining$d;
-    wire  [15:0] remaining$q;
-    reg  remaining$clock;
-    reg  [15:0] length_position$d;
-    wire  [15:0] length_position$q;
-    reg  length_position$clock;
+    reg  in_first$d;
+    wire  in_first$q;
+    reg  in_first$clock;
+    reg  counted$d;
+    wire  counted$q;
+    reg  counted$clock;
+    reg  contents$clock;
+    reg  contents$reset;
+    reg  contents$s_valid;
+    wire  contents$s_ready;
+    reg  [15:0] contents$s_data;
+    wire  contents$m_valid;
+    reg  contents$m_ready;
+    wire  [15:0] contents$m_data;
+    reg  [7:0] queued$d;
+    wire  [7:0] queued$q;
+    reg  queued$clock;
+    reg  queue_room$d;
+    wire  queue_room$q;
+    reg  queue_room$clock;
+    reg  [15:0] plan$here;
+    reg  [15:0] plan$content;
+    reg  plan$markers;
+    reg  plan$start;
+    reg  [15:0] plan$since;
+    wire  [15:0] plan$take;
+    wire  [15:0] plan$used;
+    wire  plan$marker_here;
+    wire  [15:0] plan$marker_shift;
+    wire  [31:0] plan$marker_word;
+    wire  plan$crc_here;
+    wire  [15:0] plan$crc_slot;
+    wire  [15:0] plan$next_here;
+    wire  [15:0] plan$rest;
+    wire  [15:0] plan$since_after;
+    reg  p_valid$d;
+    wire  p_valid$q;
+    reg  p_valid$clock;
+    reg  p_start$d;
+    wire  p_start$q;
+    reg  p_start$clock;
+    reg  [7:0] p_take$d;
+    wire  [7:0] p_take$q;
+    reg  p_take$clock;
+    reg  [7:0] p_used$d;
+    wire  [7:0] p_used$q;
+    reg  p_used$clock;
+    reg  p_marker_here$d;
+    wire  p_marker_here$q;
+    reg  p_marker_here$clock;
+    reg  [15:0] p_marker_shift$d;
+    wire  [15:0] p_marker_shift$q;
+    reg  p_marker_shift$clock;
+    reg  [31:0] p_marker_word$d;
+    wire  [31:0] p_marker_word$q;
+    reg  p_marker_word$clock;
+    reg  p_crc_here$d;
+    wire  p_crc_here$q;
+    reg  p_crc_here$clock;
+    reg  [7:0] p_crc_slot$d;
+    wire  [7:0] p_crc_slot$q;
+    reg  p_crc_slot$clock;
+    reg  [15:0] p_take_shift$d;
+    wire  [15:0] p_take_shift$q;
+    reg  p_take_shift$clock;
+    reg  [15:0] p_end$d;
+    wire  [15:0] p_end$q;
+    reg  p_end$clock;
+    reg  [15:0] p_rest$d;
+    wire  [15:0] p_rest$q;
+    reg  p_rest$clock;
+    reg  [15:0] p_since$d;
+    wire  [15:0] p_since$q;
+    reg  p_since$clock;
+    reg  p_markers$d;
+    wire  p_markers$q;
+    reg  p_markers$clock;
     reg  [63:0] out_data$d;
     wire  [63:0] out_data$q;
     reg  out_data$clock;
@@ -20926,32 +20991,20 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
     reg  out_valid$clock;
     
     // Local signals
-    reg  [15:0] here;
-    reg  markers_on;
     reg  load;
-    reg  start;
-    reg  [15:0] length;
-    reg  [15:0] content;
-    reg  [15:0] to_marker;
-    reg  [7:0] marker_slot;
-    reg  marker_here;
-    reg  [15:0] slots;
-    reg  [15:0] take;
-    reg  crc_here;
-    reg  [15:0] crc_slot;
-    reg  [15:0] used;
     reg  fire;
-    reg  [15:0] this_length_position;
-    reg  [15:0] fpduptr;
-    reg  [31:0] marker_word;
+    reg  carry_on;
+    reg  take_plan;
+    reg  [15:0] length;
     reg  [63:0] front;
-    reg  [15:0] marker_shift;
     reg  [63:0] beat;
     reg  [15:0] append_fired;
     reg  [7:0] fill_fired;
-    reg  [15:0] consumed_shift;
     reg  [191:0] kept;
     reg  accept;
+    reg  room;
+    reg  push;
+    reg  pop;
     reg  [15:0] in_shift;
     reg  [63:0] in_clean;
     reg  [15:0] append_shift;
@@ -20967,30 +21020,122 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
         .q(fill$q),
         .clock(fill$clock)
     );
-    rnic_top_q16$framer$markers$position position(
-        .d(position$d),
-        .q(position$q),
-        .clock(position$clock)
+    rnic_top_q16$framer$markers$in_first in_first(
+        .d(in_first$d),
+        .q(in_first$q),
+        .clock(in_first$clock)
     );
-    rnic_top_q16$framer$markers$in_fpdu in_fpdu(
-        .d(in_fpdu$d),
-        .q(in_fpdu$q),
-        .clock(in_fpdu$clock)
+    rnic_top_q16$framer$markers$counted counted(
+        .d(counted$d),
+        .q(counted$q),
+        .clock(counted$clock)
     );
-    rnic_top_q16$framer$markers$fpdu_markers fpdu_markers(
-        .d(fpdu_markers$d),
-        .q(fpdu_markers$q),
-        .clock(fpdu_markers$clock)
+    rnic_top_q16$framer$markers$contents contents(
+        .clock(contents$clock),
+        .reset(contents$reset),
+        .s_valid(contents$s_valid),
+        .s_ready(contents$s_ready),
+        .s_data(contents$s_data),
+        .m_valid(contents$m_valid),
+        .m_ready(contents$m_ready),
+        .m_data(contents$m_data)
     );
-    rnic_top_q16$framer$markers$remaining remaining(
-        .d(remaining$d),
-        .q(remaining$q),
-        .clock(remaining$clock)
+    rnic_top_q16$framer$markers$queued queued(
+        .d(queued$d),
+        .q(queued$q),
+        .clock(queued$clock)
     );
-    rnic_top_q16$framer$markers$length_position length_position(
-        .d(length_position$d),
-        .q(length_position$q),
-        .clock(length_position$clock)
+    rnic_top_q16$framer$markers$queue_room queue_room(
+        .d(queue_room$d),
+        .q(queue_room$q),
+        .clock(queue_room$clock)
+    );
+    rnic_top_q16$framer$markers$plan plan(
+        .here(plan$here),
+        .content(plan$content),
+        .markers(plan$markers),
+        .start(plan$start),
+        .since(plan$since),
+        .take(plan$take),
+        .used(plan$used),
+        .marker_here(plan$marker_here),
+        .marker_shift(plan$marker_shift),
+        .marker_word(plan$marker_word),
+        .crc_here(plan$crc_here),
+        .crc_slot(plan$crc_slot),
+        .next_here(plan$next_here),
+        .rest(plan$rest),
+        .since_after(plan$since_after)
+    );
+    rnic_top_q16$framer$markers$p_valid p_valid(
+        .d(p_valid$d),
+        .q(p_valid$q),
+        .clock(p_valid$clock)
+    );
+    rnic_top_q16$framer$markers$p_start p_start(
+        .d(p_start$d),
+        .q(p_start$q),
+        .clock(p_start$clock)
+    );
+    rnic_top_q16$framer$markers$p_take p_take(
+        .d(p_take$d),
+        .q(p_take$q),
+        .clock(p_take$clock)
+    );
+    rnic_top_q16$framer$markers$p_used p_used(
+        .d(p_used$d),
+        .q(p_used$q),
+        .clock(p_used$clock)
+    );
+    rnic_top_q16$framer$markers$p_marker_here p_marker_here(
+        .d(p_marker_here$d),
+        .q(p_marker_here$q),
+        .clock(p_marker_here$clock)
+    );
+    rnic_top_q16$framer$markers$p_marker_shift p_marker_shift(
+        .d(p_marker_shift$d),
+        .q(p_marker_shift$q),
+        .clock(p_marker_shift$clock)
+    );
+    rnic_top_q16$framer$markers$p_marker_word p_marker_word(
+        .d(p_marker_word$d),
+        .q(p_marker_word$q),
+        .clock(p_marker_word$clock)
+    );
+    rnic_top_q16$framer$markers$p_crc_here p_crc_here(
+        .d(p_crc_here$d),
+        .q(p_crc_here$q),
+        .clock(p_crc_here$clock)
+    );
+    rnic_top_q16$framer$markers$p_crc_slot p_crc_slot(
+        .d(p_crc_slot$d),
+        .q(p_crc_slot$q),
+        .clock(p_crc_slot$clock)
+    );
+    rnic_top_q16$framer$markers$p_take_shift p_take_shift(
+        .d(p_take_shift$d),
+        .q(p_take_shift$q),
+        .clock(p_take_shift$clock)
+    );
+    rnic_top_q16$framer$markers$p_end p_end(
+        .d(p_end$d),
+        .q(p_end$q),
+        .clock(p_end$clock)
+    );
+    rnic_top_q16$framer$markers$p_rest p_rest(
+        .d(p_rest$d),
+        .q(p_rest$q),
+        .clock(p_rest$clock)
+    );
+    rnic_top_q16$framer$markers$p_since p_since(
+        .d(p_since$d),
+        .q(p_since$q),
+        .clock(p_since$clock)
+    );
+    rnic_top_q16$framer$markers$p_markers p_markers(
+        .d(p_markers$d),
+        .q(p_markers$q),
+        .clock(p_markers$clock)
     );
     rnic_top_q16$framer$markers$out_data out_data(
         .d(out_data$d),
@@ -21027,11 +21172,24 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
     always @(*) begin
         buffer$clock = clock;
         fill$clock = clock;
-        position$clock = clock;
-        in_fpdu$clock = clock;
-        fpdu_markers$clock = clock;
-        remaining$clock = clock;
-        length_position$clock = clock;
+        in_first$clock = clock;
+        counted$clock = clock;
+        queued$clock = clock;
+        queue_room$clock = clock;
+        p_valid$clock = clock;
+        p_start$clock = clock;
+        p_take$clock = clock;
+        p_used$clock = clock;
+        p_marker_here$clock = clock;
+        p_marker_shift$clock = clock;
+        p_marker_word$clock = clock;
+        p_crc_here$clock = clock;
+        p_crc_slot$clock = clock;
+        p_take_shift$clock = clock;
+        p_end$clock = clock;
+        p_rest$clock = clock;
+        p_since$clock = clock;
+        p_markers$clock = clock;
         out_data$clock = clock;
         out_words$clock = clock;
         out_first$clock = clock;
@@ -21040,83 +21198,106 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
         out_valid$clock = clock;
         buffer$d = buffer$q;
         fill$d = fill$q;
-        position$d = position$q;
-        in_fpdu$d = in_fpdu$q;
-        fpdu_markers$d = fpdu_markers$q;
-        remaining$d = remaining$q;
-        length_position$d = length_position$q;
+        in_first$d = in_first$q;
+        counted$d = counted$q;
+        queued$d = queued$q;
+        queue_room$d = queue_room$q;
+        p_valid$d = p_valid$q;
+        p_start$d = p_start$q;
+        p_take$d = p_take$q;
+        p_used$d = p_used$q;
+        p_marker_here$d = p_marker_here$q;
+        p_marker_shift$d = p_marker_shift$q;
+        p_marker_word$d = p_marker_word$q;
+        p_crc_here$d = p_crc_here$q;
+        p_crc_slot$d = p_crc_slot$q;
+        p_take_shift$d = p_take_shift$q;
+        p_end$d = p_end$q;
+        p_rest$d = p_rest$q;
+        p_since$d = p_since$q;
+        p_markers$d = p_markers$q;
         out_data$d = out_data$q;
         out_words$d = out_words$q;
         out_first$d = out_first$q;
         out_last$d = out_last$q;
         out_crc_slot$d = out_crc_slot$q;
         out_valid$d = out_valid$q;
+        contents$clock = clock;
+        contents$reset = reset;
         load = ~out_valid$q | m_ready;
-        start = ~in_fpdu$q;
-        length = (((buffer$q & 32'hff) & 16'hffff) << 32'h8) | (((buffer$q >> 32'h8) & 32'hff) & 16'hffff);
-        content = remaining$q;
-        if (start) begin
-            content = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        room = (fill$q <= accept_limit) & (~in_first$q | counted$q | queue_room$q);
+        s_ready = room;
+        accept = s_valid & room;
+        length = (((s_data & 32'hff) & 16'hffff) << 32'h8) | (((s_data >> 32'h8) & 32'hff) & 16'hffff);
+        contents$s_data = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        push = s_valid & in_first$q & ~counted$q & queue_room$q;
+        contents$s_valid = push;
+        if (push) begin
+            counted$d = 1'b1;
         end
-        here = position$q;
-        markers_on = fpdu_markers$q;
-        if (start) begin
-            markers_on = markers_en;
+        if (accept) begin
+            in_first$d = s_last;
+            counted$d = 1'b0;
+        end
+        fire = load & p_valid$q & (fill$q >= p_take$q);
+        carry_on = ~p_crc_here$q;
+        plan$here = p_end$q;
+        plan$content = p_rest$q;
+        plan$markers = p_markers$q;
+        plan$start = ~carry_on;
+        plan$since = p_since$q;
+        if (~carry_on) begin
             if (fpdu_load) begin
-                here = fpdu_position;
+                plan$here = fpdu_position;
             end
+            plan$content = contents$m_data;
+            plan$markers = markers_en;
+            plan$since = 32'h0;
         end
-        to_marker = (~here + 32'h1) & 32'h1ff;
-        marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_here = markers_on & (((marker_slot) & 16'hffff) < words_per_beat) & (((marker_slot) & 16'hffff) < content + 32'h1);
-        slots = words_per_beat;
-        if (marker_here) begin
-            slots = words_per_beat - 32'h1;
+        take_plan = (~p_valid$q | fire) & (carry_on | (contents$m_valid & ~fpdu_wait));
+        pop = take_plan & ~carry_on;
+        contents$m_ready = pop;
+        queued$d = queued$q;
+        if (push & ~pop) begin
+            queued$d = queued$q + 32'h1;
         end
-        take = content;
-        if (content > slots) begin
-            take = slots;
+        if (pop & ~push) begin
+            queued$d = queued$q - 32'h1;
         end
-        crc_here = content < slots;
-        crc_slot = content;
-        if (marker_here) begin
-            crc_slot = content + 32'h1;
+        queue_room$d = queued$d < queue_limit;
+        if (fire) begin
+            p_valid$d = 1'b0;
         end
-        used = take;
-        if (marker_here) begin
-            used = take + 32'h1;
+        if (take_plan) begin
+            p_valid$d = 1'b1;
+            p_start$d = ~carry_on;
+            p_take$d = ((plan$take) & 8'hff);
+            p_used$d = ((plan$used) & 8'hff);
+            p_marker_here$d = plan$marker_here;
+            p_marker_shift$d = plan$marker_shift;
+            p_marker_word$d = plan$marker_word;
+            p_crc_here$d = plan$crc_here;
+            p_crc_slot$d = ((plan$crc_slot) & 8'hff);
+            p_take_shift$d = (plan$take & fill_mask) << 32'h5;
+            p_end$d = plan$next_here;
+            p_rest$d = plan$rest;
+            p_since$d = plan$since_after;
+            p_markers$d = plan$markers;
         end
-        if (crc_here) begin
-            used = used + 32'h1;
-        end
-        fire = load & (((fill$q) & 16'hffff) >= take) & ~(start & fpdu_wait);
-        this_length_position = length_position$q;
-        if (start) begin
-            this_length_position = here;
-            if (marker_here & (marker_slot == 32'h0)) begin
-                this_length_position = here + 32'h4;
-            end
-        end
-        fpduptr = here + (((marker_slot) & 16'hffff) << 32'h2) - this_length_position;
-        if (start & (marker_slot == 32'h0)) begin
-            fpduptr = 32'h0;
-        end
-        marker_word = (((fpduptr >> 32'h8) & 32'hffffffff) << 32'h10) | (((fpduptr & 32'hff) & 32'hffffffff) << 32'h18);
+        fpdu_start = pop;
+        fpdu_end = take_plan & plan$crc_here;
+        end_position = plan$next_here;
         front = ((buffer$q) & 64'hffffffffffffffff);
-        marker_shift = (((marker_slot) & 16'hffff) & slot_mask) << 32'h5;
         beat = front;
-        if (marker_here) begin
-            beat = (front & ~(ones << marker_shift)) | (((marker_word) & 64'hffffffffffffffff) << marker_shift) | ((front << 32'h20) & (ones << (marker_shift + 32'h20)));
+        if (p_marker_here$q) begin
+            beat = (front & ~(ones << p_marker_shift$q)) | (((p_marker_word$q) & 64'hffffffffffffffff) << p_marker_shift$q) | ((front << 32'h20) & (ones << (p_marker_shift$q + 32'h20)));
         end
-        accept = s_valid & (fill$q <= accept_limit);
-        s_ready = fill$q <= accept_limit;
         in_shift = (((s_words) & 16'hffff) & fill_mask) << 32'h5;
         in_clean = s_data & ~(ones << in_shift);
-        consumed_shift = (take & fill_mask) << 32'h5;
-        kept = buffer$q >> consumed_shift;
+        kept = buffer$q >> p_take_shift$q;
         append_shift = (((fill$q) & 16'hffff) & fill_mask) << 32'h5;
-        append_fired = ((((fill$q) & 16'hffff) - take) & fill_mask) << 32'h5;
-        fill_fired = fill$q - ((take) & 8'hff);
+        append_fired = (((fill$q - p_take$q) & 16'hffff) & fill_mask) << 32'h5;
+        fill_fired = fill$q - p_take$q;
         buffer$d = buffer$q;
         if (accept) begin
             buffer$d = buffer$q | (((in_clean) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << append_shift);
@@ -21135,27 +21316,24 @@ module rnic_top_q16$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_positio
         end
         if (fire) begin
             out_data$d = beat;
-            out_words$d = ((used) & 8'hff);
-            out_first$d = start;
-            out_last$d = crc_here;
-            out_crc_slot$d = ((crc_slot) & 8'hff);
+            out_words$d = p_used$q;
+            out_first$d = p_start$q;
+            out_last$d = p_crc_here$q;
+            out_crc_slot$d = p_crc_slot$q;
             out_valid$d = 1'b1;
-            position$d = here + (used << 32'h2);
-            in_fpdu$d = ~crc_here;
-            fpdu_markers$d = markers_on;
-            remaining$d = content - take;
-            length_position$d = this_length_position;
         end
         if (reset) begin
             fill$d = 32'h0;
             buffer$d = 32'h0;
-            position$d = 32'h0;
-            in_fpdu$d = 1'b0;
+            in_first$d = 1'b1;
+            counted$d = 1'b0;
+            queued$d = 32'h0;
+            queue_room$d = 1'b1;
+            p_valid$d = 1'b0;
+            p_crc_here$d = 1'b1;
+            p_end$d = 32'h0;
             out_valid$d = 1'b0;
         end
-        fpdu_start = fire & start;
-        fpdu_end = fire & crc_here;
-        end_position = here + (used << 32'h2);
         m_data = out_data$q;
         m_words = out_words$q;
         m_first = out_first$q;
@@ -21186,6 +21364,488 @@ module rnic_top_q16$framer$markers$buffer(d,q,clock);
 endmodule // rnic_top_q16$framer$markers$buffer
 
 
+module rnic_top_q16$framer$markers$contents(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [15:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [15:0] m_data;
+    
+    // Stub signals
+    reg  [15:0] entries$0$d;
+    wire  [15:0] entries$0$q;
+    reg  entries$0$clock;
+    reg  [15:0] entries$1$d;
+    wire  [15:0] entries$1$q;
+    reg  entries$1$clock;
+    reg  [15:0] entries$2$d;
+    wire  [15:0] entries$2$q;
+    reg  entries$2$clock;
+    reg  [15:0] entries$3$d;
+    wire  [15:0] entries$3$q;
+    reg  entries$3$clock;
+    reg  [15:0] entries$4$d;
+    wire  [15:0] entries$4$q;
+    reg  entries$4$clock;
+    reg  [15:0] entries$5$d;
+    wire  [15:0] entries$5$q;
+    reg  entries$5$clock;
+    reg  [15:0] entries$6$d;
+    wire  [15:0] entries$6$q;
+    reg  entries$6$clock;
+    reg  [15:0] entries$7$d;
+    wire  [15:0] entries$7$q;
+    reg  entries$7$clock;
+    reg  [3:0] head$d;
+    wire  [3:0] head$q;
+    reg  head$clock;
+    reg  [3:0] tail$d;
+    wire  [3:0] tail$q;
+    reg  tail$clock;
+    reg  [15:0] out_data$d;
+    wire  [15:0] out_data$q;
+    reg  out_data$clock;
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    
+    // Local signals
+    reg  [3:0] count;
+    reg  waiting;
+    reg  refill;
+    reg  bypass;
+    reg  push;
+    reg  [15:0] oldest;
+    
+    // Sub module instances
+    rnic_top_q16$framer$markers$contents$entries$0 entries$0(
+        .d(entries$0$d),
+        .q(entries$0$q),
+        .clock(entries$0$clock)
+    );
+    rnic_top_q16$framer$markers$contents$entries$1 entries$1(
+        .d(entries$1$d),
+        .q(entries$1$q),
+        .clock(entries$1$clock)
+    );
+    rnic_top_q16$framer$markers$contents$entries$2 entries$2(
+        .d(entries$2$d),
+        .q(entries$2$q),
+        .clock(entries$2$clock)
+    );
+    rnic_top_q16$framer$markers$contents$entries$3 entries$3(
+        .d(entries$3$d),
+        .q(entries$3$q),
+        .clock(entries$3$clock)
+    );
+    rnic_top_q16$framer$markers$contents$entries$4 entries$4(
+        .d(entries$4$d),
+        .q(entries$4$q),
+        .clock(entries$4$clock)
+    );
+    rnic_top_q16$framer$markers$contents$entries$5 entries$5(
+        .d(entries$5$d),
+        .q(entries$5$q),
+        .clock(entries$5$clock)
+    );
+    rnic_top_q16$framer$markers$contents$entries$6 entries$6(
+        .d(entries$6$d),
+        .q(entries$6$q),
+        .clock(entries$6$clock)
+    );
+    rnic_top_q16$framer$markers$contents$entries$7 entries$7(
+        .d(entries$7$d),
+        .q(entries$7$q),
+        .clock(entries$7$clock)
+    );
+    rnic_top_q16$framer$markers$contents$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_top_q16$framer$markers$contents$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    rnic_top_q16$framer$markers$contents$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$framer$markers$contents$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        head$clock = clock;
+        tail$clock = clock;
+        out_data$clock = clock;
+        out_valid$clock = clock;
+        head$d = head$q;
+        tail$d = tail$q;
+        out_data$d = out_data$q;
+        out_valid$d = out_valid$q;
+        entries$0$clock = clock;
+        entries$0$d = entries$0$q;
+        entries$1$clock = clock;
+        entries$1$d = entries$1$q;
+        entries$2$clock = clock;
+        entries$2$d = entries$2$q;
+        entries$3$clock = clock;
+        entries$3$d = entries$3$q;
+        entries$4$clock = clock;
+        entries$4$d = entries$4$q;
+        entries$5$clock = clock;
+        entries$5$d = entries$5$q;
+        entries$6$clock = clock;
+        entries$6$d = entries$6$q;
+        entries$7$clock = clock;
+        entries$7$d = entries$7$q;
+        count = tail$q - head$q;
+        waiting = count != 32'h0;
+        s_ready = count != 32'h8;
+        push = s_valid & (count != 32'h8);
+        refill = ~out_valid$q | m_ready;
+        bypass = refill & ~waiting;
+        oldest = entries$0$q;
+        case (head$q[(32'h0)+:(3)])
+            1:
+                begin
+                    oldest = entries$1$q;
+                end
+            2:
+                begin
+                    oldest = entries$2$q;
+                end
+            3:
+                begin
+                    oldest = entries$3$q;
+                end
+            4:
+                begin
+                    oldest = entries$4$q;
+                end
+            5:
+                begin
+                    oldest = entries$5$q;
+                end
+            6:
+                begin
+                    oldest = entries$6$q;
+                end
+            7:
+                begin
+                    oldest = entries$7$q;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (push) begin
+            if (tail$q[(32'h0)+:(3)] == 0) begin
+                entries$0$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 1) begin
+                entries$1$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 2) begin
+                entries$2$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 3) begin
+                entries$3$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 4) begin
+                entries$4$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 5) begin
+                entries$5$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 6) begin
+                entries$6$d = s_data;
+            end
+            if (tail$q[(32'h0)+:(3)] == 7) begin
+                entries$7$d = s_data;
+            end
+        end
+        if (push & ~bypass) begin
+            tail$d = tail$q + 32'h1;
+        end
+        if (refill) begin
+            out_valid$d = waiting | s_valid;
+            out_data$d = s_data;
+            if (waiting) begin
+                out_data$d = oldest;
+                head$d = head$q + 32'h1;
+            end
+        end
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        if (reset) begin
+            head$d = 32'h0;
+            tail$d = 32'h0;
+            out_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$framer$markers$contents
+
+
+module rnic_top_q16$framer$markers$contents$entries$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$0
+
+
+module rnic_top_q16$framer$markers$contents$entries$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$1
+
+
+module rnic_top_q16$framer$markers$contents$entries$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$2
+
+
+module rnic_top_q16$framer$markers$contents$entries$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$3
+
+
+module rnic_top_q16$framer$markers$contents$entries$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$4
+
+
+module rnic_top_q16$framer$markers$contents$entries$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$5
+
+
+module rnic_top_q16$framer$markers$contents$entries$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$6
+
+
+module rnic_top_q16$framer$markers$contents$entries$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$entries$7
+
+
+module rnic_top_q16$framer$markers$contents$head(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$head
+
+
+module rnic_top_q16$framer$markers$contents$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$out_data
+
+
+module rnic_top_q16$framer$markers$contents$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$out_valid
+
+
+module rnic_top_q16$framer$markers$contents$tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$contents$tail
+
+
+module rnic_top_q16$framer$markers$counted(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$counted
+
+
 module rnic_top_q16$framer$markers$fill(d,q,clock);
     
     // Module arguments
@@ -21205,7 +21865,7 @@ module rnic_top_q16$framer$markers$fill(d,q,clock);
 endmodule // rnic_top_q16$framer$markers$fill
 
 
-module rnic_top_q16$framer$markers$fpdu_markers(d,q,clock);
+module rnic_top_q16$framer$markers$in_first(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -21221,45 +21881,7 @@ module rnic_top_q16$framer$markers$fpdu_markers(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$framer$markers$fpdu_markers
-
-
-module rnic_top_q16$framer$markers$in_fpdu(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$framer$markers$in_fpdu
-
-
-module rnic_top_q16$framer$markers$length_position(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$framer$markers$length_position
+endmodule // rnic_top_q16$framer$markers$in_first
 
 
 module rnic_top_q16$framer$markers$out_crc_slot(d,q,clock);
@@ -21376,7 +21998,45 @@ module rnic_top_q16$framer$markers$out_words(d,q,clock);
 endmodule // rnic_top_q16$framer$markers$out_words
 
 
-module rnic_top_q16$framer$markers$position(d,q,clock);
+module rnic_top_q16$framer$markers$p_crc_here(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_crc_here
+
+
+module rnic_top_q16$framer$markers$p_crc_slot(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_crc_slot
+
+
+module rnic_top_q16$framer$markers$p_end(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -21392,10 +22052,29 @@ module rnic_top_q16$framer$markers$position(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$framer$markers$position
+endmodule // rnic_top_q16$framer$markers$p_end
 
 
-module rnic_top_q16$framer$markers$remaining(d,q,clock);
+module rnic_top_q16$framer$markers$p_marker_here(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_marker_here
+
+
+module rnic_top_q16$framer$markers$p_marker_shift(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -21411,7 +22090,293 @@ module rnic_top_q16$framer$markers$remaining(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$framer$markers$remaining
+endmodule // rnic_top_q16$framer$markers$p_marker_shift
+
+
+module rnic_top_q16$framer$markers$p_marker_word(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_marker_word
+
+
+module rnic_top_q16$framer$markers$p_markers(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_markers
+
+
+module rnic_top_q16$framer$markers$p_rest(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_rest
+
+
+module rnic_top_q16$framer$markers$p_since(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_since
+
+
+module rnic_top_q16$framer$markers$p_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_start
+
+
+module rnic_top_q16$framer$markers$p_take(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_take
+
+
+module rnic_top_q16$framer$markers$p_take_shift(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_take_shift
+
+
+module rnic_top_q16$framer$markers$p_used(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_used
+
+
+module rnic_top_q16$framer$markers$p_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$p_valid
+
+
+module rnic_top_q16$framer$markers$plan(here,content,markers,start,since,take,used,marker_here,marker_shift,marker_word,crc_here,crc_slot,next_here,rest,since_after);
+    
+    // Module arguments
+    input wire  [15:0] here;
+    input wire  [15:0] content;
+    input wire  markers;
+    input wire  start;
+    input wire  [15:0] since;
+    output reg  [15:0] take;
+    output reg  [15:0] used;
+    output reg  marker_here;
+    output reg  [15:0] marker_shift;
+    output reg  [31:0] marker_word;
+    output reg  crc_here;
+    output reg  [15:0] crc_slot;
+    output reg  [15:0] next_here;
+    output reg  [15:0] rest;
+    output reg  [15:0] since_after;
+    
+    // Constant declarations
+    localparam  words_per_beat = 16'h2;
+    localparam  words_per_beat_less_one = 16'h1;
+    localparam  beat_octets = 16'h8;
+    localparam  slot_mask = 16'h1;
+    
+    // Local signals
+    reg  [15:0] to_marker;
+    reg  [15:0] marker_slot;
+    reg  lead;
+    reg  [15:0] fpduptr;
+    
+    // Update code
+    always @(*) begin
+        to_marker = (~here + 32'h1) & 32'h1ff;
+        marker_slot = to_marker >> 32'h2;
+        marker_here = markers & (marker_slot < words_per_beat) & (marker_slot <= content);
+        lead = start & marker_here & (marker_slot == 32'h0);
+        crc_slot = content;
+        if (marker_here) begin
+            crc_slot = content + 32'h1;
+        end
+        crc_here = content < words_per_beat;
+        if (marker_here) begin
+            crc_here = content < words_per_beat_less_one;
+        end
+        take = words_per_beat;
+        used = words_per_beat;
+        next_here = here + beat_octets;
+        rest = content - words_per_beat;
+        if (marker_here) begin
+            take = words_per_beat_less_one;
+            rest = content - words_per_beat_less_one;
+        end
+        if (crc_here) begin
+            take = content;
+            used = crc_slot + 32'h1;
+            next_here = here + (content << 32'h2) + 32'h4;
+            if (marker_here) begin
+                next_here = here + (content << 32'h2) + 32'h8;
+            end
+            rest = 32'h0;
+        end
+        fpduptr = since + (marker_slot << 32'h2);
+        if (lead) begin
+            fpduptr = 32'h0;
+        end
+        marker_word = (((fpduptr >> 32'h8) & 32'hffffffff) << 32'h10) | (((fpduptr & 32'hff) & 32'hffffffff) << 32'h18);
+        marker_shift = (marker_slot & slot_mask) << 32'h5;
+        since_after = since + beat_octets;
+        if (lead) begin
+            since_after = beat_octets - 32'h4;
+        end
+    end
+    
+endmodule // rnic_top_q16$framer$markers$plan
+
+
+module rnic_top_q16$framer$markers$queue_room(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$queue_room
+
+
+module rnic_top_q16$framer$markers$queued(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$framer$markers$queued
 
 
 module rnic_top_q16$framer$pipe_crc_slot(clock,reset,ce,d,q);

@@ -18,6 +18,22 @@ const MARKERS_AND_CRC: FramingConfig = FramingConfig { markers: true, crc: true 
 /// Sends `count` random ULPDUs through the framer and checks every FPDU against the
 /// reference, in order, and the packet shape. Panics if the framer stops making progress.
 fn differential(lanes: usize, cfg: FramingConfig, seed: u64, count: usize, valid_rate: f64, ready_rate: f64) {
+    differential_with(lanes, cfg, seed, count, valid_rate, ready_rate, random_length, 4)
+}
+
+/// [`differential`] with ULPDU lengths from `length` and up to `queued` ULPDUs handed to
+/// the input ahead of the output.
+#[allow(clippy::too_many_arguments)]
+fn differential_with(
+    lanes: usize,
+    cfg: FramingConfig,
+    seed: u64,
+    count: usize,
+    valid_rate: f64,
+    ready_rate: f64,
+    length: fn(&mut StdRng) -> usize,
+    queued: usize,
+) {
     let mut tx = MpaTxDriver::new(lanes, cfg).expect("model");
     tx.source.valid_rate = valid_rate;
     tx.sink.ready_rate = ready_rate;
@@ -29,8 +45,8 @@ fn differential(lanes: usize, cfg: FramingConfig, seed: u64, count: usize, valid
     let mut idle = 0u64;
     while checked < count {
         // Keep a few ULPDUs queued so the input is rarely starved by the bench.
-        while sent < count && expected.len() < 4 {
-            let ulpdu: Vec<u8> = (0..random_length(&mut rng)).map(|_| rng.gen()).collect();
+        while sent < count && expected.len() < queued {
+            let ulpdu: Vec<u8> = (0..length(&mut rng)).map(|_| rng.gen()).collect();
             let mut fpdu = Vec::new();
             framer.frame(&ulpdu, &mut fpdu).expect("ULPDU fits");
             tx.send(&ulpdu);
@@ -93,6 +109,16 @@ fn mpa_tx_w32_matches_proto_markers_and_crc() {
 fn mpa_tx_w64_matches_proto_markers_and_crc() {
     trace::on_failure("mpa_tx_w64_matches_proto_markers_and_crc", || {
         differential(64, MARKERS_AND_CRC, 64, 10_000, 0.9, 0.8)
+    });
+}
+
+/// FPDUs of one to three words, many at a time, against a slow output: the marker stage's
+/// queue of FPDU content counts fills (the buffer holds more FPDUs than the queue), and
+/// its input must wait for room rather than lose a count.
+#[test]
+fn mpa_tx_w64_short_fpdus_wait_for_room_in_the_count_queue() {
+    trace::on_failure("mpa_tx_w64_short_fpdus_wait_for_room_in_the_count_queue", || {
+        differential_with(64, MARKERS_AND_CRC, 65, 3_000, 1.0, 0.1, |rng| rng.gen_range(0..10), 40)
     });
 }
 

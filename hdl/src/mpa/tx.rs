@@ -155,6 +155,7 @@ impl<const D: usize, const K: usize, const B: usize> Logic for MpaTx<D, K, B> {
         self.end_position.next = self.markers.end_position.val();
         self.markers.s_data.next = self.header.m_data.val();
         self.markers.s_words.next = self.header.m_words.val();
+        self.markers.s_last.next = self.header.m_last.val();
         self.markers.s_valid.next = self.header.m_valid.val();
         self.header.m_ready.next = self.markers.s_ready.val();
 
