@@ -10,8 +10,8 @@ mod common;
 use common::{frame, run_until};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
-    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QueuePair, RecvRequest,
-    WorkRequest,
+    CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair,
+    RecvRequest, WorkRequest,
 };
 use rnic_proto::model::wire::untagged_ulpdus;
 use rnic_proto::mpa::{crc32c, crc_field, Framer, FramingConfig};
@@ -241,6 +241,62 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
         let at = 16 * 1024 + (i * sizes.len() + n) * 2048;
         let placed: Vec<u8> = (at..at + sizes[n]).map(|a| buf.read_u8(a)).collect();
         assert!(placed == content[64 * n..64 * n + sizes[n]], "receive {} of QP {i}: data", c.wr_id);
+    }
+}
+
+/// MPA-11 and MPA-22 across a reset: a QP written in RESET and made ready again starts its
+/// stream over, a zero marker first, even when its own FPDUs were the last the framer sent
+/// before the reset (nothing of another QP between, so no other QP's position was loaded).
+#[test]
+fn mpa_11_22_a_qp_reset_and_made_ready_again_starts_its_marker_stream_over() {
+    let hal = SimHal::open("rnic_top").expect("rnic_top model");
+    let peer = hal.attach_raw_peer();
+    let dev = Device::open(hal).expect("RNIC");
+    dev.enable();
+    let pd = ProtectionDomain::new(&dev).expect("PD");
+    let buf = dev.alloc_dma(16 * 1024).expect("DMA");
+    let content: Vec<u8> = (0..16 * 1024).map(|i| (i * 5 + i / 241) as u8).collect();
+    buf.write_bytes(0, &content);
+    let mr = MemoryRegion::register(&pd, &buf, ALL).expect("MR");
+    let cq = CompletionQueue::new(&dev, 6, 0).expect("CQ");
+    let caps = QpCaps {
+        sq_log_size: 4,
+        rq_log_size: 4,
+        mulpdu: 1024,
+        ird: 4,
+        ord: 4,
+        crc: true,
+        markers_tx: true,
+        markers_rx: true,
+        conn_id: 40,
+    };
+    let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP");
+    let config = FramingConfig { markers: true, crc: true };
+    let mut sent_before = 0;
+    for (round, sizes) in [[700_usize, 1300, 90], [300, 900, 2100]].iter().enumerate() {
+        qp.ready().expect("RTS");
+        for (n, &size) in sizes.iter().enumerate() {
+            let local = mr.sge(64 * n as u64, size as u32).unwrap();
+            let wr = WorkRequest::Send { wr_id: n as u64, local, solicited: false, invalidate: None, signaled: false };
+            qp.post_send(&wr).expect("send");
+        }
+        // The stream of this connection: MSNs from 1, positions from 0.
+        let mut framer = Framer::new(config);
+        let mut reference = Vec::new();
+        let mut fpdus = 0;
+        for (n, &size) in sizes.iter().enumerate() {
+            for ulpdu in untagged_ulpdus(Opcode::Send, n as u32 + 1, 0, &content[64 * n..64 * n + size], 1024) {
+                framer.frame(&ulpdu, &mut reference).expect("frame");
+                fpdus += 1;
+            }
+        }
+        run_until(&dev, || peer.sent_count() >= sent_before + fpdus);
+        let sent = peer.sent();
+        assert_eq!(sent.len(), sent_before + fpdus, "round {round}: every FPDU sent");
+        let stream: Vec<u8> = sent[sent_before..].iter().flat_map(|(f, _)| f.clone()).collect();
+        assert!(stream == reference, "round {round}: the stream differs from a fresh connection's framing");
+        sent_before = sent.len();
+        qp.modify(QpState::Reset).expect("RTS -> RESET");
     }
 }
 

@@ -213,6 +213,12 @@ pub struct RnicTop<
     tx_head_seen: DFF<Bit>,
     tx_next_held: DFF<Bit>,
     tx_next_markers: DFF<Bit>,
+    /// The head FPDU is its QP's next after the FPDU the framer started last, and that QP
+    /// was not written since (`tx_qp_touched`, set from reset until an FPDU starts): it
+    /// goes on from the framer's own end position and marker setting, without waiting for
+    /// `held`.
+    tx_chain: DFF<Bit>,
+    tx_qp_touched: DFF<Bit>,
     tx_first: DFF<Bit>,
     tx_tdata: Signal<Local, Bits<64>>,
     tx_tkeep: Signal<Local, Bits<8>>,
@@ -404,6 +410,8 @@ impl<
             tx_next_held: Default::default(),
             tx_next_markers: Default::default(),
             tx_first: Default::default(),
+            tx_chain: Default::default(),
+            tx_qp_touched: Default::default(),
             tx_tdata: Default::default(),
             tx_tkeep: Default::default(),
             tx_tlast: Default::default(),
@@ -498,6 +506,8 @@ impl<
             tx_head_seen,
             tx_next_held,
             tx_next_markers,
+            tx_chain,
+            tx_qp_touched,
             rx_qp,
             rx_next_qp,
             rx_next_valid,
@@ -1015,20 +1025,36 @@ impl<
         self.tx_fpdus.m_ready.next = self.framer.fpdu_start.val();
         // The head's marker setting and position are selected into registers; the framer
         // holds the FPDU's start until they are the head's (two cycles after it changed;
-        // an FPDU of three beats or more, every one at W = 8, never waits for the next).
+        // an FPDU of three beats or more, every one at W = 8, never waits for the next),
+        // unless the head is the next FPDU of the QP it started last (`tx_chain`).
         self.tx_positions.read_qp.next = self.tx_fpdus.m_data.val();
         self.tx_next_markers.d.next =
             (self.ctrl.qp_markers_tx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.tx_fpdus.m_data.val()))).any();
         self.tx_head_seen.d.next = self.tx_fpdus.m_valid.val() & !self.framer.fpdu_start.val();
         self.tx_next_held.d.next = self.tx_head_seen.q.val() & !self.framer.fpdu_start.val();
+        self.tx_chain.d.next = self.tx_fpdus.m_valid.val()
+            & !self.framer.fpdu_start.val()
+            & (self.tx_fpdus.m_data.val() == self.tx_qp.q.val())
+            & !self.tx_qp_touched.q.val()
+            & !(self.ctrl.qp_we.val() & (self.ctrl.qp_waddr.val() == self.tx_qp.q.val()));
+        if self.ctrl.qp_we.val() & (self.ctrl.qp_waddr.val() == self.tx_qp.q.val()) {
+            self.tx_qp_touched.d.next = true;
+        }
+        if self.framer.fpdu_start.val() {
+            self.tx_qp_touched.d.next =
+                self.ctrl.qp_we.val() & (self.ctrl.qp_waddr.val() == self.tx_fpdus.m_data.val());
+        }
         if self.reset_q.q.val() {
             self.tx_head_seen.d.next = false;
             self.tx_next_held.d.next = false;
+            self.tx_chain.d.next = false;
+            self.tx_qp_touched.d.next = true;
         }
         self.framer.markers_en.next = self.tx_next_markers.q.val();
         self.framer.fpdu_load.next = true;
         self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.held.val());
         self.framer.fpdu_wait.next = !self.tx_next_held.q.val();
+        self.framer.fpdu_chain.next = self.tx_chain.q.val();
         self.tx_ending.next = self.tx_qp.q.val();
         if self.framer.fpdu_start.val() {
             self.tx_qp.d.next = self.tx_fpdus.m_data.val();

@@ -696,6 +696,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  framer$fpdu_load;
     reg  [15:0] framer$fpdu_position;
     reg  framer$fpdu_wait;
+    reg  framer$fpdu_chain;
     wire  framer$fpdu_start;
     wire  framer$fpdu_end;
     wire  [15:0] framer$end_position;
@@ -758,6 +759,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  tx_next_markers$d;
     wire  tx_next_markers$q;
     reg  tx_next_markers$clock;
+    reg  tx_chain$d;
+    wire  tx_chain$q;
+    reg  tx_chain$clock;
+    reg  tx_qp_touched$d;
+    wire  tx_qp_touched$q;
+    reg  tx_qp_touched$clock;
     reg  tx_first$d;
     wire  tx_first$q;
     reg  tx_first$clock;
@@ -1654,6 +1661,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .fpdu_load(framer$fpdu_load),
         .fpdu_position(framer$fpdu_position),
         .fpdu_wait(framer$fpdu_wait),
+        .fpdu_chain(framer$fpdu_chain),
         .fpdu_start(framer$fpdu_start),
         .fpdu_end(framer$fpdu_end),
         .end_position(framer$end_position),
@@ -1732,6 +1740,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .d(tx_next_markers$d),
         .q(tx_next_markers$q),
         .clock(tx_next_markers$clock)
+    );
+    rnic_top$tx_chain tx_chain(
+        .d(tx_chain$d),
+        .q(tx_chain$q),
+        .clock(tx_chain$clock)
+    );
+    rnic_top$tx_qp_touched tx_qp_touched(
+        .d(tx_qp_touched$d),
+        .q(tx_qp_touched$q),
+        .clock(tx_qp_touched$clock)
     );
     rnic_top$tx_first tx_first(
         .d(tx_first$d),
@@ -2045,6 +2063,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_head_seen$clock = clock;
         tx_next_held$clock = clock;
         tx_next_markers$clock = clock;
+        tx_chain$clock = clock;
+        tx_qp_touched$clock = clock;
         rx_qp$clock = clock;
         rx_next_qp$clock = clock;
         rx_next_valid$clock = clock;
@@ -2062,6 +2082,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_head_seen$d = tx_head_seen$q;
         tx_next_held$d = tx_next_held$q;
         tx_next_markers$d = tx_next_markers$q;
+        tx_chain$d = tx_chain$q;
+        tx_qp_touched$d = tx_qp_touched$q;
         rx_qp$d = rx_qp$q;
         rx_next_qp$d = rx_next_qp$q;
         rx_next_valid$d = rx_next_valid$q;
@@ -2471,14 +2493,24 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_next_markers$d = |(ctrl$qp_markers_tx & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
         tx_head_seen$d = tx_fpdus$m_valid & ~framer$fpdu_start;
         tx_next_held$d = tx_head_seen$q & ~framer$fpdu_start;
+        tx_chain$d = tx_fpdus$m_valid & ~framer$fpdu_start & (tx_fpdus$m_data == tx_qp$q) & ~tx_qp_touched$q & ~(ctrl$qp_we & (ctrl$qp_waddr == tx_qp$q));
+        if (ctrl$qp_we & (ctrl$qp_waddr == tx_qp$q)) begin
+            tx_qp_touched$d = 1'b1;
+        end
+        if (framer$fpdu_start) begin
+            tx_qp_touched$d = ctrl$qp_we & (ctrl$qp_waddr == tx_fpdus$m_data);
+        end
         if (reset_q$q) begin
             tx_head_seen$d = 1'b0;
             tx_next_held$d = 1'b0;
+            tx_chain$d = 1'b0;
+            tx_qp_touched$d = 1'b1;
         end
         framer$markers_en = tx_next_markers$q;
         framer$fpdu_load = 1'b1;
         framer$fpdu_position = ((tx_positions$held) & 16'hffff);
         framer$fpdu_wait = ~tx_next_held$q;
+        framer$fpdu_chain = tx_chain$q;
         tx_ending = tx_qp$q;
         if (framer$fpdu_start) begin
             tx_qp$d = tx_fpdus$m_data;
@@ -18969,7 +19001,7 @@ module rnic_top$framed_slice$skid_valid(d,q,clock);
 endmodule // rnic_top$framed_slice$skid_valid
 
 
-module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
+module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_chain,fpdu_start,fpdu_end,end_position,crc_en,s_axis_tdata,s_axis_tkeep,s_axis_tvalid,s_axis_tlast,s_axis_tuser,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tvalid,m_axis_tlast,m_axis_tready,length_error);
     
     // Module arguments
     input wire  clock;
@@ -18978,6 +19010,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,
     input wire  fpdu_load;
     input wire  [15:0] fpdu_position;
     input wire  fpdu_wait;
+    input wire  fpdu_chain;
     output reg  fpdu_start;
     output reg  fpdu_end;
     output reg  [15:0] end_position;
@@ -19020,6 +19053,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,
     reg  markers$fpdu_load;
     reg  [15:0] markers$fpdu_position;
     reg  markers$fpdu_wait;
+    reg  markers$fpdu_chain;
     wire  markers$fpdu_start;
     wire  markers$fpdu_end;
     wire  [15:0] markers$end_position;
@@ -19105,6 +19139,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,
         .fpdu_load(markers$fpdu_load),
         .fpdu_position(markers$fpdu_position),
         .fpdu_wait(markers$fpdu_wait),
+        .fpdu_chain(markers$fpdu_chain),
         .fpdu_start(markers$fpdu_start),
         .fpdu_end(markers$fpdu_end),
         .end_position(markers$end_position),
@@ -19198,6 +19233,7 @@ module rnic_top$framer(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,
         markers$fpdu_load = fpdu_load;
         markers$fpdu_position = fpdu_position;
         markers$fpdu_wait = fpdu_wait;
+        markers$fpdu_chain = fpdu_chain;
         fpdu_start = markers$fpdu_start;
         fpdu_end = markers$fpdu_end;
         end_position = markers$end_position;
@@ -20856,7 +20892,7 @@ module rnic_top$framer$header$out_words(d,q,clock);
 endmodule // rnic_top$framer$header$out_words
 
 
-module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_start,fpdu_end,end_position,s_data,s_words,s_last,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
+module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fpdu_wait,fpdu_chain,fpdu_start,fpdu_end,end_position,s_data,s_words,s_last,s_valid,s_ready,m_data,m_words,m_first,m_last,m_crc_slot,m_valid,m_ready);
     
     // Module arguments
     input wire  clock;
@@ -20865,6 +20901,7 @@ module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fp
     input wire  fpdu_load;
     input wire  [15:0] fpdu_position;
     input wire  fpdu_wait;
+    input wire  fpdu_chain;
     output reg  fpdu_start;
     output reg  fpdu_end;
     output reg  [15:0] end_position;
@@ -21247,14 +21284,16 @@ module rnic_top$framer$markers(clock,reset,markers_en,fpdu_load,fpdu_position,fp
         plan$start = ~carry_on;
         plan$since = p_since$q;
         if (~carry_on) begin
-            if (fpdu_load) begin
+            if (fpdu_load & ~fpdu_chain) begin
                 plan$here = fpdu_position;
             end
             plan$content = contents$m_data;
-            plan$markers = markers_en;
+            if (~fpdu_chain) begin
+                plan$markers = markers_en;
+            end
             plan$since = 32'h0;
         end
-        take_plan = (~p_valid$q | fire) & (carry_on | (contents$m_valid & ~fpdu_wait));
+        take_plan = (~p_valid$q | fire) & (carry_on | (contents$m_valid & (fpdu_chain | ~fpdu_wait)));
         pop = take_plan & ~carry_on;
         contents$m_ready = pop;
         queued$d = queued$q;
@@ -47192,6 +47231,25 @@ module rnic_top$sq$wrote_qpn(d,q,clock);
 endmodule // rnic_top$sq$wrote_qpn
 
 
+module rnic_top$tx_chain(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_chain
+
+
 module rnic_top$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
@@ -48471,6 +48529,25 @@ module rnic_top$tx_qp(d,q,clock);
     end
           
 endmodule // rnic_top$tx_qp
+
+
+module rnic_top$tx_qp_touched(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_qp_touched
 
 
 module rnic_top$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,page,s_tx_tdata,s_tx_tkeep,s_tx_tlast,s_tx_tuser,s_tx_tvalid,s_tx_tready,m_tx_tdata,m_tx_tkeep,m_tx_tlast,m_tx_tuser,m_tx_tvalid,m_tx_tready,m_wr_req_valid,m_wr_req_ready,m_wr_req_addr,m_wr_req_len,m_wr_tdata,m_wr_tkeep,m_wr_tlast,m_wr_tvalid,m_wr_tready,s_wr_done_valid,s_wr_done_error);

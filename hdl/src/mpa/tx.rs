@@ -24,12 +24,14 @@ pub struct MpaTx<const D: usize, const K: usize, const B: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Markers for the FPDU starting now, its stream position (with `fpdu_load`), a hold
-    /// on its start until they are in (`fpdu_wait`), and where each FPDU ends (see
-    /// [`TxMarkers`]): what several connections sharing the framer need.
+    /// on its start until they are in (`fpdu_wait`), an FPDU that follows its connection's
+    /// last (`fpdu_chain`), and where each FPDU ends (see [`TxMarkers`]): what several
+    /// connections sharing the framer need.
     pub markers_en: Signal<In, Bit>,
     pub fpdu_load: Signal<In, Bit>,
     pub fpdu_position: Signal<In, Bits<16>>,
     pub fpdu_wait: Signal<In, Bit>,
+    pub fpdu_chain: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
     pub fpdu_end: Signal<Out, Bit>,
     pub end_position: Signal<Out, Bits<16>>,
@@ -79,6 +81,7 @@ impl<const D: usize, const K: usize, const B: usize> Default for MpaTx<D, K, B> 
             fpdu_load: Default::default(),
             fpdu_position: Default::default(),
             fpdu_wait: Default::default(),
+            fpdu_chain: Default::default(),
             fpdu_start: Default::default(),
             fpdu_end: Default::default(),
             end_position: Default::default(),
@@ -150,6 +153,7 @@ impl<const D: usize, const K: usize, const B: usize> Logic for MpaTx<D, K, B> {
         self.markers.fpdu_load.next = self.fpdu_load.val();
         self.markers.fpdu_position.next = self.fpdu_position.val();
         self.markers.fpdu_wait.next = self.fpdu_wait.val();
+        self.markers.fpdu_chain.next = self.fpdu_chain.val();
         self.fpdu_start.next = self.markers.fpdu_start.val();
         self.fpdu_end.next = self.markers.fpdu_end.val();
         self.end_position.next = self.markers.end_position.val();

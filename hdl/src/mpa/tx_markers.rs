@@ -20,7 +20,9 @@
 //! `fpdu_load` the FPDU starts at stream position `fpdu_position` (its connection's)
 //! instead of where the last one ended; `fpdu_end` (as the FPDU's last beat is planned)
 //! gives the position after it (`end_position`) to keep for the next. `fpdu_wait` holds
-//! the plan of an FPDU's first beat until they are in.
+//! the plan of an FPDU's first beat until they are in. With `fpdu_chain` the FPDU is its
+//! connection's next after the last one: it goes on from where that ended, with its
+//! marker setting, and need not wait.
 //!
 //! Each FPDU leaves as its own packet starting in lane 0: any markers that fall inside it,
 //! then the CRC slot after the content. A marker that falls exactly between two FPDUs is
@@ -43,6 +45,7 @@ pub struct TxMarkers<const D: usize, const K: usize, const B: usize> {
     pub fpdu_load: Signal<In, Bit>,
     pub fpdu_position: Signal<In, Bits<16>>,
     pub fpdu_wait: Signal<In, Bit>,
+    pub fpdu_chain: Signal<In, Bit>,
     pub fpdu_start: Signal<Out, Bit>,
     pub fpdu_end: Signal<Out, Bit>,
     pub end_position: Signal<Out, Bits<16>>,
@@ -135,6 +138,7 @@ impl<const D: usize, const K: usize, const B: usize> Default for TxMarkers<D, K,
             fpdu_load: Default::default(),
             fpdu_position: Default::default(),
             fpdu_wait: Default::default(),
+            fpdu_chain: Default::default(),
             fpdu_start: Default::default(),
             fpdu_end: Default::default(),
             end_position: Default::default(),
@@ -273,15 +277,17 @@ impl<const D: usize, const K: usize, const B: usize> Logic for TxMarkers<D, K, B
         self.plan.start.next = !self.carry_on.val();
         self.plan.since.next = self.p_since.q.val();
         if !self.carry_on.val() {
-            if self.fpdu_load.val() {
+            if self.fpdu_load.val() & !self.fpdu_chain.val() {
                 self.plan.here.next = self.fpdu_position.val();
             }
             self.plan.content.next = self.contents.m_data.val();
-            self.plan.markers.next = self.markers_en.val();
+            if !self.fpdu_chain.val() {
+                self.plan.markers.next = self.markers_en.val();
+            }
             self.plan.since.next = 0.into();
         }
         self.take_plan.next = (!self.p_valid.q.val() | self.fire.val())
-            & (self.carry_on.val() | (self.contents.m_valid.val() & !self.fpdu_wait.val()));
+            & (self.carry_on.val() | (self.contents.m_valid.val() & (self.fpdu_chain.val() | !self.fpdu_wait.val())));
         self.pop.next = self.take_plan.val() & !self.carry_on.val();
         self.contents.m_ready.next = self.pop.val();
         self.queued.d.next = self.queued.q.val();
