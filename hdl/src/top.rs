@@ -219,6 +219,7 @@ pub struct RnicTop<
     /// `held`.
     tx_chain: DFF<Bit>,
     tx_qp_touched: DFF<Bit>,
+    tx_qp_written: Signal<Local, Bit>,
     tx_first: DFF<Bit>,
     tx_tdata: Signal<Local, Bits<64>>,
     tx_tkeep: Signal<Local, Bits<8>>,
@@ -412,6 +413,7 @@ impl<
             tx_first: Default::default(),
             tx_chain: Default::default(),
             tx_qp_touched: Default::default(),
+            tx_qp_written: Default::default(),
             tx_tdata: Default::default(),
             tx_tkeep: Default::default(),
             tx_tlast: Default::default(),
@@ -1032,12 +1034,13 @@ impl<
             (self.ctrl.qp_markers_tx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.tx_fpdus.m_data.val()))).any();
         self.tx_head_seen.d.next = self.tx_fpdus.m_valid.val() & !self.framer.fpdu_start.val();
         self.tx_next_held.d.next = self.tx_head_seen.q.val() & !self.framer.fpdu_start.val();
+        self.tx_qp_written.next = self.ctrl.qp_we.val() & (self.ctrl.qp_waddr.val() == self.tx_qp.q.val());
         self.tx_chain.d.next = self.tx_fpdus.m_valid.val()
             & !self.framer.fpdu_start.val()
             & (self.tx_fpdus.m_data.val() == self.tx_qp.q.val())
             & !self.tx_qp_touched.q.val()
-            & !(self.ctrl.qp_we.val() & (self.ctrl.qp_waddr.val() == self.tx_qp.q.val()));
-        if self.ctrl.qp_we.val() & (self.ctrl.qp_waddr.val() == self.tx_qp.q.val()) {
+            & !self.tx_qp_written.val();
+        if self.tx_qp_written.val() {
             self.tx_qp_touched.d.next = true;
         }
         if self.framer.fpdu_start.val() {

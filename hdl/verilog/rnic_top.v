@@ -1011,6 +1011,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [15:0] job_mulpdu;
     reg  [31:0] job_tag;
     reg  [5:0] tx_ending;
+    reg  tx_qp_written;
     reg  [63:0] tx_tdata;
     reg  [7:0] tx_tkeep;
     reg  tx_tlast;
@@ -2493,8 +2494,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_next_markers$d = |(ctrl$qp_markers_tx & (one_q << ((tx_fpdus$m_data) & 64'hffffffffffffffff)));
         tx_head_seen$d = tx_fpdus$m_valid & ~framer$fpdu_start;
         tx_next_held$d = tx_head_seen$q & ~framer$fpdu_start;
-        tx_chain$d = tx_fpdus$m_valid & ~framer$fpdu_start & (tx_fpdus$m_data == tx_qp$q) & ~tx_qp_touched$q & ~(ctrl$qp_we & (ctrl$qp_waddr == tx_qp$q));
-        if (ctrl$qp_we & (ctrl$qp_waddr == tx_qp$q)) begin
+        tx_qp_written = ctrl$qp_we & (ctrl$qp_waddr == tx_qp$q);
+        tx_chain$d = tx_fpdus$m_valid & ~framer$fpdu_start & (tx_fpdus$m_data == tx_qp$q) & ~tx_qp_touched$q & ~tx_qp_written;
+        if (tx_qp_written) begin
             tx_qp_touched$d = 1'b1;
         end
         if (framer$fpdu_start) begin
