@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{frame, run_until};
+use common::{frame, raw_device, run_until};
 use rnic_driver::sim::SimHal;
 use rnic_driver::{
     CompletionQueue, CqeStatus, Device, MemoryRegion, MrAccess, ProtectionDomain, QpCaps, QpState, QueuePair,
@@ -249,10 +249,7 @@ fn mpa_11_12_14_markers_are_kept_per_qp_stream_and_per_direction() {
 /// before the reset (nothing of another QP between, so no other QP's position was loaded).
 #[test]
 fn mpa_11_22_a_qp_reset_and_made_ready_again_starts_its_marker_stream_over() {
-    let hal = SimHal::open("rnic_top").expect("rnic_top model");
-    let peer = hal.attach_raw_peer();
-    let dev = Device::open(hal).expect("RNIC");
-    dev.enable();
+    let (dev, peer) = raw_device();
     let pd = ProtectionDomain::new(&dev).expect("PD");
     let buf = dev.alloc_dma(16 * 1024).expect("DMA");
     let content: Vec<u8> = (0..16 * 1024).map(|i| (i * 5 + i / 241) as u8).collect();
@@ -263,12 +260,11 @@ fn mpa_11_22_a_qp_reset_and_made_ready_again_starts_its_marker_stream_over() {
         sq_log_size: 4,
         rq_log_size: 4,
         mulpdu: 1024,
-        ird: 4,
-        ord: 4,
         crc: true,
         markers_tx: true,
         markers_rx: true,
         conn_id: 40,
+        ..QpCaps::default()
     };
     let mut qp = QueuePair::new(&dev, &pd, &cq, &cq, caps).expect("QP");
     let config = FramingConfig { markers: true, crc: true };
