@@ -143,6 +143,10 @@ pub struct RnicTop<
     /// The streams through host memory, when the driver turns them on.
     tx_ring: StreamTxRing,
     rx_ring: StreamRxRing,
+    /// The receive stream from the RX stream ring (or the port) to the deframer, through a
+    /// register slice: the ring's queue RAM reaches the deframer from a register.
+    /// TDATA (0..64), TKEEP (64..72), TLAST (72), TUSER (73..89: the QP number).
+    rx_slice: SkidBuffer<89>,
     /// The rings' register pages (BAR0 offset bits 15..5).
     tx_ring_page: Constant<Bits<11>>,
     rx_ring_page: Constant<Bits<11>>,
@@ -207,6 +211,16 @@ pub struct RnicTop<
     tx_positions: Positions<QB, Q>,
     tx_qp: DFF<Bits<QB>>,
     tx_ending: Signal<Local, Bits<QB>>,
+    /// The positions' write (an FPDU's end) and clear (a QP reset) reach `tx_positions` a
+    /// cycle late, from registers, in the order they happened: the framer's plan never
+    /// reaches the positions' RAM and forwarding. An FPDU that does not chain waits a cycle
+    /// after either (`tx_end_block`), so `held` has it in when the FPDU starts.
+    tx_end_write: DFF<Bit>,
+    tx_end_qp: DFF<Bits<QB>>,
+    tx_end_value: DFF<Bits<9>>,
+    tx_clear: DFF<Bit>,
+    tx_clear_qp: DFF<Bits<QB>>,
+    tx_end_block: DFF<Bit>,
     /// The next FPDU's settings from registers, as on the receive side: `tx_head_seen` a
     /// cycle after the QP queue's head changed, `tx_next_held` a cycle later, when
     /// `tx_next_markers` and `Positions`' `held` are the head's.
@@ -375,6 +389,7 @@ impl<
             writes: Default::default(),
             tx_ring: Default::default(),
             rx_ring: Default::default(),
+            rx_slice: Default::default(),
             tx_ring_page: crate::common::constant((rnic_proto::host::regs::TX_RING >> 5) as u64),
             rx_ring_page: crate::common::constant((rnic_proto::host::regs::RX_RING >> 5) as u64),
             atomics: Default::default(),
@@ -407,6 +422,12 @@ impl<
             tx_positions: Default::default(),
             tx_qp: Default::default(),
             tx_ending: Default::default(),
+            tx_end_write: Default::default(),
+            tx_end_qp: Default::default(),
+            tx_end_value: Default::default(),
+            tx_clear: Default::default(),
+            tx_clear_qp: Default::default(),
+            tx_end_block: Default::default(),
             tx_head_seen: Default::default(),
             tx_next_held: Default::default(),
             tx_next_markers: Default::default(),
@@ -477,6 +498,7 @@ impl<
             writes,
             tx_ring,
             rx_ring,
+            rx_slice,
             atomics,
             cqs,
             cqe_slice,
@@ -505,6 +527,12 @@ impl<
             rx_first,
             reset_q,
             tx_qp,
+            tx_end_write,
+            tx_end_qp,
+            tx_end_value,
+            tx_clear,
+            tx_clear_qp,
+            tx_end_block,
             tx_head_seen,
             tx_next_held,
             tx_next_markers,
@@ -531,6 +559,7 @@ impl<
         self.payload_slice.reset.next = self.reset_q.q.val();
         self.job_slice.reset.next = self.reset_q.q.val();
         self.framed_slice.reset.next = self.reset_q.q.val();
+        self.rx_slice.reset.next = self.reset_q.q.val();
         self.ulpdu_slice.reset.next = self.reset_q.q.val();
         self.cqe_slice.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
@@ -1056,18 +1085,28 @@ impl<
         self.framer.markers_en.next = self.tx_next_markers.q.val();
         self.framer.fpdu_load.next = true;
         self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.held.val());
-        self.framer.fpdu_wait.next = !self.tx_next_held.q.val();
+        self.framer.fpdu_wait.next = !self.tx_next_held.q.val() | self.tx_end_block.q.val();
         self.framer.fpdu_chain.next = self.tx_chain.q.val();
         self.tx_ending.next = self.tx_qp.q.val();
         if self.framer.fpdu_start.val() {
             self.tx_qp.d.next = self.tx_fpdus.m_data.val();
             self.tx_ending.next = self.tx_fpdus.m_data.val();
         }
-        self.tx_positions.write.next = self.framer.fpdu_end.val();
-        self.tx_positions.write_qp.next = self.tx_ending.val();
-        self.tx_positions.write_value.next = self.framer.end_position.val().get_bits::<9>(0);
-        self.tx_positions.clear.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
-        self.tx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
+        self.tx_end_write.d.next = self.framer.fpdu_end.val();
+        self.tx_end_qp.d.next = self.tx_ending.val();
+        self.tx_end_value.d.next = self.framer.end_position.val().get_bits::<9>(0);
+        self.tx_clear.d.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
+        self.tx_clear_qp.d.next = self.ctrl.qp_waddr.val();
+        self.tx_end_block.d.next = self.tx_end_write.d.val() | self.tx_clear.d.val();
+        if self.reset_q.q.val() {
+            self.tx_end_write.d.next = false;
+            self.tx_clear.d.next = false;
+        }
+        self.tx_positions.write.next = self.tx_end_write.q.val();
+        self.tx_positions.write_qp.next = self.tx_end_qp.q.val();
+        self.tx_positions.write_value.next = self.tx_end_value.q.val();
+        self.tx_positions.clear.next = self.tx_clear.q.val();
+        self.tx_positions.clear_qp.next = self.tx_clear_qp.q.val();
         // Each ULPDU's CONN_ID (the segmenter's job tag without the engine bit) is queued
         // at its first beat and leaves with its FPDU's last.
         self.tx_conns.s_data.next = bit_cast::<17, 16>(self.tx_tid.val().get_bits::<16>(0))
@@ -1177,24 +1216,30 @@ impl<
         self.rx_positions.clear_qp.next = self.ctrl.qp_waddr.val();
         self.rx_open.next = ((self.rx_qps.s_ready.val() & self.rx_fpdus.s_ready.val()) | !self.rx_first.q.val())
             & !self.reset_q.q.val();
-        self.rx_qps.s_data.next = self.rx_ring.m_rx_tuser.val();
-        self.rx_qps.s_valid.next = self.rx_ring.m_rx_tvalid.val()
+        self.rx_slice.s_data.next = bit_cast::<89, 64>(self.rx_ring.m_rx_tdata.val())
+            | (bit_cast::<89, 8>(self.rx_ring.m_rx_tkeep.val()) << 64_u64)
+            | (bit_cast::<89, 1>(self.rx_ring.m_rx_tlast.val().into()) << 72_u64)
+            | (bit_cast::<89, 16>(self.rx_ring.m_rx_tuser.val()) << 73_u64);
+        self.rx_slice.s_valid.next = self.rx_ring.m_rx_tvalid.val();
+        self.rx_ring.m_rx_tready.next = self.rx_slice.s_ready.val();
+        self.rx_qps.s_data.next = self.rx_slice.m_data.val().get_bits::<16>(73);
+        self.rx_qps.s_valid.next = self.rx_slice.m_valid.val()
             & self.rx_first.q.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();
-        self.rx_fpdus.s_data.next = self.rx_ring.m_rx_tuser.val().get_bits::<QB>(0);
-        self.rx_fpdus.s_valid.next = self.rx_ring.m_rx_tvalid.val()
+        self.rx_fpdus.s_data.next = self.rx_slice.m_data.val().get_bits::<QB>(73);
+        self.rx_fpdus.s_valid.next = self.rx_slice.m_valid.val()
             & self.rx_first.q.val()
             & self.deframer.s_axis_tready.val()
             & self.rx_open.val();
-        if self.rx_ring.m_rx_tvalid.val() & self.deframer.s_axis_tready.val() & self.rx_open.val() {
-            self.rx_first.d.next = self.rx_ring.m_rx_tlast.val();
+        if self.rx_slice.m_valid.val() & self.deframer.s_axis_tready.val() & self.rx_open.val() {
+            self.rx_first.d.next = self.rx_slice.m_data.val().get_bit(72);
         }
-        self.deframer.s_axis_tdata.next = self.rx_ring.m_rx_tdata.val();
-        self.deframer.s_axis_tkeep.next = self.rx_ring.m_rx_tkeep.val();
-        self.deframer.s_axis_tlast.next = self.rx_ring.m_rx_tlast.val();
-        self.deframer.s_axis_tvalid.next = self.rx_ring.m_rx_tvalid.val() & self.rx_open.val();
-        self.rx_ring.m_rx_tready.next = self.deframer.s_axis_tready.val() & self.rx_open.val();
+        self.deframer.s_axis_tdata.next = self.rx_slice.m_data.val().get_bits::<64>(0);
+        self.deframer.s_axis_tkeep.next = self.rx_slice.m_data.val().get_bits::<8>(64);
+        self.deframer.s_axis_tlast.next = self.rx_slice.m_data.val().get_bit(72);
+        self.deframer.s_axis_tvalid.next = self.rx_slice.m_valid.val() & self.rx_open.val();
+        self.rx_slice.m_ready.next = self.deframer.s_axis_tready.val() & self.rx_open.val();
         self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
         self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();
         self.rx_buffer.s_axis_tlast.next = self.deframer.m_axis_tlast.val();

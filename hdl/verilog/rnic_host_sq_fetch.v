@@ -85,6 +85,15 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     reg  [63:0] ci_zero$d;
     wire  [63:0] ci_zero$q;
     reg  ci_zero$clock;
+    reg  ci_take$d;
+    wire  ci_take$q;
+    reg  ci_take$clock;
+    reg  [5:0] ci_qpn$d;
+    wire  [5:0] ci_qpn$q;
+    reg  ci_qpn$clock;
+    reg  [31:0] ci_value$d;
+    wire  [31:0] ci_value$q;
+    reg  ci_value$clock;
     reg  [63:0] pending$d;
     wire  [63:0] pending$q;
     reg  pending$clock;
@@ -334,6 +343,21 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         .d(ci_zero$d),
         .q(ci_zero$q),
         .clock(ci_zero$clock)
+    );
+    rnic_host_sq_fetch$ci_take ci_take(
+        .d(ci_take$d),
+        .q(ci_take$q),
+        .clock(ci_take$clock)
+    );
+    rnic_host_sq_fetch$ci_qpn ci_qpn(
+        .d(ci_qpn$d),
+        .q(ci_qpn$q),
+        .clock(ci_qpn$clock)
+    );
+    rnic_host_sq_fetch$ci_value ci_value(
+        .d(ci_value$d),
+        .q(ci_value$q),
+        .clock(ci_value$clock)
     );
     rnic_host_sq_fetch$pending pending(
         .d(pending$d),
@@ -605,6 +629,9 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
     always @(*) begin
         fi_zero$clock = clock;
         ci_zero$clock = clock;
+        ci_take$clock = clock;
+        ci_qpn$clock = clock;
+        ci_value$clock = clock;
         pending$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
@@ -632,6 +659,9 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
         err_in$clock = clock;
         fi_zero$d = fi_zero$q;
         ci_zero$d = ci_zero$q;
+        ci_take$d = ci_take$q;
+        ci_qpn$d = ci_qpn$q;
+        ci_value$d = ci_value$q;
         pending$d = pending$q;
         state$d = state$q;
         qpn$d = qpn$q;
@@ -998,12 +1028,15 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
                 out_qpn$d = next_qpn;
             end
         end
-        ci$write_enable = take;
-        ci$write_address = out_qpn$q;
-        ci$write_data = head_index + 32'h1;
+        ci_take$d = take;
+        ci_qpn$d = out_qpn$q;
+        ci_value$d = head_index + 32'h1;
+        ci$write_enable = ci_take$q;
+        ci$write_address = ci_qpn$q;
+        ci$write_data = ci_value$q;
         ci_mask = 32'h0;
-        if (take) begin
-            ci_mask = one << ((out_qpn$q) & 64'hffffffffffffffff);
+        if (ci_take$q) begin
+            ci_mask = one << ((ci_qpn$q) & 64'hffffffffffffffff);
         end
         pending$d = ((pending$q & ~done_mask) | db_mask) & ~reset_mask;
         fi_zero$d = (fi_zero$q & ~fi_mask) | reset_mask;
@@ -1012,6 +1045,7 @@ module rnic_host_sq_fetch(clock,reset,enable,db_valid,db_kind,db_index,db_value,
             pending$d = 32'h0;
             fi_zero$d = ones;
             ci_zero$d = ones;
+            ci_take$d = 1'b0;
             state$d = 32'h0;
             req_valid$d = 1'b0;
             b_busy$0$d = 1'b0;
@@ -1524,6 +1558,63 @@ module rnic_host_sq_fetch$ci(read_address,read_clock,read_data,write_address,wri
     end
                 
 endmodule // rnic_host_sq_fetch$ci
+
+
+module rnic_host_sq_fetch$ci_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$ci_qpn
+
+
+module rnic_host_sq_fetch$ci_take(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$ci_take
+
+
+module rnic_host_sq_fetch$ci_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_sq_fetch$ci_value
 
 
 module rnic_host_sq_fetch$ci_zero(d,q,clock);

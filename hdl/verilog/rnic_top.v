@@ -446,6 +446,14 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  rx_ring$s_rd_terror;
     reg  rx_ring$s_rd_tvalid;
     wire  rx_ring$s_rd_tready;
+    reg  rx_slice$clock;
+    reg  rx_slice$reset;
+    reg  rx_slice$s_valid;
+    wire  rx_slice$s_ready;
+    reg  [88:0] rx_slice$s_data;
+    wire  rx_slice$m_valid;
+    reg  rx_slice$m_ready;
+    wire  [88:0] rx_slice$m_data;
     reg  atomics$clock;
     reg  atomics$reset;
     reg  atomics$s_op_valid;
@@ -750,6 +758,24 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] tx_qp$d;
     wire  [5:0] tx_qp$q;
     reg  tx_qp$clock;
+    reg  tx_end_write$d;
+    wire  tx_end_write$q;
+    reg  tx_end_write$clock;
+    reg  [5:0] tx_end_qp$d;
+    wire  [5:0] tx_end_qp$q;
+    reg  tx_end_qp$clock;
+    reg  [8:0] tx_end_value$d;
+    wire  [8:0] tx_end_value$q;
+    reg  tx_end_value$clock;
+    reg  tx_clear$d;
+    wire  tx_clear$q;
+    reg  tx_clear$clock;
+    reg  [5:0] tx_clear_qp$d;
+    wire  [5:0] tx_clear_qp$q;
+    reg  tx_clear_qp$clock;
+    reg  tx_end_block$d;
+    wire  tx_end_block$q;
+    reg  tx_end_block$clock;
     reg  tx_head_seen$d;
     wire  tx_head_seen$q;
     reg  tx_head_seen$clock;
@@ -1389,6 +1415,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_rd_tvalid(rx_ring$s_rd_tvalid),
         .s_rd_tready(rx_ring$s_rd_tready)
     );
+    rnic_top$rx_slice rx_slice(
+        .clock(rx_slice$clock),
+        .reset(rx_slice$reset),
+        .s_valid(rx_slice$s_valid),
+        .s_ready(rx_slice$s_ready),
+        .s_data(rx_slice$s_data),
+        .m_valid(rx_slice$m_valid),
+        .m_ready(rx_slice$m_ready),
+        .m_data(rx_slice$m_data)
+    );
     rnic_top$atomics atomics(
         .clock(atomics$clock),
         .reset(atomics$reset),
@@ -1727,6 +1763,36 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .q(tx_qp$q),
         .clock(tx_qp$clock)
     );
+    rnic_top$tx_end_write tx_end_write(
+        .d(tx_end_write$d),
+        .q(tx_end_write$q),
+        .clock(tx_end_write$clock)
+    );
+    rnic_top$tx_end_qp tx_end_qp(
+        .d(tx_end_qp$d),
+        .q(tx_end_qp$q),
+        .clock(tx_end_qp$clock)
+    );
+    rnic_top$tx_end_value tx_end_value(
+        .d(tx_end_value$d),
+        .q(tx_end_value$q),
+        .clock(tx_end_value$clock)
+    );
+    rnic_top$tx_clear tx_clear(
+        .d(tx_clear$d),
+        .q(tx_clear$q),
+        .clock(tx_clear$clock)
+    );
+    rnic_top$tx_clear_qp tx_clear_qp(
+        .d(tx_clear_qp$d),
+        .q(tx_clear_qp$q),
+        .clock(tx_clear_qp$clock)
+    );
+    rnic_top$tx_end_block tx_end_block(
+        .d(tx_end_block$d),
+        .q(tx_end_block$q),
+        .clock(tx_end_block$clock)
+    );
     rnic_top$tx_head_seen tx_head_seen(
         .d(tx_head_seen$d),
         .q(tx_head_seen$q),
@@ -2037,6 +2103,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         writes$clock = clock;
         tx_ring$clock = clock;
         rx_ring$clock = clock;
+        rx_slice$clock = clock;
         atomics$clock = clock;
         cqs$clock = clock;
         cqe_slice$clock = clock;
@@ -2061,6 +2128,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_first$clock = clock;
         reset_q$clock = clock;
         tx_qp$clock = clock;
+        tx_end_write$clock = clock;
+        tx_end_qp$clock = clock;
+        tx_end_value$clock = clock;
+        tx_clear$clock = clock;
+        tx_clear_qp$clock = clock;
+        tx_end_block$clock = clock;
         tx_head_seen$clock = clock;
         tx_next_held$clock = clock;
         tx_next_markers$clock = clock;
@@ -2080,6 +2153,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_first$d = rx_first$q;
         reset_q$d = reset_q$q;
         tx_qp$d = tx_qp$q;
+        tx_end_write$d = tx_end_write$q;
+        tx_end_qp$d = tx_end_qp$q;
+        tx_end_value$d = tx_end_value$q;
+        tx_clear$d = tx_clear$q;
+        tx_clear_qp$d = tx_clear_qp$q;
+        tx_end_block$d = tx_end_block$q;
         tx_head_seen$d = tx_head_seen$q;
         tx_next_held$d = tx_next_held$q;
         tx_next_markers$d = tx_next_markers$q;
@@ -2102,6 +2181,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         payload_slice$reset = reset_q$q;
         job_slice$reset = reset_q$q;
         framed_slice$reset = reset_q$q;
+        rx_slice$reset = reset_q$q;
         ulpdu_slice$reset = reset_q$q;
         cqe_slice$reset = reset_q$q;
         deframer$reset = reset_q$q;
@@ -2511,18 +2591,28 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         framer$markers_en = tx_next_markers$q;
         framer$fpdu_load = 1'b1;
         framer$fpdu_position = ((tx_positions$held) & 16'hffff);
-        framer$fpdu_wait = ~tx_next_held$q;
+        framer$fpdu_wait = ~tx_next_held$q | tx_end_block$q;
         framer$fpdu_chain = tx_chain$q;
         tx_ending = tx_qp$q;
         if (framer$fpdu_start) begin
             tx_qp$d = tx_fpdus$m_data;
             tx_ending = tx_fpdus$m_data;
         end
-        tx_positions$write = framer$fpdu_end;
-        tx_positions$write_qp = tx_ending;
-        tx_positions$write_value = framer$end_position[(32'h0)+:(9)];
-        tx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
-        tx_positions$clear_qp = ctrl$qp_waddr;
+        tx_end_write$d = framer$fpdu_end;
+        tx_end_qp$d = tx_ending;
+        tx_end_value$d = framer$end_position[(32'h0)+:(9)];
+        tx_clear$d = ctrl$qp_we & ctrl$qp_reset;
+        tx_clear_qp$d = ctrl$qp_waddr;
+        tx_end_block$d = tx_end_write$d | tx_clear$d;
+        if (reset_q$q) begin
+            tx_end_write$d = 1'b0;
+            tx_clear$d = 1'b0;
+        end
+        tx_positions$write = tx_end_write$q;
+        tx_positions$write_qp = tx_end_qp$q;
+        tx_positions$write_value = tx_end_value$q;
+        tx_positions$clear = tx_clear$q;
+        tx_positions$clear_qp = tx_clear_qp$q;
         tx_conns$s_data = ((tx_tid[(32'h0)+:(16)]) & 17'h1ffff) | (((|(tx_tid & tag_crc)) & 17'h1ffff) << 32'h10);
         tx_conns$s_valid = tx_slice$m_valid & framer$s_axis_tready & tx_fpdus$s_ready & tx_first$q;
         framer$s_axis_tdata = tx_tdata;
@@ -2600,18 +2690,21 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_positions$clear = ctrl$qp_we & ctrl$qp_reset;
         rx_positions$clear_qp = ctrl$qp_waddr;
         rx_open = ((rx_qps$s_ready & rx_fpdus$s_ready) | ~rx_first$q) & ~reset_q$q;
-        rx_qps$s_data = rx_ring$m_rx_tuser;
-        rx_qps$s_valid = rx_ring$m_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
-        rx_fpdus$s_data = rx_ring$m_rx_tuser[(32'h0)+:(6)];
-        rx_fpdus$s_valid = rx_ring$m_rx_tvalid & rx_first$q & deframer$s_axis_tready & rx_open;
-        if (rx_ring$m_rx_tvalid & deframer$s_axis_tready & rx_open) begin
-            rx_first$d = rx_ring$m_rx_tlast;
+        rx_slice$s_data = ((rx_ring$m_rx_tdata) & 89'h1ffffffffffffffffffffff) | (((rx_ring$m_rx_tkeep) & 89'h1ffffffffffffffffffffff) << 64'h40) | (((rx_ring$m_rx_tlast) & 89'h1ffffffffffffffffffffff) << 64'h48) | (((rx_ring$m_rx_tuser) & 89'h1ffffffffffffffffffffff) << 64'h49);
+        rx_slice$s_valid = rx_ring$m_rx_tvalid;
+        rx_ring$m_rx_tready = rx_slice$s_ready;
+        rx_qps$s_data = rx_slice$m_data[(32'h49)+:(16)];
+        rx_qps$s_valid = rx_slice$m_valid & rx_first$q & deframer$s_axis_tready & rx_open;
+        rx_fpdus$s_data = rx_slice$m_data[(32'h49)+:(6)];
+        rx_fpdus$s_valid = rx_slice$m_valid & rx_first$q & deframer$s_axis_tready & rx_open;
+        if (rx_slice$m_valid & deframer$s_axis_tready & rx_open) begin
+            rx_first$d = rx_slice$m_data[32'h48];
         end
-        deframer$s_axis_tdata = rx_ring$m_rx_tdata;
-        deframer$s_axis_tkeep = rx_ring$m_rx_tkeep;
-        deframer$s_axis_tlast = rx_ring$m_rx_tlast;
-        deframer$s_axis_tvalid = rx_ring$m_rx_tvalid & rx_open;
-        rx_ring$m_rx_tready = deframer$s_axis_tready & rx_open;
+        deframer$s_axis_tdata = rx_slice$m_data[(32'h0)+:(64)];
+        deframer$s_axis_tkeep = rx_slice$m_data[(32'h40)+:(8)];
+        deframer$s_axis_tlast = rx_slice$m_data[32'h48];
+        deframer$s_axis_tvalid = rx_slice$m_valid & rx_open;
+        rx_slice$m_ready = deframer$s_axis_tready & rx_open;
         rx_buffer$s_axis_tdata = deframer$m_axis_tdata;
         rx_buffer$s_axis_tkeep = deframer$m_axis_tkeep;
         rx_buffer$s_axis_tlast = deframer$m_axis_tlast;
@@ -42894,6 +42987,174 @@ module rnic_top$rx_ring$to_end(d,q,clock);
 endmodule // rnic_top$rx_ring$to_end
 
 
+module rnic_top$rx_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [88:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [88:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [88:0] out_data$d;
+    wire  [88:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [88:0] skid_data$d;
+    wire  [88:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top$rx_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top$rx_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top$rx_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top$rx_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$rx_slice
+
+
+module rnic_top$rx_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [88:0] d;
+    output reg  [88:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 89'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_slice$out_data
+
+
+module rnic_top$rx_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_slice$out_valid
+
+
+module rnic_top$rx_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [88:0] d;
+    output reg  [88:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 89'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_slice$skid_data
+
+
+module rnic_top$rx_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_slice$skid_valid
+
+
 module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,walk_tag,walking,drop,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
     
     // Module arguments
@@ -44552,6 +44813,15 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  [63:0] ci_zero$d;
     wire  [63:0] ci_zero$q;
     reg  ci_zero$clock;
+    reg  ci_take$d;
+    wire  ci_take$q;
+    reg  ci_take$clock;
+    reg  [5:0] ci_qpn$d;
+    wire  [5:0] ci_qpn$q;
+    reg  ci_qpn$clock;
+    reg  [31:0] ci_value$d;
+    wire  [31:0] ci_value$q;
+    reg  ci_value$clock;
     reg  [63:0] pending$d;
     wire  [63:0] pending$q;
     reg  pending$clock;
@@ -44801,6 +45071,21 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         .d(ci_zero$d),
         .q(ci_zero$q),
         .clock(ci_zero$clock)
+    );
+    rnic_top$sq$ci_take ci_take(
+        .d(ci_take$d),
+        .q(ci_take$q),
+        .clock(ci_take$clock)
+    );
+    rnic_top$sq$ci_qpn ci_qpn(
+        .d(ci_qpn$d),
+        .q(ci_qpn$q),
+        .clock(ci_qpn$clock)
+    );
+    rnic_top$sq$ci_value ci_value(
+        .d(ci_value$d),
+        .q(ci_value$q),
+        .clock(ci_value$clock)
     );
     rnic_top$sq$pending pending(
         .d(pending$d),
@@ -45072,6 +45357,9 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     always @(*) begin
         fi_zero$clock = clock;
         ci_zero$clock = clock;
+        ci_take$clock = clock;
+        ci_qpn$clock = clock;
+        ci_value$clock = clock;
         pending$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
@@ -45099,6 +45387,9 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         err_in$clock = clock;
         fi_zero$d = fi_zero$q;
         ci_zero$d = ci_zero$q;
+        ci_take$d = ci_take$q;
+        ci_qpn$d = ci_qpn$q;
+        ci_value$d = ci_value$q;
         pending$d = pending$q;
         state$d = state$q;
         qpn$d = qpn$q;
@@ -45465,12 +45756,15 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
                 out_qpn$d = next_qpn;
             end
         end
-        ci$write_enable = take;
-        ci$write_address = out_qpn$q;
-        ci$write_data = head_index + 32'h1;
+        ci_take$d = take;
+        ci_qpn$d = out_qpn$q;
+        ci_value$d = head_index + 32'h1;
+        ci$write_enable = ci_take$q;
+        ci$write_address = ci_qpn$q;
+        ci$write_data = ci_value$q;
         ci_mask = 32'h0;
-        if (take) begin
-            ci_mask = one << ((out_qpn$q) & 64'hffffffffffffffff);
+        if (ci_take$q) begin
+            ci_mask = one << ((ci_qpn$q) & 64'hffffffffffffffff);
         end
         pending$d = ((pending$q & ~done_mask) | db_mask) & ~reset_mask;
         fi_zero$d = (fi_zero$q & ~fi_mask) | reset_mask;
@@ -45479,6 +45773,7 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
             pending$d = 32'h0;
             fi_zero$d = ones;
             ci_zero$d = ones;
+            ci_take$d = 1'b0;
             state$d = 32'h0;
             req_valid$d = 1'b0;
             b_busy$0$d = 1'b0;
@@ -45991,6 +46286,63 @@ module rnic_top$sq$ci(read_address,read_clock,read_data,write_address,write_cloc
     end
                 
 endmodule // rnic_top$sq$ci
+
+
+module rnic_top$sq$ci_qpn(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$ci_qpn
+
+
+module rnic_top$sq$ci_take(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$ci_take
+
+
+module rnic_top$sq$ci_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$ci_value
 
 
 module rnic_top$sq$ci_zero(d,q,clock);
@@ -47252,6 +47604,44 @@ module rnic_top$tx_chain(d,q,clock);
 endmodule // rnic_top$tx_chain
 
 
+module rnic_top$tx_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_clear
+
+
+module rnic_top$tx_clear_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_clear_qp
+
+
 module rnic_top$tx_conns(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
     
     // Module arguments
@@ -47713,6 +48103,82 @@ module rnic_top$tx_conns$tail(d,q,clock);
     end
           
 endmodule // rnic_top$tx_conns$tail
+
+
+module rnic_top$tx_end_block(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_end_block
+
+
+module rnic_top$tx_end_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_end_qp
+
+
+module rnic_top$tx_end_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_end_value
+
+
+module rnic_top$tx_end_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_end_write
 
 
 module rnic_top$tx_first(d,q,clock);

@@ -80,9 +80,11 @@ struct Bench {
     ready_p: f64,
     force_ready: Option<bool>,
     out: Vec<Taken>,
-    /// WQEs taken per QP since its last reset, and QUERY's check: the QP asked last cycle
-    /// and its count then.
+    /// WQEs taken per QP since its last reset, up to the cycle before last (`ci` counts a
+    /// take from the cycle after it: `taken_now` holds this cycle's), and QUERY's check:
+    /// the QP asked last cycle and its count then.
     taken: Vec<u32>,
+    taken_now: Vec<usize>,
     status_expect: Option<(usize, u32)>,
     cycle: u64,
 }
@@ -147,6 +149,7 @@ impl Bench {
             force_ready: None,
             out: Vec::new(),
             taken: vec![0; QPS],
+            taken_now: Vec::new(),
             status_expect: None,
             cycle: 0,
         }
@@ -178,6 +181,9 @@ impl Bench {
             assert_eq!(self.m.get(p["status_ci"]) as u32, ci, "QUERY: ci of QP {q}");
         }
         self.status_expect = Some((status_qpn, self.taken[status_qpn]));
+        for q in self.taken_now.drain(..) {
+            self.taken[q] += 1;
+        }
         if !self.m.get_bit(p["m_req_valid"]) {
             self.req_gap = true;
         } else if req_ready {
@@ -200,7 +206,7 @@ impl Bench {
             let word1 = u32::from_le_bytes(ctx[4..8].try_into().expect("4 octets"));
             let qpn = self.m.get(p["m_qpn"]) as usize;
             let (index, error) = (self.m.get(p["m_index"]) as u32, self.m.get_bit(p["m_error"]));
-            self.taken[qpn] += 1;
+            self.taken_now.push(qpn);
             self.out.push(Taken { qpn, index, wqe, word1, error });
         }
         self.m.tick();

@@ -17,8 +17,8 @@
 //! flight or queued at once (the next reads overlap handing on the last). A pick waits for
 //! a free batch slot, which also reserves the queue room its data needs: the read data
 //! stream is shared by every DMA client, and this block always takes its octets at once.
-//! `fi` advances when a read is issued; `ci` (QUERY_QP's status) when the consumer takes a
-//! WQE, so it counts WQEs started, never WQEs merely fetched.
+//! `fi` advances when a read is issued; `ci` (QUERY_QP's status) a cycle after the consumer
+//! takes a WQE, so it counts WQEs started, never WQEs merely fetched.
 //!
 //! - A DMA error marks the WQE whose read had a beat with the error bit; the other WQEs of
 //!   its batch, read on their own, go on as their reads went.
@@ -104,6 +104,11 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     /// needs none: a QP is picked only after a doorbell, which writes it.
     fi_zero: DFF<Bits<Q>>,
     ci_zero: DFF<Bits<Q>>,
+    /// A WQE taken last cycle (its QP and `ci` after it): `ci` and `ci_zero` are written a
+    /// cycle after the take, so the take's handshake reaches no per-QP register.
+    ci_take: DFF<Bit>,
+    ci_qpn: DFF<Bits<QB>>,
+    ci_value: DFF<Bits<32>>,
     pending: DFF<Bits<Q>>,
     // The pick: 0 choose, 1 read the QP, 2 and 3 size the batch, 4 decide, 5 request on
     // the bus.
@@ -254,6 +259,9 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             ci: Default::default(),
             fi_zero: Default::default(),
             ci_zero: Default::default(),
+            ci_take: Default::default(),
+            ci_qpn: Default::default(),
+            ci_value: Default::default(),
             pending: Default::default(),
             state: Default::default(),
             qpn: Default::default(),
@@ -347,6 +355,9 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             clock,
             fi_zero,
             ci_zero,
+            ci_take,
+            ci_qpn,
+            ci_value,
             pending,
             state,
             qpn,
@@ -624,12 +635,15 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
                 self.out_qpn.d.next = self.next_qpn.val();
             }
         }
-        self.ci.write_enable.next = self.take.val();
-        self.ci.write_address.next = self.out_qpn.q.val();
-        self.ci.write_data.next = self.head_index.val() + 1;
+        self.ci_take.d.next = self.take.val();
+        self.ci_qpn.d.next = self.out_qpn.q.val();
+        self.ci_value.d.next = self.head_index.val() + 1;
+        self.ci.write_enable.next = self.ci_take.q.val();
+        self.ci.write_address.next = self.ci_qpn.q.val();
+        self.ci.write_data.next = self.ci_value.q.val();
         self.ci_mask.next = 0.into();
-        if self.take.val() {
-            self.ci_mask.next = self.one.val() << bit_cast::<Q, QB>(self.out_qpn.q.val());
+        if self.ci_take.q.val() {
+            self.ci_mask.next = self.one.val() << bit_cast::<Q, QB>(self.ci_qpn.q.val());
         }
 
         // Per-QP bits. A reset wins over a doorbell in the same cycle.
@@ -641,6 +655,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             self.pending.d.next = 0.into();
             self.fi_zero.d.next = self.ones.val();
             self.ci_zero.d.next = self.ones.val();
+            self.ci_take.d.next = false;
             self.state.d.next = 0.into();
             self.req_valid.d.next = false;
             for i in 0..BATCHES {
