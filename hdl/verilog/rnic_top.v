@@ -2806,6 +2806,7 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     localparam  writes_limit = 5'b1100;
     localparam  batch_max = 6'b100000;
     localparam  idle_close_limit = 6'b1000;
+    localparam  one_bucket = 16'h1;
     localparam  rd_idle = 2'b0;
     localparam  rd_request = 2'b1;
     localparam  rd_wait = 2'b10;
@@ -2958,6 +2959,12 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  [5:0] bucket_counts$15$d;
     wire  [5:0] bucket_counts$15$q;
     reg  bucket_counts$15$clock;
+    reg  [15:0] bucket_up$d;
+    wire  [15:0] bucket_up$q;
+    reg  bucket_up$clock;
+    reg  [15:0] bucket_down$d;
+    wire  [15:0] bucket_down$q;
+    reg  bucket_down$clock;
     reg  addr_match$d;
     wire  addr_match$q;
     reg  addr_match$clock;
@@ -3211,6 +3218,16 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .q(bucket_counts$15$q),
         .clock(bucket_counts$15$clock)
     );
+    rnic_top$atomics$bucket_up bucket_up(
+        .d(bucket_up$d),
+        .q(bucket_up$q),
+        .clock(bucket_up$clock)
+    );
+    rnic_top$atomics$bucket_down bucket_down(
+        .d(bucket_down$d),
+        .q(bucket_down$q),
+        .clock(bucket_down$clock)
+    );
     rnic_top$atomics$addr_match addr_match(
         .d(addr_match$d),
         .q(addr_match$q),
@@ -3233,6 +3250,8 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         acks$clock = clock;
         credit$clock = clock;
         addr_match$clock = clock;
+        bucket_up$clock = clock;
+        bucket_down$clock = clock;
         op_valid$d = op_valid$q;
         op_addr$d = op_addr$q;
         op_operands$d = op_operands$q;
@@ -3247,6 +3266,8 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         acks$d = acks$q;
         credit$d = credit$q;
         addr_match$d = addr_match$q;
+        bucket_up$d = bucket_up$q;
+        bucket_down$d = bucket_down$q;
         bucket_counts$0$clock = clock;
         bucket_counts$0$d = bucket_counts$0$q;
         bucket_counts$1$clock = clock;
@@ -3356,7 +3377,7 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         batches$s_valid = close;
         batches$s_data = ((batch_count) & 11'h7ff) | (((batch_dirty) & 11'h7ff) << 32'h6) | (((held_bucket) & 11'h7ff) << 32'h7);
         op_bucket = op_addr$q[(32'h3)+:(4)] ^ op_addr$q[(32'h7)+:(4)];
-        buckets_busy = ((|bucket_counts$0$q) & 16'hffff) | (((|bucket_counts$1$q) & 16'hffff) << 64'h1) | (((|bucket_counts$2$q) & 16'hffff) << 64'h2) | (((|bucket_counts$3$q) & 16'hffff) << 64'h3) | (((|bucket_counts$4$q) & 16'hffff) << 64'h4) | (((|bucket_counts$5$q) & 16'hffff) << 64'h5) | (((|bucket_counts$6$q) & 16'hffff) << 64'h6) | (((|bucket_counts$7$q) & 16'hffff) << 64'h7) | (((|bucket_counts$8$q) & 16'hffff) << 64'h8) | (((|bucket_counts$9$q) & 16'hffff) << 64'h9) | (((|bucket_counts$10$q) & 16'hffff) << 64'ha) | (((|bucket_counts$11$q) & 16'hffff) << 64'hb) | (((|bucket_counts$12$q) & 16'hffff) << 64'hc) | (((|bucket_counts$13$q) & 16'hffff) << 64'hd) | (((|bucket_counts$14$q) & 16'hffff) << 64'he) | (((|bucket_counts$15$q) & 16'hffff) << 64'hf);
+        buckets_busy = ((|bucket_counts$0$q) & 16'hffff) | (((|bucket_counts$1$q) & 16'hffff) << 64'h1) | (((|bucket_counts$2$q) & 16'hffff) << 64'h2) | (((|bucket_counts$3$q) & 16'hffff) << 64'h3) | (((|bucket_counts$4$q) & 16'hffff) << 64'h4) | (((|bucket_counts$5$q) & 16'hffff) << 64'h5) | (((|bucket_counts$6$q) & 16'hffff) << 64'h6) | (((|bucket_counts$7$q) & 16'hffff) << 64'h7) | (((|bucket_counts$8$q) & 16'hffff) << 64'h8) | (((|bucket_counts$9$q) & 16'hffff) << 64'h9) | (((|bucket_counts$10$q) & 16'hffff) << 64'ha) | (((|bucket_counts$11$q) & 16'hffff) << 64'hb) | (((|bucket_counts$12$q) & 16'hffff) << 64'hc) | (((|bucket_counts$13$q) & 16'hffff) << 64'hd) | (((|bucket_counts$14$q) & 16'hffff) << 64'he) | (((|bucket_counts$15$q) & 16'hffff) << 64'hf) | bucket_up$q;
         op_buckets_busy = buckets_busy >> op_bucket;
         op_bucket_busy = op_buckets_busy[32'h0];
         start_read = op_valid$q & ~same_word & gate_open & room & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~op_bucket_busy;
@@ -3401,100 +3422,108 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         if (retire) begin
             released = ((head_count) & 10'h3ff);
         end
-        if (close_write & (held_bucket == 0) & ~(retire_write & (head_bucket == 0))) begin
+        bucket_up$d = 32'h0;
+        if (close_write) begin
+            bucket_up$d = one_bucket << ((held_bucket) & 16'hffff);
+        end
+        bucket_down$d = 32'h0;
+        if (retire_write) begin
+            bucket_down$d = one_bucket << ((head_bucket) & 16'hffff);
+        end
+        if (bucket_up$q[0] & ~bucket_down$q[0]) begin
             bucket_counts$0$d = bucket_counts$0$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 0)) & retire_write & (head_bucket == 0)) begin
+        if (~bucket_up$q[0] & bucket_down$q[0]) begin
             bucket_counts$0$d = bucket_counts$0$q - 32'h1;
         end
-        if (close_write & (held_bucket == 1) & ~(retire_write & (head_bucket == 1))) begin
+        if (bucket_up$q[1] & ~bucket_down$q[1]) begin
             bucket_counts$1$d = bucket_counts$1$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 1)) & retire_write & (head_bucket == 1)) begin
+        if (~bucket_up$q[1] & bucket_down$q[1]) begin
             bucket_counts$1$d = bucket_counts$1$q - 32'h1;
         end
-        if (close_write & (held_bucket == 2) & ~(retire_write & (head_bucket == 2))) begin
+        if (bucket_up$q[2] & ~bucket_down$q[2]) begin
             bucket_counts$2$d = bucket_counts$2$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 2)) & retire_write & (head_bucket == 2)) begin
+        if (~bucket_up$q[2] & bucket_down$q[2]) begin
             bucket_counts$2$d = bucket_counts$2$q - 32'h1;
         end
-        if (close_write & (held_bucket == 3) & ~(retire_write & (head_bucket == 3))) begin
+        if (bucket_up$q[3] & ~bucket_down$q[3]) begin
             bucket_counts$3$d = bucket_counts$3$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 3)) & retire_write & (head_bucket == 3)) begin
+        if (~bucket_up$q[3] & bucket_down$q[3]) begin
             bucket_counts$3$d = bucket_counts$3$q - 32'h1;
         end
-        if (close_write & (held_bucket == 4) & ~(retire_write & (head_bucket == 4))) begin
+        if (bucket_up$q[4] & ~bucket_down$q[4]) begin
             bucket_counts$4$d = bucket_counts$4$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 4)) & retire_write & (head_bucket == 4)) begin
+        if (~bucket_up$q[4] & bucket_down$q[4]) begin
             bucket_counts$4$d = bucket_counts$4$q - 32'h1;
         end
-        if (close_write & (held_bucket == 5) & ~(retire_write & (head_bucket == 5))) begin
+        if (bucket_up$q[5] & ~bucket_down$q[5]) begin
             bucket_counts$5$d = bucket_counts$5$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 5)) & retire_write & (head_bucket == 5)) begin
+        if (~bucket_up$q[5] & bucket_down$q[5]) begin
             bucket_counts$5$d = bucket_counts$5$q - 32'h1;
         end
-        if (close_write & (held_bucket == 6) & ~(retire_write & (head_bucket == 6))) begin
+        if (bucket_up$q[6] & ~bucket_down$q[6]) begin
             bucket_counts$6$d = bucket_counts$6$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 6)) & retire_write & (head_bucket == 6)) begin
+        if (~bucket_up$q[6] & bucket_down$q[6]) begin
             bucket_counts$6$d = bucket_counts$6$q - 32'h1;
         end
-        if (close_write & (held_bucket == 7) & ~(retire_write & (head_bucket == 7))) begin
+        if (bucket_up$q[7] & ~bucket_down$q[7]) begin
             bucket_counts$7$d = bucket_counts$7$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 7)) & retire_write & (head_bucket == 7)) begin
+        if (~bucket_up$q[7] & bucket_down$q[7]) begin
             bucket_counts$7$d = bucket_counts$7$q - 32'h1;
         end
-        if (close_write & (held_bucket == 8) & ~(retire_write & (head_bucket == 8))) begin
+        if (bucket_up$q[8] & ~bucket_down$q[8]) begin
             bucket_counts$8$d = bucket_counts$8$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 8)) & retire_write & (head_bucket == 8)) begin
+        if (~bucket_up$q[8] & bucket_down$q[8]) begin
             bucket_counts$8$d = bucket_counts$8$q - 32'h1;
         end
-        if (close_write & (held_bucket == 9) & ~(retire_write & (head_bucket == 9))) begin
+        if (bucket_up$q[9] & ~bucket_down$q[9]) begin
             bucket_counts$9$d = bucket_counts$9$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 9)) & retire_write & (head_bucket == 9)) begin
+        if (~bucket_up$q[9] & bucket_down$q[9]) begin
             bucket_counts$9$d = bucket_counts$9$q - 32'h1;
         end
-        if (close_write & (held_bucket == 10) & ~(retire_write & (head_bucket == 10))) begin
+        if (bucket_up$q[10] & ~bucket_down$q[10]) begin
             bucket_counts$10$d = bucket_counts$10$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 10)) & retire_write & (head_bucket == 10)) begin
+        if (~bucket_up$q[10] & bucket_down$q[10]) begin
             bucket_counts$10$d = bucket_counts$10$q - 32'h1;
         end
-        if (close_write & (held_bucket == 11) & ~(retire_write & (head_bucket == 11))) begin
+        if (bucket_up$q[11] & ~bucket_down$q[11]) begin
             bucket_counts$11$d = bucket_counts$11$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 11)) & retire_write & (head_bucket == 11)) begin
+        if (~bucket_up$q[11] & bucket_down$q[11]) begin
             bucket_counts$11$d = bucket_counts$11$q - 32'h1;
         end
-        if (close_write & (held_bucket == 12) & ~(retire_write & (head_bucket == 12))) begin
+        if (bucket_up$q[12] & ~bucket_down$q[12]) begin
             bucket_counts$12$d = bucket_counts$12$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 12)) & retire_write & (head_bucket == 12)) begin
+        if (~bucket_up$q[12] & bucket_down$q[12]) begin
             bucket_counts$12$d = bucket_counts$12$q - 32'h1;
         end
-        if (close_write & (held_bucket == 13) & ~(retire_write & (head_bucket == 13))) begin
+        if (bucket_up$q[13] & ~bucket_down$q[13]) begin
             bucket_counts$13$d = bucket_counts$13$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 13)) & retire_write & (head_bucket == 13)) begin
+        if (~bucket_up$q[13] & bucket_down$q[13]) begin
             bucket_counts$13$d = bucket_counts$13$q - 32'h1;
         end
-        if (close_write & (held_bucket == 14) & ~(retire_write & (head_bucket == 14))) begin
+        if (bucket_up$q[14] & ~bucket_down$q[14]) begin
             bucket_counts$14$d = bucket_counts$14$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 14)) & retire_write & (head_bucket == 14)) begin
+        if (~bucket_up$q[14] & bucket_down$q[14]) begin
             bucket_counts$14$d = bucket_counts$14$q - 32'h1;
         end
-        if (close_write & (held_bucket == 15) & ~(retire_write & (head_bucket == 15))) begin
+        if (bucket_up$q[15] & ~bucket_down$q[15]) begin
             bucket_counts$15$d = bucket_counts$15$q + 32'h1;
         end
-        if (~(close_write & (held_bucket == 15)) & retire_write & (head_bucket == 15)) begin
+        if (~bucket_up$q[15] & bucket_down$q[15]) begin
             bucket_counts$15$d = bucket_counts$15$q - 32'h1;
         end
         m_res_valid = results$m_valid & |credit$q;
@@ -3528,6 +3557,8 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             bucket_counts$13$d = 32'h0;
             bucket_counts$14$d = 32'h0;
             bucket_counts$15$d = 32'h0;
+            bucket_up$d = 32'h0;
+            bucket_down$d = 32'h0;
             addr_match$d = 1'b0;
         end
     end
@@ -4553,6 +4584,44 @@ module rnic_top$atomics$bucket_counts$9(d,q,clock);
     end
           
 endmodule // rnic_top$atomics$bucket_counts$9
+
+
+module rnic_top$atomics$bucket_down(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$bucket_down
+
+
+module rnic_top$atomics$bucket_up(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$bucket_up
 
 
 module rnic_top$atomics$credit(d,q,clock);

@@ -159,8 +159,14 @@ pub struct AtomicUnit {
     acks: DFF<Bits<6>>,
     /// Results released and not yet taken.
     credit: DFF<Bits<10>>,
-    /// Write-backs in flight per address bucket, a 6-bit counter each.
+    /// Write-backs in flight per address bucket, a 6-bit counter each. A counter moves a
+    /// cycle after the close (`bucket_up`) or retirement (`bucket_down`) it counts, one bit
+    /// per bucket: neither the batch's close nor the ack's retirement reaches a counter's
+    /// adder in its own cycle. A bucket is busy from the cycle after its close on, through
+    /// `bucket_up`, and a cycle longer after its last retirement.
     bucket_counts: [DFF<Bits<6>>; BUCKETS],
+    bucket_up: DFF<Bits<BUCKETS>>,
+    bucket_down: DFF<Bits<BUCKETS>>,
     /// `op_addr == held_addr`, decided a cycle ahead from what the two registers take.
     addr_match: DFF<Bit>,
     held_addr_next: Signal<Local, Bits<64>>,
@@ -199,6 +205,7 @@ pub struct AtomicUnit {
     writes_limit: Constant<Bits<5>>,
     batch_max: Constant<Bits<6>>,
     idle_close_limit: Constant<Bits<6>>,
+    one_bucket: Constant<Bits<BUCKETS>>,
     rd_idle: Constant<Bits<2>>,
     rd_request: Constant<Bits<2>>,
     rd_wait: Constant<Bits<2>>,
@@ -265,6 +272,8 @@ impl Default for AtomicUnit {
             acks: Default::default(),
             credit: Default::default(),
             bucket_counts: Default::default(),
+            bucket_up: Default::default(),
+            bucket_down: Default::default(),
             addr_match: Default::default(),
             held_addr_next: Default::default(),
             gate_diff: Default::default(),
@@ -299,6 +308,7 @@ impl Default for AtomicUnit {
             writes_limit: constant(16 - 4),
             batch_max: constant(BATCH_MAX),
             idle_close_limit: constant(IDLE_CLOSE_LIMIT),
+            one_bucket: constant(1),
             rd_idle: constant(RD_IDLE),
             rd_request: constant(RD_REQUEST),
             rd_wait: constant(RD_WAIT),
@@ -325,7 +335,9 @@ impl Logic for AtomicUnit {
             wr_req_sent,
             acks,
             credit,
-            addr_match
+            addr_match,
+            bucket_up,
+            bucket_down
         );
         for i in 0..BUCKETS {
             self.bucket_counts[i].clock.next = self.clock.val();
@@ -471,7 +483,8 @@ impl Logic for AtomicUnit {
             | (bit_cast::<BUCKETS, 1>(self.bucket_counts[12].q.val().any().into()) << 12_u64)
             | (bit_cast::<BUCKETS, 1>(self.bucket_counts[13].q.val().any().into()) << 13_u64)
             | (bit_cast::<BUCKETS, 1>(self.bucket_counts[14].q.val().any().into()) << 14_u64)
-            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[15].q.val().any().into()) << 15_u64);
+            | (bit_cast::<BUCKETS, 1>(self.bucket_counts[15].q.val().any().into()) << 15_u64)
+            | self.bucket_up.q.val();
         self.op_buckets_busy.next = self.buckets_busy.val() >> self.op_bucket.val();
         self.op_bucket_busy.next = self.op_buckets_busy.val().get_bit(0);
         // The held batch must be closed (ALU empty, nothing open) so the ALU may take a new
@@ -531,19 +544,22 @@ impl Logic for AtomicUnit {
             self.released.next = bit_cast::<10, 6>(self.head_count.val());
         }
         // A counter never exceeds the 32 batches in flight nor goes below zero. Each one
-        // counts from its own enables: up for a write-back closed on its bucket, down for
-        // one retired; both in one cycle, it holds.
+        // counts from its own bits of `bucket_up` and `bucket_down`, a cycle after the
+        // close or retirement: up for a write-back closed on its bucket, down for one
+        // retired; both in one cycle, it holds.
+        self.bucket_up.d.next = 0.into();
+        if self.close_write.val() {
+            self.bucket_up.d.next = self.one_bucket.val() << bit_cast::<BUCKETS, 4>(self.held_bucket.val());
+        }
+        self.bucket_down.d.next = 0.into();
+        if self.retire_write.val() {
+            self.bucket_down.d.next = self.one_bucket.val() << bit_cast::<BUCKETS, 4>(self.head_bucket.val());
+        }
         for i in 0..BUCKETS {
-            if self.close_write.val()
-                & (self.held_bucket.val().index() == i)
-                & !(self.retire_write.val() & (self.head_bucket.val().index() == i))
-            {
+            if self.bucket_up.q.val().get_bit(i) & !self.bucket_down.q.val().get_bit(i) {
                 self.bucket_counts[i].d.next = self.bucket_counts[i].q.val() + 1;
             }
-            if !(self.close_write.val() & (self.held_bucket.val().index() == i))
-                & self.retire_write.val()
-                & (self.head_bucket.val().index() == i)
-            {
+            if !self.bucket_up.q.val().get_bit(i) & self.bucket_down.q.val().get_bit(i) {
                 self.bucket_counts[i].d.next = self.bucket_counts[i].q.val() - 1;
             }
         }
@@ -568,6 +584,8 @@ impl Logic for AtomicUnit {
             for i in 0..BUCKETS {
                 self.bucket_counts[i].d.next = 0.into();
             }
+            self.bucket_up.d.next = 0.into();
+            self.bucket_down.d.next = 0.into();
             self.addr_match.d.next = false;
         }
     }
