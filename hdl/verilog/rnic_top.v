@@ -45047,6 +45047,14 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  wqes$m_ready;
     wire  [768:0] wqes$m_data;
     wire  [5:0] wqes$count;
+    reg  wqes_out$clock;
+    reg  wqes_out$reset;
+    reg  wqes_out$s_valid;
+    wire  wqes_out$s_ready;
+    reg  [768:0] wqes_out$s_data;
+    wire  wqes_out$m_valid;
+    reg  wqes_out$m_ready;
+    wire  [768:0] wqes_out$m_data;
     reg  pick$clock;
     reg  pick$reset;
     reg  [63:0] pick$requests;
@@ -45084,6 +45092,8 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
     reg  [767:0] wqe_next;
     reg  err_next;
     reg  head_drop;
+    reg  issue_try;
+    reg  [63:0] write_mask;
     reg  [1:0] out_next;
     reg  [5:0] next_qpn;
     reg  [255:0] head_ctx;
@@ -45412,6 +45422,16 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         .m_data(wqes$m_data),
         .count(wqes$count)
     );
+    rnic_top$sq$wqes_out wqes_out(
+        .clock(wqes_out$clock),
+        .reset(wqes_out$reset),
+        .s_valid(wqes_out$s_valid),
+        .s_ready(wqes_out$s_ready),
+        .s_data(wqes_out$s_data),
+        .m_valid(wqes_out$m_valid),
+        .m_ready(wqes_out$m_ready),
+        .m_data(wqes_out$m_data)
+    );
     rnic_top$sq$pick pick(
         .clock(pick$clock),
         .reset(pick$reset),
@@ -45544,6 +45564,11 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         pick$clock = clock;
         pick$reset = reset;
         wqes$reset = reset;
+        wqes_out$clock = clock;
+        wqes_out$reset = reset;
+        wqes_out$s_valid = wqes$m_valid;
+        wqes_out$s_data = wqes$m_data;
+        wqes$m_ready = wqes_out$s_ready;
         ctx$write_enable = qp_we;
         ctx$write_address = qp_waddr;
         ctx$write_data = qp_wdata;
@@ -45560,6 +45585,10 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         reset_mask = 32'h0;
         if (reset_write) begin
             reset_mask = one << ((qp_waddr) & 64'hffffffffffffffff);
+        end
+        write_mask = 32'h0;
+        if (qp_we) begin
+            write_mask = one << ((qp_waddr) & 64'hffffffffffffffff);
         end
         qp_bit = one << ((qpn$q) & 64'hffffffffffffffff);
         db_here = sq_doorbell & (db_qpn == qpn$q);
@@ -45650,8 +45679,8 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         if (state$q == 32'h4) begin
             state$d = 32'h0;
         end
-        if (live & dec_last$q & ~db_hit$q) begin
-            done_mask = qp_bit;
+        if ((state$q == 32'h4) & ~restart$q & dec_last$q & ~db_hit$q) begin
+            done_mask = qp_bit & ~write_mask;
         end
         if (issuing) begin
             fi_mask = qp_bit;
@@ -45734,6 +45763,7 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
             wqe_in$d = wqe_next;
             err_in$d = err_next & ~s_rd_tlast;
         end
+        issue_try = (state$q == 32'h4) & sz_any$q;
         out_next = out$q + 32'h1;
         next_qpn = 32'h0;
         if (out_next == 0) begin
@@ -45748,10 +45778,10 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         if (out_next == 3) begin
             next_qpn = b_qpn$3$q;
         end
-        if (issuing & (issue$q == out_next)) begin
+        if (issue_try & (issue$q == out_next)) begin
             next_qpn = qpn$q;
         end
-        if (issuing & (issue$q == out$q)) begin
+        if (issue_try & (issue$q == out$q)) begin
             out_qpn$d = qpn$q;
         end
         head_drop = 1'b0;
@@ -45787,10 +45817,10 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
             head_index = b_index$3$q;
             head_left = b_left$3$q;
         end
-        m_valid = wqes$m_valid & ~head_drop & ~head_reset & enable;
+        m_valid = wqes_out$m_valid & ~head_drop & ~head_reset & enable;
         take = m_valid & m_ready;
-        pop = wqes$m_valid & (head_drop | (enable & m_ready));
-        wqes$m_ready = pop;
+        pop = wqes_out$m_valid & (head_drop | (enable & m_ready));
+        wqes_out$m_ready = pop;
         if (pop) begin
             if (out$q == 0) begin
                 b_index$0$d = b_index$0$q + 32'h1;
@@ -45862,8 +45892,8 @@ module rnic_top$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,q
         m_req_valid = req_valid$q;
         m_req_addr = req_addr$q;
         m_req_len = wqe_len;
-        m_wqe = wqes$m_data[(32'h0)+:(768)];
-        m_error = wqes$m_data[32'h300];
+        m_wqe = wqes_out$m_data[(32'h0)+:(768)];
+        m_error = wqes_out$m_data[32'h300];
         m_qpn = out_qpn$q;
         m_ctx = head_ctx;
         m_index = head_index;
@@ -47614,6 +47644,174 @@ module rnic_top$sq$wqes$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$sq$wqes$wr_ptr
+
+
+module rnic_top$sq$wqes_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [768:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [768:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [768:0] out_data$d;
+    wire  [768:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [768:0] skid_data$d;
+    wire  [768:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top$sq$wqes_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top$sq$wqes_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top$sq$wqes_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top$sq$wqes_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$sq$wqes_out
+
+
+module rnic_top$sq$wqes_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [768:0] d;
+    output reg  [768:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 769'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes_out$out_data
+
+
+module rnic_top$sq$wqes_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes_out$out_valid
+
+
+module rnic_top$sq$wqes_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [768:0] d;
+    output reg  [768:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 769'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes_out$skid_data
+
+
+module rnic_top$sq$wqes_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes_out$skid_valid
 
 
 module rnic_top$sq$wrote(d,q,clock);

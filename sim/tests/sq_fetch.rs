@@ -578,6 +578,32 @@ fn sq_fetch_keeps_doorbells_that_ring_during_a_batch() {
     });
 }
 
+/// A context write (not RESET) to a QP while it is being picked restarts the pick, and the
+/// QP stays pending: written in any cycle of the pick of its only batch, including the one
+/// the batch would be issued in, every WQE still comes out.
+#[test]
+fn sq_fetch_keeps_a_qp_pending_when_its_context_is_written_during_its_pick() {
+    trace::on_failure("sq_fetch_keeps_a_qp_pending_when_its_context_is_written_during_its_pick", || {
+        for gap in 0..10 {
+            let mut b = Bench::new(70 + gap);
+            b.latency = 20..21;
+            b.force_req_ready = Some(true);
+            b.write_qp(0, &context(0, 4));
+            b.set_states(1, 0);
+            let mut rng = StdRng::seed_from_u64(gap);
+            let (w0, w1) = (wqe(&mut rng, 0, 0), wqe(&mut rng, 0, 1));
+            b.post(0, 0, w0);
+            b.post(0, 1, w1);
+            b.doorbell(0, 2);
+            b.run(gap);
+            b.write_qp(0, &QpContext { state: QpState::Rts, ..context(0, 4) });
+            b.run(1_000);
+            let got: Vec<(u32, &[u8])> = b.out.iter().map(|o| (o.index, &o.wqe[..])).collect();
+            assert_eq!(got, [(0, &w0[..]), (1, &w1[..])], "context written {gap} cycles after the doorbell");
+        }
+    });
+}
+
 /// RESET with one batch queued (the consumer stalled, the head on offer as the reset is
 /// written) and the next still being read: neither is handed on, other QPs go on, and the
 /// QP starts again from index 0. A read still waiting for the bus when its QP is reset is

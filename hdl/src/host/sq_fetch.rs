@@ -12,8 +12,9 @@
 //! several QPs loaded, each gets up to one batch per round, and a QP with more left stays
 //! pending for the next round.
 //!
-//! WQEs wait in a 32-entry block-RAM queue and leave one by one in ring order, with their
-//! QP, its context and their index, each as soon as it has arrived. Four batches may be in
+//! WQEs wait in a 32-entry block-RAM queue, whose head goes through a register slice, and
+//! leave one by one in ring order, with their QP, its context and their index, each as soon
+//! as it has arrived. Four batches may be in
 //! flight or queued at once (the next reads overlap handing on the last). A pick waits for
 //! a free batch slot, which also reserves the queue room its data needs: the read data
 //! stream is shared by every DMA client, and this block always takes its octets at once.
@@ -48,7 +49,7 @@ use rnic_proto::host::desc::{SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::Field;
 
 use super::regs::DB_SQ;
-use crate::common::{constant, RamFifo, RrArbiter};
+use crate::common::{constant, RamFifo, RrArbiter, SkidBuffer};
 
 /// Slots read per DMA request at most (1 KiB of ring).
 const BATCH: u64 = 8;
@@ -155,8 +156,11 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     // Receiving: the WQE so far, whether any of its beats was bad.
     wqe_in: DFF<Bits<768>>,
     err_in: DFF<Bit>,
-    /// WQEs (768 bits) with their error bit, in ring order.
+    /// WQEs (768 bits) with their error bit, in ring order; the head through a register
+    /// slice, so the consumer's checks start from registers, not from the block RAM's
+    /// output, and its ready reaches the RAM's read address from a register.
     wqes: RamFifo<769, 5, 6>,
+    wqes_out: SkidBuffer<769>,
     /// The round robin over QPs with work (pipelined: its grant is checked against the
     /// QPs with work now before it is taken).
     pick: RrArbiter<Q>,
@@ -188,6 +192,8 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     wqe_next: Signal<Local, Bits<768>>,
     err_next: Signal<Local, Bit>,
     head_drop: Signal<Local, Bit>,
+    issue_try: Signal<Local, Bit>,
+    write_mask: Signal<Local, Bits<Q>>,
     out_next: Signal<Local, Bits<2>>,
     next_qpn: Signal<Local, Bits<QB>>,
     head_ctx: Signal<Local, Bits<256>>,
@@ -294,6 +300,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             wqe_in: Default::default(),
             err_in: Default::default(),
             wqes: Default::default(),
+            wqes_out: Default::default(),
             pick: Default::default(),
             candidates: Default::default(),
             still_wanted: Default::default(),
@@ -323,6 +330,8 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             wqe_next: Default::default(),
             err_next: Default::default(),
             head_drop: Default::default(),
+            issue_try: Default::default(),
+            write_mask: Default::default(),
             out_next: Default::default(),
             next_qpn: Default::default(),
             head_ctx: Default::default(),
@@ -410,6 +419,11 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.pick.clock.next = self.clock.val();
         self.pick.reset.next = self.reset.val();
         self.wqes.reset.next = self.reset.val();
+        self.wqes_out.clock.next = self.clock.val();
+        self.wqes_out.reset.next = self.reset.val();
+        self.wqes_out.s_valid.next = self.wqes.m_valid.val();
+        self.wqes_out.s_data.next = self.wqes.m_data.val();
+        self.wqes.m_ready.next = self.wqes_out.s_ready.val();
 
         // Host side: the context copy and producer indices.
         self.ctx.write_enable.next = self.qp_we.val();
@@ -430,6 +444,10 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.reset_mask.next = 0.into();
         if self.reset_write.val() {
             self.reset_mask.next = self.one.val() << bit_cast::<Q, QB>(self.qp_waddr.val());
+        }
+        self.write_mask.next = 0.into();
+        if self.qp_we.val() {
+            self.write_mask.next = self.one.val() << bit_cast::<Q, QB>(self.qp_waddr.val());
         }
         self.qp_bit.next = self.one.val() << bit_cast::<Q, QB>(self.qpn.q.val());
         self.db_here.next = self.sq_doorbell.val() & (self.db_qpn.val() == self.qpn.q.val());
@@ -530,8 +548,9 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         if self.state.q.val() == 4 {
             self.state.d.next = 0.into();
         }
-        if self.live.val() & self.dec_last.q.val() & !self.db_hit.q.val() {
-            self.done_mask.next = self.qp_bit.val();
+        // (`live` bit by bit: a context write to the QP in this cycle clears its own bit.)
+        if (self.state.q.val() == 4) & !self.restart.q.val() & self.dec_last.q.val() & !self.db_hit.q.val() {
+            self.done_mask.next = self.qp_bit.val() & !self.write_mask.val();
         }
         if self.issuing.val() {
             self.fi_mask.next = self.qp_bit.val();
@@ -584,7 +603,12 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         }
 
         // Handing on: the oldest queued WQE belongs to the batch at `out`. Its QP follows
-        // `out`, and a batch issued into the slot at `out` or the one after it.
+        // `out`, and a batch issued into the slot at `out` or the one after it. (For that,
+        // a pick in its issuing step counts even if a context write cancels it: the slot
+        // it would fill is free, so none of its WQEs is at the head, and the pick that
+        // fills it later sets the QP again. So the QP's register does not wait for the
+        // write's compare.)
+        self.issue_try.next = (self.state.q.val() == 4) & self.sz_any.q.val();
         self.out_next.next = self.out.q.val() + 1;
         self.next_qpn.next = 0.into();
         for i in 0..BATCHES {
@@ -592,10 +616,10 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
                 self.next_qpn.next = self.b_qpn[i].q.val();
             }
         }
-        if self.issuing.val() & (self.issue.q.val() == self.out_next.val()) {
+        if self.issue_try.val() & (self.issue.q.val() == self.out_next.val()) {
             self.next_qpn.next = self.qpn.q.val();
         }
-        if self.issuing.val() & (self.issue.q.val() == self.out.q.val()) {
+        if self.issue_try.val() & (self.issue.q.val() == self.out.q.val()) {
             self.out_qpn.d.next = self.qpn.q.val();
         }
         self.head_drop.next = false;
@@ -613,13 +637,14 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
             }
         }
         self.m_valid.next =
-            self.wqes.m_valid.val() & !self.head_drop.val() & !self.head_reset.val() & self.enable.val();
+            self.wqes_out.m_valid.val() & !self.head_drop.val() & !self.head_reset.val() & self.enable.val();
         self.take.next = self.m_valid.val() & self.m_ready.val();
         // The head leaves when taken or dropped. A reset of its QP in this cycle hides it
         // from the consumer (`m_valid`), and it leaves as if taken if `m_ready` is set, or
         // next cycle as dropped: the pop never waits on the reset's compare.
-        self.pop.next = self.wqes.m_valid.val() & (self.head_drop.val() | (self.enable.val() & self.m_ready.val()));
-        self.wqes.m_ready.next = self.pop.val();
+        self.pop.next =
+            self.wqes_out.m_valid.val() & (self.head_drop.val() | (self.enable.val() & self.m_ready.val()));
+        self.wqes_out.m_ready.next = self.pop.val();
         if self.pop.val() {
             for i in 0..BATCHES {
                 if self.out.q.val().index() == i {
@@ -675,8 +700,8 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.m_req_valid.next = self.req_valid.q.val();
         self.m_req_addr.next = self.req_addr.q.val();
         self.m_req_len.next = self.wqe_len.val();
-        self.m_wqe.next = self.wqes.m_data.val().get_bits::<768>(0);
-        self.m_error.next = self.wqes.m_data.val().get_bit(768);
+        self.m_wqe.next = self.wqes_out.m_data.val().get_bits::<768>(0);
+        self.m_error.next = self.wqes_out.m_data.val().get_bit(768);
         self.m_qpn.next = self.out_qpn.q.val();
         self.m_ctx.next = self.head_ctx.val();
         self.m_index.next = self.head_index.val();
