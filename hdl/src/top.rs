@@ -213,14 +213,13 @@ pub struct RnicTop<
     tx_ending: Signal<Local, Bits<QB>>,
     /// The positions' write (an FPDU's end) and clear (a QP reset) reach `tx_positions` a
     /// cycle late, from registers, in the order they happened: the framer's plan never
-    /// reaches the positions' RAM and forwarding. An FPDU that does not chain waits a cycle
-    /// after either (`tx_end_block`), so `held` has it in when the FPDU starts.
+    /// reaches the positions' RAM and forwarding. An FPDU that does not chain waits while
+    /// either is being written, so `held` has it in when the FPDU starts.
     tx_end_write: DFF<Bit>,
     tx_end_qp: DFF<Bits<QB>>,
     tx_end_value: DFF<Bits<9>>,
     tx_clear: DFF<Bit>,
     tx_clear_qp: DFF<Bits<QB>>,
-    tx_end_block: DFF<Bit>,
     /// The next FPDU's settings from registers, as on the receive side: `tx_head_seen` a
     /// cycle after the QP queue's head changed, `tx_next_held` a cycle later, when
     /// `tx_next_markers` and `Positions`' `held` are the head's.
@@ -427,7 +426,6 @@ impl<
             tx_end_value: Default::default(),
             tx_clear: Default::default(),
             tx_clear_qp: Default::default(),
-            tx_end_block: Default::default(),
             tx_head_seen: Default::default(),
             tx_next_held: Default::default(),
             tx_next_markers: Default::default(),
@@ -532,7 +530,6 @@ impl<
             tx_end_value,
             tx_clear,
             tx_clear_qp,
-            tx_end_block,
             tx_head_seen,
             tx_next_held,
             tx_next_markers,
@@ -1085,7 +1082,7 @@ impl<
         self.framer.markers_en.next = self.tx_next_markers.q.val();
         self.framer.fpdu_load.next = true;
         self.framer.fpdu_position.next = bit_cast::<16, 9>(self.tx_positions.held.val());
-        self.framer.fpdu_wait.next = !self.tx_next_held.q.val() | self.tx_end_block.q.val();
+        self.framer.fpdu_wait.next = !self.tx_next_held.q.val() | self.tx_end_write.q.val() | self.tx_clear.q.val();
         self.framer.fpdu_chain.next = self.tx_chain.q.val();
         self.tx_ending.next = self.tx_qp.q.val();
         if self.framer.fpdu_start.val() {
@@ -1097,7 +1094,6 @@ impl<
         self.tx_end_value.d.next = self.framer.end_position.val().get_bits::<9>(0);
         self.tx_clear.d.next = self.ctrl.qp_we.val() & self.ctrl.qp_reset.val();
         self.tx_clear_qp.d.next = self.ctrl.qp_waddr.val();
-        self.tx_end_block.d.next = self.tx_end_write.d.val() | self.tx_clear.d.val();
         if self.reset_q.q.val() {
             self.tx_end_write.d.next = false;
             self.tx_clear.d.next = false;

@@ -773,9 +773,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] tx_clear_qp$d;
     wire  [5:0] tx_clear_qp$q;
     reg  tx_clear_qp$clock;
-    reg  tx_end_block$d;
-    wire  tx_end_block$q;
-    reg  tx_end_block$clock;
     reg  tx_head_seen$d;
     wire  tx_head_seen$q;
     reg  tx_head_seen$clock;
@@ -1788,11 +1785,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .q(tx_clear_qp$q),
         .clock(tx_clear_qp$clock)
     );
-    rnic_top$tx_end_block tx_end_block(
-        .d(tx_end_block$d),
-        .q(tx_end_block$q),
-        .clock(tx_end_block$clock)
-    );
     rnic_top$tx_head_seen tx_head_seen(
         .d(tx_head_seen$d),
         .q(tx_head_seen$q),
@@ -2133,7 +2125,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_end_value$clock = clock;
         tx_clear$clock = clock;
         tx_clear_qp$clock = clock;
-        tx_end_block$clock = clock;
         tx_head_seen$clock = clock;
         tx_next_held$clock = clock;
         tx_next_markers$clock = clock;
@@ -2158,7 +2149,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_end_value$d = tx_end_value$q;
         tx_clear$d = tx_clear$q;
         tx_clear_qp$d = tx_clear_qp$q;
-        tx_end_block$d = tx_end_block$q;
         tx_head_seen$d = tx_head_seen$q;
         tx_next_held$d = tx_next_held$q;
         tx_next_markers$d = tx_next_markers$q;
@@ -2591,7 +2581,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         framer$markers_en = tx_next_markers$q;
         framer$fpdu_load = 1'b1;
         framer$fpdu_position = ((tx_positions$held) & 16'hffff);
-        framer$fpdu_wait = ~tx_next_held$q | tx_end_block$q;
+        framer$fpdu_wait = ~tx_next_held$q | tx_end_write$q | tx_clear$q;
         framer$fpdu_chain = tx_chain$q;
         tx_ending = tx_qp$q;
         if (framer$fpdu_start) begin
@@ -2603,7 +2593,6 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_end_value$d = framer$end_position[(32'h0)+:(9)];
         tx_clear$d = ctrl$qp_we & ctrl$qp_reset;
         tx_clear_qp$d = ctrl$qp_waddr;
-        tx_end_block$d = tx_end_write$d | tx_clear$d;
         if (reset_q$q) begin
             tx_end_write$d = 1'b0;
             tx_clear$d = 1'b0;
@@ -48370,25 +48359,6 @@ module rnic_top$tx_conns$tail(d,q,clock);
     end
           
 endmodule // rnic_top$tx_conns$tail
-
-
-module rnic_top$tx_end_block(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$tx_end_block
 
 
 module rnic_top$tx_end_qp(d,q,clock);

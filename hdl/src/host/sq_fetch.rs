@@ -642,8 +642,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         // The head leaves when taken or dropped. A reset of its QP in this cycle hides it
         // from the consumer (`m_valid`), and it leaves as if taken if `m_ready` is set, or
         // next cycle as dropped: the pop never waits on the reset's compare.
-        self.pop.next =
-            self.wqes_out.m_valid.val() & (self.head_drop.val() | (self.enable.val() & self.m_ready.val()));
+        self.pop.next = self.wqes_out.m_valid.val() & (self.head_drop.val() | (self.enable.val() & self.m_ready.val()));
         self.wqes_out.m_ready.next = self.pop.val();
         if self.pop.val() {
             for i in 0..BATCHES {
