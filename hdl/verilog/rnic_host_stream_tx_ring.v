@@ -39,6 +39,7 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     
     // Constant declarations
     localparam  set = 1'b1;
+    localparam  beats_limit = 7'b111111;
     localparam  header_request = 74'h20800000000;
     
     // Stub signals
@@ -89,6 +90,12 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     reg  [5:0] chunk_beats$d;
     wire  [5:0] chunk_beats$q;
     reg  chunk_beats$clock;
+    reg  room_ok$d;
+    wire  room_ok$q;
+    reg  room_ok$clock;
+    reg  beats_ok$d;
+    wire  beats_ok$q;
+    reg  beats_ok$clock;
     reg  beats$clock;
     reg  beats$reset;
     reg  beats$s_valid;
@@ -120,7 +127,6 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
     reg  first;
     reg  [31:0] beat_pos;
     reg  [31:0] need;
-    reg  room;
     reg  take;
     reg  [31:0] octets;
     reg  [31:0] chunk_start;
@@ -197,6 +203,16 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         .q(chunk_beats$q),
         .clock(chunk_beats$clock)
     );
+    rnic_host_stream_tx_ring$room_ok room_ok(
+        .d(room_ok$d),
+        .q(room_ok$q),
+        .clock(room_ok$clock)
+    );
+    rnic_host_stream_tx_ring$beats_ok beats_ok(
+        .d(beats_ok$d),
+        .q(beats_ok$q),
+        .clock(beats_ok$clock)
+    );
     rnic_host_stream_tx_ring$beats beats(
         .clock(beats$clock),
         .reset(beats$reset),
@@ -245,6 +261,8 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         hdr_due$clock = clock;
         chunk_pos$clock = clock;
         chunk_beats$clock = clock;
+        room_ok$clock = clock;
+        beats_ok$clock = clock;
         tail$d = tail$q;
         pi$d = pi$q;
         failed$d = failed$q;
@@ -255,6 +273,8 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         hdr_due$d = hdr_due$q;
         chunk_pos$d = chunk_pos$q;
         chunk_beats$d = chunk_beats$q;
+        room_ok$d = room_ok$q;
+        beats_ok$d = beats_ok$q;
         regs$reset = reset;
         regs$wr_en = wr_en;
         regs$wr_addr = wr_addr;
@@ -271,13 +291,10 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
         on = regs$on;
         first = ~in_rec$q;
         beat_pos = tail$q;
-        need = 32'h8;
         if (first) begin
             beat_pos = tail$q + 32'h8;
-            need = 32'h10;
         end
-        room = (tail$q + need - regs$host_index) <= regs$size;
-        take = on & s_tx_tvalid & room & ~hdr_due$q & ~failed$q & beats$s_ready & requests$s_ready;
+        take = on & s_tx_tvalid & room_ok$q & ~hdr_due$q & ~failed$q & beats_ok$q & requests$s_ready;
         m_tx_tdata = s_tx_tdata;
         m_tx_tkeep = s_tx_tkeep;
         m_tx_tlast = s_tx_tlast;
@@ -385,6 +402,18 @@ module rnic_host_stream_tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_dat
             in_rec$d = 1'b0;
             hdr_due$d = 1'b0;
             chunk_beats$d = 32'h0;
+        end
+        need = 32'h8;
+        if (~in_rec$q | hdr_due$q) begin
+            need = 32'h10;
+        end
+        room_ok$d = (tail$q + need - regs$host_index) <= regs$size;
+        if (take) begin
+            room_ok$d = (beat_pos + 32'h10 - regs$host_index) <= regs$size;
+        end
+        beats_ok$d = beats$count < beats_limit;
+        if (regs$restart | reset) begin
+            room_ok$d = 1'b0;
         end
     end
     
@@ -579,6 +608,25 @@ module rnic_host_stream_tx_ring$beats$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_host_stream_tx_ring$beats$wr_ptr
+
+
+module rnic_host_stream_tx_ring$beats_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_stream_tx_ring$beats_ok
 
 
 module rnic_host_stream_tx_ring$chunk_beats(d,q,clock);
@@ -1960,6 +2008,25 @@ module rnic_host_stream_tx_ring$requests$tail(d,q,clock);
     end
           
 endmodule // rnic_host_stream_tx_ring$requests$tail
+
+
+module rnic_host_stream_tx_ring$room_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_stream_tx_ring$room_ok
 
 
 module rnic_host_stream_tx_ring$tail(d,q,clock);

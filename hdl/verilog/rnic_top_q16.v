@@ -49292,6 +49292,7 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     
     // Constant declarations
     localparam  set = 1'b1;
+    localparam  beats_limit = 7'b111111;
     localparam  header_request = 74'h20800000000;
     
     // Stub signals
@@ -49342,6 +49343,12 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     reg  [5:0] chunk_beats$d;
     wire  [5:0] chunk_beats$q;
     reg  chunk_beats$clock;
+    reg  room_ok$d;
+    wire  room_ok$q;
+    reg  room_ok$clock;
+    reg  beats_ok$d;
+    wire  beats_ok$q;
+    reg  beats_ok$clock;
     reg  beats$clock;
     reg  beats$reset;
     reg  beats$s_valid;
@@ -49373,7 +49380,6 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
     reg  first;
     reg  [31:0] beat_pos;
     reg  [31:0] need;
-    reg  room;
     reg  take;
     reg  [31:0] octets;
     reg  [31:0] chunk_start;
@@ -49450,6 +49456,16 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         .q(chunk_beats$q),
         .clock(chunk_beats$clock)
     );
+    rnic_top_q16$tx_ring$room_ok room_ok(
+        .d(room_ok$d),
+        .q(room_ok$q),
+        .clock(room_ok$clock)
+    );
+    rnic_top_q16$tx_ring$beats_ok beats_ok(
+        .d(beats_ok$d),
+        .q(beats_ok$q),
+        .clock(beats_ok$clock)
+    );
     rnic_top_q16$tx_ring$beats beats(
         .clock(beats$clock),
         .reset(beats$reset),
@@ -49498,6 +49514,8 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         hdr_due$clock = clock;
         chunk_pos$clock = clock;
         chunk_beats$clock = clock;
+        room_ok$clock = clock;
+        beats_ok$clock = clock;
         tail$d = tail$q;
         pi$d = pi$q;
         failed$d = failed$q;
@@ -49508,6 +49526,8 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         hdr_due$d = hdr_due$q;
         chunk_pos$d = chunk_pos$q;
         chunk_beats$d = chunk_beats$q;
+        room_ok$d = room_ok$q;
+        beats_ok$d = beats_ok$q;
         regs$reset = reset;
         regs$wr_en = wr_en;
         regs$wr_addr = wr_addr;
@@ -49524,13 +49544,10 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
         on = regs$on;
         first = ~in_rec$q;
         beat_pos = tail$q;
-        need = 32'h8;
         if (first) begin
             beat_pos = tail$q + 32'h8;
-            need = 32'h10;
         end
-        room = (tail$q + need - regs$host_index) <= regs$size;
-        take = on & s_tx_tvalid & room & ~hdr_due$q & ~failed$q & beats$s_ready & requests$s_ready;
+        take = on & s_tx_tvalid & room_ok$q & ~hdr_due$q & ~failed$q & beats_ok$q & requests$s_ready;
         m_tx_tdata = s_tx_tdata;
         m_tx_tkeep = s_tx_tkeep;
         m_tx_tlast = s_tx_tlast;
@@ -49638,6 +49655,18 @@ module rnic_top_q16$tx_ring(clock,reset,wr_en,wr_addr,wr_data,rd_addr,rd_data,pa
             in_rec$d = 1'b0;
             hdr_due$d = 1'b0;
             chunk_beats$d = 32'h0;
+        end
+        need = 32'h8;
+        if (~in_rec$q | hdr_due$q) begin
+            need = 32'h10;
+        end
+        room_ok$d = (tail$q + need - regs$host_index) <= regs$size;
+        if (take) begin
+            room_ok$d = (beat_pos + 32'h10 - regs$host_index) <= regs$size;
+        end
+        beats_ok$d = beats$count < beats_limit;
+        if (regs$restart | reset) begin
+            room_ok$d = 1'b0;
         end
     end
     
@@ -49832,6 +49861,25 @@ module rnic_top_q16$tx_ring$beats$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_top_q16$tx_ring$beats$wr_ptr
+
+
+module rnic_top_q16$tx_ring$beats_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_ring$beats_ok
 
 
 module rnic_top_q16$tx_ring$chunk_beats(d,q,clock);
@@ -51213,6 +51261,25 @@ module rnic_top_q16$tx_ring$requests$tail(d,q,clock);
     end
           
 endmodule // rnic_top_q16$tx_ring$requests$tail
+
+
+module rnic_top_q16$tx_ring$room_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$tx_ring$room_ok
 
 
 module rnic_top_q16$tx_ring$tail(d,q,clock);

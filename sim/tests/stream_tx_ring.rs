@@ -232,3 +232,40 @@ fn stream_tx_ring_off_passes_the_stream_to_the_port() {
         assert_eq!((b.dut.get("m_tx_tvalid"), b.dut.get("s_tx_tready"), b.dut.get("m_wr_req_valid")), (1, ready, 0));
     }
 }
+
+/// Seven records of 72 octets (an 8-octet header and 64 octets of FPDU) leave 8 octets
+/// free in the 512-octet ring: the eighth FPDU's first beat needs 16 (its header and
+/// itself), so it waits, beat untaken, until the host takes records; then everything
+/// arrives whole and in order.
+#[test]
+fn stream_tx_ring_a_first_beat_waits_for_room_for_its_header() {
+    trace::on_failure("stream_tx_ring_a_first_beat_waits_for_room_for_its_header", || {
+        let fpdus: Vec<(u16, Vec<u8>)> = (0..10u8).map(|k| (u16::from(k) + 0x40, vec![k + 1; 64])).collect();
+        let mut b = Bench::new(5);
+        let (mut i, mut pos) = (0, 0);
+        for cycle in 0..20_000u64 {
+            if i == fpdus.len() {
+                break;
+            }
+            let (conn, f) = &fpdus[i];
+            let last = pos + 8 == f.len();
+            if b.cycle(Some((&f[pos..pos + 8], 0xff, last, *conn))) {
+                pos += 8;
+                if last {
+                    (i, pos) = (i + 1, 0);
+                }
+            }
+            if cycle == 3_000 {
+                assert_eq!((i, pos), (7, 0), "FPDUs and octets of the next taken with 8 octets free");
+            }
+            if cycle > 3_000 && cycle % 50 == 0 {
+                b.host();
+            }
+        }
+        for _ in 0..200 {
+            b.cycle(None);
+        }
+        b.host();
+        assert_eq!(b.taken, fpdus);
+    });
+}

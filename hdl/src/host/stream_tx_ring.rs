@@ -13,6 +13,8 @@
 //!   engine completes in request order, the whole record is in memory by then.
 //! - **Room.** A beat is taken only if the ring has room for it (and for the header, on an
 //!   FPDU's first beat) behind the host's `CI`; so a ring must hold the largest record.
+//!   The room is decided a cycle ahead, from `CI` as registered the cycle before: the
+//!   stream's ready starts from registers.
 //! - **Registers** ([`super::RingRegs`]): `PI` is the RNIC's, `CI` the host's; status bit 0
 //!   says a DMA write failed (the ring then takes nothing more until restarted). While the
 //!   ring is off the stream passes to `m_tx_*` untouched.
@@ -76,6 +78,12 @@ pub struct StreamTxRing {
     /// The chunk being gathered: its first beat's position and its beats so far.
     chunk_pos: DFF<Bits<32>>,
     chunk_beats: DFF<Bits<6>>,
+    /// From the registers as they will be next cycle: the ring has room for the next beat
+    /// (and the header, if it is a first beat) behind `CI` as last registered, and the
+    /// beat queue has room for a beat more than it may take this cycle. The stream's ready
+    /// starts from these, not from the room's 32-bit compare.
+    room_ok: DFF<Bit>,
+    beats_ok: DFF<Bit>,
     /// Beats to write, bit 64 ending a request.
     beats: RamFifo<65, 6, 7>,
     /// Requests: ring position (0..32), octets (32..41), header (41), `PI` after it (42..74).
@@ -86,13 +94,14 @@ pub struct StreamTxRing {
     first: Signal<Local, Bit>,
     beat_pos: Signal<Local, Bits<32>>,
     need: Signal<Local, Bits<32>>,
-    room: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     octets: Signal<Local, Bits<32>>,
     chunk_start: Signal<Local, Bits<32>>,
     chunk_end: Signal<Local, Bit>,
     issue: Signal<Local, Bit>,
     set: Constant<Bits<1>>,
+    /// Beats queued below which the beat queue takes one more after this cycle's.
+    beats_limit: Constant<Bits<7>>,
     /// A request's length (8 octets) and header flag.
     header_request: Constant<Bits<74>>,
 }
@@ -149,13 +158,15 @@ impl Default for StreamTxRing {
             first: Default::default(),
             beat_pos: Default::default(),
             need: Default::default(),
-            room: Default::default(),
+            room_ok: Default::default(),
+            beats_ok: Default::default(),
             take: Default::default(),
             octets: Default::default(),
             chunk_start: Default::default(),
             chunk_end: Default::default(),
             issue: Default::default(),
             set: constant(1),
+            beats_limit: constant(63),
             header_request: constant(8 << 32 | 1 << 41),
         }
     }
@@ -165,7 +176,22 @@ impl Logic for StreamTxRing {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, regs, beats, requests, in_flight);
-        dff_setup!(self, clock, tail, pi, failed, in_rec, hdr_pos, rec_len, conn, hdr_due, chunk_pos, chunk_beats);
+        dff_setup!(
+            self,
+            clock,
+            tail,
+            pi,
+            failed,
+            in_rec,
+            hdr_pos,
+            rec_len,
+            conn,
+            hdr_due,
+            chunk_pos,
+            chunk_beats,
+            room_ok,
+            beats_ok
+        );
         self.regs.reset.next = self.reset.val();
         self.regs.wr_en.next = self.wr_en.val();
         self.regs.wr_addr.next = self.wr_addr.val();
@@ -183,21 +209,19 @@ impl Logic for StreamTxRing {
 
         // The stream: through to the port while off, into the ring while on. A beat is
         // taken when the ring has room for it (and the header on a first beat) and both
-        // queues can hold it; none while the header is due or after a failure.
+        // queues can hold it (`room_ok`, `beats_ok`, decided last cycle); none while the
+        // header is due or after a failure.
         self.first.next = !self.in_rec.q.val();
         self.beat_pos.next = self.tail.q.val();
-        self.need.next = 8.into();
         if self.first.val() {
             self.beat_pos.next = self.tail.q.val() + 8;
-            self.need.next = 16.into();
         }
-        self.room.next = (self.tail.q.val() + self.need.val() - self.regs.host_index.val()) <= self.regs.size.val();
         self.take.next = self.on.val()
             & self.s_tx_tvalid.val()
-            & self.room.val()
+            & self.room_ok.q.val()
             & !self.hdr_due.q.val()
             & !self.failed.q.val()
-            & self.beats.s_ready.val()
+            & self.beats_ok.q.val()
             & self.requests.s_ready.val();
         self.m_tx_tdata.next = self.s_tx_tdata.val();
         self.m_tx_tkeep.next = self.s_tx_tkeep.val();
@@ -327,6 +351,25 @@ impl Logic for StreamTxRing {
             self.in_rec.d.next = false;
             self.hdr_due.d.next = false;
             self.chunk_beats.d.next = 0.into();
+        }
+
+        // Next cycle's room, from registers: past this cycle's beat if one is taken (the
+        // next is then not a first beat, or the header is due and nothing is taken), else
+        // for the beat waiting (a first beat's, with its header, if the record is done or
+        // its header is due). `CI` as registered can only understate it. None in the cycle
+        // after a restart, whose `CI` and size are not yet the new ones.
+        self.need.next = 8.into();
+        if !self.in_rec.q.val() | self.hdr_due.q.val() {
+            self.need.next = 16.into();
+        }
+        self.room_ok.d.next =
+            (self.tail.q.val() + self.need.val() - self.regs.host_index.val()) <= self.regs.size.val();
+        if self.take.val() {
+            self.room_ok.d.next = (self.beat_pos.val() + 16 - self.regs.host_index.val()) <= self.regs.size.val();
+        }
+        self.beats_ok.d.next = self.beats.count.val() < self.beats_limit.val();
+        if self.regs.restart.val() | self.reset.val() {
+            self.room_ok.d.next = false;
         }
     }
 }
