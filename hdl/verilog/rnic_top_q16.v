@@ -7686,10 +7686,12 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
     localparam  mr_valid_clear = 224'hffffffffffffffffffffffffffffffffffffffffffffffffffff7fff;
     localparam  mr_valid_set = 224'h8000;
     localparam  one_512 = 512'h1;
-    localparam  st_idle = 2'b0;
-    localparam  st_read = 2'b1;
-    localparam  st_check = 2'b10;
-    localparam  st_fence = 2'b11;
+    localparam  st_idle = 3'b0;
+    localparam  st_read = 3'b1;
+    localparam  st_check = 3'b10;
+    localparam  st_judge = 3'b11;
+    localparam  st_act = 3'b100;
+    localparam  st_fence = 3'b101;
     
     // Stub signals
     reg  [3:0] qp_cfg$read_address;
@@ -7715,13 +7717,16 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
     reg  mr_cfg$write_enable;
     reg  [3:0] term$read_address;
     reg  term$read_clock;
-    wire  [17:0] term$read_data;
+    wire  [16:0] term$read_data;
     reg  [3:0] term$write_address;
     reg  term$write_clock;
-    reg  [17:0] term$write_data;
+    reg  [16:0] term$write_data;
     reg  term$write_enable;
-    reg  [1:0] state$d;
-    wire  [1:0] state$q;
+    reg  [15:0] term_valid$d;
+    wire  [15:0] term_valid$q;
+    reg  term_valid$clock;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
     reg  state$clock;
     reg  [7:0] op$d;
     wire  [7:0] op$q;
@@ -7777,32 +7782,126 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
     reg  fence_go$d;
     wire  fence_go$q;
     reg  fence_go$clock;
+    reg  is_write_qp$d;
+    wire  is_write_qp$q;
+    reg  is_write_qp$clock;
+    reg  is_query_qp$d;
+    wire  is_query_qp$q;
+    reg  is_query_qp$clock;
+    reg  is_write_cq$d;
+    wire  is_write_cq$q;
+    reg  is_write_cq$clock;
+    reg  is_query_cq$d;
+    wire  is_query_cq$q;
+    reg  is_query_cq$clock;
+    reg  is_write_mr$d;
+    wire  is_write_mr$q;
+    reg  is_write_mr$clock;
+    reg  is_query_mr$d;
+    wire  is_query_mr$q;
+    reg  is_query_mr$clock;
+    reg  is_invalidate_mr$d;
+    wire  is_invalidate_mr$q;
+    reg  is_invalidate_mr$clock;
+    reg  [15:0] qp_sel$d;
+    wire  [15:0] qp_sel$q;
+    reg  qp_sel$clock;
+    reg  [63:0] mr_sel$d;
+    wire  [63:0] mr_sel$q;
+    reg  mr_sel$clock;
+    reg  [3:0] cur_state$d;
+    wire  [3:0] cur_state$q;
+    reg  cur_state$clock;
+    reg  term_kept$d;
+    wire  term_kept$q;
+    reg  term_kept$clock;
+    reg  live_valid$d;
+    wire  live_valid$q;
+    reg  live_valid$clock;
+    reg  late_fail$d;
+    wire  late_fail$q;
+    reg  late_fail$clock;
+    reg  ok_opcode$d;
+    wire  ok_opcode$q;
+    reg  ok_opcode$clock;
+    reg  ok_index$d;
+    wire  ok_index$q;
+    reg  ok_index$clock;
+    reg  ok_qp_value$d;
+    wire  ok_qp_value$q;
+    reg  ok_qp_value$clock;
+    reg  ok_qp_state$d;
+    wire  ok_qp_state$q;
+    reg  ok_qp_state$clock;
+    reg  ok_cq_value$d;
+    wire  ok_cq_value$q;
+    reg  ok_cq_value$clock;
+    reg  ok_mr_value$d;
+    wire  ok_mr_value$q;
+    reg  ok_mr_value$clock;
+    reg  ok_key$d;
+    wire  ok_key$q;
+    reg  ok_key$clock;
+    reg  to_reset$d;
+    wire  to_reset$q;
+    reg  to_reset$clock;
+    reg  to_rts$d;
+    wire  to_rts$q;
+    reg  to_rts$clock;
+    reg  to_error$d;
+    wire  to_error$q;
+    reg  to_error$clock;
+    reg  [7:0] verdict$d;
+    wire  [7:0] verdict$q;
+    reg  verdict$clock;
+    reg  do_qp_write$d;
+    wire  do_qp_write$q;
+    reg  do_qp_write$clock;
+    reg  do_cq_write$d;
+    wire  do_cq_write$q;
+    reg  do_cq_write$clock;
+    reg  do_mr_write$d;
+    wire  do_mr_write$q;
+    reg  do_mr_write$clock;
+    reg  do_invalidate$d;
+    wire  do_invalidate$q;
+    reg  do_invalidate$clock;
+    reg  do_query$d;
+    wire  do_query$q;
+    reg  do_query$clock;
+    reg  [64:0] sq_end$d;
+    wire  [64:0] sq_end$q;
+    reg  sq_end$clock;
+    reg  [64:0] rq_end$d;
+    wire  [64:0] rq_end$q;
+    reg  rq_end$clock;
+    reg  [64:0] cq_end$d;
+    wire  [64:0] cq_end$q;
+    reg  cq_end$clock;
+    reg  [64:0] va_end$d;
+    wire  [64:0] va_end$q;
+    reg  va_end$clock;
+    reg  [64:0] iova_end$d;
+    wire  [64:0] iova_end$q;
+    reg  iova_end$clock;
     
     // Local signals
     reg  is_qp_op;
     reg  is_cq_op;
     reg  is_mr_op;
     reg  index_ok;
-    reg  [15:0] qp_bit;
-    reg  [63:0] mr_bit;
     reg  [15:0] fail_bit;
     reg  [63:0] inval_bit;
-    reg  [3:0] cur_state;
+    reg  fail_here;
     reg  [3:0] new_state;
     reg  [7:0] sq_log;
     reg  [7:0] rq_log;
     reg  [7:0] cq_log;
-    reg  [64:0] sq_end;
-    reg  [64:0] rq_end;
-    reg  [64:0] cq_end;
-    reg  [64:0] va_end;
-    reg  [64:0] iova_end;
     reg  qp_value_ok;
     reg  cq_value_ok;
     reg  mr_value_ok;
     reg  relayout;
     reg  qp_state_ok;
-    reg  live_valid;
     reg  [511:0] term_status;
     reg  [255:0] qp_words;
     reg  [95:0] cq_words;
@@ -7844,6 +7943,11 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
         .write_clock(term$write_clock),
         .write_data(term$write_data),
         .write_enable(term$write_enable)
+    );
+    rnic_top_q16$ctrl$cmd$term_valid term_valid(
+        .d(term_valid$d),
+        .q(term_valid$q),
+        .clock(term_valid$clock)
     );
     rnic_top_q16$ctrl$cmd$state state(
         .d(state$d),
@@ -7940,6 +8044,176 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
         .q(fence_go$q),
         .clock(fence_go$clock)
     );
+    rnic_top_q16$ctrl$cmd$is_write_qp is_write_qp(
+        .d(is_write_qp$d),
+        .q(is_write_qp$q),
+        .clock(is_write_qp$clock)
+    );
+    rnic_top_q16$ctrl$cmd$is_query_qp is_query_qp(
+        .d(is_query_qp$d),
+        .q(is_query_qp$q),
+        .clock(is_query_qp$clock)
+    );
+    rnic_top_q16$ctrl$cmd$is_write_cq is_write_cq(
+        .d(is_write_cq$d),
+        .q(is_write_cq$q),
+        .clock(is_write_cq$clock)
+    );
+    rnic_top_q16$ctrl$cmd$is_query_cq is_query_cq(
+        .d(is_query_cq$d),
+        .q(is_query_cq$q),
+        .clock(is_query_cq$clock)
+    );
+    rnic_top_q16$ctrl$cmd$is_write_mr is_write_mr(
+        .d(is_write_mr$d),
+        .q(is_write_mr$q),
+        .clock(is_write_mr$clock)
+    );
+    rnic_top_q16$ctrl$cmd$is_query_mr is_query_mr(
+        .d(is_query_mr$d),
+        .q(is_query_mr$q),
+        .clock(is_query_mr$clock)
+    );
+    rnic_top_q16$ctrl$cmd$is_invalidate_mr is_invalidate_mr(
+        .d(is_invalidate_mr$d),
+        .q(is_invalidate_mr$q),
+        .clock(is_invalidate_mr$clock)
+    );
+    rnic_top_q16$ctrl$cmd$qp_sel qp_sel(
+        .d(qp_sel$d),
+        .q(qp_sel$q),
+        .clock(qp_sel$clock)
+    );
+    rnic_top_q16$ctrl$cmd$mr_sel mr_sel(
+        .d(mr_sel$d),
+        .q(mr_sel$q),
+        .clock(mr_sel$clock)
+    );
+    rnic_top_q16$ctrl$cmd$cur_state cur_state(
+        .d(cur_state$d),
+        .q(cur_state$q),
+        .clock(cur_state$clock)
+    );
+    rnic_top_q16$ctrl$cmd$term_kept term_kept(
+        .d(term_kept$d),
+        .q(term_kept$q),
+        .clock(term_kept$clock)
+    );
+    rnic_top_q16$ctrl$cmd$live_valid live_valid(
+        .d(live_valid$d),
+        .q(live_valid$q),
+        .clock(live_valid$clock)
+    );
+    rnic_top_q16$ctrl$cmd$late_fail late_fail(
+        .d(late_fail$d),
+        .q(late_fail$q),
+        .clock(late_fail$clock)
+    );
+    rnic_top_q16$ctrl$cmd$ok_opcode ok_opcode(
+        .d(ok_opcode$d),
+        .q(ok_opcode$q),
+        .clock(ok_opcode$clock)
+    );
+    rnic_top_q16$ctrl$cmd$ok_index ok_index(
+        .d(ok_index$d),
+        .q(ok_index$q),
+        .clock(ok_index$clock)
+    );
+    rnic_top_q16$ctrl$cmd$ok_qp_value ok_qp_value(
+        .d(ok_qp_value$d),
+        .q(ok_qp_value$q),
+        .clock(ok_qp_value$clock)
+    );
+    rnic_top_q16$ctrl$cmd$ok_qp_state ok_qp_state(
+        .d(ok_qp_state$d),
+        .q(ok_qp_state$q),
+        .clock(ok_qp_state$clock)
+    );
+    rnic_top_q16$ctrl$cmd$ok_cq_value ok_cq_value(
+        .d(ok_cq_value$d),
+        .q(ok_cq_value$q),
+        .clock(ok_cq_value$clock)
+    );
+    rnic_top_q16$ctrl$cmd$ok_mr_value ok_mr_value(
+        .d(ok_mr_value$d),
+        .q(ok_mr_value$q),
+        .clock(ok_mr_value$clock)
+    );
+    rnic_top_q16$ctrl$cmd$ok_key ok_key(
+        .d(ok_key$d),
+        .q(ok_key$q),
+        .clock(ok_key$clock)
+    );
+    rnic_top_q16$ctrl$cmd$to_reset to_reset(
+        .d(to_reset$d),
+        .q(to_reset$q),
+        .clock(to_reset$clock)
+    );
+    rnic_top_q16$ctrl$cmd$to_rts to_rts(
+        .d(to_rts$d),
+        .q(to_rts$q),
+        .clock(to_rts$clock)
+    );
+    rnic_top_q16$ctrl$cmd$to_error to_error(
+        .d(to_error$d),
+        .q(to_error$q),
+        .clock(to_error$clock)
+    );
+    rnic_top_q16$ctrl$cmd$verdict verdict(
+        .d(verdict$d),
+        .q(verdict$q),
+        .clock(verdict$clock)
+    );
+    rnic_top_q16$ctrl$cmd$do_qp_write do_qp_write(
+        .d(do_qp_write$d),
+        .q(do_qp_write$q),
+        .clock(do_qp_write$clock)
+    );
+    rnic_top_q16$ctrl$cmd$do_cq_write do_cq_write(
+        .d(do_cq_write$d),
+        .q(do_cq_write$q),
+        .clock(do_cq_write$clock)
+    );
+    rnic_top_q16$ctrl$cmd$do_mr_write do_mr_write(
+        .d(do_mr_write$d),
+        .q(do_mr_write$q),
+        .clock(do_mr_write$clock)
+    );
+    rnic_top_q16$ctrl$cmd$do_invalidate do_invalidate(
+        .d(do_invalidate$d),
+        .q(do_invalidate$q),
+        .clock(do_invalidate$clock)
+    );
+    rnic_top_q16$ctrl$cmd$do_query do_query(
+        .d(do_query$d),
+        .q(do_query$q),
+        .clock(do_query$clock)
+    );
+    rnic_top_q16$ctrl$cmd$sq_end sq_end(
+        .d(sq_end$d),
+        .q(sq_end$q),
+        .clock(sq_end$clock)
+    );
+    rnic_top_q16$ctrl$cmd$rq_end rq_end(
+        .d(rq_end$d),
+        .q(rq_end$q),
+        .clock(rq_end$clock)
+    );
+    rnic_top_q16$ctrl$cmd$cq_end cq_end(
+        .d(cq_end$d),
+        .q(cq_end$q),
+        .clock(cq_end$clock)
+    );
+    rnic_top_q16$ctrl$cmd$va_end va_end(
+        .d(va_end$d),
+        .q(va_end$q),
+        .clock(va_end$clock)
+    );
+    rnic_top_q16$ctrl$cmd$iova_end iova_end(
+        .d(iova_end$d),
+        .q(iova_end$q),
+        .clock(iova_end$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -7962,6 +8236,41 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
         cq_write$clock = clock;
         mr_write$clock = clock;
         fence_go$clock = clock;
+        term_valid$clock = clock;
+        is_write_qp$clock = clock;
+        is_query_qp$clock = clock;
+        is_write_cq$clock = clock;
+        is_query_cq$clock = clock;
+        is_write_mr$clock = clock;
+        is_query_mr$clock = clock;
+        is_invalidate_mr$clock = clock;
+        qp_sel$clock = clock;
+        mr_sel$clock = clock;
+        cur_state$clock = clock;
+        term_kept$clock = clock;
+        live_valid$clock = clock;
+        late_fail$clock = clock;
+        ok_opcode$clock = clock;
+        ok_index$clock = clock;
+        ok_qp_value$clock = clock;
+        ok_qp_state$clock = clock;
+        ok_cq_value$clock = clock;
+        ok_mr_value$clock = clock;
+        ok_key$clock = clock;
+        to_reset$clock = clock;
+        to_rts$clock = clock;
+        to_error$clock = clock;
+        verdict$clock = clock;
+        do_qp_write$clock = clock;
+        do_cq_write$clock = clock;
+        do_mr_write$clock = clock;
+        do_invalidate$clock = clock;
+        do_query$clock = clock;
+        sq_end$clock = clock;
+        rq_end$clock = clock;
+        cq_end$clock = clock;
+        va_end$clock = clock;
+        iova_end$clock = clock;
         state$d = state$q;
         op$d = op$q;
         index$d = index$q;
@@ -7981,6 +8290,41 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
         cq_write$d = cq_write$q;
         mr_write$d = mr_write$q;
         fence_go$d = fence_go$q;
+        term_valid$d = term_valid$q;
+        is_write_qp$d = is_write_qp$q;
+        is_query_qp$d = is_query_qp$q;
+        is_write_cq$d = is_write_cq$q;
+        is_query_cq$d = is_query_cq$q;
+        is_write_mr$d = is_write_mr$q;
+        is_query_mr$d = is_query_mr$q;
+        is_invalidate_mr$d = is_invalidate_mr$q;
+        qp_sel$d = qp_sel$q;
+        mr_sel$d = mr_sel$q;
+        cur_state$d = cur_state$q;
+        term_kept$d = term_kept$q;
+        live_valid$d = live_valid$q;
+        late_fail$d = late_fail$q;
+        ok_opcode$d = ok_opcode$q;
+        ok_index$d = ok_index$q;
+        ok_qp_value$d = ok_qp_value$q;
+        ok_qp_state$d = ok_qp_state$q;
+        ok_cq_value$d = ok_cq_value$q;
+        ok_mr_value$d = ok_mr_value$q;
+        ok_key$d = ok_key$q;
+        to_reset$d = to_reset$q;
+        to_rts$d = to_rts$q;
+        to_error$d = to_error$q;
+        verdict$d = verdict$q;
+        do_qp_write$d = do_qp_write$q;
+        do_cq_write$d = do_cq_write$q;
+        do_mr_write$d = do_mr_write$q;
+        do_invalidate$d = do_invalidate$q;
+        do_query$d = do_query$q;
+        sq_end$d = sq_end$q;
+        rq_end$d = rq_end$q;
+        cq_end$d = cq_end$q;
+        va_end$d = va_end$q;
+        iova_end$d = iova_end$q;
         qp_cfg$read_clock = clock;
         qp_cfg$write_clock = clock;
         cq_cfg$read_clock = clock;
@@ -8005,47 +8349,53 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
         mr_cfg$write_address = index$q[(32'h0)+:(6)];
         mr_cfg$write_data = mr_words;
         mr_cfg$write_enable = mr_write$q;
-        term$write_enable = fail | qp_clear$q;
+        term$write_enable = fail;
         term$write_address = fail_qp;
-        term$write_data = ((fail_term) & 18'h3ffff) | 64'h20000;
+        term$write_data = ((fail_term) & 17'h1ffff);
         if (fail_received) begin
-            term$write_data = ((fail_term) & 18'h3ffff) | 64'h30000;
+            term$write_data = ((fail_term) & 17'h1ffff) | 64'h10000;
         end
-        if (qp_clear$q) begin
-            term$write_address = index$q[(32'h0)+:(4)];
-            term$write_data = 32'h0;
-        end
-        is_qp_op = (op$q == op_write_qp) | (op$q == op_query_qp);
-        is_cq_op = (op$q == op_write_cq) | (op$q == op_query_cq);
-        is_mr_op = (op$q == op_write_mr) | (op$q == op_query_mr) | (op$q == op_invalidate_mr);
+        is_qp_op = is_write_qp$q | is_query_qp$q;
+        is_cq_op = is_write_cq$q | is_query_cq$q;
+        is_mr_op = is_write_mr$q | is_query_mr$q | is_invalidate_mr$q;
         index_ok = (is_qp_op & (index$q < qp_count)) | (is_cq_op & (index$q < cq_count)) | (is_mr_op & (index$q < mr_count));
-        qp_bit = one_q << ((index$q[(32'h0)+:(4)]) & 16'hffff);
         fail_bit = one_q << ((fail_qp) & 16'hffff);
-        mr_bit = 32'h0;
-        if (state$q == st_check) begin
-            mr_bit = one_m << ((index$q[(32'h0)+:(6)]) & 64'hffffffffffffffff);
-        end
+        fail_here = fail & (fail_qp == index$q[(32'h0)+:(4)]);
         inval_bit = 32'h0;
         if (invalidate) begin
             inval_bit = one_m << ((invalidate_mr) & 64'hffffffffffffffff);
         end
-        cur_state = st_reset;
-        if (|(rts$q & qp_bit)) begin
-            cur_state = st_rts;
+        cur_state$d = st_reset;
+        if (|(rts$q & qp_sel$q)) begin
+            cur_state$d = st_rts;
         end
-        if (|(error$q & qp_bit)) begin
-            cur_state = st_error;
+        if (|(error$q & qp_sel$q)) begin
+            cur_state$d = st_error;
         end
-        live_valid = |(valid$q & mr_bit);
+        term_kept$d = |(term_valid$q & qp_sel$q);
+        live_valid$d = |(valid$q & mr_sel$q);
+        if (state$q != st_read) begin
+            cur_state$d = cur_state$q;
+            term_kept$d = term_kept$q;
+            live_valid$d = live_valid$q;
+        end
+        if ((state$q == st_read) | (state$q == st_check) | (state$q == st_judge)) begin
+            late_fail$d = late_fail$q | fail_here;
+        end
+        else begin
+            late_fail$d = 1'b0;
+        end
+        if (state$q == st_read) begin
+            sq_end$d = ((qp_words[(at_sq_base)+:(64)]) & 65'h1ffffffffffffffff) + (sq_slot << qp_words[(at_sq_log)+:(8)]);
+            rq_end$d = ((qp_words[(at_rq_base)+:(64)]) & 65'h1ffffffffffffffff) + (rq_slot << qp_words[(at_rq_log)+:(8)]);
+            cq_end$d = ((cq_words[(at_cq_base)+:(64)]) & 65'h1ffffffffffffffff) + (cqe_slot << cq_words[(at_cq_log)+:(8)]);
+            va_end$d = ((mr_words[(at_mr_va)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
+            iova_end$d = ((mr_words[(at_mr_iova)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
+        end
         new_state = 32'h0;
         sq_log = 32'h0;
         rq_log = 32'h0;
         cq_log = 32'h0;
-        sq_end = 32'h0;
-        rq_end = 32'h0;
-        cq_end = 32'h0;
-        va_end = 32'h0;
-        iova_end = 32'h0;
         qp_value_ok = 1'b0;
         cq_value_ok = 1'b0;
         mr_value_ok = 1'b0;
@@ -8057,17 +8407,14 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
             sq_log = qp_words[(at_sq_log)+:(8)];
             rq_log = qp_words[(at_rq_log)+:(8)];
             cq_log = cq_words[(at_cq_log)+:(8)];
-            sq_end = ((qp_words[(at_sq_base)+:(64)]) & 65'h1ffffffffffffffff) + (sq_slot << sq_log);
-            rq_end = ((qp_words[(at_rq_base)+:(64)]) & 65'h1ffffffffffffffff) + (rq_slot << rq_log);
-            cq_end = ((cq_words[(at_cq_base)+:(64)]) & 65'h1ffffffffffffffff) + (cqe_slot << cq_log);
-            va_end = ((mr_words[(at_mr_va)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
-            iova_end = ((mr_words[(at_mr_iova)+:(64)]) & 65'h1ffffffffffffffff) + ((mr_words[(at_mr_length)+:(64)]) & 65'h1ffffffffffffffff);
-            qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end[32'h40] & |sq_end[(32'h0)+:(64)]) & ~(rq_end[32'h40] & |rq_end[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_ird)+:(8)] <= max_reads) & (qp_words[(at_ord)+:(8)] <= max_reads) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
-            cq_value_ok = (cq_log <= max_log) & ~|(cq_words[(at_cq_base)+:(64)] & cq_align) & ~(cq_end[32'h40] & |cq_end[(32'h0)+:(64)]);
-            mr_value_ok = ~(va_end[32'h40] & |va_end[(32'h0)+:(64)]) & ~(iova_end[32'h40] & |iova_end[(32'h0)+:(64)]);
+            qp_value_ok = (new_state <= st_error) & (sq_log <= max_log) & (rq_log <= max_log) & ~|(qp_words[(at_sq_base)+:(64)] & sq_align) & ~|(qp_words[(at_rq_base)+:(64)] & rq_align) & ~(sq_end$q[32'h40] & |sq_end$q[(32'h0)+:(64)]) & ~(rq_end$q[32'h40] & |rq_end$q[(32'h0)+:(64)]) & ~((new_state == st_rts) & (qp_words[(at_mulpdu)+:(16)] < min_mulpdu)) & (qp_words[(at_ird)+:(8)] <= max_reads) & (qp_words[(at_ord)+:(8)] <= max_reads) & (qp_words[(at_send_cq)+:(16)] < cq_limit) & (qp_words[(at_recv_cq)+:(16)] < cq_limit);
+            cq_value_ok = (cq_log <= max_log) & ~|(cq_words[(at_cq_base)+:(64)] & cq_align) & ~(cq_end$q[32'h40] & |cq_end$q[(32'h0)+:(64)]);
+            mr_value_ok = ~(va_end$q[32'h40] & |va_end$q[(32'h0)+:(64)]) & ~(iova_end$q[32'h40] & |iova_end$q[(32'h0)+:(64)]);
             relayout = (qp_words[(at_sq_base)+:(64)] != qp_cfg$read_data[(at_sq_base)+:(64)]) | (qp_words[(at_rq_base)+:(64)] != qp_cfg$read_data[(at_rq_base)+:(64)]) | (sq_log != qp_cfg$read_data[(at_sq_log)+:(8)]) | (rq_log != qp_cfg$read_data[(at_rq_log)+:(8)]);
-            qp_state_ok = ~(relayout & (cur_state != st_reset)) & ~((cur_state == st_error) & (new_state == st_rts));
-            term_status = (((term$read_data[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_code) | (((term$read_data[(32'h8)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_etype) | (((term$read_data[(32'hc)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_layer) | (((term$read_data[(32'h10)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_received) | (((term$read_data[(32'h11)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_valid);
+            qp_state_ok = ~(relayout & (cur_state$q != st_reset)) & ~((cur_state$q == st_error) & (new_state == st_rts));
+            if (term_kept$q) begin
+                term_status = (((term$read_data[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_code) | (((term$read_data[(32'h8)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_etype) | (((term$read_data[(32'hc)+:(4)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_layer) | (((term$read_data[(32'h10)+:(1)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_term_received) | (one_512 << at_term_valid);
+            end
         end
         done$d = 1'b0;
         load$d = 1'b0;
@@ -8081,120 +8428,164 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
             index$d = cmd_index;
             data$d = cmd_data;
             state$d = st_read;
+            is_write_qp$d = cmd_op == op_write_qp;
+            is_query_qp$d = cmd_op == op_query_qp;
+            is_write_cq$d = cmd_op == op_write_cq;
+            is_query_cq$d = cmd_op == op_query_cq;
+            is_write_mr$d = cmd_op == op_write_mr;
+            is_query_mr$d = cmd_op == op_query_mr;
+            is_invalidate_mr$d = cmd_op == op_invalidate_mr;
+            qp_sel$d = one_q << ((cmd_index[(32'h0)+:(4)]) & 16'hffff);
+            mr_sel$d = one_m << ((cmd_index[(32'h0)+:(6)]) & 64'hffffffffffffffff);
         end
         if (state$q == st_read) begin
             state$d = st_check;
+        end
+        if (state$q == st_check) begin
+            state$d = st_judge;
+        end
+        if (state$q == st_judge) begin
+            state$d = st_act;
         end
         if ((state$q == st_fence) & fence_done) begin
             state$d = st_idle;
             done$d = 1'b1;
         end
         if (state$q == st_check) begin
-            state$d = st_idle;
-            done$d = 1'b1;
-            result$d = ok;
-            if (~(is_qp_op | is_cq_op | is_mr_op)) begin
-                result$d = bad_opcode;
+            ok_opcode$d = is_qp_op | is_cq_op | is_mr_op;
+            ok_index$d = index_ok;
+            ok_qp_value$d = qp_value_ok;
+            ok_qp_state$d = qp_state_ok;
+            ok_cq_value$d = cq_value_ok;
+            ok_mr_value$d = mr_value_ok;
+            ok_key$d = live_valid$q & (mr_cfg$read_data[(at_mr_key)+:(8)] == data$q[(at_mr_key)+:(8)]);
+            to_reset$d = new_state == st_reset;
+            to_rts$d = new_state == st_rts;
+            to_error$d = new_state == st_error;
+            if (is_query_qp$q) begin
+                result_data$d = ((qp_cfg$read_data & qp_state_clear) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((cur_state$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_state) | term_status | (((status_sq_ci) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_sq_ci) | (((status_rq_ci) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_rq_ci);
             end
-            else if (~index_ok) begin
-                result$d = bad_index;
-            end
-            else if (op$q == op_write_qp) begin
-                if (~qp_value_ok) begin
-                    result$d = bad_value;
-                end
-                else if (~qp_state_ok) begin
-                    result$d = bad_state;
-                end
-                else begin
-                    qp_write$d = 1'b1;
-                    state$d = st_fence;
-                    done$d = 1'b0;
-                    fence_go$d = 1'b1;
-                    qp_clear$d = new_state == st_reset;
-                    rts$d = rts$q & ~qp_bit;
-                    error$d = error$q & ~qp_bit;
-                    crc$d = crc$q & ~qp_bit;
-                    if (qp_words[at_crc]) begin
-                        crc$d = crc$q | qp_bit;
-                    end
-                    markers_tx$d = markers_tx$q & ~qp_bit;
-                    if (qp_words[at_markers_tx]) begin
-                        markers_tx$d = markers_tx$q | qp_bit;
-                    end
-                    markers_rx$d = markers_rx$q & ~qp_bit;
-                    if (qp_words[at_markers_rx]) begin
-                        markers_rx$d = markers_rx$q | qp_bit;
-                    end
-                    if (new_state == st_rts) begin
-                        rts$d = rts$q | qp_bit;
-                    end
-                    if (new_state == st_error) begin
-                        error$d = error$q | qp_bit;
-                    end
-                end
-            end
-            else if (op$q == op_query_qp) begin
-                load$d = 1'b1;
-                result_data$d = ((qp_cfg$read_data & qp_state_clear) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((cur_state) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_state) | term_status | (((status_sq_ci) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_sq_ci) | (((status_rq_ci) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_rq_ci);
-            end
-            else if (op$q == op_write_cq) begin
-                if (~cq_value_ok) begin
-                    result$d = bad_value;
-                end
-                else begin
-                    cq_write$d = 1'b1;
-                    state$d = st_fence;
-                    done$d = 1'b0;
-                    fence_go$d = 1'b1;
-                end
-            end
-            else if (op$q == op_query_cq) begin
-                load$d = 1'b1;
+            if (is_query_cq$q) begin
                 result_data$d = ((cq_cfg$read_data) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((status_cq_pi) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cq_pi);
                 if (status_cq_overflow) begin
                     result_data$d = ((cq_cfg$read_data) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((status_cq_pi) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_cq_pi) | (one_512 << at_cq_overflow);
                 end
             end
-            else if (op$q == op_write_mr) begin
-                if (~mr_value_ok) begin
-                    result$d = bad_value;
-                end
-                else begin
-                    mr_write$d = 1'b1;
-                    state$d = st_fence;
-                    done$d = 1'b0;
-                    fence_go$d = 1'b1;
-                    valid$d = valid$q & ~mr_bit;
-                    if (mr_words[at_mr_valid]) begin
-                        valid$d = valid$q | mr_bit;
-                    end
-                end
-            end
-            else if (op$q == op_query_mr) begin
-                load$d = 1'b1;
+            if (is_query_mr$q) begin
                 result_data$d = ((mr_cfg$read_data & mr_valid_clear) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-                if (live_valid) begin
+                if (live_valid$q) begin
                     result_data$d = (((mr_cfg$read_data & mr_valid_clear) | mr_valid_set) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 end
             end
-            else begin
-                result$d = bad_state;
-                if (live_valid & (mr_cfg$read_data[(at_mr_key)+:(8)] == data$q[(at_mr_key)+:(8)])) begin
-                    result$d = ok;
-                    state$d = st_fence;
-                    done$d = 1'b0;
-                    fence_go$d = 1'b1;
-                    valid$d = valid$q & ~mr_bit;
+        end
+        if (state$q == st_judge) begin
+            verdict$d = ok;
+            do_qp_write$d = 1'b0;
+            do_cq_write$d = 1'b0;
+            do_mr_write$d = 1'b0;
+            do_invalidate$d = 1'b0;
+            do_query$d = 1'b0;
+            if (~ok_opcode$q) begin
+                verdict$d = bad_opcode;
+            end
+            else if (~ok_index$q) begin
+                verdict$d = bad_index;
+            end
+            else if (is_write_qp$q) begin
+                if (~ok_qp_value$q) begin
+                    verdict$d = bad_value;
                 end
+                else if (~ok_qp_state$q) begin
+                    verdict$d = bad_state;
+                end
+                else begin
+                    do_qp_write$d = 1'b1;
+                end
+            end
+            else if (is_write_cq$q) begin
+                if (~ok_cq_value$q) begin
+                    verdict$d = bad_value;
+                end
+                else begin
+                    do_cq_write$d = 1'b1;
+                end
+            end
+            else if (is_write_mr$q) begin
+                if (~ok_mr_value$q) begin
+                    verdict$d = bad_value;
+                end
+                else begin
+                    do_mr_write$d = 1'b1;
+                end
+            end
+            else if (is_invalidate_mr$q) begin
+                if (~ok_key$q) begin
+                    verdict$d = bad_state;
+                end
+                else begin
+                    do_invalidate$d = 1'b1;
+                end
+            end
+            else begin
+                do_query$d = 1'b1;
+            end
+        end
+        if (state$q == st_act) begin
+            state$d = st_idle;
+            done$d = 1'b1;
+            result$d = verdict$q;
+            load$d = do_query$q;
+            qp_write$d = do_qp_write$q;
+            qp_clear$d = do_qp_write$q & to_reset$q;
+            cq_write$d = do_cq_write$q;
+            mr_write$d = do_mr_write$q;
+            if (do_qp_write$q | do_cq_write$q | do_mr_write$q | do_invalidate$q) begin
+                state$d = st_fence;
+                done$d = 1'b0;
+                fence_go$d = 1'b1;
+            end
+            if (do_qp_write$q) begin
+                rts$d = rts$q & ~qp_sel$q;
+                error$d = error$q & ~qp_sel$q;
+                crc$d = crc$q & ~qp_sel$q;
+                if (qp_words[at_crc]) begin
+                    crc$d = crc$q | qp_sel$q;
+                end
+                markers_tx$d = markers_tx$q & ~qp_sel$q;
+                if (qp_words[at_markers_tx]) begin
+                    markers_tx$d = markers_tx$q | qp_sel$q;
+                end
+                markers_rx$d = markers_rx$q & ~qp_sel$q;
+                if (qp_words[at_markers_rx]) begin
+                    markers_rx$d = markers_rx$q | qp_sel$q;
+                end
+                if (to_rts$q & ~late_fail$q) begin
+                    rts$d = rts$q | qp_sel$q;
+                end
+                if (to_error$q | late_fail$q) begin
+                    error$d = error$q | qp_sel$q;
+                end
+                if (to_reset$q & ~late_fail$q) begin
+                    term_valid$d = term_valid$q & ~qp_sel$q;
+                end
+            end
+            if (do_mr_write$q) begin
+                valid$d = valid$q & ~mr_sel$q;
+                if (mr_words[at_mr_valid]) begin
+                    valid$d = valid$q | mr_sel$q;
+                end
+            end
+            if (do_invalidate$q) begin
+                valid$d = valid$q & ~mr_sel$q;
             end
         end
         if (fail) begin
-            rts$d = rts$q & ~fail_bit;
-            error$d = error$q | fail_bit;
+            rts$d = rts$d & ~fail_bit;
+            error$d = error$d | fail_bit;
+            term_valid$d = term_valid$d | fail_bit;
         end
         if (invalidate) begin
-            valid$d = valid$q & ~inval_bit;
+            valid$d = valid$d & ~inval_bit;
         end
         if (reset) begin
             state$d = st_idle;
@@ -8208,6 +8599,7 @@ module rnic_top_q16$ctrl$cmd(clock,reset,cmd_start,cmd_op,cmd_index,cmd_data,cmd
             rts$d = 32'h0;
             error$d = 32'h0;
             valid$d = 32'h0;
+            term_valid$d = 32'h0;
         end
         cmd_done = done$q;
         fence_start = fence_go$q;
@@ -8265,6 +8657,25 @@ module rnic_top_q16$ctrl$cmd$cq_cfg(read_address,read_clock,read_data,write_addr
 endmodule // rnic_top_q16$ctrl$cmd$cq_cfg
 
 
+module rnic_top_q16$ctrl$cmd$cq_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$cq_end
+
+
 module rnic_top_q16$ctrl$cmd$cq_write(d,q,clock);
     
     // Module arguments
@@ -8303,6 +8714,25 @@ module rnic_top_q16$ctrl$cmd$crc(d,q,clock);
 endmodule // rnic_top_q16$ctrl$cmd$crc
 
 
+module rnic_top_q16$ctrl$cmd$cur_state(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$cur_state
+
+
 module rnic_top_q16$ctrl$cmd$data(d,q,clock);
     
     // Module arguments
@@ -8320,6 +8750,101 @@ module rnic_top_q16$ctrl$cmd$data(d,q,clock);
     end
           
 endmodule // rnic_top_q16$ctrl$cmd$data
+
+
+module rnic_top_q16$ctrl$cmd$do_cq_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$do_cq_write
+
+
+module rnic_top_q16$ctrl$cmd$do_invalidate(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$do_invalidate
+
+
+module rnic_top_q16$ctrl$cmd$do_mr_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$do_mr_write
+
+
+module rnic_top_q16$ctrl$cmd$do_qp_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$do_qp_write
+
+
+module rnic_top_q16$ctrl$cmd$do_query(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$do_query
 
 
 module rnic_top_q16$ctrl$cmd$done(d,q,clock);
@@ -8396,6 +8921,196 @@ module rnic_top_q16$ctrl$cmd$index(d,q,clock);
     end
           
 endmodule // rnic_top_q16$ctrl$cmd$index
+
+
+module rnic_top_q16$ctrl$cmd$iova_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$iova_end
+
+
+module rnic_top_q16$ctrl$cmd$is_invalidate_mr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$is_invalidate_mr
+
+
+module rnic_top_q16$ctrl$cmd$is_query_cq(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$is_query_cq
+
+
+module rnic_top_q16$ctrl$cmd$is_query_mr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$is_query_mr
+
+
+module rnic_top_q16$ctrl$cmd$is_query_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$is_query_qp
+
+
+module rnic_top_q16$ctrl$cmd$is_write_cq(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$is_write_cq
+
+
+module rnic_top_q16$ctrl$cmd$is_write_mr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$is_write_mr
+
+
+module rnic_top_q16$ctrl$cmd$is_write_qp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$is_write_qp
+
+
+module rnic_top_q16$ctrl$cmd$late_fail(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$late_fail
+
+
+module rnic_top_q16$ctrl$cmd$live_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$live_valid
 
 
 module rnic_top_q16$ctrl$cmd$load(d,q,clock);
@@ -8484,6 +9199,25 @@ module rnic_top_q16$ctrl$cmd$mr_cfg(read_address,read_clock,read_data,write_addr
 endmodule // rnic_top_q16$ctrl$cmd$mr_cfg
 
 
+module rnic_top_q16$ctrl$cmd$mr_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$mr_sel
+
+
 module rnic_top_q16$ctrl$cmd$mr_write(d,q,clock);
     
     // Module arguments
@@ -8501,6 +9235,139 @@ module rnic_top_q16$ctrl$cmd$mr_write(d,q,clock);
     end
           
 endmodule // rnic_top_q16$ctrl$cmd$mr_write
+
+
+module rnic_top_q16$ctrl$cmd$ok_cq_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$ok_cq_value
+
+
+module rnic_top_q16$ctrl$cmd$ok_index(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$ok_index
+
+
+module rnic_top_q16$ctrl$cmd$ok_key(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$ok_key
+
+
+module rnic_top_q16$ctrl$cmd$ok_mr_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$ok_mr_value
+
+
+module rnic_top_q16$ctrl$cmd$ok_opcode(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$ok_opcode
+
+
+module rnic_top_q16$ctrl$cmd$ok_qp_state(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$ok_qp_state
+
+
+module rnic_top_q16$ctrl$cmd$ok_qp_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$ok_qp_value
 
 
 module rnic_top_q16$ctrl$cmd$op(d,q,clock);
@@ -8570,6 +9437,25 @@ module rnic_top_q16$ctrl$cmd$qp_clear(d,q,clock);
 endmodule // rnic_top_q16$ctrl$cmd$qp_clear
 
 
+module rnic_top_q16$ctrl$cmd$qp_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$qp_sel
+
+
 module rnic_top_q16$ctrl$cmd$qp_write(d,q,clock);
     
     // Module arguments
@@ -8627,6 +9513,25 @@ module rnic_top_q16$ctrl$cmd$result_data(d,q,clock);
 endmodule // rnic_top_q16$ctrl$cmd$result_data
 
 
+module rnic_top_q16$ctrl$cmd$rq_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$rq_end
+
+
 module rnic_top_q16$ctrl$cmd$rts(d,q,clock);
     
     // Module arguments
@@ -8646,16 +9551,35 @@ module rnic_top_q16$ctrl$cmd$rts(d,q,clock);
 endmodule // rnic_top_q16$ctrl$cmd$rts
 
 
-module rnic_top_q16$ctrl$cmd$state(d,q,clock);
+module rnic_top_q16$ctrl$cmd$sq_end(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [64:0] d;
+    output reg  [64:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$sq_end
+
+
+module rnic_top_q16$ctrl$cmd$state(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -8670,14 +9594,14 @@ module rnic_top_q16$ctrl$cmd$term(read_address,read_clock,read_data,write_addres
     // Module arguments
     input wire  [3:0] read_address;
     input wire  read_clock;
-    output reg  [17:0] read_data;
+    output reg  [16:0] read_data;
     input wire  [3:0] write_address;
     input wire  write_clock;
-    input wire  [17:0] write_data;
+    input wire  [16:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[17:0] mem[15:0];
+    reg[16:0] mem[15:0];
     
     
     
@@ -8692,6 +9616,120 @@ module rnic_top_q16$ctrl$cmd$term(read_address,read_clock,read_data,write_addres
     end
                 
 endmodule // rnic_top_q16$ctrl$cmd$term
+
+
+module rnic_top_q16$ctrl$cmd$term_kept(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$term_kept
+
+
+module rnic_top_q16$ctrl$cmd$term_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$term_valid
+
+
+module rnic_top_q16$ctrl$cmd$to_error(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$to_error
+
+
+module rnic_top_q16$ctrl$cmd$to_reset(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$to_reset
+
+
+module rnic_top_q16$ctrl$cmd$to_rts(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$to_rts
+
+
+module rnic_top_q16$ctrl$cmd$va_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$va_end
 
 
 module rnic_top_q16$ctrl$cmd$valid(d,q,clock);
@@ -8711,6 +9749,25 @@ module rnic_top_q16$ctrl$cmd$valid(d,q,clock);
     end
           
 endmodule // rnic_top_q16$ctrl$cmd$valid
+
+
+module rnic_top_q16$ctrl$cmd$verdict(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$ctrl$cmd$verdict
 
 
 module rnic_top_q16$ctrl$regs(clock,reset,wr_en,wr_addr,wr_data,wr_strb,rd_en,rd_addr,rd_data,enable,idle,cmd_start,cmd_op,cmd_index,cmd_data,cmd_done,cmd_result,cmd_load,cmd_result_data,db_valid,db_kind,db_index,db_value);

@@ -15,6 +15,16 @@ pub struct Doorbell {
     pub value: u32,
 }
 
+/// What an engine tells the control block, for one cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// QP `qpn` failed with Terminate `term` (layer << 12 | etype << 8 | code), sent or
+    /// `received`.
+    Fail { qpn: u32, term: u16, received: bool },
+    /// MR `mr` is invalidated.
+    Invalidate { mr: u32 },
+}
+
 /// How many polls of CMD_STATUS a command may take before the bench gives up.
 const COMMAND_POLLS: usize = 1000;
 
@@ -50,6 +60,8 @@ pub struct HostCtrlDriver {
     ports: EnginePorts,
     doorbells: Vec<Doorbell>,
     fence: Fence,
+    /// Engine events to come, each with the cycle it is driven in.
+    events: Vec<(u64, EngineEvent)>,
 }
 
 impl HostCtrlDriver {
@@ -73,7 +85,7 @@ impl HostCtrlDriver {
             fence_done: p("fence_done"),
         };
         let fence = Fence { delay: 1, ..Fence::default() };
-        let mut d = HostCtrlDriver { model, bar, ports, doorbells: Vec::new(), fence };
+        let mut d = HostCtrlDriver { model, bar, ports, doorbells: Vec::new(), fence, events: Vec::new() };
         let reset = d.model.port("reset");
         d.model.set_bit(reset, true);
         for _ in 0..4 {
@@ -101,30 +113,30 @@ impl HostCtrlDriver {
 
     /// One clock with BAR0 idle.
     pub fn cycle(&mut self) {
-        let HostCtrlDriver { model, bar, ports, doorbells, fence } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells, fence, events } = self;
         bar.drive(model);
         model.eval();
         bar.observe(model);
-        observe_engines(model, ports, doorbells, fence);
+        observe_engines(model, ports, doorbells, fence, events);
         model.tick();
     }
 
     /// Writes a BAR0 register.
     pub fn write32(&mut self, offset: u32, value: u32) {
-        let HostCtrlDriver { model, bar, ports, doorbells, fence } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells, fence, events } = self;
         bar.write32(model, offset, value, |m, phase| {
             if phase == Phase::Observe {
-                observe_engines(m, ports, doorbells, fence);
+                observe_engines(m, ports, doorbells, fence, events);
             }
         });
     }
 
     /// Reads a BAR0 register.
     pub fn read32(&mut self, offset: u32) -> u32 {
-        let HostCtrlDriver { model, bar, ports, doorbells, fence } = self;
+        let HostCtrlDriver { model, bar, ports, doorbells, fence, events } = self;
         bar.read32(model, offset, |m, phase| {
             if phase == Phase::Observe {
-                observe_engines(m, ports, doorbells, fence);
+                observe_engines(m, ports, doorbells, fence, events);
             }
         })
     }
@@ -132,9 +144,23 @@ impl HostCtrlDriver {
     /// Runs a command as the driver does: CMD_DATA, CMD, poll CMD_STATUS until not busy.
     /// Returns the result and CMD_DATA afterwards.
     pub fn command(&mut self, opcode: u8, index: u32, data: &[u32; 16]) -> (u8, [u32; 16]) {
+        self.command_with(opcode, index, data, &[])
+    }
+
+    /// `command`, with engine events `events` (cycle, event), cycles counted from the one
+    /// the write of CMD starts in.
+    pub fn command_with(
+        &mut self,
+        opcode: u8,
+        index: u32,
+        data: &[u32; 16],
+        events: &[(u64, EngineEvent)],
+    ) -> (u8, [u32; 16]) {
         for (i, &w) in data.iter().enumerate() {
             self.write32(regs::cmd_data(i as u32), w);
         }
+        let start = self.model.cycles();
+        self.events.extend(events.iter().map(|&(at, e)| (start + at, e)));
         self.write32(regs::CMD, u32::from(opcode) | index << 8);
         let status = (0..COMMAND_POLLS)
             .map(|_| self.read32(regs::CMD_STATUS))
@@ -155,23 +181,18 @@ impl HostCtrlDriver {
     /// An engine reports that QP `qpn` failed with Terminate `term`
     /// (layer << 12 | etype << 8 | code), sent or `received`.
     pub fn engine_fail(&mut self, qpn: u32, term: u16, received: bool) {
-        let p = &self.ports;
-        let (fail, fail_qp, fail_term, fail_received) = (p.fail, p.fail_qp, p.fail_term, p.fail_received);
-        self.model.set_bit(fail, true);
-        self.model.set(fail_qp, qpn.into());
-        self.model.set(fail_term, term.into());
-        self.model.set_bit(fail_received, received);
-        self.cycle();
-        self.model.set_bit(fail, false);
+        self.engine_event(EngineEvent::Fail { qpn, term, received });
     }
 
     /// An engine invalidates MR `index`.
     pub fn engine_invalidate(&mut self, index: u32) {
-        let (invalidate, invalidate_mr) = (self.ports.invalidate, self.ports.invalidate_mr);
-        self.model.set_bit(invalidate, true);
-        self.model.set(invalidate_mr, index.into());
+        self.engine_event(EngineEvent::Invalidate { mr: index });
+    }
+
+    /// One cycle with `event`.
+    fn engine_event(&mut self, event: EngineEvent) {
+        self.events.push((self.model.cycles(), event));
         self.cycle();
-        self.model.set_bit(invalidate, false);
     }
 
     /// Doorbells seen so far, oldest first; the list is emptied.
@@ -180,8 +201,33 @@ impl HostCtrlDriver {
     }
 }
 
-/// Takes this cycle's doorbell, and sets `fence_done` for the next cycle.
-fn observe_engines(model: &mut Model, ports: &EnginePorts, doorbells: &mut Vec<Doorbell>, fence: &mut Fence) {
+/// Takes this cycle's doorbell, sets `fence_done` for the next cycle, and drives this
+/// cycle's engine events (at most one failure and one invalidation).
+fn observe_engines(
+    model: &mut Model,
+    ports: &EnginePorts,
+    doorbells: &mut Vec<Doorbell>,
+    fence: &mut Fence,
+    events: &mut Vec<(u64, EngineEvent)>,
+) {
+    let now = model.cycles();
+    model.set_bit(ports.fail, false);
+    model.set_bit(ports.invalidate, false);
+    for &(_, event) in events.iter().filter(|(at, _)| *at == now) {
+        match event {
+            EngineEvent::Fail { qpn, term, received } => {
+                model.set_bit(ports.fail, true);
+                model.set(ports.fail_qp, qpn.into());
+                model.set(ports.fail_term, term.into());
+                model.set_bit(ports.fail_received, received);
+            }
+            EngineEvent::Invalidate { mr } => {
+                model.set_bit(ports.invalidate, true);
+                model.set(ports.invalidate_mr, mr.into());
+            }
+        }
+    }
+    events.retain(|(at, _)| *at > now);
     if model.get_bit(ports.fence_start) {
         assert!(fence.left.is_none(), "a fence started while one runs");
         fence.started += 1;

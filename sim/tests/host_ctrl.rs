@@ -1,13 +1,14 @@
 //! `host/ctrl` (BAR0 and the command unit) in Verilator, driven over AXI4-Lite exactly as
 //! the driver does, against `rnic_proto::model::Rnic::command`: random commands with
 //! mostly valid, sometimes broken contexts, random indices and opcodes; identity
-//! registers; doorbells; engine failures and invalidations as QUERY_QP / QUERY_MR see them.
+//! registers; doorbells; engine failures and invalidations as QUERY_QP / QUERY_MR see them,
+//! also in every cycle of a command.
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_proto::host::context::{CqContext, MrAccess, MrContext, QpContext, QpState, QpStatus, MAX_READS};
 use rnic_proto::host::regs::{self, CmdOpcode, CmdResult};
 use rnic_proto::model::{Rnic, RnicConfig};
-use rnic_sim::host_ctrl::{Doorbell, HostCtrlDriver};
+use rnic_sim::host_ctrl::{Doorbell, EngineEvent, HostCtrlDriver};
 use rnic_sim::trace;
 
 /// Commands in the differential test.
@@ -296,5 +297,94 @@ fn commands_that_change_a_context_wait_for_the_dma_fence_and_no_others_do() {
         } else {
             assert!(took < DELAY / 2, "{what}: took {took} cycles with no fence to wait for");
         }
+    }
+}
+
+/// Cycles from the write of CMD that cover a command's whole run (BAR0 write, the four
+/// command cycles, the fence, the first polls).
+const COMMAND_SPAN: u64 = 24;
+
+/// QP `qpn`'s state and Terminate (code word, received) as QUERY_QP reports them.
+fn qp_status(d: &mut HostCtrlDriver, qpn: u32) -> (QpState, Option<(u16, bool)>) {
+    let (r, w) = d.command(CmdOpcode::QueryQp.code(), qpn, &[0; 16]);
+    assert_eq!(r, CmdResult::Ok.code());
+    let state = QpContext::from_words(&w).expect("context").state;
+    let term = QpStatus::from_words(&w)
+        .terminate
+        .map(|t| (u16::from(t.code.layer) << 12 | u16::from(t.code.etype) << 8 | u16::from(t.code.code), t.received));
+    (state, term)
+}
+
+fn mr_valid(d: &mut HostCtrlDriver, index: u32) -> bool {
+    let (r, w) = d.command(CmdOpcode::QueryMr.code(), index, &[0; 16]);
+    assert_eq!(r, CmdResult::Ok.code());
+    MrContext::from_words(&w).expect("context").valid
+}
+
+/// An engine's failure or invalidation in any cycle of a command is kept, and so is every
+/// change the command makes: each changes its own bit of the live state. For the
+/// command's own QP the failure counts as before the command up to its check and after it
+/// from then on: the results switch once, and the QP ends in ERROR with the Terminate.
+#[test]
+fn engine_changes_in_any_cycle_of_a_command_are_kept_beside_the_commands_own() {
+    let mut d = driver(6);
+    d.set_bus_rates(1.0, 1.0);
+    let ok = CmdResult::Ok.code();
+    let rts = QpContext { state: QpState::Rts, mulpdu: 1024, ..QpContext::default() };
+    let reset = QpContext { state: QpState::Reset, ..rts };
+    let mr = MrContext { key: 0x5A, valid: true, length: 4096, ..MrContext::default() };
+    let mr_off = MrContext { valid: false, ..mr };
+    let fresh = |d: &mut HostCtrlDriver, qpn: u32| {
+        assert_eq!(d.command(CmdOpcode::WriteQp.code(), qpn, &reset.to_words()).0, ok);
+        assert_eq!(d.command(CmdOpcode::WriteQp.code(), qpn, &rts.to_words()).0, ok);
+    };
+    let (mut rewrites, mut queries) = (Vec::new(), Vec::new());
+    for k in 0..COMMAND_SPAN {
+        let term = 0x1200 | k as u16;
+        let fail = |qpn| [(k, EngineEvent::Fail { qpn, term, received: false })];
+        // Another QP fails while QP 3 goes to RTS, then while it goes back to RESET.
+        fresh(&mut d, 5);
+        fresh(&mut d, 6);
+        assert_eq!(d.command(CmdOpcode::WriteQp.code(), 3, &reset.to_words()).0, ok);
+        assert_eq!(d.command_with(CmdOpcode::WriteQp.code(), 3, &rts.to_words(), &fail(5)).0, ok, "k {k}");
+        assert_eq!(qp_status(&mut d, 3), (QpState::Rts, None), "k {k}: QP 3 after WRITE_QP RTS");
+        assert_eq!(qp_status(&mut d, 5), (QpState::Error, Some((term, false))), "k {k}: QP 5 failed");
+        d.engine_fail(3, 0x0100, true);
+        assert_eq!(d.command_with(CmdOpcode::WriteQp.code(), 3, &reset.to_words(), &fail(6)).0, ok, "k {k}");
+        assert_eq!(qp_status(&mut d, 3), (QpState::Reset, None), "k {k}: QP 3 after WRITE_QP RESET");
+        assert_eq!(qp_status(&mut d, 6), (QpState::Error, Some((term, false))), "k {k}: QP 6 failed");
+        // Another MR is invalidated while MR 9 is made valid.
+        assert_eq!(d.command(CmdOpcode::WriteMr.code(), 9, &mr_off.to_words()).0, ok);
+        assert_eq!(d.command(CmdOpcode::WriteMr.code(), 10, &mr.to_words()).0, ok);
+        let invalidate = [(k, EngineEvent::Invalidate { mr: 10 })];
+        assert_eq!(d.command_with(CmdOpcode::WriteMr.code(), 9, &mr.to_words(), &invalidate).0, ok, "k {k}");
+        assert!(mr_valid(&mut d, 9), "k {k}: MR 9 after WRITE_MR");
+        assert!(!mr_valid(&mut d, 10), "k {k}: MR 10 invalidated");
+        // The command's own QP fails while it is written again in RTS, or queried.
+        fresh(&mut d, 5);
+        rewrites.push(d.command_with(CmdOpcode::WriteQp.code(), 5, &rts.to_words(), &fail(5)).0);
+        assert_eq!(qp_status(&mut d, 5), (QpState::Error, Some((term, false))), "k {k}: QP 5 rewritten");
+        fresh(&mut d, 5);
+        // (A Terminate of its own: the one before is still in the table.)
+        let query_term = 0x1300 | k as u16;
+        let fail = [(k, EngineEvent::Fail { qpn: 5, term: query_term, received: true })];
+        let (r, w) = d.command_with(CmdOpcode::QueryQp.code(), 5, &[0; 16], &fail);
+        assert_eq!(r, ok);
+        let state = QpContext::from_words(&w).expect("context").state;
+        let reported = QpStatus::from_words(&w).terminate.map(|t| (t.code.etype, t.code.code, t.received));
+        queries.push((state, reported));
+        assert_eq!(qp_status(&mut d, 5), (QpState::Error, Some((query_term, true))), "k {k}: QP 5 queried");
+    }
+    // Before the check the failure refuses ERROR -> RTS; after it, the write is done.
+    let switch = rewrites.iter().position(|&r| r == ok).expect("a rewrite before the failure");
+    assert!(switch > 0, "every rewrite came before the failure: {rewrites:?}");
+    assert!(rewrites[..switch].iter().all(|&r| r == CmdResult::BadState.code()), "{rewrites:?}");
+    assert!(rewrites[switch..].iter().all(|&r| r == ok), "{rewrites:?}");
+    // A query sees the failure whole (ERROR and its Terminate) or not at all.
+    let switch = queries.iter().position(|&q| q == (QpState::Rts, None)).expect("a query before the failure");
+    assert!(switch > 0, "every query came before the failure: {queries:?}");
+    for (k, &q) in queries.iter().enumerate() {
+        let expected = if k < switch { (QpState::Error, Some((3, k as u8, true))) } else { (QpState::Rts, None) };
+        assert_eq!(q, expected, "query with the failure at {k}: {queries:?}");
     }
 }
