@@ -44377,6 +44377,14 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  segments$m_ready;
     wire  [631:0] segments$m_data;
     wire  [5:0] segments$count;
+    reg  segments_out$clock;
+    reg  segments_out$reset;
+    reg  segments_out$s_valid;
+    wire  segments_out$s_ready;
+    reg  [631:0] segments_out$s_data;
+    wire  segments_out$m_valid;
+    reg  segments_out$m_ready;
+    wire  [631:0] segments_out$m_data;
     reg  packing$d;
     wire  packing$q;
     reg  packing$clock;
@@ -44404,6 +44412,30 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [4:0] acc_n$d;
     wire  [4:0] acc_n$q;
     reg  acc_n$clock;
+    reg  [4:0] chunk_n$d;
+    wire  [4:0] chunk_n$q;
+    reg  chunk_n$clock;
+    reg  [63:0] chunk_mask$d;
+    wire  [63:0] chunk_mask$q;
+    reg  chunk_mask$clock;
+    reg  [4:0] rd_bytes$d;
+    wire  [4:0] rd_bytes$q;
+    reg  rd_bytes$clock;
+    reg  [63:0] rd_mask$d;
+    wire  [63:0] rd_mask$q;
+    reg  rd_mask$clock;
+    reg  [4:0] header_tail$d;
+    wire  [4:0] header_tail$q;
+    reg  header_tail$clock;
+    reg  [4:0] payload_tail$d;
+    wire  [4:0] payload_tail$q;
+    reg  payload_tail$clock;
+    reg  header_done$d;
+    wire  header_done$q;
+    reg  header_done$clock;
+    reg  payload_done$d;
+    wire  payload_done$q;
+    reg  payload_done$clock;
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
@@ -44461,13 +44493,15 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     reg  [127:0] stay_none;
     reg  [127:0] stay_after;
     reg  [63:0] chunk;
-    reg  [4:0] chunk_n;
+    reg  [4:0] head_header_tail;
+    reg  [4:0] head_payload_tail;
+    reg  [4:0] head_chunk_n;
+    reg  [4:0] head_rd_bytes;
+    reg  [4:0] next_chunk_n;
+    reg  [4:0] next_rd_bytes;
     reg  take_header;
     reg  take_payload;
-    reg  [4:0] rd_bytes;
     reg  finished;
-    reg  [63:0] chunk_mask;
-    reg  [63:0] rd_mask;
     reg  [63:0] rd_data;
     
     // Sub module instances
@@ -44567,6 +44601,16 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         .m_data(segments$m_data),
         .count(segments$count)
     );
+    rnic_top$segmenter$segments_out segments_out(
+        .clock(segments_out$clock),
+        .reset(segments_out$reset),
+        .s_valid(segments_out$s_valid),
+        .s_ready(segments_out$s_ready),
+        .s_data(segments_out$s_data),
+        .m_valid(segments_out$m_valid),
+        .m_ready(segments_out$m_ready),
+        .m_data(segments_out$m_data)
+    );
     rnic_top$segmenter$packing packing(
         .d(packing$d),
         .q(packing$q),
@@ -44611,6 +44655,46 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         .d(acc_n$d),
         .q(acc_n$q),
         .clock(acc_n$clock)
+    );
+    rnic_top$segmenter$chunk_n chunk_n(
+        .d(chunk_n$d),
+        .q(chunk_n$q),
+        .clock(chunk_n$clock)
+    );
+    rnic_top$segmenter$chunk_mask chunk_mask(
+        .d(chunk_mask$d),
+        .q(chunk_mask$q),
+        .clock(chunk_mask$clock)
+    );
+    rnic_top$segmenter$rd_bytes rd_bytes(
+        .d(rd_bytes$d),
+        .q(rd_bytes$q),
+        .clock(rd_bytes$clock)
+    );
+    rnic_top$segmenter$rd_mask rd_mask(
+        .d(rd_mask$d),
+        .q(rd_mask$q),
+        .clock(rd_mask$clock)
+    );
+    rnic_top$segmenter$header_tail header_tail(
+        .d(header_tail$d),
+        .q(header_tail$q),
+        .clock(header_tail$clock)
+    );
+    rnic_top$segmenter$payload_tail payload_tail(
+        .d(payload_tail$d),
+        .q(payload_tail$q),
+        .clock(payload_tail$clock)
+    );
+    rnic_top$segmenter$header_done header_done(
+        .d(header_done$d),
+        .q(header_done$q),
+        .clock(header_done$clock)
+    );
+    rnic_top$segmenter$payload_done payload_done(
+        .d(payload_done$d),
+        .q(payload_done$q),
+        .clock(payload_done$clock)
     );
     rnic_top$segmenter$out_valid out_valid(
         .d(out_valid$d),
@@ -44701,6 +44785,14 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         seg_tag$clock = clock;
         acc$clock = clock;
         acc_n$clock = clock;
+        chunk_n$clock = clock;
+        chunk_mask$clock = clock;
+        rd_bytes$clock = clock;
+        rd_mask$clock = clock;
+        header_tail$clock = clock;
+        payload_tail$clock = clock;
+        header_done$clock = clock;
+        payload_done$clock = clock;
         out_valid$clock = clock;
         out_data$clock = clock;
         out_keep$clock = clock;
@@ -44735,6 +44827,14 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         seg_tag$d = seg_tag$q;
         acc$d = acc$q;
         acc_n$d = acc_n$q;
+        chunk_n$d = chunk_n$q;
+        chunk_mask$d = chunk_mask$q;
+        rd_bytes$d = rd_bytes$q;
+        rd_mask$d = rd_mask$q;
+        header_tail$d = header_tail$q;
+        payload_tail$d = payload_tail$q;
+        header_done$d = header_done$q;
+        payload_done$d = payload_done$q;
         out_valid$d = out_valid$q;
         out_data$d = out_data$q;
         out_keep$d = out_keep$q;
@@ -44745,6 +44845,11 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         done_tag$d = done_tag$q;
         segments$clock = clock;
         segments$reset = reset;
+        segments_out$clock = clock;
+        segments_out$reset = reset;
+        segments_out$s_valid = segments$m_valid;
+        segments_out$s_data = segments$m_data;
+        segments$m_ready = segments_out$s_ready;
         s_job_ready = ~walk$q;
         if (s_job_valid & ~walk$q) begin
             walk$d = 1'b1;
@@ -44819,15 +44924,31 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         m_rd_req_valid = req_valid$q;
         m_rd_req_addr = req_addr$q;
         m_rd_req_len = req_len$q;
-        head_header = segments$m_data[(32'h0)+:(576)];
-        head_info = segments$m_data[(at_info)+:(56)];
-        segments$m_ready = ~packing$q;
+        head_header = segments_out$m_data[(32'h0)+:(576)];
+        head_info = segments_out$m_data[(at_info)+:(56)];
+        segments_out$m_ready = ~packing$q;
+        head_header_tail = ((head_info[(32'h0)+:(3)]) & 5'h1f);
+        if (~|head_info[(32'h0)+:(3)]) begin
+            head_header_tail = 32'h8;
+        end
+        head_payload_tail = ((head_info[(32'h7)+:(3)]) & 5'h1f);
+        if (~|head_info[(32'h7)+:(3)]) begin
+            head_payload_tail = 32'h8;
+        end
+        head_chunk_n = head_header_tail;
+        if (|head_info[(32'h3)+:(4)]) begin
+            head_chunk_n = 32'h8;
+        end
+        head_rd_bytes = head_payload_tail;
+        if (|head_info[(32'ha)+:(13)]) begin
+            head_rd_bytes = 32'h8;
+        end
         done_valid$d = 1'b0;
-        if (~packing$q & segments$m_valid & ~|head_info[(32'h0)+:(7)]) begin
+        if (~packing$q & segments_out$m_valid & ~|head_info[(32'h0)+:(7)]) begin
             done_valid$d = 1'b1;
             done_tag$d = head_info[(32'h18)+:(32)];
         end
-        if (~packing$q & segments$m_valid & |head_info[(32'h0)+:(7)]) begin
+        if (~packing$q & segments_out$m_valid & |head_info[(32'h0)+:(7)]) begin
             packing$d = 1'b1;
             header$d = head_header;
             header_left$d = head_info[(32'h0)+:(7)];
@@ -44835,12 +44956,28 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
             ulpdu_len$d = ((head_info[(32'h0)+:(7)]) & 16'hffff) + head_info[(32'h7)+:(16)];
             message_end$d = head_info[32'h17];
             seg_tag$d = head_info[(32'h18)+:(32)];
+            header_done$d = 1'b0;
+            payload_done$d = ~|head_info[(32'h7)+:(16)];
+            header_tail$d = head_header_tail;
+            payload_tail$d = head_payload_tail;
+            chunk_n$d = head_chunk_n;
+            rd_bytes$d = head_rd_bytes;
+            chunk_mask$d = ~(ones_64 << (((head_chunk_n) & 64'hffffffffffffffff) << 32'h3));
+            rd_mask$d = ~(ones_64 << (((head_rd_bytes) & 64'hffffffffffffffff) << 32'h3));
+        end
+        next_chunk_n = header_tail$q;
+        if (header_left$q >= 32'h10) begin
+            next_chunk_n = 32'h8;
+        end
+        next_rd_bytes = payload_tail$q;
+        if (payload_left$q >= 32'h10) begin
+            next_rd_bytes = 32'h8;
         end
         load = ~out_valid$q | m_axis_tready;
         if (m_axis_tready) begin
             out_valid$d = 1'b0;
         end
-        finished = ~|header_left$q & ~|payload_left$q;
+        finished = header_done$q & payload_done$q;
         emit_full = packing$q & load & (acc_n$q >= 32'h8);
         emit_rest = packing$q & load & (acc_n$q < 32'h8) & finished;
         emit_n = 32'h0;
@@ -44850,27 +44987,17 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         if (emit_rest) begin
             emit_n = acc_n$q;
         end
-        chunk_n = 32'h8;
-        if (header_left$q < 32'h8) begin
-            chunk_n = ((header_left$q) & 5'h1f);
-        end
-        chunk_mask = ~(ones_64 << (((chunk_n) & 64'hffffffffffffffff) << 32'h3));
-        chunk = header$q[(32'h0)+:(64)] & chunk_mask;
-        rd_bytes = 32'h8;
-        if (payload_left$q < 32'h8) begin
-            rd_bytes = ((payload_left$q) & 5'h1f);
-        end
-        rd_mask = ~(ones_64 << (((rd_bytes) & 64'hffffffffffffffff) << 32'h3));
-        rd_data = s_rd_tdata & rd_mask;
+        chunk = header$q[(32'h0)+:(64)] & chunk_mask$q;
+        rd_data = s_rd_tdata & rd_mask$q;
         room = emit_full | emit_rest | (acc_n$q <= 32'h8);
-        take_header = packing$q & |header_left$q & room;
-        take_payload = packing$q & ~|header_left$q & |payload_left$q & room & s_rd_tvalid;
-        s_rd_tready = packing$q & ~|header_left$q & |payload_left$q & room;
+        take_header = packing$q & ~header_done$q & room;
+        take_payload = packing$q & header_done$q & ~payload_done$q & room & s_rd_tvalid;
+        s_rd_tready = packing$q & header_done$q & ~payload_done$q & room;
         piece = rd_data;
-        piece_n = rd_bytes;
-        if (|header_left$q) begin
+        piece_n = rd_bytes$q;
+        if (~header_done$q) begin
             piece = chunk;
-            piece_n = chunk_n;
+            piece_n = chunk_n$q;
         end
         stay_none = acc$q | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
         stay_after = (acc$q >> 32'h40) | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q - 32'h8) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
@@ -44898,10 +45025,16 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         end
         if (take_header) begin
             header$d = header$q >> 32'h40;
-            header_left$d = header_left$q - ((chunk_n) & 7'h7f);
+            header_left$d = header_left$q - ((chunk_n$q) & 7'h7f);
+            chunk_n$d = next_chunk_n;
+            header_done$d = header_left$q <= 32'h8;
+            chunk_mask$d = ~(ones_64 << (((next_chunk_n) & 64'hffffffffffffffff) << 32'h3));
         end
         if (take_payload) begin
-            payload_left$d = payload_left$q - ((rd_bytes) & 16'hffff);
+            payload_left$d = payload_left$q - ((rd_bytes$q) & 16'hffff);
+            rd_bytes$d = next_rd_bytes;
+            payload_done$d = payload_left$q <= 32'h8;
+            rd_mask$d = ~(ones_64 << (((next_rd_bytes) & 64'hffffffffffffffff) << 32'h3));
         end
         if (|emit_n) begin
             out_valid$d = 1'b1;
@@ -44996,6 +45129,44 @@ module rnic_top$segmenter$addr(d,q,clock);
 endmodule // rnic_top$segmenter$addr
 
 
+module rnic_top$segmenter$chunk_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$chunk_mask
+
+
+module rnic_top$segmenter$chunk_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$chunk_n
+
+
 module rnic_top$segmenter$done_tag(d,q,clock);
     
     // Module arguments
@@ -45067,6 +45238,25 @@ module rnic_top$segmenter$header(d,q,clock);
 endmodule // rnic_top$segmenter$header
 
 
+module rnic_top$segmenter$header_done(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$header_done
+
+
 module rnic_top$segmenter$header_left(d,q,clock);
     
     // Module arguments
@@ -45084,6 +45274,25 @@ module rnic_top$segmenter$header_left(d,q,clock);
     end
           
 endmodule // rnic_top$segmenter$header_left
+
+
+module rnic_top$segmenter$header_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$header_tail
 
 
 module rnic_top$segmenter$inline_data(d,q,clock);
@@ -45399,6 +45608,25 @@ module rnic_top$segmenter$packing(d,q,clock);
 endmodule // rnic_top$segmenter$packing
 
 
+module rnic_top$segmenter$payload_done(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$payload_done
+
+
 module rnic_top$segmenter$payload_left(d,q,clock);
     
     // Module arguments
@@ -45416,6 +45644,25 @@ module rnic_top$segmenter$payload_left(d,q,clock);
     end
           
 endmodule // rnic_top$segmenter$payload_left
+
+
+module rnic_top$segmenter$payload_tail(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$payload_tail
 
 
 module rnic_top$segmenter$per_segment(d,q,clock);
@@ -45468,6 +45715,44 @@ module rnic_top$segmenter$qn_be(d,q);
     end
     
 endmodule // rnic_top$segmenter$qn_be
+
+
+module rnic_top$segmenter$rd_bytes(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$rd_bytes
+
+
+module rnic_top$segmenter$rd_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$rd_mask
 
 
 module rnic_top$segmenter$req_addr(d,q,clock);
@@ -45734,6 +46019,174 @@ module rnic_top$segmenter$segments$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$segmenter$segments$wr_ptr
+
+
+module rnic_top$segmenter$segments_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [631:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [631:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [631:0] out_data$d;
+    wire  [631:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [631:0] skid_data$d;
+    wire  [631:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top$segmenter$segments_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top$segmenter$segments_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top$segmenter$segments_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top$segmenter$segments_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$segmenter$segments_out
+
+
+module rnic_top$segmenter$segments_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [631:0] d;
+    output reg  [631:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 632'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$segments_out$out_data
+
+
+module rnic_top$segmenter$segments_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$segments_out$out_valid
+
+
+module rnic_top$segmenter$segments_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [631:0] d;
+    output reg  [631:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 632'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$segments_out$skid_data
+
+
+module rnic_top$segmenter$segments_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$segments_out$skid_valid
 
 
 module rnic_top$segmenter$stag(d,q,clock);

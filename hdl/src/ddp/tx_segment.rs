@@ -24,7 +24,7 @@
 //! queued before it still go out.
 use rust_hdl::prelude::*;
 
-use crate::common::{constant, Bswap32, Bswap64, RamFifo};
+use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer};
 
 /// Segments queued between walker and packer: `1 << QUEUE_BITS`, each with its payload
 /// read in flight (enough to hide a 200-cycle memory behind short messages).
@@ -103,6 +103,9 @@ pub struct TxSegment {
     /// Segments for the packer: header (576 bits), header octets (7), payload octets (16),
     /// last segment of its message (1), the message's tag (32).
     segments: RamFifo<SEGMENT_BITS, QUEUE_BITS, { QUEUE_BITS + 1 }>,
+    /// The queue's head, through a register slice: the packer starts a segment from
+    /// registers.
+    segments_out: SkidBuffer<SEGMENT_BITS>,
     // Packer: the segment being packed.
     packing: DFF<Bit>,
     header: DFF<Bits<576>>,
@@ -113,6 +116,19 @@ pub struct TxSegment {
     seg_tag: DFF<Bits<32>>,
     acc: DFF<Bits<128>>,
     acc_n: DFF<Bits<5>>,
+    /// The octets of the next header chunk and payload beat, and their masks, set a
+    /// cycle ahead: every chunk and beat is eight octets but a segment's last, whose
+    /// length its first cycle knows (the tail: the length mod 8, or 8).
+    chunk_n: DFF<Bits<5>>,
+    chunk_mask: DFF<Bits<64>>,
+    rd_bytes: DFF<Bits<5>>,
+    rd_mask: DFF<Bits<64>>,
+    header_tail: DFF<Bits<5>>,
+    payload_tail: DFF<Bits<5>>,
+    /// Whether the header / the payload is all taken (`header_left` / `payload_left` at
+    /// zero), set a cycle ahead.
+    header_done: DFF<Bit>,
+    payload_done: DFF<Bit>,
     out_valid: DFF<Bit>,
     out_data: DFF<Bits<64>>,
     out_keep: DFF<Bits<8>>,
@@ -153,13 +169,17 @@ pub struct TxSegment {
     stay_none: Signal<Local, Bits<128>>,
     stay_after: Signal<Local, Bits<128>>,
     chunk: Signal<Local, Bits<64>>,
-    chunk_n: Signal<Local, Bits<5>>,
+    /// A new segment's tails, and its first chunk's and beat's octets.
+    head_header_tail: Signal<Local, Bits<5>>,
+    head_payload_tail: Signal<Local, Bits<5>>,
+    head_chunk_n: Signal<Local, Bits<5>>,
+    head_rd_bytes: Signal<Local, Bits<5>>,
+    /// The next chunk's and beat's octets once this one is taken.
+    next_chunk_n: Signal<Local, Bits<5>>,
+    next_rd_bytes: Signal<Local, Bits<5>>,
     take_header: Signal<Local, Bit>,
     take_payload: Signal<Local, Bit>,
-    rd_bytes: Signal<Local, Bits<5>>,
     finished: Signal<Local, Bit>,
-    chunk_mask: Signal<Local, Bits<64>>,
-    rd_mask: Signal<Local, Bits<64>>,
     rd_data: Signal<Local, Bits<64>>,
     lane_ones: Constant<Bits<8>>,
     ones_64: Constant<Bits<64>>,
@@ -222,6 +242,7 @@ impl Default for TxSegment {
             req_addr: Default::default(),
             req_len: Default::default(),
             segments: Default::default(),
+            segments_out: Default::default(),
             packing: Default::default(),
             header: Default::default(),
             header_left: Default::default(),
@@ -231,6 +252,16 @@ impl Default for TxSegment {
             seg_tag: Default::default(),
             acc: Default::default(),
             acc_n: Default::default(),
+            header_tail: Default::default(),
+            payload_tail: Default::default(),
+            header_done: Default::default(),
+            payload_done: Default::default(),
+            head_header_tail: Default::default(),
+            head_payload_tail: Default::default(),
+            head_chunk_n: Default::default(),
+            head_rd_bytes: Default::default(),
+            next_chunk_n: Default::default(),
+            next_rd_bytes: Default::default(),
             out_valid: Default::default(),
             out_data: Default::default(),
             out_keep: Default::default(),
@@ -313,6 +344,14 @@ impl Logic for TxSegment {
             seg_tag,
             acc,
             acc_n,
+            chunk_n,
+            chunk_mask,
+            rd_bytes,
+            rd_mask,
+            header_tail,
+            payload_tail,
+            header_done,
+            payload_done,
             out_valid,
             out_data,
             out_keep,
@@ -324,6 +363,11 @@ impl Logic for TxSegment {
         );
         self.segments.clock.next = self.clock.val();
         self.segments.reset.next = self.reset.val();
+        self.segments_out.clock.next = self.clock.val();
+        self.segments_out.reset.next = self.reset.val();
+        self.segments_out.s_valid.next = self.segments.m_valid.val();
+        self.segments_out.s_data.next = self.segments.m_data.val();
+        self.segments.m_ready.next = self.segments_out.s_ready.val();
 
         // Walker: take a message when idle.
         self.s_job_ready.next = !self.walk.q.val();
@@ -420,16 +464,33 @@ impl Logic for TxSegment {
         self.m_rd_req_len.next = self.req_len.q.val();
 
         // Packer: start the next segment.
-        self.head_header.next = self.segments.m_data.val().get_bits::<HEADER_BITS>(0);
-        self.head_info.next = self.segments.m_data.val().get_bits::<56>(self.at_info.val().index());
-        self.segments.m_ready.next = !self.packing.q.val();
+        self.head_header.next = self.segments_out.m_data.val().get_bits::<HEADER_BITS>(0);
+        self.head_info.next = self.segments_out.m_data.val().get_bits::<56>(self.at_info.val().index());
+        self.segments_out.m_ready.next = !self.packing.q.val();
+        // A segment's tails, and its first chunk and beat: eight octets, or the tail.
+        self.head_header_tail.next = bit_cast::<5, 3>(self.head_info.val().get_bits::<3>(0));
+        if !self.head_info.val().get_bits::<3>(0).any() {
+            self.head_header_tail.next = 8.into();
+        }
+        self.head_payload_tail.next = bit_cast::<5, 3>(self.head_info.val().get_bits::<3>(7));
+        if !self.head_info.val().get_bits::<3>(7).any() {
+            self.head_payload_tail.next = 8.into();
+        }
+        self.head_chunk_n.next = self.head_header_tail.val();
+        if self.head_info.val().get_bits::<4>(3).any() {
+            self.head_chunk_n.next = 8.into();
+        }
+        self.head_rd_bytes.next = self.head_payload_tail.val();
+        if self.head_info.val().get_bits::<13>(10).any() {
+            self.head_rd_bytes.next = 8.into();
+        }
         self.done_valid.d.next = false;
         // A void segment (no header) only ends its message.
-        if !self.packing.q.val() & self.segments.m_valid.val() & !self.head_info.val().get_bits::<7>(0).any() {
+        if !self.packing.q.val() & self.segments_out.m_valid.val() & !self.head_info.val().get_bits::<7>(0).any() {
             self.done_valid.d.next = true;
             self.done_tag.d.next = self.head_info.val().get_bits::<32>(24);
         }
-        if !self.packing.q.val() & self.segments.m_valid.val() & self.head_info.val().get_bits::<7>(0).any() {
+        if !self.packing.q.val() & self.segments_out.m_valid.val() & self.head_info.val().get_bits::<7>(0).any() {
             self.packing.d.next = true;
             self.header.d.next = self.head_header.val();
             self.header_left.d.next = self.head_info.val().get_bits::<7>(0);
@@ -438,13 +499,30 @@ impl Logic for TxSegment {
                 bit_cast::<16, 7>(self.head_info.val().get_bits::<7>(0)) + self.head_info.val().get_bits::<16>(7);
             self.message_end.d.next = self.head_info.val().get_bit(23);
             self.seg_tag.d.next = self.head_info.val().get_bits::<32>(24);
+            self.header_done.d.next = false;
+            self.payload_done.d.next = !self.head_info.val().get_bits::<16>(7).any();
+            self.header_tail.d.next = self.head_header_tail.val();
+            self.payload_tail.d.next = self.head_payload_tail.val();
+            self.chunk_n.d.next = self.head_chunk_n.val();
+            self.rd_bytes.d.next = self.head_rd_bytes.val();
+            self.chunk_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.head_chunk_n.val()) << 3));
+            self.rd_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.head_rd_bytes.val()) << 3));
+        }
+        // After a chunk or beat: eight more octets if at least 16 were left, else the tail.
+        self.next_chunk_n.next = self.header_tail.q.val();
+        if self.header_left.q.val() >= 16 {
+            self.next_chunk_n.next = 8.into();
+        }
+        self.next_rd_bytes.next = self.payload_tail.q.val();
+        if self.payload_left.q.val() >= 16 {
+            self.next_rd_bytes.next = 8.into();
         }
         // The output register takes a beat when empty or being emptied.
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
         if self.m_axis_tready.val() {
             self.out_valid.d.next = false;
         }
-        self.finished.next = !self.header_left.q.val().any() & !self.payload_left.q.val().any();
+        self.finished.next = self.header_done.q.val() & self.payload_done.q.val();
         // The beat out: eight octets once there are eight, or the segment's rest at its end
         // (after which nothing stays: the accumulator holds nothing past `acc_n`).
         self.emit_full.next = self.packing.q.val() & self.load.val() & (self.acc_n.q.val() >= 8);
@@ -457,37 +535,27 @@ impl Logic for TxSegment {
             self.emit_n.next = self.acc_n.q.val();
         }
         // Then append the next header chunk or payload beat, if it fits behind what stays
-        // (it always does once eight octets leave).
-        self.chunk_n.next = 8.into();
-        if self.header_left.q.val() < 8 {
-            self.chunk_n.next = bit_cast::<5, 7>(self.header_left.q.val());
-        }
-        // Octets past a chunk's end must not reach the accumulator.
-        self.chunk_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.chunk_n.val()) << 3));
-        self.chunk.next = self.header.q.val().get_bits::<64>(0) & self.chunk_mask.val();
-        self.rd_bytes.next = 8.into();
-        if self.payload_left.q.val() < 8 {
-            self.rd_bytes.next = bit_cast::<5, 16>(self.payload_left.q.val());
-        }
-        self.rd_mask.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.rd_bytes.val()) << 3));
-        self.rd_data.next = self.s_rd_tdata.val() & self.rd_mask.val();
+        // (it always does once eight octets leave). Octets past a chunk's end must not
+        // reach the accumulator.
+        self.chunk.next = self.header.q.val().get_bits::<64>(0) & self.chunk_mask.q.val();
+        self.rd_data.next = self.s_rd_tdata.val() & self.rd_mask.q.val();
         self.room.next = self.emit_full.val() | self.emit_rest.val() | (self.acc_n.q.val() <= 8);
-        self.take_header.next = self.packing.q.val() & self.header_left.q.val().any() & self.room.val();
+        self.take_header.next = self.packing.q.val() & !self.header_done.q.val() & self.room.val();
         self.take_payload.next = self.packing.q.val()
-            & !self.header_left.q.val().any()
-            & self.payload_left.q.val().any()
+            & self.header_done.q.val()
+            & !self.payload_done.q.val()
             & self.room.val()
             & self.s_rd_tvalid.val();
         self.s_rd_tready.next =
-            self.packing.q.val() & !self.header_left.q.val().any() & self.payload_left.q.val().any() & self.room.val();
+            self.packing.q.val() & self.header_done.q.val() & !self.payload_done.q.val() & self.room.val();
         // The accumulator's next value in each case, each from registers (what stays, and
         // the piece appended behind it at a shift known from `acc_n`); the beat's
         // decisions pick one at the end.
         self.piece.next = self.rd_data.val();
-        self.piece_n.next = self.rd_bytes.val();
-        if self.header_left.q.val().any() {
+        self.piece_n.next = self.rd_bytes.q.val();
+        if !self.header_done.q.val() {
             self.piece.next = self.chunk.val();
-            self.piece_n.next = self.chunk_n.val();
+            self.piece_n.next = self.chunk_n.q.val();
         }
         self.stay_none.next =
             self.acc.q.val() | (bit_cast::<128, 64>(self.piece.val()) << (bit_cast::<128, 5>(self.acc_n.q.val()) << 3));
@@ -517,10 +585,16 @@ impl Logic for TxSegment {
         }
         if self.take_header.val() {
             self.header.d.next = self.header.q.val() >> 64;
-            self.header_left.d.next = self.header_left.q.val() - bit_cast::<7, 5>(self.chunk_n.val());
+            self.header_left.d.next = self.header_left.q.val() - bit_cast::<7, 5>(self.chunk_n.q.val());
+            self.chunk_n.d.next = self.next_chunk_n.val();
+            self.header_done.d.next = self.header_left.q.val() <= 8;
+            self.chunk_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.next_chunk_n.val()) << 3));
         }
         if self.take_payload.val() {
-            self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.val());
+            self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.q.val());
+            self.rd_bytes.d.next = self.next_rd_bytes.val();
+            self.payload_done.d.next = self.payload_left.q.val() <= 8;
+            self.rd_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.next_rd_bytes.val()) << 3));
         }
         if self.emit_n.val().any() {
             self.out_valid.d.next = true;
