@@ -152,7 +152,7 @@ pub struct Cmd<const QB: usize, const Q: usize, const CB: usize, const MB: usize
     do_mr_write: DFF<Bit>,
     do_invalidate: DFF<Bit>,
     do_query: DFF<Bit>,
-    // The object, its state, the new context's checks; all valid in state 2.
+    // The object and the new context's checks, valid in CHECK; the engines' events.
     is_qp_op: Signal<Local, Bit>,
     is_cq_op: Signal<Local, Bit>,
     is_mr_op: Signal<Local, Bit>,
