@@ -939,6 +939,7 @@ impl<
         self.requester.s_qpn.next = self.sq.m_qpn.val();
         self.requester.s_ctx.next = self.sq.m_ctx.val();
         self.requester.s_error.next = self.sq.m_error.val();
+        self.requester.s_ordered.next = self.sq.m_ordered.val();
         self.requester.qp_error.next = self.ctrl.qp_error.val();
         self.requester.qp_rts.next = self.ctrl.qp_rts.val();
         self.requester.qp_we.next = self.ctrl.qp_we.val();

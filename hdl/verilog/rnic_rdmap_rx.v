@@ -863,6 +863,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [15:0] code_recv_fit;
     reg  [15:0] code_imm_complete;
     reg  [9:0] hdr_at;
+    reg  [7:0] mr_addr;
     reg  term_names_read;
     reg  [7:0] term_status_now;
     reg  [7:0] term_class;
@@ -2643,7 +2644,23 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 from_recv_fit = RxState$Fault;
             end
         end
-        mrs$read_address = mr_index$d;
+        mr_addr = b_stag$q[(32'h8)+:(8)];
+        if (opcode == op_read_request) begin
+            mr_addr = b_src_stag$q[(32'h8)+:(8)];
+        end
+        if (opcode == op_atomic_request) begin
+            mr_addr = b_a_stag$q[(32'h8)+:(8)];
+        end
+        if (opcode == op_atomic_response) begin
+            mr_addr = rd_entry[(32'h28)+:(8)];
+        end
+        if (state$q == RxState$Claim) begin
+            mr_addr = b_stag$q[(32'h8)+:(8)];
+        end
+        if (state$q == RxState$RecvFit) begin
+            mr_addr = r_lkey$q[(32'h8)+:(8)];
+        end
+        mrs$read_address = mr_addr;
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen$q) & 32'hffffffff);

@@ -557,6 +557,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     wire  [255:0] sq$m_ctx;
     wire  [31:0] sq$m_index;
     wire  sq$m_error;
+    wire  sq$m_ordered;
     reg  [3:0] sq$status_qpn;
     wire  [31:0] sq$status_ci;
     reg  requester$clock;
@@ -567,6 +568,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     reg  [3:0] requester$s_qpn;
     reg  [255:0] requester$s_ctx;
     reg  requester$s_error;
+    reg  requester$s_ordered;
     reg  [15:0] requester$qp_error;
     reg  [15:0] requester$qp_rts;
     reg  requester$qp_we;
@@ -1532,6 +1534,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .m_ctx(sq$m_ctx),
         .m_index(sq$m_index),
         .m_error(sq$m_error),
+        .m_ordered(sq$m_ordered),
         .status_qpn(sq$status_qpn),
         .status_ci(sq$status_ci)
     );
@@ -1544,6 +1547,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .s_qpn(requester$s_qpn),
         .s_ctx(requester$s_ctx),
         .s_error(requester$s_error),
+        .s_ordered(requester$s_ordered),
         .qp_error(requester$qp_error),
         .qp_rts(requester$qp_rts),
         .qp_we(requester$qp_we),
@@ -2481,6 +2485,7 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         requester$s_qpn = sq$m_qpn;
         requester$s_ctx = sq$m_ctx;
         requester$s_error = sq$m_error;
+        requester$s_ordered = sq$m_ordered;
         requester$qp_error = ctrl$qp_error;
         requester$qp_rts = ctrl$qp_rts;
         requester$qp_we = ctrl$qp_we;
@@ -26491,6 +26496,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [15:0] code_recv_fit;
     reg  [15:0] code_imm_complete;
     reg  [9:0] hdr_at;
+    reg  [5:0] mr_addr;
     reg  term_names_read;
     reg  [7:0] term_status_now;
     reg  [7:0] term_class;
@@ -28271,7 +28277,23 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 from_recv_fit = RxState$Fault;
             end
         end
-        mrs$read_address = mr_index$d;
+        mr_addr = b_stag$q[(32'h8)+:(6)];
+        if (opcode == op_read_request) begin
+            mr_addr = b_src_stag$q[(32'h8)+:(6)];
+        end
+        if (opcode == op_atomic_request) begin
+            mr_addr = b_a_stag$q[(32'h8)+:(6)];
+        end
+        if (opcode == op_atomic_response) begin
+            mr_addr = rd_entry[(32'h28)+:(6)];
+        end
+        if (state$q == RxState$Claim) begin
+            mr_addr = b_stag$q[(32'h8)+:(6)];
+        end
+        if (state$q == RxState$RecvFit) begin
+            mr_addr = r_lkey$q[(32'h8)+:(6)];
+        end
+        mrs$read_address = mr_addr;
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
         m_wr_req_len = ((plen$q) & 32'hffffffff);
@@ -33662,7 +33684,7 @@ module rnic_top_q16$receiver$writes_issued(d,q,clock);
 endmodule // rnic_top_q16$receiver$writes_issued
 
 
-module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,s_term_valid,s_term_qpn,s_term_msn,s_term_status,m_fail,m_fail_qp);
+module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_error,s_ordered,qp_error,qp_rts,qp_we,qp_waddr,qp_reset,mr_we,mr_waddr,mr_wdata,mr_valid,m_job_valid,m_job_ready,m_job_tagged,m_job_opcode,m_job_stag,m_job_to,m_job_qn,m_job_msn,m_job_addr,m_job_len,m_job_inline,m_job_inline_len,m_job_mulpdu,m_job_conn,m_job_crc,m_job_qpn,s_done_valid,m_read_valid,m_read_qpn,m_read_entry,reads_full,order_qpn,order_done,m_cqe_valid,m_cqe_ready,m_cqn,m_cqe,s_term_valid,s_term_qpn,s_term_msn,s_term_status,m_fail,m_fail_qp);
     
     // Module arguments
     input wire  clock;
@@ -33673,6 +33695,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     input wire  [3:0] s_qpn;
     input wire  [255:0] s_ctx;
     input wire  s_error;
+    input wire  s_ordered;
     input wire  [15:0] qp_error;
     input wire  [15:0] qp_rts;
     input wire  qp_we;
@@ -33891,6 +33914,9 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  [5:0] tail$d;
     wire  [5:0] tail$q;
     reg  tail$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
     reg  [3:0] slot_qpn$0$d;
     wire  [3:0] slot_qpn$0$q;
     reg  slot_qpn$0$clock;
@@ -34313,7 +34339,6 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     
     // Local signals
     reg  [5:0] queued;
-    reg  is_read_wqe;
     reg  head_cut;
     reg  [8:0] head_named;
     reg  [320:0] head_base;
@@ -34505,6 +34530,11 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
+    );
+    rnic_top_q16$requester$full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
     );
     rnic_top_q16$requester$slot_qpn$0 slot_qpn$0(
         .d(slot_qpn$0$d),
@@ -35231,6 +35261,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         read_entry$clock = clock;
         head$clock = clock;
         tail$clock = clock;
+        full$clock = clock;
         sent$clock = clock;
         go$clock = clock;
         go_writes$clock = clock;
@@ -35253,6 +35284,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         read_entry$d = read_entry$q;
         head$d = head$q;
         tail$d = tail$q;
+        full$d = full$q;
         sent$d = sent$q;
         go$d = go$q;
         go_writes$d = go_writes$q;
@@ -35737,12 +35769,10 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         atomic_msn$write_enable = 1'b0;
         atomic_msn$write_address = qpn$q;
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
-        queued = tail$q - head$q;
-        is_read_wqe = (s_wqe[(at_opcode)+:(8)] == op_read) | (s_wqe[(at_opcode)+:(8)] == op_atomic);
         ord_full = reads_full & ~qp_error;
-        held = is_read_wqe & ord_full[s_qpn];
-        s_ready = (state$q == TxState$Accept) & ~queued[at_full] & ~held;
-        if (s_valid & (state$q == TxState$Accept) & ~queued[at_full] & ~held) begin
+        held = s_ordered & ord_full[s_qpn];
+        s_ready = (state$q == TxState$Accept) & ~full$q & ~held;
+        if (s_valid & (state$q == TxState$Accept) & ~full$q & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
@@ -36302,6 +36332,8 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
             sent$d = 32'h0;
             go$d = 1'b0;
         end
+        queued = tail$d - head$q;
+        full$d = queued[at_full];
     end
     
 endmodule // rnic_top_q16$requester
@@ -36518,6 +36550,25 @@ module rnic_top_q16$requester$fetch_error(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$fetch_error
+
+
+module rnic_top_q16$requester$full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$full
 
 
 module rnic_top_q16$requester$go(d,q,clock);
@@ -46298,7 +46349,7 @@ module rnic_top_q16$segmenter$walk(d,q,clock);
 endmodule // rnic_top_q16$segmenter$walk
 
 
-module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,m_req_valid,m_req_ready,m_req_addr,m_req_len,s_rd_tdata,s_rd_tlast,s_rd_tuser,s_rd_tvalid,s_rd_tready,m_valid,m_ready,m_wqe,m_qpn,m_ctx,m_index,m_error,status_qpn,status_ci);
+module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,m_req_valid,m_req_ready,m_req_addr,m_req_len,s_rd_tdata,s_rd_tlast,s_rd_tuser,s_rd_tvalid,s_rd_tready,m_valid,m_ready,m_wqe,m_qpn,m_ctx,m_index,m_error,m_ordered,status_qpn,status_ci);
     
     // Module arguments
     input wire  clock;
@@ -46330,6 +46381,7 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     output reg  [255:0] m_ctx;
     output reg  [31:0] m_index;
     output reg  m_error;
+    output reg  m_ordered;
     input wire  [3:0] status_qpn;
     output reg  [31:0] status_ci;
     
@@ -46345,6 +46397,9 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     localparam  at_sq_log = 8'h60;
     localparam  at_sq_base = 8'h80;
     localparam  slot_shift = 8'h7;
+    localparam  at_opcode = 8'h0;
+    localparam  op_read = 8'h1;
+    localparam  op_atomic = 8'ha;
     
     // Stub signals
     reg  [3:0] ctx$read_address;
@@ -46541,19 +46596,19 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     reg  wqes$reset;
     reg  wqes$s_valid;
     wire  wqes$s_ready;
-    reg  [768:0] wqes$s_data;
+    reg  [769:0] wqes$s_data;
     wire  wqes$m_valid;
     reg  wqes$m_ready;
-    wire  [768:0] wqes$m_data;
+    wire  [769:0] wqes$m_data;
     wire  [5:0] wqes$count;
     reg  wqes_out$clock;
     reg  wqes_out$reset;
     reg  wqes_out$s_valid;
     wire  wqes_out$s_ready;
-    reg  [768:0] wqes_out$s_data;
+    reg  [769:0] wqes_out$s_data;
     wire  wqes_out$m_valid;
     reg  wqes_out$m_ready;
-    wire  [768:0] wqes_out$m_data;
+    wire  [769:0] wqes_out$m_data;
     reg  pick$clock;
     reg  pick$reset;
     reg  [15:0] pick$requests;
@@ -46590,6 +46645,7 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
     reg  [15:0] done_mask;
     reg  [767:0] wqe_next;
     reg  err_next;
+    reg  ordered_next;
     reg  head_drop;
     reg  issue_try;
     reg  [15:0] write_mask;
@@ -47257,7 +47313,8 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         wqe_next = (wqe_in$q >> 32'h40) | (((s_rd_tdata) & 768'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2c0);
         err_next = err_in$q | s_rd_tuser[32'h8];
         wqes$s_valid = s_rd_tvalid & s_rd_tlast;
-        wqes$s_data = ((wqe_next) & 769'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((err_next) & 769'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h300);
+        ordered_next = (wqe_next[(at_opcode)+:(8)] == op_read) | (wqe_next[(at_opcode)+:(8)] == op_atomic);
+        wqes$s_data = ((wqe_next) & 770'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((err_next) & 770'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h300) | (((ordered_next) & 770'h3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h301);
         if (s_rd_tvalid) begin
             wqe_in$d = wqe_next;
             err_in$d = err_next & ~s_rd_tlast;
@@ -47393,6 +47450,7 @@ module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_
         m_req_len = wqe_len;
         m_wqe = wqes_out$m_data[(32'h0)+:(768)];
         m_error = wqes_out$m_data[32'h300];
+        m_ordered = wqes_out$m_data[32'h301];
         m_qpn = out_qpn$q;
         m_ctx = head_ctx;
         m_index = head_index;
@@ -48962,10 +49020,10 @@ module rnic_top_q16$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [768:0] s_data;
+    input wire  [769:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [768:0] m_data;
+    output reg  [769:0] m_data;
     output reg  [5:0] count;
     
     // Constant declarations
@@ -48974,10 +49032,10 @@ module rnic_top_q16$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [768:0] ram$read_data;
+    wire  [769:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [768:0] ram$write_data;
+    reg  [769:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -49064,14 +49122,14 @@ module rnic_top_q16$sq$wqes$ram(read_address,read_clock,read_data,write_address,
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [768:0] read_data;
+    output reg  [769:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [768:0] write_data;
+    input wire  [769:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[768:0] mem[31:0];
+    reg[769:0] mem[31:0];
     
     
     
@@ -49152,23 +49210,23 @@ module rnic_top_q16$sq$wqes_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [768:0] s_data;
+    input wire  [769:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [768:0] m_data;
+    output reg  [769:0] m_data;
     
     // Stub signals
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
-    reg  [768:0] out_data$d;
-    wire  [768:0] out_data$q;
+    reg  [769:0] out_data$d;
+    wire  [769:0] out_data$q;
     reg  out_data$clock;
     reg  skid_valid$d;
     wire  skid_valid$q;
     reg  skid_valid$clock;
-    reg  [768:0] skid_data$d;
-    wire  [768:0] skid_data$q;
+    reg  [769:0] skid_data$d;
+    wire  [769:0] skid_data$q;
     reg  skid_data$clock;
     
     // Local signals
@@ -49240,13 +49298,13 @@ endmodule // rnic_top_q16$sq$wqes_out
 module rnic_top_q16$sq$wqes_out$out_data(d,q,clock);
     
     // Module arguments
-    input wire  [768:0] d;
-    output reg  [768:0] q;
+    input wire  [769:0] d;
+    output reg  [769:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 769'h0;
+       q = 770'h0;
     end
     
     always @(posedge clock) begin
@@ -49278,13 +49336,13 @@ endmodule // rnic_top_q16$sq$wqes_out$out_valid
 module rnic_top_q16$sq$wqes_out$skid_data(d,q,clock);
     
     // Module arguments
-    input wire  [768:0] d;
-    output reg  [768:0] q;
+    input wire  [769:0] d;
+    output reg  [769:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 769'h0;
+       q = 770'h0;
     end
     
     always @(posedge clock) begin

@@ -105,7 +105,7 @@ fn random_wqe(rng: &mut StdRng, mrs: &[MrContext], n: u64) -> SqWqe {
 }
 
 struct P {
-    s: [Port; 6],
+    s: [Port; 7],
     qp_we: Port,
     qp_reset: Port,
     qp_waddr: Port,
@@ -125,7 +125,7 @@ struct P {
 fn ports(m: &Model) -> P {
     let q = |n: &str| m.port(n);
     P {
-        s: ["s_valid", "s_ready", "s_wqe", "s_qpn", "s_ctx", "s_error"].map(q),
+        s: ["s_valid", "s_ready", "s_wqe", "s_qpn", "s_ctx", "s_error", "s_ordered"].map(q),
         qp_error: q("qp_error"),
         qp_rts: q("qp_rts"),
         qp_we: q("qp_we"),
@@ -286,7 +286,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
         }
 
         // Run: offer WQEs, play the segmenter (done after a delay, in order) and the CQ writer.
-        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
         let [job_valid, job_ready, tagged, opcode, jstag, jto, qn, msn, addr, len, inline, inline_len, mulpdu, conn, _] =
             p.job;
         let [cqe_valid, cqe_ready, cqn, cqe_port] = p.cqe;
@@ -324,6 +324,7 @@ fn rdmap_tx_request_matches_the_local_checks() {
             if offer {
                 let (qpn, wqe) = &wqes[next];
                 m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+                m.set_bit(s_ordered, wqe.op().is_some_and(SqOpcode::takes_ord_slot));
                 m.set(s_qpn, *qpn as u64);
                 let ctx: Vec<u8> = ctxs[*qpn].to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
                 m.set_bytes(s_ctx, &ctx);
@@ -473,7 +474,7 @@ fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
             want.push(atomic_request_of(&wqe, counts[qpn]).to_bytes().to_vec());
             wqes.push((qpn, wqe));
         }
-        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
         let [job_valid, job_ready, _, opcode, .., inline, inline_len, _, _, _] = p.job;
         let (mut next, mut got) = (0, Vec::new());
         let mut dones: VecDeque<u64> = VecDeque::new();
@@ -486,6 +487,7 @@ fn rdmap_tx_request_atomic_ids_hold_while_the_segmenter_waits() {
             if offer {
                 let (qpn, wqe) = &wqes[next];
                 m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+                m.set_bit(s_ordered, wqe.op().is_some_and(SqOpcode::takes_ord_slot));
                 m.set(s_qpn, *qpn as u64);
                 let ctx: Vec<u8> = ctxs[*qpn].to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
                 m.set_bytes(s_ctx, &ctx);
@@ -556,7 +558,7 @@ fn small_wqe(opcode: SqOpcode, n: u64, mr: &MrContext) -> SqWqe {
 fn taken_with_nothing_done(opcode: SqOpcode) -> usize {
     const N: usize = 4;
     let (mut m, p, mr) = one_mr_model(N);
-    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
     m.set_bit(p.job[1], true);
     m.set_bit(p.done, false);
     m.set(p.order_done, 0);
@@ -569,6 +571,7 @@ fn taken_with_nothing_done(opcode: SqOpcode) -> usize {
         let wqe = small_wqe(opcode, taken as u64, &mr);
         m.set_bit(s_valid, true);
         m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+        m.set_bit(s_ordered, wqe.op().is_some_and(SqOpcode::takes_ord_slot));
         m.set(s_qpn, qpn as u64);
         let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
         m.set_bytes(s_ctx, &ctx);
@@ -603,7 +606,7 @@ fn rdmap_tx_request_completes_a_send_with_31_later_reads_already_placed() {
     trace::on_failure("rdmap_tx_request_completes_a_send_with_31_later_reads_already_placed", || {
         const READS: usize = 31;
         let (mut m, p, mr) = one_mr_model(1);
-        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+        let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
         let [_, cqe_ready, _, cqe_port] = p.cqe;
         let ctx = QpContext { state: QpState::Rts, pd: 1, mulpdu: 1024, ord: 4, ..QpContext::default() };
         let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -617,6 +620,7 @@ fn rdmap_tx_request_completes_a_send_with_31_later_reads_already_placed() {
             m.set_bit(s_valid, taken < wqes.len());
             if let Some(wqe) = wqes.get(taken) {
                 m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+                m.set_bit(s_ordered, wqe.op().is_some_and(SqOpcode::takes_ord_slot));
                 m.set(s_qpn, 0);
                 m.set_bytes(s_ctx, &ctx);
                 m.set_bit(s_error, false);
@@ -654,7 +658,7 @@ fn rdmap_tx_request_completes_a_send_with_31_later_reads_already_placed() {
 /// most Reads outstanding at once and the Reads pushed in all.
 fn reads_pushed_against_a_full_flag_a_cycle_late(ord: usize) -> (usize, usize) {
     let (mut m, p, mr) = one_mr_model(1);
-    let [s_valid, _, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+    let [s_valid, _, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
     let reads_full = m.port("reads_full");
     m.set_bit(p.job[1], true);
     m.set_bit(p.done, false);
@@ -668,6 +672,7 @@ fn reads_pushed_against_a_full_flag_a_cycle_late(ord: usize) -> (usize, usize) {
         let wqe = small_wqe(SqOpcode::RdmaRead, n, &mr);
         m.set_bit(s_valid, true);
         m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+        m.set_bit(s_ordered, wqe.op().is_some_and(SqOpcode::takes_ord_slot));
         m.set(s_qpn, 0);
         m.set_bytes(s_ctx, &ctx);
         m.set_bit(s_error, false);
@@ -704,7 +709,7 @@ fn rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags() {
 /// handed over, once. Returns the cycles, counted from the report, at which it was.
 fn cqe_cycles_around_a_reset(k: u64) -> Vec<u64> {
     let (mut m, p, mr) = one_mr_model(1);
-    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error] = p.s;
+    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, _] = p.s;
     let ctx = QpContext { state: QpState::Rts, pd: 1, mulpdu: 1024, ord: 4, ..QpContext::default() };
     let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
     m.set_bit(p.job[1], true);

@@ -16,7 +16,7 @@ use std::ops::Range;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rnic_proto::host::context::{QpContext, QpState};
-use rnic_proto::host::desc::{SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
+use rnic_proto::host::desc::{sq_wqe_fields, SqOpcode, SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_sim::{trace, Model, Port};
 
 const QPS: usize = 8;
@@ -89,7 +89,7 @@ struct Bench {
     cycle: u64,
 }
 
-const PORTS: [&str; 29] = [
+const PORTS: [&str; 30] = [
     "enable",
     "db_valid",
     "db_kind",
@@ -117,6 +117,7 @@ const PORTS: [&str; 29] = [
     "m_ctx",
     "m_index",
     "m_error",
+    "m_ordered",
     "status_qpn",
     "status_ci",
 ];
@@ -206,6 +207,10 @@ impl Bench {
             let word1 = u32::from_le_bytes(ctx[4..8].try_into().expect("4 octets"));
             let qpn = self.m.get(p["m_qpn"]) as usize;
             let (index, error) = (self.m.get(p["m_index"]) as u32, self.m.get_bit(p["m_error"]));
+            // Every WQE handed on says whether its opcode takes an ORD slot.
+            let opcode = sq_wqe_fields::OPCODE.get(&wqe) as u8;
+            let ordered = SqOpcode::try_from(opcode).is_ok_and(SqOpcode::takes_ord_slot);
+            assert_eq!(self.m.get_bit(p["m_ordered"]), ordered, "QP {qpn}: WQE {index} (opcode {opcode:#04x}) ordered");
             self.taken_now.push(qpn);
             self.out.push(Taken { qpn, index, wqe, word1, error });
         }

@@ -45,7 +45,7 @@
 use rust_hdl::prelude::*;
 
 use rnic_proto::host::context::{qp_fields, MAX_LOG_SIZE};
-use rnic_proto::host::desc::{SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
+use rnic_proto::host::desc::{sq_wqe_fields, SqOpcode, SQ_WQE_LEN, SQ_WQE_SLOT_LEN};
 use rnic_proto::host::Field;
 
 use super::regs::DB_SQ;
@@ -92,6 +92,9 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     pub m_ctx: Signal<Out, Bits<256>>,
     pub m_index: Signal<Out, Bits<32>>,
     pub m_error: Signal<Out, Bit>,
+    /// The WQE is an RDMA Read or an atomic, which waits for a free ORD slot of its QP:
+    /// decoded as the WQE arrives, so the consumer's ready does not decode the offered WQE.
+    pub m_ordered: Signal<Out, Bit>,
     /// QUERY_QP: the `ci` of QP `status_qpn`, one cycle later.
     pub status_qpn: Signal<In, Bits<QB>>,
     pub status_ci: Signal<Out, Bits<32>>,
@@ -156,11 +159,12 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     // Receiving: the WQE so far, whether any of its beats was bad.
     wqe_in: DFF<Bits<768>>,
     err_in: DFF<Bit>,
-    /// WQEs (768 bits) with their error bit, in ring order; the head through a register
-    /// slice, so the consumer's checks start from registers, not from the block RAM's
-    /// output, and its ready reaches the RAM's read address from a register.
-    wqes: RamFifo<769, 5, 6>,
-    wqes_out: SkidBuffer<769>,
+    /// WQEs (768 bits) with their error bit and whether they are ordered (bits 768 and
+    /// 769), in ring order; the head through a register slice, so the consumer's checks
+    /// start from registers, not from the block RAM's output, and its ready reaches the
+    /// RAM's read address from a register.
+    wqes: RamFifo<770, 5, 6>,
+    wqes_out: SkidBuffer<770>,
     /// The round robin over QPs with work (pipelined: its grant is checked against the
     /// QPs with work now before it is taken).
     pick: RrArbiter<Q>,
@@ -191,6 +195,7 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     done_mask: Signal<Local, Bits<Q>>,
     wqe_next: Signal<Local, Bits<768>>,
     err_next: Signal<Local, Bit>,
+    ordered_next: Signal<Local, Bit>,
     head_drop: Signal<Local, Bit>,
     issue_try: Signal<Local, Bit>,
     write_mask: Signal<Local, Bits<Q>>,
@@ -214,6 +219,9 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     at_sq_log: Constant<Bits<8>>,
     at_sq_base: Constant<Bits<8>>,
     slot_shift: Constant<Bits<8>>,
+    at_opcode: Constant<Bits<8>>,
+    op_read: Constant<Bits<8>>,
+    op_atomic: Constant<Bits<8>>,
 }
 
 impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
@@ -257,6 +265,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             m_ctx: Default::default(),
             m_index: Default::default(),
             m_error: Default::default(),
+            m_ordered: Default::default(),
             status_qpn: Default::default(),
             status_ci: Default::default(),
             ctx: Default::default(),
@@ -329,6 +338,7 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             done_mask: Default::default(),
             wqe_next: Default::default(),
             err_next: Default::default(),
+            ordered_next: Default::default(),
             head_drop: Default::default(),
             issue_try: Default::default(),
             write_mask: Default::default(),
@@ -352,6 +362,9 @@ impl<const QB: usize, const Q: usize> Default for SqFetch<QB, Q> {
             at_sq_log: at(qp_fields::SQ_LOG_SIZE),
             at_sq_base: at(qp_fields::SQ_BASE),
             slot_shift: constant(SQ_WQE_SLOT_LEN.trailing_zeros().into()),
+            at_opcode: at(sq_wqe_fields::OPCODE),
+            op_read: constant(SqOpcode::RdmaRead as u64),
+            op_atomic: constant(SqOpcode::Atomic as u64),
         }
     }
 }
@@ -595,8 +608,12 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.wqe_next.next = (self.wqe_in.q.val() >> 64) | (bit_cast::<768, 64>(self.s_rd_tdata.val()) << 704);
         self.err_next.next = self.err_in.q.val() | self.s_rd_tuser.val().get_bit(8);
         self.wqes.s_valid.next = self.s_rd_tvalid.val() & self.s_rd_tlast.val();
-        self.wqes.s_data.next =
-            bit_cast::<769, 768>(self.wqe_next.val()) | (bit_cast::<769, 1>(self.err_next.val().into()) << 768);
+        self.ordered_next.next = (self.wqe_next.val().get_bits::<8>(self.at_opcode.val().index())
+            == self.op_read.val())
+            | (self.wqe_next.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val());
+        self.wqes.s_data.next = bit_cast::<770, 768>(self.wqe_next.val())
+            | (bit_cast::<770, 1>(self.err_next.val().into()) << 768)
+            | (bit_cast::<770, 1>(self.ordered_next.val().into()) << 769);
         if self.s_rd_tvalid.val() {
             self.wqe_in.d.next = self.wqe_next.val();
             self.err_in.d.next = self.err_next.val() & !self.s_rd_tlast.val();
@@ -701,6 +718,7 @@ impl<const QB: usize, const Q: usize> Logic for SqFetch<QB, Q> {
         self.m_req_len.next = self.wqe_len.val();
         self.m_wqe.next = self.wqes_out.m_data.val().get_bits::<768>(0);
         self.m_error.next = self.wqes_out.m_data.val().get_bit(768);
+        self.m_ordered.next = self.wqes_out.m_data.val().get_bit(769);
         self.m_qpn.next = self.out_qpn.q.val();
         self.m_ctx.next = self.head_ctx.val();
         self.m_index.next = self.head_index.val();

@@ -570,6 +570,9 @@ pub struct RdmapRx<
     /// buffer, 4 Read source.
     purpose: DFF<Bits<3>>,
     mr_index: DFF<Bits<MB>>,
+    /// The MR table's read address: the index `mr_index` takes when the next state is
+    /// MrRead, chosen by state and opcode alone (not by the checks that pick the next state).
+    mr_addr: Signal<Local, Bits<MB>>,
     chk_stag: DFF<Bits<32>>,
     chk_to: DFF<Bits<64>>,
     chk_len: DFF<Bits<32>>,
@@ -1095,6 +1098,7 @@ impl<
             ended: Default::default(),
             purpose: Default::default(),
             mr_index: Default::default(),
+            mr_addr: Default::default(),
             chk_stag: Default::default(),
             chk_to: Default::default(),
             chk_len: Default::default(),
@@ -2127,9 +2131,27 @@ impl<
                 self.from_recv_fit.next = RxState::Fault;
             }
         }
-        // The MR table is read at the index as it is chosen (the last assignment above), so
-        // its word is out in MrRead, the cycle after.
-        self.mrs.read_address.next = self.mr_index.d.val();
+        // The MR table is read in the state before MrRead (Classify, Claim or RecvFit) at the
+        // index that state chooses, so its word is out in MrRead. The address is selected by
+        // state and opcode from registers, in parallel with the checks: in any other case the
+        // next state is not MrRead and the word is not used.
+        self.mr_addr.next = self.b_stag.q.val().get_bits::<MB>(8);
+        if self.opcode.val() == self.op_read_request.val() {
+            self.mr_addr.next = self.b_src_stag.q.val().get_bits::<MB>(8);
+        }
+        if self.opcode.val() == self.op_atomic_request.val() {
+            self.mr_addr.next = self.b_a_stag.q.val().get_bits::<MB>(8);
+        }
+        if self.opcode.val() == self.op_atomic_response.val() {
+            self.mr_addr.next = self.rd_entry.val().get_bits::<MB>(40);
+        }
+        if self.state.q.val() == RxState::Claim {
+            self.mr_addr.next = self.b_stag.q.val().get_bits::<MB>(8);
+        }
+        if self.state.q.val() == RxState::RecvFit {
+            self.mr_addr.next = self.r_lkey.q.val().get_bits::<MB>(8);
+        }
+        self.mrs.read_address.next = self.mr_addr.val();
 
         // PlaceRequest, PlaceData: place the payload, realigned to lane 0 (it starts at octet 6 of
         // the last header beat when tagged, octet 2 when untagged).

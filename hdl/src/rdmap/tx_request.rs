@@ -74,6 +74,8 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     pub s_qpn: Signal<In, Bits<QB>>,
     pub s_ctx: Signal<In, Bits<256>>,
     pub s_error: Signal<In, Bit>,
+    /// The WQE is a Read or an atomic (SQ fetch decodes it as it arrives).
+    pub s_ordered: Signal<In, Bit>,
     pub qp_error: Signal<In, Bits<Q>>,
     pub qp_rts: Signal<In, Bits<Q>>,
     pub qp_we: Signal<In, Bit>,
@@ -160,11 +162,16 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// The oldest entries, out of the RAM: the decision to complete the head does not
     /// reach back into the RAM's read address.
     pending_out: SkidBuffer<ENTRY_BITS>,
+    /// Slots taken next cycle, but for one freed then.
     queued: Signal<Local, Bits<6>>,
     /// The bit of `queued` set when every slot is taken.
     at_full: Constant<Bits<8>>,
     head: DFF<Bits<6>>,
     tail: DFF<Bits<6>>,
+    /// Every slot may be taken: set a cycle ahead from `tail`'s next value and `head` (a
+    /// slot freed in that cycle is seen a cycle late), so the ready to SQ fetch starts
+    /// from registers.
+    full: DFF<Bit>,
     /// Per slot, what changes while the entry waits: its QP and QN 1 MSN (to find it), its
     /// CQE no longer to be written (the QP was reset), and the status a peer's Terminate
     /// named it with (bit 0: named; 1–8: the status).
@@ -174,7 +181,6 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     slot_named: [DFF<Bits<9>>; PENDING],
     /// Messages done whose completion has not reached the head yet.
     sent: DFF<Bits<6>>,
-    is_read_wqe: Signal<Local, Bit>,
     head_cut: Signal<Local, Bit>,
     head_named: Signal<Local, Bits<9>>,
     head_base: Signal<Local, Bits<ENTRY_BITS>>,
@@ -310,6 +316,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             s_qpn: Default::default(),
             s_ctx: Default::default(),
             s_error: Default::default(),
+            s_ordered: Default::default(),
             qp_error: Default::default(),
             qp_rts: Default::default(),
             qp_we: Default::default(),
@@ -378,6 +385,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             head: Default::default(),
             tail: Default::default(),
             pending_out: Default::default(),
+            full: Default::default(),
             queued: Default::default(),
             at_full: constant(PENDING_BITS as u64),
             slot_qpn: Default::default(),
@@ -385,7 +393,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             slot_cut: Default::default(),
             slot_named: Default::default(),
             sent: Default::default(),
-            is_read_wqe: Default::default(),
             head_cut: Default::default(),
             head_named: Default::default(),
             head_base: Default::default(),
@@ -524,6 +531,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             read_entry,
             head,
             tail,
+            full,
             sent,
             go,
             go_writes,
@@ -589,26 +597,17 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.atomic_msn.write_data.next = self.atomic_msn.read_data.val() + 1;
 
         // Take a WQE while there is room for its completion (a slot: in the RAM or out).
-        self.queued.next = self.tail.q.val() - self.head.q.val();
         // (A Read or atomic waits while its QP has as many outstanding as ORD allows, unless
         // the QP is in ERROR: it is flushed, and the responses that would free a slot are
         // dropped.)
-        self.is_read_wqe.next = (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_read.val())
-            | (self.s_wqe.val().get_bits::<8>(self.at_opcode.val().index()) == self.op_atomic.val());
         // (A Read or atomic reaches the receive side from `read_valid`, a cycle after Check,
         // and `reads_full` has it a cycle after that. That is in time: a Read or atomic that
         // passed its checks goes on to Job, so the next WQE is taken two cycles after Check
         // at the earliest.)
         self.ord_full.next = self.reads_full.val() & !self.qp_error.val();
-        self.held.next = self.is_read_wqe.val() & self.ord_full.val().get_bit(self.s_qpn.val().index());
-        self.s_ready.next = (self.state.q.val() == TxState::Accept)
-            & !self.queued.val().get_bit(self.at_full.val().index())
-            & !self.held.val();
-        if self.s_valid.val()
-            & (self.state.q.val() == TxState::Accept)
-            & !self.queued.val().get_bit(self.at_full.val().index())
-            & !self.held.val()
-        {
+        self.held.next = self.s_ordered.val() & self.ord_full.val().get_bit(self.s_qpn.val().index());
+        self.s_ready.next = (self.state.q.val() == TxState::Accept) & !self.full.q.val() & !self.held.val();
+        if self.s_valid.val() & (self.state.q.val() == TxState::Accept) & !self.full.q.val() & !self.held.val() {
             self.wqe.d.next = self.s_wqe.val();
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
@@ -950,5 +949,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.sent.d.next = 0.into();
             self.go.d.next = false;
         }
+        self.queued.next = self.tail.d.val() - self.head.q.val();
+        self.full.d.next = self.queued.val().get_bit(self.at_full.val().index());
     }
 }

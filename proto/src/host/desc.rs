@@ -100,6 +100,12 @@ impl SqOpcode {
         self as u8
     }
 
+    /// True for the WQEs that wait for a response and so hold an ORD slot
+    /// (RFC 7306 §5.2: atomics share the Read machinery).
+    pub fn takes_ord_slot(self) -> bool {
+        matches!(self, SqOpcode::RdmaRead | SqOpcode::Atomic)
+    }
+
     /// True for the opcodes this RNIC executes; the others complete with
     /// `BAD_OPCODE`.
     pub fn is_supported(self) -> bool {

@@ -3,7 +3,7 @@
 use super::cq::{Expected, Queue};
 use super::fabric::{Fabric, ModelError, Side, Step, Token};
 use super::qp::{Awaiting, Outstanding, Qp};
-use super::rnic::{local_outcome, sq_cqe, takes_ord_slot, ErrorCause, Outcome};
+use super::rnic::{local_outcome, sq_cqe, ErrorCause, Outcome};
 use super::wire::{atomic_request_ulpdu, read_request_of, request_ulpdus};
 use crate::host::context::{QpState, MAX_READS};
 use crate::host::desc::{CqeStatus, SqOpcode, SqWqe};
@@ -42,7 +42,7 @@ impl Fabric {
         let blocked = match qp.external {
             true => {
                 let slots = usize::from(qp.ctx.ord.min(MAX_READS));
-                front.wqe.op().is_some_and(takes_ord_slot) && qp.ord.len() >= slots.max(1)
+                front.wqe.op().is_some_and(SqOpcode::takes_ord_slot) && qp.ord.len() >= slots.max(1)
             }
             false => !qp.ord.is_empty(),
         };
@@ -73,7 +73,7 @@ impl Fabric {
         };
         let wqe = posted.wqe;
         qp.status.sq_ci = qp.status.sq_ci.wrapping_add(1);
-        let ulpdus = if takes_ord_slot(op) {
+        let ulpdus = if op.takes_ord_slot() {
             vec![qp.take_ord_slot(wqe)]
         } else {
             let msn = match op {
@@ -93,7 +93,7 @@ impl Fabric {
         for ulpdu in ulpdus {
             self.transmit(side, qpn, ulpdu);
         }
-        if !takes_ord_slot(op) && wqe.signaled {
+        if !op.takes_ord_slot() && wqe.signaled {
             let cqe = sq_cqe(qpn, &wqe, CqeStatus::Success);
             self.rnics[side.index()].complete(qpn, Queue::Send, Expected::Exact(cqe));
         }

@@ -84,7 +84,7 @@ pub fn local_outcome(mrs: &[MrContext], ctx: &QpContext, wqe: &SqWqe) -> Outcome
             Err(_) => return Outcome::Fail(CqeStatus::LocalProtection),
         }
     }
-    if takes_ord_slot(op) && ctx.ord == 0 {
+    if op.takes_ord_slot() && ctx.ord == 0 {
         return Outcome::Stall;
     }
     Outcome::Transmit { op, source }
@@ -103,12 +103,6 @@ fn local_buffer(op: SqOpcode, wqe: &SqWqe) -> Option<(u64, Right)> {
         SqOpcode::RdmaRead => Some((len, Right::LocalWrite)),
         _ => Some((len, Right::LocalRead)),
     }
-}
-
-/// True for the WQEs that wait for a response and so hold an ORD slot
-/// (RFC 7306 §5.2: atomics share the Read machinery).
-pub(crate) fn takes_ord_slot(op: SqOpcode) -> bool {
-    matches!(op, SqOpcode::RdmaRead | SqOpcode::Atomic)
 }
 
 /// The status of the outstanding Read or atomic a received Terminate
@@ -409,7 +403,7 @@ impl Rnic {
 fn racy_flush(mrs: &[MrContext], ctx: &QpContext, qpn: u32, wqe: &SqWqe, racy: &mut bool) -> Expected {
     let flushed = sq_cqe(qpn, wqe, CqeStatus::Flushed);
     match local_outcome(mrs, ctx, wqe) {
-        Outcome::Transmit { op, .. } if takes_ord_slot(op) => Expected::Exact(flushed),
+        Outcome::Transmit { op, .. } if op.takes_ord_slot() => Expected::Exact(flushed),
         Outcome::Transmit { .. } => {
             Expected::FlushedOrSent { flushed, sent: wqe.signaled.then(|| sq_cqe(qpn, wqe, CqeStatus::Success)) }
         }
