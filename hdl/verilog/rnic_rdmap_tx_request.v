@@ -128,11 +128,13 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     // Stub signals
     reg  [7:0] mrs$read_address;
     reg  mrs$read_clock;
-    wire  [223:0] mrs$read_data;
+    wire  [352:0] mrs$read_data;
     reg  [7:0] mrs$write_address;
     reg  mrs$write_clock;
-    reg  [223:0] mrs$write_data;
+    reg  [352:0] mrs$write_data;
     reg  mrs$write_enable;
+    reg  [223:0] mr_entry$ctx;
+    wire  [352:0] mr_entry$entry;
     reg  [5:0] send_msn$read_address;
     reg  send_msn$read_clock;
     wire  [31:0] send_msn$read_data;
@@ -154,13 +156,13 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  atomic_msn$write_clock;
     reg  [31:0] atomic_msn$write_data;
     reg  atomic_msn$write_enable;
-    reg  [223:0] check$mr;
+    reg  [352:0] check$mr;
     reg  check$live;
     reg  check$exists;
     reg  [31:0] check$stag;
     reg  [15:0] check$pd;
     reg  [63:0] check$to;
-    reg  [31:0] check$len;
+    reg  [64:0] check$range_end;
     reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
@@ -182,9 +184,12 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  job_valid$d;
     wire  job_valid$q;
     reg  job_valid$clock;
-    reg  [223:0] mr$d;
-    wire  [223:0] mr$q;
+    reg  [352:0] mr$d;
+    wire  [352:0] mr$q;
     reg  mr$clock;
+    reg  [64:0] range_end$d;
+    wire  [64:0] range_end$q;
+    reg  range_end$clock;
     reg  [7:0] verdict$d;
     wire  [7:0] verdict$q;
     reg  verdict$clock;
@@ -704,6 +709,10 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .write_data(mrs$write_data),
         .write_enable(mrs$write_enable)
     );
+    rnic_rdmap_tx_request$mr_entry mr_entry(
+        .ctx(mr_entry$ctx),
+        .entry(mr_entry$entry)
+    );
     rnic_rdmap_tx_request$send_msn send_msn(
         .read_address(send_msn$read_address),
         .read_clock(send_msn$read_clock),
@@ -738,7 +747,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .stag(check$stag),
         .pd(check$pd),
         .to(check$to),
-        .len(check$len),
+        .range_end(check$range_end),
         .right(check$right),
         .error(check$error),
         .iova(check$iova)
@@ -777,6 +786,11 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .d(mr$d),
         .q(mr$q),
         .clock(mr$clock)
+    );
+    rnic_rdmap_tx_request$range_end range_end(
+        .d(range_end$d),
+        .q(range_end$q),
+        .clock(range_end$clock)
     );
     rnic_rdmap_tx_request$verdict verdict(
         .d(verdict$d),
@@ -1564,6 +1578,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     always @(*) begin
         state$clock = clock;
         wqe$clock = clock;
+        range_end$clock = clock;
         qpn$clock = clock;
         ctx$clock = clock;
         fetch_error$clock = clock;
@@ -1587,6 +1602,7 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         go_cut$clock = clock;
         state$d = state$q;
         wqe$d = wqe$q;
+        range_end$d = range_end$q;
         qpn$d = qpn$q;
         ctx$d = ctx$q;
         fetch_error$d = fetch_error$q;
@@ -2073,7 +2089,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         atomic_msn$write_clock = clock;
         mrs$write_enable = mr_we;
         mrs$write_address = mr_waddr;
-        mrs$write_data = mr_wdata;
+        mr_entry$ctx = mr_wdata;
+        mrs$write_data = mr_entry$entry;
         mrs$read_address = s_wqe[(at_lkey_index)+:(8)];
         send_msn$read_address = qpn$q;
         read_msn$read_address = qpn$q;
@@ -2118,7 +2135,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         check$stag = wqe$q[(at_lkey)+:(32)];
         check$pd = ctx$q[(at_pd)+:(16)];
         check$to = wqe$q[(at_local_addr)+:(64)];
-        check$len = length;
+        range_end$d = ((wqe$q[(at_local_addr)+:(64)]) & 65'h1ffffffffffffffff) + ((length) & 65'h1ffffffffffffffff);
+        check$range_end = range_end$q;
         check$right = 32'h0;
         if (is_read | is_atomic) begin
             check$right = 32'h1;
@@ -2714,42 +2732,40 @@ module rnic_rdmap_tx_request$atomic_msn(read_address,read_clock,read_data,write_
 endmodule // rnic_rdmap_tx_request$atomic_msn
 
 
-module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,len,right,error,iova);
+module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,range_end,right,error,iova);
     
     // Module arguments
-    input wire  [223:0] mr;
+    input wire  [352:0] mr;
     input wire  live;
     input wire  exists;
     input wire  [31:0] stag;
     input wire  [15:0] pd;
     input wire  [63:0] to;
-    input wire  [31:0] len;
+    input wire  [64:0] range_end;
     input wire  [2:0] right;
     output reg  [2:0] error;
     output reg  [63:0] iova;
     
     // Constant declarations
-    localparam  at_key = 8'h0;
-    localparam  at_local_write = 8'h8;
-    localparam  at_remote_read = 8'h9;
-    localparam  at_remote_write = 8'ha;
-    localparam  at_remote_atomic = 8'hb;
-    localparam  at_pd = 8'h10;
-    localparam  at_va = 8'h20;
-    localparam  at_length = 8'h60;
-    localparam  at_iova = 8'ha0;
+    localparam  at_key = 9'b0;
+    localparam  at_local_write = 9'b1000;
+    localparam  at_remote_read = 9'b1001;
+    localparam  at_remote_write = 9'b1010;
+    localparam  at_remote_atomic = 9'b1011;
+    localparam  at_pd = 9'b10000;
+    localparam  at_va = 9'b100000;
+    localparam  at_end = 9'b11100000;
+    localparam  at_offset = 9'b100100001;
     
     // Local signals
     reg  [63:0] va;
-    reg  [64:0] range_end;
     reg  [64:0] region_end;
     reg  granted;
     
     // Update code
     always @(*) begin
         va = mr[(at_va)+:(64)];
-        range_end = ((to) & 65'h1ffffffffffffffff) + ((len) & 65'h1ffffffffffffffff);
-        region_end = ((va) & 65'h1ffffffffffffffff) + ((mr[(at_length)+:(64)]) & 65'h1ffffffffffffffff);
+        region_end = mr[(at_end)+:(65)];
         granted = 1'b1;
         if (right == 32'h1) begin
             granted = mr[at_local_write];
@@ -2779,7 +2795,7 @@ module rnic_rdmap_tx_request$check(mr,live,exists,stag,pd,to,len,right,error,iov
         if (~exists | ~live | (mr[(at_key)+:(8)] != stag[(32'h0)+:(8)])) begin
             error = 32'h1;
         end
-        iova = mr[(at_iova)+:(64)] + (to - va);
+        iova = to + mr[(at_offset)+:(64)];
     end
     
 endmodule // rnic_rdmap_tx_request$check
@@ -3086,13 +3102,13 @@ endmodule // rnic_rdmap_tx_request$lkey_be
 module rnic_rdmap_tx_request$mr(d,q,clock);
     
     // Module arguments
-    input wire  [223:0] d;
-    output reg  [223:0] q;
+    input wire  [352:0] d;
+    output reg  [352:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 224'h0;
+       q = 353'h0;
     end
     
     always @(posedge clock) begin
@@ -3102,19 +3118,44 @@ module rnic_rdmap_tx_request$mr(d,q,clock);
 endmodule // rnic_rdmap_tx_request$mr
 
 
+module rnic_rdmap_tx_request$mr_entry(ctx,entry);
+    
+    // Module arguments
+    input wire  [223:0] ctx;
+    output reg  [352:0] entry;
+    
+    // Constant declarations
+    localparam  at_va = 8'h20;
+    localparam  at_length = 8'h60;
+    localparam  at_iova = 8'ha0;
+    localparam  at_end = 9'b11100000;
+    localparam  at_offset = 9'b100100001;
+    
+    // Local signals
+    reg  [63:0] va;
+    
+    // Update code
+    always @(*) begin
+        va = ctx[(at_va)+:(64)];
+        entry = ((ctx) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((((va) & 65'h1ffffffffffffffff) + ((ctx[(at_length)+:(64)]) & 65'h1ffffffffffffffff)) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_end) | (((ctx[(at_iova)+:(64)] - va) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_offset);
+    end
+    
+endmodule // rnic_rdmap_tx_request$mr_entry
+
+
 module rnic_rdmap_tx_request$mrs(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
     input wire  [7:0] read_address;
     input wire  read_clock;
-    output reg  [223:0] read_data;
+    output reg  [352:0] read_data;
     input wire  [7:0] write_address;
     input wire  write_clock;
-    input wire  [223:0] write_data;
+    input wire  [352:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[223:0] mem[255:0];
+    reg[352:0] mem[255:0];
     
     
     
@@ -3506,6 +3547,25 @@ module rnic_rdmap_tx_request$qpn(d,q,clock);
     end
           
 endmodule // rnic_rdmap_tx_request$qpn
+
+
+module rnic_rdmap_tx_request$range_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$range_end
 
 
 module rnic_rdmap_tx_request$read_entry(d,q,clock);

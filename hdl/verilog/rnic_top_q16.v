@@ -25884,11 +25884,13 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  ctx$write_enable;
     reg  [5:0] mrs$read_address;
     reg  mrs$read_clock;
-    wire  [223:0] mrs$read_data;
+    wire  [352:0] mrs$read_data;
     reg  [5:0] mrs$write_address;
     reg  mrs$write_clock;
-    reg  [223:0] mrs$write_data;
+    reg  [352:0] mrs$write_data;
     reg  mrs$write_enable;
+    reg  [223:0] mr_entry$ctx;
+    wire  [352:0] mr_entry$entry;
     reg  [3:0] recv_msn$read_address;
     reg  recv_msn$read_clock;
     wire  [31:0] recv_msn$read_data;
@@ -26157,6 +26159,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [5:0] done_value$d;
     wire  [5:0] done_value$q;
     reg  done_value$clock;
+    reg  fail_waits$d;
+    wire  fail_waits$q;
+    reg  fail_waits$clock;
+    reg  fail_seen$d;
+    wire  fail_seen$q;
+    reg  fail_seen$clock;
     reg  [15:0] full$d;
     wire  [15:0] full$q;
     reg  full$clock;
@@ -26177,21 +26185,32 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  jobs$m_ready;
     wire  [464:0] jobs$m_data;
     wire  [9:0] jobs$count;
+    reg  jobs_out$clock;
+    reg  jobs_out$reset;
+    reg  jobs_out$s_valid;
+    wire  jobs_out$s_ready;
+    reg  [464:0] jobs_out$s_data;
+    wire  jobs_out$m_valid;
+    reg  jobs_out$m_ready;
+    wire  [464:0] jobs_out$m_data;
     reg  [63:0] res_be$d;
     wire  [63:0] res_be$q;
-    reg  [223:0] check$mr;
+    reg  [352:0] check$mr;
     reg  check$live;
     reg  check$exists;
     reg  [31:0] check$stag;
     reg  [15:0] check$pd;
     reg  [63:0] check$to;
-    reg  [31:0] check$len;
+    reg  [64:0] check$range_end;
     reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
-    reg  [223:0] mr$d;
-    wire  [223:0] mr$q;
+    reg  [352:0] mr$d;
+    wire  [352:0] mr$q;
     reg  mr$clock;
+    reg  [64:0] chk_end$d;
+    wire  [64:0] chk_end$q;
+    reg  chk_end$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -26464,7 +26483,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [7:0] wait_acks_past;
     reg  wait_pop;
     reg  done_push;
-    reg  fail_waits;
+    reg  fail_waits_now;
     reg  side_work;
     reg  [15:0] term_need;
     reg  [7:0] mpa_error;
@@ -26557,6 +26576,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .write_clock(mrs$write_clock),
         .write_data(mrs$write_data),
         .write_enable(mrs$write_enable)
+    );
+    rnic_top_q16$receiver$mr_entry mr_entry(
+        .ctx(mr_entry$ctx),
+        .entry(mr_entry$entry)
     );
     rnic_top_q16$receiver$recv_msn recv_msn(
         .read_address(recv_msn$read_address),
@@ -26980,6 +27003,16 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .q(done_value$q),
         .clock(done_value$clock)
     );
+    rnic_top_q16$receiver$fail_waits fail_waits(
+        .d(fail_waits$d),
+        .q(fail_waits$q),
+        .clock(fail_waits$clock)
+    );
+    rnic_top_q16$receiver$fail_seen fail_seen(
+        .d(fail_seen$d),
+        .q(fail_seen$q),
+        .clock(fail_seen$clock)
+    );
     rnic_top_q16$receiver$full full(
         .d(full$d),
         .q(full$q),
@@ -27006,6 +27039,16 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .m_data(jobs$m_data),
         .count(jobs$count)
     );
+    rnic_top_q16$receiver$jobs_out jobs_out(
+        .clock(jobs_out$clock),
+        .reset(jobs_out$reset),
+        .s_valid(jobs_out$s_valid),
+        .s_ready(jobs_out$s_ready),
+        .s_data(jobs_out$s_data),
+        .m_valid(jobs_out$m_valid),
+        .m_ready(jobs_out$m_ready),
+        .m_data(jobs_out$m_data)
+    );
     rnic_top_q16$receiver$res_be res_be(
         .d(res_be$d),
         .q(res_be$q)
@@ -27017,7 +27060,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .stag(check$stag),
         .pd(check$pd),
         .to(check$to),
-        .len(check$len),
+        .range_end(check$range_end),
         .right(check$right),
         .error(check$error),
         .iova(check$iova)
@@ -27026,6 +27069,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .d(mr$d),
         .q(mr$q),
         .clock(mr$clock)
+    );
+    rnic_top_q16$receiver$chk_end chk_end(
+        .d(chk_end$d),
+        .q(chk_end$q),
+        .clock(chk_end$clock)
     );
     rnic_top_q16$receiver$state state(
         .d(state$d),
@@ -27417,6 +27465,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     always @(*) begin
         full$clock = clock;
         mr$clock = clock;
+        chk_end$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
         ulen$clock = clock;
@@ -27474,6 +27523,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         fault_code$clock = clock;
         fault_hdr$clock = clock;
         fail_valid$clock = clock;
+        fail_waits$clock = clock;
+        fail_seen$clock = clock;
         fail_qp$clock = clock;
         fail_term$clock = clock;
         fail_received$clock = clock;
@@ -27500,6 +27551,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         p_mo_bad$clock = clock;
         full$d = full$q;
         mr$d = mr$q;
+        chk_end$d = chk_end$q;
         state$d = state$q;
         qpn$d = qpn$q;
         ulen$d = ulen$q;
@@ -27557,6 +27609,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         fault_code$d = fault_code$q;
         fault_hdr$d = fault_hdr$q;
         fail_valid$d = fail_valid$q;
+        fail_waits$d = fail_waits$q;
+        fail_seen$d = fail_seen$q;
         fail_qp$d = fail_qp$q;
         fail_term$d = fail_term$q;
         fail_received$d = fail_received$q;
@@ -27606,56 +27660,58 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         code_recv_fit = fault_code$q;
         code_imm_complete = fault_code$q;
         ctx$read_clock = clock;
-        fail_waits = 1'b0;
+        fail_waits_now = 1'b0;
         if (wait_live$0$q & (wait_qpn$0$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$1$q & (wait_qpn$1$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$2$q & (wait_qpn$2$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$3$q & (wait_qpn$3$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$4$q & (wait_qpn$4$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$5$q & (wait_qpn$5$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$6$q & (wait_qpn$6$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$7$q & (wait_qpn$7$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$8$q & (wait_qpn$8$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$9$q & (wait_qpn$9$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$10$q & (wait_qpn$10$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$11$q & (wait_qpn$11$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$12$q & (wait_qpn$12$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$13$q & (wait_qpn$13$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$14$q & (wait_qpn$14$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
         if (wait_live$15$q & (wait_qpn$15$q == fail_qp$q)) begin
-            fail_waits = 1'b1;
+            fail_waits_now = 1'b1;
         end
-        m_fail = fail_valid$q & ~s_tx_fail & ~fail_waits;
+        fail_waits$d = fail_waits_now;
+        m_fail = fail_valid$q & fail_seen$q & ~fail_waits$q & ~s_tx_fail;
+        fail_seen$d = fail_valid$q & ~m_fail;
         if (m_fail) begin
             fail_valid$d = 1'b0;
         end
@@ -27684,13 +27740,19 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         tx_fails$reset = reset;
         jobs$clock = clock;
         jobs$reset = reset;
+        jobs_out$clock = clock;
+        jobs_out$reset = reset;
+        jobs_out$s_valid = jobs$m_valid;
+        jobs_out$s_data = jobs$m_data;
+        jobs$m_ready = jobs_out$s_ready;
         ctx$write_enable = qp_we;
         ctx$write_address = qp_waddr;
         ctx$write_data = qp_wdata;
         ctx$read_address = qpn$q;
         mrs$write_enable = mr_we;
         mrs$write_address = mr_waddr;
-        mrs$write_data = mr_wdata;
+        mr_entry$ctx = mr_wdata;
+        mrs$write_data = mr_entry$entry;
         recv_msn$read_address = qpn$q;
         rr_msn$read_address = qpn$q;
         rr_sent$read_address = qpn$q;
@@ -28188,7 +28250,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         check$stag = chk_stag$q;
         check$pd = pd;
         check$to = chk_to$q;
-        check$len = chk_len$q;
+        chk_end$d = ((chk_to$q) & 65'h1ffffffffffffffff) + ((chk_len$q) & 65'h1ffffffffffffffff);
+        check$range_end = chk_end$q;
         check$right = chk_right$q;
         access_code = t_tagged_stag;
         if (check$error == 32'h2) begin
@@ -29116,11 +29179,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 plain_pushed$d = plain_pushed$q + 32'h1;
             end
         end
-        job_out = jobs$m_data;
+        job_out = jobs_out$m_data;
         job_is_atomic = job_out[32'h1d0];
-        s_res_ready = jobs$m_valid & job_is_atomic & m_job_ready & sending$s_ready;
-        m_job_valid = jobs$m_valid & sending$s_ready & (~job_is_atomic | s_res_valid);
-        jobs$m_ready = m_job_ready & sending$s_ready & (~job_is_atomic | s_res_valid);
+        s_res_ready = jobs_out$m_valid & job_is_atomic & m_job_ready & sending$s_ready;
+        m_job_valid = jobs_out$m_valid & sending$s_ready & (~job_is_atomic | s_res_valid);
+        jobs_out$m_ready = m_job_ready & sending$s_ready & (~job_is_atomic | s_res_valid);
         sending$s_valid = m_job_valid & m_job_ready;
         sending$s_data = ((job_out[32'h0]) & 42'h3ffffffffff) | (((job_out[(32'hc1)+:(32)]) & 42'h3ffffffffff) << 32'h1) | (((job_out[(32'h1c7)+:(8)]) & 42'h3ffffffffff) << 32'h21) | (((job_is_atomic) & 42'h3ffffffffff) << 32'h29);
         sending$m_ready = |dones$q & ~(qp_we & qp_reset);
@@ -29215,7 +29278,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         flush_here$d = |((qp_error & ~quiet_next) & (one_q << ((scan_next) & 16'hffff)));
         if (state$q == RxState$Drain) begin
             s_axis_tready = ~ended$q;
-            if (ended$q & ~(fail_valid$q & fail_waits)) begin
+            if (ended$q & ~fail_valid$q) begin
                 from_drain = RxState$Idle;
             end
             if (s_axis_tvalid & s_axis_tlast) begin
@@ -29717,42 +29780,40 @@ module rnic_top_q16$receiver$carry(d,q,clock);
 endmodule // rnic_top_q16$receiver$carry
 
 
-module rnic_top_q16$receiver$check(mr,live,exists,stag,pd,to,len,right,error,iova);
+module rnic_top_q16$receiver$check(mr,live,exists,stag,pd,to,range_end,right,error,iova);
     
     // Module arguments
-    input wire  [223:0] mr;
+    input wire  [352:0] mr;
     input wire  live;
     input wire  exists;
     input wire  [31:0] stag;
     input wire  [15:0] pd;
     input wire  [63:0] to;
-    input wire  [31:0] len;
+    input wire  [64:0] range_end;
     input wire  [2:0] right;
     output reg  [2:0] error;
     output reg  [63:0] iova;
     
     // Constant declarations
-    localparam  at_key = 8'h0;
-    localparam  at_local_write = 8'h8;
-    localparam  at_remote_read = 8'h9;
-    localparam  at_remote_write = 8'ha;
-    localparam  at_remote_atomic = 8'hb;
-    localparam  at_pd = 8'h10;
-    localparam  at_va = 8'h20;
-    localparam  at_length = 8'h60;
-    localparam  at_iova = 8'ha0;
+    localparam  at_key = 9'b0;
+    localparam  at_local_write = 9'b1000;
+    localparam  at_remote_read = 9'b1001;
+    localparam  at_remote_write = 9'b1010;
+    localparam  at_remote_atomic = 9'b1011;
+    localparam  at_pd = 9'b10000;
+    localparam  at_va = 9'b100000;
+    localparam  at_end = 9'b11100000;
+    localparam  at_offset = 9'b100100001;
     
     // Local signals
     reg  [63:0] va;
-    reg  [64:0] range_end;
     reg  [64:0] region_end;
     reg  granted;
     
     // Update code
     always @(*) begin
         va = mr[(at_va)+:(64)];
-        range_end = ((to) & 65'h1ffffffffffffffff) + ((len) & 65'h1ffffffffffffffff);
-        region_end = ((va) & 65'h1ffffffffffffffff) + ((mr[(at_length)+:(64)]) & 65'h1ffffffffffffffff);
+        region_end = mr[(at_end)+:(65)];
         granted = 1'b1;
         if (right == 32'h1) begin
             granted = mr[at_local_write];
@@ -29782,10 +29843,29 @@ module rnic_top_q16$receiver$check(mr,live,exists,stag,pd,to,len,right,error,iov
         if (~exists | ~live | (mr[(at_key)+:(8)] != stag[(32'h0)+:(8)])) begin
             error = 32'h1;
         end
-        iova = mr[(at_iova)+:(64)] + (to - va);
+        iova = to + mr[(at_offset)+:(64)];
     end
     
 endmodule // rnic_top_q16$receiver$check
+
+
+module rnic_top_q16$receiver$chk_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$chk_end
 
 
 module rnic_top_q16$receiver$chk_len(d,q,clock);
@@ -30064,6 +30144,25 @@ module rnic_top_q16$receiver$fail_received(d,q,clock);
 endmodule // rnic_top_q16$receiver$fail_received
 
 
+module rnic_top_q16$receiver$fail_seen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$fail_seen
+
+
 module rnic_top_q16$receiver$fail_term(d,q,clock);
     
     // Module arguments
@@ -30100,6 +30199,25 @@ module rnic_top_q16$receiver$fail_valid(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$fail_valid
+
+
+module rnic_top_q16$receiver$fail_waits(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$fail_waits
 
 
 module rnic_top_q16$receiver$fault_code(d,q,clock);
@@ -30558,6 +30676,174 @@ module rnic_top_q16$receiver$jobs$wr_ptr(d,q,clock);
 endmodule // rnic_top_q16$receiver$jobs$wr_ptr
 
 
+module rnic_top_q16$receiver$jobs_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [464:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [464:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [464:0] out_data$d;
+    wire  [464:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [464:0] skid_data$d;
+    wire  [464:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$receiver$jobs_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$receiver$jobs_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$receiver$jobs_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$receiver$jobs_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$receiver$jobs_out
+
+
+module rnic_top_q16$receiver$jobs_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [464:0] d;
+    output reg  [464:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 465'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$jobs_out$out_data
+
+
+module rnic_top_q16$receiver$jobs_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$jobs_out$out_valid
+
+
+module rnic_top_q16$receiver$jobs_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [464:0] d;
+    output reg  [464:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 465'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$jobs_out$skid_data
+
+
+module rnic_top_q16$receiver$jobs_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$jobs_out$skid_valid
+
+
 module rnic_top_q16$receiver$left(d,q,clock);
     
     // Module arguments
@@ -30580,13 +30866,13 @@ endmodule // rnic_top_q16$receiver$left
 module rnic_top_q16$receiver$mr(d,q,clock);
     
     // Module arguments
-    input wire  [223:0] d;
-    output reg  [223:0] q;
+    input wire  [352:0] d;
+    output reg  [352:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 224'h0;
+       q = 353'h0;
     end
     
     always @(posedge clock) begin
@@ -30594,6 +30880,31 @@ module rnic_top_q16$receiver$mr(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$mr
+
+
+module rnic_top_q16$receiver$mr_entry(ctx,entry);
+    
+    // Module arguments
+    input wire  [223:0] ctx;
+    output reg  [352:0] entry;
+    
+    // Constant declarations
+    localparam  at_va = 8'h20;
+    localparam  at_length = 8'h60;
+    localparam  at_iova = 8'ha0;
+    localparam  at_end = 9'b11100000;
+    localparam  at_offset = 9'b100100001;
+    
+    // Local signals
+    reg  [63:0] va;
+    
+    // Update code
+    always @(*) begin
+        va = ctx[(at_va)+:(64)];
+        entry = ((ctx) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((((va) & 65'h1ffffffffffffffff) + ((ctx[(at_length)+:(64)]) & 65'h1ffffffffffffffff)) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_end) | (((ctx[(at_iova)+:(64)] - va) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_offset);
+    end
+    
+endmodule // rnic_top_q16$receiver$mr_entry
 
 
 module rnic_top_q16$receiver$mr_index(d,q,clock);
@@ -30620,14 +30931,14 @@ module rnic_top_q16$receiver$mrs(read_address,read_clock,read_data,write_address
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [223:0] read_data;
+    output reg  [352:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [223:0] write_data;
+    input wire  [352:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[223:0] mem[63:0];
+    reg[352:0] mem[63:0];
     
     
     
@@ -33810,11 +34121,13 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     // Stub signals
     reg  [5:0] mrs$read_address;
     reg  mrs$read_clock;
-    wire  [223:0] mrs$read_data;
+    wire  [352:0] mrs$read_data;
     reg  [5:0] mrs$write_address;
     reg  mrs$write_clock;
-    reg  [223:0] mrs$write_data;
+    reg  [352:0] mrs$write_data;
     reg  mrs$write_enable;
+    reg  [223:0] mr_entry$ctx;
+    wire  [352:0] mr_entry$entry;
     reg  [3:0] send_msn$read_address;
     reg  send_msn$read_clock;
     wire  [31:0] send_msn$read_data;
@@ -33836,13 +34149,13 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  atomic_msn$write_clock;
     reg  [31:0] atomic_msn$write_data;
     reg  atomic_msn$write_enable;
-    reg  [223:0] check$mr;
+    reg  [352:0] check$mr;
     reg  check$live;
     reg  check$exists;
     reg  [31:0] check$stag;
     reg  [15:0] check$pd;
     reg  [63:0] check$to;
-    reg  [31:0] check$len;
+    reg  [64:0] check$range_end;
     reg  [2:0] check$right;
     wire  [2:0] check$error;
     wire  [63:0] check$iova;
@@ -33864,9 +34177,12 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     reg  job_valid$d;
     wire  job_valid$q;
     reg  job_valid$clock;
-    reg  [223:0] mr$d;
-    wire  [223:0] mr$q;
+    reg  [352:0] mr$d;
+    wire  [352:0] mr$q;
     reg  mr$clock;
+    reg  [64:0] range_end$d;
+    wire  [64:0] range_end$q;
+    reg  range_end$clock;
     reg  [7:0] verdict$d;
     wire  [7:0] verdict$q;
     reg  verdict$clock;
@@ -34386,6 +34702,10 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .write_data(mrs$write_data),
         .write_enable(mrs$write_enable)
     );
+    rnic_top_q16$requester$mr_entry mr_entry(
+        .ctx(mr_entry$ctx),
+        .entry(mr_entry$entry)
+    );
     rnic_top_q16$requester$send_msn send_msn(
         .read_address(send_msn$read_address),
         .read_clock(send_msn$read_clock),
@@ -34420,7 +34740,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .stag(check$stag),
         .pd(check$pd),
         .to(check$to),
-        .len(check$len),
+        .range_end(check$range_end),
         .right(check$right),
         .error(check$error),
         .iova(check$iova)
@@ -34459,6 +34779,11 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         .d(mr$d),
         .q(mr$q),
         .clock(mr$clock)
+    );
+    rnic_top_q16$requester$range_end range_end(
+        .d(range_end$d),
+        .q(range_end$q),
+        .clock(range_end$clock)
     );
     rnic_top_q16$requester$verdict verdict(
         .d(verdict$d),
@@ -35246,6 +35571,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
     always @(*) begin
         state$clock = clock;
         wqe$clock = clock;
+        range_end$clock = clock;
         qpn$clock = clock;
         ctx$clock = clock;
         fetch_error$clock = clock;
@@ -35269,6 +35595,7 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         go_cut$clock = clock;
         state$d = state$q;
         wqe$d = wqe$q;
+        range_end$d = range_end$q;
         qpn$d = qpn$q;
         ctx$d = ctx$q;
         fetch_error$d = fetch_error$q;
@@ -35755,7 +36082,8 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         atomic_msn$write_clock = clock;
         mrs$write_enable = mr_we;
         mrs$write_address = mr_waddr;
-        mrs$write_data = mr_wdata;
+        mr_entry$ctx = mr_wdata;
+        mrs$write_data = mr_entry$entry;
         mrs$read_address = s_wqe[(at_lkey_index)+:(6)];
         send_msn$read_address = qpn$q;
         read_msn$read_address = qpn$q;
@@ -35800,7 +36128,8 @@ module rnic_top_q16$requester(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_er
         check$stag = wqe$q[(at_lkey)+:(32)];
         check$pd = ctx$q[(at_pd)+:(16)];
         check$to = wqe$q[(at_local_addr)+:(64)];
-        check$len = length;
+        range_end$d = ((wqe$q[(at_local_addr)+:(64)]) & 65'h1ffffffffffffffff) + ((length) & 65'h1ffffffffffffffff);
+        check$range_end = range_end$q;
         check$right = 32'h0;
         if (is_read | is_atomic) begin
             check$right = 32'h1;
@@ -36396,42 +36725,40 @@ module rnic_top_q16$requester$atomic_msn(read_address,read_clock,read_data,write
 endmodule // rnic_top_q16$requester$atomic_msn
 
 
-module rnic_top_q16$requester$check(mr,live,exists,stag,pd,to,len,right,error,iova);
+module rnic_top_q16$requester$check(mr,live,exists,stag,pd,to,range_end,right,error,iova);
     
     // Module arguments
-    input wire  [223:0] mr;
+    input wire  [352:0] mr;
     input wire  live;
     input wire  exists;
     input wire  [31:0] stag;
     input wire  [15:0] pd;
     input wire  [63:0] to;
-    input wire  [31:0] len;
+    input wire  [64:0] range_end;
     input wire  [2:0] right;
     output reg  [2:0] error;
     output reg  [63:0] iova;
     
     // Constant declarations
-    localparam  at_key = 8'h0;
-    localparam  at_local_write = 8'h8;
-    localparam  at_remote_read = 8'h9;
-    localparam  at_remote_write = 8'ha;
-    localparam  at_remote_atomic = 8'hb;
-    localparam  at_pd = 8'h10;
-    localparam  at_va = 8'h20;
-    localparam  at_length = 8'h60;
-    localparam  at_iova = 8'ha0;
+    localparam  at_key = 9'b0;
+    localparam  at_local_write = 9'b1000;
+    localparam  at_remote_read = 9'b1001;
+    localparam  at_remote_write = 9'b1010;
+    localparam  at_remote_atomic = 9'b1011;
+    localparam  at_pd = 9'b10000;
+    localparam  at_va = 9'b100000;
+    localparam  at_end = 9'b11100000;
+    localparam  at_offset = 9'b100100001;
     
     // Local signals
     reg  [63:0] va;
-    reg  [64:0] range_end;
     reg  [64:0] region_end;
     reg  granted;
     
     // Update code
     always @(*) begin
         va = mr[(at_va)+:(64)];
-        range_end = ((to) & 65'h1ffffffffffffffff) + ((len) & 65'h1ffffffffffffffff);
-        region_end = ((va) & 65'h1ffffffffffffffff) + ((mr[(at_length)+:(64)]) & 65'h1ffffffffffffffff);
+        region_end = mr[(at_end)+:(65)];
         granted = 1'b1;
         if (right == 32'h1) begin
             granted = mr[at_local_write];
@@ -36461,7 +36788,7 @@ module rnic_top_q16$requester$check(mr,live,exists,stag,pd,to,len,right,error,io
         if (~exists | ~live | (mr[(at_key)+:(8)] != stag[(32'h0)+:(8)])) begin
             error = 32'h1;
         end
-        iova = mr[(at_iova)+:(64)] + (to - va);
+        iova = to + mr[(at_offset)+:(64)];
     end
     
 endmodule // rnic_top_q16$requester$check
@@ -36768,13 +37095,13 @@ endmodule // rnic_top_q16$requester$lkey_be
 module rnic_top_q16$requester$mr(d,q,clock);
     
     // Module arguments
-    input wire  [223:0] d;
-    output reg  [223:0] q;
+    input wire  [352:0] d;
+    output reg  [352:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 224'h0;
+       q = 353'h0;
     end
     
     always @(posedge clock) begin
@@ -36784,19 +37111,44 @@ module rnic_top_q16$requester$mr(d,q,clock);
 endmodule // rnic_top_q16$requester$mr
 
 
+module rnic_top_q16$requester$mr_entry(ctx,entry);
+    
+    // Module arguments
+    input wire  [223:0] ctx;
+    output reg  [352:0] entry;
+    
+    // Constant declarations
+    localparam  at_va = 8'h20;
+    localparam  at_length = 8'h60;
+    localparam  at_iova = 8'ha0;
+    localparam  at_end = 9'b11100000;
+    localparam  at_offset = 9'b100100001;
+    
+    // Local signals
+    reg  [63:0] va;
+    
+    // Update code
+    always @(*) begin
+        va = ctx[(at_va)+:(64)];
+        entry = ((ctx) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((((va) & 65'h1ffffffffffffffff) + ((ctx[(at_length)+:(64)]) & 65'h1ffffffffffffffff)) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_end) | (((ctx[(at_iova)+:(64)] - va) & 353'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_offset);
+    end
+    
+endmodule // rnic_top_q16$requester$mr_entry
+
+
 module rnic_top_q16$requester$mrs(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [223:0] read_data;
+    output reg  [352:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [223:0] write_data;
+    input wire  [352:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[223:0] mem[63:0];
+    reg[352:0] mem[63:0];
     
     
     
@@ -37188,6 +37540,25 @@ module rnic_top_q16$requester$qpn(d,q,clock);
     end
           
 endmodule // rnic_top_q16$requester$qpn
+
+
+module rnic_top_q16$requester$range_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [64:0] d;
+    output reg  [64:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 65'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$requester$range_end
 
 
 module rnic_top_q16$requester$read_entry(d,q,clock);

@@ -56,6 +56,10 @@ fn random_mrs(rng: &mut StdRng) -> Vec<MrContext> {
             length: rng.gen_range(0..20_000),
             iova: rng.gen_range(0..1u64 << 44),
         })
+        .collect::<Vec<_>>()
+        .into_iter()
+        // Some regions end at 2^64 exactly (VA + LENGTH needs its 65th bit).
+        .map(|mr| if rng.gen_bool(0.15) { MrContext { va: mr.length.wrapping_neg(), ..mr } } else { mr })
         .collect()
 }
 
@@ -77,11 +81,15 @@ fn random_wqe(rng: &mut StdRng, mrs: &[MrContext], n: u64) -> SqWqe {
         1..=6 => rng.gen_range(1..4000),
         _ => rng.gen(),
     };
-    // Mostly inside the region; sometimes just before it, straddling its end, or anywhere.
-    let local_addr = match rng.gen_range(0..20) {
+    // Mostly inside the region; sometimes just before it, straddling its end, ending at it
+    // or an octet past it, or anywhere.
+    let end = mr.va.wrapping_add(mr.length);
+    let local_addr = match rng.gen_range(0..22) {
         0 => mr.va.wrapping_sub(rng.gen_range(1..64)),
-        1 => mr.va.wrapping_add(mr.length).wrapping_sub(u64::from(length.min(1 << 16)) / 2),
+        1 => end.wrapping_sub(u64::from(length.min(1 << 16)) / 2),
         2 => rng.gen(),
+        3 => end.wrapping_sub(u64::from(length)),
+        4 => end.wrapping_sub(u64::from(length)).wrapping_add(1),
         _ => mr.va.wrapping_add(rng.gen_range(0..mr.length.max(1))),
     };
     SqWqe {

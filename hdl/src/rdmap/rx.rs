@@ -76,9 +76,9 @@ use rnic_proto::rdmap::{
 };
 use rnic_proto::terminate::{TermCode, Terminate, D_BIT, M_BIT, R_BIT};
 
-use crate::common::{constant, Bswap32, Bswap64, RamFifo, SmallFifo};
+use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer, SmallFifo};
 use crate::ddp::rx_buffer::{DESC_BITS, DESC_CONN, DESC_LENGTH, DESC_MPA_ERROR};
-use crate::host::MrCheck;
+use crate::host::{MrCheck, MrEntry, MR_ENTRY_BITS};
 
 /// Outstanding Reads a QP may have each way (its table slots; ORD and IRD at most this).
 pub const READ_SLOTS: usize = MAX_READS as usize;
@@ -311,7 +311,9 @@ pub struct RdmapRx<
     pub s_res_ready: Signal<Out, Bit>,
     pub s_res_original: Signal<In, Bits<64>>,
     ctx: RAM<Bits<256>, QB>,
-    mrs: RAM<Bits<224>, MB>,
+    mrs: RAM<Bits<MR_ENTRY_BITS>, MB>,
+    /// The table entry of the MR being written.
+    mr_entry: MrEntry,
     /// Send messages completed (the next MSN is one more).
     recv_msn: RAM<Bits<32>, QB>,
     /// Read Requests accepted.
@@ -454,8 +456,12 @@ pub struct RdmapRx<
     done_value: DFF<Bits<DONE_BITS>>,
     /// Complete hands a completion over now.
     done_push: Signal<Local, Bit>,
-    /// The failure waiting to be reported is on the QP of a waiting completion.
-    fail_waits: Signal<Local, Bit>,
+    /// The failure waiting to be reported is on the QP of a waiting completion (as of the
+    /// cycle before: a register, so the report to the command unit starts from registers).
+    fail_waits: DFF<Bit>,
+    fail_waits_now: Signal<Local, Bit>,
+    /// The failure waiting was there the cycle before too: `fail_waits` is of its QP.
+    fail_seen: DFF<Bit>,
     full: DFF<Bits<Q>>,
     tx_fails: SmallFifo<QB>,
     /// A Terminate to send before the next ULPDU (the requester's).
@@ -521,13 +527,18 @@ pub struct RdmapRx<
     /// QP (8); CRC (1); Atomic Response (1: Request Identifier in the STag's place, QN 3 MSN
     /// in the IOVA's, the request's QN 1 MSN as MSN; the value comes from the atomic unit).
     jobs: RamFifo<465, RB1, RB2>,
+    /// The oldest job, out of the RAM: the job's fields to the segmenter, and the ready to
+    /// the atomic unit, start from registers, not from the block RAM's output.
+    jobs_out: SkidBuffer<465>,
     job_entry: Signal<Local, Bits<465>>,
     job_out: Signal<Local, Bits<465>>,
     job_is_atomic: Signal<Local, Bit>,
     res_be: Bswap64,
     check: MrCheck,
     /// The MR read, registered in MrRead: the check starts at a register.
-    mr: DFF<Bits<224>>,
+    mr: DFF<Bits<MR_ENTRY_BITS>>,
+    /// The checked range's TO + length, from `chk_to` and `chk_len` as MrRead has them.
+    chk_end: DFF<Bits<65>>,
     state: DFF<RxState>,
     /// The next state as each state with a choice decides it (`from_idle`: after Idle,
     /// and so on); `state` takes the one of its own state, a parallel select, not a
@@ -1056,14 +1067,19 @@ impl<
             done_value: Default::default(),
             done_push: Default::default(),
             fail_waits: Default::default(),
+            fail_waits_now: Default::default(),
+            fail_seen: Default::default(),
             order_qpn: Default::default(),
             order_done: Default::default(),
             full: Default::default(),
             tx_fails: Default::default(),
             jobs: Default::default(),
+            jobs_out: Default::default(),
             job_entry: Default::default(),
             job_out: Default::default(),
             check: Default::default(),
+            mr_entry: Default::default(),
+            chk_end: Default::default(),
             mr: Default::default(),
             state: Default::default(),
             from_idle: Default::default(),
@@ -1281,6 +1297,7 @@ impl<
             clock,
             full,
             mr,
+            chk_end,
             state,
             qpn,
             ulen,
@@ -1338,6 +1355,8 @@ impl<
             fault_code,
             fault_hdr,
             fail_valid,
+            fail_waits,
+            fail_seen,
             fail_qp,
             fail_term,
             fail_received,
@@ -1393,14 +1412,19 @@ impl<
         // an atomic's completion of its QP held for its acknowledgements: the response
         // came first, so the requester completes it before the QP leaves RTS (else it
         // would flush it). Meanwhile this engine waits in Drain: the next ULPDU is looked
-        // at with the QP out of RTS, as the failure's own ULPDU left it.
-        self.fail_waits.next = false;
+        // at with the QP out of RTS, as the failure's own ULPDU left it. (The wait is
+        // looked up a cycle ahead: a failure is reported from its second cycle on. No wait
+        // starts meanwhile, as the engine stays in Drain until the report.)
+        self.fail_waits_now.next = false;
         for i in 0..WAITS {
             if self.wait_live[i].q.val() & (self.wait_qpn[i].q.val() == self.fail_qp.q.val()) {
-                self.fail_waits.next = true;
+                self.fail_waits_now.next = true;
             }
         }
-        self.m_fail.next = self.fail_valid.q.val() & !self.s_tx_fail.val() & !self.fail_waits.val();
+        self.fail_waits.d.next = self.fail_waits_now.val();
+        self.m_fail.next =
+            self.fail_valid.q.val() & self.fail_seen.q.val() & !self.fail_waits.q.val() & !self.s_tx_fail.val();
+        self.fail_seen.d.next = self.fail_valid.q.val() & !self.m_fail.val();
         if self.m_fail.val() {
             self.fail_valid.d.next = false;
         }
@@ -1429,6 +1453,11 @@ impl<
         self.tx_fails.reset.next = self.reset.val();
         self.jobs.clock.next = self.clock.val();
         self.jobs.reset.next = self.reset.val();
+        self.jobs_out.clock.next = self.clock.val();
+        self.jobs_out.reset.next = self.reset.val();
+        self.jobs_out.s_valid.next = self.jobs.m_valid.val();
+        self.jobs_out.s_data.next = self.jobs.m_data.val();
+        self.jobs.m_ready.next = self.jobs_out.s_ready.val();
 
         // Tables: contexts and MRs as the command unit writes them; the per-QP state is
         // read at the ULPDU's QP.
@@ -1438,7 +1467,8 @@ impl<
         self.ctx.read_address.next = self.qpn.q.val();
         self.mrs.write_enable.next = self.mr_we.val();
         self.mrs.write_address.next = self.mr_waddr.val();
-        self.mrs.write_data.next = self.mr_wdata.val();
+        self.mr_entry.ctx.next = self.mr_wdata.val();
+        self.mrs.write_data.next = self.mr_entry.entry.val();
         self.recv_msn.read_address.next = self.qpn.q.val();
         self.rr_msn.read_address.next = self.qpn.q.val();
         self.rr_sent.read_address.next = self.qpn.q.val();
@@ -2032,7 +2062,8 @@ impl<
         self.check.stag.next = self.chk_stag.q.val();
         self.check.pd.next = self.pd.val();
         self.check.to.next = self.chk_to.q.val();
-        self.check.len.next = self.chk_len.q.val();
+        self.chk_end.d.next = bit_cast::<65, 64>(self.chk_to.q.val()) + bit_cast::<65, 32>(self.chk_len.q.val());
+        self.check.range_end.next = self.chk_end.q.val();
         self.check.right.next = self.chk_right.q.val();
         // The error as a Terminate code: DDP tagged codes, or RDMAP ones for a Read source.
         self.access_code.next = self.t_tagged_stag.val();
@@ -2786,13 +2817,16 @@ impl<
             }
         }
         // An Atomic Response leaves with the atomic unit's value, which it waits for.
-        self.job_out.next = self.jobs.m_data.val();
+        self.job_out.next = self.jobs_out.m_data.val();
         self.job_is_atomic.next = self.job_out.val().get_bit(464);
-        self.s_res_ready.next =
-            self.jobs.m_valid.val() & self.job_is_atomic.val() & self.m_job_ready.val() & self.sending.s_ready.val();
-        self.m_job_valid.next =
-            self.jobs.m_valid.val() & self.sending.s_ready.val() & (!self.job_is_atomic.val() | self.s_res_valid.val());
-        self.jobs.m_ready.next =
+        self.s_res_ready.next = self.jobs_out.m_valid.val()
+            & self.job_is_atomic.val()
+            & self.m_job_ready.val()
+            & self.sending.s_ready.val();
+        self.m_job_valid.next = self.jobs_out.m_valid.val()
+            & self.sending.s_ready.val()
+            & (!self.job_is_atomic.val() | self.s_res_valid.val());
+        self.jobs_out.m_ready.next =
             self.m_job_ready.val() & self.sending.s_ready.val() & (!self.job_is_atomic.val() | self.s_res_valid.val());
         // A job the segmenter takes is remembered until it is done; a finished Read or
         // Atomic Response frees its IRD slot. (A QP written in RESET goes first: the pop
@@ -2910,10 +2944,11 @@ impl<
             & (self.one_q.val() << bit_cast::<Q, QB>(self.scan_next.val())))
         .any();
 
-        // Drain: the rest of the ULPDU, if any, is dropped.
+        // Drain: the rest of the ULPDU, if any, is dropped; a failure is reported before the
+        // next ULPDU is looked at.
         if self.state.q.val() == RxState::Drain {
             self.s_axis_tready.next = !self.ended.q.val();
-            if self.ended.q.val() & !(self.fail_valid.q.val() & self.fail_waits.val()) {
+            if self.ended.q.val() & !self.fail_valid.q.val() {
                 self.from_drain.next = RxState::Idle;
             }
             if self.s_axis_tvalid.val() & self.s_axis_tlast.val() {

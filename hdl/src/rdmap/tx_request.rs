@@ -25,7 +25,7 @@ use rnic_proto::host::desc::{cqe_fields, sq_wqe_fields, CqeOpcode, CqeStatus, Sq
 use rnic_proto::host::Field;
 
 use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer};
-use crate::host::MrCheck;
+use crate::host::{MrCheck, MrEntry, MR_ENTRY_BITS};
 use crate::rdmap::DONE_BITS;
 
 /// Completions waiting for their message to leave: `1 << PENDING_BITS`. Thirty-two keep
@@ -130,7 +130,9 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     /// To the command unit: this QP is in ERROR now (Terminate 0/0/0x00 is to be sent).
     pub m_fail: Signal<Out, Bit>,
     pub m_fail_qp: Signal<Out, Bits<QB>>,
-    mrs: RAM<Bits<224>, MB>,
+    mrs: RAM<Bits<MR_ENTRY_BITS>, MB>,
+    /// The table entry of the MR being written.
+    mr_entry: MrEntry,
     send_msn: RAM<Bits<32>, QB>,
     read_msn: RAM<Bits<32>, QB>,
     /// Atomic Requests sent (the next Request Identifier is one more).
@@ -143,7 +145,9 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     fetch_error: DFF<Bit>,
     job_valid: DFF<Bit>,
     /// The MR the lkey names, out of the table in Lookup: its checks start at a register.
-    mr: DFF<Bits<224>>,
+    mr: DFF<Bits<MR_ENTRY_BITS>>,
+    /// The local range's TO + length, set in Lookup for Verify's check.
+    range_end: DFF<Bits<65>>,
     /// The WQE's status, as Verify found it (`CqeStatus`).
     verdict: DFF<Bits<8>>,
     /// What Check read from the RAMs, held while the message waits (the RAMs move on).
@@ -366,6 +370,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             read_msn: Default::default(),
             atomic_msn: Default::default(),
             check: Default::default(),
+            mr_entry: Default::default(),
+            range_end: Default::default(),
             state: Default::default(),
             wqe: Default::default(),
             qpn: Default::default(),
@@ -516,6 +522,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             clock,
             state,
             wqe,
+            range_end,
             qpn,
             ctx,
             fetch_error,
@@ -580,7 +587,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // The MR table copy; MSN counters (messages sent so far) cleared with the QP.
         self.mrs.write_enable.next = self.mr_we.val();
         self.mrs.write_address.next = self.mr_waddr.val();
-        self.mrs.write_data.next = self.mr_wdata.val();
+        self.mr_entry.ctx.next = self.mr_wdata.val();
+        self.mrs.write_data.next = self.mr_entry.entry.val();
         self.mrs.read_address.next = self.s_wqe.val().get_bits::<MB>(self.at_lkey_index.val().index());
         // (The counts are read at the WQE's QP from Lookup on, ready by Verify.)
         self.send_msn.read_address.next = self.qpn.q.val();
@@ -647,7 +655,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.check.stag.next = self.wqe.q.val().get_bits::<32>(self.at_lkey.val().index());
         self.check.pd.next = self.ctx.q.val().get_bits::<16>(self.at_pd.val().index());
         self.check.to.next = self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index());
-        self.check.len.next = self.length.val();
+        self.range_end.d.next = bit_cast::<65, 64>(self.wqe.q.val().get_bits::<64>(self.at_local_addr.val().index()))
+            + bit_cast::<65, 32>(self.length.val());
+        self.check.range_end.next = self.range_end.q.val();
         self.check.right.next = 0.into();
         if self.is_read.val() | self.is_atomic.val() {
             self.check.right.next = 1.into();
