@@ -28165,9 +28165,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 end
                 else if (opcode == op_terminate) begin
                     fail_valid$d = 1'b1;
-                    fail_qp$d = qpn$q;
-                    fail_term$d = (((hdr$q[(32'h90)+:(8)]) & 16'hffff) << 32'h8) | ((hdr$q[(32'h98)+:(8)]) & 16'hffff);
-                    fail_received$d = 1'b1;
                     term_valid$d = term_names_read;
                     term_qpn$d = qpn$q;
                     term_msn$d = b_term_msn$q;
@@ -29118,11 +29115,17 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             recv$write_enable = 1'b1;
             recv$write_data = ((1'b1) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((r_placed$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((r_wr_id$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((r_addr$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((r_len$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((r_lkey$q) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((fault_status) & 233'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he1);
         end
+        if (~fail_valid$q) begin
+            fail_qp$d = qpn$q;
+            fail_term$d = (((hdr$q[(32'h90)+:(8)]) & 16'hffff) << 32'h8) | ((hdr$q[(32'h98)+:(8)]) & 16'hffff);
+            fail_received$d = 1'b1;
+            if (state$q == RxState$Fault) begin
+                fail_term$d = fault_code$q;
+                fail_received$d = 1'b0;
+            end
+        end
         if (state$q == RxState$Fault) begin
             fail_valid$d = 1'b1;
-            fail_qp$d = qpn$q;
-            fail_term$d = fault_code$q;
-            fail_received$d = 1'b0;
             job_valid$d = 1'b1;
             job_terminate$d = 1'b1;
             job_inline$d = term_body;

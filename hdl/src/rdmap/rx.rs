@@ -1968,12 +1968,8 @@ impl<
                         self.from_classify.next = RxState::Fault;
                     }
                 } else if self.opcode.val() == self.op_terminate.val() {
-                    // Terminate: the peer's code.
+                    // Terminate: the peer's code (`fail_term`, below).
                     self.fail_valid.d.next = true;
-                    self.fail_qp.d.next = self.qpn.q.val();
-                    self.fail_term.d.next = (bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(144)) << 8)
-                        | bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(152));
-                    self.fail_received.d.next = true;
                     self.term_valid.d.next = self.term_names_read.val();
                     self.term_qpn.d.next = self.qpn.q.val();
                     self.term_msn.d.next = self.b_term_msn.q.val();
@@ -2727,11 +2723,22 @@ impl<
                 | (bit_cast::<233, 32>(self.r_lkey.q.val()) << 193)
                 | (bit_cast::<233, 8>(self.fault_status.val()) << 225);
         }
+        // The failure's QP, code and origin follow the ULPDU while no failure waits, so
+        // they load without the checks that decide one. (Only Classify, for a received
+        // Terminate, and Fault set one; the engine then stays in JobOut and Drain until it
+        // is reported.)
+        if !self.fail_valid.q.val() {
+            self.fail_qp.d.next = self.qpn.q.val();
+            self.fail_term.d.next = (bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(144)) << 8)
+                | bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(152));
+            self.fail_received.d.next = true;
+            if self.state.q.val() == RxState::Fault {
+                self.fail_term.d.next = self.fault_code.q.val();
+                self.fail_received.d.next = false;
+            }
+        }
         if self.state.q.val() == RxState::Fault {
             self.fail_valid.d.next = true;
-            self.fail_qp.d.next = self.qpn.q.val();
-            self.fail_term.d.next = self.fault_code.q.val();
-            self.fail_received.d.next = false;
             self.job_valid.d.next = true;
             self.job_terminate.d.next = true;
             self.job_inline.d.next = self.term_body.val();
