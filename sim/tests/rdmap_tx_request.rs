@@ -42,24 +42,25 @@ struct Job {
 
 fn random_mrs(rng: &mut StdRng) -> Vec<MrContext> {
     (0..MRS)
-        .map(|_| MrContext {
-            key: rng.gen(),
-            access: MrAccess {
-                local_write: rng.gen_bool(0.7),
-                remote_read: rng.gen(),
-                remote_write: rng.gen(),
-                remote_atomic: false,
-            },
-            valid: rng.gen_bool(0.85),
-            pd: rng.gen_range(0..3),
-            va: rng.gen_range(0..1u64 << 40),
-            length: rng.gen_range(0..20_000),
-            iova: rng.gen_range(0..1u64 << 44),
+        .map(|_| {
+            let length = rng.gen_range(0..20_000);
+            // Some regions end at 2^64 exactly (VA + LENGTH needs its 65th bit).
+            let va = if rng.gen_bool(0.15) { u64::wrapping_neg(length) } else { rng.gen_range(0..1u64 << 40) };
+            MrContext {
+                key: rng.gen(),
+                access: MrAccess {
+                    local_write: rng.gen_bool(0.7),
+                    remote_read: rng.gen(),
+                    remote_write: rng.gen(),
+                    remote_atomic: false,
+                },
+                valid: rng.gen_bool(0.85),
+                pd: rng.gen_range(0..3),
+                va,
+                length,
+                iova: rng.gen_range(0..1u64 << 44),
+            }
         })
-        .collect::<Vec<_>>()
-        .into_iter()
-        // Some regions end at 2^64 exactly (VA + LENGTH needs its 65th bit).
-        .map(|mr| if rng.gen_bool(0.15) { MrContext { va: mr.length.wrapping_neg(), ..mr } } else { mr })
         .collect()
 }
 
