@@ -44738,6 +44738,11 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     
     // Constant declarations
     localparam  at_info = 16'h240;
+    localparam  at_header_len = 8'h0;
+    localparam  at_payload_len = 8'h7;
+    localparam  at_last = 8'h17;
+    localparam  at_tag = 8'h18;
+    localparam  at_void = 8'h38;
     localparam  lane_ones = 8'hff;
     localparam  ones_64 = 64'hffffffffffffffff;
     
@@ -44797,31 +44802,64 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     reg  segments$reset;
     reg  segments$s_valid;
     wire  segments$s_ready;
-    reg  [631:0] segments$s_data;
+    reg  [632:0] segments$s_data;
     wire  segments$m_valid;
     reg  segments$m_ready;
-    wire  [631:0] segments$m_data;
+    wire  [632:0] segments$m_data;
     wire  [5:0] segments$count;
     reg  segments_out$clock;
     reg  segments_out$reset;
     reg  segments_out$s_valid;
     wire  segments_out$s_ready;
-    reg  [631:0] segments_out$s_data;
+    reg  [632:0] segments_out$s_data;
     wire  segments_out$m_valid;
     reg  segments_out$m_ready;
-    wire  [631:0] segments_out$m_data;
+    wire  [632:0] segments_out$m_data;
     reg  packing$d;
     wire  packing$q;
     reg  packing$clock;
+    reg  in_header$d;
+    wire  in_header$q;
+    reg  in_header$clock;
     reg  [575:0] header$d;
     wire  [575:0] header$q;
     reg  header$clock;
-    reg  [6:0] header_left$d;
-    wire  [6:0] header_left$q;
-    reg  header_left$clock;
+    reg  [3:0] header_beats$d;
+    wire  [3:0] header_beats$q;
+    reg  header_beats$clock;
+    reg  header_last$d;
+    wire  header_last$q;
+    reg  header_last$clock;
+    reg  header_ends$d;
+    wire  header_ends$q;
+    reg  header_ends$clock;
     reg  [15:0] payload_left$d;
     wire  [15:0] payload_left$q;
     reg  payload_left$clock;
+    reg  payload_more$d;
+    wire  payload_more$q;
+    reg  payload_more$clock;
+    reg  payload_last$d;
+    wire  payload_last$q;
+    reg  payload_last$clock;
+    reg  wants_payload$d;
+    wire  wants_payload$q;
+    reg  wants_payload$clock;
+    reg  spills$d;
+    wire  spills$q;
+    reg  spills$clock;
+    reg  [7:0] rotation$d;
+    wire  [7:0] rotation$q;
+    reg  rotation$clock;
+    reg  [63:0] from_header$d;
+    wire  [63:0] from_header$q;
+    reg  from_header$clock;
+    reg  [63:0] carry_lanes$d;
+    wire  [63:0] carry_lanes$q;
+    reg  carry_lanes$clock;
+    reg  [7:0] final_keep$d;
+    wire  [7:0] final_keep$q;
+    reg  final_keep$clock;
     reg  [15:0] ulpdu_len$d;
     wire  [15:0] ulpdu_len$q;
     reg  ulpdu_len$clock;
@@ -44831,36 +44869,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     reg  [31:0] seg_tag$d;
     wire  [31:0] seg_tag$q;
     reg  seg_tag$clock;
-    reg  [127:0] acc$d;
-    wire  [127:0] acc$q;
-    reg  acc$clock;
-    reg  [4:0] acc_n$d;
-    wire  [4:0] acc_n$q;
-    reg  acc_n$clock;
-    reg  [4:0] chunk_n$d;
-    wire  [4:0] chunk_n$q;
-    reg  chunk_n$clock;
-    reg  [63:0] chunk_mask$d;
-    wire  [63:0] chunk_mask$q;
-    reg  chunk_mask$clock;
-    reg  [4:0] rd_bytes$d;
-    wire  [4:0] rd_bytes$q;
-    reg  rd_bytes$clock;
-    reg  [63:0] rd_mask$d;
-    wire  [63:0] rd_mask$q;
-    reg  rd_mask$clock;
-    reg  [4:0] header_tail$d;
-    wire  [4:0] header_tail$q;
-    reg  header_tail$clock;
-    reg  [4:0] payload_tail$d;
-    wire  [4:0] payload_tail$q;
-    reg  payload_tail$clock;
-    reg  header_done$d;
-    wire  header_done$q;
-    reg  header_done$clock;
-    reg  payload_done$d;
-    wire  payload_done$q;
-    reg  payload_done$clock;
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
@@ -44897,7 +44905,7 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     wire  [63:0] to_be$q;
     
     // Local signals
-    reg  [55:0] info_word;
+    reg  [56:0] info_word;
     reg  [6:0] header_len;
     reg  [31:0] seg_len;
     reg  last;
@@ -44907,27 +44915,20 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     reg  [575:0] built;
     reg  push;
     reg  [575:0] head_header;
-    reg  [55:0] head_info;
+    reg  [56:0] head_info;
+    reg  [6:0] head_header_len;
+    reg  [2:0] head_carry;
+    reg  [15:0] head_payload_len;
+    reg  [3:0] head_payload_tail;
+    reg  [2:0] head_final_n;
+    reg  start;
     reg  load;
-    reg  [4:0] emit_n;
-    reg  emit_full;
-    reg  emit_rest;
-    reg  room;
-    reg  [63:0] piece;
-    reg  [4:0] piece_n;
-    reg  [127:0] stay_none;
-    reg  [127:0] stay_after;
-    reg  [63:0] chunk;
-    reg  [4:0] head_header_tail;
-    reg  [4:0] head_payload_tail;
-    reg  [4:0] head_chunk_n;
-    reg  [4:0] head_rd_bytes;
-    reg  [4:0] next_chunk_n;
-    reg  [4:0] next_rd_bytes;
-    reg  take_header;
-    reg  take_payload;
-    reg  finished;
-    reg  [63:0] rd_data;
+    reg  fire;
+    reg  final_beat;
+    reg  [63:0] rotated;
+    reg  [63:0] beat;
+    reg  payload_after_more;
+    reg  payload_after_last;
     
     // Sub module instances
     rnic_top_q16$segmenter$walk walk(
@@ -45041,20 +45042,75 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         .q(packing$q),
         .clock(packing$clock)
     );
+    rnic_top_q16$segmenter$in_header in_header(
+        .d(in_header$d),
+        .q(in_header$q),
+        .clock(in_header$clock)
+    );
     rnic_top_q16$segmenter$header header(
         .d(header$d),
         .q(header$q),
         .clock(header$clock)
     );
-    rnic_top_q16$segmenter$header_left header_left(
-        .d(header_left$d),
-        .q(header_left$q),
-        .clock(header_left$clock)
+    rnic_top_q16$segmenter$header_beats header_beats(
+        .d(header_beats$d),
+        .q(header_beats$q),
+        .clock(header_beats$clock)
+    );
+    rnic_top_q16$segmenter$header_last header_last(
+        .d(header_last$d),
+        .q(header_last$q),
+        .clock(header_last$clock)
+    );
+    rnic_top_q16$segmenter$header_ends header_ends(
+        .d(header_ends$d),
+        .q(header_ends$q),
+        .clock(header_ends$clock)
     );
     rnic_top_q16$segmenter$payload_left payload_left(
         .d(payload_left$d),
         .q(payload_left$q),
         .clock(payload_left$clock)
+    );
+    rnic_top_q16$segmenter$payload_more payload_more(
+        .d(payload_more$d),
+        .q(payload_more$q),
+        .clock(payload_more$clock)
+    );
+    rnic_top_q16$segmenter$payload_last payload_last(
+        .d(payload_last$d),
+        .q(payload_last$q),
+        .clock(payload_last$clock)
+    );
+    rnic_top_q16$segmenter$wants_payload wants_payload(
+        .d(wants_payload$d),
+        .q(wants_payload$q),
+        .clock(wants_payload$clock)
+    );
+    rnic_top_q16$segmenter$spills spills(
+        .d(spills$d),
+        .q(spills$q),
+        .clock(spills$clock)
+    );
+    rnic_top_q16$segmenter$rotation rotation(
+        .d(rotation$d),
+        .q(rotation$q),
+        .clock(rotation$clock)
+    );
+    rnic_top_q16$segmenter$from_header from_header(
+        .d(from_header$d),
+        .q(from_header$q),
+        .clock(from_header$clock)
+    );
+    rnic_top_q16$segmenter$carry_lanes carry_lanes(
+        .d(carry_lanes$d),
+        .q(carry_lanes$q),
+        .clock(carry_lanes$clock)
+    );
+    rnic_top_q16$segmenter$final_keep final_keep(
+        .d(final_keep$d),
+        .q(final_keep$q),
+        .clock(final_keep$clock)
     );
     rnic_top_q16$segmenter$ulpdu_len ulpdu_len(
         .d(ulpdu_len$d),
@@ -45070,56 +45126,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         .d(seg_tag$d),
         .q(seg_tag$q),
         .clock(seg_tag$clock)
-    );
-    rnic_top_q16$segmenter$acc acc(
-        .d(acc$d),
-        .q(acc$q),
-        .clock(acc$clock)
-    );
-    rnic_top_q16$segmenter$acc_n acc_n(
-        .d(acc_n$d),
-        .q(acc_n$q),
-        .clock(acc_n$clock)
-    );
-    rnic_top_q16$segmenter$chunk_n chunk_n(
-        .d(chunk_n$d),
-        .q(chunk_n$q),
-        .clock(chunk_n$clock)
-    );
-    rnic_top_q16$segmenter$chunk_mask chunk_mask(
-        .d(chunk_mask$d),
-        .q(chunk_mask$q),
-        .clock(chunk_mask$clock)
-    );
-    rnic_top_q16$segmenter$rd_bytes rd_bytes(
-        .d(rd_bytes$d),
-        .q(rd_bytes$q),
-        .clock(rd_bytes$clock)
-    );
-    rnic_top_q16$segmenter$rd_mask rd_mask(
-        .d(rd_mask$d),
-        .q(rd_mask$q),
-        .clock(rd_mask$clock)
-    );
-    rnic_top_q16$segmenter$header_tail header_tail(
-        .d(header_tail$d),
-        .q(header_tail$q),
-        .clock(header_tail$clock)
-    );
-    rnic_top_q16$segmenter$payload_tail payload_tail(
-        .d(payload_tail$d),
-        .q(payload_tail$q),
-        .clock(payload_tail$clock)
-    );
-    rnic_top_q16$segmenter$header_done header_done(
-        .d(header_done$d),
-        .q(header_done$q),
-        .clock(header_done$clock)
-    );
-    rnic_top_q16$segmenter$payload_done payload_done(
-        .d(payload_done$d),
-        .q(payload_done$q),
-        .clock(payload_done$clock)
     );
     rnic_top_q16$segmenter$out_valid out_valid(
         .d(out_valid$d),
@@ -45202,22 +45208,23 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         req_addr$clock = clock;
         req_len$clock = clock;
         packing$clock = clock;
+        in_header$clock = clock;
         header$clock = clock;
-        header_left$clock = clock;
+        header_beats$clock = clock;
+        header_last$clock = clock;
+        header_ends$clock = clock;
         payload_left$clock = clock;
+        payload_more$clock = clock;
+        payload_last$clock = clock;
+        wants_payload$clock = clock;
+        spills$clock = clock;
+        rotation$clock = clock;
+        from_header$clock = clock;
+        carry_lanes$clock = clock;
+        final_keep$clock = clock;
         ulpdu_len$clock = clock;
         message_end$clock = clock;
         seg_tag$clock = clock;
-        acc$clock = clock;
-        acc_n$clock = clock;
-        chunk_n$clock = clock;
-        chunk_mask$clock = clock;
-        rd_bytes$clock = clock;
-        rd_mask$clock = clock;
-        header_tail$clock = clock;
-        payload_tail$clock = clock;
-        header_done$clock = clock;
-        payload_done$clock = clock;
         out_valid$clock = clock;
         out_data$clock = clock;
         out_keep$clock = clock;
@@ -45244,22 +45251,23 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         req_addr$d = req_addr$q;
         req_len$d = req_len$q;
         packing$d = packing$q;
+        in_header$d = in_header$q;
         header$d = header$q;
-        header_left$d = header_left$q;
+        header_beats$d = header_beats$q;
+        header_last$d = header_last$q;
+        header_ends$d = header_ends$q;
         payload_left$d = payload_left$q;
+        payload_more$d = payload_more$q;
+        payload_last$d = payload_last$q;
+        wants_payload$d = wants_payload$q;
+        spills$d = spills$q;
+        rotation$d = rotation$q;
+        from_header$d = from_header$q;
+        carry_lanes$d = carry_lanes$q;
+        final_keep$d = final_keep$q;
         ulpdu_len$d = ulpdu_len$q;
         message_end$d = message_end$q;
         seg_tag$d = seg_tag$q;
-        acc$d = acc$q;
-        acc_n$d = acc_n$q;
-        chunk_n$d = chunk_n$q;
-        chunk_mask$d = chunk_mask$q;
-        rd_bytes$d = rd_bytes$q;
-        rd_mask$d = rd_mask$q;
-        header_tail$d = header_tail$q;
-        payload_tail$d = payload_tail$q;
-        header_done$d = header_done$q;
-        payload_done$d = payload_done$q;
         out_valid$d = out_valid$q;
         out_data$d = out_data$q;
         out_keep$d = out_keep$q;
@@ -45333,9 +45341,9 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         if (m_rd_req_ready) begin
             req_valid$d = 1'b0;
         end
-        info_word = ((header_len) & 56'hffffffffffffff) | (((seg_len[(32'h0)+:(16)]) & 56'hffffffffffffff) << 32'h7) | (((last) & 56'hffffffffffffff) << 32'h17) | (((tag$q) & 56'hffffffffffffff) << 32'h18);
+        info_word = (((header_len) & 57'h1ffffffffffffff) << at_header_len) | (((seg_len[(32'h0)+:(16)]) & 57'h1ffffffffffffff) << at_payload_len) | (((last) & 57'h1ffffffffffffff) << at_last) | (((tag$q) & 57'h1ffffffffffffff) << at_tag) | (((voided) & 57'h1ffffffffffffff) << at_void);
         segments$s_valid = push;
-        segments$s_data = ((built) & 632'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((info_word) & 632'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_info);
+        segments$s_data = ((built) & 633'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((info_word) & 633'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_info);
         if (push) begin
             if (|seg_len) begin
                 req_valid$d = 1'b1;
@@ -45350,125 +45358,108 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         m_rd_req_addr = req_addr$q;
         m_rd_req_len = req_len$q;
         head_header = segments_out$m_data[(32'h0)+:(576)];
-        head_info = segments_out$m_data[(at_info)+:(56)];
+        head_info = segments_out$m_data[(at_info)+:(57)];
+        head_header_len = head_info[(at_header_len)+:(7)];
+        head_carry = head_header_len[(32'h0)+:(3)];
+        head_payload_len = head_info[(at_payload_len)+:(16)];
         segments_out$m_ready = ~packing$q;
-        head_header_tail = ((head_info[(32'h0)+:(3)]) & 5'h1f);
-        if (~|head_info[(32'h0)+:(3)]) begin
-            head_header_tail = 32'h8;
+        start = ~packing$q & segments_out$m_valid & ~head_info[at_void];
+        done_valid$d = 1'b0;
+        if (~packing$q & segments_out$m_valid & head_info[at_void]) begin
+            done_valid$d = 1'b1;
+            done_tag$d = head_info[(at_tag)+:(32)];
         end
-        head_payload_tail = ((head_info[(32'h7)+:(3)]) & 5'h1f);
-        if (~|head_info[(32'h7)+:(3)]) begin
+        head_payload_tail = ((head_payload_len[(32'h0)+:(3)]) & 4'hf);
+        if (~|head_payload_len[(32'h0)+:(3)]) begin
             head_payload_tail = 32'h8;
         end
-        head_chunk_n = head_header_tail;
-        if (|head_info[(32'h3)+:(4)]) begin
-            head_chunk_n = 32'h8;
-        end
-        head_rd_bytes = head_payload_tail;
-        if (|head_info[(32'ha)+:(13)]) begin
-            head_rd_bytes = 32'h8;
-        end
-        done_valid$d = 1'b0;
-        if (~packing$q & segments_out$m_valid & ~|head_info[(32'h0)+:(7)]) begin
-            done_valid$d = 1'b1;
-            done_tag$d = head_info[(32'h18)+:(32)];
-        end
-        if (~packing$q & segments_out$m_valid & |head_info[(32'h0)+:(7)]) begin
+        head_final_n = head_carry + head_payload_len[(32'h0)+:(3)];
+        if (start) begin
             packing$d = 1'b1;
+            in_header$d = 1'b1;
             header$d = head_header;
-            header_left$d = head_info[(32'h0)+:(7)];
-            payload_left$d = head_info[(32'h7)+:(16)];
-            ulpdu_len$d = ((head_info[(32'h0)+:(7)]) & 16'hffff) + head_info[(32'h7)+:(16)];
-            message_end$d = head_info[32'h17];
-            seg_tag$d = head_info[(32'h18)+:(32)];
-            header_done$d = 1'b0;
-            payload_done$d = ~|head_info[(32'h7)+:(16)];
-            header_tail$d = head_header_tail;
-            payload_tail$d = head_payload_tail;
-            chunk_n$d = head_chunk_n;
-            rd_bytes$d = head_rd_bytes;
-            chunk_mask$d = ~(ones_64 << (((head_chunk_n) & 64'hffffffffffffffff) << 32'h3));
-            rd_mask$d = ~(ones_64 << (((head_rd_bytes) & 64'hffffffffffffffff) << 32'h3));
-        end
-        next_chunk_n = header_tail$q;
-        if (header_left$q >= 32'h10) begin
-            next_chunk_n = 32'h8;
-        end
-        next_rd_bytes = payload_tail$q;
-        if (payload_left$q >= 32'h10) begin
-            next_rd_bytes = 32'h8;
+            header_beats$d = head_header_len[(32'h3)+:(4)];
+            header_last$d = head_header_len[(32'h3)+:(4)] == 32'h1;
+            header_ends$d = ~|head_carry & ~|head_payload_len;
+            payload_left$d = head_payload_len;
+            payload_more$d = |head_payload_len;
+            payload_last$d = |head_payload_len & (head_payload_len <= 32'h8);
+            wants_payload$d = 1'b0;
+            spills$d = |head_payload_len & ((((head_carry) & 4'hf) + head_payload_tail) > 32'h8);
+            rotation$d = ((1'b1) & 8'hff) << head_carry;
+            from_header$d = ones_64;
+            carry_lanes$d = ~(ones_64 << (((head_carry) & 64'hffffffffffffffff) << 32'h3));
+            final_keep$d = ~(lane_ones << head_final_n);
+            if (~|head_final_n) begin
+                final_keep$d = lane_ones;
+            end
+            ulpdu_len$d = ((head_header_len) & 16'hffff) + head_payload_len;
+            message_end$d = head_info[at_last];
+            seg_tag$d = head_info[(at_tag)+:(32)];
         end
         load = ~out_valid$q | m_axis_tready;
         if (m_axis_tready) begin
             out_valid$d = 1'b0;
         end
-        finished = header_done$q & payload_done$q;
-        emit_full = packing$q & load & (acc_n$q >= 32'h8);
-        emit_rest = packing$q & load & (acc_n$q < 32'h8) & finished;
-        emit_n = 32'h0;
-        if (emit_full) begin
-            emit_n = 32'h8;
+        s_rd_tready = wants_payload$q & load;
+        fire = packing$q & load & (~wants_payload$q | s_rd_tvalid);
+        final_beat = (in_header$q & header_last$q & header_ends$q) | (~in_header$q & (~payload_more$q | (payload_last$q & ~spills$q)));
+        rotated = 32'h0;
+        if (rotation$q[32'h0]) begin
+            rotated = s_rd_tdata;
         end
-        if (emit_rest) begin
-            emit_n = acc_n$q;
+        if (rotation$q[1]) begin
+            rotated = rotated | (s_rd_tdata << (32'h8 * 1)) | (s_rd_tdata >> (32'h40 - 32'h8 * 1));
         end
-        chunk = header$q[(32'h0)+:(64)] & chunk_mask$q;
-        rd_data = s_rd_tdata & rd_mask$q;
-        room = emit_full | emit_rest | (acc_n$q <= 32'h8);
-        take_header = packing$q & ~header_done$q & room;
-        take_payload = packing$q & header_done$q & ~payload_done$q & room & s_rd_tvalid;
-        s_rd_tready = packing$q & header_done$q & ~payload_done$q & room;
-        piece = rd_data;
-        piece_n = rd_bytes$q;
-        if (~header_done$q) begin
-            piece = chunk;
-            piece_n = chunk_n$q;
+        if (rotation$q[2]) begin
+            rotated = rotated | (s_rd_tdata << (32'h8 * 2)) | (s_rd_tdata >> (32'h40 - 32'h8 * 2));
         end
-        stay_none = acc$q | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-        stay_after = (acc$q >> 32'h40) | (((piece) & 128'hffffffffffffffffffffffffffffffff) << (((acc_n$q - 32'h8) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-        acc$d = acc$q;
-        acc_n$d = acc_n$q;
-        if (emit_full) begin
-            acc$d = acc$q >> 32'h40;
-            acc_n$d = acc_n$q - 32'h8;
+        if (rotation$q[3]) begin
+            rotated = rotated | (s_rd_tdata << (32'h8 * 3)) | (s_rd_tdata >> (32'h40 - 32'h8 * 3));
         end
-        if (emit_rest) begin
-            acc$d = 32'h0;
-            acc_n$d = 32'h0;
+        if (rotation$q[4]) begin
+            rotated = rotated | (s_rd_tdata << (32'h8 * 4)) | (s_rd_tdata >> (32'h40 - 32'h8 * 4));
         end
-        if (take_header | take_payload) begin
-            acc$d = stay_none;
-            acc_n$d = acc_n$q + piece_n;
-            if (emit_full) begin
-                acc$d = stay_after;
-                acc_n$d = acc_n$q - 32'h8 + piece_n;
-            end
-            if (emit_rest) begin
-                acc$d = ((piece) & 128'hffffffffffffffffffffffffffffffff);
-                acc_n$d = piece_n;
-            end
+        if (rotation$q[5]) begin
+            rotated = rotated | (s_rd_tdata << (32'h8 * 5)) | (s_rd_tdata >> (32'h40 - 32'h8 * 5));
         end
-        if (take_header) begin
-            header$d = header$q >> 32'h40;
-            header_left$d = header_left$q - ((chunk_n$q) & 7'h7f);
-            chunk_n$d = next_chunk_n;
-            header_done$d = header_left$q <= 32'h8;
-            chunk_mask$d = ~(ones_64 << (((next_chunk_n) & 64'hffffffffffffffff) << 32'h3));
+        if (rotation$q[6]) begin
+            rotated = rotated | (s_rd_tdata << (32'h8 * 6)) | (s_rd_tdata >> (32'h40 - 32'h8 * 6));
         end
-        if (take_payload) begin
-            payload_left$d = payload_left$q - ((rd_bytes$q) & 16'hffff);
-            rd_bytes$d = next_rd_bytes;
-            payload_done$d = payload_left$q <= 32'h8;
-            rd_mask$d = ~(ones_64 << (((next_rd_bytes) & 64'hffffffffffffffff) << 32'h3));
+        if (rotation$q[7]) begin
+            rotated = rotated | (s_rd_tdata << (32'h8 * 7)) | (s_rd_tdata >> (32'h40 - 32'h8 * 7));
         end
-        if (|emit_n) begin
+        beat = (header$q[(32'h0)+:(64)] & from_header$q) | (rotated & ~from_header$q);
+        payload_after_more = payload_left$q > 32'h8;
+        payload_after_last = (payload_left$q > 32'h8) & (payload_left$q <= 32'h10);
+        if (fire) begin
             out_valid$d = 1'b1;
-            out_data$d = acc$q[(32'h0)+:(64)];
-            out_keep$d = ~(lane_ones << ((emit_n) & 8'hff));
-            out_last$d = finished & (acc_n$q == emit_n);
+            out_data$d = beat;
+            out_keep$d = lane_ones;
+            if (final_beat) begin
+                out_keep$d = final_keep$q;
+            end
+            out_last$d = final_beat;
             out_user$d = ulpdu_len$q;
             out_tid$d = seg_tag$q;
-            if (finished & (acc_n$q == emit_n)) begin
+            if (in_header$q) begin
+                header$d = header$q >> 32'h40;
+                header_beats$d = header_beats$q - 32'h1;
+                header_last$d = header_beats$q == 32'h2;
+                if (header_last$q) begin
+                    in_header$d = 1'b0;
+                    from_header$d = carry_lanes$q;
+                    wants_payload$d = payload_more$q;
+                end
+            end
+            if (wants_payload$q) begin
+                header$d = ((rotated) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                payload_left$d = payload_left$q - 32'h8;
+                payload_more$d = payload_after_more;
+                payload_last$d = payload_after_last;
+                wants_payload$d = payload_after_more;
+            end
+            if (final_beat) begin
                 packing$d = 1'b0;
                 done_valid$d = message_end$q;
                 done_tag$d = seg_tag$q;
@@ -45478,7 +45469,7 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
             walk$d = 1'b0;
             req_valid$d = 1'b0;
             packing$d = 1'b0;
-            acc_n$d = 32'h0;
+            wants_payload$d = 1'b0;
             out_valid$d = 1'b0;
             done_valid$d = 1'b0;
         end
@@ -45495,44 +45486,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     end
     
 endmodule // rnic_top_q16$segmenter
-
-
-module rnic_top_q16$segmenter$acc(d,q,clock);
-    
-    // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 128'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$acc
-
-
-module rnic_top_q16$segmenter$acc_n(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$acc_n
 
 
 module rnic_top_q16$segmenter$addr(d,q,clock);
@@ -45554,7 +45507,7 @@ module rnic_top_q16$segmenter$addr(d,q,clock);
 endmodule // rnic_top_q16$segmenter$addr
 
 
-module rnic_top_q16$segmenter$chunk_mask(d,q,clock);
+module rnic_top_q16$segmenter$carry_lanes(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -45570,26 +45523,7 @@ module rnic_top_q16$segmenter$chunk_mask(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$segmenter$chunk_mask
-
-
-module rnic_top_q16$segmenter$chunk_n(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$chunk_n
+endmodule // rnic_top_q16$segmenter$carry_lanes
 
 
 module rnic_top_q16$segmenter$done_tag(d,q,clock);
@@ -45644,6 +45578,44 @@ module rnic_top_q16$segmenter$field_be(d,q);
 endmodule // rnic_top_q16$segmenter$field_be
 
 
+module rnic_top_q16$segmenter$final_keep(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$final_keep
+
+
+module rnic_top_q16$segmenter$from_header(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$from_header
+
+
 module rnic_top_q16$segmenter$header(d,q,clock);
     
     // Module arguments
@@ -45663,7 +45635,26 @@ module rnic_top_q16$segmenter$header(d,q,clock);
 endmodule // rnic_top_q16$segmenter$header
 
 
-module rnic_top_q16$segmenter$header_done(d,q,clock);
+module rnic_top_q16$segmenter$header_beats(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$header_beats
+
+
+module rnic_top_q16$segmenter$header_ends(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -45679,45 +45670,45 @@ module rnic_top_q16$segmenter$header_done(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$segmenter$header_done
+endmodule // rnic_top_q16$segmenter$header_ends
 
 
-module rnic_top_q16$segmenter$header_left(d,q,clock);
+module rnic_top_q16$segmenter$header_last(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$segmenter$header_left
+endmodule // rnic_top_q16$segmenter$header_last
 
 
-module rnic_top_q16$segmenter$header_tail(d,q,clock);
+module rnic_top_q16$segmenter$in_header(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$segmenter$header_tail
+endmodule // rnic_top_q16$segmenter$in_header
 
 
 module rnic_top_q16$segmenter$inline_data(d,q,clock);
@@ -46033,7 +46024,7 @@ module rnic_top_q16$segmenter$packing(d,q,clock);
 endmodule // rnic_top_q16$segmenter$packing
 
 
-module rnic_top_q16$segmenter$payload_done(d,q,clock);
+module rnic_top_q16$segmenter$payload_last(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -46049,7 +46040,7 @@ module rnic_top_q16$segmenter$payload_done(d,q,clock);
        q <= d;
     end
           
-endmodule // rnic_top_q16$segmenter$payload_done
+endmodule // rnic_top_q16$segmenter$payload_last
 
 
 module rnic_top_q16$segmenter$payload_left(d,q,clock);
@@ -46071,23 +46062,23 @@ module rnic_top_q16$segmenter$payload_left(d,q,clock);
 endmodule // rnic_top_q16$segmenter$payload_left
 
 
-module rnic_top_q16$segmenter$payload_tail(d,q,clock);
+module rnic_top_q16$segmenter$payload_more(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rnic_top_q16$segmenter$payload_tail
+endmodule // rnic_top_q16$segmenter$payload_more
 
 
 module rnic_top_q16$segmenter$per_segment(d,q,clock);
@@ -46140,44 +46131,6 @@ module rnic_top_q16$segmenter$qn_be(d,q);
     end
     
 endmodule // rnic_top_q16$segmenter$qn_be
-
-
-module rnic_top_q16$segmenter$rd_bytes(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$rd_bytes
-
-
-module rnic_top_q16$segmenter$rd_mask(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$segmenter$rd_mask
 
 
 module rnic_top_q16$segmenter$req_addr(d,q,clock);
@@ -46237,6 +46190,25 @@ module rnic_top_q16$segmenter$req_valid(d,q,clock);
 endmodule // rnic_top_q16$segmenter$req_valid
 
 
+module rnic_top_q16$segmenter$rotation(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$rotation
+
+
 module rnic_top_q16$segmenter$seg_tag(d,q,clock);
     
     // Module arguments
@@ -46263,10 +46235,10 @@ module rnic_top_q16$segmenter$segments(clock,reset,s_valid,s_ready,s_data,m_vali
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [631:0] s_data;
+    input wire  [632:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [631:0] m_data;
+    output reg  [632:0] m_data;
     output reg  [5:0] count;
     
     // Constant declarations
@@ -46275,10 +46247,10 @@ module rnic_top_q16$segmenter$segments(clock,reset,s_valid,s_ready,s_data,m_vali
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [631:0] ram$read_data;
+    wire  [632:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [631:0] ram$write_data;
+    reg  [632:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -46365,14 +46337,14 @@ module rnic_top_q16$segmenter$segments$ram(read_address,read_clock,read_data,wri
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [631:0] read_data;
+    output reg  [632:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [631:0] write_data;
+    input wire  [632:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[631:0] mem[31:0];
+    reg[632:0] mem[31:0];
     
     
     
@@ -46453,23 +46425,23 @@ module rnic_top_q16$segmenter$segments_out(clock,reset,s_valid,s_ready,s_data,m_
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [631:0] s_data;
+    input wire  [632:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [631:0] m_data;
+    output reg  [632:0] m_data;
     
     // Stub signals
     reg  out_valid$d;
     wire  out_valid$q;
     reg  out_valid$clock;
-    reg  [631:0] out_data$d;
-    wire  [631:0] out_data$q;
+    reg  [632:0] out_data$d;
+    wire  [632:0] out_data$q;
     reg  out_data$clock;
     reg  skid_valid$d;
     wire  skid_valid$q;
     reg  skid_valid$clock;
-    reg  [631:0] skid_data$d;
-    wire  [631:0] skid_data$q;
+    reg  [632:0] skid_data$d;
+    wire  [632:0] skid_data$q;
     reg  skid_data$clock;
     
     // Local signals
@@ -46541,13 +46513,13 @@ endmodule // rnic_top_q16$segmenter$segments_out
 module rnic_top_q16$segmenter$segments_out$out_data(d,q,clock);
     
     // Module arguments
-    input wire  [631:0] d;
-    output reg  [631:0] q;
+    input wire  [632:0] d;
+    output reg  [632:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 632'h0;
+       q = 633'h0;
     end
     
     always @(posedge clock) begin
@@ -46579,13 +46551,13 @@ endmodule // rnic_top_q16$segmenter$segments_out$out_valid
 module rnic_top_q16$segmenter$segments_out$skid_data(d,q,clock);
     
     // Module arguments
-    input wire  [631:0] d;
-    output reg  [631:0] q;
+    input wire  [632:0] d;
+    output reg  [632:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 632'h0;
+       q = 633'h0;
     end
     
     always @(posedge clock) begin
@@ -46612,6 +46584,25 @@ module rnic_top_q16$segmenter$segments_out$skid_valid(d,q,clock);
     end
           
 endmodule // rnic_top_q16$segmenter$segments_out$skid_valid
+
+
+module rnic_top_q16$segmenter$spills(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$spills
 
 
 module rnic_top_q16$segmenter$stag(d,q,clock);
@@ -46721,6 +46712,25 @@ module rnic_top_q16$segmenter$walk(d,q,clock);
     end
           
 endmodule // rnic_top_q16$segmenter$walk
+
+
+module rnic_top_q16$segmenter$wants_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$segmenter$wants_payload
 
 
 module rnic_top_q16$sq(clock,reset,enable,db_valid,db_kind,db_index,db_value,qp_we,qp_waddr,qp_wdata,qp_reset,qp_rts,qp_error,m_req_valid,m_req_ready,m_req_addr,m_req_len,s_rd_tdata,s_rd_tlast,s_rd_tuser,s_rd_tvalid,s_rd_tready,m_valid,m_ready,m_wqe,m_qpn,m_ctx,m_index,m_error,m_ordered,status_qpn,status_ci);

@@ -1,7 +1,9 @@
 //! `ddp/tx_segment` in Verilator against `rnic_proto::model::wire` (CHECKLIST DDP-08
 //! segmentation at MULPDU, DDP-09 zero-length messages, RDMAP-07 the Read Request):
 //! random Sends (all four kinds), RDMA Writes and Read Requests, payloads of 0..6000
-//! octets at any alignment, random MULPDUs; the payload comes from a DMA read engine
+//! octets at any alignment, random MULPDUs, and Sends whose header is followed by 0..=52
+//! inline octets and a short payload (every header length mod 8, so every rotation of
+//! the payload behind the header's last octets); the payload comes from a DMA read engine
 //! played by the bench (random latency, in order) and the ULPDUs leave with random
 //! back-pressure. Every ULPDU must equal the reference's octets, with its length in
 //! `tuser`, and each message must report done once, in order. One message in ten is
@@ -34,6 +36,9 @@ struct Job {
 }
 
 fn random_job(rng: &mut StdRng, memory: &[u8]) -> Job {
+    if rng.gen_range(0..7) == 0 {
+        return inline_job(rng, memory);
+    }
     let opcode = [
         Opcode::Send,
         Opcode::SendInvalidate,
@@ -75,6 +80,23 @@ fn random_job(rng: &mut StdRng, memory: &[u8]) -> Job {
         }
     }
     job
+}
+
+/// A Send whose header is followed by inline octets (as a Terminate's or Immediate Data's
+/// body is) and then a payload, all in one segment: on the wire, the inline octets are
+/// the first of the ULPDU's payload.
+fn inline_job(rng: &mut StdRng, memory: &[u8]) -> Job {
+    let mulpdu = rng.gen_range(128..2000);
+    let inline: Vec<u8> = (0..rng.gen_range(0..=52)).map(|_| rng.gen()).collect();
+    let room = usize::from(mulpdu) - 18 - inline.len();
+    let len = if rng.gen_bool(0.3) { 0 } else { rng.gen_range(1..=room.min(300)) };
+    let addr = rng.gen_range(0..(MEMORY - len)) as u64;
+    let mut body = inline.clone();
+    body.extend_from_slice(&memory[addr as usize..addr as usize + len]);
+    let msn = rng.gen();
+    let expected = untagged_ulpdus(Opcode::Send, msn, 0, &body, mulpdu);
+    assert_eq!(expected.len(), 1, "an inline message is one segment");
+    Job { opcode: Opcode::Send, stag: 0, to: 0, msn, addr, len, inline, mulpdu, expected, dropped: rng.gen_bool(0.1) }
 }
 
 struct Ports {
@@ -156,7 +178,7 @@ fn ddp_08_09_segmenter_matches_the_reference() {
                 m.set(addr, 0x7000_0000 + j.addr);
                 m.set(len, j.len as u64);
                 let mut body = j.inline.clone();
-                body.resize(28, 0xEE); // octets past the inline length must not leak out
+                body.resize(52, 0xEE); // octets past the inline length must not leak out
                 m.set_bytes(inline, &body);
                 m.set(inline_len, j.inline.len() as u64);
                 m.set(mulpdu, j.mulpdu.into());

@@ -14,8 +14,13 @@
 //! each header and asks the DMA read engine for that segment's payload (so a payload
 //! stream never spans two segments and the engine's requests in flight hide its
 //! latency); segments wait in a block-RAM queue of 32, their reads in flight. The packer
-//! appends a segment's payload to its header octet by octet, eight per beat, through a
-//! 16-octet accumulator.
+//! sends a segment's header eight octets a beat, then its payload behind the header's
+//! last octets: a header of `h` octets past its last full beat carries them over, and
+//! each payload beat, rotated by `h` lanes, fills the beat's other lanes and leaves its
+//! own last `h` octets to carry (one more beat of carried octets alone ends a segment
+//! whose last payload beat does not fit). The rotation is the segment's, so every beat's
+//! plan (from the header or the payload, the last beat, its keep) is a register set a
+//! cycle ahead from down-counters and the lengths the walker queued.
 //!
 //! A message can be dropped (`drop`, while it is walked: its QP was reset, so its memory
 //! may be freed): the walker then queues a void segment, which asks for no payload, and
@@ -29,10 +34,17 @@ use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer};
 /// Segments queued between walker and packer: `1 << QUEUE_BITS`, each with its payload
 /// read in flight (enough to hide a 200-cycle memory behind short messages).
 const QUEUE_BITS: usize = 5;
-/// A queued segment: its header (576 bits) and its info (56: header length, payload
-/// length, last of the message, tag; see `info_word`).
+/// A queued segment: its header (576 bits) and its info (`INFO_BITS`: header length,
+/// payload length, last of the message, tag, void; see `info_word`).
 const HEADER_BITS: usize = 576;
-const SEGMENT_BITS: usize = HEADER_BITS + 56;
+const INFO_BITS: usize = 57;
+const SEGMENT_BITS: usize = HEADER_BITS + INFO_BITS;
+/// Fields of a queued segment's info.
+const INFO_HEADER_LEN: usize = 0;
+const INFO_PAYLOAD_LEN: usize = 7;
+const INFO_LAST: usize = 23;
+const INFO_TAG: usize = 24;
+const INFO_VOID: usize = 56;
 
 #[derive(LogicBlock)]
 pub struct TxSegment {
@@ -70,7 +82,7 @@ pub struct TxSegment {
     pub s_rd_tlast: Signal<In, Bit>,
     pub s_rd_tvalid: Signal<In, Bit>,
     pub s_rd_tready: Signal<Out, Bit>,
-    /// ULPDUs.
+    /// ULPDUs, `tkeep` contiguous from lane 0; octets past it are not cleared.
     pub m_axis_tdata: Signal<Out, Bits<64>>,
     pub m_axis_tkeep: Signal<Out, Bits<8>>,
     pub m_axis_tlast: Signal<Out, Bit>,
@@ -108,27 +120,37 @@ pub struct TxSegment {
     segments_out: SkidBuffer<SEGMENT_BITS>,
     // Packer: the segment being packed.
     packing: DFF<Bit>,
+    /// Its header beats are going out (else its payload beats).
+    in_header: DFF<Bit>,
+    /// The header, its next beat in the low 64 bits; in the payload beats, the low 64
+    /// bits hold the octets carried over (lanes below `h`).
     header: DFF<Bits<576>>,
-    header_left: DFF<Bits<7>>,
+    /// Full header beats left, and whether the next is the last of them.
+    header_beats: DFF<Bits<4>>,
+    header_last: DFF<Bit>,
+    /// Nothing follows the full header beats (no octet carried over, no payload).
+    header_ends: DFF<Bit>,
+    /// Payload octets not yet taken; whether one is left, and whether they fit in one beat.
     payload_left: DFF<Bits<16>>,
+    payload_more: DFF<Bit>,
+    payload_last: DFF<Bit>,
+    /// The next beat takes a payload beat (a payload beat of the segment, one left).
+    wants_payload: DFF<Bit>,
+    /// The carried octets and the last payload beat fill more than one beat: a beat of
+    /// carried octets alone ends the segment.
+    spills: DFF<Bit>,
+    /// The payload's rotation, one-hot: lane `i` of a payload beat goes out in lane
+    /// `i + h` (mod 8), `h` the header's octets past its last full beat.
+    rotation: DFF<Bits<8>>,
+    /// Lanes of the next beat taken from `header` (all in the header beats; those below
+    /// `h` in the payload beats), and those of the header's carried octets.
+    from_header: DFF<Bits<64>>,
+    carry_lanes: DFF<Bits<64>>,
+    /// The segment's last beat's keep (its length mod 8 lanes, or all eight).
+    final_keep: DFF<Bits<8>>,
     ulpdu_len: DFF<Bits<16>>,
     message_end: DFF<Bit>,
     seg_tag: DFF<Bits<32>>,
-    acc: DFF<Bits<128>>,
-    acc_n: DFF<Bits<5>>,
-    /// The octets of the next header chunk and payload beat, and their masks, set a
-    /// cycle ahead: every chunk and beat is eight octets but a segment's last, whose
-    /// length its first cycle knows (the tail: the length mod 8, or 8).
-    chunk_n: DFF<Bits<5>>,
-    chunk_mask: DFF<Bits<64>>,
-    rd_bytes: DFF<Bits<5>>,
-    rd_mask: DFF<Bits<64>>,
-    header_tail: DFF<Bits<5>>,
-    payload_tail: DFF<Bits<5>>,
-    /// Whether the header / the payload is all taken (`header_left` / `payload_left` at
-    /// zero), set a cycle ahead.
-    header_done: DFF<Bit>,
-    payload_done: DFF<Bit>,
     out_valid: DFF<Bit>,
     out_data: DFF<Bits<64>>,
     out_keep: DFF<Bits<8>>,
@@ -138,9 +160,14 @@ pub struct TxSegment {
     done_valid: DFF<Bit>,
     done_tag: DFF<Bits<32>>,
     // Walker signals.
-    info_word: Signal<Local, Bits<56>>,
-    /// Where a queued segment's info starts.
+    info_word: Signal<Local, Bits<INFO_BITS>>,
+    /// Where a queued segment's info starts, and where its fields start in it.
     at_info: Constant<Bits<16>>,
+    at_header_len: Constant<Bits<8>>,
+    at_payload_len: Constant<Bits<8>>,
+    at_last: Constant<Bits<8>>,
+    at_tag: Constant<Bits<8>>,
+    at_void: Constant<Bits<8>>,
     header_len: Signal<Local, Bits<7>>,
     seg_len: Signal<Local, Bits<32>>,
     last: Signal<Local, Bit>,
@@ -156,31 +183,25 @@ pub struct TxSegment {
     push: Signal<Local, Bit>,
     // Packer signals.
     head_header: Signal<Local, Bits<576>>,
-    head_info: Signal<Local, Bits<56>>,
+    head_info: Signal<Local, Bits<INFO_BITS>>,
+    /// The queue head's header length, its octets past the last full beat (`h`), and its
+    /// payload length.
+    head_header_len: Signal<Local, Bits<7>>,
+    head_carry: Signal<Local, Bits<3>>,
+    head_payload_len: Signal<Local, Bits<16>>,
+    head_payload_tail: Signal<Local, Bits<4>>,
+    head_final_n: Signal<Local, Bits<3>>,
+    start: Signal<Local, Bit>,
+    /// The output register takes a beat; a beat goes out, and it is the segment's last.
     load: Signal<Local, Bit>,
-    emit_n: Signal<Local, Bits<5>>,
-    emit_full: Signal<Local, Bit>,
-    emit_rest: Signal<Local, Bit>,
-    /// Room behind what stays for a piece (a header chunk or a payload beat), the piece,
-    /// and the accumulator with it appended when nothing leaves or eight octets leave.
-    room: Signal<Local, Bit>,
-    piece: Signal<Local, Bits<64>>,
-    piece_n: Signal<Local, Bits<5>>,
-    stay_none: Signal<Local, Bits<128>>,
-    stay_after: Signal<Local, Bits<128>>,
-    chunk: Signal<Local, Bits<64>>,
-    /// A new segment's tails, and its first chunk's and beat's octets.
-    head_header_tail: Signal<Local, Bits<5>>,
-    head_payload_tail: Signal<Local, Bits<5>>,
-    head_chunk_n: Signal<Local, Bits<5>>,
-    head_rd_bytes: Signal<Local, Bits<5>>,
-    /// The next chunk's and beat's octets once this one is taken.
-    next_chunk_n: Signal<Local, Bits<5>>,
-    next_rd_bytes: Signal<Local, Bits<5>>,
-    take_header: Signal<Local, Bit>,
-    take_payload: Signal<Local, Bit>,
-    finished: Signal<Local, Bit>,
-    rd_data: Signal<Local, Bits<64>>,
+    fire: Signal<Local, Bit>,
+    final_beat: Signal<Local, Bit>,
+    /// The payload beat rotated by `h` lanes, and the beat out.
+    rotated: Signal<Local, Bits<64>>,
+    beat: Signal<Local, Bits<64>>,
+    /// `payload_left` after this beat: more than eight octets, and a last beat of them.
+    payload_after_more: Signal<Local, Bit>,
+    payload_after_last: Signal<Local, Bit>,
     lane_ones: Constant<Bits<8>>,
     ones_64: Constant<Bits<64>>,
 }
@@ -244,24 +265,23 @@ impl Default for TxSegment {
             segments: Default::default(),
             segments_out: Default::default(),
             packing: Default::default(),
+            in_header: Default::default(),
             header: Default::default(),
-            header_left: Default::default(),
+            header_beats: Default::default(),
+            header_last: Default::default(),
+            header_ends: Default::default(),
             payload_left: Default::default(),
+            payload_more: Default::default(),
+            payload_last: Default::default(),
+            wants_payload: Default::default(),
+            spills: Default::default(),
+            rotation: Default::default(),
+            from_header: Default::default(),
+            carry_lanes: Default::default(),
+            final_keep: Default::default(),
             ulpdu_len: Default::default(),
             message_end: Default::default(),
             seg_tag: Default::default(),
-            acc: Default::default(),
-            acc_n: Default::default(),
-            header_tail: Default::default(),
-            payload_tail: Default::default(),
-            header_done: Default::default(),
-            payload_done: Default::default(),
-            head_header_tail: Default::default(),
-            head_payload_tail: Default::default(),
-            head_chunk_n: Default::default(),
-            head_rd_bytes: Default::default(),
-            next_chunk_n: Default::default(),
-            next_rd_bytes: Default::default(),
             out_valid: Default::default(),
             out_data: Default::default(),
             out_keep: Default::default(),
@@ -273,6 +293,11 @@ impl Default for TxSegment {
             done_tag: Default::default(),
             info_word: Default::default(),
             at_info: constant(HEADER_BITS as u64),
+            at_header_len: constant(INFO_HEADER_LEN as u64),
+            at_payload_len: constant(INFO_PAYLOAD_LEN as u64),
+            at_last: constant(INFO_LAST as u64),
+            at_tag: constant(INFO_TAG as u64),
+            at_void: constant(INFO_VOID as u64),
             header_len: Default::default(),
             seg_len: Default::default(),
             last: Default::default(),
@@ -288,24 +313,19 @@ impl Default for TxSegment {
             push: Default::default(),
             head_header: Default::default(),
             head_info: Default::default(),
+            head_header_len: Default::default(),
+            head_carry: Default::default(),
+            head_payload_len: Default::default(),
+            head_payload_tail: Default::default(),
+            head_final_n: Default::default(),
+            start: Default::default(),
             load: Default::default(),
-            emit_n: Default::default(),
-            emit_full: Default::default(),
-            emit_rest: Default::default(),
-            room: Default::default(),
-            piece: Default::default(),
-            piece_n: Default::default(),
-            stay_none: Default::default(),
-            stay_after: Default::default(),
-            chunk: Default::default(),
-            chunk_n: Default::default(),
-            take_header: Default::default(),
-            take_payload: Default::default(),
-            rd_bytes: Default::default(),
-            finished: Default::default(),
-            chunk_mask: Default::default(),
-            rd_mask: Default::default(),
-            rd_data: Default::default(),
+            fire: Default::default(),
+            final_beat: Default::default(),
+            rotated: Default::default(),
+            beat: Default::default(),
+            payload_after_more: Default::default(),
+            payload_after_last: Default::default(),
             lane_ones: Constant::new(0xFF_u64.to_bits()),
             ones_64: Constant::new(u64::MAX.to_bits()),
         }
@@ -336,22 +356,23 @@ impl Logic for TxSegment {
             req_addr,
             req_len,
             packing,
+            in_header,
             header,
-            header_left,
+            header_beats,
+            header_last,
+            header_ends,
             payload_left,
+            payload_more,
+            payload_last,
+            wants_payload,
+            spills,
+            rotation,
+            from_header,
+            carry_lanes,
+            final_keep,
             ulpdu_len,
             message_end,
             seg_tag,
-            acc,
-            acc_n,
-            chunk_n,
-            chunk_mask,
-            rd_bytes,
-            rd_mask,
-            header_tail,
-            payload_tail,
-            header_done,
-            payload_done,
             out_valid,
             out_data,
             out_keep,
@@ -441,14 +462,16 @@ impl Logic for TxSegment {
         if self.m_rd_req_ready.val() {
             self.req_valid.d.next = false;
         }
-        // Info: header length (7 bits), payload length (16), last of the message (1), tag (32).
-        self.info_word.next = bit_cast::<56, 7>(self.header_len.val())
-            | (bit_cast::<56, 16>(self.seg_len.val().get_bits::<16>(0)) << 7)
-            | (bit_cast::<56, 1>(self.last.val().into()) << 23)
-            | (bit_cast::<56, 32>(self.tag.q.val()) << 24);
+        // Info: header length (7 bits), payload length (16), last of the message (1), tag
+        // (32), void (1).
+        self.info_word.next = (bit_cast::<INFO_BITS, 7>(self.header_len.val()) << self.at_header_len.val())
+            | (bit_cast::<INFO_BITS, 16>(self.seg_len.val().get_bits::<16>(0)) << self.at_payload_len.val())
+            | (bit_cast::<INFO_BITS, 1>(self.last.val().into()) << self.at_last.val())
+            | (bit_cast::<INFO_BITS, 32>(self.tag.q.val()) << self.at_tag.val())
+            | (bit_cast::<INFO_BITS, 1>(self.voided.val().into()) << self.at_void.val());
         self.segments.s_valid.next = self.push.val();
         self.segments.s_data.next = bit_cast::<SEGMENT_BITS, HEADER_BITS>(self.built.val())
-            | (bit_cast::<SEGMENT_BITS, 56>(self.info_word.val()) << self.at_info.val());
+            | (bit_cast::<SEGMENT_BITS, INFO_BITS>(self.info_word.val()) << self.at_info.val());
         if self.push.val() {
             if self.seg_len.val().any() {
                 self.req_valid.d.next = true;
@@ -463,147 +486,117 @@ impl Logic for TxSegment {
         self.m_rd_req_addr.next = self.req_addr.q.val();
         self.m_rd_req_len.next = self.req_len.q.val();
 
-        // Packer: start the next segment.
+        // Packer: start the next segment when idle; a void one (no header) only ends its
+        // message.
         self.head_header.next = self.segments_out.m_data.val().get_bits::<HEADER_BITS>(0);
-        self.head_info.next = self.segments_out.m_data.val().get_bits::<56>(self.at_info.val().index());
+        self.head_info.next = self.segments_out.m_data.val().get_bits::<INFO_BITS>(self.at_info.val().index());
+        self.head_header_len.next = self.head_info.val().get_bits::<7>(self.at_header_len.val().index());
+        self.head_carry.next = self.head_header_len.val().get_bits::<3>(0);
+        self.head_payload_len.next = self.head_info.val().get_bits::<16>(self.at_payload_len.val().index());
         self.segments_out.m_ready.next = !self.packing.q.val();
-        // A segment's tails, and its first chunk and beat: eight octets, or the tail.
-        self.head_header_tail.next = bit_cast::<5, 3>(self.head_info.val().get_bits::<3>(0));
-        if !self.head_info.val().get_bits::<3>(0).any() {
-            self.head_header_tail.next = 8.into();
+        self.start.next = !self.packing.q.val()
+            & self.segments_out.m_valid.val()
+            & !self.head_info.val().get_bit(self.at_void.val().index());
+        self.done_valid.d.next = false;
+        if !self.packing.q.val()
+            & self.segments_out.m_valid.val()
+            & self.head_info.val().get_bit(self.at_void.val().index())
+        {
+            self.done_valid.d.next = true;
+            self.done_tag.d.next = self.head_info.val().get_bits::<32>(self.at_tag.val().index());
         }
-        self.head_payload_tail.next = bit_cast::<5, 3>(self.head_info.val().get_bits::<3>(7));
-        if !self.head_info.val().get_bits::<3>(7).any() {
+        // The payload's last beat's octets (1..=8), and the ULPDU's last beat's (0 for 8).
+        self.head_payload_tail.next = bit_cast::<4, 3>(self.head_payload_len.val().get_bits::<3>(0));
+        if !self.head_payload_len.val().get_bits::<3>(0).any() {
             self.head_payload_tail.next = 8.into();
         }
-        self.head_chunk_n.next = self.head_header_tail.val();
-        if self.head_info.val().get_bits::<4>(3).any() {
-            self.head_chunk_n.next = 8.into();
-        }
-        self.head_rd_bytes.next = self.head_payload_tail.val();
-        if self.head_info.val().get_bits::<13>(10).any() {
-            self.head_rd_bytes.next = 8.into();
-        }
-        self.done_valid.d.next = false;
-        // A void segment (no header) only ends its message.
-        if !self.packing.q.val() & self.segments_out.m_valid.val() & !self.head_info.val().get_bits::<7>(0).any() {
-            self.done_valid.d.next = true;
-            self.done_tag.d.next = self.head_info.val().get_bits::<32>(24);
-        }
-        if !self.packing.q.val() & self.segments_out.m_valid.val() & self.head_info.val().get_bits::<7>(0).any() {
+        self.head_final_n.next = self.head_carry.val() + self.head_payload_len.val().get_bits::<3>(0);
+        if self.start.val() {
             self.packing.d.next = true;
+            self.in_header.d.next = true;
             self.header.d.next = self.head_header.val();
-            self.header_left.d.next = self.head_info.val().get_bits::<7>(0);
-            self.payload_left.d.next = self.head_info.val().get_bits::<16>(7);
-            self.ulpdu_len.d.next =
-                bit_cast::<16, 7>(self.head_info.val().get_bits::<7>(0)) + self.head_info.val().get_bits::<16>(7);
-            self.message_end.d.next = self.head_info.val().get_bit(23);
-            self.seg_tag.d.next = self.head_info.val().get_bits::<32>(24);
-            self.header_done.d.next = false;
-            self.payload_done.d.next = !self.head_info.val().get_bits::<16>(7).any();
-            self.header_tail.d.next = self.head_header_tail.val();
-            self.payload_tail.d.next = self.head_payload_tail.val();
-            self.chunk_n.d.next = self.head_chunk_n.val();
-            self.rd_bytes.d.next = self.head_rd_bytes.val();
-            self.chunk_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.head_chunk_n.val()) << 3));
-            self.rd_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.head_rd_bytes.val()) << 3));
+            self.header_beats.d.next = self.head_header_len.val().get_bits::<4>(3);
+            self.header_last.d.next = self.head_header_len.val().get_bits::<4>(3) == 1;
+            self.header_ends.d.next = !self.head_carry.val().any() & !self.head_payload_len.val().any();
+            self.payload_left.d.next = self.head_payload_len.val();
+            self.payload_more.d.next = self.head_payload_len.val().any();
+            self.payload_last.d.next = self.head_payload_len.val().any() & (self.head_payload_len.val() <= 8);
+            self.wants_payload.d.next = false;
+            self.spills.d.next = self.head_payload_len.val().any()
+                & ((bit_cast::<4, 3>(self.head_carry.val()) + self.head_payload_tail.val()) > 8);
+            self.rotation.d.next = bit_cast::<8, 1>(true.into()) << self.head_carry.val();
+            self.from_header.d.next = self.ones_64.val();
+            self.carry_lanes.d.next = !(self.ones_64.val() << (bit_cast::<64, 3>(self.head_carry.val()) << 3));
+            self.final_keep.d.next = !(self.lane_ones.val() << self.head_final_n.val());
+            if !self.head_final_n.val().any() {
+                self.final_keep.d.next = self.lane_ones.val();
+            }
+            self.ulpdu_len.d.next = bit_cast::<16, 7>(self.head_header_len.val()) + self.head_payload_len.val();
+            self.message_end.d.next = self.head_info.val().get_bit(self.at_last.val().index());
+            self.seg_tag.d.next = self.head_info.val().get_bits::<32>(self.at_tag.val().index());
         }
-        // After a chunk or beat: eight more octets if at least 16 were left, else the tail.
-        self.next_chunk_n.next = self.header_tail.q.val();
-        if self.header_left.q.val() >= 16 {
-            self.next_chunk_n.next = 8.into();
-        }
-        self.next_rd_bytes.next = self.payload_tail.q.val();
-        if self.payload_left.q.val() >= 16 {
-            self.next_rd_bytes.next = 8.into();
-        }
-        // The output register takes a beat when empty or being emptied.
+
+        // The beat: a beat goes out when the output register takes one and, if the beat
+        // takes a payload beat, one is there.
         self.load.next = !self.out_valid.q.val() | self.m_axis_tready.val();
         if self.m_axis_tready.val() {
             self.out_valid.d.next = false;
         }
-        self.finished.next = self.header_done.q.val() & self.payload_done.q.val();
-        // The beat out: eight octets once there are eight, or the segment's rest at its end
-        // (after which nothing stays: the accumulator holds nothing past `acc_n`).
-        self.emit_full.next = self.packing.q.val() & self.load.val() & (self.acc_n.q.val() >= 8);
-        self.emit_rest.next = self.packing.q.val() & self.load.val() & (self.acc_n.q.val() < 8) & self.finished.val();
-        self.emit_n.next = 0.into();
-        if self.emit_full.val() {
-            self.emit_n.next = 8.into();
+        self.s_rd_tready.next = self.wants_payload.q.val() & self.load.val();
+        self.fire.next =
+            self.packing.q.val() & self.load.val() & (!self.wants_payload.q.val() | self.s_rd_tvalid.val());
+        self.final_beat.next = (self.in_header.q.val() & self.header_last.q.val() & self.header_ends.q.val())
+            | (!self.in_header.q.val()
+                & (!self.payload_more.q.val() | (self.payload_last.q.val() & !self.spills.q.val())));
+        // Lane i of the payload beat goes out in lane i + h (mod 8): a select among eight
+        // fixed rotations by the one-hot `rotation`.
+        self.rotated.next = 0.into();
+        if self.rotation.q.val().get_bit(0) {
+            self.rotated.next = self.s_rd_tdata.val();
         }
-        if self.emit_rest.val() {
-            self.emit_n.next = self.acc_n.q.val();
-        }
-        // Then append the next header chunk or payload beat, if it fits behind what stays
-        // (it always does once eight octets leave). Octets past a chunk's end must not
-        // reach the accumulator.
-        self.chunk.next = self.header.q.val().get_bits::<64>(0) & self.chunk_mask.q.val();
-        self.rd_data.next = self.s_rd_tdata.val() & self.rd_mask.q.val();
-        self.room.next = self.emit_full.val() | self.emit_rest.val() | (self.acc_n.q.val() <= 8);
-        self.take_header.next = self.packing.q.val() & !self.header_done.q.val() & self.room.val();
-        self.take_payload.next = self.packing.q.val()
-            & self.header_done.q.val()
-            & !self.payload_done.q.val()
-            & self.room.val()
-            & self.s_rd_tvalid.val();
-        self.s_rd_tready.next =
-            self.packing.q.val() & self.header_done.q.val() & !self.payload_done.q.val() & self.room.val();
-        // The accumulator's next value in each case, each from registers (what stays, and
-        // the piece appended behind it at a shift known from `acc_n`); the beat's
-        // decisions pick one at the end.
-        self.piece.next = self.rd_data.val();
-        self.piece_n.next = self.rd_bytes.q.val();
-        if !self.header_done.q.val() {
-            self.piece.next = self.chunk.val();
-            self.piece_n.next = self.chunk_n.q.val();
-        }
-        self.stay_none.next =
-            self.acc.q.val() | (bit_cast::<128, 64>(self.piece.val()) << (bit_cast::<128, 5>(self.acc_n.q.val()) << 3));
-        self.stay_after.next = (self.acc.q.val() >> 64)
-            | (bit_cast::<128, 64>(self.piece.val()) << (bit_cast::<128, 5>(self.acc_n.q.val() - 8) << 3));
-        self.acc.d.next = self.acc.q.val();
-        self.acc_n.d.next = self.acc_n.q.val();
-        if self.emit_full.val() {
-            self.acc.d.next = self.acc.q.val() >> 64;
-            self.acc_n.d.next = self.acc_n.q.val() - 8;
-        }
-        if self.emit_rest.val() {
-            self.acc.d.next = 0.into();
-            self.acc_n.d.next = 0.into();
-        }
-        if self.take_header.val() | self.take_payload.val() {
-            self.acc.d.next = self.stay_none.val();
-            self.acc_n.d.next = self.acc_n.q.val() + self.piece_n.val();
-            if self.emit_full.val() {
-                self.acc.d.next = self.stay_after.val();
-                self.acc_n.d.next = self.acc_n.q.val() - 8 + self.piece_n.val();
-            }
-            if self.emit_rest.val() {
-                self.acc.d.next = bit_cast::<128, 64>(self.piece.val());
-                self.acc_n.d.next = self.piece_n.val();
+        for k in 1..8 {
+            if self.rotation.q.val().get_bit(k) {
+                self.rotated.next = self.rotated.val()
+                    | (self.s_rd_tdata.val() << (8 * k).to_bits::<7>())
+                    | (self.s_rd_tdata.val() >> (64 - 8 * k).to_bits::<7>());
             }
         }
-        if self.take_header.val() {
-            self.header.d.next = self.header.q.val() >> 64;
-            self.header_left.d.next = self.header_left.q.val() - bit_cast::<7, 5>(self.chunk_n.q.val());
-            self.chunk_n.d.next = self.next_chunk_n.val();
-            self.header_done.d.next = self.header_left.q.val() <= 8;
-            self.chunk_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.next_chunk_n.val()) << 3));
-        }
-        if self.take_payload.val() {
-            self.payload_left.d.next = self.payload_left.q.val() - bit_cast::<16, 5>(self.rd_bytes.q.val());
-            self.rd_bytes.d.next = self.next_rd_bytes.val();
-            self.payload_done.d.next = self.payload_left.q.val() <= 8;
-            self.rd_mask.d.next = !(self.ones_64.val() << (bit_cast::<64, 5>(self.next_rd_bytes.val()) << 3));
-        }
-        if self.emit_n.val().any() {
+        // The beat's lanes from the header register or the rotated payload beat.
+        self.beat.next = (self.header.q.val().get_bits::<64>(0) & self.from_header.q.val())
+            | (self.rotated.val() & !self.from_header.q.val());
+        // What the payload left says after this beat.
+        self.payload_after_more.next = self.payload_left.q.val() > 8;
+        self.payload_after_last.next = (self.payload_left.q.val() > 8) & (self.payload_left.q.val() <= 16);
+        if self.fire.val() {
             self.out_valid.d.next = true;
-            self.out_data.d.next = self.acc.q.val().get_bits::<64>(0);
-            self.out_keep.d.next = !(self.lane_ones.val() << bit_cast::<8, 5>(self.emit_n.val()));
-            self.out_last.d.next = self.finished.val() & (self.acc_n.q.val() == self.emit_n.val());
+            self.out_data.d.next = self.beat.val();
+            self.out_keep.d.next = self.lane_ones.val();
+            if self.final_beat.val() {
+                self.out_keep.d.next = self.final_keep.q.val();
+            }
+            self.out_last.d.next = self.final_beat.val();
             self.out_user.d.next = self.ulpdu_len.q.val();
             self.out_tid.d.next = self.seg_tag.q.val();
-            if self.finished.val() & (self.acc_n.q.val() == self.emit_n.val()) {
+            if self.in_header.q.val() {
+                // The next header beat, or the carried octets.
+                self.header.d.next = self.header.q.val() >> 64;
+                self.header_beats.d.next = self.header_beats.q.val() - 1;
+                self.header_last.d.next = self.header_beats.q.val() == 2;
+                if self.header_last.q.val() {
+                    self.in_header.d.next = false;
+                    self.from_header.d.next = self.carry_lanes.q.val();
+                    self.wants_payload.d.next = self.payload_more.q.val();
+                }
+            }
+            if self.wants_payload.q.val() {
+                // The payload beat's last h octets are carried over to the next beat.
+                self.header.d.next = bit_cast::<576, 64>(self.rotated.val());
+                self.payload_left.d.next = self.payload_left.q.val() - 8;
+                self.payload_more.d.next = self.payload_after_more.val();
+                self.payload_last.d.next = self.payload_after_last.val();
+                self.wants_payload.d.next = self.payload_after_more.val();
+            }
+            if self.final_beat.val() {
                 self.packing.d.next = false;
                 self.done_valid.d.next = self.message_end.q.val();
                 self.done_tag.d.next = self.seg_tag.q.val();
@@ -613,7 +606,7 @@ impl Logic for TxSegment {
             self.walk.d.next = false;
             self.req_valid.d.next = false;
             self.packing.d.next = false;
-            self.acc_n.d.next = 0.into();
+            self.wants_payload.d.next = false;
             self.out_valid.d.next = false;
             self.done_valid.d.next = false;
         }
