@@ -578,6 +578,12 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [64:0] chk_end$d;
     wire  [64:0] chk_end$q;
     reg  chk_end$clock;
+    reg  chk_live$d;
+    wire  chk_live$q;
+    reg  chk_live$clock;
+    reg  chk_exists$d;
+    wire  chk_exists$q;
+    reg  chk_exists$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -1442,6 +1448,16 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .q(chk_end$q),
         .clock(chk_end$clock)
     );
+    rnic_rdmap_rx$chk_live chk_live(
+        .d(chk_live$d),
+        .q(chk_live$q),
+        .clock(chk_live$clock)
+    );
+    rnic_rdmap_rx$chk_exists chk_exists(
+        .d(chk_exists$d),
+        .q(chk_exists$q),
+        .clock(chk_exists$clock)
+    );
     rnic_rdmap_rx$state state(
         .d(state$d),
         .q(state$q),
@@ -1833,6 +1849,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         full$clock = clock;
         mr$clock = clock;
         chk_end$clock = clock;
+        chk_live$clock = clock;
+        chk_exists$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
         ulen$clock = clock;
@@ -1919,6 +1937,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         full$d = full$q;
         mr$d = mr$q;
         chk_end$d = chk_end$q;
+        chk_live$d = chk_live$q;
+        chk_exists$d = chk_exists$q;
         state$d = state$q;
         qpn$d = qpn$q;
         ulen$d = ulen$q;
@@ -2607,10 +2627,12 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         end
         if (state$q == RxState$MrRead) begin
             mr$d = mrs$read_data;
+            chk_live$d = |(mr_valid & (one_m << ((mr_index$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)));
+            chk_exists$d = chk_stag$q[(32'h8)+:(24)] < mr_count;
         end
         check$mr = mr$q;
-        check$live = |(mr_valid & (one_m << ((mr_index$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)));
-        check$exists = chk_stag$q[(32'h8)+:(24)] < mr_count;
+        check$live = chk_live$q;
+        check$exists = chk_exists$q;
         check$stag = chk_stag$q;
         check$pd = pd;
         check$to = chk_to$q;
@@ -4238,6 +4260,25 @@ module rnic_rdmap_rx$chk_end(d,q,clock);
 endmodule // rnic_rdmap_rx$chk_end
 
 
+module rnic_rdmap_rx$chk_exists(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$chk_exists
+
+
 module rnic_rdmap_rx$chk_len(d,q,clock);
     
     // Module arguments
@@ -4255,6 +4296,25 @@ module rnic_rdmap_rx$chk_len(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$chk_len
+
+
+module rnic_rdmap_rx$chk_live(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$chk_live
 
 
 module rnic_rdmap_rx$chk_right(d,q,clock);

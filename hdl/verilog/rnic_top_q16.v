@@ -26211,6 +26211,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [64:0] chk_end$d;
     wire  [64:0] chk_end$q;
     reg  chk_end$clock;
+    reg  chk_live$d;
+    wire  chk_live$q;
+    reg  chk_live$clock;
+    reg  chk_exists$d;
+    wire  chk_exists$q;
+    reg  chk_exists$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -27075,6 +27081,16 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .q(chk_end$q),
         .clock(chk_end$clock)
     );
+    rnic_top_q16$receiver$chk_live chk_live(
+        .d(chk_live$d),
+        .q(chk_live$q),
+        .clock(chk_live$clock)
+    );
+    rnic_top_q16$receiver$chk_exists chk_exists(
+        .d(chk_exists$d),
+        .q(chk_exists$q),
+        .clock(chk_exists$clock)
+    );
     rnic_top_q16$receiver$state state(
         .d(state$d),
         .q(state$q),
@@ -27466,6 +27482,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         full$clock = clock;
         mr$clock = clock;
         chk_end$clock = clock;
+        chk_live$clock = clock;
+        chk_exists$clock = clock;
         state$clock = clock;
         qpn$clock = clock;
         ulen$clock = clock;
@@ -27552,6 +27570,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         full$d = full$q;
         mr$d = mr$q;
         chk_end$d = chk_end$q;
+        chk_live$d = chk_live$q;
+        chk_exists$d = chk_exists$q;
         state$d = state$q;
         qpn$d = qpn$q;
         ulen$d = ulen$q;
@@ -28240,10 +28260,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         end
         if (state$q == RxState$MrRead) begin
             mr$d = mrs$read_data;
+            chk_live$d = |(mr_valid & (one_m << ((mr_index$q) & 64'hffffffffffffffff)));
+            chk_exists$d = chk_stag$q[(32'h8)+:(24)] < mr_count;
         end
         check$mr = mr$q;
-        check$live = |(mr_valid & (one_m << ((mr_index$q) & 64'hffffffffffffffff)));
-        check$exists = chk_stag$q[(32'h8)+:(24)] < mr_count;
+        check$live = chk_live$q;
+        check$exists = chk_exists$q;
         check$stag = chk_stag$q;
         check$pd = pd;
         check$to = chk_to$q;
@@ -29871,6 +29893,25 @@ module rnic_top_q16$receiver$chk_end(d,q,clock);
 endmodule // rnic_top_q16$receiver$chk_end
 
 
+module rnic_top_q16$receiver$chk_exists(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$chk_exists
+
+
 module rnic_top_q16$receiver$chk_len(d,q,clock);
     
     // Module arguments
@@ -29888,6 +29929,25 @@ module rnic_top_q16$receiver$chk_len(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$chk_len
+
+
+module rnic_top_q16$receiver$chk_live(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$chk_live
 
 
 module rnic_top_q16$receiver$chk_right(d,q,clock);

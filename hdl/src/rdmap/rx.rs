@@ -539,6 +539,9 @@ pub struct RdmapRx<
     mr: DFF<Bits<MR_ENTRY_BITS>>,
     /// The checked range's TO + length, from `chk_to` and `chk_len` as MrRead has them.
     chk_end: DFF<Bits<65>>,
+    /// The MR's valid bit and whether its index is in the table, looked up in MrRead.
+    chk_live: DFF<Bit>,
+    chk_exists: DFF<Bit>,
     state: DFF<RxState>,
     /// The next state as each state with a choice decides it (`from_idle`: after Idle,
     /// and so on); `state` takes the one of its own state, a parallel select, not a
@@ -1080,6 +1083,8 @@ impl<
             check: Default::default(),
             mr_entry: Default::default(),
             chk_end: Default::default(),
+            chk_live: Default::default(),
+            chk_exists: Default::default(),
             mr: Default::default(),
             state: Default::default(),
             from_idle: Default::default(),
@@ -1298,6 +1303,8 @@ impl<
             full,
             mr,
             chk_end,
+            chk_live,
+            chk_exists,
             state,
             qpn,
             ulen,
@@ -2050,11 +2057,13 @@ impl<
         // MrRead, MrCheck: the MR check, for whichever purpose.
         if self.state.q.val() == RxState::MrRead {
             self.mr.d.next = self.mrs.read_data.val();
+            self.chk_live.d.next =
+                (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
+            self.chk_exists.d.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
         }
         self.check.mr.next = self.mr.q.val();
-        self.check.live.next =
-            (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
-        self.check.exists.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
+        self.check.live.next = self.chk_live.q.val();
+        self.check.exists.next = self.chk_exists.q.val();
         self.check.stag.next = self.chk_stag.q.val();
         self.check.pd.next = self.pd.val();
         self.check.to.next = self.chk_to.q.val();
