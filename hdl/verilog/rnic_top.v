@@ -15456,7 +15456,6 @@ module rnic_top$dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_
     reg  issue_last;
     reg  r_next;
     reg  ar_take;
-    reg  pop_buffer;
     reg  [1:0] kept;
     reg  push;
     
@@ -15768,15 +15767,11 @@ module rnic_top$dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_
             ram_half = ram_word[(32'h20)+:(32)];
         end
         occupancy = out_count$q + ((r_pend$q) & 2'h3);
-        s_axi_rvalid = |occupancy;
-        s_axi_rdata = ram_word;
-        s_axi_rlast = r_pend_last$q;
-        if (|out_count$q) begin
-            s_axi_rdata = out0$q[(32'h0)+:(64)];
-            s_axi_rlast = out0$q[32'h40];
-        end
+        s_axi_rvalid = |out_count$q;
+        s_axi_rdata = out0$q[(32'h0)+:(64)];
+        s_axi_rlast = out0$q[32'h40];
         s_axi_rresp = 32'h0;
-        pop = |occupancy & s_axi_rready;
+        pop = |out_count$q & s_axi_rready;
         issue = r_busy$q & ~h_rd_en & (~occupancy[32'h1] | pop);
         issue_last = issue & ~|r_left$q;
         ar_take = s_axi_arvalid & ~ar_held$q & ~reset;
@@ -15805,11 +15800,10 @@ module rnic_top$dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi_
         end
         r_pend$d = issue;
         r_pend_last$d = issue_last;
-        pop_buffer = pop & |out_count$q;
-        kept = out_count$q - ((pop_buffer) & 2'h3);
-        push = r_pend$q & ~(pop & ~|out_count$q);
+        kept = out_count$q - ((pop) & 2'h3);
+        push = r_pend$q;
         out_count$d = kept + ((push) & 2'h3);
-        if (pop_buffer) begin
+        if (pop) begin
             out0$d = out1$q;
         end
         if (push) begin

@@ -7,7 +7,8 @@
 //!   every host read answers the next cycle and holds, and the whole memory matches at
 //!   the end;
 //! - rates: long and short back-to-back bursts at full rate stream one beat per cycle;
-//! - latencies: the first R beat 2 cycles after AR, B the cycle after the last W beat.
+//! - latencies: the first R beat 3 cycles after AR (R from registers), B the cycle after
+//!   the last W beat.
 use std::collections::VecDeque;
 
 use rand::rngs::StdRng;
@@ -341,6 +342,6 @@ fn dev_mem_latencies() {
     b.axi.read(0x40, 1);
     b.drain(10_000);
     let r = b.axi.done_reads.pop_front().expect("read done");
-    assert_eq!(r.first - r.start, 2, "AR to the first R beat");
+    assert_eq!(r.first - r.start, 3, "AR to the first R beat");
     assert_eq!(r.data, [0x1122_3344_5566_7788]);
 }

@@ -11,10 +11,11 @@
 //! - **Writes.** A W beat is written in the cycle it is taken; B follows the burst's last
 //!   beat (so a read issued after B sees the data). A read of a word that a write not yet
 //!   answered is changing may see either value.
-//! - **Reads.** The RAM reads synchronously: a beat is read one cycle before it can be
-//!   presented, so a beat is read only when the two-entry output buffer (beats read and
-//!   not yet taken, the one being read included) will have room for it. The first R beat
-//!   comes 2 cycles after the AR handshake.
+//! - **Reads.** The RAM reads synchronously, and every beat read goes through a two-entry
+//!   output buffer, so R starts from registers (never straight from the RAM): a beat is
+//!   read only when the buffer (beats read and not yet taken, the one being read
+//!   included) will have room for it. The first R beat comes 3 cycles after the AR
+//!   handshake.
 //! - **Host port.** `h_wr_en` writes the 32-bit half of the word at `h_wr_addr` (bit 2
 //!   picks the half: lanes 4..7 or 0..3) under `h_wr_strb`, in that cycle: it takes the
 //!   RAM's write port, and a W beat of the same cycle waits. `h_rd_en` reads the half at
@@ -108,7 +109,6 @@ pub struct DevMem<const WB: usize> {
     issue_last: Signal<Local, Bit>,
     r_next: Signal<Local, Bit>,
     ar_take: Signal<Local, Bit>,
-    pop_buffer: Signal<Local, Bit>,
     kept: Signal<Local, Bits<2>>,
     push: Signal<Local, Bit>,
 }
@@ -187,7 +187,6 @@ impl<const WB: usize> Default for DevMem<WB> {
             issue_last: Default::default(),
             r_next: Default::default(),
             ar_take: Default::default(),
-            pop_buffer: Default::default(),
             kept: Default::default(),
             push: Default::default(),
         }
@@ -289,18 +288,14 @@ impl<const WB: usize> Logic for DevMem<WB> {
         if self.h_half.q.val() {
             self.ram_half.next = self.ram_word.val().get_bits::<32>(32);
         }
-        // R beats come from the buffer, or straight from the RAM when the buffer is empty;
-        // a beat is read only if it will find room once this cycle's beat has gone.
+        // R beats come from the buffer; a beat is read only if it will find room once this
+        // cycle's beat has gone.
         self.occupancy.next = self.out_count.q.val() + bit_cast::<2, 1>(self.r_pend.q.val().into());
-        self.s_axi_rvalid.next = self.occupancy.val().any();
-        self.s_axi_rdata.next = self.ram_word.val();
-        self.s_axi_rlast.next = self.r_pend_last.q.val();
-        if self.out_count.q.val().any() {
-            self.s_axi_rdata.next = self.out0.q.val().get_bits::<64>(0);
-            self.s_axi_rlast.next = self.out0.q.val().get_bit(64);
-        }
+        self.s_axi_rvalid.next = self.out_count.q.val().any();
+        self.s_axi_rdata.next = self.out0.q.val().get_bits::<64>(0);
+        self.s_axi_rlast.next = self.out0.q.val().get_bit(64);
         self.s_axi_rresp.next = 0.into();
-        self.pop.next = self.occupancy.val().any() & self.s_axi_rready.val();
+        self.pop.next = self.out_count.q.val().any() & self.s_axi_rready.val();
         self.issue.next =
             self.r_busy.q.val() & !self.h_rd_en.val() & (!self.occupancy.val().get_bit(1) | self.pop.val());
         self.issue_last.next = self.issue.val() & !self.r_left.q.val().any();
@@ -330,12 +325,11 @@ impl<const WB: usize> Logic for DevMem<WB> {
         self.r_pend.d.next = self.issue.val();
         self.r_pend_last.d.next = self.issue_last.val();
         // The buffer: the head leaves if taken; the word the RAM read this cycle goes in
-        // behind what stays, unless it went out directly.
-        self.pop_buffer.next = self.pop.val() & self.out_count.q.val().any();
-        self.kept.next = self.out_count.q.val() - bit_cast::<2, 1>(self.pop_buffer.val().into());
-        self.push.next = self.r_pend.q.val() & !(self.pop.val() & !self.out_count.q.val().any());
+        // behind what stays.
+        self.kept.next = self.out_count.q.val() - bit_cast::<2, 1>(self.pop.val().into());
+        self.push.next = self.r_pend.q.val();
         self.out_count.d.next = self.kept.val() + bit_cast::<2, 1>(self.push.val().into());
-        if self.pop_buffer.val() {
+        if self.pop.val() {
             self.out0.d.next = self.out1.q.val();
         }
         if self.push.val() {
