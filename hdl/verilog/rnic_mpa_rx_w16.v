@@ -173,15 +173,20 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     output reg  m_step_ok;
     
     // Constant declarations
+    localparam  ring_bits = 16'h200;
     localparam  ones = 128'hffffffffffffffffffffffffffffffff;
     localparam  lane_ones = 16'hffff;
     localparam  window_ones = 20'hfffff;
     localparam  byte_ones = 512'hff;
+    localparam  byte_ones_d = 128'hff;
     localparam  ring_lanes = 16'h40;
     localparam  ring_words = 16'h10;
     localparam  ring_lanes_mask = 16'h3f;
     localparam  words_per_beat = 16'h4;
     localparam  slot_mask = 16'hf;
+    localparam  near_cap = 16'h5;
+    localparam  lane_mask = 16'hf;
+    localparam  two_beats = 16'h8;
     localparam  hold_limit = 16'h30;
     localparam  word_mask = 16'hfffc;
     
@@ -249,7 +254,7 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] remaining$d;
     wire  [15:0] remaining$q;
     reg  remaining$clock;
-    reg  [15:0] first_plan$remaining;
+    reg  [7:0] first_plan$remaining;
     reg  [15:0] first_plan$to_marker;
     reg  first_plan$markers;
     wire  [15:0] first_plan$take;
@@ -259,7 +264,7 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     wire  first_plan$crc_taken;
     wire  [15:0] first_plan$covered;
     wire  [15:0] first_plan$used;
-    reg  [15:0] next_plan$remaining;
+    reg  [7:0] next_plan$remaining;
     reg  [15:0] next_plan$to_marker;
     reg  next_plan$markers;
     wire  [15:0] next_plan$take;
@@ -340,6 +345,9 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] parse_tm;
     reg  lead_marker;
     reg  [15:0] start_words;
+    reg  [15:0] lead_length;
+    reg  [7:0] start_near;
+    reg  short;
     reg  ce;
     reg  head_valid;
     reg  head_last;
@@ -388,8 +396,7 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] arrived;
     reg  [15:0] put_shift;
     reg  [127:0] in_mask;
-    reg  [15:0] window_shift;
-    reg  [15:0] window_back;
+    reg  [15:0] front_word;
     reg  [15:0] put_back;
     reg  [15:0] written_next;
     reg  [15:0] written_past;
@@ -761,14 +768,109 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
             cursor$d = cursor$q + in_bytes;
         end
         put_data$d = (((s_axis_tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
-        in_mask = ~(ones << (((keep_bytes) & 16'hffff) << 32'h3));
+        in_mask = 32'h0;
+        if (s_axis_tkeep[0]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 0));
+        end
+        if (s_axis_tkeep[1]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 1));
+        end
+        if (s_axis_tkeep[2]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 2));
+        end
+        if (s_axis_tkeep[3]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 3));
+        end
+        if (s_axis_tkeep[4]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 4));
+        end
+        if (s_axis_tkeep[5]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 5));
+        end
+        if (s_axis_tkeep[6]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 6));
+        end
+        if (s_axis_tkeep[7]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 7));
+        end
+        if (s_axis_tkeep[8]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 8));
+        end
+        if (s_axis_tkeep[9]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 9));
+        end
+        if (s_axis_tkeep[10]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 10));
+        end
+        if (s_axis_tkeep[11]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 11));
+        end
+        if (s_axis_tkeep[12]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 12));
+        end
+        if (s_axis_tkeep[13]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 13));
+        end
+        if (s_axis_tkeep[14]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 14));
+        end
+        if (s_axis_tkeep[15]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 15));
+        end
         put_mask$d = (((in_mask) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin
             ring$d = (ring$q & ~put_mask$q) | (put_data$q & put_mask$q);
         end
-        window_shift = ((rp$q >> 32'h2) & slot_mask) << 32'h5;
-        window_back = ((ring_words - (rp$q >> 32'h2)) & slot_mask) << 32'h5;
-        window = (ring$q >> window_shift) | (ring$q << window_back);
+        front_word = (rp$q >> 32'h2) & slot_mask;
+        window = 32'h0;
+        if (front_word == 0) begin
+            window = window | (ring$q >> (32'h20 * 0)) | (ring$q << (ring_bits - (32'h20 * 0)));
+        end
+        if (front_word == 1) begin
+            window = window | (ring$q >> (32'h20 * 1)) | (ring$q << (ring_bits - (32'h20 * 1)));
+        end
+        if (front_word == 2) begin
+            window = window | (ring$q >> (32'h20 * 2)) | (ring$q << (ring_bits - (32'h20 * 2)));
+        end
+        if (front_word == 3) begin
+            window = window | (ring$q >> (32'h20 * 3)) | (ring$q << (ring_bits - (32'h20 * 3)));
+        end
+        if (front_word == 4) begin
+            window = window | (ring$q >> (32'h20 * 4)) | (ring$q << (ring_bits - (32'h20 * 4)));
+        end
+        if (front_word == 5) begin
+            window = window | (ring$q >> (32'h20 * 5)) | (ring$q << (ring_bits - (32'h20 * 5)));
+        end
+        if (front_word == 6) begin
+            window = window | (ring$q >> (32'h20 * 6)) | (ring$q << (ring_bits - (32'h20 * 6)));
+        end
+        if (front_word == 7) begin
+            window = window | (ring$q >> (32'h20 * 7)) | (ring$q << (ring_bits - (32'h20 * 7)));
+        end
+        if (front_word == 8) begin
+            window = window | (ring$q >> (32'h20 * 8)) | (ring$q << (ring_bits - (32'h20 * 8)));
+        end
+        if (front_word == 9) begin
+            window = window | (ring$q >> (32'h20 * 9)) | (ring$q << (ring_bits - (32'h20 * 9)));
+        end
+        if (front_word == 10) begin
+            window = window | (ring$q >> (32'h20 * 10)) | (ring$q << (ring_bits - (32'h20 * 10)));
+        end
+        if (front_word == 11) begin
+            window = window | (ring$q >> (32'h20 * 11)) | (ring$q << (ring_bits - (32'h20 * 11)));
+        end
+        if (front_word == 12) begin
+            window = window | (ring$q >> (32'h20 * 12)) | (ring$q << (ring_bits - (32'h20 * 12)));
+        end
+        if (front_word == 13) begin
+            window = window | (ring$q >> (32'h20 * 13)) | (ring$q << (ring_bits - (32'h20 * 13)));
+        end
+        if (front_word == 14) begin
+            window = window | (ring$q >> (32'h20 * 14)) | (ring$q << (ring_bits - (32'h20 * 14)));
+        end
+        if (front_word == 15) begin
+            window = window | (ring$q >> (32'h20 * 15)) | (ring$q << (ring_bits - (32'h20 * 15)));
+        end
         pe_words = (ends$m_data[(32'h0)+:(16)] - rp$q) >> 32'h2;
         written_past = written$q - ends$m_data[(32'h0)+:(16)];
         whole = ends$m_valid & ~written_past[32'hf];
@@ -788,14 +890,26 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
         length_led = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         start = parse & ~fpdu_wait & ((avail$q >= 32'h2) | whole);
-        start_words = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        lead_length = length;
         if (lead_marker) begin
-            start_words = (((((length_led) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+            lead_length = length_led;
         end
-        first_plan$remaining = start_words;
+        start_words = (((((lead_length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        short = ((lead_length & ~lane_mask) == 32'h0) & ((lead_length & lane_mask) != lane_mask);
+        start_near = ((near_cap) & 8'hff);
+        if (short) begin
+            start_near = (((lead_length & lane_mask) & 8'hff) + 32'h5) >> 32'h2;
+        end
+        first_plan$remaining = start_near;
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
-        next_plan$remaining = remaining$q - plan_take$q;
+        next_plan$remaining = 32'h0;
+        if (remaining$q > words_per_beat) begin
+            next_plan$remaining = ((remaining$q) & 8'hff) - ((words_per_beat) & 8'hff);
+        end
+        if (remaining$q > two_beats) begin
+            next_plan$remaining = ((near_cap) & 8'hff);
+        end
         next_plan$markers = fpdu_markers$q;
         take = plan_take$q;
         marker_taken = plan_marker_taken$q;
@@ -3107,7 +3221,7 @@ endmodule // rnic_mpa_rx_w16$align$first_beat
 module rnic_mpa_rx_w16$align$first_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
     
     // Module arguments
-    input wire  [15:0] remaining;
+    input wire  [7:0] remaining;
     input wire  [15:0] to_marker;
     input wire  markers;
     output reg  [15:0] take;
@@ -3119,37 +3233,47 @@ module rnic_mpa_rx_w16$align$first_plan(remaining,to_marker,markers,take,marker_
     output reg  [15:0] used;
     
     // Constant declarations
-    localparam  words_per_beat = 16'h4;
+    localparam  words_per_beat = 8'h4;
     
     // Local signals
     reg  all_content;
-    reg  [15:0] marker_slot;
+    reg  [7:0] marker_slot;
     reg  marker_in;
+    reg  [7:0] left;
+    reg  [7:0] taken;
+    reg  [7:0] slot;
+    reg  [7:0] cover_words;
+    reg  [7:0] use_words;
     
     // Update code
     always @(*) begin
-        marker_slot = to_marker >> 32'h2;
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        take = remaining;
-        if (remaining > words_per_beat) begin
-            take = words_per_beat;
+        left = remaining;
+        marker_slot = ((to_marker >> 32'h2) & 8'hff);
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
+        taken = left;
+        if (left > words_per_beat) begin
+            taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < take);
-        marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = remaining;
+        all_content = left <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < taken);
+        marker_taken = marker_in & ((marker_slot < taken) | all_content);
+        slot = left;
         if (marker_taken) begin
-            crc_slot = remaining + 32'h1;
+            slot = left + 32'h1;
         end
-        crc_taken = all_content & (crc_slot <= words_per_beat);
-        covered = take;
+        crc_taken = all_content & (slot <= words_per_beat);
+        cover_words = taken;
         if (marker_taken) begin
-            covered = take + 32'h1;
+            cover_words = taken + 32'h1;
         end
-        used = covered;
+        use_words = cover_words;
         if (crc_taken) begin
-            used = covered + 32'h1;
+            use_words = cover_words + 32'h1;
         end
+        take = ((taken) & 16'hffff);
+        crc_slot = ((slot) & 16'hffff);
+        covered = ((cover_words) & 16'hffff);
+        used = ((use_words) & 16'hffff);
     end
     
 endmodule // rnic_mpa_rx_w16$align$first_plan
@@ -3253,7 +3377,7 @@ endmodule // rnic_mpa_rx_w16$align$marker_bad
 module rnic_mpa_rx_w16$align$next_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
     
     // Module arguments
-    input wire  [15:0] remaining;
+    input wire  [7:0] remaining;
     input wire  [15:0] to_marker;
     input wire  markers;
     output reg  [15:0] take;
@@ -3265,37 +3389,47 @@ module rnic_mpa_rx_w16$align$next_plan(remaining,to_marker,markers,take,marker_t
     output reg  [15:0] used;
     
     // Constant declarations
-    localparam  words_per_beat = 16'h4;
+    localparam  words_per_beat = 8'h4;
     
     // Local signals
     reg  all_content;
-    reg  [15:0] marker_slot;
+    reg  [7:0] marker_slot;
     reg  marker_in;
+    reg  [7:0] left;
+    reg  [7:0] taken;
+    reg  [7:0] slot;
+    reg  [7:0] cover_words;
+    reg  [7:0] use_words;
     
     // Update code
     always @(*) begin
-        marker_slot = to_marker >> 32'h2;
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        take = remaining;
-        if (remaining > words_per_beat) begin
-            take = words_per_beat;
+        left = remaining;
+        marker_slot = ((to_marker >> 32'h2) & 8'hff);
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
+        taken = left;
+        if (left > words_per_beat) begin
+            taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < take);
-        marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = remaining;
+        all_content = left <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < taken);
+        marker_taken = marker_in & ((marker_slot < taken) | all_content);
+        slot = left;
         if (marker_taken) begin
-            crc_slot = remaining + 32'h1;
+            slot = left + 32'h1;
         end
-        crc_taken = all_content & (crc_slot <= words_per_beat);
-        covered = take;
+        crc_taken = all_content & (slot <= words_per_beat);
+        cover_words = taken;
         if (marker_taken) begin
-            covered = take + 32'h1;
+            cover_words = taken + 32'h1;
         end
-        used = covered;
+        use_words = cover_words;
         if (crc_taken) begin
-            used = covered + 32'h1;
+            use_words = cover_words + 32'h1;
         end
+        take = ((taken) & 16'hffff);
+        crc_slot = ((slot) & 16'hffff);
+        covered = ((cover_words) & 16'hffff);
+        used = ((use_words) & 16'hffff);
     end
     
 endmodule // rnic_mpa_rx_w16$align$next_plan

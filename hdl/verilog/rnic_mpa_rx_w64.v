@@ -173,15 +173,20 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     output reg  m_step_ok;
     
     // Constant declarations
+    localparam  ring_bits = 16'h800;
     localparam  ones = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  lane_ones = 64'hffffffffffffffff;
     localparam  window_ones = 68'hfffffffffffffffff;
     localparam  byte_ones = 2048'hff;
+    localparam  byte_ones_d = 512'hff;
     localparam  ring_lanes = 16'h100;
     localparam  ring_words = 16'h40;
     localparam  ring_lanes_mask = 16'hff;
     localparam  words_per_beat = 16'h10;
     localparam  slot_mask = 16'h3f;
+    localparam  near_cap = 16'h11;
+    localparam  lane_mask = 16'h3f;
+    localparam  two_beats = 16'h20;
     localparam  hold_limit = 16'hc0;
     localparam  word_mask = 16'hfffc;
     
@@ -249,7 +254,7 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] remaining$d;
     wire  [15:0] remaining$q;
     reg  remaining$clock;
-    reg  [15:0] first_plan$remaining;
+    reg  [7:0] first_plan$remaining;
     reg  [15:0] first_plan$to_marker;
     reg  first_plan$markers;
     wire  [15:0] first_plan$take;
@@ -259,7 +264,7 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     wire  first_plan$crc_taken;
     wire  [15:0] first_plan$covered;
     wire  [15:0] first_plan$used;
-    reg  [15:0] next_plan$remaining;
+    reg  [7:0] next_plan$remaining;
     reg  [15:0] next_plan$to_marker;
     reg  next_plan$markers;
     wire  [15:0] next_plan$take;
@@ -340,6 +345,9 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] parse_tm;
     reg  lead_marker;
     reg  [15:0] start_words;
+    reg  [15:0] lead_length;
+    reg  [7:0] start_near;
+    reg  short;
     reg  ce;
     reg  head_valid;
     reg  head_last;
@@ -388,8 +396,7 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     reg  [15:0] arrived;
     reg  [15:0] put_shift;
     reg  [511:0] in_mask;
-    reg  [15:0] window_shift;
-    reg  [15:0] window_back;
+    reg  [15:0] front_word;
     reg  [15:0] put_back;
     reg  [15:0] written_next;
     reg  [15:0] written_past;
@@ -905,14 +912,397 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
             cursor$d = cursor$q + in_bytes;
         end
         put_data$d = (((s_axis_tdata) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
-        in_mask = ~(ones << (((keep_bytes) & 16'hffff) << 32'h3));
+        in_mask = 32'h0;
+        if (s_axis_tkeep[0]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 0));
+        end
+        if (s_axis_tkeep[1]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 1));
+        end
+        if (s_axis_tkeep[2]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 2));
+        end
+        if (s_axis_tkeep[3]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 3));
+        end
+        if (s_axis_tkeep[4]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 4));
+        end
+        if (s_axis_tkeep[5]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 5));
+        end
+        if (s_axis_tkeep[6]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 6));
+        end
+        if (s_axis_tkeep[7]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 7));
+        end
+        if (s_axis_tkeep[8]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 8));
+        end
+        if (s_axis_tkeep[9]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 9));
+        end
+        if (s_axis_tkeep[10]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 10));
+        end
+        if (s_axis_tkeep[11]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 11));
+        end
+        if (s_axis_tkeep[12]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 12));
+        end
+        if (s_axis_tkeep[13]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 13));
+        end
+        if (s_axis_tkeep[14]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 14));
+        end
+        if (s_axis_tkeep[15]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 15));
+        end
+        if (s_axis_tkeep[16]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 16));
+        end
+        if (s_axis_tkeep[17]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 17));
+        end
+        if (s_axis_tkeep[18]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 18));
+        end
+        if (s_axis_tkeep[19]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 19));
+        end
+        if (s_axis_tkeep[20]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 20));
+        end
+        if (s_axis_tkeep[21]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 21));
+        end
+        if (s_axis_tkeep[22]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 22));
+        end
+        if (s_axis_tkeep[23]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 23));
+        end
+        if (s_axis_tkeep[24]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 24));
+        end
+        if (s_axis_tkeep[25]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 25));
+        end
+        if (s_axis_tkeep[26]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 26));
+        end
+        if (s_axis_tkeep[27]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 27));
+        end
+        if (s_axis_tkeep[28]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 28));
+        end
+        if (s_axis_tkeep[29]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 29));
+        end
+        if (s_axis_tkeep[30]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 30));
+        end
+        if (s_axis_tkeep[31]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 31));
+        end
+        if (s_axis_tkeep[32]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 32));
+        end
+        if (s_axis_tkeep[33]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 33));
+        end
+        if (s_axis_tkeep[34]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 34));
+        end
+        if (s_axis_tkeep[35]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 35));
+        end
+        if (s_axis_tkeep[36]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 36));
+        end
+        if (s_axis_tkeep[37]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 37));
+        end
+        if (s_axis_tkeep[38]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 38));
+        end
+        if (s_axis_tkeep[39]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 39));
+        end
+        if (s_axis_tkeep[40]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 40));
+        end
+        if (s_axis_tkeep[41]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 41));
+        end
+        if (s_axis_tkeep[42]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 42));
+        end
+        if (s_axis_tkeep[43]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 43));
+        end
+        if (s_axis_tkeep[44]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 44));
+        end
+        if (s_axis_tkeep[45]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 45));
+        end
+        if (s_axis_tkeep[46]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 46));
+        end
+        if (s_axis_tkeep[47]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 47));
+        end
+        if (s_axis_tkeep[48]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 48));
+        end
+        if (s_axis_tkeep[49]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 49));
+        end
+        if (s_axis_tkeep[50]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 50));
+        end
+        if (s_axis_tkeep[51]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 51));
+        end
+        if (s_axis_tkeep[52]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 52));
+        end
+        if (s_axis_tkeep[53]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 53));
+        end
+        if (s_axis_tkeep[54]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 54));
+        end
+        if (s_axis_tkeep[55]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 55));
+        end
+        if (s_axis_tkeep[56]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 56));
+        end
+        if (s_axis_tkeep[57]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 57));
+        end
+        if (s_axis_tkeep[58]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 58));
+        end
+        if (s_axis_tkeep[59]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 59));
+        end
+        if (s_axis_tkeep[60]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 60));
+        end
+        if (s_axis_tkeep[61]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 61));
+        end
+        if (s_axis_tkeep[62]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 62));
+        end
+        if (s_axis_tkeep[63]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 63));
+        end
         put_mask$d = (((in_mask) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin
             ring$d = (ring$q & ~put_mask$q) | (put_data$q & put_mask$q);
         end
-        window_shift = ((rp$q >> 32'h2) & slot_mask) << 32'h5;
-        window_back = ((ring_words - (rp$q >> 32'h2)) & slot_mask) << 32'h5;
-        window = (ring$q >> window_shift) | (ring$q << window_back);
+        front_word = (rp$q >> 32'h2) & slot_mask;
+        window = 32'h0;
+        if (front_word == 0) begin
+            window = window | (ring$q >> (32'h20 * 0)) | (ring$q << (ring_bits - (32'h20 * 0)));
+        end
+        if (front_word == 1) begin
+            window = window | (ring$q >> (32'h20 * 1)) | (ring$q << (ring_bits - (32'h20 * 1)));
+        end
+        if (front_word == 2) begin
+            window = window | (ring$q >> (32'h20 * 2)) | (ring$q << (ring_bits - (32'h20 * 2)));
+        end
+        if (front_word == 3) begin
+            window = window | (ring$q >> (32'h20 * 3)) | (ring$q << (ring_bits - (32'h20 * 3)));
+        end
+        if (front_word == 4) begin
+            window = window | (ring$q >> (32'h20 * 4)) | (ring$q << (ring_bits - (32'h20 * 4)));
+        end
+        if (front_word == 5) begin
+            window = window | (ring$q >> (32'h20 * 5)) | (ring$q << (ring_bits - (32'h20 * 5)));
+        end
+        if (front_word == 6) begin
+            window = window | (ring$q >> (32'h20 * 6)) | (ring$q << (ring_bits - (32'h20 * 6)));
+        end
+        if (front_word == 7) begin
+            window = window | (ring$q >> (32'h20 * 7)) | (ring$q << (ring_bits - (32'h20 * 7)));
+        end
+        if (front_word == 8) begin
+            window = window | (ring$q >> (32'h20 * 8)) | (ring$q << (ring_bits - (32'h20 * 8)));
+        end
+        if (front_word == 9) begin
+            window = window | (ring$q >> (32'h20 * 9)) | (ring$q << (ring_bits - (32'h20 * 9)));
+        end
+        if (front_word == 10) begin
+            window = window | (ring$q >> (32'h20 * 10)) | (ring$q << (ring_bits - (32'h20 * 10)));
+        end
+        if (front_word == 11) begin
+            window = window | (ring$q >> (32'h20 * 11)) | (ring$q << (ring_bits - (32'h20 * 11)));
+        end
+        if (front_word == 12) begin
+            window = window | (ring$q >> (32'h20 * 12)) | (ring$q << (ring_bits - (32'h20 * 12)));
+        end
+        if (front_word == 13) begin
+            window = window | (ring$q >> (32'h20 * 13)) | (ring$q << (ring_bits - (32'h20 * 13)));
+        end
+        if (front_word == 14) begin
+            window = window | (ring$q >> (32'h20 * 14)) | (ring$q << (ring_bits - (32'h20 * 14)));
+        end
+        if (front_word == 15) begin
+            window = window | (ring$q >> (32'h20 * 15)) | (ring$q << (ring_bits - (32'h20 * 15)));
+        end
+        if (front_word == 16) begin
+            window = window | (ring$q >> (32'h20 * 16)) | (ring$q << (ring_bits - (32'h20 * 16)));
+        end
+        if (front_word == 17) begin
+            window = window | (ring$q >> (32'h20 * 17)) | (ring$q << (ring_bits - (32'h20 * 17)));
+        end
+        if (front_word == 18) begin
+            window = window | (ring$q >> (32'h20 * 18)) | (ring$q << (ring_bits - (32'h20 * 18)));
+        end
+        if (front_word == 19) begin
+            window = window | (ring$q >> (32'h20 * 19)) | (ring$q << (ring_bits - (32'h20 * 19)));
+        end
+        if (front_word == 20) begin
+            window = window | (ring$q >> (32'h20 * 20)) | (ring$q << (ring_bits - (32'h20 * 20)));
+        end
+        if (front_word == 21) begin
+            window = window | (ring$q >> (32'h20 * 21)) | (ring$q << (ring_bits - (32'h20 * 21)));
+        end
+        if (front_word == 22) begin
+            window = window | (ring$q >> (32'h20 * 22)) | (ring$q << (ring_bits - (32'h20 * 22)));
+        end
+        if (front_word == 23) begin
+            window = window | (ring$q >> (32'h20 * 23)) | (ring$q << (ring_bits - (32'h20 * 23)));
+        end
+        if (front_word == 24) begin
+            window = window | (ring$q >> (32'h20 * 24)) | (ring$q << (ring_bits - (32'h20 * 24)));
+        end
+        if (front_word == 25) begin
+            window = window | (ring$q >> (32'h20 * 25)) | (ring$q << (ring_bits - (32'h20 * 25)));
+        end
+        if (front_word == 26) begin
+            window = window | (ring$q >> (32'h20 * 26)) | (ring$q << (ring_bits - (32'h20 * 26)));
+        end
+        if (front_word == 27) begin
+            window = window | (ring$q >> (32'h20 * 27)) | (ring$q << (ring_bits - (32'h20 * 27)));
+        end
+        if (front_word == 28) begin
+            window = window | (ring$q >> (32'h20 * 28)) | (ring$q << (ring_bits - (32'h20 * 28)));
+        end
+        if (front_word == 29) begin
+            window = window | (ring$q >> (32'h20 * 29)) | (ring$q << (ring_bits - (32'h20 * 29)));
+        end
+        if (front_word == 30) begin
+            window = window | (ring$q >> (32'h20 * 30)) | (ring$q << (ring_bits - (32'h20 * 30)));
+        end
+        if (front_word == 31) begin
+            window = window | (ring$q >> (32'h20 * 31)) | (ring$q << (ring_bits - (32'h20 * 31)));
+        end
+        if (front_word == 32) begin
+            window = window | (ring$q >> (32'h20 * 32)) | (ring$q << (ring_bits - (32'h20 * 32)));
+        end
+        if (front_word == 33) begin
+            window = window | (ring$q >> (32'h20 * 33)) | (ring$q << (ring_bits - (32'h20 * 33)));
+        end
+        if (front_word == 34) begin
+            window = window | (ring$q >> (32'h20 * 34)) | (ring$q << (ring_bits - (32'h20 * 34)));
+        end
+        if (front_word == 35) begin
+            window = window | (ring$q >> (32'h20 * 35)) | (ring$q << (ring_bits - (32'h20 * 35)));
+        end
+        if (front_word == 36) begin
+            window = window | (ring$q >> (32'h20 * 36)) | (ring$q << (ring_bits - (32'h20 * 36)));
+        end
+        if (front_word == 37) begin
+            window = window | (ring$q >> (32'h20 * 37)) | (ring$q << (ring_bits - (32'h20 * 37)));
+        end
+        if (front_word == 38) begin
+            window = window | (ring$q >> (32'h20 * 38)) | (ring$q << (ring_bits - (32'h20 * 38)));
+        end
+        if (front_word == 39) begin
+            window = window | (ring$q >> (32'h20 * 39)) | (ring$q << (ring_bits - (32'h20 * 39)));
+        end
+        if (front_word == 40) begin
+            window = window | (ring$q >> (32'h20 * 40)) | (ring$q << (ring_bits - (32'h20 * 40)));
+        end
+        if (front_word == 41) begin
+            window = window | (ring$q >> (32'h20 * 41)) | (ring$q << (ring_bits - (32'h20 * 41)));
+        end
+        if (front_word == 42) begin
+            window = window | (ring$q >> (32'h20 * 42)) | (ring$q << (ring_bits - (32'h20 * 42)));
+        end
+        if (front_word == 43) begin
+            window = window | (ring$q >> (32'h20 * 43)) | (ring$q << (ring_bits - (32'h20 * 43)));
+        end
+        if (front_word == 44) begin
+            window = window | (ring$q >> (32'h20 * 44)) | (ring$q << (ring_bits - (32'h20 * 44)));
+        end
+        if (front_word == 45) begin
+            window = window | (ring$q >> (32'h20 * 45)) | (ring$q << (ring_bits - (32'h20 * 45)));
+        end
+        if (front_word == 46) begin
+            window = window | (ring$q >> (32'h20 * 46)) | (ring$q << (ring_bits - (32'h20 * 46)));
+        end
+        if (front_word == 47) begin
+            window = window | (ring$q >> (32'h20 * 47)) | (ring$q << (ring_bits - (32'h20 * 47)));
+        end
+        if (front_word == 48) begin
+            window = window | (ring$q >> (32'h20 * 48)) | (ring$q << (ring_bits - (32'h20 * 48)));
+        end
+        if (front_word == 49) begin
+            window = window | (ring$q >> (32'h20 * 49)) | (ring$q << (ring_bits - (32'h20 * 49)));
+        end
+        if (front_word == 50) begin
+            window = window | (ring$q >> (32'h20 * 50)) | (ring$q << (ring_bits - (32'h20 * 50)));
+        end
+        if (front_word == 51) begin
+            window = window | (ring$q >> (32'h20 * 51)) | (ring$q << (ring_bits - (32'h20 * 51)));
+        end
+        if (front_word == 52) begin
+            window = window | (ring$q >> (32'h20 * 52)) | (ring$q << (ring_bits - (32'h20 * 52)));
+        end
+        if (front_word == 53) begin
+            window = window | (ring$q >> (32'h20 * 53)) | (ring$q << (ring_bits - (32'h20 * 53)));
+        end
+        if (front_word == 54) begin
+            window = window | (ring$q >> (32'h20 * 54)) | (ring$q << (ring_bits - (32'h20 * 54)));
+        end
+        if (front_word == 55) begin
+            window = window | (ring$q >> (32'h20 * 55)) | (ring$q << (ring_bits - (32'h20 * 55)));
+        end
+        if (front_word == 56) begin
+            window = window | (ring$q >> (32'h20 * 56)) | (ring$q << (ring_bits - (32'h20 * 56)));
+        end
+        if (front_word == 57) begin
+            window = window | (ring$q >> (32'h20 * 57)) | (ring$q << (ring_bits - (32'h20 * 57)));
+        end
+        if (front_word == 58) begin
+            window = window | (ring$q >> (32'h20 * 58)) | (ring$q << (ring_bits - (32'h20 * 58)));
+        end
+        if (front_word == 59) begin
+            window = window | (ring$q >> (32'h20 * 59)) | (ring$q << (ring_bits - (32'h20 * 59)));
+        end
+        if (front_word == 60) begin
+            window = window | (ring$q >> (32'h20 * 60)) | (ring$q << (ring_bits - (32'h20 * 60)));
+        end
+        if (front_word == 61) begin
+            window = window | (ring$q >> (32'h20 * 61)) | (ring$q << (ring_bits - (32'h20 * 61)));
+        end
+        if (front_word == 62) begin
+            window = window | (ring$q >> (32'h20 * 62)) | (ring$q << (ring_bits - (32'h20 * 62)));
+        end
+        if (front_word == 63) begin
+            window = window | (ring$q >> (32'h20 * 63)) | (ring$q << (ring_bits - (32'h20 * 63)));
+        end
         pe_words = (ends$m_data[(32'h0)+:(16)] - rp$q) >> 32'h2;
         written_past = written$q - ends$m_data[(32'h0)+:(16)];
         whole = ends$m_valid & ~written_past[32'hf];
@@ -932,14 +1322,26 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
         length_led = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         start = parse & ~fpdu_wait & ((avail$q >= 32'h2) | whole);
-        start_words = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        lead_length = length;
         if (lead_marker) begin
-            start_words = (((((length_led) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+            lead_length = length_led;
         end
-        first_plan$remaining = start_words;
+        start_words = (((((lead_length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        short = ((lead_length & ~lane_mask) == 32'h0) & ((lead_length & lane_mask) != lane_mask);
+        start_near = ((near_cap) & 8'hff);
+        if (short) begin
+            start_near = (((lead_length & lane_mask) & 8'hff) + 32'h5) >> 32'h2;
+        end
+        first_plan$remaining = start_near;
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
-        next_plan$remaining = remaining$q - plan_take$q;
+        next_plan$remaining = 32'h0;
+        if (remaining$q > words_per_beat) begin
+            next_plan$remaining = ((remaining$q) & 8'hff) - ((words_per_beat) & 8'hff);
+        end
+        if (remaining$q > two_beats) begin
+            next_plan$remaining = ((near_cap) & 8'hff);
+        end
         next_plan$markers = fpdu_markers$q;
         take = plan_take$q;
         marker_taken = plan_marker_taken$q;
@@ -4931,7 +5333,7 @@ endmodule // rnic_mpa_rx_w64$align$first_beat
 module rnic_mpa_rx_w64$align$first_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
     
     // Module arguments
-    input wire  [15:0] remaining;
+    input wire  [7:0] remaining;
     input wire  [15:0] to_marker;
     input wire  markers;
     output reg  [15:0] take;
@@ -4943,37 +5345,47 @@ module rnic_mpa_rx_w64$align$first_plan(remaining,to_marker,markers,take,marker_
     output reg  [15:0] used;
     
     // Constant declarations
-    localparam  words_per_beat = 16'h10;
+    localparam  words_per_beat = 8'h10;
     
     // Local signals
     reg  all_content;
-    reg  [15:0] marker_slot;
+    reg  [7:0] marker_slot;
     reg  marker_in;
+    reg  [7:0] left;
+    reg  [7:0] taken;
+    reg  [7:0] slot;
+    reg  [7:0] cover_words;
+    reg  [7:0] use_words;
     
     // Update code
     always @(*) begin
-        marker_slot = to_marker >> 32'h2;
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        take = remaining;
-        if (remaining > words_per_beat) begin
-            take = words_per_beat;
+        left = remaining;
+        marker_slot = ((to_marker >> 32'h2) & 8'hff);
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
+        taken = left;
+        if (left > words_per_beat) begin
+            taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < take);
-        marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = remaining;
+        all_content = left <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < taken);
+        marker_taken = marker_in & ((marker_slot < taken) | all_content);
+        slot = left;
         if (marker_taken) begin
-            crc_slot = remaining + 32'h1;
+            slot = left + 32'h1;
         end
-        crc_taken = all_content & (crc_slot <= words_per_beat);
-        covered = take;
+        crc_taken = all_content & (slot <= words_per_beat);
+        cover_words = taken;
         if (marker_taken) begin
-            covered = take + 32'h1;
+            cover_words = taken + 32'h1;
         end
-        used = covered;
+        use_words = cover_words;
         if (crc_taken) begin
-            used = covered + 32'h1;
+            use_words = cover_words + 32'h1;
         end
+        take = ((taken) & 16'hffff);
+        crc_slot = ((slot) & 16'hffff);
+        covered = ((cover_words) & 16'hffff);
+        used = ((use_words) & 16'hffff);
     end
     
 endmodule // rnic_mpa_rx_w64$align$first_plan
@@ -5077,7 +5489,7 @@ endmodule // rnic_mpa_rx_w64$align$marker_bad
 module rnic_mpa_rx_w64$align$next_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
     
     // Module arguments
-    input wire  [15:0] remaining;
+    input wire  [7:0] remaining;
     input wire  [15:0] to_marker;
     input wire  markers;
     output reg  [15:0] take;
@@ -5089,37 +5501,47 @@ module rnic_mpa_rx_w64$align$next_plan(remaining,to_marker,markers,take,marker_t
     output reg  [15:0] used;
     
     // Constant declarations
-    localparam  words_per_beat = 16'h10;
+    localparam  words_per_beat = 8'h10;
     
     // Local signals
     reg  all_content;
-    reg  [15:0] marker_slot;
+    reg  [7:0] marker_slot;
     reg  marker_in;
+    reg  [7:0] left;
+    reg  [7:0] taken;
+    reg  [7:0] slot;
+    reg  [7:0] cover_words;
+    reg  [7:0] use_words;
     
     // Update code
     always @(*) begin
-        marker_slot = to_marker >> 32'h2;
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        take = remaining;
-        if (remaining > words_per_beat) begin
-            take = words_per_beat;
+        left = remaining;
+        marker_slot = ((to_marker >> 32'h2) & 8'hff);
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
+        taken = left;
+        if (left > words_per_beat) begin
+            taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < take);
-        marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = remaining;
+        all_content = left <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < taken);
+        marker_taken = marker_in & ((marker_slot < taken) | all_content);
+        slot = left;
         if (marker_taken) begin
-            crc_slot = remaining + 32'h1;
+            slot = left + 32'h1;
         end
-        crc_taken = all_content & (crc_slot <= words_per_beat);
-        covered = take;
+        crc_taken = all_content & (slot <= words_per_beat);
+        cover_words = taken;
         if (marker_taken) begin
-            covered = take + 32'h1;
+            cover_words = taken + 32'h1;
         end
-        used = covered;
+        use_words = cover_words;
         if (crc_taken) begin
-            used = covered + 32'h1;
+            use_words = cover_words + 32'h1;
         end
+        take = ((taken) & 16'hffff);
+        crc_slot = ((slot) & 16'hffff);
+        covered = ((cover_words) & 16'hffff);
+        used = ((use_words) & 16'hffff);
     end
     
 endmodule // rnic_mpa_rx_w64$align$next_plan

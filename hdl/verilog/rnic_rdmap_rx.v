@@ -100,6 +100,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     
     // Constant declarations
     localparam  max_reads = 8'h10;
+    localparam  q_top = 8'h3f;
     localparam  db_rq = 2'b1;
     localparam  st_flushed = 8'h5;
     localparam  st_local_length = 8'h1;
@@ -323,9 +324,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [5:0] scan$d;
     wire  [5:0] scan$q;
     reg  scan$clock;
+    reg  [63:0] scan_onehot$d;
+    wire  [63:0] scan_onehot$q;
+    reg  scan_onehot$clock;
     reg  [63:0] quiet$d;
     wire  [63:0] quiet$q;
     reg  quiet$clock;
+    reg  quieted$d;
+    wire  quieted$q;
+    reg  quieted$clock;
     reg  flush_turn$d;
     wire  flush_turn$q;
     reg  flush_turn$clock;
@@ -811,8 +818,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     // Local signals
     reg  [31:0] in_flight;
     reg  [7:0] ird;
-    reg  [5:0] scan_next;
     reg  [63:0] quiet_next;
+    reg  quiet_set;
     reg  flush_go;
     reg  [63:0] flush_wr_id;
     reg  [7:0] flush_status;
@@ -1043,10 +1050,20 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .q(scan$q),
         .clock(scan$clock)
     );
+    rnic_rdmap_rx$scan_onehot scan_onehot(
+        .d(scan_onehot$d),
+        .q(scan_onehot$q),
+        .clock(scan_onehot$clock)
+    );
     rnic_rdmap_rx$quiet quiet(
         .d(quiet$d),
         .q(quiet$q),
         .clock(quiet$clock)
+    );
+    rnic_rdmap_rx$quieted quieted(
+        .d(quieted$d),
+        .q(quieted$q),
+        .clock(quieted$clock)
     );
     rnic_rdmap_rx$flush_turn flush_turn(
         .d(flush_turn$d),
@@ -1900,9 +1917,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         plain_count$clock = clock;
         placed_since$clock = clock;
         scan$clock = clock;
+        scan_onehot$clock = clock;
         quiet$clock = clock;
         flush_turn$clock = clock;
         flush_here$clock = clock;
+        quieted$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
         fault_code$clock = clock;
@@ -1988,9 +2007,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         plain_count$d = plain_count$q;
         placed_since$d = placed_since$q;
         scan$d = scan$q;
+        scan_onehot$d = scan_onehot$q;
         quiet$d = quiet$q;
         flush_turn$d = flush_turn$q;
         flush_here$d = flush_here$q;
+        quieted$d = quieted$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
         fault_code$d = fault_code$q;
@@ -2226,12 +2247,13 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             need = 32'h9;
         end
         side_work = tx_fails$m_valid;
-        scan_next = scan$q;
+        scan$d = scan$q;
+        scan_onehot$d = scan_onehot$q;
         if (~flush_here$q) begin
-            scan_next = scan$q + 32'h1;
+            scan$d = scan$q + 32'h1;
+            scan_onehot$d = (scan_onehot$q << 64'h1) | (scan_onehot$q >> q_top);
         end
-        scan$d = scan_next;
-        flush_go = (state$q == RxState$Idle) & flush_here$q & ~qp_we & ~side_work & (~s_axis_tvalid | flush_turn$q);
+        flush_go = (state$q == RxState$Idle) & flush_here$q & ~quieted$q & ~qp_we & ~side_work & (~s_axis_tvalid | flush_turn$q);
         if (flush_go) begin
             qpn$d = scan$q;
             ended$d = 1'b1;
@@ -3649,16 +3671,20 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 from_flush_claimed = RxState$FlushCqe;
             end
         end
-        quiet_next = quiet$q;
+        quiet_set = 1'b0;
         if ((state$q == RxState$FlushPosted) & s_rq_valid) begin
             cqe$d = flush_cqe;
             cqe_valid$d = 1'b1;
             from_flush_posted = RxState$FlushCqe;
             if (~s_rq_posted | s_rq_error) begin
                 cqe_valid$d = 1'b0;
-                quiet_next = quiet$q | (one_q << ((qpn$q) & 64'hffffffffffffffff));
+                quiet_set = 1'b1;
                 from_flush_posted = RxState$Idle;
             end
+        end
+        quiet_next = quiet$q;
+        if (quiet_set) begin
+            quiet_next = quiet$q | (one_q << ((qpn$q) & 64'hffffffffffffffff));
         end
         if (db_valid & (db_kind == db_rq)) begin
             quiet_next = quiet_next & ~(one_q << ((db_index) & 64'hffffffffffffffff));
@@ -3667,7 +3693,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             quiet_next = quiet_next & ~(one_q << ((qp_waddr) & 64'hffffffffffffffff));
         end
         quiet$d = quiet_next;
-        flush_here$d = |((qp_error & ~quiet_next) & (one_q << ((scan_next) & 64'hffffffffffffffff)));
+        quieted$d = quiet_set;
+        flush_here$d = |(qp_error & ~quiet$q & scan_onehot$d);
         if (state$q == RxState$Drain) begin
             s_axis_tready = ~ended$q;
             if (ended$q & ~fail_valid$q) begin
@@ -3848,6 +3875,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             quiet$d = 32'h0;
             flush_turn$d = 1'b0;
             flush_here$d = 1'b0;
+            quieted$d = 1'b0;
+            scan$d = 32'h0;
+            scan_onehot$d = 32'h1;
         end
     end
     
@@ -5841,6 +5871,25 @@ module rnic_rdmap_rx$quiet(d,q,clock);
 endmodule // rnic_rdmap_rx$quiet
 
 
+module rnic_rdmap_rx$quieted(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$quieted
+
+
 module rnic_rdmap_rx$r_active(d,q,clock);
     
     // Module arguments
@@ -6313,6 +6362,25 @@ module rnic_rdmap_rx$scan(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$scan
+
+
+module rnic_rdmap_rx$scan_onehot(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$scan_onehot
 
 
 module rnic_rdmap_rx$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);

@@ -10464,15 +10464,20 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     output reg  m_step_ok;
     
     // Constant declarations
+    localparam  ring_bits = 16'h100;
     localparam  ones = 64'hffffffffffffffff;
     localparam  lane_ones = 8'hff;
     localparam  window_ones = 12'hfff;
     localparam  byte_ones = 256'hff;
+    localparam  byte_ones_d = 64'hff;
     localparam  ring_lanes = 16'h20;
     localparam  ring_words = 16'h8;
     localparam  ring_lanes_mask = 16'h1f;
     localparam  words_per_beat = 16'h2;
     localparam  slot_mask = 16'h7;
+    localparam  near_cap = 16'h3;
+    localparam  lane_mask = 16'h7;
+    localparam  two_beats = 16'h4;
     localparam  hold_limit = 16'h18;
     localparam  word_mask = 16'hfffc;
     
@@ -10540,7 +10545,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  [15:0] remaining$d;
     wire  [15:0] remaining$q;
     reg  remaining$clock;
-    reg  [15:0] first_plan$remaining;
+    reg  [7:0] first_plan$remaining;
     reg  [15:0] first_plan$to_marker;
     reg  first_plan$markers;
     wire  [15:0] first_plan$take;
@@ -10550,7 +10555,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     wire  first_plan$crc_taken;
     wire  [15:0] first_plan$covered;
     wire  [15:0] first_plan$used;
-    reg  [15:0] next_plan$remaining;
+    reg  [7:0] next_plan$remaining;
     reg  [15:0] next_plan$to_marker;
     reg  next_plan$markers;
     wire  [15:0] next_plan$take;
@@ -10631,6 +10636,9 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  [15:0] parse_tm;
     reg  lead_marker;
     reg  [15:0] start_words;
+    reg  [15:0] lead_length;
+    reg  [7:0] start_near;
+    reg  short;
     reg  ce;
     reg  head_valid;
     reg  head_last;
@@ -10679,8 +10687,7 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
     reg  [15:0] arrived;
     reg  [15:0] put_shift;
     reg  [63:0] in_mask;
-    reg  [15:0] window_shift;
-    reg  [15:0] window_back;
+    reg  [15:0] front_word;
     reg  [15:0] put_back;
     reg  [15:0] written_next;
     reg  [15:0] written_past;
@@ -11028,14 +11035,61 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
             cursor$d = cursor$q + in_bytes;
         end
         put_data$d = (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
-        in_mask = ~(ones << (((keep_bytes) & 16'hffff) << 32'h3));
+        in_mask = 32'h0;
+        if (s_axis_tkeep[0]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 0));
+        end
+        if (s_axis_tkeep[1]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 1));
+        end
+        if (s_axis_tkeep[2]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 2));
+        end
+        if (s_axis_tkeep[3]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 3));
+        end
+        if (s_axis_tkeep[4]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 4));
+        end
+        if (s_axis_tkeep[5]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 5));
+        end
+        if (s_axis_tkeep[6]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 6));
+        end
+        if (s_axis_tkeep[7]) begin
+            in_mask = in_mask | (byte_ones_d << (32'h8 * 7));
+        end
         put_mask$d = (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin
             ring$d = (ring$q & ~put_mask$q) | (put_data$q & put_mask$q);
         end
-        window_shift = ((rp$q >> 32'h2) & slot_mask) << 32'h5;
-        window_back = ((ring_words - (rp$q >> 32'h2)) & slot_mask) << 32'h5;
-        window = (ring$q >> window_shift) | (ring$q << window_back);
+        front_word = (rp$q >> 32'h2) & slot_mask;
+        window = 32'h0;
+        if (front_word == 0) begin
+            window = window | (ring$q >> (32'h20 * 0)) | (ring$q << (ring_bits - (32'h20 * 0)));
+        end
+        if (front_word == 1) begin
+            window = window | (ring$q >> (32'h20 * 1)) | (ring$q << (ring_bits - (32'h20 * 1)));
+        end
+        if (front_word == 2) begin
+            window = window | (ring$q >> (32'h20 * 2)) | (ring$q << (ring_bits - (32'h20 * 2)));
+        end
+        if (front_word == 3) begin
+            window = window | (ring$q >> (32'h20 * 3)) | (ring$q << (ring_bits - (32'h20 * 3)));
+        end
+        if (front_word == 4) begin
+            window = window | (ring$q >> (32'h20 * 4)) | (ring$q << (ring_bits - (32'h20 * 4)));
+        end
+        if (front_word == 5) begin
+            window = window | (ring$q >> (32'h20 * 5)) | (ring$q << (ring_bits - (32'h20 * 5)));
+        end
+        if (front_word == 6) begin
+            window = window | (ring$q >> (32'h20 * 6)) | (ring$q << (ring_bits - (32'h20 * 6)));
+        end
+        if (front_word == 7) begin
+            window = window | (ring$q >> (32'h20 * 7)) | (ring$q << (ring_bits - (32'h20 * 7)));
+        end
         pe_words = (ends$m_data[(32'h0)+:(16)] - rp$q) >> 32'h2;
         written_past = written$q - ends$m_data[(32'h0)+:(16)];
         whole = ends$m_valid & ~written_past[32'hf];
@@ -11055,14 +11109,26 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
         length = (((window & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h8) & 32'hff) & 16'hffff);
         length_led = ((((window >> 32'h20) & 32'hff) & 16'hffff) << 32'h8) | (((window >> 32'h28) & 32'hff) & 16'hffff);
         start = parse & ~fpdu_wait & ((avail$q >= 32'h2) | whole);
-        start_words = (((((length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        lead_length = length;
         if (lead_marker) begin
-            start_words = (((((length_led) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+            lead_length = length_led;
         end
-        first_plan$remaining = start_words;
+        start_words = (((((lead_length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
+        short = ((lead_length & ~lane_mask) == 32'h0) & ((lead_length & lane_mask) != lane_mask);
+        start_near = ((near_cap) & 8'hff);
+        if (short) begin
+            start_near = (((lead_length & lane_mask) & 8'hff) + 32'h5) >> 32'h2;
+        end
+        first_plan$remaining = start_near;
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
-        next_plan$remaining = remaining$q - plan_take$q;
+        next_plan$remaining = 32'h0;
+        if (remaining$q > words_per_beat) begin
+            next_plan$remaining = ((remaining$q) & 8'hff) - ((words_per_beat) & 8'hff);
+        end
+        if (remaining$q > two_beats) begin
+            next_plan$remaining = ((near_cap) & 8'hff);
+        end
         next_plan$markers = fpdu_markers$q;
         take = plan_take$q;
         marker_taken = plan_marker_taken$q;
@@ -13094,7 +13160,7 @@ endmodule // rnic_top$deframer$align$first_beat
 module rnic_top$deframer$align$first_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
     
     // Module arguments
-    input wire  [15:0] remaining;
+    input wire  [7:0] remaining;
     input wire  [15:0] to_marker;
     input wire  markers;
     output reg  [15:0] take;
@@ -13106,37 +13172,47 @@ module rnic_top$deframer$align$first_plan(remaining,to_marker,markers,take,marke
     output reg  [15:0] used;
     
     // Constant declarations
-    localparam  words_per_beat = 16'h2;
+    localparam  words_per_beat = 8'h2;
     
     // Local signals
     reg  all_content;
-    reg  [15:0] marker_slot;
+    reg  [7:0] marker_slot;
     reg  marker_in;
+    reg  [7:0] left;
+    reg  [7:0] taken;
+    reg  [7:0] slot;
+    reg  [7:0] cover_words;
+    reg  [7:0] use_words;
     
     // Update code
     always @(*) begin
-        marker_slot = to_marker >> 32'h2;
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        take = remaining;
-        if (remaining > words_per_beat) begin
-            take = words_per_beat;
+        left = remaining;
+        marker_slot = ((to_marker >> 32'h2) & 8'hff);
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
+        taken = left;
+        if (left > words_per_beat) begin
+            taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < take);
-        marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = remaining;
+        all_content = left <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < taken);
+        marker_taken = marker_in & ((marker_slot < taken) | all_content);
+        slot = left;
         if (marker_taken) begin
-            crc_slot = remaining + 32'h1;
+            slot = left + 32'h1;
         end
-        crc_taken = all_content & (crc_slot <= words_per_beat);
-        covered = take;
+        crc_taken = all_content & (slot <= words_per_beat);
+        cover_words = taken;
         if (marker_taken) begin
-            covered = take + 32'h1;
+            cover_words = taken + 32'h1;
         end
-        used = covered;
+        use_words = cover_words;
         if (crc_taken) begin
-            used = covered + 32'h1;
+            use_words = cover_words + 32'h1;
         end
+        take = ((taken) & 16'hffff);
+        crc_slot = ((slot) & 16'hffff);
+        covered = ((cover_words) & 16'hffff);
+        used = ((use_words) & 16'hffff);
     end
     
 endmodule // rnic_top$deframer$align$first_plan
@@ -13240,7 +13316,7 @@ endmodule // rnic_top$deframer$align$marker_bad
 module rnic_top$deframer$align$next_plan(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
     
     // Module arguments
-    input wire  [15:0] remaining;
+    input wire  [7:0] remaining;
     input wire  [15:0] to_marker;
     input wire  markers;
     output reg  [15:0] take;
@@ -13252,37 +13328,47 @@ module rnic_top$deframer$align$next_plan(remaining,to_marker,markers,take,marker
     output reg  [15:0] used;
     
     // Constant declarations
-    localparam  words_per_beat = 16'h2;
+    localparam  words_per_beat = 8'h2;
     
     // Local signals
     reg  all_content;
-    reg  [15:0] marker_slot;
+    reg  [7:0] marker_slot;
     reg  marker_in;
+    reg  [7:0] left;
+    reg  [7:0] taken;
+    reg  [7:0] slot;
+    reg  [7:0] cover_words;
+    reg  [7:0] use_words;
     
     // Update code
     always @(*) begin
-        marker_slot = to_marker >> 32'h2;
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        take = remaining;
-        if (remaining > words_per_beat) begin
-            take = words_per_beat;
+        left = remaining;
+        marker_slot = ((to_marker >> 32'h2) & 8'hff);
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
+        taken = left;
+        if (left > words_per_beat) begin
+            taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < take);
-        marker_taken = marker_in & ((marker_slot < take) | all_content);
-        crc_slot = remaining;
+        all_content = left <= words_per_beat;
+        marker_cut = marker_in & (marker_slot < taken);
+        marker_taken = marker_in & ((marker_slot < taken) | all_content);
+        slot = left;
         if (marker_taken) begin
-            crc_slot = remaining + 32'h1;
+            slot = left + 32'h1;
         end
-        crc_taken = all_content & (crc_slot <= words_per_beat);
-        covered = take;
+        crc_taken = all_content & (slot <= words_per_beat);
+        cover_words = taken;
         if (marker_taken) begin
-            covered = take + 32'h1;
+            cover_words = taken + 32'h1;
         end
-        used = covered;
+        use_words = cover_words;
         if (crc_taken) begin
-            used = covered + 32'h1;
+            use_words = cover_words + 32'h1;
         end
+        take = ((taken) & 16'hffff);
+        crc_slot = ((slot) & 16'hffff);
+        covered = ((cover_words) & 16'hffff);
+        used = ((use_words) & 16'hffff);
     end
     
 endmodule // rnic_top$deframer$align$next_plan
@@ -25727,6 +25813,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     
     // Constant declarations
     localparam  max_reads = 8'h10;
+    localparam  q_top = 8'h3f;
     localparam  db_rq = 2'b1;
     localparam  st_flushed = 8'h5;
     localparam  st_local_length = 8'h1;
@@ -25950,9 +26037,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [5:0] scan$d;
     wire  [5:0] scan$q;
     reg  scan$clock;
+    reg  [63:0] scan_onehot$d;
+    wire  [63:0] scan_onehot$q;
+    reg  scan_onehot$clock;
     reg  [63:0] quiet$d;
     wire  [63:0] quiet$q;
     reg  quiet$clock;
+    reg  quieted$d;
+    wire  quieted$q;
+    reg  quieted$clock;
     reg  flush_turn$d;
     wire  flush_turn$q;
     reg  flush_turn$clock;
@@ -26438,8 +26531,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     // Local signals
     reg  [31:0] in_flight;
     reg  [7:0] ird;
-    reg  [5:0] scan_next;
     reg  [63:0] quiet_next;
+    reg  quiet_set;
     reg  flush_go;
     reg  [63:0] flush_wr_id;
     reg  [7:0] flush_status;
@@ -26670,10 +26763,20 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .q(scan$q),
         .clock(scan$clock)
     );
+    rnic_top$receiver$scan_onehot scan_onehot(
+        .d(scan_onehot$d),
+        .q(scan_onehot$q),
+        .clock(scan_onehot$clock)
+    );
     rnic_top$receiver$quiet quiet(
         .d(quiet$d),
         .q(quiet$q),
         .clock(quiet$clock)
+    );
+    rnic_top$receiver$quieted quieted(
+        .d(quieted$d),
+        .q(quieted$q),
+        .clock(quieted$clock)
     );
     rnic_top$receiver$flush_turn flush_turn(
         .d(flush_turn$d),
@@ -27527,9 +27630,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         plain_count$clock = clock;
         placed_since$clock = clock;
         scan$clock = clock;
+        scan_onehot$clock = clock;
         quiet$clock = clock;
         flush_turn$clock = clock;
         flush_here$clock = clock;
+        quieted$clock = clock;
         cqe$clock = clock;
         cqn$clock = clock;
         fault_code$clock = clock;
@@ -27615,9 +27720,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         plain_count$d = plain_count$q;
         placed_since$d = placed_since$q;
         scan$d = scan$q;
+        scan_onehot$d = scan_onehot$q;
         quiet$d = quiet$q;
         flush_turn$d = flush_turn$q;
         flush_here$d = flush_here$q;
+        quieted$d = quieted$q;
         cqe$d = cqe$q;
         cqn$d = cqn$q;
         fault_code$d = fault_code$q;
@@ -27853,12 +27960,13 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             need = 32'h9;
         end
         side_work = tx_fails$m_valid;
-        scan_next = scan$q;
+        scan$d = scan$q;
+        scan_onehot$d = scan_onehot$q;
         if (~flush_here$q) begin
-            scan_next = scan$q + 32'h1;
+            scan$d = scan$q + 32'h1;
+            scan_onehot$d = (scan_onehot$q << 64'h1) | (scan_onehot$q >> q_top);
         end
-        scan$d = scan_next;
-        flush_go = (state$q == RxState$Idle) & flush_here$q & ~qp_we & ~side_work & (~s_axis_tvalid | flush_turn$q);
+        flush_go = (state$q == RxState$Idle) & flush_here$q & ~quieted$q & ~qp_we & ~side_work & (~s_axis_tvalid | flush_turn$q);
         if (flush_go) begin
             qpn$d = scan$q;
             ended$d = 1'b1;
@@ -29276,16 +29384,20 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 from_flush_claimed = RxState$FlushCqe;
             end
         end
-        quiet_next = quiet$q;
+        quiet_set = 1'b0;
         if ((state$q == RxState$FlushPosted) & s_rq_valid) begin
             cqe$d = flush_cqe;
             cqe_valid$d = 1'b1;
             from_flush_posted = RxState$FlushCqe;
             if (~s_rq_posted | s_rq_error) begin
                 cqe_valid$d = 1'b0;
-                quiet_next = quiet$q | (one_q << ((qpn$q) & 64'hffffffffffffffff));
+                quiet_set = 1'b1;
                 from_flush_posted = RxState$Idle;
             end
+        end
+        quiet_next = quiet$q;
+        if (quiet_set) begin
+            quiet_next = quiet$q | (one_q << ((qpn$q) & 64'hffffffffffffffff));
         end
         if (db_valid & (db_kind == db_rq)) begin
             quiet_next = quiet_next & ~(one_q << ((db_index) & 64'hffffffffffffffff));
@@ -29294,7 +29406,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             quiet_next = quiet_next & ~(one_q << ((qp_waddr) & 64'hffffffffffffffff));
         end
         quiet$d = quiet_next;
-        flush_here$d = |((qp_error & ~quiet_next) & (one_q << ((scan_next) & 64'hffffffffffffffff)));
+        quieted$d = quiet_set;
+        flush_here$d = |(qp_error & ~quiet$q & scan_onehot$d);
         if (state$q == RxState$Drain) begin
             s_axis_tready = ~ended$q;
             if (ended$q & ~fail_valid$q) begin
@@ -29475,6 +29588,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             quiet$d = 32'h0;
             flush_turn$d = 1'b0;
             flush_here$d = 1'b0;
+            quieted$d = 1'b0;
+            scan$d = 32'h0;
+            scan_onehot$d = 32'h1;
         end
     end
     
@@ -31468,6 +31584,25 @@ module rnic_top$receiver$quiet(d,q,clock);
 endmodule // rnic_top$receiver$quiet
 
 
+module rnic_top$receiver$quieted(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$quieted
+
+
 module rnic_top$receiver$r_active(d,q,clock);
     
     // Module arguments
@@ -31940,6 +32075,25 @@ module rnic_top$receiver$scan(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$scan
+
+
+module rnic_top$receiver$scan_onehot(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$scan_onehot
 
 
 module rnic_top$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);

@@ -116,6 +116,11 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     first_plan: RxPlan<K>,
     next_plan: RxPlan<K>,
     start_words: Signal<Local, Bits<16>>,
+    /// The length as it sits (behind a leading marker or not), and the first beat's
+    /// content words clipped for the plan ([`RxPlan::remaining`]).
+    lead_length: Signal<Local, Bits<16>>,
+    start_near: Signal<Local, Bits<8>>,
+    short: Signal<Local, Bit>,
     plan_take: DFF<Bits<16>>,
     plan_marker_taken: DFF<Bit>,
     plan_marker_cut: DFF<Bit>,
@@ -181,8 +186,8 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     arrived: Signal<Local, Bits<16>>,
     put_shift: Signal<Local, Bits<16>>,
     in_mask: Signal<Local, Bits<D>>,
-    window_shift: Signal<Local, Bits<16>>,
-    window_back: Signal<Local, Bits<16>>,
+    front_word: Signal<Local, Bits<16>>,
+    ring_bits: Constant<Bits<16>>,
     put_back: Signal<Local, Bits<16>>,
     written_next: Signal<Local, Bits<16>>,
     written_past: Signal<Local, Bits<16>>,
@@ -197,12 +202,19 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     lane_ones: Constant<Bits<K>>,
     window_ones: Constant<Bits<KW>>,
     byte_ones: Constant<Bits<R>>,
+    byte_ones_d: Constant<Bits<D>>,
     ring_lanes: Constant<Bits<16>>,
     ring_words: Constant<Bits<16>>,
     ring_lanes_mask: Constant<Bits<16>>,
     words_per_beat: Constant<Bits<16>>,
     /// The window's word slots (`K`, a power of two) less one.
     slot_mask: Constant<Bits<16>>,
+    /// The plan's clip (a beat and a word of content words), the lengths below which the
+    /// content is a beat or less, and the content words beyond which a beat leaves the
+    /// clip or more.
+    near_cap: Constant<Bits<16>>,
+    lane_mask: Constant<Bits<16>>,
+    two_beats: Constant<Bits<16>>,
     hold_limit: Constant<Bits<16>>,
     word_mask: Constant<Bits<16>>,
 }
@@ -259,6 +271,9 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             first_plan: Default::default(),
             next_plan: Default::default(),
             start_words: Default::default(),
+            lead_length: Default::default(),
+            start_near: Default::default(),
+            short: Default::default(),
             plan_take: Default::default(),
             plan_marker_taken: Default::default(),
             plan_marker_cut: Default::default(),
@@ -326,8 +341,8 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             arrived: Default::default(),
             put_shift: Default::default(),
             in_mask: Default::default(),
-            window_shift: Default::default(),
-            window_back: Default::default(),
+            front_word: Default::default(),
+            ring_bits: Constant::new((R as u64).into()),
             put_back: Default::default(),
             written_next: Default::default(),
             written_past: Default::default(),
@@ -340,11 +355,15 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             lane_ones: Constant::new(!Bits::<K>::default()),
             window_ones: Constant::new(!Bits::<KW>::default()),
             byte_ones: Constant::new(0xFF_u64.into()),
+            byte_ones_d: Constant::new(0xFF_u64.into()),
             ring_lanes: Constant::new((4 * k).into()),
             ring_words: Constant::new(k.into()),
             ring_lanes_mask: Constant::new((4 * k - 1).into()),
             words_per_beat: Constant::new((k / 4).into()),
             slot_mask: Constant::new((k - 1).into()),
+            near_cap: Constant::new((k / 4 + 1).into()),
+            lane_mask: Constant::new((k - 1).into()),
+            two_beats: Constant::new((k / 2).into()),
             // Take a beat while the ring has room for it on top of everything held.
             hold_limit: Constant::new((3 * k).into()),
             word_mask: Constant::new(0xFFFC_u64.into()),
@@ -443,9 +462,13 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         }
         self.put_data.d.next = (bit_cast::<R, D>(self.s_axis_tdata.val()) << self.put_shift.val())
             | (bit_cast::<R, D>(self.s_axis_tdata.val()) >> self.put_back.val());
-        // (A D-bit signal of its own: inside a wider expression Verilog would invert at
-        // the wider width.)
-        self.in_mask.next = !(self.ones.val() << (bit_cast::<16, 8>(self.keep_bytes.val()) << 3));
+        // (`tkeep` is contiguous from lane 0: each lane's octet is kept as its bit says.)
+        self.in_mask.next = 0.into();
+        for i in 0..K {
+            if self.s_axis_tkeep.val().get_bit(i) {
+                self.in_mask.next = self.in_mask.val() | (self.byte_ones_d.val() << (8 * i).to_bits::<16>());
+            }
+        }
         self.put_mask.d.next = (bit_cast::<R, D>(self.in_mask.val()) << self.put_shift.val())
             | (bit_cast::<R, D>(self.in_mask.val()) >> self.put_back.val());
         if self.put_valid.q.val() {
@@ -456,10 +479,17 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // The window: one beat and one word from the front, a word rotation of the ring.
         // (The front is on a word boundary: the rotation is by whole words, the front's
         // word number in the ring.)
-        self.window_shift.next = ((self.rp.q.val() >> 2) & self.slot_mask.val()) << 5;
-        self.window_back.next = ((self.ring_words.val() - (self.rp.q.val() >> 2)) & self.slot_mask.val()) << 5;
-        self.window.next =
-            (self.ring.q.val() >> self.window_shift.val()) | (self.ring.q.val() << self.window_back.val());
+        // (A select among the ring's K word rotations, each fixed wiring, not shifts by a
+        // computed amount.)
+        self.front_word.next = (self.rp.q.val() >> 2) & self.slot_mask.val();
+        self.window.next = 0.into();
+        for i in 0..K {
+            if self.front_word.val() == i.to_bits::<16>() {
+                self.window.next = self.window.val()
+                    | (self.ring.q.val() >> (32 * i).to_bits::<16>())
+                    | (self.ring.q.val() << (self.ring_bits.val() - (32 * i).to_bits::<16>()));
+            }
+        }
 
         // The packet being read: the words left in it, once its last beat is in, and
         // whether they have all arrived.
@@ -503,19 +533,37 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.length_led.next = (bit_cast::<16, R>((self.window.val() >> 32) & 0xFF) << 8)
             | bit_cast::<16, R>((self.window.val() >> 40) & 0xFF);
         self.start.next = self.parse.val() & !self.fpdu_wait.val() & ((self.avail.q.val() >= 2) | self.whole.val());
-        self.start_words.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length.val()) + 5) >> 2);
+        self.lead_length.next = self.length.val();
         if self.lead_marker.val() {
-            self.start_words.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.length_led.val()) + 5) >> 2);
+            self.lead_length.next = self.length_led.val();
+        }
+        self.start_words.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.lead_length.val()) + 5) >> 2);
+        // The plan needs only up to a beat and a word of them (the clip): from compares of
+        // the length with constants beside a short sum of its low bits, not from the whole
+        // sum.
+        self.short.next = ((self.lead_length.val() & !self.lane_mask.val()) == 0)
+            & ((self.lead_length.val() & self.lane_mask.val()) != self.lane_mask.val());
+        self.start_near.next = bit_cast::<8, 16>(self.near_cap.val());
+        if self.short.val() {
+            self.start_near.next = (bit_cast::<8, 16>(self.lead_length.val() & self.lane_mask.val()) + 5) >> 2;
         }
 
         // A beat, as planned a cycle ahead ([`RxPlan`]): up to a beat of content, the
         // marker if it lies among it (or right before the CRC), and the CRC word if the
         // content ends and it fits the window. The first beat's plan is made as the FPDU
         // is parsed; each next one from the words and marker distance left after a beat.
-        self.first_plan.remaining.next = self.start_words.val();
+        self.first_plan.remaining.next = self.start_near.val();
         self.first_plan.to_marker.next = self.parse_tm.val() & 0x1FF;
         self.first_plan.markers.next = self.markers_en.val();
-        self.next_plan.remaining.next = self.remaining.q.val() - self.plan_take.q.val();
+        // (What the beat leaves, clipped: nothing if it takes all, else a beat less.)
+        self.next_plan.remaining.next = 0.into();
+        if self.remaining.q.val() > self.words_per_beat.val() {
+            self.next_plan.remaining.next =
+                bit_cast::<8, 16>(self.remaining.q.val()) - bit_cast::<8, 16>(self.words_per_beat.val());
+        }
+        if self.remaining.q.val() > self.two_beats.val() {
+            self.next_plan.remaining.next = bit_cast::<8, 16>(self.near_cap.val());
+        }
         self.next_plan.markers.next = self.fpdu_markers.q.val();
         self.take.next = self.plan_take.q.val();
         self.marker_taken.next = self.plan_marker_taken.q.val();

@@ -1,5 +1,6 @@
 //! The plan of an FPDU's next beat in RX stage 1 ([`super::rx_align::RxAlign`]): from the
-//! content words left and where the connection's next marker is, how many content words
+//! content words left (only up to a beat and a word of them matter) and where the
+//! connection's next marker is, how many content words
 //! the beat takes, whether the marker and the CRC word fall in it, and how many words of
 //! the window it uses. Combinational; the aligner computes it a cycle ahead (for the
 //! first beat as the FPDU is parsed, for the next beat as a beat leaves) and keeps it in
@@ -9,8 +10,10 @@ use rust_hdl::prelude::*;
 /// `K` = byte lanes (the window is `K / 4` words of content plus one).
 #[derive(LogicBlock)]
 pub struct RxPlan<const K: usize> {
-    /// Content words of the FPDU still to leave (CRC excluded).
-    pub remaining: Signal<In, Bits<16>>,
+    /// Content words of the FPDU still to leave (CRC excluded), or `K / 4 + 1` for any
+    /// more than a beat holds: the aligner gives it clipped, from small compares rather
+    /// than a subtraction.
+    pub remaining: Signal<In, Bits<8>>,
     /// Octets from the front to the connection's next marker (0..511), and whether the
     /// FPDU's connection has markers.
     pub to_marker: Signal<In, Bits<16>>,
@@ -27,10 +30,16 @@ pub struct RxPlan<const K: usize> {
     /// Words of the window the CRC covers (content and marker), and all the beat uses.
     pub covered: Signal<Out, Bits<16>>,
     pub used: Signal<Out, Bits<16>>,
+    /// (The counts, in 8 bits: short sums and compares.)
     all_content: Signal<Local, Bit>,
-    marker_slot: Signal<Local, Bits<16>>,
+    marker_slot: Signal<Local, Bits<8>>,
     marker_in: Signal<Local, Bit>,
-    words_per_beat: Constant<Bits<16>>,
+    left: Signal<Local, Bits<8>>,
+    taken: Signal<Local, Bits<8>>,
+    slot: Signal<Local, Bits<8>>,
+    cover_words: Signal<Local, Bits<8>>,
+    use_words: Signal<Local, Bits<8>>,
+    words_per_beat: Constant<Bits<8>>,
 }
 
 impl<const K: usize> Default for RxPlan<K> {
@@ -50,6 +59,11 @@ impl<const K: usize> Default for RxPlan<K> {
             all_content: Default::default(),
             marker_slot: Default::default(),
             marker_in: Default::default(),
+            left: Default::default(),
+            taken: Default::default(),
+            slot: Default::default(),
+            cover_words: Default::default(),
+            use_words: Default::default(),
             words_per_beat: Constant::new(((K / 4) as u64).into()),
         }
     }
@@ -60,30 +74,36 @@ impl<const K: usize> Logic for RxPlan<K> {
     fn update(&mut self) {
         // Up to a beat of content; the marker if it lies among it (or right before the
         // CRC); the CRC word if the content ends and it fits the window.
-        self.marker_slot.next = self.to_marker.val() >> 2;
+        // (The marker is at most 511 octets on: its word fits 8 bits.)
+        self.left.next = self.remaining.val();
+        self.marker_slot.next = bit_cast::<8, 16>(self.to_marker.val() >> 2);
         self.marker_in.next = self.markers.val()
             & (self.marker_slot.val() <= self.words_per_beat.val())
-            & (self.marker_slot.val() <= self.remaining.val());
-        self.take.next = self.remaining.val();
-        if self.remaining.val() > self.words_per_beat.val() {
-            self.take.next = self.words_per_beat.val();
+            & (self.marker_slot.val() <= self.left.val());
+        self.taken.next = self.left.val();
+        if self.left.val() > self.words_per_beat.val() {
+            self.taken.next = self.words_per_beat.val();
         }
-        self.all_content.next = self.remaining.val() <= self.words_per_beat.val();
-        self.marker_cut.next = self.marker_in.val() & (self.marker_slot.val() < self.take.val());
+        self.all_content.next = self.left.val() <= self.words_per_beat.val();
+        self.marker_cut.next = self.marker_in.val() & (self.marker_slot.val() < self.taken.val());
         self.marker_taken.next =
-            self.marker_in.val() & ((self.marker_slot.val() < self.take.val()) | self.all_content.val());
-        self.crc_slot.next = self.remaining.val();
+            self.marker_in.val() & ((self.marker_slot.val() < self.taken.val()) | self.all_content.val());
+        self.slot.next = self.left.val();
         if self.marker_taken.val() {
-            self.crc_slot.next = self.remaining.val() + 1;
+            self.slot.next = self.left.val() + 1;
         }
-        self.crc_taken.next = self.all_content.val() & (self.crc_slot.val() <= self.words_per_beat.val());
-        self.covered.next = self.take.val();
+        self.crc_taken.next = self.all_content.val() & (self.slot.val() <= self.words_per_beat.val());
+        self.cover_words.next = self.taken.val();
         if self.marker_taken.val() {
-            self.covered.next = self.take.val() + 1;
+            self.cover_words.next = self.taken.val() + 1;
         }
-        self.used.next = self.covered.val();
+        self.use_words.next = self.cover_words.val();
         if self.crc_taken.val() {
-            self.used.next = self.covered.val() + 1;
+            self.use_words.next = self.cover_words.val() + 1;
         }
+        self.take.next = bit_cast::<16, 8>(self.taken.val());
+        self.crc_slot.next = bit_cast::<16, 8>(self.slot.val());
+        self.covered.next = bit_cast::<16, 8>(self.cover_words.val());
+        self.used.next = bit_cast::<16, 8>(self.use_words.val());
     }
 }

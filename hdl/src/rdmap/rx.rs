@@ -343,13 +343,19 @@ pub struct RdmapRx<
     /// The flush of receives: a pointer walking the QPs, the QPs in ERROR found with
     /// nothing left to flush, and whose turn it is when a ULPDU waits too.
     scan: DFF<Bits<QB>>,
-    scan_next: Signal<Local, Bits<QB>>,
+    /// `scan` as one bit of Q: the select of `flush_here` is then an AND and an OR.
+    scan_onehot: DFF<Bits<Q>>,
+    q_top: Constant<Bits<8>>,
     quiet: DFF<Bits<Q>>,
     quiet_next: Signal<Local, Bits<Q>>,
+    /// A claim found no receive: QP `qpn` turns quiet this cycle.
+    quiet_set: Signal<Local, Bit>,
+    /// `quiet_set` a cycle ago: `flush_here` does not know of it yet, so no flush starts.
+    quieted: DFF<Bit>,
     flush_turn: DFF<Bit>,
     /// QP `scan` is in ERROR with receives left to flush: made a cycle ahead, for the
-    /// pointer's next value from the quiet QPs' next set, so that no QP-wide select
-    /// lies before Idle's choice. (`qp_error` is then a cycle old: a QP leaves ERROR
+    /// pointer's next value, from that QP's own `qp_error` and `quiet` bits, so that no
+    /// QP-wide select lies before Idle's choice. (`qp_error` is then a cycle old: a QP leaves ERROR
     /// only when its context is written, `qp_we` in that very cycle, and Idle starts no
     /// flush in a cycle with a context write.)
     flush_here: DFF<Bit>,
@@ -995,9 +1001,12 @@ impl<
             scan: Default::default(),
             quiet: Default::default(),
             quiet_next: Default::default(),
+            quiet_set: Default::default(),
+            quieted: Default::default(),
             flush_turn: Default::default(),
             flush_here: Default::default(),
-            scan_next: Default::default(),
+            scan_onehot: Default::default(),
+            q_top: constant((Q - 1) as u64),
             flush_go: Default::default(),
             flush_wr_id: Default::default(),
             flush_status: Default::default(),
@@ -1354,9 +1363,11 @@ impl<
             plain_count,
             placed_since,
             scan,
+            scan_onehot,
             quiet,
             flush_turn,
             flush_here,
+            quieted,
             cqe,
             cqn,
             fault_code,
@@ -1584,13 +1595,16 @@ impl<
         }
         self.side_work.next = self.tx_fails.m_valid.val();
         // The flush of a QP in ERROR takes turns with ULPDUs (see the Flush states).
-        self.scan_next.next = self.scan.q.val();
+        self.scan.d.next = self.scan.q.val();
+        self.scan_onehot.d.next = self.scan_onehot.q.val();
         if !self.flush_here.q.val() {
-            self.scan_next.next = self.scan.q.val() + 1;
+            self.scan.d.next = self.scan.q.val() + 1;
+            self.scan_onehot.d.next =
+                (self.scan_onehot.q.val() << 1_u64) | (self.scan_onehot.q.val() >> self.q_top.val());
         }
-        self.scan.d.next = self.scan_next.val();
         self.flush_go.next = (self.state.q.val() == RxState::Idle)
             & self.flush_here.q.val()
+            & !self.quieted.q.val()
             & !self.qp_we.val()
             & !self.side_work.val()
             & (!self.s_axis_tvalid.val() | self.flush_turn.q.val());
@@ -2936,16 +2950,20 @@ impl<
                 self.from_flush_claimed.next = RxState::FlushCqe;
             }
         }
-        self.quiet_next.next = self.quiet.q.val();
+        self.quiet_set.next = false;
         if (self.state.q.val() == RxState::FlushPosted) & self.s_rq_valid.val() {
             self.cqe.d.next = self.flush_cqe.val();
             self.cqe_valid.d.next = true;
             self.from_flush_posted.next = RxState::FlushCqe;
             if !self.s_rq_posted.val() | self.s_rq_error.val() {
                 self.cqe_valid.d.next = false;
-                self.quiet_next.next = self.quiet.q.val() | (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
+                self.quiet_set.next = true;
                 self.from_flush_posted.next = RxState::Idle;
             }
+        }
+        self.quiet_next.next = self.quiet.q.val();
+        if self.quiet_set.val() {
+            self.quiet_next.next = self.quiet.q.val() | (self.one_q.val() << bit_cast::<Q, QB>(self.qpn.q.val()));
         }
         if self.db_valid.val() & (self.db_kind.val() == self.db_rq.val()) {
             self.quiet_next.next =
@@ -2956,9 +2974,12 @@ impl<
                 self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
         }
         self.quiet.d.next = self.quiet_next.val();
-        self.flush_here.d.next = ((self.qp_error.val() & !self.quiet_next.val())
-            & (self.one_q.val() << bit_cast::<Q, QB>(self.scan_next.val())))
-        .any();
+        // Whether the pointer's next QP is in ERROR and not quiet, from its own bits as they are:
+        // this cycle's set and clears are left out, so that no decode lies before the
+        // select. A clear is seen when the pointer comes round again; a set, a cycle late,
+        // so `quieted` holds off the flush for that cycle.
+        self.quieted.d.next = self.quiet_set.val();
+        self.flush_here.d.next = (self.qp_error.val() & !self.quiet.q.val() & self.scan_onehot.d.val()).any();
 
         // Drain: the rest of the ULPDU, if any, is dropped; a failure is reported before the
         // next ULPDU is looked at.
@@ -3058,6 +3079,9 @@ impl<
             self.quiet.d.next = 0.into();
             self.flush_turn.d.next = false;
             self.flush_here.d.next = false;
+            self.quieted.d.next = false;
+            self.scan.d.next = 0.into();
+            self.scan_onehot.d.next = 1.into();
         }
     }
 }
