@@ -177,10 +177,8 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     localparam  ones = 128'hffffffffffffffffffffffffffffffff;
     localparam  lane_ones = 16'hffff;
     localparam  window_ones = 20'hfffff;
-    localparam  byte_ones = 512'hff;
-    localparam  byte_ones_d = 128'hff;
+    localparam  byte_ones = 128'hff;
     localparam  ring_lanes = 16'h40;
-    localparam  ring_words = 16'h10;
     localparam  ring_lanes_mask = 16'h3f;
     localparam  words_per_beat = 16'h4;
     localparam  slot_mask = 16'hf;
@@ -770,52 +768,52 @@ module rnic_mpa_rx_w16$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         put_data$d = (((s_axis_tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         in_mask = 32'h0;
         if (s_axis_tkeep[0]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 0));
+            in_mask = in_mask | (byte_ones << (32'h8 * 0));
         end
         if (s_axis_tkeep[1]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 1));
+            in_mask = in_mask | (byte_ones << (32'h8 * 1));
         end
         if (s_axis_tkeep[2]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 2));
+            in_mask = in_mask | (byte_ones << (32'h8 * 2));
         end
         if (s_axis_tkeep[3]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 3));
+            in_mask = in_mask | (byte_ones << (32'h8 * 3));
         end
         if (s_axis_tkeep[4]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 4));
+            in_mask = in_mask | (byte_ones << (32'h8 * 4));
         end
         if (s_axis_tkeep[5]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 5));
+            in_mask = in_mask | (byte_ones << (32'h8 * 5));
         end
         if (s_axis_tkeep[6]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 6));
+            in_mask = in_mask | (byte_ones << (32'h8 * 6));
         end
         if (s_axis_tkeep[7]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 7));
+            in_mask = in_mask | (byte_ones << (32'h8 * 7));
         end
         if (s_axis_tkeep[8]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 8));
+            in_mask = in_mask | (byte_ones << (32'h8 * 8));
         end
         if (s_axis_tkeep[9]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 9));
+            in_mask = in_mask | (byte_ones << (32'h8 * 9));
         end
         if (s_axis_tkeep[10]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 10));
+            in_mask = in_mask | (byte_ones << (32'h8 * 10));
         end
         if (s_axis_tkeep[11]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 11));
+            in_mask = in_mask | (byte_ones << (32'h8 * 11));
         end
         if (s_axis_tkeep[12]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 12));
+            in_mask = in_mask | (byte_ones << (32'h8 * 12));
         end
         if (s_axis_tkeep[13]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 13));
+            in_mask = in_mask | (byte_ones << (32'h8 * 13));
         end
         if (s_axis_tkeep[14]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 14));
+            in_mask = in_mask | (byte_ones << (32'h8 * 14));
         end
         if (s_axis_tkeep[15]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 15));
+            in_mask = in_mask | (byte_ones << (32'h8 * 15));
         end
         put_mask$d = (((in_mask) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin

@@ -177,10 +177,8 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     localparam  ones = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  lane_ones = 32'hffffffff;
     localparam  window_ones = 36'hfffffffff;
-    localparam  byte_ones = 1024'hff;
-    localparam  byte_ones_d = 256'hff;
+    localparam  byte_ones = 256'hff;
     localparam  ring_lanes = 16'h80;
-    localparam  ring_words = 16'h20;
     localparam  ring_lanes_mask = 16'h7f;
     localparam  words_per_beat = 16'h8;
     localparam  slot_mask = 16'h1f;
@@ -818,100 +816,100 @@ module rnic_mpa_rx_w32$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         put_data$d = (((s_axis_tdata) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         in_mask = 32'h0;
         if (s_axis_tkeep[0]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 0));
+            in_mask = in_mask | (byte_ones << (32'h8 * 0));
         end
         if (s_axis_tkeep[1]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 1));
+            in_mask = in_mask | (byte_ones << (32'h8 * 1));
         end
         if (s_axis_tkeep[2]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 2));
+            in_mask = in_mask | (byte_ones << (32'h8 * 2));
         end
         if (s_axis_tkeep[3]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 3));
+            in_mask = in_mask | (byte_ones << (32'h8 * 3));
         end
         if (s_axis_tkeep[4]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 4));
+            in_mask = in_mask | (byte_ones << (32'h8 * 4));
         end
         if (s_axis_tkeep[5]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 5));
+            in_mask = in_mask | (byte_ones << (32'h8 * 5));
         end
         if (s_axis_tkeep[6]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 6));
+            in_mask = in_mask | (byte_ones << (32'h8 * 6));
         end
         if (s_axis_tkeep[7]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 7));
+            in_mask = in_mask | (byte_ones << (32'h8 * 7));
         end
         if (s_axis_tkeep[8]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 8));
+            in_mask = in_mask | (byte_ones << (32'h8 * 8));
         end
         if (s_axis_tkeep[9]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 9));
+            in_mask = in_mask | (byte_ones << (32'h8 * 9));
         end
         if (s_axis_tkeep[10]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 10));
+            in_mask = in_mask | (byte_ones << (32'h8 * 10));
         end
         if (s_axis_tkeep[11]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 11));
+            in_mask = in_mask | (byte_ones << (32'h8 * 11));
         end
         if (s_axis_tkeep[12]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 12));
+            in_mask = in_mask | (byte_ones << (32'h8 * 12));
         end
         if (s_axis_tkeep[13]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 13));
+            in_mask = in_mask | (byte_ones << (32'h8 * 13));
         end
         if (s_axis_tkeep[14]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 14));
+            in_mask = in_mask | (byte_ones << (32'h8 * 14));
         end
         if (s_axis_tkeep[15]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 15));
+            in_mask = in_mask | (byte_ones << (32'h8 * 15));
         end
         if (s_axis_tkeep[16]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 16));
+            in_mask = in_mask | (byte_ones << (32'h8 * 16));
         end
         if (s_axis_tkeep[17]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 17));
+            in_mask = in_mask | (byte_ones << (32'h8 * 17));
         end
         if (s_axis_tkeep[18]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 18));
+            in_mask = in_mask | (byte_ones << (32'h8 * 18));
         end
         if (s_axis_tkeep[19]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 19));
+            in_mask = in_mask | (byte_ones << (32'h8 * 19));
         end
         if (s_axis_tkeep[20]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 20));
+            in_mask = in_mask | (byte_ones << (32'h8 * 20));
         end
         if (s_axis_tkeep[21]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 21));
+            in_mask = in_mask | (byte_ones << (32'h8 * 21));
         end
         if (s_axis_tkeep[22]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 22));
+            in_mask = in_mask | (byte_ones << (32'h8 * 22));
         end
         if (s_axis_tkeep[23]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 23));
+            in_mask = in_mask | (byte_ones << (32'h8 * 23));
         end
         if (s_axis_tkeep[24]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 24));
+            in_mask = in_mask | (byte_ones << (32'h8 * 24));
         end
         if (s_axis_tkeep[25]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 25));
+            in_mask = in_mask | (byte_ones << (32'h8 * 25));
         end
         if (s_axis_tkeep[26]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 26));
+            in_mask = in_mask | (byte_ones << (32'h8 * 26));
         end
         if (s_axis_tkeep[27]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 27));
+            in_mask = in_mask | (byte_ones << (32'h8 * 27));
         end
         if (s_axis_tkeep[28]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 28));
+            in_mask = in_mask | (byte_ones << (32'h8 * 28));
         end
         if (s_axis_tkeep[29]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 29));
+            in_mask = in_mask | (byte_ones << (32'h8 * 29));
         end
         if (s_axis_tkeep[30]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 30));
+            in_mask = in_mask | (byte_ones << (32'h8 * 30));
         end
         if (s_axis_tkeep[31]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 31));
+            in_mask = in_mask | (byte_ones << (32'h8 * 31));
         end
         put_mask$d = (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin

@@ -177,10 +177,8 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
     localparam  ones = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  lane_ones = 64'hffffffffffffffff;
     localparam  window_ones = 68'hfffffffffffffffff;
-    localparam  byte_ones = 2048'hff;
-    localparam  byte_ones_d = 512'hff;
+    localparam  byte_ones = 512'hff;
     localparam  ring_lanes = 16'h100;
-    localparam  ring_words = 16'h40;
     localparam  ring_lanes_mask = 16'hff;
     localparam  words_per_beat = 16'h10;
     localparam  slot_mask = 16'h3f;
@@ -914,196 +912,196 @@ module rnic_mpa_rx_w64$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpd
         put_data$d = (((s_axis_tdata) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         in_mask = 32'h0;
         if (s_axis_tkeep[0]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 0));
+            in_mask = in_mask | (byte_ones << (32'h8 * 0));
         end
         if (s_axis_tkeep[1]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 1));
+            in_mask = in_mask | (byte_ones << (32'h8 * 1));
         end
         if (s_axis_tkeep[2]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 2));
+            in_mask = in_mask | (byte_ones << (32'h8 * 2));
         end
         if (s_axis_tkeep[3]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 3));
+            in_mask = in_mask | (byte_ones << (32'h8 * 3));
         end
         if (s_axis_tkeep[4]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 4));
+            in_mask = in_mask | (byte_ones << (32'h8 * 4));
         end
         if (s_axis_tkeep[5]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 5));
+            in_mask = in_mask | (byte_ones << (32'h8 * 5));
         end
         if (s_axis_tkeep[6]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 6));
+            in_mask = in_mask | (byte_ones << (32'h8 * 6));
         end
         if (s_axis_tkeep[7]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 7));
+            in_mask = in_mask | (byte_ones << (32'h8 * 7));
         end
         if (s_axis_tkeep[8]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 8));
+            in_mask = in_mask | (byte_ones << (32'h8 * 8));
         end
         if (s_axis_tkeep[9]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 9));
+            in_mask = in_mask | (byte_ones << (32'h8 * 9));
         end
         if (s_axis_tkeep[10]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 10));
+            in_mask = in_mask | (byte_ones << (32'h8 * 10));
         end
         if (s_axis_tkeep[11]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 11));
+            in_mask = in_mask | (byte_ones << (32'h8 * 11));
         end
         if (s_axis_tkeep[12]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 12));
+            in_mask = in_mask | (byte_ones << (32'h8 * 12));
         end
         if (s_axis_tkeep[13]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 13));
+            in_mask = in_mask | (byte_ones << (32'h8 * 13));
         end
         if (s_axis_tkeep[14]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 14));
+            in_mask = in_mask | (byte_ones << (32'h8 * 14));
         end
         if (s_axis_tkeep[15]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 15));
+            in_mask = in_mask | (byte_ones << (32'h8 * 15));
         end
         if (s_axis_tkeep[16]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 16));
+            in_mask = in_mask | (byte_ones << (32'h8 * 16));
         end
         if (s_axis_tkeep[17]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 17));
+            in_mask = in_mask | (byte_ones << (32'h8 * 17));
         end
         if (s_axis_tkeep[18]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 18));
+            in_mask = in_mask | (byte_ones << (32'h8 * 18));
         end
         if (s_axis_tkeep[19]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 19));
+            in_mask = in_mask | (byte_ones << (32'h8 * 19));
         end
         if (s_axis_tkeep[20]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 20));
+            in_mask = in_mask | (byte_ones << (32'h8 * 20));
         end
         if (s_axis_tkeep[21]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 21));
+            in_mask = in_mask | (byte_ones << (32'h8 * 21));
         end
         if (s_axis_tkeep[22]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 22));
+            in_mask = in_mask | (byte_ones << (32'h8 * 22));
         end
         if (s_axis_tkeep[23]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 23));
+            in_mask = in_mask | (byte_ones << (32'h8 * 23));
         end
         if (s_axis_tkeep[24]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 24));
+            in_mask = in_mask | (byte_ones << (32'h8 * 24));
         end
         if (s_axis_tkeep[25]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 25));
+            in_mask = in_mask | (byte_ones << (32'h8 * 25));
         end
         if (s_axis_tkeep[26]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 26));
+            in_mask = in_mask | (byte_ones << (32'h8 * 26));
         end
         if (s_axis_tkeep[27]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 27));
+            in_mask = in_mask | (byte_ones << (32'h8 * 27));
         end
         if (s_axis_tkeep[28]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 28));
+            in_mask = in_mask | (byte_ones << (32'h8 * 28));
         end
         if (s_axis_tkeep[29]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 29));
+            in_mask = in_mask | (byte_ones << (32'h8 * 29));
         end
         if (s_axis_tkeep[30]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 30));
+            in_mask = in_mask | (byte_ones << (32'h8 * 30));
         end
         if (s_axis_tkeep[31]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 31));
+            in_mask = in_mask | (byte_ones << (32'h8 * 31));
         end
         if (s_axis_tkeep[32]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 32));
+            in_mask = in_mask | (byte_ones << (32'h8 * 32));
         end
         if (s_axis_tkeep[33]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 33));
+            in_mask = in_mask | (byte_ones << (32'h8 * 33));
         end
         if (s_axis_tkeep[34]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 34));
+            in_mask = in_mask | (byte_ones << (32'h8 * 34));
         end
         if (s_axis_tkeep[35]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 35));
+            in_mask = in_mask | (byte_ones << (32'h8 * 35));
         end
         if (s_axis_tkeep[36]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 36));
+            in_mask = in_mask | (byte_ones << (32'h8 * 36));
         end
         if (s_axis_tkeep[37]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 37));
+            in_mask = in_mask | (byte_ones << (32'h8 * 37));
         end
         if (s_axis_tkeep[38]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 38));
+            in_mask = in_mask | (byte_ones << (32'h8 * 38));
         end
         if (s_axis_tkeep[39]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 39));
+            in_mask = in_mask | (byte_ones << (32'h8 * 39));
         end
         if (s_axis_tkeep[40]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 40));
+            in_mask = in_mask | (byte_ones << (32'h8 * 40));
         end
         if (s_axis_tkeep[41]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 41));
+            in_mask = in_mask | (byte_ones << (32'h8 * 41));
         end
         if (s_axis_tkeep[42]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 42));
+            in_mask = in_mask | (byte_ones << (32'h8 * 42));
         end
         if (s_axis_tkeep[43]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 43));
+            in_mask = in_mask | (byte_ones << (32'h8 * 43));
         end
         if (s_axis_tkeep[44]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 44));
+            in_mask = in_mask | (byte_ones << (32'h8 * 44));
         end
         if (s_axis_tkeep[45]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 45));
+            in_mask = in_mask | (byte_ones << (32'h8 * 45));
         end
         if (s_axis_tkeep[46]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 46));
+            in_mask = in_mask | (byte_ones << (32'h8 * 46));
         end
         if (s_axis_tkeep[47]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 47));
+            in_mask = in_mask | (byte_ones << (32'h8 * 47));
         end
         if (s_axis_tkeep[48]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 48));
+            in_mask = in_mask | (byte_ones << (32'h8 * 48));
         end
         if (s_axis_tkeep[49]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 49));
+            in_mask = in_mask | (byte_ones << (32'h8 * 49));
         end
         if (s_axis_tkeep[50]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 50));
+            in_mask = in_mask | (byte_ones << (32'h8 * 50));
         end
         if (s_axis_tkeep[51]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 51));
+            in_mask = in_mask | (byte_ones << (32'h8 * 51));
         end
         if (s_axis_tkeep[52]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 52));
+            in_mask = in_mask | (byte_ones << (32'h8 * 52));
         end
         if (s_axis_tkeep[53]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 53));
+            in_mask = in_mask | (byte_ones << (32'h8 * 53));
         end
         if (s_axis_tkeep[54]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 54));
+            in_mask = in_mask | (byte_ones << (32'h8 * 54));
         end
         if (s_axis_tkeep[55]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 55));
+            in_mask = in_mask | (byte_ones << (32'h8 * 55));
         end
         if (s_axis_tkeep[56]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 56));
+            in_mask = in_mask | (byte_ones << (32'h8 * 56));
         end
         if (s_axis_tkeep[57]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 57));
+            in_mask = in_mask | (byte_ones << (32'h8 * 57));
         end
         if (s_axis_tkeep[58]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 58));
+            in_mask = in_mask | (byte_ones << (32'h8 * 58));
         end
         if (s_axis_tkeep[59]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 59));
+            in_mask = in_mask | (byte_ones << (32'h8 * 59));
         end
         if (s_axis_tkeep[60]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 60));
+            in_mask = in_mask | (byte_ones << (32'h8 * 60));
         end
         if (s_axis_tkeep[61]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 61));
+            in_mask = in_mask | (byte_ones << (32'h8 * 61));
         end
         if (s_axis_tkeep[62]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 62));
+            in_mask = in_mask | (byte_ones << (32'h8 * 62));
         end
         if (s_axis_tkeep[63]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 63));
+            in_mask = in_mask | (byte_ones << (32'h8 * 63));
         end
         put_mask$d = (((in_mask) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 2048'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin

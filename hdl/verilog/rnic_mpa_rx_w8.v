@@ -177,10 +177,8 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
     localparam  ones = 64'hffffffffffffffff;
     localparam  lane_ones = 8'hff;
     localparam  window_ones = 12'hfff;
-    localparam  byte_ones = 256'hff;
-    localparam  byte_ones_d = 64'hff;
+    localparam  byte_ones = 64'hff;
     localparam  ring_lanes = 16'h20;
-    localparam  ring_words = 16'h8;
     localparam  ring_lanes_mask = 16'h1f;
     localparam  words_per_beat = 16'h2;
     localparam  slot_mask = 16'h7;
@@ -746,28 +744,28 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
         put_data$d = (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((s_axis_tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         in_mask = 32'h0;
         if (s_axis_tkeep[0]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 0));
+            in_mask = in_mask | (byte_ones << (32'h8 * 0));
         end
         if (s_axis_tkeep[1]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 1));
+            in_mask = in_mask | (byte_ones << (32'h8 * 1));
         end
         if (s_axis_tkeep[2]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 2));
+            in_mask = in_mask | (byte_ones << (32'h8 * 2));
         end
         if (s_axis_tkeep[3]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 3));
+            in_mask = in_mask | (byte_ones << (32'h8 * 3));
         end
         if (s_axis_tkeep[4]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 4));
+            in_mask = in_mask | (byte_ones << (32'h8 * 4));
         end
         if (s_axis_tkeep[5]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 5));
+            in_mask = in_mask | (byte_ones << (32'h8 * 5));
         end
         if (s_axis_tkeep[6]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 6));
+            in_mask = in_mask | (byte_ones << (32'h8 * 6));
         end
         if (s_axis_tkeep[7]) begin
-            in_mask = in_mask | (byte_ones_d << (32'h8 * 7));
+            in_mask = in_mask | (byte_ones << (32'h8 * 7));
         end
         put_mask$d = (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << put_shift) | (((in_mask) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) >> put_back);
         if (put_valid$q) begin

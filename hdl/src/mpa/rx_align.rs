@@ -201,10 +201,8 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     ones: Constant<Bits<D>>,
     lane_ones: Constant<Bits<K>>,
     window_ones: Constant<Bits<KW>>,
-    byte_ones: Constant<Bits<R>>,
-    byte_ones_d: Constant<Bits<D>>,
+    byte_ones: Constant<Bits<D>>,
     ring_lanes: Constant<Bits<16>>,
-    ring_words: Constant<Bits<16>>,
     ring_lanes_mask: Constant<Bits<16>>,
     words_per_beat: Constant<Bits<16>>,
     /// The window's word slots (`K`, a power of two) less one.
@@ -355,9 +353,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             lane_ones: Constant::new(!Bits::<K>::default()),
             window_ones: Constant::new(!Bits::<KW>::default()),
             byte_ones: Constant::new(0xFF_u64.into()),
-            byte_ones_d: Constant::new(0xFF_u64.into()),
             ring_lanes: Constant::new((4 * k).into()),
-            ring_words: Constant::new(k.into()),
             ring_lanes_mask: Constant::new((4 * k - 1).into()),
             words_per_beat: Constant::new((k / 4).into()),
             slot_mask: Constant::new((k - 1).into()),
@@ -466,7 +462,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.in_mask.next = 0.into();
         for i in 0..K {
             if self.s_axis_tkeep.val().get_bit(i) {
-                self.in_mask.next = self.in_mask.val() | (self.byte_ones_d.val() << (8 * i).to_bits::<16>());
+                self.in_mask.next = self.in_mask.val() | (self.byte_ones.val() << (8 * i).to_bits::<16>());
             }
         }
         self.put_mask.d.next = (bit_cast::<R, D>(self.in_mask.val()) << self.put_shift.val())

@@ -355,9 +355,9 @@ pub struct RdmapRx<
     flush_turn: DFF<Bit>,
     /// QP `scan` is in ERROR with receives left to flush: made a cycle ahead, for the
     /// pointer's next value, from that QP's own `qp_error` and `quiet` bits, so that no
-    /// QP-wide select lies before Idle's choice. (`qp_error` is then a cycle old: a QP leaves ERROR
-    /// only when its context is written, `qp_we` in that very cycle, and Idle starts no
-    /// flush in a cycle with a context write.)
+    /// QP-wide select lies before Idle's choice. (`qp_error` is then a cycle old: a QP
+    /// leaves ERROR only when its context is written, `qp_we` in that very cycle, and
+    /// Idle starts no flush in a cycle with a context write.)
     flush_here: DFF<Bit>,
     flush_go: Signal<Local, Bit>,
     flush_wr_id: Signal<Local, Bits<64>>,
@@ -2974,10 +2974,10 @@ impl<
                 self.quiet_next.val() & !(self.one_q.val() << bit_cast::<Q, QB>(self.qp_waddr.val()));
         }
         self.quiet.d.next = self.quiet_next.val();
-        // Whether the pointer's next QP is in ERROR and not quiet, from its own bits as they are:
-        // this cycle's set and clears are left out, so that no decode lies before the
-        // select. A clear is seen when the pointer comes round again; a set, a cycle late,
-        // so `quieted` holds off the flush for that cycle.
+        // Whether the pointer's next QP is in ERROR and not quiet, from its own bits as
+        // they are: this cycle's set and clears are left out, so that no decode lies
+        // before the select. A clear is seen when the pointer comes round again; a set, a
+        // cycle late, so `quieted` holds off the flush for that cycle.
         self.quieted.d.next = self.quiet_set.val();
         self.flush_here.d.next = (self.qp_error.val() & !self.quiet.q.val() & self.scan_onehot.d.val()).any();
 
