@@ -171,7 +171,6 @@ module rnic_host_dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi
     reg  r_next;
     reg  ar_take;
     reg  [1:0] kept;
-    reg  push;
     
     // Sub module instances
     rnic_host_dev_mem$lane$0 lane$0(
@@ -515,12 +514,11 @@ module rnic_host_dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_axi
         r_pend$d = issue;
         r_pend_last$d = issue_last;
         kept = out_count$q - ((pop) & 2'h3);
-        push = r_pend$q;
-        out_count$d = kept + ((push) & 2'h3);
+        out_count$d = kept + ((r_pend$q) & 2'h3);
         if (pop) begin
             out0$d = out1$q;
         end
-        if (push) begin
+        if (r_pend$q) begin
             if (|kept) begin
                 out1$d = ((ram_word) & 65'h1ffffffffffffffff) | (((r_pend_last$q) & 65'h1ffffffffffffffff) << 32'h40);
             end

@@ -5349,7 +5349,6 @@ module rnic_mpa_rx_w64$align$first_plan(remaining,to_marker,markers,take,marker_
     reg  all_content;
     reg  [7:0] marker_slot;
     reg  marker_in;
-    reg  [7:0] left;
     reg  [7:0] taken;
     reg  [7:0] slot;
     reg  [7:0] cover_words;
@@ -5357,19 +5356,18 @@ module rnic_mpa_rx_w64$align$first_plan(remaining,to_marker,markers,take,marker_
     
     // Update code
     always @(*) begin
-        left = remaining;
         marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
-        taken = left;
-        if (left > words_per_beat) begin
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
+        taken = remaining;
+        if (remaining > words_per_beat) begin
             taken = words_per_beat;
         end
-        all_content = left <= words_per_beat;
+        all_content = remaining <= words_per_beat;
         marker_cut = marker_in & (marker_slot < taken);
         marker_taken = marker_in & ((marker_slot < taken) | all_content);
-        slot = left;
+        slot = remaining;
         if (marker_taken) begin
-            slot = left + 32'h1;
+            slot = remaining + 32'h1;
         end
         crc_taken = all_content & (slot <= words_per_beat);
         cover_words = taken;
@@ -5505,7 +5503,6 @@ module rnic_mpa_rx_w64$align$next_plan(remaining,to_marker,markers,take,marker_t
     reg  all_content;
     reg  [7:0] marker_slot;
     reg  marker_in;
-    reg  [7:0] left;
     reg  [7:0] taken;
     reg  [7:0] slot;
     reg  [7:0] cover_words;
@@ -5513,19 +5510,18 @@ module rnic_mpa_rx_w64$align$next_plan(remaining,to_marker,markers,take,marker_t
     
     // Update code
     always @(*) begin
-        left = remaining;
         marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
-        taken = left;
-        if (left > words_per_beat) begin
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
+        taken = remaining;
+        if (remaining > words_per_beat) begin
             taken = words_per_beat;
         end
-        all_content = left <= words_per_beat;
+        all_content = remaining <= words_per_beat;
         marker_cut = marker_in & (marker_slot < taken);
         marker_taken = marker_in & ((marker_slot < taken) | all_content);
-        slot = left;
+        slot = remaining;
         if (marker_taken) begin
-            slot = left + 32'h1;
+            slot = remaining + 32'h1;
         end
         crc_taken = all_content & (slot <= words_per_beat);
         cover_words = taken;

@@ -13176,7 +13176,6 @@ module rnic_top_q16$deframer$align$first_plan(remaining,to_marker,markers,take,m
     reg  all_content;
     reg  [7:0] marker_slot;
     reg  marker_in;
-    reg  [7:0] left;
     reg  [7:0] taken;
     reg  [7:0] slot;
     reg  [7:0] cover_words;
@@ -13184,19 +13183,18 @@ module rnic_top_q16$deframer$align$first_plan(remaining,to_marker,markers,take,m
     
     // Update code
     always @(*) begin
-        left = remaining;
         marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
-        taken = left;
-        if (left > words_per_beat) begin
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
+        taken = remaining;
+        if (remaining > words_per_beat) begin
             taken = words_per_beat;
         end
-        all_content = left <= words_per_beat;
+        all_content = remaining <= words_per_beat;
         marker_cut = marker_in & (marker_slot < taken);
         marker_taken = marker_in & ((marker_slot < taken) | all_content);
-        slot = left;
+        slot = remaining;
         if (marker_taken) begin
-            slot = left + 32'h1;
+            slot = remaining + 32'h1;
         end
         crc_taken = all_content & (slot <= words_per_beat);
         cover_words = taken;
@@ -13332,7 +13330,6 @@ module rnic_top_q16$deframer$align$next_plan(remaining,to_marker,markers,take,ma
     reg  all_content;
     reg  [7:0] marker_slot;
     reg  marker_in;
-    reg  [7:0] left;
     reg  [7:0] taken;
     reg  [7:0] slot;
     reg  [7:0] cover_words;
@@ -13340,19 +13337,18 @@ module rnic_top_q16$deframer$align$next_plan(remaining,to_marker,markers,take,ma
     
     // Update code
     always @(*) begin
-        left = remaining;
         marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= left);
-        taken = left;
-        if (left > words_per_beat) begin
+        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
+        taken = remaining;
+        if (remaining > words_per_beat) begin
             taken = words_per_beat;
         end
-        all_content = left <= words_per_beat;
+        all_content = remaining <= words_per_beat;
         marker_cut = marker_in & (marker_slot < taken);
         marker_taken = marker_in & ((marker_slot < taken) | all_content);
-        slot = left;
+        slot = remaining;
         if (marker_taken) begin
-            slot = left + 32'h1;
+            slot = remaining + 32'h1;
         end
         crc_taken = all_content & (slot <= words_per_beat);
         cover_words = taken;
@@ -15541,7 +15537,6 @@ module rnic_top_q16$dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
     reg  r_next;
     reg  ar_take;
     reg  [1:0] kept;
-    reg  push;
     
     // Sub module instances
     rnic_top_q16$dev_mem$lane$0 lane$0(
@@ -15885,12 +15880,11 @@ module rnic_top_q16$dev_mem(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
         r_pend$d = issue;
         r_pend_last$d = issue_last;
         kept = out_count$q - ((pop) & 2'h3);
-        push = r_pend$q;
-        out_count$d = kept + ((push) & 2'h3);
+        out_count$d = kept + ((r_pend$q) & 2'h3);
         if (pop) begin
             out0$d = out1$q;
         end
-        if (push) begin
+        if (r_pend$q) begin
             if (|kept) begin
                 out1$d = ((ram_word) & 65'h1ffffffffffffffff) | (((r_pend_last$q) & 65'h1ffffffffffffffff) << 32'h40);
             end

@@ -110,7 +110,6 @@ pub struct DevMem<const WB: usize> {
     r_next: Signal<Local, Bit>,
     ar_take: Signal<Local, Bit>,
     kept: Signal<Local, Bits<2>>,
-    push: Signal<Local, Bit>,
 }
 
 impl<const WB: usize> Default for DevMem<WB> {
@@ -188,7 +187,6 @@ impl<const WB: usize> Default for DevMem<WB> {
             r_next: Default::default(),
             ar_take: Default::default(),
             kept: Default::default(),
-            push: Default::default(),
         }
     }
 }
@@ -327,12 +325,11 @@ impl<const WB: usize> Logic for DevMem<WB> {
         // The buffer: the head leaves if taken; the word the RAM read this cycle goes in
         // behind what stays.
         self.kept.next = self.out_count.q.val() - bit_cast::<2, 1>(self.pop.val().into());
-        self.push.next = self.r_pend.q.val();
-        self.out_count.d.next = self.kept.val() + bit_cast::<2, 1>(self.push.val().into());
+        self.out_count.d.next = self.kept.val() + bit_cast::<2, 1>(self.r_pend.q.val().into());
         if self.pop.val() {
             self.out0.d.next = self.out1.q.val();
         }
-        if self.push.val() {
+        if self.r_pend.q.val() {
             if self.kept.val().any() {
                 self.out1.d.next = bit_cast::<65, 64>(self.ram_word.val())
                     | (bit_cast::<65, 1>(self.r_pend_last.q.val().into()) << 64);

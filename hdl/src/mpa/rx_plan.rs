@@ -33,7 +33,6 @@ pub struct RxPlan<const K: usize> {
     all_content: Signal<Local, Bit>,
     marker_slot: Signal<Local, Bits<8>>,
     marker_in: Signal<Local, Bit>,
-    left: Signal<Local, Bits<8>>,
     taken: Signal<Local, Bits<8>>,
     slot: Signal<Local, Bits<8>>,
     cover_words: Signal<Local, Bits<8>>,
@@ -58,7 +57,6 @@ impl<const K: usize> Default for RxPlan<K> {
             all_content: Default::default(),
             marker_slot: Default::default(),
             marker_in: Default::default(),
-            left: Default::default(),
             taken: Default::default(),
             slot: Default::default(),
             cover_words: Default::default(),
@@ -74,22 +72,21 @@ impl<const K: usize> Logic for RxPlan<K> {
         // Up to a beat of content; the marker if it lies among it (or right before the
         // CRC); the CRC word if the content ends and it fits the window.
         // (The marker is at most 511 octets on: its word fits 8 bits.)
-        self.left.next = self.remaining.val();
         self.marker_slot.next = bit_cast::<8, 16>(self.to_marker.val() >> 2);
         self.marker_in.next = self.markers.val()
             & (self.marker_slot.val() <= self.words_per_beat.val())
-            & (self.marker_slot.val() <= self.left.val());
-        self.taken.next = self.left.val();
-        if self.left.val() > self.words_per_beat.val() {
+            & (self.marker_slot.val() <= self.remaining.val());
+        self.taken.next = self.remaining.val();
+        if self.remaining.val() > self.words_per_beat.val() {
             self.taken.next = self.words_per_beat.val();
         }
-        self.all_content.next = self.left.val() <= self.words_per_beat.val();
+        self.all_content.next = self.remaining.val() <= self.words_per_beat.val();
         self.marker_cut.next = self.marker_in.val() & (self.marker_slot.val() < self.taken.val());
         self.marker_taken.next =
             self.marker_in.val() & ((self.marker_slot.val() < self.taken.val()) | self.all_content.val());
-        self.slot.next = self.left.val();
+        self.slot.next = self.remaining.val();
         if self.marker_taken.val() {
-            self.slot.next = self.left.val() + 1;
+            self.slot.next = self.remaining.val() + 1;
         }
         self.crc_taken.next = self.all_content.val() & (self.slot.val() <= self.words_per_beat.val());
         self.cover_words.next = self.taken.val();
