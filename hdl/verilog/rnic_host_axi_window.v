@@ -86,8 +86,29 @@ module rnic_host_axi_window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
     // Constant declarations
     localparam  base = 64'h4000000000000000;
     localparam  window_mask = 64'hffffffffffff8000;
+    localparam  at_len = 7'b1000000;
+    localparam  at_size = 7'b1001000;
+    localparam  at_burst = 7'b1001011;
+    localparam  at_dev = 7'b1001101;
+    localparam  dev_flag = 78'h20000000000000000000;
     
     // Stub signals
+    reg  ar_in$clock;
+    reg  ar_in$reset;
+    reg  ar_in$s_valid;
+    wire  ar_in$s_ready;
+    reg  [77:0] ar_in$s_data;
+    wire  ar_in$m_valid;
+    reg  ar_in$m_ready;
+    wire  [77:0] ar_in$m_data;
+    reg  aw_in$clock;
+    reg  aw_in$reset;
+    reg  aw_in$s_valid;
+    wire  aw_in$s_ready;
+    reg  [77:0] aw_in$s_data;
+    wire  aw_in$m_valid;
+    reg  aw_in$m_ready;
+    wire  [77:0] aw_in$m_data;
     reg  ar_route$clock;
     reg  ar_route$reset;
     reg  ar_route$s_valid;
@@ -114,6 +135,10 @@ module rnic_host_axi_window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
     wire  b_route$m_data;
     
     // Local signals
+    reg  [77:0] ar_fields;
+    reg  [77:0] aw_fields;
+    reg  [77:0] ar;
+    reg  [77:0] aw;
     reg  ar_dev;
     reg  ar_room;
     reg  ar_go;
@@ -128,6 +153,26 @@ module rnic_host_axi_window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
     reg  b_go;
     
     // Sub module instances
+    rnic_host_axi_window$ar_in ar_in(
+        .clock(ar_in$clock),
+        .reset(ar_in$reset),
+        .s_valid(ar_in$s_valid),
+        .s_ready(ar_in$s_ready),
+        .s_data(ar_in$s_data),
+        .m_valid(ar_in$m_valid),
+        .m_ready(ar_in$m_ready),
+        .m_data(ar_in$m_data)
+    );
+    rnic_host_axi_window$aw_in aw_in(
+        .clock(aw_in$clock),
+        .reset(aw_in$reset),
+        .s_valid(aw_in$s_valid),
+        .s_ready(aw_in$s_ready),
+        .s_data(aw_in$s_data),
+        .m_valid(aw_in$m_valid),
+        .m_ready(aw_in$m_ready),
+        .m_data(aw_in$m_data)
+    );
     rnic_host_axi_window$ar_route ar_route(
         .clock(ar_route$clock),
         .reset(ar_route$reset),
@@ -167,26 +212,33 @@ module rnic_host_axi_window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
         w_route$reset = reset;
         b_route$clock = clock;
         b_route$reset = reset;
-        ar_dev = (s_axi_araddr & window_mask) == base;
+        ar_in$clock = clock;
+        ar_in$reset = reset;
+        ar_in$s_valid = s_axi_arvalid;
+        ar_fields = ((s_axi_araddr) & 78'h3fffffffffffffffffff) | (((s_axi_arlen) & 78'h3fffffffffffffffffff) << at_len) | (((s_axi_arsize) & 78'h3fffffffffffffffffff) << at_size) | (((s_axi_arburst) & 78'h3fffffffffffffffffff) << at_burst);
+        ar_in$s_data = ar_fields;
+        if ((s_axi_araddr & window_mask) == base) begin
+            ar_in$s_data = ar_fields | dev_flag;
+        end
+        s_axi_arready = ar_in$s_ready & ~reset;
+        ar = ar_in$m_data;
+        ar_dev = ar[at_dev];
         ar_room = ar_route$s_ready & ~reset;
-        m_axi_araddr = s_axi_araddr;
-        m_axi_arlen = s_axi_arlen;
-        m_axi_arsize = s_axi_arsize;
-        m_axi_arburst = s_axi_arburst;
-        m_axi_arvalid = s_axi_arvalid & ar_room & ~ar_dev;
-        d_axi_araddr = s_axi_araddr;
-        d_axi_arlen = s_axi_arlen;
-        d_axi_arsize = s_axi_arsize;
-        d_axi_arburst = s_axi_arburst;
-        d_axi_arvalid = s_axi_arvalid & ar_room & ar_dev;
-        s_axi_arready = ar_room & m_axi_arready;
+        m_axi_araddr = ar[(32'h0)+:(64)];
+        m_axi_arlen = ar[(at_len)+:(8)];
+        m_axi_arsize = ar[(at_size)+:(3)];
+        m_axi_arburst = ar[(at_burst)+:(2)];
+        m_axi_arvalid = ar_in$m_valid & ar_room & ~ar_dev;
+        d_axi_araddr = ar[(32'h0)+:(64)];
+        d_axi_arlen = ar[(at_len)+:(8)];
+        d_axi_arsize = ar[(at_size)+:(3)];
+        d_axi_arburst = ar[(at_burst)+:(2)];
+        d_axi_arvalid = ar_in$m_valid & ar_room & ar_dev;
+        ar_go = ar_in$m_valid & ar_room & m_axi_arready;
         if (ar_dev) begin
-            s_axi_arready = ar_room & d_axi_arready;
+            ar_go = ar_in$m_valid & ar_room & d_axi_arready;
         end
-        ar_go = s_axi_arvalid & ar_room & m_axi_arready;
-        if (ar_dev) begin
-            ar_go = s_axi_arvalid & ar_room & d_axi_arready;
-        end
+        ar_in$m_ready = ar_go;
         ar_route$s_valid = ar_go;
         ar_route$s_data = ar_dev;
         r_dev = ar_route$m_data;
@@ -207,26 +259,33 @@ module rnic_host_axi_window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
             r_go = ar_route$m_valid & s_axi_rready & d_axi_rvalid & d_axi_rlast;
         end
         ar_route$m_ready = r_go;
-        aw_dev = (s_axi_awaddr & window_mask) == base;
+        aw_in$clock = clock;
+        aw_in$reset = reset;
+        aw_in$s_valid = s_axi_awvalid;
+        aw_fields = ((s_axi_awaddr) & 78'h3fffffffffffffffffff) | (((s_axi_awlen) & 78'h3fffffffffffffffffff) << at_len) | (((s_axi_awsize) & 78'h3fffffffffffffffffff) << at_size) | (((s_axi_awburst) & 78'h3fffffffffffffffffff) << at_burst);
+        aw_in$s_data = aw_fields;
+        if ((s_axi_awaddr & window_mask) == base) begin
+            aw_in$s_data = aw_fields | dev_flag;
+        end
+        s_axi_awready = aw_in$s_ready & ~reset;
+        aw = aw_in$m_data;
+        aw_dev = aw[at_dev];
         aw_room = w_route$s_ready & b_route$s_ready & ~reset;
-        m_axi_awaddr = s_axi_awaddr;
-        m_axi_awlen = s_axi_awlen;
-        m_axi_awsize = s_axi_awsize;
-        m_axi_awburst = s_axi_awburst;
-        m_axi_awvalid = s_axi_awvalid & aw_room & ~aw_dev;
-        d_axi_awaddr = s_axi_awaddr;
-        d_axi_awlen = s_axi_awlen;
-        d_axi_awsize = s_axi_awsize;
-        d_axi_awburst = s_axi_awburst;
-        d_axi_awvalid = s_axi_awvalid & aw_room & aw_dev;
-        s_axi_awready = aw_room & m_axi_awready;
+        m_axi_awaddr = aw[(32'h0)+:(64)];
+        m_axi_awlen = aw[(at_len)+:(8)];
+        m_axi_awsize = aw[(at_size)+:(3)];
+        m_axi_awburst = aw[(at_burst)+:(2)];
+        m_axi_awvalid = aw_in$m_valid & aw_room & ~aw_dev;
+        d_axi_awaddr = aw[(32'h0)+:(64)];
+        d_axi_awlen = aw[(at_len)+:(8)];
+        d_axi_awsize = aw[(at_size)+:(3)];
+        d_axi_awburst = aw[(at_burst)+:(2)];
+        d_axi_awvalid = aw_in$m_valid & aw_room & aw_dev;
+        aw_go = aw_in$m_valid & aw_room & m_axi_awready;
         if (aw_dev) begin
-            s_axi_awready = aw_room & d_axi_awready;
+            aw_go = aw_in$m_valid & aw_room & d_axi_awready;
         end
-        aw_go = s_axi_awvalid & aw_room & m_axi_awready;
-        if (aw_dev) begin
-            aw_go = s_axi_awvalid & aw_room & d_axi_awready;
-        end
+        aw_in$m_ready = aw_go;
         w_route$s_valid = aw_go;
         w_route$s_data = aw_dev;
         b_route$s_valid = aw_go;
@@ -266,6 +325,174 @@ module rnic_host_axi_window(clock,reset,s_axi_awaddr,s_axi_awlen,s_axi_awsize,s_
     end
     
 endmodule // rnic_host_axi_window
+
+
+module rnic_host_axi_window$ar_in(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [77:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [77:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [77:0] out_data$d;
+    wire  [77:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [77:0] skid_data$d;
+    wire  [77:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_host_axi_window$ar_in$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_host_axi_window$ar_in$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_host_axi_window$ar_in$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_host_axi_window$ar_in$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_host_axi_window$ar_in
+
+
+module rnic_host_axi_window$ar_in$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [77:0] d;
+    output reg  [77:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 78'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_in$out_data
+
+
+module rnic_host_axi_window$ar_in$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_in$out_valid
+
+
+module rnic_host_axi_window$ar_in$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [77:0] d;
+    output reg  [77:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 78'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_in$skid_data
+
+
+module rnic_host_axi_window$ar_in$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$ar_in$skid_valid
 
 
 module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
@@ -583,6 +810,174 @@ module rnic_host_axi_window$ar_route$tail(d,q,clock);
     end
           
 endmodule // rnic_host_axi_window$ar_route$tail
+
+
+module rnic_host_axi_window$aw_in(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [77:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [77:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [77:0] out_data$d;
+    wire  [77:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [77:0] skid_data$d;
+    wire  [77:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_host_axi_window$aw_in$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_host_axi_window$aw_in$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_host_axi_window$aw_in$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_host_axi_window$aw_in$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_host_axi_window$aw_in
+
+
+module rnic_host_axi_window$aw_in$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [77:0] d;
+    output reg  [77:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 78'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$aw_in$out_data
+
+
+module rnic_host_axi_window$aw_in$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$aw_in$out_valid
+
+
+module rnic_host_axi_window$aw_in$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [77:0] d;
+    output reg  [77:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 78'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$aw_in$skid_data
+
+
+module rnic_host_axi_window$aw_in$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_axi_window$aw_in$skid_valid
 
 
 module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);

@@ -8,16 +8,20 @@
 //! independently. So each AR pushes its side into a route queue, and R beats are taken
 //! only from the side at its head, which is popped at `rlast`; each AW pushes its side
 //! into a W queue (popped at `wlast`, steering the W beats) and a B queue (steering the B
-//! responses). A W beat therefore waits until its burst's AW has been taken (a cycle
-//! later, as the queues are registers), which AXI allows; the DMA master raises AW
-//! without waiting for W. An address waits while its queue is full (32 bursts read and
-//! 32 awaiting B, 8 awaiting their W beats), and nothing is taken in reset.
+//! responses). A W beat therefore waits until its burst's AW has been taken (two cycles
+//! later: the address slice and the queues are registers), which AXI allows; the DMA
+//! master raises AW without waiting for W. An address waits while its queue is full (32
+//! bursts read and 32 awaiting B, 8 awaiting their W beats), and nothing is taken in
+//! reset.
 //!
-//! Addresses, beats and responses pass through combinationally, adding no cycle (but for
-//! that first W beat), and a side's valid never depends on the other side's ready.
+//! Each address enters through a register slice ([`SkidBuffer`]) with its side decided on
+//! the way in, so `s_axi_arready` and `s_axi_awready` are registers and the master's
+//! address never runs through the compare and the chosen side's ready back into itself.
+//! That costs an address one cycle; beats and responses pass through combinationally,
+//! adding no cycle, and a side's valid never depends on the other side's ready.
 use rust_hdl::prelude::*;
 
-use crate::common::{constant, BitFifo};
+use crate::common::{constant, BitFifo, SkidBuffer};
 
 /// Bursts in flight each way at most: `1 << ROUTE_BITS`. Thirty-two, as the DMA read
 /// engine keeps: small bursts at a 200-cycle host memory need that many to use the bus
@@ -25,6 +29,14 @@ use crate::common::{constant, BitFifo};
 const ROUTE_BITS: usize = 5;
 /// Bursts whose W beats are still to come, at most: `1 << W_ROUTE_BITS`.
 const W_ROUTE_BITS: usize = 3;
+
+/// An address in its register slice: `addr` (64 bits) from bit 0, then `len`, `size`,
+/// `burst`, and the side it goes to (1: device).
+const AX_LEN: u64 = 64;
+const AX_SIZE: u64 = AX_LEN + 8;
+const AX_BURST: u64 = AX_SIZE + 3;
+const AX_DEV: u64 = AX_BURST + 2;
+const AX_BITS: usize = AX_DEV as usize + 1;
 
 /// `AB` = address bits inside the window.
 #[derive(LogicBlock)]
@@ -108,6 +120,9 @@ pub struct AxiWindow<const AB: usize> {
     pub d_axi_rready: Signal<Out, Bit>,
     /// The side (1: device) of every AR whose R beats are not all through: as many as
     /// the host memory's round trip needs ([`ROUTE_BITS`]).
+    /// The addresses as taken, each with its side.
+    ar_in: SkidBuffer<AX_BITS>,
+    aw_in: SkidBuffer<AX_BITS>,
     ar_route: BitFifo<ROUTE_BITS, { ROUTE_BITS + 1 }, { 1 << ROUTE_BITS }>,
     /// The side of every AW whose W beats are not all through: eight (the DMA master sends
     /// the beats right behind their AW), its room and head bit registers as the others'.
@@ -117,7 +132,17 @@ pub struct AxiWindow<const AB: usize> {
     base: Constant<Bits<64>>,
     /// The address bits that select the window (63..AB).
     window_mask: Constant<Bits<64>>,
+    at_len: Constant<Bits<7>>,
+    at_size: Constant<Bits<7>>,
+    at_burst: Constant<Bits<7>>,
+    at_dev: Constant<Bits<7>>,
+    dev_flag: Constant<Bits<AX_BITS>>,
     // Combinational.
+    /// An address's fields packed, on the way in (`*_fields`) and out (`ar`, `aw`).
+    ar_fields: Signal<Local, Bits<AX_BITS>>,
+    aw_fields: Signal<Local, Bits<AX_BITS>>,
+    ar: Signal<Local, Bits<AX_BITS>>,
+    aw: Signal<Local, Bits<AX_BITS>>,
     ar_dev: Signal<Local, Bit>,
     ar_room: Signal<Local, Bit>,
     ar_go: Signal<Local, Bit>,
@@ -216,11 +241,22 @@ impl<const AB: usize> AxiWindow<AB> {
             d_axi_rlast: Default::default(),
             d_axi_rvalid: Default::default(),
             d_axi_rready: Default::default(),
+            ar_in: Default::default(),
+            aw_in: Default::default(),
             ar_route: Default::default(),
             w_route: Default::default(),
             b_route: Default::default(),
             base: constant(base),
             window_mask: constant(!low),
+            at_len: constant(AX_LEN),
+            at_size: constant(AX_SIZE),
+            at_burst: constant(AX_BURST),
+            at_dev: constant(AX_DEV),
+            dev_flag: Constant::new(Bits::<AX_BITS>::from(1_u64) << AX_DEV),
+            ar_fields: Default::default(),
+            aw_fields: Default::default(),
+            ar: Default::default(),
+            aw: Default::default(),
             ar_dev: Default::default(),
             ar_room: Default::default(),
             ar_go: Default::default(),
@@ -247,27 +283,38 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
         self.b_route.clock.next = self.clock.val();
         self.b_route.reset.next = self.reset.val();
 
-        // ---- AR to its side, the side queued for the R beats.
-        self.ar_dev.next = (self.s_axi_araddr.val() & self.window_mask.val()) == self.base.val();
+        // ---- AR into its slice with its side, then to that side, the side queued for
+        // the R beats.
+        self.ar_in.clock.next = self.clock.val();
+        self.ar_in.reset.next = self.reset.val();
+        self.ar_in.s_valid.next = self.s_axi_arvalid.val();
+        self.ar_fields.next = bit_cast::<AX_BITS, 64>(self.s_axi_araddr.val())
+            | (bit_cast::<AX_BITS, 8>(self.s_axi_arlen.val()) << self.at_len.val())
+            | (bit_cast::<AX_BITS, 3>(self.s_axi_arsize.val()) << self.at_size.val())
+            | (bit_cast::<AX_BITS, 2>(self.s_axi_arburst.val()) << self.at_burst.val());
+        self.ar_in.s_data.next = self.ar_fields.val();
+        if (self.s_axi_araddr.val() & self.window_mask.val()) == self.base.val() {
+            self.ar_in.s_data.next = self.ar_fields.val() | self.dev_flag.val();
+        }
+        self.s_axi_arready.next = self.ar_in.s_ready.val() & !self.reset.val();
+        self.ar.next = self.ar_in.m_data.val();
+        self.ar_dev.next = self.ar.val().get_bit(self.at_dev.val().index());
         self.ar_room.next = self.ar_route.s_ready.val() & !self.reset.val();
-        self.m_axi_araddr.next = self.s_axi_araddr.val();
-        self.m_axi_arlen.next = self.s_axi_arlen.val();
-        self.m_axi_arsize.next = self.s_axi_arsize.val();
-        self.m_axi_arburst.next = self.s_axi_arburst.val();
-        self.m_axi_arvalid.next = self.s_axi_arvalid.val() & self.ar_room.val() & !self.ar_dev.val();
-        self.d_axi_araddr.next = self.s_axi_araddr.val();
-        self.d_axi_arlen.next = self.s_axi_arlen.val();
-        self.d_axi_arsize.next = self.s_axi_arsize.val();
-        self.d_axi_arburst.next = self.s_axi_arburst.val();
-        self.d_axi_arvalid.next = self.s_axi_arvalid.val() & self.ar_room.val() & self.ar_dev.val();
-        self.s_axi_arready.next = self.ar_room.val() & self.m_axi_arready.val();
+        self.m_axi_araddr.next = self.ar.val().get_bits::<64>(0);
+        self.m_axi_arlen.next = self.ar.val().get_bits::<8>(self.at_len.val().index());
+        self.m_axi_arsize.next = self.ar.val().get_bits::<3>(self.at_size.val().index());
+        self.m_axi_arburst.next = self.ar.val().get_bits::<2>(self.at_burst.val().index());
+        self.m_axi_arvalid.next = self.ar_in.m_valid.val() & self.ar_room.val() & !self.ar_dev.val();
+        self.d_axi_araddr.next = self.ar.val().get_bits::<64>(0);
+        self.d_axi_arlen.next = self.ar.val().get_bits::<8>(self.at_len.val().index());
+        self.d_axi_arsize.next = self.ar.val().get_bits::<3>(self.at_size.val().index());
+        self.d_axi_arburst.next = self.ar.val().get_bits::<2>(self.at_burst.val().index());
+        self.d_axi_arvalid.next = self.ar_in.m_valid.val() & self.ar_room.val() & self.ar_dev.val();
+        self.ar_go.next = self.ar_in.m_valid.val() & self.ar_room.val() & self.m_axi_arready.val();
         if self.ar_dev.val() {
-            self.s_axi_arready.next = self.ar_room.val() & self.d_axi_arready.val();
+            self.ar_go.next = self.ar_in.m_valid.val() & self.ar_room.val() & self.d_axi_arready.val();
         }
-        self.ar_go.next = self.s_axi_arvalid.val() & self.ar_room.val() & self.m_axi_arready.val();
-        if self.ar_dev.val() {
-            self.ar_go.next = self.s_axi_arvalid.val() & self.ar_room.val() & self.d_axi_arready.val();
-        }
+        self.ar_in.m_ready.next = self.ar_go.val();
         self.ar_route.s_valid.next = self.ar_go.val();
         self.ar_route.s_data.next = self.ar_dev.val();
 
@@ -295,27 +342,38 @@ impl<const AB: usize> Logic for AxiWindow<AB> {
         }
         self.ar_route.m_ready.next = self.r_go.val();
 
-        // ---- AW to its side, the side queued for the W beats and for the B response.
-        self.aw_dev.next = (self.s_axi_awaddr.val() & self.window_mask.val()) == self.base.val();
+        // ---- AW into its slice with its side, then to that side, the side queued for
+        // the W beats and for the B response.
+        self.aw_in.clock.next = self.clock.val();
+        self.aw_in.reset.next = self.reset.val();
+        self.aw_in.s_valid.next = self.s_axi_awvalid.val();
+        self.aw_fields.next = bit_cast::<AX_BITS, 64>(self.s_axi_awaddr.val())
+            | (bit_cast::<AX_BITS, 8>(self.s_axi_awlen.val()) << self.at_len.val())
+            | (bit_cast::<AX_BITS, 3>(self.s_axi_awsize.val()) << self.at_size.val())
+            | (bit_cast::<AX_BITS, 2>(self.s_axi_awburst.val()) << self.at_burst.val());
+        self.aw_in.s_data.next = self.aw_fields.val();
+        if (self.s_axi_awaddr.val() & self.window_mask.val()) == self.base.val() {
+            self.aw_in.s_data.next = self.aw_fields.val() | self.dev_flag.val();
+        }
+        self.s_axi_awready.next = self.aw_in.s_ready.val() & !self.reset.val();
+        self.aw.next = self.aw_in.m_data.val();
+        self.aw_dev.next = self.aw.val().get_bit(self.at_dev.val().index());
         self.aw_room.next = self.w_route.s_ready.val() & self.b_route.s_ready.val() & !self.reset.val();
-        self.m_axi_awaddr.next = self.s_axi_awaddr.val();
-        self.m_axi_awlen.next = self.s_axi_awlen.val();
-        self.m_axi_awsize.next = self.s_axi_awsize.val();
-        self.m_axi_awburst.next = self.s_axi_awburst.val();
-        self.m_axi_awvalid.next = self.s_axi_awvalid.val() & self.aw_room.val() & !self.aw_dev.val();
-        self.d_axi_awaddr.next = self.s_axi_awaddr.val();
-        self.d_axi_awlen.next = self.s_axi_awlen.val();
-        self.d_axi_awsize.next = self.s_axi_awsize.val();
-        self.d_axi_awburst.next = self.s_axi_awburst.val();
-        self.d_axi_awvalid.next = self.s_axi_awvalid.val() & self.aw_room.val() & self.aw_dev.val();
-        self.s_axi_awready.next = self.aw_room.val() & self.m_axi_awready.val();
+        self.m_axi_awaddr.next = self.aw.val().get_bits::<64>(0);
+        self.m_axi_awlen.next = self.aw.val().get_bits::<8>(self.at_len.val().index());
+        self.m_axi_awsize.next = self.aw.val().get_bits::<3>(self.at_size.val().index());
+        self.m_axi_awburst.next = self.aw.val().get_bits::<2>(self.at_burst.val().index());
+        self.m_axi_awvalid.next = self.aw_in.m_valid.val() & self.aw_room.val() & !self.aw_dev.val();
+        self.d_axi_awaddr.next = self.aw.val().get_bits::<64>(0);
+        self.d_axi_awlen.next = self.aw.val().get_bits::<8>(self.at_len.val().index());
+        self.d_axi_awsize.next = self.aw.val().get_bits::<3>(self.at_size.val().index());
+        self.d_axi_awburst.next = self.aw.val().get_bits::<2>(self.at_burst.val().index());
+        self.d_axi_awvalid.next = self.aw_in.m_valid.val() & self.aw_room.val() & self.aw_dev.val();
+        self.aw_go.next = self.aw_in.m_valid.val() & self.aw_room.val() & self.m_axi_awready.val();
         if self.aw_dev.val() {
-            self.s_axi_awready.next = self.aw_room.val() & self.d_axi_awready.val();
+            self.aw_go.next = self.aw_in.m_valid.val() & self.aw_room.val() & self.d_axi_awready.val();
         }
-        self.aw_go.next = self.s_axi_awvalid.val() & self.aw_room.val() & self.m_axi_awready.val();
-        if self.aw_dev.val() {
-            self.aw_go.next = self.s_axi_awvalid.val() & self.aw_room.val() & self.d_axi_awready.val();
-        }
+        self.aw_in.m_ready.next = self.aw_go.val();
         self.w_route.s_valid.next = self.aw_go.val();
         self.w_route.s_data.next = self.aw_dev.val();
         self.b_route.s_valid.next = self.aw_go.val();
