@@ -26471,6 +26471,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  p_parse_error$d;
     wire  p_parse_error$q;
     reg  p_parse_error$clock;
+    reg  p_rts$d;
+    wire  p_rts$q;
+    reg  p_rts$clock;
     reg  [15:0] p_parse_code$d;
     wire  [15:0] p_parse_code$q;
     reg  p_parse_code$clock;
@@ -27485,6 +27488,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .q(p_parse_error$q),
         .clock(p_parse_error$clock)
     );
+    rnic_top$receiver$p_rts p_rts(
+        .d(p_rts$d),
+        .q(p_rts$q),
+        .clock(p_rts$clock)
+    );
     rnic_top$receiver$p_parse_code p_parse_code(
         .d(p_parse_code$d),
         .q(p_parse_code$q),
@@ -27643,6 +27651,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         term_status$clock = clock;
         invalidate$clock = clock;
         p_parse_error$clock = clock;
+        p_rts$clock = clock;
         p_parse_code$clock = clock;
         p_plen_any$clock = clock;
         p_send_msn_bad$clock = clock;
@@ -27733,6 +27742,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         term_status$d = term_status$q;
         invalidate$d = invalidate$q;
         p_parse_error$d = p_parse_error$q;
+        p_rts$d = p_rts$q;
         p_parse_code$d = p_parse_code$q;
         p_plen_any$d = p_plen_any$q;
         p_send_msn_bad$d = p_send_msn_bad$q;
@@ -28120,6 +28130,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             ird = max_reads;
         end
         p_parse_error$d = parse_error;
+        p_rts$d = rts;
         p_parse_code$d = parse_code;
         p_plen_any$d = |plen$q;
         p_send_msn_bad$d = b_msn$q != next_msn;
@@ -28164,7 +28175,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             r_len$d = recv$read_data[(32'ha1)+:(32)];
             r_lkey$d = recv$read_data[(32'hc1)+:(32)];
             chk_len$d = ((plen$q) & 32'hffffffff);
-            if (rts) begin
+            if (p_rts$q) begin
                 if (p_parse_error$q) begin
                     code_classify = p_parse_code$q;
                     from_classify = RxState$Fault;
@@ -31403,6 +31414,25 @@ module rnic_top$receiver$p_rr_zero_bad(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$p_rr_zero_bad
+
+
+module rnic_top$receiver$p_rts(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$p_rts
 
 
 module rnic_top$receiver$p_send_msn_bad(d,q,clock);

@@ -691,6 +691,9 @@ pub struct RdmapRx<
     /// is shorter than any DDP header: it fails to parse, the one check made from the
     /// header alone, and Classify looks at no other flag.
     p_parse_error: DFF<Bit>,
+    /// The QP is in RTS. A QP that leaves RTS in Header's last cycle is seen as in RTS
+    /// for this ULPDU, as if the change had come a cycle later.
+    p_rts: DFF<Bit>,
     p_parse_code: DFF<Bits<16>>,
     p_plen_any: DFF<Bit>,
     /// The MSN is not the next one: of a Send (QN 0), a Read or Atomic Request (QN 1), a
@@ -1195,6 +1198,7 @@ impl<
             parse_error: Default::default(),
             parse_code: Default::default(),
             p_parse_error: Default::default(),
+            p_rts: Default::default(),
             p_parse_code: Default::default(),
             p_plen_any: Default::default(),
             p_send_msn_bad: Default::default(),
@@ -1384,6 +1388,7 @@ impl<
             term_status,
             invalidate,
             p_parse_error,
+            p_rts,
             p_parse_code,
             p_plen_any,
             p_send_msn_bad,
@@ -1805,6 +1810,7 @@ impl<
             self.ird.next = self.max_reads.val();
         }
         self.p_parse_error.d.next = self.parse_error.val();
+        self.p_rts.d.next = self.rts.val();
         self.p_parse_code.d.next = self.parse_code.val();
         self.p_plen_any.d.next = self.plen.q.val().any();
         self.p_send_msn_bad.d.next = self.b_msn.q.val() != self.next_msn.val();
@@ -1874,7 +1880,7 @@ impl<
             self.r_len.d.next = self.recv.read_data.val().get_bits::<32>(161);
             self.r_lkey.d.next = self.recv.read_data.val().get_bits::<32>(193);
             self.chk_len.d.next = bit_cast::<32, 16>(self.plen.q.val());
-            if self.rts.val() {
+            if self.p_rts.q.val() {
                 if self.p_parse_error.q.val() {
                     self.code_classify.next = self.p_parse_code.q.val();
                     self.from_classify.next = RxState::Fault;
