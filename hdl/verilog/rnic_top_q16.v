@@ -2965,7 +2965,9 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     
     // Local signals
     reg  head_free;
-    reg  [63:0] held_addr_next;
+    reg  op_is_held;
+    reg  new_is_held;
+    reg  new_is_op;
     reg  [15:0] gate_diff;
     reg  gate_open;
     reg  same_word;
@@ -3342,13 +3344,15 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
             held_valid$d = 1'b1;
             held_addr$d = op_addr$q;
         end
-        held_addr_next = held_addr$q;
-        if (rd_arrive) begin
-            held_addr_next = op_addr$q;
+        op_is_held = op_addr$q == held_addr$q;
+        new_is_held = ops_out$m_data[(32'h0)+:(64)] == held_addr$q;
+        new_is_op = ops_out$m_data[(32'h0)+:(64)] == op_addr$q;
+        addr_match$d = rd_arrive | op_is_held;
+        if (ops_out$m_valid & head_free & rd_arrive) begin
+            addr_match$d = new_is_op;
         end
-        addr_match$d = op_addr$q == held_addr_next;
-        if (ops_out$m_valid & head_free) begin
-            addr_match$d = ops_out$m_data[(32'h0)+:(64)] == held_addr_next;
+        if (ops_out$m_valid & head_free & ~rd_arrive) begin
+            addr_match$d = new_is_held;
         end
         if (~op_valid$q & ~ops_out$m_valid & ~issued$q & ~alu$out_valid & ~|open_count$q & ~|batches$count) begin
             held_valid$d = 1'b0;

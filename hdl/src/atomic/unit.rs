@@ -169,7 +169,11 @@ pub struct AtomicUnit {
     bucket_down: DFF<Bits<BUCKETS>>,
     /// `op_addr == held_addr`, decided a cycle ahead from what the two registers take.
     addr_match: DFF<Bit>,
-    held_addr_next: Signal<Local, Bits<64>>,
+    /// The compares `addr_match` is selected from: the head's address, and the address of
+    /// the op that would enter the head, against the held address and the head's.
+    op_is_held: Signal<Local, Bit>,
+    new_is_held: Signal<Local, Bit>,
+    new_is_op: Signal<Local, Bit>,
     // Combinational, in the order they are computed.
     gate_diff: Signal<Local, Bits<16>>,
     gate_open: Signal<Local, Bit>,
@@ -275,7 +279,9 @@ impl Default for AtomicUnit {
             bucket_up: Default::default(),
             bucket_down: Default::default(),
             addr_match: Default::default(),
-            held_addr_next: Default::default(),
+            op_is_held: Default::default(),
+            new_is_held: Default::default(),
+            new_is_op: Default::default(),
             gate_diff: Default::default(),
             gate_open: Default::default(),
             same_word: Default::default(),
@@ -407,14 +413,18 @@ impl Logic for AtomicUnit {
             self.held_addr.d.next = self.op_addr.q.val();
         }
         // Whether the head's address is the held one next cycle: the head's next address
-        // (a new op's or its own) against the held address's next value, both known now.
-        self.held_addr_next.next = self.held_addr.q.val();
-        if self.rd_arrive.val() {
-            self.held_addr_next.next = self.op_addr.q.val();
+        // (a new op's or its own) against the held address's next value (the head's own
+        // when its word arrives now). The three compares are of registers, made beside
+        // the issue decision, which only selects among them.
+        self.op_is_held.next = self.op_addr.q.val() == self.held_addr.q.val();
+        self.new_is_held.next = self.ops_out.m_data.val().get_bits::<64>(0) == self.held_addr.q.val();
+        self.new_is_op.next = self.ops_out.m_data.val().get_bits::<64>(0) == self.op_addr.q.val();
+        self.addr_match.d.next = self.rd_arrive.val() | self.op_is_held.val();
+        if self.ops_out.m_valid.val() & self.head_free.val() & self.rd_arrive.val() {
+            self.addr_match.d.next = self.new_is_op.val();
         }
-        self.addr_match.d.next = self.op_addr.q.val() == self.held_addr_next.val();
-        if self.ops_out.m_valid.val() & self.head_free.val() {
-            self.addr_match.d.next = self.ops_out.m_data.val().get_bits::<64>(0) == self.held_addr_next.val();
+        if self.ops_out.m_valid.val() & self.head_free.val() & !self.rd_arrive.val() {
+            self.addr_match.d.next = self.new_is_held.val();
         }
         // The word is held only while it is in use: once no op waits and every batch has
         // retired, the host may write it (RFC 7306 atomics are atomic only against each
