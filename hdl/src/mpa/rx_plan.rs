@@ -1,9 +1,10 @@
 //! The plan of an FPDU's next beat in RX stage 1 ([`super::rx_align::RxAlign`]): from the
 //! content words left (only up to a beat and a word of them matter) and where the
 //! connection's next marker is, how many content words the beat takes, whether the marker
-//! and the CRC word fall in it, and how many words of the window it uses. Combinational; the aligner computes it a cycle ahead (for the
-//! first beat as the FPDU is parsed, for the next beat as a beat leaves) and keeps it in
-//! registers, so a beat's decisions start from registered counts.
+//! and the CRC word fall in it, and how many words of the window it uses. Combinational;
+//! the aligner computes it a cycle ahead (for the first beat as the FPDU is parsed, for
+//! the next beat as a beat leaves) and keeps it in registers, so a beat's decisions start
+//! from registered counts.
 use rust_hdl::prelude::*;
 
 /// `K` = byte lanes (the window is `K / 4` words of content plus one).
