@@ -766,3 +766,85 @@ fn rdmap_tx_request_hands_over_no_cqe_after_its_qps_reset() {
         }
     });
 }
+
+/// A Read of QP 0 offered while QP 0's ORD slots are all taken is taken (the ready never
+/// waits on the offered WQE) and waits inside; a Write of QP 1 with an lkey that names
+/// no MR is offered behind it. The bench frees QP 0's slot at cycle 12, after resetting
+/// QP 0 at cycle 6 if `reset`. Returns each job's connection (the QP here) and RDMAP
+/// opcode, the Reads pushed to the receive side, and the CQEs' (QP, status).
+fn read_waiting_for_ord(reset: bool) -> (Vec<(u64, u64)>, usize, Vec<(u16, CqeStatus)>) {
+    let (mut m, p, mr) = one_mr_model(2);
+    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
+    let [job_valid, job_ready, _, opcode, .., conn, _] = p.job;
+    let reads_full = m.port("reads_full");
+    m.set_bit(job_ready, true);
+    m.set_bit(p.cqe[1], true);
+    m.set(p.order_done, 0);
+    let read = small_wqe(SqOpcode::RdmaRead, 1, &mr);
+    let write = SqWqe { lkey: stag(5, mr.key), ..small_wqe(SqOpcode::RdmaWrite, 2, &mr) };
+    let offers = [(0u64, read), (1, write)];
+    let (mut taken, mut jobs, mut reads, mut cqes) = (0, Vec::new(), 0, Vec::new());
+    for cycle in 0..60u64 {
+        let offer = offers.get(taken);
+        m.set_bit(s_valid, offer.is_some());
+        if let Some((qpn, wqe)) = offer {
+            let ctx = QpContext {
+                state: QpState::Rts,
+                pd: 1,
+                conn_id: *qpn as u16,
+                mulpdu: 1024,
+                ord: 1,
+                ..QpContext::default()
+            };
+            let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+            m.set_bytes(s_wqe, &wqe.encode()[..SQ_WQE_LEN]);
+            m.set_bit(s_ordered, wqe.op().is_some_and(SqOpcode::takes_ord_slot));
+            m.set(s_qpn, *qpn);
+            m.set_bytes(s_ctx, &ctx);
+            m.set_bit(s_error, false);
+        }
+        m.set(reads_full, u64::from(cycle < 12));
+        m.set_bit(p.qp_we, reset && cycle == 6);
+        m.set_bit(p.qp_reset, reset && cycle == 6);
+        m.set(p.qp_waddr, 0);
+        m.set_bit(p.done, false);
+        m.eval();
+        if offer.is_some() && m.get_bit(s_ready) {
+            taken += 1;
+        }
+        if m.get_bit(job_valid) {
+            jobs.push((m.get(conn), m.get(opcode)));
+        }
+        if m.get_bit(p.read_valid) {
+            assert_eq!(m.get(p.read_qpn), 0, "the Read's QP");
+            reads += 1;
+        }
+        if m.get_bit(p.cqe[0]) {
+            let mut bytes = [0u8; 32];
+            m.get_bytes(p.cqe[3], &mut bytes);
+            let cqe = Cqe::decode(&bytes).expect("CQE");
+            cqes.push((cqe.qpn, cqe.status));
+        }
+        m.tick();
+    }
+    assert_eq!(taken, 2, "both WQEs taken");
+    (jobs, reads, cqes)
+}
+
+/// The Read waits for its ORD slot inside the requester, the Write behind it; once the
+/// slot is free the Read goes out (its lkey checked at its own MR, not the Write's), then
+/// the Write fails its lkey check (its completion waits behind the Read's). A reset of the Read's QP while it waits drops it: no
+/// message, no Read pushed, no completion; the Write goes on.
+#[test]
+fn rdmap_tx_request_drops_a_read_waiting_for_ord_when_its_qp_is_reset() {
+    trace::on_failure("rdmap_tx_request_drops_a_read_waiting_for_ord_when_its_qp_is_reset", || {
+        let (jobs, reads, cqes) = read_waiting_for_ord(false);
+        assert_eq!(jobs, [(0, 1)], "the Read Request, from QP 0 (the Write fails)");
+        assert_eq!(reads, 1, "Reads pushed");
+        assert_eq!(cqes, [], "none: the Read's waits for its response, the Write's behind it");
+        let (jobs, reads, cqes) = read_waiting_for_ord(true);
+        assert_eq!(jobs, [], "no message: the Read was dropped, the Write fails");
+        assert_eq!(reads, 0, "Reads pushed");
+        assert_eq!(cqes, [(1, CqeStatus::LocalProtection)], "the Write's completion only");
+    });
+}
