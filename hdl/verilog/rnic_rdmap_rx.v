@@ -339,20 +339,18 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  flush_here$d;
     wire  flush_here$q;
     reg  flush_here$clock;
-    reg  [5:0] read_placed$read_address;
-    reg  read_placed$read_clock;
-    wire  [31:0] read_placed$read_data;
-    reg  [5:0] read_placed$write_address;
-    reg  read_placed$write_clock;
-    reg  [31:0] read_placed$write_data;
+    reg  read_placed$clock;
     reg  read_placed$write_enable;
-    reg  [9:0] reads$read_address;
-    reg  reads$read_clock;
-    wire  [128:0] reads$read_data;
-    reg  [9:0] reads$write_address;
-    reg  reads$write_clock;
-    reg  [128:0] reads$write_data;
+    reg  [5:0] read_placed$write_address;
+    reg  [31:0] read_placed$write_data;
+    reg  [5:0] read_placed$read_address;
+    wire  [31:0] read_placed$read_data;
+    reg  reads$clock;
     reg  reads$write_enable;
+    reg  [9:0] reads$write_address;
+    reg  [128:0] reads$write_data;
+    reg  [9:0] reads$read_address;
+    wire  [128:0] reads$read_data;
     reg  [1023:0] reads_pushed$d;
     wire  [1023:0] reads_pushed$q;
     reg  reads_pushed$clock;
@@ -365,6 +363,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [1023:0] reads_limit$d;
     wire  [1023:0] reads_limit$q;
     reg  reads_limit$clock;
+    reg  [1023:0] pushed_lag1$d;
+    wire  [1023:0] pushed_lag1$q;
+    reg  pushed_lag1$clock;
+    reg  [1023:0] pushed_lag2$d;
+    wire  [1023:0] pushed_lag2$q;
+    reg  pushed_lag2$clock;
+    reg  idle$d;
+    wire  idle$q;
+    reg  idle$clock;
     reg  [7:0] writes_issued$d;
     wire  [7:0] writes_issued$q;
     reg  writes_issued$clock;
@@ -829,7 +836,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
     reg  inv_check;
-    reg  [4:0] rd_pushed;
+    reg  [5:0] early_qpn;
+    reg  [15:0] early_slot;
+    reg  [3:0] early_head;
+    reg  [4:0] rd_seen;
     reg  [4:0] rd_popped;
     reg  [5:0] wait_done;
     reg  [4:0] push_pushed;
@@ -924,7 +934,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [15:0] pd;
     reg  [31:0] next_msn;
     reg  [31:0] next_rr_msn;
-    reg  [3:0] rd_head;
     reg  [128:0] rd_entry;
     reg  [4:0] push_count;
     reg  [255:0] recv_cqe;
@@ -1079,22 +1088,20 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .clock(flush_here$clock)
     );
     rnic_rdmap_rx$read_placed read_placed(
-        .read_address(read_placed$read_address),
-        .read_clock(read_placed$read_clock),
-        .read_data(read_placed$read_data),
+        .clock(read_placed$clock),
+        .write_enable(read_placed$write_enable),
         .write_address(read_placed$write_address),
-        .write_clock(read_placed$write_clock),
         .write_data(read_placed$write_data),
-        .write_enable(read_placed$write_enable)
+        .read_address(read_placed$read_address),
+        .read_data(read_placed$read_data)
     );
     rnic_rdmap_rx$reads reads(
-        .read_address(reads$read_address),
-        .read_clock(reads$read_clock),
-        .read_data(reads$read_data),
+        .clock(reads$clock),
+        .write_enable(reads$write_enable),
         .write_address(reads$write_address),
-        .write_clock(reads$write_clock),
         .write_data(reads$write_data),
-        .write_enable(reads$write_enable)
+        .read_address(reads$read_address),
+        .read_data(reads$read_data)
     );
     rnic_rdmap_rx$reads_pushed reads_pushed(
         .d(reads_pushed$d),
@@ -1115,6 +1122,21 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .d(reads_limit$d),
         .q(reads_limit$q),
         .clock(reads_limit$clock)
+    );
+    rnic_rdmap_rx$pushed_lag1 pushed_lag1(
+        .d(pushed_lag1$d),
+        .q(pushed_lag1$q),
+        .clock(pushed_lag1$clock)
+    );
+    rnic_rdmap_rx$pushed_lag2 pushed_lag2(
+        .d(pushed_lag2$d),
+        .q(pushed_lag2$q),
+        .clock(pushed_lag2$clock)
+    );
+    rnic_rdmap_rx$idle idle(
+        .d(idle$d),
+        .q(idle$q),
+        .clock(idle$clock)
     );
     rnic_rdmap_rx$writes_issued writes_issued(
         .d(writes_issued$d),
@@ -1912,6 +1934,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         reads_popped$clock = clock;
         reads_done$clock = clock;
         reads_limit$clock = clock;
+        pushed_lag1$clock = clock;
+        pushed_lag2$clock = clock;
+        idle$clock = clock;
         req_valid$clock = clock;
         job_valid$clock = clock;
         job_terminate$clock = clock;
@@ -2003,6 +2028,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         reads_popped$d = reads_popped$q;
         reads_done$d = reads_done$q;
         reads_limit$d = reads_limit$q;
+        pushed_lag1$d = pushed_lag1$q;
+        pushed_lag2$d = pushed_lag2$q;
+        idle$d = idle$q;
         req_valid$d = req_valid$q;
         job_valid$d = job_valid$q;
         job_terminate$d = job_terminate$q;
@@ -2150,10 +2178,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         sending$reset = reset;
         recv$read_clock = clock;
         recv$write_clock = clock;
-        read_placed$read_clock = clock;
-        read_placed$write_clock = clock;
-        reads$read_clock = clock;
-        reads$write_clock = clock;
+        read_placed$clock = clock;
+        reads$clock = clock;
         tx_fails$clock = clock;
         tx_fails$reset = reset;
         jobs$clock = clock;
@@ -2184,7 +2210,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         resp_recv_msn$write_address = qpn$q;
         resp_recv_msn$write_data = resp_recv_msn$read_data + 32'h1;
         recv$read_address = qpn$q;
-        read_placed$read_address = qpn$q;
+        early_qpn = qpn$q;
+        if (idle$q) begin
+            early_qpn = s_axis_tuser[(at_desc_conn)+:(6)];
+        end
+        read_placed$read_address = early_qpn;
         recv_msn$write_enable = 1'b0;
         recv_msn$write_address = qpn$q;
         recv_msn$write_data = recv_msn$read_data + 32'h1;
@@ -2202,16 +2232,17 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         push_slot16 = ((s_read_qpn) & 16'hffff) << 32'h4;
         order_slot = ((order_qpn) & 16'hffff) << 32'h4;
         waddr_slot = ((qp_waddr) & 16'hffff) << 32'h4;
-        rd_pushed = reads_pushed$q[(rd_slot)+:(5)];
         rd_popped = reads_popped$q[(rd_slot)+:(5)];
         push_pushed = reads_pushed$q[(push_slot16)+:(5)];
         push_popped = reads_popped$q[(push_slot16)+:(5)];
-        rd_none = rd_pushed == rd_popped;
-        rd_head = rd_popped[(32'h0)+:(4)];
+        rd_seen = pushed_lag2$q[(rd_slot)+:(5)];
+        rd_none = rd_seen == rd_popped;
+        early_slot = ((early_qpn) & 16'hffff) << 32'h4;
+        early_head = reads_popped$q[(early_slot)+:(4)];
         push_queued = push_pushed - push_popped;
         push_count = push_queued;
         push_limit = reads_limit$q[(push_slot16)+:(5)];
-        reads$read_address = (((qpn$q) & 10'h3ff) << slot_shift) | ((rd_head) & 10'h3ff);
+        reads$read_address = (((early_qpn) & 10'h3ff) << slot_shift) | ((early_head) & 10'h3ff);
         rd_entry = reads$read_data;
         reads$write_enable = s_read_valid;
         push_slot = push_pushed[(32'h0)+:(4)];
@@ -3450,6 +3481,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             limit_next = (reads_limit$q & ~(count_ones << waddr_slot)) | (((limit) & 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
         end
         reads_pushed$d = pushed_next & ~reads_clear;
+        pushed_lag1$d = reads_pushed$q & ~reads_clear;
+        pushed_lag2$d = pushed_lag1$q & ~reads_clear;
         reads_popped$d = popped_next & ~reads_clear;
         reads_done$d = done_next & ~reads_clear;
         reads_limit$d = limit_next;
@@ -3875,6 +3908,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             wait_tail$d = 32'h0;
             dones$d = 32'h0;
             reads_pushed$d = 32'h0;
+            pushed_lag1$d = 32'h0;
+            pushed_lag2$d = 32'h0;
             reads_popped$d = 32'h0;
             reads_done$d = 32'h0;
             reads_limit$d = 32'h0;
@@ -3890,6 +3925,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             scan$d = 32'h0;
             scan_onehot$d = 32'h1;
         end
+        idle$d = state$d == RxState$Idle;
     end
     
 endmodule // rnic_rdmap_rx
@@ -4822,6 +4858,25 @@ module rnic_rdmap_rx$hdr(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$hdr
+
+
+module rnic_rdmap_rx$idle(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$idle
 
 
 module rnic_rdmap_rx$invalidate(d,q,clock);
@@ -5863,6 +5918,44 @@ module rnic_rdmap_rx$purpose(d,q,clock);
 endmodule // rnic_rdmap_rx$purpose
 
 
+module rnic_rdmap_rx$pushed_lag1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$pushed_lag1
+
+
+module rnic_rdmap_rx$pushed_lag2(d,q,clock);
+    
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$pushed_lag2
+
+
 module rnic_rdmap_rx$qpn(d,q,clock);
     
     // Module arguments
@@ -6034,7 +6127,81 @@ module rnic_rdmap_rx$r_wr_id(d,q,clock);
 endmodule // rnic_rdmap_rx$r_wr_id
 
 
-module rnic_rdmap_rx$read_placed(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_rdmap_rx$read_placed(clock,write_enable,write_address,write_data,read_address,read_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  write_enable;
+    input wire  [5:0] write_address;
+    input wire  [31:0] write_data;
+    input wire  [5:0] read_address;
+    output reg  [31:0] read_data;
+    
+    // Stub signals
+    reg  [5:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [31:0] ram$read_data;
+    reg  [5:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [31:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [31:0] out$d;
+    wire  [31:0] out$q;
+    reg  out$clock;
+    
+    // Sub module instances
+    rnic_rdmap_rx$read_placed$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_rdmap_rx$read_placed$out out(
+        .d(out$d),
+        .q(out$q),
+        .clock(out$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out$clock = clock;
+        out$d = out$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        ram$write_enable = write_enable;
+        ram$write_address = write_address;
+        ram$write_data = write_data;
+        ram$read_address = read_address;
+        out$d = ram$read_data;
+        read_data = out$q;
+    end
+    
+endmodule // rnic_rdmap_rx$read_placed
+
+
+module rnic_rdmap_rx$read_placed$out(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$read_placed$out
+
+
+module rnic_rdmap_rx$read_placed$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
     input wire  [5:0] read_address;
@@ -6060,10 +6227,84 @@ module rnic_rdmap_rx$read_placed(read_address,read_clock,read_data,write_address
        end
     end
                 
-endmodule // rnic_rdmap_rx$read_placed
+endmodule // rnic_rdmap_rx$read_placed$ram
 
 
-module rnic_rdmap_rx$reads(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_rdmap_rx$reads(clock,write_enable,write_address,write_data,read_address,read_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  write_enable;
+    input wire  [9:0] write_address;
+    input wire  [128:0] write_data;
+    input wire  [9:0] read_address;
+    output reg  [128:0] read_data;
+    
+    // Stub signals
+    reg  [9:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [128:0] ram$read_data;
+    reg  [9:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [128:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [128:0] out$d;
+    wire  [128:0] out$q;
+    reg  out$clock;
+    
+    // Sub module instances
+    rnic_rdmap_rx$reads$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_rdmap_rx$reads$out out(
+        .d(out$d),
+        .q(out$q),
+        .clock(out$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out$clock = clock;
+        out$d = out$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        ram$write_enable = write_enable;
+        ram$write_address = write_address;
+        ram$write_data = write_data;
+        ram$read_address = read_address;
+        out$d = ram$read_data;
+        read_data = out$q;
+    end
+    
+endmodule // rnic_rdmap_rx$reads
+
+
+module rnic_rdmap_rx$reads$out(d,q,clock);
+    
+    // Module arguments
+    input wire  [128:0] d;
+    output reg  [128:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 129'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$reads$out
+
+
+module rnic_rdmap_rx$reads$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
     input wire  [9:0] read_address;
@@ -6089,7 +6330,7 @@ module rnic_rdmap_rx$reads(read_address,read_clock,read_data,write_address,write
        end
     end
                 
-endmodule // rnic_rdmap_rx$reads
+endmodule // rnic_rdmap_rx$reads$ram
 
 
 module rnic_rdmap_rx$reads_done(d,q,clock);

@@ -26048,20 +26048,18 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  flush_here$d;
     wire  flush_here$q;
     reg  flush_here$clock;
-    reg  [3:0] read_placed$read_address;
-    reg  read_placed$read_clock;
-    wire  [31:0] read_placed$read_data;
-    reg  [3:0] read_placed$write_address;
-    reg  read_placed$write_clock;
-    reg  [31:0] read_placed$write_data;
+    reg  read_placed$clock;
     reg  read_placed$write_enable;
-    reg  [7:0] reads$read_address;
-    reg  reads$read_clock;
-    wire  [128:0] reads$read_data;
-    reg  [7:0] reads$write_address;
-    reg  reads$write_clock;
-    reg  [128:0] reads$write_data;
+    reg  [3:0] read_placed$write_address;
+    reg  [31:0] read_placed$write_data;
+    reg  [3:0] read_placed$read_address;
+    wire  [31:0] read_placed$read_data;
+    reg  reads$clock;
     reg  reads$write_enable;
+    reg  [7:0] reads$write_address;
+    reg  [128:0] reads$write_data;
+    reg  [7:0] reads$read_address;
+    wire  [128:0] reads$read_data;
     reg  [255:0] reads_pushed$d;
     wire  [255:0] reads_pushed$q;
     reg  reads_pushed$clock;
@@ -26074,6 +26072,15 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [255:0] reads_limit$d;
     wire  [255:0] reads_limit$q;
     reg  reads_limit$clock;
+    reg  [255:0] pushed_lag1$d;
+    wire  [255:0] pushed_lag1$q;
+    reg  pushed_lag1$clock;
+    reg  [255:0] pushed_lag2$d;
+    wire  [255:0] pushed_lag2$q;
+    reg  pushed_lag2$clock;
+    reg  idle$d;
+    wire  idle$q;
+    reg  idle$clock;
     reg  [7:0] writes_issued$d;
     wire  [7:0] writes_issued$q;
     reg  writes_issued$clock;
@@ -26538,7 +26545,10 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
     reg  inv_check;
-    reg  [4:0] rd_pushed;
+    reg  [3:0] early_qpn;
+    reg  [15:0] early_slot;
+    reg  [3:0] early_head;
+    reg  [4:0] rd_seen;
     reg  [4:0] rd_popped;
     reg  [5:0] wait_done;
     reg  [4:0] push_pushed;
@@ -26633,7 +26643,6 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [15:0] pd;
     reg  [31:0] next_msn;
     reg  [31:0] next_rr_msn;
-    reg  [3:0] rd_head;
     reg  [128:0] rd_entry;
     reg  [4:0] push_count;
     reg  [255:0] recv_cqe;
@@ -26788,22 +26797,20 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .clock(flush_here$clock)
     );
     rnic_top_q16$receiver$read_placed read_placed(
-        .read_address(read_placed$read_address),
-        .read_clock(read_placed$read_clock),
-        .read_data(read_placed$read_data),
+        .clock(read_placed$clock),
+        .write_enable(read_placed$write_enable),
         .write_address(read_placed$write_address),
-        .write_clock(read_placed$write_clock),
         .write_data(read_placed$write_data),
-        .write_enable(read_placed$write_enable)
+        .read_address(read_placed$read_address),
+        .read_data(read_placed$read_data)
     );
     rnic_top_q16$receiver$reads reads(
-        .read_address(reads$read_address),
-        .read_clock(reads$read_clock),
-        .read_data(reads$read_data),
+        .clock(reads$clock),
+        .write_enable(reads$write_enable),
         .write_address(reads$write_address),
-        .write_clock(reads$write_clock),
         .write_data(reads$write_data),
-        .write_enable(reads$write_enable)
+        .read_address(reads$read_address),
+        .read_data(reads$read_data)
     );
     rnic_top_q16$receiver$reads_pushed reads_pushed(
         .d(reads_pushed$d),
@@ -26824,6 +26831,21 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .d(reads_limit$d),
         .q(reads_limit$q),
         .clock(reads_limit$clock)
+    );
+    rnic_top_q16$receiver$pushed_lag1 pushed_lag1(
+        .d(pushed_lag1$d),
+        .q(pushed_lag1$q),
+        .clock(pushed_lag1$clock)
+    );
+    rnic_top_q16$receiver$pushed_lag2 pushed_lag2(
+        .d(pushed_lag2$d),
+        .q(pushed_lag2$q),
+        .clock(pushed_lag2$clock)
+    );
+    rnic_top_q16$receiver$idle idle(
+        .d(idle$d),
+        .q(idle$q),
+        .clock(idle$clock)
     );
     rnic_top_q16$receiver$writes_issued writes_issued(
         .d(writes_issued$d),
@@ -27621,6 +27643,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         reads_popped$clock = clock;
         reads_done$clock = clock;
         reads_limit$clock = clock;
+        pushed_lag1$clock = clock;
+        pushed_lag2$clock = clock;
+        idle$clock = clock;
         req_valid$clock = clock;
         job_valid$clock = clock;
         job_terminate$clock = clock;
@@ -27712,6 +27737,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         reads_popped$d = reads_popped$q;
         reads_done$d = reads_done$q;
         reads_limit$d = reads_limit$q;
+        pushed_lag1$d = pushed_lag1$q;
+        pushed_lag2$d = pushed_lag2$q;
+        idle$d = idle$q;
         req_valid$d = req_valid$q;
         job_valid$d = job_valid$q;
         job_terminate$d = job_terminate$q;
@@ -27859,10 +27887,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         sending$reset = reset;
         recv$read_clock = clock;
         recv$write_clock = clock;
-        read_placed$read_clock = clock;
-        read_placed$write_clock = clock;
-        reads$read_clock = clock;
-        reads$write_clock = clock;
+        read_placed$clock = clock;
+        reads$clock = clock;
         tx_fails$clock = clock;
         tx_fails$reset = reset;
         jobs$clock = clock;
@@ -27893,7 +27919,11 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         resp_recv_msn$write_address = qpn$q;
         resp_recv_msn$write_data = resp_recv_msn$read_data + 32'h1;
         recv$read_address = qpn$q;
-        read_placed$read_address = qpn$q;
+        early_qpn = qpn$q;
+        if (idle$q) begin
+            early_qpn = s_axis_tuser[(at_desc_conn)+:(4)];
+        end
+        read_placed$read_address = early_qpn;
         recv_msn$write_enable = 1'b0;
         recv_msn$write_address = qpn$q;
         recv_msn$write_data = recv_msn$read_data + 32'h1;
@@ -27911,16 +27941,17 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         push_slot16 = ((s_read_qpn) & 16'hffff) << 32'h4;
         order_slot = ((order_qpn) & 16'hffff) << 32'h4;
         waddr_slot = ((qp_waddr) & 16'hffff) << 32'h4;
-        rd_pushed = reads_pushed$q[(rd_slot)+:(5)];
         rd_popped = reads_popped$q[(rd_slot)+:(5)];
         push_pushed = reads_pushed$q[(push_slot16)+:(5)];
         push_popped = reads_popped$q[(push_slot16)+:(5)];
-        rd_none = rd_pushed == rd_popped;
-        rd_head = rd_popped[(32'h0)+:(4)];
+        rd_seen = pushed_lag2$q[(rd_slot)+:(5)];
+        rd_none = rd_seen == rd_popped;
+        early_slot = ((early_qpn) & 16'hffff) << 32'h4;
+        early_head = reads_popped$q[(early_slot)+:(4)];
         push_queued = push_pushed - push_popped;
         push_count = push_queued;
         push_limit = reads_limit$q[(push_slot16)+:(5)];
-        reads$read_address = (((qpn$q) & 8'hff) << slot_shift) | ((rd_head) & 8'hff);
+        reads$read_address = (((early_qpn) & 8'hff) << slot_shift) | ((early_head) & 8'hff);
         rd_entry = reads$read_data;
         reads$write_enable = s_read_valid;
         push_slot = push_pushed[(32'h0)+:(4)];
@@ -29159,6 +29190,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             limit_next = (reads_limit$q & ~(count_ones << waddr_slot)) | (((limit) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << waddr_slot);
         end
         reads_pushed$d = pushed_next & ~reads_clear;
+        pushed_lag1$d = reads_pushed$q & ~reads_clear;
+        pushed_lag2$d = pushed_lag1$q & ~reads_clear;
         reads_popped$d = popped_next & ~reads_clear;
         reads_done$d = done_next & ~reads_clear;
         reads_limit$d = limit_next;
@@ -29584,6 +29617,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             wait_tail$d = 32'h0;
             dones$d = 32'h0;
             reads_pushed$d = 32'h0;
+            pushed_lag1$d = 32'h0;
+            pushed_lag2$d = 32'h0;
             reads_popped$d = 32'h0;
             reads_done$d = 32'h0;
             reads_limit$d = 32'h0;
@@ -29599,6 +29634,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             scan$d = 32'h0;
             scan_onehot$d = 32'h1;
         end
+        idle$d = state$d == RxState$Idle;
     end
     
 endmodule // rnic_top_q16$receiver
@@ -30531,6 +30567,25 @@ module rnic_top_q16$receiver$hdr(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$hdr
+
+
+module rnic_top_q16$receiver$idle(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$idle
 
 
 module rnic_top_q16$receiver$invalidate(d,q,clock);
@@ -31572,6 +31627,44 @@ module rnic_top_q16$receiver$purpose(d,q,clock);
 endmodule // rnic_top_q16$receiver$purpose
 
 
+module rnic_top_q16$receiver$pushed_lag1(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$pushed_lag1
+
+
+module rnic_top_q16$receiver$pushed_lag2(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$pushed_lag2
+
+
 module rnic_top_q16$receiver$qpn(d,q,clock);
     
     // Module arguments
@@ -31743,7 +31836,81 @@ module rnic_top_q16$receiver$r_wr_id(d,q,clock);
 endmodule // rnic_top_q16$receiver$r_wr_id
 
 
-module rnic_top_q16$receiver$read_placed(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_top_q16$receiver$read_placed(clock,write_enable,write_address,write_data,read_address,read_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  write_enable;
+    input wire  [3:0] write_address;
+    input wire  [31:0] write_data;
+    input wire  [3:0] read_address;
+    output reg  [31:0] read_data;
+    
+    // Stub signals
+    reg  [3:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [31:0] ram$read_data;
+    reg  [3:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [31:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [31:0] out$d;
+    wire  [31:0] out$q;
+    reg  out$clock;
+    
+    // Sub module instances
+    rnic_top_q16$receiver$read_placed$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$receiver$read_placed$out out(
+        .d(out$d),
+        .q(out$q),
+        .clock(out$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out$clock = clock;
+        out$d = out$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        ram$write_enable = write_enable;
+        ram$write_address = write_address;
+        ram$write_data = write_data;
+        ram$read_address = read_address;
+        out$d = ram$read_data;
+        read_data = out$q;
+    end
+    
+endmodule // rnic_top_q16$receiver$read_placed
+
+
+module rnic_top_q16$receiver$read_placed$out(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$read_placed$out
+
+
+module rnic_top_q16$receiver$read_placed$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
     input wire  [3:0] read_address;
@@ -31769,10 +31936,84 @@ module rnic_top_q16$receiver$read_placed(read_address,read_clock,read_data,write
        end
     end
                 
-endmodule // rnic_top_q16$receiver$read_placed
+endmodule // rnic_top_q16$receiver$read_placed$ram
 
 
-module rnic_top_q16$receiver$reads(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_top_q16$receiver$reads(clock,write_enable,write_address,write_data,read_address,read_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  write_enable;
+    input wire  [7:0] write_address;
+    input wire  [128:0] write_data;
+    input wire  [7:0] read_address;
+    output reg  [128:0] read_data;
+    
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [128:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [128:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [128:0] out$d;
+    wire  [128:0] out$q;
+    reg  out$clock;
+    
+    // Sub module instances
+    rnic_top_q16$receiver$reads$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_top_q16$receiver$reads$out out(
+        .d(out$d),
+        .q(out$q),
+        .clock(out$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out$clock = clock;
+        out$d = out$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        ram$write_enable = write_enable;
+        ram$write_address = write_address;
+        ram$write_data = write_data;
+        ram$read_address = read_address;
+        out$d = ram$read_data;
+        read_data = out$q;
+    end
+    
+endmodule // rnic_top_q16$receiver$reads
+
+
+module rnic_top_q16$receiver$reads$out(d,q,clock);
+    
+    // Module arguments
+    input wire  [128:0] d;
+    output reg  [128:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 129'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$reads$out
+
+
+module rnic_top_q16$receiver$reads$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
     input wire  [7:0] read_address;
@@ -31798,7 +32039,7 @@ module rnic_top_q16$receiver$reads(read_address,read_clock,read_data,write_addre
        end
     end
                 
-endmodule // rnic_top_q16$receiver$reads
+endmodule // rnic_top_q16$receiver$reads$ram
 
 
 module rnic_top_q16$receiver$reads_done(d,q,clock);

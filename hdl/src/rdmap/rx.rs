@@ -76,7 +76,7 @@ use rnic_proto::rdmap::{
 };
 use rnic_proto::terminate::{TermCode, Terminate, D_BIT, M_BIT, R_BIT};
 
-use crate::common::{constant, Bswap32, Bswap64, RamFifo, SkidBuffer, SmallFifo};
+use crate::common::{constant, Bswap32, Bswap64, RamFifo, RegRam, SkidBuffer, SmallFifo};
 use crate::ddp::rx_buffer::{DESC_BITS, DESC_CONN, DESC_LENGTH, DESC_MPA_ERROR};
 use crate::host::{MrCheck, MrEntry, MR_ENTRY_BITS};
 
@@ -373,8 +373,11 @@ pub struct RdmapRx<
     st_remote_access: Constant<Bits<8>>,
     st_remote_operation: Constant<Bits<8>>,
     /// Octets of the oldest outstanding Read placed so far.
-    read_placed: RAM<Bits<32>, QB>,
-    reads: RAM<Bits<129>, RB>,
+    /// This RAM and the Read table are read with an output register, at the QP of the
+    /// ULPDU being taken in Idle (`early_qpn`), so their words are in registers by
+    /// Header's last cycle, where the Read Response checks start.
+    read_placed: RegRam<Bits<32>, QB>,
+    reads: RegRam<Bits<129>, RB>,
     /// The outstanding-Read state of every QP, split by writer so that no update waits
     /// for another: Reads pushed (the requester), Reads popped (a Read's last response
     /// or an Atomic Response placed), both modulo `2 READ_SLOTS` (`COUNT_BITS`), Reads
@@ -388,7 +391,19 @@ pub struct RdmapRx<
     reads_popped: DFF<Bits<QL>>,
     reads_done: DFF<Bits<QL>>,
     reads_limit: DFF<Bits<QL>>,
-    rd_pushed: Signal<Local, Bits<COUNT_BITS>>,
+    /// `reads_pushed` one and two cycles ago (cleared with it): a Read is outstanding for
+    /// the response checks once its table entry can have come out of the RAM's output
+    /// register, so an entry is never looked at before it is written.
+    pushed_lag1: DFF<Bits<QL>>,
+    pushed_lag2: DFF<Bits<QL>>,
+    /// The QP whose Read table words are read: the one whose first beat Idle takes, else
+    /// the ULPDU's.
+    early_qpn: Signal<Local, Bits<QB>>,
+    /// The state is Idle (a register of its own: the Read table's address selects on it).
+    idle: DFF<Bit>,
+    early_slot: Signal<Local, Bits<16>>,
+    early_head: Signal<Local, Bits<SLOT_BITS>>,
+    rd_seen: Signal<Local, Bits<COUNT_BITS>>,
     rd_popped: Signal<Local, Bits<COUNT_BITS>>,
     wait_done: Signal<Local, Bits<DONE_BITS>>,
     push_pushed: Signal<Local, Bits<COUNT_BITS>>,
@@ -724,7 +739,6 @@ pub struct RdmapRx<
     pd: Signal<Local, Bits<16>>,
     next_msn: Signal<Local, Bits<32>>,
     next_rr_msn: Signal<Local, Bits<32>>,
-    rd_head: Signal<Local, Bits<SLOT_BITS>>,
     rd_entry: Signal<Local, Bits<129>>,
     push_count: Signal<Local, Bits<COUNT_BITS>>,
     recv_cqe: Signal<Local, Bits<256>>,
@@ -1028,7 +1042,13 @@ impl<
             reads_popped: Default::default(),
             reads_done: Default::default(),
             reads_limit: Default::default(),
-            rd_pushed: Default::default(),
+            pushed_lag1: Default::default(),
+            pushed_lag2: Default::default(),
+            early_qpn: Default::default(),
+            idle: Default::default(),
+            early_slot: Default::default(),
+            early_head: Default::default(),
+            rd_seen: Default::default(),
             rd_popped: Default::default(),
             wait_done: Default::default(),
             push_pushed: Default::default(),
@@ -1221,7 +1241,6 @@ impl<
             pd: Default::default(),
             next_msn: Default::default(),
             next_rr_msn: Default::default(),
-            rd_head: Default::default(),
             rd_entry: Default::default(),
             push_count: Default::default(),
             recv_cqe: Default::default(),
@@ -1354,6 +1373,9 @@ impl<
             reads_popped,
             reads_done,
             reads_limit,
+            pushed_lag1,
+            pushed_lag2,
+            idle,
             req_valid,
             job_valid,
             job_terminate,
@@ -1468,10 +1490,8 @@ impl<
         self.sending.reset.next = self.reset.val();
         self.recv.read_clock.next = self.clock.val();
         self.recv.write_clock.next = self.clock.val();
-        self.read_placed.read_clock.next = self.clock.val();
-        self.read_placed.write_clock.next = self.clock.val();
-        self.reads.read_clock.next = self.clock.val();
-        self.reads.write_clock.next = self.clock.val();
+        self.read_placed.clock.next = self.clock.val();
+        self.reads.clock.next = self.clock.val();
         self.tx_fails.clock.next = self.clock.val();
         self.tx_fails.reset.next = self.reset.val();
         self.jobs.clock.next = self.clock.val();
@@ -1506,7 +1526,11 @@ impl<
         self.resp_recv_msn.write_address.next = self.qpn.q.val();
         self.resp_recv_msn.write_data.next = self.resp_recv_msn.read_data.val() + 1;
         self.recv.read_address.next = self.qpn.q.val();
-        self.read_placed.read_address.next = self.qpn.q.val();
+        self.early_qpn.next = self.qpn.q.val();
+        if self.idle.q.val() {
+            self.early_qpn.next = self.s_axis_tuser.val().get_bits::<QB>(self.at_desc_conn.val().index());
+        }
+        self.read_placed.read_address.next = self.early_qpn.val();
         self.recv_msn.write_enable.next = false;
         self.recv_msn.write_address.next = self.qpn.q.val();
         self.recv_msn.write_data.next = self.recv_msn.read_data.val() + 1;
@@ -1532,17 +1556,18 @@ impl<
         self.push_slot16.next = bit_cast::<16, QB>(self.s_read_qpn.val()) << 4;
         self.order_slot.next = bit_cast::<16, QB>(self.order_qpn.val()) << 4;
         self.waddr_slot.next = bit_cast::<16, QB>(self.qp_waddr.val()) << 4;
-        self.rd_pushed.next = self.reads_pushed.q.val().get_bits::<COUNT_BITS>(self.rd_slot.val().index());
         self.rd_popped.next = self.reads_popped.q.val().get_bits::<COUNT_BITS>(self.rd_slot.val().index());
         self.push_pushed.next = self.reads_pushed.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
         self.push_popped.next = self.reads_popped.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
-        self.rd_none.next = self.rd_pushed.val() == self.rd_popped.val();
-        self.rd_head.next = self.rd_popped.val().get_bits::<SLOT_BITS>(0);
+        self.rd_seen.next = self.pushed_lag2.q.val().get_bits::<COUNT_BITS>(self.rd_slot.val().index());
+        self.rd_none.next = self.rd_seen.val() == self.rd_popped.val();
+        self.early_slot.next = bit_cast::<16, QB>(self.early_qpn.val()) << 4;
+        self.early_head.next = self.reads_popped.q.val().get_bits::<SLOT_BITS>(self.early_slot.val().index());
         self.push_queued.next = self.push_pushed.val() - self.push_popped.val();
         self.push_count.next = self.push_queued.val();
         self.push_limit.next = self.reads_limit.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
-        self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << self.slot_shift.val())
-            | bit_cast::<RB, SLOT_BITS>(self.rd_head.val());
+        self.reads.read_address.next = (bit_cast::<RB, QB>(self.early_qpn.val()) << self.slot_shift.val())
+            | bit_cast::<RB, SLOT_BITS>(self.early_head.val());
         self.rd_entry.next = self.reads.read_data.val();
         self.reads.write_enable.next = self.s_read_valid.val();
         self.push_slot.next = self.push_pushed.val().get_bits::<SLOT_BITS>(0);
@@ -2614,6 +2639,8 @@ impl<
                 | (bit_cast::<QL, COUNT_BITS>(self.limit.val()) << self.waddr_slot.val());
         }
         self.reads_pushed.d.next = self.pushed_next.val() & !self.reads_clear.val();
+        self.pushed_lag1.d.next = self.reads_pushed.q.val() & !self.reads_clear.val();
+        self.pushed_lag2.d.next = self.pushed_lag1.q.val() & !self.reads_clear.val();
         self.reads_popped.d.next = self.popped_next.val() & !self.reads_clear.val();
         self.reads_done.d.next = self.done_next.val() & !self.reads_clear.val();
         self.reads_limit.d.next = self.limit_next.val();
@@ -3074,6 +3101,8 @@ impl<
             self.wait_tail.d.next = 0.into();
             self.dones.d.next = 0.into();
             self.reads_pushed.d.next = 0.into();
+            self.pushed_lag1.d.next = 0.into();
+            self.pushed_lag2.d.next = 0.into();
             self.reads_popped.d.next = 0.into();
             self.reads_done.d.next = 0.into();
             self.reads_limit.d.next = 0.into();
@@ -3089,5 +3118,6 @@ impl<
             self.scan.d.next = 0.into();
             self.scan_onehot.d.next = 1.into();
         }
+        self.idle.d.next = self.state.d.val() == RxState::Idle;
     }
 }
