@@ -1370,6 +1370,12 @@ module rnic_atomic_unit$batches(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -1401,22 +1407,36 @@ module rnic_atomic_unit$batches(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_atomic_unit$batches$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_atomic_unit$batches$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -1426,15 +1446,19 @@ module rnic_atomic_unit$batches(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -1470,6 +1494,57 @@ module rnic_atomic_unit$batches$ram(read_address,read_clock,read_data,write_addr
 endmodule // rnic_atomic_unit$batches$ram
 
 
+module rnic_atomic_unit$batches$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_atomic_unit$batches$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_atomic_unit$batches$rd_inc
+
+
+module rnic_atomic_unit$batches$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$batches$rd_inc$dff
+
+
 module rnic_atomic_unit$batches$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -1487,6 +1562,25 @@ module rnic_atomic_unit$batches$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$batches$rd_ptr
+
+
+module rnic_atomic_unit$batches$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$batches$readable
 
 
 module rnic_atomic_unit$batches$visible(d,q,clock);
@@ -2092,6 +2186,12 @@ module rnic_atomic_unit$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     reg  [10:0] rd_ptr$d;
     wire  [10:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [10:0] rd_inc$d;
+    wire  [10:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -2123,22 +2223,36 @@ module rnic_atomic_unit$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_atomic_unit$ops$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_atomic_unit$ops$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(10)];
         ram$write_data = s_data;
@@ -2148,15 +2262,19 @@ module rnic_atomic_unit$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(10)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -2192,6 +2310,57 @@ module rnic_atomic_unit$ops$ram(read_address,read_clock,read_data,write_address,
 endmodule // rnic_atomic_unit$ops$ram
 
 
+module rnic_atomic_unit$ops$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [10:0] d;
+    output reg  [10:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 11'b1;
+    
+    // Stub signals
+    reg  [10:0] dff$d;
+    wire  [10:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_atomic_unit$ops$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_atomic_unit$ops$rd_inc
+
+
+module rnic_atomic_unit$ops$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [10:0] d;
+    output reg  [10:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 11'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops$rd_inc$dff
+
+
 module rnic_atomic_unit$ops$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -2209,6 +2378,25 @@ module rnic_atomic_unit$ops$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$ops$rd_ptr
+
+
+module rnic_atomic_unit$ops$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$ops$readable
 
 
 module rnic_atomic_unit$ops$visible(d,q,clock);
@@ -2469,6 +2657,12 @@ module rnic_atomic_unit$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [9:0] rd_ptr$d;
     wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [9:0] rd_inc$d;
+    wire  [9:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -2500,22 +2694,36 @@ module rnic_atomic_unit$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_atomic_unit$results$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_atomic_unit$results$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = s_data;
@@ -2525,15 +2733,19 @@ module rnic_atomic_unit$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(9)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -2569,6 +2781,57 @@ module rnic_atomic_unit$results$ram(read_address,read_clock,read_data,write_addr
 endmodule // rnic_atomic_unit$results$ram
 
 
+module rnic_atomic_unit$results$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 10'b1;
+    
+    // Stub signals
+    reg  [9:0] dff$d;
+    wire  [9:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_atomic_unit$results$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_atomic_unit$results$rd_inc
+
+
+module rnic_atomic_unit$results$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$results$rd_inc$dff
+
+
 module rnic_atomic_unit$results$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -2586,6 +2849,25 @@ module rnic_atomic_unit$results$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$results$rd_ptr
+
+
+module rnic_atomic_unit$results$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$results$readable
 
 
 module rnic_atomic_unit$results$visible(d,q,clock);
@@ -2678,6 +2960,12 @@ module rnic_atomic_unit$writes(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [4:0] rd_ptr$d;
     wire  [4:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [4:0] rd_inc$d;
+    wire  [4:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -2709,22 +2997,36 @@ module rnic_atomic_unit$writes(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_atomic_unit$writes$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_atomic_unit$writes$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(4)];
         ram$write_data = s_data;
@@ -2734,15 +3036,19 @@ module rnic_atomic_unit$writes(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(4)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -2778,6 +3084,57 @@ module rnic_atomic_unit$writes$ram(read_address,read_clock,read_data,write_addre
 endmodule // rnic_atomic_unit$writes$ram
 
 
+module rnic_atomic_unit$writes$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 5'b1;
+    
+    // Stub signals
+    reg  [4:0] dff$d;
+    wire  [4:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_atomic_unit$writes$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_atomic_unit$writes$rd_inc
+
+
+module rnic_atomic_unit$writes$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$writes$rd_inc$dff
+
+
 module rnic_atomic_unit$writes$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -2795,6 +3152,25 @@ module rnic_atomic_unit$writes$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$writes$rd_ptr
+
+
+module rnic_atomic_unit$writes$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$writes$readable
 
 
 module rnic_atomic_unit$writes$visible(d,q,clock);

@@ -636,6 +636,12 @@ module rnic_host_cq_writer$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -667,22 +673,36 @@ module rnic_host_cq_writer$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_host_cq_writer$irqs$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_host_cq_writer$irqs$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -692,15 +712,19 @@ module rnic_host_cq_writer$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -736,6 +760,57 @@ module rnic_host_cq_writer$irqs$ram(read_address,read_clock,read_data,write_addr
 endmodule // rnic_host_cq_writer$irqs$ram
 
 
+module rnic_host_cq_writer$irqs$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_host_cq_writer$irqs$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_host_cq_writer$irqs$rd_inc
+
+
+module rnic_host_cq_writer$irqs$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irqs$rd_inc$dff
+
+
 module rnic_host_cq_writer$irqs$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -753,6 +828,25 @@ module rnic_host_cq_writer$irqs$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_host_cq_writer$irqs$rd_ptr
+
+
+module rnic_host_cq_writer$irqs$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irqs$readable
 
 
 module rnic_host_cq_writer$irqs$visible(d,q,clock);

@@ -1114,6 +1114,12 @@ module rnic_host_dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -1145,22 +1151,36 @@ module rnic_host_dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_host_dma$read$descs$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_host_dma$read$descs$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -1170,15 +1190,19 @@ module rnic_host_dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -1214,6 +1238,57 @@ module rnic_host_dma$read$descs$ram(read_address,read_clock,read_data,write_addr
 endmodule // rnic_host_dma$read$descs$ram
 
 
+module rnic_host_dma$read$descs$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_host_dma$read$descs$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_host_dma$read$descs$rd_inc
+
+
+module rnic_host_dma$read$descs$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$descs$rd_inc$dff
+
+
 module rnic_host_dma$read$descs$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -1231,6 +1306,25 @@ module rnic_host_dma$read$descs$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_host_dma$read$descs$rd_ptr
+
+
+module rnic_host_dma$read$descs$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$descs$readable
 
 
 module rnic_host_dma$read$descs$visible(d,q,clock);
@@ -2701,6 +2795,12 @@ module rnic_host_dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -2732,22 +2832,36 @@ module rnic_host_dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_host_dma$write$requests$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_host_dma$write$requests$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -2757,15 +2871,19 @@ module rnic_host_dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -2801,6 +2919,57 @@ module rnic_host_dma$write$requests$ram(read_address,read_clock,read_data,write_
 endmodule // rnic_host_dma$write$requests$ram
 
 
+module rnic_host_dma$write$requests$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_host_dma$write$requests$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_host_dma$write$requests$rd_inc
+
+
+module rnic_host_dma$write$requests$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$requests$rd_inc$dff
+
+
 module rnic_host_dma$write$requests$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -2818,6 +2987,25 @@ module rnic_host_dma$write$requests$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_host_dma$write$requests$rd_ptr
+
+
+module rnic_host_dma$write$requests$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$requests$readable
 
 
 module rnic_host_dma$write$requests$visible(d,q,clock);
@@ -3005,6 +3193,12 @@ module rnic_host_dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -3036,22 +3230,36 @@ module rnic_host_dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_host_dma$write$written$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_host_dma$write$written$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -3061,15 +3269,19 @@ module rnic_host_dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -3105,6 +3317,57 @@ module rnic_host_dma$write$written$ram(read_address,read_clock,read_data,write_a
 endmodule // rnic_host_dma$write$written$ram
 
 
+module rnic_host_dma$write$written$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_host_dma$write$written$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_host_dma$write$written$rd_inc
+
+
+module rnic_host_dma$write$written$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$written$rd_inc$dff
+
+
 module rnic_host_dma$write$written$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -3122,6 +3385,25 @@ module rnic_host_dma$write$written$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_host_dma$write$written$rd_ptr
+
+
+module rnic_host_dma$write$written$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$written$readable
 
 
 module rnic_host_dma$write$written$visible(d,q,clock);

@@ -4123,6 +4123,12 @@ module rnic_top$atomics$batches(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -4154,22 +4160,36 @@ module rnic_top$atomics$batches(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$atomics$batches$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$atomics$batches$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -4179,15 +4199,19 @@ module rnic_top$atomics$batches(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -4223,6 +4247,57 @@ module rnic_top$atomics$batches$ram(read_address,read_clock,read_data,write_addr
 endmodule // rnic_top$atomics$batches$ram
 
 
+module rnic_top$atomics$batches$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$atomics$batches$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$atomics$batches$rd_inc
+
+
+module rnic_top$atomics$batches$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$batches$rd_inc$dff
+
+
 module rnic_top$atomics$batches$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -4240,6 +4315,25 @@ module rnic_top$atomics$batches$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$atomics$batches$rd_ptr
+
+
+module rnic_top$atomics$batches$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$batches$readable
 
 
 module rnic_top$atomics$batches$visible(d,q,clock);
@@ -4845,6 +4939,12 @@ module rnic_top$atomics$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     reg  [10:0] rd_ptr$d;
     wire  [10:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [10:0] rd_inc$d;
+    wire  [10:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -4876,22 +4976,36 @@ module rnic_top$atomics$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$atomics$ops$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$atomics$ops$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(10)];
         ram$write_data = s_data;
@@ -4901,15 +5015,19 @@ module rnic_top$atomics$ops(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(10)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -4945,6 +5063,57 @@ module rnic_top$atomics$ops$ram(read_address,read_clock,read_data,write_address,
 endmodule // rnic_top$atomics$ops$ram
 
 
+module rnic_top$atomics$ops$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [10:0] d;
+    output reg  [10:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 11'b1;
+    
+    // Stub signals
+    reg  [10:0] dff$d;
+    wire  [10:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$atomics$ops$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$atomics$ops$rd_inc
+
+
+module rnic_top$atomics$ops$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [10:0] d;
+    output reg  [10:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 11'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops$rd_inc$dff
+
+
 module rnic_top$atomics$ops$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -4962,6 +5131,25 @@ module rnic_top$atomics$ops$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$atomics$ops$rd_ptr
+
+
+module rnic_top$atomics$ops$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$ops$readable
 
 
 module rnic_top$atomics$ops$visible(d,q,clock);
@@ -5222,6 +5410,12 @@ module rnic_top$atomics$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [9:0] rd_ptr$d;
     wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [9:0] rd_inc$d;
+    wire  [9:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -5253,22 +5447,36 @@ module rnic_top$atomics$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$atomics$results$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$atomics$results$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = s_data;
@@ -5278,15 +5486,19 @@ module rnic_top$atomics$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(9)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -5322,6 +5534,57 @@ module rnic_top$atomics$results$ram(read_address,read_clock,read_data,write_addr
 endmodule // rnic_top$atomics$results$ram
 
 
+module rnic_top$atomics$results$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 10'b1;
+    
+    // Stub signals
+    reg  [9:0] dff$d;
+    wire  [9:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$atomics$results$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$atomics$results$rd_inc
+
+
+module rnic_top$atomics$results$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$results$rd_inc$dff
+
+
 module rnic_top$atomics$results$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -5339,6 +5602,25 @@ module rnic_top$atomics$results$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$atomics$results$rd_ptr
+
+
+module rnic_top$atomics$results$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$results$readable
 
 
 module rnic_top$atomics$results$visible(d,q,clock);
@@ -5431,6 +5713,12 @@ module rnic_top$atomics$writes(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [4:0] rd_ptr$d;
     wire  [4:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [4:0] rd_inc$d;
+    wire  [4:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -5462,22 +5750,36 @@ module rnic_top$atomics$writes(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$atomics$writes$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$atomics$writes$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(4)];
         ram$write_data = s_data;
@@ -5487,15 +5789,19 @@ module rnic_top$atomics$writes(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(4)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -5531,6 +5837,57 @@ module rnic_top$atomics$writes$ram(read_address,read_clock,read_data,write_addre
 endmodule // rnic_top$atomics$writes$ram
 
 
+module rnic_top$atomics$writes$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 5'b1;
+    
+    // Stub signals
+    reg  [4:0] dff$d;
+    wire  [4:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$atomics$writes$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$atomics$writes$rd_inc
+
+
+module rnic_top$atomics$writes$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$writes$rd_inc$dff
+
+
 module rnic_top$atomics$writes$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -5548,6 +5905,25 @@ module rnic_top$atomics$writes$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$atomics$writes$rd_ptr
+
+
+module rnic_top$atomics$writes$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$writes$readable
 
 
 module rnic_top$atomics$writes$visible(d,q,clock);
@@ -6409,6 +6785,12 @@ module rnic_top$cqs$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_da
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -6440,22 +6822,36 @@ module rnic_top$cqs$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_da
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$cqs$irqs$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$cqs$irqs$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -6465,15 +6861,19 @@ module rnic_top$cqs$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_da
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -6509,6 +6909,57 @@ module rnic_top$cqs$irqs$ram(read_address,read_clock,read_data,write_address,wri
 endmodule // rnic_top$cqs$irqs$ram
 
 
+module rnic_top$cqs$irqs$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$cqs$irqs$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$cqs$irqs$rd_inc
+
+
+module rnic_top$cqs$irqs$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$cqs$irqs$rd_inc$dff
+
+
 module rnic_top$cqs$irqs$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -6526,6 +6977,25 @@ module rnic_top$cqs$irqs$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$cqs$irqs$rd_ptr
+
+
+module rnic_top$cqs$irqs$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$cqs$irqs$readable
 
 
 module rnic_top$cqs$irqs$visible(d,q,clock);
@@ -17658,6 +18128,12 @@ module rnic_top$dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -17689,22 +18165,36 @@ module rnic_top$dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$dma$read$descs$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$dma$read$descs$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -17714,15 +18204,19 @@ module rnic_top$dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -17758,6 +18252,57 @@ module rnic_top$dma$read$descs$ram(read_address,read_clock,read_data,write_addre
 endmodule // rnic_top$dma$read$descs$ram
 
 
+module rnic_top$dma$read$descs$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$dma$read$descs$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$dma$read$descs$rd_inc
+
+
+module rnic_top$dma$read$descs$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$descs$rd_inc$dff
+
+
 module rnic_top$dma$read$descs$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -17775,6 +18320,25 @@ module rnic_top$dma$read$descs$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$dma$read$descs$rd_ptr
+
+
+module rnic_top$dma$read$descs$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$descs$readable
 
 
 module rnic_top$dma$read$descs$visible(d,q,clock);
@@ -19245,6 +19809,12 @@ module rnic_top$dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m_
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -19276,22 +19846,36 @@ module rnic_top$dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m_
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$dma$write$requests$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$dma$write$requests$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -19301,15 +19885,19 @@ module rnic_top$dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_valid,m_
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -19345,6 +19933,57 @@ module rnic_top$dma$write$requests$ram(read_address,read_clock,read_data,write_a
 endmodule // rnic_top$dma$write$requests$ram
 
 
+module rnic_top$dma$write$requests$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$dma$write$requests$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$dma$write$requests$rd_inc
+
+
+module rnic_top$dma$write$requests$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$write$requests$rd_inc$dff
+
+
 module rnic_top$dma$write$requests$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -19362,6 +20001,25 @@ module rnic_top$dma$write$requests$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$dma$write$requests$rd_ptr
+
+
+module rnic_top$dma$write$requests$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$write$requests$readable
 
 
 module rnic_top$dma$write$requests$visible(d,q,clock);
@@ -19549,6 +20207,12 @@ module rnic_top$dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -19580,22 +20244,36 @@ module rnic_top$dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$dma$write$written$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$dma$write$written$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -19605,15 +20283,19 @@ module rnic_top$dma$write$written(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -19649,6 +20331,57 @@ module rnic_top$dma$write$written$ram(read_address,read_clock,read_data,write_ad
 endmodule // rnic_top$dma$write$written$ram
 
 
+module rnic_top$dma$write$written$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$dma$write$written$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$dma$write$written$rd_inc
+
+
+module rnic_top$dma$write$written$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$write$written$rd_inc$dff
+
+
 module rnic_top$dma$write$written$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -19666,6 +20399,25 @@ module rnic_top$dma$write$written$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$dma$write$written$rd_ptr
+
+
+module rnic_top$dma$write$written$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$write$written$readable
 
 
 module rnic_top$dma$write$written$visible(d,q,clock);
@@ -24962,6 +25714,12 @@ module rnic_top$payload$buffer(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [11:0] rd_ptr$d;
     wire  [11:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [11:0] rd_inc$d;
+    wire  [11:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -24993,22 +25751,36 @@ module rnic_top$payload$buffer(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$payload$buffer$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$payload$buffer$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(11)];
         ram$write_data = s_data;
@@ -25018,15 +25790,19 @@ module rnic_top$payload$buffer(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(11)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -25062,6 +25838,57 @@ module rnic_top$payload$buffer$ram(read_address,read_clock,read_data,write_addre
 endmodule // rnic_top$payload$buffer$ram
 
 
+module rnic_top$payload$buffer$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 12'h1;
+    
+    // Stub signals
+    reg  [11:0] dff$d;
+    wire  [11:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$payload$buffer$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$payload$buffer$rd_inc
+
+
+module rnic_top$payload$buffer$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$payload$buffer$rd_inc$dff
+
+
 module rnic_top$payload$buffer$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -25079,6 +25906,25 @@ module rnic_top$payload$buffer$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$payload$buffer$rd_ptr
+
+
+module rnic_top$payload$buffer$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$payload$buffer$readable
 
 
 module rnic_top$payload$buffer$visible(d,q,clock);
@@ -30754,6 +31600,12 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     reg  [11:0] rd_ptr$d;
     wire  [11:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [11:0] rd_inc$d;
+    wire  [11:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -30785,22 +31637,36 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$receiver$jobs$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$receiver$jobs$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(11)];
         ram$write_data = s_data;
@@ -30810,15 +31676,19 @@ module rnic_top$receiver$jobs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(11)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -30854,6 +31724,57 @@ module rnic_top$receiver$jobs$ram(read_address,read_clock,read_data,write_addres
 endmodule // rnic_top$receiver$jobs$ram
 
 
+module rnic_top$receiver$jobs$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 12'h1;
+    
+    // Stub signals
+    reg  [11:0] dff$d;
+    wire  [11:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$receiver$jobs$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$receiver$jobs$rd_inc
+
+
+module rnic_top$receiver$jobs$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$jobs$rd_inc$dff
+
+
 module rnic_top$receiver$jobs$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -30871,6 +31792,25 @@ module rnic_top$receiver$jobs$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$jobs$rd_ptr
+
+
+module rnic_top$receiver$jobs$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$jobs$readable
 
 
 module rnic_top$receiver$jobs$visible(d,q,clock);
@@ -37693,6 +38633,12 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -37724,22 +38670,36 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$requester$pending$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$requester$pending$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -37749,15 +38709,19 @@ module rnic_top$requester$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_r
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -37793,6 +38757,57 @@ module rnic_top$requester$pending$ram(read_address,read_clock,read_data,write_ad
 endmodule // rnic_top$requester$pending$ram
 
 
+module rnic_top$requester$pending$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$requester$pending$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$requester$pending$rd_inc
+
+
+module rnic_top$requester$pending$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$pending$rd_inc$dff
+
+
 module rnic_top$requester$pending$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -37810,6 +38825,25 @@ module rnic_top$requester$pending$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$requester$pending$rd_ptr
+
+
+module rnic_top$requester$pending$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$requester$pending$readable
 
 
 module rnic_top$requester$pending$visible(d,q,clock);
@@ -44427,6 +45461,12 @@ module rnic_top$rx_ring$out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
     reg  [6:0] rd_ptr$d;
     wire  [6:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [6:0] rd_inc$d;
+    wire  [6:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -44458,22 +45498,36 @@ module rnic_top$rx_ring$out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$rx_ring$out$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$rx_ring$out$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(6)];
         ram$write_data = s_data;
@@ -44483,15 +45537,19 @@ module rnic_top$rx_ring$out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(6)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -44527,6 +45585,57 @@ module rnic_top$rx_ring$out$ram(read_address,read_clock,read_data,write_address,
 endmodule // rnic_top$rx_ring$out$ram
 
 
+module rnic_top$rx_ring$out$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 7'b1;
+    
+    // Stub signals
+    reg  [6:0] dff$d;
+    wire  [6:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$rx_ring$out$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$rx_ring$out$rd_inc
+
+
+module rnic_top$rx_ring$out$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$out$rd_inc$dff
+
+
 module rnic_top$rx_ring$out$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -44544,6 +45653,25 @@ module rnic_top$rx_ring$out$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$rx_ring$out$rd_ptr
+
+
+module rnic_top$rx_ring$out$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$rx_ring$out$readable
 
 
 module rnic_top$rx_ring$out$visible(d,q,clock);
@@ -46754,6 +47882,12 @@ module rnic_top$segmenter$segments(clock,reset,s_valid,s_ready,s_data,m_valid,m_
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -46785,22 +47919,36 @@ module rnic_top$segmenter$segments(clock,reset,s_valid,s_ready,s_data,m_valid,m_
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$segmenter$segments$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$segmenter$segments$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -46810,15 +47958,19 @@ module rnic_top$segmenter$segments(clock,reset,s_valid,s_ready,s_data,m_valid,m_
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -46854,6 +48006,57 @@ module rnic_top$segmenter$segments$ram(read_address,read_clock,read_data,write_a
 endmodule // rnic_top$segmenter$segments$ram
 
 
+module rnic_top$segmenter$segments$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$segmenter$segments$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$segmenter$segments$rd_inc
+
+
+module rnic_top$segmenter$segments$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$segments$rd_inc$dff
+
+
 module rnic_top$segmenter$segments$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -46871,6 +48074,25 @@ module rnic_top$segmenter$segments$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$segmenter$segments$rd_ptr
+
+
+module rnic_top$segmenter$segments$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$segmenter$segments$readable
 
 
 module rnic_top$segmenter$segments$visible(d,q,clock);
@@ -49923,6 +51145,12 @@ module rnic_top$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_dat
     reg  [5:0] rd_ptr$d;
     wire  [5:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [5:0] rd_inc$d;
+    wire  [5:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -49954,22 +51182,36 @@ module rnic_top$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_dat
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$sq$wqes$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$sq$wqes$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(5)];
         ram$write_data = s_data;
@@ -49979,15 +51221,19 @@ module rnic_top$sq$wqes(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_dat
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(5)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -50023,6 +51269,57 @@ module rnic_top$sq$wqes$ram(read_address,read_clock,read_data,write_address,writ
 endmodule // rnic_top$sq$wqes$ram
 
 
+module rnic_top$sq$wqes$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 6'b1;
+    
+    // Stub signals
+    reg  [5:0] dff$d;
+    wire  [5:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$sq$wqes$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$sq$wqes$rd_inc
+
+
+module rnic_top$sq$wqes$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes$rd_inc$dff
+
+
 module rnic_top$sq$wqes$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -50040,6 +51337,25 @@ module rnic_top$sq$wqes$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$sq$wqes$rd_ptr
+
+
+module rnic_top$sq$wqes$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$sq$wqes$readable
 
 
 module rnic_top$sq$wqes$visible(d,q,clock);
@@ -52151,6 +53467,12 @@ module rnic_top$tx_ring$beats(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
     reg  [6:0] rd_ptr$d;
     wire  [6:0] rd_ptr$q;
     reg  rd_ptr$clock;
+    reg  [6:0] rd_inc$d;
+    wire  [6:0] rd_inc$q;
+    reg  rd_inc$clock;
+    reg  readable$d;
+    wire  readable$q;
+    reg  readable$clock;
     
     // Local signals
     reg  push;
@@ -52182,22 +53504,36 @@ module rnic_top$tx_ring$beats(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         .q(rd_ptr$q),
         .clock(rd_ptr$clock)
     );
+    rnic_top$tx_ring$beats$rd_inc rd_inc(
+        .d(rd_inc$d),
+        .q(rd_inc$q),
+        .clock(rd_inc$clock)
+    );
+    rnic_top$tx_ring$beats$readable readable(
+        .d(readable$d),
+        .q(readable$q),
+        .clock(readable$clock)
+    );
     
     // Update code
     always @(*) begin
         wr_ptr$clock = clock;
         visible$clock = clock;
         rd_ptr$clock = clock;
+        rd_inc$clock = clock;
+        readable$clock = clock;
         wr_ptr$d = wr_ptr$q;
         visible$d = visible$q;
         rd_ptr$d = rd_ptr$q;
+        rd_inc$d = rd_inc$q;
+        readable$d = readable$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = wr_ptr$q - rd_ptr$q;
         s_ready = count != depth;
-        m_valid = rd_ptr$q != visible$q;
+        m_valid = readable$q;
         push = s_valid & (count != depth);
-        pop = m_ready & (rd_ptr$q != visible$q);
+        pop = m_ready & readable$q;
         ram$write_enable = push;
         ram$write_address = wr_ptr$q[(32'h0)+:(6)];
         ram$write_data = s_data;
@@ -52207,15 +53543,19 @@ module rnic_top$tx_ring$beats(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready
         visible$d = wr_ptr$q;
         next_rd = rd_ptr$q;
         if (pop) begin
-            next_rd = rd_ptr$q + 32'h1;
+            next_rd = rd_inc$q;
         end
         rd_ptr$d = next_rd;
+        rd_inc$d = next_rd + 32'h1;
+        readable$d = next_rd != wr_ptr$q;
         ram$read_address = next_rd[(32'h0)+:(6)];
         m_data = ram$read_data;
         if (reset) begin
             wr_ptr$d = 32'h0;
             visible$d = 32'h0;
             rd_ptr$d = 32'h0;
+            rd_inc$d = 32'h1;
+            readable$d = 1'b0;
         end
     end
     
@@ -52251,6 +53591,57 @@ module rnic_top$tx_ring$beats$ram(read_address,read_clock,read_data,write_addres
 endmodule // rnic_top$tx_ring$beats$ram
 
 
+module rnic_top$tx_ring$beats$rd_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 7'b1;
+    
+    // Stub signals
+    reg  [6:0] dff$d;
+    wire  [6:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    rnic_top$tx_ring$beats$rd_inc$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // rnic_top$tx_ring$beats$rd_inc
+
+
+module rnic_top$tx_ring$beats$rd_inc$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$beats$rd_inc$dff
+
+
 module rnic_top$tx_ring$beats$rd_ptr(d,q,clock);
     
     // Module arguments
@@ -52268,6 +53659,25 @@ module rnic_top$tx_ring$beats$rd_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$tx_ring$beats$rd_ptr
+
+
+module rnic_top$tx_ring$beats$readable(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$tx_ring$beats$readable
 
 
 module rnic_top$tx_ring$beats$visible(d,q,clock);
