@@ -120,11 +120,10 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     
     // Enums
     localparam TxState$Accept = 0;
-    localparam TxState$Wait = 1;
-    localparam TxState$Lookup = 2;
-    localparam TxState$Verify = 3;
-    localparam TxState$Check = 4;
-    localparam TxState$Job = 5;
+    localparam TxState$Lookup = 1;
+    localparam TxState$Verify = 2;
+    localparam TxState$Check = 3;
+    localparam TxState$Job = 4;
     
     // Stub signals
     reg  [7:0] mrs$read_address;
@@ -667,8 +666,6 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [8:0] head_named;
     reg  [320:0] head_base;
     reg  held;
-    reg  slot_free;
-    reg  wait_cut;
     reg  [63:0] ord_full;
     reg  [7:0] opcode;
     reg  is_write;
@@ -2095,9 +2092,6 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         mr_entry$ctx = mr_wdata;
         mrs$write_data = mr_entry$entry;
         mrs$read_address = s_wqe[(at_lkey_index)+:(8)];
-        if (state$q == TxState$Wait) begin
-            mrs$read_address = wqe$q[(at_lkey_index)+:(8)];
-        end
         send_msn$read_address = qpn$q;
         read_msn$read_address = qpn$q;
         atomic_msn$read_address = qpn$q;
@@ -2112,24 +2106,13 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         ord_full = reads_full & ~qp_error;
         held = s_ordered & ord_full[s_qpn];
-        s_ready = (state$q == TxState$Accept) & ~full$q;
-        if (s_valid & (state$q == TxState$Accept) & ~full$q) begin
+        s_ready = (state$q == TxState$Accept) & ~full$q & ~held;
+        if (s_valid & (state$q == TxState$Accept) & ~full$q & ~held) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
             fetch_error$d = s_error;
             state$d = TxState$Lookup;
-            if (held) begin
-                state$d = TxState$Wait;
-            end
-        end
-        slot_free = ~ord_full[qpn$q];
-        wait_cut = qp_we & qp_reset & (qp_waddr == qpn$q);
-        if ((state$q == TxState$Wait) & slot_free) begin
-            state$d = TxState$Lookup;
-        end
-        if ((state$q == TxState$Wait) & wait_cut) begin
-            state$d = TxState$Accept;
         end
         if (state$q == TxState$Lookup) begin
             mr$d = mrs$read_data;
@@ -6315,11 +6298,10 @@ module rnic_rdmap_tx_request$state(d,q,clock);
     
     // Enums
     localparam TxState$Accept = 0;
-    localparam TxState$Wait = 1;
-    localparam TxState$Lookup = 2;
-    localparam TxState$Verify = 3;
-    localparam TxState$Check = 4;
-    localparam TxState$Job = 5;
+    localparam TxState$Lookup = 1;
+    localparam TxState$Verify = 2;
+    localparam TxState$Check = 3;
+    localparam TxState$Job = 4;
     
     // Update code (custom)
     initial begin

@@ -93,8 +93,7 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     pub m_index: Signal<Out, Bits<32>>,
     pub m_error: Signal<Out, Bit>,
     /// The WQE is an RDMA Read or an atomic, which waits for a free ORD slot of its QP:
-    /// decoded as the WQE arrives, so the consumer does not decode the offered WQE to
-    /// decide where it goes.
+    /// decoded as the WQE arrives, so the consumer's ready does not decode the offered WQE.
     pub m_ordered: Signal<Out, Bit>,
     /// QUERY_QP: the `ci` of QP `status_qpn`, one cycle later.
     pub status_qpn: Signal<In, Bits<QB>>,
@@ -154,8 +153,8 @@ pub struct SqFetch<const QB: usize, const Q: usize> {
     b_left: [DFF<Bits<4>>; BATCHES],
     issue: DFF<Bits<2>>,
     out: DFF<Bits<2>>,
-    /// `b_qpn` of the batch at `out`, in a register of its own: the consumer's ORD check
-    /// selects by the offered WQE's QP as it takes it.
+    /// `b_qpn` of the batch at `out`, in a register of its own: the consumer's ready
+    /// depends on the offered WQE's QP (TxRequest's ORD check), and it pops the queue.
     out_qpn: DFF<Bits<QB>>,
     // Receiving: the WQE so far, whether any of its beats was bad.
     wqe_in: DFF<Bits<768>>,

@@ -50,10 +50,8 @@ const ENTRY_BITS: usize = ENTRY_NAMED_STATUS as usize + 8;
 /// TxRequest's states.
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum TxState {
-    /// A WQE is taken from the SQ fetch when there is room for its completion.
+    /// A WQE is taken from the SQ fetch, unless its QP must wait.
     Accept,
-    /// A Read or atomic waits for a free ORD slot of its QP (dropped if the QP is reset).
-    Wait,
     /// The MR its lkey names comes out of the table into a register.
     Lookup,
     /// The WQE's checks, from registers; their verdict is registered.
@@ -190,11 +188,7 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     head_cut: Signal<Local, Bit>,
     head_named: Signal<Local, Bits<9>>,
     head_base: Signal<Local, Bits<ENTRY_BITS>>,
-    /// The WQE taken waits for an ORD slot (it is a Read or atomic of a QP in `ord_full`).
     held: Signal<Local, Bit>,
-    /// The waiting WQE's QP has a free ORD slot now, or is reset in this cycle.
-    slot_free: Signal<Local, Bit>,
-    wait_cut: Signal<Local, Bit>,
     /// The QPs whose Reads and atomics must wait: at their ORD, and not in ERROR.
     ord_full: Signal<Local, Bits<Q>>,
     opcode: Signal<Local, Bits<8>>,
@@ -364,8 +358,6 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             order_qpn: Default::default(),
             order_done: Default::default(),
             held: Default::default(),
-            slot_free: Default::default(),
-            wait_cut: Default::default(),
             ord_full: Default::default(),
             m_cqe_valid: Default::default(),
             m_cqe_ready: Default::default(),
@@ -597,11 +589,7 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.mrs.write_address.next = self.mr_waddr.val();
         self.mr_entry.ctx.next = self.mr_wdata.val();
         self.mrs.write_data.next = self.mr_entry.entry.val();
-        // (Read at the WQE on offer as it is taken, or at the waiting one's as it goes on.)
         self.mrs.read_address.next = self.s_wqe.val().get_bits::<MB>(self.at_lkey_index.val().index());
-        if self.state.q.val() == TxState::Wait {
-            self.mrs.read_address.next = self.wqe.q.val().get_bits::<MB>(self.at_lkey_index.val().index());
-        }
         // (The counts are read at the WQE's QP from Lookup on, ready by Verify.)
         self.send_msn.read_address.next = self.qpn.q.val();
         self.read_msn.read_address.next = self.qpn.q.val();
@@ -617,36 +605,22 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.atomic_msn.write_data.next = self.atomic_msn.read_data.val() + 1;
 
         // Take a WQE while there is room for its completion (a slot: in the RAM or out).
-        // The ready is from registers only: SQ fetch's pop never waits on the offered WQE.
-        // A Read or atomic whose QP has as many outstanding as ORD allows waits in Wait
-        // (the WQEs behind it wait in SQ fetch, as they would behind it anyway), unless
+        // (A Read or atomic waits while its QP has as many outstanding as ORD allows, unless
         // the QP is in ERROR: it is flushed, and the responses that would free a slot are
-        // dropped. A reset of its QP while it waits drops it, as SQ fetch drops its queued
-        // WQEs.
+        // dropped.)
         // (A Read or atomic reaches the receive side from `read_valid`, a cycle after Check,
         // and `reads_full` has it a cycle after that. That is in time: a Read or atomic that
         // passed its checks goes on to Job, so the next WQE is taken two cycles after Check
         // at the earliest.)
         self.ord_full.next = self.reads_full.val() & !self.qp_error.val();
         self.held.next = self.s_ordered.val() & self.ord_full.val().get_bit(self.s_qpn.val().index());
-        self.s_ready.next = (self.state.q.val() == TxState::Accept) & !self.full.q.val();
-        if self.s_valid.val() & (self.state.q.val() == TxState::Accept) & !self.full.q.val() {
+        self.s_ready.next = (self.state.q.val() == TxState::Accept) & !self.full.q.val() & !self.held.val();
+        if self.s_valid.val() & (self.state.q.val() == TxState::Accept) & !self.full.q.val() & !self.held.val() {
             self.wqe.d.next = self.s_wqe.val();
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
             self.fetch_error.d.next = self.s_error.val();
             self.state.d.next = TxState::Lookup;
-            if self.held.val() {
-                self.state.d.next = TxState::Wait;
-            }
-        }
-        self.slot_free.next = !self.ord_full.val().get_bit(self.qpn.q.val().index());
-        self.wait_cut.next = self.qp_we.val() & self.qp_reset.val() & (self.qp_waddr.val() == self.qpn.q.val());
-        if (self.state.q.val() == TxState::Wait) & self.slot_free.val() {
-            self.state.d.next = TxState::Lookup;
-        }
-        if (self.state.q.val() == TxState::Wait) & self.wait_cut.val() {
-            self.state.d.next = TxState::Accept;
         }
         // Lookup: the table's output (read at the lkey as the WQE was taken) is registered.
         if self.state.q.val() == TxState::Lookup {
