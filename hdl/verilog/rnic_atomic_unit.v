@@ -149,6 +149,9 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  [5:0] acks$d;
     wire  [5:0] acks$q;
     reg  acks$clock;
+    reg  wr_done$d;
+    wire  wr_done$q;
+    reg  wr_done$clock;
     reg  [9:0] credit$d;
     wire  [9:0] credit$q;
     reg  credit$clock;
@@ -376,6 +379,11 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .q(acks$q),
         .clock(acks$clock)
     );
+    rnic_atomic_unit$wr_done wr_done(
+        .d(wr_done$d),
+        .q(wr_done$q),
+        .clock(wr_done$clock)
+    );
     rnic_atomic_unit$credit credit(
         .d(credit$d),
         .q(credit$q),
@@ -491,6 +499,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         rd_state$clock = clock;
         wr_req_sent$clock = clock;
         acks$clock = clock;
+        wr_done$clock = clock;
         credit$clock = clock;
         addr_match$clock = clock;
         bucket_up$clock = clock;
@@ -507,6 +516,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         rd_state$d = rd_state$q;
         wr_req_sent$d = wr_req_sent$q;
         acks$d = acks$q;
+        wr_done$d = wr_done$q;
         credit$d = credit$q;
         addr_match$d = addr_match$q;
         bucket_up$d = bucket_up$q;
@@ -658,8 +668,9 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         head_count = batch_head[(32'h0)+:(6)];
         head_wrote = batch_head[32'h6];
         head_bucket = batch_head[(32'h7)+:(4)];
-        acks_avail = acks$q + ((s_wr_done_valid) & 6'h3f);
-        retire = batches$m_valid & (~head_wrote | |acks_avail);
+        wr_done$d = s_wr_done_valid;
+        acks_avail = acks$q + ((wr_done$q) & 6'h3f);
+        retire = batches$m_valid & (~head_wrote | |acks$q | wr_done$q);
         retire_write = retire & head_wrote;
         batches$m_ready = retire;
         acks$d = acks_avail - ((retire_write) & 6'h3f);
@@ -785,6 +796,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             rd_state$d = rd_idle;
             wr_req_sent$d = 1'b0;
             acks$d = 32'h0;
+            wr_done$d = 1'b0;
             credit$d = 32'h0;
             bucket_counts$0$d = 32'h0;
             bucket_counts$1$d = 32'h0;
@@ -2906,6 +2918,25 @@ module rnic_atomic_unit$results$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$results$wr_ptr
+
+
+module rnic_atomic_unit$wr_done(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$wr_done
 
 
 module rnic_atomic_unit$wr_req_sent(d,q,clock);

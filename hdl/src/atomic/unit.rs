@@ -157,6 +157,9 @@ pub struct AtomicUnit {
     wr_req_sent: DFF<Bit>,
     /// Write acks not yet matched to a batch.
     acks: DFF<Bits<6>>,
+    /// A write ack, a cycle after the write engine's pulse: the engine sits across the
+    /// chip, and its completion reaches the retire decision from this register.
+    wr_done: DFF<Bit>,
     /// Results released and not yet taken.
     credit: DFF<Bits<10>>,
     /// Write-backs in flight per address bucket, a 6-bit counter each. A counter moves a
@@ -274,6 +277,7 @@ impl Default for AtomicUnit {
             rd_state: Default::default(),
             wr_req_sent: Default::default(),
             acks: Default::default(),
+            wr_done: Default::default(),
             credit: Default::default(),
             bucket_counts: Default::default(),
             bucket_up: Default::default(),
@@ -340,6 +344,7 @@ impl Logic for AtomicUnit {
             rd_state,
             wr_req_sent,
             acks,
+            wr_done,
             credit,
             addr_match,
             bucket_up,
@@ -544,8 +549,11 @@ impl Logic for AtomicUnit {
         self.head_count.next = self.batch_head.val().get_bits::<6>(0);
         self.head_wrote.next = self.batch_head.val().get_bit(6);
         self.head_bucket.next = self.batch_head.val().get_bits::<4>(7);
-        self.acks_avail.next = self.acks.q.val() + bit_cast::<6, 1>(self.s_wr_done_valid.val().into());
-        self.retire.next = self.batches.m_valid.val() & (!self.head_wrote.val() | self.acks_avail.val().any());
+        // An ack is available if one is counted or one arrives now; no add on the way.
+        self.wr_done.d.next = self.s_wr_done_valid.val();
+        self.acks_avail.next = self.acks.q.val() + bit_cast::<6, 1>(self.wr_done.q.val().into());
+        self.retire.next = self.batches.m_valid.val()
+            & (!self.head_wrote.val() | self.acks.q.val().any() | self.wr_done.q.val());
         self.retire_write.next = self.retire.val() & self.head_wrote.val();
         self.batches.m_ready.next = self.retire.val();
         self.acks.d.next = self.acks_avail.val() - bit_cast::<6, 1>(self.retire_write.val().into());
@@ -590,6 +598,7 @@ impl Logic for AtomicUnit {
             self.rd_state.d.next = self.rd_idle.val();
             self.wr_req_sent.d.next = false;
             self.acks.d.next = 0.into();
+            self.wr_done.d.next = false;
             self.credit.d.next = 0.into();
             for i in 0..BUCKETS {
                 self.bucket_counts[i].d.next = 0.into();
