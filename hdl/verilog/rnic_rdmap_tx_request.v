@@ -627,6 +627,12 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  [5:0] sent$d;
     wire  [5:0] sent$q;
     reg  sent$clock;
+    reg  held$d;
+    wire  held$q;
+    reg  held$clock;
+    reg  offered$d;
+    wire  offered$q;
+    reg  offered$clock;
     reg  go$d;
     wire  go$q;
     reg  go$clock;
@@ -665,8 +671,9 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
     reg  head_cut;
     reg  [8:0] head_named;
     reg  [320:0] head_base;
-    reg  held;
     reg  [63:0] ord_full;
+    reg  pushing_here;
+    reg  take;
     reg  [7:0] opcode;
     reg  is_write;
     reg  is_read;
@@ -1513,6 +1520,16 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         .q(sent$q),
         .clock(sent$clock)
     );
+    rnic_rdmap_tx_request$held held(
+        .d(held$d),
+        .q(held$q),
+        .clock(held$clock)
+    );
+    rnic_rdmap_tx_request$offered offered(
+        .d(offered$d),
+        .q(offered$q),
+        .clock(offered$clock)
+    );
     rnic_rdmap_tx_request$go go(
         .d(go$d),
         .q(go$q),
@@ -1591,6 +1608,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         fail$clock = clock;
         read_valid$clock = clock;
         read_qpn$clock = clock;
+        held$clock = clock;
+        offered$clock = clock;
         read_entry$clock = clock;
         head$clock = clock;
         tail$clock = clock;
@@ -1615,6 +1634,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         fail$d = fail$q;
         read_valid$d = read_valid$q;
         read_qpn$d = read_qpn$q;
+        held$d = held$q;
+        offered$d = offered$q;
         read_entry$d = read_entry$q;
         head$d = head$q;
         tail$d = tail$q;
@@ -2105,9 +2126,12 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
         atomic_msn$write_address = qpn$q;
         atomic_msn$write_data = atomic_msn$read_data + 32'h1;
         ord_full = reads_full & ~qp_error;
-        held = s_ordered & ord_full[s_qpn];
-        s_ready = (state$q == TxState$Accept) & ~full$q & ~held;
-        if (s_valid & (state$q == TxState$Accept) & ~full$q & ~held) begin
+        pushing_here = read_valid$q & (read_qpn$q == s_qpn);
+        held$d = s_ordered & (ord_full[s_qpn] | pushing_here);
+        s_ready = (state$q == TxState$Accept) & ~full$q & offered$q & ~held$q;
+        take = s_valid & s_ready;
+        offered$d = s_valid & ~take;
+        if (take) begin
             wqe$d = s_wqe;
             qpn$d = s_qpn;
             ctx$d = s_ctx;
@@ -2663,6 +2687,8 @@ module rnic_rdmap_tx_request(clock,reset,s_valid,s_ready,s_wqe,s_qpn,s_ctx,s_err
             job_valid$d = 1'b0;
             fail$d = 1'b0;
             read_valid$d = 1'b0;
+            offered$d = 1'b0;
+            held$d = 1'b0;
             head$d = 32'h0;
             tail$d = 32'h0;
             sent$d = 32'h0;
@@ -3000,6 +3026,25 @@ module rnic_rdmap_tx_request$head(d,q,clock);
 endmodule // rnic_rdmap_tx_request$head
 
 
+module rnic_rdmap_tx_request$held(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$held
+
+
 module rnic_rdmap_tx_request$job_addr(d,q,clock);
     
     // Module arguments
@@ -3170,6 +3215,25 @@ module rnic_rdmap_tx_request$mrs(read_address,read_clock,read_data,write_address
     end
                 
 endmodule // rnic_rdmap_tx_request$mrs
+
+
+module rnic_rdmap_tx_request$offered(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_tx_request$offered
 
 
 module rnic_rdmap_tx_request$pending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);

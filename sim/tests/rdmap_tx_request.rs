@@ -712,6 +712,61 @@ fn rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags() {
     });
 }
 
+/// The ready comes from registers, so whether the offered WQE must wait is decided a cycle
+/// ahead, on the offer of that cycle. A head withdrawn (its QP reset in SQ fetch) and
+/// replaced by a Read of a QP at its ORD: the Read must not be taken on the decision about
+/// the withdrawn head: the Read waits while the QP's `reads_full` bit is set, and goes once it falls.
+/// Returns the cycle, counted from the new offer, at which the Read was taken.
+fn read_offered_after_a_withdrawn_offer(clear_at: u64) -> Option<u64> {
+    let (mut m, p, mr) = one_mr_model(2);
+    let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
+    let reads_full = m.port("reads_full");
+    m.set_bit(p.job[1], true);
+    m.set_bit(p.done, false);
+    m.set(p.order_done, 0);
+    m.set_bit(p.cqe[1], true);
+    let ctx = QpContext { state: QpState::Rts, pd: 1, mulpdu: 1024, ord: 1, ..QpContext::default() };
+    let ctx: Vec<u8> = ctx.to_words()[..8].iter().flat_map(|w| w.to_le_bytes()).collect();
+    m.set_bytes(s_ctx, &ctx);
+    m.set_bit(s_error, false);
+    // QP 0 has its one ORD slot taken. SQ fetch's head is QP 1's Send, withdrawn in this
+    // cycle (`s_valid` low while its QP is reset; the data still shows it).
+    m.set(reads_full, 0b01);
+    let send = small_wqe(SqOpcode::Send, 1, &mr);
+    m.set_bytes(s_wqe, &send.encode()[..SQ_WQE_LEN]);
+    m.set(s_qpn, 1);
+    m.set_bit(s_ordered, false);
+    m.set_bit(s_valid, false);
+    m.tick();
+    let read = small_wqe(SqOpcode::RdmaRead, 2, &mr);
+    m.set_bytes(s_wqe, &read.encode()[..SQ_WQE_LEN]);
+    m.set(s_qpn, 0);
+    m.set_bit(s_ordered, true);
+    m.set_bit(s_valid, true);
+    for cycle in 0..20u64 {
+        if cycle == clear_at {
+            m.set(reads_full, 0);
+        }
+        m.eval();
+        if m.get_bit(s_ready) {
+            return Some(cycle);
+        }
+        m.tick();
+    }
+    None
+}
+
+#[test]
+fn rdmap_tx_request_holds_a_read_at_ord_offered_after_a_withdrawn_offer() {
+    trace::on_failure("rdmap_tx_request_holds_a_read_at_ord_offered_after_a_withdrawn_offer", || {
+        for clear_at in [3, 8] {
+            // The flag falls at `clear_at`; `held` has it a cycle later.
+            assert_eq!(read_offered_after_a_withdrawn_offer(clear_at), Some(clear_at + 1), "slot freed at {clear_at}");
+        }
+        assert_eq!(read_offered_after_a_withdrawn_offer(u64::MAX), None, "the slot never freed");
+    });
+}
+
 /// A Send's completion and its QP's reset, `k` cycles after the segmenter reports the
 /// message gone. The CQE is handed over at most in the reset's own cycle, never after it
 /// (the QP's work is dropped by the reset); and once the reset comes late enough, it was
@@ -729,6 +784,10 @@ fn cqe_cycles_around_a_reset(k: u64) -> Vec<u64> {
     m.set(s_qpn, 0);
     m.set_bytes(s_ctx, &ctx);
     m.set_bit(s_error, false);
+    // (The ready is from registers: an offer is taken from its second cycle on.)
+    m.eval();
+    assert!(!m.get_bit(s_ready), "no WQE taken in the cycle it is first offered");
+    m.tick();
     m.eval();
     assert!(m.get_bit(s_ready), "the Send is taken");
     m.tick();

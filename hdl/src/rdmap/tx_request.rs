@@ -188,9 +188,17 @@ pub struct TxRequest<const QB: usize, const Q: usize, const CB: usize, const MB:
     head_cut: Signal<Local, Bit>,
     head_named: Signal<Local, Bits<9>>,
     head_base: Signal<Local, Bits<ENTRY_BITS>>,
-    held: Signal<Local, Bit>,
+    /// The WQE on offer must wait (a Read or atomic of a QP at its ORD), as decided a cycle
+    /// ago on the same offer: SQ fetch's ready comes from registers only.
+    held: DFF<Bit>,
+    /// The WQE on offer was on offer last cycle too, and not taken: `held` is about it.
+    offered: DFF<Bit>,
     /// The QPs whose Reads and atomics must wait: at their ORD, and not in ERROR.
     ord_full: Signal<Local, Bits<Q>>,
+    /// The offered WQE's QP is the one whose Read or atomic reaches the receive side's table
+    /// now (`read_valid`): its `reads_full` bit may rise next cycle.
+    pushing_here: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
     opcode: Signal<Local, Bits<8>>,
     is_write: Signal<Local, Bit>,
     is_read: Signal<Local, Bit>,
@@ -358,6 +366,9 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             order_qpn: Default::default(),
             order_done: Default::default(),
             held: Default::default(),
+            offered: Default::default(),
+            pushing_here: Default::default(),
+            take: Default::default(),
             ord_full: Default::default(),
             m_cqe_valid: Default::default(),
             m_cqe_ready: Default::default(),
@@ -535,6 +546,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             fail,
             read_valid,
             read_qpn,
+            held,
+            offered,
             read_entry,
             head,
             tail,
@@ -608,14 +621,24 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         // (A Read or atomic waits while its QP has as many outstanding as ORD allows, unless
         // the QP is in ERROR: it is flushed, and the responses that would free a slot are
         // dropped.)
-        // (A Read or atomic reaches the receive side from `read_valid`, a cycle after Check,
-        // and `reads_full` has it a cycle after that. That is in time: a Read or atomic that
-        // passed its checks goes on to Job, so the next WQE is taken two cycles after Check
-        // at the earliest.)
+        // The ready is from registers only: whether the offered WQE must wait is decided a
+        // cycle ahead (`held`), so a WQE is taken a cycle after it is first offered at the
+        // earliest (`offered`; SQ fetch changes its head only by a pop, so an offer not taken
+        // is the same offer next cycle). A QP's `reads_full` bit only rises by a Read or
+        // atomic of its own reaching the receive side (from `read_valid`, a cycle after
+        // Check; `reads_full` has it a cycle after that), so `held` counts that one too
+        // (`pushing_here`); a bit that falls frees the slot a cycle later.
         self.ord_full.next = self.reads_full.val() & !self.qp_error.val();
-        self.held.next = self.s_ordered.val() & self.ord_full.val().get_bit(self.s_qpn.val().index());
-        self.s_ready.next = (self.state.q.val() == TxState::Accept) & !self.full.q.val() & !self.held.val();
-        if self.s_valid.val() & (self.state.q.val() == TxState::Accept) & !self.full.q.val() & !self.held.val() {
+        self.pushing_here.next = self.read_valid.q.val() & (self.read_qpn.q.val() == self.s_qpn.val());
+        self.held.d.next =
+            self.s_ordered.val() & (self.ord_full.val().get_bit(self.s_qpn.val().index()) | self.pushing_here.val());
+        self.s_ready.next = (self.state.q.val() == TxState::Accept)
+            & !self.full.q.val()
+            & self.offered.q.val()
+            & !self.held.q.val();
+        self.take.next = self.s_valid.val() & self.s_ready.val();
+        self.offered.d.next = self.s_valid.val() & !self.take.val();
+        if self.take.val() {
             self.wqe.d.next = self.s_wqe.val();
             self.qpn.d.next = self.s_qpn.val();
             self.ctx.d.next = self.s_ctx.val();
@@ -954,6 +977,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
             self.job_valid.d.next = false;
             self.fail.d.next = false;
             self.read_valid.d.next = false;
+            self.offered.d.next = false;
+            self.held.d.next = false;
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
             self.sent.d.next = 0.into();
