@@ -552,8 +552,8 @@ impl Logic for AtomicUnit {
         // An ack is available if one is counted or one arrives now; no add on the way.
         self.wr_done.d.next = self.s_wr_done_valid.val();
         self.acks_avail.next = self.acks.q.val() + bit_cast::<6, 1>(self.wr_done.q.val().into());
-        self.retire.next = self.batches.m_valid.val()
-            & (!self.head_wrote.val() | self.acks.q.val().any() | self.wr_done.q.val());
+        self.retire.next =
+            self.batches.m_valid.val() & (!self.head_wrote.val() | self.acks.q.val().any() | self.wr_done.q.val());
         self.retire_write.next = self.retire.val() & self.head_wrote.val();
         self.batches.m_ready.next = self.retire.val();
         self.acks.d.next = self.acks_avail.val() - bit_cast::<6, 1>(self.retire_write.val().into());

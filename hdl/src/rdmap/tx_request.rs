@@ -632,10 +632,8 @@ impl<const QB: usize, const Q: usize, const CB: usize, const MB: usize, const M:
         self.pushing_here.next = self.read_valid.q.val() & (self.read_qpn.q.val() == self.s_qpn.val());
         self.held.d.next =
             self.s_ordered.val() & (self.ord_full.val().get_bit(self.s_qpn.val().index()) | self.pushing_here.val());
-        self.s_ready.next = (self.state.q.val() == TxState::Accept)
-            & !self.full.q.val()
-            & self.offered.q.val()
-            & !self.held.q.val();
+        self.s_ready.next =
+            (self.state.q.val() == TxState::Accept) & !self.full.q.val() & self.offered.q.val() & !self.held.q.val();
         self.take.next = self.s_valid.val() & self.s_ready.val();
         self.offered.d.next = self.s_valid.val() & !self.take.val();
         if self.take.val() {
