@@ -369,9 +369,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [1023:0] pushed_lag2$d;
     wire  [1023:0] pushed_lag2$q;
     reg  pushed_lag2$clock;
-    reg  idle$d;
-    wire  idle$q;
-    reg  idle$clock;
     reg  [7:0] writes_issued$d;
     wire  [7:0] writes_issued$q;
     reg  writes_issued$clock;
@@ -836,9 +833,10 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [255:0] flush_cqe;
     reg  [7:0] fault_status;
     reg  inv_check;
-    reg  [5:0] early_qpn;
-    reg  [15:0] early_slot;
-    reg  [3:0] early_head;
+    reg  [5:0] desc_qpn;
+    reg  in_idle;
+    reg  [15:0] desc_slot;
+    reg  [3:0] desc_head;
     reg  [4:0] rd_seen;
     reg  [4:0] rd_popped;
     reg  [5:0] wait_done;
@@ -1132,11 +1130,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .d(pushed_lag2$d),
         .q(pushed_lag2$q),
         .clock(pushed_lag2$clock)
-    );
-    rnic_rdmap_rx$idle idle(
-        .d(idle$d),
-        .q(idle$q),
-        .clock(idle$clock)
     );
     rnic_rdmap_rx$writes_issued writes_issued(
         .d(writes_issued$d),
@@ -1936,7 +1929,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         reads_limit$clock = clock;
         pushed_lag1$clock = clock;
         pushed_lag2$clock = clock;
-        idle$clock = clock;
         req_valid$clock = clock;
         job_valid$clock = clock;
         job_terminate$clock = clock;
@@ -2030,7 +2022,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         reads_limit$d = reads_limit$q;
         pushed_lag1$d = pushed_lag1$q;
         pushed_lag2$d = pushed_lag2$q;
-        idle$d = idle$q;
         req_valid$d = req_valid$q;
         job_valid$d = job_valid$q;
         job_terminate$d = job_terminate$q;
@@ -2210,11 +2201,12 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         resp_recv_msn$write_address = qpn$q;
         resp_recv_msn$write_data = resp_recv_msn$read_data + 32'h1;
         recv$read_address = qpn$q;
-        early_qpn = qpn$q;
-        if (idle$q) begin
-            early_qpn = s_axis_tuser[(at_desc_conn)+:(6)];
+        desc_qpn = s_axis_tuser[(at_desc_conn)+:(6)];
+        in_idle = state$q == RxState$Idle;
+        read_placed$read_address = qpn$q;
+        if (in_idle) begin
+            read_placed$read_address = desc_qpn;
         end
-        read_placed$read_address = early_qpn;
         recv_msn$write_enable = 1'b0;
         recv_msn$write_address = qpn$q;
         recv_msn$write_data = recv_msn$read_data + 32'h1;
@@ -2237,12 +2229,15 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         push_popped = reads_popped$q[(push_slot16)+:(5)];
         rd_seen = pushed_lag2$q[(rd_slot)+:(5)];
         rd_none = rd_seen == rd_popped;
-        early_slot = ((early_qpn) & 16'hffff) << 32'h4;
-        early_head = reads_popped$q[(early_slot)+:(4)];
+        desc_slot = ((desc_qpn) & 16'hffff) << 32'h4;
+        desc_head = reads_popped$q[(desc_slot)+:(4)];
         push_queued = push_pushed - push_popped;
         push_count = push_queued;
         push_limit = reads_limit$q[(push_slot16)+:(5)];
-        reads$read_address = (((early_qpn) & 10'h3ff) << slot_shift) | ((early_head) & 10'h3ff);
+        reads$read_address = (((qpn$q) & 10'h3ff) << slot_shift) | ((rd_popped[(32'h0)+:(4)]) & 10'h3ff);
+        if (in_idle) begin
+            reads$read_address = (((desc_qpn) & 10'h3ff) << slot_shift) | ((desc_head) & 10'h3ff);
+        end
         rd_entry = reads$read_data;
         reads$write_enable = s_read_valid;
         push_slot = push_pushed[(32'h0)+:(4)];
@@ -3925,7 +3920,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             scan$d = 32'h0;
             scan_onehot$d = 32'h1;
         end
-        idle$d = state$d == RxState$Idle;
     end
     
 endmodule // rnic_rdmap_rx
@@ -4858,25 +4852,6 @@ module rnic_rdmap_rx$hdr(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$hdr
-
-
-module rnic_rdmap_rx$idle(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_rdmap_rx$idle
 
 
 module rnic_rdmap_rx$invalidate(d,q,clock);

@@ -374,7 +374,7 @@ pub struct RdmapRx<
     st_remote_operation: Constant<Bits<8>>,
     /// Octets of the oldest outstanding Read placed so far.
     /// This RAM and the Read table are read with an output register, at the QP of the
-    /// ULPDU being taken in Idle (`early_qpn`), so their words are in registers by
+    /// ULPDU being taken in Idle (`desc_qpn`), so their words are in registers by
     /// Header's last cycle, where the Read Response checks start.
     read_placed: RegRam<Bits<32>, QB>,
     reads: RegRam<Bits<129>, RB>,
@@ -396,13 +396,14 @@ pub struct RdmapRx<
     /// register, so an entry is never looked at before it is written.
     pushed_lag1: DFF<Bits<QL>>,
     pushed_lag2: DFF<Bits<QL>>,
-    /// The QP whose Read table words are read: the one whose first beat Idle takes, else
-    /// the ULPDU's.
-    early_qpn: Signal<Local, Bits<QB>>,
-    /// The state is Idle (a register of its own: the Read table's address selects on it).
-    idle: DFF<Bit>,
-    early_slot: Signal<Local, Bits<16>>,
-    early_head: Signal<Local, Bits<SLOT_BITS>>,
+    /// The Read table words are read at the QP whose first beat Idle takes (`desc_qpn`,
+    /// its oldest slot `desc_head`), else at the ULPDU's (`qpn`, `rd_popped`): both
+    /// addresses are formed side by side and `in_idle` picks one last, so the state's
+    /// decode does not run through the lane select.
+    desc_qpn: Signal<Local, Bits<QB>>,
+    in_idle: Signal<Local, Bit>,
+    desc_slot: Signal<Local, Bits<16>>,
+    desc_head: Signal<Local, Bits<SLOT_BITS>>,
     rd_seen: Signal<Local, Bits<COUNT_BITS>>,
     rd_popped: Signal<Local, Bits<COUNT_BITS>>,
     wait_done: Signal<Local, Bits<DONE_BITS>>,
@@ -1044,10 +1045,10 @@ impl<
             reads_limit: Default::default(),
             pushed_lag1: Default::default(),
             pushed_lag2: Default::default(),
-            early_qpn: Default::default(),
-            idle: Default::default(),
-            early_slot: Default::default(),
-            early_head: Default::default(),
+            desc_qpn: Default::default(),
+            in_idle: Default::default(),
+            desc_slot: Default::default(),
+            desc_head: Default::default(),
             rd_seen: Default::default(),
             rd_popped: Default::default(),
             wait_done: Default::default(),
@@ -1375,7 +1376,6 @@ impl<
             reads_limit,
             pushed_lag1,
             pushed_lag2,
-            idle,
             req_valid,
             job_valid,
             job_terminate,
@@ -1526,11 +1526,12 @@ impl<
         self.resp_recv_msn.write_address.next = self.qpn.q.val();
         self.resp_recv_msn.write_data.next = self.resp_recv_msn.read_data.val() + 1;
         self.recv.read_address.next = self.qpn.q.val();
-        self.early_qpn.next = self.qpn.q.val();
-        if self.idle.q.val() {
-            self.early_qpn.next = self.s_axis_tuser.val().get_bits::<QB>(self.at_desc_conn.val().index());
+        self.desc_qpn.next = self.s_axis_tuser.val().get_bits::<QB>(self.at_desc_conn.val().index());
+        self.in_idle.next = self.state.q.val() == RxState::Idle;
+        self.read_placed.read_address.next = self.qpn.q.val();
+        if self.in_idle.val() {
+            self.read_placed.read_address.next = self.desc_qpn.val();
         }
-        self.read_placed.read_address.next = self.early_qpn.val();
         self.recv_msn.write_enable.next = false;
         self.recv_msn.write_address.next = self.qpn.q.val();
         self.recv_msn.write_data.next = self.recv_msn.read_data.val() + 1;
@@ -1561,13 +1562,17 @@ impl<
         self.push_popped.next = self.reads_popped.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
         self.rd_seen.next = self.pushed_lag2.q.val().get_bits::<COUNT_BITS>(self.rd_slot.val().index());
         self.rd_none.next = self.rd_seen.val() == self.rd_popped.val();
-        self.early_slot.next = bit_cast::<16, QB>(self.early_qpn.val()) << 4;
-        self.early_head.next = self.reads_popped.q.val().get_bits::<SLOT_BITS>(self.early_slot.val().index());
+        self.desc_slot.next = bit_cast::<16, QB>(self.desc_qpn.val()) << 4;
+        self.desc_head.next = self.reads_popped.q.val().get_bits::<SLOT_BITS>(self.desc_slot.val().index());
         self.push_queued.next = self.push_pushed.val() - self.push_popped.val();
         self.push_count.next = self.push_queued.val();
         self.push_limit.next = self.reads_limit.q.val().get_bits::<COUNT_BITS>(self.push_slot16.val().index());
-        self.reads.read_address.next = (bit_cast::<RB, QB>(self.early_qpn.val()) << self.slot_shift.val())
-            | bit_cast::<RB, SLOT_BITS>(self.early_head.val());
+        self.reads.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << self.slot_shift.val())
+            | bit_cast::<RB, SLOT_BITS>(self.rd_popped.val().get_bits::<SLOT_BITS>(0));
+        if self.in_idle.val() {
+            self.reads.read_address.next = (bit_cast::<RB, QB>(self.desc_qpn.val()) << self.slot_shift.val())
+                | bit_cast::<RB, SLOT_BITS>(self.desc_head.val());
+        }
         self.rd_entry.next = self.reads.read_data.val();
         self.reads.write_enable.next = self.s_read_valid.val();
         self.push_slot.next = self.push_pushed.val().get_bits::<SLOT_BITS>(0);
@@ -3118,6 +3123,5 @@ impl<
             self.scan.d.next = 0.into();
             self.scan_onehot.d.next = 1.into();
         }
-        self.idle.d.next = self.state.d.val() == RxState::Idle;
     }
 }
