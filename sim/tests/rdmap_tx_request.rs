@@ -713,10 +713,11 @@ fn rdmap_tx_request_sends_no_read_beyond_ord_while_the_full_flag_lags() {
 }
 
 /// The ready comes from registers, so whether the offered WQE must wait is decided a cycle
-/// ahead, on the offer of that cycle. A head withdrawn (its QP reset in SQ fetch) and
-/// replaced by a Read of a QP at its ORD: the Read must not be taken on the decision about
-/// the withdrawn head: the Read waits while the QP's `reads_full` bit is set, and goes once it falls.
-/// Returns the cycle, counted from the new offer, at which the Read was taken.
+/// ahead, on the offer of that cycle. SQ fetch's head is withdrawn (its QP reset) and
+/// replaced by a Read of a QP at its ORD. The Read must not be taken on the decision made
+/// about the withdrawn head: it waits while its QP's `reads_full` bit is set, and goes
+/// once the bit falls (`clear_at`). Returns the cycle, counted from the Read's first
+/// offer, at which it was taken.
 fn read_offered_after_a_withdrawn_offer(clear_at: u64) -> Option<u64> {
     let (mut m, p, mr) = one_mr_model(2);
     let [s_valid, s_ready, s_wqe, s_qpn, s_ctx, s_error, s_ordered] = p.s;
