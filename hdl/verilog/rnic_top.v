@@ -17524,6 +17524,8 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
     localparam  at_tag = 8'h23;
     localparam  at_beats = 8'h2b;
     localparam  at_one_beat = 8'h4b;
+    localparam  at_out_one = 8'h4c;
+    localparam  at_some = 8'h4d;
     
     // Stub signals
     reg  bursts$clock;
@@ -17540,11 +17542,19 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
     reg  descs$reset;
     reg  descs$s_valid;
     wire  descs$s_ready;
-    reg  [75:0] descs$s_data;
+    reg  [77:0] descs$s_data;
     wire  descs$m_valid;
     reg  descs$m_ready;
-    wire  [75:0] descs$m_data;
+    wire  [77:0] descs$m_data;
     wire  [5:0] descs$count;
+    reg  next_desc$clock;
+    reg  next_desc$reset;
+    reg  next_desc$s_valid;
+    wire  next_desc$s_ready;
+    reg  [77:0] next_desc$s_data;
+    wire  next_desc$m_valid;
+    reg  next_desc$m_ready;
+    wire  [77:0] next_desc$m_data;
     reg  active$d;
     wire  active$q;
     reg  active$clock;
@@ -17554,6 +17564,9 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
     reg  [31:0] out_left$d;
     wire  [31:0] out_left$q;
     reg  out_left$clock;
+    reg  out_one$d;
+    wire  out_one$q;
+    reg  out_one$clock;
     reg  [31:0] r_left$d;
     wire  [31:0] r_left$q;
     reg  r_left$clock;
@@ -17597,8 +17610,9 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
     // Local signals
     reg  accept;
     reg  [31:0] total_beats;
-    reg  [75:0] head_desc;
+    reg  [77:0] head_desc;
     reg  load;
+    reg  start;
     reg  take_r;
     reg  [63:0] shifted;
     reg  [127:0] combined;
@@ -17632,6 +17646,16 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         .m_data(descs$m_data),
         .count(descs$count)
     );
+    rnic_top$dma$read$next_desc next_desc(
+        .clock(next_desc$clock),
+        .reset(next_desc$reset),
+        .s_valid(next_desc$s_valid),
+        .s_ready(next_desc$s_ready),
+        .s_data(next_desc$s_data),
+        .m_valid(next_desc$m_valid),
+        .m_ready(next_desc$m_ready),
+        .m_data(next_desc$m_data)
+    );
     rnic_top$dma$read$active active(
         .d(active$d),
         .q(active$q),
@@ -17646,6 +17670,11 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         .d(out_left$d),
         .q(out_left$q),
         .clock(out_left$clock)
+    );
+    rnic_top$dma$read$out_one out_one(
+        .d(out_one$d),
+        .q(out_one$q),
+        .clock(out_one$clock)
     );
     rnic_top$dma$read$r_left r_left(
         .d(r_left$d),
@@ -17718,6 +17747,7 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         active$clock = clock;
         skip$clock = clock;
         out_left$clock = clock;
+        out_one$clock = clock;
         r_left$clock = clock;
         r_some$clock = clock;
         r_one$clock = clock;
@@ -17734,6 +17764,7 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         active$d = active$q;
         skip$d = skip$q;
         out_left$d = out_left$q;
+        out_one$d = out_one$q;
         r_left$d = r_left$q;
         r_some$d = r_some$q;
         r_one$d = r_one$q;
@@ -17763,7 +17794,7 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         if (|s_req_len) begin
             bus_beats = total_beats;
         end
-        descs$s_data = ((s_req_addr[(32'h0)+:(3)]) & 76'hfffffffffffffffffff) | (((s_req_len) & 76'hfffffffffffffffffff) << at_len) | (((s_req_tag) & 76'hfffffffffffffffffff) << at_tag) | (((bus_beats) & 76'hfffffffffffffffffff) << at_beats) | ((((bus_beats == 32'h1)) & 76'hfffffffffffffffffff) << at_one_beat);
+        descs$s_data = ((s_req_addr[(32'h0)+:(3)]) & 78'h3fffffffffffffffffff) | (((s_req_len) & 78'h3fffffffffffffffffff) << at_len) | (((s_req_tag) & 78'h3fffffffffffffffffff) << at_tag) | (((bus_beats) & 78'h3fffffffffffffffffff) << at_beats) | ((((bus_beats == 32'h1)) & 78'h3fffffffffffffffffff) << at_one_beat) | ((((s_req_len <= 32'h8)) & 78'h3fffffffffffffffffff) << at_out_one) | (((|s_req_len) & 78'h3fffffffffffffffffff) << at_some);
         m_axi_araddr = bursts$m_addr;
         m_axi_arlen = bursts$m_len;
         m_axi_arsize = 32'h3;
@@ -17773,21 +17804,12 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         if (m_axis_tready) begin
             out_valid$d = 1'b0;
         end
-        head_desc = descs$m_data;
-        descs$m_ready = ~active$q;
-        if (~active$q & descs$m_valid) begin
-            active$d = 1'b1;
-            skip$d = head_desc[(32'h0)+:(3)];
-            out_left$d = head_desc[(at_len)+:(32)];
-            tag$d = head_desc[(at_tag)+:(8)];
-            r_left$d = head_desc[(at_beats)+:(32)];
-            r_some$d = |head_desc[(at_beats)+:(32)];
-            r_one$d = head_desc[at_one_beat];
-            held$d = 32'h0;
-            carry$d = 32'h0;
-            flushing$d = 1'b0;
-            error$d = 1'b0;
-        end
+        next_desc$clock = clock;
+        next_desc$reset = reset;
+        next_desc$s_valid = descs$m_valid;
+        next_desc$s_data = descs$m_data;
+        descs$m_ready = next_desc$s_ready;
+        head_desc = next_desc$m_data;
         take_r = active$q & load & ~flushing$q & r_some$q & m_axi_rvalid;
         m_axi_rready = active$q & load & ~flushing$q & r_some$q;
         shifted = m_axi_rdata >> (((skip$q) & 64'hffffffffffffffff) << 32'h3);
@@ -17798,12 +17820,9 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
             avail = held$q;
         end
         emit = (take_r & ((avail >= 32'h8) | r_one$q)) | (active$q & load & flushing$q) | (active$q & load & ~r_some$q & ~flushing$q);
-        emit_bytes = out_left$q;
-        if (emit_bytes > 32'h8) begin
-            emit_bytes = 32'h8;
-        end
-        if (((avail) & 32'hffffffff) < emit_bytes) begin
-            emit_bytes = ((avail) & 32'hffffffff);
+        emit_bytes = 32'h8;
+        if (out_one$q) begin
+            emit_bytes = out_left$q;
         end
         keep_mask = ~(lane_ones << ((emit_bytes) & 8'hff));
         if (take_r) begin
@@ -17821,19 +17840,33 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
             out_valid$d = 1'b1;
             out_data$d = combined[(32'h0)+:(64)];
             out_keep$d = keep_mask;
-            out_last$d = out_left$q == emit_bytes;
+            out_last$d = out_one$q;
             out_user$d = ((tag$q) & 9'h1ff);
             if (error$q | (take_r & |m_axi_rresp)) begin
                 out_user$d = ((tag$q) & 9'h1ff) | 64'h100;
             end
-            out_left$d = out_left$q - emit_bytes;
+            out_left$d = out_left$q - 32'h8;
+            out_one$d = out_left$q <= 32'h10;
             carry$d = combined[(32'h40)+:(64)];
-            held$d = avail - ((emit_bytes) & 4'hf);
-            if (avail >= 32'h8) begin
-                held$d = avail - 32'h8;
-            end
-            flushing$d = (out_left$q != emit_bytes) & (flushing$q | r_one$q);
-            active$d = out_left$q != emit_bytes;
+            held$d = avail - 32'h8;
+            flushing$d = ~out_one$q & (flushing$q | r_one$q);
+            active$d = ~out_one$q;
+        end
+        start = next_desc$m_valid & (~active$q | (emit & out_one$q));
+        next_desc$m_ready = start;
+        if (start) begin
+            active$d = 1'b1;
+            skip$d = head_desc[(32'h0)+:(3)];
+            out_left$d = head_desc[(at_len)+:(32)];
+            out_one$d = head_desc[at_out_one];
+            tag$d = head_desc[(at_tag)+:(8)];
+            r_left$d = head_desc[(at_beats)+:(32)];
+            r_some$d = head_desc[at_some];
+            r_one$d = head_desc[at_one_beat];
+            held$d = 32'h0;
+            carry$d = 32'h0;
+            flushing$d = 1'b0;
+            error$d = 1'b0;
         end
         if (reset) begin
             active$d = 1'b0;
@@ -18133,10 +18166,10 @@ module rnic_top$dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [75:0] s_data;
+    input wire  [77:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [75:0] m_data;
+    output reg  [77:0] m_data;
     output reg  [5:0] count;
     
     // Constant declarations
@@ -18145,10 +18178,10 @@ module rnic_top$dma$read$descs(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [75:0] ram$read_data;
+    wire  [77:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [75:0] ram$write_data;
+    reg  [77:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -18259,14 +18292,14 @@ module rnic_top$dma$read$descs$ram(read_address,read_clock,read_data,write_addre
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [75:0] read_data;
+    output reg  [77:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [75:0] write_data;
+    input wire  [77:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[75:0] mem[31:0];
+    reg[77:0] mem[31:0];
     
     
     
@@ -18467,6 +18500,174 @@ module rnic_top$dma$read$held(d,q,clock);
 endmodule // rnic_top$dma$read$held
 
 
+module rnic_top$dma$read$next_desc(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [77:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [77:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [77:0] out_data$d;
+    wire  [77:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [77:0] skid_data$d;
+    wire  [77:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top$dma$read$next_desc$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top$dma$read$next_desc$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top$dma$read$next_desc$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top$dma$read$next_desc$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$dma$read$next_desc
+
+
+module rnic_top$dma$read$next_desc$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [77:0] d;
+    output reg  [77:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 78'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$next_desc$out_data
+
+
+module rnic_top$dma$read$next_desc$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$next_desc$out_valid
+
+
+module rnic_top$dma$read$next_desc$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [77:0] d;
+    output reg  [77:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 78'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$next_desc$skid_data
+
+
+module rnic_top$dma$read$next_desc$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$next_desc$skid_valid
+
+
 module rnic_top$dma$read$out_data(d,q,clock);
     
     // Module arguments
@@ -18541,6 +18742,25 @@ module rnic_top$dma$read$out_left(d,q,clock);
     end
           
 endmodule // rnic_top$dma$read$out_left
+
+
+module rnic_top$dma$read$out_one(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$out_one
 
 
 module rnic_top$dma$read$out_user(d,q,clock);

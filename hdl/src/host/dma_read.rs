@@ -7,24 +7,33 @@
 //! Little's law), which realigns the beats so that the request's first octet is in lane 0. All
 //! reads use one AXI ID, so data comes back in request order.
 //!
+//! The R side takes its requests back to back: the next descriptor waits in a register
+//! slice beside the request being delivered, and starts in the cycle that emits that
+//! request's last beat, so a new request's first bus beat is taken the cycle after. Whether
+//! a beat is the request's last comes from a register (`out_one`: at most 8 octets left),
+//! not from a compare of the 32-bit count.
+//!
 //! A zero-length request makes one empty beat with `tlast` and no bus traffic. An error
 //! response on any beat of a request sets the error bit of `m_axis_tuser` from that beat
 //! to its last, whose data must then not be used.
 use rust_hdl::prelude::*;
 
 use super::BurstSplit;
-use crate::common::{constant, RamFifo};
+use crate::common::{constant, RamFifo, SkidBuffer};
 
 /// Requests in flight at once: `1 << QUEUE_BITS`.
 const QUEUE_BITS: usize = 5;
 /// A descriptor, made when the request is issued: the offset of its first octet in the
 /// first beat (3 bits), its length (32), its tag (8), the bus beats it takes (32; none for
-/// an empty request) and whether that is one.
-const DESC_BITS: usize = 76;
+/// an empty request), whether that is one, whether the request makes one output beat (at
+/// most 8 octets), and whether it has any bus beat.
+const DESC_BITS: usize = 78;
 const DESC_LEN: u64 = 3;
 const DESC_TAG: u64 = 35;
 const DESC_BEATS: u64 = 43;
 const DESC_ONE_BEAT: u64 = 75;
+const DESC_OUT_ONE: u64 = 76;
+const DESC_SOME: u64 = 77;
 
 #[derive(LogicBlock)]
 pub struct DmaRead {
@@ -58,10 +67,15 @@ pub struct DmaRead {
     bursts: BurstSplit,
     /// Descriptors from the AR side to the R side.
     descs: RamFifo<DESC_BITS, QUEUE_BITS, { QUEUE_BITS + 1 }>,
+    /// The queue's head in a register slice: the next request's descriptor, waiting beside
+    /// the one being delivered.
+    next_desc: SkidBuffer<DESC_BITS>,
     // R side: the request being delivered.
     active: DFF<Bit>,
     skip: DFF<Bits<3>>,
     out_left: DFF<Bits<32>>,
+    /// `out_left` is at most 8: the next output beat is the request's last.
+    out_one: DFF<Bit>,
     r_left: DFF<Bits<32>>,
     /// `r_left` is not zero, and is one: kept beside it so that no compare of it is on
     /// the path from a bus beat to the output.
@@ -82,6 +96,7 @@ pub struct DmaRead {
     total_beats: Signal<Local, Bits<32>>,
     head_desc: Signal<Local, Bits<DESC_BITS>>,
     load: Signal<Local, Bit>,
+    start: Signal<Local, Bit>,
     take_r: Signal<Local, Bit>,
     shifted: Signal<Local, Bits<64>>,
     combined: Signal<Local, Bits<128>>,
@@ -95,6 +110,8 @@ pub struct DmaRead {
     at_tag: Constant<Bits<8>>,
     at_beats: Constant<Bits<8>>,
     at_one_beat: Constant<Bits<8>>,
+    at_out_one: Constant<Bits<8>>,
+    at_some: Constant<Bits<8>>,
 }
 
 impl Default for DmaRead {
@@ -126,9 +143,11 @@ impl Default for DmaRead {
             m_axis_tready: Default::default(),
             bursts: Default::default(),
             descs: Default::default(),
+            next_desc: Default::default(),
             active: Default::default(),
             skip: Default::default(),
             out_left: Default::default(),
+            out_one: Default::default(),
             r_left: Default::default(),
             r_some: Default::default(),
             r_one: Default::default(),
@@ -146,6 +165,7 @@ impl Default for DmaRead {
             total_beats: Default::default(),
             head_desc: Default::default(),
             load: Default::default(),
+            start: Default::default(),
             take_r: Default::default(),
             shifted: Default::default(),
             combined: Default::default(),
@@ -159,6 +179,8 @@ impl Default for DmaRead {
             at_tag: constant(DESC_TAG),
             at_beats: constant(DESC_BEATS),
             at_one_beat: constant(DESC_ONE_BEAT),
+            at_out_one: constant(DESC_OUT_ONE),
+            at_some: constant(DESC_SOME),
         }
     }
 }
@@ -167,8 +189,8 @@ impl Logic for DmaRead {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, active, skip, out_left, r_left, r_some, r_one, carry, held, flushing, error, tag, out_valid,
-            out_data, out_keep, out_last, out_user
+            self, clock, active, skip, out_left, out_one, r_left, r_some, r_one, carry, held, flushing, error, tag,
+            out_valid, out_data, out_keep, out_last, out_user
         );
         self.descs.clock.next = self.clock.val();
         self.descs.reset.next = self.reset.val();
@@ -194,7 +216,9 @@ impl Logic for DmaRead {
             | (bit_cast::<DESC_BITS, 32>(self.s_req_len.val()) << self.at_len.val())
             | (bit_cast::<DESC_BITS, 8>(self.s_req_tag.val()) << self.at_tag.val())
             | (bit_cast::<DESC_BITS, 32>(self.bus_beats.val()) << self.at_beats.val())
-            | (bit_cast::<DESC_BITS, 1>((self.bus_beats.val() == 1).into()) << self.at_one_beat.val());
+            | (bit_cast::<DESC_BITS, 1>((self.bus_beats.val() == 1).into()) << self.at_one_beat.val())
+            | (bit_cast::<DESC_BITS, 1>((self.s_req_len.val() <= 8).into()) << self.at_out_one.val())
+            | (bit_cast::<DESC_BITS, 1>(self.s_req_len.val().any().into()) << self.at_some.val());
         self.m_axi_araddr.next = self.bursts.m_addr.val();
         self.m_axi_arlen.next = self.bursts.m_len.val();
         self.m_axi_arsize.next = 3.into();
@@ -206,21 +230,12 @@ impl Logic for DmaRead {
         if self.m_axis_tready.val() {
             self.out_valid.d.next = false;
         }
-        self.head_desc.next = self.descs.m_data.val();
-        self.descs.m_ready.next = !self.active.q.val();
-        if !self.active.q.val() & self.descs.m_valid.val() {
-            self.active.d.next = true;
-            self.skip.d.next = self.head_desc.val().get_bits::<3>(0);
-            self.out_left.d.next = self.head_desc.val().get_bits::<32>(self.at_len.val().index());
-            self.tag.d.next = self.head_desc.val().get_bits::<8>(self.at_tag.val().index());
-            self.r_left.d.next = self.head_desc.val().get_bits::<32>(self.at_beats.val().index());
-            self.r_some.d.next = self.head_desc.val().get_bits::<32>(self.at_beats.val().index()).any();
-            self.r_one.d.next = self.head_desc.val().get_bit(self.at_one_beat.val().index());
-            self.held.d.next = 0.into();
-            self.carry.d.next = 0.into();
-            self.flushing.d.next = false;
-            self.error.d.next = false;
-        }
+        self.next_desc.clock.next = self.clock.val();
+        self.next_desc.reset.next = self.reset.val();
+        self.next_desc.s_valid.next = self.descs.m_valid.val();
+        self.next_desc.s_data.next = self.descs.m_data.val();
+        self.descs.m_ready.next = self.next_desc.s_ready.val();
+        self.head_desc.next = self.next_desc.m_data.val();
         // A beat from the bus joins the octets carried from the one before.
         self.take_r.next = self.active.q.val()
             & self.load.val()
@@ -240,12 +255,11 @@ impl Logic for DmaRead {
         self.emit.next = (self.take_r.val() & ((self.avail.val() >= 8) | self.r_one.q.val()))
             | (self.active.q.val() & self.load.val() & self.flushing.q.val())
             | (self.active.q.val() & self.load.val() & !self.r_some.q.val() & !self.flushing.q.val());
-        self.emit_bytes.next = self.out_left.q.val();
-        if self.emit_bytes.val() > 8 {
-            self.emit_bytes.next = 8.into();
-        }
-        if bit_cast::<32, 4>(self.avail.val()) < self.emit_bytes.val() {
-            self.emit_bytes.next = bit_cast::<32, 4>(self.avail.val());
+        // Every beat but the last is full: one emitted early (`avail >= 8`) or while flushing
+        // holds octets of this request only, so the last one's octets are `out_left`.
+        self.emit_bytes.next = 8.into();
+        if self.out_one.q.val() {
+            self.emit_bytes.next = self.out_left.q.val();
         }
         self.keep_mask.next = !(self.lane_ones.val() << bit_cast::<8, 32>(self.emit_bytes.val()));
         if self.take_r.val() {
@@ -263,21 +277,37 @@ impl Logic for DmaRead {
             self.out_valid.d.next = true;
             self.out_data.d.next = self.combined.val().get_bits::<64>(0);
             self.out_keep.d.next = self.keep_mask.val();
-            self.out_last.d.next = self.out_left.q.val() == self.emit_bytes.val();
+            self.out_last.d.next = self.out_one.q.val();
             self.out_user.d.next = bit_cast::<9, 8>(self.tag.q.val());
             if self.error.q.val() | (self.take_r.val() & self.m_axi_rresp.val().any()) {
                 self.out_user.d.next = bit_cast::<9, 8>(self.tag.q.val()) | 0x100_u64;
             }
-            self.out_left.d.next = self.out_left.q.val() - self.emit_bytes.val();
+            self.out_left.d.next = self.out_left.q.val() - 8;
+            self.out_one.d.next = self.out_left.q.val() <= 16;
             self.carry.d.next = self.combined.val().get_bits::<64>(64);
-            self.held.d.next = self.avail.val() - bit_cast::<4, 32>(self.emit_bytes.val());
-            if self.avail.val() >= 8 {
-                self.held.d.next = self.avail.val() - 8;
-            }
+            self.held.d.next = self.avail.val() - 8;
             // The last bus beat may leave octets for one more output beat.
-            self.flushing.d.next =
-                (self.out_left.q.val() != self.emit_bytes.val()) & (self.flushing.q.val() | self.r_one.q.val());
-            self.active.d.next = self.out_left.q.val() != self.emit_bytes.val();
+            self.flushing.d.next = !self.out_one.q.val() & (self.flushing.q.val() | self.r_one.q.val());
+            self.active.d.next = !self.out_one.q.val();
+        }
+        // The next request starts when none is active, or as the active one emits its last
+        // beat; its first bus beat may then be taken in the next cycle.
+        self.start.next =
+            self.next_desc.m_valid.val() & (!self.active.q.val() | (self.emit.val() & self.out_one.q.val()));
+        self.next_desc.m_ready.next = self.start.val();
+        if self.start.val() {
+            self.active.d.next = true;
+            self.skip.d.next = self.head_desc.val().get_bits::<3>(0);
+            self.out_left.d.next = self.head_desc.val().get_bits::<32>(self.at_len.val().index());
+            self.out_one.d.next = self.head_desc.val().get_bit(self.at_out_one.val().index());
+            self.tag.d.next = self.head_desc.val().get_bits::<8>(self.at_tag.val().index());
+            self.r_left.d.next = self.head_desc.val().get_bits::<32>(self.at_beats.val().index());
+            self.r_some.d.next = self.head_desc.val().get_bit(self.at_some.val().index());
+            self.r_one.d.next = self.head_desc.val().get_bit(self.at_one_beat.val().index());
+            self.held.d.next = 0.into();
+            self.carry.d.next = 0.into();
+            self.flushing.d.next = false;
+            self.error.d.next = false;
         }
         if self.reset.val() {
             self.active.d.next = false;
