@@ -613,6 +613,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  ended$d;
     wire  ended$q;
     reg  ended$clock;
+    reg  write_header$d;
+    wire  write_header$q;
+    reg  write_header$clock;
     reg  [2:0] purpose$d;
     wire  [2:0] purpose$q;
     reg  purpose$clock;
@@ -906,6 +909,8 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
     reg  [15:0] code_recv_fit;
     reg  [15:0] code_imm_complete;
     reg  [9:0] hdr_at;
+    reg  write_first;
+    reg  ended_now;
     reg  [7:0] mr_addr;
     reg  term_names_read;
     reg  [7:0] term_status_now;
@@ -1523,6 +1528,11 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         .q(ended$q),
         .clock(ended$clock)
     );
+    rnic_rdmap_rx$write_header write_header(
+        .d(write_header$d),
+        .q(write_header$q),
+        .clock(write_header$clock)
+    );
     rnic_rdmap_rx$purpose purpose(
         .d(purpose$d),
         .q(purpose$q),
@@ -1898,6 +1908,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         hdr$clock = clock;
         beats$clock = clock;
         ended$clock = clock;
+        write_header$clock = clock;
         purpose$clock = clock;
         mr_index$clock = clock;
         chk_stag$clock = clock;
@@ -1991,6 +2002,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         hdr$d = hdr$q;
         beats$d = beats$q;
         ended$d = ended$q;
+        write_header$d = write_header$q;
         purpose$d = purpose$q;
         mr_index$d = mr_index$q;
         chk_stag$d = chk_stag$q;
@@ -2269,6 +2281,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if (s_axis_tdata[at_t_flag]) begin
             first_hlen = hlen_tagged;
         end
+        write_first = s_axis_tdata[at_t_flag] & (s_axis_tdata[(at_opcode)+:(4)] == op_write);
         need = 32'h3;
         if (is_tagged) begin
             need = 32'h2;
@@ -2306,6 +2319,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 ulen$d = s_axis_tuser[(at_desc_length)+:(16)];
                 plen$d = s_axis_tuser[(at_desc_length)+:(16)] - first_hlen;
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                write_header$d = write_first;
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
                 from_idle = RxState$Header;
@@ -2325,6 +2339,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 hdr$d = hdr$q | (((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_at);
                 beats$d = beats$q + 32'h1;
                 ended$d = s_axis_tlast;
+                if (write_header$q) begin
+                    from_header = RxState$Classify;
+                end
             end
         end
         if ((state$q == RxState$Header) & ((beats$q >= need) | ended$q)) begin
@@ -2685,6 +2702,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             end
         end
         if (state$q == RxState$MrRead) begin
+            if (purpose$q == 32'h3) begin
+                fault_hdr$d = 1'b0;
+            end
             mr$d = mrs$read_data;
             chk_live$d = |(mr_valid & (one_m << ((mr_index$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)));
             chk_exists$d = chk_stag$q[(32'h8)+:(24)] < mr_count;
@@ -2750,9 +2770,6 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
                 fault_rdma$d = purpose$q == 32'h4;
                 code_mr_check = access_code;
                 from_mr_check = RxState$Fault;
-                if (purpose$q == 32'h3) begin
-                    fault_hdr$d = 1'b0;
-                end
             end
             if ((purpose$q == 32'h1) & ~|check$error & short_last$q) begin
                 code_mr_check = t_unspecified;
@@ -2867,6 +2884,7 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
         if ((state$q == RxState$PlaceData) & need_in) begin
             s_axis_tready = m_wr_tready;
         end
+        ended_now = ended$q | (need_in & s_axis_tlast);
         if ((state$q == RxState$PlaceData) & m_wr_tready & (~need_in | s_axis_tvalid)) begin
             left$d = left$q - out_n;
             if (need_in) begin
@@ -2875,6 +2893,9 @@ module rnic_rdmap_rx(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_axis_t
             end
             if (left$q <= 32'h8) begin
                 from_place_data = RxState$Placed;
+                if (write_header$q & ended_now & ~fail_valid$q) begin
+                    from_place_data = RxState$Idle;
+                end
             end
         end
         if (m_wr_req_valid & m_wr_req_ready) begin
@@ -8793,6 +8814,25 @@ module rnic_rdmap_rx$wait_writes$9(d,q,clock);
     end
           
 endmodule // rnic_rdmap_rx$wait_writes$9
+
+
+module rnic_rdmap_rx$write_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_rdmap_rx$write_header
 
 
 module rnic_rdmap_rx$writes_acked(d,q,clock);

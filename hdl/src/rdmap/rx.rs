@@ -7,6 +7,10 @@
 //! Responses, nine for an Atomic Request), the QP's context and receive state are
 //! read, and then, by opcode:
 //!
+//! (An RDMA Write is the one message that streams: its checks need only its first beat, so
+//! it is classified as its second comes in, and its last payload beat leads back to Idle.
+//! It takes seven cycles a segment beside its payload beats.)
+//!
 //! - RDMA Write: the STag names an MR of the QP's PD allowing REMOTE_WRITE that holds the
 //!   range (DDP 1/1/x codes); the payload goes to its IOVA. An empty segment is not checked.
 //! - Send, with Solicited Event and/or Invalidate: MSN in order (1/2/0x03); a new message
@@ -602,6 +606,13 @@ pub struct RdmapRx<
     hdr_at: Signal<Local, Bits<10>>,
     beats: DFF<Bits<4>>,
     ended: DFF<Bit>,
+    /// The ULPDU is a tagged RDMA Write (from its first beat, as Idle takes it): its parse
+    /// and its STag need only that beat, so Classify follows its second beat at once, and
+    /// its last payload beat leads back to Idle.
+    write_header: DFF<Bit>,
+    write_first: Signal<Local, Bit>,
+    /// The ULPDU's last beat is in, or is taken this cycle.
+    ended_now: Signal<Local, Bit>,
     /// What the MR check is for: 0 Write, 1 Read Response, 2 Invalidate STag, 3 receive
     /// buffer, 4 Read source.
     purpose: DFF<Bits<3>>,
@@ -1150,6 +1161,9 @@ impl<
             hdr_at: Default::default(),
             beats: Default::default(),
             ended: Default::default(),
+            write_header: Default::default(),
+            write_first: Default::default(),
+            ended_now: Default::default(),
             purpose: Default::default(),
             mr_index: Default::default(),
             mr_addr: Default::default(),
@@ -1345,6 +1359,7 @@ impl<
             hdr,
             beats,
             ended,
+            write_header,
             purpose,
             mr_index,
             chk_stag,
@@ -1608,6 +1623,8 @@ impl<
         if self.s_axis_tdata.val().get_bit(self.at_t_flag.val().index()) {
             self.first_hlen.next = self.hlen_tagged.val();
         }
+        self.write_first.next = self.s_axis_tdata.val().get_bit(self.at_t_flag.val().index())
+            & (self.s_axis_tdata.val().get_bits::<4>(self.at_opcode.val().index()) == self.op_write.val());
         self.need.next = 3.into();
         if self.is_tagged.val() {
             self.need.next = 2.into();
@@ -1660,6 +1677,7 @@ impl<
                 self.plen.d.next =
                     self.s_axis_tuser.val().get_bits::<16>(self.at_desc_length.val().index()) - self.first_hlen.val();
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
+                self.write_header.d.next = self.write_first.val();
                 self.beats.d.next = 1.into();
                 self.ended.d.next = self.s_axis_tlast.val();
                 self.from_idle.next = RxState::Header;
@@ -1683,6 +1701,10 @@ impl<
                     self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_at.val());
                 self.beats.d.next = self.beats.q.val() + 1;
                 self.ended.d.next = self.s_axis_tlast.val();
+                // A Write's checks were made this cycle from its first beat (below).
+                if self.write_header.q.val() {
+                    self.from_header.next = RxState::Classify;
+                }
             }
         }
         if (self.state.q.val() == RxState::Header) & ((self.beats.q.val() >= self.need.val()) | self.ended.q.val()) {
@@ -2106,6 +2128,11 @@ impl<
 
         // MrRead, MrCheck: the MR check, for whichever purpose.
         if self.state.q.val() == RxState::MrRead {
+            // A receive buffer refused by its check (local) is reported without headers; it is
+            // the one failure that can follow this check, so the choice is made ahead of it.
+            if self.purpose.q.val() == 3 {
+                self.fault_hdr.d.next = false;
+            }
             self.mr.d.next = self.mrs.read_data.val();
             self.chk_live.d.next =
                 (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
@@ -2176,9 +2203,6 @@ impl<
                 self.fault_rdma.d.next = self.purpose.q.val() == 4;
                 self.code_mr_check.next = self.access_code.val();
                 self.from_mr_check.next = RxState::Fault;
-                if self.purpose.q.val() == 3 {
-                    self.fault_hdr.d.next = false;
-                }
             }
             if (self.purpose.q.val() == 1) & !self.check.error.val().any() & self.short_last.q.val() {
                 // A Read Response's last segment that does not end at the Read's size.
@@ -2308,6 +2332,7 @@ impl<
         if (self.state.q.val() == RxState::PlaceData) & self.need_in.val() {
             self.s_axis_tready.next = self.m_wr_tready.val();
         }
+        self.ended_now.next = self.ended.q.val() | (self.need_in.val() & self.s_axis_tlast.val());
         if (self.state.q.val() == RxState::PlaceData)
             & self.m_wr_tready.val()
             & (!self.need_in.val() | self.s_axis_tvalid.val())
@@ -2319,6 +2344,11 @@ impl<
             }
             if self.left.q.val() <= 8 {
                 self.from_place_data.next = RxState::Placed;
+                // A Write records nothing in Placed and has no rest to drain: with its last
+                // beat in, it is done, unless a failure waits to be reported (Drain).
+                if self.write_header.q.val() & self.ended_now.val() & !self.fail_valid.q.val() {
+                    self.from_place_data.next = RxState::Idle;
+                }
             }
         }
         if self.m_wr_req_valid.val() & self.m_wr_req_ready.val() {
