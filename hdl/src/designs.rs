@@ -266,9 +266,15 @@ pub fn all() -> Vec<Design> {
 
 /// Writes every design into `dir`, returning the paths written.
 pub fn write_all(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    write_some(dir, |_| true)
+}
+
+/// Writes the designs whose name `wanted` accepts into `dir`; returns the paths written.
+pub fn write_some(dir: &Path, wanted: impl Fn(&str) -> bool) -> std::io::Result<Vec<std::path::PathBuf>> {
     std::fs::create_dir_all(dir)?;
     all()
         .iter()
+        .filter(|d| wanted(d.name))
         .map(|d| {
             let path = dir.join(d.file_name());
             std::fs::write(&path, d.verilog())?;

@@ -26969,7 +26969,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  class_ddp_tagged = 8'h11;
     localparam  class_ddp_untagged = 8'h12;
     localparam  one_q = 64'h1;
-    localparam  one_m = 256'h1;
     localparam  mr_count = 24'h100;
     localparam  at_pd = 9'b10000;
     localparam  at_conn = 9'b100000;
@@ -27690,6 +27689,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [464:0] job_entry;
     reg  [464:0] job_out;
     reg  job_is_atomic;
+    reg  live_at_index;
+    reg  live_at_stag;
+    reg  [255:0] valid_at_index;
+    reg  [255:0] valid_at_stag;
     reg  [4:0] from_idle;
     reg  [4:0] from_header;
     reg  [4:0] from_classify;
@@ -27718,6 +27721,16 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  write_first;
     reg  ended_now;
     reg  [7:0] mr_addr;
+    reg  mr_at_stag;
+    reg  mr_at_src;
+    reg  mr_at_atomic;
+    reg  mr_at_response;
+    reg  mr_at_lkey;
+    reg  [7:0] mr_from_stag;
+    reg  [7:0] mr_from_src;
+    reg  [7:0] mr_from_atomic;
+    reg  [7:0] mr_from_response;
+    reg  [7:0] mr_from_lkey;
     reg  term_names_read;
     reg  [7:0] term_status_now;
     reg  [7:0] term_class;
@@ -29324,14 +29337,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     code_classify = p_parse_code$q;
                     from_classify = RxState$Fault;
                 end
-                else if (opcode == op_write) begin
+                else if (write_header$q) begin
                     purpose$d = 32'h0;
                     mr_index$d = b_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_stag$q;
                     chk_to$d = b_to$q;
                     chk_right$d = 32'h3;
                     if (p_plen_any$q) begin
-                        from_classify = RxState$MrRead;
+                        from_classify = RxState$MrCheck;
                     end
                 end
                 else if (opcode == op_read_response) begin
@@ -29507,13 +29520,22 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 from_claim = RxState$Fault;
             end
         end
+        valid_at_index = mr_valid >> ((mr_index$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        valid_at_stag = mr_valid >> ((b_stag$q[(32'h8)+:(8)]) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        live_at_index = valid_at_index[32'h0];
+        live_at_stag = valid_at_stag[32'h0];
         if (state$q == RxState$MrRead) begin
             if (purpose$q == 32'h3) begin
                 fault_hdr$d = 1'b0;
             end
             mr$d = mrs$read_data;
-            chk_live$d = |(mr_valid & (one_m << ((mr_index$q) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)));
+            chk_live$d = live_at_index;
             chk_exists$d = chk_stag$q[(32'h8)+:(24)] < mr_count;
+        end
+        if (state$q == RxState$Classify) begin
+            mr$d = mrs$read_data;
+            chk_live$d = live_at_stag;
+            chk_exists$d = b_stag$q[(32'h8)+:(24)] < mr_count;
         end
         check$mr = mr$q;
         check$live = chk_live$q;
@@ -29522,6 +29544,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         check$pd = pd;
         check$to = chk_to$q;
         chk_end$d = ((chk_to$q) & 65'h1ffffffffffffffff) + ((chk_len$q) & 65'h1ffffffffffffffff);
+        if (state$q == RxState$Classify) begin
+            chk_end$d = ((b_to$q) & 65'h1ffffffffffffffff) + ((plen$q) & 65'h1ffffffffffffffff);
+        end
         check$range_end = chk_end$q;
         check$right = chk_right$q;
         access_code = t_tagged_stag;
@@ -29608,22 +29633,32 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 from_recv_fit = RxState$Fault;
             end
         end
-        mr_addr = b_stag$q[(32'h8)+:(8)];
-        if (opcode == op_read_request) begin
-            mr_addr = b_src_stag$q[(32'h8)+:(8)];
+        mr_at_src = opcode == op_read_request;
+        mr_at_atomic = opcode == op_atomic_request;
+        mr_at_response = opcode == op_atomic_response;
+        mr_at_lkey = state$q == RxState$RecvFit;
+        mr_at_stag = ~(mr_at_src | mr_at_atomic | mr_at_response | mr_at_lkey);
+        mr_from_stag = 32'h0;
+        if (mr_at_stag) begin
+            mr_from_stag = b_stag$q[(32'h8)+:(8)];
         end
-        if (opcode == op_atomic_request) begin
-            mr_addr = b_a_stag$q[(32'h8)+:(8)];
+        mr_from_src = 32'h0;
+        if (mr_at_src) begin
+            mr_from_src = b_src_stag$q[(32'h8)+:(8)];
         end
-        if (opcode == op_atomic_response) begin
-            mr_addr = rd_entry[(32'h28)+:(8)];
+        mr_from_atomic = 32'h0;
+        if (mr_at_atomic) begin
+            mr_from_atomic = b_a_stag$q[(32'h8)+:(8)];
         end
-        if (state$q == RxState$Claim) begin
-            mr_addr = b_stag$q[(32'h8)+:(8)];
+        mr_from_response = 32'h0;
+        if (mr_at_response) begin
+            mr_from_response = rd_entry[(32'h28)+:(8)];
         end
-        if (state$q == RxState$RecvFit) begin
-            mr_addr = r_lkey$q[(32'h8)+:(8)];
+        mr_from_lkey = 32'h0;
+        if (mr_at_lkey) begin
+            mr_from_lkey = r_lkey$q[(32'h8)+:(8)];
         end
+        mr_addr = mr_from_stag | mr_from_src | mr_from_atomic | mr_from_response | mr_from_lkey;
         mrs$read_address = mr_addr;
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
@@ -29690,7 +29725,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if ((state$q == RxState$PlaceData) & need_in) begin
             s_axis_tready = m_wr_tready;
         end
-        ended_now = ended$q | (need_in & s_axis_tlast);
+        ended_now = ended$q | s_axis_tlast;
         if ((state$q == RxState$PlaceData) & m_wr_tready & (~need_in | s_axis_tvalid)) begin
             left$d = left$q - out_n;
             if (need_in) begin

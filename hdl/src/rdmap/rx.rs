@@ -8,8 +8,9 @@
 //! read, and then, by opcode:
 //!
 //! (An RDMA Write is the one message that streams: its checks need only its first beat, so
-//! it is classified as its second comes in, and its last payload beat leads back to Idle.
-//! It takes seven cycles a segment beside its payload beats.)
+//! it is classified as its second comes in, its MR is read at the STag of that beat, and
+//! its last payload beat leads back to Idle. It takes six cycles a segment beside its
+//! payload beats.)
 //!
 //! - RDMA Write: the STag names an MR of the QP's PD allowing REMOTE_WRITE that holds the
 //!   range (DDP 1/1/x codes); the payload goes to its IOVA. An empty segment is not checked.
@@ -135,7 +136,8 @@ pub enum RxState {
     /// A new Send or Immediate Data message claims the next posted receive.
     Claim,
     /// The MR the STag (or the receive's LKey) names comes out of the table, into a register
-    /// (the table was read as the state before chose the index).
+    /// (the table was read as the state before chose the index). A Write skips it: its
+    /// STag is in its first beat, so the table was read in Header and Classify takes the word.
     MrRead,
     /// The MR check, for whichever purpose.
     MrCheck,
@@ -565,9 +567,16 @@ pub struct RdmapRx<
     mr: DFF<Bits<MR_ENTRY_BITS>>,
     /// The checked range's TO + length, from `chk_to` and `chk_len` as MrRead has them.
     chk_end: DFF<Bits<65>>,
-    /// The MR's valid bit and whether its index is in the table, looked up in MrRead.
+    /// The MR's valid bit and whether its index is in the table, looked up in MrRead (for a
+    /// Write, in Classify).
     chk_live: DFF<Bit>,
     chk_exists: DFF<Bit>,
+    /// The MR's live bit at `mr_index` (MrRead), and at the header's STag (Classify, for a
+    /// Write).
+    live_at_index: Signal<Local, Bit>,
+    live_at_stag: Signal<Local, Bit>,
+    valid_at_index: Signal<Local, Bits<M>>,
+    valid_at_stag: Signal<Local, Bits<M>>,
     state: DFF<RxState>,
     /// The next state as each state with a choice decides it (`from_idle`: after Idle,
     /// and so on); `state` takes the one of its own state, a parallel select, not a
@@ -620,6 +629,17 @@ pub struct RdmapRx<
     /// The MR table's read address: the index `mr_index` takes when the next state is
     /// MrRead, chosen by state and opcode alone (not by the checks that pick the next state).
     mr_addr: Signal<Local, Bits<MB>>,
+    /// Its sources, each selected by its own decode (`mr_at_*`) and OR-ed.
+    mr_at_stag: Signal<Local, Bit>,
+    mr_at_src: Signal<Local, Bit>,
+    mr_at_atomic: Signal<Local, Bit>,
+    mr_at_response: Signal<Local, Bit>,
+    mr_at_lkey: Signal<Local, Bit>,
+    mr_from_stag: Signal<Local, Bits<MB>>,
+    mr_from_src: Signal<Local, Bits<MB>>,
+    mr_from_atomic: Signal<Local, Bits<MB>>,
+    mr_from_response: Signal<Local, Bits<MB>>,
+    mr_from_lkey: Signal<Local, Bits<MB>>,
     chk_stag: DFF<Bits<32>>,
     chk_to: DFF<Bits<64>>,
     chk_len: DFF<Bits<32>>,
@@ -767,7 +787,6 @@ pub struct RdmapRx<
     access_code: Signal<Local, Bits<16>>,
     ord: Signal<Local, Bits<8>>,
     one_q: Constant<Bits<Q>>,
-    one_m: Constant<Bits<M>>,
     mr_count: Constant<Bits<24>>,
     at_pd: Constant<Bits<9>>,
     at_conn: Constant<Bits<9>>,
@@ -1129,6 +1148,10 @@ impl<
             chk_end: Default::default(),
             chk_live: Default::default(),
             chk_exists: Default::default(),
+            live_at_index: Default::default(),
+            live_at_stag: Default::default(),
+            valid_at_index: Default::default(),
+            valid_at_stag: Default::default(),
             mr: Default::default(),
             state: Default::default(),
             from_idle: Default::default(),
@@ -1167,6 +1190,16 @@ impl<
             purpose: Default::default(),
             mr_index: Default::default(),
             mr_addr: Default::default(),
+            mr_at_stag: Default::default(),
+            mr_at_src: Default::default(),
+            mr_at_atomic: Default::default(),
+            mr_at_response: Default::default(),
+            mr_at_lkey: Default::default(),
+            mr_from_stag: Default::default(),
+            mr_from_src: Default::default(),
+            mr_from_atomic: Default::default(),
+            mr_from_response: Default::default(),
+            mr_from_lkey: Default::default(),
             chk_stag: Default::default(),
             chk_to: Default::default(),
             chk_len: Default::default(),
@@ -1272,7 +1305,6 @@ impl<
             access_code: Default::default(),
             ord: Default::default(),
             one_q: constant(1),
-            one_m: constant(1),
             mr_count: constant(M as u64),
             at_pd: at(qp_fields::PD),
             at_conn: at(qp_fields::CONN_ID),
@@ -1936,15 +1968,17 @@ impl<
                 if self.p_parse_error.q.val() {
                     self.code_classify.next = self.p_parse_code.q.val();
                     self.from_classify.next = RxState::Fault;
-                } else if self.opcode.val() == self.op_write.val() {
-                    // RDMA Write.
+                } else if self.write_header.q.val() {
+                    // RDMA Write (parsed: a Write opcode is tagged, so `write_header` is
+                    // the opcode's test, made from the first beat).
                     self.purpose.d.next = 0.into();
                     self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
                     self.chk_stag.d.next = self.b_stag.q.val();
                     self.chk_to.d.next = self.b_to.q.val();
                     self.chk_right.d.next = 3.into();
+                    // The MR word is already out: the table was read at the STag in Header.
                     if self.p_plen_any.q.val() {
-                        self.from_classify.next = RxState::MrRead;
+                        self.from_classify.next = RxState::MrCheck;
                     }
                 } else if self.opcode.val() == self.op_read_response.val() {
                     // Read Response.
@@ -2127,6 +2161,10 @@ impl<
         }
 
         // MrRead, MrCheck: the MR check, for whichever purpose.
+        self.valid_at_index.next = self.mr_valid.val() >> bit_cast::<M, MB>(self.mr_index.q.val());
+        self.valid_at_stag.next = self.mr_valid.val() >> bit_cast::<M, MB>(self.b_stag.q.val().get_bits::<MB>(8));
+        self.live_at_index.next = self.valid_at_index.val().get_bit(0);
+        self.live_at_stag.next = self.valid_at_stag.val().get_bit(0);
         if self.state.q.val() == RxState::MrRead {
             // A receive buffer refused by its check (local) is reported without headers; it is
             // the one failure that can follow this check, so the choice is made ahead of it.
@@ -2134,9 +2172,16 @@ impl<
                 self.fault_hdr.d.next = false;
             }
             self.mr.d.next = self.mrs.read_data.val();
-            self.chk_live.d.next =
-                (self.mr_valid.val() & (self.one_m.val() << bit_cast::<M, MB>(self.mr_index.q.val()))).any();
+            self.chk_live.d.next = self.live_at_index.val();
             self.chk_exists.d.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
+        }
+        // A Write's MR was read at its STag in Header (`mr_addr`'s default), so Classify takes
+        // its word and makes the check's inputs from the header, and the Write goes on to
+        // MrCheck; any other ULPDU that goes to MrRead has these made again there.
+        if self.state.q.val() == RxState::Classify {
+            self.mr.d.next = self.mrs.read_data.val();
+            self.chk_live.d.next = self.live_at_stag.val();
+            self.chk_exists.d.next = self.b_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
         }
         self.check.mr.next = self.mr.q.val();
         self.check.live.next = self.chk_live.q.val();
@@ -2145,6 +2190,9 @@ impl<
         self.check.pd.next = self.pd.val();
         self.check.to.next = self.chk_to.q.val();
         self.chk_end.d.next = bit_cast::<65, 64>(self.chk_to.q.val()) + bit_cast::<65, 32>(self.chk_len.q.val());
+        if self.state.q.val() == RxState::Classify {
+            self.chk_end.d.next = bit_cast::<65, 64>(self.b_to.q.val()) + bit_cast::<65, 16>(self.plen.q.val());
+        }
         self.check.range_end.next = self.chk_end.q.val();
         self.check.right.next = self.chk_right.q.val();
         // The error as a Terminate code: DDP tagged codes, or RDMAP ones for a Read source.
@@ -2244,23 +2292,41 @@ impl<
         // The MR table is read in the state before MrRead (Classify, Claim or RecvFit) at the
         // index that state chooses, so its word is out in MrRead. The address is selected by
         // state and opcode from registers, in parallel with the checks: in any other case the
-        // next state is not MrRead and the word is not used.
-        self.mr_addr.next = self.b_stag.q.val().get_bits::<MB>(8);
-        if self.opcode.val() == self.op_read_request.val() {
-            self.mr_addr.next = self.b_src_stag.q.val().get_bits::<MB>(8);
+        // next state is not MrRead and the word is not used. (A Write's is read in Header, at
+        // the STag of its first beat.) The sources exclude each other (a receive's LKey is read
+        // only for a Send, in RecvFit; a Send's Invalidate STag in Claim is the default), so
+        // the address is their AND-OR, not a chain of overriding selects.
+        self.mr_at_src.next = self.opcode.val() == self.op_read_request.val();
+        self.mr_at_atomic.next = self.opcode.val() == self.op_atomic_request.val();
+        self.mr_at_response.next = self.opcode.val() == self.op_atomic_response.val();
+        self.mr_at_lkey.next = self.state.q.val() == RxState::RecvFit;
+        self.mr_at_stag.next =
+            !(self.mr_at_src.val() | self.mr_at_atomic.val() | self.mr_at_response.val() | self.mr_at_lkey.val());
+        self.mr_from_stag.next = 0.into();
+        if self.mr_at_stag.val() {
+            self.mr_from_stag.next = self.b_stag.q.val().get_bits::<MB>(8);
         }
-        if self.opcode.val() == self.op_atomic_request.val() {
-            self.mr_addr.next = self.b_a_stag.q.val().get_bits::<MB>(8);
+        self.mr_from_src.next = 0.into();
+        if self.mr_at_src.val() {
+            self.mr_from_src.next = self.b_src_stag.q.val().get_bits::<MB>(8);
         }
-        if self.opcode.val() == self.op_atomic_response.val() {
-            self.mr_addr.next = self.rd_entry.val().get_bits::<MB>(40);
+        self.mr_from_atomic.next = 0.into();
+        if self.mr_at_atomic.val() {
+            self.mr_from_atomic.next = self.b_a_stag.q.val().get_bits::<MB>(8);
         }
-        if self.state.q.val() == RxState::Claim {
-            self.mr_addr.next = self.b_stag.q.val().get_bits::<MB>(8);
+        self.mr_from_response.next = 0.into();
+        if self.mr_at_response.val() {
+            self.mr_from_response.next = self.rd_entry.val().get_bits::<MB>(40);
         }
-        if self.state.q.val() == RxState::RecvFit {
-            self.mr_addr.next = self.r_lkey.q.val().get_bits::<MB>(8);
+        self.mr_from_lkey.next = 0.into();
+        if self.mr_at_lkey.val() {
+            self.mr_from_lkey.next = self.r_lkey.q.val().get_bits::<MB>(8);
         }
+        self.mr_addr.next = self.mr_from_stag.val()
+            | self.mr_from_src.val()
+            | self.mr_from_atomic.val()
+            | self.mr_from_response.val()
+            | self.mr_from_lkey.val();
         self.mrs.read_address.next = self.mr_addr.val();
 
         // PlaceRequest, PlaceData: place the payload, realigned to lane 0 (it starts at octet 6 of
@@ -2332,7 +2398,10 @@ impl<
         if (self.state.q.val() == RxState::PlaceData) & self.need_in.val() {
             self.s_axis_tready.next = self.m_wr_tready.val();
         }
-        self.ended_now.next = self.ended.q.val() | (self.need_in.val() & self.s_axis_tlast.val());
+        // (A beat that takes no input is past the ULPDU's last, whose `tlast` set `ended`: the
+        // payload ends where the ULPDU does, its length being the descriptor's less the
+        // header's. So `tlast` needs no `need_in` beside it.)
+        self.ended_now.next = self.ended.q.val() | self.s_axis_tlast.val();
         if (self.state.q.val() == RxState::PlaceData)
             & self.m_wr_tready.val()
             & (!self.need_in.val() | self.s_axis_tvalid.val())
