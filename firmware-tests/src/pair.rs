@@ -50,11 +50,14 @@ pub struct DeviceTarget<'d> {
     pub mr: MemoryRegion<'d, SimHal>,
 }
 
-/// Work requests a QP may have posted and not completed (its SQ holds 64).
-pub const DEPTH: u32 = 32;
-const SQ_LOG_SIZE: u8 = 6;
-/// One CQ per side takes every QP's completions: `qps · DEPTH` at most (256 QPs' worth).
-const CQ_LOG_SIZE: u8 = 13;
+/// Work requests a QP may have posted and not completed: as many as its SQ holds, and
+/// perftest's default `--tx-depth`. With one QP, 64 B Writes need more than 64 in flight
+/// to cover their round trip (doorbell to completion, two 200-cycle DMA reads among it).
+pub const DEPTH: u32 = 128;
+const SQ_LOG_SIZE: u8 = 7;
+/// One CQ per side takes every QP's completions: `qps · DEPTH` at most (8192 with 64 QPs,
+/// half the ring).
+const CQ_LOG_SIZE: u8 = 14;
 const ALL: MrAccess = MrAccess { local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 
 /// One side of the pair.

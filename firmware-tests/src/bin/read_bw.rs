@@ -1,6 +1,6 @@
 //! `read_bw --backend sim [--size N] [--iters N] [--qps N] [--mulpdu N] [--sweep [--svg FILE]]`:
 //! RDMA Read bandwidth: A reads B's memory, ORD `--ord` (default `MAX_READS`, 16), up to
-//! 32 messages in flight per QP; prints bytes per cycle of payload and on the wire, and messages per cycle.
+//! 128 messages in flight per QP; prints bytes per cycle of payload and on the wire, and messages per cycle.
 //! `--sweep` runs sizes from 64 octets to 64 KiB and plots them. Exits 1 if a run fails or
 //! moves a wrong octet, 2 if the backend cannot run.
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! `write_bw --backend sim [--size N] [--iters N] [--qps N] [--mulpdu N] [--sweep [--svg FILE]]`:
-//! RDMA Write bandwidth: A writes into B's memory, up to 32 messages in flight per QP; prints bytes per cycle of payload and on
+//! RDMA Write bandwidth: A writes into B's memory, up to 128 messages in flight per QP; prints bytes per cycle of payload and on
 //! the wire, and messages per cycle. `--sweep` runs sizes from 64 octets to 64 KiB and
 //! plots them. Exits 1 if a run fails or moves a wrong octet, 2 if the backend cannot run.
 use std::path::PathBuf;
