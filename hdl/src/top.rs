@@ -250,9 +250,14 @@ pub struct RnicTop<
     /// The next FPDU's QP, out of `rx_fpdus` into a register. Its settings and marker
     /// distance are selected from it into registers of their own (the distance read from
     /// block RAM, then registered with the writes since), so the deframer's parse starts
-    /// from registers: `rx_next_ready` once the QP has been there a cycle, `rx_next_held`
-    /// a cycle later, when the registers hold its settings.
+    /// from registers: `rx_next_ready` once the RAM has been read at the QP for a cycle,
+    /// `rx_next_held` a cycle later, when the registers hold its settings. The RAM and the
+    /// marker setting are read at `rx_next_read`: the queue's head as it comes out into an
+    /// empty `rx_next_qp` (the usual case for short FPDUs, whose packets follow each other
+    /// closely), so that its settings are ready a cycle sooner; else `rx_next_qp`.
     rx_next_qp: DFF<Bits<QB>>,
+    rx_next_read: Signal<Local, Bits<QB>>,
+    rx_next_early: Signal<Local, Bit>,
     rx_next_valid: DFF<Bit>,
     rx_next_ready: DFF<Bit>,
     rx_next_held: DFF<Bit>,
@@ -456,6 +461,8 @@ impl<
             rx_fpdus: Default::default(),
             rx_next_qp: Default::default(),
             rx_next_valid: Default::default(),
+            rx_next_read: Default::default(),
+            rx_next_early: Default::default(),
             rx_next_ready: Default::default(),
             rx_next_held: Default::default(),
             rx_next_markers: Default::default(),
@@ -1177,7 +1184,13 @@ impl<
         // with the ULPDUs, and fails its own QP only.
         // The next FPDU's QP waits in `rx_next_qp`, refilled as the deframer parses it.
         self.rx_fpdus.m_ready.next = !self.rx_next_valid.q.val() | self.deframer.fpdu_start.val();
-        self.rx_next_ready.d.next = self.rx_next_valid.q.val() & !self.deframer.fpdu_start.val();
+        self.rx_next_early.next = self.rx_fpdus.m_valid.val() & !self.rx_next_valid.q.val();
+        self.rx_next_read.next = self.rx_next_qp.q.val();
+        if self.rx_next_early.val() {
+            self.rx_next_read.next = self.rx_fpdus.m_data.val();
+        }
+        self.rx_next_ready.d.next =
+            (self.rx_next_valid.q.val() & !self.deframer.fpdu_start.val()) | self.rx_next_early.val();
         self.rx_next_held.d.next = self.rx_next_ready.q.val() & !self.deframer.fpdu_start.val();
         if self.deframer.fpdu_start.val() {
             self.rx_next_valid.d.next = false;
@@ -1191,9 +1204,9 @@ impl<
             self.rx_next_ready.d.next = false;
             self.rx_next_held.d.next = false;
         }
-        self.rx_positions.read_qp.next = self.rx_next_qp.q.val();
+        self.rx_positions.read_qp.next = self.rx_next_read.val();
         self.rx_next_markers.d.next =
-            (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
+            (self.ctrl.qp_markers_rx.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_read.val()))).any();
         self.rx_next_crc.d.next =
             (self.ctrl.qp_crc.val() & (self.one_q.val() << bit_cast::<Q, QB>(self.rx_next_qp.q.val()))).any();
         self.rx_held_markers.d.next = self.rx_next_markers.q.val();

@@ -1042,6 +1042,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  tx_tlast;
     reg  [15:0] tx_tuser;
     reg  [31:0] tx_tid;
+    reg  [5:0] rx_next_read;
+    reg  rx_next_early;
     reg  rx_open;
     reg  rx_job;
     reg  rx_cqe;
@@ -2652,7 +2654,12 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         rx_ring$rd_addr = ctrl$ext_rd_addr;
         ctrl$ext_rd_data = tx_ring$rd_data | rx_ring$rd_data;
         rx_fpdus$m_ready = ~rx_next_valid$q | deframer$fpdu_start;
-        rx_next_ready$d = rx_next_valid$q & ~deframer$fpdu_start;
+        rx_next_early = rx_fpdus$m_valid & ~rx_next_valid$q;
+        rx_next_read = rx_next_qp$q;
+        if (rx_next_early) begin
+            rx_next_read = rx_fpdus$m_data;
+        end
+        rx_next_ready$d = (rx_next_valid$q & ~deframer$fpdu_start) | rx_next_early;
         rx_next_held$d = rx_next_ready$q & ~deframer$fpdu_start;
         if (deframer$fpdu_start) begin
             rx_next_valid$d = 1'b0;
@@ -2666,8 +2673,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
             rx_next_ready$d = 1'b0;
             rx_next_held$d = 1'b0;
         end
-        rx_positions$read_qp = rx_next_qp$q;
-        rx_next_markers$d = |(ctrl$qp_markers_rx & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
+        rx_positions$read_qp = rx_next_read;
+        rx_next_markers$d = |(ctrl$qp_markers_rx & (one_q << ((rx_next_read) & 64'hffffffffffffffff)));
         rx_next_crc$d = |(ctrl$qp_crc & (one_q << ((rx_next_qp$q) & 64'hffffffffffffffff)));
         rx_held_markers$d = rx_next_markers$q;
         deframer$markers_en = rx_held_markers$q;
@@ -26959,6 +26966,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     localparam  len_atomic_response = 16'hc;
     localparam  len_imm = 33'h8;
     localparam  t_llp_mpa = 16'h2000;
+    localparam  atomic_beats = 4'h9;
+    localparam  atomic_check_beats = 4'h5;
+    localparam  atomic_len = 16'h8;
+    localparam  at_atomic_stag = 10'b11010000;
+    localparam  at_atomic_to = 10'b11110000;
     localparam  st_terminated = 8'h7;
     localparam  at_term_hdr_ctrl = 10'b11000000;
     localparam  at_term_qn = 10'b11110000;
@@ -27421,6 +27433,21 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  write_header$d;
     wire  write_header$q;
     reg  write_header$clock;
+    reg  atomic_header$d;
+    wire  atomic_header$q;
+    reg  atomic_header$clock;
+    reg  read_response_header$d;
+    wire  read_response_header$q;
+    reg  read_response_header$clock;
+    reg  read_request_header$d;
+    wire  read_request_header$q;
+    reg  read_request_header$clock;
+    reg  atomic_response_header$d;
+    wire  atomic_response_header$q;
+    reg  atomic_response_header$clock;
+    reg  terminate_header$d;
+    wire  terminate_header$q;
+    reg  terminate_header$clock;
     reg  [2:0] purpose$d;
     wire  [2:0] purpose$q;
     reg  purpose$clock;
@@ -27556,10 +27583,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     wire  [31:0] b_src_stag$q;
     reg  [63:0] b_src_to$d;
     wire  [63:0] b_src_to$q;
-    reg  [31:0] b_a_stag$d;
-    wire  [31:0] b_a_stag$q;
-    reg  [63:0] b_a_to$d;
-    wire  [63:0] b_a_to$q;
     reg  [63:0] b_a_data$d;
     wire  [63:0] b_a_data$q;
     reg  [63:0] b_a_mask$d;
@@ -27626,6 +27649,12 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  p_mo_bad$d;
     wire  p_mo_bad$q;
     reg  p_mo_bad$clock;
+    reg  mr_failed$d;
+    wire  mr_failed$q;
+    reg  mr_failed$clock;
+    reg  [2:0] mr_error$d;
+    wire  [2:0] mr_error$q;
+    reg  mr_error$clock;
     reg  fault_rdma$d;
     wire  fault_rdma$q;
     reg  fault_rdma$clock;
@@ -27719,16 +27748,19 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [15:0] code_imm_complete;
     reg  [9:0] hdr_at;
     reg  write_first;
+    reg  atomic_first;
+    reg  [3:0] first_opcode;
+    reg  capture;
+    reg  atom_go;
+    reg  [15:0] classify_len;
     reg  ended_now;
     reg  [7:0] mr_addr;
     reg  mr_at_stag;
     reg  mr_at_src;
-    reg  mr_at_atomic;
     reg  mr_at_response;
     reg  mr_at_lkey;
     reg  [7:0] mr_from_stag;
     reg  [7:0] mr_from_src;
-    reg  [7:0] mr_from_atomic;
     reg  [7:0] mr_from_response;
     reg  [7:0] mr_from_lkey;
     reg  term_names_read;
@@ -27769,7 +27801,15 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     reg  [15:0] out_n;
     reg  [415:0] term_body;
     reg  [143:0] hdr_bytes;
-    reg  [15:0] access_code;
+    reg  rdma_codes;
+    reg  [15:0] code_stag;
+    reg  [15:0] code_pd;
+    reg  [15:0] code_rights;
+    reg  [15:0] code_wrap;
+    reg  [15:0] code_bounds;
+    reg  [15:0] code_none;
+    reg  [127:0] code_table;
+    reg  [15:0] fault_now;
     reg  [7:0] ord;
     
     // Sub module instances
@@ -28352,6 +28392,31 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .q(write_header$q),
         .clock(write_header$clock)
     );
+    rnic_top$receiver$atomic_header atomic_header(
+        .d(atomic_header$d),
+        .q(atomic_header$q),
+        .clock(atomic_header$clock)
+    );
+    rnic_top$receiver$read_response_header read_response_header(
+        .d(read_response_header$d),
+        .q(read_response_header$q),
+        .clock(read_response_header$clock)
+    );
+    rnic_top$receiver$read_request_header read_request_header(
+        .d(read_request_header$d),
+        .q(read_request_header$q),
+        .clock(read_request_header$clock)
+    );
+    rnic_top$receiver$atomic_response_header atomic_response_header(
+        .d(atomic_response_header$d),
+        .q(atomic_response_header$q),
+        .clock(atomic_response_header$clock)
+    );
+    rnic_top$receiver$terminate_header terminate_header(
+        .d(terminate_header$d),
+        .q(terminate_header$q),
+        .clock(terminate_header$clock)
+    );
     rnic_top$receiver$purpose purpose(
         .d(purpose$d),
         .q(purpose$q),
@@ -28585,14 +28650,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .d(b_src_to$d),
         .q(b_src_to$q)
     );
-    rnic_top$receiver$b_a_stag b_a_stag(
-        .d(b_a_stag$d),
-        .q(b_a_stag$q)
-    );
-    rnic_top$receiver$b_a_to b_a_to(
-        .d(b_a_to$d),
-        .q(b_a_to$q)
-    );
     rnic_top$receiver$b_a_data b_a_data(
         .d(b_a_data$d),
         .q(b_a_data$q)
@@ -28707,6 +28764,16 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         .q(p_mo_bad$q),
         .clock(p_mo_bad$clock)
     );
+    rnic_top$receiver$mr_failed mr_failed(
+        .d(mr_failed$d),
+        .q(mr_failed$q),
+        .clock(mr_failed$clock)
+    );
+    rnic_top$receiver$mr_error mr_error(
+        .d(mr_error$d),
+        .q(mr_error$q),
+        .clock(mr_error$clock)
+    );
     rnic_top$receiver$fault_rdma fault_rdma(
         .d(fault_rdma$d),
         .q(fault_rdma$q),
@@ -28715,6 +28782,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
     
     // Update code
     always @(*) begin
+        mr_failed$clock = clock;
+        mr_error$clock = clock;
         full$clock = clock;
         mr$clock = clock;
         chk_end$clock = clock;
@@ -28728,6 +28797,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         beats$clock = clock;
         ended$clock = clock;
         write_header$clock = clock;
+        atomic_header$clock = clock;
+        read_response_header$clock = clock;
+        read_request_header$clock = clock;
+        atomic_response_header$clock = clock;
+        terminate_header$clock = clock;
         purpose$clock = clock;
         mr_index$clock = clock;
         chk_stag$clock = clock;
@@ -28809,6 +28883,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         p_ar_bad$clock = clock;
         p_recv_idle$clock = clock;
         p_mo_bad$clock = clock;
+        mr_failed$d = mr_failed$q;
+        mr_error$d = mr_error$q;
         full$d = full$q;
         mr$d = mr$q;
         chk_end$d = chk_end$q;
@@ -28822,6 +28898,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         beats$d = beats$q;
         ended$d = ended$q;
         write_header$d = write_header$q;
+        atomic_header$d = atomic_header$q;
+        read_response_header$d = read_response_header$q;
+        read_request_header$d = read_request_header$q;
+        atomic_response_header$d = atomic_response_header$q;
+        terminate_header$d = terminate_header$q;
         purpose$d = purpose$q;
         mr_index$d = mr_index$q;
         chk_stag$d = chk_stag$q;
@@ -28924,7 +29005,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         code_idle = fault_code$q;
         code_classify = fault_code$q;
         code_claim = fault_code$q;
-        code_mr_check = fault_code$q;
         code_recv_fit = fault_code$q;
         code_imm_complete = fault_code$q;
         ctx$read_clock = clock;
@@ -29101,6 +29181,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             first_hlen = hlen_tagged;
         end
         write_first = s_axis_tdata[at_t_flag] & (s_axis_tdata[(at_opcode)+:(4)] == op_write);
+        first_opcode = s_axis_tdata[(at_opcode)+:(4)];
+        atomic_first = ~s_axis_tdata[at_t_flag] & (first_opcode == op_atomic_request);
         need = 32'h3;
         if (is_tagged) begin
             need = 32'h2;
@@ -29112,7 +29194,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             need = 32'h4;
         end
         if (~is_tagged & (opcode == op_atomic_request)) begin
-            need = 32'h9;
+            need = atomic_beats;
         end
         side_work = tx_fails$m_valid;
         scan$d = scan$q;
@@ -29139,6 +29221,11 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 plen$d = s_axis_tuser[(at_desc_length)+:(16)] - first_hlen;
                 hdr$d = ((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 write_header$d = write_first;
+                atomic_header$d = atomic_first;
+                read_response_header$d = first_opcode == op_read_response;
+                read_request_header$d = first_opcode == op_read_request;
+                atomic_response_header$d = first_opcode == op_atomic_response;
+                terminate_header$d = first_opcode == op_terminate;
                 beats$d = 32'h1;
                 ended$d = s_axis_tlast;
                 from_idle = RxState$Header;
@@ -29152,13 +29239,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
         end
         hdr_at = ((beats$q) & 10'h3ff) << 32'h6;
-        if ((state$q == RxState$Header) & (beats$q < need) & ~ended$q) begin
+        capture = (beats$q < need) & ~ended$q & ((state$q == RxState$Header) | (atomic_header$q & ((state$q == RxState$Classify) | (state$q == RxState$MrCheck) | (state$q == RxState$AtomicWait))));
+        if (capture) begin
             s_axis_tready = 1'b1;
             if (s_axis_tvalid) begin
                 hdr$d = hdr$q | (((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_at);
                 beats$d = beats$q + 32'h1;
                 ended$d = s_axis_tlast;
-                if (write_header$q) begin
+                if (write_header$q | (atomic_header$q & ((beats$q + 32'h1) == atomic_check_beats))) begin
                     from_header = RxState$Classify;
                 end
             end
@@ -29168,6 +29256,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         end
         b_stag$d = hdr$q[(32'h10)+:(32)];
         b_to$d = hdr$q[(32'h30)+:(64)];
+        if (atomic_header$q) begin
+            b_stag$d = hdr$q[(at_atomic_stag)+:(32)];
+            b_to$d = hdr$q[(at_atomic_to)+:(64)];
+        end
         b_qn$d = hdr$q[(32'h30)+:(32)];
         b_msn$d = hdr$q[(32'h50)+:(32)];
         b_mo$d = hdr$q[(32'h70)+:(32)];
@@ -29177,8 +29269,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         b_src_stag$d = hdr$q[(32'h110)+:(32)];
         b_src_to$d = hdr$q[(32'h130)+:(64)];
         aop = hdr$q[(32'ha8)+:(4)];
-        b_a_stag$d = hdr$q[(32'hd0)+:(32)];
-        b_a_to$d = hdr$q[(32'hf0)+:(64)];
         b_a_data$d = hdr$q[(32'h130)+:(64)];
         b_a_mask$d = hdr$q[(32'h170)+:(64)];
         b_a_compare$d = hdr$q[(32'h1b0)+:(64)];
@@ -29347,7 +29437,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         from_classify = RxState$MrCheck;
                     end
                 end
-                else if (opcode == op_read_response) begin
+                else if (read_response_header$q) begin
                     purpose$d = 32'h1;
                     mr_index$d = b_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_stag$q;
@@ -29377,7 +29467,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         from_classify = RxState$Fault;
                     end
                 end
-                else if (opcode == op_read_request) begin
+                else if (read_request_header$q) begin
                     purpose$d = 32'h4;
                     mr_index$d = b_src_stag$q[(32'h8)+:(8)];
                     chk_stag$d = b_src_stag$q;
@@ -29404,12 +29494,12 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         end
                     end
                 end
-                else if (opcode == op_atomic_request) begin
+                else if (atomic_header$q) begin
                     purpose$d = 32'h5;
-                    mr_index$d = b_a_stag$q[(32'h8)+:(8)];
-                    chk_stag$d = b_a_stag$q;
-                    chk_to$d = b_a_to$q;
-                    chk_len$d = 32'h8;
+                    mr_index$d = b_stag$q[(32'h8)+:(8)];
+                    chk_stag$d = b_stag$q;
+                    chk_to$d = b_to$q;
+                    chk_len$d = ((atomic_len) & 32'hffffffff);
                     chk_right$d = 32'h4;
                     if (p_rr_msn_bad$q) begin
                         code_classify = t_msn_range;
@@ -29425,10 +29515,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                     end
                     else begin
                         rr_msn$write_enable = 1'b1;
-                        from_classify = RxState$MrRead;
+                        from_classify = RxState$MrCheck;
                     end
                 end
-                else if (opcode == op_atomic_response) begin
+                else if (atomic_response_header$q) begin
                     purpose$d = 32'h1;
                     mr_index$d = rd_entry[(32'h28)+:(8)];
                     chk_stag$d = rd_entry[(32'h20)+:(32)];
@@ -29445,7 +29535,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                         from_classify = RxState$Fault;
                     end
                 end
-                else if (opcode == op_terminate) begin
+                else if (terminate_header$q) begin
                     fail_valid$d = 1'b1;
                     term_valid$d = term_names_read;
                     term_qpn$d = qpn$q;
@@ -29544,38 +29634,58 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         check$pd = pd;
         check$to = chk_to$q;
         chk_end$d = ((chk_to$q) & 65'h1ffffffffffffffff) + ((chk_len$q) & 65'h1ffffffffffffffff);
+        classify_len = plen$q;
+        if (atomic_header$q) begin
+            classify_len = atomic_len;
+        end
         if (state$q == RxState$Classify) begin
-            chk_end$d = ((b_to$q) & 65'h1ffffffffffffffff) + ((plen$q) & 65'h1ffffffffffffffff);
+            chk_end$d = ((b_to$q) & 65'h1ffffffffffffffff) + ((classify_len) & 65'h1ffffffffffffffff);
         end
         check$range_end = chk_end$q;
         check$right = chk_right$q;
-        access_code = t_tagged_stag;
-        if (check$error == 32'h2) begin
-            access_code = t_tagged_not_associated;
+        rdma_codes = (purpose$q == 32'h2) | (purpose$q == 32'h4) | (purpose$q == 32'h5);
+        code_stag = t_tagged_stag;
+        code_pd = t_tagged_not_associated;
+        code_rights = t_tagged_stag;
+        code_wrap = t_tagged_wrap;
+        code_bounds = t_tagged_bounds;
+        if (rdma_codes) begin
+            code_stag = t_rdma_stag;
+            code_pd = t_rdma_not_associated;
+            code_rights = t_rdma_rights;
+            code_wrap = t_rdma_wrap;
+            code_bounds = t_rdma_bounds;
         end
-        if (check$error == 32'h4) begin
-            access_code = t_tagged_wrap;
-        end
-        if (check$error == 32'h5) begin
-            access_code = t_tagged_bounds;
-        end
-        if ((purpose$q == 32'h4) | (purpose$q == 32'h5)) begin
-            access_code = t_rdma_stag;
-            if (check$error == 32'h2) begin
-                access_code = t_rdma_not_associated;
-            end
-            if (check$error == 32'h3) begin
-                access_code = t_rdma_rights;
-            end
-            if (check$error == 32'h4) begin
-                access_code = t_rdma_wrap;
-            end
-            if (check$error == 32'h5) begin
-                access_code = t_rdma_bounds;
-            end
+        if (purpose$q == 32'h2) begin
+            code_pd = t_cannot_invalidate;
+            code_rights = t_rdma_stag;
+            code_wrap = t_rdma_stag;
+            code_bounds = t_rdma_stag;
         end
         if (purpose$q == 32'h3) begin
-            access_code = t_ddp_local;
+            code_stag = t_ddp_local;
+            code_pd = t_ddp_local;
+            code_rights = t_ddp_local;
+            code_wrap = t_ddp_local;
+            code_bounds = t_ddp_local;
+        end
+        code_none = fault_code$q;
+        if (purpose$q == 32'h2) begin
+            code_none = t_rdma_stag;
+        end
+        if ((purpose$q == 32'h1) & short_last$q) begin
+            code_none = t_unspecified;
+        end
+        if ((purpose$q == 32'h5) & |check$iova[(32'h0)+:(3)]) begin
+            code_none = t_misaligned;
+        end
+        code_table = ((code_stag) & 128'hffffffffffffffffffffffffffffffff) | (((code_stag) & 128'hffffffffffffffffffffffffffffffff) << 64'h10) | (((code_pd) & 128'hffffffffffffffffffffffffffffffff) << 64'h20) | (((code_rights) & 128'hffffffffffffffffffffffffffffffff) << 64'h30) | (((code_wrap) & 128'hffffffffffffffffffffffffffffffff) << 64'h40) | (((code_bounds) & 128'hffffffffffffffffffffffffffffffff) << 64'h50) | (((code_stag) & 128'hffffffffffffffffffffffffffffffff) << 64'h60) | (((code_stag) & 128'hffffffffffffffffffffffffffffffff) << 64'h70);
+        code_mr_check = code_none;
+        mr_failed$d = (state$q == RxState$MrCheck) & |check$error;
+        mr_error$d = check$error;
+        fault_now = fault_code$q;
+        if (mr_failed$q) begin
+            fault_now = ((code_table >> (((mr_error$q) & 7'h7f) << 64'h4)) & 16'hffff);
         end
         if (state$q == RxState$MrCheck) begin
             place_addr$d = check$iova;
@@ -29591,26 +29701,23 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
             if (purpose$q == 32'h5) begin
                 from_mr_check = RxState$AtomicWait;
+                job_atomic$d = 1'b1;
+                job_terminate$d = 1'b0;
                 if (|check$iova[(32'h0)+:(3)]) begin
-                    code_mr_check = t_misaligned;
                     from_mr_check = RxState$Fault;
+                    job_atomic$d = 1'b0;
                 end
             end
             if (|check$error) begin
                 job_valid$d = 1'b0;
+                job_atomic$d = 1'b0;
                 fault_rdma$d = purpose$q == 32'h4;
-                code_mr_check = access_code;
                 from_mr_check = RxState$Fault;
             end
             if ((purpose$q == 32'h1) & ~|check$error & short_last$q) begin
-                code_mr_check = t_unspecified;
                 from_mr_check = RxState$Fault;
             end
             if (purpose$q == 32'h2) begin
-                code_mr_check = t_rdma_stag;
-                if (check$error == 32'h2) begin
-                    code_mr_check = t_cannot_invalidate;
-                end
                 from_mr_check = RxState$RecvFit;
                 if ((check$error == 32'h1) | (check$error == 32'h2)) begin
                     from_mr_check = RxState$Fault;
@@ -29634,10 +29741,9 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             end
         end
         mr_at_src = opcode == op_read_request;
-        mr_at_atomic = opcode == op_atomic_request;
         mr_at_response = opcode == op_atomic_response;
         mr_at_lkey = state$q == RxState$RecvFit;
-        mr_at_stag = ~(mr_at_src | mr_at_atomic | mr_at_response | mr_at_lkey);
+        mr_at_stag = ~(mr_at_src | mr_at_response | mr_at_lkey);
         mr_from_stag = 32'h0;
         if (mr_at_stag) begin
             mr_from_stag = b_stag$q[(32'h8)+:(8)];
@@ -29645,10 +29751,6 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         mr_from_src = 32'h0;
         if (mr_at_src) begin
             mr_from_src = b_src_stag$q[(32'h8)+:(8)];
-        end
-        mr_from_atomic = 32'h0;
-        if (mr_at_atomic) begin
-            mr_from_atomic = b_a_stag$q[(32'h8)+:(8)];
         end
         mr_from_response = 32'h0;
         if (mr_at_response) begin
@@ -29658,7 +29760,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (mr_at_lkey) begin
             mr_from_lkey = r_lkey$q[(32'h8)+:(8)];
         end
-        mr_addr = mr_from_stag | mr_from_src | mr_from_atomic | mr_from_response | mr_from_lkey;
+        mr_addr = mr_from_stag | mr_from_src | mr_from_response | mr_from_lkey;
         mrs$read_address = mr_addr;
         m_wr_req_valid = state$q == RxState$PlaceRequest;
         m_wr_req_addr = place_addr$q;
@@ -30379,7 +30481,8 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 from_imm_complete = RxState$Fault;
             end
         end
-        m_atom_valid = (state$q == RxState$AtomicWait) & writes_settled & s_cqes_written;
+        atom_go = writes_settled & s_cqes_written & ended$q & jobs$s_ready;
+        m_atom_valid = (state$q == RxState$AtomicWait) & atom_go;
         m_atom_addr = job_addr$q;
         m_atom_aopcode = aop;
         m_atom_data = b_a_data$q;
@@ -30390,37 +30493,36 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         m_atom_after = plain_pushed$q;
         if (m_atom_valid & m_atom_ready) begin
             placed_since$d = 1'b0;
-            job_valid$d = 1'b1;
-            job_terminate$d = 1'b0;
-            job_atomic$d = 1'b1;
-            from_atomic_wait = RxState$JobOut;
+            job_atomic$d = 1'b0;
+            resp_sent_msn$write_enable = 1'b1;
+            from_atomic_wait = RxState$Idle;
         end
         hdr_bytes = hdr$q[(32'h0)+:(144)];
         if (is_tagged) begin
             hdr_bytes = ((hdr$q[(32'h0)+:(112)]) & 144'hffffffffffffffffffffffffffffffffffff);
         end
-        term_body = ((fault_code$q[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_code$q[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | flags_md | (((ulen$q[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((ulen$q[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h28) | (((hdr_bytes) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
+        term_body = ((fault_now[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_now[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | flags_md | (((ulen$q[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((ulen$q[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h28) | (((hdr_bytes) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h30);
         if (fault_rdma$q) begin
             term_body = term_body | flag_r | (((hdr$q[(32'h90)+:(224)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0);
         end
         if (~fault_hdr$q) begin
-            term_body = ((fault_code$q[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_code$q[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8);
+            term_body = ((fault_now[(32'h8)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((fault_now[(32'h0)+:(8)]) & 416'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8);
         end
         term_len = hlen + 32'h6;
         if (fault_rdma$q) begin
             term_len = hlen + 32'h22;
         end
         fault_status = 32'h0;
-        if (fault_code$q == t_too_long) begin
+        if (fault_now == t_too_long) begin
             fault_status = st_local_length;
         end
-        if (fault_code$q == t_ddp_local) begin
+        if (fault_now == t_ddp_local) begin
             fault_status = st_local_protection;
         end
-        if ((fault_code$q == t_rdma_stag) | (fault_code$q == t_cannot_invalidate)) begin
+        if ((fault_now == t_rdma_stag) | (fault_now == t_cannot_invalidate)) begin
             fault_status = st_remote_access;
         end
-        if ((fault_code$q == t_invalid_mo) | (fault_code$q == t_msn_range)) begin
+        if ((fault_now == t_invalid_mo) | (fault_now == t_msn_range)) begin
             fault_status = st_remote_operation;
         end
         if ((state$q == RxState$Fault) & r_active$q & (is_send | is_imm)) begin
@@ -30432,7 +30534,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             fail_term$d = (((hdr$q[(32'h90)+:(8)]) & 16'hffff) << 32'h8) | ((hdr$q[(32'h98)+:(8)]) & 16'hffff);
             fail_received$d = 1'b1;
             if (state$q == RxState$Fault) begin
-                fail_term$d = fault_code$q;
+                fail_term$d = fault_now;
                 fail_received$d = 1'b0;
             end
         end
@@ -30473,7 +30575,7 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
             job_inline_len$d = 32'h4;
             ended$d = 1'b1;
         end
-        job_go = job_terminate$q | job_atomic$q | writes_settled;
+        job_go = job_terminate$q | writes_settled;
         job_entry = ((job_terminate$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((b_sink_stag$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((b_sink_to$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h21) | (((job_addr$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_size$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha1) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         if (job_atomic$q) begin
             job_entry = (((hdr$q[(32'hb0)+:(32)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((resp_msn_next) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h61) | (((b_msn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf) | (((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
@@ -30481,17 +30583,14 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
         if (job_terminate$q) begin
             job_entry = ((1'b1) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((job_inline$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1) | (((job_inline_len$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a1) | (((ctx$read_data[(at_mulpdu)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a7) | (((ctx$read_data[(at_conn)+:(16)]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b7) | (((qpn$q) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c7) | (((ctx$read_data[at_crc]) & 465'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1cf);
         end
-        jobs$s_valid = job_valid$q & job_go;
+        jobs$s_valid = (job_valid$q & job_go) | (m_atom_valid & m_atom_ready);
         jobs$s_data = job_entry;
         if ((state$q == RxState$JobOut) & jobs$s_ready & job_go) begin
             job_valid$d = 1'b0;
-            job_atomic$d = 1'b0;
+            plain_pushed$d = plain_pushed$q + 32'h1;
             from_job_out = RxState$Drain;
-            if (job_atomic$q) begin
-                resp_sent_msn$write_enable = 1'b1;
-            end
-            else begin
-                plain_pushed$d = plain_pushed$q + 32'h1;
+            if (ended$q & ~fail_valid$q) begin
+                from_job_out = RxState$Idle;
             end
         end
         job_out = jobs_out$m_data;
@@ -30724,6 +30823,10 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
                 begin
                     fault_code$d = code_imm_complete;
                 end
+            RxState$Fault:
+                begin
+                    fault_code$d = fault_now;
+                end
             default:
                 begin
                 end
@@ -30787,6 +30890,44 @@ module rnic_top$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,s_ax
 endmodule // rnic_top$receiver
 
 
+module rnic_top$receiver$atomic_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$atomic_header
+
+
+module rnic_top$receiver$atomic_response_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$atomic_response_header
+
+
 module rnic_top$receiver$b_a_compare(d,q);
     
     // Module arguments
@@ -30841,34 +30982,6 @@ module rnic_top$receiver$b_a_mask(d,q);
     end
     
 endmodule // rnic_top$receiver$b_a_mask
-
-
-module rnic_top$receiver$b_a_stag(d,q);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    
-    // Update code
-    always @(*) begin
-        q = (d >> 32'h18) | ((d >> 32'h8) & 64'hff00) | ((d << 32'h8) & 64'hff0000) | (d << 32'h18);
-    end
-    
-endmodule // rnic_top$receiver$b_a_stag
-
-
-module rnic_top$receiver$b_a_to(d,q);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    
-    // Update code
-    always @(*) begin
-        q = (d >> 32'h38) | ((d >> 32'h28) & 64'hff00) | ((d >> 32'h18) & 64'hff0000) | ((d >> 32'h8) & 64'hff000000) | ((d << 32'h8) & 64'hff00000000) | ((d << 32'h18) & 64'hff0000000000) | ((d << 32'h28) & 64'hff000000000000) | (d << 32'h38);
-    end
-    
-endmodule // rnic_top$receiver$b_a_to
 
 
 module rnic_top$receiver$b_mo(d,q);
@@ -32364,6 +32477,44 @@ module rnic_top$receiver$mr_entry(ctx,entry);
 endmodule // rnic_top$receiver$mr_entry
 
 
+module rnic_top$receiver$mr_error(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$mr_error
+
+
+module rnic_top$receiver$mr_failed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$mr_failed
+
+
 module rnic_top$receiver$mr_index(d,q,clock);
     
     // Module arguments
@@ -33159,6 +33310,44 @@ module rnic_top$receiver$read_placed$ram(read_address,read_clock,read_data,write
     end
                 
 endmodule // rnic_top$receiver$read_placed$ram
+
+
+module rnic_top$receiver$read_request_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_request_header
+
+
+module rnic_top$receiver$read_response_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$read_response_header
 
 
 module rnic_top$receiver$reads(clock,write_enable,write_address,write_data,read_address,read_data);
@@ -34185,6 +34374,25 @@ module rnic_top$receiver$term_valid(d,q,clock);
     end
           
 endmodule // rnic_top$receiver$term_valid
+
+
+module rnic_top$receiver$terminate_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$receiver$terminate_header
 
 
 module rnic_top$receiver$tx_fails(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);

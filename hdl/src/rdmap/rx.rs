@@ -71,6 +71,7 @@
 //! next Read Requests.
 use rust_hdl::prelude::*;
 
+use rnic_proto::atomic::OPERAND_LEN;
 use rnic_proto::ddp::{TaggedHeader, UntaggedHeader, L_FLAG, T_FLAG};
 use rnic_proto::host::context::{qp_fields, MAX_READS};
 use rnic_proto::host::desc::{cqe_fields, rq_wqe_fields, CqeOpcode, CqeStatus};
@@ -100,6 +101,15 @@ pub const SLOT_BITS: usize = READ_SLOTS.trailing_zeros() as usize;
 pub const COUNT_BITS: usize = SLOT_BITS + 1;
 /// Bits of each QP's lane in the outstanding-Read state registers.
 const LANE_BITS: usize = 16;
+/// Bits of a header beat, and the beats an Atomic Request's headers fill.
+const BEAT_BITS: usize = 64;
+const ATOMIC_REQUEST_BEATS: usize = (8 * (UntaggedHeader::LEN + AtomicRequest::LEN)).div_ceil(BEAT_BITS);
+/// Where an Atomic Request's STag and TO sit in `hdr` (RFC 7306 Fig. 4, from octet 18:
+/// AOpCode word, Request Identifier, STag, TO), and the header beats its checks need:
+/// through its TO.
+const AT_ATOMIC_STAG: usize = 8 * (UntaggedHeader::LEN + 8);
+const AT_ATOMIC_TO: usize = AT_ATOMIC_STAG + 32;
+const ATOMIC_CHECK_BEATS: usize = (AT_ATOMIC_TO + 64).div_ceil(BEAT_BITS);
 const _: () = assert!(
     READ_SLOTS.is_power_of_two() && COUNT_BITS <= DONE_BITS && DONE_BITS <= LANE_BITS,
     "a QP's counts fit its lane, and the clear of its completed count clears the others"
@@ -620,10 +630,39 @@ pub struct RdmapRx<
     /// its last payload beat leads back to Idle.
     write_header: DFF<Bit>,
     write_first: Signal<Local, Bit>,
+    /// The ULPDU is an untagged Atomic Request (from its first beat). Its checks need only
+    /// the beats through its TO, so Classify follows the fifth at once, and the rest of its
+    /// header comes in during Classify, MrCheck and AtomicWait (`capture`), which waits for
+    /// it. Its STag and TO take the places of a tagged header's in `b_stag` and `b_to`, so
+    /// its MR is read at the STag in Header and Classify goes on to MrCheck, as a Write's.
+    atomic_header: DFF<Bit>,
+    atomic_first: Signal<Local, Bit>,
+    /// The ULPDU's other opcodes that Classify tells apart, decoded from its first beat as
+    /// Idle takes it, so that Classify's choice starts from registers. (After the parse
+    /// checks, which come first, an opcode's T flag is the one it must have.)
+    read_response_header: DFF<Bit>,
+    read_request_header: DFF<Bit>,
+    atomic_response_header: DFF<Bit>,
+    terminate_header: DFF<Bit>,
+    first_opcode: Signal<Local, Bits<4>>,
+    /// An Atomic Request's header beats, those its checks need, and the length its MR
+    /// check covers.
+    atomic_beats: Constant<Bits<4>>,
+    atomic_check_beats: Constant<Bits<4>>,
+    atomic_len: Constant<Bits<16>>,
+    at_atomic_stag: Constant<Bits<10>>,
+    at_atomic_to: Constant<Bits<10>>,
+    /// A header beat is taken this cycle if one is offered: in Header, or in the states an
+    /// Atomic Request's last beats arrive in.
+    capture: Signal<Local, Bit>,
+    /// AtomicWait hands the atomic to the unit and its response to the job queue together.
+    atom_go: Signal<Local, Bit>,
+    /// The length the MR check covers from the header's TO, as Classify makes `chk_end`.
+    classify_len: Signal<Local, Bits<16>>,
     /// The ULPDU's last beat is in, or is taken this cycle.
     ended_now: Signal<Local, Bit>,
     /// What the MR check is for: 0 Write, 1 Read Response, 2 Invalidate STag, 3 receive
-    /// buffer, 4 Read source.
+    /// buffer, 4 Read source, 5 atomic target.
     purpose: DFF<Bits<3>>,
     mr_index: DFF<Bits<MB>>,
     /// The MR table's read address: the index `mr_index` takes when the next state is
@@ -632,12 +671,10 @@ pub struct RdmapRx<
     /// Its sources, each selected by its own decode (`mr_at_*`) and OR-ed.
     mr_at_stag: Signal<Local, Bit>,
     mr_at_src: Signal<Local, Bit>,
-    mr_at_atomic: Signal<Local, Bit>,
     mr_at_response: Signal<Local, Bit>,
     mr_at_lkey: Signal<Local, Bit>,
     mr_from_stag: Signal<Local, Bits<MB>>,
     mr_from_src: Signal<Local, Bits<MB>>,
-    mr_from_atomic: Signal<Local, Bits<MB>>,
     mr_from_response: Signal<Local, Bits<MB>>,
     mr_from_lkey: Signal<Local, Bits<MB>>,
     chk_stag: DFF<Bits<32>>,
@@ -659,6 +696,7 @@ pub struct RdmapRx<
     req_valid: DFF<Bit>,
     job_valid: DFF<Bit>,
     job_terminate: DFF<Bit>,
+    /// The job is an Atomic Response: set by MrCheck for AtomicWait, which pushes it.
     job_atomic: DFF<Bit>,
     job_inline: DFF<Bits<416>>,
     job_inline_len: DFF<Bits<6>>,
@@ -704,8 +742,6 @@ pub struct RdmapRx<
     b_size: Bswap32,
     b_src_stag: Bswap32,
     b_src_to: Bswap64,
-    b_a_stag: Bswap32,
-    b_a_to: Bswap64,
     b_a_data: Bswap64,
     b_a_mask: Bswap64,
     b_a_compare: Bswap64,
@@ -784,7 +820,20 @@ pub struct RdmapRx<
     out_n: Signal<Local, Bits<16>>,
     term_body: Signal<Local, Bits<416>>,
     hdr_bytes: Signal<Local, Bits<144>>,
-    access_code: Signal<Local, Bits<16>>,
+    rdma_codes: Signal<Local, Bit>,
+    code_stag: Signal<Local, Bits<16>>,
+    code_pd: Signal<Local, Bits<16>>,
+    code_rights: Signal<Local, Bits<16>>,
+    code_wrap: Signal<Local, Bits<16>>,
+    code_bounds: Signal<Local, Bits<16>>,
+    code_none: Signal<Local, Bits<16>>,
+    code_table: Signal<Local, Bits<128>>,
+    /// The check just made failed, and its error (see `fault_now`).
+    mr_failed: DFF<Bit>,
+    mr_error: DFF<Bits<3>>,
+    /// The failure's Terminate code as Fault sends it: `fault_code`, or for a failed MR
+    /// check the code its error and purpose give.
+    fault_now: Signal<Local, Bits<16>>,
     ord: Signal<Local, Bits<8>>,
     one_q: Constant<Bits<Q>>,
     mr_count: Constant<Bits<24>>,
@@ -1186,18 +1235,31 @@ impl<
             ended: Default::default(),
             write_header: Default::default(),
             write_first: Default::default(),
+            atomic_header: Default::default(),
+            atomic_first: Default::default(),
+            read_response_header: Default::default(),
+            read_request_header: Default::default(),
+            atomic_response_header: Default::default(),
+            terminate_header: Default::default(),
+            first_opcode: Default::default(),
+            atomic_beats: Constant::new((ATOMIC_REQUEST_BEATS as u64).into()),
+            atomic_check_beats: Constant::new((ATOMIC_CHECK_BEATS as u64).into()),
+            at_atomic_stag: Constant::new((AT_ATOMIC_STAG as u64).into()),
+            at_atomic_to: Constant::new((AT_ATOMIC_TO as u64).into()),
+            capture: Default::default(),
+            atom_go: Default::default(),
+            atomic_len: constant(OPERAND_LEN as u64),
+            classify_len: Default::default(),
             ended_now: Default::default(),
             purpose: Default::default(),
             mr_index: Default::default(),
             mr_addr: Default::default(),
             mr_at_stag: Default::default(),
             mr_at_src: Default::default(),
-            mr_at_atomic: Default::default(),
             mr_at_response: Default::default(),
             mr_at_lkey: Default::default(),
             mr_from_stag: Default::default(),
             mr_from_src: Default::default(),
-            mr_from_atomic: Default::default(),
             mr_from_response: Default::default(),
             mr_from_lkey: Default::default(),
             chk_stag: Default::default(),
@@ -1241,8 +1303,6 @@ impl<
             b_size: Default::default(),
             b_src_stag: Default::default(),
             b_src_to: Default::default(),
-            b_a_stag: Default::default(),
-            b_a_to: Default::default(),
             b_a_data: Default::default(),
             b_a_mask: Default::default(),
             b_a_compare: Default::default(),
@@ -1302,7 +1362,17 @@ impl<
             out_n: Default::default(),
             term_body: Default::default(),
             hdr_bytes: Default::default(),
-            access_code: Default::default(),
+            rdma_codes: Default::default(),
+            code_stag: Default::default(),
+            code_pd: Default::default(),
+            code_rights: Default::default(),
+            code_wrap: Default::default(),
+            code_bounds: Default::default(),
+            code_none: Default::default(),
+            code_table: Default::default(),
+            mr_failed: Default::default(),
+            mr_error: Default::default(),
+            fault_now: Default::default(),
             ord: Default::default(),
             one_q: constant(1),
             mr_count: constant(M as u64),
@@ -1379,6 +1449,8 @@ impl<
         dff_setup!(
             self,
             clock,
+            mr_failed,
+            mr_error,
             full,
             mr,
             chk_end,
@@ -1392,6 +1464,11 @@ impl<
             beats,
             ended,
             write_header,
+            atomic_header,
+            read_response_header,
+            read_request_header,
+            atomic_response_header,
+            terminate_header,
             purpose,
             mr_index,
             chk_stag,
@@ -1496,7 +1573,6 @@ impl<
         self.code_idle.next = self.fault_code.q.val();
         self.code_classify.next = self.fault_code.q.val();
         self.code_claim.next = self.fault_code.q.val();
-        self.code_mr_check.next = self.fault_code.q.val();
         self.code_recv_fit.next = self.fault_code.q.val();
         self.code_imm_complete.next = self.fault_code.q.val();
         self.ctx.read_clock.next = self.clock.val();
@@ -1657,6 +1733,9 @@ impl<
         }
         self.write_first.next = self.s_axis_tdata.val().get_bit(self.at_t_flag.val().index())
             & (self.s_axis_tdata.val().get_bits::<4>(self.at_opcode.val().index()) == self.op_write.val());
+        self.first_opcode.next = self.s_axis_tdata.val().get_bits::<4>(self.at_opcode.val().index());
+        self.atomic_first.next = !self.s_axis_tdata.val().get_bit(self.at_t_flag.val().index())
+            & (self.first_opcode.val() == self.op_atomic_request.val());
         self.need.next = 3.into();
         if self.is_tagged.val() {
             self.need.next = 2.into();
@@ -1675,7 +1754,7 @@ impl<
             self.need.next = 4.into();
         }
         if !self.is_tagged.val() & (self.opcode.val() == self.op_atomic_request.val()) {
-            self.need.next = 9.into();
+            self.need.next = self.atomic_beats.val();
         }
         self.side_work.next = self.tx_fails.m_valid.val();
         // The flush of a QP in ERROR takes turns with ULPDUs (see the Flush states).
@@ -1710,6 +1789,11 @@ impl<
                     self.s_axis_tuser.val().get_bits::<16>(self.at_desc_length.val().index()) - self.first_hlen.val();
                 self.hdr.d.next = bit_cast::<576, 64>(self.s_axis_tdata.val());
                 self.write_header.d.next = self.write_first.val();
+                self.atomic_header.d.next = self.atomic_first.val();
+                self.read_response_header.d.next = self.first_opcode.val() == self.op_read_response.val();
+                self.read_request_header.d.next = self.first_opcode.val() == self.op_read_request.val();
+                self.atomic_response_header.d.next = self.first_opcode.val() == self.op_atomic_response.val();
+                self.terminate_header.d.next = self.first_opcode.val() == self.op_terminate.val();
                 self.beats.d.next = 1.into();
                 self.ended.d.next = self.s_axis_tlast.val();
                 self.from_idle.next = RxState::Header;
@@ -1726,15 +1810,25 @@ impl<
             }
         }
         self.hdr_at.next = bit_cast::<10, 4>(self.beats.q.val()) << 6;
-        if (self.state.q.val() == RxState::Header) & (self.beats.q.val() < self.need.val()) & !self.ended.q.val() {
+        self.capture.next = (self.beats.q.val() < self.need.val())
+            & !self.ended.q.val()
+            & ((self.state.q.val() == RxState::Header)
+                | (self.atomic_header.q.val()
+                    & ((self.state.q.val() == RxState::Classify)
+                        | (self.state.q.val() == RxState::MrCheck)
+                        | (self.state.q.val() == RxState::AtomicWait))));
+        if self.capture.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
                 self.hdr.d.next =
                     self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_at.val());
                 self.beats.d.next = self.beats.q.val() + 1;
                 self.ended.d.next = self.s_axis_tlast.val();
-                // A Write's checks were made this cycle from its first beat (below).
-                if self.write_header.q.val() {
+                // A Write's checks were made this cycle from its first beat, an Atomic
+                // Request's from the beats before its fifth (below).
+                if self.write_header.q.val()
+                    | (self.atomic_header.q.val() & ((self.beats.q.val() + 1) == self.atomic_check_beats.val()))
+                {
                     self.from_header.next = RxState::Classify;
                 }
             }
@@ -1744,8 +1838,13 @@ impl<
         }
 
         // Field views.
+        // (An Atomic Request's STag and TO, RFC 7306 Fig. 4, in place of a tagged header's.)
         self.b_stag.d.next = self.hdr.q.val().get_bits::<32>(16);
         self.b_to.d.next = self.hdr.q.val().get_bits::<64>(48);
+        if self.atomic_header.q.val() {
+            self.b_stag.d.next = self.hdr.q.val().get_bits::<32>(self.at_atomic_stag.val().index());
+            self.b_to.d.next = self.hdr.q.val().get_bits::<64>(self.at_atomic_to.val().index());
+        }
         self.b_qn.d.next = self.hdr.q.val().get_bits::<32>(48);
         self.b_msn.d.next = self.hdr.q.val().get_bits::<32>(80);
         self.b_mo.d.next = self.hdr.q.val().get_bits::<32>(112);
@@ -1758,8 +1857,6 @@ impl<
         // octet 21, Request Identifier, STag, TO, Add/Swap Data and Mask, Compare Data and
         // Mask; an Atomic Response (Fig. 6): Request Identifier, original value.
         self.aop.next = self.hdr.q.val().get_bits::<4>(168);
-        self.b_a_stag.d.next = self.hdr.q.val().get_bits::<32>(208);
-        self.b_a_to.d.next = self.hdr.q.val().get_bits::<64>(240);
         self.b_a_data.d.next = self.hdr.q.val().get_bits::<64>(304);
         self.b_a_mask.d.next = self.hdr.q.val().get_bits::<64>(368);
         self.b_a_compare.d.next = self.hdr.q.val().get_bits::<64>(432);
@@ -1980,7 +2077,7 @@ impl<
                     if self.p_plen_any.q.val() {
                         self.from_classify.next = RxState::MrCheck;
                     }
-                } else if self.opcode.val() == self.op_read_response.val() {
+                } else if self.read_response_header.q.val() {
                     // Read Response.
                     self.purpose.d.next = 1.into();
                     self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
@@ -2013,7 +2110,7 @@ impl<
                         self.code_classify.next = self.t_unexpected_opcode.val();
                         self.from_classify.next = RxState::Fault;
                     }
-                } else if self.opcode.val() == self.op_read_request.val() {
+                } else if self.read_request_header.q.val() {
                     // Read Request.
                     self.purpose.d.next = 4.into();
                     self.mr_index.d.next = self.b_src_stag.q.val().get_bits::<MB>(8);
@@ -2039,14 +2136,14 @@ impl<
                             self.job_valid.d.next = false;
                         }
                     }
-                } else if self.opcode.val() == self.op_atomic_request.val() {
+                } else if self.atomic_header.q.val() {
                     // Atomic Request: QN 1 MSN and an IRD slot as a Read Request, a
                     // supported AOpCode (ATOM-04), then the 8 target octets (REMOTE_ATOMIC).
                     self.purpose.d.next = 5.into();
-                    self.mr_index.d.next = self.b_a_stag.q.val().get_bits::<MB>(8);
-                    self.chk_stag.d.next = self.b_a_stag.q.val();
-                    self.chk_to.d.next = self.b_a_to.q.val();
-                    self.chk_len.d.next = 8.into();
+                    self.mr_index.d.next = self.b_stag.q.val().get_bits::<MB>(8);
+                    self.chk_stag.d.next = self.b_stag.q.val();
+                    self.chk_to.d.next = self.b_to.q.val();
+                    self.chk_len.d.next = bit_cast::<32, 16>(self.atomic_len.val());
                     self.chk_right.d.next = 4.into();
                     if self.p_rr_msn_bad.q.val() {
                         self.code_classify.next = self.t_msn_range.val();
@@ -2058,10 +2155,12 @@ impl<
                         self.code_classify.next = self.t_unexpected_opcode.val();
                         self.from_classify.next = RxState::Fault;
                     } else {
+                        // The MR word is already out: the table was read at the STag in
+                        // Header.
                         self.rr_msn.write_enable.next = true;
-                        self.from_classify.next = RxState::MrRead;
+                        self.from_classify.next = RxState::MrCheck;
                     }
-                } else if self.opcode.val() == self.op_atomic_response.val() {
+                } else if self.atomic_response_header.q.val() {
                     // Atomic Response: the next QN 3 MSN, answering the oldest outstanding
                     // request, which must be an atomic with this Request Identifier (the
                     // same number); its 8 octets go to the request's local buffer.
@@ -2080,7 +2179,7 @@ impl<
                         self.code_classify.next = self.t_msn_range.val();
                         self.from_classify.next = RxState::Fault;
                     }
-                } else if self.opcode.val() == self.op_terminate.val() {
+                } else if self.terminate_header.q.val() {
                     // Terminate: the peer's code (`fail_term`, below).
                     self.fail_valid.d.next = true;
                     self.term_valid.d.next = self.term_names_read.val();
@@ -2175,9 +2274,10 @@ impl<
             self.chk_live.d.next = self.live_at_index.val();
             self.chk_exists.d.next = self.chk_stag.q.val().get_bits::<24>(8) < self.mr_count.val();
         }
-        // A Write's MR was read at its STag in Header (`mr_addr`'s default), so Classify takes
-        // its word and makes the check's inputs from the header, and the Write goes on to
-        // MrCheck; any other ULPDU that goes to MrRead has these made again there.
+        // A Write's or an Atomic Request's MR was read at its STag in Header (`mr_addr`'s
+        // default), so Classify takes its word and makes the check's inputs from the header,
+        // and the ULPDU goes on to MrCheck; any other that goes to MrRead has these made again
+        // there.
         if self.state.q.val() == RxState::Classify {
             self.mr.d.next = self.mrs.read_data.val();
             self.chk_live.d.next = self.live_at_stag.val();
@@ -2190,39 +2290,76 @@ impl<
         self.check.pd.next = self.pd.val();
         self.check.to.next = self.chk_to.q.val();
         self.chk_end.d.next = bit_cast::<65, 64>(self.chk_to.q.val()) + bit_cast::<65, 32>(self.chk_len.q.val());
+        self.classify_len.next = self.plen.q.val();
+        if self.atomic_header.q.val() {
+            self.classify_len.next = self.atomic_len.val();
+        }
         if self.state.q.val() == RxState::Classify {
-            self.chk_end.d.next = bit_cast::<65, 64>(self.b_to.q.val()) + bit_cast::<65, 16>(self.plen.q.val());
+            self.chk_end.d.next = bit_cast::<65, 64>(self.b_to.q.val()) + bit_cast::<65, 16>(self.classify_len.val());
         }
         self.check.range_end.next = self.chk_end.q.val();
         self.check.right.next = self.chk_right.q.val();
-        // The error as a Terminate code: DDP tagged codes, or RDMAP ones for a Read source.
-        self.access_code.next = self.t_tagged_stag.val();
-        if self.check.error.val() == 2 {
-            self.access_code.next = self.t_tagged_not_associated.val();
+        // The error as a Terminate code: DDP tagged codes, RDMAP ones for a Read source or an
+        // atomic target, the local code for a receive buffer, and for an Invalidate STag
+        // RDMAP's (Cannot Invalidate for another PD's MR). Each error's code is chosen by
+        // the purpose (a register).
+        self.rdma_codes.next = (self.purpose.q.val() == 2) | (self.purpose.q.val() == 4) | (self.purpose.q.val() == 5);
+        self.code_stag.next = self.t_tagged_stag.val();
+        self.code_pd.next = self.t_tagged_not_associated.val();
+        self.code_rights.next = self.t_tagged_stag.val();
+        self.code_wrap.next = self.t_tagged_wrap.val();
+        self.code_bounds.next = self.t_tagged_bounds.val();
+        if self.rdma_codes.val() {
+            self.code_stag.next = self.t_rdma_stag.val();
+            self.code_pd.next = self.t_rdma_not_associated.val();
+            self.code_rights.next = self.t_rdma_rights.val();
+            self.code_wrap.next = self.t_rdma_wrap.val();
+            self.code_bounds.next = self.t_rdma_bounds.val();
         }
-        if self.check.error.val() == 4 {
-            self.access_code.next = self.t_tagged_wrap.val();
-        }
-        if self.check.error.val() == 5 {
-            self.access_code.next = self.t_tagged_bounds.val();
-        }
-        if (self.purpose.q.val() == 4) | (self.purpose.q.val() == 5) {
-            self.access_code.next = self.t_rdma_stag.val();
-            if self.check.error.val() == 2 {
-                self.access_code.next = self.t_rdma_not_associated.val();
-            }
-            if self.check.error.val() == 3 {
-                self.access_code.next = self.t_rdma_rights.val();
-            }
-            if self.check.error.val() == 4 {
-                self.access_code.next = self.t_rdma_wrap.val();
-            }
-            if self.check.error.val() == 5 {
-                self.access_code.next = self.t_rdma_bounds.val();
-            }
+        if self.purpose.q.val() == 2 {
+            self.code_pd.next = self.t_cannot_invalidate.val();
+            self.code_rights.next = self.t_rdma_stag.val();
+            self.code_wrap.next = self.t_rdma_stag.val();
+            self.code_bounds.next = self.t_rdma_stag.val();
         }
         if self.purpose.q.val() == 3 {
-            self.access_code.next = self.t_ddp_local.val();
+            self.code_stag.next = self.t_ddp_local.val();
+            self.code_pd.next = self.t_ddp_local.val();
+            self.code_rights.next = self.t_ddp_local.val();
+            self.code_wrap.next = self.t_ddp_local.val();
+            self.code_bounds.next = self.t_ddp_local.val();
+        }
+        // (Without an error: a misaligned atomic target, a short Read Response's last
+        // segment, or no failure at all.)
+        self.code_none.next = self.fault_code.q.val();
+        if self.purpose.q.val() == 2 {
+            self.code_none.next = self.t_rdma_stag.val();
+        }
+        if (self.purpose.q.val() == 1) & self.short_last.q.val() {
+            self.code_none.next = self.t_unspecified.val();
+        }
+        if (self.purpose.q.val() == 5) & self.check.iova.val().get_bits::<3>(0).any() {
+            self.code_none.next = self.t_misaligned.val();
+        }
+        // A failed check's code is picked a cycle later, in Fault, from registers: the
+        // check's error (`mr_error`) selects from the table of the purpose's codes (16 bits
+        // each, by error: a select by three bits is one level of LUTs and their muxes). The
+        // check itself leaves only the code without an error.
+        self.code_table.next = bit_cast::<128, 16>(self.code_stag.val())
+            | (bit_cast::<128, 16>(self.code_stag.val()) << 16_u64)
+            | (bit_cast::<128, 16>(self.code_pd.val()) << 32_u64)
+            | (bit_cast::<128, 16>(self.code_rights.val()) << 48_u64)
+            | (bit_cast::<128, 16>(self.code_wrap.val()) << 64_u64)
+            | (bit_cast::<128, 16>(self.code_bounds.val()) << 80_u64)
+            | (bit_cast::<128, 16>(self.code_stag.val()) << 96_u64)
+            | (bit_cast::<128, 16>(self.code_stag.val()) << 112_u64);
+        self.code_mr_check.next = self.code_none.val();
+        self.mr_failed.d.next = (self.state.q.val() == RxState::MrCheck) & self.check.error.val().any();
+        self.mr_error.d.next = self.check.error.val();
+        self.fault_now.next = self.fault_code.q.val();
+        if self.mr_failed.q.val() {
+            self.fault_now.next =
+                bit_cast::<16, 128>(self.code_table.val() >> (bit_cast::<7, 3>(self.mr_error.q.val()) << 4_u64));
         }
         if self.state.q.val() == RxState::MrCheck {
             self.place_addr.d.next = self.check.iova.val();
@@ -2240,29 +2377,26 @@ impl<
                 // The atomic's target must be a 64-bit aligned host address (ATOM-07:
                 // 0/2/0x07, after the access checks).
                 self.from_mr_check.next = RxState::AtomicWait;
+                self.job_atomic.d.next = true;
+                self.job_terminate.d.next = false;
                 if self.check.iova.val().get_bits::<3>(0).any() {
-                    self.code_mr_check.next = self.t_misaligned.val();
                     self.from_mr_check.next = RxState::Fault;
+                    self.job_atomic.d.next = false;
                 }
             }
             if self.check.error.val().any() {
                 // A refused Read Request gets its Terminate and no response.
                 self.job_valid.d.next = false;
+                self.job_atomic.d.next = false;
                 self.fault_rdma.d.next = self.purpose.q.val() == 4;
-                self.code_mr_check.next = self.access_code.val();
                 self.from_mr_check.next = RxState::Fault;
             }
             if (self.purpose.q.val() == 1) & !self.check.error.val().any() & self.short_last.q.val() {
                 // A Read Response's last segment that does not end at the Read's size.
-                self.code_mr_check.next = self.t_unspecified.val();
                 self.from_mr_check.next = RxState::Fault;
             }
             if self.purpose.q.val() == 2 {
                 // Invalidate: only a valid MR of this PD (check_invalidate).
-                self.code_mr_check.next = self.t_rdma_stag.val();
-                if self.check.error.val() == 2 {
-                    self.code_mr_check.next = self.t_cannot_invalidate.val();
-                }
                 self.from_mr_check.next = RxState::RecvFit;
                 if (self.check.error.val() == 1) | (self.check.error.val() == 2) {
                     self.from_mr_check.next = RxState::Fault;
@@ -2292,16 +2426,14 @@ impl<
         // The MR table is read in the state before MrRead (Classify, Claim or RecvFit) at the
         // index that state chooses, so its word is out in MrRead. The address is selected by
         // state and opcode from registers, in parallel with the checks: in any other case the
-        // next state is not MrRead and the word is not used. (A Write's is read in Header, at
-        // the STag of its first beat.) The sources exclude each other (a receive's LKey is read
+        // next state is not MrRead and the word is not used. (A Write's and an Atomic
+        // Request's are read in Header, at the STag in `b_stag`.) The sources exclude each other (a receive's LKey is read
         // only for a Send, in RecvFit; a Send's Invalidate STag in Claim is the default), so
         // the address is their AND-OR, not a chain of overriding selects.
         self.mr_at_src.next = self.opcode.val() == self.op_read_request.val();
-        self.mr_at_atomic.next = self.opcode.val() == self.op_atomic_request.val();
         self.mr_at_response.next = self.opcode.val() == self.op_atomic_response.val();
         self.mr_at_lkey.next = self.state.q.val() == RxState::RecvFit;
-        self.mr_at_stag.next =
-            !(self.mr_at_src.val() | self.mr_at_atomic.val() | self.mr_at_response.val() | self.mr_at_lkey.val());
+        self.mr_at_stag.next = !(self.mr_at_src.val() | self.mr_at_response.val() | self.mr_at_lkey.val());
         self.mr_from_stag.next = 0.into();
         if self.mr_at_stag.val() {
             self.mr_from_stag.next = self.b_stag.q.val().get_bits::<MB>(8);
@@ -2309,10 +2441,6 @@ impl<
         self.mr_from_src.next = 0.into();
         if self.mr_at_src.val() {
             self.mr_from_src.next = self.b_src_stag.q.val().get_bits::<MB>(8);
-        }
-        self.mr_from_atomic.next = 0.into();
-        if self.mr_at_atomic.val() {
-            self.mr_from_atomic.next = self.b_a_stag.q.val().get_bits::<MB>(8);
         }
         self.mr_from_response.next = 0.into();
         if self.mr_at_response.val() {
@@ -2322,11 +2450,8 @@ impl<
         if self.mr_at_lkey.val() {
             self.mr_from_lkey.next = self.r_lkey.q.val().get_bits::<MB>(8);
         }
-        self.mr_addr.next = self.mr_from_stag.val()
-            | self.mr_from_src.val()
-            | self.mr_from_atomic.val()
-            | self.mr_from_response.val()
-            | self.mr_from_lkey.val();
+        self.mr_addr.next =
+            self.mr_from_stag.val() | self.mr_from_src.val() | self.mr_from_response.val() | self.mr_from_lkey.val();
         self.mrs.read_address.next = self.mr_addr.val();
 
         // PlaceRequest, PlaceData: place the payload, realigned to lane 0 (it starts at octet 6 of
@@ -2809,10 +2934,14 @@ impl<
         // AtomicWait: a checked Atomic Request goes to the atomic unit once every placement
         // before it is acknowledged (RFC 7306 §7: a Write before an Atomic is seen by it)
         // and every receive completed before it is written (§7: its response is not
-        // generated until an earlier Send or Immediate Data has completed); its response
-        // joins the job queue, to leave when the unit returns the value.
-        self.m_atom_valid.next =
-            (self.state.q.val() == RxState::AtomicWait) & self.writes_settled.val() & self.s_cqes_written.val();
+        // generated until an earlier Send or Immediate Data has completed), and once its
+        // header is all in; its response joins the job queue in the same cycle (there must
+        // be room), to leave when the unit returns the value. The ULPDU has ended, and no
+        // failure waits (one is reported before the next ULPDU is looked at): nothing is left
+        // for Drain.
+        self.atom_go.next =
+            self.writes_settled.val() & self.s_cqes_written.val() & self.ended.q.val() & self.jobs.s_ready.val();
+        self.m_atom_valid.next = (self.state.q.val() == RxState::AtomicWait) & self.atom_go.val();
         self.m_atom_addr.next = self.job_addr.q.val();
         self.m_atom_aopcode.next = self.aop.val();
         self.m_atom_data.next = self.b_a_data.q.val();
@@ -2823,10 +2952,9 @@ impl<
         self.m_atom_after.next = self.plain_pushed.q.val();
         if self.m_atom_valid.val() & self.m_atom_ready.val() {
             self.placed_since.d.next = false;
-            self.job_valid.d.next = true;
-            self.job_terminate.d.next = false;
-            self.job_atomic.d.next = true;
-            self.from_atomic_wait.next = RxState::JobOut;
+            self.job_atomic.d.next = false;
+            self.resp_sent_msn.write_enable.next = true;
+            self.from_atomic_wait.next = RxState::Idle;
         }
 
         // Fault: the QP goes to ERROR and a Terminate is sent.
@@ -2834,8 +2962,8 @@ impl<
         if self.is_tagged.val() {
             self.hdr_bytes.next = bit_cast::<144, 112>(self.hdr.q.val().get_bits::<112>(0));
         }
-        self.term_body.next = bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(8))
-            | (bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8)
+        self.term_body.next = bit_cast::<416, 8>(self.fault_now.val().get_bits::<8>(8))
+            | (bit_cast::<416, 8>(self.fault_now.val().get_bits::<8>(0)) << 8)
             | self.flags_md.val()
             | (bit_cast::<416, 8>(self.ulen.q.val().get_bits::<8>(8)) << 32)
             | (bit_cast::<416, 8>(self.ulen.q.val().get_bits::<8>(0)) << 40)
@@ -2848,8 +2976,8 @@ impl<
                 | (bit_cast::<416, 224>(self.hdr.q.val().get_bits::<224>(144)) << 192);
         }
         if !self.fault_hdr.q.val() {
-            self.term_body.next = bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(8))
-                | (bit_cast::<416, 8>(self.fault_code.q.val().get_bits::<8>(0)) << 8);
+            self.term_body.next = bit_cast::<416, 8>(self.fault_now.val().get_bits::<8>(8))
+                | (bit_cast::<416, 8>(self.fault_now.val().get_bits::<8>(0)) << 8);
         }
         self.term_len.next = self.hlen.val() + 6;
         if self.fault_rdma.q.val() {
@@ -2858,19 +2986,17 @@ impl<
         // The receive a failing Send or Immediate Data claimed stays claimed, with the
         // status its flush completes it with (`responder.rs`; 0: FLUSHED).
         self.fault_status.next = 0.into();
-        if self.fault_code.q.val() == self.t_too_long.val() {
+        if self.fault_now.val() == self.t_too_long.val() {
             self.fault_status.next = self.st_local_length.val();
         }
-        if self.fault_code.q.val() == self.t_ddp_local.val() {
+        if self.fault_now.val() == self.t_ddp_local.val() {
             self.fault_status.next = self.st_local_protection.val();
         }
-        if (self.fault_code.q.val() == self.t_rdma_stag.val())
-            | (self.fault_code.q.val() == self.t_cannot_invalidate.val())
-        {
+        if (self.fault_now.val() == self.t_rdma_stag.val()) | (self.fault_now.val() == self.t_cannot_invalidate.val()) {
             self.fault_status.next = self.st_remote_access.val();
         }
         // (A message that does not continue the one in progress: its MSN or MO.)
-        if (self.fault_code.q.val() == self.t_invalid_mo.val()) | (self.fault_code.q.val() == self.t_msn_range.val()) {
+        if (self.fault_now.val() == self.t_invalid_mo.val()) | (self.fault_now.val() == self.t_msn_range.val()) {
             self.fault_status.next = self.st_remote_operation.val();
         }
         if (self.state.q.val() == RxState::Fault) & self.r_active.q.val() & (self.is_send.val() | self.is_imm.val()) {
@@ -2893,7 +3019,7 @@ impl<
                 | bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(152));
             self.fail_received.d.next = true;
             if self.state.q.val() == RxState::Fault {
-                self.fail_term.d.next = self.fault_code.q.val();
+                self.fail_term.d.next = self.fault_now.val();
                 self.fail_received.d.next = false;
             }
         }
@@ -2940,8 +3066,9 @@ impl<
         // JobOut: a Read Response, an Atomic Response or a Terminate joins the
         // segmenter's queue. A Read Response waits until every placement before it is
         // acknowledged (RDMAP-18, §5.5 rules 12 and 17: a Read sees the Writes before it;
-        // the bus orders no read after a write). An Atomic waited in AtomicWait.
-        self.job_go.next = self.job_terminate.q.val() | self.job_atomic.q.val() | self.writes_settled.val();
+        // the bus orders no read after a write). An Atomic Response is pushed by AtomicWait
+        // (`job_atomic` chooses its form).
+        self.job_go.next = self.job_terminate.q.val() | self.writes_settled.val();
         self.job_entry.next = bit_cast::<465, 1>(self.job_terminate.q.val().into())
             | (bit_cast::<465, 32>(self.b_sink_stag.q.val()) << 1)
             | (bit_cast::<465, 64>(self.b_sink_to.q.val()) << 33)
@@ -2971,16 +3098,16 @@ impl<
                 | (bit_cast::<465, QB>(self.qpn.q.val()) << 455)
                 | (bit_cast::<465, 1>(self.ctx.read_data.val().get_bit(self.at_crc.val().index()).into()) << 463);
         }
-        self.jobs.s_valid.next = self.job_valid.q.val() & self.job_go.val();
+        self.jobs.s_valid.next =
+            (self.job_valid.q.val() & self.job_go.val()) | (self.m_atom_valid.val() & self.m_atom_ready.val());
         self.jobs.s_data.next = self.job_entry.val();
         if (self.state.q.val() == RxState::JobOut) & self.jobs.s_ready.val() & self.job_go.val() {
             self.job_valid.d.next = false;
-            self.job_atomic.d.next = false;
+            self.plain_pushed.d.next = self.plain_pushed.q.val() + 1;
+            // (Drain would find nothing to drop and no failure to report.)
             self.from_job_out.next = RxState::Drain;
-            if self.job_atomic.q.val() {
-                self.resp_sent_msn.write_enable.next = true;
-            } else {
-                self.plain_pushed.d.next = self.plain_pushed.q.val() + 1;
+            if self.ended.q.val() & !self.fail_valid.q.val() {
+                self.from_job_out.next = RxState::Idle;
             }
         }
         // An Atomic Response leaves with the atomic unit's value, which it waits for.
@@ -3164,6 +3291,7 @@ impl<
             RxState::MrCheck => self.fault_code.d.next = self.code_mr_check.val(),
             RxState::RecvFit => self.fault_code.d.next = self.code_recv_fit.val(),
             RxState::ImmComplete => self.fault_code.d.next = self.code_imm_complete.val(),
+            RxState::Fault => self.fault_code.d.next = self.fault_now.val(),
             _ => {}
         }
 
