@@ -10,7 +10,9 @@
 //! (An RDMA Write is the one message that streams: its checks need only its first beat, so
 //! it is classified as its second comes in, its MR is read at the STag of that beat, and
 //! its last payload beat leads back to Idle. It takes six cycles a segment beside its
-//! payload beats.)
+//! payload beats. An Atomic Request's checks need its first five beats: it is classified
+//! as the fifth comes in, its MR read at its STag, and its last four beats come in while
+//! it is checked; it takes ten cycles.)
 //!
 //! - RDMA Write: the STag names an MR of the QP's PD allowing REMOTE_WRITE that holds the
 //!   range (DDP 1/1/x codes); the payload goes to its IOVA. An empty segment is not checked.
@@ -2427,9 +2429,10 @@ impl<
         // index that state chooses, so its word is out in MrRead. The address is selected by
         // state and opcode from registers, in parallel with the checks: in any other case the
         // next state is not MrRead and the word is not used. (A Write's and an Atomic
-        // Request's are read in Header, at the STag in `b_stag`.) The sources exclude each other (a receive's LKey is read
-        // only for a Send, in RecvFit; a Send's Invalidate STag in Claim is the default), so
-        // the address is their AND-OR, not a chain of overriding selects.
+        // Request's are read in Header, at the STag in `b_stag`.) The sources exclude each
+        // other (a receive's LKey is read only for a Send, in RecvFit; a Send's Invalidate
+        // STag in Claim is the default), so the address is their AND-OR, not a chain of
+        // overriding selects.
         self.mr_at_src.next = self.opcode.val() == self.op_read_request.val();
         self.mr_at_response.next = self.opcode.val() == self.op_atomic_response.val();
         self.mr_at_lkey.next = self.state.q.val() == RxState::RecvFit;
@@ -3063,11 +3066,10 @@ impl<
             self.ended.d.next = true;
         }
 
-        // JobOut: a Read Response, an Atomic Response or a Terminate joins the
-        // segmenter's queue. A Read Response waits until every placement before it is
-        // acknowledged (RDMAP-18, §5.5 rules 12 and 17: a Read sees the Writes before it;
-        // the bus orders no read after a write). An Atomic Response is pushed by AtomicWait
-        // (`job_atomic` chooses its form).
+        // JobOut: a Read Response or a Terminate joins the segmenter's queue. A Read
+        // Response waits until every placement before it is acknowledged (RDMAP-18, §5.5
+        // rules 12 and 17: a Read sees the Writes before it; the bus orders no read after a
+        // write). An Atomic Response is pushed by AtomicWait (`job_atomic` chooses its form).
         self.job_go.next = self.job_terminate.q.val() | self.writes_settled.val();
         self.job_entry.next = bit_cast::<465, 1>(self.job_terminate.q.val().into())
             | (bit_cast::<465, 32>(self.b_sink_stag.q.val()) << 1)
