@@ -2802,9 +2802,9 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     output reg  [63:0] m_res_original;
     
     // Constant declarations
-    localparam  results_limit = 10'b111111101;
-    localparam  batches_limit = 6'b11100;
-    localparam  writes_limit = 5'b1100;
+    localparam  results_limit = 10'b111111100;
+    localparam  batches_limit = 6'b11011;
+    localparam  writes_limit = 5'b1011;
     localparam  batch_max = 6'b100000;
     localparam  idle_close_limit = 6'b1000;
     localparam  one_bucket = 16'h1;
@@ -2972,16 +2972,21 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  addr_match$d;
     wire  addr_match$q;
     reg  addr_match$clock;
+    reg  gate_open$d;
+    wire  gate_open$q;
+    reg  gate_open$clock;
+    reg  room$d;
+    wire  room$q;
+    reg  room$clock;
     
     // Local signals
     reg  head_free;
     reg  op_is_held;
     reg  new_is_held;
     reg  new_is_op;
-    reg  [15:0] gate_diff;
-    reg  gate_open;
+    reg  [15:0] op_gate_diff;
+    reg  [15:0] new_gate_diff;
     reg  same_word;
-    reg  room;
     reg  issue_chain;
     reg  rd_arrive;
     reg  issue;
@@ -3244,6 +3249,16 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .q(addr_match$q),
         .clock(addr_match$clock)
     );
+    rnic_top$atomics$gate_open gate_open(
+        .d(gate_open$d),
+        .q(gate_open$q),
+        .clock(gate_open$clock)
+    );
+    rnic_top$atomics$room room(
+        .d(room$d),
+        .q(room$q),
+        .clock(room$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -3262,6 +3277,8 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         wr_done$clock = clock;
         credit$clock = clock;
         addr_match$clock = clock;
+        gate_open$clock = clock;
+        room$clock = clock;
         bucket_up$clock = clock;
         bucket_down$clock = clock;
         op_valid$d = op_valid$q;
@@ -3279,6 +3296,8 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         wr_done$d = wr_done$q;
         credit$d = credit$q;
         addr_match$d = addr_match$q;
+        gate_open$d = gate_open$q;
+        room$d = room$q;
         bucket_up$d = bucket_up$q;
         bucket_down$d = bucket_down$q;
         bucket_counts$0$clock = clock;
@@ -3328,11 +3347,9 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         writes$reset = reset;
         batches$clock = clock;
         batches$reset = reset;
-        gate_diff = done_count - op_ctl$q[(32'h0)+:(16)];
-        gate_open = ~gate_diff[32'hf];
         same_word = held_valid$q & addr_match$q & ~op_ctl$q[32'h14];
-        room = (results$count < results_limit) & (batches$count < batches_limit) & (writes$count < writes_limit);
-        issue_chain = op_valid$q & same_word & gate_open & room;
+        room$d = (results$count < results_limit) & (batches$count < batches_limit) & (writes$count < writes_limit);
+        issue_chain = op_valid$q & same_word & gate_open$q & room$q;
         rd_arrive = (rd_state$q == rd_wait) & s_rd_tvalid;
         issue = issue_chain | rd_arrive;
         s_op_ready = ops$s_ready;
@@ -3341,7 +3358,11 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         head_free = ~op_valid$q | issue;
         ops_out$m_ready = head_free;
         op_valid$d = op_valid$q & ~issue;
+        op_gate_diff = done_count - op_ctl$q[(32'h0)+:(16)];
+        new_gate_diff = done_count - ops_out$m_data[(32'h140)+:(16)];
+        gate_open$d = ~op_gate_diff[32'hf];
         if (ops_out$m_valid & head_free) begin
+            gate_open$d = ~new_gate_diff[32'hf];
             op_valid$d = 1'b1;
             op_addr$d = ops_out$m_data[(32'h0)+:(64)];
             op_operands$d = ops_out$m_data[(32'h40)+:(256)];
@@ -3395,7 +3416,7 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         buckets_busy = ((|bucket_counts$0$q) & 16'hffff) | (((|bucket_counts$1$q) & 16'hffff) << 64'h1) | (((|bucket_counts$2$q) & 16'hffff) << 64'h2) | (((|bucket_counts$3$q) & 16'hffff) << 64'h3) | (((|bucket_counts$4$q) & 16'hffff) << 64'h4) | (((|bucket_counts$5$q) & 16'hffff) << 64'h5) | (((|bucket_counts$6$q) & 16'hffff) << 64'h6) | (((|bucket_counts$7$q) & 16'hffff) << 64'h7) | (((|bucket_counts$8$q) & 16'hffff) << 64'h8) | (((|bucket_counts$9$q) & 16'hffff) << 64'h9) | (((|bucket_counts$10$q) & 16'hffff) << 64'ha) | (((|bucket_counts$11$q) & 16'hffff) << 64'hb) | (((|bucket_counts$12$q) & 16'hffff) << 64'hc) | (((|bucket_counts$13$q) & 16'hffff) << 64'hd) | (((|bucket_counts$14$q) & 16'hffff) << 64'he) | (((|bucket_counts$15$q) & 16'hffff) << 64'hf) | bucket_up$q;
         op_buckets_busy = buckets_busy >> op_bucket;
         op_bucket_busy = op_buckets_busy[32'h0];
-        start_read = op_valid$q & ~same_word & gate_open & room & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~op_bucket_busy;
+        start_read = op_valid$q & ~same_word & gate_open$q & room$q & (rd_state$q == rd_idle) & ~issued$q & ~alu$out_valid & ~|open_count$q & ~op_bucket_busy;
         m_rd_req_valid = rd_state$q == rd_request;
         m_rd_req_addr = op_addr$q;
         m_rd_req_len = 32'h8;
@@ -3577,6 +3598,8 @@ module rnic_top$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             bucket_up$d = 32'h0;
             bucket_down$d = 32'h0;
             addr_match$d = 1'b0;
+            gate_open$d = 1'b0;
+            room$d = 1'b0;
         end
     end
     
@@ -4754,6 +4777,25 @@ module rnic_top$atomics$credit(d,q,clock);
 endmodule // rnic_top$atomics$credit
 
 
+module rnic_top$atomics$gate_open(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$gate_open
+
+
 module rnic_top$atomics$held_addr(d,q,clock);
     
     // Module arguments
@@ -5678,6 +5720,25 @@ module rnic_top$atomics$results$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_top$atomics$results$wr_ptr
+
+
+module rnic_top$atomics$room(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$atomics$room
 
 
 module rnic_top$atomics$wr_done(d,q,clock);

@@ -177,11 +177,18 @@ pub struct AtomicUnit {
     op_is_held: Signal<Local, Bit>,
     new_is_held: Signal<Local, Bit>,
     new_is_op: Signal<Local, Bit>,
+    /// The head's gate is open (`done_count` has reached its `after`), decided a cycle
+    /// ahead: for the op that enters the head, or the one held there, against the
+    /// `done_count` of the cycle before. `done_count` only grows, so the gate opens a
+    /// cycle late at worst and never early.
+    gate_open: DFF<Bit>,
+    /// The result RAM and the batches and writes queues have room, from the counts of the
+    /// cycle before: each grows by one a cycle at most, so the limits keep one more entry.
+    room: DFF<Bit>,
     // Combinational, in the order they are computed.
-    gate_diff: Signal<Local, Bits<16>>,
-    gate_open: Signal<Local, Bit>,
+    op_gate_diff: Signal<Local, Bits<16>>,
+    new_gate_diff: Signal<Local, Bits<16>>,
     same_word: Signal<Local, Bit>,
-    room: Signal<Local, Bit>,
     issue_chain: Signal<Local, Bit>,
     rd_arrive: Signal<Local, Bit>,
     issue: Signal<Local, Bit>,
@@ -206,7 +213,8 @@ pub struct AtomicUnit {
     res_take: Signal<Local, Bit>,
     wr_head: Signal<Local, Bits<128>>,
     // Room limits: each queue keeps space for what the ops already in the ALU may add
-    // (two results, two batch closes) after the last op taken.
+    // (two results, two batch closes) after the last op taken, and for the entry it may
+    // have taken since the counts `room` was decided from.
     results_limit: Constant<Bits<10>>,
     batches_limit: Constant<Bits<6>>,
     writes_limit: Constant<Bits<5>>,
@@ -286,10 +294,11 @@ impl Default for AtomicUnit {
             op_is_held: Default::default(),
             new_is_held: Default::default(),
             new_is_op: Default::default(),
-            gate_diff: Default::default(),
             gate_open: Default::default(),
-            same_word: Default::default(),
             room: Default::default(),
+            op_gate_diff: Default::default(),
+            new_gate_diff: Default::default(),
+            same_word: Default::default(),
             issue_chain: Default::default(),
             rd_arrive: Default::default(),
             issue: Default::default(),
@@ -313,9 +322,9 @@ impl Default for AtomicUnit {
             released: Default::default(),
             res_take: Default::default(),
             wr_head: Default::default(),
-            results_limit: constant(RESULT_DEPTH - 3),
-            batches_limit: constant(32 - 4),
-            writes_limit: constant(16 - 4),
+            results_limit: constant(RESULT_DEPTH - 4),
+            batches_limit: constant(32 - 5),
+            writes_limit: constant(16 - 5),
             batch_max: constant(BATCH_MAX),
             idle_close_limit: constant(IDLE_CLOSE_LIMIT),
             one_bucket: constant(1),
@@ -347,6 +356,8 @@ impl Logic for AtomicUnit {
             wr_done,
             credit,
             addr_match,
+            gate_open,
+            room,
             bucket_up,
             bucket_down
         );
@@ -371,13 +382,12 @@ impl Logic for AtomicUnit {
         self.batches.reset.next = self.reset.val();
 
         // ---- The head op: may it act, and how.
-        self.gate_diff.next = self.done_count.val() - self.op_ctl.q.val().get_bits::<16>(0);
-        self.gate_open.next = !self.gate_diff.val().get_bit(15);
         self.same_word.next = self.held_valid.q.val() & self.addr_match.q.val() & !self.op_ctl.q.val().get_bit(20);
-        self.room.next = (self.results.count.val() < self.results_limit.val())
+        self.room.d.next = (self.results.count.val() < self.results_limit.val())
             & (self.batches.count.val() < self.batches_limit.val())
             & (self.writes.count.val() < self.writes_limit.val());
-        self.issue_chain.next = self.op_valid.q.val() & self.same_word.val() & self.gate_open.val() & self.room.val();
+        self.issue_chain.next =
+            self.op_valid.q.val() & self.same_word.val() & self.gate_open.q.val() & self.room.q.val();
         // The word read for the head op: it enters the ALU as it arrives.
         self.rd_arrive.next = (self.rd_state.q.val() == self.rd_wait.val()) & self.s_rd_tvalid.val();
         self.issue.next = self.issue_chain.val() | self.rd_arrive.val();
@@ -396,7 +406,13 @@ impl Logic for AtomicUnit {
         self.head_free.next = !self.op_valid.q.val() | self.issue.val();
         self.ops_out.m_ready.next = self.head_free.val();
         self.op_valid.d.next = self.op_valid.q.val() & !self.issue.val();
+        // The gate for the next cycle's head: both subtracts are of registers, and the
+        // head's load only selects between them.
+        self.op_gate_diff.next = self.done_count.val() - self.op_ctl.q.val().get_bits::<16>(0);
+        self.new_gate_diff.next = self.done_count.val() - self.ops_out.m_data.val().get_bits::<16>(320);
+        self.gate_open.d.next = !self.op_gate_diff.val().get_bit(15);
         if self.ops_out.m_valid.val() & self.head_free.val() {
+            self.gate_open.d.next = !self.new_gate_diff.val().get_bit(15);
             self.op_valid.d.next = true;
             self.op_addr.d.next = self.ops_out.m_data.val().get_bits::<64>(0);
             self.op_operands.d.next = self.ops_out.m_data.val().get_bits::<256>(64);
@@ -506,8 +522,8 @@ impl Logic for AtomicUnit {
         // word, and no write-back that may hit this word may still be in flight.
         self.start_read.next = self.op_valid.q.val()
             & !self.same_word.val()
-            & self.gate_open.val()
-            & self.room.val()
+            & self.gate_open.q.val()
+            & self.room.q.val()
             & (self.rd_state.q.val() == self.rd_idle.val())
             & !self.issued.q.val()
             & !self.alu.out_valid.val()
@@ -606,6 +622,8 @@ impl Logic for AtomicUnit {
             self.bucket_up.d.next = 0.into();
             self.bucket_down.d.next = 0.into();
             self.addr_match.d.next = false;
+            self.gate_open.d.next = false;
+            self.room.d.next = false;
         }
     }
 }
