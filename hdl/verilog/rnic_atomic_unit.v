@@ -48,6 +48,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     localparam  batch_max = 6'b100000;
     localparam  idle_close_limit = 6'b1000;
     localparam  one_bucket = 16'h1;
+    localparam  one_credit = 10'b1;
     localparam  rd_idle = 2'b0;
     localparam  rd_request = 2'b1;
     localparam  rd_wait = 2'b10;
@@ -67,6 +68,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     wire  alu$out_valid;
     wire  [63:0] alu$out_result;
     wire  [63:0] alu$out_original;
+    wire  alu$out_changed;
     wire  [15:0] alu$out_tag;
     wire  alu$out_unsupported;
     reg  ops$clock;
@@ -95,6 +97,14 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  results$m_ready;
     wire  [63:0] results$m_data;
     wire  [9:0] results$count;
+    reg  res_out$clock;
+    reg  res_out$reset;
+    reg  res_out$s_valid;
+    wire  res_out$s_ready;
+    reg  [63:0] res_out$s_data;
+    wire  res_out$m_valid;
+    reg  res_out$m_ready;
+    wire  [63:0] res_out$m_data;
     reg  writes$clock;
     reg  writes$reset;
     reg  writes$s_valid;
@@ -155,6 +165,9 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
     reg  [9:0] credit$d;
     wire  [9:0] credit$q;
     reg  credit$clock;
+    reg  credit_any$d;
+    wire  credit_any$q;
+    reg  credit_any$clock;
     reg  [5:0] bucket_counts$0$d;
     wire  [5:0] bucket_counts$0$q;
     reg  bucket_counts$0$clock;
@@ -267,6 +280,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .out_valid(alu$out_valid),
         .out_result(alu$out_result),
         .out_original(alu$out_original),
+        .out_changed(alu$out_changed),
         .out_tag(alu$out_tag),
         .out_unsupported(alu$out_unsupported)
     );
@@ -301,6 +315,16 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .m_ready(results$m_ready),
         .m_data(results$m_data),
         .count(results$count)
+    );
+    rnic_atomic_unit$res_out res_out(
+        .clock(res_out$clock),
+        .reset(res_out$reset),
+        .s_valid(res_out$s_valid),
+        .s_ready(res_out$s_ready),
+        .s_data(res_out$s_data),
+        .m_valid(res_out$m_valid),
+        .m_ready(res_out$m_ready),
+        .m_data(res_out$m_data)
     );
     rnic_atomic_unit$writes writes(
         .clock(writes$clock),
@@ -393,6 +417,11 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         .d(credit$d),
         .q(credit$q),
         .clock(credit$clock)
+    );
+    rnic_atomic_unit$credit_any credit_any(
+        .d(credit_any$d),
+        .q(credit_any$q),
+        .clock(credit_any$clock)
     );
     rnic_atomic_unit$bucket_counts$0 bucket_counts$0(
         .d(bucket_counts$0$d),
@@ -516,6 +545,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         acks$clock = clock;
         wr_done$clock = clock;
         credit$clock = clock;
+        credit_any$clock = clock;
         addr_match$clock = clock;
         gate_open$clock = clock;
         room$clock = clock;
@@ -535,6 +565,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         acks$d = acks$q;
         wr_done$d = wr_done$q;
         credit$d = credit$q;
+        credit_any$d = credit_any$q;
         addr_match$d = addr_match$q;
         gate_open$d = gate_open$q;
         room$d = room$q;
@@ -576,6 +607,8 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         alu$reset = reset;
         results$clock = clock;
         results$reset = reset;
+        res_out$clock = clock;
+        res_out$reset = reset;
         ops$clock = clock;
         ops$reset = reset;
         ops_out$clock = clock;
@@ -638,7 +671,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         results$s_valid = alu$out_valid;
         results$s_data = alu$out_original;
         batch_count = open_count$q + ((alu$out_valid) & 6'h3f);
-        batch_dirty = open_dirty$q | (alu$out_valid & (alu$out_result != alu$out_original));
+        batch_dirty = open_dirty$q | (alu$out_valid & alu$out_changed);
         close = (alu$out_valid & (batch_count == batch_max)) | (~issued$q & |batch_count & ~issue_chain & (op_valid$q | ops_out$m_valid | (batches$count < idle_close_limit)));
         close_write = close & batch_dirty;
         open_count$d = batch_count;
@@ -803,11 +836,15 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
         if (~bucket_up$q[15] & bucket_down$q[15]) begin
             bucket_counts$15$d = bucket_counts$15$q - 32'h1;
         end
-        m_res_valid = results$m_valid & |credit$q;
-        m_res_original = results$m_data;
-        results$m_ready = m_res_ready & |credit$q;
-        res_take = m_res_ready & results$m_valid & |credit$q;
+        res_out$s_valid = results$m_valid & credit_any$q;
+        res_out$s_data = results$m_data;
+        results$m_ready = res_out$s_ready & credit_any$q;
+        res_take = res_out$s_ready & results$m_valid & credit_any$q;
+        m_res_valid = res_out$m_valid;
+        m_res_original = res_out$m_data;
+        res_out$m_ready = m_res_ready;
         credit$d = credit$q + released - ((res_take) & 10'h3ff);
+        credit_any$d = |released | (credit$q > one_credit) | (credit_any$q & ~res_take);
         if (reset) begin
             op_valid$d = 1'b0;
             held_valid$d = 1'b0;
@@ -819,6 +856,7 @@ module rnic_atomic_unit(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aopcode
             acks$d = 32'h0;
             wr_done$d = 1'b0;
             credit$d = 32'h0;
+            credit_any$d = 1'b0;
             bucket_counts$0$d = 32'h0;
             bucket_counts$1$d = 32'h0;
             bucket_counts$2$d = 32'h0;
@@ -884,7 +922,7 @@ module rnic_atomic_unit$addr_match(d,q,clock);
 endmodule // rnic_atomic_unit$addr_match
 
 
-module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original,in_data,in_mask,in_compare,in_compare_mask,in_tag,out_valid,out_result,out_original,out_tag,out_unsupported);
+module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original,in_data,in_mask,in_compare,in_compare_mask,in_tag,out_valid,out_result,out_original,out_changed,out_tag,out_unsupported);
     
     // Module arguments
     input wire  clock;
@@ -901,6 +939,7 @@ module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original
     output reg  out_valid;
     output reg  [63:0] out_result;
     output reg  [63:0] out_original;
+    output reg  out_changed;
     output reg  [15:0] out_tag;
     output reg  out_unsupported;
     
@@ -941,6 +980,9 @@ module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original
     reg  [63:0] b_original$d;
     wire  [63:0] b_original$q;
     reg  b_original$clock;
+    reg  b_changed$d;
+    wire  b_changed$q;
+    reg  b_changed$clock;
     reg  [15:0] b_tag$d;
     wire  [15:0] b_tag$q;
     reg  b_tag$clock;
@@ -1015,6 +1057,11 @@ module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original
         .q(b_original$q),
         .clock(b_original$clock)
     );
+    rnic_atomic_unit$alu$b_changed b_changed(
+        .d(b_changed$d),
+        .q(b_changed$q),
+        .clock(b_changed$clock)
+    );
     rnic_atomic_unit$alu$b_tag b_tag(
         .d(b_tag$d),
         .q(b_tag$q),
@@ -1040,6 +1087,7 @@ module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original
         b_valid$clock = clock;
         b_result$clock = clock;
         b_original$clock = clock;
+        b_changed$clock = clock;
         b_tag$clock = clock;
         b_unsupported$clock = clock;
         a_valid$d = a_valid$q;
@@ -1054,6 +1102,7 @@ module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original
         b_valid$d = b_valid$q;
         b_result$d = b_result$q;
         b_original$d = b_original$q;
+        b_changed$d = b_changed$q;
         b_tag$d = b_tag$q;
         b_unsupported$d = b_unsupported$q;
         a_valid$d = in_valid;
@@ -1080,13 +1129,16 @@ module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original
         b_tag$d = a_tag$q;
         b_result$d = original;
         b_unsupported$d = 1'b1;
+        b_changed$d = 1'b0;
         if (a_aopcode$q == 32'h0) begin
             b_result$d = fetch_add;
             b_unsupported$d = 1'b0;
+            b_changed$d = |a_data$q;
         end
         if (a_aopcode$q == 32'h2) begin
             b_result$d = cmp_swap;
             b_unsupported$d = 1'b0;
+            b_changed$d = compare_equal & |((original ^ a_data$q) & a_mask$q);
         end
         if (~a_valid$q) begin
             b_result$d = b_result$q;
@@ -1099,6 +1151,7 @@ module rnic_atomic_unit$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original
         out_valid = b_valid$q;
         out_result = b_result$q;
         out_original = b_original$q;
+        out_changed = b_changed$q;
         out_tag = b_tag$q;
         out_unsupported = b_unsupported$q;
     end
@@ -1275,6 +1328,25 @@ module rnic_atomic_unit$alu$a_valid(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$alu$a_valid
+
+
+module rnic_atomic_unit$alu$b_changed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$alu$b_changed
 
 
 module rnic_atomic_unit$alu$b_original(d,q,clock);
@@ -2017,6 +2089,25 @@ module rnic_atomic_unit$credit(d,q,clock);
 endmodule // rnic_atomic_unit$credit
 
 
+module rnic_atomic_unit$credit_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$credit_any
+
+
 module rnic_atomic_unit$gate_open(d,q,clock);
     
     // Module arguments
@@ -2676,6 +2767,174 @@ module rnic_atomic_unit$rd_state(d,q,clock);
     end
           
 endmodule // rnic_atomic_unit$rd_state
+
+
+module rnic_atomic_unit$res_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [63:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [63:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [63:0] out_data$d;
+    wire  [63:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [63:0] skid_data$d;
+    wire  [63:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_atomic_unit$res_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_atomic_unit$res_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_atomic_unit$res_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_atomic_unit$res_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_atomic_unit$res_out
+
+
+module rnic_atomic_unit$res_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$res_out$out_data
+
+
+module rnic_atomic_unit$res_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$res_out$out_valid
+
+
+module rnic_atomic_unit$res_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$res_out$skid_data
+
+
+module rnic_atomic_unit$res_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_atomic_unit$res_out$skid_valid
 
 
 module rnic_atomic_unit$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);

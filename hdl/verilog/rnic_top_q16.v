@@ -2808,6 +2808,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     localparam  batch_max = 6'b100000;
     localparam  idle_close_limit = 6'b1000;
     localparam  one_bucket = 16'h1;
+    localparam  one_credit = 10'b1;
     localparam  rd_idle = 2'b0;
     localparam  rd_request = 2'b1;
     localparam  rd_wait = 2'b10;
@@ -2827,6 +2828,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     wire  alu$out_valid;
     wire  [63:0] alu$out_result;
     wire  [63:0] alu$out_original;
+    wire  alu$out_changed;
     wire  [15:0] alu$out_tag;
     wire  alu$out_unsupported;
     reg  ops$clock;
@@ -2855,6 +2857,14 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     reg  results$m_ready;
     wire  [63:0] results$m_data;
     wire  [9:0] results$count;
+    reg  res_out$clock;
+    reg  res_out$reset;
+    reg  res_out$s_valid;
+    wire  res_out$s_ready;
+    reg  [63:0] res_out$s_data;
+    wire  res_out$m_valid;
+    reg  res_out$m_ready;
+    wire  [63:0] res_out$m_data;
     reg  writes$clock;
     reg  writes$reset;
     reg  writes$s_valid;
@@ -2915,6 +2925,9 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
     reg  [9:0] credit$d;
     wire  [9:0] credit$q;
     reg  credit$clock;
+    reg  credit_any$d;
+    wire  credit_any$q;
+    reg  credit_any$clock;
     reg  [5:0] bucket_counts$0$d;
     wire  [5:0] bucket_counts$0$q;
     reg  bucket_counts$0$clock;
@@ -3027,6 +3040,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         .out_valid(alu$out_valid),
         .out_result(alu$out_result),
         .out_original(alu$out_original),
+        .out_changed(alu$out_changed),
         .out_tag(alu$out_tag),
         .out_unsupported(alu$out_unsupported)
     );
@@ -3061,6 +3075,16 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         .m_ready(results$m_ready),
         .m_data(results$m_data),
         .count(results$count)
+    );
+    rnic_top_q16$atomics$res_out res_out(
+        .clock(res_out$clock),
+        .reset(res_out$reset),
+        .s_valid(res_out$s_valid),
+        .s_ready(res_out$s_ready),
+        .s_data(res_out$s_data),
+        .m_valid(res_out$m_valid),
+        .m_ready(res_out$m_ready),
+        .m_data(res_out$m_data)
     );
     rnic_top_q16$atomics$writes writes(
         .clock(writes$clock),
@@ -3153,6 +3177,11 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         .d(credit$d),
         .q(credit$q),
         .clock(credit$clock)
+    );
+    rnic_top_q16$atomics$credit_any credit_any(
+        .d(credit_any$d),
+        .q(credit_any$q),
+        .clock(credit_any$clock)
     );
     rnic_top_q16$atomics$bucket_counts$0 bucket_counts$0(
         .d(bucket_counts$0$d),
@@ -3276,6 +3305,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         acks$clock = clock;
         wr_done$clock = clock;
         credit$clock = clock;
+        credit_any$clock = clock;
         addr_match$clock = clock;
         gate_open$clock = clock;
         room$clock = clock;
@@ -3295,6 +3325,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         acks$d = acks$q;
         wr_done$d = wr_done$q;
         credit$d = credit$q;
+        credit_any$d = credit_any$q;
         addr_match$d = addr_match$q;
         gate_open$d = gate_open$q;
         room$d = room$q;
@@ -3336,6 +3367,8 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         alu$reset = reset;
         results$clock = clock;
         results$reset = reset;
+        res_out$clock = clock;
+        res_out$reset = reset;
         ops$clock = clock;
         ops$reset = reset;
         ops_out$clock = clock;
@@ -3398,7 +3431,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         results$s_valid = alu$out_valid;
         results$s_data = alu$out_original;
         batch_count = open_count$q + ((alu$out_valid) & 6'h3f);
-        batch_dirty = open_dirty$q | (alu$out_valid & (alu$out_result != alu$out_original));
+        batch_dirty = open_dirty$q | (alu$out_valid & alu$out_changed);
         close = (alu$out_valid & (batch_count == batch_max)) | (~issued$q & |batch_count & ~issue_chain & (op_valid$q | ops_out$m_valid | (batches$count < idle_close_limit)));
         close_write = close & batch_dirty;
         open_count$d = batch_count;
@@ -3563,11 +3596,15 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
         if (~bucket_up$q[15] & bucket_down$q[15]) begin
             bucket_counts$15$d = bucket_counts$15$q - 32'h1;
         end
-        m_res_valid = results$m_valid & |credit$q;
-        m_res_original = results$m_data;
-        results$m_ready = m_res_ready & |credit$q;
-        res_take = m_res_ready & results$m_valid & |credit$q;
+        res_out$s_valid = results$m_valid & credit_any$q;
+        res_out$s_data = results$m_data;
+        results$m_ready = res_out$s_ready & credit_any$q;
+        res_take = res_out$s_ready & results$m_valid & credit_any$q;
+        m_res_valid = res_out$m_valid;
+        m_res_original = res_out$m_data;
+        res_out$m_ready = m_res_ready;
         credit$d = credit$q + released - ((res_take) & 10'h3ff);
+        credit_any$d = |released | (credit$q > one_credit) | (credit_any$q & ~res_take);
         if (reset) begin
             op_valid$d = 1'b0;
             held_valid$d = 1'b0;
@@ -3579,6 +3616,7 @@ module rnic_top_q16$atomics(clock,reset,s_op_valid,s_op_ready,s_op_addr,s_op_aop
             acks$d = 32'h0;
             wr_done$d = 1'b0;
             credit$d = 32'h0;
+            credit_any$d = 1'b0;
             bucket_counts$0$d = 32'h0;
             bucket_counts$1$d = 32'h0;
             bucket_counts$2$d = 32'h0;
@@ -3644,7 +3682,7 @@ module rnic_top_q16$atomics$addr_match(d,q,clock);
 endmodule // rnic_top_q16$atomics$addr_match
 
 
-module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original,in_data,in_mask,in_compare,in_compare_mask,in_tag,out_valid,out_result,out_original,out_tag,out_unsupported);
+module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_original,in_data,in_mask,in_compare,in_compare_mask,in_tag,out_valid,out_result,out_original,out_changed,out_tag,out_unsupported);
     
     // Module arguments
     input wire  clock;
@@ -3661,6 +3699,7 @@ module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_orig
     output reg  out_valid;
     output reg  [63:0] out_result;
     output reg  [63:0] out_original;
+    output reg  out_changed;
     output reg  [15:0] out_tag;
     output reg  out_unsupported;
     
@@ -3701,6 +3740,9 @@ module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_orig
     reg  [63:0] b_original$d;
     wire  [63:0] b_original$q;
     reg  b_original$clock;
+    reg  b_changed$d;
+    wire  b_changed$q;
+    reg  b_changed$clock;
     reg  [15:0] b_tag$d;
     wire  [15:0] b_tag$q;
     reg  b_tag$clock;
@@ -3775,6 +3817,11 @@ module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_orig
         .q(b_original$q),
         .clock(b_original$clock)
     );
+    rnic_top_q16$atomics$alu$b_changed b_changed(
+        .d(b_changed$d),
+        .q(b_changed$q),
+        .clock(b_changed$clock)
+    );
     rnic_top_q16$atomics$alu$b_tag b_tag(
         .d(b_tag$d),
         .q(b_tag$q),
@@ -3800,6 +3847,7 @@ module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_orig
         b_valid$clock = clock;
         b_result$clock = clock;
         b_original$clock = clock;
+        b_changed$clock = clock;
         b_tag$clock = clock;
         b_unsupported$clock = clock;
         a_valid$d = a_valid$q;
@@ -3814,6 +3862,7 @@ module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_orig
         b_valid$d = b_valid$q;
         b_result$d = b_result$q;
         b_original$d = b_original$q;
+        b_changed$d = b_changed$q;
         b_tag$d = b_tag$q;
         b_unsupported$d = b_unsupported$q;
         a_valid$d = in_valid;
@@ -3840,13 +3889,16 @@ module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_orig
         b_tag$d = a_tag$q;
         b_result$d = original;
         b_unsupported$d = 1'b1;
+        b_changed$d = 1'b0;
         if (a_aopcode$q == 32'h0) begin
             b_result$d = fetch_add;
             b_unsupported$d = 1'b0;
+            b_changed$d = |a_data$q;
         end
         if (a_aopcode$q == 32'h2) begin
             b_result$d = cmp_swap;
             b_unsupported$d = 1'b0;
+            b_changed$d = compare_equal & |((original ^ a_data$q) & a_mask$q);
         end
         if (~a_valid$q) begin
             b_result$d = b_result$q;
@@ -3859,6 +3911,7 @@ module rnic_top_q16$atomics$alu(clock,reset,in_valid,in_aopcode,in_chain,in_orig
         out_valid = b_valid$q;
         out_result = b_result$q;
         out_original = b_original$q;
+        out_changed = b_changed$q;
         out_tag = b_tag$q;
         out_unsupported = b_unsupported$q;
     end
@@ -4035,6 +4088,25 @@ module rnic_top_q16$atomics$alu$a_valid(d,q,clock);
     end
           
 endmodule // rnic_top_q16$atomics$alu$a_valid
+
+
+module rnic_top_q16$atomics$alu$b_changed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$alu$b_changed
 
 
 module rnic_top_q16$atomics$alu$b_original(d,q,clock);
@@ -4777,6 +4849,25 @@ module rnic_top_q16$atomics$credit(d,q,clock);
 endmodule // rnic_top_q16$atomics$credit
 
 
+module rnic_top_q16$atomics$credit_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$credit_any
+
+
 module rnic_top_q16$atomics$gate_open(d,q,clock);
     
     // Module arguments
@@ -5436,6 +5527,174 @@ module rnic_top_q16$atomics$rd_state(d,q,clock);
     end
           
 endmodule // rnic_top_q16$atomics$rd_state
+
+
+module rnic_top_q16$atomics$res_out(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [63:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [63:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [63:0] out_data$d;
+    wire  [63:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [63:0] skid_data$d;
+    wire  [63:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top_q16$atomics$res_out$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top_q16$atomics$res_out$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top_q16$atomics$res_out$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top_q16$atomics$res_out$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top_q16$atomics$res_out
+
+
+module rnic_top_q16$atomics$res_out$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$res_out$out_data
+
+
+module rnic_top_q16$atomics$res_out$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$res_out$out_valid
+
+
+module rnic_top_q16$atomics$res_out$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$res_out$skid_data
+
+
+module rnic_top_q16$atomics$res_out$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$atomics$res_out$skid_valid
 
 
 module rnic_top_q16$atomics$results(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);

@@ -23,6 +23,8 @@ pub struct AluOp {
 pub struct AluResult {
     pub result: u64,
     pub original: u64,
+    /// The ALU's own verdict that `result` differs from `original`.
+    pub changed: bool,
     pub tag: u16,
     pub unsupported: bool,
 }
@@ -43,6 +45,7 @@ pub struct AluDriver {
     out_valid: Port,
     out_result: Port,
     out_original: Port,
+    out_changed: Port,
     out_tag: Port,
     out_unsupported: Port,
 }
@@ -66,6 +69,7 @@ impl AluDriver {
             out_valid: p("out_valid"),
             out_result: p("out_result"),
             out_original: p("out_original"),
+            out_changed: p("out_changed"),
             out_tag: p("out_tag"),
             out_unsupported: p("out_unsupported"),
             model,
@@ -95,6 +99,7 @@ impl AluDriver {
         let out = m.get_bit(self.out_valid).then(|| AluResult {
             result: m.get(self.out_result),
             original: m.get(self.out_original),
+            changed: m.get_bit(self.out_changed),
             tag: m.get(self.out_tag) as u16,
             unsupported: m.get_bit(self.out_unsupported),
         });

@@ -27,7 +27,7 @@ impl Reference {
             _ => (original, true),
         };
         self.last_result = result;
-        AluResult { result, original, tag: op.tag, unsupported }
+        AluResult { result, original, changed: result != original, tag: op.tag, unsupported }
     }
 }
 
@@ -115,6 +115,13 @@ fn atom_09_10_alu_matches_proto_on_random_operations() {
         let mut rng = StdRng::seed_from_u64(0x7306);
         let ops: Vec<Option<AluOp>> =
             (0..30_000u32).map(|i| rng.gen_bool(0.85).then(|| random_op(&mut rng, i as u16))).collect();
+        // Both verdicts of `changed` come up often: operations that leave the word as it
+        // was (zero Add Data, a failed compare, a swap of equal bits) and those that do not.
+        let mut reference = Reference::default();
+        let verdicts: Vec<bool> =
+            ops.iter().flatten().map(|op| reference.apply(op)).filter(|r| !r.unsupported).map(|r| r.changed).collect();
+        let unchanged = verdicts.iter().filter(|&&c| !c).count();
+        assert!(unchanged >= 2_000 && verdicts.len() - unchanged >= 2_000, "{unchanged} of {} unchanged", verdicts.len());
         let checked = run(&mut alu, ops);
         assert!(checked >= 20_000, "only {checked} operations checked");
     });

@@ -50,6 +50,11 @@ pub struct AtomicAlu {
     pub out_result: Signal<Out, Bits<64>>,
     /// Value the word held before the operation (returned in the Atomic Response).
     pub out_original: Signal<Out, Bits<64>>,
+    /// The result differs from the original value (the word needs writing back), decided
+    /// beside the result rather than by comparing the two: a masked FetchAdd changes the
+    /// word exactly when its Add Data is not zero (each field adds its own bits of it,
+    /// modulo the field), a CmpSwap when it swaps in bits that differ under the Swap Mask.
+    pub out_changed: Signal<Out, Bit>,
     pub out_tag: Signal<Out, Bits<16>>,
     pub out_unsupported: Signal<Out, Bit>,
     // Stage A: the operation being computed.
@@ -66,6 +71,7 @@ pub struct AtomicAlu {
     b_valid: DFF<Bit>,
     b_result: DFF<Bits<64>>,
     b_original: DFF<Bits<64>>,
+    b_changed: DFF<Bit>,
     b_tag: DFF<Bits<16>>,
     b_unsupported: DFF<Bit>,
     // Combinational values of stage A, each assigned once.
@@ -93,6 +99,7 @@ impl Logic for AtomicAlu {
             b_valid,
             b_result,
             b_original,
+            b_changed,
             b_tag,
             b_unsupported
         );
@@ -127,14 +134,18 @@ impl Logic for AtomicAlu {
         self.b_tag.d.next = self.a_tag.q.val();
         self.b_result.d.next = self.original.val();
         self.b_unsupported.d.next = true;
+        self.b_changed.d.next = false;
         // AOpCode literals: hdl_gen kernels cannot name Rust constants.
         if self.a_aopcode.q.val() == 0x0 {
             self.b_result.d.next = self.fetch_add.val();
             self.b_unsupported.d.next = false;
+            self.b_changed.d.next = self.a_data.q.val().any();
         }
         if self.a_aopcode.q.val() == 0x2 {
             self.b_result.d.next = self.cmp_swap.val();
             self.b_unsupported.d.next = false;
+            self.b_changed.d.next =
+                self.compare_equal.val() & ((self.original.val() ^ self.a_data.q.val()) & self.a_mask.q.val()).any();
         }
         // A held result stays put between operations: it is the chain source.
         if !self.a_valid.q.val() {
@@ -149,6 +160,7 @@ impl Logic for AtomicAlu {
         self.out_valid.next = self.b_valid.q.val();
         self.out_result.next = self.b_result.q.val();
         self.out_original.next = self.b_original.q.val();
+        self.out_changed.next = self.b_changed.q.val();
         self.out_tag.next = self.b_tag.q.val();
         self.out_unsupported.next = self.b_unsupported.q.val();
     }

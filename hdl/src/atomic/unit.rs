@@ -134,6 +134,9 @@ pub struct AtomicUnit {
     head_free: Signal<Local, Bit>,
     /// Original values until their batch is retired.
     results: RamFifo<64, 9, 10>,
+    /// Released results on their way out: the consumer's ready reaches a register here,
+    /// not the result RAM's read side.
+    res_out: SkidBuffer<64>,
     /// Write-backs not yet sent: data (127:64), address (63:0).
     writes: RamFifo<128, 4, 5>,
     /// Closed batches not yet retired: bucket (10:7), wrote (6), results (5:0).
@@ -160,8 +163,10 @@ pub struct AtomicUnit {
     /// A write ack, a cycle after the write engine's pulse: the engine sits across the
     /// chip, and its completion reaches the retire decision from this register.
     wr_done: DFF<Bit>,
-    /// Results released and not yet taken.
+    /// Results released and not yet taken, and whether there are any (kept beside the
+    /// count, from its parts, so the result RAM's read side waits on a register).
     credit: DFF<Bits<10>>,
+    credit_any: DFF<Bit>,
     /// Write-backs in flight per address bucket, a 6-bit counter each. A counter moves a
     /// cycle after the close (`bucket_up`) or retirement (`bucket_down`) it counts, one bit
     /// per bucket: neither the batch's close nor the ack's retirement reaches a counter's
@@ -221,6 +226,7 @@ pub struct AtomicUnit {
     batch_max: Constant<Bits<6>>,
     idle_close_limit: Constant<Bits<6>>,
     one_bucket: Constant<Bits<BUCKETS>>,
+    one_credit: Constant<Bits<10>>,
     rd_idle: Constant<Bits<2>>,
     rd_request: Constant<Bits<2>>,
     rd_wait: Constant<Bits<2>>,
@@ -268,6 +274,7 @@ impl Default for AtomicUnit {
             m_res_original: Default::default(),
             alu: Default::default(),
             results: Default::default(),
+            res_out: Default::default(),
             ops: Default::default(),
             ops_out: Default::default(),
             head_free: Default::default(),
@@ -287,6 +294,7 @@ impl Default for AtomicUnit {
             acks: Default::default(),
             wr_done: Default::default(),
             credit: Default::default(),
+            credit_any: Default::default(),
             bucket_counts: Default::default(),
             bucket_up: Default::default(),
             bucket_down: Default::default(),
@@ -328,6 +336,7 @@ impl Default for AtomicUnit {
             batch_max: constant(BATCH_MAX),
             idle_close_limit: constant(IDLE_CLOSE_LIMIT),
             one_bucket: constant(1),
+            one_credit: constant(1),
             rd_idle: constant(RD_IDLE),
             rd_request: constant(RD_REQUEST),
             rd_wait: constant(RD_WAIT),
@@ -355,6 +364,7 @@ impl Logic for AtomicUnit {
             acks,
             wr_done,
             credit,
+            credit_any,
             addr_match,
             gate_open,
             room,
@@ -369,6 +379,8 @@ impl Logic for AtomicUnit {
         self.alu.reset.next = self.reset.val();
         self.results.clock.next = self.clock.val();
         self.results.reset.next = self.reset.val();
+        self.res_out.clock.next = self.clock.val();
+        self.res_out.reset.next = self.reset.val();
         self.ops.clock.next = self.clock.val();
         self.ops.reset.next = self.reset.val();
         self.ops_out.clock.next = self.clock.val();
@@ -465,7 +477,7 @@ impl Logic for AtomicUnit {
         self.results.s_data.next = self.alu.out_original.val();
         self.batch_count.next = self.open_count.q.val() + bit_cast::<6, 1>(self.alu.out_valid.val().into());
         self.batch_dirty.next = self.open_dirty.q.val()
-            | (self.alu.out_valid.val() & (self.alu.out_result.val() != self.alu.out_original.val()));
+            | (self.alu.out_valid.val() & self.alu.out_changed.val());
         // Close at BATCH_MAX results, or when the ALU holds the latest value (nothing entered it
         // last cycle) and the head op is not chaining on it now: the ALU's result output
         // then shows the word's latest value, results or not this cycle. With no op waiting
@@ -599,11 +611,17 @@ impl Logic for AtomicUnit {
         }
 
         // ---- Released results out.
-        self.m_res_valid.next = self.results.m_valid.val() & self.credit.q.val().any();
-        self.m_res_original.next = self.results.m_data.val();
-        self.results.m_ready.next = self.m_res_ready.val() & self.credit.q.val().any();
-        self.res_take.next = self.m_res_ready.val() & self.results.m_valid.val() & self.credit.q.val().any();
+        self.res_out.s_valid.next = self.results.m_valid.val() & self.credit_any.q.val();
+        self.res_out.s_data.next = self.results.m_data.val();
+        self.results.m_ready.next = self.res_out.s_ready.val() & self.credit_any.q.val();
+        self.res_take.next = self.res_out.s_ready.val() & self.results.m_valid.val() & self.credit_any.q.val();
+        self.m_res_valid.next = self.res_out.m_valid.val();
+        self.m_res_original.next = self.res_out.m_data.val();
+        self.res_out.m_ready.next = self.m_res_ready.val();
         self.credit.d.next = self.credit.q.val() + self.released.val() - bit_cast::<10, 1>(self.res_take.val().into());
+        self.credit_any.d.next = self.released.val().any()
+            | (self.credit.q.val() > self.one_credit.val())
+            | (self.credit_any.q.val() & !self.res_take.val());
 
         if self.reset.val() {
             self.op_valid.d.next = false;
@@ -616,6 +634,7 @@ impl Logic for AtomicUnit {
             self.acks.d.next = 0.into();
             self.wr_done.d.next = false;
             self.credit.d.next = 0.into();
+            self.credit_any.d.next = false;
             for i in 0..BUCKETS {
                 self.bucket_counts[i].d.next = 0.into();
             }
