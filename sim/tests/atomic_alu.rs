@@ -121,7 +121,11 @@ fn atom_09_10_alu_matches_proto_on_random_operations() {
         let verdicts: Vec<bool> =
             ops.iter().flatten().map(|op| reference.apply(op)).filter(|r| !r.unsupported).map(|r| r.changed).collect();
         let unchanged = verdicts.iter().filter(|&&c| !c).count();
-        assert!(unchanged >= 2_000 && verdicts.len() - unchanged >= 2_000, "{unchanged} of {} unchanged", verdicts.len());
+        assert!(
+            unchanged >= 2_000 && verdicts.len() - unchanged >= 2_000,
+            "{unchanged} of {} unchanged",
+            verdicts.len()
+        );
         let checked = run(&mut alu, ops);
         assert!(checked >= 20_000, "only {checked} operations checked");
     });

@@ -476,8 +476,7 @@ impl Logic for AtomicUnit {
         self.results.s_valid.next = self.alu.out_valid.val();
         self.results.s_data.next = self.alu.out_original.val();
         self.batch_count.next = self.open_count.q.val() + bit_cast::<6, 1>(self.alu.out_valid.val().into());
-        self.batch_dirty.next = self.open_dirty.q.val()
-            | (self.alu.out_valid.val() & self.alu.out_changed.val());
+        self.batch_dirty.next = self.open_dirty.q.val() | (self.alu.out_valid.val() & self.alu.out_changed.val());
         // Close at BATCH_MAX results, or when the ALU holds the latest value (nothing entered it
         // last cycle) and the head op is not chaining on it now: the ALU's result output
         // then shows the word's latest value, results or not this cycle. With no op waiting
