@@ -241,6 +241,10 @@ pub struct RnicTop<
     tx_tid: Signal<Local, Bits<32>>,
     reset_q: DFF<Bit>,
     deframer: MpaRx<64, 8, 256, 96, 12>,
+    /// The deframer's FPDU content to the RX buffer, through a register slice: the
+    /// buffer's ready (its descriptor and length checks) reaches the deframer's pipe from a
+    /// register. TDATA (0..64), TKEEP (64..72), TLAST (72), TUSER (73..81: the verdict).
+    fpdu_slice: SkidBuffer<81>,
     /// The QP of each FPDU between RX stream and deframer output.
     rx_qps: SmallFifo<16>,
     /// The QP of each FPDU from its first beat until the deframer parses it (its CRC and
@@ -445,6 +449,7 @@ impl<
             tx_tid: Default::default(),
             reset_q: Default::default(),
             deframer: Default::default(),
+            fpdu_slice: Default::default(),
             rx_qps: Default::default(),
             rx_buffer: Default::default(),
             ulpdu_slice: Default::default(),
@@ -519,6 +524,7 @@ impl<
             framed_slice,
             tx_conns,
             deframer,
+            fpdu_slice,
             rx_qps,
             rx_buffer,
             ulpdu_slice,
@@ -567,6 +573,7 @@ impl<
         self.ulpdu_slice.reset.next = self.reset_q.q.val();
         self.cqe_slice.reset.next = self.reset_q.q.val();
         self.deframer.reset.next = self.reset_q.q.val();
+        self.fpdu_slice.reset.next = self.reset_q.q.val();
         self.rx_qps.reset.next = self.reset_q.q.val();
         self.rx_fpdus.clock.next = self.clock.val();
         self.rx_fpdus.reset.next = self.reset_q.q.val();
@@ -1250,15 +1257,23 @@ impl<
         self.deframer.s_axis_tlast.next = self.rx_slice.m_data.val().get_bit(72);
         self.deframer.s_axis_tvalid.next = self.rx_slice.m_valid.val() & self.rx_open.val();
         self.rx_slice.m_ready.next = self.deframer.s_axis_tready.val() & self.rx_open.val();
-        self.rx_buffer.s_axis_tdata.next = self.deframer.m_axis_tdata.val();
-        self.rx_buffer.s_axis_tkeep.next = self.deframer.m_axis_tkeep.val();
-        self.rx_buffer.s_axis_tlast.next = self.deframer.m_axis_tlast.val();
-        self.rx_buffer.s_axis_tuser.next = self.deframer.m_axis_tuser.val();
-        self.rx_buffer.s_axis_tvalid.next = self.deframer.m_axis_tvalid.val();
-        self.deframer.m_axis_tready.next = self.rx_buffer.s_axis_tready.val();
+        self.fpdu_slice.s_data.next = bit_cast::<81, 64>(self.deframer.m_axis_tdata.val())
+            | (bit_cast::<81, 8>(self.deframer.m_axis_tkeep.val()) << 64_u64)
+            | (bit_cast::<81, 1>(self.deframer.m_axis_tlast.val().into()) << 72_u64)
+            | (bit_cast::<81, 8>(self.deframer.m_axis_tuser.val()) << 73_u64);
+        self.fpdu_slice.s_valid.next = self.deframer.m_axis_tvalid.val();
+        self.deframer.m_axis_tready.next = self.fpdu_slice.s_ready.val();
+        self.rx_buffer.s_axis_tdata.next = self.fpdu_slice.m_data.val().get_bits::<64>(0);
+        self.rx_buffer.s_axis_tkeep.next = self.fpdu_slice.m_data.val().get_bits::<8>(64);
+        self.rx_buffer.s_axis_tlast.next = self.fpdu_slice.m_data.val().get_bit(72);
+        self.rx_buffer.s_axis_tuser.next = self.fpdu_slice.m_data.val().get_bits::<8>(73);
+        self.rx_buffer.s_axis_tvalid.next = self.fpdu_slice.m_valid.val();
+        self.fpdu_slice.m_ready.next = self.rx_buffer.s_axis_tready.val();
+        // (The packet's QP leaves its queue with the packet's last beat into the buffer.)
         self.rx_buffer.s_conn.next = self.rx_qps.m_data.val();
-        self.rx_qps.m_ready.next =
-            self.deframer.m_axis_tvalid.val() & self.rx_buffer.s_axis_tready.val() & self.deframer.m_axis_tlast.val();
+        self.rx_qps.m_ready.next = self.fpdu_slice.m_valid.val()
+            & self.rx_buffer.s_axis_tready.val()
+            & self.fpdu_slice.m_data.val().get_bit(72);
         self.ulpdu_slice.s_data.next = bit_cast::<105, 64>(self.rx_buffer.m_axis_tdata.val())
             | (bit_cast::<105, 1>(self.rx_buffer.m_axis_tlast.val().into()) << 64_u64)
             | (bit_cast::<105, DESC_BITS>(self.rx_buffer.m_axis_tuser.val()) << 65_u64);

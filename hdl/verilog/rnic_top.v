@@ -817,6 +817,14 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     wire  [7:0] deframer$m_axis_tuser;
     wire  deframer$m_axis_tvalid;
     reg  deframer$m_axis_tready;
+    reg  fpdu_slice$clock;
+    reg  fpdu_slice$reset;
+    reg  fpdu_slice$s_valid;
+    wire  fpdu_slice$s_ready;
+    reg  [80:0] fpdu_slice$s_data;
+    wire  fpdu_slice$m_valid;
+    reg  fpdu_slice$m_ready;
+    wire  [80:0] fpdu_slice$m_data;
     reg  rx_qps$clock;
     reg  rx_qps$reset;
     reg  rx_qps$s_valid;
@@ -1849,6 +1857,16 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .m_axis_tvalid(deframer$m_axis_tvalid),
         .m_axis_tready(deframer$m_axis_tready)
     );
+    rnic_top$fpdu_slice fpdu_slice(
+        .clock(fpdu_slice$clock),
+        .reset(fpdu_slice$reset),
+        .s_valid(fpdu_slice$s_valid),
+        .s_ready(fpdu_slice$s_ready),
+        .s_data(fpdu_slice$s_data),
+        .m_valid(fpdu_slice$m_valid),
+        .m_ready(fpdu_slice$m_ready),
+        .m_data(fpdu_slice$m_data)
+    );
     rnic_top$rx_qps rx_qps(
         .clock(rx_qps$clock),
         .reset(rx_qps$reset),
@@ -2117,6 +2135,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         framed_slice$clock = clock;
         tx_conns$clock = clock;
         deframer$clock = clock;
+        fpdu_slice$clock = clock;
         rx_qps$clock = clock;
         rx_buffer$clock = clock;
         ulpdu_slice$clock = clock;
@@ -2181,6 +2200,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         ulpdu_slice$reset = reset_q$q;
         cqe_slice$reset = reset_q$q;
         deframer$reset = reset_q$q;
+        fpdu_slice$reset = reset_q$q;
         rx_qps$reset = reset_q$q;
         rx_fpdus$clock = clock;
         rx_fpdus$reset = reset_q$q;
@@ -2706,14 +2726,17 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         deframer$s_axis_tlast = rx_slice$m_data[32'h48];
         deframer$s_axis_tvalid = rx_slice$m_valid & rx_open;
         rx_slice$m_ready = deframer$s_axis_tready & rx_open;
-        rx_buffer$s_axis_tdata = deframer$m_axis_tdata;
-        rx_buffer$s_axis_tkeep = deframer$m_axis_tkeep;
-        rx_buffer$s_axis_tlast = deframer$m_axis_tlast;
-        rx_buffer$s_axis_tuser = deframer$m_axis_tuser;
-        rx_buffer$s_axis_tvalid = deframer$m_axis_tvalid;
-        deframer$m_axis_tready = rx_buffer$s_axis_tready;
+        fpdu_slice$s_data = ((deframer$m_axis_tdata) & 81'h1ffffffffffffffffffff) | (((deframer$m_axis_tkeep) & 81'h1ffffffffffffffffffff) << 64'h40) | (((deframer$m_axis_tlast) & 81'h1ffffffffffffffffffff) << 64'h48) | (((deframer$m_axis_tuser) & 81'h1ffffffffffffffffffff) << 64'h49);
+        fpdu_slice$s_valid = deframer$m_axis_tvalid;
+        deframer$m_axis_tready = fpdu_slice$s_ready;
+        rx_buffer$s_axis_tdata = fpdu_slice$m_data[(32'h0)+:(64)];
+        rx_buffer$s_axis_tkeep = fpdu_slice$m_data[(32'h40)+:(8)];
+        rx_buffer$s_axis_tlast = fpdu_slice$m_data[32'h48];
+        rx_buffer$s_axis_tuser = fpdu_slice$m_data[(32'h49)+:(8)];
+        rx_buffer$s_axis_tvalid = fpdu_slice$m_valid;
+        fpdu_slice$m_ready = rx_buffer$s_axis_tready;
         rx_buffer$s_conn = rx_qps$m_data;
-        rx_qps$m_ready = deframer$m_axis_tvalid & rx_buffer$s_axis_tready & deframer$m_axis_tlast;
+        rx_qps$m_ready = fpdu_slice$m_valid & rx_buffer$s_axis_tready & fpdu_slice$m_data[32'h48];
         ulpdu_slice$s_data = ((rx_buffer$m_axis_tdata) & 105'h1ffffffffffffffffffffffffff) | (((rx_buffer$m_axis_tlast) & 105'h1ffffffffffffffffffffffffff) << 64'h40) | (((rx_buffer$m_axis_tuser) & 105'h1ffffffffffffffffffffffffff) << 64'h41);
         ulpdu_slice$s_valid = rx_buffer$m_axis_tvalid;
         rx_buffer$m_axis_tready = ulpdu_slice$s_ready;
@@ -21452,6 +21475,174 @@ module rnic_top$fence$wr_wait(d,q,clock);
     end
           
 endmodule // rnic_top$fence$wr_wait
+
+
+module rnic_top$fpdu_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  s_valid;
+    output reg  s_ready;
+    input wire  [80:0] s_data;
+    output reg  m_valid;
+    input wire  m_ready;
+    output reg  [80:0] m_data;
+    
+    // Stub signals
+    reg  out_valid$d;
+    wire  out_valid$q;
+    reg  out_valid$clock;
+    reg  [80:0] out_data$d;
+    wire  [80:0] out_data$q;
+    reg  out_data$clock;
+    reg  skid_valid$d;
+    wire  skid_valid$q;
+    reg  skid_valid$clock;
+    reg  [80:0] skid_data$d;
+    wire  [80:0] skid_data$q;
+    reg  skid_data$clock;
+    
+    // Local signals
+    reg  out_free;
+    reg  take;
+    
+    // Sub module instances
+    rnic_top$fpdu_slice$out_valid out_valid(
+        .d(out_valid$d),
+        .q(out_valid$q),
+        .clock(out_valid$clock)
+    );
+    rnic_top$fpdu_slice$out_data out_data(
+        .d(out_data$d),
+        .q(out_data$q),
+        .clock(out_data$clock)
+    );
+    rnic_top$fpdu_slice$skid_valid skid_valid(
+        .d(skid_valid$d),
+        .q(skid_valid$q),
+        .clock(skid_valid$clock)
+    );
+    rnic_top$fpdu_slice$skid_data skid_data(
+        .d(skid_data$d),
+        .q(skid_data$q),
+        .clock(skid_data$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        out_valid$clock = clock;
+        out_data$clock = clock;
+        skid_valid$clock = clock;
+        skid_data$clock = clock;
+        out_valid$d = out_valid$q;
+        out_data$d = out_data$q;
+        skid_valid$d = skid_valid$q;
+        skid_data$d = skid_data$q;
+        s_ready = ~skid_valid$q;
+        m_valid = out_valid$q;
+        m_data = out_data$q;
+        out_free = ~out_valid$q | m_ready;
+        take = s_valid & ~skid_valid$q;
+        if (out_free & skid_valid$q) begin
+            out_data$d = skid_data$q;
+        end
+        if (out_free & ~skid_valid$q) begin
+            out_data$d = s_data;
+        end
+        if (out_free) begin
+            out_valid$d = skid_valid$q | take;
+            skid_valid$d = 1'b0;
+        end
+        if (~skid_valid$q) begin
+            skid_data$d = s_data;
+        end
+        if (~out_free & take) begin
+            skid_valid$d = 1'b1;
+        end
+        if (reset) begin
+            out_valid$d = 1'b0;
+            skid_valid$d = 1'b0;
+        end
+    end
+    
+endmodule // rnic_top$fpdu_slice
+
+
+module rnic_top$fpdu_slice$out_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [80:0] d;
+    output reg  [80:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 81'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fpdu_slice$out_data
+
+
+module rnic_top$fpdu_slice$out_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fpdu_slice$out_valid
+
+
+module rnic_top$fpdu_slice$skid_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [80:0] d;
+    output reg  [80:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 81'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fpdu_slice$skid_data
+
+
+module rnic_top$fpdu_slice$skid_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$fpdu_slice$skid_valid
 
 
 module rnic_top$framed_slice(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);
