@@ -272,6 +272,8 @@ pub struct RnicTop<
     rx_next_crc: DFF<Bit>,
     rx_positions: Positions<QB, Q>,
     rx_qp: DFF<Bits<QB>>,
+    /// The segmenter's drop order for the message it walks (its QP reset), a register.
+    seg_drop: DFF<Bit>,
     rx_first: DFF<Bit>,
     rx_open: Signal<Local, Bit>,
     rx_buffer: RxBuffer<11, 12>,
@@ -475,6 +477,7 @@ impl<
             rx_next_crc: Default::default(),
             rx_positions: Default::default(),
             rx_qp: Default::default(),
+            seg_drop: Default::default(),
             rx_first: Default::default(),
             rx_open: Default::default(),
         }
@@ -549,6 +552,7 @@ impl<
             tx_chain,
             tx_qp_touched,
             rx_qp,
+            seg_drop,
             rx_next_qp,
             rx_next_valid,
             rx_next_ready,
@@ -1036,10 +1040,14 @@ impl<
         self.segmenter.s_job_mulpdu.next = self.job_slice.m_data.val().get_bits::<16>(683);
         self.segmenter.s_job_tag.next = self.job_slice.m_data.val().get_bits::<32>(699);
         // The rest of a message whose QP was reset is dropped: its memory may be freed.
-        // (A QP in ERROR still sends its Terminate.)
-        self.segmenter.drop.next = !((self.ctrl.qp_rts.val() | self.ctrl.qp_error.val())
-            & (self.one_q.val() << bit_cast::<Q, QB>(self.segmenter.walk_tag.val().get_bits::<QB>(18))))
+        // (A QP in ERROR still sends its Terminate.) Decided a cycle ahead, for the tag the
+        // segmenter walks next cycle, from the QP states of this one: a reset reaches the
+        // walk a cycle after it takes effect, well inside the DMA fence's settling time
+        // (a payload read asked for meanwhile is waited for).
+        self.seg_drop.d.next = !((self.ctrl.qp_rts.val() | self.ctrl.qp_error.val())
+            & (self.one_q.val() << bit_cast::<Q, QB>(self.segmenter.walk_tag_next.val().get_bits::<QB>(18))))
         .any();
+        self.segmenter.drop.next = self.seg_drop.q.val();
         self.requester.s_done_valid.next =
             self.segmenter.m_done_valid.val() & !(self.segmenter.m_done_tag.val() & self.tag_rx_job.val()).any();
         self.receiver.s_job_done.next =

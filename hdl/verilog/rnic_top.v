@@ -628,6 +628,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [15:0] segmenter$s_job_mulpdu;
     reg  [31:0] segmenter$s_job_tag;
     wire  [31:0] segmenter$walk_tag;
+    wire  [31:0] segmenter$walk_tag_next;
     wire  segmenter$walking;
     reg  segmenter$drop;
     wire  segmenter$m_rd_req_valid;
@@ -875,6 +876,9 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
     reg  [5:0] rx_qp$d;
     wire  [5:0] rx_qp$q;
     reg  rx_qp$clock;
+    reg  seg_drop$d;
+    wire  seg_drop$q;
+    reg  seg_drop$clock;
     reg  rx_first$d;
     wire  rx_first$q;
     reg  rx_first$clock;
@@ -1619,6 +1623,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .s_job_mulpdu(segmenter$s_job_mulpdu),
         .s_job_tag(segmenter$s_job_tag),
         .walk_tag(segmenter$walk_tag),
+        .walk_tag_next(segmenter$walk_tag_next),
         .walking(segmenter$walking),
         .drop(segmenter$drop),
         .m_rd_req_valid(segmenter$m_rd_req_valid),
@@ -1939,6 +1944,11 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         .q(rx_qp$q),
         .clock(rx_qp$clock)
     );
+    rnic_top$seg_drop seg_drop(
+        .d(seg_drop$d),
+        .q(seg_drop$q),
+        .clock(seg_drop$clock)
+    );
     rnic_top$rx_first rx_first(
         .d(rx_first$d),
         .q(rx_first$q),
@@ -2156,6 +2166,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_chain$clock = clock;
         tx_qp_touched$clock = clock;
         rx_qp$clock = clock;
+        seg_drop$clock = clock;
         rx_next_qp$clock = clock;
         rx_next_valid$clock = clock;
         rx_next_ready$clock = clock;
@@ -2180,6 +2191,7 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         tx_chain$d = tx_chain$q;
         tx_qp_touched$d = tx_qp_touched$q;
         rx_qp$d = rx_qp$q;
+        seg_drop$d = seg_drop$q;
         rx_next_qp$d = rx_next_qp$q;
         rx_next_valid$d = rx_next_valid$q;
         rx_next_ready$d = rx_next_ready$q;
@@ -2569,7 +2581,8 @@ module rnic_top(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_axil_w
         segmenter$s_job_inline_len = job_slice$m_data[(32'h2a5)+:(6)];
         segmenter$s_job_mulpdu = job_slice$m_data[(32'h2ab)+:(16)];
         segmenter$s_job_tag = job_slice$m_data[(32'h2bb)+:(32)];
-        segmenter$drop = ~|((ctrl$qp_rts | ctrl$qp_error) & (one_q << ((segmenter$walk_tag[(32'h12)+:(6)]) & 64'hffffffffffffffff)));
+        seg_drop$d = ~|((ctrl$qp_rts | ctrl$qp_error) & (one_q << ((segmenter$walk_tag_next[(32'h12)+:(6)]) & 64'hffffffffffffffff)));
+        segmenter$drop = seg_drop$q;
         requester$s_done_valid = segmenter$m_done_valid & ~|(segmenter$m_done_tag & tag_rx_job);
         receiver$s_job_done = segmenter$m_done_valid & |(segmenter$m_done_tag & tag_rx_job);
         receiver$s_read_valid = requester$m_read_valid;
@@ -47382,7 +47395,26 @@ module rnic_top$rx_slice$skid_valid(d,q,clock);
 endmodule // rnic_top$rx_slice$skid_valid
 
 
-module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,walk_tag,walking,drop,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
+module rnic_top$seg_drop(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$seg_drop
+
+
+module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,walk_tag,walk_tag_next,walking,drop,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
     
     // Module arguments
     input wire  clock;
@@ -47402,6 +47434,7 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
     input wire  [15:0] s_job_mulpdu;
     input wire  [31:0] s_job_tag;
     output reg  [31:0] walk_tag;
+    output reg  [31:0] walk_tag_next;
     output reg  walking;
     input wire  drop;
     output reg  m_rd_req_valid;
@@ -48169,6 +48202,10 @@ module rnic_top$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job
         m_done_valid = done_valid$q;
         m_done_tag = done_tag$q;
         walk_tag = tag$q;
+        walk_tag_next = tag$q;
+        if (s_job_valid & ~walk$q) begin
+            walk_tag_next = s_job_tag;
+        end
         walking = walk$q;
     end
     
