@@ -627,7 +627,6 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
     reg  [5:0] segmenter$s_job_inline_len;
     reg  [15:0] segmenter$s_job_mulpdu;
     reg  [31:0] segmenter$s_job_tag;
-    wire  [31:0] segmenter$walk_tag;
     wire  [31:0] segmenter$walk_tag_next;
     wire  segmenter$walking;
     reg  segmenter$drop;
@@ -1622,7 +1621,6 @@ module rnic_top_q16(clock,reset,s_axil_awaddr,s_axil_awvalid,s_axil_awready,s_ax
         .s_job_inline_len(segmenter$s_job_inline_len),
         .s_job_mulpdu(segmenter$s_job_mulpdu),
         .s_job_tag(segmenter$s_job_tag),
-        .walk_tag(segmenter$walk_tag),
         .walk_tag_next(segmenter$walk_tag_next),
         .walking(segmenter$walking),
         .drop(segmenter$drop),
@@ -47414,7 +47412,7 @@ module rnic_top_q16$seg_drop(d,q,clock);
 endmodule // rnic_top_q16$seg_drop
 
 
-module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,walk_tag,walk_tag_next,walking,drop,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
+module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s_job_opcode,s_job_stag,s_job_to,s_job_qn,s_job_msn,s_job_addr,s_job_len,s_job_inline,s_job_inline_len,s_job_mulpdu,s_job_tag,walk_tag_next,walking,drop,m_rd_req_valid,m_rd_req_ready,m_rd_req_addr,m_rd_req_len,s_rd_tdata,s_rd_tkeep,s_rd_tlast,s_rd_tvalid,s_rd_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tuser,m_axis_tid,m_axis_tvalid,m_axis_tready,m_done_valid,m_done_tag);
     
     // Module arguments
     input wire  clock;
@@ -47433,7 +47431,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
     input wire  [5:0] s_job_inline_len;
     input wire  [15:0] s_job_mulpdu;
     input wire  [31:0] s_job_tag;
-    output reg  [31:0] walk_tag;
     output reg  [31:0] walk_tag_next;
     output reg  walking;
     input wire  drop;
@@ -48201,7 +48198,6 @@ module rnic_top_q16$segmenter(clock,reset,s_job_valid,s_job_ready,s_job_tagged,s
         m_axis_tvalid = out_valid$q;
         m_done_valid = done_valid$q;
         m_done_tag = done_tag$q;
-        walk_tag = tag$q;
         walk_tag_next = tag$q;
         if (s_job_valid & ~walk$q) begin
             walk_tag_next = s_job_tag;

@@ -67,10 +67,9 @@ pub struct TxSegment {
     pub s_job_inline_len: Signal<In, Bits<6>>,
     pub s_job_mulpdu: Signal<In, Bits<16>>,
     pub s_job_tag: Signal<In, Bits<32>>,
-    /// The tag of the message being walked (valid while `walking`), the tag it will be
-    /// next cycle (a job's taken now), and the order to drop the rest of it: the user
-    /// decides it a cycle ahead, from `walk_tag_next`, into a register.
-    pub walk_tag: Signal<Out, Bits<32>>,
+    /// The tag of the message walked next cycle (a job's, as it is taken), and the order
+    /// to drop the rest of the one being walked (valid while `walking`): the user decides
+    /// it a cycle ahead, from `walk_tag_next`, into a register.
     pub walk_tag_next: Signal<Out, Bits<32>>,
     pub walking: Signal<Out, Bit>,
     pub drop: Signal<In, Bit>,
@@ -227,7 +226,6 @@ impl Default for TxSegment {
             s_job_inline_len: Default::default(),
             s_job_mulpdu: Default::default(),
             s_job_tag: Default::default(),
-            walk_tag: Default::default(),
             walk_tag_next: Default::default(),
             walking: Default::default(),
             drop: Default::default(),
@@ -621,7 +619,6 @@ impl Logic for TxSegment {
         self.m_axis_tvalid.next = self.out_valid.q.val();
         self.m_done_valid.next = self.done_valid.q.val();
         self.m_done_tag.next = self.done_tag.q.val();
-        self.walk_tag.next = self.tag.q.val();
         self.walk_tag_next.next = self.tag.q.val();
         if self.s_job_valid.val() & !self.walk.q.val() {
             self.walk_tag_next.next = self.s_job_tag.val();
