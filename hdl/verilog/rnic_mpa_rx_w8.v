@@ -187,6 +187,7 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
     localparam  two_beats = 16'h4;
     localparam  hold_limit = 16'h18;
     localparam  word_mask = 16'hfffc;
+    localparam  clip_mask = 16'h7;
     
     // Stub signals
     reg  crc_unit$clock;
@@ -262,6 +263,16 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
     wire  first_plan$crc_taken;
     wire  [15:0] first_plan$covered;
     wire  [15:0] first_plan$used;
+    reg  [7:0] first_plan_led$remaining;
+    reg  [15:0] first_plan_led$to_marker;
+    reg  first_plan_led$markers;
+    wire  [15:0] first_plan_led$take;
+    wire  first_plan_led$marker_taken;
+    wire  first_plan_led$marker_cut;
+    wire  [15:0] first_plan_led$crc_slot;
+    wire  first_plan_led$crc_taken;
+    wire  [15:0] first_plan_led$covered;
+    wire  [15:0] first_plan_led$used;
     reg  [7:0] next_plan$remaining;
     reg  [15:0] next_plan$to_marker;
     reg  next_plan$markers;
@@ -345,7 +356,9 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
     reg  [15:0] start_words;
     reg  [15:0] lead_length;
     reg  [7:0] start_near;
+    reg  [7:0] start_near_led;
     reg  short;
+    reg  short_led;
     reg  ce;
     reg  head_valid;
     reg  head_last;
@@ -356,10 +369,21 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
     reg  ragged;
     reg  [15:0] in_bytes;
     reg  [15:0] pe_words;
+    reg  [7:0] used_low;
+    reg  [7:0] avail_low;
+    reg  avail_high;
+    reg  [7:0] pe_low;
+    reg  pe_high;
+    reg  avail_ge_used;
+    reg  avail_gt_used;
+    reg  pe_lt_used;
+    reg  pe_gt_used;
     reg  whole;
     reg  start;
     reg  trunc;
     reg  end_known;
+    reg  ready_full;
+    reg  ready_trunc;
     reg  fire_full;
     reg  fire_trunc;
     reg  final_beat;
@@ -398,6 +422,11 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
     reg  [15:0] put_back;
     reg  [15:0] written_next;
     reg  [15:0] written_past;
+    reg  [7:0] new_octets;
+    reg  [15:0] new_words;
+    reg  [15:0] avail_keep;
+    reg  [15:0] avail_full;
+    reg  [15:0] avail_other;
     reg  [15:0] rp_full;
     reg  [15:0] rp_other;
     reg  [15:0] tm_full;
@@ -513,6 +542,18 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
         .crc_taken(first_plan$crc_taken),
         .covered(first_plan$covered),
         .used(first_plan$used)
+    );
+    rnic_mpa_rx_w8$align$first_plan_led first_plan_led(
+        .remaining(first_plan_led$remaining),
+        .to_marker(first_plan_led$to_marker),
+        .markers(first_plan_led$markers),
+        .take(first_plan_led$take),
+        .marker_taken(first_plan_led$marker_taken),
+        .marker_cut(first_plan_led$marker_cut),
+        .crc_slot(first_plan_led$crc_slot),
+        .crc_taken(first_plan_led$crc_taken),
+        .covered(first_plan_led$covered),
+        .used(first_plan_led$used)
     );
     rnic_mpa_rx_w8$align$next_plan next_plan(
         .remaining(next_plan$remaining),
@@ -821,14 +862,22 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
             lead_length = length_led;
         end
         start_words = (((((lead_length) & 18'h3ffff) + 32'h5) >> 32'h2) & 16'hffff);
-        short = ((lead_length & ~lane_mask) == 32'h0) & ((lead_length & lane_mask) != lane_mask);
+        short = ((length & ~lane_mask) == 32'h0) & ((length & lane_mask) != lane_mask);
         start_near = ((near_cap) & 8'hff);
         if (short) begin
-            start_near = (((lead_length & lane_mask) & 8'hff) + 32'h5) >> 32'h2;
+            start_near = (((length & lane_mask) & 8'hff) + 32'h5) >> 32'h2;
+        end
+        short_led = ((length_led & ~lane_mask) == 32'h0) & ((length_led & lane_mask) != lane_mask);
+        start_near_led = ((near_cap) & 8'hff);
+        if (short_led) begin
+            start_near_led = (((length_led & lane_mask) & 8'hff) + 32'h5) >> 32'h2;
         end
         first_plan$remaining = start_near;
         first_plan$to_marker = parse_tm & 32'h1ff;
         first_plan$markers = markers_en;
+        first_plan_led$remaining = start_near_led;
+        first_plan_led$to_marker = 32'h0;
+        first_plan_led$markers = 1'b1;
         next_plan$remaining = 32'h0;
         if (remaining$q > words_per_beat) begin
             next_plan$remaining = ((remaining$q) & 8'hff) - ((words_per_beat) & 8'hff);
@@ -843,13 +892,48 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
         crc_taken = plan_crc_taken$q;
         covered = plan_covered$q;
         used = plan_used$q;
-        trunc = ends$m_valid & (pe_words < used);
-        end_known = ends$m_valid | (avail$q > used);
-        fire_full = ce & in_fpdu$q & ~trunc & (avail$q >= used) & (~crc_taken | end_known);
-        fire_trunc = ce & in_fpdu$q & trunc & whole;
+        used_low = ((used & clip_mask) & 8'hff);
+        avail_low = ((avail$q & clip_mask) & 8'hff);
+        avail_high = |(avail$q & ~clip_mask);
+        pe_low = ((pe_words & clip_mask) & 8'hff);
+        pe_high = |(pe_words & ~clip_mask);
+        avail_ge_used = 1'b0;
+        avail_gt_used = 1'b0;
+        pe_lt_used = 1'b0;
+        pe_gt_used = 1'b0;
+        avail_ge_used = avail_ge_used | ((used_low == 0) & (avail_low >= 0));
+        avail_gt_used = avail_gt_used | ((used_low == 0) & (avail_low > 0));
+        pe_lt_used = pe_lt_used | ((used_low == 0) & (pe_low < 0));
+        pe_gt_used = pe_gt_used | ((used_low == 0) & (pe_low > 0));
+        avail_ge_used = avail_ge_used | ((used_low == 1) & (avail_low >= 1));
+        avail_gt_used = avail_gt_used | ((used_low == 1) & (avail_low > 1));
+        pe_lt_used = pe_lt_used | ((used_low == 1) & (pe_low < 1));
+        pe_gt_used = pe_gt_used | ((used_low == 1) & (pe_low > 1));
+        avail_ge_used = avail_ge_used | ((used_low == 2) & (avail_low >= 2));
+        avail_gt_used = avail_gt_used | ((used_low == 2) & (avail_low > 2));
+        pe_lt_used = pe_lt_used | ((used_low == 2) & (pe_low < 2));
+        pe_gt_used = pe_gt_used | ((used_low == 2) & (pe_low > 2));
+        avail_ge_used = avail_ge_used | ((used_low == 3) & (avail_low >= 3));
+        avail_gt_used = avail_gt_used | ((used_low == 3) & (avail_low > 3));
+        pe_lt_used = pe_lt_used | ((used_low == 3) & (pe_low < 3));
+        pe_gt_used = pe_gt_used | ((used_low == 3) & (pe_low > 3));
+        avail_ge_used = avail_ge_used | ((used_low == 4) & (avail_low >= 4));
+        avail_gt_used = avail_gt_used | ((used_low == 4) & (avail_low > 4));
+        pe_lt_used = pe_lt_used | ((used_low == 4) & (pe_low < 4));
+        pe_gt_used = pe_gt_used | ((used_low == 4) & (pe_low > 4));
+        avail_ge_used = avail_ge_used | avail_high;
+        avail_gt_used = avail_gt_used | avail_high;
+        pe_lt_used = pe_lt_used & ~pe_high;
+        pe_gt_used = pe_gt_used | pe_high;
+        trunc = ends$m_valid & pe_lt_used;
+        end_known = ends$m_valid | avail_gt_used;
+        ready_full = in_fpdu$q & ~trunc & avail_ge_used & (~crc_taken | end_known);
+        ready_trunc = in_fpdu$q & trunc & whole;
+        fire_full = ce & ready_full;
+        fire_trunc = ce & ready_trunc;
         fire = fire_full | fire_trunc;
         final_beat = (fire_full & crc_taken) | fire_trunc;
-        extra = fire_full & crc_taken & ((ends$m_valid & (pe_words > used)) | (~ends$m_valid & (avail$q > used)));
+        extra = fire_full & crc_taken & ((ends$m_valid & pe_gt_used) | (~ends$m_valid & avail_gt_used));
         front = ((window) & 64'hffffffffffffffff);
         after = ((window >> 32'h20) & 64'hffffffffffffffff);
         below_marker = ~(ones << marker_shift);
@@ -895,6 +979,14 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
         end
         written_next = written$q + arrived;
         written$d = written_next;
+        new_octets = ((written$q & 32'h3) & 8'hff) + ((arrived) & 8'hff);
+        new_words = ((new_octets >> 32'h2) & 16'hffff);
+        avail_keep = avail$q + new_words;
+        avail_full = avail$q + (new_words - used);
+        avail_other = new_words;
+        if (whole) begin
+            avail_other = (written_next - ends$m_data[(32'h0)+:(16)]) >> 32'h2;
+        end
         rp_full = rp$q + (used << 32'h2);
         rp_other = written$q & word_mask;
         if (whole) begin
@@ -905,16 +997,16 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
         tm_other = (to_marker$q + rp$q - rp_other) & 32'h1ff;
         moved = fire_trunc | skipping$q;
         rp$d = rp$q;
-        avail$d = (written_next - rp$q) >> 32'h2;
+        avail$d = avail_keep;
         to_marker$d = to_marker$q;
         if (moved) begin
             rp$d = rp_other;
-            avail$d = (written_next - rp_other) >> 32'h2;
+            avail$d = avail_other;
             to_marker$d = tm_other;
         end
         if (fire_full) begin
             rp$d = rp_full;
-            avail$d = (written_next - rp_full) >> 32'h2;
+            avail$d = avail_full;
             to_marker$d = tm_full;
         end
         if (parse) begin
@@ -930,12 +1022,33 @@ module rnic_mpa_rx_w8$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,fpdu
             fpdu_crc_en$d = crc_en;
             remaining$d = start_words;
             plan_take$d = first_plan$take;
+            if (lead_marker) begin
+                plan_take$d = first_plan_led$take;
+            end
             plan_marker_taken$d = first_plan$marker_taken;
+            if (lead_marker) begin
+                plan_marker_taken$d = first_plan_led$marker_taken;
+            end
             plan_marker_cut$d = first_plan$marker_cut;
+            if (lead_marker) begin
+                plan_marker_cut$d = first_plan_led$marker_cut;
+            end
             plan_crc_slot$d = first_plan$crc_slot;
+            if (lead_marker) begin
+                plan_crc_slot$d = first_plan_led$crc_slot;
+            end
             plan_crc_taken$d = first_plan$crc_taken;
+            if (lead_marker) begin
+                plan_crc_taken$d = first_plan_led$crc_taken;
+            end
             plan_covered$d = first_plan$covered;
+            if (lead_marker) begin
+                plan_covered$d = first_plan_led$covered;
+            end
             plan_used$d = first_plan$used;
+            if (lead_marker) begin
+                plan_used$d = first_plan_led$used;
+            end
             in_fpdu$d = 1'b1;
             first_beat$d = 1'b1;
             fpdu_markers$d = markers_en;
@@ -2880,10 +2993,19 @@ module rnic_mpa_rx_w8$align$first_plan(remaining,to_marker,markers,take,marker_t
     
     // Constant declarations
     localparam  words_per_beat = 8'h2;
+    localparam  clip_mask = 8'h7;
     
     // Local signals
     reg  all_content;
+    reg  [7:0] rem;
     reg  [7:0] marker_slot;
+    reg  marker_far;
+    reg  marker_near;
+    reg  slot_lt_taken;
+    reg  [7:0] rem_1;
+    reg  [7:0] taken_1;
+    reg  [7:0] taken_2;
+    reg  [7:0] slot_near;
     reg  marker_in;
     reg  [7:0] taken;
     reg  [7:0] slot;
@@ -2892,27 +3014,49 @@ module rnic_mpa_rx_w8$align$first_plan(remaining,to_marker,markers,take,marker_t
     
     // Update code
     always @(*) begin
+        rem = remaining & clip_mask;
         marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        taken = remaining;
-        if (remaining > words_per_beat) begin
+        marker_far = marker_slot > words_per_beat;
+        slot_near = marker_slot & clip_mask;
+        marker_near = markers & ~marker_far;
+        marker_in = 1'b0;
+        slot_lt_taken = 1'b0;
+        marker_in = marker_in | (marker_near & (rem == 0) & (slot_near <= 0));
+        slot_lt_taken = slot_lt_taken | ((rem == 0) & (0 <= words_per_beat) & (slot_near < 0));
+        marker_in = marker_in | (marker_near & (rem == 1) & (slot_near <= 1));
+        slot_lt_taken = slot_lt_taken | ((rem == 1) & (1 <= words_per_beat) & (slot_near < 1));
+        marker_in = marker_in | (marker_near & (rem == 2) & (slot_near <= 2));
+        slot_lt_taken = slot_lt_taken | ((rem == 2) & (2 <= words_per_beat) & (slot_near < 2));
+        marker_in = marker_in | (marker_near & (rem == 3) & (slot_near <= 3));
+        slot_lt_taken = slot_lt_taken | ((rem == 3) & (3 <= words_per_beat) & (slot_near < 3));
+        marker_in = marker_in | (marker_near & (rem == 4) & (slot_near <= 4));
+        slot_lt_taken = slot_lt_taken | ((rem == 4) & (4 <= words_per_beat) & (slot_near < 4));
+        all_content = rem <= words_per_beat;
+        slot_lt_taken = slot_lt_taken | (~all_content & (slot_near < words_per_beat));
+        taken = rem;
+        if (~all_content) begin
             taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < taken);
-        marker_taken = marker_in & ((marker_slot < taken) | all_content);
-        slot = remaining;
+        marker_cut = marker_in & slot_lt_taken;
+        marker_taken = marker_in & (slot_lt_taken | all_content);
+        crc_taken = all_content & (~marker_taken | (rem < words_per_beat));
+        rem_1 = (rem + 32'h1) & clip_mask;
+        taken_1 = (taken + 32'h1) & clip_mask;
+        taken_2 = (taken + 32'h2) & clip_mask;
+        slot = rem;
         if (marker_taken) begin
-            slot = remaining + 32'h1;
+            slot = rem_1;
         end
-        crc_taken = all_content & (slot <= words_per_beat);
         cover_words = taken;
         if (marker_taken) begin
-            cover_words = taken + 32'h1;
+            cover_words = taken_1;
         end
         use_words = cover_words;
         if (crc_taken) begin
-            use_words = cover_words + 32'h1;
+            use_words = taken_1;
+            if (marker_taken) begin
+                use_words = taken_2;
+            end
         end
         take = ((taken) & 16'hffff);
         crc_slot = ((slot) & 16'hffff);
@@ -2921,6 +3065,96 @@ module rnic_mpa_rx_w8$align$first_plan(remaining,to_marker,markers,take,marker_t
     end
     
 endmodule // rnic_mpa_rx_w8$align$first_plan
+
+
+module rnic_mpa_rx_w8$align$first_plan_led(remaining,to_marker,markers,take,marker_taken,marker_cut,crc_slot,crc_taken,covered,used);
+    
+    // Module arguments
+    input wire  [7:0] remaining;
+    input wire  [15:0] to_marker;
+    input wire  markers;
+    output reg  [15:0] take;
+    output reg  marker_taken;
+    output reg  marker_cut;
+    output reg  [15:0] crc_slot;
+    output reg  crc_taken;
+    output reg  [15:0] covered;
+    output reg  [15:0] used;
+    
+    // Constant declarations
+    localparam  words_per_beat = 8'h2;
+    localparam  clip_mask = 8'h7;
+    
+    // Local signals
+    reg  all_content;
+    reg  [7:0] rem;
+    reg  [7:0] marker_slot;
+    reg  marker_far;
+    reg  marker_near;
+    reg  slot_lt_taken;
+    reg  [7:0] rem_1;
+    reg  [7:0] taken_1;
+    reg  [7:0] taken_2;
+    reg  [7:0] slot_near;
+    reg  marker_in;
+    reg  [7:0] taken;
+    reg  [7:0] slot;
+    reg  [7:0] cover_words;
+    reg  [7:0] use_words;
+    
+    // Update code
+    always @(*) begin
+        rem = remaining & clip_mask;
+        marker_slot = ((to_marker >> 32'h2) & 8'hff);
+        marker_far = marker_slot > words_per_beat;
+        slot_near = marker_slot & clip_mask;
+        marker_near = markers & ~marker_far;
+        marker_in = 1'b0;
+        slot_lt_taken = 1'b0;
+        marker_in = marker_in | (marker_near & (rem == 0) & (slot_near <= 0));
+        slot_lt_taken = slot_lt_taken | ((rem == 0) & (0 <= words_per_beat) & (slot_near < 0));
+        marker_in = marker_in | (marker_near & (rem == 1) & (slot_near <= 1));
+        slot_lt_taken = slot_lt_taken | ((rem == 1) & (1 <= words_per_beat) & (slot_near < 1));
+        marker_in = marker_in | (marker_near & (rem == 2) & (slot_near <= 2));
+        slot_lt_taken = slot_lt_taken | ((rem == 2) & (2 <= words_per_beat) & (slot_near < 2));
+        marker_in = marker_in | (marker_near & (rem == 3) & (slot_near <= 3));
+        slot_lt_taken = slot_lt_taken | ((rem == 3) & (3 <= words_per_beat) & (slot_near < 3));
+        marker_in = marker_in | (marker_near & (rem == 4) & (slot_near <= 4));
+        slot_lt_taken = slot_lt_taken | ((rem == 4) & (4 <= words_per_beat) & (slot_near < 4));
+        all_content = rem <= words_per_beat;
+        slot_lt_taken = slot_lt_taken | (~all_content & (slot_near < words_per_beat));
+        taken = rem;
+        if (~all_content) begin
+            taken = words_per_beat;
+        end
+        marker_cut = marker_in & slot_lt_taken;
+        marker_taken = marker_in & (slot_lt_taken | all_content);
+        crc_taken = all_content & (~marker_taken | (rem < words_per_beat));
+        rem_1 = (rem + 32'h1) & clip_mask;
+        taken_1 = (taken + 32'h1) & clip_mask;
+        taken_2 = (taken + 32'h2) & clip_mask;
+        slot = rem;
+        if (marker_taken) begin
+            slot = rem_1;
+        end
+        cover_words = taken;
+        if (marker_taken) begin
+            cover_words = taken_1;
+        end
+        use_words = cover_words;
+        if (crc_taken) begin
+            use_words = taken_1;
+            if (marker_taken) begin
+                use_words = taken_2;
+            end
+        end
+        take = ((taken) & 16'hffff);
+        crc_slot = ((slot) & 16'hffff);
+        covered = ((cover_words) & 16'hffff);
+        used = ((use_words) & 16'hffff);
+    end
+    
+endmodule // rnic_mpa_rx_w8$align$first_plan_led
 
 
 module rnic_mpa_rx_w8$align$fpdu_crc_en(d,q,clock);
@@ -3034,10 +3268,19 @@ module rnic_mpa_rx_w8$align$next_plan(remaining,to_marker,markers,take,marker_ta
     
     // Constant declarations
     localparam  words_per_beat = 8'h2;
+    localparam  clip_mask = 8'h7;
     
     // Local signals
     reg  all_content;
+    reg  [7:0] rem;
     reg  [7:0] marker_slot;
+    reg  marker_far;
+    reg  marker_near;
+    reg  slot_lt_taken;
+    reg  [7:0] rem_1;
+    reg  [7:0] taken_1;
+    reg  [7:0] taken_2;
+    reg  [7:0] slot_near;
     reg  marker_in;
     reg  [7:0] taken;
     reg  [7:0] slot;
@@ -3046,27 +3289,49 @@ module rnic_mpa_rx_w8$align$next_plan(remaining,to_marker,markers,take,marker_ta
     
     // Update code
     always @(*) begin
+        rem = remaining & clip_mask;
         marker_slot = ((to_marker >> 32'h2) & 8'hff);
-        marker_in = markers & (marker_slot <= words_per_beat) & (marker_slot <= remaining);
-        taken = remaining;
-        if (remaining > words_per_beat) begin
+        marker_far = marker_slot > words_per_beat;
+        slot_near = marker_slot & clip_mask;
+        marker_near = markers & ~marker_far;
+        marker_in = 1'b0;
+        slot_lt_taken = 1'b0;
+        marker_in = marker_in | (marker_near & (rem == 0) & (slot_near <= 0));
+        slot_lt_taken = slot_lt_taken | ((rem == 0) & (0 <= words_per_beat) & (slot_near < 0));
+        marker_in = marker_in | (marker_near & (rem == 1) & (slot_near <= 1));
+        slot_lt_taken = slot_lt_taken | ((rem == 1) & (1 <= words_per_beat) & (slot_near < 1));
+        marker_in = marker_in | (marker_near & (rem == 2) & (slot_near <= 2));
+        slot_lt_taken = slot_lt_taken | ((rem == 2) & (2 <= words_per_beat) & (slot_near < 2));
+        marker_in = marker_in | (marker_near & (rem == 3) & (slot_near <= 3));
+        slot_lt_taken = slot_lt_taken | ((rem == 3) & (3 <= words_per_beat) & (slot_near < 3));
+        marker_in = marker_in | (marker_near & (rem == 4) & (slot_near <= 4));
+        slot_lt_taken = slot_lt_taken | ((rem == 4) & (4 <= words_per_beat) & (slot_near < 4));
+        all_content = rem <= words_per_beat;
+        slot_lt_taken = slot_lt_taken | (~all_content & (slot_near < words_per_beat));
+        taken = rem;
+        if (~all_content) begin
             taken = words_per_beat;
         end
-        all_content = remaining <= words_per_beat;
-        marker_cut = marker_in & (marker_slot < taken);
-        marker_taken = marker_in & ((marker_slot < taken) | all_content);
-        slot = remaining;
+        marker_cut = marker_in & slot_lt_taken;
+        marker_taken = marker_in & (slot_lt_taken | all_content);
+        crc_taken = all_content & (~marker_taken | (rem < words_per_beat));
+        rem_1 = (rem + 32'h1) & clip_mask;
+        taken_1 = (taken + 32'h1) & clip_mask;
+        taken_2 = (taken + 32'h2) & clip_mask;
+        slot = rem;
         if (marker_taken) begin
-            slot = remaining + 32'h1;
+            slot = rem_1;
         end
-        crc_taken = all_content & (slot <= words_per_beat);
         cover_words = taken;
         if (marker_taken) begin
-            cover_words = taken + 32'h1;
+            cover_words = taken_1;
         end
         use_words = cover_words;
         if (crc_taken) begin
-            use_words = cover_words + 32'h1;
+            use_words = taken_1;
+            if (marker_taken) begin
+                use_words = taken_2;
+            end
         end
         take = ((taken) & 16'hffff);
         crc_slot = ((slot) & 16'hffff);

@@ -113,14 +113,18 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     remaining: DFF<Bits<16>>,
     /// The plan of the FPDU's next beat ([`RxPlan`]), made a cycle ahead: for the first
     /// beat from the parse, for the next from the beat that leaves.
+    /// (The first beat's plan both ways, the leading marker's decision picking one.)
     first_plan: RxPlan<K>,
+    first_plan_led: RxPlan<K>,
     next_plan: RxPlan<K>,
     start_words: Signal<Local, Bits<16>>,
     /// The length as it sits (behind a leading marker or not), and the first beat's
     /// content words clipped for the plan ([`RxPlan::remaining`]).
     lead_length: Signal<Local, Bits<16>>,
     start_near: Signal<Local, Bits<8>>,
+    start_near_led: Signal<Local, Bits<8>>,
     short: Signal<Local, Bit>,
+    short_led: Signal<Local, Bit>,
     plan_take: DFF<Bits<16>>,
     plan_marker_taken: DFF<Bit>,
     plan_marker_cut: DFF<Bit>,
@@ -148,10 +152,21 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     ragged: Signal<Local, Bit>,
     in_bytes: Signal<Local, Bits<16>>,
     pe_words: Signal<Local, Bits<16>>,
+    used_low: Signal<Local, Bits<8>>,
+    avail_low: Signal<Local, Bits<8>>,
+    avail_high: Signal<Local, Bit>,
+    pe_low: Signal<Local, Bits<8>>,
+    pe_high: Signal<Local, Bit>,
+    avail_ge_used: Signal<Local, Bit>,
+    avail_gt_used: Signal<Local, Bit>,
+    pe_lt_used: Signal<Local, Bit>,
+    pe_gt_used: Signal<Local, Bit>,
     whole: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
     trunc: Signal<Local, Bit>,
     end_known: Signal<Local, Bit>,
+    ready_full: Signal<Local, Bit>,
+    ready_trunc: Signal<Local, Bit>,
     fire_full: Signal<Local, Bit>,
     fire_trunc: Signal<Local, Bit>,
     final_beat: Signal<Local, Bit>,
@@ -191,6 +206,13 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     put_back: Signal<Local, Bits<16>>,
     written_next: Signal<Local, Bits<16>>,
     written_past: Signal<Local, Bits<16>>,
+    /// The octets past the last whole word written, and the whole words they make; the
+    /// words the front will have ahead of it, kept, after a full beat, after a move.
+    new_octets: Signal<Local, Bits<8>>,
+    new_words: Signal<Local, Bits<16>>,
+    avail_keep: Signal<Local, Bits<16>>,
+    avail_full: Signal<Local, Bits<16>>,
+    avail_other: Signal<Local, Bits<16>>,
     /// The front's next place after a full beat, and after a truncated beat or a skip;
     /// the marker distance from each; whether the front moves by the second.
     rp_full: Signal<Local, Bits<16>>,
@@ -215,6 +237,8 @@ pub struct RxAlign<const D: usize, const K: usize, const R: usize, const DW: usi
     two_beats: Constant<Bits<16>>,
     hold_limit: Constant<Bits<16>>,
     word_mask: Constant<Bits<16>>,
+    /// All ones over the bits that number `0..=K / 4 + 2`, the words a beat may use.
+    clip_mask: Constant<Bits<16>>,
 }
 
 impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: usize> Default
@@ -267,11 +291,14 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             first_beat: Default::default(),
             remaining: Default::default(),
             first_plan: Default::default(),
+            first_plan_led: Default::default(),
             next_plan: Default::default(),
             start_words: Default::default(),
             lead_length: Default::default(),
             start_near: Default::default(),
+            start_near_led: Default::default(),
             short: Default::default(),
+            short_led: Default::default(),
             plan_take: Default::default(),
             plan_marker_taken: Default::default(),
             plan_marker_cut: Default::default(),
@@ -301,10 +328,21 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             ragged: Default::default(),
             in_bytes: Default::default(),
             pe_words: Default::default(),
+            used_low: Default::default(),
+            avail_low: Default::default(),
+            avail_high: Default::default(),
+            pe_low: Default::default(),
+            pe_high: Default::default(),
+            avail_ge_used: Default::default(),
+            avail_gt_used: Default::default(),
+            pe_lt_used: Default::default(),
+            pe_gt_used: Default::default(),
             whole: Default::default(),
             start: Default::default(),
             trunc: Default::default(),
             end_known: Default::default(),
+            ready_full: Default::default(),
+            ready_trunc: Default::default(),
             fire_full: Default::default(),
             fire_trunc: Default::default(),
             final_beat: Default::default(),
@@ -344,6 +382,11 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             put_back: Default::default(),
             written_next: Default::default(),
             written_past: Default::default(),
+            new_octets: Default::default(),
+            new_words: Default::default(),
+            avail_keep: Default::default(),
+            avail_full: Default::default(),
+            avail_other: Default::default(),
             rp_full: Default::default(),
             rp_other: Default::default(),
             tm_full: Default::default(),
@@ -363,6 +406,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             // Take a beat while the ring has room for it on top of everything held.
             hold_limit: Constant::new((3 * k).into()),
             word_mask: Constant::new(0xFFFC_u64.into()),
+            clip_mask: Constant::new((((K / 4 + 3).next_power_of_two() - 1) as u64).into()),
         }
     }
 }
@@ -536,12 +580,18 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.start_words.next = bit_cast::<16, 18>((bit_cast::<18, 16>(self.lead_length.val()) + 5) >> 2);
         // The plan needs only up to a beat and a word of them (the clip): from compares of
         // the length with constants beside a short sum of its low bits, not from the whole
-        // sum.
-        self.short.next = ((self.lead_length.val() & !self.lane_mask.val()) == 0)
-            & ((self.lead_length.val() & self.lane_mask.val()) != self.lane_mask.val());
+        // sum. Both lengths are clipped, and both plans made, before the marker decides.
+        self.short.next = ((self.length.val() & !self.lane_mask.val()) == 0)
+            & ((self.length.val() & self.lane_mask.val()) != self.lane_mask.val());
         self.start_near.next = bit_cast::<8, 16>(self.near_cap.val());
         if self.short.val() {
-            self.start_near.next = (bit_cast::<8, 16>(self.lead_length.val() & self.lane_mask.val()) + 5) >> 2;
+            self.start_near.next = (bit_cast::<8, 16>(self.length.val() & self.lane_mask.val()) + 5) >> 2;
+        }
+        self.short_led.next = ((self.length_led.val() & !self.lane_mask.val()) == 0)
+            & ((self.length_led.val() & self.lane_mask.val()) != self.lane_mask.val());
+        self.start_near_led.next = bit_cast::<8, 16>(self.near_cap.val());
+        if self.short_led.val() {
+            self.start_near_led.next = (bit_cast::<8, 16>(self.length_led.val() & self.lane_mask.val()) + 5) >> 2;
         }
 
         // A beat, as planned a cycle ahead ([`RxPlan`]): up to a beat of content, the
@@ -551,6 +601,10 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.first_plan.remaining.next = self.start_near.val();
         self.first_plan.to_marker.next = self.parse_tm.val() & 0x1FF;
         self.first_plan.markers.next = self.markers_en.val();
+        // (Led by a marker: it is at the front.)
+        self.first_plan_led.remaining.next = self.start_near_led.val();
+        self.first_plan_led.to_marker.next = 0.into();
+        self.first_plan_led.markers.next = true;
         // (What the beat leaves, clipped: nothing if it takes all, else a beat less.)
         self.next_plan.remaining.next = 0.into();
         if self.remaining.q.val() > self.words_per_beat.val() {
@@ -571,20 +625,49 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         // beat takes what is left of the packet and ends the FPDU), or the FPDU ends before
         // its packet does (the rest of the packet is skipped). The last beat waits until
         // it is known which: the packet's end has come in, or more of it has.
-        self.trunc.next = self.ends.m_valid.val() & (self.pe_words.val() < self.used.val());
-        self.end_known.next = self.ends.m_valid.val() | (self.avail.q.val() > self.used.val());
-        self.fire_full.next = self.ce.val()
-            & self.in_fpdu.q.val()
+        // (A beat uses at most a beat and two words, so the counts are compared with it
+        // as "beyond the low bits" or a compare of the low bits with each value it may
+        // have: logic the decisions below merge into, not carry chains in front of them.)
+        self.used_low.next = bit_cast::<8, 16>(self.used.val() & self.clip_mask.val());
+        self.avail_low.next = bit_cast::<8, 16>(self.avail.q.val() & self.clip_mask.val());
+        self.avail_high.next = (self.avail.q.val() & !self.clip_mask.val()).any();
+        self.pe_low.next = bit_cast::<8, 16>(self.pe_words.val() & self.clip_mask.val());
+        self.pe_high.next = (self.pe_words.val() & !self.clip_mask.val()).any();
+        self.avail_ge_used.next = false;
+        self.avail_gt_used.next = false;
+        self.pe_lt_used.next = false;
+        self.pe_gt_used.next = false;
+        for u in 0..(K / 4 + 3) {
+            self.avail_ge_used.next = self.avail_ge_used.val()
+                | ((self.used_low.val() == u.to_bits::<8>()) & (self.avail_low.val() >= u.to_bits::<8>()));
+            self.avail_gt_used.next = self.avail_gt_used.val()
+                | ((self.used_low.val() == u.to_bits::<8>()) & (self.avail_low.val() > u.to_bits::<8>()));
+            self.pe_lt_used.next = self.pe_lt_used.val()
+                | ((self.used_low.val() == u.to_bits::<8>()) & (self.pe_low.val() < u.to_bits::<8>()));
+            self.pe_gt_used.next = self.pe_gt_used.val()
+                | ((self.used_low.val() == u.to_bits::<8>()) & (self.pe_low.val() > u.to_bits::<8>()));
+        }
+        self.avail_ge_used.next = self.avail_ge_used.val() | self.avail_high.val();
+        self.avail_gt_used.next = self.avail_gt_used.val() | self.avail_high.val();
+        self.pe_lt_used.next = self.pe_lt_used.val() & !self.pe_high.val();
+        self.pe_gt_used.next = self.pe_gt_used.val() | self.pe_high.val();
+        self.trunc.next = self.ends.m_valid.val() & self.pe_lt_used.val();
+        self.end_known.next = self.ends.m_valid.val() | self.avail_gt_used.val();
+        // (Whether each kind of beat could leave, from registers; the pipe's advance,
+        // from outside, comes last.)
+        self.ready_full.next = self.in_fpdu.q.val()
             & !self.trunc.val()
-            & (self.avail.q.val() >= self.used.val())
+            & self.avail_ge_used.val()
             & (!self.crc_taken.val() | self.end_known.val());
-        self.fire_trunc.next = self.ce.val() & self.in_fpdu.q.val() & self.trunc.val() & self.whole.val();
+        self.ready_trunc.next = self.in_fpdu.q.val() & self.trunc.val() & self.whole.val();
+        self.fire_full.next = self.ce.val() & self.ready_full.val();
+        self.fire_trunc.next = self.ce.val() & self.ready_trunc.val();
         self.fire.next = self.fire_full.val() | self.fire_trunc.val();
         self.final_beat.next = (self.fire_full.val() & self.crc_taken.val()) | self.fire_trunc.val();
         self.extra.next = self.fire_full.val()
             & self.crc_taken.val()
-            & ((self.ends.m_valid.val() & (self.pe_words.val() > self.used.val()))
-                | (!self.ends.m_valid.val() & (self.avail.q.val() > self.used.val())));
+            & ((self.ends.m_valid.val() & self.pe_gt_used.val())
+                | (!self.ends.m_valid.val() & self.avail_gt_used.val()));
 
         // Content with the marker cut out: words after it move down one slot.
         self.front.next = bit_cast::<D, R>(self.window.val());
@@ -658,6 +741,17 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         }
         self.written_next.next = self.written.q.val() + self.arrived.val();
         self.written.d.next = self.written_next.val();
+        // (`avail` is the whole words from the front to `written`, the front on a word
+        // boundary: the next count is it plus the words the new octets complete, less
+        // what the front moves by; each case's count is made beside the decision.)
+        self.new_octets.next = bit_cast::<8, 16>(self.written.q.val() & 3) + bit_cast::<8, 16>(self.arrived.val());
+        self.new_words.next = bit_cast::<16, 8>(self.new_octets.val() >> 2);
+        self.avail_keep.next = self.avail.q.val() + self.new_words.val();
+        self.avail_full.next = self.avail.q.val() + (self.new_words.val() - self.used.val());
+        self.avail_other.next = self.new_words.val();
+        if self.whole.val() {
+            self.avail_other.next = (self.written_next.val() - self.ends.m_data.val().get_bits::<16>(0)) >> 2;
+        }
         self.rp_full.next = self.rp.q.val() + (self.used.val() << 2);
         self.rp_other.next = self.written.q.val() & self.word_mask.val();
         if self.whole.val() {
@@ -669,16 +763,16 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.tm_other.next = (self.to_marker.q.val() + self.rp.q.val() - self.rp_other.val()) & 0x1FF;
         self.moved.next = self.fire_trunc.val() | self.skipping.q.val();
         self.rp.d.next = self.rp.q.val();
-        self.avail.d.next = (self.written_next.val() - self.rp.q.val()) >> 2;
+        self.avail.d.next = self.avail_keep.val();
         self.to_marker.d.next = self.to_marker.q.val();
         if self.moved.val() {
             self.rp.d.next = self.rp_other.val();
-            self.avail.d.next = (self.written_next.val() - self.rp_other.val()) >> 2;
+            self.avail.d.next = self.avail_other.val();
             self.to_marker.d.next = self.tm_other.val();
         }
         if self.fire_full.val() {
             self.rp.d.next = self.rp_full.val();
-            self.avail.d.next = (self.written_next.val() - self.rp_full.val()) >> 2;
+            self.avail.d.next = self.avail_full.val();
             self.to_marker.d.next = self.tm_full.val();
         }
         if self.parse.val() {
@@ -695,12 +789,33 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.fpdu_crc_en.d.next = self.crc_en.val();
             self.remaining.d.next = self.start_words.val();
             self.plan_take.d.next = self.first_plan.take.val();
+            if self.lead_marker.val() {
+                self.plan_take.d.next = self.first_plan_led.take.val();
+            }
             self.plan_marker_taken.d.next = self.first_plan.marker_taken.val();
+            if self.lead_marker.val() {
+                self.plan_marker_taken.d.next = self.first_plan_led.marker_taken.val();
+            }
             self.plan_marker_cut.d.next = self.first_plan.marker_cut.val();
+            if self.lead_marker.val() {
+                self.plan_marker_cut.d.next = self.first_plan_led.marker_cut.val();
+            }
             self.plan_crc_slot.d.next = self.first_plan.crc_slot.val();
+            if self.lead_marker.val() {
+                self.plan_crc_slot.d.next = self.first_plan_led.crc_slot.val();
+            }
             self.plan_crc_taken.d.next = self.first_plan.crc_taken.val();
+            if self.lead_marker.val() {
+                self.plan_crc_taken.d.next = self.first_plan_led.crc_taken.val();
+            }
             self.plan_covered.d.next = self.first_plan.covered.val();
+            if self.lead_marker.val() {
+                self.plan_covered.d.next = self.first_plan_led.covered.val();
+            }
             self.plan_used.d.next = self.first_plan.used.val();
+            if self.lead_marker.val() {
+                self.plan_used.d.next = self.first_plan_led.used.val();
+            }
             self.in_fpdu.d.next = true;
             self.first_beat.d.next = true;
             self.fpdu_markers.d.next = self.markers_en.val();

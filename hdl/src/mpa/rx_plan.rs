@@ -30,15 +30,26 @@ pub struct RxPlan<const K: usize> {
     /// Words of the window the CRC covers (content and marker), and all the beat uses.
     pub covered: Signal<Out, Bits<16>>,
     pub used: Signal<Out, Bits<16>>,
-    /// (The counts, in 8 bits: short sums and compares.)
+    /// (The counts, in 8 bits, but masked to the few low bits their range needs
+    /// (`clip_mask`), so the compares and sums below are a handful of LUT inputs each.)
     all_content: Signal<Local, Bit>,
+    rem: Signal<Local, Bits<8>>,
     marker_slot: Signal<Local, Bits<8>>,
+    marker_far: Signal<Local, Bit>,
+    marker_near: Signal<Local, Bit>,
+    slot_lt_taken: Signal<Local, Bit>,
+    rem_1: Signal<Local, Bits<8>>,
+    taken_1: Signal<Local, Bits<8>>,
+    taken_2: Signal<Local, Bits<8>>,
+    slot_near: Signal<Local, Bits<8>>,
     marker_in: Signal<Local, Bit>,
     taken: Signal<Local, Bits<8>>,
     slot: Signal<Local, Bits<8>>,
     cover_words: Signal<Local, Bits<8>>,
     use_words: Signal<Local, Bits<8>>,
     words_per_beat: Constant<Bits<8>>,
+    /// All ones over the bits that number `0..=K / 4 + 2`, every count's range here.
+    clip_mask: Constant<Bits<8>>,
 }
 
 impl<const K: usize> Default for RxPlan<K> {
@@ -56,13 +67,22 @@ impl<const K: usize> Default for RxPlan<K> {
             covered: Default::default(),
             used: Default::default(),
             all_content: Default::default(),
+            rem: Default::default(),
             marker_slot: Default::default(),
+            marker_far: Default::default(),
+            marker_near: Default::default(),
+            slot_lt_taken: Default::default(),
+            rem_1: Default::default(),
+            taken_1: Default::default(),
+            taken_2: Default::default(),
+            slot_near: Default::default(),
             marker_in: Default::default(),
             taken: Default::default(),
             slot: Default::default(),
             cover_words: Default::default(),
             use_words: Default::default(),
             words_per_beat: Constant::new(((K / 4) as u64).into()),
+            clip_mask: Constant::new((((K / 4 + 3).next_power_of_two() - 1) as u64).into()),
         }
     }
 }
@@ -72,31 +92,58 @@ impl<const K: usize> Logic for RxPlan<K> {
     fn update(&mut self) {
         // Up to a beat of content; the marker if it lies among it (or right before the
         // CRC); the CRC word if the content ends and it fits the window.
-        // (The marker is at most 511 octets on: its word fits 8 bits.)
+        // (The marker is at most 511 octets on: its word fits 8 bits. Only a marker within
+        // a beat and a word matters: far, or its slot in the clip's few bits.)
+        self.rem.next = self.remaining.val() & self.clip_mask.val();
         self.marker_slot.next = bit_cast::<8, 16>(self.to_marker.val() >> 2);
-        self.marker_in.next = self.markers.val()
-            & (self.marker_slot.val() <= self.words_per_beat.val())
-            & (self.marker_slot.val() <= self.remaining.val());
-        self.taken.next = self.remaining.val();
-        if self.remaining.val() > self.words_per_beat.val() {
+        self.marker_far.next = self.marker_slot.val() > self.words_per_beat.val();
+        self.slot_near.next = self.marker_slot.val() & self.clip_mask.val();
+        self.marker_near.next = self.markers.val() & !self.marker_far.val();
+        // (The compares of the two small counts are an OR over the values the content
+        // count may have, each with a constant side; the sums are made beside the
+        // decisions that pick them. No chain of compares and adds.)
+        self.marker_in.next = false;
+        self.slot_lt_taken.next = false;
+        for r in 0..(K / 4 + 3) {
+            self.marker_in.next = self.marker_in.val()
+                | (self.marker_near.val()
+                    & (self.rem.val() == r.to_bits::<8>())
+                    & (self.slot_near.val() <= r.to_bits::<8>()));
+            self.slot_lt_taken.next = self.slot_lt_taken.val()
+                | ((self.rem.val() == r.to_bits::<8>())
+                    & (r.to_bits::<8>() <= self.words_per_beat.val())
+                    & (self.slot_near.val() < r.to_bits::<8>()));
+        }
+        self.all_content.next = self.rem.val() <= self.words_per_beat.val();
+        self.slot_lt_taken.next =
+            self.slot_lt_taken.val() | (!self.all_content.val() & (self.slot_near.val() < self.words_per_beat.val()));
+        self.taken.next = self.rem.val();
+        if !self.all_content.val() {
             self.taken.next = self.words_per_beat.val();
         }
-        self.all_content.next = self.remaining.val() <= self.words_per_beat.val();
-        self.marker_cut.next = self.marker_in.val() & (self.marker_slot.val() < self.taken.val());
-        self.marker_taken.next =
-            self.marker_in.val() & ((self.marker_slot.val() < self.taken.val()) | self.all_content.val());
-        self.slot.next = self.remaining.val();
+        self.marker_cut.next = self.marker_in.val() & self.slot_lt_taken.val();
+        self.marker_taken.next = self.marker_in.val() & (self.slot_lt_taken.val() | self.all_content.val());
+        // (With all the content in the beat, the CRC fits unless the marker takes its
+        // place at the window's end.)
+        self.crc_taken.next =
+            self.all_content.val() & (!self.marker_taken.val() | (self.rem.val() < self.words_per_beat.val()));
+        self.rem_1.next = (self.rem.val() + 1) & self.clip_mask.val();
+        self.taken_1.next = (self.taken.val() + 1) & self.clip_mask.val();
+        self.taken_2.next = (self.taken.val() + 2) & self.clip_mask.val();
+        self.slot.next = self.rem.val();
         if self.marker_taken.val() {
-            self.slot.next = self.remaining.val() + 1;
+            self.slot.next = self.rem_1.val();
         }
-        self.crc_taken.next = self.all_content.val() & (self.slot.val() <= self.words_per_beat.val());
         self.cover_words.next = self.taken.val();
         if self.marker_taken.val() {
-            self.cover_words.next = self.taken.val() + 1;
+            self.cover_words.next = self.taken_1.val();
         }
         self.use_words.next = self.cover_words.val();
         if self.crc_taken.val() {
-            self.use_words.next = self.cover_words.val() + 1;
+            self.use_words.next = self.taken_1.val();
+            if self.marker_taken.val() {
+                self.use_words.next = self.taken_2.val();
+            }
         }
         self.take.next = bit_cast::<16, 8>(self.taken.val());
         self.crc_slot.next = bit_cast::<16, 8>(self.slot.val());
