@@ -12179,31 +12179,19 @@ module rnic_top$deframer$align(clock,reset,markers_en,fpdu_load,fpdu_to_marker,f
             fpdu_crc_en$d = crc_en;
             remaining$d = start_words;
             plan_take$d = first_plan$take;
-            if (lead_marker) begin
-                plan_take$d = first_plan_led$take;
-            end
             plan_marker_taken$d = first_plan$marker_taken;
-            if (lead_marker) begin
-                plan_marker_taken$d = first_plan_led$marker_taken;
-            end
             plan_marker_cut$d = first_plan$marker_cut;
-            if (lead_marker) begin
-                plan_marker_cut$d = first_plan_led$marker_cut;
-            end
             plan_crc_slot$d = first_plan$crc_slot;
-            if (lead_marker) begin
-                plan_crc_slot$d = first_plan_led$crc_slot;
-            end
             plan_crc_taken$d = first_plan$crc_taken;
-            if (lead_marker) begin
-                plan_crc_taken$d = first_plan_led$crc_taken;
-            end
             plan_covered$d = first_plan$covered;
-            if (lead_marker) begin
-                plan_covered$d = first_plan_led$covered;
-            end
             plan_used$d = first_plan$used;
             if (lead_marker) begin
+                plan_take$d = first_plan_led$take;
+                plan_marker_taken$d = first_plan_led$marker_taken;
+                plan_marker_cut$d = first_plan_led$marker_cut;
+                plan_crc_slot$d = first_plan_led$crc_slot;
+                plan_crc_taken$d = first_plan_led$crc_taken;
+                plan_covered$d = first_plan_led$covered;
                 plan_used$d = first_plan_led$used;
             end
             in_fpdu$d = 1'b1;

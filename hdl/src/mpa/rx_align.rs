@@ -789,31 +789,19 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             self.fpdu_crc_en.d.next = self.crc_en.val();
             self.remaining.d.next = self.start_words.val();
             self.plan_take.d.next = self.first_plan.take.val();
-            if self.lead_marker.val() {
-                self.plan_take.d.next = self.first_plan_led.take.val();
-            }
             self.plan_marker_taken.d.next = self.first_plan.marker_taken.val();
-            if self.lead_marker.val() {
-                self.plan_marker_taken.d.next = self.first_plan_led.marker_taken.val();
-            }
             self.plan_marker_cut.d.next = self.first_plan.marker_cut.val();
-            if self.lead_marker.val() {
-                self.plan_marker_cut.d.next = self.first_plan_led.marker_cut.val();
-            }
             self.plan_crc_slot.d.next = self.first_plan.crc_slot.val();
-            if self.lead_marker.val() {
-                self.plan_crc_slot.d.next = self.first_plan_led.crc_slot.val();
-            }
             self.plan_crc_taken.d.next = self.first_plan.crc_taken.val();
-            if self.lead_marker.val() {
-                self.plan_crc_taken.d.next = self.first_plan_led.crc_taken.val();
-            }
             self.plan_covered.d.next = self.first_plan.covered.val();
-            if self.lead_marker.val() {
-                self.plan_covered.d.next = self.first_plan_led.covered.val();
-            }
             self.plan_used.d.next = self.first_plan.used.val();
             if self.lead_marker.val() {
+                self.plan_take.d.next = self.first_plan_led.take.val();
+                self.plan_marker_taken.d.next = self.first_plan_led.marker_taken.val();
+                self.plan_marker_cut.d.next = self.first_plan_led.marker_cut.val();
+                self.plan_crc_slot.d.next = self.first_plan_led.crc_slot.val();
+                self.plan_crc_taken.d.next = self.first_plan_led.crc_taken.val();
+                self.plan_covered.d.next = self.first_plan_led.covered.val();
                 self.plan_used.d.next = self.first_plan_led.used.val();
             }
             self.in_fpdu.d.next = true;
