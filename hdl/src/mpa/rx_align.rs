@@ -33,7 +33,7 @@
 use rust_hdl::prelude::*;
 
 use super::crc32c::CRC_LATENCY;
-use super::rx_plan::RxPlan;
+use super::rx_plan::{count_mask, count_values, RxPlan};
 use super::Crc32c;
 use crate::common::{Pipe, SmallFifo};
 
@@ -406,7 +406,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
             // Take a beat while the ring has room for it on top of everything held.
             hold_limit: Constant::new((3 * k).into()),
             word_mask: Constant::new(0xFFFC_u64.into()),
-            clip_mask: Constant::new((((K / 4 + 3).next_power_of_two() - 1) as u64).into()),
+            clip_mask: Constant::new(count_mask(K).into()),
         }
     }
 }
@@ -637,7 +637,7 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.avail_gt_used.next = false;
         self.pe_lt_used.next = false;
         self.pe_gt_used.next = false;
-        for u in 0..(K / 4 + 3) {
+        for u in 0..count_values(K) {
             self.avail_ge_used.next = self.avail_ge_used.val()
                 | ((self.used_low.val() == u.to_bits::<8>()) & (self.avail_low.val() >= u.to_bits::<8>()));
             self.avail_gt_used.next = self.avail_gt_used.val()

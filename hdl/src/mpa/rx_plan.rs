@@ -7,6 +7,18 @@
 //! from registered counts.
 use rust_hdl::prelude::*;
 
+/// The values a beat's word counts may have with `K` byte lanes: `0..=K / 4 + 2` (a beat
+/// of content, the marker and the CRC word).
+pub const fn count_values(k: usize) -> usize {
+    k / 4 + 3
+}
+
+/// All ones over the bits that number [`count_values`]: the mask that tells synthesis how
+/// few bits a count has.
+pub const fn count_mask(k: usize) -> u64 {
+    (count_values(k).next_power_of_two() - 1) as u64
+}
+
 /// `K` = byte lanes (the window is `K / 4` words of content plus one).
 #[derive(LogicBlock)]
 pub struct RxPlan<const K: usize> {
@@ -82,7 +94,7 @@ impl<const K: usize> Default for RxPlan<K> {
             cover_words: Default::default(),
             use_words: Default::default(),
             words_per_beat: Constant::new(((K / 4) as u64).into()),
-            clip_mask: Constant::new((((K / 4 + 3).next_power_of_two() - 1) as u64).into()),
+            clip_mask: Constant::new(count_mask(K).into()),
         }
     }
 }
@@ -104,7 +116,7 @@ impl<const K: usize> Logic for RxPlan<K> {
         // decisions that pick them. No chain of compares and adds.)
         self.marker_in.next = false;
         self.slot_lt_taken.next = false;
-        for r in 0..(K / 4 + 3) {
+        for r in 0..count_values(K) {
             self.marker_in.next = self.marker_in.val()
                 | (self.marker_near.val()
                     & (self.rem.val() == r.to_bits::<8>())
