@@ -51,6 +51,8 @@ int rnic_model_trace_open(RnicModelHandle* model, const char* path) {
 
 void rnic_model_trace_dump(RnicModelHandle* model, uint64_t time) { of(model)->trace_dump(time); }
 
+void rnic_model_trace_flush(RnicModelHandle* model) { of(model)->trace_flush(); }
+
 void rnic_model_trace_close(RnicModelHandle* model) { of(model)->trace_close(); }
 
 void rnic_model_set_reset_seed(uint64_t seed) { reset_seed = seed; }

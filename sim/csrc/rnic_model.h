@@ -47,6 +47,9 @@ class RnicModel {
     void trace_dump(uint64_t time) {
         if (vcd) vcd->dump(time);
     }
+    void trace_flush() {
+        if (vcd) vcd->flush();
+    }
     void trace_close() {
         if (vcd) {
             vcd->close();
@@ -83,6 +86,8 @@ void* rnic_model_port_storage(RnicModelHandle* model, size_t index);
 void rnic_model_eval(RnicModelHandle* model);
 int rnic_model_trace_open(RnicModelHandle* model, const char* path);
 void rnic_model_trace_dump(RnicModelHandle* model, uint64_t time);
+// Writes what the trace has buffered to its file.
+void rnic_model_trace_flush(RnicModelHandle* model);
 void rnic_model_trace_close(RnicModelHandle* model);
 const char* rnic_model_names(void);
 // The random-reset seed of the models this thread creates next (0: none).

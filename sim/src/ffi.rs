@@ -18,5 +18,6 @@ extern "C" {
     pub fn rnic_model_eval(model: *mut RnicModelHandle);
     pub fn rnic_model_trace_open(model: *mut RnicModelHandle, path: *const c_char) -> c_int;
     pub fn rnic_model_trace_dump(model: *mut RnicModelHandle, time: u64);
+    pub fn rnic_model_trace_flush(model: *mut RnicModelHandle);
     pub fn rnic_model_set_reset_seed(seed: u64);
 }

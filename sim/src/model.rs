@@ -62,6 +62,9 @@ struct PortInfo {
     storage: *mut u8,
 }
 
+/// How often (in cycles) a bounded trace's file size is looked at.
+const TRACE_SIZE_CHECK_CYCLES: u64 = 1024;
+
 /// One Verilated design. Not `Send`: a model belongs to the thread that made it.
 pub struct Model {
     raw: NonNull<ffi::RnicModelHandle>,
@@ -73,6 +76,8 @@ pub struct Model {
     /// Inputs changed since the last `eval`.
     dirty: bool,
     tracing: Option<PathBuf>,
+    /// A failure trace's size bound (see [`crate::trace::FAILURE_TRACE_BYTES`]).
+    trace_limit: Option<u64>,
     _not_send: PhantomData<*mut ()>,
 }
 
@@ -132,11 +137,12 @@ impl Model {
             cycles: 0,
             dirty: true,
             tracing: None,
+            trace_limit: trace.as_ref().and_then(|plan| plan.limit),
             _not_send: PhantomData,
         };
         model.clock = model.try_port("clock");
-        if let Some(path) = trace {
-            model.trace_to(&path)?;
+        if let Some(plan) = trace {
+            model.trace_to(&plan.path)?;
         }
         model.eval();
         Ok(model)
@@ -279,6 +285,22 @@ impl Model {
         self.set(clock, 0);
         self.time += 1;
         self.cycles += 1;
+        if self.trace_limit.is_some() && self.cycles.is_multiple_of(TRACE_SIZE_CHECK_CYCLES) {
+            self.bound_trace();
+        }
+    }
+
+    /// Sets a failure trace's file aside as `<name>.earlier.vcd` once it passes its bound,
+    /// and begins a new one, so the latest stretch before a failure is always kept.
+    fn bound_trace(&mut self) {
+        let (Some(path), Some(limit)) = (self.tracing.clone(), self.trace_limit) else { return };
+        // SAFETY: `raw` is live; the trace was opened by `trace_to`.
+        unsafe { ffi::rnic_model_trace_flush(self.raw.as_ptr()) };
+        let big = std::fs::metadata(&path).map(|m| m.len() > limit).unwrap_or(false);
+        if big && std::fs::rename(&path, crate::trace::earlier_path(&path)).is_ok() {
+            // The open trace keeps writing to the renamed file until `trace_to` closes it.
+            let _ = self.trace_to(&path);
+        }
     }
 
     /// Holds the design's `reset` input high for `cycles` clock cycles, then releases it.
