@@ -28202,6 +28202,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [3:0] beats$d;
     wire  [3:0] beats$q;
     reg  beats$clock;
+    reg  [3:0] need_q$d;
+    wire  [3:0] need_q$q;
+    reg  need_q$clock;
+    reg  more$d;
+    wire  more$q;
+    reg  more$clock;
     reg  ended$d;
     wire  ended$q;
     reg  ended$clock;
@@ -28223,6 +28229,15 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  terminate_header$d;
     wire  terminate_header$q;
     reg  terminate_header$clock;
+    reg  send_header$d;
+    wire  send_header$q;
+    reg  send_header$clock;
+    reg  imm_header$d;
+    wire  imm_header$q;
+    reg  imm_header$clock;
+    reg  last_header$d;
+    wire  last_header$q;
+    reg  last_header$clock;
     reg  [2:0] purpose$d;
     wire  [2:0] purpose$q;
     reg  purpose$clock;
@@ -28268,6 +28283,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  [15:0] left$d;
     wire  [15:0] left$q;
     reg  left$clock;
+    reg  need_in_q$d;
+    wire  need_in_q$q;
+    reg  need_in_q$clock;
+    reg  left_last$d;
+    wire  left_last$q;
+    reg  left_last$clock;
     reg  [63:0] carry$d;
     wire  [63:0] carry$q;
     reg  carry$clock;
@@ -28525,6 +28546,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
     reg  write_first;
     reg  atomic_first;
     reg  [3:0] first_opcode;
+    reg  first_tagged;
     reg  capture;
     reg  atom_go;
     reg  [15:0] classify_len;
@@ -29157,6 +29179,16 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .q(beats$q),
         .clock(beats$clock)
     );
+    rnic_top_q16$receiver$need_q need_q(
+        .d(need_q$d),
+        .q(need_q$q),
+        .clock(need_q$clock)
+    );
+    rnic_top_q16$receiver$more more(
+        .d(more$d),
+        .q(more$q),
+        .clock(more$clock)
+    );
     rnic_top_q16$receiver$ended ended(
         .d(ended$d),
         .q(ended$q),
@@ -29191,6 +29223,21 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .d(terminate_header$d),
         .q(terminate_header$q),
         .clock(terminate_header$clock)
+    );
+    rnic_top_q16$receiver$send_header send_header(
+        .d(send_header$d),
+        .q(send_header$q),
+        .clock(send_header$clock)
+    );
+    rnic_top_q16$receiver$imm_header imm_header(
+        .d(imm_header$d),
+        .q(imm_header$q),
+        .clock(imm_header$clock)
+    );
+    rnic_top_q16$receiver$last_header last_header(
+        .d(last_header$d),
+        .q(last_header$q),
+        .clock(last_header$clock)
     );
     rnic_top_q16$receiver$purpose purpose(
         .d(purpose$d),
@@ -29266,6 +29313,16 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         .d(left$d),
         .q(left$q),
         .clock(left$clock)
+    );
+    rnic_top_q16$receiver$need_in_q need_in_q(
+        .d(need_in_q$d),
+        .q(need_in_q$q),
+        .clock(need_in_q$clock)
+    );
+    rnic_top_q16$receiver$left_last left_last(
+        .d(left_last$d),
+        .q(left_last$q),
+        .clock(left_last$clock)
     );
     rnic_top_q16$receiver$carry carry(
         .d(carry$d),
@@ -29570,6 +29627,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         plen$clock = clock;
         hdr$clock = clock;
         beats$clock = clock;
+        need_q$clock = clock;
+        more$clock = clock;
         ended$clock = clock;
         write_header$clock = clock;
         atomic_header$clock = clock;
@@ -29577,6 +29636,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         read_request_header$clock = clock;
         atomic_response_header$clock = clock;
         terminate_header$clock = clock;
+        send_header$clock = clock;
+        imm_header$clock = clock;
+        last_header$clock = clock;
         purpose$clock = clock;
         mr_index$clock = clock;
         chk_stag$clock = clock;
@@ -29592,6 +29654,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         r_lkey$clock = clock;
         place_addr$clock = clock;
         left$clock = clock;
+        need_in_q$clock = clock;
+        left_last$clock = clock;
         carry$clock = clock;
         writes_issued$clock = clock;
         writes_acked$clock = clock;
@@ -29671,6 +29735,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         plen$d = plen$q;
         hdr$d = hdr$q;
         beats$d = beats$q;
+        need_q$d = need_q$q;
+        more$d = more$q;
         ended$d = ended$q;
         write_header$d = write_header$q;
         atomic_header$d = atomic_header$q;
@@ -29678,6 +29744,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         read_request_header$d = read_request_header$q;
         atomic_response_header$d = atomic_response_header$q;
         terminate_header$d = terminate_header$q;
+        send_header$d = send_header$q;
+        imm_header$d = imm_header$q;
+        last_header$d = last_header$q;
         purpose$d = purpose$q;
         mr_index$d = mr_index$q;
         chk_stag$d = chk_stag$q;
@@ -29693,6 +29762,8 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         r_lkey$d = r_lkey$q;
         place_addr$d = place_addr$q;
         left$d = left$q;
+        need_in_q$d = need_in_q$q;
+        left_last$d = left_last$q;
         carry$d = carry$q;
         writes_issued$d = writes_issued$q;
         writes_acked$d = writes_acked$q;
@@ -29945,7 +30016,7 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         full$d = full_pushed;
         reads_full = full$q;
         is_tagged = hdr$q[at_t_flag];
-        last = hdr$q[at_l_flag];
+        last = last_header$q;
         opcode = hdr$q[(at_opcode)+:(4)];
         hlen = hlen_untagged;
         if (is_tagged) begin
@@ -29958,17 +30029,18 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         write_first = s_axis_tdata[at_t_flag] & (s_axis_tdata[(at_opcode)+:(4)] == op_write);
         first_opcode = s_axis_tdata[(at_opcode)+:(4)];
         atomic_first = ~s_axis_tdata[at_t_flag] & (first_opcode == op_atomic_request);
+        first_tagged = s_axis_tdata[at_t_flag];
         need = 32'h3;
-        if (is_tagged) begin
+        if (first_tagged) begin
             need = 32'h2;
         end
-        if (~is_tagged & ((opcode == op_read_request) | (opcode == op_terminate))) begin
+        if (~first_tagged & ((first_opcode == op_read_request) | (first_opcode == op_terminate))) begin
             need = 32'h6;
         end
-        if (~is_tagged & ((opcode == op_imm) | (opcode == op_imm_se) | (opcode == op_atomic_response))) begin
+        if (~first_tagged & ((first_opcode == op_imm) | (first_opcode == op_imm_se) | (first_opcode == op_atomic_response))) begin
             need = 32'h4;
         end
-        if (~is_tagged & (opcode == op_atomic_request)) begin
+        if (~first_tagged & (first_opcode == op_atomic_request)) begin
             need = atomic_beats;
         end
         side_work = tx_fails$m_valid;
@@ -30001,7 +30073,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                 read_request_header$d = first_opcode == op_read_request;
                 atomic_response_header$d = first_opcode == op_atomic_response;
                 terminate_header$d = first_opcode == op_terminate;
+                send_header$d = (first_opcode >= op_send) & (first_opcode <= op_send_se_inv);
+                imm_header$d = (first_opcode == op_imm) | (first_opcode == op_imm_se);
+                last_header$d = s_axis_tdata[at_l_flag];
                 beats$d = 32'h1;
+                need_q$d = need;
+                more$d = 1'b1;
                 ended$d = s_axis_tlast;
                 from_idle = RxState$Header;
                 if (|mpa_error) begin
@@ -30014,19 +30091,20 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
             end
         end
         hdr_at = ((beats$q) & 10'h3ff) << 32'h6;
-        capture = (beats$q < need) & ~ended$q & ((state$q == RxState$Header) | (atomic_header$q & ((state$q == RxState$Classify) | (state$q == RxState$MrCheck) | (state$q == RxState$AtomicWait))));
+        capture = more$q & ~ended$q & ((state$q == RxState$Header) | (atomic_header$q & ((state$q == RxState$Classify) | (state$q == RxState$MrCheck) | (state$q == RxState$AtomicWait))));
         if (capture) begin
             s_axis_tready = 1'b1;
             if (s_axis_tvalid) begin
                 hdr$d = hdr$q | (((s_axis_tdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hdr_at);
                 beats$d = beats$q + 32'h1;
+                more$d = (beats$q + 32'h1) < need_q$q;
                 ended$d = s_axis_tlast;
                 if (write_header$q | (atomic_header$q & ((beats$q + 32'h1) == atomic_check_beats))) begin
                     from_header = RxState$Classify;
                 end
             end
         end
-        if ((state$q == RxState$Header) & ((beats$q >= need) | ended$q)) begin
+        if ((state$q == RxState$Header) & (~more$q | ended$q)) begin
             from_header = RxState$Classify;
         end
         b_stag$d = hdr$q[(32'h10)+:(32)];
@@ -30050,9 +30128,9 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         b_a_compare_mask$d = hdr$q[(32'h1f0)+:(64)];
         b_req_id$d = hdr$q[(32'h90)+:(32)];
         b_value$d = hdr$q[(32'hb0)+:(64)];
-        is_imm = (opcode == op_imm) | (opcode == op_imm_se);
+        is_imm = imm_header$q;
         has_inv = (opcode == op_send_inv) | (opcode == op_send_se_inv);
-        is_send = (opcode >= op_send) & (opcode <= op_send_se_inv);
+        is_send = send_header$q;
         queue = qn_send;
         if ((opcode == op_read_request) | (opcode == op_atomic_request)) begin
             queue = qn_read_atomic_request;
@@ -30546,21 +30624,22 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if ((state$q == RxState$PlaceRequest) & m_wr_req_ready) begin
             from_place_request = RxState$PlaceData;
             left$d = plen$q;
+            need_in_q$d = plen$q > 32'h2;
+            if (~is_tagged) begin
+                need_in_q$d = plen$q > 32'h6;
+            end
+            left_last$d = plen$q <= 32'h8;
             if (opcode == op_atomic_response) begin
                 left$d = 32'h8;
+                need_in_q$d = 1'b0;
+                left_last$d = 1'b1;
             end
             carry$d = hdr$q[(32'h40)+:(64)];
             if (~is_tagged) begin
                 carry$d = hdr$q[(32'h80)+:(64)];
             end
         end
-        need_in = left$q > 32'h2;
-        if (~is_tagged) begin
-            need_in = left$q > 32'h6;
-        end
-        if (opcode == op_atomic_response) begin
-            need_in = 1'b0;
-        end
+        need_in = need_in_q$q;
         out_n = 32'h8;
         if (left$q < 32'h8) begin
             out_n = left$q;
@@ -30598,18 +30677,27 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
         if (left$q < 32'h1) begin
             m_wr_tkeep = 32'h0;
         end
-        m_wr_tlast = left$q <= 32'h8;
+        m_wr_tlast = left_last$q;
         if ((state$q == RxState$PlaceData) & need_in) begin
             s_axis_tready = m_wr_tready;
         end
         ended_now = ended$q | s_axis_tlast;
         if ((state$q == RxState$PlaceData) & m_wr_tready & (~need_in | s_axis_tvalid)) begin
             left$d = left$q - out_n;
+            need_in_q$d = 1'b0;
+            left_last$d = 1'b1;
+            if (~left_last$q) begin
+                need_in_q$d = left$q > 32'ha;
+                if (~is_tagged) begin
+                    need_in_q$d = left$q > 32'he;
+                end
+                left_last$d = left$q <= 32'h10;
+            end
             if (need_in) begin
                 carry$d = s_axis_tdata;
                 ended$d = s_axis_tlast;
             end
-            if (left$q <= 32'h8) begin
+            if (left_last$q) begin
                 from_place_data = RxState$Placed;
                 if (write_header$q & ended_now & ~fail_valid$q) begin
                     from_place_data = RxState$Idle;
@@ -30641,12 +30729,12 @@ module rnic_top_q16$receiver(clock,reset,s_axis_tdata,s_axis_tlast,s_axis_tuser,
                     from_placed = RxState$Complete;
                 end
             end
-            if (opcode == op_atomic_response) begin
+            if (atomic_response_header$q) begin
                 resp_recv_msn$write_enable = 1'b1;
                 pop = 1'b1;
                 from_placed = RxState$Complete;
             end
-            if (opcode == op_read_response) begin
+            if (read_response_header$q) begin
                 read_placed$write_enable = 1'b1;
                 read_placed$write_data = placed_next;
                 if (last) begin
@@ -32604,6 +32692,25 @@ module rnic_top_q16$receiver$hdr(d,q,clock);
 endmodule // rnic_top_q16$receiver$hdr
 
 
+module rnic_top_q16$receiver$imm_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$imm_header
+
+
 module rnic_top_q16$receiver$invalidate(d,q,clock);
     
     // Module arguments
@@ -33189,6 +33296,25 @@ module rnic_top_q16$receiver$jobs_out$skid_valid(d,q,clock);
 endmodule // rnic_top_q16$receiver$jobs_out$skid_valid
 
 
+module rnic_top_q16$receiver$last_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$last_header
+
+
 module rnic_top_q16$receiver$left(d,q,clock);
     
     // Module arguments
@@ -33206,6 +33332,44 @@ module rnic_top_q16$receiver$left(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$left
+
+
+module rnic_top_q16$receiver$left_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$left_last
+
+
+module rnic_top_q16$receiver$more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$more
 
 
 module rnic_top_q16$receiver$mr(d,q,clock);
@@ -33336,6 +33500,44 @@ module rnic_top_q16$receiver$mrs(read_address,read_clock,read_data,write_address
     end
                 
 endmodule // rnic_top_q16$receiver$mrs
+
+
+module rnic_top_q16$receiver$need_in_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$need_in_q
+
+
+module rnic_top_q16$receiver$need_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$need_q
 
 
 module rnic_top_q16$receiver$p_aop_bad(d,q,clock);
@@ -34547,6 +34749,25 @@ module rnic_top_q16$receiver$scan_onehot(d,q,clock);
     end
           
 endmodule // rnic_top_q16$receiver$scan_onehot
+
+
+module rnic_top_q16$receiver$send_header(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$receiver$send_header
 
 
 module rnic_top_q16$receiver$sending(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data);

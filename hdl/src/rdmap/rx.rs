@@ -626,6 +626,11 @@ pub struct RdmapRx<
     /// placement is a 9-way select, not a full 576-bit shifter).
     hdr_at: Signal<Local, Bits<10>>,
     beats: DFF<Bits<4>>,
+    /// The header beats this ULPDU needs (`need` of its first beat, kept from Idle), and
+    /// whether more are to come (`beats < need_q`, made a cycle ahead as each beat comes),
+    /// so that taking a beat and leaving Header start from registers.
+    need_q: DFF<Bits<4>>,
+    more: DFF<Bit>,
     ended: DFF<Bit>,
     /// The ULPDU is a tagged RDMA Write (from its first beat, as Idle takes it): its parse
     /// and its STag need only that beat, so Classify follows its second beat at once, and
@@ -646,7 +651,13 @@ pub struct RdmapRx<
     read_request_header: DFF<Bit>,
     atomic_response_header: DFF<Bit>,
     terminate_header: DFF<Bit>,
+    /// The Send opcodes, Immediate Data's, and the L flag, from the first beat as well
+    /// (`is_send`, `is_imm`, `last` read these).
+    send_header: DFF<Bit>,
+    imm_header: DFF<Bit>,
+    last_header: DFF<Bit>,
     first_opcode: Signal<Local, Bits<4>>,
+    first_tagged: Signal<Local, Bit>,
     /// An Atomic Request's header beats, those its checks need, and the length its MR
     /// check covers.
     atomic_beats: Constant<Bits<4>>,
@@ -694,6 +705,11 @@ pub struct RdmapRx<
     r_lkey: DFF<Bits<32>>,
     place_addr: DFF<Bits<64>>,
     left: DFF<Bits<16>>,
+    /// Of the payload `left`: whether its next beat takes an input beat (more is left than
+    /// the carried header beat holds), and whether it is the last (8 octets or fewer),
+    /// each made a cycle ahead as `left` is loaded or counts down.
+    need_in_q: DFF<Bit>,
+    left_last: DFF<Bit>,
     carry: DFF<Bits<64>>,
     req_valid: DFF<Bit>,
     job_valid: DFF<Bit>,
@@ -762,6 +778,7 @@ pub struct RdmapRx<
     /// beat is taken, so it comes from a register to every check and add.
     plen: DFF<Bits<16>>,
     first_hlen: Signal<Local, Bits<16>>,
+    /// The header beats the ULPDU whose first beat is in needs (from its T flag and opcode).
     need: Signal<Local, Bits<4>>,
     is_send: Signal<Local, Bit>,
     has_inv: Signal<Local, Bit>,
@@ -1234,6 +1251,8 @@ impl<
             hdr: Default::default(),
             hdr_at: Default::default(),
             beats: Default::default(),
+            need_q: Default::default(),
+            more: Default::default(),
             ended: Default::default(),
             write_header: Default::default(),
             write_first: Default::default(),
@@ -1243,6 +1262,9 @@ impl<
             read_request_header: Default::default(),
             atomic_response_header: Default::default(),
             terminate_header: Default::default(),
+            send_header: Default::default(),
+            imm_header: Default::default(),
+            last_header: Default::default(),
             first_opcode: Default::default(),
             atomic_beats: Constant::new((ATOMIC_REQUEST_BEATS as u64).into()),
             atomic_check_beats: Constant::new((ATOMIC_CHECK_BEATS as u64).into()),
@@ -1277,6 +1299,8 @@ impl<
             r_lkey: Default::default(),
             place_addr: Default::default(),
             left: Default::default(),
+            need_in_q: Default::default(),
+            left_last: Default::default(),
             carry: Default::default(),
             req_valid: Default::default(),
             job_valid: Default::default(),
@@ -1322,6 +1346,7 @@ impl<
             plen: Default::default(),
             first_hlen: Default::default(),
             need: Default::default(),
+            first_tagged: Default::default(),
             is_send: Default::default(),
             has_inv: Default::default(),
             queue: Default::default(),
@@ -1464,6 +1489,8 @@ impl<
             plen,
             hdr,
             beats,
+            need_q,
+            more,
             ended,
             write_header,
             atomic_header,
@@ -1471,6 +1498,9 @@ impl<
             read_request_header,
             atomic_response_header,
             terminate_header,
+            send_header,
+            imm_header,
+            last_header,
             purpose,
             mr_index,
             chk_stag,
@@ -1486,6 +1516,8 @@ impl<
             r_lkey,
             place_addr,
             left,
+            need_in_q,
+            left_last,
             carry,
             writes_issued,
             writes_acked,
@@ -1722,7 +1754,7 @@ impl<
 
         // Header capture: the first beat in IDLE, then as many as the opcode needs.
         self.is_tagged.next = self.hdr.q.val().get_bit(self.at_t_flag.val().index());
-        self.last.next = self.hdr.q.val().get_bit(self.at_l_flag.val().index());
+        self.last.next = self.last_header.q.val();
         self.opcode.next = self.hdr.q.val().get_bits::<4>(self.at_opcode.val().index());
         self.hlen.next = self.hlen_untagged.val();
         if self.is_tagged.val() {
@@ -1738,24 +1770,28 @@ impl<
         self.first_opcode.next = self.s_axis_tdata.val().get_bits::<4>(self.at_opcode.val().index());
         self.atomic_first.next = !self.s_axis_tdata.val().get_bit(self.at_t_flag.val().index())
             & (self.first_opcode.val() == self.op_atomic_request.val());
+        // The header beats of the ULPDU whose first beat is in: tagged two, untagged three;
+        // a Read Request and a Terminate six; Immediate Data (26 octets) and Atomic
+        // Responses (30) whole; Atomic Requests (70). The cases exclude each other.
+        self.first_tagged.next = self.s_axis_tdata.val().get_bit(self.at_t_flag.val().index());
         self.need.next = 3.into();
-        if self.is_tagged.val() {
+        if self.first_tagged.val() {
             self.need.next = 2.into();
         }
-        if !self.is_tagged.val()
-            & ((self.opcode.val() == self.op_read_request.val()) | (self.opcode.val() == self.op_terminate.val()))
+        if !self.first_tagged.val()
+            & ((self.first_opcode.val() == self.op_read_request.val())
+                | (self.first_opcode.val() == self.op_terminate.val()))
         {
             self.need.next = 6.into();
         }
-        // Immediate Data (26 octets) and Atomic Responses (30) whole; Atomic Requests (70).
-        if !self.is_tagged.val()
-            & ((self.opcode.val() == self.op_imm.val())
-                | (self.opcode.val() == self.op_imm_se.val())
-                | (self.opcode.val() == self.op_atomic_response.val()))
+        if !self.first_tagged.val()
+            & ((self.first_opcode.val() == self.op_imm.val())
+                | (self.first_opcode.val() == self.op_imm_se.val())
+                | (self.first_opcode.val() == self.op_atomic_response.val()))
         {
             self.need.next = 4.into();
         }
-        if !self.is_tagged.val() & (self.opcode.val() == self.op_atomic_request.val()) {
+        if !self.first_tagged.val() & (self.first_opcode.val() == self.op_atomic_request.val()) {
             self.need.next = self.atomic_beats.val();
         }
         self.side_work.next = self.tx_fails.m_valid.val();
@@ -1796,7 +1832,15 @@ impl<
                 self.read_request_header.d.next = self.first_opcode.val() == self.op_read_request.val();
                 self.atomic_response_header.d.next = self.first_opcode.val() == self.op_atomic_response.val();
                 self.terminate_header.d.next = self.first_opcode.val() == self.op_terminate.val();
+                self.send_header.d.next = (self.first_opcode.val() >= self.op_send.val())
+                    & (self.first_opcode.val() <= self.op_send_se_inv.val());
+                self.imm_header.d.next =
+                    (self.first_opcode.val() == self.op_imm.val()) | (self.first_opcode.val() == self.op_imm_se.val());
+                self.last_header.d.next = self.s_axis_tdata.val().get_bit(self.at_l_flag.val().index());
                 self.beats.d.next = 1.into();
+                // Every ULPDU's header is two beats or more (`need`).
+                self.need_q.d.next = self.need.val();
+                self.more.d.next = true;
                 self.ended.d.next = self.s_axis_tlast.val();
                 self.from_idle.next = RxState::Header;
                 // The MPA receiver's failure for this QP (RFC 5044 §8), in order with the
@@ -1812,7 +1856,7 @@ impl<
             }
         }
         self.hdr_at.next = bit_cast::<10, 4>(self.beats.q.val()) << 6;
-        self.capture.next = (self.beats.q.val() < self.need.val())
+        self.capture.next = self.more.q.val()
             & !self.ended.q.val()
             & ((self.state.q.val() == RxState::Header)
                 | (self.atomic_header.q.val()
@@ -1825,6 +1869,7 @@ impl<
                 self.hdr.d.next =
                     self.hdr.q.val() | (bit_cast::<576, 64>(self.s_axis_tdata.val()) << self.hdr_at.val());
                 self.beats.d.next = self.beats.q.val() + 1;
+                self.more.d.next = (self.beats.q.val() + 1) < self.need_q.q.val();
                 self.ended.d.next = self.s_axis_tlast.val();
                 // A Write's checks were made this cycle from its first beat, an Atomic
                 // Request's from the beats before its fifth (below).
@@ -1835,7 +1880,7 @@ impl<
                 }
             }
         }
-        if (self.state.q.val() == RxState::Header) & ((self.beats.q.val() >= self.need.val()) | self.ended.q.val()) {
+        if (self.state.q.val() == RxState::Header) & (!self.more.q.val() | self.ended.q.val()) {
             self.from_header.next = RxState::Classify;
         }
 
@@ -1865,11 +1910,10 @@ impl<
         self.b_a_compare_mask.d.next = self.hdr.q.val().get_bits::<64>(496);
         self.b_req_id.d.next = self.hdr.q.val().get_bits::<32>(144);
         self.b_value.d.next = self.hdr.q.val().get_bits::<64>(176);
-        self.is_imm.next = (self.opcode.val() == self.op_imm.val()) | (self.opcode.val() == self.op_imm_se.val());
+        self.is_imm.next = self.imm_header.q.val();
         self.has_inv.next =
             (self.opcode.val() == self.op_send_inv.val()) | (self.opcode.val() == self.op_send_se_inv.val());
-        self.is_send.next =
-            (self.opcode.val() >= self.op_send.val()) & (self.opcode.val() <= self.op_send_se_inv.val());
+        self.is_send.next = self.send_header.q.val();
 
         // Parsing (`parse_ulpdu`), the first failing check in its order wins (the last `if`
         // here): DDP version, DDP header length, QN, RDMAP version, opcode, T flag and
@@ -2468,21 +2512,24 @@ impl<
         if (self.state.q.val() == RxState::PlaceRequest) & self.m_wr_req_ready.val() {
             self.from_place_request.next = RxState::PlaceData;
             self.left.d.next = self.plen.q.val();
+            // The carried beat holds 2 payload octets when tagged, 6 when untagged.
+            self.need_in_q.d.next = self.plen.q.val() > 2;
+            if !self.is_tagged.val() {
+                self.need_in_q.d.next = self.plen.q.val() > 6;
+            }
+            self.left_last.d.next = self.plen.q.val() <= 8;
             if self.opcode.val() == self.op_atomic_response.val() {
+                // The original value, from the header: no input beat.
                 self.left.d.next = 8.into();
+                self.need_in_q.d.next = false;
+                self.left_last.d.next = true;
             }
             self.carry.d.next = self.hdr.q.val().get_bits::<64>(64);
             if !self.is_tagged.val() {
                 self.carry.d.next = self.hdr.q.val().get_bits::<64>(128);
             }
         }
-        self.need_in.next = self.left.q.val() > 2;
-        if !self.is_tagged.val() {
-            self.need_in.next = self.left.q.val() > 6;
-        }
-        if self.opcode.val() == self.op_atomic_response.val() {
-            self.need_in.next = false;
-        }
+        self.need_in.next = self.need_in_q.q.val();
         self.out_n.next = 8.into();
         if self.left.q.val() < 8 {
             self.out_n.next = self.left.q.val();
@@ -2522,7 +2569,7 @@ impl<
         if self.left.q.val() < 1 {
             self.m_wr_tkeep.next = 0x0.into();
         }
-        self.m_wr_tlast.next = self.left.q.val() <= 8;
+        self.m_wr_tlast.next = self.left_last.q.val();
         if (self.state.q.val() == RxState::PlaceData) & self.need_in.val() {
             self.s_axis_tready.next = self.m_wr_tready.val();
         }
@@ -2535,11 +2582,21 @@ impl<
             & (!self.need_in.val() | self.s_axis_tvalid.val())
         {
             self.left.d.next = self.left.q.val() - self.out_n.val();
+            // What is left after this beat: nothing after the last, else 8 octets less.
+            self.need_in_q.d.next = false;
+            self.left_last.d.next = true;
+            if !self.left_last.q.val() {
+                self.need_in_q.d.next = self.left.q.val() > 10;
+                if !self.is_tagged.val() {
+                    self.need_in_q.d.next = self.left.q.val() > 14;
+                }
+                self.left_last.d.next = self.left.q.val() <= 16;
+            }
             if self.need_in.val() {
                 self.carry.d.next = self.s_axis_tdata.val();
                 self.ended.d.next = self.s_axis_tlast.val();
             }
-            if self.left.q.val() <= 8 {
+            if self.left_last.q.val() {
                 self.from_place_data.next = RxState::Placed;
                 // A Write records nothing in Placed and has no rest to drain: with its last
                 // beat in, it is done, unless a failure waits to be reported (Drain).
@@ -2589,12 +2646,12 @@ impl<
                     self.from_placed.next = RxState::Complete;
                 }
             }
-            if self.opcode.val() == self.op_atomic_response.val() {
+            if self.atomic_response_header.q.val() {
                 self.resp_recv_msn.write_enable.next = true;
                 self.pop.next = true;
                 self.from_placed.next = RxState::Complete;
             }
-            if self.opcode.val() == self.op_read_response.val() {
+            if self.read_response_header.q.val() {
                 self.read_placed.write_enable.next = true;
                 self.read_placed.write_data.next = self.placed_next.val();
                 if self.last.val() {
