@@ -633,19 +633,23 @@ impl<const D: usize, const K: usize, const R: usize, const DW: usize, const KW: 
         self.avail_high.next = (self.avail.q.val() & !self.clip_mask.val()).any();
         self.pe_low.next = bit_cast::<8, 16>(self.pe_words.val() & self.clip_mask.val());
         self.pe_high.next = (self.pe_words.val() & !self.clip_mask.val()).any();
-        self.avail_ge_used.next = false;
+        // (A beat of no words is covered by any count and exceeds none: the loops of `>=`
+        // and `<` start at one, so that no compare against zero is constant.)
+        self.avail_ge_used.next = self.used_low.val() == 0;
         self.avail_gt_used.next = false;
         self.pe_lt_used.next = false;
         self.pe_gt_used.next = false;
         for u in 0..count_values(K) {
-            self.avail_ge_used.next = self.avail_ge_used.val()
-                | ((self.used_low.val() == u.to_bits::<8>()) & (self.avail_low.val() >= u.to_bits::<8>()));
             self.avail_gt_used.next = self.avail_gt_used.val()
                 | ((self.used_low.val() == u.to_bits::<8>()) & (self.avail_low.val() > u.to_bits::<8>()));
-            self.pe_lt_used.next = self.pe_lt_used.val()
-                | ((self.used_low.val() == u.to_bits::<8>()) & (self.pe_low.val() < u.to_bits::<8>()));
             self.pe_gt_used.next = self.pe_gt_used.val()
                 | ((self.used_low.val() == u.to_bits::<8>()) & (self.pe_low.val() > u.to_bits::<8>()));
+        }
+        for u in 1..count_values(K) {
+            self.avail_ge_used.next = self.avail_ge_used.val()
+                | ((self.used_low.val() == u.to_bits::<8>()) & (self.avail_low.val() >= u.to_bits::<8>()));
+            self.pe_lt_used.next = self.pe_lt_used.val()
+                | ((self.used_low.val() == u.to_bits::<8>()) & (self.pe_low.val() < u.to_bits::<8>()));
         }
         self.avail_ge_used.next = self.avail_ge_used.val() | self.avail_high.val();
         self.avail_gt_used.next = self.avail_gt_used.val() | self.avail_high.val();

@@ -121,6 +121,9 @@ impl<const K: usize> Logic for RxPlan<K> {
                 | (self.marker_near.val()
                     & (self.rem.val() == r.to_bits::<8>())
                     & (self.slot_near.val() <= r.to_bits::<8>()));
+        }
+        // (No slot is below a content count of zero: that loop starts at one.)
+        for r in 1..count_values(K) {
             self.slot_lt_taken.next = self.slot_lt_taken.val()
                 | ((self.rem.val() == r.to_bits::<8>())
                     & (r.to_bits::<8>() <= self.words_per_beat.val())
