@@ -35,6 +35,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=RNIC_VERILATOR");
 
     let verilator = find_verilator(&manifest);
+    // The same Verilator for tests that run it themselves (`tests/verilog_lint.rs`).
+    println!("cargo:rustc-env=RNIC_SIM_VERILATOR={}", verilator.display());
     let root = verilator_root(&verilator);
     let tools = Tools { verilator: &verilator, root: &root, manifest: &manifest };
     let mut designs: Vec<PathBuf> = std::fs::read_dir(&verilog_dir)

