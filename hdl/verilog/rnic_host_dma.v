@@ -872,7 +872,7 @@ module rnic_host_dma$read$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_ad
     input wire  m_ready;
     
     // Constant declarations
-    localparam  page = 13'b1000000000000;
+    localparam  max_burst = 9'b100000000;
     
     // Stub signals
     reg  busy$d;
@@ -884,6 +884,15 @@ module rnic_host_dma$read$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_ad
     reg  [31:0] beats_left$d;
     wire  [31:0] beats_left$q;
     reg  beats_left$clock;
+    reg  planned$d;
+    wire  planned$q;
+    reg  planned$clock;
+    reg  [8:0] plan_beats$d;
+    wire  [8:0] plan_beats$q;
+    reg  plan_beats$clock;
+    reg  plan_last$d;
+    wire  plan_last$q;
+    reg  plan_last$clock;
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
@@ -895,8 +904,10 @@ module rnic_host_dma$read$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_ad
     reg  len$clock;
     
     // Local signals
-    reg  [31:0] to_boundary;
-    reg  [31:0] burst;
+    reg  [11:0] from_addr;
+    reg  [31:0] from_beats;
+    reg  [8:0] room;
+    reg  fits;
     
     // Sub module instances
     rnic_host_dma$read$bursts$busy busy(
@@ -913,6 +924,21 @@ module rnic_host_dma$read$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_ad
         .d(beats_left$d),
         .q(beats_left$q),
         .clock(beats_left$clock)
+    );
+    rnic_host_dma$read$bursts$planned planned(
+        .d(planned$d),
+        .q(planned$q),
+        .clock(planned$clock)
+    );
+    rnic_host_dma$read$bursts$plan_beats plan_beats(
+        .d(plan_beats$d),
+        .q(plan_beats$q),
+        .clock(plan_beats$clock)
+    );
+    rnic_host_dma$read$bursts$plan_last plan_last(
+        .d(plan_last$d),
+        .q(plan_last$q),
+        .clock(plan_last$clock)
     );
     rnic_host_dma$read$bursts$valid valid(
         .d(valid$d),
@@ -935,42 +961,61 @@ module rnic_host_dma$read$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_ad
         busy$clock = clock;
         next_addr$clock = clock;
         beats_left$clock = clock;
+        planned$clock = clock;
+        plan_beats$clock = clock;
+        plan_last$clock = clock;
         valid$clock = clock;
         addr$clock = clock;
         len$clock = clock;
         busy$d = busy$q;
         next_addr$d = next_addr$q;
         beats_left$d = beats_left$q;
+        planned$d = planned$q;
+        plan_beats$d = plan_beats$q;
+        plan_last$d = plan_last$q;
         valid$d = valid$q;
         addr$d = addr$q;
         len$d = len$q;
         s_ready = ~busy$q;
+        from_addr = next_addr$q[(32'h0)+:(12)];
+        from_beats = beats_left$q;
+        if (~busy$q) begin
+            from_addr = s_addr[(32'h0)+:(12)];
+            from_beats = s_beats;
+        end
+        room = max_burst;
+        if (from_addr[32'hb]) begin
+            room = max_burst - ((from_addr[(32'h3)+:(8)]) & 9'h1ff);
+        end
+        fits = ~|from_beats[(32'h9)+:(23)] & (((from_beats) & 9'h1ff) <= room);
+        if (~busy$q | ~planned$q) begin
+            planned$d = 1'b1;
+            plan_last$d = fits;
+            plan_beats$d = room;
+            if (fits) begin
+                plan_beats$d = ((from_beats) & 9'h1ff);
+            end
+        end
         if (s_valid & ~busy$q) begin
             busy$d = 1'b1;
             next_addr$d = s_addr;
             beats_left$d = s_beats;
         end
-        to_boundary = ((page - ((next_addr$q[(32'h0)+:(12)]) & 13'h1fff)) & 32'hffffffff) >> 32'h3;
-        burst = beats_left$q;
-        if (to_boundary < burst) begin
-            burst = to_boundary;
-        end
-        if (burst > 32'h100) begin
-            burst = 32'h100;
-        end
         if (m_ready) begin
             valid$d = 1'b0;
         end
-        if (busy$q & (~valid$q | m_ready)) begin
+        if (busy$q & planned$q & (~valid$q | m_ready)) begin
             valid$d = 1'b1;
             addr$d = next_addr$q;
-            len$d = ((burst - 32'h1) & 8'hff);
-            next_addr$d = next_addr$q + ((burst << 32'h3) & 64'hffffffffffffffff);
-            beats_left$d = beats_left$q - burst;
-            busy$d = beats_left$q != burst;
+            len$d = ((plan_beats$q - 32'h1) & 8'hff);
+            next_addr$d = next_addr$q + (((plan_beats$q) & 64'hffffffffffffffff) << 32'h3);
+            beats_left$d = beats_left$q - ((plan_beats$q) & 32'hffffffff);
+            busy$d = ~plan_last$q;
+            planned$d = 1'b0;
         end
         if (reset) begin
             busy$d = 1'b0;
+            planned$d = 1'b0;
             valid$d = 1'b0;
         end
         m_addr = addr$q;
@@ -1074,6 +1119,63 @@ module rnic_host_dma$read$bursts$next_addr(d,q,clock);
     end
           
 endmodule // rnic_host_dma$read$bursts$next_addr
+
+
+module rnic_host_dma$read$bursts$plan_beats(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$bursts$plan_beats
+
+
+module rnic_host_dma$read$bursts$plan_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$bursts$plan_last
+
+
+module rnic_host_dma$read$bursts$planned(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$read$bursts$planned
 
 
 module rnic_host_dma$read$bursts$valid(d,q,clock);
@@ -2093,6 +2195,21 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     reg  [31:0] w_left$d;
     wire  [31:0] w_left$q;
     reg  w_left$clock;
+    reg  [3:0] in_bytes$d;
+    wire  [3:0] in_bytes$q;
+    reg  in_bytes$clock;
+    reg  in_more$d;
+    wire  in_more$q;
+    reg  in_more$clock;
+    reg  in_last$d;
+    wire  in_last$q;
+    reg  in_last$clock;
+    reg  final_beat$d;
+    wire  final_beat$q;
+    reg  final_beat$clock;
+    reg  next_final$d;
+    wire  next_final$q;
+    reg  next_final$clock;
     reg  [11:0] beat_addr$d;
     wire  [11:0] beat_addr$q;
     reg  beat_addr$clock;
@@ -2152,13 +2269,13 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
     reg  [51:0] head_req;
     reg  [23:0] head_written;
     reg  load;
-    reg  [3:0] in_bytes;
+    reg  [31:0] head_len;
+    reg  [5:0] head_lane;
     reg  take;
     reg  [127:0] combined;
     reg  [4:0] total;
     reg  emit;
     reg  [4:0] high_lane;
-    reg  final_beat;
     reg  burst_end;
     reg  empty_request;
     reg  complete;
@@ -2212,6 +2329,31 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         .d(w_left$d),
         .q(w_left$q),
         .clock(w_left$clock)
+    );
+    rnic_host_dma$write$in_bytes in_bytes(
+        .d(in_bytes$d),
+        .q(in_bytes$q),
+        .clock(in_bytes$clock)
+    );
+    rnic_host_dma$write$in_more in_more(
+        .d(in_more$d),
+        .q(in_more$q),
+        .clock(in_more$clock)
+    );
+    rnic_host_dma$write$in_last in_last(
+        .d(in_last$d),
+        .q(in_last$q),
+        .clock(in_last$clock)
+    );
+    rnic_host_dma$write$final_beat final_beat(
+        .d(final_beat$d),
+        .q(final_beat$q),
+        .clock(final_beat$clock)
+    );
+    rnic_host_dma$write$next_final next_final(
+        .d(next_final$d),
+        .q(next_final$q),
+        .clock(next_final$clock)
     );
     rnic_host_dma$write$beat_addr beat_addr(
         .d(beat_addr$d),
@@ -2304,6 +2446,11 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         active$clock = clock;
         in_left$clock = clock;
         w_left$clock = clock;
+        in_bytes$clock = clock;
+        in_more$clock = clock;
+        in_last$clock = clock;
+        final_beat$clock = clock;
+        next_final$clock = clock;
         beat_addr$clock = clock;
         in_burst$clock = clock;
         req_bursts$clock = clock;
@@ -2324,6 +2471,11 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         active$d = active$q;
         in_left$d = in_left$q;
         w_left$d = w_left$q;
+        in_bytes$d = in_bytes$q;
+        in_more$d = in_more$q;
+        in_last$d = in_last$q;
+        final_beat$d = final_beat$q;
+        next_final$d = next_final$q;
         beat_addr$d = beat_addr$q;
         in_burst$d = in_burst$q;
         req_bursts$d = req_bursts$q;
@@ -2362,14 +2514,24 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         m_axi_awburst = 32'h1;
         m_axi_awvalid = bursts$m_valid;
         head_req = requests$m_data;
+        head_len = head_req[(32'hc)+:(32)];
+        head_lane = ((head_req[(32'h0)+:(3)]) & 6'h3f) + ((head_len[(32'h0)+:(5)]) & 6'h3f);
         requests$m_ready = ~active$q;
         if (~active$q & requests$m_valid) begin
             active$d = 1'b1;
-            in_left$d = head_req[(32'hc)+:(32)];
-            w_left$d = 32'h0;
-            if (|head_req[(32'hc)+:(32)]) begin
-                w_left$d = (((head_req[(32'h0)+:(3)]) & 32'hffffffff) + head_req[(32'hc)+:(32)] + 32'h7) >> 32'h3;
+            in_left$d = head_len;
+            in_more$d = |head_len;
+            in_last$d = ~|head_len[(32'h4)+:(28)] & ~(head_len[32'h3] & |head_len[(32'h0)+:(3)]);
+            in_bytes$d = 32'h8;
+            if (~|head_len[(32'h3)+:(29)]) begin
+                in_bytes$d = ((head_len[(32'h0)+:(3)]) & 4'hf);
             end
+            w_left$d = 32'h0;
+            if (|head_len) begin
+                w_left$d = (((head_req[(32'h0)+:(3)]) & 32'hffffffff) + head_len + 32'h7) >> 32'h3;
+            end
+            final_beat$d = |head_len & ~|head_len[(32'h5)+:(27)] & (head_lane <= 32'h8);
+            next_final$d = ~|head_len[(32'h5)+:(27)] & (head_lane > 32'h8) & (head_lane <= 32'h10);
             tag$d = head_req[(32'h2c)+:(8)];
             held$d = ((head_req[(32'h0)+:(3)]) & 4'hf);
             low_lane$d = ((head_req[(32'h0)+:(3)]) & 4'hf);
@@ -2383,27 +2545,31 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
         if (m_axi_wready) begin
             w_valid$d = 1'b0;
         end
-        in_bytes = 32'h8;
-        if (in_left$q < 32'h8) begin
-            in_bytes = ((in_left$q) & 4'hf);
-        end
-        final_beat = w_left$q == 32'h1;
-        take = active$q & load & ~flushing$q & |in_left$q & s_axis_tvalid & ~(final_beat & ~written$s_ready);
-        s_axis_tready = active$q & load & ~flushing$q & |in_left$q & ~(final_beat & ~written$s_ready);
+        take = active$q & load & ~flushing$q & in_more$q & s_axis_tvalid & ~(final_beat$q & ~written$s_ready);
+        s_axis_tready = active$q & load & ~flushing$q & in_more$q & ~(final_beat$q & ~written$s_ready);
         combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | (((s_axis_tdata) & 128'hffffffffffffffffffffffffffffffff) << (((held$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-        total = ((held$q) & 5'h1f) + ((in_bytes) & 5'h1f);
+        total = ((held$q) & 5'h1f) + ((in_bytes$q) & 5'h1f);
         if (flushing$q) begin
             combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff);
             total = ((held$q) & 5'h1f);
         end
-        emit = (take & ((total >= 32'h8) | final_beat)) | (active$q & load & flushing$q & written$s_ready);
+        emit = (take & ((total >= 32'h8) | final_beat$q)) | (active$q & load & flushing$q & written$s_ready);
         high_lane = total;
         if (total > 32'h8) begin
             high_lane = 32'h8;
         end
-        burst_end = final_beat | (beat_addr$q[(32'h3)+:(9)] == 32'h1ff) | (in_burst$q == 32'hff);
+        burst_end = final_beat$q | (beat_addr$q[(32'h3)+:(9)] == 32'h1ff) | (in_burst$q == 32'hff);
         if (take) begin
-            in_left$d = in_left$q - ((in_bytes) & 32'hffffffff);
+            in_left$d = in_left$q - ((in_bytes$q) & 32'hffffffff);
+            in_more$d = ~in_last$q;
+            in_last$d = ~|in_left$q[(32'h5)+:(27)] & ~(in_left$q[32'h4] & |in_left$q[(32'h0)+:(4)]);
+            in_bytes$d = 32'h0;
+            if (in_left$q[32'h3]) begin
+                in_bytes$d = ((in_left$q[(32'h0)+:(3)]) & 4'hf);
+            end
+            if (|in_left$q[(32'h4)+:(28)]) begin
+                in_bytes$d = 32'h8;
+            end
             carry$d = combined[(32'h0)+:(64)];
             held$d = ((total) & 4'hf);
         end
@@ -2419,19 +2585,21 @@ module rnic_host_dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_
                 held$d = ((total - 32'h8) & 4'hf);
             end
             w_left$d = w_left$q - 32'h1;
+            final_beat$d = next_final$q;
+            next_final$d = w_left$q == 32'h3;
             beat_addr$d = beat_addr$q + 32'h8;
             in_burst$d = in_burst$q + 32'h1;
             if (burst_end) begin
                 in_burst$d = 32'h0;
                 req_bursts$d = req_bursts$q + 32'h1;
             end
-            flushing$d = ~final_beat & (in_left$q == ((in_bytes) & 32'hffffffff)) & ~flushing$q;
-            if (final_beat) begin
+            flushing$d = ~final_beat$q & in_last$q & ~flushing$q;
+            if (final_beat$q) begin
                 active$d = 1'b0;
             end
         end
         empty_request = active$q & ~|w_left$q & written$s_ready;
-        written$s_valid = (emit & final_beat) | empty_request;
+        written$s_valid = (emit & final_beat$q) | empty_request;
         written_word = ((tag$q) & 24'hffffff) << 32'h10;
         if (~empty_request) begin
             written_word = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
@@ -2569,7 +2737,7 @@ module rnic_host_dma$write$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_a
     input wire  m_ready;
     
     // Constant declarations
-    localparam  page = 13'b1000000000000;
+    localparam  max_burst = 9'b100000000;
     
     // Stub signals
     reg  busy$d;
@@ -2581,6 +2749,15 @@ module rnic_host_dma$write$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_a
     reg  [31:0] beats_left$d;
     wire  [31:0] beats_left$q;
     reg  beats_left$clock;
+    reg  planned$d;
+    wire  planned$q;
+    reg  planned$clock;
+    reg  [8:0] plan_beats$d;
+    wire  [8:0] plan_beats$q;
+    reg  plan_beats$clock;
+    reg  plan_last$d;
+    wire  plan_last$q;
+    reg  plan_last$clock;
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
@@ -2592,8 +2769,10 @@ module rnic_host_dma$write$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_a
     reg  len$clock;
     
     // Local signals
-    reg  [31:0] to_boundary;
-    reg  [31:0] burst;
+    reg  [11:0] from_addr;
+    reg  [31:0] from_beats;
+    reg  [8:0] room;
+    reg  fits;
     
     // Sub module instances
     rnic_host_dma$write$bursts$busy busy(
@@ -2610,6 +2789,21 @@ module rnic_host_dma$write$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_a
         .d(beats_left$d),
         .q(beats_left$q),
         .clock(beats_left$clock)
+    );
+    rnic_host_dma$write$bursts$planned planned(
+        .d(planned$d),
+        .q(planned$q),
+        .clock(planned$clock)
+    );
+    rnic_host_dma$write$bursts$plan_beats plan_beats(
+        .d(plan_beats$d),
+        .q(plan_beats$q),
+        .clock(plan_beats$clock)
+    );
+    rnic_host_dma$write$bursts$plan_last plan_last(
+        .d(plan_last$d),
+        .q(plan_last$q),
+        .clock(plan_last$clock)
     );
     rnic_host_dma$write$bursts$valid valid(
         .d(valid$d),
@@ -2632,42 +2826,61 @@ module rnic_host_dma$write$bursts(clock,reset,s_valid,s_ready,s_addr,s_beats,m_a
         busy$clock = clock;
         next_addr$clock = clock;
         beats_left$clock = clock;
+        planned$clock = clock;
+        plan_beats$clock = clock;
+        plan_last$clock = clock;
         valid$clock = clock;
         addr$clock = clock;
         len$clock = clock;
         busy$d = busy$q;
         next_addr$d = next_addr$q;
         beats_left$d = beats_left$q;
+        planned$d = planned$q;
+        plan_beats$d = plan_beats$q;
+        plan_last$d = plan_last$q;
         valid$d = valid$q;
         addr$d = addr$q;
         len$d = len$q;
         s_ready = ~busy$q;
+        from_addr = next_addr$q[(32'h0)+:(12)];
+        from_beats = beats_left$q;
+        if (~busy$q) begin
+            from_addr = s_addr[(32'h0)+:(12)];
+            from_beats = s_beats;
+        end
+        room = max_burst;
+        if (from_addr[32'hb]) begin
+            room = max_burst - ((from_addr[(32'h3)+:(8)]) & 9'h1ff);
+        end
+        fits = ~|from_beats[(32'h9)+:(23)] & (((from_beats) & 9'h1ff) <= room);
+        if (~busy$q | ~planned$q) begin
+            planned$d = 1'b1;
+            plan_last$d = fits;
+            plan_beats$d = room;
+            if (fits) begin
+                plan_beats$d = ((from_beats) & 9'h1ff);
+            end
+        end
         if (s_valid & ~busy$q) begin
             busy$d = 1'b1;
             next_addr$d = s_addr;
             beats_left$d = s_beats;
         end
-        to_boundary = ((page - ((next_addr$q[(32'h0)+:(12)]) & 13'h1fff)) & 32'hffffffff) >> 32'h3;
-        burst = beats_left$q;
-        if (to_boundary < burst) begin
-            burst = to_boundary;
-        end
-        if (burst > 32'h100) begin
-            burst = 32'h100;
-        end
         if (m_ready) begin
             valid$d = 1'b0;
         end
-        if (busy$q & (~valid$q | m_ready)) begin
+        if (busy$q & planned$q & (~valid$q | m_ready)) begin
             valid$d = 1'b1;
             addr$d = next_addr$q;
-            len$d = ((burst - 32'h1) & 8'hff);
-            next_addr$d = next_addr$q + ((burst << 32'h3) & 64'hffffffffffffffff);
-            beats_left$d = beats_left$q - burst;
-            busy$d = beats_left$q != burst;
+            len$d = ((plan_beats$q - 32'h1) & 8'hff);
+            next_addr$d = next_addr$q + (((plan_beats$q) & 64'hffffffffffffffff) << 32'h3);
+            beats_left$d = beats_left$q - ((plan_beats$q) & 32'hffffffff);
+            busy$d = ~plan_last$q;
+            planned$d = 1'b0;
         end
         if (reset) begin
             busy$d = 1'b0;
+            planned$d = 1'b0;
             valid$d = 1'b0;
         end
         m_addr = addr$q;
@@ -2773,6 +2986,63 @@ module rnic_host_dma$write$bursts$next_addr(d,q,clock);
 endmodule // rnic_host_dma$write$bursts$next_addr
 
 
+module rnic_host_dma$write$bursts$plan_beats(d,q,clock);
+    
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$bursts$plan_beats
+
+
+module rnic_host_dma$write$bursts$plan_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$bursts$plan_last
+
+
+module rnic_host_dma$write$bursts$planned(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$bursts$planned
+
+
 module rnic_host_dma$write$bursts$valid(d,q,clock);
     
     // Module arguments
@@ -2868,6 +3138,25 @@ module rnic_host_dma$write$done_valid(d,q,clock);
 endmodule // rnic_host_dma$write$done_valid
 
 
+module rnic_host_dma$write$final_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$final_beat
+
+
 module rnic_host_dma$write$flushing(d,q,clock);
     
     // Module arguments
@@ -2925,6 +3214,44 @@ module rnic_host_dma$write$in_burst(d,q,clock);
 endmodule // rnic_host_dma$write$in_burst
 
 
+module rnic_host_dma$write$in_bytes(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$in_bytes
+
+
+module rnic_host_dma$write$in_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$in_last
+
+
 module rnic_host_dma$write$in_left(d,q,clock);
     
     // Module arguments
@@ -2944,6 +3271,25 @@ module rnic_host_dma$write$in_left(d,q,clock);
 endmodule // rnic_host_dma$write$in_left
 
 
+module rnic_host_dma$write$in_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$in_more
+
+
 module rnic_host_dma$write$low_lane(d,q,clock);
     
     // Module arguments
@@ -2961,6 +3307,25 @@ module rnic_host_dma$write$low_lane(d,q,clock);
     end
           
 endmodule // rnic_host_dma$write$low_lane
+
+
+module rnic_host_dma$write$next_final(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma$write$next_final
 
 
 module rnic_host_dma$write$req_bursts(d,q,clock);

@@ -62,6 +62,15 @@ pub struct DmaWrite {
     active: DFF<Bit>,
     in_left: DFF<Bits<32>>,
     w_left: DFF<Bits<32>>,
+    // Decided as `in_left` and `w_left` are loaded or count down, for the cycle they are
+    // used in: the octets the next input beat brings (`in_left`, at most 8), whether any
+    // input is still to come, whether the next input beat is the last (`in_left` at most
+    // 8), and whether the next W beat is the last (`w_left` is 1) or the one before it (2).
+    in_bytes: DFF<Bits<4>>,
+    in_more: DFF<Bit>,
+    in_last: DFF<Bit>,
+    final_beat: DFF<Bit>,
+    next_final: DFF<Bit>,
     beat_addr: DFF<Bits<12>>,
     in_burst: DFF<Bits<9>>,
     req_bursts: DFF<Bits<16>>,
@@ -87,13 +96,13 @@ pub struct DmaWrite {
     head_req: Signal<Local, Bits<52>>,
     head_written: Signal<Local, Bits<24>>,
     load: Signal<Local, Bit>,
-    in_bytes: Signal<Local, Bits<4>>,
+    head_len: Signal<Local, Bits<32>>,
+    head_lane: Signal<Local, Bits<6>>,
     take: Signal<Local, Bit>,
     combined: Signal<Local, Bits<128>>,
     total: Signal<Local, Bits<5>>,
     emit: Signal<Local, Bit>,
     high_lane: Signal<Local, Bits<5>>,
-    final_beat: Signal<Local, Bit>,
     burst_end: Signal<Local, Bit>,
     empty_request: Signal<Local, Bit>,
     complete: Signal<Local, Bit>,
@@ -138,6 +147,11 @@ impl Default for DmaWrite {
             active: Default::default(),
             in_left: Default::default(),
             w_left: Default::default(),
+            in_bytes: Default::default(),
+            in_more: Default::default(),
+            in_last: Default::default(),
+            final_beat: Default::default(),
+            next_final: Default::default(),
             beat_addr: Default::default(),
             in_burst: Default::default(),
             req_bursts: Default::default(),
@@ -161,13 +175,13 @@ impl Default for DmaWrite {
             head_req: Default::default(),
             head_written: Default::default(),
             load: Default::default(),
-            in_bytes: Default::default(),
+            head_len: Default::default(),
+            head_lane: Default::default(),
             take: Default::default(),
             combined: Default::default(),
             total: Default::default(),
             emit: Default::default(),
             high_lane: Default::default(),
-            final_beat: Default::default(),
             burst_end: Default::default(),
             empty_request: Default::default(),
             complete: Default::default(),
@@ -180,8 +194,9 @@ impl Logic for DmaWrite {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, active, in_left, w_left, beat_addr, in_burst, req_bursts, carry, held, low_lane, flushing,
-            tag, w_valid, w_data, w_strb, w_last, b_seen, b_error, done_valid, done_tag, done_error
+            self, clock, active, in_left, w_left, in_bytes, in_more, in_last, final_beat, next_final, beat_addr,
+            in_burst, req_bursts, carry, held, low_lane, flushing, tag, w_valid, w_data, w_strb, w_last, b_seen,
+            b_error, done_valid, done_tag, done_error
         );
         self.requests.clock.next = self.clock.val();
         self.requests.reset.next = self.reset.val();
@@ -211,17 +226,34 @@ impl Logic for DmaWrite {
 
         // W side: start the next request. Its first beat begins at the address's lane.
         self.head_req.next = self.requests.m_data.val();
+        self.head_len.next = self.head_req.val().get_bits::<32>(12);
+        // The first beat's lane plus the octets, while they are few enough (under 32) to
+        // matter for the last-beat flags: 16 octets from lane 0 take two beats, from lane 7
+        // three.
+        self.head_lane.next = bit_cast::<6, 3>(self.head_req.val().get_bits::<3>(0))
+            + bit_cast::<6, 5>(self.head_len.val().get_bits::<5>(0));
         self.requests.m_ready.next = !self.active.q.val();
         if !self.active.q.val() & self.requests.m_valid.val() {
             self.active.d.next = true;
-            self.in_left.d.next = self.head_req.val().get_bits::<32>(12);
-            self.w_left.d.next = 0.into();
-            if self.head_req.val().get_bits::<32>(12).any() {
-                self.w_left.d.next = (bit_cast::<32, 3>(self.head_req.val().get_bits::<3>(0))
-                    + self.head_req.val().get_bits::<32>(12)
-                    + 7)
-                    >> 3;
+            self.in_left.d.next = self.head_len.val();
+            self.in_more.d.next = self.head_len.val().any();
+            self.in_last.d.next = !self.head_len.val().get_bits::<28>(4).any()
+                & !(self.head_len.val().get_bit(3) & self.head_len.val().get_bits::<3>(0).any());
+            self.in_bytes.d.next = 8.into();
+            if !self.head_len.val().get_bits::<29>(3).any() {
+                self.in_bytes.d.next = bit_cast::<4, 3>(self.head_len.val().get_bits::<3>(0));
             }
+            self.w_left.d.next = 0.into();
+            if self.head_len.val().any() {
+                self.w_left.d.next =
+                    (bit_cast::<32, 3>(self.head_req.val().get_bits::<3>(0)) + self.head_len.val() + 7) >> 3;
+            }
+            // One beat: 1 to 8 octets from the lane on; two: 9 to 16.
+            self.final_beat.d.next =
+                self.head_len.val().any() & !self.head_len.val().get_bits::<27>(5).any() & (self.head_lane.val() <= 8);
+            self.next_final.d.next = !self.head_len.val().get_bits::<27>(5).any()
+                & (self.head_lane.val() > 8)
+                & (self.head_lane.val() <= 16);
             self.tag.d.next = self.head_req.val().get_bits::<8>(44);
             self.held.d.next = bit_cast::<4, 3>(self.head_req.val().get_bits::<3>(0));
             self.low_lane.d.next = bit_cast::<4, 3>(self.head_req.val().get_bits::<3>(0));
@@ -237,30 +269,25 @@ impl Logic for DmaWrite {
         if self.m_axi_wready.val() {
             self.w_valid.d.next = false;
         }
-        self.in_bytes.next = 8.into();
-        if self.in_left.q.val() < 8 {
-            self.in_bytes.next = bit_cast::<4, 32>(self.in_left.q.val());
-        }
-        self.final_beat.next = self.w_left.q.val() == 1;
         self.take.next = self.active.q.val()
             & self.load.val()
             & !self.flushing.q.val()
-            & self.in_left.q.val().any()
+            & self.in_more.q.val()
             & self.s_axis_tvalid.val()
-            & !(self.final_beat.val() & !self.written.s_ready.val());
+            & !(self.final_beat.q.val() & !self.written.s_ready.val());
         self.s_axis_tready.next = self.active.q.val()
             & self.load.val()
             & !self.flushing.q.val()
-            & self.in_left.q.val().any()
-            & !(self.final_beat.val() & !self.written.s_ready.val());
+            & self.in_more.q.val()
+            & !(self.final_beat.q.val() & !self.written.s_ready.val());
         self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
             | (bit_cast::<128, 64>(self.s_axis_tdata.val()) << (bit_cast::<128, 4>(self.held.q.val()) << 3));
-        self.total.next = bit_cast::<5, 4>(self.held.q.val()) + bit_cast::<5, 4>(self.in_bytes.val());
+        self.total.next = bit_cast::<5, 4>(self.held.q.val()) + bit_cast::<5, 4>(self.in_bytes.q.val());
         if self.flushing.q.val() {
             self.combined.next = bit_cast::<128, 64>(self.carry.q.val());
             self.total.next = bit_cast::<5, 4>(self.held.q.val());
         }
-        self.emit.next = (self.take.val() & ((self.total.val() >= 8) | self.final_beat.val()))
+        self.emit.next = (self.take.val() & ((self.total.val() >= 8) | self.final_beat.q.val()))
             | (self.active.q.val() & self.load.val() & self.flushing.q.val() & self.written.s_ready.val());
         self.high_lane.next = self.total.val();
         if self.total.val() > 8 {
@@ -268,9 +295,21 @@ impl Logic for DmaWrite {
         }
         // A burst ends at the request's end, at a 4 KiB boundary, or after 256 beats.
         self.burst_end.next =
-            self.final_beat.val() | (self.beat_addr.q.val().get_bits::<9>(3) == 511) | (self.in_burst.q.val() == 255);
+            self.final_beat.q.val() | (self.beat_addr.q.val().get_bits::<9>(3) == 511) | (self.in_burst.q.val() == 255);
         if self.take.val() {
-            self.in_left.d.next = self.in_left.q.val() - bit_cast::<32, 4>(self.in_bytes.val());
+            self.in_left.d.next = self.in_left.q.val() - bit_cast::<32, 4>(self.in_bytes.q.val());
+            // What is left after this beat: 8 or more from 16 on, the low three bits from 8
+            // to 15, none below 8 (so the beat after next is the last from 16 down).
+            self.in_more.d.next = !self.in_last.q.val();
+            self.in_last.d.next = !self.in_left.q.val().get_bits::<27>(5).any()
+                & !(self.in_left.q.val().get_bit(4) & self.in_left.q.val().get_bits::<4>(0).any());
+            self.in_bytes.d.next = 0.into();
+            if self.in_left.q.val().get_bit(3) {
+                self.in_bytes.d.next = bit_cast::<4, 3>(self.in_left.q.val().get_bits::<3>(0));
+            }
+            if self.in_left.q.val().get_bits::<28>(4).any() {
+                self.in_bytes.d.next = 8.into();
+            }
             self.carry.d.next = self.combined.val().get_bits::<64>(0);
             self.held.d.next = bit_cast::<4, 5>(self.total.val());
         }
@@ -287,6 +326,8 @@ impl Logic for DmaWrite {
                 self.held.d.next = bit_cast::<4, 5>(self.total.val() - 8);
             }
             self.w_left.d.next = self.w_left.q.val() - 1;
+            self.final_beat.d.next = self.next_final.q.val();
+            self.next_final.d.next = self.w_left.q.val() == 3;
             self.beat_addr.d.next = self.beat_addr.q.val() + 8;
             self.in_burst.d.next = self.in_burst.q.val() + 1;
             if self.burst_end.val() {
@@ -294,16 +335,14 @@ impl Logic for DmaWrite {
                 self.req_bursts.d.next = self.req_bursts.q.val() + 1;
             }
             // More octets than lanes on the input's last beat: one more beat follows.
-            self.flushing.d.next = !self.final_beat.val()
-                & (self.in_left.q.val() == bit_cast::<32, 4>(self.in_bytes.val()))
-                & !self.flushing.q.val();
-            if self.final_beat.val() {
+            self.flushing.d.next = !self.final_beat.q.val() & self.in_last.q.val() & !self.flushing.q.val();
+            if self.final_beat.q.val() {
                 self.active.d.next = false;
             }
         }
         // A request leaves the W side with its last beat (or at once, if empty).
         self.empty_request.next = self.active.q.val() & !self.w_left.q.val().any() & self.written.s_ready.val();
-        self.written.s_valid.next = (self.emit.val() & self.final_beat.val()) | self.empty_request.val();
+        self.written.s_valid.next = (self.emit.val() & self.final_beat.q.val()) | self.empty_request.val();
         self.written_word.next = bit_cast::<24, 8>(self.tag.q.val()) << 16;
         if !self.empty_request.val() {
             self.written_word.next =
