@@ -125,12 +125,31 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
     reg  [5:0] written$d;
     wire  [5:0] written$q;
     reg  written$clock;
+    reg  irq_held$d;
+    wire  irq_held$q;
+    reg  irq_held$clock;
+    reg  irq_checked$d;
+    wire  irq_checked$q;
+    reg  irq_checked$clock;
+    reg  irq_due$d;
+    wire  irq_due$q;
+    reg  irq_due$clock;
+    reg  [63:0] irq_bit$d;
+    wire  [63:0] irq_bit$q;
+    reg  irq_bit$clock;
+    reg  irq_urgent$d;
+    wire  irq_urgent$q;
+    reg  irq_urgent$clock;
+    reg  [15:0] irq_vec$d;
+    wire  [15:0] irq_vec$q;
+    reg  irq_vec$clock;
     reg  [31:0] settled_count$d;
     wire  [31:0] settled_count$q;
     reg  settled_count$clock;
     
     // Local signals
     reg  dropping;
+    reg  irq_load;
     reg  irq_take;
     reg  [63:0] cq_bit;
     reg  [63:0] db_bit;
@@ -148,7 +167,6 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
     reg  [32:0] irq_head_entry;
     reg  [63:0] head_bit;
     reg  head_wakes;
-    reg  irq_due;
     reg  [63:0] arm_next_set;
     reg  [63:0] arm_solicited_set;
     reg  [63:0] disarm;
@@ -256,6 +274,36 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         .q(written$q),
         .clock(written$clock)
     );
+    rnic_host_cq_writer$irq_held irq_held(
+        .d(irq_held$d),
+        .q(irq_held$q),
+        .clock(irq_held$clock)
+    );
+    rnic_host_cq_writer$irq_checked irq_checked(
+        .d(irq_checked$d),
+        .q(irq_checked$q),
+        .clock(irq_checked$clock)
+    );
+    rnic_host_cq_writer$irq_due irq_due(
+        .d(irq_due$d),
+        .q(irq_due$q),
+        .clock(irq_due$clock)
+    );
+    rnic_host_cq_writer$irq_bit irq_bit(
+        .d(irq_bit$d),
+        .q(irq_bit$q),
+        .clock(irq_bit$clock)
+    );
+    rnic_host_cq_writer$irq_urgent irq_urgent(
+        .d(irq_urgent$d),
+        .q(irq_urgent$q),
+        .clock(irq_urgent$clock)
+    );
+    rnic_host_cq_writer$irq_vec irq_vec(
+        .d(irq_vec$d),
+        .q(irq_vec$q),
+        .clock(irq_vec$clock)
+    );
     rnic_host_cq_writer$settled_count settled_count(
         .d(settled_count$d),
         .q(settled_count$q),
@@ -274,6 +322,12 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         armed_solicited$clock = clock;
         overflowed$clock = clock;
         written$clock = clock;
+        irq_held$clock = clock;
+        irq_checked$clock = clock;
+        irq_due$clock = clock;
+        irq_bit$clock = clock;
+        irq_urgent$clock = clock;
+        irq_vec$clock = clock;
         overflow_bit$clock = clock;
         settled_count$clock = clock;
         state$d = state$q;
@@ -286,6 +340,12 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         armed_solicited$d = armed_solicited$q;
         overflowed$d = overflowed$q;
         written$d = written$q;
+        irq_held$d = irq_held$q;
+        irq_checked$d = irq_checked$q;
+        irq_due$d = irq_due$q;
+        irq_bit$d = irq_bit$q;
+        irq_urgent$d = irq_urgent$q;
+        irq_vec$d = irq_vec$q;
         overflow_bit$d = overflow_bit$q;
         settled_count$d = settled_count$q;
         pi_copy$read_clock = clock;
@@ -402,19 +462,33 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         end
         irq_head_entry = irqs$m_data;
         head_bit = one << ((irq_head_entry[(entry_cqn)+:(6)]) & 64'hffffffffffffffff);
-        head_wakes = |(armed_next$q & head_bit) | (|(armed_solicited$q & head_bit) & irq_head_entry[entry_urgent]);
-        irq_due = (written$q != 32'h0) & irqs$m_valid & head_wakes;
-        irq_take = (written$q != 32'h0) & irqs$m_valid & (~irq_due | irq_ready);
-        irqs$m_ready = irq_take;
+        irq_load = ~irq_held$q & (written$q != 32'h0) & irqs$m_valid;
+        irqs$m_ready = irq_load;
+        if (irq_load) begin
+            irq_held$d = 1'b1;
+            irq_checked$d = 1'b0;
+            irq_bit$d = head_bit;
+            irq_urgent$d = irq_head_entry[entry_urgent];
+            irq_vec$d = irq_head_entry[(entry_vector)+:(16)];
+        end
+        head_wakes = |(armed_next$q & irq_bit$q) | (|(armed_solicited$q & irq_bit$q) & irq_urgent$q);
+        if (irq_held$q & ~irq_checked$q) begin
+            irq_checked$d = 1'b1;
+            irq_due$d = head_wakes;
+        end
+        irq_take = irq_held$q & irq_checked$q & (~irq_due$q | irq_ready);
         if (irq_take) begin
+            irq_held$d = 1'b0;
+        end
+        if (irq_load) begin
             written$d = written$q - 32'h1;
             if (s_done_valid) begin
                 written$d = written$q;
             end
         end
         disarm = 32'h0;
-        if (irq_take & irq_due) begin
-            disarm = head_bit;
+        if (irq_take & irq_due$q) begin
+            disarm = irq_bit$q;
         end
         if (clearing) begin
             pi$write_enable = 1'b1;
@@ -432,6 +506,7 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
             armed_solicited$d = 32'h0;
             overflowed$d = 32'h0;
             written$d = 32'h0;
+            irq_held$d = 1'b0;
             settled_count$d = 32'h0;
         end
         overflow = overflowed$q;
@@ -443,8 +518,8 @@ module rnic_host_cq_writer(clock,reset,s_valid,s_ready,s_cqn,s_cqe,cq_we,cq_wadd
         overflow_bit$d = |(overflowed$q & (one << ((status_cqn) & 64'hffffffffffffffff)));
         status_overflow = overflow_bit$q;
         settled = settled_count$q;
-        irq_valid = irq_due;
-        irq_vector = irq_head_entry[(entry_vector)+:(16)];
+        irq_valid = irq_held$q & irq_checked$q & irq_due$q;
+        irq_vector = irq_vec$q;
     end
     
 endmodule // rnic_host_cq_writer
@@ -601,6 +676,120 @@ module rnic_host_cq_writer$ctx(read_address,read_clock,read_data,write_address,w
     end
                 
 endmodule // rnic_host_cq_writer$ctx
+
+
+module rnic_host_cq_writer$irq_bit(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irq_bit
+
+
+module rnic_host_cq_writer$irq_checked(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irq_checked
+
+
+module rnic_host_cq_writer$irq_due(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irq_due
+
+
+module rnic_host_cq_writer$irq_held(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irq_held
+
+
+module rnic_host_cq_writer$irq_urgent(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irq_urgent
+
+
+module rnic_host_cq_writer$irq_vec(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_cq_writer$irq_vec
 
 
 module rnic_host_cq_writer$irqs(clock,reset,s_valid,s_ready,s_data,m_valid,m_ready,m_data,count);

@@ -8,8 +8,9 @@
 //! drops it silently. An armed CQ raises one interrupt on its vector — for the next CQE,
 //! or for the next solicited or error CQE when armed that way — once the DMA engine
 //! reports that CQE written: the host never wakes before the entry is there, and the arm
-//! is looked at then, not when the CQE was issued, so a CQ armed while a CQE is on its way
-//! (after a poll that found the ring empty) is woken by that CQE.
+//! is looked at then (two cycles after the report at the earliest), not when the CQE was
+//! issued, so a CQ armed while a CQE is on its way (after a poll that found the ring empty)
+//! is woken by that CQE.
 //!
 //! Per CQ it keeps `pi` and `ci` in RAMs, the arm bits and OVERFLOW in registers. A CQ
 //! written with ENABLE clear is emptied: both indices, its arms and OVERFLOW go to 0.
@@ -104,8 +105,18 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     irqs: RamFifo<IRQ_ENTRY_BITS, IN_FLIGHT_BITS, { IN_FLIGHT_BITS + 1 }>,
     /// CQE writes reported done whose entry of `irqs` has not been taken yet.
     written: DFF<Bits<6>>,
+    /// The written CQE whose interrupt is being decided, taken from `irqs`: held, its
+    /// arms looked at (`irq_checked`, a cycle after it is held) and whether one wants it
+    /// (`irq_due`); its CQ one-hot, its urgency and vector.
+    irq_held: DFF<Bit>,
+    irq_checked: DFF<Bit>,
+    irq_due: DFF<Bit>,
+    irq_bit: DFF<Bits<C>>,
+    irq_urgent: DFF<Bit>,
+    irq_vec: DFF<Bits<16>>,
     settled_count: DFF<Bits<32>>,
     dropping: Signal<Local, Bit>,
+    irq_load: Signal<Local, Bit>,
     irq_take: Signal<Local, Bit>,
     cq_bit: Signal<Local, Bits<C>>,
     db_bit: Signal<Local, Bits<C>>,
@@ -121,10 +132,9 @@ pub struct CqWriter<const CB: usize, const C: usize> {
     irq_entry: Signal<Local, Bits<IRQ_ENTRY_BITS>>,
     clearing: Signal<Local, Bit>,
     irq_head_entry: Signal<Local, Bits<IRQ_ENTRY_BITS>>,
-    /// The head write's CQ, one-hot, and whether its arm wants this CQE.
+    /// The head write's CQ, one-hot, and whether the held CQE's arm wants it.
     head_bit: Signal<Local, Bits<C>>,
     head_wakes: Signal<Local, Bit>,
-    irq_due: Signal<Local, Bit>,
     /// This cycle's arm doorbell (NEXT, SOLICITED), and the arms ended (a wake taken, a
     /// CQ emptied): the arm registers are `(armed | set) & !ended`.
     arm_next_set: Signal<Local, Bits<C>>,
@@ -201,6 +211,7 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             overflowed: Default::default(),
             irqs: Default::default(),
             written: Default::default(),
+            irq_load: Default::default(),
             irq_take: Default::default(),
             cq_bit: Default::default(),
             db_bit: Default::default(),
@@ -218,7 +229,12 @@ impl<const CB: usize, const C: usize> Default for CqWriter<CB, C> {
             irq_head_entry: Default::default(),
             head_bit: Default::default(),
             head_wakes: Default::default(),
+            irq_held: Default::default(),
+            irq_checked: Default::default(),
             irq_due: Default::default(),
+            irq_bit: Default::default(),
+            irq_urgent: Default::default(),
+            irq_vec: Default::default(),
             arm_next_set: Default::default(),
             arm_solicited_set: Default::default(),
             disarm: Default::default(),
@@ -257,6 +273,12 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             armed_solicited,
             overflowed,
             written,
+            irq_held,
+            irq_checked,
+            irq_due,
+            irq_bit,
+            irq_urgent,
+            irq_vec,
             overflow_bit,
             settled_count
         );
@@ -395,17 +417,33 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             // (No drop settles in the same cycle: it waits for no write in flight.)
             self.settled_count.d.next = self.settled_count.q.val() + 1;
         }
+        // The oldest written CQE is held while its interrupt is decided: its arms are looked
+        // at in the cycle after it is taken (from registers only), and it goes a cycle
+        // later, at once if no arm wants it, else with its interrupt.
         self.irq_head_entry.next = self.irqs.m_data.val();
         self.head_bit.next =
             self.one.val() << bit_cast::<C, CB>(self.irq_head_entry.val().get_bits::<CB>(self.entry_cqn.val().index()));
-        self.head_wakes.next = (self.armed_next.q.val() & self.head_bit.val()).any()
-            | ((self.armed_solicited.q.val() & self.head_bit.val()).any()
-                & self.irq_head_entry.val().get_bit(self.entry_urgent.val().index()));
-        self.irq_due.next = (self.written.q.val() != 0) & self.irqs.m_valid.val() & self.head_wakes.val();
+        self.irq_load.next = !self.irq_held.q.val() & (self.written.q.val() != 0) & self.irqs.m_valid.val();
+        self.irqs.m_ready.next = self.irq_load.val();
+        if self.irq_load.val() {
+            self.irq_held.d.next = true;
+            self.irq_checked.d.next = false;
+            self.irq_bit.d.next = self.head_bit.val();
+            self.irq_urgent.d.next = self.irq_head_entry.val().get_bit(self.entry_urgent.val().index());
+            self.irq_vec.d.next = self.irq_head_entry.val().get_bits::<16>(self.entry_vector.val().index());
+        }
+        self.head_wakes.next = (self.armed_next.q.val() & self.irq_bit.q.val()).any()
+            | ((self.armed_solicited.q.val() & self.irq_bit.q.val()).any() & self.irq_urgent.q.val());
+        if self.irq_held.q.val() & !self.irq_checked.q.val() {
+            self.irq_checked.d.next = true;
+            self.irq_due.d.next = self.head_wakes.val();
+        }
         self.irq_take.next =
-            (self.written.q.val() != 0) & self.irqs.m_valid.val() & (!self.irq_due.val() | self.irq_ready.val());
-        self.irqs.m_ready.next = self.irq_take.val();
+            self.irq_held.q.val() & self.irq_checked.q.val() & (!self.irq_due.q.val() | self.irq_ready.val());
         if self.irq_take.val() {
+            self.irq_held.d.next = false;
+        }
+        if self.irq_load.val() {
             self.written.d.next = self.written.q.val() - 1;
             if self.s_done_valid.val() {
                 self.written.d.next = self.written.q.val();
@@ -413,8 +451,8 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
         }
 
         self.disarm.next = 0.into();
-        if self.irq_take.val() & self.irq_due.val() {
-            self.disarm.next = self.head_bit.val();
+        if self.irq_take.val() & self.irq_due.q.val() {
+            self.disarm.next = self.irq_bit.q.val();
         }
         if self.clearing.val() {
             self.pi.write_enable.next = true;
@@ -433,6 +471,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             self.armed_solicited.d.next = 0.into();
             self.overflowed.d.next = 0.into();
             self.written.d.next = 0.into();
+            self.irq_held.d.next = false;
             self.settled_count.d.next = 0.into();
         }
         self.overflow.next = self.overflowed.q.val();
@@ -445,7 +484,7 @@ impl<const CB: usize, const C: usize> Logic for CqWriter<CB, C> {
             (self.overflowed.q.val() & (self.one.val() << bit_cast::<C, CB>(self.status_cqn.val()))).any();
         self.status_overflow.next = self.overflow_bit.q.val();
         self.settled.next = self.settled_count.q.val();
-        self.irq_valid.next = self.irq_due.val();
-        self.irq_vector.next = self.irq_head_entry.val().get_bits::<16>(self.entry_vector.val().index());
+        self.irq_valid.next = self.irq_held.q.val() & self.irq_checked.q.val() & self.irq_due.q.val();
+        self.irq_vector.next = self.irq_vec.q.val();
     }
 }
