@@ -18359,6 +18359,9 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
     reg  [2:0] skip$d;
     wire  [2:0] skip$q;
     reg  skip$clock;
+    reg  [3:0] rshift$d;
+    wire  [3:0] rshift$q;
+    reg  rshift$clock;
     reg  [31:0] out_left$d;
     wire  [31:0] out_left$q;
     reg  out_left$clock;
@@ -18412,7 +18415,6 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
     reg  load;
     reg  start;
     reg  take_r;
-    reg  [63:0] shifted;
     reg  [127:0] combined;
     reg  [3:0] avail;
     reg  emit;
@@ -18463,6 +18465,11 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         .d(skip$d),
         .q(skip$q),
         .clock(skip$clock)
+    );
+    rnic_top$dma$read$rshift rshift(
+        .d(rshift$d),
+        .q(rshift$q),
+        .clock(rshift$clock)
     );
     rnic_top$dma$read$out_left out_left(
         .d(out_left$d),
@@ -18544,6 +18551,7 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
     always @(*) begin
         active$clock = clock;
         skip$clock = clock;
+        rshift$clock = clock;
         out_left$clock = clock;
         out_one$clock = clock;
         r_left$clock = clock;
@@ -18561,6 +18569,7 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         out_user$clock = clock;
         active$d = active$q;
         skip$d = skip$q;
+        rshift$d = rshift$q;
         out_left$d = out_left$q;
         out_one$d = out_one$q;
         r_left$d = r_left$q;
@@ -18610,14 +18619,13 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         head_desc = next_desc$m_data;
         take_r = active$q & load & ~flushing$q & r_some$q & m_axi_rvalid;
         m_axi_rready = active$q & load & ~flushing$q & r_some$q;
-        shifted = m_axi_rdata >> (((skip$q) & 64'hffffffffffffffff) << 32'h3);
-        combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | (((shifted) & 128'hffffffffffffffffffffffffffffffff) << (((held$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
+        combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | ((((m_axi_rdata) & 128'hffffffffffffffffffffffffffffffff) << 64'h40) >> (((rshift$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
         avail = held$q + 32'h8 - ((skip$q) & 4'hf);
         if (flushing$q) begin
             combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff);
             avail = held$q;
         end
-        emit = (take_r & ((avail >= 32'h8) | r_one$q)) | (active$q & load & flushing$q) | (active$q & load & ~r_some$q & ~flushing$q);
+        emit = (take_r & (~|skip$q | r_one$q)) | (active$q & load & flushing$q) | (active$q & load & ~r_some$q & ~flushing$q);
         emit_bytes = 32'h8;
         if (out_one$q) begin
             emit_bytes = out_left$q;
@@ -18628,6 +18636,9 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
             r_some$d = ~r_one$q;
             r_one$d = r_left$q == 32'h2;
             skip$d = 32'h0;
+            if (|skip$q) begin
+                rshift$d = ((skip$q) & 4'hf);
+            end
             carry$d = combined[(32'h0)+:(64)];
             held$d = avail;
             if (|m_axi_rresp) begin
@@ -18655,6 +18666,7 @@ module rnic_top$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_le
         if (start) begin
             active$d = 1'b1;
             skip$d = head_desc[(32'h0)+:(3)];
+            rshift$d = ((head_desc[(32'h0)+:(3)]) & 4'hf) | 64'h8;
             out_left$d = head_desc[(at_len)+:(32)];
             out_one$d = head_desc[at_out_one];
             tag$d = head_desc[(at_tag)+:(8)];
@@ -19756,6 +19768,25 @@ module rnic_top$dma$read$r_some(d,q,clock);
     end
           
 endmodule // rnic_top$dma$read$r_some
+
+
+module rnic_top$dma$read$rshift(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$dma$read$rshift
 
 
 module rnic_top$dma$read$skip(d,q,clock);

@@ -72,7 +72,12 @@ pub struct DmaRead {
     next_desc: SkidBuffer<DESC_BITS>,
     // R side: the request being delivered.
     active: DFF<Bit>,
+    /// The octets below the request's first in its first bus beat (none after that beat).
     skip: DFF<Bits<3>>,
+    /// Where a bus beat's octets go, kept beside `skip` and `held` so that one shift
+    /// places them: placed at octets 8..16 and moved down by `rshift` octets (8 + `skip`
+    /// for the first beat, when nothing is held; 8 − `held` for the others).
+    rshift: DFF<Bits<4>>,
     out_left: DFF<Bits<32>>,
     /// `out_left` is at most 8: the next output beat is the request's last.
     out_one: DFF<Bit>,
@@ -98,7 +103,6 @@ pub struct DmaRead {
     load: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
     take_r: Signal<Local, Bit>,
-    shifted: Signal<Local, Bits<64>>,
     combined: Signal<Local, Bits<128>>,
     avail: Signal<Local, Bits<4>>,
     emit: Signal<Local, Bit>,
@@ -146,6 +150,7 @@ impl Default for DmaRead {
             next_desc: Default::default(),
             active: Default::default(),
             skip: Default::default(),
+            rshift: Default::default(),
             out_left: Default::default(),
             out_one: Default::default(),
             r_left: Default::default(),
@@ -167,7 +172,6 @@ impl Default for DmaRead {
             load: Default::default(),
             start: Default::default(),
             take_r: Default::default(),
-            shifted: Default::default(),
             combined: Default::default(),
             avail: Default::default(),
             emit: Default::default(),
@@ -189,8 +193,8 @@ impl Logic for DmaRead {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, active, skip, out_left, out_one, r_left, r_some, r_one, carry, held, flushing, error, tag,
-            out_valid, out_data, out_keep, out_last, out_user
+            self, clock, active, skip, rshift, out_left, out_one, r_left, r_some, r_one, carry, held, flushing, error,
+            tag, out_valid, out_data, out_keep, out_last, out_user
         );
         self.descs.clock.next = self.clock.val();
         self.descs.reset.next = self.reset.val();
@@ -243,16 +247,17 @@ impl Logic for DmaRead {
             & self.r_some.q.val()
             & self.m_axi_rvalid.val();
         self.m_axi_rready.next = self.active.q.val() & self.load.val() & !self.flushing.q.val() & self.r_some.q.val();
-        self.shifted.next = self.m_axi_rdata.val() >> (bit_cast::<64, 3>(self.skip.q.val()) << 3);
         self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
-            | (bit_cast::<128, 64>(self.shifted.val()) << (bit_cast::<128, 4>(self.held.q.val()) << 3));
+            | ((bit_cast::<128, 64>(self.m_axi_rdata.val()) << 64_u64)
+                >> (bit_cast::<128, 4>(self.rshift.q.val()) << 3));
         self.avail.next = self.held.q.val() + 8 - bit_cast::<4, 3>(self.skip.q.val());
         if self.flushing.q.val() {
             self.combined.next = bit_cast::<128, 64>(self.carry.q.val());
             self.avail.next = self.held.q.val();
         }
-        // Emit a full beat, or whatever is left at the end.
-        self.emit.next = (self.take_r.val() & ((self.avail.val() >= 8) | self.r_one.q.val()))
+        // Emit a full beat, or whatever is left at the end. A bus beat fills an output
+        // beat unless it is a first one that skips octets (then nothing is held).
+        self.emit.next = (self.take_r.val() & (!self.skip.q.val().any() | self.r_one.q.val()))
             | (self.active.q.val() & self.load.val() & self.flushing.q.val())
             | (self.active.q.val() & self.load.val() & !self.r_some.q.val() & !self.flushing.q.val());
         // Every beat but the last is full: one emitted early (`avail >= 8`) or while flushing
@@ -267,6 +272,10 @@ impl Logic for DmaRead {
             self.r_some.d.next = !self.r_one.q.val();
             self.r_one.d.next = self.r_left.q.val() == 2;
             self.skip.d.next = 0.into();
+            // After a first beat that skipped octets, 8 − `skip` are held.
+            if self.skip.q.val().any() {
+                self.rshift.d.next = bit_cast::<4, 3>(self.skip.q.val());
+            }
             self.carry.d.next = self.combined.val().get_bits::<64>(0);
             self.held.d.next = self.avail.val();
             if self.m_axi_rresp.val().any() {
@@ -298,6 +307,7 @@ impl Logic for DmaRead {
         if self.start.val() {
             self.active.d.next = true;
             self.skip.d.next = self.head_desc.val().get_bits::<3>(0);
+            self.rshift.d.next = bit_cast::<4, 3>(self.head_desc.val().get_bits::<3>(0)) | 8_u64;
             self.out_left.d.next = self.head_desc.val().get_bits::<32>(self.at_len.val().index());
             self.out_one.d.next = self.head_desc.val().get_bit(self.at_out_one.val().index());
             self.tag.d.next = self.head_desc.val().get_bits::<8>(self.at_tag.val().index());
