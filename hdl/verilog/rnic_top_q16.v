@@ -20030,6 +20030,14 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     
     // Constant declarations
     localparam  lane_ones = 8'hff;
+    localparam  at_len = 8'hc;
+    localparam  at_tag = 8'h2c;
+    localparam  at_beats = 8'h34;
+    localparam  at_in_bytes = 8'h54;
+    localparam  at_in_more = 8'h58;
+    localparam  at_in_last = 8'h59;
+    localparam  at_final = 8'h5a;
+    localparam  at_next_final = 8'h5b;
     
     // Stub signals
     reg  bursts$clock;
@@ -20046,10 +20054,10 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     reg  requests$reset;
     reg  requests$s_valid;
     wire  requests$s_ready;
-    reg  [51:0] requests$s_data;
+    reg  [91:0] requests$s_data;
     wire  requests$m_valid;
     reg  requests$m_ready;
-    wire  [51:0] requests$m_data;
+    wire  [91:0] requests$m_data;
     wire  [5:0] requests$count;
     reg  written$clock;
     reg  written$reset;
@@ -20120,6 +20128,12 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     reg  w_last$d;
     wire  w_last$q;
     reg  w_last$clock;
+    reg  written_push$d;
+    wire  written_push$q;
+    reg  written_push$clock;
+    reg  [23:0] written_entry$d;
+    wire  [23:0] written_entry$q;
+    reg  written_entry$clock;
     reg  [15:0] b_seen$d;
     wire  [15:0] b_seen$q;
     reg  b_seen$clock;
@@ -20140,11 +20154,17 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
     reg  [23:0] written_word;
     reg  accept;
     reg  [31:0] total_beats;
-    reg  [51:0] head_req;
+    reg  [91:0] head_req;
     reg  [23:0] head_written;
     reg  load;
     reg  [31:0] head_len;
-    reg  [5:0] head_lane;
+    reg  [5:0] req_lane;
+    reg  req_short;
+    reg  [31:0] req_beats;
+    reg  [3:0] req_in_bytes;
+    reg  req_in_last;
+    reg  req_final;
+    reg  req_next_final;
     reg  take;
     reg  [127:0] combined;
     reg  [4:0] total;
@@ -20289,6 +20309,16 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         .q(w_last$q),
         .clock(w_last$clock)
     );
+    rnic_top_q16$dma$write$written_push written_push(
+        .d(written_push$d),
+        .q(written_push$q),
+        .clock(written_push$clock)
+    );
+    rnic_top_q16$dma$write$written_entry written_entry(
+        .d(written_entry$d),
+        .q(written_entry$q),
+        .clock(written_entry$clock)
+    );
     rnic_top_q16$dma$write$b_seen b_seen(
         .d(b_seen$d),
         .q(b_seen$q),
@@ -20337,6 +20367,8 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         w_data$clock = clock;
         w_strb$clock = clock;
         w_last$clock = clock;
+        written_push$clock = clock;
+        written_entry$clock = clock;
         b_seen$clock = clock;
         b_error$clock = clock;
         done_valid$clock = clock;
@@ -20362,6 +20394,8 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         w_data$d = w_data$q;
         w_strb$d = w_strb$q;
         w_last$d = w_last$q;
+        written_push$d = written_push$q;
+        written_entry$d = written_entry$q;
         b_seen$d = b_seen$q;
         b_error$d = b_error$q;
         done_valid$d = done_valid$q;
@@ -20380,33 +20414,39 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
         bursts$s_addr = s_req_addr & 64'hfffffffffffffff8;
         bursts$s_beats = total_beats;
         bursts$m_ready = m_axi_awready;
+        req_lane = ((s_req_addr[(32'h0)+:(3)]) & 6'h3f) + ((s_req_len[(32'h0)+:(5)]) & 6'h3f);
+        req_short = ~|s_req_len[(32'h5)+:(27)];
+        req_beats = 32'h0;
+        if (|s_req_len) begin
+            req_beats = total_beats;
+        end
+        req_in_bytes = 32'h8;
+        if (~|s_req_len[(32'h3)+:(29)]) begin
+            req_in_bytes = ((s_req_len[(32'h0)+:(3)]) & 4'hf);
+        end
+        req_in_last = ~|s_req_len[(32'h4)+:(28)] & ~(s_req_len[32'h3] & |s_req_len[(32'h0)+:(3)]);
+        req_final = |s_req_len & req_short & (req_lane <= 32'h8);
+        req_next_final = req_short & (req_lane > 32'h8) & (req_lane <= 32'h10);
         requests$s_valid = accept;
-        requests$s_data = ((s_req_addr[(32'h0)+:(12)]) & 52'hfffffffffffff) | (((s_req_len) & 52'hfffffffffffff) << 32'hc) | (((s_req_tag) & 52'hfffffffffffff) << 32'h2c);
+        requests$s_data = ((s_req_addr[(32'h0)+:(12)]) & 92'hfffffffffffffffffffffff) | (((s_req_len) & 92'hfffffffffffffffffffffff) << at_len) | (((s_req_tag) & 92'hfffffffffffffffffffffff) << at_tag) | (((req_beats) & 92'hfffffffffffffffffffffff) << at_beats) | (((req_in_bytes) & 92'hfffffffffffffffffffffff) << at_in_bytes) | (((|s_req_len) & 92'hfffffffffffffffffffffff) << at_in_more) | (((req_in_last) & 92'hfffffffffffffffffffffff) << at_in_last) | (((req_final) & 92'hfffffffffffffffffffffff) << at_final) | (((req_next_final) & 92'hfffffffffffffffffffffff) << at_next_final);
         m_axi_awaddr = bursts$m_addr;
         m_axi_awlen = bursts$m_len;
         m_axi_awsize = 32'h3;
         m_axi_awburst = 32'h1;
         m_axi_awvalid = bursts$m_valid;
         head_req = requests$m_data;
-        head_len = head_req[(32'hc)+:(32)];
-        head_lane = ((head_req[(32'h0)+:(3)]) & 6'h3f) + ((head_len[(32'h0)+:(5)]) & 6'h3f);
+        head_len = head_req[(at_len)+:(32)];
         requests$m_ready = ~active$q;
         if (~active$q & requests$m_valid) begin
             active$d = 1'b1;
             in_left$d = head_len;
-            in_more$d = |head_len;
-            in_last$d = ~|head_len[(32'h4)+:(28)] & ~(head_len[32'h3] & |head_len[(32'h0)+:(3)]);
-            in_bytes$d = 32'h8;
-            if (~|head_len[(32'h3)+:(29)]) begin
-                in_bytes$d = ((head_len[(32'h0)+:(3)]) & 4'hf);
-            end
-            w_left$d = 32'h0;
-            if (|head_len) begin
-                w_left$d = (((head_req[(32'h0)+:(3)]) & 32'hffffffff) + head_len + 32'h7) >> 32'h3;
-            end
-            final_beat$d = |head_len & ~|head_len[(32'h5)+:(27)] & (head_lane <= 32'h8);
-            next_final$d = ~|head_len[(32'h5)+:(27)] & (head_lane > 32'h8) & (head_lane <= 32'h10);
-            tag$d = head_req[(32'h2c)+:(8)];
+            in_more$d = head_req[at_in_more];
+            in_last$d = head_req[at_in_last];
+            in_bytes$d = head_req[(at_in_bytes)+:(4)];
+            w_left$d = head_req[(at_beats)+:(32)];
+            final_beat$d = head_req[at_final];
+            next_final$d = head_req[at_next_final];
+            tag$d = head_req[(at_tag)+:(8)];
             held$d = ((head_req[(32'h0)+:(3)]) & 4'hf);
             low_lane$d = ((head_req[(32'h0)+:(3)]) & 4'hf);
             beat_addr$d = head_req[(32'h0)+:(12)] & 64'hff8;
@@ -20473,12 +20513,14 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
             end
         end
         empty_request = active$q & ~|w_left$q & written$s_ready;
-        written$s_valid = (emit & final_beat$q) | empty_request;
+        written_push$d = (emit & final_beat$q) | empty_request;
         written_word = ((tag$q) & 24'hffffff) << 32'h10;
         if (~empty_request) begin
             written_word = (((tag$q) & 24'hffffff) << 32'h10) | ((req_bursts$q + 32'h1) & 24'hffffff);
         end
-        written$s_data = written_word;
+        written_entry$d = written_word;
+        written$s_valid = written_push$q;
+        written$s_data = written_entry$q;
         if (empty_request) begin
             active$d = 1'b0;
         end
@@ -20511,6 +20553,7 @@ module rnic_top_q16$dma$write(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_r
             active$d = 1'b0;
             flushing$d = 1'b0;
             w_valid$d = 1'b0;
+            written_push$d = 1'b0;
             b_seen$d = 32'h0;
             b_error$d = 1'b0;
             done_valid$d = 1'b0;
@@ -21228,10 +21271,10 @@ module rnic_top_q16$dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_vali
     input wire  reset;
     input wire  s_valid;
     output reg  s_ready;
-    input wire  [51:0] s_data;
+    input wire  [91:0] s_data;
     output reg  m_valid;
     input wire  m_ready;
-    output reg  [51:0] m_data;
+    output reg  [91:0] m_data;
     output reg  [5:0] count;
     
     // Constant declarations
@@ -21240,10 +21283,10 @@ module rnic_top_q16$dma$write$requests(clock,reset,s_valid,s_ready,s_data,m_vali
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [51:0] ram$read_data;
+    wire  [91:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [51:0] ram$write_data;
+    reg  [91:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -21354,14 +21397,14 @@ module rnic_top_q16$dma$write$requests$ram(read_address,read_clock,read_data,wri
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [51:0] read_data;
+    output reg  [91:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [51:0] write_data;
+    input wire  [91:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[51:0] mem[31:0];
+    reg[91:0] mem[31:0];
     
     
     
@@ -21901,6 +21944,44 @@ module rnic_top_q16$dma$write$written$wr_ptr(d,q,clock);
     end
           
 endmodule // rnic_top_q16$dma$write$written$wr_ptr
+
+
+module rnic_top_q16$dma$write$written_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$write$written_entry
+
+
+module rnic_top_q16$dma$write$written_push(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top_q16$dma$write$written_push
 
 
 module rnic_top_q16$fence(clock,reset,start,done,rd_pending,rd_taken,wr_pending,wr_taken,rd_issue,rd_complete,wr_issue,wr_complete);

@@ -15,11 +15,30 @@
 use rust_hdl::prelude::*;
 
 use super::BurstSplit;
-use crate::common::RamFifo;
+use crate::common::{constant, RamFifo};
 
 /// Requests in flight at once, in each queue: `1 << QUEUE_BITS` (enough for a 200-cycle
 /// memory to take small writes at full rate: Little's law).
 const QUEUE_BITS: usize = 5;
+
+/// A request as it waits for the W side: address bits 11:0 (`ADDR`), length (`LEN`, 32
+/// bits), tag (`TAG`, 8), and what the W side's counters start from, worked out as the
+/// request is accepted: its W beats (`BEATS`, 32), its first input beat's octets
+/// (`IN_BYTES`, 4), whether it has input (`IN_MORE`), whether its first input beat is its
+/// last (`IN_LAST`), and whether its first W beat is its last (`FINAL`) or the one before
+/// (`NEXT_FINAL`).
+mod req_entry {
+    pub const ADDR: usize = 0;
+    pub const LEN: usize = 12;
+    pub const TAG: usize = 44;
+    pub const BEATS: usize = 52;
+    pub const IN_BYTES: usize = 84;
+    pub const IN_MORE: usize = 88;
+    pub const IN_LAST: usize = 89;
+    pub const FINAL: usize = 90;
+    pub const NEXT_FINAL: usize = 91;
+}
+const REQ_ENTRY_BITS: usize = 92;
 
 #[derive(LogicBlock)]
 pub struct DmaWrite {
@@ -54,8 +73,8 @@ pub struct DmaWrite {
     pub m_done_tag: Signal<Out, Bits<8>>,
     pub m_done_error: Signal<Out, Bit>,
     bursts: BurstSplit,
-    /// Accepted requests for the W side: address bits 11:0, length (32), tag (8).
-    requests: RamFifo<52, QUEUE_BITS, { QUEUE_BITS + 1 }>,
+    /// Accepted requests for the W side (see `req_entry`).
+    requests: RamFifo<REQ_ENTRY_BITS, QUEUE_BITS, { QUEUE_BITS + 1 }>,
     /// Requests whose W beats are all out, for the B side: bursts (16 bits), tag (8).
     written: RamFifo<24, QUEUE_BITS, { QUEUE_BITS + 1 }>,
     // W side: the request being written.
@@ -83,6 +102,9 @@ pub struct DmaWrite {
     w_data: DFF<Bits<64>>,
     w_strb: DFF<Bits<8>>,
     w_last: DFF<Bit>,
+    /// A request whose W beats are all out, on its way into `written` a cycle later.
+    written_push: DFF<Bit>,
+    written_entry: DFF<Bits<24>>,
     // B side.
     b_seen: DFF<Bits<16>>,
     b_error: DFF<Bit>,
@@ -93,11 +115,18 @@ pub struct DmaWrite {
     written_word: Signal<Local, Bits<24>>,
     accept: Signal<Local, Bit>,
     total_beats: Signal<Local, Bits<32>>,
-    head_req: Signal<Local, Bits<52>>,
+    head_req: Signal<Local, Bits<REQ_ENTRY_BITS>>,
     head_written: Signal<Local, Bits<24>>,
     load: Signal<Local, Bit>,
     head_len: Signal<Local, Bits<32>>,
-    head_lane: Signal<Local, Bits<6>>,
+    // The accepted request's entry fields.
+    req_lane: Signal<Local, Bits<6>>,
+    req_short: Signal<Local, Bit>,
+    req_beats: Signal<Local, Bits<32>>,
+    req_in_bytes: Signal<Local, Bits<4>>,
+    req_in_last: Signal<Local, Bit>,
+    req_final: Signal<Local, Bit>,
+    req_next_final: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     combined: Signal<Local, Bits<128>>,
     total: Signal<Local, Bits<5>>,
@@ -107,10 +136,34 @@ pub struct DmaWrite {
     empty_request: Signal<Local, Bit>,
     complete: Signal<Local, Bit>,
     lane_ones: Constant<Bits<8>>,
+    at_len: Constant<Bits<8>>,
+    at_tag: Constant<Bits<8>>,
+    at_beats: Constant<Bits<8>>,
+    at_in_bytes: Constant<Bits<8>>,
+    at_in_more: Constant<Bits<8>>,
+    at_in_last: Constant<Bits<8>>,
+    at_final: Constant<Bits<8>>,
+    at_next_final: Constant<Bits<8>>,
 }
 
 impl Default for DmaWrite {
     fn default() -> Self {
+        // The address bits lead the entry (the W side takes them from bit 0 on), and the
+        // fields follow one another up to the entry's width.
+        const {
+            assert!(
+                req_entry::ADDR == 0
+                    && req_entry::LEN == 12
+                    && req_entry::TAG == req_entry::LEN + 32
+                    && req_entry::BEATS == req_entry::TAG + 8
+                    && req_entry::IN_BYTES == req_entry::BEATS + 32
+                    && req_entry::IN_MORE == req_entry::IN_BYTES + 4
+                    && req_entry::IN_LAST == req_entry::IN_MORE + 1
+                    && req_entry::FINAL == req_entry::IN_LAST + 1
+                    && req_entry::NEXT_FINAL == req_entry::FINAL + 1
+                    && REQ_ENTRY_BITS == req_entry::NEXT_FINAL + 1
+            )
+        };
         DmaWrite {
             clock: Default::default(),
             reset: Default::default(),
@@ -164,6 +217,8 @@ impl Default for DmaWrite {
             w_data: Default::default(),
             w_strb: Default::default(),
             w_last: Default::default(),
+            written_push: Default::default(),
+            written_entry: Default::default(),
             b_seen: Default::default(),
             b_error: Default::default(),
             done_valid: Default::default(),
@@ -176,7 +231,13 @@ impl Default for DmaWrite {
             head_written: Default::default(),
             load: Default::default(),
             head_len: Default::default(),
-            head_lane: Default::default(),
+            req_lane: Default::default(),
+            req_short: Default::default(),
+            req_beats: Default::default(),
+            req_in_bytes: Default::default(),
+            req_in_last: Default::default(),
+            req_final: Default::default(),
+            req_next_final: Default::default(),
             take: Default::default(),
             combined: Default::default(),
             total: Default::default(),
@@ -186,6 +247,14 @@ impl Default for DmaWrite {
             empty_request: Default::default(),
             complete: Default::default(),
             lane_ones: Constant::new(0xFF_u64.to_bits()),
+            at_len: constant(req_entry::LEN as u64),
+            at_tag: constant(req_entry::TAG as u64),
+            at_beats: constant(req_entry::BEATS as u64),
+            at_in_bytes: constant(req_entry::IN_BYTES as u64),
+            at_in_more: constant(req_entry::IN_MORE as u64),
+            at_in_last: constant(req_entry::IN_LAST as u64),
+            at_final: constant(req_entry::FINAL as u64),
+            at_next_final: constant(req_entry::NEXT_FINAL as u64),
         }
     }
 }
@@ -194,9 +263,35 @@ impl Logic for DmaWrite {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, active, in_left, w_left, in_bytes, in_more, in_last, final_beat, next_final, beat_addr,
-            in_burst, req_bursts, carry, held, low_lane, flushing, tag, w_valid, w_data, w_strb, w_last, b_seen,
-            b_error, done_valid, done_tag, done_error
+            self,
+            clock,
+            active,
+            in_left,
+            w_left,
+            in_bytes,
+            in_more,
+            in_last,
+            final_beat,
+            next_final,
+            beat_addr,
+            in_burst,
+            req_bursts,
+            carry,
+            held,
+            low_lane,
+            flushing,
+            tag,
+            w_valid,
+            w_data,
+            w_strb,
+            w_last,
+            written_push,
+            written_entry,
+            b_seen,
+            b_error,
+            done_valid,
+            done_tag,
+            done_error
         );
         self.requests.clock.next = self.clock.val();
         self.requests.reset.next = self.reset.val();
@@ -214,10 +309,35 @@ impl Logic for DmaWrite {
         self.bursts.s_addr.next = self.s_req_addr.val() & 0xFFFFFFFFFFFFFFF8_u64;
         self.bursts.s_beats.next = self.total_beats.val();
         self.bursts.m_ready.next = self.m_axi_awready.val();
+        // What the W side's counters start from. The first beat's lane plus the octets,
+        // while they are few (under 32), decides the last-beat flags: 1 to 8 octets from
+        // the lane on take one beat, 9 to 16 two (16 octets from lane 0 take two, from
+        // lane 7 three).
+        self.req_lane.next = bit_cast::<6, 3>(self.s_req_addr.val().get_bits::<3>(0))
+            + bit_cast::<6, 5>(self.s_req_len.val().get_bits::<5>(0));
+        self.req_short.next = !self.s_req_len.val().get_bits::<27>(5).any();
+        self.req_beats.next = 0.into();
+        if self.s_req_len.val().any() {
+            self.req_beats.next = self.total_beats.val();
+        }
+        self.req_in_bytes.next = 8.into();
+        if !self.s_req_len.val().get_bits::<29>(3).any() {
+            self.req_in_bytes.next = bit_cast::<4, 3>(self.s_req_len.val().get_bits::<3>(0));
+        }
+        self.req_in_last.next = !self.s_req_len.val().get_bits::<28>(4).any()
+            & !(self.s_req_len.val().get_bit(3) & self.s_req_len.val().get_bits::<3>(0).any());
+        self.req_final.next = self.s_req_len.val().any() & self.req_short.val() & (self.req_lane.val() <= 8);
+        self.req_next_final.next = self.req_short.val() & (self.req_lane.val() > 8) & (self.req_lane.val() <= 16);
         self.requests.s_valid.next = self.accept.val();
-        self.requests.s_data.next = bit_cast::<52, 12>(self.s_req_addr.val().get_bits::<12>(0))
-            | (bit_cast::<52, 32>(self.s_req_len.val()) << 12)
-            | (bit_cast::<52, 8>(self.s_req_tag.val()) << 44);
+        self.requests.s_data.next = bit_cast::<REQ_ENTRY_BITS, 12>(self.s_req_addr.val().get_bits::<12>(0))
+            | (bit_cast::<REQ_ENTRY_BITS, 32>(self.s_req_len.val()) << self.at_len.val())
+            | (bit_cast::<REQ_ENTRY_BITS, 8>(self.s_req_tag.val()) << self.at_tag.val())
+            | (bit_cast::<REQ_ENTRY_BITS, 32>(self.req_beats.val()) << self.at_beats.val())
+            | (bit_cast::<REQ_ENTRY_BITS, 4>(self.req_in_bytes.val()) << self.at_in_bytes.val())
+            | (bit_cast::<REQ_ENTRY_BITS, 1>(self.s_req_len.val().any().into()) << self.at_in_more.val())
+            | (bit_cast::<REQ_ENTRY_BITS, 1>(self.req_in_last.val().into()) << self.at_in_last.val())
+            | (bit_cast::<REQ_ENTRY_BITS, 1>(self.req_final.val().into()) << self.at_final.val())
+            | (bit_cast::<REQ_ENTRY_BITS, 1>(self.req_next_final.val().into()) << self.at_next_final.val());
         self.m_axi_awaddr.next = self.bursts.m_addr.val();
         self.m_axi_awlen.next = self.bursts.m_len.val();
         self.m_axi_awsize.next = 3.into();
@@ -226,35 +346,18 @@ impl Logic for DmaWrite {
 
         // W side: start the next request. Its first beat begins at the address's lane.
         self.head_req.next = self.requests.m_data.val();
-        self.head_len.next = self.head_req.val().get_bits::<32>(12);
-        // The first beat's lane plus the octets, while they are few enough (under 32) to
-        // matter for the last-beat flags: 16 octets from lane 0 take two beats, from lane 7
-        // three.
-        self.head_lane.next = bit_cast::<6, 3>(self.head_req.val().get_bits::<3>(0))
-            + bit_cast::<6, 5>(self.head_len.val().get_bits::<5>(0));
+        self.head_len.next = self.head_req.val().get_bits::<32>(self.at_len.val().index());
         self.requests.m_ready.next = !self.active.q.val();
         if !self.active.q.val() & self.requests.m_valid.val() {
             self.active.d.next = true;
             self.in_left.d.next = self.head_len.val();
-            self.in_more.d.next = self.head_len.val().any();
-            self.in_last.d.next = !self.head_len.val().get_bits::<28>(4).any()
-                & !(self.head_len.val().get_bit(3) & self.head_len.val().get_bits::<3>(0).any());
-            self.in_bytes.d.next = 8.into();
-            if !self.head_len.val().get_bits::<29>(3).any() {
-                self.in_bytes.d.next = bit_cast::<4, 3>(self.head_len.val().get_bits::<3>(0));
-            }
-            self.w_left.d.next = 0.into();
-            if self.head_len.val().any() {
-                self.w_left.d.next =
-                    (bit_cast::<32, 3>(self.head_req.val().get_bits::<3>(0)) + self.head_len.val() + 7) >> 3;
-            }
-            // One beat: 1 to 8 octets from the lane on; two: 9 to 16.
-            self.final_beat.d.next =
-                self.head_len.val().any() & !self.head_len.val().get_bits::<27>(5).any() & (self.head_lane.val() <= 8);
-            self.next_final.d.next = !self.head_len.val().get_bits::<27>(5).any()
-                & (self.head_lane.val() > 8)
-                & (self.head_lane.val() <= 16);
-            self.tag.d.next = self.head_req.val().get_bits::<8>(44);
+            self.in_more.d.next = self.head_req.val().get_bit(self.at_in_more.val().index());
+            self.in_last.d.next = self.head_req.val().get_bit(self.at_in_last.val().index());
+            self.in_bytes.d.next = self.head_req.val().get_bits::<4>(self.at_in_bytes.val().index());
+            self.w_left.d.next = self.head_req.val().get_bits::<32>(self.at_beats.val().index());
+            self.final_beat.d.next = self.head_req.val().get_bit(self.at_final.val().index());
+            self.next_final.d.next = self.head_req.val().get_bit(self.at_next_final.val().index());
+            self.tag.d.next = self.head_req.val().get_bits::<8>(self.at_tag.val().index());
             self.held.d.next = bit_cast::<4, 3>(self.head_req.val().get_bits::<3>(0));
             self.low_lane.d.next = bit_cast::<4, 3>(self.head_req.val().get_bits::<3>(0));
             self.beat_addr.d.next = self.head_req.val().get_bits::<12>(0) & 0xFF8_u64;
@@ -340,15 +443,20 @@ impl Logic for DmaWrite {
                 self.active.d.next = false;
             }
         }
-        // A request leaves the W side with its last beat (or at once, if empty).
+        // A request leaves the W side with its last beat (or at once, if empty), and joins
+        // `written` a cycle later from registers. The next one cannot end before the cycle
+        // after that (it becomes active a cycle after this one is not), so `s_ready`
+        // already counts this one when it is looked at again.
         self.empty_request.next = self.active.q.val() & !self.w_left.q.val().any() & self.written.s_ready.val();
-        self.written.s_valid.next = (self.emit.val() & self.final_beat.q.val()) | self.empty_request.val();
+        self.written_push.d.next = (self.emit.val() & self.final_beat.q.val()) | self.empty_request.val();
         self.written_word.next = bit_cast::<24, 8>(self.tag.q.val()) << 16;
         if !self.empty_request.val() {
             self.written_word.next =
                 (bit_cast::<24, 8>(self.tag.q.val()) << 16) | bit_cast::<24, 16>(self.req_bursts.q.val() + 1);
         }
-        self.written.s_data.next = self.written_word.val();
+        self.written_entry.d.next = self.written_word.val();
+        self.written.s_valid.next = self.written_push.q.val();
+        self.written.s_data.next = self.written_entry.q.val();
         if self.empty_request.val() {
             self.active.d.next = false;
         }
@@ -386,6 +494,7 @@ impl Logic for DmaWrite {
             self.active.d.next = false;
             self.flushing.d.next = false;
             self.w_valid.d.next = false;
+            self.written_push.d.next = false;
             self.b_seen.d.next = 0.into();
             self.b_error.d.next = false;
             self.done_valid.d.next = false;
