@@ -18356,9 +18356,6 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     reg  active$d;
     wire  active$q;
     reg  active$clock;
-    reg  [2:0] skip$d;
-    wire  [2:0] skip$q;
-    reg  skip$clock;
     reg  [3:0] rshift$d;
     wire  [3:0] rshift$q;
     reg  rshift$clock;
@@ -18418,6 +18415,7 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     reg  [127:0] combined;
     reg  [3:0] avail;
     reg  emit;
+    reg  first_skips;
     reg  [31:0] emit_bytes;
     reg  [7:0] keep_mask;
     reg  [31:0] bus_beats;
@@ -18460,11 +18458,6 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         .d(active$d),
         .q(active$q),
         .clock(active$clock)
-    );
-    rnic_top_q16$dma$read$skip skip(
-        .d(skip$d),
-        .q(skip$q),
-        .clock(skip$clock)
     );
     rnic_top_q16$dma$read$rshift rshift(
         .d(rshift$d),
@@ -18550,7 +18543,6 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
     // Update code
     always @(*) begin
         active$clock = clock;
-        skip$clock = clock;
         rshift$clock = clock;
         out_left$clock = clock;
         out_one$clock = clock;
@@ -18568,7 +18560,6 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         out_last$clock = clock;
         out_user$clock = clock;
         active$d = active$q;
-        skip$d = skip$q;
         rshift$d = rshift$q;
         out_left$d = out_left$q;
         out_one$d = out_one$q;
@@ -18620,12 +18611,13 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         take_r = active$q & load & ~flushing$q & r_some$q & m_axi_rvalid;
         m_axi_rready = active$q & load & ~flushing$q & r_some$q;
         combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff) | ((((m_axi_rdata) & 128'hffffffffffffffffffffffffffffffff) << 64'h40) >> (((rshift$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h3));
-        avail = held$q + 32'h8 - ((skip$q) & 4'hf);
+        first_skips = rshift$q[32'h3] & |rshift$q[(32'h0)+:(3)];
+        avail = ((64'h10 - ((rshift$q) & 5'h1f)) & 4'hf);
         if (flushing$q) begin
             combined = ((carry$q) & 128'hffffffffffffffffffffffffffffffff);
             avail = held$q;
         end
-        emit = (take_r & (~|skip$q | r_one$q)) | (active$q & load & flushing$q) | (active$q & load & ~r_some$q & ~flushing$q);
+        emit = (take_r & (~first_skips | r_one$q)) | (active$q & load & flushing$q) | (active$q & load & ~r_some$q & ~flushing$q);
         emit_bytes = 32'h8;
         if (out_one$q) begin
             emit_bytes = out_left$q;
@@ -18635,9 +18627,8 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
             r_left$d = r_left$q - 32'h1;
             r_some$d = ~r_one$q;
             r_one$d = r_left$q == 32'h2;
-            skip$d = 32'h0;
-            if (|skip$q) begin
-                rshift$d = ((skip$q) & 4'hf);
+            if (first_skips) begin
+                rshift$d = rshift$q - 32'h8;
             end
             carry$d = combined[(32'h0)+:(64)];
             held$d = avail;
@@ -18665,7 +18656,6 @@ module rnic_top_q16$dma$read(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_re
         next_desc$m_ready = start;
         if (start) begin
             active$d = 1'b1;
-            skip$d = head_desc[(32'h0)+:(3)];
             rshift$d = ((head_desc[(32'h0)+:(3)]) & 4'hf) | 64'h8;
             out_left$d = head_desc[(at_len)+:(32)];
             out_one$d = head_desc[at_out_one];
@@ -19787,25 +19777,6 @@ module rnic_top_q16$dma$read$rshift(d,q,clock);
     end
           
 endmodule // rnic_top_q16$dma$read$rshift
-
-
-module rnic_top_q16$dma$read$skip(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top_q16$dma$read$skip
 
 
 module rnic_top_q16$dma$read$tag(d,q,clock);

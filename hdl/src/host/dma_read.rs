@@ -72,11 +72,10 @@ pub struct DmaRead {
     next_desc: SkidBuffer<DESC_BITS>,
     // R side: the request being delivered.
     active: DFF<Bit>,
-    /// The octets below the request's first in its first bus beat (none after that beat).
-    skip: DFF<Bits<3>>,
-    /// Where a bus beat's octets go, kept beside `skip` and `held` so that one shift
-    /// places them: placed at octets 8..16 and moved down by `rshift` octets (8 + `skip`
-    /// for the first beat, when nothing is held; 8 − `held` for the others).
+    /// Where a bus beat's octets go, so that one shift places them: placed at octets
+    /// 8..16 and moved down by `rshift` octets. For a first beat that skips the octets
+    /// below the request's first, 8 + that many (nothing is held then); for the others
+    /// 8 − `held`.
     rshift: DFF<Bits<4>>,
     out_left: DFF<Bits<32>>,
     /// `out_left` is at most 8: the next output beat is the request's last.
@@ -106,6 +105,7 @@ pub struct DmaRead {
     combined: Signal<Local, Bits<128>>,
     avail: Signal<Local, Bits<4>>,
     emit: Signal<Local, Bit>,
+    first_skips: Signal<Local, Bit>,
     emit_bytes: Signal<Local, Bits<32>>,
     keep_mask: Signal<Local, Bits<8>>,
     bus_beats: Signal<Local, Bits<32>>,
@@ -149,7 +149,6 @@ impl Default for DmaRead {
             descs: Default::default(),
             next_desc: Default::default(),
             active: Default::default(),
-            skip: Default::default(),
             rshift: Default::default(),
             out_left: Default::default(),
             out_one: Default::default(),
@@ -175,6 +174,7 @@ impl Default for DmaRead {
             combined: Default::default(),
             avail: Default::default(),
             emit: Default::default(),
+            first_skips: Default::default(),
             emit_bytes: Default::default(),
             keep_mask: Default::default(),
             bus_beats: Default::default(),
@@ -193,8 +193,8 @@ impl Logic for DmaRead {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, active, skip, rshift, out_left, out_one, r_left, r_some, r_one, carry, held, flushing, error,
-            tag, out_valid, out_data, out_keep, out_last, out_user
+            self, clock, active, rshift, out_left, out_one, r_left, r_some, r_one, carry, held, flushing, error, tag,
+            out_valid, out_data, out_keep, out_last, out_user
         );
         self.descs.clock.next = self.clock.val();
         self.descs.reset.next = self.reset.val();
@@ -250,14 +250,17 @@ impl Logic for DmaRead {
         self.combined.next = bit_cast::<128, 64>(self.carry.q.val())
             | ((bit_cast::<128, 64>(self.m_axi_rdata.val()) << 64_u64)
                 >> (bit_cast::<128, 4>(self.rshift.q.val()) << 3));
-        self.avail.next = self.held.q.val() + 8 - bit_cast::<4, 3>(self.skip.q.val());
+        // A first beat that skips octets moves them down by more than 8; the octets held
+        // once a beat joins are 16 − `rshift` (8 − skipped, or `held` + 8).
+        self.first_skips.next = self.rshift.q.val().get_bit(3) & self.rshift.q.val().get_bits::<3>(0).any();
+        self.avail.next = bit_cast::<4, 5>(16_u64.to_bits::<5>() - bit_cast::<5, 4>(self.rshift.q.val()));
         if self.flushing.q.val() {
             self.combined.next = bit_cast::<128, 64>(self.carry.q.val());
             self.avail.next = self.held.q.val();
         }
         // Emit a full beat, or whatever is left at the end. A bus beat fills an output
         // beat unless it is a first one that skips octets (then nothing is held).
-        self.emit.next = (self.take_r.val() & (!self.skip.q.val().any() | self.r_one.q.val()))
+        self.emit.next = (self.take_r.val() & (!self.first_skips.val() | self.r_one.q.val()))
             | (self.active.q.val() & self.load.val() & self.flushing.q.val())
             | (self.active.q.val() & self.load.val() & !self.r_some.q.val() & !self.flushing.q.val());
         // Every beat but the last is full: one emitted early (`avail >= 8`) or while flushing
@@ -271,10 +274,9 @@ impl Logic for DmaRead {
             self.r_left.d.next = self.r_left.q.val() - 1;
             self.r_some.d.next = !self.r_one.q.val();
             self.r_one.d.next = self.r_left.q.val() == 2;
-            self.skip.d.next = 0.into();
-            // After a first beat that skipped octets, 8 − `skip` are held.
-            if self.skip.q.val().any() {
-                self.rshift.d.next = bit_cast::<4, 3>(self.skip.q.val());
+            // After a first beat that skipped octets, 8 less as many are held.
+            if self.first_skips.val() {
+                self.rshift.d.next = self.rshift.q.val() - 8;
             }
             self.carry.d.next = self.combined.val().get_bits::<64>(0);
             self.held.d.next = self.avail.val();
@@ -306,7 +308,6 @@ impl Logic for DmaRead {
         self.next_desc.m_ready.next = self.start.val();
         if self.start.val() {
             self.active.d.next = true;
-            self.skip.d.next = self.head_desc.val().get_bits::<3>(0);
             self.rshift.d.next = bit_cast::<4, 3>(self.head_desc.val().get_bits::<3>(0)) | 8_u64;
             self.out_left.d.next = self.head_desc.val().get_bits::<32>(self.at_len.val().index());
             self.out_one.d.next = self.head_desc.val().get_bit(self.at_out_one.val().index());
