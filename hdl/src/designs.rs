@@ -59,7 +59,7 @@ pub fn all() -> Vec<Design> {
         Design {
             name: "rnic_common_bit_fifo",
             summary: "first-in first-out queue of single bits in registers, 32 entries",
-            generate: || generate("rnic_common_bit_fifo", BitFifo::<5, 6, 32>::default()),
+            generate: || generate("rnic_common_bit_fifo", BitFifo::<32>::default()),
         },
         Design {
             name: "rnic_common_ram_fifo",

@@ -508,10 +508,8 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     output reg  m_data;
     
     // Constant declarations
-    localparam  last = 6'b11111;
-    localparam  one = 6'b1;
     localparam  first = 32'h1;
-    localparam  wrap = 32'h1f;
+    localparam  last = 32'h80000000;
     
     // Stub signals
     reg  [31:0] bits$d;
@@ -520,15 +518,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] after_head$d;
-    wire  [4:0] after_head$q;
-    reg  after_head$clock;
-    reg  head_bit$d;
-    wire  head_bit$q;
-    reg  head_bit$clock;
-    reg  [5:0] count$d;
-    wire  [5:0] count$q;
-    reg  count$clock;
     reg  full$d;
     wire  full$q;
     reg  full$clock;
@@ -542,12 +531,8 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     // Local signals
     reg  push;
     reg  pop;
-    reg  lands_at_head;
-    reg  two;
-    reg  almost_full;
-    reg  several;
-    reg  [5:0] count_up;
-    reg  [5:0] count_down;
+    reg  [31:0] base;
+    reg  [31:0] at;
     reg  [31:0] written;
     
     // Sub module instances
@@ -560,21 +545,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
-    );
-    rnic_host_axi_window$ar_route$after_head after_head(
-        .d(after_head$d),
-        .q(after_head$q),
-        .clock(after_head$clock)
-    );
-    rnic_host_axi_window$ar_route$head_bit head_bit(
-        .d(head_bit$d),
-        .q(head_bit$q),
-        .clock(head_bit$clock)
-    );
-    rnic_host_axi_window$ar_route$count count(
-        .d(count$d),
-        .q(count$q),
-        .clock(count$clock)
     );
     rnic_host_axi_window$ar_route$full full(
         .d(full$d),
@@ -596,61 +566,50 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        after_head$clock = clock;
-        head_bit$clock = clock;
-        count$clock = clock;
         full$clock = clock;
         nonempty$clock = clock;
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        after_head$d = after_head$q;
-        head_bit$d = head_bit$q;
-        count$d = count$q;
         full$d = full$q;
         nonempty$d = nonempty$q;
         single$d = single$q;
         s_ready = ~full$q;
         m_valid = nonempty$q;
-        m_data = head_bit$q;
+        m_data = bits$q[32'h0];
         push = s_valid & ~full$q;
         pop = m_ready & nonempty$q;
-        written = bits$q & ~tail$q;
-        if (s_data) begin
-            written = bits$q | tail$q;
+        base = bits$q;
+        at = tail$q;
+        if (pop) begin
+            base = bits$q >> 32'h1;
+            at = tail$q >> 32'h1;
         end
+        written = base & ~at;
+        if (s_data) begin
+            written = base | at;
+        end
+        bits$d = base;
         if (push) begin
             bits$d = written;
-            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
-        if (pop) begin
-            after_head$d = after_head$q + 32'h1;
-            head_bit$d = bits$q[after_head$q];
-        end
-        lands_at_head = push & (~nonempty$q | (single$q & pop));
-        if (lands_at_head) begin
-            head_bit$d = s_data;
-        end
-        two = count$q == (one << 32'h1);
-        several = count$q > one;
-        count_up = count$q + 32'h1;
-        count_down = count$q - 32'h1;
-        almost_full = count$q == last;
-        nonempty$d = push | several | (single$q & ~pop);
         if (push & ~pop) begin
-            count$d = count_up;
+            tail$d = tail$q << 32'h1;
             single$d = ~nonempty$q;
-            full$d = almost_full;
+            full$d = |(tail$q & last);
+            nonempty$d = 1'b1;
         end
         if (pop & ~push) begin
-            count$d = count_down;
-            single$d = two;
+            tail$d = tail$q >> 32'h1;
+            if (full$q) begin
+                tail$d = last;
+            end
+            single$d = tail$q[32'h2];
             full$d = 1'b0;
+            nonempty$d = ~single$q;
         end
         if (reset) begin
-            after_head$d = 32'h1;
             tail$d = first;
-            count$d = 32'h0;
             full$d = 1'b0;
             nonempty$d = 1'b0;
             single$d = 1'b0;
@@ -658,25 +617,6 @@ module rnic_host_axi_window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,
     end
     
 endmodule // rnic_host_axi_window$ar_route
-
-
-module rnic_host_axi_window$ar_route$after_head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$ar_route$after_head
 
 
 module rnic_host_axi_window$ar_route$bits(d,q,clock);
@@ -698,25 +638,6 @@ module rnic_host_axi_window$ar_route$bits(d,q,clock);
 endmodule // rnic_host_axi_window$ar_route$bits
 
 
-module rnic_host_axi_window$ar_route$count(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$ar_route$count
-
-
 module rnic_host_axi_window$ar_route$full(d,q,clock);
     
     // Module arguments
@@ -734,25 +655,6 @@ module rnic_host_axi_window$ar_route$full(d,q,clock);
     end
           
 endmodule // rnic_host_axi_window$ar_route$full
-
-
-module rnic_host_axi_window$ar_route$head_bit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$ar_route$head_bit
 
 
 module rnic_host_axi_window$ar_route$nonempty(d,q,clock);
@@ -993,10 +895,8 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     output reg  m_data;
     
     // Constant declarations
-    localparam  last = 6'b11111;
-    localparam  one = 6'b1;
     localparam  first = 32'h1;
-    localparam  wrap = 32'h1f;
+    localparam  last = 32'h80000000;
     
     // Stub signals
     reg  [31:0] bits$d;
@@ -1005,15 +905,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] after_head$d;
-    wire  [4:0] after_head$q;
-    reg  after_head$clock;
-    reg  head_bit$d;
-    wire  head_bit$q;
-    reg  head_bit$clock;
-    reg  [5:0] count$d;
-    wire  [5:0] count$q;
-    reg  count$clock;
     reg  full$d;
     wire  full$q;
     reg  full$clock;
@@ -1027,12 +918,8 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     // Local signals
     reg  push;
     reg  pop;
-    reg  lands_at_head;
-    reg  two;
-    reg  almost_full;
-    reg  several;
-    reg  [5:0] count_up;
-    reg  [5:0] count_down;
+    reg  [31:0] base;
+    reg  [31:0] at;
     reg  [31:0] written;
     
     // Sub module instances
@@ -1045,21 +932,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
-    );
-    rnic_host_axi_window$b_route$after_head after_head(
-        .d(after_head$d),
-        .q(after_head$q),
-        .clock(after_head$clock)
-    );
-    rnic_host_axi_window$b_route$head_bit head_bit(
-        .d(head_bit$d),
-        .q(head_bit$q),
-        .clock(head_bit$clock)
-    );
-    rnic_host_axi_window$b_route$count count(
-        .d(count$d),
-        .q(count$q),
-        .clock(count$clock)
     );
     rnic_host_axi_window$b_route$full full(
         .d(full$d),
@@ -1081,61 +953,50 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        after_head$clock = clock;
-        head_bit$clock = clock;
-        count$clock = clock;
         full$clock = clock;
         nonempty$clock = clock;
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        after_head$d = after_head$q;
-        head_bit$d = head_bit$q;
-        count$d = count$q;
         full$d = full$q;
         nonempty$d = nonempty$q;
         single$d = single$q;
         s_ready = ~full$q;
         m_valid = nonempty$q;
-        m_data = head_bit$q;
+        m_data = bits$q[32'h0];
         push = s_valid & ~full$q;
         pop = m_ready & nonempty$q;
-        written = bits$q & ~tail$q;
-        if (s_data) begin
-            written = bits$q | tail$q;
+        base = bits$q;
+        at = tail$q;
+        if (pop) begin
+            base = bits$q >> 32'h1;
+            at = tail$q >> 32'h1;
         end
+        written = base & ~at;
+        if (s_data) begin
+            written = base | at;
+        end
+        bits$d = base;
         if (push) begin
             bits$d = written;
-            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
-        if (pop) begin
-            after_head$d = after_head$q + 32'h1;
-            head_bit$d = bits$q[after_head$q];
-        end
-        lands_at_head = push & (~nonempty$q | (single$q & pop));
-        if (lands_at_head) begin
-            head_bit$d = s_data;
-        end
-        two = count$q == (one << 32'h1);
-        several = count$q > one;
-        count_up = count$q + 32'h1;
-        count_down = count$q - 32'h1;
-        almost_full = count$q == last;
-        nonempty$d = push | several | (single$q & ~pop);
         if (push & ~pop) begin
-            count$d = count_up;
+            tail$d = tail$q << 32'h1;
             single$d = ~nonempty$q;
-            full$d = almost_full;
+            full$d = |(tail$q & last);
+            nonempty$d = 1'b1;
         end
         if (pop & ~push) begin
-            count$d = count_down;
-            single$d = two;
+            tail$d = tail$q >> 32'h1;
+            if (full$q) begin
+                tail$d = last;
+            end
+            single$d = tail$q[32'h2];
             full$d = 1'b0;
+            nonempty$d = ~single$q;
         end
         if (reset) begin
-            after_head$d = 32'h1;
             tail$d = first;
-            count$d = 32'h0;
             full$d = 1'b0;
             nonempty$d = 1'b0;
             single$d = 1'b0;
@@ -1143,25 +1004,6 @@ module rnic_host_axi_window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     end
     
 endmodule // rnic_host_axi_window$b_route
-
-
-module rnic_host_axi_window$b_route$after_head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$b_route$after_head
 
 
 module rnic_host_axi_window$b_route$bits(d,q,clock);
@@ -1183,25 +1025,6 @@ module rnic_host_axi_window$b_route$bits(d,q,clock);
 endmodule // rnic_host_axi_window$b_route$bits
 
 
-module rnic_host_axi_window$b_route$count(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$b_route$count
-
-
 module rnic_host_axi_window$b_route$full(d,q,clock);
     
     // Module arguments
@@ -1219,25 +1042,6 @@ module rnic_host_axi_window$b_route$full(d,q,clock);
     end
           
 endmodule // rnic_host_axi_window$b_route$full
-
-
-module rnic_host_axi_window$b_route$head_bit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$b_route$head_bit
 
 
 module rnic_host_axi_window$b_route$nonempty(d,q,clock);
@@ -1310,10 +1114,8 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     output reg  m_data;
     
     // Constant declarations
-    localparam  last = 4'h7;
-    localparam  one = 4'h1;
     localparam  first = 8'h1;
-    localparam  wrap = 8'h7;
+    localparam  last = 8'h80;
     
     // Stub signals
     reg  [7:0] bits$d;
@@ -1322,15 +1124,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     reg  [7:0] tail$d;
     wire  [7:0] tail$q;
     reg  tail$clock;
-    reg  [2:0] after_head$d;
-    wire  [2:0] after_head$q;
-    reg  after_head$clock;
-    reg  head_bit$d;
-    wire  head_bit$q;
-    reg  head_bit$clock;
-    reg  [3:0] count$d;
-    wire  [3:0] count$q;
-    reg  count$clock;
     reg  full$d;
     wire  full$q;
     reg  full$clock;
@@ -1344,12 +1137,8 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     // Local signals
     reg  push;
     reg  pop;
-    reg  lands_at_head;
-    reg  two;
-    reg  almost_full;
-    reg  several;
-    reg  [3:0] count_up;
-    reg  [3:0] count_down;
+    reg  [7:0] base;
+    reg  [7:0] at;
     reg  [7:0] written;
     
     // Sub module instances
@@ -1362,21 +1151,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
-    );
-    rnic_host_axi_window$w_route$after_head after_head(
-        .d(after_head$d),
-        .q(after_head$q),
-        .clock(after_head$clock)
-    );
-    rnic_host_axi_window$w_route$head_bit head_bit(
-        .d(head_bit$d),
-        .q(head_bit$q),
-        .clock(head_bit$clock)
-    );
-    rnic_host_axi_window$w_route$count count(
-        .d(count$d),
-        .q(count$q),
-        .clock(count$clock)
     );
     rnic_host_axi_window$w_route$full full(
         .d(full$d),
@@ -1398,61 +1172,50 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        after_head$clock = clock;
-        head_bit$clock = clock;
-        count$clock = clock;
         full$clock = clock;
         nonempty$clock = clock;
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        after_head$d = after_head$q;
-        head_bit$d = head_bit$q;
-        count$d = count$q;
         full$d = full$q;
         nonempty$d = nonempty$q;
         single$d = single$q;
         s_ready = ~full$q;
         m_valid = nonempty$q;
-        m_data = head_bit$q;
+        m_data = bits$q[32'h0];
         push = s_valid & ~full$q;
         pop = m_ready & nonempty$q;
-        written = bits$q & ~tail$q;
-        if (s_data) begin
-            written = bits$q | tail$q;
+        base = bits$q;
+        at = tail$q;
+        if (pop) begin
+            base = bits$q >> 32'h1;
+            at = tail$q >> 32'h1;
         end
+        written = base & ~at;
+        if (s_data) begin
+            written = base | at;
+        end
+        bits$d = base;
         if (push) begin
             bits$d = written;
-            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
-        if (pop) begin
-            after_head$d = after_head$q + 32'h1;
-            head_bit$d = bits$q[after_head$q];
-        end
-        lands_at_head = push & (~nonempty$q | (single$q & pop));
-        if (lands_at_head) begin
-            head_bit$d = s_data;
-        end
-        two = count$q == (one << 32'h1);
-        several = count$q > one;
-        count_up = count$q + 32'h1;
-        count_down = count$q - 32'h1;
-        almost_full = count$q == last;
-        nonempty$d = push | several | (single$q & ~pop);
         if (push & ~pop) begin
-            count$d = count_up;
+            tail$d = tail$q << 32'h1;
             single$d = ~nonempty$q;
-            full$d = almost_full;
+            full$d = |(tail$q & last);
+            nonempty$d = 1'b1;
         end
         if (pop & ~push) begin
-            count$d = count_down;
-            single$d = two;
+            tail$d = tail$q >> 32'h1;
+            if (full$q) begin
+                tail$d = last;
+            end
+            single$d = tail$q[32'h2];
             full$d = 1'b0;
+            nonempty$d = ~single$q;
         end
         if (reset) begin
-            after_head$d = 32'h1;
             tail$d = first;
-            count$d = 32'h0;
             full$d = 1'b0;
             nonempty$d = 1'b0;
             single$d = 1'b0;
@@ -1460,25 +1223,6 @@ module rnic_host_axi_window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m
     end
     
 endmodule // rnic_host_axi_window$w_route
-
-
-module rnic_host_axi_window$w_route$after_head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$after_head
 
 
 module rnic_host_axi_window$w_route$bits(d,q,clock);
@@ -1500,25 +1244,6 @@ module rnic_host_axi_window$w_route$bits(d,q,clock);
 endmodule // rnic_host_axi_window$w_route$bits
 
 
-module rnic_host_axi_window$w_route$count(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$count
-
-
 module rnic_host_axi_window$w_route$full(d,q,clock);
     
     // Module arguments
@@ -1536,25 +1261,6 @@ module rnic_host_axi_window$w_route$full(d,q,clock);
     end
           
 endmodule // rnic_host_axi_window$w_route$full
-
-
-module rnic_host_axi_window$w_route$head_bit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_host_axi_window$w_route$head_bit
 
 
 module rnic_host_axi_window$w_route$nonempty(d,q,clock);

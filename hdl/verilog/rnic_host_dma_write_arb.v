@@ -39,6 +39,9 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
     reg  [7:0] grant$d;
     wire  [7:0] grant$q;
     reg  grant$clock;
+    reg  [3:0] granted$d;
+    wire  [3:0] granted$q;
+    reg  granted$clock;
     reg  [7:0] order$0$d;
     wire  [7:0] order$0$q;
     reg  order$0$clock;
@@ -105,6 +108,11 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         .d(grant$d),
         .q(grant$q),
         .clock(grant$clock)
+    );
+    rnic_host_dma_write_arb$granted granted(
+        .d(granted$d),
+        .q(granted$q),
+        .clock(granted$clock)
     );
     rnic_host_dma_write_arb$order$0 order$0(
         .d(order$0$d),
@@ -196,6 +204,7 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
     // Update code
     always @(*) begin
         grant$clock = clock;
+        granted$clock = clock;
         head$clock = clock;
         tail$clock = clock;
         sender$clock = clock;
@@ -205,6 +214,7 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         joiner_data$clock = clock;
         room$clock = clock;
         grant$d = grant$q;
+        granted$d = granted$q;
         head$d = head$q;
         tail$d = tail$q;
         sender$d = sender$q;
@@ -231,29 +241,29 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         order$7$d = order$7$q;
         queued = tail$q - head$q;
         room$d = queued < 32'h6;
-        m_req_valid = room$q & s_req_valid[grant$q];
+        m_req_valid = room$q & |(s_req_valid & granted$q);
         m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
         m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
         m_req_tag = grant$q;
         s_req_ready = 32'h0;
         if (room$q & m_req_ready) begin
-            s_req_ready = one << grant$q;
+            s_req_ready = granted$q;
         end
         take = m_req_valid & m_req_ready;
         joining$d = take;
         joiner$d = grant$q;
         joiner_data$d = 1'b0;
-        if (grant$q == 0) begin
-            joiner_data$d = |s_req_len[(0 * 32'h20)+:(32)];
+        if (granted$q[0] & |s_req_len[(0 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
-        if (grant$q == 1) begin
-            joiner_data$d = |s_req_len[(1 * 32'h20)+:(32)];
+        if (granted$q[1] & |s_req_len[(1 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
-        if (grant$q == 2) begin
-            joiner_data$d = |s_req_len[(2 * 32'h20)+:(32)];
+        if (granted$q[2] & |s_req_len[(2 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
-        if (grant$q == 3) begin
-            joiner_data$d = |s_req_len[(3 * 32'h20)+:(32)];
+        if (granted$q[3] & |s_req_len[(3 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
         push = joining$q & joiner_data$q;
         if (push) begin
@@ -283,11 +293,12 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
             end
             tail$d = tail$q + 32'h1;
         end
-        hold = s_req_valid[grant$q] & ~take;
+        hold = |(s_req_valid & granted$q) & ~take;
         pick$requests = s_req_valid;
         pick$start = grant$q + 32'h1;
         if (~hold & pick$found) begin
             grant$d = pick$grant;
+            granted$d = one << pick$grant;
         end
         m_axis_tdata = s_wr_tdata[(sender$q * 32'h40)+:(64)];
         m_axis_tkeep = s_wr_tkeep[(sender$q * 32'h8)+:(8)];
@@ -337,6 +348,7 @@ module rnic_host_dma_write_arb(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_
         m_done_error = s_done_error;
         if (reset) begin
             grant$d = 32'h0;
+            granted$d = one;
             head$d = 32'h0;
             tail$d = 32'h0;
             sending$d = 1'b0;
@@ -365,6 +377,25 @@ module rnic_host_dma_write_arb$grant(d,q,clock);
     end
           
 endmodule // rnic_host_dma_write_arb$grant
+
+
+module rnic_host_dma_write_arb$granted(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_host_dma_write_arb$granted
 
 
 module rnic_host_dma_write_arb$head(d,q,clock);

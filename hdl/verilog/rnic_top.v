@@ -58203,10 +58203,8 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     output reg  m_data;
     
     // Constant declarations
-    localparam  last = 6'b11111;
-    localparam  one = 6'b1;
     localparam  first = 32'h1;
-    localparam  wrap = 32'h1f;
+    localparam  last = 32'h80000000;
     
     // Stub signals
     reg  [31:0] bits$d;
@@ -58215,15 +58213,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] after_head$d;
-    wire  [4:0] after_head$q;
-    reg  after_head$clock;
-    reg  head_bit$d;
-    wire  head_bit$q;
-    reg  head_bit$clock;
-    reg  [5:0] count$d;
-    wire  [5:0] count$q;
-    reg  count$clock;
     reg  full$d;
     wire  full$q;
     reg  full$clock;
@@ -58237,12 +58226,8 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     // Local signals
     reg  push;
     reg  pop;
-    reg  lands_at_head;
-    reg  two;
-    reg  almost_full;
-    reg  several;
-    reg  [5:0] count_up;
-    reg  [5:0] count_down;
+    reg  [31:0] base;
+    reg  [31:0] at;
     reg  [31:0] written;
     
     // Sub module instances
@@ -58255,21 +58240,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
-    );
-    rnic_top$window$ar_route$after_head after_head(
-        .d(after_head$d),
-        .q(after_head$q),
-        .clock(after_head$clock)
-    );
-    rnic_top$window$ar_route$head_bit head_bit(
-        .d(head_bit$d),
-        .q(head_bit$q),
-        .clock(head_bit$clock)
-    );
-    rnic_top$window$ar_route$count count(
-        .d(count$d),
-        .q(count$q),
-        .clock(count$clock)
     );
     rnic_top$window$ar_route$full full(
         .d(full$d),
@@ -58291,61 +58261,50 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        after_head$clock = clock;
-        head_bit$clock = clock;
-        count$clock = clock;
         full$clock = clock;
         nonempty$clock = clock;
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        after_head$d = after_head$q;
-        head_bit$d = head_bit$q;
-        count$d = count$q;
         full$d = full$q;
         nonempty$d = nonempty$q;
         single$d = single$q;
         s_ready = ~full$q;
         m_valid = nonempty$q;
-        m_data = head_bit$q;
+        m_data = bits$q[32'h0];
         push = s_valid & ~full$q;
         pop = m_ready & nonempty$q;
-        written = bits$q & ~tail$q;
-        if (s_data) begin
-            written = bits$q | tail$q;
+        base = bits$q;
+        at = tail$q;
+        if (pop) begin
+            base = bits$q >> 32'h1;
+            at = tail$q >> 32'h1;
         end
+        written = base & ~at;
+        if (s_data) begin
+            written = base | at;
+        end
+        bits$d = base;
         if (push) begin
             bits$d = written;
-            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
-        if (pop) begin
-            after_head$d = after_head$q + 32'h1;
-            head_bit$d = bits$q[after_head$q];
-        end
-        lands_at_head = push & (~nonempty$q | (single$q & pop));
-        if (lands_at_head) begin
-            head_bit$d = s_data;
-        end
-        two = count$q == (one << 32'h1);
-        several = count$q > one;
-        count_up = count$q + 32'h1;
-        count_down = count$q - 32'h1;
-        almost_full = count$q == last;
-        nonempty$d = push | several | (single$q & ~pop);
         if (push & ~pop) begin
-            count$d = count_up;
+            tail$d = tail$q << 32'h1;
             single$d = ~nonempty$q;
-            full$d = almost_full;
+            full$d = |(tail$q & last);
+            nonempty$d = 1'b1;
         end
         if (pop & ~push) begin
-            count$d = count_down;
-            single$d = two;
+            tail$d = tail$q >> 32'h1;
+            if (full$q) begin
+                tail$d = last;
+            end
+            single$d = tail$q[32'h2];
             full$d = 1'b0;
+            nonempty$d = ~single$q;
         end
         if (reset) begin
-            after_head$d = 32'h1;
             tail$d = first;
-            count$d = 32'h0;
             full$d = 1'b0;
             nonempty$d = 1'b0;
             single$d = 1'b0;
@@ -58353,25 +58312,6 @@ module rnic_top$window$ar_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_rea
     end
     
 endmodule // rnic_top$window$ar_route
-
-
-module rnic_top$window$ar_route$after_head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$ar_route$after_head
 
 
 module rnic_top$window$ar_route$bits(d,q,clock);
@@ -58393,25 +58333,6 @@ module rnic_top$window$ar_route$bits(d,q,clock);
 endmodule // rnic_top$window$ar_route$bits
 
 
-module rnic_top$window$ar_route$count(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$ar_route$count
-
-
 module rnic_top$window$ar_route$full(d,q,clock);
     
     // Module arguments
@@ -58429,25 +58350,6 @@ module rnic_top$window$ar_route$full(d,q,clock);
     end
           
 endmodule // rnic_top$window$ar_route$full
-
-
-module rnic_top$window$ar_route$head_bit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$ar_route$head_bit
 
 
 module rnic_top$window$ar_route$nonempty(d,q,clock);
@@ -58688,10 +58590,8 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     output reg  m_data;
     
     // Constant declarations
-    localparam  last = 6'b11111;
-    localparam  one = 6'b1;
     localparam  first = 32'h1;
-    localparam  wrap = 32'h1f;
+    localparam  last = 32'h80000000;
     
     // Stub signals
     reg  [31:0] bits$d;
@@ -58700,15 +58600,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [31:0] tail$d;
     wire  [31:0] tail$q;
     reg  tail$clock;
-    reg  [4:0] after_head$d;
-    wire  [4:0] after_head$q;
-    reg  after_head$clock;
-    reg  head_bit$d;
-    wire  head_bit$q;
-    reg  head_bit$clock;
-    reg  [5:0] count$d;
-    wire  [5:0] count$q;
-    reg  count$clock;
     reg  full$d;
     wire  full$q;
     reg  full$clock;
@@ -58722,12 +58613,8 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     // Local signals
     reg  push;
     reg  pop;
-    reg  lands_at_head;
-    reg  two;
-    reg  almost_full;
-    reg  several;
-    reg  [5:0] count_up;
-    reg  [5:0] count_down;
+    reg  [31:0] base;
+    reg  [31:0] at;
     reg  [31:0] written;
     
     // Sub module instances
@@ -58740,21 +58627,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
-    );
-    rnic_top$window$b_route$after_head after_head(
-        .d(after_head$d),
-        .q(after_head$q),
-        .clock(after_head$clock)
-    );
-    rnic_top$window$b_route$head_bit head_bit(
-        .d(head_bit$d),
-        .q(head_bit$q),
-        .clock(head_bit$clock)
-    );
-    rnic_top$window$b_route$count count(
-        .d(count$d),
-        .q(count$q),
-        .clock(count$clock)
     );
     rnic_top$window$b_route$full full(
         .d(full$d),
@@ -58776,61 +58648,50 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        after_head$clock = clock;
-        head_bit$clock = clock;
-        count$clock = clock;
         full$clock = clock;
         nonempty$clock = clock;
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        after_head$d = after_head$q;
-        head_bit$d = head_bit$q;
-        count$d = count$q;
         full$d = full$q;
         nonempty$d = nonempty$q;
         single$d = single$q;
         s_ready = ~full$q;
         m_valid = nonempty$q;
-        m_data = head_bit$q;
+        m_data = bits$q[32'h0];
         push = s_valid & ~full$q;
         pop = m_ready & nonempty$q;
-        written = bits$q & ~tail$q;
-        if (s_data) begin
-            written = bits$q | tail$q;
+        base = bits$q;
+        at = tail$q;
+        if (pop) begin
+            base = bits$q >> 32'h1;
+            at = tail$q >> 32'h1;
         end
+        written = base & ~at;
+        if (s_data) begin
+            written = base | at;
+        end
+        bits$d = base;
         if (push) begin
             bits$d = written;
-            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
-        if (pop) begin
-            after_head$d = after_head$q + 32'h1;
-            head_bit$d = bits$q[after_head$q];
-        end
-        lands_at_head = push & (~nonempty$q | (single$q & pop));
-        if (lands_at_head) begin
-            head_bit$d = s_data;
-        end
-        two = count$q == (one << 32'h1);
-        several = count$q > one;
-        count_up = count$q + 32'h1;
-        count_down = count$q - 32'h1;
-        almost_full = count$q == last;
-        nonempty$d = push | several | (single$q & ~pop);
         if (push & ~pop) begin
-            count$d = count_up;
+            tail$d = tail$q << 32'h1;
             single$d = ~nonempty$q;
-            full$d = almost_full;
+            full$d = |(tail$q & last);
+            nonempty$d = 1'b1;
         end
         if (pop & ~push) begin
-            count$d = count_down;
-            single$d = two;
+            tail$d = tail$q >> 32'h1;
+            if (full$q) begin
+                tail$d = last;
+            end
+            single$d = tail$q[32'h2];
             full$d = 1'b0;
+            nonempty$d = ~single$q;
         end
         if (reset) begin
-            after_head$d = 32'h1;
             tail$d = first;
-            count$d = 32'h0;
             full$d = 1'b0;
             nonempty$d = 1'b0;
             single$d = 1'b0;
@@ -58838,25 +58699,6 @@ module rnic_top$window$b_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     end
     
 endmodule // rnic_top$window$b_route
-
-
-module rnic_top$window$b_route$after_head(d,q,clock);
-    
-    // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 5'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$b_route$after_head
 
 
 module rnic_top$window$b_route$bits(d,q,clock);
@@ -58878,25 +58720,6 @@ module rnic_top$window$b_route$bits(d,q,clock);
 endmodule // rnic_top$window$b_route$bits
 
 
-module rnic_top$window$b_route$count(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$b_route$count
-
-
 module rnic_top$window$b_route$full(d,q,clock);
     
     // Module arguments
@@ -58914,25 +58737,6 @@ module rnic_top$window$b_route$full(d,q,clock);
     end
           
 endmodule // rnic_top$window$b_route$full
-
-
-module rnic_top$window$b_route$head_bit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$b_route$head_bit
 
 
 module rnic_top$window$b_route$nonempty(d,q,clock);
@@ -59005,10 +58809,8 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     output reg  m_data;
     
     // Constant declarations
-    localparam  last = 4'h7;
-    localparam  one = 4'h1;
     localparam  first = 8'h1;
-    localparam  wrap = 8'h7;
+    localparam  last = 8'h80;
     
     // Stub signals
     reg  [7:0] bits$d;
@@ -59017,15 +58819,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     reg  [7:0] tail$d;
     wire  [7:0] tail$q;
     reg  tail$clock;
-    reg  [2:0] after_head$d;
-    wire  [2:0] after_head$q;
-    reg  after_head$clock;
-    reg  head_bit$d;
-    wire  head_bit$q;
-    reg  head_bit$clock;
-    reg  [3:0] count$d;
-    wire  [3:0] count$q;
-    reg  count$clock;
     reg  full$d;
     wire  full$q;
     reg  full$clock;
@@ -59039,12 +58832,8 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     // Local signals
     reg  push;
     reg  pop;
-    reg  lands_at_head;
-    reg  two;
-    reg  almost_full;
-    reg  several;
-    reg  [3:0] count_up;
-    reg  [3:0] count_down;
+    reg  [7:0] base;
+    reg  [7:0] at;
     reg  [7:0] written;
     
     // Sub module instances
@@ -59057,21 +58846,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
         .d(tail$d),
         .q(tail$q),
         .clock(tail$clock)
-    );
-    rnic_top$window$w_route$after_head after_head(
-        .d(after_head$d),
-        .q(after_head$q),
-        .clock(after_head$clock)
-    );
-    rnic_top$window$w_route$head_bit head_bit(
-        .d(head_bit$d),
-        .q(head_bit$q),
-        .clock(head_bit$clock)
-    );
-    rnic_top$window$w_route$count count(
-        .d(count$d),
-        .q(count$q),
-        .clock(count$clock)
     );
     rnic_top$window$w_route$full full(
         .d(full$d),
@@ -59093,61 +58867,50 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     always @(*) begin
         bits$clock = clock;
         tail$clock = clock;
-        after_head$clock = clock;
-        head_bit$clock = clock;
-        count$clock = clock;
         full$clock = clock;
         nonempty$clock = clock;
         single$clock = clock;
         bits$d = bits$q;
         tail$d = tail$q;
-        after_head$d = after_head$q;
-        head_bit$d = head_bit$q;
-        count$d = count$q;
         full$d = full$q;
         nonempty$d = nonempty$q;
         single$d = single$q;
         s_ready = ~full$q;
         m_valid = nonempty$q;
-        m_data = head_bit$q;
+        m_data = bits$q[32'h0];
         push = s_valid & ~full$q;
         pop = m_ready & nonempty$q;
-        written = bits$q & ~tail$q;
-        if (s_data) begin
-            written = bits$q | tail$q;
+        base = bits$q;
+        at = tail$q;
+        if (pop) begin
+            base = bits$q >> 32'h1;
+            at = tail$q >> 32'h1;
         end
+        written = base & ~at;
+        if (s_data) begin
+            written = base | at;
+        end
+        bits$d = base;
         if (push) begin
             bits$d = written;
-            tail$d = (tail$q << 32'h1) | (tail$q >> wrap);
         end
-        if (pop) begin
-            after_head$d = after_head$q + 32'h1;
-            head_bit$d = bits$q[after_head$q];
-        end
-        lands_at_head = push & (~nonempty$q | (single$q & pop));
-        if (lands_at_head) begin
-            head_bit$d = s_data;
-        end
-        two = count$q == (one << 32'h1);
-        several = count$q > one;
-        count_up = count$q + 32'h1;
-        count_down = count$q - 32'h1;
-        almost_full = count$q == last;
-        nonempty$d = push | several | (single$q & ~pop);
         if (push & ~pop) begin
-            count$d = count_up;
+            tail$d = tail$q << 32'h1;
             single$d = ~nonempty$q;
-            full$d = almost_full;
+            full$d = |(tail$q & last);
+            nonempty$d = 1'b1;
         end
         if (pop & ~push) begin
-            count$d = count_down;
-            single$d = two;
+            tail$d = tail$q >> 32'h1;
+            if (full$q) begin
+                tail$d = last;
+            end
+            single$d = tail$q[32'h2];
             full$d = 1'b0;
+            nonempty$d = ~single$q;
         end
         if (reset) begin
-            after_head$d = 32'h1;
             tail$d = first;
-            count$d = 32'h0;
             full$d = 1'b0;
             nonempty$d = 1'b0;
             single$d = 1'b0;
@@ -59155,25 +58918,6 @@ module rnic_top$window$w_route(clock,reset,s_valid,s_ready,s_data,m_valid,m_read
     end
     
 endmodule // rnic_top$window$w_route
-
-
-module rnic_top$window$w_route$after_head(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$w_route$after_head
 
 
 module rnic_top$window$w_route$bits(d,q,clock);
@@ -59195,25 +58939,6 @@ module rnic_top$window$w_route$bits(d,q,clock);
 endmodule // rnic_top$window$w_route$bits
 
 
-module rnic_top$window$w_route$count(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$w_route$count
-
-
 module rnic_top$window$w_route$full(d,q,clock);
     
     // Module arguments
@@ -59231,25 +58956,6 @@ module rnic_top$window$w_route$full(d,q,clock);
     end
           
 endmodule // rnic_top$window$w_route$full
-
-
-module rnic_top$window$w_route$head_bit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // rnic_top$window$w_route$head_bit
 
 
 module rnic_top$window$w_route$nonempty(d,q,clock);
@@ -59346,6 +59052,9 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     reg  [7:0] grant$d;
     wire  [7:0] grant$q;
     reg  grant$clock;
+    reg  [3:0] granted$d;
+    wire  [3:0] granted$q;
+    reg  granted$clock;
     reg  [7:0] order$0$d;
     wire  [7:0] order$0$q;
     reg  order$0$clock;
@@ -59412,6 +59121,11 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
         .d(grant$d),
         .q(grant$q),
         .clock(grant$clock)
+    );
+    rnic_top$writes$granted granted(
+        .d(granted$d),
+        .q(granted$q),
+        .clock(granted$clock)
     );
     rnic_top$writes$order$0 order$0(
         .d(order$0$d),
@@ -59503,6 +59217,7 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
     // Update code
     always @(*) begin
         grant$clock = clock;
+        granted$clock = clock;
         head$clock = clock;
         tail$clock = clock;
         sender$clock = clock;
@@ -59512,6 +59227,7 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
         joiner_data$clock = clock;
         room$clock = clock;
         grant$d = grant$q;
+        granted$d = granted$q;
         head$d = head$q;
         tail$d = tail$q;
         sender$d = sender$q;
@@ -59538,29 +59254,29 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
         order$7$d = order$7$q;
         queued = tail$q - head$q;
         room$d = queued < 32'h6;
-        m_req_valid = room$q & s_req_valid[grant$q];
+        m_req_valid = room$q & |(s_req_valid & granted$q);
         m_req_addr = s_req_addr[(grant$q * 32'h40)+:(64)];
         m_req_len = s_req_len[(grant$q * 32'h20)+:(32)];
         m_req_tag = grant$q;
         s_req_ready = 32'h0;
         if (room$q & m_req_ready) begin
-            s_req_ready = one << grant$q;
+            s_req_ready = granted$q;
         end
         take = m_req_valid & m_req_ready;
         joining$d = take;
         joiner$d = grant$q;
         joiner_data$d = 1'b0;
-        if (grant$q == 0) begin
-            joiner_data$d = |s_req_len[(0 * 32'h20)+:(32)];
+        if (granted$q[0] & |s_req_len[(0 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
-        if (grant$q == 1) begin
-            joiner_data$d = |s_req_len[(1 * 32'h20)+:(32)];
+        if (granted$q[1] & |s_req_len[(1 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
-        if (grant$q == 2) begin
-            joiner_data$d = |s_req_len[(2 * 32'h20)+:(32)];
+        if (granted$q[2] & |s_req_len[(2 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
-        if (grant$q == 3) begin
-            joiner_data$d = |s_req_len[(3 * 32'h20)+:(32)];
+        if (granted$q[3] & |s_req_len[(3 * 32'h20)+:(32)]) begin
+            joiner_data$d = 1'b1;
         end
         push = joining$q & joiner_data$q;
         if (push) begin
@@ -59590,11 +59306,12 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
             end
             tail$d = tail$q + 32'h1;
         end
-        hold = s_req_valid[grant$q] & ~take;
+        hold = |(s_req_valid & granted$q) & ~take;
         pick$requests = s_req_valid;
         pick$start = grant$q + 32'h1;
         if (~hold & pick$found) begin
             grant$d = pick$grant;
+            granted$d = one << pick$grant;
         end
         m_axis_tdata = s_wr_tdata[(sender$q * 32'h40)+:(64)];
         m_axis_tkeep = s_wr_tkeep[(sender$q * 32'h8)+:(8)];
@@ -59644,6 +59361,7 @@ module rnic_top$writes(clock,reset,s_req_valid,s_req_ready,s_req_addr,s_req_len,
         m_done_error = s_done_error;
         if (reset) begin
             grant$d = 32'h0;
+            granted$d = one;
             head$d = 32'h0;
             tail$d = 32'h0;
             sending$d = 1'b0;
@@ -59672,6 +59390,25 @@ module rnic_top$writes$grant(d,q,clock);
     end
           
 endmodule // rnic_top$writes$grant
+
+
+module rnic_top$writes$granted(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rnic_top$writes$granted
 
 
 module rnic_top$writes$head(d,q,clock);

@@ -1,13 +1,13 @@
-//! A first-in first-out queue of single bits in registers (`D` = `1 << AB` entries), for
+//! A first-in first-out queue of single bits in registers (`D` entries, at least 4), for
 //! queues too deep for [`super::SmallFifo`]'s nine but one bit wide: the side of every
-//! burst a 200-cycle memory holds in flight. The bits live in one `D`-bit register; the
-//! head bit is a register of its own, refilled from the entry after it (a `D`-to-1
-//! multiplexer on a registered pointer, a log-depth tree) or straight from `s_data` when
-//! the bit pushed becomes the head, so `m_data` is a register's output. The tail is kept
-//! one-hot, so a push writes bit `i` from its own enable. The count and the flags drawn
-//! from it ("full", "not empty", "one") are registers, each next value picked by this
-//! cycle's handshakes among values made from registers: nothing between a handshake and
-//! a register adds or compares.
+//! burst a 200-cycle memory holds in flight. The bits live in one `D`-bit register that
+//! shifts down on a pop, so the oldest bit is always bit 0 and `m_data` is a register's
+//! output with no multiplexer in front of it. The tail (the entry the next push writes)
+//! is kept one-hot, all zero when full, so each bit's next value is picked from itself,
+//! the bit above it and `s_data` by its own tail bits and this cycle's handshakes. The
+//! flags ("full", "not empty", "one") are registers, each next value picked by the
+//! handshakes among values read off the one-hot tail: nothing between a handshake and a
+//! register adds, compares or selects by index.
 //!
 //! `m_data` is the oldest bit, valid while `m_valid`; a bit pushed is out the next cycle,
 //! as from a register. `s_ready` is exactly "not full" and `m_valid` "not empty", both
@@ -16,9 +16,9 @@ use rust_hdl::prelude::*;
 
 use crate::common::constant;
 
-/// `AB` = pointer bits, `AB1` = `AB + 1`, `D` = `1 << AB` entries.
+/// `D` = entries.
 #[derive(LogicBlock)]
-pub struct BitFifo<const AB: usize, const AB1: usize, const D: usize> {
+pub struct BitFifo<const D: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub s_valid: Signal<In, Bit>,
@@ -27,41 +27,29 @@ pub struct BitFifo<const AB: usize, const AB1: usize, const D: usize> {
     pub m_valid: Signal<Out, Bit>,
     pub m_ready: Signal<In, Bit>,
     pub m_data: Signal<Out, Bit>,
+    /// The bits held, the oldest at bit 0.
     bits: DFF<Bits<D>>,
-    /// The entry the next push writes, one-hot.
+    /// The entry the next push writes (the count of bits held), one-hot; zero when full.
     tail: DFF<Bits<D>>,
-    /// The entry after the head.
-    after_head: DFF<Bits<AB>>,
-    /// The head bit (meaningful while `nonempty`).
-    head_bit: DFF<Bit>,
-    /// Bits held, and flags of it.
-    count: DFF<Bits<AB1>>,
+    /// Flags of the count.
     full: DFF<Bit>,
     nonempty: DFF<Bit>,
     single: DFF<Bit>,
     push: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
-    /// The bit pushed this cycle is the head next cycle.
-    lands_at_head: Signal<Local, Bit>,
-    /// From the count register: two held, `D` − 1 held, more than one held, and the
-    /// count one up and one down.
-    two: Signal<Local, Bit>,
-    almost_full: Signal<Local, Bit>,
-    several: Signal<Local, Bit>,
-    count_up: Signal<Local, Bits<AB1>>,
-    count_down: Signal<Local, Bits<AB1>>,
-    /// The bits with the pushed one written, from registers and `s_data` alone.
+    /// The bits and the tail as they stand after this cycle's pop, if any (shifted down
+    /// one entry), and the pushed bit written there.
+    base: Signal<Local, Bits<D>>,
+    at: Signal<Local, Bits<D>>,
     written: Signal<Local, Bits<D>>,
-    last: Constant<Bits<AB1>>,
-    one: Constant<Bits<AB1>>,
     first: Constant<Bits<D>>,
-    /// The shift that brings the last entry's bit round to the first.
-    wrap: Constant<Bits<D>>,
+    /// The last entry, where the tail comes back to when a full queue pops.
+    last: Constant<Bits<D>>,
 }
 
-impl<const AB: usize, const AB1: usize, const D: usize> Default for BitFifo<AB, AB1, D> {
+impl<const D: usize> Default for BitFifo<D> {
     fn default() -> Self {
-        const { assert!(AB1 == AB + 1 && D == 1 << AB) };
+        const { assert!(D >= 4 && D <= 64) };
         BitFifo {
             clock: Default::default(),
             reset: Default::default(),
@@ -73,78 +61,65 @@ impl<const AB: usize, const AB1: usize, const D: usize> Default for BitFifo<AB, 
             m_data: Default::default(),
             bits: Default::default(),
             tail: Default::default(),
-            after_head: Default::default(),
-            head_bit: Default::default(),
-            count: Default::default(),
             full: Default::default(),
             nonempty: Default::default(),
             single: Default::default(),
             push: Default::default(),
             pop: Default::default(),
-            lands_at_head: Default::default(),
-            two: Default::default(),
-            almost_full: Default::default(),
-            several: Default::default(),
-            count_up: Default::default(),
-            count_down: Default::default(),
+            base: Default::default(),
+            at: Default::default(),
             written: Default::default(),
-            last: constant(D as u64 - 1),
-            one: constant(1),
             first: constant(1),
-            wrap: constant(D as u64 - 1),
+            last: constant(1 << (D - 1)),
         }
     }
 }
 
-impl<const AB: usize, const AB1: usize, const D: usize> Logic for BitFifo<AB, AB1, D> {
+impl<const D: usize> Logic for BitFifo<D> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, bits, tail, after_head, head_bit, count, full, nonempty, single);
+        dff_setup!(self, clock, bits, tail, full, nonempty, single);
         self.s_ready.next = !self.full.q.val();
         self.m_valid.next = self.nonempty.q.val();
-        self.m_data.next = self.head_bit.q.val();
+        self.m_data.next = self.bits.q.val().get_bit(0);
         self.push.next = self.s_valid.val() & !self.full.q.val();
         self.pop.next = self.m_ready.val() & self.nonempty.q.val();
-        // Each bit from its own enable: the one-hot tail, and the push.
-        self.written.next = self.bits.q.val() & !self.tail.q.val();
-        if self.s_data.val() {
-            self.written.next = self.bits.q.val() | self.tail.q.val();
+        // A pop shifts every bit down one entry, and the tail with them (a push is refused
+        // when full, so a pop and a push together always find the tail non-zero).
+        self.base.next = self.bits.q.val();
+        self.at.next = self.tail.q.val();
+        if self.pop.val() {
+            self.base.next = self.bits.q.val() >> 1;
+            self.at.next = self.tail.q.val() >> 1;
         }
+        // Each bit from its own tail bits: the pushed bit written where the tail points.
+        self.written.next = self.base.val() & !self.at.val();
+        if self.s_data.val() {
+            self.written.next = self.base.val() | self.at.val();
+        }
+        self.bits.d.next = self.base.val();
         if self.push.val() {
             self.bits.d.next = self.written.val();
-            self.tail.d.next = (self.tail.q.val() << 1) | (self.tail.q.val() >> self.wrap.val());
         }
-        // The head moves on a pop, its bit refilled from the entry after it; into an empty
-        // queue, or behind a lone head that leaves, the bit pushed is the head next.
-        if self.pop.val() {
-            self.after_head.d.next = self.after_head.q.val() + 1;
-            self.head_bit.d.next = self.bits.q.val().get_bit(self.after_head.q.val().index());
-        }
-        self.lands_at_head.next = self.push.val() & (!self.nonempty.q.val() | (self.single.q.val() & self.pop.val()));
-        if self.lands_at_head.val() {
-            self.head_bit.d.next = self.s_data.val();
-        }
-        // The count and its flags, a cycle ahead.
-        self.two.next = self.count.q.val() == (self.one.val() << 1);
-        self.several.next = self.count.q.val() > self.one.val();
-        self.count_up.next = self.count.q.val() + 1;
-        self.count_down.next = self.count.q.val() - 1;
-        self.almost_full.next = self.count.q.val() == self.last.val();
-        self.nonempty.d.next = self.push.val() | self.several.val() | (self.single.q.val() & !self.pop.val());
+        // The tail and the flags, read off the one-hot tail (two held: bit 2; D - 1 held:
+        // the last bit).
         if self.push.val() & !self.pop.val() {
-            self.count.d.next = self.count_up.val();
+            self.tail.d.next = self.tail.q.val() << 1;
             self.single.d.next = !self.nonempty.q.val();
-            self.full.d.next = self.almost_full.val();
+            self.full.d.next = (self.tail.q.val() & self.last.val()).any();
+            self.nonempty.d.next = true;
         }
         if self.pop.val() & !self.push.val() {
-            self.count.d.next = self.count_down.val();
-            self.single.d.next = self.two.val();
+            self.tail.d.next = self.tail.q.val() >> 1;
+            if self.full.q.val() {
+                self.tail.d.next = self.last.val();
+            }
+            self.single.d.next = self.tail.q.val().get_bit(2);
             self.full.d.next = false;
+            self.nonempty.d.next = !self.single.q.val();
         }
         if self.reset.val() {
-            self.after_head.d.next = 1.into();
             self.tail.d.next = self.first.val();
-            self.count.d.next = 0.into();
             self.full.d.next = false;
             self.nonempty.d.next = false;
             self.single.d.next = false;

@@ -123,12 +123,12 @@ pub struct AxiWindow<const AB: usize> {
     /// The addresses as taken, each with its side.
     ar_in: SkidBuffer<AX_BITS>,
     aw_in: SkidBuffer<AX_BITS>,
-    ar_route: BitFifo<ROUTE_BITS, { ROUTE_BITS + 1 }, { 1 << ROUTE_BITS }>,
+    ar_route: BitFifo<{ 1 << ROUTE_BITS }>,
     /// The side of every AW whose W beats are not all through: eight (the DMA master sends
     /// the beats right behind their AW), its room and head bit registers as the others'.
-    w_route: BitFifo<W_ROUTE_BITS, { W_ROUTE_BITS + 1 }, { 1 << W_ROUTE_BITS }>,
+    w_route: BitFifo<{ 1 << W_ROUTE_BITS }>,
     /// The side of every AW whose B is not through: a round trip's worth too.
-    b_route: BitFifo<ROUTE_BITS, { ROUTE_BITS + 1 }, { 1 << ROUTE_BITS }>,
+    b_route: BitFifo<{ 1 << ROUTE_BITS }>,
     base: Constant<Bits<64>>,
     /// The address bits that select the window (63..AB).
     window_mask: Constant<Bits<64>>,

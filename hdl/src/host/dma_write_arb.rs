@@ -53,6 +53,8 @@ pub struct DmaWriteArb<const N: usize, const AN: usize, const LN: usize, const D
     /// asking, the grant stays where it is (parked), so that client is granted at once
     /// when it asks again.
     grant: DFF<Bits<8>>,
+    /// The same, one-hot: the select of the request's length and valid, and of the ready.
+    granted: DFF<Bits<N>>,
     /// Clients whose data is due, in grant order.
     order: [DFF<Bits<8>>; ORDER],
     head: DFF<Bits<4>>,
@@ -117,6 +119,7 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             s_done_tag: Default::default(),
             s_done_error: Default::default(),
             grant: Default::default(),
+            granted: Default::default(),
             order: Default::default(),
             head: Default::default(),
             tail: Default::default(),
@@ -143,7 +146,7 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, grant, head, tail, sender, sending, joining, joiner, joiner_data, room);
+        dff_setup!(self, clock, grant, granted, head, tail, sender, sending, joining, joiner, joiner_data, room);
         for i in 0..ORDER {
             self.order[i].clock.next = self.clock.val();
             self.order[i].d.next = self.order[i].q.val();
@@ -152,22 +155,24 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
         // data has a place in the order queue, beside the one joining it.
         self.queued.next = self.tail.q.val() - self.head.q.val();
         self.room.d.next = self.queued.val() < 6;
-        self.m_req_valid.next = self.room.q.val() & self.s_req_valid.val().get_bit(self.grant.q.val().index());
+        self.m_req_valid.next = self.room.q.val() & (self.s_req_valid.val() & self.granted.q.val()).any();
         self.m_req_addr.next = self.s_req_addr.val().get_bits::<64>(self.grant.q.val().index() * 64);
         self.m_req_len.next = self.s_req_len.val().get_bits::<32>(self.grant.q.val().index() * 32);
         self.m_req_tag.next = self.grant.q.val();
         self.s_req_ready.next = 0.into();
         if self.room.q.val() & self.m_req_ready.val() {
-            self.s_req_ready.next = self.one.val() << self.grant.q.val();
+            self.s_req_ready.next = self.granted.q.val();
         }
         self.take.next = self.m_req_valid.val() & self.m_req_ready.val();
         // An empty request sends no data.
         self.joining.d.next = self.take.val();
         self.joiner.d.next = self.grant.q.val();
+        // (Each client's length is looked at beside the others and the one-hot grant
+        // picks: no compare of the grant in front of the length's OR.)
         self.joiner_data.d.next = false;
         for i in 0..N {
-            if self.grant.q.val().index() == i {
-                self.joiner_data.d.next = self.s_req_len.val().get_bits::<32>(i * 32).any();
+            if self.granted.q.val().get_bit(i) & self.s_req_len.val().get_bits::<32>(i * 32).any() {
+                self.joiner_data.d.next = true;
             }
         }
         self.push.next = self.joining.q.val() & self.joiner_data.q.val();
@@ -179,11 +184,12 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
             }
             self.tail.d.next = self.tail.q.val() + 1;
         }
-        self.hold.next = self.s_req_valid.val().get_bit(self.grant.q.val().index()) & !self.take.val();
+        self.hold.next = (self.s_req_valid.val() & self.granted.q.val()).any() & !self.take.val();
         self.pick.requests.next = self.s_req_valid.val();
         self.pick.start.next = self.grant.q.val() + 1;
         if !self.hold.val() & self.pick.found.val() {
             self.grant.d.next = self.pick.grant.val();
+            self.granted.d.next = self.one.val() << self.pick.grant.val();
         }
         // Data: from the client at the head of the order queue, up to its tlast.
         self.m_axis_tdata.next = self.s_wr_tdata.val().get_bits::<64>(self.sender.q.val().index() * 64);
@@ -224,6 +230,7 @@ impl<const N: usize, const AN: usize, const LN: usize, const DN: usize, const KN
         self.m_done_error.next = self.s_done_error.val();
         if self.reset.val() {
             self.grant.d.next = 0.into();
+            self.granted.d.next = self.one.val();
             self.head.d.next = 0.into();
             self.tail.d.next = 0.into();
             self.sending.d.next = false;
