@@ -7,7 +7,7 @@ use plotters::prelude::*;
 /// The clock rates are converted at: the routed Fmax of the 16-QP core in the ULX3S build
 /// (speed grade 6, `bitstream/board-build`, docs/PERFORMANCE.md), the only whole-core
 /// build that routes so far. Update it with the next routed build.
-pub const ROUTED_FMAX_MHZ: f64 = 46.49;
+pub const ROUTED_FMAX_MHZ: f64 = 42.44;
 
 /// A table with a header row, printed with aligned columns.
 pub struct Table {
