@@ -1,4 +1,4 @@
-//! `common/bit_fifo` in Verilator (`BitFifo<5, 6, 32>`), against a queue of at most 32
+//! `common/bit_fifo` in Verilator (`BitFifo<32>`), against a queue of at most 32
 //! bits (`queue_bench`: every output checked every cycle, `s_ready` and `m_valid`
 //! registers). Random `s_valid`/`m_ready` in changing regimes, filling it and draining it;
 //! no bit lost, duplicated or reordered; one bit per cycle when both sides stream, a bit
